@@ -1,0 +1,147 @@
+/* arena.c - chunked bump allocator; see arena.h. */
+#include "arena.h"
+#include "diag.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char mem[];
+} chunk;
+
+struct tc_arena {
+    chunk *head;
+    struct tc_diag *diag;
+    size_t total;
+};
+
+enum { CHUNK_MIN = 64 * 1024 };
+
+tc_arena *arena_new(struct tc_diag *d)
+{
+    tc_arena *a = calloc(1, sizeof *a);
+    if (a)
+        a->diag = d;
+    return a;
+}
+
+void arena_free(tc_arena *a)
+{
+    if (!a)
+        return;
+    for (chunk *c = a->head, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    free(a);
+}
+
+void *arena_alloc(tc_arena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    chunk *c = a->head;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > CHUNK_MIN ? size : CHUNK_MIN;
+        c = malloc(sizeof *c + cap);
+        if (!c) {
+            if (a->diag)
+                diag_fatal(a->diag, "out of memory (arena request of %zu bytes)", size);
+            abort(); /* no diagnostics sink: nothing sane to return */
+        }
+        c->used = 0;
+        c->cap = cap;
+        c->next = a->head;
+        a->head = c;
+    }
+    void *p = c->mem + c->used;
+    c->used += size;
+    a->total += size;
+    memset(p, 0, size);
+    return p;
+}
+
+size_t arena_bytes(const tc_arena *a) { return a->total; }
+
+char *arena_strndup(tc_arena *a, const char *s, size_t n)
+{
+    char *p = arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *arena_strdup(tc_arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
+
+char *arena_printf(tc_arena *a, const char *fmt, ...)
+{
+    tc_buf b;
+    buf_init(&b, a);
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    return b.data;
+}
+
+void buf_init(tc_buf *b, tc_arena *a)
+{
+    b->a = a;
+    b->len = 0;
+    b->cap = 64;
+    b->data = arena_alloc(a, b->cap);
+}
+
+static void buf_reserve(tc_buf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap * 2;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    char *d = arena_alloc(b->a, cap); /* old block is simply abandoned in the arena */
+    memcpy(d, b->data, b->len + 1);
+    b->data = d;
+    b->cap = cap;
+}
+
+void buf_vprintf(tc_buf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    buf_reserve(b, (size_t)n);
+    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void buf_printf(tc_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void buf_puts(tc_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    buf_reserve(b, n);
+    memcpy(b->data + b->len, s, n + 1);
+    b->len += n;
+}
+
+void buf_putc(tc_buf *b, char c)
+{
+    buf_reserve(b, 1);
+    b->data[b->len++] = c;
+    b->data[b->len] = 0;
+}
+
+const char *buf_str(tc_buf *b) { return b->data; }

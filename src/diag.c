@@ -1,0 +1,159 @@
+/* diag.c - error formatting with source line and caret; see diag.h. */
+#include "diag.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void diag_init(tc_diag *d) { memset(d, 0, sizeof *d); }
+
+void diag_clear(tc_diag *d)
+{
+    free(d->msg);
+    free(d->brief);
+    d->msg = d->brief = NULL;
+    d->status = TC_OK;
+    d->loc = (tc_loc){0};
+}
+
+void diag_release(tc_diag *d) { diag_clear(d); }
+
+const char *loc_str(tc_loc loc, char *buf, size_t n)
+{
+    if (loc.src && loc.line > 0)
+        snprintf(buf, n, "%s:%d:%d", loc.src->name, loc.line, loc.col);
+    else if (loc.src)
+        snprintf(buf, n, "%s", loc.src->name);
+    else
+        snprintf(buf, n, "<unknown>");
+    return buf;
+}
+
+/* A tiny malloc'd string builder: diag must outlive every arena. */
+typedef struct { char *s; size_t len, cap; } sbuf;
+
+static void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s)
+            return; /* keep what we have; a truncated message beats a crash */
+        b->s = s;
+        b->cap = cap;
+    }
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+/* The source line holding loc, then a caret under its column.  Tabs before
+ * the column are copied so the caret lines up in a terminal. */
+static void show_line(sbuf *b, tc_loc loc)
+{
+    if (!loc.src || !loc.src->text || loc.line <= 0)
+        return;
+    const char *p = loc.src->text, *end = p + loc.src->len;
+    for (int l = 1; l < loc.line && p < end; p++)
+        if (*p == '\n')
+            l++;
+    if (p >= end && loc.line > 1)
+        return;
+    const char *e = p;
+    while (e < end && *e != '\n' && *e != '\r')
+        e++;
+    int len = (int)(e - p);
+    if (len > 400) /* a minified megabyte line helps nobody */
+        len = 400;
+    sb_printf(b, "    %.*s\n    ", len, p);
+    for (int i = 1; i < loc.col; i++)
+        sb_printf(b, "%c", (i - 1 < len && p[i - 1] == '\t') ? '\t' : ' ');
+    sb_printf(b, "^\n");
+}
+
+static void format(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
+{
+    sbuf brief = {0}, full = {0};
+    va_list ap2;
+    va_copy(ap2, ap);
+    sb_vprintf(&brief, fmt, ap2);
+    va_end(ap2);
+    char where[512];
+    if (loc.src)
+        sb_printf(&full, "%s: error: %s\n", loc_str(loc, where, sizeof where), brief.s ? brief.s : "");
+    else
+        sb_printf(&full, "error: %s\n", brief.s ? brief.s : "");
+    show_line(&full, loc);
+    int ncalls = d->ncalls < DIAG_MAX_CALLS ? d->ncalls : DIAG_MAX_CALLS;
+    for (int i = ncalls - 1; i >= 0; i--) {
+        sb_printf(&full, "%s: note: in call to '%s' from here\n",
+                  loc_str(d->calls[i].loc, where, sizeof where), d->calls[i].callee);
+        show_line(&full, d->calls[i].loc);
+    }
+    diag_clear(d);
+    d->msg = full.s;
+    d->brief = brief.s;
+    d->status = st;
+    d->loc = loc;
+}
+
+tc_status diag_set(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    format(d, st, loc, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+_Noreturn void diag_verror(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
+{
+    format(d, st, loc, fmt, ap);
+    if (!d->jb)
+        abort(); /* a pass ran outside a protected call: a bug in tensorc */
+    longjmp(*d->jb, 1);
+}
+
+_Noreturn void diag_error(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_verror(d, st, loc, fmt, ap);
+}
+
+_Noreturn void diag_fatal(tc_diag *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    diag_verror(d, TC_ERR_NOMEM, (tc_loc){0}, fmt, ap);
+}
+
+void diag_push_call(tc_diag *d, tc_loc site, const char *callee)
+{
+    if (d->ncalls < DIAG_MAX_CALLS) {
+        d->calls[d->ncalls].loc = site;
+        d->calls[d->ncalls].callee = callee;
+    }
+    d->ncalls++;
+}
+
+void diag_pop_call(tc_diag *d)
+{
+    if (d->ncalls > 0)
+        d->ncalls--;
+}

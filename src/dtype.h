@@ -1,0 +1,45 @@
+/* dtype.h - element types and the promotion rules of the language.
+ *
+ * Promotion follows PyTorch: categories bool < integer < floating; within a
+ * category the wider type wins, and f16 with bf16 gives f32.  A "weak" operand
+ * (a literal, a scalar parameter, a symbolic dim used as a number) only
+ * decides the category: `x * 2` keeps x's dtype, `i * 0.5` gives f32.
+ */
+#ifndef TC_DTYPE_H
+#define TC_DTYPE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TC_DTYPES(X)            \
+    /* id     name    bytes */  \
+    X(BOOL,  "bool",  1)        \
+    X(I32,   "i32",   4)        \
+    X(I64,   "i64",   8)        \
+    X(F16,   "f16",   2)        \
+    X(BF16,  "bf16",  2)        \
+    X(F32,   "f32",   4)        \
+    X(F64,   "f64",   8)
+
+typedef enum tc_dtype {
+    TC_DT_NONE = 0,
+#define X(id, name, bytes) TC_##id,
+    TC_DTYPES(X)
+#undef X
+    TC_DT_COUNT
+} tc_dtype;
+
+const char *dtype_name(tc_dtype t);          /* "f32"; "?" for NONE */
+int dtype_size(tc_dtype t);                  /* bytes per element */
+tc_dtype dtype_parse(const char *s);         /* TC_DT_NONE if not a dtype name */
+bool dtype_is_float(tc_dtype t);
+bool dtype_is_int(tc_dtype t);               /* i32, i64 (not bool) */
+/* Result of combining two operands; wa/wb mark weak (literal-like) operands. */
+tc_dtype dtype_promote(tc_dtype a, bool wa, tc_dtype b, bool wb);
+
+/* Rounding of an f64 value to what a dtype can hold, round-to-nearest-even,
+ * as the reference interpreter stores it.  Integers truncate toward zero and
+ * wrap like a two's-complement store; bool is (v != 0). */
+double dtype_round(tc_dtype t, double v);
+
+#endif
