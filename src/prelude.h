@@ -1,4 +1,4 @@
-/* prelude.h - the standard library, prelude/*.tc, embedded at build time
+/* prelude.h - the standard library, the .tc files of prelude/, embedded at build time
  * (cmake/embed.cmake) so the library needs no files at run time. */
 #ifndef TC_PRELUDE_H
 #define TC_PRELUDE_H
