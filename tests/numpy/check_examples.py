@@ -1,0 +1,550 @@
+#!/usr/bin/env python3
+"""check_examples.py - run every function of examples/*.tc through the CLI's
+reference interpreter and compare with NumPy.
+
+Usage: check_examples.py TENSORC_BIN [EXAMPLES_DIR] [-k SUBSTRING]
+
+For each example function and each of at least two shapes (one of them odd,
+like N=3, D=7), the script makes random inputs (never zeros), writes them as
+.npy, runs
+
+    tensorc run FILE --fn NAME --device=cpu --shape ... --seed S
+                --input name=PATH.npy ... --output name=PATH.npy ...
+
+and compares each output with an implementation written here, independently
+of the .tc code, in float64 NumPy.  Casts that a program spells out (bf16(...),
+f16(...)) are applied at the same place; everything else is exact math.
+
+Tolerance: the largest absolute difference divided by the largest magnitude of
+the reference must be under 1e-6 for f32/f64 outputs and 1e-2 for f16/bf16
+(a norm-wise relative error: elementwise relative error is meaningless where a
+result cancels to near zero, e.g. x - mean(x)).  NaN and inf must appear in
+exactly the same places.  The output's dtype and shape must match too.
+
+bf16 has no NumPy type: the CLI reads and writes bf16 tensors as f32 .npy
+(values exactly representable in bf16), so inputs are generated already
+rounded to bf16.
+
+Prints one line per check and "N passed, M failed" last; exits 1 on failure.
+"""
+
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+# --- dtype helpers ------------------------------------------------------------
+
+NP_DTYPE = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
+            "bf16": np.float32, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+TOL = {"f32": 1e-6, "f64": 1e-6, "f16": 1e-2, "bf16": 1e-2}
+
+
+def round_bf16(x):
+    """Round float64 values to the nearest bfloat16 (8 significant bits,
+    ties to even), returned as float64.  Normal range only, which is all
+    random test data needs."""
+    x = np.asarray(x, dtype=np.float64)
+    m, e = np.frexp(x)                      # x = m * 2**e, 0.5 <= |m| < 1
+    return np.ldexp(np.rint(m * 256.0), e - 8)  # np.rint rounds half to even
+
+
+def rnd(x, dt):
+    """x (float64) rounded to what dtype dt holds, as float64."""
+    x = np.asarray(x, dtype=np.float64)
+    if dt == "bf16":
+        return round_bf16(x)
+    if dt in ("f32", "f16"):
+        return x.astype(NP_DTYPE[dt]).astype(np.float64)
+    return x
+
+
+def f32(v):
+    """A literal or scalar as the CLI's f32 scalar holds it."""
+    return float(np.float32(v))
+
+
+# --- reference math (float64) --------------------------------------------------
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x):
+    return _erf(np.asarray(x, dtype=np.float64)).astype(np.float64)
+
+
+def gelu(x):
+    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
+
+
+def relu(x):
+    return np.maximum(x, 0.0)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def silu(x):
+    return x * sigmoid(x)
+
+
+def softplus(x):
+    return np.log1p(np.exp(x))
+
+
+def softmax(x, axis=-1):
+    with np.errstate(invalid="ignore"):
+        e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+        return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    s = x - np.max(x, axis=axis, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+def layernorm(x, w, b, eps):
+    mu = x.mean(axis=-1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * w + b
+
+
+def rms_scale(x, eps):
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps)
+
+
+def l2_normalize(x, axis=-1, eps=1e-12):
+    n = np.sqrt((x * x).sum(axis=axis, keepdims=True))
+    return x / np.maximum(n, eps)
+
+
+# --- inputs -------------------------------------------------------------------
+
+class Gen:
+    """Random inputs: name -> (float64 values, dtype)."""
+
+    def __init__(self, seed):
+        self.rng = np.random.default_rng(seed)
+
+    def normal(self, shape, dt="f32", scale=1.0):
+        return (rnd(self.rng.standard_normal(shape) * scale, dt), dt)
+
+    def uniform(self, shape, lo, hi, dt="f32"):
+        return (rnd(self.rng.uniform(lo, hi, shape), dt), dt)
+
+    def mask(self, shape, p=0.7):
+        return (self.rng.random(shape) < p, "bool")
+
+
+def scalar(v, dt="f32"):
+    """A run-time scalar argument, passed as a 0-d array."""
+    return (np.array(rnd(v, dt) if dt != "i32" else v, dtype=np.float64), dt)
+
+
+# --- the cases ----------------------------------------------------------------
+# Each case: (file, fn, [dims, ...], make(gen, dims) -> inputs,
+#             ref(inputs as float64 arrays, dims) -> {output: (values, dtype)}).
+
+CASES = []
+
+
+def case(file, fn, shapes, make, ref):
+    CASES.append((file, fn, shapes, make, ref))
+
+
+# Benchmark-suite programs.
+case("gelu_chain.tc", "gelu_chain", [{"*": 4096}, {"*": 7}, {"*": 1}],
+     lambda g, d: {"x": g.normal(d["*"], scale=2.0)},
+     lambda a, d: {"out": (gelu(relu(a["x"] * 2 + 1) - 0.5) * 1.5, "f32")})
+
+case("fma4.tc", "fma4", [{"*": 1000}, {"*": 3}],
+     lambda g, d: {k: g.normal(d["*"]) for k in "abcd"},
+     lambda a, d: {"out": (a["d"] + (a["a"] + a["b"]) * a["c"], "f32")})
+
+case("bias_gelu.tc", "bias_gelu", [{"N": 64, "D": 128}, {"N": 3, "D": 7}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"])), "b": g.normal(d["D"])},
+     lambda a, d: {"out": (gelu(a["x"] + a["b"]), "f32")})
+
+case("transpose_add.tc", "transpose_add", [{"N": 64, "M": 32}, {"N": 3, "M": 7}],
+     lambda g, d: {"x": g.normal((d["N"], d["M"])), "y": g.normal((d["M"], d["N"]))},
+     lambda a, d: {"out": (a["x"].T + a["y"], "f32")})
+
+case("softmax.tc", "softmax", [{"N": 64, "D": 128}, {"N": 3, "D": 7}, {"N": 32, "D": 128},
+                               {"N": 2, "D": 1}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"]), scale=3.0)},
+     lambda a, d: {"out": (softmax(a["x"]), "f32")})
+
+LN_EPS = f32(1e-5)
+case("layernorm.tc", "layernorm", [{"N": 64, "D": 128}, {"N": 3, "D": 7}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"])) , "w": g.normal(d["D"]),
+                   "b": g.normal(d["D"])},
+     lambda a, d: {"out": (layernorm(a["x"], a["w"], a["b"], LN_EPS), "f32")})
+
+# The same with eps given at run time (a scalar argument, not its default).
+case("layernorm.tc", "layernorm", [{"N": 5, "D": 9}, {"N": 1, "D": 2}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"]), scale=0.05), "w": g.normal(d["D"]),
+                   "b": g.normal(d["D"]), "eps": scalar(1e-2)},
+     lambda a, d: {"out": (layernorm(a["x"], a["w"], a["b"], float(a["eps"])), "f32")})
+
+RMS_EPS = f32(1e-6)
+case("rmsnorm.tc", "rmsnorm_f32", [{"N": 64, "D": 128}, {"N": 3, "D": 7}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"])), "g": g.normal(d["D"])},
+     lambda a, d: {"out": (rms_scale(a["x"], RMS_EPS) * a["g"], "f32")})
+
+case("rmsnorm.tc", "rmsnorm_bf16", [{"N": 64, "D": 128}, {"N": 3, "D": 7}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"]), "bf16"), "g": g.normal(d["D"], "bf16")},
+     lambda a, d: {"out": (rnd(rnd(rms_scale(a["x"], RMS_EPS), "bf16") * a["g"], "bf16"),
+                           "bf16")})
+
+case("row_sum.tc", "row_sum", [{"N": 64, "D": 128}, {"N": 3, "D": 7}, {"N": 1, "D": 1}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"]))},
+     lambda a, d: {"out": (a["x"].sum(axis=1), "f32")})
+
+case("col_sum.tc", "col_sum", [{"N": 64, "D": 128}, {"N": 3, "D": 7}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"]))},
+     lambda a, d: {"out": (a["x"].sum(axis=0), "f32")})
+
+case("full_sum.tc", "full_sum", [{"*": 100000}, {"*": 7}],
+     lambda g, d: {"x": g.uniform(d["*"], 0.5, 1.5)},
+     lambda a, d: {"out": (np.array(a["x"].sum()), "f32")})
+
+
+def _rmsnorm_matmul(a, d):
+    y = rnd(rnd(rms_scale(a["x"], RMS_EPS), "f16") * a["g"], "f16")
+    return {"out": (y @ a["w"], "f16")}
+
+
+case("rmsnorm_matmul.tc", "rmsnorm_matmul", [{"M": 16, "K": 256, "N": 128},
+                                             {"M": 3, "K": 7, "N": 5}],
+     lambda g, d: {"x": g.normal((d["M"], d["K"]), "f16"), "g": g.normal(d["K"], "f16"),
+                   "w": g.normal((d["K"], d["N"]), "f16", scale=1 / math.sqrt(d["K"]))},
+     _rmsnorm_matmul)
+
+ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "wd": 0.01}
+
+
+def _adamw_inputs(g, d):
+    n = d["*"]
+    ins = {"p": g.normal(n), "g": g.normal(n), "m": g.normal(n, scale=0.1),
+           "v": g.uniform(n, 0.01, 0.5)}
+    for k, v in ADAM.items():
+        ins[k] = scalar(v)
+    ins["step"] = scalar(3, "i32")
+    return ins
+
+
+def _adamw_ref(a, d):
+    lr, b1, b2, eps, wd = (float(a[k]) for k in ("lr", "beta1", "beta2", "eps", "wd"))
+    step = int(a["step"])
+    p = a["p"] * (1 - lr * wd)
+    m = b1 * a["m"] + (1 - b1) * a["g"]
+    v = b2 * a["v"] + (1 - b2) * a["g"] ** 2
+    mhat = m / (1 - b1 ** step)
+    vhat = v / (1 - b2 ** step)
+    p = p - lr * mhat / (np.sqrt(vhat) + eps)
+    return {"p": (p, "f32"), "m": (m, "f32"), "v": (v, "f32")}
+
+
+case("adamw.tc", "adamw", [{"*": 1000}, {"*": 7}], _adamw_inputs, _adamw_ref)
+
+
+def _sgd_ref(a, d):
+    mu = f32(0.9)  # the default
+    buf = mu * a["buf"] + a["g"]
+    return {"p": (a["p"] - float(a["lr"]) * buf, "f32"), "buf": (buf, "f32")}
+
+
+case("sgd_momentum.tc", "sgd_momentum", [{"*": 1000}, {"*": 7}],
+     lambda g, d: {"p": g.normal(d["*"]), "g": g.normal(d["*"]), "buf": g.normal(d["*"]),
+                   "lr": scalar(0.05)},
+     _sgd_ref)
+
+# Programs that show the language.
+case("attention_scores.tc", "attention_scores",
+     [{"B": 2, "H": 3, "S": 5, "L": 8, "E": 16}, {"B": 1, "H": 1, "S": 3, "L": 4, "E": 7}],
+     lambda g, d: {"q": g.normal((d["B"], d["H"], d["S"], d["E"])),
+                   "k": g.normal((d["B"], d["H"], d["L"], d["E"]))},
+     lambda a, d: {"out": (softmax(a["q"] @ np.swapaxes(a["k"], -1, -2)
+                                   / math.sqrt(d["E"])), "f32")})
+
+
+def _masked_inputs(g, d):
+    x = g.normal((d["N"], d["D"]))
+    m, _ = g.mask((d["N"], d["D"]))
+    m[:, 0] = True                    # every row has an entry ...
+    if d["N"] == 3:
+        m[0, :] = False               # ... except one: NaN, as in PyTorch
+    return {"x": x, "mask": (m, "bool")}
+
+
+case("masked_softmax.tc", "masked_softmax", [{"N": 64, "D": 128}, {"N": 3, "D": 7}],
+     _masked_inputs,
+     lambda a, d: {"out": (softmax(np.where(a["mask"] != 0, a["x"], -np.inf)), "f32")})
+
+
+def _rows_with_a_zero(g, d):
+    x, dt = g.normal((d["N"], d["D"]))
+    x[1, :] = 0.0                     # a zero row: divided by eps, stays zero
+    return {"x": (x, dt)}
+
+
+case("normalize_rows.tc", "normalize_rows", [{"N": 64, "D": 128}, {"N": 3, "D": 7}],
+     _rows_with_a_zero,
+     lambda a, d: {"out": (l2_normalize(a["x"], -1, f32(1e-12)), "f32")})
+
+case("norm_residual.tc", "norm_residual", [{"N": 64, "D": 128}, {"N": 3, "D": 7}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"])), "h": g.normal((d["N"], d["D"])),
+                   "a": g.uniform(d["D"], 0.05, 0.5)},
+     lambda a, d: {"out": (l2_normalize(a["x"] + a["a"] * l2_normalize(a["h"] - a["x"])),
+                           "f32")})
+
+
+def _ln_stats(a, d):
+    x = a["x"]
+    mu = x.mean(axis=-1)
+    rstd = 1 / np.sqrt(x.var(axis=-1) + LN_EPS)
+    y = (x - mu[:, None]) * rstd[:, None] * a["w"] + a["b"]
+    return {"y": (y, "f32"), "mean": (mu, "f32"), "rstd": (rstd, "f32")}
+
+
+case("layernorm_stats.tc", "layernorm_stats", [{"N": 64, "D": 128}, {"N": 3, "D": 7}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"]), scale=2.0), "w": g.normal(d["D"]),
+                   "b": g.normal(d["D"])},
+     _ln_stats)
+
+case("views.tc", "swap_halves", [{"N": 3}, {"N": 5}],
+     lambda g, d: {"x": g.normal((d["N"], 8))},
+     lambda a, d: {"out": (np.concatenate([a["x"][:, 4:], a["x"][:, :4]], axis=1), "f32")})
+
+case("views.tc", "strided_rows", [{"N": 4, "D": 6}, {"N": 3, "D": 7}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"]))},
+     lambda a, d: {"out": (a["x"][1:, ::2] + a["x"][-1, ::2], "f32")})
+
+case("views.tc", "permute_add", [{"A": 2, "B": 3, "C": 4}, {"A": 3, "B": 1, "C": 5}],
+     lambda g, d: {"x": g.normal((d["A"], d["B"], d["C"])),
+                   "y": g.normal((d["C"], d["A"], d["B"]))},
+     lambda a, d: {"out": (np.transpose(a["x"], (2, 0, 1)) + a["y"], "f32")})
+
+case("views.tc", "transpose_flatten", [{"N": 3, "D": 7}, {"N": 4, "D": 4}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"]))},
+     lambda a, d: {"out": (a["x"].T.reshape(-1), "f32")})
+
+case("views.tc", "column_and_row", [{"N": 3, "D": 7}, {"N": 5, "D": 2}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"])), "v": g.normal(d["D"])},
+     lambda a, d: {"first": (a["x"][:, 0], "f32"),
+                   "tiled": (np.broadcast_to(a["v"], a["x"].shape) + a["x"][:, 0:1], "f32")})
+
+case("views.tc", "stack2", [{"N": 7}, {"N": 1}],
+     lambda g, d: {"a": g.normal(d["N"]), "b": g.normal(d["N"])},
+     lambda a, d: {"out": (np.stack([a["a"], a["b"]]), "f32")})
+
+
+def _weights(g, out, inp, dt="f32"):
+    return g.normal((out, inp), dt, scale=1 / math.sqrt(inp))
+
+
+case("mlp_block.tc", "mlp_block", [{"N": 4, "D": 16, "H": 24}, {"N": 3, "D": 7, "H": 5}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"])), "g": g.normal(d["D"]),
+                   "w1": _weights(g, d["H"], d["D"]), "w3": _weights(g, d["H"], d["D"]),
+                   "w2": _weights(g, d["D"], d["H"])},
+     lambda a, d: {"out": (a["x"] + (silu(rms_scale(a["x"], RMS_EPS) * a["g"] @ a["w1"].T)
+                                     * (rms_scale(a["x"], RMS_EPS) * a["g"] @ a["w3"].T))
+                           @ a["w2"].T, "f32")})
+
+case("mlp_block.tc", "dense_gelu", [{"N": 4, "D": 16, "H": 24}, {"N": 3, "D": 7, "H": 5}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"])), "w": _weights(g, d["H"], d["D"]),
+                   "b": g.normal(d["H"])},
+     lambda a, d: {"out": (gelu(a["x"] @ a["w"].T + a["b"]), "f32")})
+
+# The prelude, one entry point per function.
+ND = [{"N": 8, "D": 16}, {"N": 3, "D": 7}]
+
+
+def x_nd(g, d, dt="f32", scale=2.0):
+    return {"x": g.normal((d["N"], d["D"]), dt, scale)}
+
+
+case("prelude_tour.tc", "softmax_cols", ND, x_nd,
+     lambda a, d: {"out": (softmax(a["x"], axis=0), "f32")})
+case("prelude_tour.tc", "log_softmax_rows", ND, x_nd,
+     lambda a, d: {"out": (log_softmax(a["x"]), "f32")})
+case("prelude_tour.tc", "softmin_rows", ND, x_nd,
+     lambda a, d: {"out": (softmax(-a["x"]), "f32")})
+case("prelude_tour.tc", "layernorm_bf16", ND,
+     lambda g, d: {"x": g.normal((d["N"], d["D"]), "bf16"), "w": g.normal(d["D"]),
+                   "b": g.normal(d["D"])},
+     lambda a, d: {"out": (rnd(layernorm(a["x"], a["w"], a["b"], LN_EPS), "bf16"), "bf16")})
+case("prelude_tour.tc", "rmsnorm_bf16", ND,
+     lambda g, d: {"x": g.normal((d["N"], d["D"]), "bf16"), "g": g.normal(d["D"], "bf16")},
+     lambda a, d: {"out": (rnd(rms_scale(a["x"], RMS_EPS) * a["g"], "bf16"), "bf16")})
+case("prelude_tour.tc", "l2_normalize_cols", ND, x_nd,
+     lambda a, d: {"out": (l2_normalize(a["x"], axis=0), "f32")})
+case("prelude_tour.tc", "linear_3d", [{"B": 2, "S": 3, "I": 8, "O": 5},
+                                      {"B": 1, "S": 7, "I": 3, "O": 1}],
+     lambda g, d: {"x": g.normal((d["B"], d["S"], d["I"])), "w": _weights(g, d["O"], d["I"]),
+                   "b": g.normal(d["O"])},
+     lambda a, d: {"out": (a["x"] @ a["w"].T + a["b"], "f32")})
+case("prelude_tour.tc", "swiglu_rows", [{"N": 4, "D": 16, "H": 24}, {"N": 3, "D": 7, "H": 5}],
+     lambda g, d: {"x": g.normal((d["N"], d["D"])), "w1": _weights(g, d["H"], d["D"]),
+                   "w3": _weights(g, d["H"], d["D"])},
+     lambda a, d: {"out": (silu(a["x"] @ a["w1"].T) * (a["x"] @ a["w3"].T), "f32")})
+
+
+def _activations(a, d):
+    x = a["x"]
+    slope = f32(0.1)
+    return {"ls": (-np.log1p(np.exp(-x)), "f32"),
+            "lr": (np.where(x > 0, x, slope * x), "f32"),
+            "hs": (np.clip(x + 3, 0, 6) / 6, "f32"),
+            "hw": (x * np.clip(x + 3, 0, 6) / 6, "f32"),
+            "mi": (x * np.tanh(softplus(x)), "f32")}
+
+
+case("prelude_tour.tc", "activations", ND, lambda g, d: x_nd(g, d, scale=4.0), _activations)
+
+
+def _losses(a, d):
+    x, y, p = a["x"], a["y"], a["p"]
+    t = softmax(p)
+    z = sigmoid(y)
+    return {"mse": (np.array(((x - y) ** 2).mean()), "f32"),
+            "ce": (np.array((-(t * log_softmax(x)).sum(axis=-1)).mean()), "f32"),
+            "bce": (np.array((-(z * np.log(sigmoid(x)) + (1 - z) * np.log(1 - sigmoid(x))))
+                             .mean()), "f32")}
+
+
+case("prelude_tour.tc", "losses", ND,
+     lambda g, d: {"x": g.normal((d["N"], d["D"])), "y": g.normal((d["N"], d["D"])),
+                   "p": g.normal((d["N"], d["D"]))},
+     _losses)
+
+
+# --- running ------------------------------------------------------------------
+
+def write_input(path, values, dt):
+    if dt == "bool":
+        arr = np.asarray(values, dtype=np.bool_)
+    elif dt == "i32":
+        arr = np.asarray(values).astype(np.int32)
+    else:
+        arr = np.asarray(values, dtype=np.float64).astype(NP_DTYPE[dt])
+    np.save(path, arr)
+
+
+def compare(name, got, want, dt):
+    """Returns None if got matches want (values float64, dtype dt), else why not."""
+    if got.dtype != np.dtype(NP_DTYPE[dt]):
+        return f"{name}: dtype {got.dtype}, expected {np.dtype(NP_DTYPE[dt])} ({dt})"
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return f"{name}: shape {got.shape}, expected {want.shape}"
+    g = got.astype(np.float64)
+    for what, f in (("NaN", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
+        if not np.array_equal(f(g), f(want)):
+            i = np.argwhere(f(g) != f(want))[0]
+            return (f"{name}: {what} differs at {tuple(int(k) for k in i)}: "
+                    f"got {g[tuple(i)]!r}, expected {want[tuple(i)]!r}")
+    fin = np.isfinite(want)
+    if not fin.any():
+        return None
+    diff = np.abs(g[fin] - want[fin])
+    scale = np.abs(want[fin]).max()
+    err = diff.max() / scale if scale > 0 else diff.max()
+    if not err <= TOL[dt]:
+        i = np.argwhere(fin)[int(diff.argmax())]
+        return (f"{name}: relative error {err:.3g} > {TOL[dt]:g} at {tuple(int(k) for k in i)}: "
+                f"got {g[tuple(i)]!r}, expected {want[tuple(i)]!r}")
+    return f"ok:{err:.2g}"
+
+
+def run_check(tensorc, exdir, tmp, idx, file, fn, dims, make, ref):
+    seed = 1000 + idx
+    gen = Gen(seed)
+    ins = make(gen, dims)
+    want = ref({k: np.asarray(v) for k, (v, _) in ins.items()}, dims)
+    cmd = [tensorc, "run", os.path.join(exdir, file), "--fn", fn, "--device=cpu",
+           "--seed", str(seed)]
+    syms = ",".join(f"{k}={v}" for k, v in dims.items() if k != "*")
+    if syms:
+        cmd += ["--shape", syms]
+    for name, (vals, dt) in ins.items():
+        path = os.path.join(tmp, f"{idx}_in_{name}.npy")
+        write_input(path, vals, dt)
+        cmd += ["--input", f"{name}={path}"]
+    outs = {}
+    for name in want:
+        outs[name] = os.path.join(tmp, f"{idx}_out_{name}.npy")
+        cmd += ["--output", f"{name}={outs[name]}"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return False, "timed out"
+    if p.returncode != 0:
+        msg = (p.stderr.strip() or p.stdout.strip()).replace("\n", " | ")
+        return False, f"exit {p.returncode}: {msg[:400]}"
+    errs = []
+    for name, (w, dt) in want.items():
+        try:
+            got = np.load(outs[name])
+        except (OSError, ValueError) as e:
+            return False, f"{name}: cannot read output: {e}"
+        errs.append(compare(name, got, w, dt))
+    bad = [e for e in errs if not e.startswith("ok:")]
+    if bad:
+        return False, "; ".join(bad)
+    return True, "max rel err " + ", ".join(e[3:] for e in errs)
+
+
+def main(argv):
+    args = [a for a in argv[1:]]
+    only = None
+    if "-k" in args:
+        i = args.index("-k")
+        only = args[i + 1]
+        del args[i:i + 2]
+    if not args:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    tensorc = os.path.abspath(args[0])
+    here = os.path.dirname(os.path.abspath(__file__))
+    exdir = args[1] if len(args) > 1 else os.path.join(here, "..", "..", "examples")
+    exdir = os.path.abspath(exdir)
+
+    # Every function in examples/*.tc should have a case here.
+    covered = {(f, fn) for f, fn, *_ in CASES}
+    untested = []
+    for f in sorted(os.listdir(exdir)):
+        if f.endswith(".tc"):
+            with open(os.path.join(exdir, f)) as fh:
+                for line in fh:
+                    if line.startswith("fn "):
+                        fn = line[3:].split("(")[0].strip()
+                        if (f, fn) not in covered:
+                            untested.append(f"{f}:{fn}")
+
+    passed = failed = 0
+    with tempfile.TemporaryDirectory(prefix="tc_numpy_") as tmp:
+        idx = 0
+        for file, fn, shapes, make, ref in CASES:
+            for dims in shapes:
+                idx += 1
+                label = f"{file} {fn} " + ",".join(f"{k}={v}" for k, v in dims.items())
+                if only and only not in label:
+                    continue
+                ok, why = run_check(tensorc, exdir, tmp, idx, file, fn, dims, make, ref)
+                print(f"{'PASS' if ok else 'FAIL'} {label}: {why}", flush=True)
+                passed += ok
+                failed += not ok
+    for u in untested:
+        print(f"FAIL {u}: no NumPy check for this example function")
+        failed += 1
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
