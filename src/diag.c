@@ -78,10 +78,16 @@ static void show_line(sbuf *b, tc_loc loc)
     while (e < end && *e != '\n' && *e != '\r')
         e++;
     int len = (int)(e - p);
-    if (len > 400) /* a minified megabyte line helps nobody */
-        len = 400;
-    sb_printf(b, "    %.*s\n    ", len, p);
-    for (int i = 1; i < loc.col; i++)
+    /* A minified megabyte line helps nobody: show a window of it around
+     * the column, marked with "..." where it was cut. */
+    int start = 0;
+    if (len > 400 && loc.col > 200)
+        start = loc.col - 200;
+    if (len - start > 400)
+        len = start + 400;
+    const char *cut = start ? "..." : "";
+    sb_printf(b, "    %s%.*s\n    %*s", cut, len - start, p + start, start ? 3 : 0, "");
+    for (int i = start + 1; i < loc.col; i++)
         sb_printf(b, "%c", (i - 1 < len && p[i - 1] == '\t') ? '\t' : ' ');
     sb_printf(b, "^\n");
 }
