@@ -81,7 +81,7 @@ static void show_line(sbuf *b, tc_loc loc)
     /* A minified megabyte line helps nobody: show a window of it around
      * the column, marked with "..." where it was cut. */
     int start = 0;
-    if (len > 400 && loc.col > 200)
+    if (len > 400 && loc.col > 380)
         start = loc.col - 200;
     if (len - start > 400)
         len = start + 400;

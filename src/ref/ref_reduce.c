@@ -198,7 +198,7 @@ tc_status ref_eval_reduce(ref_ctx *c, const gnode *n, const ref_tensor *const *i
             list[r] = x->data[ref_flat(rank, x->shape, full)];
             ref_next_index(naxes, rshape, ridx);
         }
-        double v;
+        double v = 0;
         if ((st = reduce_list(c, n, int_acc, list, nred, &v)) != TC_OK)
             break;
         out->data[o] = dtype_round(n->dtype, v);

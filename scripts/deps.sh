@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# deps.sh - install what tensorc needs to build and test: a C11 compiler,
+# make, CMake, flex, bison, cmocka, and python3 with NumPy (the CLI and
+# NumPy tests use it).  Does nothing when everything is already there, so
+# it is cheap to run before every build.  Debian/Ubuntu (apt-get); runs as
+# root, or through sudo when there is one.
+set -euo pipefail
+
+have_numpy() {
+    local py
+    for py in python3 /usr/bin/python3; do
+        if command -v "$py" >/dev/null 2>&1 && "$py" -c 'import numpy' >/dev/null 2>&1; then
+            return 0
+        fi
+    done
+    return 1
+}
+
+missing=()
+for cmd in gcc make cmake flex bison; do
+    command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
+done
+# cmocka: the header and the library, wherever the toolchain looks
+if ! printf '#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n#include <setjmp.h>\n#include <cmocka.h>\nint main(void){return 0;}\n' |
+        gcc -x c - -lcmocka -o /dev/null >/dev/null 2>&1; then
+    missing+=(libcmocka-dev)
+fi
+have_numpy || missing+=(python3-numpy)
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+
+echo "deps.sh: installing (missing: ${missing[*]})"
+sudo=
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then sudo=sudo; else
+        echo "deps.sh: need root (or sudo) to install: ${missing[*]}" >&2
+        exit 1
+    fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends \
+    gcc libc6-dev make cmake flex bison libcmocka-dev python3 python3-numpy >/dev/null
+if ! have_numpy; then
+    echo "deps.sh: NumPy is still not importable from python3 or /usr/bin/python3" >&2
+    exit 1
+fi

@@ -1,0 +1,63 @@
+/* api_internal.h - what the library's own tools see behind tensorc.h.
+ *
+ * tensorc.h keeps tc_ctx and tc_program opaque.  The command-line driver
+ * (tools/) and the tests need a little more: the op graph of one function,
+ * size binding and the reference interpreter, with errors landing in the
+ * context like every other call.  This header gives them that without making
+ * it public API: nothing here is stable.
+ */
+#ifndef TC_API_INTERNAL_H
+#define TC_API_INTERNAL_H
+
+#include "tensorc.h"
+
+#include "arena.h"
+#include "ast.h"
+#include "diag.h"
+#include "graph/bind.h"
+#include "graph/graph.h"
+#include "ref/ref.h"
+
+struct tc_ctx {
+    tc_diag diag;           /* the last error; its text is what tc_errmsg returns */
+    char *err_file;         /* copy of the last error's file name: the source may be gone */
+    int err_line, err_col;
+};
+
+/* A compiled program: everything lives in its arena and goes with it. */
+typedef struct tc_extra_graph {
+    struct tc_extra_graph *next;
+    tc_graph *graph;
+} tc_extra_graph;
+
+struct tc_program {
+    tc_ctx *ctx;
+    tc_arena *arena;
+    const tc_source *src;       /* the user's source (a copy, NUL-terminated) */
+    ast_program *ast;
+    const ast_program **prelude;
+    int nprelude;
+    tc_graph *graph;            /* every function of the user's file */
+    tc_extra_graph *extra;      /* prelude functions built on demand as entry points */
+};
+
+/* Clear the context's last error (every API call starts with this). */
+void api_begin(tc_ctx *ctx);
+/* Finish a call that failed with st: keep a copy of the location (the
+ * program's arena may be freed) and return st. */
+tc_status api_fail(tc_ctx *ctx, tc_status st);
+
+/* The entry function fn of p: a function of the user's file, or of the
+ * prelude (built on first use).  fn NULL: the file's only function; with
+ * several, TC_ERR_INVALID_ARG naming them.  Errors are set in p->ctx. */
+tc_status api_entry(tc_program *p, const char *fn, const gfn **out);
+
+/* graph_bind in a protected call, allocating from p's arena. */
+tc_status api_bind(tc_program *p, const gfn *f, const bind_arg *args, const tc_dimbind *extra,
+                   int nextra, tc_dimbind **out, int *nout);
+
+/* ref_run in a protected call. */
+tc_status api_ref_run(tc_program *p, const gfn *f, const tc_dimbind *b, int nb,
+                      const ref_tensor *args, ref_tensor *outs);
+
+#endif

@@ -1,0 +1,344 @@
+/* build.c - graph_build: from syntax trees to one op graph per entry function.
+ *
+ *   graph_build
+ *     function table     user functions shadow prelude functions; a user
+ *                        function may not take a builtin's name or repeat one
+ *     for each entry     parameters become OP_input / OP_scalar leaves with
+ *                        declared dims (symbols), [*] as rank 1 of dim "*",
+ *                        dtype variables as f32; the body runs (build_call.c)
+ *                        with every call inlined; results and inout
+ *                        parameters become the outputs; nodes no output
+ *                        needs are dropped; graph_verify checks the rest.
+ *
+ * The walk is a single pass over the entry's syntax tree that emits nodes in
+ * topological order as it goes (no separate type-checking pass): the types,
+ * shapes and values of everything are known when a node is made, because
+ * calls are inlined with concrete argument types.  This is what makes shape
+ * polymorphism (`[*]`, dtype variables) and compile-time arguments
+ * (softmax's axis) simple: each call site is checked with what it passes.
+ * The price is that an unused function is only checked when it is an entry;
+ * graph_build with fn = NULL builds every user function, so tc_compile does
+ * check them all.
+ *
+ * Other files: build_expr.c (expressions), build_builtin.c (builtin calls),
+ * build_views.c (strides/offsets), build_node.c (CSE, folding, promotion,
+ * broadcasting), build_const.c (compile-time values); see build_internal.h.
+ */
+#include "build_internal.h"
+
+#include <string.h>
+
+bfunc *build_find_fn(builder *b, const char *name) { return smap_get(&b->fns, name); }
+
+static tc_loc fn_loc(const ast_fn *fn) { return fn->loc; }
+
+void build_check_signature(builder *b, bfunc *bf)
+{
+    if (bf->checked)
+        return;
+    const ast_fn *fn = bf->fn;
+    for (int i = 0; i < fn->nparams; i++) {
+        const ast_param *p = &fn->params[i];
+        for (int j = 0; j < i; j++)
+            if (strcmp(fn->params[j].name, p->name) == 0)
+                diag_error(b->d, TC_ERR_COMPILE, p->loc, "parameter '%s' is declared twice in '%s'",
+                           p->name, fn->name);
+        if (p->def && p->type.is_tensor)
+            diag_error(b->d, TC_ERR_COMPILE, p->def->loc,
+                       "only scalar parameters can have a default, but '%s' is %s", p->name,
+                       ast_type_str(b, &p->type));
+        if (p->inout && !p->type.is_tensor)
+            diag_error(b->d, TC_ERR_COMPILE, p->loc,
+                       "inout parameter '%s' must be a tensor, but it is the scalar %s", p->name,
+                       ast_type_str(b, &p->type));
+        if (p->type.is_tensor && !p->type.star && p->type.ndims > TC_MAX_RANK)
+            diag_error(b->d, TC_ERR_COMPILE, p->type.loc,
+                       "parameter '%s' has rank %d, more than the maximum %d", p->name,
+                       p->type.ndims, (int)TC_MAX_RANK);
+        for (int k = 0; !p->type.star && k < p->type.ndims; k++)
+            if (!p->type.dims[k].name && p->type.dims[k].value <= 0)
+                diag_error(b->d, TC_ERR_COMPILE, p->type.dims[k].loc,
+                           "dims must be positive, but dim %d of '%s' is %lld", k, p->name,
+                           (long long)p->type.dims[k].value);
+    }
+    for (int i = 0; i < fn->nresults; i++) {
+        const ast_result *r = &fn->results[i];
+        if (r->type.is_tensor && !r->type.star && r->type.ndims > TC_MAX_RANK)
+            diag_error(b->d, TC_ERR_COMPILE, r->type.loc, "result of rank %d is more than the maximum %d",
+                       r->type.ndims, (int)TC_MAX_RANK);
+        const char *name = r->name ? r->name : fn->nresults == 1 ? "out" : NULL;
+        if (!name)
+            continue;
+        for (int j = 0; j < i; j++)
+            if (r->name && fn->results[j].name && strcmp(fn->results[j].name, r->name) == 0)
+                diag_error(b->d, TC_ERR_COMPILE, r->loc, "result '%s' is declared twice in '%s'",
+                           r->name, fn->name);
+        for (int j = 0; j < fn->nparams; j++)
+            if (fn->params[j].inout && strcmp(fn->params[j].name, name) == 0)
+                diag_error(b->d, TC_ERR_COMPILE, fn->params[j].loc,
+                           "inout parameter '%s' has the name of an output of '%s'", name,
+                           fn->name);
+    }
+    bf->checked = true;
+}
+
+/* ---- the function table ---- */
+
+static void add_fns(builder *b, const ast_program *prog, bool prelude)
+{
+    if (!prog)
+        return;
+    for (int i = 0; i < prog->nfns; i++) {
+        const ast_fn *fn = &prog->fns[i];
+        bfunc *old = smap_get(&b->fns, fn->name);
+        if (!prelude) {
+            if (builtin_is(fn->name))
+                diag_error(b->d, TC_ERR_COMPILE, fn_loc(fn),
+                           "'%s' is a builtin function and cannot be redefined", fn->name);
+            if (old && !old->prelude)
+                diag_error(b->d, TC_ERR_COMPILE, fn_loc(fn), "function '%s' is already defined at %d:%d",
+                           fn->name, old->fn->loc.line, old->fn->loc.col);
+        } else if (old) {
+            continue; /* the first prelude definition wins */
+        }
+        bfunc *f = ARENA_NEW(b->a, bfunc);
+        f->fn = fn;
+        f->prog = prog;
+        f->prelude = prelude;
+        smap_put(b->a, &b->fns, fn->name, f);
+    }
+}
+
+/* ---- entry functions ---- */
+
+static void add_sym(builder *b, const char *name)
+{
+    gfn *f = b->f;
+    for (int i = 0; i < f->nsyms; i++)
+        if (strcmp(f->syms[i], name) == 0)
+            return;
+    const char **syms = ARENA_ARRAY(b->a, const char *, f->nsyms + 1);
+    if (f->nsyms)
+        memcpy(syms, f->syms, sizeof *syms * (size_t)f->nsyms);
+    syms[f->nsyms++] = arena_strdup(b->a, name);
+    f->syms = syms;
+}
+
+static void entry_params(builder *b, bscope *s)
+{
+    const ast_fn *fn = s->fn;
+    gfn *f = b->f;
+    f->nparams = fn->nparams;
+    f->params = ARENA_ARRAY(b->a, gparam, fn->nparams ? fn->nparams : 1);
+    /* At an entry point every dtype variable is f32. */
+    for (int i = 0; i < fn->nparams; i++)
+        if (fn->params[i].type.dtype_var) {
+            int k = fn->params[i].type.dtype_var[0] - 'A';
+            s->tvar[k] = TC_F32;
+            s->tvar_from[k] = "the default";
+        }
+    for (int i = 0; i < fn->nparams; i++) {
+        const ast_param *p = &fn->params[i];
+        const ast_type *t = &p->type;
+        gparam *g = &f->params[i];
+        g->name = p->name;
+        g->loc = p->loc;
+        g->scalar = !t->is_tensor;
+        g->inout = p->inout;
+        g->star = t->star;
+        g->dtype = t->dtype_var ? s->tvar[t->dtype_var[0] - 'A'] : t->dtype;
+        const tc_dim *shape[TC_MAX_RANK];
+        int rank = 0;
+        if (t->star) {
+            shape[rank++] = dim_sym(b->dc, "*");
+            add_sym(b, "*");
+        } else if (t->is_tensor) {
+            for (int k = 0; k < t->ndims; k++) {
+                const ast_dim *ad = &t->dims[k];
+                if (!ad->name) {
+                    shape[rank++] = dim_const(b->dc, ad->value);
+                    continue;
+                }
+                const tc_dim *d = smap_get(&s->dims, ad->name);
+                if (!d) {
+                    d = dim_sym(b->dc, ad->name);
+                    smap_put(b->a, &s->dims, ad->name, (void *)d);
+                    add_sym(b, ad->name);
+                }
+                shape[rank++] = d;
+            }
+        }
+        g->rank = rank;
+        g->shape = ARENA_ARRAY(b->a, const tc_dim *, rank ? rank : 1);
+        memcpy(g->shape, shape, sizeof *shape * (size_t)rank);
+        gnode *n = graph_node_new(b->a, g->scalar ? OP_scalar : OP_input, g->dtype, rank, shape,
+                                  NULL, 0, p->loc);
+        n->a.param = i;
+        n->weak = g->scalar;
+        n->name = p->name;
+        node_check_limits(b, p->loc);
+        graph_add(b->a, f, n);
+        g->node = n;
+        bvar *v = ARENA_NEW(b->a, bvar);
+        v->name = p->name;
+        v->node = v->orig = n;
+        v->loc = p->loc;
+        v->param = i;
+        v->inout = p->inout;
+        smap_put(b->a, &s->vars, p->name, v);
+    }
+    /* Defaults, once every dim is bound: compile-time constants. */
+    for (int i = 0; i < fn->nparams; i++) {
+        const ast_param *p = &fn->params[i];
+        if (!p->def)
+            continue;
+        gnode *v = build_expr(b, p->def);
+        double val;
+        tc_dtype dt;
+        if (!const_value(b, v, &val, &dt))
+            diag_error(b->d, TC_ERR_COMPILE, p->def->loc,
+                       "the default of '%s' must be a compile-time constant", p->name);
+        f->params[i].has_default = true;
+        f->params[i].def = dtype_round(f->params[i].dtype, val);
+    }
+}
+
+static void entry_outputs(builder *b, bscope *s)
+{
+    const ast_fn *fn = s->fn;
+    gfn *f = b->f;
+    int n = s->nresults;
+    for (int i = 0; i < fn->nparams; i++)
+        n += fn->params[i].inout;
+    f->outputs = ARENA_ARRAY(b->a, goutput, n ? n : 1);
+    f->noutputs = n;
+    int k = 0;
+    for (int i = 0; i < s->nresults; i++, k++) {
+        const ast_result *r = &fn->results[i];
+        goutput *o = &f->outputs[k];
+        o->name = r->name ? r->name
+                  : s->nresults == 1 ? "out"
+                                     : arena_printf(b->a, "out%d", i);
+        o->loc = s->result_locs[i];
+        o->node = s->results[i];
+        o->inout_param = -1;
+    }
+    for (int i = 0; i < fn->nparams; i++) {
+        if (!fn->params[i].inout)
+            continue;
+        goutput *o = &f->outputs[k++];
+        bvar *v = smap_get(&s->vars, fn->params[i].name);
+        o->name = fn->params[i].name;
+        o->loc = fn->params[i].loc;
+        o->node = v->node;
+        o->inout_param = i;
+    }
+}
+
+/* Drop nodes that no output needs (constants made while working out an
+ * axis, values computed and never used), keeping parameter leaves, and
+ * renumber.  Reverse topological order sees every user before its inputs. */
+static void drop_dead(builder *b)
+{
+    gfn *f = b->f;
+    bool *live = ARENA_ARRAY(b->a, bool, f->nnodes ? f->nnodes : 1);
+    for (int i = 0; i < f->nparams; i++)
+        live[f->params[i].node->id] = true;
+    for (int i = 0; i < f->noutputs; i++)
+        live[f->outputs[i].node->id] = true;
+    for (int i = f->nnodes - 1; i >= 0; i--)
+        if (live[i])
+            for (int k = 0; k < f->nodes[i]->nin; k++)
+                live[f->nodes[i]->in[k]->id] = true;
+    int n = 0;
+    for (int i = 0; i < f->nnodes; i++)
+        if (live[i]) {
+            f->nodes[n] = f->nodes[i];
+            f->nodes[n]->id = n;
+            n++;
+        }
+    f->nnodes = n;
+}
+
+static bool elementwise(const gfn *f)
+{
+    int tensors = 0;
+    for (int i = 0; i < f->nparams; i++) {
+        if (f->params[i].scalar)
+            continue;
+        if (!f->params[i].star)
+            return false;
+        tensors++;
+    }
+    if (!tensors)
+        return false;
+    for (int i = 0; i < f->nnodes; i++) {
+        op_kind k = op_table[f->nodes[i]->op].kind;
+        if (k != OPK_LEAF && k != OPK_UNARY && k != OPK_BINARY && k != OPK_TERNARY && k != OPK_CAST)
+            return false;
+    }
+    return true;
+}
+
+static gfn *build_entry(builder *b, bfunc *bf)
+{
+    const ast_fn *fn = bf->fn;
+    build_check_signature(b, bf);
+    gfn *f = graph_fn_new(b->a, fn->name);
+    f->loc = fn->loc;
+    b->f = f;
+    b->cse = NULL;
+    b->cse_cap = b->cse_n = 0;
+    b->work = b->calls = 0;
+    b->nest = 0;
+    bscope *s = ARENA_NEW(b->a, bscope);
+    s->fn = fn;
+    s->prog = bf->prog;
+    b->sc = s;
+    entry_params(b, s);
+    build_body(b, s);
+    entry_outputs(b, s);
+    drop_dead(b);
+    f->elementwise = elementwise(f);
+    b->sc = NULL;
+    graph_verify(f, b->d);
+    return f;
+}
+
+tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude, int nprelude,
+                      const char *fn, tc_arena *a, tc_diag *d)
+{
+    builder bld;
+    memset(&bld, 0, sizeof bld);
+    builder *b = &bld;
+    b->a = a;
+    b->d = d;
+    b->dc = dimctx_new(a);
+    for (int i = 0; i < nprelude; i++)
+        add_fns(b, prelude[i], true);
+    add_fns(b, prog, false);
+
+    tc_graph *g = ARENA_NEW(a, tc_graph);
+    g->dims = b->dc;
+    g->arena = a;
+    if (fn) {
+        bfunc *f = build_find_fn(b, fn);
+        if (!f) {
+            const char **names = ARENA_ARRAY(a, const char *, b->fns.cap + 1);
+            int n = 0;
+            for (int i = 0; i < b->fns.cap; i++)
+                if (b->fns.keys[i])
+                    names[n++] = b->fns.keys[i];
+            diag_error(d, TC_ERR_NOT_FOUND, (tc_loc){prog ? prog->src : NULL, 0, 0},
+                       "no function named '%s'%s", fn, suggest(b, fn, names, n));
+        }
+        g->fns = ARENA_ARRAY(a, gfn *, 1);
+        g->fns[g->nfns++] = build_entry(b, f);
+        return g;
+    }
+    int n = prog ? prog->nfns : 0;
+    g->fns = ARENA_ARRAY(a, gfn *, n ? n : 1);
+    for (int i = 0; i < n; i++)
+        g->fns[g->nfns++] = build_entry(b, build_find_fn(b, prog->fns[i].name));
+    return g;
+}

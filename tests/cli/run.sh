@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# CLI tests: exit statuses, exact messages, --help/--version, compile and
+# run end to end (.npy in and out, seeds, shapes, scalars, named and inout
+# outputs).  Usage: tests/cli/run.sh [TENSORC_BIN]  (default: build/tensorc).
+# Checks that need NumPy (to make and inspect .npy files) look for a python3
+# that has it (python3, then /usr/bin/python3) and are counted as skipped
+# when there is none.  Prints "N passed, M failed" last; exits 1 on failure.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tc=$(realpath "${1:-$root/build/tensorc}")
+cd "$here"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+pass=0 fail=0 skip=0
+py=
+for cand in python3 /usr/bin/python3; do
+    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import numpy' 2>/dev/null; then
+        py=$cand
+        break
+    fi
+done
+
+# t CMD...: run tensorc, keeping stdout, stderr and the exit status.
+t() {
+    "$tc" "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    out=$(cat "$tmp/out")
+    err=$(cat "$tmp/err")
+}
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL $1"
+    [ -n "${2:-}" ] && printf '  %s\n' "$2"
+    echo "  exit $rc; stderr:"; sed 's/^/    /' "$tmp/err" | head -8
+}
+# expect NAME RC: the last command exited RC.
+expect() { if [ "$rc" -eq "$2" ]; then ok; else bad "$1" "want exit $2"; fi; }
+# expect_err NAME RC TEXT: exit RC and TEXT somewhere in stderr.
+expect_err() {
+    if [ "$rc" -ne "$2" ]; then bad "$1" "want exit $2"
+    elif ! grep -qF -- "$3" "$tmp/err"; then bad "$1" "stderr lacks: $3"
+    else ok; fi
+}
+# expect_line NAME RC LINE: exit RC and stderr's first line is exactly LINE.
+expect_line() {
+    local first
+    first=$(head -1 "$tmp/err")
+    if [ "$rc" -ne "$2" ]; then bad "$1" "want exit $2"
+    elif [ "$first" != "$3" ]; then bad "$1" "want: $3"$'\n'"  got:  $first"
+    else ok; fi
+}
+# check NAME COND...: a shell condition.
+check() { local n=$1; shift; if "$@"; then ok; else bad "$n" "condition failed: $*"; fi; }
+# pycheck NAME CODE: a Python assertion over NumPy (skipped without NumPy).
+pycheck() {
+    if [ -z "$py" ]; then skip=$((skip + 1)); return; fi
+    if (cd "$tmp" && "$py" -c "import numpy as np
+$2") 2>"$tmp/pyerr"; then ok; else
+        fail=$((fail + 1)); echo "FAIL $1"; sed 's/^/    /' "$tmp/pyerr" | tail -4
+    fi
+}
+py_make() { # py_make CODE: make input files in $tmp (skipped without NumPy)
+    [ -n "$py" ] && (cd "$tmp" && "$py" -c "import numpy as np
+$1")
+}
+
+# --- usage, help, version ---------------------------------------------------------
+t;                          expect_line "no command" 2 "error: no command given"
+check "no command: usage" grep -q "^usage: " "$tmp/err"
+t --help;                   expect "--help" 0
+check "--help text" grep -q "tensorc compile FILE" "$tmp/out"
+check "--help mentions run" grep -q "tensorc run FILE" "$tmp/out"
+t run --help;               expect "run --help" 0
+check "run --help text" grep -q "usage:" "$tmp/out"
+t --version;                expect "--version" 0
+check "--version text" [ "$out" = "tensorc 0.1.0" ]
+t frob;                     expect_line "unknown command" 2 "error: unknown command 'frob'"
+t --frob;                   expect_line "unknown top option" 2 "error: unknown option '--frob'"
+t compile;                  expect_line "compile without FILE" 2 "error: 'tensorc compile' needs a FILE"
+check "usage line for compile" grep -q "^usage: tensorc compile FILE" "$tmp/err"
+check "pointer to --help" grep -q "Run 'tensorc --help' for more." "$tmp/err"
+t compile single.tc --bogus; expect_line "unknown compile option" 2 "error: unknown option '--bogus' for 'tensorc compile'"
+t compile single.tc --fn;   expect_line "missing option value" 2 "error: option '--fn' needs a value"
+t compile single.tc --verbose=1; expect_line "flag with a value" 2 "error: option '--verbose' takes no value"
+t compile a.tc b.tc;        expect_line "two files" 2 "error: unexpected argument 'b.tc' (FILE is 'a.tc')"
+t compile single.tc --emit=llvm
+expect_line "unknown stage" 2 "error: unknown --emit stage 'llvm' (stages: ast, graph, lowered, fused, sched, cuda, ptx, cubin)"
+t compile single.tc --arch=90; expect_line "bad arch" 2 "error: --arch must look like sm_90 or sm_90a, not '90'"
+t run;                      expect_line "run without FILE" 2 "error: 'tensorc run' needs a FILE"
+t run single.tc --device=gpu; expect_line "bad device" 2 "error: --device must be cpu or cuda, not 'gpu'"
+t run single.tc --seed=-1;  expect_line "bad seed" 2 "error: --seed must be a non-negative integer, not '-1'"
+t run single.tc --shape N;  expect_line "bad shape" 2 "error: --shape expects NAME=SIZE[,NAME=SIZE...], got 'N'"
+t run single.tc --shape N=x; expect_line "bad shape size" 2 "error: --shape N=x: the size must be a non-negative integer"
+t run single.tc --shape N=2,N=3; expect_line "shape twice" 2 "error: --shape: N is given twice"
+t run single.tc --input x;  expect_line "input without =" 2 "error: --input expects NAME=VALUE, got 'x'"
+t run single.tc --input x=a.npy --input x=b.npy; expect_line "input twice" 2 "error: --input x is given twice"
+t run single.tc --dtype T=f8; expect_line "bad dtype" 2 "error: --dtype T=f8: not a dtype (f32 f16 bf16 f64 i32 i64 bool)"
+t run single.tc --bogus;    expect_line "unknown run option" 2 "error: unknown option '--bogus' for 'tensorc run'"
+
+# --- the environment and stages not built ---------------------------------------------
+t run single.tc --device=cuda --shape N=4
+expect_line "device cuda" 3 "error: --device=cuda: the CUDA runtime is not built yet (use --device=cpu)"
+t run single.tc --check --shape N=4; expect_err "--check" 3 "error: --check: the CUDA runtime is not built yet"
+t compile single.tc
+expect_line "default emit" 1 "error: --emit=cuda is not built yet; available: ast, graph (tensorc 0.1.0 stops at the op graph)"
+t compile single.tc --emit=ptx
+expect_line "emit ptx" 1 "error: --emit=ptx is not built yet; available: ast, graph (tensorc 0.1.0 stops at the op graph)"
+t explain single.tc;        expect_err "explain" 1 "error: 'tensorc explain' is not built yet"
+t cache stats;              expect_err "cache stats" 1 "error: 'tensorc cache stats' is not built yet"
+t cache;                    expect_line "cache without verb" 2 "error: 'tensorc cache' needs one of: dir, stats, clear"
+
+# --- compile ------------------------------------------------------------------------------
+t compile missing.tc --emit=graph
+expect_line "missing file" 1 "error: cannot read 'missing.tc': No such file or directory"
+t run missing.tc;           expect_line "run missing file" 1 "error: cannot read 'missing.tc': No such file or directory"
+t compile broken.tc --emit=graph; expect_err "program error" 1 "broken.tc:2:16: error: "
+check "program error: source line" grep -qF "    return x + y" "$tmp/err"
+check "program error: caret" grep -qxF "                   ^" "$tmp/err"
+t compile single.tc --emit=graph; expect "emit graph" 0
+graph_eq=$out
+check "graph dump names the op" grep -q "mul" "$tmp/out"
+t compile single.tc --emit graph; expect "emit graph (separate)" 0
+check "--emit graph == --emit=graph" [ "$out" = "$graph_eq" ]
+t compile single.tc --emit=graph -o "$tmp/g.txt"; expect "-o" 0
+check "-o writes the dump" [ "$(cat "$tmp/g.txt")" = "$graph_eq" ]
+check "-o prints nothing" [ -z "$out" ]
+t compile single.tc --emit=graph -o"$tmp/g2.txt"; expect "-oFILE" 0
+check "-oFILE writes the dump" [ "$(cat "$tmp/g2.txt")" = "$graph_eq" ]
+t compile single.tc --emit=graph -o /nonexistent/dir/g.txt
+expect_line "-o unwritable" 1 "error: cannot write '/nonexistent/dir/g.txt': No such file or directory"
+t compile single.tc --emit=ast; expect "emit ast" 0
+check "ast dump names the function" grep -q "only" "$tmp/out"
+t compile progs.tc --emit=graph --fn smax; expect "compile --fn" 0
+check "--fn dumps one function" bash -c "grep -q exp '$tmp/out' && ! grep -q id_f32 '$tmp/out'"
+t compile progs.tc --emit=graph --fn nope; expect_err "compile --fn unknown" 1 "no function 'nope'"
+t compile single.tc --emit=graph --fn softmax; expect "prelude function as entry" 0
+check "prelude graph" grep -q "exp" "$tmp/out"
+TENSORC_DUMP_DIR="$tmp/dumps" "$tc" compile single.tc --emit=ast >/dev/null 2>&1
+check "TENSORC_DUMP_DIR ast" [ -s "$tmp/dumps/single.ast" ]
+check "TENSORC_DUMP_DIR graph" [ "$(cat "$tmp/dumps/single.graph")" = "$graph_eq" ]
+TENSORC_DEBUG=1 "$tc" compile single.tc --emit=ast >/dev/null 2>"$tmp/err"
+check "TENSORC_DEBUG=1 times the passes" grep -q "^tensorc: compiled single.tc: 1 functions, .* parse .* ms" "$tmp/err"
+TENSORC_DEBUG=4 "$tc" compile single.tc --emit=ast >/dev/null 2>"$tmp/err"
+check "TENSORC_DEBUG=4 prints the graph" grep -q "^tensorc: graph of single.tc:" "$tmp/err"
+
+# --- run: choosing the function, summaries, seeds -------------------------------------------
+t run progs.tc --shape N=2
+expect_err "several functions need --fn" 2 "error: progs.tc defines 11 functions ("
+check "the list names them" grep -qF "id_f32, id_f64" "$tmp/err"
+t run single.tc --shape N=3; expect "single function without --fn" 0
+check "summary header" [ "$(head -1 "$tmp/out")" = "out: f32[3]" ]
+t run progs.tc --fn nope;   expect_err "run --fn unknown" 1 "no function 'nope' here or in the prelude"
+t run broken.tc;            expect_err "run program error" 1 "broken.tc:2:16: error: "
+t run progs.tc --fn smax --shape N=2,D=3 --seed 7; expect "run summary" 0
+check "summary: name and type" [ "$(head -1 "$tmp/out")" = "out: f32[2, 3]" ]
+check "summary: two rows" [ "$(sed -n 2p "$tmp/out" | cut -c1-2)" = "[[" ]
+check "summary: closing" bash -c "sed -n 3p '$tmp/out' | grep -q ']]\$'"
+t run progs.tc --fn smax --shape N=2,D=3 --seed 7
+first=$out
+check "same seed, same summary" [ "$out" = "$first" ]
+t run progs.tc --fn smax --shape N=64,D=128; expect "big summary" 0
+check "big summary is cut" grep -qF "..." "$tmp/out"
+check "big summary is short" [ "$(wc -l <"$tmp/out")" -le 10 ]
+
+t run progs.tc --fn smax --shape N=4,D=8 --seed 1 --output out="$tmp/a.npy"; expect "run --output" 0
+check "--output prints nothing" [ -z "$out" ]
+t run progs.tc --fn smax --shape N=4,D=8 --seed 1 --output out="$tmp/b.npy"
+t run progs.tc --fn smax --shape N=4,D=8 --seed 2 --output out="$tmp/c.npy"
+check "same seed, same bytes" cmp -s "$tmp/a.npy" "$tmp/b.npy"
+check "other seed, other bytes" bash -c "! cmp -s '$tmp/a.npy' '$tmp/c.npy'"
+check "no temporary left" bash -c "! ls '$tmp'/*.tmp 2>/dev/null | grep -q ."
+pycheck "softmax output" "a = np.load('a.npy'); assert a.dtype == np.float32 and a.shape == (4, 8), a
+assert np.allclose(a.sum(-1), 1, atol=1e-6) and (a > 0).all()
+assert len(np.unique(a)) > 8"
+
+# --- run: dims ------------------------------------------------------------------------------
+t run progs.tc --fn smax
+expect_line "missing dim" 1 "progs.tc:27:9: error: size of N is not known: pass a tensor for parameter 'x' or --shape N=..."
+t run progs.tc --fn smax --shape N=2,D=3,Q=4
+expect_err "--shape of a size the function lacks" 1 "'Q' is not a size of function 'smax' (its sizes are N, D)"
+
+if [ -n "$py" ]; then
+py_make "
+np.save('x43.npy', np.arange(12, dtype=np.float32).reshape(4, 3) - 5.5)
+np.save('g5.npy', np.ones(5, np.float32))
+np.save('g3.npy', np.array([1, 2, 3], np.float32))
+np.save('x64.npy', np.ones((4, 3)))
+for dt, name in [(np.float32, 'f32'), (np.float64, 'f64'), (np.float16, 'f16'), (np.int32, 'i32')]:
+    np.save('rt_%s.npy' % name, (np.arange(6).reshape(2, 3) * 0.75 - 2).astype(dt))
+np.save('rt_i64.npy', np.array([-(2**53), 2**53, 0, -1], np.int64))
+np.save('rt_bool.npy', np.array([True, False, True]))
+np.save('rt_bf16.npy', np.array([1.0, 1 + 2**-10, 3.14159, -2.5e-3], np.float32))
+np.save('p34.npy', np.arange(12, dtype=np.float32).reshape(3, 4))
+np.save('g34.npy', np.full((3, 4), 2, np.float32))
+np.save('lr.npy', np.array(0.125))
+"
+fi
+
+# .npy round trip through run: the output must be the input, byte for byte
+for dt in f32 f64 f16 i32 i64 bool; do
+    if [ -z "$py" ]; then skip=$((skip + 1)); continue; fi
+    t run progs.tc --fn "id_$dt" --input x="$tmp/rt_$dt.npy" --output out="$tmp/rt_${dt}_out.npy"
+    expect "identity $dt" 0
+    check "identity $dt: same bytes" cmp -s "$tmp/rt_$dt.npy" "$tmp/rt_${dt}_out.npy"
+done
+if [ -n "$py" ]; then
+    t run progs.tc --fn id_bf16 --input x="$tmp/rt_bf16.npy" --output out="$tmp/bf.npy"; expect "bf16 as f32" 0
+fi
+pycheck "bf16 rounds f32 input" "b = np.load('bf.npy'); assert b.dtype == np.float32
+assert b.tolist() == [1.0, 1.0, 3.140625, -0.0025024414062500], b.tolist()"
+
+if [ -n "$py" ]; then
+    t run progs.tc --fn stats --input x="$tmp/x43.npy" --input g="$tmp/g5.npy"
+    expect_err "shape mismatch names the parameter" 1 "'g'"
+    t run progs.tc --fn stats --input x="$tmp/x64.npy" --input g="$tmp/g3.npy"
+    expect_line "dtype mismatch" 1 "error: --input x: '$tmp/x64.npy' holds f64 values, but parameter 'x' is f32[N, D] (convert with a.astype(np.float32))"
+    t run progs.tc --fn stats --input x="$tmp/x43.npy" --input g="$tmp/g3.npy" \
+        --output y="$tmp/y.npy" --output s="$tmp/s.npy"
+    expect "named results" 0
+else
+    skip=$((skip + 4))
+fi
+pycheck "named results' values" "x = np.load('x43.npy'); y = np.load('y.npy'); s = np.load('s.npy')
+assert y.shape == (4, 3) and s.shape == (4,)
+assert (y == x * np.array([1, 2, 3], np.float32)).all() and np.allclose(s, x.sum(-1))"
+t run progs.tc --fn stats --shape N=2,D=2 --output zz=/dev/null
+expect_line "unknown output" 1 "error: --output zz: function 'stats' has no output 'zz' (outputs: y, s)"
+t run progs.tc --fn stats --shape N=2,D=2 --output s="$tmp/s2.npy"; expect "one output to a file" 0
+check "the other is printed" [ "$(head -1 "$tmp/out")" = "y: f32[2, 2]" ]
+check "the written one is not" bash -c "! grep -q '^s:' '$tmp/out'"
+t run progs.tc --fn stats --shape N=2,D=2 --input zz=1
+expect_line "unknown input" 1 "error: --input zz: function 'stats' has no parameter 'zz' (parameters: x, g)"
+t run progs.tc --fn stats --shape N=2,D=2 --input x=3
+expect_line "number for a tensor" 1 "error: --input x=3: parameter 'x' is a tensor (f32[N, D]): pass a .npy file"
+t run progs.tc --fn stats --shape N=2,D=2 --input x="$tmp/none.npy"
+expect_line "missing .npy" 1 "error: cannot read '$tmp/none.npy': No such file or directory"
+printf 'not numpy' >"$tmp/junk.npy"
+t run progs.tc --fn stats --shape N=2,D=2 --input x="$tmp/junk.npy"
+expect_err "malformed .npy" 1 "'$tmp/junk.npy' is not a .npy file"
+
+# --- run: inout, [*] and scalars ----------------------------------------------------------------
+if [ -n "$py" ]; then
+    t run progs.tc --fn update --input p="$tmp/p34.npy" --input g="$tmp/g34.npy" --output p="$tmp/p_new.npy"
+    expect "inout output" 0
+    t run progs.tc --fn update --input p="$tmp/p34.npy" --input g="$tmp/g34.npy" --input lr=0.25 \
+        --output p="$tmp/p_lr.npy"
+    expect "scalar input" 0
+    t run progs.tc --fn update --input p="$tmp/p34.npy" --input g="$tmp/g34.npy" --input lr="$tmp/lr.npy" \
+        --output p="$tmp/p_lrnpy.npy"
+    expect "scalar as 0-d .npy" 0
+else
+    skip=$((skip + 3))
+fi
+pycheck "inout p keeps its shape, default lr" "p = np.load('p_new.npy'); assert p.shape == (3, 4), p.shape
+assert (p == np.arange(12, dtype=np.float32).reshape(3, 4) - 1).all(), p"
+pycheck "scalar lr=0.25" "p = np.load('p_lr.npy'); assert (p == np.arange(12, dtype=np.float32).reshape(3, 4) - 0.5).all(), p"
+pycheck "scalar lr from .npy" "p = np.load('p_lrnpy.npy'); assert (p == np.arange(12, dtype=np.float32).reshape(3, 4) - 0.25).all(), p"
+t run progs.tc --fn update --shape '*=5'; expect "[*] from --shape" 0
+check "inout printed by name" [ "$(head -1 "$tmp/out")" = "p: f32[5]" ]
+t run progs.tc --fn update
+expect_err "[*] without a size" 1 "error: size of * is not known: pass a tensor for parameter 'p' or --shape *=..."
+t run progs.tc --fn scale --shape '*=4' --input k=3 --input s=0.5; expect "int and float scalars" 0
+t run progs.tc --fn scale --shape '*=4' --input k=2.5
+expect_line "bad int scalar" 1 "error: --input k=2.5: '2.5' is not an i32 value (parameter 'k' is i32)"
+t run progs.tc --fn scale --shape '*=4' --input s=abc
+expect_line "bad float scalar" 1 "error: --input s=abc: 'abc' is not an f32 value (parameter 's' is f32)"
+t run progs.tc --fn scale --shape '*=4' --input k=99999999999
+expect_err "i32 out of range" 1 "is not an i32 value"
+t run progs.tc --fn scale --shape '*=3' --seed 5; expect "random scalars" 0
+# random inputs come from one stream per parameter name: x is the same
+# whether or not g is given
+if [ -n "$py" ]; then
+    py_make "np.save('ones3.npy', np.ones(3, np.float32))"
+    t run progs.tc --fn id_f32 --shape N=2,D=3 --seed 5 --output out="$tmp/x_rand.npy"
+    t run progs.tc --fn stats --shape N=2,D=3 --seed 5 --input g="$tmp/ones3.npy" --output y="$tmp/y_rand.npy"
+fi
+pycheck "random streams are per parameter" "a = np.load('x_rand.npy'); b = np.load('y_rand.npy')
+assert (a == b).all(), (a, b)
+assert (a >= -1).all() and (a < 1).all() and len(np.unique(a)) == 6"
+t run progs.tc --fn id_f32 --shape N=1,D=1 --dtype T=bf16
+expect_err "--dtype not yet" 1 "--dtype T=bf16"
+
+if [ "$skip" -gt 0 ]; then echo "($skip skipped: no python3 with NumPy)"; fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

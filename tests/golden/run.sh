@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Golden dumps: for every examples/*.tc and tests/golden/extra/*.tc, the
+# output of `tensorc compile F --emit=ast` and `--emit=graph` must equal
+# tests/golden/NAME.ast and tests/golden/NAME.graph.
+#
+#   tests/golden/run.sh [TENSORC_BIN] [--update]
+#
+# TENSORC_BIN defaults to build/tensorc.  --update rewrites the golden files
+# from the current output (review the diff before committing it).  Each file
+# is compiled from its own directory by its base name, so locations in the
+# dumps ("softmax.tc:7:9") do not depend on where the tree lives.  Prints a
+# unified diff for each mismatch and "N passed, M failed" last.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+update=0 bin=
+for a in "$@"; do
+    case $a in
+    --update) update=1 ;;
+    *) bin=$a ;;
+    esac
+done
+tc=$(realpath "${bin:-$root/build/tensorc}")
+if [ ! -x "$tc" ]; then echo "no tensorc binary at $tc (build first)"; exit 2; fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+pass=0 fail=0
+declare -A seen=()
+for f in "$root"/examples/*.tc "$here"/extra/*.tc; do
+    [ -e "$f" ] || continue
+    name=$(basename "$f" .tc)
+    if [ -n "${seen[$name]:-}" ]; then
+        echo "FAIL $f: the name '$name' is also used by ${seen[$name]}"; fail=$((fail + 1)); continue
+    fi
+    seen[$name]=$f
+    for stage in ast graph; do
+        golden=$here/$name.$stage
+        (cd "$(dirname "$f")" && "$tc" compile "$(basename "$f")" --emit=$stage) >"$tmp/out" 2>"$tmp/err"
+        rc=$?
+        if [ $rc -ne 0 ]; then
+            echo "FAIL $name.$stage: tensorc exited $rc"; sed 's/^/    /' "$tmp/err" | head -6
+            fail=$((fail + 1)); continue
+        fi
+        if [ $update -eq 1 ]; then
+            if ! cmp -s "$tmp/out" "$golden"; then cp "$tmp/out" "$golden"; echo "updated $name.$stage"; fi
+            pass=$((pass + 1))
+        elif [ ! -e "$golden" ]; then
+            echo "FAIL $name.$stage: no golden file (run tests/golden/run.sh --update)"; fail=$((fail + 1))
+        elif cmp -s "$tmp/out" "$golden"; then
+            pass=$((pass + 1))
+        else
+            echo "FAIL $name.$stage differs from tests/golden/$name.$stage:"
+            diff -u "$golden" "$tmp/out" | head -40
+            fail=$((fail + 1))
+        fi
+    done
+done
+# golden files whose program is gone
+for g in "$here"/*.ast "$here"/*.graph; do
+    [ -e "$g" ] || continue
+    name=$(basename "${g%.*}")
+    if [ -z "${seen[$name]:-}" ]; then
+        if [ $update -eq 1 ]; then rm "$g"; echo "removed $(basename "$g")"
+        else echo "FAIL $(basename "$g"): no examples/$name.tc or extra/$name.tc"; fail=$((fail + 1)); fi
+    fi
+done
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,411 @@
+/* test_api.c - the public API (include/tensorc.h) and the driver's internal
+ * entry points (src/api_internal.h): compiling, errors and their locations,
+ * dumps, unsupported stages, the prelude, TENSORC_DUMP_DIR, and that a
+ * failed compilation frees everything (LeakSanitizer checks at exit). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api_internal.h"
+#include "tensorc.h"
+
+static const char ADD1[] =
+    "# add one\n"
+    "fn add1(x: f32[N]) -> f32[N] {\n"
+    "    return x + 1\n"
+    "}\n";
+
+static const char TWO_FNS[] =
+    "fn a(x: f32[N]) -> f32[N] {\n"
+    "    return x * 2\n"
+    "}\n"
+    "fn b(x: f32[N], y: f32[N]) -> f32[N] {\n"
+    "    return a(x) + y\n"
+    "}\n";
+
+static tc_program *compile_ok(tc_ctx *ctx, const char *src, const char *name)
+{
+    tc_program *p = NULL;
+    tc_status st = tc_compile(ctx, src, strlen(src), name, &p);
+    if (st != TC_OK)
+        fail_msg("%s: %s", tc_status_str(st), tc_errmsg(ctx));
+    assert_non_null(p);
+    assert_string_equal(tc_errmsg(ctx), "");
+    return p;
+}
+
+static void test_version(void **state)
+{
+    assert_int_equal(tc_version_number(), TC_VERSION_NUMBER);
+    assert_int_equal(TC_VERSION_NUMBER, 100);
+    assert_string_equal(tc_version_string(), "0.1.0");
+    assert_string_equal(tc_version_string(), TC_VERSION_STRING);
+}
+
+static void test_status_str(void **state)
+{
+    assert_string_equal(tc_status_str(TC_OK), "TC_OK");
+    assert_string_equal(tc_status_str(TC_ERR_SYNTAX), "TC_ERR_SYNTAX");
+    assert_string_equal(tc_status_str(TC_ERR_COMPILE), "TC_ERR_COMPILE");
+    assert_string_equal(tc_status_str(TC_ERR_LIMIT), "TC_ERR_LIMIT");
+    assert_string_equal(tc_status_str(TC_ERR_INVALID_ARG), "TC_ERR_INVALID_ARG");
+    assert_string_equal(tc_status_str(TC_ERR_NOT_FOUND), "TC_ERR_NOT_FOUND");
+    assert_string_equal(tc_status_str(TC_ERR_UNSUPPORTED), "TC_ERR_UNSUPPORTED");
+    assert_string_equal(tc_status_str(TC_ERR_IO), "TC_ERR_IO");
+    assert_string_equal(tc_status_str(TC_ERR_NOMEM), "TC_ERR_NOMEM");
+    assert_string_equal(tc_status_str(TC_ERR_NO_DEVICE), "TC_ERR_NO_DEVICE");
+    assert_string_equal(tc_status_str(TC_ERR_INTERNAL), "TC_ERR_INTERNAL");
+    assert_string_equal(tc_status_str(TC_STATUS_COUNT), "TC_ERR_UNKNOWN_STATUS");
+    assert_string_equal(tc_status_str((tc_status)-1), "TC_ERR_UNKNOWN_STATUS");
+}
+
+static void test_ctx(void **state)
+{
+    tc_ctx *ctx = NULL;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    assert_non_null(ctx);
+    assert_string_equal(tc_errmsg(ctx), "");
+    const char *file = "x";
+    int line = 7, col = 7;
+    assert_int_equal(tc_error_loc(ctx, &file, &line, &col), 0);
+    assert_null(file);
+    assert_int_equal(line, 0);
+    tc_ctx_free(ctx);
+    tc_ctx_free(NULL);
+    tc_program_free(NULL);
+    assert_int_equal(tc_ctx_create(NULL), TC_ERR_INVALID_ARG);
+    assert_string_equal(tc_errmsg(NULL), "");
+}
+
+static void test_compile_and_dump(void **state)
+{
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    tc_program *p = compile_ok(ctx, TWO_FNS, "two.tc");
+    const char *ast = NULL, *graph = NULL, *one = NULL;
+    assert_int_equal(tc_program_dump(p, "ast", NULL, &ast), TC_OK);
+    assert_non_null(strstr(ast, "a"));
+    assert_non_null(strstr(ast, "b"));
+    assert_int_equal(tc_program_dump(p, "graph", NULL, &graph), TC_OK);
+    /* both functions, b with a inlined: a multiply and an add */
+    assert_non_null(strstr(graph, "mul"));
+    assert_non_null(strstr(graph, "add"));
+    assert_int_equal(tc_program_dump(p, "graph", "a", &one), TC_OK);
+    assert_non_null(strstr(one, "mul"));
+    assert_null(strstr(one, "add("));
+    assert_true(strlen(one) < strlen(graph));
+    assert_int_equal(tc_program_dump(p, "ast", "b", &one), TC_OK);
+    assert_true(strlen(one) < strlen(ast));
+
+    /* no such function: an error in ctx, nothing returned */
+    const char *none = "x";
+    assert_int_equal(tc_program_dump(p, "graph", "nope", &none), TC_ERR_NOT_FOUND);
+    assert_null(none);
+    assert_non_null(strstr(tc_errmsg(ctx), "no function 'nope'"));
+    assert_non_null(strstr(tc_errmsg(ctx), "a, b"));
+    assert_int_equal(tc_program_dump(p, "ast", "nope", &none), TC_ERR_NOT_FOUND);
+    /* a later success clears the error */
+    assert_int_equal(tc_program_dump(p, "ast", NULL, &ast), TC_OK);
+    assert_string_equal(tc_errmsg(ctx), "");
+
+    assert_int_equal(tc_program_dump(p, NULL, NULL, &ast), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_program_dump(p, "graph", NULL, NULL), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_program_dump(NULL, "graph", NULL, &ast), TC_ERR_INVALID_ARG);
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+}
+
+static void test_unsupported_stages(void **state)
+{
+    static const char *later[] = {"lowered", "fused", "sched", "cuda", "ptx", "cubin"};
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    tc_program *p = compile_ok(ctx, ADD1, "add1.tc");
+    for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
+        const char *out = "x";
+        assert_int_equal(tc_program_dump(p, later[i], NULL, &out), TC_ERR_UNSUPPORTED);
+        assert_null(out);
+        char want[64];
+        snprintf(want, sizeof want, "stage '%s' is not built yet", later[i]);
+        assert_non_null(strstr(tc_errmsg(ctx), want));
+        assert_non_null(strstr(tc_errmsg(ctx), "available: ast, graph"));
+    }
+    const char *out;
+    assert_int_equal(tc_program_dump(p, "llvm", NULL, &out), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(ctx), "unknown stage 'llvm'"));
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+}
+
+static void test_compile_errors(void **state)
+{
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    tc_program *p = (tc_program *)&p; /* must be reset to NULL */
+
+    /* an unknown name, located at its token, with the line and a caret */
+    static const char undefined[] = "fn f(x: f32[N]) -> f32[N] {\n    return y\n}\n";
+    /* the file name lives on the heap and dies before we ask for it back */
+    char *name = strdup("undef.tc");
+    tc_status st = tc_compile(ctx, undefined, strlen(undefined), name, &p);
+    free(name);
+    assert_int_equal(st, TC_ERR_COMPILE);
+    assert_null(p);
+    const char *msg = tc_errmsg(ctx);
+    assert_true(strncmp(msg, "undef.tc:2:12: error: ", 22) == 0);
+    assert_non_null(strstr(msg, "\n        return y\n               ^\n"));
+    const char *file;
+    int line, col;
+    assert_int_equal(tc_error_loc(ctx, &file, &line, &col), 1);
+    assert_string_equal(file, "undef.tc");
+    assert_int_equal(line, 2);
+    assert_int_equal(col, 12);
+    assert_int_equal(tc_error_loc(ctx, NULL, NULL, NULL), 1);
+
+    /* a syntax error */
+    static const char syntax[] = "fn f(x: f32[N]) -> f32[N] {\n    return x +* 2\n}\n";
+    assert_int_equal(tc_compile(ctx, syntax, strlen(syntax), "syn.tc", &p), TC_ERR_SYNTAX);
+    assert_null(p);
+    assert_int_equal(tc_error_loc(ctx, &file, &line, &col), 1);
+    assert_string_equal(file, "syn.tc");
+    assert_int_equal(line, 2);
+    assert_true(strncmp(tc_errmsg(ctx), "syn.tc:2:", 9) == 0);
+
+    /* shapes that do not broadcast */
+    static const char shapes[] = "fn f(x: f32[N, D], g: f32[N]) -> f32[N, D] {\n    return x * g\n}\n";
+    assert_int_equal(tc_compile(ctx, shapes, strlen(shapes), "shp.tc", &p), TC_ERR_COMPILE);
+    assert_int_equal(tc_error_loc(ctx, NULL, &line, NULL), 1);
+    assert_int_equal(line, 2);
+
+    /* many failures in a row leak nothing (LeakSanitizer checks at exit) */
+    for (int i = 0; i < 50; i++)
+        assert_int_equal(tc_compile(ctx, undefined, strlen(undefined), "u.tc", &p), TC_ERR_COMPILE);
+
+    /* success clears the last error */
+    p = compile_ok(ctx, ADD1, "ok.tc");
+    assert_int_equal(tc_error_loc(ctx, &file, &line, &col), 0);
+    assert_null(file);
+    tc_program_free(p);
+
+    /* bad arguments */
+    assert_int_equal(tc_compile(ctx, NULL, 5, "x.tc", &p), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_compile(ctx, ADD1, strlen(ADD1), "x.tc", NULL), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_compile(NULL, ADD1, strlen(ADD1), "x.tc", &p), TC_ERR_INVALID_ARG);
+    tc_ctx_free(ctx);
+}
+
+/* The source need not be NUL-terminated (ASan would catch a read past it),
+ * and an empty program is fine. */
+static void test_source_buffers(void **state)
+{
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    size_t n = strlen(ADD1);
+    char *exact = malloc(n);
+    memcpy(exact, ADD1, n);
+    tc_program *p = NULL;
+    assert_int_equal(tc_compile(ctx, exact, n, NULL, &p), TC_OK);
+    free(exact);
+    const char *ast;
+    assert_int_equal(tc_program_dump(p, "ast", NULL, &ast), TC_OK);
+    assert_non_null(strstr(ast, "add1"));
+    tc_program_free(p);
+
+    assert_int_equal(tc_compile(ctx, "", 0, "empty.tc", &p), TC_OK);
+    assert_int_equal(tc_program_dump(p, "graph", NULL, &ast), TC_OK);
+    assert_string_equal(ast, "");
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+}
+
+static void test_limit(void **state)
+{
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    size_t n = (size_t)AST_MAX_SOURCE + 1;
+    char *big = malloc(n);
+    assert_non_null(big);
+    memset(big, ' ', n);
+    tc_program *p;
+    assert_int_equal(tc_compile(ctx, big, n, "big.tc", &p), TC_ERR_LIMIT);
+    assert_null(p);
+    assert_non_null(strstr(tc_errmsg(ctx), "big.tc: error: "));
+    assert_non_null(strstr(tc_errmsg(ctx), "at most 16 MiB"));
+    free(big);
+    tc_ctx_free(ctx);
+}
+
+static void test_compile_file(void **state)
+{
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    tc_program *p;
+    assert_int_equal(tc_compile_file(ctx, "/nonexistent/x.tc", &p), TC_ERR_IO);
+    assert_null(p);
+    assert_string_equal(tc_errmsg(ctx),
+                        "error: cannot read '/nonexistent/x.tc': No such file or directory\n");
+    assert_int_equal(tc_compile_file(ctx, "/tmp", &p), TC_ERR_IO);
+    assert_non_null(strstr(tc_errmsg(ctx), "cannot read '/tmp': Is a directory"));
+
+    char path[] = "/tmp/tc_test_api_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, ADD1, strlen(ADD1)), (ssize_t)strlen(ADD1));
+    close(fd);
+    assert_int_equal(tc_compile_file(ctx, path, &p), TC_OK);
+    const char *g;
+    assert_int_equal(tc_program_dump(p, "graph", "add1", &g), TC_OK);
+    assert_non_null(strstr(g, "add"));
+    tc_program_free(p);
+    unlink(path);
+    tc_ctx_free(ctx);
+}
+
+/* Prelude functions are callable, and are entry points when named. */
+static void test_prelude(void **state)
+{
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    static const char uses[] = "fn f(x: f32[N, D]) -> f32[N, D] {\n    return softmax(x)\n}\n";
+    tc_program *p = compile_ok(ctx, uses, "uses.tc");
+    const gfn *f = NULL;
+    assert_int_equal(api_entry(p, "softmax", &f), TC_OK);
+    assert_non_null(f);
+    assert_string_equal(f->name, "softmax");
+    const gfn *again = NULL;
+    assert_int_equal(api_entry(p, "softmax", &again), TC_OK);
+    assert_ptr_equal(f, again); /* built once */
+    const char *g;
+    assert_int_equal(tc_program_dump(p, "graph", "softmax", &g), TC_OK);
+    assert_non_null(strstr(g, "exp"));
+    assert_int_equal(tc_program_dump(p, "ast", "softmax", &g), TC_OK);
+    assert_non_null(strstr(g, "softmax"));
+    assert_int_equal(api_entry(p, NULL, &f), TC_OK);
+    assert_string_equal(f->name, "f");
+    assert_int_equal(api_entry(p, "nope", &f), TC_ERR_NOT_FOUND);
+    assert_null(f);
+    assert_non_null(strstr(tc_errmsg(ctx), "no function 'nope' here or in the prelude"));
+    tc_program_free(p);
+
+    p = compile_ok(ctx, TWO_FNS, "two.tc");
+    assert_int_equal(api_entry(p, NULL, &f), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(ctx), "2 functions (a, b)"));
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+}
+
+/* Bind sizes and run the reference interpreter through the internal API. */
+static void test_bind_and_run(void **state)
+{
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    tc_program *p = compile_ok(ctx, TWO_FNS, "two.tc");
+    const gfn *f;
+    assert_int_equal(api_entry(p, "b", &f), TC_OK);
+    assert_int_equal(f->nparams, 2);
+    assert_int_equal(f->noutputs, 1);
+    assert_string_equal(f->outputs[0].name, "out");
+
+    bind_arg args[2] = {{true, 1, {3}}, {true, 1, {3}}};
+    tc_dimbind *b = NULL;
+    int nb = 0;
+    assert_int_equal(api_bind(p, f, args, NULL, 0, &b, &nb), TC_OK);
+    assert_int_equal(nb, 1);
+    assert_string_equal(b[0].name, "N");
+    assert_int_equal(b[0].value, 3);
+
+    ref_tensor in[2], out[1];
+    int64_t shape[] = {3};
+    assert_true(ref_alloc(&in[0], TC_F32, 1, shape));
+    assert_true(ref_alloc(&in[1], TC_F32, 1, shape));
+    for (int i = 0; i < 3; i++) {
+        in[0].data[i] = i;
+        in[1].data[i] = 0.5;
+    }
+    assert_int_equal(api_ref_run(p, f, b, nb, in, out), TC_OK);
+    assert_int_equal(out[0].rank, 1);
+    assert_int_equal(out[0].shape[0], 3);
+    for (int i = 0; i < 3; i++)
+        assert_true(out[0].data[i] == 2 * i + 0.5);
+    ref_free(&out[0]);
+
+    /* a size that disagrees names the parameter */
+    args[1].shape[0] = 4;
+    assert_int_not_equal(api_bind(p, f, args, NULL, 0, &b, &nb), TC_OK);
+    assert_non_null(strstr(tc_errmsg(ctx), "'y'"));
+    ref_free(&in[0]);
+    ref_free(&in[1]);
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *s = calloc(1, 1 << 20);
+    size_t n = fread(s, 1, (1 << 20) - 1, f);
+    s[n] = 0;
+    fclose(f);
+    return s;
+}
+
+static void test_dump_dir(void **state)
+{
+    char dir[] = "/tmp/tc_test_dump_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sub[64];
+    snprintf(sub, sizeof sub, "%s/a/b", dir); /* created as needed */
+    setenv("TENSORC_DUMP_DIR", sub, 1);
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    tc_program *p = compile_ok(ctx, TWO_FNS, "examples/two fns.tc");
+    unsetenv("TENSORC_DUMP_DIR");
+    const char *ast, *graph;
+    assert_int_equal(tc_program_dump(p, "ast", NULL, &ast), TC_OK);
+    assert_int_equal(tc_program_dump(p, "graph", NULL, &graph), TC_OK);
+    char path[128];
+    snprintf(path, sizeof path, "%s/two_fns.ast", sub);
+    char *got = slurp(path);
+    assert_non_null(got);
+    assert_string_equal(got, ast);
+    free(got);
+    snprintf(path, sizeof path, "%s/two_fns.graph", sub);
+    got = slurp(path);
+    assert_non_null(got);
+    assert_string_equal(got, graph);
+    free(got);
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_status_str),
+        cmocka_unit_test(test_ctx),
+        cmocka_unit_test(test_compile_and_dump),
+        cmocka_unit_test(test_unsupported_stages),
+        cmocka_unit_test(test_compile_errors),
+        cmocka_unit_test(test_source_buffers),
+        cmocka_unit_test(test_limit),
+        cmocka_unit_test(test_compile_file),
+        cmocka_unit_test(test_prelude),
+        cmocka_unit_test(test_bind_and_run),
+        cmocka_unit_test(test_dump_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,104 @@
+/* test_arena.c - the bump allocator and the string builder. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "arena.h"
+
+static void test_alloc_aligned_zeroed(void **state)
+{
+    (void)state;
+    tc_arena *a = arena_new(NULL);
+    assert_non_null(a);
+    assert_int_equal(arena_bytes(a), 0);
+    size_t sizes[] = {1, 3, 16, 17, 100, 4096, 70000, 1, 200000, 5};
+    size_t total = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned char *p = arena_alloc(a, sizes[i]);
+        assert_non_null(p);
+        assert_int_equal((uintptr_t)p % 16, 0);
+        for (size_t k = 0; k < sizes[i]; k++)
+            if (p[k] != 0)
+                fail_msg("byte %zu of allocation %zu is not zero", k, i);
+        memset(p, 0xAB, sizes[i]); /* dirty it: the next allocation must still be zero */
+        total += (sizes[i] + 15) & ~(size_t)15;
+        assert_int_equal(arena_bytes(a), total);
+    }
+    /* reuse after dirtying inside one chunk */
+    int *xs = ARENA_ARRAY(a, int, 10);
+    for (int i = 0; i < 10; i++)
+        assert_int_equal(xs[i], 0);
+    struct pt { double x, y; } *pt = ARENA_NEW(a, struct pt);
+    assert_true(pt->x == 0 && pt->y == 0);
+    arena_free(a);
+    arena_free(NULL); /* fine */
+}
+
+static void test_strings(void **state)
+{
+    (void)state;
+    tc_arena *a = arena_new(NULL);
+    char *s = arena_strdup(a, "hello");
+    assert_string_equal(s, "hello");
+    char *t = arena_strndup(a, "hello world", 5);
+    assert_string_equal(t, "hello");
+    assert_ptr_not_equal(s, t);
+    assert_string_equal(arena_strndup(a, "abc", 0), "");
+    assert_string_equal(arena_printf(a, "%s=%d", "N", 64), "N=64");
+    assert_string_equal(arena_printf(a, "%s", ""), "");
+    arena_free(a);
+}
+
+static void test_buf_growth(void **state)
+{
+    (void)state;
+    tc_arena *a = arena_new(NULL);
+    tc_buf b;
+    buf_init(&b, a);
+    assert_string_equal(buf_str(&b), "");
+    assert_int_equal(b.len, 0);
+    buf_puts(&b, "ab");
+    buf_putc(&b, 'c');
+    buf_printf(&b, "%d-%s", 42, "x");
+    assert_string_equal(buf_str(&b), "abc42-x");
+    assert_int_equal(b.len, 7);
+    /* grow far past the first 64 bytes, through every entry point */
+    char line[300];
+    memset(line, 'z', sizeof line - 1);
+    line[sizeof line - 1] = 0;
+    buf_puts(&b, line);
+    assert_int_equal(b.len, 7 + 299);
+    for (int i = 0; i < 1000; i++)
+        buf_putc(&b, (char)('0' + i % 10));
+    buf_printf(&b, "%s|%05d", line, 7);
+    size_t want = 7 + 299 + 1000 + 299 + 6;
+    assert_int_equal(b.len, want);
+    assert_int_equal(strlen(buf_str(&b)), want);
+    assert_true(b.cap > b.len);
+    const char *s = buf_str(&b);
+    assert_memory_equal(s, "abc42-x", 7);
+    assert_int_equal(s[7 + 299], '0');
+    assert_int_equal(s[7 + 299 + 999], '9');
+    assert_string_equal(s + want - 6, "|00007");
+    /* one printf larger than any doubling step */
+    tc_buf c;
+    buf_init(&c, a);
+    buf_printf(&c, "%5000s", "end");
+    assert_int_equal(c.len, 5000);
+    assert_string_equal(buf_str(&c) + 4997, "end");
+    arena_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_alloc_aligned_zeroed),
+        cmocka_unit_test(test_strings),
+        cmocka_unit_test(test_buf_growth),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

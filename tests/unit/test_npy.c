@@ -1,0 +1,509 @@
+/* test_npy.c - .npy reading and writing (src/npy.c).
+ *
+ * The expected files below were written by numpy 1.24 (np.save), so these
+ * tests check that we read what numpy writes and write what numpy reads, byte
+ * for byte.  Each file is given as its version, its header dict as numpy
+ * printed it, the header's padded size as numpy chose it, and the data bytes.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "npy.h"
+
+static char tmpdir[64];
+
+static int setup(void **state)
+{
+    strcpy(tmpdir, "/tmp/tc_test_npy_XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *tmp_path(const char *name)
+{
+    static char buf[8][128];
+    static int k;
+    char *p = buf[k++ % 8];
+    snprintf(p, 128, "%s/%s", tmpdir, name);
+    return p;
+}
+
+/* --- building files --------------------------------------------------------- */
+
+typedef struct {
+    unsigned char *bytes;
+    size_t len;
+} blob;
+
+/* A .npy file as numpy writes it: magic, version, header length, the dict
+ * padded with spaces to total header bytes (numpy's choice, given here), '\n',
+ * then data. */
+static blob make_npy(int major, const char *dict, size_t total, const void *data, size_t ndata)
+{
+    size_t pre = major == 1 ? 10 : 12;
+    blob b;
+    b.len = total + ndata;
+    b.bytes = malloc(b.len);
+    assert_non_null(b.bytes);
+    memcpy(b.bytes, "\x93NUMPY", 6);
+    b.bytes[6] = (unsigned char)major;
+    b.bytes[7] = 0;
+    size_t hl = total - pre;
+    for (size_t i = 0; i < pre - 8; i++)
+        b.bytes[8 + i] = (unsigned char)(hl >> (8 * i));
+    size_t dl = strlen(dict);
+    assert_true(pre + dl + 1 <= total);
+    memcpy(b.bytes + pre, dict, dl);
+    memset(b.bytes + pre + dl, ' ', total - pre - dl - 1);
+    b.bytes[total - 1] = '\n';
+    if (ndata)
+        memcpy(b.bytes + total, data, ndata);
+    return b;
+}
+
+static void put_file(const char *path, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(bytes, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+static blob get_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    blob b = {malloc(1 << 16), 0};
+    assert_non_null(b.bytes);
+    b.len = fread(b.bytes, 1, 1 << 16, f);
+    fclose(f);
+    return b;
+}
+
+static ref_tensor tensor(tc_dtype dt, int rank, const int64_t *shape, const double *vals)
+{
+    ref_tensor t = {0};
+    t.dtype = dt;
+    t.rank = rank;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        t.shape[i] = shape[i];
+        n *= shape[i];
+    }
+    t.data = calloc((size_t)(n ? n : 1), sizeof(double));
+    assert_non_null(t.data);
+    if (vals)
+        memcpy(t.data, vals, (size_t)n * sizeof(double));
+    return t;
+}
+
+/* Write t, compare with numpy's bytes, read it back and compare values. */
+static void check_write_matches(const ref_tensor *t, blob want)
+{
+    tc_diag d;
+    diag_init(&d);
+    const char *p = tmp_path("w.npy");
+    assert_int_equal(npy_write(p, t, &d), TC_OK);
+    blob got = get_file(p);
+    assert_int_equal(got.len, want.len);
+    assert_memory_equal(got.bytes, want.bytes, want.len);
+    free(got.bytes);
+    free(want.bytes);
+    diag_release(&d);
+}
+
+static int64_t numel(const ref_tensor *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++)
+        n *= t->shape[i];
+    return n;
+}
+
+/* --- numpy's own files ------------------------------------------------------- */
+
+static const unsigned char f4_data[] = {0x00, 0x00, 0xc0, 0x3f, 0x00, 0x00, 0x00, 0xc0};
+static const unsigned char f8_data[] = {0, 0, 0, 0, 0, 0, 0x08, 0x40};
+static const unsigned char i4_data[] = {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0,
+                                        4, 0, 0, 0, 5, 0, 0, 0, 6, 0, 0, 0};
+static const unsigned char b1_data[] = {1, 0, 1};
+/* np.array([0.1, 65504, 1e-7, -inf], dtype='<f2') */
+static const unsigned char f2_data[] = {0x66, 0x2e, 0xff, 0x7b, 0x02, 0x00, 0x00, 0xfc};
+static const unsigned char i8_data[] = {7, 0, 0, 0, 0, 0, 0, 0, 0xf8, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+static const unsigned char f4q_data[] = {0x00, 0x00, 0x80, 0x3e}; /* 0.25 */
+
+static void test_write_like_numpy(void **state)
+{
+    ref_tensor t;
+    t = tensor(TC_F32, 1, (int64_t[]){2}, (double[]){1.5, -2.0});
+    check_write_matches(&t, make_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                                     128, f4_data, sizeof f4_data));
+    free(t.data);
+    t = tensor(TC_F64, 0, NULL, (double[]){3.0});
+    check_write_matches(&t, make_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
+                                     128, f8_data, sizeof f8_data));
+    free(t.data);
+    t = tensor(TC_I32, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6});
+    check_write_matches(&t, make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }",
+                                     128, i4_data, sizeof i4_data));
+    free(t.data);
+    t = tensor(TC_BOOL, 1, (int64_t[]){3}, (double[]){1, 0, 1});
+    check_write_matches(&t, make_npy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
+                                     128, b1_data, sizeof b1_data));
+    free(t.data);
+    /* f16: values are rounded on the way out exactly as numpy's astype does */
+    t = tensor(TC_F16, 1, (int64_t[]){4}, (double[]){0.1, 65504, 1e-7, -INFINITY});
+    check_write_matches(&t, make_npy(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }",
+                                     128, f2_data, sizeof f2_data));
+    free(t.data);
+    t = tensor(TC_I64, 2, (int64_t[]){0, 3}, NULL);
+    check_write_matches(&t, make_npy(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (0, 3), }",
+                                     128, NULL, 0));
+    free(t.data);
+}
+
+static void read_blob(blob b, ref_tensor *t, tc_status want)
+{
+    tc_diag d;
+    diag_init(&d);
+    const char *p = tmp_path("r.npy");
+    put_file(p, b.bytes, b.len);
+    free(b.bytes);
+    tc_status st = npy_read(p, t, &d);
+    if (st != want)
+        fail_msg("status %d, want %d: %s", (int)st, (int)want,
+                 d.msg ? d.msg : "");
+    diag_release(&d);
+}
+
+static void test_read_numpy_files(void **state)
+{
+    ref_tensor t;
+    read_blob(make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", 128,
+                       i4_data, sizeof i4_data), &t, TC_OK);
+    assert_int_equal(t.dtype, TC_I32);
+    assert_int_equal(t.rank, 2);
+    assert_int_equal(t.shape[0], 2);
+    assert_int_equal(t.shape[1], 3);
+    for (int i = 0; i < 6; i++)
+        assert_true(t.data[i] == i + 1);
+    free(t.data);
+
+    read_blob(make_npy(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }", 128,
+                       f2_data, sizeof f2_data), &t, TC_OK);
+    assert_int_equal(t.dtype, TC_F16);
+    assert_true(t.data[0] == 0.0999755859375);   /* the f16 nearest 0.1 */
+    assert_true(t.data[1] == 65504);
+    assert_true(t.data[2] == ldexp(1, -23));      /* subnormal 2 * 2^-24 */
+    assert_true(isinf(t.data[3]) && t.data[3] < 0);
+    free(t.data);
+
+    read_blob(make_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }", 128,
+                       f8_data, sizeof f8_data), &t, TC_OK);
+    assert_int_equal(t.dtype, TC_F64);
+    assert_int_equal(t.rank, 0);
+    assert_true(t.data[0] == 3.0);
+    free(t.data);
+
+    read_blob(make_npy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", 128,
+                       b1_data, sizeof b1_data), &t, TC_OK);
+    assert_int_equal(t.dtype, TC_BOOL);
+    assert_true(t.data[0] == 1 && t.data[1] == 0 && t.data[2] == 1);
+    free(t.data);
+
+    read_blob(make_npy(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (0, 3), }", 128,
+                       NULL, 0), &t, TC_OK);
+    assert_int_equal(t.dtype, TC_I64);
+    assert_int_equal(t.rank, 2);
+    assert_int_equal(t.shape[0], 0);
+    assert_int_equal(t.shape[1], 3);
+    assert_non_null(t.data);
+    free(t.data);
+
+    /* versions 2.0 and 3.0 have a 4-byte header length */
+    read_blob(make_npy(2, "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", 128,
+                       i8_data, sizeof i8_data), &t, TC_OK);
+    assert_int_equal(t.dtype, TC_I64);
+    assert_true(t.data[0] == 7 && t.data[1] == -8);
+    free(t.data);
+    read_blob(make_npy(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", 128,
+                       f4q_data, sizeof f4q_data), &t, TC_OK);
+    assert_int_equal(t.dtype, TC_F32);
+    assert_true(t.data[0] == 0.25);
+    free(t.data);
+}
+
+/* Harmless spellings other writers produce are accepted. */
+static void test_read_header_variations(void **state)
+{
+    static const char *dicts[] = {
+        "{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (2,)}",
+        "{'shape': (2,), 'fortran_order': False, 'descr': '<f4'}",
+        "{'descr':'<f4','fortran_order':True,'shape':(2,),}",   /* 1-D: order is moot */
+        "{'descr': '=f4', 'fortran_order': False, 'shape': (2L,), }",
+    };
+    for (size_t i = 0; i < sizeof dicts / sizeof dicts[0]; i++) {
+        ref_tensor t;
+        read_blob(make_npy(1, dicts[i], 128, f4_data, sizeof f4_data), &t, TC_OK);
+        assert_int_equal(t.rank, 1);
+        assert_int_equal(t.shape[0], 2);
+        assert_true(t.data[0] == 1.5 && t.data[1] == -2.0);
+        free(t.data);
+    }
+}
+
+/* --- round trips -------------------------------------------------------------- */
+
+static void round_trip(tc_dtype dt, int rank, const int64_t *shape, const double *vals,
+                       tc_dtype want_dt)
+{
+    tc_diag d;
+    diag_init(&d);
+    ref_tensor t = tensor(dt, rank, shape, vals), r;
+    const char *p = tmp_path("rt.npy");
+    assert_int_equal(npy_write(p, &t, &d), TC_OK);
+    tc_status st = npy_read(p, &r, &d);
+    if (st != TC_OK)
+        fail_msg("%s", d.msg);
+    assert_int_equal(r.dtype, want_dt);
+    assert_int_equal(r.rank, rank);
+    for (int i = 0; i < rank; i++)
+        assert_int_equal(r.shape[i], shape[i]);
+    for (int64_t i = 0; i < numel(&t); i++) {
+        if (isnan(t.data[i]))
+            assert_true(isnan(r.data[i]));
+        else if (t.data[i] != r.data[i] || signbit(t.data[i]) != signbit(r.data[i]))
+            fail_msg("%s element %lld: wrote %.17g, read %.17g", dtype_name(dt),
+                     (long long)i, t.data[i], r.data[i]);
+    }
+    free(t.data);
+    free(r.data);
+    /* the temporary file was renamed away */
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "%s.tmp", p);
+    assert_int_not_equal(access(tmp, F_OK), 0);
+    diag_release(&d);
+}
+
+static void test_round_trip_every_dtype(void **state)
+{
+    int64_t s23[] = {2, 3};
+    round_trip(TC_F32, 2, s23, (double[]){0.0, -0.0, (double)(float)(1.0 / 3),
+                                          3.4028234663852886e38, INFINITY, NAN}, TC_F32);
+    round_trip(TC_F64, 2, s23, (double[]){1.0 / 3, -0.0, 1e308, 4.9e-324, -INFINITY, NAN}, TC_F64);
+    round_trip(TC_F16, 2, s23, (double[]){65504, -ldexp(1, -24), ldexp(1, -14), 0.5, -0.0, NAN},
+               TC_F16);
+    round_trip(TC_I32, 2, s23, (double[]){2147483647.0, -2147483648.0, 0, -1, 1, 123456}, TC_I32);
+    round_trip(TC_I64, 2, s23, (double[]){9007199254740992.0, -9007199254740992.0, 0, -1,
+                                          -9223372036854775808.0, 42}, TC_I64);
+    round_trip(TC_BOOL, 2, s23, (double[]){1, 0, 0, 1, 1, 1}, TC_BOOL);
+    /* bf16 travels as <f4 (exactly) and comes back as f32 */
+    round_trip(TC_BF16, 1, (int64_t[]){4}, (double[]){1.0078125, -196608.0,
+                                                       ldexp(1, -133), -0.0}, TC_F32);
+    /* 0-d and empty arrays of every dtype */
+    tc_dtype all[] = {TC_F32, TC_F64, TC_F16, TC_I32, TC_I64, TC_BOOL};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        round_trip(all[i], 0, NULL, (double[]){1}, all[i]);
+        round_trip(all[i], 1, (int64_t[]){0}, NULL, all[i]);
+        round_trip(all[i], 3, (int64_t[]){2, 0, 5}, NULL, all[i]);
+    }
+    /* rank 8 with large dims still has a header that fits and is aligned */
+    round_trip(TC_F32, 8, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 1}, (double[]){2.5}, TC_F32);
+}
+
+/* Every f16 bit pattern survives read then write unchanged (NaNs stay NaN). */
+static void test_f16_all_bits(void **state)
+{
+    static unsigned char data[2 * 65536];
+    for (int i = 0; i < 65536; i++) {
+        data[2 * i] = (unsigned char)(i & 0xff);
+        data[2 * i + 1] = (unsigned char)(i >> 8);
+    }
+    blob b = make_npy(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (65536,), }", 128,
+                      data, sizeof data);
+    ref_tensor t;
+    read_blob(b, &t, TC_OK);
+    tc_diag d;
+    diag_init(&d);
+    const char *p = tmp_path("h.npy");
+    assert_int_equal(npy_write(p, &t, &d), TC_OK);
+    FILE *f = fopen(p, "rb");
+    assert_non_null(f);
+    unsigned char *got = malloc(128 + sizeof data);
+    assert_int_equal(fread(got, 1, 128 + sizeof data, f), 128 + sizeof data);
+    fclose(f);
+    for (int i = 0; i < 65536; i++) {
+        unsigned v = got[128 + 2 * i] | (unsigned)got[128 + 2 * i + 1] << 8;
+        bool nan = (i & 0x7c00) == 0x7c00 && (i & 0x3ff);
+        if (nan)
+            assert_true((v & 0x7c00) == 0x7c00 && (v & 0x3ff));
+        else if (v != (unsigned)i)
+            fail_msg("f16 bits 0x%04x came back as 0x%04x", i, v);
+    }
+    free(got);
+    free(t.data);
+    diag_release(&d);
+}
+
+/* Rounding to f16 on write: ties to even, overflow to inf, underflow to 0. */
+static void test_f16_rounding(void **state)
+{
+    tc_diag d;
+    diag_init(&d);
+    double in[] = {65520, 65519.99, ldexp(3, -25), ldexp(1, -26), 1 + ldexp(1, -11), 1 + ldexp(3, -11)};
+    double want[] = {INFINITY, 65504, ldexp(1, -23), 0, 1, 1 + ldexp(1, -9)};
+    ref_tensor t = tensor(TC_F16, 1, (int64_t[]){6}, in), r;
+    const char *p = tmp_path("hr.npy");
+    assert_int_equal(npy_write(p, &t, &d), TC_OK);
+    assert_int_equal(npy_read(p, &r, &d), TC_OK);
+    for (int i = 0; i < 6; i++)
+        if (r.data[i] != want[i])
+            fail_msg("f16(%.17g) = %.17g, want %.17g", in[i], r.data[i], want[i]);
+    free(t.data);
+    free(r.data);
+    diag_release(&d);
+}
+
+/* --- bad files --------------------------------------------------------------- */
+
+/* Read bytes that must be refused with st and a message containing want and
+ * naming the file. */
+static void refuse(const void *bytes, size_t n, tc_status st, const char *want)
+{
+    tc_diag d;
+    diag_init(&d);
+    const char *p = tmp_path("bad.npy");
+    put_file(p, bytes, n);
+    ref_tensor t;
+    tc_status got = npy_read(p, &t, &d);
+    if (got != st)
+        fail_msg("status %d, want %d (%s)", (int)got, (int)st,
+                 d.msg ? d.msg : "no message");
+    assert_non_null(d.msg);
+    if (!strstr(d.msg, want) || !strstr(d.msg, p))
+        fail_msg("message '%s' lacks '%s' or the file name", d.msg, want);
+    assert_null(t.data);
+    diag_release(&d);
+}
+
+static void refuse_dict(const char *dict, const char *want)
+{
+    blob b = make_npy(1, dict, 128, f4_data, sizeof f4_data);
+    refuse(b.bytes, b.len, TC_ERR_INVALID_ARG, want);
+    free(b.bytes);
+}
+
+static void test_malformed_headers(void **state)
+{
+    refuse("", 0, TC_ERR_INVALID_ARG, "not a .npy file");
+    refuse("hello world, this is text", 25, TC_ERR_INVALID_ARG, "not a .npy file");
+    refuse("\x93NUMPY\x04\x00\x10\x00", 10, TC_ERR_INVALID_ARG, "version 4.0");
+    refuse("\x93NUMPY\x01\x00\xff\x00{'descr'", 19, TC_ERR_INVALID_ARG, "ends inside the header");
+    refuse("\x93NUMPY\x02\x00\x10", 9, TC_ERR_INVALID_ARG, "not a .npy file");
+    refuse("\x93NUMPY\x02\x00\x10\x00", 10, TC_ERR_INVALID_ARG, "ends inside the header length");
+    refuse("\x93NUMPY\x02\x00\xff\xff\xff\xff", 12, TC_ERR_INVALID_ARG, "ends inside the header");
+    refuse_dict("['descr', '<f4']", "not a dict");
+    refuse_dict("{'descr': '<f4', 'shape': (2,), }", "no 'fortran_order'");
+    refuse_dict("{'descr': '<f4', 'fortran_order': False}", "no 'shape'");
+    refuse_dict("{'fortran_order': False, 'shape': (2,)}", "no 'descr'");
+    refuse_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}",
+                "unexpected or repeated key 'extra'");
+    refuse_dict("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,)}",
+                "repeated key 'descr'");
+    refuse_dict("{'descr': '<f4', 'fortran_order': 0, 'shape': (2,)}", "not True or False");
+    refuse_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}", "non-negative integers");
+    refuse_dict("{'descr': '<f4', 'fortran_order': False, 'shape': [2]}", "not a tuple");
+    refuse_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (2 3)}", "expected ',' or ')'");
+    refuse_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (2,) 'x'}", "expected ',' or '}'");
+    refuse_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} junk", "after the header");
+    refuse_dict("{'descr' '<f4', 'fortran_order': False, 'shape': (2,)}", "expected ':'");
+    refuse_dict("{'descr': '<f4, 'fortran_order': False, 'shape': (2,)}", "'<f4, '");
+    refuse_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}",
+                "non-negative integers");
+    refuse_dict("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1)}",
+                "more than 8 dimensions");
+    refuse_dict("{'descr': '>f4', 'fortran_order': False, 'shape': (2,)}", "big-endian");
+    refuse_dict("{'descr': '<u2', 'fortran_order': False, 'shape': (2,)}", "'<u2'");
+    refuse_dict("{'descr': '<c8', 'fortran_order': False, 'shape': (1,)}", "does not support");
+    refuse_dict("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,)}", "structured");
+    refuse_dict("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}", "Fortran order");
+}
+
+static void test_truncated_and_oversized(void **state)
+{
+    /* data shorter than the shape says */
+    blob b = make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }", 128,
+                      i4_data, sizeof i4_data - 1);
+    refuse(b.bytes, b.len, TC_ERR_INVALID_ARG, "needs 24 bytes of data, but it has 23");
+    free(b.bytes);
+    /* a shape whose byte count overflows 64 bits is refused, not allocated */
+    b = make_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }",
+                 128, f8_data, sizeof f8_data);
+    refuse(b.bytes, b.len, TC_ERR_INVALID_ARG, "overflows");
+    free(b.bytes);
+    b = make_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 1000000), }",
+                 128, f8_data, sizeof f8_data);
+    refuse(b.bytes, b.len, TC_ERR_INVALID_ARG, "truncated");
+    free(b.bytes);
+    /* a huge shape containing 0 is an empty array, and fine */
+    b = make_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (9223372036854775807, 0), }",
+                 128, NULL, 0);
+    ref_tensor t;
+    read_blob(b, &t, TC_OK);
+    assert_int_equal(t.shape[1], 0);
+    free(t.data);
+}
+
+static void test_io_errors(void **state)
+{
+    tc_diag d;
+    diag_init(&d);
+    ref_tensor t;
+    assert_int_equal(npy_read(tmp_path("missing.npy"), &t, &d), TC_ERR_IO);
+    assert_non_null(strstr(d.msg, "cannot read"));
+    assert_non_null(strstr(d.msg, "missing.npy': No such file or directory"));
+    assert_int_equal(npy_read(tmpdir, &t, &d), TC_ERR_IO);
+    assert_non_null(strstr(d.msg, "Is a directory"));
+
+    ref_tensor w = tensor(TC_F32, 1, (int64_t[]){1}, (double[]){1});
+    assert_int_equal(npy_write(tmp_path("no/such/dir/x.npy"), &w, &d), TC_ERR_IO);
+    assert_non_null(strstr(d.msg, "cannot write"));
+    assert_non_null(strstr(d.msg, "x.npy': No such file or directory"));
+    w.dtype = TC_DT_NONE;
+    assert_int_equal(npy_write(tmp_path("y.npy"), &w, &d), TC_ERR_INVALID_ARG);
+    assert_int_not_equal(access(tmp_path("y.npy"), F_OK), 0);
+    free(w.data);
+    diag_release(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_write_like_numpy),
+        cmocka_unit_test(test_read_numpy_files),
+        cmocka_unit_test(test_read_header_variations),
+        cmocka_unit_test(test_round_trip_every_dtype),
+        cmocka_unit_test(test_f16_all_bits),
+        cmocka_unit_test(test_f16_rounding),
+        cmocka_unit_test(test_malformed_headers),
+        cmocka_unit_test(test_truncated_and_oversized),
+        cmocka_unit_test(test_io_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,90 @@
+/* args.c - option scanning and usage errors for the tensorc CLI.
+ *
+ * Hand-rolled rather than getopt_long: every subcommand takes a handful of
+ * options, both "--emit=graph" and "--emit graph" must work, and errors must
+ * name the subcommand's own usage line.  Options and the FILE operand may
+ * come in any order; "--" ends the options.
+ */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* Usage lines, one per subcommand (tensorc.c prints the full text). */
+static const struct { const char *cmd, *line; } usages[] = {
+    {"compile", "tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]"},
+    {"run", "tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy|NAME=VALUE]...\n"
+            "                   [--output NAME=PATH.npy]... [--device=cpu|cuda] [--seed S] [--dtype T=bf16]"},
+    {"explain", "tensorc explain FILE [--fn NAME]"},
+    {"cache", "tensorc cache dir | stats | clear"},
+};
+
+const char *cli_command;
+
+int usage_error(const char *fmt, ...)
+{
+    const char *cmd = cli_command;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    const char *line = "tensorc compile|run|explain|cache ... | --help | --version";
+    for (size_t i = 0; cmd && i < sizeof usages / sizeof usages[0]; i++)
+        if (strcmp(cmd, usages[i].cmd) == 0)
+            line = usages[i].line;
+    fprintf(stderr, "usage: %s\nRun 'tensorc --help' for more.\n", line);
+    return EXIT_USAGE;
+}
+
+int fail(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return status;
+}
+
+bool opt_value(const char *name, int argc, char **argv, int *i, const char **val, bool *bad)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return false;
+    bool is_long = name[1] == '-';
+    if (a[n] == '=' && is_long) {
+        *val = a + n + 1;
+        return true;
+    }
+    if (a[n] && !is_long) { /* -oOUT */
+        *val = a + n;
+        return true;
+    }
+    if (a[n])
+        return false; /* --fnord is not --fn */
+    if (*i + 1 >= argc) {
+        usage_error("option '%s' needs a value", name);
+        *bad = true;
+        return true;
+    }
+    *val = argv[++*i];
+    return true;
+}
+
+bool opt_flag(const char *name, int argc, char **argv, int *i, bool *bad)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0)
+        return false;
+    if (a[n] == '=') {
+        usage_error("option '%s' takes no value", name);
+        *bad = true;
+        return true;
+    }
+    return a[n] == 0;
+}

@@ -1,0 +1,215 @@
+/* tensorc.c - the command-line driver: `tensorc compile|run|explain|cache`.
+ *
+ * A thin layer over the library: every error in a program comes back from
+ * tc_compile() already located and formatted ("file:line:col: error: ..."
+ * with the source line and a caret) and is printed as it is.  The driver's
+ * own job is options, files and exit statuses (interfaces.md):
+ *   0 success; 1 an error in the program or its inputs; 2 a usage error;
+ *   3 the environment (no GPU, CUDA runtime not built or not found).
+ *
+ * This stage of tensorc stops at the op graph: `compile --emit=ast|graph`
+ * and `run --device=cpu` (the reference interpreter) work; the later stages,
+ * `explain` and `cache` say plainly that they are not built yet.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "api_internal.h"
+
+static const char help_text[] =
+    "tensorc " TC_VERSION_STRING " - a compiler from a small tensor language to fused CUDA kernels\n"
+    "\n"
+    "usage:\n"
+    "  tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]\n"
+    "      Check FILE and print one stage of it (to OUT with -o).  Without --fn,\n"
+    "      every function in FILE; --fn may also name a prelude function.\n"
+    "      STAGE: ast | graph | lowered | fused | sched | cuda | ptx | cubin\n"
+    "      (default cuda).  Built so far: ast, graph.\n"
+    "\n"
+    "  tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy]...\n"
+    "                   [--input NAME=VALUE]... [--output NAME=PATH.npy]...\n"
+    "                   [--device=cpu|cuda] [--seed S] [--dtype T=bf16] [--check] [--bench]\n"
+    "      Run function NAME (optional when FILE has just one).  Tensors are .npy\n"
+    "      files; a scalar is a number (or a 0-d .npy).  Symbolic dims are bound\n"
+    "      from the inputs' shapes, then --shape ('*=COUNT' for [*] tensors).\n"
+    "      Inputs not given are seeded random data (--seed, default 0): floats\n"
+    "      uniform in [-1, 1), integers in [-10, 10), bools 50/50; scalars not\n"
+    "      given take their default, else a random value in (0, 1] (integers\n"
+    "      [1, 10]).  Outputs are named as in the signature (a single unnamed\n"
+    "      result is 'out'; an inout parameter's final value has its own name);\n"
+    "      those without --output are printed.  bf16 tensors travel as f32 .npy.\n"
+    "      --device=cpu runs the reference interpreter (the only device built\n"
+    "      so far); --check and --bench need the CUDA runtime.\n"
+    "\n"
+    "  tensorc explain FILE [--fn NAME]    fusion decisions (not built yet)\n"
+    "  tensorc cache dir | stats | clear   the kernel cache (not built yet)\n"
+    "  tensorc --help | --version\n"
+    "\n"
+    "exit status: 0 success; 1 an error in the program or its inputs; 2 a usage\n"
+    "error; 3 the environment (no GPU, CUDA runtime missing).\n"
+    "\n"
+    "environment: TENSORC_DUMP_DIR=DIR writes DIR/NAME.ast and DIR/NAME.graph for\n"
+    "every compilation; TENSORC_DEBUG=1 prints pass timings, 4 the graph, 5 the AST.\n";
+
+static const char *const stages[] = {"ast", "graph", "lowered", "fused", "sched", "cuda", "ptx", "cubin"};
+
+static bool is_built(const char *stage)
+{
+    return strcmp(stage, "ast") == 0 || strcmp(stage, "graph") == 0;
+}
+
+/* Write text to path (or stdout); 0 or EXIT_ERROR with a message. */
+static int write_text(const char *path, const char *text)
+{
+    if (!path) {
+        fputs(text, stdout);
+        return fflush(stdout) == 0 ? EXIT_OK : fail(EXIT_ERROR, "cannot write the output: %s",
+                                                   strerror(errno));
+    }
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail(EXIT_ERROR, "cannot write '%s': %s", path, strerror(errno));
+    bool ok = fputs(text, f) != EOF;
+    int err = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = false;
+        err = errno;
+    }
+    return ok ? EXIT_OK : fail(EXIT_ERROR, "cannot write '%s': %s", path, strerror(err));
+}
+
+/* tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose] */
+static int cmd_compile(int argc, char **argv)
+{
+    const char *file = NULL, *fn = NULL, *emit = "cuda", *out = NULL, *arch = NULL;
+    bool bad = false, verbose = false, dashdash = false;
+    for (int i = 0; i < argc && !bad; i++) {
+        const char *a = argv[i], *v;
+        if (dashdash || a[0] != '-' || a[1] == 0) {
+            if (file)
+                return usage_error("unexpected argument '%s' (FILE is '%s')", a, file);
+            file = a;
+        } else if (strcmp(a, "--") == 0) {
+            dashdash = true;
+        } else if (opt_value("--fn", argc, argv, &i, &v, &bad)) {
+            fn = v;
+        } else if (opt_value("--emit", argc, argv, &i, &v, &bad)) {
+            emit = v;
+        } else if (opt_value("--arch", argc, argv, &i, &v, &bad)) {
+            arch = v;
+        } else if (opt_value("-o", argc, argv, &i, &v, &bad)) {
+            out = v;
+        } else if (opt_flag("--verbose", argc, argv, &i, &bad)) {
+            verbose = true;
+        } else if (!bad) {
+            return usage_error("unknown option '%s' for 'tensorc compile'", a);
+        }
+    }
+    if (bad)
+        return EXIT_USAGE;
+    if (!file)
+        return usage_error("'tensorc compile' needs a FILE");
+    bool known = false;
+    for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++)
+        known |= strcmp(emit, stages[i]) == 0;
+    if (!known)
+        return usage_error("unknown --emit stage '%s' (stages: ast, graph, lowered, fused, sched, "
+                           "cuda, ptx, cubin)", emit);
+    if (arch) {
+        const char *d = arch + 3;
+        bool ok = strncmp(arch, "sm_", 3) == 0 && *d;
+        for (; ok && *d; d++)
+            ok = (*d >= '0' && *d <= '9') || (d[1] == 0 && *d == 'a' && d > arch + 3);
+        if (!ok)
+            return usage_error("--arch must look like sm_90 or sm_90a, not '%s'", arch);
+    }
+    (void)verbose; /* it reports NVRTC compilations, and there are none yet */
+
+    tc_ctx *ctx = NULL;
+    tc_program *p = NULL;
+    int rc = EXIT_OK;
+    if (tc_ctx_create(&ctx) != TC_OK)
+        return fail(EXIT_ERROR, "out of memory");
+    if (tc_compile_file(ctx, file, &p) != TC_OK) {
+        fputs(tc_errmsg(ctx), stderr);
+        rc = EXIT_ERROR;
+    }
+    const gfn *f;
+    if (rc == EXIT_OK && fn && api_entry(p, fn, &f) != TC_OK) {
+        fputs(tc_errmsg(ctx), stderr);
+        rc = EXIT_ERROR;
+    }
+    if (rc == EXIT_OK && !is_built(emit))
+        rc = fail(EXIT_ERROR, "--emit=%s is not built yet; available: ast, graph "
+                  "(tensorc %s stops at the op graph)", emit, TC_VERSION_STRING);
+    const char *text;
+    if (rc == EXIT_OK) {
+        if (tc_program_dump(p, emit, fn, &text) != TC_OK) {
+            fputs(tc_errmsg(ctx), stderr);
+            rc = EXIT_ERROR;
+        } else {
+            rc = write_text(out, text);
+        }
+    }
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+    return rc;
+}
+
+/* explain and cache: accepted, so scripts can be written against them, but
+ * they report that they are not built. */
+static int cmd_later(const char *cmd, int argc, char **argv)
+{
+    if (strcmp(cmd, "explain") == 0) {
+        if (argc < 1)
+            return usage_error("'tensorc explain' needs a FILE");
+        return fail(EXIT_ERROR, "'tensorc explain' is not built yet: it reports fusion decisions, "
+                    "and tensorc %s stops at the op graph (try: tensorc compile %s --emit=graph)",
+                    TC_VERSION_STRING, argv[0]);
+    }
+    if (argc < 1 || (strcmp(argv[0], "dir") != 0 && strcmp(argv[0], "stats") != 0 &&
+                     strcmp(argv[0], "clear") != 0))
+        return usage_error("'tensorc cache' needs one of: dir, stats, clear");
+    return fail(EXIT_ERROR, "'tensorc cache %s' is not built yet: tensorc %s compiles no kernels, "
+                "so there is no kernel cache", argv[0], TC_VERSION_STRING);
+}
+
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            return false;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+            return true;
+    }
+    return false;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("no command given");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(help_text, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("tensorc %s\n", tc_version_string());
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "compile") && strcmp(cmd, "run") && strcmp(cmd, "explain") && strcmp(cmd, "cache"))
+        return usage_error(cmd[0] == '-' ? "unknown option '%s'" : "unknown command '%s'", cmd);
+    cli_command = cmd;
+    if (wants_help(argc - 2, argv + 2)) {
+        fputs(help_text, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "compile") == 0)
+        return cmd_compile(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0)
+        return cmd_run(argc - 2, argv + 2);
+    return cmd_later(cmd, argc - 2, argv + 2);
+}
