@@ -20,6 +20,26 @@
  * graph_build with fn = NULL builds every user function, so tc_compile does
  * check them all.
  *
+ * Decisions other stages rely on (details in the files named):
+ *  - dtypes (build_node.c): pointwise inputs keep their dtypes, no casts are
+ *    inserted; a node's dtype is its TR_ rule over the inputs promoted left
+ *    to right with dtype_promote, weak flags included (what graph_verify
+ *    checks).  Only MATMUL operands are cast to a common dtype.  Literals
+ *    are weak (ints i64, floats f64, bools), as are scalar parameters and
+ *    dims used as numbers; a weak value that becomes a tensor on its own
+ *    (a view, a reduction, a result) takes f32 for a float literal.
+ *  - MATMUL nodes are always (..., M, K) @ (..., K, N) with rank >= 2; a
+ *    rank-1 operand is viewed as [1, K] / [K, 1] and the extra dim squeezed
+ *    from the result by a view (NumPy's rules on the outside).
+ *  - common subexpressions are shared (hash-consing, build_node.c) and
+ *    scalar constants are folded, so `axis=-1`, `1 - 0.9` and defaults are
+ *    plain constants; nodes no output needs are dropped at the end.
+ *  - views are composed (one VIEW over a materialized node); slice bounds
+ *    that cannot be checked become gconstraints (build_views.c).
+ *  - builtins cannot be redefined by the user's program; prelude functions
+ *    can be shadowed; at an entry point dtype variables are f32 and [*] is
+ *    rank 1 of the dim "*"; elementwise needs at least one [*] tensor.
+ *
  * Other files: build_expr.c (expressions), build_builtin.c (builtin calls),
  * build_views.c (strides/offsets), build_node.c (CSE, folding, promotion,
  * broadcasting), build_const.c (compile-time values); see build_internal.h.
@@ -294,6 +314,7 @@ static gfn *build_entry(builder *b, bfunc *bf)
     bscope *s = ARENA_NEW(b->a, bscope);
     s->fn = fn;
     s->prog = bf->prog;
+    s->sa = b->a;
     b->sc = s;
     entry_params(b, s);
     build_body(b, s);
@@ -305,15 +326,32 @@ static gfn *build_entry(builder *b, bfunc *bf)
     return f;
 }
 
+/* Free the scratch arenas of calls an error left under way. */
+static void free_live(builder *b)
+{
+    for (int i = 0; i < GRAPH_MAX_INLINE_DEPTH + 2; i++)
+        if (b->live[i]) {
+            arena_free(b->live[i]);
+            b->live[i] = NULL;
+        }
+}
+
 tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude, int nprelude,
                       const char *fn, tc_arena *a, tc_diag *d)
 {
-    builder bld;
-    memset(&bld, 0, sizeof bld);
-    builder *b = &bld;
+    /* The builder lives in the arena so that it is intact after an error
+     * unwinds to the setjmp below (locals changed after setjmp are not). */
+    builder *b = ARENA_NEW(a, builder);
     b->a = a;
     b->d = d;
     b->dc = dimctx_new(a);
+    jmp_buf jb, *outer = d->jb;
+    if (setjmp(jb)) {
+        free_live(b);
+        d->jb = outer;
+        longjmp(*outer, 1);
+    }
+    d->jb = &jb;
     for (int i = 0; i < nprelude; i++)
         add_fns(b, prelude[i], true);
     add_fns(b, prog, false);
@@ -334,11 +372,12 @@ tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude
         }
         g->fns = ARENA_ARRAY(a, gfn *, 1);
         g->fns[g->nfns++] = build_entry(b, f);
-        return g;
+    } else {
+        int n = prog ? prog->nfns : 0;
+        g->fns = ARENA_ARRAY(a, gfn *, n ? n : 1);
+        for (int i = 0; i < n; i++)
+            g->fns[g->nfns++] = build_entry(b, build_find_fn(b, prog->fns[i].name));
     }
-    int n = prog ? prog->nfns : 0;
-    g->fns = ARENA_ARRAY(a, gfn *, n ? n : 1);
-    for (int i = 0; i < n; i++)
-        g->fns[g->nfns++] = build_entry(b, build_find_fn(b, prog->fns[i].name));
+    d->jb = outer;
     return g;
 }

@@ -215,7 +215,7 @@ static gnode *concat(builder *b, const ast_expr *e)
     int nargs = e->u.call.nargs;
     const ast_expr *axis_e = NULL;
     int n = 0;
-    const ast_expr **items = ARENA_ARRAY(b->a, const ast_expr *, nargs ? nargs : 1);
+    const ast_expr **items = ARENA_ARRAY(b->sc->sa, const ast_expr *, nargs ? nargs : 1);
     for (int i = 0; i < nargs; i++) {
         const ast_arg *a = &e->u.call.args[i];
         if (a->name) {
@@ -240,7 +240,7 @@ static gnode *concat(builder *b, const ast_expr *e)
     }
     if (n < 1)
         diag_error(b->d, TC_ERR_COMPILE, loc, "'concat' needs at least one tensor");
-    gnode **in = ARENA_ARRAY(b->a, gnode *, n);
+    gnode **in = ARENA_ARRAY(b->sc->sa, gnode *, n);
     for (int i = 0; i < n; i++) {
         in[i] = build_expr(b, items[i]);
         if (in[i]->rank == 0)

@@ -82,12 +82,12 @@ void build_set_var(builder *b, bscope *s, const char *name, gnode *n, tc_loc loc
     if (smap_get(&s->dims, name))
         diag_error(b->d, TC_ERR_COMPILE, loc, "cannot assign to '%s': it is a dim of the signature",
                    name);
-    v = ARENA_NEW(b->a, bvar);
+    v = ARENA_NEW(s->sa, bvar);
     v->name = name;
     v->node = n;
     v->loc = loc;
     v->param = -1;
-    smap_put(b->a, &s->vars, name, v);
+    smap_put(s->sa, &s->vars, name, v);
     if (!n->name)
         n->name = name;
 }
@@ -118,7 +118,7 @@ static void assign(builder *b, bscope *s, const ast_stmt *st)
         if (st->ntargets != 1)
             diag_error(b->d, TC_ERR_COMPILE, st->loc, "cannot assign one value to %d names",
                        st->ntargets);
-        res = ARENA_ARRAY(b->a, gnode *, 1);
+        res = ARENA_ARRAY(s->sa, gnode *, 1);
         res[0] = build_expr(b, e);
         n = 1;
     }
@@ -131,15 +131,21 @@ static void ret(builder *b, bscope *s, const ast_stmt *st)
     gnode **res;
     tc_loc *locs;
     int n = st->nvalues;
+    /* The results outlive this activation: they go to the caller's scratch. */
+    tc_arena *ra = s->caller ? s->caller->sa : b->a;
     if (n == 1 && st->values[0]->kind == AST_CALL) {
         /* return f(x) forwards every result of f */
         n = build_call_multi(b, st->values[0], &res);
-        locs = ARENA_ARRAY(b->a, tc_loc, n ? n : 1);
+        gnode **r = ARENA_ARRAY(ra, gnode *, n ? n : 1);
+        for (int i = 0; i < n; i++)
+            r[i] = res[i];
+        res = r;
+        locs = ARENA_ARRAY(ra, tc_loc, n ? n : 1);
         for (int i = 0; i < n; i++)
             locs[i] = st->values[0]->loc;
     } else {
-        res = ARENA_ARRAY(b->a, gnode *, n ? n : 1);
-        locs = ARENA_ARRAY(b->a, tc_loc, n ? n : 1);
+        res = ARENA_ARRAY(ra, gnode *, n ? n : 1);
+        locs = ARENA_ARRAY(ra, tc_loc, n ? n : 1);
         for (int i = 0; i < n; i++) {
             res[i] = build_expr(b, st->values[i]);
             locs[i] = st->values[i]->loc;
@@ -220,7 +226,7 @@ void build_check_results(builder *b, bscope *s)
                 }
                 const tc_dim *d = smap_get(&s->dims, ad->name);
                 if (!d)
-                    smap_put(b->a, &s->dims, ad->name, (void *)v->shape[k]);
+                    smap_put(s->sa, &s->dims, ad->name, (void *)v->shape[k]);
                 else
                     ok = dim_eq(d, v->shape[k]);
             }
@@ -305,7 +311,7 @@ static gnode *match_param(builder *b, bscope *s, const ast_fn *fn, int i, gnode 
             }
             const tc_dim *d = smap_get(&s->dims, ad->name);
             if (!d)
-                smap_put(b->a, &s->dims, ad->name, (void *)v->shape[j]);
+                smap_put(s->sa, &s->dims, ad->name, (void *)v->shape[j]);
             else if (!dim_eq(d, v->shape[j]))
                 arg_mismatch(b, loc, fn, p, v,
                              arena_printf(b->a, " with %s = %s", ad->name, dimstr(b, d)));
@@ -325,14 +331,14 @@ static gnode *match_param(builder *b, bscope *s, const ast_fn *fn, int i, gnode 
 static void bind_param(builder *b, bscope *s, int i, gnode *v)
 {
     const ast_param *p = &s->fn->params[i];
-    bvar *var = ARENA_NEW(b->a, bvar);
+    bvar *var = ARENA_NEW(s->sa, bvar);
     var->name = p->name;
     var->node = v;
     var->orig = v;
     var->loc = p->loc;
     var->param = i;
     var->inout = p->inout;
-    smap_put(b->a, &s->vars, p->name, var);
+    smap_put(s->sa, &s->vars, p->name, var);
     if (!v->name)
         v->name = p->name;
 }
@@ -353,16 +359,18 @@ int build_call_fn(builder *b, const ast_expr *call, bfunc *bf, gnode ***res)
     b->calls++;
     node_check_limits(b, loc);
 
+    int depth = caller->depth + 1;
+    tc_arena *ca = caller->sa;
     int np = fn->nparams;
-    const char **pnames = ARENA_ARRAY(b->a, const char *, np ? np : 1);
+    const char **pnames = ARENA_ARRAY(ca, const char *, np ? np : 1);
     for (int i = 0; i < np; i++)
         pnames[i] = fn->params[i].name;
-    const ast_arg **args = ARENA_ARRAY(b->a, const ast_arg *, np ? np : 1);
+    const ast_arg **args = ARENA_ARRAY(ca, const ast_arg *, np ? np : 1);
     build_match_args(b, call, fn->name, pnames, np, args);
 
     /* Arguments, in the order they are written, in the caller's scope. */
-    gnode **vals = ARENA_ARRAY(b->a, gnode *, np ? np : 1);
-    tc_loc *locs = ARENA_ARRAY(b->a, tc_loc, np ? np : 1);
+    gnode **vals = ARENA_ARRAY(ca, gnode *, np ? np : 1);
+    tc_loc *locs = ARENA_ARRAY(ca, tc_loc, np ? np : 1);
     for (int k = 0; k < call->u.call.nargs; k++) {
         const ast_arg *a = &call->u.call.args[k];
         int i = 0;
@@ -396,11 +404,18 @@ int build_call_fn(builder *b, const ast_expr *call, bfunc *bf, gnode ***res)
             diag_error(b->d, TC_ERR_COMPILE, loc, "missing argument '%s' in call to '%s'",
                        fn->params[i].name, fn->name);
 
-    bscope *s = ARENA_NEW(b->a, bscope);
+    /* Everything of the callee's activation but its results and nodes lives
+     * in a scratch arena freed on return, so memory stays proportional to
+     * the call depth however many calls are inlined.  (Made after the
+     * arguments, whose own calls are at this depth too.) */
+    tc_arena *sa = arena_new(b->d);
+    b->live[depth] = sa;
+    bscope *s = ARENA_NEW(sa, bscope);
     s->caller = caller;
     s->fn = fn;
     s->prog = bf->prog;
-    s->depth = caller->depth + 1;
+    s->depth = depth;
+    s->sa = sa;
     s->call_loc = loc;
     bind_tvars(b, s, fn, vals, locs);
     for (int i = 0; i < np; i++)
@@ -426,5 +441,8 @@ int build_call_fn(builder *b, const ast_expr *call, bfunc *bf, gnode ***res)
             build_set_var(b, caller, args[i]->value->u.name, pv->node, args[i]->loc, true);
         }
     *res = s->results;
-    return s->nresults;
+    int n = s->nresults;
+    b->live[depth] = NULL;
+    arena_free(sa);
+    return n;
 }

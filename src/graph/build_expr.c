@@ -115,7 +115,7 @@ int build_call_multi(builder *b, const ast_expr *e, gnode ***res)
 {
     const char *name = e->u.call.fn;
     tc_loc loc = e->u.call.fn_loc;
-    gnode **one = ARENA_ARRAY(b->a, gnode *, 1);
+    gnode **one = ARENA_ARRAY(b->sc->sa, gnode *, 1);
     *res = one;
     /* T(x): a cast to the dtype bound to a dtype variable */
     if (name[0] >= 'A' && name[0] <= 'Z' && !name[1]) {

@@ -59,6 +59,8 @@ typedef struct bscope {
     const ast_fn *fn;
     const ast_program *prog;
     int depth;              /* 0 for the entry function */
+    tc_arena *sa;           /* scratch: this activation's names and temporaries,
+                               freed when the call returns (the entry's is b->a) */
     tc_loc call_loc;        /* the call site in the caller (depth > 0) */
     smap vars;              /* name -> bvar */
     smap dims;              /* symbolic dim name -> const tc_dim * */
@@ -83,6 +85,9 @@ typedef struct builder {
     int64_t work;           /* expressions evaluated and calls inlined, for BUILD_MAX_WORK */
     int64_t calls;          /* calls inlined, for BUILD_MAX_CALLS */
     int nest;               /* build_expr calls under way, for BUILD_MAX_NEST */
+    /* The scratch arenas of the calls under way, by depth, so that an error
+     * unwinding through graph_build can free them. */
+    tc_arena *live[GRAPH_MAX_INLINE_DEPTH + 2];
 } builder;
 
 /* ---- build.c ---- */

@@ -337,7 +337,7 @@ static int list_args(builder *b, const ast_expr *e, const ast_expr ***items)
             return v->u.tuple.nitems;
         }
     }
-    const ast_expr **it = ARENA_ARRAY(b->a, const ast_expr *, nargs > 1 ? nargs - 1 : 1);
+    const ast_expr **it = ARENA_ARRAY(b->sc->sa, const ast_expr *, nargs > 1 ? nargs - 1 : 1);
     for (int i = 1; i < nargs; i++)
         it[i - 1] = e->u.call.args[i].value;
     *items = it;

@@ -604,6 +604,28 @@ static void test_node_limit(void **state)
     assert_int_equal(H.d.loc.col, 12);
 }
 
+static void test_work_limit(void **state)
+{
+    (void)state;
+    /* 8192 calls of a 1000-statement body: few nodes, few calls, but more
+     * than 2^24 expressions to evaluate */
+    tc_buf b;
+    buf_init(&b, H.a);
+    buf_puts(&b, "fn g0(x: f32[N]) -> f32[N] {\n");
+    for (int k = 0; k < 1000; k++)
+        buf_printf(&b, "    a%d = x * %d\n", k, k % 7);
+    buf_puts(&b, "    return a999\n}\n");
+    for (int i = 1; i <= 13; i++)
+        buf_printf(&b, "fn g%d(x: f32[N]) -> f32[N] {\n    return g%d(x) + g%d(x)\n}\n", i, i - 1,
+                   i - 1);
+    buf_puts(&b, "fn f(x: f32[N]) -> f32[N] {\n    return g13(x)\n}\n");
+    assert_int_equal(try_build(buf_str(&b), "", "f"), TC_ERR_LIMIT);
+    assert_string_equal(H.d.brief,
+                        "program too large: inlining calls expands to more than 16777216 expressions");
+    assert_int_equal(H.d.loc.line, 1003 + 3 * 13 + 2);
+    assert_int_equal(H.d.loc.col, 12);
+}
+
 static void test_nesting_through_calls_limit(void **state)
 {
     (void)state;
@@ -805,6 +827,20 @@ static void test_error_misc_expressions(void **state)
                         "2:14: unknown attribute '.Y' (the only one is .T)");
     assert_string_equal(err("fn f(x: f32[N]) -> f32[N] {\n    return x.T\n}\n"),
                         "2:14: .T needs a tensor of rank 2 or more, but this is f32[N]");
+    assert_string_equal(err("fn f(x: i32[N]) -> i32[N] {\n    return x * 0 ** -1\n}\n"),
+                        "2:18: integer 0 raised to a negative power");
+    assert_string_equal(err("fn f(x: f32[N]) -> f32[N] {\n    return concat(axis=0)\n}\n"),
+                        "2:12: 'concat' needs at least one tensor");
+    assert_string_equal(err("fn f(x: f32[N]) -> f32[N] {\n    return concat(x, axis=0, axis=0)\n}\n"),
+                        "2:30: argument 'axis' of 'concat' is given twice");
+    assert_string_equal(err("fn f(x: f32[N]) -> f32[N] {\n    return unsqueeze(x)\n}\n"),
+                        "2:12: missing argument 'axis' in call to 'unsqueeze'");
+    assert_string_equal(err("fn f(x: f32[N]) -> f32[*] {\n    return reshape(x, 1, 1, 1, 1, 1, 1, 1, 1, N)\n}\n"),
+                        "2:12: reshape to rank 9 exceeds the maximum rank 8");
+    assert_string_equal(err("fn f(x: f32[N]) -> f32[*] {\n    return broadcast_to(x, [1, 1, 1, 1, 1, 1, 1, 1, N])\n}\n"),
+                        "2:12: broadcast_to rank 9 exceeds the maximum rank 8");
+    assert_string_equal(err("fn f(x: f32[N]) -> f32[1, 1, 1, 1, 1, 1, 1, 1, N] {\n    return x\n}\n"),
+                        "1:20: result of rank 9 is more than the maximum 8");
 }
 
 int main(void)
@@ -830,6 +866,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_inline_depth_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exponential_inlining_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_work_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nesting_through_calls_limit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_assignment, setup, teardown),
