@@ -265,9 +265,12 @@ body
 sep: NEWLINE | SEMI ;
 stmt_opt: %empty { $$ = NULL; } | stmt { $$ = $1; } ;
 
-/* stmt -> NAME {',' NAME} '=' expr | 'return' [expr {',' expr}] */
+/* stmt -> NAME {',' NAME} '=' expr | NAME '(' args ')' | 'return' [expr {',' expr}]
+ * A bare call is useful for a callee whose outputs are inout parameters. */
 stmt
     : targets ASSIGN expr   { $$ = mk_assign(P, $1, $3); }
+    | NAME LPAREN args_opt RPAREN
+        { $$ = mk_assign(P, NULL, mk_call(P, $1, @1, $3)); }
     | KW_RETURN             { $$ = mk_return(P, @1, NULL); }
     | KW_RETURN expr_list   { $$ = mk_return(P, @1, $2); }
     ;
@@ -604,6 +607,11 @@ static ast_stmt *mk_assign(tc_parse *P, tc_pvec *targets, ast_expr *value)
 {
     ast_stmt *s = ARENA_NEW(P->arena, ast_stmt);
     s->kind = AST_ASSIGN;
+    if (!targets) { /* a bare call: no targets, located at the callee */
+        s->loc = value->loc;
+        s->value = value;
+        return s;
+    }
     s->ntargets = targets->n;
     s->targets = ARENA_ARRAY(P->arena, const char *, targets->n);
     s->target_locs = ARENA_ARRAY(P->arena, tc_loc, targets->n);
@@ -891,7 +899,7 @@ static const char *expected(tc_parse *P, const yypcontext_t *c, yysymbol_kind_t 
         break;
     case CTX_BODY:
         if (want[YYSYMBOL_KW_RETURN])
-            return "a statement (an assignment or 'return')";
+            return "a statement (an assignment, a call or 'return')";
         if ((s0 == YYSYMBOL_NAME || s0 == YYSYMBOL_targets) && want[YYSYMBOL_ASSIGN])
             return arena_printf(P->arena, "'=' after %s", prev);
         if (s0 == YYSYMBOL_COMMA && want[YYSYMBOL_NAME])

@@ -242,7 +242,8 @@ static void print_fn(tc_buf *b, const ast_fn *f)
         if (s->kind == AST_ASSIGN) {
             for (int t = 0; t < s->ntargets; t++)
                 buf_printf(b, "%s%s", t ? ", " : "", s->targets[t]);
-            buf_puts(b, " = ");
+            if (s->ntargets)
+                buf_puts(b, " = ");
             print_expr(b, s->value);
         } else {
             buf_puts(b, "return");

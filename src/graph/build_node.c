@@ -285,6 +285,10 @@ tc_dtype node_rule_dtype(op_id op, gnode *const *in, int nin, bool *weak)
         all = all && in[k]->weak;
     if (weak)
         *weak = all;
+    /* where(mask, inf, -inf): literals alone chose the dtype of a tensor
+     * result, so give it the default a literal gets on its own (f32). */
+    if (w && !all && dt == TC_F64)
+        dt = TC_F32;
     switch (rule) {
     case TR_FLOAT:
         return dtype_is_float(dt) ? dt : TC_F32;

@@ -106,7 +106,11 @@ static tc_dtype rule_dtype(const gnode *n)
     case TR_BOOL:
         return TC_BOOL;
     case TR_WHERE:
-        return promote_inputs(n, 1, 3);
+        /* literal branches of a strong-masked where give f32, not f64 */
+        t = promote_inputs(n, 1, 3);
+        if (n->in[1]->weak && n->in[2]->weak && !n->weak && t == TC_F64)
+            t = TC_F32;
+        return t;
     case TR_SUMI:
         t = promote_inputs(n, 0, n->nin);
         return dtype_is_float(t) ? t : TC_I64;

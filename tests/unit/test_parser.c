@@ -753,8 +753,8 @@ static void test_syntax_errors(void **state)
     expect_error(BODY("    y = x)\n}\n"), 2, 10, "expected end of line or ';' after statement, found ')'");
     expect_error(BODY("    x + 1\n}\n"), 2, 7, "expected '=' after 'x', found '+'");
     expect_error(BODY("    a, b + 1\n}\n"), 2, 10, "expected '=' after 'b', found '+'");
-    expect_error(BODY("    g(x)\n}\n"), 2, 6, "expected '=' after 'g', found '('");
-    expect_error(BODY("    1 = x\n}\n"), 2, 5, "expected a statement (an assignment or 'return'), found '1'");
+    expect_error(BODY("    g(x) + 1\n}\n"), 2, 10, "expected end of line or ';' after statement, found '+'");
+    expect_error(BODY("    1 = x\n}\n"), 2, 5, "expected a statement (an assignment, a call or 'return'), found '1'");
     expect_error(BODY("    a, 1 = x\n}\n"), 2, 8, "expected a name after ',', found '1'");
     expect_error(BODY("    return x,\n}\n"), 2, 14, "expected expression after ',', found end of line");
     expect_error(BODY("    y = x\n}}\n"), 3, 2, "expected 'fn' to start a function, found '}'");
