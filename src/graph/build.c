@@ -336,6 +336,19 @@ static void free_live(builder *b)
         }
 }
 
+/* Kept out of graph_build: a compound literal beside its setjmp could be
+ * clobbered by the longjmp. */
+static _Noreturn void no_such_fn(builder *b, const ast_program *prog, const char *fn)
+{
+    const char **names = ARENA_ARRAY(b->a, const char *, b->fns.cap + 1);
+    int n = 0;
+    for (int i = 0; i < b->fns.cap; i++)
+        if (b->fns.keys[i])
+            names[n++] = b->fns.keys[i];
+    tc_loc loc = {prog ? prog->src : NULL, 0, 0};
+    diag_error(b->d, TC_ERR_NOT_FOUND, loc, "no function named '%s'%s", fn, suggest(b, fn, names, n));
+}
+
 tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude, int nprelude,
                       const char *fn, tc_arena *a, tc_diag *d)
 {
@@ -361,15 +374,8 @@ tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude
     g->arena = a;
     if (fn) {
         bfunc *f = build_find_fn(b, fn);
-        if (!f) {
-            const char **names = ARENA_ARRAY(a, const char *, b->fns.cap + 1);
-            int n = 0;
-            for (int i = 0; i < b->fns.cap; i++)
-                if (b->fns.keys[i])
-                    names[n++] = b->fns.keys[i];
-            diag_error(d, TC_ERR_NOT_FOUND, (tc_loc){prog ? prog->src : NULL, 0, 0},
-                       "no function named '%s'%s", fn, suggest(b, fn, names, n));
-        }
+        if (!f)
+            no_such_fn(b, prog, fn);
         g->fns = ARENA_ARRAY(a, gfn *, 1);
         g->fns[g->nfns++] = build_entry(b, f);
     } else {
