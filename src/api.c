@@ -426,23 +426,30 @@ static const char *fn_list(tc_program *p)
 typedef struct {
     tc_program *p;
     const char *fn;
+    const tc_dtypebind *dts;
+    int ndts;
     const gfn *out;
 } entry_job;
 
+/* With dtype bindings the entry is built afresh each time (a specialization,
+ * kept in the arena but not cached: p->graph and p->extra hold the f32
+ * builds that a lookup by name must find). */
 static void entry_body(void *arg)
 {
     entry_job *j = arg;
     tc_program *p = j->p;
     tc_diag *d = &p->ctx->diag;
-    if ((j->out = graph_find(p->graph, j->fn)))
-        return;
-    for (tc_extra_graph *e = p->extra; e; e = e->next)
-        if ((j->out = graph_find(e->graph, j->fn)))
+    if (!j->ndts) {
+        if ((j->out = graph_find(p->graph, j->fn)))
             return;
-    bool in_prelude = false;
-    for (int i = 0; i < p->nprelude && !in_prelude; i++)
-        in_prelude = find_ast_fn(p->prelude[i], j->fn) != NULL;
-    if (!in_prelude) {
+        for (tc_extra_graph *e = p->extra; e; e = e->next)
+            if ((j->out = graph_find(e->graph, j->fn)))
+                return;
+    }
+    bool known = find_ast_fn(p->ast, j->fn) != NULL;
+    for (int i = 0; i < p->nprelude && !known; i++)
+        known = find_ast_fn(p->prelude[i], j->fn) != NULL;
+    if (!known) {
         tc_loc whole = {p->src, 0, 0}; /* the file, no line */
         if (p->ast->nfns == 0)
             diag_error(d, TC_ERR_NOT_FOUND, whole,
@@ -452,17 +459,25 @@ static void entry_body(void *arg)
                    "no function '%s' here or in the prelude (functions: %s)", j->fn, fn_list(p));
     }
     tc_extra_graph *e = ARENA_NEW(p->arena, tc_extra_graph);
-    e->graph = graph_build(p->ast, p->prelude, p->nprelude, j->fn, p->arena, d);
+    e->graph = graph_build_ex(p->ast, p->prelude, p->nprelude, j->fn, j->dts, j->ndts, p->arena, d);
     for (int i = 0; i < e->graph->nfns; i++)
         graph_verify(e->graph->fns[i], d);
-    e->next = p->extra;
-    p->extra = e;
+    if (!j->ndts) {
+        e->next = p->extra;
+        p->extra = e;
+    }
     j->out = graph_find(e->graph, j->fn);
     if (!j->out)
         diag_error(d, TC_ERR_INTERNAL, (tc_loc){0}, "graph_build did not build '%s'", j->fn);
 }
 
 tc_status api_entry(tc_program *p, const char *fn, const gfn **out)
+{
+    return api_entry_ex(p, fn, NULL, 0, out);
+}
+
+tc_status api_entry_ex(tc_program *p, const char *fn, const tc_dtypebind *dts, int ndts,
+                       const gfn **out)
 {
     *out = NULL;
     api_begin(p->ctx);
@@ -474,7 +489,7 @@ tc_status api_entry(tc_program *p, const char *fn, const gfn **out)
         return api_fail(p->ctx, diag_set(d, TC_ERR_INVALID_ARG, whole,
                                          "the file defines %d functions (%s): choose one",
                                          p->ast->nfns, fn_list(p)));
-    entry_job j = {p, fn ? fn : p->ast->fns[0].name, NULL};
+    entry_job j = {p, fn ? fn : p->ast->fns[0].name, dts, ndts, NULL};
     tc_status st = pcall(d, entry_body, &j);
     if (st != TC_OK)
         return api_fail(p->ctx, st);
@@ -517,7 +532,7 @@ static void dump_body(void *arg)
         if (!j->fn) {
             print_graphs(&b, p->graph);
         } else {
-            entry_job e = {p, j->fn, NULL};
+            entry_job e = {p, j->fn, NULL, 0, NULL};
             entry_body(&e);
             graph_print(&b, e.out);
         }

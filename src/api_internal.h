@@ -51,6 +51,10 @@ tc_status api_fail(tc_ctx *ctx, tc_status st);
  * prelude (built on first use).  fn NULL: the file's only function; with
  * several, TC_ERR_INVALID_ARG naming them.  Errors are set in p->ctx. */
 tc_status api_entry(tc_program *p, const char *fn, const gfn **out);
+/* api_entry with the entry's dtype variables bound (graph_build_ex): with
+ * ndts > 0 the function is built afresh, specialized, and not cached. */
+tc_status api_entry_ex(tc_program *p, const char *fn, const tc_dtypebind *dts, int ndts,
+                       const gfn **out);
 
 /* graph_bind in a protected call, allocating from p's arena. */
 tc_status api_bind(tc_program *p, const gfn *f, const bind_arg *args, const tc_dimbind *extra,

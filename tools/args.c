@@ -12,9 +12,10 @@
 
 /* Usage lines, one per subcommand (tensorc.c prints the full text). */
 static const struct { const char *cmd, *line; } usages[] = {
-    {"compile", "tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]"},
+    {"compile", "tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]\n"
+                "                       [--dtype T=bf16]..."},
     {"run", "tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy|NAME=VALUE]...\n"
-            "                   [--output NAME=PATH.npy]... [--device=cpu|cuda] [--seed S] [--dtype T=bf16]"},
+            "                   [--output NAME=PATH.npy]... [--device=cpu|cuda] [--seed S] [--dtype T=bf16]..."},
     {"explain", "tensorc explain FILE [--fn NAME]"},
     {"cache", "tensorc cache dir | stats | clear"},
 };
@@ -87,4 +88,36 @@ bool opt_flag(const char *name, int argc, char **argv, int *i, bool *bad)
         return true;
     }
     return a[n] == 0;
+}
+
+bool opt_dtype(const char *arg, tc_dtypebind *list, int *n)
+{
+    /* The names live here, so a binding points at no argument and owns
+     * nothing. */
+    static const char letters[26][2] = {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L", "M",
+                                        "N", "O", "P", "Q", "R", "S", "T", "U", "V", "W", "X", "Y", "Z"};
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg) {
+        usage_error("--dtype expects LETTER=DTYPE (T=bf16), got '%s'", arg);
+        return false;
+    }
+    int len = (int)(eq - arg);
+    if (len != 1 || arg[0] < 'A' || arg[0] > 'Z') {
+        usage_error("--dtype %.*s=...: a dtype variable is one capital letter", len, arg);
+        return false;
+    }
+    tc_dtype dt = dtype_parse(eq + 1);
+    if (dt == TC_DT_NONE) {
+        usage_error("--dtype %s: not a dtype (f32 f16 bf16 f64 i32 i64 bool)", arg);
+        return false;
+    }
+    for (int i = 0; i < *n; i++)
+        if (list[i].name[0] == arg[0]) {
+            usage_error("--dtype %c is given twice", arg[0]);
+            return false;
+        }
+    list[*n].name = letters[arg[0] - 'A'];
+    list[*n].dtype = dt;
+    ++*n;
+    return true;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "graph/graph.h"
 #include "ref/ref.h"
 
 /* Exit statuses (interfaces.md). */
@@ -32,6 +33,11 @@ enum {
 bool opt_value(const char *name, int argc, char **argv, int *i, const char **val, bool *bad);
 /* argv[*i] is the flag `name` (no value; "--flag=x" is a usage error). */
 bool opt_flag(const char *name, int argc, char **argv, int *i, bool *bad);
+
+/* The value of --dtype (arg: "T=bf16"): one capital letter and a dtype name,
+ * appended to list (room for one per argument); a letter given twice is an
+ * error.  false with a usage error printed. */
+bool opt_dtype(const char *arg, tc_dtypebind *list, int *n);
 
 /* The subcommand being run ("compile", "run", ...; NULL before one is known),
  * so usage errors can show its usage line. */

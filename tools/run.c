@@ -5,7 +5,8 @@
  *
  *   1. options: --fn --shape --input --output --device --seed --dtype
  *   2. the device: only the CPU reference interpreter is built yet
- *   3. compile FILE, pick the entry function (--fn, or the only one)
+ *   3. compile FILE, pick the entry function (--fn, or the only one) and
+ *      build it with its dtype variables bound by --dtype (else f32)
  *   4. read each --input: a .npy for a tensor, a number or a 0-d .npy for a
  *      scalar; check its dtype against the parameter
  *   5. bind symbolic dims (graph_bind) from the inputs' shapes and --shape
@@ -37,8 +38,10 @@ typedef struct {
 
 typedef struct {
     const char *file, *fn, *device;
-    kv *inputs, *outputs, *dtypes;
-    int ninputs, noutputs, ndtypes;
+    kv *inputs, *outputs;
+    int ninputs, noutputs;
+    tc_dtypebind *dtypes;   /* --dtype: the entry's dtype variables */
+    int ndtypes;
     tc_dimbind *shapes;
     int nshapes, capshapes;
     uint64_t seed;
@@ -153,8 +156,6 @@ static void free_opts(run_opts *o)
         free((char *)o->inputs[i].name);
     for (int i = 0; i < o->noutputs; i++)
         free((char *)o->outputs[i].name);
-    for (int i = 0; i < o->ndtypes; i++)
-        free((char *)o->dtypes[i].name);
     for (int i = 0; i < o->nshapes; i++)
         free((char *)o->shapes[i].name);
     free(o->inputs);
@@ -169,7 +170,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
     o->device = "cpu";
     o->inputs = calloc((size_t)argc, sizeof(kv));
     o->outputs = calloc((size_t)argc, sizeof(kv));
-    o->dtypes = calloc((size_t)argc, sizeof(kv));
+    o->dtypes = calloc((size_t)argc + 1, sizeof *o->dtypes);
     if (!o->inputs || !o->outputs || !o->dtypes)
         return fail(EXIT_ERROR, "out of memory");
     bool bad = false, dashdash = false;
@@ -193,7 +194,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             if (!bad && !add_kv("--output", v, o->outputs, &o->noutputs))
                 return EXIT_USAGE;
         } else if (opt_value("--dtype", argc, argv, &i, &v, &bad)) {
-            if (!bad && !add_kv("--dtype", v, o->dtypes, &o->ndtypes))
+            if (!bad && !opt_dtype(v, o->dtypes, &o->ndtypes))
                 return EXIT_USAGE;
         } else if (opt_value("--device", argc, argv, &i, &v, &bad)) {
             if (!bad && strcmp(v, "cpu") != 0 && strcmp(v, "cuda") != 0)
@@ -217,15 +218,6 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         return EXIT_USAGE;
     if (!o->file)
         return usage_error("'tensorc run' needs a FILE");
-    for (int i = 0; i < o->ndtypes; i++) {
-        const char *n = o->dtypes[i].name;
-        if (!(n[0] >= 'A' && n[0] <= 'Z' && n[1] == 0))
-            return usage_error("--dtype %s=...: a dtype variable is one capital letter", n);
-        tc_dtype dt = dtype_parse(o->dtypes[i].value);
-        if (dt == TC_DT_NONE)
-            return usage_error("--dtype %s=%s: not a dtype (f32 f16 bf16 f64 i32 i64 bool)", n,
-                               o->dtypes[i].value);
-    }
     return EXIT_OK;
 }
 
@@ -544,15 +536,9 @@ static int run_program(const run_opts *o, tc_program *p)
                            p->ast->nfns, buf_str(&b));
     }
     const gfn *f;
-    if (api_entry(p, o->fn, &f) != TC_OK) {
+    if (api_entry_ex(p, o->fn, o->dtypes, o->ndtypes, &f) != TC_OK) {
         print_diag(p);
         return EXIT_ERROR;
-    }
-    if (o->ndtypes > 0) {
-        /* graph_build has no way yet to bind an entry point's dtype
-         * variables to anything but f32 (docs/semantics.md) */
-        return fail(EXIT_ERROR, "--dtype %s=%s: binding dtype variables is not supported yet "
-                    "(entry points use f32)", o->dtypes[0].name, o->dtypes[0].value);
     }
 
     int rc;

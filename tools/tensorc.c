@@ -14,6 +14,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api_internal.h"
@@ -23,10 +24,12 @@ static const char help_text[] =
     "\n"
     "usage:\n"
     "  tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]\n"
+    "                       [--dtype T=bf16]...\n"
     "      Check FILE and print one stage of it (to OUT with -o).  Without --fn,\n"
     "      every function in FILE; --fn may also name a prelude function.\n"
     "      STAGE: ast | graph | lowered | fused | sched | cuda | ptx | cubin\n"
-    "      (default cuda).  Built so far: ast, graph.\n"
+    "      (default cuda).  Built so far: ast, graph.  --dtype binds a dtype\n"
+    "      variable of the entry point (x: T[N, D]); unbound ones are f32.\n"
     "\n"
     "  tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy]...\n"
     "                   [--input NAME=VALUE]... [--output NAME=PATH.npy]...\n"
@@ -40,6 +43,7 @@ static const char help_text[] =
     "      [1, 10]).  Outputs are named as in the signature (a single unnamed\n"
     "      result is 'out'; an inout parameter's final value has its own name);\n"
     "      those without --output are printed.  bf16 tensors travel as f32 .npy.\n"
+    "      --dtype T=bf16 binds the dtype variable T of the function (else f32).\n"
     "      --device=cpu runs the reference interpreter (the only device built\n"
     "      so far); --check and --bench need the CUDA runtime.\n"
     "\n"
@@ -80,8 +84,8 @@ static int write_text(const char *path, const char *text)
     return ok ? EXIT_OK : fail(EXIT_ERROR, "cannot write '%s': %s", path, strerror(err));
 }
 
-/* tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose] */
-static int cmd_compile(int argc, char **argv)
+/* cmd_compile, given room for the --dtype bindings. */
+static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
 {
     const char *file = NULL, *fn = NULL, *emit = "cuda", *out = NULL, *arch = NULL;
     bool bad = false, verbose = false, dashdash = false;
@@ -103,6 +107,9 @@ static int cmd_compile(int argc, char **argv)
             out = v;
         } else if (opt_flag("--verbose", argc, argv, &i, &bad)) {
             verbose = true;
+        } else if (opt_value("--dtype", argc, argv, &i, &v, &bad)) {
+            if (!bad && !opt_dtype(v, dts, ndts))
+                return EXIT_USAGE;
         } else if (!bad) {
             return usage_error("unknown option '%s' for 'tensorc compile'", a);
         }
@@ -136,8 +143,10 @@ static int cmd_compile(int argc, char **argv)
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
     }
-    const gfn *f;
-    if (rc == EXIT_OK && fn && api_entry(p, fn, &f) != TC_OK) {
+    /* With --dtype the entry (--fn, or the file's only function) is built
+     * specialized, and its graph is the one printed. */
+    const gfn *f = NULL;
+    if (rc == EXIT_OK && (fn || *ndts) && api_entry_ex(p, fn, dts, *ndts, &f) != TC_OK) {
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
     }
@@ -145,7 +154,12 @@ static int cmd_compile(int argc, char **argv)
         rc = fail(EXIT_ERROR, "--emit=%s is not built yet; available: ast, graph "
                   "(tensorc %s stops at the op graph)", emit, TC_VERSION_STRING);
     const char *text;
-    if (rc == EXIT_OK) {
+    if (rc == EXIT_OK && *ndts && strcmp(emit, "graph") == 0) {
+        tc_buf b;
+        buf_init(&b, p->arena);
+        graph_print(&b, f);
+        rc = write_text(out, buf_str(&b));
+    } else if (rc == EXIT_OK) {
         if (tc_program_dump(p, emit, fn, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);
             rc = EXIT_ERROR;
@@ -155,6 +169,19 @@ static int cmd_compile(int argc, char **argv)
     }
     tc_program_free(p);
     tc_ctx_free(ctx);
+    return rc;
+}
+
+/* tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]
+ *                      [--dtype T=bf16]... */
+static int cmd_compile(int argc, char **argv)
+{
+    tc_dtypebind *dts = calloc((size_t)argc + 1, sizeof *dts);
+    if (!dts)
+        return fail(EXIT_ERROR, "out of memory");
+    int ndts = 0;
+    int rc = compile_with(argc, argv, dts, &ndts);
+    free(dts);
     return rc;
 }
 

@@ -5,7 +5,8 @@
  *                        function may not take a builtin's name or repeat one
  *     for each entry     parameters become OP_input / OP_scalar leaves with
  *                        declared dims (symbols), [*] as rank 1 of dim "*",
- *                        dtype variables as f32; the body runs (build_call.c)
+ *                        dtype variables as bound by graph_build_ex (else
+ *                        f32); the body runs (build_call.c)
  *                        with every call inlined; results and inout
  *                        parameters become the outputs; nodes no output
  *                        needs are dropped; graph_verify checks the rest.
@@ -37,8 +38,9 @@
  *  - views are composed (one VIEW over a materialized node); slice bounds
  *    that cannot be checked become gconstraints (build_views.c).
  *  - builtins cannot be redefined by the user's program; prelude functions
- *    can be shadowed; at an entry point dtype variables are f32 and [*] is
- *    rank 1 of the dim "*"; elementwise needs at least one [*] tensor.
+ *    can be shadowed; at an entry point dtype variables are f32 unless bound
+ *    (graph_build_ex, the CLI's --dtype) and [*] is rank 1 of the dim "*";
+ *    elementwise needs at least one [*] tensor.
  *
  * Other files: build_expr.c (expressions), build_builtin.c (builtin calls),
  * build_views.c (strides/offsets), build_node.c (CSE, folding, promotion,
@@ -144,18 +146,39 @@ static void add_sym(builder *b, const char *name)
     f->syms = syms;
 }
 
+/* Whether letter k (0 for 'A') is a dtype variable of fn's signature. */
+static bool fn_uses_tvar(const ast_fn *fn, int k)
+{
+    for (int i = 0; i < fn->nparams; i++)
+        if (fn->params[i].type.dtype_var && fn->params[i].type.dtype_var[0] - 'A' == k)
+            return true;
+    for (int i = 0; i < fn->nresults; i++)
+        if (fn->results[i].type.dtype_var && fn->results[i].type.dtype_var[0] - 'A' == k)
+            return true;
+    return false;
+}
+
 static void entry_params(builder *b, bscope *s)
 {
     const ast_fn *fn = s->fn;
     gfn *f = b->f;
     f->nparams = fn->nparams;
     f->params = ARENA_ARRAY(b->a, gparam, fn->nparams ? fn->nparams : 1);
-    /* At an entry point every dtype variable is f32. */
+    /* At an entry point a dtype variable is what graph_build_ex bound it
+     * to, else f32.  One used only in results and not bound stays free: the
+     * returned value binds it (build_check_results). */
+    for (int k = 0; k < 26; k++)
+        if (b->tvar_bound[k] && fn_uses_tvar(fn, k)) {
+            s->tvar[k] = b->tvar_bound[k];
+            s->tvar_from[k] = "the binding";
+        }
     for (int i = 0; i < fn->nparams; i++)
         if (fn->params[i].type.dtype_var) {
             int k = fn->params[i].type.dtype_var[0] - 'A';
-            s->tvar[k] = TC_F32;
-            s->tvar_from[k] = "the default";
+            if (!s->tvar[k]) {
+                s->tvar[k] = TC_F32;
+                s->tvar_from[k] = "the default";
+            }
         }
     for (int i = 0; i < fn->nparams; i++) {
         const ast_param *p = &fn->params[i];
@@ -349,8 +372,51 @@ static _Noreturn void no_such_fn(builder *b, const ast_program *prog, const char
     diag_error(b->d, TC_ERR_NOT_FOUND, loc, "no function named '%s'%s", fn, suggest(b, fn, names, n));
 }
 
+/* Check the bindings of graph_build_ex and record them in b->tvar_bound. */
+static void bind_dtypes(builder *b, const ast_program *prog, const tc_dtypebind *dts, int ndts)
+{
+    tc_loc whole = {prog ? prog->src : NULL, 0, 0}; /* not a token of the program */
+    for (int i = 0; i < ndts; i++) {
+        const char *n = dts[i].name;
+        if (!n || !(n[0] >= 'A' && n[0] <= 'Z' && n[1] == 0))
+            diag_error(b->d, TC_ERR_INVALID_ARG, whole,
+                       "a dtype variable is one capital letter, not '%s'", n ? n : "(null)");
+        if (dts[i].dtype <= TC_DT_NONE || dts[i].dtype >= TC_DT_COUNT)
+            diag_error(b->d, TC_ERR_INVALID_ARG, whole, "dtype variable '%s' is bound to no dtype",
+                       n);
+        if (b->tvar_bound[n[0] - 'A'])
+            diag_error(b->d, TC_ERR_INVALID_ARG, whole, "dtype variable '%s' is bound twice", n);
+        b->tvar_bound[n[0] - 'A'] = dts[i].dtype;
+    }
+}
+
+/* A binding for a letter the entry does not use is a mistake (a typo, or
+ * the wrong function), not something to ignore. */
+static void check_bound_used(builder *b, const ast_program *prog, const ast_fn *fn)
+{
+    for (int k = 0; k < 26; k++) {
+        if (!b->tvar_bound[k] || fn_uses_tvar(fn, k))
+            continue;
+        tc_buf has;
+        buf_init(&has, b->a);
+        for (int j = 0; j < 26; j++)
+            if (fn_uses_tvar(fn, j))
+                buf_printf(&has, "%s%c", has.len ? ", " : "", 'A' + j);
+        tc_loc whole = {prog ? prog->src : NULL, 0, 0};
+        diag_error(b->d, TC_ERR_INVALID_ARG, whole, "function '%s' has no dtype variable '%c' (%s%s)",
+                   fn->name, 'A' + k, has.len ? "it has " : "it has none", buf_str(&has));
+    }
+}
+
 tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude, int nprelude,
                       const char *fn, tc_arena *a, tc_diag *d)
+{
+    return graph_build_ex(prog, prelude, nprelude, fn, NULL, 0, a, d);
+}
+
+tc_graph *graph_build_ex(const ast_program *prog, const ast_program *const *prelude, int nprelude,
+                         const char *fn, const tc_dtypebind *dts, int ndts, tc_arena *a,
+                         tc_diag *d)
 {
     /* The builder lives in the arena so that it is intact after an error
      * unwinds to the setjmp below (locals changed after setjmp are not). */
@@ -365,6 +431,7 @@ tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude
         longjmp(*outer, 1);
     }
     d->jb = &jb;
+    bind_dtypes(b, prog, dts, ndts);
     for (int i = 0; i < nprelude; i++)
         add_fns(b, prelude[i], true);
     add_fns(b, prog, false);
@@ -376,6 +443,7 @@ tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude
         bfunc *f = build_find_fn(b, fn);
         if (!f)
             no_such_fn(b, prog, fn);
+        check_bound_used(b, prog, f->fn);
         g->fns = ARENA_ARRAY(a, gfn *, 1);
         g->fns[g->nfns++] = build_entry(b, f);
     } else {

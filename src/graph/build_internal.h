@@ -77,6 +77,8 @@ typedef struct builder {
     tc_diag *d;
     tc_dimctx *dc;
     smap fns;               /* name -> bfunc: user functions shadow the prelude's */
+    tc_dtype tvar_bound[26];  /* an entry's dtype variables bound by graph_build_ex
+                                 (TC_DT_NONE: not bound, f32) */
     gfn *f;                 /* the entry function being built */
     bscope *sc;             /* the innermost scope */
     /* hash-consing of the nodes of f */

@@ -161,6 +161,23 @@ enum {
 tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude, int nprelude,
                       const char *fn, tc_arena *a, tc_diag *d);
 
+/* A dtype variable of an entry point bound to a dtype (`--dtype T=bf16`):
+ * name is one capital letter. */
+typedef struct tc_dtypebind {
+    const char *name;
+    tc_dtype dtype;
+} tc_dtypebind;
+
+/* graph_build with the dtype variables of the entry points bound by dts
+ * (letters not bound stay f32; graph_build is this with none).  With fn,
+ * a letter that fn's signature does not use is TC_ERR_INVALID_ARG
+ * ("function 'f' has no dtype variable 'Q'"); with fn NULL a binding
+ * applies to every function that uses its letter.  A malformed name, a
+ * letter bound twice or an invalid dtype is TC_ERR_INVALID_ARG too. */
+tc_graph *graph_build_ex(const ast_program *prog, const ast_program *const *prelude, int nprelude,
+                         const char *fn, const tc_dtypebind *dts, int ndts, tc_arena *a,
+                         tc_diag *d);
+
 /* Low-level construction, for the builder and for tests that build graphs by
  * hand.  graph_add appends a node whose fields the caller has filled (id is
  * assigned here). */

@@ -280,8 +280,46 @@ fi
 pycheck "random streams are per parameter" "a = np.load('x_rand.npy'); b = np.load('y_rand.npy')
 assert (a == b).all(), (a, b)
 assert (a >= -1).all() and (a < 1).all() and len(np.unique(a)) == 6"
+# --dtype binds an entry's dtype variables (else f32): rmsnorm(x: T[*], g: U[*])
+# with T=bf16 reads x as bf16 (f32 on disk, rounded) and writes bf16 (f32 on
+# disk, every value bf16-representable); with T=f32 the values are not.
+py_make "x = np.linspace(-1.3, 2.1, 8).astype(np.float32); np.save('rx.npy', x)
+np.save('rg.npy', np.linspace(0.5, 1.5, 8).astype(np.float32))"
+for T in bf16 f32; do
+    if [ -z "$py" ]; then skip=$((skip + 1)); continue; fi
+    t run progs.tc --fn rmsnorm --dtype T=$T --dtype U=f32 --input x="$tmp/rx.npy" \
+        --input g="$tmp/rg.npy" --output out="$tmp/rms_$T.npy"
+    expect "run rmsnorm --dtype T=$T" 0
+done
+pycheck "--dtype T=bf16 output" "y = np.load('rms_bf16.npy'); f = np.load('rms_f32.npy')
+assert y.dtype == np.float32 and y.shape == (8,), (y.dtype, y.shape)
+assert (y.view(np.uint32) & 0xffff == 0).all(), y         # bf16 values
+assert not (f.view(np.uint32) & 0xffff == 0).all(), f     # f32 ones are not
+x = np.load('rx.npy'); xb = (x.view(np.uint32) + 0x8000 & 0xffff0000).view(np.float32)
+ref = xb / np.sqrt(np.mean(xb * xb) + 1e-6) * np.load('rg.npy')
+assert np.allclose(y, ref, rtol=1e-2, atol=0), (y, ref)"
+t compile progs.tc --emit=graph --fn rmsnorm --dtype T=bf16
+expect "compile --dtype" 0
+check "compile --dtype: bf16 input" grep -qF "input x : bf16[*]" "$tmp/out"
+check "compile --dtype: U stays f32" grep -qF "input g : f32[*]" "$tmp/out"
+check "compile --dtype: bf16 result" grep -qF -- "-> (out: bf16[*])" "$tmp/out"
+t compile progs.tc --emit=graph --fn rmsnorm
+check "compile without --dtype: f32" grep -qF "input x : f32[*]" "$tmp/out"
+t run progs.tc --fn rmsnorm --shape '*=4' --dtype Q=bf16
+expect_line "--dtype unknown letter" 1 "progs.tc: error: function 'rmsnorm' has no dtype variable 'Q' (it has T, U)"
 t run progs.tc --fn id_f32 --shape N=1,D=1 --dtype T=bf16
-expect_err "--dtype not yet" 1 "--dtype T=bf16"
+expect_line "--dtype on a function without dtype variables" 1 "progs.tc: error: function 'id_f32' has no dtype variable 'T' (it has none)"
+t run progs.tc --fn rmsnorm --dtype T=bf16 --dtype T=f16
+expect_line "--dtype twice" 2 "error: --dtype T is given twice"
+t run progs.tc --fn rmsnorm --dtype t=bf16
+expect_line "--dtype lower-case" 2 "error: --dtype t=...: a dtype variable is one capital letter"
+t run progs.tc --fn rmsnorm --dtype T
+expect_line "--dtype no value" 2 "error: --dtype expects LETTER=DTYPE (T=bf16), got 'T'"
+t compile progs.tc --emit=graph --fn rmsnorm --dtype T=f8
+expect_line "compile --dtype bad dtype" 2 "error: --dtype T=f8: not a dtype (f32 f16 bf16 f64 i32 i64 bool)"
+t --help
+check "--help: run --dtype" grep -qF "[--dtype T=bf16]" "$tmp/out"
+check "--help: --dtype explained" grep -qF -- "--dtype T=bf16 binds the dtype variable T" "$tmp/out"
 
 if [ "$skip" -gt 0 ]; then echo "($skip skipped: no python3 with NumPy)"; fi
 echo "$pass passed, $fail failed"

@@ -389,6 +389,84 @@ static void test_dtype_variables(void **state)
     assert_true(r->in[1]->weak);
 }
 
+/* graph_build_ex over text (no prelude); like try_build. */
+static tc_status try_build_dts(const char *text, const char *fn, const tc_dtypebind *dts, int ndts)
+{
+    jmp_buf jb;
+    H.d.jb = &jb;
+    H.d.ncalls = 0;
+    H.g = NULL;
+    if (setjmp(jb)) {
+        H.d.jb = NULL;
+        return H.d.status;
+    }
+    H.src = (tc_source){"t.tc", text, strlen(text)};
+    ast_program *p = ast_parse(&H.src, H.a, &H.d);
+    H.g = graph_build_ex(p, NULL, 0, fn, dts, ndts, H.a, &H.d);
+    H.d.jb = NULL;
+    return TC_OK;
+}
+
+static void test_dtype_bindings(void **state)
+{
+    (void)state;
+    const char *src = "fn f(x: T[N], g: U[N], s: T) -> T[N] {\n    return T(f32(x) * g) * s\n}\n"
+                      "fn h(x: f32[N]) -> f32[N] {\n    return x\n}\n";
+    tc_dtypebind bf16[] = {{"T", TC_BF16}};
+    assert_int_equal(try_build_dts(src, "f", bf16, 1), TC_OK);
+    gfn *f = graph_find(H.g, "f");
+    assert_non_null(f);
+    /* T is bf16 in the parameters, the cast and the result; U stays f32 */
+    assert_int_equal(f->params[0].dtype, TC_BF16);
+    assert_int_equal(f->params[0].node->dtype, TC_BF16);
+    assert_int_equal(f->params[1].dtype, TC_F32);
+    assert_int_equal(f->params[2].dtype, TC_BF16);
+    gnode *r = out(f, "out");
+    assert_int_equal(r->op, OP_mul);
+    assert_string_equal(type_of(r), "bf16[N]");
+    assert_int_equal(r->in[0]->op, OP_cast);
+    assert_int_equal(r->in[0]->dtype, TC_BF16);
+    /* several bindings */
+    tc_dtypebind two[] = {{"U", TC_F16}, {"T", TC_F64}};
+    assert_int_equal(try_build_dts(src, "f", two, 2), TC_OK);
+    f = graph_find(H.g, "f");
+    assert_int_equal(f->params[0].dtype, TC_F64);
+    assert_int_equal(f->params[1].dtype, TC_F16);
+    assert_string_equal(type_of(out(f, "out")), "f64[N]");
+    /* without fn a binding applies where its letter is used */
+    assert_int_equal(try_build_dts(src, NULL, bf16, 1), TC_OK);
+    assert_int_equal(H.g->nfns, 2);
+    assert_int_equal(graph_find(H.g, "f")->params[0].dtype, TC_BF16);
+    assert_int_equal(graph_find(H.g, "h")->params[0].dtype, TC_F32);
+    /* a result-only letter bound: the returned value must have that dtype */
+    assert_int_equal(try_build_dts("fn k(x: f32[N]) -> R[N] {\n    return f16(x)\n}\n", "k",
+                                   (tc_dtypebind[]){{"R", TC_F16}}, 1),
+                     TC_OK);
+    assert_string_equal(type_of(out(graph_find(H.g, "k"), "out")), "f16[N]");
+
+    /* errors: a letter the entry does not use, bad names, twice, no dtype */
+    assert_int_equal(try_build_dts(src, "f", (tc_dtypebind[]){{"Q", TC_BF16}}, 1),
+                     TC_ERR_INVALID_ARG);
+    assert_string_equal(errtext(), "0:0: function 'f' has no dtype variable 'Q' (it has T, U)");
+    assert_int_equal(try_build_dts(src, "h", bf16, 1), TC_ERR_INVALID_ARG);
+    assert_string_equal(errtext(), "0:0: function 'h' has no dtype variable 'T' (it has none)");
+    assert_int_equal(try_build_dts(src, "f", (tc_dtypebind[]){{"TT", TC_BF16}}, 1),
+                     TC_ERR_INVALID_ARG);
+    assert_string_equal(errtext(), "0:0: a dtype variable is one capital letter, not 'TT'");
+    assert_int_equal(try_build_dts(src, "f", (tc_dtypebind[]){{"T", TC_BF16}, {"T", TC_F16}}, 2),
+                     TC_ERR_INVALID_ARG);
+    assert_string_equal(errtext(), "0:0: dtype variable 'T' is bound twice");
+    assert_int_equal(try_build_dts(src, "f", (tc_dtypebind[]){{"T", TC_DT_NONE}}, 1),
+                     TC_ERR_INVALID_ARG);
+    assert_string_equal(errtext(), "0:0: dtype variable 'T' is bound to no dtype");
+    /* a binding does not hide a type error: x is bf16, h wants f32 */
+    assert_int_equal(try_build_dts("fn h(x: f32[N]) -> f32[N] {\n    return x\n}\n"
+                                   "fn f(x: T[N]) -> T[N] {\n    return h(x)\n}\n",
+                                   "f", bf16, 1),
+                     TC_ERR_COMPILE);
+    assert_string_equal(errtext(), "5:14: argument 'x' of 'h' is bf16[N], but the parameter is f32[N]");
+}
+
 static void test_entry_defaults_as_compile_time_values(void **state)
 {
     (void)state;
@@ -735,6 +813,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_constant_folding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dims_as_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dtype_variables, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dtype_bindings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_entry_defaults_as_compile_time_values, setup, teardown),
         cmocka_unit_test_setup_teardown(test_call_statement_with_inout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_inline_depth_limit, setup, teardown),
