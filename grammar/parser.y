@@ -181,7 +181,7 @@ static ast_fn *mk_fn(tc_parse *P, const char *name, tc_loc loc, tc_pvec *params,
 %type <dim> dim
 %type <expr> default_opt expr or_expr and_expr cmp_expr add_expr mul_expr unary power
 %type <expr> postfix primary index_item slice expr_opt
-%type <res> results_opt
+%type <res> results
 %type <stmt> stmt stmt_opt
 %type <arg> arg
 
@@ -194,10 +194,13 @@ program
     | program NEWLINE
     ;
 
-/* fn_def -> 'fn' NAME '(' [params] ')' ['->' results] [NEWLINE] '{' body '}' */
+/* fn_def -> 'fn' NAME '(' [params] ')' [NEWLINE] ['->' results [NEWLINE]] '{' body '}'
+ * so a long signature may put its results on the next line. */
 fn_def
-    : KW_FN NAME LPAREN params_opt RPAREN results_opt nl_opt LBRACE body RBRACE
-        { $$ = mk_fn(P, $2, @2, $4, $6, $9, @10); }
+    : KW_FN NAME LPAREN params_opt RPAREN nl_opt results nl_opt LBRACE body RBRACE
+        { $$ = mk_fn(P, $2, @2, $4, $7, $10, @11); }
+    | KW_FN NAME LPAREN params_opt RPAREN nl_opt LBRACE body RBRACE
+        { $$ = mk_fn(P, $2, @2, $4, mk_results(P, NULL, NULL), $8, @9); }
     ;
 
 nl_opt: %empty | NEWLINE ;
@@ -245,9 +248,8 @@ dim
     ;
 
 /* results -> '->' type | '->' '(' NAME ':' type {',' NAME ':' type} [','] ')' */
-results_opt
-    : %empty                                        { $$ = mk_results(P, NULL, NULL); }
-    | ARROW type                                    { $$ = mk_results(P, NULL, $2); }
+results
+    : ARROW type                                    { $$ = mk_results(P, NULL, $2); }
     | ARROW LPAREN named_results comma_opt RPAREN   { $$ = mk_results(P, $3, NULL); }
     ;
 named_results

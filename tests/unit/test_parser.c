@@ -539,6 +539,31 @@ static void test_layout(void **state)
                 "  18:17 return 1\n");
 }
 
+static void test_results_on_next_line(void **state)
+{
+    (void)state;
+    /* a long signature may put '->' and '{' on lines of their own */
+    expect_dump("fn f(x: f32[N])\n"
+                "    -> (y: f32[N], s: f32)\n"
+                "{\n"
+                "    return x, sum(x)\n"
+                "}\n"
+                "fn g(x: f32[N])\n"
+                "    -> f32[N] {\n"
+                "    return x\n"
+                "}\n",
+                "fn f @1:4\n"
+                "  param x: f32[N] @1:6\n"
+                "  result y: f32[N] @2:9\n"
+                "  result s: f32 @2:20\n"
+                "  4:5 return x, sum(x)\n"
+                "\n"
+                "fn g @6:4\n"
+                "  param x: f32[N] @6:6\n"
+                "  result f32[N] @7:8\n"
+                "  8:5 return x\n");
+}
+
 static void test_empty_program(void **state)
 {
     (void)state;
@@ -1064,6 +1089,7 @@ int main(void)
         cmocka_unit_test(test_results),
         cmocka_unit_test(test_statements),
         cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_results_on_next_line),
         cmocka_unit_test(test_empty_program),
         cmocka_unit_test(test_example_rmsnorm),
         cmocka_unit_test(test_example_sgd_momentum),
