@@ -7,9 +7,9 @@
  *   0 success; 1 an error in the program or its inputs; 2 a usage error;
  *   3 the environment (no GPU, CUDA runtime not built or not found).
  *
- * This stage of tensorc stops at the op graph: `compile --emit=ast|graph`
- * and `run --device=cpu` (the reference interpreter) work; the later stages,
- * `explain` and `cache` say plainly that they are not built yet.
+ * This stage of tensorc stops at the op graph: `compile --emit=ast|graph`,
+ * `run --device=cpu` (the reference interpreter) and `cache` work; the
+ * later stages and `explain` say plainly that they are not built yet.
  */
 #include "cli.h"
 
@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "cache.h"
 
 static const char help_text[] =
     "tensorc " TC_VERSION_STRING " - a compiler from a small tensor language to fused CUDA kernels\n"
@@ -48,7 +49,11 @@ static const char help_text[] =
     "      so far); --check and --bench need the CUDA runtime.\n"
     "\n"
     "  tensorc explain FILE [--fn NAME]    fusion decisions (not built yet)\n"
-    "  tensorc cache dir | stats | clear   the kernel cache (not built yet)\n"
+    "  tensorc cache dir | stats | clear\n"
+    "      The kernel cache: print its directory; its entries, bytes and bound;\n"
+    "      or remove every entry.  TENSORC_CACHE_DIR (else $XDG_CACHE_HOME/tensorc,\n"
+    "      else ~/.cache/tensorc) places it, TENSORC_CACHE_MAX_MB bounds it\n"
+    "      (default 1024; least recently used entries go first).\n"
     "  tensorc --help | --version\n"
     "\n"
     "exit status: 0 success; 1 an error in the program or its inputs; 2 a usage\n"
@@ -185,22 +190,50 @@ static int cmd_compile(int argc, char **argv)
     return rc;
 }
 
-/* explain and cache: accepted, so scripts can be written against them, but
- * they report that they are not built. */
-static int cmd_later(const char *cmd, int argc, char **argv)
+/* explain: accepted, so scripts can be written against it, but it reports
+ * that it is not built. */
+static int cmd_explain(int argc, char **argv)
 {
-    if (strcmp(cmd, "explain") == 0) {
-        if (argc < 1)
-            return usage_error("'tensorc explain' needs a FILE");
-        return fail(EXIT_ERROR, "'tensorc explain' is not built yet: it reports fusion decisions, "
-                    "and tensorc %s stops at the op graph (try: tensorc compile %s --emit=graph)",
-                    TC_VERSION_STRING, argv[0]);
-    }
+    if (argc < 1)
+        return usage_error("'tensorc explain' needs a FILE");
+    return fail(EXIT_ERROR, "'tensorc explain' is not built yet: it reports fusion decisions, "
+                "and tensorc %s stops at the op graph (try: tensorc compile %s --emit=graph)",
+                TC_VERSION_STRING, argv[0]);
+}
+
+/* cache dir | stats | clear.  A cache that cannot be used is not an error
+ * here either: the warning goes to stderr and the answers are empty. */
+static int cmd_cache(int argc, char **argv)
+{
     if (argc < 1 || (strcmp(argv[0], "dir") != 0 && strcmp(argv[0], "stats") != 0 &&
                      strcmp(argv[0], "clear") != 0))
         return usage_error("'tensorc cache' needs one of: dir, stats, clear");
-    return fail(EXIT_ERROR, "'tensorc cache %s' is not built yet: tensorc %s compiles no kernels, "
-                "so there is no kernel cache", argv[0], TC_VERSION_STRING);
+    if (argc > 1)
+        return usage_error("'tensorc cache %s' takes no arguments, found '%s'", argv[0], argv[1]);
+    tc_cache *c = cache_open(NULL, 0);
+    if (!c)
+        return fail(EXIT_ERROR, "out of memory");
+    if (cache_warning(c))
+        fprintf(stderr, "warning: %s\n", cache_warning(c));
+    int rc = EXIT_OK;
+    if (!cache_dir(c)) {
+        rc = fail(EXIT_ENV, "no kernel cache directory: set TENSORC_CACHE_DIR");
+    } else if (strcmp(argv[0], "dir") == 0) {
+        printf("%s\n", cache_dir(c));
+    } else if (strcmp(argv[0], "stats") == 0) {
+        uint64_t n, bytes;
+        cache_stats(c, &n, &bytes);
+        printf("dir: %s\nentries: %llu\nbytes: %llu\nmax bytes: %llu\n", cache_dir(c),
+               (unsigned long long)n, (unsigned long long)bytes,
+               (unsigned long long)cache_max_bytes(c));
+    } else {
+        size_t n = cache_clear(c);
+        printf("removed %zu %s\n", n, n == 1 ? "entry" : "entries");
+    }
+    cache_close(c);
+    if (rc == EXIT_OK && fflush(stdout) != 0)
+        rc = fail(EXIT_ERROR, "cannot write the output: %s", strerror(errno));
+    return rc;
 }
 
 static bool wants_help(int argc, char **argv)
@@ -238,5 +271,7 @@ int main(int argc, char **argv)
         return cmd_compile(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
-    return cmd_later(cmd, argc - 2, argv + 2);
+    if (strcmp(cmd, "explain") == 0)
+        return cmd_explain(argc - 2, argv + 2);
+    return cmd_cache(argc - 2, argv + 2);
 }

@@ -109,8 +109,34 @@ expect_line "default emit" 1 "error: --emit=cuda is not built yet; available: as
 t compile single.tc --emit=ptx
 expect_line "emit ptx" 1 "error: --emit=ptx is not built yet; available: ast, graph (tensorc 0.1.0 stops at the op graph)"
 t explain single.tc;        expect_err "explain" 1 "error: 'tensorc explain' is not built yet"
-t cache stats;              expect_err "cache stats" 1 "error: 'tensorc cache stats' is not built yet"
 t cache;                    expect_line "cache without verb" 2 "error: 'tensorc cache' needs one of: dir, stats, clear"
+t cache purge;              expect_line "cache bad verb" 2 "error: 'tensorc cache' needs one of: dir, stats, clear"
+t cache dir x;              expect_line "cache extra arg" 2 "error: 'tensorc cache dir' takes no arguments, found 'x'"
+
+# --- the kernel cache (the unit test covers entries; here, the command) -------------------
+cdir=$tmp/kcache/sub
+TENSORC_CACHE_DIR=$cdir t cache dir; expect "cache dir" 0
+check "cache dir: prints it" [ "$out" = "$cdir" ]
+check "cache dir: creates it" [ -d "$cdir" ]
+(unset TENSORC_CACHE_DIR; XDG_CACHE_HOME=$tmp/xdg t cache dir; [ "$out" = "$tmp/xdg/tensorc" ] && [ "$rc" -eq 0 ])
+check "cache dir: XDG_CACHE_HOME" [ $? -eq 0 ]
+(unset TENSORC_CACHE_DIR XDG_CACHE_HOME; HOME=$tmp/home t cache dir; [ "$out" = "$tmp/home/.cache/tensorc" ] && [ "$rc" -eq 0 ])
+check "cache dir: HOME" [ $? -eq 0 ]
+TENSORC_CACHE_DIR=$cdir t cache stats; expect "cache stats empty" 0
+check "cache stats empty: output" [ "$out" = "dir: $cdir"$'\n'"entries: 0"$'\n'"bytes: 0"$'\n'"max bytes: 1073741824" ]
+printf '0123456789' >"$cdir/00000000000000000000000000000001.tck"
+printf '01234' >"$cdir/00000000000000000000000000000002.tck"
+printf 'x' >"$cdir/.tmp-abcdef"; printf 'x' >"$cdir/notes.txt"
+TENSORC_CACHE_DIR=$cdir TENSORC_CACHE_MAX_MB=3 t cache stats; expect "cache stats" 0
+check "cache stats: output" [ "$out" = "dir: $cdir"$'\n'"entries: 2"$'\n'"bytes: 15"$'\n'"max bytes: 3145728" ]
+TENSORC_CACHE_DIR=$cdir t cache clear; expect "cache clear" 0
+check "cache clear: output" [ "$out" = "removed 2 entries" ]
+check "cache clear: entries gone" [ ! -e "$cdir/00000000000000000000000000000001.tck" ]
+check "cache clear: other files kept" [ -e "$cdir/notes.txt" ]
+printf 'x' >"$tmp/afile"
+TENSORC_CACHE_DIR=$tmp/afile/sub t cache stats; expect "cache unusable" 0
+check "cache unusable: warning" grep -qxF "warning: kernel cache disabled: cannot create '$tmp/afile/sub': Not a directory" "$tmp/err"
+check "cache unusable: empty" grep -qxF "entries: 0" "$tmp/out"
 
 # --- compile ------------------------------------------------------------------------------
 t compile missing.tc --emit=graph
