@@ -1,0 +1,104 @@
+/* driver.h - a thin layer over the CUDA driver API (libcuda.so.1).
+ *
+ * Why dlopen: like nvrtc.h, tensorc must build and run (CLI, --emit=ptx,
+ * every CI test) on machines with no GPU and no driver.  So cuda.h is not
+ * included and libcuda is not linked: the two dozen entry points used here
+ * are declared by hand in driver.c (CUresult is an int, handles are opaque
+ * pointers, CUdeviceptr is a 64-bit integer) and looked up with dlsym, using
+ * the _v2 names that cuda.h maps the plain names to (cuMemAlloc_v2, ...).
+ * The library is $TENSORC_LIBCUDA (a path, for tests) or libcuda.so.1.
+ *
+ * Contexts: tensorc shares the process with PyTorch or CuPy.  drv_open reuses
+ * the context current on the calling thread when it belongs to the requested
+ * device; otherwise it retains the device's primary context (the one the CUDA
+ * runtime uses too) and releases it in drv_close.  Each call below makes the
+ * device's context current for its duration when it is not already (push /
+ * pop), so a drv_device may be used from any thread and the caller's own
+ * current context is left as it was.
+ *
+ * Streams: a stream is the caller's CUstream passed as void*; NULL is the
+ * default stream.
+ *
+ * Thread safety: loading libcuda is guarded by a mutex and cached once it
+ * succeeds (a failure is retried on the next drv_open, which is cheap and
+ * lets a test point TENSORC_LIBCUDA elsewhere).  A drv_device is immutable
+ * after drv_open; the driver API itself is thread-safe.
+ *
+ * Errors: every function returning tc_status sets *d (which may be NULL) with
+ * a message naming the driver call and the driver's error, e.g.
+ *   "cuModuleLoadData failed: CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)"
+ * No GPU or no driver gives TC_ERR_NO_DEVICE; other driver failures give
+ * TC_ERR_INTERNAL (TC_ERR_NOMEM for CUDA_ERROR_OUT_OF_MEMORY).
+ */
+#ifndef TC_DRIVER_H
+#define TC_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "tensorc.h"
+
+typedef struct drv_device drv_device;  /* an opened GPU and its context */
+typedef struct drv_module drv_module;  /* a loaded CUBIN/PTX image */
+typedef uint64_t drv_ptr;              /* a device address (CUdeviceptr) */
+
+/* A kernel of a loaded module: a plain value, valid while its module is. */
+typedef struct drv_fn {
+    drv_device *dev;
+    void *handle;                      /* CUfunction */
+} drv_fn;
+
+/*! drv_open(): load libcuda, cuInit, open device `ordinal` (0 = first).
+ *  @return TC_OK and *dev (close with drv_close);
+ *          TC_ERR_NO_DEVICE: "no CUDA driver (libcuda.so.1 not found): --device=cuda
+ *            needs an NVIDIA GPU", "no CUDA device found", or a failing cuInit;
+ *          TC_ERR_INVALID_ARG for an ordinal that does not exist;
+ *          TC_ERR_NOMEM; TC_ERR_INTERNAL for other driver failures. */
+tc_status drv_open(drv_device **dev, int ordinal, tc_diag *d);
+
+/*! drv_close(): release the primary context if drv_open retained it; free dev. NULL is a no-op. */
+void drv_close(drv_device *dev);
+
+/*! The device's compute capability as 10*major+minor (e.g. 90 for sm_90). */
+int drv_arch(const drv_device *dev);
+/*! The device's name, e.g. "NVIDIA H100 80GB HBM3" (owned by dev). */
+const char *drv_name(const drv_device *dev);
+/*! The device's number of streaming multiprocessors. */
+int drv_sm_count(const drv_device *dev);
+
+/*! drv_module_load(): load a CUBIN or NUL-terminated PTX image (the driver
+ *  tells them apart; it JIT-compiles PTX).  The image may be freed afterwards. */
+tc_status drv_module_load(drv_device *dev, const void *image, drv_module **mod, tc_diag *d);
+/*! drv_module_unload(): unload and free (NULL is a no-op); its drv_fns become invalid. */
+void drv_module_unload(drv_module *mod);
+
+/*! drv_function(): the kernel `name` (an extern "C" name) of a module.
+ *  TC_ERR_NOT_FOUND when the module has no such kernel. */
+tc_status drv_function(drv_module *mod, const char *name, drv_fn *fn, tc_diag *d);
+
+/*! drv_launch(): launch fn with grid[3] x block[3] threads, shmem bytes of
+ *  dynamic shared memory, on stream (NULL: the default stream); args is the
+ *  usual array of pointers to each kernel argument.  Asynchronous: errors in
+ *  the kernel itself show up at the next drv_sync. */
+tc_status drv_launch(drv_fn fn, const unsigned grid[3], const unsigned block[3], unsigned shmem,
+                     void *stream, void **args, tc_diag *d);
+
+/*! Device memory: drv_alloc(bytes > 0), drv_free (0 is a no-op), and synchronous copies. */
+tc_status drv_alloc(drv_device *dev, size_t bytes, drv_ptr *ptr, tc_diag *d);
+void drv_free(drv_device *dev, drv_ptr ptr);
+tc_status drv_htod(drv_device *dev, drv_ptr dst, const void *src, size_t bytes, tc_diag *d);
+tc_status drv_dtoh(drv_device *dev, void *dst, drv_ptr src, size_t bytes, tc_diag *d);
+
+/*! drv_sync(): wait for stream (NULL: the whole context) to finish; reports
+ *  an error that a kernel raised (e.g. an illegal address). */
+tc_status drv_sync(drv_device *dev, void *stream, tc_diag *d);
+
+/*! Events, for timing kernels (--bench): create, record on a stream, the
+ *  milliseconds between two recorded events (waits for `end`), destroy. */
+tc_status drv_event_create(drv_device *dev, void **event, tc_diag *d);
+tc_status drv_event_record(drv_device *dev, void *event, void *stream, tc_diag *d);
+tc_status drv_event_elapsed(drv_device *dev, void *start, void *end, float *ms, tc_diag *d);
+void drv_event_destroy(drv_device *dev, void *event);
+
+#endif
