@@ -8,16 +8,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-# quiet LOG CMD...: run CMD with its output in LOG; show the log if it fails.
-quiet() {
-    local log=$1
-    shift
-    if ! "$@" >"$log" 2>&1; then
-        echo "failed: $*" >&2
-        tail -40 "$log" >&2
-        return 1
-    fi
-}
+. scripts/lib.sh
 
 bash scripts/deps.sh
 status=0
