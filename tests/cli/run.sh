@@ -14,13 +14,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 pass=0 fail=0 skip=0
-py=
-for cand in python3 /usr/bin/python3; do
-    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import numpy' 2>/dev/null; then
-        py=$cand
-        break
-    fi
-done
+. "$here/../lib.sh"
+py=$(numpy_python) || py=
 
 # t CMD...: run tensorc, keeping stdout, stderr and the exit status.
 t() {

@@ -8,13 +8,8 @@ bin=${1:?usage: run.sh TENSORC_BIN}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-py=
-for cand in python3 /usr/bin/python3; do
-    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import numpy' 2>/dev/null; then
-        py=$cand
-        break
-    fi
-done
+. "$here/../lib.sh"
+py=$(numpy_python) || py=
 if [ -z "$py" ]; then
     echo "run.sh: no python3 with numpy; trying pip install numpy" >&2
     python3 -m pip install --quiet numpy >&2 && py=python3
