@@ -36,7 +36,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../ref/refmath.h"
+#include "opeval.h"
 
 /* ---- limits ---- */
 
@@ -333,25 +333,6 @@ gnode *node_concrete(builder *b, gnode *x, tc_loc loc)
 
 /* ---- constant folding ---- */
 
-/* The ref column of ops.def, as the interpreter computes it.  The
- * parameters must be called a, b, c: ops.def's expressions name them. */
-static double fold_f64(op_id op, double a, double b, double c)
-{
-    switch (op) {
-#define OP(id, spelling, kind, arity, rule, ref, cuda) \
-    case OP_##id:                                      \
-        return (double)(ref);
-#include "../ops.def"
-#undef OP
-    default:
-        return NAN;
-    }
-}
-
-static int64_t wrap_add(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
-static int64_t wrap_sub(int64_t x, int64_t y) { return (int64_t)((uint64_t)x - (uint64_t)y); }
-static int64_t wrap_mul(int64_t x, int64_t y) { return (int64_t)((uint64_t)x * (uint64_t)y); }
-
 static gnode *fold(builder *b, op_id op, tc_dtype dt, bool weak, gnode *const *in, int nin,
                    tc_loc loc)
 {
@@ -364,49 +345,21 @@ static gnode *fold(builder *b, op_id op, tc_dtype dt, bool weak, gnode *const *i
         if (dtype_is_float(in[k]->dtype))
             ints = false;
     }
-    if (ints) {
-        int64_t x = iv[0], y = iv[1], r;
-        switch (op) {
-        case OP_add: r = wrap_add(x, y); break;
-        case OP_sub: r = wrap_sub(x, y); break;
-        case OP_mul: r = wrap_mul(x, y); break;
-        case OP_neg: r = wrap_sub(0, x); break;
-        case OP_abs: r = x < 0 ? wrap_sub(0, x) : x; break;
-        case OP_mod:
-            if (y == 0)
-                diag_error(b->d, TC_ERR_COMPILE, loc, "integer modulo by zero");
-            if (y == -1) {
-                r = 0;
-            } else {
-                r = x % y;
-                if (r != 0 && ((r < 0) != (y < 0)))
-                    r += y;
-            }
+    if (ints && opeval_has_int(op)) {
+        int64_t r;
+        switch (opeval_i64(op, iv[0], iv[1], &r)) {
+        case OPEVAL_MOD_ZERO:
+            diag_error(b->d, TC_ERR_COMPILE, loc, "integer modulo by zero");
+        case OPEVAL_ZERO_NEG_POW:
+            diag_error(b->d, TC_ERR_COMPILE, loc, "integer 0 raised to a negative power");
+        case OPEVAL_OK:
             break;
-        case OP_pow:
-            if (x == 0 && y < 0)
-                diag_error(b->d, TC_ERR_COMPILE, loc, "integer 0 raised to a negative power");
-            if (y < 0) {
-                r = x == 1 ? 1 : x == -1 ? (y % 2 == 0 ? 1 : -1) : 0;
-            } else {
-                r = 1;
-                uint64_t e = (uint64_t)y;
-                while (e) {
-                    if (e & 1)
-                        r = wrap_mul(r, x);
-                    x = wrap_mul(x, x);
-                    e >>= 1;
-                }
-            }
-            break;
-        default:
-            return node_const(b, dt, fold_f64(op, v[0], v[1], v[2]), weak, loc);
         }
         if (dt == TC_I32)
             r = (int32_t)(uint32_t)(uint64_t)r;
         return const_exact(b, dt, (double)r, r, weak, loc);
     }
-    return node_const(b, dt, fold_f64(op, v[0], v[1], v[2]), weak, loc);
+    return node_const(b, dt, opeval_f64(op, v[0], v[1], v[2]), weak, loc);
 }
 
 /* Integer + - * and negation of dims and integer constants, kept as a dim. */
