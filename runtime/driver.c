@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlsym.h"
+
 /* --- the driver's C ABI, declared here instead of including cuda.h ------- */
 
 typedef int CUresult;
@@ -99,17 +101,6 @@ struct drv_module {
     CUmodule mod;
 };
 
-/* dlsym returns a data pointer; memcpy converts it to a function pointer
- * without a -Wpedantic complaint (as in nvrtc.c). */
-static bool sym(void *h, const char *name, void *fnptr)
-{
-    void *p = dlsym(h, name);
-    if (!p)
-        return false;
-    memcpy(fnptr, &p, sizeof p);
-    return true;
-}
-
 /* Fill `cu` from the library at path.  On failure, *missing names the
  * first absent entry point (NULL when dlopen itself failed). */
 static bool load_from(const char *path, const char **missing)
@@ -139,13 +130,13 @@ static bool load_from(const char *path, const char **missing)
     _Static_assert(sizeof names / sizeof *names == sizeof slots / sizeof *slots,
                    "one slot per driver entry point");
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (!sym(h, names[i], slots[i])) {
+        if (!dl_sym(h, names[i], slots[i])) {
             *missing = names[i];
             dlclose(h);
             return false;
         }
-    if (!sym(h, "cuEventElapsedTime_v2", &cu.event_elapsed) &&
-        !sym(h, "cuEventElapsedTime", &cu.event_elapsed)) {
+    if (!dl_sym(h, "cuEventElapsedTime_v2", &cu.event_elapsed) &&
+        !dl_sym(h, "cuEventElapsedTime", &cu.event_elapsed)) {
         *missing = "cuEventElapsedTime";
         dlclose(h);
         return false;

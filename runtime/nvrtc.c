@@ -21,6 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dlsym.h"
+#include "strbuf.h"
+
 /* --- the NVRTC C ABI, declared here instead of including nvrtc.h -------- */
 
 typedef int nvrtcResult;
@@ -66,53 +69,15 @@ static struct {
 
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 
-/* A growing malloc'd string, for the list of places tried.  On out of memory
- * it simply stops growing: the message gets shorter, nothing breaks. */
-typedef struct { char *s; size_t len, cap; } strbuf;
-
-static void sb_add(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(strbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t cap = (b->cap ? b->cap * 2 : 256) + (size_t)n;
-        char *s = realloc(b->s, cap);
-        if (!s)
-            return;
-        b->s = s;
-        b->cap = cap;
-    }
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-/* dlsym returns a data pointer; converting it to a function pointer through
- * memcpy is how POSIX code stays clean of -Wpedantic complaints. */
-static bool sym(void *h, const char *name, void *fnptr)
-{
-    void *p = dlsym(h, name);
-    if (!p)
-        return false;
-    memcpy(fnptr, &p, sizeof p);
-    return true;
-}
-
 /* Try one candidate: dlopen it and resolve every entry point.  On failure
  * records why in *why (a dlerror text or the missing symbol) and closes it. */
-static bool try_load(const char *path, strbuf *why)
+static bool try_load(const char *path, tc_strbuf *why)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
         why->len = 0;
-        sb_add(why, "%s", e ? e : "dlopen failed");
+        strbuf_printf(why, "%s", e ? e : "dlopen failed");
         return false;
     }
     static const char *const names[] = {
@@ -129,9 +94,9 @@ static bool try_load(const char *path, strbuf *why)
     _Static_assert(sizeof names / sizeof *names == sizeof slots / sizeof *slots,
                    "one slot per NVRTC entry point");
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        if (!sym(h, names[i], slots[i])) {
+        if (!dl_sym(h, names[i], slots[i])) {
             why->len = 0;
-            sb_add(why, "%s has no %s", path, names[i]);
+            strbuf_printf(why, "%s has no %s", path, names[i]);
             dlclose(h);
             return false;
         }
@@ -140,7 +105,7 @@ static bool try_load(const char *path, strbuf *why)
     if (nv.version(&nv.major, &nv.minor) != NVRTC_SUCCESS ||
         nv.num_archs(&n) != NVRTC_SUCCESS || n <= 0) {
         why->len = 0;
-        sb_add(why, "%s does not answer nvrtcVersion/nvrtcGetNumSupportedArchs", path);
+        strbuf_printf(why, "%s does not answer nvrtcVersion/nvrtcGetNumSupportedArchs", path);
         dlclose(h);
         return false;
     }
@@ -149,7 +114,7 @@ static bool try_load(const char *path, strbuf *why)
         free(nv.archs);
         nv.archs = NULL;
         why->len = 0;
-        sb_add(why, "%s: could not list supported architectures", path);
+        strbuf_printf(why, "%s: could not list supported architectures", path);
         dlclose(h);
         return false;
     }
@@ -174,11 +139,11 @@ static int cmp_desc(const void *a, const void *b)
 
 static void load_once(void)
 {
-    strbuf tried = {0}, why = {0};
+    tc_strbuf tried = {0}, why = {0};
 #define TRY(p)                                                                 \
     do {                                                                       \
         const char *p_ = (p);                                                  \
-        sb_add(&tried, "%s%s", tried.len ? ", " : "", p_);                     \
+        strbuf_printf(&tried, "%s%s", tried.len ? ", " : "", p_);                     \
         if (try_load(p_, &why)) {                                              \
             nv.ok = true;                                                      \
             goto done;                                                         \
@@ -193,13 +158,13 @@ static void load_once(void)
     TRY("libnvrtc.so");
     const char *home = getenv("CUDA_HOME");
     if (home && *home) {
-        strbuf pat = {0};
-        sb_add(&pat, "%s/lib64/libnvrtc.so*", home);
+        tc_strbuf pat = {0};
+        strbuf_printf(&pat, "%s/lib64/libnvrtc.so*", home);
         glob_t g;
         if (pat.s && glob(pat.s, 0, NULL, &g) == 0) {
             qsort(g.gl_pathv, g.gl_pathc, sizeof *g.gl_pathv, cmp_desc);
             for (size_t i = 0; i < g.gl_pathc; i++) {
-                sb_add(&tried, ", %s", g.gl_pathv[i]);
+                strbuf_printf(&tried, ", %s", g.gl_pathv[i]);
                 if (try_load(g.gl_pathv[i], &why)) {
                     nv.ok = true;
                     globfree(&g);
@@ -209,15 +174,15 @@ static void load_once(void)
             }
             globfree(&g);
         } else if (pat.s) {
-            sb_add(&tried, ", %s", pat.s);
+            strbuf_printf(&tried, ", %s", pat.s);
         }
         free(pat.s);
     }
     TRY("/usr/local/cuda/lib64/libnvrtc.so.13");
 #undef TRY
     {
-        strbuf msg = {0};
-        sb_add(&msg, "NVRTC not found (tried %s%s%s): install the CUDA toolkit or set TENSORC_NVRTC",
+        tc_strbuf msg = {0};
+        strbuf_printf(&msg, "NVRTC not found (tried %s%s%s): install the CUDA toolkit or set TENSORC_NVRTC",
                tried.s ? tried.s : "", why.s ? "; last error: " : "", why.s ? why.s : "");
         nv.failure = msg.s; /* may be NULL on out of memory; nvrtc_load copes */
     }
@@ -342,9 +307,9 @@ tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
         name = "tensorc.cu";
     if (!arch_supported(arch)) {
         if (d) {
-            strbuf list = {0};
+            tc_strbuf list = {0};
             for (int i = 0; i < nv.narchs; i++)
-                sb_add(&list, "%s%d", i ? ", " : "", nv.archs[i]);
+                strbuf_printf(&list, "%s%d", i ? ", " : "", nv.archs[i]);
             diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
                      "NVRTC %d.%d cannot compile for sm_%d (it supports %s)", nv.major,
                      nv.minor, arch, list.s ? list.s : "?");

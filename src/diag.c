@@ -1,5 +1,6 @@
 /* diag.c - error formatting with source line and caret; see diag.h. */
 #include "diag.h"
+#include "strbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,42 +30,9 @@ const char *loc_str(tc_loc loc, char *buf, size_t n)
     return buf;
 }
 
-/* A tiny malloc'd string builder: diag must outlive every arena. */
-typedef struct { char *s; size_t len, cap; } sbuf;
-
-static void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
-{
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0)
-        return;
-    if (b->len + (size_t)n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + (size_t)n + 1)
-            cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s)
-            return; /* keep what we have; a truncated message beats a crash */
-        b->s = s;
-        b->cap = cap;
-    }
-    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-    b->len += (size_t)n;
-}
-
-static void sb_printf(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vprintf(b, fmt, ap);
-    va_end(ap);
-}
-
 /* The source line holding loc, then a caret under its column.  Tabs before
  * the column are copied so the caret lines up in a terminal. */
-static void show_line(sbuf *b, tc_loc loc)
+static void show_line(tc_strbuf *b, tc_loc loc)
 {
     if (!loc.src || !loc.src->text || loc.line <= 0)
         return;
@@ -86,28 +54,28 @@ static void show_line(sbuf *b, tc_loc loc)
     if (len - start > 400)
         len = start + 400;
     const char *cut = start ? "..." : "";
-    sb_printf(b, "    %s%.*s\n    %*s", cut, len - start, p + start, start ? 3 : 0, "");
+    strbuf_printf(b, "    %s%.*s\n    %*s", cut, len - start, p + start, start ? 3 : 0, "");
     for (int i = start + 1; i < loc.col; i++)
-        sb_printf(b, "%c", (i - 1 < len && p[i - 1] == '\t') ? '\t' : ' ');
-    sb_printf(b, "^\n");
+        strbuf_printf(b, "%c", (i - 1 < len && p[i - 1] == '\t') ? '\t' : ' ');
+    strbuf_printf(b, "^\n");
 }
 
 static void format(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
 {
-    sbuf brief = {0}, full = {0};
+    tc_strbuf brief = {0}, full = {0};
     va_list ap2;
     va_copy(ap2, ap);
-    sb_vprintf(&brief, fmt, ap2);
+    strbuf_vprintf(&brief, fmt, ap2);
     va_end(ap2);
     char where[512];
     if (loc.src)
-        sb_printf(&full, "%s: error: %s\n", loc_str(loc, where, sizeof where), brief.s ? brief.s : "");
+        strbuf_printf(&full, "%s: error: %s\n", loc_str(loc, where, sizeof where), brief.s ? brief.s : "");
     else
-        sb_printf(&full, "error: %s\n", brief.s ? brief.s : "");
+        strbuf_printf(&full, "error: %s\n", brief.s ? brief.s : "");
     show_line(&full, loc);
     int ncalls = d->ncalls < DIAG_MAX_CALLS ? d->ncalls : DIAG_MAX_CALLS;
     for (int i = ncalls - 1; i >= 0; i--) {
-        sb_printf(&full, "%s: note: in call to '%s' from here\n",
+        strbuf_printf(&full, "%s: note: in call to '%s' from here\n",
                   loc_str(d->calls[i].loc, where, sizeof where), d->calls[i].callee);
         show_line(&full, d->calls[i].loc);
     }
