@@ -22,14 +22,20 @@ static const struct { const char *cmd, *line; } usages[] = {
 
 const char *cli_command;
 
+/* "error: MESSAGE" on one line of stderr. */
+static void error_line(const char *fmt, va_list ap)
+{
+    fputs("error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 int usage_error(const char *fmt, ...)
 {
     const char *cmd = cli_command;
     va_list ap;
     va_start(ap, fmt);
-    fputs("error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    error_line(fmt, ap);
     va_end(ap);
     const char *line = "tensorc compile|run|explain|cache ... | --help | --version";
     for (size_t i = 0; cmd && i < sizeof usages / sizeof usages[0]; i++)
@@ -43,9 +49,7 @@ int fail(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    error_line(fmt, ap);
     va_end(ap);
     return status;
 }
