@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "pipeline.h"
 #include "prelude.h"
 
 unsigned tc_version_number(void) { return TC_VERSION_NUMBER; }
@@ -528,13 +529,24 @@ static void dump_body(void *arg)
             }
             print_ast_fn(&b, owner, f);
         }
-    } else { /* graph */
-        if (!j->fn) {
-            print_graphs(&b, p->graph);
-        } else {
+    } else {
+        const gfn *one = NULL;
+        if (j->fn) {
             entry_job e = {p, j->fn, NULL, 0, NULL};
             entry_body(&e);
-            graph_print(&b, e.out);
+            one = e.out;
+        }
+        int nf = one ? 1 : p->graph->nfns;
+        for (int i = 0; i < nf; i++) {
+            const gfn *g = one ? one : p->graph->fns[i];
+            if (i)
+                buf_putc(&b, '\n');
+            if (strcmp(j->stage, "graph") == 0) {
+                graph_print(&b, g);
+                continue;
+            }
+            pipe_fn *pf = pipe_get(p, g, NULL);
+            pipe_print(&b, pf, j->stage);
         }
     }
     j->out = buf_str(&b);
@@ -542,7 +554,6 @@ static void dump_body(void *arg)
 
 tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn, const char **out)
 {
-    static const char *const later[] = {"lowered", "fused", "sched", "cuda", "ptx", "cubin"};
     if (out)
         *out = NULL;
     if (!prog)
@@ -553,12 +564,10 @@ tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn, c
     if (!stage || !out)
         return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
                                       "tc_program_dump: %s is NULL", stage ? "out" : "stage"));
-    if (strcmp(stage, "ast") != 0 && strcmp(stage, "graph") != 0) {
-        for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
-            if (strcmp(stage, later[i]) == 0)
+    if (!pipe_stage_known(stage)) {
+        if (pipe_stage_valid(stage))
                 return api_fail(ctx, diag_set(d, TC_ERR_UNSUPPORTED, (tc_loc){0},
-                                              "stage '%s' is not built yet: tensorc %s stops at "
-                                              "the op graph (available: ast, graph)",
+                                              "stage '%s' is not built yet (tensorc %s)",
                                               stage, TC_VERSION_STRING));
         return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
                                       "unknown stage '%s' (stages: ast, graph, lowered, fused, "
@@ -568,6 +577,36 @@ tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn, c
     tc_status st = pcall(d, dump_body, &j);
     if (st != TC_OK)
         return api_fail(ctx, st);
+    *out = j.out;
+    return TC_OK;
+}
+
+typedef struct {
+    tc_program *p;
+    const gfn *f;
+    const char *stage;
+    const char *out;
+} fdump_job;
+
+static void fdump_body(void *arg)
+{
+    fdump_job *j = arg;
+    tc_buf b;
+    buf_init(&b, j->p->arena);
+    if (strcmp(j->stage, "graph") == 0)
+        graph_print(&b, j->f);
+    else
+        pipe_print(&b, pipe_get(j->p, j->f, NULL), j->stage);
+    j->out = buf_str(&b);
+}
+
+tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **out)
+{
+    api_begin(p->ctx);
+    fdump_job j = {p, f, stage, NULL};
+    tc_status st = pcall(&p->ctx->diag, fdump_body, &j);
+    if (st != TC_OK)
+        return api_fail(p->ctx, st);
     *out = j.out;
     return TC_OK;
 }

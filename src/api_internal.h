@@ -39,6 +39,7 @@ struct tc_program {
     int nprelude;
     tc_graph *graph;            /* every function of the user's file */
     tc_extra_graph *extra;      /* prelude functions built on demand as entry points */
+    struct pipe_fn *pipes;      /* lowered, fused, ... entry functions (pipeline.h) */
 };
 
 /* Clear the context's last error (every API call starts with this). */
@@ -55,6 +56,10 @@ tc_status api_entry(tc_program *p, const char *fn, const gfn **out);
  * ndts > 0 the function is built afresh, specialized, and not cached. */
 tc_status api_entry_ex(tc_program *p, const char *fn, const tc_dtypebind *dts, int ndts,
                        const gfn **out);
+
+/* The dump of one stage ("graph", "lowered", "fused", "explain", ...) of
+ * entry f of p, in a protected call. */
+tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **out);
 
 /* graph_bind in a protected call, allocating from p's arena. */
 tc_status api_bind(tc_program *p, const gfn *f, const bind_arg *args, const tc_dimbind *extra,

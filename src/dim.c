@@ -505,6 +505,121 @@ const tc_dim *dim_ceildiv(tc_dimctx *c, const tc_dim *a, const tc_dim *b)
     return dim_floordiv(c, dim_add(c, a, dim_sub(c, b, dim_const(c, 1))), b);
 }
 
+static const tc_dim *subst_atom(tc_dimctx *c, const dim_atom *at, int n,
+                                const char *const *syms, const tc_dim *const *vals)
+{
+    if (at->name) {
+        for (int i = 0; i < n; i++)
+            if (strcmp(at->name, syms[i]) == 0)
+                return vals[i];
+        return term_dim(c, 1, &at, 1);
+    }
+    return dim_floordiv(c, dim_subst(c, at->num, n, syms, vals),
+                        dim_subst(c, at->den, n, syms, vals));
+}
+
+const tc_dim *dim_subst(tc_dimctx *c, const tc_dim *a, int n, const char *const *syms,
+                        const tc_dim *const *vals)
+{
+    if (n == 0)
+        return a;
+    const tc_dim *r = dim_const(c, a->c);
+    for (int i = 0; i < a->nterms; i++) {
+        const dim_term *t = &a->terms[i];
+        const tc_dim *p = dim_const(c, t->coef);
+        for (int j = 0; j < t->n; j++)
+            p = dim_mul(c, p, subst_atom(c, t->atoms[j], n, syms, vals));
+        r = dim_add(c, r, p);
+    }
+    return r;
+}
+
+void dim_split(tc_dimctx *c, const tc_dim *a, const tc_dim *d, const tc_dim **quot,
+               const tc_dim **rest)
+{
+    int64_t kd = 0;
+    bool dc = dim_is_const(d, &kd) && kd > 0;
+    poly q = {0}, r = {0};
+    if (dc) {
+        q.c = floordiv_i64(a->c, kd);
+        r.c = wsub(a->c, wmul(q.c, kd));
+    } else {
+        r.c = a->c;
+    }
+    for (int i = 0; i < a->nterms; i++) {
+        const dim_term *t = &a->terms[i];
+        const tc_dim *td = term_dim(c, t->coef, t->atoms, t->n);
+        const tc_dim *qt = dim_exactdiv(c, td, d);
+        if (qt)
+            poly_add_scaled(c, &q, qt, 1);
+        else
+            poly_push(c, &r, t->coef, t->atoms, t->n);
+    }
+    *quot = finish(c, &q);
+    *rest = finish(c, &r);
+}
+
+bool dim_nonneg(const tc_dim *a)
+{
+    /* b*(x/b) <= x: a term -k*(x/b) with b dividing k is bounded below by
+     * -(k/b)*x, which is what `D + 1 - 2*((D + 1)/2) >= 0` needs. */
+    int64_t c = a->c;
+    int64_t *coef = NULL;
+    for (int i = 0; i < a->nterms; i++) {
+        const dim_term *t = &a->terms[i];
+        int64_t b;
+        if (t->coef < 0 && t->n == 1 && !t->atoms[0]->name && dim_is_const(t->atoms[0]->den, &b) &&
+            b > 0 && t->coef % b == 0) {
+            const tc_dim *num = t->atoms[0]->num;
+            int64_t k = t->coef / b;
+            /* merge k*num into the other terms: find each of num's monomials */
+            if (!coef) {
+                coef = malloc(sizeof *coef * (size_t)a->nterms);
+                if (!coef)
+                    return false;
+                for (int j = 0; j < a->nterms; j++)
+                    coef[j] = a->terms[j].coef;
+            }
+            coef[i] = 0;
+            c = wadd(c, wmul(k, num->c));
+            for (int m = 0; m < num->nterms; m++) {
+                int found = -1;
+                for (int j = 0; j < a->nterms && found < 0; j++)
+                    if (mono_cmp(&a->terms[j], &num->terms[m]) == 0)
+                        found = j;
+                if (found < 0) {
+                    free(coef);
+                    return false;
+                }
+                coef[found] = wadd(coef[found], wmul(k, num->terms[m].coef));
+            }
+        }
+    }
+    bool ok = c >= 0;
+    for (int i = 0; i < a->nterms && ok; i++) {
+        int64_t k = coef ? coef[i] : a->terms[i].coef;
+        if (k < 0)
+            ok = false;
+        for (int j = 0; j < a->terms[i].n && ok && k > 0; j++)
+            if (!a->terms[i].atoms[j]->name && !dim_nonneg(a->terms[i].atoms[j]->num))
+                ok = false;
+    }
+    free(coef);
+    return ok;
+}
+
+bool dim_uses(const tc_dim *a, const char *name)
+{
+    for (int i = 0; i < a->nterms; i++)
+        for (int j = 0; j < a->terms[i].n; j++) {
+            const dim_atom *at = a->terms[i].atoms[j];
+            if (at->name ? strcmp(at->name, name) == 0
+                         : dim_uses(at->num, name) || dim_uses(at->den, name))
+                return true;
+        }
+    return false;
+}
+
 bool dim_is_const(const tc_dim *a, int64_t *v)
 {
     if (!a || a->nterms != 0)
@@ -628,20 +743,23 @@ static bool simple_den(const tc_dim *d)
            d->terms[0].atoms[0]->name;
 }
 
-static void print_atom(tc_buf *b, const dim_atom *at, bool in_product)
+typedef const char *(*sym_namer)(const char *sym, void *arg);
+static void print_dim(tc_buf *b, const tc_dim *a, sym_namer nm, void *arg);
+
+static void print_atom(tc_buf *b, const dim_atom *at, bool in_product, sym_namer nm, void *arg)
 {
     if (at->name) {
-        buf_puts(b, at->name);
+        buf_puts(b, nm ? nm(at->name, arg) : at->name);
         return;
     }
     if (in_product)
         buf_putc(b, '(');
     bool pn = !simple_num(at->num), pd = !simple_den(at->den);
     buf_puts(b, pn ? "(" : "");
-    dim_print(b, at->num);
+    print_dim(b, at->num, nm, arg);
     buf_puts(b, pn ? ")/" : "/");
     buf_puts(b, pd ? "(" : "");
-    dim_print(b, at->den);
+    print_dim(b, at->den, nm, arg);
     buf_puts(b, pd ? ")" : "");
     if (in_product)
         buf_putc(b, ')');
@@ -651,6 +769,16 @@ static void print_atom(tc_buf *b, const dim_atom *at, bool in_product)
 static unsigned long long mag(int64_t k) { return k < 0 ? 0 - (unsigned long long)k : (unsigned long long)k; }
 
 void dim_print(tc_buf *b, const tc_dim *a)
+{
+    print_dim(b, a, NULL, NULL);
+}
+
+void dim_print_ex(tc_buf *b, const tc_dim *a, sym_namer nm, void *arg)
+{
+    print_dim(b, a, nm, arg);
+}
+
+static void print_dim(tc_buf *b, const tc_dim *a, sym_namer nm, void *arg)
 {
     if (!a) {
         buf_puts(b, "?");
@@ -668,7 +796,7 @@ void dim_print(tc_buf *b, const tc_dim *a)
         for (int j = 0; j < t->n; j++) {
             if (j)
                 buf_putc(b, '*');
-            print_atom(b, t->atoms[j], product);
+            print_atom(b, t->atoms[j], product, nm, arg);
         }
     }
     if (a->nterms == 0)

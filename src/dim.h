@@ -49,9 +49,29 @@ bool dim_eval(const tc_dim *a, const tc_dimbind *b, int nb, int64_t *out, const 
 /* Append the symbols of a (no repeats) to names[*n..max). */
 void dim_symbols(const tc_dim *a, const char **names, int *n, int max);
 
+/* Substitute vals[i] for symbol syms[i] (simultaneously, inside divisions
+ * too).  Index expressions use this to compose maps. */
+const tc_dim *dim_subst(tc_dimctx *c, const tc_dim *a, int n, const char *const *syms,
+                        const tc_dim *const *vals);
+/* Split a into the terms a monomial or constant divisor d divides exactly
+ * (*quot gets their quotient) and the rest (*rest): a = d * quot + rest.  A
+ * constant divisor also splits the constant: floor and remainder.  Views
+ * use this to recover a multi-index from a flat offset. */
+void dim_split(tc_dimctx *c, const tc_dim *a, const tc_dim *d, const tc_dim **quot,
+               const tc_dim **rest);
+/* True when a >= 0 for every value of its symbols >= 0 (a sufficient test:
+ * no negative coefficient). */
+bool dim_nonneg(const tc_dim *a);
+/* Whether symbol name occurs in a (inside divisions too). */
+bool dim_uses(const tc_dim *a, const char *name);
+
 /* Canonical text: "N", "4", "N*D", "N - 1", "(D + 1)/2"; products without
  * spaces, sums with them, as in the dumps. */
 void dim_print(tc_buf *b, const tc_dim *a);
 const char *dim_str(tc_arena *ar, const tc_dim *a);
+/* dim_print with each symbol's text given by name(sym, arg): C source for
+ * codegen ("/" is C's division: every value printed is non-negative). */
+void dim_print_ex(tc_buf *b, const tc_dim *a, const char *(*name)(const char *sym, void *arg),
+                  void *arg);
 
 #endif

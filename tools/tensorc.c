@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api_internal.h"
+#include "pipeline.h"
 #include "cache.h"
 
 static const char help_text[] =
@@ -66,7 +66,7 @@ static const char *const stages[] = {"ast", "graph", "lowered", "fused", "sched"
 
 static bool is_built(const char *stage)
 {
-    return strcmp(stage, "ast") == 0 || strcmp(stage, "graph") == 0;
+    return pipe_stage_known(stage);
 }
 
 /* Write text to path (or stdout); 0 or EXIT_ERROR with a message. */
@@ -156,14 +156,15 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         rc = EXIT_ERROR;
     }
     if (rc == EXIT_OK && !is_built(emit))
-        rc = fail(EXIT_ERROR, "--emit=%s is not built yet; available: ast, graph "
-                  "(tensorc %s stops at the op graph)", emit, TC_VERSION_STRING);
+        rc = fail(EXIT_ERROR, "--emit=%s is not built yet (tensorc %s)", emit, TC_VERSION_STRING);
     const char *text;
-    if (rc == EXIT_OK && *ndts && strcmp(emit, "graph") == 0) {
-        tc_buf b;
-        buf_init(&b, p->arena);
-        graph_print(&b, f);
-        rc = write_text(out, buf_str(&b));
+    if (rc == EXIT_OK && *ndts && strcmp(emit, "ast") != 0) {
+        if (api_dump(p, f, emit, &text) != TC_OK) {
+            fputs(tc_errmsg(ctx), stderr);
+            rc = EXIT_ERROR;
+        } else {
+            rc = write_text(out, text);
+        }
     } else if (rc == EXIT_OK) {
         if (tc_program_dump(p, emit, fn, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);
@@ -190,15 +191,42 @@ static int cmd_compile(int argc, char **argv)
     return rc;
 }
 
-/* explain: accepted, so scripts can be written against it, but it reports
- * that it is not built. */
+/* tensorc explain FILE [--fn NAME]: every fusion decision with its reason. */
 static int cmd_explain(int argc, char **argv)
 {
-    if (argc < 1)
+    const char *file = NULL, *fn = NULL;
+    bool bad = false;
+    for (int i = 0; i < argc && !bad; i++) {
+        const char *a = argv[i], *v;
+        if (a[0] != '-' || a[1] == 0) {
+            if (file)
+                return usage_error("unexpected argument '%s' (FILE is '%s')", a, file);
+            file = a;
+        } else if (opt_value("--fn", argc, argv, &i, &v, &bad)) {
+            fn = v;
+        } else if (!bad) {
+            return usage_error("unknown option '%s' for 'tensorc explain'", a);
+        }
+    }
+    if (bad)
+        return EXIT_USAGE;
+    if (!file)
         return usage_error("'tensorc explain' needs a FILE");
-    return fail(EXIT_ERROR, "'tensorc explain' is not built yet: it reports fusion decisions, "
-                "and tensorc %s stops at the op graph (try: tensorc compile %s --emit=graph)",
-                TC_VERSION_STRING, argv[0]);
+    tc_ctx *ctx = NULL;
+    tc_program *p = NULL;
+    const char *text = NULL;
+    int rc = EXIT_OK;
+    if (tc_ctx_create(&ctx) != TC_OK)
+        return fail(EXIT_ERROR, "out of memory");
+    if (tc_compile_file(ctx, file, &p) != TC_OK || tc_program_dump(p, "explain", fn, &text) != TC_OK) {
+        fputs(tc_errmsg(ctx), stderr);
+        rc = EXIT_ERROR;
+    } else {
+        fputs(text, stdout);
+    }
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+    return rc;
 }
 
 /* cache dir | stats | clear.  A cache that cannot be used is not an error

@@ -329,6 +329,7 @@ static gfn *build_entry(builder *b, bfunc *bf)
     build_check_signature(b, bf);
     gfn *f = graph_fn_new(b->a, fn->name);
     f->loc = fn->loc;
+    f->dims = b->dc;
     b->f = f;
     b->cse = NULL;
     b->cse_cap = b->cse_n = 0;

@@ -139,6 +139,7 @@ typedef struct gfn {
     gconstraint *cons;
     int ncons, capcons;
     bool elementwise;       /* every tensor param is [*] and every node pointwise: foreach-able */
+    tc_dimctx *dims;        /* the context its dims live in (its tc_graph's) */
 } gfn;
 
 typedef struct tc_graph {
@@ -187,6 +188,17 @@ gnode *graph_node_new(tc_arena *a, op_id op, tc_dtype dt, int rank, const tc_dim
 void graph_add(tc_arena *a, gfn *f, gnode *n);
 
 void graph_print(tc_buf *b, const gfn *f);
+/* Pieces of the dump that later stages' dumps share: the "fn f(...) ->
+ * (...)" line with its newline, a value as graph_print shows constants, a
+ * type "f32[N, D]", and the "# file:line:col  extra" comment column for the
+ * line that started at offset line_start. */
+void graph_print_signature(tc_buf *b, const gfn *f);
+void graph_print_value(tc_buf *b, double v, tc_dtype dt);
+void graph_print_type(tc_buf *b, tc_dtype dt, int rank, const tc_dim *const *shape);
+void graph_print_comment(tc_buf *b, size_t line_start, tc_loc loc, const char *extra);
+/* The dtype n's inputs [from, to) promote to, weak flags included: what a
+ * pointwise op converts its operands to before computing. */
+tc_dtype graph_promote_inputs(const gnode *n, int from, int to);
 /* Check the invariants above; a failure is TC_ERR_INTERNAL through d. */
 void graph_verify(const gfn *f, tc_diag *d);
 

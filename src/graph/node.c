@@ -61,3 +61,14 @@ gfn *graph_find(const tc_graph *g, const char *name)
             return g->fns[i];
     return NULL;
 }
+
+tc_dtype graph_promote_inputs(const gnode *n, int from, int to)
+{
+    tc_dtype t = n->in[from]->dtype;
+    bool weak = n->in[from]->weak;
+    for (int i = from + 1; i < to; i++) {
+        t = dtype_promote(t, weak, n->in[i]->dtype, n->in[i]->weak);
+        weak = weak && n->in[i]->weak;
+    }
+    return t;
+}

@@ -42,7 +42,7 @@ enum { COMMENT_COL = 52 };
 /* The shortest %.Ng spelling of v that reads back to v once stored as dt:
  * a default or literal held as the f32 0.1f prints "0.1", not the double
  * 0.10000000149011612.  Values dt cannot hold print exactly as doubles. */
-static void print_value(tc_buf *b, double v, tc_dtype dt)
+void graph_print_value(tc_buf *b, double v, tc_dtype dt)
 {
     if (isnan(v)) {
         buf_puts(b, "nan");
@@ -74,7 +74,7 @@ static void print_shape(tc_buf *b, int rank, const tc_dim *const *shape)
     buf_putc(b, ']');
 }
 
-static void print_type(tc_buf *b, tc_dtype dt, int rank, const tc_dim *const *shape)
+void graph_print_type(tc_buf *b, tc_dtype dt, int rank, const tc_dim *const *shape)
 {
     buf_puts(b, dtype_name(dt));
     if (rank > 0)
@@ -87,13 +87,13 @@ static void print_param(tc_buf *b, const gparam *p)
     if (p->star) {
         buf_printf(b, "%s[*]", dtype_name(p->dtype));
     } else {
-        print_type(b, p->dtype, p->rank, p->shape);
+        graph_print_type(b, p->dtype, p->rank, p->shape);
         if (!p->scalar && p->rank == 0)
             buf_puts(b, "[]");
     }
     if (p->scalar && p->has_default) {
         buf_puts(b, " = ");
-        print_value(b, p->def, p->dtype);
+        graph_print_value(b, p->def, p->dtype);
     }
 }
 
@@ -108,7 +108,7 @@ static void print_ref(tc_buf *b, const gnode *n)
 static void print_const(tc_buf *b, const gnode *n)
 {
     if (dtype_is_float(n->dtype))
-        print_value(b, n->a.cnst.f, n->dtype);
+        graph_print_value(b, n->a.cnst.f, n->dtype);
     else if (n->dtype == TC_BOOL)
         buf_puts(b, n->a.cnst.i ? "true" : "false");
     else
@@ -168,7 +168,7 @@ static void print_op(tc_buf *b, const gfn *f, const gnode *n)
 
 /* Pad the current line to the comment column (at least two spaces) and
  * write "# file:line:col" and extra, if there is anything to say. */
-static void comment(tc_buf *b, size_t line_start, tc_loc loc, const char *extra)
+void graph_print_comment(tc_buf *b, size_t line_start, tc_loc loc, const char *extra)
 {
     bool has_loc = loc.src != NULL;
     if (!has_loc && !extra)
@@ -184,7 +184,7 @@ static void comment(tc_buf *b, size_t line_start, tc_loc loc, const char *extra)
         buf_printf(b, "%s%s", has_loc ? "  " : "", extra);
 }
 
-void graph_print(tc_buf *b, const gfn *f)
+void graph_print_signature(tc_buf *b, const gfn *f)
 {
     buf_printf(b, "fn %s(", f->name ? f->name : "?");
     for (int i = 0; i < f->nparams; i++) {
@@ -197,11 +197,16 @@ void graph_print(tc_buf *b, const gfn *f)
         const goutput *o = &f->outputs[i];
         buf_printf(b, "%s%s: ", i ? ", " : "", o->name ? o->name : "?");
         if (o->node)
-            print_type(b, o->node->dtype, o->node->rank, o->node->shape);
+            graph_print_type(b, o->node->dtype, o->node->rank, o->node->shape);
         else
             buf_puts(b, "?");
     }
     buf_puts(b, ")\n");
+}
+
+void graph_print(tc_buf *b, const gfn *f)
+{
+    graph_print_signature(b, f);
     if (f->elementwise)
         buf_puts(b, "  # elementwise\n");
 
@@ -215,8 +220,8 @@ void graph_print(tc_buf *b, const gfn *f)
         buf_printf(b, "  %%%d = ", n->id);
         print_op(b, f, n);
         buf_printf(b, " : %s", n->weak ? "weak " : "");
-        print_type(b, n->dtype, n->rank, n->shape);
-        comment(b, start, n->loc, n->name);
+        graph_print_type(b, n->dtype, n->rank, n->shape);
+        graph_print_comment(b, start, n->loc, n->name);
         buf_putc(b, '\n');
     }
 
@@ -235,7 +240,7 @@ void graph_print(tc_buf *b, const gfn *f)
         buf_puts(b, "  requires ");
         dim_print(b, c->dim);
         buf_printf(b, " >= %lld", (long long)c->min);
-        comment(b, start, c->loc, c->what);
+        graph_print_comment(b, start, c->loc, c->what);
         buf_putc(b, '\n');
     }
 }

@@ -78,18 +78,6 @@ static bool is_dim_one(const tc_dim *d)
     return dim_is_const(d, &v) && v == 1;
 }
 
-/* Promotion over inputs [from, to) of n, weak flags included. */
-static tc_dtype promote_inputs(const gnode *n, int from, int to)
-{
-    tc_dtype t = n->in[from]->dtype;
-    bool weak = n->in[from]->weak;
-    for (int i = from + 1; i < to; i++) {
-        t = dtype_promote(t, weak, n->in[i]->dtype, n->in[i]->weak);
-        weak = weak && n->in[i]->weak;
-    }
-    return t;
-}
-
 /* The dtype n must have by its op's TR_ rule, or TC_DT_NONE when the rule
  * does not fix it (leaves, casts, views, copies). */
 static tc_dtype rule_dtype(const gnode *n)
@@ -99,20 +87,20 @@ static tc_dtype rule_dtype(const gnode *n)
     case TR_NONE:
         return TC_DT_NONE;
     case TR_SAME:
-        return promote_inputs(n, 0, n->nin);
+        return graph_promote_inputs(n, 0, n->nin);
     case TR_FLOAT:
-        t = promote_inputs(n, 0, n->nin);
+        t = graph_promote_inputs(n, 0, n->nin);
         return dtype_is_float(t) ? t : TC_F32;
     case TR_BOOL:
         return TC_BOOL;
     case TR_WHERE:
         /* literal branches of a strong-masked where give f32, not f64 */
-        t = promote_inputs(n, 1, 3);
+        t = graph_promote_inputs(n, 1, 3);
         if (n->in[1]->weak && n->in[2]->weak && !n->weak && t == TC_F64)
             t = TC_F32;
         return t;
     case TR_SUMI:
-        t = promote_inputs(n, 0, n->nin);
+        t = graph_promote_inputs(n, 0, n->nin);
         return dtype_is_float(t) ? t : TC_I64;
     case TR_I64:
         return TC_I64;
