@@ -545,8 +545,14 @@ static void dump_body(void *arg)
                 graph_print(&b, g);
                 continue;
             }
+            if (strcmp(j->stage, "cuda") == 0 && !one) {
+                if (i == 0)
+                    pipe_print_unit(&b, pipe_file_unit(p, false), (const gfn *const *)p->graph->fns,
+                                    p->graph->nfns);
+                break;
+            }
             pipe_fn *pf = pipe_get(p, g, NULL);
-            pipe_print(&b, pf, j->stage);
+            pipe_print(&b, p, pf, j->stage);
         }
     }
     j->out = buf_str(&b);
@@ -596,7 +602,7 @@ static void fdump_body(void *arg)
     if (strcmp(j->stage, "graph") == 0)
         graph_print(&b, j->f);
     else
-        pipe_print(&b, pipe_get(j->p, j->f, NULL), j->stage);
+        pipe_print(&b, j->p, pipe_get(j->p, j->f, NULL), j->stage);
     j->out = buf_str(&b);
 }
 
@@ -608,6 +614,67 @@ tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **
     if (st != TC_OK)
         return api_fail(p->ctx, st);
     *out = j.out;
+    return TC_OK;
+}
+
+typedef struct {
+    tc_program *p;
+    const gfn *f;
+    bool idx64;
+    const struct cg_unit *unit;
+    const struct tc_plan *plan;
+} unit_job;
+
+static void unit_body(void *arg)
+{
+    unit_job *j = arg;
+    j->unit = pipe_unit(j->p, j->f, j->idx64, &j->plan);
+}
+
+tc_status api_unit(tc_program *p, const gfn *f, bool idx64, const struct cg_unit **unit,
+                   const struct tc_plan **plan)
+{
+    api_begin(p->ctx);
+    unit_job j = {p, f, idx64, NULL, NULL};
+    tc_status st = pcall(&p->ctx->diag, unit_body, &j);
+    if (st != TC_OK)
+        return api_fail(p->ctx, st);
+    *unit = j.unit;
+    *plan = j.plan;
+    return TC_OK;
+}
+
+typedef struct {
+    tc_program *p;
+    const gfn *f;
+    const char *out;
+} src_job;
+
+static void src_body(void *arg)
+{
+    src_job *j = arg;
+    if (j->f) {
+        pipe_fn *pf = pipe_get(j->p, j->f, NULL);
+        const struct tc_plan *plan;
+        (void)plan;
+        /* the function's own unit, as --emit=cuda --fn shows it */
+        tc_buf b;
+        buf_init(&b, j->p->arena);
+        pipe_print(&b, j->p, pf, "cuda");
+        j->out = pf->own[0]->source;
+    } else {
+        j->out = pipe_file_unit(j->p, false)->source;
+    }
+}
+
+tc_status api_cuda_source(tc_program *p, const gfn *f, const char **src)
+{
+    api_begin(p->ctx);
+    src_job j = {p, f, NULL};
+    tc_status st = pcall(&p->ctx->diag, src_body, &j);
+    if (st != TC_OK)
+        return api_fail(p->ctx, st);
+    *src = j.out;
     return TC_OK;
 }
 

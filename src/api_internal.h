@@ -18,7 +18,10 @@
 #include "graph/graph.h"
 #include "ref/ref.h"
 
+struct tc_rt;                   /* the GPU side of a context (runtime/rt.h) */
+
 struct tc_ctx {
+    struct tc_rt *rt;       /* NULL until the first GPU call; owned by the runtime */
     tc_diag diag;           /* the last error; its text is what tc_errmsg returns */
     char *err_file;         /* copy of the last error's file name: the source may be gone */
     int err_line, err_col;
@@ -40,6 +43,7 @@ struct tc_program {
     tc_graph *graph;            /* every function of the user's file */
     tc_extra_graph *extra;      /* prelude functions built on demand as entry points */
     struct pipe_fn *pipes;      /* lowered, fused, ... entry functions (pipeline.h) */
+    struct cg_unit *file_unit[2]; /* the CUDA of every function of the file, 32/64-bit indices */
 };
 
 /* Clear the context's last error (every API call starts with this). */
@@ -60,6 +64,17 @@ tc_status api_entry_ex(tc_program *p, const char *fn, const tc_dtypebind *dts, i
 /* The dump of one stage ("graph", "lowered", "fused", "explain", ...) of
  * entry f of p, in a protected call. */
 tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **out);
+
+/* pipe_unit (pipeline.h) in a protected call: the CUDA source and launch
+ * plan for entry f.  TC_OK, or an error in p->ctx. */
+struct cg_unit;
+struct tc_plan;
+tc_status api_unit(tc_program *p, const gfn *f, bool idx64, const struct cg_unit **unit,
+                   const struct tc_plan **plan);
+
+/* The CUDA source NVRTC compiles for entry f (its own unit), or with f NULL
+ * for every function of the file (one unit): what --emit=ptx|cubin compile. */
+tc_status api_cuda_source(tc_program *p, const gfn *f, const char **src);
 
 /* graph_bind in a protected call, allocating from p's arena. */
 tc_status api_bind(tc_program *p, const gfn *f, const bind_arg *args, const tc_dimbind *extra,

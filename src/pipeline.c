@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const built[] = {"ast", "graph", "lowered", "fused", "explain"};
+static const char *const built[] = {"ast", "graph", "lowered", "fused", "sched", "cuda", "explain"};
 static const char *const all[] = {"ast", "graph", "lowered", "fused", "sched", "cuda", "ptx", "cubin", "explain"};
 
 bool pipe_stage_known(const char *stage)
@@ -41,7 +41,57 @@ pipe_fn *pipe_get(tc_program *p, const gfn *g, const void *opts)
     return pf;
 }
 
-void pipe_print(tc_buf *b, const pipe_fn *pf, const char *stage)
+static sfn *pipe_sched(tc_program *p, pipe_fn *pf, bool idx64)
+{
+    if (!pf->s[idx64])
+        pf->s[idx64] = sched_fn(pf->fu, idx64, p->arena, &p->ctx->diag);
+    return pf->s[idx64];
+}
+
+static cg_unit *own_unit(tc_program *p, pipe_fn *pf, bool idx64)
+{
+    if (!pf->own[idx64]) {
+        const sfn *s = pipe_sched(p, pf, idx64);
+        pf->own[idx64] = codegen_unit(&s, 1, idx64, p->arena, &p->ctx->diag);
+    }
+    return pf->own[idx64];
+}
+
+cg_unit *pipe_file_unit(tc_program *p, bool idx64)
+{
+    if (!p->file_unit[idx64]) {
+        int n = p->graph->nfns;
+        const sfn **s = ARENA_ARRAY(p->arena, const sfn *, n > 0 ? n : 1);
+        for (int i = 0; i < n; i++)
+            s[i] = pipe_sched(p, pipe_get(p, p->graph->fns[i], NULL), idx64);
+        p->file_unit[idx64] = codegen_unit(s, n, idx64, p->arena, &p->ctx->diag);
+    }
+    return p->file_unit[idx64];
+}
+
+const struct cg_unit *pipe_unit(tc_program *p, const gfn *g, bool idx64, const struct tc_plan **plan)
+{
+    for (int i = 0; i < p->graph->nfns; i++)
+        if (p->graph->fns[i] == g) {
+            cg_unit *u = pipe_file_unit(p, idx64);
+            *plan = u->plans[i];
+            return u;
+        }
+    cg_unit *u = own_unit(p, pipe_get(p, g, NULL), idx64);
+    *plan = u->plans[0];
+    return u;
+}
+
+void pipe_print_unit(tc_buf *b, const cg_unit *u, const gfn *const *fns, int n)
+{
+    buf_puts(b, u->source);
+    buf_puts(b, "\n/*\n");
+    for (int i = 0; i < n && i < u->nplans; i++)
+        plan_print(b, u->plans[i], fns[i]);
+    buf_puts(b, " */\n");
+}
+
+void pipe_print(tc_buf *b, tc_program *p, pipe_fn *pf, const char *stage)
 {
     if (strcmp(stage, "lowered") == 0)
         lir_print(b, pf->l);
@@ -49,4 +99,9 @@ void pipe_print(tc_buf *b, const pipe_fn *pf, const char *stage)
         fuse_print(b, pf->fu);
     else if (strcmp(stage, "explain") == 0)
         fuse_explain(b, pf->fu);
+    else if (strcmp(stage, "sched") == 0)
+        sched_print(b, pipe_sched(p, pf, false));
+    else if (strcmp(stage, "cuda") == 0)
+        pipe_print_unit(b, own_unit(p, pf, false), &pf->g, 1);
 }
+

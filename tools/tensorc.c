@@ -19,6 +19,7 @@
 
 #include "pipeline.h"
 #include "cache.h"
+#include "jit.h"
 
 static const char help_text[] =
     "tensorc " TC_VERSION_STRING " - a compiler from a small tensor language to fused CUDA kernels\n"
@@ -89,6 +90,55 @@ static int write_text(const char *path, const char *text)
     return ok ? EXIT_OK : fail(EXIT_ERROR, "cannot write '%s': %s", path, strerror(err));
 }
 
+/* --emit=ptx|cubin: the unit's CUDA through NVRTC (and the kernel cache),
+ * for --arch (default sm_90), every kernel in one compilation. */
+static int compile_image(tc_program *p, const gfn *f, const char *file, const char *emit,
+                         const char *arch, const char *out, bool verbose)
+{
+    const char *src;
+    if (api_cuda_source(p, f, &src) != TC_OK) {
+        fputs(tc_errmsg(p->ctx), stderr);
+        return EXIT_ERROR;
+    }
+    int sm = arch ? atoi(arch + 3) : 90;
+    bool cubin = strcmp(emit, "cubin") == 0;
+    jit_ctx *j = jit_ctx_new(NULL, 0);
+    if (!j)
+        return fail(EXIT_ERROR, "out of memory");
+    if (jit_warning(j))
+        fprintf(stderr, "tensorc: warning: %s\n", jit_warning(j));
+    tc_diag d;
+    diag_init(&d);
+    const void *image;
+    size_t len;
+    jit_origin origin;
+    const char *name = f ? arena_printf(p->arena, "%s.%s.cu", file, f->name)
+                         : arena_printf(p->arena, "%s.cu", file);
+    tc_status st = jit_image(j, src, strlen(src), name, sm, cubin, NULL, 0, &image, &len, &origin, &d);
+    int rc = EXIT_OK;
+    if (st != TC_OK) {
+        fprintf(stderr, "%s%s", d.msg ? d.msg : tc_status_str(st),
+                d.msg && d.msg[strlen(d.msg) - 1] == '\n' ? "" : "\n");
+        rc = st == TC_ERR_NO_DEVICE ? EXIT_ENV : st == TC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_ERROR;
+    } else {
+        if (verbose)
+            fprintf(stderr, "tensorc: nvrtc %s for sm_%d (%s, %zu bytes): cache: %s\n", name, sm,
+                    emit, len, origin == JIT_COMPILED ? "miss" : "hit");
+        FILE *o = out ? fopen(out, "wb") : stdout;
+        if (!o) {
+            rc = fail(EXIT_ERROR, "cannot write '%s': %s", out, strerror(errno));
+        } else {
+            bool ok = fwrite(image, 1, len, o) == len;
+            ok = (out ? fclose(o) : fflush(o)) == 0 && ok;
+            if (!ok)
+                rc = fail(EXIT_ERROR, "cannot write the output: %s", strerror(errno));
+        }
+    }
+    diag_release(&d);
+    jit_ctx_free(j);
+    return rc;
+}
+
 /* cmd_compile, given room for the --dtype bindings. */
 static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
 {
@@ -137,7 +187,6 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         if (!ok)
             return usage_error("--arch must look like sm_90 or sm_90a, not '%s'", arch);
     }
-    (void)verbose; /* it reports NVRTC compilations, and there are none yet */
 
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
@@ -155,10 +204,13 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
     }
-    if (rc == EXIT_OK && !is_built(emit))
+    bool binary = strcmp(emit, "ptx") == 0 || strcmp(emit, "cubin") == 0;
+    if (rc == EXIT_OK && !binary && !is_built(emit))
         rc = fail(EXIT_ERROR, "--emit=%s is not built yet (tensorc %s)", emit, TC_VERSION_STRING);
     const char *text;
-    if (rc == EXIT_OK && *ndts && strcmp(emit, "ast") != 0) {
+    if (rc == EXIT_OK && binary) {
+        rc = compile_image(p, f, file, emit, arch, out, verbose);
+    } else if (rc == EXIT_OK && *ndts && strcmp(emit, "ast") != 0) {
         if (api_dump(p, f, emit, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);
             rc = EXIT_ERROR;

@@ -363,6 +363,18 @@ static bool merged_desc(fctx *x, int a, int b, kdesc *out)
             x->why = "reductions over different domains or axes";
             return false;
         }
+        unsigned all = da.rank >= 32 ? ~0u : (1u << da.rank) - 1;
+        if (da.mask == all) {
+            for (int i = 0; i < x->n; i++) {
+                int ri = x->anchor[i] ? find(x, i) : -1;
+                if ((ri == a && reads_kernel(x, x->f->nodes[i], b)) ||
+                    (ri == b && reads_kernel(x, x->f->nodes[i], a))) {
+                    x->why = "a whole-tensor reduction that needs another's result would need a "
+                             "grid-wide sync";
+                    return false;
+                }
+            }
+        }
         *out = da;
         return true;
     }

@@ -327,7 +327,7 @@ void red_row_index(const lfn *f, const lnode *n, const tc_dim **out)
 static lnode *reduce(lctx *x, red_kind kind, tc_dtype dt, lref in, int rin,
                      const tc_dim *const *shape_in, unsigned mask, bool keepdim, tc_loc loc)
 {
-    const tc_dim *shape[TC_MAX_RANK];
+    const tc_dim *shape[TC_MAX_RANK] = {0};
     int rank = 0;
     for (int k = 0; k < rin; k++) {
         if (!(mask & (1u << k)))

@@ -1,0 +1,95 @@
+/* cg.h - what the code generator's files share (internal to src/codegen).
+ *
+ * emit.c turns lowered nodes into C expressions and statements (the
+ * expression emitter, with common-subexpression reuse and hoisting);
+ * kernel.c lays out each strategy's loops around it; plan.c decides buffers
+ * and writes the launch plan; unit.c assembles the NVRTC program.
+ */
+#ifndef TC_CG_H
+#define TC_CG_H
+
+#include "codegen/codegen.h"
+
+/* Where a statement goes: before every loop (uses nothing that varies),
+ * in the current row's code before the current loop, or in the loop body. */
+typedef enum { T_KERNEL, T_ROW, T_ELEM } cg_target;
+
+typedef struct cg_entry {
+    const lnode *n;
+    const tc_dim **idx;
+    int scope;              /* branch depth it was made at (concat) */
+    cg_target t;
+    const char *name;
+} cg_entry;
+
+/* Per-function buffer decisions (plan.c). */
+typedef struct cg_bufs {
+    int *buf_of;            /* lnode id -> the buffer it is read from, or -1 */
+    int **writes;           /* lnode id -> buffers a store writes (-1 terminated), or NULL */
+    tc_plan *plan;
+} cg_bufs;
+
+typedef struct cg {
+    tc_arena *a;
+    tc_diag *d;
+    tc_dimctx *c;
+    const lfn *l;
+    const ffn *f;
+    const sfn *s;
+    const ksched *ks;
+    const fkernel *k;
+    cg_bufs *bufs;
+    bool idx64;
+    tc_buf kpre, rpre, body; /* T_KERNEL, T_ROW, T_ELEM statements */
+    int kind, rind, bind;    /* their indentation */
+    cg_entry *cache;
+    int ncache, capcache;
+    int scope;
+    int ntemp;
+    unsigned elemvars;       /* index variables that vary inside the loop body */
+    unsigned rowvars;        /* index variables fixed per row */
+    bool *redep;             /* lnode id -> depends on a reduction of this kernel */
+    int *phase_of;           /* lnode id -> pass of this kernel's reduction */
+    const char **acc;        /* lnode id -> accumulator of this kernel's reduction */
+    int phase;               /* the pass being generated; nphases for epilogue */
+    bool *used_buf;          /* buffer id -> the kernel uses it */
+    bool *used_param;        /* gfn param index -> scalar used */
+    const char **syms;       /* size symbols used */
+    int nsyms;
+    /* vector path: loads made as vectors, by (node, offset of element 0) */
+    int vec;                 /* elements per vector in the current body, 1 outside */
+    int vk;                  /* the element of the vector being generated */
+    int vlast;               /* the index variable the vector runs along */
+    const char **valign;     /* alignment conditions of the vector body */
+    int nvalign, capvalign;
+    struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *vload;
+    int nvload, capvload;
+} cg;
+
+/* emit.c */
+const char *cg_type(tc_dtype t);          /* register type: float for f16/bf16/f32 */
+const char *cg_store_type(tc_dtype t);    /* memory type: unsigned short for f16/bf16 */
+const char *cg_index(cg *g, const tc_dim *e);   /* a dim as C over i0.., sz_N.. */
+const char *cg_flat(cg *g, const lnode *n, const tc_dim *const *idx); /* flat offset into n's buffer */
+const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx);
+const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to);
+void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+const char *cg_temp(cg *g, const char *prefix);
+void cg_forget(cg *g, cg_target t);      /* drop cached values of a scope level */
+bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars);
+const char *cg_buf_name(cg *g, int buf);
+void cg_use_buf(cg *g, int buf);
+/* Record that the vector body needs addr aligned to bytes. */
+void cg_align(cg *g, const char *addr, int bytes);
+
+/* plan.c */
+cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);
+void cg_plan_kernel(cg *g, const char *name);
+void cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a);
+void cg_plan_finish(const sfn *s, cg_bufs *b, tc_arena *a);
+
+/* kernel.c */
+void cg_kernel(cg *g, tc_buf *out);
+
+#endif

@@ -1,0 +1,36 @@
+/* codegen.h - CUDA C for scheduled kernels, and their launch plans.
+ *
+ * One NVRTC program (a "unit") holds the kernels of one or more entry
+ * functions: every function of a file, or one function when asked for by
+ * name.  Kernels are numbered across the unit so their extern "C" names are
+ * unique: tc_red_fused_max_sub_exp_sum_div_0, tc_poi_fused_add_gelu_1, ...
+ *
+ * The source starts with a few inline helpers (f16/bf16 conversions, NaN-
+ * propagating max/min, block reductions, vector loads) instead of cuda_fp16.h
+ * and friends, which cost NVRTC ~15-20 ms each.  Then one __global__ per
+ * kernel: __restrict__ pointers (in_x, out_y, bufN), the symbolic sizes it
+ * uses (sz_N, ...), scalars (s_eps), each statement commented with the .tc
+ * line it came from.  f16/bf16 are loaded and stored as 16-bit and computed
+ * in f32.
+ */
+#ifndef TC_CODEGEN_H
+#define TC_CODEGEN_H
+
+#include "codegen/plan.h"
+#include "sched/sched.h"
+
+typedef struct cg_unit {
+    const char *source;     /* NUL-terminated CUDA C */
+    tc_plan **plans;        /* one per function, in the order given */
+    int nplans;
+    int nkernels;
+} cg_unit;
+
+/* Generate the unit for fns[0..n) (each scheduled with the same idx64).
+ * Errors unwind through d. */
+cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_diag *d);
+
+/* The plan in words, for --emit=cuda's trailing comment and TENSORC_DEBUG. */
+void plan_print(tc_buf *b, const tc_plan *p, const gfn *g);
+
+#endif

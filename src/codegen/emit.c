@@ -1,0 +1,466 @@
+/* emit.c - lowered nodes to C expressions and statements.
+ *
+ * cg_value(n, idx) returns the name of a variable (or a literal) holding
+ * node n's value at index idx, emitting whatever statements it takes:
+ * loads from buffers, the op's expression over its operands' values, or a
+ * reduction's result.  Each (node, index) pair is computed once per scope
+ * (index expressions are canonical, so equal indices are equal pointers),
+ * and each statement goes as far out as it can: a value that does not vary
+ * inside the loop is computed before it, once per row or once per kernel.
+ * Every statement carries the .tc line it came from.
+ */
+#include "codegen/cg.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const cuda_col[OP_COUNT] = {
+#define OP(id, spelling, kind, arity, rule, ref, cuda) [OP_##id] = #cuda,
+#include "ops.def"
+#undef OP
+};
+
+const char *cg_type(tc_dtype t)
+{
+    switch (t) {
+    case TC_F64: return "double";
+    case TC_I32: return "int";
+    case TC_I64: return "long long";
+    case TC_BOOL: return "bool";
+    default: return "float";
+    }
+}
+
+const char *cg_store_type(tc_dtype t)
+{
+    switch (t) {
+    case TC_F16:
+    case TC_BF16: return "unsigned short";
+    case TC_BOOL: return "unsigned char";
+    default: return cg_type(t);
+    }
+}
+
+/* ---- index expressions -------------------------------------------------- */
+
+static const char *sym_name(const char *sym, void *arg)
+{
+    cg *g = arg;
+    if (sym[0] == '$')
+        return arena_printf(g->a, "i%s", sym + 1);
+    for (int i = 0; i < g->nsyms; i++)
+        if (strcmp(g->syms[i], sym) == 0)
+            goto named;
+    if (g->nsyms < 64)
+        g->syms[g->nsyms++] = sym;
+named:
+    return strcmp(sym, "*") == 0 ? "sz_n" : arena_printf(g->a, "sz_%s", sym);
+}
+
+const char *cg_index(cg *g, const tc_dim *e)
+{
+    tc_buf b;
+    buf_init(&b, g->a);
+    dim_print_ex(&b, e, sym_name, g);
+    return buf_str(&b);
+}
+
+const char *cg_flat(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    const tc_dim *st[TC_MAX_RANK];
+    lir_strides(g->c, n->rank, n->shape, st);
+    const tc_dim *flat = dim_const(g->c, 0);
+    for (int k = 0; k < n->rank; k++)
+        flat = dim_add(g->c, flat, dim_mul(g->c, idx[k], st[k]));
+    return cg_index(g, flat);
+}
+
+bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars)
+{
+    for (int k = 0; k < n; k++)
+        for (int v = 0; v <= TC_MAX_RANK; v++)
+            if ((vars & (1u << v)) && dim_uses(idx[k], g->l->varnames[v]))
+                return true;
+    return false;
+}
+
+/* ---- statements ------------------------------------------------------------- */
+
+static tc_buf *target_buf(cg *g, cg_target t, int **ind)
+{
+    switch (t) {
+    case T_KERNEL: *ind = &g->kind; return &g->kpre;
+    case T_ROW: *ind = &g->rind; return &g->rpre;
+    default: *ind = &g->bind; return &g->body;
+    }
+}
+
+void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
+{
+    int *ind;
+    tc_buf *b = target_buf(g, t, &ind);
+    size_t start = b->len;
+    buf_printf(b, "%*s", *ind, "");
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(b, fmt, ap);
+    va_end(ap);
+    if (n && n->loc.src && n->loc.line > 0) {
+        const char *file = n->loc.src->name, *slash = strrchr(file, '/');
+        if (slash && strncmp(file, "<prelude>", 9) != 0)
+            file = slash + 1;
+        size_t col = b->len - start;
+        buf_printf(b, "%*s// %s:%d", col < 60 ? (int)(60 - col) : 1, "", file, n->loc.line);
+    }
+    buf_putc(b, '\n');
+}
+
+const char *cg_temp(cg *g, const char *prefix)
+{
+    return arena_printf(g->a, "%s%d", prefix, g->ntemp++);
+}
+
+void cg_forget(cg *g, cg_target t)
+{
+    int j = 0;
+    for (int i = 0; i < g->ncache; i++)
+        if (g->cache[i].t < t)
+            g->cache[j++] = g->cache[i];
+    g->ncache = j;
+}
+
+static const char *lookup(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    for (int i = g->ncache - 1; i >= 0; i--) {
+        const cg_entry *e = &g->cache[i];
+        if (e->n != n)
+            continue;
+        bool eq = true;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = e->idx[k] == idx[k];
+        if (eq)
+            return e->name;
+    }
+    return NULL;
+}
+
+static void remember(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t, const char *name)
+{
+    if (g->ncache == g->capcache) {
+        int cap = g->capcache ? 2 * g->capcache : 64;
+        cg_entry *v = ARENA_ARRAY(g->a, cg_entry, cap);
+        if (g->ncache)
+            memcpy(v, g->cache, sizeof *v * (size_t)g->ncache);
+        g->cache = v;
+        g->capcache = cap;
+    }
+    const tc_dim **copy = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
+    for (int k = 0; k < n->rank; k++)
+        copy[k] = idx[k];
+    g->cache[g->ncache++] = (cg_entry){n, copy, g->scope, t, name};
+}
+
+/* ---- values ----------------------------------------------------------------- */
+
+static bool is_floating(tc_dtype t)
+{
+    return t == TC_F32 || t == TC_F16 || t == TC_BF16 || t == TC_F64;
+}
+
+const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to)
+{
+    if (strcmp(cg_type(from), cg_type(to)) == 0) {
+        if ((to == TC_F16 || to == TC_BF16) && from != to)
+            return arena_printf(g->a, "tc_round_%s(%s)", dtype_name(to), v);
+        return v;
+    }
+    if (to == TC_BOOL)
+        return arena_printf(g->a, "(%s != 0)", v);
+    const char *r = arena_printf(g->a, "(%s)%s", cg_type(to), v);
+    if (to == TC_F16 || to == TC_BF16)
+        r = arena_printf(g->a, "tc_round_%s(%s)", dtype_name(to), r);
+    return r;
+}
+
+static const char *literal(cg *g, const lnode *n)
+{
+    tc_dtype t = n->dtype;
+    if (is_floating(t)) {
+        double v = n->a.cnst.f;
+        if (v != v)
+            return t == TC_F64 ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+        if (v == 1.0 / 0.0)
+            return t == TC_F64 ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
+        if (v == -1.0 / 0.0)
+            return t == TC_F64 ? "__longlong_as_double(0xfff0000000000000LL)" : "__int_as_float(0xff800000)";
+        if (t == TC_F64)
+            return arena_printf(g->a, "%.17g", v);
+        char s[48];
+        snprintf(s, sizeof s, "%.9g", (double)(float)v);
+        bool dot = strpbrk(s, ".e") != NULL;
+        return arena_printf(g->a, "%s%sf", s, dot ? "" : ".0");
+    }
+    if (t == TC_BOOL)
+        return n->a.cnst.i ? "true" : "false";
+    if (t == TC_I64)
+        return arena_printf(g->a, "%lldLL", (long long)n->a.cnst.i);
+    return arena_printf(g->a, "%lld", (long long)n->a.cnst.i);
+}
+
+/* The f32 column of ops.def with operands substituted; for f64 the math
+ * functions lose their f suffix and literals their f. */
+static const char *from_column(cg *g, const char *col, bool f64, const char *const *ops)
+{
+    tc_buf b;
+    buf_init(&b, g->a);
+    for (const char *p = col; *p;) {
+        if (isalpha((unsigned char)*p) || *p == '_') {
+            const char *s = p;
+            while (isalnum((unsigned char)*p) || *p == '_')
+                p++;
+            size_t n = (size_t)(p - s);
+            if (n == 1 && (*s == 'a' || *s == 'b' || *s == 'c')) {
+                buf_printf(&b, "(%s)", ops[*s - 'a']);
+            } else if (f64 && n > 1 && s[n - 1] == 'f' && strncmp(s, "tc_", 3) != 0 && *p == '(') {
+                buf_printf(&b, "%.*s", (int)(n - 1), s);
+            } else {
+                buf_printf(&b, "%.*s", (int)n, s);
+            }
+        } else if (isdigit((unsigned char)*p)) {
+            const char *s = p;
+            while (isalnum((unsigned char)*p) || *p == '.')
+                p++;
+            size_t n = (size_t)(p - s);
+            if (f64 && s[n - 1] == 'f')
+                n--;
+            buf_printf(&b, "%.*s", (int)n, s);
+        } else {
+            buf_putc(&b, *p++);
+        }
+    }
+    return buf_str(&b);
+}
+
+/* The C expression of pointwise op over operand values already converted
+ * to the node's operand type. */
+static const char *op_expr(cg *g, const lnode *n, const char *const *o)
+{
+    tc_dtype t = n->opdt;
+    if (n->op == OP_cast || n->op == OP_copy)
+        return cg_convert(g, o[0], n->opdt, n->dtype);
+    if (is_floating(t))
+        return from_column(g, cuda_col[n->op], t == TC_F64, o);
+    /* integers and bool */
+    switch (n->op) {
+    case OP_abs: return arena_printf(g->a, "(%s < 0 ? -%s : %s)", o[0], o[0], o[0]);
+    case OP_relu: return arena_printf(g->a, "(%s > 0 ? %s : 0)", o[0], o[0]);
+    case OP_sign: return arena_printf(g->a, "((%s > 0) - (%s < 0))", o[0], o[0]);
+    case OP_floor:
+    case OP_ceil:
+    case OP_round: return o[0];
+    case OP_pow: return arena_printf(g->a, "tc_ipow(%s, %s)", o[0], o[1]);
+    case OP_isnan:
+    case OP_isinf: return "false";
+    default: return from_column(g, cuda_col[n->op], false, o);
+    }
+}
+
+const char *cg_buf_name(cg *g, int buf)
+{
+    return g->bufs->plan->bufs[buf].name;
+}
+
+void cg_use_buf(cg *g, int buf)
+{
+    g->used_buf[buf] = true;
+}
+
+static const tc_dim *flat_dim(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    const tc_dim *st[TC_MAX_RANK];
+    lir_strides(g->c, n->rank, n->shape, st);
+    const tc_dim *flat = dim_const(g->c, 0);
+    for (int k = 0; k < n->rank; k++)
+        flat = dim_add(g->c, flat, dim_mul(g->c, idx[k], st[k]));
+    return flat;
+}
+
+/* In a vector body: when element j of the vector reads flat offset f0 + j
+ * of n, one vector load serves them all; the name of element vk's value, or
+ * NULL when the accesses are not contiguous. */
+static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
+{
+    const tc_dim *f0 = NULL;
+    const tc_dim *v = g->l->vars[g->vlast];
+    const char *vn = g->l->varnames[g->vlast];
+    for (int j = 0; j < g->vec; j++) {
+        const tc_dim *sh = dim_add(g->c, v, dim_const(g->c, j - g->vk));
+        const tc_dim *ij[TC_MAX_RANK];
+        for (int k = 0; k < n->rank; k++)
+            ij[k] = dim_subst(g->c, idx[k], 1, &vn, &sh);
+        const tc_dim *fj = flat_dim(g, n, ij);
+        if (j == 0) {
+            f0 = fj;
+            continue;
+        }
+        int64_t d;
+        if (!dim_is_const(dim_sub(g->c, fj, f0), &d) || d != j)
+            return NULL;
+    }
+    const char *vec = NULL;
+    for (int i = 0; i < g->nvload && !vec; i++)
+        if (g->vload[i].n == n && g->vload[i].flat0 == f0)
+            vec = g->vload[i].name;
+    if (!vec) {
+        vec = cg_temp(g, "v");
+        const char *off = cg_index(g, f0);
+        cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);",
+                cg_store_type(n->dtype), g->vec, vec, cg_store_type(n->dtype), g->vec, ptr, off);
+        if (g->nvload == g->capvload) {
+            int cap = g->capvload ? 2 * g->capvload : 16;
+            struct cg_vload *nv = ARENA_ARRAY(g->a, struct cg_vload, cap);
+            if (g->nvload)
+                memcpy(nv, g->vload, sizeof *nv * (size_t)g->nvload);
+            g->vload = nv;
+            g->capvload = cap;
+        }
+        g->vload[g->nvload++] = (struct cg_vload){n, f0, vec};
+        cg_align(g, arena_printf(g->a, "%s + %s", ptr, off), dtype_size(n->dtype) * g->vec);
+    }
+    return arena_printf(g->a, "%s.v[%d]", vec, g->vk);
+}
+
+void cg_align(cg *g, const char *addr, int bytes)
+{
+    if (g->nvalign == g->capvalign) {
+        int cap = g->capvalign ? 2 * g->capvalign : 16;
+        const char **nv = ARENA_ARRAY(g->a, const char *, cap);
+        if (g->nvalign)
+            memcpy(nv, g->valign, sizeof *nv * (size_t)g->nvalign);
+        g->valign = nv;
+        g->capvalign = cap;
+    }
+    g->valign[g->nvalign++] = arena_printf(g->a, "tc_aligned(%s, %d)", addr, bytes);
+}
+
+static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
+{
+    int buf = g->bufs->buf_of[n->id];
+    if (buf < 0)
+        diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is read but stored nowhere", n->id);
+    cg_use_buf(g, buf);
+    const char *ptr = cg_buf_name(g, buf);
+    const char *raw = NULL;
+    if (g->vec > 1 && t == T_ELEM && n->rank > 0 && g->scope == 0) /* not inside a concat's branch */
+        raw = vector_load(g, n, idx, ptr);
+    if (!raw)
+        raw = arena_printf(g->a, "%s[%s]", ptr, cg_flat(g, n, idx));
+    const char *v;
+    switch (n->dtype) {
+    case TC_F16: v = arena_printf(g->a, "tc_h2f(%s)", raw); break;
+    case TC_BF16: v = arena_printf(g->a, "tc_bf2f(%s)", raw); break;
+    case TC_BOOL: v = arena_printf(g->a, "(%s != 0)", raw); break;
+    default: v = raw;
+    }
+    const char *name = cg_temp(g, "t");
+    cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, v);
+    return name;
+}
+
+static cg_target target_of(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    if (n->rank > 0 && cg_uses_vars(g, idx, n->rank, g->elemvars))
+        return T_ELEM;
+    if (g->redep[n->id] || (n->rank > 0 && cg_uses_vars(g, idx, n->rank, g->rowvars)))
+        return T_ROW;
+    return T_KERNEL;
+}
+
+static const char *concat_value(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
+{
+    const char *res = cg_temp(g, "t");
+    int *ind;
+    target_buf(g, t, &ind);
+    cg_line(g, t, n, "%s %s;", cg_type(n->dtype), res);
+    const char *ax = cg_index(g, idx[n->a.cat.axis]);
+    for (int i = 0; i < n->nin; i++) {
+        if (i == 0)
+            cg_line(g, t, NULL, "if (%s < %s) {", ax, cg_index(g, n->a.cat.offsets[1]));
+        else if (i < n->nin - 1)
+            cg_line(g, t, NULL, "} else if (%s < %s) {", ax, cg_index(g, n->a.cat.offsets[i + 1]));
+        else
+            cg_line(g, t, NULL, "} else {");
+        *ind += 4;
+        g->scope++;
+        const lref *r = &n->in[i];
+        const tc_dim *ci[TC_MAX_RANK];
+        lir_compose(g->l, r, idx, n->rank, ci);
+        const char *v = cg_value(g, r->src, ci);
+        cg_line(g, t, NULL, "%s = %s;", res, cg_convert(g, v, r->src->dtype, n->dtype));
+        /* values made inside the branch are not visible after it */
+        int j = 0;
+        for (int e = 0; e < g->ncache; e++)
+            if (!(g->cache[e].scope >= g->scope && g->cache[e].t == t))
+                g->cache[j++] = g->cache[e];
+        g->ncache = j;
+        g->scope--;
+        *ind -= 4;
+    }
+    cg_line(g, t, NULL, "}");
+    return res;
+}
+
+const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    switch (n->kind) {
+    case LK_CONST:
+        return literal(g, n);
+    case LK_SCALAR:
+        g->used_param[n->a.param] = true;
+        return arena_printf(g->a, "s_%s", g->l->g->params[n->a.param].name);
+    case LK_DIMVAL:
+        return arena_printf(g->a, "((long long)(%s))", cg_index(g, n->a.dim));
+    default:
+        break;
+    }
+    const char *hit = lookup(g, n, idx);
+    if (hit)
+        return hit;
+    cg_target t = target_of(g, n, idx);
+    const char *name;
+    bool own = g->f->kernel_of[n->id] == g->k->id;
+    if (n->kind == LK_INPUT || (g->f->stored[n->id] && !own)) {
+        name = load(g, n, idx, t);
+    } else if (n->kind == LK_REDUCE) {
+        if (!own || !g->acc[n->id] || g->phase_of[n->id] >= g->phase)
+            diag_error(g->d, TC_ERR_INTERNAL, n->loc,
+                       "codegen: reduction %%%d read before its pass", n->id);
+        name = g->acc[n->id];
+    } else if (n->kind == LK_CONCAT) {
+        name = concat_value(g, n, idx, t);
+    } else if (n->kind == LK_POINTWISE) {
+        const char *ops[3] = {"", "", ""};
+        for (int i = 0; i < n->nin; i++) {
+            const lref *r = &n->in[i];
+            const tc_dim *ci[TC_MAX_RANK];
+            lir_compose(g->l, r, idx, n->rank, ci);
+            const char *v = cg_value(g, r->src, ci);
+            /* where's condition stays what it is; everything else converts */
+            tc_dtype to = (n->op == OP_where && i == 0) ? TC_BOOL : n->opdt;
+            ops[i] = cg_convert(g, v, r->src->dtype, to);
+        }
+        const char *e = op_expr(g, n, ops);
+        name = cg_temp(g, "t");
+        const char *ty = cg_type(n->dtype);
+        if (n->dtype == TC_BOOL)
+            cg_line(g, t, n, "const bool %s = (%s) != 0;", name, e);
+        else
+            cg_line(g, t, n, "const %s %s = %s;", ty, name, e);
+    } else {
+        diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: cannot compute %%%d here", n->id);
+    }
+    remember(g, n, idx, t, name);
+    return name;
+}

@@ -1,0 +1,505 @@
+/* kernel.c - the loops of each strategy around the expression emitter.
+ *
+ * Every kernel is written in three buffers while its loops are generated
+ * (emit.c decides which statement goes where): statements before all loops,
+ * per-row statements before the current loop, and the loop body.  Each
+ * strategy generates its bodies first and writes the kernel text after, so
+ * the signature lists exactly the buffers, sizes and scalars used and the
+ * vector path's alignment test names exactly the accesses made as vectors.
+ */
+#include "codegen/cg.h"
+
+#include <string.h>
+
+static void text(tc_buf *o, int ind, const char *s)
+{
+    /* re-indent a block of lines by ind spaces */
+    while (*s) {
+        const char *e = strchr(s, '\n');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n)
+            buf_printf(o, "%*s%.*s\n", ind, "", (int)n, s);
+        s += n + (e ? 1 : 0);
+    }
+}
+
+static void reset_bufs(cg *g)
+{
+    buf_init(&g->rpre, g->a);
+    buf_init(&g->body, g->a);
+    g->rind = g->bind = 0;
+}
+
+/* Statements defining the index variables of axes `axes` of the domain from
+ * the flat position `pos` over just those axes (row-major). */
+static void decompose(cg *g, tc_buf *o, int ind, const char *pos, unsigned axes)
+{
+    int last = -1, n = 0;
+    for (int k = 0; k < g->k->rank; k++)
+        if (axes & (1u << k)) {
+            last = k;
+            n++;
+        }
+    if (n == 0)
+        return;
+    if (n == 1) {
+        buf_printf(o, "%*sconst idx_t i%d = %s;\n", ind, "", last, pos);
+        return;
+    }
+    buf_printf(o, "%*sidx_t q_ = %s;\n", ind, "", pos);
+    for (int k = g->k->rank - 1; k >= 0; k--) {
+        if (!(axes & (1u << k)))
+            continue;
+        if (--n == 0) {
+            buf_printf(o, "%*sconst idx_t i%d = q_;\n", ind, "", k);
+        } else {
+            const char *sz = cg_index(g, g->k->dom[k]);
+            buf_printf(o, "%*sconst idx_t i%d = q_ %% %s;\n", ind, "", k, sz);
+            buf_printf(o, "%*sq_ /= %s;\n", ind, "", sz);
+        }
+    }
+}
+
+static const char *store_value(cg *g, const lnode *n, const char *v)
+{
+    switch (n->dtype) {
+    case TC_F16: return arena_printf(g->a, "tc_f2h(%s)", v);
+    case TC_BF16: return arena_printf(g->a, "tc_f2bf(%s)", v);
+    case TC_BOOL: return arena_printf(g->a, "(unsigned char)%s", v);
+    default: return v;
+    }
+}
+
+/* Store n's value at its natural index into every buffer it goes to. */
+static void store(cg *g, cg_target t, const lnode *n, const char *guard)
+{
+    const tc_dim *idx[TC_MAX_RANK];
+    if (!fuse_node_index(g->f, g->k, n, idx))
+        diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is outside its kernel's domain", n->id);
+    const char *v = cg_value(g, n, idx);
+    for (const int *w = g->bufs->writes[n->id]; w && *w >= 0; w++) {
+        cg_use_buf(g, *w);
+        const char *line = arena_printf(g->a, "%s[%s] = %s;", cg_buf_name(g, *w), cg_flat(g, n, idx),
+                                        store_value(g, n, v));
+        if (guard)
+            cg_line(g, t, n, "if (%s) %s", guard, line);
+        else
+            cg_line(g, t, n, "%s", line);
+    }
+}
+
+static bool is_written(cg *g, int buf)
+{
+    for (int i = 0; i < g->k->nstores; i++)
+        for (const int *w = g->bufs->writes[g->k->stores[i]->id]; w && *w >= 0; w++)
+            if (*w == buf)
+                return true;
+    return false;
+}
+
+/* ---- reductions ------------------------------------------------------------ */
+
+static tc_dtype acc_dtype(const lnode *r)
+{
+    if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN)
+        return r->in[0].src->dtype;
+    return r->dtype;
+}
+
+static const char *acc_type(cg *g, const lnode *r)
+{
+    tc_dtype t = acc_dtype(r);
+    const char *base = t == TC_BOOL ? "int" : cg_type(t);
+    if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN)
+        return arena_printf(g->a, "tc_argv<%s>", base);
+    return base;
+}
+
+static const char *op_name(const lnode *r)
+{
+    static const char *const names[] = {"tc_op_sum", "tc_op_prod", "tc_op_max", "tc_op_min",
+                                        "tc_op_argmax", "tc_op_argmin"};
+    return names[r->a.red.kind];
+}
+
+/* The identity of r's operator, as an expression of its accumulator type. */
+static const char *acc_init(cg *g, const lnode *r)
+{
+    const char *t = acc_type(g, r);
+    const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
+    switch (r->a.red.kind) {
+    case RK_SUM: return arena_printf(g->a, "(%s)0", t);
+    case RK_PROD: return arena_printf(g->a, "(%s)1", t);
+    case RK_MAX: return arena_printf(g->a, "tc_lowest<%s>()", t);
+    case RK_MIN: return arena_printf(g->a, "tc_highest<%s>()", t);
+    case RK_ARGMAX: return arena_printf(g->a, "%s{tc_lowest<%s>(), -1}", t, vt);
+    default: return arena_printf(g->a, "%s{tc_highest<%s>(), -1}", t, vt);
+    }
+}
+
+/* Declarations of this pass's accumulators, and accumulate statements into
+ * the body (the value read at the reduction's input index; pos names the
+ * flat position in the reduced axes, for arg reductions). */
+static void accumulate(cg *g, int phase, tc_buf *decl, int ind, const char *pos)
+{
+    for (int j = 0; j < g->k->nreds; j++) {
+        const lnode *r = g->k->reds[j];
+        if (g->ks->phase[j] != phase)
+            continue;
+        const char *at = acc_type(g, r);
+        const char *a = arena_printf(g->a, "acc%d", r->id);
+        buf_printf(decl, "%*s%s %s = %s;\n", ind, "", at, a, acc_init(g, r));
+        const char *v = cg_value(g, r->in[0].src, r->in[0].idx);
+        if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN) {
+            const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
+            cg_line(g, T_ELEM, r, "%s = %s()(%s, %s{(%s)%s, (long long)(%s)});", a, op_name(r), a, at,
+                    vt, v, pos);
+        } else {
+            cg_line(g, T_ELEM, r, "%s = %s()(%s, (%s)%s);", a, op_name(r), a, at,
+                    cg_convert(g, v, r->in[0].src->dtype, r->dtype));
+        }
+    }
+}
+
+/* After the pass's loop: combine across threads (how: `combine`, a helper
+ * name) and name each result for the rest of the kernel. */
+static void finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine)
+{
+    for (int j = 0; j < g->k->nreds; j++) {
+        const lnode *r = g->k->reds[j];
+        if (g->ks->phase[j] != phase)
+            continue;
+        const char *at = acc_type(g, r);
+        const char *a = arena_printf(g->a, "acc%d", r->id);
+        const char *res = arena_printf(g->a, "r%d", r->id);
+        if (combine)
+            buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem);\n", ind, "", a, combine, a, op_name(r), at);
+        bool arg = r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN;
+        buf_printf(o, "%*sconst %s %s = %s%s;\n", ind, "", cg_type(r->dtype), res, a, arg ? ".i" : "");
+        g->acc[r->id] = res;
+    }
+}
+
+/* ---- strategies --------------------------------------------------------------- */
+
+static unsigned all_axes(const fkernel *k)
+{
+    return k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
+}
+
+static void identity_idx(cg *g, const tc_dim **idx, int rank, int shift_last)
+{
+    for (int k = 0; k < rank; k++)
+        idx[k] = g->l->vars[k];
+    if (rank > 0 && shift_last)
+        idx[rank - 1] = dim_add(g->c, g->l->vars[rank - 1], dim_const(g->c, shift_last));
+}
+
+static void pointwise(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    int vec = g->ks->vec, r = k->rank;
+    const char *n = cg_index(g, g->ks->numel);
+    g->elemvars = all_axes(k);
+    g->rowvars = 0;
+    g->phase = 0;
+    unsigned axes = all_axes(k);
+
+    /* the scalar body: one element */
+    reset_bufs(g);
+    g->vec = 1;
+    for (int i = 0; i < k->nstores; i++)
+        store(g, T_ELEM, k->stores[i], NULL);
+    const char *scalar_body = buf_str(&g->body);
+    cg_forget(g, T_ELEM);
+
+    const char *vec_body = NULL;
+    if (vec > 1) {
+        reset_bufs(g);
+        g->vec = vec;
+        g->vlast = r - 1;
+        g->nvalign = 0;
+        g->nvload = 0;
+        for (int i = 0; i < k->nstores; i++) {
+            const lnode *s = k->stores[i];
+            const char *v[16];
+            for (int e = 0; e < vec; e++) {
+                g->vk = e;
+                const tc_dim *idx[TC_MAX_RANK];
+                identity_idx(g, idx, r, e);
+                v[e] = cg_value(g, s, idx);
+            }
+            const tc_dim *idx0[TC_MAX_RANK];
+            identity_idx(g, idx0, r, 0);
+            for (const int *w = g->bufs->writes[s->id]; w && *w >= 0; w++) {
+                cg_use_buf(g, *w);
+                const char *ptr = cg_buf_name(g, *w), *off = cg_flat(g, s, idx0);
+                tc_buf b;
+                buf_init(&b, g->a);
+                buf_printf(&b, "tc_vstore<%s, %d>(%s + %s, {{", cg_store_type(s->dtype), vec, ptr, off);
+                for (int e = 0; e < vec; e++)
+                    buf_printf(&b, "%s%s", e ? ", " : "", store_value(g, s, v[e]));
+                buf_puts(&b, "}});");
+                cg_line(g, T_ELEM, s, "%s", buf_str(&b));
+                cg_align(g, arena_printf(g->a, "%s + %s", ptr, off), dtype_size(s->dtype) * vec);
+            }
+        }
+        vec_body = buf_str(&g->body);
+        g->vec = 1;
+        cg_forget(g, T_ELEM);
+    }
+
+    text(o, 4, buf_str(&g->kpre));
+    buf_printf(o, "    const idx_t n = %s;\n", n);
+    buf_printf(o, "    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * %d; base < n;\n"
+                  "         base += (idx_t)gridDim.x * blockDim.x * %d) {\n", vec, vec);
+    if (vec > 1) {
+        decompose(g, o, 8, "base", axes);
+        buf_printf(o, "        if (base + %d <= n && i%d + %d <= %s", vec, r - 1, vec,
+                   cg_index(g, k->dom[r - 1]));
+        for (int i = 0; i < g->nvalign; i++)
+            buf_printf(o, " &&\n            %s", g->valign[i]);
+        buf_puts(o, ") {\n");
+        text(o, 12, vec_body);
+        buf_printf(o, "        } else {\n"
+                      "            for (int e = 0; e < %d && base + e < n; ++e) {\n", vec);
+        decompose(g, o, 16, "base + e", axes);
+        text(o, 16, scalar_body);
+        buf_puts(o, "            }\n        }\n");
+    } else {
+        decompose(g, o, 8, "base", axes);
+        text(o, 8, scalar_body);
+    }
+    buf_puts(o, "    }\n");
+}
+
+/* ROWS and COLUMNS: a loop over rows (kept elements), passes over each. */
+static void rows(cg *g, tc_buf *o, bool columns)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    g->elemvars = k->mask;
+    g->rowvars = all_axes(k) & ~k->mask;
+    const char *nrows = cg_index(g, ks->rows), *len = cg_index(g, ks->rowlen);
+    const char *combine = columns ? "tc_col_reduce" : "tc_block_reduce";
+    const char *tid = columns ? "threadIdx.y" : "threadIdx.x";
+    const char *nth = columns ? "blockDim.y" : "blockDim.x";
+    tc_buf row;
+    buf_init(&row, g->a);
+    g->kpre.len = g->kpre.len; /* kernel-level statements gather across passes */
+    for (int p = 0; p <= ks->nphases; p++) {
+        reset_bufs(g);
+        g->phase = p;
+        tc_buf decl;
+        buf_init(&decl, g->a);
+        bool last = p == ks->nphases;
+        if (!last)
+            accumulate(g, p, &decl, 8, "r");
+        /* element-level stores: in the epilogue pass of a rows kernel, in
+         * the first pass of a columns kernel (they need no reduction there) */
+        bool elem_here = columns ? p == 0 : last;
+        bool any_elem = false;
+        for (int i = 0; i < k->nstores; i++)
+            if (fuse_is_element(k, k->stores[i]) && elem_here) {
+                store(g, T_ELEM, k->stores[i], columns ? "active" : NULL);
+                any_elem = true;
+            }
+        const char *body = buf_str(&g->body);
+        cg_forget(g, T_ELEM);
+        /* row-level stores after the last pass */
+        tc_buf rstores;
+        buf_init(&rstores, g->a);
+        if (last) {
+            tc_buf saved = g->body;
+            buf_init(&g->body, g->a);
+            for (int i = 0; i < k->nstores; i++)
+                if (!fuse_is_element(k, k->stores[i]))
+                    store(g, T_ELEM, k->stores[i], NULL);
+            rstores = g->body;
+            g->body = saved;
+        }
+        text(&row, 8, buf_str(&g->rpre));
+        text(&row, 0, buf_str(&decl));
+        if (!last || any_elem) {
+            buf_printf(&row, "        for (idx_t r = %s; r < len; r += %s) {\n", tid, nth);
+            decompose(g, &row, 12, "r", k->mask);
+            text(&row, 12, body);
+            buf_puts(&row, "        }\n");
+        }
+        if (!last)
+            finish_pass(g, p, &row, 8, combine);
+        if (rstores.len) {
+            buf_printf(&row, "        if (%s == 0%s) {\n", tid, columns ? " && active" : "");
+            text(&row, 12, buf_str(&rstores));
+            buf_puts(&row, "        }\n");
+        }
+    }
+    text(o, 4, buf_str(&g->kpre));
+    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", nrows, len);
+    (void)len;
+    if (columns) {
+        buf_puts(o, "    for (idx_t cb = (idx_t)blockIdx.x * blockDim.x; cb < rows;\n"
+                    "         cb += (idx_t)gridDim.x * blockDim.x) {\n"
+                    "        const bool active = cb + threadIdx.x < rows;\n"
+                    "        /* idle threads work on the last column so every load stays in bounds */\n"
+                    "        const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
+    } else {
+        buf_puts(o, "    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {\n");
+    }
+    decompose(g, o, 8, "row", all_axes(k) & ~k->mask);
+    buf_puts(o, buf_str(&row));
+    buf_puts(o, "    }\n");
+}
+
+static void full(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    g->elemvars = all_axes(k);
+    g->rowvars = 0;
+    reset_bufs(g);
+    g->phase = 0;
+    tc_buf decl;
+    buf_init(&decl, g->a);
+    accumulate(g, 0, &decl, 4, "r");
+    for (int i = 0; i < k->nstores; i++)
+        if (fuse_is_element(k, k->stores[i]) && k->stores[i]->kind != LK_REDUCE)
+            store(g, T_ELEM, k->stores[i], NULL);
+    const char *body = buf_str(&g->body);
+    cg_forget(g, T_ELEM);
+
+    /* the results, then the row-level stores, generated before any text so
+     * kernel-level statements they need land in kpre in time */
+    tc_buf post;
+    buf_init(&post, g->a);
+    finish_pass(g, 0, &post, 4, NULL);
+    g->phase = 1;
+    reset_bufs(g);
+    for (int i = 0; i < k->nstores; i++)
+        if (!fuse_is_element(k, k->stores[i]) || k->stores[i]->kind == LK_REDUCE)
+            store(g, T_ELEM, k->stores[i], NULL);
+
+    text(o, 4, buf_str(&g->kpre));
+    buf_printf(o, "    const idx_t len = %s;\n", cg_index(g, ks->rowlen));
+    text(o, 0, buf_str(&decl));
+    buf_puts(o, "    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;\n"
+                "         r += (idx_t)gridDim.x * blockDim.x) {\n");
+    decompose(g, o, 8, "r", all_axes(k));
+    text(o, 8, body);
+    buf_puts(o, "    }\n");
+    /* each block's partial, then the last block to arrive combines them */
+    buf_puts(o, "    unsigned *ticket = (unsigned *)ws;\n");
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        const char *at = acc_type(g, r);
+        buf_printf(o, "    acc%d = tc_block_reduce(acc%d, %s(), (%s *)tc_smem);\n", r->id, r->id,
+                   op_name(r), at);
+        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 + %d * %lld);\n", at, r->id, at, j,
+                   (long long)ks->grid_cap * 16);
+        buf_printf(o, "    if (threadIdx.x == 0)\n        part%d[blockIdx.x] = acc%d;\n", r->id, r->id);
+    }
+    buf_puts(o, "    __shared__ bool last_block;\n"
+                "    __threadfence();\n"
+                "    if (threadIdx.x == 0)\n"
+                "        last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;\n"
+                "    __syncthreads();\n"
+                "    if (!last_block)\n"
+                "        return;\n"
+                "    __threadfence();\n");
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        buf_printf(o, "    acc%d = tc_partials(part%d, gridDim.x, %s, %s(), (%s *)tc_smem);\n", r->id,
+                   r->id, acc_init(g, r), op_name(r), acc_type(g, r));
+    }
+    buf_puts(o, buf_str(&post));
+    text(o, 4, buf_str(&g->rpre));
+    buf_puts(o, "    if (threadIdx.x == 0) {\n");
+    text(o, 8, buf_str(&g->body));
+    buf_puts(o, "        *ticket = 0; /* ready for the next launch */\n    }\n");
+}
+
+static bool *redep_of(cg *g)
+{
+    int n = g->l->nnodes > 0 ? g->l->nnodes : 1;
+    bool *r = ARENA_ARRAY(g->a, bool, n);
+    for (int i = 0; i < g->l->nnodes; i++) {
+        const lnode *v = g->l->nodes[i];
+        bool own = g->f->kernel_of[i] == g->k->id;
+        if (v->kind == LK_REDUCE && own) {
+            r[i] = true;
+            continue;
+        }
+        if (v->kind == LK_INPUT || (g->f->stored[i] && !own))
+            continue;
+        for (int j = 0; j < v->nin; j++)
+            r[i] |= r[v->in[j].src->id];
+    }
+    return r;
+}
+
+void cg_kernel(cg *g, tc_buf *out)
+{
+    const fkernel *k = g->k;
+    g->redep = redep_of(g);
+    g->ncache = 0;
+    g->nsyms = 0;
+    g->ntemp = 0;
+    buf_init(&g->kpre, g->a);
+    g->kind = 0;
+    int nb = g->bufs->plan->nbufs;
+    g->used_buf = ARENA_ARRAY(g->a, bool, nb > 0 ? nb : 1);
+    g->used_param = ARENA_ARRAY(g->a, bool, g->l->g->nparams > 0 ? g->l->g->nparams : 1);
+    g->syms = ARENA_ARRAY(g->a, const char *, 64);
+    g->acc = ARENA_ARRAY(g->a, const char *, g->l->nnodes > 0 ? g->l->nnodes : 1);
+    g->phase_of = ARENA_ARRAY(g->a, int, g->l->nnodes > 0 ? g->l->nnodes : 1);
+    for (int j = 0; j < k->nreds; j++)
+        g->phase_of[k->reds[j]->id] = g->ks->phase[j];
+
+    tc_buf body;
+    buf_init(&body, g->a);
+    switch (g->ks->kind) {
+    case SCH_POINTWISE: pointwise(g, &body); break;
+    case SCH_ROWS: rows(g, &body, false); break;
+    case SCH_COLUMNS: rows(g, &body, true); break;
+    case SCH_FULL: full(g, &body); break;
+    default: return;
+    }
+
+    const ksched *ks = g->ks;
+    int threads = ks->block[0] * ks->block[1] * ks->block[2];
+    buf_printf(out, "\n/* kernel %d: %s", k->id, ks->why);
+    buf_puts(out, " */\n");
+    buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, k->name);
+    bool first = true;
+    tc_plan *p = g->bufs->plan;
+    for (int i = 0; i < nb; i++) {
+        if (!g->used_buf[i])
+            continue;
+        bool w = is_written(g, i);
+        buf_printf(out, "%s\n    %s%s *__restrict__ %s", first ? "" : ",", w ? "" : "const ",
+                   cg_store_type(p->bufs[i].dtype), p->bufs[i].name);
+        first = false;
+    }
+    for (int i = 0; i < g->nsyms; i++) {
+        buf_printf(out, "%s\n    const idx_t %s", first ? "" : ",",
+                   strcmp(g->syms[i], "*") == 0 ? "sz_n" : arena_printf(g->a, "sz_%s", g->syms[i]));
+        first = false;
+    }
+    for (int i = 0; i < g->l->g->nparams; i++) {
+        if (!g->used_param[i])
+            continue;
+        const gparam *gp = &g->l->g->params[i];
+        tc_dtype t = gp->dtype;
+        buf_printf(out, "%s\n    const %s s_%s", first ? "" : ",",
+                   (t == TC_F16 || t == TC_BF16) ? "float" : cg_type(t), gp->name);
+        first = false;
+    }
+    if (ks->kind == SCH_FULL)
+        buf_printf(out, "%s\n    void *__restrict__ ws", first ? "" : ",");
+    buf_puts(out, ")\n{\n");
+    if (ks->kind != SCH_POINTWISE)
+        buf_puts(out, "    __shared__ double tc_smem[2 * 32 * 8];\n");
+    buf_puts(out, buf_str(&body));
+    buf_puts(out, "}\n");
+    cg_plan_kernel(g, k->name);
+}

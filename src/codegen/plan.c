@@ -1,0 +1,404 @@
+/* plan.c - buffers and the launch plan of one function (see plan.h).
+ *
+ * Buffers: a PARAM per tensor parameter, an OUTPUT per output, a TEMP per
+ * value stored between kernels.  An inout output is written straight into
+ * its parameter's buffer when that is safe: the kernel that writes it reads
+ * the parameter only at the element it writes (so each element is read and
+ * then written by the same thread), and no later kernel reads the old
+ * value.  Otherwise it goes to a buffer of its own and a final copy writes
+ * it back.  Temps get slots by a greedy interval colouring of their lives.
+ */
+#include "codegen/cg.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int add_buf(tc_plan *p, int *cap, tc_arena *a, pbuf b)
+{
+    if (p->nbufs == *cap) {
+        int nc = *cap ? 2 * *cap : 16;
+        pbuf *v = ARENA_ARRAY(a, pbuf, nc);
+        if (p->nbufs)
+            memcpy(v, p->bufs, sizeof *v * (size_t)p->nbufs);
+        p->bufs = v;
+        *cap = nc;
+    }
+    p->bufs[p->nbufs] = b;
+    return p->nbufs++;
+}
+
+static const tc_dim *numel(tc_dimctx *c, int rank, const tc_dim *const *shape)
+{
+    const tc_dim *n = dim_const(c, 1);
+    for (int k = 0; k < rank; k++)
+        n = dim_mul(c, n, shape[k]);
+    return n;
+}
+
+/* Does kernel k read param node ip only at the element it stores n at? */
+typedef struct walk {
+    const ffn *f;
+    const fkernel *k;
+    const lnode *ip;
+    const tc_dim **want;
+    bool ok;
+    int budget;
+} walk;
+
+static void walk_reads(walk *w, const lnode *n, const tc_dim *const *idx)
+{
+    if (!w->ok || --w->budget < 0) {
+        w->ok = false;
+        return;
+    }
+    if (n == w->ip) {
+        for (int k = 0; k < n->rank; k++)
+            if (idx[k] != w->want[k])
+                w->ok = false;
+        return;
+    }
+    bool own = w->f->kernel_of[n->id] == w->k->id;
+    if (n->kind == LK_INPUT || n->kind == LK_SCALAR || n->kind == LK_CONST || n->kind == LK_DIMVAL ||
+        (w->f->stored[n->id] && !own))
+        return;
+    if (n->kind == LK_REDUCE) {
+        /* its input is read over the kernel's own domain */
+        walk_reads(w, n->in[0].src, n->in[0].idx);
+        return;
+    }
+    for (int i = 0; i < n->nin; i++) {
+        const tc_dim *ci[TC_MAX_RANK];
+        lir_compose(w->f->l, &n->in[i], idx, n->rank, ci);
+        walk_reads(w, n->in[i].src, ci);
+    }
+}
+
+static bool in_place_ok(const sfn *s, const lnode *n, const lnode *ip)
+{
+    const ffn *f = s->f;
+    int kw = f->kernel_of[n->id];
+    if (kw < 0 || f->k[kw]->kind == KK_EXTERN || n->kind == LK_MATMUL)
+        return false;
+    const fkernel *k = f->k[kw];
+    if (!fuse_is_element(k, n))
+        return false;
+    if (!ip)
+        return true;
+    for (int i = kw + 1; i < f->nk; i++)
+        for (int j = 0; j < f->k[i]->nreads; j++)
+            if (f->k[i]->reads[j] == ip)
+                return false;
+    walk w = {f, k, ip, (const tc_dim **)f->l->vars, true, 100000};
+    for (int i = 0; i < k->nstores && w.ok; i++) {
+        const lnode *st = k->stores[i];
+        const tc_dim *idx[TC_MAX_RANK];
+        if (!fuse_node_index(f, k, st, idx))
+            return false;
+        walk_reads(&w, st, idx);
+    }
+    for (int i = 0; i < k->nreds && w.ok; i++)
+        walk_reads(&w, k->reds[i], f->l->vars);
+    return w.ok;
+}
+
+static void push_write(tc_arena *a, cg_bufs *b, int node, int buf)
+{
+    int n = 0;
+    if (b->writes[node])
+        while (b->writes[node][n] >= 0)
+            n++;
+    int *v = ARENA_ARRAY(a, int, n + 2);
+    for (int i = 0; i < n; i++)
+        v[i] = b->writes[node][i];
+    v[n] = buf;
+    v[n + 1] = -1;
+    b->writes[node] = v;
+}
+
+cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d)
+{
+    const ffn *f = s->f;
+    const lfn *l = f->l;
+    const gfn *g = l->g;
+    tc_dimctx *c = l->dims;
+    cg_bufs *b = ARENA_NEW(a, cg_bufs);
+    int n = l->nnodes > 0 ? l->nnodes : 1;
+    b->buf_of = ARENA_ARRAY(a, int, n);
+    b->writes = ARENA_ARRAY(a, int *, n);
+    for (int i = 0; i < n; i++)
+        b->buf_of[i] = -1;
+    tc_plan *p = ARENA_NEW(a, tc_plan);
+    p->fn = g->name;
+    p->idx64 = s->idx64;
+    b->plan = p;
+    int cap = 0;
+
+    int *param_buf = ARENA_ARRAY(a, int, g->nparams > 0 ? g->nparams : 1);
+    const lnode **param_node = ARENA_ARRAY(a, const lnode *, g->nparams > 0 ? g->nparams : 1);
+    for (int i = 0; i < l->nnodes; i++)
+        if (l->nodes[i]->kind == LK_INPUT)
+            param_node[l->nodes[i]->a.param] = l->nodes[i];
+    for (int i = 0; i < g->nparams; i++) {
+        param_buf[i] = -1;
+        const gparam *gp = &g->params[i];
+        if (gp->scalar)
+            continue;
+        pbuf pb = {PBUF_PARAM, i, -1, gp->dtype, gp->rank, gp->shape, numel(c, gp->rank, gp->shape),
+                   -1, -1, -1, arena_printf(a, "in_%s", gp->name)};
+        param_buf[i] = add_buf(p, &cap, a, pb);
+        if (param_node[i])
+            b->buf_of[param_node[i]->id] = param_buf[i];
+    }
+    for (int i = 0; i < l->noutputs; i++) {
+        const loutput *o = &l->outputs[i];
+        const lnode *on = o->node;
+        pbuf pb = {PBUF_OUTPUT, i, -1, on->dtype, on->rank, on->shape, numel(c, on->rank, on->shape),
+                   -1, -1, -1, arena_printf(a, "out_%s", o->name)};
+        int pi = o->inout_param;
+        if (pi >= 0 && in_place_ok(s, on, param_node[pi])) {
+            pb.alias = param_buf[pi];
+            p->bufs[param_buf[pi]].name = arena_printf(a, "io_%s", g->params[pi].name);
+        }
+        int id = add_buf(p, &cap, a, pb);
+        int target = pb.alias >= 0 ? pb.alias : id;
+        push_write(a, b, on->id, target);
+        if (b->buf_of[on->id] < 0)
+            b->buf_of[on->id] = target;
+    }
+    for (int i = 0; i < l->nnodes; i++) {
+        const lnode *v = l->nodes[i];
+        if (!f->stored[i] || v->kind == LK_INPUT || b->writes[i])
+            continue;
+        pbuf pb = {PBUF_TEMP, -1, -1, v->dtype, v->rank, v->shape, numel(c, v->rank, v->shape),
+                   -1, -1, -1, arena_printf(a, "buf%d", v->id)};
+        int id = add_buf(p, &cap, a, pb);
+        push_write(a, b, i, id);
+        b->buf_of[i] = id;
+    }
+    (void)d;
+    return b;
+}
+
+/* ---- steps ------------------------------------------------------------------ */
+
+static pstep *add_step(tc_plan *p, tc_arena *a)
+{
+    pstep *v = ARENA_ARRAY(a, pstep, p->nsteps + 1);
+    if (p->nsteps)
+        memcpy(v, p->steps, sizeof *v * (size_t)p->nsteps);
+    p->steps = v;
+    pstep *st = &p->steps[p->nsteps++];
+    memset(st, 0, sizeof *st);
+    return st;
+}
+
+static void add_arg(pstep *st, tc_arena *a, parg arg)
+{
+    parg *v = ARENA_ARRAY(a, parg, st->nargs + 1);
+    if (st->nargs)
+        memcpy(v, st->args, sizeof *v * (size_t)st->nargs);
+    v[st->nargs++] = arg;
+    st->args = v;
+}
+
+static tc_dtype scalar_ctype(tc_dtype t)
+{
+    return (t == TC_F16 || t == TC_BF16) ? TC_F32 : t;
+}
+
+/* The kernel step for g's kernel, with arguments in the order the
+ * signature lists them (kernel.c writes the signature from the same
+ * order: buffers by id, sizes in first-use order, scalars, workspace). */
+void cg_plan_kernel(cg *g, const char *name)
+{
+    tc_plan *p = g->bufs->plan;
+    const ksched *ks = g->ks;
+    pstep *st = add_step(p, g->a);
+    st->kind = PSTEP_KERNEL;
+    st->kernel = name;
+    for (int i = 0; i < p->nbufs; i++)
+        if (g->used_buf[i])
+            add_arg(st, g->a, (parg){PARG_BUF, i, NULL, -1, TC_DT_NONE});
+    for (int i = 0; i < g->nsyms; i++)
+        add_arg(st, g->a, (parg){PARG_DIM, -1, dim_sym(g->c, g->syms[i]), -1, TC_DT_NONE});
+    for (int i = 0; i < g->l->g->nparams; i++)
+        if (g->used_param[i])
+            add_arg(st, g->a, (parg){PARG_SCALAR, -1, NULL, i, scalar_ctype(g->l->g->params[i].dtype)});
+    if (ks->kind == SCH_FULL) {
+        add_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
+        st->ws_bytes = dim_const(g->c, 16 + (int64_t)g->k->nreds * ks->grid_cap * 16);
+    }
+    st->grid[0] = ks->grid;
+    st->grid[1] = st->grid[2] = dim_const(g->c, 1);
+    st->grid_cap = ks->grid_cap;
+    for (int i = 0; i < 3; i++)
+        st->block[i] = ks->block[i];
+}
+
+static void add_matmul(tc_plan *p, cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a)
+{
+    pstep *st = add_step(p, a);
+    st->kind = PSTEP_MATMUL;
+    int R = m->rank;
+    st->mm.m = m->shape[R - 2];
+    st->mm.n = m->shape[R - 1];
+    const tc_dim *batch = dim_const(c, 1);
+    for (int k = 0; k < R - 2; k++)
+        batch = dim_mul(c, batch, m->shape[k]);
+    st->mm.batch = batch;
+    st->mm.dtype = m->dtype;
+    st->mm.c = b->writes[m->id][0];
+    st->mm.stride_c = dim_mul(c, st->mm.m, st->mm.n);
+    for (int o = 0; o < 2; o++) {
+        const lref *r = &m->in[o];
+        const lnode *src = r->src;
+        int rs = src->rank;
+        /* operand 0 reads (.., $m, $k), operand 1 (.., $k, $n), $k = $R:
+         * transposed when $k sits in the other one of the last two dims */
+        const char *kv = arena_printf(a, "$%d", R);
+        bool t = o == 0 ? dim_uses(r->idx[rs - 2], kv) : dim_uses(r->idx[rs - 1], kv);
+        const tc_dim *stride = rs > 2 ? dim_mul(c, src->shape[rs - 2], src->shape[rs - 1]) : dim_const(c, 0);
+        if (o == 0) {
+            st->mm.a = b->buf_of[src->id];
+            st->mm.ta = t;
+            st->mm.k = t ? src->shape[rs - 2] : src->shape[rs - 1];
+            st->mm.stride_a = stride;
+        } else {
+            st->mm.b = b->buf_of[src->id];
+            st->mm.tb = t;
+            st->mm.stride_b = stride;
+        }
+    }
+}
+
+/* After the kernels: matmuls were added in order by the caller; copies back
+ * for inout outputs not written in place; then lives and slots. */
+static void finish_plan(const sfn *s, cg_bufs *b, tc_arena *a)
+{
+    tc_plan *p = b->plan;
+    const lfn *l = s->f->l;
+    tc_dimctx *c = l->dims;
+    for (int i = 0; i < p->nbufs; i++) {
+        pbuf *pb = &p->bufs[i];
+        if (pb->kind != PBUF_OUTPUT || pb->alias >= 0)
+            continue;
+        int pi = l->outputs[pb->index].inout_param;
+        if (pi < 0)
+            continue;
+        int pbuf_id = -1;
+        for (int j = 0; j < p->nbufs; j++)
+            if (p->bufs[j].kind == PBUF_PARAM && p->bufs[j].index == pi)
+                pbuf_id = j;
+        pstep *st = add_step(p, a);
+        st->kind = PSTEP_COPY;
+        st->src = i;
+        st->dst = pbuf_id;
+        st->copy_bytes = dim_mul(c, pb->numel, dim_const(c, dtype_size(pb->dtype)));
+    }
+    /* lives */
+    for (int si = 0; si < p->nsteps; si++) {
+        pstep *st = &p->steps[si];
+        int used[3] = {-1, -1, -1};
+        if (st->kind == PSTEP_MATMUL) {
+            used[0] = st->mm.a;
+            used[1] = st->mm.b;
+            used[2] = st->mm.c;
+        } else if (st->kind == PSTEP_COPY) {
+            used[0] = st->src;
+        }
+        for (int j = 0; j < 3; j++)
+            if (used[j] >= 0 && p->bufs[used[j]].kind == PBUF_TEMP) {
+                pbuf *pb = &p->bufs[used[j]];
+                if (pb->first < 0)
+                    pb->first = si;
+                pb->last = si;
+            }
+        for (int j = 0; j < st->nargs; j++)
+            if (st->args[j].kind == PARG_BUF && p->bufs[st->args[j].buf].kind == PBUF_TEMP) {
+                pbuf *pb = &p->bufs[st->args[j].buf];
+                if (pb->first < 0)
+                    pb->first = si;
+                pb->last = si;
+            }
+    }
+    /* greedy slots in order of first use */
+    int *slot_end = ARENA_ARRAY(a, int, p->nbufs + 1);
+    for (int si = 0; si < p->nsteps; si++)
+        for (int i = 0; i < p->nbufs; i++) {
+            pbuf *pb = &p->bufs[i];
+            if (pb->kind != PBUF_TEMP || pb->first != si)
+                continue;
+            int slot = -1;
+            for (int k = 0; k < p->nslots && slot < 0; k++)
+                if (slot_end[k] < pb->first)
+                    slot = k;
+            if (slot < 0)
+                slot = p->nslots++;
+            pb->slot = slot;
+            slot_end[slot] = pb->last;
+        }
+    /* 32-bit index limits: every buffer and domain, with room for a vector */
+    int nl = 0;
+    p->limits = ARENA_ARRAY(a, const tc_dim *, p->nbufs + s->nk + 1);
+    for (int i = 0; i < p->nbufs; i++)
+        p->limits[nl++] = dim_add(c, p->bufs[i].numel, dim_const(c, 64));
+    for (int i = 0; i < s->nk; i++)
+        if (s->k[i].numel)
+            p->limits[nl++] = dim_add(c, s->k[i].numel, dim_const(c, 64));
+    p->nlimits = nl;
+}
+
+void cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a)
+{
+    add_matmul(b->plan, b, m, c, a);
+}
+
+void cg_plan_finish(const sfn *s, cg_bufs *b, tc_arena *a)
+{
+    finish_plan(s, b, a);
+}
+
+/* ---- printing ---------------------------------------------------------------- */
+
+void plan_print(tc_buf *b, const tc_plan *p, const gfn *g)
+{
+    buf_printf(b, "launch plan of %s (%s indices):\n", p->fn, p->idx64 ? "64-bit" : "32-bit");
+    for (int i = 0; i < p->nbufs; i++) {
+        const pbuf *pb = &p->bufs[i];
+        static const char *const kinds[] = {"param", "output", "temp"};
+        buf_printf(b, "  buffer %-12s %-6s ", pb->name, kinds[pb->kind]);
+        graph_print_type(b, pb->dtype, pb->rank, pb->shape);
+        if (pb->alias >= 0)
+            buf_printf(b, "  (written in place into %s)", p->bufs[pb->alias].name);
+        if (pb->kind == PBUF_TEMP)
+            buf_printf(b, "  live steps %d..%d, slot %d", pb->first, pb->last, pb->slot);
+        buf_putc(b, '\n');
+    }
+    for (int i = 0; i < p->nsteps; i++) {
+        const pstep *st = &p->steps[i];
+        if (st->kind == PSTEP_KERNEL) {
+            buf_printf(b, "  step %d: %s<<<", i, st->kernel);
+            dim_print(b, st->grid[0]);
+            buf_printf(b, ", [%d, %d, %d]>>>(", st->block[0], st->block[1], st->block[2]);
+            for (int j = 0; j < st->nargs; j++) {
+                const parg *ar = &st->args[j];
+                buf_puts(b, j ? ", " : "");
+                if (ar->kind == PARG_BUF)
+                    buf_puts(b, p->bufs[ar->buf].name);
+                else if (ar->kind == PARG_DIM)
+                    dim_print(b, ar->dim);
+                else if (ar->kind == PARG_SCALAR)
+                    buf_puts(b, g->params[ar->param].name);
+                else
+                    buf_puts(b, "workspace");
+            }
+            buf_puts(b, ")\n");
+        } else if (st->kind == PSTEP_MATMUL) {
+            buf_printf(b, "  step %d: matmul %s = %s%s @ %s%s (cuBLAS)\n", i, p->bufs[st->mm.c].name,
+                       p->bufs[st->mm.a].name, st->mm.ta ? ".T" : "", p->bufs[st->mm.b].name,
+                       st->mm.tb ? ".T" : "");
+        } else {
+            buf_printf(b, "  step %d: copy %s -> %s\n", i, p->bufs[st->src].name, p->bufs[st->dst].name);
+        }
+    }
+}

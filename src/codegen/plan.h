@@ -1,0 +1,125 @@
+/* plan.h - the launch plan: what the runtime does to run one function.
+ *
+ * Code generation produces, per entry function, CUDA source (every kernel in
+ * one NVRTC program) and this plan.  The runtime binds sizes (graph_bind
+ * gives every symbol of the signature a value), allocates buffers and walks
+ * the steps in order on the caller's stream.  Everything size-dependent is a
+ * tc_dim over the signature's symbols, evaluated with bind_eval(): one plan
+ * serves every size.
+ *
+ * Buffers
+ *   PBUF_PARAM   a tensor parameter (gfn param index `index`), supplied by
+ *                the caller, contiguous row-major (the runtime checks).
+ *   PBUF_OUTPUT  output `index` of the function (gfn output index),
+ *                contiguous row-major: supplied by the caller (C API) or
+ *                allocated (CLI).  An inout output written in place has
+ *                alias = the PARAM buffer id of its parameter and needs no
+ *                memory of its own; otherwise alias is -1 and, for an inout
+ *                output, a final PSTEP_COPY writes it back to the param.
+ *   PBUF_TEMP    an intermediate between kernels, contiguous, allocated by
+ *                the runtime; live from step `first` to step `last`
+ *                (inclusive), so temps whose lives do not overlap may share
+ *                memory (`slot`: the plan's suggestion, temps with the same
+ *                slot never overlap; nslots slots in all).
+ *
+ * Steps
+ *   PSTEP_KERNEL  launch `kernel` with grid[0..2] x block[0..2]; grid[0] is
+ *                 clamped to [1, grid_cap] (kernels loop over their work, so
+ *                 a clamped grid is still correct).  Arguments in order:
+ *                   PARG_BUF      the buffer's device pointer (void *)
+ *                   PARG_DIM      the dim's value as the program's index
+ *                                 type: int (idx64 false) or long long
+ *                   PARG_SCALAR   scalar parameter `param` as `dtype`'s C
+ *                                 type: float (f32, and f16/bf16 passed as
+ *                                 float), double, int (i32), long long
+ *                                 (i64), bool (1 byte)
+ *                   PARG_WORKSPACE a pointer to ws_bytes of device memory
+ *                                 that is all zero before the first launch;
+ *                                 the kernel leaves it zero again, so one
+ *                                 zeroed area per context can be reused.
+ *  PSTEP_MATMUL   C = A @ B through cuBLAS, row-major, batched:
+ *                 for b < batch: C[b] (m x n, contiguous) =
+ *                 op(A)[b] (m x k) * op(B)[b] (k x n), all of `dtype`
+ *                 (f32, f16, bf16; f16/bf16 accumulate in f32).
+ *                 A is stored as m x k row-major (lda = k) or, with ta, as
+ *                 k x m row-major (lda = m); likewise B as k x n (ldb = n)
+ *                 or, with tb, n x k (ldb = k).  Batch strides in elements
+ *                 (0: the same matrix for every batch).
+ *  PSTEP_COPY     copy_bytes bytes from buffer src to buffer dst.
+ *
+ * Index width: a plan with idx64 false was generated for 32-bit indices and
+ * is valid only when every dim in `limits` evaluates below 2^31; otherwise
+ * the runtime asks codegen for the idx64 variant (codegen_fn with idx64).
+ */
+#ifndef TC_PLAN_H
+#define TC_PLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dim.h"
+#include "dtype.h"
+
+typedef enum { PBUF_PARAM, PBUF_OUTPUT, PBUF_TEMP } pbuf_kind;
+
+typedef struct pbuf {
+    pbuf_kind kind;
+    int index;              /* PARAM: gfn param index; OUTPUT: gfn output index; TEMP: -1 */
+    int alias;              /* OUTPUT written in place: the PARAM buffer id; else -1 */
+    tc_dtype dtype;
+    int rank;
+    const tc_dim **shape;
+    const tc_dim *numel;
+    int first, last;        /* TEMP: steps that write it first and read it last */
+    int slot;               /* TEMP: shared-memory suggestion, see above */
+    const char *name;       /* as in the generated source: "in_x", "out_y", "buf3" */
+} pbuf;
+
+typedef enum { PARG_BUF, PARG_DIM, PARG_SCALAR, PARG_WORKSPACE } parg_kind;
+
+typedef struct parg {
+    parg_kind kind;
+    int buf;                /* PARG_BUF */
+    const tc_dim *dim;      /* PARG_DIM */
+    int param;              /* PARG_SCALAR: gfn param index */
+    tc_dtype dtype;         /* PARG_SCALAR: the C type it is passed as (see above) */
+} parg;
+
+typedef enum { PSTEP_KERNEL, PSTEP_MATMUL, PSTEP_COPY } pstep_kind;
+
+typedef struct pstep {
+    pstep_kind kind;
+    /* KERNEL */
+    const char *kernel;
+    parg *args;
+    int nargs;
+    const tc_dim *grid[3];
+    int64_t grid_cap;
+    int block[3];
+    const tc_dim *ws_bytes; /* NULL when no PARG_WORKSPACE */
+    /* MATMUL */
+    struct {
+        int a, b, c;        /* buffer ids */
+        bool ta, tb;
+        const tc_dim *m, *n, *k, *batch;
+        const tc_dim *stride_a, *stride_b, *stride_c;
+        tc_dtype dtype;
+    } mm;
+    /* COPY */
+    int src, dst;
+    const tc_dim *copy_bytes;
+} pstep;
+
+typedef struct tc_plan {
+    const char *fn;
+    pbuf *bufs;
+    int nbufs;
+    pstep *steps;
+    int nsteps;
+    int nslots;
+    bool idx64;
+    const tc_dim **limits;  /* must each be < 2^31 when !idx64 */
+    int nlimits;
+} tc_plan;
+
+#endif

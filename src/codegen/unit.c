@@ -1,0 +1,209 @@
+/* unit.c - one NVRTC program: the helpers, then every kernel of the unit's
+ * functions, plus one launch plan per function.
+ *
+ * The helpers are the few things the kernels need from CUDA's headers,
+ * written out (the headers cost NVRTC 15-20 ms each): half and bfloat16
+ * conversions by bit pattern or one PTX instruction, NaN-propagating
+ * max/min like torch.maximum, the activations of ops.def's CUDA column,
+ * reductions across a warp, a block, a block's columns and a grid's
+ * partials, and 16-byte vector loads and stores.
+ */
+#include "codegen/cg.h"
+
+#include <string.h>
+
+static const char helpers[] =
+    "typedef unsigned long long tc_u64;\n"
+    "\n"
+    "/* 16-bit floats are stored as their bits; math is done in f32 */\n"
+    "__device__ __forceinline__ float tc_h2f(unsigned short h) {\n"
+    "    float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f;\n"
+    "}\n"
+    "__device__ __forceinline__ unsigned short tc_f2h(float f) {\n"
+    "    unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h;\n"
+    "}\n"
+    "__device__ __forceinline__ float tc_bf2f(unsigned short h) { return __uint_as_float((unsigned)h << 16); }\n"
+    "__device__ __forceinline__ unsigned short tc_f2bf(float f) {\n"
+    "    unsigned u = __float_as_uint(f);\n"
+    "    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u); /* NaN */\n"
+    "    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */\n"
+    "    return (unsigned short)(u >> 16);\n"
+    "}\n"
+    "__device__ __forceinline__ float tc_round_f16(float x) { return tc_h2f(tc_f2h(x)); }\n"
+    "__device__ __forceinline__ float tc_round_bf16(float x) { return tc_bf2f(tc_f2bf(x)); }\n"
+    "\n"
+    "/* NaN-propagating, like torch.maximum / torch.minimum */\n"
+    "template <class T> __device__ __forceinline__ T tc_max(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; }\n"
+    "template <class T> __device__ __forceinline__ T tc_min(T a, T b) { return a != a ? a : b != b ? b : a < b ? a : b; }\n"
+    "template <class T> __device__ __forceinline__ T tc_clamp(T x, T lo, T hi) { return tc_min(tc_max(x, lo), hi); }\n"
+    "template <class T> __device__ __forceinline__ T tc_relu(T x) { return x != x ? x : x > (T)0 ? x : (T)0; }\n"
+    "template <class T> __device__ __forceinline__ T tc_sign(T x) { return x != x ? x : (T)((x > (T)0) - (x < (T)0)); }\n"
+    "template <class T> __device__ __forceinline__ T tc_mod(T a, T b) {\n"
+    "    T r = fmod(a, b);\n"
+    "    return (r != (T)0 && ((r < (T)0) != (b < (T)0))) ? r + b : r;\n"
+    "}\n"
+    "__device__ __forceinline__ float tc_mod(float a, float b) {\n"
+    "    float r = fmodf(a, b);\n"
+    "    return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;\n"
+    "}\n"
+    "__device__ __forceinline__ long long tc_mod(long long a, long long b) {\n"
+    "    if (b == 0 || b == -1) return 0;\n"
+    "    long long r = a % b;\n"
+    "    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
+    "}\n"
+    "__device__ __forceinline__ int tc_mod(int a, int b) { return (int)tc_mod((long long)a, (long long)b); }\n"
+    "template <class T> __device__ __forceinline__ T tc_ipow(T a, T b) {\n"
+    "    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 == 0 ? 1 : -1) : 0;\n"
+    "    T r = 1;\n"
+    "    for (unsigned long long e = (unsigned long long)b; e; e >>= 1) { if (e & 1) r *= a; a *= a; }\n"
+    "    return r;\n"
+    "}\n"
+    "__device__ __forceinline__ float tc_sigmoid(float x) {\n"
+    "    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));\n"
+    "    const float e = expf(x); return e / (1.0f + e);\n"
+    "}\n"
+    "__device__ __forceinline__ double tc_sigmoid(double x) {\n"
+    "    if (x >= 0.0) return 1.0 / (1.0 + exp(-x));\n"
+    "    const double e = exp(x); return e / (1.0 + e);\n"
+    "}\n"
+    "__device__ __forceinline__ float tc_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }\n"
+    "__device__ __forceinline__ double tc_gelu(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752)); }\n"
+    "__device__ __forceinline__ float tc_gelu_tanh(float x) {\n"
+    "    return 0.5f * x * (1.0f + tanhf(0.79788456080286535f * (x + 0.044715f * x * x * x)));\n"
+    "}\n"
+    "__device__ __forceinline__ double tc_gelu_tanh(double x) {\n"
+    "    return 0.5 * x * (1.0 + tanh(0.79788456080286535 * (x + 0.044715 * x * x * x)));\n"
+    "}\n"
+    "__device__ __forceinline__ float tc_silu(float x) { return x * tc_sigmoid(x); }\n"
+    "__device__ __forceinline__ double tc_silu(double x) { return x * tc_sigmoid(x); }\n"
+    "__device__ __forceinline__ float tc_softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }\n"
+    "__device__ __forceinline__ double tc_softplus(double x) { return x > 20.0 ? x : log1p(exp(x)); }\n"
+    "\n"
+    "/* reductions: the operators, their identities, and combining across threads */\n"
+    "template <class T> struct tc_argv { T v; long long i; };\n"
+    "template <class T> __device__ __forceinline__ T tc_lowest() { return (T)-__int_as_float(0x7f800000); }\n"
+    "template <class T> __device__ __forceinline__ T tc_highest() { return (T)__int_as_float(0x7f800000); }\n"
+    "template <> __device__ __forceinline__ int tc_lowest<int>() { return -2147483647 - 1; }\n"
+    "template <> __device__ __forceinline__ int tc_highest<int>() { return 2147483647; }\n"
+    "template <> __device__ __forceinline__ long long tc_lowest<long long>() { return -9223372036854775807LL - 1; }\n"
+    "template <> __device__ __forceinline__ long long tc_highest<long long>() { return 9223372036854775807LL; }\n"
+    "struct tc_op_sum { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };\n"
+    "struct tc_op_prod { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };\n"
+    "struct tc_op_max { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_max(a, b); } };\n"
+    "struct tc_op_min { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_min(a, b); } };\n"
+    "/* first index of the extreme; a NaN wins, like torch.argmax */\n"
+    "struct tc_op_argmax {\n"
+    "    template <class T> __device__ __forceinline__ tc_argv<T> operator()(tc_argv<T> a, tc_argv<T> b) const {\n"
+    "        if (a.i < 0) return b;\n"
+    "        if (b.i < 0) return a;\n"
+    "        const bool an = a.v != a.v, bn = b.v != b.v;\n"
+    "        if (an || bn) return (an && (!bn || a.i < b.i)) ? a : b;\n"
+    "        return (b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a;\n"
+    "    }\n"
+    "};\n"
+    "struct tc_op_argmin {\n"
+    "    template <class T> __device__ __forceinline__ tc_argv<T> operator()(tc_argv<T> a, tc_argv<T> b) const {\n"
+    "        if (a.i < 0) return b;\n"
+    "        if (b.i < 0) return a;\n"
+    "        const bool an = a.v != a.v, bn = b.v != b.v;\n"
+    "        if (an || bn) return (an && (!bn || a.i < b.i)) ? a : b;\n"
+    "        return (b.v < a.v || (b.v == a.v && b.i < a.i)) ? b : a;\n"
+    "    }\n"
+    "};\n"
+    "template <class T> __device__ __forceinline__ T tc_shfl(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }\n"
+    "template <class T> __device__ __forceinline__ tc_argv<T> tc_shfl(tc_argv<T> v, int o) {\n"
+    "    return tc_argv<T>{tc_shfl(v.v, o), tc_shfl(v.i, o)};\n"
+    "}\n"
+    "/* every thread of the block gets the result; sm holds 32 values */\n"
+    "template <class T, class Op> __device__ T tc_block_reduce(T v, Op op, T *sm) {\n"
+    "    for (int o = 16; o > 0; o >>= 1) v = op(v, tc_shfl(v, o));\n"
+    "    const int nw = (blockDim.x + 31) >> 5;\n"
+    "    if (nw == 1) return v;\n"
+    "    __syncthreads(); /* sm may still be read by the last reduction */\n"
+    "    if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = v;\n"
+    "    __syncthreads();\n"
+    "    T r = sm[0];\n"
+    "    for (int w = 1; w < nw; w++) r = op(r, sm[w]);\n"
+    "    return r;\n"
+    "}\n"
+    "/* combine over threadIdx.y for each threadIdx.x; sm holds blockDim.x * blockDim.y values */\n"
+    "template <class T, class Op> __device__ T tc_col_reduce(T v, Op op, T *sm) {\n"
+    "    __syncthreads();\n"
+    "    sm[threadIdx.y * blockDim.x + threadIdx.x] = v;\n"
+    "    __syncthreads();\n"
+    "    T r = sm[threadIdx.x];\n"
+    "    for (unsigned y = 1; y < blockDim.y; y++) r = op(r, sm[y * blockDim.x + threadIdx.x]);\n"
+    "    return r;\n"
+    "}\n"
+    "/* the last block combines every block's partial, in block order */\n"
+    "template <class T> __device__ __forceinline__ T tc_ldcg(const T *p) { return __ldcg(p); }\n"
+    "template <class T> __device__ __forceinline__ tc_argv<T> tc_ldcg(const tc_argv<T> *p) {\n"
+    "    return tc_argv<T>{__ldcg(&p->v), __ldcg(&p->i)};\n"
+    "}\n"
+    "template <class T, class Op> __device__ T tc_partials(const T *part, unsigned n, T init, Op op, T *sm) {\n"
+    "    T v = init;\n"
+    "    for (unsigned b = threadIdx.x; b < n; b += blockDim.x) v = op(v, tc_ldcg(part + b));\n"
+    "    return tc_block_reduce(v, op, sm);\n"
+    "}\n"
+    "\n"
+    "/* 16-byte (or narrower) vector accesses */\n"
+    "template <class T, int N> struct alignas(sizeof(T) * N) tc_vec { T v[N]; };\n"
+    "template <class T, int N> __device__ __forceinline__ tc_vec<T, N> tc_vload(const T *p) {\n"
+    "    return *reinterpret_cast<const tc_vec<T, N> *>(p);\n"
+    "}\n"
+    "template <class T, int N> __device__ __forceinline__ void tc_vstore(T *p, tc_vec<T, N> v) {\n"
+    "    *reinterpret_cast<tc_vec<T, N> *>(p) = v;\n"
+    "}\n"
+    "__device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {\n"
+    "    return ((tc_u64)p & (tc_u64)(bytes - 1)) == 0;\n"
+    "}\n";
+
+cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_diag *d)
+{
+    cg_unit *u = ARENA_NEW(a, cg_unit);
+    u->plans = ARENA_ARRAY(a, tc_plan *, n > 0 ? n : 1);
+    u->nplans = n;
+    tc_buf src;
+    buf_init(&src, a);
+    buf_printf(&src, "/* generated by tensorc %s: %d function%s */\n", TC_VERSION_STRING, n,
+               n == 1 ? "" : "s");
+    buf_printf(&src, "typedef %s idx_t; /* %s index arithmetic */\n", idx64 ? "long long" : "int",
+               idx64 ? "64-bit" : "32-bit");
+    buf_puts(&src, helpers);
+    int kid = 0;
+    for (int i = 0; i < n; i++) {
+        const sfn *s = fns[i];
+        const ffn *f = s->f;
+        cg_bufs *bufs = cg_plan_bufs(s, a, d);
+        buf_printf(&src, "\n/* ---- fn %s ---- */\n", f->l->g->name);
+        for (int j = 0; j < f->nk; j++) {
+            fkernel *k = f->k[j];
+            if (k->kind == KK_EXTERN) {
+                cg_plan_matmul(bufs, k->ext, f->l->dims, a);
+                continue;
+            }
+            /* unique names across the unit: renumber the kernel suffix */
+            const char *us = strrchr(k->name, '_');
+            if (us)
+                k->name = arena_printf(a, "%.*s_%d", (int)(us - k->name), k->name, kid);
+            kid++;
+            cg g = {0};
+            g.a = a;
+            g.d = d;
+            g.c = f->l->dims;
+            g.l = f->l;
+            g.f = f;
+            g.s = s;
+            g.ks = &s->k[j];
+            g.k = k;
+            g.bufs = bufs;
+            g.idx64 = idx64;
+            cg_kernel(&g, &src);
+        }
+        cg_plan_finish(s, bufs, a);
+        u->plans[i] = bufs->plan;
+    }
+    u->nkernels = kid;
+    u->source = buf_str(&src);
+    return u;
+}

@@ -1,0 +1,186 @@
+/* sched.c - strategy, launch shape and passes for each kernel (see sched.h).
+ *
+ * Heuristics, not search: the shapes are symbolic, so choices that depend on
+ * sizes are made at run time inside the kernel (vector or scalar per chunk,
+ * grid-stride loops over rows) and the grid is an expression.
+ */
+#include "sched/sched.h"
+
+#include <string.h>
+
+enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8 };
+static const int64_t GRID_MAX = 2147483647;
+
+static const tc_dim *prod(tc_dimctx *c, const fkernel *k, bool reduced)
+{
+    const tc_dim *p = dim_const(c, 1);
+    for (int i = 0; i < k->rank; i++)
+        if (((k->mask >> i) & 1u) == (unsigned)reduced)
+            p = dim_mul(c, p, k->dom[i]);
+    return p;
+}
+
+/* The latest pass among this kernel's reductions that n's value needs, or
+ * -1 (memo: -2 unknown). */
+static int needs(const ffn *f, const fkernel *k, const lnode *n, const int *phase_of, int *memo)
+{
+    if (memo[n->id] != -2)
+        return memo[n->id];
+    int r = -1;
+    if (n->kind == LK_REDUCE && f->kernel_of[n->id] == k->id) {
+        r = phase_of[n->id];
+    } else if (n->kind == LK_INPUT || n->kind == LK_MATMUL ||
+               (f->stored[n->id] && f->kernel_of[n->id] != k->id)) {
+        r = -1;
+    } else {
+        for (int i = 0; i < n->nin; i++) {
+            int q = needs(f, k, n->in[i].src, phase_of, memo);
+            if (q > r)
+                r = q;
+        }
+    }
+    memo[n->id] = r;
+    return r;
+}
+
+static int max_dtype_size(const fkernel *k)
+{
+    int m = 1;
+    for (int i = 0; i < k->nreads; i++)
+        if (dtype_size(k->reads[i]->dtype) > m)
+            m = dtype_size(k->reads[i]->dtype);
+    for (int i = 0; i < k->nstores; i++)
+        if (dtype_size(k->stores[i]->dtype) > m)
+            m = dtype_size(k->stores[i]->dtype);
+    return m;
+}
+
+sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
+{
+    tc_dimctx *c = f->l->dims;
+    sfn *s = ARENA_NEW(a, sfn);
+    s->f = f;
+    s->nk = f->nk;
+    s->idx64 = idx64;
+    s->k = ARENA_ARRAY(a, ksched, f->nk > 0 ? f->nk : 1);
+    int n = f->l->nnodes > 0 ? f->l->nnodes : 1;
+    int *phase_of = ARENA_ARRAY(a, int, n);
+    int *memo = ARENA_ARRAY(a, int, n);
+    for (int i = 0; i < f->nk; i++) {
+        const fkernel *k = f->k[i];
+        ksched *ks = &s->k[i];
+        ks->k = k;
+        ks->numel = prod(c, k, false);
+        ks->numel = dim_mul(c, ks->numel, prod(c, k, true));
+        ks->block[0] = ks->block[1] = ks->block[2] = 1;
+        ks->grid_cap = GRID_MAX;
+        ks->vec = 1;
+        if (k->kind == KK_EXTERN) {
+            ks->kind = SCH_EXTERN;
+            ks->why = "matmul: cuBLAS";
+            continue;
+        }
+        /* passes: a reduction runs one pass after the latest one it needs */
+        ks->phase = ARENA_ARRAY(a, int, k->nreds > 0 ? k->nreds : 1);
+        for (int j = 0; j < n; j++)
+            memo[j] = -2;
+        for (int j = 0; j < k->nreds; j++) {
+            int q = needs(f, k, k->reds[j]->in[0].src, phase_of, memo);
+            phase_of[k->reds[j]->id] = q + 1;
+            ks->phase[j] = q + 1;
+            if (q + 2 > ks->nphases)
+                ks->nphases = q + 2;
+            memo[k->reds[j]->id] = q + 1;
+        }
+        if (k->kind == KK_POINTWISE) {
+            ks->kind = SCH_POINTWISE;
+            ks->block[0] = BLOCK;
+            ks->vec = k->rank > 0 ? 16 / max_dtype_size(k) : 1;
+            if (ks->vec < 1)
+                ks->vec = 1;
+            ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec));
+            ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
+                                    "accesses where contiguous and aligned"
+                                  : "one thread per element, grid-stride";
+            continue;
+        }
+        ks->rows = prod(c, k, false);
+        ks->rowlen = prod(c, k, true);
+        unsigned all = k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
+        if (k->mask == all) {
+            ks->kind = SCH_FULL;
+            ks->block[0] = BLOCK;
+            ks->grid = dim_ceildiv(c, ks->rowlen, dim_const(c, BLOCK * 4));
+            ks->grid_cap = FULL_GRID_CAP;
+            ks->why = "whole-tensor reduction: blocks reduce slices into a workspace, the last "
+                      "block combines them in order";
+            if (ks->nphases > 1)
+                diag_error(d, TC_ERR_INTERNAL, f->l->g->loc,
+                           "scheduling: a whole-tensor kernel with dependent reductions");
+        } else if (k->inner) {
+            ks->kind = SCH_ROWS;
+            int64_t len;
+            int b = BLOCK;
+            if (dim_is_const(ks->rowlen, &len)) {
+                b = 32;
+                while (b < 1024 && b * 8 < len)
+                    b *= 2;
+            }
+            ks->block[0] = b;
+            ks->grid = ks->rows;
+            ks->why = "reduction over trailing axes: a block per row, one pass per phase, "
+                      "epilogue pass writes the row";
+        } else {
+            ks->kind = SCH_COLUMNS;
+            ks->block[0] = COL_X;
+            ks->block[1] = COL_Y;
+            ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, COL_X));
+            ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
+                      "block.y splits the reduced range";
+        }
+    }
+    return s;
+}
+
+static const char *kind_name(sched_kind k)
+{
+    static const char *const names[] = {"pointwise", "rows", "columns", "full", "extern"};
+    return names[k];
+}
+
+void sched_print(tc_buf *b, const sfn *s)
+{
+    graph_print_signature(b, s->f->l->g);
+    buf_printf(b, "  index arithmetic: %s\n", s->idx64 ? "64-bit" : "32-bit (sizes checked at launch)");
+    for (int i = 0; i < s->nk; i++) {
+        const ksched *ks = &s->k[i];
+        buf_printf(b, "  kernel %d %s: %s\n", i, ks->k->name, kind_name(ks->kind));
+        if (ks->kind == SCH_EXTERN)
+            continue;
+        buf_printf(b, "    block [%d, %d, %d], grid ", ks->block[0], ks->block[1], ks->block[2]);
+        dim_print(b, ks->grid);
+        if (ks->grid_cap != GRID_MAX)
+            buf_printf(b, " (at most %lld)", (long long)ks->grid_cap);
+        buf_putc(b, '\n');
+        buf_puts(b, "    elements ");
+        dim_print(b, ks->numel);
+        if (ks->kind != SCH_POINTWISE) {
+            buf_puts(b, ", rows ");
+            dim_print(b, ks->rows);
+            buf_puts(b, " of ");
+            dim_print(b, ks->rowlen);
+        }
+        buf_putc(b, '\n');
+        if (ks->kind == SCH_POINTWISE)
+            buf_printf(b, "    vector width %d\n", ks->vec);
+        if (ks->nphases) {
+            buf_printf(b, "    passes %d:", ks->nphases);
+            for (int j = 0; j < ks->k->nreds; j++)
+                buf_printf(b, " %%%d %s in pass %d%s", ks->k->reds[j]->id,
+                           red_kind_name(ks->k->reds[j]->a.red.kind), ks->phase[j],
+                           j + 1 < ks->k->nreds ? "," : "");
+            buf_putc(b, '\n');
+        }
+        buf_printf(b, "    why: %s\n", ks->why);
+    }
+}

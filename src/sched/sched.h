@@ -1,0 +1,64 @@
+/* sched.h - launch shapes and strategies, one per kernel.
+ *
+ * For each fused kernel the scheduler picks how threads cover its domain:
+ *
+ *   SCH_POINTWISE  one thread per `vec` consecutive elements, grid-stride;
+ *                  16-byte vector loads and stores where a buffer is read
+ *                  contiguously along the last dim and aligned (checked at
+ *                  run time per vector), scalar code for the rest and tails.
+ *   SCH_ROWS       reduction over trailing axes: a block per row (grid-stride
+ *                  over rows), the block's threads stride the row; one pass
+ *                  per phase (reductions that need an earlier one's result
+ *                  come a phase later), block-wide tree reduction with warp
+ *                  shuffles, then the epilogue pass writes the row.  Rows of
+ *                  up to block*items elements keep their loads in registers
+ *                  and read memory once ("persistent"); longer rows loop and
+ *                  re-read (L2 usually has them).
+ *   SCH_COLUMNS    reduction over leading (or interior) axes: threads own
+ *                  kept elements along x, so loads are coalesced across a
+ *                  warp, and block.y threads split the reduced range; the y
+ *                  partials combine in shared memory.
+ *   SCH_FULL       reduction over every axis: blocks take slices, write
+ *                  partials to a workspace, and the last block to finish
+ *                  (an atomic ticket) combines them in a fixed order, so
+ *                  results are deterministic; one kernel.
+ *   SCH_EXTERN     a matmul: cuBLAS.
+ *
+ * Index arithmetic is 32-bit unless idx64 (the plan records which sizes
+ * must fit).  sched_print() gives --emit=sched, one block per kernel with
+ * each choice and its reason.
+ */
+#ifndef TC_SCHED_H
+#define TC_SCHED_H
+
+#include "fuse/fuse.h"
+
+typedef enum { SCH_POINTWISE, SCH_ROWS, SCH_COLUMNS, SCH_FULL, SCH_EXTERN } sched_kind;
+
+typedef struct ksched {
+    const fkernel *k;
+    sched_kind kind;
+    int block[3];
+    int vec;                /* elements per thread step along the last dim (1: scalar) */
+    int items;              /* SCH_ROWS: row chunks per thread kept in registers (0: looped only) */
+    const tc_dim *numel;    /* elements of the domain */
+    const tc_dim *rows;     /* ROWS/COLUMNS/FULL: kept elements (1 for FULL) */
+    const tc_dim *rowlen;   /* ROWS/COLUMNS/FULL: reduced elements per row */
+    const tc_dim *grid;
+    int64_t grid_cap;
+    int nphases;
+    int *phase;             /* per k->reds[i]: its pass, 0-based */
+    const char *why;        /* the reasons, for the dump */
+} ksched;
+
+typedef struct sfn {
+    const ffn *f;
+    ksched *k;              /* per kernel, same order */
+    int nk;
+    bool idx64;
+} sfn;
+
+sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d);
+void sched_print(tc_buf *b, const sfn *s);
+
+#endif
