@@ -64,6 +64,10 @@ typedef struct cg {
     int nvalign, capvalign;
     struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *vload;
     int nvload, capvload;
+    /* persistent rows: loads kept in registers across passes, pcN[j] */
+    int persist;             /* items per thread, 0 when looping */
+    struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; } *pcache;
+    int npcache, cappcache;
 } cg;
 
 /* emit.c */

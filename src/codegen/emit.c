@@ -209,6 +209,35 @@ static const char *literal(cg *g, const lnode *n)
     return arena_printf(g->a, "%lld", (long long)n->a.cnst.i);
 }
 
+/* An operand that needs no parentheses: a name, a number, v.v[k], x[..]. */
+static bool simple(const char *o)
+{
+    if (*o == '-' && isdigit((unsigned char)o[1]))
+        return strspn(o + 1, "0123456789.eE+-fL") == strlen(o + 1) && !strchr(o + 1, ' ');
+    for (const char *p = o; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || *p == '[' || *p == ']'))
+            return *p == '(' && strncmp(o, "__int_as_float(", 15) == 0;
+    return true;
+}
+
+/* A constant as a literal of another dtype, so no conversion is emitted. */
+static const char *literal_as(cg *g, const lnode *n, tc_dtype to)
+{
+    if (n->dtype == to || strcmp(cg_type(n->dtype), cg_type(to)) == 0)
+        return literal(g, n);
+    lnode c = *n;
+    c.dtype = to;
+    if (is_floating(to) && !is_floating(n->dtype))
+        c.a.cnst.f = (double)n->a.cnst.i;
+    else if (!is_floating(to) && is_floating(n->dtype))
+        c.a.cnst.i = to == TC_BOOL ? n->a.cnst.f != 0 : (int64_t)n->a.cnst.f;
+    else if (to == TC_BOOL)
+        c.a.cnst.i = n->a.cnst.i != 0;
+    if (is_floating(to) && dtype_round(to == TC_F64 ? TC_F64 : TC_F32, c.a.cnst.f) != c.a.cnst.f)
+        return cg_convert(g, literal(g, n), n->dtype, to);
+    return literal(g, &c);
+}
+
 /* The f32 column of ops.def with operands substituted; for f64 the math
  * functions lose their f suffix and literals their f. */
 static const char *from_column(cg *g, const char *col, bool f64, const char *const *ops)
@@ -222,7 +251,8 @@ static const char *from_column(cg *g, const char *col, bool f64, const char *con
                 p++;
             size_t n = (size_t)(p - s);
             if (n == 1 && (*s == 'a' || *s == 'b' || *s == 'c')) {
-                buf_printf(&b, "(%s)", ops[*s - 'a']);
+                const char *o = ops[*s - 'a'];
+                buf_printf(&b, simple(o) ? "%s" : "(%s)", o);
             } else if (f64 && n > 1 && s[n - 1] == 'f' && strncmp(s, "tc_", 3) != 0 && *p == '(') {
                 buf_printf(&b, "%.*s", (int)(n - 1), s);
             } else {
@@ -334,6 +364,10 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
 
 void cg_align(cg *g, const char *addr, int bytes)
 {
+    const char *c = arena_printf(g->a, "tc_aligned(%s, %d)", addr, bytes);
+    for (int i = 0; i < g->nvalign; i++)
+        if (strcmp(g->valign[i], c) == 0)
+            return;
     if (g->nvalign == g->capvalign) {
         int cap = g->capvalign ? 2 * g->capvalign : 16;
         const char **nv = ARENA_ARRAY(g->a, const char *, cap);
@@ -342,7 +376,38 @@ void cg_align(cg *g, const char *addr, int bytes)
         g->valign = nv;
         g->capvalign = cap;
     }
-    g->valign[g->nvalign++] = arena_printf(g->a, "tc_aligned(%s, %d)", addr, bytes);
+    g->valign[g->nvalign++] = c;
+}
+
+/* In a persistent row: element j of this thread's share of the row, kept
+ * in pcN[j] from the pass that first loads it to the last. */
+static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *raw)
+{
+    for (int i = 0; i < g->npcache; i++) {
+        const struct cg_pcache *e = &g->pcache[i];
+        bool eq = e->n == n;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = e->idx[k] == idx[k];
+        if (eq)
+            return arena_printf(g->a, "%s[j]", e->name);
+    }
+    if (g->npcache == g->cappcache) {
+        int cap = g->cappcache ? 2 * g->cappcache : 16;
+        struct cg_pcache *v = ARENA_ARRAY(g->a, struct cg_pcache, cap);
+        if (g->npcache)
+            memcpy(v, g->pcache, sizeof *v * (size_t)g->npcache);
+        g->pcache = v;
+        g->cappcache = cap;
+    }
+    const char *name = arena_printf(g->a, "pc%d", g->npcache);
+    const tc_dim **copy = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
+    for (int k = 0; k < n->rank; k++)
+        copy[k] = idx[k];
+    g->pcache[g->npcache++] = (struct cg_pcache){n, copy, name};
+    /* declared before the passes, in the row's code */
+    cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->persist);
+    cg_line(g, T_ELEM, n, "%s[j] = %s;", name, raw);
+    return arena_printf(g->a, "%s[j]", name);
 }
 
 static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
@@ -364,6 +429,8 @@ static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_targ
     case TC_BOOL: v = arena_printf(g->a, "(%s != 0)", raw); break;
     default: v = raw;
     }
+    if (g->persist && t == T_ELEM && g->scope == 0)
+        return persistent_load(g, n, idx, v);
     const char *name = cg_temp(g, "t");
     cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, v);
     return name;
@@ -446,9 +513,13 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
             const lref *r = &n->in[i];
             const tc_dim *ci[TC_MAX_RANK];
             lir_compose(g->l, r, idx, n->rank, ci);
-            const char *v = cg_value(g, r->src, ci);
             /* where's condition stays what it is; everything else converts */
             tc_dtype to = (n->op == OP_where && i == 0) ? TC_BOOL : n->opdt;
+            if (r->src->kind == LK_CONST) {
+                ops[i] = literal_as(g, r->src, to);
+                continue;
+            }
+            const char *v = cg_value(g, r->src, ci);
             ops[i] = cg_convert(g, v, r->src->dtype, to);
         }
         const char *e = op_expr(g, n, ops);

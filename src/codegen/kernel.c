@@ -155,8 +155,8 @@ static void accumulate(cg *g, int phase, tc_buf *decl, int ind, const char *pos)
             cg_line(g, T_ELEM, r, "%s = %s()(%s, %s{(%s)%s, (long long)(%s)});", a, op_name(r), a, at,
                     vt, v, pos);
         } else {
-            cg_line(g, T_ELEM, r, "%s = %s()(%s, (%s)%s);", a, op_name(r), a, at,
-                    cg_convert(g, v, r->in[0].src->dtype, r->dtype));
+            cg_line(g, T_ELEM, r, "%s = %s()(%s, %s);", a, op_name(r), a,
+                    cg_convert(g, v, r->in[0].src->dtype, acc_dtype(r) == TC_BOOL ? TC_I32 : r->dtype));
         }
     }
 }
@@ -255,8 +255,9 @@ static void pointwise(cg *g, tc_buf *o)
                   "         base += (idx_t)gridDim.x * blockDim.x * %d) {\n", vec, vec);
     if (vec > 1) {
         decompose(g, o, 8, "base", axes);
-        buf_printf(o, "        if (base + %d <= n && i%d + %d <= %s", vec, r - 1, vec,
-                   cg_index(g, k->dom[r - 1]));
+        buf_printf(o, "        if (base + %d <= n", vec);
+        if (r > 1) /* the vector stays in one row of the last dim */
+            buf_printf(o, " && i%d + %d <= %s", r - 1, vec, cg_index(g, k->dom[r - 1]));
         for (int i = 0; i < g->nvalign; i++)
             buf_printf(o, " &&\n            %s", g->valign[i]);
         buf_puts(o, ") {\n");
@@ -273,20 +274,20 @@ static void pointwise(cg *g, tc_buf *o)
     buf_puts(o, "    }\n");
 }
 
-/* ROWS and COLUMNS: a loop over rows (kept elements), passes over each. */
-static void rows(cg *g, tc_buf *o, bool columns)
+/* The passes over one row, appended to row at indentation ind.  Looped:
+ * each pass strides the row.  Persistent (items > 0): each thread takes
+ * `items` elements of the row, fully unrolled, and what it loads in one
+ * pass stays in registers (pc arrays) for the next, so the row is read
+ * from memory once. */
+static void passes(cg *g, tc_buf *row, int ind, bool columns, int items)
 {
     const fkernel *k = g->k;
     const ksched *ks = g->ks;
-    g->elemvars = k->mask;
-    g->rowvars = all_axes(k) & ~k->mask;
-    const char *nrows = cg_index(g, ks->rows), *len = cg_index(g, ks->rowlen);
     const char *combine = columns ? "tc_col_reduce" : "tc_block_reduce";
     const char *tid = columns ? "threadIdx.y" : "threadIdx.x";
     const char *nth = columns ? "blockDim.y" : "blockDim.x";
-    tc_buf row;
-    buf_init(&row, g->a);
-    g->kpre.len = g->kpre.len; /* kernel-level statements gather across passes */
+    g->persist = items;
+    g->npcache = 0;
     for (int p = 0; p <= ks->nphases; p++) {
         reset_bufs(g);
         g->phase = p;
@@ -294,7 +295,7 @@ static void rows(cg *g, tc_buf *o, bool columns)
         buf_init(&decl, g->a);
         bool last = p == ks->nphases;
         if (!last)
-            accumulate(g, p, &decl, 8, "r");
+            accumulate(g, p, &decl, ind, "r");
         /* element-level stores: in the epilogue pass of a rows kernel, in
          * the first pass of a columns kernel (they need no reduction there) */
         bool elem_here = columns ? p == 0 : last;
@@ -318,25 +319,67 @@ static void rows(cg *g, tc_buf *o, bool columns)
             rstores = g->body;
             g->body = saved;
         }
-        text(&row, 8, buf_str(&g->rpre));
-        text(&row, 0, buf_str(&decl));
+        text(row, ind, buf_str(&g->rpre));
+        text(row, 0, buf_str(&decl));
         if (!last || any_elem) {
-            buf_printf(&row, "        for (idx_t r = %s; r < len; r += %s) {\n", tid, nth);
-            decompose(g, &row, 12, "r", k->mask);
-            text(&row, 12, body);
-            buf_puts(&row, "        }\n");
+            if (items) {
+                buf_printf(row, "%*s#pragma unroll\n", ind, "");
+                buf_printf(row, "%*sfor (int j = 0; j < %d; j++) {\n", ind, "", items);
+                buf_printf(row, "%*sconst idx_t r = j * %d + %s;\n", ind + 4, "", ks->block[0], tid);
+                buf_printf(row, "%*sif (r < len) {\n", ind + 4, "");
+                decompose(g, row, ind + 8, "r", k->mask);
+                text(row, ind + 8, body);
+                buf_printf(row, "%*s}\n", ind + 4, "");
+            } else {
+                buf_printf(row, "%*sfor (idx_t r = %s; r < len; r += %s) {\n", ind, "", tid, nth);
+                decompose(g, row, ind + 4, "r", k->mask);
+                text(row, ind + 4, body);
+            }
+            buf_printf(row, "%*s}\n", ind, "");
         }
         if (!last)
-            finish_pass(g, p, &row, 8, combine);
+            finish_pass(g, p, row, ind, combine);
         if (rstores.len) {
-            buf_printf(&row, "        if (%s == 0%s) {\n", tid, columns ? " && active" : "");
-            text(&row, 12, buf_str(&rstores));
-            buf_puts(&row, "        }\n");
+            buf_printf(row, "%*sif (%s == 0%s) {\n", ind, "", tid, columns ? " && active" : "");
+            text(row, ind + 4, buf_str(&rstores));
+            buf_printf(row, "%*s}\n", ind, "");
         }
+    }
+    g->persist = 0;
+}
+
+/* ROWS and COLUMNS: a loop over rows (kept elements), passes over each. */
+static void rows(cg *g, tc_buf *o, bool columns)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    g->elemvars = k->mask;
+    g->rowvars = all_axes(k) & ~k->mask;
+    const char *nrows = cg_index(g, ks->rows), *len = cg_index(g, ks->rowlen);
+    tc_buf row;
+    buf_init(&row, g->a);
+    int items = columns ? 0 : ks->items;
+    int64_t clen;
+    bool fits = items && dim_is_const(ks->rowlen, &clen) && clen <= (int64_t)items * ks->block[0];
+    if (items && !fits) {
+        /* both: registers when the row fits, a loop when it does not */
+        int cap = items * ks->block[0];
+        tc_buf pers, loop;
+        buf_init(&pers, g->a);
+        buf_init(&loop, g->a);
+        passes(g, &pers, 12, columns, items);
+        cg_forget(g, T_ROW); /* the other branch cannot see these */
+        passes(g, &loop, 12, columns, 0);
+        buf_printf(&row, "        if (len <= %d) { /* the row fits in registers: read it once */\n", cap);
+        buf_puts(&row, buf_str(&pers));
+        buf_puts(&row, "        } else {\n");
+        buf_puts(&row, buf_str(&loop));
+        buf_puts(&row, "        }\n");
+    } else {
+        passes(g, &row, 8, columns, fits ? items : 0);
     }
     text(o, 4, buf_str(&g->kpre));
     buf_printf(o, "    const idx_t rows = %s, len = %s;\n", nrows, len);
-    (void)len;
     if (columns) {
         buf_puts(o, "    for (idx_t cb = (idx_t)blockIdx.x * blockDim.x; cb < rows;\n"
                     "         cb += (idx_t)gridDim.x * blockDim.x) {\n"

@@ -401,10 +401,20 @@ static void lower_reduce(lctx *x, const gnode *g)
         lref sq[2] = {same(x, dev, rin), same(x, dev, rin)};
         lnode *dev2 = pw(x, OP_mul, fdt, fdt, rin, in->shape, sq, 2, loc);
         lnode *ss = reduce(x, RK_SUM, fdt, same(x, dev2, rin), rin, in->shape, mask, kd, loc);
-        lref dn[2] = {scalar_ref(cnt), scalar_ref(cnst(x, TC_I64, g->a.red.correction, g->a.red.correction, loc))};
-        lnode *d0 = pw(x, OP_sub, TC_I64, TC_I64, 0, NULL, dn, 2, loc);
-        lref dz[2] = {scalar_ref(d0), scalar_ref(cnst(x, TC_I64, 0, 0, loc))};
-        lnode *den = pw(x, OP_max, TC_I64, TC_I64, 0, NULL, dz, 2, loc);
+        /* max(n - correction, 0): a size when n >= correction is provable */
+        const tc_dim *dd = dim_sub(x->c, count, dim_const(x->c, g->a.red.correction));
+        lnode *den;
+        if (nonneg(x, dd)) {
+            den = mk(x, LK_DIMVAL, OP_dimval, TC_I64, 0, NULL, 0, loc);
+            den->a.dim = dd;
+            den = intern(x, den);
+        } else {
+            lref dn[2] = {scalar_ref(cnt),
+                          scalar_ref(cnst(x, TC_I64, g->a.red.correction, g->a.red.correction, loc))};
+            lnode *d0 = pw(x, OP_sub, TC_I64, TC_I64, 0, NULL, dn, 2, loc);
+            lref dz[2] = {scalar_ref(d0), scalar_ref(cnst(x, TC_I64, 0, 0, loc))};
+            den = pw(x, OP_max, TC_I64, TC_I64, 0, NULL, dz, 2, loc);
+        }
         lref q[2] = {same(x, ss, rank), scalar_ref(den)};
         r = pw(x, OP_div, fdt, fdt, rank, shape, q, 2, loc);
         if (g->op == OP_std) {

@@ -127,6 +127,10 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
                     b *= 2;
             }
             ks->block[0] = b;
+            /* registers for up to 16 elements per thread: the whole row when it fits */
+            ks->items = 16;
+            if (dim_is_const(ks->rowlen, &len))
+                ks->items = len <= (int64_t)b * 16 ? (int)((len + b - 1) / b) : 0;
             ks->grid = ks->rows;
             ks->why = "reduction over trailing axes: a block per row, one pass per phase, "
                       "epilogue pass writes the row";
@@ -173,6 +177,11 @@ void sched_print(tc_buf *b, const sfn *s)
         buf_putc(b, '\n');
         if (ks->kind == SCH_POINTWISE)
             buf_printf(b, "    vector width %d\n", ks->vec);
+        if (ks->kind == SCH_ROWS && ks->items)
+            buf_printf(b, "    rows of up to %d elements stay in registers (%d per thread); longer rows loop\n",
+                       ks->items * ks->block[0], ks->items);
+        else if (ks->kind == SCH_ROWS)
+            buf_puts(b, "    rows loop, re-read in each pass (too long for registers)\n");
         if (ks->nphases) {
             buf_printf(b, "    passes %d:", ks->nphases);
             for (int j = 0; j < ks->k->nreds; j++)
