@@ -394,6 +394,90 @@ static void rows(cg *g, tc_buf *o, bool columns)
     buf_puts(o, "    }\n");
 }
 
+/* COLUMNS with the reduced range split in ks->split slices: block b takes
+ * column group b / split and slice b % split, writes one partial per
+ * column, and the last block of a column group to finish combines them in
+ * slice order and stores (a ticket per group in the workspace, reset by
+ * that block).  Workspace: 16 bytes of ticket per group, then per
+ * reduction split * rows partials of 16 bytes. */
+static void columns_split(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    int S = ks->split;
+    g->elemvars = k->mask;
+    g->rowvars = all_axes(k) & ~k->mask;
+    reset_bufs(g);
+    g->phase = 0;
+    tc_buf decl;
+    buf_init(&decl, g->a);
+    accumulate(g, 0, &decl, 4, "r");
+    for (int i = 0; i < k->nstores; i++)
+        if (fuse_is_element(k, k->stores[i]))
+            store(g, T_ELEM, k->stores[i], "active");
+    const char *body = buf_str(&g->body);
+    const char *pass_rpre = buf_str(&g->rpre);
+    cg_forget(g, T_ELEM);
+    tc_buf post;
+    buf_init(&post, g->a);
+    finish_pass(g, 0, &post, 4, NULL);
+    g->phase = 1;
+    reset_bufs(g);
+    for (int i = 0; i < k->nstores; i++)
+        if (!fuse_is_element(k, k->stores[i]))
+            store(g, T_ELEM, k->stores[i], NULL);
+
+    text(o, 4, buf_str(&g->kpre));
+    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
+    buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
+    buf_puts(o, "    const idx_t hi = lo + chunk < len ? lo + chunk : len;\n"
+                "    const idx_t cb = group * blockDim.x;\n"
+                "    const bool active = cb + threadIdx.x < rows;\n"
+                "    /* idle threads work on the last column so every load stays in bounds */\n"
+                "    const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
+    decompose(g, o, 4, "row", all_axes(k) & ~k->mask);
+    text(o, 4, pass_rpre);
+    text(o, 0, buf_str(&decl));
+    buf_puts(o, "    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
+    decompose(g, o, 8, "r", k->mask);
+    text(o, 8, body);
+    buf_puts(o, "    }\n");
+    buf_puts(o, "    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;\n"
+                "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        const char *at = acc_type(g, r);
+        buf_printf(o, "    acc%d = tc_col_reduce(acc%d, %s(), (%s *)tc_smem);\n", r->id, r->id, op_name(r), at);
+        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups) + (idx_t)%d * %d * rows;\n", at,
+                   r->id, at, j, S);
+        buf_printf(o, "    if (threadIdx.y == 0 && active)\n        part%d[slice * rows + row] = acc%d;\n",
+                   r->id, r->id);
+    }
+    buf_puts(o, "    __shared__ bool last_block;\n"
+                "    __threadfence();\n"
+                "    __syncthreads();\n"
+                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n");
+    buf_printf(o, "        last_block = atomicAdd(ticket, 1u) == %du;\n", S - 1);
+    buf_puts(o, "    __syncthreads();\n"
+                "    if (!last_block)\n"
+                "        return;\n"
+                "    __threadfence();\n");
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        buf_printf(o, "    acc%d = %s;\n", r->id, acc_init(g, r));
+        buf_printf(o, "    for (int s = 0; s < %d; s++)\n        acc%d = %s()(acc%d, tc_ldcg(part%d + s * rows + row));\n",
+                   S, r->id, op_name(r), r->id, r->id);
+    }
+    buf_puts(o, buf_str(&post));
+    text(o, 4, buf_str(&g->rpre));
+    buf_puts(o, "    if (threadIdx.y == 0 && active) {\n");
+    text(o, 8, buf_str(&g->body));
+    buf_puts(o, "    }\n"
+                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
+                "        *ticket = 0; /* ready for the next launch */\n");
+}
+
 static void full(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
@@ -503,7 +587,12 @@ void cg_kernel(cg *g, tc_buf *out)
     switch (g->ks->kind) {
     case SCH_POINTWISE: pointwise(g, &body); break;
     case SCH_ROWS: rows(g, &body, false); break;
-    case SCH_COLUMNS: rows(g, &body, true); break;
+    case SCH_COLUMNS:
+        if (g->ks->split)
+            columns_split(g, &body);
+        else
+            rows(g, &body, true);
+        break;
     case SCH_FULL: full(g, &body); break;
     default: return;
     }
@@ -537,7 +626,7 @@ void cg_kernel(cg *g, tc_buf *out)
                    (t == TC_F16 || t == TC_BF16) ? "float" : cg_type(t), gp->name);
         first = false;
     }
-    if (ks->kind == SCH_FULL)
+    if (ks->kind == SCH_FULL || (ks->kind == SCH_COLUMNS && ks->split))
         buf_printf(out, "%s\n    void *__restrict__ ws", first ? "" : ",");
     buf_puts(out, ")\n{\n");
     if (ks->kind != SCH_POINTWISE)

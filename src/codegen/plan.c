@@ -227,6 +227,12 @@ void cg_plan_kernel(cg *g, const char *name)
     if (ks->kind == SCH_FULL) {
         add_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
         st->ws_bytes = dim_const(g->c, 16 + (int64_t)g->k->nreds * ks->grid_cap * 16);
+    } else if (ks->kind == SCH_COLUMNS && ks->split) {
+        /* a 16-byte ticket per column group, then split * rows partials per reduction */
+        add_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
+        const tc_dim *groups = dim_ceildiv(g->c, ks->rows, dim_const(g->c, ks->block[0]));
+        const tc_dim *parts = dim_mul(g->c, ks->rows, dim_const(g->c, (int64_t)ks->split * 16 * g->k->nreds));
+        st->ws_bytes = dim_add(g->c, dim_mul(g->c, groups, dim_const(g->c, 16)), parts);
     }
     st->grid[0] = ks->grid;
     st->grid[1] = st->grid[2] = dim_const(g->c, 1);

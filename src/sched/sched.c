@@ -141,6 +141,20 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
             ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, COL_X));
             ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
                       "block.y splits the reduced range";
+            /* One pass: split the reduced range across blocks too, or a
+             * few hundred columns would leave most of the GPU idle. */
+            int64_t len;
+            ks->split = 32;
+            if (dim_is_const(ks->rowlen, &len))
+                ks->split = len >= 32 * 256 ? 32 : len >= 2 * 256 ? (int)(len / 256) : 1;
+            if (ks->nphases != 1 || ks->split < 2) {
+                ks->split = 0;
+            } else {
+                ks->grid = dim_mul(c, ks->grid, dim_const(c, ks->split));
+                ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
+                          "block.y and slices of the reduced range across blocks; the last slice "
+                          "to finish combines the partials in order";
+            }
         }
     }
     return s;
@@ -177,6 +191,8 @@ void sched_print(tc_buf *b, const sfn *s)
         buf_putc(b, '\n');
         if (ks->kind == SCH_POINTWISE)
             buf_printf(b, "    vector width %d\n", ks->vec);
+        if (ks->kind == SCH_COLUMNS && ks->split)
+            buf_printf(b, "    reduced range split in %d slices per column group\n", ks->split);
         if (ks->kind == SCH_ROWS && ks->items)
             buf_printf(b, "    rows of up to %d elements stay in registers (%d per thread); longer rows loop\n",
                        ks->items * ks->block[0], ks->items);
