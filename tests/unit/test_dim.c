@@ -329,6 +329,51 @@ static void test_many_dims(void **state)
     assert_string_equal(STR(first[0]), "B");
 }
 
+static const char *str(fixture *f, const tc_dim *d)
+{
+    return dim_str(f->a, d);
+}
+
+/* Substitution, the split that views use to recover a multi-index, and the
+ * non-negativity test that proves the split's parts in range. */
+static void test_subst_split_nonneg(void **state)
+{
+    fixture *f = *state;
+    tc_dimctx *c = f->c;
+    const tc_dim *i = dim_sym(c, "$0"), *j = dim_sym(c, "$1");
+    const char *names[2] = {"$0", "$1"};
+    /* (D*$0 + $1) with $0 := N - 1, $1 := $1 + 4 */
+    const tc_dim *e = dim_add(c, dim_mul(c, f->D, i), j);
+    const tc_dim *vals[2] = {dim_sub(c, f->N, dim_const(c, 1)), dim_add(c, j, dim_const(c, 4))};
+    assert_string_equal(str(f, dim_subst(c, e, 2, names, vals)), "N*D - D + $1 + 4");
+    /* inside a division too */
+    const tc_dim *q = dim_floordiv(c, i, f->D);
+    const tc_dim *v1[1] = {dim_mul(c, f->D, j)};
+    assert_true(dim_eq(dim_subst(c, q, 1, names, v1), j));
+
+    /* split D*$0 + D + 2*$1 by D: ($0 + 1) * D + 2*$1 */
+    const tc_dim *flat = dim_add(c, dim_add(c, dim_mul(c, f->D, i), f->D), dim_mul(c, dim_const(c, 2), j));
+    const tc_dim *quot, *rest;
+    dim_split(c, flat, f->D, &quot, &rest);
+    assert_string_equal(str(f, quot), "$0 + 1");
+    assert_string_equal(str(f, rest), "2*$1");
+    /* by a constant: 8*$0 + $1 + 11 = 8*($0 + 1) + ($1 + 3) */
+    dim_split(c, dim_add(c, dim_add(c, dim_mul(c, dim_const(c, 8), i), j), dim_const(c, 11)),
+              dim_const(c, 8), &quot, &rest);
+    assert_string_equal(str(f, quot), "$0 + 1");
+    assert_string_equal(str(f, rest), "$1 + 3");
+
+    assert_true(dim_nonneg(flat));
+    assert_false(dim_nonneg(dim_sub(c, f->N, dim_const(c, 1))));
+    /* D + 1 - 2*((D + 1)/2) >= 0: b*(x/b) <= x */
+    const tc_dim *h = dim_floordiv(c, dim_add(c, f->D, dim_const(c, 1)), dim_const(c, 2));
+    const tc_dim *slack = dim_sub(c, dim_add(c, f->D, dim_const(c, 1)), dim_mul(c, dim_const(c, 2), h));
+    assert_true(dim_nonneg(slack));
+    /* ... but not 3*((D + 1)/2) */
+    assert_false(dim_nonneg(dim_sub(c, dim_add(c, f->D, dim_const(c, 1)), dim_mul(c, dim_const(c, 3), h))));
+    assert_true(dim_uses(q, "$0") && !dim_uses(q, "$1") && dim_uses(q, "D"));
+}
+
 static void test_wrapping(void **state)
 {
     /* absurd constants wrap instead of overflowing (no UB under UBSan) */
@@ -357,6 +402,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_symbols, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_dims, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wrapping, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subst_split_nonneg, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
