@@ -38,6 +38,7 @@ typedef struct cg {
     const sfn *s;
     const ksched *ks;
     const fkernel *k;
+    const char *kname;       /* the kernel's name in the unit */
     cg_bufs *bufs;
     bool idx64;
     tc_buf kpre, rpre, body; /* T_KERNEL, T_ROW, T_ELEM statements */

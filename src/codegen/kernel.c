@@ -601,7 +601,7 @@ void cg_kernel(cg *g, tc_buf *out)
     int threads = ks->block[0] * ks->block[1] * ks->block[2];
     buf_printf(out, "\n/* kernel %d: %s", k->id, ks->why);
     buf_puts(out, " */\n");
-    buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, k->name);
+    buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, g->kname);
     bool first = true;
     tc_plan *p = g->bufs->plan;
     for (int i = 0; i < nb; i++) {
@@ -633,5 +633,5 @@ void cg_kernel(cg *g, tc_buf *out)
         buf_puts(out, "    __shared__ double tc_smem[2 * 32 * 8];\n");
     buf_puts(out, buf_str(&body));
     buf_puts(out, "}\n");
-    cg_plan_kernel(g, k->name);
+    cg_plan_kernel(g, g->kname);
 }

@@ -177,17 +177,16 @@ cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_
         cg_bufs *bufs = cg_plan_bufs(s, a, d);
         buf_printf(&src, "\n/* ---- fn %s ---- */\n", f->l->g->name);
         for (int j = 0; j < f->nk; j++) {
-            fkernel *k = f->k[j];
+            const fkernel *k = f->k[j];
             if (k->kind == KK_EXTERN) {
                 cg_plan_matmul(bufs, k->ext, f->l->dims, a);
                 continue;
             }
             /* unique names across the unit: renumber the kernel suffix */
             const char *us = strrchr(k->name, '_');
-            if (us)
-                k->name = arena_printf(a, "%.*s_%d", (int)(us - k->name), k->name, kid);
-            kid++;
             cg g = {0};
+            g.kname = us ? arena_printf(a, "%.*s_%d", (int)(us - k->name), k->name, kid) : k->name;
+            kid++;
             g.a = a;
             g.d = d;
             g.c = f->l->dims;

@@ -199,7 +199,7 @@ void sched_print(tc_buf *b, const sfn *s)
         else if (ks->kind == SCH_ROWS)
             buf_puts(b, "    rows loop, re-read in each pass (too long for registers)\n");
         if (ks->nphases) {
-            buf_printf(b, "    passes %d:", ks->nphases);
+            buf_printf(b, "    reduction passes %d, then the epilogue:", ks->nphases);
             for (int j = 0; j < ks->k->nreds; j++)
                 buf_printf(b, " %%%d %s in pass %d%s", ks->k->reds[j]->id,
                            red_kind_name(ks->k->reds[j]->a.red.kind), ks->phase[j],
