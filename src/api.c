@@ -573,11 +573,12 @@ tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn, c
     if (!pipe_stage_known(stage)) {
         if (pipe_stage_valid(stage))
                 return api_fail(ctx, diag_set(d, TC_ERR_UNSUPPORTED, (tc_loc){0},
-                                              "stage '%s' is not built yet (tensorc %s)",
-                                              stage, TC_VERSION_STRING));
+                                              "stage '%s' is binary: tensorc compile --emit=%s "
+                                              "gives it (tc_program_dump gives the text stages)",
+                                              stage, stage));
         return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
                                       "unknown stage '%s' (stages: ast, graph, lowered, fused, "
-                                      "sched, cuda, ptx, cubin)", stage));
+                                      "sched, cuda, explain)", stage));
     }
     dump_job j = {prog, stage, fn, NULL};
     tc_status st = pcall(d, dump_body, &j);

@@ -620,6 +620,17 @@ bool dim_uses(const tc_dim *a, const char *name)
     return false;
 }
 
+bool dim_has_division_of(const tc_dim *a, const char *name)
+{
+    for (int i = 0; i < a->nterms; i++)
+        for (int j = 0; j < a->terms[i].n; j++) {
+            const dim_atom *at = a->terms[i].atoms[j];
+            if (!at->name && (dim_uses(at->num, name) || dim_has_division_of(at->num, name)))
+                return true;
+        }
+    return false;
+}
+
 bool dim_is_const(const tc_dim *a, int64_t *v)
 {
     if (!a || a->nterms != 0)

@@ -64,6 +64,8 @@ void dim_split(tc_dimctx *c, const tc_dim *a, const tc_dim *d, const tc_dim **qu
 bool dim_nonneg(const tc_dim *a);
 /* Whether symbol name occurs in a (inside divisions too). */
 bool dim_uses(const tc_dim *a, const char *name);
+/* Whether symbol name occurs in the numerator of a division inside a. */
+bool dim_has_division_of(const tc_dim *a, const char *name);
 
 /* Canonical text: "N", "4", "N*D", "N - 1", "(D + 1)/2"; products without
  * spaces, sums with them, as in the dumps. */

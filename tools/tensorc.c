@@ -183,9 +183,10 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         const char *d = arch + 3;
         bool ok = strncmp(arch, "sm_", 3) == 0 && *d;
         for (; ok && *d; d++)
-            ok = (*d >= '0' && *d <= '9') || (d[1] == 0 && *d == 'a' && d > arch + 3);
+            ok = *d >= '0' && *d <= '9';
         if (!ok)
-            return usage_error("--arch must look like sm_90 or sm_90a, not '%s'", arch);
+            return usage_error("--arch must look like sm_80 or sm_90 (arch-specific sm_90a is not "
+                               "supported), not '%s'", arch);
     }
 
     tc_ctx *ctx = NULL;

@@ -39,6 +39,7 @@ typedef struct cg {
     const ksched *ks;
     const fkernel *k;
     const char *kname;       /* the kernel's name in the unit */
+    bool wide;               /* an index needs 64 bits even if sizes fit in 32 (cg_flat) */
     cg_bufs *bufs;
     bool idx64;
     tc_buf kpre, rpre, body; /* T_KERNEL, T_ROW, T_ELEM statements */

@@ -67,6 +67,16 @@ const char *cg_index(cg *g, const tc_dim *e)
     return buf_str(&b);
 }
 
+/* Whether e divides an expression of index variables (a flat index split
+ * back into dims): its expanded terms can exceed the largest size. */
+static bool divides_index(cg *g, const tc_dim *e)
+{
+    for (int v = 0; v <= TC_MAX_RANK; v++)
+        if (dim_has_division_of(e, g->l->varnames[v]))
+            return true;
+    return false;
+}
+
 const char *cg_flat(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     const tc_dim *st[TC_MAX_RANK];
@@ -74,6 +84,8 @@ const char *cg_flat(cg *g, const lnode *n, const tc_dim *const *idx)
     const tc_dim *flat = dim_const(g->c, 0);
     for (int k = 0; k < n->rank; k++)
         flat = dim_add(g->c, flat, dim_mul(g->c, idx[k], st[k]));
+    if (!g->wide && divides_index(g, flat))
+        g->wide = true;
     return cg_index(g, flat);
 }
 
@@ -523,6 +535,11 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
             ops[i] = cg_convert(g, v, r->src->dtype, to);
         }
         const char *e = op_expr(g, n, ops);
+        if ((n->op == OP_copy || n->op == OP_cast) && e == ops[0]) {
+            /* a copy, or a cast that changes nothing in registers */
+            remember(g, n, idx, t, ops[0]);
+            return ops[0];
+        }
         name = cg_temp(g, "t");
         const char *ty = cg_type(n->dtype);
         if (n->dtype == TC_BOOL)

@@ -54,8 +54,10 @@ static void decompose(cg *g, tc_buf *o, int ind, const char *pos, unsigned axes)
             buf_printf(o, "%*sconst idx_t i%d = q_;\n", ind, "", k);
         } else {
             const char *sz = cg_index(g, g->k->dom[k]);
-            buf_printf(o, "%*sconst idx_t i%d = q_ %% %s;\n", ind, "", k, sz);
-            buf_printf(o, "%*sq_ /= %s;\n", ind, "", sz);
+            bool paren = strpbrk(sz, " +-*/") != NULL;
+            buf_printf(o, "%*sconst idx_t i%d = q_ %% %s%s%s;\n", ind, "", k, paren ? "(" : "", sz,
+                       paren ? ")" : "");
+            buf_printf(o, "%*sq_ /= %s%s%s;\n", ind, "", paren ? "(" : "", sz, paren ? ")" : "");
         }
     }
 }
@@ -613,7 +615,7 @@ void cg_kernel(cg *g, tc_buf *out)
         first = false;
     }
     for (int i = 0; i < g->nsyms; i++) {
-        buf_printf(out, "%s\n    const idx_t %s", first ? "" : ",",
+        buf_printf(out, "%s\n    const %s %s", first ? "" : ",", g->wide ? "long long" : "idx_t",
                    strcmp(g->syms[i], "*") == 0 ? "sz_n" : arena_printf(g->a, "sz_%s", g->syms[i]));
         first = false;
     }
@@ -629,6 +631,10 @@ void cg_kernel(cg *g, tc_buf *out)
     if (ks->kind == SCH_FULL || (ks->kind == SCH_COLUMNS && ks->split))
         buf_printf(out, "%s\n    void *__restrict__ ws", first ? "" : ",");
     buf_puts(out, ")\n{\n");
+    if (g->wide && !g->idx64)
+        buf_puts(out, "    /* an index divides and multiplies back (a reshape of a permuted view):\n"
+                      "     * its terms can pass 2^31 even when every size fits, so 64-bit here */\n"
+                      "    typedef long long idx_t;\n");
     if (ks->kind != SCH_POINTWISE)
         buf_puts(out, "    __shared__ double tc_smem[2 * 32 * 8];\n");
     buf_puts(out, buf_str(&body));

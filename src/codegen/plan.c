@@ -216,6 +216,7 @@ void cg_plan_kernel(cg *g, const char *name)
     pstep *st = add_step(p, g->a);
     st->kind = PSTEP_KERNEL;
     st->kernel = name;
+    st->idx64 = g->idx64 || g->wide;
     for (int i = 0; i < p->nbufs; i++)
         if (g->used_buf[i])
             add_arg(st, g->a, (parg){PARG_BUF, i, NULL, -1, TC_DT_NONE});

@@ -27,8 +27,9 @@
  *                 clamped to [1, grid_cap] (kernels loop over their work, so
  *                 a clamped grid is still correct).  Arguments in order:
  *                   PARG_BUF      the buffer's device pointer (void *)
- *                   PARG_DIM      the dim's value as the program's index
- *                                 type: int (idx64 false) or long long
+ *                   PARG_DIM      the dim's value as the kernel's index
+ *                                 type: long long when plan->idx64 or the
+ *                                 step's idx64 is set, else int
  *                   PARG_SCALAR   scalar parameter `param` as `dtype`'s C
  *                                 type: float (f32, and f16/bf16 passed as
  *                                 float), double, int (i32), long long
@@ -97,6 +98,7 @@ typedef struct pstep {
     int64_t grid_cap;
     int block[3];
     const tc_dim *ws_bytes; /* NULL when no PARG_WORKSPACE */
+    bool idx64;             /* this kernel takes 64-bit sizes even in a 32-bit plan */
     /* MATMUL */
     struct {
         int a, b, c;        /* buffer ids */

@@ -185,8 +185,8 @@ cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_
             /* unique names across the unit: renumber the kernel suffix */
             const char *us = strrchr(k->name, '_');
             cg g = {0};
-            g.kname = us ? arena_printf(a, "%.*s_%d", (int)(us - k->name), k->name, kid) : k->name;
-            kid++;
+            /* the fused dump's numbers, offset by the kernels of earlier functions */
+            g.kname = us ? arena_printf(a, "%.*s_%d", (int)(us - k->name), k->name, kid + k->id) : k->name;
             g.a = a;
             g.d = d;
             g.c = f->l->dims;
@@ -199,10 +199,11 @@ cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_
             g.idx64 = idx64;
             cg_kernel(&g, &src);
         }
+        kid += f->nk;
         cg_plan_finish(s, bufs, a);
         u->plans[i] = bufs->plan;
     }
-    u->nkernels = kid;
+    u->nkernels = kid;  /* counting externs */
     u->source = buf_str(&src);
     return u;
 }

@@ -85,6 +85,9 @@ static bool same_shape(int ra, const tc_dim *const *a, int rb, const tc_dim *con
 static void decide(fctx *x, const lnode *p, const lnode *c, bool fused, const char *why)
 {
     ffn *o = x->out;
+    for (int i = 0; i < o->ndec; i++) /* one line per pair and outcome */
+        if (o->dec[i].producer == p && o->dec[i].consumer == c && o->dec[i].fused == fused)
+            return;
     if (o->ndec == x->capdec) {
         int cap = x->capdec ? 2 * x->capdec : 32;
         fdecision *v = ARENA_ARRAY(x->a, fdecision, cap);
@@ -711,9 +714,6 @@ ffn *fuse_fn(const lfn *f, tc_arena *a, tc_diag *d)
             if (!x.anchor[j] || find(&x, j) != j || x.desc[j].kind == KK_EXTERN)
                 continue;
             if (!shares_read(&x, i, j))
-                continue;
-            kdesc m;
-            if (!merged_desc(&x, j, i, &m))
                 continue;
             x.why = NULL;
             bool ok = try_merge(&x, j, i);
