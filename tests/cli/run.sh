@@ -83,7 +83,7 @@ t compile single.tc --verbose=1; expect_line "flag with a value" 2 "error: optio
 t compile a.tc b.tc;        expect_line "two files" 2 "error: unexpected argument 'b.tc' (FILE is 'a.tc')"
 t compile single.tc --emit=llvm
 expect_line "unknown stage" 2 "error: unknown --emit stage 'llvm' (stages: ast, graph, lowered, fused, sched, cuda, ptx, cubin)"
-t compile single.tc --arch=90; expect_line "bad arch" 2 "error: --arch must look like sm_90 or sm_90a, not '90'"
+t compile single.tc --arch=90; expect_line "bad arch" 2 "error: --arch must look like sm_80 or sm_90 (arch-specific sm_90a is not supported), not '90'"
 t run;                      expect_line "run without FILE" 2 "error: 'tensorc run' needs a FILE"
 t run single.tc --device=gpu; expect_line "bad device" 2 "error: --device must be cpu or cuda, not 'gpu'"
 t run single.tc --seed=-1;  expect_line "bad seed" 2 "error: --seed must be a non-negative integer, not '-1'"
@@ -99,14 +99,59 @@ t run single.tc --bogus;    expect_line "unknown run option" 2 "error: unknown o
 t run single.tc --device=cuda --shape N=4
 expect_line "device cuda" 3 "error: --device=cuda: the CUDA runtime is not built yet (use --device=cpu)"
 t run single.tc --check --shape N=4; expect_err "--check" 3 "error: --check: the CUDA runtime is not built yet"
-t compile single.tc
-expect_line "default emit" 1 "error: --emit=cuda is not built yet; available: ast, graph (tensorc 0.1.0 stops at the op graph)"
-t compile single.tc --emit=ptx
-expect_line "emit ptx" 1 "error: --emit=ptx is not built yet; available: ast, graph (tensorc 0.1.0 stops at the op graph)"
-t explain single.tc;        expect_err "explain" 1 "error: 'tensorc explain' is not built yet"
 t cache;                    expect_line "cache without verb" 2 "error: 'tensorc cache' needs one of: dir, stats, clear"
 t cache purge;              expect_line "cache bad verb" 2 "error: 'tensorc cache' needs one of: dir, stats, clear"
 t cache dir x;              expect_line "cache extra arg" 2 "error: 'tensorc cache dir' takes no arguments, found 'x'"
+
+# --- compile: the back half's stages, and explain ------------------------------------
+# nglobals: the number of __global__ kernels in stdout.
+nglobals() { grep -o '__global__' "$tmp/out" | wc -l; }
+t compile single.tc;        expect "default emit is cuda" 0
+check "cuda: one kernel" [ "$(nglobals)" -eq 1 ]
+check "cuda: extern \"C\" kernels" grep -q '^extern "C" __global__ ' "$tmp/out"
+check "cuda: the launch plan" grep -q "^launch plan of only " "$tmp/out"
+check "cuda: lines annotated with the .tc line" grep -q "// single.tc:2" "$tmp/out"
+cuda_eq=$out
+t compile single.tc --emit=cuda; expect "emit cuda" 0
+check "--emit=cuda is the default" [ "$out" = "$cuda_eq" ]
+t compile single.tc --emit=cuda -o "$tmp/k.cu"; expect "emit cuda -o" 0
+check "emit cuda -o writes the source" [ "$(cat "$tmp/k.cu")" = "$cuda_eq" ]
+t compile single.tc --emit=lowered; expect "emit lowered" 0
+check "lowered: the function and the mul" bash -c "grep -q '^fn only(' '$tmp/out' && grep -q 'mul(' '$tmp/out'"
+t compile single.tc --emit=fused; expect "emit fused" 0
+check "fused: one kernel storing out" bash -c "[ \$(grep -c '^  kernel ' '$tmp/out') -eq 1 ] && grep -q -- '-> out' '$tmp/out'"
+t compile single.tc --emit=sched; expect "emit sched" 0
+check "sched: block and grid" grep -q "block \[" "$tmp/out"
+t compile progs.tc --emit=cuda --fn smax; expect "cuda --fn" 0
+check "cuda --fn: one kernel" [ "$(nglobals)" -eq 1 ]
+check "cuda --fn: only that plan" bash -c "[ \$(grep -c '^launch plan of ' '$tmp/out') -eq 1 ] && grep -q '^launch plan of smax ' '$tmp/out'"
+t compile progs.tc --emit=cuda; expect "cuda of a whole file" 0
+check "cuda of a whole file: a plan per function" [ "$(grep -c '^launch plan of ' "$tmp/out")" -eq 11 ]
+t compile progs.tc --emit=fused --fn nope; expect_err "fused --fn unknown" 1 "no function 'nope'"
+# ptx and cubin need NVRTC (tests/nvrtc covers them fully): skipped when it is absent
+kc=$tmp/kcache-compile
+TENSORC_CACHE_DIR=$kc t compile single.tc --emit=ptx
+if [ "$rc" -eq 3 ] && grep -q "NVRTC not found" "$tmp/err"; then
+    echo "(5 ptx/cubin checks skipped: NVRTC not found)"
+else
+    expect "emit ptx" 0
+    check "ptx: default arch sm_90" bash -c "grep -q '^.target sm_90' '$tmp/out' && grep -q '.entry' '$tmp/out'"
+    TENSORC_CACHE_DIR=$kc t compile single.tc --emit=cubin --arch=sm_80 -o "$tmp/k.cubin"
+    expect "emit cubin -o" 0
+    check "cubin: an ELF file" [ "$(head -c 4 "$tmp/k.cubin" | od -An -c | tr -d ' ')" = '177ELF' ]
+    TENSORC_CACHE_DIR=$kc t compile single.tc --emit=ptx -o /nonexistent/dir/k.ptx
+    expect_err "ptx -o unwritable" 1 "cannot write '/nonexistent/dir/k.ptx'"
+fi
+t explain single.tc;        expect "explain" 0
+check "explain: kernel count" [ "$(head -1 "$tmp/out")" = "fn only: 1 kernel" ]
+t explain progs.tc --fn smax; expect "explain --fn" 0
+check "explain --fn: the epilogue" bash -c "head -1 '$tmp/out' | grep -qx 'fn smax: 1 kernel' && grep -q 'epilogue' '$tmp/out'"
+t explain progs.tc;         expect "explain a whole file" 0
+check "explain a whole file: every function" [ "$(grep -c '^fn ' "$tmp/out")" -eq 11 ]
+t explain;                  expect_line "explain without FILE" 2 "error: 'tensorc explain' needs a FILE"
+t explain single.tc --bogus; expect_line "explain unknown option" 2 "error: unknown option '--bogus' for 'tensorc explain'"
+t explain progs.tc --fn nope; expect_err "explain --fn unknown" 1 "no function 'nope'"
+t explain broken.tc;        expect_err "explain program error" 1 "broken.tc:2:16: error: "
 
 # --- the kernel cache (the unit test covers entries; here, the command) -------------------
 cdir=$tmp/kcache/sub

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Golden dumps: for every examples/*.tc and tests/golden/extra/*.tc, the
-# output of `tensorc compile F --emit=ast` and `--emit=graph` must equal
-# tests/golden/NAME.ast and tests/golden/NAME.graph.
+# output of `tensorc compile F --emit=STAGE` for every text stage must equal
+# its golden file:
+#     ast -> NAME.ast      graph -> NAME.graph    lowered -> NAME.lowered
+#     fused -> NAME.fused  sched -> NAME.sched    cuda -> NAME.cu
+# (cuda without --fn is the file's one NVRTC unit: every function's kernels
+# and, in the trailing comment, every launch plan).
 #
 #   tests/golden/run.sh [TENSORC_BIN] [--update]
 #
@@ -25,6 +29,10 @@ if [ ! -x "$tc" ]; then echo "no tensorc binary at $tc (build first)"; exit 2; f
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# the stages dumped, and the golden file extension of each
+stages=(ast graph lowered fused sched cuda)
+ext() { if [ "$1" = cuda ]; then echo cu; else echo "$1"; fi; }
+
 pass=0 fail=0
 declare -A seen=()
 for f in "$root"/examples/*.tc "$here"/extra/*.tc; do
@@ -34,30 +42,30 @@ for f in "$root"/examples/*.tc "$here"/extra/*.tc; do
         echo "FAIL $f: the name '$name' is also used by ${seen[$name]}"; fail=$((fail + 1)); continue
     fi
     seen[$name]=$f
-    for stage in ast graph; do
-        golden=$here/$name.$stage
+    for stage in "${stages[@]}"; do
+        golden=$here/$name.$(ext "$stage")
         (cd "$(dirname "$f")" && "$tc" compile "$(basename "$f")" --emit=$stage) >"$tmp/out" 2>"$tmp/err"
         rc=$?
         if [ $rc -ne 0 ]; then
-            echo "FAIL $name.$stage: tensorc exited $rc"; sed 's/^/    /' "$tmp/err" | head -6
+            echo "FAIL $name.$(ext "$stage"): tensorc exited $rc"; sed 's/^/    /' "$tmp/err" | head -6
             fail=$((fail + 1)); continue
         fi
         if [ $update -eq 1 ]; then
-            if ! cmp -s "$tmp/out" "$golden"; then cp "$tmp/out" "$golden"; echo "updated $name.$stage"; fi
+            if ! cmp -s "$tmp/out" "$golden"; then cp "$tmp/out" "$golden"; echo "updated $(basename "$golden")"; fi
             pass=$((pass + 1))
         elif [ ! -e "$golden" ]; then
-            echo "FAIL $name.$stage: no golden file (run tests/golden/run.sh --update)"; fail=$((fail + 1))
+            echo "FAIL $(basename "$golden"): no golden file (run tests/golden/run.sh --update)"; fail=$((fail + 1))
         elif cmp -s "$tmp/out" "$golden"; then
             pass=$((pass + 1))
         else
-            echo "FAIL $name.$stage differs from tests/golden/$name.$stage:"
+            echo "FAIL $(basename "$golden") differs from tests/golden/$(basename "$golden"):"
             diff -u "$golden" "$tmp/out" | head -40
             fail=$((fail + 1))
         fi
     done
 done
 # golden files whose program is gone
-for g in "$here"/*.ast "$here"/*.graph; do
+for g in "$here"/*.ast "$here"/*.graph "$here"/*.lowered "$here"/*.fused "$here"/*.sched "$here"/*.cu; do
     [ -e "$g" ] || continue
     name=$(basename "${g%.*}")
     if [ -z "${seen[$name]:-}" ]; then

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# NVRTC in CI: every program compiles to PTX and CUBIN for sm_80 and sm_90.
+#
+#   tests/nvrtc/run.sh [TENSORC_BIN] [RANDOM_COUNT]   (defaults: build/tensorc, 30)
+#
+# Programs: every examples/*.tc, and every .tc under tests/ that the front end
+# accepts (`--emit=graph` succeeds: tests/golden/extra, tests/kernels,
+# tests/cli's programs; tests/bad's are meant to fail and are left out).  Each
+# file is one NVRTC unit (no --fn: all its functions' kernels in one
+# compilation), built four ways with `tensorc compile F --emit=ptx|cubin
+# --arch=sm_80|sm_90 -o OUT`.  A PTX must target that arch and hold one
+# .entry per __global__ of the file's --emit=cuda; a CUBIN must be an ELF
+# file.  Then RANDOM_COUNT programs of the random generator (tests/random/
+# gen.py, seed $TC_RANDOM_SEED or 1) go to CUBIN for sm_90, and one program
+# compiled twice with --verbose must report "cache: miss", then "cache: hit"
+# with the same bytes.
+#
+# The kernel cache is a fresh temporary directory (TENSORC_CACHE_DIR), so
+# every compile is a real NVRTC run.  Compiles run two at a time (the
+# machines have two cores; TC_NVRTC_JOBS=N to change it): about 30 s for the
+# whole test.  A failure prints tensorc's stderr, which holds the NVRTC log.
+# Prints one line per failure (TC_NVRTC_VERBOSE=1: per compile, with its
+# time), a summary per group, and "N passed, M failed" last; exits 1 on
+# failure, and 77 (ctest's SKIP_RETURN_CODE) when NVRTC is not installed.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tc=$(realpath "${1:-$root/build/tensorc}")
+nrandom=${2:-30}
+seed=${TC_RANDOM_SEED:-1}
+if [ ! -x "$tc" ]; then echo "no tensorc binary at $tc (build first)"; exit 2; fi
+cd "$root"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TENSORC_CACHE_DIR=$tmp/cache
+jobs=${TC_NVRTC_JOBS:-2}
+start=$SECONDS
+
+# --- is NVRTC there? -----------------------------------------------------------------
+"$tc" compile tests/cli/single.tc --emit=ptx -o "$tmp/probe.ptx" 2>"$tmp/probe.err"
+rc=$?
+if [ $rc -eq 3 ] && grep -q "NVRTC not found" "$tmp/probe.err"; then
+    echo "NVRTC is not installed: skipping ($(head -1 "$tmp/probe.err"))"
+    exit 77
+elif [ $rc -ne 0 ]; then
+    echo "FAIL probe: tensorc compile tests/cli/single.tc --emit=ptx exited $rc"
+    sed 's/^/    /' "$tmp/probe.err" | head -30
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+# --- the programs ------------------------------------------------------------------------
+progs=()
+for f in examples/*.tc; do progs+=("$f"); done
+while IFS= read -r f; do
+    case $f in tests/bad/*) continue ;; esac
+    if "$tc" compile "$f" --emit=graph >/dev/null 2>&1; then progs+=("$f"); fi
+done < <(find tests -name '*.tc' | sort)
+
+# one.sh FILE EMIT ARCH: compile, check, and write "ok ..." or "FAIL ..." plus
+# the log to $tmp/res/<id>.  Kept a separate script so xargs can run it in
+# parallel.
+cat >"$tmp/one.sh" <<'EOF'
+#!/usr/bin/env bash
+tc=$1 tmp=$2 f=$3 emit=$4 arch=$5
+id=$(printf '%s.%s.%s' "$f" "$emit" "$arch" | tr '/' '_')
+res=$tmp/res/$id out=$tmp/img/$id.$emit err=$tmp/img/$id.err
+t0=$(date +%s.%N)
+"$tc" compile "$f" --emit="$emit" --arch="$arch" -o "$out" 2>"$err"
+rc=$?
+t1=$(date +%s.%N)
+ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", (b - a) * 1000 }')
+what="$f --emit=$emit --arch=$arch"
+if [ $rc -ne 0 ]; then
+    { echo "FAIL $what: tensorc exited $rc"; sed 's/^/    /' "$err" | head -40; } >"$res"
+    exit 0
+fi
+if [ ! -s "$out" ]; then echo "FAIL $what: empty output" >"$res"; exit 0; fi
+if [ "$emit" = ptx ]; then
+    want=$("$tc" compile "$f" --emit=cuda 2>/dev/null | grep -o '__global__' | wc -l)
+    got=$(grep -c '^[.a-z ]*\.entry ' "$out")
+    if ! grep -q "^\.target $arch\$" "$out"; then
+        echo "FAIL $what: the PTX does not target $arch ($(grep -m1 '^\.target' "$out"))" >"$res"; exit 0
+    fi
+    if [ "$got" -ne "$want" ]; then
+        echo "FAIL $what: $got .entry in the PTX, $want __global__ in the source" >"$res"; exit 0
+    fi
+else
+    if [ "$(head -c 4 "$out" | od -An -tx1 | tr -d ' \n')" != 7f454c46 ]; then
+        echo "FAIL $what: the CUBIN is not an ELF file" >"$res"; exit 0
+    fi
+fi
+echo "ok   $what ($ms ms)" >"$res"
+EOF
+mkdir -p "$tmp/res" "$tmp/img"
+
+# run_all LIST: each line "FILE EMIT ARCH", two at a time.
+run_all() {
+    xargs -P "$jobs" -L 1 bash "$tmp/one.sh" "$tc" "$tmp" <"$1"
+}
+
+pass=0 fail=0
+# collect LIST GROUP: count and print the results of LIST's jobs.
+collect() {
+    local f emit arch id p=0 n=0
+    while read -r f emit arch; do
+        id=$(printf '%s.%s.%s' "$f" "$emit" "$arch" | tr '/' '_')
+        if [ ! -e "$tmp/res/$id" ]; then
+            echo "FAIL $f --emit=$emit --arch=$arch: no result (the job died)"; fail=$((fail + 1)); n=$((n + 1))
+        elif grep -q '^ok ' "$tmp/res/$id"; then
+            [ -n "${TC_NVRTC_VERBOSE:-}" ] && cat "$tmp/res/$id"
+            pass=$((pass + 1)); p=$((p + 1))
+        else
+            cat "$tmp/res/$id"; fail=$((fail + 1)); n=$((n + 1))
+        fi
+    done <"$1"
+    echo "$2: $p passed, $n failed"
+}
+
+: >"$tmp/list"
+for f in "${progs[@]}"; do
+    for emit in ptx cubin; do
+        for arch in sm_80 sm_90; do echo "$f $emit $arch" >>"$tmp/list"; done
+    done
+done
+run_all "$tmp/list"
+collect "$tmp/list" "${#progs[@]} programs x ptx, cubin x sm_80, sm_90"
+
+# --- random programs to CUBIN sm_90 -------------------------------------------------------------
+if [ "$nrandom" -gt 0 ]; then
+    py=$(command -v python3 || command -v /usr/bin/python3 || true)
+    if [ -z "$py" ]; then
+        echo "FAIL random programs: no python3 to run tests/random/gen.py"; fail=$((fail + 1))
+    elif ! "$py" tests/random/gen.py --seed "$seed" --count "$nrandom" --out "$tmp/random" >"$tmp/gen.err" 2>&1; then
+        echo "FAIL random programs: gen.py failed"; sed 's/^/    /' "$tmp/gen.err" | head -10; fail=$((fail + 1))
+    else
+        : >"$tmp/rlist"
+        for f in "$tmp"/random/*.tc; do echo "$f cubin sm_90" >>"$tmp/rlist"; done
+        run_all "$tmp/rlist"
+        collect "$tmp/rlist" "$nrandom random programs (seed $seed) x cubin sm_90"
+        # keep the programs of a failing run to look at
+        if grep -q FAIL "$tmp"/res/*random* 2>/dev/null; then
+            keep=$(mktemp -d /tmp/tc-nvrtc-random.XXXXXX)
+            cp "$tmp"/random/*.tc "$keep"/ && echo "random programs kept in $keep"
+        fi
+    fi
+fi
+
+# --- the kernel cache: a miss, then a hit with the same image ------------------------------------
+vdir=$tmp/vcache
+for i in 1 2; do
+    TENSORC_CACHE_DIR=$vdir "$tc" compile examples/softmax.tc --emit=cubin --arch=sm_80 --verbose \
+        -o "$tmp/v$i.cubin" 2>"$tmp/v$i.err"
+    echo $? >"$tmp/v$i.rc"
+done
+if [ "$(cat "$tmp/v1.rc")" -ne 0 ] || [ "$(cat "$tmp/v2.rc")" -ne 0 ]; then
+    echo "FAIL --verbose cache: tensorc exited $(cat "$tmp/v1.rc"), $(cat "$tmp/v2.rc")"
+    sed 's/^/    /' "$tmp/v1.err" "$tmp/v2.err" | head -20; fail=$((fail + 1))
+elif ! grep -q "cache: miss" "$tmp/v1.err" || ! grep -q "cache: hit" "$tmp/v2.err"; then
+    echo "FAIL --verbose cache: want 'cache: miss' then 'cache: hit', got:"
+    sed 's/^/    /' "$tmp/v1.err" "$tmp/v2.err" | head -10; fail=$((fail + 1))
+elif ! cmp -s "$tmp/v1.cubin" "$tmp/v2.cubin"; then
+    echo "FAIL --verbose cache: the cached CUBIN differs from the compiled one"; fail=$((fail + 1))
+else
+    echo "ok   --verbose: cache: miss, then cache: hit with the same CUBIN"; pass=$((pass + 1))
+fi
+
+echo "($((SECONDS - start)) s, $jobs jobs)"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
