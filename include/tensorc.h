@@ -19,6 +19,8 @@
 
 #include <stddef.h>
 
+#include <dlpack/dlpack.h>  /* DLTensor: how tensors cross tc_run (DLPack 0.6 or later) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -76,6 +78,152 @@ void tc_program_free(tc_program *prog);
  *  until they are built.  *out is owned by prog, valid until the next dump
  *  or tc_program_free. */
 tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn, const char **out);
+
+/* --- running on the GPU ------------------------------------------------------
+ *
+ * A program runs on the GPU with tc_run: the arguments are DLPack tensors
+ * (from PyTorch, CuPy, JAX: torch.utils.dlpack.to_dlpack, or a DLTensor
+ * filled by hand) and scalars, the results are written into output tensors
+ * the caller allocated.  The first tc_run of a context loads the CUDA
+ * driver, compiles the program's kernels with NVRTC (or finds them in the
+ * kernel cache) and keeps them; a context that only compiles never touches
+ * libcuda.
+ *
+ * Ownership: tc_run keeps no pointer to args, their tensors or their shape
+ * arrays after it returns, but the kernels it enqueued read and write the
+ * tensors' memory later, on `stream`: keep that memory alive (and do not
+ * reuse it) until the stream has passed the call, as with any CUDA launch.
+ * The context owns the compiled kernels, a pool of device memory for
+ * intermediate results (kept between calls, so repeated calls allocate
+ * nothing) and a cuBLAS handle; tc_ctx_free releases them.
+ *
+ * Streams: work is enqueued on `stream` (a CUstream / cudaStream_t; NULL is
+ * the default stream) and tc_run returns without waiting for it.  The
+ * intermediate-result pool is shared by all calls of a context: when a call
+ * uses another stream than the previous one that needed the pool, tc_run
+ * first waits for the device, so calls on different streams of one context
+ * never race, but do not overlap either (use one context per stream for
+ * concurrency).
+ *
+ * Thread-safety: as everywhere in this API, one thread at a time per
+ * context (and its programs); distinct contexts may run concurrently.
+ */
+
+/* Let the first tc_run pick the device: the one its tensors are on. */
+#define TC_DEVICE_AUTO (-1)
+
+typedef struct tc_options {
+    int device;                 /* CUDA device ordinal, or TC_DEVICE_AUTO (the default) */
+    const char *cache_dir;      /* kernel cache directory (copied); NULL: $TENSORC_CACHE_DIR,
+                                   else $XDG_CACHE_HOME/tensorc, else ~/.cache/tensorc */
+} tc_options;
+
+/* The defaults: { TC_DEVICE_AUTO, NULL }. */
+#define TC_OPTIONS_INIT {TC_DEVICE_AUTO, NULL}
+
+/*! tc_ctx_create_ex(): tc_ctx_create with options (opts NULL: the defaults).
+ *  Nothing is loaded yet: the device is opened by the first tc_run.
+ *  @return TC_OK and *ctx, TC_ERR_INVALID_ARG (a device below -1), TC_ERR_NOMEM. */
+tc_status tc_ctx_create_ex(tc_ctx **ctx, const tc_options *opts);
+
+typedef enum tc_arg_kind {
+    TC_ARG_TENSOR = 0,  /* v.tensor: a DLTensor on the GPU */
+    TC_ARG_FLOAT,       /* v.f: a value for a float scalar parameter (f16, bf16, f32, f64) */
+    TC_ARG_INT,         /* v.i: for an integer parameter (i32, i64); also accepted by float ones */
+    TC_ARG_BOOL         /* v.b: for a bool parameter (0 or not) */
+} tc_arg_kind;
+
+/* One argument of tc_run.  name: a parameter's name, an output's name (as
+ * in the signature: "out" for a single unnamed result, a named result's
+ * name), or NULL to bind by position.  Positions count the parameters in
+ * signature order, then the outputs that are not inout parameters; an inout
+ * parameter is passed once, by its name or position, and its final value is
+ * written back into that same tensor. */
+typedef struct tc_arg {
+    const char *name;
+    tc_arg_kind kind;
+    union {
+        const DLTensor *tensor;
+        double f;
+        long long i;
+        int b;
+    } v;
+} tc_arg;
+
+static inline tc_arg tc_arg_tensor(const char *name, const DLTensor *t)
+{
+    tc_arg a;
+    a.name = name;
+    a.kind = TC_ARG_TENSOR;
+    a.v.tensor = t;
+    return a;
+}
+static inline tc_arg tc_arg_float(const char *name, double f)
+{
+    tc_arg a;
+    a.name = name;
+    a.kind = TC_ARG_FLOAT;
+    a.v.f = f;
+    return a;
+}
+static inline tc_arg tc_arg_int(const char *name, long long i)
+{
+    tc_arg a;
+    a.name = name;
+    a.kind = TC_ARG_INT;
+    a.v.i = i;
+    return a;
+}
+static inline tc_arg tc_arg_bool(const char *name, int b)
+{
+    tc_arg a;
+    a.name = name;
+    a.kind = TC_ARG_BOOL;
+    a.v.b = b;
+    return a;
+}
+
+/*! tc_run(): run function fn of p (NULL: the file's only function; a
+ *  prelude function works too) on the GPU, asynchronously on stream.
+ *
+ *  Every tensor parameter and every output must be given; a scalar
+ *  parameter may be left out when it has a default.  Each argument is
+ *  checked before anything runs, and a wrong one is TC_ERR_INVALID_ARG
+ *  with a message naming it: an unknown, missing or repeated name; a
+ *  tensor where a scalar is expected or the other way round; a scalar of
+ *  the wrong kind (a float for an int parameter) or out of range; a
+ *  tensor's dtype (DLPack float32/float16/bfloat16/float64/int32/int64/bool,
+ *  one lane), rank or shape against the signature's symbolic dims (which
+ *  bind the sizes: "parameter 'g' has shape [5], but its dim 0 is D = 3");
+ *  its device (CUDA memory on the context's device: kDLCUDA or
+ *  kDLCUDAManaged); its layout (compact row-major: strides NULL, or equal
+ *  to the row-major strides, any stride allowed on a dim of size 1); a
+ *  data pointer that is NULL or not aligned to the element size; and an
+ *  output or inout tensor that overlaps another argument (kernels assume
+ *  outputs alias nothing).  A [*] parameter, and an output of rank 1, takes
+ *  a tensor of any shape with the right number of elements.  Kernels check
+ *  wider alignment themselves and fall back to scalar code.
+ *
+ *  Functions with dtype variables (x: T[N]) run with every variable f32
+ *  here (the CLI's --dtype binds them; tc_run does not yet).
+ *
+ *  Order: arguments are checked first, on the host, without touching the
+ *  driver; then the device is opened.  So on a machine with no GPU, a call
+ *  with valid arguments returns TC_ERR_NO_DEVICE, and one with invalid
+ *  arguments TC_ERR_INVALID_ARG.
+ *  @return TC_OK (the work is enqueued); TC_ERR_INVALID_ARG, TC_ERR_NOT_FOUND
+ *          (no function fn); TC_ERR_NO_DEVICE (no driver, no GPU, no NVRTC,
+ *          no cuBLAS for a matmul); TC_ERR_COMPILE (NVRTC rejected the
+ *          generated source: a bug in tensorc, the message has NVRTC's log);
+ *          TC_ERR_UNSUPPORTED (a construct code generation does not handle
+ *          yet); TC_ERR_NOMEM (host or device memory); TC_ERR_INTERNAL (a bug
+ *          in tensorc: a plan that disagrees with its kernels, say). */
+tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs, void *stream);
+
+/*! tc_program_source(): the CUDA source generated for fn (NULL: every
+ *  function of the file, in one unit, as tc_run compiles it), for reading.
+ *  Owned by p, valid until tc_program_free.  NULL on error (tc_errmsg). */
+const char *tc_program_source(tc_program *p, const char *fn);
 
 /*! tc_errmsg(): the last error's full text (empty string if none).  Owned by ctx. */
 const char *tc_errmsg(const tc_ctx *ctx);

@@ -73,12 +73,15 @@ static struct {
     CUresult (*mem_free)(CUdeviceptr p);
     CUresult (*htod)(CUdeviceptr dst, const void *src, size_t bytes);
     CUresult (*dtoh)(void *dst, CUdeviceptr src, size_t bytes);
+    CUresult (*dtod_async)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s);
+    CUresult (*memset_d8_async)(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
     CUresult (*stream_sync)(CUstream s);
     CUresult (*event_create)(CUevent *e, unsigned flags);
     CUresult (*event_record)(CUevent e, CUstream s);
     CUresult (*event_sync)(CUevent e);
     CUresult (*event_elapsed)(float *ms, CUevent start, CUevent end);
     CUresult (*event_destroy)(CUevent e);
+    CUresult (*param_info)(CUfunction f, size_t i, size_t *offset, size_t *size); /* optional */
     CUresult (*error_name)(CUresult r, const char **s);
     CUresult (*error_string)(CUresult r, const char **s);
 } cu;
@@ -115,7 +118,8 @@ static bool load_from(const char *path, const char **missing)
         "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2", "cuCtxSynchronize",
         "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuModuleLoadData",
         "cuModuleUnload", "cuModuleGetFunction", "cuLaunchKernel", "cuMemAlloc_v2",
-        "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuStreamSynchronize",
+        "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoDAsync_v2",
+        "cuMemsetD8Async", "cuStreamSynchronize",
         "cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventDestroy_v2", "cuGetErrorName",
         "cuGetErrorString",
     };
@@ -124,8 +128,9 @@ static bool load_from(const char *path, const char **missing)
         &cu.device_name, &cu.ctx_get_current, &cu.ctx_get_device, &cu.ctx_push, &cu.ctx_pop,
         &cu.ctx_sync, &cu.primary_retain, &cu.primary_release, &cu.module_load,
         &cu.module_unload, &cu.module_function, &cu.launch, &cu.mem_alloc, &cu.mem_free,
-        &cu.htod, &cu.dtoh, &cu.stream_sync, &cu.event_create, &cu.event_record, &cu.event_sync,
-        &cu.event_destroy, &cu.error_name, &cu.error_string,
+        &cu.htod, &cu.dtoh, &cu.dtod_async, &cu.memset_d8_async, &cu.stream_sync,
+        &cu.event_create, &cu.event_record, &cu.event_sync, &cu.event_destroy, &cu.error_name,
+        &cu.error_string,
     };
     _Static_assert(sizeof names / sizeof *names == sizeof slots / sizeof *slots,
                    "one slot per driver entry point");
@@ -135,6 +140,8 @@ static bool load_from(const char *path, const char **missing)
             dlclose(h);
             return false;
         }
+    if (!dl_sym(h, "cuFuncGetParamInfo", &cu.param_info)) /* CUDA 12.4+ */
+        cu.param_info = NULL;
     if (!dl_sym(h, "cuEventElapsedTime_v2", &cu.event_elapsed) &&
         !dl_sym(h, "cuEventElapsedTime", &cu.event_elapsed)) {
         *missing = "cuEventElapsedTime";
@@ -317,6 +324,23 @@ tc_status drv_function(drv_module *mod, const char *name, drv_fn *fn, tc_diag *d
     return TC_OK;
 }
 
+tc_status drv_function_params(drv_fn fn, size_t *sizes, int max, int *n, tc_diag *d)
+{
+    *n = 0;
+    if (!cu.param_info)
+        return SET(d, TC_ERR_UNSUPPORTED, "this CUDA driver has no cuFuncGetParamInfo (CUDA 12.4+)");
+    bool pushed = enter(fn.dev);
+    for (int i = 0; i < max; i++) {
+        size_t offset, size;
+        if (cu.param_info((CUfunction)fn.handle, (size_t)i, &offset, &size) != CUDA_SUCCESS)
+            break; /* past the last parameter: CUDA_ERROR_INVALID_VALUE */
+        sizes[i] = size;
+        (*n)++;
+    }
+    leave(pushed);
+    return TC_OK;
+}
+
 tc_status drv_launch(drv_fn fn, const unsigned grid[3], const unsigned block[3], unsigned shmem,
                      void *stream, void **args, tc_diag *d)
 {
@@ -365,6 +389,27 @@ tc_status drv_dtoh(drv_device *dev, void *dst, drv_ptr src, size_t bytes, tc_dia
     leave(pushed);
     return r == CUDA_SUCCESS ? TC_OK : fail(d, "cuMemcpyDtoH", r);
 }
+
+tc_status drv_memcpy_dtod_async(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes,
+                                void *stream, tc_diag *d)
+{
+    bool pushed = enter(dev);
+    CUresult r = cu.dtod_async(dst, src, bytes, (CUstream)stream);
+    leave(pushed);
+    return r == CUDA_SUCCESS ? TC_OK : fail(d, "cuMemcpyDtoDAsync", r);
+}
+
+tc_status drv_memset_async(drv_device *dev, drv_ptr dst, unsigned char value, size_t bytes,
+                           void *stream, tc_diag *d)
+{
+    bool pushed = enter(dev);
+    CUresult r = cu.memset_d8_async(dst, value, bytes, (CUstream)stream);
+    leave(pushed);
+    return r == CUDA_SUCCESS ? TC_OK : fail(d, "cuMemsetD8Async", r);
+}
+
+bool drv_enter(drv_device *dev) { return enter(dev); }
+void drv_leave(bool pushed) { leave(pushed); }
 
 tc_status drv_sync(drv_device *dev, void *stream, tc_diag *d)
 {

@@ -33,6 +33,7 @@
 #ifndef TC_DRIVER_H
 #define TC_DRIVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +78,13 @@ void drv_module_unload(drv_module *mod);
  *  TC_ERR_NOT_FOUND when the module has no such kernel. */
 tc_status drv_function(drv_module *mod, const char *name, drv_fn *fn, tc_diag *d);
 
+/*! drv_function_params(): the byte sizes of fn's first max parameters, as
+ *  the driver knows them (cuFuncGetParamInfo); *n < max when fn has fewer.
+ *  Only as many as asked for are queried, since asking past the last one
+ *  is an API error that tools such as compute-sanitizer report.
+ *  TC_ERR_UNSUPPORTED on a driver older than CUDA 12.4. */
+tc_status drv_function_params(drv_fn fn, size_t *sizes, int max, int *n, tc_diag *d);
+
 /*! drv_launch(): launch fn with grid[3] x block[3] threads, shmem bytes of
  *  dynamic shared memory, on stream (NULL: the default stream); args is the
  *  usual array of pointers to each kernel argument.  Asynchronous: errors in
@@ -89,6 +97,21 @@ tc_status drv_alloc(drv_device *dev, size_t bytes, drv_ptr *ptr, tc_diag *d);
 void drv_free(drv_device *dev, drv_ptr ptr);
 tc_status drv_htod(drv_device *dev, drv_ptr dst, const void *src, size_t bytes, tc_diag *d);
 tc_status drv_dtoh(drv_device *dev, void *dst, drv_ptr src, size_t bytes, tc_diag *d);
+
+/*! Asynchronous copies and fills on stream, ordered with its kernels:
+ *  device to device (the regions must not overlap), and every byte of
+ *  [dst, dst + bytes) set to value (a zeroed workspace, poisoned outputs). */
+tc_status drv_memcpy_dtod_async(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes,
+                                void *stream, tc_diag *d);
+tc_status drv_memset_async(drv_device *dev, drv_ptr dst, unsigned char value, size_t bytes,
+                           void *stream, tc_diag *d);
+
+/*! drv_enter(): make dev's context current on this thread until drv_leave,
+ *  for libraries that use the current context (cuBLAS: its handle belongs to
+ *  the context current when it was created, and its calls must run there).
+ *  @return whether a push happened: pass it to drv_leave. */
+bool drv_enter(drv_device *dev);
+void drv_leave(bool pushed);
 
 /*! drv_sync(): wait for stream (NULL: the whole context) to finish; reports
  *  an error that a kernel raised (e.g. an illegal address). */

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deps.sh - install what tensorc needs to build and test: a C11 compiler,
-# make, CMake, flex, bison, cmocka, xxHash, and python3 with NumPy (the CLI and
+# make, CMake, flex, bison, cmocka, xxHash, DLPack's header, and python3 with NumPy (the CLI and
 # NumPy tests use it).  Does nothing when everything is already there, so
 # it is cheap to run before every build.  Debian/Ubuntu (apt-get); runs as
 # root, or through sudo when there is one.
@@ -26,6 +26,7 @@ if ! printf '#include <stdarg.h>\n#include <stddef.h>\n#include <stdint.h>\n#inc
     missing+=(libcmocka-dev)
 fi
 [ -f /usr/include/xxhash.h ] || missing+=(libxxhash-dev)   # kernel cache keys
+[ -f /usr/include/dlpack/dlpack.h ] || missing+=(libdlpack-dev)   # DLTensor in tensorc.h
 have_numpy || missing+=(python3-numpy)
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
@@ -42,7 +43,8 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
-    gcc libc6-dev make cmake flex bison libcmocka-dev libxxhash-dev python3 python3-numpy >/dev/null
+    gcc libc6-dev make cmake flex bison libcmocka-dev libxxhash-dev libdlpack-dev python3 \
+    python3-numpy >/dev/null
 if ! have_numpy; then
     echo "deps.sh: NumPy is still not importable from python3 or /usr/bin/python3" >&2
     exit 1

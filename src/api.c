@@ -36,6 +36,7 @@
 
 #include "pipeline.h"
 #include "prelude.h"
+#include "rt.h"
 
 unsigned tc_version_number(void) { return TC_VERSION_NUMBER; }
 const char *tc_version_string(void) { return TC_VERSION_STRING; }
@@ -75,6 +76,7 @@ void tc_ctx_free(tc_ctx *ctx)
 {
     if (!ctx)
         return;
+    rt_free(ctx->rt);   /* the GPU side, if a tc_run opened it */
     diag_release(&ctx->diag);
     free(ctx->err_file);
     free(ctx);

@@ -4,7 +4,11 @@
  * gives it: 2 usage, 1 the program or its inputs, 3 the environment):
  *
  *   1. options: --fn --shape --input --output --device --seed --dtype
- *   2. the device: only the CPU reference interpreter is built yet
+ *      --check --bench --verbose
+ *   2. the device: cuda when --device=cuda, or when --device is not given
+ *      and a GPU is there (the driver opens); otherwise the CPU reference
+ *      interpreter, with a one-line note when --device was not given.
+ *      --device=cuda, --check or --bench without a GPU exit 3.
  *   3. compile FILE, pick the entry function (--fn, or the only one) and
  *      build it with its dtype variables bound by --dtype (else f32)
  *   4. read each --input: a .npy for a tensor, a number or a 0-d .npy for a
@@ -12,8 +16,16 @@
  *   5. bind symbolic dims (graph_bind) from the inputs' shapes and --shape
  *   6. make up every input not given: seeded random tensors (fill.c),
  *      scalars from their default or seeded random
- *   7. run the reference interpreter
+ *   7. cpu: run the reference interpreter.  cuda: upload the inputs,
+ *      allocate the outputs (poisoned with 0xff bytes, so an element no
+ *      kernel writes shows up), run the generated kernels through api_run
+ *      (what tc_run does), download; --check also runs the interpreter on
+ *      the same inputs and compares; --bench then times each step
  *   8. write each --output as .npy; print the rest as summaries (show.c)
+ *
+ * The inputs are made on the host in both cases, from the same seeds, so a
+ * cuda run and a cpu run of one command line see the same numbers, and
+ * --check compares like with like.
  *
  * [*] parameters: at an entry point every [*] tensor is rank 1 with the
  * element count "*" (docs/semantics.md), so a given .npy is flattened, and an
@@ -25,12 +37,16 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "api_internal.h"
+#include "api_run.h"
+#include "codegen/plan.h"
 #include "npy.h"
+#include "rt.h"
 
 typedef struct {
     const char *name, *value;
@@ -45,7 +61,10 @@ typedef struct {
     tc_dimbind *shapes;
     int nshapes, capshapes;
     uint64_t seed;
-    bool check, bench;
+    bool check, bench, verbose;
+    bool cuda;              /* step 2's answer */
+    struct tc_rt *rt;       /* the GPU, when cuda */
+    const char *no_gpu;     /* why there is none, for the note (malloc'd) */
 } run_opts;
 
 /* --- step 1: options -------------------------------------------------------- */
@@ -162,12 +181,13 @@ static void free_opts(run_opts *o)
     free(o->outputs);
     free(o->dtypes);
     free(o->shapes);
+    free((char *)o->no_gpu);
 }
 
 /* Returns EXIT_OK, or EXIT_USAGE with the error printed. */
 static int parse_opts(int argc, char **argv, run_opts *o)
 {
-    o->device = "cpu";
+    o->device = NULL; /* not given: cuda when there is a GPU */
     o->inputs = calloc((size_t)argc, sizeof(kv));
     o->outputs = calloc((size_t)argc, sizeof(kv));
     o->dtypes = calloc((size_t)argc + 1, sizeof *o->dtypes);
@@ -210,6 +230,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->check = true;
         } else if (opt_flag("--bench", argc, argv, &i, &bad)) {
             o->bench = true;
+        } else if (opt_flag("--verbose", argc, argv, &i, &bad)) {
+            o->verbose = true;
         } else if (!bad) {
             return usage_error("unknown option '%s' for 'tensorc run'", a);
         }
@@ -468,6 +490,432 @@ static void unflatten(run_state *s, int k)
         t->shape[i] = s->orig[from][i + 1];
 }
 
+/* --- step 7 on the GPU ------------------------------------------------------------ */
+
+/* Host values to the dtype's bytes and back.  Every value of a ref_tensor
+ * is already representable in its dtype (dtype_round), so these are exact. */
+static uint16_t half_bits(double v)
+{
+    uint16_t sign = signbit(v) ? 0x8000 : 0;
+    double a = fabs(v);
+    if (isnan(v))
+        return 0x7e00;
+    if (isinf(a) || a >= 65520.0)
+        return sign | 0x7c00;
+    if (a == 0)
+        return sign;
+    int e;
+    double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+    int E = e + 14;          /* f16: a = (1 + f/1024) * 2^(E-15) */
+    if (E >= 1)
+        return (uint16_t)(sign | (E << 10) | ((uint16_t)lround((2 * m - 1) * 1024) & 0x3ff));
+    return (uint16_t)(sign | (uint16_t)lround(a * 16777216.0)); /* subnormal: f * 2^-24 */
+}
+
+static double half_value(uint16_t h)
+{
+    int E = (h >> 10) & 0x1f, f = h & 0x3ff;
+    double v = E == 0 ? ldexp(f, -24) : E == 31 ? (f ? NAN : INFINITY) : ldexp(1024 + f, E - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static void encode(tc_dtype dt, double v, unsigned char *p)
+{
+    switch (dt) {
+    case TC_F32: { float x = (float)v; memcpy(p, &x, 4); return; }
+    case TC_F64: memcpy(p, &v, 8); return;
+    case TC_F16: { uint16_t h = half_bits(v); memcpy(p, &h, 2); return; }
+    case TC_BF16: {
+        float x = (float)v;
+        uint32_t u;
+        memcpy(&u, &x, 4);
+        uint16_t h = (uint16_t)(u >> 16);
+        memcpy(p, &h, 2);
+        return;
+    }
+    case TC_I32: { int32_t x = (int32_t)v; memcpy(p, &x, 4); return; }
+    case TC_I64: { int64_t x = (int64_t)v; memcpy(p, &x, 8); return; }
+    case TC_BOOL: *p = v != 0; return;
+    default: return;
+    }
+}
+
+static double decode(tc_dtype dt, const unsigned char *p)
+{
+    switch (dt) {
+    case TC_F32: { float x; memcpy(&x, p, 4); return x; }
+    case TC_F64: { double x; memcpy(&x, p, 8); return x; }
+    case TC_F16: { uint16_t h; memcpy(&h, p, 2); return half_value(h); }
+    case TC_BF16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        uint32_t u = (uint32_t)h << 16;
+        float x;
+        memcpy(&x, &u, 4);
+        return x;
+    }
+    case TC_I32: { int32_t x; memcpy(&x, p, 4); return x; }
+    case TC_I64: { int64_t x; memcpy(&x, p, 8); return (double)x; }
+    case TC_BOOL: return *p != 0; /* 0xff poison reads as true: --check still sees it if wrong */
+    default: return 0;
+    }
+}
+
+static DLDataType dl_type(tc_dtype dt)
+{
+    DLDataType t = {kDLFloat, 32, 1};
+    switch (dt) {
+    case TC_F64: t.bits = 64; break;
+    case TC_F16: t.bits = 16; break;
+    case TC_BF16: t.code = kDLBfloat; t.bits = 16; break;
+    case TC_I32: t.code = kDLInt; break;
+    case TC_I64: t.code = kDLInt; t.bits = 64; break;
+    case TC_BOOL: t.code = 6 /* kDLBool */; t.bits = 8; break;
+    default: break;
+    }
+    return t;
+}
+
+/* One device buffer of the run. */
+typedef struct {
+    drv_ptr ptr;
+    size_t bytes;
+    DLTensor dl;
+    int64_t shape[TC_MAX_RANK];
+} dev_tensor;
+
+typedef struct {
+    run_state *s;
+    drv_device *dev;
+    tc_diag *d;
+    dev_tensor *params;     /* per param (tensors only) */
+    dev_tensor *outs;       /* per output (not inout) */
+    tc_arg *args;
+    int nargs;
+} gpu_run;
+
+/* A device status as an exit status: no GPU, NVRTC or cuBLAS is the
+ * environment (3); anything else is an error (1). */
+static int gpu_fail(tc_status st, const char *msg)
+{
+    fprintf(stderr, "%s%s", msg, *msg && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
+    return st == TC_ERR_NO_DEVICE ? EXIT_ENV : EXIT_ERROR;
+}
+
+static int alloc_tensor(gpu_run *g, dev_tensor *t, tc_dtype dt, int rank, const int64_t *shape,
+                        const char *what)
+{
+    int64_t n = 1;
+    for (int k = 0; k < rank; k++)
+        n *= shape[k];
+    t->bytes = (size_t)n * (size_t)dtype_size(dt);
+    if (drv_alloc(g->dev, t->bytes ? t->bytes : 1, &t->ptr, g->d) != TC_OK)
+        return fail(EXIT_ERROR, "%s: %s", what, g->d->brief ? g->d->brief : "cannot allocate");
+    memcpy(t->shape, shape, (size_t)rank * sizeof *shape);
+    memset(&t->dl, 0, sizeof t->dl);
+    t->dl.data = (void *)(uintptr_t)t->ptr;
+    t->dl.device.device_type = kDLCUDA;
+    t->dl.device.device_id = g->s->o->rt->ordinal;
+    t->dl.ndim = rank;
+    t->dl.shape = t->shape;
+    t->dl.dtype = dl_type(dt);
+    return EXIT_OK;
+}
+
+static int upload(gpu_run *g, dev_tensor *t, const ref_tensor *r, const char *what)
+{
+    int rc = alloc_tensor(g, t, r->dtype, r->rank, r->shape, what);
+    if (rc != EXIT_OK || !t->bytes)
+        return rc;
+    unsigned char *host = malloc(t->bytes);
+    if (!host)
+        return fail(EXIT_ERROR, "out of memory");
+    int64_t n = ref_numel(r), sz = dtype_size(r->dtype);
+    for (int64_t i = 0; i < n; i++)
+        encode(r->dtype, r->data[i], host + i * sz);
+    tc_status st = drv_htod(g->dev, t->ptr, host, t->bytes, g->d);
+    free(host);
+    return st == TC_OK ? EXIT_OK : gpu_fail(st, g->d->msg);
+}
+
+static int download(gpu_run *g, drv_ptr ptr, ref_tensor *r)
+{
+    int64_t n = ref_numel(r), sz = dtype_size(r->dtype);
+    unsigned char *host = malloc((size_t)(n * sz) + 1);
+    if (!host)
+        return fail(EXIT_ERROR, "out of memory");
+    tc_status st = n ? drv_dtoh(g->dev, host, ptr, (size_t)(n * sz), g->d) : TC_OK;
+    for (int64_t i = 0; st == TC_OK && i < n; i++)
+        r->data[i] = decode(r->dtype, host + i * sz);
+    free(host);
+    return st == TC_OK ? EXIT_OK : gpu_fail(st, g->d->msg);
+}
+
+/* The inputs on the device, the outputs allocated, the tc_args naming them. */
+static int gpu_prepare(gpu_run *g, const tc_dimbind *binds, int nb)
+{
+    run_state *s = g->s;
+    const gfn *f = s->f;
+    for (int i = 0; i < f->nparams; i++) {
+        const gparam *pa = &f->params[i];
+        if (pa->scalar) {
+            double v = s->args[i].data[0];
+            g->args[g->nargs++] = dtype_is_float(pa->dtype) ? tc_arg_float(pa->name, v)
+                                  : dtype_is_int(pa->dtype) ? tc_arg_int(pa->name, (long long)v)
+                                                            : tc_arg_bool(pa->name, v != 0);
+            continue;
+        }
+        int rc = upload(g, &g->params[i], &s->args[i], pa->name);
+        if (rc != EXIT_OK)
+            return rc;
+        g->args[g->nargs++] = tc_arg_tensor(pa->name, &g->params[i].dl);
+    }
+    for (int k = 0; k < f->noutputs; k++) {
+        const goutput *out = &f->outputs[k];
+        if (out->inout_param >= 0)
+            continue; /* written back into its parameter's buffer */
+        int64_t shape[TC_MAX_RANK];
+        for (int r = 0; r < out->node->rank; r++)
+            shape[r] = bind_eval(out->node->shape[r], binds, nb);
+        int rc = alloc_tensor(g, &g->outs[k], out->node->dtype, out->node->rank, shape, out->name);
+        if (rc != EXIT_OK)
+            return rc;
+        /* poison: an element no kernel writes is NaN (floats) or -1 (ints) */
+        tc_status st = drv_memset_async(g->dev, g->outs[k].ptr, 0xff, g->outs[k].bytes, NULL, g->d);
+        if (st != TC_OK)
+            return gpu_fail(st, g->d->msg);
+        g->args[g->nargs++] = tc_arg_tensor(out->name, &g->outs[k].dl);
+    }
+    return EXIT_OK;
+}
+
+static void gpu_release(gpu_run *g)
+{
+    const gfn *f = g->s->f;
+    for (int i = 0; g->params && i < f->nparams; i++)
+        drv_free(g->dev, g->params[i].ptr);
+    for (int k = 0; g->outs && k < f->noutputs; k++)
+        drv_free(g->dev, g->outs[k].ptr);
+    free(g->params);
+    free(g->outs);
+    free(g->args);
+}
+
+/* --check: the tolerance for a dtype, relative to max(1, max |want|). */
+static double dtype_tol(tc_dtype dt)
+{
+    switch (dt) {
+    case TC_F32: return 2e-5;
+    case TC_F64: return 1e-5;
+    case TC_F16: case TC_BF16: return 1e-2;
+    default: return 0; /* integers and bools: exact */
+    }
+}
+
+/* An output's tolerance: its dtype's, or the loosest of the float dtypes
+ * the function computes with when that is looser.  The reference rounds
+ * every value to its node's dtype from f64, the kernels from f32, so a value
+ * near an f16/bf16 rounding boundary may round the other way, and that one
+ * ulp of bf16 (2^-8) carries into an f32 result. */
+static double check_tol(const gfn *f, tc_dtype out)
+{
+    double tol = dtype_tol(out);
+    if (tol == 0)
+        return 0;
+    for (int i = 0; i < f->nnodes; i++)
+        if (dtype_is_float(f->nodes[i]->dtype) && dtype_tol(f->nodes[i]->dtype) > tol)
+            tol = dtype_tol(f->nodes[i]->dtype);
+    return tol;
+}
+
+/* "[2, 5]": the multi-index of flat element i of t. */
+static void index_text(const ref_tensor *t, int64_t i, char *buf, size_t n)
+{
+    int64_t idx[TC_MAX_RANK];
+    for (int k = t->rank - 1; k >= 0; k--) {
+        idx[k] = t->shape[k] ? i % t->shape[k] : 0;
+        i = t->shape[k] ? i / t->shape[k] : 0;
+    }
+    size_t at = (size_t)snprintf(buf, n, "[");
+    for (int k = 0; k < t->rank && at < n; k++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%lld", k ? ", " : "", (long long)idx[k]);
+    if (at < n)
+        snprintf(buf + at, n - at, "]");
+}
+
+/* Compare every output with the reference; *worst is the largest relative
+ * error seen.  EXIT_ERROR with a message naming the first output that
+ * differs. */
+static int check_outputs(run_state *s, const ref_tensor *want, double *worst)
+{
+    const gfn *f = s->f;
+    *worst = 0;
+    for (int k = 0; k < f->noutputs; k++) {
+        const ref_tensor *got = &s->outs[k], *w = &want[k];
+        int64_t n = ref_numel(w);
+        if (ref_numel(got) != n)
+            return fail(EXIT_ERROR, "--check: output '%s' has %lld elements, the reference %lld",
+                        f->outputs[k].name, (long long)ref_numel(got), (long long)n);
+        double scale = 1, maxerr = 0;
+        int64_t at = -1;
+        for (int64_t i = 0; i < n; i++)
+            if (isfinite(w->data[i]) && fabs(w->data[i]) > scale)
+                scale = fabs(w->data[i]);
+        for (int64_t i = 0; i < n; i++) {
+            double a = got->data[i], b = w->data[i], e;
+            if (isnan(a) || isnan(b))
+                e = isnan(a) && isnan(b) ? 0 : INFINITY;
+            else if (isinf(a) || isinf(b))
+                e = a == b ? 0 : INFINITY;
+            else
+                e = fabs(a - b);
+            if (e > maxerr || (at < 0 && e > 0)) {
+                maxerr = e;
+                at = i;
+            }
+        }
+        double rel = maxerr / scale, tol = check_tol(f, w->dtype);
+        if (rel > *worst)
+            *worst = rel;
+        if (rel > tol) {
+            char idx[256];
+            index_text(w, at, idx, sizeof idx);
+            return fail(EXIT_ERROR, "--check: output '%s' differs from the reference interpreter at "
+                        "%s: got %.9g, want %.9g (max |got - want| = %.3g, %.3g of max(1, max "
+                        "|want|) = %.6g; tolerance %g)", f->outputs[k].name, idx,
+                        got->data[at], w->data[at], maxerr, rel, scale, tol);
+        }
+    }
+    return EXIT_OK;
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* --bench: warm up, then time every step with events over BENCH_RUNS
+ * runs and print the median of each. */
+enum { BENCH_WARMUP = 3, BENCH_RUNS = 20 };
+
+static int bench(gpu_run *g, const tc_plan *plan, const tc_dimbind *binds, int nb)
+{
+    run_state *s = g->s;
+    int ne = plan->nsteps + 1;
+    void **ev = calloc((size_t)ne, sizeof *ev);
+    float *ms = calloc((size_t)(plan->nsteps + 1) * BENCH_RUNS, sizeof *ms);
+    int rc = ev && ms ? EXIT_OK : fail(EXIT_ERROR, "out of memory");
+    tc_status st = TC_OK;
+    for (int i = 0; i < ne && rc == EXIT_OK && st == TC_OK; i++)
+        st = drv_event_create(g->dev, &ev[i], g->d);
+    for (int r = 0; r < BENCH_WARMUP + BENCH_RUNS && rc == EXIT_OK && st == TC_OK; r++) {
+        api_run_info info = {.events = ev, .nevents = ne};
+        st = api_run(s->p, s->f, g->args, (size_t)g->nargs, NULL, &info);
+        if (st != TC_OK) {
+            rc = gpu_fail(st, tc_errmsg(s->p->ctx));
+            break;
+        }
+        if (r < BENCH_WARMUP)
+            continue;
+        float *row = ms + (size_t)(r - BENCH_WARMUP) * (size_t)(plan->nsteps + 1);
+        for (int i = 0; i < plan->nsteps && st == TC_OK; i++)
+            st = drv_event_elapsed(g->dev, ev[i], ev[i + 1], &row[i], g->d);
+        if (st == TC_OK)
+            st = drv_event_elapsed(g->dev, ev[0], ev[plan->nsteps], &row[plan->nsteps], g->d);
+    }
+    if (st != TC_OK && rc == EXIT_OK)
+        rc = gpu_fail(st, g->d->msg);
+    if (rc == EXIT_OK) {
+        printf("bench: %s on %s, %s indices, median of %d runs after %d warm-up runs\n",
+               s->f->name, drv_name(g->dev), plan->idx64 ? "64-bit" : "32-bit", BENCH_RUNS,
+               BENCH_WARMUP);
+        printf("  %-4s %12s %14s %10s  %s\n", "step", "time (us)", "bytes", "GB/s", "kernel");
+        float col[BENCH_RUNS];
+        int64_t total_bytes = 0;
+        for (int i = 0; i <= plan->nsteps; i++) {
+            for (int r = 0; r < BENCH_RUNS; r++)
+                col[r] = ms[(size_t)r * (size_t)(plan->nsteps + 1) + (size_t)i];
+            qsort(col, BENCH_RUNS, sizeof *col, cmp_float);
+            double us = 1e3 * (col[BENCH_RUNS / 2 - 1] + col[BENCH_RUNS / 2]) / 2;
+            int64_t bytes = i < plan->nsteps ? rt_step_bytes(plan, i, binds, nb) : total_bytes;
+            if (i < plan->nsteps && bytes > 0)
+                total_bytes += bytes;
+            char step[16];
+            snprintf(step, sizeof step, "%d", i);
+            printf("  %-4s %12.2f %14lld %10.1f  %s\n", i < plan->nsteps ? step : "all", us,
+                   (long long)bytes, bytes > 0 && us > 0 ? (double)bytes / (us * 1e3) : 0.0,
+                   i < plan->nsteps ? rt_step_name(&plan->steps[i]) : "(first step start to last step end)");
+        }
+    }
+    for (int i = 0; ev && i < ne; i++)
+        drv_event_destroy(g->dev, ev[i]);
+    free(ev);
+    free(ms);
+    return rc;
+}
+
+/* Step 7 with --device=cuda: s->outs are filled on success. */
+static int run_cuda(run_state *s, const tc_dimbind *binds, int nb)
+{
+    const run_opts *o = s->o;
+    const gfn *f = s->f;
+    tc_program *p = s->p;
+    size_t np = (size_t)f->nparams + 1, no = (size_t)f->noutputs + 1;
+    gpu_run g = {s, o->rt->dev, &p->ctx->diag, calloc(np, sizeof(dev_tensor)),
+                 calloc(no, sizeof(dev_tensor)), calloc(np + no, sizeof(tc_arg)), 0};
+    int rc = g.params && g.outs && g.args ? EXIT_OK : fail(EXIT_ERROR, "out of memory");
+    if (rc == EXIT_OK)
+        rc = gpu_prepare(&g, binds, nb);
+
+    api_run_info info = {0};
+    if (rc == EXIT_OK) {
+        tc_status st = api_run(p, f, g.args, (size_t)g.nargs, NULL, &info);
+        if (jit_warning(o->rt->jit)) /* an unusable cache: every run compiles again */
+            fprintf(stderr, "tensorc: warning: %s\n", jit_warning(o->rt->jit));
+        if (st == TC_OK && o->verbose)
+            fprintf(stderr, "tensorc: %s: kernels for %s_%d%s: cache: %s (%s, %.1f ms)\n", f->name,
+                    info.ptx ? "compute" : "sm", info.arch,
+                    info.ptx ? " (PTX: the device is newer than NVRTC)" : "",
+                    info.origin == JIT_COMPILED ? "miss" : "hit",
+                    info.origin == JIT_COMPILED ? "compiled by NVRTC" : jit_origin_str(info.origin),
+                    info.jit_ms);
+        if (st == TC_OK)
+            st = drv_sync(g.dev, NULL, g.d);
+        if (st != TC_OK)
+            rc = gpu_fail(st, tc_errmsg(p->ctx)[0] ? tc_errmsg(p->ctx) : g.d->msg ? g.d->msg : "");
+    }
+    /* Step 7's results: each output from its buffer, an inout one from its parameter's. */
+    for (int k = 0; k < f->noutputs && rc == EXIT_OK; k++) {
+        const goutput *out = &f->outputs[k];
+        int64_t shape[TC_MAX_RANK];
+        for (int r = 0; r < out->node->rank; r++)
+            shape[r] = bind_eval(out->node->shape[r], binds, nb);
+        if (!ref_alloc(&s->outs[k], out->node->dtype, out->node->rank, shape))
+            rc = fail(EXIT_ERROR, "output '%s': out of memory", out->name);
+        else
+            rc = download(&g, out->inout_param >= 0 ? g.params[out->inout_param].ptr : g.outs[k].ptr,
+                          &s->outs[k]);
+    }
+    if (rc == EXIT_OK && o->check) {
+        ref_tensor *want = calloc(no, sizeof *want);
+        double worst = 0;
+        if (!want)
+            rc = fail(EXIT_ERROR, "out of memory");
+        else if (api_ref_run(p, f, binds, nb, s->args, want) != TC_OK)
+            rc = (print_diag(p), EXIT_ERROR);
+        else if ((rc = check_outputs(s, want, &worst)) == EXIT_OK)
+            printf("check: OK (max rel err %.3g)\n", worst);
+        for (int k = 0; want && k < f->noutputs; k++)
+            ref_free(&want[k]);
+        free(want);
+    }
+    if (rc == EXIT_OK && o->bench)
+        rc = bench(&g, info.plan, binds, nb);
+    gpu_release(&g);
+    return rc;
+}
+
 static int run_fn(run_state *s)
 {
     const run_opts *o = s->o;
@@ -501,7 +949,11 @@ static int run_fn(run_state *s)
     int nb = 0;
     if (rc == EXIT_OK)
         rc = bind_and_fill(s, &binds, &nb);
-    if (rc == EXIT_OK) {
+    if (rc == EXIT_OK && o->cuda) {
+        rc = run_cuda(s, binds, nb);
+    } else if (rc == EXIT_OK) {
+        if (o->no_gpu) /* --device not given and no GPU: say so, once we are about to run */
+            fprintf(stderr, "note: running on the CPU reference interpreter: %s\n", o->no_gpu);
         if (api_ref_run(p, f, binds, nb, s->args, s->outs) != TC_OK) {
             print_diag(p);
             rc = EXIT_ERROR;
@@ -563,18 +1015,38 @@ static int run_program(const run_opts *o, tc_program *p)
     return rc;
 }
 
+/* Step 2: which device.  Opening the GPU is the test that there is one. */
+static int choose_device(run_opts *o, tc_ctx *ctx)
+{
+    bool want_cpu = o->device && strcmp(o->device, "cpu") == 0;
+    if (want_cpu) {
+        if (o->check || o->bench)
+            return usage_error("%s compares or times the CUDA kernels: it needs --device=cuda (the "
+                               "default when there is a GPU)", o->check ? "--check" : "--bench");
+        return EXIT_OK;
+    }
+    if (api_gpu(ctx, 0, &o->rt) == TC_OK) {
+        o->cuda = true;
+        return EXIT_OK;
+    }
+    const char *why = ctx->diag.brief ? ctx->diag.brief : "the CUDA driver did not open";
+    if (o->device || o->check || o->bench)
+        return fail(EXIT_ENV, "%s: %s", o->device ? "--device=cuda" : o->check ? "--check" : "--bench",
+                    why);
+    o->no_gpu = strdup(why);
+    return EXIT_OK;
+}
+
 int cmd_run(int argc, char **argv)
 {
     run_opts o = {0};
     int rc = parse_opts(argc, argv, &o);
-    if (rc == EXIT_OK && (strcmp(o.device, "cuda") == 0 || o.check || o.bench))
-        rc = fail(EXIT_ENV, "%s: the CUDA runtime is not built yet (use --device=cpu%s)",
-                  o.check ? "--check" : o.bench ? "--bench" : "--device=cuda",
-                  o.check || o.bench ? " without --check or --bench" : "");
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
     if (rc == EXIT_OK && tc_ctx_create(&ctx) != TC_OK)
         rc = fail(EXIT_ERROR, "out of memory");
+    if (rc == EXIT_OK)
+        rc = choose_device(&o, ctx);
     if (rc == EXIT_OK && tc_compile_file(ctx, o.file, &p) != TC_OK) {
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
@@ -582,6 +1054,10 @@ int cmd_run(int argc, char **argv)
     if (rc == EXIT_OK)
         rc = run_program(&o, p);
     tc_program_free(p);
+    if (ctx) { /* until tc_ctx_free releases the GPU state itself */
+        rt_free(ctx->rt);
+        ctx->rt = NULL;
+    }
     tc_ctx_free(ctx);
     free_opts(&o);
     return rc;

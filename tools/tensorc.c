@@ -5,11 +5,7 @@
  * with the source line and a caret) and is printed as it is.  The driver's
  * own job is options, files and exit statuses (interfaces.md):
  *   0 success; 1 an error in the program or its inputs; 2 a usage error;
- *   3 the environment (no GPU, CUDA runtime not built or not found).
- *
- * This stage of tensorc stops at the op graph: `compile --emit=ast|graph`,
- * `run --device=cpu` (the reference interpreter) and `cache` work; the
- * later stages and `explain` say plainly that they are not built yet.
+ *   3 the environment (no GPU, no CUDA driver or NVRTC).
  */
 #include "cli.h"
 
@@ -30,12 +26,16 @@ static const char help_text[] =
     "      Check FILE and print one stage of it (to OUT with -o).  Without --fn,\n"
     "      every function in FILE; --fn may also name a prelude function.\n"
     "      STAGE: ast | graph | lowered | fused | sched | cuda | ptx | cubin\n"
-    "      (default cuda).  Built so far: ast, graph.  --dtype binds a dtype\n"
-    "      variable of the entry point (x: T[N, D]); unbound ones are f32.\n"
+    "      (default cuda: the kernels and their launch plan).  ptx and cubin\n"
+    "      compile every kernel with NVRTC for --arch (default sm_90), through\n"
+    "      the kernel cache; --verbose says 'cache: hit' or 'cache: miss'.\n"
+    "      --dtype binds a dtype variable of the entry point (x: T[N, D]);\n"
+    "      unbound ones are f32.\n"
     "\n"
     "  tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy]...\n"
     "                   [--input NAME=VALUE]... [--output NAME=PATH.npy]...\n"
     "                   [--device=cpu|cuda] [--seed S] [--dtype T=bf16] [--check] [--bench]\n"
+    "                   [--verbose]\n"
     "      Run function NAME (optional when FILE has just one).  Tensors are .npy\n"
     "      files; a scalar is a number (or a 0-d .npy).  Symbolic dims are bound\n"
     "      from the inputs' shapes, then --shape ('*=COUNT' for [*] tensors).\n"
@@ -46,10 +46,14 @@ static const char help_text[] =
     "      result is 'out'; an inout parameter's final value has its own name);\n"
     "      those without --output are printed.  bf16 tensors travel as f32 .npy.\n"
     "      --dtype T=bf16 binds the dtype variable T of the function (else f32).\n"
-    "      --device=cpu runs the reference interpreter (the only device built\n"
-    "      so far); --check and --bench need the CUDA runtime.\n"
+    "      --device=cuda (the default when a GPU is present) runs the generated\n"
+    "      kernels, --device=cpu the reference interpreter.  --check compares a\n"
+    "      cuda run with the interpreter; --bench times each kernel (GB/s);\n"
+    "      --verbose says whether the kernels came from the cache.\n"
     "\n"
-    "  tensorc explain FILE [--fn NAME]    fusion decisions (not built yet)\n"
+    "  tensorc explain FILE [--fn NAME]\n"
+    "      Every fusion decision: each pair of kernels' anchors fused or\n"
+    "      refused, and why; each inlined node.\n"
     "  tensorc cache dir | stats | clear\n"
     "      The kernel cache: print its directory; its entries, bytes and bound;\n"
     "      or remove every entry.  TENSORC_CACHE_DIR (else $XDG_CACHE_HOME/tensorc,\n"
@@ -61,7 +65,8 @@ static const char help_text[] =
     "error; 3 the environment (no GPU, CUDA runtime missing).\n"
     "\n"
     "environment: TENSORC_DUMP_DIR=DIR writes DIR/NAME.ast and DIR/NAME.graph for\n"
-    "every compilation; TENSORC_DEBUG=1 prints pass timings, 4 the graph, 5 the AST.\n";
+    "every compilation; TENSORC_DEBUG=1 prints pass timings, 4 the graph, 5 the AST;\n"
+    "TENSORC_CACHE_DIR places the kernel cache.\n";
 
 static const char *const stages[] = {"ast", "graph", "lowered", "fused", "sched", "cuda", "ptx", "cubin"};
 

@@ -471,6 +471,14 @@ static void columns_split(cg *g, tc_buf *o)
         buf_printf(o, "    for (int s = 0; s < %d; s++)\n        acc%d = %s()(acc%d, tc_ldcg(part%d + s * rows + row));\n",
                    S, r->id, op_name(r), r->id, r->id);
     }
+    /* leave the workspace zero, as the launch plan promises */
+    buf_puts(o, "    __syncthreads();\n"
+                "    if (threadIdx.y == 0 && active)\n"
+                "        for (int s = 0; s < ");
+    buf_printf(o, "%d; s++) {\n", S);
+    for (int j = 0; j < k->nreds; j++)
+        buf_printf(o, "            part%d[s * rows + row] = %s{};\n", k->reds[j]->id, acc_type(g, k->reds[j]));
+    buf_puts(o, "        }\n");
     buf_puts(o, buf_str(&post));
     text(o, 4, buf_str(&g->rpre));
     buf_puts(o, "    if (threadIdx.y == 0 && active) {\n");

@@ -95,10 +95,11 @@ t run single.tc --input x=a.npy --input x=b.npy; expect_line "input twice" 2 "er
 t run single.tc --dtype T=f8; expect_line "bad dtype" 2 "error: --dtype T=f8: not a dtype (f32 f16 bf16 f64 i32 i64 bool)"
 t run single.tc --bogus;    expect_line "unknown run option" 2 "error: unknown option '--bogus' for 'tensorc run'"
 
-# --- the environment and stages not built ---------------------------------------------
-t run single.tc --device=cuda --shape N=4
-expect_line "device cuda" 3 "error: --device=cuda: the CUDA runtime is not built yet (use --device=cpu)"
-t run single.tc --check --shape N=4; expect_err "--check" 3 "error: --check: the CUDA runtime is not built yet"
+# --- the environment: no GPU (a driver that does not exist) -------------------------------
+TENSORC_LIBCUDA=/nonexistent t run single.tc --device=cuda --shape N=4
+expect_err "device cuda without a GPU" 3 "error: --device=cuda: no CUDA driver"
+TENSORC_LIBCUDA=/nonexistent t run single.tc --check --shape N=4
+expect_err "--check without a GPU" 3 "error: --check: no CUDA driver"
 t cache;                    expect_line "cache without verb" 2 "error: 'tensorc cache' needs one of: dir, stats, clear"
 t cache purge;              expect_line "cache bad verb" 2 "error: 'tensorc cache' needs one of: dir, stats, clear"
 t cache dir x;              expect_line "cache extra arg" 2 "error: 'tensorc cache dir' takes no arguments, found 'x'"

@@ -127,9 +127,13 @@ template <class T> __device__ __forceinline__ T tc_ldcg(const T *p) { return __l
 template <class T> __device__ __forceinline__ tc_argv<T> tc_ldcg(const tc_argv<T> *p) {
     return tc_argv<T>{__ldcg(&p->v), __ldcg(&p->i)};
 }
-template <class T, class Op> __device__ T tc_partials(const T *part, unsigned n, T init, Op op, T *sm) {
+/* ... and leaves the workspace zero, as the launch plan promises */
+template <class T, class Op> __device__ T tc_partials(T *part, unsigned n, T init, Op op, T *sm) {
     T v = init;
-    for (unsigned b = threadIdx.x; b < n; b += blockDim.x) v = op(v, tc_ldcg(part + b));
+    for (unsigned b = threadIdx.x; b < n; b += blockDim.x) {
+        v = op(v, tc_ldcg(part + b));
+        part[b] = T{};
+    }
     return tc_block_reduce(v, op, sm);
 }
 

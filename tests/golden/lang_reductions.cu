@@ -127,9 +127,13 @@ template <class T> __device__ __forceinline__ T tc_ldcg(const T *p) { return __l
 template <class T> __device__ __forceinline__ tc_argv<T> tc_ldcg(const tc_argv<T> *p) {
     return tc_argv<T>{__ldcg(&p->v), __ldcg(&p->i)};
 }
-template <class T, class Op> __device__ T tc_partials(const T *part, unsigned n, T init, Op op, T *sm) {
+/* ... and leaves the workspace zero, as the launch plan promises */
+template <class T, class Op> __device__ T tc_partials(T *part, unsigned n, T init, Op op, T *sm) {
     T v = init;
-    for (unsigned b = threadIdx.x; b < n; b += blockDim.x) v = op(v, tc_ldcg(part + b));
+    for (unsigned b = threadIdx.x; b < n; b += blockDim.x) {
+        v = op(v, tc_ldcg(part + b));
+        part[b] = T{};
+    }
     return tc_block_reduce(v, op, sm);
 }
 
@@ -193,6 +197,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     acc1 = (float)0;
     for (int s = 0; s < 32; s++)
         acc1 = tc_op_sum()(acc1, tc_ldcg(part1 + s * rows + row));
+    __syncthreads();
+    if (threadIdx.y == 0 && active)
+        for (int s = 0; s < 32; s++) {
+            part1[s * rows + row] = float{};
+        }
     const float r1 = acc1;
     if (threadIdx.y == 0 && active) {
         out_s[sz_C*i1 + i2] = r1;                                   // lang_reductions.tc:6
@@ -247,6 +256,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
     acc2 = (float)0;
     for (int s = 0; s < 32; s++)
         acc2 = tc_op_sum()(acc2, tc_ldcg(part2 + s * rows + row));
+    __syncthreads();
+    if (threadIdx.y == 0 && active)
+        for (int s = 0; s < 32; s++) {
+            part2[s * rows + row] = float{};
+        }
     const float r2 = acc2;
     const float t1 = r2 / ((float)((long long)(sz_B)));         // lang_reductions.tc:7
     if (threadIdx.y == 0 && active) {
@@ -350,6 +364,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_min_3(
     acc6 = tc_highest<float>();
     for (int s = 0; s < 32; s++)
         acc6 = tc_op_min()(acc6, tc_ldcg(part6 + s * rows + row));
+    __syncthreads();
+    if (threadIdx.y == 0 && active)
+        for (int s = 0; s < 32; s++) {
+            part6[s * rows + row] = float{};
+        }
     const float r6 = acc6;
     if (threadIdx.y == 0 && active) {
         out_mn[i2] = r6;                                            // lang_reductions.tc:9
@@ -500,6 +519,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
     acc2 = tc_argv<float>{tc_highest<float>(), -1};
     for (int s = 0; s < 32; s++)
         acc2 = tc_op_argmin()(acc2, tc_ldcg(part2 + s * rows + row));
+    __syncthreads();
+    if (threadIdx.y == 0 && active)
+        for (int s = 0; s < 32; s++) {
+            part2[s * rows + row] = tc_argv<float>{};
+        }
     const long long r2 = acc2.i;
     if (threadIdx.y == 0 && active) {
         out_amin[i1] = r2;                                          // lang_reductions.tc:13

@@ -2,12 +2,22 @@
 # run.sh - the GPU test suite in one command, on a GPU machine, from a build
 # made elsewhere:  tests/gpu/run.sh [BUILD_DIR]   (default: build/)
 #
-# Prints the GPU and the shared libraries the binaries use, runs every GPU
-# test program, logs everything to ${OUT:-/tmp}/gpu-run.log, and prints
-# "N passed, M failed" last (the sum of each program's own last line).
-# For now the suite is tc-gpu-smoke; the generated kernels (issue 3) add the
-# examples and random programs here.  Exit status: 0 all passed, 1 a failure,
-# 3 no GPU.
+# Prints the GPU and the shared libraries the binaries use, then runs
+#   tc-gpu-smoke   the runtime alone, with a handwritten kernel;
+#   tc-gpu-api     tc_run from C: 64-bit plans at 2^31 + 5 elements (what
+#                  the CLI's reference interpreter cannot hold), inout,
+#                  matmul, repeated calls (api.c's header has the details);
+#   suite.py       the generated kernels: every example function at several
+#                  shapes, f16/bf16 variants, 200 random programs, each with
+#                  `tensorc run --device=cuda --check`, compute-sanitizer
+#                  memcheck over a subset, the kernel cache and --bench
+#                  (suite.py's header has the details);
+# logs everything to ${OUT:-/tmp}/gpu-run.log (the suite's per-job log is
+# ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
+# (the sum of each part's own last line).  Needs python3 (standard library
+# only) and nothing from the network.  TC_GPU_QUICK=1 runs a smaller suite
+# (a minute or two); TC_GPU_API_SMALL=1 skips tc-gpu-api's 2^31-element runs
+# (~18 GB of GPU memory).  Exit status: 0 all passed, 1 a failure, 3 no GPU.
 set -u
 build=${1:-build}
 log=${OUT:-/tmp}/gpu-run.log
@@ -37,8 +47,15 @@ if [ -z "${TENSORC_NVRTC:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc\
         xargs -r -I{} find {} -name 'libnvrtc.so*' 2>/dev/null | grep -v builtins | sort -r | head -1)
     [ -n "$cand" ] && export TENSORC_NVRTC=$cand && say "TENSORC_NVRTC=$cand"
 fi
+# cuBLAS (matmul steps) likewise.
+if [ -z "${TENSORC_CUBLAS:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcublas\.so\.1[23]'; then
+    cand=$(ls /usr/local/cuda/lib64/libcublas.so.1[23] 2>/dev/null | sort -r | head -1)
+    [ -z "$cand" ] && cand=$(python3 -c 'import nvidia, os; print(os.path.dirname(nvidia.__path__[0]))' 2>/dev/null |
+        xargs -r -I{} find {} -name 'libcublas.so.1[23]' 2>/dev/null | sort -r | head -1)
+    [ -n "$cand" ] && export TENSORC_CUBLAS=$cand && say "TENSORC_CUBLAS=$cand"
+fi
 
-programs=(tc-gpu-smoke)
+programs=(tc-gpu-smoke tc-gpu-api)
 bins=()
 for prog in "${programs[@]}"; do
     if b=$(find_bin "$prog"); then bins+=("$b"); else say "missing: $prog (build it in $build)"; fi
@@ -67,6 +84,36 @@ for b in "${bins[@]}"; do
         failed=$((failed + 1))
     fi
 done
+
+# The generated kernels, through tensorc itself.
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+work=${OUT:-/tmp}/gpu-suite
+if [ $nogpu -ne 0 ]; then
+    say "no GPU: suite.py not run"
+elif ! tc=$(find_bin tensorc); then
+    say "missing: tensorc (build it in $build)"
+    failed=$((failed + 1))
+elif ! command -v python3 >/dev/null; then
+    say "python3 not found: the suite (suite.py) cannot run"
+    failed=$((failed + 1))
+else
+    rm -rf "$work"
+    say "== suite.py ($tc)"
+    python3 "$here/suite.py" "$(realpath "$tc")" "$root" "$work" 2>&1 | tee "$work.out" | tee -a "$log"
+    rc=${PIPESTATUS[0]}
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.out" | tail -1)
+    if [ $rc -eq 3 ]; then
+        nogpu=1
+    elif [ -n "$last" ]; then
+        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
+        passed=$((passed + p)); failed=$((failed + f))
+        [ $rc -ne 0 ] && [ "$f" -eq 0 ] && failed=$((failed + 1))
+    else
+        say "suite.py exited $rc without a summary"
+        failed=$((failed + 1))
+    fi
+fi
 
 say "log: $log"
 say "$passed passed, $failed failed"

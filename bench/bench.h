@@ -1,0 +1,260 @@
+/* bench.h - tc-bench, the benchmark driver of issue 5: what its files share.
+ *
+ * One process per measurement.  The parent (bench.c) probes the GPU, then
+ * runs itself as a child for each piece of work and collects what each
+ * child writes:
+ *
+ *   ceiling.c   --child=ceiling  the bandwidth ceiling: a device-to-device
+ *                                copy and tensorc's own full sum, checked
+ *   case_run.c  --child=case     one suite case: inputs, first run, check
+ *                                against the reference, then timing
+ *   compile_time.c --child=cold|warm  source to first correct result in a
+ *                                fresh process, empty or filled kernel cache
+ *
+ * Why children: a kernel fault is sticky for a CUDA context, and a crash
+ * is a crash; in its own process one broken case is one error in the
+ * JSON, and the run goes on with the next.  spawn.c runs them.
+ *
+ * The pieces under them:
+ *   cases.c     the case table (suite.md), shapes by symbol
+ *   inst.c      one set of arguments for a function: random host inputs,
+ *               device buffers, tc_args (host.c: encoding and filling)
+ *   check.c     every output against the reference interpreter, in
+ *               parallel chunks of independent rows
+ *   timing.c    event-timed and back-to-back wall-clock timing
+ *   json.c      a small JSON writer
+ *   selftest.c  --self-test: the check machinery without a GPU
+ */
+#ifndef TC_BENCH_H
+#define TC_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "api_internal.h"
+#include "driver.h"
+#include "strbuf.h"
+
+/* Exit statuses: as the tensorc CLI's. */
+enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2, BENCH_ENV = 3 };
+
+/* --- the cases (cases.c) ---------------------------------------------------- */
+
+typedef enum { CASE_PLAIN, CASE_ADAMW } case_kind;
+
+typedef struct bench_case {
+    const char *name;       /* "softmax_16384x4096": also the peers' name */
+    const char *file;       /* the program, in the cases directory */
+    const char *fn;
+    const char *shape;      /* "N=16384,D=4096" (CASE_ADAMW: one tensor's; see cases.c) */
+    const char *small;      /* the shape for cold/warm and --quick */
+    const char *split;      /* a symbol along which rows are independent (check.c), or NULL */
+    bool latency;           /* latency-bound: per-call wall time of 2000 calls */
+    case_kind kind;
+    const char *scalars;    /* "lr=1e-3,step=1": values of scalar parameters, or NULL */
+    const char *nonneg;     /* "v": parameters drawn from [0, 1) rather than [-1, 1) */
+    const char *note;       /* shown beside the figure, or NULL */
+} bench_case;
+
+extern const bench_case bench_cases[];
+extern const int bench_ncases;
+const bench_case *case_find(const char *name);
+
+/* The [*] sizes of CASE_ADAMW's tensor set: *n entries, malloc'd.  quick:
+ * one layer of it.  NULL when out of memory. */
+int64_t *adamw_sizes(bool quick, int *n);
+
+/* --- host side: filling, encoding, threads (host.c) ---------------------------- */
+
+/* Run fn(arg, worker, item) for item in [0, n) on up to nthreads threads
+ * (worker in [0, nthreads)); items are handed out in order.  Returns false
+ * if no thread could be started (then nothing ran). */
+typedef void (*par_fn)(void *arg, int worker, int64_t item);
+bool par_for(int64_t n, int nthreads, par_fn fn, void *arg);
+/* Threads to use: TC_BENCH_THREADS, else the online CPUs, at most 32. */
+int bench_threads(void);
+
+/* Fill t (allocated) with seeded random values, rounded to its dtype:
+ * uniform in [-1, 1), or [0, 1) when nonneg.  Deterministic in (seed, tag)
+ * whatever the number of threads. */
+void fill_random(ref_tensor *t, uint64_t seed, const char *tag, bool nonneg, int nthreads);
+uint64_t hash_str(uint64_t h, const char *s);
+
+/* t's values as the dtype's bytes (dtype_size each), into out (n bytes). */
+void encode_tensor(const ref_tensor *t, unsigned char *out, int nthreads);
+/* One element of dtype dt at p, as a double. */
+double decode_value(tc_dtype dt, const unsigned char *p);
+DLDataType dl_dtype(tc_dtype dt);
+
+double now_ms(void);        /* CLOCK_MONOTONIC in milliseconds */
+
+/* --- one set of arguments (inst.c) ---------------------------------------------- */
+
+typedef struct bench_buf {
+    drv_ptr ptr;            /* 0: none */
+    size_t bytes;
+    DLTensor dl;
+    int64_t shape[TC_MAX_RANK];
+} bench_buf;
+
+typedef struct bench_inst {
+    tc_dimbind *binds;      /* every symbol (program arena) */
+    int nb;
+    ref_tensor *args;       /* f->nparams host values: the reference's inputs */
+    bench_buf *params;      /* f->nparams: device copies of the tensor ones */
+    bench_buf *outs;        /* f->noutputs: device outputs (inout ones: none) */
+    tc_arg *targs;          /* the tc_run arguments */
+    int ntargs;
+    unsigned char **got;    /* f->noutputs: downloaded results (inst_download) */
+} bench_inst;
+
+/* Bind the sizes (shape: "N=64,D=128"), make every argument: tensors
+ * random, scalars from c->scalars or their default.  Errors into *err
+ * (malloc'd).  seed_tag names this instance in the random streams. */
+bool inst_make(tc_program *p, const gfn *f, const bench_case *c, const char *shape,
+               uint64_t seed, const char *seed_tag, int nthreads, bench_inst *in, char **err);
+/* Device buffers: inputs uploaded, outputs allocated and poisoned with 0xff
+ * (an element no kernel writes reads as NaN). */
+bool inst_upload(drv_device *dev, const gfn *f, bench_inst *in, int nthreads, char **err);
+/* Every output's bytes to the host (in->got), after a sync. */
+bool inst_download(drv_device *dev, const gfn *f, bench_inst *in, char **err);
+int64_t inst_bytes_min(const gfn *f, const bench_inst *in);
+void inst_free_host(const gfn *f, bench_inst *in);
+void inst_free(drv_device *dev, const gfn *f, bench_inst *in);
+/* "x: f32[16384, 4096], eps: f32 = 1e-05": the arguments, for the JSON (malloc'd). */
+char *inst_describe(const gfn *f, const bench_inst *in);
+
+/* --- the check (check.c) ---------------------------------------------------------- */
+
+/* One copy of the program per worker thread: contexts are single-threaded. */
+typedef struct check_pool {
+    int n;
+    tc_ctx **ctx;
+    tc_program **p;
+    const gfn **f;
+} check_pool;
+
+bool pool_open(check_pool *pool, const char *path, const char *fn, int nthreads, char **err);
+void pool_close(check_pool *pool);
+
+typedef struct check_result {
+    bool ok;
+    double max_rel_err;     /* worst over the outputs */
+    double tol;
+    bool split;             /* the reference ran in chunks along a symbol */
+    char *detail;           /* the worst element, or the error (malloc'd) */
+} check_result;
+
+/* Compare every output in->got with the reference interpreter on in->args.
+ * split: a symbol along which f's rows are independent, or NULL.  Returns
+ * false (and r->detail) when the reference itself could not run. */
+bool check_inst(check_pool *pool, const gfn *f, const bench_inst *in, const char *split,
+                check_result *r);
+void check_result_free(check_result *r);
+/* The tolerance: 1e-2 when f computes in f16/bf16 anywhere, else 1e-5 (suite.md). */
+double check_tol(const gfn *f, tc_dtype out);
+
+/* --- timing (timing.c) --------------------------------------------------------------- */
+
+/* One step of the case: every instance's tc_run once. */
+typedef struct bench_step {
+    tc_program *p;
+    const char *fn;
+    bench_inst *inst;
+    int ninst;
+} bench_step;
+
+typedef struct timing {
+    double event_us;        /* median over event_iters (0: not measured) */
+    int event_iters;
+    double wall_us;         /* per step, wall_calls back to back, synchronized at the end */
+    int wall_calls;
+} timing;
+
+/* Warm up, then time steps both ways.  latency: wall time of 2000 steps.
+ * Errors (a failing tc_run, a driver error) into *err. */
+bool time_steps(drv_device *dev, const bench_step *s, bool latency, bool quick, timing *t,
+                char **err);
+/* Event-timed median of a device-to-device copy of bytes. */
+bool time_copy(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes, int iters, double *us,
+               char **err);
+tc_status run_step(const bench_step *s);
+
+/* --- JSON (json.c) ------------------------------------------------------------------------ */
+
+typedef struct json {
+    tc_strbuf b;
+    int depth;
+    bool first[32];         /* per level: no member written yet */
+    bool after_key;         /* a key was written: its value needs no separator */
+} json;
+
+void json_obj(json *j);                 /* { */
+void json_end_obj(json *j);             /* } */
+void json_arr(json *j);                 /* [ */
+void json_end_arr(json *j);             /* ] */
+void json_key(json *j, const char *k);  /* "k": (then a value) */
+void json_str(json *j, const char *s);  /* NULL: null */
+void json_num(json *j, double v);       /* not finite: null */
+void json_int(json *j, long long v);
+void json_bool(json *j, bool v);
+void json_null(json *j);
+void json_raw(json *j, const char *text);  /* a value already in JSON */
+/* key and value in one */
+void json_kstr(json *j, const char *k, const char *s);
+void json_knum(json *j, const char *k, double v);
+void json_kint(json *j, const char *k, long long v);
+void json_kbool(json *j, const char *k, bool v);
+/* The number after "key": in a JSON text (the first one); NAN if absent. */
+double json_find_num(const char *text, const char *key);
+bool json_find_bool(const char *text, const char *key, bool *v);
+/* Whether text is one complete JSON object or array (brackets balance
+ * outside strings): what a child left, before the parent embeds it. */
+bool json_balanced(const char *text);
+
+/* --- children (spawn.c) and their entry points ----------------------------------------------- */
+
+typedef struct child_opts {
+    const char *cases_dir;
+    uint64_t seed;
+    bool quick;
+    int threads;
+    const char *out;        /* where the child writes its JSON */
+} child_opts;
+
+int child_case(const child_opts *o, const bench_case *c);
+int child_compile_time(const child_opts *o, const bench_case *c, bool cold);
+int child_ceiling(const child_opts *o);
+/* tc-bench --self-test (selftest.c): the check and the JSON helpers, no GPU. */
+int self_test(const char *cases_dir, int threads);
+
+typedef struct spawn_result {
+    int status;             /* exit status, or -1 */
+    int signal;             /* the signal that ended it, or 0 */
+    bool timed_out;
+    char *json;             /* what it wrote to its output file (malloc'd), or NULL */
+    char *log_tail;         /* the end of its stderr (malloc'd), or NULL */
+    double wall_ms;
+} spawn_result;
+
+/* Run argv (argv[0] a path) with extra environment "NAME=VALUE" entries
+ * (NULL-terminated, or NULL), stdout and stderr to log_path (and the tail
+ * echoed to our stderr), killed after timeout_s; the JSON it wrote to
+ * json_path is read back. */
+bool spawn_child(char *const argv[], char *const extra_env[], const char *log_path,
+                 const char *json_path, int timeout_s, spawn_result *r);
+void spawn_result_free(spawn_result *r);
+
+/* Shared by the children: a message into a malloc'd string. */
+char *msgf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Write text to path (the child's JSON); false on an I/O error. */
+bool write_file(const char *path, const char *text);
+/* The whole file, malloc'd; NULL if unreadable. */
+char *read_file(const char *path);
+/* Remove a directory tree we made (the kernel caches). */
+void remove_tree(const char *path);
+/* Files under a directory, recursively (0 when missing). */
+int count_files(const char *path);
+
+#endif

@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""peers.py - the peers of tc-bench: PyTorch eager and torch.compile (Inductor,
+default mode) on the same cases, shapes and measurement rules, in one process
+on one GPU.  Adapted from ../shared/bench/peers.py (whose figures suite.md
+quotes); the case names are tc-bench's (bench/cases.c), so report.py can join
+the two.
+
+    python3 bench/peers.py [-o peers.json] [--quick] [CASE ...]
+
+Measurement (suite.md):
+  throughput cases  median of event-timed calls after warm-up, and wall time
+                    per call of back-to-back calls synchronized at the end;
+                    the lower is reported ("us")
+  latency cases     wall time per call of 2000 back-to-back calls
+  minimum bytes     each input read once, each output written once (the same
+                    count as tc-bench's)
+  ceiling           a 1 GiB device-to-device copy, bytes read + written
+
+Inductor's first call (compile included) is recorded with fresh Inductor and
+Triton caches.  AdamW: eager foreach (torch's default on CUDA), fused and
+for-loop; torch.compile of the step only with BENCH_FULL=1 (it takes about a
+minute to compile).  Every case runs in its own try block: an error is
+recorded in the JSON and the next case runs.  Progress goes to stderr.
+"""
+import argparse
+import datetime
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="ind_"))
+os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="tri_"))
+
+import torch  # noqa: E402  (after the cache directories are set)
+import torch.nn.functional as F  # noqa: E402
+
+DEV = "cuda"
+F32, BF16, F16 = torch.float32, torch.bfloat16, torch.float16
+FULL = os.environ.get("BENCH_FULL") == "1"
+WALL_TARGET_US = 250e3
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def ev_time(fn, iters=50, warm=5):
+    """Median of event-timed calls after warm-up, in us."""
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        a = torch.cuda.Event(enable_timing=True)
+        b = torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(a.elapsed_time(b) * 1e3)
+    return statistics.median(ts)
+
+
+def wall_per_call(fn, n, warm=20):
+    """Wall time per call of n back-to-back calls, synchronized at the end, in us."""
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(n):
+        fn()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t) / n * 1e6
+
+
+def measure(fn, latency, quick, iters=50):
+    """Both clocks; 'us' is the figure the table uses."""
+    if latency:
+        ev = ev_time(fn, iters=200, warm=20)
+        n = 200 if quick else 2000
+        wall = wall_per_call(fn, n)
+        return {"event_us": ev, "wall_us": wall, "wall_calls": n, "us": wall}
+    ev = ev_time(fn, iters=20 if quick else iters)
+    n = int(min(1000, max(20, WALL_TARGET_US / max(ev, 1e-3))))
+    if quick:
+        n = min(n, 50)
+    wall = wall_per_call(fn, n, warm=3)
+    return {"event_us": ev, "wall_us": wall, "wall_calls": n, "us": min(ev, wall)}
+
+
+def nbytes(*ts):
+    return sum(t.numel() * t.element_size() for t in ts)
+
+
+# --- the cases: name -> (shape, small shape, latency, builder) ------------------
+# A builder takes the sizes and returns (fn, args, bytes_min).
+
+def b_gelu_chain(s):
+    x = torch.randn(s["*"], device=DEV)
+    return (lambda x: F.gelu(torch.relu(x * 2.0 + 1.0) - 0.5) * 1.5), (x,), 2 * nbytes(x)
+
+
+def b_fma4(s):
+    a, b, c, d = [torch.randn(s["*"], device=DEV) for _ in range(4)]
+    return (lambda a, b, c, d: d + (a + b) * c), (a, b, c, d), 5 * nbytes(a)
+
+
+def b_bias_gelu(s):
+    x = torch.randn(s["N"], s["D"], device=DEV)
+    b = torch.randn(s["D"], device=DEV)
+    return (lambda x, b: F.gelu(x + b)), (x, b), 2 * nbytes(x) + nbytes(b)
+
+
+def b_transpose_add(s):
+    x = torch.randn(s["N"], s["M"], device=DEV)
+    y = torch.randn(s["M"], s["N"], device=DEV)
+    return (lambda x, y: x.t() + y), (x, y), 3 * nbytes(x)
+
+
+def b_softmax(s):
+    x = torch.randn(s["N"], s["D"], device=DEV)
+    return (lambda x: torch.softmax(x, dim=-1)), (x,), 2 * nbytes(x)
+
+
+def b_layernorm(s):
+    x = torch.randn(s["N"], s["D"], device=DEV)
+    w = torch.randn(s["D"], device=DEV)
+    b = torch.randn(s["D"], device=DEV)
+    d = s["D"]
+    return (lambda x, w, b: F.layer_norm(x, (d,), w, b, 1e-5)), (x, w, b), 2 * nbytes(x) + 2 * nbytes(w)
+
+
+def b_rmsnorm_f32(s):
+    x = torch.randn(s["N"], s["D"], device=DEV)
+    w = torch.randn(s["D"], device=DEV)
+    fn = lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w  # noqa: E731
+    return fn, (x, w), 2 * nbytes(x) + nbytes(w)
+
+
+def b_rmsnorm_bf16(s):
+    x = torch.randn(s["N"], s["D"], device=DEV).to(BF16)
+    w = torch.randn(s["D"], device=DEV).to(BF16)
+
+    def fn(x, w):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(BF16) * w
+    return fn, (x, w), 2 * nbytes(x) + nbytes(w)
+
+
+def b_row_sum(s):
+    x = torch.randn(s["N"], s["D"], device=DEV)
+    return (lambda x: x.sum(-1)), (x,), nbytes(x) + s["N"] * 4
+
+
+def b_col_sum(s):
+    x = torch.randn(s["N"], s["D"], device=DEV)
+    return (lambda x: x.sum(0)), (x,), nbytes(x) + s["D"] * 4
+
+
+def b_full_sum(s):
+    x = torch.randn(s["*"], device=DEV)
+    return (lambda x: x.sum()), (x,), nbytes(x) + 4
+
+
+def b_rmsnorm_matmul(s):
+    x = torch.randn(s["M"], s["K"], device=DEV, dtype=F16)
+    g = torch.randn(s["K"], device=DEV, dtype=F16)
+    w = torch.randn(s["K"], s["N"], device=DEV, dtype=F16)
+
+    def fn(x, g, w):
+        xf = x.float()
+        y = (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).half() * g
+        return y @ w
+    return fn, (x, g, w), nbytes(x, g, w) + s["M"] * s["N"] * 2
+
+
+M64 = 64 << 20
+CASES = {
+    # name: (shape, small shape (tc-bench's --quick), latency, builder)
+    "gelu_chain": ({"*": M64}, {"*": 1 << 20}, False, b_gelu_chain),
+    "fma4": ({"*": M64}, {"*": 1 << 20}, False, b_fma4),
+    "bias_gelu": ({"N": 8192, "D": 8192}, {"N": 64, "D": 8192}, False, b_bias_gelu),
+    "transpose_add": ({"N": 8192, "M": 8192}, {"N": 256, "M": 256}, False, b_transpose_add),
+    "softmax_16384x4096": ({"N": 16384, "D": 4096}, {"N": 64, "D": 4096}, False, b_softmax),
+    "softmax_32768x1024": ({"N": 32768, "D": 1024}, {"N": 64, "D": 1024}, False, b_softmax),
+    "layernorm": ({"N": 16384, "D": 4096}, {"N": 64, "D": 4096}, False, b_layernorm),
+    "rmsnorm_f32": ({"N": 16384, "D": 4096}, {"N": 64, "D": 4096}, False, b_rmsnorm_f32),
+    "rmsnorm_bf16": ({"N": 16384, "D": 4096}, {"N": 64, "D": 4096}, False, b_rmsnorm_bf16),
+    "row_sum": ({"N": 16384, "D": 4096}, {"N": 64, "D": 4096}, False, b_row_sum),
+    "col_sum": ({"N": 16384, "D": 4096}, {"N": 256, "D": 4096}, False, b_col_sum),
+    "full_sum": ({"*": M64}, {"*": 1 << 20}, False, b_full_sum),
+    "small_softmax": ({"N": 32, "D": 128}, {"N": 32, "D": 128}, True, b_softmax),
+    "small_chain": ({"*": 4096}, {"*": 4096}, True, b_gelu_chain),
+    "adamw": (None, None, False, None),  # run_adamw
+    "rmsnorm_matmul": ({"M": 16, "K": 4096, "N": 4096}, {"M": 16, "K": 1024, "N": 1024}, False,
+                       b_rmsnorm_matmul),
+}
+
+
+def shape_text(s):
+    """tc-bench's spelling: "N=16384,D=4096"."""
+    return ",".join("%s=%d" % kv for kv in s.items())
+
+
+def run_case(name, quick):
+    shape, small, latency, build = CASES[name]
+    sizes = small if quick else shape
+    fn, args, bytes_min = build(sizes)
+    row = {"name": name, "shape": shape_text(sizes), "kind": "latency" if latency else "throughput",
+           "bytes_min": bytes_min}
+    row["eager"] = measure(lambda: fn(*args), latency, quick)
+    torch._dynamo.reset()
+    cf = torch.compile(fn)
+    t0 = time.perf_counter()
+    cf(*args)
+    torch.cuda.synchronize()
+    first = time.perf_counter() - t0
+    row["inductor"] = measure(lambda: cf(*args), latency, quick)
+    row["inductor"]["first_call_s"] = first
+    if latency:  # CUDA graphs: what Inductor offers for launch-bound work (not the table's figure)
+        torch._dynamo.reset()
+        cg = torch.compile(fn, mode="reduce-overhead")
+        cg(*args)
+        torch.cuda.synchronize()
+        row["inductor_reduce_overhead"] = measure(lambda: cg(*args), latency, quick)
+    return row
+
+
+def adamw_params(quick):
+    layer = [(1024, 1024)] * 4 + [(4096, 1024), (1024, 4096)] + [(1024,)] * 4
+    shapes = layer * (1 if quick else 24)
+    ps = [torch.randn(s, device=DEV, requires_grad=True) for s in shapes]
+    for p in ps:
+        p.grad = torch.randn_like(p)
+    return ps
+
+
+def run_adamw(quick):
+    ps = adamw_params(quick)
+    nel = sum(p.numel() for p in ps)
+    row = {"name": "adamw", "shape": "%d tensors, %d parameters" % (len(ps), nel),  # as tc-bench spells it
+           "kind": "throughput", "bytes_min": nel * 4 * 7}  # read p, g, m, v; write p, m, v
+    del ps
+    variants = {}
+    for impl in ("foreach", "fused", "forloop"):
+        ps = adamw_params(quick)
+        kw = {"foreach": impl == "foreach", "fused": impl == "fused"} if impl != "forloop" else {"foreach": False}
+        opt = torch.optim.AdamW(ps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, **kw)
+        variants[impl] = measure(opt.step, False, quick, iters=20)
+        log("  adamw eager %s: %.1f us" % (impl, variants[impl]["us"]))
+        del opt, ps
+        torch.cuda.empty_cache()
+    row["eager"] = dict(variants["foreach"], variant="foreach (torch's default on CUDA)")
+    row["eager_fused"] = variants["fused"]
+    row["eager_forloop"] = variants["forloop"]
+    if not FULL:
+        row["inductor"] = {"skipped": "torch.compile of the AdamW step is skipped (about a minute "
+                                      "of compilation); set BENCH_FULL=1 to run it"}
+        return row
+    ps = adamw_params(quick)
+    opt = torch.optim.AdamW(ps, lr=torch.tensor(1e-3, device=DEV), betas=(0.9, 0.999), eps=1e-8,
+                            weight_decay=0.01, foreach=True, capturable=True)
+
+    @torch.compile(fullgraph=False)
+    def cstep():
+        opt.step()
+    torch._dynamo.reset()
+    t0 = time.perf_counter()
+    cstep()
+    torch.cuda.synchronize()
+    first = time.perf_counter() - t0
+    row["inductor"] = dict(measure(cstep, False, quick, iters=20), first_call_s=first)
+    return row
+
+
+def ceiling(quick):
+    n = (256 << 20) if quick else (1 << 30)
+    x = torch.empty(n, dtype=torch.uint8, device=DEV).random_(0, 255)
+    y = torch.empty_like(x)
+    us = ev_time(lambda: y.copy_(x), iters=20)
+    return {"bytes": n, "counted": "bytes read + bytes written", "us": us,
+            "GBps": 2 * n / (us * 1e-6) / 1e9}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("-o", "--output", help="write the JSON here (default: stdout)")
+    ap.add_argument("--quick", action="store_true", help="tc-bench's small shapes: a smoke test")
+    ap.add_argument("cases", nargs="*", help="case names (default: all)")
+    a = ap.parse_args()
+    unknown = [c for c in a.cases if c not in CASES]
+    if unknown:
+        ap.error("no case %s; the cases are: %s" % (", ".join(unknown), " ".join(CASES)))
+    names = a.cases or list(CASES)
+
+    res = {"tool": "peers", "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d"),
+           "quick": a.quick, "full": FULL, "cases": []}
+    try:
+        import triton
+        res["triton"] = triton.__version__
+    except Exception as e:  # noqa: BLE001
+        res["triton"] = "not found (%s)" % e
+    res["torch"] = torch.__version__
+    res["cuda"] = torch.version.cuda
+    if not torch.cuda.is_available():
+        res["error"] = "torch.cuda.is_available() is False: no GPU for the peers"
+    else:
+        res["device"] = torch.cuda.get_device_name(0)
+        torch.manual_seed(0)
+        try:
+            res["ceiling"] = ceiling(a.quick)
+            log("peers: copy %.3f TB/s" % (res["ceiling"]["GBps"] / 1e3))
+        except Exception as e:  # noqa: BLE001
+            res["ceiling"] = {"error": "%s: %s" % (type(e).__name__, e)}
+        for name in names:
+            t0 = time.perf_counter()
+            try:
+                row = run_adamw(a.quick) if name == "adamw" else run_case(name, a.quick)
+            except Exception as e:  # noqa: BLE001
+                row = {"name": name, "error": "%s: %s" % (type(e).__name__, e),
+                       "traceback": traceback.format_exc()[-3000:]}
+            row["case_wall_s"] = time.perf_counter() - t0
+            res["cases"].append(row)
+            log("peers: %s: %s" % (name, row.get("error") or "eager %.2f us, inductor %s" % (
+                row["eager"]["us"], "%.2f us" % row["inductor"]["us"] if "us" in row.get("inductor", {})
+                else "skipped")))
+            torch._dynamo.reset()
+            torch.cuda.empty_cache()
+    text = json.dumps(res, indent=1)
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 1 if "error" in res else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

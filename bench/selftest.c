@@ -1,0 +1,177 @@
+/* selftest.c - tc-bench --self-test: what can be tested without a GPU.
+ *
+ * The check is the part of tc-bench that decides whether a figure is
+ * reported at all, and its chunked reference (check.c) is the one clever
+ * thing in it.  So for every case, at its small shape:
+ *
+ *   1. the reference interpreter runs whole, single-threaded, and its
+ *      outputs are encoded as if the GPU had produced them;
+ *   2. check_inst must accept them with error exactly 0, and must have
+ *      split the reference along the case's declared symbol (a split that
+ *      computed anything differently would show as a nonzero error);
+ *   3. one element made wrong, then one made NaN, must each be rejected,
+ *      and the message must name that element's index.
+ *
+ * Plus the JSON writer's output read back by the helpers the parent uses.
+ * Exit status 0 when everything holds, 1 otherwise; each failure printed.
+ */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "[i, j]" for flat element e of output k (its shape under in's binds). */
+static char *index_of(const gfn *f, const bench_inst *in, int k, int64_t e)
+{
+    const gnode *n = f->outputs[k].node;
+    int64_t idx[TC_MAX_RANK];
+    for (int r = n->rank - 1; r >= 0; r--) {
+        int64_t s = bind_eval(n->shape[r], in->binds, in->nb);
+        idx[r] = e % s;
+        e /= s;
+    }
+    tc_strbuf b = {0};
+    strbuf_printf(&b, "[");
+    for (int r = 0; r < n->rank; r++)
+        strbuf_printf(&b, "%s%lld", r ? ", " : "", (long long)idx[r]);
+    strbuf_printf(&b, "]");
+    return b.s;
+}
+
+/* Set element e of output k's bytes to v. */
+static void poke(const gfn *f, bench_inst *in, int k, int64_t e, double v)
+{
+    ref_tensor one = {f->outputs[k].node->dtype, 0, {0}, &v};
+    int sz = dtype_size(one.dtype);
+    encode_tensor(&one, in->got[k] + e * sz, 1);
+}
+
+static int expect_reject(const char *name, const gfn *f, check_pool *pool, bench_inst *in,
+                         const char *split, int k, int64_t e, double bad, const char *what)
+{
+    int sz = dtype_size(f->outputs[k].node->dtype);
+    unsigned char keep[8];
+    memcpy(keep, in->got[k] + e * sz, (size_t)sz);
+    poke(f, in, k, e, bad);
+    check_result r;
+    bool ran = check_inst(pool, f, in, split, &r);
+    char *idx = index_of(f, in, k, e);
+    int fails = 0;
+    if (!ran || r.ok || !r.detail || !idx || !strstr(r.detail, idx)) {
+        printf("self-test: %s: FAIL: %s at %s of output '%s' was not rejected by name (%s)\n", name,
+               what, idx ? idx : "?", f->outputs[k].name, r.detail ? r.detail : "no detail");
+        fails = 1;
+    }
+    memcpy(in->got[k] + e * sz, keep, (size_t)sz);
+    free(idx);
+    check_result_free(&r);
+    return fails;
+}
+
+static int test_case(const char *cases_dir, const bench_case *c, int threads)
+{
+    char *path = msgf("%s/%s", cases_dir, c->file), *err = NULL;
+    tc_ctx *ctx = NULL;
+    tc_program *p = NULL;
+    const gfn *f = NULL;
+    check_pool pool = {0};
+    bench_inst in = {0};
+    ref_tensor *want = NULL;
+    int fails = 0;
+    if (!path || tc_ctx_create(&ctx) != TC_OK)
+        err = msgf("out of memory");
+    else if (tc_compile_file(ctx, path, &p) != TC_OK || api_entry(p, c->fn, &f) != TC_OK)
+        err = msgf("%s", tc_errmsg(ctx));
+    else if (pool_open(&pool, path, c->fn, threads, &err) &&
+             inst_make(p, f, c, c->small, 1, "selftest", threads, &in, &err)) {
+        want = calloc((size_t)f->noutputs, sizeof *want);
+        in.got = calloc((size_t)f->noutputs, sizeof *in.got);
+        if (!want || !in.got)
+            err = msgf("out of memory");
+        else if (api_ref_run(p, f, in.binds, in.nb, in.args, want) != TC_OK)
+            err = msgf("the reference failed: %s", tc_errmsg(ctx));
+        for (int k = 0; !err && k < f->noutputs; k++) {
+            int64_t n = ref_numel(&want[k]);
+            if (!(in.got[k] = malloc((size_t)(n * dtype_size(want[k].dtype)) + 1)))
+                err = msgf("out of memory");
+            else
+                encode_tensor(&want[k], in.got[k], threads);
+        }
+    }
+    if (err) {
+        printf("self-test: %s: FAIL: %s\n", c->name, err);
+        fails = 1;
+    } else {
+        check_result r;
+        bool ran = check_inst(&pool, f, &in, c->split, &r);
+        if (!ran || !r.ok || r.max_rel_err != 0 || r.split != (c->split != NULL)) {
+            printf("self-test: %s: FAIL: the reference's own outputs: ran %d, ok %d, max rel err "
+                   "%g, split %d (want %d): %s\n", c->name, ran, r.ok, r.max_rel_err, r.split,
+                   c->split != NULL, r.detail ? r.detail : "");
+            fails++;
+        }
+        check_result_free(&r);
+        for (int k = 0; k < f->noutputs; k++) {
+            int64_t n = ref_numel(&want[k]), e = n > 2 ? n - n / 3 : n - 1;
+            double v = want[k].data[e];
+            fails += expect_reject(c->name, f, &pool, &in, c->split, k, e,
+                                   v + 0.5 + fabs(v) / 4, "a wrong value");
+            if (dtype_is_float(want[k].dtype))
+                fails += expect_reject(c->name, f, &pool, &in, c->split, k, e, NAN, "a NaN");
+        }
+        if (!fails)
+            printf("self-test: %s: ok (%s; reference %s)\n", c->name, c->small,
+                   c->split ? "in chunks" : "whole");
+    }
+    for (int k = 0; want && k < f->noutputs; k++)
+        ref_free(&want[k]);
+    free(want);
+    if (f)
+        inst_free_host(f, &in);
+    free(in.got);
+    pool_close(&pool);
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+    free(path);
+    free(err);
+    return fails;
+}
+
+static int test_json(void)
+{
+    json j = {0};
+    json_obj(&j);
+    json_kstr(&j, "name", "a \"quoted\"\nname");
+    json_knum(&j, "time_us", 12.5);
+    json_knum(&j, "nan", NAN);
+    json_key(&j, "inner");
+    json_raw(&j, "{\n  \"ok\": true,\n  \"total_ms\": 3\n}\n");
+    json_key(&j, "list");
+    json_arr(&j);
+    json_int(&j, 1);
+    json_null(&j);
+    json_end_arr(&j);
+    json_end_obj(&j);
+    const char *t = j.b.s;
+    bool ok = false;
+    int fails = !t || !json_balanced(t) || json_find_num(t, "time_us") != 12.5 ||
+                json_find_num(t, "total_ms") != 3 || !isnan(json_find_num(t, "nan")) ||
+                !json_find_bool(t, "ok", &ok) || !ok || !strstr(t, "\\\"quoted\\\"\\nname") ||
+                json_balanced("{\"a\": [1, 2}") || json_balanced("{\"a\": \"}\"");
+    if (fails)
+        printf("self-test: json: FAIL:\n%s\n", t ? t : "(nothing)");
+    else
+        printf("self-test: json: ok\n");
+    free(j.b.s);
+    return fails;
+}
+
+int self_test(const char *cases_dir, int threads)
+{
+    int fails = test_json();
+    for (int i = 0; i < bench_ncases; i++)
+        fails += test_case(cases_dir, &bench_cases[i], threads);
+    printf("self-test: %s\n", fails ? "FAILED" : "all passed");
+    return fails ? BENCH_FAILED : BENCH_OK;
+}

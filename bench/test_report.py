@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""test_report.py - report.py on made-up inputs, in a temporary directory.
+
+    python3 bench/test_report.py [TC_BENCH FAKE_CUDA_LIB]
+
+1. Every field report.py reads from tc-bench's JSON must be one tc-bench
+   writes (a string literal in bench/*.c): the two are only run together on
+   a GPU, so a renamed field would otherwise first show up as empty columns.
+2. SAMPLE inputs (labelled so in every field that could be mistaken for a
+   result, and never written under bench/results) with known answers: the
+   ratios, the fraction of the ceiling, the verdicts of the targets, a case
+   whose check failed (no figure shown), a child that crashed (its error
+   shown), the quick-run banner, a cause from --causes.
+3. With a tc-bench binary and tests/fakegpu's library: a real --quick run
+   on the fake driver (kernels do not run, so every check must fail) goes
+   through report.py, which must show no figure at all.
+
+Prints what failed; exit status 1 if anything did.
+"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPORT = os.path.join(HERE, "report.py")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL: " + what)
+
+
+def fields_in_c():
+    names = set()
+    for path in glob.glob(os.path.join(HERE, "*.c")):
+        with open(path) as f:
+            names |= set(re.findall(r'"([A-Za-z_][A-Za-z0-9_]*)"', f.read()))
+    return names
+
+
+def fields_read_by_report():
+    with open(REPORT) as f:
+        src = f.read()
+    return set(re.findall(r'\.get\("([A-Za-z_][A-Za-z0-9_]*)"', src))
+
+
+PEER_ONLY = {"eager", "inductor", "us", "skipped", "first_call_s", "eager_fused", "eager_forloop",
+             "inductor_reduce_overhead", "torch", "triton", "cuda", "full", "cases"}
+
+
+def sample_tc(quick=False):
+    def result(name, kind, us, bytes_min, status="ok", shape="N=1,D=1"):
+        r = {"name": name, "program": "x.tc", "fn": name, "shape": shape, "kind": kind, "note": None,
+             "device": "SAMPLE GPU", "launches_per_step": 1, "bytes_min": bytes_min,
+             "check": {"ok": status == "ok", "max_rel_err": 1e-7, "tol": 1e-5, "split": True,
+                       "worst": "output 'out' at [3]: got 1, want 2 (SAMPLE)"},
+             "status": status, "stage": None if status == "ok" else "check", "error": None}
+        if status == "ok":
+            r.update({"event_us": us, "wall_us": us * 1.1, "time_us": us, "time_from": "event",
+                      "GBps": bytes_min / (us * 1e3)})
+        return r
+
+    def runs(ms):
+        return {"runs": [{"mode": "cold", "ok": True, "total_ms": ms, "compile_ms": 1, "run_call_ms": ms - 2,
+                          "sync_ms": 1}], "median_ms": ms, "ok_runs": 1}
+    cases = [
+        # 4e8 bytes in 100 us = 4 TB/s; Inductor 120 us -> 1.2x
+        {"name": "gelu_chain", "result": result("gelu_chain", "throughput", 100.0, 4e8, shape="*=67108864"),
+         "cold": runs(120.0), "warm": runs(1.5)},
+        # 3 TB/s, Inductor 90 us -> 0.9x: missed both ways
+        {"name": "softmax_16384x4096", "result": result("softmax_16384x4096", "throughput", 100.0, 3e8),
+         "cold": runs(200.0), "warm": runs(3.0)},
+        {"name": "layernorm", "result": result("layernorm", "throughput", 0, 1e8, status="check_failed"),
+         "cold": runs(100.0), "warm": runs(1.0)},
+        {"name": "row_sum", "result": {"status": "error", "stage": "child",
+                                       "error": "the child process died of signal 11 (SAMPLE)",
+                                       "log_tail": "SAMPLE LOG"}, "cold": runs(100.0), "warm": runs(1.0)},
+        {"name": "small_softmax", "result": result("small_softmax", "latency", 4.0, 32768),
+         "cold": runs(90.0), "warm": runs(1.0)},
+    ]
+    return {"tool": "tc-bench", "tensorc_version": "0.1.0", "date": "2000-01-01", "time": "SAMPLE",
+            "host": "SAMPLE DATA (test_report.py)", "quick": quick, "device": "NVIDIA SAMPLE GPU 80GB",
+            "arch": 90, "sm_count": 132, "compile_reps": 1,
+            "ceiling": {"copy": {"bytes": 2**30, "GBps": 4000.0, "error": None},
+                        "sum": {"bytes": 2**30, "GBps": 3900.0, "status": "ok", "error": None},
+                        "ceiling_GBps": 4000.0},
+            "cases": cases, "failed_cases": 2}
+
+
+def sample_peers():
+    def peer(name, eager, ind, kind="throughput", shape="N=1,D=1"):
+        return {"name": name, "shape": shape, "kind": kind, "bytes_min": 1,
+                "eager": {"us": eager}, "inductor": {"us": ind, "first_call_s": 0.5}}
+    return {"tool": "peers", "date": "2000-01-01", "torch": "SAMPLE", "triton": "SAMPLE", "cuda": "SAMPLE",
+            "device": "NVIDIA SAMPLE GPU 80GB", "ceiling": {"GBps": 4100.0},
+            "cases": [peer("gelu_chain", 700.0, 120.0, shape="*=67108864"),
+                      peer("softmax_16384x4096", 200.0, 90.0, shape="N=16384,D=4096"),
+                      peer("layernorm", 180.0, 128.0), peer("row_sum", 68.0, 61.0),
+                      peer("small_softmax", 7.5, 28.9, kind="latency")]}
+
+
+def run_report(tmp, tc, peers, extra=()):
+    tcp, pp = os.path.join(tmp, "tc.json"), os.path.join(tmp, "peers.json")
+    with open(tcp, "w") as f:
+        json.dump(tc, f)
+    args = [sys.executable, REPORT, "--tc", tcp, "--out-dir", os.path.join(tmp, "out")]
+    if peers is not None:
+        with open(pp, "w") as f:
+            json.dump(peers, f)
+        args += ["--peers", pp]
+    p = subprocess.run(args + list(extra), capture_output=True, text=True)
+    check(p.returncode == 0, "report.py exited %d: %s" % (p.returncode, p.stderr))
+    path = p.stdout.strip()
+    text = open(path).read() if path and os.path.exists(path) else ""
+    return path, text
+
+
+def row(text, name):
+    for line in text.splitlines():
+        if line.startswith("| %s |" % name):
+            return [c.strip() for c in line.strip("|").split("|")]
+    return None
+
+
+def main():
+    missing = fields_read_by_report() - fields_in_c() - PEER_ONLY
+    check(not missing, "report.py reads fields tc-bench never writes: %s" % sorted(missing))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        causes = os.path.join(tmp, "causes.json")
+        with open(causes, "w") as f:
+            json.dump({"softmax_16384x4096": "SAMPLE CAUSE: two passes over the row"}, f)
+        path, text = run_report(tmp, sample_tc(), sample_peers(), ["--causes", causes, "--keep-json"])
+        check(path.endswith("2000-01-01-sample-gpu-80gb.md"), "file name from date and device: %s" % path)
+        r = row(text, "gelu_chain")
+        check(r is not None and r[2] == "100.0" and r[3] == "4.000" and r[4] == "100 %" and r[5] == "1.20"
+              and r[6] == "7.00", "gelu_chain row: %s" % r)
+        r = row(text, "softmax_16384x4096")
+        check(r is not None and r[5] == "0.90" and r[4] == "75 %", "softmax row: %s" % r)
+        r = row(text, "layernorm")
+        check(r is not None and "check failed" in r[2] and r[3] == "–" and r[5] == "–",
+              "a failed check shows no figure: %s" % r)
+        r = row(text, "row_sum")
+        check(r is not None and "error" in r[2], "a crashed child shows as an error: %s" % r)
+        check("signal 11 (SAMPLE)" in text and "SAMPLE LOG" in text, "the crash's message and log are shown")
+        r = row(text, "small_softmax")
+        check(r is not None and r[2] == "4.00" and r[4] == "28.90" and r[6] == "7.22", "latency row: %s" % r)
+        check(re.search(r"\| gelu_chain: at least Inductor and 93 % of the ceiling \| met \|", text) is not None,
+              "gelu_chain target met")
+        check(re.search(r"\| softmax_16384x4096: at least 1.2x Inductor \| \*\*missed\*\* \|", text) is not None,
+              "softmax speed-up target missed")
+        check("SAMPLE CAUSE: two passes over the row" in text, "the cause from --causes is shown")
+        check(re.search(r"suite geomean.*\*\*missed\*\*", text) is not None, "geomean missed (failed cases)")
+        check(re.search(r"small_softmax: at most 5 us per call \| met", text) is not None, "latency target met")
+        check(re.search(r"cold compile of one program: at most 150 ms \| \*\*missed\*\* \| worst 200.00 ms "
+                        r"\(softmax_16384x4096\)", text) is not None, "cold target missed, worst case named")
+        check(re.search(r"warm start of one program: at most 2 ms \| \*\*missed\*\* .*above: "
+                        r"softmax_16384x4096 \(3.00 ms\)", text) is not None, "warm target missed")
+        check("the ratios compare different work" in text, "a shape mismatch with the peers is flagged")
+        check(os.path.exists(path[:-3] + ".tensorc.json") and os.path.exists(path[:-3] + ".peers.json"),
+              "--keep-json copies the inputs")
+        try:
+            import matplotlib  # noqa: F401
+            check(os.path.exists(path[:-3] + ".png"), "the chart is written")
+        except ImportError:
+            check("chart skipped: matplotlib is not installed" in text, "a missing matplotlib is said")
+
+        path, text = run_report(tmp, sample_tc(quick=True), None)
+        check(path.endswith("-quick.md") and text.startswith("> **Quick smoke run**"), "quick runs are labelled")
+        check("peers: torch not run" in text, "no peers JSON is said")
+
+        path, text = run_report(tmp, {"tool": "tc-bench", "error": "no CUDA driver (SAMPLE)", "date": "2000-01-01"}, None)
+        check("tc-bench did not run: no CUDA driver (SAMPLE)" in text, "tc-bench's own error is shown")
+
+        if len(sys.argv) == 3:
+            tcb, lib = sys.argv[1], sys.argv[2]
+            env = dict(os.environ, TENSORC_LIBCUDA=lib, TENSORC_CUBLAS=lib)
+            out = os.path.join(tmp, "fake.json")
+            p = subprocess.run([tcb, "--quick", "--compile-reps", "1", "--cases", os.path.join(HERE, "cases"),
+                                "-o", out, "small_chain", "softmax_32768x1024", "adamw"],
+                               capture_output=True, text=True, env=env)
+            check(p.returncode == 1, "tc-bench on the fake driver: every check fails, exit 1 (got %d): %s"
+                  % (p.returncode, p.stderr[-2000:]))
+            d = json.load(open(out))
+            check(all(c["result"].get("status") == "check_failed" for c in d["cases"]),
+                  "fake driver: all check_failed: %s" % [c["result"].get("status") for c in d["cases"]])
+            path, text = run_report(tmp, d, None)
+            check(text.count("**check failed**") == 3 and "TB/s | of ceiling" in text,
+                  "fake run: three failed checks, no figures")
+    print("test_report: %s" % ("%d failed" % len(failures) if failures else "all passed"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+/* timing.c - the two clocks of suite.md.
+ *
+ * A step is one call of the case through the public API (tc_run), or for
+ * AdamW the 240 calls of one optimizer step.  Throughput cases are timed
+ * both ways and the lower figure is reported:
+ *
+ *   event   CUDA events recorded on the stream around one step, after
+ *           warm-up; the median of EVENT_ITERS steps.  GPU time, host
+ *           overhead only where it leaves the GPU idle between launches.
+ *   wall    `wall_calls` steps back to back, synchronized once at the end,
+ *           divided by their number: what a caller looping over the API
+ *           sees.  Enough steps to fill about WALL_TARGET_MS.
+ *
+ * Latency cases are wall time per call of 2000 back-to-back calls (the
+ * suite's definition; events are kept as a second figure).  Everything is
+ * on the default stream, as the peers' PyTorch work is.
+ */
+#include "bench.h"
+
+#include <stdlib.h>
+
+enum { WARMUP = 3, LAT_WARMUP = 20, EVENT_ITERS = 50, LAT_CALLS = 2000 };
+#define WALL_TARGET_MS 250.0
+
+tc_status run_step(const bench_step *s)
+{
+    for (int i = 0; i < s->ninst; i++) {
+        tc_status st = tc_run(s->p, s->fn, s->inst[i].targs, (size_t)s->inst[i].ntargs, NULL);
+        if (st != TC_OK)
+            return st;
+    }
+    return TC_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static char *run_error(const bench_step *s, tc_status st)
+{
+    return msgf("tc_run failed: %s: %s", tc_status_str(st), tc_errmsg(s->p->ctx));
+}
+
+static char *drv_error(const char *what, tc_status st, const tc_diag *d)
+{
+    return msgf("%s: %s", what, d->brief ? d->brief : tc_status_str(st));
+}
+
+/* Event-timed median of iters calls of step(arg); *us gets it. */
+static bool event_median(drv_device *dev, tc_status (*step)(const void *), const void *arg,
+                         int iters, double *us, tc_status *step_st, char **err)
+{
+    tc_diag d;
+    diag_init(&d);
+    void *e0 = NULL, *e1 = NULL;
+    double *v = calloc((size_t)iters, sizeof *v);
+    tc_status st = v ? TC_OK : TC_ERR_NOMEM;
+    *step_st = TC_OK;
+    if (st == TC_OK && (st = drv_event_create(dev, &e0, &d)) == TC_OK)
+        st = drv_event_create(dev, &e1, &d);
+    for (int i = 0; st == TC_OK && i < iters; i++) {
+        float ms = 0;
+        if ((st = drv_event_record(dev, e0, NULL, &d)) != TC_OK)
+            break;
+        if ((*step_st = step(arg)) != TC_OK)
+            break;
+        if ((st = drv_event_record(dev, e1, NULL, &d)) == TC_OK &&
+            (st = drv_event_elapsed(dev, e0, e1, &ms, &d)) == TC_OK)
+            v[i] = 1e3 * ms;
+    }
+    bool ok = st == TC_OK && *step_st == TC_OK;
+    if (st != TC_OK)
+        *err = drv_error("event timing", st, &d);
+    if (ok)
+        *us = median(v, iters);
+    if (e0)
+        drv_event_destroy(dev, e0);
+    if (e1)
+        drv_event_destroy(dev, e1);
+    free(v);
+    diag_release(&d);
+    return ok;
+}
+
+static tc_status step_thunk(const void *arg)
+{
+    return run_step(arg);
+}
+
+bool time_steps(drv_device *dev, const bench_step *s, bool latency, bool quick, timing *t,
+                char **err)
+{
+    tc_diag d;
+    diag_init(&d);
+    *t = (timing){0};
+    tc_status st = TC_OK, sst = TC_OK;
+    bool ok = true;
+    int warm = latency ? LAT_WARMUP : WARMUP;
+    for (int i = 0; i < warm && st == TC_OK; i++)
+        st = run_step(s);
+    if (st != TC_OK) {
+        *err = run_error(s, st);
+        ok = false;
+    } else if ((st = drv_sync(dev, NULL, &d)) != TC_OK) {
+        *err = drv_error("after warm-up", st, &d);
+        ok = false;
+    }
+
+    t->event_iters = latency ? 200 : s->ninst > 1 || quick ? 20 : EVENT_ITERS;
+    if (ok && !event_median(dev, step_thunk, s, t->event_iters, &t->event_us, &sst, err)) {
+        if (sst != TC_OK)
+            *err = run_error(s, sst);
+        ok = false;
+    }
+
+    if (latency) {
+        t->wall_calls = quick ? 200 : LAT_CALLS;
+    } else if (ok) {
+        double n = t->event_us > 0 ? WALL_TARGET_MS * 1e3 / t->event_us : 20;
+        t->wall_calls = n < 20 ? 20 : n > 1000 ? 1000 : (int)n;
+        if (quick && t->wall_calls > 50)
+            t->wall_calls = 50;
+    }
+    if (ok && (st = drv_sync(dev, NULL, &d)) != TC_OK) {
+        *err = drv_error("before the wall-clock loop", st, &d);
+        ok = false;
+    }
+    if (ok) {
+        double t0 = now_ms();
+        for (int i = 0; i < t->wall_calls && st == TC_OK; i++)
+            st = run_step(s);
+        if (st != TC_OK) {
+            *err = run_error(s, st);
+            ok = false;
+        } else if ((st = drv_sync(dev, NULL, &d)) != TC_OK) {
+            *err = drv_error("after the wall-clock loop", st, &d);
+            ok = false;
+        } else {
+            t->wall_us = (now_ms() - t0) * 1e3 / t->wall_calls;
+        }
+    }
+    diag_release(&d);
+    return ok;
+}
+
+typedef struct {
+    drv_device *dev;
+    drv_ptr dst, src;
+    size_t bytes;
+    tc_diag *d;
+} copy_arg;
+
+static tc_status copy_thunk(const void *arg)
+{
+    const copy_arg *c = arg;
+    return drv_memcpy_dtod_async(c->dev, c->dst, c->src, c->bytes, NULL, c->d);
+}
+
+bool time_copy(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes, int iters, double *us,
+               char **err)
+{
+    tc_diag d;
+    diag_init(&d);
+    copy_arg c = {dev, dst, src, bytes, &d};
+    tc_status st = TC_OK, sst;
+    for (int i = 0; i < WARMUP && st == TC_OK; i++)
+        st = copy_thunk(&c);
+    bool ok = st == TC_OK;
+    if (!ok)
+        *err = drv_error("device-to-device copy", st, &d);
+    else if (!event_median(dev, copy_thunk, &c, iters, us, &sst, err)) {
+        if (sst != TC_OK)
+            *err = drv_error("device-to-device copy", sst, &d);
+        ok = false;
+    }
+    diag_release(&d);
+    return ok;
+}

@@ -1,0 +1,139 @@
+/* exec.h - running one launch plan (plan.h) on a device.
+ *
+ * rt_exec walks a plan's steps in order on the caller's stream: it resolves
+ * every buffer to a device address (parameters and outputs from the caller,
+ * temporaries packed into one block by memplan.h), launches kernels with
+ * their arguments typed as the plan says, runs matmuls through cuBLAS and
+ * copies through the driver.  Nothing waits: like a kernel launch, a run is
+ * asynchronous on its stream.
+ *
+ * The device is reached through rt_ops, a table of the dozen operations a
+ * run needs.  rt.c fills it with the CUDA driver and cuBLAS; the unit tests
+ * fill it with host memory and hand-written "kernels", so every line here
+ * (argument types, grid clamping, buffer resolution, memory reuse, the
+ * workspace, copies, matmul mapping) is tested on machines without a GPU.
+ *
+ * Memory kept between runs (rt_pool, owned by the context): the block of
+ * temporaries and the zeroed workspace grow to the largest run seen and are
+ * reused, so a run of a plan already seen allocates nothing.  Because runs
+ * are asynchronous, the pool is shared with work still in flight:
+ *   - growing it first waits for the device (ops->sync), then frees;
+ *   - a run on a different stream than the last run that used the pool
+ *     waits for the device first, so two streams never share temporaries
+ *     at the same time.  (Runs on one stream are ordered by the stream.)
+ *
+ * Index width: rt_needs_idx64 says whether a 32-bit plan's `limits` are
+ * exceeded by these sizes; the caller then asks codegen for the idx64 plan.
+ */
+#ifndef TC_EXEC_H
+#define TC_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "blas.h"
+#include "codegen/plan.h"
+#include "diag.h"
+#include "memplan.h"
+
+/* The device operations a run needs.  dev is the implementation's own
+ * state; addresses are device addresses as integers (CUdeviceptr). */
+typedef struct rt_ops {
+    tc_status (*alloc)(void *dev, size_t bytes, uint64_t *ptr, tc_diag *d);
+    void (*release)(void *dev, uint64_t ptr);
+    /* Wait for all work on the device (before memory in use is freed). */
+    tc_status (*sync)(void *dev, tc_diag *d);
+    tc_status (*zero)(void *dev, uint64_t ptr, size_t bytes, void *stream, tc_diag *d);
+    tc_status (*copy)(void *dev, uint64_t dst, uint64_t src, size_t bytes, void *stream,
+                      tc_diag *d);
+    /* The kernel `name` of a loaded module. */
+    tc_status (*kernel)(void *dev, void *module, const char *name, void **fn, tc_diag *d);
+    /* args: nargs pointers to each argument's value, typed as plan.h says;
+     * sizes: each one's size in bytes (sizeof its C type), so the device
+     * side can check them against the kernel's parameters. */
+    tc_status (*launch)(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
+                        void **args, const size_t *sizes, int nargs, void *stream, tc_diag *d);
+    tc_status (*matmul)(void *dev, const blas_mm *mm, void *stream, tc_diag *d);
+    /* Record event (for --bench) on stream. */
+    tc_status (*record)(void *dev, void *event, void *stream, tc_diag *d);
+} rt_ops;
+
+/* A scalar parameter's value, rounded to the parameter's dtype, both ways:
+ * f as a double and i as an integer (a float truncated), so the kernel
+ * argument can take whichever C type the plan passes it as. */
+typedef struct rt_scalar {
+    double f;
+    int64_t i;
+} rt_scalar;
+
+/* What one run binds to the plan. */
+typedef struct rt_args {
+    const tc_dimbind *dims;     /* a value for every symbol of the signature */
+    int ndims;
+    const uint64_t *params;     /* per gfn parameter: a tensor's address (0 for scalars) */
+    const rt_scalar *scalars;   /* per gfn parameter: a scalar's value */
+    int nparams;
+    const uint64_t *outputs;    /* per gfn output: its address, or 0 for scratch memory (an
+                                   inout output not written in place, see plan.h) */
+    int noutputs;
+} rt_args;
+
+/* One kernel argument's value, in the C type plan.h gives it. */
+typedef union rt_argval {
+    uint64_t ptr;
+    int32_t i32;
+    long long i64;
+    float f32;
+    double f64;
+    unsigned char b;
+} rt_argval;
+
+/* Device memory and host scratch kept between runs (zero-initialize it;
+ * release with rt_pool_release). */
+typedef struct rt_pool {
+    uint64_t block, block_bytes;        /* temporaries */
+    uint64_t ws, ws_bytes;              /* the workspace, all zero between runs */
+    void *stream;                       /* of the last run that used block or ws */
+    bool used;
+    /* host scratch, grown as needed, so a run does not malloc */
+    uint64_t *addr;                     /* per plan buffer */
+    int *item_buf;                      /* per scratch item: its buffer */
+    mp_item *items;
+    uint64_t *offsets;
+    int cap_bufs;
+    rt_argval *vals;
+    void **argv;
+    size_t *sizes;
+    int cap_args;
+} rt_pool;
+
+/*! rt_exec(): enqueue every step of plan on stream.  module holds the
+ *  plan's kernels (ops->kernel looks them up).  events: NULL, or
+ *  plan->nsteps + 1 events; events[i] is recorded before step i and
+ *  events[nsteps] after the last, so step i took events[i]..events[i+1].
+ *  Errors: TC_ERR_INTERNAL for a malformed plan (a bug in tensorc, named),
+ *  TC_ERR_LIMIT for a grid beyond the device's limits, or the device's. */
+tc_status rt_exec(rt_pool *pool, const rt_ops *ops, void *dev, void *module,
+                  const tc_plan *plan, const rt_args *a, void *stream, void *const *events,
+                  tc_diag *d);
+
+/*! rt_pool_release(): free the pool's device memory (after waiting for the
+ *  device) and its host scratch; the pool may be used again afterwards. */
+void rt_pool_release(rt_pool *pool, const rt_ops *ops, void *dev);
+
+/*! rt_needs_idx64(): whether plan is a 32-bit plan and one of its limits
+ *  is 2^31 or more under dims (*which and *value, when not NULL, say which).
+ *  A limit that cannot be evaluated counts as exceeded. */
+bool rt_needs_idx64(const tc_plan *plan, const tc_dimbind *dims, int ndims, const tc_dim **which,
+                    int64_t *value);
+
+/*! rt_step_bytes(): the bytes step `step` moves: the sum of the sizes of the
+ *  distinct buffers it names (kernel arguments, matmul operands), or twice
+ *  the bytes copied.  For --bench's GB/s; -1 if a size cannot be evaluated. */
+int64_t rt_step_bytes(const tc_plan *plan, int step, const tc_dimbind *dims, int ndims);
+
+/*! rt_step_name(): a kernel's name, "matmul (cuBLAS)" or "copy". */
+const char *rt_step_name(const pstep *s);
+
+#endif

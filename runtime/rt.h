@@ -1,0 +1,92 @@
+/* rt.h - the GPU side of a tensorc context (struct tc_rt).
+ *
+ * A tc_ctx holds one tc_rt, made on the first GPU call (or by
+ * tc_ctx_create_ex, which records the options without touching the driver)
+ * so that a program that only compiles never loads libcuda.  It owns, for
+ * one device:
+ *
+ *   - the opened device and its context (driver.h);
+ *   - the JIT context: images by source, in memory and on disk (jit.h);
+ *   - loaded modules, keyed by their image (jit_image hands back one stable
+ *     pointer per distinct source, so the image is the module's identity and
+ *     a freed program can never leave a stale module behind), each with the
+ *     kernels looked up so far and their parameter sizes as the driver
+ *     reports them: every launch checks the plan's arguments against them,
+ *     so a plan that passes an argument of the wrong size, or more
+ *     arguments than the kernel takes, is an error naming both, never a
+ *     kernel reading garbage (a kernel taking more than the plan passes
+ *     goes unnoticed: the driver cannot count parameters without an API
+ *     error that sanitizers report);
+ *   - a cuBLAS handle, made on the first matmul (blas.h);
+ *   - the pool of temporaries and the workspace (exec.h).
+ *
+ * rt_ops_cuda (the CUDA implementation of exec.h's rt_ops) takes the
+ * tc_rt as its `dev`.
+ *
+ * Thread safety: like the context, one thread at a time.
+ */
+#ifndef TC_RT_H
+#define TC_RT_H
+
+#include "blas.h"
+#include "driver.h"
+#include "exec.h"
+#include "jit.h"
+
+typedef struct rt_kernel {
+    char *name;
+    drv_fn fn;
+    int nparams;                /* parameters known (see cu_launch); -1: the driver cannot say */
+    bool probed;                /* nparams and param_sizes are filled */
+    size_t *param_sizes;        /* nparams sizes in bytes */
+} rt_kernel;
+
+typedef struct rt_module {
+    const void *image;          /* the key: owned by the jit_ctx */
+    drv_module *mod;
+    rt_kernel *kernels;
+    int nkernels, cap;
+} rt_module;
+
+struct tc_rt {
+    int ordinal;                /* the device; -1 until known (TC_DEVICE_AUTO) */
+    char *cache_dir;            /* NULL: the default (cache.h) */
+    drv_device *dev;            /* NULL until rt_open succeeds */
+    jit_ctx *jit;
+    blas_ctx *blas;             /* NULL until the first matmul */
+    rt_module **mods;
+    int nmods, capmods;
+    rt_pool pool;
+    jit_origin origin;          /* where the last rt_load's image came from */
+    double jit_ms;              /* and how long getting it took */
+    int jit_arch;               /* what it was compiled for: sm_XX, or compute_XX when */
+    bool jit_ptx;               /*   PTX (a device newer than NVRTC knows) */
+};
+
+/*! rt_new(): GPU state for device ordinal (-1: decided at the first run)
+ *  and a kernel cache in cache_dir (NULL: the default; copied).  Touches no
+ *  driver.  NULL when out of memory. */
+struct tc_rt *rt_new(int ordinal, const char *cache_dir);
+/*! rt_free(): wait for the device, free everything (NULL is fine). */
+void rt_free(struct tc_rt *rt);
+
+/*! rt_open(): open the device (rt->ordinal, 0 if still unknown) and the JIT
+ *  context, once; later calls return TC_OK at once.  TC_ERR_NO_DEVICE (no
+ *  driver, no GPU) with the driver's message; nothing is kept on failure,
+ *  so a later call tries again. */
+tc_status rt_open(struct tc_rt *rt, tc_diag *d);
+
+/*! rt_load(): the loaded module of a unit's CUDA source: NVRTC (or the
+ *  cache) for the device's arch, clamped to what NVRTC supports (PTX for a
+ *  device newer than NVRTC knows), then loaded once.  rt->origin says where
+ *  the image came from ("cache: hit" unless JIT_COMPILED). */
+tc_status rt_load(struct tc_rt *rt, const char *source, rt_module **mod, tc_diag *d);
+
+/*! rt_run(): rt_exec of plan with mod's kernels, on stream. */
+tc_status rt_run(struct tc_rt *rt, rt_module *mod, const tc_plan *plan, const rt_args *a,
+                 void *stream, void *const *events, tc_diag *d);
+
+/* The CUDA implementation of rt_ops; dev is a struct tc_rt *. */
+extern const rt_ops rt_ops_cuda;
+
+#endif

@@ -1,0 +1,357 @@
+/* fakecuda.c - libtc-fake-cuda.so: the CUDA driver and cuBLAS entry points
+ * tensorc uses, on host memory, so `tensorc run --device=cuda` runs end to
+ * end on a machine without a GPU (tests/fakegpu/run.sh points
+ * TENSORC_LIBCUDA and TENSORC_CUBLAS here).
+ *
+ * What it checks is the contract between a launch plan and its kernels,
+ * which is where a runtime bug would corrupt memory on a real GPU:
+ *
+ *   - It reports a device newer than NVRTC knows (compute capability 99.0),
+ *     so tensorc compiles the real generated source to PTX for the newest
+ *     architecture NVRTC has, and hands the PTX text here.  Each kernel's
+ *     parameter list is read from its `.entry` line, and cuFuncGetParamInfo
+ *     answers from it, so the runtime's own check compares the plan's
+ *     argument types with what the kernel was compiled to take.
+ *   - cuLaunchKernel reads every 8-byte parameter: one that is not a small
+ *     integer (a 64-bit size) must point into a live allocation, else the
+ *     launch fails as an illegal address.  Grid and block limits are checked.
+ *   - Memory is malloc'd and filled with 0xa5 (never zero); copies and fills
+ *     are memcpy/memset, bounds-checked against the allocations.
+ *
+ * TC_FAKE_CUDA_LOG=1 prints each launch with its grid and block.
+ *
+ * Kernels do not run: outputs keep what was there (tensorc run poisons them
+ * with 0xff), so `--check` must report a mismatch, which run.sh expects.
+ * cublasGemmStridedBatchedEx does run, in f32 on the host.
+ *
+ * Not thread-safe; tensorc run uses one thread.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+enum { OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_IMAGE = 200, NOT_FOUND = 500,
+       ILLEGAL_ADDRESS = 700, LAUNCH_OUT_OF_RESOURCES = 701 };
+
+/* --- allocations ---------------------------------------------------------------- */
+
+typedef struct { uintptr_t p; size_t n; } alloc_t;
+static alloc_t *allocs;
+static int nallocs, capallocs;
+
+static int find_alloc(uintptr_t p)
+{
+    for (int i = 0; i < nallocs; i++)
+        if (p >= allocs[i].p && p < allocs[i].p + allocs[i].n)
+            return i;
+    return -1;
+}
+
+/* [p, p + n) inside one live allocation */
+static int inside(uintptr_t p, size_t n)
+{
+    int i = find_alloc(p);
+    return i >= 0 && p + n <= allocs[i].p + allocs[i].n;
+}
+
+CUresult cuMemAlloc_v2(uint64_t *out, size_t n)
+{
+    void *m = malloc(n ? n : 1);
+    if (!m)
+        return OUT_OF_MEMORY;
+    memset(m, 0xa5, n);
+    if (nallocs == capallocs) {
+        capallocs = capallocs ? 2 * capallocs : 64;
+        allocs = realloc(allocs, (size_t)capallocs * sizeof *allocs);
+    }
+    allocs[nallocs++] = (alloc_t){(uintptr_t)m, n};
+    *out = (uint64_t)(uintptr_t)m;
+    return OK;
+}
+
+CUresult cuMemFree_v2(uint64_t p)
+{
+    for (int i = 0; i < nallocs; i++)
+        if (allocs[i].p == (uintptr_t)p) {
+            free((void *)(uintptr_t)p);
+            allocs[i] = allocs[--nallocs];
+            return OK;
+        }
+    fprintf(stderr, "fakecuda: cuMemFree of 0x%llx, which is not an allocation\n", (unsigned long long)p);
+    return INVALID_VALUE;
+}
+
+CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n)
+{
+    if (!inside((uintptr_t)d, n))
+        return ILLEGAL_ADDRESS;
+    memcpy((void *)(uintptr_t)d, s, n);
+    return OK;
+}
+
+CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n)
+{
+    if (!inside((uintptr_t)s, n))
+        return ILLEGAL_ADDRESS;
+    memcpy(d, (void *)(uintptr_t)s, n);
+    return OK;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *st)
+{
+    (void)st;
+    if (!inside((uintptr_t)d, n) || !inside((uintptr_t)s, n))
+        return ILLEGAL_ADDRESS;
+    memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+    return OK;
+}
+
+CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *st)
+{
+    (void)st;
+    if (!inside((uintptr_t)d, n))
+        return ILLEGAL_ADDRESS;
+    memset((void *)(uintptr_t)d, v, n);
+    return OK;
+}
+
+/* --- device, context ------------------------------------------------------------- */
+
+static void *cur_ctx;
+static int depth;
+static char ctx_obj;
+
+CUresult cuInit(unsigned f) { (void)f; return OK; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
+CUresult cuDeviceGet(int *d, int o) { *d = o; return OK; }
+CUresult cuDeviceGetAttribute(int *v, int a, int d)
+{
+    (void)d;
+    *v = a == 75 ? 99 : a == 76 ? 0 : a == 16 ? 132 : 0; /* cc 99.0, 132 SMs */
+    return OK;
+}
+CUresult cuDeviceGetName(char *n, int len, int d) { (void)d; snprintf(n, (size_t)len, "Fake GPU"); return OK; }
+CUresult cuCtxGetCurrent(void **c) { *c = depth ? cur_ctx : NULL; return OK; }
+CUresult cuCtxGetDevice(int *d) { *d = 0; return OK; }
+CUresult cuCtxPushCurrent_v2(void *c) { cur_ctx = c; depth++; return OK; }
+CUresult cuCtxPopCurrent_v2(void **c) { if (c) *c = cur_ctx; depth--; return depth < 0 ? INVALID_VALUE : OK; }
+CUresult cuCtxSynchronize(void) { return OK; }
+CUresult cuStreamSynchronize(void *s) { (void)s; return OK; }
+CUresult cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = &ctx_obj; return OK; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return OK; }
+CUresult cuGetErrorName(CUresult r, const char **s)
+{
+    *s = r == ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == INVALID_IMAGE ? "CUDA_ERROR_INVALID_IMAGE"
+       : r == NOT_FOUND ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_FAKE";
+    return OK;
+}
+CUresult cuGetErrorString(CUresult r, const char **s) { (void)r; *s = "from the fake driver"; return OK; }
+
+/* --- modules: PTX text, parameters read from .entry ------------------------------ */
+
+typedef struct {
+    char *name;
+    int nparams;
+    size_t sizes[256];
+} fake_fn;
+
+typedef struct {
+    char *ptx;
+    fake_fn **fns;          /* each its own allocation: handles stay valid */
+    int nfns;
+} fake_mod;
+
+CUresult cuModuleLoadData(void **out, const void *image)
+{
+    const char *ptx = image;
+    if (!ptx || !strstr(ptx, ".entry"))
+        return INVALID_IMAGE; /* a CUBIN: the fake device asked for PTX */
+    fake_mod *m = calloc(1, sizeof *m);
+    m->ptx = strdup(ptx);
+    *out = m;
+    return OK;
+}
+
+CUresult cuModuleUnload(void *mod)
+{
+    fake_mod *m = mod;
+    for (int i = 0; i < m->nfns; i++) {
+        free(m->fns[i]->name);
+        free(m->fns[i]);
+    }
+    free(m->fns);
+    free(m->ptx);
+    free(m);
+    return OK;
+}
+
+static size_t ptx_size(const char *ty)
+{
+    if (!strncmp(ty, ".u64", 4) || !strncmp(ty, ".s64", 4) || !strncmp(ty, ".b64", 4) || !strncmp(ty, ".f64", 4))
+        return 8;
+    if (!strncmp(ty, ".u32", 4) || !strncmp(ty, ".s32", 4) || !strncmp(ty, ".b32", 4) || !strncmp(ty, ".f32", 4))
+        return 4;
+    if (!strncmp(ty, ".u16", 4) || !strncmp(ty, ".s16", 4) || !strncmp(ty, ".b16", 4) || !strncmp(ty, ".f16", 4))
+        return 2;
+    if (!strncmp(ty, ".u8", 3) || !strncmp(ty, ".s8", 3) || !strncmp(ty, ".b8", 3))
+        return 1;
+    return 0;
+}
+
+CUresult cuModuleGetFunction(void **out, void *mod, const char *name)
+{
+    fake_mod *m = mod;
+    char key[1024];
+    snprintf(key, sizeof key, ".entry %s(", name);
+    const char *at = strstr(m->ptx, key);
+    if (!at)
+        return NOT_FOUND;
+    m->fns = realloc(m->fns, (size_t)(m->nfns + 1) * sizeof *m->fns);
+    fake_fn *f = calloc(1, sizeof *f);
+    m->fns[m->nfns++] = f;
+    f->name = strdup(name);
+    const char *end = strchr(at, ')');
+    for (const char *p = strstr(at, ".param"); p && p < end && f->nparams < 256; p = strstr(p + 6, ".param")) {
+        const char *ty = p + 6;
+        while (*ty == ' ' || *ty == '\t')
+            ty++;
+        if (!strncmp(ty, ".align", 6)) { /* .param .align A .b8 name[N] */
+            const char *br = strchr(ty, '[');
+            f->sizes[f->nparams++] = br && br < end ? (size_t)strtoul(br + 1, NULL, 10) : 0;
+            continue;
+        }
+        if (!strncmp(ty, ".ptr", 4))
+            ty += 4;
+        f->sizes[f->nparams++] = ptx_size(ty);
+    }
+    *out = f;
+    return OK;
+}
+
+CUresult cuFuncGetParamInfo(void *fn, size_t i, size_t *offset, size_t *size)
+{
+    fake_fn *f = fn;
+    if (i >= (size_t)f->nparams)
+        return INVALID_VALUE;
+    size_t off = 0;
+    for (size_t k = 0; k < i; k++)
+        off += f->sizes[k];
+    *offset = off;
+    if (size)
+        *size = f->sizes[i];
+    return OK;
+}
+
+long fake_launches;
+
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
+{
+    (void)stream;
+    (void)extra;
+    fake_fn *f = fn;
+    if (!gx || !gy || !gz || gy > 65535 || gz > 65535 || !bx || !by || !bz ||
+        (unsigned long)bx * by * bz > 1024 || shmem > 48 * 1024)
+        return LAUNCH_OUT_OF_RESOURCES;
+    for (int i = 0; i < f->nparams; i++) {
+        if (f->sizes[i] != 8)
+            continue;
+        uint64_t v;
+        memcpy(&v, params[i], 8);
+        if (v > ((uint64_t)1 << 40) && find_alloc((uintptr_t)v) < 0) {
+            fprintf(stderr, "fakecuda: %s parameter %d is 0x%llx, which is in no allocation\n",
+                    f->name, i, (unsigned long long)v);
+            return ILLEGAL_ADDRESS;
+        }
+    }
+    fake_launches++;
+    if (getenv("TC_FAKE_CUDA_LOG"))
+        fprintf(stderr, "fakecuda: launch %s<<<(%u, %u, %u), (%u, %u, %u)>>>\n", f->name, gx, gy, gz,
+                bx, by, bz);
+    return OK;
+}
+
+/* --- events: a clock that advances by 10 us per launch ----------------------------- */
+
+CUresult cuEventCreate(void **e, unsigned f) { (void)f; *e = calloc(1, sizeof(long)); return OK; }
+CUresult cuEventRecord(void *e, void *s) { (void)s; *(long *)e = fake_launches; return OK; }
+CUresult cuEventSynchronize(void *e) { (void)e; return OK; }
+CUresult cuEventElapsedTime(float *ms, void *a, void *b)
+{
+    *ms = (float)(*(long *)b - *(long *)a) * 0.01f;
+    return OK;
+}
+CUresult cuEventDestroy_v2(void *e) { free(e); return OK; }
+
+/* --- cuBLAS: a host gemm, f32 only ---------------------------------------------------- */
+
+static char handle_obj;
+int cublasCreate_v2(void **h) { *h = &handle_obj; return 0; }
+int cublasDestroy_v2(void *h) { (void)h; return 0; }
+int cublasSetStream_v2(void *h, void *s) { (void)h; (void)s; return 0; }
+const char *cublasGetStatusName(int s) { return s == 15 ? "CUBLAS_STATUS_NOT_SUPPORTED" : "CUBLAS_STATUS_FAKE"; }
+const char *cublasGetStatusString(int s) { (void)s; return "from the fake cuBLAS"; }
+
+/* An element of a cudaDataType (f32 0, f16 2, bf16 14) as a double, and back. */
+static double get(const void *p, int type, long long i)
+{
+    if (type == 0)
+        return ((const float *)p)[i];
+    uint16_t h = ((const uint16_t *)p)[i];
+    if (type == 14) {
+        uint32_t u = (uint32_t)h << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+    int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    double v = e == 0 ? m * 0x1p-24 : e == 31 ? (m ? 0.0 / 0.0 : 1.0 / 0.0) : (1024 + m) * ((double)(1 << e) * 0x1p-25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static void put(void *p, int type, long long i, double v)
+{
+    float f = (float)v;
+    if (type == 0) {
+        ((float *)p)[i] = f;
+        return;
+    }
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (type == 14) { /* round to nearest even */
+        ((uint16_t *)p)[i] = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+        return;
+    }
+    /* f16, truncating: results are not checked here, only that it runs */
+    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    int e = (int)((u >> 23) & 0xff) - 127 + 15;
+    uint16_t h = e <= 0 ? sign : e >= 31 ? (uint16_t)(sign | 0x7c00) : (uint16_t)(sign | (e << 10) | ((u >> 13) & 0x3ff));
+    ((uint16_t *)p)[i] = h;
+}
+
+int cublasGemmStridedBatchedEx(void *h, int ta, int tb, int m, int n, int k, const void *alpha,
+                               const void *A, int at, int lda, long long sa, const void *B, int bt,
+                               int ldb, long long sb, const void *beta, void *C, int ct, int ldc,
+                               long long sc, int batch, int compute, int algo)
+{
+    (void)h; (void)alpha; (void)beta; (void)algo; (void)compute;
+    int size = at == 0 ? 4 : 2;
+    if ((at != 0 && at != 2 && at != 14) || bt != at || ct != at)
+        return 15; /* f32, f16, bf16 only */
+    if (!inside((uintptr_t)C, (size_t)((batch - 1) * sc + (long long)(n - 1) * ldc + m) * (size_t)size))
+        return 13;
+    for (int q = 0; q < batch; q++)
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < n; j++) {
+                double s = 0;
+                for (int l = 0; l < k; l++)
+                    s += get(A, at, q * sa + (ta ? l + (long long)i * lda : i + (long long)l * lda)) *
+                         get(B, bt, q * sb + (tb ? j + (long long)l * ldb : l + (long long)j * ldb));
+                put(C, ct, q * sc + i + (long long)j * ldc, s);
+            }
+    fake_launches++;
+    return 0;
+}

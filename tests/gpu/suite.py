@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""suite.py TENSORC ROOT WORKDIR - the generated kernels on a GPU, checked
+against the reference interpreter.  Python's standard library only (the GPU
+machine may have no NumPy); run by tests/gpu/run.sh.
+
+Every job is one `tensorc run ... --device=cuda --check` (the CLI compares
+each output with the interpreter on the same seeded inputs and exits 1 with
+the worst element on a mismatch):
+
+  examples   every function of examples/*.tc at four shape classes:
+               one    every size 1
+               tiny   sizes 2 and 3
+               odd    odd sizes that are not multiples of any vector width or
+                      block (131, 1031, 37, ...; 100003 for [*])
+               large  the biggest tensor ~40M elements (160 MB of f32, a few
+                      times the L2 of an H100), or ~2M when the function has a
+                      matmul (the reference interpreter's matmul is naive)
+  dtypes     functions whose signature has dtype variables (x: T[N]),
+             from the examples and the prelude, with every variable bound to
+             f16, then bf16 (--dtype), at the tiny, odd and large classes
+  random     200 programs of tests/random/gen.py at the sizes it chose
+  memcheck   compute-sanitizer --tool memcheck over the examples at the odd
+             class and the first 20 random programs (skipped, and said so,
+             when compute-sanitizer is not found)
+  cache      one function run twice with --verbose in a fresh kernel cache:
+             "cache: miss", then "cache: hit"
+  bench      one --bench run, for its output's shape
+
+(64-bit index plans need 2^31 elements, more than the reference interpreter
+holds (2^30): tests/gpu/api.c checks them through tc_run instead.)
+
+With --plumbing (tests/fakegpu/run.sh, no GPU: the driver is a fake whose
+kernels do nothing) every job runs without --check and must exit 0: the
+plans' arguments match the PTX signatures of their kernels and point into
+live memory; the large class, memcheck and all but 40 random programs are
+left out; and --check must report the (unwritten) outputs as wrong.
+
+TC_GPU_QUICK=1 keeps the tiny and odd classes, 50 random programs and 10
+memcheck runs: a first look in a minute or two.
+
+A job whose sizes break a constraint of the function ("... must be at
+least ...", e.g. a slice of 8 elements at size 1) is skipped, not failed.
+Prints one line per failure (the command and the end of its stderr), then
+"N passed, M failed" last; exit status 1 on any failure.
+"""
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+TIMEOUT = 900
+QUICK = os.environ.get("TC_GPU_QUICK") == "1"
+
+
+def run(cmd, env=None, timeout=TIMEOUT):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return -1, "", "timed out after %d s" % timeout
+
+
+# --- what a function looks like ------------------------------------------------
+
+def split_top(s):
+    """Split on commas outside brackets and parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def parse_signature(line):
+    """'fn f(x: f32[N, D], eps: f32 = 1e-05) -> (out: f32[N, D])' ->
+    (params [(name, dims or None)], symbols in order of appearance)."""
+    m = re.match(r"fn \w+\((.*)\) -> \(.*\)$", line.strip())
+    if not m:
+        return None, None
+    params, syms = [], []
+    for p in split_top(m.group(1)):
+        name, _, ty = p.partition(":")
+        ty = ty.split("=")[0].strip()
+        b = re.search(r"\[(.*)\]", ty)
+        if not b:
+            params.append((name.strip(), None))
+            continue
+        dims = [d.strip() for d in split_top(b.group(1))]
+        params.append((name.strip(), dims))
+        for d in dims:
+            if (re.fullmatch(r"[A-Za-z_]\w*", d) or d == "*") and d not in syms:
+                syms.append(d)
+    return params, syms
+
+
+def dtype_vars(source, fn):
+    """The dtype variables of fn's signature in its source text."""
+    m = re.search(r"\bfn\s+%s\s*\(" % re.escape(fn), source)
+    if not m:
+        return []
+    end = source.find("{", m.end())
+    sig = source[m.end():end if end >= 0 else None]
+    found = re.findall(r"(?::|->)\s*(?:inout\s+)?\(?\s*([A-Z])\b(?!\w)", sig)
+    found += re.findall(r",\s*\w+\s*:\s*([A-Z])\b(?!\w)", sig)  # further named results
+    return sorted(set(found))
+
+
+def numel(dims, sizes):
+    n = 1
+    for d in dims:
+        n *= sizes[d] if d in sizes else int(d) if d.isdigit() else 1
+    return n
+
+
+def sizes_for(cls, params, syms, matmul):
+    if cls == "one":
+        return {s: 1 for s in syms}
+    if cls == "tiny":
+        return {s: (2, 3)[i % 2] for i, s in enumerate(syms)}
+    base = [37, 67, 13, 7, 5] if matmul and cls == "odd" else [131, 1031, 37, 13, 7]
+    if cls == "large":
+        base = [1031, 67, 37, 13, 7]
+    sizes = {s: base[i % len(base)] for i, s in enumerate(syms)}
+    if "*" in sizes:
+        sizes["*"] = 100003
+    if cls == "large":
+        target = 2_000_000 if matmul else 40_000_000
+        tensors = [d for _, d in params if d]
+        if not tensors:
+            return sizes
+        big = max(tensors, key=lambda d: numel(d, sizes))
+        grow = next((d for d in big if d in sizes), None)
+        if grow is None:
+            return sizes
+        rest = max(1, numel(big, sizes) // sizes[grow])
+        sizes[grow] = max(1, target // rest) | 1
+    return sizes
+
+
+def shape_arg(sizes):
+    return ",".join("%s=%d" % kv for kv in sizes.items())
+
+
+# --- the jobs ---------------------------------------------------------------------
+
+class Suite:
+    def __init__(self, tc, root, work, plumbing=False):
+        self.tc, self.root, self.work = tc, root, work
+        self.plumbing = plumbing
+        self.jobs = []          # (label, cmd, env)
+        self.skipped = []       # (label, reason)
+        self.env = dict(os.environ, TENSORC_CACHE_DIR=os.path.join(work, "cache"))
+
+    def graph_line(self, path, fn, dts=()):
+        cmd = [self.tc, "compile", path, "--emit=graph", "--fn", fn]
+        for d in dts:
+            cmd += ["--dtype", d]
+        rc, out, err = run(cmd, self.env, 120)
+        if rc != 0:
+            return None, err.strip().splitlines()[0] if err.strip() else "exit %d" % rc, False
+        first = next((l for l in out.splitlines() if l.startswith("fn ")), None)
+        return first, None, " matmul(" in out or "= matmul" in out
+
+    def add_function(self, path, fn, classes, dts=(), check_cmd_extra=()):
+        line, why, matmul = self.graph_line(path, fn, dts)
+        where = "prelude" if path.startswith(self.work) else os.path.relpath(path, self.root)
+        label = "%s:%s%s" % (where, fn, "".join(" --dtype " + d for d in dts))
+        if line is None:
+            self.skipped.append((label, "does not build as an entry point: %s" % why))
+            return
+        params, syms = parse_signature(line)
+        if params is None:
+            self.skipped.append((label, "cannot read its signature: %s" % line))
+            return
+        for cls in classes:
+            if cls == "large" and (self.plumbing or QUICK) or cls == "one" and QUICK:
+                continue
+            sizes = sizes_for(cls, params, syms, matmul)
+            cmd = [self.tc, "run", path, "--fn", fn, "--device=cuda", "--seed", "7"]
+            if not self.plumbing:
+                cmd.append("--check")
+            if sizes:
+                cmd += ["--shape", shape_arg(sizes)]
+            for d in dts:
+                cmd += ["--dtype", d]
+            cmd += list(check_cmd_extra)
+            self.jobs.append(("%s [%s]" % (label, cls), cmd, self.env))
+
+    def examples(self):
+        exdir = os.path.join(self.root, "examples")
+        for name in sorted(os.listdir(exdir)):
+            if not name.endswith(".tc"):
+                continue
+            path = os.path.join(exdir, name)
+            with open(path) as f:
+                src = f.read()
+            for fn in re.findall(r"^fn\s+(\w+)", src, re.M):
+                self.add_function(path, fn, ["one", "tiny", "odd", "large"])
+                dv = dtype_vars(src, fn)
+                for low in ("f16", "bf16"):
+                    if dv:
+                        self.add_function(path, fn, ["tiny", "odd", "large"],
+                                          ["%s=%s" % (v, low) for v in dv])
+
+    def prelude(self):
+        pdir = os.path.join(self.root, "prelude")
+        # --fn reaches the prelude from any file that does not define the name itself
+        host = os.path.join(self.work, "host.tc")
+        with open(host, "w") as f:
+            f.write("fn tc_suite_host(x: f32[N]) -> f32[N] {\n    return x\n}\n")
+        for name in sorted(os.listdir(pdir)):
+            if not name.endswith(".tc"):
+                continue
+            with open(os.path.join(pdir, name)) as f:
+                src = f.read()
+            for fn in re.findall(r"^fn\s+(\w+)", src, re.M):
+                dv = dtype_vars(src, fn)
+                for low in ("f32", "f16", "bf16"):
+                    dts = ["%s=%s" % (v, low) for v in dv] if low != "f32" else []
+                    if dv or low == "f32":
+                        self.add_function(host, fn, ["tiny", "odd", "large"], dts)
+
+    def random(self, count=200, seed=1):
+        gen = os.path.join(self.root, "tests", "random", "gen.py")
+        out = os.path.join(self.work, "random")
+        rc, _, err = run([sys.executable, gen, "--seed", str(seed), "--count", str(count), "--out", out])
+        if rc != 0:
+            self.jobs.append(("random: gen.py", [sys.executable, "-c", "import sys; sys.exit(1)"], None))
+            print("gen.py failed: %s" % err.strip()[:400])
+            return []
+        progs = []
+        bases = sorted(f[:-3] for f in os.listdir(out) if f.endswith(".tc"))
+        for base in bases[:40] if self.plumbing else bases[:50] if QUICK else bases:
+            with open(os.path.join(out, base + ".json")) as f:
+                desc = json.load(f)
+            cmd = [self.tc, "run", os.path.join(out, base + ".tc"), "--fn", "f", "--device=cuda",
+                   "--seed", "3", "--shape", shape_arg(desc["dims"])]
+            if not self.plumbing:
+                cmd.append("--check")
+            for k, v in desc.get("scalars", {}).items():
+                cmd += ["--input", "%s=%r" % (k, v)]
+            self.jobs.append(("random %s" % base, cmd, self.env))
+            progs.append(("random %s" % base, cmd))
+        return progs
+
+
+def sanitizer():
+    cands = [shutil.which("compute-sanitizer")]
+    for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
+        if home:
+            cands.append(os.path.join(home, "bin", "compute-sanitizer"))
+    return next((c for c in cands if c and os.access(c, os.X_OK)), None)
+
+
+def judge(label, rc, out, err, plumbing=False):
+    """None when it passed, 'skip: ...' when the sizes do not apply, else the failure."""
+    if rc == 0 and (plumbing or "check: OK" in out):
+        return None
+    if rc == 1 and "must be at least" in err:
+        return "skip: " + err.strip().splitlines()[0]
+    tail = " | ".join(err.strip().splitlines()[-6:]) or out.strip()[-300:]
+    return "FAIL %s: exit %d: %s" % (label, rc, tail[:1200])
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a not in ("--list", "--plumbing")]
+    if len(args) != 3:
+        print("usage: suite.py TENSORC ROOT WORKDIR [--list] [--plumbing]", file=sys.stderr)
+        return 2
+    tc, root, work = args
+    os.makedirs(work, exist_ok=True)
+    plumbing = "--plumbing" in sys.argv
+    s = Suite(tc, root, work, plumbing)
+    check = [] if plumbing else ["--check"]
+    if "--list" in sys.argv:  # what would run, without a GPU
+        s.examples()
+        s.prelude()
+        s.random()
+        for label, cmd, _ in s.jobs:
+            print("%s\n    %s" % (label, " ".join(cmd)))
+        for label, why in s.skipped:
+            print("skip %s: %s" % (label, why))
+        print("%d jobs, %d skipped" % (len(s.jobs), len(s.skipped)))
+        return 0
+    passed, failed, skipped = 0, [], s.skipped
+    log = open(os.path.join(work, "suite.log"), "w")
+
+    def record(label, cmd, res):
+        nonlocal passed
+        rc, out, err = res
+        log.write("== %s\n$ %s\nexit %d\n%s%s\n" % (label, " ".join(cmd), rc, out[-2000:], err[-4000:]))
+        v = judge(label, rc, out, err, plumbing)
+        if v is None:
+            passed += 1
+        elif v.startswith("skip: "):
+            skipped.append((label, v[6:]))
+        else:
+            failed.append(v)
+            print(v, flush=True)
+
+    # cache: a fresh directory, so the first run compiles and the second finds it
+    cenv = dict(os.environ, TENSORC_CACHE_DIR=os.path.join(work, "cache-check"))
+    ccmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda"] + check + [
+            "--shape", "N=33,D=65", "--verbose"]
+    r1 = run(ccmd, cenv)
+    if r1[0] == 3:  # no GPU, no driver, no NVRTC: every job would say the same
+        print("no GPU: %s" % (r1[2].strip() or "tensorc exited 3"))
+        print("0 passed, 0 failed")
+        return 3
+    r2 = run(ccmd, cenv)
+    for label, res, want in (("cache miss", r1, "cache: miss"), ("cache hit", r2, "cache: hit")):
+        if res[0] == 0 and want not in res[2]:
+            res = (1, res[1], res[2] + "\n(--verbose did not print '%s')" % want)
+        record(label, ccmd, res)
+
+    # bench, once, alone on the GPU
+    bcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda"] + check + [
+            "--bench", "--shape", "N=4096,D=4099" if not plumbing else "N=64,D=65"]
+    res = run(bcmd, s.env)
+    if res[0] == 0 and not re.search(r"^bench: softmax on .*\n.*step.*GB/s.*\n +0 .*tc_red_", res[1], re.M):
+        res = (1, res[1], res[2] + "\n(--bench printed no table)")
+    record("bench", bcmd, res)
+
+    if plumbing:  # kernels do not run: --check must see the poisoned outputs
+        kcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda", "--check",
+                "--shape", "N=3,D=5"]
+        rc, out, err = run(kcmd, s.env)
+        want = "error: --check: output 'out' differs from the reference interpreter at [0, 0]: got"
+        record("--check sees unwritten outputs", kcmd,
+               (0, "", "") if rc == 1 and want in err else (1, out, err + "\n(wanted exit 1 and: %s)" % want))
+
+    s.examples()
+    s.prelude()
+    progs = s.random()
+
+    san = None if plumbing else sanitizer()
+    if plumbing:
+        pass
+    elif san:
+        mem = [(label, cmd, env) for label, cmd, env in s.jobs
+               if label.endswith("[odd]") and " --dtype " not in label and label.startswith("examples/")]
+        mem += [(label, cmd, s.env) for label, cmd in progs[:20]]
+        for label, cmd, env in mem[:10] if QUICK else mem:
+            s.jobs.append(("memcheck " + label, [san, "--tool", "memcheck", "--error-exitcode", "99"] + cmd, env))
+    else:
+        print("memcheck: skipped (compute-sanitizer not found in PATH, $CUDA_HOME/bin or /usr/local/cuda/bin)")
+
+    # Small jobs many at a time; large ones (the reference interpreter holds
+    # every value of every node as a double: several GB each) four at a time.
+    small = [j for j in s.jobs if not j[0].endswith("[large]")]
+    large = [j for j in s.jobs if j[0].endswith("[large]")]
+    nsmall = min(2, os.cpu_count() or 2) if plumbing else max(1, min(16, os.cpu_count() or 4))
+    for jobs, workers in ((small, nsmall), (large, 4)):
+        with concurrent.futures.ThreadPoolExecutor(workers) as ex:
+            futs = {ex.submit(run, cmd, env): (label, cmd) for label, cmd, env in jobs}
+            for fut in concurrent.futures.as_completed(futs):
+                label, cmd = futs[fut]
+                record(label, cmd, fut.result())
+
+    for label, why in skipped:
+        log.write("skip %s: %s\n" % (label, why))
+    log.close()
+    print("%d skipped (sizes a function does not accept, or not an entry point); see %s"
+          % (len(skipped), os.path.join(work, "suite.log")))
+    print("%d passed, %d failed" % (passed, len(failed)))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
