@@ -423,6 +423,18 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
                        plan->fn, S->kernel, k, S->block[k]);
         block[k] = (unsigned)S->block[k];
     }
+    if (S->block_len && S->block_per > 0) {
+        /* a row kernel: the block fits the row, so short rows keep most threads busy */
+        int64_t len;
+        tc_status st = eval(plan, S->block_len, a, "the block's row length", step, &len, d);
+        if (st != TC_OK)
+            return st;
+        int64_t want = (len + S->block_per - 1) / S->block_per;
+        unsigned b = 32;
+        while (b < block[0] && (int64_t)b < want)
+            b *= 2;
+        block[0] = b < block[0] ? b : block[0];
+    }
     void *fn = NULL;
     tc_status st = ops->kernel(dev, module, S->kernel, &fn, d);
     if (st != TC_OK)

@@ -62,13 +62,15 @@ typedef struct cg {
     int vec;                 /* elements per vector in the current body, 1 outside */
     int vk;                  /* the element of the vector being generated */
     int vlast;               /* the index variable the vector runs along */
+    bool vrow;               /* rows: alignment is tested once per row (vectors start
+                              * at multiples of vec), at the row's offset */
     const char **valign;     /* alignment conditions of the vector body */
     int nvalign, capvalign;
     struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *vload;
     int nvload, capvload;
     /* persistent rows: loads kept in registers across passes, pcN[j] */
     int persist;             /* items per thread, 0 when looping */
-    struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; } *pcache;
+    struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *pcache;
     int npcache, cappcache;
 } cg;
 
@@ -88,6 +90,7 @@ const char *cg_buf_name(cg *g, int buf);
 void cg_use_buf(cg *g, int buf);
 /* Record that the vector body needs addr aligned to bytes. */
 void cg_align(cg *g, const char *addr, int bytes);
+const tc_dim *row_part(cg *g, const tc_dim *f0);
 
 /* plan.c */
 cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);

@@ -329,6 +329,15 @@ static const tc_dim *flat_dim(cg *g, const lnode *n, const tc_dim *const *idx)
     return flat;
 }
 
+/* f0 with the vector's variable at 0: the offset a row's vectors start
+ * from (they start at multiples of the vector width). */
+const tc_dim *row_part(cg *g, const tc_dim *f0)
+{
+    const char *vn = g->l->varnames[g->vlast];
+    const tc_dim *z = dim_const(g->c, 0);
+    return dim_subst(g->c, f0, 1, &vn, &z);
+}
+
 /* In a vector body: when element j of the vector reads flat offset f0 + j
  * of n, one vector load serves them all; the name of element vk's value, or
  * NULL when the accesses are not contiguous. */
@@ -369,7 +378,8 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
             g->capvload = cap;
         }
         g->vload[g->nvload++] = (struct cg_vload){n, f0, vec};
-        cg_align(g, arena_printf(g->a, "%s + %s", ptr, off), dtype_size(n->dtype) * g->vec);
+        cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->vrow ? cg_index(g, row_part(g, f0)) : off),
+                 dtype_size(n->dtype) * g->vec);
     }
     return arena_printf(g->a, "%s.v[%d]", vec, g->vk);
 }
@@ -391,35 +401,71 @@ void cg_align(cg *g, const char *addr, int bytes)
     g->valign[g->nvalign++] = c;
 }
 
-/* In a persistent row: element j of this thread's share of the row, kept
- * in pcN[j] from the pass that first loads it to the last. */
-static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *raw)
+/* The register slot of the element being generated: j, or with vectors
+ * j * vec + its place in the vector. */
+static const char *pc_slot(cg *g)
 {
+    return g->vec > 1 ? arena_printf(g->a, "j * %d + %d", g->vec, g->vk) : "j";
+}
+
+/* In a persistent row: element j of this thread's share of the row (with
+ * vectors, element vk of vector j) is kept in pcN[slot] from the pass that
+ * first loads it to the last.  The key is the index of the vector's first
+ * element, so one array holds all of a vector's elements. */
+static const tc_dim **pc_key(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    const tc_dim **key = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
+    const char *vn = g->l->varnames[g->vlast];
+    const tc_dim *back = dim_add(g->c, g->l->vars[g->vlast], dim_const(g->c, -g->vk));
+    for (int k = 0; k < n->rank; k++)
+        key[k] = g->vec > 1 ? dim_subst(g->c, idx[k], 1, &vn, &back) : idx[k];
+    return key;
+}
+
+static const char *persistent_hit(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    const tc_dim **key = pc_key(g, n, idx);
     for (int i = 0; i < g->npcache; i++) {
         const struct cg_pcache *e = &g->pcache[i];
         bool eq = e->n == n;
         for (int k = 0; k < n->rank && eq; k++)
-            eq = e->idx[k] == idx[k];
+            eq = e->idx[k] == key[k];
+        /* filled in an earlier pass; in the pass that loads it, each
+         * element is still stored into its slot (persistent_load) */
+        if (eq && e->phase < g->phase)
+            return arena_printf(g->a, "%s[%s]", e->name, pc_slot(g));
+    }
+    return NULL;
+}
+
+static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *raw)
+{
+    const tc_dim **key = pc_key(g, n, idx);
+    const char *name = NULL;
+    for (int i = 0; i < g->npcache && !name; i++) { /* another element of the same vector */
+        const struct cg_pcache *e = &g->pcache[i];
+        bool eq = e->n == n;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = e->idx[k] == key[k];
         if (eq)
-            return arena_printf(g->a, "%s[j]", e->name);
+            name = e->name;
     }
-    if (g->npcache == g->cappcache) {
-        int cap = g->cappcache ? 2 * g->cappcache : 16;
-        struct cg_pcache *v = ARENA_ARRAY(g->a, struct cg_pcache, cap);
-        if (g->npcache)
-            memcpy(v, g->pcache, sizeof *v * (size_t)g->npcache);
-        g->pcache = v;
-        g->cappcache = cap;
+    if (!name) {
+        if (g->npcache == g->cappcache) {
+            int cap = g->cappcache ? 2 * g->cappcache : 16;
+            struct cg_pcache *v = ARENA_ARRAY(g->a, struct cg_pcache, cap);
+            if (g->npcache)
+                memcpy(v, g->pcache, sizeof *v * (size_t)g->npcache);
+            g->pcache = v;
+            g->cappcache = cap;
+        }
+        name = arena_printf(g->a, "pc%d", g->npcache);
+        g->pcache[g->npcache++] = (struct cg_pcache){n, key, name, g->phase};
+        /* declared before the passes, in the row's code */
+        cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->persist * g->vec);
     }
-    const char *name = arena_printf(g->a, "pc%d", g->npcache);
-    const tc_dim **copy = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
-    for (int k = 0; k < n->rank; k++)
-        copy[k] = idx[k];
-    g->pcache[g->npcache++] = (struct cg_pcache){n, copy, name};
-    /* declared before the passes, in the row's code */
-    cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->persist);
-    cg_line(g, T_ELEM, n, "%s[j] = %s;", name, raw);
-    return arena_printf(g->a, "%s[j]", name);
+    cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), raw);
+    return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
 }
 
 static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
@@ -429,6 +475,12 @@ static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_targ
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is read but stored nowhere", n->id);
     cg_use_buf(g, buf);
     const char *ptr = cg_buf_name(g, buf);
+    bool persist = g->persist && t == T_ELEM && g->scope == 0;
+    if (persist) {
+        const char *hit = persistent_hit(g, n, idx);
+        if (hit)
+            return hit;
+    }
     const char *raw = NULL;
     if (g->vec > 1 && t == T_ELEM && n->rank > 0 && g->scope == 0) /* not inside a concat's branch */
         raw = vector_load(g, n, idx, ptr);
@@ -441,7 +493,7 @@ static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_targ
     case TC_BOOL: v = arena_printf(g->a, "(%s != 0)", raw); break;
     default: v = raw;
     }
-    if (g->persist && t == T_ELEM && g->scope == 0)
+    if (persist)
         return persistent_load(g, n, idx, v);
     const char *name = cg_temp(g, "t");
     cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, v);

@@ -142,7 +142,7 @@ static const char *acc_init(cg *g, const lnode *r)
 /* Declarations of this pass's accumulators, and accumulate statements into
  * the body (the value read at the reduction's input index; pos names the
  * flat position in the reduced axes, for arg reductions). */
-static void accumulate(cg *g, int phase, tc_buf *decl, int ind, const char *pos)
+static void accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *pos, int shift)
 {
     for (int j = 0; j < g->k->nreds; j++) {
         const lnode *r = g->k->reds[j];
@@ -150,17 +150,35 @@ static void accumulate(cg *g, int phase, tc_buf *decl, int ind, const char *pos)
             continue;
         const char *at = acc_type(g, r);
         const char *a = arena_printf(g->a, "acc%d", r->id);
-        buf_printf(decl, "%*s%s %s = %s;\n", ind, "", at, a, acc_init(g, r));
-        const char *v = cg_value(g, r->in[0].src, r->in[0].idx);
+        if (decl)
+            buf_printf(decl, "%*s%s %s = %s;\n", ind, "", at, a, acc_init(g, r));
+        const tc_dim *const *idx = r->in[0].idx;
+        const tc_dim *sh[TC_MAX_RANK];
+        if (shift) { /* element `shift` of a vector along the last axis */
+            const char *vn = g->l->varnames[g->vlast];
+            const tc_dim *v = dim_add(g->c, g->l->vars[g->vlast], dim_const(g->c, shift));
+            for (int k = 0; k < r->in[0].src->rank; k++)
+                sh[k] = dim_subst(g->c, idx[k], 1, &vn, &v);
+            idx = sh;
+        }
+        const char *v = cg_value(g, r->in[0].src, idx);
         if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN) {
             const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
             cg_line(g, T_ELEM, r, "%s = %s()(%s, %s{(%s)%s, (long long)(%s)});", a, op_name(r), a, at,
-                    vt, v, pos);
+                    vt, v, shift ? arena_printf(g->a, "%s + %d", pos, shift) : pos);
         } else {
             cg_line(g, T_ELEM, r, "%s = %s()(%s, %s);", a, op_name(r), a,
                     cg_convert(g, v, r->in[0].src->dtype, acc_dtype(r) == TC_BOOL ? TC_I32 : r->dtype));
         }
     }
+}
+
+/* Declarations of this pass's accumulators, and accumulate statements into
+ * the body (the value read at the reduction's input index; pos names the
+ * flat position in the reduced axes, for arg reductions). */
+static void accumulate(cg *g, int phase, tc_buf *decl, int ind, const char *pos)
+{
+    accumulate_at(g, phase, decl, ind, pos, 0);
 }
 
 /* After the pass's loop: combine across threads (how: `combine`, a helper
@@ -189,12 +207,47 @@ static unsigned all_axes(const fkernel *k)
     return k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
 }
 
+
 static void identity_idx(cg *g, const tc_dim **idx, int rank, int shift_last)
 {
     for (int k = 0; k < rank; k++)
         idx[k] = g->l->vars[k];
     if (rank > 0 && shift_last)
         idx[rank - 1] = dim_add(g->c, g->l->vars[rank - 1], dim_const(g->c, shift_last));
+}
+
+/* Store element-level node s, vec elements along the last axis, as one
+ * vector (alignment recorded for the vector path's test). */
+static void vector_store(cg *g, const lnode *s, int vec)
+{
+    int r = g->k->rank;
+    const char *v[16];
+    for (int e = 0; e < vec; e++) {
+        g->vk = e;
+        const tc_dim *idx[TC_MAX_RANK];
+        identity_idx(g, idx, r, e);
+        v[e] = cg_value(g, s, idx);
+    }
+    const tc_dim *idx0[TC_MAX_RANK];
+    identity_idx(g, idx0, r, 0);
+    const tc_dim *st[TC_MAX_RANK];
+    lir_strides(g->c, s->rank, s->shape, st);
+    const tc_dim *f0 = dim_const(g->c, 0);
+    for (int k = 0; k < s->rank; k++)
+        f0 = dim_add(g->c, f0, dim_mul(g->c, idx0[k], st[k]));
+    for (const int *w = g->bufs->writes[s->id]; w && *w >= 0; w++) {
+        cg_use_buf(g, *w);
+        const char *ptr = cg_buf_name(g, *w), *off = cg_flat(g, s, idx0);
+        tc_buf b;
+        buf_init(&b, g->a);
+        buf_printf(&b, "tc_vstore<%s, %d>(%s + %s, {{", cg_store_type(s->dtype), vec, ptr, off);
+        for (int e = 0; e < vec; e++)
+            buf_printf(&b, "%s%s", e ? ", " : "", store_value(g, s, v[e]));
+        buf_puts(&b, "}});");
+        cg_line(g, T_ELEM, s, "%s", buf_str(&b));
+        cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->vrow ? cg_index(g, row_part(g, f0)) : off),
+                 dtype_size(s->dtype) * vec);
+    }
 }
 
 static void pointwise(cg *g, tc_buf *o)
@@ -222,30 +275,8 @@ static void pointwise(cg *g, tc_buf *o)
         g->vlast = r - 1;
         g->nvalign = 0;
         g->nvload = 0;
-        for (int i = 0; i < k->nstores; i++) {
-            const lnode *s = k->stores[i];
-            const char *v[16];
-            for (int e = 0; e < vec; e++) {
-                g->vk = e;
-                const tc_dim *idx[TC_MAX_RANK];
-                identity_idx(g, idx, r, e);
-                v[e] = cg_value(g, s, idx);
-            }
-            const tc_dim *idx0[TC_MAX_RANK];
-            identity_idx(g, idx0, r, 0);
-            for (const int *w = g->bufs->writes[s->id]; w && *w >= 0; w++) {
-                cg_use_buf(g, *w);
-                const char *ptr = cg_buf_name(g, *w), *off = cg_flat(g, s, idx0);
-                tc_buf b;
-                buf_init(&b, g->a);
-                buf_printf(&b, "tc_vstore<%s, %d>(%s + %s, {{", cg_store_type(s->dtype), vec, ptr, off);
-                for (int e = 0; e < vec; e++)
-                    buf_printf(&b, "%s%s", e ? ", " : "", store_value(g, s, v[e]));
-                buf_puts(&b, "}});");
-                cg_line(g, T_ELEM, s, "%s", buf_str(&b));
-                cg_align(g, arena_printf(g->a, "%s + %s", ptr, off), dtype_size(s->dtype) * vec);
-            }
-        }
+        for (int i = 0; i < k->nstores; i++)
+            vector_store(g, k->stores[i], vec);
         vec_body = buf_str(&g->body);
         g->vec = 1;
         cg_forget(g, T_ELEM);
@@ -281,7 +312,7 @@ static void pointwise(cg *g, tc_buf *o)
  * `items` elements of the row, fully unrolled, and what it loads in one
  * pass stays in registers (pc arrays) for the next, so the row is read
  * from memory once. */
-static void passes(cg *g, tc_buf *row, int ind, bool columns, int items)
+static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec)
 {
     const fkernel *k = g->k;
     const ksched *ks = g->ks;
@@ -290,23 +321,36 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items)
     const char *nth = columns ? "blockDim.y" : "blockDim.x";
     g->persist = items;
     g->npcache = 0;
+    g->vrow = vec > 1;
+    g->vlast = k->rank - 1;
+    g->nvalign = 0;
     for (int p = 0; p <= ks->nphases; p++) {
         reset_bufs(g);
         g->phase = p;
+        g->vec = vec;
+        g->nvload = 0; /* vector temporaries live in one pass's loop */
         tc_buf decl;
         buf_init(&decl, g->a);
         bool last = p == ks->nphases;
-        if (!last)
-            accumulate(g, p, &decl, ind, "r");
+        if (!last) {
+            for (int e = 0; e < vec; e++) {
+                g->vk = e;
+                accumulate_at(g, p, e == 0 ? &decl : NULL, ind, "r", e);
+            }
+        }
         /* element-level stores: in the epilogue pass of a rows kernel, in
          * the first pass of a columns kernel (they need no reduction there) */
         bool elem_here = columns ? p == 0 : last;
         bool any_elem = false;
         for (int i = 0; i < k->nstores; i++)
             if (fuse_is_element(k, k->stores[i]) && elem_here) {
-                store(g, T_ELEM, k->stores[i], columns ? "active" : NULL);
+                if (vec > 1)
+                    vector_store(g, k->stores[i], vec);
+                else
+                    store(g, T_ELEM, k->stores[i], columns ? "active" : NULL);
                 any_elem = true;
             }
+        g->vec = 1;
         const char *body = buf_str(&g->body);
         cg_forget(g, T_ELEM);
         /* row-level stores after the last pass */
@@ -321,13 +365,17 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items)
             rstores = g->body;
             g->body = saved;
         }
+        cg_forget(g, T_ELEM);
         text(row, ind, buf_str(&g->rpre));
         text(row, 0, buf_str(&decl));
         if (!last || any_elem) {
             if (items) {
                 buf_printf(row, "%*s#pragma unroll\n", ind, "");
                 buf_printf(row, "%*sfor (int j = 0; j < %d; j++) {\n", ind, "", items);
-                buf_printf(row, "%*sconst idx_t r = j * %d + %s;\n", ind + 4, "", ks->block[0], tid);
+                if (vec > 1) /* len is a multiple of vec here: a vector is all in or all out */
+                    buf_printf(row, "%*sconst idx_t r = (j * blockDim.x + %s) * %d;\n", ind + 4, "", tid, vec);
+                else
+                    buf_printf(row, "%*sconst idx_t r = j * blockDim.x + %s;\n", ind + 4, "", tid);
                 buf_printf(row, "%*sif (r < len) {\n", ind + 4, "");
                 decompose(g, row, ind + 8, "r", k->mask);
                 text(row, ind + 8, body);
@@ -348,6 +396,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items)
         }
     }
     g->persist = 0;
+    g->vrow = false;
 }
 
 /* ROWS and COLUMNS: a loop over rows (kept elements), passes over each. */
@@ -360,25 +409,35 @@ static void rows(cg *g, tc_buf *o, bool columns)
     const char *nrows = cg_index(g, ks->rows), *len = cg_index(g, ks->rowlen);
     tc_buf row;
     buf_init(&row, g->a);
-    int items = columns ? 0 : ks->items;
+    int items = columns ? 0 : ks->items, vec = columns ? 1 : ks->vec;
     int64_t clen;
-    bool fits = items && dim_is_const(ks->rowlen, &clen) && clen <= (int64_t)items * ks->block[0];
+    bool fits = items && vec == 1 && dim_is_const(ks->rowlen, &clen) &&
+                clen <= (int64_t)items * ks->block[0];
     if (items && !fits) {
-        /* both: registers when the row fits, a loop when it does not */
-        int cap = items * ks->block[0];
+        /* both: registers when the row fits (with vector loads: when the
+         * row is a whole number of aligned vectors), a loop otherwise */
         tc_buf pers, loop;
         buf_init(&pers, g->a);
         buf_init(&loop, g->a);
-        passes(g, &pers, 12, columns, items);
+        passes(g, &pers, 12, columns, items, vec);
+        int nalign = g->nvalign;
+        const char **align = g->valign;
+        g->valign = NULL;
+        g->nvalign = g->capvalign = 0;
         cg_forget(g, T_ROW); /* the other branch cannot see these */
-        passes(g, &loop, 12, columns, 0);
-        buf_printf(&row, "        if (len <= %d) { /* the row fits in registers: read it once */\n", cap);
+        passes(g, &loop, 12, columns, 0, 1);
+        buf_printf(&row, "        if (len <= %d * blockDim.x", items * vec);
+        if (vec > 1)
+            buf_printf(&row, " && len %% %d == 0", vec);
+        for (int i = 0; i < nalign; i++)
+            buf_printf(&row, " &&\n            %s", align[i]);
+        buf_puts(&row, ") { /* the row fits in registers: read it once */\n");
         buf_puts(&row, buf_str(&pers));
         buf_puts(&row, "        } else {\n");
         buf_puts(&row, buf_str(&loop));
         buf_puts(&row, "        }\n");
     } else {
-        passes(g, &row, 8, columns, fits ? items : 0);
+        passes(g, &row, 8, columns, fits ? items : 0, 1);
     }
     text(o, 4, buf_str(&g->kpre));
     buf_printf(o, "    const idx_t rows = %s, len = %s;\n", nrows, len);
@@ -492,6 +551,7 @@ static void full(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
     const ksched *ks = g->ks;
+    int vec = ks->vec, rank = k->rank;
     g->elemvars = all_axes(k);
     g->rowvars = 0;
     reset_bufs(g);
@@ -504,6 +564,22 @@ static void full(cg *g, tc_buf *o)
             store(g, T_ELEM, k->stores[i], NULL);
     const char *body = buf_str(&g->body);
     cg_forget(g, T_ELEM);
+    const char *vbody = NULL;
+    if (vec > 1) {
+        /* VEC elements per step, from vector loads where contiguous and aligned */
+        reset_bufs(g);
+        g->vec = vec;
+        g->vlast = rank - 1;
+        g->nvalign = 0;
+        g->nvload = 0;
+        for (int e = 0; e < vec; e++) {
+            g->vk = e;
+            accumulate_at(g, 0, NULL, 0, "base", e);
+        }
+        vbody = buf_str(&g->body);
+        g->vec = 1;
+        cg_forget(g, T_ELEM);
+    }
 
     /* the results, then the row-level stores, generated before any text so
      * kernel-level statements they need land in kpre in time */
@@ -519,11 +595,30 @@ static void full(cg *g, tc_buf *o)
     text(o, 4, buf_str(&g->kpre));
     buf_printf(o, "    const idx_t len = %s;\n", cg_index(g, ks->rowlen));
     text(o, 0, buf_str(&decl));
-    buf_puts(o, "    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;\n"
-                "         r += (idx_t)gridDim.x * blockDim.x) {\n");
-    decompose(g, o, 8, "r", all_axes(k));
-    text(o, 8, body);
-    buf_puts(o, "    }\n");
+    if (vbody) {
+        buf_printf(o, "    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * %d; base < len;\n"
+                      "         base += (idx_t)gridDim.x * blockDim.x * %d) {\n", vec, vec);
+        decompose(g, o, 8, "base", all_axes(k));
+        buf_printf(o, "        if (base + %d <= len", vec);
+        if (rank > 1) /* the vector stays in one row of the last dim */
+            buf_printf(o, " && i%d + %d <= %s", rank - 1, vec, cg_index(g, k->dom[rank - 1]));
+        for (int i = 0; i < g->nvalign; i++)
+            buf_printf(o, " &&\n            %s", g->valign[i]);
+        buf_puts(o, ") {\n");
+        text(o, 12, vbody);
+        buf_printf(o, "        } else {\n"
+                      "            for (int e = 0; e < %d && base + e < len; ++e) {\n"
+                      "                const idx_t r = base + e;\n", vec);
+        decompose(g, o, 16, "r", all_axes(k));
+        text(o, 16, body);
+        buf_puts(o, "            }\n        }\n    }\n");
+    } else {
+        buf_puts(o, "    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;\n"
+                    "         r += (idx_t)gridDim.x * blockDim.x) {\n");
+        decompose(g, o, 8, "r", all_axes(k));
+        text(o, 8, body);
+        buf_puts(o, "    }\n");
+    }
     /* each block's partial, then the last block to arrive combines them */
     buf_puts(o, "    unsigned *ticket = (unsigned *)ws;\n");
     for (int j = 0; j < k->nreds; j++) {

@@ -235,6 +235,10 @@ void cg_plan_kernel(cg *g, const char *name)
         const tc_dim *parts = dim_mul(g->c, ks->rows, dim_const(g->c, (int64_t)ks->split * 16 * g->k->nreds));
         st->ws_bytes = dim_add(g->c, dim_mul(g->c, groups, dim_const(g->c, 16)), parts);
     }
+    if (ks->block_per) {
+        st->block_len = ks->rowlen;
+        st->block_per = ks->block_per;
+    }
     st->grid[0] = ks->grid;
     st->grid[1] = st->grid[2] = dim_const(g->c, 1);
     st->grid_cap = ks->grid_cap;

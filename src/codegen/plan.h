@@ -97,6 +97,8 @@ typedef struct pstep {
     const tc_dim *grid[3];
     int64_t grid_cap;
     int block[3];
+    const tc_dim *block_len;    /* NULL: block[0] as it is; else see above */
+    int block_per;
     const tc_dim *ws_bytes; /* NULL when no PARG_WORKSPACE */
     bool idx64;             /* this kernel takes 64-bit sizes even in a 32-bit plan */
     /* MATMUL */

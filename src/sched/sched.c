@@ -110,7 +110,12 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
         if (k->mask == all) {
             ks->kind = SCH_FULL;
             ks->block[0] = BLOCK;
-            ks->grid = dim_ceildiv(c, ks->rowlen, dim_const(c, BLOCK * 4));
+            /* vector loads when the kernel only reduces (stores need the scalar path) */
+            bool elem_store = false;
+            for (int j = 0; j < k->nstores; j++)
+                elem_store |= fuse_is_element(k, k->stores[j]) && k->stores[j]->kind != LK_REDUCE;
+            ks->vec = elem_store ? 1 : 16 / max_dtype_size(k);
+            ks->grid = dim_ceildiv(c, ks->rowlen, dim_const(c, BLOCK * 4 * ks->vec));
             ks->grid_cap = FULL_GRID_CAP;
             ks->why = "whole-tensor reduction: blocks reduce slices into a workspace, the last "
                       "block combines them in order";
@@ -121,18 +126,21 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
             ks->kind = SCH_ROWS;
             int64_t len;
             /* Registers for up to ROW_ITEMS elements per thread, so a row of
-             * up to block * ROW_ITEMS is read once.  More items would hold
-             * longer rows but NVRTC time grows with the unrolled passes
-             * (softmax: 8 items 250 ms, 16 items 330 ms on the CI machine). */
-            int b = 512;
-            ks->items = ROW_ITEMS;
-            if (dim_is_const(ks->rowlen, &len)) {
-                b = 32;
-                while (b < 1024 && b * ROW_ITEMS < len)
-                    b *= 2;
-                ks->items = len <= (int64_t)b * ROW_ITEMS ? (int)((len + b - 1) / b) : 0;
-            }
-            ks->block[0] = b;
+             * up to block * ROW_ITEMS is read once; the runtime sizes the
+             * block to the row (a power of two, 32 to 1024), so short rows
+             * do not leave most threads idle.  More items would hold longer
+             * rows but NVRTC time grows with the unrolled passes (softmax:
+             * 8 items 250 ms, 16 items 330 ms on the CI machine). */
+            ks->block[0] = 1024;
+            /* one reduced axis, the last: vector loads along it, ROW_ITEMS
+             * elements per thread in all */
+            ks->vec = k->mask == 1u << (k->rank - 1) ? 16 / max_dtype_size(k) : 1;
+            if (ks->vec > ROW_ITEMS)
+                ks->vec = ROW_ITEMS;
+            ks->items = ROW_ITEMS / ks->vec;
+            ks->block_per = ROW_ITEMS;
+            if (dim_is_const(ks->rowlen, &len) && len > (int64_t)1024 * ROW_ITEMS)
+                ks->items = 0;
             ks->grid = ks->rows;
             ks->why = "reduction over trailing axes: a block per row, one pass per phase, "
                       "epilogue pass writes the row";
@@ -191,13 +199,17 @@ void sched_print(tc_buf *b, const sfn *s)
             dim_print(b, ks->rowlen);
         }
         buf_putc(b, '\n');
-        if (ks->kind == SCH_POINTWISE)
+        if (ks->kind == SCH_POINTWISE || (ks->kind == SCH_FULL && ks->vec > 1))
             buf_printf(b, "    vector width %d\n", ks->vec);
         if (ks->kind == SCH_COLUMNS && ks->split)
             buf_printf(b, "    reduced range split in %d slices per column group\n", ks->split);
         if (ks->kind == SCH_ROWS && ks->items)
-            buf_printf(b, "    rows of up to %d elements stay in registers (%d per thread); longer rows loop\n",
-                       ks->items * ks->block[0], ks->items);
+            buf_printf(b, "    block sized to the row at launch (32..%d threads, %d elements each); rows "
+                          "of up to %d elements stay in registers, longer rows loop\n",
+                       ks->block[0], ks->items * ks->vec, ks->items * ks->vec * ks->block[0]);
+        if (ks->kind == SCH_ROWS && ks->vec > 1)
+            buf_printf(b, "    vector width %d along the row (rows that are a whole number of aligned "
+                          "vectors)\n", ks->vec);
         else if (ks->kind == SCH_ROWS)
             buf_puts(b, "    rows loop, re-read in each pass (too long for registers)\n");
         if (ks->nphases) {

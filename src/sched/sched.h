@@ -41,6 +41,7 @@ typedef struct ksched {
     int block[3];
     int vec;                /* elements per thread step along the last dim (1: scalar) */
     int items;              /* SCH_ROWS: row chunks per thread kept in registers (0: looped only) */
+    int block_per;          /* SCH_ROWS: the launch sizes block[0] to rowlen / block_per */
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */
     const tc_dim *numel;    /* elements of the domain */
     const tc_dim *rows;     /* ROWS/COLUMNS/FULL: kept elements (1 for FULL) */

@@ -161,11 +161,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_n;
     float acc1 = (float)0;
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
-        const idx_t i0 = r;
-        const float t0 = in_x[i0];                                  // full_sum.tc:4
-        acc1 = tc_op_sum()(acc1, t0);                               // full_sum.tc:5
+    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
+         base += (idx_t)gridDim.x * blockDim.x * 4) {
+        const idx_t i0 = base;
+        if (base + 4 <= len &&
+            tc_aligned(in_x + i0, 16)) {
+            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + i0);  // full_sum.tc:4
+            const float t2 = v1.v[0];                                   // full_sum.tc:4
+            acc1 = tc_op_sum()(acc1, t2);                               // full_sum.tc:5
+            const float t3 = v1.v[1];                                   // full_sum.tc:4
+            acc1 = tc_op_sum()(acc1, t3);                               // full_sum.tc:5
+            const float t4 = v1.v[2];                                   // full_sum.tc:4
+            acc1 = tc_op_sum()(acc1, t4);                               // full_sum.tc:5
+            const float t5 = v1.v[3];                                   // full_sum.tc:4
+            acc1 = tc_op_sum()(acc1, t5);                               // full_sum.tc:5
+        } else {
+            for (int e = 0; e < 4 && base + e < len; ++e) {
+                const idx_t r = base + e;
+                const idx_t i0 = r;
+                const float t0 = in_x[i0];                                  // full_sum.tc:4
+                acc1 = tc_op_sum()(acc1, t0);                               // full_sum.tc:5
+            }
+        }
     }
     unsigned *ticket = (unsigned *)ws;
     acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
@@ -192,5 +209,5 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
 launch plan of full_sum (32-bit indices):
   buffer in_x         param  f32[*]
   buffer out_out      output f32
-  step 0: tc_red_fused_sum_0<<<(* + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, *, workspace)
+  step 0: tc_red_fused_sum_0<<<(* + 4095)/4096, [256, 1, 1]>>>(in_x, out_out, *, workspace)
  */

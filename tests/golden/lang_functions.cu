@@ -222,7 +222,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_0(
 /* ---- fn moments ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_pow_1(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_1(
     const float *__restrict__ in_x,
     float *__restrict__ out_mu,
     float *__restrict__ out_var,
@@ -233,63 +233,80 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_pow_1
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc1 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // lang_functions.tc:9
-                    acc1 = tc_op_sum()(acc1, pc0[j]);                           // lang_functions.tc:10
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:9
+                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:9
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_functions.tc:10
+                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:9
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_functions.tc:10
+                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:9
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_functions.tc:10
+                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:9
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_functions.tc:10
                 }
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
             const float r1 = acc1;
-            const float t0 = r1 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
+            const float t1 = r1 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
             float acc7 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t1 = pc0[j] - t0;                               // lang_functions.tc:11
-                    const float t2 = powf(t1, 2.0f);                            // lang_functions.tc:11
-                    acc7 = tc_op_sum()(acc7, t2);                               // lang_functions.tc:11
+                    const float t2 = (pc0[j * 4 + 0]) - t1;                     // lang_functions.tc:11
+                    const float t3 = powf(t2, 2.0f);                            // lang_functions.tc:11
+                    acc7 = tc_op_sum()(acc7, t3);                               // lang_functions.tc:11
+                    const float t4 = (pc0[j * 4 + 1]) - t1;                     // lang_functions.tc:11
+                    const float t5 = powf(t4, 2.0f);                            // lang_functions.tc:11
+                    acc7 = tc_op_sum()(acc7, t5);                               // lang_functions.tc:11
+                    const float t6 = (pc0[j * 4 + 2]) - t1;                     // lang_functions.tc:11
+                    const float t7 = powf(t6, 2.0f);                            // lang_functions.tc:11
+                    acc7 = tc_op_sum()(acc7, t7);                               // lang_functions.tc:11
+                    const float t8 = (pc0[j * 4 + 3]) - t1;                     // lang_functions.tc:11
+                    const float t9 = powf(t8, 2.0f);                            // lang_functions.tc:11
+                    acc7 = tc_op_sum()(acc7, t9);                               // lang_functions.tc:11
                 }
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
-            const float t3 = r7 / ((float)((long long)(sz_D)));         // lang_functions.tc:11
+            const float t10 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             if (threadIdx.x == 0) {
-                out_mu[i0] = t0;                                            // lang_functions.tc:10
-                out_var[i0] = t3;                                           // lang_functions.tc:11
+                out_mu[i0] = t1;                                            // lang_functions.tc:10
+                out_var[i0] = t10;                                          // lang_functions.tc:11
             }
         } else {
             float acc1 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t4 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:9
-                acc1 = tc_op_sum()(acc1, t4);                               // lang_functions.tc:10
+                const float t11 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
+                acc1 = tc_op_sum()(acc1, t11);                              // lang_functions.tc:10
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
             const float r1 = acc1;
-            const float t6 = r1 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
+            const float t13 = r1 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc7 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t5 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:9
-                const float t7 = t5 - t6;                                   // lang_functions.tc:11
-                const float t8 = powf(t7, 2.0f);                            // lang_functions.tc:11
-                acc7 = tc_op_sum()(acc7, t8);                               // lang_functions.tc:11
+                const float t12 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
+                const float t14 = t12 - t13;                                // lang_functions.tc:11
+                const float t15 = powf(t14, 2.0f);                          // lang_functions.tc:11
+                acc7 = tc_op_sum()(acc7, t15);                              // lang_functions.tc:11
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
-            const float t9 = r7 / ((float)((long long)(sz_D)));         // lang_functions.tc:11
+            const float t16 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             if (threadIdx.x == 0) {
-                out_mu[i0] = t6;                                            // lang_functions.tc:10
-                out_var[i0] = t9;                                           // lang_functions.tc:11
+                out_mu[i0] = t13;                                           // lang_functions.tc:10
+                out_var[i0] = t16;                                          // lang_functions.tc:11
             }
         }
     }
@@ -298,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_pow_1
 /* ---- fn normalize ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_pow_add_rsqrt_2(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_add_rsqrt_2(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_b,
@@ -310,88 +327,131 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_pow_a
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(in_w + 0, 16) &&
+            tc_aligned(in_b + 0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc3 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // lang_functions.tc:15
-                    acc3 = tc_op_sum()(acc3, pc0[j]);                           // lang_functions.tc:10
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:15
+                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:15
+                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 0]);                   // lang_functions.tc:10
+                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:15
+                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 1]);                   // lang_functions.tc:10
+                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:15
+                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 2]);                   // lang_functions.tc:10
+                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:15
+                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 3]);                   // lang_functions.tc:10
                 }
             }
             acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
             const float r3 = acc3;
-            const float t0 = r3 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
+            const float t1 = r3 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
             float acc9 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t1 = pc0[j] - t0;                               // lang_functions.tc:11
-                    const float t2 = powf(t1, 2.0f);                            // lang_functions.tc:11
-                    acc9 = tc_op_sum()(acc9, t2);                               // lang_functions.tc:11
+                    const float t2 = (pc0[j * 4 + 0]) - t1;                     // lang_functions.tc:11
+                    const float t3 = powf(t2, 2.0f);                            // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t3);                               // lang_functions.tc:11
+                    const float t4 = (pc0[j * 4 + 1]) - t1;                     // lang_functions.tc:11
+                    const float t5 = powf(t4, 2.0f);                            // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t5);                               // lang_functions.tc:11
+                    const float t6 = (pc0[j * 4 + 2]) - t1;                     // lang_functions.tc:11
+                    const float t7 = powf(t6, 2.0f);                            // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t7);                               // lang_functions.tc:11
+                    const float t8 = (pc0[j * 4 + 3]) - t1;                     // lang_functions.tc:11
+                    const float t9 = powf(t8, 2.0f);                            // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t9);                               // lang_functions.tc:11
                 }
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
-            const float t4 = r9 / ((float)((long long)(sz_D)));         // lang_functions.tc:11
-            const float t5 = t4 + ((float)1.0000000000000001e-05);      // lang_functions.tc:17
-            const float t6 = rsqrtf(t5);                                // lang_functions.tc:17
+            const float t11 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
+            const float t12 = t11 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
+            const float t13 = rsqrtf(t12);                              // lang_functions.tc:17
             float pc1[8];
             float pc2[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t3 = pc0[j] - t0;                               // lang_functions.tc:11
-                    const float t7 = t3 * t6;                                   // lang_functions.tc:17
-                    pc1[j] = in_w[i1];                                          // lang_functions.tc:15
-                    const float t8 = t7 * pc1[j];                               // lang_functions.tc:6
-                    const float t9 = t8 * 2.0f;                                 // lang_functions.tc:6
-                    pc2[j] = in_b[i1];                                          // lang_functions.tc:15
-                    const float t10 = t9 + pc2[j];                              // lang_functions.tc:6
-                    out_out[sz_D*i0 + i1] = t10;                                // lang_functions.tc:6
+                    const float t10 = (pc0[j * 4 + 0]) - t1;                    // lang_functions.tc:11
+                    const float t14 = t10 * t13;                                // lang_functions.tc:17
+                    const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:15
+                    pc1[j * 4 + 0] = v15.v[0];                                  // lang_functions.tc:15
+                    const float t16 = t14 * (pc1[j * 4 + 0]);                   // lang_functions.tc:6
+                    const float t17 = t16 * 2.0f;                               // lang_functions.tc:6
+                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:15
+                    pc2[j * 4 + 0] = v18.v[0];                                  // lang_functions.tc:15
+                    const float t19 = t17 + (pc2[j * 4 + 0]);                   // lang_functions.tc:6
+                    const float t20 = (pc0[j * 4 + 1]) - t1;                    // lang_functions.tc:11
+                    const float t21 = t20 * t13;                                // lang_functions.tc:17
+                    pc1[j * 4 + 1] = v15.v[1];                                  // lang_functions.tc:15
+                    const float t22 = t21 * (pc1[j * 4 + 1]);                   // lang_functions.tc:6
+                    const float t23 = t22 * 2.0f;                               // lang_functions.tc:6
+                    pc2[j * 4 + 1] = v18.v[1];                                  // lang_functions.tc:15
+                    const float t24 = t23 + (pc2[j * 4 + 1]);                   // lang_functions.tc:6
+                    const float t25 = (pc0[j * 4 + 2]) - t1;                    // lang_functions.tc:11
+                    const float t26 = t25 * t13;                                // lang_functions.tc:17
+                    pc1[j * 4 + 2] = v15.v[2];                                  // lang_functions.tc:15
+                    const float t27 = t26 * (pc1[j * 4 + 2]);                   // lang_functions.tc:6
+                    const float t28 = t27 * 2.0f;                               // lang_functions.tc:6
+                    pc2[j * 4 + 2] = v18.v[2];                                  // lang_functions.tc:15
+                    const float t29 = t28 + (pc2[j * 4 + 2]);                   // lang_functions.tc:6
+                    const float t30 = (pc0[j * 4 + 3]) - t1;                    // lang_functions.tc:11
+                    const float t31 = t30 * t13;                                // lang_functions.tc:17
+                    pc1[j * 4 + 3] = v15.v[3];                                  // lang_functions.tc:15
+                    const float t32 = t31 * (pc1[j * 4 + 3]);                   // lang_functions.tc:6
+                    const float t33 = t32 * 2.0f;                               // lang_functions.tc:6
+                    pc2[j * 4 + 3] = v18.v[3];                                  // lang_functions.tc:15
+                    const float t34 = t33 + (pc2[j * 4 + 3]);                   // lang_functions.tc:6
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t19, t24, t29, t34}}); // lang_functions.tc:6
                 }
             }
         } else {
             float acc3 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t11 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
-                acc3 = tc_op_sum()(acc3, t11);                              // lang_functions.tc:10
+                const float t35 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
+                acc3 = tc_op_sum()(acc3, t35);                              // lang_functions.tc:10
             }
             acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
             const float r3 = acc3;
-            const float t13 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
+            const float t37 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc9 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t12 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
-                const float t14 = t12 - t13;                                // lang_functions.tc:11
-                const float t15 = powf(t14, 2.0f);                          // lang_functions.tc:11
-                acc9 = tc_op_sum()(acc9, t15);                              // lang_functions.tc:11
+                const float t36 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
+                const float t38 = t36 - t37;                                // lang_functions.tc:11
+                const float t39 = powf(t38, 2.0f);                          // lang_functions.tc:11
+                acc9 = tc_op_sum()(acc9, t39);                              // lang_functions.tc:11
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
-            const float t18 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
-            const float t19 = t18 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
-            const float t20 = rsqrtf(t19);                              // lang_functions.tc:17
+            const float t42 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
+            const float t43 = t42 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
+            const float t44 = rsqrtf(t43);                              // lang_functions.tc:17
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t16 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
-                const float t17 = t16 - t13;                                // lang_functions.tc:11
-                const float t21 = t17 * t20;                                // lang_functions.tc:17
-                const float t22 = in_w[i1];                                 // lang_functions.tc:15
-                const float t23 = t21 * t22;                                // lang_functions.tc:6
-                const float t24 = t23 * 2.0f;                               // lang_functions.tc:6
-                const float t25 = in_b[i1];                                 // lang_functions.tc:15
-                const float t26 = t24 + t25;                                // lang_functions.tc:6
-                out_out[sz_D*i0 + i1] = t26;                                // lang_functions.tc:6
+                const float t40 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
+                const float t41 = t40 - t37;                                // lang_functions.tc:11
+                const float t45 = t41 * t44;                                // lang_functions.tc:17
+                const float t46 = in_w[i1];                                 // lang_functions.tc:15
+                const float t47 = t45 * t46;                                // lang_functions.tc:6
+                const float t48 = t47 * 2.0f;                               // lang_functions.tc:6
+                const float t49 = in_b[i1];                                 // lang_functions.tc:15
+                const float t50 = t48 + t49;                                // lang_functions.tc:6
+                out_out[sz_D*i0 + i1] = t50;                                // lang_functions.tc:6
             }
         }
     }
@@ -504,15 +564,50 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_5(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_n;
     float acc6 = (float)0;
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
-        const idx_t i0 = r;
-        const float t0 = io_y[i0];                                  // lang_functions.tc:30
-        const float t1 = in_x[i0];                                  // lang_functions.tc:30
-        const float t2 = 0.5f * t1;                                 // lang_functions.tc:27
-        const float t3 = t0 + t2;                                   // lang_functions.tc:27
-        const float t4 = t3 * t3;                                   // lang_functions.tc:28
-        acc6 = tc_op_sum()(acc6, t4);                               // lang_functions.tc:28
+    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
+         base += (idx_t)gridDim.x * blockDim.x * 4) {
+        const idx_t i0 = base;
+        if (base + 4 <= len &&
+            tc_aligned(io_y + i0, 16) &&
+            tc_aligned(in_x + i0, 16)) {
+            const tc_vec<float, 4> v5 = tc_vload<float, 4>(io_y + i0);  // lang_functions.tc:30
+            const float t6 = v5.v[0];                                   // lang_functions.tc:30
+            const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + i0);  // lang_functions.tc:30
+            const float t8 = v7.v[0];                                   // lang_functions.tc:30
+            const float t9 = 0.5f * t8;                                 // lang_functions.tc:27
+            const float t10 = t6 + t9;                                  // lang_functions.tc:27
+            const float t11 = t10 * t10;                                // lang_functions.tc:28
+            acc6 = tc_op_sum()(acc6, t11);                              // lang_functions.tc:28
+            const float t12 = v5.v[1];                                  // lang_functions.tc:30
+            const float t13 = v7.v[1];                                  // lang_functions.tc:30
+            const float t14 = 0.5f * t13;                               // lang_functions.tc:27
+            const float t15 = t12 + t14;                                // lang_functions.tc:27
+            const float t16 = t15 * t15;                                // lang_functions.tc:28
+            acc6 = tc_op_sum()(acc6, t16);                              // lang_functions.tc:28
+            const float t17 = v5.v[2];                                  // lang_functions.tc:30
+            const float t18 = v7.v[2];                                  // lang_functions.tc:30
+            const float t19 = 0.5f * t18;                               // lang_functions.tc:27
+            const float t20 = t17 + t19;                                // lang_functions.tc:27
+            const float t21 = t20 * t20;                                // lang_functions.tc:28
+            acc6 = tc_op_sum()(acc6, t21);                              // lang_functions.tc:28
+            const float t22 = v5.v[3];                                  // lang_functions.tc:30
+            const float t23 = v7.v[3];                                  // lang_functions.tc:30
+            const float t24 = 0.5f * t23;                               // lang_functions.tc:27
+            const float t25 = t22 + t24;                                // lang_functions.tc:27
+            const float t26 = t25 * t25;                                // lang_functions.tc:28
+            acc6 = tc_op_sum()(acc6, t26);                              // lang_functions.tc:28
+        } else {
+            for (int e = 0; e < 4 && base + e < len; ++e) {
+                const idx_t r = base + e;
+                const idx_t i0 = r;
+                const float t0 = io_y[i0];                                  // lang_functions.tc:30
+                const float t1 = in_x[i0];                                  // lang_functions.tc:30
+                const float t2 = 0.5f * t1;                                 // lang_functions.tc:27
+                const float t3 = t0 + t2;                                   // lang_functions.tc:27
+                const float t4 = t3 * t3;                                   // lang_functions.tc:28
+                acc6 = tc_op_sum()(acc6, t4);                               // lang_functions.tc:28
+            }
+        }
     }
     unsigned *ticket = (unsigned *)ws;
     acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
@@ -696,7 +791,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_8
 }
 
 /* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sub_exp_div_max_sum_log_9(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_exp_div_max_sum_log_9(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_b,
@@ -714,21 +809,47 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sub_exp_div_max_s
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(buf4 + 0, 16) &&
+            tc_aligned(buf7 + 0, 16) &&
+            tc_aligned(out_a + sz_D*i0, 16) &&
+            tc_aligned(out_c + sz_D*i0, 16) &&
+            tc_aligned(in_w + 0, 16) &&
+            tc_aligned(in_b + 0, 16) &&
+            tc_aligned(out_d + sz_D*i0, 16) &&
+            tc_aligned(in_g + 0, 16) &&
+            tc_aligned(out_e + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc9 = tc_lowest<float>();
             float acc16 = (float)0;
             float acc29 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // lang_functions.tc:42
-                    acc9 = tc_op_max()(acc9, pc0[j]);                           // <prelude>/softmax.tc:20
-                    acc16 = tc_op_sum()(acc16, pc0[j]);                         // <prelude>/norm.tc:13
-                    const float t0 = pc0[j] * pc0[j];                           // <prelude>/norm.tc:22
-                    acc29 = tc_op_sum()(acc29, t0);                             // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:42
+                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:42
+                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
+                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 0]);                 // <prelude>/norm.tc:13
+                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // <prelude>/norm.tc:22
+                    acc29 = tc_op_sum()(acc29, t1);                             // <prelude>/norm.tc:22
+                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:42
+                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
+                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 1]);                 // <prelude>/norm.tc:13
+                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // <prelude>/norm.tc:22
+                    acc29 = tc_op_sum()(acc29, t2);                             // <prelude>/norm.tc:22
+                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:42
+                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
+                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 2]);                 // <prelude>/norm.tc:13
+                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // <prelude>/norm.tc:22
+                    acc29 = tc_op_sum()(acc29, t3);                             // <prelude>/norm.tc:22
+                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:42
+                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
+                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 3]);                 // <prelude>/norm.tc:13
+                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
+                    acc29 = tc_op_sum()(acc29, t4);                             // <prelude>/norm.tc:22
                 }
             }
             acc9 = tc_block_reduce(acc9, tc_op_max(), (float *)tc_smem);
@@ -737,20 +858,38 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sub_exp_div_max_s
             const float r16 = acc16;
             acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
             const float r29 = acc29;
-            const float t3 = r16 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            const float t7 = r16 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc12 = (float)0;
             float acc21 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t1 = pc0[j] - r9;                               // <prelude>/softmax.tc:20
-                    const float t2 = expf(t1);                                  // <prelude>/softmax.tc:21
-                    acc12 = tc_op_sum()(acc12, t2);                             // <prelude>/softmax.tc:21
-                    const float t4 = pc0[j] - t3;                               // <prelude>/norm.tc:14
-                    const float t5 = t4 * t4;                                   // <prelude>/norm.tc:14
-                    acc21 = tc_op_sum()(acc21, t5);                             // <prelude>/norm.tc:14
+                    const float t5 = (pc0[j * 4 + 0]) - r9;                     // <prelude>/softmax.tc:20
+                    const float t6 = expf(t5);                                  // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t6);                             // <prelude>/softmax.tc:21
+                    const float t8 = (pc0[j * 4 + 0]) - t7;                     // <prelude>/norm.tc:14
+                    const float t9 = t8 * t8;                                   // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t9);                             // <prelude>/norm.tc:14
+                    const float t10 = (pc0[j * 4 + 1]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t11 = expf(t10);                                // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t11);                            // <prelude>/softmax.tc:21
+                    const float t12 = (pc0[j * 4 + 1]) - t7;                    // <prelude>/norm.tc:14
+                    const float t13 = t12 * t12;                                // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t13);                            // <prelude>/norm.tc:14
+                    const float t14 = (pc0[j * 4 + 2]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t15 = expf(t14);                                // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t15);                            // <prelude>/softmax.tc:21
+                    const float t16 = (pc0[j * 4 + 2]) - t7;                    // <prelude>/norm.tc:14
+                    const float t17 = t16 * t16;                                // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t17);                            // <prelude>/norm.tc:14
+                    const float t18 = (pc0[j * 4 + 3]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t19 = expf(t18);                                // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t19);                            // <prelude>/softmax.tc:21
+                    const float t20 = (pc0[j * 4 + 3]) - t7;                    // <prelude>/norm.tc:14
+                    const float t21 = t20 * t20;                                // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t21);                            // <prelude>/norm.tc:14
                 }
             }
             acc12 = tc_block_reduce(acc12, tc_op_sum(), (float *)tc_smem);
@@ -759,41 +898,94 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sub_exp_div_max_s
             const float r21 = acc21;
             float pc1[8];
             float pc2[8];
-            const float t10 = logf(r12);                                // <prelude>/softmax.tc:21
-            const float t13 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t14 = t13 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
-            const float t15 = rsqrtf(t14);                              // <prelude>/norm.tc:14
+            const float t37 = logf(r12);                                // <prelude>/softmax.tc:21
+            const float t46 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t47 = t46 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
+            const float t48 = rsqrtf(t47);                              // <prelude>/norm.tc:14
             float pc3[8];
             float pc4[8];
-            const float t19 = r29 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:22
-            const float t20 = t19 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t21 = rsqrtf(t20);                              // <prelude>/norm.tc:22
+            const float t66 = r29 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:22
+            const float t67 = t66 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t68 = rsqrtf(t67);                              // <prelude>/norm.tc:22
             float pc5[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc1[j] = buf4[i1];                                          // <prelude>/softmax.tc:13
-                    const float t6 = pc0[j] - pc1[j];                           // <prelude>/softmax.tc:13
-                    const float t7 = expf(t6);                                  // <prelude>/softmax.tc:13
-                    pc2[j] = buf7[i1];                                          // <prelude>/softmax.tc:14
-                    const float t8 = t7 / pc2[j];                               // <prelude>/softmax.tc:14
-                    out_a[sz_D*i0 + i1] = t8;                                   // <prelude>/softmax.tc:14
-                    const float t9 = pc0[j] - r9;                               // <prelude>/softmax.tc:20
-                    const float t11 = t9 - t10;                                 // <prelude>/softmax.tc:21
-                    out_c[sz_D*i0 + i1] = t11;                                  // <prelude>/softmax.tc:21
-                    const float t12 = pc0[j] - t3;                              // <prelude>/norm.tc:14
-                    const float t16 = t12 * t15;                                // <prelude>/norm.tc:15
-                    pc3[j] = in_w[i1];                                          // lang_functions.tc:42
-                    const float t17 = t16 * pc3[j];                             // <prelude>/norm.tc:15
-                    pc4[j] = in_b[i1];                                          // lang_functions.tc:42
-                    const float t18 = t17 + pc4[j];                             // <prelude>/norm.tc:15
-                    out_d[sz_D*i0 + i1] = t18;                                  // <prelude>/norm.tc:15
-                    const float t22 = pc0[j] * t21;                             // <prelude>/norm.tc:22
-                    pc5[j] = in_g[i1];                                          // lang_functions.tc:42
-                    const float t23 = t22 * pc5[j];                             // <prelude>/norm.tc:22
-                    out_e[sz_D*i0 + i1] = t23;                                  // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v22 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:13
+                    pc1[j * 4 + 0] = v22.v[0];                                  // <prelude>/softmax.tc:13
+                    const float t23 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // <prelude>/softmax.tc:13
+                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
+                    const tc_vec<float, 4> v25 = tc_vload<float, 4>(buf7 + i1); // <prelude>/softmax.tc:14
+                    pc2[j * 4 + 0] = v25.v[0];                                  // <prelude>/softmax.tc:14
+                    const float t26 = t24 / (pc2[j * 4 + 0]);                   // <prelude>/softmax.tc:14
+                    pc1[j * 4 + 1] = v22.v[1];                                  // <prelude>/softmax.tc:13
+                    const float t27 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // <prelude>/softmax.tc:13
+                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:13
+                    pc2[j * 4 + 1] = v25.v[1];                                  // <prelude>/softmax.tc:14
+                    const float t29 = t28 / (pc2[j * 4 + 1]);                   // <prelude>/softmax.tc:14
+                    pc1[j * 4 + 2] = v22.v[2];                                  // <prelude>/softmax.tc:13
+                    const float t30 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // <prelude>/softmax.tc:13
+                    const float t31 = expf(t30);                                // <prelude>/softmax.tc:13
+                    pc2[j * 4 + 2] = v25.v[2];                                  // <prelude>/softmax.tc:14
+                    const float t32 = t31 / (pc2[j * 4 + 2]);                   // <prelude>/softmax.tc:14
+                    pc1[j * 4 + 3] = v22.v[3];                                  // <prelude>/softmax.tc:13
+                    const float t33 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // <prelude>/softmax.tc:13
+                    const float t34 = expf(t33);                                // <prelude>/softmax.tc:13
+                    pc2[j * 4 + 3] = v25.v[3];                                  // <prelude>/softmax.tc:14
+                    const float t35 = t34 / (pc2[j * 4 + 3]);                   // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_a + sz_D*i0 + i1, {{t26, t29, t32, t35}}); // <prelude>/softmax.tc:14
+                    const float t36 = (pc0[j * 4 + 0]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t38 = t36 - t37;                                // <prelude>/softmax.tc:21
+                    const float t39 = (pc0[j * 4 + 1]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t40 = t39 - t37;                                // <prelude>/softmax.tc:21
+                    const float t41 = (pc0[j * 4 + 2]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t42 = t41 - t37;                                // <prelude>/softmax.tc:21
+                    const float t43 = (pc0[j * 4 + 3]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t44 = t43 - t37;                                // <prelude>/softmax.tc:21
+                    tc_vstore<float, 4>(out_c + sz_D*i0 + i1, {{t38, t40, t42, t44}}); // <prelude>/softmax.tc:21
+                    const float t45 = (pc0[j * 4 + 0]) - t7;                    // <prelude>/norm.tc:14
+                    const float t49 = t45 * t48;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v50 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:42
+                    pc3[j * 4 + 0] = v50.v[0];                                  // lang_functions.tc:42
+                    const float t51 = t49 * (pc3[j * 4 + 0]);                   // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v52 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:42
+                    pc4[j * 4 + 0] = v52.v[0];                                  // lang_functions.tc:42
+                    const float t53 = t51 + (pc4[j * 4 + 0]);                   // <prelude>/norm.tc:15
+                    const float t54 = (pc0[j * 4 + 1]) - t7;                    // <prelude>/norm.tc:14
+                    const float t55 = t54 * t48;                                // <prelude>/norm.tc:15
+                    pc3[j * 4 + 1] = v50.v[1];                                  // lang_functions.tc:42
+                    const float t56 = t55 * (pc3[j * 4 + 1]);                   // <prelude>/norm.tc:15
+                    pc4[j * 4 + 1] = v52.v[1];                                  // lang_functions.tc:42
+                    const float t57 = t56 + (pc4[j * 4 + 1]);                   // <prelude>/norm.tc:15
+                    const float t58 = (pc0[j * 4 + 2]) - t7;                    // <prelude>/norm.tc:14
+                    const float t59 = t58 * t48;                                // <prelude>/norm.tc:15
+                    pc3[j * 4 + 2] = v50.v[2];                                  // lang_functions.tc:42
+                    const float t60 = t59 * (pc3[j * 4 + 2]);                   // <prelude>/norm.tc:15
+                    pc4[j * 4 + 2] = v52.v[2];                                  // lang_functions.tc:42
+                    const float t61 = t60 + (pc4[j * 4 + 2]);                   // <prelude>/norm.tc:15
+                    const float t62 = (pc0[j * 4 + 3]) - t7;                    // <prelude>/norm.tc:14
+                    const float t63 = t62 * t48;                                // <prelude>/norm.tc:15
+                    pc3[j * 4 + 3] = v50.v[3];                                  // lang_functions.tc:42
+                    const float t64 = t63 * (pc3[j * 4 + 3]);                   // <prelude>/norm.tc:15
+                    pc4[j * 4 + 3] = v52.v[3];                                  // lang_functions.tc:42
+                    const float t65 = t64 + (pc4[j * 4 + 3]);                   // <prelude>/norm.tc:15
+                    tc_vstore<float, 4>(out_d + sz_D*i0 + i1, {{t53, t57, t61, t65}}); // <prelude>/norm.tc:15
+                    const float t69 = (pc0[j * 4 + 0]) * t68;                   // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v70 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:42
+                    pc5[j * 4 + 0] = v70.v[0];                                  // lang_functions.tc:42
+                    const float t71 = t69 * (pc5[j * 4 + 0]);                   // <prelude>/norm.tc:22
+                    const float t72 = (pc0[j * 4 + 1]) * t68;                   // <prelude>/norm.tc:22
+                    pc5[j * 4 + 1] = v70.v[1];                                  // lang_functions.tc:42
+                    const float t73 = t72 * (pc5[j * 4 + 1]);                   // <prelude>/norm.tc:22
+                    const float t74 = (pc0[j * 4 + 2]) * t68;                   // <prelude>/norm.tc:22
+                    pc5[j * 4 + 2] = v70.v[2];                                  // lang_functions.tc:42
+                    const float t75 = t74 * (pc5[j * 4 + 2]);                   // <prelude>/norm.tc:22
+                    const float t76 = (pc0[j * 4 + 3]) * t68;                   // <prelude>/norm.tc:22
+                    pc5[j * 4 + 3] = v70.v[3];                                  // lang_functions.tc:42
+                    const float t77 = t76 * (pc5[j * 4 + 3]);                   // <prelude>/norm.tc:22
+                    tc_vstore<float, 4>(out_e + sz_D*i0 + i1, {{t71, t73, t75, t77}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
@@ -802,11 +994,11 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sub_exp_div_max_s
             float acc29 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t24 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
-                acc9 = tc_op_max()(acc9, t24);                              // <prelude>/softmax.tc:20
-                acc16 = tc_op_sum()(acc16, t24);                            // <prelude>/norm.tc:13
-                const float t25 = t24 * t24;                                // <prelude>/norm.tc:22
-                acc29 = tc_op_sum()(acc29, t25);                            // <prelude>/norm.tc:22
+                const float t78 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
+                acc9 = tc_op_max()(acc9, t78);                              // <prelude>/softmax.tc:20
+                acc16 = tc_op_sum()(acc16, t78);                            // <prelude>/norm.tc:13
+                const float t79 = t78 * t78;                                // <prelude>/norm.tc:22
+                acc29 = tc_op_sum()(acc29, t79);                            // <prelude>/norm.tc:22
             }
             acc9 = tc_block_reduce(acc9, tc_op_max(), (float *)tc_smem);
             const float r9 = acc9;
@@ -814,53 +1006,53 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sub_exp_div_max_s
             const float r16 = acc16;
             acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
             const float r29 = acc29;
-            const float t29 = r16 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:13
+            const float t83 = r16 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:13
             float acc12 = (float)0;
             float acc21 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t26 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
-                const float t27 = t26 - r9;                                 // <prelude>/softmax.tc:20
-                const float t28 = expf(t27);                                // <prelude>/softmax.tc:21
-                acc12 = tc_op_sum()(acc12, t28);                            // <prelude>/softmax.tc:21
-                const float t30 = t26 - t29;                                // <prelude>/norm.tc:14
-                const float t31 = t30 * t30;                                // <prelude>/norm.tc:14
-                acc21 = tc_op_sum()(acc21, t31);                            // <prelude>/norm.tc:14
+                const float t80 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
+                const float t81 = t80 - r9;                                 // <prelude>/softmax.tc:20
+                const float t82 = expf(t81);                                // <prelude>/softmax.tc:21
+                acc12 = tc_op_sum()(acc12, t82);                            // <prelude>/softmax.tc:21
+                const float t84 = t80 - t83;                                // <prelude>/norm.tc:14
+                const float t85 = t84 * t84;                                // <prelude>/norm.tc:14
+                acc21 = tc_op_sum()(acc21, t85);                            // <prelude>/norm.tc:14
             }
             acc12 = tc_block_reduce(acc12, tc_op_sum(), (float *)tc_smem);
             const float r12 = acc12;
             acc21 = tc_block_reduce(acc21, tc_op_sum(), (float *)tc_smem);
             const float r21 = acc21;
-            const float t39 = logf(r12);                                // <prelude>/softmax.tc:21
-            const float t42 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t43 = t42 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
-            const float t44 = rsqrtf(t43);                              // <prelude>/norm.tc:14
-            const float t50 = r29 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:22
-            const float t51 = t50 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t52 = rsqrtf(t51);                              // <prelude>/norm.tc:22
+            const float t93 = logf(r12);                                // <prelude>/softmax.tc:21
+            const float t96 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t97 = t96 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
+            const float t98 = rsqrtf(t97);                              // <prelude>/norm.tc:14
+            const float t104 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
+            const float t105 = t104 + (9.99999997e-07f);                // <prelude>/norm.tc:22
+            const float t106 = rsqrtf(t105);                            // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t32 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
-                const float t33 = buf4[i1];                                 // <prelude>/softmax.tc:13
-                const float t34 = t32 - t33;                                // <prelude>/softmax.tc:13
-                const float t35 = expf(t34);                                // <prelude>/softmax.tc:13
-                const float t36 = buf7[i1];                                 // <prelude>/softmax.tc:14
-                const float t37 = t35 / t36;                                // <prelude>/softmax.tc:14
-                out_a[sz_D*i0 + i1] = t37;                                  // <prelude>/softmax.tc:14
-                const float t38 = t32 - r9;                                 // <prelude>/softmax.tc:20
-                const float t40 = t38 - t39;                                // <prelude>/softmax.tc:21
-                out_c[sz_D*i0 + i1] = t40;                                  // <prelude>/softmax.tc:21
-                const float t41 = t32 - t29;                                // <prelude>/norm.tc:14
-                const float t45 = t41 * t44;                                // <prelude>/norm.tc:15
-                const float t46 = in_w[i1];                                 // lang_functions.tc:42
-                const float t47 = t45 * t46;                                // <prelude>/norm.tc:15
-                const float t48 = in_b[i1];                                 // lang_functions.tc:42
-                const float t49 = t47 + t48;                                // <prelude>/norm.tc:15
-                out_d[sz_D*i0 + i1] = t49;                                  // <prelude>/norm.tc:15
-                const float t53 = t32 * t52;                                // <prelude>/norm.tc:22
-                const float t54 = in_g[i1];                                 // lang_functions.tc:42
-                const float t55 = t53 * t54;                                // <prelude>/norm.tc:22
-                out_e[sz_D*i0 + i1] = t55;                                  // <prelude>/norm.tc:22
+                const float t86 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
+                const float t87 = buf4[i1];                                 // <prelude>/softmax.tc:13
+                const float t88 = t86 - t87;                                // <prelude>/softmax.tc:13
+                const float t89 = expf(t88);                                // <prelude>/softmax.tc:13
+                const float t90 = buf7[i1];                                 // <prelude>/softmax.tc:14
+                const float t91 = t89 / t90;                                // <prelude>/softmax.tc:14
+                out_a[sz_D*i0 + i1] = t91;                                  // <prelude>/softmax.tc:14
+                const float t92 = t86 - r9;                                 // <prelude>/softmax.tc:20
+                const float t94 = t92 - t93;                                // <prelude>/softmax.tc:21
+                out_c[sz_D*i0 + i1] = t94;                                  // <prelude>/softmax.tc:21
+                const float t95 = t86 - t83;                                // <prelude>/norm.tc:14
+                const float t99 = t95 * t98;                                // <prelude>/norm.tc:15
+                const float t100 = in_w[i1];                                // lang_functions.tc:42
+                const float t101 = t99 * t100;                              // <prelude>/norm.tc:15
+                const float t102 = in_b[i1];                                // lang_functions.tc:42
+                const float t103 = t101 + t102;                             // <prelude>/norm.tc:15
+                out_d[sz_D*i0 + i1] = t103;                                 // <prelude>/norm.tc:15
+                const float t107 = t86 * t106;                              // <prelude>/norm.tc:22
+                const float t108 = in_g[i1];                                // lang_functions.tc:42
+                const float t109 = t107 * t108;                             // <prelude>/norm.tc:22
+                out_e[sz_D*i0 + i1] = t109;                                 // <prelude>/norm.tc:22
             }
         }
     }
@@ -869,7 +1061,7 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sub_exp_div_max_s
 /* ---- fn bf16_norm ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_mul_sum_div_add_rsqrt_10(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div_add_rsqrt_10(
     const unsigned short *__restrict__ in_x,
     const float *__restrict__ in_g,
     unsigned short *__restrict__ out_out,
@@ -880,58 +1072,84 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_mul_sum_div_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 8) &&
+            tc_aligned(in_g + 0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = tc_bf2f(in_x[sz_D*i0 + i1]);                       // lang_functions.tc:46
-                    const float t0 = pc0[j] * pc0[j];                           // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t0);                               // <prelude>/norm.tc:22
+                    const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:46
+                    pc0[j * 4 + 0] = tc_bf2f(v0.v[0]);                          // lang_functions.tc:46
+                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t1);                               // <prelude>/norm.tc:22
+                    pc0[j * 4 + 1] = tc_bf2f(v0.v[1]);                          // lang_functions.tc:46
+                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t2);                               // <prelude>/norm.tc:22
+                    pc0[j * 4 + 2] = tc_bf2f(v0.v[2]);                          // lang_functions.tc:46
+                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/norm.tc:22
+                    pc0[j * 4 + 3] = tc_bf2f(v0.v[3]);                          // lang_functions.tc:46
+                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t4);                               // <prelude>/norm.tc:22
                 }
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t1 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
-            const float t2 = t1 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
-            const float t3 = rsqrtf(t2);                                // <prelude>/norm.tc:22
+            const float t5 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
+            const float t6 = t5 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
+            const float t7 = rsqrtf(t6);                                // <prelude>/norm.tc:22
             float pc1[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t4 = pc0[j] * t3;                               // <prelude>/norm.tc:22
-                    pc1[j] = in_g[i1];                                          // lang_functions.tc:46
-                    const float t5 = t4 * pc1[j];                               // <prelude>/norm.tc:22
-                    const float t6 = tc_round_bf16(t5);                         // <prelude>/norm.tc:22
-                    out_out[sz_D*i0 + i1] = tc_f2bf(t6);                        // <prelude>/norm.tc:22
+                    const float t8 = (pc0[j * 4 + 0]) * t7;                     // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_g + i1);  // lang_functions.tc:46
+                    pc1[j * 4 + 0] = v9.v[0];                                   // lang_functions.tc:46
+                    const float t10 = t8 * (pc1[j * 4 + 0]);                    // <prelude>/norm.tc:22
+                    const float t11 = tc_round_bf16(t10);                       // <prelude>/norm.tc:22
+                    const float t12 = (pc0[j * 4 + 1]) * t7;                    // <prelude>/norm.tc:22
+                    pc1[j * 4 + 1] = v9.v[1];                                   // lang_functions.tc:46
+                    const float t13 = t12 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:22
+                    const float t14 = tc_round_bf16(t13);                       // <prelude>/norm.tc:22
+                    const float t15 = (pc0[j * 4 + 2]) * t7;                    // <prelude>/norm.tc:22
+                    pc1[j * 4 + 2] = v9.v[2];                                   // lang_functions.tc:46
+                    const float t16 = t15 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:22
+                    const float t17 = tc_round_bf16(t16);                       // <prelude>/norm.tc:22
+                    const float t18 = (pc0[j * 4 + 3]) * t7;                    // <prelude>/norm.tc:22
+                    pc1[j * 4 + 3] = v9.v[3];                                   // lang_functions.tc:46
+                    const float t19 = t18 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:22
+                    const float t20 = tc_round_bf16(t19);                       // <prelude>/norm.tc:22
+                    tc_vstore<unsigned short, 4>(out_out + sz_D*i0 + i1, {{tc_f2bf(t11), tc_f2bf(t14), tc_f2bf(t17), tc_f2bf(t20)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t7 = tc_bf2f(in_x[sz_D*i0 + i1]);               // lang_functions.tc:46
-                const float t8 = t7 * t7;                                   // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t8);                               // <prelude>/norm.tc:22
+                const float t21 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t22 = t21 * t21;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t22);                              // <prelude>/norm.tc:22
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t10 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t11 = t10 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t12 = rsqrtf(t11);                              // <prelude>/norm.tc:22
+            const float t24 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t25 = t24 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t26 = rsqrtf(t25);                              // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t9 = tc_bf2f(in_x[sz_D*i0 + i1]);               // lang_functions.tc:46
-                const float t13 = t9 * t12;                                 // <prelude>/norm.tc:22
-                const float t14 = in_g[i1];                                 // lang_functions.tc:46
-                const float t15 = t13 * t14;                                // <prelude>/norm.tc:22
-                const float t16 = tc_round_bf16(t15);                       // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t16);                       // <prelude>/norm.tc:22
+                const float t23 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t27 = t23 * t26;                                // <prelude>/norm.tc:22
+                const float t28 = in_g[i1];                                 // lang_functions.tc:46
+                const float t29 = t27 * t28;                                // <prelude>/norm.tc:22
+                const float t30 = tc_round_bf16(t29);                       // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t30);                       // <prelude>/norm.tc:22
             }
         }
     }
@@ -1029,13 +1247,13 @@ launch plan of moments (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_mu       output f32[N, 1]
   buffer out_var      output f32[N, 1]
-  step 0: tc_red_fused_sum_div_sub_pow_1<<<N, [512, 1, 1]>>>(in_x, out_mu, out_var, N, D)
+  step 0: tc_red_fused_sum_div_sub_pow_1<<<N, [1024, 1, 1]>>>(in_x, out_mu, out_var, N, D)
 launch plan of normalize (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
   buffer in_b         param  f32[D]
   buffer out_out      output f32[N, D]
-  step 0: tc_red_fused_sum_div_sub_pow_add_rsqrt_2<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
+  step 0: tc_red_fused_sum_div_sub_pow_add_rsqrt_2<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
 launch plan of axpy (32-bit indices):
   buffer io_y         param  f32[*]
   buffer in_x         param  f32[*]
@@ -1053,7 +1271,7 @@ launch plan of twice (32-bit indices):
   buffer out_out      output f32
   buffer out_y        output f32[*]  (written in place into io_y)
   buffer buf6         temp   f32  live steps 0..1, slot 0
-  step 0: tc_red_fused_mul_add_sum_5<<<(* + 1023)/1024, [256, 1, 1]>>>(io_y, in_x, buf6, *, workspace)
+  step 0: tc_red_fused_mul_add_sum_5<<<(* + 4095)/4096, [256, 1, 1]>>>(io_y, in_x, buf6, *, workspace)
   step 1: tc_red_fused_mul_add_sum_6<<<(* + 1023)/1024, [256, 1, 1]>>>(io_y, in_x, out_out, buf6, *, workspace)
 launch plan of sgd_momentum (32-bit indices):
   buffer io_p         param  f32[*]
@@ -1074,12 +1292,12 @@ launch plan of prelude_calls (32-bit indices):
   buffer buf4         temp   f32[1, D]  live steps 0..1, slot 0
   buffer buf7         temp   f32[1, D]  live steps 0..1, slot 1
   step 0: tc_red_fused_max_sub_exp_sum_8<<<(D + 31)/32, [32, 8, 1]>>>(in_x, buf4, buf7, D, N)
-  step 1: tc_red_fused_sub_exp_div_max_sum_log_9<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
+  step 1: tc_red_fused_sub_exp_div_max_sum_log_9<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
 launch plan of bf16_norm (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  f32[D]
   buffer out_out      output bf16[N, D]
-  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_10<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D)
+  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_10<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D)
 launch plan of bump (32-bit indices):
   buffer io_p         param  f32[*]
   buffer out_p        output f32[*]  (written in place into io_p)

@@ -271,7 +271,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
 }
 
 /* kernel 2: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_2(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_2(
     const float *__restrict__ in_x,
     float *__restrict__ out_mx,
     const idx_t sz_A,
@@ -285,16 +285,24 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_2(
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
         const idx_t i0 = q_;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc5 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i2 = r;
-                    pc0[j] = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];                 // lang_reductions.tc:4
-                    acc5 = tc_op_max()(acc5, pc0[j]);                           // lang_reductions.tc:8
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:4
+                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 0]);                   // lang_reductions.tc:8
+                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:4
+                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 1]);                   // lang_reductions.tc:8
+                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:4
+                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 2]);                   // lang_reductions.tc:8
+                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:4
+                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 3]);                   // lang_reductions.tc:8
                 }
             }
             acc5 = tc_block_reduce(acc5, tc_op_max(), (float *)tc_smem);
@@ -306,8 +314,8 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_2(
             float acc5 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i2 = r;
-                const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
-                acc5 = tc_op_max()(acc5, t0);                               // lang_reductions.tc:8
+                const float t1 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
+                acc5 = tc_op_max()(acc5, t1);                               // lang_reductions.tc:8
             }
             acc5 = tc_block_reduce(acc5, tc_op_max(), (float *)tc_smem);
             const float r5 = acc5;
@@ -391,17 +399,43 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_prod_sum_4(
     const idx_t len = sz_A*sz_B*sz_C;
     float acc7 = (float)1;
     float acc8 = (float)0;
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
-        idx_t q_ = r;
+    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
+         base += (idx_t)gridDim.x * blockDim.x * 4) {
+        idx_t q_ = base;
         const idx_t i2 = q_ % sz_C;
         q_ /= sz_C;
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
         const idx_t i0 = q_;
-        const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
-        acc7 = tc_op_prod()(acc7, t0);                              // lang_reductions.tc:9
-        acc8 = tc_op_sum()(acc8, t0);                               // lang_reductions.tc:9
+        if (base + 4 <= len && i2 + 4 <= sz_C &&
+            tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2, 16)) {
+            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+            const float t2 = v1.v[0];                                   // lang_reductions.tc:4
+            acc7 = tc_op_prod()(acc7, t2);                              // lang_reductions.tc:9
+            acc8 = tc_op_sum()(acc8, t2);                               // lang_reductions.tc:9
+            const float t3 = v1.v[1];                                   // lang_reductions.tc:4
+            acc7 = tc_op_prod()(acc7, t3);                              // lang_reductions.tc:9
+            acc8 = tc_op_sum()(acc8, t3);                               // lang_reductions.tc:9
+            const float t4 = v1.v[2];                                   // lang_reductions.tc:4
+            acc7 = tc_op_prod()(acc7, t4);                              // lang_reductions.tc:9
+            acc8 = tc_op_sum()(acc8, t4);                               // lang_reductions.tc:9
+            const float t5 = v1.v[3];                                   // lang_reductions.tc:4
+            acc7 = tc_op_prod()(acc7, t5);                              // lang_reductions.tc:9
+            acc8 = tc_op_sum()(acc8, t5);                               // lang_reductions.tc:9
+        } else {
+            for (int e = 0; e < 4 && base + e < len; ++e) {
+                const idx_t r = base + e;
+                idx_t q_ = r;
+                const idx_t i2 = q_ % sz_C;
+                q_ /= sz_C;
+                const idx_t i1 = q_ % sz_B;
+                q_ /= sz_B;
+                const idx_t i0 = q_;
+                const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
+                acc7 = tc_op_prod()(acc7, t0);                              // lang_reductions.tc:9
+                acc8 = tc_op_sum()(acc8, t0);                               // lang_reductions.tc:9
+            }
+        }
     }
     unsigned *ticket = (unsigned *)ws;
     acc7 = tc_block_reduce(acc7, tc_op_prod(), (float *)tc_smem);
@@ -434,7 +468,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_prod_sum_4(
 /* ---- fn indices ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_argmax_5(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_argmax_5(
     const float *__restrict__ in_x,
     long long *__restrict__ out_amax,
     const idx_t sz_N,
@@ -444,16 +478,20 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_argmax_5(
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 2 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 8)) { /* the row fits in registers: read it once */
             float pc0[8];
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j], (long long)(r)}); // lang_reductions.tc:13
+                    const tc_vec<float, 2> v0 = tc_vload<float, 2>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
+                    pc0[j * 2 + 0] = v0.v[0];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 2 + 0], (long long)(r)}); // lang_reductions.tc:13
+                    pc0[j * 2 + 1] = v0.v[1];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 2 + 1], (long long)(r + 1)}); // lang_reductions.tc:13
                 }
             }
             acc1 = tc_block_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem);
@@ -465,8 +503,8 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_argmax_5(
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t0 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
-                acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)t0, (long long)(r)}); // lang_reductions.tc:13
+                const float t1 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
+                acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)t1, (long long)(r)}); // lang_reductions.tc:13
             }
             acc1 = tc_block_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem);
             const long long r1 = acc1.i;
@@ -535,7 +573,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
 /* ---- fn statistics ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_mul_sqrt_max_7(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_mul_sqrt_max_7(
     const float *__restrict__ in_x,
     float *__restrict__ out_v,
     float *__restrict__ out_s,
@@ -548,20 +586,34 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_mul_s
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc1 = (float)0;
             float acc9 = (float)0;
             float acc17 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // lang_reductions.tc:16
-                    acc1 = tc_op_sum()(acc1, pc0[j]);                           // lang_reductions.tc:17
-                    acc9 = tc_op_sum()(acc9, pc0[j]);                           // lang_reductions.tc:18
-                    acc17 = tc_op_max()(acc17, pc0[j]);                         // lang_reductions.tc:18
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
+                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:16
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_reductions.tc:17
+                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 0]);                   // lang_reductions.tc:18
+                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 0]);                 // lang_reductions.tc:18
+                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:16
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_reductions.tc:17
+                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 1]);                   // lang_reductions.tc:18
+                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 1]);                 // lang_reductions.tc:18
+                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:16
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_reductions.tc:17
+                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 2]);                   // lang_reductions.tc:18
+                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 2]);                 // lang_reductions.tc:18
+                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:16
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_reductions.tc:17
+                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 3]);                   // lang_reductions.tc:18
+                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 3]);                 // lang_reductions.tc:18
                 }
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
@@ -570,27 +622,54 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_mul_s
             const float r9 = acc9;
             acc17 = tc_block_reduce(acc17, tc_op_max(), (float *)tc_smem);
             const float r17 = acc17;
-            const float t0 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:17
-            const float t3 = r9 / ((float)((long long)(sz_D)));         // lang_reductions.tc:18
-            const bool t6 = ((float)isinf(r17)) != 0;                   // lang_reductions.tc:18
-            const float t7 = (t6 != 0.0f ? 0.0f : r17);                 // lang_reductions.tc:18
+            const float t1 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:17
+            const float t4 = r9 / ((float)((long long)(sz_D)));         // lang_reductions.tc:18
+            const bool t7 = ((float)isinf(r17)) != 0;                   // lang_reductions.tc:18
+            const float t8 = (t7 != 0.0f ? 0.0f : r17);                 // lang_reductions.tc:18
             float acc6 = (float)0;
             float acc13 = (float)0;
             float acc23 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t1 = pc0[j] - t0;                               // lang_reductions.tc:17
-                    const float t2 = t1 * t1;                                   // lang_reductions.tc:17
-                    acc6 = tc_op_sum()(acc6, t2);                               // lang_reductions.tc:17
-                    const float t4 = pc0[j] - t3;                               // lang_reductions.tc:18
-                    const float t5 = t4 * t4;                                   // lang_reductions.tc:18
-                    acc13 = tc_op_sum()(acc13, t5);                             // lang_reductions.tc:18
-                    const float t8 = pc0[j] - t7;                               // lang_reductions.tc:18
-                    const float t9 = expf(t8);                                  // lang_reductions.tc:18
-                    acc23 = tc_op_sum()(acc23, t9);                             // lang_reductions.tc:18
+                    const float t2 = (pc0[j * 4 + 0]) - t1;                     // lang_reductions.tc:17
+                    const float t3 = t2 * t2;                                   // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t3);                               // lang_reductions.tc:17
+                    const float t5 = (pc0[j * 4 + 0]) - t4;                     // lang_reductions.tc:18
+                    const float t6 = t5 * t5;                                   // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t6);                             // lang_reductions.tc:18
+                    const float t9 = (pc0[j * 4 + 0]) - t8;                     // lang_reductions.tc:18
+                    const float t10 = expf(t9);                                 // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t10);                            // lang_reductions.tc:18
+                    const float t11 = (pc0[j * 4 + 1]) - t1;                    // lang_reductions.tc:17
+                    const float t12 = t11 * t11;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t12);                              // lang_reductions.tc:17
+                    const float t13 = (pc0[j * 4 + 1]) - t4;                    // lang_reductions.tc:18
+                    const float t14 = t13 * t13;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t14);                            // lang_reductions.tc:18
+                    const float t15 = (pc0[j * 4 + 1]) - t8;                    // lang_reductions.tc:18
+                    const float t16 = expf(t15);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t16);                            // lang_reductions.tc:18
+                    const float t17 = (pc0[j * 4 + 2]) - t1;                    // lang_reductions.tc:17
+                    const float t18 = t17 * t17;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t18);                              // lang_reductions.tc:17
+                    const float t19 = (pc0[j * 4 + 2]) - t4;                    // lang_reductions.tc:18
+                    const float t20 = t19 * t19;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t20);                            // lang_reductions.tc:18
+                    const float t21 = (pc0[j * 4 + 2]) - t8;                    // lang_reductions.tc:18
+                    const float t22 = expf(t21);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t22);                            // lang_reductions.tc:18
+                    const float t23 = (pc0[j * 4 + 3]) - t1;                    // lang_reductions.tc:17
+                    const float t24 = t23 * t23;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t24);                              // lang_reductions.tc:17
+                    const float t25 = (pc0[j * 4 + 3]) - t4;                    // lang_reductions.tc:18
+                    const float t26 = t25 * t25;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t26);                            // lang_reductions.tc:18
+                    const float t27 = (pc0[j * 4 + 3]) - t8;                    // lang_reductions.tc:18
+                    const float t28 = expf(t27);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t28);                            // lang_reductions.tc:18
                 }
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
@@ -599,17 +678,17 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_mul_s
             const float r13 = acc13;
             acc23 = tc_block_reduce(acc23, tc_op_sum(), (float *)tc_smem);
             const float r23 = acc23;
-            const float t10 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
-            const float t11 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
-            const float t12 = sqrtf(t11);                               // lang_reductions.tc:18
-            const float t13 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t14 = logf(r23);                                // lang_reductions.tc:18
-            const float t15 = t14 + t7;                                 // lang_reductions.tc:18
+            const float t29 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
+            const float t30 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
+            const float t31 = sqrtf(t30);                               // lang_reductions.tc:18
+            const float t32 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const float t33 = logf(r23);                                // lang_reductions.tc:18
+            const float t34 = t33 + t8;                                 // lang_reductions.tc:18
             if (threadIdx.x == 0) {
-                out_v[i0] = t10;                                            // lang_reductions.tc:17
-                out_s[i0] = t12;                                            // lang_reductions.tc:18
-                out_v0[i0] = t13;                                           // lang_reductions.tc:18
-                out_l[i0] = t15;                                            // lang_reductions.tc:18
+                out_v[i0] = t29;                                            // lang_reductions.tc:17
+                out_s[i0] = t31;                                            // lang_reductions.tc:18
+                out_v0[i0] = t32;                                           // lang_reductions.tc:18
+                out_l[i0] = t34;                                            // lang_reductions.tc:18
             }
         } else {
             float acc1 = (float)0;
@@ -617,10 +696,10 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_mul_s
             float acc17 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t16 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
-                acc1 = tc_op_sum()(acc1, t16);                              // lang_reductions.tc:17
-                acc9 = tc_op_sum()(acc9, t16);                              // lang_reductions.tc:18
-                acc17 = tc_op_max()(acc17, t16);                            // lang_reductions.tc:18
+                const float t35 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
+                acc1 = tc_op_sum()(acc1, t35);                              // lang_reductions.tc:17
+                acc9 = tc_op_sum()(acc9, t35);                              // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, t35);                            // lang_reductions.tc:18
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
             const float r1 = acc1;
@@ -628,25 +707,25 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_mul_s
             const float r9 = acc9;
             acc17 = tc_block_reduce(acc17, tc_op_max(), (float *)tc_smem);
             const float r17 = acc17;
-            const float t18 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
-            const float t21 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const bool t24 = ((float)isinf(r17)) != 0;                  // lang_reductions.tc:18
-            const float t25 = (t24 != 0.0f ? 0.0f : r17);               // lang_reductions.tc:18
+            const float t37 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
+            const float t40 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const bool t43 = ((float)isinf(r17)) != 0;                  // lang_reductions.tc:18
+            const float t44 = (t43 != 0.0f ? 0.0f : r17);               // lang_reductions.tc:18
             float acc6 = (float)0;
             float acc13 = (float)0;
             float acc23 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t17 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
-                const float t19 = t17 - t18;                                // lang_reductions.tc:17
-                const float t20 = t19 * t19;                                // lang_reductions.tc:17
-                acc6 = tc_op_sum()(acc6, t20);                              // lang_reductions.tc:17
-                const float t22 = t17 - t21;                                // lang_reductions.tc:18
-                const float t23 = t22 * t22;                                // lang_reductions.tc:18
-                acc13 = tc_op_sum()(acc13, t23);                            // lang_reductions.tc:18
-                const float t26 = t17 - t25;                                // lang_reductions.tc:18
-                const float t27 = expf(t26);                                // lang_reductions.tc:18
-                acc23 = tc_op_sum()(acc23, t27);                            // lang_reductions.tc:18
+                const float t36 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
+                const float t38 = t36 - t37;                                // lang_reductions.tc:17
+                const float t39 = t38 * t38;                                // lang_reductions.tc:17
+                acc6 = tc_op_sum()(acc6, t39);                              // lang_reductions.tc:17
+                const float t41 = t36 - t40;                                // lang_reductions.tc:18
+                const float t42 = t41 * t41;                                // lang_reductions.tc:18
+                acc13 = tc_op_sum()(acc13, t42);                            // lang_reductions.tc:18
+                const float t45 = t36 - t44;                                // lang_reductions.tc:18
+                const float t46 = expf(t45);                                // lang_reductions.tc:18
+                acc23 = tc_op_sum()(acc23, t46);                            // lang_reductions.tc:18
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
@@ -654,17 +733,17 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_mul_s
             const float r13 = acc13;
             acc23 = tc_block_reduce(acc23, tc_op_sum(), (float *)tc_smem);
             const float r23 = acc23;
-            const float t28 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
-            const float t29 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
-            const float t30 = sqrtf(t29);                               // lang_reductions.tc:18
-            const float t31 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t32 = logf(r23);                                // lang_reductions.tc:18
-            const float t33 = t32 + t25;                                // lang_reductions.tc:18
+            const float t47 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
+            const float t48 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
+            const float t49 = sqrtf(t48);                               // lang_reductions.tc:18
+            const float t50 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const float t51 = logf(r23);                                // lang_reductions.tc:18
+            const float t52 = t51 + t44;                                // lang_reductions.tc:18
             if (threadIdx.x == 0) {
-                out_v[i0] = t28;                                            // lang_reductions.tc:17
-                out_s[i0] = t30;                                            // lang_reductions.tc:18
-                out_v0[i0] = t31;                                           // lang_reductions.tc:18
-                out_l[i0] = t33;                                            // lang_reductions.tc:18
+                out_v[i0] = t47;                                            // lang_reductions.tc:17
+                out_s[i0] = t49;                                            // lang_reductions.tc:18
+                out_v0[i0] = t50;                                           // lang_reductions.tc:18
+                out_l[i0] = t52;                                            // lang_reductions.tc:18
             }
         }
     }
@@ -686,13 +765,30 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_max_8(
     long long acc2 = (long long)0;
     float acc4 = (float)0;
     int acc7 = tc_lowest<int>();
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
-        const idx_t i0 = r;
-        const int t0 = in_i[i0];                                    // lang_reductions.tc:22
-        acc2 = tc_op_sum()(acc2, (long long)t0);                    // lang_reductions.tc:23
-        acc4 = tc_op_sum()(acc4, (float)t0);                        // lang_reductions.tc:23
-        acc7 = tc_op_max()(acc7, t0);                               // lang_reductions.tc:23
+    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 2; base < len;
+         base += (idx_t)gridDim.x * blockDim.x * 2) {
+        const idx_t i0 = base;
+        if (base + 2 <= len &&
+            tc_aligned(in_i + i0, 8)) {
+            const tc_vec<int, 2> v1 = tc_vload<int, 2>(in_i + i0);      // lang_reductions.tc:22
+            const int t2 = v1.v[0];                                     // lang_reductions.tc:22
+            acc2 = tc_op_sum()(acc2, (long long)t2);                    // lang_reductions.tc:23
+            acc4 = tc_op_sum()(acc4, (float)t2);                        // lang_reductions.tc:23
+            acc7 = tc_op_max()(acc7, t2);                               // lang_reductions.tc:23
+            const int t3 = v1.v[1];                                     // lang_reductions.tc:22
+            acc2 = tc_op_sum()(acc2, (long long)t3);                    // lang_reductions.tc:23
+            acc4 = tc_op_sum()(acc4, (float)t3);                        // lang_reductions.tc:23
+            acc7 = tc_op_max()(acc7, t3);                               // lang_reductions.tc:23
+        } else {
+            for (int e = 0; e < 2 && base + e < len; ++e) {
+                const idx_t r = base + e;
+                const idx_t i0 = r;
+                const int t0 = in_i[i0];                                    // lang_reductions.tc:22
+                acc2 = tc_op_sum()(acc2, (long long)t0);                    // lang_reductions.tc:23
+                acc4 = tc_op_sum()(acc4, (float)t0);                        // lang_reductions.tc:23
+                acc7 = tc_op_max()(acc7, t0);                               // lang_reductions.tc:23
+            }
+        }
     }
     unsigned *ticket = (unsigned *)ws;
     acc2 = tc_block_reduce(acc2, tc_op_sum(), (long long *)tc_smem);
@@ -721,10 +817,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_max_8(
     const long long r2 = acc2;
     const float r4 = acc4;
     const int r7 = acc7;
-    const float t1 = r4 / ((float)((long long)(sz_N)));         // lang_reductions.tc:23
+    const float t4 = r4 / ((float)((long long)(sz_N)));         // lang_reductions.tc:23
     if (threadIdx.x == 0) {
         out_s[0] = r2;                                              // lang_reductions.tc:23
-        out_a[0] = t1;                                              // lang_reductions.tc:23
+        out_a[0] = t4;                                              // lang_reductions.tc:23
         out_mx[0] = r7;                                             // lang_reductions.tc:23
         *ticket = 0; /* ready for the next launch */
     }
@@ -740,11 +836,24 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_9(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_N;
     long long acc3 = (long long)0;
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
-        const idx_t i0 = r;
-        const bool t0 = (in_m[i0] != 0);                            // lang_reductions.tc:22
-        acc3 = tc_op_sum()(acc3, (long long)t0);                    // lang_reductions.tc:23
+    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 2; base < len;
+         base += (idx_t)gridDim.x * blockDim.x * 2) {
+        const idx_t i0 = base;
+        if (base + 2 <= len &&
+            tc_aligned(in_m + i0, 2)) {
+            const tc_vec<unsigned char, 2> v1 = tc_vload<unsigned char, 2>(in_m + i0); // lang_reductions.tc:22
+            const bool t2 = (v1.v[0] != 0);                             // lang_reductions.tc:22
+            acc3 = tc_op_sum()(acc3, (long long)t2);                    // lang_reductions.tc:23
+            const bool t3 = (v1.v[1] != 0);                             // lang_reductions.tc:22
+            acc3 = tc_op_sum()(acc3, (long long)t3);                    // lang_reductions.tc:23
+        } else {
+            for (int e = 0; e < 2 && base + e < len; ++e) {
+                const idx_t r = base + e;
+                const idx_t i0 = r;
+                const bool t0 = (in_m[i0] != 0);                            // lang_reductions.tc:22
+                acc3 = tc_op_sum()(acc3, (long long)t0);                    // lang_reductions.tc:23
+            }
+        }
     }
     unsigned *ticket = (unsigned *)ws;
     acc3 = tc_block_reduce(acc3, tc_op_sum(), (long long *)tc_smem);
@@ -770,7 +879,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_9(
 /* ---- fn mean_by_hand ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_10(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_10(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -780,36 +889,44 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_10(
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc1 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // lang_reductions.tc:27
-                    acc1 = tc_op_sum()(acc1, pc0[j]);                           // lang_reductions.tc:28
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
+                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:27
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_reductions.tc:28
+                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:27
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_reductions.tc:28
+                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:27
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_reductions.tc:28
+                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:27
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_reductions.tc:28
                 }
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
             const float r1 = acc1;
-            const float t0 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
+            const float t1 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
             if (threadIdx.x == 0) {
-                out_out[i0] = t0;                                           // lang_reductions.tc:28
+                out_out[i0] = t1;                                           // lang_reductions.tc:28
             }
         } else {
             float acc1 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t1 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:27
-                acc1 = tc_op_sum()(acc1, t1);                               // lang_reductions.tc:28
+                const float t2 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:27
+                acc1 = tc_op_sum()(acc1, t2);                               // lang_reductions.tc:28
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
             const float r1 = acc1;
-            const float t2 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
+            const float t3 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
             if (threadIdx.x == 0) {
-                out_out[i0] = t2;                                           // lang_reductions.tc:28
+                out_out[i0] = t3;                                           // lang_reductions.tc:28
             }
         }
     }
@@ -826,14 +943,14 @@ launch plan of reductions (32-bit indices):
   buffer out_all      output f32
   step 0: tc_red_fused_sum_0<<<32*((B*C + 31)/32), [32, 8, 1]>>>(in_x, out_s, B, C, A, workspace)
   step 1: tc_red_fused_sum_div_1<<<32*((A*C + 31)/32), [32, 8, 1]>>>(in_x, out_m, B, C, A, workspace)
-  step 2: tc_red_fused_max_2<<<A*B, [512, 1, 1]>>>(in_x, out_mx, A, B, C)
+  step 2: tc_red_fused_max_2<<<A*B, [1024, 1, 1]>>>(in_x, out_mx, A, B, C)
   step 3: tc_red_fused_min_3<<<32*((C + 31)/32), [32, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
-  step 4: tc_red_fused_prod_sum_4<<<(A*B*C + 1023)/1024, [256, 1, 1]>>>(in_x, out_p, out_all, B, C, A, workspace)
+  step 4: tc_red_fused_prod_sum_4<<<(A*B*C + 4095)/4096, [256, 1, 1]>>>(in_x, out_p, out_all, B, C, A, workspace)
 launch plan of indices (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_amax     output i64[N]
   buffer out_amin     output i64[D]
-  step 0: tc_red_fused_argmax_5<<<N, [512, 1, 1]>>>(in_x, out_amax, N, D)
+  step 0: tc_red_fused_argmax_5<<<N, [1024, 1, 1]>>>(in_x, out_amax, N, D)
   step 1: tc_red_fused_argmin_6<<<32*((D + 31)/32), [32, 8, 1]>>>(in_x, out_amin, D, N, workspace)
 launch plan of statistics (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -841,7 +958,7 @@ launch plan of statistics (32-bit indices):
   buffer out_s        output f32[N, 1]
   buffer out_v0       output f32[N]
   buffer out_l        output f32[N]
-  step 0: tc_red_fused_sum_div_sub_mul_sqrt_max_7<<<N, [512, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D)
+  step 0: tc_red_fused_sum_div_sub_mul_sqrt_max_7<<<N, [1024, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D)
 launch plan of int_reductions (32-bit indices):
   buffer in_i         param  i32[N]
   buffer in_m         param  bool[N]
@@ -849,10 +966,10 @@ launch plan of int_reductions (32-bit indices):
   buffer out_c        output i64
   buffer out_a        output f32
   buffer out_mx       output i32
-  step 0: tc_red_fused_sum_div_max_8<<<(N + 1023)/1024, [256, 1, 1]>>>(in_i, out_s, out_a, out_mx, N, workspace)
-  step 1: tc_red_fused_sum_9<<<(N + 1023)/1024, [256, 1, 1]>>>(in_m, out_c, N, workspace)
+  step 0: tc_red_fused_sum_div_max_8<<<(N + 2047)/2048, [256, 1, 1]>>>(in_i, out_s, out_a, out_mx, N, workspace)
+  step 1: tc_red_fused_sum_9<<<(N + 2047)/2048, [256, 1, 1]>>>(in_m, out_c, N, workspace)
 launch plan of mean_by_hand (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N]
-  step 0: tc_red_fused_sum_div_10<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_red_fused_sum_div_10<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
  */

@@ -152,7 +152,7 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 /* ---- fn layernorm_stats ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_mul_add_rsqrt_0(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_mul_add_rsqrt_0(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_b,
@@ -167,94 +167,134 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_div_sub_mul_a
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(in_w + 0, 16) &&
+            tc_aligned(in_b + 0, 16) &&
+            tc_aligned(out_y + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // layernorm_stats.tc:7
-                    acc4 = tc_op_sum()(acc4, pc0[j]);                           // layernorm_stats.tc:9
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_stats.tc:7
+                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_stats.tc:7
+                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 0]);                   // layernorm_stats.tc:9
+                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_stats.tc:7
+                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 1]);                   // layernorm_stats.tc:9
+                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_stats.tc:7
+                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 2]);                   // layernorm_stats.tc:9
+                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_stats.tc:7
+                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 3]);                   // layernorm_stats.tc:9
                 }
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t0 = r4 / ((float)((long long)(sz_D)));         // layernorm_stats.tc:9
+            const float t1 = r4 / ((float)((long long)(sz_D)));         // layernorm_stats.tc:9
             float acc9 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t1 = pc0[j] - t0;                               // layernorm_stats.tc:10
-                    const float t2 = t1 * t1;                                   // layernorm_stats.tc:10
-                    acc9 = tc_op_sum()(acc9, t2);                               // layernorm_stats.tc:10
+                    const float t2 = (pc0[j * 4 + 0]) - t1;                     // layernorm_stats.tc:10
+                    const float t3 = t2 * t2;                                   // layernorm_stats.tc:10
+                    acc9 = tc_op_sum()(acc9, t3);                               // layernorm_stats.tc:10
+                    const float t4 = (pc0[j * 4 + 1]) - t1;                     // layernorm_stats.tc:10
+                    const float t5 = t4 * t4;                                   // layernorm_stats.tc:10
+                    acc9 = tc_op_sum()(acc9, t5);                               // layernorm_stats.tc:10
+                    const float t6 = (pc0[j * 4 + 2]) - t1;                     // layernorm_stats.tc:10
+                    const float t7 = t6 * t6;                                   // layernorm_stats.tc:10
+                    acc9 = tc_op_sum()(acc9, t7);                               // layernorm_stats.tc:10
+                    const float t8 = (pc0[j * 4 + 3]) - t1;                     // layernorm_stats.tc:10
+                    const float t9 = t8 * t8;                                   // layernorm_stats.tc:10
+                    acc9 = tc_op_sum()(acc9, t9);                               // layernorm_stats.tc:10
                 }
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
-            const float t4 = r9 / ((float)((long long)(sz_D)));         // layernorm_stats.tc:10
-            const float t5 = t4 + s_eps;                                // layernorm_stats.tc:10
-            const float t6 = rsqrtf(t5);                                // layernorm_stats.tc:10
+            const float t11 = r9 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:10
+            const float t12 = t11 + s_eps;                              // layernorm_stats.tc:10
+            const float t13 = rsqrtf(t12);                              // layernorm_stats.tc:10
             float pc1[8];
             float pc2[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t3 = pc0[j] - t0;                               // layernorm_stats.tc:10
-                    const float t7 = t3 * t6;                                   // layernorm_stats.tc:11
-                    pc1[j] = in_w[i1];                                          // layernorm_stats.tc:7
-                    const float t8 = t7 * pc1[j];                               // layernorm_stats.tc:11
-                    pc2[j] = in_b[i1];                                          // layernorm_stats.tc:7
-                    const float t9 = t8 + pc2[j];                               // layernorm_stats.tc:11
-                    out_y[sz_D*i0 + i1] = t9;                                   // layernorm_stats.tc:11
+                    const float t10 = (pc0[j * 4 + 0]) - t1;                    // layernorm_stats.tc:10
+                    const float t14 = t10 * t13;                                // layernorm_stats.tc:11
+                    const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_w + i1); // layernorm_stats.tc:7
+                    pc1[j * 4 + 0] = v15.v[0];                                  // layernorm_stats.tc:7
+                    const float t16 = t14 * (pc1[j * 4 + 0]);                   // layernorm_stats.tc:11
+                    const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_b + i1); // layernorm_stats.tc:7
+                    pc2[j * 4 + 0] = v17.v[0];                                  // layernorm_stats.tc:7
+                    const float t18 = t16 + (pc2[j * 4 + 0]);                   // layernorm_stats.tc:11
+                    const float t19 = (pc0[j * 4 + 1]) - t1;                    // layernorm_stats.tc:10
+                    const float t20 = t19 * t13;                                // layernorm_stats.tc:11
+                    pc1[j * 4 + 1] = v15.v[1];                                  // layernorm_stats.tc:7
+                    const float t21 = t20 * (pc1[j * 4 + 1]);                   // layernorm_stats.tc:11
+                    pc2[j * 4 + 1] = v17.v[1];                                  // layernorm_stats.tc:7
+                    const float t22 = t21 + (pc2[j * 4 + 1]);                   // layernorm_stats.tc:11
+                    const float t23 = (pc0[j * 4 + 2]) - t1;                    // layernorm_stats.tc:10
+                    const float t24 = t23 * t13;                                // layernorm_stats.tc:11
+                    pc1[j * 4 + 2] = v15.v[2];                                  // layernorm_stats.tc:7
+                    const float t25 = t24 * (pc1[j * 4 + 2]);                   // layernorm_stats.tc:11
+                    pc2[j * 4 + 2] = v17.v[2];                                  // layernorm_stats.tc:7
+                    const float t26 = t25 + (pc2[j * 4 + 2]);                   // layernorm_stats.tc:11
+                    const float t27 = (pc0[j * 4 + 3]) - t1;                    // layernorm_stats.tc:10
+                    const float t28 = t27 * t13;                                // layernorm_stats.tc:11
+                    pc1[j * 4 + 3] = v15.v[3];                                  // layernorm_stats.tc:7
+                    const float t29 = t28 * (pc1[j * 4 + 3]);                   // layernorm_stats.tc:11
+                    pc2[j * 4 + 3] = v17.v[3];                                  // layernorm_stats.tc:7
+                    const float t30 = t29 + (pc2[j * 4 + 3]);                   // layernorm_stats.tc:11
+                    tc_vstore<float, 4>(out_y + sz_D*i0 + i1, {{t18, t22, t26, t30}}); // layernorm_stats.tc:11
                 }
             }
             if (threadIdx.x == 0) {
-                out_mean[i0] = t0;                                          // layernorm_stats.tc:9
-                out_rstd[i0] = t6;                                          // layernorm_stats.tc:10
+                out_mean[i0] = t1;                                          // layernorm_stats.tc:9
+                out_rstd[i0] = t13;                                         // layernorm_stats.tc:10
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t10 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
-                acc4 = tc_op_sum()(acc4, t10);                              // layernorm_stats.tc:9
+                const float t31 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
+                acc4 = tc_op_sum()(acc4, t31);                              // layernorm_stats.tc:9
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t12 = r4 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:9
+            const float t33 = r4 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:9
             float acc9 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t11 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
-                const float t13 = t11 - t12;                                // layernorm_stats.tc:10
-                const float t14 = t13 * t13;                                // layernorm_stats.tc:10
-                acc9 = tc_op_sum()(acc9, t14);                              // layernorm_stats.tc:10
+                const float t32 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
+                const float t34 = t32 - t33;                                // layernorm_stats.tc:10
+                const float t35 = t34 * t34;                                // layernorm_stats.tc:10
+                acc9 = tc_op_sum()(acc9, t35);                              // layernorm_stats.tc:10
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
-            const float t17 = r9 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:10
-            const float t18 = t17 + s_eps;                              // layernorm_stats.tc:10
-            const float t19 = rsqrtf(t18);                              // layernorm_stats.tc:10
+            const float t38 = r9 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:10
+            const float t39 = t38 + s_eps;                              // layernorm_stats.tc:10
+            const float t40 = rsqrtf(t39);                              // layernorm_stats.tc:10
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t15 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
-                const float t16 = t15 - t12;                                // layernorm_stats.tc:10
-                const float t20 = t16 * t19;                                // layernorm_stats.tc:11
-                const float t21 = in_w[i1];                                 // layernorm_stats.tc:7
-                const float t22 = t20 * t21;                                // layernorm_stats.tc:11
-                const float t23 = in_b[i1];                                 // layernorm_stats.tc:7
-                const float t24 = t22 + t23;                                // layernorm_stats.tc:11
-                out_y[sz_D*i0 + i1] = t24;                                  // layernorm_stats.tc:11
+                const float t36 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
+                const float t37 = t36 - t33;                                // layernorm_stats.tc:10
+                const float t41 = t37 * t40;                                // layernorm_stats.tc:11
+                const float t42 = in_w[i1];                                 // layernorm_stats.tc:7
+                const float t43 = t41 * t42;                                // layernorm_stats.tc:11
+                const float t44 = in_b[i1];                                 // layernorm_stats.tc:7
+                const float t45 = t43 + t44;                                // layernorm_stats.tc:11
+                out_y[sz_D*i0 + i1] = t45;                                  // layernorm_stats.tc:11
             }
             if (threadIdx.x == 0) {
-                out_mean[i0] = t12;                                         // layernorm_stats.tc:9
-                out_rstd[i0] = t19;                                         // layernorm_stats.tc:10
+                out_mean[i0] = t33;                                         // layernorm_stats.tc:9
+                out_rstd[i0] = t40;                                         // layernorm_stats.tc:10
             }
         }
     }
@@ -268,5 +308,5 @@ launch plan of layernorm_stats (32-bit indices):
   buffer out_y        output f32[N, D]
   buffer out_mean     output f32[N]
   buffer out_rstd     output f32[N]
-  step 0: tc_red_fused_sum_div_sub_mul_add_rsqrt_0<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_y, out_mean, out_rstd, N, D, eps)
+  step 0: tc_red_fused_sum_div_sub_mul_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_y, out_mean, out_rstd, N, D, eps)
  */

@@ -152,7 +152,7 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 /* ---- fn masked_softmax ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_where_max_sub_exp_sum_div_0(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_where_max_sub_exp_sum_div_0(
     const float *__restrict__ in_x,
     const unsigned char *__restrict__ in_mask,
     float *__restrict__ out_out,
@@ -163,81 +163,122 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_where_max_sub_exp
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_mask + sz_D*i0, 4) &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             bool pc0[8];
             float pc1[8];
             float acc4 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = (in_mask[sz_D*i0 + i1] != 0);                      // masked_softmax.tc:6
-                    pc1[j] = in_x[sz_D*i0 + i1];                                // masked_softmax.tc:6
-                    const float t0 = (pc0[j] != 0.0f ? pc1[j] : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    acc4 = tc_op_max()(acc4, t0);                               // <prelude>/softmax.tc:13
+                    const tc_vec<unsigned char, 4> v0 = tc_vload<unsigned char, 4>(in_mask + sz_D*i0 + i1); // masked_softmax.tc:6
+                    pc0[j * 4 + 0] = (v0.v[0] != 0);                            // masked_softmax.tc:6
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // masked_softmax.tc:6
+                    pc1[j * 4 + 0] = v1.v[0];                                   // masked_softmax.tc:6
+                    const float t2 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    acc4 = tc_op_max()(acc4, t2);                               // <prelude>/softmax.tc:13
+                    pc0[j * 4 + 1] = (v0.v[1] != 0);                            // masked_softmax.tc:6
+                    pc1[j * 4 + 1] = v1.v[1];                                   // masked_softmax.tc:6
+                    const float t3 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    acc4 = tc_op_max()(acc4, t3);                               // <prelude>/softmax.tc:13
+                    pc0[j * 4 + 2] = (v0.v[2] != 0);                            // masked_softmax.tc:6
+                    pc1[j * 4 + 2] = v1.v[2];                                   // masked_softmax.tc:6
+                    const float t4 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    acc4 = tc_op_max()(acc4, t4);                               // <prelude>/softmax.tc:13
+                    pc0[j * 4 + 3] = (v0.v[3] != 0);                            // masked_softmax.tc:6
+                    pc1[j * 4 + 3] = v1.v[3];                                   // masked_softmax.tc:6
+                    const float t5 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    acc4 = tc_op_max()(acc4, t5);                               // <prelude>/softmax.tc:13
                 }
             }
             acc4 = tc_block_reduce(acc4, tc_op_max(), (float *)tc_smem);
             const float r4 = acc4;
             float acc7 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t1 = (pc0[j] != 0.0f ? pc1[j] : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t2 = t1 - r4;                                   // <prelude>/softmax.tc:13
-                    const float t3 = expf(t2);                                  // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t3);                               // <prelude>/softmax.tc:14
+                    const float t6 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t7 = t6 - r4;                                   // <prelude>/softmax.tc:13
+                    const float t8 = expf(t7);                                  // <prelude>/softmax.tc:13
+                    acc7 = tc_op_sum()(acc7, t8);                               // <prelude>/softmax.tc:14
+                    const float t9 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t10 = t9 - r4;                                  // <prelude>/softmax.tc:13
+                    const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
+                    acc7 = tc_op_sum()(acc7, t11);                              // <prelude>/softmax.tc:14
+                    const float t12 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t13 = t12 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t14 = expf(t13);                                // <prelude>/softmax.tc:13
+                    acc7 = tc_op_sum()(acc7, t14);                              // <prelude>/softmax.tc:14
+                    const float t15 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t16 = t15 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t17 = expf(t16);                                // <prelude>/softmax.tc:13
+                    acc7 = tc_op_sum()(acc7, t17);                              // <prelude>/softmax.tc:14
                 }
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t4 = (pc0[j] != 0.0f ? pc1[j] : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t5 = t4 - r4;                                   // <prelude>/softmax.tc:13
-                    const float t6 = expf(t5);                                  // <prelude>/softmax.tc:13
-                    const float t7 = t6 / r7;                                   // <prelude>/softmax.tc:14
-                    out_out[sz_D*i0 + i1] = t7;                                 // <prelude>/softmax.tc:14
+                    const float t18 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t19 = t18 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t20 = expf(t19);                                // <prelude>/softmax.tc:13
+                    const float t21 = t20 / r7;                                 // <prelude>/softmax.tc:14
+                    const float t22 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t23 = t22 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
+                    const float t25 = t24 / r7;                                 // <prelude>/softmax.tc:14
+                    const float t26 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t27 = t26 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:13
+                    const float t29 = t28 / r7;                                 // <prelude>/softmax.tc:14
+                    const float t30 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t31 = t30 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:13
+                    const float t33 = t32 / r7;                                 // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t21, t25, t29, t33}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc4 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t8 = (in_mask[sz_D*i0 + i1] != 0);               // masked_softmax.tc:6
-                const float t9 = in_x[sz_D*i0 + i1];                        // masked_softmax.tc:6
-                const float t10 = (t8 != 0.0f ? t9 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_op_max()(acc4, t10);                              // <prelude>/softmax.tc:13
+                const bool t34 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t35 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t36 = (t34 != 0.0f ? t35 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_op_max()(acc4, t36);                              // <prelude>/softmax.tc:13
             }
             acc4 = tc_block_reduce(acc4, tc_op_max(), (float *)tc_smem);
             const float r4 = acc4;
             float acc7 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t11 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t12 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t13 = (t11 != 0.0f ? t12 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t14 = t13 - r4;                                 // <prelude>/softmax.tc:13
-                const float t15 = expf(t14);                                // <prelude>/softmax.tc:13
-                acc7 = tc_op_sum()(acc7, t15);                              // <prelude>/softmax.tc:14
+                const bool t37 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t38 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t39 = (t37 != 0.0f ? t38 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t40 = t39 - r4;                                 // <prelude>/softmax.tc:13
+                const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
+                acc7 = tc_op_sum()(acc7, t41);                              // <prelude>/softmax.tc:14
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t16 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t17 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t18 = (t16 != 0.0f ? t17 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t19 = t18 - r4;                                 // <prelude>/softmax.tc:13
-                const float t20 = expf(t19);                                // <prelude>/softmax.tc:13
-                const float t21 = t20 / r7;                                 // <prelude>/softmax.tc:14
-                out_out[sz_D*i0 + i1] = t21;                                // <prelude>/softmax.tc:14
+                const bool t42 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t43 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t44 = (t42 != 0.0f ? t43 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t45 = t44 - r4;                                 // <prelude>/softmax.tc:13
+                const float t46 = expf(t45);                                // <prelude>/softmax.tc:13
+                const float t47 = t46 / r7;                                 // <prelude>/softmax.tc:14
+                out_out[sz_D*i0 + i1] = t47;                                // <prelude>/softmax.tc:14
             }
         }
     }
@@ -248,5 +289,5 @@ launch plan of masked_softmax (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_mask      param  bool[N, D]
   buffer out_out      output f32[N, D]
-  step 0: tc_red_fused_where_max_sub_exp_sum_div_0<<<N, [512, 1, 1]>>>(in_x, in_mask, out_out, N, D)
+  step 0: tc_red_fused_where_max_sub_exp_sum_div_0<<<N, [1024, 1, 1]>>>(in_x, in_mask, out_out, N, D)
  */

@@ -152,7 +152,7 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 /* ---- fn mlp_block ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_mul_sum_div_add_rsqrt_0(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_rsqrt_0(
     const float *__restrict__ in_x,
     const float *__restrict__ in_g,
     float *__restrict__ buf13,
@@ -163,56 +163,79 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_mul_sum_div_add_r
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(in_g + 0, 16) &&
+            tc_aligned(buf13 + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc7 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // mlp_block.tc:6
-                    const float t0 = pc0[j] * pc0[j];                           // <prelude>/norm.tc:22
-                    acc7 = tc_op_sum()(acc7, t0);                               // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_block.tc:6
+                    pc0[j * 4 + 0] = v0.v[0];                                   // mlp_block.tc:6
+                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // <prelude>/norm.tc:22
+                    acc7 = tc_op_sum()(acc7, t1);                               // <prelude>/norm.tc:22
+                    pc0[j * 4 + 1] = v0.v[1];                                   // mlp_block.tc:6
+                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // <prelude>/norm.tc:22
+                    acc7 = tc_op_sum()(acc7, t2);                               // <prelude>/norm.tc:22
+                    pc0[j * 4 + 2] = v0.v[2];                                   // mlp_block.tc:6
+                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // <prelude>/norm.tc:22
+                    acc7 = tc_op_sum()(acc7, t3);                               // <prelude>/norm.tc:22
+                    pc0[j * 4 + 3] = v0.v[3];                                   // mlp_block.tc:6
+                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
+                    acc7 = tc_op_sum()(acc7, t4);                               // <prelude>/norm.tc:22
                 }
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
-            const float t1 = r7 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
-            const float t2 = t1 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
-            const float t3 = rsqrtf(t2);                                // <prelude>/norm.tc:22
+            const float t5 = r7 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
+            const float t6 = t5 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
+            const float t7 = rsqrtf(t6);                                // <prelude>/norm.tc:22
             float pc1[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t4 = pc0[j] * t3;                               // <prelude>/norm.tc:22
-                    pc1[j] = in_g[i1];                                          // mlp_block.tc:6
-                    const float t5 = t4 * pc1[j];                               // <prelude>/norm.tc:22
-                    buf13[sz_D*i0 + i1] = t5;                                   // <prelude>/norm.tc:22
+                    const float t8 = (pc0[j * 4 + 0]) * t7;                     // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_g + i1);  // mlp_block.tc:6
+                    pc1[j * 4 + 0] = v9.v[0];                                   // mlp_block.tc:6
+                    const float t10 = t8 * (pc1[j * 4 + 0]);                    // <prelude>/norm.tc:22
+                    const float t11 = (pc0[j * 4 + 1]) * t7;                    // <prelude>/norm.tc:22
+                    pc1[j * 4 + 1] = v9.v[1];                                   // mlp_block.tc:6
+                    const float t12 = t11 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:22
+                    const float t13 = (pc0[j * 4 + 2]) * t7;                    // <prelude>/norm.tc:22
+                    pc1[j * 4 + 2] = v9.v[2];                                   // mlp_block.tc:6
+                    const float t14 = t13 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:22
+                    const float t15 = (pc0[j * 4 + 3]) * t7;                    // <prelude>/norm.tc:22
+                    pc1[j * 4 + 3] = v9.v[3];                                   // mlp_block.tc:6
+                    const float t16 = t15 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:22
+                    tc_vstore<float, 4>(buf13 + sz_D*i0 + i1, {{t10, t12, t14, t16}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc7 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t6 = in_x[sz_D*i0 + i1];                        // mlp_block.tc:6
-                const float t7 = t6 * t6;                                   // <prelude>/norm.tc:22
-                acc7 = tc_op_sum()(acc7, t7);                               // <prelude>/norm.tc:22
+                const float t17 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
+                const float t18 = t17 * t17;                                // <prelude>/norm.tc:22
+                acc7 = tc_op_sum()(acc7, t18);                              // <prelude>/norm.tc:22
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
-            const float t9 = r7 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
-            const float t10 = t9 + (9.99999997e-07f);                   // <prelude>/norm.tc:22
-            const float t11 = rsqrtf(t10);                              // <prelude>/norm.tc:22
+            const float t20 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t21 = t20 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t22 = rsqrtf(t21);                              // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t8 = in_x[sz_D*i0 + i1];                        // mlp_block.tc:6
-                const float t12 = t8 * t11;                                 // <prelude>/norm.tc:22
-                const float t13 = in_g[i1];                                 // mlp_block.tc:6
-                const float t14 = t12 * t13;                                // <prelude>/norm.tc:22
-                buf13[sz_D*i0 + i1] = t14;                                  // <prelude>/norm.tc:22
+                const float t19 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
+                const float t23 = t19 * t22;                                // <prelude>/norm.tc:22
+                const float t24 = in_g[i1];                                 // mlp_block.tc:6
+                const float t25 = t23 * t24;                                // <prelude>/norm.tc:22
+                buf13[sz_D*i0 + i1] = t25;                                  // <prelude>/norm.tc:22
             }
         }
     }
@@ -390,7 +413,7 @@ launch plan of mlp_block (32-bit indices):
   buffer buf16        temp   f32[N, H]  live steps 2..3, slot 2
   buffer buf17        temp   f32[N, H]  live steps 3..4, slot 0
   buffer buf18        temp   f32[N, D]  live steps 4..5, slot 1
-  step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [512, 1, 1]>>>(in_x, in_g, buf13, N, D)
+  step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_g, buf13, N, D)
   step 1: matmul buf14 = buf13 @ in_w1.T (cuBLAS)
   step 2: matmul buf16 = buf13 @ in_w3.T (cuBLAS)
   step 3: tc_poi_fused_silu_mul_3<<<(N*H + 1023)/1024, [256, 1, 1]>>>(buf14, buf16, buf17, N, H)

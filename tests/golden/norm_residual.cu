@@ -152,7 +152,7 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 /* ---- fn norm_residual ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sub_mul_sum_sqrt_max_div_0(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_mul_sum_sqrt_max_div_0(
     const float *__restrict__ in_x,
     const float *__restrict__ in_h,
     const float *__restrict__ in_a,
@@ -164,101 +164,159 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sub_mul_sum_sqrt_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_h + sz_D*i0, 16) &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(in_a + 0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float pc1[8];
             float acc6 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_h[sz_D*i0 + i1];                                // norm_residual.tc:8
-                    pc1[j] = in_x[sz_D*i0 + i1];                                // norm_residual.tc:8
-                    const float t0 = pc0[j] - pc1[j];                           // norm_residual.tc:9
-                    const float t1 = t0 * t0;                                   // <prelude>/norm.tc:28
-                    acc6 = tc_op_sum()(acc6, t1);                               // <prelude>/norm.tc:28
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_h + sz_D*i0 + i1); // norm_residual.tc:8
+                    pc0[j * 4 + 0] = v0.v[0];                                   // norm_residual.tc:8
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // norm_residual.tc:8
+                    pc1[j * 4 + 0] = v1.v[0];                                   // norm_residual.tc:8
+                    const float t2 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);       // norm_residual.tc:9
+                    const float t3 = t2 * t2;                                   // <prelude>/norm.tc:28
+                    acc6 = tc_op_sum()(acc6, t3);                               // <prelude>/norm.tc:28
+                    pc0[j * 4 + 1] = v0.v[1];                                   // norm_residual.tc:8
+                    pc1[j * 4 + 1] = v1.v[1];                                   // norm_residual.tc:8
+                    const float t4 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);       // norm_residual.tc:9
+                    const float t5 = t4 * t4;                                   // <prelude>/norm.tc:28
+                    acc6 = tc_op_sum()(acc6, t5);                               // <prelude>/norm.tc:28
+                    pc0[j * 4 + 2] = v0.v[2];                                   // norm_residual.tc:8
+                    pc1[j * 4 + 2] = v1.v[2];                                   // norm_residual.tc:8
+                    const float t6 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);       // norm_residual.tc:9
+                    const float t7 = t6 * t6;                                   // <prelude>/norm.tc:28
+                    acc6 = tc_op_sum()(acc6, t7);                               // <prelude>/norm.tc:28
+                    pc0[j * 4 + 3] = v0.v[3];                                   // norm_residual.tc:8
+                    pc1[j * 4 + 3] = v1.v[3];                                   // norm_residual.tc:8
+                    const float t8 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);       // norm_residual.tc:9
+                    const float t9 = t8 * t8;                                   // <prelude>/norm.tc:28
+                    acc6 = tc_op_sum()(acc6, t9);                               // <prelude>/norm.tc:28
                 }
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
             float pc2[8];
-            const float t3 = sqrtf(r6);                                 // <prelude>/norm.tc:28
-            const float t4 = tc_max(t3, (9.99999996e-13f));             // <prelude>/norm.tc:28
+            const float t12 = sqrtf(r6);                                // <prelude>/norm.tc:28
+            const float t13 = tc_max(t12, (9.99999996e-13f));           // <prelude>/norm.tc:28
             float acc13 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc2[j] = in_a[i1];                                          // norm_residual.tc:8
-                    const float t2 = pc0[j] - pc1[j];                           // norm_residual.tc:9
-                    const float t5 = t2 / t4;                                   // <prelude>/norm.tc:28
-                    const float t6 = pc2[j] * t5;                               // norm_residual.tc:9
-                    const float t7 = pc1[j] + t6;                               // norm_residual.tc:9
-                    const float t8 = t7 * t7;                                   // <prelude>/norm.tc:28
-                    acc13 = tc_op_sum()(acc13, t8);                             // <prelude>/norm.tc:28
+                    const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_a + i1); // norm_residual.tc:8
+                    pc2[j * 4 + 0] = v10.v[0];                                  // norm_residual.tc:8
+                    const float t11 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
+                    const float t14 = t11 / t13;                                // <prelude>/norm.tc:28
+                    const float t15 = (pc2[j * 4 + 0]) * t14;                   // norm_residual.tc:9
+                    const float t16 = (pc1[j * 4 + 0]) + t15;                   // norm_residual.tc:9
+                    const float t17 = t16 * t16;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t17);                            // <prelude>/norm.tc:28
+                    pc2[j * 4 + 1] = v10.v[1];                                  // norm_residual.tc:8
+                    const float t18 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
+                    const float t19 = t18 / t13;                                // <prelude>/norm.tc:28
+                    const float t20 = (pc2[j * 4 + 1]) * t19;                   // norm_residual.tc:9
+                    const float t21 = (pc1[j * 4 + 1]) + t20;                   // norm_residual.tc:9
+                    const float t22 = t21 * t21;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t22);                            // <prelude>/norm.tc:28
+                    pc2[j * 4 + 2] = v10.v[2];                                  // norm_residual.tc:8
+                    const float t23 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
+                    const float t24 = t23 / t13;                                // <prelude>/norm.tc:28
+                    const float t25 = (pc2[j * 4 + 2]) * t24;                   // norm_residual.tc:9
+                    const float t26 = (pc1[j * 4 + 2]) + t25;                   // norm_residual.tc:9
+                    const float t27 = t26 * t26;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t27);                            // <prelude>/norm.tc:28
+                    pc2[j * 4 + 3] = v10.v[3];                                  // norm_residual.tc:8
+                    const float t28 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
+                    const float t29 = t28 / t13;                                // <prelude>/norm.tc:28
+                    const float t30 = (pc2[j * 4 + 3]) * t29;                   // norm_residual.tc:9
+                    const float t31 = (pc1[j * 4 + 3]) + t30;                   // norm_residual.tc:9
+                    const float t32 = t31 * t31;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t32);                            // <prelude>/norm.tc:28
                 }
             }
             acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
-            const float t13 = sqrtf(r13);                               // <prelude>/norm.tc:28
-            const float t14 = tc_max(t13, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float t37 = sqrtf(r13);                               // <prelude>/norm.tc:28
+            const float t38 = tc_max(t37, (9.99999996e-13f));           // <prelude>/norm.tc:28
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t9 = pc0[j] - pc1[j];                           // norm_residual.tc:9
-                    const float t10 = t9 / t4;                                  // <prelude>/norm.tc:28
-                    const float t11 = pc2[j] * t10;                             // norm_residual.tc:9
-                    const float t12 = pc1[j] + t11;                             // norm_residual.tc:9
-                    const float t15 = t12 / t14;                                // <prelude>/norm.tc:28
-                    out_out[sz_D*i0 + i1] = t15;                                // <prelude>/norm.tc:28
+                    const float t33 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
+                    const float t34 = t33 / t13;                                // <prelude>/norm.tc:28
+                    const float t35 = (pc2[j * 4 + 0]) * t34;                   // norm_residual.tc:9
+                    const float t36 = (pc1[j * 4 + 0]) + t35;                   // norm_residual.tc:9
+                    const float t39 = t36 / t38;                                // <prelude>/norm.tc:28
+                    const float t40 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
+                    const float t41 = t40 / t13;                                // <prelude>/norm.tc:28
+                    const float t42 = (pc2[j * 4 + 1]) * t41;                   // norm_residual.tc:9
+                    const float t43 = (pc1[j * 4 + 1]) + t42;                   // norm_residual.tc:9
+                    const float t44 = t43 / t38;                                // <prelude>/norm.tc:28
+                    const float t45 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
+                    const float t46 = t45 / t13;                                // <prelude>/norm.tc:28
+                    const float t47 = (pc2[j * 4 + 2]) * t46;                   // norm_residual.tc:9
+                    const float t48 = (pc1[j * 4 + 2]) + t47;                   // norm_residual.tc:9
+                    const float t49 = t48 / t38;                                // <prelude>/norm.tc:28
+                    const float t50 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
+                    const float t51 = t50 / t13;                                // <prelude>/norm.tc:28
+                    const float t52 = (pc2[j * 4 + 3]) * t51;                   // norm_residual.tc:9
+                    const float t53 = (pc1[j * 4 + 3]) + t52;                   // norm_residual.tc:9
+                    const float t54 = t53 / t38;                                // <prelude>/norm.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t39, t44, t49, t54}}); // <prelude>/norm.tc:28
                 }
             }
         } else {
             float acc6 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t16 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t17 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t18 = t16 - t17;                                // norm_residual.tc:9
-                const float t19 = t18 * t18;                                // <prelude>/norm.tc:28
-                acc6 = tc_op_sum()(acc6, t19);                              // <prelude>/norm.tc:28
+                const float t55 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t56 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t57 = t55 - t56;                                // norm_residual.tc:9
+                const float t58 = t57 * t57;                                // <prelude>/norm.tc:28
+                acc6 = tc_op_sum()(acc6, t58);                              // <prelude>/norm.tc:28
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
-            const float t24 = sqrtf(r6);                                // <prelude>/norm.tc:28
-            const float t25 = tc_max(t24, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float t63 = sqrtf(r6);                                // <prelude>/norm.tc:28
+            const float t64 = tc_max(t63, (9.99999996e-13f));           // <prelude>/norm.tc:28
             float acc13 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t20 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t21 = in_a[i1];                                 // norm_residual.tc:8
-                const float t22 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t23 = t22 - t20;                                // norm_residual.tc:9
-                const float t26 = t23 / t25;                                // <prelude>/norm.tc:28
-                const float t27 = t21 * t26;                                // norm_residual.tc:9
-                const float t28 = t20 + t27;                                // norm_residual.tc:9
-                const float t29 = t28 * t28;                                // <prelude>/norm.tc:28
-                acc13 = tc_op_sum()(acc13, t29);                            // <prelude>/norm.tc:28
+                const float t59 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t60 = in_a[i1];                                 // norm_residual.tc:8
+                const float t61 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t62 = t61 - t59;                                // norm_residual.tc:9
+                const float t65 = t62 / t64;                                // <prelude>/norm.tc:28
+                const float t66 = t60 * t65;                                // norm_residual.tc:9
+                const float t67 = t59 + t66;                                // norm_residual.tc:9
+                const float t68 = t67 * t67;                                // <prelude>/norm.tc:28
+                acc13 = tc_op_sum()(acc13, t68);                            // <prelude>/norm.tc:28
             }
             acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
-            const float t37 = sqrtf(r13);                               // <prelude>/norm.tc:28
-            const float t38 = tc_max(t37, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float t76 = sqrtf(r13);                               // <prelude>/norm.tc:28
+            const float t77 = tc_max(t76, (9.99999996e-13f));           // <prelude>/norm.tc:28
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t30 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t31 = in_a[i1];                                 // norm_residual.tc:8
-                const float t32 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t33 = t32 - t30;                                // norm_residual.tc:9
-                const float t34 = t33 / t25;                                // <prelude>/norm.tc:28
-                const float t35 = t31 * t34;                                // norm_residual.tc:9
-                const float t36 = t30 + t35;                                // norm_residual.tc:9
-                const float t39 = t36 / t38;                                // <prelude>/norm.tc:28
-                out_out[sz_D*i0 + i1] = t39;                                // <prelude>/norm.tc:28
+                const float t69 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t70 = in_a[i1];                                 // norm_residual.tc:8
+                const float t71 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t72 = t71 - t69;                                // norm_residual.tc:9
+                const float t73 = t72 / t64;                                // <prelude>/norm.tc:28
+                const float t74 = t70 * t73;                                // norm_residual.tc:9
+                const float t75 = t69 + t74;                                // norm_residual.tc:9
+                const float t78 = t75 / t77;                                // <prelude>/norm.tc:28
+                out_out[sz_D*i0 + i1] = t78;                                // <prelude>/norm.tc:28
             }
         }
     }
@@ -270,5 +328,5 @@ launch plan of norm_residual (32-bit indices):
   buffer in_h         param  f32[N, D]
   buffer in_a         param  f32[D]
   buffer out_out      output f32[N, D]
-  step 0: tc_red_fused_sub_mul_sum_sqrt_max_div_0<<<N, [512, 1, 1]>>>(in_x, in_h, in_a, out_out, N, D)
+  step 0: tc_red_fused_sub_mul_sum_sqrt_max_div_0<<<N, [1024, 1, 1]>>>(in_x, in_h, in_a, out_out, N, D)
  */

@@ -152,7 +152,7 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 /* ---- fn normalize_rows ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_mul_sum_sqrt_max_div_0(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_sqrt_max_div_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -163,49 +163,64 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_mul_sum_sqrt_max_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc3 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // normalize_rows.tc:6
-                    const float t0 = pc0[j] * pc0[j];                           // normalize_rows.tc:7
-                    acc3 = tc_op_sum()(acc3, t0);                               // normalize_rows.tc:7
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // normalize_rows.tc:6
+                    pc0[j * 4 + 0] = v0.v[0];                                   // normalize_rows.tc:6
+                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // normalize_rows.tc:7
+                    acc3 = tc_op_sum()(acc3, t1);                               // normalize_rows.tc:7
+                    pc0[j * 4 + 1] = v0.v[1];                                   // normalize_rows.tc:6
+                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // normalize_rows.tc:7
+                    acc3 = tc_op_sum()(acc3, t2);                               // normalize_rows.tc:7
+                    pc0[j * 4 + 2] = v0.v[2];                                   // normalize_rows.tc:6
+                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // normalize_rows.tc:7
+                    acc3 = tc_op_sum()(acc3, t3);                               // normalize_rows.tc:7
+                    pc0[j * 4 + 3] = v0.v[3];                                   // normalize_rows.tc:6
+                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // normalize_rows.tc:7
+                    acc3 = tc_op_sum()(acc3, t4);                               // normalize_rows.tc:7
                 }
             }
             acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
             const float r3 = acc3;
-            const float t1 = sqrtf(r3);                                 // normalize_rows.tc:7
-            const float t2 = tc_max(t1, s_eps);                         // normalize_rows.tc:7
+            const float t5 = sqrtf(r3);                                 // normalize_rows.tc:7
+            const float t6 = tc_max(t5, s_eps);                         // normalize_rows.tc:7
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t3 = pc0[j] / t2;                               // normalize_rows.tc:7
-                    out_out[sz_D*i0 + i1] = t3;                                 // normalize_rows.tc:7
+                    const float t7 = (pc0[j * 4 + 0]) / t6;                     // normalize_rows.tc:7
+                    const float t8 = (pc0[j * 4 + 1]) / t6;                     // normalize_rows.tc:7
+                    const float t9 = (pc0[j * 4 + 2]) / t6;                     // normalize_rows.tc:7
+                    const float t10 = (pc0[j * 4 + 3]) / t6;                    // normalize_rows.tc:7
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t8, t9, t10}}); // normalize_rows.tc:7
                 }
             }
         } else {
             float acc3 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t4 = in_x[sz_D*i0 + i1];                        // normalize_rows.tc:6
-                const float t5 = t4 * t4;                                   // normalize_rows.tc:7
-                acc3 = tc_op_sum()(acc3, t5);                               // normalize_rows.tc:7
+                const float t11 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
+                const float t12 = t11 * t11;                                // normalize_rows.tc:7
+                acc3 = tc_op_sum()(acc3, t12);                              // normalize_rows.tc:7
             }
             acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
             const float r3 = acc3;
-            const float t7 = sqrtf(r3);                                 // normalize_rows.tc:7
-            const float t8 = tc_max(t7, s_eps);                         // normalize_rows.tc:7
+            const float t14 = sqrtf(r3);                                // normalize_rows.tc:7
+            const float t15 = tc_max(t14, s_eps);                       // normalize_rows.tc:7
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t6 = in_x[sz_D*i0 + i1];                        // normalize_rows.tc:6
-                const float t9 = t6 / t8;                                   // normalize_rows.tc:7
-                out_out[sz_D*i0 + i1] = t9;                                 // normalize_rows.tc:7
+                const float t13 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
+                const float t16 = t13 / t15;                                // normalize_rows.tc:7
+                out_out[sz_D*i0 + i1] = t16;                                // normalize_rows.tc:7
             }
         }
     }
@@ -215,5 +230,5 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_mul_sum_sqrt_max_
 launch plan of normalize_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
-  step 0: tc_red_fused_mul_sum_sqrt_max_div_0<<<N, [512, 1, 1]>>>(in_x, out_out, N, D, eps)
+  step 0: tc_red_fused_mul_sum_sqrt_max_div_0<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D, eps)
  */

@@ -262,7 +262,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
 /* ---- fn log_softmax_rows ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_log_2(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_log_2(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -272,70 +272,94 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_l
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc1 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // prelude_tour.tc:10
-                    acc1 = tc_op_max()(acc1, pc0[j]);                           // <prelude>/softmax.tc:20
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
+                    pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:10
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
+                    pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:10
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
+                    pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:10
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
+                    pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:10
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
                 }
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t0 = pc0[j] - r1;                               // <prelude>/softmax.tc:20
-                    const float t1 = expf(t0);                                  // <prelude>/softmax.tc:21
-                    acc4 = tc_op_sum()(acc4, t1);                               // <prelude>/softmax.tc:21
+                    const float t1 = (pc0[j * 4 + 0]) - r1;                     // <prelude>/softmax.tc:20
+                    const float t2 = expf(t1);                                  // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t2);                               // <prelude>/softmax.tc:21
+                    const float t3 = (pc0[j * 4 + 1]) - r1;                     // <prelude>/softmax.tc:20
+                    const float t4 = expf(t3);                                  // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t4);                               // <prelude>/softmax.tc:21
+                    const float t5 = (pc0[j * 4 + 2]) - r1;                     // <prelude>/softmax.tc:20
+                    const float t6 = expf(t5);                                  // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t6);                               // <prelude>/softmax.tc:21
+                    const float t7 = (pc0[j * 4 + 3]) - r1;                     // <prelude>/softmax.tc:20
+                    const float t8 = expf(t7);                                  // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t8);                               // <prelude>/softmax.tc:21
                 }
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t3 = logf(r4);                                  // <prelude>/softmax.tc:21
+            const float t10 = logf(r4);                                 // <prelude>/softmax.tc:21
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t2 = pc0[j] - r1;                               // <prelude>/softmax.tc:20
-                    const float t4 = t2 - t3;                                   // <prelude>/softmax.tc:21
-                    out_out[sz_D*i0 + i1] = t4;                                 // <prelude>/softmax.tc:21
+                    const float t9 = (pc0[j * 4 + 0]) - r1;                     // <prelude>/softmax.tc:20
+                    const float t11 = t9 - t10;                                 // <prelude>/softmax.tc:21
+                    const float t12 = (pc0[j * 4 + 1]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t13 = t12 - t10;                                // <prelude>/softmax.tc:21
+                    const float t14 = (pc0[j * 4 + 2]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t15 = t14 - t10;                                // <prelude>/softmax.tc:21
+                    const float t16 = (pc0[j * 4 + 3]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t17 = t16 - t10;                                // <prelude>/softmax.tc:21
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t13, t15, t17}}); // <prelude>/softmax.tc:21
                 }
             }
         } else {
             float acc1 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t5 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:10
-                acc1 = tc_op_max()(acc1, t5);                               // <prelude>/softmax.tc:20
+                const float t18 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
+                acc1 = tc_op_max()(acc1, t18);                              // <prelude>/softmax.tc:20
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t6 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:10
-                const float t7 = t6 - r1;                                   // <prelude>/softmax.tc:20
-                const float t8 = expf(t7);                                  // <prelude>/softmax.tc:21
-                acc4 = tc_op_sum()(acc4, t8);                               // <prelude>/softmax.tc:21
+                const float t19 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
+                const float t20 = t19 - r1;                                 // <prelude>/softmax.tc:20
+                const float t21 = expf(t20);                                // <prelude>/softmax.tc:21
+                acc4 = tc_op_sum()(acc4, t21);                              // <prelude>/softmax.tc:21
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t11 = logf(r4);                                 // <prelude>/softmax.tc:21
+            const float t24 = logf(r4);                                 // <prelude>/softmax.tc:21
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t9 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:10
-                const float t10 = t9 - r1;                                  // <prelude>/softmax.tc:20
-                const float t12 = t10 - t11;                                // <prelude>/softmax.tc:21
-                out_out[sz_D*i0 + i1] = t12;                                // <prelude>/softmax.tc:21
+                const float t22 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
+                const float t23 = t22 - r1;                                 // <prelude>/softmax.tc:20
+                const float t25 = t23 - t24;                                // <prelude>/softmax.tc:21
+                out_out[sz_D*i0 + i1] = t25;                                // <prelude>/softmax.tc:21
             }
         }
     }
@@ -344,7 +368,7 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_l
 /* ---- fn softmin_rows ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_neg_max_sub_exp_sum_div_3(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_neg_max_sub_exp_sum_div_3(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -354,76 +378,112 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_neg_max_sub_exp_s
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc2 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // prelude_tour.tc:14
-                    const float t0 = -pc0[j];                                   // <prelude>/softmax.tc:26
-                    acc2 = tc_op_max()(acc2, t0);                               // <prelude>/softmax.tc:27
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
+                    pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:14
+                    const float t1 = -(pc0[j * 4 + 0]);                         // <prelude>/softmax.tc:26
+                    acc2 = tc_op_max()(acc2, t1);                               // <prelude>/softmax.tc:27
+                    pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:14
+                    const float t2 = -(pc0[j * 4 + 1]);                         // <prelude>/softmax.tc:26
+                    acc2 = tc_op_max()(acc2, t2);                               // <prelude>/softmax.tc:27
+                    pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:14
+                    const float t3 = -(pc0[j * 4 + 2]);                         // <prelude>/softmax.tc:26
+                    acc2 = tc_op_max()(acc2, t3);                               // <prelude>/softmax.tc:27
+                    pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:14
+                    const float t4 = -(pc0[j * 4 + 3]);                         // <prelude>/softmax.tc:26
+                    acc2 = tc_op_max()(acc2, t4);                               // <prelude>/softmax.tc:27
                 }
             }
             acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
             const float r2 = acc2;
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t1 = -pc0[j];                                   // <prelude>/softmax.tc:26
-                    const float t2 = t1 - r2;                                   // <prelude>/softmax.tc:27
-                    const float t3 = expf(t2);                                  // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/softmax.tc:28
+                    const float t5 = -(pc0[j * 4 + 0]);                         // <prelude>/softmax.tc:26
+                    const float t6 = t5 - r2;                                   // <prelude>/softmax.tc:27
+                    const float t7 = expf(t6);                                  // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t7);                               // <prelude>/softmax.tc:28
+                    const float t8 = -(pc0[j * 4 + 1]);                         // <prelude>/softmax.tc:26
+                    const float t9 = t8 - r2;                                   // <prelude>/softmax.tc:27
+                    const float t10 = expf(t9);                                 // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t10);                              // <prelude>/softmax.tc:28
+                    const float t11 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                    const float t12 = t11 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t13 = expf(t12);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t13);                              // <prelude>/softmax.tc:28
+                    const float t14 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                    const float t15 = t14 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t16 = expf(t15);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t16);                              // <prelude>/softmax.tc:28
                 }
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t4 = -pc0[j];                                   // <prelude>/softmax.tc:26
-                    const float t5 = t4 - r2;                                   // <prelude>/softmax.tc:27
-                    const float t6 = expf(t5);                                  // <prelude>/softmax.tc:27
-                    const float t7 = t6 / r5;                                   // <prelude>/softmax.tc:28
-                    out_out[sz_D*i0 + i1] = t7;                                 // <prelude>/softmax.tc:28
+                    const float t17 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
+                    const float t18 = t17 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t19 = expf(t18);                                // <prelude>/softmax.tc:27
+                    const float t20 = t19 / r5;                                 // <prelude>/softmax.tc:28
+                    const float t21 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                    const float t22 = t21 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t23 = expf(t22);                                // <prelude>/softmax.tc:27
+                    const float t24 = t23 / r5;                                 // <prelude>/softmax.tc:28
+                    const float t25 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                    const float t26 = t25 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t27 = expf(t26);                                // <prelude>/softmax.tc:27
+                    const float t28 = t27 / r5;                                 // <prelude>/softmax.tc:28
+                    const float t29 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                    const float t30 = t29 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t31 = expf(t30);                                // <prelude>/softmax.tc:27
+                    const float t32 = t31 / r5;                                 // <prelude>/softmax.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t20, t24, t28, t32}}); // <prelude>/softmax.tc:28
                 }
             }
         } else {
             float acc2 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t8 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:14
-                const float t9 = -t8;                                       // <prelude>/softmax.tc:26
-                acc2 = tc_op_max()(acc2, t9);                               // <prelude>/softmax.tc:27
+                const float t33 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t34 = -t33;                                     // <prelude>/softmax.tc:26
+                acc2 = tc_op_max()(acc2, t34);                              // <prelude>/softmax.tc:27
             }
             acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
             const float r2 = acc2;
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t10 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t11 = -t10;                                     // <prelude>/softmax.tc:26
-                const float t12 = t11 - r2;                                 // <prelude>/softmax.tc:27
-                const float t13 = expf(t12);                                // <prelude>/softmax.tc:27
-                acc5 = tc_op_sum()(acc5, t13);                              // <prelude>/softmax.tc:28
+                const float t35 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t36 = -t35;                                     // <prelude>/softmax.tc:26
+                const float t37 = t36 - r2;                                 // <prelude>/softmax.tc:27
+                const float t38 = expf(t37);                                // <prelude>/softmax.tc:27
+                acc5 = tc_op_sum()(acc5, t38);                              // <prelude>/softmax.tc:28
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t14 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t15 = -t14;                                     // <prelude>/softmax.tc:26
-                const float t16 = t15 - r2;                                 // <prelude>/softmax.tc:27
-                const float t17 = expf(t16);                                // <prelude>/softmax.tc:27
-                const float t18 = t17 / r5;                                 // <prelude>/softmax.tc:28
-                out_out[sz_D*i0 + i1] = t18;                                // <prelude>/softmax.tc:28
+                const float t39 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t40 = -t39;                                     // <prelude>/softmax.tc:26
+                const float t41 = t40 - r2;                                 // <prelude>/softmax.tc:27
+                const float t42 = expf(t41);                                // <prelude>/softmax.tc:27
+                const float t43 = t42 / r5;                                 // <prelude>/softmax.tc:28
+                out_out[sz_D*i0 + i1] = t43;                                // <prelude>/softmax.tc:28
             }
         }
     }
@@ -432,7 +492,7 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_neg_max_sub_exp_s
 /* ---- fn layernorm_bf16 ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_sum_div_sub_mul_add_4(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_sum_div_sub_mul_add_4(
     const unsigned short *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_b,
@@ -444,88 +504,131 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_sum_div_sub_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 8) &&
+            tc_aligned(in_w + 0, 16) &&
+            tc_aligned(in_b + 0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = tc_bf2f(in_x[sz_D*i0 + i1]);                       // prelude_tour.tc:19
-                    acc5 = tc_op_sum()(acc5, pc0[j]);                           // <prelude>/norm.tc:13
+                    const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
+                    pc0[j * 4 + 0] = tc_bf2f(v0.v[0]);                          // prelude_tour.tc:19
+                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 0]);                   // <prelude>/norm.tc:13
+                    pc0[j * 4 + 1] = tc_bf2f(v0.v[1]);                          // prelude_tour.tc:19
+                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 1]);                   // <prelude>/norm.tc:13
+                    pc0[j * 4 + 2] = tc_bf2f(v0.v[2]);                          // prelude_tour.tc:19
+                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 2]);                   // <prelude>/norm.tc:13
+                    pc0[j * 4 + 3] = tc_bf2f(v0.v[3]);                          // prelude_tour.tc:19
+                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 3]);                   // <prelude>/norm.tc:13
                 }
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t0 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:13
+            const float t1 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:13
             float acc10 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t1 = pc0[j] - t0;                               // <prelude>/norm.tc:14
-                    const float t2 = t1 * t1;                                   // <prelude>/norm.tc:14
-                    acc10 = tc_op_sum()(acc10, t2);                             // <prelude>/norm.tc:14
+                    const float t2 = (pc0[j * 4 + 0]) - t1;                     // <prelude>/norm.tc:14
+                    const float t3 = t2 * t2;                                   // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t3);                             // <prelude>/norm.tc:14
+                    const float t4 = (pc0[j * 4 + 1]) - t1;                     // <prelude>/norm.tc:14
+                    const float t5 = t4 * t4;                                   // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t5);                             // <prelude>/norm.tc:14
+                    const float t6 = (pc0[j * 4 + 2]) - t1;                     // <prelude>/norm.tc:14
+                    const float t7 = t6 * t6;                                   // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t7);                             // <prelude>/norm.tc:14
+                    const float t8 = (pc0[j * 4 + 3]) - t1;                     // <prelude>/norm.tc:14
+                    const float t9 = t8 * t8;                                   // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t9);                             // <prelude>/norm.tc:14
                 }
             }
             acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
             const float r10 = acc10;
-            const float t4 = r10 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:14
-            const float t5 = t4 + (9.99999975e-06f);                    // <prelude>/norm.tc:14
-            const float t6 = rsqrtf(t5);                                // <prelude>/norm.tc:14
+            const float t11 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t12 = t11 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
+            const float t13 = rsqrtf(t12);                              // <prelude>/norm.tc:14
             float pc1[8];
             float pc2[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t3 = pc0[j] - t0;                               // <prelude>/norm.tc:14
-                    const float t7 = t3 * t6;                                   // <prelude>/norm.tc:15
-                    pc1[j] = in_w[i1];                                          // prelude_tour.tc:19
-                    const float t8 = t7 * pc1[j];                               // <prelude>/norm.tc:15
-                    pc2[j] = in_b[i1];                                          // prelude_tour.tc:19
-                    const float t9 = t8 + pc2[j];                               // <prelude>/norm.tc:15
-                    const float t10 = tc_round_bf16(t9);                        // <prelude>/norm.tc:15
-                    out_out[sz_D*i0 + i1] = tc_f2bf(t10);                       // <prelude>/norm.tc:15
+                    const float t10 = (pc0[j * 4 + 0]) - t1;                    // <prelude>/norm.tc:14
+                    const float t14 = t10 * t13;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_w + i1); // prelude_tour.tc:19
+                    pc1[j * 4 + 0] = v15.v[0];                                  // prelude_tour.tc:19
+                    const float t16 = t14 * (pc1[j * 4 + 0]);                   // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_b + i1); // prelude_tour.tc:19
+                    pc2[j * 4 + 0] = v17.v[0];                                  // prelude_tour.tc:19
+                    const float t18 = t16 + (pc2[j * 4 + 0]);                   // <prelude>/norm.tc:15
+                    const float t19 = tc_round_bf16(t18);                       // <prelude>/norm.tc:15
+                    const float t20 = (pc0[j * 4 + 1]) - t1;                    // <prelude>/norm.tc:14
+                    const float t21 = t20 * t13;                                // <prelude>/norm.tc:15
+                    pc1[j * 4 + 1] = v15.v[1];                                  // prelude_tour.tc:19
+                    const float t22 = t21 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:15
+                    pc2[j * 4 + 1] = v17.v[1];                                  // prelude_tour.tc:19
+                    const float t23 = t22 + (pc2[j * 4 + 1]);                   // <prelude>/norm.tc:15
+                    const float t24 = tc_round_bf16(t23);                       // <prelude>/norm.tc:15
+                    const float t25 = (pc0[j * 4 + 2]) - t1;                    // <prelude>/norm.tc:14
+                    const float t26 = t25 * t13;                                // <prelude>/norm.tc:15
+                    pc1[j * 4 + 2] = v15.v[2];                                  // prelude_tour.tc:19
+                    const float t27 = t26 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:15
+                    pc2[j * 4 + 2] = v17.v[2];                                  // prelude_tour.tc:19
+                    const float t28 = t27 + (pc2[j * 4 + 2]);                   // <prelude>/norm.tc:15
+                    const float t29 = tc_round_bf16(t28);                       // <prelude>/norm.tc:15
+                    const float t30 = (pc0[j * 4 + 3]) - t1;                    // <prelude>/norm.tc:14
+                    const float t31 = t30 * t13;                                // <prelude>/norm.tc:15
+                    pc1[j * 4 + 3] = v15.v[3];                                  // prelude_tour.tc:19
+                    const float t32 = t31 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:15
+                    pc2[j * 4 + 3] = v17.v[3];                                  // prelude_tour.tc:19
+                    const float t33 = t32 + (pc2[j * 4 + 3]);                   // <prelude>/norm.tc:15
+                    const float t34 = tc_round_bf16(t33);                       // <prelude>/norm.tc:15
+                    tc_vstore<unsigned short, 4>(out_out + sz_D*i0 + i1, {{tc_f2bf(t19), tc_f2bf(t24), tc_f2bf(t29), tc_f2bf(t34)}}); // <prelude>/norm.tc:15
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t11 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                acc5 = tc_op_sum()(acc5, t11);                              // <prelude>/norm.tc:13
+                const float t35 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                acc5 = tc_op_sum()(acc5, t35);                              // <prelude>/norm.tc:13
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t13 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            const float t37 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t12 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t14 = t12 - t13;                                // <prelude>/norm.tc:14
-                const float t15 = t14 * t14;                                // <prelude>/norm.tc:14
-                acc10 = tc_op_sum()(acc10, t15);                            // <prelude>/norm.tc:14
+                const float t36 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t38 = t36 - t37;                                // <prelude>/norm.tc:14
+                const float t39 = t38 * t38;                                // <prelude>/norm.tc:14
+                acc10 = tc_op_sum()(acc10, t39);                            // <prelude>/norm.tc:14
             }
             acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
             const float r10 = acc10;
-            const float t18 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t19 = t18 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
-            const float t20 = rsqrtf(t19);                              // <prelude>/norm.tc:14
+            const float t42 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t43 = t42 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
+            const float t44 = rsqrtf(t43);                              // <prelude>/norm.tc:14
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t16 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t17 = t16 - t13;                                // <prelude>/norm.tc:14
-                const float t21 = t17 * t20;                                // <prelude>/norm.tc:15
-                const float t22 = in_w[i1];                                 // prelude_tour.tc:19
-                const float t23 = t21 * t22;                                // <prelude>/norm.tc:15
-                const float t24 = in_b[i1];                                 // prelude_tour.tc:19
-                const float t25 = t23 + t24;                                // <prelude>/norm.tc:15
-                const float t26 = tc_round_bf16(t25);                       // <prelude>/norm.tc:15
-                out_out[sz_D*i0 + i1] = tc_f2bf(t26);                       // <prelude>/norm.tc:15
+                const float t40 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t41 = t40 - t37;                                // <prelude>/norm.tc:14
+                const float t45 = t41 * t44;                                // <prelude>/norm.tc:15
+                const float t46 = in_w[i1];                                 // prelude_tour.tc:19
+                const float t47 = t45 * t46;                                // <prelude>/norm.tc:15
+                const float t48 = in_b[i1];                                 // prelude_tour.tc:19
+                const float t49 = t47 + t48;                                // <prelude>/norm.tc:15
+                const float t50 = tc_round_bf16(t49);                       // <prelude>/norm.tc:15
+                out_out[sz_D*i0 + i1] = tc_f2bf(t50);                       // <prelude>/norm.tc:15
             }
         }
     }
@@ -534,7 +637,7 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_sum_div_sub_
 /* ---- fn rmsnorm_bf16 ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_mul_sum_div_add_rsqrt_5(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div_add_rsqrt_5(
     const unsigned short *__restrict__ in_x,
     const unsigned short *__restrict__ in_g,
     unsigned short *__restrict__ out_out,
@@ -545,58 +648,112 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_mul_sum_div_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 8 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(in_g + 0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 1; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = tc_bf2f(in_x[sz_D*i0 + i1]);                       // prelude_tour.tc:23
-                    const float t0 = pc0[j] * pc0[j];                           // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t0);                               // <prelude>/norm.tc:22
+                    const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // prelude_tour.tc:23
+                    pc0[j * 8 + 0] = tc_bf2f(v0.v[0]);                          // prelude_tour.tc:23
+                    const float t1 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t1);                               // <prelude>/norm.tc:22
+                    pc0[j * 8 + 1] = tc_bf2f(v0.v[1]);                          // prelude_tour.tc:23
+                    const float t2 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t2);                               // <prelude>/norm.tc:22
+                    pc0[j * 8 + 2] = tc_bf2f(v0.v[2]);                          // prelude_tour.tc:23
+                    const float t3 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/norm.tc:22
+                    pc0[j * 8 + 3] = tc_bf2f(v0.v[3]);                          // prelude_tour.tc:23
+                    const float t4 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t4);                               // <prelude>/norm.tc:22
+                    pc0[j * 8 + 4] = tc_bf2f(v0.v[4]);                          // prelude_tour.tc:23
+                    const float t5 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t5);                               // <prelude>/norm.tc:22
+                    pc0[j * 8 + 5] = tc_bf2f(v0.v[5]);                          // prelude_tour.tc:23
+                    const float t6 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t6);                               // <prelude>/norm.tc:22
+                    pc0[j * 8 + 6] = tc_bf2f(v0.v[6]);                          // prelude_tour.tc:23
+                    const float t7 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t7);                               // <prelude>/norm.tc:22
+                    pc0[j * 8 + 7] = tc_bf2f(v0.v[7]);                          // prelude_tour.tc:23
+                    const float t8 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);       // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t8);                               // <prelude>/norm.tc:22
                 }
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t1 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
-            const float t2 = t1 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
-            const float t3 = rsqrtf(t2);                                // <prelude>/norm.tc:22
+            const float t9 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
+            const float t10 = t9 + (9.99999997e-07f);                   // <prelude>/norm.tc:22
+            const float t11 = rsqrtf(t10);                              // <prelude>/norm.tc:22
             float pc1[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 1; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t4 = pc0[j] * t3;                               // <prelude>/norm.tc:22
-                    pc1[j] = tc_bf2f(in_g[i1]);                                 // prelude_tour.tc:23
-                    const float t5 = t4 * pc1[j];                               // <prelude>/norm.tc:22
-                    const float t6 = tc_round_bf16(t5);                         // <prelude>/norm.tc:22
-                    out_out[sz_D*i0 + i1] = tc_f2bf(t6);                        // <prelude>/norm.tc:22
+                    const float t12 = (pc0[j * 8 + 0]) * t11;                   // <prelude>/norm.tc:22
+                    const tc_vec<unsigned short, 8> v13 = tc_vload<unsigned short, 8>(in_g + i1); // prelude_tour.tc:23
+                    pc1[j * 8 + 0] = tc_bf2f(v13.v[0]);                         // prelude_tour.tc:23
+                    const float t14 = t12 * (pc1[j * 8 + 0]);                   // <prelude>/norm.tc:22
+                    const float t15 = tc_round_bf16(t14);                       // <prelude>/norm.tc:22
+                    const float t16 = (pc0[j * 8 + 1]) * t11;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 1] = tc_bf2f(v13.v[1]);                         // prelude_tour.tc:23
+                    const float t17 = t16 * (pc1[j * 8 + 1]);                   // <prelude>/norm.tc:22
+                    const float t18 = tc_round_bf16(t17);                       // <prelude>/norm.tc:22
+                    const float t19 = (pc0[j * 8 + 2]) * t11;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 2] = tc_bf2f(v13.v[2]);                         // prelude_tour.tc:23
+                    const float t20 = t19 * (pc1[j * 8 + 2]);                   // <prelude>/norm.tc:22
+                    const float t21 = tc_round_bf16(t20);                       // <prelude>/norm.tc:22
+                    const float t22 = (pc0[j * 8 + 3]) * t11;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 3] = tc_bf2f(v13.v[3]);                         // prelude_tour.tc:23
+                    const float t23 = t22 * (pc1[j * 8 + 3]);                   // <prelude>/norm.tc:22
+                    const float t24 = tc_round_bf16(t23);                       // <prelude>/norm.tc:22
+                    const float t25 = (pc0[j * 8 + 4]) * t11;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 4] = tc_bf2f(v13.v[4]);                         // prelude_tour.tc:23
+                    const float t26 = t25 * (pc1[j * 8 + 4]);                   // <prelude>/norm.tc:22
+                    const float t27 = tc_round_bf16(t26);                       // <prelude>/norm.tc:22
+                    const float t28 = (pc0[j * 8 + 5]) * t11;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 5] = tc_bf2f(v13.v[5]);                         // prelude_tour.tc:23
+                    const float t29 = t28 * (pc1[j * 8 + 5]);                   // <prelude>/norm.tc:22
+                    const float t30 = tc_round_bf16(t29);                       // <prelude>/norm.tc:22
+                    const float t31 = (pc0[j * 8 + 6]) * t11;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 6] = tc_bf2f(v13.v[6]);                         // prelude_tour.tc:23
+                    const float t32 = t31 * (pc1[j * 8 + 6]);                   // <prelude>/norm.tc:22
+                    const float t33 = tc_round_bf16(t32);                       // <prelude>/norm.tc:22
+                    const float t34 = (pc0[j * 8 + 7]) * t11;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 7] = tc_bf2f(v13.v[7]);                         // prelude_tour.tc:23
+                    const float t35 = t34 * (pc1[j * 8 + 7]);                   // <prelude>/norm.tc:22
+                    const float t36 = tc_round_bf16(t35);                       // <prelude>/norm.tc:22
+                    tc_vstore<unsigned short, 8>(out_out + sz_D*i0 + i1, {{tc_f2bf(t15), tc_f2bf(t18), tc_f2bf(t21), tc_f2bf(t24), tc_f2bf(t27), tc_f2bf(t30), tc_f2bf(t33), tc_f2bf(t36)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t7 = tc_bf2f(in_x[sz_D*i0 + i1]);               // prelude_tour.tc:23
-                const float t8 = t7 * t7;                                   // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t8);                               // <prelude>/norm.tc:22
+                const float t37 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t38 = t37 * t37;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t38);                              // <prelude>/norm.tc:22
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t10 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t11 = t10 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t12 = rsqrtf(t11);                              // <prelude>/norm.tc:22
+            const float t40 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t41 = t40 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t42 = rsqrtf(t41);                              // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t9 = tc_bf2f(in_x[sz_D*i0 + i1]);               // prelude_tour.tc:23
-                const float t13 = t9 * t12;                                 // <prelude>/norm.tc:22
-                const float t14 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
-                const float t15 = t13 * t14;                                // <prelude>/norm.tc:22
-                const float t16 = tc_round_bf16(t15);                       // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t16);                       // <prelude>/norm.tc:22
+                const float t39 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t43 = t39 * t42;                                // <prelude>/norm.tc:22
+                const float t44 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
+                const float t45 = t43 * t44;                                // <prelude>/norm.tc:22
+                const float t46 = tc_round_bf16(t45);                       // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t46);                       // <prelude>/norm.tc:22
             }
         }
     }
@@ -986,27 +1143,101 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
     const idx_t len = sz_N*sz_D;
     float acc5 = (float)0;
     float acc35 = (float)0;
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
-        idx_t q_ = r;
+    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
+         base += (idx_t)gridDim.x * blockDim.x * 4) {
+        idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:47
-        const float t1 = in_y[sz_D*i0 + i1];                        // prelude_tour.tc:47
-        const float t2 = t0 - t1;                                   // <prelude>/loss.tc:6
-        const float t3 = t2 * t2;                                   // <prelude>/loss.tc:7
-        acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/loss.tc:7
-        const float t4 = tc_max(t0, 0.0f);                          // <prelude>/loss.tc:24
-        const float t5 = tc_sigmoid(t1);                            // prelude_tour.tc:48
-        const float t6 = t0 * t5;                                   // <prelude>/loss.tc:24
-        const float t7 = t4 - t6;                                   // <prelude>/loss.tc:24
-        const float t8 = fabsf(t0);                                 // <prelude>/loss.tc:24
-        const float t9 = -t8;                                       // <prelude>/loss.tc:24
-        const float t10 = expf(t9);                                 // <prelude>/loss.tc:24
-        const float t11 = log1pf(t10);                              // <prelude>/loss.tc:24
-        const float t12 = t7 + t11;                                 // <prelude>/loss.tc:24
-        acc35 = tc_op_sum()(acc35, t12);                            // <prelude>/loss.tc:24
+        if (base + 4 <= len && i1 + 4 <= sz_D &&
+            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+            tc_aligned(in_y + sz_D*i0 + i1, 16)) {
+            const tc_vec<float, 4> v13 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
+            const float t14 = v13.v[0];                                 // prelude_tour.tc:47
+            const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_y + sz_D*i0 + i1); // prelude_tour.tc:47
+            const float t16 = v15.v[0];                                 // prelude_tour.tc:47
+            const float t17 = t14 - t16;                                // <prelude>/loss.tc:6
+            const float t18 = t17 * t17;                                // <prelude>/loss.tc:7
+            acc5 = tc_op_sum()(acc5, t18);                              // <prelude>/loss.tc:7
+            const float t19 = tc_max(t14, 0.0f);                        // <prelude>/loss.tc:24
+            const float t20 = tc_sigmoid(t16);                          // prelude_tour.tc:48
+            const float t21 = t14 * t20;                                // <prelude>/loss.tc:24
+            const float t22 = t19 - t21;                                // <prelude>/loss.tc:24
+            const float t23 = fabsf(t14);                               // <prelude>/loss.tc:24
+            const float t24 = -t23;                                     // <prelude>/loss.tc:24
+            const float t25 = expf(t24);                                // <prelude>/loss.tc:24
+            const float t26 = log1pf(t25);                              // <prelude>/loss.tc:24
+            const float t27 = t22 + t26;                                // <prelude>/loss.tc:24
+            acc35 = tc_op_sum()(acc35, t27);                            // <prelude>/loss.tc:24
+            const float t28 = v13.v[1];                                 // prelude_tour.tc:47
+            const float t29 = v15.v[1];                                 // prelude_tour.tc:47
+            const float t30 = t28 - t29;                                // <prelude>/loss.tc:6
+            const float t31 = t30 * t30;                                // <prelude>/loss.tc:7
+            acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/loss.tc:7
+            const float t32 = tc_max(t28, 0.0f);                        // <prelude>/loss.tc:24
+            const float t33 = tc_sigmoid(t29);                          // prelude_tour.tc:48
+            const float t34 = t28 * t33;                                // <prelude>/loss.tc:24
+            const float t35 = t32 - t34;                                // <prelude>/loss.tc:24
+            const float t36 = fabsf(t28);                               // <prelude>/loss.tc:24
+            const float t37 = -t36;                                     // <prelude>/loss.tc:24
+            const float t38 = expf(t37);                                // <prelude>/loss.tc:24
+            const float t39 = log1pf(t38);                              // <prelude>/loss.tc:24
+            const float t40 = t35 + t39;                                // <prelude>/loss.tc:24
+            acc35 = tc_op_sum()(acc35, t40);                            // <prelude>/loss.tc:24
+            const float t41 = v13.v[2];                                 // prelude_tour.tc:47
+            const float t42 = v15.v[2];                                 // prelude_tour.tc:47
+            const float t43 = t41 - t42;                                // <prelude>/loss.tc:6
+            const float t44 = t43 * t43;                                // <prelude>/loss.tc:7
+            acc5 = tc_op_sum()(acc5, t44);                              // <prelude>/loss.tc:7
+            const float t45 = tc_max(t41, 0.0f);                        // <prelude>/loss.tc:24
+            const float t46 = tc_sigmoid(t42);                          // prelude_tour.tc:48
+            const float t47 = t41 * t46;                                // <prelude>/loss.tc:24
+            const float t48 = t45 - t47;                                // <prelude>/loss.tc:24
+            const float t49 = fabsf(t41);                               // <prelude>/loss.tc:24
+            const float t50 = -t49;                                     // <prelude>/loss.tc:24
+            const float t51 = expf(t50);                                // <prelude>/loss.tc:24
+            const float t52 = log1pf(t51);                              // <prelude>/loss.tc:24
+            const float t53 = t48 + t52;                                // <prelude>/loss.tc:24
+            acc35 = tc_op_sum()(acc35, t53);                            // <prelude>/loss.tc:24
+            const float t54 = v13.v[3];                                 // prelude_tour.tc:47
+            const float t55 = v15.v[3];                                 // prelude_tour.tc:47
+            const float t56 = t54 - t55;                                // <prelude>/loss.tc:6
+            const float t57 = t56 * t56;                                // <prelude>/loss.tc:7
+            acc5 = tc_op_sum()(acc5, t57);                              // <prelude>/loss.tc:7
+            const float t58 = tc_max(t54, 0.0f);                        // <prelude>/loss.tc:24
+            const float t59 = tc_sigmoid(t55);                          // prelude_tour.tc:48
+            const float t60 = t54 * t59;                                // <prelude>/loss.tc:24
+            const float t61 = t58 - t60;                                // <prelude>/loss.tc:24
+            const float t62 = fabsf(t54);                               // <prelude>/loss.tc:24
+            const float t63 = -t62;                                     // <prelude>/loss.tc:24
+            const float t64 = expf(t63);                                // <prelude>/loss.tc:24
+            const float t65 = log1pf(t64);                              // <prelude>/loss.tc:24
+            const float t66 = t61 + t65;                                // <prelude>/loss.tc:24
+            acc35 = tc_op_sum()(acc35, t66);                            // <prelude>/loss.tc:24
+        } else {
+            for (int e = 0; e < 4 && base + e < len; ++e) {
+                const idx_t r = base + e;
+                idx_t q_ = r;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:47
+                const float t1 = in_y[sz_D*i0 + i1];                        // prelude_tour.tc:47
+                const float t2 = t0 - t1;                                   // <prelude>/loss.tc:6
+                const float t3 = t2 * t2;                                   // <prelude>/loss.tc:7
+                acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/loss.tc:7
+                const float t4 = tc_max(t0, 0.0f);                          // <prelude>/loss.tc:24
+                const float t5 = tc_sigmoid(t1);                            // prelude_tour.tc:48
+                const float t6 = t0 * t5;                                   // <prelude>/loss.tc:24
+                const float t7 = t4 - t6;                                   // <prelude>/loss.tc:24
+                const float t8 = fabsf(t0);                                 // <prelude>/loss.tc:24
+                const float t9 = -t8;                                       // <prelude>/loss.tc:24
+                const float t10 = expf(t9);                                 // <prelude>/loss.tc:24
+                const float t11 = log1pf(t10);                              // <prelude>/loss.tc:24
+                const float t12 = t7 + t11;                                 // <prelude>/loss.tc:24
+                acc35 = tc_op_sum()(acc35, t12);                            // <prelude>/loss.tc:24
+            }
+        }
     }
     unsigned *ticket = (unsigned *)ws;
     acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
@@ -1029,17 +1260,17 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
     acc35 = tc_partials(part35, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
     const float r5 = acc5;
     const float r35 = acc35;
-    const float t13 = r5 / ((float)((long long)(sz_N*sz_D)));   // <prelude>/loss.tc:7
-    const float t14 = r35 / ((float)((long long)(sz_N*sz_D)));  // <prelude>/loss.tc:24
+    const float t67 = r5 / ((float)((long long)(sz_N*sz_D)));   // <prelude>/loss.tc:7
+    const float t68 = r35 / ((float)((long long)(sz_N*sz_D)));  // <prelude>/loss.tc:24
     if (threadIdx.x == 0) {
-        out_mse[0] = t13;                                           // <prelude>/loss.tc:7
-        out_bce[0] = t14;                                           // <prelude>/loss.tc:24
+        out_mse[0] = t67;                                           // <prelude>/loss.tc:7
+        out_bce[0] = t68;                                           // <prelude>/loss.tc:24
         *ticket = 0; /* ready for the next launch */
     }
 }
 
 /* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_div_log_15(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_div_log_15(
     const float *__restrict__ in_x,
     const float *__restrict__ in_p,
     float *__restrict__ buf20,
@@ -1050,20 +1281,36 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_d
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_p + sz_D*i0, 16) &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float pc1[8];
             float acc8 = tc_lowest<float>();
             float acc13 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_p[sz_D*i0 + i1];                                // prelude_tour.tc:47
-                    acc8 = tc_op_max()(acc8, pc0[j]);                           // <prelude>/softmax.tc:13
-                    pc1[j] = in_x[sz_D*i0 + i1];                                // prelude_tour.tc:47
-                    acc13 = tc_op_max()(acc13, pc1[j]);                         // <prelude>/loss.tc:15
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
+                    pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:47
+                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:13
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
+                    pc1[j * 4 + 0] = v1.v[0];                                   // prelude_tour.tc:47
+                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 0]);                 // <prelude>/loss.tc:15
+                    pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:47
+                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:13
+                    pc1[j * 4 + 1] = v1.v[1];                                   // prelude_tour.tc:47
+                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 1]);                 // <prelude>/loss.tc:15
+                    pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:47
+                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:13
+                    pc1[j * 4 + 2] = v1.v[2];                                   // prelude_tour.tc:47
+                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 2]);                 // <prelude>/loss.tc:15
+                    pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:47
+                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:13
+                    pc1[j * 4 + 3] = v1.v[3];                                   // prelude_tour.tc:47
+                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 3]);                 // <prelude>/loss.tc:15
                 }
             }
             acc8 = tc_block_reduce(acc8, tc_op_max(), (float *)tc_smem);
@@ -1073,36 +1320,75 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_d
             float acc11 = (float)0;
             float acc16 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t0 = pc0[j] - r8;                               // <prelude>/softmax.tc:13
-                    const float t1 = expf(t0);                                  // <prelude>/softmax.tc:13
-                    acc11 = tc_op_sum()(acc11, t1);                             // <prelude>/softmax.tc:14
-                    const float t2 = pc1[j] - r13;                              // <prelude>/loss.tc:15
-                    const float t3 = expf(t2);                                  // <prelude>/loss.tc:16
-                    acc16 = tc_op_sum()(acc16, t3);                             // <prelude>/loss.tc:16
+                    const float t2 = (pc0[j * 4 + 0]) - r8;                     // <prelude>/softmax.tc:13
+                    const float t3 = expf(t2);                                  // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t3);                             // <prelude>/softmax.tc:14
+                    const float t4 = (pc1[j * 4 + 0]) - r13;                    // <prelude>/loss.tc:15
+                    const float t5 = expf(t4);                                  // <prelude>/loss.tc:16
+                    acc16 = tc_op_sum()(acc16, t5);                             // <prelude>/loss.tc:16
+                    const float t6 = (pc0[j * 4 + 1]) - r8;                     // <prelude>/softmax.tc:13
+                    const float t7 = expf(t6);                                  // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t7);                             // <prelude>/softmax.tc:14
+                    const float t8 = (pc1[j * 4 + 1]) - r13;                    // <prelude>/loss.tc:15
+                    const float t9 = expf(t8);                                  // <prelude>/loss.tc:16
+                    acc16 = tc_op_sum()(acc16, t9);                             // <prelude>/loss.tc:16
+                    const float t10 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t11);                            // <prelude>/softmax.tc:14
+                    const float t12 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:15
+                    const float t13 = expf(t12);                                // <prelude>/loss.tc:16
+                    acc16 = tc_op_sum()(acc16, t13);                            // <prelude>/loss.tc:16
+                    const float t14 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t15 = expf(t14);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t15);                            // <prelude>/softmax.tc:14
+                    const float t16 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:15
+                    const float t17 = expf(t16);                                // <prelude>/loss.tc:16
+                    acc16 = tc_op_sum()(acc16, t17);                            // <prelude>/loss.tc:16
                 }
             }
             acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
             const float r11 = acc11;
             acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
-            const float t8 = logf(r16);                                 // <prelude>/loss.tc:16
+            const float t22 = logf(r16);                                // <prelude>/loss.tc:16
             float acc20 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t4 = pc0[j] - r8;                               // <prelude>/softmax.tc:13
-                    const float t5 = expf(t4);                                  // <prelude>/softmax.tc:13
-                    const float t6 = t5 / r11;                                  // <prelude>/softmax.tc:14
-                    const float t7 = pc1[j] - r13;                              // <prelude>/loss.tc:15
-                    const float t9 = t7 - t8;                                   // <prelude>/loss.tc:16
-                    const float t10 = t6 * t9;                                  // <prelude>/loss.tc:17
-                    acc20 = tc_op_sum()(acc20, t10);                            // <prelude>/loss.tc:17
+                    const float t18 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t19 = expf(t18);                                // <prelude>/softmax.tc:13
+                    const float t20 = t19 / r11;                                // <prelude>/softmax.tc:14
+                    const float t21 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:15
+                    const float t23 = t21 - t22;                                // <prelude>/loss.tc:16
+                    const float t24 = t20 * t23;                                // <prelude>/loss.tc:17
+                    acc20 = tc_op_sum()(acc20, t24);                            // <prelude>/loss.tc:17
+                    const float t25 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t26 = expf(t25);                                // <prelude>/softmax.tc:13
+                    const float t27 = t26 / r11;                                // <prelude>/softmax.tc:14
+                    const float t28 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:15
+                    const float t29 = t28 - t22;                                // <prelude>/loss.tc:16
+                    const float t30 = t27 * t29;                                // <prelude>/loss.tc:17
+                    acc20 = tc_op_sum()(acc20, t30);                            // <prelude>/loss.tc:17
+                    const float t31 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:13
+                    const float t33 = t32 / r11;                                // <prelude>/softmax.tc:14
+                    const float t34 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:15
+                    const float t35 = t34 - t22;                                // <prelude>/loss.tc:16
+                    const float t36 = t33 * t35;                                // <prelude>/loss.tc:17
+                    acc20 = tc_op_sum()(acc20, t36);                            // <prelude>/loss.tc:17
+                    const float t37 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t38 = expf(t37);                                // <prelude>/softmax.tc:13
+                    const float t39 = t38 / r11;                                // <prelude>/softmax.tc:14
+                    const float t40 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:15
+                    const float t41 = t40 - t22;                                // <prelude>/loss.tc:16
+                    const float t42 = t39 * t41;                                // <prelude>/loss.tc:17
+                    acc20 = tc_op_sum()(acc20, t42);                            // <prelude>/loss.tc:17
                 }
             }
             acc20 = tc_block_reduce(acc20, tc_op_sum(), (float *)tc_smem);
@@ -1115,10 +1401,10 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_d
             float acc13 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t11 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                acc8 = tc_op_max()(acc8, t11);                              // <prelude>/softmax.tc:13
-                const float t12 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                acc13 = tc_op_max()(acc13, t12);                            // <prelude>/loss.tc:15
+                const float t43 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                acc8 = tc_op_max()(acc8, t43);                              // <prelude>/softmax.tc:13
+                const float t44 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                acc13 = tc_op_max()(acc13, t44);                            // <prelude>/loss.tc:15
             }
             acc8 = tc_block_reduce(acc8, tc_op_max(), (float *)tc_smem);
             const float r8 = acc8;
@@ -1128,32 +1414,32 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_d
             float acc16 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t13 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t14 = t13 - r8;                                 // <prelude>/softmax.tc:13
-                const float t15 = expf(t14);                                // <prelude>/softmax.tc:13
-                acc11 = tc_op_sum()(acc11, t15);                            // <prelude>/softmax.tc:14
-                const float t16 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t17 = t16 - r13;                                // <prelude>/loss.tc:15
-                const float t18 = expf(t17);                                // <prelude>/loss.tc:16
-                acc16 = tc_op_sum()(acc16, t18);                            // <prelude>/loss.tc:16
+                const float t45 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t46 = t45 - r8;                                 // <prelude>/softmax.tc:13
+                const float t47 = expf(t46);                                // <prelude>/softmax.tc:13
+                acc11 = tc_op_sum()(acc11, t47);                            // <prelude>/softmax.tc:14
+                const float t48 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t49 = t48 - r13;                                // <prelude>/loss.tc:15
+                const float t50 = expf(t49);                                // <prelude>/loss.tc:16
+                acc16 = tc_op_sum()(acc16, t50);                            // <prelude>/loss.tc:16
             }
             acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
             const float r11 = acc11;
             acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
-            const float t25 = logf(r16);                                // <prelude>/loss.tc:16
+            const float t57 = logf(r16);                                // <prelude>/loss.tc:16
             float acc20 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t19 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t20 = t19 - r8;                                 // <prelude>/softmax.tc:13
-                const float t21 = expf(t20);                                // <prelude>/softmax.tc:13
-                const float t22 = t21 / r11;                                // <prelude>/softmax.tc:14
-                const float t23 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t24 = t23 - r13;                                // <prelude>/loss.tc:15
-                const float t26 = t24 - t25;                                // <prelude>/loss.tc:16
-                const float t27 = t22 * t26;                                // <prelude>/loss.tc:17
-                acc20 = tc_op_sum()(acc20, t27);                            // <prelude>/loss.tc:17
+                const float t51 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t52 = t51 - r8;                                 // <prelude>/softmax.tc:13
+                const float t53 = expf(t52);                                // <prelude>/softmax.tc:13
+                const float t54 = t53 / r11;                                // <prelude>/softmax.tc:14
+                const float t55 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t56 = t55 - r13;                                // <prelude>/loss.tc:15
+                const float t58 = t56 - t57;                                // <prelude>/loss.tc:16
+                const float t59 = t54 * t58;                                // <prelude>/loss.tc:17
+                acc20 = tc_op_sum()(acc20, t59);                            // <prelude>/loss.tc:17
             }
             acc20 = tc_block_reduce(acc20, tc_op_sum(), (float *)tc_smem);
             const float r20 = acc20;
@@ -1174,12 +1460,33 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_N;
     float acc22 = (float)0;
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
-        const idx_t i0 = r;
-        const float t0 = buf20[i0];                                 // <prelude>/loss.tc:17
-        const float t1 = -t0;                                       // <prelude>/loss.tc:17
-        acc22 = tc_op_sum()(acc22, t1);                             // <prelude>/loss.tc:17
+    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
+         base += (idx_t)gridDim.x * blockDim.x * 4) {
+        const idx_t i0 = base;
+        if (base + 4 <= len &&
+            tc_aligned(buf20 + i0, 16)) {
+            const tc_vec<float, 4> v2 = tc_vload<float, 4>(buf20 + i0); // <prelude>/loss.tc:17
+            const float t3 = v2.v[0];                                   // <prelude>/loss.tc:17
+            const float t4 = -t3;                                       // <prelude>/loss.tc:17
+            acc22 = tc_op_sum()(acc22, t4);                             // <prelude>/loss.tc:17
+            const float t5 = v2.v[1];                                   // <prelude>/loss.tc:17
+            const float t6 = -t5;                                       // <prelude>/loss.tc:17
+            acc22 = tc_op_sum()(acc22, t6);                             // <prelude>/loss.tc:17
+            const float t7 = v2.v[2];                                   // <prelude>/loss.tc:17
+            const float t8 = -t7;                                       // <prelude>/loss.tc:17
+            acc22 = tc_op_sum()(acc22, t8);                             // <prelude>/loss.tc:17
+            const float t9 = v2.v[3];                                   // <prelude>/loss.tc:17
+            const float t10 = -t9;                                      // <prelude>/loss.tc:17
+            acc22 = tc_op_sum()(acc22, t10);                            // <prelude>/loss.tc:17
+        } else {
+            for (int e = 0; e < 4 && base + e < len; ++e) {
+                const idx_t r = base + e;
+                const idx_t i0 = r;
+                const float t0 = buf20[i0];                                 // <prelude>/loss.tc:17
+                const float t1 = -t0;                                       // <prelude>/loss.tc:17
+                acc22 = tc_op_sum()(acc22, t1);                             // <prelude>/loss.tc:17
+            }
+        }
     }
     unsigned *ticket = (unsigned *)ws;
     acc22 = tc_block_reduce(acc22, tc_op_sum(), (float *)tc_smem);
@@ -1196,9 +1503,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
     __threadfence();
     acc22 = tc_partials(part22, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
     const float r22 = acc22;
-    const float t2 = r22 / ((float)((long long)(sz_N)));        // <prelude>/loss.tc:17
+    const float t11 = r22 / ((float)((long long)(sz_N)));       // <prelude>/loss.tc:17
     if (threadIdx.x == 0) {
-        out_ce[0] = t2;                                             // <prelude>/loss.tc:17
+        out_ce[0] = t11;                                            // <prelude>/loss.tc:17
         *ticket = 0; /* ready for the next launch */
     }
 }
@@ -1214,22 +1521,22 @@ launch plan of softmax_cols (32-bit indices):
 launch plan of log_softmax_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
-  step 0: tc_red_fused_max_sub_exp_sum_log_2<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_red_fused_max_sub_exp_sum_log_2<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
 launch plan of softmin_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
-  step 0: tc_red_fused_neg_max_sub_exp_sum_div_3<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_red_fused_neg_max_sub_exp_sum_div_3<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
 launch plan of layernorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_w         param  f32[D]
   buffer in_b         param  f32[D]
   buffer out_out      output bf16[N, D]
-  step 0: tc_red_fused_cast_sum_div_sub_mul_add_4<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
+  step 0: tc_red_fused_cast_sum_div_sub_mul_add_4<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
 launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  bf16[D]
   buffer out_out      output bf16[N, D]
-  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_5<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D)
+  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_5<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D)
 launch plan of l2_normalize_cols (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
@@ -1270,7 +1577,7 @@ launch plan of losses (32-bit indices):
   buffer out_ce       output f32
   buffer out_bce      output f32
   buffer buf20        temp   f32[N]  live steps 1..2, slot 0
-  step 0: tc_red_fused_sub_mul_sum_div_sigmoid_max_14<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, in_y, out_mse, out_bce, D, N, workspace)
-  step 1: tc_red_fused_max_sub_exp_sum_div_log_15<<<N, [512, 1, 1]>>>(in_x, in_p, buf20, N, D)
-  step 2: tc_red_fused_neg_sum_div_16<<<(N + 1023)/1024, [256, 1, 1]>>>(out_ce, buf20, N, workspace)
+  step 0: tc_red_fused_sub_mul_sum_div_sigmoid_max_14<<<(N*D + 4095)/4096, [256, 1, 1]>>>(in_x, in_y, out_mse, out_bce, D, N, workspace)
+  step 1: tc_red_fused_max_sub_exp_sum_div_log_15<<<N, [1024, 1, 1]>>>(in_x, in_p, buf20, N, D)
+  step 2: tc_red_fused_neg_sum_div_16<<<(N + 4095)/4096, [256, 1, 1]>>>(out_ce, buf20, N, workspace)
  */

@@ -152,7 +152,7 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 /* ---- fn rmsnorm_f32 ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_mul_sum_div_add_rsqrt_0(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_rsqrt_0(
     const float *__restrict__ in_x,
     const float *__restrict__ in_g,
     float *__restrict__ out_out,
@@ -164,56 +164,79 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_mul_sum_div_add_r
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(in_g + 0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // rmsnorm.tc:8
-                    const float t0 = pc0[j] * pc0[j];                           // rmsnorm.tc:9
-                    acc4 = tc_op_sum()(acc4, t0);                               // rmsnorm.tc:9
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // rmsnorm.tc:8
+                    pc0[j * 4 + 0] = v0.v[0];                                   // rmsnorm.tc:8
+                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // rmsnorm.tc:9
+                    acc4 = tc_op_sum()(acc4, t1);                               // rmsnorm.tc:9
+                    pc0[j * 4 + 1] = v0.v[1];                                   // rmsnorm.tc:8
+                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // rmsnorm.tc:9
+                    acc4 = tc_op_sum()(acc4, t2);                               // rmsnorm.tc:9
+                    pc0[j * 4 + 2] = v0.v[2];                                   // rmsnorm.tc:8
+                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // rmsnorm.tc:9
+                    acc4 = tc_op_sum()(acc4, t3);                               // rmsnorm.tc:9
+                    pc0[j * 4 + 3] = v0.v[3];                                   // rmsnorm.tc:8
+                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // rmsnorm.tc:9
+                    acc4 = tc_op_sum()(acc4, t4);                               // rmsnorm.tc:9
                 }
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t1 = r4 / ((float)((long long)(sz_D)));         // rmsnorm.tc:9
-            const float t2 = t1 + s_eps;                                // rmsnorm.tc:10
-            const float t3 = rsqrtf(t2);                                // rmsnorm.tc:10
+            const float t5 = r4 / ((float)((long long)(sz_D)));         // rmsnorm.tc:9
+            const float t6 = t5 + s_eps;                                // rmsnorm.tc:10
+            const float t7 = rsqrtf(t6);                                // rmsnorm.tc:10
             float pc1[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t4 = pc0[j] * t3;                               // rmsnorm.tc:10
-                    pc1[j] = in_g[i1];                                          // rmsnorm.tc:8
-                    const float t5 = t4 * pc1[j];                               // rmsnorm.tc:10
-                    out_out[sz_D*i0 + i1] = t5;                                 // rmsnorm.tc:10
+                    const float t8 = (pc0[j * 4 + 0]) * t7;                     // rmsnorm.tc:10
+                    const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_g + i1);  // rmsnorm.tc:8
+                    pc1[j * 4 + 0] = v9.v[0];                                   // rmsnorm.tc:8
+                    const float t10 = t8 * (pc1[j * 4 + 0]);                    // rmsnorm.tc:10
+                    const float t11 = (pc0[j * 4 + 1]) * t7;                    // rmsnorm.tc:10
+                    pc1[j * 4 + 1] = v9.v[1];                                   // rmsnorm.tc:8
+                    const float t12 = t11 * (pc1[j * 4 + 1]);                   // rmsnorm.tc:10
+                    const float t13 = (pc0[j * 4 + 2]) * t7;                    // rmsnorm.tc:10
+                    pc1[j * 4 + 2] = v9.v[2];                                   // rmsnorm.tc:8
+                    const float t14 = t13 * (pc1[j * 4 + 2]);                   // rmsnorm.tc:10
+                    const float t15 = (pc0[j * 4 + 3]) * t7;                    // rmsnorm.tc:10
+                    pc1[j * 4 + 3] = v9.v[3];                                   // rmsnorm.tc:8
+                    const float t16 = t15 * (pc1[j * 4 + 3]);                   // rmsnorm.tc:10
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t10, t12, t14, t16}}); // rmsnorm.tc:10
                 }
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t6 = in_x[sz_D*i0 + i1];                        // rmsnorm.tc:8
-                const float t7 = t6 * t6;                                   // rmsnorm.tc:9
-                acc4 = tc_op_sum()(acc4, t7);                               // rmsnorm.tc:9
+                const float t17 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
+                const float t18 = t17 * t17;                                // rmsnorm.tc:9
+                acc4 = tc_op_sum()(acc4, t18);                              // rmsnorm.tc:9
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t9 = r4 / ((float)((long long)(sz_D)));         // rmsnorm.tc:9
-            const float t10 = t9 + s_eps;                               // rmsnorm.tc:10
-            const float t11 = rsqrtf(t10);                              // rmsnorm.tc:10
+            const float t20 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
+            const float t21 = t20 + s_eps;                              // rmsnorm.tc:10
+            const float t22 = rsqrtf(t21);                              // rmsnorm.tc:10
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t8 = in_x[sz_D*i0 + i1];                        // rmsnorm.tc:8
-                const float t12 = t8 * t11;                                 // rmsnorm.tc:10
-                const float t13 = in_g[i1];                                 // rmsnorm.tc:8
-                const float t14 = t12 * t13;                                // rmsnorm.tc:10
-                out_out[sz_D*i0 + i1] = t14;                                // rmsnorm.tc:10
+                const float t19 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
+                const float t23 = t19 * t22;                                // rmsnorm.tc:10
+                const float t24 = in_g[i1];                                 // rmsnorm.tc:8
+                const float t25 = t23 * t24;                                // rmsnorm.tc:10
+                out_out[sz_D*i0 + i1] = t25;                                // rmsnorm.tc:10
             }
         }
     }
@@ -222,7 +245,7 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_mul_sum_div_add_r
 /* ---- fn rmsnorm_bf16 ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_mul_sum_div_add_rsqrt_1(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div_add_rsqrt_1(
     const unsigned short *__restrict__ in_x,
     const unsigned short *__restrict__ in_g,
     unsigned short *__restrict__ out_out,
@@ -234,58 +257,112 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_mul_sum_div_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 8 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(in_g + 0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 1; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = tc_bf2f(in_x[sz_D*i0 + i1]);                       // rmsnorm.tc:13
-                    const float t0 = pc0[j] * pc0[j];                           // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t0);                               // rmsnorm.tc:15
+                    const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // rmsnorm.tc:13
+                    pc0[j * 8 + 0] = tc_bf2f(v0.v[0]);                          // rmsnorm.tc:13
+                    const float t1 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);       // rmsnorm.tc:15
+                    acc5 = tc_op_sum()(acc5, t1);                               // rmsnorm.tc:15
+                    pc0[j * 8 + 1] = tc_bf2f(v0.v[1]);                          // rmsnorm.tc:13
+                    const float t2 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);       // rmsnorm.tc:15
+                    acc5 = tc_op_sum()(acc5, t2);                               // rmsnorm.tc:15
+                    pc0[j * 8 + 2] = tc_bf2f(v0.v[2]);                          // rmsnorm.tc:13
+                    const float t3 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);       // rmsnorm.tc:15
+                    acc5 = tc_op_sum()(acc5, t3);                               // rmsnorm.tc:15
+                    pc0[j * 8 + 3] = tc_bf2f(v0.v[3]);                          // rmsnorm.tc:13
+                    const float t4 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);       // rmsnorm.tc:15
+                    acc5 = tc_op_sum()(acc5, t4);                               // rmsnorm.tc:15
+                    pc0[j * 8 + 4] = tc_bf2f(v0.v[4]);                          // rmsnorm.tc:13
+                    const float t5 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);       // rmsnorm.tc:15
+                    acc5 = tc_op_sum()(acc5, t5);                               // rmsnorm.tc:15
+                    pc0[j * 8 + 5] = tc_bf2f(v0.v[5]);                          // rmsnorm.tc:13
+                    const float t6 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);       // rmsnorm.tc:15
+                    acc5 = tc_op_sum()(acc5, t6);                               // rmsnorm.tc:15
+                    pc0[j * 8 + 6] = tc_bf2f(v0.v[6]);                          // rmsnorm.tc:13
+                    const float t7 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);       // rmsnorm.tc:15
+                    acc5 = tc_op_sum()(acc5, t7);                               // rmsnorm.tc:15
+                    pc0[j * 8 + 7] = tc_bf2f(v0.v[7]);                          // rmsnorm.tc:13
+                    const float t8 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);       // rmsnorm.tc:15
+                    acc5 = tc_op_sum()(acc5, t8);                               // rmsnorm.tc:15
                 }
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t1 = r5 / ((float)((long long)(sz_D)));         // rmsnorm.tc:15
-            const float t2 = t1 + s_eps;                                // rmsnorm.tc:16
-            const float t3 = rsqrtf(t2);                                // rmsnorm.tc:16
+            const float t9 = r5 / ((float)((long long)(sz_D)));         // rmsnorm.tc:15
+            const float t10 = t9 + s_eps;                               // rmsnorm.tc:16
+            const float t11 = rsqrtf(t10);                              // rmsnorm.tc:16
             float pc1[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 1; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t4 = pc0[j] * t3;                               // rmsnorm.tc:16
-                    const float t5 = tc_round_bf16(t4);                         // rmsnorm.tc:16
-                    pc1[j] = tc_bf2f(in_g[i1]);                                 // rmsnorm.tc:13
-                    const float t6 = t5 * pc1[j];                               // rmsnorm.tc:16
-                    out_out[sz_D*i0 + i1] = tc_f2bf(t6);                        // rmsnorm.tc:16
+                    const float t12 = (pc0[j * 8 + 0]) * t11;                   // rmsnorm.tc:16
+                    const float t13 = tc_round_bf16(t12);                       // rmsnorm.tc:16
+                    const tc_vec<unsigned short, 8> v14 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm.tc:13
+                    pc1[j * 8 + 0] = tc_bf2f(v14.v[0]);                         // rmsnorm.tc:13
+                    const float t15 = t13 * (pc1[j * 8 + 0]);                   // rmsnorm.tc:16
+                    const float t16 = (pc0[j * 8 + 1]) * t11;                   // rmsnorm.tc:16
+                    const float t17 = tc_round_bf16(t16);                       // rmsnorm.tc:16
+                    pc1[j * 8 + 1] = tc_bf2f(v14.v[1]);                         // rmsnorm.tc:13
+                    const float t18 = t17 * (pc1[j * 8 + 1]);                   // rmsnorm.tc:16
+                    const float t19 = (pc0[j * 8 + 2]) * t11;                   // rmsnorm.tc:16
+                    const float t20 = tc_round_bf16(t19);                       // rmsnorm.tc:16
+                    pc1[j * 8 + 2] = tc_bf2f(v14.v[2]);                         // rmsnorm.tc:13
+                    const float t21 = t20 * (pc1[j * 8 + 2]);                   // rmsnorm.tc:16
+                    const float t22 = (pc0[j * 8 + 3]) * t11;                   // rmsnorm.tc:16
+                    const float t23 = tc_round_bf16(t22);                       // rmsnorm.tc:16
+                    pc1[j * 8 + 3] = tc_bf2f(v14.v[3]);                         // rmsnorm.tc:13
+                    const float t24 = t23 * (pc1[j * 8 + 3]);                   // rmsnorm.tc:16
+                    const float t25 = (pc0[j * 8 + 4]) * t11;                   // rmsnorm.tc:16
+                    const float t26 = tc_round_bf16(t25);                       // rmsnorm.tc:16
+                    pc1[j * 8 + 4] = tc_bf2f(v14.v[4]);                         // rmsnorm.tc:13
+                    const float t27 = t26 * (pc1[j * 8 + 4]);                   // rmsnorm.tc:16
+                    const float t28 = (pc0[j * 8 + 5]) * t11;                   // rmsnorm.tc:16
+                    const float t29 = tc_round_bf16(t28);                       // rmsnorm.tc:16
+                    pc1[j * 8 + 5] = tc_bf2f(v14.v[5]);                         // rmsnorm.tc:13
+                    const float t30 = t29 * (pc1[j * 8 + 5]);                   // rmsnorm.tc:16
+                    const float t31 = (pc0[j * 8 + 6]) * t11;                   // rmsnorm.tc:16
+                    const float t32 = tc_round_bf16(t31);                       // rmsnorm.tc:16
+                    pc1[j * 8 + 6] = tc_bf2f(v14.v[6]);                         // rmsnorm.tc:13
+                    const float t33 = t32 * (pc1[j * 8 + 6]);                   // rmsnorm.tc:16
+                    const float t34 = (pc0[j * 8 + 7]) * t11;                   // rmsnorm.tc:16
+                    const float t35 = tc_round_bf16(t34);                       // rmsnorm.tc:16
+                    pc1[j * 8 + 7] = tc_bf2f(v14.v[7]);                         // rmsnorm.tc:13
+                    const float t36 = t35 * (pc1[j * 8 + 7]);                   // rmsnorm.tc:16
+                    tc_vstore<unsigned short, 8>(out_out + sz_D*i0 + i1, {{tc_f2bf(t15), tc_f2bf(t18), tc_f2bf(t21), tc_f2bf(t24), tc_f2bf(t27), tc_f2bf(t30), tc_f2bf(t33), tc_f2bf(t36)}}); // rmsnorm.tc:16
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t7 = tc_bf2f(in_x[sz_D*i0 + i1]);               // rmsnorm.tc:13
-                const float t8 = t7 * t7;                                   // rmsnorm.tc:15
-                acc5 = tc_op_sum()(acc5, t8);                               // rmsnorm.tc:15
+                const float t37 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
+                const float t38 = t37 * t37;                                // rmsnorm.tc:15
+                acc5 = tc_op_sum()(acc5, t38);                              // rmsnorm.tc:15
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t10 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
-            const float t11 = t10 + s_eps;                              // rmsnorm.tc:16
-            const float t12 = rsqrtf(t11);                              // rmsnorm.tc:16
+            const float t40 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
+            const float t41 = t40 + s_eps;                              // rmsnorm.tc:16
+            const float t42 = rsqrtf(t41);                              // rmsnorm.tc:16
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t9 = tc_bf2f(in_x[sz_D*i0 + i1]);               // rmsnorm.tc:13
-                const float t13 = t9 * t12;                                 // rmsnorm.tc:16
-                const float t14 = tc_round_bf16(t13);                       // rmsnorm.tc:16
-                const float t15 = tc_bf2f(in_g[i1]);                        // rmsnorm.tc:13
-                const float t16 = t14 * t15;                                // rmsnorm.tc:16
-                out_out[sz_D*i0 + i1] = tc_f2bf(t16);                       // rmsnorm.tc:16
+                const float t39 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
+                const float t43 = t39 * t42;                                // rmsnorm.tc:16
+                const float t44 = tc_round_bf16(t43);                       // rmsnorm.tc:16
+                const float t45 = tc_bf2f(in_g[i1]);                        // rmsnorm.tc:13
+                const float t46 = t44 * t45;                                // rmsnorm.tc:16
+                out_out[sz_D*i0 + i1] = tc_f2bf(t46);                       // rmsnorm.tc:16
             }
         }
     }
@@ -296,10 +373,10 @@ launch plan of rmsnorm_f32 (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
   buffer out_out      output f32[N, D]
-  step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
+  step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
 launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  bf16[D]
   buffer out_out      output bf16[N, D]
-  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_1<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
+  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_1<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
  */

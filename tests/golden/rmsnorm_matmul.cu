@@ -152,7 +152,7 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 /* ---- fn rmsnorm_matmul ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_mul_sum_div_add_rsqrt_0(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div_add_rsqrt_0(
     const unsigned short *__restrict__ in_x,
     const unsigned short *__restrict__ in_g,
     unsigned short *__restrict__ buf13,
@@ -164,58 +164,112 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_cast_mul_sum_div_
     const idx_t rows = sz_M, len = sz_K;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 8 == 0 &&
+            tc_aligned(in_x + sz_K*i0, 16) &&
+            tc_aligned(in_g + 0, 16) &&
+            tc_aligned(buf13 + sz_K*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc6 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 1; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = tc_h2f(in_x[sz_K*i0 + i1]);                        // rmsnorm_matmul.tc:8
-                    const float t0 = pc0[j] * pc0[j];                           // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t0);                               // rmsnorm_matmul.tc:10
+                    const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_K*i0 + i1); // rmsnorm_matmul.tc:8
+                    pc0[j * 8 + 0] = tc_h2f(v0.v[0]);                           // rmsnorm_matmul.tc:8
+                    const float t1 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);       // rmsnorm_matmul.tc:10
+                    acc6 = tc_op_sum()(acc6, t1);                               // rmsnorm_matmul.tc:10
+                    pc0[j * 8 + 1] = tc_h2f(v0.v[1]);                           // rmsnorm_matmul.tc:8
+                    const float t2 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);       // rmsnorm_matmul.tc:10
+                    acc6 = tc_op_sum()(acc6, t2);                               // rmsnorm_matmul.tc:10
+                    pc0[j * 8 + 2] = tc_h2f(v0.v[2]);                           // rmsnorm_matmul.tc:8
+                    const float t3 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);       // rmsnorm_matmul.tc:10
+                    acc6 = tc_op_sum()(acc6, t3);                               // rmsnorm_matmul.tc:10
+                    pc0[j * 8 + 3] = tc_h2f(v0.v[3]);                           // rmsnorm_matmul.tc:8
+                    const float t4 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);       // rmsnorm_matmul.tc:10
+                    acc6 = tc_op_sum()(acc6, t4);                               // rmsnorm_matmul.tc:10
+                    pc0[j * 8 + 4] = tc_h2f(v0.v[4]);                           // rmsnorm_matmul.tc:8
+                    const float t5 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);       // rmsnorm_matmul.tc:10
+                    acc6 = tc_op_sum()(acc6, t5);                               // rmsnorm_matmul.tc:10
+                    pc0[j * 8 + 5] = tc_h2f(v0.v[5]);                           // rmsnorm_matmul.tc:8
+                    const float t6 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);       // rmsnorm_matmul.tc:10
+                    acc6 = tc_op_sum()(acc6, t6);                               // rmsnorm_matmul.tc:10
+                    pc0[j * 8 + 6] = tc_h2f(v0.v[6]);                           // rmsnorm_matmul.tc:8
+                    const float t7 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);       // rmsnorm_matmul.tc:10
+                    acc6 = tc_op_sum()(acc6, t7);                               // rmsnorm_matmul.tc:10
+                    pc0[j * 8 + 7] = tc_h2f(v0.v[7]);                           // rmsnorm_matmul.tc:8
+                    const float t8 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);       // rmsnorm_matmul.tc:10
+                    acc6 = tc_op_sum()(acc6, t8);                               // rmsnorm_matmul.tc:10
                 }
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
-            const float t1 = r6 / ((float)((long long)(sz_K)));         // rmsnorm_matmul.tc:10
-            const float t2 = t1 + s_eps;                                // rmsnorm_matmul.tc:10
-            const float t3 = rsqrtf(t2);                                // rmsnorm_matmul.tc:10
+            const float t9 = r6 / ((float)((long long)(sz_K)));         // rmsnorm_matmul.tc:10
+            const float t10 = t9 + s_eps;                               // rmsnorm_matmul.tc:10
+            const float t11 = rsqrtf(t10);                              // rmsnorm_matmul.tc:10
             float pc1[8];
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 1; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t4 = pc0[j] * t3;                               // rmsnorm_matmul.tc:10
-                    const float t5 = tc_round_f16(t4);                          // rmsnorm_matmul.tc:10
-                    pc1[j] = tc_h2f(in_g[i1]);                                  // rmsnorm_matmul.tc:8
-                    const float t6 = t5 * pc1[j];                               // rmsnorm_matmul.tc:10
-                    buf13[sz_K*i0 + i1] = tc_f2h(t6);                           // rmsnorm_matmul.tc:10
+                    const float t12 = (pc0[j * 8 + 0]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t13 = tc_round_f16(t12);                        // rmsnorm_matmul.tc:10
+                    const tc_vec<unsigned short, 8> v14 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm_matmul.tc:8
+                    pc1[j * 8 + 0] = tc_h2f(v14.v[0]);                          // rmsnorm_matmul.tc:8
+                    const float t15 = t13 * (pc1[j * 8 + 0]);                   // rmsnorm_matmul.tc:10
+                    const float t16 = (pc0[j * 8 + 1]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t17 = tc_round_f16(t16);                        // rmsnorm_matmul.tc:10
+                    pc1[j * 8 + 1] = tc_h2f(v14.v[1]);                          // rmsnorm_matmul.tc:8
+                    const float t18 = t17 * (pc1[j * 8 + 1]);                   // rmsnorm_matmul.tc:10
+                    const float t19 = (pc0[j * 8 + 2]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t20 = tc_round_f16(t19);                        // rmsnorm_matmul.tc:10
+                    pc1[j * 8 + 2] = tc_h2f(v14.v[2]);                          // rmsnorm_matmul.tc:8
+                    const float t21 = t20 * (pc1[j * 8 + 2]);                   // rmsnorm_matmul.tc:10
+                    const float t22 = (pc0[j * 8 + 3]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t23 = tc_round_f16(t22);                        // rmsnorm_matmul.tc:10
+                    pc1[j * 8 + 3] = tc_h2f(v14.v[3]);                          // rmsnorm_matmul.tc:8
+                    const float t24 = t23 * (pc1[j * 8 + 3]);                   // rmsnorm_matmul.tc:10
+                    const float t25 = (pc0[j * 8 + 4]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t26 = tc_round_f16(t25);                        // rmsnorm_matmul.tc:10
+                    pc1[j * 8 + 4] = tc_h2f(v14.v[4]);                          // rmsnorm_matmul.tc:8
+                    const float t27 = t26 * (pc1[j * 8 + 4]);                   // rmsnorm_matmul.tc:10
+                    const float t28 = (pc0[j * 8 + 5]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t29 = tc_round_f16(t28);                        // rmsnorm_matmul.tc:10
+                    pc1[j * 8 + 5] = tc_h2f(v14.v[5]);                          // rmsnorm_matmul.tc:8
+                    const float t30 = t29 * (pc1[j * 8 + 5]);                   // rmsnorm_matmul.tc:10
+                    const float t31 = (pc0[j * 8 + 6]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t32 = tc_round_f16(t31);                        // rmsnorm_matmul.tc:10
+                    pc1[j * 8 + 6] = tc_h2f(v14.v[6]);                          // rmsnorm_matmul.tc:8
+                    const float t33 = t32 * (pc1[j * 8 + 6]);                   // rmsnorm_matmul.tc:10
+                    const float t34 = (pc0[j * 8 + 7]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t35 = tc_round_f16(t34);                        // rmsnorm_matmul.tc:10
+                    pc1[j * 8 + 7] = tc_h2f(v14.v[7]);                          // rmsnorm_matmul.tc:8
+                    const float t36 = t35 * (pc1[j * 8 + 7]);                   // rmsnorm_matmul.tc:10
+                    tc_vstore<unsigned short, 8>(buf13 + sz_K*i0 + i1, {{tc_f2h(t15), tc_f2h(t18), tc_f2h(t21), tc_f2h(t24), tc_f2h(t27), tc_f2h(t30), tc_f2h(t33), tc_f2h(t36)}}); // rmsnorm_matmul.tc:10
                 }
             }
         } else {
             float acc6 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t7 = tc_h2f(in_x[sz_K*i0 + i1]);                // rmsnorm_matmul.tc:8
-                const float t8 = t7 * t7;                                   // rmsnorm_matmul.tc:10
-                acc6 = tc_op_sum()(acc6, t8);                               // rmsnorm_matmul.tc:10
+                const float t37 = tc_h2f(in_x[sz_K*i0 + i1]);               // rmsnorm_matmul.tc:8
+                const float t38 = t37 * t37;                                // rmsnorm_matmul.tc:10
+                acc6 = tc_op_sum()(acc6, t38);                              // rmsnorm_matmul.tc:10
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
-            const float t10 = r6 / ((float)((long long)(sz_K)));        // rmsnorm_matmul.tc:10
-            const float t11 = t10 + s_eps;                              // rmsnorm_matmul.tc:10
-            const float t12 = rsqrtf(t11);                              // rmsnorm_matmul.tc:10
+            const float t40 = r6 / ((float)((long long)(sz_K)));        // rmsnorm_matmul.tc:10
+            const float t41 = t40 + s_eps;                              // rmsnorm_matmul.tc:10
+            const float t42 = rsqrtf(t41);                              // rmsnorm_matmul.tc:10
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t9 = tc_h2f(in_x[sz_K*i0 + i1]);                // rmsnorm_matmul.tc:8
-                const float t13 = t9 * t12;                                 // rmsnorm_matmul.tc:10
-                const float t14 = tc_round_f16(t13);                        // rmsnorm_matmul.tc:10
-                const float t15 = tc_h2f(in_g[i1]);                         // rmsnorm_matmul.tc:8
-                const float t16 = t14 * t15;                                // rmsnorm_matmul.tc:10
-                buf13[sz_K*i0 + i1] = tc_f2h(t16);                          // rmsnorm_matmul.tc:10
+                const float t39 = tc_h2f(in_x[sz_K*i0 + i1]);               // rmsnorm_matmul.tc:8
+                const float t43 = t39 * t42;                                // rmsnorm_matmul.tc:10
+                const float t44 = tc_round_f16(t43);                        // rmsnorm_matmul.tc:10
+                const float t45 = tc_h2f(in_g[i1]);                         // rmsnorm_matmul.tc:8
+                const float t46 = t44 * t45;                                // rmsnorm_matmul.tc:10
+                buf13[sz_K*i0 + i1] = tc_f2h(t46);                          // rmsnorm_matmul.tc:10
             }
         }
     }
@@ -228,6 +282,6 @@ launch plan of rmsnorm_matmul (32-bit indices):
   buffer in_w         param  f16[K, N]
   buffer out_out      output f16[M, N]
   buffer buf13        temp   f16[M, K]  live steps 0..1, slot 0
-  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_0<<<M, [512, 1, 1]>>>(in_x, in_g, buf13, M, K, eps)
+  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_0<<<M, [1024, 1, 1]>>>(in_x, in_g, buf13, M, K, eps)
   step 1: matmul out_out = buf13 @ in_w (cuBLAS)
  */

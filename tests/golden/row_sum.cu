@@ -152,7 +152,7 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 /* ---- fn row_sum ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_0(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -162,16 +162,24 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_0(
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc1 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // row_sum.tc:4
-                    acc1 = tc_op_sum()(acc1, pc0[j]);                           // row_sum.tc:5
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // row_sum.tc:4
+                    pc0[j * 4 + 0] = v0.v[0];                                   // row_sum.tc:4
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // row_sum.tc:5
+                    pc0[j * 4 + 1] = v0.v[1];                                   // row_sum.tc:4
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // row_sum.tc:5
+                    pc0[j * 4 + 2] = v0.v[2];                                   // row_sum.tc:4
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // row_sum.tc:5
+                    pc0[j * 4 + 3] = v0.v[3];                                   // row_sum.tc:4
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // row_sum.tc:5
                 }
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
@@ -183,8 +191,8 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_0(
             float acc1 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t0 = in_x[sz_D*i0 + i1];                        // row_sum.tc:4
-                acc1 = tc_op_sum()(acc1, t0);                               // row_sum.tc:5
+                const float t1 = in_x[sz_D*i0 + i1];                        // row_sum.tc:4
+                acc1 = tc_op_sum()(acc1, t1);                               // row_sum.tc:5
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
             const float r1 = acc1;
@@ -199,5 +207,5 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_sum_0(
 launch plan of row_sum (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N]
-  step 0: tc_red_fused_sum_0<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_red_fused_sum_0<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
  */

@@ -152,7 +152,7 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 /* ---- fn softmax ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_div_0(
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_div_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -162,70 +162,97 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_d
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 4096) { /* the row fits in registers: read it once */
+        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[8];
             float acc1 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    pc0[j] = in_x[sz_D*i0 + i1];                                // softmax.tc:6
-                    acc1 = tc_op_max()(acc1, pc0[j]);                           // softmax.tc:7
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // softmax.tc:6
+                    pc0[j * 4 + 0] = v0.v[0];                                   // softmax.tc:6
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 0]);                   // softmax.tc:7
+                    pc0[j * 4 + 1] = v0.v[1];                                   // softmax.tc:6
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 1]);                   // softmax.tc:7
+                    pc0[j * 4 + 2] = v0.v[2];                                   // softmax.tc:6
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 2]);                   // softmax.tc:7
+                    pc0[j * 4 + 3] = v0.v[3];                                   // softmax.tc:6
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // softmax.tc:7
                 }
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t0 = pc0[j] - r1;                               // softmax.tc:7
-                    const float t1 = expf(t0);                                  // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t1);                               // softmax.tc:8
+                    const float t1 = (pc0[j * 4 + 0]) - r1;                     // softmax.tc:7
+                    const float t2 = expf(t1);                                  // softmax.tc:7
+                    acc4 = tc_op_sum()(acc4, t2);                               // softmax.tc:8
+                    const float t3 = (pc0[j * 4 + 1]) - r1;                     // softmax.tc:7
+                    const float t4 = expf(t3);                                  // softmax.tc:7
+                    acc4 = tc_op_sum()(acc4, t4);                               // softmax.tc:8
+                    const float t5 = (pc0[j * 4 + 2]) - r1;                     // softmax.tc:7
+                    const float t6 = expf(t5);                                  // softmax.tc:7
+                    acc4 = tc_op_sum()(acc4, t6);                               // softmax.tc:8
+                    const float t7 = (pc0[j * 4 + 3]) - r1;                     // softmax.tc:7
+                    const float t8 = expf(t7);                                  // softmax.tc:7
+                    acc4 = tc_op_sum()(acc4, t8);                               // softmax.tc:8
                 }
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = j * 512 + threadIdx.x;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t2 = pc0[j] - r1;                               // softmax.tc:7
-                    const float t3 = expf(t2);                                  // softmax.tc:7
-                    const float t4 = t3 / r4;                                   // softmax.tc:8
-                    out_out[sz_D*i0 + i1] = t4;                                 // softmax.tc:8
+                    const float t9 = (pc0[j * 4 + 0]) - r1;                     // softmax.tc:7
+                    const float t10 = expf(t9);                                 // softmax.tc:7
+                    const float t11 = t10 / r4;                                 // softmax.tc:8
+                    const float t12 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
+                    const float t13 = expf(t12);                                // softmax.tc:7
+                    const float t14 = t13 / r4;                                 // softmax.tc:8
+                    const float t15 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
+                    const float t16 = expf(t15);                                // softmax.tc:7
+                    const float t17 = t16 / r4;                                 // softmax.tc:8
+                    const float t18 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
+                    const float t19 = expf(t18);                                // softmax.tc:7
+                    const float t20 = t19 / r4;                                 // softmax.tc:8
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t14, t17, t20}}); // softmax.tc:8
                 }
             }
         } else {
             float acc1 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t5 = in_x[sz_D*i0 + i1];                        // softmax.tc:6
-                acc1 = tc_op_max()(acc1, t5);                               // softmax.tc:7
+                const float t21 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                acc1 = tc_op_max()(acc1, t21);                              // softmax.tc:7
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t6 = in_x[sz_D*i0 + i1];                        // softmax.tc:6
-                const float t7 = t6 - r1;                                   // softmax.tc:7
-                const float t8 = expf(t7);                                  // softmax.tc:7
-                acc4 = tc_op_sum()(acc4, t8);                               // softmax.tc:8
+                const float t22 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t23 = t22 - r1;                                 // softmax.tc:7
+                const float t24 = expf(t23);                                // softmax.tc:7
+                acc4 = tc_op_sum()(acc4, t24);                              // softmax.tc:8
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t9 = in_x[sz_D*i0 + i1];                        // softmax.tc:6
-                const float t10 = t9 - r1;                                  // softmax.tc:7
-                const float t11 = expf(t10);                                // softmax.tc:7
-                const float t12 = t11 / r4;                                 // softmax.tc:8
-                out_out[sz_D*i0 + i1] = t12;                                // softmax.tc:8
+                const float t25 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t26 = t25 - r1;                                 // softmax.tc:7
+                const float t27 = expf(t26);                                // softmax.tc:7
+                const float t28 = t27 / r4;                                 // softmax.tc:8
+                out_out[sz_D*i0 + i1] = t28;                                // softmax.tc:8
             }
         }
     }
@@ -235,5 +262,5 @@ extern "C" __global__ void __launch_bounds__(512) tc_red_fused_max_sub_exp_sum_d
 launch plan of softmax (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
-  step 0: tc_red_fused_max_sub_exp_sum_div_0<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_red_fused_max_sub_exp_sum_div_0<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
  */
