@@ -68,6 +68,11 @@ typedef struct cg {
     int nvalign, capvalign;
     struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *vload;
     int nvload, capvload;
+    /* tiled pointwise: reads contiguous along axis `tile` come from shared
+     * memory tiles, tileN[a][b], filled in a first phase */
+    int tile;                /* -1: not tiled */
+    struct cg_tload { const lnode *n; const tc_dim **idx; const char *name, *expr; } *tload;
+    int ntload, captload;
     /* persistent rows: loads kept in registers across passes, pcN[j] */
     int persist;             /* items per thread, 0 when looping */
     struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *pcache;

@@ -468,6 +468,56 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
     return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
 }
 
+/* A load's value, converted to its register type. */
+static const char *converted(cg *g, const lnode *n, const char *raw)
+{
+    switch (n->dtype) {
+    case TC_F16: return arena_printf(g->a, "tc_h2f(%s)", raw);
+    case TC_BF16: return arena_printf(g->a, "tc_bf2f(%s)", raw);
+    case TC_BOOL: return arena_printf(g->a, "(%s != 0)", raw);
+    default: return raw;
+    }
+}
+
+/* In a tiled kernel: a read contiguous along the tile axis (and not along
+ * the last) comes from a shared-memory tile that the first phase filled
+ * with coalesced reads; the element this thread needs is [tx][ty + 8 kk]. */
+static const char *tiled_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
+{
+    const tc_dim *st[TC_MAX_RANK];
+    lir_strides(g->c, n->rank, n->shape, st);
+    const tc_dim *flat = dim_const(g->c, 0);
+    for (int k = 0; k < n->rank; k++)
+        flat = dim_add(g->c, flat, dim_mul(g->c, idx[k], st[k]));
+    if (lir_coeff(g->l, flat, g->tile) != 1 || lir_coeff(g->l, flat, g->k->rank - 1) == 1)
+        return NULL;
+    const char *name = NULL;
+    for (int i = 0; i < g->ntload && !name; i++) {
+        bool eq = g->tload[i].n == n;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = g->tload[i].idx[k] == idx[k];
+        if (eq)
+            name = g->tload[i].name;
+    }
+    if (!name) {
+        if (g->ntload == g->captload) {
+            int cap = g->captload ? 2 * g->captload : 4;
+            struct cg_tload *v = ARENA_ARRAY(g->a, struct cg_tload, cap);
+            if (g->ntload)
+                memcpy(v, g->tload, sizeof *v * (size_t)g->ntload);
+            g->tload = v;
+            g->captload = cap;
+        }
+        name = arena_printf(g->a, "tile%d", g->ntload);
+        const tc_dim **copy = ARENA_ARRAY(g->a, const tc_dim *, n->rank);
+        for (int k = 0; k < n->rank; k++)
+            copy[k] = idx[k];
+        const char *expr = converted(g, n, arena_printf(g->a, "%s[%s]", ptr, cg_index(g, flat)));
+        g->tload[g->ntload++] = (struct cg_tload){n, copy, name, expr};
+    }
+    return arena_printf(g->a, "%s[threadIdx.x][threadIdx.y + 8 * kk]", name);
+}
+
 static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
 {
     int buf = g->bufs->buf_of[n->id];
@@ -475,6 +525,14 @@ static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_targ
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is read but stored nowhere", n->id);
     cg_use_buf(g, buf);
     const char *ptr = cg_buf_name(g, buf);
+    if (g->tile >= 0 && t == T_ELEM && n->rank >= 2 && g->scope == 0) {
+        const char *tv = tiled_load(g, n, idx, ptr);
+        if (tv) {
+            const char *name = cg_temp(g, "t");
+            cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, tv);
+            return name;
+        }
+    }
     bool persist = g->persist && t == T_ELEM && g->scope == 0;
     if (persist) {
         const char *hit = persistent_hit(g, n, idx);
@@ -486,13 +544,7 @@ static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_targ
         raw = vector_load(g, n, idx, ptr);
     if (!raw)
         raw = arena_printf(g->a, "%s[%s]", ptr, cg_flat(g, n, idx));
-    const char *v;
-    switch (n->dtype) {
-    case TC_F16: v = arena_printf(g->a, "tc_h2f(%s)", raw); break;
-    case TC_BF16: v = arena_printf(g->a, "tc_bf2f(%s)", raw); break;
-    case TC_BOOL: v = arena_printf(g->a, "(%s != 0)", raw); break;
-    default: v = raw;
-    }
+    const char *v = converted(g, n, raw);
     if (persist)
         return persistent_load(g, n, idx, v);
     const char *name = cg_temp(g, "t");

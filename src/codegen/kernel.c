@@ -307,6 +307,64 @@ static void pointwise(cg *g, tc_buf *o)
     buf_puts(o, "    }\n");
 }
 
+/* SCH_POINTWISE with a tile axis b (and a = the last axis): each block
+ * takes 32 x 32 tiles of (a, b) in turn (grid-stride, other axes outside).
+ * Phase 1 reads the transposed operands coalesced along b into shared
+ * memory; phase 2 computes and stores coalesced along a, taking those
+ * operands from the tiles. */
+static void tiled(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    int r = k->rank, A = r - 1, B = g->tile;
+    g->elemvars = all_axes(k);
+    g->rowvars = 0;
+    g->phase = 0;
+    reset_bufs(g);
+    g->ntload = 0;
+    for (int i = 0; i < k->nstores; i++)
+        store(g, T_ELEM, k->stores[i], NULL);
+    const char *body = buf_str(&g->body);
+    cg_forget(g, T_ELEM);
+
+    const char *na = cg_index(g, k->dom[A]), *nb = cg_index(g, k->dom[B]);
+    unsigned others = all_axes(k) & ~(1u << A) & ~(1u << B);
+    const tc_dim *batch = dim_const(g->c, 1);
+    for (int v = 0; v < r; v++)
+        if (others & (1u << v))
+            batch = dim_mul(g->c, batch, k->dom[v]);
+    text(o, 4, buf_str(&g->kpre));
+    for (int i = 0; i < g->ntload; i++)
+        buf_printf(o, "    __shared__ %s %s[32][33]; /* +1: no bank conflicts */\n",
+                   cg_type(g->tload[i].n->dtype), g->tload[i].name);
+    buf_printf(o, "    const idx_t na = %s, nb = %s;\n", na, nb);
+    buf_puts(o, "    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;\n");
+    buf_printf(o, "    const idx_t tiles = ta_n * tb_n * %s;\n", cg_index(g, batch));
+    buf_puts(o, "    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
+                "        const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;\n");
+    decompose(g, o, 8, "rest", others);
+    buf_puts(o, "        #pragma unroll\n"
+                "        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */\n");
+    buf_printf(o, "            const idx_t i%d = ta * 32 + threadIdx.y + 8 * kk, i%d = tb * 32 + threadIdx.x;\n",
+               A, B);
+    buf_printf(o, "            if (i%d < na && i%d < nb) {\n", A, B);
+    for (int i = 0; i < g->ntload; i++)
+        buf_printf(o, "                %s[threadIdx.y + 8 * kk][threadIdx.x] = %s;\n", g->tload[i].name,
+                   g->tload[i].expr);
+    buf_puts(o, "            }\n"
+                "        }\n"
+                "        __syncthreads();\n"
+                "        #pragma unroll\n"
+                "        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */\n");
+    buf_printf(o, "            const idx_t i%d = ta * 32 + threadIdx.x, i%d = tb * 32 + threadIdx.y + 8 * kk;\n",
+               A, B);
+    buf_printf(o, "            if (i%d < na && i%d < nb) {\n", A, B);
+    text(o, 16, body);
+    buf_puts(o, "            }\n"
+                "        }\n"
+                "        __syncthreads(); /* the tiles are reused by the next iteration */\n"
+                "    }\n");
+}
+
 /* The passes over one row, appended to row at indentation ind.  Looped:
  * each pass strides the row.  Persistent (items > 0): each thread takes
  * `items` elements of the row, fully unrolled, and what it loads in one
@@ -673,6 +731,7 @@ void cg_kernel(cg *g, tc_buf *out)
 {
     const fkernel *k = g->k;
     g->redep = redep_of(g);
+    g->tile = g->ks->kind == SCH_POINTWISE ? g->ks->tile : -1;
     g->ncache = 0;
     g->nsyms = 0;
     g->ntemp = 0;
@@ -690,7 +749,12 @@ void cg_kernel(cg *g, tc_buf *out)
     tc_buf body;
     buf_init(&body, g->a);
     switch (g->ks->kind) {
-    case SCH_POINTWISE: pointwise(g, &body); break;
+    case SCH_POINTWISE:
+        if (g->tile >= 0)
+            tiled(g, &body);
+        else
+            pointwise(g, &body);
+        break;
     case SCH_ROWS: rows(g, &body, false); break;
     case SCH_COLUMNS:
         if (g->ks->split)

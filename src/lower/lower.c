@@ -40,6 +40,14 @@ void lir_compose(const lfn *f, const lref *r, const tc_dim *const *at, int nat,
         out[k] = dim_subst(f->dims, r->idx[k], nat, f->varnames, at);
 }
 
+int64_t lir_coeff(const lfn *f, const tc_dim *e, int v)
+{
+    const char *vn = f->varnames[v];
+    const tc_dim *up = dim_add(f->dims, f->vars[v], dim_const(f->dims, 1));
+    int64_t c;
+    return dim_is_const(dim_sub(f->dims, dim_subst(f->dims, e, 1, &vn, &up), e), &c) ? c : 0;
+}
+
 bool lir_is_identity(const lfn *f, const tc_dim *const *idx, int rank)
 {
     for (int k = 0; k < rank; k++)

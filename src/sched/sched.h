@@ -6,6 +6,8 @@
  *                  16-byte vector loads and stores where a buffer is read
  *                  contiguously along the last dim and aligned (checked at
  *                  run time per vector), scalar code for the rest and tails.
+ *                  When a read is contiguous along another axis (x.T + y),
+ *                  32 x 32 tiles staged through shared memory instead.
  *   SCH_ROWS       reduction over trailing axes: a block per row (grid-stride
  *                  over rows), the block's threads stride the row; one pass
  *                  per phase (reductions that need an earlier one's result
@@ -42,6 +44,8 @@ typedef struct ksched {
     int vec;                /* elements per thread step along the last dim (1: scalar) */
     int items;              /* SCH_ROWS: row chunks per thread kept in registers (0: looped only) */
     int block_per;          /* SCH_ROWS: the launch sizes block[0] to rowlen / block_per */
+    int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
+                             * along (32 x 32 shared-memory tiles), or -1 */
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */
     const tc_dim *numel;    /* elements of the domain */
     const tc_dim *rows;     /* ROWS/COLUMNS/FULL: kept elements (1 for FULL) */

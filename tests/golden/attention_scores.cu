@@ -171,13 +171,13 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sqrt_div_max_sub
         const idx_t i1 = q_ % sz_H;
         q_ /= sz_H;
         const idx_t i0 = q_;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2, 16) &&
             tc_aligned(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc6 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i3 = r;
@@ -200,7 +200,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sqrt_div_max_sub
             const float r6 = acc6;
             float acc9 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i3 = r;
@@ -225,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sqrt_div_max_sub
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i3 = r;

@@ -233,12 +233,12 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc1 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -258,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_
             const float t1 = r1 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
             float acc7 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -327,15 +327,15 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc3 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -355,7 +355,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_
             const float t1 = r3 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
             float acc9 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -378,10 +378,10 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_
             const float t11 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             const float t12 = t11 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
             const float t13 = rsqrtf(t12);                              // lang_functions.tc:17
-            float pc1[8];
-            float pc2[8];
+            float pc1[16];
+            float pc2[16];
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -809,7 +809,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_exp_div_max_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(buf4 + 0, 16) &&
             tc_aligned(buf7 + 0, 16) &&
@@ -820,12 +820,12 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_exp_div_max_
             tc_aligned(out_d + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_e + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc9 = tc_lowest<float>();
             float acc16 = (float)0;
             float acc29 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -862,7 +862,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_exp_div_max_
             float acc12 = (float)0;
             float acc21 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -896,20 +896,20 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_exp_div_max_
             const float r12 = acc12;
             acc21 = tc_block_reduce(acc21, tc_op_sum(), (float *)tc_smem);
             const float r21 = acc21;
-            float pc1[8];
-            float pc2[8];
+            float pc1[16];
+            float pc2[16];
             const float t37 = logf(r12);                                // <prelude>/softmax.tc:21
             const float t46 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t47 = t46 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
             const float t48 = rsqrtf(t47);                              // <prelude>/norm.tc:14
-            float pc3[8];
-            float pc4[8];
+            float pc3[16];
+            float pc4[16];
             const float t66 = r29 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:22
             const float t67 = t66 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
             const float t68 = rsqrtf(t67);                              // <prelude>/norm.tc:22
-            float pc5[8];
+            float pc5[16];
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -1072,14 +1072,14 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -1103,9 +1103,9 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
             const float t5 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
             const float t6 = t5 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
             const float t7 = rsqrtf(t6);                                // <prelude>/norm.tc:22
-            float pc1[8];
+            float pc1[16];
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;

@@ -285,12 +285,12 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_2(
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
         const idx_t i0 = q_;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc5 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i2 = r;
@@ -478,12 +478,12 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_argmax_5(
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 2 == 0 &&
+        if (len <= 16 * blockDim.x && len % 2 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -586,14 +586,14 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_mul_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc1 = (float)0;
             float acc9 = (float)0;
             float acc17 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -630,7 +630,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_mul_
             float acc13 = (float)0;
             float acc23 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -889,12 +889,12 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_10(
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc1 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;

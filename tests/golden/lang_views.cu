@@ -151,81 +151,73 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 
 /* ---- fn transposes ---- */
 
-/* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+/* kernel 0: a read is contiguous along another axis than the output's: 32 x 32 tiles through shared memory, so reads and writes are both coalesced */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_t,
-    const idx_t sz_A,
     const idx_t sz_B,
-    const idx_t sz_C)
+    const idx_t sz_C,
+    const idx_t sz_A)
 {
-    const idx_t n = sz_A*sz_B*sz_C;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
-        idx_t q_ = base;
-        const idx_t i2 = q_ % sz_B;
-        q_ /= sz_B;
-        const idx_t i1 = q_ % sz_C;
-        q_ /= sz_C;
-        const idx_t i0 = q_;
-        if (base + 4 <= n && i2 + 4 <= sz_B &&
-            tc_aligned(out_t + sz_B*sz_C*i0 + sz_B*i1 + i2, 16)) {
-            const float t1 = in_x[sz_B*sz_C*i0 + sz_C*i2 + i1];         // lang_views.tc:4
-            const float t2 = in_x[sz_B*sz_C*i0 + sz_C*i2 + sz_C + i1];  // lang_views.tc:4
-            const float t3 = in_x[sz_B*sz_C*i0 + sz_C*i2 + 2*sz_C + i1]; // lang_views.tc:4
-            const float t4 = in_x[sz_B*sz_C*i0 + sz_C*i2 + 3*sz_C + i1]; // lang_views.tc:4
-            tc_vstore<float, 4>(out_t + sz_B*sz_C*i0 + sz_B*i1 + i2, {{t1, t2, t3, t4}}); // lang_views.tc:5
-        } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
-                idx_t q_ = base + e;
-                const idx_t i2 = q_ % sz_B;
-                q_ /= sz_B;
-                const idx_t i1 = q_ % sz_C;
-                q_ /= sz_C;
-                const idx_t i0 = q_;
-                const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i2 + i1];         // lang_views.tc:4
+    __shared__ float tile0[32][33]; /* +1: no bank conflicts */
+    const idx_t na = sz_B, nb = sz_C;
+    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
+    const idx_t tiles = ta_n * tb_n * sz_A;
+    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
+        const idx_t i0 = rest;
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
+            const idx_t i2 = ta * 32 + threadIdx.y + 8 * kk, i1 = tb * 32 + threadIdx.x;
+            if (i2 < na && i1 < nb) {
+                tile0[threadIdx.y + 8 * kk][threadIdx.x] = in_x[sz_B*sz_C*i0 + sz_C*i2 + i1];
+            }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
+            const idx_t i2 = ta * 32 + threadIdx.x, i1 = tb * 32 + threadIdx.y + 8 * kk;
+            if (i2 < na && i1 < nb) {
+                const float t0 = tile0[threadIdx.x][threadIdx.y + 8 * kk];  // lang_views.tc:4
                 out_t[sz_B*sz_C*i0 + sz_B*i1 + i2] = t0;                    // lang_views.tc:5
             }
         }
+        __syncthreads(); /* the tiles are reused by the next iteration */
     }
 }
 
-/* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+/* kernel 1: a read is contiguous along another axis than the output's: 32 x 32 tiles through shared memory, so reads and writes are both coalesced */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_1(
     const float *__restrict__ in_x,
     float *__restrict__ out_p,
-    const idx_t sz_A,
     const idx_t sz_B,
-    const idx_t sz_C)
+    const idx_t sz_C,
+    const idx_t sz_A)
 {
-    const idx_t n = sz_A*sz_B*sz_C;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
-        idx_t q_ = base;
-        const idx_t i2 = q_ % sz_B;
-        q_ /= sz_B;
-        const idx_t i1 = q_ % sz_A;
-        q_ /= sz_A;
-        const idx_t i0 = q_;
-        if (base + 4 <= n && i2 + 4 <= sz_B &&
-            tc_aligned(out_p + sz_A*sz_B*i0 + sz_B*i1 + i2, 16)) {
-            const float t1 = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0];         // lang_views.tc:4
-            const float t2 = in_x[sz_B*sz_C*i1 + sz_C*i2 + sz_C + i0];  // lang_views.tc:4
-            const float t3 = in_x[sz_B*sz_C*i1 + sz_C*i2 + 2*sz_C + i0]; // lang_views.tc:4
-            const float t4 = in_x[sz_B*sz_C*i1 + sz_C*i2 + 3*sz_C + i0]; // lang_views.tc:4
-            tc_vstore<float, 4>(out_p + sz_A*sz_B*i0 + sz_B*i1 + i2, {{t1, t2, t3, t4}}); // lang_views.tc:5
-        } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
-                idx_t q_ = base + e;
-                const idx_t i2 = q_ % sz_B;
-                q_ /= sz_B;
-                const idx_t i1 = q_ % sz_A;
-                q_ /= sz_A;
-                const idx_t i0 = q_;
-                const float t0 = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0];         // lang_views.tc:4
+    __shared__ float tile0[32][33]; /* +1: no bank conflicts */
+    const idx_t na = sz_B, nb = sz_C;
+    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
+    const idx_t tiles = ta_n * tb_n * sz_A;
+    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
+        const idx_t i1 = rest;
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
+            const idx_t i2 = ta * 32 + threadIdx.y + 8 * kk, i0 = tb * 32 + threadIdx.x;
+            if (i2 < na && i0 < nb) {
+                tile0[threadIdx.y + 8 * kk][threadIdx.x] = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0];
+            }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
+            const idx_t i2 = ta * 32 + threadIdx.x, i0 = tb * 32 + threadIdx.y + 8 * kk;
+            if (i2 < na && i0 < nb) {
+                const float t0 = tile0[threadIdx.x][threadIdx.y + 8 * kk];  // lang_views.tc:4
                 out_p[sz_A*sz_B*i0 + sz_B*i1 + i2] = t0;                    // lang_views.tc:5
             }
         }
+        __syncthreads(); /* the tiles are reused by the next iteration */
     }
 }
 
@@ -752,67 +744,45 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_13(
 
 /* ---- fn broadcasting ---- */
 
-/* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+/* kernel 0: a read is contiguous along another axis than the output's: 32 x 32 tiles through shared memory, so reads and writes are both coalesced */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_17(
     const float *__restrict__ in_x,
     const float *__restrict__ in_r,
     const float *__restrict__ in_c,
     const float *__restrict__ in_s,
     float *__restrict__ out_out,
-    const idx_t sz_N,
-    const idx_t sz_D)
+    const idx_t sz_D,
+    const idx_t sz_N)
 {
     const float t5 = in_s[0];                                   // lang_views.tc:31
-    const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(in_r + i1, 16) &&
-            tc_aligned(out_out + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:31
-            const float t8 = v7.v[0];                                   // lang_views.tc:31
-            const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_r + i1);  // lang_views.tc:31
-            const float t10 = v9.v[0];                                  // lang_views.tc:31
-            const float t11 = in_c[i0];                                 // lang_views.tc:31
-            const float t12 = t10 * t11;                                // lang_views.tc:32
-            const float t13 = t8 + t12;                                 // lang_views.tc:32
-            const float t14 = t13 - t5;                                 // lang_views.tc:32
-            const float t15 = v7.v[1];                                  // lang_views.tc:31
-            const float t16 = v9.v[1];                                  // lang_views.tc:31
-            const float t17 = t16 * t11;                                // lang_views.tc:32
-            const float t18 = t15 + t17;                                // lang_views.tc:32
-            const float t19 = t18 - t5;                                 // lang_views.tc:32
-            const float t20 = v7.v[2];                                  // lang_views.tc:31
-            const float t21 = v9.v[2];                                  // lang_views.tc:31
-            const float t22 = t21 * t11;                                // lang_views.tc:32
-            const float t23 = t20 + t22;                                // lang_views.tc:32
-            const float t24 = t23 - t5;                                 // lang_views.tc:32
-            const float t25 = v7.v[3];                                  // lang_views.tc:31
-            const float t26 = v9.v[3];                                  // lang_views.tc:31
-            const float t27 = t26 * t11;                                // lang_views.tc:32
-            const float t28 = t25 + t27;                                // lang_views.tc:32
-            const float t29 = t28 - t5;                                 // lang_views.tc:32
-            tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t14, t19, t24, t29}}); // lang_views.tc:32
-        } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
-                idx_t q_ = base + e;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
+    __shared__ float tile0[32][33]; /* +1: no bank conflicts */
+    const idx_t na = sz_D, nb = sz_N;
+    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
+    const idx_t tiles = ta_n * tb_n * 1;
+    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
+            const idx_t i1 = ta * 32 + threadIdx.y + 8 * kk, i0 = tb * 32 + threadIdx.x;
+            if (i1 < na && i0 < nb) {
+                tile0[threadIdx.y + 8 * kk][threadIdx.x] = in_c[i0];
+            }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
+            const idx_t i1 = ta * 32 + threadIdx.x, i0 = tb * 32 + threadIdx.y + 8 * kk;
+            if (i1 < na && i0 < nb) {
                 const float t0 = in_x[sz_D*i0 + i1];                        // lang_views.tc:31
                 const float t1 = in_r[i1];                                  // lang_views.tc:31
-                const float t2 = in_c[i0];                                  // lang_views.tc:31
+                const float t2 = tile0[threadIdx.x][threadIdx.y + 8 * kk];  // lang_views.tc:31
                 const float t3 = t1 * t2;                                   // lang_views.tc:32
                 const float t4 = t0 + t3;                                   // lang_views.tc:32
                 const float t6 = t4 - t5;                                   // lang_views.tc:32
                 out_out[sz_D*i0 + i1] = t6;                                 // lang_views.tc:32
             }
         }
+        __syncthreads(); /* the tiles are reused by the next iteration */
     }
 }
 
@@ -822,8 +792,8 @@ launch plan of transposes (32-bit indices):
   buffer out_t        output f32[A, C, B]
   buffer out_p        output f32[C, A, B]
   buffer out_s        output f32[B, A, C]
-  step 0: tc_poi_fused_copy_0<<<(A*B*C + 1023)/1024, [256, 1, 1]>>>(in_x, out_t, A, B, C)
-  step 1: tc_poi_fused_copy_1<<<(A*B*C + 1023)/1024, [256, 1, 1]>>>(in_x, out_p, A, B, C)
+  step 0: tc_poi_fused_copy_0<<<A*((C + 31)/32)*((B + 31)/32), [32, 8, 1]>>>(in_x, out_t, B, C, A)
+  step 1: tc_poi_fused_copy_1<<<A*((C + 31)/32)*((B + 31)/32), [32, 8, 1]>>>(in_x, out_p, B, C, A)
   step 2: tc_poi_fused_copy_2<<<(A*B*C + 1023)/1024, [256, 1, 1]>>>(in_x, out_s, A, B, C)
 launch plan of reshapes (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -876,5 +846,5 @@ launch plan of broadcasting (32-bit indices):
   buffer in_c         param  f32[N, 1]
   buffer in_s         param  f32[1]
   buffer out_out      output f32[N, D]
-  step 0: tc_poi_fused_mul_add_sub_17<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, in_r, in_c, in_s, out_out, N, D)
+  step 0: tc_poi_fused_mul_add_sub_17<<<((N + 31)/32)*((D + 31)/32), [32, 8, 1]>>>(in_x, in_r, in_c, in_s, out_out, D, N)
  */

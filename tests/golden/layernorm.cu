@@ -165,15 +165,15 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_mul_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -193,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_mul_
             const float t1 = r4 / ((float)((long long)(sz_D)));         // layernorm.tc:7
             float acc9 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -216,10 +216,10 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_mul_
             const float t11 = r9 / ((float)((long long)(sz_D)));        // layernorm.tc:8
             const float t12 = t11 + s_eps;                              // layernorm.tc:8
             const float t13 = rsqrtf(t12);                              // layernorm.tc:8
-            float pc1[8];
-            float pc2[8];
+            float pc1[16];
+            float pc2[16];
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;

@@ -163,15 +163,15 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_where_max_sub_ex
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_mask + sz_D*i0, 4) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            bool pc0[8];
-            float pc1[8];
+            bool pc0[16];
+            float pc1[16];
             float acc4 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -199,7 +199,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_where_max_sub_ex
             const float r4 = acc4;
             float acc7 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -224,7 +224,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_where_max_sub_ex
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;

@@ -163,14 +163,14 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(buf13 + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc7 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -194,9 +194,9 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_
             const float t5 = r7 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
             const float t6 = t5 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
             const float t7 = rsqrtf(t6);                                // <prelude>/norm.tc:22
-            float pc1[8];
+            float pc1[16];
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;

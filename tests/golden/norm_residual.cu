@@ -164,16 +164,16 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_mul_sum_sqrt
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_h + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_a + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
-            float pc1[8];
+            float pc0[16];
+            float pc1[16];
             float acc6 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -203,12 +203,12 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_mul_sum_sqrt
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
-            float pc2[8];
+            float pc2[16];
             const float t12 = sqrtf(r6);                                // <prelude>/norm.tc:28
             const float t13 = tc_max(t12, (9.99999996e-13f));           // <prelude>/norm.tc:28
             float acc13 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -248,7 +248,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_mul_sum_sqrt
             const float t37 = sqrtf(r13);                               // <prelude>/norm.tc:28
             const float t38 = tc_max(t37, (9.99999996e-13f));           // <prelude>/norm.tc:28
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;

@@ -272,13 +272,13 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc1 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -297,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -319,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             const float r4 = acc4;
             const float t10 = logf(r4);                                 // <prelude>/softmax.tc:21
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -378,13 +378,13 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_neg_max_sub_exp_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc2 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -407,7 +407,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_neg_max_sub_exp_
             const float r2 = acc2;
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -432,7 +432,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_neg_max_sub_exp_
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -504,15 +504,15 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_sum_div_sub
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -532,7 +532,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_sum_div_sub
             const float t1 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:13
             float acc10 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -555,10 +555,10 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_sum_div_sub
             const float t11 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t12 = t11 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
             const float t13 = rsqrtf(t12);                              // <prelude>/norm.tc:14
-            float pc1[8];
-            float pc2[8];
+            float pc1[16];
+            float pc2[16];
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -648,14 +648,14 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 8 == 0 &&
+        if (len <= 16 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 1; j++) {
+            for (int j = 0; j < 2; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -691,9 +691,9 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
             const float t9 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
             const float t10 = t9 + (9.99999997e-07f);                   // <prelude>/norm.tc:22
             const float t11 = rsqrtf(t10);                              // <prelude>/norm.tc:22
-            float pc1[8];
+            float pc1[16];
             #pragma unroll
-            for (int j = 0; j < 1; j++) {
+            for (int j = 0; j < 2; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -1281,15 +1281,15 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
-            float pc1[8];
+            float pc0[16];
+            float pc1[16];
             float acc8 = tc_lowest<float>();
             float acc13 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -1320,7 +1320,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             float acc11 = (float)0;
             float acc16 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -1357,7 +1357,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             const float t22 = logf(r16);                                // <prelude>/loss.tc:16
             float acc20 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;

@@ -164,14 +164,14 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
     const idx_t rows = sz_M, len = sz_K;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 8 == 0 &&
+        if (len <= 16 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_K*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(buf13 + sz_K*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc6 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 1; j++) {
+            for (int j = 0; j < 2; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -207,9 +207,9 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
             const float t9 = r6 / ((float)((long long)(sz_K)));         // rmsnorm_matmul.tc:10
             const float t10 = t9 + s_eps;                               // rmsnorm_matmul.tc:10
             const float t11 = rsqrtf(t10);                              // rmsnorm_matmul.tc:10
-            float pc1[8];
+            float pc1[16];
             #pragma unroll
-            for (int j = 0; j < 1; j++) {
+            for (int j = 0; j < 2; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;

@@ -162,13 +162,13 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         const idx_t i0 = row;
-        if (len <= 8 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[8];
+            float pc0[16];
             float acc1 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -187,7 +187,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
@@ -208,7 +208,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
+            for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;

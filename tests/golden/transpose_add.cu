@@ -151,50 +151,39 @@ __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
 
 /* ---- fn transpose_add ---- */
 
-/* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+/* kernel 0: a read is contiguous along another axis than the output's: 32 x 32 tiles through shared memory, so reads and writes are both coalesced */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_0(
     const float *__restrict__ in_x,
     const float *__restrict__ in_y,
     float *__restrict__ out_out,
-    const idx_t sz_N,
-    const idx_t sz_M)
+    const idx_t sz_M,
+    const idx_t sz_N)
 {
-    const idx_t n = sz_N*sz_M;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_N;
-        q_ /= sz_N;
-        const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_N &&
-            tc_aligned(in_y + sz_N*i0 + i1, 16) &&
-            tc_aligned(out_out + sz_N*i0 + i1, 16)) {
-            const float t3 = in_x[sz_M*i1 + i0];                        // transpose_add.tc:5
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_y + sz_N*i0 + i1); // transpose_add.tc:5
-            const float t5 = v4.v[0];                                   // transpose_add.tc:5
-            const float t6 = t3 + t5;                                   // transpose_add.tc:6
-            const float t7 = in_x[sz_M*i1 + sz_M + i0];                 // transpose_add.tc:5
-            const float t8 = v4.v[1];                                   // transpose_add.tc:5
-            const float t9 = t7 + t8;                                   // transpose_add.tc:6
-            const float t10 = in_x[sz_M*i1 + 2*sz_M + i0];              // transpose_add.tc:5
-            const float t11 = v4.v[2];                                  // transpose_add.tc:5
-            const float t12 = t10 + t11;                                // transpose_add.tc:6
-            const float t13 = in_x[sz_M*i1 + 3*sz_M + i0];              // transpose_add.tc:5
-            const float t14 = v4.v[3];                                  // transpose_add.tc:5
-            const float t15 = t13 + t14;                                // transpose_add.tc:6
-            tc_vstore<float, 4>(out_out + sz_N*i0 + i1, {{t6, t9, t12, t15}}); // transpose_add.tc:6
-        } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
-                idx_t q_ = base + e;
-                const idx_t i1 = q_ % sz_N;
-                q_ /= sz_N;
-                const idx_t i0 = q_;
-                const float t0 = in_x[sz_M*i1 + i0];                        // transpose_add.tc:5
+    __shared__ float tile0[32][33]; /* +1: no bank conflicts */
+    const idx_t na = sz_N, nb = sz_M;
+    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
+    const idx_t tiles = ta_n * tb_n * 1;
+    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
+            const idx_t i1 = ta * 32 + threadIdx.y + 8 * kk, i0 = tb * 32 + threadIdx.x;
+            if (i1 < na && i0 < nb) {
+                tile0[threadIdx.y + 8 * kk][threadIdx.x] = in_x[sz_M*i1 + i0];
+            }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
+            const idx_t i1 = ta * 32 + threadIdx.x, i0 = tb * 32 + threadIdx.y + 8 * kk;
+            if (i1 < na && i0 < nb) {
+                const float t0 = tile0[threadIdx.x][threadIdx.y + 8 * kk];  // transpose_add.tc:5
                 const float t1 = in_y[sz_N*i0 + i1];                        // transpose_add.tc:5
                 const float t2 = t0 + t1;                                   // transpose_add.tc:6
                 out_out[sz_N*i0 + i1] = t2;                                 // transpose_add.tc:6
             }
         }
+        __syncthreads(); /* the tiles are reused by the next iteration */
     }
 }
 
@@ -203,5 +192,5 @@ launch plan of transpose_add (32-bit indices):
   buffer in_x         param  f32[N, M]
   buffer in_y         param  f32[M, N]
   buffer out_out      output f32[M, N]
-  step 0: tc_poi_fused_add_0<<<(N*M + 1023)/1024, [256, 1, 1]>>>(in_x, in_y, out_out, N, M)
+  step 0: tc_poi_fused_add_0<<<((M + 31)/32)*((N + 31)/32), [32, 8, 1]>>>(in_x, in_y, out_out, M, N)
  */

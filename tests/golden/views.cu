@@ -267,55 +267,41 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_1(
 
 /* ---- fn permute_add ---- */
 
-/* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+/* kernel 0: a read is contiguous along another axis than the output's: 32 x 32 tiles through shared memory, so reads and writes are both coalesced */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_2(
     const float *__restrict__ in_x,
     const float *__restrict__ in_y,
     float *__restrict__ out_out,
-    const idx_t sz_A,
     const idx_t sz_B,
-    const idx_t sz_C)
+    const idx_t sz_C,
+    const idx_t sz_A)
 {
-    const idx_t n = sz_A*sz_B*sz_C;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
-        idx_t q_ = base;
-        const idx_t i2 = q_ % sz_B;
-        q_ /= sz_B;
-        const idx_t i1 = q_ % sz_A;
-        q_ /= sz_A;
-        const idx_t i0 = q_;
-        if (base + 4 <= n && i2 + 4 <= sz_B &&
-            tc_aligned(in_y + sz_A*sz_B*i0 + sz_B*i1 + i2, 16) &&
-            tc_aligned(out_out + sz_A*sz_B*i0 + sz_B*i1 + i2, 16)) {
-            const float t3 = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0];         // views.tc:19
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_y + sz_A*sz_B*i0 + sz_B*i1 + i2); // views.tc:19
-            const float t5 = v4.v[0];                                   // views.tc:19
-            const float t6 = t3 + t5;                                   // views.tc:20
-            const float t7 = in_x[sz_B*sz_C*i1 + sz_C*i2 + sz_C + i0];  // views.tc:19
-            const float t8 = v4.v[1];                                   // views.tc:19
-            const float t9 = t7 + t8;                                   // views.tc:20
-            const float t10 = in_x[sz_B*sz_C*i1 + sz_C*i2 + 2*sz_C + i0]; // views.tc:19
-            const float t11 = v4.v[2];                                  // views.tc:19
-            const float t12 = t10 + t11;                                // views.tc:20
-            const float t13 = in_x[sz_B*sz_C*i1 + sz_C*i2 + 3*sz_C + i0]; // views.tc:19
-            const float t14 = v4.v[3];                                  // views.tc:19
-            const float t15 = t13 + t14;                                // views.tc:20
-            tc_vstore<float, 4>(out_out + sz_A*sz_B*i0 + sz_B*i1 + i2, {{t6, t9, t12, t15}}); // views.tc:20
-        } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
-                idx_t q_ = base + e;
-                const idx_t i2 = q_ % sz_B;
-                q_ /= sz_B;
-                const idx_t i1 = q_ % sz_A;
-                q_ /= sz_A;
-                const idx_t i0 = q_;
-                const float t0 = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0];         // views.tc:19
+    __shared__ float tile0[32][33]; /* +1: no bank conflicts */
+    const idx_t na = sz_B, nb = sz_C;
+    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
+    const idx_t tiles = ta_n * tb_n * sz_A;
+    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
+        const idx_t i1 = rest;
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
+            const idx_t i2 = ta * 32 + threadIdx.y + 8 * kk, i0 = tb * 32 + threadIdx.x;
+            if (i2 < na && i0 < nb) {
+                tile0[threadIdx.y + 8 * kk][threadIdx.x] = in_x[sz_B*sz_C*i1 + sz_C*i2 + i0];
+            }
+        }
+        __syncthreads();
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
+            const idx_t i2 = ta * 32 + threadIdx.x, i0 = tb * 32 + threadIdx.y + 8 * kk;
+            if (i2 < na && i0 < nb) {
+                const float t0 = tile0[threadIdx.x][threadIdx.y + 8 * kk];  // views.tc:19
                 const float t1 = in_y[sz_A*sz_B*i0 + sz_B*i1 + i2];         // views.tc:19
                 const float t2 = t0 + t1;                                   // views.tc:20
                 out_out[sz_A*sz_B*i0 + sz_B*i1 + i2] = t2;                  // views.tc:20
             }
         }
+        __syncthreads(); /* the tiles are reused by the next iteration */
     }
 }
 
@@ -510,7 +496,7 @@ launch plan of permute_add (32-bit indices):
   buffer in_x         param  f32[A, B, C]
   buffer in_y         param  f32[C, A, B]
   buffer out_out      output f32[C, A, B]
-  step 0: tc_poi_fused_add_2<<<(A*B*C + 1023)/1024, [256, 1, 1]>>>(in_x, in_y, out_out, A, B, C)
+  step 0: tc_poi_fused_add_2<<<A*((C + 31)/32)*((B + 31)/32), [32, 8, 1]>>>(in_x, in_y, out_out, B, C, A)
 launch plan of transpose_flatten (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N*D]
