@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deps.sh - install what tensorc needs to build and test: a C11 compiler,
-# make, CMake, flex, bison, cmocka, xxHash, DLPack's header, and python3 with NumPy (the CLI and
+# make, CMake, flex, bison, pkg-config, cmocka, xxHash, DLPack's header, and python3 with NumPy (the CLI and
 # NumPy tests use it).  Does nothing when everything is already there, so
 # it is cheap to run before every build.  Debian/Ubuntu (apt-get); runs as
 # root, or through sudo when there is one.
@@ -17,7 +17,7 @@ have_numpy() {
 }
 
 missing=()
-for cmd in gcc make cmake flex bison; do
+for cmd in gcc make cmake flex bison pkg-config; do
     command -v "$cmd" >/dev/null 2>&1 || missing+=("$cmd")
 done
 # cmocka: the header and the library, wherever the toolchain looks
@@ -43,7 +43,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
-    gcc libc6-dev make cmake flex bison libcmocka-dev libxxhash-dev libdlpack-dev python3 \
+    gcc libc6-dev make cmake flex bison pkg-config libcmocka-dev libxxhash-dev libdlpack-dev python3 \
     python3-numpy >/dev/null
 if ! have_numpy; then
     echo "deps.sh: NumPy is still not importable from python3 or /usr/bin/python3" >&2

@@ -5,9 +5,12 @@
  * located message (file:line:col, the source line and a caret) and exits 1;
  * a usage error exits 2.
  *
- *   compile_and_dump FILE.tc [STAGE [FN]]      STAGE: ast | graph (default graph)
+ *   compile_and_dump FILE.tc [STAGE [FN]]
  *
- * Build: make -C examples/c TENSORC_BUILD=/path/to/build
+ * STAGE is one of the text stages of tc_program_dump: ast, graph (the
+ * default), lowered, fused, sched, cuda.
+ *
+ * Build: examples/c/Makefile or examples/c/CMakeLists.txt (README.md).
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +20,9 @@
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 4 || strcmp(argv[1], "--help") == 0) {
-        fprintf(stderr, "usage: %s FILE.tc [STAGE [FN]]   (STAGE: ast | graph)\n", argv[0]);
+        fprintf(stderr, "usage: %s FILE.tc [STAGE [FN]]\n"
+                        "  STAGE: ast | graph (default) | lowered | fused | sched | cuda\n",
+                argv[0]);
         return 2;
     }
     const char *path = argv[1];
