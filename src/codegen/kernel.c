@@ -558,10 +558,7 @@ static void columns_split(cg *g, tc_buf *o)
     decompose(g, o, 4, "row", all_axes(k) & ~k->mask);
     text(o, 4, pass_rpre);
     text(o, 0, buf_str(&decl));
-    /* unrolled so several rows' loads are in flight per thread (each warp
-     * reads one 128-byte line per row) */
-    buf_puts(o, "    #pragma unroll 8\n"
-                "    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
+    buf_puts(o, "    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
     decompose(g, o, 8, "r", k->mask);
     text(o, 8, body);
     buf_puts(o, "    }\n");

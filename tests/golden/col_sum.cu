@@ -170,7 +170,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     const idx_t row = active ? cb + threadIdx.x : rows - 1;
     const idx_t i1 = row;
     float acc1 = (float)0;
-    #pragma unroll 8
     for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
         const idx_t i0 = r;
         const float t0 = in_x[sz_D*i0 + i1];                        // col_sum.tc:5

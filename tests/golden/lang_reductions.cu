@@ -174,7 +174,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     q_ /= sz_C;
     const idx_t i1 = q_;
     float acc1 = (float)0;
-    #pragma unroll 8
     for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
         const idx_t i0 = r;
         const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
@@ -234,7 +233,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
     q_ /= sz_C;
     const idx_t i0 = q_;
     float acc2 = (float)0;
-    #pragma unroll 8
     for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
         const idx_t i1 = r;
         const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
@@ -348,7 +346,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_min_3(
     const idx_t row = active ? cb + threadIdx.x : rows - 1;
     const idx_t i2 = row;
     float acc6 = tc_highest<float>();
-    #pragma unroll 8
     for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
         idx_t q_ = r;
         const idx_t i1 = q_ % sz_B;
@@ -537,7 +534,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
     const idx_t row = active ? cb + threadIdx.x : rows - 1;
     const idx_t i1 = row;
     tc_argv<float> acc2 = tc_argv<float>{tc_highest<float>(), -1};
-    #pragma unroll 8
     for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
         const idx_t i0 = r;
         const float t0 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
