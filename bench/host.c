@@ -153,74 +153,11 @@ void fill_random(ref_tensor *t, uint64_t seed, const char *tag, bool nonneg, int
             fill_block(&j, 0, b);
 }
 
-/* --- dtypes as bytes ---------------------------------------------------------------- */
-
-/* An f16 bit pattern for a value already representable in f16. */
-static uint16_t half_bits(double v)
-{
-    uint16_t sign = signbit(v) ? 0x8000 : 0;
-    double a = fabs(v);
-    if (isnan(v))
-        return 0x7e00;
-    if (isinf(a) || a >= 65520.0)
-        return sign | 0x7c00;
-    if (a == 0)
-        return sign;
-    int e;
-    double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-    int E = e + 14;          /* f16: a = (1 + f/1024) * 2^(E-15) */
-    if (E >= 1)
-        return (uint16_t)(sign | (E << 10) | ((uint16_t)lround((2 * m - 1) * 1024) & 0x3ff));
-    return (uint16_t)(sign | (uint16_t)lround(a * 16777216.0)); /* subnormal: f * 2^-24 */
-}
-
-static double half_value(uint16_t h)
-{
-    int E = (h >> 10) & 0x1f, f = h & 0x3ff;
-    double v = E == 0 ? ldexp(f, -24) : E == 31 ? (f ? NAN : INFINITY) : ldexp(1024 + f, E - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
-static void encode_value(tc_dtype dt, double v, unsigned char *p)
-{
-    switch (dt) {
-    case TC_F32: { float x = (float)v; memcpy(p, &x, 4); return; }
-    case TC_F64: memcpy(p, &v, 8); return;
-    case TC_F16: { uint16_t h = half_bits(v); memcpy(p, &h, 2); return; }
-    case TC_BF16: { /* exact: v is a bf16 value, so the low half of its f32 is zero */
-        float x = (float)v;
-        uint32_t u;
-        memcpy(&u, &x, 4);
-        uint16_t h = (uint16_t)(u >> 16);
-        memcpy(p, &h, 2);
-        return;
-    }
-    case TC_I32: { int32_t x = (int32_t)v; memcpy(p, &x, 4); return; }
-    case TC_I64: { int64_t x = (int64_t)v; memcpy(p, &x, 8); return; }
-    case TC_BOOL: *p = v != 0; return;
-    default: return;
-    }
-}
+/* --- dtypes as bytes: dtype_encode / dtype_decode (src/dtype.c) ------------------- */
 
 double decode_value(tc_dtype dt, const unsigned char *p)
 {
-    switch (dt) {
-    case TC_F32: { float x; memcpy(&x, p, 4); return x; }
-    case TC_F64: { double x; memcpy(&x, p, 8); return x; }
-    case TC_F16: { uint16_t h; memcpy(&h, p, 2); return half_value(h); }
-    case TC_BF16: {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        uint32_t u = (uint32_t)h << 16;
-        float x;
-        memcpy(&x, &u, 4);
-        return x;
-    }
-    case TC_I32: { int32_t x; memcpy(&x, p, 4); return x; }
-    case TC_I64: { int64_t x; memcpy(&x, p, 8); return (double)x; }
-    case TC_BOOL: return *p != 0;
-    default: return 0;
-    }
+    return dtype_decode(dt, p);
 }
 
 typedef struct {
@@ -235,7 +172,7 @@ static void encode_block(void *arg, int worker, int64_t b)
     int64_t n = ref_numel(j->t), lo = b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
     int sz = dtype_size(j->t->dtype);
     for (int64_t i = lo; i < hi; i++)
-        encode_value(j->t->dtype, j->t->data[i], j->out + i * sz);
+        dtype_encode(j->t->dtype, j->t->data[i], j->out + i * sz);
 }
 
 void encode_tensor(const ref_tensor *t, unsigned char *out, int nthreads)

@@ -173,3 +173,88 @@ double dtype_round(tc_dtype t, double v)
         return v;
     }
 }
+
+uint16_t dtype_f16_bits(double v)
+{
+    uint16_t sign = signbit(v) ? 0x8000 : 0;
+    if (isnan(v))
+        return sign | 0x7e00;
+    double r = fabs(dtype_round(TC_F16, v));
+    if (isinf(r))
+        return sign | 0x7c00;
+    if (r == 0)
+        return sign;
+    if (r < ldexp(1.0, -14))                     /* subnormal: r = mant * 2^-24 */
+        return sign | (uint16_t)ldexp(r, 24);
+    int e;
+    double m = frexp(r, &e);                     /* r = m * 2^e, 0.5 <= m < 1 */
+    uint16_t exp = (uint16_t)(e - 1 + 15);
+    uint16_t mant = (uint16_t)(ldexp(m, 11) - 1024);
+    return sign | (uint16_t)(exp << 10) | mant;
+}
+
+double dtype_f16_value(uint16_t h)
+{
+    int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    double v;
+    if (exp == 0)
+        v = ldexp(mant, -24);                    /* zero or subnormal */
+    else if (exp == 31)
+        v = mant ? NAN : INFINITY;
+    else
+        v = ldexp(mant + 1024, exp - 25);        /* 1.mant * 2^(exp-15) */
+    return sign ? -v : v;
+}
+
+/* dtype_round's integer, converted without undefined behaviour. */
+static int64_t to_int(tc_dtype t, double v)
+{
+    double r = dtype_round(t, v);
+    if (r >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (r < -9223372036854775807.0)
+        return INT64_MIN;
+    return (int64_t)r;
+}
+
+void dtype_encode(tc_dtype t, double v, void *p)
+{
+    switch (t) {
+    case TC_F32: { float x = (float)dtype_round(t, v); memcpy(p, &x, 4); return; }
+    case TC_F64: memcpy(p, &v, 8); return;
+    case TC_F16: { uint16_t h = dtype_f16_bits(v); memcpy(p, &h, 2); return; }
+    case TC_BF16: { /* the top half of the f32 of a bf16 value */
+        float x = (float)dtype_round(t, v);
+        uint32_t u;
+        memcpy(&u, &x, 4);
+        uint16_t h = (uint16_t)(u >> 16);
+        memcpy(p, &h, 2);
+        return;
+    }
+    case TC_I32: { int32_t x = (int32_t)to_int(t, v); memcpy(p, &x, 4); return; }
+    case TC_I64: { int64_t x = to_int(t, v); memcpy(p, &x, 8); return; }
+    case TC_BOOL: *(unsigned char *)p = v != 0; return;
+    default: return;
+    }
+}
+
+double dtype_decode(tc_dtype t, const void *p)
+{
+    switch (t) {
+    case TC_F32: { float x; memcpy(&x, p, 4); return x; }
+    case TC_F64: { double x; memcpy(&x, p, 8); return x; }
+    case TC_F16: { uint16_t h; memcpy(&h, p, 2); return dtype_f16_value(h); }
+    case TC_BF16: {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        uint32_t u = (uint32_t)h << 16;
+        float x;
+        memcpy(&x, &u, 4);
+        return x;
+    }
+    case TC_I32: { int32_t x; memcpy(&x, p, 4); return x; }
+    case TC_I64: { int64_t x; memcpy(&x, p, 8); return (double)x; }
+    case TC_BOOL: return *(const unsigned char *)p != 0;
+    default: return 0;
+    }
+}

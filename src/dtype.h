@@ -42,4 +42,13 @@ tc_dtype dtype_promote(tc_dtype a, bool wa, tc_dtype b, bool wb);
  * wrap like a two's-complement store; bool is (v != 0). */
 double dtype_round(tc_dtype t, double v);
 
+/* IEEE binary16: the bits of v rounded to f16, and the value of bits. */
+uint16_t dtype_f16_bits(double v);
+double dtype_f16_value(uint16_t h);
+/* One element as device buffers hold it (host byte order; f16 and bf16 as
+ * their 16 bits, bool as one byte): v rounded to t and stored at p, and the
+ * value stored at p.  Shared by `tensorc run` and the benchmarks. */
+void dtype_encode(tc_dtype t, double v, void *p);
+double dtype_decode(tc_dtype t, const void *p);
+
 #endif

@@ -62,40 +62,6 @@ static const char *npy_code(tc_dtype dt)
     }
 }
 
-/* Decode IEEE binary16 bits exactly. */
-static double half_to_double(uint16_t h)
-{
-    int sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-    double v;
-    if (exp == 0)
-        v = ldexp(mant, -24);                    /* zero or subnormal */
-    else if (exp == 31)
-        v = mant ? NAN : INFINITY;
-    else
-        v = ldexp(mant + 1024, exp - 25);        /* 1.mant * 2^(exp-15) */
-    return sign ? -v : v;
-}
-
-/* Encode a double as binary16: round first, then the value is exact. */
-static uint16_t double_to_half(double v)
-{
-    uint16_t sign = signbit(v) ? 0x8000 : 0;
-    if (isnan(v))
-        return sign | 0x7e00;
-    double r = fabs(dtype_round(TC_F16, v));
-    if (isinf(r))
-        return sign | 0x7c00;
-    if (r == 0)
-        return sign;
-    if (r < ldexp(1.0, -14))                     /* subnormal: r = mant * 2^-24 */
-        return sign | (uint16_t)ldexp(r, 24);
-    int e;
-    double m = frexp(r, &e);                     /* r = m * 2^e, 0.5 <= m < 1 */
-    uint16_t exp = (uint16_t)(e - 1 + 15);
-    uint16_t mant = (uint16_t)(ldexp(m, 11) - 1024);
-    return sign | (uint16_t)(exp << 10) | mant;
-}
-
 static uint64_t get_le(const unsigned char *p, int n)
 {
     uint64_t v = 0;
@@ -120,7 +86,7 @@ static double decode(tc_dtype dt, const unsigned char *p)
     case TC_I64:
         return (double)(int64_t)get_le(p, 8);
     case TC_F16:
-        return half_to_double((uint16_t)get_le(p, 2));
+        return dtype_f16_value((uint16_t)get_le(p, 2));
     case TC_F32: {
         uint32_t u = (uint32_t)get_le(p, 4);
         float f;
@@ -162,7 +128,7 @@ static void encode(tc_dtype dt, double v, unsigned char *p)
         put_le(p, (uint64_t)to_int(dt, v), 8);
         break;
     case TC_F16:
-        put_le(p, double_to_half(v), 2);
+        put_le(p, dtype_f16_bits(v), 2);
         break;
     case TC_F32: case TC_BF16: { /* a bf16 value is an f32 exactly */
         float f = (float)dtype_round(dt, v);

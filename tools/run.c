@@ -492,75 +492,6 @@ static void unflatten(run_state *s, int k)
 
 /* --- step 7 on the GPU ------------------------------------------------------------ */
 
-/* Host values to the dtype's bytes and back.  Every value of a ref_tensor
- * is already representable in its dtype (dtype_round), so these are exact. */
-static uint16_t half_bits(double v)
-{
-    uint16_t sign = signbit(v) ? 0x8000 : 0;
-    double a = fabs(v);
-    if (isnan(v))
-        return 0x7e00;
-    if (isinf(a) || a >= 65520.0)
-        return sign | 0x7c00;
-    if (a == 0)
-        return sign;
-    int e;
-    double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-    int E = e + 14;          /* f16: a = (1 + f/1024) * 2^(E-15) */
-    if (E >= 1)
-        return (uint16_t)(sign | (E << 10) | ((uint16_t)lround((2 * m - 1) * 1024) & 0x3ff));
-    return (uint16_t)(sign | (uint16_t)lround(a * 16777216.0)); /* subnormal: f * 2^-24 */
-}
-
-static double half_value(uint16_t h)
-{
-    int E = (h >> 10) & 0x1f, f = h & 0x3ff;
-    double v = E == 0 ? ldexp(f, -24) : E == 31 ? (f ? NAN : INFINITY) : ldexp(1024 + f, E - 25);
-    return (h & 0x8000) ? -v : v;
-}
-
-static void encode(tc_dtype dt, double v, unsigned char *p)
-{
-    switch (dt) {
-    case TC_F32: { float x = (float)v; memcpy(p, &x, 4); return; }
-    case TC_F64: memcpy(p, &v, 8); return;
-    case TC_F16: { uint16_t h = half_bits(v); memcpy(p, &h, 2); return; }
-    case TC_BF16: {
-        float x = (float)v;
-        uint32_t u;
-        memcpy(&u, &x, 4);
-        uint16_t h = (uint16_t)(u >> 16);
-        memcpy(p, &h, 2);
-        return;
-    }
-    case TC_I32: { int32_t x = (int32_t)v; memcpy(p, &x, 4); return; }
-    case TC_I64: { int64_t x = (int64_t)v; memcpy(p, &x, 8); return; }
-    case TC_BOOL: *p = v != 0; return;
-    default: return;
-    }
-}
-
-static double decode(tc_dtype dt, const unsigned char *p)
-{
-    switch (dt) {
-    case TC_F32: { float x; memcpy(&x, p, 4); return x; }
-    case TC_F64: { double x; memcpy(&x, p, 8); return x; }
-    case TC_F16: { uint16_t h; memcpy(&h, p, 2); return half_value(h); }
-    case TC_BF16: {
-        uint16_t h;
-        memcpy(&h, p, 2);
-        uint32_t u = (uint32_t)h << 16;
-        float x;
-        memcpy(&x, &u, 4);
-        return x;
-    }
-    case TC_I32: { int32_t x; memcpy(&x, p, 4); return x; }
-    case TC_I64: { int64_t x; memcpy(&x, p, 8); return (double)x; }
-    case TC_BOOL: return *p != 0; /* 0xff poison reads as true: --check still sees it if wrong */
-    default: return 0;
-    }
-}
-
 static DLDataType dl_type(tc_dtype dt)
 {
     DLDataType t = {kDLFloat, 32, 1};
@@ -632,7 +563,7 @@ static int upload(gpu_run *g, dev_tensor *t, const ref_tensor *r, const char *wh
         return fail(EXIT_ERROR, "out of memory");
     int64_t n = ref_numel(r), sz = dtype_size(r->dtype);
     for (int64_t i = 0; i < n; i++)
-        encode(r->dtype, r->data[i], host + i * sz);
+        dtype_encode(r->dtype, r->data[i], host + i * sz);
     tc_status st = drv_htod(g->dev, t->ptr, host, t->bytes, g->d);
     free(host);
     return st == TC_OK ? EXIT_OK : gpu_fail(st, g->d->msg);
@@ -646,7 +577,7 @@ static int download(gpu_run *g, drv_ptr ptr, ref_tensor *r)
         return fail(EXIT_ERROR, "out of memory");
     tc_status st = n ? drv_dtoh(g->dev, host, ptr, (size_t)(n * sz), g->d) : TC_OK;
     for (int64_t i = 0; st == TC_OK && i < n; i++)
-        r->data[i] = decode(r->dtype, host + i * sz);
+        r->data[i] = dtype_decode(r->dtype, host + i * sz);
     free(host);
     return st == TC_OK ? EXIT_OK : gpu_fail(st, g->d->msg);
 }
