@@ -10,7 +10,7 @@
  * and later stages (lower, fuse, schedule, codegen) will append to it.
  *
  * Passes report errors with diag_error, which longjmps back here: every pass
- * runs inside pcall(), a protected call that catches the unwind and returns
+ * runs inside diag_protect(), a protected call that catches the unwind and returns
  * the status (Lua's luaD_rawrunprotected).  Everything a compilation makes
  * lives in the program's arena, so an error anywhere frees it all at once
  * and nothing leaks.  The error text itself lives in the context, which
@@ -125,21 +125,6 @@ int tc_error_loc(const tc_ctx *ctx, const char **file, int *line, int *col)
     return have && ctx->err_line > 0;
 }
 
-/* Run body(arg) with diag_error unwinding to here; returns the error's
- * status, or TC_OK. */
-static tc_status pcall(tc_diag *d, void (*body)(void *), void *arg)
-{
-    jmp_buf jb;
-    jmp_buf *saved = d->jb;
-    d->jb = &jb;
-    if (setjmp(jb)) {
-        d->jb = saved;
-        return d->status != TC_OK ? d->status : TC_ERR_INTERNAL;
-    }
-    body(arg);
-    d->jb = saved;
-    return TC_OK;
-}
 
 /* --- debugging aids ------------------------------------------------------------ */
 
@@ -335,7 +320,7 @@ tc_status tc_compile(tc_ctx *ctx, const char *src, size_t len, const char *filen
     }
     p->ctx = ctx;
     compile_job job = {p, src ? src : "", len, filename};
-    tc_status st = pcall(d, compile_body, &job);
+    tc_status st = diag_protect(d, compile_body, &job);
     if (st != TC_OK) {
         api_fail(ctx, st);
         tc_program_free(p);
@@ -493,7 +478,7 @@ tc_status api_entry_ex(tc_program *p, const char *fn, const tc_dtypebind *dts, i
                                          "the file defines %d functions (%s): choose one",
                                          p->ast->nfns, fn_list(p)));
     entry_job j = {p, fn ? fn : p->ast->fns[0].name, dts, ndts, NULL};
-    tc_status st = pcall(d, entry_body, &j);
+    tc_status st = diag_protect(d, entry_body, &j);
     if (st != TC_OK)
         return api_fail(p->ctx, st);
     *out = j.out;
@@ -583,7 +568,7 @@ tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn, c
                                       "sched, cuda, explain)", stage));
     }
     dump_job j = {prog, stage, fn, NULL};
-    tc_status st = pcall(d, dump_body, &j);
+    tc_status st = diag_protect(d, dump_body, &j);
     if (st != TC_OK)
         return api_fail(ctx, st);
     *out = j.out;
@@ -613,7 +598,7 @@ tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **
 {
     api_begin(p->ctx);
     fdump_job j = {p, f, stage, NULL};
-    tc_status st = pcall(&p->ctx->diag, fdump_body, &j);
+    tc_status st = diag_protect(&p->ctx->diag, fdump_body, &j);
     if (st != TC_OK)
         return api_fail(p->ctx, st);
     *out = j.out;
@@ -639,7 +624,7 @@ tc_status api_unit(tc_program *p, const gfn *f, bool idx64, const struct cg_unit
 {
     api_begin(p->ctx);
     unit_job j = {p, f, idx64, NULL, NULL};
-    tc_status st = pcall(&p->ctx->diag, unit_body, &j);
+    tc_status st = diag_protect(&p->ctx->diag, unit_body, &j);
     if (st != TC_OK)
         return api_fail(p->ctx, st);
     *unit = j.unit;
@@ -674,7 +659,7 @@ tc_status api_cuda_source(tc_program *p, const gfn *f, const char **src)
 {
     api_begin(p->ctx);
     src_job j = {p, f, NULL};
-    tc_status st = pcall(&p->ctx->diag, src_body, &j);
+    tc_status st = diag_protect(&p->ctx->diag, src_body, &j);
     if (st != TC_OK)
         return api_fail(p->ctx, st);
     *src = j.out;
@@ -706,7 +691,7 @@ tc_status api_bind(tc_program *p, const gfn *f, const bind_arg *args, const tc_d
 {
     api_begin(p->ctx);
     bind_job j = {p, f, args, extra, nextra, out, nout, TC_OK};
-    tc_status st = pcall(&p->ctx->diag, bind_body, &j);
+    tc_status st = diag_protect(&p->ctx->diag, bind_body, &j);
     if (st == TC_OK)
         st = j.st;
     return st == TC_OK ? TC_OK : api_fail(p->ctx, st);
@@ -733,7 +718,7 @@ tc_status api_ref_run(tc_program *p, const gfn *f, const tc_dimbind *b, int nb,
 {
     api_begin(p->ctx);
     run_job j = {p, f, b, nb, args, outs, TC_OK};
-    tc_status st = pcall(&p->ctx->diag, run_body, &j);
+    tc_status st = diag_protect(&p->ctx->diag, run_body, &j);
     if (st == TC_OK)
         st = j.st;
     return st == TC_OK ? TC_OK : api_fail(p->ctx, st);

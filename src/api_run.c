@@ -34,21 +34,6 @@
  * older versions do not name it). */
 #define TC_DL_BOOL 6
 
-/* --- a protected call, for arena allocation failures ------------------------------ */
-
-static tc_status protect(tc_diag *d, void (*body)(void *), void *arg)
-{
-    jmp_buf jb;
-    jmp_buf *saved = d->jb;
-    d->jb = &jb;
-    if (setjmp(jb)) {
-        d->jb = saved;
-        return d->status != TC_OK ? d->status : TC_ERR_INTERNAL;
-    }
-    body(arg);
-    d->jb = saved;
-    return TC_OK;
-}
 
 /* --- names for messages ------------------------------------------------------------- */
 
@@ -492,7 +477,7 @@ tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs,
     if (!a)
         return api_fail(ctx, diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory"));
     run_job j = {.p = p, .f = f, .args = args, .nargs = nargs, .a = a, .d = d, .st = TC_OK};
-    tc_status st = protect(d, check_body, &j);
+    tc_status st = diag_protect(d, check_body, &j);
     if (st == TC_OK)
         st = j.st;
 

@@ -131,3 +131,17 @@ void diag_pop_call(tc_diag *d)
     if (d->ncalls > 0)
         d->ncalls--;
 }
+
+tc_status diag_protect(tc_diag *d, void (*body)(void *), void *arg)
+{
+    jmp_buf jb;
+    jmp_buf *saved = d->jb;
+    d->jb = &jb;
+    if (setjmp(jb)) {
+        d->jb = saved;
+        return d->status != TC_OK ? d->status : TC_ERR_INTERNAL;
+    }
+    body(arg);
+    d->jb = saved;
+    return TC_OK;
+}

@@ -61,6 +61,10 @@ _Noreturn void diag_fatal(tc_diag *d, const char *fmt, ...) __attribute__((forma
 tc_status diag_set(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* Run body(arg) with diag_error unwinding back here: the error's status
+ * (TC_ERR_INTERNAL if it set none), or TC_OK.  The API's boundary. */
+tc_status diag_protect(tc_diag *d, void (*body)(void *), void *arg);
+
 void diag_push_call(tc_diag *d, tc_loc site, const char *callee);
 void diag_pop_call(tc_diag *d);
 

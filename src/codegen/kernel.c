@@ -250,6 +250,17 @@ static void vector_store(cg *g, const lnode *s, int vec)
     }
 }
 
+/* Start generating a vector body: vec elements along index variable last,
+ * with no vector loads or alignment tests yet. */
+static void vector_begin(cg *g, int vec, int last)
+{
+    reset_bufs(g);
+    g->vec = vec;
+    g->vlast = last;
+    g->nvalign = 0;
+    g->nvload = 0;
+}
+
 static void pointwise(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
@@ -270,11 +281,7 @@ static void pointwise(cg *g, tc_buf *o)
 
     const char *vec_body = NULL;
     if (vec > 1) {
-        reset_bufs(g);
-        g->vec = vec;
-        g->vlast = r - 1;
-        g->nvalign = 0;
-        g->nvload = 0;
+        vector_begin(g, vec, r - 1);
         for (int i = 0; i < k->nstores; i++)
             vector_store(g, k->stores[i], vec);
         vec_body = buf_str(&g->body);
@@ -625,11 +632,7 @@ static void full(cg *g, tc_buf *o)
     const char *vbody = NULL;
     if (vec > 1) {
         /* VEC elements per step, from vector loads where contiguous and aligned */
-        reset_bufs(g);
-        g->vec = vec;
-        g->vlast = rank - 1;
-        g->nvalign = 0;
-        g->nvload = 0;
+        vector_begin(g, vec, rank - 1);
         for (int e = 0; e < vec; e++) {
             g->vk = e;
             accumulate_at(g, 0, NULL, 0, "base", e);
