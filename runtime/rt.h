@@ -43,6 +43,9 @@ typedef struct rt_kernel {
 
 typedef struct rt_module {
     const void *image;          /* the key: owned by the jit_ctx */
+    char *source;               /* a copy of the source it was built from (malloc'd), so a
+                                 * repeated call finds it without hashing the source */
+    size_t source_len;
     drv_module *mod;
     rt_kernel *kernels;
     int nkernels, cap;

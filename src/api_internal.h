@@ -44,6 +44,7 @@ struct tc_program {
     tc_extra_graph *extra;      /* prelude functions built on demand as entry points */
     struct pipe_fn *pipes;      /* lowered, fused, ... entry functions (pipeline.h) */
     struct cg_unit *file_unit[2]; /* the CUDA of every function of the file, 32/64-bit indices */
+    struct run_labels *run_labels; /* tc_run's message texts per function (api_run.c) */
 };
 
 /* Clear the context's last error (every API call starts with this). */

@@ -144,6 +144,44 @@ typedef struct {
 
 #define ERR(j, ...) ((j)->st = diag_set((j)->d, TC_ERR_INVALID_ARG, (tc_loc){0}, __VA_ARGS__))
 
+/* The names and types of a function's parameters and outputs as messages
+ * show them ("parameter 'x'", "f32[N, D]"), made once per function and kept
+ * in the program: printing them on every call was a fifth of tc_run's host
+ * time. */
+typedef struct run_labels {
+    struct run_labels *next;
+    const gfn *f;
+    const char **pwhat, **ptype;    /* per parameter */
+    const char **owhat, **otype;    /* per output */
+} run_labels;
+
+static const run_labels *labels(tc_program *p, const gfn *f)
+{
+    for (const run_labels *l = p->run_labels; l; l = l->next)
+        if (l->f == f)
+            return l;
+    tc_arena *a = p->arena;
+    run_labels *l = ARENA_NEW(a, run_labels);
+    l->f = f;
+    l->pwhat = ARENA_ARRAY(a, const char *, f->nparams + 1);
+    l->ptype = ARENA_ARRAY(a, const char *, f->nparams + 1);
+    l->owhat = ARENA_ARRAY(a, const char *, f->noutputs + 1);
+    l->otype = ARENA_ARRAY(a, const char *, f->noutputs + 1);
+    for (int i = 0; i < f->nparams; i++) {
+        const gparam *g = &f->params[i];
+        l->pwhat[i] = arena_printf(a, "parameter '%s'", g->name);
+        l->ptype[i] = type_text(a, g->dtype, g->star, g->rank, g->shape);
+    }
+    for (int i = 0; i < f->noutputs; i++) {
+        const gnode *n = f->outputs[i].node;
+        l->owhat[i] = arena_printf(a, "output '%s'", f->outputs[i].name);
+        l->otype[i] = type_text(a, n->dtype, false, n->rank, n->shape);
+    }
+    l->next = p->run_labels;
+    p->run_labels = l;
+    return l;
+}
+
 static const char *slot_name(const run_job *j, int s)
 {
     return s < j->f->nparams ? j->f->params[s].name : j->f->outputs[j->slot_output[s]].name;
@@ -333,6 +371,7 @@ static bool check_tensor(run_job *j, const char *what, int slot, tc_dtype dt, co
 static bool check_params(run_job *j)
 {
     const gfn *f = j->f;
+    const run_labels *L = labels(j->p, f);
     bind_arg *ba = ARENA_ARRAY(j->a, bind_arg, f->nparams + 1);
     for (int i = 0; i < f->nparams; i++) {
         const gparam *g = &f->params[i];
@@ -341,8 +380,8 @@ static bool check_params(run_job *j)
                 return false;
             continue;
         }
-        const char *what = arena_printf(j->a, "parameter '%s'", g->name);
-        const char *type = type_text(j->a, g->dtype, g->star, g->rank, g->shape);
+        const char *what = L->pwhat[i];
+        const char *type = L->ptype[i];
         if (j->given[i] < 0)
             return ERR(j, "tc_run: %s (%s) of function '%s' is missing", what, type, f->name), false;
         int64_t n;
@@ -371,8 +410,9 @@ static bool check_outputs(run_job *j)
     for (int s = f->nparams; s < j->nslots; s++) {
         const goutput *o = &f->outputs[j->slot_output[s]];
         const gnode *n = o->node;
-        const char *what = arena_printf(j->a, "output '%s'", o->name);
-        const char *type = type_text(j->a, n->dtype, false, n->rank, n->shape);
+        const run_labels *L = labels(j->p, f);
+        const char *what = L->owhat[j->slot_output[s]];
+        const char *type = L->otype[j->slot_output[s]];
         if (j->given[s] < 0)
             return ERR(j, "tc_run: %s (%s) of function '%s' is missing: pass a tensor for it",
                        what, type, f->name), false;
