@@ -116,10 +116,15 @@ typedef struct tc_options {
     int device;                 /* CUDA device ordinal, or TC_DEVICE_AUTO (the default) */
     const char *cache_dir;      /* kernel cache directory (copied); NULL: $TENSORC_CACHE_DIR,
                                    else $XDG_CACHE_HOME/tensorc, else ~/.cache/tensorc */
+    int fast_math;              /* nonzero: NVRTC --use_fast_math (approximate expf, erff,
+                                   division; results differ from the reference by more than
+                                   --check's f32 tolerance).  Part of the cache key. */
+    int line_info;              /* nonzero: NVRTC -lineinfo, so profilers (ncu) map SASS back
+                                   to the generated source.  Part of the cache key. */
 } tc_options;
 
-/* The defaults: { TC_DEVICE_AUTO, NULL }. */
-#define TC_OPTIONS_INIT {TC_DEVICE_AUTO, NULL}
+/* The defaults: { TC_DEVICE_AUTO, NULL, 0, 0 }. */
+#define TC_OPTIONS_INIT {TC_DEVICE_AUTO, NULL, 0, 0}
 
 /*! tc_ctx_create_ex(): tc_ctx_create with options (opts NULL: the defaults).
  *  Nothing is loaded yet: the device is opened by the first tc_run.

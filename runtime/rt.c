@@ -88,6 +88,15 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+void rt_set_options(struct tc_rt *rt, bool fast_math, bool line_info)
+{
+    rt->nnvrtc_opts = 0;
+    if (fast_math)
+        rt->nvrtc_opts[rt->nnvrtc_opts++] = "--use_fast_math";
+    if (line_info)
+        rt->nvrtc_opts[rt->nnvrtc_opts++] = "-lineinfo";
+}
+
 tc_status rt_load(struct tc_rt *rt, const char *source, rt_module **out, tc_diag *d)
 {
     *out = NULL;
@@ -119,7 +128,8 @@ tc_status rt_load(struct tc_rt *rt, const char *source, rt_module **out, tc_diag
         }
     const void *image;
     size_t len;
-    tc_status st = jit_image(rt->jit, source, srclen, UNIT_NAME, arch, !ptx_only, NULL, 0,
+    tc_status st = jit_image(rt->jit, source, srclen, UNIT_NAME, arch, !ptx_only, rt->nvrtc_opts,
+                             rt->nnvrtc_opts,
                              &image, &len, &rt->origin, d);
     if (st != TC_OK)
         return st;

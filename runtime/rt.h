@@ -54,6 +54,8 @@ typedef struct rt_module {
 struct tc_rt {
     int ordinal;                /* the device; -1 until known (TC_DEVICE_AUTO) */
     char *cache_dir;            /* NULL: the default (cache.h) */
+    const char *nvrtc_opts[2];  /* opt-in NVRTC options (fast math, line info); in the cache key */
+    int nnvrtc_opts;
     drv_device *dev;            /* NULL until rt_open succeeds */
     jit_ctx *jit;
     blas_ctx *blas;             /* NULL until the first matmul */
@@ -70,6 +72,8 @@ struct tc_rt {
  *  and a kernel cache in cache_dir (NULL: the default; copied).  Touches no
  *  driver.  NULL when out of memory. */
 struct tc_rt *rt_new(int ordinal, const char *cache_dir);
+/*! rt_set_options(): the opt-in NVRTC options for later compilations. */
+void rt_set_options(struct tc_rt *rt, bool fast_math, bool line_info);
 /*! rt_free(): wait for the device, free everything (NULL is fine). */
 void rt_free(struct tc_rt *rt);
 

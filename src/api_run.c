@@ -585,6 +585,7 @@ tc_status tc_ctx_create_ex(tc_ctx **ctx, const tc_options *opts)
         *ctx = NULL;
         return TC_ERR_NOMEM;
     }
+    rt_set_options((*ctx)->rt, o.fast_math != 0, o.line_info != 0);
     return TC_OK;
 }
 

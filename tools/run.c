@@ -61,7 +61,7 @@ typedef struct {
     tc_dimbind *shapes;
     int nshapes, capshapes;
     uint64_t seed;
-    bool check, bench, verbose;
+    bool check, bench, verbose, fast_math, line_info;
     bool cuda;              /* step 2's answer */
     struct tc_rt *rt;       /* the GPU, when cuda */
     const char *no_gpu;     /* why there is none, for the note (malloc'd) */
@@ -232,6 +232,10 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->bench = true;
         } else if (opt_flag("--verbose", argc, argv, &i, &bad)) {
             o->verbose = true;
+        } else if (opt_flag("--fast-math", argc, argv, &i, &bad)) {
+            o->fast_math = true;
+        } else if (opt_flag("--lineinfo", argc, argv, &i, &bad)) {
+            o->line_info = true;
         } else if (!bad) {
             return usage_error("unknown option '%s' for 'tensorc run'", a);
         }
@@ -974,7 +978,10 @@ int cmd_run(int argc, char **argv)
     int rc = parse_opts(argc, argv, &o);
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
-    if (rc == EXIT_OK && tc_ctx_create(&ctx) != TC_OK)
+    tc_options copts = TC_OPTIONS_INIT;
+    copts.fast_math = o.fast_math;
+    copts.line_info = o.line_info;
+    if (rc == EXIT_OK && tc_ctx_create_ex(&ctx, &copts) != TC_OK)
         rc = fail(EXIT_ERROR, "out of memory");
     if (rc == EXIT_OK)
         rc = choose_device(&o, ctx);

@@ -22,20 +22,22 @@ static const char help_text[] =
     "\n"
     "usage:\n"
     "  tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]\n"
+    "                       [--fast-math] [--lineinfo]\n"
     "                       [--dtype T=bf16]...\n"
     "      Check FILE and print one stage of it (to OUT with -o).  Without --fn,\n"
     "      every function in FILE; --fn may also name a prelude function.\n"
     "      STAGE: ast | graph | lowered | fused | sched | cuda | ptx | cubin\n"
     "      (default cuda: the kernels and their launch plan).  ptx and cubin\n"
     "      compile every kernel with NVRTC for --arch (default sm_90), through\n"
-    "      the kernel cache; --verbose says 'cache: hit' or 'cache: miss'.\n"
+    "      the kernel cache; --verbose says 'cache: hit' or 'cache: miss';\n"
+    "      --fast-math and --lineinfo pass NVRTC --use_fast_math, -lineinfo.\n"
     "      --dtype binds a dtype variable of the entry point (x: T[N, D]);\n"
     "      unbound ones are f32.\n"
     "\n"
     "  tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy]...\n"
     "                   [--input NAME=VALUE]... [--output NAME=PATH.npy]...\n"
     "                   [--device=cpu|cuda] [--seed S] [--dtype T=bf16] [--check] [--bench]\n"
-    "                   [--verbose]\n"
+    "                   [--verbose] [--fast-math] [--lineinfo]\n"
     "      Run function NAME (optional when FILE has just one).  Tensors are .npy\n"
     "      files; a scalar is a number (or a 0-d .npy).  Symbolic dims are bound\n"
     "      from the inputs' shapes, then --shape ('*=COUNT' for [*] tensors).\n"
@@ -49,7 +51,8 @@ static const char help_text[] =
     "      --device=cuda (the default when a GPU is present) runs the generated\n"
     "      kernels, --device=cpu the reference interpreter.  --check compares a\n"
     "      cuda run with the interpreter; --bench times each kernel (GB/s);\n"
-    "      --verbose says whether the kernels came from the cache.\n"
+    "      --verbose says whether the kernels came from the cache; --fast-math\n"
+    "      and --lineinfo compile them with NVRTC's --use_fast_math, -lineinfo.\n"
     "\n"
     "  tensorc explain FILE [--fn NAME]\n"
     "      Every fusion decision: each pair of kernels' anchors fused or\n"
@@ -98,7 +101,8 @@ static int write_text(const char *path, const char *text)
 /* --emit=ptx|cubin: the unit's CUDA through NVRTC (and the kernel cache),
  * for --arch (default sm_90), every kernel in one compilation. */
 static int compile_image(tc_program *p, const gfn *f, const char *file, const char *emit,
-                         const char *arch, const char *out, bool verbose)
+                         const char *arch, const char *out, bool verbose, const char *const *nvopts,
+                         int nnvopts)
 {
     const char *src;
     if (api_cuda_source(p, f, &src) != TC_OK) {
@@ -119,7 +123,8 @@ static int compile_image(tc_program *p, const gfn *f, const char *file, const ch
     jit_origin origin;
     const char *name = f ? arena_printf(p->arena, "%s.%s.cu", file, f->name)
                          : arena_printf(p->arena, "%s.cu", file);
-    tc_status st = jit_image(j, src, strlen(src), name, sm, cubin, NULL, 0, &image, &len, &origin, &d);
+    tc_status st = jit_image(j, src, strlen(src), name, sm, cubin, nvopts, nnvopts, &image, &len,
+                             &origin, &d);
     int rc = EXIT_OK;
     if (st != TC_OK) {
         fprintf(stderr, "%s%s", d.msg ? d.msg : tc_status_str(st),
@@ -149,6 +154,9 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
 {
     const char *file = NULL, *fn = NULL, *emit = "cuda", *out = NULL, *arch = NULL;
     bool bad = false, verbose = false, dashdash = false;
+    const char *nvopts[2];
+    int nnvopts = 0;
+    bool fast_math = false, line_info = false;
     for (int i = 0; i < argc && !bad; i++) {
         const char *a = argv[i], *v;
         if (dashdash || a[0] != '-' || a[1] == 0) {
@@ -167,6 +175,12 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
             out = v;
         } else if (opt_flag("--verbose", argc, argv, &i, &bad)) {
             verbose = true;
+        } else if (opt_flag("--fast-math", argc, argv, &i, &bad) ||
+                   opt_flag("--lineinfo", argc, argv, &i, &bad)) {
+            bool *flag = strcmp(a, "--fast-math") == 0 ? &fast_math : &line_info;
+            if (*flag)
+                return usage_error("%s is given twice", a);
+            *flag = true;
         } else if (opt_value("--dtype", argc, argv, &i, &v, &bad)) {
             if (!bad && !opt_dtype(v, dts, ndts))
                 return EXIT_USAGE;
@@ -178,6 +192,10 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         return EXIT_USAGE;
     if (!file)
         return usage_error("'tensorc compile' needs a FILE");
+    if (fast_math)
+        nvopts[nnvopts++] = "--use_fast_math";
+    if (line_info)
+        nvopts[nnvopts++] = "-lineinfo";
     bool known = false;
     for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++)
         known |= strcmp(emit, stages[i]) == 0;
@@ -215,7 +233,7 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         rc = fail(EXIT_ERROR, "--emit=%s is not built yet (tensorc %s)", emit, TC_VERSION_STRING);
     const char *text;
     if (rc == EXIT_OK && binary) {
-        rc = compile_image(p, f, file, emit, arch, out, verbose);
+        rc = compile_image(p, f, file, emit, arch, out, verbose, nvopts, nnvopts);
     } else if (rc == EXIT_OK && *ndts && strcmp(emit, "ast") != 0) {
         if (api_dump(p, f, emit, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);

@@ -142,6 +142,13 @@ else
     check "cubin: an ELF file" [ "$(head -c 4 "$tmp/k.cubin" | od -An -c | tr -d ' ')" = '177ELF' ]
     TENSORC_CACHE_DIR=$kc t compile single.tc --emit=ptx -o /nonexistent/dir/k.ptx
     expect_err "ptx -o unwritable" 1 "cannot write '/nonexistent/dir/k.ptx'"
+    # opt-in NVRTC options: line info in the PTX, and part of the cache key (a miss, not a hit)
+    TENSORC_CACHE_DIR=$kc t compile single.tc --emit=ptx --lineinfo --verbose
+    expect "ptx --lineinfo" 0
+    check "--lineinfo: .loc lines in the PTX" grep -q '\.loc' "$tmp/out"
+    check "--lineinfo: another cache entry" grep -q 'cache: miss' "$tmp/err"
+    TENSORC_CACHE_DIR=$kc t compile single.tc --emit=ptx --fast-math --fast-math --lineinfo
+    expect_err "--fast-math twice" 2 "--fast-math is given twice"
 fi
 t explain single.tc;        expect "explain" 0
 check "explain: kernel count" [ "$(head -1 "$tmp/out")" = "fn only: 1 kernel" ]

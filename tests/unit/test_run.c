@@ -297,13 +297,17 @@ static void test_options(void **state)
 {
     (void)state;
     tc_ctx *ctx = NULL;
-    tc_options bad = {-2, NULL};
+    tc_options bad = {-2, NULL, 0, 0};
     assert_int_equal(tc_ctx_create_ex(&ctx, &bad), TC_ERR_INVALID_ARG);
     assert_null(ctx);
     assert_int_equal(tc_ctx_create_ex(NULL, NULL), TC_ERR_INVALID_ARG);
-    tc_options o = {1, "/tmp/tensorc-test-cache"};
+    tc_options o = {1, "/tmp/tensorc-test-cache", 1, 1};
     assert_int_equal(tc_ctx_create_ex(&ctx, &o), TC_OK);
     assert_non_null(ctx->rt);
+    /* the opt-in NVRTC options reach the runtime (and so the cache key) */
+    assert_int_equal(ctx->rt->nnvrtc_opts, 2);
+    assert_string_equal(ctx->rt->nvrtc_opts[0], "--use_fast_math");
+    assert_string_equal(ctx->rt->nvrtc_opts[1], "-lineinfo");
     assert_int_equal(ctx->rt->ordinal, 1);
     assert_string_equal(ctx->rt->cache_dir, "/tmp/tensorc-test-cache");
     assert_null(ctx->rt->dev); /* nothing opened yet */
