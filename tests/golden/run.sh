@@ -5,7 +5,10 @@
 #     ast -> NAME.ast      graph -> NAME.graph    lowered -> NAME.lowered
 #     fused -> NAME.fused  sched -> NAME.sched    cuda -> NAME.cu
 # (cuda without --fn is the file's one NVRTC unit: every function's kernels
-# and, in the trailing comment, every launch plan).
+# and, in the trailing comment, every launch plan).  The helpers every unit
+# starts with (between its first line and the first "/* ---- fn") are the
+# same for all files: they are compared once, against helpers.cu, and left
+# out of each NAME.cu, so a kernel's golden shows just its kernels.
 #
 #   tests/golden/run.sh [TENSORC_BIN] [--update]
 #
@@ -46,6 +49,21 @@ for f in "$root"/examples/*.tc "$here"/extra/*.tc; do
         golden=$here/$name.$(ext "$stage")
         (cd "$(dirname "$f")" && "$tc" compile "$(basename "$f")" --emit=$stage) >"$tmp/out" 2>"$tmp/err"
         rc=$?
+        if [ $rc -eq 0 ] && [ "$stage" = cuda ]; then
+            # line 1, then from the first function on; the helpers apart
+            awk 'NR == 1 { print; next } /^\/\* ---- fn / { started = 1 } started { print }' "$tmp/out" >"$tmp/kernels"
+            awk 'NR > 1 && /^\/\* ---- fn / { exit } NR > 1 { print }' "$tmp/out" >"$tmp/helpers"
+            if [ $update -eq 1 ] && [ -z "${helpers_done:-}" ]; then
+                cmp -s "$tmp/helpers" "$here/helpers.cu" || { cp "$tmp/helpers" "$here/helpers.cu"; echo "updated helpers.cu"; }
+                helpers_done=1
+            fi
+            if ! cmp -s "$tmp/helpers" "$here/helpers.cu"; then
+                echo "FAIL $name.cu: its helpers differ from tests/golden/helpers.cu:"
+                diff -u "$here/helpers.cu" "$tmp/helpers" | head -20
+                fail=$((fail + 1)); continue
+            fi
+            mv "$tmp/kernels" "$tmp/out"
+        fi
         if [ $rc -ne 0 ]; then
             echo "FAIL $name.$(ext "$stage"): tensorc exited $rc"; sed 's/^/    /' "$tmp/err" | head -6
             fail=$((fail + 1)); continue
@@ -66,6 +84,7 @@ for f in "$root"/examples/*.tc "$here"/extra/*.tc; do
 done
 # golden files whose program is gone
 for g in "$here"/*.ast "$here"/*.graph "$here"/*.lowered "$here"/*.fused "$here"/*.sched "$here"/*.cu; do
+    [ "$(basename "$g")" = helpers.cu ] && continue
     [ -e "$g" ] || continue
     name=$(basename "${g%.*}")
     if [ -z "${seen[$name]:-}" ]; then
