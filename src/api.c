@@ -641,18 +641,10 @@ typedef struct {
 static void src_body(void *arg)
 {
     src_job *j = arg;
-    if (j->f) {
-        pipe_fn *pf = pipe_get(j->p, j->f, NULL);
-        const struct tc_plan *plan;
-        (void)plan;
-        /* the function's own unit, as --emit=cuda --fn shows it */
-        tc_buf b;
-        buf_init(&b, j->p->arena);
-        pipe_print(&b, j->p, pf, "cuda");
-        j->out = pf->own[0]->source;
-    } else {
+    if (j->f) /* the function's own unit, as --emit=cuda --fn shows it */
+        j->out = pipe_own_unit(j->p, pipe_get(j->p, j->f, NULL), false)->source;
+    else
         j->out = pipe_file_unit(j->p, false)->source;
-    }
 }
 
 tc_status api_cuda_source(tc_program *p, const gfn *f, const char **src)

@@ -48,7 +48,7 @@ static sfn *pipe_sched(tc_program *p, pipe_fn *pf, bool idx64)
     return pf->s[idx64];
 }
 
-static cg_unit *own_unit(tc_program *p, pipe_fn *pf, bool idx64)
+cg_unit *pipe_own_unit(tc_program *p, pipe_fn *pf, bool idx64)
 {
     if (!pf->own[idx64]) {
         const sfn *s = pipe_sched(p, pf, idx64);
@@ -77,7 +77,7 @@ const struct cg_unit *pipe_unit(tc_program *p, const gfn *g, bool idx64, const s
             *plan = u->plans[i];
             return u;
         }
-    cg_unit *u = own_unit(p, pipe_get(p, g, NULL), idx64);
+    cg_unit *u = pipe_own_unit(p, pipe_get(p, g, NULL), idx64);
     *plan = u->plans[0];
     return u;
 }
@@ -102,6 +102,6 @@ void pipe_print(tc_buf *b, tc_program *p, pipe_fn *pf, const char *stage)
     else if (strcmp(stage, "sched") == 0)
         sched_print(b, pipe_sched(p, pf, false));
     else if (strcmp(stage, "cuda") == 0)
-        pipe_print_unit(b, own_unit(p, pf, false), &pf->g, 1);
+        pipe_print_unit(b, pipe_own_unit(p, pf, false), &pf->g, 1);
 }
 

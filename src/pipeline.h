@@ -47,6 +47,8 @@ const struct cg_unit *pipe_unit(tc_program *p, const gfn *g, bool idx64, const s
 /* Append the dump of stage ("lowered", "fused", "sched", "cuda", "explain")
  * to b.  cuda is the function's own unit with its launch plan as a comment. */
 void pipe_print(tc_buf *b, tc_program *p, pipe_fn *pf, const char *stage);
+/* The unit of pf's function alone (what --emit=cuda --fn shows). */
+cg_unit *pipe_own_unit(tc_program *p, pipe_fn *pf, bool idx64);
 /* The unit of every function of the user's file (cuda for a whole file). */
 cg_unit *pipe_file_unit(tc_program *p, bool idx64);
 /* The source plus the launch plans as a trailing comment. */

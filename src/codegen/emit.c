@@ -79,11 +79,7 @@ static bool divides_index(cg *g, const tc_dim *e)
 
 const char *cg_flat(cg *g, const lnode *n, const tc_dim *const *idx)
 {
-    const tc_dim *st[TC_MAX_RANK];
-    lir_strides(g->c, n->rank, n->shape, st);
-    const tc_dim *flat = dim_const(g->c, 0);
-    for (int k = 0; k < n->rank; k++)
-        flat = dim_add(g->c, flat, dim_mul(g->c, idx[k], st[k]));
+    const tc_dim *flat = lir_flat(g->l, n, idx);
     if (!g->wide && divides_index(g, flat))
         g->wide = true;
     return cg_index(g, flat);
@@ -319,16 +315,6 @@ void cg_use_buf(cg *g, int buf)
     g->used_buf[buf] = true;
 }
 
-static const tc_dim *flat_dim(cg *g, const lnode *n, const tc_dim *const *idx)
-{
-    const tc_dim *st[TC_MAX_RANK];
-    lir_strides(g->c, n->rank, n->shape, st);
-    const tc_dim *flat = dim_const(g->c, 0);
-    for (int k = 0; k < n->rank; k++)
-        flat = dim_add(g->c, flat, dim_mul(g->c, idx[k], st[k]));
-    return flat;
-}
-
 /* f0 with the vector's variable at 0: the offset a row's vectors start
  * from (they start at multiples of the vector width). */
 const tc_dim *row_part(cg *g, const tc_dim *f0)
@@ -351,7 +337,7 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
         const tc_dim *ij[TC_MAX_RANK];
         for (int k = 0; k < n->rank; k++)
             ij[k] = dim_subst(g->c, idx[k], 1, &vn, &sh);
-        const tc_dim *fj = flat_dim(g, n, ij);
+        const tc_dim *fj = lir_flat(g->l, n, ij);
         if (j == 0) {
             f0 = fj;
             continue;
@@ -484,11 +470,7 @@ static const char *converted(cg *g, const lnode *n, const char *raw)
  * with coalesced reads; the element this thread needs is [tx][ty + 8 kk]. */
 static const char *tiled_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
 {
-    const tc_dim *st[TC_MAX_RANK];
-    lir_strides(g->c, n->rank, n->shape, st);
-    const tc_dim *flat = dim_const(g->c, 0);
-    for (int k = 0; k < n->rank; k++)
-        flat = dim_add(g->c, flat, dim_mul(g->c, idx[k], st[k]));
+    const tc_dim *flat = lir_flat(g->l, n, idx);
     if (lir_coeff(g->l, flat, g->tile) != 1 || lir_coeff(g->l, flat, g->k->rank - 1) == 1)
         return NULL;
     const char *name = NULL;

@@ -230,11 +230,7 @@ static void vector_store(cg *g, const lnode *s, int vec)
     }
     const tc_dim *idx0[TC_MAX_RANK];
     identity_idx(g, idx0, r, 0);
-    const tc_dim *st[TC_MAX_RANK];
-    lir_strides(g->c, s->rank, s->shape, st);
-    const tc_dim *f0 = dim_const(g->c, 0);
-    for (int k = 0; k < s->rank; k++)
-        f0 = dim_add(g->c, f0, dim_mul(g->c, idx0[k], st[k]));
+    const tc_dim *f0 = lir_flat(g->l, s, idx0);
     for (const int *w = g->bufs->writes[s->id]; w && *w >= 0; w++) {
         cg_use_buf(g, *w);
         const char *ptr = cg_buf_name(g, *w), *off = cg_flat(g, s, idx0);
@@ -261,6 +257,51 @@ static void vector_begin(cg *g, int vec, int last)
     g->nvload = 0;
 }
 
+/* The grid-stride loop over every element of the domain (n of them): with
+ * vec > 1, vec elements a step, vbody where the vector stays in one row of
+ * the last dim and its accesses are aligned, else body element by element.
+ * named: the element's flat position is the variable r (reductions use it). */
+static void grid_stride(cg *g, tc_buf *o, const char *n, int vec, const char *vbody, const char *body,
+                        bool named)
+{
+    const fkernel *k = g->k;
+    int rank = k->rank;
+    unsigned axes = all_axes(k);
+    if (vec == 1 && named) {
+        buf_printf(o, "    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < %s;\n"
+                      "         r += (idx_t)gridDim.x * blockDim.x) {\n", n);
+        decompose(g, o, 8, "r", axes);
+        text(o, 8, body);
+        buf_puts(o, "    }\n");
+        return;
+    }
+    buf_printf(o, "    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * %d; base < %s;\n"
+                  "         base += (idx_t)gridDim.x * blockDim.x * %d) {\n", vec, n, vec);
+    decompose(g, o, 8, "base", axes);
+    if (vec == 1) {
+        text(o, 8, body);
+        buf_puts(o, "    }\n");
+        return;
+    }
+    buf_printf(o, "        if (base + %d <= %s", vec, n);
+    if (rank > 1) /* the vector stays in one row of the last dim */
+        buf_printf(o, " && i%d + %d <= %s", rank - 1, vec, cg_index(g, k->dom[rank - 1]));
+    for (int i = 0; i < g->nvalign; i++)
+        buf_printf(o, " &&\n            %s", g->valign[i]);
+    buf_puts(o, ") {\n");
+    text(o, 12, vbody);
+    buf_printf(o, "        } else {\n"
+                  "            for (int e = 0; e < %d && base + e < %s; ++e) {\n", vec, n);
+    if (named) {
+        buf_puts(o, "                const idx_t r = base + e;\n");
+        decompose(g, o, 16, "r", axes);
+    } else {
+        decompose(g, o, 16, "base + e", axes);
+    }
+    text(o, 16, body);
+    buf_puts(o, "            }\n        }\n    }\n");
+}
+
 static void pointwise(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
@@ -269,7 +310,6 @@ static void pointwise(cg *g, tc_buf *o)
     g->elemvars = all_axes(k);
     g->rowvars = 0;
     g->phase = 0;
-    unsigned axes = all_axes(k);
 
     /* the scalar body: one element */
     reset_bufs(g);
@@ -291,27 +331,7 @@ static void pointwise(cg *g, tc_buf *o)
 
     text(o, 4, buf_str(&g->kpre));
     buf_printf(o, "    const idx_t n = %s;\n", n);
-    buf_printf(o, "    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * %d; base < n;\n"
-                  "         base += (idx_t)gridDim.x * blockDim.x * %d) {\n", vec, vec);
-    if (vec > 1) {
-        decompose(g, o, 8, "base", axes);
-        buf_printf(o, "        if (base + %d <= n", vec);
-        if (r > 1) /* the vector stays in one row of the last dim */
-            buf_printf(o, " && i%d + %d <= %s", r - 1, vec, cg_index(g, k->dom[r - 1]));
-        for (int i = 0; i < g->nvalign; i++)
-            buf_printf(o, " &&\n            %s", g->valign[i]);
-        buf_puts(o, ") {\n");
-        text(o, 12, vec_body);
-        buf_printf(o, "        } else {\n"
-                      "            for (int e = 0; e < %d && base + e < n; ++e) {\n", vec);
-        decompose(g, o, 16, "base + e", axes);
-        text(o, 16, scalar_body);
-        buf_puts(o, "            }\n        }\n");
-    } else {
-        decompose(g, o, 8, "base", axes);
-        text(o, 8, scalar_body);
-    }
-    buf_puts(o, "    }\n");
+    grid_stride(g, o, "n", vec, vec_body, scalar_body, false);
 }
 
 /* SCH_POINTWISE with a tile axis b (and a = the last axis): each block
@@ -656,30 +676,7 @@ static void full(cg *g, tc_buf *o)
     text(o, 4, buf_str(&g->kpre));
     buf_printf(o, "    const idx_t len = %s;\n", cg_index(g, ks->rowlen));
     text(o, 0, buf_str(&decl));
-    if (vbody) {
-        buf_printf(o, "    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * %d; base < len;\n"
-                      "         base += (idx_t)gridDim.x * blockDim.x * %d) {\n", vec, vec);
-        decompose(g, o, 8, "base", all_axes(k));
-        buf_printf(o, "        if (base + %d <= len", vec);
-        if (rank > 1) /* the vector stays in one row of the last dim */
-            buf_printf(o, " && i%d + %d <= %s", rank - 1, vec, cg_index(g, k->dom[rank - 1]));
-        for (int i = 0; i < g->nvalign; i++)
-            buf_printf(o, " &&\n            %s", g->valign[i]);
-        buf_puts(o, ") {\n");
-        text(o, 12, vbody);
-        buf_printf(o, "        } else {\n"
-                      "            for (int e = 0; e < %d && base + e < len; ++e) {\n"
-                      "                const idx_t r = base + e;\n", vec);
-        decompose(g, o, 16, "r", all_axes(k));
-        text(o, 16, body);
-        buf_puts(o, "            }\n        }\n    }\n");
-    } else {
-        buf_puts(o, "    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;\n"
-                    "         r += (idx_t)gridDim.x * blockDim.x) {\n");
-        decompose(g, o, 8, "r", all_axes(k));
-        text(o, 8, body);
-        buf_puts(o, "    }\n");
-    }
+    grid_stride(g, o, "len", vbody ? vec : 1, vbody, body, true);
     /* each block's partial, then the last block to arrive combines them */
     buf_puts(o, "    unsigned *ticket = (unsigned *)ws;\n");
     for (int j = 0; j < k->nreds; j++) {

@@ -139,6 +139,9 @@ void lir_strides(tc_dimctx *c, int rank, const tc_dim *const *shape, const tc_di
  * at[0..nat) (what the reader is evaluated at).  out has r.src->rank entries. */
 void lir_compose(const lfn *f, const lref *r, const tc_dim *const *at, int nat,
                  const tc_dim **out);
+/* The element offset in n's contiguous row-major buffer of index idx
+ * (n->rank expressions): what a load or store of n at idx addresses. */
+const tc_dim *lir_flat(const lfn *f, const lnode *n, const tc_dim *const *idx);
 /* The coefficient of index variable $v in e when e changes by a constant
  * as $v steps by one (linear in it), else 0. */
 int64_t lir_coeff(const lfn *f, const tc_dim *e, int v);

@@ -40,6 +40,16 @@ void lir_compose(const lfn *f, const lref *r, const tc_dim *const *at, int nat,
         out[k] = dim_subst(f->dims, r->idx[k], nat, f->varnames, at);
 }
 
+const tc_dim *lir_flat(const lfn *f, const lnode *n, const tc_dim *const *idx)
+{
+    const tc_dim *st[TC_MAX_RANK];
+    lir_strides(f->dims, n->rank, n->shape, st);
+    const tc_dim *flat = dim_const(f->dims, 0);
+    for (int k = 0; k < n->rank; k++)
+        flat = dim_add(f->dims, flat, dim_mul(f->dims, idx[k], st[k]));
+    return flat;
+}
+
 int64_t lir_coeff(const lfn *f, const tc_dim *e, int v)
 {
     const char *vn = f->varnames[v];

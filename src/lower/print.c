@@ -36,12 +36,7 @@ static void print_node(tc_buf *b, const lfn *f, const lnode *n)
         return;
     case LK_CONST:
         buf_puts(b, "const ");
-        if (dtype_is_float(n->dtype))
-            graph_print_value(b, n->a.cnst.f, n->dtype);
-        else if (n->dtype == TC_BOOL)
-            buf_puts(b, n->a.cnst.i ? "true" : "false");
-        else
-            buf_printf(b, "%lld", (long long)n->a.cnst.i);
+        graph_print_const(b, n->dtype, n->a.cnst.f, n->a.cnst.i);
         return;
     case LK_DIMVAL:
         buf_puts(b, "dimval ");

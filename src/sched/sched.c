@@ -63,11 +63,7 @@ static void tvisit(twalk *w, const lnode *n, const tc_dim *const *idx)
     if (n->kind == LK_INPUT || (w->f->stored[n->id] && !own)) {
         if (n->rank < 2)
             return;
-        const tc_dim *st[TC_MAX_RANK];
-        lir_strides(l->dims, n->rank, n->shape, st);
-        const tc_dim *flat = dim_const(l->dims, 0);
-        for (int k = 0; k < n->rank; k++)
-            flat = dim_add(l->dims, flat, dim_mul(l->dims, idx[k], st[k]));
+        const tc_dim *flat = lir_flat(l, n, idx);
         int last = w->k->rank - 1;
         if (lir_coeff(l, flat, last) == 1)
             return;
