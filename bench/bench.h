@@ -85,7 +85,6 @@ uint64_t hash_str(uint64_t h, const char *s);
 void encode_tensor(const ref_tensor *t, unsigned char *out, int nthreads);
 /* One element of dtype dt at p, as a double. */
 double decode_value(tc_dtype dt, const unsigned char *p);
-DLDataType dl_dtype(tc_dtype dt);
 
 double now_ms(void);        /* CLOCK_MONOTONIC in milliseconds */
 

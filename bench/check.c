@@ -210,12 +210,7 @@ static void compare(const check_job *j, int k, const ref_tensor *want, int d, in
         double a = decode_value(dt, got + g * sz), b = want->data[i], e;
         if (isfinite(b) && fabs(b) > st->scale)
             st->scale = fabs(b);
-        if (isnan(a) || isnan(b))
-            e = isnan(a) && isnan(b) ? 0 : INFINITY;
-        else if (isinf(a) || isinf(b))
-            e = a == b ? 0 : INFINITY;
-        else
-            e = fabs(a - b);
+        e = ref_elem_err(a, b);
         if (e > st->maxerr || (st->at < 0 && e > 0)) {
             st->maxerr = e;
             st->at = g;

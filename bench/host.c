@@ -184,17 +184,3 @@ void encode_tensor(const ref_tensor *t, unsigned char *out, int nthreads)
             encode_block(&j, 0, b);
 }
 
-DLDataType dl_dtype(tc_dtype dt)
-{
-    DLDataType t = {kDLFloat, 32, 1};
-    switch (dt) {
-    case TC_F64: t.bits = 64; break;
-    case TC_F16: t.bits = 16; break;
-    case TC_BF16: t.code = kDLBfloat; t.bits = 16; break;
-    case TC_I32: t.code = kDLInt; break;
-    case TC_I64: t.code = kDLInt; t.bits = 64; break;
-    case TC_BOOL: t.code = 6 /* kDLBool, DLPack 0.8 */; t.bits = 8; break;
-    default: break;
-    }
-    return t;
-}

@@ -11,6 +11,8 @@
  */
 #include "bench.h"
 
+#include "api_run.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,7 +152,7 @@ static void set_dl(bench_buf *b, tc_dtype dt, int rank, const int64_t *shape)
     b->dl.device.device_id = 0;
     b->dl.ndim = rank;
     b->dl.shape = b->shape;
-    b->dl.dtype = dl_dtype(dt);
+    b->dl.dtype = api_dl_dtype(dt);
 }
 
 static int64_t numel(int rank, const int64_t *shape)

@@ -62,6 +62,21 @@ static tc_dtype from_dl(DLDataType t)
     }
 }
 
+DLDataType api_dl_dtype(tc_dtype t)
+{
+    DLDataType d = {kDLFloat, 32, 1};
+    switch (t) {
+    case TC_F64: d.bits = 64; break;
+    case TC_F16: d.bits = 16; break;
+    case TC_BF16: d.code = kDLBfloat; d.bits = 16; break;
+    case TC_I32: d.code = kDLInt; break;
+    case TC_I64: d.code = kDLInt; d.bits = 64; break;
+    case TC_BOOL: d.code = TC_DL_BOOL; d.bits = 8; break;
+    default: break;
+    }
+    return d;
+}
+
 /* DLPack's name for a tensorc dtype, for "pass a float32 tensor". */
 static const char *dl_name_of(tc_dtype t)
 {

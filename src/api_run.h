@@ -27,6 +27,10 @@ typedef struct api_run_info {
     bool ptx;
 } api_run_info;
 
+/*! api_dl_dtype(): the DLPack type of a tensorc dtype (tc_run's inverse
+ *  mapping), for tools that build DLTensors. */
+DLDataType api_dl_dtype(tc_dtype t);
+
 /*! api_run(): tc_run for entry function f of p; info may be NULL. */
 tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs, void *stream,
                   api_run_info *info);

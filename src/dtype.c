@@ -206,8 +206,7 @@ double dtype_f16_value(uint16_t h)
     return sign ? -v : v;
 }
 
-/* dtype_round's integer, converted without undefined behaviour. */
-static int64_t to_int(tc_dtype t, double v)
+int64_t dtype_to_int(tc_dtype t, double v)
 {
     double r = dtype_round(t, v);
     if (r >= 9223372036854775807.0)
@@ -231,8 +230,8 @@ void dtype_encode(tc_dtype t, double v, void *p)
         memcpy(p, &h, 2);
         return;
     }
-    case TC_I32: { int32_t x = (int32_t)to_int(t, v); memcpy(p, &x, 4); return; }
-    case TC_I64: { int64_t x = to_int(t, v); memcpy(p, &x, 8); return; }
+    case TC_I32: { int32_t x = (int32_t)dtype_to_int(t, v); memcpy(p, &x, 4); return; }
+    case TC_I64: { int64_t x = dtype_to_int(t, v); memcpy(p, &x, 8); return; }
     case TC_BOOL: *(unsigned char *)p = v != 0; return;
     default: return;
     }

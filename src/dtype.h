@@ -42,6 +42,9 @@ tc_dtype dtype_promote(tc_dtype a, bool wa, tc_dtype b, bool wb);
  * wrap like a two's-complement store; bool is (v != 0). */
 double dtype_round(tc_dtype t, double v);
 
+/* v stored as integer dtype t (dtype_round: wrapped), as an int64_t,
+ * converted without undefined behaviour for any double. */
+int64_t dtype_to_int(tc_dtype t, double v);
 /* IEEE binary16: the bits of v rounded to f16, and the value of bits. */
 uint16_t dtype_f16_bits(double v);
 double dtype_f16_value(uint16_t h);

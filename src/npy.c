@@ -104,17 +104,6 @@ static double decode(tc_dtype dt, const unsigned char *p)
     }
 }
 
-/* dtype_round's integer store, then a conversion that is always defined. */
-static int64_t to_int(tc_dtype dt, double v)
-{
-    double r = dtype_round(dt, v);
-    if (r >= 9223372036854775807.0)
-        return INT64_MAX;
-    if (r < -9223372036854775807.0)
-        return INT64_MIN;
-    return (int64_t)r;
-}
-
 static void encode(tc_dtype dt, double v, unsigned char *p)
 {
     switch (dt) {
@@ -122,10 +111,10 @@ static void encode(tc_dtype dt, double v, unsigned char *p)
         p[0] = v != 0;
         break;
     case TC_I32:
-        put_le(p, (uint32_t)(int32_t)to_int(dt, v), 4);
+        put_le(p, (uint32_t)(int32_t)dtype_to_int(dt, v), 4);
         break;
     case TC_I64:
-        put_le(p, (uint64_t)to_int(dt, v), 8);
+        put_le(p, (uint64_t)dtype_to_int(dt, v), 8);
         break;
     case TC_F16:
         put_le(p, dtype_f16_bits(v), 2);

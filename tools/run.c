@@ -496,20 +496,6 @@ static void unflatten(run_state *s, int k)
 
 /* --- step 7 on the GPU ------------------------------------------------------------ */
 
-static DLDataType dl_type(tc_dtype dt)
-{
-    DLDataType t = {kDLFloat, 32, 1};
-    switch (dt) {
-    case TC_F64: t.bits = 64; break;
-    case TC_F16: t.bits = 16; break;
-    case TC_BF16: t.code = kDLBfloat; t.bits = 16; break;
-    case TC_I32: t.code = kDLInt; break;
-    case TC_I64: t.code = kDLInt; t.bits = 64; break;
-    case TC_BOOL: t.code = 6 /* kDLBool */; t.bits = 8; break;
-    default: break;
-    }
-    return t;
-}
 
 /* One device buffer of the run. */
 typedef struct {
@@ -553,7 +539,7 @@ static int alloc_tensor(gpu_run *g, dev_tensor *t, tc_dtype dt, int rank, const 
     t->dl.device.device_id = g->s->o->rt->ordinal;
     t->dl.ndim = rank;
     t->dl.shape = t->shape;
-    t->dl.dtype = dl_type(dt);
+    t->dl.dtype = api_dl_dtype(dt);
     return EXIT_OK;
 }
 
@@ -697,13 +683,7 @@ static int check_outputs(run_state *s, const ref_tensor *want, double *worst)
             if (isfinite(w->data[i]) && fabs(w->data[i]) > scale)
                 scale = fabs(w->data[i]);
         for (int64_t i = 0; i < n; i++) {
-            double a = got->data[i], b = w->data[i], e;
-            if (isnan(a) || isnan(b))
-                e = isnan(a) && isnan(b) ? 0 : INFINITY;
-            else if (isinf(a) || isinf(b))
-                e = a == b ? 0 : INFINITY;
-            else
-                e = fabs(a - b);
+            double e = ref_elem_err(got->data[i], w->data[i]);
             if (e > maxerr || (at < 0 && e > 0)) {
                 maxerr = e;
                 at = i;

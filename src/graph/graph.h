@@ -194,6 +194,8 @@ void graph_print(tc_buf *b, const gfn *f);
  * line that started at offset line_start. */
 void graph_print_signature(tc_buf *b, const gfn *f);
 void graph_print_value(tc_buf *b, double v, tc_dtype dt);
+/* A constant of dtype dt: f for floats, i for integers and bool ("true"). */
+void graph_print_const(tc_buf *b, tc_dtype dt, double f, int64_t i);
 void graph_print_type(tc_buf *b, tc_dtype dt, int rank, const tc_dim *const *shape);
 void graph_print_comment(tc_buf *b, size_t line_start, tc_loc loc, const char *extra);
 /* The dtype n's inputs [from, to) promote to, weak flags included: what a

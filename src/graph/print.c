@@ -105,14 +105,14 @@ static void print_ref(tc_buf *b, const gnode *n)
         buf_puts(b, "%?");
 }
 
-static void print_const(tc_buf *b, const gnode *n)
+void graph_print_const(tc_buf *b, tc_dtype dt, double f, int64_t i)
 {
-    if (dtype_is_float(n->dtype))
-        graph_print_value(b, n->a.cnst.f, n->dtype);
-    else if (n->dtype == TC_BOOL)
-        buf_puts(b, n->a.cnst.i ? "true" : "false");
+    if (dtype_is_float(dt))
+        graph_print_value(b, f, dt);
+    else if (dt == TC_BOOL)
+        buf_puts(b, i ? "true" : "false");
     else
-        buf_printf(b, "%lld", (long long)n->a.cnst.i);
+        buf_printf(b, "%lld", (long long)i);
 }
 
 static const char *param_name(const gfn *f, int i)
@@ -130,7 +130,7 @@ static void print_op(tc_buf *b, const gfn *f, const gnode *n)
         return;
     case OP_const:
         buf_puts(b, "const ");
-        print_const(b, n);
+        graph_print_const(b, n->dtype, n->a.cnst.f, n->a.cnst.i);
         return;
     case OP_dimval:
         buf_puts(b, "dimval ");

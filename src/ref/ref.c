@@ -13,6 +13,7 @@
  * an empty max) is recorded with diag_set at the relevant location and
  * returned; every buffer, including outputs already made, is freed first.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,15 @@ static int64_t checked_numel(int rank, const int64_t *shape)
         n *= shape[k];
     }
     return n;
+}
+
+double ref_elem_err(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b) ? 0 : INFINITY;
+    if (isinf(a) || isinf(b))
+        return a == b ? 0 : INFINITY;
+    return fabs(a - b);
 }
 
 int64_t ref_numel(const ref_tensor *t)

@@ -23,6 +23,10 @@ typedef struct ref_tensor {
 } ref_tensor;
 
 int64_t ref_numel(const ref_tensor *t);
+/* How far a computed element is from the reference's: |got - want|, 0 when
+ * both are the same NaN-ness or the same infinity, infinite when only one is
+ * NaN or infinite.  --check and the benchmarks judge results by it. */
+double ref_elem_err(double got, double want);
 /* Allocate (zeroed).  Returns false on overflow or out of memory. */
 bool ref_alloc(ref_tensor *t, tc_dtype dt, int rank, const int64_t *shape);
 void ref_free(ref_tensor *t);
