@@ -135,7 +135,8 @@ typedef enum tc_arg_kind {
     TC_ARG_TENSOR = 0,  /* v.tensor: a DLTensor on the GPU */
     TC_ARG_FLOAT,       /* v.f: a value for a float scalar parameter (f16, bf16, f32, f64) */
     TC_ARG_INT,         /* v.i: for an integer parameter (i32, i64); also accepted by float ones */
-    TC_ARG_BOOL         /* v.b: for a bool parameter (0 or not) */
+    TC_ARG_BOOL,        /* v.b: for a bool parameter (0 or not) */
+    TC_ARG_TENSORS      /* v.tensors: tc_run_foreach's list, one DLTensor per group */
 } tc_arg_kind;
 
 /* One argument of tc_run.  name: a parameter's name, an output's name (as
@@ -149,6 +150,7 @@ typedef struct tc_arg {
     tc_arg_kind kind;
     union {
         const DLTensor *tensor;
+        const DLTensor *const *tensors;
         double f;
         long long i;
         int b;
@@ -161,6 +163,14 @@ static inline tc_arg tc_arg_tensor(const char *name, const DLTensor *t)
     a.name = name;
     a.kind = TC_ARG_TENSOR;
     a.v.tensor = t;
+    return a;
+}
+static inline tc_arg tc_arg_tensors(const char *name, const DLTensor *const *list)
+{
+    tc_arg a;
+    a.name = name;
+    a.kind = TC_ARG_TENSORS;
+    a.v.tensors = list;
     return a;
 }
 static inline tc_arg tc_arg_float(const char *name, double f)
@@ -224,6 +234,33 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
  *          yet); TC_ERR_NOMEM (host or device memory); TC_ERR_INTERNAL (a bug
  *          in tensorc: a plan that disagrees with its kernels, say). */
 tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs, void *stream);
+
+/*! tc_run_foreach(): run fn over ngroups tensor groups in one kernel
+ *  launch, the way multi_tensor_apply runs an optimizer over a model's
+ *  parameters.  fn must be elementwise: every tensor parameter [*] and
+ *  every operation pointwise (TC_ERR_INVALID_ARG names what is not).
+ *
+ *  Each tensor parameter and each output that is not inout takes a list:
+ *  tc_arg_tensors(name, list) with list[0..ngroups), group i binding
+ *  list[i] of every list.  Scalars are plain tc_arg_float / tc_arg_int /
+ *  tc_arg_bool values, shared by every group.  Names and positions work as
+ *  in tc_run.  Within a group every tensor has the same number of elements
+ *  (any shape: [*]); groups may differ, and a group may be empty.  Every
+ *  tensor is checked as tc_run checks it (dtype, device, layout,
+ *  alignment); written tensors (outputs, inout parameters) may not overlap
+ *  any other tensor of any group.  Messages name the group: "group 17:
+ *  parameter 'g' has 4096 elements, but 'p' has 4095".
+ *
+ *  One launch: the groups' addresses and sizes travel in the kernel's
+ *  parameters when they fit (about 4 KB of them; tensorc --emit=cuda shows
+ *  the table's capacity), otherwise in one host-to-device copy into a
+ *  buffer the context keeps, then the launch; nothing is compiled per
+ *  group count or size, and changing a scalar never recompiles.  ngroups 0,
+ *  or only empty groups, launches nothing.  tc_run on such a function is
+ *  the same kernel over one group.
+ *  @return as tc_run. */
+tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc_arg *lists,
+                         size_t nargs, void *stream);
 
 /*! tc_program_source(): the CUDA source generated for fn (NULL: every
  *  function of the file, in one unit, as tc_run compiles it), for reading.

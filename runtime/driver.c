@@ -74,6 +74,7 @@ static struct {
     CUresult (*htod)(CUdeviceptr dst, const void *src, size_t bytes);
     CUresult (*dtoh)(void *dst, CUdeviceptr src, size_t bytes);
     CUresult (*dtod_async)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s);
+    CUresult (*htod_async)(CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
     CUresult (*memset_d8_async)(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
     CUresult (*stream_sync)(CUstream s);
     CUresult (*event_create)(CUevent *e, unsigned flags);
@@ -119,7 +120,7 @@ static bool load_from(const char *path, const char **missing)
         "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease_v2", "cuModuleLoadData",
         "cuModuleUnload", "cuModuleGetFunction", "cuLaunchKernel", "cuMemAlloc_v2",
         "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemcpyDtoDAsync_v2",
-        "cuMemsetD8Async", "cuStreamSynchronize",
+        "cuMemcpyHtoDAsync_v2", "cuMemsetD8Async", "cuStreamSynchronize",
         "cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventDestroy_v2", "cuGetErrorName",
         "cuGetErrorString",
     };
@@ -128,7 +129,7 @@ static bool load_from(const char *path, const char **missing)
         &cu.device_name, &cu.ctx_get_current, &cu.ctx_get_device, &cu.ctx_push, &cu.ctx_pop,
         &cu.ctx_sync, &cu.primary_retain, &cu.primary_release, &cu.module_load,
         &cu.module_unload, &cu.module_function, &cu.launch, &cu.mem_alloc, &cu.mem_free,
-        &cu.htod, &cu.dtoh, &cu.dtod_async, &cu.memset_d8_async, &cu.stream_sync,
+        &cu.htod, &cu.dtoh, &cu.dtod_async, &cu.htod_async, &cu.memset_d8_async, &cu.stream_sync,
         &cu.event_create, &cu.event_record, &cu.event_sync, &cu.event_destroy, &cu.error_name,
         &cu.error_string,
     };
@@ -397,6 +398,15 @@ tc_status drv_memcpy_dtod_async(drv_device *dev, drv_ptr dst, drv_ptr src, size_
     CUresult r = cu.dtod_async(dst, src, bytes, (CUstream)stream);
     leave(pushed);
     return r == CUDA_SUCCESS ? TC_OK : fail(d, "cuMemcpyDtoDAsync", r);
+}
+
+tc_status drv_htod_async(drv_device *dev, drv_ptr dst, const void *src, size_t bytes, void *stream,
+                         tc_diag *d)
+{
+    bool pushed = enter(dev);
+    CUresult r = cu.htod_async(dst, src, bytes, (CUstream)stream);
+    leave(pushed);
+    return r == CUDA_SUCCESS ? TC_OK : fail(d, "cuMemcpyHtoDAsync", r);
 }
 
 tc_status drv_memset_async(drv_device *dev, drv_ptr dst, unsigned char value, size_t bytes,

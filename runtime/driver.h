@@ -103,6 +103,11 @@ tc_status drv_dtoh(drv_device *dev, void *dst, drv_ptr src, size_t bytes, tc_dia
  *  [dst, dst + bytes) set to value (a zeroed workspace, poisoned outputs). */
 tc_status drv_memcpy_dtod_async(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes,
                                 void *stream, tc_diag *d);
+/*! drv_htod_async(): a host-to-device copy ordered on stream.  From pageable
+ *  memory (src is not pinned) the driver stages src before returning, so
+ *  the caller may reuse src at once (CUDA's "API synchronization behavior"). */
+tc_status drv_htod_async(drv_device *dev, drv_ptr dst, const void *src, size_t bytes, void *stream,
+                         tc_diag *d);
 tc_status drv_memset_async(drv_device *dev, drv_ptr dst, unsigned char value, size_t bytes,
                            void *stream, tc_diag *d);
 

@@ -98,11 +98,16 @@ int64_t rt_step_bytes(const tc_plan *plan, int step, const tc_dimbind *dims, int
         ids[2] = s->mm.c;
         nids = 3;
     }
+    if (s->kind == PSTEP_KERNEL && s->fe_n) { /* a foreach kernel's buffers are in its table */
+        list = s->fe_bufs;
+        nids = s->fe_n;
+    }
     int64_t total = 0;
-    int count = s->kind == PSTEP_KERNEL ? s->nargs : nids;
+    int count = s->kind == PSTEP_KERNEL && !s->fe_n ? s->nargs : nids;
     for (int i = 0; i < count; i++) {
         int b;
-        if (s->kind == PSTEP_KERNEL) {
+        bool args = s->kind == PSTEP_KERNEL && !s->fe_n;
+        if (args) {
             if (s->args[i].kind != PARG_BUF)
                 continue;
             b = s->args[i].buf;
@@ -111,8 +116,7 @@ int64_t rt_step_bytes(const tc_plan *plan, int step, const tc_dimbind *dims, int
         }
         bool seen = false; /* a buffer named twice moves once */
         for (int j = 0; j < i && !seen; j++)
-            seen = s->kind == PSTEP_KERNEL ? s->args[j].kind == PARG_BUF && s->args[j].buf == b
-                                           : list[j] == b;
+            seen = args ? s->args[j].kind == PARG_BUF && s->args[j].buf == b : list[j] == b;
         if (seen)
             continue;
         int64_t n = buf_bytes(plan, b, dims, ndims);
@@ -204,12 +208,15 @@ static tc_status ensure(const rt_ops *ops, void *dev, uint64_t *ptr, uint64_t *h
 
 void rt_pool_release(rt_pool *p, const rt_ops *ops, void *dev)
 {
-    if (p->block || p->ws)
+    if (p->block || p->ws || p->fe_dev)
         (void)ops->sync(dev, NULL);
     if (p->block)
         ops->release(dev, p->block);
     if (p->ws)
         ops->release(dev, p->ws);
+    if (p->fe_dev)
+        ops->release(dev, p->fe_dev);
+    free(p->fe_words);
     free(p->addr);
     free(p->item_buf);
     free(p->items);
@@ -345,6 +352,8 @@ static tc_status pack_arg(rt_pool *p, const tc_plan *plan, const parg *g, const 
     case PARG_WORKSPACE:
         v->ptr = p->ws;
         return TC_OK;
+    case PARG_GROUPS: /* packed by pack_groups */
+        return TC_OK;
     case PARG_DIM:
         if ((st = eval(plan, g->dim, a, "a size argument", step, &x, d)) != TC_OK)
             return st;
@@ -383,6 +392,104 @@ static tc_status pack_arg(rt_pool *p, const tc_plan *plan, const parg *g, const 
                step);
 }
 
+/* The address of buffer b in group g of a foreach run. */
+static tc_status group_addr(const rt_pool *p, const tc_plan *plan, const rt_args *a, int b, int g,
+                            int step, uint64_t *out, tc_diag *d)
+{
+    const rt_groups *G = a->groups;
+    if (b < 0 || b >= plan->nbufs)
+        return SET(d, TC_ERR_INTERNAL, "plan of '%s': step %d names buffer %d of %d", plan->fn,
+                   step, b, plan->nbufs);
+    if (!G) {
+        *out = p->addr[b];
+        return TC_OK;
+    }
+    const pbuf *B = &plan->bufs[b];
+    if (B->kind == PBUF_OUTPUT && B->alias >= 0 && B->alias < plan->nbufs)
+        B = &plan->bufs[B->alias];
+    if (B->kind == PBUF_PARAM && B->index >= 0 && B->index < a->nparams)
+        *out = G->params[(size_t)g * (size_t)a->nparams + (size_t)B->index];
+    else if (B->kind == PBUF_OUTPUT && B->index >= 0 && B->index < a->noutputs)
+        *out = G->outputs[(size_t)g * (size_t)a->noutputs + (size_t)B->index];
+    else
+        *out = 0;
+    if (!*out)
+        return SET(d, TC_ERR_INTERNAL, "plan of '%s': foreach buffer %s has no memory in group %d",
+                   plan->fn, plan->bufs[b].name ? plan->bufs[b].name : "?", g);
+    return TC_OK;
+}
+
+/* A foreach kernel's group table (plan.h, PARG_GROUPS) into p->fe_words,
+ * uploading the groups when the parameter cannot hold them; *blocks is the
+ * grid.  The parameter is always its full size: the kernel's is fixed. */
+static tc_status pack_groups(rt_pool *p, const rt_ops *ops, void *dev, const tc_plan *plan,
+                             const rt_args *a, int step, void *stream, size_t *bytes,
+                             int64_t *blocks, tc_diag *d)
+{
+    const pstep *S = &plan->steps[step];
+    int ng = a->groups ? a->groups->n : 1;
+    if (S->fe_n < 1 || S->fe_cap < 1 || S->fe_chunk < 1 || !S->fe_bufs)
+        return SET(d, TC_ERR_INTERNAL, "plan of '%s': step %d has a malformed group table",
+                   plan->fn, step);
+    size_t per = (size_t)S->fe_n + 2;
+    size_t param_words = 2 + (size_t)S->fe_cap * per;
+    size_t need = param_words > 2 + (size_t)ng * per ? param_words : 2 + (size_t)ng * per;
+    if (need > p->cap_fe_words) {
+        uint64_t *w = calloc(need, sizeof *w); /* never-sent slots stay defined */
+        if (!w)
+            return SET(d, TC_ERR_NOMEM, "out of memory");
+        free(p->fe_words);
+        p->fe_words = w;
+        p->cap_fe_words = need;
+    }
+    uint64_t *row = p->fe_words + 2;
+    int64_t count = 0, total = 0;
+    for (int g = 0; g < ng; g++) {
+        int64_t n;
+        if (a->groups) {
+            n = a->groups->numel[g];
+        } else {
+            tc_status st = eval(plan, S->fe_numel, a, "the element count", step, &n, d);
+            if (st != TC_OK)
+                return st;
+        }
+        if (n <= 0)
+            continue; /* an empty group has no blocks, and is not in the table */
+        for (int k = 0; k < S->fe_n; k++) {
+            tc_status st = group_addr(p, plan, a, S->fe_bufs[k], g, step, &row[k], d);
+            if (st != TC_OK)
+                return st;
+        }
+        row[S->fe_n] = (uint64_t)n;
+        row[S->fe_n + 1] = (uint64_t)total;
+        total += (n + S->fe_chunk - 1) / S->fe_chunk;
+        if (total > INT32_MAX)
+            return SET(d, TC_ERR_LIMIT, "kernel %s: the groups need %lld blocks (CUDA allows "
+                       "2^31 - 1)", S->kernel, (long long)total);
+        row += per;
+        count++;
+    }
+    p->fe_words[0] = 0;
+    p->fe_words[1] = (uint64_t)count;
+    *bytes = param_words * sizeof(uint64_t);
+    *blocks = total;
+    if (count <= S->fe_cap || total == 0)
+        return TC_OK;
+    /* too many for the parameter: the groups go to device memory first */
+    uint64_t up = (uint64_t)count * per * sizeof(uint64_t);
+    tc_status st;
+    if (p->used && stream != p->stream && (st = ops->sync(dev, d)) != TC_OK)
+        return st;
+    bool fresh;
+    if ((st = ensure(ops, dev, &p->fe_dev, &p->fe_dev_bytes, up, &fresh, d)) != TC_OK ||
+        (st = ops->upload(dev, p->fe_dev, p->fe_words + 2, (size_t)up, stream, d)) != TC_OK)
+        return st;
+    p->used = true;
+    p->stream = stream;
+    p->fe_words[0] = p->fe_dev;
+    return TC_OK;
+}
+
 static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *module,
                             const tc_plan *plan, const rt_args *a, int step, void *stream,
                             tc_diag *d)
@@ -395,12 +502,23 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
         return SET(d, S->nargs < 0 || (S->nargs && !S->args) ? TC_ERR_INTERNAL : TC_ERR_NOMEM,
                    "%s", S->nargs < 0 || (S->nargs && !S->args) ? "malformed kernel arguments"
                                                                  : "out of memory");
+    int64_t fe_blocks = -1;
     for (int i = 0; i < S->nargs; i++) {
         tc_status st = pack_arg(p, plan, &S->args[i], a, step, &p->vals[i], &p->sizes[i], d);
         if (st != TC_OK)
             return st;
         p->argv[i] = &p->vals[i];
+        if (S->args[i].kind == PARG_GROUPS) {
+            if ((st = pack_groups(p, ops, dev, plan, a, step, stream, &p->sizes[i], &fe_blocks, d)) != TC_OK)
+                return st;
+            p->argv[i] = p->fe_words;
+        }
     }
+    if (a->groups && fe_blocks < 0)
+        return SET(d, TC_ERR_INTERNAL, "plan of '%s': a run over groups, but kernel %s takes no "
+                   "group table", plan->fn, S->kernel);
+    if (fe_blocks == 0)
+        return TC_OK; /* every group is empty */
     unsigned grid[3], block[3];
     for (int k = 0; k < 3; k++) {
         int64_t g = 1;
@@ -409,7 +527,9 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
             if (st != TC_OK)
                 return st;
         }
-        if (k == 0) {
+        if (k == 0 && fe_blocks > 0) {
+            g = fe_blocks; /* a foreach grid: every chunk of every group */
+        } else if (k == 0) {
             /* kernels loop over their work: a clamped grid is still right */
             int64_t cap = S->grid_cap > 0 && S->grid_cap < INT32_MAX ? S->grid_cap : INT32_MAX;
             g = g < 1 ? 1 : g > cap ? cap : g;

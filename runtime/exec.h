@@ -22,6 +22,12 @@
  *     waits for the device first, so two streams never share temporaries
  *     at the same time.  (Runs on one stream are ordered by the stream.)
  *
+ * Foreach kernels (plan.h's PARG_GROUPS): the table of groups is built
+ * here, the groups with no elements left out, and the grid is their total
+ * of chunks; nothing runs when that is zero.  A table larger than the
+ * kernel parameter is uploaded (ops->upload) into pool memory kept for the
+ * next run, which the stream rule above protects like the temporaries.
+ *
  * Index width: rt_needs_idx64 says whether a 32-bit plan's `limits` are
  * exceeded by these sizes; the caller then asks codegen for the idx64 plan.
  */
@@ -57,6 +63,10 @@ typedef struct rt_ops {
     tc_status (*matmul)(void *dev, const blas_mm *mm, void *stream, tc_diag *d);
     /* Record event (for --bench) on stream. */
     tc_status (*record)(void *dev, void *event, void *stream, tc_diag *d);
+    /* Host to device, ordered on stream; src may be reused as soon as it
+     * returns (a foreach group table). */
+    tc_status (*upload)(void *dev, uint64_t dst, const void *src, size_t bytes, void *stream,
+                        tc_diag *d);
 } rt_ops;
 
 /* A scalar parameter's value, rounded to the parameter's dtype, both ways:
@@ -66,6 +76,17 @@ typedef struct rt_scalar {
     double f;
     int64_t i;
 } rt_scalar;
+
+/* tc_run_foreach's groups: group i has numel[i] elements in each tensor,
+ * params[i * nparams + k] is the address of gfn parameter k (0 for a
+ * scalar) and outputs[i * noutputs + k] that of output k (0 for an inout
+ * output written in place). */
+typedef struct rt_groups {
+    int n;
+    const int64_t *numel;
+    const uint64_t *params;
+    const uint64_t *outputs;
+} rt_groups;
 
 /* What one run binds to the plan. */
 typedef struct rt_args {
@@ -77,6 +98,10 @@ typedef struct rt_args {
     const uint64_t *outputs;    /* per gfn output: its address, or 0 for scratch memory (an
                                    inout output not written in place, see plan.h) */
     int noutputs;
+    /* NULL: one run over the tensors above.  Else (a plan whose one kernel
+     * takes PARG_GROUPS) a run over these groups: the tensors above are
+     * group 0's, and dims bind "*" to the largest group's element count. */
+    const rt_groups *groups;
 } rt_args;
 
 /* One kernel argument's value, in the C type plan.h gives it. */
@@ -106,6 +131,11 @@ typedef struct rt_pool {
     void **argv;
     size_t *sizes;
     int cap_args;
+    /* foreach: the group table's words (the kernel parameter), and device
+     * memory for tables larger than the parameter holds */
+    uint64_t *fe_words;
+    size_t cap_fe_words;
+    uint64_t fe_dev, fe_dev_bytes;
 } rt_pool;
 
 /*! rt_exec(): enqueue every step of plan on stream.  module holds the

@@ -200,6 +200,12 @@ static tc_status cu_copy(void *dev, uint64_t dst, uint64_t src, size_t bytes, vo
     return drv_memcpy_dtod_async(((struct tc_rt *)dev)->dev, dst, src, bytes, stream, d);
 }
 
+static tc_status cu_upload(void *dev, uint64_t dst, const void *src, size_t bytes, void *stream,
+                           tc_diag *d)
+{
+    return drv_htod_async(((struct tc_rt *)dev)->dev, dst, src, bytes, stream, d);
+}
+
 /* Kernels are looked up once per module and name; a unit has a few dozen
  * at most, so a linear search does. */
 static tc_status cu_kernel(void *dev, void *module, const char *name, void **fn, tc_diag *d)
@@ -299,4 +305,5 @@ const rt_ops rt_ops_cuda = {
     .launch = cu_launch,
     .matmul = cu_matmul,
     .record = cu_record,
+    .upload = cu_upload,
 };

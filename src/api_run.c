@@ -131,6 +131,7 @@ typedef struct {
     uint64_t bytes;
     const char *what;       /* "parameter 'x'", "output 'out'" */
     bool written;           /* an output or an inout parameter */
+    int group;              /* tc_run_foreach's group, else -1 */
 } tensor_use;
 
 typedef struct {
@@ -155,7 +156,17 @@ typedef struct {
     int nuses;
     int device;             /* the tensors' device_id, -1 before the first */
     const char *device_what;
+    const char *who;        /* "tc_run" or "tc_run_foreach", for messages */
+    int group;              /* tc_run_foreach: the group being checked, else -1 */
+    int device_group;       /* the group of device_what */
 } run_job;
+
+/* "tc_run", or "tc_run_foreach: group 3" while a group is checked: made
+ * only for a message, so checking a thousand tensors formats nothing. */
+static const char *run_who(const run_job *j)
+{
+    return j->group < 0 ? j->who : arena_printf(j->a, "%s: group %d", j->who, j->group);
+}
 
 #define ERR(j, ...) ((j)->st = diag_set((j)->d, TC_ERR_INVALID_ARG, (tc_loc){0}, __VA_ARGS__))
 
@@ -239,8 +250,8 @@ static bool match_slots(run_job *j)
         int s = -1;
         if (!name) {
             if (i >= (size_t)j->nslots)
-                return ERR(j, "tc_run: argument %zu has no name, and function '%s' takes %d "
-                           "(%s)", i, f->name, j->nslots, slot_list(j)), false;
+                return ERR(j, "%s: argument %zu has no name, and function '%s' takes %d "
+                           "(%s)", run_who(j), i, f->name, j->nslots, slot_list(j)), false;
             s = (int)i;
         } else {
             for (int k = 0; k < f->nparams && s < 0; k++)
@@ -253,11 +264,11 @@ static bool match_slots(run_job *j)
                 if (f->outputs[k].inout_param >= 0 && strcmp(f->outputs[k].name, name) == 0)
                     s = f->outputs[k].inout_param;
             if (s < 0)
-                return ERR(j, "tc_run: function '%s' has no parameter or output '%s' (%s)",
+                return ERR(j, "%s: function '%s' has no parameter or output '%s' (%s)", run_who(j),
                            f->name, name, slot_list(j)), false;
         }
         if (j->given[s] >= 0)
-            return ERR(j, "tc_run: '%s' is given twice (arguments %d and %zu)", slot_name(j, s),
+            return ERR(j, "%s: '%s' is given twice (arguments %d and %zu)", run_who(j), slot_name(j, s),
                        j->given[s], i), false;
         j->given[s] = (int)i;
     }
@@ -271,22 +282,22 @@ static bool check_scalar(run_job *j, int pi)
     rt_scalar *v = &j->scalars[pi];
     if (j->given[pi] < 0) {
         if (!g->has_default)
-            return ERR(j, "tc_run: scalar parameter '%s' (%s) of function '%s' is missing", g->name,
+            return ERR(j, "%s: scalar parameter '%s' (%s) of function '%s' is missing", run_who(j), g->name,
                        dtype_name(g->dtype), j->f->name), false;
         double x = dtype_round(g->dtype, g->def);
         *v = (rt_scalar){x, (int64_t)x};
         return true;
     }
     const tc_arg *a = &j->args[j->given[pi]];
-    if (a->kind == TC_ARG_TENSOR)
-        return ERR(j, "tc_run: parameter '%s' is a scalar (%s): pass a number (tc_arg_%s), not a "
-                   "tensor", g->name, dtype_name(g->dtype),
+    if (a->kind == TC_ARG_TENSOR || a->kind == TC_ARG_TENSORS)
+        return ERR(j, "%s: parameter '%s' is a scalar (%s): pass a number (tc_arg_%s), not a "
+                   "tensor", run_who(j), g->name, dtype_name(g->dtype),
                    dtype_is_float(g->dtype) ? "float" : dtype_is_int(g->dtype) ? "int" : "bool"), false;
     if (a->kind != TC_ARG_FLOAT && a->kind != TC_ARG_INT && a->kind != TC_ARG_BOOL)
-        return ERR(j, "tc_run: argument '%s' has an unknown kind %d", g->name, (int)a->kind), false;
+        return ERR(j, "%s: argument '%s' has an unknown kind %d", run_who(j), g->name, (int)a->kind), false;
     if (dtype_is_float(g->dtype)) {
         if (a->kind == TC_ARG_BOOL)
-            return ERR(j, "tc_run: parameter '%s' is %s: pass a number (tc_arg_float), not a bool",
+            return ERR(j, "%s: parameter '%s' is %s: pass a number (tc_arg_float), not a bool", run_who(j),
                        g->name, dtype_name(g->dtype)), false;
         double x = dtype_round(g->dtype, a->kind == TC_ARG_FLOAT ? a->v.f : (double)a->v.i);
         int64_t i = x >= -9.2e18 && x <= 9.2e18 ? (int64_t)x : 0; /* NaN, inf: no integer view */
@@ -295,21 +306,24 @@ static bool check_scalar(run_job *j, int pi)
     }
     if (dtype_is_int(g->dtype)) {
         if (a->kind != TC_ARG_INT)
-            return ERR(j, "tc_run: parameter '%s' is %s: pass an integer (tc_arg_int), not a %s",
+            return ERR(j, "%s: parameter '%s' is %s: pass an integer (tc_arg_int), not a %s", run_who(j),
                        g->name, dtype_name(g->dtype), a->kind == TC_ARG_FLOAT ? "float" : "bool"),
                    false;
         if (g->dtype == TC_I32 && (a->v.i < INT32_MIN || a->v.i > INT32_MAX))
-            return ERR(j, "tc_run: parameter '%s' is i32, and %lld is out of its range", g->name,
+            return ERR(j, "%s: parameter '%s' is i32, and %lld is out of its range", run_who(j), g->name,
                        a->v.i), false;
         *v = (rt_scalar){(double)a->v.i, a->v.i};
         return true;
     }
     if (a->kind != TC_ARG_BOOL)
-        return ERR(j, "tc_run: parameter '%s' is bool: pass tc_arg_bool, not a%s", g->name,
+        return ERR(j, "%s: parameter '%s' is bool: pass tc_arg_bool, not a%s", run_who(j), g->name,
                    a->kind == TC_ARG_FLOAT ? " float" : "n integer"), false;
     *v = (rt_scalar){a->v.b != 0, a->v.b != 0};
     return true;
 }
+
+static bool check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, const char *type,
+                     bool written, int64_t *numel);
 
 /* Step 2 for one tensor: what it is, checked against dtype.  On success
  * *numel is its element count and the use is recorded. */
@@ -317,36 +331,47 @@ static bool check_tensor(run_job *j, const char *what, int slot, tc_dtype dt, co
                          bool written, int64_t *numel)
 {
     const tc_arg *a = &j->args[j->given[slot]];
+    if (a->kind == TC_ARG_TENSORS)
+        return ERR(j, "%s: %s takes one tensor (tc_arg_tensor): lists of tensors are for "
+                   "tc_run_foreach", run_who(j), what), false;
     if (a->kind != TC_ARG_TENSOR)
-        return ERR(j, "tc_run: %s is a tensor (%s): pass a DLTensor (tc_arg_tensor), not a number",
+        return ERR(j, "%s: %s is a tensor (%s): pass a DLTensor (tc_arg_tensor), not a number", run_who(j),
                    what, type), false;
-    const DLTensor *t = a->v.tensor;
+    return check_dl(j, what, a->v.tensor, dt, type, written, numel);
+}
+
+/* The checks of one DLTensor t (check_tensor; tc_run_foreach per group). */
+static bool check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, const char *type,
+                     bool written, int64_t *numel)
+{
     if (!t)
-        return ERR(j, "tc_run: %s: the DLTensor pointer is NULL", what), false;
+        return ERR(j, "%s: %s: the DLTensor pointer is NULL", run_who(j), what), false;
     tc_dtype have = from_dl(t->dtype);
     if (have != dt)
-        return ERR(j, "tc_run: %s is %s, but the tensor is %s (pass a %s tensor)", what, type,
+        return ERR(j, "%s: %s is %s, but the tensor is %s (pass a %s tensor)", run_who(j), what, type,
                    dl_dtype_name(j->a, t->dtype), dl_name_of(dt)), false;
     if (t->device.device_type != kDLCUDA && t->device.device_type != kDLCUDAManaged)
-        return ERR(j, "tc_run: %s is not in CUDA device memory (DLPack device type %d; tc_run "
-                   "needs kDLCUDA or kDLCUDAManaged)", what, (int)t->device.device_type), false;
+        return ERR(j, "%s: %s is not in CUDA device memory (DLPack device type %d; tc_run "
+                   "needs kDLCUDA or kDLCUDAManaged)", run_who(j), what, (int)t->device.device_type), false;
     if (j->device < 0) {
         j->device = t->device.device_id;
         j->device_what = what;
+        j->device_group = j->group;
     } else if (t->device.device_id != j->device) {
-        return ERR(j, "tc_run: %s is on cuda:%d, but %s is on cuda:%d: every tensor of a call "
-                   "must be on one device", what, t->device.device_id, j->device_what, j->device),
-               false;
+        return ERR(j, "%s: %s is on cuda:%d, but %s%s is on cuda:%d: every tensor of a call "
+                   "must be on one device", run_who(j), what, t->device.device_id,
+                   j->device_group >= 0 ? arena_printf(j->a, "group %d's ", j->device_group) : "",
+                   j->device_what, j->device), false;
     }
     if (t->ndim < 0 || t->ndim > TC_MAX_RANK)
-        return ERR(j, "tc_run: %s has rank %d; tensorc handles ranks 0 to %d", what, t->ndim,
+        return ERR(j, "%s: %s has rank %d; tensorc handles ranks 0 to %d", run_who(j), what, t->ndim,
                    TC_MAX_RANK), false;
     if (t->ndim > 0 && !t->shape)
-        return ERR(j, "tc_run: %s has rank %d but no shape array", what, t->ndim), false;
+        return ERR(j, "%s: %s has rank %d but no shape array", run_who(j), what, t->ndim), false;
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++) {
         if (t->shape[i] < 0 || (t->shape[i] > 0 && n > INT64_MAX / 16 / t->shape[i]))
-            return ERR(j, "tc_run: %s has shape %s: dim %d is out of range", what,
+            return ERR(j, "%s: %s has shape %s: dim %d is out of range", run_who(j), what,
                        ints_text(j->a, t->ndim, t->shape), i), false;
         n *= t->shape[i];
     }
@@ -362,8 +387,8 @@ static bool check_tensor(run_job *j, const char *what, int slot, tc_dtype dt, co
                     rm[k] = s;
                     s *= t->shape[k];
                 }
-                return ERR(j, "tc_run: %s has shape %s and strides %s: tc_run needs compact "
-                           "row-major tensors (strides %s, or NULL); make it contiguous first",
+                return ERR(j, "%s: %s has shape %s and strides %s: tc_run needs compact "
+                           "row-major tensors (strides %s, or NULL); make it contiguous first", run_who(j),
                            what, ints_text(j->a, t->ndim, t->shape),
                            ints_text(j->a, t->ndim, t->strides), ints_text(j->a, t->ndim, rm)),
                        false;
@@ -372,12 +397,13 @@ static bool check_tensor(run_job *j, const char *what, int slot, tc_dtype dt, co
         }
     }
     uint64_t addr = (uint64_t)(uintptr_t)t->data + t->byte_offset;
-    if (!t->data)
-        return ERR(j, "tc_run: %s has a NULL data pointer", what), false;
+    if (!t->data && !(n == 0 && j->group >= 0)) /* PyTorch's empty tensors have none */
+        return ERR(j, "%s: %s has a NULL data pointer", run_who(j), what), false;
     if (addr % (uint64_t)dtype_size(dt) != 0)
-        return ERR(j, "tc_run: %s starts at 0x%llx (data + byte_offset), which is not aligned to "
-                   "its %d-byte elements", what, (unsigned long long)addr, dtype_size(dt)), false;
-    j->uses[j->nuses++] = (tensor_use){t, addr, (uint64_t)n * (uint64_t)dtype_size(dt), what, written};
+        return ERR(j, "%s: %s starts at 0x%llx (data + byte_offset), which is not aligned to "
+                   "its %d-byte elements", run_who(j), what, (unsigned long long)addr, dtype_size(dt)), false;
+    j->uses[j->nuses++] = (tensor_use){t, addr, (uint64_t)n * (uint64_t)dtype_size(dt), what, written,
+                                       j->group};
     *numel = n;
     return true;
 }
@@ -398,7 +424,7 @@ static bool check_params(run_job *j)
         const char *what = L->pwhat[i];
         const char *type = L->ptype[i];
         if (j->given[i] < 0)
-            return ERR(j, "tc_run: %s (%s) of function '%s' is missing", what, type, f->name), false;
+            return ERR(j, "%s: %s (%s) of function '%s' is missing", run_who(j), what, type, f->name), false;
         int64_t n;
         if (!check_tensor(j, what, i, g->dtype, type, g->inout, &n))
             return false;
@@ -429,7 +455,7 @@ static bool check_outputs(run_job *j)
         const char *what = L->owhat[j->slot_output[s]];
         const char *type = L->otype[j->slot_output[s]];
         if (j->given[s] < 0)
-            return ERR(j, "tc_run: %s (%s) of function '%s' is missing: pass a tensor for it",
+            return ERR(j, "%s: %s (%s) of function '%s' is missing: pass a tensor for it", run_who(j),
                        what, type, f->name), false;
         int64_t numel;
         if (!check_tensor(j, what, s, n->dtype, type, true, &numel))
@@ -448,7 +474,7 @@ static bool check_outputs(run_job *j)
         for (int k = 0; same && k < n->rank; k++)
             same = t->shape[k] == want[k];
         if (!same && !(n->rank == 1 && numel == wn))
-            return ERR(j, "tc_run: %s is %s = %s, but the tensor has shape %s", what, type,
+            return ERR(j, "%s: %s is %s = %s, but the tensor has shape %s", run_who(j), what, type,
                        ints_text(j->a, n->rank, want), ints_text(j->a, t->ndim, t->shape)), false;
         j->outputs[j->slot_output[s]] = j->uses[j->nuses - 1].addr;
     }
@@ -467,8 +493,8 @@ static bool check_overlaps(run_job *j)
             if (k == i || v->bytes == 0 || (v->written && k < i))
                 continue;
             if (u->addr < v->addr + v->bytes && v->addr < u->addr + u->bytes)
-                return ERR(j, "tc_run: %s and %s share memory: %s is written, so it may not "
-                           "overlap another argument (an inout parameter updates in place)",
+                return ERR(j, "%s: %s and %s share memory: %s is written, so it may not "
+                           "overlap another argument (an inout parameter updates in place)", run_who(j),
                            u->what, v->what, u->what), false;
         }
     }
@@ -516,6 +542,62 @@ tc_status api_gpu(tc_ctx *ctx, int ordinal, struct tc_rt **out)
     return TC_OK;
 }
 
+/* Steps 5 to 7 for a checked job: the device, the plan and its module, the
+ * run (over groups when G is not NULL; params and outputs are then a
+ * non-empty group's, and j->binds bind "*" to the largest group). */
+static tc_status launch(run_job *j, const uint64_t *params, const uint64_t *outputs,
+                        const rt_groups *G, void *stream, api_run_info *info, bool *reported)
+{
+    tc_program *p = j->p;
+    tc_ctx *ctx = p->ctx;
+    tc_diag *d = j->d;
+    const gfn *f = j->f;
+
+    /* Step 5: the device the tensors are on (the context may have one already). */
+    struct tc_rt *rt = NULL;
+    tc_status st;
+    if (ctx->rt && ctx->rt->ordinal >= 0 && j->device >= 0 && j->device != ctx->rt->ordinal)
+        st = diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+                      "%s: %s is on cuda:%d, but this context runs on cuda:%d (set "
+                      "tc_options.device, or use one context per device)", j->who,
+                      j->device_what, j->device, ctx->rt->ordinal);
+    else
+        st = api_gpu(ctx, j->device, &rt);
+
+    /* Step 6: the plan, 64-bit when the sizes need it, and its module. */
+    const cg_unit *unit = NULL;
+    const tc_plan *plan = NULL;
+    rt_module *mod = NULL;
+    if (st == TC_OK) {
+        st = api_unit(p, f, false, &unit, &plan);
+        if (st == TC_OK && rt_needs_idx64(plan, j->binds, j->nbinds, NULL, NULL))
+            st = api_unit(p, f, true, &unit, &plan);
+        *reported = st != TC_OK;
+    }
+    if (st == TC_OK && G && (plan->nsteps != 1 || plan->steps[0].kind != PSTEP_KERNEL ||
+                             !plan->steps[0].fe_n))
+        st = diag_set(d, TC_ERR_INTERNAL, (tc_loc){0}, "%s: function '%s' is elementwise, but its "
+                      "plan is not one kernel over tensor groups (a bug in tensorc)", j->who, f->name);
+    if (st == TC_OK && (!G || params))
+        st = rt_load(rt, unit->source, &mod, d);
+
+    /* Step 7 (a run over groups that are all empty launches nothing). */
+    if (st == TC_OK && (!G || params)) {
+        rt_args ra = {j->binds, j->nbinds, params, j->scalars, f->nparams, outputs, f->noutputs, G};
+        void *const *events = info && info->events && info->nevents >= plan->nsteps + 1 ? info->events
+                                                                                       : NULL;
+        st = rt_run(rt, mod, plan, &ra, stream, events, d);
+    }
+    if (info && st == TC_OK) {
+        info->plan = plan;
+        info->origin = (int)rt->origin;
+        info->jit_ms = rt->jit_ms;
+        info->arch = rt->jit_arch;
+        info->ptx = rt->jit_ptx;
+    }
+    return st;
+}
+
 tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs, void *stream,
                   api_run_info *info)
 {
@@ -531,50 +613,242 @@ tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs,
     tc_arena *a = arena_new(d);
     if (!a)
         return api_fail(ctx, diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory"));
-    run_job j = {.p = p, .f = f, .args = args, .nargs = nargs, .a = a, .d = d, .st = TC_OK};
+    run_job j = {.p = p, .f = f, .args = args, .nargs = nargs, .a = a, .d = d, .st = TC_OK, .group = -1,
+                 .who = "tc_run"};
     tc_status st = diag_protect(d, check_body, &j);
     if (st == TC_OK)
         st = j.st;
 
-    /* Step 5: the device the tensors are on (the context may have one already). */
-    struct tc_rt *rt = NULL;
-    if (st == TC_OK) {
-        if (ctx->rt && ctx->rt->ordinal >= 0 && j.device >= 0 && j.device != ctx->rt->ordinal)
-            st = diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
-                          "tc_run: %s is on cuda:%d, but this context runs on cuda:%d (set "
-                          "tc_options.device, or use one context per device)",
-                          j.device_what, j.device, ctx->rt->ordinal);
-        else
-            st = api_gpu(ctx, j.device, &rt);
-    }
-
-    /* Step 6: the plan, 64-bit when the sizes need it, and its module. */
-    const cg_unit *unit = NULL;
-    const tc_plan *plan = NULL;
-    rt_module *mod = NULL;
     bool reported = false; /* api_unit has called api_fail itself, keeping the location */
-    if (st == TC_OK) {
-        st = api_unit(p, f, false, &unit, &plan);
-        if (st == TC_OK && rt_needs_idx64(plan, j.binds, j.nbinds, NULL, NULL))
-            st = api_unit(p, f, true, &unit, &plan);
-        reported = st != TC_OK;
-    }
     if (st == TC_OK)
-        st = rt_load(rt, unit->source, &mod, d);
+        st = launch(&j, j.params, j.outputs, NULL, stream, info, &reported);
+    arena_free(a);
+    return st == TC_OK || reported ? st : api_fail(ctx, st);
+}
 
-    /* Step 7. */
-    if (st == TC_OK) {
-        rt_args ra = {j.binds, j.nbinds, j.params, j.scalars, f->nparams, j.outputs, f->noutputs};
-        void *const *events = info && info->events && info->nevents >= plan->nsteps + 1 ? info->events
-                                                                                       : NULL;
-        st = rt_run(rt, mod, plan, &ra, stream, events, d);
+/* --- tc_run_foreach ------------------------------------------------------------------------ */
+
+/* Why f cannot run over tensor groups, or NULL when it can. */
+static const char *not_elementwise(tc_arena *a, const gfn *f)
+{
+    if (f->elementwise)
+        return NULL;
+    for (int i = 0; i < f->nparams; i++) {
+        const gparam *g = &f->params[i];
+        if (!g->scalar && !g->star)
+            return arena_printf(a, "parameter '%s' is %s, not [*]", g->name,
+                                type_text(a, g->dtype, false, g->rank, g->shape));
     }
-    if (info && st == TC_OK) {
-        info->plan = plan;
-        info->origin = (int)rt->origin;
-        info->jit_ms = rt->jit_ms;
-        info->arch = rt->jit_arch;
-        info->ptx = rt->jit_ptx;
+    for (int i = 0; i < f->nnodes; i++) {
+        const gnode *n = f->nodes[i];
+        op_kind k = op_table[n->op].kind;
+        if (k != OPK_LEAF && k != OPK_UNARY && k != OPK_BINARY && k != OPK_TERNARY && k != OPK_CAST)
+            return arena_printf(a, "'%s' (line %d) is not pointwise", op_table[n->op].name,
+                                n->loc.line);
+    }
+    return "it has no tensor parameter";
+}
+
+typedef struct {
+    run_job j;
+    int ngroups;
+    int64_t *numel;         /* per group */
+    uint64_t *gparams;      /* ngroups x nparams */
+    uint64_t *goutputs;     /* ngroups x noutputs */
+    int first;              /* the first group with elements, or -1 */
+} fe_job;
+
+/* Sort idx[0..n) by the uses' addresses: a bottom-up merge sort that skips
+ * merging runs already in order, so lists allocated in order (the usual
+ * case: a model's parameters) cost one pass. */
+static void sort_uses(const tensor_use *u, int *idx, int *tmp, int n)
+{
+    for (int w = 1; w < n; w *= 2) {
+        for (int lo = 0; lo + w < n; lo += 2 * w) {
+            int mid = lo + w, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            if (u[idx[mid - 1]].addr <= u[idx[mid]].addr)
+                continue;
+            int a = lo, b = mid, k = lo;
+            while (a < mid && b < hi)
+                tmp[k++] = u[idx[a]].addr <= u[idx[b]].addr ? idx[a++] : idx[b++];
+            while (a < mid)
+                tmp[k++] = idx[a++];
+            while (b < hi)
+                tmp[k++] = idx[b++];
+            memcpy(idx + lo, tmp + lo, (size_t)(hi - lo) * sizeof *idx);
+        }
+    }
+}
+
+static const char *use_text(run_job *j, const tensor_use *u)
+{
+    return u->group < 0 ? u->what : arena_printf(j->a, "group %d's %s", u->group, u->what);
+}
+
+/* Step 4 over every group: no written tensor overlaps another.  Sorted by
+ * address, a range overlaps an earlier one exactly when it starts before
+ * the furthest end so far (of the written ones, or of all when it is
+ * written itself): n log n, not the n^2 of tc_run's check. */
+static bool check_overlaps_sorted(run_job *j)
+{
+    int n = 0;
+    int *idx = ARENA_ARRAY(j->a, int, j->nuses + 1), *tmp = ARENA_ARRAY(j->a, int, j->nuses + 1);
+    for (int i = 0; i < j->nuses; i++)
+        if (j->uses[i].bytes)
+            idx[n++] = i;
+    sort_uses(j->uses, idx, tmp, n);
+    int far = -1, far_w = -1; /* the uses reaching furthest: any, written */
+    for (int k = 0; k < n; k++) {
+        const tensor_use *u = &j->uses[idx[k]];
+        int hit = far_w >= 0 && u->addr < j->uses[far_w].addr + j->uses[far_w].bytes ? far_w
+                  : u->written && far >= 0 && u->addr < j->uses[far].addr + j->uses[far].bytes ? far
+                                                                                               : -1;
+        if (hit >= 0) {
+            const tensor_use *v = &j->uses[hit], *w = v->written ? v : u;
+            return ERR(j, "%s: %s and %s share memory: %s is written, so it may not overlap "
+                       "another tensor (an inout parameter updates in place)", j->who,
+                       use_text(j, v), use_text(j, u), use_text(j, w)), false;
+        }
+        if (far < 0 || u->addr + u->bytes > j->uses[far].addr + j->uses[far].bytes)
+            far = idx[k];
+        if (u->written && (far_w < 0 || u->addr + u->bytes > j->uses[far_w].addr + j->uses[far_w].bytes))
+            far_w = idx[k];
+    }
+    return true;
+}
+
+/* Steps 1 to 4 for tc_run_foreach. */
+static void fe_check_body(void *arg)
+{
+    fe_job *e = arg;
+    run_job *j = &e->j;
+    const gfn *f = j->f;
+    const char *why = not_elementwise(j->a, f);
+    if (why) {
+        ERR(j, "%s: function '%s' cannot run over tensor groups: %s (tc_run_foreach needs every "
+            "tensor [*] and every operation pointwise)", j->who, f->name, why);
+        return;
+    }
+    int np = f->nparams, no = f->noutputs, ng = e->ngroups;
+    j->params = ARENA_ARRAY(j->a, uint64_t, np + 1);
+    j->scalars = ARENA_ARRAY(j->a, rt_scalar, np + 1);
+    j->outputs = ARENA_ARRAY(j->a, uint64_t, no + 1);
+    j->uses = ARENA_ARRAY(j->a, tensor_use, (size_t)ng * (size_t)(np + no) + 1);
+    e->numel = ARENA_ARRAY(j->a, int64_t, ng + 1);
+    e->gparams = ARENA_ARRAY(j->a, uint64_t, (size_t)ng * (size_t)np + 1);
+    e->goutputs = ARENA_ARRAY(j->a, uint64_t, (size_t)ng * (size_t)no + 1);
+    e->first = -1;
+    j->device = -1;
+    if (!match_slots(j))
+        return;
+
+    /* the lists, and the scalars every group shares */
+    const run_labels *L = labels(j->p, f);
+    int *tslot = ARENA_ARRAY(j->a, int, j->nslots + 1), nt = 0;
+    for (int s = 0; s < j->nslots; s++) {
+        bool out = s >= np;
+        if (!out && f->params[s].scalar) {
+            if (!check_scalar(j, s))
+                return;
+            continue;
+        }
+        const char *what = out ? L->owhat[j->slot_output[s]] : L->pwhat[s];
+        if (j->given[s] < 0) {
+            ERR(j, "%s: %s of function '%s' is missing: pass tc_arg_tensors(\"%s\", list) with "
+                "one tensor per group", j->who, what, f->name, slot_name(j, s));
+            return;
+        }
+        const tc_arg *a = &j->args[j->given[s]];
+        if (a->kind != TC_ARG_TENSORS || (!a->v.tensors && ng > 0)) {
+            ERR(j, "%s: %s takes a list: pass tc_arg_tensors(\"%s\", list) with one tensor per "
+                "group%s", j->who, what, slot_name(j, s),
+                a->kind == TC_ARG_TENSORS ? ", not a NULL list" : "");
+            return;
+        }
+        tslot[nt++] = s;
+    }
+
+    /* every tensor of every group, as tc_run checks one */
+    int64_t maxn = 0;
+    for (int g = 0; g < ng; g++) {
+        j->group = g;
+        int64_t n = -1;
+        const char *first_what = NULL;
+        for (int t = 0; t < nt; t++) {
+            int s = tslot[t];
+            bool out = s >= np;
+            int o = out ? j->slot_output[s] : -1;
+            const char *what = out ? L->owhat[o] : L->pwhat[s];
+            const char *type = out ? L->otype[o] : L->ptype[s];
+            tc_dtype dt = out ? f->outputs[o].node->dtype : f->params[s].dtype;
+            int64_t m;
+            if (!check_dl(j, what, j->args[j->given[s]].v.tensors[g], dt, type, out || f->params[s].inout, &m))
+                return;
+            if (n >= 0 && m != n) {
+                ERR(j, "%s: %s has %lld elements, but %s has %lld (the tensors of a group have "
+                    "one element count)", run_who(j), what, (long long)m, first_what, (long long)n);
+                return;
+            }
+            n = m;
+            first_what = what;
+            uint64_t addr = j->uses[j->nuses - 1].addr;
+            if (out)
+                e->goutputs[(size_t)g * (size_t)no + (size_t)o] = addr;
+            else
+                e->gparams[(size_t)g * (size_t)np + (size_t)s] = addr;
+        }
+        e->numel[g] = n;
+        if (n > 0 && e->first < 0)
+            e->first = g;
+        if (n > maxn)
+            maxn = n;
+    }
+    j->group = -1;
+    if (!check_overlaps_sorted(j))
+        return;
+
+    /* "*" bound to the largest group: the plan's 32-bit limits hold for all */
+    bind_arg *ba = ARENA_ARRAY(j->a, bind_arg, np + 1);
+    for (int i = 0; i < np; i++)
+        if (!f->params[i].scalar) {
+            ba[i].given = true;
+            ba[i].rank = 1;
+            ba[i].shape[0] = maxn > 0 ? maxn : 1;
+        }
+    j->st = graph_bind(f, ba, NULL, 0, j->a, j->d, &j->binds, &j->nbinds);
+}
+
+tc_status api_run_foreach(tc_program *p, const gfn *f, size_t ngroups, const tc_arg *lists,
+                          size_t nargs, void *stream, api_run_info *info)
+{
+    tc_ctx *ctx = p->ctx;
+    tc_diag *d = &ctx->diag;
+    api_begin(ctx);
+    if (!lists && nargs)
+        return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                      "tc_run_foreach: lists is NULL but nargs is %zu", nargs));
+    if (nargs > INT_MAX)
+        return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                      "tc_run_foreach: %zu arguments", nargs));
+    if (ngroups > TC_MAX_GROUPS)
+        return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                      "tc_run_foreach: %zu groups; one call takes at most %d",
+                                      ngroups, TC_MAX_GROUPS));
+    tc_arena *a = arena_new(d);
+    if (!a)
+        return api_fail(ctx, diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory"));
+    fe_job e = {.j = {.p = p, .f = f, .args = lists, .nargs = nargs, .a = a, .d = d, .st = TC_OK,
+                      .group = -1, .who = "tc_run_foreach"},
+                .ngroups = (int)ngroups};
+    tc_status st = diag_protect(d, fe_check_body, &e);
+    if (st == TC_OK)
+        st = e.j.st;
+    bool reported = false;
+    if (st == TC_OK) {
+        rt_groups G = {e.ngroups, e.numel, e.gparams, e.goutputs};
+        size_t at = e.first < 0 ? 0 : (size_t)e.first;
+        st = launch(&e.j, e.first < 0 ? NULL : e.gparams + at * (size_t)f->nparams,
+                    e.goutputs + at * (size_t)f->noutputs, &G, stream, info, &reported);
     }
     arena_free(a);
     return st == TC_OK || reported ? st : api_fail(ctx, st);
@@ -613,6 +887,18 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
     if (st != TC_OK)
         return st;
     return api_run(p, f, args, nargs, stream, NULL);
+}
+
+tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc_arg *lists,
+                         size_t nargs, void *stream)
+{
+    if (!p)
+        return TC_ERR_INVALID_ARG;
+    const gfn *f;
+    tc_status st = api_entry(p, fn, &f);
+    if (st != TC_OK)
+        return st;
+    return api_run_foreach(p, f, ngroups, lists, nargs, stream, NULL);
 }
 
 const char *tc_program_source(tc_program *p, const char *fn)

@@ -35,6 +35,14 @@ DLDataType api_dl_dtype(tc_dtype t);
 tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs, void *stream,
                   api_run_info *info);
 
+/* tc_run_foreach's limit on groups per call (the table and the checks are
+ * linear in it; two million is far beyond any model's parameter count). */
+#define TC_MAX_GROUPS (1 << 21)
+
+/*! api_run_foreach(): tc_run_foreach for entry function f of p. */
+tc_status api_run_foreach(tc_program *p, const gfn *f, size_t ngroups, const tc_arg *lists,
+                          size_t nargs, void *stream, api_run_info *info);
+
 /*! api_gpu(): the context's GPU state, made and opened if it is not yet, on
  *  device ordinal (-1: the context's choice, else 0).  The CLI opens it
  *  before compiling, to pick --device.  Errors in ctx (TC_ERR_NO_DEVICE). */

@@ -77,6 +77,7 @@ typedef struct cg {
     int persist;             /* items per thread, 0 when looping */
     struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *pcache;
     int npcache, cappcache;
+    int fe_cap;              /* foreach: groups the table parameter holds */
 } cg;
 
 /* emit.c */

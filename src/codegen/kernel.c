@@ -260,14 +260,16 @@ static void vector_begin(cg *g, int vec, int last)
 /* The grid-stride loop over every element of the domain (n of them): with
  * vec > 1, vec elements a step, vbody where the vector stays in one row of
  * the last dim and its accesses are aligned, else body element by element.
- * named: the element's flat position is the variable r (reductions use it). */
+ * named: the element's flat position is the variable r (reductions use it).
+ * range: NULL for the whole grid, else {first, end, step} (a foreach
+ * block's chunk, which starts and ends at a multiple of vec). */
 static void grid_stride(cg *g, tc_buf *o, const char *n, int vec, const char *vbody, const char *body,
-                        bool named)
+                        bool named, const char *const *range)
 {
     const fkernel *k = g->k;
     int rank = k->rank;
     unsigned axes = all_axes(k);
-    if (vec == 1 && named) {
+    if (vec == 1 && named && !range) {
         buf_printf(o, "    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < %s;\n"
                       "         r += (idx_t)gridDim.x * blockDim.x) {\n", n);
         decompose(g, o, 8, "r", axes);
@@ -275,8 +277,11 @@ static void grid_stride(cg *g, tc_buf *o, const char *n, int vec, const char *vb
         buf_puts(o, "    }\n");
         return;
     }
-    buf_printf(o, "    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * %d; base < %s;\n"
-                  "         base += (idx_t)gridDim.x * blockDim.x * %d) {\n", vec, n, vec);
+    if (range)
+        buf_printf(o, "    for (idx_t base = %s; base < %s; base += %s) {\n", range[0], range[1], range[2]);
+    else
+        buf_printf(o, "    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * %d; base < %s;\n"
+                      "         base += (idx_t)gridDim.x * blockDim.x * %d) {\n", vec, n, vec);
     decompose(g, o, 8, "base", axes);
     if (vec == 1) {
         text(o, 8, body);
@@ -300,6 +305,53 @@ static void grid_stride(cg *g, tc_buf *o, const char *n, int vec, const char *vb
     }
     text(o, 16, body);
     buf_puts(o, "            }\n        }\n    }\n");
+}
+
+static int fe_count(const cg *g)
+{
+    int nt = 0;
+    for (int i = 0; i < g->bufs->plan->nbufs; i++)
+        nt += g->used_buf[i];
+    return nt;
+}
+
+/* Foreach (sched.h): the block finds its group in the table (a binary
+ * search over the groups' first blocks: log2(groups) loads, from the kernel
+ * parameters or L2), takes the group's addresses as the buffers' names, and
+ * runs the pointwise loop over its chunk. */
+static void foreach_chunk(cg *g, tc_buf *o, int vec, const char *vbody, const char *body)
+{
+    tc_plan *p = g->bufs->plan;
+    int nt = fe_count(g), chunk = g->ks->chunk;
+    buf_printf(o, "    const tc_fe_group<%d> &grp = tc_fe_find<%d>(fe.dev ? fe.dev : fe.g, fe.ngroups);\n",
+               nt, nt);
+    for (int i = 0, k = 0; i < p->nbufs; i++) {
+        if (!g->used_buf[i])
+            continue;
+        const char *c = is_written(g, i) ? "" : "const ";
+        const char *t = cg_store_type(p->bufs[i].dtype);
+        buf_printf(o, "    %s%s *__restrict__ %s = (%s%s *)grp.ptr[%d];\n", c, t, p->bufs[i].name, c, t, k++);
+    }
+    buf_puts(o, "    const idx_t n = (idx_t)grp.n;\n");
+    if (strstr(body, "sz_n") || (vbody && strstr(vbody, "sz_n")))
+        buf_puts(o, "    const idx_t sz_n = n;\n");
+    buf_printf(o, "    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * %d;\n", chunk);
+    buf_printf(o, "    const idx_t hi = n - lo < %d ? n : lo + %d;\n", chunk, chunk);
+    const char *range[3] = {arena_printf(g->a, "lo + (idx_t)threadIdx.x * %d", vec), "hi",
+                            arena_printf(g->a, "(idx_t)blockDim.x * %d", vec)};
+    grid_stride(g, o, "n", vec, vbody, body, false, range);
+}
+
+/* Groups a foreach kernel's parameter holds: its table stays within 4 KB,
+ * the parameter space every driver and GPU allows, so launching it costs
+ * what launching any kernel does; more groups go through device memory. */
+static int fe_cap(const cg *g, int nt)
+{
+    int scalars = 0;
+    for (int i = 0; i < g->l->g->nparams; i++)
+        scalars += g->used_param[i];
+    int cap = (4096 - 16 - 8 * scalars) / (8 * (nt + 2));
+    return cap > 1 ? cap : 1;
 }
 
 static void pointwise(cg *g, tc_buf *o)
@@ -330,8 +382,12 @@ static void pointwise(cg *g, tc_buf *o)
     }
 
     text(o, 4, buf_str(&g->kpre));
+    if (g->ks->foreach) {
+        foreach_chunk(g, o, vec, vec_body, scalar_body);
+        return;
+    }
     buf_printf(o, "    const idx_t n = %s;\n", n);
-    grid_stride(g, o, "n", vec, vec_body, scalar_body, false);
+    grid_stride(g, o, "n", vec, vec_body, scalar_body, false, NULL);
 }
 
 /* SCH_POINTWISE with a tile axis b (and a = the last axis): each block
@@ -676,7 +732,7 @@ static void full(cg *g, tc_buf *o)
     text(o, 4, buf_str(&g->kpre));
     buf_printf(o, "    const idx_t len = %s;\n", cg_index(g, ks->rowlen));
     text(o, 0, buf_str(&decl));
-    grid_stride(g, o, "len", vbody ? vec : 1, vbody, body, true);
+    grid_stride(g, o, "len", vbody ? vec : 1, vbody, body, true, NULL);
     /* each block's partial, then the last block to arrive combines them */
     buf_puts(o, "    unsigned *ticket = (unsigned *)ws;\n");
     for (int j = 0; j < k->nreds; j++) {
@@ -773,7 +829,13 @@ void cg_kernel(cg *g, tc_buf *out)
     buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, g->kname);
     bool first = true;
     tc_plan *p = g->bufs->plan;
-    for (int i = 0; i < nb; i++) {
+    if (ks->foreach) {
+        int nt = fe_count(g);
+        g->fe_cap = fe_cap(g, nt);
+        buf_printf(out, "\n    const __grid_constant__ tc_fe_table<%d, %d> fe", nt, g->fe_cap);
+        first = false;
+    }
+    for (int i = 0; i < nb && !ks->foreach; i++) {
         if (!g->used_buf[i])
             continue;
         bool w = is_written(g, i);
@@ -781,7 +843,7 @@ void cg_kernel(cg *g, tc_buf *out)
                    cg_store_type(p->bufs[i].dtype), p->bufs[i].name);
         first = false;
     }
-    for (int i = 0; i < g->nsyms; i++) {
+    for (int i = 0; i < g->nsyms && !ks->foreach; i++) {
         buf_printf(out, "%s\n    const %s %s", first ? "" : ",", g->wide ? "long long" : "idx_t",
                    strcmp(g->syms[i], "*") == 0 ? "sz_n" : arena_printf(g->a, "sz_%s", g->syms[i]));
         first = false;

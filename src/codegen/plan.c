@@ -217,10 +217,20 @@ void cg_plan_kernel(cg *g, const char *name)
     st->kind = PSTEP_KERNEL;
     st->kernel = name;
     st->idx64 = g->idx64 || g->wide;
-    for (int i = 0; i < p->nbufs; i++)
+    if (ks->foreach) { /* the buffers and sizes travel in the group table */
+        add_arg(st, g->a, (parg){PARG_GROUPS, -1, NULL, -1, TC_DT_NONE});
+        st->fe_bufs = ARENA_ARRAY(g->a, int, p->nbufs > 0 ? p->nbufs : 1);
+        for (int i = 0; i < p->nbufs; i++)
+            if (g->used_buf[i])
+                st->fe_bufs[st->fe_n++] = i;
+        st->fe_cap = g->fe_cap;
+        st->fe_chunk = ks->chunk;
+        st->fe_numel = ks->numel;
+    }
+    for (int i = 0; i < p->nbufs && !ks->foreach; i++)
         if (g->used_buf[i])
             add_arg(st, g->a, (parg){PARG_BUF, i, NULL, -1, TC_DT_NONE});
-    for (int i = 0; i < g->nsyms; i++)
+    for (int i = 0; i < g->nsyms && !ks->foreach; i++)
         add_arg(st, g->a, (parg){PARG_DIM, -1, dim_sym(g->c, g->syms[i]), -1, TC_DT_NONE});
     for (int i = 0; i < g->l->g->nparams; i++)
         if (g->used_param[i])
@@ -400,10 +410,19 @@ void plan_print(tc_buf *b, const tc_plan *p, const gfn *g)
                     dim_print(b, ar->dim);
                 else if (ar->kind == PARG_SCALAR)
                     buf_puts(b, g->params[ar->param].name);
-                else
+                else if (ar->kind == PARG_GROUPS) {
+                    buf_puts(b, "groups {");
+                    for (int k = 0; k < st->fe_n; k++)
+                        buf_printf(b, "%s%s", k ? ", " : "", p->bufs[st->fe_bufs[k]].name);
+                    buf_puts(b, "}");
+                } else
                     buf_puts(b, "workspace");
             }
             buf_puts(b, ")\n");
+            if (st->fe_n)
+                buf_printf(b, "    foreach: one launch over any number of groups, %lld elements a "
+                              "block; up to %d groups in the kernel parameter, more through device "
+                              "memory\n", (long long)st->fe_chunk, st->fe_cap);
         } else if (st->kind == PSTEP_MATMUL) {
             buf_printf(b, "  step %d: matmul %s = %s%s @ %s%s (cuBLAS)\n", i, p->bufs[st->mm.c].name,
                        p->bufs[st->mm.a].name, st->mm.ta ? ".T" : "", p->bufs[st->mm.b].name,

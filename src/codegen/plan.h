@@ -38,6 +38,21 @@
  *                                 that is all zero before the first launch;
  *                                 the kernel leaves it zero again, so one
  *                                 zeroed area per context can be reused.
+ *                   PARG_GROUPS   a foreach kernel's group table, passed by
+ *                                 value (__grid_constant__), 64-bit words:
+ *                                   [0] device address of the groups when
+ *                                       they are not in this table, else 0
+ *                                   [1] the number of groups
+ *                                   then fe_cap groups of fe_n + 2 words:
+ *                                   fe_n addresses (buffers fe_bufs[0..fe_n)
+ *                                   of that group), its element count, its
+ *                                   first block.
+ *                                 Groups with no elements are left out; the
+ *                                 grid is the sum of each group's
+ *                                 ceil(count / fe_chunk) (the plan's grid is
+ *                                 that for one group of fe_numel).  More
+ *                                 groups than fe_cap: the same layout (from
+ *                                 the first group on) goes to device memory.
  *  PSTEP_MATMUL   C = A @ B through cuBLAS, row-major, batched:
  *                 for b < batch: C[b] (m x n, contiguous) =
  *                 op(A)[b] (m x k) * op(B)[b] (k x n), all of `dtype`
@@ -76,7 +91,7 @@ typedef struct pbuf {
     const char *name;       /* as in the generated source: "in_x", "out_y", "buf3" */
 } pbuf;
 
-typedef enum { PARG_BUF, PARG_DIM, PARG_SCALAR, PARG_WORKSPACE } parg_kind;
+typedef enum { PARG_BUF, PARG_DIM, PARG_SCALAR, PARG_WORKSPACE, PARG_GROUPS } parg_kind;
 
 typedef struct parg {
     parg_kind kind;
@@ -101,6 +116,12 @@ typedef struct pstep {
     int block_per;
     const tc_dim *ws_bytes; /* NULL when no PARG_WORKSPACE */
     bool idx64;             /* this kernel takes 64-bit sizes even in a 32-bit plan */
+    /* PARG_GROUPS (foreach kernels) */
+    int *fe_bufs;           /* the table's buffers, in order */
+    int fe_n;
+    int fe_cap;             /* groups the kernel parameter holds */
+    int64_t fe_chunk;       /* elements a block takes */
+    const tc_dim *fe_numel; /* a single group's element count (tc_run) */
     /* MATMUL */
     struct {
         int a, b, c;        /* buffer ids */

@@ -162,6 +162,32 @@ static const char helpers[] =
     "    return ((tc_u64)p & (tc_u64)(bytes - 1)) == 0;\n"
     "}\n";
 
+/* Only in units with a foreach kernel (sched.h): the group table, laid out
+ * as plan.h's PARG_GROUPS says, and the search for a block's group. */
+static const char fe_helpers[] =
+    "\n"
+    "/* foreach: the tensor groups of one launch */\n"
+    "template <int NT> struct tc_fe_group {\n"
+    "    unsigned long long ptr[NT];   /* each tensor's address */\n"
+    "    long long n;                  /* elements (never 0) */\n"
+    "    long long first;              /* the group's first block */\n"
+    "};\n"
+    "template <int NT, int CAP> struct tc_fe_table {\n"
+    "    const tc_fe_group<NT> *dev;   /* the groups, when more than CAP: else g */\n"
+    "    long long ngroups;\n"
+    "    tc_fe_group<NT> g[CAP];\n"
+    "};\n"
+    "/* this block's group: the last whose first block is <= blockIdx.x */\n"
+    "template <int NT> __device__ __forceinline__ const tc_fe_group<NT> &\n"
+    "tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {\n"
+    "    long long lo = 0, hi = ng - 1;\n"
+    "    while (lo < hi) {\n"
+    "        const long long mid = (lo + hi + 1) >> 1;\n"
+    "        if (gs[mid].first <= (long long)blockIdx.x) lo = mid; else hi = mid - 1;\n"
+    "    }\n"
+    "    return gs[lo];\n"
+    "}\n";
+
 cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_diag *d)
 {
     cg_unit *u = ARENA_NEW(a, cg_unit);
@@ -174,12 +200,15 @@ cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_
     buf_printf(&src, "typedef %s idx_t; /* %s index arithmetic */\n", idx64 ? "long long" : "int",
                idx64 ? "64-bit" : "32-bit");
     buf_puts(&src, helpers);
+    tc_buf kb; /* the kernels */
+    buf_init(&kb, a);
+    bool foreach = false;
     int kid = 0;
     for (int i = 0; i < n; i++) {
         const sfn *s = fns[i];
         const ffn *f = s->f;
         cg_bufs *bufs = cg_plan_bufs(s, a, d);
-        buf_printf(&src, "\n/* ---- fn %s ---- */\n", f->l->g->name);
+        buf_printf(&kb, "\n/* ---- fn %s ---- */\n", f->l->g->name);
         for (int j = 0; j < f->nk; j++) {
             const fkernel *k = f->k[j];
             if (k->kind == KK_EXTERN) {
@@ -201,13 +230,17 @@ cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_
             g.k = k;
             g.bufs = bufs;
             g.idx64 = idx64;
-            cg_kernel(&g, &src);
+            if (s->k[j].foreach && !foreach) /* before the first kernel that needs them */
+                buf_puts(&kb, fe_helpers);
+            foreach |= s->k[j].foreach;
+            cg_kernel(&g, &kb);
         }
         kid += f->nk;
         cg_plan_finish(s, bufs, a);
         u->plans[i] = bufs->plan;
     }
     u->nkernels = kid;  /* counting externs */
+    buf_puts(&src, buf_str(&kb));
     u->source = buf_str(&src);
     return u;
 }

@@ -11,6 +11,12 @@
 enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8 };
 static const int64_t GRID_MAX = 2147483647;
 
+/* Foreach: grid-stride steps a thread makes in its block's chunk.  Eight
+ * steps of 16 bytes keep the block's fixed cost (finding its group, loading
+ * the group's addresses) small, and chunks small enough that a 302M-element
+ * AdamW has ~37k blocks (a short tail wave). */
+enum { FE_STEPS = 8 };
+
 static const tc_dim *prod(tc_dimctx *c, const fkernel *k, bool reduced)
 {
     const tc_dim *p = dim_const(c, 1);
@@ -177,6 +183,13 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
             ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
                                     "accesses where contiguous and aligned"
                                   : "one thread per element, grid-stride";
+            if (f->l->g->elementwise && f->nk == 1) {
+                ks->foreach = true;
+                ks->chunk = BLOCK * ks->vec * FE_STEPS;
+                ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, ks->chunk));
+                ks->why = "elementwise function: blocks take chunks of one tensor group each (any "
+                          "number of groups in one launch); 16-byte accesses where aligned";
+            }
             continue;
         }
         ks->rows = prod(c, k, false);
@@ -283,6 +296,8 @@ void sched_print(tc_buf *b, const sfn *s)
                        ks->k->rank - 1);
         else if (ks->kind == SCH_POINTWISE || (ks->kind == SCH_FULL && ks->vec > 1))
             buf_printf(b, "    vector width %d\n", ks->vec);
+        if (ks->foreach)
+            buf_printf(b, "    foreach: a block per chunk of %d elements of one tensor group\n", ks->chunk);
         if (ks->kind == SCH_COLUMNS && ks->split)
             buf_printf(b, "    reduced range split in %d slices per column group\n", ks->split);
         if (ks->kind == SCH_ROWS && ks->items)

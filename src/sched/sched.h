@@ -26,6 +26,14 @@
  *                  results are deterministic; one kernel.
  *   SCH_EXTERN     a matmul: cuBLAS.
  *
+ * Foreach: the one pointwise kernel of an elementwise function (every tensor
+ * [*], graph.h) is scheduled over tensor groups, as multi_tensor_apply does:
+ * each block takes `chunk` elements of one group (group i's blocks follow
+ * group i-1's), so groups of any size, empty ones included, share one
+ * launch; within a chunk the vector and scalar paths are the pointwise ones,
+ * so a misaligned group simply runs scalar.  tc_run is the same kernel over
+ * one group.  Codegen gives the kernel the group table (codegen.h).
+ *
  * Index arithmetic is 32-bit unless idx64 (the plan records which sizes
  * must fit).  sched_print() gives --emit=sched, one block per kernel with
  * each choice and its reason.
@@ -47,6 +55,8 @@ typedef struct ksched {
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
                              * along (32 x 32 shared-memory tiles), or -1 */
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */
+    bool foreach;           /* SCH_POINTWISE of an elementwise function: runs over tensor groups */
+    int chunk;              /* foreach: elements a block takes of one group */
     const tc_dim *numel;    /* elements of the domain */
     const tc_dim *rows;     /* ROWS/COLUMNS/FULL: kept elements (1 for FULL) */
     const tc_dim *rowlen;   /* ROWS/COLUMNS/FULL: reduced elements per row */

@@ -99,6 +99,12 @@ CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n)
     return OK;
 }
 
+CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st)
+{
+    (void)st;
+    return cuMemcpyHtoD_v2(d, s, n);
+}
+
 CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *st)
 {
     (void)st;

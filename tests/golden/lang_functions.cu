@@ -309,16 +309,40 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_
 
 /* ---- fn axpy ---- */
 
-/* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+/* foreach: the tensor groups of one launch */
+template <int NT> struct tc_fe_group {
+    unsigned long long ptr[NT];   /* each tensor's address */
+    long long n;                  /* elements (never 0) */
+    long long first;              /* the group's first block */
+};
+template <int NT, int CAP> struct tc_fe_table {
+    const tc_fe_group<NT> *dev;   /* the groups, when more than CAP: else g */
+    long long ngroups;
+    tc_fe_group<NT> g[CAP];
+};
+/* this block's group: the last whose first block is <= blockIdx.x */
+template <int NT> __device__ __forceinline__ const tc_fe_group<NT> &
+tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
+    long long lo = 0, hi = ng - 1;
+    while (lo < hi) {
+        const long long mid = (lo + hi + 1) >> 1;
+        if (gs[mid].first <= (long long)blockIdx.x) lo = mid; else hi = mid - 1;
+    }
+    return gs[lo];
+}
+
+/* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_3(
-    float *__restrict__ io_y,
-    const float *__restrict__ in_x,
-    const idx_t sz_n,
+    const __grid_constant__ tc_fe_table<2, 127> fe,
     const float s_a)
 {
-    const idx_t n = sz_n;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const tc_fe_group<2> &grp = tc_fe_find<2>(fe.dev ? fe.dev : fe.g, fe.ngroups);
+    float *__restrict__ io_y = (float *)grp.ptr[0];
+    const float *__restrict__ in_x = (const float *)grp.ptr[1];
+    const idx_t n = (idx_t)grp.n;
+    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
+    const idx_t hi = n - lo < 8192 ? n : lo + 8192;
+    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
         const idx_t i0 = base;
         if (base + 4 <= n &&
             tc_aligned(io_y + i0, 16) &&
@@ -530,18 +554,20 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_6(
 
 /* ---- fn sgd_momentum ---- */
 
-/* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+/* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_7(
-    float *__restrict__ io_p,
-    const float *__restrict__ in_g,
-    float *__restrict__ io_buf,
-    const idx_t sz_n,
+    const __grid_constant__ tc_fe_table<3, 101> fe,
     const float s_lr,
     const float s_mu)
 {
-    const idx_t n = sz_n;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const tc_fe_group<3> &grp = tc_fe_find<3>(fe.dev ? fe.dev : fe.g, fe.ngroups);
+    float *__restrict__ io_p = (float *)grp.ptr[0];
+    const float *__restrict__ in_g = (const float *)grp.ptr[1];
+    float *__restrict__ io_buf = (float *)grp.ptr[2];
+    const idx_t n = (idx_t)grp.n;
+    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
+    const idx_t hi = n - lo < 8192 ? n : lo + 8192;
+    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
         const idx_t i0 = base;
         if (base + 4 <= n &&
             tc_aligned(io_buf + i0, 16) &&
@@ -1007,15 +1033,17 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
 
 /* ---- fn bump ---- */
 
-/* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+/* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_11(
-    float *__restrict__ io_p,
-    const idx_t sz_n,
+    const __grid_constant__ tc_fe_table<1, 169> fe,
     const float s_by)
 {
-    const idx_t n = sz_n;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const tc_fe_group<1> &grp = tc_fe_find<1>(fe.dev ? fe.dev : fe.g, fe.ngroups);
+    float *__restrict__ io_p = (float *)grp.ptr[0];
+    const idx_t n = (idx_t)grp.n;
+    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
+    const idx_t hi = n - lo < 8192 ? n : lo + 8192;
+    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
         const idx_t i0 = base;
         if (base + 4 <= n &&
             tc_aligned(io_p + i0, 16)) {
@@ -1108,7 +1136,8 @@ launch plan of axpy (32-bit indices):
   buffer io_y         param  f32[*]
   buffer in_x         param  f32[*]
   buffer out_y        output f32[*]  (written in place into io_y)
-  step 0: tc_poi_fused_mul_add_3<<<(* + 1023)/1024, [256, 1, 1]>>>(io_y, in_x, *, a)
+  step 0: tc_poi_fused_mul_add_3<<<(* + 8191)/8192, [256, 1, 1]>>>(groups {io_y, in_x}, a)
+    foreach: one launch over any number of groups, 8192 elements a block; up to 127 groups in the kernel parameter, more through device memory
 launch plan of axpy_norm (32-bit indices):
   buffer io_y         param  f32[*]
   buffer in_x         param  f32[*]
@@ -1129,7 +1158,8 @@ launch plan of sgd_momentum (32-bit indices):
   buffer io_buf       param  f32[*]
   buffer out_p        output f32[*]  (written in place into io_p)
   buffer out_buf      output f32[*]  (written in place into io_buf)
-  step 0: tc_poi_fused_mul_add_sub_7<<<(* + 1023)/1024, [256, 1, 1]>>>(io_p, in_g, io_buf, *, lr, mu)
+  step 0: tc_poi_fused_mul_add_sub_7<<<(* + 8191)/8192, [256, 1, 1]>>>(groups {io_p, in_g, io_buf}, lr, mu)
+    foreach: one launch over any number of groups, 8192 elements a block; up to 101 groups in the kernel parameter, more through device memory
 launch plan of prelude_calls (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
@@ -1151,7 +1181,8 @@ launch plan of bf16_norm (32-bit indices):
 launch plan of bump (32-bit indices):
   buffer io_p         param  f32[*]
   buffer out_p        output f32[*]  (written in place into io_p)
-  step 0: tc_poi_fused_add_11<<<(* + 1023)/1024, [256, 1, 1]>>>(io_p, *, by)
+  step 0: tc_poi_fused_add_11<<<(* + 8191)/8192, [256, 1, 1]>>>(groups {io_p}, by)
+    foreach: one launch over any number of groups, 8192 elements a block; up to 169 groups in the kernel parameter, more through device memory
 launch plan of bump_twice (32-bit indices):
   buffer io_w         param  f32[N, D]
   buffer out_w        output f32[N, D]  (written in place into io_w)

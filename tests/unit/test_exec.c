@@ -120,7 +120,7 @@ typedef struct {
 } kernel_def;
 
 typedef struct {
-    int allocs, frees, syncs, zeros, copies, launches, matmuls;
+    int allocs, frees, syncs, zeros, copies, launches, matmuls, uploads;
     unsigned grid[3], block[3];         /* of the last launch */
     size_t sizes[8][16];                /* arguments' sizes, by launch (the first 8) */
     void *events[16];
@@ -238,8 +238,18 @@ static tc_status h_record(void *dev, void *event, void *stream, tc_diag *d)
     return TC_OK;
 }
 
+static tc_status h_upload(void *dev, uint64_t dst, const void *src, size_t bytes, void *stream,
+                          tc_diag *d)
+{
+    (void)stream;
+    (void)d;
+    ((host_dev *)dev)->uploads++;
+    memcpy((void *)(uintptr_t)dst, src, bytes);
+    return TC_OK;
+}
+
 static const rt_ops host_ops = {h_alloc, h_release, h_sync, h_zero, h_copy,
-                                h_kernel, h_launch, h_matmul, h_record};
+                                h_kernel, h_launch, h_matmul, h_record, h_upload};
 
 /* --- kernels, reading their arguments as CUDA would ------------------------------------ */
 
@@ -455,7 +465,7 @@ static void chain_io_init(chain_io *io, int64_t n)
     io->scalars[4] = (rt_scalar){0.25, 0};
     io->scalars[5] = (rt_scalar){4000000002.0, 4000000002LL}; /* needs 64 bits */
     io->outputs[0] = (uint64_t)(uintptr_t)io->out;
-    io->args = (rt_args){io->dims, 1, io->params, io->scalars, 6, io->outputs, 1};
+    io->args = (rt_args){io->dims, 1, io->params, io->scalars, 6, io->outputs, 1, NULL};
 }
 
 static void chain_io_check(const chain_io *io, int64_t n)
@@ -561,7 +571,7 @@ static void test_step_idx64(void **state)
     tc_dimbind b = {"N", 5};
     uint64_t params[1] = {(uint64_t)(uintptr_t)x}, outputs[1] = {(uint64_t)(uintptr_t)out};
     rt_scalar sc[1] = {{0, 0}};
-    rt_args a = {&b, 1, params, sc, 1, outputs, 1};
+    rt_args a = {&b, 1, params, sc, 1, outputs, 1, NULL};
     host_dev h = {0};
     rt_pool pool = {0};
     g_idx64 = false;
@@ -642,7 +652,7 @@ static void test_inout(void **state)
         tc_dimbind b = {"N", 5};
         uint64_t params[1] = {(uint64_t)(uintptr_t)data}, outputs[1] = {0};
         rt_scalar scalars[1] = {{0, 0}};
-        rt_args a = {&b, 1, params, scalars, 1, outputs, 1};
+        rt_args a = {&b, 1, params, scalars, 1, outputs, 1, NULL};
         host_dev h = {0};
         rt_pool pool = {0};
         tc_diag d;
@@ -681,7 +691,7 @@ static void test_workspace(void **state)
     tc_dimbind b = {"N", 3};
     uint64_t params[1] = {(uint64_t)(uintptr_t)x}, outputs[1] = {(uint64_t)(uintptr_t)&out};
     rt_scalar sc[1] = {{0, 0}};
-    rt_args a = {&b, 1, params, sc, 1, outputs, 1};
+    rt_args a = {&b, 1, params, sc, 1, outputs, 1, NULL};
     host_dev h = {0};
     rt_pool pool = {0};
     assert_int_equal(rt_exec(&pool, &host_ops, &h, (void *)KERNELS, p, &a, NULL, NULL, NULL), TC_OK);
@@ -735,7 +745,7 @@ static void test_matmul(void **state)
     uint64_t params[2] = {(uint64_t)(uintptr_t)x, (uint64_t)(uintptr_t)w};
     uint64_t outputs[1] = {(uint64_t)(uintptr_t)y};
     rt_scalar sc[2] = {{0, 0}, {0, 0}};
-    rt_args a = {&b, 1, params, sc, 2, outputs, 1};
+    rt_args a = {&b, 1, params, sc, 2, outputs, 1, NULL};
     host_dev h = {0};
     rt_pool pool = {0};
     tc_diag d;
