@@ -388,6 +388,7 @@ void tc_program_free(tc_program *prog)
     if (!prog)
         return;
     arena_free(prog->arena);
+    arena_free(prog->run_scratch);
     free(prog);
 }
 

@@ -45,6 +45,7 @@ struct tc_program {
     struct pipe_fn *pipes;      /* lowered, fused, ... entry functions (pipeline.h) */
     struct cg_unit *file_unit[2]; /* the CUDA of every function of the file, 32/64-bit indices */
     struct run_labels *run_labels; /* tc_run's message texts per function (api_run.c) */
+    tc_arena *run_scratch;      /* tc_run's per-call memory, reset after each call, kept */
 };
 
 /* Clear the context's last error (every API call starts with this). */

@@ -40,6 +40,31 @@ void arena_free(tc_arena *a)
     free(a);
 }
 
+void arena_reset(tc_arena *a)
+{
+    size_t cap = 0;
+    int n = 0;
+    for (chunk *c = a->head; c; c = c->next, n++)
+        cap += c->cap;
+    a->total = 0;
+    if (n == 1) {
+        a->head->used = 0;
+        return;
+    }
+    for (chunk *c = a->head, *next; c; c = next) {
+        next = c->next;
+        free(c);
+    }
+    /* one chunk as large as all of them: the next use of the same size
+     * allocates nothing (if this fails, the next arena_alloc tries again) */
+    a->head = n ? malloc(sizeof(chunk) + cap) : NULL;
+    if (a->head) {
+        a->head->next = NULL;
+        a->head->used = 0;
+        a->head->cap = cap;
+    }
+}
+
 void *arena_alloc(tc_arena *a, size_t size)
 {
     size = (size + 15) & ~(size_t)15;

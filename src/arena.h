@@ -17,6 +17,9 @@ struct tc_diag;
 
 tc_arena *arena_new(struct tc_diag *d);     /* d receives out-of-memory errors; may be NULL */
 void arena_free(tc_arena *a);
+/* Drop everything allocated, keeping the memory (one chunk as large as all
+ * of them) for the next use: scratch for calls made again and again. */
+void arena_reset(tc_arena *a);
 void *arena_alloc(tc_arena *a, size_t size);  /* zeroed, aligned to 16 */
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
