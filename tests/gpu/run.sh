@@ -7,6 +7,7 @@
 #   tc-gpu-api     tc_run from C: 64-bit plans at 2^31 + 5 elements (what
 #                  the CLI's reference interpreter cannot hold), inout,
 #                  matmul, repeated calls (api.c's header has the details);
+#   tc-gpu-foreach tc_run_foreach from C: 1 to 2,000 groups, every element
 #   suite.py       the generated kernels: every example function at several
 #                  shapes, f16/bf16 variants, 200 random programs, each with
 #                  `tensorc run --device=cuda --check`, compute-sanitizer
@@ -55,7 +56,7 @@ if [ -z "${TENSORC_CUBLAS:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcubla
     [ -n "$cand" ] && export TENSORC_CUBLAS=$cand && say "TENSORC_CUBLAS=$cand"
 fi
 
-programs=(tc-gpu-smoke tc-gpu-api)
+programs=(tc-gpu-smoke tc-gpu-api tc-gpu-foreach)
 bins=()
 for prog in "${programs[@]}"; do
     if b=$(find_bin "$prog"); then bins+=("$b"); else say "missing: $prog (build it in $build)"; fi

@@ -345,9 +345,45 @@ static void k_wsum(void **a, int nargs, const unsigned grid[3], const unsigned b
     memset(ws, 0, 64);
 }
 
+/* fe(table, float s): y = x * s over a foreach table of groups {x, y},
+ * read the way the generated kernel reads it (plan.h, PARG_GROUPS): each
+ * block finds its group by the groups' first blocks and takes its chunk. */
+enum { FE_CAP = 3, FE_CHUNK = 4 };
+static int g_fe_blocks;
+static void k_fe(void **a, int nargs, const unsigned grid[3], const unsigned block[3])
+{
+    (void)block;
+    assert_int_equal(nargs, 2);
+    const uint64_t *w = a[0];
+    float s = *(float *)a[1];
+    const uint64_t *groups = w[0] ? (const uint64_t *)(uintptr_t)w[0] : w + 2;
+    long long ng = (long long)w[1];
+    assert_true(ng >= 1);
+    for (unsigned b = 0; b < grid[0]; b++) {
+        long long lo = 0, hi = ng - 1;
+        while (lo < hi) {
+            long long mid = (lo + hi + 1) / 2;
+            if ((long long)groups[mid * 4 + 3] <= (long long)b)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        const uint64_t *G = groups + lo * 4;
+        const float *x = (const float *)(uintptr_t)G[0];
+        float *y = (float *)(uintptr_t)G[1];
+        long long n = (long long)G[2], first = (long long)G[3];
+        assert_true(n > 0); /* empty groups are left out */
+        long long from = ((long long)b - first) * FE_CHUNK;
+        assert_true(from < n);
+        for (long long i = from; i < n && i < from + FE_CHUNK; i++)
+            y[i] = x[i] * s;
+        g_fe_blocks++;
+    }
+}
+
 static const kernel_def KERNELS[] = {
     {"scale", k_scale}, {"addk", k_addk}, {"neg", k_neg}, {"neg64", k_neg64}, {"wsum", k_wsum},
-    {NULL, NULL},
+    {"fe", k_fe}, {NULL, NULL},
 };
 
 /* --- building plans by hand --------------------------------------------------------------- */
@@ -797,6 +833,89 @@ static void test_events_and_bytes(void **state)
 
 /* Every malformed plan is TC_ERR_INTERNAL (or TC_ERR_LIMIT for a grid the
  * hardware cannot launch) with a message naming what is wrong. */
+/* A foreach plan: the table in the parameter (up to FE_CAP groups), in
+ * device memory past it (one upload), empty groups left out of the table
+ * and the grid, nothing launched when every group is empty, and tc_run's
+ * single group. */
+static void test_foreach(void **state)
+{
+    (void)state;
+    tc_plan *p = ARENA_NEW(F.a, tc_plan);
+    p->fn = "fe";
+    p->nbufs = 2;
+    p->bufs = ARENA_ARRAY(F.a, pbuf, 2);
+    p->bufs[0] = vec(PBUF_PARAM, 0, "in_x");
+    p->bufs[1] = vec(PBUF_OUTPUT, 0, "out_y");
+    p->nsteps = 1;
+    p->steps = ARENA_ARRAY(F.a, pstep, 1);
+    p->steps[0] = kstep("fe", (parg[]){{PARG_GROUPS, -1, NULL, -1, TC_DT_NONE}, ascalar(1, TC_F32)}, 2);
+    pstep *st = &p->steps[0];
+    st->fe_bufs = ARENA_ARRAY(F.a, int, 2);
+    st->fe_bufs[0] = 0;
+    st->fe_bufs[1] = 1;
+    st->fe_n = 2;
+    st->fe_cap = FE_CAP;
+    st->fe_chunk = FE_CHUNK;
+    st->fe_numel = F.N;
+
+    enum { NG = 6 };
+    static const int64_t sizes[NG] = {5, 0, 4, 9, 0, 1};
+    float x[NG][9], y[NG][10];
+    uint64_t gp[NG * 2], go[NG];
+    int64_t numel[NG];
+    for (int g = 0; g < NG; g++) {
+        for (int i = 0; i < 9; i++)
+            x[g][i] = (float)(g * 10 + i);
+        for (int i = 0; i < 10; i++)
+            y[g][i] = -1;
+        gp[g * 2] = (uint64_t)(uintptr_t)x[g];
+        gp[g * 2 + 1] = 0; /* the scalar */
+        go[g] = (uint64_t)(uintptr_t)y[g];
+        numel[g] = sizes[g];
+    }
+    rt_scalar sc[2] = {{0, 0}, {2, 2}};
+    tc_dimbind b = {"N", 9};
+    host_dev h = {0};
+    rt_pool pool = {0};
+    for (int round = 0; round < 2; round++) { /* 3 groups fit the parameter; all 6 do not */
+        int ng = round ? NG : 3;
+        rt_groups G = {ng, numel, gp, go};
+        rt_args a = {&b, 1, gp, sc, 2, go, 1, &G};
+        g_fe_blocks = 0;
+        assert_int_equal(rt_exec(&pool, &host_ops, &h, (void *)KERNELS, p, &a, NULL, NULL, NULL), TC_OK);
+        int blocks = 0;
+        for (int g = 0; g < ng; g++) {
+            blocks += (int)((sizes[g] + FE_CHUNK - 1) / FE_CHUNK);
+            for (int i = 0; i < 10; i++)
+                assert_true(y[g][i] == (i < sizes[g] ? x[g][i] * 2 : -1));
+        }
+        assert_int_equal(g_fe_blocks, blocks);
+        assert_int_equal((int)h.grid[0], blocks);
+        assert_int_equal(h.uploads, round); /* the second round's table went to device memory */
+        assert_int_equal(h.sizes[round][0], (2 + FE_CAP * 4) * sizeof(uint64_t));
+    }
+
+    /* only empty groups: nothing launched */
+    int launches = h.launches;
+    int64_t none[2] = {0, 0};
+    rt_groups E = {2, none, gp, go};
+    rt_args ea = {&b, 1, gp, sc, 2, go, 1, &E};
+    assert_int_equal(rt_exec(&pool, &host_ops, &h, (void *)KERNELS, p, &ea, NULL, NULL, NULL), TC_OK);
+    assert_int_equal(h.launches, launches);
+
+    /* tc_run: one group of N elements from the run's own buffers */
+    float x1[7] = {1, 2, 3, 4, 5, 6, 7}, y1[7] = {0};
+    uint64_t p1[2] = {(uint64_t)(uintptr_t)x1, 0}, o1[1] = {(uint64_t)(uintptr_t)y1};
+    tc_dimbind b7 = {"N", 7};
+    rt_args one = {&b7, 1, p1, sc, 2, o1, 1, NULL};
+    assert_int_equal(rt_exec(&pool, &host_ops, &h, (void *)KERNELS, p, &one, NULL, NULL, NULL), TC_OK);
+    for (int i = 0; i < 7; i++)
+        assert_true(y1[i] == 2 * x1[i]);
+    assert_int_equal((int)h.grid[0], 2);
+    assert_int_equal(rt_step_bytes(p, 0, &b7, 1), 2 * 7 * 4);
+    rt_pool_release(&pool, &host_ops, &h);
+}
+
 static void test_malformed(void **state)
 {
     (void)state;
@@ -857,6 +976,7 @@ int main(void)
         cmocka_unit_test(test_workspace),
         cmocka_unit_test(test_matmul),
         cmocka_unit_test(test_events_and_bytes),
+        cmocka_unit_test(test_foreach),
         cmocka_unit_test(test_malformed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
