@@ -15,7 +15,10 @@ static const int64_t GRID_MAX = 2147483647;
  * steps of 16 bytes keep the block's fixed cost (finding its group, loading
  * the group's addresses) small, and chunks small enough that a 302M-element
  * AdamW has ~37k blocks (a short tail wave). */
-enum { FE_STEPS = 8 };
+#ifndef TC_FE_STEPS
+#define TC_FE_STEPS 8
+#endif
+enum { FE_STEPS = TC_FE_STEPS };
 
 static const tc_dim *prod(tc_dimctx *c, const fkernel *k, bool reduced)
 {

@@ -180,19 +180,25 @@ static double adamw_errors(const block *b, const float *got, const group *gs, in
         for (int64_t i = 0; i < G->n; i++) {
             double p = b->host[G->at[0] + i], g = b->host[G->at[1] + i];
             double m = b->host[G->at[2] + i], v = b->host[G->at[3] + i];
+            double sp = 0, sm = 0, sv = 0; /* the largest magnitude of each one's terms */
             for (int s = 1; s <= steps; s++) {
+                sm = fmax(sm, B1 * fabs(m) + (1 - B1) * fabs(g));
+                sv = fmax(sv, B2 * fabs(v) + (1 - B2) * g * g);
                 p = p * (1 - LR * WD);
                 m = B1 * m + (1 - B1) * g;
                 v = B2 * v + (1 - B2) * g * g;
                 double mhat = m / (1 - pow(B1, s)), vhat = v / (1 - pow(B2, s));
-                p = p - LR * mhat / (sqrt(vhat) + EPS);
+                double step = LR * mhat / (sqrt(vhat) + EPS);
+                sp = fmax(sp, fabs(p) + fabs(step));
+                p = p - step;
             }
-            /* f32 rounding of a few dozen operations: relative 1e-5 of the
-             * value, with floors at each quantity's typical size */
-            const double want[3] = {p, m, v}, floor_[3] = {1e-3, 1e-4, 1e-7};
+            /* f32 rounding of a few operations: 2e-6 of the terms' magnitude
+             * (m = beta1 * m + (1 - beta1) * g may cancel to almost 0, and
+             * then only its terms say how large its rounding error may be) */
+            const double want[3] = {p, m, v}, scale[3] = {sp, sm, sv};
             const size_t at[3] = {G->at[0], G->at[2], G->at[3]};
             for (int q = 0; q < 3; q++) {
-                double e = fabs(got[at[q] + i] - want[q]) / (1e-5 * (fabs(want[q]) + floor_[q]));
+                double e = fabs(got[at[q] + i] - want[q]) / (2e-6 * scale[q] + 1e-30);
                 if (!(e <= worst)) {
                     worst = isnan(e) ? INFINITY : e;
                     snprintf(where, wn, "group %d (n %lld) %s[%lld] = %.9g, want %.9g", k,
