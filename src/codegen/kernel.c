@@ -331,6 +331,9 @@ static void foreach_chunk(cg *g, tc_buf *o, int vec, const char *vbody, const ch
         const char *c = is_written(g, i) ? "" : "const ";
         const char *t = cg_store_type(p->bufs[i].dtype);
         buf_printf(o, "    %s%s *__restrict__ %s = (%s%s *)grp.ptr[%d];\n", c, t, p->bufs[i].name, c, t, k++);
+        /* the table's addresses are plain integers: without this the
+         * accesses would be generic ones, not ld.global (.nc for inputs) */
+        buf_printf(o, "    __builtin_assume(__isGlobal(%s));\n", p->bufs[i].name);
     }
     buf_puts(o, "    const idx_t n = (idx_t)grp.n;\n");
     if (strstr(body, "sz_n") || (vbody && strstr(vbody, "sz_n")))
@@ -345,12 +348,15 @@ static void foreach_chunk(cg *g, tc_buf *o, int vec, const char *vbody, const ch
 /* Groups a foreach kernel's parameter holds: its table stays within 4 KB,
  * the parameter space every driver and GPU allows, so launching it costs
  * what launching any kernel does; more groups go through device memory. */
+#ifndef TC_FE_PARAM_BYTES
+#define TC_FE_PARAM_BYTES 4096
+#endif
 static int fe_cap(const cg *g, int nt)
 {
     int scalars = 0;
     for (int i = 0; i < g->l->g->nparams; i++)
         scalars += g->used_param[i];
-    int cap = (4096 - 16 - 8 * scalars) / (8 * (nt + 2));
+    int cap = (TC_FE_PARAM_BYTES - 16 - 8 * scalars) / (8 * (nt + 2));
     return cap > 1 ? cap : 1;
 }
 

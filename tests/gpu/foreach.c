@@ -181,14 +181,20 @@ static double adamw_errors(const block *b, const float *got, const group *gs, in
             double p = b->host[G->at[0] + i], g = b->host[G->at[1] + i];
             double m = b->host[G->at[2] + i], v = b->host[G->at[3] + i];
             double sp = 0, sm = 0, sv = 0; /* the largest magnitude of each one's terms */
+            /* the scalars are f32 parameters: 1 - beta2 and beta2 ** step are
+             * f32 arithmetic in the kernel (1 - 0.999f is 1.3e-5 off 0.001) */
+            const double c_wd = 1.0f - (float)LR * (float)WD;
+            const double c1 = 1.0f - (float)B1, c2 = 1.0f - (float)B2;
+            const double b1 = (float)B1, b2 = (float)B2, lr = (float)LR, eps = (float)EPS;
             for (int s = 1; s <= steps; s++) {
-                sm = fmax(sm, B1 * fabs(m) + (1 - B1) * fabs(g));
-                sv = fmax(sv, B2 * fabs(v) + (1 - B2) * g * g);
-                p = p * (1 - LR * WD);
-                m = B1 * m + (1 - B1) * g;
-                v = B2 * v + (1 - B2) * g * g;
-                double mhat = m / (1 - pow(B1, s)), vhat = v / (1 - pow(B2, s));
-                double step = LR * mhat / (sqrt(vhat) + EPS);
+                sm = fmax(sm, b1 * fabs(m) + c1 * fabs(g));
+                sv = fmax(sv, b2 * fabs(v) + c2 * g * g);
+                p = p * c_wd;
+                m = b1 * m + c1 * g;
+                v = b2 * v + c2 * g * g;
+                double mhat = m / (1.0f - powf((float)B1, (float)s)),
+                       vhat = v / (1.0f - powf((float)B2, (float)s));
+                double step = lr * mhat / (sqrt(vhat) + eps);
                 sp = fmax(sp, fabs(p) + fabs(step));
                 p = p - step;
             }
