@@ -64,6 +64,11 @@ typedef struct cg {
     int vlast;               /* the index variable the vector runs along */
     bool vrow;               /* rows: alignment is tested once per row (vectors start
                               * at multiples of vec), at the row's offset */
+    bool vcols;              /* columns: vectors run along kept elements; alignment is
+                              * tested once, at the reduced variables' 0, with their
+                              * strides multiples of vec */
+    const char *acc_at;      /* accumulators are arrays (a thread's columns): the
+                              * subscript, else NULL */
     const char **valign;     /* alignment conditions of the vector body */
     int nvalign, capvalign;
     struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *vload;
@@ -75,6 +80,9 @@ typedef struct cg {
     int ntload, captload;
     /* persistent rows: loads kept in registers across passes, pcN[j] */
     int persist;             /* items per thread, 0 when looping */
+    /* reciprocals of divisors fixed per row or kernel, by the divisor's name */
+    struct cg_rcp { const char *of, *name; cg_target t; } rcp[16];
+    int nrcp;
     struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *pcache;
     int npcache, cappcache;
     int fe_cap;              /* foreach: groups the table parameter holds */
@@ -94,8 +102,9 @@ void cg_forget(cg *g, cg_target t);      /* drop cached values of a scope level 
 bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars);
 const char *cg_buf_name(cg *g, int buf);
 void cg_use_buf(cg *g, int buf);
-/* Record that the vector body needs addr aligned to bytes. */
+/* Record that the vector body needs addr aligned to bytes, or condition c. */
 void cg_align(cg *g, const char *addr, int bytes);
+void cg_cond(cg *g, const char *c);
 const tc_dim *row_part(cg *g, const tc_dim *f0);
 
 /* plan.c */

@@ -137,6 +137,11 @@ void cg_forget(cg *g, cg_target t)
         if (g->cache[i].t < t)
             g->cache[j++] = g->cache[i];
     g->ncache = j;
+    j = 0;
+    for (int i = 0; i < g->nrcp; i++)
+        if (g->rcp[i].t < t)
+            g->rcp[j++] = g->rcp[i];
+    g->nrcp = j;
 }
 
 static const char *lookup(cg *g, const lnode *n, const tc_dim *const *idx)
@@ -346,6 +351,26 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
         if (!dim_is_const(dim_sub(g->c, fj, f0), &d) || d != j)
             return NULL;
     }
+    /* columns: the vector's offset steps along the reduced variables; the
+     * test before the loop is the offset with them at 0, aligned, and each
+     * one's stride a multiple of the vector */
+    const char *const *vn0 = NULL;
+    const tc_dim *const *zeros = NULL;
+    int nred = 0;
+    if (g->vcols) {
+        const char **names = ARENA_ARRAY(g->a, const char *, TC_MAX_RANK);
+        const tc_dim **z = ARENA_ARRAY(g->a, const tc_dim *, TC_MAX_RANK);
+        for (int k = 0; k < g->k->rank; k++) {
+            if (!((g->elemvars >> k) & 1u) || !dim_uses(f0, g->l->varnames[k]))
+                continue;
+            if (dim_has_division_of(f0, g->l->varnames[k]))
+                return NULL;
+            names[nred] = g->l->varnames[k];
+            z[nred++] = dim_const(g->c, 0);
+        }
+        vn0 = names;
+        zeros = z;
+    }
     const char *vec = NULL;
     for (int i = 0; i < g->nvload && !vec; i++)
         if (g->vload[i].n == n && g->vload[i].flat0 == f0)
@@ -364,15 +389,37 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
             g->capvload = cap;
         }
         g->vload[g->nvload++] = (struct cg_vload){n, f0, vec};
-        cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->vrow ? cg_index(g, row_part(g, f0)) : off),
-                 dtype_size(n->dtype) * g->vec);
+        if (g->vcols) {
+            const tc_dim *at0 = dim_subst(g->c, f0, nred, vn0, zeros);
+            cg_align(g, arena_printf(g->a, "%s + %s", ptr, cg_index(g, at0)), dtype_size(n->dtype) * g->vec);
+            for (int k = 0; k < nred; k++) {
+                const tc_dim *one = dim_const(g->c, 1);
+                const tc_dim *at1 = dim_subst(g->c, f0, 1, &vn0[k], &one);
+                for (int m = 0; m < nred; m++)
+                    if (m != k)
+                        at1 = dim_subst(g->c, at1, 1, &vn0[m], &zeros[m]);
+                const tc_dim *stride = dim_sub(g->c, at1, at0);
+                int64_t cs;
+                if (!dim_is_const(stride, &cs))
+                    cg_cond(g, arena_printf(g->a, "(%s) %% %d == 0", cg_index(g, stride), g->vec));
+                else if (cs % g->vec != 0)
+                    cg_cond(g, "false");
+            }
+        } else {
+            cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->vrow ? cg_index(g, row_part(g, f0)) : off),
+                     dtype_size(n->dtype) * g->vec);
+        }
     }
     return arena_printf(g->a, "%s.v[%d]", vec, g->vk);
 }
 
 void cg_align(cg *g, const char *addr, int bytes)
 {
-    const char *c = arena_printf(g->a, "tc_aligned(%s, %d)", addr, bytes);
+    cg_cond(g, arena_printf(g->a, "tc_aligned(%s, %d)", addr, bytes));
+}
+
+void cg_cond(cg *g, const char *c)
+{
     for (int i = 0; i < g->nvalign; i++)
         if (strcmp(g->valign[i], c) == 0)
             return;
@@ -621,17 +668,43 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
             ops[i] = cg_convert(g, v, r->src->dtype, to);
         }
         const char *e = op_expr(g, n, ops);
+        /* An f32 element divided by a value fixed per row (softmax's sum):
+         * one reciprocal per row, then a multiply per element.  Within 1.5
+         * ulp of the division (the same for 0, inf and NaN divisors; a
+         * divisor under 2^-126 in magnitude gives inf), and it spares the
+         * division's slow-path call: softmax 16384 x 4096 on an H200, 54
+         * registers to 46, 194 us to 166. */
+        if (n->op == OP_div && n->opdt == TC_F32 && t == T_ELEM &&
+            n->in[1].src->kind != LK_CONST) {
+            const tc_dim *ci[TC_MAX_RANK];
+            lir_compose(g->l, &n->in[1], idx, n->rank, ci);
+            cg_target dt = target_of(g, n->in[1].src, ci);
+            if (dt != T_ELEM) {
+                const char *rn = NULL;
+                for (int i = 0; i < g->nrcp && !rn; i++)
+                    if (strcmp(g->rcp[i].of, ops[1]) == 0 && g->rcp[i].t == dt)
+                        rn = g->rcp[i].name;
+                if (!rn) {
+                    rn = cg_temp(g, "rcp");
+                    cg_line(g, dt, n, "const float %s = 1.0f / %s;", rn,
+                            simple(ops[1]) ? ops[1] : arena_printf(g->a, "(%s)", ops[1]));
+                    if (g->nrcp < 16)
+                        g->rcp[g->nrcp++] = (struct cg_rcp){ops[1], rn, dt};
+                }
+                e = arena_printf(g->a, "%s * %s", simple(ops[0]) ? ops[0] : arena_printf(g->a, "(%s)", ops[0]),
+                                 rn);
+            }
+        }
         if ((n->op == OP_copy || n->op == OP_cast) && e == ops[0]) {
             /* a copy, or a cast that changes nothing in registers */
             remember(g, n, idx, t, ops[0]);
             return ops[0];
         }
         name = cg_temp(g, "t");
-        const char *ty = cg_type(n->dtype);
         if (n->dtype == TC_BOOL)
             cg_line(g, t, n, "const bool %s = (%s) != 0;", name, e);
         else
-            cg_line(g, t, n, "const %s %s = %s;", ty, name, e);
+            cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, e);
     } else {
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: cannot compute %%%d here", n->id);
     }

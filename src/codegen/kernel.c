@@ -72,13 +72,30 @@ static const char *store_value(cg *g, const lnode *n, const char *v)
     }
 }
 
+/* The register value whose conversion to n's storage type gives the bits
+ * stored for n at idx.  A 16-bit float that is a cast of an f32 computed
+ * here is stored from the f32 itself: rounding it first (tc_round_bf16)
+ * and then converting rounds twice to the same bits. */
+static const char *store_operand(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    if ((n->dtype == TC_BF16 || n->dtype == TC_F16) && n->kind == LK_POINTWISE &&
+        (n->op == OP_cast || n->op == OP_copy) && n->nin == 1 && n->opdt == TC_F32 &&
+        n->in[0].src->dtype == TC_F32 && n->in[0].src->kind != LK_CONST &&
+        g->f->kernel_of[n->id] == g->k->id && g->tile < 0) {
+        const tc_dim *ci[TC_MAX_RANK];
+        lir_compose(g->l, &n->in[0], idx, n->rank, ci);
+        return cg_value(g, n->in[0].src, ci);
+    }
+    return cg_value(g, n, idx);
+}
+
 /* Store n's value at its natural index into every buffer it goes to. */
 static void store(cg *g, cg_target t, const lnode *n, const char *guard)
 {
     const tc_dim *idx[TC_MAX_RANK];
     if (!fuse_node_index(g->f, g->k, n, idx))
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is outside its kernel's domain", n->id);
-    const char *v = cg_value(g, n, idx);
+    const char *v = store_operand(g, n, idx);
     for (const int *w = g->bufs->writes[n->id]; w && *w >= 0; w++) {
         cg_use_buf(g, *w);
         const char *line = arena_printf(g->a, "%s[%s] = %s;", cg_buf_name(g, *w), cg_flat(g, n, idx),
@@ -139,6 +156,14 @@ static const char *acc_init(cg *g, const lnode *r)
     }
 }
 
+/* r's accumulator: accN, or accN[sub] when a thread has several columns */
+static const char *acc_name(cg *g, const lnode *r)
+{
+    if (g->acc_at)
+        return arena_printf(g->a, "acc%d[%s]", r->id, g->acc_at);
+    return arena_printf(g->a, "acc%d", r->id);
+}
+
 /* Declarations of this pass's accumulators, and accumulate statements into
  * the body (the value read at the reduction's input index; pos names the
  * flat position in the reduced axes, for arg reductions). */
@@ -149,7 +174,7 @@ static void accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *p
         if (g->ks->phase[j] != phase)
             continue;
         const char *at = acc_type(g, r);
-        const char *a = arena_printf(g->a, "acc%d", r->id);
+        const char *a = acc_name(g, r);
         if (decl)
             buf_printf(decl, "%*s%s %s = %s;\n", ind, "", at, a, acc_init(g, r));
         const tc_dim *const *idx = r->in[0].idx;
@@ -190,7 +215,7 @@ static void finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combin
         if (g->ks->phase[j] != phase)
             continue;
         const char *at = acc_type(g, r);
-        const char *a = arena_printf(g->a, "acc%d", r->id);
+        const char *a = acc_name(g, r);
         const char *res = arena_printf(g->a, "r%d", r->id);
         if (combine)
             buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem);\n", ind, "", a, combine, a, op_name(r), at);
@@ -226,19 +251,28 @@ static void vector_store(cg *g, const lnode *s, int vec)
         g->vk = e;
         const tc_dim *idx[TC_MAX_RANK];
         identity_idx(g, idx, r, e);
-        v[e] = cg_value(g, s, idx);
+        v[e] = store_operand(g, s, idx);
     }
     const tc_dim *idx0[TC_MAX_RANK];
     identity_idx(g, idx0, r, 0);
     const tc_dim *f0 = lir_flat(g->l, s, idx0);
+    /* 16-bit floats convert and pack in pairs (one instruction a pair on sm_80+) */
+    bool pairs = (s->dtype == TC_BF16 || s->dtype == TC_F16) && vec % 2 == 0;
     for (const int *w = g->bufs->writes[s->id]; w && *w >= 0; w++) {
         cg_use_buf(g, *w);
         const char *ptr = cg_buf_name(g, *w), *off = cg_flat(g, s, idx0);
         tc_buf b;
         buf_init(&b, g->a);
-        buf_printf(&b, "tc_vstore<%s, %d>(%s + %s, {{", cg_store_type(s->dtype), vec, ptr, off);
-        for (int e = 0; e < vec; e++)
-            buf_printf(&b, "%s%s", e ? ", " : "", store_value(g, s, v[e]));
+        if (pairs) {
+            buf_printf(&b, "tc_vstore<unsigned, %d>((unsigned *)(%s + %s), {{", vec / 2, ptr, off);
+            for (int e = 0; e < vec; e += 2)
+                buf_printf(&b, "%s%s(%s, %s)", e ? ", " : "", s->dtype == TC_BF16 ? "tc_f2bf2" : "tc_f2h2",
+                           v[e], v[e + 1]);
+        } else {
+            buf_printf(&b, "tc_vstore<%s, %d>(%s + %s, {{", cg_store_type(s->dtype), vec, ptr, off);
+            for (int e = 0; e < vec; e++)
+                buf_printf(&b, "%s%s", e ? ", " : "", store_value(g, s, v[e]));
+        }
         buf_puts(&b, "}});");
         cg_line(g, T_ELEM, s, "%s", buf_str(&b));
         cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->vrow ? cg_index(g, row_part(g, f0)) : off),
@@ -694,6 +728,157 @@ static void columns_split(cg *g, tc_buf *o)
                 "        *ticket = 0; /* ready for the next launch */\n");
 }
 
+/* COLUMNS split, CV = ks->vec consecutive kept elements (columns) a thread:
+ * one 16-byte load covers them where the reads are contiguous along the
+ * last (kept) axis and aligned, tested once per thread; else each column
+ * by scalar loads.  Accumulators are arrays, one slot per column; the rest
+ * is columns_split's, per column.  Only kernels without element-level
+ * stores (sched.c). */
+static void columns_split_vec(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    int S = ks->split, CV = ks->vec, rank = k->rank;
+    unsigned kept = all_axes(k) & ~k->mask;
+    g->phase = 0;
+    /* the vector body: reduced variables vary, kept ones fixed per thread */
+    g->elemvars = k->mask;
+    g->rowvars = kept;
+    vector_begin(g, CV, rank - 1);
+    g->vcols = true;
+    for (int e = 0; e < CV; e++) {
+        g->vk = e;
+        g->acc_at = arena_printf(g->a, "%d", e);
+        accumulate_at(g, 0, NULL, 0, "r", e);
+    }
+    g->vcols = false;
+    g->vec = 1;
+    const char *vbody = buf_str(&g->body), *vrpre = buf_str(&g->rpre);
+    int nalign = g->nvalign;
+    const char **align = g->valign;
+    g->valign = NULL;
+    g->nvalign = g->capvalign = 0;
+    cg_forget(g, T_ROW);
+    /* the scalar body: one column (e) at a time, everything inside the loop */
+    reset_bufs(g);
+    g->elemvars = all_axes(k);
+    g->rowvars = 0;
+    g->acc_at = "e";
+    accumulate(g, 0, NULL, 0, "r");
+    const char *sbody = buf_str(&g->body), *srpre = buf_str(&g->rpre);
+    cg_forget(g, T_ROW);
+    /* the results and the final stores, per column */
+    g->elemvars = k->mask;
+    g->rowvars = kept;
+    tc_buf post;
+    buf_init(&post, g->a);
+    finish_pass(g, 0, &post, 8, NULL);
+    g->acc_at = NULL;
+    g->phase = 1;
+    reset_bufs(g);
+    for (int i = 0; i < k->nstores; i++)
+        store(g, T_ELEM, k->stores[i], NULL);
+
+    text(o, 4, buf_str(&g->kpre));
+    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
+    buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
+    buf_puts(o, "    const idx_t hi = lo + chunk < len ? lo + chunk : len;\n");
+    buf_printf(o, "    const idx_t c0 = (group * blockDim.x + threadIdx.x) * %d; /* this thread's first column */\n",
+               CV);
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        buf_printf(o, "    %s acc%d[%d];\n", acc_type(g, r), r->id, CV);
+        buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++)\n        acc%d[e] = %s;\n", CV, r->id,
+                   acc_init(g, r));
+    }
+    buf_puts(o, "    {\n        const idx_t row = c0;\n");
+    decompose(g, o, 8, "row", kept);
+    buf_printf(o, "        if (c0 + %d <= rows", CV);
+    if (__builtin_popcount(kept) > 1) /* the vector stays in one row of the last dim */
+        buf_printf(o, " && i%d + %d <= %s", rank - 1, CV, cg_index(g, k->dom[rank - 1]));
+    for (int i = 0; i < nalign; i++)
+        buf_printf(o, " &&\n            %s", align[i]);
+    buf_puts(o, ") {\n");
+    text(o, 12, vrpre);
+    buf_puts(o, "            #pragma unroll 4\n"
+                "            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
+    decompose(g, o, 16, "r", k->mask);
+    text(o, 16, vbody);
+    buf_puts(o, "            }\n"
+                "        } else {\n"
+                "            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
+    decompose(g, o, 16, "r", k->mask);
+    buf_printf(o, "                #pragma unroll\n"
+                  "                for (int e = 0; e < %d; e++) {\n"
+                  "                    /* columns past the end read the last one, so loads stay in bounds */\n"
+                  "                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n", CV);
+    decompose(g, o, 20, "row", kept);
+    text(o, 20, srpre);
+    text(o, 20, sbody);
+    buf_puts(o, "                }\n"
+                "            }\n"
+                "        }\n"
+                "    }\n");
+    buf_printf(o, "    const idx_t groups = (rows + blockDim.x * %d - 1) / (blockDim.x * %d);\n", CV, CV);
+    buf_puts(o, "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        const char *at = acc_type(g, r);
+        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups) + (idx_t)%d * %d * rows;\n", at,
+                   r->id, at, j, S);
+    }
+    buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        buf_printf(o, "        acc%d[e] = tc_col_reduce(acc%d[e], %s(), (%s *)tc_smem);\n", r->id, r->id,
+                   op_name(r), acc_type(g, r));
+        buf_printf(o, "        if (threadIdx.y == 0 && c0 + e < rows)\n"
+                      "            part%d[slice * rows + c0 + e] = acc%d[e];\n", r->id, r->id);
+    }
+    buf_puts(o, "    }\n"
+                "    __shared__ bool last_block;\n"
+                "    __threadfence();\n"
+                "    __syncthreads();\n"
+                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n");
+    buf_printf(o, "        last_block = atomicAdd(ticket, 1u) == %du;\n", S - 1);
+    buf_puts(o, "    __syncthreads();\n"
+                "    if (!last_block)\n"
+                "        return;\n"
+                "    __threadfence();\n");
+    buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
+    buf_puts(o, "        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n");
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        buf_printf(o, "        acc%d[e] = %s;\n", r->id, acc_init(g, r));
+        buf_printf(o, "        for (int s = 0; s < %d; s++)\n"
+                      "            acc%d[e] = %s()(acc%d[e], tc_ldcg(part%d + s * rows + row));\n",
+                   S, r->id, op_name(r), r->id, r->id);
+    }
+    buf_puts(o, "    }\n");
+    /* leave the workspace zero, as the launch plan promises */
+    buf_printf(o, "    __syncthreads();\n"
+                  "    if (threadIdx.y == 0)\n"
+                  "        for (int e = 0; e < %d && c0 + e < rows; e++)\n"
+                  "            for (int s = 0; s < %d; s++) {\n", CV, S);
+    for (int j = 0; j < k->nreds; j++)
+        buf_printf(o, "                part%d[s * rows + c0 + e] = %s{};\n", k->reds[j]->id,
+                   acc_type(g, k->reds[j]));
+    buf_puts(o, "            }\n");
+    buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
+    buf_puts(o, "        const bool active = c0 + e < rows;\n"
+                "        const idx_t row = active ? c0 + e : rows - 1;\n");
+    decompose(g, o, 8, "row", kept);
+    buf_puts(o, buf_str(&post));
+    text(o, 8, buf_str(&g->rpre));
+    buf_puts(o, "        if (threadIdx.y == 0 && active) {\n");
+    text(o, 12, buf_str(&g->body));
+    buf_puts(o, "        }\n"
+                "    }\n"
+                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
+                "        *ticket = 0; /* ready for the next launch */\n");
+}
+
 static void full(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
@@ -795,6 +980,7 @@ void cg_kernel(cg *g, tc_buf *out)
     g->redep = redep_of(g);
     g->tile = g->ks->kind == SCH_POINTWISE ? g->ks->tile : -1;
     g->ncache = 0;
+    g->nrcp = 0;
     g->nsyms = 0;
     g->ntemp = 0;
     buf_init(&g->kpre, g->a);
@@ -819,7 +1005,9 @@ void cg_kernel(cg *g, tc_buf *out)
         break;
     case SCH_ROWS: rows(g, &body, false); break;
     case SCH_COLUMNS:
-        if (g->ks->split)
+        if (g->ks->split && g->ks->vec > 1)
+            columns_split_vec(g, &body);
+        else if (g->ks->split)
             columns_split(g, &body);
         else
             rows(g, &body, true);
@@ -832,7 +1020,14 @@ void cg_kernel(cg *g, tc_buf *out)
     int threads = ks->block[0] * ks->block[1] * ks->block[2];
     buf_printf(out, "\n/* kernel %d: %s", k->id, ks->why);
     buf_puts(out, " */\n");
-    buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, g->kname);
+    /* rows kernels: at most 40 registers a thread (TC_ROWS_BOUNDS), so six
+     * 256-thread blocks fit an SM where 46 to 54 registers allowed four
+     * (softmax 16384 x 4096 on an H200: 168 us to 160; 32768 x 1024: 82 to
+     * 78; layernorm, rmsnorm unchanged; a cap of 32 spilled in them) */
+    if (ks->kind == SCH_ROWS)
+        buf_printf(out, "extern \"C\" __global__ void TC_ROWS_BOUNDS %s(", g->kname);
+    else
+        buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, g->kname);
     bool first = true;
     tc_plan *p = g->bufs->plan;
     if (ks->foreach) {

@@ -241,7 +241,7 @@ void cg_plan_kernel(cg *g, const char *name)
     } else if (ks->kind == SCH_COLUMNS && ks->split) {
         /* a 16-byte ticket per column group, then split * rows partials per reduction */
         add_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
-        const tc_dim *groups = dim_ceildiv(g->c, ks->rows, dim_const(g->c, ks->block[0]));
+        const tc_dim *groups = dim_ceildiv(g->c, ks->rows, dim_const(g->c, (int64_t)ks->block[0] * ks->vec));
         const tc_dim *parts = dim_mul(g->c, ks->rows, dim_const(g->c, (int64_t)ks->split * 16 * g->k->nreds));
         st->ws_bytes = dim_add(g->c, dim_mul(g->c, groups, dim_const(g->c, 16)), parts);
     }

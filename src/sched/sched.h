@@ -19,7 +19,10 @@
  *   SCH_COLUMNS    reduction over leading (or interior) axes: threads own
  *                  kept elements along x, so loads are coalesced across a
  *                  warp, and block.y threads split the reduced range; the y
- *                  partials combine in shared memory.
+ *                  partials combine in shared memory.  Split across blocks
+ *                  with the last axis kept and no per-element stores, a
+ *                  thread owns `vec` consecutive kept elements, read as one
+ *                  16-byte vector where contiguous and aligned.
  *   SCH_FULL       reduction over every axis: blocks take slices, write
  *                  partials to a workspace, and the last block to finish
  *                  (an atomic ticket) combines them in a fixed order, so
@@ -49,7 +52,8 @@ typedef struct ksched {
     const fkernel *k;
     sched_kind kind;
     int block[3];
-    int vec;                /* elements per thread step along the last dim (1: scalar) */
+    int vec;                /* elements per thread step along the last dim (1: scalar);
+                             * SCH_COLUMNS: kept elements a thread */
     int items;              /* SCH_ROWS: row chunks per thread kept in registers (0: looped only) */
     int block_per;          /* SCH_ROWS: the launch sizes block[0] to rowlen / block_per */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous

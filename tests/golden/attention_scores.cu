@@ -2,7 +2,7 @@
 /* ---- fn attention_scores ---- */
 
 /* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sqrt_div_max_sub_exp_sum_1(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_1(
     float *__restrict__ out_out,
     const float *__restrict__ buf2,
     const idx_t sz_B,
@@ -13,6 +13,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sqrt_div_max_sub
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const float t1 = sqrtf(((float)((long long)(sz_E))));       // attention_scores.tc:9
+    const float rcp2 = 1.0f / t1;                               // attention_scores.tc:9
     const idx_t rows = sz_B*sz_H*sz_S, len = sz_L;
     for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
         idx_t q_ = row;
@@ -33,17 +34,17 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sqrt_div_max_sub
                     const idx_t i3 = r;
                     const tc_vec<float, 4> v0 = tc_vload<float, 4>(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3); // attention_scores.tc:9
                     pc0[j * 4 + 0] = v0.v[0];                                   // attention_scores.tc:9
-                    const float t2 = (pc0[j * 4 + 0]) / t1;                     // attention_scores.tc:9
-                    acc6 = tc_op_max()(acc6, t2);                               // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 1] = v0.v[1];                                   // attention_scores.tc:9
-                    const float t3 = (pc0[j * 4 + 1]) / t1;                     // attention_scores.tc:9
+                    const float t3 = (pc0[j * 4 + 0]) * rcp2;                   // attention_scores.tc:9
                     acc6 = tc_op_max()(acc6, t3);                               // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 2] = v0.v[2];                                   // attention_scores.tc:9
-                    const float t4 = (pc0[j * 4 + 2]) / t1;                     // attention_scores.tc:9
+                    pc0[j * 4 + 1] = v0.v[1];                                   // attention_scores.tc:9
+                    const float t4 = (pc0[j * 4 + 1]) * rcp2;                   // attention_scores.tc:9
                     acc6 = tc_op_max()(acc6, t4);                               // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 3] = v0.v[3];                                   // attention_scores.tc:9
-                    const float t5 = (pc0[j * 4 + 3]) / t1;                     // attention_scores.tc:9
+                    pc0[j * 4 + 2] = v0.v[2];                                   // attention_scores.tc:9
+                    const float t5 = (pc0[j * 4 + 2]) * rcp2;                   // attention_scores.tc:9
                     acc6 = tc_op_max()(acc6, t5);                               // <prelude>/softmax.tc:13
+                    pc0[j * 4 + 3] = v0.v[3];                                   // attention_scores.tc:9
+                    const float t6 = (pc0[j * 4 + 3]) * rcp2;                   // attention_scores.tc:9
+                    acc6 = tc_op_max()(acc6, t6);                               // <prelude>/softmax.tc:13
                 }
             }
             acc6 = tc_block_reduce(acc6, tc_op_max(), (float *)tc_smem);
@@ -54,79 +55,81 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sqrt_div_max_sub
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i3 = r;
-                    const float t6 = (pc0[j * 4 + 0]) / t1;                     // attention_scores.tc:9
-                    const float t7 = t6 - r6;                                   // <prelude>/softmax.tc:13
-                    const float t8 = expf(t7);                                  // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t8);                               // <prelude>/softmax.tc:14
-                    const float t9 = (pc0[j * 4 + 1]) / t1;                     // attention_scores.tc:9
-                    const float t10 = t9 - r6;                                  // <prelude>/softmax.tc:13
-                    const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t11);                              // <prelude>/softmax.tc:14
-                    const float t12 = (pc0[j * 4 + 2]) / t1;                    // attention_scores.tc:9
-                    const float t13 = t12 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t14 = expf(t13);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t14);                              // <prelude>/softmax.tc:14
-                    const float t15 = (pc0[j * 4 + 3]) / t1;                    // attention_scores.tc:9
-                    const float t16 = t15 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t17 = expf(t16);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t17);                              // <prelude>/softmax.tc:14
+                    const float t7 = (pc0[j * 4 + 0]) * rcp2;                   // attention_scores.tc:9
+                    const float t8 = t7 - r6;                                   // <prelude>/softmax.tc:13
+                    const float t9 = expf(t8);                                  // <prelude>/softmax.tc:13
+                    acc9 = tc_op_sum()(acc9, t9);                               // <prelude>/softmax.tc:14
+                    const float t10 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
+                    const float t11 = t10 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t12 = expf(t11);                                // <prelude>/softmax.tc:13
+                    acc9 = tc_op_sum()(acc9, t12);                              // <prelude>/softmax.tc:14
+                    const float t13 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
+                    const float t14 = t13 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t15 = expf(t14);                                // <prelude>/softmax.tc:13
+                    acc9 = tc_op_sum()(acc9, t15);                              // <prelude>/softmax.tc:14
+                    const float t16 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
+                    const float t17 = t16 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t18 = expf(t17);                                // <prelude>/softmax.tc:13
+                    acc9 = tc_op_sum()(acc9, t18);                              // <prelude>/softmax.tc:14
                 }
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
+            const float rcp22 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i3 = r;
-                    const float t18 = (pc0[j * 4 + 0]) / t1;                    // attention_scores.tc:9
-                    const float t19 = t18 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t20 = expf(t19);                                // <prelude>/softmax.tc:13
-                    const float t21 = t20 / r9;                                 // <prelude>/softmax.tc:14
-                    const float t22 = (pc0[j * 4 + 1]) / t1;                    // attention_scores.tc:9
-                    const float t23 = t22 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
-                    const float t25 = t24 / r9;                                 // <prelude>/softmax.tc:14
-                    const float t26 = (pc0[j * 4 + 2]) / t1;                    // attention_scores.tc:9
-                    const float t27 = t26 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:13
-                    const float t29 = t28 / r9;                                 // <prelude>/softmax.tc:14
-                    const float t30 = (pc0[j * 4 + 3]) / t1;                    // attention_scores.tc:9
-                    const float t31 = t30 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:13
-                    const float t33 = t32 / r9;                                 // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3, {{t21, t25, t29, t33}}); // <prelude>/softmax.tc:14
+                    const float t19 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
+                    const float t20 = t19 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t21 = expf(t20);                                // <prelude>/softmax.tc:13
+                    const float t23 = t21 * rcp22;                              // <prelude>/softmax.tc:14
+                    const float t24 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
+                    const float t25 = t24 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t26 = expf(t25);                                // <prelude>/softmax.tc:13
+                    const float t27 = t26 * rcp22;                              // <prelude>/softmax.tc:14
+                    const float t28 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
+                    const float t29 = t28 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t30 = expf(t29);                                // <prelude>/softmax.tc:13
+                    const float t31 = t30 * rcp22;                              // <prelude>/softmax.tc:14
+                    const float t32 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
+                    const float t33 = t32 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t34 = expf(t33);                                // <prelude>/softmax.tc:13
+                    const float t35 = t34 * rcp22;                              // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3, {{t23, t27, t31, t35}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc6 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i3 = r;
-                const float t34 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t35 = t34 / t1;                                 // attention_scores.tc:9
-                acc6 = tc_op_max()(acc6, t35);                              // <prelude>/softmax.tc:13
+                const float t36 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t37 = t36 * rcp2;                               // attention_scores.tc:9
+                acc6 = tc_op_max()(acc6, t37);                              // <prelude>/softmax.tc:13
             }
             acc6 = tc_block_reduce(acc6, tc_op_max(), (float *)tc_smem);
             const float r6 = acc6;
             float acc9 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i3 = r;
-                const float t36 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t37 = t36 / t1;                                 // attention_scores.tc:9
-                const float t38 = t37 - r6;                                 // <prelude>/softmax.tc:13
-                const float t39 = expf(t38);                                // <prelude>/softmax.tc:13
-                acc9 = tc_op_sum()(acc9, t39);                              // <prelude>/softmax.tc:14
+                const float t38 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t39 = t38 * rcp2;                               // attention_scores.tc:9
+                const float t40 = t39 - r6;                                 // <prelude>/softmax.tc:13
+                const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
+                acc9 = tc_op_sum()(acc9, t41);                              // <prelude>/softmax.tc:14
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
+            const float rcp46 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i3 = r;
-                const float t40 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t41 = t40 / t1;                                 // attention_scores.tc:9
-                const float t42 = t41 - r6;                                 // <prelude>/softmax.tc:13
-                const float t43 = expf(t42);                                // <prelude>/softmax.tc:13
-                const float t44 = t43 / r9;                                 // <prelude>/softmax.tc:14
-                out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t44; // <prelude>/softmax.tc:14
+                const float t42 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t43 = t42 * rcp2;                               // attention_scores.tc:9
+                const float t44 = t43 - r6;                                 // <prelude>/softmax.tc:13
+                const float t45 = expf(t44);                                // <prelude>/softmax.tc:13
+                const float t47 = t45 * rcp46;                              // <prelude>/softmax.tc:14
+                out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t47; // <prelude>/softmax.tc:14
             }
         }
     }

@@ -14,23 +14,53 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t cb = group * blockDim.x;
-    const bool active = cb + threadIdx.x < rows;
-    /* idle threads work on the last column so every load stays in bounds */
-    const idx_t row = active ? cb + threadIdx.x : rows - 1;
-    const idx_t i1 = row;
-    float acc1 = (float)0;
-    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-        const idx_t i0 = r;
-        const float t0 = in_x[sz_D*i0 + i1];                        // col_sum.tc:5
-        acc1 = tc_op_sum()(acc1, t0);                               // col_sum.tc:6
+    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
+    float acc1[4];
+    #pragma unroll
+    for (int e = 0; e < 4; e++)
+        acc1[e] = (float)0;
+    {
+        const idx_t row = c0;
+        const idx_t i1 = row;
+        if (c0 + 4 <= rows &&
+            tc_aligned(in_x + i1, 16) &&
+            (sz_D) % 4 == 0) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i0 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // col_sum.tc:5
+                const float t1 = v0.v[0];                                   // col_sum.tc:5
+                acc1[0] = tc_op_sum()(acc1[0], t1);                         // col_sum.tc:6
+                const float t2 = v0.v[1];                                   // col_sum.tc:5
+                acc1[1] = tc_op_sum()(acc1[1], t2);                         // col_sum.tc:6
+                const float t3 = v0.v[2];                                   // col_sum.tc:5
+                acc1[2] = tc_op_sum()(acc1[2], t3);                         // col_sum.tc:6
+                const float t4 = v0.v[3];                                   // col_sum.tc:5
+                acc1[3] = tc_op_sum()(acc1[3], t4);                         // col_sum.tc:6
+            }
+        } else {
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i0 = r;
+                #pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    /* columns past the end read the last one, so loads stay in bounds */
+                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+                    const idx_t i1 = row;
+                    const float t5 = in_x[sz_D*i0 + i1];                        // col_sum.tc:5
+                    acc1[e] = tc_op_sum()(acc1[e], t5);                         // col_sum.tc:6
+                }
+            }
+        }
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    acc1 = tc_col_reduce(acc1, tc_op_sum(), (float *)tc_smem);
     float *part1 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
-    if (threadIdx.y == 0 && active)
-        part1[slice * rows + row] = acc1;
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        acc1[e] = tc_col_reduce(acc1[e], tc_op_sum(), (float *)tc_smem);
+        if (threadIdx.y == 0 && c0 + e < rows)
+            part1[slice * rows + c0 + e] = acc1[e];
+    }
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -40,17 +70,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     if (!last_block)
         return;
     __threadfence();
-    acc1 = (float)0;
-    for (int s = 0; s < 32; s++)
-        acc1 = tc_op_sum()(acc1, tc_ldcg(part1 + s * rows + row));
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+        acc1[e] = (float)0;
+        for (int s = 0; s < 32; s++)
+            acc1[e] = tc_op_sum()(acc1[e], tc_ldcg(part1 + s * rows + row));
+    }
     __syncthreads();
-    if (threadIdx.y == 0 && active)
-        for (int s = 0; s < 32; s++) {
-            part1[s * rows + row] = float{};
+    if (threadIdx.y == 0)
+        for (int e = 0; e < 4 && c0 + e < rows; e++)
+            for (int s = 0; s < 32; s++) {
+                part1[s * rows + c0 + e] = float{};
+            }
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const bool active = c0 + e < rows;
+        const idx_t row = active ? c0 + e : rows - 1;
+        const idx_t i1 = row;
+        const float r1 = acc1[e];
+        if (threadIdx.y == 0 && active) {
+            out_out[i1] = r1;                                           // col_sum.tc:6
         }
-    const float r1 = acc1;
-    if (threadIdx.y == 0 && active) {
-        out_out[i1] = r1;                                           // col_sum.tc:6
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
@@ -60,5 +101,5 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
 launch plan of col_sum (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[D]
-  step 0: tc_red_fused_sum_0<<<32*((D + 31)/32), [32, 8, 1]>>>(in_x, out_out, D, N, workspace)
+  step 0: tc_red_fused_sum_0<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, out_out, D, N, workspace)
  */

@@ -29,10 +29,15 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_0(
 {
     const tc_fe_group<5> &grp = tc_fe_find<5>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     const float *__restrict__ in_a = (const float *)grp.ptr[0];
+    __builtin_assume(__isGlobal(in_a));
     const float *__restrict__ in_b = (const float *)grp.ptr[1];
+    __builtin_assume(__isGlobal(in_b));
     const float *__restrict__ in_c = (const float *)grp.ptr[2];
+    __builtin_assume(__isGlobal(in_c));
     const float *__restrict__ in_d = (const float *)grp.ptr[3];
+    __builtin_assume(__isGlobal(in_d));
     float *__restrict__ out_out = (float *)grp.ptr[4];
+    __builtin_assume(__isGlobal(out_out));
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;

@@ -29,7 +29,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_relu_sub_
 {
     const tc_fe_group<2> &grp = tc_fe_find<2>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     const float *__restrict__ in_x = (const float *)grp.ptr[0];
+    __builtin_assume(__isGlobal(in_x));
     float *__restrict__ out_out = (float *)grp.ptr[1];
+    __builtin_assume(__isGlobal(out_out));
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;

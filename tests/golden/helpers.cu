@@ -1,5 +1,11 @@
 typedef int idx_t; /* 32-bit index arithmetic */
 typedef unsigned long long tc_u64;
+/* rows kernels: a register cap for occupancy (__maxnreg__ is CUDA 12.4+) */
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
+#define TC_ROWS_BOUNDS __maxnreg__(40)
+#else
+#define TC_ROWS_BOUNDS __launch_bounds__(1024)
+#endif
 
 /* 16-bit floats are stored as their bits; math is done in f32 */
 __device__ __forceinline__ float tc_h2f(unsigned short h) {
@@ -10,10 +16,29 @@ __device__ __forceinline__ unsigned short tc_f2h(float f) {
 }
 __device__ __forceinline__ float tc_bf2f(unsigned short h) { return __uint_as_float((unsigned)h << 16); }
 __device__ __forceinline__ unsigned short tc_f2bf(float f) {
+#if __CUDA_ARCH__ >= 800
+    unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+#else
     unsigned u = __float_as_uint(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u); /* NaN */
     u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
     return (unsigned short)(u >> 16);
+#endif
+}
+/* two at once, lo in the low half: one instruction on sm_80+ */
+__device__ __forceinline__ unsigned tc_f2bf2(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+    unsigned r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+#else
+    return (unsigned)tc_f2bf(lo) | (unsigned)tc_f2bf(hi) << 16;
+#endif
+}
+__device__ __forceinline__ unsigned tc_f2h2(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+    unsigned r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+#else
+    return (unsigned)tc_f2h(lo) | (unsigned)tc_f2h(hi) << 16;
+#endif
 }
 __device__ __forceinline__ float tc_round_f16(float x) { return tc_h2f(tc_f2h(x)); }
 __device__ __forceinline__ float tc_round_bf16(float x) { return tc_bf2f(tc_f2bf(x)); }

@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_0(
 /* ---- fn moments ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_1(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_1(
     const float *__restrict__ in_x,
     float *__restrict__ out_mu,
     float *__restrict__ out_var,
@@ -165,7 +165,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_
 /* ---- fn normalize ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_pow_add_rsqrt_2(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt_2(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_b,
@@ -338,7 +338,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_3(
 {
     const tc_fe_group<2> &grp = tc_fe_find<2>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     float *__restrict__ io_y = (float *)grp.ptr[0];
+    __builtin_assume(__isGlobal(io_y));
     const float *__restrict__ in_x = (const float *)grp.ptr[1];
+    __builtin_assume(__isGlobal(in_x));
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
@@ -562,8 +564,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_7(
 {
     const tc_fe_group<3> &grp = tc_fe_find<3>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     float *__restrict__ io_p = (float *)grp.ptr[0];
+    __builtin_assume(__isGlobal(io_p));
     const float *__restrict__ in_g = (const float *)grp.ptr[1];
+    __builtin_assume(__isGlobal(in_g));
     float *__restrict__ io_buf = (float *)grp.ptr[2];
+    __builtin_assume(__isGlobal(io_buf));
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
@@ -667,7 +672,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_8
 }
 
 /* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_exp_div_max_sum_log_9(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_9(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_b,
@@ -937,7 +942,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_exp_div_max_
 /* ---- fn bf16_norm ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div_add_rsqrt_10(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_10(
     const unsigned short *__restrict__ in_x,
     const float *__restrict__ in_g,
     unsigned short *__restrict__ out_out,
@@ -989,43 +994,38 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
                     const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_g + i1);  // lang_functions.tc:46
                     pc1[j * 4 + 0] = v9.v[0];                                   // lang_functions.tc:46
                     const float t10 = t8 * (pc1[j * 4 + 0]);                    // <prelude>/norm.tc:22
-                    const float t11 = tc_round_bf16(t10);                       // <prelude>/norm.tc:22
-                    const float t12 = (pc0[j * 4 + 1]) * t7;                    // <prelude>/norm.tc:22
+                    const float t11 = (pc0[j * 4 + 1]) * t7;                    // <prelude>/norm.tc:22
                     pc1[j * 4 + 1] = v9.v[1];                                   // lang_functions.tc:46
-                    const float t13 = t12 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:22
-                    const float t14 = tc_round_bf16(t13);                       // <prelude>/norm.tc:22
-                    const float t15 = (pc0[j * 4 + 2]) * t7;                    // <prelude>/norm.tc:22
+                    const float t12 = t11 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:22
+                    const float t13 = (pc0[j * 4 + 2]) * t7;                    // <prelude>/norm.tc:22
                     pc1[j * 4 + 2] = v9.v[2];                                   // lang_functions.tc:46
-                    const float t16 = t15 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:22
-                    const float t17 = tc_round_bf16(t16);                       // <prelude>/norm.tc:22
-                    const float t18 = (pc0[j * 4 + 3]) * t7;                    // <prelude>/norm.tc:22
+                    const float t14 = t13 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:22
+                    const float t15 = (pc0[j * 4 + 3]) * t7;                    // <prelude>/norm.tc:22
                     pc1[j * 4 + 3] = v9.v[3];                                   // lang_functions.tc:46
-                    const float t19 = t18 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:22
-                    const float t20 = tc_round_bf16(t19);                       // <prelude>/norm.tc:22
-                    tc_vstore<unsigned short, 4>(out_out + sz_D*i0 + i1, {{tc_f2bf(t11), tc_f2bf(t14), tc_f2bf(t17), tc_f2bf(t20)}}); // <prelude>/norm.tc:22
+                    const float t16 = t15 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:22
+                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t10, t12), tc_f2bf2(t14, t16)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t21 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
-                const float t22 = t21 * t21;                                // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t22);                              // <prelude>/norm.tc:22
+                const float t17 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t18 = t17 * t17;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t18);                              // <prelude>/norm.tc:22
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t24 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t25 = t24 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t26 = rsqrtf(t25);                              // <prelude>/norm.tc:22
+            const float t20 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t21 = t20 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t22 = rsqrtf(t21);                              // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t23 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
-                const float t27 = t23 * t26;                                // <prelude>/norm.tc:22
-                const float t28 = in_g[i1];                                 // lang_functions.tc:46
-                const float t29 = t27 * t28;                                // <prelude>/norm.tc:22
-                const float t30 = tc_round_bf16(t29);                       // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t30);                       // <prelude>/norm.tc:22
+                const float t19 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t23 = t19 * t22;                                // <prelude>/norm.tc:22
+                const float t24 = in_g[i1];                                 // lang_functions.tc:46
+                const float t25 = t23 * t24;                                // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t25);                       // <prelude>/norm.tc:22
             }
         }
     }
@@ -1040,6 +1040,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_11(
 {
     const tc_fe_group<1> &grp = tc_fe_find<1>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     float *__restrict__ io_p = (float *)grp.ptr[0];
+    __builtin_assume(__isGlobal(io_p));
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;

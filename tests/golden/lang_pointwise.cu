@@ -452,43 +452,37 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_cast_3(
             tc_aligned(out_i + i0, 8) &&
             tc_aligned(out_l + i0, 16) &&
             tc_aligned(out_t + i0, 2)) {
-            const tc_vec<float, 2> v7 = tc_vload<float, 2>(in_x + i0);  // lang_pointwise.tc:21
-            const float t8 = v7.v[0];                                   // lang_pointwise.tc:21
-            const float t9 = tc_round_f16(t8);                          // lang_pointwise.tc:22
-            const float t10 = v7.v[1];                                  // lang_pointwise.tc:21
-            const float t11 = tc_round_f16(t10);                        // lang_pointwise.tc:22
-            tc_vstore<unsigned short, 2>(out_h + i0, {{tc_f2h(t9), tc_f2h(t11)}}); // lang_pointwise.tc:22
-            const float t12 = tc_round_bf16(t8);                        // lang_pointwise.tc:22
-            const float t13 = tc_round_bf16(t10);                       // lang_pointwise.tc:22
-            tc_vstore<unsigned short, 2>(out_b + i0, {{tc_f2bf(t12), tc_f2bf(t13)}}); // lang_pointwise.tc:22
-            const double t14 = (double)t8;                              // lang_pointwise.tc:22
-            const double t15 = (double)t10;                             // lang_pointwise.tc:22
-            tc_vstore<double, 2>(out_d + i0, {{t14, t15}});             // lang_pointwise.tc:22
-            const int t16 = (int)t8;                                    // lang_pointwise.tc:22
-            const int t17 = (int)t10;                                   // lang_pointwise.tc:22
-            tc_vstore<int, 2>(out_i + i0, {{t16, t17}});                // lang_pointwise.tc:22
-            const long long t18 = (long long)t8;                        // lang_pointwise.tc:22
-            const long long t19 = (long long)t10;                       // lang_pointwise.tc:22
-            tc_vstore<long long, 2>(out_l + i0, {{t18, t19}});          // lang_pointwise.tc:22
-            const bool t20 = ((t8 != 0)) != 0;                          // lang_pointwise.tc:22
-            const bool t21 = ((t10 != 0)) != 0;                         // lang_pointwise.tc:22
-            tc_vstore<unsigned char, 2>(out_t + i0, {{(unsigned char)t20, (unsigned char)t21}}); // lang_pointwise.tc:22
+            const tc_vec<float, 2> v5 = tc_vload<float, 2>(in_x + i0);  // lang_pointwise.tc:21
+            const float t6 = v5.v[0];                                   // lang_pointwise.tc:21
+            const float t7 = v5.v[1];                                   // lang_pointwise.tc:21
+            tc_vstore<unsigned, 1>((unsigned *)(out_h + i0), {{tc_f2h2(t6, t7)}}); // lang_pointwise.tc:22
+            tc_vstore<unsigned, 1>((unsigned *)(out_b + i0), {{tc_f2bf2(t6, t7)}}); // lang_pointwise.tc:22
+            const double t8 = (double)t6;                               // lang_pointwise.tc:22
+            const double t9 = (double)t7;                               // lang_pointwise.tc:22
+            tc_vstore<double, 2>(out_d + i0, {{t8, t9}});               // lang_pointwise.tc:22
+            const int t10 = (int)t6;                                    // lang_pointwise.tc:22
+            const int t11 = (int)t7;                                    // lang_pointwise.tc:22
+            tc_vstore<int, 2>(out_i + i0, {{t10, t11}});                // lang_pointwise.tc:22
+            const long long t12 = (long long)t6;                        // lang_pointwise.tc:22
+            const long long t13 = (long long)t7;                        // lang_pointwise.tc:22
+            tc_vstore<long long, 2>(out_l + i0, {{t12, t13}});          // lang_pointwise.tc:22
+            const bool t14 = ((t6 != 0)) != 0;                          // lang_pointwise.tc:22
+            const bool t15 = ((t7 != 0)) != 0;                          // lang_pointwise.tc:22
+            tc_vstore<unsigned char, 2>(out_t + i0, {{(unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:22
         } else {
             for (int e = 0; e < 2 && base + e < n; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // lang_pointwise.tc:21
-                const float t1 = tc_round_f16(t0);                          // lang_pointwise.tc:22
-                out_h[i0] = tc_f2h(t1);                                     // lang_pointwise.tc:22
-                const float t2 = tc_round_bf16(t0);                         // lang_pointwise.tc:22
-                out_b[i0] = tc_f2bf(t2);                                    // lang_pointwise.tc:22
-                const double t3 = (double)t0;                               // lang_pointwise.tc:22
-                out_d[i0] = t3;                                             // lang_pointwise.tc:22
-                const int t4 = (int)t0;                                     // lang_pointwise.tc:22
-                out_i[i0] = t4;                                             // lang_pointwise.tc:22
-                const long long t5 = (long long)t0;                         // lang_pointwise.tc:22
-                out_l[i0] = t5;                                             // lang_pointwise.tc:22
-                const bool t6 = ((t0 != 0)) != 0;                           // lang_pointwise.tc:22
-                out_t[i0] = (unsigned char)t6;                              // lang_pointwise.tc:22
+                out_h[i0] = tc_f2h(t0);                                     // lang_pointwise.tc:22
+                out_b[i0] = tc_f2bf(t0);                                    // lang_pointwise.tc:22
+                const double t1 = (double)t0;                               // lang_pointwise.tc:22
+                out_d[i0] = t1;                                             // lang_pointwise.tc:22
+                const int t2 = (int)t0;                                     // lang_pointwise.tc:22
+                out_i[i0] = t2;                                             // lang_pointwise.tc:22
+                const long long t3 = (long long)t0;                         // lang_pointwise.tc:22
+                out_l[i0] = t3;                                             // lang_pointwise.tc:22
+                const bool t4 = ((t0 != 0)) != 0;                           // lang_pointwise.tc:22
+                out_t[i0] = (unsigned char)t4;                              // lang_pointwise.tc:22
             }
         }
     }
@@ -535,7 +529,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_4(
             const float t25 = tc_h2f(v3.v[7]);                          // lang_pointwise.tc:27
             const float t26 = t25 * (tc_round_f16(s_lr));               // lang_pointwise.tc:28
             const float t27 = t26 + 1.0f;                               // lang_pointwise.tc:28
-            tc_vstore<unsigned short, 8>(out_out + i0, {{tc_f2h(t6), tc_f2h(t9), tc_f2h(t12), tc_f2h(t15), tc_f2h(t18), tc_f2h(t21), tc_f2h(t24), tc_f2h(t27)}}); // lang_pointwise.tc:28
+            tc_vstore<unsigned, 4>((unsigned *)(out_out + i0), {{tc_f2h2(t6, t9), tc_f2h2(t12, t15), tc_f2h2(t18, t21), tc_f2h2(t24, t27)}}); // lang_pointwise.tc:28
         } else {
             for (int e = 0; e < 8 && base + e < n; ++e) {
                 const idx_t i0 = base + e;

@@ -15,26 +15,59 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t cb = group * blockDim.x;
-    const bool active = cb + threadIdx.x < rows;
-    /* idle threads work on the last column so every load stays in bounds */
-    const idx_t row = active ? cb + threadIdx.x : rows - 1;
-    idx_t q_ = row;
-    const idx_t i2 = q_ % sz_C;
-    q_ /= sz_C;
-    const idx_t i1 = q_;
-    float acc1 = (float)0;
-    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-        const idx_t i0 = r;
-        const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
-        acc1 = tc_op_sum()(acc1, t0);                               // lang_reductions.tc:6
+    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
+    float acc1[4];
+    #pragma unroll
+    for (int e = 0; e < 4; e++)
+        acc1[e] = (float)0;
+    {
+        const idx_t row = c0;
+        idx_t q_ = row;
+        const idx_t i2 = q_ % sz_C;
+        q_ /= sz_C;
+        const idx_t i1 = q_;
+        if (c0 + 4 <= rows && i2 + 4 <= sz_C &&
+            tc_aligned(in_x + sz_C*i1 + i2, 16) &&
+            (sz_B*sz_C) % 4 == 0) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i0 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                const float t1 = v0.v[0];                                   // lang_reductions.tc:4
+                acc1[0] = tc_op_sum()(acc1[0], t1);                         // lang_reductions.tc:6
+                const float t2 = v0.v[1];                                   // lang_reductions.tc:4
+                acc1[1] = tc_op_sum()(acc1[1], t2);                         // lang_reductions.tc:6
+                const float t3 = v0.v[2];                                   // lang_reductions.tc:4
+                acc1[2] = tc_op_sum()(acc1[2], t3);                         // lang_reductions.tc:6
+                const float t4 = v0.v[3];                                   // lang_reductions.tc:4
+                acc1[3] = tc_op_sum()(acc1[3], t4);                         // lang_reductions.tc:6
+            }
+        } else {
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i0 = r;
+                #pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    /* columns past the end read the last one, so loads stay in bounds */
+                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+                    idx_t q_ = row;
+                    const idx_t i2 = q_ % sz_C;
+                    q_ /= sz_C;
+                    const idx_t i1 = q_;
+                    const float t5 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
+                    acc1[e] = tc_op_sum()(acc1[e], t5);                         // lang_reductions.tc:6
+                }
+            }
+        }
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    acc1 = tc_col_reduce(acc1, tc_op_sum(), (float *)tc_smem);
     float *part1 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
-    if (threadIdx.y == 0 && active)
-        part1[slice * rows + row] = acc1;
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        acc1[e] = tc_col_reduce(acc1[e], tc_op_sum(), (float *)tc_smem);
+        if (threadIdx.y == 0 && c0 + e < rows)
+            part1[slice * rows + c0 + e] = acc1[e];
+    }
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -44,17 +77,31 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     if (!last_block)
         return;
     __threadfence();
-    acc1 = (float)0;
-    for (int s = 0; s < 32; s++)
-        acc1 = tc_op_sum()(acc1, tc_ldcg(part1 + s * rows + row));
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+        acc1[e] = (float)0;
+        for (int s = 0; s < 32; s++)
+            acc1[e] = tc_op_sum()(acc1[e], tc_ldcg(part1 + s * rows + row));
+    }
     __syncthreads();
-    if (threadIdx.y == 0 && active)
-        for (int s = 0; s < 32; s++) {
-            part1[s * rows + row] = float{};
+    if (threadIdx.y == 0)
+        for (int e = 0; e < 4 && c0 + e < rows; e++)
+            for (int s = 0; s < 32; s++) {
+                part1[s * rows + c0 + e] = float{};
+            }
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const bool active = c0 + e < rows;
+        const idx_t row = active ? c0 + e : rows - 1;
+        idx_t q_ = row;
+        const idx_t i2 = q_ % sz_C;
+        q_ /= sz_C;
+        const idx_t i1 = q_;
+        const float r1 = acc1[e];
+        if (threadIdx.y == 0 && active) {
+            out_s[sz_C*i1 + i2] = r1;                                   // lang_reductions.tc:6
         }
-    const float r1 = acc1;
-    if (threadIdx.y == 0 && active) {
-        out_s[sz_C*i1 + i2] = r1;                                   // lang_reductions.tc:6
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
@@ -74,26 +121,59 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t cb = group * blockDim.x;
-    const bool active = cb + threadIdx.x < rows;
-    /* idle threads work on the last column so every load stays in bounds */
-    const idx_t row = active ? cb + threadIdx.x : rows - 1;
-    idx_t q_ = row;
-    const idx_t i2 = q_ % sz_C;
-    q_ /= sz_C;
-    const idx_t i0 = q_;
-    float acc2 = (float)0;
-    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-        const idx_t i1 = r;
-        const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
-        acc2 = tc_op_sum()(acc2, t0);                               // lang_reductions.tc:7
+    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
+    float acc2[4];
+    #pragma unroll
+    for (int e = 0; e < 4; e++)
+        acc2[e] = (float)0;
+    {
+        const idx_t row = c0;
+        idx_t q_ = row;
+        const idx_t i2 = q_ % sz_C;
+        q_ /= sz_C;
+        const idx_t i0 = q_;
+        if (c0 + 4 <= rows && i2 + 4 <= sz_C &&
+            tc_aligned(in_x + sz_B*sz_C*i0 + i2, 16) &&
+            (sz_C) % 4 == 0) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                const float t1 = v0.v[0];                                   // lang_reductions.tc:4
+                acc2[0] = tc_op_sum()(acc2[0], t1);                         // lang_reductions.tc:7
+                const float t2 = v0.v[1];                                   // lang_reductions.tc:4
+                acc2[1] = tc_op_sum()(acc2[1], t2);                         // lang_reductions.tc:7
+                const float t3 = v0.v[2];                                   // lang_reductions.tc:4
+                acc2[2] = tc_op_sum()(acc2[2], t3);                         // lang_reductions.tc:7
+                const float t4 = v0.v[3];                                   // lang_reductions.tc:4
+                acc2[3] = tc_op_sum()(acc2[3], t4);                         // lang_reductions.tc:7
+            }
+        } else {
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i1 = r;
+                #pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    /* columns past the end read the last one, so loads stay in bounds */
+                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+                    idx_t q_ = row;
+                    const idx_t i2 = q_ % sz_C;
+                    q_ /= sz_C;
+                    const idx_t i0 = q_;
+                    const float t5 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
+                    acc2[e] = tc_op_sum()(acc2[e], t5);                         // lang_reductions.tc:7
+                }
+            }
+        }
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    acc2 = tc_col_reduce(acc2, tc_op_sum(), (float *)tc_smem);
     float *part2 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
-    if (threadIdx.y == 0 && active)
-        part2[slice * rows + row] = acc2;
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        acc2[e] = tc_col_reduce(acc2[e], tc_op_sum(), (float *)tc_smem);
+        if (threadIdx.y == 0 && c0 + e < rows)
+            part2[slice * rows + c0 + e] = acc2[e];
+    }
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -103,25 +183,39 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
     if (!last_block)
         return;
     __threadfence();
-    acc2 = (float)0;
-    for (int s = 0; s < 32; s++)
-        acc2 = tc_op_sum()(acc2, tc_ldcg(part2 + s * rows + row));
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+        acc2[e] = (float)0;
+        for (int s = 0; s < 32; s++)
+            acc2[e] = tc_op_sum()(acc2[e], tc_ldcg(part2 + s * rows + row));
+    }
     __syncthreads();
-    if (threadIdx.y == 0 && active)
-        for (int s = 0; s < 32; s++) {
-            part2[s * rows + row] = float{};
+    if (threadIdx.y == 0)
+        for (int e = 0; e < 4 && c0 + e < rows; e++)
+            for (int s = 0; s < 32; s++) {
+                part2[s * rows + c0 + e] = float{};
+            }
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const bool active = c0 + e < rows;
+        const idx_t row = active ? c0 + e : rows - 1;
+        idx_t q_ = row;
+        const idx_t i2 = q_ % sz_C;
+        q_ /= sz_C;
+        const idx_t i0 = q_;
+        const float r2 = acc2[e];
+        const float t6 = r2 / ((float)((long long)(sz_B)));         // lang_reductions.tc:7
+        if (threadIdx.y == 0 && active) {
+            out_m[sz_C*i0 + i2] = t6;                                   // lang_reductions.tc:7
         }
-    const float r2 = acc2;
-    const float t1 = r2 / ((float)((long long)(sz_B)));         // lang_reductions.tc:7
-    if (threadIdx.y == 0 && active) {
-        out_m[sz_C*i0 + i2] = t1;                                   // lang_reductions.tc:7
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
 }
 
 /* kernel 2: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_2(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
     const float *__restrict__ in_x,
     float *__restrict__ out_mx,
     const idx_t sz_A,
@@ -190,26 +284,60 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_min_3(
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t cb = group * blockDim.x;
-    const bool active = cb + threadIdx.x < rows;
-    /* idle threads work on the last column so every load stays in bounds */
-    const idx_t row = active ? cb + threadIdx.x : rows - 1;
-    const idx_t i2 = row;
-    float acc6 = tc_highest<float>();
-    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-        idx_t q_ = r;
-        const idx_t i1 = q_ % sz_B;
-        q_ /= sz_B;
-        const idx_t i0 = q_;
-        const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
-        acc6 = tc_op_min()(acc6, t0);                               // lang_reductions.tc:9
+    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
+    float acc6[4];
+    #pragma unroll
+    for (int e = 0; e < 4; e++)
+        acc6[e] = tc_highest<float>();
+    {
+        const idx_t row = c0;
+        const idx_t i2 = row;
+        if (c0 + 4 <= rows &&
+            tc_aligned(in_x + i2, 16) &&
+            (sz_B*sz_C) % 4 == 0 &&
+            (sz_C) % 4 == 0) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                idx_t q_ = r;
+                const idx_t i1 = q_ % sz_B;
+                q_ /= sz_B;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                const float t1 = v0.v[0];                                   // lang_reductions.tc:4
+                acc6[0] = tc_op_min()(acc6[0], t1);                         // lang_reductions.tc:9
+                const float t2 = v0.v[1];                                   // lang_reductions.tc:4
+                acc6[1] = tc_op_min()(acc6[1], t2);                         // lang_reductions.tc:9
+                const float t3 = v0.v[2];                                   // lang_reductions.tc:4
+                acc6[2] = tc_op_min()(acc6[2], t3);                         // lang_reductions.tc:9
+                const float t4 = v0.v[3];                                   // lang_reductions.tc:4
+                acc6[3] = tc_op_min()(acc6[3], t4);                         // lang_reductions.tc:9
+            }
+        } else {
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                idx_t q_ = r;
+                const idx_t i1 = q_ % sz_B;
+                q_ /= sz_B;
+                const idx_t i0 = q_;
+                #pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    /* columns past the end read the last one, so loads stay in bounds */
+                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+                    const idx_t i2 = row;
+                    const float t5 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
+                    acc6[e] = tc_op_min()(acc6[e], t5);                         // lang_reductions.tc:9
+                }
+            }
+        }
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    acc6 = tc_col_reduce(acc6, tc_op_min(), (float *)tc_smem);
     float *part6 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
-    if (threadIdx.y == 0 && active)
-        part6[slice * rows + row] = acc6;
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        acc6[e] = tc_col_reduce(acc6[e], tc_op_min(), (float *)tc_smem);
+        if (threadIdx.y == 0 && c0 + e < rows)
+            part6[slice * rows + c0 + e] = acc6[e];
+    }
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -219,17 +347,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_min_3(
     if (!last_block)
         return;
     __threadfence();
-    acc6 = tc_highest<float>();
-    for (int s = 0; s < 32; s++)
-        acc6 = tc_op_min()(acc6, tc_ldcg(part6 + s * rows + row));
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+        acc6[e] = tc_highest<float>();
+        for (int s = 0; s < 32; s++)
+            acc6[e] = tc_op_min()(acc6[e], tc_ldcg(part6 + s * rows + row));
+    }
     __syncthreads();
-    if (threadIdx.y == 0 && active)
-        for (int s = 0; s < 32; s++) {
-            part6[s * rows + row] = float{};
+    if (threadIdx.y == 0)
+        for (int e = 0; e < 4 && c0 + e < rows; e++)
+            for (int s = 0; s < 32; s++) {
+                part6[s * rows + c0 + e] = float{};
+            }
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const bool active = c0 + e < rows;
+        const idx_t row = active ? c0 + e : rows - 1;
+        const idx_t i2 = row;
+        const float r6 = acc6[e];
+        if (threadIdx.y == 0 && active) {
+            out_mn[i2] = r6;                                            // lang_reductions.tc:9
         }
-    const float r6 = acc6;
-    if (threadIdx.y == 0 && active) {
-        out_mn[i2] = r6;                                            // lang_reductions.tc:9
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
@@ -318,7 +457,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_prod_sum_4(
 /* ---- fn indices ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_argmax_5(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
     const float *__restrict__ in_x,
     long long *__restrict__ out_amax,
     const idx_t sz_N,
@@ -378,23 +517,49 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t cb = group * blockDim.x;
-    const bool active = cb + threadIdx.x < rows;
-    /* idle threads work on the last column so every load stays in bounds */
-    const idx_t row = active ? cb + threadIdx.x : rows - 1;
-    const idx_t i1 = row;
-    tc_argv<float> acc2 = tc_argv<float>{tc_highest<float>(), -1};
-    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-        const idx_t i0 = r;
-        const float t0 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
-        acc2 = tc_op_argmin()(acc2, tc_argv<float>{(float)t0, (long long)(r)}); // lang_reductions.tc:13
+    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 2; /* this thread's first column */
+    tc_argv<float> acc2[2];
+    #pragma unroll
+    for (int e = 0; e < 2; e++)
+        acc2[e] = tc_argv<float>{tc_highest<float>(), -1};
+    {
+        const idx_t row = c0;
+        const idx_t i1 = row;
+        if (c0 + 2 <= rows &&
+            tc_aligned(in_x + i1, 8) &&
+            (sz_D) % 2 == 0) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i0 = r;
+                const tc_vec<float, 2> v0 = tc_vload<float, 2>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
+                const float t1 = v0.v[0];                                   // lang_reductions.tc:12
+                acc2[0] = tc_op_argmin()(acc2[0], tc_argv<float>{(float)t1, (long long)(r)}); // lang_reductions.tc:13
+                const float t2 = v0.v[1];                                   // lang_reductions.tc:12
+                acc2[1] = tc_op_argmin()(acc2[1], tc_argv<float>{(float)t2, (long long)(r + 1)}); // lang_reductions.tc:13
+            }
+        } else {
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i0 = r;
+                #pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    /* columns past the end read the last one, so loads stay in bounds */
+                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+                    const idx_t i1 = row;
+                    const float t3 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
+                    acc2[e] = tc_op_argmin()(acc2[e], tc_argv<float>{(float)t3, (long long)(r)}); // lang_reductions.tc:13
+                }
+            }
+        }
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
+    const idx_t groups = (rows + blockDim.x * 2 - 1) / (blockDim.x * 2);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    acc2 = tc_col_reduce(acc2, tc_op_argmin(), (tc_argv<float> *)tc_smem);
     tc_argv<float> *part2 = (tc_argv<float> *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
-    if (threadIdx.y == 0 && active)
-        part2[slice * rows + row] = acc2;
+    #pragma unroll
+    for (int e = 0; e < 2; e++) {
+        acc2[e] = tc_col_reduce(acc2[e], tc_op_argmin(), (tc_argv<float> *)tc_smem);
+        if (threadIdx.y == 0 && c0 + e < rows)
+            part2[slice * rows + c0 + e] = acc2[e];
+    }
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -404,17 +569,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
     if (!last_block)
         return;
     __threadfence();
-    acc2 = tc_argv<float>{tc_highest<float>(), -1};
-    for (int s = 0; s < 32; s++)
-        acc2 = tc_op_argmin()(acc2, tc_ldcg(part2 + s * rows + row));
+    #pragma unroll
+    for (int e = 0; e < 2; e++) {
+        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+        acc2[e] = tc_argv<float>{tc_highest<float>(), -1};
+        for (int s = 0; s < 32; s++)
+            acc2[e] = tc_op_argmin()(acc2[e], tc_ldcg(part2 + s * rows + row));
+    }
     __syncthreads();
-    if (threadIdx.y == 0 && active)
-        for (int s = 0; s < 32; s++) {
-            part2[s * rows + row] = tc_argv<float>{};
+    if (threadIdx.y == 0)
+        for (int e = 0; e < 2 && c0 + e < rows; e++)
+            for (int s = 0; s < 32; s++) {
+                part2[s * rows + c0 + e] = tc_argv<float>{};
+            }
+    #pragma unroll
+    for (int e = 0; e < 2; e++) {
+        const bool active = c0 + e < rows;
+        const idx_t row = active ? c0 + e : rows - 1;
+        const idx_t i1 = row;
+        const long long r2 = acc2[e].i;
+        if (threadIdx.y == 0 && active) {
+            out_amin[i1] = r2;                                          // lang_reductions.tc:13
         }
-    const long long r2 = acc2.i;
-    if (threadIdx.y == 0 && active) {
-        out_amin[i1] = r2;                                          // lang_reductions.tc:13
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
@@ -423,7 +599,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
 /* ---- fn statistics ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_mul_sqrt_max_7(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_7(
     const float *__restrict__ in_x,
     float *__restrict__ out_v,
     float *__restrict__ out_s,
@@ -729,7 +905,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_9(
 /* ---- fn mean_by_hand ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_10(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -791,17 +967,17 @@ launch plan of reductions (32-bit indices):
   buffer out_mn       output f32[C]
   buffer out_p        output f32
   buffer out_all      output f32
-  step 0: tc_red_fused_sum_0<<<32*((B*C + 31)/32), [32, 8, 1]>>>(in_x, out_s, B, C, A, workspace)
-  step 1: tc_red_fused_sum_div_1<<<32*((A*C + 31)/32), [32, 8, 1]>>>(in_x, out_m, B, C, A, workspace)
+  step 0: tc_red_fused_sum_0<<<32*((B*C + 127)/128), [32, 8, 1]>>>(in_x, out_s, B, C, A, workspace)
+  step 1: tc_red_fused_sum_div_1<<<32*((A*C + 127)/128), [32, 8, 1]>>>(in_x, out_m, B, C, A, workspace)
   step 2: tc_red_fused_max_2<<<A*B, [1024, 1, 1]>>>(in_x, out_mx, A, B, C)
-  step 3: tc_red_fused_min_3<<<32*((C + 31)/32), [32, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
+  step 3: tc_red_fused_min_3<<<32*((C + 127)/128), [32, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
   step 4: tc_red_fused_prod_sum_4<<<(A*B*C + 4095)/4096, [256, 1, 1]>>>(in_x, out_p, out_all, B, C, A, workspace)
 launch plan of indices (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_amax     output i64[N]
   buffer out_amin     output i64[D]
   step 0: tc_red_fused_argmax_5<<<N, [1024, 1, 1]>>>(in_x, out_amax, N, D)
-  step 1: tc_red_fused_argmin_6<<<32*((D + 31)/32), [32, 8, 1]>>>(in_x, out_amin, D, N, workspace)
+  step 1: tc_red_fused_argmin_6<<<32*((D + 63)/64), [32, 8, 1]>>>(in_x, out_amin, D, N, workspace)
 launch plan of statistics (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_v        output f32[N]

@@ -2,7 +2,7 @@
 /* ---- fn layernorm_stats ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_div_sub_mul_add_rsqrt_0(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt_0(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_b,

@@ -2,7 +2,7 @@
 /* ---- fn masked_softmax ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_where_max_sub_exp_sum_div_0(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_where_max_sub_exp_sum_div_0(
     const float *__restrict__ in_x,
     const unsigned char *__restrict__ in_mask,
     float *__restrict__ out_out,
@@ -73,6 +73,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_where_max_sub_ex
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
+            const float rcp21 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
@@ -81,54 +82,55 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_where_max_sub_ex
                     const float t18 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t19 = t18 - r4;                                 // <prelude>/softmax.tc:13
                     const float t20 = expf(t19);                                // <prelude>/softmax.tc:13
-                    const float t21 = t20 / r7;                                 // <prelude>/softmax.tc:14
-                    const float t22 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t23 = t22 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
-                    const float t25 = t24 / r7;                                 // <prelude>/softmax.tc:14
-                    const float t26 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t27 = t26 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:13
-                    const float t29 = t28 / r7;                                 // <prelude>/softmax.tc:14
-                    const float t30 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t31 = t30 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:13
-                    const float t33 = t32 / r7;                                 // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t21, t25, t29, t33}}); // <prelude>/softmax.tc:14
+                    const float t22 = t20 * rcp21;                              // <prelude>/softmax.tc:14
+                    const float t23 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t24 = t23 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t25 = expf(t24);                                // <prelude>/softmax.tc:13
+                    const float t26 = t25 * rcp21;                              // <prelude>/softmax.tc:14
+                    const float t27 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t28 = t27 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t29 = expf(t28);                                // <prelude>/softmax.tc:13
+                    const float t30 = t29 * rcp21;                              // <prelude>/softmax.tc:14
+                    const float t31 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t32 = t31 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
+                    const float t34 = t33 * rcp21;                              // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t22, t26, t30, t34}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc4 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t34 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t35 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t36 = (t34 != 0.0f ? t35 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_op_max()(acc4, t36);                              // <prelude>/softmax.tc:13
+                const bool t35 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t36 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t37 = (t35 != 0.0f ? t36 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_op_max()(acc4, t37);                              // <prelude>/softmax.tc:13
             }
             acc4 = tc_block_reduce(acc4, tc_op_max(), (float *)tc_smem);
             const float r4 = acc4;
             float acc7 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t37 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t38 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t39 = (t37 != 0.0f ? t38 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t40 = t39 - r4;                                 // <prelude>/softmax.tc:13
-                const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
-                acc7 = tc_op_sum()(acc7, t41);                              // <prelude>/softmax.tc:14
+                const bool t38 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t39 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t40 = (t38 != 0.0f ? t39 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t41 = t40 - r4;                                 // <prelude>/softmax.tc:13
+                const float t42 = expf(t41);                                // <prelude>/softmax.tc:13
+                acc7 = tc_op_sum()(acc7, t42);                              // <prelude>/softmax.tc:14
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
+            const float rcp48 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t42 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t43 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t44 = (t42 != 0.0f ? t43 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t45 = t44 - r4;                                 // <prelude>/softmax.tc:13
-                const float t46 = expf(t45);                                // <prelude>/softmax.tc:13
-                const float t47 = t46 / r7;                                 // <prelude>/softmax.tc:14
-                out_out[sz_D*i0 + i1] = t47;                                // <prelude>/softmax.tc:14
+                const bool t43 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t44 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t45 = (t43 != 0.0f ? t44 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t46 = t45 - r4;                                 // <prelude>/softmax.tc:13
+                const float t47 = expf(t46);                                // <prelude>/softmax.tc:13
+                const float t49 = t47 * rcp48;                              // <prelude>/softmax.tc:14
+                out_out[sz_D*i0 + i1] = t49;                                // <prelude>/softmax.tc:14
             }
         }
     }

@@ -2,7 +2,7 @@
 /* ---- fn norm_residual ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_mul_sum_sqrt_max_div_0(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_0(
     const float *__restrict__ in_x,
     const float *__restrict__ in_h,
     const float *__restrict__ in_a,
@@ -56,6 +56,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_mul_sum_sqrt
             float pc2[16];
             const float t12 = sqrtf(r6);                                // <prelude>/norm.tc:28
             const float t13 = tc_max(t12, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float rcp14 = 1.0f / t13;                             // <prelude>/norm.tc:28
             float acc13 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -65,108 +66,111 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sub_mul_sum_sqrt
                     const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_a + i1); // norm_residual.tc:8
                     pc2[j * 4 + 0] = v10.v[0];                                  // norm_residual.tc:8
                     const float t11 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
-                    const float t14 = t11 / t13;                                // <prelude>/norm.tc:28
-                    const float t15 = (pc2[j * 4 + 0]) * t14;                   // norm_residual.tc:9
-                    const float t16 = (pc1[j * 4 + 0]) + t15;                   // norm_residual.tc:9
-                    const float t17 = t16 * t16;                                // <prelude>/norm.tc:28
-                    acc13 = tc_op_sum()(acc13, t17);                            // <prelude>/norm.tc:28
+                    const float t15 = t11 * rcp14;                              // <prelude>/norm.tc:28
+                    const float t16 = (pc2[j * 4 + 0]) * t15;                   // norm_residual.tc:9
+                    const float t17 = (pc1[j * 4 + 0]) + t16;                   // norm_residual.tc:9
+                    const float t18 = t17 * t17;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t18);                            // <prelude>/norm.tc:28
                     pc2[j * 4 + 1] = v10.v[1];                                  // norm_residual.tc:8
-                    const float t18 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
-                    const float t19 = t18 / t13;                                // <prelude>/norm.tc:28
-                    const float t20 = (pc2[j * 4 + 1]) * t19;                   // norm_residual.tc:9
-                    const float t21 = (pc1[j * 4 + 1]) + t20;                   // norm_residual.tc:9
-                    const float t22 = t21 * t21;                                // <prelude>/norm.tc:28
-                    acc13 = tc_op_sum()(acc13, t22);                            // <prelude>/norm.tc:28
+                    const float t19 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
+                    const float t20 = t19 * rcp14;                              // <prelude>/norm.tc:28
+                    const float t21 = (pc2[j * 4 + 1]) * t20;                   // norm_residual.tc:9
+                    const float t22 = (pc1[j * 4 + 1]) + t21;                   // norm_residual.tc:9
+                    const float t23 = t22 * t22;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t23);                            // <prelude>/norm.tc:28
                     pc2[j * 4 + 2] = v10.v[2];                                  // norm_residual.tc:8
-                    const float t23 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
-                    const float t24 = t23 / t13;                                // <prelude>/norm.tc:28
-                    const float t25 = (pc2[j * 4 + 2]) * t24;                   // norm_residual.tc:9
-                    const float t26 = (pc1[j * 4 + 2]) + t25;                   // norm_residual.tc:9
-                    const float t27 = t26 * t26;                                // <prelude>/norm.tc:28
-                    acc13 = tc_op_sum()(acc13, t27);                            // <prelude>/norm.tc:28
+                    const float t24 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
+                    const float t25 = t24 * rcp14;                              // <prelude>/norm.tc:28
+                    const float t26 = (pc2[j * 4 + 2]) * t25;                   // norm_residual.tc:9
+                    const float t27 = (pc1[j * 4 + 2]) + t26;                   // norm_residual.tc:9
+                    const float t28 = t27 * t27;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t28);                            // <prelude>/norm.tc:28
                     pc2[j * 4 + 3] = v10.v[3];                                  // norm_residual.tc:8
-                    const float t28 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
-                    const float t29 = t28 / t13;                                // <prelude>/norm.tc:28
-                    const float t30 = (pc2[j * 4 + 3]) * t29;                   // norm_residual.tc:9
-                    const float t31 = (pc1[j * 4 + 3]) + t30;                   // norm_residual.tc:9
-                    const float t32 = t31 * t31;                                // <prelude>/norm.tc:28
-                    acc13 = tc_op_sum()(acc13, t32);                            // <prelude>/norm.tc:28
+                    const float t29 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
+                    const float t30 = t29 * rcp14;                              // <prelude>/norm.tc:28
+                    const float t31 = (pc2[j * 4 + 3]) * t30;                   // norm_residual.tc:9
+                    const float t32 = (pc1[j * 4 + 3]) + t31;                   // norm_residual.tc:9
+                    const float t33 = t32 * t32;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t33);                            // <prelude>/norm.tc:28
                 }
             }
             acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
-            const float t37 = sqrtf(r13);                               // <prelude>/norm.tc:28
-            const float t38 = tc_max(t37, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float t38 = sqrtf(r13);                               // <prelude>/norm.tc:28
+            const float t39 = tc_max(t38, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float rcp40 = 1.0f / t39;                             // <prelude>/norm.tc:28
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t33 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
-                    const float t34 = t33 / t13;                                // <prelude>/norm.tc:28
-                    const float t35 = (pc2[j * 4 + 0]) * t34;                   // norm_residual.tc:9
-                    const float t36 = (pc1[j * 4 + 0]) + t35;                   // norm_residual.tc:9
-                    const float t39 = t36 / t38;                                // <prelude>/norm.tc:28
-                    const float t40 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
-                    const float t41 = t40 / t13;                                // <prelude>/norm.tc:28
-                    const float t42 = (pc2[j * 4 + 1]) * t41;                   // norm_residual.tc:9
-                    const float t43 = (pc1[j * 4 + 1]) + t42;                   // norm_residual.tc:9
-                    const float t44 = t43 / t38;                                // <prelude>/norm.tc:28
-                    const float t45 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
-                    const float t46 = t45 / t13;                                // <prelude>/norm.tc:28
-                    const float t47 = (pc2[j * 4 + 2]) * t46;                   // norm_residual.tc:9
-                    const float t48 = (pc1[j * 4 + 2]) + t47;                   // norm_residual.tc:9
-                    const float t49 = t48 / t38;                                // <prelude>/norm.tc:28
-                    const float t50 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
-                    const float t51 = t50 / t13;                                // <prelude>/norm.tc:28
-                    const float t52 = (pc2[j * 4 + 3]) * t51;                   // norm_residual.tc:9
-                    const float t53 = (pc1[j * 4 + 3]) + t52;                   // norm_residual.tc:9
-                    const float t54 = t53 / t38;                                // <prelude>/norm.tc:28
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t39, t44, t49, t54}}); // <prelude>/norm.tc:28
+                    const float t34 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
+                    const float t35 = t34 * rcp14;                              // <prelude>/norm.tc:28
+                    const float t36 = (pc2[j * 4 + 0]) * t35;                   // norm_residual.tc:9
+                    const float t37 = (pc1[j * 4 + 0]) + t36;                   // norm_residual.tc:9
+                    const float t41 = t37 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t42 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
+                    const float t43 = t42 * rcp14;                              // <prelude>/norm.tc:28
+                    const float t44 = (pc2[j * 4 + 1]) * t43;                   // norm_residual.tc:9
+                    const float t45 = (pc1[j * 4 + 1]) + t44;                   // norm_residual.tc:9
+                    const float t46 = t45 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t47 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
+                    const float t48 = t47 * rcp14;                              // <prelude>/norm.tc:28
+                    const float t49 = (pc2[j * 4 + 2]) * t48;                   // norm_residual.tc:9
+                    const float t50 = (pc1[j * 4 + 2]) + t49;                   // norm_residual.tc:9
+                    const float t51 = t50 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t52 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
+                    const float t53 = t52 * rcp14;                              // <prelude>/norm.tc:28
+                    const float t54 = (pc2[j * 4 + 3]) * t53;                   // norm_residual.tc:9
+                    const float t55 = (pc1[j * 4 + 3]) + t54;                   // norm_residual.tc:9
+                    const float t56 = t55 * rcp40;                              // <prelude>/norm.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t41, t46, t51, t56}}); // <prelude>/norm.tc:28
                 }
             }
         } else {
             float acc6 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t55 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t56 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t57 = t55 - t56;                                // norm_residual.tc:9
-                const float t58 = t57 * t57;                                // <prelude>/norm.tc:28
-                acc6 = tc_op_sum()(acc6, t58);                              // <prelude>/norm.tc:28
+                const float t57 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t58 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t59 = t57 - t58;                                // norm_residual.tc:9
+                const float t60 = t59 * t59;                                // <prelude>/norm.tc:28
+                acc6 = tc_op_sum()(acc6, t60);                              // <prelude>/norm.tc:28
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
-            const float t63 = sqrtf(r6);                                // <prelude>/norm.tc:28
-            const float t64 = tc_max(t63, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float t65 = sqrtf(r6);                                // <prelude>/norm.tc:28
+            const float t66 = tc_max(t65, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float rcp67 = 1.0f / t66;                             // <prelude>/norm.tc:28
             float acc13 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t59 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t60 = in_a[i1];                                 // norm_residual.tc:8
-                const float t61 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t62 = t61 - t59;                                // norm_residual.tc:9
-                const float t65 = t62 / t64;                                // <prelude>/norm.tc:28
-                const float t66 = t60 * t65;                                // norm_residual.tc:9
-                const float t67 = t59 + t66;                                // norm_residual.tc:9
-                const float t68 = t67 * t67;                                // <prelude>/norm.tc:28
-                acc13 = tc_op_sum()(acc13, t68);                            // <prelude>/norm.tc:28
+                const float t61 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t62 = in_a[i1];                                 // norm_residual.tc:8
+                const float t63 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t64 = t63 - t61;                                // norm_residual.tc:9
+                const float t68 = t64 * rcp67;                              // <prelude>/norm.tc:28
+                const float t69 = t62 * t68;                                // norm_residual.tc:9
+                const float t70 = t61 + t69;                                // norm_residual.tc:9
+                const float t71 = t70 * t70;                                // <prelude>/norm.tc:28
+                acc13 = tc_op_sum()(acc13, t71);                            // <prelude>/norm.tc:28
             }
             acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
-            const float t76 = sqrtf(r13);                               // <prelude>/norm.tc:28
-            const float t77 = tc_max(t76, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float t79 = sqrtf(r13);                               // <prelude>/norm.tc:28
+            const float t80 = tc_max(t79, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float rcp81 = 1.0f / t80;                             // <prelude>/norm.tc:28
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t69 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t70 = in_a[i1];                                 // norm_residual.tc:8
-                const float t71 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
-                const float t72 = t71 - t69;                                // norm_residual.tc:9
-                const float t73 = t72 / t64;                                // <prelude>/norm.tc:28
-                const float t74 = t70 * t73;                                // norm_residual.tc:9
-                const float t75 = t69 + t74;                                // norm_residual.tc:9
-                const float t78 = t75 / t77;                                // <prelude>/norm.tc:28
-                out_out[sz_D*i0 + i1] = t78;                                // <prelude>/norm.tc:28
+                const float t72 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t73 = in_a[i1];                                 // norm_residual.tc:8
+                const float t74 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t75 = t74 - t72;                                // norm_residual.tc:9
+                const float t76 = t75 * rcp67;                              // <prelude>/norm.tc:28
+                const float t77 = t73 * t76;                                // norm_residual.tc:9
+                const float t78 = t72 + t77;                                // norm_residual.tc:9
+                const float t82 = t78 * rcp81;                              // <prelude>/norm.tc:28
+                out_out[sz_D*i0 + i1] = t82;                                // <prelude>/norm.tc:28
             }
         }
     }

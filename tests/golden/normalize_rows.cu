@@ -2,7 +2,7 @@
 /* ---- fn normalize_rows ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_sqrt_max_div_0(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_sqrt_max_div_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -42,35 +42,37 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_sqrt_max
             const float r3 = acc3;
             const float t5 = sqrtf(r3);                                 // normalize_rows.tc:7
             const float t6 = tc_max(t5, s_eps);                         // normalize_rows.tc:7
+            const float rcp7 = 1.0f / t6;                               // normalize_rows.tc:7
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t7 = (pc0[j * 4 + 0]) / t6;                     // normalize_rows.tc:7
-                    const float t8 = (pc0[j * 4 + 1]) / t6;                     // normalize_rows.tc:7
-                    const float t9 = (pc0[j * 4 + 2]) / t6;                     // normalize_rows.tc:7
-                    const float t10 = (pc0[j * 4 + 3]) / t6;                    // normalize_rows.tc:7
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t8, t9, t10}}); // normalize_rows.tc:7
+                    const float t8 = (pc0[j * 4 + 0]) * rcp7;                   // normalize_rows.tc:7
+                    const float t9 = (pc0[j * 4 + 1]) * rcp7;                   // normalize_rows.tc:7
+                    const float t10 = (pc0[j * 4 + 2]) * rcp7;                  // normalize_rows.tc:7
+                    const float t11 = (pc0[j * 4 + 3]) * rcp7;                  // normalize_rows.tc:7
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t8, t9, t10, t11}}); // normalize_rows.tc:7
                 }
             }
         } else {
             float acc3 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t11 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
-                const float t12 = t11 * t11;                                // normalize_rows.tc:7
-                acc3 = tc_op_sum()(acc3, t12);                              // normalize_rows.tc:7
+                const float t12 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
+                const float t13 = t12 * t12;                                // normalize_rows.tc:7
+                acc3 = tc_op_sum()(acc3, t13);                              // normalize_rows.tc:7
             }
             acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
             const float r3 = acc3;
-            const float t14 = sqrtf(r3);                                // normalize_rows.tc:7
-            const float t15 = tc_max(t14, s_eps);                       // normalize_rows.tc:7
+            const float t15 = sqrtf(r3);                                // normalize_rows.tc:7
+            const float t16 = tc_max(t15, s_eps);                       // normalize_rows.tc:7
+            const float rcp17 = 1.0f / t16;                             // normalize_rows.tc:7
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t13 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
-                const float t16 = t13 / t15;                                // normalize_rows.tc:7
-                out_out[sz_D*i0 + i1] = t16;                                // normalize_rows.tc:7
+                const float t14 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
+                const float t18 = t14 * rcp17;                              // normalize_rows.tc:7
+                out_out[sz_D*i0 + i1] = t18;                                // normalize_rows.tc:7
             }
         }
     }

@@ -112,7 +112,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
 /* ---- fn log_softmax_rows ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_log_2(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -218,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
 /* ---- fn softmin_rows ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_neg_max_sub_exp_sum_div_3(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -281,6 +281,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_neg_max_sub_exp_
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
+            const float rcp20 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
@@ -289,51 +290,52 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_neg_max_sub_exp_
                     const float t17 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
                     const float t18 = t17 - r2;                                 // <prelude>/softmax.tc:27
                     const float t19 = expf(t18);                                // <prelude>/softmax.tc:27
-                    const float t20 = t19 / r5;                                 // <prelude>/softmax.tc:28
-                    const float t21 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
-                    const float t22 = t21 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t23 = expf(t22);                                // <prelude>/softmax.tc:27
-                    const float t24 = t23 / r5;                                 // <prelude>/softmax.tc:28
-                    const float t25 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                    const float t26 = t25 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t27 = expf(t26);                                // <prelude>/softmax.tc:27
-                    const float t28 = t27 / r5;                                 // <prelude>/softmax.tc:28
-                    const float t29 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                    const float t30 = t29 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t31 = expf(t30);                                // <prelude>/softmax.tc:27
-                    const float t32 = t31 / r5;                                 // <prelude>/softmax.tc:28
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t20, t24, t28, t32}}); // <prelude>/softmax.tc:28
+                    const float t21 = t19 * rcp20;                              // <prelude>/softmax.tc:28
+                    const float t22 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                    const float t23 = t22 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:27
+                    const float t25 = t24 * rcp20;                              // <prelude>/softmax.tc:28
+                    const float t26 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                    const float t27 = t26 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:27
+                    const float t29 = t28 * rcp20;                              // <prelude>/softmax.tc:28
+                    const float t30 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                    const float t31 = t30 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:27
+                    const float t33 = t32 * rcp20;                              // <prelude>/softmax.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t21, t25, t29, t33}}); // <prelude>/softmax.tc:28
                 }
             }
         } else {
             float acc2 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t33 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t34 = -t33;                                     // <prelude>/softmax.tc:26
-                acc2 = tc_op_max()(acc2, t34);                              // <prelude>/softmax.tc:27
+                const float t34 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t35 = -t34;                                     // <prelude>/softmax.tc:26
+                acc2 = tc_op_max()(acc2, t35);                              // <prelude>/softmax.tc:27
             }
             acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
             const float r2 = acc2;
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t35 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t36 = -t35;                                     // <prelude>/softmax.tc:26
-                const float t37 = t36 - r2;                                 // <prelude>/softmax.tc:27
-                const float t38 = expf(t37);                                // <prelude>/softmax.tc:27
-                acc5 = tc_op_sum()(acc5, t38);                              // <prelude>/softmax.tc:28
+                const float t36 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t37 = -t36;                                     // <prelude>/softmax.tc:26
+                const float t38 = t37 - r2;                                 // <prelude>/softmax.tc:27
+                const float t39 = expf(t38);                                // <prelude>/softmax.tc:27
+                acc5 = tc_op_sum()(acc5, t39);                              // <prelude>/softmax.tc:28
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
+            const float rcp44 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t39 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t40 = -t39;                                     // <prelude>/softmax.tc:26
-                const float t41 = t40 - r2;                                 // <prelude>/softmax.tc:27
-                const float t42 = expf(t41);                                // <prelude>/softmax.tc:27
-                const float t43 = t42 / r5;                                 // <prelude>/softmax.tc:28
-                out_out[sz_D*i0 + i1] = t43;                                // <prelude>/softmax.tc:28
+                const float t40 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t41 = -t40;                                     // <prelude>/softmax.tc:26
+                const float t42 = t41 - r2;                                 // <prelude>/softmax.tc:27
+                const float t43 = expf(t42);                                // <prelude>/softmax.tc:27
+                const float t45 = t43 * rcp44;                              // <prelude>/softmax.tc:28
+                out_out[sz_D*i0 + i1] = t45;                                // <prelude>/softmax.tc:28
             }
         }
     }
@@ -342,7 +344,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_neg_max_sub_exp_
 /* ---- fn layernorm_bf16 ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_sum_div_sub_mul_add_4(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_4(
     const unsigned short *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_b,
@@ -420,65 +422,60 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_sum_div_sub
                     const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_b + i1); // prelude_tour.tc:19
                     pc2[j * 4 + 0] = v17.v[0];                                  // prelude_tour.tc:19
                     const float t18 = t16 + (pc2[j * 4 + 0]);                   // <prelude>/norm.tc:15
-                    const float t19 = tc_round_bf16(t18);                       // <prelude>/norm.tc:15
-                    const float t20 = (pc0[j * 4 + 1]) - t1;                    // <prelude>/norm.tc:14
-                    const float t21 = t20 * t13;                                // <prelude>/norm.tc:15
+                    const float t19 = (pc0[j * 4 + 1]) - t1;                    // <prelude>/norm.tc:14
+                    const float t20 = t19 * t13;                                // <prelude>/norm.tc:15
                     pc1[j * 4 + 1] = v15.v[1];                                  // prelude_tour.tc:19
-                    const float t22 = t21 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:15
+                    const float t21 = t20 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:15
                     pc2[j * 4 + 1] = v17.v[1];                                  // prelude_tour.tc:19
-                    const float t23 = t22 + (pc2[j * 4 + 1]);                   // <prelude>/norm.tc:15
-                    const float t24 = tc_round_bf16(t23);                       // <prelude>/norm.tc:15
-                    const float t25 = (pc0[j * 4 + 2]) - t1;                    // <prelude>/norm.tc:14
-                    const float t26 = t25 * t13;                                // <prelude>/norm.tc:15
+                    const float t22 = t21 + (pc2[j * 4 + 1]);                   // <prelude>/norm.tc:15
+                    const float t23 = (pc0[j * 4 + 2]) - t1;                    // <prelude>/norm.tc:14
+                    const float t24 = t23 * t13;                                // <prelude>/norm.tc:15
                     pc1[j * 4 + 2] = v15.v[2];                                  // prelude_tour.tc:19
-                    const float t27 = t26 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:15
+                    const float t25 = t24 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:15
                     pc2[j * 4 + 2] = v17.v[2];                                  // prelude_tour.tc:19
-                    const float t28 = t27 + (pc2[j * 4 + 2]);                   // <prelude>/norm.tc:15
-                    const float t29 = tc_round_bf16(t28);                       // <prelude>/norm.tc:15
-                    const float t30 = (pc0[j * 4 + 3]) - t1;                    // <prelude>/norm.tc:14
-                    const float t31 = t30 * t13;                                // <prelude>/norm.tc:15
+                    const float t26 = t25 + (pc2[j * 4 + 2]);                   // <prelude>/norm.tc:15
+                    const float t27 = (pc0[j * 4 + 3]) - t1;                    // <prelude>/norm.tc:14
+                    const float t28 = t27 * t13;                                // <prelude>/norm.tc:15
                     pc1[j * 4 + 3] = v15.v[3];                                  // prelude_tour.tc:19
-                    const float t32 = t31 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:15
+                    const float t29 = t28 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:15
                     pc2[j * 4 + 3] = v17.v[3];                                  // prelude_tour.tc:19
-                    const float t33 = t32 + (pc2[j * 4 + 3]);                   // <prelude>/norm.tc:15
-                    const float t34 = tc_round_bf16(t33);                       // <prelude>/norm.tc:15
-                    tc_vstore<unsigned short, 4>(out_out + sz_D*i0 + i1, {{tc_f2bf(t19), tc_f2bf(t24), tc_f2bf(t29), tc_f2bf(t34)}}); // <prelude>/norm.tc:15
+                    const float t30 = t29 + (pc2[j * 4 + 3]);                   // <prelude>/norm.tc:15
+                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t18, t22), tc_f2bf2(t26, t30)}}); // <prelude>/norm.tc:15
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t35 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                acc5 = tc_op_sum()(acc5, t35);                              // <prelude>/norm.tc:13
+                const float t31 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/norm.tc:13
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t37 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            const float t33 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t36 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t38 = t36 - t37;                                // <prelude>/norm.tc:14
-                const float t39 = t38 * t38;                                // <prelude>/norm.tc:14
-                acc10 = tc_op_sum()(acc10, t39);                            // <prelude>/norm.tc:14
+                const float t32 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t34 = t32 - t33;                                // <prelude>/norm.tc:14
+                const float t35 = t34 * t34;                                // <prelude>/norm.tc:14
+                acc10 = tc_op_sum()(acc10, t35);                            // <prelude>/norm.tc:14
             }
             acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
             const float r10 = acc10;
-            const float t42 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t43 = t42 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
-            const float t44 = rsqrtf(t43);                              // <prelude>/norm.tc:14
+            const float t38 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t39 = t38 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
+            const float t40 = rsqrtf(t39);                              // <prelude>/norm.tc:14
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t40 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t41 = t40 - t37;                                // <prelude>/norm.tc:14
-                const float t45 = t41 * t44;                                // <prelude>/norm.tc:15
-                const float t46 = in_w[i1];                                 // prelude_tour.tc:19
-                const float t47 = t45 * t46;                                // <prelude>/norm.tc:15
-                const float t48 = in_b[i1];                                 // prelude_tour.tc:19
-                const float t49 = t47 + t48;                                // <prelude>/norm.tc:15
-                const float t50 = tc_round_bf16(t49);                       // <prelude>/norm.tc:15
-                out_out[sz_D*i0 + i1] = tc_f2bf(t50);                       // <prelude>/norm.tc:15
+                const float t36 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t37 = t36 - t33;                                // <prelude>/norm.tc:14
+                const float t41 = t37 * t40;                                // <prelude>/norm.tc:15
+                const float t42 = in_w[i1];                                 // prelude_tour.tc:19
+                const float t43 = t41 * t42;                                // <prelude>/norm.tc:15
+                const float t44 = in_b[i1];                                 // prelude_tour.tc:19
+                const float t45 = t43 + t44;                                // <prelude>/norm.tc:15
+                out_out[sz_D*i0 + i1] = tc_f2bf(t45);                       // <prelude>/norm.tc:15
             }
         }
     }
@@ -487,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_sum_div_sub
 /* ---- fn rmsnorm_bf16 ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div_add_rsqrt_5(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_5(
     const unsigned short *__restrict__ in_x,
     const unsigned short *__restrict__ in_g,
     unsigned short *__restrict__ out_out,
@@ -551,59 +548,50 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
                     const tc_vec<unsigned short, 8> v13 = tc_vload<unsigned short, 8>(in_g + i1); // prelude_tour.tc:23
                     pc1[j * 8 + 0] = tc_bf2f(v13.v[0]);                         // prelude_tour.tc:23
                     const float t14 = t12 * (pc1[j * 8 + 0]);                   // <prelude>/norm.tc:22
-                    const float t15 = tc_round_bf16(t14);                       // <prelude>/norm.tc:22
-                    const float t16 = (pc0[j * 8 + 1]) * t11;                   // <prelude>/norm.tc:22
+                    const float t15 = (pc0[j * 8 + 1]) * t11;                   // <prelude>/norm.tc:22
                     pc1[j * 8 + 1] = tc_bf2f(v13.v[1]);                         // prelude_tour.tc:23
-                    const float t17 = t16 * (pc1[j * 8 + 1]);                   // <prelude>/norm.tc:22
-                    const float t18 = tc_round_bf16(t17);                       // <prelude>/norm.tc:22
-                    const float t19 = (pc0[j * 8 + 2]) * t11;                   // <prelude>/norm.tc:22
+                    const float t16 = t15 * (pc1[j * 8 + 1]);                   // <prelude>/norm.tc:22
+                    const float t17 = (pc0[j * 8 + 2]) * t11;                   // <prelude>/norm.tc:22
                     pc1[j * 8 + 2] = tc_bf2f(v13.v[2]);                         // prelude_tour.tc:23
-                    const float t20 = t19 * (pc1[j * 8 + 2]);                   // <prelude>/norm.tc:22
-                    const float t21 = tc_round_bf16(t20);                       // <prelude>/norm.tc:22
-                    const float t22 = (pc0[j * 8 + 3]) * t11;                   // <prelude>/norm.tc:22
+                    const float t18 = t17 * (pc1[j * 8 + 2]);                   // <prelude>/norm.tc:22
+                    const float t19 = (pc0[j * 8 + 3]) * t11;                   // <prelude>/norm.tc:22
                     pc1[j * 8 + 3] = tc_bf2f(v13.v[3]);                         // prelude_tour.tc:23
-                    const float t23 = t22 * (pc1[j * 8 + 3]);                   // <prelude>/norm.tc:22
-                    const float t24 = tc_round_bf16(t23);                       // <prelude>/norm.tc:22
-                    const float t25 = (pc0[j * 8 + 4]) * t11;                   // <prelude>/norm.tc:22
+                    const float t20 = t19 * (pc1[j * 8 + 3]);                   // <prelude>/norm.tc:22
+                    const float t21 = (pc0[j * 8 + 4]) * t11;                   // <prelude>/norm.tc:22
                     pc1[j * 8 + 4] = tc_bf2f(v13.v[4]);                         // prelude_tour.tc:23
-                    const float t26 = t25 * (pc1[j * 8 + 4]);                   // <prelude>/norm.tc:22
-                    const float t27 = tc_round_bf16(t26);                       // <prelude>/norm.tc:22
-                    const float t28 = (pc0[j * 8 + 5]) * t11;                   // <prelude>/norm.tc:22
+                    const float t22 = t21 * (pc1[j * 8 + 4]);                   // <prelude>/norm.tc:22
+                    const float t23 = (pc0[j * 8 + 5]) * t11;                   // <prelude>/norm.tc:22
                     pc1[j * 8 + 5] = tc_bf2f(v13.v[5]);                         // prelude_tour.tc:23
-                    const float t29 = t28 * (pc1[j * 8 + 5]);                   // <prelude>/norm.tc:22
-                    const float t30 = tc_round_bf16(t29);                       // <prelude>/norm.tc:22
-                    const float t31 = (pc0[j * 8 + 6]) * t11;                   // <prelude>/norm.tc:22
+                    const float t24 = t23 * (pc1[j * 8 + 5]);                   // <prelude>/norm.tc:22
+                    const float t25 = (pc0[j * 8 + 6]) * t11;                   // <prelude>/norm.tc:22
                     pc1[j * 8 + 6] = tc_bf2f(v13.v[6]);                         // prelude_tour.tc:23
-                    const float t32 = t31 * (pc1[j * 8 + 6]);                   // <prelude>/norm.tc:22
-                    const float t33 = tc_round_bf16(t32);                       // <prelude>/norm.tc:22
-                    const float t34 = (pc0[j * 8 + 7]) * t11;                   // <prelude>/norm.tc:22
+                    const float t26 = t25 * (pc1[j * 8 + 6]);                   // <prelude>/norm.tc:22
+                    const float t27 = (pc0[j * 8 + 7]) * t11;                   // <prelude>/norm.tc:22
                     pc1[j * 8 + 7] = tc_bf2f(v13.v[7]);                         // prelude_tour.tc:23
-                    const float t35 = t34 * (pc1[j * 8 + 7]);                   // <prelude>/norm.tc:22
-                    const float t36 = tc_round_bf16(t35);                       // <prelude>/norm.tc:22
-                    tc_vstore<unsigned short, 8>(out_out + sz_D*i0 + i1, {{tc_f2bf(t15), tc_f2bf(t18), tc_f2bf(t21), tc_f2bf(t24), tc_f2bf(t27), tc_f2bf(t30), tc_f2bf(t33), tc_f2bf(t36)}}); // <prelude>/norm.tc:22
+                    const float t28 = t27 * (pc1[j * 8 + 7]);                   // <prelude>/norm.tc:22
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t14, t16), tc_f2bf2(t18, t20), tc_f2bf2(t22, t24), tc_f2bf2(t26, t28)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t37 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
-                const float t38 = t37 * t37;                                // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t38);                              // <prelude>/norm.tc:22
+                const float t29 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t30 = t29 * t29;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t30);                              // <prelude>/norm.tc:22
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t40 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t41 = t40 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t42 = rsqrtf(t41);                              // <prelude>/norm.tc:22
+            const float t32 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t33 = t32 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t34 = rsqrtf(t33);                              // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t39 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
-                const float t43 = t39 * t42;                                // <prelude>/norm.tc:22
-                const float t44 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
-                const float t45 = t43 * t44;                                // <prelude>/norm.tc:22
-                const float t46 = tc_round_bf16(t45);                       // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t46);                       // <prelude>/norm.tc:22
+                const float t31 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t35 = t31 * t34;                                // <prelude>/norm.tc:22
+                const float t36 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
+                const float t37 = t35 * t36;                                // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t37);                       // <prelude>/norm.tc:22
             }
         }
     }
@@ -624,24 +612,58 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_sum_6(
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t cb = group * blockDim.x;
-    const bool active = cb + threadIdx.x < rows;
-    /* idle threads work on the last column so every load stays in bounds */
-    const idx_t row = active ? cb + threadIdx.x : rows - 1;
-    const idx_t i1 = row;
-    float acc3 = (float)0;
-    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-        const idx_t i0 = r;
-        const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:28
-        const float t1 = t0 * t0;                                   // <prelude>/norm.tc:28
-        acc3 = tc_op_sum()(acc3, t1);                               // <prelude>/norm.tc:28
+    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
+    float acc3[4];
+    #pragma unroll
+    for (int e = 0; e < 4; e++)
+        acc3[e] = (float)0;
+    {
+        const idx_t row = c0;
+        const idx_t i1 = row;
+        if (c0 + 4 <= rows &&
+            tc_aligned(in_x + i1, 16) &&
+            (sz_D) % 4 == 0) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i0 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:28
+                const float t1 = v0.v[0];                                   // prelude_tour.tc:28
+                const float t2 = t1 * t1;                                   // <prelude>/norm.tc:28
+                acc3[0] = tc_op_sum()(acc3[0], t2);                         // <prelude>/norm.tc:28
+                const float t3 = v0.v[1];                                   // prelude_tour.tc:28
+                const float t4 = t3 * t3;                                   // <prelude>/norm.tc:28
+                acc3[1] = tc_op_sum()(acc3[1], t4);                         // <prelude>/norm.tc:28
+                const float t5 = v0.v[2];                                   // prelude_tour.tc:28
+                const float t6 = t5 * t5;                                   // <prelude>/norm.tc:28
+                acc3[2] = tc_op_sum()(acc3[2], t6);                         // <prelude>/norm.tc:28
+                const float t7 = v0.v[3];                                   // prelude_tour.tc:28
+                const float t8 = t7 * t7;                                   // <prelude>/norm.tc:28
+                acc3[3] = tc_op_sum()(acc3[3], t8);                         // <prelude>/norm.tc:28
+            }
+        } else {
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i0 = r;
+                #pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    /* columns past the end read the last one, so loads stay in bounds */
+                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+                    const idx_t i1 = row;
+                    const float t9 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:28
+                    const float t10 = t9 * t9;                                  // <prelude>/norm.tc:28
+                    acc3[e] = tc_op_sum()(acc3[e], t10);                        // <prelude>/norm.tc:28
+                }
+            }
+        }
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    acc3 = tc_col_reduce(acc3, tc_op_sum(), (float *)tc_smem);
     float *part3 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
-    if (threadIdx.y == 0 && active)
-        part3[slice * rows + row] = acc3;
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        acc3[e] = tc_col_reduce(acc3[e], tc_op_sum(), (float *)tc_smem);
+        if (threadIdx.y == 0 && c0 + e < rows)
+            part3[slice * rows + c0 + e] = acc3[e];
+    }
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -651,17 +673,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_sum_6(
     if (!last_block)
         return;
     __threadfence();
-    acc3 = (float)0;
-    for (int s = 0; s < 32; s++)
-        acc3 = tc_op_sum()(acc3, tc_ldcg(part3 + s * rows + row));
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+        acc3[e] = (float)0;
+        for (int s = 0; s < 32; s++)
+            acc3[e] = tc_op_sum()(acc3[e], tc_ldcg(part3 + s * rows + row));
+    }
     __syncthreads();
-    if (threadIdx.y == 0 && active)
-        for (int s = 0; s < 32; s++) {
-            part3[s * rows + row] = float{};
+    if (threadIdx.y == 0)
+        for (int e = 0; e < 4 && c0 + e < rows; e++)
+            for (int s = 0; s < 32; s++) {
+                part3[s * rows + c0 + e] = float{};
+            }
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const bool active = c0 + e < rows;
+        const idx_t row = active ? c0 + e : rows - 1;
+        const idx_t i1 = row;
+        const float r3 = acc3[e];
+        if (threadIdx.y == 0 && active) {
+            buf3[i1] = r3;                                              // <prelude>/norm.tc:28
         }
-    const float r3 = acc3;
-    if (threadIdx.y == 0 && active) {
-        buf3[i1] = r3;                                              // <prelude>/norm.tc:28
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
@@ -1120,7 +1153,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
 }
 
 /* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_div_log_15(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_15(
     const float *__restrict__ in_x,
     const float *__restrict__ in_p,
     float *__restrict__ buf20,
@@ -1204,7 +1237,8 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             const float r11 = acc11;
             acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
-            const float t22 = logf(r16);                                // <prelude>/loss.tc:16
+            const float rcp20 = 1.0f / r11;                             // <prelude>/softmax.tc:14
+            const float t23 = logf(r16);                                // <prelude>/loss.tc:16
             float acc20 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -1213,32 +1247,32 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
                     const idx_t i1 = r;
                     const float t18 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
                     const float t19 = expf(t18);                                // <prelude>/softmax.tc:13
-                    const float t20 = t19 / r11;                                // <prelude>/softmax.tc:14
-                    const float t21 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:15
-                    const float t23 = t21 - t22;                                // <prelude>/loss.tc:16
-                    const float t24 = t20 * t23;                                // <prelude>/loss.tc:17
-                    acc20 = tc_op_sum()(acc20, t24);                            // <prelude>/loss.tc:17
-                    const float t25 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t26 = expf(t25);                                // <prelude>/softmax.tc:13
-                    const float t27 = t26 / r11;                                // <prelude>/softmax.tc:14
-                    const float t28 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:15
-                    const float t29 = t28 - t22;                                // <prelude>/loss.tc:16
-                    const float t30 = t27 * t29;                                // <prelude>/loss.tc:17
-                    acc20 = tc_op_sum()(acc20, t30);                            // <prelude>/loss.tc:17
-                    const float t31 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:13
-                    const float t33 = t32 / r11;                                // <prelude>/softmax.tc:14
-                    const float t34 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:15
-                    const float t35 = t34 - t22;                                // <prelude>/loss.tc:16
-                    const float t36 = t33 * t35;                                // <prelude>/loss.tc:17
-                    acc20 = tc_op_sum()(acc20, t36);                            // <prelude>/loss.tc:17
-                    const float t37 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t38 = expf(t37);                                // <prelude>/softmax.tc:13
-                    const float t39 = t38 / r11;                                // <prelude>/softmax.tc:14
-                    const float t40 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:15
-                    const float t41 = t40 - t22;                                // <prelude>/loss.tc:16
-                    const float t42 = t39 * t41;                                // <prelude>/loss.tc:17
-                    acc20 = tc_op_sum()(acc20, t42);                            // <prelude>/loss.tc:17
+                    const float t21 = t19 * rcp20;                              // <prelude>/softmax.tc:14
+                    const float t22 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:15
+                    const float t24 = t22 - t23;                                // <prelude>/loss.tc:16
+                    const float t25 = t21 * t24;                                // <prelude>/loss.tc:17
+                    acc20 = tc_op_sum()(acc20, t25);                            // <prelude>/loss.tc:17
+                    const float t26 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t27 = expf(t26);                                // <prelude>/softmax.tc:13
+                    const float t28 = t27 * rcp20;                              // <prelude>/softmax.tc:14
+                    const float t29 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:15
+                    const float t30 = t29 - t23;                                // <prelude>/loss.tc:16
+                    const float t31 = t28 * t30;                                // <prelude>/loss.tc:17
+                    acc20 = tc_op_sum()(acc20, t31);                            // <prelude>/loss.tc:17
+                    const float t32 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
+                    const float t34 = t33 * rcp20;                              // <prelude>/softmax.tc:14
+                    const float t35 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:15
+                    const float t36 = t35 - t23;                                // <prelude>/loss.tc:16
+                    const float t37 = t34 * t36;                                // <prelude>/loss.tc:17
+                    acc20 = tc_op_sum()(acc20, t37);                            // <prelude>/loss.tc:17
+                    const float t38 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t39 = expf(t38);                                // <prelude>/softmax.tc:13
+                    const float t40 = t39 * rcp20;                              // <prelude>/softmax.tc:14
+                    const float t41 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:15
+                    const float t42 = t41 - t23;                                // <prelude>/loss.tc:16
+                    const float t43 = t40 * t42;                                // <prelude>/loss.tc:17
+                    acc20 = tc_op_sum()(acc20, t43);                            // <prelude>/loss.tc:17
                 }
             }
             acc20 = tc_block_reduce(acc20, tc_op_sum(), (float *)tc_smem);
@@ -1251,10 +1285,10 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             float acc13 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t43 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                acc8 = tc_op_max()(acc8, t43);                              // <prelude>/softmax.tc:13
-                const float t44 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                acc13 = tc_op_max()(acc13, t44);                            // <prelude>/loss.tc:15
+                const float t44 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                acc8 = tc_op_max()(acc8, t44);                              // <prelude>/softmax.tc:13
+                const float t45 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                acc13 = tc_op_max()(acc13, t45);                            // <prelude>/loss.tc:15
             }
             acc8 = tc_block_reduce(acc8, tc_op_max(), (float *)tc_smem);
             const float r8 = acc8;
@@ -1264,32 +1298,33 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             float acc16 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t45 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t46 = t45 - r8;                                 // <prelude>/softmax.tc:13
-                const float t47 = expf(t46);                                // <prelude>/softmax.tc:13
-                acc11 = tc_op_sum()(acc11, t47);                            // <prelude>/softmax.tc:14
-                const float t48 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t49 = t48 - r13;                                // <prelude>/loss.tc:15
-                const float t50 = expf(t49);                                // <prelude>/loss.tc:16
-                acc16 = tc_op_sum()(acc16, t50);                            // <prelude>/loss.tc:16
+                const float t46 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t47 = t46 - r8;                                 // <prelude>/softmax.tc:13
+                const float t48 = expf(t47);                                // <prelude>/softmax.tc:13
+                acc11 = tc_op_sum()(acc11, t48);                            // <prelude>/softmax.tc:14
+                const float t49 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t50 = t49 - r13;                                // <prelude>/loss.tc:15
+                const float t51 = expf(t50);                                // <prelude>/loss.tc:16
+                acc16 = tc_op_sum()(acc16, t51);                            // <prelude>/loss.tc:16
             }
             acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
             const float r11 = acc11;
             acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
-            const float t57 = logf(r16);                                // <prelude>/loss.tc:16
+            const float rcp55 = 1.0f / r11;                             // <prelude>/softmax.tc:14
+            const float t59 = logf(r16);                                // <prelude>/loss.tc:16
             float acc20 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t51 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t52 = t51 - r8;                                 // <prelude>/softmax.tc:13
-                const float t53 = expf(t52);                                // <prelude>/softmax.tc:13
-                const float t54 = t53 / r11;                                // <prelude>/softmax.tc:14
-                const float t55 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t56 = t55 - r13;                                // <prelude>/loss.tc:15
-                const float t58 = t56 - t57;                                // <prelude>/loss.tc:16
-                const float t59 = t54 * t58;                                // <prelude>/loss.tc:17
-                acc20 = tc_op_sum()(acc20, t59);                            // <prelude>/loss.tc:17
+                const float t52 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t53 = t52 - r8;                                 // <prelude>/softmax.tc:13
+                const float t54 = expf(t53);                                // <prelude>/softmax.tc:13
+                const float t56 = t54 * rcp55;                              // <prelude>/softmax.tc:14
+                const float t57 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t58 = t57 - r13;                                // <prelude>/loss.tc:15
+                const float t60 = t58 - t59;                                // <prelude>/loss.tc:16
+                const float t61 = t56 * t60;                                // <prelude>/loss.tc:17
+                acc20 = tc_op_sum()(acc20, t61);                            // <prelude>/loss.tc:17
             }
             acc20 = tc_block_reduce(acc20, tc_op_sum(), (float *)tc_smem);
             const float r20 = acc20;
@@ -1391,7 +1426,7 @@ launch plan of l2_normalize_cols (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
   buffer buf3         temp   f32[1, D]  live steps 0..1, slot 0
-  step 0: tc_red_fused_mul_sum_6<<<32*((D + 31)/32), [32, 8, 1]>>>(in_x, buf3, D, N, workspace)
+  step 0: tc_red_fused_mul_sum_6<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, buf3, D, N, workspace)
   step 1: tc_poi_fused_sqrt_max_div_7<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, buf3, N, D)
 launch plan of linear_3d (32-bit indices):
   buffer in_x         param  f32[B, S, I]

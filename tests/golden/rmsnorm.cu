@@ -2,7 +2,7 @@
 /* ---- fn rmsnorm_f32 ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_rsqrt_0(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
     const float *__restrict__ in_x,
     const float *__restrict__ in_g,
     float *__restrict__ out_out,
@@ -95,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_
 /* ---- fn rmsnorm_bf16 ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div_add_rsqrt_1(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_1(
     const unsigned short *__restrict__ in_x,
     const unsigned short *__restrict__ in_g,
     unsigned short *__restrict__ out_out,
@@ -189,7 +189,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
                     const float t35 = tc_round_bf16(t34);                       // rmsnorm.tc:16
                     pc1[j * 8 + 7] = tc_bf2f(v14.v[7]);                         // rmsnorm.tc:13
                     const float t36 = t35 * (pc1[j * 8 + 7]);                   // rmsnorm.tc:16
-                    tc_vstore<unsigned short, 8>(out_out + sz_D*i0 + i1, {{tc_f2bf(t15), tc_f2bf(t18), tc_f2bf(t21), tc_f2bf(t24), tc_f2bf(t27), tc_f2bf(t30), tc_f2bf(t33), tc_f2bf(t36)}}); // rmsnorm.tc:16
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t15, t18), tc_f2bf2(t21, t24), tc_f2bf2(t27, t30), tc_f2bf2(t33, t36)}}); // rmsnorm.tc:16
                 }
             }
         } else {

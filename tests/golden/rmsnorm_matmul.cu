@@ -2,7 +2,7 @@
 /* ---- fn rmsnorm_matmul ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div_add_rsqrt_0(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_0(
     const unsigned short *__restrict__ in_x,
     const unsigned short *__restrict__ in_g,
     unsigned short *__restrict__ buf13,
@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_cast_mul_sum_div
                     const float t35 = tc_round_f16(t34);                        // rmsnorm_matmul.tc:10
                     pc1[j * 8 + 7] = tc_h2f(v14.v[7]);                          // rmsnorm_matmul.tc:8
                     const float t36 = t35 * (pc1[j * 8 + 7]);                   // rmsnorm_matmul.tc:10
-                    tc_vstore<unsigned short, 8>(buf13 + sz_K*i0 + i1, {{tc_f2h(t15), tc_f2h(t18), tc_f2h(t21), tc_f2h(t24), tc_f2h(t27), tc_f2h(t30), tc_f2h(t33), tc_f2h(t36)}}); // rmsnorm_matmul.tc:10
+                    tc_vstore<unsigned, 4>((unsigned *)(buf13 + sz_K*i0 + i1), {{tc_f2h2(t15, t18), tc_f2h2(t21, t24), tc_f2h2(t27, t30), tc_f2h2(t33, t36)}}); // rmsnorm_matmul.tc:10
                 }
             }
         } else {

@@ -2,7 +2,7 @@
 /* ---- fn row_sum ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_sum_0(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,

@@ -31,8 +31,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_0(
 {
     const tc_fe_group<3> &grp = tc_fe_find<3>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     float *__restrict__ io_p = (float *)grp.ptr[0];
+    __builtin_assume(__isGlobal(io_p));
     const float *__restrict__ in_g = (const float *)grp.ptr[1];
+    __builtin_assume(__isGlobal(in_g));
     float *__restrict__ io_buf = (float *)grp.ptr[2];
+    __builtin_assume(__isGlobal(io_buf));
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;

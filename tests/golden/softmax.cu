@@ -2,7 +2,7 @@
 /* ---- fn softmax ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_div_0(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -57,6 +57,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
+            const float rcp11 = 1.0f / r4;                              // softmax.tc:8
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
@@ -64,45 +65,46 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_max_sub_exp_sum_
                     const idx_t i1 = r;
                     const float t9 = (pc0[j * 4 + 0]) - r1;                     // softmax.tc:7
                     const float t10 = expf(t9);                                 // softmax.tc:7
-                    const float t11 = t10 / r4;                                 // softmax.tc:8
-                    const float t12 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
-                    const float t13 = expf(t12);                                // softmax.tc:7
-                    const float t14 = t13 / r4;                                 // softmax.tc:8
-                    const float t15 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
-                    const float t16 = expf(t15);                                // softmax.tc:7
-                    const float t17 = t16 / r4;                                 // softmax.tc:8
-                    const float t18 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
-                    const float t19 = expf(t18);                                // softmax.tc:7
-                    const float t20 = t19 / r4;                                 // softmax.tc:8
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t14, t17, t20}}); // softmax.tc:8
+                    const float t12 = t10 * rcp11;                              // softmax.tc:8
+                    const float t13 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
+                    const float t14 = expf(t13);                                // softmax.tc:7
+                    const float t15 = t14 * rcp11;                              // softmax.tc:8
+                    const float t16 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
+                    const float t17 = expf(t16);                                // softmax.tc:7
+                    const float t18 = t17 * rcp11;                              // softmax.tc:8
+                    const float t19 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
+                    const float t20 = expf(t19);                                // softmax.tc:7
+                    const float t21 = t20 * rcp11;                              // softmax.tc:8
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t12, t15, t18, t21}}); // softmax.tc:8
                 }
             }
         } else {
             float acc1 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t21 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                acc1 = tc_op_max()(acc1, t21);                              // softmax.tc:7
+                const float t22 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                acc1 = tc_op_max()(acc1, t22);                              // softmax.tc:7
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t22 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                const float t23 = t22 - r1;                                 // softmax.tc:7
-                const float t24 = expf(t23);                                // softmax.tc:7
-                acc4 = tc_op_sum()(acc4, t24);                              // softmax.tc:8
+                const float t23 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t24 = t23 - r1;                                 // softmax.tc:7
+                const float t25 = expf(t24);                                // softmax.tc:7
+                acc4 = tc_op_sum()(acc4, t25);                              // softmax.tc:8
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
+            const float rcp29 = 1.0f / r4;                              // softmax.tc:8
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t25 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                const float t26 = t25 - r1;                                 // softmax.tc:7
-                const float t27 = expf(t26);                                // softmax.tc:7
-                const float t28 = t27 / r4;                                 // softmax.tc:8
-                out_out[sz_D*i0 + i1] = t28;                                // softmax.tc:8
+                const float t26 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t27 = t26 - r1;                                 // softmax.tc:7
+                const float t28 = expf(t27);                                // softmax.tc:7
+                const float t30 = t28 * rcp29;                              // softmax.tc:8
+                out_out[sz_D*i0 + i1] = t30;                                // softmax.tc:8
             }
         }
     }
