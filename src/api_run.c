@@ -640,8 +640,7 @@ tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs,
 
 /* --- tc_run_foreach ------------------------------------------------------------------------ */
 
-/* Why f cannot run over tensor groups, or NULL when it can. */
-static const char *not_elementwise(tc_arena *a, const gfn *f)
+const char *api_not_elementwise(tc_arena *a, const gfn *f)
 {
     if (f->elementwise)
         return NULL;
@@ -735,7 +734,7 @@ static void fe_check_body(void *arg)
     fe_job *e = arg;
     run_job *j = &e->j;
     const gfn *f = j->f;
-    const char *why = not_elementwise(j->a, f);
+    const char *why = api_not_elementwise(j->a, f);
     if (why) {
         ERR(j, "%s: function '%s' cannot run over tensor groups: %s (tc_run_foreach needs every "
             "tensor [*] and every operation pointwise)", j->who, f->name, why);

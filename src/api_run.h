@@ -39,6 +39,11 @@ tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs,
  * linear in it; two million is far beyond any model's parameter count). */
 #define TC_MAX_GROUPS (1 << 21)
 
+/*! api_not_elementwise(): why f cannot run over tensor groups ("parameter
+ *  'x' is f32[N, D], not [*]", "'sum' (line 3) is not pointwise"), or NULL
+ *  when it can (graph.h's elementwise).  Text in a. */
+const char *api_not_elementwise(tc_arena *a, const gfn *f);
+
 /*! api_run_foreach(): tc_run_foreach for entry function f of p. */
 tc_status api_run_foreach(tc_program *p, const gfn *f, size_t ngroups, const tc_arg *lists,
                           size_t nargs, void *stream, api_run_info *info);

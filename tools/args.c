@@ -15,8 +15,8 @@ static const struct { const char *cmd, *line; } usages[] = {
     {"compile", "tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]\n"
                 "                       [--fast-math] [--lineinfo] [--dtype T=bf16]..."},
     {"run", "tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy|NAME=VALUE]...\n"
-            "                   [--output NAME=PATH.npy]... [--device=cpu|cuda] [--seed S] [--dtype T=bf16]...\n"
-            "                   [--check] [--bench] [--verbose] [--fast-math] [--lineinfo]"},
+            "                   [--output NAME=PATH.npy]... [--groups SIZES] [--device=cpu|cuda] [--seed S]\n"
+            "                   [--dtype T=bf16]... [--check] [--bench] [--verbose] [--fast-math] [--lineinfo]"},
     {"explain", "tensorc explain FILE [--fn NAME]"},
     {"cache", "tensorc cache dir | stats | clear"},
 };

@@ -3,6 +3,7 @@
  *   tensorc.c  main: subcommands, usage text, `compile`
  *   args.c     option scanning (--opt=V, --opt V, -o V) and usage errors
  *   run.c      `run`: inputs, size binding, the reference interpreter, outputs
+ *   run_groups.c  `run --groups`: one elementwise function over tensor groups
  *   fill.c     seeded random inputs (splitmix64)
  *   show.c     NumPy-style summaries of output tensors
  */
@@ -13,6 +14,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "api_internal.h"
+#include "api_run.h"
+#include "driver.h"
 #include "graph/graph.h"
 #include "ref/ref.h"
 
@@ -50,6 +54,104 @@ int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 
 /* --- run.c --- */
 int cmd_run(int argc, char **argv);
+
+/* What run.c hands run_groups.c: the options, one evaluation's state, and
+ * the GPU helpers both drive. */
+
+typedef struct {
+    const char *name, *value;
+} kv;
+
+typedef struct {
+    const char *file, *fn, *device;
+    kv *inputs, *outputs;
+    int ninputs, noutputs;
+    tc_dtypebind *dtypes;   /* --dtype: the entry's dtype variables */
+    int ndtypes;
+    tc_dimbind *shapes;
+    int nshapes, capshapes;
+    int64_t *group_sizes;   /* --groups: one element count per group (NULL: not given) */
+    int ngroups;
+    bool grouped;           /* --groups, or an --input list (a value with a comma) */
+    uint64_t seed;
+    bool check, bench, verbose, fast_math, line_info;
+    bool cuda;              /* step 2's answer */
+    struct tc_rt *rt;       /* the GPU, when cuda */
+    const char *no_gpu;     /* why there is none, for the note (malloc'd) */
+} run_opts;
+
+/* One evaluation: a plain run, or one group of a grouped run. */
+typedef struct {
+    const run_opts *o;
+    tc_program *p;
+    const gfn *f;
+    ref_tensor *args;         /* f->nparams */
+    bool *given;              /* f->nparams: from --input */
+    int64_t (*orig)[TC_MAX_RANK + 1]; /* [*] inputs: original rank, then shape */
+    ref_tensor *outs;         /* f->noutputs */
+} run_state;
+
+/* "f32[N, D]", "f32[*]" or "f32" for messages (in p's arena). */
+const char *param_type(tc_program *p, const gparam *g);
+void print_diag(tc_program *p);
+/* out_of[k]: the index in o->outputs of the --output naming output k, or
+ * -1; EXIT_ERROR when one names no output. */
+int output_slots(const run_opts *o, tc_program *p, const gfn *f, int *out_of);
+/* Step 4 for one --input (in->value one file or value) into s. */
+int load_input(run_state *s, const kv *in);
+/* Step 5: bind s's given tensors and shapes[0..n) (api_bind). */
+int bind_inputs(run_state *s, const tc_dimbind *shapes, int nshapes, tc_dimbind **binds, int *nb);
+/* Step 6: make up the inputs not given: tensors from --seed stream `seed`,
+ * scalars from their default or o->seed's stream. */
+int fill_inputs(run_state *s, uint64_t seed, const tc_dimbind *binds, int nb);
+/* Allocate output k with its shape under binds (ref_alloc). */
+int alloc_output(run_state *s, int k, const tc_dimbind *binds, int nb);
+/* Step 8's reshape of a [*] output back to its input's shape. */
+void unflatten(run_state *s, int k);
+
+/* One device buffer of a run. */
+typedef struct {
+    drv_ptr ptr;
+    size_t bytes;
+    DLTensor dl;
+    int64_t shape[TC_MAX_RANK];
+} dev_tensor;
+
+/* One evaluation's device side. */
+typedef struct {
+    run_state *s;
+    drv_device *dev;
+    tc_diag *d;
+    dev_tensor *params;     /* per param (tensors only) */
+    dev_tensor *outs;       /* per output (not inout) */
+    tc_arg *args;           /* tc_run's arguments naming them */
+    int nargs;
+} gpu_run;
+
+/* A device status as an exit status (3 for no device, else 1), message printed. */
+int gpu_fail(tc_status st, const char *msg);
+/* g->params and g->outs calloc'd for s (g->args too); EXIT_ERROR when out of memory. */
+int gpu_init(gpu_run *g, run_state *s, drv_device *dev, tc_diag *d);
+/* The inputs uploaded, the outputs allocated and poisoned, g->args naming them. */
+int gpu_prepare(gpu_run *g, const tc_dimbind *binds, int nb);
+/* s->outs from the device: each output's buffer, an inout one's parameter. */
+int gpu_outputs(gpu_run *g, const tc_dimbind *binds, int nb);
+void gpu_release(gpu_run *g);
+/* The kernel cache's warning, and with --verbose where the kernels came from. */
+void report_jit(const run_opts *o, const gfn *f, tc_status st, const api_run_info *info);
+/* --check: run the interpreter on s's inputs and compare s->outs; messages
+ * start with `where` ("" or "group 3: "); *worst is the largest relative error. */
+int check_run(run_state *s, const tc_dimbind *binds, int nb, const char *where, double *worst);
+/* --bench: time `call` (one run with info's events) and print each step
+ * of plan; step_bytes[i]: the bytes step i moves, -1 if unknown. */
+typedef tc_status (*bench_call)(void *arg, api_run_info *info);
+int bench(gpu_run *g, const char *what, const struct tc_plan *plan, const int64_t *step_bytes,
+          bench_call call, void *arg);
+
+/* --- run_groups.c --- */
+
+/* Steps 4-8 of `run` over tensor groups (o->grouped), for entry f. */
+int run_groups(const run_opts *o, tc_program *p, const gfn *f);
 
 /* --- fill.c --- */
 

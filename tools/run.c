@@ -4,7 +4,7 @@
  * gives it: 2 usage, 1 the program or its inputs, 3 the environment):
  *
  *   1. options: --fn --shape --input --output --device --seed --dtype
- *      --check --bench --verbose
+ *      --groups --check --bench --verbose
  *   2. the device: cuda when --device=cuda, or when --device is not given
  *      and a GPU is there (the driver opens); otherwise the CPU reference
  *      interpreter, with a one-line note when --device was not given.
@@ -27,6 +27,10 @@
  * cuda run and a cpu run of one command line see the same numbers, and
  * --check compares like with like.
  *
+ * --groups (or --input lists) runs an elementwise function over tensor
+ * groups in one launch: options are parsed here, then run_program hands
+ * over to run_groups.c, which drives the helpers below once per group.
+ *
  * [*] parameters: at an entry point every [*] tensor is rank 1 with the
  * element count "*" (docs/semantics.md), so a given .npy is flattened, and an
  * output with that element count is given back the shape of the input it
@@ -47,25 +51,6 @@
 #include "codegen/plan.h"
 #include "npy.h"
 #include "rt.h"
-
-typedef struct {
-    const char *name, *value;
-} kv;
-
-typedef struct {
-    const char *file, *fn, *device;
-    kv *inputs, *outputs;
-    int ninputs, noutputs;
-    tc_dtypebind *dtypes;   /* --dtype: the entry's dtype variables */
-    int ndtypes;
-    tc_dimbind *shapes;
-    int nshapes, capshapes;
-    uint64_t seed;
-    bool check, bench, verbose, fast_math, line_info;
-    bool cuda;              /* step 2's answer */
-    struct tc_rt *rt;       /* the GPU, when cuda */
-    const char *no_gpu;     /* why there is none, for the note (malloc'd) */
-} run_opts;
 
 /* --- step 1: options -------------------------------------------------------- */
 
@@ -154,6 +139,40 @@ static bool parse_shapes(run_opts *o, const char *arg)
     return ok;
 }
 
+/* --groups 1000,0,4097,3: one element count per group. */
+static int parse_groups(run_opts *o, const char *arg)
+{
+    if (o->group_sizes)
+        return usage_error("--groups is given twice");
+    size_t n = 1;
+    for (const char *c = arg; *c; c++)
+        n += *c == ',';
+    if (n > TC_MAX_GROUPS)
+        return usage_error("--groups lists %zu groups; one run takes at most %d", n, TC_MAX_GROUPS);
+    if (!(o->group_sizes = calloc(n, sizeof *o->group_sizes)))
+        return fail(EXIT_ERROR, "out of memory");
+    const char *item = arg;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strcspn(item, ",");
+        char num[32];
+        int64_t v;
+        bool ok = len > 0 && len < sizeof num;
+        if (ok) {
+            memcpy(num, item, len);
+            num[len] = 0;
+            ok = parse_i64(num, &v) && v >= 0;
+        }
+        if (!ok)
+            return usage_error("--groups %s: '%.*s' is not a size (one element count per group, "
+                               "each a non-negative integer: --groups 1000,0,4097)", arg, (int)len,
+                               item);
+        o->group_sizes[i] = v;
+        item += len + 1;
+    }
+    o->ngroups = (int)n;
+    return EXIT_OK;
+}
+
 static bool add_kv(const char *opt, const char *arg, kv *list, int *n)
 {
     kv e;
@@ -181,6 +200,7 @@ static void free_opts(run_opts *o)
     free(o->outputs);
     free(o->dtypes);
     free(o->shapes);
+    free(o->group_sizes);
     free((char *)o->no_gpu);
 }
 
@@ -194,6 +214,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
     if (!o->inputs || !o->outputs || !o->dtypes)
         return fail(EXIT_ERROR, "out of memory");
     bool bad = false, dashdash = false;
+    int rc;
     for (int i = 0; i < argc && !bad; i++) {
         const char *a = argv[i], *v;
         if (dashdash || a[0] != '-' || a[1] == 0) {
@@ -207,6 +228,9 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         } else if (opt_value("--shape", argc, argv, &i, &v, &bad)) {
             if (!bad && !parse_shapes(o, v))
                 return EXIT_USAGE;
+        } else if (opt_value("--groups", argc, argv, &i, &v, &bad)) {
+            if (!bad && (rc = parse_groups(o, v)) != EXIT_OK)
+                return rc;
         } else if (opt_value("--input", argc, argv, &i, &v, &bad)) {
             if (!bad && !add_kv("--input", v, o->inputs, &o->ninputs))
                 return EXIT_USAGE;
@@ -244,13 +268,24 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         return EXIT_USAGE;
     if (!o->file)
         return usage_error("'tensorc run' needs a FILE");
+    /* a comma makes an --input or --output a list, one file per group (run_groups.c) */
+    bool in_list = false;
+    for (int i = 0; i < o->ninputs; i++)
+        in_list |= strchr(o->inputs[i].value, ',') != NULL;
+    for (int i = 0; i < o->noutputs && !o->group_sizes && !in_list; i++)
+        if (strchr(o->outputs[i].value, ','))
+            return usage_error("--output %s lists files for groups, but neither --groups nor an "
+                               "--input list says how many groups there are", o->outputs[i].name);
+    o->grouped = o->group_sizes || in_list;
+    if (o->grouped && o->nshapes)
+        return usage_error("--shape does not go with %s: each group's size comes from --groups or "
+                           "its --input files", o->group_sizes ? "--groups" : "--input lists");
     return EXIT_OK;
 }
 
 /* --- helpers ------------------------------------------------------------------- */
 
-/* "f32[N, D]", "f32[*]" or "f32" for messages. */
-static const char *param_type(tc_program *p, const gparam *g)
+const char *param_type(tc_program *p, const gparam *g)
 {
     tc_buf b;
     buf_init(&b, p->arena);
@@ -322,25 +357,31 @@ static bool parse_scalar(const char *s, tc_dtype dt, double *v)
     return true;
 }
 
-static void print_diag(tc_program *p)
+void print_diag(tc_program *p)
 {
     fputs(tc_errmsg(p->ctx), stderr);
 }
 
+int output_slots(const run_opts *o, tc_program *p, const gfn *f, int *out_of)
+{
+    for (int k = 0; k < f->noutputs; k++)
+        out_of[k] = -1;
+    for (int i = 0; i < o->noutputs; i++) {
+        int k = -1;
+        for (int j = 0; j < f->noutputs && k < 0; j++)
+            if (strcmp(f->outputs[j].name, o->outputs[i].name) == 0)
+                k = j;
+        if (k < 0)
+            return fail(EXIT_ERROR, "--output %s: function '%s' has no output '%s' (outputs: %s)",
+                        o->outputs[i].name, f->name, o->outputs[i].name, output_list(p, f));
+        out_of[k] = i;
+    }
+    return EXIT_OK;
+}
+
 /* --- steps 4-8 ------------------------------------------------------------------ */
 
-typedef struct {
-    const run_opts *o;
-    tc_program *p;
-    const gfn *f;
-    ref_tensor *args;         /* f->nparams */
-    bool *given;              /* f->nparams: from --input */
-    int64_t (*orig)[TC_MAX_RANK + 1]; /* [*] inputs: original rank, then shape */
-    ref_tensor *outs;         /* f->noutputs */
-} run_state;
-
-/* Step 4 for one --input. */
-static int load_input(run_state *s, const kv *in)
+int load_input(run_state *s, const kv *in)
 {
     tc_program *p = s->p;
     const gfn *f = s->f;
@@ -423,10 +464,8 @@ static int load_input(run_state *s, const kv *in)
     return EXIT_OK;
 }
 
-/* Steps 5 and 6: bind dims, then make up what was not given. */
-static int bind_and_fill(run_state *s, tc_dimbind **binds, int *nb)
+int bind_inputs(run_state *s, const tc_dimbind *shapes, int nshapes, tc_dimbind **binds, int *nb)
 {
-    const run_opts *o = s->o;
     const gfn *f = s->f;
     tc_program *p = s->p;
     bind_arg *ba = calloc((size_t)(f->nparams ? f->nparams : 1), sizeof *ba);
@@ -439,17 +478,23 @@ static int bind_and_fill(run_state *s, tc_dimbind **binds, int *nb)
         ba[i].rank = s->args[i].rank;
         memcpy(ba[i].shape, s->args[i].shape, sizeof ba[i].shape);
     }
-    tc_status st = api_bind(p, f, ba, o->shapes, o->nshapes, binds, nb);
+    tc_status st = api_bind(p, f, ba, shapes, nshapes, binds, nb);
     free(ba);
     if (st != TC_OK) {
         print_diag(p);
         return EXIT_ERROR;
     }
+    return EXIT_OK;
+}
+
+int fill_inputs(run_state *s, uint64_t seed, const tc_dimbind *binds, int nb)
+{
+    const gfn *f = s->f;
     for (int i = 0; i < f->nparams; i++) {
         const gparam *g = &f->params[i];
         if (s->given[i])
             continue;
-        rng r = rng_for(o->seed, g->name);
+        rng r = rng_for(g->scalar ? s->o->seed : seed, g->name);
         if (g->scalar) {
             if (!ref_alloc(&s->args[i], g->dtype, 0, NULL))
                 return fail(EXIT_ERROR, "out of memory");
@@ -459,7 +504,7 @@ static int bind_and_fill(run_state *s, tc_dimbind **binds, int *nb)
         }
         int64_t shape[TC_MAX_RANK];
         for (int k = 0; k < g->rank; k++)
-            shape[k] = bind_eval(g->shape[k], *binds, *nb);
+            shape[k] = bind_eval(g->shape[k], binds, nb);
         if (!ref_alloc(&s->args[i], g->dtype, g->rank, shape))
             return fail(EXIT_ERROR, "parameter '%s': cannot allocate a tensor of that size", g->name);
         fill_tensor(&r, &s->args[i]);
@@ -467,8 +512,18 @@ static int bind_and_fill(run_state *s, tc_dimbind **binds, int *nb)
     return EXIT_OK;
 }
 
-/* Step 8's reshape of [*] outputs back to their input's shape. */
-static void unflatten(run_state *s, int k)
+int alloc_output(run_state *s, int k, const tc_dimbind *binds, int nb)
+{
+    const goutput *out = &s->f->outputs[k];
+    int64_t shape[TC_MAX_RANK];
+    for (int r = 0; r < out->node->rank; r++)
+        shape[r] = bind_eval(out->node->shape[r], binds, nb);
+    if (!ref_alloc(&s->outs[k], out->node->dtype, out->node->rank, shape))
+        return fail(EXIT_ERROR, "output '%s': out of memory", out->name);
+    return EXIT_OK;
+}
+
+void unflatten(run_state *s, int k)
 {
     const gfn *f = s->f;
     ref_tensor *t = &s->outs[k];
@@ -497,27 +552,8 @@ static void unflatten(run_state *s, int k)
 /* --- step 7 on the GPU ------------------------------------------------------------ */
 
 
-/* One device buffer of the run. */
-typedef struct {
-    drv_ptr ptr;
-    size_t bytes;
-    DLTensor dl;
-    int64_t shape[TC_MAX_RANK];
-} dev_tensor;
-
-typedef struct {
-    run_state *s;
-    drv_device *dev;
-    tc_diag *d;
-    dev_tensor *params;     /* per param (tensors only) */
-    dev_tensor *outs;       /* per output (not inout) */
-    tc_arg *args;
-    int nargs;
-} gpu_run;
-
-/* A device status as an exit status: no GPU, NVRTC or cuBLAS is the
- * environment (3); anything else is an error (1). */
-static int gpu_fail(tc_status st, const char *msg)
+/* No GPU, NVRTC or cuBLAS is the environment (3); anything else is an error (1). */
+int gpu_fail(tc_status st, const char *msg)
 {
     fprintf(stderr, "%s%s", msg, *msg && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
     return st == TC_ERR_NO_DEVICE ? EXIT_ENV : EXIT_ERROR;
@@ -572,8 +608,15 @@ static int download(gpu_run *g, drv_ptr ptr, ref_tensor *r)
     return st == TC_OK ? EXIT_OK : gpu_fail(st, g->d->msg);
 }
 
-/* The inputs on the device, the outputs allocated, the tc_args naming them. */
-static int gpu_prepare(gpu_run *g, const tc_dimbind *binds, int nb)
+int gpu_init(gpu_run *g, run_state *s, drv_device *dev, tc_diag *d)
+{
+    size_t np = (size_t)s->f->nparams + 1, no = (size_t)s->f->noutputs + 1;
+    *g = (gpu_run){s, dev, d, calloc(np, sizeof(dev_tensor)), calloc(no, sizeof(dev_tensor)),
+                   calloc(np + no, sizeof(tc_arg)), 0};
+    return g->params && g->outs && g->args ? EXIT_OK : fail(EXIT_ERROR, "out of memory");
+}
+
+int gpu_prepare(gpu_run *g, const tc_dimbind *binds, int nb)
 {
     run_state *s = g->s;
     const gfn *f = s->f;
@@ -610,7 +653,19 @@ static int gpu_prepare(gpu_run *g, const tc_dimbind *binds, int nb)
     return EXIT_OK;
 }
 
-static void gpu_release(gpu_run *g)
+int gpu_outputs(gpu_run *g, const tc_dimbind *binds, int nb)
+{
+    run_state *s = g->s;
+    int rc = EXIT_OK;
+    for (int k = 0; k < s->f->noutputs && rc == EXIT_OK; k++) {
+        int ip = s->f->outputs[k].inout_param;
+        if ((rc = alloc_output(s, k, binds, nb)) == EXIT_OK)
+            rc = download(g, ip >= 0 ? g->params[ip].ptr : g->outs[k].ptr, &s->outs[k]);
+    }
+    return rc;
+}
+
+void gpu_release(gpu_run *g)
 {
     const gfn *f = g->s->f;
     for (int i = 0; g->params && i < f->nparams; i++)
@@ -666,8 +721,8 @@ static void index_text(const ref_tensor *t, int64_t i, char *buf, size_t n)
 
 /* Compare every output with the reference; *worst is the largest relative
  * error seen.  EXIT_ERROR with a message naming the first output that
- * differs. */
-static int check_outputs(run_state *s, const ref_tensor *want, double *worst)
+ * differs (after `where`: "group 3: "). */
+static int check_outputs(run_state *s, const ref_tensor *want, const char *where, double *worst)
 {
     const gfn *f = s->f;
     *worst = 0;
@@ -675,8 +730,8 @@ static int check_outputs(run_state *s, const ref_tensor *want, double *worst)
         const ref_tensor *got = &s->outs[k], *w = &want[k];
         int64_t n = ref_numel(w);
         if (ref_numel(got) != n)
-            return fail(EXIT_ERROR, "--check: output '%s' has %lld elements, the reference %lld",
-                        f->outputs[k].name, (long long)ref_numel(got), (long long)n);
+            return fail(EXIT_ERROR, "--check: %soutput '%s' has %lld elements, the reference %lld",
+                        where, f->outputs[k].name, (long long)ref_numel(got), (long long)n);
         double scale = 1, maxerr = 0;
         int64_t at = -1;
         for (int64_t i = 0; i < n; i++)
@@ -695,13 +750,31 @@ static int check_outputs(run_state *s, const ref_tensor *want, double *worst)
         if (rel > tol) {
             char idx[256];
             index_text(w, at, idx, sizeof idx);
-            return fail(EXIT_ERROR, "--check: output '%s' differs from the reference interpreter at "
-                        "%s: got %.9g, want %.9g (max |got - want| = %.3g, %.3g of max(1, max "
-                        "|want|) = %.6g; tolerance %g)", f->outputs[k].name, idx,
+            return fail(EXIT_ERROR, "--check: %soutput '%s' differs from the reference interpreter "
+                        "at %s: got %.9g, want %.9g (max |got - want| = %.3g, %.3g of max(1, max "
+                        "|want|) = %.6g; tolerance %g)", where, f->outputs[k].name, idx,
                         got->data[at], w->data[at], maxerr, rel, scale, tol);
         }
     }
     return EXIT_OK;
+}
+
+int check_run(run_state *s, const tc_dimbind *binds, int nb, const char *where, double *worst)
+{
+    const gfn *f = s->f;
+    ref_tensor *want = calloc((size_t)f->noutputs + 1, sizeof *want);
+    int rc;
+    *worst = 0;
+    if (!want)
+        rc = fail(EXIT_ERROR, "out of memory");
+    else if (api_ref_run(s->p, f, binds, nb, s->args, want) != TC_OK)
+        rc = (print_diag(s->p), EXIT_ERROR);
+    else
+        rc = check_outputs(s, want, where, worst);
+    for (int k = 0; want && k < f->noutputs; k++)
+        ref_free(&want[k]);
+    free(want);
+    return rc;
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -714,9 +787,9 @@ static int cmp_float(const void *a, const void *b)
  * runs and print the median of each. */
 enum { BENCH_WARMUP = 3, BENCH_RUNS = 20 };
 
-static int bench(gpu_run *g, const tc_plan *plan, const tc_dimbind *binds, int nb)
+int bench(gpu_run *g, const char *what, const tc_plan *plan, const int64_t *step_bytes,
+          bench_call call, void *arg)
 {
-    run_state *s = g->s;
     int ne = plan->nsteps + 1;
     void **ev = calloc((size_t)ne, sizeof *ev);
     float *ms = calloc((size_t)(plan->nsteps + 1) * BENCH_RUNS, sizeof *ms);
@@ -726,9 +799,9 @@ static int bench(gpu_run *g, const tc_plan *plan, const tc_dimbind *binds, int n
         st = drv_event_create(g->dev, &ev[i], g->d);
     for (int r = 0; r < BENCH_WARMUP + BENCH_RUNS && rc == EXIT_OK && st == TC_OK; r++) {
         api_run_info info = {.events = ev, .nevents = ne};
-        st = api_run(s->p, s->f, g->args, (size_t)g->nargs, NULL, &info);
+        st = call(arg, &info);
         if (st != TC_OK) {
-            rc = gpu_fail(st, tc_errmsg(s->p->ctx));
+            rc = gpu_fail(st, tc_errmsg(g->s->p->ctx));
             break;
         }
         if (r < BENCH_WARMUP)
@@ -743,7 +816,7 @@ static int bench(gpu_run *g, const tc_plan *plan, const tc_dimbind *binds, int n
         rc = gpu_fail(st, g->d->msg);
     if (rc == EXIT_OK) {
         printf("bench: %s on %s, %s indices, median of %d runs after %d warm-up runs\n",
-               s->f->name, drv_name(g->dev), plan->idx64 ? "64-bit" : "32-bit", BENCH_RUNS,
+               what, drv_name(g->dev), plan->idx64 ? "64-bit" : "32-bit", BENCH_RUNS,
                BENCH_WARMUP);
         printf("  %-4s %12s %14s %10s  %s\n", "step", "time (us)", "bytes", "GB/s", "kernel");
         float col[BENCH_RUNS];
@@ -753,7 +826,7 @@ static int bench(gpu_run *g, const tc_plan *plan, const tc_dimbind *binds, int n
                 col[r] = ms[(size_t)r * (size_t)(plan->nsteps + 1) + (size_t)i];
             qsort(col, BENCH_RUNS, sizeof *col, cmp_float);
             double us = 1e3 * (col[BENCH_RUNS / 2 - 1] + col[BENCH_RUNS / 2]) / 2;
-            int64_t bytes = i < plan->nsteps ? rt_step_bytes(plan, i, binds, nb) : total_bytes;
+            int64_t bytes = i < plan->nsteps ? step_bytes[i] : total_bytes;
             if (i < plan->nsteps && bytes > 0)
                 total_bytes += bytes;
             char step[16];
@@ -770,63 +843,60 @@ static int bench(gpu_run *g, const tc_plan *plan, const tc_dimbind *binds, int n
     return rc;
 }
 
+void report_jit(const run_opts *o, const gfn *f, tc_status st, const api_run_info *info)
+{
+    if (jit_warning(o->rt->jit)) /* an unusable cache: every run compiles again */
+        fprintf(stderr, "tensorc: warning: %s\n", jit_warning(o->rt->jit));
+    if (st == TC_OK && o->verbose)
+        fprintf(stderr, "tensorc: %s: kernels for %s_%d%s: cache: %s (%s, %.1f ms)\n", f->name,
+                info->ptx ? "compute" : "sm", info->arch,
+                info->ptx ? " (PTX: the device is newer than NVRTC)" : "",
+                info->origin == JIT_COMPILED ? "miss" : "hit",
+                info->origin == JIT_COMPILED ? "compiled by NVRTC" : jit_origin_str(info->origin),
+                info->jit_ms);
+}
+
+/* bench()'s call for a plain run. */
+static tc_status bench_one(void *arg, api_run_info *info)
+{
+    gpu_run *g = arg;
+    return api_run(g->s->p, g->s->f, g->args, (size_t)g->nargs, NULL, info);
+}
+
 /* Step 7 with --device=cuda: s->outs are filled on success. */
 static int run_cuda(run_state *s, const tc_dimbind *binds, int nb)
 {
     const run_opts *o = s->o;
     const gfn *f = s->f;
     tc_program *p = s->p;
-    size_t np = (size_t)f->nparams + 1, no = (size_t)f->noutputs + 1;
-    gpu_run g = {s, o->rt->dev, &p->ctx->diag, calloc(np, sizeof(dev_tensor)),
-                 calloc(no, sizeof(dev_tensor)), calloc(np + no, sizeof(tc_arg)), 0};
-    int rc = g.params && g.outs && g.args ? EXIT_OK : fail(EXIT_ERROR, "out of memory");
+    gpu_run g;
+    int rc = gpu_init(&g, s, o->rt->dev, &p->ctx->diag);
     if (rc == EXIT_OK)
         rc = gpu_prepare(&g, binds, nb);
 
     api_run_info info = {0};
     if (rc == EXIT_OK) {
         tc_status st = api_run(p, f, g.args, (size_t)g.nargs, NULL, &info);
-        if (jit_warning(o->rt->jit)) /* an unusable cache: every run compiles again */
-            fprintf(stderr, "tensorc: warning: %s\n", jit_warning(o->rt->jit));
-        if (st == TC_OK && o->verbose)
-            fprintf(stderr, "tensorc: %s: kernels for %s_%d%s: cache: %s (%s, %.1f ms)\n", f->name,
-                    info.ptx ? "compute" : "sm", info.arch,
-                    info.ptx ? " (PTX: the device is newer than NVRTC)" : "",
-                    info.origin == JIT_COMPILED ? "miss" : "hit",
-                    info.origin == JIT_COMPILED ? "compiled by NVRTC" : jit_origin_str(info.origin),
-                    info.jit_ms);
+        report_jit(o, f, st, &info);
         if (st == TC_OK)
             st = drv_sync(g.dev, NULL, g.d);
         if (st != TC_OK)
             rc = gpu_fail(st, tc_errmsg(p->ctx)[0] ? tc_errmsg(p->ctx) : g.d->msg ? g.d->msg : "");
     }
     /* Step 7's results: each output from its buffer, an inout one from its parameter's. */
-    for (int k = 0; k < f->noutputs && rc == EXIT_OK; k++) {
-        const goutput *out = &f->outputs[k];
-        int64_t shape[TC_MAX_RANK];
-        for (int r = 0; r < out->node->rank; r++)
-            shape[r] = bind_eval(out->node->shape[r], binds, nb);
-        if (!ref_alloc(&s->outs[k], out->node->dtype, out->node->rank, shape))
-            rc = fail(EXIT_ERROR, "output '%s': out of memory", out->name);
-        else
-            rc = download(&g, out->inout_param >= 0 ? g.params[out->inout_param].ptr : g.outs[k].ptr,
-                          &s->outs[k]);
+    if (rc == EXIT_OK)
+        rc = gpu_outputs(&g, binds, nb);
+    double worst;
+    if (rc == EXIT_OK && o->check && (rc = check_run(s, binds, nb, "", &worst)) == EXIT_OK)
+        printf("check: OK (max rel err %.3g)\n", worst);
+    if (rc == EXIT_OK && o->bench) {
+        int64_t *bytes = calloc((size_t)info.plan->nsteps + 1, sizeof *bytes);
+        for (int i = 0; bytes && i < info.plan->nsteps; i++)
+            bytes[i] = rt_step_bytes(info.plan, i, binds, nb);
+        rc = bytes ? bench(&g, f->name, info.plan, bytes, bench_one, &g)
+                   : fail(EXIT_ERROR, "out of memory");
+        free(bytes);
     }
-    if (rc == EXIT_OK && o->check) {
-        ref_tensor *want = calloc(no, sizeof *want);
-        double worst = 0;
-        if (!want)
-            rc = fail(EXIT_ERROR, "out of memory");
-        else if (api_ref_run(p, f, binds, nb, s->args, want) != TC_OK)
-            rc = (print_diag(p), EXIT_ERROR);
-        else if ((rc = check_outputs(s, want, &worst)) == EXIT_OK)
-            printf("check: OK (max rel err %.3g)\n", worst);
-        for (int k = 0; want && k < f->noutputs; k++)
-            ref_free(&want[k]);
-        free(want);
-    }
-    if (rc == EXIT_OK && o->bench)
-        rc = bench(&g, info.plan, binds, nb);
     gpu_release(&g);
     return rc;
 }
@@ -842,28 +912,15 @@ static int run_fn(run_state *s)
     int *out_of = calloc((size_t)(f->noutputs ? f->noutputs : 1), sizeof(int));
     if (!out_of)
         return fail(EXIT_ERROR, "out of memory");
-    for (int k = 0; k < f->noutputs; k++)
-        out_of[k] = -1;
-    for (int i = 0; i < o->noutputs; i++) {
-        int k = -1;
-        for (int j = 0; j < f->noutputs && k < 0; j++)
-            if (strcmp(f->outputs[j].name, o->outputs[i].name) == 0)
-                k = j;
-        if (k < 0) {
-            free(out_of);
-            return fail(EXIT_ERROR, "--output %s: function '%s' has no output '%s' (outputs: %s)",
-                        o->outputs[i].name, f->name, o->outputs[i].name, output_list(p, f));
-        }
-        out_of[k] = i;
-    }
-
-    int rc = EXIT_OK;
+    int rc = output_slots(o, p, f, out_of);
     for (int i = 0; i < o->ninputs && rc == EXIT_OK; i++)
         rc = load_input(s, &o->inputs[i]);
     tc_dimbind *binds = NULL;
     int nb = 0;
     if (rc == EXIT_OK)
-        rc = bind_and_fill(s, &binds, &nb);
+        rc = bind_inputs(s, o->shapes, o->nshapes, &binds, &nb);
+    if (rc == EXIT_OK)
+        rc = fill_inputs(s, o->seed, binds, nb);
     if (rc == EXIT_OK && o->cuda) {
         rc = run_cuda(s, binds, nb);
     } else if (rc == EXIT_OK) {
@@ -907,6 +964,8 @@ static int run_program(const run_opts *o, tc_program *p)
         print_diag(p);
         return EXIT_ERROR;
     }
+    if (o->grouped)
+        return run_groups(o, p, f);
 
     int rc;
     run_state s = {o, p, f, NULL, NULL, NULL, NULL};

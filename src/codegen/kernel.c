@@ -341,6 +341,48 @@ static void grid_stride(cg *g, tc_buf *o, const char *n, int vec, const char *vb
     buf_puts(o, "            }\n        }\n    }\n");
 }
 
+/* Is line a vector load whose address is a buffer plus index variables,
+ * "const tc_vec<T, N> vK = tc_vload<T, N>(ptr + i0); // ...", so it may
+ * run before anything else of the body? */
+static bool plain_vload(const char *line, size_t n)
+{
+    const char *l = strstr(line, "= tc_vload<");
+    if (strncmp(line, "const tc_vec<", 13) != 0 || !l || l >= line + n)
+        return false;
+    const char *a = strchr(l, '(');
+    if (!a || a >= line + n)
+        return false;
+    for (a++; a < line + n && *a != ')'; a++) /* identifiers, spaces, '+' only */
+        if (!(*a == '_' || *a == ' ' || *a == '+' || (*a >= 'a' && *a <= 'z') ||
+              (*a >= 'A' && *a <= 'Z') || (*a >= '0' && *a <= '9')))
+            return false;
+    return a < line + n && strncmp(a, ");", 2) == 0;
+}
+
+/* The vector body with its plain vector loads first: the loads are
+ * emitted at first use, so a kernel that stores m and then reads v would
+ * otherwise wait for each load in turn (the accesses go through pointers
+ * the compiler cannot prove distinct).  Reading earlier is always right:
+ * a store of this element never feeds a load of it. */
+static const char *loads_first(cg *g, const char *body)
+{
+    tc_buf first, rest;
+    buf_init(&first, g->a);
+    buf_init(&rest, g->a);
+    for (const char *l = body; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t n = e ? (size_t)(e - l) + 1 : strlen(l);
+        const char *t = l;
+        while (*t == ' ')
+            t++;
+        bool hoist = plain_vload(t, n - (size_t)(t - l));
+        buf_printf(hoist ? &first : &rest, "%.*s", (int)n, l);
+        l += n;
+    }
+    buf_puts(&first, buf_str(&rest));
+    return buf_str(&first);
+}
+
 static int fe_count(const cg *g)
 {
     int nt = 0;
@@ -382,7 +424,7 @@ static void foreach_chunk(cg *g, tc_buf *o, int vec, const char *vbody, const ch
 /* Groups a foreach kernel's parameter holds: its table stays within 4 KB,
  * the parameter space every driver and GPU allows, so launching it costs
  * what launching any kernel does; more groups go through device memory. */
-#ifndef TC_FE_PARAM_BYTES
+#ifndef TC_FE_PARAM_BYTES /* a build-time knob, for measuring the crossover */
 #define TC_FE_PARAM_BYTES 4096
 #endif
 static int fe_cap(const cg *g, int nt)
@@ -416,7 +458,7 @@ static void pointwise(cg *g, tc_buf *o)
         vector_begin(g, vec, r - 1);
         for (int i = 0; i < k->nstores; i++)
             vector_store(g, k->stores[i], vec);
-        vec_body = buf_str(&g->body);
+        vec_body = loads_first(g, buf_str(&g->body));
         g->vec = 1;
         cg_forget(g, T_ELEM);
     }

@@ -395,6 +395,102 @@ t --help
 check "--help: run --dtype" grep -qF "[--dtype T=bf16]" "$tmp/out"
 check "--help: --dtype explained" grep -qF -- "--dtype T=bf16 binds the dtype variable T" "$tmp/out"
 
+# --- run --groups: an elementwise function over tensor groups (CPU path; the
+# one-launch GPU path is in tests/fakegpu/run.sh) ---------------------------------
+# npy_shape FILE: the shape field of a .npy header, e.g. "(3, 4)"
+npy_shape() { head -c 128 "$1" | tr -d '\0' | grep -ao "'shape': ([0-9, ]*)" | sed "s/'shape': //"; }
+t run progs.tc --fn update --groups 5,0,3 --seed 4 --device=cpu; expect "--groups" 0
+check "--groups: a summary per group" [ "$(grep -c '^p (group [0-9]): f32\[' "$tmp/out")" -eq 3 ]
+check "--groups: group sizes" bash -c "grep -qxF 'p (group 0): f32[5]' '$tmp/out' && grep -qxF 'p (group 1): f32[0]' '$tmp/out' && grep -qxF 'p (group 2): f32[3]' '$tmp/out'"
+check "--groups: an empty group prints []" [ "$(sed -n '/^p (group 1)/{n;p}' "$tmp/out")" = "[]" ]
+# group i draws what a plain run with --seed S+i draws: compare the bytes
+t run progs.tc --fn update --groups 5,0,3 --seed 4 --device=cpu --output p="$tmp/ga.npy,$tmp/gb.npy,$tmp/gc.npy"
+expect "--groups --output list" 0
+check "--groups --output: prints nothing" [ -z "$out" ]
+t run progs.tc --fn update --shape '*=5' --seed 4 --device=cpu --output p="$tmp/sa.npy"
+t run progs.tc --fn update --shape '*=3' --seed 6 --device=cpu --output p="$tmp/sc.npy"
+check "group 0 is the plain run with seed S" cmp -s "$tmp/ga.npy" "$tmp/sa.npy"
+check "group 2 is the plain run with seed S+2" cmp -s "$tmp/gc.npy" "$tmp/sc.npy"
+check "group 1 wrote an empty array" [ "$(npy_shape "$tmp/gb.npy")" = "(0,)" ]
+check "groups differ" bash -c "! cmp -s '$tmp/ga.npy' '$tmp/sc.npy'"
+# --input lists set the groups and their sizes; the identity (x * 1 + 0) gives
+# every file back byte for byte, the empty one included
+t run progs.tc --fn scale --input x="$tmp/ga.npy,$tmp/gb.npy,$tmp/gc.npy" --input k=1 --input s=0 \
+    --device=cpu --output out="$tmp/ra.npy,$tmp/rb.npy,$tmp/rc.npy"
+expect "--input lists" 0
+check "--input lists: round trip" bash -c "cmp -s '$tmp/ga.npy' '$tmp/ra.npy' && cmp -s '$tmp/gb.npy' '$tmp/rb.npy' && cmp -s '$tmp/gc.npy' '$tmp/rc.npy'"
+t run progs.tc --fn scale --input x="$tmp/ga.npy,$tmp/gb.npy,$tmp/gc.npy" --input k=1 --input s=0 --device=cpu
+check "--input lists: sizes from the files" bash -c "grep -qxF 'out (group 0): f32[5]' '$tmp/out' && grep -qxF 'out (group 1): f32[0]' '$tmp/out' && grep -qxF 'out (group 2): f32[3]' '$tmp/out'"
+# a group of a list run is the plain run on that group's files (g from seed S+i)
+t run progs.tc --fn update --input p="$tmp/ga.npy,$tmp/gc.npy" --input lr=0.25 --seed 9 --device=cpu \
+    --output p="$tmp/la.npy,$tmp/lc.npy"
+expect "--input list with a shared scalar" 0
+t run progs.tc --fn update --input p="$tmp/gc.npy" --input lr=0.25 --seed 10 --device=cpu --output p="$tmp/pc.npy"
+check "list group 1 == plain run of its file with seed S+1" cmp -s "$tmp/lc.npy" "$tmp/pc.npy"
+check "the scalar is shared" bash -c "! cmp -s '$tmp/lc.npy' '$tmp/gc.npy'"
+# --groups with a list: each file must have its group's size; shapes come back
+t run progs.tc --fn smax --shape N=3,D=4 --device=cpu --output out="$tmp/x34.npy"
+t run progs.tc --fn update --groups 12,0,3 --input p="$tmp/x34.npy,$tmp/gb.npy,$tmp/gc.npy" --device=cpu \
+    --output p="$tmp/ua.npy,$tmp/ub.npy,$tmp/uc.npy"
+expect "--groups with an --input list" 0
+check "an output keeps its group's input shape" [ "$(npy_shape "$tmp/ua.npy")" = "(3, 4)" ]
+# many groups: the first few printed, then a count
+t run progs.tc --fn update --groups 1,2,3,4,5,6,7,8,9,10 --device=cpu; expect "ten groups" 0
+check "ten groups: four shown" [ "$(grep -c '^p (group ' "$tmp/out")" -eq 4 ]
+check "ten groups: the rest counted" grep -qxF "... 6 more groups not shown (--output NAME=FILE,FILE,... writes every group)" "$tmp/out"
+t run progs.tc --fn update --groups 0,0 --device=cpu --output p="$tmp/e0.npy,$tmp/e1.npy"
+expect "only empty groups" 0
+check "only empty groups: both written" bash -c "[ \"\$(head -c 128 '$tmp/e1.npy' | tr -d '\\0' | grep -ao \"'shape': (0,)\")\" ]"
+# errors: usage (2) for the option's own form, 1 for the program and its files
+t run progs.tc --fn stats --groups 3 --device=cpu
+expect_line "--groups: not elementwise (a parameter)" 1 "error: function 'stats' cannot run over tensor groups: parameter 'x' is f32[N, D], not [*] (--groups needs every tensor parameter [*] and every operation pointwise)"
+t run progs.tc --fn rmsnorm --groups 3 --device=cpu
+expect_line "--groups: not elementwise (an operation)" 1 "error: function 'rmsnorm' cannot run over tensor groups: 'mean' (line 22) is not pointwise (--groups needs every tensor parameter [*] and every operation pointwise)"
+t run progs.tc --fn update --groups 4,-1 --device=cpu
+expect_line "--groups negative" 2 "error: --groups 4,-1: '-1' is not a size (one element count per group, each a non-negative integer: --groups 1000,0,4097)"
+check "--groups negative: usage line" grep -q "^usage: tensorc run FILE" "$tmp/err"
+t run progs.tc --fn update --groups 4,x7 --device=cpu
+expect_line "--groups not a number" 2 "error: --groups 4,x7: 'x7' is not a size (one element count per group, each a non-negative integer: --groups 1000,0,4097)"
+t run progs.tc --fn update --groups 4,,7 --device=cpu
+expect_line "--groups empty size" 2 "error: --groups 4,,7: '' is not a size (one element count per group, each a non-negative integer: --groups 1000,0,4097)"
+t run progs.tc --fn update --groups 1 --groups 2 --device=cpu
+expect_line "--groups twice" 2 "error: --groups is given twice"
+t run progs.tc --fn update --groups 4 --shape '*=4' --device=cpu
+expect_line "--groups with --shape" 2 "error: --shape does not go with --groups: each group's size comes from --groups or its --input files"
+t run progs.tc --fn update --groups 5,0,3 --input p="$tmp/ga.npy,$tmp/gb.npy" --device=cpu
+expect_line "--input list shorter than --groups" 2 "error: --input p lists 2 files, but --groups gives 3 groups"
+t run progs.tc --fn update --groups 5,3 --input p="$tmp/ga.npy" --device=cpu
+expect_line "one file for two groups" 2 "error: --input p lists 1 file, but --groups gives 2 groups"
+t run progs.tc --fn update --input p="$tmp/ga.npy,$tmp/gc.npy" --input g="$tmp/ga.npy" --device=cpu
+expect_line "--input lists disagree" 2 "error: --input g lists 1 file, but --input p lists 2 (one file per group)"
+t run progs.tc --fn update --groups 5,3 --output p="$tmp/o1.npy" --device=cpu
+expect_line "--output list shorter than the groups" 2 "error: --output p lists 1 file, but the run has 2 groups"
+t run progs.tc --fn update --shape '*=3' --output p="$tmp/o1.npy,$tmp/o2.npy" --device=cpu
+expect_line "--output list without groups" 2 "error: --output p lists files for groups, but neither --groups nor an --input list says how many groups there are"
+t run progs.tc --fn update --groups 5,3 --input p="$tmp/ga.npy," --device=cpu
+expect_line "--input list with an empty name" 2 "error: --input p: an empty file name in '$tmp/ga.npy,' (one .npy per group, separated by commas)"
+t run progs.tc --fn update --groups 5,3 --input lr=1,2 --device=cpu
+expect_line "a list for a scalar" 1 "error: --input lr=1,2: parameter 'lr' is a scalar (f32), shared by every group: give one value"
+t run progs.tc --fn update --groups 5,3 --input zz="$tmp/ga.npy,$tmp/gc.npy" --device=cpu
+expect_line "--groups: unknown input" 1 "error: --input zz: function 'update' has no parameter 'zz' (parameters: p, g, lr)"
+t run progs.tc --fn update --groups 5,3 --output zz="$tmp/o1.npy,$tmp/o2.npy" --device=cpu
+expect_line "--groups: unknown output" 1 "error: --output zz: function 'update' has no output 'zz' (outputs: p)"
+t run progs.tc --fn update --groups 5,4 --input p="$tmp/ga.npy,$tmp/gc.npy" --device=cpu
+expect_line "a file of the wrong size for --groups" 1 "error: --input p: group 1: '$tmp/gc.npy' has 3 elements, but --groups gives it 4"
+t run progs.tc --fn update --input p="$tmp/ga.npy,$tmp/gc.npy" --input g="$tmp/ga.npy,$tmp/ga.npy" --device=cpu
+expect_line "files of one group disagree" 1 "error: --input g: group 1: '$tmp/ga.npy' has 5 elements, but '$tmp/gc.npy' (--input p) has 3 (the tensors of a group have one element count)"
+t run progs.tc --fn update --groups 5,3 --input p="$tmp/ga.npy,$tmp/none.npy" --device=cpu
+expect_line "a missing file in a list" 1 "error: cannot read '$tmp/none.npy': No such file or directory"
+t run progs.tc --fn update --groups 5,3 --check --device=cpu
+expect_line "--groups --check on the CPU" 2 "error: --check compares or times the CUDA kernels: it needs --device=cuda (the default when there is a GPU)"
+TENSORC_LIBCUDA=/nonexistent t run progs.tc --fn update --groups 5,3 --device=cuda
+expect_err "--groups --device=cuda without a GPU" 3 "error: --device=cuda: no CUDA driver"
+TENSORC_LIBCUDA=/nonexistent t run progs.tc --fn update --groups 5,3
+expect "--groups without a GPU falls back to the CPU" 0
+check "--groups fallback: the note" grep -q "^note: running on the CPU reference interpreter" "$tmp/err"
+t --help
+check "--help: --groups" grep -qF -- "--groups 1000,0,4097" "$tmp/out"
+
 if [ "$skip" -gt 0 ]; then echo "($skip skipped: no python3 with NumPy)"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

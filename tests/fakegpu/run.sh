@@ -7,7 +7,11 @@
 # generated kernel's parameters (read from its PTX) and every pointer points
 # into live memory.  Kernels do not run, so results are not checked here
 # (tests/gpu/run.sh does that on a GPU); --check must report them wrong.
-# Prints "N passed, M failed" last.  Needs python3 (standard library).
+# Then `run --groups` (tensor groups, api_run_foreach): exactly one launch
+# over several groups, over more groups than the kernel parameter's table
+# holds (the table goes through device memory), and over none with
+# elements (no launch).  Prints suite.py's "N passed, M failed", then the
+# groups' own tally last.  Needs python3 (standard library).
 set -u
 tc=$(realpath "${1:?usage: run.sh TENSORC FAKE_LIB}")
 lib=$(realpath "${2:?usage: run.sh TENSORC FAKE_LIB}")
@@ -17,3 +21,83 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TENSORC_LIBCUDA=$lib TENSORC_CUBLAS=$lib
 python3 "$here/../gpu/suite.py" "$tc" "$root" "$work" --plumbing
+status=$?
+
+# --- run --groups: one launch over tensor groups -------------------------------------------
+export TENSORC_CACHE_DIR=$work/groups-cache
+pass=0 fail=0
+# t CMD...: tensorc with every launch logged; rc, stdout, stderr kept
+t() {
+    TC_FAKE_CUDA_LOG=1 "$tc" "$@" >"$work/out" 2>"$work/err"
+    rc=$?
+}
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL $1: $2 (exit $rc)"
+    sed 's/^/    /' "$work/err" | grep -v '^    fakecuda: launch' | head -6
+}
+expect() { if [ "$rc" -eq "$2" ]; then ok; else bad "$1" "want exit $2"; fi; }
+check() { local n=$1; shift; if "$@"; then ok; else bad "$n" "condition failed: $*"; fi; }
+launches() { grep -c '^fakecuda: launch ' "$work/err"; }
+grid_x() { sed -n 's/^fakecuda: launch [^<]*<<<(\([0-9]*\), .*/\1/p' "$work/err"; }
+sgd=$root/examples/sgd_momentum.tc
+
+# the plan's table capacity and elements per block, from its comment:
+# "foreach: ... 8192 elements a block; up to 84 groups in the kernel parameter"
+"$tc" compile "$sgd" --emit=cuda >"$work/cuda" 2>&1
+cap=$(sed -n 's/.*up to \([0-9]*\) groups in the kernel parameter.*/\1/p' "$work/cuda")
+chunk=$(sed -n 's/.*foreach: .* \([0-9]*\) elements a block.*/\1/p' "$work/cuda")
+check "the plan states the table's capacity" [ -n "$cap" ]
+check "the plan states the elements a block" [ -n "$chunk" ]
+cap=${cap:-84} chunk=${chunk:-8192}
+blocks() { local b=0 n; for n in "$@"; do b=$((b + (n + chunk - 1) / chunk)); done; echo $b; }
+
+# several groups, one empty, one larger than a block: one launch, every block
+t run "$sgd" --groups 1000,0,$((chunk + 1)),3 --device=cuda --input lr=0.01
+expect "groups: exit" 0
+check "groups: exactly one launch" [ "$(launches)" -eq 1 ]
+check "groups: a block per chunk of each group" [ "$(grid_x)" -eq "$(blocks 1000 0 $((chunk + 1)) 3)" ]
+check "groups: a summary per group" [ "$(grep -c '^p (group [0-3]): f32\[' "$work/out")" -eq 4 ]
+
+# more groups with elements than the parameter holds (and an empty one):
+# the table goes to device memory first, still one launch
+n=$((cap + 16))
+sizes=0
+for i in $(seq 1 $n); do sizes="$sizes,$((i * 37))"; done
+t run "$sgd" --groups "$sizes" --device=cuda
+expect "groups past the parameter: exit" 0
+check "groups past the parameter: exactly one launch" [ "$(launches)" -eq 1 ]
+check "groups past the parameter: every group's blocks" [ "$(grid_x)" -eq "$(blocks ${sizes//,/ })" ]
+check "groups past the parameter: four shown, the rest counted" \
+    grep -qxF "... $((n + 1 - 4)) more groups not shown (--output NAME=FILE,FILE,... writes every group)" "$work/out"
+
+# only empty groups: nothing to launch, --check compares nothing, --bench says so
+t run "$sgd" --groups 0,0,0 --device=cuda --check --bench
+expect "empty groups: exit" 0
+check "empty groups: no launch" [ "$(launches)" -eq 0 ]
+check "empty groups: check" grep -qxF "check: OK (3 groups, all empty: nothing to compare)" "$work/out"
+check "empty groups: bench" grep -qxF "bench: nothing to time: every group is empty (no launch)" "$work/out"
+
+# --check compares every group with the interpreter: kernels do not run here,
+# so group 1 (group 0 is empty) must differ: an inout p keeps its input
+t run "$sgd" --groups 0,100,7 --device=cuda --check
+expect "groups --check: a mismatch" 1
+check "groups --check: names the group" grep -qF "error: --check: group 1: output 'p' differs from the reference interpreter" "$work/err"
+
+# --bench times the one launch, its bytes those of every group
+t run "$sgd" --groups 100,0,7 --device=cuda --bench --output p="$work/p0.npy,$work/p1.npy,$work/p2.npy" \
+    --output buf="$work/b0.npy,$work/b1.npy,$work/b2.npy"
+expect "groups --bench" 0
+check "groups --bench: the header" grep -q "^bench: sgd_momentum over 3 groups on " "$work/out"
+check "groups --bench: one step" [ "$(grep -c '^  0 ' "$work/out")" -eq 1 ]
+check "groups --output: a file per group" bash -c "[ -s '$work/p0.npy' ] && [ -s '$work/p1.npy' ] && [ -s '$work/b2.npy' ]"
+
+# a function that is not elementwise: the message, before anything is uploaded
+t run "$root/tests/cli/progs.tc" --fn stats --groups 3,4 --device=cuda
+expect "groups: not elementwise" 1
+check "groups: not elementwise message" grep -qxF "error: function 'stats' cannot run over tensor groups: parameter 'x' is f32[N, D], not [*] (--groups needs every tensor parameter [*] and every operation pointwise)" "$work/err"
+check "groups: not elementwise, no launch" [ "$(launches)" -eq 0 ]
+
+echo "run --groups: $pass passed, $fail failed"
+[ "$status" -eq 0 ] && [ "$fail" -eq 0 ]

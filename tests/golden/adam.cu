@@ -61,11 +61,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_pow_d
             tc_aligned(io_p + i0, 16) &&
             tc_aligned(io_v + i0, 16)) {
             const tc_vec<float, 4> v28 = tc_vload<float, 4>(io_m + i0); // adam.tc:11
+            const tc_vec<float, 4> v31 = tc_vload<float, 4>(in_g + i0); // adam.tc:11
+            const tc_vec<float, 4> v33 = tc_vload<float, 4>(io_p + i0); // adam.tc:11
+            const tc_vec<float, 4> v63 = tc_vload<float, 4>(io_v + i0); // adam.tc:11
             const float t29 = v28.v[0];                                 // adam.tc:11
             const float t30 = s_beta1 * t29;                            // adam.tc:14
-            const tc_vec<float, 4> v31 = tc_vload<float, 4>(in_g + i0); // adam.tc:11
             const float t32 = v31.v[0];                                 // adam.tc:11
-            const tc_vec<float, 4> v33 = tc_vload<float, 4>(io_p + i0); // adam.tc:11
             const float t34 = v33.v[0];                                 // adam.tc:11
             const float t35 = s_wd * t34;                               // adam.tc:13
             const float t36 = t32 + t35;                                // adam.tc:13
@@ -96,7 +97,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_pow_d
             const float t61 = t2 * t60;                                 // adam.tc:14
             const float t62 = t56 + t61;                                // adam.tc:14
             tc_vstore<float, 4>(io_m + i0, {{t38, t46, t54, t62}});     // adam.tc:14
-            const tc_vec<float, 4> v63 = tc_vload<float, 4>(io_v + i0); // adam.tc:11
             const float t64 = v63.v[0];                                 // adam.tc:11
             const float t65 = s_beta2 * t64;                            // adam.tc:15
             const float t66 = t11 * t36;                                // adam.tc:15

@@ -63,9 +63,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_pow_d
             tc_aligned(io_v + i0, 16) &&
             tc_aligned(io_p + i0, 16)) {
             const tc_vec<float, 4> v29 = tc_vload<float, 4>(io_m + i0); // adamw.tc:10
+            const tc_vec<float, 4> v32 = tc_vload<float, 4>(in_g + i0); // adamw.tc:10
+            const tc_vec<float, 4> v51 = tc_vload<float, 4>(io_v + i0); // adamw.tc:10
+            const tc_vec<float, 4> v72 = tc_vload<float, 4>(io_p + i0); // adamw.tc:10
             const float t30 = v29.v[0];                                 // adamw.tc:10
             const float t31 = s_beta1 * t30;                            // adamw.tc:13
-            const tc_vec<float, 4> v32 = tc_vload<float, 4>(in_g + i0); // adamw.tc:10
             const float t33 = v32.v[0];                                 // adamw.tc:10
             const float t34 = t2 * t33;                                 // adamw.tc:13
             const float t35 = t31 + t34;                                // adamw.tc:13
@@ -85,7 +87,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_pow_d
             const float t49 = t2 * t48;                                 // adamw.tc:13
             const float t50 = t47 + t49;                                // adamw.tc:13
             tc_vstore<float, 4>(io_m + i0, {{t35, t40, t45, t50}});     // adamw.tc:13
-            const tc_vec<float, 4> v51 = tc_vload<float, 4>(io_v + i0); // adamw.tc:10
             const float t52 = v51.v[0];                                 // adamw.tc:10
             const float t53 = s_beta2 * t52;                            // adamw.tc:14
             const float t54 = t8 * t33;                                 // adamw.tc:14
@@ -107,7 +108,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_pow_d
             const float t70 = t69 * t48;                                // adamw.tc:14
             const float t71 = t68 + t70;                                // adamw.tc:14
             tc_vstore<float, 4>(io_v + i0, {{t56, t61, t66, t71}});     // adamw.tc:14
-            const tc_vec<float, 4> v72 = tc_vload<float, 4>(io_p + i0); // adamw.tc:10
             const float t73 = v72.v[0];                                 // adamw.tc:10
             const float t74 = t73 * t14;                                // adamw.tc:12
             const float t75 = t35 * rcp18;                              // adamw.tc:15

@@ -20,9 +20,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_0(
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(in_b + i1, 16) &&
             tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b + i1);  // bias_gelu.tc:5
             const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // bias_gelu.tc:5
             const float t5 = v4.v[0];                                   // bias_gelu.tc:5
-            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b + i1);  // bias_gelu.tc:5
             const float t7 = v6.v[0];                                   // bias_gelu.tc:5
             const float t8 = t5 + t7;                                   // bias_gelu.tc:6
             const float t9 = tc_gelu(t8);                               // bias_gelu.tc:6

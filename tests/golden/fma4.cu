@@ -50,13 +50,13 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_0(
             tc_aligned(in_c + i0, 16) &&
             tc_aligned(out_out + i0, 16)) {
             const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_d + i0);  // fma4.tc:4
-            const float t8 = v7.v[0];                                   // fma4.tc:4
             const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_a + i0);  // fma4.tc:4
-            const float t10 = v9.v[0];                                  // fma4.tc:4
             const tc_vec<float, 4> v11 = tc_vload<float, 4>(in_b + i0); // fma4.tc:4
+            const tc_vec<float, 4> v14 = tc_vload<float, 4>(in_c + i0); // fma4.tc:4
+            const float t8 = v7.v[0];                                   // fma4.tc:4
+            const float t10 = v9.v[0];                                  // fma4.tc:4
             const float t12 = v11.v[0];                                 // fma4.tc:4
             const float t13 = t10 + t12;                                // fma4.tc:5
-            const tc_vec<float, 4> v14 = tc_vload<float, 4>(in_c + i0); // fma4.tc:4
             const float t15 = v14.v[0];                                 // fma4.tc:4
             const float t16 = t13 * t15;                                // fma4.tc:5
             const float t17 = t8 + t16;                                 // fma4.tc:5

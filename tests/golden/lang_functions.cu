@@ -23,13 +23,13 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_0(
             tc_aligned(in_w + i1, 16) &&
             tc_aligned(in_b + i1, 16) &&
             tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+            const tc_vec<float, 4> v8 = tc_vload<float, 4>(in_w + i1);  // lang_functions.tc:5
+            const tc_vec<float, 4> v12 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:5
             const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:5
             const float t7 = v6.v[0];                                   // lang_functions.tc:5
-            const tc_vec<float, 4> v8 = tc_vload<float, 4>(in_w + i1);  // lang_functions.tc:5
             const float t9 = v8.v[0];                                   // lang_functions.tc:5
             const float t10 = t7 * t9;                                  // lang_functions.tc:6
             const float t11 = t10 * s_scale;                            // lang_functions.tc:6
-            const tc_vec<float, 4> v12 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:5
             const float t13 = v12.v[0];                                 // lang_functions.tc:5
             const float t14 = t11 + t13;                                // lang_functions.tc:6
             const float t15 = v6.v[1];                                  // lang_functions.tc:5
@@ -350,8 +350,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_3(
             tc_aligned(io_y + i0, 16) &&
             tc_aligned(in_x + i0, 16)) {
             const tc_vec<float, 4> v4 = tc_vload<float, 4>(io_y + i0);  // lang_functions.tc:21
-            const float t5 = v4.v[0];                                   // lang_functions.tc:21
             const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_x + i0);  // lang_functions.tc:21
+            const float t5 = v4.v[0];                                   // lang_functions.tc:21
             const float t7 = v6.v[0];                                   // lang_functions.tc:21
             const float t8 = s_a * t7;                                  // lang_functions.tc:22
             const float t9 = t5 + t8;                                   // lang_functions.tc:22
@@ -579,9 +579,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_7(
             tc_aligned(in_g + i0, 16) &&
             tc_aligned(io_p + i0, 16)) {
             const tc_vec<float, 4> v7 = tc_vload<float, 4>(io_buf + i0); // lang_functions.tc:36
+            const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_g + i0); // lang_functions.tc:36
+            const tc_vec<float, 4> v25 = tc_vload<float, 4>(io_p + i0); // lang_functions.tc:36
             const float t8 = v7.v[0];                                   // lang_functions.tc:36
             const float t9 = s_mu * t8;                                 // lang_functions.tc:37
-            const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_g + i0); // lang_functions.tc:36
             const float t11 = v10.v[0];                                 // lang_functions.tc:36
             const float t12 = t9 + t11;                                 // lang_functions.tc:37
             const float t13 = v7.v[1];                                  // lang_functions.tc:36
@@ -597,7 +598,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_7(
             const float t23 = v10.v[3];                                 // lang_functions.tc:36
             const float t24 = t22 + t23;                                // lang_functions.tc:37
             tc_vstore<float, 4>(io_buf + i0, {{t12, t16, t20, t24}});   // lang_functions.tc:37
-            const tc_vec<float, 4> v25 = tc_vload<float, 4>(io_p + i0); // lang_functions.tc:36
             const float t26 = v25.v[0];                                 // lang_functions.tc:36
             const float t27 = s_lr * t12;                               // lang_functions.tc:38
             const float t28 = t26 - t27;                                // lang_functions.tc:38

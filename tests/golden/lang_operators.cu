@@ -133,8 +133,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_div_sub_m
             tc_aligned(in_y + i0, 16) &&
             tc_aligned(out_out + i0, 16)) {
             const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_x + i0); // lang_operators.tc:15
-            const float t18 = v17.v[0];                                 // lang_operators.tc:15
             const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_y + i0); // lang_operators.tc:15
+            const float t18 = v17.v[0];                                 // lang_operators.tc:15
             const float t20 = v19.v[0];                                 // lang_operators.tc:15
             const float t21 = t18 + t20;                                // lang_operators.tc:16
             const float t22 = t18 * t20;                                // lang_operators.tc:16
@@ -251,8 +251,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_div_mod_mul_sub_2
             tc_aligned(out_r + i0, 16) &&
             tc_aligned(out_s + i0, 16)) {
             const tc_vec<int, 4> v6 = tc_vload<int, 4>(in_i + i0);      // lang_operators.tc:23
-            const int t7 = v6.v[0];                                     // lang_operators.tc:23
             const tc_vec<int, 4> v8 = tc_vload<int, 4>(in_j + i0);      // lang_operators.tc:23
+            const int t7 = v6.v[0];                                     // lang_operators.tc:23
             const int t9 = v8.v[0];                                     // lang_operators.tc:23
             const float t10 = ((float)t7) / ((float)t9);                // lang_operators.tc:24
             const int t11 = v6.v[1];                                    // lang_operators.tc:23
@@ -316,8 +316,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_eq_ne_or_lt_le_an
             tc_aligned(in_m + i0, 4) &&
             tc_aligned(out_out + i0, 4)) {
             const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_x + i0); // lang_operators.tc:28
-            const float t20 = v19.v[0];                                 // lang_operators.tc:28
             const tc_vec<float, 4> v21 = tc_vload<float, 4>(in_y + i0); // lang_operators.tc:28
+            const tc_vec<unsigned char, 4> v34 = tc_vload<unsigned char, 4>(in_m + i0); // lang_operators.tc:28
+            const float t20 = v19.v[0];                                 // lang_operators.tc:28
             const float t22 = v21.v[0];                                 // lang_operators.tc:28
             const bool t23 = ((float)(t20 == t22)) != 0;                // lang_operators.tc:29
             const bool t24 = ((float)(t20 != t22)) != 0;                // lang_operators.tc:29
@@ -330,7 +331,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_eq_ne_or_lt_le_an
             const bool t31 = ((float)(t29 != 0.0f && t30 != 0.0f)) != 0; // lang_operators.tc:30
             const bool t32 = ((float)(t28 != 0.0f || t31 != 0.0f)) != 0; // lang_operators.tc:30
             const bool t33 = ((float)(t25 != 0.0f && t32 != 0.0f)) != 0; // lang_operators.tc:32
-            const tc_vec<unsigned char, 4> v34 = tc_vload<unsigned char, 4>(in_m + i0); // lang_operators.tc:28
             const bool t35 = (v34.v[0] != 0);                           // lang_operators.tc:28
             const bool t36 = ((float)(t35 == 0.0f)) != 0;               // lang_operators.tc:31
             const bool t37 = ((float)(t20 < 0.0f)) != 0;                // lang_operators.tc:31

@@ -340,8 +340,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_max_min_add_abs_p
             tc_aligned(in_c + i0, 4) &&
             tc_aligned(out_out + i0, 16)) {
             const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_x + i0); // lang_pointwise.tc:16
-            const float t16 = v15.v[0];                                 // lang_pointwise.tc:16
             const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_y + i0); // lang_pointwise.tc:16
+            const tc_vec<unsigned char, 4> v27 = tc_vload<unsigned char, 4>(in_c + i0); // lang_pointwise.tc:16
+            const float t16 = v15.v[0];                                 // lang_pointwise.tc:16
             const float t18 = v17.v[0];                                 // lang_pointwise.tc:16
             const float t19 = tc_max(t16, t18);                         // lang_pointwise.tc:17
             const float t20 = tc_min(t16, t18);                         // lang_pointwise.tc:17
@@ -351,7 +352,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_max_min_add_abs_p
             const float t24 = t21 + t23;                                // lang_pointwise.tc:17
             const float t25 = atan2f(t16, t18);                         // lang_pointwise.tc:17
             const float t26 = t24 + t25;                                // lang_pointwise.tc:17
-            const tc_vec<unsigned char, 4> v27 = tc_vload<unsigned char, 4>(in_c + i0); // lang_pointwise.tc:16
             const bool t28 = (v27.v[0] != 0);                           // lang_pointwise.tc:16
             const float t29 = (t28 != 0.0f ? t16 : t18);                // lang_pointwise.tc:17
             const float t30 = t26 + t29;                                // lang_pointwise.tc:17

@@ -258,13 +258,13 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_6(
             tc_aligned(out_s + sz_D*i0 + i1, 16) &&
             tc_aligned(in_x + i1, 16) &&
             tc_aligned(out_b + sz_D*i0 + i1, 16)) {
+            const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + i1);  // lang_views.tc:13
             const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:13
             const float t3 = v2.v[0];                                   // lang_views.tc:13
             const float t4 = v2.v[1];                                   // lang_views.tc:13
             const float t5 = v2.v[2];                                   // lang_views.tc:13
             const float t6 = v2.v[3];                                   // lang_views.tc:13
             tc_vstore<float, 4>(out_s + sz_D*i0 + i1, {{t3, t4, t5, t6}}); // lang_views.tc:13
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + i1);  // lang_views.tc:13
             const float t8 = v7.v[0];                                   // lang_views.tc:13
             const float t9 = v7.v[1];                                   // lang_views.tc:13
             const float t10 = v7.v[2];                                  // lang_views.tc:13

@@ -52,12 +52,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_sign_
             tc_aligned(io_m + i0, 16) &&
             tc_aligned(in_g + i0, 16)) {
             const tc_vec<float, 4> v17 = tc_vload<float, 4>(io_p + i0); // lion.tc:13
+            const tc_vec<float, 4> v20 = tc_vload<float, 4>(io_m + i0); // lion.tc:13
+            const tc_vec<float, 4> v23 = tc_vload<float, 4>(in_g + i0); // lion.tc:13
             const float t18 = v17.v[0];                                 // lion.tc:13
             const float t19 = t18 * t2;                                 // lion.tc:16
-            const tc_vec<float, 4> v20 = tc_vload<float, 4>(io_m + i0); // lion.tc:13
             const float t21 = v20.v[0];                                 // lion.tc:13
             const float t22 = s_beta1 * t21;                            // lion.tc:15
-            const tc_vec<float, 4> v23 = tc_vload<float, 4>(in_g + i0); // lion.tc:13
             const float t24 = v23.v[0];                                 // lion.tc:13
             const float t25 = t6 * t24;                                 // lion.tc:15
             const float t26 = t22 + t25;                                // lion.tc:15

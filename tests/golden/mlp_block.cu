@@ -215,9 +215,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_7(
             tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
             tc_aligned(in_b + i1, 16) &&
             tc_aligned(out_out + sz_H*i0 + i1, 16)) {
+            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b + i1);  // mlp_block.tc:11
             const tc_vec<float, 4> v4 = tc_vload<float, 4>(buf3 + sz_H*i0 + i1); // <prelude>/linear.tc:7
             const float t5 = v4.v[0];                                   // <prelude>/linear.tc:7
-            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b + i1);  // mlp_block.tc:11
             const float t7 = v6.v[0];                                   // mlp_block.tc:11
             const float t8 = t5 + t7;                                   // <prelude>/linear.tc:7
             const float t9 = tc_gelu(t8);                               // mlp_block.tc:12

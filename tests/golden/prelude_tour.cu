@@ -63,13 +63,13 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
             tc_aligned(buf1 + i1, 16) &&
             tc_aligned(buf4 + i1, 16) &&
             tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+            const tc_vec<float, 4> v8 = tc_vload<float, 4>(buf1 + i1);  // <prelude>/softmax.tc:13
+            const tc_vec<float, 4> v12 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:14
             const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:6
             const float t7 = v6.v[0];                                   // prelude_tour.tc:6
-            const tc_vec<float, 4> v8 = tc_vload<float, 4>(buf1 + i1);  // <prelude>/softmax.tc:13
             const float t9 = v8.v[0];                                   // <prelude>/softmax.tc:13
             const float t10 = t7 - t9;                                  // <prelude>/softmax.tc:13
             const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
-            const tc_vec<float, 4> v12 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:14
             const float t13 = v12.v[0];                                 // <prelude>/softmax.tc:14
             const float t14 = t11 / t13;                                // <prelude>/softmax.tc:14
             const float t15 = v6.v[1];                                  // prelude_tour.tc:6
@@ -719,9 +719,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sqrt_max_div_7(
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(buf3 + i1, 16) &&
             tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+            const tc_vec<float, 4> v7 = tc_vload<float, 4>(buf3 + i1);  // <prelude>/norm.tc:28
             const tc_vec<float, 4> v5 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:28
             const float t6 = v5.v[0];                                   // prelude_tour.tc:28
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(buf3 + i1);  // <prelude>/norm.tc:28
             const float t8 = v7.v[0];                                   // <prelude>/norm.tc:28
             const float t9 = sqrtf(t8);                                 // <prelude>/norm.tc:28
             const float t10 = tc_max(t9, (9.99999996e-13f));            // <prelude>/norm.tc:28
@@ -783,9 +783,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
             tc_aligned(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2, 16) &&
             tc_aligned(in_b + i2, 16) &&
             tc_aligned(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, 16)) {
+            const tc_vec<float, 4> v5 = tc_vload<float, 4>(in_b + i2);  // prelude_tour.tc:33
             const tc_vec<float, 4> v3 = tc_vload<float, 4>(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2); // <prelude>/linear.tc:7
             const float t4 = v3.v[0];                                   // <prelude>/linear.tc:7
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(in_b + i2);  // prelude_tour.tc:33
             const float t6 = v5.v[0];                                   // prelude_tour.tc:33
             const float t7 = t4 + t6;                                   // <prelude>/linear.tc:7
             const float t8 = v3.v[1];                                   // <prelude>/linear.tc:7

@@ -46,9 +46,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_0(
             tc_aligned(in_g + i0, 16) &&
             tc_aligned(io_p + i0, 16)) {
             const tc_vec<float, 4> v7 = tc_vload<float, 4>(io_buf + i0); // sgd_momentum.tc:6
+            const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_g + i0); // sgd_momentum.tc:6
+            const tc_vec<float, 4> v25 = tc_vload<float, 4>(io_p + i0); // sgd_momentum.tc:6
             const float t8 = v7.v[0];                                   // sgd_momentum.tc:6
             const float t9 = s_mu * t8;                                 // sgd_momentum.tc:7
-            const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_g + i0); // sgd_momentum.tc:6
             const float t11 = v10.v[0];                                 // sgd_momentum.tc:6
             const float t12 = t9 + t11;                                 // sgd_momentum.tc:7
             const float t13 = v7.v[1];                                  // sgd_momentum.tc:6
@@ -64,7 +65,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_0(
             const float t23 = v10.v[3];                                 // sgd_momentum.tc:6
             const float t24 = t22 + t23;                                // sgd_momentum.tc:7
             tc_vstore<float, 4>(io_buf + i0, {{t12, t16, t20, t24}});   // sgd_momentum.tc:7
-            const tc_vec<float, 4> v25 = tc_vload<float, 4>(io_p + i0); // sgd_momentum.tc:6
             const float t26 = v25.v[0];                                 // sgd_momentum.tc:6
             const float t27 = s_lr * t12;                               // sgd_momentum.tc:8
             const float t28 = t26 - t27;                                // sgd_momentum.tc:8
