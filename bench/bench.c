@@ -407,8 +407,9 @@ int main(int argc, char **argv)
     if (o.list) {
         for (int i = 0; i < bench_ncases; i++)
             printf("%-20s %-18s %-20s %s%s\n", bench_cases[i].name, bench_cases[i].file,
-                   bench_cases[i].shape, bench_cases[i].latency ? "latency" : "throughput",
-                   bench_cases[i].kind == CASE_ADAMW ? " (24 layers x 10 tensors)" : "");
+                   bench_cases[i].kind == CASE_FOREACH ? bench_cases[i].set : bench_cases[i].shape,
+                   bench_cases[i].latency ? "latency" : "throughput",
+                   bench_cases[i].kind == CASE_FOREACH ? " (one tc_run_foreach per step)" : "");
         free(o.names);
         return BENCH_OK;
     }

@@ -41,13 +41,15 @@ enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2, BENCH_ENV = 3 };
 
 /* --- the cases (cases.c) ---------------------------------------------------- */
 
-typedef enum { CASE_PLAIN, CASE_ADAMW } case_kind;
+/* CASE_FOREACH: an elementwise function over a set of tensor groups, one
+ * tc_run_foreach per step (an optimizer over a model's parameters). */
+typedef enum { CASE_PLAIN, CASE_FOREACH } case_kind;
 
 typedef struct bench_case {
     const char *name;       /* "softmax_16384x4096": also the peers' name */
     const char *file;       /* the program, in the cases directory */
     const char *fn;
-    const char *shape;      /* "N=16384,D=4096" (CASE_ADAMW: one tensor's; see cases.c) */
+    const char *shape;      /* "N=16384,D=4096" (CASE_FOREACH: one group's, for cold/warm) */
     const char *small;      /* the shape for cold/warm and --quick */
     const char *split;      /* a symbol along which rows are independent (check.c), or NULL */
     bool latency;           /* latency-bound: per-call wall time of 2000 calls */
@@ -55,15 +57,19 @@ typedef struct bench_case {
     const char *scalars;    /* "lr=1e-3,step=1": values of scalar parameters, or NULL */
     const char *nonneg;     /* "v": parameters drawn from [0, 1) rather than [-1, 1) */
     const char *note;       /* shown beside the figure, or NULL */
+    /* CASE_FOREACH: the groups (foreach_sizes): "transformer:24" (suite.md's
+     * set, 24 layers of 10 tensors) or "4096*2000" (2000 groups of 4096
+     * elements); and for --quick */
+    const char *set, *set_quick;
 } bench_case;
 
 extern const bench_case bench_cases[];
 extern const int bench_ncases;
 const bench_case *case_find(const char *name);
 
-/* The [*] sizes of CASE_ADAMW's tensor set: *n entries, malloc'd.  quick:
- * one layer of it.  NULL when out of memory. */
-int64_t *adamw_sizes(bool quick, int *n);
+/* The [*] sizes of a CASE_FOREACH case's groups (c->set, or c->set_quick):
+ * *n entries, malloc'd.  NULL when out of memory or the set is malformed. */
+int64_t *foreach_sizes(const bench_case *c, bool quick, int *n);
 
 /* --- host side: filling, encoding, threads (host.c) ---------------------------- */
 
@@ -156,12 +162,16 @@ double check_tol(const gfn *f, tc_dtype out);
 
 /* --- timing (timing.c) --------------------------------------------------------------- */
 
-/* One step of the case: every instance's tc_run once. */
+/* One step of the case: every instance's tc_run once, or (lists set) one
+ * tc_run_foreach over ngroups groups. */
 typedef struct bench_step {
     tc_program *p;
     const char *fn;
     bench_inst *inst;
     int ninst;
+    const tc_arg *lists;    /* tc_run_foreach's arguments, or NULL */
+    int nlists;
+    int ngroups;
 } bench_step;
 
 typedef struct timing {
@@ -169,6 +179,8 @@ typedef struct timing {
     int event_iters;
     double wall_us;         /* per step, wall_calls back to back, synchronized at the end */
     int wall_calls;
+    double host_us;         /* median host time of a step's calls (they only enqueue), over
+                               the event-timed steps, each started with the stream idle */
 } timing;
 
 /* Warm up, then time steps both ways.  latency: wall time of 2000 steps.

@@ -5,18 +5,27 @@
  *
  *   device    open cuda:0 (driver.h) for our own buffers and events
  *   compile   tc_compile_file, the entry function
- *   inputs    per instance (one; AdamW: one per tensor): random inputs,
- *             uploaded once, outputs poisoned
- *   run       the first tc_run of each instance (the kernels compile here)
+ *   inputs    per instance (one; a foreach case: one per tensor group):
+ *             random inputs, uploaded once, outputs poisoned
+ *   run       the first tc_run (the kernels compile here); a foreach case:
+ *             the first tc_run_foreach over every group
  *   check     every output against the reference interpreter on the same
- *             inputs; the host copies are freed once checked, so AdamW's
- *             302M parameters never sit on the host all at once
+ *             inputs, instance by instance, each host copy freed once
+ *             checked; a foreach case frees them after the upload already
+ *             and makes them again (same seed, same values) to check, so
+ *             AdamW's 302M parameters never sit on the host all at once
  *   time      timing.c, only when every instance checked
+ *
+ * Launches per step come from the plan that ran (its kernel and matmul
+ * steps), as api_run_info reports it: for a foreach case, the launches of
+ * its one call.
  *
  * An unchecked or failing case gets no figure: "status" says why.
  */
 #include "bench.h"
 
+#include "api_run.h"
+#include "codegen/plan.h"
 #include "rt.h"
 
 #include <math.h>
@@ -37,12 +46,16 @@ typedef struct {
     bench_inst *inst;
     int ninst;
     bool mismatch;          /* a check ran and found an output wrong */
+    int launches;           /* per step, from the plan; -1 unknown */
+    tc_arg *lists;          /* a foreach case: tc_run_foreach's arguments */
+    int nlists;
+    const DLTensor ***tensor_lists; /* their tensor lists (nlists, NULL for scalars) */
 } case_state;
 
-/* The instances' shapes: one, or AdamW's tensor set. */
+/* The instances' shapes: one, or a foreach case's groups. */
 static char **instance_shapes(const case_state *s, int *n)
 {
-    if (s->c->kind != CASE_ADAMW) {
+    if (s->c->kind != CASE_FOREACH) {
         char **v = calloc(1, sizeof *v);
         if (v && !(v[0] = strdup(s->o->quick ? s->c->small : s->c->shape))) {
             free(v);
@@ -52,7 +65,7 @@ static char **instance_shapes(const case_state *s, int *n)
         return v;
     }
     int m = 0;
-    int64_t *sizes = adamw_sizes(s->o->quick, &m);
+    int64_t *sizes = foreach_sizes(s->c, s->o->quick, &m);
     char **v = sizes ? calloc((size_t)m, sizeof *v) : NULL;
     for (int i = 0; v && i < m; i++)
         if (!(v[i] = msgf("*=%lld", (long long)sizes[i]))) {
@@ -100,14 +113,33 @@ static bool open_all(case_state *s)
     return ok;
 }
 
-/* Inputs, first run, download and check of instance i; its host copy is
- * freed.  *worst keeps the worst check over the instances. */
-static bool prepare_one(case_state *s, int i, const char *shape, check_result *worst,
-                        int64_t *bytes, double *first_ms)
+/* Kernel and matmul launches of one call of the plan that ran. */
+static int plan_launches(const api_run_info *info)
+{
+    if (!info->plan)
+        return -1;
+    int n = 0;
+    for (int k = 0; k < info->plan->nsteps; k++)
+        n += info->plan->steps[k].kind != PSTEP_COPY;
+    return n;
+}
+
+/* Instance i's inputs: made on the host and, when upload, uploaded (and
+ * its outputs poisoned). */
+static bool make_one(case_state *s, int i, const char *shape, bool upload, int64_t *bytes)
 {
     bench_inst *in = &s->inst[i];
     char *err = NULL, tag[32];
     snprintf(tag, sizeof tag, "i%d", i);
+    if (!upload) { /* the same values again, for the check: same seed, same tag */
+        bench_inst again;
+        if (!inst_make(s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads, &again, &err)) {
+            inst_free_host(s->f, &again);
+            return fail_at(s, "check", err);
+        }
+        in->args = again.args;
+        return true;
+    }
     if (!inst_make(s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads, in, &err))
         return fail_at(s, "inputs", err);
     if (i == 0) {
@@ -118,28 +150,17 @@ static bool prepare_one(case_state *s, int i, const char *shape, check_result *w
     *bytes += inst_bytes_min(s->f, in);
     if (!inst_upload(s->dev, s->f, in, s->o->threads, &err))
         return fail_at(s, "inputs", err);
+    return true;
+}
 
-    tc_diag d;
-    diag_init(&d);
-    tc_status st = drv_sync(s->dev, NULL, &d);
-    double t0 = now_ms();
-    if (st == TC_OK && (st = tc_run(s->p, s->c->fn, in->targs, (size_t)in->ntargs, NULL)) != TC_OK) {
-        diag_release(&d);
-        return fail_at(s, "run", msgf("tc_run failed: %s: %s", tc_status_str(st), tc_errmsg(s->ctx)));
-    }
-    if (st == TC_OK)
-        st = drv_sync(s->dev, NULL, &d);
-    if (i == 0)
-        *first_ms = now_ms() - t0;
-    if (st != TC_OK) {
-        char *m = msgf("after the first run: %s", d.brief ? d.brief : tc_status_str(st));
-        diag_release(&d);
-        return fail_at(s, "run", m);
-    }
-    diag_release(&d);
+/* Download and check instance i (its host inputs made), then free its host
+ * copy.  *worst keeps the worst check over the instances. */
+static bool check_one(case_state *s, int i, const char *shape, check_result *worst)
+{
+    bench_inst *in = &s->inst[i];
+    char *err = NULL;
     if (!inst_download(s->dev, s->f, in, &err))
         return fail_at(s, "run", err);
-
     check_result r;
     bool ran = check_inst(&s->pool, s->f, in, s->c->split, &r);
     inst_free_host(s->f, in);
@@ -168,9 +189,99 @@ static bool prepare_one(case_state *s, int i, const char *shape, check_result *w
     return true;
 }
 
+/* The first call, timed from an idle device to its end. */
+static bool first_run(case_state *s, bool foreach, const bench_inst *in, double *ms)
+{
+    tc_diag d;
+    diag_init(&d);
+    api_run_info info = {0};
+    tc_status st = drv_sync(s->dev, NULL, &d);
+    double t0 = now_ms();
+    if (st == TC_OK) {
+        st = foreach ? api_run_foreach(s->p, s->f, (size_t)s->ninst, s->lists, (size_t)s->nlists,
+                                       NULL, &info)
+                     : api_run(s->p, s->f, in->targs, (size_t)in->ntargs, NULL, &info);
+        if (st != TC_OK) {
+            diag_release(&d);
+            return fail_at(s, "run", msgf("%s failed: %s: %s", foreach ? "tc_run_foreach" : "tc_run",
+                                          tc_status_str(st), tc_errmsg(s->ctx)));
+        }
+        st = drv_sync(s->dev, NULL, &d);
+    }
+    *ms = now_ms() - t0;
+    if (st != TC_OK) {
+        char *m = msgf("after the first run: %s", d.brief ? d.brief : tc_status_str(st));
+        diag_release(&d);
+        return fail_at(s, "run", m);
+    }
+    diag_release(&d);
+    s->launches = plan_launches(&info);
+    return true;
+}
+
+/* Inputs, first run, download and check of instance i of a plain case. */
+static bool prepare_one(case_state *s, int i, const char *shape, check_result *worst,
+                        int64_t *bytes, double *first_ms)
+{
+    double ms;
+    if (!make_one(s, i, shape, true, bytes) || !first_run(s, false, &s->inst[i], &ms))
+        return false;
+    if (i == 0)
+        *first_ms = ms;
+    return check_one(s, i, shape, worst);
+}
+
+/* tc_run_foreach's arguments: each tensor argument of instance 0 becomes a
+ * list of that argument of every instance (group i = instance i); the
+ * scalars are instance 0's, the same in all. */
+static bool make_lists(case_state *s)
+{
+    const bench_inst *in0 = &s->inst[0];
+    s->nlists = in0->ntargs;
+    s->lists = calloc((size_t)s->nlists + 1, sizeof *s->lists);
+    s->tensor_lists = calloc((size_t)s->nlists + 1, sizeof *s->tensor_lists);
+    if (!s->lists || !s->tensor_lists)
+        return false;
+    for (int k = 0; k < s->nlists; k++) {
+        const tc_arg *a = &in0->targs[k];
+        if (a->kind != TC_ARG_TENSOR) {
+            s->lists[k] = *a;
+            continue;
+        }
+        const DLTensor **l = calloc((size_t)s->ninst, sizeof *l);
+        if (!(s->tensor_lists[k] = l))
+            return false;
+        for (int i = 0; i < s->ninst; i++)
+            l[i] = s->inst[i].targs[k].v.tensor;
+        s->lists[k] = tc_arg_tensors(a->name, l);
+    }
+    return true;
+}
+
+/* A foreach case: every group's inputs made and uploaded, its host copy
+ * freed at once; one tc_run_foreach over all the groups; then each group's
+ * inputs made again and its outputs checked. */
+static bool prepare_foreach(case_state *s, char **shapes, check_result *worst, int64_t *bytes,
+                            double *first_ms)
+{
+    for (int i = 0; i < s->ninst; i++) {
+        if (!make_one(s, i, shapes[i], true, bytes))
+            return false;
+        inst_free_host(s->f, &s->inst[i]);
+    }
+    if (!make_lists(s))
+        return fail_at(s, "inputs", NULL);
+    if (!first_run(s, true, NULL, first_ms))
+        return false;
+    for (int i = 0; i < s->ninst; i++)
+        if (!make_one(s, i, shapes[i], false, bytes) || !check_one(s, i, shapes[i], worst))
+            return false;
+    return true;
+}
+
 int child_case(const child_opts *o, const bench_case *c)
 {
-    case_state s = {.o = o, .c = c};
+    case_state s = {.o = o, .c = c, .launches = -1};
     json_obj(&s.j);
     json_kstr(&s.j, "name", c->name);
     json_kstr(&s.j, "program", c->file);
@@ -186,7 +297,7 @@ int child_case(const child_opts *o, const bench_case *c)
     if (ok && !(s.inst = calloc((size_t)nshapes, sizeof *s.inst)))
         ok = fail_at(&s, "inputs", NULL);
     s.ninst = ok ? nshapes : 0;
-    if (c->kind != CASE_ADAMW) {
+    if (c->kind != CASE_FOREACH) {
         json_kstr(&s.j, "shape", o->quick ? c->small : c->shape);
     } else { /* as peers.py spells it */
         long long params = 0;
@@ -200,10 +311,17 @@ int child_case(const child_opts *o, const bench_case *c)
     check_result worst = {.ok = true};
     int64_t bytes = 0;
     double first_ms = NAN, t0 = now_ms();
-    for (int i = 0; ok && i < s.ninst; i++)
+    if (c->kind == CASE_FOREACH)
+        ok = ok && prepare_foreach(&s, shapes, &worst, &bytes, &first_ms);
+    for (int i = 0; c->kind != CASE_FOREACH && ok && i < s.ninst; i++)
         ok = prepare_one(&s, i, shapes[i], &worst, &bytes, &first_ms);
     double check_ms = now_ms() - t0;
-    json_kint(&s.j, "launches_per_step", s.ninst);
+    json_kstr(&s.j, "call", c->kind == CASE_FOREACH ? "tc_run_foreach" : "tc_run");
+    json_kint(&s.j, "groups", c->kind == CASE_FOREACH ? s.ninst : 0);
+    if (s.launches >= 0)
+        json_kint(&s.j, "launches_per_step", c->kind == CASE_FOREACH ? s.launches : s.launches * s.ninst);
+    else
+        json_key(&s.j, "launches_per_step"), json_null(&s.j);
     json_kint(&s.j, "bytes_min", bytes);
     json_knum(&s.j, "first_call_ms", first_ms);
     json_key(&s.j, "check");
@@ -222,7 +340,9 @@ int child_case(const child_opts *o, const bench_case *c)
     worst.detail = NULL;
 
     if (ok) {
-        bench_step step = {s.p, c->fn, s.inst, s.ninst};
+        bench_step step = {s.p, c->fn, s.inst, s.ninst, s.lists, s.nlists, s.ninst};
+        if (c->kind != CASE_FOREACH)
+            step.lists = NULL;
         timing t;
         char *err = NULL;
         if (!time_steps(s.dev, &step, c->latency, o->quick, &t, &err)) {
@@ -233,6 +353,7 @@ int child_case(const child_opts *o, const bench_case *c)
             json_kint(&s.j, "event_iters", t.event_iters);
             json_knum(&s.j, "wall_us", t.wall_us);
             json_kint(&s.j, "wall_calls", t.wall_calls);
+            json_knum(&s.j, "host_us", t.host_us);
             json_knum(&s.j, "time_us", us);
             json_kstr(&s.j, "time_from", us == t.wall_us ? "wall" : "event");
             json_knum(&s.j, "GBps", us > 0 ? (double)bytes / (us * 1e3) : NAN);
@@ -253,6 +374,10 @@ int child_case(const child_opts *o, const bench_case *c)
     for (int i = 0; i < s.ninst; i++)
         inst_free(s.dev, s.f, &s.inst[i]);
     free(s.inst);
+    for (int k = 0; s.tensor_lists && k < s.nlists; k++)
+        free(s.tensor_lists[k]);
+    free(s.tensor_lists);
+    free(s.lists);
     for (int i = 0; shapes && i < nshapes; i++)
         free(shapes[i]);
     free(shapes);

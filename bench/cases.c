@@ -15,6 +15,12 @@
  * (the symbol reduced away, or used twice); a wrong declaration could only
  * make a check fail, not pass.
  *
+ * Foreach cases (CASE_FOREACH: AdamW over a model's tensors) run one
+ * tc_run_foreach per step over a set of tensor groups, `set` (and
+ * `set_quick` for --quick, see foreach_sizes); their `shape` and `small`
+ * are one group's, which is what cold/warm and the self-test compile and run
+ * (tc_run on an elementwise function is the same kernel over one group).
+ *
  * The names are the peers' too (bench/peers.py): report.py joins on them.
  */
 #include "bench.h"
@@ -26,40 +32,47 @@
 
 const bench_case bench_cases[] = {
     {"gelu_chain", "gelu_chain.tc", "gelu_chain", "*=" M64, "*=1048576", "*", false, CASE_PLAIN,
-     NULL, NULL, NULL},
-    {"fma4", "fma4.tc", "fma4", "*=" M64, "*=1048576", "*", false, CASE_PLAIN, NULL, NULL, NULL},
+     NULL, NULL, NULL, NULL, NULL},
+    {"fma4", "fma4.tc", "fma4", "*=" M64, "*=1048576", "*", false, CASE_PLAIN, NULL, NULL, NULL,
+     NULL, NULL},
     {"bias_gelu", "bias_gelu.tc", "bias_gelu", "N=8192,D=8192", "N=64,D=8192", "N", false,
-     CASE_PLAIN, NULL, NULL, NULL},
+     CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
     {"transpose_add", "transpose_add.tc", "transpose_add", "N=8192,M=8192", "N=256,M=256", "M",
-     false, CASE_PLAIN, NULL, NULL, NULL},
+     false, CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
     {"softmax_16384x4096", "softmax.tc", "softmax", "N=16384,D=4096", "N=64,D=4096", "N", false,
-     CASE_PLAIN, NULL, NULL, NULL},
+     CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
     {"softmax_32768x1024", "softmax.tc", "softmax", "N=32768,D=1024", "N=64,D=1024", "N", false,
-     CASE_PLAIN, NULL, NULL, NULL},
+     CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
     {"layernorm", "layernorm.tc", "layernorm", "N=16384,D=4096", "N=64,D=4096", "N", false,
-     CASE_PLAIN, NULL, NULL, NULL},
+     CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
     {"rmsnorm_f32", "rmsnorm.tc", "rmsnorm_f32", "N=16384,D=4096", "N=64,D=4096", "N", false,
-     CASE_PLAIN, NULL, NULL, NULL},
+     CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
     {"rmsnorm_bf16", "rmsnorm.tc", "rmsnorm_bf16", "N=16384,D=4096", "N=64,D=4096", "N", false,
-     CASE_PLAIN, NULL, NULL, NULL},
+     CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
     {"row_sum", "row_sum.tc", "row_sum", "N=16384,D=4096", "N=64,D=4096", "N", false, CASE_PLAIN,
-     NULL, NULL, NULL},
+     NULL, NULL, NULL, NULL, NULL},
     {"col_sum", "col_sum.tc", "col_sum", "N=16384,D=4096", "N=256,D=4096", "D", false, CASE_PLAIN,
-     NULL, NULL, NULL},
+     NULL, NULL, NULL, NULL, NULL},
     {"full_sum", "full_sum.tc", "full_sum", "*=" M64, "*=1048576", NULL, false, CASE_PLAIN, NULL,
-     NULL, NULL},
+     NULL, NULL, NULL, NULL},
     {"small_softmax", "softmax.tc", "softmax", "N=32,D=128", "N=32,D=128", "N", true, CASE_PLAIN,
-     NULL, NULL, NULL},
+     NULL, NULL, NULL, NULL, NULL},
     {"small_chain", "gelu_chain.tc", "gelu_chain", "*=4096", "*=4096", "*", true, CASE_PLAIN, NULL,
-     NULL, NULL},
-    /* torch.optim.AdamW's defaults but weight decay 0.01, bias correction at step 1 */
-    {"adamw", "adamw.tc", "adamw", "(240 tensors)", "*=1048576", "*", false, CASE_ADAMW,
+     NULL, NULL, NULL, NULL},
+    /* torch.optim.AdamW's defaults but weight decay 0.01, bias correction at
+     * step 1; one tc_run_foreach per step over suite.md's 240 tensors, and
+     * over 2000 small ones (issue 6) */
+    {"adamw", "adamw.tc", "adamw", "*=1048576", "*=1048576", "*", false, CASE_FOREACH,
      "lr=1e-3,beta1=0.9,beta2=0.999,eps=1e-8,wd=0.01,step=1", "v",
-     "per-tensor launches (no foreach yet): 240 tc_run calls per step"},
+     "one tc_run_foreach call per step over all the tensors", "transformer:24", "transformer:1"},
+    {"adamw_2000x4096", "adamw.tc", "adamw", "*=4096", "*=4096", "*", false, CASE_FOREACH,
+     "lr=1e-3,beta1=0.9,beta2=0.999,eps=1e-8,wd=0.01,step=1", "v",
+     "one tc_run_foreach call per step over 2000 tensors of 4096 elements", "4096*2000",
+     "4096*2000"},
     {"rmsnorm_matmul", "rmsnorm_matmul.tc", "rmsnorm_matmul", "M=16,K=4096,N=4096",
      "M=16,K=1024,N=1024", "M", false, CASE_PLAIN, NULL, NULL,
      "the matmul runs through cuBLAS; W (32 MB) fits in an H100/H200 L2, so back-to-back calls "
-     "read it from L2 (the peers' too)"},
+     "read it from L2 (the peers' too)", NULL, NULL},
 };
 
 const int bench_ncases = (int)(sizeof bench_cases / sizeof *bench_cases);
@@ -72,18 +85,30 @@ const bench_case *case_find(const char *name)
     return NULL;
 }
 
-/* suite.md: 24 x [4 x 1024x1024, 4096x1024, 1024x4096, 4 x 1024] = 240
- * tensors, 302M parameters. */
-int64_t *adamw_sizes(bool quick, int *n)
+/* "transformer:L": suite.md's set, L x [4 x 1024x1024, 4096x1024,
+ * 1024x4096, 4 x 1024] (24 layers: 240 tensors, 302M parameters);
+ * "SIZE*COUNT": COUNT groups of SIZE elements. */
+int64_t *foreach_sizes(const bench_case *c, bool quick, int *n)
 {
     static const int64_t layer[10] = {1024 * 1024, 1024 * 1024, 1024 * 1024, 1024 * 1024,
                                       4096 * 1024, 1024 * 4096, 1024, 1024, 1024, 1024};
-    int layers = quick ? 1 : 24;
-    int64_t *s = malloc(sizeof *s * 10 * (size_t)layers);
+    const char *set = quick ? c->set_quick : c->set;
+    char *end;
+    long long a, b = 0;
+    if (!set)
+        return NULL;
+    bool tr = strncmp(set, "transformer:", 12) == 0;
+    a = strtoll(tr ? set + 12 : set, &end, 10);
+    if (!tr && *end == '*')
+        b = strtoll(end + 1, &end, 10);
+    if (*end || a < 1 || (!tr && (b < 1 || b > 1 << 21)) || (tr && a > 1000))
+        return NULL;
+    int count = tr ? 10 * (int)a : (int)b;
+    int64_t *s = malloc(sizeof *s * (size_t)count);
     if (!s)
         return NULL;
-    for (int l = 0; l < layers; l++)
-        memcpy(s + 10 * l, layer, sizeof layer);
-    *n = 10 * layers;
+    for (int i = 0; i < count; i++)
+        s[i] = tr ? layer[i % 10] : (int64_t)a;
+    *n = count;
     return s;
 }

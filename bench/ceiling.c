@@ -18,7 +18,8 @@
 #include "rt.h"
 
 static const bench_case sum_case = {"ceiling_sum", "full_sum.tc", "full_sum", "*=268435456",
-                                    "*=16777216", NULL, false, CASE_PLAIN, NULL, NULL, NULL};
+                                    "*=16777216", NULL, false, CASE_PLAIN, NULL, NULL, NULL,
+                                    NULL, NULL};
 
 /* The copy part; its GB/s or NAN. */
 static double copy_part(json *j, drv_device *dev, bool quick)
@@ -88,7 +89,7 @@ static double sum_part(json *j, const child_opts *o, drv_device *dev)
         else if (inst_download(dev, f, &in, &err) && !check_inst(&pool, f, &in, NULL, &r))
             err = msgf("%s", r.detail ? r.detail : "the reference check did not run");
         inst_free_host(f, &in);
-        bench_step step = {p, c->fn, &in, 1};
+        bench_step step = {p, c->fn, &in, 1, NULL, 0, 0};
         if (!err && r.ok)
             time_steps(dev, &step, false, o->quick, &t, &err);
     }

@@ -17,14 +17,17 @@ Measurement (suite.md):
   ceiling           a 1 GiB device-to-device copy, bytes read + written
 
 Inductor's first call (compile included) is recorded with fresh Inductor and
-Triton caches.  AdamW: eager foreach (torch's default on CUDA), fused and
-for-loop; torch.compile of the step only with BENCH_FULL=1 (it takes about a
-minute to compile).  Every case runs in its own try block: an error is
+Triton caches.  AdamW (adamw: suite.md's 240 tensors; adamw_2000x4096: 2000
+tensors of 4096 elements): eager foreach (torch's default on CUDA), fused
+and, for the 240, for-loop, each with the host time of one opt.step() call
+(median, the GPU idle when it starts); torch.compile of the step only with
+BENCH_FULL=1 (it takes about a minute to compile).  Every case runs in its own try block: an error is
 recorded in the JSON and the next case runs.  Progress goes to stderr.
 """
 import argparse
 import datetime
 import json
+import math
 import os
 import statistics
 import sys
@@ -196,6 +199,7 @@ CASES = {
     "small_softmax": ({"N": 32, "D": 128}, {"N": 32, "D": 128}, True, b_softmax),
     "small_chain": ({"*": 4096}, {"*": 4096}, True, b_gelu_chain),
     "adamw": (None, None, False, None),  # run_adamw
+    "adamw_2000x4096": (None, None, False, None),
     "rmsnorm_matmul": ({"M": 16, "K": 4096, "N": 4096}, {"M": 16, "K": 1024, "N": 1024}, False,
                        b_rmsnorm_matmul),
 }
@@ -230,38 +234,58 @@ def run_case(name, quick):
     return row
 
 
-def adamw_params(quick):
+def adamw_shapes(name, quick):
+    """The tensor sets of tc-bench's foreach cases (bench/cases.c, foreach_sizes)."""
+    if name == "adamw_2000x4096":
+        return [(4096,)] * 2000
     layer = [(1024, 1024)] * 4 + [(4096, 1024), (1024, 4096)] + [(1024,)] * 4
-    shapes = layer * (1 if quick else 24)
+    return layer * (1 if quick else 24)
+
+
+def adamw_params(shapes):
     ps = [torch.randn(s, device=DEV, requires_grad=True) for s in shapes]
     for p in ps:
         p.grad = torch.randn_like(p)
     return ps
 
 
-def run_adamw(quick):
-    ps = adamw_params(quick)
-    nel = sum(p.numel() for p in ps)
-    row = {"name": "adamw", "shape": "%d tensors, %d parameters" % (len(ps), nel),  # as tc-bench spells it
+def host_time(fn, iters=20):
+    """Median host time of one call, in us, each started with the GPU idle."""
+    ts = []
+    for _ in range(iters):
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t) * 1e6)
+    torch.cuda.synchronize()
+    return statistics.median(ts)
+
+
+def run_adamw(name, quick):
+    shapes = adamw_shapes(name, quick)
+    nel = sum(math.prod(s) for s in shapes)
+    row = {"name": name, "shape": "%d tensors, %d parameters" % (len(shapes), nel),  # as tc-bench spells it
            "kind": "throughput", "bytes_min": nel * 4 * 7}  # read p, g, m, v; write p, m, v
-    del ps
     variants = {}
-    for impl in ("foreach", "fused", "forloop"):
-        ps = adamw_params(quick)
+    impls = ("foreach", "fused") if name == "adamw_2000x4096" else ("foreach", "fused", "forloop")
+    for impl in impls:
+        ps = adamw_params(shapes)
         kw = {"foreach": impl == "foreach", "fused": impl == "fused"} if impl != "forloop" else {"foreach": False}
         opt = torch.optim.AdamW(ps, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.01, **kw)
         variants[impl] = measure(opt.step, False, quick, iters=20)
-        log("  adamw eager %s: %.1f us" % (impl, variants[impl]["us"]))
+        variants[impl]["host_us"] = host_time(opt.step)
+        log("  %s eager %s: %.1f us (host %.1f us)" % (name, impl, variants[impl]["us"], variants[impl]["host_us"]))
         del opt, ps
         torch.cuda.empty_cache()
     row["eager"] = dict(variants["foreach"], variant="foreach (torch's default on CUDA)")
     row["eager_fused"] = variants["fused"]
-    row["eager_forloop"] = variants["forloop"]
+    if "forloop" in variants:
+        row["eager_forloop"] = variants["forloop"]
     if not FULL:
         row["inductor"] = {"skipped": "torch.compile of the AdamW step is skipped (about a minute "
                                       "of compilation); set BENCH_FULL=1 to run it"}
         return row
-    ps = adamw_params(quick)
+    ps = adamw_params(shapes)
     opt = torch.optim.AdamW(ps, lr=torch.tensor(1e-3, device=DEV), betas=(0.9, 0.999), eps=1e-8,
                             weight_decay=0.01, foreach=True, capturable=True)
 
@@ -274,6 +298,7 @@ def run_adamw(quick):
     torch.cuda.synchronize()
     first = time.perf_counter() - t0
     row["inductor"] = dict(measure(cstep, False, quick, iters=20), first_call_s=first)
+    row["inductor"]["host_us"] = host_time(cstep)
     return row
 
 
@@ -319,7 +344,7 @@ def main():
         for name in names:
             t0 = time.perf_counter()
             try:
-                row = run_adamw(a.quick) if name == "adamw" else run_case(name, a.quick)
+                row = run_adamw(name, a.quick) if name.startswith("adamw") else run_case(name, a.quick)
             except Exception as e:  # noqa: BLE001
                 row = {"name": name, "error": "%s: %s" % (type(e).__name__, e),
                        "traceback": traceback.format_exc()[-3000:]}

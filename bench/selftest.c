@@ -12,7 +12,9 @@
  *   3. one element made wrong, then one made NaN, must each be rejected,
  *      and the message must name that element's index.
  *
- * Plus the JSON writer's output read back by the helpers the parent uses.
+ * Plus the JSON writer's output read back by the helpers the parent uses,
+ * and the foreach cases' tensor sets (foreach_sizes): suite.md's 240
+ * tensors of 302,088,192 parameters, 2000 x 4096, and malformed sets refused.
  * Exit status 0 when everything holds, 1 otherwise; each failure printed.
  */
 #include "bench.h"
@@ -167,9 +169,60 @@ static int test_json(void)
     return fails;
 }
 
+/* The set's group count and parameters, or -1 when foreach_sizes refuses it. */
+static int64_t set_params(const char *set, int *n)
+{
+    bench_case c = {.name = "set", .kind = CASE_FOREACH, .set = set};
+    int64_t *s = foreach_sizes(&c, false, n), total = 0;
+    if (!s)
+        return -1;
+    for (int i = 0; i < *n; i++)
+        total += s[i];
+    free(s);
+    return total;
+}
+
+static int test_sets(void)
+{
+    static const struct { const char *set; int n; int64_t params; } want[] = {
+        {"transformer:24", 240, 302088192}, {"transformer:1", 10, 12587008},
+        {"4096*2000", 2000, 8192000},       {"1*1", 1, 1},
+        {"transformer:0", 0, -1},           {"transformer:", 0, -1},
+        {"4096*", 0, -1},                   {"4096*0", 0, -1},
+        {"4096", 0, -1},                    {"x*2", 0, -1},
+        {"", 0, -1},
+    };
+    int fails = 0;
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        int n = 0;
+        int64_t p = set_params(want[i].set, &n);
+        if (p != want[i].params || (p >= 0 && n != want[i].n)) {
+            printf("self-test: foreach set '%s': FAIL: %d groups, %lld parameters (want %d, %lld)\n",
+                   want[i].set, n, (long long)p, want[i].n, (long long)want[i].params);
+            fails++;
+        }
+    }
+    for (int i = 0; i < bench_ncases; i++) { /* every foreach case's sets parse */
+        const bench_case *c = &bench_cases[i];
+        int n = 0;
+        int64_t *s = c->kind == CASE_FOREACH ? foreach_sizes(c, false, &n) : NULL;
+        int64_t *q = c->kind == CASE_FOREACH ? foreach_sizes(c, true, &n) : NULL;
+        if (c->kind == CASE_FOREACH && (!s || !q)) {
+            printf("self-test: %s: FAIL: its set '%s' or quick set '%s' does not parse\n", c->name,
+                   c->set ? c->set : "(none)", c->set_quick ? c->set_quick : "(none)");
+            fails++;
+        }
+        free(s);
+        free(q);
+    }
+    if (!fails)
+        printf("self-test: foreach sets: ok\n");
+    return fails;
+}
+
 int self_test(const char *cases_dir, int threads)
 {
-    int fails = test_json();
+    int fails = test_json() + test_sets();
     for (int i = 0; i < bench_ncases; i++)
         fails += test_case(cases_dir, &bench_cases[i], threads);
     printf("self-test: %s\n", fails ? "FAILED" : "all passed");

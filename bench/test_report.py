@@ -10,10 +10,13 @@
    result, and never written under bench/results) with known answers: the
    ratios, the fraction of the ceiling, the verdicts of the targets, a case
    whose check failed (no figure shown), a child that crashed (its error
-   shown), the quick-run banner, a cause from --causes.
+   shown), the quick-run banner, a cause from --causes, and the two foreach
+   (AdamW) cases' table: TB/s at 28 bytes per parameter, host time, launches,
+   the ratios to PyTorch fused and foreach, the host-time target.
 3. With a tc-bench binary and tests/fakegpu's library: a real --quick run
    on the fake driver (kernels do not run, so every check must fail) goes
-   through report.py, which must show no figure at all.
+   through report.py, which must show no figure at all; the foreach cases
+   must have gone through one tc_run_foreach with one launch per step.
 
 Prints what failed; exit status 1 if anything did.
 """
@@ -52,6 +55,7 @@ def fields_read_by_report():
 
 PEER_ONLY = {"eager", "inductor", "us", "skipped", "first_call_s", "eager_fused", "eager_forloop",
              "inductor_reduce_overhead", "torch", "triton", "cuda", "full", "cases"}
+PARAMS_240 = 302088192      # suite.md's 240 tensors
 
 
 def sample_tc(quick=False):
@@ -64,6 +68,10 @@ def sample_tc(quick=False):
         if status == "ok":
             r.update({"event_us": us, "wall_us": us * 1.1, "time_us": us, "time_from": "event",
                       "GBps": bytes_min / (us * 1e3)})
+        return r
+
+    def foreach(r, groups, host_us):
+        r.update({"call": "tc_run_foreach", "groups": groups, "launches_per_step": 1, "host_us": host_us})
         return r
 
     def runs(ms):
@@ -83,6 +91,15 @@ def sample_tc(quick=False):
                                        "log_tail": "SAMPLE LOG"}, "cold": runs(100.0), "warm": runs(1.0)},
         {"name": "small_softmax", "result": result("small_softmax", "latency", 4.0, 32768),
          "cold": runs(90.0), "warm": runs(1.0)},
+        # 28 * 302088192 bytes in 2100 us = 4.028 TB/s (101 % of 4 TB/s); host 42 us: met
+        {"name": "adamw", "result": foreach(result("adamw", "throughput", 2100.0, 28 * PARAMS_240,
+                                                   shape="240 tensors, %d parameters" % PARAMS_240),
+                                            240, 42.0), "cold": runs(140.0), "warm": runs(1.0)},
+        # 28 * 8192000 bytes in 80 us = 2.867 TB/s (72 %)
+        {"name": "adamw_2000x4096", "result": foreach(result("adamw_2000x4096", "throughput", 80.0,
+                                                             28 * 8192000,
+                                                             shape="2000 tensors, 8192000 parameters"),
+                                                      2000, 61.0), "cold": runs(140.0), "warm": runs(1.0)},
     ]
     return {"tool": "tc-bench", "tensorc_version": "0.1.0", "date": "2000-01-01", "time": "SAMPLE",
             "host": "SAMPLE DATA (test_report.py)", "quick": quick, "device": "NVIDIA SAMPLE GPU 80GB",
@@ -94,6 +111,15 @@ def sample_tc(quick=False):
 
 
 def sample_peers():
+    def adamw(name, foreach, fused, shape, forloop=None):
+        r = {"name": name, "shape": shape, "kind": "throughput", "bytes_min": 1,
+             "eager": {"us": foreach, "host_us": 300.0, "variant": "foreach"},
+             "eager_fused": {"us": fused, "host_us": 25.0},
+             "inductor": {"skipped": "SAMPLE: set BENCH_FULL=1"}}
+        if forloop:
+            r["eager_forloop"] = {"us": forloop, "host_us": 9000.0}
+        return r
+
     def peer(name, eager, ind, kind="throughput", shape="N=1,D=1"):
         return {"name": name, "shape": shape, "kind": kind, "bytes_min": 1,
                 "eager": {"us": eager}, "inductor": {"us": ind, "first_call_s": 0.5}}
@@ -102,7 +128,9 @@ def sample_peers():
             "cases": [peer("gelu_chain", 700.0, 120.0, shape="*=67108864"),
                       peer("softmax_16384x4096", 200.0, 90.0, shape="N=16384,D=4096"),
                       peer("layernorm", 180.0, 128.0), peer("row_sum", 68.0, 61.0),
-                      peer("small_softmax", 7.5, 28.9, kind="latency")]}
+                      peer("small_softmax", 7.5, 28.9, kind="latency"),
+                      adamw("adamw", 6600.0, 2400.0, "240 tensors, %d parameters" % PARAMS_240, forloop=30000.0),
+                      adamw("adamw_2000x4096", 400.0, 100.0, "2000 tensors, 8192000 parameters")]}
 
 
 def run_report(tmp, tc, peers, extra=()):
@@ -163,6 +191,21 @@ def main():
         check(re.search(r"warm start of one program: at most 2 ms \| \*\*missed\*\* .*above: "
                         r"softmax_16384x4096 \(3.00 ms\)", text) is not None, "warm target missed")
         check("the ratios compare different work" in text, "a shape mismatch with the peers is flagged")
+        # the foreach table: case, tensors, us, TB/s, of ceiling, host, launches, fused, x fused,
+        # foreach, x foreach, compiled, hosts, err
+        sect = text[text.find("## Optimizer steps"):text.find("## Latency cases")]
+        r = row(sect, "adamw")
+        check(r is not None and r[2] == "2100.0" and r[3] == "4.028" and r[4] == "101 %" and r[5] == "42.0"
+              and r[6] == "1" and r[7] == "2400.0" and r[8] == "1.14" and r[9] == "6600.0" and r[10] == "3.14"
+              and r[11] == "skipped" and r[12] == "25.0 / 300.0", "adamw foreach row: %s" % r)
+        r = row(sect, "adamw_2000x4096")
+        check(r is not None and r[2] == "80.00" and r[3] == "2.867" and r[4] == "72 %" and r[5] == "61.0"
+              and r[8] == "1.25" and r[10] == "5.00", "adamw_2000x4096 foreach row: %s" % r)
+        check(row(sect, "gelu_chain") is None, "only foreach cases in the optimizer table")
+        check(re.search(r"\| adamw: host time per step at most 50 µs \(one tc_run_foreach\) \| met \| 42.0 µs",
+                        text) is not None, "the host-time target is met")
+        r = row(text, "adamw")
+        check(r is not None and "fused 2400.0 µs, for-loop 30000.0 µs" in r[10], "adamw note names fused and for-loop: %s" % r)
         check(os.path.exists(path[:-3] + ".tensorc.json") and os.path.exists(path[:-3] + ".peers.json"),
               "--keep-json copies the inputs")
         try:
@@ -183,16 +226,22 @@ def main():
             env = dict(os.environ, TENSORC_LIBCUDA=lib, TENSORC_CUBLAS=lib)
             out = os.path.join(tmp, "fake.json")
             p = subprocess.run([tcb, "--quick", "--compile-reps", "1", "--cases", os.path.join(HERE, "cases"),
-                                "-o", out, "small_chain", "softmax_32768x1024", "adamw"],
+                                "-o", out, "small_chain", "softmax_32768x1024", "adamw", "adamw_2000x4096"],
                                capture_output=True, text=True, env=env)
             check(p.returncode == 1, "tc-bench on the fake driver: every check fails, exit 1 (got %d): %s"
                   % (p.returncode, p.stderr[-2000:]))
             d = json.load(open(out))
             check(all(c["result"].get("status") == "check_failed" for c in d["cases"]),
                   "fake driver: all check_failed: %s" % [c["result"].get("status") for c in d["cases"]])
+            fe = [c["result"] for c in d["cases"] if c["name"].startswith("adamw")]
+            check(len(fe) == 2 and all(r.get("call") == "tc_run_foreach" and r.get("launches_per_step") == 1
+                                       for r in fe) and [r.get("groups") for r in fe] == [10, 2000],
+                  "fake driver: the foreach cases ran one tc_run_foreach, one launch per step: %s"
+                  % [(r.get("call"), r.get("launches_per_step"), r.get("groups")) for r in fe])
             path, text = run_report(tmp, d, None)
-            check(text.count("**check failed**") == 3 and "TB/s | of ceiling" in text,
-                  "fake run: three failed checks, no figures")
+            # the throughput and latency tables (4) and the optimizer table (2)
+            check(text.count("**check failed**") == 6 and "TB/s | of ceiling" in text,
+                  "fake run: failed checks, no figures")
     print("test_report: %s" % ("%d failed" % len(failures) if failures else "all passed"))
     return 1 if failures else 0
 

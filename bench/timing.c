@@ -1,8 +1,9 @@
 /* timing.c - the two clocks of suite.md.
  *
  * A step is one call of the case through the public API (tc_run), or for
- * AdamW the 240 calls of one optimizer step.  Throughput cases are timed
- * both ways and the lower figure is reported:
+ * a foreach case (an optimizer over many tensors) one tc_run_foreach over
+ * all of them.  Throughput cases are timed both ways and the lower figure
+ * is reported:
  *
  *   event   CUDA events recorded on the stream around one step, after
  *           warm-up; the median of EVENT_ITERS steps.  GPU time, host
@@ -10,6 +11,11 @@
  *   wall    `wall_calls` steps back to back, synchronized once at the end,
  *           divided by their number: what a caller looping over the API
  *           sees.  Enough steps to fill about WALL_TARGET_MS.
+ *
+ * Host time: the wall clock around each event-timed step's calls, which
+ * only enqueue work; the stream is idle when each starts (the previous
+ * step's end event was waited for), so it is the API's own cost per step,
+ * reported as the median.
  *
  * Latency cases are wall time per call of 2000 back-to-back calls (the
  * suite's definition; events are kept as a second figure).  Everything is
@@ -24,6 +30,8 @@ enum { WARMUP = 3, LAT_WARMUP = 20, EVENT_ITERS = 50, LAT_CALLS = 2000 };
 
 tc_status run_step(const bench_step *s)
 {
+    if (s->lists)
+        return tc_run_foreach(s->p, s->fn, (size_t)s->ngroups, s->lists, (size_t)s->nlists, NULL);
     for (int i = 0; i < s->ninst; i++) {
         tc_status st = tc_run(s->p, s->fn, s->inst[i].targs, (size_t)s->inst[i].ntargs, NULL);
         if (st != TC_OK)
@@ -54,15 +62,16 @@ static char *drv_error(const char *what, tc_status st, const tc_diag *d)
     return msgf("%s: %s", what, d->brief ? d->brief : tc_status_str(st));
 }
 
-/* Event-timed median of iters calls of step(arg); *us gets it. */
+/* Event-timed median of iters calls of step(arg); *us gets it, and *host_us
+ * (when not NULL) the median host time of the step() calls themselves. */
 static bool event_median(drv_device *dev, tc_status (*step)(const void *), const void *arg,
-                         int iters, double *us, tc_status *step_st, char **err)
+                         int iters, double *us, double *host_us, tc_status *step_st, char **err)
 {
     tc_diag d;
     diag_init(&d);
     void *e0 = NULL, *e1 = NULL;
-    double *v = calloc((size_t)iters, sizeof *v);
-    tc_status st = v ? TC_OK : TC_ERR_NOMEM;
+    double *v = calloc((size_t)iters, sizeof *v), *h = calloc((size_t)iters, sizeof *h);
+    tc_status st = v && h ? TC_OK : TC_ERR_NOMEM;
     *step_st = TC_OK;
     if (st == TC_OK && (st = drv_event_create(dev, &e0, &d)) == TC_OK)
         st = drv_event_create(dev, &e1, &d);
@@ -70,8 +79,10 @@ static bool event_median(drv_device *dev, tc_status (*step)(const void *), const
         float ms = 0;
         if ((st = drv_event_record(dev, e0, NULL, &d)) != TC_OK)
             break;
+        double t0 = now_ms();
         if ((*step_st = step(arg)) != TC_OK)
             break;
+        h[i] = 1e3 * (now_ms() - t0);
         if ((st = drv_event_record(dev, e1, NULL, &d)) == TC_OK &&
             (st = drv_event_elapsed(dev, e0, e1, &ms, &d)) == TC_OK)
             v[i] = 1e3 * ms;
@@ -81,11 +92,14 @@ static bool event_median(drv_device *dev, tc_status (*step)(const void *), const
         *err = drv_error("event timing", st, &d);
     if (ok)
         *us = median(v, iters);
+    if (ok && host_us)
+        *host_us = median(h, iters);
     if (e0)
         drv_event_destroy(dev, e0);
     if (e1)
         drv_event_destroy(dev, e1);
     free(v);
+    free(h);
     diag_release(&d);
     return ok;
 }
@@ -114,8 +128,8 @@ bool time_steps(drv_device *dev, const bench_step *s, bool latency, bool quick, 
         ok = false;
     }
 
-    t->event_iters = latency ? 200 : s->ninst > 1 || quick ? 20 : EVENT_ITERS;
-    if (ok && !event_median(dev, step_thunk, s, t->event_iters, &t->event_us, &sst, err)) {
+    t->event_iters = latency ? 200 : s->ninst > 1 && !s->lists ? 20 : quick ? 20 : EVENT_ITERS;
+    if (ok && !event_median(dev, step_thunk, s, t->event_iters, &t->event_us, &t->host_us, &sst, err)) {
         if (sst != TC_OK)
             *err = run_error(s, sst);
         ok = false;
@@ -176,7 +190,7 @@ bool time_copy(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes, int iter
     bool ok = st == TC_OK;
     if (!ok)
         *err = drv_error("device-to-device copy", st, &d);
-    else if (!event_median(dev, copy_thunk, &c, iters, us, &sst, err)) {
+    else if (!event_median(dev, copy_thunk, &c, iters, us, NULL, &sst, err)) {
         if (sst != TC_OK)
             *err = drv_error("device-to-device copy", sst, &d);
         ok = false;

@@ -26,6 +26,7 @@
  *
  * Not thread-safe; tensorc run uses one thread.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,7 @@ typedef struct {
     char *name;
     int nparams;
     size_t sizes[256];
+    bool ptr[256];          /* a .u64/.b64 parameter: may be an address (not .f64, not a table) */
 } fake_fn;
 
 typedef struct {
@@ -231,6 +233,7 @@ CUresult cuModuleGetFunction(void **out, void *mod, const char *name)
         }
         if (!strncmp(ty, ".ptr", 4))
             ty += 4;
+        f->ptr[f->nparams] = !strncmp(ty, ".u64", 4) || !strncmp(ty, ".b64", 4) || !strncmp(ty, ".s64", 4);
         f->sizes[f->nparams++] = ptx_size(ty);
     }
     *out = f;
@@ -263,7 +266,7 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
         (unsigned long)bx * by * bz > 1024 || shmem > 48 * 1024)
         return LAUNCH_OUT_OF_RESOURCES;
     for (int i = 0; i < f->nparams; i++) {
-        if (f->sizes[i] != 8)
+        if (f->sizes[i] != 8 || !f->ptr[i]) /* a double's bits are no address */
             continue;
         uint64_t v;
         memcpy(&v, params[i], 8);

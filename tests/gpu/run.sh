@@ -116,6 +116,27 @@ else
     fi
 fi
 
+# AdamW over suite.md's 240 tensors, one tc_run_foreach per step, against
+# torch.optim.AdamW(foreach=False) (issue 6): tests/gpu/adamw_torch.py, when
+# python3 has torch.  It takes examples/c's run_adamw from
+# BUILD/examples/run_adamw (make -C examples/c TENSORC_BUILD=BUILD
+# OUTDIR=BUILD/examples, where cuda.h is), or builds it here if it can.
+# TC_GPU_QUICK=1: 2 layers (20 tensors) instead of 24.
+adamw_layers=24
+[ "${TC_GPU_QUICK:-0}" = 1 ] && adamw_layers=2
+if [ $nogpu -ne 0 ]; then
+    say "no GPU: adamw_torch.py not run"
+elif ! python3 -c 'import torch' >/dev/null 2>&1; then
+    say "adamw_torch.py: skipped: python3 cannot import torch"
+else
+    say "== adamw_torch.py (--layers $adamw_layers)"
+    python3 "$here/adamw_torch.py" --build "$build" --layers $adamw_layers 2>&1 | tee "$work.adamw.out" | tee -a "$log"
+    rc=${PIPESTATUS[0]}
+    if [ $rc -eq 0 ]; then passed=$((passed + 1))
+    elif [ $rc -eq 77 ]; then say "adamw_torch.py: skipped"
+    else failed=$((failed + 1)); fi
+fi
+
 say "log: $log"
 say "$passed passed, $failed failed"
 [ $failed -ne 0 ] && exit 1

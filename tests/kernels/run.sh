@@ -113,5 +113,9 @@ if emit $ex/adamw.tc adamw cuda; then
         "$(sed -n '/^launch plan of /,$p' "$tmp/out" | tr '\n' '|')"; fi
 fi
 
+# --- the other optimizers (issue 6): one kernel each, as AdamW -----------------------
+count $ex/adam.tc adam 1
+count $ex/lion.tc lion 1
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

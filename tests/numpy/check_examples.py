@@ -263,6 +263,47 @@ case("sgd_momentum.tc", "sgd_momentum", [{"*": 1000}, {"*": 7}],
                    "lr": scalar(0.05)},
      _sgd_ref)
 
+
+def _adam_inputs(g, d):
+    ins = _adamw_inputs(g, d)
+    ins["wd"] = scalar(0.1)           # large enough that g + wd * p shows in every moment
+    ins["step"] = scalar(4, "i32")
+    return ins
+
+
+def _adam_ref(a, d):
+    """torch.optim.Adam: L2 decay added to the gradient, then AdamW's moments."""
+    lr, b1, b2, eps, wd = (float(a[k]) for k in ("lr", "beta1", "beta2", "eps", "wd"))
+    step = int(a["step"])
+    gw = a["g"] + wd * a["p"]
+    m = b1 * a["m"] + (1 - b1) * gw
+    v = b2 * a["v"] + (1 - b2) * gw ** 2
+    p = a["p"] - lr * (m / (1 - b1 ** step)) / (np.sqrt(v / (1 - b2 ** step)) + eps)
+    return {"p": (p, "f32"), "m": (m, "f32"), "v": (v, "f32")}
+
+
+case("adam.tc", "adam", [{"*": 1000}, {"*": 7}], _adam_inputs, _adam_ref)
+
+
+def _lion_inputs(g, d):
+    n = d["*"]
+    ins = {"p": g.normal(n), "g": g.normal(n), "m": g.normal(n, scale=0.1),
+           "lr": scalar(0.01), "wd": scalar(0.1)}   # beta1, beta2: the defaults
+    ins["g"][0][0] = ins["m"][0][0] = 0.0          # sign(0) is 0: p only decays there
+    return ins
+
+
+def _lion_ref(a, d):
+    lr, wd = float(a["lr"]), float(a["wd"])
+    b1, b2 = f32(0.9), f32(0.99)
+    update = np.sign(b1 * a["m"] + (1 - b1) * a["g"])
+    p = a["p"] * (1 - lr * wd) - lr * update
+    m = b2 * a["m"] + (1 - b2) * a["g"]
+    return {"p": (p, "f32"), "m": (m, "f32")}
+
+
+case("lion.tc", "lion", [{"*": 1000}, {"*": 7}], _lion_inputs, _lion_ref)
+
 # Programs that show the language.
 case("attention_scores.tc", "attention_scores",
      [{"B": 2, "H": 3, "S": 5, "L": 8, "E": 16}, {"B": 1, "H": 1, "S": 3, "L": 4, "E": 7}],

@@ -147,7 +147,8 @@ else
     dir=${built[0]}
     for prog in run_softmax run_adamw; do
         out=$work/fake.$prog.out
-        (cd "$root" && TENSORC_LIBCUDA=$fake "$dir/$prog") >"$out" 2>&1
+        args=(); [ $prog = run_adamw ] && args=(--layers 1) # 10 tensors: the 240 take a minute under ASan
+        (cd "$root" && TENSORC_LIBCUDA=$fake "$dir/$prog" "${args[@]}") >"$out" 2>&1
         rc=$?
         if [ $rc -eq 1 ] && grep -q '^device 0: Fake GPU' "$out" && grep -q '^tc_run: .*ok' "$out" &&
             grep -q 'MISMATCH' "$out"; then
