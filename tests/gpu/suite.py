@@ -149,6 +149,26 @@ def sizes_for(cls, params, syms, matmul):
     return sizes
 
 
+def second_moment(work, n):
+    """An optimizer's v (a running mean of g * g) as a .npy of n float32 values
+    in [0, 1): random v in [-1, 1) makes sqrt(v) NaN or not depending on how
+    a sum that cancels near 0 rounds, so --check would compare NaN with a
+    number.  Standard library only: the .npy header is written by hand."""
+    import random
+    import struct
+    path = os.path.join(work, "v_%d.npy" % n)
+    if not os.path.exists(path):
+        rnd = random.Random(n)
+        head = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }" % n
+        head += " " * (63 - (len(head) + 10) % 64) + "\n"
+        with open(path, "wb") as f:
+            f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(head)) + head.encode())
+            for i in range(0, n, 65536):
+                k = min(65536, n - i)
+                f.write(struct.pack("<%df" % k, *(rnd.random() for _ in range(k))))
+    return path
+
+
 def shape_arg(sizes):
     return ",".join("%s=%d" % kv for kv in sizes.items())
 
@@ -196,6 +216,8 @@ class Suite:
             for d in dts:
                 cmd += ["--dtype", d]
             cmd += list(check_cmd_extra)
+            if ("v", ["*"]) in params and "*" in sizes and not dts:
+                cmd += ["--input", "v=" + second_moment(self.work, sizes["*"])]
             self.jobs.append(("%s [%s]" % (label, cls), cmd, self.env))
 
     def examples(self):
