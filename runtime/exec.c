@@ -28,6 +28,9 @@
  * slightly larger sizes does not free and reallocate every time. */
 #define POOL_MIN_BYTES ((uint64_t)1 << 20)
 
+/* A foreach kernel's buffers (its table's addresses per group), at most. */
+#define TC_FE_MAX_BUFS 64
+
 static tc_status eval(const tc_plan *plan, const tc_dim *dim, const rt_args *a, const char *what,
                       int step, int64_t *v, tc_diag *d)
 {
@@ -419,6 +422,31 @@ static tc_status group_addr(const rt_pool *p, const tc_plan *plan, const rt_args
     return TC_OK;
 }
 
+/* Where buffer b's address in group g is: src[g * *stride]; NULL when b is
+ * not a parameter or an output. */
+static const uint64_t *group_src(const rt_pool *p, const tc_plan *plan, const rt_args *a, int b,
+                                 size_t *stride)
+{
+    const rt_groups *G = a->groups;
+    *stride = 0;
+    if (b < 0 || b >= plan->nbufs)
+        return NULL;
+    if (!G)
+        return &p->addr[b];
+    const pbuf *B = &plan->bufs[b];
+    if (B->kind == PBUF_OUTPUT && B->alias >= 0 && B->alias < plan->nbufs)
+        B = &plan->bufs[B->alias];
+    if (B->kind == PBUF_PARAM && B->index >= 0 && B->index < a->nparams) {
+        *stride = (size_t)a->nparams;
+        return G->params + B->index;
+    }
+    if (B->kind == PBUF_OUTPUT && B->index >= 0 && B->index < a->noutputs) {
+        *stride = (size_t)a->noutputs;
+        return G->outputs + B->index;
+    }
+    return NULL;
+}
+
 /* A foreach kernel's group table (plan.h, PARG_GROUPS) into p->fe_words,
  * uploading the groups when the parameter cannot hold them; *blocks is the
  * grid.  The parameter is always its full size: the kernel's is fixed. */
@@ -444,6 +472,21 @@ static tc_status pack_groups(rt_pool *p, const rt_ops *ops, void *dev, const tc_
     }
     uint64_t *row = p->fe_words + 2;
     int64_t count = 0, total = 0;
+    /* where each table buffer's address comes from, found once: this loop
+     * runs for every tensor of every call (thousands, for an optimizer) */
+    const uint64_t *src[TC_FE_MAX_BUFS];
+    size_t stride[TC_FE_MAX_BUFS];
+    if (S->fe_n > TC_FE_MAX_BUFS)
+        return SET(d, TC_ERR_INTERNAL, "plan of '%s': step %d has %d group buffers", plan->fn, step,
+                   S->fe_n);
+    for (int k = 0; k < S->fe_n; k++)
+        if (!(src[k] = group_src(p, plan, a, S->fe_bufs[k], &stride[k])))
+            return SET(d, TC_ERR_INTERNAL, "plan of '%s': step %d: group buffer %d is neither a "
+                       "parameter nor an output", plan->fn, step, S->fe_bufs[k]);
+    int shift = -1; /* chunks are a power of two: no division per group */
+    for (int b = 0; b < 62 && shift < 0; b++)
+        if ((int64_t)1 << b == S->fe_chunk)
+            shift = b;
     for (int g = 0; g < ng; g++) {
         int64_t n;
         if (a->groups) {
@@ -455,14 +498,12 @@ static tc_status pack_groups(rt_pool *p, const rt_ops *ops, void *dev, const tc_
         }
         if (n <= 0)
             continue; /* an empty group has no blocks, and is not in the table */
-        for (int k = 0; k < S->fe_n; k++) {
-            tc_status st = group_addr(p, plan, a, S->fe_bufs[k], g, step, &row[k], d);
-            if (st != TC_OK)
-                return st;
-        }
+        for (int k = 0; k < S->fe_n; k++)
+            if (!(row[k] = src[k][(size_t)g * stride[k]]))
+                return group_addr(p, plan, a, S->fe_bufs[k], g, step, &row[k], d);
         row[S->fe_n] = (uint64_t)n;
         row[S->fe_n + 1] = (uint64_t)total;
-        total += (n + S->fe_chunk - 1) / S->fe_chunk;
+        total += shift >= 0 ? (n + S->fe_chunk - 1) >> shift : (n + S->fe_chunk - 1) / S->fe_chunk;
         if (total > INT32_MAX)
             return SET(d, TC_ERR_LIMIT, "kernel %s: the groups need %lld blocks (CUDA allows "
                        "2^31 - 1)", S->kernel, (long long)total);

@@ -369,11 +369,12 @@ static bool check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype d
     if (t->ndim > 0 && !t->shape)
         return ERR(j, "%s: %s has rank %d but no shape array", run_who(j), what, t->ndim), false;
     int64_t n = 1;
-    for (int i = 0; i < t->ndim; i++) {
-        if (t->shape[i] < 0 || (t->shape[i] > 0 && n > INT64_MAX / 16 / t->shape[i]))
+    for (int i = 0; i < t->ndim; i++) { /* no division: this runs per tensor per call */
+        int64_t m;
+        if (t->shape[i] < 0 || __builtin_mul_overflow(n, t->shape[i], &m) || m > INT64_MAX / 16)
             return ERR(j, "%s: %s has shape %s: dim %d is out of range", run_who(j), what,
                        ints_text(j->a, t->ndim, t->shape), i), false;
-        n *= t->shape[i];
+        n = m;
     }
     /* Compact row-major; a dim of size 1 may have any stride (PyTorch
      * gives them odd ones), and an empty tensor has no layout to check. */
@@ -399,10 +400,11 @@ static bool check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype d
     uint64_t addr = (uint64_t)(uintptr_t)t->data + t->byte_offset;
     if (!t->data && !(n == 0 && j->group >= 0)) /* PyTorch's empty tensors have none */
         return ERR(j, "%s: %s has a NULL data pointer", run_who(j), what), false;
-    if (addr % (uint64_t)dtype_size(dt) != 0)
+    uint64_t esize = (uint64_t)dtype_size(dt); /* a power of two: no division */
+    if (addr & (esize - 1))
         return ERR(j, "%s: %s starts at 0x%llx (data + byte_offset), which is not aligned to "
                    "its %d-byte elements", run_who(j), what, (unsigned long long)addr, dtype_size(dt)), false;
-    j->uses[j->nuses++] = (tensor_use){t, addr, (uint64_t)n * (uint64_t)dtype_size(dt), what, written,
+    j->uses[j->nuses++] = (tensor_use){t, addr, (uint64_t)n * esize, what, written,
                                        j->group};
     *numel = n;
     return true;
@@ -669,24 +671,30 @@ typedef struct {
     int first;              /* the first group with elements, or -1 */
 } fe_job;
 
-/* Sort idx[0..n) by the uses' addresses: a bottom-up merge sort that skips
- * merging runs already in order, so lists allocated in order (the usual
- * case: a model's parameters) cost one pass. */
-static void sort_uses(const tensor_use *u, int *idx, int *tmp, int n)
+/* A use's byte range, compact for sorting: the use's index in the low
+ * bits of `tag` and whether it is written in bit 0. */
+typedef struct {
+    uint64_t lo, hi;
+    uint32_t tag;
+} span;
+
+/* Sort v[0..n) by lo: a bottom-up merge sort that skips merging runs
+ * already in order, so lists allocated in order cost one pass. */
+static void sort_spans(span *v, span *tmp, int n)
 {
     for (int w = 1; w < n; w *= 2) {
         for (int lo = 0; lo + w < n; lo += 2 * w) {
             int mid = lo + w, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            if (u[idx[mid - 1]].addr <= u[idx[mid]].addr)
+            if (v[mid - 1].lo <= v[mid].lo)
                 continue;
             int a = lo, b = mid, k = lo;
             while (a < mid && b < hi)
-                tmp[k++] = u[idx[a]].addr <= u[idx[b]].addr ? idx[a++] : idx[b++];
+                tmp[k++] = v[a].lo <= v[b].lo ? v[a++] : v[b++];
             while (a < mid)
-                tmp[k++] = idx[a++];
+                tmp[k++] = v[a++];
             while (b < hi)
-                tmp[k++] = idx[b++];
-            memcpy(idx + lo, tmp + lo, (size_t)(hi - lo) * sizeof *idx);
+                tmp[k++] = v[b++];
+            memcpy(v + lo, tmp + lo, (size_t)(hi - lo) * sizeof *v);
         }
     }
 }
@@ -699,31 +707,44 @@ static const char *use_text(run_job *j, const tensor_use *u)
 /* Step 4 over every group: no written tensor overlaps another.  Sorted by
  * address, a range overlaps an earlier one exactly when it starts before
  * the furthest end so far (of the written ones, or of all when it is
- * written itself): n log n, not the n^2 of tc_run's check. */
-static bool check_overlaps_sorted(run_job *j)
+ * written itself): n log n, not the n^2 of tc_run's check.  The uses are
+ * group by group, nt a group: when they are not in order so, they are
+ * sorted list by list (every p, then every g, ...), the other order a
+ * model's tensors usually lie in memory, so the merges mostly find runs
+ * already in order. */
+static bool check_overlaps_sorted(run_job *j, int nt)
 {
     int n = 0;
-    int *idx = ARENA_ARRAY(j->a, int, j->nuses + 1), *tmp = ARENA_ARRAY(j->a, int, j->nuses + 1);
-    for (int i = 0; i < j->nuses; i++)
-        if (j->uses[i].bytes)
-            idx[n++] = i;
-    sort_uses(j->uses, idx, tmp, n);
-    int far = -1, far_w = -1; /* the uses reaching furthest: any, written */
+    span *v = arena_alloc_uninit(j->a, sizeof(span) * (size_t)(j->nuses + 1));
+    const tensor_use *u = j->uses;
+    bool in_order = true; /* group by group already (tensors allocated group by group)? */
+    for (int i = 1; i < j->nuses && in_order; i++)
+        in_order = u[i - 1].addr <= u[i].addr;
+    for (int t = 0; t < (in_order ? 1 : nt); t++)
+        for (int i = t; i < j->nuses; i += in_order ? 1 : nt)
+            if (u[i].bytes)
+                v[n++] = (span){u[i].addr, u[i].addr + u[i].bytes, (uint32_t)i << 1 | u[i].written};
+    if (!in_order)
+        sort_spans(v, arena_alloc_uninit(j->a, sizeof(span) * (size_t)(n + 1)), n);
+    uint64_t far = 0, far_w = 0;  /* the furthest ends so far: any, written */
+    int who = -1, who_w = -1;     /* whose */
     for (int k = 0; k < n; k++) {
-        const tensor_use *u = &j->uses[idx[k]];
-        int hit = far_w >= 0 && u->addr < j->uses[far_w].addr + j->uses[far_w].bytes ? far_w
-                  : u->written && far >= 0 && u->addr < j->uses[far].addr + j->uses[far].bytes ? far
-                                                                                               : -1;
+        bool w = v[k].tag & 1;
+        int hit = who_w >= 0 && v[k].lo < far_w ? who_w : w && who >= 0 && v[k].lo < far ? who : -1;
         if (hit >= 0) {
-            const tensor_use *v = &j->uses[hit], *w = v->written ? v : u;
+            const tensor_use *a = &u[hit], *b = &u[v[k].tag >> 1];
             return ERR(j, "%s: %s and %s share memory: %s is written, so it may not overlap "
                        "another tensor (an inout parameter updates in place)", j->who,
-                       use_text(j, v), use_text(j, u), use_text(j, w)), false;
+                       use_text(j, a), use_text(j, b), use_text(j, a->written ? a : b)), false;
         }
-        if (far < 0 || u->addr + u->bytes > j->uses[far].addr + j->uses[far].bytes)
-            far = idx[k];
-        if (u->written && (far_w < 0 || u->addr + u->bytes > j->uses[far_w].addr + j->uses[far_w].bytes))
-            far_w = idx[k];
+        if (who < 0 || v[k].hi > far) {
+            far = v[k].hi;
+            who = (int)(v[k].tag >> 1);
+        }
+        if (w && (who_w < 0 || v[k].hi > far_w)) {
+            far_w = v[k].hi;
+            who_w = (int)(v[k].tag >> 1);
+        }
     }
     return true;
 }
@@ -744,7 +765,7 @@ static void fe_check_body(void *arg)
     j->params = ARENA_ARRAY(j->a, uint64_t, np + 1);
     j->scalars = ARENA_ARRAY(j->a, rt_scalar, np + 1);
     j->outputs = ARENA_ARRAY(j->a, uint64_t, no + 1);
-    j->uses = ARENA_ARRAY(j->a, tensor_use, (size_t)ng * (size_t)(np + no) + 1);
+    j->uses = arena_alloc_uninit(j->a, sizeof(tensor_use) * ((size_t)ng * (size_t)(np + no) + 1));
     e->numel = ARENA_ARRAY(j->a, int64_t, ng + 1);
     e->gparams = ARENA_ARRAY(j->a, uint64_t, (size_t)ng * (size_t)np + 1);
     e->goutputs = ARENA_ARRAY(j->a, uint64_t, (size_t)ng * (size_t)no + 1);
@@ -779,34 +800,43 @@ static void fe_check_body(void *arg)
         tslot[nt++] = s;
     }
 
-    /* every tensor of every group, as tc_run checks one */
+    /* every tensor of every group, as tc_run checks one; what each list
+     * is, worked out once (this loop runs for every tensor of every call) */
+    struct list {
+        const DLTensor *const *ts;
+        const char *what, *type;
+        tc_dtype dt;
+        bool written;
+        uint64_t *dst;      /* its address in group 0; stride per group */
+        size_t stride;
+    } *lists = arena_alloc_uninit(j->a, sizeof(struct list) * (size_t)(nt + 1));
+    for (int t = 0; t < nt; t++) {
+        int s = tslot[t];
+        bool out = s >= np;
+        int o = out ? j->slot_output[s] : -1;
+        lists[t] = (struct list){j->args[j->given[s]].v.tensors, out ? L->owhat[o] : L->pwhat[s],
+                                 out ? L->otype[o] : L->ptype[s],
+                                 out ? f->outputs[o].node->dtype : f->params[s].dtype,
+                                 out || f->params[s].inout,
+                                 out ? e->goutputs + o : e->gparams + s, out ? (size_t)no : (size_t)np};
+    }
     int64_t maxn = 0;
     for (int g = 0; g < ng; g++) {
         j->group = g;
         int64_t n = -1;
-        const char *first_what = NULL;
         for (int t = 0; t < nt; t++) {
-            int s = tslot[t];
-            bool out = s >= np;
-            int o = out ? j->slot_output[s] : -1;
-            const char *what = out ? L->owhat[o] : L->pwhat[s];
-            const char *type = out ? L->otype[o] : L->ptype[s];
-            tc_dtype dt = out ? f->outputs[o].node->dtype : f->params[s].dtype;
+            const struct list *l = &lists[t];
             int64_t m;
-            if (!check_dl(j, what, j->args[j->given[s]].v.tensors[g], dt, type, out || f->params[s].inout, &m))
+            if (!check_dl(j, l->what, l->ts[g], l->dt, l->type, l->written, &m))
                 return;
             if (n >= 0 && m != n) {
                 ERR(j, "%s: %s has %lld elements, but %s has %lld (the tensors of a group have "
-                    "one element count)", run_who(j), what, (long long)m, first_what, (long long)n);
+                    "one element count)", run_who(j), l->what, (long long)m, lists[t - 1].what,
+                    (long long)n);
                 return;
             }
             n = m;
-            first_what = what;
-            uint64_t addr = j->uses[j->nuses - 1].addr;
-            if (out)
-                e->goutputs[(size_t)g * (size_t)no + (size_t)o] = addr;
-            else
-                e->gparams[(size_t)g * (size_t)np + (size_t)s] = addr;
+            l->dst[(size_t)g * l->stride] = j->uses[j->nuses - 1].addr;
         }
         e->numel[g] = n;
         if (n > 0 && e->first < 0)
@@ -815,7 +845,7 @@ static void fe_check_body(void *arg)
             maxn = n;
     }
     j->group = -1;
-    if (!check_overlaps_sorted(j))
+    if (!check_overlaps_sorted(j, nt > 0 ? nt : 1))
         return;
 
     /* "*" bound to the largest group: the plan's 32-bit limits hold for all */

@@ -65,7 +65,7 @@ void arena_reset(tc_arena *a)
     }
 }
 
-void *arena_alloc(tc_arena *a, size_t size)
+void *arena_alloc_uninit(tc_arena *a, size_t size)
 {
     size = (size + 15) & ~(size_t)15;
     chunk *c = a->head;
@@ -85,7 +85,13 @@ void *arena_alloc(tc_arena *a, size_t size)
     void *p = c->mem + c->used;
     c->used += size;
     a->total += size;
-    memset(p, 0, size);
+    return p;
+}
+
+void *arena_alloc(tc_arena *a, size_t size)
+{
+    void *p = arena_alloc_uninit(a, size);
+    memset(p, 0, (size + 15) & ~(size_t)15);
     return p;
 }
 

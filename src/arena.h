@@ -21,6 +21,8 @@ void arena_free(tc_arena *a);
  * of them) for the next use: scratch for calls made again and again. */
 void arena_reset(tc_arena *a);
 void *arena_alloc(tc_arena *a, size_t size);  /* zeroed, aligned to 16 */
+/* Not zeroed: for large scratch arrays a hot path fills itself. */
+void *arena_alloc_uninit(tc_arena *a, size_t size);
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
 char *arena_strdup(tc_arena *a, const char *s);
