@@ -14,7 +14,10 @@ static const int64_t GRID_MAX = 2147483647;
 /* Foreach: grid-stride steps a thread makes in its block's chunk.  Eight
  * steps of 16 bytes keep the block's fixed cost (finding its group, loading
  * the group's addresses) small, and chunks small enough that a 302M-element
- * AdamW has ~37k blocks (a short tail wave). */
+ * AdamW has ~37k blocks (a short tail wave).  Measured on the H200 (64M
+ * elements, us): 1 step: gelu_chain 151, fma4 311, AdamW 565 (then with
+ * generic loads); 4: 144, 317, 508; 8: 144, 321, 502; 16: 148, 325, 525.
+ * -DTC_FE_STEPS=N at build time, to measure again. */
 #ifndef TC_FE_STEPS
 #define TC_FE_STEPS 8
 #endif
