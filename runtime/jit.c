@@ -29,6 +29,8 @@ typedef struct {
 
 struct jit_ctx {
     tc_cache *cache;
+    char *facts;            /* the cache's nvrtc.facts (nvrtc_facts.h), or NULL */
+    bool facts_saved;
     jit_entry *table;
     size_t n, cap;
 };
@@ -43,16 +45,21 @@ const char *jit_origin_str(jit_origin o)
     return "?";
 }
 
-jit_ctx *jit_ctx_new(const char *cache_dir, uint64_t max_bytes)
+jit_ctx *jit_ctx_new(const char *dir_name, uint64_t max_bytes)
 {
     jit_ctx *j = calloc(1, sizeof *j);
     if (!j)
         return NULL;
-    j->cache = cache_open(cache_dir, max_bytes);
+    j->cache = cache_open(dir_name, max_bytes);
     if (!j->cache) {
         free(j);
         return NULL;
     }
+    /* a warm start answers NVRTC's version from here, not by loading it */
+    const char *dir = cache_dir(j->cache);
+    if (dir && (j->facts = malloc(strlen(dir) + sizeof "/nvrtc.facts")))
+        sprintf(j->facts, "%s/nvrtc.facts", dir);
+    nvrtc_facts_use(j->facts);
     return j;
 }
 
@@ -64,6 +71,7 @@ void jit_ctx_free(jit_ctx *j)
         free(j->table[i].data);
     free(j->table);
     cache_close(j->cache);
+    free(j->facts);
     free(j);
 }
 
@@ -155,13 +163,18 @@ tc_status jit_image(jit_ctx *j, const char *src, size_t len, const char *name, i
         if (!opts[i])
             return fail(d, TC_ERR_INVALID_ARG, "jit_image: an option is NULL");
 
-    tc_status st = nvrtc_load(d);
-    if (st != TC_OK)
-        return st;
+    /* NVRTC is loaded only to compile, or when its facts are not known
+     * (nvrtc_facts.h): the key needs its version */
     tc_cache_key key;
-    st = jit_key(src ? src : "", len, name, arch, cubin, opts, nopts, &key);
+    tc_status st = jit_key(src ? src : "", len, name, arch, cubin, opts, nopts, &key);
+    if (st == TC_ERR_NO_DEVICE)
+        return nvrtc_load(d);
     if (st != TC_OK)
         return fail(d, st, st == TC_ERR_NOMEM ? "out of memory" : "NVRTC version unavailable");
+    if (nvrtc_loaded() && !j->facts_saved) {
+        nvrtc_facts_save(j->facts);
+        j->facts_saved = true;
+    }
 
     for (size_t i = 0; i < j->n; i++)
         if (memcmp(j->table[i].key.b, key.b, sizeof key.b) == 0) {

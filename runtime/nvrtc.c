@@ -11,6 +11,7 @@
  * they have been stable since CUDA 11.  nvrtcResult is a C enum (an int) whose
  * success value is 0; we only name the values we act on.
  */
+#define _GNU_SOURCE /* dladdr: the file the library was loaded from */
 #include "nvrtc.h"
 
 #include <dlfcn.h>
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "dlsym.h"
+#include "nvrtc_facts.h"
 #include "strbuf.h"
 
 /* --- the NVRTC C ABI, declared here instead of including nvrtc.h -------- */
@@ -203,33 +205,100 @@ tc_status nvrtc_load(tc_diag *d)
     return TC_ERR_NO_DEVICE;
 }
 
-bool nvrtc_version(int *major, int *minor)
+/* --- facts without loading (nvrtc_facts.h) ---------------------------------- */
+
+static pthread_mutex_t peek_lock = PTHREAD_MUTEX_INITIALIZER;
+static nvrtc_facts peek;        /* valid when peeked; never changed afterwards */
+static _Atomic bool peeked;
+
+void nvrtc_facts_use(const char *path)
 {
+    if (peeked || !path)
+        return;
+    pthread_mutex_lock(&peek_lock);
+    nvrtc_facts f;
+    if (!peeked && facts_read(path, &f)) {
+        peek = f;
+        peeked = true;
+    }
+    pthread_mutex_unlock(&peek_lock);
+}
+
+void nvrtc_facts_save(const char *path)
+{
+    if (!path || nvrtc_load(NULL) != TC_OK || nv.narchs > FACTS_MAX_ARCHS)
+        return;
+    nvrtc_facts f = {.major = nv.major, .minor = nv.minor, .narchs = nv.narchs};
+    memcpy(f.archs, nv.archs, sizeof *nv.archs * (size_t)nv.narchs);
+    nvrtc_facts old;
+    if (facts_read(path, &old) && memcmp(&old, &f, sizeof f) == 0)
+        return; /* already there */
+    Dl_info info;
+    char *lib = dladdr((void *)nv.version, &info) && info.dli_fname ? realpath(info.dli_fname, NULL)
+                                                                     : NULL;
+    if (lib)
+        (void)facts_write(path, lib, &f); /* a failure only costs the next process the load */
+    free(lib);
+}
+
+bool nvrtc_loaded(void)
+{
+    return nv.ok;
+}
+
+/* Version and architectures: from the library when it is loaded, else
+ * from trusted facts, else by loading it. */
+static bool known(int *major, int *minor, const int **archs, int *narchs)
+{
+    if (!nv.ok && peeked) {
+        *major = peek.major;
+        *minor = peek.minor;
+        *archs = peek.archs;
+        *narchs = peek.narchs;
+        return true;
+    }
     if (nvrtc_load(NULL) != TC_OK)
         return false;
+    *major = nv.major;
+    *minor = nv.minor;
+    *archs = nv.archs;
+    *narchs = nv.narchs;
+    return true;
+}
+
+bool nvrtc_version(int *major, int *minor)
+{
+    int ma, mi, n;
+    const int *a;
+    if (!known(&ma, &mi, &a, &n))
+        return false;
     if (major)
-        *major = nv.major;
+        *major = ma;
     if (minor)
-        *minor = nv.minor;
+        *minor = mi;
     return true;
 }
 
 int nvrtc_supported_archs(int *archs, int max)
 {
-    if (nvrtc_load(NULL) != TC_OK)
+    int ma, mi, n;
+    const int *a;
+    if (!known(&ma, &mi, &a, &n))
         return 0;
-    for (int i = 0; i < nv.narchs && i < max; i++)
-        archs[i] = nv.archs[i];
-    return nv.narchs;
+    for (int i = 0; i < n && i < max; i++)
+        archs[i] = a[i];
+    return n;
 }
 
 int nvrtc_clamp_arch(int want, bool *ptx_only)
 {
     if (ptx_only)
         *ptx_only = false;
-    if (nvrtc_load(NULL) != TC_OK)
+    int ma, mi, n;
+    const int *a;
+    if (!known(&ma, &mi, &a, &n))
         return 0;
-    int newest = nv.archs[nv.narchs - 1];
+    int newest = a[n - 1];
     if (want > newest) {
         /* A device newer than this NVRTC: a CUBIN for an older sm_ would not
          * run on it (SASS is not forward compatible across majors), PTX is. */
@@ -238,8 +307,8 @@ int nvrtc_clamp_arch(int want, bool *ptx_only)
         return newest;
     }
     int best = 0;
-    for (int i = 0; i < nv.narchs && nv.archs[i] <= want; i++)
-        best = nv.archs[i];
+    for (int i = 0; i < n && a[i] <= want; i++)
+        best = a[i];
     return best;
 }
 

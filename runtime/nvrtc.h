@@ -47,6 +47,16 @@ typedef struct nvrtc_output {
  *  TENSORC_NVRTC").  d may be NULL when only the status is wanted. */
 tc_status nvrtc_load(tc_diag *d);
 
+/*! nvrtc_facts_use(): trust the facts file at path (nvrtc_facts.h), if it
+ *  describes the library this process would load: nvrtc_version,
+ *  nvrtc_supported_archs and nvrtc_clamp_arch then answer without loading
+ *  NVRTC (nvrtc_compile still loads it).  nvrtc_facts_save(): after NVRTC
+ *  has been loaded, write its facts to path.  nvrtc_loaded(): whether it
+ *  has been. */
+void nvrtc_facts_use(const char *path);
+void nvrtc_facts_save(const char *path);
+bool nvrtc_loaded(void);
+
 /*! nvrtc_version(): NVRTC's version, e.g. 13.0.  @return false if NVRTC cannot be loaded. */
 bool nvrtc_version(int *major, int *minor);
 

@@ -19,6 +19,7 @@
 #include <xxhash.h>
 
 #include "jit.h"
+#include "nvrtc.h"
 
 static int usage(void)
 {
@@ -117,8 +118,10 @@ int main(int argc, char **argv)
     if (jit_warning(j))
         fprintf(stderr, "tc-jit-probe: warning: %s\n", jit_warning(j));
     if (st == TC_OK) {
-        if (verbose)
+        if (verbose) {
             printf("cache: %s\n", origin == JIT_COMPILED ? "miss" : "hit");
+            printf("nvrtc: %s\n", nvrtc_loaded() ? "loaded" : "not loaded");
+        }
         printf("image: xxh64=%016llx size=%zu\n", (unsigned long long)XXH64(image, ilen, 0),
                ilen);
     } else {

@@ -41,6 +41,7 @@ p() {
     out=$(cat "$tmp/out")
     err=$(cat "$tmp/err")
     cache=$(sed -n 's/^cache: //p' "$tmp/out")
+    nv=$(sed -n 's/^nvrtc: //p' "$tmp/out")
     img=$(sed -n 's/^image: //p' "$tmp/out")
 }
 
@@ -57,6 +58,25 @@ if [ $rc -eq 0 ] && [ "$cache" = miss ] && [ -n "$img" ]; then ok; else bad "fir
 first=$img
 p "$c"
 if [ $rc -eq 0 ] && [ "$cache" = hit ] && [ "$img" = "$first" ]; then ok; else bad "second run: rc=$rc out='$out' (first image $first)"; fi
+# A hit needs NVRTC's version for the key: the first run left it in
+# nvrtc.facts, so the second did not load NVRTC (runtime/nvrtc_facts.h).
+if [ -f "$c/nvrtc.facts" ] && [ "$nv" = "not loaded" ]; then ok; else bad "warm run loaded NVRTC: nvrtc '$nv', facts: $(ls "$c")"; fi
+# Facts that do not describe the library are not trusted: a corrupt file, a
+# different library size, another environment.  Each run still hits.
+cp "$c/nvrtc.facts" "$tmp/facts.good"
+echo garbage >"$c/nvrtc.facts"
+p "$c"
+if [ $rc -eq 0 ] && [ "$cache" = hit ] && [ "$nv" = loaded ] && cmp -s "$c/nvrtc.facts" "$tmp/facts.good"; then ok; else bad "corrupt facts: rc=$rc nvrtc '$nv' cache '$cache' (and the file rewritten?)"; fi
+sed 's/^stat \([0-9]*\)/stat 1\1/' "$tmp/facts.good" >"$c/nvrtc.facts"
+p "$c"
+if [ $rc -eq 0 ] && [ "$cache" = hit ] && [ "$nv" = loaded ]; then ok; else bad "stale facts (library size): nvrtc '$nv'"; fi
+lib=$(sed -n 's/^lib //p' "$tmp/facts.good")
+CUDA_HOME=/nonexistent-cuda-home p "$c"
+if [ $rc -eq 0 ] && [ "$cache" = hit ] && [ "$nv" = loaded ] && [ -n "$lib" ]; then ok; else bad "facts of another environment: nvrtc '$nv'"; fi
+p "$c" # the environment as before: the facts file is back to the usual one
+if [ $rc -eq 0 ] && [ "$cache" = hit ] && [ "$nv" = loaded ]; then ok; else bad "facts rewritten for the other environment, then: nvrtc '$nv'"; fi
+p "$c"
+if [ $rc -eq 0 ] && [ "$nv" = "not loaded" ]; then ok; else bad "facts back: nvrtc '$nv'"; fi
 # PTX is another key: a miss, then a hit.
 p "$c" --ptx
 if [ $rc -eq 0 ] && [ "$cache" = miss ] && [ "$img" != "$first" ]; then ok; else bad "ptx run: rc=$rc out='$out'"; fi
@@ -102,7 +122,7 @@ for i in 2 3 4 5 6 7 8; do
 done
 if [ $same -eq 1 ] && [ "$(sed -n 's/^image: //p' "$tmp/par1.out")" = "$first" ]; then ok; else bad "concurrent outputs differ: $(cat "$tmp"/par*.out | sort | uniq -c)"; fi
 n=$(find "$c" -maxdepth 1 -name '*.tck' | wc -l)
-left=$(find "$c" -maxdepth 1 ! -name '*.tck' -type f | wc -l)
+left=$(find "$c" -maxdepth 1 ! -name '*.tck' ! -name nvrtc.facts -type f | wc -l)
 if [ "$n" -eq 1 ] && [ "$left" -eq 0 ]; then ok; else bad "after concurrent runs: $n entries, $left other files"; fi
 p "$c"
 if [ $rc -eq 0 ] && [ "$cache" = hit ] && [ "$img" = "$first" ]; then ok; else bad "after concurrent runs: rc=$rc out='$out'"; fi
