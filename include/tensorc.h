@@ -252,10 +252,13 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
  *  parameter 'g' has 4096 elements, but 'p' has 4095".
  *
  *  One launch: the groups' addresses and sizes travel in the kernel's
- *  parameters when they fit (about 4 KB of them; tensorc --emit=cuda shows
- *  the table's capacity), otherwise in one host-to-device copy into a
- *  buffer the context keeps, then the launch; nothing is compiled per
- *  group count or size, and changing a scalar never recompiles.  ngroups 0,
+ *  parameters when they fit: 4 KB of them (tensorc --emit=cuda shows the
+ *  table's capacity), or, with more groups, 32 KB in a second build of the
+ *  same kernel (made once, on first need) where the driver allows it
+ *  (CUDA 12.1+; TENSORC_FOREACH_WIDE=0 turns it off); past that, in one
+ *  host-to-device copy into a buffer the context keeps, then the launch.
+ *  Nothing is compiled per group count or size, and changing a scalar
+ *  never recompiles.  ngroups 0,
  *  or only empty groups, launches nothing.  tc_run on such a function is
  *  the same kernel over one group.
  *  @return as tc_run. */

@@ -281,6 +281,13 @@ int drv_arch(const drv_device *dev) { return dev->arch; }
 const char *drv_name(const drv_device *dev) { return dev->name; }
 int drv_sm_count(const drv_device *dev) { return dev->sm_count; }
 
+int drv_version(const drv_device *dev)
+{
+    int v = 0;
+    (void)dev; /* the driver is loaded: dev was opened */
+    return cu.driver_version(&v) == CUDA_SUCCESS ? v : 0;
+}
+
 tc_status drv_module_load(drv_device *dev, const void *image, drv_module **out, tc_diag *d)
 {
     *out = NULL;

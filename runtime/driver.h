@@ -67,6 +67,8 @@ int drv_arch(const drv_device *dev);
 const char *drv_name(const drv_device *dev);
 /*! The device's number of streaming multiprocessors. */
 int drv_sm_count(const drv_device *dev);
+/*! drv_version(): the driver's CUDA version, 1000 * major + 10 * minor (12010: 12.1); 0 unknown. */
+int drv_version(const drv_device *dev);
 
 /*! drv_module_load(): load a CUBIN or NUL-terminated PTX image (the driver
  *  tells them apart; it JIT-compiles PTX).  The image may be freed afterwards. */

@@ -609,7 +609,7 @@ tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **
 typedef struct {
     tc_program *p;
     const gfn *f;
-    bool idx64;
+    bool idx64, wide;
     const struct cg_unit *unit;
     const struct tc_plan *plan;
 } unit_job;
@@ -617,6 +617,12 @@ typedef struct {
 static void unit_body(void *arg)
 {
     unit_job *j = arg;
+    if (j->wide) {
+        cg_unit *u = pipe_wide_unit(j->p, pipe_get(j->p, j->f, NULL), j->idx64);
+        j->unit = u;
+        j->plan = u->plans[0];
+        return;
+    }
     j->unit = pipe_unit(j->p, j->f, j->idx64, &j->plan);
 }
 
@@ -624,7 +630,20 @@ tc_status api_unit(tc_program *p, const gfn *f, bool idx64, const struct cg_unit
                    const struct tc_plan **plan)
 {
     api_begin(p->ctx);
-    unit_job j = {p, f, idx64, NULL, NULL};
+    unit_job j = {p, f, idx64, false, NULL, NULL};
+    tc_status st = diag_protect(&p->ctx->diag, unit_body, &j);
+    if (st != TC_OK)
+        return api_fail(p->ctx, st);
+    *unit = j.unit;
+    *plan = j.plan;
+    return TC_OK;
+}
+
+tc_status api_unit_wide(tc_program *p, const gfn *f, bool idx64, const struct cg_unit **unit,
+                        const struct tc_plan **plan)
+{
+    api_begin(p->ctx);
+    unit_job j = {p, f, idx64, true, NULL, NULL};
     tc_status st = diag_protect(&p->ctx->diag, unit_body, &j);
     if (st != TC_OK)
         return api_fail(p->ctx, st);

@@ -73,6 +73,9 @@ struct cg_unit;
 struct tc_plan;
 tc_status api_unit(tc_program *p, const gfn *f, bool idx64, const struct cg_unit **unit,
                    const struct tc_plan **plan);
+/* The same for f's own unit with the wide foreach table (codegen.h). */
+tc_status api_unit_wide(tc_program *p, const gfn *f, bool idx64, const struct cg_unit **unit,
+                        const struct tc_plan **plan);
 
 /* The CUDA source NVRTC compiles for entry f (its own unit), or with f NULL
  * for every function of the file (one unit): what --emit=ptx|cubin compile. */

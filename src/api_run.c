@@ -559,8 +559,20 @@ static tc_arena *scratch(tc_program *p)
 /* Steps 5 to 7 for a checked job: the device, the plan and its module, the
  * run (over groups when G is not NULL; params and outputs are then a
  * non-empty group's, and j->binds bind "*" to the largest group). */
+/* Whether kernel parameters past 4 KB work here: CUDA 12.1+ drivers on
+ * Volta and newer (so every sm_75+ device tensorc compiles for).
+ * TENSORC_FOREACH_WIDE=0 turns them off, to measure the other path. */
+static bool wide_params(struct tc_rt *rt)
+{
+    const char *e = getenv("TENSORC_FOREACH_WIDE");
+    if (e && strcmp(e, "0") == 0)
+        return false;
+    return drv_version(rt->dev) >= 12010 && drv_arch(rt->dev) >= 70;
+}
+
 static tc_status launch(run_job *j, const uint64_t *params, const uint64_t *outputs,
-                        const rt_groups *G, void *stream, api_run_info *info, bool *reported)
+                        const rt_groups *G, int nonempty, void *stream, api_run_info *info,
+                        bool *reported)
 {
     tc_program *p = j->p;
     tc_ctx *ctx = p->ctx;
@@ -584,8 +596,23 @@ static tc_status launch(run_job *j, const uint64_t *params, const uint64_t *outp
     rt_module *mod = NULL;
     if (st == TC_OK) {
         st = api_unit(p, f, false, &unit, &plan);
-        if (st == TC_OK && rt_needs_idx64(plan, j->binds, j->nbinds, NULL, NULL))
+        bool idx64 = false;
+        if (st == TC_OK && rt_needs_idx64(plan, j->binds, j->nbinds, NULL, NULL)) {
+            idx64 = true;
             st = api_unit(p, f, true, &unit, &plan);
+        }
+        /* More groups than the 4 KB table holds: the wide unit's 32 KB
+         * parameter instead of an upload, where the driver takes one */
+        if (st == TC_OK && G && plan->nsteps == 1 && plan->steps[0].fe_n &&
+            nonempty > plan->steps[0].fe_cap && wide_params(rt)) {
+            const cg_unit *wu;
+            const tc_plan *wp;
+            st = api_unit_wide(p, f, idx64, &wu, &wp);
+            if (st == TC_OK && nonempty <= wp->steps[0].fe_cap) { /* else both upload: keep 4 KB */
+                unit = wu;
+                plan = wp;
+            }
+        }
         *reported = st != TC_OK;
     }
     if (st == TC_OK && G && (plan->nsteps != 1 || plan->steps[0].kind != PSTEP_KERNEL ||
@@ -635,7 +662,7 @@ tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs,
 
     bool reported = false; /* api_unit has called api_fail itself, keeping the location */
     if (st == TC_OK)
-        st = launch(&j, j.params, j.outputs, NULL, stream, info, &reported);
+        st = launch(&j, j.params, j.outputs, NULL, 1, stream, info, &reported);
     arena_reset(a);
     return st == TC_OK || reported ? st : api_fail(ctx, st);
 }
@@ -897,8 +924,11 @@ tc_status api_run_foreach(tc_program *p, const gfn *f, size_t ngroups, const tc_
     if (st == TC_OK) {
         rt_groups G = {e.ngroups, e.numel, e.gparams, e.goutputs};
         size_t at = e.first < 0 ? 0 : (size_t)e.first;
+        int nonempty = 0;
+        for (int g = 0; g < e.ngroups; g++)
+            nonempty += e.numel[g] > 0;
         st = launch(&e.j, e.first < 0 ? NULL : e.gparams + at * (size_t)f->nparams,
-                    e.goutputs + at * (size_t)f->noutputs, &G, stream, info, &reported);
+                    e.goutputs + at * (size_t)f->noutputs, &G, nonempty, stream, info, &reported);
     }
     arena_reset(a);
     return st == TC_OK || reported ? st : api_fail(ctx, st);

@@ -57,6 +57,16 @@ cg_unit *pipe_own_unit(tc_program *p, pipe_fn *pf, bool idx64)
     return pf->own[idx64];
 }
 
+cg_unit *pipe_wide_unit(tc_program *p, pipe_fn *pf, bool idx64)
+{
+    if (!pf->wide[idx64]) {
+        const sfn *s = pipe_sched(p, pf, idx64);
+        pf->wide[idx64] = codegen_unit_ex(&s, 1, idx64, CG_FE_PARAM_BYTES_WIDE, p->arena,
+                                          &p->ctx->diag);
+    }
+    return pf->wide[idx64];
+}
+
 cg_unit *pipe_file_unit(tc_program *p, bool idx64)
 {
     if (!p->file_unit[idx64]) {

@@ -22,6 +22,7 @@ typedef struct pipe_fn {
     ffn *fu;
     sfn *s[2];              /* scheduled with 32-bit, 64-bit indices */
     cg_unit *own[2];        /* a unit of this function alone */
+    cg_unit *wide[2];       /* ... with a 32 KB foreach table (codegen.h) */
 } pipe_fn;
 
 /* Whether stage names a dump tc_program_dump can give now. */
@@ -49,6 +50,9 @@ const struct cg_unit *pipe_unit(tc_program *p, const gfn *g, bool idx64, const s
 void pipe_print(tc_buf *b, tc_program *p, pipe_fn *pf, const char *stage);
 /* The unit of pf's function alone (what --emit=cuda --fn shows). */
 cg_unit *pipe_own_unit(tc_program *p, pipe_fn *pf, bool idx64);
+/* pf's unit of its own with the wide foreach table (codegen.h), built on
+ * first use: for tc_run_foreach calls with more groups than 4 KB hold. */
+cg_unit *pipe_wide_unit(tc_program *p, pipe_fn *pf, bool idx64);
 /* The unit of every function of the user's file (cuda for a whole file). */
 cg_unit *pipe_file_unit(tc_program *p, bool idx64);
 /* The source plus the launch plans as a trailing comment. */

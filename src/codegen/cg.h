@@ -86,6 +86,7 @@ typedef struct cg {
     struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *pcache;
     int npcache, cappcache;
     int fe_cap;              /* foreach: groups the table parameter holds */
+    int fe_param_bytes;      /* foreach: the parameter bytes the table may fill (codegen.h) */
 } cg;
 
 /* emit.c */

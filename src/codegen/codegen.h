@@ -30,6 +30,16 @@ typedef struct cg_unit {
  * Errors unwind through d. */
 cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_diag *d);
 
+/* Kernel parameter bytes a foreach kernel's group table may fill: the
+ * classic 4 KB every driver and GPU take, or the 32,764 bytes of CUDA 12.1+
+ * drivers on Volta and newer (a "wide" unit, made only for calls with more
+ * groups than the 4 KB table holds, so plain launches stay small). */
+enum { CG_FE_PARAM_BYTES = 4096, CG_FE_PARAM_BYTES_WIDE = 32764 };
+
+/* codegen_unit with the foreach table's parameter budget (above). */
+cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_bytes,
+                         tc_arena *a, tc_diag *d);
+
 /* The plan in words, for --emit=cuda's trailing comment and TENSORC_DEBUG. */
 void plan_print(tc_buf *b, const tc_plan *p, const gfn *g);
 

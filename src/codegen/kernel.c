@@ -421,18 +421,16 @@ static void foreach_chunk(cg *g, tc_buf *o, int vec, const char *vbody, const ch
     grid_stride(g, o, "n", vec, vbody, body, false, range);
 }
 
-/* Groups a foreach kernel's parameter holds: its table stays within 4 KB,
- * the parameter space every driver and GPU allows, so launching it costs
- * what launching any kernel does; more groups go through device memory. */
-#ifndef TC_FE_PARAM_BYTES /* a build-time knob, for measuring the crossover */
-#define TC_FE_PARAM_BYTES 4096
-#endif
+/* Groups a foreach kernel's parameter holds: its table and the scalars stay
+ * within fe_param_bytes (codegen.h: 4 KB, which every driver and GPU allow,
+ * so launching it costs what launching any kernel does; or 32 KB in a wide
+ * unit); more groups than that go through device memory. */
 static int fe_cap(const cg *g, int nt)
 {
     int scalars = 0;
     for (int i = 0; i < g->l->g->nparams; i++)
         scalars += g->used_param[i];
-    int cap = (TC_FE_PARAM_BYTES - 16 - 8 * scalars) / (8 * (nt + 2));
+    int cap = (g->fe_param_bytes - 16 - 8 * scalars) / (8 * (nt + 2));
     return cap > 1 ? cap : 1;
 }
 

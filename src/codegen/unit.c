@@ -215,6 +215,12 @@ static const char fe_helpers[] =
 
 cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_diag *d)
 {
+    return codegen_unit_ex(fns, n, idx64, CG_FE_PARAM_BYTES, a, d);
+}
+
+cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_bytes,
+                         tc_arena *a, tc_diag *d)
+{
     cg_unit *u = ARENA_NEW(a, cg_unit);
     u->plans = ARENA_ARRAY(a, tc_plan *, n > 0 ? n : 1);
     u->nplans = n;
@@ -255,6 +261,7 @@ cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_
             g.k = k;
             g.bufs = bufs;
             g.idx64 = idx64;
+            g.fe_param_bytes = fe_param_bytes;
             if (s->k[j].foreach && !foreach) /* before the first kernel that needs them */
                 buf_puts(&kb, fe_helpers);
             foreach |= s->k[j].foreach;
