@@ -252,11 +252,11 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
  *  parameter 'g' has 4096 elements, but 'p' has 4095".
  *
  *  One launch: the groups' addresses and sizes travel in the kernel's
- *  parameters when they fit: 4 KB of them (tensorc --emit=cuda shows the
- *  table's capacity), or, with more groups, 32 KB in a second build of the
- *  same kernel (made once, on first need) where the driver allows it
- *  (CUDA 12.1+; TENSORC_FOREACH_WIDE=0 turns it off); past that, in one
- *  host-to-device copy into a buffer the context keeps, then the launch.
+ *  parameters when they fit in 4 KB (tensorc --emit=cuda shows the table's
+ *  capacity), otherwise in one host-to-device copy into a buffer the
+ *  context keeps, then the launch.  (TENSORC_FOREACH_WIDE=1 passes up to
+ *  32 KB of them instead, through a second build of the kernel, on CUDA
+ *  12.1+ drivers: measured slower on an H200, so not the default.)
  *  Nothing is compiled per group count or size, and changing a scalar
  *  never recompiles.  ngroups 0,
  *  or only empty groups, launches nothing.  tc_run on such a function is

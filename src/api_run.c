@@ -559,13 +559,16 @@ static tc_arena *scratch(tc_program *p)
 /* Steps 5 to 7 for a checked job: the device, the plan and its module, the
  * run (over groups when G is not NULL; params and outputs are then a
  * non-empty group's, and j->binds bind "*" to the largest group). */
-/* Whether kernel parameters past 4 KB work here: CUDA 12.1+ drivers on
- * Volta and newer (so every sm_75+ device tensorc compiles for).
- * TENSORC_FOREACH_WIDE=0 turns them off, to measure the other path. */
+/* Whether to pass more groups than the 4 KB table holds in a 32 KB kernel
+ * parameter (CUDA 12.1+ drivers on Volta and newer) instead of uploading
+ * the table.  Off unless TENSORC_FOREACH_WIDE=1: measured on the H200
+ * (AdamW over 240 tensors), the 32 KB launch cost more host time than the
+ * upload (72.6 vs 39.0 us a call in examples/c/run_adamw, 54.5 vs 42.3 in
+ * tc-bench), and the wide build compiled slower (cold 202 vs 25 ms). */
 static bool wide_params(struct tc_rt *rt)
 {
     const char *e = getenv("TENSORC_FOREACH_WIDE");
-    if (e && strcmp(e, "0") == 0)
+    if (!e || strcmp(e, "1") != 0)
         return false;
     return drv_version(rt->dev) >= 12010 && drv_arch(rt->dev) >= 70;
 }

@@ -72,6 +72,16 @@ check "groups past the parameter: every group's blocks" [ "$(grid_x)" -eq "$(blo
 check "groups past the parameter: four shown, the rest counted" \
     grep -qxF "... $((n + 1 - 4)) more groups not shown (--output NAME=FILE,FILE,... writes every group)" "$work/out"
 
+# the same with TENSORC_FOREACH_WIDE=1: a second build of the kernel with a
+# 32 KB table (a second cache entry; the fake driver checks the launch's
+# parameter sizes against its PTX), still one launch
+entries() { find "$TENSORC_CACHE_DIR" -maxdepth 1 -name '*.tck' | wc -l; }
+before=$(entries)
+TENSORC_FOREACH_WIDE=1 t run "$sgd" --groups "$sizes" --device=cuda
+expect "groups past the parameter, wide: exit" 0
+check "groups past the parameter, wide: exactly one launch" [ "$(launches)" -eq 1 ]
+check "groups past the parameter, wide: its own build" [ "$(entries)" -eq $((before + 1)) ]
+
 # only empty groups: nothing to launch, --check compares nothing, --bench says so
 t run "$sgd" --groups 0,0,0 --device=cuda --check --bench
 expect "empty groups: exit" 0
