@@ -17,10 +17,12 @@
  *      a size exceeds the 32-bit one's limits, and the compiled module;
  *   7. rt_run enqueues the plan on the caller's stream.
  *
- * Everything a call allocates on the host lives in an arena dropped at its
- * end, so repeated calls leave the program's own arena alone.
+ * Everything a call allocates on the host lives in a scratch arena reset at
+ * its end, so repeated calls leave the program's own arena alone.
+ * tc_run_foreach (api_foreach.c) runs the same steps over many groups,
+ * through the pieces api_check.h shares.
  */
-#include "api_run.h"
+#include "api_check.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -93,7 +95,7 @@ static const char *dl_name_of(tc_dtype t)
 }
 
 /* "f32[N, D]", "f32[*]", "f32" */
-static const char *type_text(tc_arena *a, tc_dtype dt, bool star, int rank, const tc_dim *const *shape)
+const char *api_type_text(tc_arena *a, tc_dtype dt, bool star, int rank, const tc_dim *const *shape)
 {
     tc_buf b;
     buf_init(&b, a);
@@ -123,65 +125,7 @@ static const char *ints_text(tc_arena *a, int n, const int64_t *v)
     return buf_str(&b);
 }
 
-/* --- the call's state ------------------------------------------------------------- */
-
-typedef struct {
-    const DLTensor *t;
-    uint64_t addr;          /* data + byte_offset */
-    uint64_t bytes;
-    const char *what;       /* "parameter 'x'", "output 'out'" */
-    bool written;           /* an output or an inout parameter */
-    int group;              /* tc_run_foreach's group, else -1 */
-} tensor_use;
-
-typedef struct {
-    tc_program *p;
-    const gfn *f;
-    const tc_arg *args;
-    size_t nargs;
-    tc_arena *a;
-    tc_diag *d;
-    tc_status st;           /* the first argument error */
-    /* slots: params, then outputs that are not inout */
-    int nslots;
-    int *slot_output;       /* per slot >= nparams: the gfn output index */
-    int *given;             /* per slot: the args index, or -1 */
-    /* results */
-    tc_dimbind *binds;
-    int nbinds;
-    uint64_t *params;       /* per param: tensor address */
-    rt_scalar *scalars;     /* per param */
-    uint64_t *outputs;      /* per output: address, 0 for inout */
-    tensor_use *uses;
-    int nuses;
-    int device;             /* the tensors' device_id, -1 before the first */
-    const char *device_what;
-    const char *who;        /* "tc_run" or "tc_run_foreach", for messages */
-    int group;              /* tc_run_foreach: the group being checked, else -1 */
-    int device_group;       /* the group of device_what */
-} run_job;
-
-/* "tc_run", or "tc_run_foreach: group 3" while a group is checked: made
- * only for a message, so checking a thousand tensors formats nothing. */
-static const char *run_who(const run_job *j)
-{
-    return j->group < 0 ? j->who : arena_printf(j->a, "%s: group %d", j->who, j->group);
-}
-
-#define ERR(j, ...) ((j)->st = diag_set((j)->d, TC_ERR_INVALID_ARG, (tc_loc){0}, __VA_ARGS__))
-
-/* The names and types of a function's parameters and outputs as messages
- * show them ("parameter 'x'", "f32[N, D]"), made once per function and kept
- * in the program: printing them on every call was a fifth of tc_run's host
- * time. */
-typedef struct run_labels {
-    struct run_labels *next;
-    const gfn *f;
-    const char **pwhat, **ptype;    /* per parameter */
-    const char **owhat, **otype;    /* per output */
-} run_labels;
-
-static const run_labels *labels(tc_program *p, const gfn *f)
+const run_labels *api_labels(tc_program *p, const gfn *f)
 {
     for (const run_labels *l = p->run_labels; l; l = l->next)
         if (l->f == f)
@@ -196,19 +140,19 @@ static const run_labels *labels(tc_program *p, const gfn *f)
     for (int i = 0; i < f->nparams; i++) {
         const gparam *g = &f->params[i];
         l->pwhat[i] = arena_printf(a, "parameter '%s'", g->name);
-        l->ptype[i] = type_text(a, g->dtype, g->star, g->rank, g->shape);
+        l->ptype[i] = api_type_text(a, g->dtype, g->star, g->rank, g->shape);
     }
     for (int i = 0; i < f->noutputs; i++) {
         const gnode *n = f->outputs[i].node;
         l->owhat[i] = arena_printf(a, "output '%s'", f->outputs[i].name);
-        l->otype[i] = type_text(a, n->dtype, false, n->rank, n->shape);
+        l->otype[i] = api_type_text(a, n->dtype, false, n->rank, n->shape);
     }
     l->next = p->run_labels;
     p->run_labels = l;
     return l;
 }
 
-static const char *slot_name(const run_job *j, int s)
+const char *api_slot_name(const run_job *j, int s)
 {
     return s < j->f->nparams ? j->f->params[s].name : j->f->outputs[j->slot_output[s]].name;
 }
@@ -234,7 +178,7 @@ static const char *slot_list(run_job *j)
 }
 
 /* Step 1. */
-static bool match_slots(run_job *j)
+bool api_match_slots(run_job *j)
 {
     const gfn *f = j->f;
     j->slot_output = ARENA_ARRAY(j->a, int, f->nparams + f->noutputs + 1);
@@ -251,24 +195,24 @@ static bool match_slots(run_job *j)
         if (!name) {
             if (i >= (size_t)j->nslots)
                 return ERR(j, "%s: argument %zu has no name, and function '%s' takes %d "
-                           "(%s)", run_who(j), i, f->name, j->nslots, slot_list(j)), false;
+                           "(%s)", api_who(j), i, f->name, j->nslots, slot_list(j)), false;
             s = (int)i;
         } else {
             for (int k = 0; k < f->nparams && s < 0; k++)
                 if (strcmp(f->params[k].name, name) == 0)
                     s = k;
             for (int k = f->nparams; k < j->nslots && s < 0; k++)
-                if (strcmp(slot_name(j, k), name) == 0)
+                if (strcmp(api_slot_name(j, k), name) == 0)
                     s = k;
             for (int k = 0; k < f->noutputs && s < 0; k++) /* an inout result: its parameter */
                 if (f->outputs[k].inout_param >= 0 && strcmp(f->outputs[k].name, name) == 0)
                     s = f->outputs[k].inout_param;
             if (s < 0)
-                return ERR(j, "%s: function '%s' has no parameter or output '%s' (%s)", run_who(j),
+                return ERR(j, "%s: function '%s' has no parameter or output '%s' (%s)", api_who(j),
                            f->name, name, slot_list(j)), false;
         }
         if (j->given[s] >= 0)
-            return ERR(j, "%s: '%s' is given twice (arguments %d and %zu)", run_who(j), slot_name(j, s),
+            return ERR(j, "%s: '%s' is given twice (arguments %d and %zu)", api_who(j), api_slot_name(j, s),
                        j->given[s], i), false;
         j->given[s] = (int)i;
     }
@@ -276,13 +220,13 @@ static bool match_slots(run_job *j)
 }
 
 /* Step 2 for a scalar parameter. */
-static bool check_scalar(run_job *j, int pi)
+bool api_check_scalar(run_job *j, int pi)
 {
     const gparam *g = &j->f->params[pi];
     rt_scalar *v = &j->scalars[pi];
     if (j->given[pi] < 0) {
         if (!g->has_default)
-            return ERR(j, "%s: scalar parameter '%s' (%s) of function '%s' is missing", run_who(j), g->name,
+            return ERR(j, "%s: scalar parameter '%s' (%s) of function '%s' is missing", api_who(j), g->name,
                        dtype_name(g->dtype), j->f->name), false;
         double x = dtype_round(g->dtype, g->def);
         *v = (rt_scalar){x, (int64_t)x};
@@ -291,13 +235,13 @@ static bool check_scalar(run_job *j, int pi)
     const tc_arg *a = &j->args[j->given[pi]];
     if (a->kind == TC_ARG_TENSOR || a->kind == TC_ARG_TENSORS)
         return ERR(j, "%s: parameter '%s' is a scalar (%s): pass a number (tc_arg_%s), not a "
-                   "tensor", run_who(j), g->name, dtype_name(g->dtype),
+                   "tensor", api_who(j), g->name, dtype_name(g->dtype),
                    dtype_is_float(g->dtype) ? "float" : dtype_is_int(g->dtype) ? "int" : "bool"), false;
     if (a->kind != TC_ARG_FLOAT && a->kind != TC_ARG_INT && a->kind != TC_ARG_BOOL)
-        return ERR(j, "%s: argument '%s' has an unknown kind %d", run_who(j), g->name, (int)a->kind), false;
+        return ERR(j, "%s: argument '%s' has an unknown kind %d", api_who(j), g->name, (int)a->kind), false;
     if (dtype_is_float(g->dtype)) {
         if (a->kind == TC_ARG_BOOL)
-            return ERR(j, "%s: parameter '%s' is %s: pass a number (tc_arg_float), not a bool", run_who(j),
+            return ERR(j, "%s: parameter '%s' is %s: pass a number (tc_arg_float), not a bool", api_who(j),
                        g->name, dtype_name(g->dtype)), false;
         double x = dtype_round(g->dtype, a->kind == TC_ARG_FLOAT ? a->v.f : (double)a->v.i);
         int64_t i = x >= -9.2e18 && x <= 9.2e18 ? (int64_t)x : 0; /* NaN, inf: no integer view */
@@ -306,24 +250,21 @@ static bool check_scalar(run_job *j, int pi)
     }
     if (dtype_is_int(g->dtype)) {
         if (a->kind != TC_ARG_INT)
-            return ERR(j, "%s: parameter '%s' is %s: pass an integer (tc_arg_int), not a %s", run_who(j),
+            return ERR(j, "%s: parameter '%s' is %s: pass an integer (tc_arg_int), not a %s", api_who(j),
                        g->name, dtype_name(g->dtype), a->kind == TC_ARG_FLOAT ? "float" : "bool"),
                    false;
         if (g->dtype == TC_I32 && (a->v.i < INT32_MIN || a->v.i > INT32_MAX))
-            return ERR(j, "%s: parameter '%s' is i32, and %lld is out of its range", run_who(j), g->name,
+            return ERR(j, "%s: parameter '%s' is i32, and %lld is out of its range", api_who(j), g->name,
                        a->v.i), false;
         *v = (rt_scalar){(double)a->v.i, a->v.i};
         return true;
     }
     if (a->kind != TC_ARG_BOOL)
-        return ERR(j, "%s: parameter '%s' is bool: pass tc_arg_bool, not a%s", run_who(j), g->name,
+        return ERR(j, "%s: parameter '%s' is bool: pass tc_arg_bool, not a%s", api_who(j), g->name,
                    a->kind == TC_ARG_FLOAT ? " float" : "n integer"), false;
     *v = (rt_scalar){a->v.b != 0, a->v.b != 0};
     return true;
 }
-
-static bool check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, const char *type,
-                     bool written, int64_t *numel);
 
 /* Step 2 for one tensor: what it is, checked against dtype.  On success
  * *numel is its element count and the use is recorded. */
@@ -333,46 +274,46 @@ static bool check_tensor(run_job *j, const char *what, int slot, tc_dtype dt, co
     const tc_arg *a = &j->args[j->given[slot]];
     if (a->kind == TC_ARG_TENSORS)
         return ERR(j, "%s: %s takes one tensor (tc_arg_tensor): lists of tensors are for "
-                   "tc_run_foreach", run_who(j), what), false;
+                   "tc_run_foreach", api_who(j), what), false;
     if (a->kind != TC_ARG_TENSOR)
-        return ERR(j, "%s: %s is a tensor (%s): pass a DLTensor (tc_arg_tensor), not a number", run_who(j),
+        return ERR(j, "%s: %s is a tensor (%s): pass a DLTensor (tc_arg_tensor), not a number", api_who(j),
                    what, type), false;
-    return check_dl(j, what, a->v.tensor, dt, type, written, numel);
+    return api_check_dl(j, what, a->v.tensor, dt, type, written, numel);
 }
 
 /* The checks of one DLTensor t (check_tensor; tc_run_foreach per group). */
-static bool check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, const char *type,
+bool api_check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, const char *type,
                      bool written, int64_t *numel)
 {
     if (!t)
-        return ERR(j, "%s: %s: the DLTensor pointer is NULL", run_who(j), what), false;
+        return ERR(j, "%s: %s: the DLTensor pointer is NULL", api_who(j), what), false;
     tc_dtype have = from_dl(t->dtype);
     if (have != dt)
-        return ERR(j, "%s: %s is %s, but the tensor is %s (pass a %s tensor)", run_who(j), what, type,
+        return ERR(j, "%s: %s is %s, but the tensor is %s (pass a %s tensor)", api_who(j), what, type,
                    dl_dtype_name(j->a, t->dtype), dl_name_of(dt)), false;
     if (t->device.device_type != kDLCUDA && t->device.device_type != kDLCUDAManaged)
         return ERR(j, "%s: %s is not in CUDA device memory (DLPack device type %d; tc_run "
-                   "needs kDLCUDA or kDLCUDAManaged)", run_who(j), what, (int)t->device.device_type), false;
+                   "needs kDLCUDA or kDLCUDAManaged)", api_who(j), what, (int)t->device.device_type), false;
     if (j->device < 0) {
         j->device = t->device.device_id;
         j->device_what = what;
         j->device_group = j->group;
     } else if (t->device.device_id != j->device) {
         return ERR(j, "%s: %s is on cuda:%d, but %s%s is on cuda:%d: every tensor of a call "
-                   "must be on one device", run_who(j), what, t->device.device_id,
+                   "must be on one device", api_who(j), what, t->device.device_id,
                    j->device_group >= 0 ? arena_printf(j->a, "group %d's ", j->device_group) : "",
                    j->device_what, j->device), false;
     }
     if (t->ndim < 0 || t->ndim > TC_MAX_RANK)
-        return ERR(j, "%s: %s has rank %d; tensorc handles ranks 0 to %d", run_who(j), what, t->ndim,
+        return ERR(j, "%s: %s has rank %d; tensorc handles ranks 0 to %d", api_who(j), what, t->ndim,
                    TC_MAX_RANK), false;
     if (t->ndim > 0 && !t->shape)
-        return ERR(j, "%s: %s has rank %d but no shape array", run_who(j), what, t->ndim), false;
+        return ERR(j, "%s: %s has rank %d but no shape array", api_who(j), what, t->ndim), false;
     int64_t n = 1;
     for (int i = 0; i < t->ndim; i++) { /* no division: this runs per tensor per call */
         int64_t m;
         if (t->shape[i] < 0 || __builtin_mul_overflow(n, t->shape[i], &m) || m > INT64_MAX / 16)
-            return ERR(j, "%s: %s has shape %s: dim %d is out of range", run_who(j), what,
+            return ERR(j, "%s: %s has shape %s: dim %d is out of range", api_who(j), what,
                        ints_text(j->a, t->ndim, t->shape), i), false;
         n = m;
     }
@@ -389,7 +330,7 @@ static bool check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype d
                     s *= t->shape[k];
                 }
                 return ERR(j, "%s: %s has shape %s and strides %s: tc_run needs compact "
-                           "row-major tensors (strides %s, or NULL); make it contiguous first", run_who(j),
+                           "row-major tensors (strides %s, or NULL); make it contiguous first", api_who(j),
                            what, ints_text(j->a, t->ndim, t->shape),
                            ints_text(j->a, t->ndim, t->strides), ints_text(j->a, t->ndim, rm)),
                        false;
@@ -399,11 +340,11 @@ static bool check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype d
     }
     uint64_t addr = (uint64_t)(uintptr_t)t->data + t->byte_offset;
     if (!t->data && !(n == 0 && j->group >= 0)) /* PyTorch's empty tensors have none */
-        return ERR(j, "%s: %s has a NULL data pointer", run_who(j), what), false;
+        return ERR(j, "%s: %s has a NULL data pointer", api_who(j), what), false;
     uint64_t esize = (uint64_t)dtype_size(dt); /* a power of two: no division */
     if (addr & (esize - 1))
         return ERR(j, "%s: %s starts at 0x%llx (data + byte_offset), which is not aligned to "
-                   "its %d-byte elements", run_who(j), what, (unsigned long long)addr, dtype_size(dt)), false;
+                   "its %d-byte elements", api_who(j), what, (unsigned long long)addr, dtype_size(dt)), false;
     j->uses[j->nuses++] = (tensor_use){t, addr, (uint64_t)n * esize, what, written,
                                        j->group};
     *numel = n;
@@ -414,19 +355,19 @@ static bool check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype d
 static bool check_params(run_job *j)
 {
     const gfn *f = j->f;
-    const run_labels *L = labels(j->p, f);
+    const run_labels *L = api_labels(j->p, f);
     bind_arg *ba = ARENA_ARRAY(j->a, bind_arg, f->nparams + 1);
     for (int i = 0; i < f->nparams; i++) {
         const gparam *g = &f->params[i];
         if (g->scalar) {
-            if (!check_scalar(j, i))
+            if (!api_check_scalar(j, i))
                 return false;
             continue;
         }
         const char *what = L->pwhat[i];
         const char *type = L->ptype[i];
         if (j->given[i] < 0)
-            return ERR(j, "%s: %s (%s) of function '%s' is missing", run_who(j), what, type, f->name), false;
+            return ERR(j, "%s: %s (%s) of function '%s' is missing", api_who(j), what, type, f->name), false;
         int64_t n;
         if (!check_tensor(j, what, i, g->dtype, type, g->inout, &n))
             return false;
@@ -453,11 +394,11 @@ static bool check_outputs(run_job *j)
     for (int s = f->nparams; s < j->nslots; s++) {
         const goutput *o = &f->outputs[j->slot_output[s]];
         const gnode *n = o->node;
-        const run_labels *L = labels(j->p, f);
+        const run_labels *L = api_labels(j->p, f);
         const char *what = L->owhat[j->slot_output[s]];
         const char *type = L->otype[j->slot_output[s]];
         if (j->given[s] < 0)
-            return ERR(j, "%s: %s (%s) of function '%s' is missing: pass a tensor for it", run_who(j),
+            return ERR(j, "%s: %s (%s) of function '%s' is missing: pass a tensor for it", api_who(j),
                        what, type, f->name), false;
         int64_t numel;
         if (!check_tensor(j, what, s, n->dtype, type, true, &numel))
@@ -476,7 +417,7 @@ static bool check_outputs(run_job *j)
         for (int k = 0; same && k < n->rank; k++)
             same = t->shape[k] == want[k];
         if (!same && !(n->rank == 1 && numel == wn))
-            return ERR(j, "%s: %s is %s = %s, but the tensor has shape %s", run_who(j), what, type,
+            return ERR(j, "%s: %s is %s = %s, but the tensor has shape %s", api_who(j), what, type,
                        ints_text(j->a, n->rank, want), ints_text(j->a, t->ndim, t->shape)), false;
         j->outputs[j->slot_output[s]] = j->uses[j->nuses - 1].addr;
     }
@@ -496,7 +437,7 @@ static bool check_overlaps(run_job *j)
                 continue;
             if (u->addr < v->addr + v->bytes && v->addr < u->addr + u->bytes)
                 return ERR(j, "%s: %s and %s share memory: %s is written, so it may not "
-                           "overlap another argument (an inout parameter updates in place)", run_who(j),
+                           "overlap another argument (an inout parameter updates in place)", api_who(j),
                            u->what, v->what, u->what), false;
         }
     }
@@ -513,7 +454,7 @@ static void check_body(void *arg)
     j->outputs = ARENA_ARRAY(j->a, uint64_t, no);
     j->uses = ARENA_ARRAY(j->a, tensor_use, np + no);
     j->device = -1;
-    if (match_slots(j) && check_params(j) && check_outputs(j))
+    if (api_match_slots(j) && check_params(j) && check_outputs(j))
         check_overlaps(j);
 }
 
@@ -549,7 +490,7 @@ tc_status api_gpu(tc_ctx *ctx, int ordinal, struct tc_rt **out)
  * instead of faulting fresh pages in (a third of a 240-group call's host
  * time when each call had its own arena).  Messages are copied into the
  * diagnostics, so nothing outlives the reset. */
-static tc_arena *scratch(tc_program *p)
+tc_arena *api_scratch(tc_program *p)
 {
     if (!p->run_scratch)
         p->run_scratch = arena_new(&p->ctx->diag);
@@ -573,7 +514,7 @@ static bool wide_params(struct tc_rt *rt)
     return drv_version(rt->dev) >= 12010 && drv_arch(rt->dev) >= 70;
 }
 
-static tc_status launch(run_job *j, const uint64_t *params, const uint64_t *outputs,
+tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs,
                         const rt_groups *G, int nonempty, void *stream, api_run_info *info,
                         bool *reported)
 {
@@ -642,297 +583,43 @@ static tc_status launch(run_job *j, const uint64_t *params, const uint64_t *outp
     return st;
 }
 
+tc_arena *api_call_begin(tc_program *p, const char *who, const tc_arg *args, size_t nargs,
+                         tc_status *st)
+{
+    tc_ctx *ctx = p->ctx;
+    tc_diag *d = &ctx->diag;
+    api_begin(ctx);
+    tc_arena *a = NULL;
+    if (!args && nargs)
+        *st = diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0}, "%s: the arguments are NULL but "
+                       "nargs is %zu", who, nargs);
+    else if (nargs > INT_MAX)
+        *st = diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0}, "%s: %zu arguments", who, nargs);
+    else if (!(a = api_scratch(p)))
+        *st = diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory");
+    if (!a)
+        *st = api_fail(ctx, *st);
+    return a;
+}
+
 tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs, void *stream,
                   api_run_info *info)
 {
     tc_ctx *ctx = p->ctx;
     tc_diag *d = &ctx->diag;
-    api_begin(ctx);
-    if (!args && nargs)
-        return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
-                                      "tc_run: args is NULL but nargs is %zu", nargs));
-    if (nargs > INT_MAX)
-        return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
-                                      "tc_run: %zu arguments", nargs));
-    tc_arena *a = scratch(p);
+    tc_status st;
+    tc_arena *a = api_call_begin(p, "tc_run", args, nargs, &st);
     if (!a)
-        return api_fail(ctx, diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory"));
+        return st;
     run_job j = {.p = p, .f = f, .args = args, .nargs = nargs, .a = a, .d = d, .st = TC_OK, .group = -1,
                  .who = "tc_run"};
-    tc_status st = diag_protect(d, check_body, &j);
+    st = diag_protect(d, check_body, &j);
     if (st == TC_OK)
         st = j.st;
 
     bool reported = false; /* api_unit has called api_fail itself, keeping the location */
     if (st == TC_OK)
-        st = launch(&j, j.params, j.outputs, NULL, 1, stream, info, &reported);
-    arena_reset(a);
-    return st == TC_OK || reported ? st : api_fail(ctx, st);
-}
-
-/* --- tc_run_foreach ------------------------------------------------------------------------ */
-
-const char *api_not_elementwise(tc_arena *a, const gfn *f)
-{
-    if (f->elementwise)
-        return NULL;
-    for (int i = 0; i < f->nparams; i++) {
-        const gparam *g = &f->params[i];
-        if (!g->scalar && !g->star)
-            return arena_printf(a, "parameter '%s' is %s, not [*]", g->name,
-                                type_text(a, g->dtype, false, g->rank, g->shape));
-    }
-    for (int i = 0; i < f->nnodes; i++) {
-        const gnode *n = f->nodes[i];
-        op_kind k = op_table[n->op].kind;
-        if (k != OPK_LEAF && k != OPK_UNARY && k != OPK_BINARY && k != OPK_TERNARY && k != OPK_CAST)
-            return arena_printf(a, "'%s' (line %d) is not pointwise", op_table[n->op].name,
-                                n->loc.line);
-    }
-    return "it has no tensor parameter";
-}
-
-typedef struct {
-    run_job j;
-    int ngroups;
-    int64_t *numel;         /* per group */
-    uint64_t *gparams;      /* ngroups x nparams */
-    uint64_t *goutputs;     /* ngroups x noutputs */
-    int first;              /* the first group with elements, or -1 */
-} fe_job;
-
-/* A use's byte range, compact for sorting: the use's index in the low
- * bits of `tag` and whether it is written in bit 0. */
-typedef struct {
-    uint64_t lo, hi;
-    uint32_t tag;
-} span;
-
-/* Sort v[0..n) by lo: a bottom-up merge sort that skips merging runs
- * already in order, so lists allocated in order cost one pass. */
-static void sort_spans(span *v, span *tmp, int n)
-{
-    for (int w = 1; w < n; w *= 2) {
-        for (int lo = 0; lo + w < n; lo += 2 * w) {
-            int mid = lo + w, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            if (v[mid - 1].lo <= v[mid].lo)
-                continue;
-            int a = lo, b = mid, k = lo;
-            while (a < mid && b < hi)
-                tmp[k++] = v[a].lo <= v[b].lo ? v[a++] : v[b++];
-            while (a < mid)
-                tmp[k++] = v[a++];
-            while (b < hi)
-                tmp[k++] = v[b++];
-            memcpy(v + lo, tmp + lo, (size_t)(hi - lo) * sizeof *v);
-        }
-    }
-}
-
-static const char *use_text(run_job *j, const tensor_use *u)
-{
-    return u->group < 0 ? u->what : arena_printf(j->a, "group %d's %s", u->group, u->what);
-}
-
-/* Step 4 over every group: no written tensor overlaps another.  Sorted by
- * address, a range overlaps an earlier one exactly when it starts before
- * the furthest end so far (of the written ones, or of all when it is
- * written itself): n log n, not the n^2 of tc_run's check.  The uses are
- * group by group, nt a group: when they are not in order so, they are
- * sorted list by list (every p, then every g, ...), the other order a
- * model's tensors usually lie in memory, so the merges mostly find runs
- * already in order. */
-static bool check_overlaps_sorted(run_job *j, int nt)
-{
-    int n = 0;
-    span *v = arena_alloc_uninit(j->a, sizeof(span) * (size_t)(j->nuses + 1));
-    const tensor_use *u = j->uses;
-    bool in_order = true; /* group by group already (tensors allocated group by group)? */
-    for (int i = 1; i < j->nuses && in_order; i++)
-        in_order = u[i - 1].addr <= u[i].addr;
-    for (int t = 0; t < (in_order ? 1 : nt); t++)
-        for (int i = t; i < j->nuses; i += in_order ? 1 : nt)
-            if (u[i].bytes)
-                v[n++] = (span){u[i].addr, u[i].addr + u[i].bytes, (uint32_t)i << 1 | u[i].written};
-    if (!in_order)
-        sort_spans(v, arena_alloc_uninit(j->a, sizeof(span) * (size_t)(n + 1)), n);
-    uint64_t far = 0, far_w = 0;  /* the furthest ends so far: any, written */
-    int who = -1, who_w = -1;     /* whose */
-    for (int k = 0; k < n; k++) {
-        bool w = v[k].tag & 1;
-        int hit = who_w >= 0 && v[k].lo < far_w ? who_w : w && who >= 0 && v[k].lo < far ? who : -1;
-        if (hit >= 0) {
-            const tensor_use *a = &u[hit], *b = &u[v[k].tag >> 1];
-            return ERR(j, "%s: %s and %s share memory: %s is written, so it may not overlap "
-                       "another tensor (an inout parameter updates in place)", j->who,
-                       use_text(j, a), use_text(j, b), use_text(j, a->written ? a : b)), false;
-        }
-        if (who < 0 || v[k].hi > far) {
-            far = v[k].hi;
-            who = (int)(v[k].tag >> 1);
-        }
-        if (w && (who_w < 0 || v[k].hi > far_w)) {
-            far_w = v[k].hi;
-            who_w = (int)(v[k].tag >> 1);
-        }
-    }
-    return true;
-}
-
-/* Steps 1 to 4 for tc_run_foreach. */
-static void fe_check_body(void *arg)
-{
-    fe_job *e = arg;
-    run_job *j = &e->j;
-    const gfn *f = j->f;
-    const char *why = api_not_elementwise(j->a, f);
-    if (why) {
-        ERR(j, "%s: function '%s' cannot run over tensor groups: %s (tc_run_foreach needs every "
-            "tensor [*] and every operation pointwise)", j->who, f->name, why);
-        return;
-    }
-    int np = f->nparams, no = f->noutputs, ng = e->ngroups;
-    j->params = ARENA_ARRAY(j->a, uint64_t, np + 1);
-    j->scalars = ARENA_ARRAY(j->a, rt_scalar, np + 1);
-    j->outputs = ARENA_ARRAY(j->a, uint64_t, no + 1);
-    j->uses = arena_alloc_uninit(j->a, sizeof(tensor_use) * ((size_t)ng * (size_t)(np + no) + 1));
-    e->numel = ARENA_ARRAY(j->a, int64_t, ng + 1);
-    e->gparams = ARENA_ARRAY(j->a, uint64_t, (size_t)ng * (size_t)np + 1);
-    e->goutputs = ARENA_ARRAY(j->a, uint64_t, (size_t)ng * (size_t)no + 1);
-    e->first = -1;
-    j->device = -1;
-    if (!match_slots(j))
-        return;
-
-    /* the lists, and the scalars every group shares */
-    const run_labels *L = labels(j->p, f);
-    int *tslot = ARENA_ARRAY(j->a, int, j->nslots + 1), nt = 0;
-    for (int s = 0; s < j->nslots; s++) {
-        bool out = s >= np;
-        if (!out && f->params[s].scalar) {
-            if (!check_scalar(j, s))
-                return;
-            continue;
-        }
-        const char *what = out ? L->owhat[j->slot_output[s]] : L->pwhat[s];
-        if (j->given[s] < 0) {
-            ERR(j, "%s: %s of function '%s' is missing: pass tc_arg_tensors(\"%s\", list) with "
-                "one tensor per group", j->who, what, f->name, slot_name(j, s));
-            return;
-        }
-        const tc_arg *a = &j->args[j->given[s]];
-        if (a->kind != TC_ARG_TENSORS || (!a->v.tensors && ng > 0)) {
-            ERR(j, "%s: %s takes a list: pass tc_arg_tensors(\"%s\", list) with one tensor per "
-                "group%s", j->who, what, slot_name(j, s),
-                a->kind == TC_ARG_TENSORS ? ", not a NULL list" : "");
-            return;
-        }
-        tslot[nt++] = s;
-    }
-
-    /* every tensor of every group, as tc_run checks one; what each list
-     * is, worked out once (this loop runs for every tensor of every call) */
-    struct list {
-        const DLTensor *const *ts;
-        const char *what, *type;
-        tc_dtype dt;
-        bool written;
-        uint64_t *dst;      /* its address in group 0; stride per group */
-        size_t stride;
-    } *lists = arena_alloc_uninit(j->a, sizeof(struct list) * (size_t)(nt + 1));
-    for (int t = 0; t < nt; t++) {
-        int s = tslot[t];
-        bool out = s >= np;
-        int o = out ? j->slot_output[s] : -1;
-        lists[t] = (struct list){j->args[j->given[s]].v.tensors, out ? L->owhat[o] : L->pwhat[s],
-                                 out ? L->otype[o] : L->ptype[s],
-                                 out ? f->outputs[o].node->dtype : f->params[s].dtype,
-                                 out || f->params[s].inout,
-                                 out ? e->goutputs + o : e->gparams + s, out ? (size_t)no : (size_t)np};
-    }
-    int64_t maxn = 0;
-    for (int g = 0; g < ng; g++) {
-        j->group = g;
-        int64_t n = -1;
-        /* The caller's DLTensors lie wherever its allocator put them: a
-         * cache miss each, then one for the shape.  Ask for them ahead:
-         * the tensors two groups on, the shapes of the next. */
-        for (int t = 0; t < nt; t++) {
-            if (g + 2 < ng)
-                __builtin_prefetch(lists[t].ts[g + 2]);
-            if (g + 1 < ng && lists[t].ts[g + 1])
-                __builtin_prefetch(lists[t].ts[g + 1]->shape);
-        }
-        for (int t = 0; t < nt; t++) {
-            const struct list *l = &lists[t];
-            int64_t m;
-            if (!check_dl(j, l->what, l->ts[g], l->dt, l->type, l->written, &m))
-                return;
-            if (n >= 0 && m != n) {
-                ERR(j, "%s: %s has %lld elements, but %s has %lld (the tensors of a group have "
-                    "one element count)", run_who(j), l->what, (long long)m, lists[t - 1].what,
-                    (long long)n);
-                return;
-            }
-            n = m;
-            l->dst[(size_t)g * l->stride] = j->uses[j->nuses - 1].addr;
-        }
-        e->numel[g] = n;
-        if (n > 0 && e->first < 0)
-            e->first = g;
-        if (n > maxn)
-            maxn = n;
-    }
-    j->group = -1;
-    if (!check_overlaps_sorted(j, nt > 0 ? nt : 1))
-        return;
-
-    /* "*" bound to the largest group: the plan's 32-bit limits hold for all */
-    bind_arg *ba = ARENA_ARRAY(j->a, bind_arg, np + 1);
-    for (int i = 0; i < np; i++)
-        if (!f->params[i].scalar) {
-            ba[i].given = true;
-            ba[i].rank = 1;
-            ba[i].shape[0] = maxn > 0 ? maxn : 1;
-        }
-    j->st = graph_bind(f, ba, NULL, 0, j->a, j->d, &j->binds, &j->nbinds);
-}
-
-tc_status api_run_foreach(tc_program *p, const gfn *f, size_t ngroups, const tc_arg *lists,
-                          size_t nargs, void *stream, api_run_info *info)
-{
-    tc_ctx *ctx = p->ctx;
-    tc_diag *d = &ctx->diag;
-    api_begin(ctx);
-    if (!lists && nargs)
-        return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
-                                      "tc_run_foreach: lists is NULL but nargs is %zu", nargs));
-    if (nargs > INT_MAX)
-        return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
-                                      "tc_run_foreach: %zu arguments", nargs));
-    if (ngroups > TC_MAX_GROUPS)
-        return api_fail(ctx, diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
-                                      "tc_run_foreach: %zu groups; one call takes at most %d",
-                                      ngroups, TC_MAX_GROUPS));
-    tc_arena *a = scratch(p);
-    if (!a)
-        return api_fail(ctx, diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory"));
-    fe_job e = {.j = {.p = p, .f = f, .args = lists, .nargs = nargs, .a = a, .d = d, .st = TC_OK,
-                      .group = -1, .who = "tc_run_foreach"},
-                .ngroups = (int)ngroups};
-    tc_status st = diag_protect(d, fe_check_body, &e);
-    if (st == TC_OK)
-        st = e.j.st;
-    bool reported = false;
-    if (st == TC_OK) {
-        rt_groups G = {e.ngroups, e.numel, e.gparams, e.goutputs};
-        size_t at = e.first < 0 ? 0 : (size_t)e.first;
-        int nonempty = 0;
-        for (int g = 0; g < e.ngroups; g++)
-            nonempty += e.numel[g] > 0;
-        st = launch(&e.j, e.first < 0 ? NULL : e.gparams + at * (size_t)f->nparams,
-                    e.goutputs + at * (size_t)f->noutputs, &G, nonempty, stream, info, &reported);
-    }
+        st = api_launch(&j, j.params, j.outputs, NULL, 1, stream, info, &reported);
     arena_reset(a);
     return st == TC_OK || reported ? st : api_fail(ctx, st);
 }
@@ -972,18 +659,6 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
     return api_run(p, f, args, nargs, stream, NULL);
 }
 
-tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc_arg *lists,
-                         size_t nargs, void *stream)
-{
-    if (!p)
-        return TC_ERR_INVALID_ARG;
-    const gfn *f;
-    tc_status st = api_entry(p, fn, &f);
-    if (st != TC_OK)
-        return st;
-    return api_run_foreach(p, f, ngroups, lists, nargs, stream, NULL);
-}
-
 const char *tc_program_source(tc_program *p, const char *fn)
 {
     if (!p)
@@ -997,4 +672,9 @@ const char *tc_program_source(tc_program *p, const char *fn)
     if (api_entry(p, fn, &f) != TC_OK || api_unit(p, f, false, &unit, &plan) != TC_OK)
         return NULL;
     return unit->source;
+}const char *api_who(const run_job *j)
+{
+    return j->group < 0 ? j->who : arena_printf(j->a, "%s: group %d", j->who, j->group);
 }
+
+

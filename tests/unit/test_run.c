@@ -230,7 +230,7 @@ static void test_errors(void **state)
         /* 22 */ {"tc_run: argument 7 has no name, and function 'f' takes 7 (parameters x, g, k, s, on; outputs y, r)", TC_ERR_INVALID_ARG},
         /* 23 */ {"tc_run: output 'y' and output 'r' share memory", TC_ERR_INVALID_ARG},
         /* 24 */ {"tc_run: parameter 'x' has shape [4, -3]: dim 1 is out of range", TC_ERR_INVALID_ARG},
-        /* 25 */ {"tc_run: args is NULL but nargs is 5", TC_ERR_INVALID_ARG},
+        /* 25 */ {"tc_run: the arguments are NULL but nargs is 5", TC_ERR_INVALID_ARG},
         /* 26 */ {"tc_run: output 'r' is a tensor (f32[N]): pass a DLTensor (tc_arg_tensor), not a number", TC_ERR_INVALID_ARG},
         /* 27 */ {"no function 'nope' here or in the prelude", TC_ERR_NOT_FOUND},
     };
