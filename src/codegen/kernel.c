@@ -676,6 +676,22 @@ static void rows(cg *g, tc_buf *o, bool columns)
     buf_puts(o, "    }\n");
 }
 
+/* Split column reductions: after writing its partials, a block takes a
+ * ticket; only the last of the S slices of its column group goes on (to
+ * combine them), after a fence so it sees every other slice's partials. */
+static void last_block_only(tc_buf *o, int S)
+{
+    buf_puts(o, "    __shared__ bool last_block;\n"
+                "    __threadfence();\n"
+                "    __syncthreads();\n"
+                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n");
+    buf_printf(o, "        last_block = atomicAdd(ticket, 1u) == %du;\n", S - 1);
+    buf_puts(o, "    __syncthreads();\n"
+                "    if (!last_block)\n"
+                "        return;\n"
+                "    __threadfence();\n");
+}
+
 /* COLUMNS with the reduced range split in ks->split slices: block b takes
  * column group b / split and slice b % split, writes one partial per
  * column, and the last block of a column group to finish combines them in
@@ -736,15 +752,7 @@ static void columns_split(cg *g, tc_buf *o)
         buf_printf(o, "    if (threadIdx.y == 0 && active)\n        part%d[slice * rows + row] = acc%d;\n",
                    r->id, r->id);
     }
-    buf_puts(o, "    __shared__ bool last_block;\n"
-                "    __threadfence();\n"
-                "    __syncthreads();\n"
-                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n");
-    buf_printf(o, "        last_block = atomicAdd(ticket, 1u) == %du;\n", S - 1);
-    buf_puts(o, "    __syncthreads();\n"
-                "    if (!last_block)\n"
-                "        return;\n"
-                "    __threadfence();\n");
+    last_block_only(o, S);
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
         buf_printf(o, "    acc%d = %s;\n", r->id, acc_init(g, r));
@@ -876,16 +884,8 @@ static void columns_split_vec(cg *g, tc_buf *o)
         buf_printf(o, "        if (threadIdx.y == 0 && c0 + e < rows)\n"
                       "            part%d[slice * rows + c0 + e] = acc%d[e];\n", r->id, r->id);
     }
-    buf_puts(o, "    }\n"
-                "    __shared__ bool last_block;\n"
-                "    __threadfence();\n"
-                "    __syncthreads();\n"
-                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n");
-    buf_printf(o, "        last_block = atomicAdd(ticket, 1u) == %du;\n", S - 1);
-    buf_puts(o, "    __syncthreads();\n"
-                "    if (!last_block)\n"
-                "        return;\n"
-                "    __threadfence();\n");
+    buf_puts(o, "    }\n");
+    last_block_only(o, S);
     buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
     buf_puts(o, "        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n");
     for (int j = 0; j < k->nreds; j++) {

@@ -315,11 +315,9 @@ static bool elementwise(const gfn *f)
     }
     if (!tensors)
         return false;
-    for (int i = 0; i < f->nnodes; i++) {
-        op_kind k = op_table[f->nodes[i]->op].kind;
-        if (k != OPK_LEAF && k != OPK_UNARY && k != OPK_BINARY && k != OPK_TERNARY && k != OPK_CAST)
+    for (int i = 0; i < f->nnodes; i++)
+        if (!op_elementwise(f->nodes[i]->op))
             return false;
-    }
     return true;
 }
 

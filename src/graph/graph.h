@@ -65,6 +65,14 @@ typedef struct op_info {
 
 extern const op_info op_table[OP_COUNT];
 
+/* Whether an elementwise function (gfn.elementwise) may hold op: a leaf or
+ * a pointwise operation (unary, binary, ternary, cast). */
+static inline bool op_elementwise(op_id op)
+{
+    op_kind k = op_table[op].kind;
+    return k == OPK_LEAF || k == OPK_UNARY || k == OPK_BINARY || k == OPK_TERNARY || k == OPK_CAST;
+}
+
 typedef struct gnode gnode;
 struct gnode {
     int id;                 /* position in gfn.nodes; printed as %id */

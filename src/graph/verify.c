@@ -340,12 +340,9 @@ static void check_fn(vctx *v)
             if (!f->params[i].scalar && !f->params[i].star)
                 fail_at(v, f->params[i].loc, "marked elementwise, but parameter '%s' is not [*]",
                         f->params[i].name ? f->params[i].name : "?");
-        for (int i = 0; i < f->nnodes; i++) {
-            op_kind k = op_table[f->nodes[i]->op].kind;
-            if (k != OPK_LEAF && k != OPK_UNARY && k != OPK_BINARY && k != OPK_TERNARY &&
-                k != OPK_CAST)
+        for (int i = 0; i < f->nnodes; i++)
+            if (!op_elementwise(f->nodes[i]->op))
                 fail(v, f->nodes[i], "not pointwise, in a function marked elementwise");
-        }
     }
     for (int i = 0; i < f->ncons; i++)
         if (!f->cons[i].dim)
