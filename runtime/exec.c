@@ -395,33 +395,6 @@ static tc_status pack_arg(rt_pool *p, const tc_plan *plan, const parg *g, const 
                step);
 }
 
-/* The address of buffer b in group g of a foreach run. */
-static tc_status group_addr(const rt_pool *p, const tc_plan *plan, const rt_args *a, int b, int g,
-                            int step, uint64_t *out, tc_diag *d)
-{
-    const rt_groups *G = a->groups;
-    if (b < 0 || b >= plan->nbufs)
-        return SET(d, TC_ERR_INTERNAL, "plan of '%s': step %d names buffer %d of %d", plan->fn,
-                   step, b, plan->nbufs);
-    if (!G) {
-        *out = p->addr[b];
-        return TC_OK;
-    }
-    const pbuf *B = &plan->bufs[b];
-    if (B->kind == PBUF_OUTPUT && B->alias >= 0 && B->alias < plan->nbufs)
-        B = &plan->bufs[B->alias];
-    if (B->kind == PBUF_PARAM && B->index >= 0 && B->index < a->nparams)
-        *out = G->params[(size_t)g * (size_t)a->nparams + (size_t)B->index];
-    else if (B->kind == PBUF_OUTPUT && B->index >= 0 && B->index < a->noutputs)
-        *out = G->outputs[(size_t)g * (size_t)a->noutputs + (size_t)B->index];
-    else
-        *out = 0;
-    if (!*out)
-        return SET(d, TC_ERR_INTERNAL, "plan of '%s': foreach buffer %s has no memory in group %d",
-                   plan->fn, plan->bufs[b].name ? plan->bufs[b].name : "?", g);
-    return TC_OK;
-}
-
 /* Where buffer b's address in group g is: src[g * *stride]; NULL when b is
  * not a parameter or an output. */
 static const uint64_t *group_src(const rt_pool *p, const tc_plan *plan, const rt_args *a, int b,
@@ -483,10 +456,9 @@ static tc_status pack_groups(rt_pool *p, const rt_ops *ops, void *dev, const tc_
         if (!(src[k] = group_src(p, plan, a, S->fe_bufs[k], &stride[k])))
             return SET(d, TC_ERR_INTERNAL, "plan of '%s': step %d: group buffer %d is neither a "
                        "parameter nor an output", plan->fn, step, S->fe_bufs[k]);
-    int shift = -1; /* chunks are a power of two: no division per group */
-    for (int b = 0; b < 62 && shift < 0; b++)
-        if ((int64_t)1 << b == S->fe_chunk)
-            shift = b;
+    /* chunks are a power of two: no division per group */
+    int shift = (S->fe_chunk & (S->fe_chunk - 1)) == 0
+                    ? __builtin_ctzll((unsigned long long)S->fe_chunk) : -1;
     for (int g = 0; g < ng; g++) {
         int64_t n;
         if (a->groups) {
@@ -500,7 +472,9 @@ static tc_status pack_groups(rt_pool *p, const rt_ops *ops, void *dev, const tc_
             continue; /* an empty group has no blocks, and is not in the table */
         for (int k = 0; k < S->fe_n; k++)
             if (!(row[k] = src[k][(size_t)g * stride[k]]))
-                return group_addr(p, plan, a, S->fe_bufs[k], g, step, &row[k], d);
+                return SET(d, TC_ERR_INTERNAL, "plan of '%s': foreach buffer %s has no memory in "
+                           "group %d", plan->fn, plan->bufs[S->fe_bufs[k]].name
+                                                    ? plan->bufs[S->fe_bufs[k]].name : "?", g);
         row[S->fe_n] = (uint64_t)n;
         row[S->fe_n + 1] = (uint64_t)total;
         total += shift >= 0 ? (n + S->fe_chunk - 1) >> shift : (n + S->fe_chunk - 1) / S->fe_chunk;

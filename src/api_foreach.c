@@ -27,8 +27,7 @@ const char *api_not_elementwise(tc_arena *a, const gfn *f)
     }
     for (int i = 0; i < f->nnodes; i++) {
         const gnode *n = f->nodes[i];
-        op_kind k = op_table[n->op].kind;
-        if (k != OPK_LEAF && k != OPK_UNARY && k != OPK_BINARY && k != OPK_TERNARY && k != OPK_CAST)
+        if (!op_elementwise(n->op))
             return arena_printf(a, "'%s' (line %d) is not pointwise", op_table[n->op].name,
                                 n->loc.line);
     }
@@ -42,6 +41,7 @@ typedef struct {
     uint64_t *gparams;      /* ngroups x nparams */
     uint64_t *goutputs;     /* ngroups x noutputs */
     int first;              /* the first group with elements, or -1 */
+    int nonempty;           /* groups with elements */
 } fe_job;
 
 /* A use's byte range, compact for sorting: the use's index in the low
@@ -135,9 +135,7 @@ static void fe_check_body(void *arg)
         return;
     }
     int np = f->nparams, no = f->noutputs, ng = e->ngroups;
-    j->params = ARENA_ARRAY(j->a, uint64_t, np + 1);
     j->scalars = ARENA_ARRAY(j->a, rt_scalar, np + 1);
-    j->outputs = ARENA_ARRAY(j->a, uint64_t, no + 1);
     j->uses = arena_alloc_uninit(j->a, sizeof(tensor_use) * ((size_t)ng * (size_t)(np + no) + 1));
     e->numel = ARENA_ARRAY(j->a, int64_t, ng + 1);
     e->gparams = ARENA_ARRAY(j->a, uint64_t, (size_t)ng * (size_t)np + 1);
@@ -147,9 +145,18 @@ static void fe_check_body(void *arg)
     if (!api_match_slots(j))
         return;
 
-    /* the lists, and the scalars every group shares */
+    /* the scalars every group shares, and what each list is, worked out
+     * once (the loop below runs for every tensor of every call) */
     const run_labels *L = api_labels(j->p, f);
-    int *tslot = ARENA_ARRAY(j->a, int, j->nslots + 1), nt = 0;
+    struct list {
+        const DLTensor *const *ts;
+        const char *what, *type;
+        tc_dtype dt;
+        bool written;
+        uint64_t *dst;      /* its address in group 0; stride per group */
+        size_t stride;
+    } *lists = arena_alloc_uninit(j->a, sizeof(struct list) * (size_t)(j->nslots + 1));
+    int nt = 0;
     for (int s = 0; s < j->nslots; s++) {
         bool out = s >= np;
         if (!out && f->params[s].scalar) {
@@ -157,7 +164,8 @@ static void fe_check_body(void *arg)
                 return;
             continue;
         }
-        const char *what = out ? L->owhat[j->slot_output[s]] : L->pwhat[s];
+        int o = out ? j->slot_output[s] : -1;
+        const char *what = out ? L->owhat[o] : L->pwhat[s];
         if (j->given[s] < 0) {
             ERR(j, "%s: %s of function '%s' is missing: pass tc_arg_tensors(\"%s\", list) with "
                 "one tensor per group", j->who, what, f->name, api_slot_name(j, s));
@@ -170,29 +178,14 @@ static void fe_check_body(void *arg)
                 a->kind == TC_ARG_TENSORS ? ", not a NULL list" : "");
             return;
         }
-        tslot[nt++] = s;
+        lists[nt++] = (struct list){a->v.tensors, what, out ? L->otype[o] : L->ptype[s],
+                                    out ? f->outputs[o].node->dtype : f->params[s].dtype,
+                                    out || f->params[s].inout,
+                                    out ? e->goutputs + o : e->gparams + s,
+                                    out ? (size_t)no : (size_t)np};
     }
 
-    /* every tensor of every group, as tc_run checks one; what each list
-     * is, worked out once (this loop runs for every tensor of every call) */
-    struct list {
-        const DLTensor *const *ts;
-        const char *what, *type;
-        tc_dtype dt;
-        bool written;
-        uint64_t *dst;      /* its address in group 0; stride per group */
-        size_t stride;
-    } *lists = arena_alloc_uninit(j->a, sizeof(struct list) * (size_t)(nt + 1));
-    for (int t = 0; t < nt; t++) {
-        int s = tslot[t];
-        bool out = s >= np;
-        int o = out ? j->slot_output[s] : -1;
-        lists[t] = (struct list){j->args[j->given[s]].v.tensors, out ? L->owhat[o] : L->pwhat[s],
-                                 out ? L->otype[o] : L->ptype[s],
-                                 out ? f->outputs[o].node->dtype : f->params[s].dtype,
-                                 out || f->params[s].inout,
-                                 out ? e->goutputs + o : e->gparams + s, out ? (size_t)no : (size_t)np};
-    }
+    /* every tensor of every group, as tc_run checks one */
     int64_t maxn = 0;
     for (int g = 0; g < ng; g++) {
         j->group = g;
@@ -223,6 +216,7 @@ static void fe_check_body(void *arg)
         e->numel[g] = n;
         if (n > 0 && e->first < 0)
             e->first = g;
+        e->nonempty += n > 0;
         if (n > maxn)
             maxn = n;
     }
@@ -266,11 +260,8 @@ tc_status api_run_foreach(tc_program *p, const gfn *f, size_t ngroups, const tc_
     if (st == TC_OK) {
         rt_groups G = {e.ngroups, e.numel, e.gparams, e.goutputs};
         size_t at = e.first < 0 ? 0 : (size_t)e.first;
-        int nonempty = 0;
-        for (int g = 0; g < e.ngroups; g++)
-            nonempty += e.numel[g] > 0;
         st = api_launch(&e.j, e.first < 0 ? NULL : e.gparams + at * (size_t)f->nparams,
-                    e.goutputs + at * (size_t)f->noutputs, &G, nonempty, stream, info, &reported);
+                    e.goutputs + at * (size_t)f->noutputs, &G, e.nonempty, stream, info, &reported);
     }
     arena_reset(a);
     return st == TC_OK || reported ? st : api_fail(ctx, st);
