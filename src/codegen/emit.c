@@ -16,10 +16,13 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const cuda_col[OP_COUNT] = {
-#define OP(id, spelling, kind, arity, rule, ref, cuda) [OP_##id] = #cuda,
+/* ops.def's CUDA column: [0] the float spelling, [1] the double one */
+static const char *const cuda_col[OP_COUNT][2] = {
+#define CU(f32, f64) #f32, #f64
+#define OP(id, spelling, kind, arity, rule, ref, cuda) [OP_##id] = {cuda},
 #include "ops.def"
 #undef OP
+#undef CU
 };
 
 const char *cg_type(tc_dtype t)
@@ -208,8 +211,11 @@ static const char *literal(cg *g, const lnode *n)
             return t == TC_F64 ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
         if (v == -1.0 / 0.0)
             return t == TC_F64 ? "__longlong_as_double(0xfff0000000000000LL)" : "__int_as_float(0xff800000)";
-        if (t == TC_F64)
-            return arena_printf(g->a, "%.17g", v);
+        if (t == TC_F64) { /* a double literal, never an int: tc_max(double, int) does not deduce */
+            char s[48];
+            snprintf(s, sizeof s, "%.17g", v);
+            return arena_printf(g->a, "%s%s", s, strpbrk(s, ".e") ? "" : ".0");
+        }
         char s[48];
         snprintf(s, sizeof s, "%.9g", (double)(float)v);
         bool dot = strpbrk(s, ".e") != NULL;
@@ -251,9 +257,8 @@ static const char *literal_as(cg *g, const lnode *n, tc_dtype to)
     return literal(g, &c);
 }
 
-/* The f32 column of ops.def with operands substituted; for f64 the math
- * functions lose their f suffix and literals their f. */
-static const char *from_column(cg *g, const char *col, bool f64, const char *const *ops)
+/* A CUDA column of ops.def with the operands a, b, c substituted. */
+static const char *from_column(cg *g, const char *col, const char *const *ops)
 {
     tc_buf b;
     buf_init(&b, g->a);
@@ -266,19 +271,14 @@ static const char *from_column(cg *g, const char *col, bool f64, const char *con
             if (n == 1 && (*s == 'a' || *s == 'b' || *s == 'c')) {
                 const char *o = ops[*s - 'a'];
                 buf_printf(&b, simple(o) ? "%s" : "(%s)", o);
-            } else if (f64 && n > 1 && s[n - 1] == 'f' && strncmp(s, "tc_", 3) != 0 && *p == '(') {
-                buf_printf(&b, "%.*s", (int)(n - 1), s);
             } else {
                 buf_printf(&b, "%.*s", (int)n, s);
             }
         } else if (isdigit((unsigned char)*p)) {
-            const char *s = p;
+            const char *s = p; /* a number: 1.0f is not the operand f */
             while (isalnum((unsigned char)*p) || *p == '.')
                 p++;
-            size_t n = (size_t)(p - s);
-            if (f64 && s[n - 1] == 'f')
-                n--;
-            buf_printf(&b, "%.*s", (int)n, s);
+            buf_printf(&b, "%.*s", (int)(p - s), s);
         } else {
             buf_putc(&b, *p++);
         }
@@ -294,7 +294,7 @@ static const char *op_expr(cg *g, const lnode *n, const char *const *o)
     if (n->op == OP_cast || n->op == OP_copy)
         return cg_convert(g, o[0], n->opdt, n->dtype);
     if (is_floating(t))
-        return from_column(g, cuda_col[n->op], t == TC_F64, o);
+        return from_column(g, cuda_col[n->op][t == TC_F64], o);
     /* integers and bool */
     switch (n->op) {
     case OP_abs: return arena_printf(g->a, "(%s < 0 ? -%s : %s)", o[0], o[0], o[0]);
@@ -306,7 +306,7 @@ static const char *op_expr(cg *g, const lnode *n, const char *const *o)
     case OP_pow: return arena_printf(g->a, "tc_ipow(%s, %s)", o[0], o[1]);
     case OP_isnan:
     case OP_isinf: return "false";
-    default: return from_column(g, cuda_col[n->op], false, o);
+    default: return from_column(g, cuda_col[n->op][0], o);
     }
 }
 

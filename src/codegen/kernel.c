@@ -156,6 +156,15 @@ static const char *acc_init(cg *g, const lnode *r)
     }
 }
 
+/* All-zero bits of r's accumulator type (the workspace's resting state):
+ * T{} is not C++ when T is two words (long long{}) */
+static const char *acc_zero(cg *g, const lnode *r)
+{
+    if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN)
+        return arena_printf(g->a, "%s{}", acc_type(g, r));
+    return arena_printf(g->a, "(%s)0", acc_type(g, r));
+}
+
 /* r's accumulator: accN, or accN[sub] when a thread has several columns */
 static const char *acc_name(cg *g, const lnode *r)
 {
@@ -166,8 +175,12 @@ static const char *acc_name(cg *g, const lnode *r)
 
 /* Declarations of this pass's accumulators, and accumulate statements into
  * the body (the value read at the reduction's input index; pos names the
- * flat position in the reduced axes, for arg reductions). */
-static void accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *pos, int shift)
+ * flat position in the reduced axes, for arg reductions).  shift: element
+ * `shift` of a vector along the last axis; when that axis is reduced (rows,
+ * full: pos_shift) the element's position is pos + shift, but when it is
+ * kept (a thread's columns) every element of the vector is at pos. */
+static void accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *pos, int shift,
+                          bool pos_shift)
 {
     for (int j = 0; j < g->k->nreds; j++) {
         const lnode *r = g->k->reds[j];
@@ -190,7 +203,7 @@ static void accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *p
         if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN) {
             const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
             cg_line(g, T_ELEM, r, "%s = %s()(%s, %s{(%s)%s, (long long)(%s)});", a, op_name(r), a, at,
-                    vt, v, shift ? arena_printf(g->a, "%s + %d", pos, shift) : pos);
+                    vt, v, shift && pos_shift ? arena_printf(g->a, "%s + %d", pos, shift) : pos);
         } else {
             cg_line(g, T_ELEM, r, "%s = %s()(%s, %s);", a, op_name(r), a,
                     cg_convert(g, v, r->in[0].src->dtype, acc_dtype(r) == TC_BOOL ? TC_I32 : r->dtype));
@@ -203,7 +216,7 @@ static void accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *p
  * flat position in the reduced axes, for arg reductions). */
 static void accumulate(cg *g, int phase, tc_buf *decl, int ind, const char *pos)
 {
-    accumulate_at(g, phase, decl, ind, pos, 0);
+    accumulate_at(g, phase, decl, ind, pos, 0, false);
 }
 
 /* After the pass's loop: combine across threads (how: `combine`, a helper
@@ -556,7 +569,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         if (!last) {
             for (int e = 0; e < vec; e++) {
                 g->vk = e;
-                accumulate_at(g, p, e == 0 ? &decl : NULL, ind, "r", e);
+                accumulate_at(g, p, e == 0 ? &decl : NULL, ind, "r", e, true);
             }
         }
         /* element-level stores: in the epilogue pass of a rows kernel, in
@@ -765,7 +778,7 @@ static void columns_split(cg *g, tc_buf *o)
                 "        for (int s = 0; s < ");
     buf_printf(o, "%d; s++) {\n", S);
     for (int j = 0; j < k->nreds; j++)
-        buf_printf(o, "            part%d[s * rows + row] = %s{};\n", k->reds[j]->id, acc_type(g, k->reds[j]));
+        buf_printf(o, "            part%d[s * rows + row] = %s;\n", k->reds[j]->id, acc_zero(g, k->reds[j]));
     buf_puts(o, "        }\n");
     buf_puts(o, buf_str(&post));
     text(o, 4, buf_str(&g->rpre));
@@ -797,7 +810,7 @@ static void columns_split_vec(cg *g, tc_buf *o)
     for (int e = 0; e < CV; e++) {
         g->vk = e;
         g->acc_at = arena_printf(g->a, "%d", e);
-        accumulate_at(g, 0, NULL, 0, "r", e);
+        accumulate_at(g, 0, NULL, 0, "r", e, false); /* e: a column, not a position */
     }
     g->vcols = false;
     g->vec = 1;
@@ -902,8 +915,8 @@ static void columns_split_vec(cg *g, tc_buf *o)
                   "        for (int e = 0; e < %d && c0 + e < rows; e++)\n"
                   "            for (int s = 0; s < %d; s++) {\n", CV, S);
     for (int j = 0; j < k->nreds; j++)
-        buf_printf(o, "                part%d[s * rows + c0 + e] = %s{};\n", k->reds[j]->id,
-                   acc_type(g, k->reds[j]));
+        buf_printf(o, "                part%d[s * rows + c0 + e] = %s;\n", k->reds[j]->id,
+                   acc_zero(g, k->reds[j]));
     buf_puts(o, "            }\n");
     buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
     buf_puts(o, "        const bool active = c0 + e < rows;\n"
@@ -942,7 +955,7 @@ static void full(cg *g, tc_buf *o)
         vector_begin(g, vec, rank - 1);
         for (int e = 0; e < vec; e++) {
             g->vk = e;
-            accumulate_at(g, 0, NULL, 0, "base", e);
+            accumulate_at(g, 0, NULL, 0, "base", e, true);
         }
         vbody = buf_str(&g->body);
         g->vec = 1;

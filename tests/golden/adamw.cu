@@ -33,15 +33,15 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_pow_d
     const double s_wd,
     const int s_step)
 {
-    const double t2 = 1 - s_beta1;                              // adamw.tc:18
-    const double t8 = 1 - s_beta2;                              // adamw.tc:19
+    const double t2 = 1.0 - s_beta1;                            // adamw.tc:18
+    const double t8 = 1.0 - s_beta2;                            // adamw.tc:19
     const double t13 = s_lr * s_wd;                             // adamw.tc:17
-    const double t14 = 1 - t13;                                 // adamw.tc:17
+    const double t14 = 1.0 - t13;                               // adamw.tc:17
     const double t16 = pow(s_beta1, ((double)s_step));          // adamw.tc:20
-    const double t17 = 1 - t16;                                 // adamw.tc:20
+    const double t17 = 1.0 - t16;                               // adamw.tc:20
     const float rcp18 = 1.0f / ((float)t17);                    // adamw.tc:20
     const double t21 = pow(s_beta2, ((double)s_step));          // adamw.tc:21
-    const double t22 = 1 - t21;                                 // adamw.tc:21
+    const double t22 = 1.0 - t21;                               // adamw.tc:21
     const float rcp23 = 1.0f / ((float)t22);                    // adamw.tc:21
     const tc_fe_group<4> &grp = tc_fe_find<4>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     float *__restrict__ io_p = (float *)grp.ptr[0];

@@ -81,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     if (threadIdx.y == 0)
         for (int e = 0; e < 4 && c0 + e < rows; e++)
             for (int s = 0; s < 32; s++) {
-                part1[s * rows + c0 + e] = float{};
+                part1[s * rows + c0 + e] = (float)0;
             }
     #pragma unroll
     for (int e = 0; e < 4; e++) {

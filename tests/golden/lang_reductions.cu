@@ -88,7 +88,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     if (threadIdx.y == 0)
         for (int e = 0; e < 4 && c0 + e < rows; e++)
             for (int s = 0; s < 32; s++) {
-                part1[s * rows + c0 + e] = float{};
+                part1[s * rows + c0 + e] = (float)0;
             }
     #pragma unroll
     for (int e = 0; e < 4; e++) {
@@ -194,7 +194,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
     if (threadIdx.y == 0)
         for (int e = 0; e < 4 && c0 + e < rows; e++)
             for (int s = 0; s < 32; s++) {
-                part2[s * rows + c0 + e] = float{};
+                part2[s * rows + c0 + e] = (float)0;
             }
     #pragma unroll
     for (int e = 0; e < 4; e++) {
@@ -358,7 +358,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_min_3(
     if (threadIdx.y == 0)
         for (int e = 0; e < 4 && c0 + e < rows; e++)
             for (int s = 0; s < 32; s++) {
-                part6[s * rows + c0 + e] = float{};
+                part6[s * rows + c0 + e] = (float)0;
             }
     #pragma unroll
     for (int e = 0; e < 4; e++) {
@@ -535,7 +535,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
                 const float t1 = v0.v[0];                                   // lang_reductions.tc:12
                 acc2[0] = tc_op_argmin()(acc2[0], tc_argv<float>{(float)t1, (long long)(r)}); // lang_reductions.tc:13
                 const float t2 = v0.v[1];                                   // lang_reductions.tc:12
-                acc2[1] = tc_op_argmin()(acc2[1], tc_argv<float>{(float)t2, (long long)(r + 1)}); // lang_reductions.tc:13
+                acc2[1] = tc_op_argmin()(acc2[1], tc_argv<float>{(float)t2, (long long)(r)}); // lang_reductions.tc:13
             }
         } else {
             for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
