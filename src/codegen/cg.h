@@ -27,6 +27,8 @@ typedef struct cg_bufs {
     int *buf_of;            /* lnode id -> the buffer it is read from, or -1 */
     int **writes;           /* lnode id -> buffers a store writes (-1 terminated), or NULL */
     tc_plan *plan;
+    const tc_dim **extra;   /* limits kernels add (cg_limit) */
+    int nextra, capextra;
 } cg_bufs;
 
 typedef struct cg {
@@ -85,6 +87,8 @@ typedef struct cg {
     int nrcp;
     struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *pcache;
     int npcache, cappcache;
+    ploop *loops;            /* index variables and their bounds (plan.h), for plan_verify */
+    int nloops, caploops;
     int fe_cap;              /* foreach: groups the table parameter holds */
     int fe_param_bytes;      /* foreach: the parameter bytes the table may fill (codegen.h) */
 } cg;
@@ -113,6 +117,11 @@ cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);
 void cg_plan_kernel(cg *g, const char *name);
 void cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a);
 void cg_plan_finish(const sfn *s, cg_bufs *b, tc_arena *a);
+/* Record an index variable of the kernel being generated (plan.h's ploop). */
+void cg_loop(cg *g, const char *var, const tc_dim *bound, const tc_dim *step);
+/* A value the kernel's indices reach that must stay below 2^31 in a 32-bit
+ * plan, beyond the buffers' and domains' sizes. */
+void cg_limit(cg *g, const tc_dim *v);
 
 /* kernel.c */
 void cg_kernel(cg *g, tc_buf *out);

@@ -304,6 +304,10 @@ static const char *op_expr(cg *g, const lnode *n, const char *const *o)
     case OP_ceil:
     case OP_round: return o[0];
     case OP_pow: return arena_printf(g->a, "tc_ipow(%s, %s)", o[0], o[1]);
+    case OP_mod: /* bool % bool: as int (tc_mod has no bool overload; fmod(bool, bool) is ambiguous) */
+        if (t == TC_BOOL)
+            return arena_printf(g->a, "tc_mod((int)%s, (int)%s)", o[0], o[1]);
+        return from_column(g, cuda_col[n->op][0], o);
     case OP_isnan:
     case OP_isinf: return "false";
     default: return from_column(g, cuda_col[n->op][0], o);

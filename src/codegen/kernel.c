@@ -310,40 +310,44 @@ static void vector_begin(cg *g, int vec, int last)
  * named: the element's flat position is the variable r (reductions use it).
  * range: NULL for the whole grid, else {first, end, step} (a foreach
  * block's chunk, which starts and ends at a multiple of vec). */
-static void grid_stride(cg *g, tc_buf *o, const char *n, int vec, const char *vbody, const char *body,
-                        bool named, const char *const *range)
+static void grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const char *vbody,
+                        const char *body, bool named, const char *const *range)
 {
     const fkernel *k = g->k;
     int rank = k->rank;
     unsigned axes = all_axes(k);
-    if (vec == 1 && named && !range) {
-        buf_printf(o, "    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < %s;\n"
-                      "         r += (idx_t)gridDim.x * blockDim.x) {\n", n);
-        decompose(g, o, 8, "r", axes);
-        text(o, 8, body);
-        buf_puts(o, "    }\n");
-        return;
-    }
+    /* The first index and the step are made in 64 bits and clamped to the
+     * end, and the increment saturates there (n - v > step: v + step < n),
+     * so no index passes n: a 32-bit plan serves n up to 2^31 - 65, where
+     * v += gridDim.x * blockDim.x would wrap negative (plan_verify). */
+    const char *v = vec == 1 && named && !range ? "r" : "base";
+    const char *end = range ? range[1] : n;
     if (range)
-        buf_printf(o, "    for (idx_t base = %s; base < %s; base += %s) {\n", range[0], range[1], range[2]);
+        buf_printf(o, "    const idx_t step_ = %s;\n"
+                      "    for (idx_t %s = tc_upto(%s, %s); %s < %s; %s = %s - %s > step_ ? %s + step_ : %s) {\n",
+                   range[2], v, range[0], end, v, end, v, end, v, v, end);
     else
-        buf_printf(o, "    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * %d; base < %s;\n"
-                      "         base += (idx_t)gridDim.x * blockDim.x * %d) {\n", vec, n, vec);
-    decompose(g, o, 8, "base", axes);
+        buf_printf(o, "    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * %d, %s);\n"
+                      "    for (idx_t %s = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d, %s);\n"
+                      "         %s < %s; %s = %s - %s > step_ ? %s + step_ : %s) {\n",
+                   vec, n, v, vec, n, v, n, v, n, v, v, n);
+    cg_loop(g, v, nd, NULL);
+    decompose(g, o, 8, v, axes);
     if (vec == 1) {
         text(o, 8, body);
         buf_puts(o, "    }\n");
         return;
     }
-    buf_printf(o, "        if (base + %d <= %s", vec, n);
+    /* n - base >= vec: base + vec could pass 2^31 */
+    buf_printf(o, "        if (%s - base >= %d", end, vec);
     if (rank > 1) /* the vector stays in one row of the last dim */
-        buf_printf(o, " && i%d + %d <= %s", rank - 1, vec, cg_index(g, k->dom[rank - 1]));
+        buf_printf(o, " && %s - i%d >= %d", cg_index(g, k->dom[rank - 1]), rank - 1, vec);
     for (int i = 0; i < g->nvalign; i++)
         buf_printf(o, " &&\n            %s", g->valign[i]);
     buf_puts(o, ") {\n");
     text(o, 12, vbody);
     buf_printf(o, "        } else {\n"
-                  "            for (int e = 0; e < %d && base + e < %s; ++e) {\n", vec, n);
+                  "            for (int e = 0; e < %d && e < %s - base; ++e) {\n", vec, end);
     if (named) {
         buf_puts(o, "                const idx_t r = base + e;\n");
         decompose(g, o, 16, "r", axes);
@@ -429,9 +433,10 @@ static void foreach_chunk(cg *g, tc_buf *o, int vec, const char *vbody, const ch
         buf_puts(o, "    const idx_t sz_n = n;\n");
     buf_printf(o, "    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * %d;\n", chunk);
     buf_printf(o, "    const idx_t hi = n - lo < %d ? n : lo + %d;\n", chunk, chunk);
-    const char *range[3] = {arena_printf(g->a, "lo + (idx_t)threadIdx.x * %d", vec), "hi",
+    const char *range[3] = {arena_printf(g->a, "(long long)lo + (long long)threadIdx.x * %d", vec), "hi",
                             arena_printf(g->a, "(idx_t)blockDim.x * %d", vec)};
-    grid_stride(g, o, "n", vec, vbody, body, false, range);
+    cg_loop(g, "lo", g->ks->numel, NULL);
+    grid_stride(g, o, "n", g->ks->numel, vec, vbody, body, false, range);
 }
 
 /* Groups a foreach kernel's parameter holds: its table and the scalars stay
@@ -480,7 +485,7 @@ static void pointwise(cg *g, tc_buf *o)
         return;
     }
     buf_printf(o, "    const idx_t n = %s;\n", n);
-    grid_stride(g, o, "n", vec, vec_body, scalar_body, false, NULL);
+    grid_stride(g, o, "n", g->ks->numel, vec, vec_body, scalar_body, false, NULL);
 }
 
 /* SCH_POINTWISE with a tile axis b (and a = the last axis): each block
@@ -515,7 +520,17 @@ static void tiled(cg *g, tc_buf *o)
     buf_printf(o, "    const idx_t na = %s, nb = %s;\n", na, nb);
     buf_puts(o, "    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;\n");
     buf_printf(o, "    const idx_t tiles = ta_n * tb_n * %s;\n", cg_index(g, batch));
-    buf_puts(o, "    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
+    /* t saturates at tiles (plan_verify); i%d, i%d reach na + 31, nb + 31 */
+    const tc_dim *c32 = dim_const(g->c, 32);
+    const tc_dim *tiles = dim_mul(g->c, dim_mul(g->c, dim_ceildiv(g->c, k->dom[A], c32),
+                                                dim_ceildiv(g->c, k->dom[B], c32)), batch);
+    cg_loop(g, "t", tiles, NULL);
+    cg_loop(g, "ia", k->dom[A], c32);
+    cg_loop(g, "ib", k->dom[B], c32);
+    cg_limit(g, tiles);
+    cg_limit(g, dim_add(g->c, k->dom[A], c32));
+    cg_limit(g, dim_add(g->c, k->dom[B], c32));
+    buf_puts(o, "    for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {\n"
                 "        const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;\n");
     decompose(g, o, 8, "rest", others);
     buf_puts(o, "        #pragma unroll\n"
@@ -604,6 +619,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         text(row, 0, buf_str(&decl));
         if (!last || any_elem) {
             if (items) {
+                cg_loop(g, "r", dim_const(g->c, (int64_t)items * 1024 * vec), NULL);
                 buf_printf(row, "%*s#pragma unroll\n", ind, "");
                 buf_printf(row, "%*sfor (int j = 0; j < %d; j++) {\n", ind, "", items);
                 if (vec > 1) /* len is a multiple of vec here: a vector is all in or all out */
@@ -615,6 +631,11 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 text(row, ind + 8, body);
                 buf_printf(row, "%*s}\n", ind + 4, "");
             } else {
+                /* r reaches len - 1 + a block's threads (at most 1024): a
+                 * limit of its own, so the hot loop keeps its plain step */
+                const tc_dim *c1024 = dim_const(g->c, 1024);
+                cg_loop(g, "r", ks->rowlen, c1024);
+                cg_limit(g, dim_add(g->c, ks->rowlen, c1024));
                 buf_printf(row, "%*sfor (idx_t r = %s; r < len; r += %s) {\n", ind, "", tid, nth);
                 decompose(g, row, ind + 4, "r", k->mask);
                 text(row, ind + 4, body);
@@ -675,14 +696,23 @@ static void rows(cg *g, tc_buf *o, bool columns)
     }
     text(o, 4, buf_str(&g->kpre));
     buf_printf(o, "    const idx_t rows = %s, len = %s;\n", nrows, len);
+    /* the row loops saturate at rows (plan_verify): row += gridDim.x
+     * would wrap past 2^31 once rows > 2^30 */
     if (columns) {
-        buf_puts(o, "    for (idx_t cb = (idx_t)blockIdx.x * blockDim.x; cb < rows;\n"
-                    "         cb += (idx_t)gridDim.x * blockDim.x) {\n"
-                    "        const bool active = cb + threadIdx.x < rows;\n"
+        const tc_dim *r64 = dim_add(g->c, ks->rows, dim_const(g->c, 64));
+        cg_loop(g, "cb", ks->rows, NULL);
+        cg_loop(g, "cb + threadIdx.x", ks->rows, dim_const(g->c, 32));
+        cg_limit(g, r64);
+        buf_puts(o, "    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, rows);\n"
+                    "    for (idx_t cb = tc_upto((long long)blockIdx.x * blockDim.x, rows); cb < rows;\n"
+                    "         cb = rows - cb > step_ ? cb + step_ : rows) {\n"
+                    "        const bool active = threadIdx.x < rows - cb;\n"
                     "        /* idle threads work on the last column so every load stays in bounds */\n"
                     "        const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
     } else {
-        buf_puts(o, "    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {\n");
+        cg_loop(g, "row", ks->rows, NULL);
+        cg_limit(g, ks->rows); /* at most the domain's size, which dim_nonneg cannot see */
+        buf_puts(o, "    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {\n");
     }
     decompose(g, o, 8, "row", all_axes(k) & ~k->mask);
     buf_puts(o, buf_str(&row));
@@ -711,11 +741,31 @@ static void last_block_only(tc_buf *o, int S)
  * slice order and stores (a ticket per group in the workspace, reset by
  * that block).  Workspace: 16 bytes of ticket per group, then per
  * reduction split * rows partials of 16 bytes. */
+/* The index variables of a split column kernel (CV columns a thread) and
+ * the limits that bound them: a slice's end (lo + chunk, at most len + S),
+ * the reduced loop (r += blockDim.y), a thread's columns (c0 + e, up to a
+ * column group past rows) and the partials (reduction j, slice, column). */
+static void split_loops(cg *g, int CV)
+{
+    const ksched *ks = g->ks;
+    tc_dimctx *c = g->c;
+    cg_loop(g, "lo + chunk", ks->rowlen, dim_const(c, ks->split));
+    cg_loop(g, "r", ks->rowlen, dim_const(c, ks->block[1]));
+    cg_limit(g, dim_add(c, ks->rowlen, dim_const(c, 1024)));
+    const tc_dim *cols = dim_const(c, (int64_t)2 * ks->block[0] * CV);
+    cg_loop(g, CV > 1 ? "c0 + e" : "cb + threadIdx.x", ks->rows, cols);
+    cg_limit(g, dim_add(c, ks->rows, cols));
+    const tc_dim *parts = dim_mul(c, ks->rows, dim_const(c, (int64_t)ks->split * g->k->nreds));
+    cg_loop(g, "partial", parts, NULL);
+    cg_limit(g, parts);
+}
+
 static void columns_split(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
     const ksched *ks = g->ks;
     int S = ks->split;
+    split_loops(g, 1);
     g->elemvars = k->mask;
     g->rowvars = all_axes(k) & ~k->mask;
     reset_bufs(g);
@@ -801,6 +851,7 @@ static void columns_split_vec(cg *g, tc_buf *o)
     const ksched *ks = g->ks;
     int S = ks->split, CV = ks->vec, rank = k->rank;
     unsigned kept = all_axes(k) & ~k->mask;
+    split_loops(g, CV);
     g->phase = 0;
     /* the vector body: reduced variables vary, kept ones fixed per thread */
     g->elemvars = k->mask;
@@ -976,7 +1027,7 @@ static void full(cg *g, tc_buf *o)
     text(o, 4, buf_str(&g->kpre));
     buf_printf(o, "    const idx_t len = %s;\n", cg_index(g, ks->rowlen));
     text(o, 0, buf_str(&decl));
-    grid_stride(g, o, "len", vbody ? vec : 1, vbody, body, true, NULL);
+    grid_stride(g, o, "len", ks->rowlen, vbody ? vec : 1, vbody, body, true, NULL);
     /* each block's partial, then the last block to arrive combines them */
     buf_puts(o, "    unsigned *ticket = (unsigned *)ws;\n");
     for (int j = 0; j < k->nreds; j++) {

@@ -217,6 +217,8 @@ void cg_plan_kernel(cg *g, const char *name)
     st->kind = PSTEP_KERNEL;
     st->kernel = name;
     st->idx64 = g->idx64 || g->wide;
+    st->loops = g->loops;
+    st->nloops = g->nloops;
     if (ks->foreach) { /* the buffers and sizes travel in the group table */
         add_arg(st, g->a, (parg){PARG_GROUPS, -1, NULL, -1, TC_DT_NONE});
         st->fe_bufs = ARENA_ARRAY(g->a, int, p->nbufs > 0 ? p->nbufs : 1);
@@ -278,7 +280,16 @@ static void add_matmul(tc_plan *p, cg_bufs *b, const lnode *m, tc_dimctx *c, tc_
          * transposed when $k sits in the other one of the last two dims */
         const char *kv = arena_printf(a, "$%d", R);
         bool t = o == 0 ? dim_uses(r->idx[rs - 2], kv) : dim_uses(r->idx[rs - 1], kv);
-        const tc_dim *stride = rs > 2 ? dim_mul(c, src->shape[rs - 2], src->shape[rs - 1]) : dim_const(c, 0);
+        /* one matrix for every batch (stride 0) when the operand has no
+         * batch dims or only size-1 ones (w: f32[1, K, M]): lowering
+         * (mm_operand) leaves an operand plain only then or when its batch
+         * dims are the output's */
+        const tc_dim *nbatch = dim_const(c, 1);
+        for (int k = 0; k < rs - 2; k++)
+            nbatch = dim_mul(c, nbatch, src->shape[k]);
+        int64_t one;
+        bool shared = rs == 2 || (dim_is_const(nbatch, &one) && one == 1);
+        const tc_dim *stride = shared ? dim_const(c, 0) : dim_mul(c, src->shape[rs - 2], src->shape[rs - 1]);
         if (o == 0) {
             st->mm.a = b->buf_of[src->id];
             st->mm.ta = t;
@@ -358,15 +369,81 @@ static void finish_plan(const sfn *s, cg_bufs *b, tc_arena *a)
             pb->slot = slot;
             slot_end[slot] = pb->last;
         }
-    /* 32-bit index limits: every buffer and domain, with room for a vector */
+    /* 32-bit index limits: every buffer and domain, with room for a vector,
+     * and what the kernels asked for (cg_limit) */
     int nl = 0;
-    p->limits = ARENA_ARRAY(a, const tc_dim *, p->nbufs + s->nk + 1);
+    p->limits = ARENA_ARRAY(a, const tc_dim *, p->nbufs + s->nk + b->nextra + 1);
     for (int i = 0; i < p->nbufs; i++)
         p->limits[nl++] = dim_add(c, p->bufs[i].numel, dim_const(c, 64));
     for (int i = 0; i < s->nk; i++)
         if (s->k[i].numel)
             p->limits[nl++] = dim_add(c, s->k[i].numel, dim_const(c, 64));
+    for (int i = 0; i < b->nextra; i++) {
+        bool dup = false;
+        for (int j = 0; j < nl && !dup; j++)
+            dup = dim_eq(p->limits[j], b->extra[i]);
+        if (!dup)
+            p->limits[nl++] = b->extra[i];
+    }
     p->nlimits = nl;
+}
+
+void cg_loop(cg *g, const char *var, const tc_dim *bound, const tc_dim *step)
+{
+    if (g->nloops == g->caploops) {
+        int cap = g->caploops ? 2 * g->caploops : 8;
+        ploop *v = ARENA_ARRAY(g->a, ploop, cap);
+        if (g->nloops)
+            memcpy(v, g->loops, sizeof *v * (size_t)g->nloops);
+        g->loops = v;
+        g->caploops = cap;
+    }
+    g->loops[g->nloops++] = (ploop){var, bound, step};
+}
+
+void cg_limit(cg *g, const tc_dim *v)
+{
+    cg_bufs *b = g->bufs;
+    if (b->nextra == b->capextra) {
+        int cap = b->capextra ? 2 * b->capextra : 8;
+        const tc_dim **nv = ARENA_ARRAY(g->a, const tc_dim *, cap);
+        if (b->nextra)
+            memcpy(nv, b->extra, sizeof *nv * (size_t)b->nextra);
+        b->extra = nv;
+        b->capextra = cap;
+    }
+    b->extra[b->nextra++] = v;
+}
+
+/* The largest value of loop l's variable: bound - 1 + step, or bound. */
+static const tc_dim *loop_max(tc_dimctx *c, const ploop *l)
+{
+    return l->step ? dim_add(c, l->bound, dim_sub(c, l->step, dim_const(c, 1))) : l->bound;
+}
+
+void plan_verify(const tc_plan *p, tc_dimctx *c, tc_arena *a, tc_diag *d)
+{
+    tc_loc none = {0};
+    for (int i = 0; i < p->nsteps; i++) {
+        const pstep *st = &p->steps[i];
+        if (st->kind != PSTEP_KERNEL || p->idx64 || st->idx64)
+            continue;
+        for (int j = 0; j < st->nloops; j++) {
+            const ploop *l = &st->loops[j];
+            const tc_dim *m = loop_max(c, l);
+            int64_t v;
+            /* a constant is checked now; anything else must be at most a
+             * limit (then the runtime's check of the limits covers it) */
+            bool ok = dim_is_const(m, &v) && v >= 0 && v < ((int64_t)1 << 31);
+            for (int k = 0; k < p->nlimits && !ok; k++)
+                ok = dim_nonneg(dim_sub(c, p->limits[k], m));
+            if (!ok)
+                diag_error(d, TC_ERR_INTERNAL, none,
+                           "plan of '%s': kernel %s: index '%s' reaches %s, which no 32-bit limit "
+                           "of the plan bounds", p->fn, st->kernel ? st->kernel : "?", l->var,
+                           dim_str(a, m));
+        }
+    }
 }
 
 void cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a)
@@ -427,6 +504,18 @@ void plan_print(tc_buf *b, const tc_plan *p, const gfn *g)
             buf_printf(b, "  step %d: matmul %s = %s%s @ %s%s (cuBLAS)\n", i, p->bufs[st->mm.c].name,
                        p->bufs[st->mm.a].name, st->mm.ta ? ".T" : "", p->bufs[st->mm.b].name,
                        st->mm.tb ? ".T" : "");
+            int64_t nb;
+            if (!dim_is_const(st->mm.batch, &nb) || nb != 1) {
+                buf_puts(b, "    batch ");
+                dim_print(b, st->mm.batch);
+                buf_puts(b, ", strides (elements): a ");
+                dim_print(b, st->mm.stride_a);
+                buf_puts(b, ", b ");
+                dim_print(b, st->mm.stride_b);
+                buf_puts(b, ", c ");
+                dim_print(b, st->mm.stride_c);
+                buf_puts(b, "\n");
+            }
         } else {
             buf_printf(b, "  step %d: copy %s -> %s\n", i, p->bufs[st->src].name, p->bufs[st->dst].name);
         }

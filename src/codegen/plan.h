@@ -66,6 +66,13 @@
  * Index width: a plan with idx64 false was generated for 32-bit indices and
  * is valid only when every dim in `limits` evaluates below 2^31; otherwise
  * the runtime asks codegen for the idx64 variant (codegen_fn with idx64).
+ * The limits are every buffer's and kernel domain's element count plus 64,
+ * and the values kernels need beyond those (a loop's bound plus its step);
+ * plan_verify proves, for every loop of every kernel step, that the largest
+ * value its variable reaches, final increment included, is at most one of
+ * them, so no index arithmetic wraps.  Grid-stride loops saturate at their
+ * bound instead of stepping past it, so a 32-bit plan serves up to
+ * 2^31 - 65 elements.
  */
 #ifndef TC_PLAN_H
 #define TC_PLAN_H
@@ -73,6 +80,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "dim.h"
 #include "dtype.h"
 
@@ -103,6 +111,18 @@ typedef struct parg {
 
 typedef enum { PSTEP_KERNEL, PSTEP_MATMUL, PSTEP_COPY } pstep_kind;
 
+/* An index variable of a kernel and the largest value it takes: a loop
+ * `for (var = ...; var < bound; var += step)` reaches bound - 1 + step after
+ * its last increment; with step NULL the loop is written so it cannot pass
+ * bound (var = bound - var > step ? var + step : bound), and a plain value
+ * (a thread's first column) is at most bound.  plan_verify proves each one
+ * below a dim of the plan's limits. */
+typedef struct ploop {
+    const char *var;        /* as in the source: "base", "row", "r", ... */
+    const tc_dim *bound;
+    const tc_dim *step;     /* NULL: saturating, or a plain value */
+} ploop;
+
 typedef struct pstep {
     pstep_kind kind;
     /* KERNEL */
@@ -116,6 +136,8 @@ typedef struct pstep {
     int block_per;
     const tc_dim *ws_bytes; /* NULL when no PARG_WORKSPACE */
     bool idx64;             /* this kernel takes 64-bit sizes even in a 32-bit plan */
+    ploop *loops;           /* its index variables' bounds (see ploop) */
+    int nloops;
     /* PARG_GROUPS (foreach kernels) */
     int *fe_bufs;           /* the table's buffers, in order */
     int fe_n;
@@ -146,5 +168,11 @@ typedef struct tc_plan {
     const tc_dim **limits;  /* must each be < 2^31 when !idx64 */
     int nlimits;
 } tc_plan;
+
+struct tc_diag;
+/* Check p's index bounds (above): every loop of every 32-bit kernel step
+ * below one of p->limits.  On failure a TC_ERR_INTERNAL through d naming the
+ * kernel and the loop; returns normally otherwise. */
+void plan_verify(const tc_plan *p, tc_dimctx *c, tc_arena *a, struct tc_diag *d);
 
 #endif

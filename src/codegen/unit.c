@@ -185,6 +185,11 @@ static const char helpers[] =
     "}\n"
     "__device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {\n"
     "    return ((tc_u64)p & (tc_u64)(bytes - 1)) == 0;\n"
+    "}\n"
+    "/* v (made in 64 bits), or n when v >= n: loop starts and steps that\n"
+    " * cannot pass the end in 32-bit index arithmetic */\n"
+    "template <class I> __device__ __forceinline__ I tc_upto(long long v, I n) {\n"
+    "    return v < (long long)n ? (I)v : n;\n"
     "}\n";
 
 /* Only in units with a foreach kernel (sched.h): the group table, laid out
@@ -269,6 +274,7 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
         }
         kid += f->nk;
         cg_plan_finish(s, bufs, a);
+        plan_verify(bufs->plan, f->l->dims, a, d);
         u->plans[i] = bufs->plan;
     }
     u->nkernels = kid;  /* counting externs */

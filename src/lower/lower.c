@@ -495,8 +495,14 @@ static lref mm_operand(lctx *x, const gnode *g, int o)
     int rs = r.src->rank;
     bool plain = r.src->kind != LK_CONST && r.src->kind != LK_SCALAR && r.src->kind != LK_DIMVAL &&
                  rs >= 2 && (rs == 2 || rs == R);
+    /* batch dims: the output's, or all of size 1 (one matrix for every
+     * batch, stride 0 in the plan); a mix ([B, 1, N, K] @ [B, H, K, M])
+     * has no single batch stride, so it is copied below */
+    bool ones = true;
+    for (int k = 0; k < rs - 2; k++)
+        ones = ones && dim_eq(r.src->shape[k], dim_const(x->c, 1));
     for (int k = 0; plain && k < rs - 2; k++)
-        plain = r.idx[k] == v[k];
+        plain = r.idx[k] == v[k] && (ones || dim_eq(r.src->shape[k], g->shape[k]));
     if (plain) {
         bool straight = r.idx[rs - 2] == at[ri - 2] && r.idx[rs - 1] == at[ri - 1];
         bool swapped = r.idx[rs - 2] == at[ri - 1] && r.idx[rs - 1] == at[ri - 2];

@@ -53,9 +53,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_pow_d
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(io_m + i0, 16) &&
             tc_aligned(in_g + i0, 16) &&
             tc_aligned(io_p + i0, 16) &&
@@ -148,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_pow_d
             const float t111 = t58 - t110;                              // adam.tc:18
             tc_vstore<float, 4>(io_p + i0, {{t90, t97, t104, t111}});   // adam.tc:18
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = io_m[i0];                                  // adam.tc:11
                 const float t1 = s_beta1 * t0;                              // adam.tc:14

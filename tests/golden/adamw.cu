@@ -55,9 +55,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_pow_d
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(io_m + i0, 16) &&
             tc_aligned(in_g + i0, 16) &&
             tc_aligned(io_v + i0, 16) &&
@@ -146,7 +147,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_pow_d
             const float t108 = t101 - t107;                             // adamw.tc:22
             tc_vstore<float, 4>(io_p + i0, {{t81, t90, t99, t108}});    // adamw.tc:22
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = io_m[i0];                                  // adamw.tc:15
                 const float t1 = ((float)s_beta1) * t0;                     // adamw.tc:18

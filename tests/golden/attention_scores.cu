@@ -15,7 +15,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
     const float t1 = sqrtf(((float)((long long)(sz_E))));       // attention_scores.tc:9
     const float rcp2 = 1.0f / t1;                               // attention_scores.tc:9
     const idx_t rows = sz_B*sz_H*sz_S, len = sz_L;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         idx_t q_ = row;
         const idx_t i2 = q_ % sz_S;
         q_ /= sz_S;
@@ -142,5 +142,6 @@ launch plan of attention_scores (32-bit indices):
   buffer out_out      output f32[B, H, S, L]
   buffer buf2         temp   f32[B, H, S, L]  live steps 0..1, slot 0
   step 0: matmul buf2 = in_q @ in_k.T (cuBLAS)
+    batch B*H, strides (elements): a S*E, b E*L, c S*L
   step 1: tc_red_fused_sqrt_div_max_sub_exp_sum_1<<<B*H*S, [1024, 1, 1]>>>(out_out, buf2, B, H, S, L, E)
  */

@@ -10,13 +10,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_0(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(in_b + i1, 16) &&
             tc_aligned(out_out + sz_D*i0 + i1, 16)) {
@@ -40,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_0(
             const float t21 = tc_gelu(t20);                             // bias_gelu.tc:6
             tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t9, t13, t17, t21}}); // bias_gelu.tc:6
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;

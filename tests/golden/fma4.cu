@@ -41,9 +41,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_0(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(in_d + i0, 16) &&
             tc_aligned(in_a + i0, 16) &&
             tc_aligned(in_b + i0, 16) &&
@@ -83,7 +84,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_0(
             const float t38 = t32 + t37;                                // fma4.tc:5
             tc_vstore<float, 4>(out_out + i0, {{t17, t24, t31, t38}});  // fma4.tc:5
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_d[i0];                                  // fma4.tc:4
                 const float t1 = in_a[i0];                                  // fma4.tc:4

@@ -11,10 +11,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_n;
     float acc1 = (float)0;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, len);
+         base < len; base = len - base > step_ ? base + step_ : len) {
         const idx_t i0 = base;
-        if (base + 4 <= len &&
+        if (len - base >= 4 &&
             tc_aligned(in_x + i0, 16)) {
             const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + i0);  // full_sum.tc:4
             const float t2 = v1.v[0];                                   // full_sum.tc:4
@@ -26,7 +27,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
             const float t5 = v1.v[3];                                   // full_sum.tc:4
             acc1 = tc_op_sum()(acc1, t5);                               // full_sum.tc:5
         } else {
-            for (int e = 0; e < 4 && base + e < len; ++e) {
+            for (int e = 0; e < 4 && e < len - base; ++e) {
                 const idx_t r = base + e;
                 const idx_t i0 = r;
                 const float t0 = in_x[i0];                                  // full_sum.tc:4

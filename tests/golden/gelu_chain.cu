@@ -35,9 +35,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_relu_sub_
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(in_x + i0, 16) &&
             tc_aligned(out_out + i0, 16)) {
             const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + i0);  // gelu_chain.tc:5
@@ -71,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_relu_sub_
             const float t35 = t34 * 1.5f;                               // gelu_chain.tc:6
             tc_vstore<float, 4>(out_out + i0, {{t14, t21, t28, t35}});  // gelu_chain.tc:6
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // gelu_chain.tc:5
                 const float t1 = t0 * 2.0f;                                 // gelu_chain.tc:6

@@ -172,4 +172,9 @@ template <class T, int N> __device__ __forceinline__ void tc_vstore(T *p, tc_vec
 __device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
     return ((tc_u64)p & (tc_u64)(bytes - 1)) == 0;
 }
+/* v (made in 64 bits), or n when v >= n: loop starts and steps that
+ * cannot pass the end in 32-bit index arithmetic */
+template <class I> __device__ __forceinline__ I tc_upto(long long v, I n) {
+    return v < (long long)n ? (I)v : n;
+}
 

@@ -12,13 +12,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_0(
     const float s_scale)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(in_w + i1, 16) &&
             tc_aligned(in_b + i1, 16) &&
@@ -52,7 +53,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_0(
             const float t32 = t30 + t31;                                // lang_functions.tc:6
             tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t14, t20, t26, t32}}); // lang_functions.tc:6
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -81,7 +82,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_1(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -175,7 +176,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -344,9 +345,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_3(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(io_y + i0, 16) &&
             tc_aligned(in_x + i0, 16)) {
             const tc_vec<float, 4> v4 = tc_vload<float, 4>(io_y + i0);  // lang_functions.tc:21
@@ -369,7 +371,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_3(
             const float t21 = t18 + t20;                                // lang_functions.tc:22
             tc_vstore<float, 4>(io_y + i0, {{t9, t13, t17, t21}});      // lang_functions.tc:22
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = io_y[i0];                                  // lang_functions.tc:21
                 const float t1 = in_x[i0];                                  // lang_functions.tc:21
@@ -395,8 +397,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_4(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_n;
     float acc6 = (float)0;
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 1, len);
+    for (idx_t r = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 1, len);
+         r < len; r = len - r > step_ ? r + step_ : len) {
         const idx_t i0 = r;
         const float t0 = io_y[i0];                                  // lang_functions.tc:26
         const float t1 = in_x[i0];                                  // lang_functions.tc:26
@@ -440,10 +443,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_5(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_n;
     float acc6 = (float)0;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, len);
+         base < len; base = len - base > step_ ? base + step_ : len) {
         const idx_t i0 = base;
-        if (base + 4 <= len &&
+        if (len - base >= 4 &&
             tc_aligned(io_y + i0, 16) &&
             tc_aligned(in_x + i0, 16)) {
             const tc_vec<float, 4> v5 = tc_vload<float, 4>(io_y + i0);  // lang_functions.tc:30
@@ -473,7 +477,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_5(
             const float t26 = t25 * t25;                                // lang_functions.tc:28
             acc6 = tc_op_sum()(acc6, t26);                              // lang_functions.tc:28
         } else {
-            for (int e = 0; e < 4 && base + e < len; ++e) {
+            for (int e = 0; e < 4 && e < len - base; ++e) {
                 const idx_t r = base + e;
                 const idx_t i0 = r;
                 const float t0 = io_y[i0];                                  // lang_functions.tc:30
@@ -519,8 +523,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_6(
     const float t7 = buf6[0];                                   // lang_functions.tc:28
     const idx_t len = sz_n;
     float acc11 = (float)0;
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 1, len);
+    for (idx_t r = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 1, len);
+         r < len; r = len - r > step_ ? r + step_ : len) {
         const idx_t i0 = r;
         const float t0 = io_y[i0];                                  // lang_functions.tc:30
         const float t1 = in_x[i0];                                  // lang_functions.tc:30
@@ -572,9 +577,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_7(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(io_buf + i0, 16) &&
             tc_aligned(in_g + i0, 16) &&
             tc_aligned(io_p + i0, 16)) {
@@ -612,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_7(
             const float t37 = t35 - t36;                                // lang_functions.tc:38
             tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // lang_functions.tc:38
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = io_buf[i0];                                // lang_functions.tc:36
                 const float t1 = s_mu * t0;                                 // lang_functions.tc:37
@@ -640,9 +646,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_8
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = sz_N;
-    for (idx_t cb = (idx_t)blockIdx.x * blockDim.x; cb < rows;
-         cb += (idx_t)gridDim.x * blockDim.x) {
-        const bool active = cb + threadIdx.x < rows;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, rows);
+    for (idx_t cb = tc_upto((long long)blockIdx.x * blockDim.x, rows); cb < rows;
+         cb = rows - cb > step_ ? cb + step_ : rows) {
+        const bool active = threadIdx.x < rows - cb;
         /* idle threads work on the last column so every load stays in bounds */
         const idx_t row = active ? cb + threadIdx.x : rows - 1;
         const idx_t i1 = row;
@@ -688,7 +695,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_9
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -951,7 +958,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
@@ -1044,9 +1051,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_11(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(io_p + i0, 16)) {
             const tc_vec<float, 4> v2 = tc_vload<float, 4>(io_p + i0);  // lang_functions.tc:51
             const float t3 = v2.v[0];                                   // lang_functions.tc:51
@@ -1059,7 +1067,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_11(
             const float t10 = t9 + s_by;                                // lang_functions.tc:52
             tc_vstore<float, 4>(io_p + i0, {{t4, t6, t8, t10}});        // lang_functions.tc:52
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = io_p[i0];                                  // lang_functions.tc:51
                 const float t1 = t0 + s_by;                                 // lang_functions.tc:52
@@ -1078,13 +1086,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_12(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(io_w + sz_D*i0 + i1, 16)) {
             const tc_vec<float, 4> v3 = tc_vload<float, 4>(io_w + sz_D*i0 + i1); // lang_functions.tc:54
             const float t4 = v3.v[0];                                   // lang_functions.tc:54
@@ -1101,7 +1110,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_12(
             const float t15 = t14 + 2.0f;                               // lang_functions.tc:52
             tc_vstore<float, 4>(io_w + sz_D*i0 + i1, {{t6, t9, t12, t15}}); // lang_functions.tc:52
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;

@@ -8,10 +8,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_gt_wh
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(in_x + i0, 16) &&
             tc_aligned(out_out + i0, 16)) {
             const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_x + i0); // lang_operators.tc:6
@@ -89,7 +90,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_gt_wh
             const float t90 = tc_min(t89, 100.0f);                      // lang_operators.tc:10
             tc_vstore<float, 4>(out_out + i0, {{t36, t54, t72, t90}});  // lang_operators.tc:10
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // lang_operators.tc:6
                 const float t1 = t0 * 2.0f;                                 // lang_operators.tc:7
@@ -125,10 +126,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_div_sub_m
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(in_x + i0, 16) &&
             tc_aligned(in_y + i0, 16) &&
             tc_aligned(out_out + i0, 16)) {
@@ -204,7 +206,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_div_sub_m
             const float t86 = t85 + t70;                                // lang_operators.tc:19
             tc_vstore<float, 4>(out_out + i0, {{t35, t52, t69, t86}});  // lang_operators.tc:19
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // lang_operators.tc:15
                 const float t1 = in_y[i0];                                  // lang_operators.tc:15
@@ -241,10 +243,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_div_mod_mul_sub_2
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(in_i + i0, 16) &&
             tc_aligned(in_j + i0, 16) &&
             tc_aligned(out_q + i0, 16) &&
@@ -280,7 +283,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_div_mod_mul_sub_2
             const int t31 = t30 - t18;                                  // lang_operators.tc:24
             tc_vstore<int, 4>(out_s + i0, {{t25, t27, t29, t31}});      // lang_operators.tc:24
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const int t0 = in_i[i0];                                    // lang_operators.tc:23
                 const int t1 = in_j[i0];                                    // lang_operators.tc:23
@@ -307,10 +310,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_eq_ne_or_lt_le_an
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(in_x + i0, 16) &&
             tc_aligned(in_y + i0, 16) &&
             tc_aligned(in_m + i0, 4) &&
@@ -396,7 +400,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_eq_ne_or_lt_le_an
             const bool t97 = ((float)(t91 != 0.0f || t96 != 0.0f)) != 0; // lang_operators.tc:32
             tc_vstore<unsigned char, 4>(out_out + i0, {{(unsigned char)t40, (unsigned char)t59, (unsigned char)t78, (unsigned char)t97}}); // lang_operators.tc:32
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // lang_operators.tc:28
                 const float t1 = in_y[i0];                                  // lang_operators.tc:28
@@ -433,13 +437,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_max_4(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(out_out + sz_D*i0 + i1, 16)) {
             const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_operators.tc:36
@@ -461,7 +466,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_max_4(
             const float t20 = tc_max(t18, t19);                         // lang_operators.tc:38
             tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t8, t12, t16, t20}}); // lang_operators.tc:38
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;

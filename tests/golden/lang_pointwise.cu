@@ -8,10 +8,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(in_x + i0, 16) &&
             tc_aligned(out_out + i0, 16)) {
             const tc_vec<float, 4> v50 = tc_vload<float, 4>(in_x + i0); // lang_pointwise.tc:4
@@ -217,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
             const float t250 = t239 + t249;                             // lang_pointwise.tc:9
             tc_vstore<float, 4>(out_out + i0, {{t100, t150, t200, t250}}); // lang_pointwise.tc:9
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // lang_pointwise.tc:4
                 const float t1 = fabsf(t0);                                 // lang_pointwise.tc:5
@@ -285,10 +286,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_isnan_isinf_1(
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(in_x + i0, 16) &&
             tc_aligned(out_isn + i0, 4) &&
             tc_aligned(out_isi + i0, 4)) {
@@ -308,7 +310,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_isnan_isinf_1(
             const bool t15 = ((float)isinf(t10)) != 0;                  // lang_pointwise.tc:13
             tc_vstore<unsigned char, 4>(out_isi + i0, {{(unsigned char)t12, (unsigned char)t13, (unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:13
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // lang_pointwise.tc:12
                 const bool t1 = ((float)isnan(t0)) != 0;                    // lang_pointwise.tc:13
@@ -331,10 +333,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_max_min_add_abs_p
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(in_x + i0, 16) &&
             tc_aligned(in_y + i0, 16) &&
             tc_aligned(in_c + i0, 4) &&
@@ -404,7 +407,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_max_min_add_abs_p
             const float t77 = t75 + t76;                                // lang_pointwise.tc:17
             tc_vstore<float, 4>(out_out + i0, {{t32, t47, t62, t77}});  // lang_pointwise.tc:17
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // lang_pointwise.tc:16
                 const float t1 = in_y[i0];                                  // lang_pointwise.tc:16
@@ -441,10 +444,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_cast_3(
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 2; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 2) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 2 <= n &&
+        if (n - base >= 2 &&
             tc_aligned(in_x + i0, 8) &&
             tc_aligned(out_h + i0, 4) &&
             tc_aligned(out_b + i0, 4) &&
@@ -470,7 +474,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_cast_3(
             const bool t15 = ((t7 != 0)) != 0;                          // lang_pointwise.tc:22
             tc_vstore<unsigned char, 2>(out_t + i0, {{(unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:22
         } else {
-            for (int e = 0; e < 2 && base + e < n; ++e) {
+            for (int e = 0; e < 2 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // lang_pointwise.tc:21
                 out_h[i0] = tc_f2h(t0);                                     // lang_pointwise.tc:22
@@ -498,10 +502,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_4(
     const float s_lr)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 8; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 8) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 8 <= n &&
+        if (n - base >= 8 &&
             tc_aligned(in_x + i0, 16) &&
             tc_aligned(out_out + i0, 16)) {
             const tc_vec<unsigned short, 8> v3 = tc_vload<unsigned short, 8>(in_x + i0); // lang_pointwise.tc:27
@@ -531,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_4(
             const float t27 = t26 + 1.0f;                               // lang_pointwise.tc:28
             tc_vstore<unsigned, 4>((unsigned *)(out_out + i0), {{tc_f2h2(t6, t9), tc_f2h2(t12, t15), tc_f2h2(t18, t21), tc_f2h2(t24, t27)}}); // lang_pointwise.tc:28
         } else {
-            for (int e = 0; e < 8 && base + e < n; ++e) {
+            for (int e = 0; e < 8 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = tc_h2f(in_x[i0]);                          // lang_pointwise.tc:27
                 const float t1 = t0 * (tc_round_f16(s_lr));                 // lang_pointwise.tc:28

@@ -224,7 +224,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_A*sz_B, len = sz_C;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         idx_t q_ = row;
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
@@ -388,15 +388,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_prod_sum_4(
     const idx_t len = sz_A*sz_B*sz_C;
     float acc7 = (float)1;
     float acc8 = (float)0;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, len);
+         base < len; base = len - base > step_ ? base + step_ : len) {
         idx_t q_ = base;
         const idx_t i2 = q_ % sz_C;
         q_ /= sz_C;
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
         const idx_t i0 = q_;
-        if (base + 4 <= len && i2 + 4 <= sz_C &&
+        if (len - base >= 4 && sz_C - i2 >= 4 &&
             tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2, 16)) {
             const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
             const float t2 = v1.v[0];                                   // lang_reductions.tc:4
@@ -412,7 +413,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_prod_sum_4(
             acc7 = tc_op_prod()(acc7, t5);                              // lang_reductions.tc:9
             acc8 = tc_op_sum()(acc8, t5);                               // lang_reductions.tc:9
         } else {
-            for (int e = 0; e < 4 && base + e < len; ++e) {
+            for (int e = 0; e < 4 && e < len - base; ++e) {
                 const idx_t r = base + e;
                 idx_t q_ = r;
                 const idx_t i2 = q_ % sz_C;
@@ -465,7 +466,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 2 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8)) { /* the row fits in registers: read it once */
@@ -610,7 +611,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -791,10 +792,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_max_8(
     long long acc2 = (long long)0;
     float acc4 = (float)0;
     int acc7 = tc_lowest<int>();
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 2; base < len;
-         base += (idx_t)gridDim.x * blockDim.x * 2) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, len);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, len);
+         base < len; base = len - base > step_ ? base + step_ : len) {
         const idx_t i0 = base;
-        if (base + 2 <= len &&
+        if (len - base >= 2 &&
             tc_aligned(in_i + i0, 8)) {
             const tc_vec<int, 2> v1 = tc_vload<int, 2>(in_i + i0);      // lang_reductions.tc:22
             const int t2 = v1.v[0];                                     // lang_reductions.tc:22
@@ -806,7 +808,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_max_8(
             acc4 = tc_op_sum()(acc4, (float)t3);                        // lang_reductions.tc:23
             acc7 = tc_op_max()(acc7, t3);                               // lang_reductions.tc:23
         } else {
-            for (int e = 0; e < 2 && base + e < len; ++e) {
+            for (int e = 0; e < 2 && e < len - base; ++e) {
                 const idx_t r = base + e;
                 const idx_t i0 = r;
                 const int t0 = in_i[i0];                                    // lang_reductions.tc:22
@@ -862,10 +864,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_9(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_N;
     long long acc3 = (long long)0;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 2; base < len;
-         base += (idx_t)gridDim.x * blockDim.x * 2) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, len);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, len);
+         base < len; base = len - base > step_ ? base + step_ : len) {
         const idx_t i0 = base;
-        if (base + 2 <= len &&
+        if (len - base >= 2 &&
             tc_aligned(in_m + i0, 2)) {
             const tc_vec<unsigned char, 2> v1 = tc_vload<unsigned char, 2>(in_m + i0); // lang_reductions.tc:22
             const bool t2 = (v1.v[0] != 0);                             // lang_reductions.tc:22
@@ -873,7 +876,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_9(
             const bool t3 = (v1.v[1] != 0);                             // lang_reductions.tc:22
             acc3 = tc_op_sum()(acc3, (long long)t3);                    // lang_reductions.tc:23
         } else {
-            for (int e = 0; e < 2 && base + e < len; ++e) {
+            for (int e = 0; e < 2 && e < len - base; ++e) {
                 const idx_t r = base + e;
                 const idx_t i0 = r;
                 const bool t0 = (in_m[i0] != 0);                            // lang_reductions.tc:22
@@ -913,7 +916,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */

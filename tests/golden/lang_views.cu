@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_0(
     const idx_t na = sz_B, nb = sz_C;
     const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
     const idx_t tiles = ta_n * tb_n * sz_A;
-    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {
         const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
         const idx_t i0 = rest;
         #pragma unroll
@@ -48,7 +48,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_1(
     const idx_t na = sz_B, nb = sz_C;
     const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
     const idx_t tiles = ta_n * tb_n * sz_A;
-    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {
         const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
         const idx_t i1 = rest;
         #pragma unroll
@@ -80,15 +80,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_2(
     const idx_t sz_C)
 {
     const idx_t n = sz_A*sz_B*sz_C;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i2 = q_ % sz_C;
         q_ /= sz_C;
         const idx_t i1 = q_ % sz_A;
         q_ /= sz_A;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i2 + 4 <= sz_C &&
+        if (n - base >= 4 && sz_C - i2 >= 4 &&
             tc_aligned(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2, 16) &&
             tc_aligned(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, 16)) {
             const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2); // lang_views.tc:4
@@ -98,7 +99,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_2(
             const float t5 = v1.v[3];                                   // lang_views.tc:4
             tc_vstore<float, 4>(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:5
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i2 = q_ % sz_C;
                 q_ /= sz_C;
@@ -127,10 +128,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
      * its terms can pass 2^31 even when every size fits, so 64-bit here */
     typedef long long idx_t;
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(in_x + i0, 16) &&
             tc_aligned(out_flat + i0, 16) &&
             tc_aligned(out_inferred + i0, 16) &&
@@ -148,7 +150,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
             const float t10 = in_x[-sz_N*sz_D*((i0 + 3)/sz_N) + sz_D*i0 + 3*sz_D + (i0 + 3)/sz_N]; // lang_views.tc:8
             tc_vstore<float, 4>(out_copy + i0, {{t7, t8, t9, t10}});    // lang_views.tc:10
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[i0];                                  // lang_views.tc:8
                 out_flat[i0] = t0;                                          // lang_views.tc:9
@@ -168,13 +170,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_4(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(out_back + sz_D*i0 + i1, 16)) {
             const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:8
@@ -184,7 +187,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_4(
             const float t5 = v1.v[3];                                   // lang_views.tc:8
             tc_vstore<float, 4>(out_back + sz_D*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:8
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -206,15 +209,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i2 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i1 = q_ % sz_N;
         q_ /= sz_N;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i2 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i2 >= 4 &&
             tc_aligned(in_x + sz_D*i1 + i2, 16) &&
             tc_aligned(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, 16)) {
             const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i1 + i2); // lang_views.tc:13
@@ -224,7 +228,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
             const float t5 = v1.v[3];                                   // lang_views.tc:13
             tc_vstore<float, 4>(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:14
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i2 = q_ % sz_D;
                 q_ /= sz_D;
@@ -247,13 +251,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_6(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(out_s + sz_D*i0 + i1, 16) &&
             tc_aligned(in_x + i1, 16) &&
@@ -271,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_6(
             const float t11 = v7.v[3];                                  // lang_views.tc:13
             tc_vstore<float, 4>(out_b + sz_D*i0 + i1, {{t8, t9, t10, t11}}); // lang_views.tc:15
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -295,13 +300,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_7(
     const idx_t sz_D)
 {
     const idx_t n = 4*sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % 4;
         q_ /= 4;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= 4 &&
+        if (n - base >= 4 && 4 - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(out_a + 4*i0 + i1, 16)) {
             const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:18
@@ -311,7 +317,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_7(
             const float t5 = v1.v[3];                                   // lang_views.tc:18
             tc_vstore<float, 4>(out_a + 4*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % 4;
                 q_ /= 4;
@@ -331,13 +337,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_8(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*((sz_D + 1)/2) - (sz_D + 1)/2;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % ((sz_D + 1)/2);
         q_ /= ((sz_D + 1)/2);
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= (sz_D + 1)/2 &&
+        if (n - base >= 4 && (sz_D + 1)/2 - i1 >= 4 &&
             tc_aligned(out_b + ((sz_D + 1)/2)*i0 + i1, 16)) {
             const float t1 = in_x[sz_D*i0 + sz_D + 2*i1];               // lang_views.tc:18
             const float t2 = in_x[sz_D*i0 + sz_D + 2*i1 + 2];           // lang_views.tc:18
@@ -345,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_8(
             const float t4 = in_x[sz_D*i0 + sz_D + 2*i1 + 6];           // lang_views.tc:18
             tc_vstore<float, 4>(out_b + ((sz_D + 1)/2)*i0 + i1, {{t1, t2, t3, t4}}); // lang_views.tc:19
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % ((sz_D + 1)/2);
                 q_ /= ((sz_D + 1)/2);
@@ -365,10 +372,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_9(
     const idx_t sz_N)
 {
     const idx_t n = sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(in_x + sz_N*sz_D - sz_D + i0, 16) &&
             tc_aligned(out_c + i0, 16)) {
             const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_N*sz_D - sz_D + i0); // lang_views.tc:18
@@ -378,7 +386,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_9(
             const float t5 = v1.v[3];                                   // lang_views.tc:18
             tc_vstore<float, 4>(out_c + i0, {{t2, t3, t4, t5}});        // lang_views.tc:19
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[sz_N*sz_D - sz_D + i0];               // lang_views.tc:18
                 out_c[i0] = t0;                                             // lang_views.tc:19
@@ -394,10 +402,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_10(
     const idx_t sz_D)
 {
     const idx_t n = 2;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(out_d + i0, 16)) {
             const float t1 = in_x[sz_D*i0 + 1];                         // lang_views.tc:18
             const float t2 = in_x[sz_D*i0 + sz_D + 1];                  // lang_views.tc:18
@@ -405,7 +414,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_10(
             const float t4 = in_x[sz_D*i0 + 3*sz_D + 1];                // lang_views.tc:18
             tc_vstore<float, 4>(out_d + i0, {{t1, t2, t3, t4}});        // lang_views.tc:19
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[sz_D*i0 + 1];                         // lang_views.tc:18
                 out_d[i0] = t0;                                             // lang_views.tc:19
@@ -422,13 +431,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_11(
     const idx_t sz_D)
 {
     const idx_t n = 2*((sz_N + 2)/3);
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % 2;
         q_ /= 2;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= 2 &&
+        if (n - base >= 4 && 2 - i1 >= 4 &&
             tc_aligned(in_x + 3*sz_D*i0 + sz_D + i1 - 2, 16) &&
             tc_aligned(out_e + 2*i0 + i1, 16)) {
             const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + 3*sz_D*i0 + sz_D + i1 - 2); // lang_views.tc:18
@@ -438,7 +448,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_11(
             const float t5 = v1.v[3];                                   // lang_views.tc:18
             tc_vstore<float, 4>(out_e + 2*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % 2;
                 q_ /= 2;
@@ -460,13 +470,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_12(
     const idx_t sz_N)
 {
     const idx_t n = 8*sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % 4;
         q_ /= 4;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= 4 &&
+        if (n - base >= 4 && 4 - i1 >= 4 &&
             tc_aligned(out_rows + 4*i0 + i1, 16)) {
             float t3;                                                   // lang_views.tc:23
             if (i0 < sz_N) {
@@ -502,7 +513,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_12(
             }
             tc_vstore<float, 4>(out_rows + 4*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % 4;
                 q_ /= 4;
@@ -529,13 +540,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_13(
     const idx_t sz_N)
 {
     const idx_t n = 8*sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % 8;
         q_ /= 8;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= 8 &&
+        if (n - base >= 4 && 8 - i1 >= 4 &&
             tc_aligned(out_cols + 8*i0 + i1, 16)) {
             float t3;                                                   // lang_views.tc:23
             if (i1 < 4) {
@@ -571,7 +583,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_13(
             }
             tc_vstore<float, 4>(out_cols + 8*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % 8;
                 q_ /= 8;
@@ -609,7 +621,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_17(
     const idx_t na = sz_D, nb = sz_N;
     const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
     const idx_t tiles = ta_n * tb_n * 1;
-    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {
         const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
         #pragma unroll
         for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
@@ -689,7 +701,9 @@ launch plan of matmuls (32-bit indices):
   buffer out_e        output f32[B, M, N]
   step 0: matmul out_c = in_a @ in_b (cuBLAS)
   step 1: matmul out_d = in_x @ in_y (cuBLAS)
+    batch B, strides (elements): a M*K, b N*K, c N*M
   step 2: matmul out_e = in_x @ in_b (cuBLAS)
+    batch B, strides (elements): a M*K, b 0, c N*M
 launch plan of broadcasting (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_r         param  f32[D]

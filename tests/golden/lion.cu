@@ -45,9 +45,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_sign_
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(io_p + i0, 16) &&
             tc_aligned(io_m + i0, 16) &&
             tc_aligned(in_g + i0, 16)) {
@@ -109,7 +110,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_sign_
             const float t71 = t69 + t70;                                // lion.tc:17
             tc_vstore<float, 4>(io_m + i0, {{t62, t65, t68, t71}});     // lion.tc:17
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = io_p[i0];                                  // lion.tc:13
                 const float t3 = t0 * t2;                                   // lion.tc:16

@@ -11,7 +11,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -100,13 +100,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_3(
     const idx_t sz_H)
 {
     const idx_t n = sz_N*sz_H;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_H;
         q_ /= sz_H;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_H &&
+        if (n - base >= 4 && sz_H - i1 >= 4 &&
             tc_aligned(buf14 + sz_H*i0 + i1, 16) &&
             tc_aligned(buf16 + sz_H*i0 + i1, 16) &&
             tc_aligned(buf17 + sz_H*i0 + i1, 16)) {
@@ -130,7 +131,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_3(
             const float t21 = t19 * t20;                                // <prelude>/linear.tc:14
             tc_vstore<float, 4>(buf17 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -154,13 +155,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_5(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(buf18 + sz_D*i0 + i1, 16) &&
             tc_aligned(out_out + sz_D*i0 + i1, 16)) {
@@ -180,7 +182,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_5(
             const float t16 = t14 + t15;                                // mlp_block.tc:7
             tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_block.tc:7
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -205,13 +207,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_7(
     const idx_t sz_H)
 {
     const idx_t n = sz_N*sz_H;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_H;
         q_ /= sz_H;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_H &&
+        if (n - base >= 4 && sz_H - i1 >= 4 &&
             tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
             tc_aligned(in_b + i1, 16) &&
             tc_aligned(out_out + sz_H*i0 + i1, 16)) {
@@ -235,7 +238,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_7(
             const float t21 = tc_gelu(t20);                             // mlp_block.tc:12
             tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_block.tc:12
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;

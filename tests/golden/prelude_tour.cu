@@ -11,9 +11,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_0
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = sz_N;
-    for (idx_t cb = (idx_t)blockIdx.x * blockDim.x; cb < rows;
-         cb += (idx_t)gridDim.x * blockDim.x) {
-        const bool active = cb + threadIdx.x < rows;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, rows);
+    for (idx_t cb = tc_upto((long long)blockIdx.x * blockDim.x, rows); cb < rows;
+         cb = rows - cb > step_ ? cb + step_ : rows) {
+        const bool active = threadIdx.x < rows - cb;
         /* idle threads work on the last column so every load stays in bounds */
         const idx_t row = active ? cb + threadIdx.x : rows - 1;
         const idx_t i1 = row;
@@ -52,13 +53,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(buf1 + i1, 16) &&
             tc_aligned(buf4 + i1, 16) &&
@@ -92,7 +94,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
             const float t32 = t30 / t31;                                // <prelude>/softmax.tc:14
             tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t14, t20, t26, t32}}); // <prelude>/softmax.tc:14
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -120,7 +122,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -226,7 +228,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -354,7 +356,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
@@ -493,7 +495,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -709,13 +711,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sqrt_max_div_7(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(buf3 + i1, 16) &&
             tc_aligned(out_out + sz_D*i0 + i1, 16)) {
@@ -743,7 +746,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sqrt_max_div_7(
             const float t26 = t22 / t25;                                // <prelude>/norm.tc:28
             tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t16, t21, t26}}); // <prelude>/norm.tc:28
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -771,15 +774,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
     const idx_t sz_O)
 {
     const idx_t n = sz_B*sz_S*sz_O;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i2 = q_ % sz_O;
         q_ /= sz_O;
         const idx_t i1 = q_ % sz_S;
         q_ /= sz_S;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i2 + 4 <= sz_O &&
+        if (n - base >= 4 && sz_O - i2 >= 4 &&
             tc_aligned(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2, 16) &&
             tc_aligned(in_b + i2, 16) &&
             tc_aligned(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, 16)) {
@@ -799,7 +803,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
             const float t16 = t14 + t15;                                // <prelude>/linear.tc:7
             tc_vstore<float, 4>(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, {{t7, t10, t13, t16}}); // <prelude>/linear.tc:7
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i2 = q_ % sz_O;
                 q_ /= sz_O;
@@ -826,13 +830,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_12(
     const idx_t sz_H)
 {
     const idx_t n = sz_N*sz_H;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_H;
         q_ /= sz_H;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_H &&
+        if (n - base >= 4 && sz_H - i1 >= 4 &&
             tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
             tc_aligned(buf5 + sz_H*i0 + i1, 16) &&
             tc_aligned(out_out + sz_H*i0 + i1, 16)) {
@@ -856,7 +861,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_12(
             const float t21 = t19 * t20;                                // <prelude>/linear.tc:14
             tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -885,13 +890,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_l
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(out_ls + sz_D*i0 + i1, 16) &&
             tc_aligned(out_lr + sz_D*i0 + i1, 16) &&
@@ -977,7 +983,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_l
             const float t90 = t40 * t89;                                // <prelude>/activations.tc:31
             tc_vstore<float, 4>(out_mi + sz_D*i0 + i1, {{t81, t84, t87, t90}}); // <prelude>/activations.tc:31
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -1026,13 +1032,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
     const idx_t len = sz_N*sz_D;
     float acc5 = (float)0;
     float acc35 = (float)0;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, len);
+         base < len; base = len - base > step_ ? base + step_ : len) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= len && i1 + 4 <= sz_D &&
+        if (len - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_x + sz_D*i0 + i1, 16) &&
             tc_aligned(in_y + sz_D*i0 + i1, 16)) {
             const tc_vec<float, 4> v13 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
@@ -1098,7 +1105,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
             const float t66 = t61 + t65;                                // <prelude>/loss.tc:24
             acc35 = tc_op_sum()(acc35, t66);                            // <prelude>/loss.tc:24
         } else {
-            for (int e = 0; e < 4 && base + e < len; ++e) {
+            for (int e = 0; e < 4 && e < len - base; ++e) {
                 const idx_t r = base + e;
                 idx_t q_ = r;
                 const idx_t i1 = q_ % sz_D;
@@ -1162,7 +1169,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
@@ -1345,10 +1352,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_N;
     float acc22 = (float)0;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, len);
+         base < len; base = len - base > step_ ? base + step_ : len) {
         const idx_t i0 = base;
-        if (base + 4 <= len &&
+        if (len - base >= 4 &&
             tc_aligned(buf20 + i0, 16)) {
             const tc_vec<float, 4> v2 = tc_vload<float, 4>(buf20 + i0); // <prelude>/loss.tc:17
             const float t3 = v2.v[0];                                   // <prelude>/loss.tc:17
@@ -1364,7 +1372,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
             const float t10 = -t9;                                      // <prelude>/loss.tc:17
             acc22 = tc_op_sum()(acc22, t10);                            // <prelude>/loss.tc:17
         } else {
-            for (int e = 0; e < 4 && base + e < len; ++e) {
+            for (int e = 0; e < 4 && e < len - base; ++e) {
                 const idx_t r = base + e;
                 const idx_t i0 = r;
                 const float t0 = buf20[i0];                                 // <prelude>/loss.tc:17
@@ -1435,6 +1443,7 @@ launch plan of linear_3d (32-bit indices):
   buffer out_out      output f32[B, S, O]
   buffer buf3         temp   f32[B, S, O]  live steps 0..1, slot 0
   step 0: matmul buf3 = in_x @ in_w.T (cuBLAS)
+    batch B, strides (elements): a S*I, b 0, c S*O
   step 1: tc_poi_fused_add_9<<<(B*S*O + 1023)/1024, [256, 1, 1]>>>(in_b, out_out, buf3, B, S, O)
 launch plan of swiglu_rows (32-bit indices):
   buffer in_x         param  f32[N, D]

@@ -12,7 +12,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_M, len = sz_K;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_K*i0, 16) &&

@@ -39,9 +39,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_0(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(io_buf + i0, 16) &&
             tc_aligned(in_g + i0, 16) &&
             tc_aligned(io_p + i0, 16)) {
@@ -79,7 +80,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_0(
             const float t37 = t35 - t36;                                // sgd_momentum.tc:8
             tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // sgd_momentum.tc:8
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = io_buf[i0];                                // sgd_momentum.tc:6
                 const float t1 = s_mu * t0;                                 // sgd_momentum.tc:7

@@ -13,7 +13,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_0(
     const idx_t na = sz_N, nb = sz_M;
     const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
     const idx_t tiles = ta_n * tb_n * 1;
-    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {
         const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
         #pragma unroll
         for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */

@@ -8,13 +8,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_0(
     const idx_t sz_N)
 {
     const idx_t n = 8*sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % 8;
         q_ /= 8;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= 8 &&
+        if (n - base >= 4 && 8 - i1 >= 4 &&
             tc_aligned(out_out + 8*i0 + i1, 16)) {
             float t3;                                                   // views.tc:9
             if (i1 < 4) {
@@ -50,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_0(
             }
             tc_vstore<float, 4>(out_out + 8*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:9
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % 8;
                 q_ /= 8;
@@ -79,13 +80,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_1(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*((sz_D + 1)/2) - (sz_D + 1)/2;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % ((sz_D + 1)/2);
         q_ /= ((sz_D + 1)/2);
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= (sz_D + 1)/2 &&
+        if (n - base >= 4 && (sz_D + 1)/2 - i1 >= 4 &&
             tc_aligned(out_out + ((sz_D + 1)/2)*i0 + i1, 16)) {
             const float t3 = in_x[sz_D*i0 + sz_D + 2*i1];               // views.tc:14
             const float t4 = in_x[sz_N*sz_D - sz_D + 2*i1];             // views.tc:14
@@ -101,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_1(
             const float t14 = t12 + t13;                                // views.tc:15
             tc_vstore<float, 4>(out_out + ((sz_D + 1)/2)*i0 + i1, {{t5, t8, t11, t14}}); // views.tc:15
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % ((sz_D + 1)/2);
                 q_ /= ((sz_D + 1)/2);
@@ -130,7 +132,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_2(
     const idx_t na = sz_B, nb = sz_C;
     const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;
     const idx_t tiles = ta_n * tb_n * sz_A;
-    for (idx_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {
         const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
         const idx_t i1 = rest;
         #pragma unroll
@@ -168,10 +170,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
      * its terms can pass 2^31 even when every size fits, so 64-bit here */
     typedef long long idx_t;
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(out_out + i0, 16)) {
             const float t1 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // views.tc:25
             const float t2 = in_x[-sz_N*sz_D*((i0 + 1)/sz_N) + sz_D*i0 + sz_D + (i0 + 1)/sz_N]; // views.tc:25
@@ -179,7 +182,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
             const float t4 = in_x[-sz_N*sz_D*((i0 + 3)/sz_N) + sz_D*i0 + 3*sz_D + (i0 + 3)/sz_N]; // views.tc:25
             tc_vstore<float, 4>(out_out + i0, {{t1, t2, t3, t4}});      // views.tc:26
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // views.tc:25
                 out_out[i0] = t0;                                           // views.tc:26
@@ -199,13 +202,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_4(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_v + i1, 16) &&
             tc_aligned(out_tiled + sz_D*i0 + i1, 16)) {
             const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_v + i1);  // views.tc:30
@@ -220,7 +224,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_4(
             const float t12 = t11 + t5;                                 // views.tc:32
             tc_vstore<float, 4>(out_tiled + sz_D*i0 + i1, {{t6, t8, t10, t12}}); // views.tc:32
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -242,10 +246,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
     const idx_t sz_D)
 {
     const idx_t n = sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (n - base >= 4 &&
             tc_aligned(out_first + i0, 16)) {
             const float t1 = in_x[sz_D*i0];                             // views.tc:30
             const float t2 = in_x[sz_D*i0 + sz_D];                      // views.tc:30
@@ -253,7 +258,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
             const float t4 = in_x[sz_D*i0 + 3*sz_D];                    // views.tc:30
             tc_vstore<float, 4>(out_first + i0, {{t1, t2, t3, t4}});    // views.tc:31
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = in_x[sz_D*i0];                             // views.tc:30
                 out_first[i0] = t0;                                         // views.tc:31
@@ -272,13 +277,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_6(
     const idx_t sz_N)
 {
     const idx_t n = 2*sz_N;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_N;
         q_ /= sz_N;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_N &&
+        if (n - base >= 4 && sz_N - i1 >= 4 &&
             tc_aligned(out_out + sz_N*i0 + i1, 16)) {
             float t3;                                                   // views.tc:38
             if (i0 < 1) {
@@ -314,7 +320,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_6(
             }
             tc_vstore<float, 4>(out_out + sz_N*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:38
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_N;
                 q_ /= sz_N;
