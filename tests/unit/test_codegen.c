@@ -1,0 +1,229 @@
+/* test_codegen.c - launch plans and generated source, on the host.
+ *
+ *   matmul strides   an operand with only size-1 batch dims is one matrix
+ *                    for every batch (stride 0, not its contiguous stride:
+ *                    cuBLAS read past the buffer); a mix of size-1 and full
+ *                    batch dims is copied first; every operand's last batch
+ *                    stays inside its buffer.
+ *   plan_verify      hand-made loops at the 32-bit boundary: a grid-stride
+ *                    loop that steps past its bound is refused, a saturating
+ *                    one passes; constants are checked against 2^31.
+ *   32-bit plans     pointwise, whole-tensor and rows kernels at 2^30 + 1
+ *                    and 2^31 - 65 elements keep the 32-bit plan (and pass
+ *                    plan_verify); one more element needs the 64-bit one.
+ *   arg-reductions   the split-column kernel's vector body gives every
+ *                    column the row's position (it gave column e r + e).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "build_harness.h"
+#include "codegen/codegen.h"
+#include "exec.h"
+#include "fuse/fuse.h"
+#include "lower/lir.h"
+#include "sched/sched.h"
+
+/* The unit of fn alone (32-bit indices unless idx64); any error fails. */
+static const cg_unit *unit_of(const char *text, const char *fn, bool idx64)
+{
+    const gfn *g = ok_fn(text, fn);
+    jmp_buf jb;
+    H.d.jb = &jb;
+    if (setjmp(jb)) {
+        H.d.jb = NULL;
+        fail_msg("compiling '%s' failed (%s): %s", fn, tc_status_str(H.d.status), H.d.msg ? H.d.msg : "");
+    }
+    lfn *l = lower_fn(g, g->dims, H.a, &H.d);
+    ffn *f = fuse_fn(l, H.a, &H.d);
+    const sfn *s = sched_fn(f, idx64, H.a, &H.d);
+    cg_unit *u = codegen_unit(&s, 1, idx64, H.a, &H.d);
+    H.d.jb = NULL;
+    return u;
+}
+
+static int64_t cval(const tc_dim *d)
+{
+    int64_t v = -1;
+    if (!dim_is_const(d, &v))
+        fail_msg("not a constant: %s", dim_str(H.a, d));
+    return v;
+}
+
+static const pstep *only_matmul(const tc_plan *p)
+{
+    const pstep *m = NULL;
+    for (int i = 0; i < p->nsteps; i++)
+        if (p->steps[i].kind == PSTEP_MATMUL) {
+            assert_null(m);
+            m = &p->steps[i];
+        }
+    assert_non_null(m);
+    return m;
+}
+
+/* Every batch of each operand inside its buffer. */
+static void inside(const tc_plan *p, const pstep *m)
+{
+    int64_t batch = cval(m->mm.batch), M = cval(m->mm.m), N = cval(m->mm.n), K = cval(m->mm.k);
+    assert_true(cval(m->mm.stride_a) * (batch - 1) + M * K <= cval(p->bufs[m->mm.a].numel));
+    assert_true(cval(m->mm.stride_b) * (batch - 1) + K * N <= cval(p->bufs[m->mm.b].numel));
+    assert_true(cval(m->mm.stride_c) * (batch - 1) + M * N <= cval(p->bufs[m->mm.c].numel));
+}
+
+static void test_matmul_size1_batch(void **state)
+{
+    (void)state;
+    const char *src =
+        "fn mm1(a: f32[64, 17, 33], w: f32[1, 33, 100]) -> f32[64, 17, 100] { return a @ w }\n"
+        "fn mm2(a: f32[1, 17, 33], w: f32[64, 33, 100]) -> f32[64, 17, 100] { return a @ w }\n"
+        "fn mm3(a: f32[4, 1, 17, 33], w: f32[4, 5, 33, 100]) -> f32[4, 5, 17, 100] { return a @ w }\n"
+        "fn mm4(a: f32[1, 1, 17, 33], w: f32[4, 5, 33, 100]) -> f32[4, 5, 17, 100] { return a @ w }\n"
+        "fn mm5(a: f32[4, 5, 17, 33], w: f32[33, 100]) -> f32[4, 5, 17, 100] { return a @ w }\n";
+    const tc_plan *p = unit_of(src, "mm1", false)->plans[0];
+    const pstep *m = only_matmul(p);
+    assert_int_equal(cval(m->mm.batch), 64);
+    assert_int_equal(cval(m->mm.stride_a), 17 * 33);
+    assert_int_equal(cval(m->mm.stride_b), 0);
+    inside(p, m);
+
+    p = unit_of(src, "mm2", false)->plans[0];
+    m = only_matmul(p);
+    assert_int_equal(cval(m->mm.stride_a), 0);
+    assert_int_equal(cval(m->mm.stride_b), 33 * 100);
+    inside(p, m);
+
+    /* [4, 1, ...] against [4, 5, ...]: no single batch stride; copied to [4, 5, ...] */
+    p = unit_of(src, "mm3", false)->plans[0];
+    m = only_matmul(p);
+    assert_int_equal(cval(m->mm.batch), 20);
+    assert_int_equal(p->bufs[m->mm.a].kind, PBUF_TEMP);
+    assert_int_equal(cval(m->mm.stride_a), 17 * 33);
+    inside(p, m);
+
+    p = unit_of(src, "mm4", false)->plans[0];
+    m = only_matmul(p);
+    assert_int_equal(cval(m->mm.stride_a), 0);
+    assert_int_equal(p->bufs[m->mm.a].kind, PBUF_PARAM);
+    inside(p, m);
+
+    p = unit_of(src, "mm5", false)->plans[0];
+    m = only_matmul(p);
+    assert_int_equal(cval(m->mm.stride_b), 0);
+    inside(p, m);
+}
+
+/* plan_verify on a one-kernel plan with the given loop and limit. */
+static tc_status verify_one(const tc_dim *limit, ploop loop)
+{
+    static ploop l;
+    static pstep st;
+    static const tc_dim *lim[1];
+    static tc_plan p;
+    l = loop;
+    memset(&st, 0, sizeof st);
+    st.kind = PSTEP_KERNEL;
+    st.kernel = "k";
+    st.loops = &l;
+    st.nloops = 1;
+    lim[0] = limit;
+    memset(&p, 0, sizeof p);
+    p.fn = "f";
+    p.steps = &st;
+    p.nsteps = 1;
+    p.limits = lim;
+    p.nlimits = limit ? 1 : 0;
+    tc_dimctx *c = dimctx_new(H.a);
+    jmp_buf jb;
+    H.d.jb = &jb;
+    H.d.status = TC_OK;
+    if (setjmp(jb)) {
+        H.d.jb = NULL;
+        return H.d.status;
+    }
+    plan_verify(&p, c, H.a, &H.d);
+    H.d.jb = NULL;
+    return TC_OK;
+}
+
+static void test_plan_verify(void **state)
+{
+    (void)state;
+    tc_dimctx *c = dimctx_new(H.a);
+    const tc_dim *n = dim_sym(c, "N"), *n64 = dim_add(c, n, dim_const(c, 64));
+    const tc_dim *grid = dim_ceildiv(c, n, dim_const(c, 1024));
+    /* the old grid-stride loop: base += gridDim.x * blockDim.x * 4 reaches
+     * N - 1 + (N + 1023) / 1024 * 1024, about 2N: no limit bounds it */
+    ploop old = {"base", n, dim_mul(c, grid, dim_const(c, 1024))};
+    assert_int_equal(verify_one(n64, old), TC_ERR_INTERNAL);
+    assert_non_null(strstr(H.d.msg ? H.d.msg : H.d.brief, "index 'base'"));
+    /* saturating at N: bounded by N + 64 */
+    assert_int_equal(verify_one(n64, (ploop){"base", n, NULL}), TC_OK);
+    /* a step within the limit's room, and one past it */
+    assert_int_equal(verify_one(n64, (ploop){"r", n, dim_const(c, 65)}), TC_OK);
+    assert_int_equal(verify_one(n64, (ploop){"r", n, dim_const(c, 66)}), TC_ERR_INTERNAL);
+    /* nothing bounds a loop over another size */
+    assert_int_equal(verify_one(n64, (ploop){"row", dim_sym(c, "M"), NULL}), TC_ERR_INTERNAL);
+    /* constants are checked against 2^31 itself */
+    int64_t top = ((int64_t)1 << 31) - 1;
+    assert_int_equal(verify_one(NULL, (ploop){"r", dim_const(c, top), NULL}), TC_OK);
+    assert_int_equal(verify_one(NULL, (ploop){"r", dim_const(c, top), dim_const(c, 2)}), TC_ERR_INTERNAL);
+    assert_int_equal(verify_one(NULL, (ploop){"r", dim_const(c, top - 64), dim_const(c, 65)}), TC_OK);
+}
+
+/* fn at the given sizes: 32-bit plan, limits all below 2^31 (or not). */
+static void want_plan32(const char *text, const char *fn, bool fits)
+{
+    const tc_plan *p = unit_of(text, fn, false)->plans[0];
+    assert_false(p->idx64);
+    bool need = rt_needs_idx64(p, NULL, 0, NULL, NULL);
+    if (need == fits)
+        fail_msg("%s: the 32-bit plan %s", fn, fits ? "is refused" : "is taken");
+    for (int i = 0; i < p->nsteps; i++) {
+        assert_false(p->steps[i].idx64);
+        assert_true(p->steps[i].kind != PSTEP_KERNEL || p->steps[i].nloops > 0);
+    }
+}
+
+static void test_plan32_boundaries(void **state)
+{
+    (void)state;
+    /* 2^30 + 1 = 1073741825, 2^31 - 65 = 2147483583 */
+    want_plan32("fn p(x: f32[1073741825]) -> f32[1073741825] { return x * 2 + 1 }", "p", true);
+    want_plan32("fn p(x: f32[2147483583]) -> f32[2147483583] { return x * 2 + 1 }", "p", true);
+    want_plan32("fn p(x: f32[2147483584]) -> f32[2147483584] { return x * 2 + 1 }", "p", false);
+    want_plan32("fn s(x: f32[1073741825]) -> f32 { return sum(x) }", "s", true);
+    want_plan32("fn s(x: f32[2147483583]) -> f32 { return sum(x) }", "s", true);
+    want_plan32("fn s(x: i32[2147483583]) -> i64 { return sum(x) }", "s", true);
+    /* rows kernels with more than 2^30 rows */
+    want_plan32("fn r(x: f32[1073741825, 1]) -> f32[1073741825] { return sum(x, axis=1) }", "r", true);
+    want_plan32("fn r(x: f32[715827861, 3]) -> f32[715827861] { return max(x, axis=1) }", "r", true);
+    want_plan32("fn r(x: f32[2147483583, 1]) -> f32[2147483583] { return sum(x, axis=1) }", "r", true);
+    /* a column reduction over 2^30 + 1 columns */
+    want_plan32("fn c(x: f32[2, 536870913]) -> f32[536870913] { return sum(x, axis=0) }", "c", true);
+}
+
+static void test_argmin_split_columns(void **state)
+{
+    (void)state;
+    const cg_unit *u = unit_of("fn a(x: f32[A, N, D]) -> i64[N, D] { return argmin(x, axis=0) }", "a", false);
+    const char *src = u->source;
+    assert_non_null(strstr(src, "columns a thread") ? src : strstr(src, "tc_vload"));
+    /* every element of the vector is at the reduced position r */
+    assert_non_null(strstr(src, "tc_argv<float>{(float)t2, (long long)(r)}"));
+    assert_null(strstr(src, "(long long)(r + 1)"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_matmul_size1_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan_verify, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plan32_boundaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_argmin_split_columns, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
