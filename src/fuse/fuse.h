@@ -56,13 +56,33 @@ typedef struct fkernel {
     lnode **reads;          /* stored nodes (parameters, other kernels' stores) it loads */
     int nreads;
     const char *name;       /* tc_red_fused_exp_max_sub_sum_div_0; the op for an extern */
+    int passes;             /* the cost model (fuse_budget): reduction passes, */
+    int work;               /* nodes computed, once per pass that needs them, */
+    int regs;               /* and estimated registers a thread */
 } fkernel;
 
 typedef struct fdecision {
     const lnode *producer, *consumer;  /* anchors */
     bool fused;
     const char *why;
+    const char *limit;      /* refused by the budget: "passes", "work" or "registers"; else NULL */
 } fdecision;
+
+/* A pointwise value stored because its inlined expression passed
+ * max_inline nodes (it became an anchor). */
+typedef struct fcut {
+    const lnode *n;
+    int size;               /* the nodes its expression would have inlined */
+} fcut;
+
+typedef struct fuse_budget {
+    int max_passes;
+    int max_work;
+    int max_inline;
+    int max_regs;
+} fuse_budget;
+
+extern const fuse_budget fuse_default_budget;
 
 typedef struct ffn {
     const lfn *l;
@@ -72,10 +92,15 @@ typedef struct ffn {
     bool *stored;           /* lnode id -> lives in a buffer (parameter or written by a kernel) */
     fdecision *dec;
     int ndec;
+    fcut *cut;
+    int ncut;
+    fuse_budget budget;     /* the budget it was fused under */
 } ffn;
 
 /* Group f's nodes into kernels.  Errors unwind through d (TC_ERR_INTERNAL). */
 ffn *fuse_fn(const lfn *f, tc_arena *a, tc_diag *d);
+/* The same under another budget (tests). */
+ffn *fuse_fn_budget(const lfn *f, const fuse_budget *b, tc_arena *a, tc_diag *d);
 
 void fuse_print(tc_buf *b, const ffn *f);
 /* The `tensorc explain` text: every pair of anchors considered, fused or
