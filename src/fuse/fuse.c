@@ -48,6 +48,7 @@ typedef struct fctx {
     const fuse_budget *bud;
     int n;                  /* nodes */
     bool *anchor;
+    bool *cut;              /* anchors made by the inline limit (mark_anchors) */
     int *parent;            /* union-find over node ids (anchors only) */
     int *next;              /* circular list of a kernel's anchors */
     int *size;              /* valid at roots: anchors in the kernel */
@@ -169,6 +170,30 @@ static void decide(fctx *x, const lnode *p, const lnode *c, bool fused, const ch
         x->capdec = cap;
     }
     o->dec[o->ndec++] = (fdecision){p, c, fused, why, fused ? NULL : x->limit};
+}
+
+typedef struct ilist {
+    int *v;
+    int n, cap;
+} ilist;
+
+static void ipush(tc_arena *a, ilist *l, int v)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        int *nv = ARENA_ARRAY(a, int, cap);
+        if (l->n)
+            memcpy(nv, l->v, sizeof *nv * (size_t)l->n);
+        l->v = nv;
+        l->cap = cap;
+    }
+    l->v[l->n++] = v;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }
 
 /* ---- anchors and what they read ----------------------------------------- */
@@ -451,7 +476,7 @@ static bool kernel_cost(fctx *x, int ka, int kb, kdesc kd, kcost *c)
     x->epoch++;
     unsigned all = kd.rank >= 32 ? ~0u : (1u << kd.rank) - 1;
     bool inner = kd.kind == KK_REDUCE && inner_reduction(kd.rank, kd.mask);
-    int nred = 0, nread = 0;
+    int nred = 0, nread = 0, nelem = 0;
     FOR_MEMBERS(x, ka, kb, i) {
         const lnode *v = x->f->nodes[i];
         int q = need(x, ka, kb, v);
@@ -478,6 +503,7 @@ static bool kernel_cost(fctx *x, int ka, int kb, kdesc kd, kcost *c)
             if (x->rstamp[r->id] != x->epoch && !in_k(x, r->id, ka, kb)) {
                 x->rstamp[r->id] = x->epoch;
                 nread++;
+                nelem += same_shape(r->rank, r->shape, kd.rank, kd.dom);
             }
         }
     }
@@ -508,8 +534,8 @@ static bool kernel_cost(fctx *x, int ka, int kb, kdesc kd, kcost *c)
         return false;
     }
     /* registers: a rows kernel keeps 16 elements a thread of each buffer
-     * it reads along the row, plus an accumulator per reduction */
-    c->regs = 24 + 2 * nred + (inner ? 16 * nread : 2 * nread);
+     * it reads over the whole domain, plus an accumulator per reduction */
+    c->regs = 24 + 2 * nred + 2 * nread + (inner ? 16 * nelem : 0);
     if (c->regs > x->bud->max_regs) {
         x->limit = "registers";
         x->why = arena_printf(x->a, "budget: about %d registers a thread (at most %d)", c->regs,
@@ -625,7 +651,7 @@ static const char *fused_why(kdesc p, kdesc c, const lnode *prod, const lnode *c
 
 /* ---- the pass ------------------------------------------------------------ */
 
-static void add_cut(fctx *x, const lnode *n, int size)
+static void add_cut(fctx *x, const lnode *n, int size, int reds)
 {
     ffn *o = x->out;
     if (o->ncut == x->capcut) {
@@ -636,7 +662,7 @@ static void add_cut(fctx *x, const lnode *n, int size)
         o->cut = v;
         x->capcut = cap;
     }
-    o->cut[o->ncut++] = (fcut){n, size};
+    o->cut[o->ncut++] = (fcut){n, size, reds};
 }
 
 static void mark_anchors(fctx *x)
@@ -652,52 +678,36 @@ static void mark_anchors(fctx *x)
                     x->anchor[n->in[j].src->id] = true;
     }
     /* The budget's inline limit: a pointwise value whose inlined expression
-     * would hold more than max_inline nodes is stored instead (an anchor),
-     * so no kernel recomputes an unbounded chain.  Sizes count shared
+     * would hold more than max_inline nodes, or read more than max_passes
+     * reductions, is stored instead (an anchor), so no kernel recomputes an
+     * unbounded chain (every kernel after a reduction chain's first would
+     * otherwise recompute it from the start).  Counts take shared
      * subexpressions once per reader (an over-estimate, saturating), which
      * only stores a little earlier.  Nodes are in topological order. */
     int *sz = ARENA_ARRAY(x->a, int, x->n > 0 ? x->n : 1);
+    int *nr = ARENA_ARRAY(x->a, int, x->n > 0 ? x->n : 1);
     for (int i = 0; i < x->n; i++) {
         lnode *n = f->nodes[i];
         if (is_leaf(n) || x->anchor[i] || n->kind == LK_REDUCE || n->kind == LK_MATMUL)
             continue;
-        int64_t s = 1;
+        int64_t s = 1, r = 0;
         for (int j = 0; j < n->nin; j++) {
             const lnode *in = n->in[j].src;
-            if (!x->anchor[in->id] && !is_leaf(in))
+            if (in->kind == LK_REDUCE) {
+                r++;
+            } else if (!x->anchor[in->id] && !is_leaf(in)) {
                 s += sz[in->id];
+                r += nr[in->id];
+            }
         }
-        if (s > x->bud->max_inline && !f->g->elementwise) {
-            x->anchor[i] = true;
-            add_cut(x, n, (int)(s > 1 << 30 ? 1 << 30 : s));
+        if ((s > x->bud->max_inline || r > x->bud->max_passes) && !f->g->elementwise) {
+            x->anchor[i] = x->cut[i] = true;
+            add_cut(x, n, (int)(s > 1 << 30 ? 1 << 30 : s), (int)(r > 1 << 30 ? 1 << 30 : r));
             continue;
         }
         sz[i] = (int)(s > 1 << 30 ? 1 << 30 : s);
+        nr[i] = (int)(r > 1 << 30 ? 1 << 30 : r);
     }
-}
-
-typedef struct ilist {
-    int *v;
-    int n, cap;
-} ilist;
-
-static void ipush(tc_arena *a, ilist *l, int v)
-{
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        int *nv = ARENA_ARRAY(a, int, cap);
-        if (l->n)
-            memcpy(nv, l->v, sizeof *nv * (size_t)l->n);
-        l->v = nv;
-        l->cap = cap;
-    }
-    l->v[l->n++] = v;
-}
-
-static int cmp_int(const void *a, const void *b)
-{
-    int x = *(const int *)a, y = *(const int *)b;
-    return (x > y) - (x < y);
 }
 
 /* Walk the inline closure of kernel k from node n: inlined nodes into
@@ -855,7 +865,9 @@ static void build_kernels(fctx *x)
             o->stored[i] = true;
         if (!x->anchor[i])
             continue;
-        if (v->kind != LK_REDUCE || v->output >= 0)
+        /* a value cut by the inline limit is stored only where another
+         * kernel reads it; in its readers' kernel it is computed inline */
+        if ((v->kind != LK_REDUCE && !x->cut[i]) || v->output >= 0)
             o->stored[i] = true;
         for (int j = 0; j < x->deps[i].n; j++) {
             lnode *dpd = x->deps[i].v[j];
@@ -888,6 +900,10 @@ static void build_kernels(fctx *x)
         for (int q = 0; q < mem.n; q++) {
             int i = mem.v[q];
             lnode *v = x->f->nodes[i];
+            if (v->kind != LK_REDUCE && !o->stored[i] && st[i] != k->id + 1) {
+                st[i] = k->id + 1; /* a cut value that stayed in one kernel */
+                ipush(x->a, &inl, i);
+            }
             nred += v->kind == LK_REDUCE;
             nst += o->stored[i] && v->kind != LK_MATMUL;
             if (v->kind == LK_MATMUL) {
@@ -1013,6 +1029,7 @@ ffn *fuse_fn_budget(const lfn *f, const fuse_budget *bud, tc_arena *a, tc_diag *
     x.n = f->nnodes;
     int n = x.n > 0 ? x.n : 1;
     x.anchor = ARENA_ARRAY(a, bool, n);
+    x.cut = ARENA_ARRAY(a, bool, n);
     x.parent = ARENA_ARRAY(a, int, n);
     x.next = ARENA_ARRAY(a, int, n);
     x.size = ARENA_ARRAY(a, int, n);
@@ -1170,15 +1187,30 @@ void fuse_print(tc_buf *b, const ffn *f)
 
 void fuse_explain(tc_buf *b, const ffn *f)
 {
+    const fuse_budget *bu = &f->budget;
     buf_printf(b, "fn %s: %d kernel%s\n", f->l->g->name, f->nk, f->nk == 1 ? "" : "s");
+    buf_printf(b, "  budget: %d passes, %d nodes of work, %d inlined nodes or %d reductions per value, "
+                  "%d registers%s\n",
+               bu->max_passes, bu->max_work, bu->max_inline, bu->max_passes, bu->max_regs,
+               f->l->g->elementwise ? " (not applied: an elementwise function is one kernel)" : "");
+    for (int i = 0; i < f->ncut; i++) {
+        const fcut *c = &f->cut[i];
+        buf_printf(b, "  split   %%%d %s: budget (inline): its expression would inline %d nodes and read %d "
+                      "reductions (at most %d and %d); computed once%s\n",
+                   c->n->id, node_label(c->n), c->size, c->reds, bu->max_inline, bu->max_passes,
+                   f->stored[c->n->id] ? " and stored for the kernels after" : ", inline in its readers' kernel");
+    }
     for (int i = 0; i < f->ndec; i++) {
         const fdecision *d = &f->dec[i];
-        buf_printf(b, "  %s %%%d %s -> %%%d %s: %s\n", d->fused ? "fused  " : "refused",
+        buf_printf(b, "  %s %%%d %s -> %%%d %s: %s\n", d->fused ? "fused  " : d->limit ? "split  " : "refused",
                    d->producer->id, node_label(d->producer), d->consumer->id,
                    node_label(d->consumer), d->why ? d->why : "?");
     }
     for (int i = 0; i < f->nk; i++) {
         const fkernel *k = f->k[i];
+        if (k->kind != KK_EXTERN)
+            buf_printf(b, "  kernel %d (%s): cost %d pass%s, %d nodes of work, about %d registers\n", k->id,
+                       k->name, k->passes, k->passes == 1 ? "" : "es", k->work, k->regs);
         for (int j = 0; j < k->ninl; j++)
             buf_printf(b, "  inlined %%%d %s into kernel %d (%s): pointwise, recomputed where "
                        "read instead of stored\n",

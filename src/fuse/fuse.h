@@ -73,6 +73,7 @@ typedef struct fdecision {
 typedef struct fcut {
     const lnode *n;
     int size;               /* the nodes its expression would have inlined */
+    int reds;               /* the reductions it would have read */
 } fcut;
 
 typedef struct fuse_budget {
