@@ -460,7 +460,7 @@ static bool count_work(fctx *x, int ka, int kb, const lnode *n, int p, int *work
     if (n->kind == LK_REDUCE)
         return true; /* its value, from its own pass */
     if (++*work > x->bud->max_work && !x->f->g->elementwise)
-        return false;
+        return false; /* (elementwise: counted in full, never refused) */
     for (int i = 0; i < n->nin; i++)
         if (!count_work(x, ka, kb, n->in[i].src, p, work))
             return false;
@@ -507,9 +507,10 @@ static bool kernel_cost(fctx *x, int ka, int kb, kdesc kd, kcost *c)
             }
         }
     }
-    if (x->f->g->elementwise)
-        return true; /* one kernel whatever its size: foreach needs it (sched.h) */
-    if (c->passes > x->bud->max_passes) {
+    /* an elementwise function is one kernel whatever its size: foreach
+     * needs it (sched.h); its cost is still measured */
+    bool enforce = !x->f->g->elementwise;
+    if (enforce && c->passes > x->bud->max_passes) {
         x->limit = "passes";
         x->why = arena_printf(x->a, "budget: %d reduction passes in one kernel (at most %d); the next "
                                     "kernel reads the results from memory",
@@ -526,7 +527,7 @@ static bool kernel_cost(fctx *x, int ka, int kb, kdesc kd, kcost *c)
         else if (ok)
             ok = count_work(x, ka, kb, v, c->passes, &c->work);
     }
-    if (!ok) {
+    if (!ok && enforce) {
         x->limit = "work";
         x->why = arena_printf(x->a, "budget: more than %d nodes computed in one kernel, counted once "
                                     "per pass that recomputes them; the next kernel reads stored values",
@@ -536,7 +537,7 @@ static bool kernel_cost(fctx *x, int ka, int kb, kdesc kd, kcost *c)
     /* registers: a rows kernel keeps 16 elements a thread of each buffer
      * it reads over the whole domain, plus an accumulator per reduction */
     c->regs = 24 + 2 * nred + 2 * nread + (inner ? 16 * nelem : 0);
-    if (c->regs > x->bud->max_regs) {
+    if (enforce && c->regs > x->bud->max_regs) {
         x->limit = "registers";
         x->why = arena_printf(x->a, "budget: about %d registers a thread (at most %d)", c->regs,
                               x->bud->max_regs);
