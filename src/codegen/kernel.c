@@ -363,8 +363,16 @@ static void grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int v
  * run before anything else of the body? */
 static bool plain_vload(const char *line, size_t n)
 {
-    const char *l = strstr(line, "= tc_vload<");
-    if (strncmp(line, "const tc_vec<", 13) != 0 || !l || l >= line + n)
+    /* search this line only: strstr ran over the rest of the body for
+     * every line (a 10,000-statement chain: seconds) */
+    static const char pat[] = "= tc_vload<";
+    const char *l = NULL;
+    if (n < 13 || strncmp(line, "const tc_vec<", 13) != 0)
+        return false;
+    for (const char *c = line; !l && c + sizeof pat - 1 <= line + n; c++)
+        if (*c == '=' && strncmp(c, pat, sizeof pat - 1) == 0)
+            l = c;
+    if (!l)
         return false;
     const char *a = strchr(l, '(');
     if (!a || a >= line + n)

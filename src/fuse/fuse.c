@@ -1,13 +1,24 @@
-/* fuse.c - anchors, merging by the rules of fuse.h, launch order.
+/* fuse.c - anchors, merging by the rules of fuse.h, the budget, launch order.
  *
- * Union-find over anchor nodes; a set's root carries the kernel's domain.
- * A merge is tried, checked (domains, row consistency, cycles) and undone
- * when a check fails, so every rule lives in one predicate: can_merge().
+ * Union-find over anchor nodes; a set's root carries the kernel's domain,
+ * its member list and its cost.  A merge is checked first (domains, cycles,
+ * row consistency, passes, budget) against the two kernels as they are, and
+ * only then made: nothing is undone, so no check can see a half-made merge.
+ * Every check walks the two kernels' members or their inlined expressions,
+ * which the budget bounds, so the pass is near-linear in program size.
  */
 #include "fuse/fuse.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+const fuse_budget fuse_default_budget = {
+    .max_passes = 8,
+    .max_work = 768,
+    .max_inline = 96,
+    .max_regs = 200,
+};
 
 typedef struct deplist {
     lnode **v;
@@ -26,29 +37,55 @@ typedef struct visit {
     const tc_dim **idx;
 } visit;
 
+typedef struct kcost {
+    int passes, work, regs;
+} kcost;
+
 typedef struct fctx {
     const lfn *f;
     tc_arena *a;
     tc_diag *d;
+    const fuse_budget *bud;
     int n;                  /* nodes */
     bool *anchor;
+    bool *cut;              /* anchors made by the inline limit (mark_anchors) */
     int *parent;            /* union-find over node ids (anchors only) */
+    int *next;              /* circular list of a kernel's anchors */
+    int *size;              /* valid at roots: anchors in the kernel */
     kdesc *desc;            /* valid at roots */
+    kcost *cost;            /* valid at roots */
     deplist *deps;          /* anchor -> anchors its inlined expression reads */
     deplist *params;        /* anchor -> leaf inputs it reads */
+    deplist *users;         /* anchor -> anchors whose inlined expression reads it */
+    int horizon;            /* anchors above it are untouched singletons (cycle check) */
     ffn *out;
-    int capdec;
+    int capdec, capcut;
     visit **seen;           /* row check memo, per node */
     int epoch;
     int *seen_epoch;
+    int *vis;               /* cycle check: kernel root -> epoch visited */
+    int *stack;
+    int *memo_ep, *memo;    /* passes: the latest own pass a node needs */
+    int64_t *wkey;          /* work: (epoch, pass) a node was counted in */
+    int *rstamp;            /* registers: epoch a buffer read was counted in */
     const char *why;        /* the reason a check failed */
+    const char *limit;      /* the budget limit it hit, or NULL */
+    uint64_t *decset;       /* decisions recorded (decided()) */
+    int ndecset, capdecset;
 } fctx;
+
+static void push_new(tc_arena *a, deplist *l, lnode *n);
 
 static void push(tc_arena *a, deplist *l, lnode *n)
 {
     for (int i = 0; i < l->n; i++)
         if (l->v[i] == n)
             return;
+    push_new(a, l, n);
+}
+
+static void push_new(tc_arena *a, deplist *l, lnode *n)
+{
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 4;
         lnode **v = ARENA_ARRAY(a, lnode *, cap);
@@ -67,6 +104,15 @@ static int find(fctx *x, int i)
     return i;
 }
 
+/* Is node i an anchor of kernel a or kernel b (roots; b may be -1)? */
+static bool in_k(fctx *x, int i, int a, int b)
+{
+    if (!x->anchor[i])
+        return false;
+    int r = find(x, i);
+    return r == a || r == b;
+}
+
 static bool is_leaf(const lnode *n)
 {
     return n->kind == LK_INPUT || n->kind == LK_SCALAR || n->kind == LK_CONST || n->kind == LK_DIMVAL;
@@ -82,12 +128,39 @@ static bool same_shape(int ra, const tc_dim *const *a, int rb, const tc_dim *con
     return true;
 }
 
+/* Has (p, c, fused) been recorded?  If not, remember it.  A hash set, so
+ * the pass stays linear in the decisions it makes. */
+static bool decided(fctx *x, const lnode *p, const lnode *c, bool fused)
+{
+    uint64_t key = ((uint64_t)(unsigned)p->id << 33) | ((uint64_t)(unsigned)c->id << 1) | fused;
+    if (2 * (x->ndecset + 1) > x->capdecset) {
+        int cap = x->capdecset ? 2 * x->capdecset : 64;
+        uint64_t *t = ARENA_ARRAY(x->a, uint64_t, cap);
+        for (int i = 0; i < x->capdecset; i++)
+            if (x->decset[i]) {
+                uint64_t h = (x->decset[i] * 0x9E3779B97F4A7C15ull) >> 20;
+                while (t[h & (uint64_t)(cap - 1)])
+                    h++;
+                t[h & (uint64_t)(cap - 1)] = x->decset[i];
+            }
+        x->decset = t;
+        x->capdecset = cap;
+    }
+    key++; /* 0 marks an empty slot */
+    uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 20, m = (uint64_t)(x->capdecset - 1);
+    for (; x->decset[h & m]; h++)
+        if (x->decset[h & m] == key)
+            return true;
+    x->decset[h & m] = key;
+    x->ndecset++;
+    return false;
+}
+
 static void decide(fctx *x, const lnode *p, const lnode *c, bool fused, const char *why)
 {
     ffn *o = x->out;
-    for (int i = 0; i < o->ndec; i++) /* one line per pair and outcome */
-        if (o->dec[i].producer == p && o->dec[i].consumer == c && o->dec[i].fused == fused)
-            return;
+    if (decided(x, p, c, fused)) /* one line per pair and outcome */
+        return;
     if (o->ndec == x->capdec) {
         int cap = x->capdec ? 2 * x->capdec : 32;
         fdecision *v = ARENA_ARRAY(x->a, fdecision, cap);
@@ -96,12 +169,36 @@ static void decide(fctx *x, const lnode *p, const lnode *c, bool fused, const ch
         o->dec = v;
         x->capdec = cap;
     }
-    o->dec[o->ndec++] = (fdecision){p, c, fused, why};
+    o->dec[o->ndec++] = (fdecision){p, c, fused, why, fused ? NULL : x->limit};
+}
+
+typedef struct ilist {
+    int *v;
+    int n, cap;
+} ilist;
+
+static void ipush(tc_arena *a, ilist *l, int v)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        int *nv = ARENA_ARRAY(a, int, cap);
+        if (l->n)
+            memcpy(nv, l->v, sizeof *nv * (size_t)l->n);
+        l->v = nv;
+        l->cap = cap;
+    }
+    l->v[l->n++] = v;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
 }
 
 /* ---- anchors and what they read ----------------------------------------- */
 
-static void collect(fctx *x, lnode *n, deplist *deps, deplist *params, bool *mark)
+static void collect(fctx *x, lnode *n, deplist *deps, deplist *params, int *mark, int stamp)
 {
     for (int i = 0; i < n->nin; i++) {
         lnode *s = n->in[i].src;
@@ -110,9 +207,9 @@ static void collect(fctx *x, lnode *n, deplist *deps, deplist *params, bool *mar
         } else if (is_leaf(s)) {
             if (s->kind == LK_INPUT)
                 push(x->a, params, s);
-        } else if (!mark[s->id]) {
-            mark[s->id] = true;
-            collect(x, s, deps, params, mark);
+        } else if (mark[s->id] != stamp) {
+            mark[s->id] = stamp;
+            collect(x, s, deps, params, mark, stamp);
         }
     }
 }
@@ -223,17 +320,18 @@ static bool seen_before(fctx *x, const lnode *n, const tc_dim **idx)
     return false;
 }
 
-/* Walk what kernel `root` computes for n at idx (over the kernel's
- * variables): a reduction of this kernel must be read at its own row. */
-static bool rows_ok(fctx *x, int root, lnode *n, const tc_dim **idx)
+/* Walk what the kernel of roots (ka, kb) computes for n at idx (over the
+ * kernel's variables): a reduction of this kernel must be read at its own
+ * row. */
+static bool rows_ok(fctx *x, int ka, int kb, kdesc kd, lnode *n, const tc_dim **idx)
 {
     if (is_leaf(n) || seen_before(x, n, idx))
         return true;
-    if (x->anchor[n->id] && find(x, n->id) != root)
+    if (x->anchor[n->id] && !in_k(x, n->id, ka, kb))
         return true; /* loaded from another kernel's buffer */
     if (n->kind == LK_REDUCE) {
         const tc_dim *want[TC_MAX_RANK];
-        if (!node_index(x->f, x->desc[root], n, want)) {
+        if (!node_index(x->f, kd, n, want)) {
             x->why = "the reduction's domain or axes differ";
             return false;
         }
@@ -250,28 +348,32 @@ static bool rows_ok(fctx *x, int root, lnode *n, const tc_dim **idx)
         const lref *r = &n->in[i];
         const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
         lir_compose(x->f, r, idx, n->rank, ci);
-        if (!rows_ok(x, root, r->src, ci))
+        if (!rows_ok(x, ka, kb, kd, r->src, ci))
             return false;
     }
     return true;
 }
 
-static bool kernel_rows_ok(fctx *x, int root)
+/* The anchors of kernels ka and kb (b may be -1), through their lists. */
+#define FOR_MEMBERS(x, ka, kb, i)                                                               \
+    for (int k_ = 0, r_ = (ka), i = r_; k_ < 2; k_++, r_ = (kb), i = r_)                        \
+        if (r_ >= 0)                                                                            \
+            for (bool m_ = true; m_; i = (x)->next[i], m_ = i != r_)
+
+static bool kernel_rows_ok(fctx *x, int ka, int kb, kdesc kd)
 {
     x->epoch++;
-    for (int i = 0; i < x->n; i++) {
+    FOR_MEMBERS(x, ka, kb, i) {
         lnode *n = x->f->nodes[i];
-        if (!x->anchor[i] || find(x, i) != root)
-            continue;
         if (n->kind == LK_REDUCE) {
             /* its input is read over the domain itself */
             const lref *r = &n->in[0];
-            if (!rows_ok(x, root, r->src, r->idx))
+            if (!rows_ok(x, ka, kb, kd, r->src, r->idx))
                 return false;
             continue;
         }
         const tc_dim **idx = ARENA_ARRAY(x->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
-        if (!node_index(x->f, x->desc[root], n, idx)) {
+        if (!node_index(x->f, kd, n, idx)) {
             x->why = "a store's shape is neither the domain nor its rows";
             return false;
         }
@@ -279,7 +381,7 @@ static bool kernel_rows_ok(fctx *x, int root)
             const lref *r = &n->in[j];
             const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
             lir_compose(x->f, r, idx, n->rank, ci);
-            if (!rows_ok(x, root, r->src, ci))
+            if (!rows_ok(x, ka, kb, kd, r->src, ci))
                 return false;
         }
     }
@@ -290,47 +392,158 @@ static bool kernel_rows_ok(fctx *x, int root)
 
 /* Is there a path from kernel a to kernel b that passes through a third
  * kernel?  (Merging a and b would then put a kernel both before and after
- * the merged one.) */
+ * the merged one.)  A depth-first walk over kernels, each visited once:
+ * linear in the kernels it reaches.  Anchors above the horizon are
+ * singletons no merge has touched yet; every anchor they reach is above
+ * them too, so no path from a to b runs through them. */
 static bool path_via_other(fctx *x, int a, int b)
 {
-    char *reach = ARENA_ARRAY(x->a, char, x->n);
-    int *stack = ARENA_ARRAY(x->a, int, x->n + 1);
+    int ep = ++x->epoch;
     int sp = 0;
-    /* successors of a, other than b */
-    for (int i = 0; i < x->n; i++) {
-        if (!x->anchor[i])
-            continue;
-        int ri = find(x, i);
-        if (ri == a || ri == b || reach[ri])
-            continue;
-        for (int j = 0; j < x->deps[i].n; j++)
-            if (find(x, x->deps[i].v[j]->id) == a) {
-                reach[ri] = 1;
-                stack[sp++] = ri;
-                break;
+    x->vis[a] = ep;
+    x->stack[sp++] = a;
+    while (sp > 0) {
+        int k = x->stack[--sp];
+        for (int i = k, m = 1; m; i = x->next[i], m = i != k)
+            for (int j = 0; j < x->users[i].n; j++) {
+                int u = x->users[i].v[j]->id;
+                if (u > x->horizon)
+                    continue;
+                int ru = find(x, u);
+                if (ru == b) {
+                    if (k != a)
+                        return true;
+                    continue; /* the direct edge a -> b */
+                }
+                if (x->vis[ru] != ep) {
+                    x->vis[ru] = ep;
+                    x->stack[sp++] = ru;
+                }
             }
     }
-    while (sp > 0) {
-        int k = stack[--sp];
-        for (int i = 0; i < x->n; i++) {
-            if (!x->anchor[i])
-                continue;
-            int ri = find(x, i);
-            if (reach[ri] == 1 && ri != b)
-                continue;
-            for (int j = 0; j < x->deps[i].n; j++)
-                if (find(x, x->deps[i].v[j]->id) == k) {
-                    if (ri == b)
-                        return true;
-                    if (!reach[ri]) {
-                        reach[ri] = 1;
-                        stack[sp++] = ri;
-                    }
-                    break;
-                }
+    return false;
+}
+
+/* ---- passes and the budget ----------------------------------------------- */
+
+/* The latest pass among kernel (ka, kb)'s own reductions that n's value
+ * needs, or -1; a reduction's own pass is one after what its input needs. */
+static int need(fctx *x, int ka, int kb, const lnode *n)
+{
+    if (is_leaf(n) || n->kind == LK_MATMUL || (x->anchor[n->id] && !in_k(x, n->id, ka, kb)))
+        return -1;
+    if (x->memo_ep[n->id] == x->epoch)
+        return x->memo[n->id];
+    int r = -1;
+    for (int i = 0; i < n->nin; i++) {
+        int q = need(x, ka, kb, n->in[i].src);
+        if (q > r)
+            r = q;
+    }
+    if (n->kind == LK_REDUCE)
+        r++;
+    x->memo_ep[n->id] = x->epoch;
+    x->memo[n->id] = r;
+    return r;
+}
+
+/* Count the nodes computed in pass p for n's value (each once a pass);
+ * false once the count passes the budget. */
+static bool count_work(fctx *x, int ka, int kb, const lnode *n, int p, int *work)
+{
+    if (is_leaf(n) || n->kind == LK_MATMUL || (x->anchor[n->id] && !in_k(x, n->id, ka, kb)))
+        return true;
+    int64_t key = ((int64_t)x->epoch << 20) | p;
+    if (x->wkey[n->id] == key)
+        return true;
+    x->wkey[n->id] = key;
+    if (n->kind == LK_REDUCE)
+        return true; /* its value, from its own pass */
+    if (++*work > x->bud->max_work && !x->f->g->elementwise)
+        return false; /* (elementwise: counted in full, never refused) */
+    for (int i = 0; i < n->nin; i++)
+        if (!count_work(x, ka, kb, n->in[i].src, p, work))
+            return false;
+    return true;
+}
+
+/* The cost of kernels ka and kb as one kernel of domain kd, and whether
+ * its passes can be scheduled (sched.h) and it fits the budget; if not,
+ * x->why says why and x->limit which limit, when it is the budget. */
+static bool kernel_cost(fctx *x, int ka, int kb, kdesc kd, kcost *c)
+{
+    *c = (kcost){0, 0, 0};
+    x->epoch++;
+    unsigned all = kd.rank >= 32 ? ~0u : (1u << kd.rank) - 1;
+    bool inner = kd.kind == KK_REDUCE && inner_reduction(kd.rank, kd.mask);
+    int nred = 0, nread = 0, nelem = 0;
+    FOR_MEMBERS(x, ka, kb, i) {
+        const lnode *v = x->f->nodes[i];
+        int q = need(x, ka, kb, v);
+        if (v->kind == LK_REDUCE) {
+            nred++;
+            if (q + 1 > c->passes)
+                c->passes = q + 1;
+            if (kd.mask == all && q > 0) {
+                x->why = "a whole-tensor reduction that needs another's result would need a "
+                         "grid-wide sync";
+                return false;
+            }
+        } else if (kd.kind == KK_REDUCE && !inner && q >= 0 &&
+                   same_shape(v->rank, v->shape, kd.rank, kd.dom)) {
+            /* element-level stores of a columns or whole-tensor kernel run
+             * in its first pass, before any of its reductions is known */
+            x->why = kd.mask == all ? "an epilogue over a whole-tensor reduction needs a grid-wide sync"
+                                    : "an outer-axis reduction takes no pointwise epilogue (its rows "
+                                      "are columns)";
+            return false;
+        }
+        for (int j = 0; j < x->params[i].n + x->deps[i].n; j++) {
+            const lnode *r = j < x->params[i].n ? x->params[i].v[j] : x->deps[i].v[j - x->params[i].n];
+            if (x->rstamp[r->id] != x->epoch && !in_k(x, r->id, ka, kb)) {
+                x->rstamp[r->id] = x->epoch;
+                nread++;
+                nelem += same_shape(r->rank, r->shape, kd.rank, kd.dom);
+            }
         }
     }
-    return false;
+    /* an elementwise function is one kernel whatever its size: foreach
+     * needs it (sched.h); its cost is still measured */
+    bool enforce = !x->f->g->elementwise;
+    if (enforce && c->passes > x->bud->max_passes) {
+        x->limit = "passes";
+        x->why = arena_printf(x->a, "budget: %d reduction passes in one kernel (at most %d); the next "
+                                    "kernel reads the results from memory",
+                              c->passes, x->bud->max_passes);
+        return false;
+    }
+    /* work: what each pass recomputes, the epilogue included */
+    x->epoch++;
+    bool ok = true;
+    FOR_MEMBERS(x, ka, kb, i) {
+        const lnode *v = x->f->nodes[i];
+        if (ok && v->kind == LK_REDUCE)
+            ok = count_work(x, ka, kb, v->in[0].src, x->memo[i], &c->work);
+        else if (ok)
+            ok = count_work(x, ka, kb, v, c->passes, &c->work);
+    }
+    if (!ok && enforce) {
+        x->limit = "work";
+        x->why = arena_printf(x->a, "budget: more than %d nodes computed in one kernel, counted once "
+                                    "per pass that recomputes them; the next kernel reads stored values",
+                              x->bud->max_work);
+        return false;
+    }
+    /* registers: a rows kernel keeps 16 elements a thread of each buffer
+     * it reads over the whole domain, plus an accumulator per reduction */
+    c->regs = 24 + 2 * nred + 2 * nread + (inner ? 16 * nelem : 0);
+    if (enforce && c->regs > x->bud->max_regs) {
+        x->limit = "registers";
+        x->why = arena_printf(x->a, "budget: about %d registers a thread (at most %d)", c->regs,
+                              x->bud->max_regs);
+        return false;
+    }
+    return true;
 }
 
 /* ---- merging ------------------------------------------------------------- */
@@ -366,27 +579,13 @@ static bool merged_desc(fctx *x, int a, int b, kdesc *out)
             x->why = "reductions over different domains or axes";
             return false;
         }
-        unsigned all = da.rank >= 32 ? ~0u : (1u << da.rank) - 1;
-        if (da.mask == all) {
-            for (int i = 0; i < x->n; i++) {
-                int ri = x->anchor[i] ? find(x, i) : -1;
-                if ((ri == a && reads_kernel(x, x->f->nodes[i], b)) ||
-                    (ri == b && reads_kernel(x, x->f->nodes[i], a))) {
-                    x->why = "a whole-tensor reduction that needs another's result would need a "
-                             "grid-wide sync";
-                    return false;
-                }
-            }
-        }
-        *out = da;
+        *out = da; /* the passes are checked by kernel_cost */
         return true;
     }
     int r = da.kind == KK_REDUCE ? a : b, p = r == a ? b : a;
     kdesc dr = x->desc[r];
     bool inner = inner_reduction(dr.rank, dr.mask);
-    for (int i = 0; i < x->n; i++) {
-        if (!x->anchor[i] || find(x, i) != p)
-            continue;
+    FOR_MEMBERS(x, p, -1, i) {
         lnode *s = x->f->nodes[i];
         const tc_dim *idx[TC_MAX_RANK];
         if (same_shape(s->rank, s->shape, dr.rank, dr.dom)) {
@@ -406,10 +605,13 @@ static bool merged_desc(fctx *x, int a, int b, kdesc *out)
     return true;
 }
 
+/* Merge the kernels of anchors a and b if every rule and the budget allow;
+ * the union-find is changed only then. */
 static bool try_merge(fctx *x, int a, int b)
 {
     a = find(x, a);
     b = find(x, b);
+    x->limit = NULL;
     if (a == b)
         return true;
     kdesc m;
@@ -419,16 +621,19 @@ static bool try_merge(fctx *x, int a, int b)
         x->why = "fusing would create a cycle through another kernel";
         return false;
     }
-    int keep = a < b ? a : b, gone = keep == a ? b : a;
-    int saved = x->parent[gone];
-    kdesc sk = x->desc[keep];
-    x->parent[gone] = keep;
-    x->desc[keep] = m;
-    if (!kernel_rows_ok(x, keep)) {
-        x->parent[gone] = saved;
-        x->desc[keep] = sk;
+    if (!kernel_rows_ok(x, a, b, m))
         return false;
-    }
+    kcost c;
+    if (!kernel_cost(x, a, b, m, &c))
+        return false;
+    int keep = a < b ? a : b, gone = keep == a ? b : a;
+    x->parent[gone] = keep;
+    int t = x->next[keep]; /* splice the circular member lists */
+    x->next[keep] = x->next[gone];
+    x->next[gone] = t;
+    x->size[keep] += x->size[gone];
+    x->desc[keep] = m;
+    x->cost[keep] = c;
     return true;
 }
 
@@ -447,6 +652,20 @@ static const char *fused_why(kdesc p, kdesc c, const lnode *prod, const lnode *c
 
 /* ---- the pass ------------------------------------------------------------ */
 
+static void add_cut(fctx *x, const lnode *n, int size, int reds)
+{
+    ffn *o = x->out;
+    if (o->ncut == x->capcut) {
+        int cap = x->capcut ? 2 * x->capcut : 8;
+        fcut *v = ARENA_ARRAY(x->a, fcut, cap);
+        if (o->ncut)
+            memcpy(v, o->cut, sizeof *v * (size_t)o->ncut);
+        o->cut = v;
+        x->capcut = cap;
+    }
+    o->cut[o->ncut++] = (fcut){n, size, reds};
+}
+
 static void mark_anchors(fctx *x)
 {
     const lfn *f = x->f;
@@ -459,48 +678,69 @@ static void mark_anchors(fctx *x)
                 if (!is_leaf(n->in[j].src))
                     x->anchor[n->in[j].src->id] = true;
     }
-}
-
-static bool shares_read(fctx *x, int a, int b)
-{
+    /* The budget's inline limit: a pointwise value whose inlined expression
+     * would hold more than max_inline nodes, or read more than max_passes
+     * reductions, is stored instead (an anchor), so no kernel recomputes an
+     * unbounded chain (every kernel after a reduction chain's first would
+     * otherwise recompute it from the start).  Counts take shared
+     * subexpressions once per reader (an over-estimate, saturating), which
+     * only stores a little earlier.  Nodes are in topological order. */
+    int *sz = ARENA_ARRAY(x->a, int, x->n > 0 ? x->n : 1);
+    int *nr = ARENA_ARRAY(x->a, int, x->n > 0 ? x->n : 1);
     for (int i = 0; i < x->n; i++) {
-        if (!x->anchor[i] || find(x, i) != a)
+        lnode *n = f->nodes[i];
+        if (is_leaf(n) || x->anchor[i] || n->kind == LK_REDUCE || n->kind == LK_MATMUL)
             continue;
-        for (int j = 0; j < x->n; j++) {
-            if (!x->anchor[j] || find(x, j) != b)
-                continue;
-            for (int p = 0; p < x->params[i].n; p++)
-                for (int q = 0; q < x->params[j].n; q++)
-                    if (x->params[i].v[p] == x->params[j].v[q])
-                        return true;
-            for (int p = 0; p < x->deps[i].n; p++)
-                for (int q = 0; q < x->deps[j].n; q++)
-                    if (x->deps[i].v[p] == x->deps[j].v[q])
-                        return true;
+        int64_t s = 1, r = 0;
+        for (int j = 0; j < n->nin; j++) {
+            const lnode *in = n->in[j].src;
+            if (in->kind == LK_REDUCE) {
+                r++;
+            } else if (!x->anchor[in->id] && !is_leaf(in)) {
+                s += sz[in->id];
+                r += nr[in->id];
+            }
         }
+        if ((s > x->bud->max_inline || r > x->bud->max_passes) && !f->g->elementwise) {
+            x->anchor[i] = x->cut[i] = true;
+            add_cut(x, n, (int)(s > 1 << 30 ? 1 << 30 : s), (int)(r > 1 << 30 ? 1 << 30 : r));
+            continue;
+        }
+        sz[i] = (int)(s > 1 << 30 ? 1 << 30 : s);
+        nr[i] = (int)(r > 1 << 30 ? 1 << 30 : r);
     }
-    return false;
 }
 
-/* Walk the inline closure of kernel k from node n. */
-static void gather(fctx *x, fkernel *k, lnode *n, bool *inl, bool *rd)
+/* Walk the inline closure of kernel k from node n: inlined nodes into
+ * inl, loads (parameters, other kernels' anchors) into rd, each once
+ * (stamp k->id + 1). */
+static void gather(fctx *x, fkernel *k, lnode *n, int *st, ilist *inl, ilist *rd)
 {
     for (int i = 0; i < n->nin; i++) {
         lnode *s = n->in[i].src;
+        if (st[s->id] == k->id + 1)
+            continue;
         if (is_leaf(s)) {
-            if (s->kind == LK_INPUT)
-                rd[s->id] = true;
+            if (s->kind == LK_INPUT) {
+                st[s->id] = k->id + 1;
+                ipush(x->a, rd, s->id);
+            }
         } else if (x->anchor[s->id]) {
-            if (x->out->kernel_of[s->id] != k->id)
-                rd[s->id] = true; /* else a member of this kernel, gathered on its own */
-        } else if (!inl[s->id]) {
-            inl[s->id] = true;
-            gather(x, k, s, inl, rd);
+            if (x->out->kernel_of[s->id] != k->id) {
+                st[s->id] = k->id + 1;
+                ipush(x->a, rd, s->id); /* else a member of this kernel, gathered on its own */
+            }
+        } else {
+            st[s->id] = k->id + 1;
+            ipush(x->a, inl, s->id);
+            gather(x, k, s, st, inl, rd);
         }
     }
 }
 
-static const char *kernel_name(fctx *x, fkernel *k, const bool *member)
+/* The name: the first six distinct op names among members and inlined
+ * nodes (ids ascending, both lists sorted). */
+static const char *kernel_name(fctx *x, fkernel *k, const int *mem, int nmem, const int *inl, int ninl)
 {
     tc_buf b;
     buf_init(&b, x->a);
@@ -511,14 +751,15 @@ static const char *kernel_name(fctx *x, fkernel *k, const bool *member)
     buf_puts(&b, k->kind == KK_REDUCE ? "tc_red_fused" : "tc_poi_fused");
     const char *seen[8];
     int nseen = 0;
-    for (int i = 0; i < x->n && nseen < 6; i++) {
-        if (!member[i])
+    for (int i = 0, j = 0; (i < nmem || j < ninl) && nseen < 6;) {
+        int id = j >= ninl || (i < nmem && mem[i] < inl[j]) ? mem[i++] : inl[j++];
+        const lnode *n = x->f->nodes[id];
+        if (n->kind == LK_MATMUL)
             continue;
-        const lnode *n = x->f->nodes[i];
         const char *nm = n->kind == LK_REDUCE ? red_kind_name(n->a.red.kind) : op_table[n->op].name;
         bool dup = false;
-        for (int j = 0; j < nseen; j++)
-            dup |= strcmp(seen[j], nm) == 0;
+        for (int q = 0; q < nseen; q++)
+            dup |= strcmp(seen[q], nm) == 0;
         if (!dup) {
             seen[nseen++] = nm;
             buf_printf(&b, "_%s", nm);
@@ -528,49 +769,74 @@ static const char *kernel_name(fctx *x, fkernel *k, const bool *member)
     return buf_str(&b);
 }
 
+/* A binary min-heap of root ids: Kahn's order takes the lowest anchor
+ * first among the kernels ready to launch. */
+static void heap_push(int *h, int *n, int v)
+{
+    int i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static int heap_pop(int *h, int *n)
+{
+    int top = h[0], v = h[--*n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= v)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n > 0)
+        h[i] = v;
+    return top;
+}
+
 static void build_kernels(fctx *x)
 {
     ffn *o = x->out;
-    int n = x->n;
+    int n = x->n, nn = n > 0 ? n : 1;
     /* roots in launch order: Kahn over kernel dependencies, lowest anchor first */
-    int *indeg = ARENA_ARRAY(x->a, int, n);
-    bool *isroot = ARENA_ARRAY(x->a, bool, n);
-    for (int i = 0; i < n; i++)
-        if (x->anchor[i])
-            isroot[find(x, i)] = true;
-    bool **edge = ARENA_ARRAY(x->a, bool *, n);
-    for (int i = 0; i < n; i++)
-        if (isroot[i])
-            edge[i] = ARENA_ARRAY(x->a, bool, n);
-    for (int i = 0; i < n; i++) {
-        if (!x->anchor[i])
-            continue;
-        int ri = find(x, i);
-        for (int j = 0; j < x->deps[i].n; j++) {
-            int rd = find(x, x->deps[i].v[j]->id);
-            if (rd != ri && !edge[rd][ri]) {
-                edge[rd][ri] = true;
-                indeg[ri]++;
-            }
-        }
-    }
+    int *indeg = ARENA_ARRAY(x->a, int, nn);
+    int *st = ARENA_ARRAY(x->a, int, nn);
+    ilist *succ = ARENA_ARRAY(x->a, ilist, nn);
     int nroots = 0;
-    for (int i = 0; i < n; i++)
-        nroots += isroot[i];
+    for (int r = 0; r < n; r++) {
+        if (!x->anchor[r] || find(x, r) != r)
+            continue;
+        nroots++;
+        FOR_MEMBERS(x, r, -1, i)
+            for (int j = 0; j < x->deps[i].n; j++) {
+                int rd = find(x, x->deps[i].v[j]->id);
+                if (rd != r && st[rd] != r + 1) {
+                    st[rd] = r + 1;
+                    ipush(x->a, &succ[rd], r);
+                    indeg[r]++;
+                }
+            }
+    }
     o->k = ARENA_ARRAY(x->a, fkernel *, nroots > 0 ? nroots : 1);
-    bool *done = ARENA_ARRAY(x->a, bool, n);
-    int *kid = ARENA_ARRAY(x->a, int, n);
+    int *kid = ARENA_ARRAY(x->a, int, nn);
+    int *heap = ARENA_ARRAY(x->a, int, nroots > 0 ? nroots : 1);
+    int nheap = 0;
+    for (int r = 0; r < n; r++)
+        if (x->anchor[r] && find(x, r) == r && indeg[r] == 0)
+            heap_push(heap, &nheap, r);
     for (int step = 0; step < nroots; step++) {
-        int pick = -1;
-        for (int i = 0; i < n && pick < 0; i++)
-            if (isroot[i] && !done[i] && indeg[i] == 0)
-                pick = i;
-        if (pick < 0)
+        if (nheap == 0)
             diag_error(x->d, TC_ERR_INTERNAL, x->f->g->loc, "fusion: the kernels form a cycle");
-        done[pick] = true;
-        for (int j = 0; j < n; j++)
-            if (isroot[j] && edge[pick][j])
-                indeg[j]--;
+        int pick = heap_pop(heap, &nheap);
+        for (int j = 0; j < succ[pick].n; j++)
+            if (--indeg[succ[pick].v[j]] == 0)
+                heap_push(heap, &nheap, succ[pick].v[j]);
         fkernel *k = ARENA_NEW(x->a, fkernel);
         k->id = o->nk;
         kid[pick] = k->id;
@@ -580,6 +846,14 @@ static void build_kernels(fctx *x)
         k->dom = (const tc_dim **)d.dom;
         k->mask = d.mask;
         k->inner = d.kind == KK_REDUCE && inner_reduction(d.rank, d.mask);
+        if (d.kind != KK_EXTERN) {
+            kcost c;
+            x->limit = NULL;
+            kernel_cost(x, pick, -1, d, &c);
+            k->passes = c.passes;
+            k->work = c.work;
+            k->regs = c.regs;
+        }
         o->k[o->nk++] = k;
     }
     for (int i = 0; i < n; i++)
@@ -592,7 +866,9 @@ static void build_kernels(fctx *x)
             o->stored[i] = true;
         if (!x->anchor[i])
             continue;
-        if (v->kind != LK_REDUCE || v->output >= 0)
+        /* a value cut by the inline limit is stored only where another
+         * kernel reads it; in its readers' kernel it is computed inline */
+        if ((v->kind != LK_REDUCE && !x->cut[i]) || v->output >= 0)
             o->stored[i] = true;
         for (int j = 0; j < x->deps[i].n; j++) {
             lnode *dpd = x->deps[i].v[j];
@@ -607,92 +883,195 @@ static void build_kernels(fctx *x)
                 o->stored[v->in[j].src->id] = true;
     }
 
-    bool *inl = ARENA_ARRAY(x->a, bool, n);
-    bool *rd = ARENA_ARRAY(x->a, bool, n);
-    bool *member = ARENA_ARRAY(x->a, bool, n);
+    /* each kernel's lists, in node order, from its members alone */
+    for (int i = 0; i < n; i++)
+        st[i] = 0;
+    int *root_of_k = ARENA_ARRAY(x->a, int, nroots > 0 ? nroots : 1);
+    for (int r = 0; r < n; r++)
+        if (x->anchor[r] && find(x, r) == r)
+            root_of_k[kid[r]] = r;
     for (int kk = 0; kk < o->nk; kk++) {
         fkernel *k = o->k[kk];
-        memset(inl, 0, (size_t)n);
-        memset(rd, 0, (size_t)n);
+        int r = root_of_k[kk];
+        ilist mem = {0}, inl = {0}, rd = {0};
+        FOR_MEMBERS(x, r, -1, i)
+            ipush(x->a, &mem, i);
+        qsort(mem.v, (size_t)mem.n, sizeof *mem.v, cmp_int);
         int nred = 0, nst = 0;
-        for (int i = 0; i < n; i++) {
-            if (o->kernel_of[i] != k->id)
-                continue;
+        for (int q = 0; q < mem.n; q++) {
+            int i = mem.v[q];
             lnode *v = x->f->nodes[i];
+            if (v->kind != LK_REDUCE && !o->stored[i] && st[i] != k->id + 1) {
+                st[i] = k->id + 1; /* a cut value that stayed in one kernel */
+                ipush(x->a, &inl, i);
+            }
             nred += v->kind == LK_REDUCE;
             nst += o->stored[i] && v->kind != LK_MATMUL;
             if (v->kind == LK_MATMUL) {
                 k->ext = v;
                 for (int j = 0; j < 2; j++)
-                    rd[v->in[j].src->id] = true;
+                    if (st[v->in[j].src->id] != k->id + 1) {
+                        st[v->in[j].src->id] = k->id + 1;
+                        ipush(x->a, &rd, v->in[j].src->id);
+                    }
             } else {
-                gather(x, k, v, inl, rd);
+                gather(x, k, v, st, &inl, &rd);
             }
         }
+        if (inl.n)
+            qsort(inl.v, (size_t)inl.n, sizeof *inl.v, cmp_int);
+        if (rd.n)
+            qsort(rd.v, (size_t)rd.n, sizeof *rd.v, cmp_int);
         k->reds = ARENA_ARRAY(x->a, lnode *, nred > 0 ? nred : 1);
         k->stores = ARENA_ARRAY(x->a, lnode *, nst > 0 ? nst : 1);
-        int ni = 0, nr = 0;
-        for (int i = 0; i < n; i++) {
-            ni += inl[i];
-            nr += rd[i];
+        k->inl = ARENA_ARRAY(x->a, lnode *, inl.n > 0 ? inl.n : 1);
+        k->reads = ARENA_ARRAY(x->a, lnode *, rd.n > 0 ? rd.n : 1);
+        for (int q = 0; q < mem.n; q++) {
+            lnode *v = x->f->nodes[mem.v[q]];
+            if (v->kind == LK_REDUCE)
+                k->reds[k->nreds++] = v;
+            if (o->stored[v->id] && v->kind != LK_MATMUL)
+                k->stores[k->nstores++] = v;
         }
-        k->inl = ARENA_ARRAY(x->a, lnode *, ni > 0 ? ni : 1);
-        k->reads = ARENA_ARRAY(x->a, lnode *, nr > 0 ? nr : 1);
-        for (int i = 0; i < n; i++) {
-            lnode *v = x->f->nodes[i];
-            member[i] = inl[i];
-            if (o->kernel_of[i] == k->id) {
-                member[i] = v->kind != LK_MATMUL;
-                if (v->kind == LK_REDUCE)
-                    k->reds[k->nreds++] = v;
-                if (o->stored[i] && v->kind != LK_MATMUL)
-                    k->stores[k->nstores++] = v;
+        for (int q = 0; q < inl.n; q++)
+            k->inl[k->ninl++] = x->f->nodes[inl.v[q]];
+        for (int q = 0; q < rd.n; q++)
+            k->reads[k->nreads++] = x->f->nodes[rd.v[q]];
+        k->name = kernel_name(x, k, mem.v, mem.n, inl.v, inl.n);
+    }
+}
+
+/* Horizontal candidates of root i: earlier kernels that read one of its
+ * loads (readers[r] lists, per parameter or anchor, the kernels that read
+ * it, as roots when recorded).  At most HCAND are tried, lowest first, so
+ * a buffer read by thousands of kernels costs no quadratic time. */
+enum { HCAND = 8 };
+
+static int load_of(const fctx *x, int m, int j)
+{
+    return j < x->params[m].n ? x->params[m].v[j]->id : x->deps[m].v[j - x->params[m].n]->id;
+}
+
+static void horizontal(fctx *x, ilist *readers)
+{
+    const lfn *f = x->f;
+    int cand[HCAND];
+    for (int i = 0; i < x->n; i++) {
+        if (!x->anchor[i] || find(x, i) != i || x->desc[i].kind == KK_EXTERN)
+            continue;
+        int nc = 0;
+        int ep = ++x->epoch;
+        FOR_MEMBERS(x, i, -1, m)
+            for (int j = 0; j < x->params[m].n + x->deps[m].n; j++) {
+                ilist *rl = &readers[load_of(x, m, j)];
+                for (int q = 0; q < rl->n && nc < HCAND; q++) {
+                    int c = find(x, rl->v[q]);
+                    if (c < i && x->vis[c] != ep && x->desc[c].kind != KK_EXTERN) {
+                        x->vis[c] = ep;
+                        cand[nc++] = c;
+                    }
+                }
             }
-            if (inl[i])
-                k->inl[k->ninl++] = v;
-            if (rd[i])
-                k->reads[k->nreads++] = v;
+        qsort(cand, (size_t)nc, sizeof *cand, cmp_int);
+        for (int q = 0; q < nc; q++) {
+            int j = find(x, cand[q]);
+            if (j == find(x, i))
+                continue;
+            x->why = NULL;
+            bool ok = try_merge(x, j, i);
+            decide(x, f->nodes[j], f->nodes[i], ok,
+                   ok ? "horizontal: one domain, a common input read once" : x->why);
+            if (ok)
+                break;
         }
-        k->name = kernel_name(x, k, member);
+        /* record i's loads for the kernels after it */
+        int root = find(x, i);
+        FOR_MEMBERS(x, i, -1, m)
+            for (int j = 0; j < x->params[m].n + x->deps[m].n; j++) {
+                ilist *rl = &readers[load_of(x, m, j)];
+                if (rl->n == 0 || find(x, rl->v[rl->n - 1]) != root)
+                    ipush(x->a, rl, root);
+            }
+    }
+}
+
+/* An elementwise function is one pointwise kernel (foreach runs exactly
+ * one): its independent updates are merged even without a common input. */
+static void elementwise_one(fctx *x)
+{
+    int base = -1;
+    for (int i = 0; i < x->n; i++) {
+        if (!x->anchor[i] || find(x, i) != i || x->desc[i].kind != KK_POINTWISE)
+            continue;
+        if (base < 0) {
+            base = i;
+            continue;
+        }
+        x->why = NULL;
+        bool ok = try_merge(x, base, i);
+        decide(x, x->f->nodes[base], x->f->nodes[i], ok,
+               ok ? "horizontal: an elementwise function is one kernel (foreach)" : x->why);
+        base = find(x, base);
     }
 }
 
 ffn *fuse_fn(const lfn *f, tc_arena *a, tc_diag *d)
 {
+    return fuse_fn_budget(f, &fuse_default_budget, a, d);
+}
+
+ffn *fuse_fn_budget(const lfn *f, const fuse_budget *bud, tc_arena *a, tc_diag *d)
+{
     fctx x = {0};
     x.f = f;
     x.a = a;
     x.d = d;
+    x.bud = bud;
     x.n = f->nnodes;
     int n = x.n > 0 ? x.n : 1;
     x.anchor = ARENA_ARRAY(a, bool, n);
+    x.cut = ARENA_ARRAY(a, bool, n);
     x.parent = ARENA_ARRAY(a, int, n);
+    x.next = ARENA_ARRAY(a, int, n);
+    x.size = ARENA_ARRAY(a, int, n);
     x.desc = ARENA_ARRAY(a, kdesc, n);
+    x.cost = ARENA_ARRAY(a, kcost, n);
     x.deps = ARENA_ARRAY(a, deplist, n);
     x.params = ARENA_ARRAY(a, deplist, n);
+    x.users = ARENA_ARRAY(a, deplist, n);
     x.seen = ARENA_ARRAY(a, visit *, n);
     x.seen_epoch = ARENA_ARRAY(a, int, n);
+    x.vis = ARENA_ARRAY(a, int, n);
+    x.stack = ARENA_ARRAY(a, int, n + 1);
+    x.memo_ep = ARENA_ARRAY(a, int, n);
+    x.memo = ARENA_ARRAY(a, int, n);
+    x.wkey = ARENA_ARRAY(a, int64_t, n);
+    x.rstamp = ARENA_ARRAY(a, int, n);
     ffn *o = ARENA_NEW(a, ffn);
     o->l = f;
+    o->budget = *bud;
     o->kernel_of = ARENA_ARRAY(a, int, n);
     o->stored = ARENA_ARRAY(a, bool, n);
     x.out = o;
 
     mark_anchors(&x);
-    bool *mark = ARENA_ARRAY(a, bool, n);
+    int *mark = ARENA_ARRAY(a, int, n);
     for (int i = 0; i < x.n; i++) {
-        x.parent[i] = i;
+        x.parent[i] = x.next[i] = i;
         if (!x.anchor[i])
             continue;
+        x.size[i] = 1;
         x.desc[i] = own_desc(f->nodes[i]);
-        memset(mark, 0, (size_t)n);
-        collect(&x, f->nodes[i], &x.deps[i], &x.params[i], mark);
+        collect(&x, f->nodes[i], &x.deps[i], &x.params[i], mark, i + 1);
+        for (int j = 0; j < x.deps[i].n; j++)
+            push_new(a, &x.users[x.deps[i].v[j]->id], f->nodes[i]); /* (i, dep) pairs are unique */
     }
 
     /* vertical: each anchor with the kernels of what it reads */
     for (int i = 0; i < x.n; i++) {
         if (!x.anchor[i])
             continue;
+        x.horizon = i;
         lnode *c = f->nodes[i];
         for (int j = x.deps[i].n - 1; j >= 0; j--) {
             lnode *p = x.deps[i].v[j];
@@ -707,22 +1086,10 @@ ffn *fuse_fn(const lfn *f, tc_arena *a, tc_diag *d)
         }
     }
     /* horizontal: kernels with one domain that read a common buffer */
-    for (int i = 0; i < x.n; i++) {
-        if (!x.anchor[i] || find(&x, i) != i || x.desc[i].kind == KK_EXTERN)
-            continue;
-        for (int j = 0; j < i; j++) {
-            if (!x.anchor[j] || find(&x, j) != j || x.desc[j].kind == KK_EXTERN)
-                continue;
-            if (!shares_read(&x, i, j))
-                continue;
-            x.why = NULL;
-            bool ok = try_merge(&x, j, i);
-            decide(&x, f->nodes[j], f->nodes[i], ok,
-                   ok ? "horizontal: one domain, a common input read once" : x.why);
-            if (ok)
-                break;
-        }
-    }
+    x.horizon = x.n;
+    horizontal(&x, ARENA_ARRAY(a, ilist, n));
+    if (f->g->elementwise)
+        elementwise_one(&x);
     build_kernels(&x);
     return o;
 }
@@ -821,15 +1188,30 @@ void fuse_print(tc_buf *b, const ffn *f)
 
 void fuse_explain(tc_buf *b, const ffn *f)
 {
+    const fuse_budget *bu = &f->budget;
     buf_printf(b, "fn %s: %d kernel%s\n", f->l->g->name, f->nk, f->nk == 1 ? "" : "s");
+    buf_printf(b, "  budget: %d passes, %d nodes of work, %d inlined nodes or %d reductions per value, "
+                  "%d registers%s\n",
+               bu->max_passes, bu->max_work, bu->max_inline, bu->max_passes, bu->max_regs,
+               f->l->g->elementwise ? " (not applied: an elementwise function is one kernel)" : "");
+    for (int i = 0; i < f->ncut; i++) {
+        const fcut *c = &f->cut[i];
+        buf_printf(b, "  split   %%%d %s: budget (inline): its expression would inline %d nodes and read %d "
+                      "reductions (at most %d and %d); computed once%s\n",
+                   c->n->id, node_label(c->n), c->size, c->reds, bu->max_inline, bu->max_passes,
+                   f->stored[c->n->id] ? " and stored for the kernels after" : ", inline in its readers' kernel");
+    }
     for (int i = 0; i < f->ndec; i++) {
         const fdecision *d = &f->dec[i];
-        buf_printf(b, "  %s %%%d %s -> %%%d %s: %s\n", d->fused ? "fused  " : "refused",
+        buf_printf(b, "  %s %%%d %s -> %%%d %s: %s\n", d->fused ? "fused  " : d->limit ? "split  " : "refused",
                    d->producer->id, node_label(d->producer), d->consumer->id,
                    node_label(d->consumer), d->why ? d->why : "?");
     }
     for (int i = 0; i < f->nk; i++) {
         const fkernel *k = f->k[i];
+        if (k->kind != KK_EXTERN)
+            buf_printf(b, "  kernel %d (%s): cost %d pass%s, %d nodes of work, about %d registers\n", k->id,
+                       k->name, k->passes, k->passes == 1 ? "" : "es", k->work, k->regs);
         for (int j = 0; j < k->ninl; j++)
             buf_printf(b, "  inlined %%%d %s into kernel %d (%s): pointwise, recomputed where "
                        "read instead of stored\n",

@@ -22,8 +22,50 @@
  *     another row than the one computing it (it would need a grid-wide sync).
  *
  * Then pointwise stores with the same domain that read a common buffer are
- * merged horizontally (AdamW's three updated buffers come from one kernel).
+ * merged horizontally (AdamW's three updated buffers come from one kernel);
+ * in an elementwise function every pointwise kernel is merged, common
+ * input or not, so it is always one kernel (foreach runs exactly one).
  * Every decision is recorded with its reason for `tensorc explain`.
+ *
+ * Each merge is checked before it is made, against the two kernels as they
+ * are: the domain rules above, no cycle through a third kernel (a walk over
+ * kernels), reductions read at their own row, and the passes: a reduction
+ * runs one pass after the latest one its input needs; a rows kernel writes
+ * element-level stores in its epilogue, but a columns or whole-tensor
+ * kernel writes them in its first pass, so there they may read none of the
+ * kernel's own reductions, and a whole-tensor kernel has one pass.
+ *
+ * The budget (fuse_budget, defaults in fuse_default_budget) bounds what one
+ * kernel costs to compile and run, so programs that grow without bound
+ * (stacked normalizations, long chains) give kernels of bounded size:
+ *
+ *   max_passes  8    reduction passes in one kernel: a merge that would
+ *                    need more is refused, and the next kernel reads the
+ *                    earlier results from memory (each pass recomputes the
+ *                    inlined chain before it, so a kernel of P passes does
+ *                    O(P^2) work).
+ *   max_work    768  nodes computed by one kernel, each counted once per
+ *                    pass that recomputes it, the epilogue included.
+ *   max_inline  96   a pointwise value whose inlined expression would hold
+ *                    more nodes than this, or read more than max_passes
+ *                    reductions, is stored instead (an anchor: fcut), so no
+ *                    kernel recomputes an unbounded chain from its start;
+ *                    in its readers' kernel it is still computed inline.
+ *   max_regs    200  estimated registers a thread: 24, 2 per reduction and
+ *                    per buffer read, and 16 per buffer a rows kernel reads
+ *                    over the whole domain (its persistent path keeps 16
+ *                    elements a thread of each).
+ *
+ * The scheduler adds its share (sched.c): kernels whose work would be
+ * unrolled past 1,024 nodes (vector lanes, a rows kernel's registers) and
+ * functions past 8,192 in all are scalar and looped.  An elementwise
+ * function is exempt from the fusion limits (one kernel whatever its size);
+ * its cost is still measured.  Each refusal names the limit it hit
+ * (fdecision.limit) and `tensorc explain` prints the budget, each split
+ * and each kernel's cost.  Fusion itself is near-linear in program size:
+ * every check walks only the two kernels' members or inlined expressions,
+ * which the budget bounds, and the launch order is Kahn's over kernel
+ * edges with a heap.
  *
  * fuse_print() gives --emit=fused:
  *     kernel 0 tc_red_fused_max_sub_exp_sum_div_0: reduce over [N, D] axes [1]
@@ -56,13 +98,35 @@ typedef struct fkernel {
     lnode **reads;          /* stored nodes (parameters, other kernels' stores) it loads */
     int nreads;
     const char *name;       /* tc_red_fused_exp_max_sub_sum_div_0; the op for an extern */
+    int passes;             /* the cost model (fuse_budget): reduction passes, */
+    int work;               /* nodes computed, once per pass that needs them, */
+    int regs;               /* and estimated registers a thread */
 } fkernel;
 
 typedef struct fdecision {
     const lnode *producer, *consumer;  /* anchors */
     bool fused;
     const char *why;
+    const char *limit;      /* refused by the budget: "passes", "work" or "registers"; else NULL */
 } fdecision;
+
+/* A pointwise value stored because its inlined expression passed
+ * max_inline nodes (it became an anchor). */
+typedef struct fcut {
+    const lnode *n;
+    int size;               /* the nodes its expression would have inlined */
+    int reds;               /* the reductions it would have read */
+} fcut;
+
+/* The budget: see the top of this file. */
+typedef struct fuse_budget {
+    int max_passes;         /* reduction passes a kernel */
+    int max_work;           /* nodes computed a kernel, once per pass that needs them */
+    int max_inline;         /* nodes of one value's inlined expression */
+    int max_regs;           /* estimated registers a thread */
+} fuse_budget;
+
+extern const fuse_budget fuse_default_budget;
 
 typedef struct ffn {
     const lfn *l;
@@ -72,14 +136,20 @@ typedef struct ffn {
     bool *stored;           /* lnode id -> lives in a buffer (parameter or written by a kernel) */
     fdecision *dec;
     int ndec;
+    fcut *cut;
+    int ncut;
+    fuse_budget budget;     /* the budget it was fused under */
 } ffn;
 
 /* Group f's nodes into kernels.  Errors unwind through d (TC_ERR_INTERNAL). */
 ffn *fuse_fn(const lfn *f, tc_arena *a, tc_diag *d);
+/* The same under another budget (tests). */
+ffn *fuse_fn_budget(const lfn *f, const fuse_budget *b, tc_arena *a, tc_diag *d);
 
 void fuse_print(tc_buf *b, const ffn *f);
-/* The `tensorc explain` text: every pair of anchors considered, fused or
- * not, and why; every inlined node and where. */
+/* The `tensorc explain` text: the budget; every value stored by the inline
+ * limit; every pair of anchors considered, fused, refused or split by the
+ * budget, and why; each kernel's cost; every inlined node and where. */
 void fuse_explain(tc_buf *b, const ffn *f);
 /* Check: every anchor in exactly one kernel, launch order respects reads,
  * reductions read only by their own row or from a buffer. */

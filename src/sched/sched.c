@@ -11,6 +11,36 @@
 enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8 };
 static const int64_t GRID_MAX = 2147483647;
 
+/* The compile budget's share here (fuse.h): a kernel's work (nodes
+ * computed, per pass) is written once per vector lane of a pointwise
+ * kernel, and once per register-kept element of a rows kernel's persistent
+ * path (fully unrolled) plus once for its looped path.  Past UNROLLED
+ * nodes, NVRTC's time and the registers grow faster than the code is
+ * worth (a 400-statement pointwise chain: 5.6 s to CUBIN with 4-wide
+ * vectors, 0.17 s scalar), and such kernels are compute-bound anyway:
+ * scalar code, looped rows. */
+enum { UNROLLED = 1024 };
+
+/* And per function: past FN_UNROLLED unrolled nodes in all, every kernel
+ * is scalar and looped.  A persistent rows kernel costs NVRTC some 100 ms
+ * (CPU time, this machine), a looped one about 40: a 32-step layernorm
+ * stack took 4.3 s with persistent kernels, 1.3 s looped.  Programs of a
+ * few normalizations (every example) stay far below it. */
+enum { FN_UNROLLED = 8192 };
+
+static bool over_fn_budget(const ffn *f)
+{
+    int64_t total = 0;
+    for (int i = 0; i < f->nk; i++) {
+        const fkernel *k = f->k[i];
+        if (k->kind == KK_POINTWISE)
+            total += (int64_t)k->work * 4;
+        else if (k->kind == KK_REDUCE && k->inner)
+            total += (int64_t)k->work * 2 * ROW_ITEMS;
+    }
+    return total > FN_UNROLLED;
+}
+
 /* Foreach: grid-stride steps a thread makes in its block's chunk.  Eight
  * steps of 16 bytes keep the block's fixed cost (finding its group, loading
  * the group's addresses) small, and chunks small enough that a 302M-element
@@ -132,6 +162,7 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
     s->f = f;
     s->nk = f->nk;
     s->idx64 = idx64;
+    s->big = over_fn_budget(f);
     s->k = ARENA_ARRAY(a, ksched, f->nk > 0 ? f->nk : 1);
     int n = f->l->nnodes > 0 ? f->l->nnodes : 1;
     int *phase_of = ARENA_ARRAY(a, int, n);
@@ -185,10 +216,15 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
             ks->vec = k->rank > 0 ? 16 / max_dtype_size(k) : 1;
             if (ks->vec < 1)
                 ks->vec = 1;
+            bool big = ks->vec > 1 && (k->work * ks->vec > UNROLLED || s->big);
+            if (big)
+                ks->vec = 1;
             ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec));
             ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
                                     "accesses where contiguous and aligned"
-                                  : "one thread per element, grid-stride";
+                      : big ? "one thread per element, grid-stride; scalar: the budget (the work "
+                              "written once per vector lane would pass the unrolled limit)"
+                            : "one thread per element, grid-stride";
             if (f->l->g->elementwise && f->nk == 1) {
                 ks->foreach = true;
                 ks->chunk = BLOCK * ks->vec * FE_STEPS;
@@ -239,9 +275,15 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
             ks->block_per = per;
             if (dim_is_const(ks->rowlen, &len) && len > (int64_t)1024 * per)
                 ks->items = 0;
+            bool big = k->work * per > UNROLLED || s->big;
+            if (big)
+                ks->items = 0;
             ks->grid = ks->rows;
-            ks->why = "reduction over trailing axes: a block per row, one pass per phase, "
-                      "epilogue pass writes the row";
+            ks->why = big ? "reduction over trailing axes: a block per row, one pass per phase, "
+                            "epilogue pass writes the row; rows loop: the budget (the work unrolled "
+                            "for rows kept in registers would pass the unrolled limit)"
+                          : "reduction over trailing axes: a block per row, one pass per phase, "
+                            "epilogue pass writes the row";
         } else {
             ks->kind = SCH_COLUMNS;
             ks->block[0] = COL_X;

@@ -76,6 +76,7 @@ typedef struct sfn {
     ksched *k;              /* per kernel, same order */
     int nk;
     bool idx64;
+    bool big;               /* past the function's unrolled budget: every kernel scalar and looped */
 } sfn;
 
 sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d);

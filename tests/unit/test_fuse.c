@@ -604,6 +604,153 @@ static void test_api_dumps(void **state)
     tc_ctx_free(ctx);
 }
 
+/* --- issue 11: valid programs the compiler could not build ------------------------------ */
+
+static const char *const ISSUE11_SRC =
+    /* a reduction's epilogue read at shifted rows (concat of slices) and
+     * reduced again: the tentative merge undone after find() had
+     * compressed paths through it left a stale parent, and the kernels
+     * formed a cycle */
+    "fn cyc(x: f32[N, D]) -> (y: f32[N, D], m: f32[1, D]) {\n"
+    "    y = x / (1 + exp(sum(x, axis=0, keepdim=true)))\n"
+    "    z = concat(y[2:], y[:2], axis=0)\n"
+    "    return y, min(z, axis=0, keepdim=true)\n"
+    "}\n"
+    /* BatchNorm statistics and softmax over axis 0: two column reductions
+     * merged horizontally put an element-level store that needs the
+     * first into the columns kernel's first pass */
+    "fn bn(x: f32[N, D]) -> (y: f32[N, D], s: f32[D]) {\n"
+    "    y = x - mean(x, axis=0, keepdim=true)\n"
+    "    return y, mean(y * y, axis=0)\n"
+    "}\n"
+    "fn smc(x: f32[N, D]) -> (p: f32[N, D], s: f32[D]) {\n"
+    "    p = softmax(x, axis=0)\n"
+    "    return p, max(p, axis=0)\n"
+    "}\n"
+    /* independent updates of an elementwise function: one kernel (foreach) */
+    "fn step(p: inout f32[*], m: inout f32[*], g: f32[*]) {\n"
+    "    p = p - 0.1 * g\n"
+    "    m = m * 0.5\n"
+    "}\n";
+
+static void test_issue11_programs(void **state)
+{
+    (void)state;
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    tc_program *p = NULL;
+    if (tc_compile(ctx, ISSUE11_SRC, strlen(ISSUE11_SRC), "issue11.tc", &p) != TC_OK)
+        fail_msg("%s", tc_errmsg(ctx));
+    const char *fns[] = {"cyc", "bn", "smc", "step"};
+    const char *out;
+    for (int i = 0; i < 4; i++)
+        if (tc_program_dump(p, "cuda", fns[i], &out) != TC_OK)
+            fail_msg("%s: %s", fns[i], tc_errmsg(ctx));
+    /* the columns kernel that reduces mean(x) does not also store y */
+    assert_int_equal(tc_program_dump(p, "fused", "bn", &out), TC_OK);
+    assert_int_equal(count_of(out, "\n  kernel "), 2);
+    assert_int_equal(tc_program_dump(p, "explain", "bn", &out), TC_OK);
+    assert_non_null(strstr(out, "outer"));
+    assert_int_equal(tc_program_dump(p, "fused", "step", &out), TC_OK);
+    assert_int_equal(count_of(out, "\n  kernel "), 1);
+    assert_int_equal(tc_program_dump(p, "sched", "step", &out), TC_OK);
+    assert_non_null(strstr(out, "foreach"));
+    assert_int_equal(tc_program_dump(p, "explain", "step", &out), TC_OK);
+    assert_non_null(strstr(out, "elementwise function is one kernel"));
+    tc_program_free(p);
+    tc_ctx_free(ctx);
+}
+
+/* --- the budget (fuse.h) ------------------------------------------------------------------ */
+
+/* n stacked layernorm + residual steps (tests/compile_time/gen.sh's) */
+static const char *layernorm_stack(int n)
+{
+    tc_buf b;
+    buf_init(&b, H.a);
+    buf_puts(&b, "fn f(x: f32[R, D], w: f32[D], b: f32[D]) -> f32[R, D] {\n    h0 = x\n");
+    for (int i = 0; i < n; i++)
+        buf_printf(&b,
+                   "    mu%d = mean(h%d, axis=-1, keepdim=true)\n"
+                   "    v%d = mean((h%d - mu%d) * (h%d - mu%d), axis=-1, keepdim=true)\n"
+                   "    h%d = h%d + (h%d - mu%d) * rsqrt(v%d + 1e-5) * w + b\n",
+                   i, i, i, i, i, i, i, i + 1, i, i, i, i);
+    buf_printf(&b, "    return h%d\n}\n", n);
+    return buf_str(&b);
+}
+
+static void want_within(const ffn *f, const fuse_budget *bu)
+{
+    for (int i = 0; i < f->nk; i++)
+        if (f->k[i]->passes > bu->max_passes || f->k[i]->work > bu->max_work)
+            FAIL_WITH(f, "kernel %d: %d passes, %d work (budget %d, %d)", i, f->k[i]->passes,
+                      f->k[i]->work, bu->max_passes, bu->max_work);
+}
+
+static void test_budget_passes(void **state)
+{
+    (void)state;
+    /* before the budget: one kernel of 24 passes recomputing the stack */
+    ffn *f = fused(layernorm_stack(12), "f");
+    want_within(f, &fuse_default_budget);
+    if (f->nk < 3 || f->nk > 12)
+        FAIL_WITH(f, "want 3 to 12 kernels, got %d", f->nk);
+    want_in_explain(f, "budget");
+    want_in_explain(f, "reduction passes in one kernel");
+    /* each split says which limit it hit */
+    int limited = 0;
+    for (int i = 0; i < f->ndec; i++)
+        limited += f->dec[i].limit != NULL;
+    if (limited == 0)
+        FAIL_WITH(f, "no decision records the limit it hit");
+
+    /* a smaller budget: two passes a kernel, one layer each */
+    fuse_budget small = fuse_default_budget;
+    small.max_passes = 2;
+    const gfn *g = ok_fn(layernorm_stack(6), "f");
+    lfn *l = lower_fn(g, g->dims, H.a, &H.d);
+    ffn *f2 = fuse_fn_budget(l, &small, H.a, &H.d);
+    fuse_verify(f2, &H.d);
+    want_within(f2, &small);
+    want_kernels(f2, 6);
+}
+
+static void test_budget_inline(void **state)
+{
+    (void)state;
+    /* a softmax-like chain: without stored intermediates every kernel
+     * after the first would recompute the chain from x */
+    tc_buf b;
+    buf_init(&b, H.a);
+    buf_puts(&b, "fn f(x: f32[R, D]) -> f32[R, D] {\n    h0 = x\n");
+    for (int i = 0; i < 40; i++)
+        buf_printf(&b, "    h%d = exp(h%d - max(h%d, axis=-1, keepdim=true)) / "
+                       "sum(exp(h%d - max(h%d, axis=-1, keepdim=true)), axis=-1, keepdim=true)\n",
+                   i + 1, i, i, i, i);
+    buf_puts(&b, "    return h40\n}\n");
+    ffn *f = fused(buf_str(&b), "f");
+    want_within(f, &fuse_default_budget);
+    if (f->ncut == 0)
+        FAIL_WITH(f, "no value stored by the inline limit");
+    want_in_explain(f, "budget (inline)");
+    /* no kernel reads the chain's input after the first ones: the stored values cut it */
+    int reads_x = 0;
+    for (int i = 0; i < f->nk; i++)
+        for (int j = 0; j < f->k[i]->nreads; j++)
+            reads_x += f->k[i]->reads[j]->kind == LK_INPUT;
+    if (reads_x > 3)
+        FAIL_WITH(f, "%d kernels read x", reads_x);
+}
+
+/* Independent whole-tensor reductions share one kernel (the old check
+ * refused any row-level reader of both). */
+static void test_full_independent(void **state)
+{
+    (void)state;
+    ffn *f = fused("fn f(x: f32[N]) -> f32 { return sum(x) + max(x * x) }", "f");
+    want_kernels(f, 1);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -622,7 +769,11 @@ int main(void)
         T(test_horizontal),
         T(test_horizontal_refused),
         T(test_other_row),
+        T(test_budget_passes),
+        T(test_budget_inline),
+        T(test_full_independent),
         cmocka_unit_test(test_api_dumps),
+        cmocka_unit_test(test_issue11_programs),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);
