@@ -32,6 +32,20 @@
 #include "codegen/codegen.h"
 #include "rt.h"
 
+/* A scalar's integer view: truncated, saturating, NaN 0 (as a float-to-int
+ * cast does on the device); converting NaN, inf or a double beyond int64 to
+ * int64_t is undefined in C. */
+static int64_t int_view(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (x < -9223372036854775807.0)
+        return INT64_MIN;
+    return (int64_t)x;
+}
+
 /* DLPack's bool type code: kDLBool, added in DLPack 0.8 (the headers of
  * older versions do not name it). */
 #define TC_DL_BOOL 6
@@ -229,7 +243,7 @@ bool api_check_scalar(run_job *j, int pi)
             return ERR(j, "%s: scalar parameter '%s' (%s) of function '%s' is missing", api_who(j), g->name,
                        dtype_name(g->dtype), j->f->name), false;
         double x = dtype_round(g->dtype, g->def);
-        *v = (rt_scalar){x, (int64_t)x};
+        *v = (rt_scalar){x, int_view(x)};
         return true;
     }
     const tc_arg *a = &j->args[j->given[pi]];
@@ -244,8 +258,7 @@ bool api_check_scalar(run_job *j, int pi)
             return ERR(j, "%s: parameter '%s' is %s: pass a number (tc_arg_float), not a bool", api_who(j),
                        g->name, dtype_name(g->dtype)), false;
         double x = dtype_round(g->dtype, a->kind == TC_ARG_FLOAT ? a->v.f : (double)a->v.i);
-        int64_t i = x >= -9.2e18 && x <= 9.2e18 ? (int64_t)x : 0; /* NaN, inf: no integer view */
-        *v = (rt_scalar){x, i};
+        *v = (rt_scalar){x, int_view(x)};
         return true;
     }
     if (dtype_is_int(g->dtype)) {

@@ -208,7 +208,7 @@ class Suite:
             if cls == "large" and (self.plumbing or QUICK) or cls == "one" and QUICK:
                 continue
             sizes = sizes_for(cls, params, syms, matmul)
-            cmd = [self.tc, "run", path, "--fn", fn, "--device=cuda", "--seed", "7"]
+            cmd = [self.tc, "run", path, "--fn", fn, "--device=cuda", "--random", "--seed", "7"]
             if not self.plumbing:
                 cmd.append("--check")
             if sizes:
@@ -268,7 +268,7 @@ class Suite:
             with open(os.path.join(out, base + ".json")) as f:
                 desc = json.load(f)
             cmd = [self.tc, "run", os.path.join(out, base + ".tc"), "--fn", "f", "--device=cuda",
-                   "--seed", "3", "--shape", shape_arg(desc["dims"])]
+                   "--random", "--seed", "3", "--shape", shape_arg(desc["dims"])]
             if not self.plumbing:
                 cmd.append("--check")
             for k, v in desc.get("scalars", {}).items():
@@ -334,7 +334,7 @@ def main():
 
     # cache: a fresh directory, so the first run compiles and the second finds it
     cenv = dict(os.environ, TENSORC_CACHE_DIR=os.path.join(work, "cache-check"))
-    ccmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda"] + check + [
+    ccmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda", "--random"] + check + [
             "--shape", "N=33,D=65", "--verbose"]
     r1 = run(ccmd, cenv)
     if r1[0] == 3:  # no GPU, no driver, no NVRTC: every job would say the same
@@ -348,7 +348,7 @@ def main():
         record(label, ccmd, res)
 
     # bench, once, alone on the GPU
-    bcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda"] + check + [
+    bcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda", "--random"] + check + [
             "--bench", "--shape", "N=4096,D=4099" if not plumbing else "N=64,D=65"]
     res = run(bcmd, s.env)
     if res[0] == 0 and not re.search(r"^bench: softmax on .*\n.*step.*GB/s.*\n +0 .*tc_red_", res[1], re.M):
@@ -356,7 +356,7 @@ def main():
     record("bench", bcmd, res)
 
     if plumbing:  # kernels do not run: --check must see the poisoned outputs
-        kcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda", "--check",
+        kcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda", "--random", "--check",
                 "--shape", "N=3,D=5"]
         rc, out, err = run(kcmd, s.env)
         want = "error: --check: output 'out' differs from the reference interpreter at [0, 0]: got"
