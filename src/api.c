@@ -27,6 +27,7 @@
 #include "api_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,10 +129,47 @@ int tc_error_loc(const tc_ctx *ctx, const char **file, int *line, int *col)
 
 /* --- debugging aids ------------------------------------------------------------ */
 
+static void make_dirs(const char *dir);
+
+int api_env_int(const char *name, int lo, int hi, int def, atomic_flag *warned)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return def;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end != s && !*end && errno == 0 && v >= lo && v <= hi)
+        return (int)v;
+    if (!atomic_flag_test_and_set(warned))
+        fprintf(stderr, "tensorc: warning: %s='%s' is not an integer from %d to %d: ignored "
+                "(taken as %d)\n", name, s, lo, hi, def);
+    return def;
+}
+
 static int debug_level(void)
 {
-    const char *s = getenv("TENSORC_DEBUG");
-    return s ? atoi(s) : 0;
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    return api_env_int("TENSORC_DEBUG", 0, 5, 0, &warned);
+}
+
+/* $TENSORC_DUMP_DIR, created if missing; NULL when unset, empty, or not a
+ * directory that can be made (then one warning per process, rather than one
+ * per file that cannot be written). */
+static const char *dump_dir(void)
+{
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    const char *dir = getenv("TENSORC_DUMP_DIR");
+    if (!dir || !*dir)
+        return NULL;
+    make_dirs(dir);
+    struct stat st;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return dir;
+    if (!atomic_flag_test_and_set(&warned))
+        fprintf(stderr, "tensorc: warning: TENSORC_DUMP_DIR='%s' is not a directory and cannot be "
+                "made one: no dumps are written\n", dir);
+    return NULL;
 }
 
 static double now_ms(void)
@@ -178,10 +216,9 @@ static const char *dump_stem(tc_arena *a, const char *name)
  * failure is a warning: dumps are a debugging aid, never a reason to fail. */
 static void dump_stage(tc_program *p, const char *ext, const char *text)
 {
-    const char *dir = getenv("TENSORC_DUMP_DIR");
-    if (!dir || !*dir)
+    const char *dir = dump_dir();
+    if (!dir)
         return;
-    make_dirs(dir);
     const char *path = arena_printf(p->arena, "%s/%s.%s", dir, dump_stem(p->arena, p->src->name), ext);
     FILE *f = fopen(path, "w");
     if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
@@ -249,12 +286,13 @@ static void compile_body(void *arg)
     tc_program *p = j->p;
     tc_diag *d = &p->ctx->diag;
     int debug = debug_level();
+    bool dumps = dump_dir() != NULL;
     double t0 = now_ms();
 
     p->src = make_source(p->arena, j->filename, j->text, j->len);
     p->ast = ast_parse(p->src, p->arena, d);
     double t1 = now_ms();
-    if (getenv("TENSORC_DUMP_DIR") || debug >= 5) {
+    if (dumps || debug >= 5) {
         tc_buf b;
         buf_init(&b, p->arena);
         ast_print(&b, p->ast);
@@ -270,7 +308,7 @@ static void compile_body(void *arg)
     for (int i = 0; i < p->graph->nfns; i++)
         graph_verify(p->graph->fns[i], d);
     double t3 = now_ms();
-    if (getenv("TENSORC_DUMP_DIR") || debug >= 4) {
+    if (dumps || debug >= 4) {
         tc_buf b;
         buf_init(&b, p->arena);
         print_graphs(&b, p->graph);

@@ -521,8 +521,8 @@ tc_arena *api_scratch(tc_program *p)
  * tc-bench), and the wide build compiled slower (cold 202 vs 25 ms). */
 static bool wide_params(struct tc_rt *rt)
 {
-    const char *e = getenv("TENSORC_FOREACH_WIDE");
-    if (!e || strcmp(e, "1") != 0)
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    if (api_env_int("TENSORC_FOREACH_WIDE", 0, 1, 0, &warned) != 1)
         return false;
     return drv_version(rt->dev) >= 12010 && drv_arch(rt->dev) >= 70;
 }

@@ -520,6 +520,26 @@ t run progs.tc --fn update --groups 2,3 --device=cpu --random
 expect "--groups --random" 0
 check "--groups --random: one note" [ "$(grep -c '^note: random inputs' "$tmp/err")" -eq 1 ]
 
+# --- bad TENSORC_* values (issue 11): one warning each, never silently ignored -----------
+TENSORC_DEBUG=yes t compile single.tc --emit=graph
+expect "TENSORC_DEBUG=yes still compiles" 0
+check "TENSORC_DEBUG=yes: one warning" [ "$(grep -c "^tensorc: warning: TENSORC_DEBUG='yes' is not an integer from 0 to 5" "$tmp/err")" -eq 1 ]
+TENSORC_DEBUG=1 t compile single.tc --emit=graph
+check "TENSORC_DEBUG=1: no warning" bash -c "! grep -q warning '$tmp/err'"
+printf x >"$tmp/notadir"
+TENSORC_DUMP_DIR=$tmp/notadir t compile progs.tc --emit=graph
+expect "TENSORC_DUMP_DIR a file still compiles" 0
+check "TENSORC_DUMP_DIR a file: one warning" [ "$(grep -c "^tensorc: warning: TENSORC_DUMP_DIR='$tmp/notadir' is not a directory" "$tmp/err")" -eq 1 ]
+TENSORC_DUMP_DIR=$tmp/dumps t compile single.tc --emit=graph
+check "TENSORC_DUMP_DIR: the dumps" [ -s "$tmp/dumps/single.graph" ]
+fake=$(dirname "$tc")/tests/libtc-fake-cuda.so
+if [ -f "$fake" ]; then
+    TENSORC_FOREACH_WIDE=yes TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$tmp/cache \
+        t run progs.tc --fn update --groups "$(seq -s, 1 300)" --device=cuda --random
+    expect "TENSORC_FOREACH_WIDE=yes still runs" 0
+    check "TENSORC_FOREACH_WIDE=yes: one warning" [ "$(grep -c "^tensorc: warning: TENSORC_FOREACH_WIDE='yes' is not an integer from 0 to 1" "$tmp/err")" -eq 1 ]
+fi
+
 # --- reductions of rank-0 values (issue 11): interpreter and kernels ----------------------
 t run scalar_red.tc --shape N=2 --input lr=0.5 --input k=3 --device=cpu --random
 expect "scalar reductions on the CPU" 0
