@@ -313,7 +313,11 @@ gnode *node_cast(builder *b, gnode *x, tc_dtype dt, bool weak, tc_loc loc)
     if (x->op == OP_const) {
         if (x->dtype == dt && x->weak == weak)
             return x;
-        return node_const(b, dt, x->a.cnst.f, weak, loc);
+        /* integers exactly (an i64 beyond 2^53 has no double); floats to
+         * integers saturate as a cast does at run time (dtype_cast) */
+        if (!dtype_is_float(x->dtype) && dtype_is_int(dt))
+            return node_const_int(b, dt, x->a.cnst.i, weak, loc);
+        return node_const(b, dt, dtype_cast(x->dtype, dt, x->a.cnst.f), weak, loc);
     }
     /* Weakness alone is not worth a node: an unchanged dtype keeps x. */
     if (x->dtype == dt)

@@ -540,6 +540,33 @@ if [ -f "$fake" ]; then
     check "TENSORC_FOREACH_WIDE=yes: one warning" [ "$(grep -c "^tensorc: warning: TENSORC_FOREACH_WIDE='yes' is not an integer from 0 to 1" "$tmp/err")" -eq 1 ]
 fi
 
+# --- the edges of docs/semantics.md (issue 11): casts, % 0, 0 ** negative, wrapping powers --
+py_make "np.save('ex.npy', np.array([-1, -0.5, 0, 0.25, 0.5, 1, -0.125], np.float32))
+np.save('ek.npy', np.array([-10, -3, 0, 1, 2, 7, -1], np.int32))"
+if [ -n "$py" ]; then
+    outs=""
+    for o in sat pinf pnan wide mod0 pneg pwrap fmod fpow; do outs="$outs --output $o=$tmp/e_$o.npy"; done
+    t run edges.tc --input x="$tmp/ex.npy" --input k="$tmp/ek.npy" --device=cpu $outs
+    expect "edges on the interpreter" 0
+    pycheck "edges: every element as docs/semantics.md says" "
+M, m = 2**31 - 1, -2**31
+want = dict(sat=[m, m, 0, M, M, M, -1250000000], pinf=[m, m, 0, M, M, M, m],
+            pnan=[0, 0, 0, 50, 70, 100, 0], wide=[-999999995904, -499999997952, 0, 249999998976, 499999997952, 999999995904, -124999999488],
+            mod0=[0, 0, 0, 0, 0, 0, 1], pneg=[1, 0, 0, 1, 1, 0, 1],
+            pwrap=[((k + 3) ** 25 + 2**31) % 2**32 - 2**31 for k in [-10, -3, 0, 1, 2, 7, -1]],
+            fmod=[0, 0, 0, 0.25, 0, 0, 0.375], fpow=[np.inf] * 7)
+for k, w in want.items():
+    got = np.load('e_%s.npy' % k)
+    assert got.tolist() == w, (k, got.tolist(), w)
+"
+fi
+fake=$(dirname "$tc")/tests/libtc-fake-cuda.so
+if [ -f "$fake" ]; then
+    TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$tmp/cache \
+        t run edges.tc --shape N=1000 --device=cuda --random
+    expect "edges through NVRTC on the fake driver" 0
+fi
+
 # --- reductions of rank-0 values (issue 11): interpreter and kernels ----------------------
 t run scalar_red.tc --shape N=2 --input lr=0.5 --input k=3 --device=cpu --random
 expect "scalar reductions on the CPU" 0

@@ -7,7 +7,8 @@ Every job is one `tensorc run ... --device=cuda --check` (the CLI compares
 each output with the interpreter on the same seeded inputs and exits 1 with
 the worst element on a mismatch):
 
-  examples   every function of examples/*.tc at four shape classes:
+  examples   every function of examples/*.tc (and of tests/cli/edges.tc and
+             scalar_red.tc: semantics.md's edges) at four shape classes:
                one    every size 1
                tiny   sizes 2 and 3
                odd    odd sizes that are not multiples of any vector width or
@@ -236,6 +237,15 @@ class Suite:
                         self.add_function(path, fn, ["tiny", "odd", "large"],
                                           ["%s=%s" % (v, low) for v in dv])
 
+    def edges(self):
+        # the edges of docs/semantics.md and rank-0 reductions (issue 11)
+        for name in ("edges.tc", "scalar_red.tc"):
+            path = os.path.join(self.root, "tests", "cli", name)
+            with open(path) as f:
+                src = f.read()
+            for fn in re.findall(r"^fn\s+(\w+)", src, re.M):
+                self.add_function(path, fn, ["one", "tiny", "odd", "large"])
+
     def prelude(self):
         pdir = os.path.join(self.root, "prelude")
         # --fn reaches the prelude from any file that does not define the name itself
@@ -308,6 +318,7 @@ def main():
     check = [] if plumbing else ["--check"]
     if "--list" in sys.argv:  # what would run, without a GPU
         s.examples()
+        s.edges()
         s.prelude()
         s.random()
         for label, cmd, _ in s.jobs:
@@ -364,6 +375,7 @@ def main():
                (0, "", "") if rc == 1 and want in err else (1, out, err + "\n(wanted exit 1 and: %s)" % want))
 
     s.examples()
+    s.edges()
     s.prelude()
     progs = s.random()
 
