@@ -64,7 +64,13 @@ void tc_ctx_free(tc_ctx *ctx);
 
 /*! tc_compile(): parse and check a program given as text (len bytes; need not be
  *  NUL-terminated).  filename is used in messages only.  Every function is
- *  checked with calls inlined and the prelude available.
+ *  checked with calls inlined and the prelude available, except generic
+ *  ones (a [*] or a dtype variable such as T in the signature): those are
+ *  checked where they are called, with the caller's shapes and dtypes, and
+ *  as an entry point when asked for by name (tc_run, tc_program_source,
+ *  tc_program_dump), where [*] is rank 1 and dtype variables f32; an error
+ *  there is reported then, located.  A whole-file dump (fn NULL) builds
+ *  every function but the generic ones that another function calls.
  *  @return TC_OK and *prog (owned by the caller, free with tc_program_free),
  *          or an error status with tc_errmsg(ctx) set and *prog NULL. */
 tc_status tc_compile(tc_ctx *ctx, const char *src, size_t len, const char *filename,

@@ -498,6 +498,20 @@ static void entry_body(void *arg)
         diag_error(d, TC_ERR_INTERNAL, (tc_loc){0}, "graph_build did not build '%s'", j->fn);
 }
 
+/* A whole-file stage compiles every function as an entry point: a generic
+ * one that did not build as one (tc_graph.unbuilt) is built again here for
+ * its located error. */
+static void report_unbuilt(tc_program *p)
+{
+    if (p->graph->nunbuilt == 0)
+        return;
+    entry_job e = {p, p->graph->unbuilt[0], NULL, 0, NULL};
+    entry_body(&e);
+    diag_error(&p->ctx->diag, TC_ERR_INTERNAL, (tc_loc){0},
+               "'%s' did not build as an entry point with the whole file, but did alone",
+               p->graph->unbuilt[0]);
+}
+
 tc_status api_entry(tc_program *p, const char *fn, const gfn **out)
 {
     return api_entry_ex(p, fn, NULL, 0, out);
@@ -561,6 +575,8 @@ static void dump_body(void *arg)
             entry_job e = {p, j->fn, NULL, 0, NULL};
             entry_body(&e);
             one = e.out;
+        } else {
+            report_unbuilt(p);
         }
         int nf = one ? 1 : p->graph->nfns;
         for (int i = 0; i < nf; i++) {
@@ -701,8 +717,10 @@ static void src_body(void *arg)
     src_job *j = arg;
     if (j->f) /* the function's own unit, as --emit=cuda --fn shows it */
         j->out = pipe_own_unit(j->p, pipe_get(j->p, j->f, NULL), false)->source;
-    else
+    else {
+        report_unbuilt(j->p);
         j->out = pipe_file_unit(j->p, false)->source;
+    }
 }
 
 tc_status api_cuda_source(tc_program *p, const gfn *f, const char **src)

@@ -567,6 +567,23 @@ if [ -f "$fake" ]; then
     expect "edges through NVRTC on the fake driver" 0
 fi
 
+# --- generic functions: checked where called, and as entries when asked for (issue 11) -----
+t run generic.tc --fn proj --shape N=2,I=3,O=4 --device=cpu --random
+expect "a copy of linear called with a matrix" 0
+check "proj: its output" grep -q "^out: f32\[2, 4\]" "$tmp/out"
+t run generic.tc --fn twice --shape N=3 --device=cpu --random
+expect "an unused generic helper does not break another function" 0
+t run generic.tc --fn to_bf16 --dtype T=bf16 --shape N=3 --device=cpu --random
+expect "a function valid at T=bf16 runs with --dtype T=bf16" 0
+t run generic.tc --fn to_bf16 --shape N=3 --device=cpu --random
+expect_line "... and at T=f32 is refused, located" 1 "generic.tc:21:12: error: the result of 'to_bf16' is f32[N], but the signature declares bf16[N]"
+t run generic.tc --fn swap --shape '*=3' --device=cpu --random
+expect_line "swap asked for by name: its error" 1 "generic.tc:14:14: error: .T needs a tensor of rank 2 or more, but this is f32[*]"
+t compile generic.tc --emit=graph
+expect_line "the whole file compiles every entry: swap's error" 1 "generic.tc:14:14: error: .T needs a tensor of rank 2 or more, but this is f32[*]"
+t compile generic.tc --fn twice --emit=cuda
+expect "compile --fn of another function" 0
+
 # --- reductions of rank-0 values (issue 11): interpreter and kernels ----------------------
 t run scalar_red.tc --shape N=2 --input lr=0.5 --input k=3 --device=cpu --random
 expect "scalar reductions on the CPU" 0
