@@ -415,13 +415,15 @@ int load_input(run_state *s, const kv *in)
             }
             int64_t n = ref_numel(&r);
             v = n == 1 ? r.data[0] : 0;
+            tc_dtype from = r.dtype;
             ref_free(&r);
             if (n != 1)
                 return fail(EXIT_ERROR, "--input %s=%s: parameter '%s' is a scalar (%s), but the "
                             "file holds %lld values", in->name, in->value, in->name,
                             param_type(p, g), (long long)n);
-            /* a 0-d array of any numeric type will do: np.save('lr.npy', 1e-3) is f64 */
-            v = dtype_round(g->dtype, v);
+            /* a 0-d array of any numeric type will do: np.save('lr.npy', 1e-3) is
+             * f64; converted as a cast would (a float to an integer saturates) */
+            v = dtype_cast(from, g->dtype, v);
         }
         if (!ref_alloc(t, g->dtype, 0, NULL))
             return fail(EXIT_ERROR, "out of memory");
