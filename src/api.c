@@ -458,9 +458,25 @@ typedef struct {
     const gfn *out;
 } entry_job;
 
-/* With dtype bindings the entry is built afresh each time (a specialization,
- * kept in the arena but not cached: p->graph and p->extra hold the f32
- * builds that a lookup by name must find). */
+/* Whether specialization e is fn with bindings dts (in any order). */
+static bool same_bindings(const tc_extra_graph *e, const char *fn, const tc_dtypebind *dts, int n)
+{
+    if (!e->fn || e->ndts != n || strcmp(e->fn, fn) != 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        bool found = false;
+        for (int k = 0; k < n && !found; k++)
+            found = dts[i].name && e->dts[k].name && strcmp(dts[i].name, e->dts[k].name) == 0 &&
+                    dts[i].dtype == e->dts[k].dtype;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* Builds are kept: plain ones (p->graph, then p->extra by name) and
+ * specializations with dtype bindings (p->extra, by name and bindings), so a
+ * tc_run that binds T = bf16 on every call builds once. */
 static void entry_body(void *arg)
 {
     entry_job *j = arg;
@@ -470,7 +486,11 @@ static void entry_body(void *arg)
         if ((j->out = graph_find(p->graph, j->fn)))
             return;
         for (tc_extra_graph *e = p->extra; e; e = e->next)
-            if ((j->out = graph_find(e->graph, j->fn)))
+            if (!e->ndts && (j->out = graph_find(e->graph, j->fn)))
+                return;
+    } else if (j->ndts <= 26) {
+        for (tc_extra_graph *e = p->extra; e; e = e->next)
+            if (same_bindings(e, j->fn, j->dts, j->ndts) && (j->out = graph_find(e->graph, j->fn)))
                 return;
     }
     bool known = find_ast_fn(p->ast, j->fn) != NULL;
@@ -489,7 +509,11 @@ static void entry_body(void *arg)
     e->graph = graph_build_ex(p->ast, p->prelude, p->nprelude, j->fn, j->dts, j->ndts, p->arena, d);
     for (int i = 0; i < e->graph->nfns; i++)
         graph_verify(e->graph->fns[i], d);
-    if (!j->ndts) {
+    if (j->ndts <= 26) {
+        e->fn = arena_strdup(p->arena, j->fn);
+        for (int i = 0; i < j->ndts; i++)
+            e->dts[i] = (tc_dtypebind){arena_strdup(p->arena, j->dts[i].name), j->dts[i].dtype};
+        e->ndts = j->ndts;
         e->next = p->extra;
         p->extra = e;
     }
@@ -510,6 +534,43 @@ static void report_unbuilt(tc_program *p)
     diag_error(&p->ctx->diag, TC_ERR_INTERNAL, (tc_loc){0},
                "'%s' did not build as an entry point with the whole file, but did alone",
                p->graph->unbuilt[0]);
+}
+
+tc_status api_entry_args(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                         const gfn **out)
+{
+    const ast_fn *af = fn ? find_ast_fn(p->ast, fn) : NULL;
+    for (int i = 0; i < p->nprelude && fn && !af; i++)
+        af = find_ast_fn(p->prelude[i], fn);
+    tc_dtypebind dts[26];
+    int n = 0;
+    for (int i = 0; af && i < af->nparams; i++) {
+        const char *v = af->params[i].type.dtype_var;
+        if (!v || !af->params[i].type.is_tensor)
+            continue;
+        bool bound = false;
+        for (int k = 0; k < n && !bound; k++)
+            bound = strcmp(dts[k].name, v) == 0;
+        for (size_t k = 0; k < nargs && !bound && args; k++) {
+            const tc_arg *a = &args[k];
+            if (!a->name || strcmp(a->name, af->params[i].name) != 0)
+                continue;
+            const DLTensor *t = a->kind == TC_ARG_TENSOR ? a->v.tensor
+                                : a->kind == TC_ARG_TENSORS && a->v.tensors ? a->v.tensors[0]
+                                                                             : NULL;
+            tc_dtype dt = t ? api_from_dl(t->dtype) : TC_DT_NONE;
+            /* a dtype tensorc has no name for is left to the argument checks */
+            if (dt != TC_DT_NONE && n < 26) {
+                dts[n++] = (tc_dtypebind){v, dt};
+                bound = true;
+            }
+        }
+    }
+    /* all f32: the plain build (the one whole-file runs share) */
+    bool plain = true;
+    for (int k = 0; k < n; k++)
+        plain = plain && dts[k].dtype == TC_F32;
+    return api_entry_ex(p, fn, dts, plain ? 0 : n, out);
 }
 
 tc_status api_entry(tc_program *p, const char *fn, const gfn **out)

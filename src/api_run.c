@@ -65,7 +65,7 @@ static const char *dl_dtype_name(tc_arena *a, DLDataType t)
     return arena_printf(a, "%s%d", c, t.bits);
 }
 
-static tc_dtype from_dl(DLDataType t)
+tc_dtype api_from_dl(DLDataType t)
 {
     if (t.lanes != 1)
         return TC_DT_NONE;
@@ -300,7 +300,7 @@ bool api_check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, 
 {
     if (!t)
         return ERR(j, "%s: %s: the DLTensor pointer is NULL", api_who(j), what), false;
-    tc_dtype have = from_dl(t->dtype);
+    tc_dtype have = api_from_dl(t->dtype);
     if (have != dt)
         return ERR(j, "%s: %s is %s, but the tensor is %s (pass a %s tensor)", api_who(j), what, type,
                    dl_dtype_name(j->a, t->dtype), dl_name_of(dt)), false;
@@ -666,7 +666,7 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
     if (!p)
         return TC_ERR_INVALID_ARG;
     const gfn *f;
-    tc_status st = api_entry(p, fn, &f);
+    tc_status st = api_entry_args(p, fn, args, nargs, &f);
     if (st != TC_OK)
         return st;
     return api_run(p, f, args, nargs, stream, NULL);
