@@ -64,7 +64,13 @@ void tc_ctx_free(tc_ctx *ctx);
 
 /*! tc_compile(): parse and check a program given as text (len bytes; need not be
  *  NUL-terminated).  filename is used in messages only.  Every function is
- *  checked with calls inlined and the prelude available.
+ *  checked with calls inlined and the prelude available, except generic
+ *  ones (a [*] or a dtype variable such as T in the signature): those are
+ *  checked where they are called, with the caller's shapes and dtypes, and
+ *  as an entry point when asked for by name (tc_run, tc_program_source,
+ *  tc_program_dump), where [*] is rank 1 and dtype variables f32 (tc_run:
+ *  bound by its tensors); an error there is reported then, located.  A whole-file dump (fn NULL) builds
+ *  every function but the generic ones that another function calls.
  *  @return TC_OK and *prog (owned by the caller, free with tc_program_free),
  *          or an error status with tc_errmsg(ctx) set and *prog NULL. */
 tc_status tc_compile(tc_ctx *ctx, const char *src, size_t len, const char *filename,
@@ -219,8 +225,10 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
  *  a tensor of any shape with the right number of elements.  Kernels check
  *  wider alignment themselves and fall back to scalar code.
  *
- *  Functions with dtype variables (x: T[N]) run with every variable f32
- *  here (the CLI's --dtype binds them; tc_run does not yet).
+ *  A dtype variable (x: T[N]) is bound by the tensor passed for the first
+ *  parameter that uses it (a bfloat16 x runs the function at T = bf16, as
+ *  the CLI's --dtype T=bf16 does); one no tensor binds is f32.  Each
+ *  binding is built and compiled once per program and kept.
  *
  *  Order: arguments are checked first, on the host, without touching the
  *  driver; then the device is opened.  So on a machine with no GPU, a call

@@ -28,16 +28,16 @@ echo "== tensorc compile examples/softmax.tc   (the CUDA kernels and their launc
 build/tensorc compile examples/softmax.tc
 
 echo
-echo "== tensorc run examples/softmax.tc --shape N=1024,D=1000 --check"
+echo "== tensorc run examples/softmax.tc --shape N=1024,D=1000 --random --check"
 # Exit status 3 means no usable GPU here (no driver, no device, or no NVRTC);
 # the message says which.
 status=0
-build/tensorc run examples/softmax.tc --shape N=1024,D=1000 --check 2>build/setup-run.err || status=$?
+build/tensorc run examples/softmax.tc --shape N=1024,D=1000 --random --check 2>build/setup-run.err || status=$?
 if [ $status -eq 3 ]; then
     echo "   no GPU to run on: $(sed 's/^error: //' build/setup-run.err | head -n 1)"
     echo
-    echo "== tensorc run examples/softmax.tc --shape N=4,D=8 --device=cpu   (the reference interpreter)"
-    build/tensorc run examples/softmax.tc --shape N=4,D=8 --device=cpu
+    echo "== tensorc run examples/softmax.tc --shape N=4,D=8 --device=cpu --random   (the reference interpreter)"
+    build/tensorc run examples/softmax.tc --shape N=4,D=8 --device=cpu --random
 else
     cat build/setup-run.err >&2
     [ $status -eq 0 ] || exit $status

@@ -27,6 +27,7 @@
 #include "api_internal.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,10 +129,47 @@ int tc_error_loc(const tc_ctx *ctx, const char **file, int *line, int *col)
 
 /* --- debugging aids ------------------------------------------------------------ */
 
+static void make_dirs(const char *dir);
+
+int api_env_int(const char *name, int lo, int hi, int def, atomic_flag *warned)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return def;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end != s && !*end && errno == 0 && v >= lo && v <= hi)
+        return (int)v;
+    if (!atomic_flag_test_and_set(warned))
+        fprintf(stderr, "tensorc: warning: %s='%s' is not an integer from %d to %d: ignored "
+                "(taken as %d)\n", name, s, lo, hi, def);
+    return def;
+}
+
 static int debug_level(void)
 {
-    const char *s = getenv("TENSORC_DEBUG");
-    return s ? atoi(s) : 0;
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    return api_env_int("TENSORC_DEBUG", 0, 5, 0, &warned);
+}
+
+/* $TENSORC_DUMP_DIR, created if missing; NULL when unset, empty, or not a
+ * directory that can be made (then one warning per process, rather than one
+ * per file that cannot be written). */
+static const char *dump_dir(void)
+{
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    const char *dir = getenv("TENSORC_DUMP_DIR");
+    if (!dir || !*dir)
+        return NULL;
+    make_dirs(dir);
+    struct stat st;
+    if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+        return dir;
+    if (!atomic_flag_test_and_set(&warned))
+        fprintf(stderr, "tensorc: warning: TENSORC_DUMP_DIR='%s' is not a directory and cannot be "
+                "made one: no dumps are written\n", dir);
+    return NULL;
 }
 
 static double now_ms(void)
@@ -178,10 +216,9 @@ static const char *dump_stem(tc_arena *a, const char *name)
  * failure is a warning: dumps are a debugging aid, never a reason to fail. */
 static void dump_stage(tc_program *p, const char *ext, const char *text)
 {
-    const char *dir = getenv("TENSORC_DUMP_DIR");
-    if (!dir || !*dir)
+    const char *dir = dump_dir();
+    if (!dir)
         return;
-    make_dirs(dir);
     const char *path = arena_printf(p->arena, "%s/%s.%s", dir, dump_stem(p->arena, p->src->name), ext);
     FILE *f = fopen(path, "w");
     if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
@@ -249,12 +286,13 @@ static void compile_body(void *arg)
     tc_program *p = j->p;
     tc_diag *d = &p->ctx->diag;
     int debug = debug_level();
+    bool dumps = dump_dir() != NULL;
     double t0 = now_ms();
 
     p->src = make_source(p->arena, j->filename, j->text, j->len);
     p->ast = ast_parse(p->src, p->arena, d);
     double t1 = now_ms();
-    if (getenv("TENSORC_DUMP_DIR") || debug >= 5) {
+    if (dumps || debug >= 5) {
         tc_buf b;
         buf_init(&b, p->arena);
         ast_print(&b, p->ast);
@@ -270,7 +308,7 @@ static void compile_body(void *arg)
     for (int i = 0; i < p->graph->nfns; i++)
         graph_verify(p->graph->fns[i], d);
     double t3 = now_ms();
-    if (getenv("TENSORC_DUMP_DIR") || debug >= 4) {
+    if (dumps || debug >= 4) {
         tc_buf b;
         buf_init(&b, p->arena);
         print_graphs(&b, p->graph);
@@ -420,9 +458,25 @@ typedef struct {
     const gfn *out;
 } entry_job;
 
-/* With dtype bindings the entry is built afresh each time (a specialization,
- * kept in the arena but not cached: p->graph and p->extra hold the f32
- * builds that a lookup by name must find). */
+/* Whether specialization e is fn with bindings dts (in any order). */
+static bool same_bindings(const tc_extra_graph *e, const char *fn, const tc_dtypebind *dts, int n)
+{
+    if (!e->fn || e->ndts != n || strcmp(e->fn, fn) != 0)
+        return false;
+    for (int i = 0; i < n; i++) {
+        bool found = false;
+        for (int k = 0; k < n && !found; k++)
+            found = dts[i].name && e->dts[k].name && strcmp(dts[i].name, e->dts[k].name) == 0 &&
+                    dts[i].dtype == e->dts[k].dtype;
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* Builds are kept: plain ones (p->graph, then p->extra by name) and
+ * specializations with dtype bindings (p->extra, by name and bindings), so a
+ * tc_run that binds T = bf16 on every call builds once. */
 static void entry_body(void *arg)
 {
     entry_job *j = arg;
@@ -432,7 +486,11 @@ static void entry_body(void *arg)
         if ((j->out = graph_find(p->graph, j->fn)))
             return;
         for (tc_extra_graph *e = p->extra; e; e = e->next)
-            if ((j->out = graph_find(e->graph, j->fn)))
+            if (!e->ndts && (j->out = graph_find(e->graph, j->fn)))
+                return;
+    } else if (j->ndts <= 26) {
+        for (tc_extra_graph *e = p->extra; e; e = e->next)
+            if (same_bindings(e, j->fn, j->dts, j->ndts) && (j->out = graph_find(e->graph, j->fn)))
                 return;
     }
     bool known = find_ast_fn(p->ast, j->fn) != NULL;
@@ -451,13 +509,68 @@ static void entry_body(void *arg)
     e->graph = graph_build_ex(p->ast, p->prelude, p->nprelude, j->fn, j->dts, j->ndts, p->arena, d);
     for (int i = 0; i < e->graph->nfns; i++)
         graph_verify(e->graph->fns[i], d);
-    if (!j->ndts) {
+    if (j->ndts <= 26) {
+        e->fn = arena_strdup(p->arena, j->fn);
+        for (int i = 0; i < j->ndts; i++)
+            e->dts[i] = (tc_dtypebind){arena_strdup(p->arena, j->dts[i].name), j->dts[i].dtype};
+        e->ndts = j->ndts;
         e->next = p->extra;
         p->extra = e;
     }
     j->out = graph_find(e->graph, j->fn);
     if (!j->out)
         diag_error(d, TC_ERR_INTERNAL, (tc_loc){0}, "graph_build did not build '%s'", j->fn);
+}
+
+/* A whole-file stage compiles every function as an entry point: a generic
+ * one that did not build as one (tc_graph.unbuilt) is built again here for
+ * its located error. */
+static void report_unbuilt(tc_program *p)
+{
+    if (p->graph->nunbuilt == 0)
+        return;
+    entry_job e = {p, p->graph->unbuilt[0], NULL, 0, NULL};
+    entry_body(&e);
+    diag_error(&p->ctx->diag, TC_ERR_INTERNAL, (tc_loc){0},
+               "'%s' did not build as an entry point with the whole file, but did alone",
+               p->graph->unbuilt[0]);
+}
+
+tc_status api_entry_args(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                         const gfn **out)
+{
+    const ast_fn *af = fn ? find_ast_fn(p->ast, fn) : NULL;
+    for (int i = 0; i < p->nprelude && fn && !af; i++)
+        af = find_ast_fn(p->prelude[i], fn);
+    tc_dtypebind dts[26];
+    int n = 0;
+    for (int i = 0; af && i < af->nparams; i++) {
+        const char *v = af->params[i].type.dtype_var;
+        if (!v || !af->params[i].type.is_tensor)
+            continue;
+        bool bound = false;
+        for (int k = 0; k < n && !bound; k++)
+            bound = strcmp(dts[k].name, v) == 0;
+        for (size_t k = 0; k < nargs && !bound && args; k++) {
+            const tc_arg *a = &args[k];
+            if (!a->name || strcmp(a->name, af->params[i].name) != 0)
+                continue;
+            const DLTensor *t = a->kind == TC_ARG_TENSOR ? a->v.tensor
+                                : a->kind == TC_ARG_TENSORS && a->v.tensors ? a->v.tensors[0]
+                                                                             : NULL;
+            tc_dtype dt = t ? api_from_dl(t->dtype) : TC_DT_NONE;
+            /* a dtype tensorc has no name for is left to the argument checks */
+            if (dt != TC_DT_NONE && n < 26) {
+                dts[n++] = (tc_dtypebind){v, dt};
+                bound = true;
+            }
+        }
+    }
+    /* all f32: the plain build (the one whole-file runs share) */
+    bool plain = true;
+    for (int k = 0; k < n; k++)
+        plain = plain && dts[k].dtype == TC_F32;
+    return api_entry_ex(p, fn, dts, plain ? 0 : n, out);
 }
 
 tc_status api_entry(tc_program *p, const char *fn, const gfn **out)
@@ -523,6 +636,8 @@ static void dump_body(void *arg)
             entry_job e = {p, j->fn, NULL, 0, NULL};
             entry_body(&e);
             one = e.out;
+        } else {
+            report_unbuilt(p);
         }
         int nf = one ? 1 : p->graph->nfns;
         for (int i = 0; i < nf; i++) {
@@ -663,8 +778,10 @@ static void src_body(void *arg)
     src_job *j = arg;
     if (j->f) /* the function's own unit, as --emit=cuda --fn shows it */
         j->out = pipe_own_unit(j->p, pipe_get(j->p, j->f, NULL), false)->source;
-    else
+    else {
+        report_unbuilt(j->p);
         j->out = pipe_file_unit(j->p, false)->source;
+    }
 }
 
 tc_status api_cuda_source(tc_program *p, const gfn *f, const char **src)

@@ -273,7 +273,8 @@ tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc
     if (!p)
         return TC_ERR_INVALID_ARG;
     const gfn *f;
-    tc_status st = api_entry(p, fn, &f);
+    /* with no group there is no tensor to bind a dtype variable from */
+    tc_status st = ngroups ? api_entry_args(p, fn, lists, nargs, &f) : api_entry(p, fn, &f);
     if (st != TC_OK)
         return st;
     return api_run_foreach(p, f, ngroups, lists, nargs, stream, NULL);

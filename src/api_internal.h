@@ -9,6 +9,8 @@
 #ifndef TC_API_INTERNAL_H
 #define TC_API_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "tensorc.h"
 
 #include "arena.h"
@@ -31,6 +33,10 @@ struct tc_ctx {
 typedef struct tc_extra_graph {
     struct tc_extra_graph *next;
     tc_graph *graph;
+    /* a specialization: fn built with these dtype bindings (ndts > 0) */
+    const char *fn;
+    tc_dtypebind dts[26];
+    int ndts;
 } tc_extra_graph;
 
 struct tc_program {
@@ -41,7 +47,8 @@ struct tc_program {
     const ast_program **prelude;
     int nprelude;
     tc_graph *graph;            /* every function of the user's file */
-    tc_extra_graph *extra;      /* prelude functions built on demand as entry points */
+    tc_extra_graph *extra;      /* prelude and generic functions built on demand as entry
+                                 * points, and specializations (dtype bindings) */
     struct pipe_fn *pipes;      /* lowered, fused, ... entry functions (pipeline.h) */
     struct cg_unit *file_unit[2]; /* the CUDA of every function of the file, 32/64-bit indices */
     struct run_labels *run_labels; /* tc_run's message texts per function (api_run.c) */
@@ -50,6 +57,10 @@ struct tc_program {
 
 /* Clear the context's last error (every API call starts with this). */
 void api_begin(tc_ctx *ctx);
+/* The TENSORC_* variable name as an integer in [lo, hi]; unset or empty
+ * gives def, and so does any other value, with one warning on stderr per
+ * process (*warned: the caller's static flag). */
+int api_env_int(const char *name, int lo, int hi, int def, atomic_flag *warned);
 /* Finish a call that failed with st: keep a copy of the location (the
  * program's arena may be freed) and return st. */
 tc_status api_fail(tc_ctx *ctx, tc_status st);
@@ -58,6 +69,13 @@ tc_status api_fail(tc_ctx *ctx, tc_status st);
  * prelude (built on first use).  fn NULL: the file's only function; with
  * several, TC_ERR_INVALID_ARG naming them.  Errors are set in p->ctx. */
 tc_status api_entry(tc_program *p, const char *fn, const gfn **out);
+/* api_entry for tc_run and tc_run_foreach: the dtype variables of fn's
+ * signature bound from the dtypes of the tensors args passes for them
+ * (x: T[N] given a bf16 tensor binds T = bf16); unbound ones stay f32. */
+/* The tc_dtype of a DLPack dtype (one lane), or TC_DT_NONE. */
+tc_dtype api_from_dl(DLDataType t);
+tc_status api_entry_args(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                         const gfn **out);
 /* api_entry with the entry's dtype variables bound (graph_build_ex): with
  * ndts > 0 the function is built afresh, specialized, and not cached. */
 tc_status api_entry_ex(tc_program *p, const char *fn, const tc_dtypebind *dts, int ndts,

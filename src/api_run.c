@@ -32,6 +32,20 @@
 #include "codegen/codegen.h"
 #include "rt.h"
 
+/* A scalar's integer view: truncated, saturating, NaN 0 (as a float-to-int
+ * cast does on the device); converting NaN, inf or a double beyond int64 to
+ * int64_t is undefined in C. */
+static int64_t int_view(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (x < -9223372036854775807.0)
+        return INT64_MIN;
+    return (int64_t)x;
+}
+
 /* DLPack's bool type code: kDLBool, added in DLPack 0.8 (the headers of
  * older versions do not name it). */
 #define TC_DL_BOOL 6
@@ -51,7 +65,7 @@ static const char *dl_dtype_name(tc_arena *a, DLDataType t)
     return arena_printf(a, "%s%d", c, t.bits);
 }
 
-static tc_dtype from_dl(DLDataType t)
+tc_dtype api_from_dl(DLDataType t)
 {
     if (t.lanes != 1)
         return TC_DT_NONE;
@@ -229,7 +243,7 @@ bool api_check_scalar(run_job *j, int pi)
             return ERR(j, "%s: scalar parameter '%s' (%s) of function '%s' is missing", api_who(j), g->name,
                        dtype_name(g->dtype), j->f->name), false;
         double x = dtype_round(g->dtype, g->def);
-        *v = (rt_scalar){x, (int64_t)x};
+        *v = (rt_scalar){x, int_view(x)};
         return true;
     }
     const tc_arg *a = &j->args[j->given[pi]];
@@ -244,8 +258,7 @@ bool api_check_scalar(run_job *j, int pi)
             return ERR(j, "%s: parameter '%s' is %s: pass a number (tc_arg_float), not a bool", api_who(j),
                        g->name, dtype_name(g->dtype)), false;
         double x = dtype_round(g->dtype, a->kind == TC_ARG_FLOAT ? a->v.f : (double)a->v.i);
-        int64_t i = x >= -9.2e18 && x <= 9.2e18 ? (int64_t)x : 0; /* NaN, inf: no integer view */
-        *v = (rt_scalar){x, i};
+        *v = (rt_scalar){x, int_view(x)};
         return true;
     }
     if (dtype_is_int(g->dtype)) {
@@ -287,7 +300,7 @@ bool api_check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, 
 {
     if (!t)
         return ERR(j, "%s: %s: the DLTensor pointer is NULL", api_who(j), what), false;
-    tc_dtype have = from_dl(t->dtype);
+    tc_dtype have = api_from_dl(t->dtype);
     if (have != dt)
         return ERR(j, "%s: %s is %s, but the tensor is %s (pass a %s tensor)", api_who(j), what, type,
                    dl_dtype_name(j->a, t->dtype), dl_name_of(dt)), false;
@@ -508,8 +521,8 @@ tc_arena *api_scratch(tc_program *p)
  * tc-bench), and the wide build compiled slower (cold 202 vs 25 ms). */
 static bool wide_params(struct tc_rt *rt)
 {
-    const char *e = getenv("TENSORC_FOREACH_WIDE");
-    if (!e || strcmp(e, "1") != 0)
+    static atomic_flag warned = ATOMIC_FLAG_INIT;
+    if (api_env_int("TENSORC_FOREACH_WIDE", 0, 1, 0, &warned) != 1)
         return false;
     return drv_version(rt->dev) >= 12010 && drv_arch(rt->dev) >= 70;
 }
@@ -653,7 +666,7 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
     if (!p)
         return TC_ERR_INVALID_ARG;
     const gfn *f;
-    tc_status st = api_entry(p, fn, &f);
+    tc_status st = api_entry_args(p, fn, args, nargs, &f);
     if (st != TC_OK)
         return st;
     return api_run(p, f, args, nargs, stream, NULL);

@@ -174,6 +174,21 @@ double dtype_round(tc_dtype t, double v)
     }
 }
 
+double dtype_cast(tc_dtype from, tc_dtype to, double v)
+{
+    if (dtype_is_float(from) && dtype_is_int(to)) {
+        double half = ldexp(1.0, to == TC_I32 ? 31 : 63);
+        if (isnan(v))
+            return 0;
+        if (v >= half)
+            return to == TC_I32 ? half - 1 : nextafter(half, 0);
+        if (v <= -half)
+            return -half;
+        return trunc(v) + 0.0; /* integers have no -0 */
+    }
+    return dtype_round(to, v);
+}
+
 uint16_t dtype_f16_bits(double v)
 {
     uint16_t sign = signbit(v) ? 0x8000 : 0;

@@ -42,6 +42,15 @@ tc_dtype dtype_promote(tc_dtype a, bool wa, tc_dtype b, bool wb);
  * wrap like a two's-complement store; bool is (v != 0). */
 double dtype_round(tc_dtype t, double v);
 
+/* A cast of v, a value of dtype from, to dtype to (docs/semantics.md,
+ * "Edges"): a float to an integer truncates toward zero and saturates to the
+ * target's range, NaN giving 0 (PTX cvt.rzi's clamping, which the kernels
+ * use); every other conversion is dtype_round (integers wrap, floats round
+ * to nearest even, bool is v != 0).  For i64 the saturated maximum is
+ * 2^63 - 1024, the largest double below 2^63, until the interpreter carries
+ * integers exactly. */
+double dtype_cast(tc_dtype from, tc_dtype to, double v);
+
 /* v stored as integer dtype t (dtype_round: wrapped), as an int64_t,
  * converted without undefined behaviour for any double. */
 int64_t dtype_to_int(tc_dtype t, double v);

@@ -74,6 +74,7 @@ typedef struct {
     int ngroups;
     bool grouped;           /* --groups, or an --input list (a value with a comma) */
     uint64_t seed;
+    bool random;            /* --random: inputs not given are made up (else an error) */
     bool check, bench, verbose, fast_math, line_info;
     bool cuda;              /* step 2's answer */
     struct tc_rt *rt;       /* the GPU, when cuda */
@@ -101,6 +102,11 @@ int output_slots(const run_opts *o, tc_program *p, const gfn *f, int *out_of);
 int load_input(run_state *s, const kv *in);
 /* Step 5: bind s's given tensors and shapes[0..n) (api_bind). */
 int bind_inputs(run_state *s, const tc_dimbind *shapes, int nshapes, tc_dimbind **binds, int *nb);
+/* Before step 5: the inputs not given (tensors, and scalars without a
+ * default) are an error naming them, unless --random asks for them.  Called
+ * again with note after step 5 (once the run can go ahead): a note on
+ * stderr lists the random ones.  EXIT_OK or EXIT_ERROR. */
+int check_missing(run_state *s, bool note);
 /* Step 6: make up the inputs not given: tensors from --seed stream `seed`,
  * scalars from their default or o->seed's stream. */
 int fill_inputs(run_state *s, uint64_t seed, const tc_dimbind *binds, int nb);

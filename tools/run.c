@@ -250,6 +250,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             if (!bad && (!*v || *v == '-' || *v == ' ' ||
                          (o->seed = strtoull(v, &end, 10), *end || errno)))
                 return usage_error("--seed must be a non-negative integer, not '%s'", v);
+        } else if (opt_flag("--random", argc, argv, &i, &bad)) {
+            o->random = true;
         } else if (opt_flag("--check", argc, argv, &i, &bad)) {
             o->check = true;
         } else if (opt_flag("--bench", argc, argv, &i, &bad)) {
@@ -413,13 +415,15 @@ int load_input(run_state *s, const kv *in)
             }
             int64_t n = ref_numel(&r);
             v = n == 1 ? r.data[0] : 0;
+            tc_dtype from = r.dtype;
             ref_free(&r);
             if (n != 1)
                 return fail(EXIT_ERROR, "--input %s=%s: parameter '%s' is a scalar (%s), but the "
                             "file holds %lld values", in->name, in->value, in->name,
                             param_type(p, g), (long long)n);
-            /* a 0-d array of any numeric type will do: np.save('lr.npy', 1e-3) is f64 */
-            v = dtype_round(g->dtype, v);
+            /* a 0-d array of any numeric type will do: np.save('lr.npy', 1e-3) is
+             * f64; converted as a cast would (a float to an integer saturates) */
+            v = dtype_cast(from, g->dtype, v);
         }
         if (!ref_alloc(t, g->dtype, 0, NULL))
             return fail(EXIT_ERROR, "out of memory");
@@ -484,6 +488,30 @@ int bind_inputs(run_state *s, const tc_dimbind *shapes, int nshapes, tc_dimbind 
         print_diag(p);
         return EXIT_ERROR;
     }
+    return EXIT_OK;
+}
+
+int check_missing(run_state *s, bool note)
+{
+    const gfn *f = s->f;
+    tc_buf b;
+    buf_init(&b, s->p->arena);
+    int n = 0;
+    for (int i = 0; i < f->nparams; i++) {
+        const gparam *g = &f->params[i];
+        if (s->given[i] || (g->scalar && g->has_default))
+            continue;
+        buf_printf(&b, "%s%s", n++ ? ", " : "", g->name);
+    }
+    if (n == 0)
+        return EXIT_OK;
+    if (!s->o->random)
+        return fail(EXIT_ERROR, "function '%s': no --input for %s %s (give each with --input "
+                    "NAME=FILE.npy or NAME=VALUE, or --random for seeded random inputs)",
+                    f->name, n == 1 ? "parameter" : "parameters", buf_str(&b));
+    if (note)
+        fprintf(stderr, "note: random inputs (--seed %llu): %s\n", (unsigned long long)s->o->seed,
+                buf_str(&b));
     return EXIT_OK;
 }
 
@@ -918,7 +946,11 @@ static int run_fn(run_state *s)
     tc_dimbind *binds = NULL;
     int nb = 0;
     if (rc == EXIT_OK)
+        rc = check_missing(s, false);
+    if (rc == EXIT_OK)
         rc = bind_inputs(s, o->shapes, o->nshapes, &binds, &nb);
+    if (rc == EXIT_OK)
+        rc = check_missing(s, true);
     if (rc == EXIT_OK)
         rc = fill_inputs(s, o->seed, binds, nb);
     if (rc == EXIT_OK && o->cuda) {
@@ -951,7 +983,7 @@ static int run_program(const run_opts *o, tc_program *p)
 {
     if (!o->fn && p->ast->nfns != 1) {
         if (p->ast->nfns == 0)
-            return fail(EXIT_ERROR, "%s defines no functions", o->file);
+            return fail(EXIT_ERROR, "%s: the file defines no functions: nothing to run", o->file);
         tc_buf b;
         buf_init(&b, p->arena);
         for (int i = 0; i < p->ast->nfns; i++)

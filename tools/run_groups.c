@@ -233,6 +233,9 @@ static int fill_group(groups *G, int g)
             s->args[i].data[0] = G->S[0].args[i].data[0];
             s->given[i] = true;
         }
+    int missing = check_missing(s, false);
+    if (missing != EXIT_OK)
+        return missing;
     if (G->numel[g] == 0) {
         G->binds[g] = &G->empty;
         G->nbinds[g] = 1;
@@ -242,6 +245,8 @@ static int fill_group(groups *G, int g)
         if (rc != EXIT_OK)
             return rc;
     }
+    if (g == 0)
+        check_missing(s, true);
     return fill_inputs(s, G->o->seed + (uint64_t)g, G->binds[g], G->nbinds[g]);
 }
 

@@ -36,15 +36,16 @@ static const char help_text[] =
     "\n"
     "  tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy]...\n"
     "                   [--input NAME=VALUE]... [--output NAME=PATH.npy]... [--groups SIZES]\n"
-    "                   [--device=cpu|cuda] [--seed S] [--dtype T=bf16] [--check] [--bench]\n"
-    "                   [--verbose] [--fast-math] [--lineinfo]\n"
+    "                   [--device=cpu|cuda] [--random] [--seed S] [--dtype T=bf16] [--check]\n"
+    "                   [--bench] [--verbose] [--fast-math] [--lineinfo]\n"
     "      Run function NAME (optional when FILE has just one).  Tensors are .npy\n"
     "      files; a scalar is a number (or a 0-d .npy).  Symbolic dims are bound\n"
     "      from the inputs' shapes, then --shape ('*=COUNT' for [*] tensors).\n"
-    "      Inputs not given are seeded random data (--seed, default 0): floats\n"
-    "      uniform in [-1, 1), integers in [-10, 10), bools 50/50; scalars not\n"
-    "      given take their default, else a random value in (0, 1] (integers\n"
-    "      [1, 10]).  Outputs are named as in the signature (a single unnamed\n"
+    "      Every input must be given, except scalars with a default.  With\n"
+    "      --random, inputs not given are seeded random data (--seed, default 0;\n"
+    "      a note lists them): floats uniform in [-1, 1), integers in [-10, 10),\n"
+    "      bools 50/50; scalars not given take their default, else a random\n"
+    "      value in (0, 1] (integers [1, 10]).  Outputs are named as in the signature (a single unnamed\n"
     "      result is 'out'; an inout parameter's final value has its own name);\n"
     "      those without --output are printed.  bf16 tensors travel as f32 .npy.\n"
     "      --dtype T=bf16 binds the dtype variable T of the function (else f32).\n"
@@ -227,6 +228,12 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
     }
+    /* A file with no functions has nothing to compile: say so (an empty
+     * output and exit 0 looked like success). */
+    if (rc == EXIT_OK && !fn && p->ast->nfns == 0) {
+        fprintf(stderr, "%s: error: the file defines no functions: nothing to compile\n", file);
+        rc = EXIT_ERROR;
+    }
     /* With --dtype the entry (--fn, or the file's only function) is built
      * specialized, and its graph is the one printed. */
     const gfn *f = NULL;
@@ -302,6 +309,9 @@ static int cmd_explain(int argc, char **argv)
         return fail(EXIT_ERROR, "out of memory");
     if (tc_compile_file(ctx, file, &p) != TC_OK || tc_program_dump(p, "explain", fn, &text) != TC_OK) {
         fputs(tc_errmsg(ctx), stderr);
+        rc = EXIT_ERROR;
+    } else if (!fn && p->ast->nfns == 0) {
+        fprintf(stderr, "%s: error: the file defines no functions: nothing to explain\n", file);
         rc = EXIT_ERROR;
     } else {
         fputs(text, stdout);

@@ -194,6 +194,8 @@ const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to)
     }
     if (to == TC_BOOL)
         return arena_printf(g->a, "(%s != 0)", v);
+    if (is_floating(from) && (to == TC_I32 || to == TC_I64)) /* saturating: unit.c */
+        return arena_printf(g->a, "tc_f2%s(%s)", dtype_name(to), v);
     const char *r = arena_printf(g->a, "(%s)%s", cg_type(to), v);
     if (to == TC_F16 || to == TC_BF16)
         r = arena_printf(g->a, "tc_round_%s(%s)", dtype_name(to), r);

@@ -18,8 +18,10 @@
  * polymorphism (`[*]`, dtype variables) and compile-time arguments
  * (softmax's axis) simple: each call site is checked with what it passes.
  * The price is that an unused function is only checked when it is an entry;
- * graph_build with fn = NULL builds every user function, so tc_compile does
- * check them all.
+ * graph_build with fn = NULL builds every user function that is not
+ * generic, so tc_compile checks them all; a generic one ([*] or a dtype
+ * variable in its signature) is checked where it is called, and as an entry
+ * point when it is asked for by name, with the bindings given (build_all).
  *
  * Decisions other stages rely on (details in the files named):
  *  - dtypes (build_node.c): pointwise inputs keep their dtypes, no casts are
@@ -407,6 +409,149 @@ static void check_bound_used(builder *b, const ast_program *prog, const ast_fn *
     }
 }
 
+bool graph_fn_generic(const ast_fn *fn)
+{
+    for (int i = 0; i < fn->nparams; i++)
+        if (fn->params[i].type.star || fn->params[i].type.dtype_var)
+            return true;
+    for (int i = 0; i < fn->nresults; i++)
+        if (fn->results[i].type.star || fn->results[i].type.dtype_var)
+            return true;
+    return false;
+}
+
+/* Append to *out each function of prog that e calls (by index; repeats
+ * are harmless).  The parser bounds the depth of expressions, so the
+ * recursion is bounded too. */
+typedef struct { int *v; int n, cap; } int_list;
+
+static void push_callee(builder *b, int_list *l, int k)
+{
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 8;
+        int *v = ARENA_ARRAY(b->a, int, cap);
+        for (int i = 0; i < l->n; i++)
+            v[i] = l->v[i];
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = k;
+}
+
+static void find_calls(builder *b, const ast_program *prog, const ast_expr *e, int_list *out)
+{
+    if (!e)
+        return;
+    switch (e->kind) {
+    case AST_UNARY:
+        find_calls(b, prog, e->u.unary.a, out);
+        break;
+    case AST_BINARY:
+        find_calls(b, prog, e->u.binary.a, out);
+        find_calls(b, prog, e->u.binary.b, out);
+        break;
+    case AST_CALL: {
+        bfunc *f = build_find_fn(b, e->u.call.fn);
+        if (f && f->prog == prog)
+            push_callee(b, out, (int)(f->fn - prog->fns));
+        for (int i = 0; i < e->u.call.nargs; i++)
+            find_calls(b, prog, e->u.call.args[i].value, out);
+        break;
+    }
+    case AST_ATTR:
+        find_calls(b, prog, e->u.attr.obj, out);
+        break;
+    case AST_INDEX:
+        find_calls(b, prog, e->u.index.obj, out);
+        for (int i = 0; i < e->u.index.nitems; i++)
+            find_calls(b, prog, e->u.index.items[i], out);
+        break;
+    case AST_TUPLE:
+    case AST_LIST:
+        for (int i = 0; i < e->u.tuple.nitems; i++)
+            find_calls(b, prog, e->u.tuple.items[i], out);
+        break;
+    case AST_SLICE:
+        find_calls(b, prog, e->u.slice.start, out);
+        find_calls(b, prog, e->u.slice.stop, out);
+        find_calls(b, prog, e->u.slice.step, out);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Every function of prog as an entry point, except generic ones (see
+ * graph_fn_generic) that are helpers: called, directly or through other
+ * helpers, from a function that is built (a non-generic one, or a generic
+ * one nothing else calls).  A helper is checked where it is called, with
+ * its caller's shapes and dtypes.  A generic function that is built and
+ * fails with the entry's bindings ([*] rank 1, dtype variables f32) is left
+ * out (listed in g->unbuilt) rather than failing the file: asked for by
+ * name it is built again, and its error reported then.  Generic functions
+ * that only call each other (a cycle: recursion) are built, so the
+ * recursion is reported. */
+static void build_all(builder *b, const ast_program *prog, tc_graph *g, jmp_buf *outer)
+{
+    int n = prog ? prog->nfns : 0;
+    g->fns = ARENA_ARRAY(b->a, gfn *, n ? n : 1);
+    g->unbuilt = ARENA_ARRAY(b->a, const char *, n ? n : 1);
+    int_list *callees = ARENA_ARRAY(b->a, int_list, n ? n : 1);
+    bool *generic = ARENA_ARRAY(b->a, bool, n ? n : 1);
+    bool *called = ARENA_ARRAY(b->a, bool, n ? n : 1);  /* by another function */
+    bool *helper = ARENA_ARRAY(b->a, bool, n ? n : 1);
+    int *stack = ARENA_ARRAY(b->a, int, n ? n : 1);
+    for (int i = 0; i < n; i++) {
+        const ast_fn *fn = &prog->fns[i];
+        generic[i] = graph_fn_generic(fn);
+        for (int k = 0; k < fn->nparams; k++)
+            find_calls(b, prog, fn->params[k].def, &callees[i]);
+        for (int k = 0; k < fn->nstmts; k++) {
+            find_calls(b, prog, fn->stmts[k].value, &callees[i]);
+            for (int v = 0; v < fn->stmts[k].nvalues; v++)
+                find_calls(b, prog, fn->stmts[k].values[v], &callees[i]);
+        }
+        for (int k = 0; k < callees[i].n; k++)
+            if (callees[i].v[k] != i)
+                called[callees[i].v[k]] = true;
+    }
+    /* helpers: generic functions reached from a root over other edges */
+    int top = 0;
+    for (int i = 0; i < n; i++)
+        if (!generic[i] || !called[i])
+            stack[top++] = i;
+    while (top > 0) {
+        int i = stack[--top];
+        for (int k = 0; k < callees[i].n; k++) {
+            int j = callees[i].v[k];
+            if (j != i && generic[j] && called[j] && !helper[j]) {
+                helper[j] = true;
+                stack[top++] = j;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        bfunc *f = build_find_fn(b, prog->fns[i].name);
+        if (!generic[i]) {
+            g->fns[g->nfns++] = build_entry(b, f);
+            continue;
+        }
+        if (helper[i])
+            continue;
+        jmp_buf jb;
+        b->d->jb = &jb;
+        if (setjmp(jb) == 0) {
+            gfn *e = build_entry(b, f); /* counted only once it is built */
+            g->fns[g->nfns++] = e;
+        } else {
+            free_live(b);
+            diag_clear(b->d);
+            g->unbuilt[g->nunbuilt++] = f->fn->name;
+        }
+        b->d->jb = outer;
+    }
+}
+
 tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude, int nprelude,
                       const char *fn, tc_arena *a, tc_diag *d)
 {
@@ -446,10 +591,7 @@ tc_graph *graph_build_ex(const ast_program *prog, const ast_program *const *prel
         g->fns = ARENA_ARRAY(a, gfn *, 1);
         g->fns[g->nfns++] = build_entry(b, f);
     } else {
-        int n = prog ? prog->nfns : 0;
-        g->fns = ARENA_ARRAY(a, gfn *, n ? n : 1);
-        for (int i = 0; i < n; i++)
-            g->fns[g->nfns++] = build_entry(b, build_find_fn(b, prog->fns[i].name));
+        build_all(b, prog, g, &jb);
     }
     d->jb = outer;
     return g;

@@ -143,6 +143,11 @@ static void reduce_axes(builder *b, const ast_arg *arg, const gnode *x, bool *se
         items = (const ast_expr *const *)v->u.tuple.items;
         n = v->u.tuple.nitems;
     }
+    /* NumPy reduces nothing over axis=(), PyTorch everything over dim=[]:
+     * refuse the case rather than pick one. */
+    if (n == 0)
+        diag_error(b->d, TC_ERR_COMPILE, v->loc,
+                   "an empty axis list is ambiguous: leave 'axis' out to reduce every axis");
     for (int i = 0; i < n; i++) {
         int ax = const_axis(b, items[i], x, x->rank);
         if (sel[ax])

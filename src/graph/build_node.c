@@ -313,7 +313,11 @@ gnode *node_cast(builder *b, gnode *x, tc_dtype dt, bool weak, tc_loc loc)
     if (x->op == OP_const) {
         if (x->dtype == dt && x->weak == weak)
             return x;
-        return node_const(b, dt, x->a.cnst.f, weak, loc);
+        /* integers exactly (an i64 beyond 2^53 has no double); floats to
+         * integers saturate as a cast does at run time (dtype_cast) */
+        if (!dtype_is_float(x->dtype) && dtype_is_int(dt))
+            return node_const_int(b, dt, x->a.cnst.i, weak, loc);
+        return node_const(b, dt, dtype_cast(x->dtype, dt, x->a.cnst.f), weak, loc);
     }
     /* Weakness alone is not worth a node: an unchanged dtype keeps x. */
     if (x->dtype == dt)
@@ -464,6 +468,47 @@ gnode *node_pointwise(builder *b, op_id op, gnode *const *in, int nin, tc_loc lo
 
 /* ---- reductions, matmul, concat, copy ---- */
 
+/* x as a strong (non-weak) value of dtype dt: what a reduction gives. */
+static gnode *strong_as(builder *b, gnode *x, tc_dtype dt, tc_loc loc)
+{
+    if (x->dtype != dt || x->op == OP_const)
+        return node_cast(b, x, dt, false, loc);
+    if (!x->weak)
+        return x;
+    gnode *in[1] = {x};
+    gnode t = tmpl(OP_cast, dt, x->rank, x->shape, in, 1, loc);
+    return node_emit(b, &t);
+}
+
+/* A reduction over no axes (only of a rank-0 value: `max(lr)`, `sum(2.0)`) reduces
+ * one element per output, so it is pointwise: sum prod mean max min
+ * logsumexp give the element in the result dtype, argmax/argmin 0, var/std
+ * the two-pass formula over one element, (x - x)^2 / max(1 - correction, 0):
+ * 0 (NaN for a non-finite x) with correction 0, else NaN as ref_reduce.c's
+ * 0/0.  Later stages then never see a reduction without axes. */
+static gnode *reduce_nothing(builder *b, op_id op, gnode *x, tc_dtype dt, int correction,
+                             tc_loc loc)
+{
+    switch (op) {
+    case OP_argmax:
+    case OP_argmin: /* x is rank 0: an empty axis list is refused */
+        return node_const_int(b, TC_I64, 0, false, loc);
+    case OP_var:
+    case OP_std: {
+        gnode *xf = strong_as(b, x, dt, loc);
+        gnode *d = node_pointwise(b, OP_sub, (gnode *[]){xf, xf}, 2, loc);
+        gnode *v = node_pointwise(b, OP_mul, (gnode *[]){d, d}, 2, loc);
+        if (correction > 0)
+            v = node_pointwise(b, OP_add, (gnode *[]){v, node_const(b, dt, NAN, true, loc)}, 2, loc);
+        if (op == OP_std)
+            v = node_pointwise(b, OP_sqrt, (gnode *[]){v}, 1, loc);
+        return strong_as(b, v, dt, loc);
+    }
+    default:
+        return strong_as(b, x, dt, loc);
+    }
+}
+
 gnode *node_reduce(builder *b, op_id op, gnode *x, const bool *axes, bool keepdim, int correction,
                    tc_loc loc)
 {
@@ -484,6 +529,8 @@ gnode *node_reduce(builder *b, op_id op, gnode *x, const bool *axes, bool keepdi
     t.rank = rank;
     t.a.red.keepdim = keepdim;
     t.a.red.correction = (op == OP_var || op == OP_std) ? correction : 0;
+    if (t.a.red.naxes == 0)
+        return reduce_nothing(b, op, x, dt, correction, loc);
     return node_emit(b, &t);
 }
 

@@ -153,6 +153,12 @@ typedef struct gfn {
 typedef struct tc_graph {
     gfn **fns;
     int nfns;
+    /* graph_build of every function: the generic functions left out because
+     * they do not build as stand-alone entries ([*] as rank 1, dtype
+     * variables f32).  Asked for by name, they are built (and their error
+     * reported) then, with the bindings given. */
+    const char **unbuilt;
+    int nunbuilt;
     tc_dimctx *dims;
     tc_arena *arena;
 } tc_graph;
@@ -165,8 +171,10 @@ enum {
 
 /* Build the graph of every function of prog (prelude functions are callable
  * but not entry points unless fn names one).  fn: build only that function
- * (TC_ERR_NOT_FOUND if absent) or NULL for all of prog's functions.  Errors
- * unwind through d, located at the user's token. */
+ * (TC_ERR_NOT_FOUND if absent) or NULL for all of prog's functions, except
+ * generic ones (graph_fn_generic) that another function calls (checked at
+ * the call) or that fail as stand-alone entries (listed in unbuilt).
+ * Errors unwind through d, located at the user's token. */
 tc_graph *graph_build(const ast_program *prog, const ast_program *const *prelude, int nprelude,
                       const char *fn, tc_arena *a, tc_diag *d);
 
@@ -176,6 +184,11 @@ typedef struct tc_dtypebind {
     const char *name;
     tc_dtype dtype;
 } tc_dtypebind;
+
+/* Whether fn is generic: a [*] or a dtype variable in its signature, so
+ * that building it as an entry point picks bindings (rank 1, f32) that its
+ * callers need not share. */
+bool graph_fn_generic(const ast_fn *fn);
 
 /* graph_build with the dtype variables of the entry points bound by dts
  * (letters not bound stay f32; graph_build is this with none).  With fn,

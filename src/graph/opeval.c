@@ -67,14 +67,15 @@ opeval_status opeval_i64(op_id op, int64_t a, int64_t b, int64_t *r)
     case OP_neg: *r = wrap_sub(0, a); break;
     case OP_abs: *r = a < 0 ? wrap_sub(0, a) : a; break;
     case OP_mod:
+        *r = 0;
         if (b == 0)
             return OPEVAL_MOD_ZERO;
         *r = py_mod(a, b);
         break;
     case OP_pow:
+        *r = int_pow(a, b); /* 0 for 0 ** negative */
         if (a == 0 && b < 0)
             return OPEVAL_ZERO_NEG_POW;
-        *r = int_pow(a, b);
         break;
     default:
         *r = 0;

@@ -9,7 +9,9 @@
  * wraps like two's complement (through uint64, which C defines); % is
  * Python's (sign of the divisor); ** with a negative exponent truncates the
  * real result toward zero (2 ** -1 = 0, (-1) ** -3 = -1).  % 0 and
- * 0 ** negative are errors, which each caller reports in its own words.
+ * 0 ** negative give 0, as the kernels do (docs/semantics.md, "Edges"),
+ * with a status of their own: the builder refuses them in constants, where
+ * they can only be mistakes; the interpreter takes the 0.
  */
 #ifndef TC_OPEVAL_H
 #define TC_OPEVAL_H
@@ -31,7 +33,8 @@ typedef enum {
     OPEVAL_ZERO_NEG_POW,  /* integer 0 ** negative */
 } opeval_status;
 
-/* a op b in int64 for an op with opeval_has_int; *r is the wrapped result. */
+/* a op b in int64 for an op with opeval_has_int; *r is the wrapped result
+ * (0 for % 0 and 0 ** negative, whatever the status). */
 opeval_status opeval_i64(op_id op, int64_t a, int64_t b, int64_t *r);
 
 #endif

@@ -9,6 +9,7 @@
  */
 #include "lower/lir.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -164,6 +165,20 @@ static uint64_t hmix(uint64_t h, uint64_t v)
     return h;
 }
 
+/* The bits of a constant, for hashing: a double cast to an integer is
+ * undefined when negative, infinite or NaN.  node_same treats -0.0 as 0.0
+ * and every NaN as one value, so those hash alike. */
+static uint64_t const_bits(double f)
+{
+    if (f == 0)
+        f = 0.0;
+    if (f != f)
+        f = NAN;
+    uint64_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    return bits;
+}
+
 static uint64_t node_hash(const lnode *n)
 {
     uint64_t h = hmix((uint64_t)n->kind, (uint64_t)n->op);
@@ -176,7 +191,7 @@ static uint64_t node_hash(const lnode *n)
     if (n->kind == LK_REDUCE)
         h = hmix(hmix(h, n->a.red.mask), (uint64_t)n->a.red.kind * 2 + n->a.red.keepdim);
     if (n->kind == LK_CONST)
-        h = hmix(h, (uint64_t)n->a.cnst.i ^ (uint64_t)(n->a.cnst.f * 1e6));
+        h = hmix(h, (uint64_t)n->a.cnst.i ^ const_bits(n->a.cnst.f));
     if (n->kind == LK_DIMVAL)
         h = hmix(h, (uint64_t)(uintptr_t)n->a.dim);
     return h;

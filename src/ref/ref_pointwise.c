@@ -10,7 +10,9 @@
  *
  * Integer nodes whose inputs are all integer or bool take the int64 path
  * of graph/opeval.h (wrapping + - * neg abs, Python %, integer **), shared
- * with the builder's constant folding; the store wraps to i32.
+ * with the builder's constant folding; the store wraps to i32.  Casts of
+ * floats to integers saturate (dtype_cast).  docs/semantics.md, "Edges",
+ * has every edge, the same here as in the kernels.
  */
 #include <math.h>
 
@@ -62,16 +64,8 @@ tc_status ref_eval_pointwise(ref_ctx *c, const gnode *n, const ref_tensor *const
             continue;
         }
         int64_t a = ref_as_i64(v[0]), b = ref_as_i64(v[1]), r = 0;
-        switch (opeval_i64(n->op, a, b, &r)) {
-        case OPEVAL_MOD_ZERO:
-            return diag_set(c->d, TC_ERR_INVALID_ARG, n->loc,
-                            "integer modulo by zero (%lld %% 0)", (long long)a);
-        case OPEVAL_ZERO_NEG_POW:
-            return diag_set(c->d, TC_ERR_INVALID_ARG, n->loc,
-                            "integer 0 raised to a negative power (%lld)", (long long)b);
-        case OPEVAL_OK:
-            break;
-        }
+        /* % 0 and 0 ** negative are 0, as in the kernels (opeval.h) */
+        (void)opeval_i64(n->op, a, b, &r);
         out->data[i] = int_store(n->dtype, r);
     }
     return TC_OK;
@@ -83,8 +77,8 @@ tc_status ref_eval_cast(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
     if (ref_numel(in[0]) != numel || in[0]->rank != out->rank)
         return diag_set(c->d, TC_ERR_INTERNAL, n->loc,
                         "reference interpreter: cast changes the shape of its input");
-    /* dtype_round truncates floats toward zero for integer targets. */
+    /* Floats to integers saturate (NaN 0), as the kernels' cvt.rzi does. */
     for (int64_t i = 0; i < numel; i++)
-        out->data[i] = dtype_round(n->dtype, in[0]->data[i]);
+        out->data[i] = dtype_cast(in[0]->dtype, n->dtype, in[0]->data[i]);
     return TC_OK;
 }

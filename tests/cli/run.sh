@@ -85,20 +85,20 @@ t compile single.tc --emit=llvm
 expect_line "unknown stage" 2 "error: unknown --emit stage 'llvm' (stages: ast, graph, lowered, fused, sched, cuda, ptx, cubin)"
 t compile single.tc --arch=90; expect_line "bad arch" 2 "error: --arch must look like sm_80 or sm_90 (arch-specific sm_90a is not supported), not '90'"
 t run;                      expect_line "run without FILE" 2 "error: 'tensorc run' needs a FILE"
-t run single.tc --device=gpu; expect_line "bad device" 2 "error: --device must be cpu or cuda, not 'gpu'"
-t run single.tc --seed=-1;  expect_line "bad seed" 2 "error: --seed must be a non-negative integer, not '-1'"
-t run single.tc --shape N;  expect_line "bad shape" 2 "error: --shape expects NAME=SIZE[,NAME=SIZE...], got 'N'"
-t run single.tc --shape N=x; expect_line "bad shape size" 2 "error: --shape N=x: the size must be a non-negative integer"
-t run single.tc --shape N=2,N=3; expect_line "shape twice" 2 "error: --shape: N is given twice"
-t run single.tc --input x;  expect_line "input without =" 2 "error: --input expects NAME=VALUE, got 'x'"
-t run single.tc --input x=a.npy --input x=b.npy; expect_line "input twice" 2 "error: --input x is given twice"
-t run single.tc --dtype T=f8; expect_line "bad dtype" 2 "error: --dtype T=f8: not a dtype (f32 f16 bf16 f64 i32 i64 bool)"
-t run single.tc --bogus;    expect_line "unknown run option" 2 "error: unknown option '--bogus' for 'tensorc run'"
+t run single.tc --random --device=gpu; expect_line "bad device" 2 "error: --device must be cpu or cuda, not 'gpu'"
+t run single.tc --random --seed=-1;  expect_line "bad seed" 2 "error: --seed must be a non-negative integer, not '-1'"
+t run single.tc --random --shape N;  expect_line "bad shape" 2 "error: --shape expects NAME=SIZE[,NAME=SIZE...], got 'N'"
+t run single.tc --random --shape N=x; expect_line "bad shape size" 2 "error: --shape N=x: the size must be a non-negative integer"
+t run single.tc --random --shape N=2,N=3; expect_line "shape twice" 2 "error: --shape: N is given twice"
+t run single.tc --random --input x;  expect_line "input without =" 2 "error: --input expects NAME=VALUE, got 'x'"
+t run single.tc --random --input x=a.npy --input x=b.npy; expect_line "input twice" 2 "error: --input x is given twice"
+t run single.tc --random --dtype T=f8; expect_line "bad dtype" 2 "error: --dtype T=f8: not a dtype (f32 f16 bf16 f64 i32 i64 bool)"
+t run single.tc --random --bogus;    expect_line "unknown run option" 2 "error: unknown option '--bogus' for 'tensorc run'"
 
 # --- the environment: no GPU (a driver that does not exist) -------------------------------
-TENSORC_LIBCUDA=/nonexistent t run single.tc --device=cuda --shape N=4
+TENSORC_LIBCUDA=/nonexistent t run single.tc --random --device=cuda --shape N=4
 expect_err "device cuda without a GPU" 3 "error: --device=cuda: no CUDA driver"
-TENSORC_LIBCUDA=/nonexistent t run single.tc --check --shape N=4
+TENSORC_LIBCUDA=/nonexistent t run single.tc --random --check --shape N=4
 expect_err "--check without a GPU" 3 "error: --check: no CUDA driver"
 t cache;                    expect_line "cache without verb" 2 "error: 'tensorc cache' needs one of: dir, stats, clear"
 t cache purge;              expect_line "cache bad verb" 2 "error: 'tensorc cache' needs one of: dir, stats, clear"
@@ -221,28 +221,28 @@ TENSORC_DEBUG=4 "$tc" compile single.tc --emit=ast >/dev/null 2>"$tmp/err"
 check "TENSORC_DEBUG=4 prints the graph" grep -q "^tensorc: graph of single.tc:" "$tmp/err"
 
 # --- run: choosing the function, summaries, seeds -------------------------------------------
-t run progs.tc --shape N=2
+t run progs.tc --random --shape N=2
 expect_err "several functions need --fn" 2 "error: progs.tc defines 11 functions ("
 check "the list names them" grep -qF "id_f32, id_f64" "$tmp/err"
-t run single.tc --shape N=3; expect "single function without --fn" 0
+t run single.tc --random --shape N=3; expect "single function without --fn" 0
 check "summary header" [ "$(head -1 "$tmp/out")" = "out: f32[3]" ]
-t run progs.tc --fn nope;   expect_err "run --fn unknown" 1 "no function 'nope' here or in the prelude"
+t run progs.tc --random --fn nope;   expect_err "run --fn unknown" 1 "no function 'nope' here or in the prelude"
 t run broken.tc;            expect_err "run program error" 1 "broken.tc:2:16: error: "
-t run progs.tc --fn smax --shape N=2,D=3 --seed 7; expect "run summary" 0
+t run progs.tc --random --fn smax --shape N=2,D=3 --seed 7; expect "run summary" 0
 check "summary: name and type" [ "$(head -1 "$tmp/out")" = "out: f32[2, 3]" ]
 check "summary: two rows" [ "$(sed -n 2p "$tmp/out" | cut -c1-2)" = "[[" ]
 check "summary: closing" bash -c "sed -n 3p '$tmp/out' | grep -q ']]\$'"
-t run progs.tc --fn smax --shape N=2,D=3 --seed 7
+t run progs.tc --random --fn smax --shape N=2,D=3 --seed 7
 first=$out
 check "same seed, same summary" [ "$out" = "$first" ]
-t run progs.tc --fn smax --shape N=64,D=128; expect "big summary" 0
+t run progs.tc --random --fn smax --shape N=64,D=128; expect "big summary" 0
 check "big summary is cut" grep -qF "..." "$tmp/out"
 check "big summary is short" [ "$(wc -l <"$tmp/out")" -le 10 ]
 
-t run progs.tc --fn smax --shape N=4,D=8 --seed 1 --output out="$tmp/a.npy"; expect "run --output" 0
+t run progs.tc --random --fn smax --shape N=4,D=8 --seed 1 --output out="$tmp/a.npy"; expect "run --output" 0
 check "--output prints nothing" [ -z "$out" ]
-t run progs.tc --fn smax --shape N=4,D=8 --seed 1 --output out="$tmp/b.npy"
-t run progs.tc --fn smax --shape N=4,D=8 --seed 2 --output out="$tmp/c.npy"
+t run progs.tc --random --fn smax --shape N=4,D=8 --seed 1 --output out="$tmp/b.npy"
+t run progs.tc --random --fn smax --shape N=4,D=8 --seed 2 --output out="$tmp/c.npy"
 check "same seed, same bytes" cmp -s "$tmp/a.npy" "$tmp/b.npy"
 check "other seed, other bytes" bash -c "! cmp -s '$tmp/a.npy' '$tmp/c.npy'"
 check "no temporary left" bash -c "! ls '$tmp'/*.tmp 2>/dev/null | grep -q ."
@@ -251,9 +251,9 @@ assert np.allclose(a.sum(-1), 1, atol=1e-6) and (a > 0).all()
 assert len(np.unique(a)) > 8"
 
 # --- run: dims ------------------------------------------------------------------------------
-t run progs.tc --fn smax
+t run progs.tc --random --fn smax
 expect_line "missing dim" 1 "progs.tc:27:9: error: size of N is not known: pass a tensor for parameter 'x' or --shape N=..."
-t run progs.tc --fn smax --shape N=2,D=3,Q=4
+t run progs.tc --random --fn smax --shape N=2,D=3,Q=4
 expect_err "--shape of a size the function lacks" 1 "'Q' is not a size of function 'smax' (its sizes are N, D)"
 
 if [ -n "$py" ]; then
@@ -276,22 +276,22 @@ fi
 # .npy round trip through run: the output must be the input, byte for byte
 for dt in f32 f64 f16 i32 i64 bool; do
     if [ -z "$py" ]; then skip=$((skip + 1)); continue; fi
-    t run progs.tc --fn "id_$dt" --input x="$tmp/rt_$dt.npy" --output out="$tmp/rt_${dt}_out.npy"
+    t run progs.tc --random --fn "id_$dt" --input x="$tmp/rt_$dt.npy" --output out="$tmp/rt_${dt}_out.npy"
     expect "identity $dt" 0
     check "identity $dt: same bytes" cmp -s "$tmp/rt_$dt.npy" "$tmp/rt_${dt}_out.npy"
 done
 if [ -n "$py" ]; then
-    t run progs.tc --fn id_bf16 --input x="$tmp/rt_bf16.npy" --output out="$tmp/bf.npy"; expect "bf16 as f32" 0
+    t run progs.tc --random --fn id_bf16 --input x="$tmp/rt_bf16.npy" --output out="$tmp/bf.npy"; expect "bf16 as f32" 0
 fi
 pycheck "bf16 rounds f32 input" "b = np.load('bf.npy'); assert b.dtype == np.float32
 assert b.tolist() == [1.0, 1.0, 3.140625, -0.0025024414062500], b.tolist()"
 
 if [ -n "$py" ]; then
-    t run progs.tc --fn stats --input x="$tmp/x43.npy" --input g="$tmp/g5.npy"
+    t run progs.tc --random --fn stats --input x="$tmp/x43.npy" --input g="$tmp/g5.npy"
     expect_err "shape mismatch names the parameter" 1 "'g'"
-    t run progs.tc --fn stats --input x="$tmp/x64.npy" --input g="$tmp/g3.npy"
+    t run progs.tc --random --fn stats --input x="$tmp/x64.npy" --input g="$tmp/g3.npy"
     expect_line "dtype mismatch" 1 "error: --input x: '$tmp/x64.npy' holds f64 values, but parameter 'x' is f32[N, D] (convert with a.astype(np.float32))"
-    t run progs.tc --fn stats --input x="$tmp/x43.npy" --input g="$tmp/g3.npy" \
+    t run progs.tc --random --fn stats --input x="$tmp/x43.npy" --input g="$tmp/g3.npy" \
         --output y="$tmp/y.npy" --output s="$tmp/s.npy"
     expect "named results" 0
 else
@@ -300,29 +300,29 @@ fi
 pycheck "named results' values" "x = np.load('x43.npy'); y = np.load('y.npy'); s = np.load('s.npy')
 assert y.shape == (4, 3) and s.shape == (4,)
 assert (y == x * np.array([1, 2, 3], np.float32)).all() and np.allclose(s, x.sum(-1))"
-t run progs.tc --fn stats --shape N=2,D=2 --output zz=/dev/null
+t run progs.tc --random --fn stats --shape N=2,D=2 --output zz=/dev/null
 expect_line "unknown output" 1 "error: --output zz: function 'stats' has no output 'zz' (outputs: y, s)"
-t run progs.tc --fn stats --shape N=2,D=2 --output s="$tmp/s2.npy"; expect "one output to a file" 0
+t run progs.tc --random --fn stats --shape N=2,D=2 --output s="$tmp/s2.npy"; expect "one output to a file" 0
 check "the other is printed" [ "$(head -1 "$tmp/out")" = "y: f32[2, 2]" ]
 check "the written one is not" bash -c "! grep -q '^s:' '$tmp/out'"
-t run progs.tc --fn stats --shape N=2,D=2 --input zz=1
+t run progs.tc --random --fn stats --shape N=2,D=2 --input zz=1
 expect_line "unknown input" 1 "error: --input zz: function 'stats' has no parameter 'zz' (parameters: x, g)"
-t run progs.tc --fn stats --shape N=2,D=2 --input x=3
+t run progs.tc --random --fn stats --shape N=2,D=2 --input x=3
 expect_line "number for a tensor" 1 "error: --input x=3: parameter 'x' is a tensor (f32[N, D]): pass a .npy file"
-t run progs.tc --fn stats --shape N=2,D=2 --input x="$tmp/none.npy"
+t run progs.tc --random --fn stats --shape N=2,D=2 --input x="$tmp/none.npy"
 expect_line "missing .npy" 1 "error: cannot read '$tmp/none.npy': No such file or directory"
 printf 'not numpy' >"$tmp/junk.npy"
-t run progs.tc --fn stats --shape N=2,D=2 --input x="$tmp/junk.npy"
+t run progs.tc --random --fn stats --shape N=2,D=2 --input x="$tmp/junk.npy"
 expect_err "malformed .npy" 1 "'$tmp/junk.npy' is not a .npy file"
 
 # --- run: inout, [*] and scalars ----------------------------------------------------------------
 if [ -n "$py" ]; then
-    t run progs.tc --fn update --input p="$tmp/p34.npy" --input g="$tmp/g34.npy" --output p="$tmp/p_new.npy"
+    t run progs.tc --random --fn update --input p="$tmp/p34.npy" --input g="$tmp/g34.npy" --output p="$tmp/p_new.npy"
     expect "inout output" 0
-    t run progs.tc --fn update --input p="$tmp/p34.npy" --input g="$tmp/g34.npy" --input lr=0.25 \
+    t run progs.tc --random --fn update --input p="$tmp/p34.npy" --input g="$tmp/g34.npy" --input lr=0.25 \
         --output p="$tmp/p_lr.npy"
     expect "scalar input" 0
-    t run progs.tc --fn update --input p="$tmp/p34.npy" --input g="$tmp/g34.npy" --input lr="$tmp/lr.npy" \
+    t run progs.tc --random --fn update --input p="$tmp/p34.npy" --input g="$tmp/g34.npy" --input lr="$tmp/lr.npy" \
         --output p="$tmp/p_lrnpy.npy"
     expect "scalar as 0-d .npy" 0
 else
@@ -332,24 +332,24 @@ pycheck "inout p keeps its shape, default lr" "p = np.load('p_new.npy'); assert 
 assert (p == np.arange(12, dtype=np.float32).reshape(3, 4) - 1).all(), p"
 pycheck "scalar lr=0.25" "p = np.load('p_lr.npy'); assert (p == np.arange(12, dtype=np.float32).reshape(3, 4) - 0.5).all(), p"
 pycheck "scalar lr from .npy" "p = np.load('p_lrnpy.npy'); assert (p == np.arange(12, dtype=np.float32).reshape(3, 4) - 0.25).all(), p"
-t run progs.tc --fn update --shape '*=5'; expect "[*] from --shape" 0
+t run progs.tc --random --fn update --shape '*=5'; expect "[*] from --shape" 0
 check "inout printed by name" [ "$(head -1 "$tmp/out")" = "p: f32[5]" ]
-t run progs.tc --fn update
+t run progs.tc --random --fn update
 expect_err "[*] without a size" 1 "error: size of * is not known: pass a tensor for parameter 'p' or --shape *=..."
-t run progs.tc --fn scale --shape '*=4' --input k=3 --input s=0.5; expect "int and float scalars" 0
-t run progs.tc --fn scale --shape '*=4' --input k=2.5
+t run progs.tc --random --fn scale --shape '*=4' --input k=3 --input s=0.5; expect "int and float scalars" 0
+t run progs.tc --random --fn scale --shape '*=4' --input k=2.5
 expect_line "bad int scalar" 1 "error: --input k=2.5: '2.5' is not an i32 value (parameter 'k' is i32)"
-t run progs.tc --fn scale --shape '*=4' --input s=abc
+t run progs.tc --random --fn scale --shape '*=4' --input s=abc
 expect_line "bad float scalar" 1 "error: --input s=abc: 'abc' is not an f32 value (parameter 's' is f32)"
-t run progs.tc --fn scale --shape '*=4' --input k=99999999999
+t run progs.tc --random --fn scale --shape '*=4' --input k=99999999999
 expect_err "i32 out of range" 1 "is not an i32 value"
-t run progs.tc --fn scale --shape '*=3' --seed 5; expect "random scalars" 0
+t run progs.tc --random --fn scale --shape '*=3' --seed 5; expect "random scalars" 0
 # random inputs come from one stream per parameter name: x is the same
 # whether or not g is given
 if [ -n "$py" ]; then
     py_make "np.save('ones3.npy', np.ones(3, np.float32))"
-    t run progs.tc --fn id_f32 --shape N=2,D=3 --seed 5 --output out="$tmp/x_rand.npy"
-    t run progs.tc --fn stats --shape N=2,D=3 --seed 5 --input g="$tmp/ones3.npy" --output y="$tmp/y_rand.npy"
+    t run progs.tc --random --fn id_f32 --shape N=2,D=3 --seed 5 --output out="$tmp/x_rand.npy"
+    t run progs.tc --random --fn stats --shape N=2,D=3 --seed 5 --input g="$tmp/ones3.npy" --output y="$tmp/y_rand.npy"
 fi
 pycheck "random streams are per parameter" "a = np.load('x_rand.npy'); b = np.load('y_rand.npy')
 assert (a == b).all(), (a, b)
@@ -361,7 +361,7 @@ py_make "x = np.linspace(-1.3, 2.1, 8).astype(np.float32); np.save('rx.npy', x)
 np.save('rg.npy', np.linspace(0.5, 1.5, 8).astype(np.float32))"
 for T in bf16 f32; do
     if [ -z "$py" ]; then skip=$((skip + 1)); continue; fi
-    t run progs.tc --fn rmsnorm --dtype T=$T --dtype U=f32 --input x="$tmp/rx.npy" \
+    t run progs.tc --random --fn rmsnorm --dtype T=$T --dtype U=f32 --input x="$tmp/rx.npy" \
         --input g="$tmp/rg.npy" --output out="$tmp/rms_$T.npy"
     expect "run rmsnorm --dtype T=$T" 0
 done
@@ -379,15 +379,15 @@ check "compile --dtype: U stays f32" grep -qF "input g : f32[*]" "$tmp/out"
 check "compile --dtype: bf16 result" grep -qF -- "-> (out: bf16[*])" "$tmp/out"
 t compile progs.tc --emit=graph --fn rmsnorm
 check "compile without --dtype: f32" grep -qF "input x : f32[*]" "$tmp/out"
-t run progs.tc --fn rmsnorm --shape '*=4' --dtype Q=bf16
+t run progs.tc --random --fn rmsnorm --shape '*=4' --dtype Q=bf16
 expect_line "--dtype unknown letter" 1 "progs.tc: error: function 'rmsnorm' has no dtype variable 'Q' (it has T, U)"
-t run progs.tc --fn id_f32 --shape N=1,D=1 --dtype T=bf16
+t run progs.tc --random --fn id_f32 --shape N=1,D=1 --dtype T=bf16
 expect_line "--dtype on a function without dtype variables" 1 "progs.tc: error: function 'id_f32' has no dtype variable 'T' (it has none)"
-t run progs.tc --fn rmsnorm --dtype T=bf16 --dtype T=f16
+t run progs.tc --random --fn rmsnorm --dtype T=bf16 --dtype T=f16
 expect_line "--dtype twice" 2 "error: --dtype T is given twice"
-t run progs.tc --fn rmsnorm --dtype t=bf16
+t run progs.tc --random --fn rmsnorm --dtype t=bf16
 expect_line "--dtype lower-case" 2 "error: --dtype t=...: a dtype variable is one capital letter"
-t run progs.tc --fn rmsnorm --dtype T
+t run progs.tc --random --fn rmsnorm --dtype T
 expect_line "--dtype no value" 2 "error: --dtype expects LETTER=DTYPE (T=bf16), got 'T'"
 t compile progs.tc --emit=graph --fn rmsnorm --dtype T=f8
 expect_line "compile --dtype bad dtype" 2 "error: --dtype T=f8: not a dtype (f32 f16 bf16 f64 i32 i64 bool)"
@@ -399,97 +399,205 @@ check "--help: --dtype explained" grep -qF -- "--dtype T=bf16 binds the dtype va
 # one-launch GPU path is in tests/fakegpu/run.sh) ---------------------------------
 # npy_shape FILE: the shape field of a .npy header, e.g. "(3, 4)"
 npy_shape() { head -c 128 "$1" | tr -d '\0' | grep -ao "'shape': ([0-9, ]*)" | sed "s/'shape': //"; }
-t run progs.tc --fn update --groups 5,0,3 --seed 4 --device=cpu; expect "--groups" 0
+t run progs.tc --random --fn update --groups 5,0,3 --seed 4 --device=cpu; expect "--groups" 0
 check "--groups: a summary per group" [ "$(grep -c '^p (group [0-9]): f32\[' "$tmp/out")" -eq 3 ]
 check "--groups: group sizes" bash -c "grep -qxF 'p (group 0): f32[5]' '$tmp/out' && grep -qxF 'p (group 1): f32[0]' '$tmp/out' && grep -qxF 'p (group 2): f32[3]' '$tmp/out'"
 check "--groups: an empty group prints []" [ "$(sed -n '/^p (group 1)/{n;p}' "$tmp/out")" = "[]" ]
 # group i draws what a plain run with --seed S+i draws: compare the bytes
-t run progs.tc --fn update --groups 5,0,3 --seed 4 --device=cpu --output p="$tmp/ga.npy,$tmp/gb.npy,$tmp/gc.npy"
+t run progs.tc --random --fn update --groups 5,0,3 --seed 4 --device=cpu --output p="$tmp/ga.npy,$tmp/gb.npy,$tmp/gc.npy"
 expect "--groups --output list" 0
 check "--groups --output: prints nothing" [ -z "$out" ]
-t run progs.tc --fn update --shape '*=5' --seed 4 --device=cpu --output p="$tmp/sa.npy"
-t run progs.tc --fn update --shape '*=3' --seed 6 --device=cpu --output p="$tmp/sc.npy"
+t run progs.tc --random --fn update --shape '*=5' --seed 4 --device=cpu --output p="$tmp/sa.npy"
+t run progs.tc --random --fn update --shape '*=3' --seed 6 --device=cpu --output p="$tmp/sc.npy"
 check "group 0 is the plain run with seed S" cmp -s "$tmp/ga.npy" "$tmp/sa.npy"
 check "group 2 is the plain run with seed S+2" cmp -s "$tmp/gc.npy" "$tmp/sc.npy"
 check "group 1 wrote an empty array" [ "$(npy_shape "$tmp/gb.npy")" = "(0,)" ]
 check "groups differ" bash -c "! cmp -s '$tmp/ga.npy' '$tmp/sc.npy'"
 # --input lists set the groups and their sizes; the identity (x * 1 + 0) gives
 # every file back byte for byte, the empty one included
-t run progs.tc --fn scale --input x="$tmp/ga.npy,$tmp/gb.npy,$tmp/gc.npy" --input k=1 --input s=0 \
+t run progs.tc --random --fn scale --input x="$tmp/ga.npy,$tmp/gb.npy,$tmp/gc.npy" --input k=1 --input s=0 \
     --device=cpu --output out="$tmp/ra.npy,$tmp/rb.npy,$tmp/rc.npy"
 expect "--input lists" 0
 check "--input lists: round trip" bash -c "cmp -s '$tmp/ga.npy' '$tmp/ra.npy' && cmp -s '$tmp/gb.npy' '$tmp/rb.npy' && cmp -s '$tmp/gc.npy' '$tmp/rc.npy'"
-t run progs.tc --fn scale --input x="$tmp/ga.npy,$tmp/gb.npy,$tmp/gc.npy" --input k=1 --input s=0 --device=cpu
+t run progs.tc --random --fn scale --input x="$tmp/ga.npy,$tmp/gb.npy,$tmp/gc.npy" --input k=1 --input s=0 --device=cpu
 check "--input lists: sizes from the files" bash -c "grep -qxF 'out (group 0): f32[5]' '$tmp/out' && grep -qxF 'out (group 1): f32[0]' '$tmp/out' && grep -qxF 'out (group 2): f32[3]' '$tmp/out'"
 # a group of a list run is the plain run on that group's files (g from seed S+i)
-t run progs.tc --fn update --input p="$tmp/ga.npy,$tmp/gc.npy" --input lr=0.25 --seed 9 --device=cpu \
+t run progs.tc --random --fn update --input p="$tmp/ga.npy,$tmp/gc.npy" --input lr=0.25 --seed 9 --device=cpu \
     --output p="$tmp/la.npy,$tmp/lc.npy"
 expect "--input list with a shared scalar" 0
-t run progs.tc --fn update --input p="$tmp/gc.npy" --input lr=0.25 --seed 10 --device=cpu --output p="$tmp/pc.npy"
+t run progs.tc --random --fn update --input p="$tmp/gc.npy" --input lr=0.25 --seed 10 --device=cpu --output p="$tmp/pc.npy"
 check "list group 1 == plain run of its file with seed S+1" cmp -s "$tmp/lc.npy" "$tmp/pc.npy"
 check "the scalar is shared" bash -c "! cmp -s '$tmp/lc.npy' '$tmp/gc.npy'"
 # --groups with a list: each file must have its group's size; shapes come back
-t run progs.tc --fn smax --shape N=3,D=4 --device=cpu --output out="$tmp/x34.npy"
-t run progs.tc --fn update --groups 12,0,3 --input p="$tmp/x34.npy,$tmp/gb.npy,$tmp/gc.npy" --device=cpu \
+t run progs.tc --random --fn smax --shape N=3,D=4 --device=cpu --output out="$tmp/x34.npy"
+t run progs.tc --random --fn update --groups 12,0,3 --input p="$tmp/x34.npy,$tmp/gb.npy,$tmp/gc.npy" --device=cpu \
     --output p="$tmp/ua.npy,$tmp/ub.npy,$tmp/uc.npy"
 expect "--groups with an --input list" 0
 check "an output keeps its group's input shape" [ "$(npy_shape "$tmp/ua.npy")" = "(3, 4)" ]
 # many groups: the first few printed, then a count
-t run progs.tc --fn update --groups 1,2,3,4,5,6,7,8,9,10 --device=cpu; expect "ten groups" 0
+t run progs.tc --random --fn update --groups 1,2,3,4,5,6,7,8,9,10 --device=cpu; expect "ten groups" 0
 check "ten groups: four shown" [ "$(grep -c '^p (group ' "$tmp/out")" -eq 4 ]
 check "ten groups: the rest counted" grep -qxF "... 6 more groups not shown (--output NAME=FILE,FILE,... writes every group)" "$tmp/out"
-t run progs.tc --fn update --groups 0,0 --device=cpu --output p="$tmp/e0.npy,$tmp/e1.npy"
+t run progs.tc --random --fn update --groups 0,0 --device=cpu --output p="$tmp/e0.npy,$tmp/e1.npy"
 expect "only empty groups" 0
 check "only empty groups: both written" bash -c "[ \"\$(head -c 128 '$tmp/e1.npy' | tr -d '\\0' | grep -ao \"'shape': (0,)\")\" ]"
 # errors: usage (2) for the option's own form, 1 for the program and its files
-t run progs.tc --fn stats --groups 3 --device=cpu
+t run progs.tc --random --fn stats --groups 3 --device=cpu
 expect_line "--groups: not elementwise (a parameter)" 1 "error: function 'stats' cannot run over tensor groups: parameter 'x' is f32[N, D], not [*] (--groups needs every tensor parameter [*] and every operation pointwise)"
-t run progs.tc --fn rmsnorm --groups 3 --device=cpu
+t run progs.tc --random --fn rmsnorm --groups 3 --device=cpu
 expect_line "--groups: not elementwise (an operation)" 1 "error: function 'rmsnorm' cannot run over tensor groups: 'mean' (line 22) is not pointwise (--groups needs every tensor parameter [*] and every operation pointwise)"
-t run progs.tc --fn update --groups 4,-1 --device=cpu
+t run progs.tc --random --fn update --groups 4,-1 --device=cpu
 expect_line "--groups negative" 2 "error: --groups 4,-1: '-1' is not a size (one element count per group, each a non-negative integer: --groups 1000,0,4097)"
 check "--groups negative: usage line" grep -q "^usage: tensorc run FILE" "$tmp/err"
-t run progs.tc --fn update --groups 4,x7 --device=cpu
+t run progs.tc --random --fn update --groups 4,x7 --device=cpu
 expect_line "--groups not a number" 2 "error: --groups 4,x7: 'x7' is not a size (one element count per group, each a non-negative integer: --groups 1000,0,4097)"
-t run progs.tc --fn update --groups 4,,7 --device=cpu
+t run progs.tc --random --fn update --groups 4,,7 --device=cpu
 expect_line "--groups empty size" 2 "error: --groups 4,,7: '' is not a size (one element count per group, each a non-negative integer: --groups 1000,0,4097)"
-t run progs.tc --fn update --groups 1 --groups 2 --device=cpu
+t run progs.tc --random --fn update --groups 1 --groups 2 --device=cpu
 expect_line "--groups twice" 2 "error: --groups is given twice"
-t run progs.tc --fn update --groups 4 --shape '*=4' --device=cpu
+t run progs.tc --random --fn update --groups 4 --shape '*=4' --device=cpu
 expect_line "--groups with --shape" 2 "error: --shape does not go with --groups: each group's size comes from --groups or its --input files"
-t run progs.tc --fn update --groups 5,0,3 --input p="$tmp/ga.npy,$tmp/gb.npy" --device=cpu
+t run progs.tc --random --fn update --groups 5,0,3 --input p="$tmp/ga.npy,$tmp/gb.npy" --device=cpu
 expect_line "--input list shorter than --groups" 2 "error: --input p lists 2 files, but --groups gives 3 groups"
-t run progs.tc --fn update --groups 5,3 --input p="$tmp/ga.npy" --device=cpu
+t run progs.tc --random --fn update --groups 5,3 --input p="$tmp/ga.npy" --device=cpu
 expect_line "one file for two groups" 2 "error: --input p lists 1 file, but --groups gives 2 groups"
-t run progs.tc --fn update --input p="$tmp/ga.npy,$tmp/gc.npy" --input g="$tmp/ga.npy" --device=cpu
+t run progs.tc --random --fn update --input p="$tmp/ga.npy,$tmp/gc.npy" --input g="$tmp/ga.npy" --device=cpu
 expect_line "--input lists disagree" 2 "error: --input g lists 1 file, but --input p lists 2 (one file per group)"
-t run progs.tc --fn update --groups 5,3 --output p="$tmp/o1.npy" --device=cpu
+t run progs.tc --random --fn update --groups 5,3 --output p="$tmp/o1.npy" --device=cpu
 expect_line "--output list shorter than the groups" 2 "error: --output p lists 1 file, but the run has 2 groups"
-t run progs.tc --fn update --shape '*=3' --output p="$tmp/o1.npy,$tmp/o2.npy" --device=cpu
+t run progs.tc --random --fn update --shape '*=3' --output p="$tmp/o1.npy,$tmp/o2.npy" --device=cpu
 expect_line "--output list without groups" 2 "error: --output p lists files for groups, but neither --groups nor an --input list says how many groups there are"
-t run progs.tc --fn update --groups 5,3 --input p="$tmp/ga.npy," --device=cpu
+t run progs.tc --random --fn update --groups 5,3 --input p="$tmp/ga.npy," --device=cpu
 expect_line "--input list with an empty name" 2 "error: --input p: an empty file name in '$tmp/ga.npy,' (one .npy per group, separated by commas)"
-t run progs.tc --fn update --groups 5,3 --input lr=1,2 --device=cpu
+t run progs.tc --random --fn update --groups 5,3 --input lr=1,2 --device=cpu
 expect_line "a list for a scalar" 1 "error: --input lr=1,2: parameter 'lr' is a scalar (f32), shared by every group: give one value"
-t run progs.tc --fn update --groups 5,3 --input zz="$tmp/ga.npy,$tmp/gc.npy" --device=cpu
+t run progs.tc --random --fn update --groups 5,3 --input zz="$tmp/ga.npy,$tmp/gc.npy" --device=cpu
 expect_line "--groups: unknown input" 1 "error: --input zz: function 'update' has no parameter 'zz' (parameters: p, g, lr)"
-t run progs.tc --fn update --groups 5,3 --output zz="$tmp/o1.npy,$tmp/o2.npy" --device=cpu
+t run progs.tc --random --fn update --groups 5,3 --output zz="$tmp/o1.npy,$tmp/o2.npy" --device=cpu
 expect_line "--groups: unknown output" 1 "error: --output zz: function 'update' has no output 'zz' (outputs: p)"
-t run progs.tc --fn update --groups 5,4 --input p="$tmp/ga.npy,$tmp/gc.npy" --device=cpu
+t run progs.tc --random --fn update --groups 5,4 --input p="$tmp/ga.npy,$tmp/gc.npy" --device=cpu
 expect_line "a file of the wrong size for --groups" 1 "error: --input p: group 1: '$tmp/gc.npy' has 3 elements, but --groups gives it 4"
-t run progs.tc --fn update --input p="$tmp/ga.npy,$tmp/gc.npy" --input g="$tmp/ga.npy,$tmp/ga.npy" --device=cpu
+t run progs.tc --random --fn update --input p="$tmp/ga.npy,$tmp/gc.npy" --input g="$tmp/ga.npy,$tmp/ga.npy" --device=cpu
 expect_line "files of one group disagree" 1 "error: --input g: group 1: '$tmp/ga.npy' has 5 elements, but '$tmp/gc.npy' (--input p) has 3 (the tensors of a group have one element count)"
-t run progs.tc --fn update --groups 5,3 --input p="$tmp/ga.npy,$tmp/none.npy" --device=cpu
+t run progs.tc --random --fn update --groups 5,3 --input p="$tmp/ga.npy,$tmp/none.npy" --device=cpu
 expect_line "a missing file in a list" 1 "error: cannot read '$tmp/none.npy': No such file or directory"
-t run progs.tc --fn update --groups 5,3 --check --device=cpu
+t run progs.tc --random --fn update --groups 5,3 --check --device=cpu
 expect_line "--groups --check on the CPU" 2 "error: --check compares or times the CUDA kernels: it needs --device=cuda (the default when there is a GPU)"
-TENSORC_LIBCUDA=/nonexistent t run progs.tc --fn update --groups 5,3 --device=cuda
+TENSORC_LIBCUDA=/nonexistent t run progs.tc --random --fn update --groups 5,3 --device=cuda
 expect_err "--groups --device=cuda without a GPU" 3 "error: --device=cuda: no CUDA driver"
-TENSORC_LIBCUDA=/nonexistent t run progs.tc --fn update --groups 5,3
+TENSORC_LIBCUDA=/nonexistent t run progs.tc --random --fn update --groups 5,3
 expect "--groups without a GPU falls back to the CPU" 0
 check "--groups fallback: the note" grep -q "^note: running on the CPU reference interpreter" "$tmp/err"
 t --help
 check "--help: --groups" grep -qF -- "--groups 1000,0,4097" "$tmp/out"
+
+# --- a file with no functions (issue 11): an error, never an empty success -----------------
+printf '# no functions here\n' >"$tmp/nofn.tc"
+t compile "$tmp/nofn.tc"
+expect_line "compile: no functions" 1 "$tmp/nofn.tc: error: the file defines no functions: nothing to compile"
+check "compile: no functions: no output" [ ! -s "$tmp/out" ]
+t compile "$tmp/nofn.tc" --emit=graph
+expect "compile --emit=graph: no functions" 1
+t explain "$tmp/nofn.tc"
+expect_line "explain: no functions" 1 "$tmp/nofn.tc: error: the file defines no functions: nothing to explain"
+t run "$tmp/nofn.tc" --random
+expect_line "run: no functions" 1 "error: $tmp/nofn.tc: the file defines no functions: nothing to run"
+check "run: no functions: the message ends its line" [ "$(tail -c 1 "$tmp/err" | od -An -c | tr -d ' ')" = '\n' ]
+
+# --- inputs left out (issue 11): an error naming them, unless --random ---------------------
+t run single.tc --shape N=3 --device=cpu
+expect_line "a missing input is an error" 1 "error: function 'only': no --input for parameter x (give each with --input NAME=FILE.npy or NAME=VALUE, or --random for seeded random inputs)"
+check "a missing input: nothing printed" [ ! -s "$tmp/out" ]
+t run progs.tc --fn stats --shape N=2,D=2 --device=cpu
+expect_line "two missing inputs are named" 1 "error: function 'stats': no --input for parameters x, g (give each with --input NAME=FILE.npy or NAME=VALUE, or --random for seeded random inputs)"
+t run progs.tc --fn scale --shape '*=3' --input k=2 --device=cpu
+expect_err "a scalar without a default is an input" 1 "no --input for parameters x, s ("
+t run progs.tc --fn stats --shape N=2,D=2 --device=cpu --random --seed 3
+expect_line "--random: a note lists the random inputs" 0 "note: random inputs (--seed 3): x, g"
+t run progs.tc --fn update --groups 2,3 --device=cpu
+expect_err "--groups: a missing input is an error" 1 "error: function 'update': no --input for parameters p, g ("
+t run progs.tc --fn update --groups 2,3 --device=cpu --random
+expect "--groups --random" 0
+check "--groups --random: one note" [ "$(grep -c '^note: random inputs' "$tmp/err")" -eq 1 ]
+
+# --- bad TENSORC_* values (issue 11): one warning each, never silently ignored -----------
+TENSORC_DEBUG=yes t compile single.tc --emit=graph
+expect "TENSORC_DEBUG=yes still compiles" 0
+check "TENSORC_DEBUG=yes: one warning" [ "$(grep -c "^tensorc: warning: TENSORC_DEBUG='yes' is not an integer from 0 to 5" "$tmp/err")" -eq 1 ]
+TENSORC_DEBUG=1 t compile single.tc --emit=graph
+check "TENSORC_DEBUG=1: no warning" bash -c "! grep -q warning '$tmp/err'"
+printf x >"$tmp/notadir"
+TENSORC_DUMP_DIR=$tmp/notadir t compile progs.tc --emit=graph
+expect "TENSORC_DUMP_DIR a file still compiles" 0
+check "TENSORC_DUMP_DIR a file: one warning" [ "$(grep -c "^tensorc: warning: TENSORC_DUMP_DIR='$tmp/notadir' is not a directory" "$tmp/err")" -eq 1 ]
+TENSORC_DUMP_DIR=$tmp/dumps t compile single.tc --emit=graph
+check "TENSORC_DUMP_DIR: the dumps" [ -s "$tmp/dumps/single.graph" ]
+fake=$(dirname "$tc")/tests/libtc-fake-cuda.so
+if [ -f "$fake" ]; then
+    TENSORC_FOREACH_WIDE=yes TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$tmp/cache \
+        t run progs.tc --fn update --groups "$(seq -s, 1 300)" --device=cuda --random
+    expect "TENSORC_FOREACH_WIDE=yes still runs" 0
+    check "TENSORC_FOREACH_WIDE=yes: one warning" [ "$(grep -c "^tensorc: warning: TENSORC_FOREACH_WIDE='yes' is not an integer from 0 to 1" "$tmp/err")" -eq 1 ]
+fi
+
+# --- the edges of docs/semantics.md (issue 11): casts, % 0, 0 ** negative, wrapping powers --
+py_make "np.save('ex.npy', np.array([-1, -0.5, 0, 0.25, 0.5, 1, -0.125], np.float32))
+np.save('ek.npy', np.array([-10, -3, 0, 1, 2, 7, -1], np.int32))"
+if [ -n "$py" ]; then
+    outs=""
+    for o in sat pinf pnan wide mod0 pneg pwrap fmod fpow; do outs="$outs --output $o=$tmp/e_$o.npy"; done
+    t run edges.tc --input x="$tmp/ex.npy" --input k="$tmp/ek.npy" --device=cpu $outs
+    expect "edges on the interpreter" 0
+    pycheck "edges: every element as docs/semantics.md says" "
+M, m = 2**31 - 1, -2**31
+want = dict(sat=[m, m, 0, M, M, M, -1250000000], pinf=[m, m, 0, M, M, M, m],
+            pnan=[0, 0, 0, 50, 70, 100, 0], wide=[-999999995904, -499999997952, 0, 249999998976, 499999997952, 999999995904, -124999999488],
+            mod0=[0, 0, 0, 0, 0, 0, 1], pneg=[1, 0, 0, 1, 1, 0, 1],
+            pwrap=[((k + 3) ** 25 + 2**31) % 2**32 - 2**31 for k in [-10, -3, 0, 1, 2, 7, -1]],
+            fmod=[0, 0, 0, 0.25, 0, 0, 0.375], fpow=[np.inf] * 7)
+for k, w in want.items():
+    got = np.load('e_%s.npy' % k)
+    assert got.tolist() == w, (k, got.tolist(), w)
+"
+fi
+fake=$(dirname "$tc")/tests/libtc-fake-cuda.so
+if [ -f "$fake" ]; then
+    TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$tmp/cache \
+        t run edges.tc --shape N=1000 --device=cuda --random
+    expect "edges through NVRTC on the fake driver" 0
+fi
+
+# --- generic functions: checked where called, and as entries when asked for (issue 11) -----
+t run generic.tc --fn proj --shape N=2,I=3,O=4 --device=cpu --random
+expect "a copy of linear called with a matrix" 0
+check "proj: its output" grep -q "^out: f32\[2, 4\]" "$tmp/out"
+t run generic.tc --fn twice --shape N=3 --device=cpu --random
+expect "an unused generic helper does not break another function" 0
+t run generic.tc --fn to_bf16 --dtype T=bf16 --shape N=3 --device=cpu --random
+expect "a function valid at T=bf16 runs with --dtype T=bf16" 0
+t run generic.tc --fn to_bf16 --shape N=3 --device=cpu --random
+expect_line "... and at T=f32 is refused, located" 1 "generic.tc:21:12: error: the result of 'to_bf16' is f32[N], but the signature declares bf16[N]"
+t run generic.tc --fn swap --shape '*=3' --device=cpu --random
+expect_line "swap asked for by name: its error" 1 "generic.tc:14:14: error: .T needs a tensor of rank 2 or more, but this is f32[*]"
+t compile generic.tc --emit=graph
+expect_line "the whole file compiles every entry: swap's error" 1 "generic.tc:14:14: error: .T needs a tensor of rank 2 or more, but this is f32[*]"
+t compile generic.tc --fn twice --emit=cuda
+expect "compile --fn of another function" 0
+
+# --- reductions of rank-0 values (issue 11): interpreter and kernels ----------------------
+t run scalar_red.tc --shape N=2 --input lr=0.5 --input k=3 --device=cpu --random
+expect "scalar reductions on the CPU" 0
+check "sum of an i32 scalar is i64" grep -qzF $'s: i64\n3\n' "$tmp/out"
+check "var of one element is NaN" grep -qzF $'v: f32\nnan\n' "$tmp/out"
+check "std with correction 0 is 0" grep -qzF $'d: f32\n0.\n' "$tmp/out"
+check "argmax of a scalar is 0" grep -qzF $'i: i64\n0\n' "$tmp/out"
+check "logsumexp of a scalar is itself" grep -qzF $'l: f32\n3.\n' "$tmp/out"
+fake=$(dirname "$tc")/tests/libtc-fake-cuda.so
+if [ -f "$fake" ]; then
+    TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$tmp/cache \
+        t run scalar_red.tc --shape N=2 --input lr=0.5 --input k=3 --device=cuda --random
+    expect "scalar reductions through NVRTC on the fake driver" 0
+fi
 
 if [ "$skip" -gt 0 ]; then echo "($skip skipped: no python3 with NumPy)"; fi
 echo "$pass passed, $fail failed"

@@ -54,7 +54,7 @@ cap=${cap:-84} chunk=${chunk:-8192}
 blocks() { local b=0 n; for n in "$@"; do b=$((b + (n + chunk - 1) / chunk)); done; echo $b; }
 
 # several groups, one empty, one larger than a block: one launch, every block
-t run "$sgd" --groups 1000,0,$((chunk + 1)),3 --device=cuda --input lr=0.01
+t run "$sgd" --random --groups 1000,0,$((chunk + 1)),3 --device=cuda --input lr=0.01
 expect "groups: exit" 0
 check "groups: exactly one launch" [ "$(launches)" -eq 1 ]
 check "groups: a block per chunk of each group" [ "$(grid_x)" -eq "$(blocks 1000 0 $((chunk + 1)) 3)" ]
@@ -65,7 +65,7 @@ check "groups: a summary per group" [ "$(grep -c '^p (group [0-3]): f32\[' "$wor
 n=$((cap + 16))
 sizes=0
 for i in $(seq 1 $n); do sizes="$sizes,$((i * 37))"; done
-t run "$sgd" --groups "$sizes" --device=cuda
+t run "$sgd" --random --groups "$sizes" --device=cuda
 expect "groups past the parameter: exit" 0
 check "groups past the parameter: exactly one launch" [ "$(launches)" -eq 1 ]
 check "groups past the parameter: every group's blocks" [ "$(grid_x)" -eq "$(blocks ${sizes//,/ })" ]
@@ -77,13 +77,13 @@ check "groups past the parameter: four shown, the rest counted" \
 # parameter sizes against its PTX), still one launch
 entries() { find "$TENSORC_CACHE_DIR" -maxdepth 1 -name '*.tck' | wc -l; }
 before=$(entries)
-TENSORC_FOREACH_WIDE=1 t run "$sgd" --groups "$sizes" --device=cuda
+TENSORC_FOREACH_WIDE=1 t run "$sgd" --random --groups "$sizes" --device=cuda
 expect "groups past the parameter, wide: exit" 0
 check "groups past the parameter, wide: exactly one launch" [ "$(launches)" -eq 1 ]
 check "groups past the parameter, wide: its own build" [ "$(entries)" -eq $((before + 1)) ]
 
 # only empty groups: nothing to launch, --check compares nothing, --bench says so
-t run "$sgd" --groups 0,0,0 --device=cuda --check --bench
+t run "$sgd" --random --groups 0,0,0 --device=cuda --check --bench
 expect "empty groups: exit" 0
 check "empty groups: no launch" [ "$(launches)" -eq 0 ]
 check "empty groups: check" grep -qxF "check: OK (3 groups, all empty: nothing to compare)" "$work/out"
@@ -91,12 +91,12 @@ check "empty groups: bench" grep -qxF "bench: nothing to time: every group is em
 
 # --check compares every group with the interpreter: kernels do not run here,
 # so group 1 (group 0 is empty) must differ: an inout p keeps its input
-t run "$sgd" --groups 0,100,7 --device=cuda --check
+t run "$sgd" --random --groups 0,100,7 --device=cuda --check
 expect "groups --check: a mismatch" 1
 check "groups --check: names the group" grep -qF "error: --check: group 1: output 'p' differs from the reference interpreter" "$work/err"
 
 # --bench times the one launch, its bytes those of every group
-t run "$sgd" --groups 100,0,7 --device=cuda --bench --output p="$work/p0.npy,$work/p1.npy,$work/p2.npy" \
+t run "$sgd" --random --groups 100,0,7 --device=cuda --bench --output p="$work/p0.npy,$work/p1.npy,$work/p2.npy" \
     --output buf="$work/b0.npy,$work/b1.npy,$work/b2.npy"
 expect "groups --bench" 0
 check "groups --bench: the header" grep -q "^bench: sgd_momentum over 3 groups on " "$work/out"
@@ -104,7 +104,7 @@ check "groups --bench: one step" [ "$(grep -c '^  0 ' "$work/out")" -eq 1 ]
 check "groups --output: a file per group" bash -c "[ -s '$work/p0.npy' ] && [ -s '$work/p1.npy' ] && [ -s '$work/b2.npy' ]"
 
 # a function that is not elementwise: the message, before anything is uploaded
-t run "$root/tests/cli/progs.tc" --fn stats --groups 3,4 --device=cuda
+t run "$root/tests/cli/progs.tc" --fn stats --random --groups 3,4 --device=cuda
 expect "groups: not elementwise" 1
 check "groups: not elementwise message" grep -qxF "error: function 'stats' cannot run over tensor groups: parameter 'x' is f32[N, D], not [*] (--groups needs every tensor parameter [*] and every operation pointwise)" "$work/err"
 check "groups: not elementwise, no launch" [ "$(launches)" -eq 0 ]

@@ -49,26 +49,42 @@ template <class T> __device__ __forceinline__ T tc_min(T a, T b) { return a != a
 template <class T> __device__ __forceinline__ T tc_clamp(T x, T lo, T hi) { return tc_min(tc_max(x, lo), hi); }
 template <class T> __device__ __forceinline__ T tc_relu(T x) { return x != x ? x : x > (T)0 ? x : (T)0; }
 template <class T> __device__ __forceinline__ T tc_sign(T x) { return x != x ? x : (T)((x > (T)0) - (x < (T)0)); }
+/* The edges, as docs/semantics.md ("Edges") and the interpreter define them.
+ * Python's %: the sign of the divisor, a zero result signed like it; x % 0.0 is NaN */
 template <class T> __device__ __forceinline__ T tc_mod(T a, T b) {
     T r = fmod(a, b);
-    return (r != (T)0 && ((r < (T)0) != (b < (T)0))) ? r + b : r;
+    if (r == (T)0) return copysign((T)0, b);
+    return ((r < (T)0) != (b < (T)0)) ? r + b : r;
 }
 __device__ __forceinline__ float tc_mod(float a, float b) {
     float r = fmodf(a, b);
-    return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
+    if (r == 0.0f) return copysignf(0.0f, b);
+    return ((r < 0.0f) != (b < 0.0f)) ? r + b : r;
 }
+/* integer % 0 is 0; % -1 is 0 (INT64_MIN % -1 would trap) */
 __device__ __forceinline__ long long tc_mod(long long a, long long b) {
     if (b == 0 || b == -1) return 0;
     long long r = a % b;
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 __device__ __forceinline__ int tc_mod(int a, int b) { return (int)tc_mod((long long)a, (long long)b); }
-template <class T> __device__ __forceinline__ T tc_ipow(T a, T b) {
-    if (b < 0) return a == 1 ? 1 : a == -1 ? (b % 2 == 0 ? 1 : -1) : 0;
-    T r = 1;
-    for (unsigned long long e = (unsigned long long)b; e; e >>= 1) { if (e & 1) r *= a; a *= a; }
-    return r;
+/* integer **: wraps (unsigned products: no signed overflow); a negative power
+ * truncates toward zero, so it is 0 but for 1 and -1, and 0 ** negative is 0 */
+template <class T, class U> __device__ __forceinline__ T tc_ipow_(T a, T b) {
+    if (b < 0) return a == 1 ? (T)1 : a == -1 ? (T)(b % 2 == 0 ? 1 : -1) : (T)0;
+    U r = 1, x = (U)a;
+    for (unsigned long long e = (unsigned long long)b; e; e >>= 1) { if (e & 1) r *= x; x *= x; }
+    return (T)r;
 }
+__device__ __forceinline__ int tc_ipow(int a, int b) { return tc_ipow_<int, unsigned>(a, b); }
+__device__ __forceinline__ long long tc_ipow(long long a, long long b) { return tc_ipow_<long long, tc_u64>(a, b); }
+__device__ __forceinline__ bool tc_ipow(bool a, bool b) { return a || !b; }
+/* float to integer: toward zero, saturating, NaN 0 (cvt.rzi clamps; a C++ cast
+ * of an out-of-range float is undefined) */
+__device__ __forceinline__ int tc_f2i32(float x) { int r; asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
+__device__ __forceinline__ int tc_f2i32(double x) { int r; asm("cvt.rzi.s32.f64 %0, %1;" : "=r"(r) : "d"(x)); return r; }
+__device__ __forceinline__ long long tc_f2i64(float x) { long long r; asm("cvt.rzi.s64.f32 %0, %1;" : "=l"(r) : "f"(x)); return r; }
+__device__ __forceinline__ long long tc_f2i64(double x) { long long r; asm("cvt.rzi.s64.f64 %0, %1;" : "=l"(r) : "d"(x)); return r; }
 __device__ __forceinline__ float tc_sigmoid(float x) {
     if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
     const float e = expf(x); return e / (1.0f + e);

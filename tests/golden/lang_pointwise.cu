@@ -464,11 +464,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_cast_3(
             const double t8 = (double)t6;                               // lang_pointwise.tc:22
             const double t9 = (double)t7;                               // lang_pointwise.tc:22
             tc_vstore<double, 2>(out_d + i0, {{t8, t9}});               // lang_pointwise.tc:22
-            const int t10 = (int)t6;                                    // lang_pointwise.tc:22
-            const int t11 = (int)t7;                                    // lang_pointwise.tc:22
+            const int t10 = tc_f2i32(t6);                               // lang_pointwise.tc:22
+            const int t11 = tc_f2i32(t7);                               // lang_pointwise.tc:22
             tc_vstore<int, 2>(out_i + i0, {{t10, t11}});                // lang_pointwise.tc:22
-            const long long t12 = (long long)t6;                        // lang_pointwise.tc:22
-            const long long t13 = (long long)t7;                        // lang_pointwise.tc:22
+            const long long t12 = tc_f2i64(t6);                         // lang_pointwise.tc:22
+            const long long t13 = tc_f2i64(t7);                         // lang_pointwise.tc:22
             tc_vstore<long long, 2>(out_l + i0, {{t12, t13}});          // lang_pointwise.tc:22
             const bool t14 = ((t6 != 0)) != 0;                          // lang_pointwise.tc:22
             const bool t15 = ((t7 != 0)) != 0;                          // lang_pointwise.tc:22
@@ -481,9 +481,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_cast_3(
                 out_b[i0] = tc_f2bf(t0);                                    // lang_pointwise.tc:22
                 const double t1 = (double)t0;                               // lang_pointwise.tc:22
                 out_d[i0] = t1;                                             // lang_pointwise.tc:22
-                const int t2 = (int)t0;                                     // lang_pointwise.tc:22
+                const int t2 = tc_f2i32(t0);                                // lang_pointwise.tc:22
                 out_i[i0] = t2;                                             // lang_pointwise.tc:22
-                const long long t3 = (long long)t0;                         // lang_pointwise.tc:22
+                const long long t3 = tc_f2i64(t0);                          // lang_pointwise.tc:22
                 out_l[i0] = t3;                                             // lang_pointwise.tc:22
                 const bool t4 = ((t0 != 0)) != 0;                           // lang_pointwise.tc:22
                 out_t[i0] = (unsigned char)t4;                              // lang_pointwise.tc:22

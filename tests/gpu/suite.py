@@ -7,7 +7,8 @@ Every job is one `tensorc run ... --device=cuda --check` (the CLI compares
 each output with the interpreter on the same seeded inputs and exits 1 with
 the worst element on a mismatch):
 
-  examples   every function of examples/*.tc at four shape classes:
+  examples   every function of examples/*.tc (and of tests/cli/edges.tc and
+             scalar_red.tc: semantics.md's edges) at four shape classes:
                one    every size 1
                tiny   sizes 2 and 3
                odd    odd sizes that are not multiples of any vector width or
@@ -208,7 +209,7 @@ class Suite:
             if cls == "large" and (self.plumbing or QUICK) or cls == "one" and QUICK:
                 continue
             sizes = sizes_for(cls, params, syms, matmul)
-            cmd = [self.tc, "run", path, "--fn", fn, "--device=cuda", "--seed", "7"]
+            cmd = [self.tc, "run", path, "--fn", fn, "--device=cuda", "--random", "--seed", "7"]
             if not self.plumbing:
                 cmd.append("--check")
             if sizes:
@@ -235,6 +236,15 @@ class Suite:
                     if dv:
                         self.add_function(path, fn, ["tiny", "odd", "large"],
                                           ["%s=%s" % (v, low) for v in dv])
+
+    def edges(self):
+        # the edges of docs/semantics.md and rank-0 reductions (issue 11)
+        for name in ("edges.tc", "scalar_red.tc"):
+            path = os.path.join(self.root, "tests", "cli", name)
+            with open(path) as f:
+                src = f.read()
+            for fn in re.findall(r"^fn\s+(\w+)", src, re.M):
+                self.add_function(path, fn, ["one", "tiny", "odd", "large"])
 
     def prelude(self):
         pdir = os.path.join(self.root, "prelude")
@@ -268,7 +278,7 @@ class Suite:
             with open(os.path.join(out, base + ".json")) as f:
                 desc = json.load(f)
             cmd = [self.tc, "run", os.path.join(out, base + ".tc"), "--fn", "f", "--device=cuda",
-                   "--seed", "3", "--shape", shape_arg(desc["dims"])]
+                   "--random", "--seed", "3", "--shape", shape_arg(desc["dims"])]
             if not self.plumbing:
                 cmd.append("--check")
             for k, v in desc.get("scalars", {}).items():
@@ -308,6 +318,7 @@ def main():
     check = [] if plumbing else ["--check"]
     if "--list" in sys.argv:  # what would run, without a GPU
         s.examples()
+        s.edges()
         s.prelude()
         s.random()
         for label, cmd, _ in s.jobs:
@@ -334,7 +345,7 @@ def main():
 
     # cache: a fresh directory, so the first run compiles and the second finds it
     cenv = dict(os.environ, TENSORC_CACHE_DIR=os.path.join(work, "cache-check"))
-    ccmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda"] + check + [
+    ccmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda", "--random"] + check + [
             "--shape", "N=33,D=65", "--verbose"]
     r1 = run(ccmd, cenv)
     if r1[0] == 3:  # no GPU, no driver, no NVRTC: every job would say the same
@@ -348,7 +359,7 @@ def main():
         record(label, ccmd, res)
 
     # bench, once, alone on the GPU
-    bcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda"] + check + [
+    bcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda", "--random"] + check + [
             "--bench", "--shape", "N=4096,D=4099" if not plumbing else "N=64,D=65"]
     res = run(bcmd, s.env)
     if res[0] == 0 and not re.search(r"^bench: softmax on .*\n.*step.*GB/s.*\n +0 .*tc_red_", res[1], re.M):
@@ -356,7 +367,7 @@ def main():
     record("bench", bcmd, res)
 
     if plumbing:  # kernels do not run: --check must see the poisoned outputs
-        kcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda", "--check",
+        kcmd = [tc, "run", os.path.join(root, "examples", "softmax.tc"), "--device=cuda", "--random", "--check",
                 "--shape", "N=3,D=5"]
         rc, out, err = run(kcmd, s.env)
         want = "error: --check: output 'out' differs from the reference interpreter at [0, 0]: got"
@@ -364,6 +375,7 @@ def main():
                (0, "", "") if rc == 1 and want in err else (1, out, err + "\n(wanted exit 1 and: %s)" % want))
 
     s.examples()
+    s.edges()
     s.prelude()
     progs = s.random()
 

@@ -68,6 +68,10 @@ static inline tc_status try_build(const char *text, const char *prelude, const c
     H.src = (tc_source){"t.tc", text, strlen(text)};
     ast_program *p = ast_parse(&H.src, H.a, &H.d);
     H.g = graph_build(p, H.pre, H.npre, fn, H.a, &H.d);
+    /* As a whole-file dump does (api.c): a generic function that does not
+     * build as an entry point is built again by name for its error. */
+    if (!fn && H.g->nunbuilt > 0)
+        graph_build(p, H.pre, H.npre, H.g->unbuilt[0], H.a, &H.d);
     H.d.jb = NULL;
     return TC_OK;
 }

@@ -183,16 +183,18 @@ static void test_real_prelude_linear_and_layernorm(void **state)
 static void test_inout(void **state)
 {
     (void)state;
-    gfn *f = ok_fn("fn step(p: inout f32[*], g: f32[*], lr: f32 = 0.1) -> f32 {\n"
-                   "    p = p - lr * g\n"
-                   "    return sum(p)\n"
-                   "}\n"
-                   "fn f(w: inout f32[N, D], g: f32[N, D]) -> f32 {\n"
-                   "    a = step(w, g)\n"
-                   "    b = step(w, g, lr=0.01)\n"
-                   "    return a + b\n"
-                   "}\n",
-                   "f");
+    static const char text[] = "fn step(p: inout f32[*], g: f32[*], lr: f32 = 0.1) -> f32 {\n"
+                               "    p = p - lr * g\n"
+                               "    return sum(p)\n"
+                               "}\n"
+                               "fn f(w: inout f32[N, D], g: f32[N, D]) -> f32 {\n"
+                               "    a = step(w, g)\n"
+                               "    b = step(w, g, lr=0.01)\n"
+                               "    return a + b\n"
+                               "}\n";
+    gfn *f = ok_fn(text, "f");
+    /* step is generic and called: a helper, not built as an entry with the file */
+    assert_null(graph_find(H.g, "step"));
     assert_int_equal(f->noutputs, 2);
     assert_string_equal(f->outputs[0].name, "out");
     assert_int_equal(f->outputs[0].inout_param, -1);
@@ -215,8 +217,11 @@ static void test_inout(void **state)
     assert_int_equal(a->a.red.naxes, 2);
     assert_ptr_equal(a->in[0], w1);
 
-    /* the entry step: [*] is rank 1 of "*", elementwise apart from the sum */
+    /* the entry step, asked for by name: [*] is rank 1 of "*", elementwise
+     * apart from the sum */
+    assert_int_equal(try_build(text, NULL, "step"), TC_OK);
     gfn *s = graph_find(H.g, "step");
+    assert_non_null(s);
     assert_true(s->params[0].star);
     assert_int_equal(s->params[0].rank, 1);
     assert_string_equal(dim_str(H.a, s->params[0].shape[0]), "*");
@@ -699,6 +704,57 @@ static void test_error_recursion(void **state)
     assert_non_null(strstr(H.d.msg, "t.tc:2:12: note: in call to 'b' from here"));
 }
 
+/* Generic functions ([*], dtype variables) in a whole-file build (issue 11):
+ * helpers are checked at their calls; one that nothing calls and that fails
+ * as an entry point is left out and listed, not an error of the file;
+ * recursion among generic functions is still reported. */
+static void test_generic_functions(void **state)
+{
+    (void)state;
+    static const char text[] = "fn lin(x: T[*], w: T[O, I]) -> T[*] {\n    return x @ w.T\n}\n"
+                               "fn proj(x: f32[N, I], w: f32[O, I]) -> f32[N, O] {\n"
+                               "    return lin(x, w)\n}\n"
+                               "fn swap(a: f32[*]) -> f32[*] {\n    return a.T\n}\n"
+                               "fn only_bf16(x: T[N]) -> bf16[N] {\n    return x\n}\n"
+                               "fn scale(a: f32[*]) -> f32[*] {\n    return a * 2\n}\n";
+    tc_status st = try_build(text, NULL, NULL);
+    if (st != TC_ERR_COMPILE)
+        fail_msg("want the whole file to report swap, got %d", (int)st);
+    assert_string_equal(errtext(), "8:14: .T needs a tensor of rank 2 or more, but this is f32[*]");
+    /* the build itself: proj and scale built, lin a helper, swap and only_bf16 left out */
+    diag_clear(&H.d);
+    tc_arena *a = arena_new(&H.d);
+    tc_source src = {"t.tc", text, strlen(text)};
+    jmp_buf jb;
+    H.d.jb = &jb;
+    if (setjmp(jb))
+        fail_msg("build failed: %s", H.d.msg);
+    tc_graph *g = graph_build(ast_parse(&src, a, &H.d), NULL, 0, NULL, a, &H.d);
+    H.d.jb = NULL;
+    assert_int_equal(g->nfns, 2);
+    assert_string_equal(g->fns[0]->name, "proj");
+    assert_string_equal(g->fns[1]->name, "scale");
+    assert_int_equal(g->nunbuilt, 2);
+    assert_string_equal(g->unbuilt[0], "swap");
+    assert_string_equal(g->unbuilt[1], "only_bf16");
+    arena_free(a);
+    /* asked for by name with its binding, only_bf16 builds */
+    static const tc_dtypebind bf = {"T", TC_BF16};
+    H.d.jb = &jb;
+    a = arena_new(&H.d);
+    if (setjmp(jb))
+        fail_msg("only_bf16 at T=bf16 failed: %s", H.d.msg);
+    g = graph_build_ex(ast_parse(&src, a, &H.d), NULL, 0, "only_bf16", &bf, 1, a, &H.d);
+    H.d.jb = NULL;
+    assert_int_equal(g->nfns, 1);
+    assert_int_equal(g->fns[0]->outputs[0].node->dtype, TC_BF16);
+    arena_free(a);
+    /* generic functions calling only each other: the recursion is reported */
+    assert_string_equal(err("fn a(x: f32[*]) -> f32[*] {\n    return b(x)\n}\n"
+                            "fn b(x: f32[*]) -> f32[*] {\n    return x + a(x)\n}\n"),
+                        "5:16: recursive call to 'a'");
+}
+
 static void test_error_results(void **state)
 {
     (void)state;
@@ -825,6 +881,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_error_assignment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_calls, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_recursion, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_generic_functions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_results, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_inout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_error_compile_time_values, setup, teardown),

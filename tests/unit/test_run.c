@@ -32,6 +32,9 @@ static const char SRC[] =
     "}\n"
     "fn half(x: f16[N]) -> f16[N] {\n"
     "    return x * 2\n"
+    "}\n"
+    "fn gen(x: T[N]) -> T[N] {\n"
+    "    return x * 2\n"
     "}\n";
 
 typedef struct {
@@ -190,6 +193,41 @@ static void test_dtypes(void **state)
     o.dtype.bits = 8;
     expect(tc_run(F.p, "half", a, 2, NULL), TC_ERR_INVALID_ARG,
            "output 'out' is f16[N], but the tensor is bool (pass a float16 tensor)");
+}
+
+/* Dtype variables bind from the tensors given for them (issue 11): a
+ * function valid only at T = bf16 runs with a bf16 tensor, each binding is
+ * built once, and a mismatch is an argument error. */
+static void test_dtype_variables(void **state)
+{
+    (void)state;
+    /* valid only at T = bf16: it compiles, and is built when run */
+    static const char bf[] = "fn to_bf16(x: T[N]) -> bf16[N] {\n    return x\n}\n";
+    tc_program *p;
+    assert_int_equal(tc_compile(F.ctx, bf, strlen(bf), "bf.tc", &p), TC_OK);
+    int64_t s[1] = {8};
+    DLTensor x = tensor(0x100000, 1, s, kDLBfloat, 16), o = tensor(0x200000, 1, s, kDLBfloat, 16);
+    tc_arg a[2] = {tc_arg_tensor("x", &x), tc_arg_tensor("out", &o)};
+    expect(tc_run(p, "to_bf16", a, 2, NULL), TC_ERR_NO_DEVICE, "no CUDA driver");
+    expect(tc_run(F.p, "gen", a, 2, NULL), TC_ERR_NO_DEVICE, "no CUDA driver");
+    int builds = 0;
+    for (tc_extra_graph *e = F.p->extra; e; e = e->next)
+        builds++;
+    expect(tc_run(F.p, "gen", a, 2, NULL), TC_ERR_NO_DEVICE, "no CUDA driver");
+    expect(tc_run(p, "to_bf16", a, 2, NULL), TC_ERR_NO_DEVICE, "no CUDA driver");
+    int again = 0;
+    for (tc_extra_graph *e = F.p->extra; e; e = e->next)
+        again++;
+    assert_int_equal(again, builds);
+    /* f16 in, bf16 out: T = f16, so the output's dtype is wrong */
+    x.dtype.code = kDLFloat;
+    expect(tc_run(F.p, "gen", a, 2, NULL), TC_ERR_INVALID_ARG,
+           "output 'out' is f16[N], but the tensor is bfloat16 (pass a float16 tensor)");
+    /* f32: the plain build; to_bf16 at T = f32 is the function's own error */
+    x.dtype.bits = 32;
+    expect(tc_run(p, "to_bf16", a, 2, NULL), TC_ERR_COMPILE,
+           "the result of 'to_bf16' is f32[N], but the signature declares bf16[N]");
+    tc_program_free(p);
 }
 
 /* Every argument error, one at a time, from a good call. */
@@ -359,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_good_call_needs_device),
         cmocka_unit_test(test_inout_and_star),
         cmocka_unit_test(test_dtypes),
+        cmocka_unit_test(test_dtype_variables),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_located),
         cmocka_unit_test(test_options),
