@@ -204,7 +204,7 @@ check "-o prints nothing" [ -z "$out" ]
 t compile single.tc --emit=graph -o"$tmp/g2.txt"; expect "-oFILE" 0
 check "-oFILE writes the dump" [ "$(cat "$tmp/g2.txt")" = "$graph_eq" ]
 t compile single.tc --emit=graph -o /nonexistent/dir/g.txt
-expect_line "-o unwritable" 1 "error: cannot write '/nonexistent/dir/g.txt': No such file or directory"
+expect_line "-o unwritable" 1 "error: -o: cannot write '/nonexistent/dir/g.txt': directory '/nonexistent/dir': No such file or directory"
 t compile single.tc --emit=ast; expect "emit ast" 0
 check "ast dump names the function" grep -q "only" "$tmp/out"
 t compile progs.tc --emit=graph --fn smax; expect "compile --fn" 0
