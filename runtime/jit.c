@@ -55,9 +55,10 @@ jit_ctx *jit_ctx_new(const char *dir_name, uint64_t max_bytes)
         free(j);
         return NULL;
     }
-    /* a warm start answers NVRTC's version from here, not by loading it */
+    /* a warm start answers NVRTC's version from here, not by loading it
+     * (only from a cache directory that is trusted: cache_open) */
     const char *dir = cache_dir(j->cache);
-    if (dir && (j->facts = malloc(strlen(dir) + sizeof "/nvrtc.facts")))
+    if (dir && cache_enabled(j->cache) && (j->facts = malloc(strlen(dir) + sizeof "/nvrtc.facts")))
         sprintf(j->facts, "%s/nvrtc.facts", dir);
     nvrtc_facts_use(j->facts);
     return j;
