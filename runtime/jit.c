@@ -189,11 +189,14 @@ tc_status jit_image(jit_ctx *j, const char *src, size_t len, const char *name, i
     void *data = NULL;
     size_t dlen = 0;
     jit_origin from = JIT_FROM_DISK;
-    if (cache_get(j->cache, key, &data, &dlen)) {
+    /* an empty entry is no image (a cache of another version, a bug): compile */
+    if (cache_get(j->cache, key, &data, &dlen) && dlen > 0) {
         void *owned = copy_with_nul(data, dlen);
         free(data);
         data = owned;
     } else {
+        free(data);
+        data = NULL;
         /* NVRTC wants a C string; src need not be one. */
         char *csrc = copy_with_nul(src ? src : "", len);
         if (!csrc)

@@ -329,14 +329,25 @@ static bool arch_supported(int arch)
     return false;
 }
 
+/* The largest log, PTX or CUBIN read back: far beyond any real one, and
+ * what keeps an absurd size (SIZE_MAX would make malloc(n + 1) allocate
+ * nothing) from becoming a heap overflow in the get call. */
+#define FETCH_MAX ((size_t)1 << 30)
+#define FETCH_TOO_BIG (-1000)   /* not an NVRTC code: the size was over FETCH_MAX */
+
 /* Read a log/PTX/CUBIN through its size+get pair into a malloc'd buffer with
- * a NUL after it (NVRTC's sizes for the log and PTX already count one). */
+ * a NUL after it (NVRTC's sizes for the log and PTX already count one);
+ * *len is the size reported, also when it is refused (FETCH_TOO_BIG). */
 static nvrtcResult fetch(nvrtcProgram p, fn_size size_fn, fn_get get_fn, char **data, size_t *len)
 {
     size_t n = 0;
     nvrtcResult r = size_fn(p, &n);
     if (r != NVRTC_SUCCESS)
         return r;
+    if (n > FETCH_MAX) {
+        *len = n;
+        return FETCH_TOO_BIG;
+    }
     char *buf = malloc(n + 1);
     if (!buf)
         return NVRTC_ERROR_OUT_OF_MEMORY;
@@ -415,6 +426,12 @@ tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
     nvrtcResult lr = fetch(prog, nv.log_size, nv.log, &out->log, &loglen);
     if (lr != NVRTC_SUCCESS)
         out->log = NULL;
+    if (lr == FETCH_TOO_BIG) {
+        tc_strbuf b = {0};
+        strbuf_printf(&b, "(NVRTC reported a log of %zu bytes, not read)", loglen);
+        out->log = b.s;
+        loglen = b.s ? b.len : 0;
+    }
     /* NVRTC ends its log with a newline; the message adds its own. */
     while (out->log && loglen && (out->log[loglen - 1] == '\n' || out->log[loglen - 1] == '\0'))
         out->log[--loglen] = '\0';
@@ -437,6 +454,12 @@ tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
     r = cubin ? fetch(prog, nv.cubin_size, nv.cubin, &out->data, &out->len)
               : fetch(prog, nv.ptx_size, nv.ptx, &out->data, &out->len);
     nv.destroy(&prog);
+    if (r == FETCH_TOO_BIG) {
+        return d ? diag_set(d, TC_ERR_COMPILE, (tc_loc){0}, "NVRTC reported a %s of %zu bytes "
+                            "for %s, over the %zu it is trusted with", cubin ? "CUBIN" : "PTX",
+                            out->len, name, FETCH_MAX)
+                 : TC_ERR_COMPILE;
+    }
     if (r != NVRTC_SUCCESS) {
         st = status_of(r);
         return d ? diag_set(d, st, (tc_loc){0}, "NVRTC could not hand back the %s of %s: %s",
@@ -446,6 +469,11 @@ tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
     /* NVRTC's PTX size counts the terminating NUL; len should not. */
     if (!cubin)
         out->len = strlen(out->data);
+    /* an empty image would only fail later, in the driver, far from the cause */
+    if (out->len == 0)
+        return d ? diag_set(d, TC_ERR_COMPILE, (tc_loc){0}, "NVRTC compiled %s but gave an empty %s",
+                            name, cubin ? "CUBIN" : "PTX")
+                 : TC_ERR_COMPILE;
     if (!out->log) {
         out->log = calloc(1, 1);
         if (!out->log) {

@@ -86,7 +86,10 @@ int nvrtc_clamp_arch(int want, bool *ptx_only);
  *            contains NVRTC's log (out->log holds it too);
  *          TC_ERR_INVALID_ARG for an arch NVRTC does not support or an option
  *            it rejects; TC_ERR_NO_DEVICE if NVRTC cannot be loaded;
- *          TC_ERR_NOMEM; TC_ERR_INTERNAL for any other NVRTC failure.
+ *          TC_ERR_COMPILE too when NVRTC hands back an empty image or
+ *            reports one over 1 GiB (a log over 1 GiB is not read: out->log
+ *            says so); TC_ERR_NOMEM; TC_ERR_INTERNAL for any other NVRTC
+ *            failure.
  *  Always call nvrtc_output_free(out) afterwards.  d may be NULL. */
 tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
                         const char *const *extra_opts, int nextra, nvrtc_output *out,

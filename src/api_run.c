@@ -294,6 +294,10 @@ bool api_check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, 
     if (t->device.device_type != kDLCUDA && t->device.device_type != kDLCUDAManaged)
         return ERR(j, "%s: %s is not in CUDA device memory (DLPack device type %d; tc_run "
                    "needs kDLCUDA or kDLCUDAManaged)", api_who(j), what, (int)t->device.device_type), false;
+    /* a negative id would pass for "no device yet" below and skip the one-device check */
+    if (t->device.device_id < 0)
+        return ERR(j, "%s: %s is on cuda:%d: a CUDA device_id is 0 or more", api_who(j), what,
+                   t->device.device_id), false;
     if (j->device < 0) {
         j->device = t->device.device_id;
         j->device_what = what;
