@@ -18,11 +18,13 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dlsym.h"
+#include "libsearch.h"
 
 /* --- the driver's C ABI, declared here instead of including cuda.h ------- */
 
@@ -83,6 +85,7 @@ static struct {
     CUresult (*event_elapsed)(float *ms, CUevent start, CUevent end);
     CUresult (*event_destroy)(CUevent e);
     CUresult (*param_info)(CUfunction f, size_t i, size_t *offset, size_t *size); /* optional */
+    CUresult (*total_mem)(size_t *bytes, CUdevice dev); /* optional: tensorc doctor's report */
     CUresult (*error_name)(CUresult r, const char **s);
     CUresult (*error_string)(CUresult r, const char **s);
 } cu;
@@ -143,6 +146,8 @@ static bool load_from(const char *path, const char **missing)
         }
     if (!dl_sym(h, "cuFuncGetParamInfo", &cu.param_info)) /* CUDA 12.4+ */
         cu.param_info = NULL;
+    if (!dl_sym(h, "cuDeviceTotalMem_v2", &cu.total_mem))
+        cu.total_mem = NULL;
     if (!dl_sym(h, "cuEventElapsedTime_v2", &cu.event_elapsed) &&
         !dl_sym(h, "cuEventElapsedTime", &cu.event_elapsed)) {
         *missing = "cuEventElapsedTime";
@@ -275,6 +280,39 @@ void drv_close(drv_device *dev)
     if (dev->retained)
         cu.primary_release(dev->dev);
     free(dev);
+}
+
+int drv_count(tc_diag *d)
+{
+    tc_status st = load(d);
+    if (st != TC_OK)
+        return -1;
+    CUresult r = cu.init(0);
+    int n = 0;
+    if (r == CUDA_ERROR_NO_DEVICE)
+        return 0;
+    if (r != CUDA_SUCCESS)
+        return fail_as(d, TC_ERR_NO_DEVICE, "cuInit", r), -1;
+    if ((r = cu.device_count(&n)) != CUDA_SUCCESS)
+        return fail(d, "cuDeviceGetCount", r), -1;
+    return n;
+}
+
+const char *drv_lib_path(void)
+{
+    static char buf[4096];
+    pthread_mutex_lock(&cu_lock);
+    bool ok = cu.ok;
+    pthread_mutex_unlock(&cu_lock);
+    if (!ok)
+        return NULL;
+    return libsearch_path_of((const void *)(uintptr_t)cu.init, buf, sizeof buf) ? buf : "?";
+}
+
+size_t drv_total_mem(const drv_device *dev)
+{
+    size_t n = 0;
+    return cu.total_mem && cu.total_mem(&n, dev->dev) == CUDA_SUCCESS ? n : 0;
 }
 
 int drv_arch(const drv_device *dev) { return dev->arch; }

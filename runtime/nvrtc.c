@@ -18,11 +18,13 @@
 #include <glob.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dlsym.h"
+#include "libsearch.h"
 #include "nvrtc_facts.h"
 #include "strbuf.h"
 
@@ -139,6 +141,35 @@ static int cmp_desc(const void *a, const void *b)
     return strcmp(*(const char *const *)b, *(const char *const *)a);
 }
 
+/* The last resort: NVRTC in a pip wheel (libsearch.h), searched only now
+ * that the usual places failed; true when one loaded. */
+static bool wheel_search(tc_strbuf *tried, tc_strbuf *why)
+{
+    tc_strbuf sites = {0};
+    char **w = libsearch_wheels("cuda_nvrtc/lib/libnvrtc.so*", &sites);
+    bool ok = false;
+    for (size_t i = 0; w && w[i] && !ok; i++) {
+        strbuf_printf(tried, ", %s", w[i]);
+        ok = try_load(w[i], why);
+    }
+    if (!w)
+        strbuf_printf(tried, ", pip wheels' nvidia/cuda_nvrtc (site-packages: %s)",
+                      sites.s ? sites.s : "none found");
+    nv.ok = ok;
+    libsearch_free(w);
+    free(sites.s);
+    return ok;
+}
+
+/* The file NVRTC was loaded from (resolved), or NULL when not loaded. */
+const char *nvrtc_lib_path(void)
+{
+    static char buf[4096];
+    if (!nvrtc_loaded())
+        return NULL;
+    return libsearch_path_of((const void *)(uintptr_t)nv.version, buf, sizeof buf) ? buf : nv.path;
+}
+
 static void load_once(void)
 {
     tc_strbuf tried = {0}, why = {0};
@@ -182,6 +213,8 @@ static void load_once(void)
     }
     TRY("/usr/local/cuda/lib64/libnvrtc.so.13");
 #undef TRY
+    if (wheel_search(&tried, &why))
+        goto done;
     {
         tc_strbuf msg = {0};
         strbuf_printf(&msg, "NVRTC not found (tried %s%s%s): install the CUDA toolkit or set TENSORC_NVRTC",

@@ -56,6 +56,12 @@ tc_status nvrtc_load(tc_diag *d);
 void nvrtc_facts_use(const char *path);
 void nvrtc_facts_save(const char *path);
 bool nvrtc_loaded(void);
+/*! nvrtc_lib_path(): the file NVRTC was loaded from, or NULL if it is not
+ *  loaded.  The search: $TENSORC_NVRTC, libnvrtc.so.13/.12/.so (the dynamic
+ *  linker's path), $CUDA_HOME/lib64, /usr/local/cuda/lib64, then pip
+ *  wheels' nvidia/cuda_nvrtc/lib (libsearch.h); a failure's message lists
+ *  every place tried. */
+const char *nvrtc_lib_path(void);
 
 /*! nvrtc_version(): NVRTC's version, e.g. 13.0.  @return false if NVRTC cannot be loaded. */
 bool nvrtc_version(int *major, int *minor);

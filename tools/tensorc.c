@@ -68,6 +68,10 @@ static const char help_text[] =
     "      or remove every entry.  TENSORC_CACHE_DIR (else $XDG_CACHE_HOME/tensorc,\n"
     "      else ~/.cache/tensorc) places it, TENSORC_CACHE_MAX_MB bounds it\n"
     "      (default 1024; least recently used entries go first).\n"
+    "  tensorc doctor\n"
+    "      What tensorc finds: the CUDA driver, GPUs, NVRTC, cuBLAS (with\n"
+    "      paths and versions, or where it looked and why it failed) and the\n"
+    "      kernel cache.  Exit 0 when --device=cuda can run, 3 if not.\n"
     "  tensorc --help | --version\n"
     "\n"
     "exit status: 0 success; 1 an error in the program or its inputs; 2 a usage\n"
@@ -389,7 +393,8 @@ int main(int argc, char **argv)
         printf("tensorc %s\n", tc_version_string());
         return EXIT_OK;
     }
-    if (strcmp(cmd, "compile") && strcmp(cmd, "run") && strcmp(cmd, "explain") && strcmp(cmd, "cache"))
+    if (strcmp(cmd, "compile") && strcmp(cmd, "run") && strcmp(cmd, "explain") && strcmp(cmd, "cache") &&
+        strcmp(cmd, "doctor"))
         return usage_error(cmd[0] == '-' ? "unknown option '%s'" : "unknown command '%s'", cmd);
     cli_command = cmd;
     if (wants_help(argc - 2, argv + 2)) {
@@ -398,6 +403,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "compile") == 0)
         return cmd_compile(argc - 2, argv + 2);
+    if (strcmp(cmd, "doctor") == 0) /* doctor.c */
+        return cmd_doctor(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "explain") == 0)

@@ -141,6 +141,7 @@ CUresult cuDeviceGetAttribute(int *v, int a, int d)
     return OK;
 }
 CUresult cuDeviceGetName(char *n, int len, int d) { (void)d; snprintf(n, (size_t)len, "Fake GPU"); return OK; }
+CUresult cuDeviceTotalMem_v2(size_t *bytes, int d) { (void)d; *bytes = (size_t)80 << 30; return OK; }
 CUresult cuCtxGetCurrent(void **c) { *c = depth ? cur_ctx : NULL; return OK; }
 CUresult cuCtxGetDevice(int *d) { *d = 0; return OK; }
 CUresult cuCtxPushCurrent_v2(void *c) { cur_ctx = c; depth++; return OK; }

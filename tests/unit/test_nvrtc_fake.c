@@ -8,9 +8,11 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "libsearch.h"
 #include "nvrtc.h"
 
 static const char *const SRC = "extern \"C\" __global__ void k() {}\n";
@@ -75,6 +77,40 @@ static void empty_images_refused(void **state)
     diag_release(&d);
 }
 
+/* pip wheels' libraries found from a python3 on PATH, without running it */
+static void wheels_found(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/tc_wheels_XXXXXX";
+    assert_non_null(mkdtemp(root));
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/venv/bin %s/venv/lib/python3.12/site-packages/nvidia/cuda_nvrtc/lib && "
+             "printf '#!/bin/sh\nexit 1\n' >%s/venv/bin/python3 && chmod +x %s/venv/bin/python3 && "
+             "touch %s/venv/lib/python3.12/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 "
+             "%s/venv/lib/python3.12/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc-builtins.so.12.4",
+             root, root, root, root, root, root);
+    assert_int_equal(system(cmd), 0);
+    char *saved = strdup(getenv("PATH") ? getenv("PATH") : "");
+    char path[512];
+    snprintf(path, sizeof path, "/nonexistent:%s/venv/bin", root);
+    setenv("PATH", path, 1);
+    tc_strbuf where = {0};
+    char **w = libsearch_wheels("cuda_nvrtc/lib/libnvrtc.so*", &where);
+    assert_non_null(w);
+    char want[512];
+    snprintf(want, sizeof want, "%s/venv/lib/python3.12/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.12", root);
+    assert_string_equal(w[0], want);
+    assert_null(w[1]); /* not the builtins */
+    assert_non_null(strstr(where.s, "/venv/lib/python3.12/site-packages"));
+    libsearch_free(w);
+    free(where.s);
+    setenv("PATH", saved, 1);
+    free(saved);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     /* before the first load, which is once per process */
@@ -84,6 +120,7 @@ int main(void)
         cmocka_unit_test(absurd_log_size),
         cmocka_unit_test(absurd_ptx_size),
         cmocka_unit_test(empty_images_refused),
+        cmocka_unit_test(wheels_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
