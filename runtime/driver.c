@@ -41,6 +41,7 @@ _Static_assert(sizeof(CUdeviceptr) == sizeof(drv_ptr), "drv_ptr holds a CUdevice
 
 enum {
     CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
     CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NO_DEVICE = 100,
     CUDA_ERROR_NOT_FOUND = 500,
@@ -86,6 +87,7 @@ static struct {
     CUresult (*event_destroy)(CUevent e);
     CUresult (*param_info)(CUfunction f, size_t i, size_t *offset, size_t *size); /* optional */
     CUresult (*total_mem)(size_t *bytes, CUdevice dev); /* optional: tensorc doctor's report */
+    CUresult (*addr_range)(CUdeviceptr *base, size_t *size, CUdeviceptr p); /* optional */
     CUresult (*error_name)(CUresult r, const char **s);
     CUresult (*error_string)(CUresult r, const char **s);
 } cu;
@@ -148,6 +150,8 @@ static bool load_from(const char *path, const char **missing)
         cu.param_info = NULL;
     if (!dl_sym(h, "cuDeviceTotalMem_v2", &cu.total_mem))
         cu.total_mem = NULL;
+    if (!dl_sym(h, "cuMemGetAddressRange_v2", &cu.addr_range))
+        cu.addr_range = NULL;
     if (!dl_sym(h, "cuEventElapsedTime_v2", &cu.event_elapsed) &&
         !dl_sym(h, "cuEventElapsedTime", &cu.event_elapsed)) {
         *missing = "cuEventElapsedTime";
@@ -307,6 +311,22 @@ const char *drv_lib_path(void)
     if (!ok)
         return NULL;
     return libsearch_path_of((const void *)(uintptr_t)cu.init, buf, sizeof buf) ? buf : "?";
+}
+
+int drv_ptr_known(drv_device *dev, drv_ptr p, size_t bytes)
+{
+    if (!cu.addr_range)
+        return -1;
+    bool pushed = drv_enter(dev);
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    CUresult r = cu.addr_range(&base, &size, p);
+    drv_leave(pushed);
+    if (r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE)
+        return 0;
+    if (r != CUDA_SUCCESS)
+        return -1; /* a sticky error, say: the driver cannot tell */
+    return p - base <= size && bytes <= size - (p - base) ? 1 : 0;
 }
 
 size_t drv_total_mem(const drv_device *dev)

@@ -84,6 +84,18 @@ CUresult cuMemFree_v2(uint64_t p)
     return INVALID_VALUE;
 }
 
+CUresult cuMemGetAddressRange_v2(uint64_t *base, size_t *size, uint64_t p)
+{
+    int i = find_alloc((uintptr_t)p);
+    if (i < 0)
+        return NOT_FOUND;
+    if (base)
+        *base = allocs[i].p;
+    if (size)
+        *size = allocs[i].n;
+    return OK;
+}
+
 CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n)
 {
     if (!inside((uintptr_t)d, n))
