@@ -84,6 +84,9 @@ t compile a.tc b.tc;        expect_line "two files" 2 "error: unexpected argumen
 t compile single.tc --emit=llvm
 expect_line "unknown stage" 2 "error: unknown --emit stage 'llvm' (stages: ast, graph, lowered, fused, sched, cuda, ptx, cubin)"
 t compile single.tc --arch=90; expect_line "bad arch" 2 "error: --arch must look like sm_80 or sm_90 (arch-specific sm_90a is not supported), not '90'"
+# parsed strictly: atoi wrapped sm_4294967386 to sm_90
+t compile single.tc --emit=ptx --arch=sm_4294967386; expect_line "arch overflow" 2 "error: --arch=sm_4294967386: no such architecture (the number after sm_ is major and minor version, e.g. sm_80, sm_90)"
+t compile single.tc --emit=ptx --arch=sm_99999999999999999999; expect "arch far overflow" 2
 t run;                      expect_line "run without FILE" 2 "error: 'tensorc run' needs a FILE"
 t run single.tc --device=gpu; expect_line "bad device" 2 "error: --device must be cpu or cuda, not 'gpu'"
 t run single.tc --seed=-1;  expect_line "bad seed" 2 "error: --seed must be a non-negative integer, not '-1'"
