@@ -233,7 +233,11 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
  *  Order: arguments are checked first, on the host, without touching the
  *  driver; then the device is opened.  So on a machine with no GPU, a call
  *  with valid arguments returns TC_ERR_NO_DEVICE, and one with invalid
- *  arguments TC_ERR_INVALID_ARG.
+ *  arguments TC_ERR_INVALID_ARG.  A tensor whose memory the driver does not
+ *  know (host memory, a freed pointer) is found when the driver refuses a
+ *  launch, copy or cuBLAS call: TC_ERR_INVALID_ARG naming it.  (A kernel's
+ *  own fault on such memory is asynchronous and surfaces at the caller's
+ *  next synchronization, like any CUDA kernel's.)
  *  @return TC_OK (the work is enqueued); TC_ERR_INVALID_ARG, TC_ERR_NOT_FOUND
  *          (no function fn); TC_ERR_NO_DEVICE (no driver, no GPU, no NVRTC,
  *          no cuBLAS for a matmul); TC_ERR_COMPILE (NVRTC rejected the

@@ -13,10 +13,12 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dlsym.h"
+#include "libsearch.h"
 #include "strbuf.h"
 
 /* --- cuBLAS's C ABI, declared here instead of including cublas_v2.h ------ */
@@ -61,6 +63,7 @@ static struct {
     cublasStatus_t (*set_stream)(cublasHandle_t h, cudaStream_t s);
     fn_gemm gemm;
     fn_gemm64 gemm64;           /* NULL when the library lacks it */
+    int (*get_property)(int type, int *value); /* cublasGetProperty; optional */
     const char *(*status_name)(cublasStatus_t s);
     const char *(*status_string)(cublasStatus_t s);
 } cb;
@@ -138,7 +141,25 @@ static bool load_from(const char *path, tc_strbuf *why)
         }
     if (!dl_sym(h, "cublasGemmStridedBatchedEx_64", &cb.gemm64))
         cb.gemm64 = NULL;
+    if (!dl_sym(h, "cublasGetProperty", &cb.get_property)) /* for tensorc doctor only */
+        cb.get_property = NULL;
     return true; /* kept for the process: cuBLAS may be shared with PyTorch */
+}
+
+const char *blas_lib_path(int *version)
+{
+    static char buf[4096];
+    pthread_mutex_lock(&cb_lock);
+    bool ok = cb.ok;
+    pthread_mutex_unlock(&cb_lock);
+    *version = 0;
+    if (!ok)
+        return NULL;
+    int major = 0, minor = 0, patch = 0; /* libraryPropertyType: MAJOR 0, MINOR 1, PATCH 2 */
+    if (cb.get_property && cb.get_property(0, &major) == 0 && cb.get_property(1, &minor) == 0 &&
+        cb.get_property(2, &patch) == 0)
+        *version = major * 10000 + minor * 100 + patch;
+    return libsearch_path_of((const void *)(uintptr_t)cb.create, buf, sizeof buf) ? buf : "?";
 }
 
 tc_status blas_load(tc_diag *d)
@@ -158,6 +179,21 @@ tc_status blas_load(tc_diag *d)
         for (size_t i = 0; i < ncands && !cb.ok; i++) {
             strbuf_printf(&tried, "%s%s", tried.len ? ", " : "", cands[i]);
             cb.ok = load_from(cands[i], &why);
+        }
+        /* the last resort, unless $TENSORC_CUBLAS named the one: a pip
+         * wheel's nvidia/cublas/lib (libsearch.h), searched only now */
+        if (!cb.ok && !(env && *env)) {
+            tc_strbuf sites = {0};
+            char **w = libsearch_wheels("cublas/lib/libcublas.so*", &sites);
+            for (size_t i = 0; w && w[i] && !cb.ok; i++) {
+                strbuf_printf(&tried, ", %s", w[i]);
+                cb.ok = load_from(w[i], &why);
+            }
+            if (!w)
+                strbuf_printf(&tried, ", pip wheels' nvidia/cublas (site-packages: %s)",
+                              sites.s ? sites.s : "none found");
+            libsearch_free(w);
+            free(sites.s);
         }
     }
     bool ok = cb.ok;

@@ -68,6 +68,12 @@ tc_status blas_map(const blas_mm *mm, blas_gemm *g, tc_diag *d);
 /*! blas_load(): find and load cuBLAS.  TC_OK, or TC_ERR_NO_DEVICE with a
  *  message listing where it looked ("cuBLAS not found (tried ...)"). */
 tc_status blas_load(tc_diag *d);
+/* After a successful blas_load: the file cuBLAS was loaded from, and in
+ * *version major*10000 + minor*100 + patch (0 if unknown); NULL before.
+ * The search: $TENSORC_CUBLAS alone if set, else libcublas.so.13/.12,
+ * /usr/local/cuda/lib64/libcublas.so.13, then pip wheels' nvidia/cublas/lib
+ * (libsearch.h). */
+const char *blas_lib_path(int *version);
 
 typedef struct blas_ctx blas_ctx;
 

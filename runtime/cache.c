@@ -35,6 +35,7 @@ struct tc_cache {
     char *warning;
     uint64_t max_bytes;
     bool enabled;
+    bool read_only;               /* enabled for gets only: the directory is not writable */
 };
 
 /* --- small helpers ------------------------------------------------------ */
@@ -87,12 +88,6 @@ static uint64_t get_le(const uint8_t *p, int n)
     for (int i = 0; i < n; i++)
         v |= (uint64_t)p[i] << (8 * i);
     return v;
-}
-
-static bool has_suffix(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
 /* Reads exactly n bytes unless the file ends or fails first. */
@@ -175,7 +170,7 @@ static char *resolve_dir(const char *dir)
     return NULL;
 }
 
-static uint64_t resolve_max(uint64_t max_bytes)
+static uint64_t resolve_max(tc_cache *c, uint64_t max_bytes)
 {
     if (max_bytes)
         return max_bytes;
@@ -184,10 +179,35 @@ static uint64_t resolve_max(uint64_t max_bytes)
         char *end;
         errno = 0;
         unsigned long long mb = strtoull(v, &end, 10);
-        if (errno == 0 && *end == '\0' && mb > 0 && mb <= UINT64_MAX / (1024 * 1024))
+        if (errno == 0 && *end == '\0' && v[0] >= '0' && v[0] <= '9' && mb > 0 &&
+            mb <= UINT64_MAX / (1024 * 1024))
             return (uint64_t)mb * 1024 * 1024;
+        warn(c, "TENSORC_CACHE_MAX_MB='%s' is not a positive whole number of MiB; using the "
+                "default, %u", v, CACHE_DEFAULT_MAX_MB);
     }
     return (uint64_t)CACHE_DEFAULT_MAX_MB * 1024 * 1024;
+}
+
+/* Whether the file an entry was read from is one this cache wrote: ours,
+ * and a regular file (a FIFO, device or link at an entry's name is not). */
+static bool owned_regular(const struct stat *st)
+{
+    return S_ISREG(st->st_mode) && st->st_uid == geteuid();
+}
+
+/* Open an entry (or any file of the directory) for reading without
+ * following a link and without blocking on a FIFO; -1 unless it is an
+ * owned regular file (*st filled). */
+static int open_entry(const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, st) != 0 || !owned_regular(st)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 /* --- open / close --------------------------------------------------------- */
@@ -197,7 +217,7 @@ tc_cache *cache_open(const char *dir, uint64_t max_bytes)
     tc_cache *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->max_bytes = resolve_max(max_bytes);
+    c->max_bytes = resolve_max(c, max_bytes);
     c->dir = resolve_dir(dir);
     if (!c->dir) {
         warn(c, "kernel cache disabled: no directory for it (set TENSORC_CACHE_DIR, "
@@ -209,10 +229,33 @@ tc_cache *cache_open(const char *dir, uint64_t max_bytes)
         warn(c, "kernel cache disabled: cannot create '%s': %s", c->dir, strerror(err));
         return c;
     }
-    /* access() answers for the real uid, which is the one that writes. */
-    if (access(c->dir, W_OK | X_OK) != 0) {
-        warn(c, "kernel cache disabled: cannot write to '%s': %s", c->dir, strerror(errno));
+    /* Trust only a directory of our own that nobody else can write: anyone
+     * who can write it can plant a kernel under any key (the key and the
+     * checksum are not secrets), and root would load it. */
+    struct stat st;
+    if (stat(c->dir, &st) != 0) {
+        warn(c, "kernel cache disabled: '%s': %s", c->dir, strerror(errno));
         return c;
+    }
+    if (st.st_uid != geteuid()) {
+        warn(c, "kernel cache disabled: '%s' belongs to uid %ld, not to this user (uid %ld)",
+             c->dir, (long)st.st_uid, (long)geteuid());
+        return c;
+    }
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+        warn(c, "kernel cache disabled: '%s' can be written by %s (mode %03o); "
+                "chmod go-w it to use it", c->dir, st.st_mode & S_IWOTH ? "anyone" : "its group",
+             (unsigned)(st.st_mode & 0777));
+        return c;
+    }
+    /* access() answers for the real uid, which is the one that writes; a
+     * read-only directory (a pre-filled cache) still serves hits */
+    if (access(c->dir, W_OK | X_OK) != 0) {
+        if (access(c->dir, R_OK | X_OK) != 0) {
+            warn(c, "kernel cache disabled: cannot read '%s': %s", c->dir, strerror(errno));
+            return c;
+        }
+        c->read_only = true;
     }
     c->enabled = true;
     return c;
@@ -281,7 +324,7 @@ static char *entry_path(const tc_cache *c, tc_cache_key key)
 static void remove_bad(const char *path, const struct stat *seen)
 {
     struct stat now;
-    if (stat(path, &now) == 0 && now.st_ino == seen->st_ino && now.st_dev == seen->st_dev)
+    if (lstat(path, &now) == 0 && now.st_ino == seen->st_ino && now.st_dev == seen->st_dev)
         unlink(path);
 }
 
@@ -294,21 +337,18 @@ bool cache_get(tc_cache *c, tc_cache_key key, void **data, size_t *len)
     char *path = entry_path(c, key);
     if (!path)
         return false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a link, FIFO, device or someone else's file at the entry's name is a
+     * miss, left alone (not ours to delete); the put renames over it */
+    struct stat st;
+    int fd = open_entry(path, &st);
     if (fd < 0) {
         free(path);
         return false;
     }
-    struct stat st;
     uint8_t h[HEADER_SIZE];
     uint8_t *buf = NULL;
     bool ok = false;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        free(path);
-        return false;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size < HEADER_SIZE || !read_all(fd, h, HEADER_SIZE))
+    if (st.st_size < HEADER_SIZE || !read_all(fd, h, HEADER_SIZE))
         goto done;
     if (memcmp(h, magic, 8) != 0 || get_le(h + 8, 4) != CACHE_FORMAT_VERSION ||
         memcmp(h + 16, key.b, 16) != 0)
@@ -327,10 +367,11 @@ bool cache_get(tc_cache *c, tc_cache_key key, void **data, size_t *len)
     ok = true;
     *data = buf;
     *len = (size_t)n;
-    utimensat(AT_FDCWD, path, NULL, 0);   /* LRU: now is its last use */
+    if (!c->read_only)
+        futimens(fd, NULL);               /* LRU: now is its last use */
 done:
     close(fd);
-    if (!ok) {
+    if (!ok && !c->read_only) {
         free(buf);
         remove_bad(path, &st);
     }
@@ -358,6 +399,36 @@ static void list_free(entry_list *l)
     free(l->v);
 }
 
+/* NAME is <32 lowercase hex digits>.tck, the name cache_put gives. */
+static bool is_entry_name(const char *name)
+{
+    for (int i = 0; i < 32; i++)
+        if (!((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+            return false;
+    return strcmp(name + 32, ENTRY_EXT) == 0;
+}
+
+/* Whether the file begins with this cache's header for the key its name
+ * says: what clear and eviction require before deleting anything. */
+static bool has_own_header(int dfd, const char *name)
+{
+    int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0)
+        return false;
+    struct stat st;
+    uint8_t h[HEADER_SIZE];
+    bool ok = fstat(fd, &st) == 0 && owned_regular(&st) && read_all(fd, h, HEADER_SIZE) &&
+              memcmp(h, magic, 8) == 0;
+    close(fd);
+    if (!ok)
+        return false;
+    char hex[33];
+    tc_cache_key key;
+    memcpy(key.b, h + 16, 16);
+    cache_key_hex(key, hex);
+    return strncmp(hex, name, 32) == 0;
+}
+
 /* The directory's entries; with clean_tmp, temp files older than an hour
  * are removed on the way (their writers died). */
 static bool scan(tc_cache *c, entry_list *out, bool clean_tmp)
@@ -370,13 +441,16 @@ static bool scan(tc_cache *c, entry_list *out, bool clean_tmp)
     struct dirent *de;
     bool ok = true;
     while ((de = readdir(d))) {
-        bool is_entry = has_suffix(de->d_name, ENTRY_EXT) && de->d_name[0] != '.';
-        bool is_tmp = strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0;
+        bool is_entry = is_entry_name(de->d_name);
+        bool is_tmp = strncmp(de->d_name, TMP_PREFIX, strlen(TMP_PREFIX)) == 0 &&
+                      strlen(de->d_name) == strlen(TMP_PREFIX) + 6;
         if (!is_entry && !is_tmp)
             continue;
         struct stat st;
-        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !owned_regular(&st))
             continue;                    /* gone meanwhile, or not ours */
+        if (is_entry && !has_own_header(dirfd(d), de->d_name))
+            continue;                    /* a *.tck this cache did not write */
         if (is_tmp) {
             if (clean_tmp && now - st.st_mtim.tv_sec > STALE_TMP_SECONDS)
                 unlinkat(dirfd(d), de->d_name, 0);
@@ -442,7 +516,7 @@ static void evict(tc_cache *c, const char *keep)
 
 bool cache_put(tc_cache *c, tc_cache_key key, const void *data, size_t len)
 {
-    if (!c->enabled)
+    if (!c->enabled || c->read_only)
         return false;
     char *path = entry_path(c, key);
     char *tmp = format("%s/" TMP_PREFIX "XXXXXX", c->dir);
@@ -460,8 +534,8 @@ bool cache_put(tc_cache *c, tc_cache_key key, const void *data, size_t len)
     memcpy(h + 16, key.b, 16);
     put_le(h + 32, len, 8);
     put_le(h + 40, XXH64(data, len, 0), 8);
-    bool written = fchmod(fd, 0644) == 0 && write_all(fd, h, HEADER_SIZE) &&
-                   write_all(fd, data, len);
+    /* mkstemp's 0600: the user's kernels are nobody else's business */
+    bool written = write_all(fd, h, HEADER_SIZE) && write_all(fd, data, len);
     int err = errno;
     if (close(fd) != 0 && written) {
         written = false;
@@ -501,7 +575,7 @@ void cache_stats(tc_cache *c, uint64_t *entries, uint64_t *bytes)
 size_t cache_clear(tc_cache *c)
 {
     entry_list l;
-    if (!c->enabled || !scan(c, &l, true))
+    if (!c->enabled || c->read_only || !scan(c, &l, true))
         return 0;
     size_t removed = 0;
     for (size_t i = 0; i < l.n; i++) {

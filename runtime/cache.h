@@ -23,8 +23,19 @@
  * - Bounded: after each put, least recently used entries (oldest mtime; a
  *   hit touches the mtime) are evicted until the total is under the bound.
  *   Temp files older than an hour (a writer that died) are removed then.
- * - A directory that cannot be created or written disables the cache: gets
- *   miss, puts store nothing, and cache_warning() has one line to print.
+ * - Trusts only its owner: anyone who can write the directory can plant a
+ *   kernel under any key (neither key nor checksum is a secret), so a
+ *   directory owned by another user, or writable by group or others, is
+ *   refused (disabled, with a warning).  Entries are opened O_NOFOLLOW |
+ *   O_NONBLOCK and must be regular files owned by the user (a link, FIFO or
+ *   another user's file at an entry's name is a miss and left alone), and
+ *   are created 0600.  Stats, clear and eviction count and delete only
+ *   files named like entries (32 lowercase hex digits + .tck) that begin
+ *   with this cache's header for that very key.
+ * - A directory that cannot be created or read disables the cache: gets
+ *   miss, puts store nothing, and cache_warning() has one line to print.  A
+ *   directory that can be read but not written (a pre-filled, read-only
+ *   cache) serves hits; puts, LRU touches and clear do nothing there.
  *
  * Not thread-safe per handle (the context serializes its use); any number
  * of handles and processes may share one directory.  The in-memory table
@@ -47,7 +58,8 @@ typedef struct tc_cache tc_cache;
 /* dir: the directory, or NULL for $TENSORC_CACHE_DIR, else
  * $XDG_CACHE_HOME/tensorc, else $HOME/.cache/tensorc (empty variables count
  * as unset); created like mkdir -p, mode 0755.  max_bytes: the bound, or 0
- * for $TENSORC_CACHE_MAX_MB, else CACHE_DEFAULT_MAX_MB.  NULL only when out
+ * for $TENSORC_CACHE_MAX_MB, else CACHE_DEFAULT_MAX_MB (a value that is not
+ * a positive number of MiB is warned about in cache_warning).  NULL only when out
  * of memory; an unusable directory gives a disabled cache (cache_warning). */
 tc_cache *cache_open(const char *dir, uint64_t max_bytes);
 void cache_close(tc_cache *c);

@@ -18,11 +18,13 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dlsym.h"
+#include "libsearch.h"
 
 /* --- the driver's C ABI, declared here instead of including cuda.h ------- */
 
@@ -39,6 +41,7 @@ _Static_assert(sizeof(CUdeviceptr) == sizeof(drv_ptr), "drv_ptr holds a CUdevice
 
 enum {
     CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
     CUDA_ERROR_OUT_OF_MEMORY = 2,
     CUDA_ERROR_NO_DEVICE = 100,
     CUDA_ERROR_NOT_FOUND = 500,
@@ -83,6 +86,8 @@ static struct {
     CUresult (*event_elapsed)(float *ms, CUevent start, CUevent end);
     CUresult (*event_destroy)(CUevent e);
     CUresult (*param_info)(CUfunction f, size_t i, size_t *offset, size_t *size); /* optional */
+    CUresult (*total_mem)(size_t *bytes, CUdevice dev); /* optional: tensorc doctor's report */
+    CUresult (*addr_range)(CUdeviceptr *base, size_t *size, CUdeviceptr p); /* optional */
     CUresult (*error_name)(CUresult r, const char **s);
     CUresult (*error_string)(CUresult r, const char **s);
 } cu;
@@ -143,6 +148,10 @@ static bool load_from(const char *path, const char **missing)
         }
     if (!dl_sym(h, "cuFuncGetParamInfo", &cu.param_info)) /* CUDA 12.4+ */
         cu.param_info = NULL;
+    if (!dl_sym(h, "cuDeviceTotalMem_v2", &cu.total_mem))
+        cu.total_mem = NULL;
+    if (!dl_sym(h, "cuMemGetAddressRange_v2", &cu.addr_range))
+        cu.addr_range = NULL;
     if (!dl_sym(h, "cuEventElapsedTime_v2", &cu.event_elapsed) &&
         !dl_sym(h, "cuEventElapsedTime", &cu.event_elapsed)) {
         *missing = "cuEventElapsedTime";
@@ -275,6 +284,55 @@ void drv_close(drv_device *dev)
     if (dev->retained)
         cu.primary_release(dev->dev);
     free(dev);
+}
+
+int drv_count(tc_diag *d)
+{
+    tc_status st = load(d);
+    if (st != TC_OK)
+        return -1;
+    CUresult r = cu.init(0);
+    int n = 0;
+    if (r == CUDA_ERROR_NO_DEVICE)
+        return 0;
+    if (r != CUDA_SUCCESS)
+        return fail_as(d, TC_ERR_NO_DEVICE, "cuInit", r), -1;
+    if ((r = cu.device_count(&n)) != CUDA_SUCCESS)
+        return fail(d, "cuDeviceGetCount", r), -1;
+    return n;
+}
+
+const char *drv_lib_path(void)
+{
+    static char buf[4096];
+    pthread_mutex_lock(&cu_lock);
+    bool ok = cu.ok;
+    pthread_mutex_unlock(&cu_lock);
+    if (!ok)
+        return NULL;
+    return libsearch_path_of((const void *)(uintptr_t)cu.init, buf, sizeof buf) ? buf : "?";
+}
+
+int drv_ptr_known(drv_device *dev, drv_ptr p, size_t bytes)
+{
+    if (!cu.addr_range)
+        return -1;
+    bool pushed = drv_enter(dev);
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    CUresult r = cu.addr_range(&base, &size, p);
+    drv_leave(pushed);
+    if (r == CUDA_ERROR_NOT_FOUND || r == CUDA_ERROR_INVALID_VALUE)
+        return 0;
+    if (r != CUDA_SUCCESS)
+        return -1; /* a sticky error, say: the driver cannot tell */
+    return p - base <= size && bytes <= size - (p - base) ? 1 : 0;
+}
+
+size_t drv_total_mem(const drv_device *dev)
+{
+    size_t n = 0;
+    return cu.total_mem && cu.total_mem(&n, dev->dev) == CUDA_SUCCESS ? n : 0;
 }
 
 int drv_arch(const drv_device *dev) { return dev->arch; }

@@ -60,6 +60,16 @@ tc_status drv_open(drv_device **dev, int ordinal, tc_diag *d);
 
 /*! drv_close(): release the primary context if drv_open retained it; free dev. NULL is a no-op. */
 void drv_close(drv_device *dev);
+/* For tensorc doctor: the number of devices (loading the driver; -1 with
+ * the reason in d when it cannot be loaded or initialized), the file the
+ * driver was loaded from (NULL before), a device's memory (0 if unknown). */
+int drv_count(tc_diag *d);
+const char *drv_lib_path(void);
+size_t drv_total_mem(const drv_device *dev);
+/* Whether [p, p + bytes) lies in one allocation the driver knows
+ * (cuMemGetAddressRange): 1 yes, 0 no (host memory, a freed or foreign
+ * pointer, or past the allocation's end), -1 the driver cannot tell. */
+int drv_ptr_known(drv_device *dev, drv_ptr p, size_t bytes);
 
 /*! The device's compute capability as 10*major+minor (e.g. 90 for sm_90). */
 int drv_arch(const drv_device *dev);

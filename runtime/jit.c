@@ -55,9 +55,10 @@ jit_ctx *jit_ctx_new(const char *dir_name, uint64_t max_bytes)
         free(j);
         return NULL;
     }
-    /* a warm start answers NVRTC's version from here, not by loading it */
+    /* a warm start answers NVRTC's version from here, not by loading it
+     * (only from a cache directory that is trusted: cache_open) */
     const char *dir = cache_dir(j->cache);
-    if (dir && (j->facts = malloc(strlen(dir) + sizeof "/nvrtc.facts")))
+    if (dir && cache_enabled(j->cache) && (j->facts = malloc(strlen(dir) + sizeof "/nvrtc.facts")))
         sprintf(j->facts, "%s/nvrtc.facts", dir);
     nvrtc_facts_use(j->facts);
     return j;
@@ -188,11 +189,14 @@ tc_status jit_image(jit_ctx *j, const char *src, size_t len, const char *name, i
     void *data = NULL;
     size_t dlen = 0;
     jit_origin from = JIT_FROM_DISK;
-    if (cache_get(j->cache, key, &data, &dlen)) {
+    /* an empty entry is no image (a cache of another version, a bug): compile */
+    if (cache_get(j->cache, key, &data, &dlen) && dlen > 0) {
         void *owned = copy_with_nul(data, dlen);
         free(data);
         data = owned;
     } else {
+        free(data);
+        data = NULL;
         /* NVRTC wants a C string; src need not be one. */
         char *csrc = copy_with_nul(src ? src : "", len);
         if (!csrc)

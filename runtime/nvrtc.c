@@ -18,11 +18,13 @@
 #include <glob.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dlsym.h"
+#include "libsearch.h"
 #include "nvrtc_facts.h"
 #include "strbuf.h"
 
@@ -139,6 +141,35 @@ static int cmp_desc(const void *a, const void *b)
     return strcmp(*(const char *const *)b, *(const char *const *)a);
 }
 
+/* The last resort: NVRTC in a pip wheel (libsearch.h), searched only now
+ * that the usual places failed; true when one loaded. */
+static bool wheel_search(tc_strbuf *tried, tc_strbuf *why)
+{
+    tc_strbuf sites = {0};
+    char **w = libsearch_wheels("cuda_nvrtc/lib/libnvrtc.so*", &sites);
+    bool ok = false;
+    for (size_t i = 0; w && w[i] && !ok; i++) {
+        strbuf_printf(tried, ", %s", w[i]);
+        ok = try_load(w[i], why);
+    }
+    if (!w)
+        strbuf_printf(tried, ", pip wheels' nvidia/cuda_nvrtc (site-packages: %s)",
+                      sites.s ? sites.s : "none found");
+    nv.ok = ok;
+    libsearch_free(w);
+    free(sites.s);
+    return ok;
+}
+
+/* The file NVRTC was loaded from (resolved), or NULL when not loaded. */
+const char *nvrtc_lib_path(void)
+{
+    static char buf[4096];
+    if (!nvrtc_loaded())
+        return NULL;
+    return libsearch_path_of((const void *)(uintptr_t)nv.version, buf, sizeof buf) ? buf : nv.path;
+}
+
 static void load_once(void)
 {
     tc_strbuf tried = {0}, why = {0};
@@ -182,6 +213,8 @@ static void load_once(void)
     }
     TRY("/usr/local/cuda/lib64/libnvrtc.so.13");
 #undef TRY
+    if (wheel_search(&tried, &why))
+        goto done;
     {
         tc_strbuf msg = {0};
         strbuf_printf(&msg, "NVRTC not found (tried %s%s%s): install the CUDA toolkit or set TENSORC_NVRTC",
@@ -329,14 +362,25 @@ static bool arch_supported(int arch)
     return false;
 }
 
+/* The largest log, PTX or CUBIN read back: far beyond any real one, and
+ * what keeps an absurd size (SIZE_MAX would make malloc(n + 1) allocate
+ * nothing) from becoming a heap overflow in the get call. */
+#define FETCH_MAX ((size_t)1 << 30)
+#define FETCH_TOO_BIG (-1000)   /* not an NVRTC code: the size was over FETCH_MAX */
+
 /* Read a log/PTX/CUBIN through its size+get pair into a malloc'd buffer with
- * a NUL after it (NVRTC's sizes for the log and PTX already count one). */
+ * a NUL after it (NVRTC's sizes for the log and PTX already count one);
+ * *len is the size reported, also when it is refused (FETCH_TOO_BIG). */
 static nvrtcResult fetch(nvrtcProgram p, fn_size size_fn, fn_get get_fn, char **data, size_t *len)
 {
     size_t n = 0;
     nvrtcResult r = size_fn(p, &n);
     if (r != NVRTC_SUCCESS)
         return r;
+    if (n > FETCH_MAX) {
+        *len = n;
+        return FETCH_TOO_BIG;
+    }
     char *buf = malloc(n + 1);
     if (!buf)
         return NVRTC_ERROR_OUT_OF_MEMORY;
@@ -415,6 +459,12 @@ tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
     nvrtcResult lr = fetch(prog, nv.log_size, nv.log, &out->log, &loglen);
     if (lr != NVRTC_SUCCESS)
         out->log = NULL;
+    if (lr == FETCH_TOO_BIG) {
+        tc_strbuf b = {0};
+        strbuf_printf(&b, "(NVRTC reported a log of %zu bytes, not read)", loglen);
+        out->log = b.s;
+        loglen = b.s ? b.len : 0;
+    }
     /* NVRTC ends its log with a newline; the message adds its own. */
     while (out->log && loglen && (out->log[loglen - 1] == '\n' || out->log[loglen - 1] == '\0'))
         out->log[--loglen] = '\0';
@@ -437,6 +487,12 @@ tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
     r = cubin ? fetch(prog, nv.cubin_size, nv.cubin, &out->data, &out->len)
               : fetch(prog, nv.ptx_size, nv.ptx, &out->data, &out->len);
     nv.destroy(&prog);
+    if (r == FETCH_TOO_BIG) {
+        return d ? diag_set(d, TC_ERR_COMPILE, (tc_loc){0}, "NVRTC reported a %s of %zu bytes "
+                            "for %s, over the %zu it is trusted with", cubin ? "CUBIN" : "PTX",
+                            out->len, name, FETCH_MAX)
+                 : TC_ERR_COMPILE;
+    }
     if (r != NVRTC_SUCCESS) {
         st = status_of(r);
         return d ? diag_set(d, st, (tc_loc){0}, "NVRTC could not hand back the %s of %s: %s",
@@ -446,6 +502,11 @@ tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
     /* NVRTC's PTX size counts the terminating NUL; len should not. */
     if (!cubin)
         out->len = strlen(out->data);
+    /* an empty image would only fail later, in the driver, far from the cause */
+    if (out->len == 0)
+        return d ? diag_set(d, TC_ERR_COMPILE, (tc_loc){0}, "NVRTC compiled %s but gave an empty %s",
+                            name, cubin ? "CUBIN" : "PTX")
+                 : TC_ERR_COMPILE;
     if (!out->log) {
         out->log = calloc(1, 1);
         if (!out->log) {

@@ -56,6 +56,12 @@ tc_status nvrtc_load(tc_diag *d);
 void nvrtc_facts_use(const char *path);
 void nvrtc_facts_save(const char *path);
 bool nvrtc_loaded(void);
+/*! nvrtc_lib_path(): the file NVRTC was loaded from, or NULL if it is not
+ *  loaded.  The search: $TENSORC_NVRTC, libnvrtc.so.13/.12/.so (the dynamic
+ *  linker's path), $CUDA_HOME/lib64, /usr/local/cuda/lib64, then pip
+ *  wheels' nvidia/cuda_nvrtc/lib (libsearch.h); a failure's message lists
+ *  every place tried. */
+const char *nvrtc_lib_path(void);
 
 /*! nvrtc_version(): NVRTC's version, e.g. 13.0.  @return false if NVRTC cannot be loaded. */
 bool nvrtc_version(int *major, int *minor);
@@ -86,7 +92,10 @@ int nvrtc_clamp_arch(int want, bool *ptx_only);
  *            contains NVRTC's log (out->log holds it too);
  *          TC_ERR_INVALID_ARG for an arch NVRTC does not support or an option
  *            it rejects; TC_ERR_NO_DEVICE if NVRTC cannot be loaded;
- *          TC_ERR_NOMEM; TC_ERR_INTERNAL for any other NVRTC failure.
+ *          TC_ERR_COMPILE too when NVRTC hands back an empty image or
+ *            reports one over 1 GiB (a log over 1 GiB is not read: out->log
+ *            says so); TC_ERR_NOMEM; TC_ERR_INTERNAL for any other NVRTC
+ *            failure.
  *  Always call nvrtc_output_free(out) afterwards.  d may be NULL. */
 tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
                         const char *const *extra_opts, int nextra, nvrtc_output *out,

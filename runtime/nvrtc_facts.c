@@ -16,6 +16,7 @@
  */
 #include "nvrtc_facts.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,8 +67,12 @@ bool facts_write(const char *path, const char *lib, const nvrtc_facts *f)
     char *tmp = malloc(n);
     if (!tmp)
         return false;
-    snprintf(tmp, n, "%s.%ld.tmp", path, (long)getpid());
-    FILE *fp = fopen(tmp, "w");
+    /* a private temporary (O_EXCL): nothing planted at a fixed name is followed */
+    snprintf(tmp, n, "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && !fp)
+        close(fd);
     bool ok = fp != NULL;
     if (ok) {
         file_id ld = ldcache_id();
@@ -84,7 +89,7 @@ bool facts_write(const char *path, const char *lib, const nvrtc_facts *f)
         ok &= fclose(fp) == 0;
     }
     ok = ok && rename(tmp, path) == 0;
-    if (!ok)
+    if (!ok && fd >= 0)
         (void)remove(tmp);
     free(tmp);
     return ok;
@@ -105,9 +110,19 @@ static bool line(FILE *fp, char *buf, size_t cap)
 
 bool facts_read(const char *path, nvrtc_facts *f)
 {
-    FILE *fp = path ? fopen(path, "r") : NULL;
-    if (!fp)
+    /* never a link, never blocking on a FIFO, only a file of ours */
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+        close(fd);
+        fd = -1;
+    }
+    FILE *fp = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!fp) {
+        if (fd >= 0)
+            close(fd);
         return false;
+    }
     char buf[8192], lib[4096];
     file_id want, have, ld;
     nvrtc_facts got = {0};

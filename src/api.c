@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "outfile.h"
 #include "pipeline.h"
 #include "prelude.h"
 #include "rt.h"
@@ -220,13 +221,12 @@ static void dump_stage(tc_program *p, const char *ext, const char *text)
     if (!dir)
         return;
     const char *path = arena_printf(p->arena, "%s/%s.%s", dir, dump_stem(p->arena, p->src->name), ext);
-    FILE *f = fopen(path, "w");
-    if (!f || fputs(text, f) == EOF || fclose(f) != 0) {
-        fprintf(stderr, "tensorc: warning: TENSORC_DUMP_DIR: cannot write '%s': %s\n", path,
-                strerror(errno));
-        if (f)
-            fclose(f);
-    }
+    /* outfile.h: a private temporary renamed into place, never through a link planted there */
+    tc_diag d;
+    diag_init(&d);
+    if (outfile_write(path, "TENSORC_DUMP_DIR", text, strlen(text), &d) != TC_OK)
+        fprintf(stderr, "tensorc: warning: %s\n", d.brief);
+    diag_release(&d);
 }
 
 /* --- the dumps ------------------------------------------------------------------ */

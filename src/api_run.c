@@ -307,6 +307,10 @@ bool api_check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, 
     if (t->device.device_type != kDLCUDA && t->device.device_type != kDLCUDAManaged)
         return ERR(j, "%s: %s is not in CUDA device memory (DLPack device type %d; tc_run "
                    "needs kDLCUDA or kDLCUDAManaged)", api_who(j), what, (int)t->device.device_type), false;
+    /* a negative id would pass for "no device yet" below and skip the one-device check */
+    if (t->device.device_id < 0)
+        return ERR(j, "%s: %s is on cuda:%d: a CUDA device_id is 0 or more", api_who(j), what,
+                   t->device.device_id), false;
     if (j->device < 0) {
         j->device = t->device.device_id;
         j->device_what = what;
@@ -527,6 +531,28 @@ static bool wide_params(struct tc_rt *rt)
     return drv_version(rt->dev) >= 12010 && drv_arch(rt->dev) >= 70;
 }
 
+/* A launch, copy or cuBLAS call the driver refused is the caller's fault,
+ * not tensorc's, when a tensor is not device memory the driver knows (a
+ * host pointer, a freed one): say which, as TC_ERR_INVALID_ARG.  Asked only
+ * after a failure, so a good call pays nothing. */
+static tc_status blame_pointer(run_job *j, struct tc_rt *rt, tc_status st)
+{
+    for (int i = 0; i < j->nuses; i++) {
+        const tensor_use *u = &j->uses[i];
+        if (!u->bytes || drv_ptr_known(rt->dev, u->addr, u->bytes) != 0)
+            continue;
+        return diag_set(j->d, TC_ERR_INVALID_ARG, (tc_loc){0},
+                        "%s%s%s: %s (0x%llx, %llu bytes) is not in CUDA device memory the driver "
+                        "knows: pass memory from cudaMalloc/cuMemAlloc (or a CUDA tensor's); "
+                        "the driver said: %s", j->who,
+                        u->group >= 0 ? ": group " : "",
+                        u->group >= 0 ? arena_printf(j->a, "%d", u->group) : "", u->what,
+                        (unsigned long long)u->addr, (unsigned long long)u->bytes,
+                        j->d->brief ? j->d->brief : tc_status_str(st));
+    }
+    return st;
+}
+
 tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs,
                         const rt_groups *G, int nonempty, void *stream, api_run_info *info,
                         bool *reported)
@@ -585,6 +611,8 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
         void *const *events = info && info->events && info->nevents >= plan->nsteps + 1 ? info->events
                                                                                        : NULL;
         st = rt_run(rt, mod, plan, &ra, stream, events, d);
+        if (st != TC_OK && st != TC_ERR_INVALID_ARG && st != TC_ERR_NOMEM)
+            st = blame_pointer(j, rt, st);
     }
     if (info && st == TC_OK) {
         info->plan = plan;

@@ -25,9 +25,9 @@
  * inf) and the result, now exactly representable, is encoded bit for bit.
  *
  * Writing produces version 1.0 with the header padded so the data starts at
- * a multiple of 64 bytes, byte for byte what numpy.save writes, into
- * PATH.tmp which is then renamed over PATH, so a reader never sees half a
- * file.
+ * a multiple of 64 bytes, byte for byte what numpy.save writes, through
+ * outfile.h: a private temporary renamed over PATH once whole (a reader
+ * never sees half a file), or a device or FIFO written in place.
  */
 #include "npy.h"
 
@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const unsigned char MAGIC[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -516,7 +517,8 @@ static bool write_all(FILE *f, const ref_tensor *t, int64_t n)
     return true;
 }
 
-tc_status npy_write(const char *path, const ref_tensor *t, tc_diag *d)
+tc_status npy_write_to(tc_outset *s, int index, const char *path, const ref_tensor *t,
+                       tc_diag *d)
 {
     if (!npy_code(t->dtype) || t->rank < 0 || t->rank > TC_MAX_RANK)
         return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
@@ -529,17 +531,18 @@ tc_status npy_write(const char *path, const ref_tensor *t, tc_diag *d)
                             "cannot write '%s': invalid shape", path);
         n *= t->shape[i];
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp)
-        return diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory writing '%s'", path);
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
+    int fd;
+    tc_status st = outset_open(s, index, &fd, d);
+    if (st != TC_OK)
+        return st;
+    /* stdio on a second descriptor: outset_done syncs and closes the first */
+    int fd2 = dup(fd);
+    FILE *f = fd2 >= 0 ? fdopen(fd2, "wb") : NULL;
     if (!f) {
         int err = errno;
-        free(tmp);
-        return io_error(d, "write", path, err);
+        if (fd2 >= 0)
+            close(fd2);
+        return outset_done(s, index, false, err, d);
     }
     errno = 0;
     bool ok = write_all(f, t, n);
@@ -548,12 +551,20 @@ tc_status npy_write(const char *path, const ref_tensor *t, tc_diag *d)
         ok = false;
         err = errno;
     }
-    if (ok && rename(tmp, path) != 0) {
-        ok = false;
-        err = errno;
-    }
-    if (!ok)
-        remove(tmp);
-    free(tmp);
-    return ok ? TC_OK : io_error(d, "write", path, err ? err : EIO);
+    return outset_done(s, index, ok, err ? err : EIO, d);
+}
+
+tc_status npy_write(const char *path, const ref_tensor *t, tc_diag *d)
+{
+    tc_outset *s = outset_new();
+    if (!s)
+        return diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory writing '%s'", path);
+    int i;
+    tc_status st = outset_add(s, path, "", &i, d);
+    if (st == TC_OK)
+        st = npy_write_to(s, i, path, t, d);
+    if (st == TC_OK)
+        st = outset_commit(s, d);
+    outset_free(s);
+    return st;
 }

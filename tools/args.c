@@ -19,6 +19,7 @@ static const struct { const char *cmd, *line; } usages[] = {
             "                   [--dtype T=bf16]... [--check] [--bench] [--verbose] [--fast-math] [--lineinfo]"},
     {"explain", "tensorc explain FILE [--fn NAME]"},
     {"cache", "tensorc cache dir | stats | clear"},
+    {"doctor", "tensorc doctor"},
 };
 
 const char *cli_command;

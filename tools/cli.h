@@ -18,6 +18,7 @@
 #include "api_run.h"
 #include "driver.h"
 #include "graph/graph.h"
+#include "outfile.h"
 #include "ref/ref.h"
 
 /* Exit statuses (interfaces.md). */
@@ -98,6 +99,10 @@ void print_diag(tc_program *p);
 /* out_of[k]: the index in o->outputs of the --output naming output k, or
  * -1; EXIT_ERROR when one names no output. */
 int output_slots(const run_opts *o, tc_program *p, const gfn *f, int *out_of);
+/* tensorc doctor (doctor.c) */
+int cmd_doctor(int argc, char **argv);
+/* Check every --output path (run.c); *set gets them, --output i as index i. */
+int check_output_files(const run_opts *o, tc_outset **set);
 /* Step 4 for one --input (in->value one file or value) into s. */
 int load_input(run_state *s, const kv *in);
 /* Step 5: bind s's given tensors and shapes[0..n) (api_bind). */

@@ -929,6 +929,26 @@ static int run_cuda(run_state *s, const tc_dimbind *binds, int nb)
     return rc;
 }
 
+/* Every --output path checked before any work, in a set (outfile.h) whose
+ * index i is --output number i: nothing is replaced until all are written. */
+int check_output_files(const run_opts *o, tc_outset **set)
+{
+    tc_diag d;
+    diag_init(&d);
+    *set = outset_new();
+    int rc = *set ? EXIT_OK : fail(EXIT_ERROR, "out of memory");
+    for (int i = 0; i < o->noutputs && rc == EXIT_OK; i++) {
+        char what[256];
+        snprintf(what, sizeof what, "--output %s", o->outputs[i].name);
+        if (outset_add(*set, o->outputs[i].value, what, NULL, &d) != TC_OK) {
+            fputs(d.msg, stderr);
+            rc = EXIT_ERROR;
+        }
+    }
+    diag_release(&d);
+    return rc;
+}
+
 static int run_fn(run_state *s)
 {
     const run_opts *o = s->o;
@@ -941,6 +961,9 @@ static int run_fn(run_state *s)
     if (!out_of)
         return fail(EXIT_ERROR, "out of memory");
     int rc = output_slots(o, p, f, out_of);
+    tc_outset *outs = NULL;
+    if (rc == EXIT_OK)
+        rc = check_output_files(o, &outs);
     for (int i = 0; i < o->ninputs && rc == EXIT_OK; i++)
         rc = load_input(s, &o->inputs[i]);
     tc_dimbind *binds = NULL;
@@ -966,7 +989,7 @@ static int run_fn(run_state *s)
     for (int k = 0; k < f->noutputs && rc == EXIT_OK; k++) {
         unflatten(s, k);
         if (out_of[k] >= 0) {
-            if (npy_write(o->outputs[out_of[k]].value, &s->outs[k], d) != TC_OK) {
+            if (npy_write_to(outs, out_of[k], o->outputs[out_of[k]].value, &s->outs[k], d) != TC_OK) {
                 fputs(d->msg, stderr);
                 rc = EXIT_ERROR;
             }
@@ -974,6 +997,12 @@ static int run_fn(run_state *s)
             show_tensor(stdout, f->outputs[k].name, &s->outs[k]);
         }
     }
+    /* every --output file replaced only now that all are written */
+    if (rc == EXIT_OK && outs && outset_commit(outs, d) != TC_OK) {
+        fputs(d->msg, stderr);
+        rc = EXIT_ERROR;
+    }
+    outset_free(outs);
     free(out_of);
     return rc;
 }

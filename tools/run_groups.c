@@ -46,6 +46,7 @@ typedef struct {
     int *nbinds;
     char ***in_files;       /* per --input: its list (NULL: a scalar, shared) */
     char ***out_files;      /* per --output: its list */
+    tc_outset *outs;        /* every output file, in write_outputs' order, checked up front */
     int *out_of;            /* per output: its --output, or -1 */
     tc_dimbind empty;       /* "*" = 0, for empty groups */
 } groups;
@@ -148,6 +149,15 @@ static int read_lists(groups *G)
         if (c != G->n)
             return usage_error("--output %s lists %d %s, but the run has %d groups", out->name, c,
                                files_word(c), G->n);
+        for (int g = 0; g < c; g++) {
+            char what[256];
+            snprintf(what, sizeof what, "--output %s (group %d)", out->name, g);
+            if (outset_add(G->outs, G->out_files[i][g], what, NULL, &G->p->ctx->diag) != TC_OK)
+            {
+                fputs(G->p->ctx->diag.msg, stderr);
+                return EXIT_ERROR;
+            }
+        }
     }
     return EXIT_OK;
 }
@@ -393,13 +403,19 @@ static int write_outputs(groups *G)
     for (int g = 0; g < G->n; g++)
         for (int k = 0; k < f->noutputs; k++)
             unflatten(&G->S[g], k);
+    int index = 0; /* read_lists added the files in this order */
     for (int k = 0; k < f->noutputs && rc == EXIT_OK; k++) {
         int i = G->out_of[k];
         for (int g = 0; i >= 0 && g < G->n && rc == EXIT_OK; g++)
-            if (npy_write(G->out_files[i][g], &G->S[g].outs[k], d) != TC_OK) {
+            if (npy_write_to(G->outs, index++, G->out_files[i][g], &G->S[g].outs[k], d) != TC_OK) {
                 fputs(d->msg, stderr);
                 rc = EXIT_ERROR;
             }
+    }
+    /* all replaced only once every one is written */
+    if (rc == EXIT_OK && outset_commit(G->outs, d) != TC_OK) {
+        fputs(d->msg, stderr);
+        rc = EXIT_ERROR;
     }
     /* the rest printed, group by group: all of a few groups, else the first ones */
     int shown = G->n <= SHOW_GROUPS + 1 ? G->n : SHOW_GROUPS, printed = 0;
@@ -446,6 +462,7 @@ static void free_groups(groups *G)
         }
     free(G->in_files);
     free(G->out_files);
+    outset_free(G->outs);
     free(G->out_of);
     free(G->numel);
     free(G->S);
@@ -463,7 +480,8 @@ int run_groups(const run_opts *o, tc_program *p, const gfn *f)
     G.in_files = calloc((size_t)o->ninputs + 1, sizeof *G.in_files);
     G.out_files = calloc((size_t)o->noutputs + 1, sizeof *G.out_files);
     G.out_of = calloc((size_t)f->noutputs + 1, sizeof *G.out_of);
-    int rc = G.in_files && G.out_files && G.out_of ? EXIT_OK : fail(EXIT_ERROR, "out of memory");
+    G.outs = outset_new();
+    int rc = G.in_files && G.out_files && G.out_of && G.outs ? EXIT_OK : fail(EXIT_ERROR, "out of memory");
     if (rc == EXIT_OK)
         rc = output_slots(o, p, f, G.out_of);
     if (rc == EXIT_OK)

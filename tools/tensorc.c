@@ -69,6 +69,10 @@ static const char help_text[] =
     "      or remove every entry.  TENSORC_CACHE_DIR (else $XDG_CACHE_HOME/tensorc,\n"
     "      else ~/.cache/tensorc) places it, TENSORC_CACHE_MAX_MB bounds it\n"
     "      (default 1024; least recently used entries go first).\n"
+    "  tensorc doctor\n"
+    "      What tensorc finds: the CUDA driver, GPUs, NVRTC, cuBLAS (with\n"
+    "      paths and versions, or where it looked and why it failed) and the\n"
+    "      kernel cache.  Exit 0 when --device=cuda can run, 3 if not.\n"
     "  tensorc --help | --version\n"
     "\n"
     "exit status: 0 success; 1 an error in the program or its inputs; 2 a usage\n"
@@ -85,6 +89,19 @@ static bool is_built(const char *stage)
     return pipe_stage_known(stage);
 }
 
+/* Write -o's file safely (outfile.h: a temporary renamed into place once
+ * whole, a device written in place); 0 or EXIT_ERROR with a message. */
+static int write_out(const char *path, const void *data, size_t len)
+{
+    tc_diag d;
+    diag_init(&d);
+    int rc = outfile_write(path, "-o", data, len, &d) == TC_OK ? EXIT_OK : EXIT_ERROR;
+    if (rc != EXIT_OK)
+        fputs(d.msg, stderr);
+    diag_release(&d);
+    return rc;
+}
+
 /* Write text to path (or stdout); 0 or EXIT_ERROR with a message. */
 static int write_text(const char *path, const char *text)
 {
@@ -93,16 +110,7 @@ static int write_text(const char *path, const char *text)
         return fflush(stdout) == 0 ? EXIT_OK : fail(EXIT_ERROR, "cannot write the output: %s",
                                                    strerror(errno));
     }
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return fail(EXIT_ERROR, "cannot write '%s': %s", path, strerror(errno));
-    bool ok = fputs(text, f) != EOF;
-    int err = errno;
-    if (fclose(f) != 0 && ok) {
-        ok = false;
-        err = errno;
-    }
-    return ok ? EXIT_OK : fail(EXIT_ERROR, "cannot write '%s': %s", path, strerror(err));
+    return write_out(path, text, strlen(text));
 }
 
 /* --emit=ptx|cubin: the unit's CUDA through NVRTC (and the kernel cache),
@@ -116,7 +124,7 @@ static int compile_image(tc_program *p, const gfn *f, const char *file, const ch
         fputs(tc_errmsg(p->ctx), stderr);
         return EXIT_ERROR;
     }
-    int sm = arch ? atoi(arch + 3) : 90;
+    int sm = arch ? (int)strtol(arch + 3, NULL, 10) : 90; /* range-checked in compile_with */
     bool cubin = strcmp(emit, "cubin") == 0;
     jit_ctx *j = jit_ctx_new(NULL, 0);
     if (!j)
@@ -141,14 +149,10 @@ static int compile_image(tc_program *p, const gfn *f, const char *file, const ch
         if (verbose)
             fprintf(stderr, "tensorc: nvrtc %s for sm_%d (%s, %zu bytes): cache: %s\n", name, sm,
                     emit, len, origin == JIT_COMPILED ? "miss" : "hit");
-        FILE *o = out ? fopen(out, "wb") : stdout;
-        if (!o) {
-            rc = fail(EXIT_ERROR, "cannot write '%s': %s", out, strerror(errno));
-        } else {
-            bool ok = fwrite(image, 1, len, o) == len;
-            ok = (out ? fclose(o) : fflush(o)) == 0 && ok;
-            if (!ok)
-                rc = fail(EXIT_ERROR, "cannot write the output: %s", strerror(errno));
+        if (out) {
+            rc = write_out(out, image, len);
+        } else if (fwrite(image, 1, len, stdout) != len || fflush(stdout) != 0) {
+            rc = fail(EXIT_ERROR, "cannot write the output: %s", strerror(errno));
         }
     }
     diag_release(&d);
@@ -217,6 +221,25 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         if (!ok)
             return usage_error("--arch must look like sm_80 or sm_90 (arch-specific sm_90a is not "
                                "supported), not '%s'", arch);
+        /* parsed strictly: atoi of sm_4294967386 wrapped to sm_90 */
+        errno = 0;
+        long sm = strtol(arch + 3, NULL, 10);
+        if (errno || sm < 10 || sm > 1000)
+            return usage_error("--arch=%s: no such architecture (the number after sm_ is major "
+                               "and minor version, e.g. sm_80, sm_90)", arch);
+    }
+    /* -o checked before any work: a bad path fails now, not after NVRTC */
+    if (out) {
+        tc_outset *set = outset_new();
+        tc_diag d;
+        diag_init(&d);
+        bool ok = set && outset_add(set, out, "-o", NULL, &d) == TC_OK;
+        if (!ok)
+            fputs(d.msg ? d.msg : "tensorc: error: out of memory\n", stderr);
+        diag_release(&d);
+        outset_free(set);
+        if (!ok)
+            return EXIT_ERROR;
     }
 
     tc_ctx *ctx = NULL;
@@ -380,7 +403,8 @@ int main(int argc, char **argv)
         printf("tensorc %s\n", tc_version_string());
         return EXIT_OK;
     }
-    if (strcmp(cmd, "compile") && strcmp(cmd, "run") && strcmp(cmd, "explain") && strcmp(cmd, "cache"))
+    if (strcmp(cmd, "compile") && strcmp(cmd, "run") && strcmp(cmd, "explain") && strcmp(cmd, "cache") &&
+        strcmp(cmd, "doctor"))
         return usage_error(cmd[0] == '-' ? "unknown option '%s'" : "unknown command '%s'", cmd);
     cli_command = cmd;
     if (wants_help(argc - 2, argv + 2)) {
@@ -389,6 +413,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "compile") == 0)
         return cmd_compile(argc - 2, argv + 2);
+    if (strcmp(cmd, "doctor") == 0) /* doctor.c */
+        return cmd_doctor(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0)
         return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "explain") == 0)

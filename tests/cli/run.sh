@@ -84,6 +84,9 @@ t compile a.tc b.tc;        expect_line "two files" 2 "error: unexpected argumen
 t compile single.tc --emit=llvm
 expect_line "unknown stage" 2 "error: unknown --emit stage 'llvm' (stages: ast, graph, lowered, fused, sched, cuda, ptx, cubin)"
 t compile single.tc --arch=90; expect_line "bad arch" 2 "error: --arch must look like sm_80 or sm_90 (arch-specific sm_90a is not supported), not '90'"
+# parsed strictly: atoi wrapped sm_4294967386 to sm_90
+t compile single.tc --emit=ptx --arch=sm_4294967386; expect_line "arch overflow" 2 "error: --arch=sm_4294967386: no such architecture (the number after sm_ is major and minor version, e.g. sm_80, sm_90)"
+t compile single.tc --emit=ptx --arch=sm_99999999999999999999; expect "arch far overflow" 2
 t run;                      expect_line "run without FILE" 2 "error: 'tensorc run' needs a FILE"
 t run single.tc --random --device=gpu; expect_line "bad device" 2 "error: --device must be cpu or cuda, not 'gpu'"
 t run single.tc --random --seed=-1;  expect_line "bad seed" 2 "error: --seed must be a non-negative integer, not '-1'"
@@ -175,12 +178,15 @@ check "cache stats empty: output" [ "$out" = "dir: $cdir"$'\n'"entries: 0"$'\n'"
 printf '0123456789' >"$cdir/00000000000000000000000000000001.tck"
 printf '01234' >"$cdir/00000000000000000000000000000002.tck"
 printf 'x' >"$cdir/.tmp-abcdef"; printf 'x' >"$cdir/notes.txt"
+# files named like entries but not written by the cache (no header for their key) are not its own
 TENSORC_CACHE_DIR=$cdir TENSORC_CACHE_MAX_MB=3 t cache stats; expect "cache stats" 0
-check "cache stats: output" [ "$out" = "dir: $cdir"$'\n'"entries: 2"$'\n'"bytes: 15"$'\n'"max bytes: 3145728" ]
+check "cache stats: output" [ "$out" = "dir: $cdir"$'\n'"entries: 0"$'\n'"bytes: 0"$'\n'"max bytes: 3145728" ]
 TENSORC_CACHE_DIR=$cdir t cache clear; expect "cache clear" 0
-check "cache clear: output" [ "$out" = "removed 2 entries" ]
-check "cache clear: entries gone" [ ! -e "$cdir/00000000000000000000000000000001.tck" ]
+check "cache clear: output" [ "$out" = "removed 0 entries" ]
+check "cache clear: foreign *.tck kept" [ -e "$cdir/00000000000000000000000000000001.tck" ]
 check "cache clear: other files kept" [ -e "$cdir/notes.txt" ]
+TENSORC_CACHE_DIR=$cdir TENSORC_CACHE_MAX_MB=lots t cache stats
+expect_err "bad TENSORC_CACHE_MAX_MB warned" 0 "warning: TENSORC_CACHE_MAX_MB='lots' is not a positive whole number of MiB; using the default, 1024"
 printf 'x' >"$tmp/afile"
 TENSORC_CACHE_DIR=$tmp/afile/sub t cache stats; expect "cache unusable" 0
 check "cache unusable: warning" grep -qxF "warning: kernel cache disabled: cannot create '$tmp/afile/sub': Not a directory" "$tmp/err"
@@ -204,7 +210,7 @@ check "-o prints nothing" [ -z "$out" ]
 t compile single.tc --emit=graph -o"$tmp/g2.txt"; expect "-oFILE" 0
 check "-oFILE writes the dump" [ "$(cat "$tmp/g2.txt")" = "$graph_eq" ]
 t compile single.tc --emit=graph -o /nonexistent/dir/g.txt
-expect_line "-o unwritable" 1 "error: cannot write '/nonexistent/dir/g.txt': No such file or directory"
+expect_line "-o unwritable" 1 "error: -o: cannot write '/nonexistent/dir/g.txt': directory '/nonexistent/dir': No such file or directory"
 t compile single.tc --emit=ast; expect "emit ast" 0
 check "ast dump names the function" grep -q "only" "$tmp/out"
 t compile progs.tc --emit=graph --fn smax; expect "compile --fn" 0

@@ -84,6 +84,18 @@ CUresult cuMemFree_v2(uint64_t p)
     return INVALID_VALUE;
 }
 
+CUresult cuMemGetAddressRange_v2(uint64_t *base, size_t *size, uint64_t p)
+{
+    int i = find_alloc((uintptr_t)p);
+    if (i < 0)
+        return NOT_FOUND;
+    if (base)
+        *base = allocs[i].p;
+    if (size)
+        *size = allocs[i].n;
+    return OK;
+}
+
 CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n)
 {
     if (!inside((uintptr_t)d, n))
@@ -141,6 +153,7 @@ CUresult cuDeviceGetAttribute(int *v, int a, int d)
     return OK;
 }
 CUresult cuDeviceGetName(char *n, int len, int d) { (void)d; snprintf(n, (size_t)len, "Fake GPU"); return OK; }
+CUresult cuDeviceTotalMem_v2(size_t *bytes, int d) { (void)d; *bytes = (size_t)80 << 30; return OK; }
 CUresult cuCtxGetCurrent(void **c) { *c = depth ? cur_ctx : NULL; return OK; }
 CUresult cuCtxGetDevice(int *d) { *d = 0; return OK; }
 CUresult cuCtxPushCurrent_v2(void *c) { cur_ctx = c; depth++; return OK; }

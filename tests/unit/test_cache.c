@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "nvrtc_facts.h"
 
 #define ENTRY_OVERHEAD 48          /* the header size, cache.c */
 
@@ -367,6 +368,269 @@ static void unusable_directory(void **state)
     free(file);
 }
 
+static void restore_env(const char *name, const char *saved);
+
+/* --- a cache that trusts only its owner ---------------------------------------- */
+
+#define OTHER_UID 65534                /* "nobody": another local user */
+
+/* Write a well-formed entry for key k holding payload, as cache_put would,
+ * straight into dir: what another user who can write the directory plants
+ * (the key and the checksum are no secret). */
+static void plant(const char *dir, tc_cache_key k, const char *payload)
+{
+    char *other = path_of(dir, ".plant");
+    assert_int_equal(mkdir(other, 0700), 0);
+    tc_cache *c = cache_open(other, 0);
+    assert_true(cache_put(c, k, payload, strlen(payload)));
+    cache_close(c);
+    char *from = entry_file(other, k), *to = entry_file(dir, k);
+    assert_int_equal(rename(from, to), 0);
+    free(from);
+    free(to);
+    rm_rf(other);
+    free(other);
+}
+
+static void foreign_directory_refused(void **state)
+{
+    const char *dir = *state;
+    tc_cache_key k = key_of("softmax");
+    char want[512];
+    /* writable by anyone, or by the group: a planted kernel would be loaded */
+    assert_int_equal(chmod(dir, 0777), 0);
+    plant(dir, k, "layernorm's kernel");
+    tc_cache *c = cache_open(dir, 0);
+    snprintf(want, sizeof want, "kernel cache disabled: '%s' can be written by anyone (mode 777); "
+             "chmod go-w it to use it", dir);
+    check_disabled(c, want);
+    cache_close(c);
+    assert_int_equal(chmod(dir, 0770), 0);
+    c = cache_open(dir, 0);
+    snprintf(want, sizeof want, "kernel cache disabled: '%s' can be written by its group (mode 770); "
+             "chmod go-w it to use it", dir);
+    check_disabled(c, want);
+    cache_close(c);
+    assert_int_equal(chmod(dir, 0700), 0);
+    /* owned by another user */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(dir, OTHER_UID, OTHER_UID), 0);
+        c = cache_open(dir, 0);
+        snprintf(want, sizeof want, "kernel cache disabled: '%s' belongs to uid %d, not to this "
+                 "user (uid 0)", dir, OTHER_UID);
+        check_disabled(c, want);
+        cache_close(c);
+        assert_int_equal(chown(dir, 0, 0), 0);
+        /* an entry file of another user's in our own directory is a miss, left alone */
+        char *e = entry_file(dir, k);
+        assert_int_equal(chown(e, OTHER_UID, OTHER_UID), 0);
+        c = cache_open(dir, 0);
+        assert_true(cache_enabled(c));
+        expect_miss(c, k);
+        assert_true(exists(e));
+        cache_close(c);
+        free(e);
+    } else {
+        c = cache_open("/", 0); /* root's */
+        assert_false(cache_enabled(c));
+        assert_non_null(strstr(cache_warning(c), "belongs to uid 0, not to this user"));
+        cache_close(c);
+    }
+}
+
+/* A FIFO at an entry's name (or at nvrtc.facts) is a miss at once: the
+ * child is killed by an alarm if a lookup blocks. */
+static void fifo_answered_at_once(void **state)
+{
+    const char *dir = *state;
+    tc_cache_key k = key_of("fifo");
+    char *e = entry_file(dir, k);
+    assert_int_equal(mkfifo(e, 0600), 0);
+    char *facts = path_of(dir, "nvrtc.facts");
+    assert_int_equal(mkfifo(facts, 0600), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(5);
+        tc_cache *c = cache_open(dir, 0);
+        void *data;
+        size_t len;
+        bool hit = cache_get(c, k, &data, &len);
+        nvrtc_facts f;
+        bool facts_ok = facts_read(facts, &f);
+        uint64_t n, bytes;
+        cache_stats(c, &n, &bytes);
+        size_t cleared = cache_clear(c);
+        cache_close(c);
+        _exit(!hit && !facts_ok && n == 0 && cleared == 0 ? 0 : 1);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status)); /* not killed by the alarm: nothing blocked */
+    assert_int_equal(WEXITSTATUS(status), 0);
+    struct stat st;
+    assert_int_equal(lstat(e, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode)); /* not ours to delete */
+    /* a put replaces it with a real entry */
+    tc_cache *c = cache_open(dir, 0);
+    assert_true(cache_put(c, k, "v", 1));
+    expect_hit(c, k, "v", 1);
+    cache_close(c);
+    free(facts);
+    free(e);
+}
+
+/* A symbolic link at an entry's name is not followed: a miss. */
+static void symlinked_entry_missed(void **state)
+{
+    const char *dir = *state;
+    tc_cache_key k = key_of("linked");
+    char *sub = path_of(dir, "elsewhere");
+    assert_int_equal(mkdir(sub, 0700), 0);
+    tc_cache *c = cache_open(sub, 0);
+    assert_true(cache_put(c, k, "v", 1));
+    cache_close(c);
+    char *real = entry_file(sub, k), *link = entry_file(dir, k);
+    assert_int_equal(symlink(real, link), 0);
+    c = cache_open(dir, 0);
+    expect_miss(c, k);
+    uint64_t n, bytes;
+    cache_stats(c, &n, &bytes);
+    assert_int_equal(n, 0);
+    cache_close(c);
+    free(real);
+    free(link);
+    free(sub);
+}
+
+static void entries_private(void **state)
+{
+    const char *dir = *state;
+    tc_cache *c = cache_open(dir, 0);
+    tc_cache_key k = key_of("private");
+    assert_true(cache_put(c, k, "v", 1));
+    char *e = entry_file(dir, k);
+    struct stat st;
+    assert_int_equal(stat(e, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    cache_close(c);
+    free(e);
+}
+
+/* Read-only directory: hits served, nothing written or removed.  As root
+ * permissions do not bind, so a child drops to another uid first. */
+static int read_only_body(const char *dir)
+{
+    tc_cache_key k = key_of("pre-filled");
+    tc_cache *c = cache_open(dir, 0);
+    if (!cache_put(c, k, "image", 5))
+        return 2;
+    cache_close(c);
+    if (chmod(dir, 0555) != 0)
+        return 3;
+    c = cache_open(dir, 0);
+    void *data = NULL;
+    size_t len = 0;
+    bool ok = cache_enabled(c) && !cache_warning(c) && cache_get(c, k, &data, &len) && len == 5 &&
+              memcmp(data, "image", 5) == 0 && !cache_put(c, key_of("new"), "x", 1) &&
+              cache_clear(c) == 0;
+    free(data);
+    cache_close(c);
+    chmod(dir, 0700);
+    return ok ? 0 : 4;
+}
+
+static void read_only_cache_reads(void **state)
+{
+    const char *dir = *state;
+    char *sub = path_of(dir, "ro");
+    assert_int_equal(mkdir(sub, 0700), 0);
+    if (geteuid() != 0) {
+        assert_int_equal(read_only_body(sub), 0);
+    } else {
+        assert_int_equal(chown(sub, OTHER_UID, OTHER_UID), 0);
+        assert_int_equal(chmod(dir, 0711), 0); /* the other uid must reach sub */
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(setgid(OTHER_UID) == 0 && setuid(OTHER_UID) == 0 ? read_only_body(sub) : 5);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        assert_int_equal(WEXITSTATUS(status), 0);
+    }
+    free(sub);
+}
+
+/* Clear and eviction delete only what this cache wrote. */
+static void clear_only_own_entries(void **state)
+{
+    const char *dir = *state;
+    tc_cache *c = cache_open(dir, 0);
+    tc_cache_key k = key_of("ours");
+    assert_true(cache_put(c, k, "v", 1));
+    const char *foreign[] = {"notes.tck", "0123456789abcdef0123456789abcdef.tck",
+                             "ABCDEF0123456789ABCDEF0123456789.tck", ".tmp-important"};
+    for (int i = 0; i < 4; i++) {
+        char *p = path_of(dir, foreign[i]);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fputs("the user's own data, not a cache entry, long enough to pass for a header......", f);
+        fclose(f);
+        set_mtime(p, 1000); /* old: eviction and stale-temp cleaning would pick it first */
+        free(p);
+    }
+    /* a real entry renamed to another key's name: not its own */
+    char *e = entry_file(dir, k), *renamed = entry_file(dir, key_of("other"));
+    assert_int_equal(link(e, renamed), 0);
+    uint64_t n, bytes;
+    cache_stats(c, &n, &bytes);
+    assert_int_equal(n, 1);
+    cache_close(c);
+    /* eviction under a tiny bound */
+    c = cache_open(dir, 1);
+    assert_true(cache_put(c, key_of("new"), "w", 1));
+    cache_close(c);
+    c = cache_open(dir, 0);
+    assert_int_equal(cache_clear(c), 1); /* "new"; "ours" was evicted */
+    cache_close(c);
+    for (int i = 0; i < 4; i++) {
+        char *p = path_of(dir, foreign[i]);
+        assert_true(exists(p));
+        free(p);
+    }
+    assert_true(exists(renamed));
+    assert_false(exists(e));
+    free(e);
+    free(renamed);
+}
+
+static void bad_max_mb_warned(void **state)
+{
+    const char *dir = *state;
+    char *saved = getenv("TENSORC_CACHE_MAX_MB") ? strdup(getenv("TENSORC_CACHE_MAX_MB")) : NULL;
+    const char *bad[] = {"abc", "-5", "0", "12MB", " 7", "99999999999999999999"};
+    for (int i = 0; i < 6; i++) {
+        setenv("TENSORC_CACHE_MAX_MB", bad[i], 1);
+        tc_cache *c = cache_open(dir, 0);
+        assert_true(cache_enabled(c));
+        assert_int_equal(cache_max_bytes(c), (uint64_t)CACHE_DEFAULT_MAX_MB << 20);
+        char want[256];
+        snprintf(want, sizeof want, "TENSORC_CACHE_MAX_MB='%s' is not a positive whole number of "
+                 "MiB; using the default, %u", bad[i], CACHE_DEFAULT_MAX_MB);
+        assert_non_null(cache_warning(c));
+        assert_string_equal(cache_warning(c), want);
+        cache_close(c);
+    }
+    setenv("TENSORC_CACHE_MAX_MB", "7", 1);
+    tc_cache *c = cache_open(dir, 0);
+    assert_int_equal(cache_max_bytes(c), 7u << 20);
+    assert_null(cache_warning(c));
+    cache_close(c);
+    restore_env("TENSORC_CACHE_MAX_MB", saved);
+    free(saved);
+}
+
 static void restore_env(const char *name, const char *saved)
 {
     if (saved)
@@ -556,6 +820,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(unusable_directory, setup, teardown),
         cmocka_unit_test_setup_teardown(environment_order, setup, teardown),
         cmocka_unit_test_setup_teardown(concurrent_processes, setup, teardown),
+        cmocka_unit_test_setup_teardown(foreign_directory_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(fifo_answered_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(symlinked_entry_missed, setup, teardown),
+        cmocka_unit_test_setup_teardown(entries_private, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_only_cache_reads, setup, teardown),
+        cmocka_unit_test_setup_teardown(clear_only_own_entries, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_max_mb_warned, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

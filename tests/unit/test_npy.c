@@ -11,6 +11,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -484,10 +486,59 @@ static void test_io_errors(void **state)
     ref_tensor w = tensor(TC_F32, 1, (int64_t[]){1}, (double[]){1});
     assert_int_equal(npy_write(tmp_path("no/such/dir/x.npy"), &w, &d), TC_ERR_IO);
     assert_non_null(strstr(d.msg, "cannot write"));
-    assert_non_null(strstr(d.msg, "x.npy': No such file or directory"));
+    assert_non_null(strstr(d.msg, "x.npy': directory '"));
+    assert_non_null(strstr(d.msg, "no/such/dir': No such file or directory"));
     w.dtype = TC_DT_NONE;
     assert_int_equal(npy_write(tmp_path("y.npy"), &w, &d), TC_ERR_INVALID_ARG);
     assert_int_not_equal(access(tmp_path("y.npy"), F_OK), 0);
+    free(w.data);
+    diag_release(&d);
+}
+
+/* A set of outputs: a failure before the commit leaves every file as it
+ * was, no temporary behind, and never touches a planted PATH.tmp. */
+static void test_outputs_all_or_nothing(void **state)
+{
+    (void)state;
+    tc_diag d;
+    diag_init(&d);
+    char a[256];
+    snprintf(a, sizeof a, "%s", tmp_path("a.npy"));
+    FILE *f = fopen(a, "w");
+    fputs("old", f);
+    fclose(f);
+    char planted[512];
+    snprintf(planted, sizeof planted, "%s.tmp", a);
+    f = fopen(planted, "w");
+    fputs("planted", f);
+    fclose(f);
+    ref_tensor w = tensor(TC_F32, 1, (int64_t[]){1}, (double[]){1});
+    tc_outset *s = outset_new();
+    int ia, ib, fd;
+    assert_int_equal(outset_add(s, a, "--output a", &ia, &d), TC_OK);
+    assert_int_equal(outset_add(s, tmp_path("b.npy"), "--output b", &ib, &d), TC_OK);
+    assert_int_equal(npy_write_to(s, ia, a, &w, &d), TC_OK);
+    assert_int_equal(outset_open(s, ib, &fd, &d), TC_OK);
+    assert_int_equal(outset_done(s, ib, false, ENOSPC, &d), TC_ERR_IO);
+    assert_non_null(strstr(d.msg, "--output b: cannot write"));
+    assert_non_null(strstr(d.msg, "No space left on device"));
+    outset_free(s);
+    char buf[16] = {0};
+    f = fopen(a, "r");
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "old");
+    f = fopen(planted, "r");
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "planted");
+    assert_int_not_equal(access(tmp_path("b.npy"), F_OK), 0);
+    /* only a.npy, a.npy.tmp and what other tests left: no .tensorc-out-* */
+    DIR *dir = opendir(tmpdir);
+    struct dirent *de;
+    while ((de = readdir(dir)))
+        assert_null(strstr(de->d_name, "tensorc-out"));
+    closedir(dir);
     free(w.data);
     diag_release(&d);
 }
@@ -496,6 +547,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_like_numpy),
+        cmocka_unit_test(test_outputs_all_or_nothing),
         cmocka_unit_test(test_read_numpy_files),
         cmocka_unit_test(test_read_header_variations),
         cmocka_unit_test(test_round_trip_every_dtype),

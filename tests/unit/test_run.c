@@ -271,6 +271,8 @@ static void test_errors(void **state)
         /* 25 */ {"tc_run: the arguments are NULL but nargs is 5", TC_ERR_INVALID_ARG},
         /* 26 */ {"tc_run: output 'r' is a tensor (f32[N]): pass a DLTensor (tc_arg_tensor), not a number", TC_ERR_INVALID_ARG},
         /* 27 */ {"no function 'nope' here or in the prelude", TC_ERR_NOT_FOUND},
+        /* 28 */ {"tc_run: parameter 'x' is on cuda:-1: a CUDA device_id is 0 or more", TC_ERR_INVALID_ARG},
+        /* 29 */ {"tc_run: parameter 'g' is on cuda:-2: a CUDA device_id is 0 or more", TC_ERR_INVALID_ARG},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         n = good_args(a);
@@ -308,6 +310,8 @@ static void test_errors(void **state)
         case 25: args = NULL; break;
         case 26: a[4] = tc_arg_int("r", 1); break;
         case 27: fn = "nope"; break;
+        case 28: F.x.device.device_id = -1; F.g.device.device_id = 1; break; /* skipped the one-device check */
+        case 29: F.g.device.device_id = -2; break;
         }
         tc_status st = tc_run(F.p, fn, args, (size_t)n, NULL);
         if (st != cases[c].st || !strstr(tc_errmsg(F.ctx), cases[c].text))
