@@ -164,6 +164,20 @@ static uint64_t hmix(uint64_t h, uint64_t v)
     return h;
 }
 
+/* A constant's hash: its bits, the same for every pair node_same calls equal
+ * (both zeros, every NaN).  Not (uint64_t)(f * 1e6): converting a negative,
+ * huge or infinite double to an integer type is undefined behaviour. */
+static uint64_t const_bits(double f)
+{
+    if (f != f)
+        return 0x7ff8000000000000ull;
+    if (f == 0)
+        return 0;
+    uint64_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
 static uint64_t node_hash(const lnode *n)
 {
     uint64_t h = hmix((uint64_t)n->kind, (uint64_t)n->op);
@@ -176,7 +190,7 @@ static uint64_t node_hash(const lnode *n)
     if (n->kind == LK_REDUCE)
         h = hmix(hmix(h, n->a.red.mask), (uint64_t)n->a.red.kind * 2 + n->a.red.keepdim);
     if (n->kind == LK_CONST)
-        h = hmix(h, (uint64_t)n->a.cnst.i ^ (uint64_t)(n->a.cnst.f * 1e6));
+        h = hmix(h, (uint64_t)n->a.cnst.i ^ const_bits(n->a.cnst.f));
     if (n->kind == LK_DIMVAL)
         h = hmix(h, (uint64_t)(uintptr_t)n->a.dim);
     return h;
