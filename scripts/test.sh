@@ -6,8 +6,8 @@
 #   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON;
 #                 gcc's UBSan does not check float -> int conversions): every
 #                 test but the four that mostly wait for NVRTC or rebuild the
-#                 package (nvrtc, package, adamw_example, bench_report), which
-#                 the two builds above run
+#                 package (nvrtc, fakegpu, adamw_example, package: two thirds
+#                 of the suite's time), which the two builds above run
 #   build-tsan/   clang, ThreadSanitizer (TC_TSAN=ON): unit/test_contexts,
 #                 contexts compiling and running in several threads at once
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
@@ -44,7 +44,7 @@ suite() {
 build_targets=
 suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
 suite build-asan "" -DCMAKE_BUILD_TYPE=Debug -DTC_WERROR=ON -DTC_SANITIZE=ON
-suite build-ubsan "-E ^(nvrtc|package|adamw_example|bench_report)$" \
+suite build-ubsan "-E ^(nvrtc|fakegpu|adamw_example|package)$" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
 # kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")
