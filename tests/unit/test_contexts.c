@@ -7,7 +7,7 @@
  * blas.c), the prelude.  This test starts THREADS threads behind a barrier,
  * so they reach those one-time loads together, and each, ROUNDS times:
  * creates a context with its own kernel cache, compiles a program, dumps
- * its CUDA, and runs two functions with tc_run on the fake driver
+ * its CUDA, and runs three functions (one a matmul) with tc_run on the fake driver
  * (tests/fakegpu: TENSORC_LIBCUDA and TENSORC_CUBLAS point at it), which
  * compiles the kernels with NVRTC and launches them.
  *
@@ -40,6 +40,9 @@ static const char SRC[] =
     "}\n"
     "fn axpy(x: f32[N, D], y: f32[N, D], a: f32 = 2.0) -> f32[N, D] {\n"
     "    return a * x + y\n"
+    "}\n"
+    "fn mm(x: f32[N, D], y: f32[D, N]) -> f32[N, N] {\n"
+    "    return relu(x @ y)\n"
     "}\n";
 
 /* the fake driver's allocator, called directly: device memory for tc_run */
@@ -128,6 +131,11 @@ static void *work(void *arg)
             tc_arg a2[] = {tc_arg_tensor("x", &tx), tc_arg_tensor("y", &ty), tc_arg_float("a", 0.5),
                            tc_arg_tensor("out", &to)};
             ran(w, "tc_run axpy", tc_run(p, "axpy", a2, 4, NULL), ctx);
+            /* a matmul: cuBLAS loaded too */
+            int64_t tshape[2] = {D, N}, oshape[2] = {N, N};
+            DLTensor tyt = tensor((void *)(uintptr_t)y, tshape), tom = tensor((void *)(uintptr_t)out, oshape);
+            tc_arg a3[] = {tc_arg_tensor("x", &tx), tc_arg_tensor("y", &tyt), tc_arg_tensor("out", &tom)};
+            ran(w, "tc_run mm", tc_run(p, "mm", a3, 3, NULL), ctx);
         }
         if (x)
             mem_free(x);
