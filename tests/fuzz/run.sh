@@ -17,6 +17,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TMPDIR=$work   # fuzz_npy's scratch files
 status=0
+# the lines of a libFuzzer log that say what went wrong
+findings='^fuzz_(compile|npy): |runtime error|ERROR: |^SUMMARY|Test unit written'
 for h in compile npy; do
     bin=$build/tests/fuzz/fuzz_$h
     if [ ! -x "$bin" ]; then
@@ -27,9 +29,10 @@ for h in compile npy; do
     dict=()
     [ "$h" = compile ] && dict=(-dict="$here/tc.dict")
     opts=(-timeout=20 -rss_limit_mb=2048 -max_len=4096 -artifact_prefix="$art/$h-" "${dict[@]}")
-    if ! "$bin" "${opts[@]}" -runs=0 "$here/corpus/$h" >"$work/$h-seeds.log" 2>&1; then
-        echo "FAIL fuzz_$h: a seed input fails:"
-        grep -E 'ERROR|error|runtime error|fuzz_|Test unit written' "$work/$h-seeds.log" | head -20
+    # each file by name, so the log names the one that fails
+    if ! "$bin" "${opts[@]}" "$here/corpus/$h"/* >"$work/$h-seeds.log" 2>&1; then
+        echo "FAIL fuzz_$h: $(grep '^Running: ' "$work/$h-seeds.log" | tail -1 | sed 's/^Running: //') fails:"
+        grep -E "$findings" "$work/$h-seeds.log" | head -20
         status=1
         continue
     fi
@@ -40,7 +43,7 @@ for h in compile npy; do
         echo "PASS fuzz_$h: ${runs:-?} executions in ${secs} s, no finding"
     else
         echo "FAIL fuzz_$h: a finding (reproduce: $bin FILE):"
-        grep -E 'ERROR|runtime error|fuzz_|Test unit written|SUMMARY' "$work/$h.log" | head -20
+        grep -E "$findings" "$work/$h.log" | head -20
         status=1
     fi
 done
