@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,12 @@ static struct {
 } nv;
 
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
+/* nv.ok for readers that do not go through pthread_once (nvrtc_loaded, and
+ * known() deciding whether to load): set last by load_once, with release
+ * order, so a reader that sees it true also sees everything load_once
+ * wrote.  Reading nv.ok itself there raced with load_once in another
+ * context's thread (ThreadSanitizer, tests/unit/test_contexts). */
+static _Atomic bool nv_ready;
 
 /* Try one candidate: dlopen it and resolve every entry point.  On failure
  * records why in *why (a dlerror text or the missing symbol) and closes it. */
@@ -224,6 +231,7 @@ static void load_once(void)
 done:
     free(tried.s);
     free(why.s);
+    atomic_store_explicit(&nv_ready, nv.ok, memory_order_release);
 }
 
 tc_status nvrtc_load(tc_diag *d)
@@ -276,14 +284,14 @@ void nvrtc_facts_save(const char *path)
 
 bool nvrtc_loaded(void)
 {
-    return nv.ok;
+    return atomic_load_explicit(&nv_ready, memory_order_acquire);
 }
 
 /* Version and architectures: from the library when it is loaded, else
  * from trusted facts, else by loading it. */
 static bool known(int *major, int *minor, const int **archs, int *narchs)
 {
-    if (!nv.ok && peeked) {
+    if (!nvrtc_loaded() && peeked) {
         *major = peek.major;
         *minor = peek.minor;
         *archs = peek.archs;

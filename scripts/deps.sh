@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # deps.sh - install what tensorc needs to build and test: a C11 compiler,
-# make, CMake, flex, bison, pkg-config, cmocka, xxHash, DLPack's header, and python3 with NumPy (the CLI and
-# NumPy tests use it).  Does nothing when everything is already there, so
+# make, CMake, flex, bison, pkg-config, cmocka, xxHash, DLPack's header, python3 with NumPy (the CLI and
+# NumPy tests use it), and clang with its sanitizer and libFuzzer runtimes
+# (test.sh's UBSan, ThreadSanitizer and fuzzing builds).  Does nothing when everything is already there, so
 # it is cheap to run before every build.  Debian/Ubuntu (apt-get); runs as
 # root, or through sudo when there is one.
 set -euo pipefail
@@ -28,6 +29,19 @@ fi
 [ -f /usr/include/xxhash.h ] || missing+=(libxxhash-dev)   # kernel cache keys
 [ -f /usr/include/dlpack/dlpack.h ] || missing+=(libdlpack-dev)   # DLTensor in tensorc.h
 have_numpy || missing+=(python3-numpy)
+# clang, and the runtimes its -fsanitize=undefined,thread,fuzzer link against
+# (Debian ships them apart, in libclang-rt-N-dev)
+have_clang_rt() {
+    command -v clang >/dev/null 2>&1 || return 1
+    local san
+    for san in undefined thread; do
+        printf 'int main(void){return 0;}\n' |
+            clang -x c - -fsanitize=$san -o /dev/null >/dev/null 2>&1 || return 1
+    done
+    printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n){return 0;}\n' |
+        clang -x c - -fsanitize=fuzzer -o /dev/null >/dev/null 2>&1
+}
+have_clang_rt || missing+=(clang libclang-rt-dev)
 if [ ${#missing[@]} -eq 0 ]; then
     exit 0
 fi
@@ -44,8 +58,12 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
     gcc libc6-dev make cmake flex bison pkg-config libcmocka-dev libxxhash-dev libdlpack-dev python3 \
-    python3-numpy >/dev/null
+    python3-numpy clang libclang-rt-dev >/dev/null
 if ! have_numpy; then
     echo "deps.sh: NumPy is still not importable from python3 or /usr/bin/python3" >&2
+    exit 1
+fi
+if ! have_clang_rt; then
+    echo "deps.sh: clang cannot link -fsanitize=undefined, thread or fuzzer (libclang-rt-dev?)" >&2
     exit 1
 fi

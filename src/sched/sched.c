@@ -198,8 +198,12 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
             ks->block[0] = 32;
             ks->block[1] = 8;
             const tc_dim *da = k->dom[k->rank - 1], *db = k->dom[ks->tile];
-            const tc_dim *tiles = dim_mul(c, dim_ceildiv(c, da, dim_const(c, 32)),
-                                          dim_ceildiv(c, db, dim_const(c, 32)));
+            /* one statement each: a dim's atoms are ordered by creation, and the
+             * order two arguments are evaluated in is the compiler's (gcc and
+             * clang printed different grids) */
+            const tc_dim *tb = dim_ceildiv(c, db, dim_const(c, 32));
+            const tc_dim *ta = dim_ceildiv(c, da, dim_const(c, 32));
+            const tc_dim *tiles = dim_mul(c, ta, tb);
             const tc_dim *batch = dim_const(c, 1);
             for (int v = 0; v < k->rank - 1; v++)
                 if (v != ks->tile)

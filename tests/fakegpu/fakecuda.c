@@ -24,8 +24,11 @@
  * with 0xff), so `--check` must report a mismatch, which run.sh expects.
  * cublasGemmStridedBatchedEx does run, in f32 on the host.
  *
- * Not thread-safe; tensorc run uses one thread.
+ * Thread-safe as a driver is (tests/unit/test_contexts runs contexts in
+ * several threads): the allocation table is behind a mutex, the launch
+ * counter is atomic, and the current context is per thread.
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,7 +44,9 @@ enum { OK = 0, INVALID_VALUE = 1, OUT_OF_MEMORY = 2, INVALID_IMAGE = 200, NOT_FO
 typedef struct { uintptr_t p; size_t n; } alloc_t;
 static alloc_t *allocs;
 static int nallocs, capallocs;
+static pthread_mutex_t alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* with alloc_lock held */
 static int find_alloc(uintptr_t p)
 {
     for (int i = 0; i < nallocs; i++)
@@ -50,11 +55,23 @@ static int find_alloc(uintptr_t p)
     return -1;
 }
 
+/* p inside a live allocation */
+static bool allocated(uintptr_t p)
+{
+    pthread_mutex_lock(&alloc_lock);
+    bool in = find_alloc(p) >= 0;
+    pthread_mutex_unlock(&alloc_lock);
+    return in;
+}
+
 /* [p, p + n) inside one live allocation */
 static int inside(uintptr_t p, size_t n)
 {
+    pthread_mutex_lock(&alloc_lock);
     int i = find_alloc(p);
-    return i >= 0 && p + n <= allocs[i].p + allocs[i].n;
+    bool in = i >= 0 && p + n <= allocs[i].p + allocs[i].n;
+    pthread_mutex_unlock(&alloc_lock);
+    return in;
 }
 
 CUresult cuMemAlloc_v2(uint64_t *out, size_t n)
@@ -63,23 +80,28 @@ CUresult cuMemAlloc_v2(uint64_t *out, size_t n)
     if (!m)
         return OUT_OF_MEMORY;
     memset(m, 0xa5, n);
+    pthread_mutex_lock(&alloc_lock);
     if (nallocs == capallocs) {
         capallocs = capallocs ? 2 * capallocs : 64;
         allocs = realloc(allocs, (size_t)capallocs * sizeof *allocs);
     }
     allocs[nallocs++] = (alloc_t){(uintptr_t)m, n};
+    pthread_mutex_unlock(&alloc_lock);
     *out = (uint64_t)(uintptr_t)m;
     return OK;
 }
 
 CUresult cuMemFree_v2(uint64_t p)
 {
+    pthread_mutex_lock(&alloc_lock);
     for (int i = 0; i < nallocs; i++)
         if (allocs[i].p == (uintptr_t)p) {
             free((void *)(uintptr_t)p);
             allocs[i] = allocs[--nallocs];
+            pthread_mutex_unlock(&alloc_lock);
             return OK;
         }
+    pthread_mutex_unlock(&alloc_lock);
     fprintf(stderr, "fakecuda: cuMemFree of 0x%llx, which is not an allocation\n", (unsigned long long)p);
     return INVALID_VALUE;
 }
@@ -138,8 +160,8 @@ CUresult cuMemsetD8Async(uint64_t d, unsigned char v, size_t n, void *st)
 
 /* --- device, context ------------------------------------------------------------- */
 
-static void *cur_ctx;
-static int depth;
+static _Thread_local void *cur_ctx; /* the context stack is per thread, as the driver's */
+static _Thread_local int depth;
 static char ctx_obj;
 
 CUresult cuInit(unsigned f) { (void)f; return OK; }
@@ -267,7 +289,7 @@ CUresult cuFuncGetParamInfo(void *fn, size_t i, size_t *offset, size_t *size)
     return OK;
 }
 
-long fake_launches;
+_Atomic long fake_launches;
 
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
@@ -283,7 +305,7 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
             continue;
         uint64_t v;
         memcpy(&v, params[i], 8);
-        if (v > ((uint64_t)1 << 40) && find_alloc((uintptr_t)v) < 0) {
+        if (v > ((uint64_t)1 << 40) && !allocated((uintptr_t)v)) {
             fprintf(stderr, "fakecuda: %s parameter %d is 0x%llx, which is in no allocation\n",
                     f->name, i, (unsigned long long)v);
             return ILLEGAL_ADDRESS;
