@@ -196,7 +196,8 @@ def compare(name, got, ref, dtype, tol):
     fin = ~(rn | ri)
     if not fin.any():
         return
-    d = np.where(fin, np.abs(got - ref), 0.0)
+    with np.errstate(invalid="ignore"):
+        d = np.where(fin, np.abs(got - ref), 0.0)
     err = np.max(d) / max(np.max(np.abs(ref[fin])), 1e-3)
     if not err <= tol:
         i = int(np.argmax(d))
