@@ -19,7 +19,8 @@ the worst element on a mismatch):
   dtypes     functions whose signature has dtype variables (x: T[N]),
              from the examples and the prelude, with every variable bound to
              f16, then bf16 (--dtype), at the tiny, odd and large classes
-  random     200 programs of tests/random/gen.py at the sizes it chose
+  random     200 programs of tests/random/gen.py ($TC_GPU_RANDOM of them)
+             at the sizes it chose, on the input files it wrote
   memcheck   compute-sanitizer --tool memcheck over the examples at the odd
              class and the first 20 random programs (skipped, and said so,
              when compute-sanitizer is not found)
@@ -264,7 +265,13 @@ class Suite:
                     if dv or low == "f32":
                         self.add_function(host, fn, ["tiny", "odd", "large"], dts)
 
-    def random(self, count=200, seed=1):
+    def random(self, count=None, seed=1):
+        """tests/random/gen.py's programs (every family: arg-reductions with
+        ties, batched matmuls with size-1 batch dims, integer reductions, f64,
+        elementwise functions over --groups, ...) on gen.py's own input files,
+        so ties and NaN positions are the ones the generator meant."""
+        if count is None:
+            count = int(os.environ.get("TC_GPU_RANDOM", "200"))
         gen = os.path.join(self.root, "tests", "random", "gen.py")
         out = os.path.join(self.work, "random")
         rc, _, err = run([sys.executable, gen, "--seed", str(seed), "--count", str(count), "--out", out])
@@ -277,14 +284,23 @@ class Suite:
         for base in bases[:40] if self.plumbing else bases[:50] if QUICK else bases:
             with open(os.path.join(out, base + ".json")) as f:
                 desc = json.load(f)
-            cmd = [self.tc, "run", os.path.join(out, base + ".tc"), "--fn", "f", "--device=cuda",
-                   "--random", "--seed", "3", "--shape", shape_arg(desc["dims"])]
+            cmd = [self.tc, "run", os.path.join(out, base + ".tc"), "--fn", desc.get("fn", "f"),
+                   "--device=cuda", "--seed", "3"]
+            for k, v in desc.get("dtype_bind", {}).items():
+                cmd += ["--dtype", "%s=%s" % (k, v)]
+            groups = desc.get("groups")
+            for inp in desc["inputs"]:
+                files = inp["files"] if groups else [inp["file"]]
+                cmd += ["--input", "%s=%s" % (inp["name"], ",".join(os.path.join(out, f) for f in files))]
+            if groups:
+                cmd += ["--groups", ",".join(map(str, groups))]
             if not self.plumbing:
                 cmd.append("--check")
             for k, v in desc.get("scalars", {}).items():
                 cmd += ["--input", "%s=%r" % (k, v)]
-            self.jobs.append(("random %s" % base, cmd, self.env))
-            progs.append(("random %s" % base, cmd))
+            label = "random %s (%s)" % (base, desc.get("family", "dag"))
+            self.jobs.append((label, cmd, self.env))
+            progs.append((label, cmd))
         return progs
 
 
