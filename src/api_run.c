@@ -602,7 +602,12 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
                              !plan->steps[0].fe_n))
         st = diag_set(d, TC_ERR_INTERNAL, (tc_loc){0}, "%s: function '%s' is elementwise, but its "
                       "plan is not one kernel over tensor groups (a bug in tensorc)", j->who, f->name);
-    if (st == TC_OK && (!G || params))
+    /* A plan of cuBLAS calls and copies alone needs no module: no NVRTC
+     * compile, no image without entries for the driver to load. */
+    bool kernels = false;
+    for (int i = 0; st == TC_OK && i < plan->nsteps; i++)
+        kernels |= plan->steps[i].kind == PSTEP_KERNEL;
+    if (st == TC_OK && (!G || params) && kernels)
         st = rt_load(rt, unit->source, &mod, d);
 
     /* Step 7 (a run over groups that are all empty launches nothing). */
