@@ -51,9 +51,7 @@ typedef struct fctx {
     bool *cut;              /* anchors made by the inline limit (mark_anchors) */
     int *parent;            /* union-find over node ids (anchors only) */
     int *next;              /* circular list of a kernel's anchors */
-    int *size;              /* valid at roots: anchors in the kernel */
     kdesc *desc;            /* valid at roots */
-    kcost *cost;            /* valid at roots */
     deplist *deps;          /* anchor -> anchors its inlined expression reads */
     deplist *params;        /* anchor -> leaf inputs it reads */
     deplist *users;         /* anchor -> anchors whose inlined expression reads it */
@@ -631,9 +629,7 @@ static bool try_merge(fctx *x, int a, int b)
     int t = x->next[keep]; /* splice the circular member lists */
     x->next[keep] = x->next[gone];
     x->next[gone] = t;
-    x->size[keep] += x->size[gone];
     x->desc[keep] = m;
-    x->cost[keep] = c;
     return true;
 }
 
@@ -1033,9 +1029,7 @@ ffn *fuse_fn_budget(const lfn *f, const fuse_budget *bud, tc_arena *a, tc_diag *
     x.cut = ARENA_ARRAY(a, bool, n);
     x.parent = ARENA_ARRAY(a, int, n);
     x.next = ARENA_ARRAY(a, int, n);
-    x.size = ARENA_ARRAY(a, int, n);
     x.desc = ARENA_ARRAY(a, kdesc, n);
-    x.cost = ARENA_ARRAY(a, kcost, n);
     x.deps = ARENA_ARRAY(a, deplist, n);
     x.params = ARENA_ARRAY(a, deplist, n);
     x.users = ARENA_ARRAY(a, deplist, n);
@@ -1060,7 +1054,6 @@ ffn *fuse_fn_budget(const lfn *f, const fuse_budget *bud, tc_arena *a, tc_diag *
         x.parent[i] = x.next[i] = i;
         if (!x.anchor[i])
             continue;
-        x.size[i] = 1;
         x.desc[i] = own_desc(f->nodes[i]);
         collect(&x, f->nodes[i], &x.deps[i], &x.params[i], mark, i + 1);
         for (int j = 0; j < x.deps[i].n; j++)
