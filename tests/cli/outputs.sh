@@ -120,6 +120,16 @@ if [ -w /dev/full ]; then
     check "other order: untouched" [ "$(cat b.npy)" = old-b ]
 fi
 
+# --- the same over tensor groups: nothing replaced unless every group's file is written -----------
+if [ -w /dev/full ]; then
+    echo old-g0 >g0.npy
+    t run p.tc --fn add --input x=x.npy,x.npy --input s=1 --output out=g0.npy,/dev/full --device=cpu
+    expect_err "groups: second file fails" 1 "--output out (group 1): cannot write '/dev/full'"
+    check "groups: first file untouched" [ "$(cat g0.npy)" = old-g0 ]
+fi
+t run p.tc --fn add --input x=x.npy,x.npy --input s=1 --output out=g0.npy,nodir/g1.npy --device=cpu
+expect_err "groups: checked before the run" 1 "--output out (group 1): cannot write 'nodir/g1.npy'"
+
 # --- 8 concurrent writers: the file is whole, one of theirs ------------------------------------
 for i in 1 2 3 4 5 6 7 8; do
     "$tc" run p.tc --fn add --input x=x.npy --input s=$i --output out=ref$i.npy --device=cpu
