@@ -124,7 +124,9 @@ static bool write_all(int fd, const void *buf, size_t n)
     return true;
 }
 
-/* mkdir -p with mode 0755; 0 or an errno. */
+/* mkdir -p with mode 0700 (as XDG asks of cache directories): a directory
+ * made group-writable by a umask of 002 would then be refused by
+ * cache_open; 0 or an errno. */
 static int mkdir_p(const char *path)
 {
     char *p = strdup(path);
@@ -136,7 +138,7 @@ static int mkdir_p(const char *path)
             continue;
         char saved = *s;
         *s = '\0';
-        if (mkdir(p, 0755) != 0) {
+        if (mkdir(p, 0700) != 0) {
             struct stat st;
             err = errno;
             if (err == EEXIST)

@@ -57,7 +57,7 @@ typedef struct tc_cache tc_cache;
 
 /* dir: the directory, or NULL for $TENSORC_CACHE_DIR, else
  * $XDG_CACHE_HOME/tensorc, else $HOME/.cache/tensorc (empty variables count
- * as unset); created like mkdir -p, mode 0755.  max_bytes: the bound, or 0
+ * as unset); created like mkdir -p, mode 0700.  max_bytes: the bound, or 0
  * for $TENSORC_CACHE_MAX_MB, else CACHE_DEFAULT_MAX_MB (a value that is not
  * a positive number of MiB is warned about in cache_warning).  NULL only when out
  * of memory; an unusable directory gives a disabled cache (cache_warning). */

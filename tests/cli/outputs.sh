@@ -39,11 +39,27 @@ t run p.tc --fn add --input x=x.npy --input s=1 --output out=ref.npy --device=cp
 check "input made by hand reads" [ "$rc" -eq 0 -a -s ref.npy ]
 
 # --- devices, FIFOs, standard streams: written in place, never replaced ------------------
-if [ -c /dev/null ] && [ -w /dev/null ]; then
+# A regression here would replace the machine's own /dev/null and /dev/full
+# (as root it did), so private copies of them are tried first (mknod, as
+# root), and the real ones only once the copies came through unharmed.
+full=/dev/full
+safe=true
+if mknod null c 1 3 2>/dev/null && mknod full c 1 7 2>/dev/null && [ -c null ] && [ -c full ]; then
+    t run p.tc --fn add --input x=x.npy --input s=1 --output out=null --device=cpu
+    check "private null: still a character device" [ -c null ]
+    [ -c null ] || safe=false
+    t run p.tc --fn add --input x=x.npy --input s=1 --output out=full --device=cpu
+    expect_err "private full: the write error" 1 "--output out: cannot write 'full': No space left on device"
+    check "private full: still a character device" [ -c full ]
+    [ -c full ] || safe=false
+    full=$tmp/full
+fi
+if $safe && [ -c /dev/null ] && [ -w /dev/null ]; then
     t run p.tc --fn add --input x=x.npy --input s=1 --output out=/dev/null --device=cpu
     check "/dev/null: exit 0" [ "$rc" -eq 0 ]
     check "/dev/null: still a character device" [ -c /dev/null ]
 fi
+$safe || full=/nonexistent/full
 mkfifo fifo
 timeout 60 cat fifo >fromfifo &
 reader=$!
@@ -53,9 +69,16 @@ wait "$reader"
 check "FIFO: exit 0" [ "$rc" -eq 0 ]
 check "FIFO: still a FIFO" [ -p fifo ]
 check "FIFO: the reader got the file" cmp -s fromfifo ref.npy
-"$tc" run p.tc --fn add --input x=x.npy --input s=1 --output out=/dev/stdout --device=cpu >fromstdout 2>err
-check "/dev/stdout: the stream gets the file" cmp -s fromstdout ref.npy
-if [ -w /dev/full ]; then
+# /dev/fd/1 first: a regression there fails to create /proc/self/fd/1.tmp,
+# where one with /dev/stdout replaced the machine's /dev/stdout link
+"$tc" run p.tc --fn add --input x=x.npy --input s=1 --output out=/dev/fd/1 --device=cpu >fromfd1 2>err
+check "/dev/fd/1: the stream gets the file" cmp -s fromfd1 ref.npy
+if $safe && cmp -s fromfd1 ref.npy; then
+    "$tc" run p.tc --fn add --input x=x.npy --input s=1 --output out=/dev/stdout --device=cpu >fromstdout 2>err
+    check "/dev/stdout: the stream gets the file" cmp -s fromstdout ref.npy
+    check "/dev/stdout: still a link" [ -L /dev/stdout ]
+fi
+if $safe && [ -w /dev/full ]; then
     t run p.tc --fn add --input x=x.npy --input s=1 --output out=/dev/full --device=cpu
     expect_err "/dev/full: the write error" 1 "--output out: cannot write '/dev/full': No space left on device"
     check "/dev/full: still a character device" [ -c /dev/full ]
@@ -110,15 +133,25 @@ t run p.tc --fn add --input x=x.npy --input s=1 --output out=m.npy --device=cpu
 check "replaced file keeps 0640" [ "$(stat -c %a m.npy)" = 640 ]
 
 # --- a failing second output leaves the first file's old content -----------------------------
-if [ -w /dev/full ]; then
+if [ -c "$full" ] && [ -w "$full" ]; then
     echo old-a >a.npy
-    t run p.tc --fn two --input x=x.npy --output a=a.npy --output b=/dev/full --device=cpu
-    expect_err "second output fails" 1 "--output b: cannot write '/dev/full'"
+    t run p.tc --fn two --input x=x.npy --output a=a.npy --output b=$full --device=cpu
+    expect_err "second output fails" 1 "--output b: cannot write '$full'"
     check "first output untouched" [ "$(cat a.npy)" = old-a ]
     echo old-b >b.npy
-    t run p.tc --fn two --input x=x.npy --output a=/dev/full --output b=b.npy --device=cpu
+    t run p.tc --fn two --input x=x.npy --output a=$full --output b=b.npy --device=cpu
     check "other order: untouched" [ "$(cat b.npy)" = old-b ]
 fi
+
+# --- the same over tensor groups: nothing replaced unless every group's file is written -----------
+if [ -c "$full" ] && [ -w "$full" ]; then
+    echo old-g0 >g0.npy
+    t run p.tc --fn add --input x=x.npy,x.npy --input s=1 --output out=g0.npy,$full --device=cpu
+    expect_err "groups: second file fails" 1 "--output out (group 1): cannot write '$full'"
+    check "groups: first file untouched" [ "$(cat g0.npy)" = old-g0 ]
+fi
+t run p.tc --fn add --input x=x.npy,x.npy --input s=1 --output out=g0.npy,nodir/g1.npy --device=cpu
+expect_err "groups: checked before the run" 1 "--output out (group 1): cannot write 'nodir/g1.npy'"
 
 # --- 8 concurrent writers: the file is whole, one of theirs ------------------------------------
 for i in 1 2 3 4 5 6 7 8; do
@@ -147,9 +180,9 @@ if [ "$(stat -c %s k.orig)" -gt 4096 ]; then
     expect_err "compile -o past the size limit" 1 "-o: cannot write 'k.cu': File too large"
     check "compile -o: old file untouched" [ "$(cat k.cu)" = short ]
 fi
-if [ -w /dev/full ]; then
-    t compile p.tc --emit=cuda -o /dev/full
-    expect_err "compile -o /dev/full" 1 "-o: cannot write '/dev/full': No space left on device"
+if [ -c "$full" ] && [ -w "$full" ]; then
+    t compile p.tc --emit=cuda -o $full
+    expect_err "compile -o $full" 1 "-o: cannot write '$full': No space left on device"
 fi
 t compile p.tc --emit=cuda -o k.cu
 check "compile -o: written" cmp -s k.cu k.orig

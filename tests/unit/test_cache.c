@@ -515,6 +515,16 @@ static void entries_private(void **state)
     assert_int_equal(st.st_mode & 0777, 0600);
     cache_close(c);
     free(e);
+    /* a directory it creates under umask 002 is still its own alone */
+    mode_t old = umask(002);
+    char *sub = path_of(dir, "made/here");
+    c = cache_open(sub, 0);
+    umask(old);
+    assert_true(cache_enabled(c));
+    assert_int_equal(stat(sub, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    cache_close(c);
+    free(sub);
 }
 
 /* Read-only directory: hits served, nothing written or removed.  As root
