@@ -207,10 +207,19 @@ static void compare(const check_job *j, int k, const ref_tensor *want, int d, in
             int64_t o = i / (len * inner), rest = i % (len * inner);
             g = (o * total + lo + rest / inner) * inner + rest % inner;
         }
-        double a = decode_value(dt, got + g * sz), b = want->data[i], e;
-        if (isfinite(b) && fabs(b) > st->scale)
-            st->scale = fabs(b);
-        e = ref_elem_err(a, b);
+        double a, b, e;
+        if (want->idata) { /* integers and bools: exactly, so any difference fails */
+            int64_t ia = dtype_decode_int(dt, got + g * sz), ib = want->idata[i];
+            a = (double)ia;
+            b = (double)ib;
+            e = ia == ib ? 0 : INFINITY;
+        } else {
+            a = decode_value(dt, got + g * sz);
+            b = want->data[i];
+            if (isfinite(b) && fabs(b) > st->scale)
+                st->scale = fabs(b);
+            e = ref_elem_err(a, b);
+        }
         if (e > st->maxerr || (st->at < 0 && e > 0)) {
             st->maxerr = e;
             st->at = g;
@@ -249,17 +258,24 @@ static void check_chunk(void *arg, int worker, int64_t c)
             int64_t outer, inner, len = hi - lo;
             dim_split_sizes(t->shape, t->rank, d, &outer, &inner);
             args[i].shape[d] = len;
+            /* either lane (ref.h): 8 bytes an element in both */
+            const char *from = t->idata ? (const char *)t->idata : (const char *)t->data;
+            char *to;
             if (d == 0) {
-                args[i].data = t->data + lo * inner;
-            } else if (!(args[i].data = malloc(sizeof(double) * (size_t)(outer * len * inner) + 1))) {
+                to = (char *)from + lo * inner * 8;
+            } else if (!(to = malloc(8 * (size_t)(outer * len * inner) + 1))) {
                 err = msgf("out of memory");
                 break;
             } else {
                 owned[i] = true;
                 for (int64_t o = 0; o < outer; o++)
-                    memcpy(args[i].data + o * len * inner, t->data + (o * t->shape[d] + lo) * inner,
-                           sizeof(double) * (size_t)(len * inner));
+                    memcpy(to + o * len * inner * 8, from + (o * t->shape[d] + lo) * inner * 8,
+                           8 * (size_t)(len * inner));
             }
+            if (t->idata)
+                args[i].idata = (int64_t *)(void *)to;
+            else
+                args[i].data = (double *)(void *)to;
         }
         if (!f->params[i].scalar) {
             ba[i].given = true;
@@ -287,8 +303,10 @@ static void check_chunk(void *arg, int worker, int64_t c)
     for (int k = 0; outs && k < f->noutputs; k++)
         ref_free(&outs[k]);
     for (int i = 0; args && owned && i < f->nparams; i++)
-        if (owned[i])
+        if (owned[i]) {
             free(args[i].data);
+            free(args[i].idata);
+        }
     free(args);
     free(owned);
     free(ba);

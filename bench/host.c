@@ -140,7 +140,7 @@ static void fill_block(void *arg, int worker, int64_t b)
             v = (j->nonneg ? 0 : -10) + (double)(splitmix(&s) % 20);
         else
             v = (double)(splitmix(&s) >> 63);
-        j->t->data[i] = v;
+        ref_setf(j->t, i, v); /* integral for integer dtypes: exact in either lane */
     }
 }
 
@@ -171,8 +171,12 @@ static void encode_block(void *arg, int worker, int64_t b)
     encode_job *j = arg;
     int64_t n = ref_numel(j->t), lo = b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
     int sz = dtype_size(j->t->dtype);
-    for (int64_t i = lo; i < hi; i++)
-        dtype_encode(j->t->dtype, j->t->data[i], j->out + i * sz);
+    for (int64_t i = lo; i < hi; i++) {
+        if (j->t->idata)
+            dtype_encode_int(j->t->dtype, j->t->idata[i], j->out + i * sz);
+        else
+            dtype_encode(j->t->dtype, j->t->data[i], j->out + i * sz);
+    }
 }
 
 void encode_tensor(const ref_tensor *t, unsigned char *out, int nthreads)

@@ -115,7 +115,7 @@ bool inst_make(tc_program *p, const gfn *f, const bench_case *c, const char *sha
             if (!(ok = ref_alloc(t, g->dtype, 0, NULL)))
                 *err = msgf("out of memory");
             else
-                t->data[0] = dtype_round(g->dtype, v);
+                ref_setf(t, 0, v); /* as a cast of the value */
             continue;
         }
         int64_t sh[TC_MAX_RANK];
@@ -194,10 +194,9 @@ bool inst_upload(drv_device *dev, const gfn *f, bench_inst *in, int nthreads, ch
         const gparam *g = &f->params[i];
         const ref_tensor *t = &in->args[i];
         if (g->scalar) {
-            double v = t->data[0];
-            in->targs[in->ntargs++] = dtype_is_float(g->dtype) ? tc_arg_float(g->name, v)
-                                      : dtype_is_int(g->dtype) ? tc_arg_int(g->name, (long long)v)
-                                                               : tc_arg_bool(g->name, v != 0);
+            in->targs[in->ntargs++] = dtype_is_float(g->dtype) ? tc_arg_float(g->name, t->data[0])
+                                      : dtype_is_int(g->dtype) ? tc_arg_int(g->name, t->idata[0])
+                                                               : tc_arg_bool(g->name, t->idata[0] != 0);
             continue;
         }
         bench_buf *b = &in->params[i];
@@ -330,7 +329,10 @@ char *inst_describe(const gfn *f, const bench_inst *in)
         const ref_tensor *t = &in->args[i];
         strbuf_printf(&b, "%s%s: %s", i ? ", " : "", f->params[i].name, dtype_name(t->dtype));
         if (f->params[i].scalar) {
-            strbuf_printf(&b, " = %.9g", t->data[0]);
+            if (t->idata)
+                strbuf_printf(&b, " = %lld", (long long)t->idata[0]);
+            else
+                strbuf_printf(&b, " = %.9g", t->data[0]);
             continue;
         }
         strbuf_printf(&b, "[");

@@ -44,7 +44,12 @@ static char *index_of(const gfn *f, const bench_inst *in, int k, int64_t e)
 /* Set element e of output k's bytes to v. */
 static void poke(const gfn *f, bench_inst *in, int k, int64_t e, double v)
 {
-    ref_tensor one = {f->outputs[k].node->dtype, 0, {0}, &v};
+    ref_tensor one = {.dtype = f->outputs[k].node->dtype};
+    int64_t iv = dtype_f2i(one.dtype, v);
+    if (ref_is_int(one.dtype))
+        one.idata = &iv;
+    else
+        one.data = &v;
     int sz = dtype_size(one.dtype);
     encode_tensor(&one, in->got[k] + e * sz, 1);
 }
@@ -116,9 +121,12 @@ static int test_case(const char *cases_dir, const bench_case *c, int threads)
         check_result_free(&r);
         for (int k = 0; k < f->noutputs; k++) {
             int64_t n = ref_numel(&want[k]), e = n > 2 ? n - n / 3 : n - 1;
-            double v = want[k].data[e];
-            fails += expect_reject(c->name, f, &pool, &in, c->split, k, e,
-                                   v + 0.5 + fabs(v) / 4, "a wrong value");
+            double v = ref_getf(&want[k], e);
+            /* wrong in the output's dtype too: an integer moves by at least 1 */
+            double bad = want[k].dtype == TC_BOOL ? (v == 0)
+                         : ref_is_int(want[k].dtype) ? v + 1 + floor(fabs(v) / 4)
+                                                     : v + 0.5 + fabs(v) / 4;
+            fails += expect_reject(c->name, f, &pool, &in, c->split, k, e, bad, "a wrong value");
             if (dtype_is_float(want[k].dtype))
                 fails += expect_reject(c->name, f, &pool, &in, c->split, k, e, NAN, "a NaN");
         }

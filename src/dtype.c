@@ -189,6 +189,63 @@ double dtype_cast(tc_dtype from, tc_dtype to, double v)
     return dtype_round(to, v);
 }
 
+int64_t dtype_f2i(tc_dtype t, double v)
+{
+    if (t == TC_BOOL)
+        return v != 0;
+    if (isnan(v))
+        return 0;
+    if (t == TC_I32) {
+        if (v >= 2147483647.0)
+            return INT32_MAX;
+        if (v <= -2147483648.0)
+            return INT32_MIN;
+        return (int64_t)v;
+    }
+    if (v >= 9223372036854775808.0) /* 2^63: every double from here saturates */
+        return INT64_MAX;
+    if (v <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)v; /* C truncates toward zero, defined inside the range */
+}
+
+int64_t dtype_wrap(tc_dtype t, int64_t v)
+{
+    if (t == TC_I32)
+        return (int32_t)(uint32_t)(uint64_t)v;
+    if (t == TC_BOOL)
+        return v != 0;
+    return v;
+}
+
+double dtype_i2f(tc_dtype t, int64_t v)
+{
+    if (t == TC_F64)
+        return (double)v; /* one rounding, to nearest even */
+    /* f32, and f16/bf16 rounded from the f32 the kernels compute in */
+    return dtype_round(t, (double)(float)v);
+}
+
+void dtype_encode_int(tc_dtype t, int64_t v, void *p)
+{
+    switch (t) {
+    case TC_I32: { int32_t x = (int32_t)dtype_wrap(t, v); memcpy(p, &x, 4); return; }
+    case TC_I64: memcpy(p, &v, 8); return;
+    case TC_BOOL: *(unsigned char *)p = v != 0; return;
+    default: dtype_encode(t, dtype_i2f(t, v), p); return;
+    }
+}
+
+int64_t dtype_decode_int(tc_dtype t, const void *p)
+{
+    switch (t) {
+    case TC_I32: { int32_t x; memcpy(&x, p, 4); return x; }
+    case TC_I64: { int64_t x; memcpy(&x, p, 8); return x; }
+    case TC_BOOL: return *(const unsigned char *)p != 0;
+    default: return dtype_f2i(TC_I64, dtype_decode(t, p));
+    }
+}
+
 uint16_t dtype_f16_bits(double v)
 {
     uint16_t sign = signbit(v) ? 0x8000 : 0;

@@ -46,14 +46,30 @@ double dtype_round(tc_dtype t, double v);
  * "Edges"): a float to an integer truncates toward zero and saturates to the
  * target's range, NaN giving 0 (PTX cvt.rzi's clamping, which the kernels
  * use); every other conversion is dtype_round (integers wrap, floats round
- * to nearest even, bool is v != 0).  For i64 the saturated maximum is
- * 2^63 - 1024, the largest double below 2^63, until the interpreter carries
- * integers exactly. */
+ * to nearest even, bool is v != 0).  A double cannot hold the i64 maximum:
+ * where the result is an integer, use dtype_f2i, which is exact. */
 double dtype_cast(tc_dtype from, tc_dtype to, double v);
 
+/* Conversions with integers carried exactly (as the interpreter carries
+ * them), each what the kernels' conversion does:
+ *   dtype_f2i   a float v cast to integer or bool t: toward zero, saturating
+ *               (i64(1e30) is INT64_MAX), NaN 0; bool is v != 0 (NaN true)
+ *   dtype_wrap  an integer v stored as integer or bool t: i32 wraps modulo
+ *               2^32, bool is v != 0, i64 unchanged
+ *   dtype_i2f   an integer v converted to float t, rounded once to nearest
+ *               even as (float)v / (double)v round (f16/bf16 through f32,
+ *               as the kernels compute them) */
+int64_t dtype_f2i(tc_dtype t, double v);
+int64_t dtype_wrap(tc_dtype t, int64_t v);
+double dtype_i2f(tc_dtype t, int64_t v);
 /* v stored as integer dtype t (dtype_round: wrapped), as an int64_t,
  * converted without undefined behaviour for any double. */
 int64_t dtype_to_int(tc_dtype t, double v);
+/* An integer or bool element as device buffers and .npy files hold it (host
+ * byte order), and back. */
+void dtype_encode_int(tc_dtype t, int64_t v, void *p);
+int64_t dtype_decode_int(tc_dtype t, const void *p);
+
 /* IEEE binary16: the bits of v rounded to f16, and the value of bits. */
 uint16_t dtype_f16_bits(double v);
 double dtype_f16_value(uint16_t h);

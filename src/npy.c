@@ -18,9 +18,9 @@
  * decoded byte by byte as little-endian, so the code does not depend on the
  * host's byte order.
  *
- * Values become doubles (ref_tensor's representation): exact for every
- * supported type except i64 beyond 2^53, which the interpreter cannot hold
- * anyway.  f16 is decoded from its bits exactly; on the way out a value is
+ * Values go to ref_tensor's lanes: integers and bool to int64 (exact, i64
+ * included), floats to doubles (exact for every float type).  f16 is decoded
+ * from its bits exactly; on the way out a value is
  * first rounded to f16 with dtype_round (round to nearest even, overflow to
  * inf) and the result, now exactly representable, is encoded bit for bit.
  *
@@ -77,15 +77,10 @@ static void put_le(unsigned char *p, uint64_t v, int n)
         p[i] = (unsigned char)(v & 0xff);
 }
 
+/* A float element (ref_tensor's double lane). */
 static double decode(tc_dtype dt, const unsigned char *p)
 {
     switch (dt) {
-    case TC_BOOL:
-        return p[0] != 0;
-    case TC_I32:
-        return (double)(int32_t)(uint32_t)get_le(p, 4);
-    case TC_I64:
-        return (double)(int64_t)get_le(p, 8);
     case TC_F16:
         return dtype_f16_value((uint16_t)get_le(p, 2));
     case TC_F32: {
@@ -105,18 +100,28 @@ static double decode(tc_dtype dt, const unsigned char *p)
     }
 }
 
+/* An integer or bool element (ref_tensor's int64 lane). */
+static int64_t decode_int(tc_dtype dt, const unsigned char *p)
+{
+    switch (dt) {
+    case TC_BOOL: return p[0] != 0;
+    case TC_I32: return (int32_t)(uint32_t)get_le(p, 4);
+    default: return (int64_t)get_le(p, 8);
+    }
+}
+
+static void encode_int(tc_dtype dt, int64_t v, unsigned char *p)
+{
+    switch (dt) {
+    case TC_BOOL: p[0] = v != 0; break;
+    case TC_I32: put_le(p, (uint32_t)(int32_t)dtype_wrap(dt, v), 4); break;
+    default: put_le(p, (uint64_t)v, 8); break;
+    }
+}
+
 static void encode(tc_dtype dt, double v, unsigned char *p)
 {
     switch (dt) {
-    case TC_BOOL:
-        p[0] = v != 0;
-        break;
-    case TC_I32:
-        put_le(p, (uint32_t)(int32_t)dtype_to_int(dt, v), 4);
-        break;
-    case TC_I64:
-        put_le(p, (uint64_t)dtype_to_int(dt, v), 8);
-        break;
     case TC_F16:
         put_le(p, dtype_f16_bits(v), 2);
         break;
@@ -420,11 +425,16 @@ static tc_status read_file(FILE *f, const char *path, ref_tensor *t, tc_diag *d)
     if (n > SIZE_MAX / sizeof(double))
         return diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "'%s' is too large to load", path);
 
-    /* At least one slot, so an empty array still has a distinct pointer. */
-    r.data = malloc((n ? n : 1) * sizeof(double));
+    /* At least one slot, so an empty array still has a distinct pointer;
+     * the lane of the dtype's class (ref.h). */
+    bool is_int = ref_is_int(r.dtype);
+    if (is_int)
+        r.idata = malloc((n ? n : 1) * sizeof(int64_t));
+    else
+        r.data = malloc((n ? n : 1) * sizeof(double));
     unsigned char *buf = malloc(NPY_CHUNK * (size_t)esize);
-    if (!r.data || !buf) {
-        free(r.data);
+    if (!(is_int ? (void *)r.idata : (void *)r.data) || !buf) {
+        ref_free(&r);
         free(buf);
         return diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory reading '%s'", path);
     }
@@ -432,13 +442,17 @@ static tc_status read_file(FILE *f, const char *path, ref_tensor *t, tc_diag *d)
         size_t k = n - i < NPY_CHUNK ? (size_t)(n - i) : NPY_CHUNK;
         if (!read_exact(f, buf, k * (size_t)esize)) {
             int err = errno;
-            free(r.data);
+            ref_free(&r);
             free(buf);
             return ferror(f) ? io_error(d, "read", path, err ? err : EIO)
                              : truncated(d, path, "the data");
         }
-        for (size_t j = 0; j < k; j++)
-            r.data[i + j] = decode(r.dtype, buf + j * (size_t)esize);
+        for (size_t j = 0; j < k; j++) {
+            if (is_int)
+                r.idata[i + j] = decode_int(r.dtype, buf + j * (size_t)esize);
+            else
+                r.data[i + j] = decode(r.dtype, buf + j * (size_t)esize);
+        }
         i += k;
     }
     free(buf);
@@ -505,8 +519,12 @@ static bool write_all(FILE *f, const ref_tensor *t, int64_t n)
     }
     for (int64_t i = 0; i < n;) {
         size_t k = n - i < NPY_CHUNK ? (size_t)(n - i) : NPY_CHUNK;
-        for (size_t j = 0; j < k; j++)
-            encode(t->dtype, t->data[i + (int64_t)j], buf + j * (size_t)esize);
+        for (size_t j = 0; j < k; j++) {
+            if (t->idata)
+                encode_int(t->dtype, t->idata[i + (int64_t)j], buf + j * (size_t)esize);
+            else
+                encode(t->dtype, t->data[i + (int64_t)j], buf + j * (size_t)esize);
+        }
         if (fwrite(buf, (size_t)esize, k, f) != k) {
             free(buf);
             return false;

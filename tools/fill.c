@@ -56,7 +56,7 @@ void fill_tensor(rng *r, ref_tensor *t)
             v = -10 + (double)(rng_next(r) % 20);
         else
             v = (double)(rng_next(r) >> 63);
-        t->data[i] = v;
+        ref_setf(t, i, v); /* integral for integer dtypes: exact in either lane */
     }
 }
 

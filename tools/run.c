@@ -331,13 +331,16 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* The value of a scalar written on the command line, for dtype dt. */
-static bool parse_scalar(const char *s, tc_dtype dt, double *v)
+/* s as a value of t's dtype into t's element 0: integers exactly (an i64
+ * beyond 2^53 has no double), floats rounded. */
+static bool parse_scalar(const char *s, ref_tensor *t)
 {
+    tc_dtype dt = t->dtype;
     if (dt == TC_BOOL) {
         if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "1"))
-            return *v = 1, true;
+            return t->idata[0] = 1, true;
         if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "0"))
-            return *v = 0, true;
+            return t->idata[0] = 0, true;
         return false;
     }
     if (dtype_is_int(dt)) {
@@ -346,7 +349,7 @@ static bool parse_scalar(const char *s, tc_dtype dt, double *v)
             return false;
         if (dt == TC_I32 && (x < INT32_MIN || x > INT32_MAX))
             return false;
-        *v = (double)x;
+        t->idata[0] = x;
         return true;
     }
     if (!*s || *s == ' ')
@@ -355,7 +358,7 @@ static bool parse_scalar(const char *s, tc_dtype dt, double *v)
     double x = strtod(s, &end);
     if (*end)
         return false;
-    *v = dtype_round(dt, x);
+    t->data[0] = dtype_round(dt, x);
     return true;
 }
 
@@ -400,9 +403,10 @@ int load_input(run_state *s, const kv *in)
     s->given[k] = true;
 
     if (g->scalar) {
-        double v;
+        if (!ref_alloc(t, g->dtype, 0, NULL))
+            return fail(EXIT_ERROR, "out of memory");
         if (!ends_with(in->value, ".npy")) {
-            if (!parse_scalar(in->value, g->dtype, &v))
+            if (!parse_scalar(in->value, t))
                 return fail(EXIT_ERROR, "--input %s=%s: '%s' is not %s %s value (parameter '%s' "
                             "is %s)", in->name, in->value, in->value,
                             g->dtype == TC_BOOL || g->dtype == TC_BF16 ? "a" : "an",
@@ -414,26 +418,23 @@ int load_input(run_state *s, const kv *in)
                 return EXIT_ERROR;
             }
             int64_t n = ref_numel(&r);
-            v = n == 1 ? r.data[0] : 0;
-            tc_dtype from = r.dtype;
+            /* a 0-d array of any numeric type will do: np.save('lr.npy', 1e-3) is
+             * f64; converted as a cast would (a float to an integer saturates) */
+            if (n == 1)
+                ref_convert(t, 0, &r, 0);
             ref_free(&r);
             if (n != 1)
                 return fail(EXIT_ERROR, "--input %s=%s: parameter '%s' is a scalar (%s), but the "
                             "file holds %lld values", in->name, in->value, in->name,
                             param_type(p, g), (long long)n);
-            /* a 0-d array of any numeric type will do: np.save('lr.npy', 1e-3) is
-             * f64; converted as a cast would (a float to an integer saturates) */
-            v = dtype_cast(from, g->dtype, v);
         }
-        if (!ref_alloc(t, g->dtype, 0, NULL))
-            return fail(EXIT_ERROR, "out of memory");
-        t->data[0] = v;
         return EXIT_OK;
     }
 
     struct stat st;
     double num;
-    if (stat(in->value, &st) != 0 && parse_scalar(in->value, TC_F64, &num))
+    ref_tensor as_num = {.dtype = TC_F64, .data = &num};
+    if (stat(in->value, &st) != 0 && parse_scalar(in->value, &as_num))
         return fail(EXIT_ERROR, "--input %s=%s: parameter '%s' is a tensor (%s): pass a .npy file",
                     in->name, in->value, in->name, param_type(p, g));
     if (npy_read(in->value, t, d) != TC_OK) {
@@ -445,7 +446,7 @@ int load_input(run_state *s, const kv *in)
             /* bf16 travels as f32 (README): round each value to bf16 */
             int64_t n = ref_numel(t);
             for (int64_t i = 0; i < n; i++)
-                t->data[i] = dtype_round(TC_BF16, t->data[i]);
+                t->data[i] = dtype_round(TC_BF16, t->data[i]); /* f32: the double lane */
             t->dtype = TC_BF16;
         } else {
             static const char *np_names[TC_DT_COUNT] = {
@@ -526,8 +527,8 @@ int fill_inputs(run_state *s, uint64_t seed, const tc_dimbind *binds, int nb)
         if (g->scalar) {
             if (!ref_alloc(&s->args[i], g->dtype, 0, NULL))
                 return fail(EXIT_ERROR, "out of memory");
-            s->args[i].data[0] = g->has_default ? dtype_round(g->dtype, g->def)
-                                                : random_scalar(&r, g->dtype);
+            /* a default is a cast of the literal, as the language writes it */
+            ref_setf(&s->args[i], 0, g->has_default ? g->def : random_scalar(&r, g->dtype));
             continue;
         }
         int64_t shape[TC_MAX_RANK];
@@ -616,8 +617,12 @@ static int upload(gpu_run *g, dev_tensor *t, const ref_tensor *r, const char *wh
     if (!host)
         return fail(EXIT_ERROR, "out of memory");
     int64_t n = ref_numel(r), sz = dtype_size(r->dtype);
-    for (int64_t i = 0; i < n; i++)
-        dtype_encode(r->dtype, r->data[i], host + i * sz);
+    for (int64_t i = 0; i < n; i++) {
+        if (r->idata)
+            dtype_encode_int(r->dtype, r->idata[i], host + i * sz);
+        else
+            dtype_encode(r->dtype, r->data[i], host + i * sz);
+    }
     tc_status st = drv_htod(g->dev, t->ptr, host, t->bytes, g->d);
     free(host);
     return st == TC_OK ? EXIT_OK : gpu_fail(st, g->d->msg);
@@ -630,8 +635,12 @@ static int download(gpu_run *g, drv_ptr ptr, ref_tensor *r)
     if (!host)
         return fail(EXIT_ERROR, "out of memory");
     tc_status st = n ? drv_dtoh(g->dev, host, ptr, (size_t)(n * sz), g->d) : TC_OK;
-    for (int64_t i = 0; st == TC_OK && i < n; i++)
-        r->data[i] = dtype_decode(r->dtype, host + i * sz);
+    for (int64_t i = 0; st == TC_OK && i < n; i++) {
+        if (r->idata)
+            r->idata[i] = dtype_decode_int(r->dtype, host + i * sz);
+        else
+            r->data[i] = dtype_decode(r->dtype, host + i * sz);
+    }
     free(host);
     return st == TC_OK ? EXIT_OK : gpu_fail(st, g->d->msg);
 }
@@ -651,10 +660,10 @@ int gpu_prepare(gpu_run *g, const tc_dimbind *binds, int nb)
     for (int i = 0; i < f->nparams; i++) {
         const gparam *pa = &f->params[i];
         if (pa->scalar) {
-            double v = s->args[i].data[0];
-            g->args[g->nargs++] = dtype_is_float(pa->dtype) ? tc_arg_float(pa->name, v)
-                                  : dtype_is_int(pa->dtype) ? tc_arg_int(pa->name, (long long)v)
-                                                            : tc_arg_bool(pa->name, v != 0);
+            const ref_tensor *v = &s->args[i];
+            g->args[g->nargs++] = dtype_is_float(pa->dtype) ? tc_arg_float(pa->name, v->data[0])
+                                  : dtype_is_int(pa->dtype) ? tc_arg_int(pa->name, v->idata[0])
+                                                            : tc_arg_bool(pa->name, v->idata[0] != 0);
             continue;
         }
         int rc = upload(g, &g->params[i], &s->args[i], pa->name);
@@ -760,13 +769,26 @@ static int check_outputs(run_state *s, const ref_tensor *want, const char *where
         if (ref_numel(got) != n)
             return fail(EXIT_ERROR, "--check: %soutput '%s' has %lld elements, the reference %lld",
                         where, f->outputs[k].name, (long long)ref_numel(got), (long long)n);
+        if (w->idata) { /* integers and bools: exactly, whatever the tolerance */
+            for (int64_t i = 0; i < n; i++) {
+                if (ref_geti(got, i) == w->idata[i])
+                    continue;
+                char idx[256];
+                index_text(w, i, idx, sizeof idx);
+                return fail(EXIT_ERROR, "--check: %soutput '%s' differs from the reference "
+                            "interpreter at %s: got %lld, want %lld (integers must be equal)",
+                            where, f->outputs[k].name, idx, (long long)ref_geti(got, i),
+                            (long long)w->idata[i]);
+            }
+            continue;
+        }
         double scale = 1, maxerr = 0;
         int64_t at = -1;
         for (int64_t i = 0; i < n; i++)
             if (isfinite(w->data[i]) && fabs(w->data[i]) > scale)
                 scale = fabs(w->data[i]);
         for (int64_t i = 0; i < n; i++) {
-            double e = ref_elem_err(got->data[i], w->data[i]);
+            double e = ref_elem_err(ref_getf(got, i), w->data[i]);
             if (e > maxerr || (at < 0 && e > 0)) {
                 maxerr = e;
                 at = i;
@@ -781,7 +803,7 @@ static int check_outputs(run_state *s, const ref_tensor *want, const char *where
             return fail(EXIT_ERROR, "--check: %soutput '%s' differs from the reference interpreter "
                         "at %s: got %.9g, want %.9g (max |got - want| = %.3g, %.3g of max(1, max "
                         "|want|) = %.6g; tolerance %g)", where, f->outputs[k].name, idx,
-                        got->data[at], w->data[at], maxerr, rel, scale, tol);
+                        ref_getf(got, at), w->data[at], maxerr, rel, scale, tol);
         }
     }
     return EXIT_OK;

@@ -240,7 +240,7 @@ static int fill_group(groups *G, int g)
                 continue;
             if (!ref_alloc(&s->args[i], f->params[i].dtype, 0, NULL))
                 return fail(EXIT_ERROR, "out of memory");
-            s->args[i].data[0] = G->S[0].args[i].data[0];
+            ref_convert(&s->args[i], 0, &G->S[0].args[i], 0);
             s->given[i] = true;
         }
     int missing = check_missing(s, false);

@@ -47,12 +47,14 @@ static int decimals_needed(double v, bool sci)
     return n;
 }
 
-static int format_elem(char *buf, size_t n, tc_dtype dt, const float_fmt *ff, double v)
+/* Element off of t; integers exactly from their int64 lane. */
+static int format_elem(char *buf, size_t n, const ref_tensor *t, const float_fmt *ff, int64_t off)
 {
-    if (dt == TC_BOOL)
-        return snprintf(buf, n, "%s", v != 0 ? "True" : "False");
-    if (dtype_is_int(dt))
-        return snprintf(buf, n, "%.0f", v);
+    if (t->dtype == TC_BOOL)
+        return snprintf(buf, n, "%s", ref_geti(t, off) != 0 ? "True" : "False");
+    if (ref_is_int(t->dtype))
+        return snprintf(buf, n, "%lld", (long long)ref_geti(t, off));
+    double v = t->data[off];
     if (isnan(v))
         return snprintf(buf, n, "nan");
     if (isinf(v))
@@ -79,9 +81,10 @@ typedef struct {
     float_fmt ff;
 } printer;
 
-static void visit(printer *p, double v)
+static void visit(printer *p, int64_t off)
 {
     char buf[64];
+    double v = dtype_is_float(p->t->dtype) ? p->t->data[off] : 0;
     if (p->pass == PASS_STATS) {
         if (!dtype_is_float(p->t->dtype) || !isfinite(v))
             return;
@@ -101,7 +104,7 @@ static void visit(printer *p, double v)
         }
         return;
     }
-    int w = format_elem(buf, sizeof buf, p->t->dtype, &p->ff, v);
+    int w = format_elem(buf, sizeof buf, p->t, &p->ff, off);
     if (p->pass == PASS_WIDTH) {
         if (w > p->width)
             p->width = w;
@@ -129,7 +132,7 @@ static void walk(printer *p, int d, int64_t off, const int64_t *stride)
 {
     const ref_tensor *t = p->t;
     if (d == t->rank) {
-        visit(p, t->data[off]);
+        visit(p, off);
         return;
     }
     bool print = p->pass == PASS_PRINT;

@@ -4,7 +4,8 @@
  * nodes in their (topological) order, give every node its own contiguous
  * row-major array of doubles with a concrete shape (its symbolic shape
  * evaluated under the caller's bindings), and fill it from the values of its
- * inputs.  Nothing is fused, aliased or computed in place, so each node's value
+ * inputs.  Integers and bools live in an int64 lane (ref.h), floats in a
+ * double lane; ref_convert moves a value between them as a cast does.  Nothing is fused, aliased or computed in place, so each node's value
  * can be read off and compared on its own.
  *
  * The only economy is freeing a value after its last user has run (outputs
@@ -62,15 +63,19 @@ bool ref_alloc(ref_tensor *t, tc_dtype dt, int rank, const int64_t *shape)
     int64_t n = checked_numel(rank, shape);
     if (n < 0)
         return false;
-    /* At least one element so an empty tensor still has a non-NULL pointer. */
-    double *data = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
-    if (!data)
+    /* At least one element so an empty tensor still has a non-NULL pointer;
+     * only the dtype's lane, so a reader of the other one crashes. */
+    size_t cnt = (size_t)(n > 0 ? n : 1);
+    if (ref_is_int(dt)) {
+        if (!(t->idata = calloc(cnt, sizeof(int64_t))))
+            return false;
+    } else if (!(t->data = calloc(cnt, sizeof(double)))) {
         return false;
+    }
     t->dtype = dt;
     t->rank = rank;
     for (int k = 0; k < rank; k++)
         t->shape[k] = shape[k];
-    t->data = data;
     return true;
 }
 
@@ -79,7 +84,46 @@ void ref_free(ref_tensor *t)
     if (!t)
         return;
     free(t->data);
+    free(t->idata);
     memset(t, 0, sizeof *t);
+}
+
+/* --- elements ------------------------------------------------------------------ */
+
+bool ref_is_int(tc_dtype t) { return dtype_is_int(t) || t == TC_BOOL; }
+
+double ref_getf(const ref_tensor *t, int64_t i)
+{
+    return t->idata ? (double)t->idata[i] : t->data[i];
+}
+
+int64_t ref_geti(const ref_tensor *t, int64_t i)
+{
+    return t->idata ? t->idata[i] : dtype_f2i(TC_I64, t->data[i]);
+}
+
+void ref_setf(ref_tensor *t, int64_t i, double v)
+{
+    if (t->idata)
+        t->idata[i] = dtype_f2i(t->dtype, v);
+    else
+        t->data[i] = dtype_round(t->dtype, v);
+}
+
+void ref_seti(ref_tensor *t, int64_t i, int64_t v)
+{
+    if (t->idata)
+        t->idata[i] = dtype_wrap(t->dtype, v);
+    else
+        t->data[i] = dtype_i2f(t->dtype, v);
+}
+
+void ref_convert(ref_tensor *dst, int64_t i, const ref_tensor *src, int64_t j)
+{
+    if (src->idata)
+        ref_seti(dst, i, src->idata[j]);
+    else
+        ref_setf(dst, i, src->data[j]);
 }
 
 /* --- helpers shared by the eval files ------------------------------------ */
@@ -116,13 +160,6 @@ int64_t ref_flat(int rank, const int64_t *shape, const int64_t *idx)
     for (int k = 0; k < rank; k++)
         f = f * shape[k] + idx[k];
     return f;
-}
-
-int64_t ref_as_i64(double v)
-{
-    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
-        return 0;
-    return (int64_t)v;
 }
 
 const char *ref_shape_str(int rank, const int64_t *shape, char *buf, size_t n)
@@ -199,27 +236,30 @@ static tc_status eval_leaf(ref_ctx *c, const gfn *f, const gnode *n, const ref_t
                             ref_shape_str(out->rank, out->shape, want, sizeof want),
                             n->op == OP_scalar ? " (a scalar)" : "");
         }
-        if (!t->data && numel > 0)
+        if (numel > 0 && !(ref_is_int(t->dtype) ? (void *)t->idata : (void *)t->data))
             return diag_set(c->d, TC_ERR_INVALID_ARG, gp->loc,
                             "argument for parameter '%s' has no data", gp->name);
-        /* The caller's values should already be representable; rounding again
-         * is idempotent and keeps the "every stored value is rounded" rule. */
+        /* The caller's values should already be representable; converting
+         * again is idempotent and keeps the "every stored value is rounded"
+         * rule (and takes an argument of another dtype as a cast would). */
         for (int64_t i = 0; i < numel; i++)
-            out->data[i] = dtype_round(n->dtype, t->data[i]);
+            ref_convert(out, i, t, i);
         return TC_OK;
     }
-    case OP_const: {
-        double v = dtype_is_float(n->dtype) ? n->a.cnst.f : (double)n->a.cnst.i;
-        for (int64_t i = 0; i < numel; i++)
-            out->data[i] = dtype_round(n->dtype, v);
+    case OP_const:
+        for (int64_t i = 0; i < numel; i++) {
+            if (dtype_is_float(n->dtype))
+                ref_setf(out, i, n->a.cnst.f);
+            else
+                ref_seti(out, i, n->a.cnst.i);
+        }
         return TC_OK;
-    }
     case OP_dimval: {
         int64_t v;
         if (!ref_dim(c, n->a.dim, n->loc, &v))
             return c->d->status;
         for (int64_t i = 0; i < numel; i++)
-            out->data[i] = dtype_round(n->dtype, (double)v);
+            ref_seti(out, i, v);
         return TC_OK;
     }
     default:
@@ -369,7 +409,11 @@ tc_status ref_run(const gfn *f, const tc_dimbind *b, int nb, const ref_tensor *a
                           "out of memory in the reference interpreter");
             goto done;
         }
-        memcpy(outs[j].data, v->data, sizeof(double) * (size_t)ref_numel(v));
+        int64_t cnt = ref_numel(v);
+        if (v->idata)
+            memcpy(outs[j].idata, v->idata, sizeof(int64_t) * (size_t)cnt);
+        else
+            memcpy(outs[j].data, v->data, sizeof(double) * (size_t)cnt);
     }
 
 done:

@@ -9,8 +9,10 @@
  * The driver evaluates each node's shape, allocates its value (zeroed,
  * contiguous row-major) and hands it to one of the ref_eval_* functions below
  * together with the already computed values of the node's inputs.  An eval
- * function fills every element, rounded with dtype_round to the node's dtype,
- * and returns TC_OK or an error it has set in ctx->d with diag_set.
+ * function fills every element through ref_setf/ref_seti/ref_convert (which
+ * round or wrap to the node's dtype) and returns TC_OK or an error it has set
+ * in ctx->d with diag_set.  Each has one path for integer values (int64,
+ * exact) and one for floats (f64), chosen by the dtype the op computes in.
  */
 #ifndef TC_REF_INTERNAL_H
 #define TC_REF_INTERNAL_H
@@ -18,7 +20,7 @@
 #include "ref.h"
 
 /* Largest tensor the interpreter will materialize, in elements (8 GiB of
- * doubles).  Beyond it a request is an argument error, not a failed malloc
+ * doubles or int64s).  Beyond it a request is an argument error, not a failed malloc
  * that a sanitizer may turn into an abort. */
 #define REF_MAX_ELEMS ((int64_t)1 << 30)
 
@@ -56,11 +58,6 @@ tc_status ref_eval_matmul(ref_ctx *c, const gnode *n, const ref_tensor *const *i
                              ref_tensor *out);
 
 /* in[k] of each is the value of n->in[k]. */
-
-/* A stored integer value (of an int/bool tensor) as int64.  Values outside
- * the int64 range or NaN give 0 rather than an undefined conversion; they
- * cannot occur in a tensor that was rounded to an integer dtype. */
-int64_t ref_as_i64(double v);
 
 /* The op's spelling in ops.def ("max" for rmax), for messages. */
 const char *ref_op_name(op_id op);

@@ -12,7 +12,8 @@
  *
  * copy materializes its input, which the interpreter has already done, so it
  * is an element-for-element copy.  concat walks the output and finds, for the
- * coordinate along the axis, the input that holds it.
+ * coordinate along the axis, the input that holds it.  Elements move with
+ * ref_convert: exact within a dtype, a cast's conversion across dtypes.
  */
 #include <string.h>
 
@@ -47,7 +48,7 @@ tc_status ref_eval_view(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
                             ref_shape_str(rank, idx, a, sizeof a), ovf ? -1LL : (long long)src,
                             (long long)size, ref_shape_str(x->rank, x->shape, b, sizeof b));
         }
-        out->data[i] = dtype_round(n->dtype, x->data[src]);
+        ref_convert(out, i, x, src);
         ref_next_index(rank, out->shape, idx);
     }
     return TC_OK;
@@ -64,7 +65,7 @@ tc_status ref_eval_copy(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
                         ref_shape_str(out->rank, out->shape, b, sizeof b));
     }
     for (int64_t i = 0; i < numel; i++)
-        out->data[i] = dtype_round(n->dtype, in[0]->data[i]);
+        ref_convert(out, i, in[0], i);
     return TC_OK;
 }
 
@@ -107,7 +108,7 @@ tc_status ref_eval_concat(ref_ctx *c, const gnode *n, const ref_tensor *const *i
         }
         memcpy(src, idx, sizeof(int64_t) * (size_t)rank);
         src[axis] -= start;
-        out->data[i] = dtype_round(n->dtype, in[j]->data[ref_flat(rank, in[j]->shape, src)]);
+        ref_convert(out, i, in[j], ref_flat(rank, in[j]->shape, src));
         ref_next_index(rank, out->shape, idx);
     }
     return TC_OK;

@@ -54,8 +54,9 @@ tc_status ref_eval_matmul(ref_ctx *c, const gnode *n, const ref_tensor *const *i
     }
 #undef BAD_SHAPES
 
-    bool int_acc = dtype_is_int(n->dtype) && (dtype_is_int(a->dtype) || a->dtype == TC_BOOL) &&
-                   (dtype_is_int(b->dtype) || b->dtype == TC_BOOL);
+    /* The inputs share the node's dtype (graph.h): both lanes int64 or both
+     * double. */
+    bool int_acc = ref_is_int(n->dtype) && a->idata && b->idata;
     int64_t numel = ref_numel(out);
     int64_t idx[TC_MAX_RANK] = {0};
     for (int64_t o = 0; o < numel; o++) {
@@ -82,15 +83,15 @@ tc_status ref_eval_matmul(ref_ctx *c, const gnode *n, const ref_tensor *const *i
         double acc = 0;
         uint64_t iacc = 0;
         for (int64_t k = 0; k < K; k++) {
-            double va = a->data[start_a + k], vb = b->data[start_b + k * step_b];
             if (int_acc)
-                iacc += (uint64_t)ref_as_i64(va) * (uint64_t)ref_as_i64(vb);
+                iacc += (uint64_t)a->idata[start_a + k] * (uint64_t)b->idata[start_b + k * step_b];
             else
-                acc += va * vb;
+                acc += ref_getf(a, start_a + k) * ref_getf(b, start_b + k * step_b);
         }
         if (int_acc)
-            acc = n->dtype == TC_I32 ? (double)(int32_t)(uint32_t)iacc : (double)(int64_t)iacc;
-        out->data[o] = dtype_round(n->dtype, acc);
+            ref_seti(out, o, (int64_t)iacc);
+        else
+            ref_setf(out, o, acc);
         ref_next_index(out->rank, out->shape, idx);
     }
     return TC_OK;

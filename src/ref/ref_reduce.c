@@ -10,8 +10,8 @@
  *     list = x[i, 0, j], x[i, 1, j], ..., x[i, R-1, j]
  *
  * Semantics follow PyTorch: sum/prod of int/bool accumulate in int64 with
- * wrap (exactly; f64 would drop low bits past 2^53); everything else
- * accumulates in f64.  max/min propagate NaN; argmax/argmin give the first
+ * wrap, and max/min/argmax/argmin of them compare int64 values (all exact;
+ * f64 would drop low bits past 2^53); everything else accumulates in f64.  max/min propagate NaN; argmax/argmin give the first
  * index of the extreme value, and a NaN counts as the extreme (the first NaN
  * wins).  var/std are two-pass (mean, then squared deviations) divided by
  * max(n - correction, 0), so 0/0 is NaN and x/0 is inf as in torch.
@@ -81,34 +81,63 @@ static double logsumexp_f64(const double *v, int64_t n)
     return m + log(s);
 }
 
-/* One output value from the gathered list.  int_acc: sum/prod in int64. */
-static tc_status reduce_list(ref_ctx *c, const gnode *n, bool int_acc, const double *v, int64_t cnt,
-                             double *res)
+static tc_status empty_error(ref_ctx *c, const gnode *n)
+{
+    return diag_set(c->d, TC_ERR_INVALID_ARG, n->loc, "%s of an empty dimension", ref_op_name(n->op));
+}
+
+/* One output value from a gathered list of integers, for the ops with an
+ * integer meaning (int_list_op); wrapping through uint64, which C defines. */
+static tc_status reduce_list_int(ref_ctx *c, const gnode *n, const int64_t *v, int64_t cnt,
+                                 int64_t *res)
 {
     switch (n->op) {
-    case OP_sum:
-        if (int_acc) {
-            uint64_t s = 0;
-            for (int64_t i = 0; i < cnt; i++)
-                s += (uint64_t)ref_as_i64(v[i]);
-            *res = (double)(int64_t)s;
-        } else {
-            *res = sum_f64(v, cnt);
-        }
+    case OP_sum: {
+        uint64_t s = 0;
+        for (int64_t i = 0; i < cnt; i++)
+            s += (uint64_t)v[i];
+        *res = (int64_t)s;
         return TC_OK;
-    case OP_prod:
-        if (int_acc) {
-            uint64_t p = 1;
-            for (int64_t i = 0; i < cnt; i++)
-                p *= (uint64_t)ref_as_i64(v[i]);
-            *res = (double)(int64_t)p;
-        } else {
-            double p = 1;
-            for (int64_t i = 0; i < cnt; i++)
-                p *= v[i];
-            *res = p;
-        }
+    }
+    case OP_prod: {
+        uint64_t p = 1;
+        for (int64_t i = 0; i < cnt; i++)
+            p *= (uint64_t)v[i];
+        *res = (int64_t)p;
         return TC_OK;
+    }
+    default: { /* max min argmax argmin: the first extreme */
+        if (cnt == 0)
+            return empty_error(c, n);
+        bool hi = n->op == OP_rmax || n->op == OP_argmax;
+        int64_t best = 0;
+        for (int64_t i = 1; i < cnt; i++)
+            if (hi ? v[i] > v[best] : v[i] < v[best])
+                best = i;
+        *res = (n->op == OP_argmax || n->op == OP_argmin) ? best : v[best];
+        return TC_OK;
+    }
+    }
+}
+
+static bool int_list_op(op_id op)
+{
+    return op == OP_sum || op == OP_prod || op == OP_rmax || op == OP_rmin || op == OP_argmax ||
+           op == OP_argmin;
+}
+
+/* One output value from the gathered list of floats. */
+static tc_status reduce_list(ref_ctx *c, const gnode *n, const double *v, int64_t cnt, double *res)
+{
+    switch (n->op) {
+    case OP_sum: *res = sum_f64(v, cnt); return TC_OK;
+    case OP_prod: {
+        double p = 1;
+        for (int64_t i = 0; i < cnt; i++)
+            p *= v[i];
+        *res = p;
+        return TC_OK;
+    }
     case OP_mean: *res = mean_f64(v, cnt); return TC_OK;
     case OP_var: *res = var_f64(v, cnt, n->a.red.correction); return TC_OK;
     case OP_std: *res = sqrt(var_f64(v, cnt, n->a.red.correction)); return TC_OK;
@@ -118,8 +147,7 @@ static tc_status reduce_list(ref_ctx *c, const gnode *n, bool int_acc, const dou
     case OP_argmax:
     case OP_argmin: {
         if (cnt == 0)
-            return diag_set(c->d, TC_ERR_INVALID_ARG, n->loc, "%s of an empty dimension",
-                            ref_op_name(n->op));
+            return empty_error(c, n);
         int sign = (n->op == OP_rmax || n->op == OP_argmax) ? 1 : -1;
         int64_t k = arg_extreme(v, cnt, sign);
         *res = (n->op == OP_argmax || n->op == OP_argmin) ? (double)k : v[k];
@@ -182,11 +210,15 @@ tc_status ref_eval_reduce(ref_ctx *c, const gnode *n, const ref_tensor *const *i
     if (nkept == 0)
         return TC_OK;
 
-    /* nkept > 0 here, so nred <= numel(x), which the driver bounded. */
-    double *list = malloc(sizeof(double) * (size_t)(nred > 0 ? nred : 1));
-    if (!list)
+    /* nkept > 0 here, so nred <= numel(x), which the driver bounded.  An
+     * integer input reduced by an op with an integer meaning gathers int64s;
+     * anything else (mean, var, ..., and all floats) doubles. */
+    bool int_acc = ref_is_int(x->dtype) && int_list_op(n->op);
+    size_t cnt = (size_t)(nred > 0 ? nred : 1);
+    double *list = int_acc ? NULL : malloc(sizeof(double) * cnt);
+    int64_t *ilist = int_acc ? malloc(sizeof(int64_t) * cnt) : NULL;
+    if (!list && !ilist)
         return diag_set(c->d, TC_ERR_NOMEM, n->loc, "out of memory in the reference interpreter");
-    bool int_acc = (dtype_is_int(x->dtype) || x->dtype == TC_BOOL) && dtype_is_int(n->dtype);
 
     int64_t kidx[TC_MAX_RANK] = {0};
     tc_status st = TC_OK;
@@ -195,15 +227,32 @@ tc_status ref_eval_reduce(ref_ctx *c, const gnode *n, const ref_tensor *const *i
         for (int64_t r = 0; r < nred; r++) {
             for (int k = 0, j = 0; k < rank; k++)
                 full[k] = red[k] ? ridx[j++] : kidx[k];
-            list[r] = x->data[ref_flat(rank, x->shape, full)];
+            int64_t at = ref_flat(rank, x->shape, full);
+            if (int_acc)
+                ilist[r] = x->idata[at];
+            else
+                list[r] = ref_getf(x, at);
             ref_next_index(naxes, rshape, ridx);
         }
-        double v = 0;
-        if ((st = reduce_list(c, n, int_acc, list, nred, &v)) != TC_OK)
-            break;
-        out->data[o] = dtype_round(n->dtype, v);
+        if (int_acc) {
+            int64_t v = 0;
+            if ((st = reduce_list_int(c, n, ilist, nred, &v)) != TC_OK)
+                break;
+            ref_seti(out, o, v);
+        } else if (n->op == OP_argmax || n->op == OP_argmin) {
+            double v = 0; /* an index: exact as an integer */
+            if ((st = reduce_list(c, n, list, nred, &v)) != TC_OK)
+                break;
+            ref_seti(out, o, (int64_t)v);
+        } else {
+            double v = 0;
+            if ((st = reduce_list(c, n, list, nred, &v)) != TC_OK)
+                break;
+            ref_setf(out, o, v);
+        }
         ref_next_index(rank, kshape, kidx);
     }
     free(list);
+    free(ilist);
     return st;
 }

@@ -77,7 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         memcmp(a.shape, b.shape, sizeof a.shape[0] * (size_t)a.rank) != 0)
         finding("round trip changed the dtype or shape");
     int64_t n = ref_numel(&a);
-    if (n > 0 && memcmp(a.data, b.data, (size_t)n * sizeof *a.data) != 0)
+    if (n > 0 && (a.idata ? memcmp(a.idata, b.idata, (size_t)n * sizeof *a.idata)
+                          : memcmp(a.data, b.data, (size_t)n * sizeof *a.data)) != 0)
         finding("round trip changed a value");
     ref_free(&a);
     ref_free(&b);
