@@ -618,6 +618,33 @@ if [ -f "$fake" ]; then
     expect "scalar reductions through NVRTC on the fake driver" 0
 fi
 
+# --- integers exactly (issue 11): i64 near INT64_MAX through .npy, the interpreter, printing, --check
+if [ -n "$py" ]; then
+    "$py" -c "import numpy as np
+m = np.iinfo(np.int64).max
+np.save('$tmp/i64.npy', np.array([m, -m - 1] + [m - k for k in range(1, 513)], np.int64))
+np.save('$tmp/i64s.npy', np.array([m - 1, m, 1], np.int64))"
+    t run ints.tc --device=cpu --input x="$tmp/i64.npy" --output y="$tmp/i64y.npy" \
+        --output up="$tmp/i64up.npy"
+    expect "i64 round trip" 0
+    check "i64 round trip: the same bytes" cmp -s "$tmp/i64.npy" "$tmp/i64y.npy"
+    pycheck "i64 + 1 wraps, exactly" "x = np.load('i64.npy'); u = np.load('i64up.npy')
+assert u.dtype == np.int64 and (u == x + 1).all() and u[0] == -2**63 and u[1] == -2**63 + 1, u[:4]"
+    t run ints.tc --device=cpu --input x="$tmp/i64s.npy"
+    want=$'y: i64[3]\n[9223372036854775806 9223372036854775807                   1]\n'
+    want+=$'up: i64[3]\n[ 9223372036854775807 -9223372036854775808                    2]\n'
+    want+=$'s: i64\n-2\ntop: i64\n9223372036854775807\nat: i64\n1'
+    # the whole output: i64 printed exactly, + 1 and sum wrap, max and argmax exact
+    check "i64 printed exactly" [ "$out" = "$want" ]
+    if [ -f "$fake" ]; then # the fake kernels leave 0xff bytes: -1 where INT64_MAX - 1 is right
+        TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$tmp/cache \
+            t run ints.tc --device=cuda --check --input x="$tmp/i64s.npy"
+        expect_err "--check compares integers exactly" 1 "output 'y' differs from the reference interpreter at [0]: got -1, want 9223372036854775806 (integers must be equal)"
+    fi
+else
+    skip=$((skip + 1))
+fi
+
 if [ "$skip" -gt 0 ]; then echo "($skip skipped: no python3 with NumPy)"; fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -100,18 +100,11 @@ static blob get_file(const char *path)
 
 static ref_tensor tensor(tc_dtype dt, int rank, const int64_t *shape, const double *vals)
 {
-    ref_tensor t = {0};
-    t.dtype = dt;
-    t.rank = rank;
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++) {
-        t.shape[i] = shape[i];
-        n *= shape[i];
-    }
-    t.data = calloc((size_t)(n ? n : 1), sizeof(double));
-    assert_non_null(t.data);
-    if (vals)
-        memcpy(t.data, vals, (size_t)n * sizeof(double));
+    ref_tensor t;
+    assert_true(ref_alloc(&t, dt, rank, shape));
+    int64_t n = ref_numel(&t);
+    for (int64_t i = 0; vals && i < n; i++)
+        ref_setf(&t, i, vals[i]); /* integral values for integer dtypes: exact */
     return t;
 }
 
@@ -156,28 +149,28 @@ static void test_write_like_numpy(void **state)
     t = tensor(TC_F32, 1, (int64_t[]){2}, (double[]){1.5, -2.0});
     check_write_matches(&t, make_npy(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
                                      128, f4_data, sizeof f4_data));
-    free(t.data);
+    ref_free(&t);
     t = tensor(TC_F64, 0, NULL, (double[]){3.0});
     check_write_matches(&t, make_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
                                      128, f8_data, sizeof f8_data));
-    free(t.data);
+    ref_free(&t);
     t = tensor(TC_I32, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6});
     check_write_matches(&t, make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }",
                                      128, i4_data, sizeof i4_data));
-    free(t.data);
+    ref_free(&t);
     t = tensor(TC_BOOL, 1, (int64_t[]){3}, (double[]){1, 0, 1});
     check_write_matches(&t, make_npy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }",
                                      128, b1_data, sizeof b1_data));
-    free(t.data);
+    ref_free(&t);
     /* f16: values are rounded on the way out exactly as numpy's astype does */
     t = tensor(TC_F16, 1, (int64_t[]){4}, (double[]){0.1, 65504, 1e-7, -INFINITY});
     check_write_matches(&t, make_npy(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }",
                                      128, f2_data, sizeof f2_data));
-    free(t.data);
+    ref_free(&t);
     t = tensor(TC_I64, 2, (int64_t[]){0, 3}, NULL);
     check_write_matches(&t, make_npy(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (0, 3), }",
                                      128, NULL, 0));
-    free(t.data);
+    ref_free(&t);
 }
 
 static void read_blob(blob b, ref_tensor *t, tc_status want)
@@ -204,30 +197,30 @@ static void test_read_numpy_files(void **state)
     assert_int_equal(t.shape[0], 2);
     assert_int_equal(t.shape[1], 3);
     for (int i = 0; i < 6; i++)
-        assert_true(t.data[i] == i + 1);
-    free(t.data);
+        assert_true(ref_getf(&t, i) == i + 1);
+    ref_free(&t);
 
     read_blob(make_npy(1, "{'descr': '<f2', 'fortran_order': False, 'shape': (4,), }", 128,
                        f2_data, sizeof f2_data), &t, TC_OK);
     assert_int_equal(t.dtype, TC_F16);
-    assert_true(t.data[0] == 0.0999755859375);   /* the f16 nearest 0.1 */
-    assert_true(t.data[1] == 65504);
-    assert_true(t.data[2] == ldexp(1, -23));      /* subnormal 2 * 2^-24 */
-    assert_true(isinf(t.data[3]) && t.data[3] < 0);
-    free(t.data);
+    assert_true(ref_getf(&t, 0) == 0.0999755859375);   /* the f16 nearest 0.1 */
+    assert_true(ref_getf(&t, 1) == 65504);
+    assert_true(ref_getf(&t, 2) == ldexp(1, -23));      /* subnormal 2 * 2^-24 */
+    assert_true(isinf(ref_getf(&t, 3)) && ref_getf(&t, 3) < 0);
+    ref_free(&t);
 
     read_blob(make_npy(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (), }", 128,
                        f8_data, sizeof f8_data), &t, TC_OK);
     assert_int_equal(t.dtype, TC_F64);
     assert_int_equal(t.rank, 0);
-    assert_true(t.data[0] == 3.0);
-    free(t.data);
+    assert_true(ref_getf(&t, 0) == 3.0);
+    ref_free(&t);
 
     read_blob(make_npy(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }", 128,
                        b1_data, sizeof b1_data), &t, TC_OK);
     assert_int_equal(t.dtype, TC_BOOL);
-    assert_true(t.data[0] == 1 && t.data[1] == 0 && t.data[2] == 1);
-    free(t.data);
+    assert_true(ref_getf(&t, 0) == 1 && ref_getf(&t, 1) == 0 && ref_getf(&t, 2) == 1);
+    ref_free(&t);
 
     read_blob(make_npy(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (0, 3), }", 128,
                        NULL, 0), &t, TC_OK);
@@ -235,20 +228,21 @@ static void test_read_numpy_files(void **state)
     assert_int_equal(t.rank, 2);
     assert_int_equal(t.shape[0], 0);
     assert_int_equal(t.shape[1], 3);
-    assert_non_null(t.data);
-    free(t.data);
+    assert_non_null(t.idata); /* the int64 lane, even when empty */
+    assert_null(t.data);
+    ref_free(&t);
 
     /* versions 2.0 and 3.0 have a 4-byte header length */
     read_blob(make_npy(2, "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", 128,
                        i8_data, sizeof i8_data), &t, TC_OK);
     assert_int_equal(t.dtype, TC_I64);
-    assert_true(t.data[0] == 7 && t.data[1] == -8);
-    free(t.data);
+    assert_true(ref_getf(&t, 0) == 7 && ref_getf(&t, 1) == -8);
+    ref_free(&t);
     read_blob(make_npy(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", 128,
                        f4q_data, sizeof f4q_data), &t, TC_OK);
     assert_int_equal(t.dtype, TC_F32);
-    assert_true(t.data[0] == 0.25);
-    free(t.data);
+    assert_true(ref_getf(&t, 0) == 0.25);
+    ref_free(&t);
 }
 
 /* Harmless spellings other writers produce are accepted. */
@@ -265,8 +259,8 @@ static void test_read_header_variations(void **state)
         read_blob(make_npy(1, dicts[i], 128, f4_data, sizeof f4_data), &t, TC_OK);
         assert_int_equal(t.rank, 1);
         assert_int_equal(t.shape[0], 2);
-        assert_true(t.data[0] == 1.5 && t.data[1] == -2.0);
-        free(t.data);
+        assert_true(ref_getf(&t, 0) == 1.5 && ref_getf(&t, 1) == -2.0);
+        ref_free(&t);
     }
 }
 
@@ -288,14 +282,14 @@ static void round_trip(tc_dtype dt, int rank, const int64_t *shape, const double
     for (int i = 0; i < rank; i++)
         assert_int_equal(r.shape[i], shape[i]);
     for (int64_t i = 0; i < numel(&t); i++) {
-        if (isnan(t.data[i]))
-            assert_true(isnan(r.data[i]));
-        else if (t.data[i] != r.data[i] || signbit(t.data[i]) != signbit(r.data[i]))
+        if (isnan(ref_getf(&t, i)))
+            assert_true(isnan(ref_getf(&r, i)));
+        else if (ref_getf(&t, i) != ref_getf(&r, i) || signbit(ref_getf(&t, i)) != signbit(ref_getf(&r, i)))
             fail_msg("%s element %lld: wrote %.17g, read %.17g", dtype_name(dt),
-                     (long long)i, t.data[i], r.data[i]);
+                     (long long)i, ref_getf(&t, i), ref_getf(&r, i));
     }
-    free(t.data);
-    free(r.data);
+    ref_free(&t);
+    ref_free(&r);
     /* the temporary file was renamed away */
     char tmp[160];
     snprintf(tmp, sizeof tmp, "%s.tmp", p);
@@ -329,6 +323,42 @@ static void test_round_trip_every_dtype(void **state)
     round_trip(TC_F32, 8, (int64_t[]){1, 1, 1, 1, 1, 1, 1, 1}, (double[]){2.5}, TC_F32);
 }
 
+/* i64 in the int64 lane, exactly: INT64_MAX, INT64_MIN and INT64_MAX - 1 ..
+ * INT64_MAX - 512 (no double holds them) are read from numpy's bytes and
+ * written back byte for byte (issue 11: they came back as INT64_MIN). */
+static void test_i64_exact(void **state)
+{
+    (void)state;
+    enum { N = 514 };
+    int64_t v[N];
+    unsigned char bytes[N * 8];
+    v[0] = INT64_MAX;
+    v[1] = INT64_MIN;
+    for (int i = 2; i < N; i++)
+        v[i] = INT64_MAX - (i - 1);
+    for (int i = 0; i < N; i++)
+        for (int b = 0; b < 8; b++)
+            bytes[i * 8 + b] = (unsigned char)((uint64_t)v[i] >> (8 * b));
+    ref_tensor t;
+    read_blob(make_npy(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (514,), }", 128,
+                       bytes, sizeof bytes), &t, TC_OK);
+    assert_int_equal(t.dtype, TC_I64);
+    assert_null(t.data);
+    for (int i = 0; i < N; i++)
+        if (t.idata[i] != v[i])
+            fail_msg("element %d read as %lld, want %lld", i, (long long)t.idata[i], (long long)v[i]);
+    check_write_matches(&t, make_npy(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (514,), }",
+                                     128, bytes, sizeof bytes));
+    ref_free(&t);
+    /* i32 wraps on the way out, as a store does */
+    assert_true(ref_alloc(&t, TC_I32, 1, (int64_t[]){2}));
+    t.idata[0] = INT32_MIN;
+    t.idata[1] = (int64_t)1 << 32 | 5;
+    check_write_matches(&t, make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }",
+                                     128, (const unsigned char[]){0, 0, 0, 0x80, 5, 0, 0, 0}, 8));
+    ref_free(&t);
+}
+
 /* Every f16 bit pattern survives read then write unchanged (NaNs stay NaN). */
 static void test_f16_all_bits(void **state)
 {
@@ -359,7 +389,7 @@ static void test_f16_all_bits(void **state)
             fail_msg("f16 bits 0x%04x came back as 0x%04x", i, v);
     }
     free(got);
-    free(t.data);
+    ref_free(&t);
     diag_release(&d);
 }
 
@@ -375,10 +405,10 @@ static void test_f16_rounding(void **state)
     assert_int_equal(npy_write(p, &t, &d), TC_OK);
     assert_int_equal(npy_read(p, &r, &d), TC_OK);
     for (int i = 0; i < 6; i++)
-        if (r.data[i] != want[i])
-            fail_msg("f16(%.17g) = %.17g, want %.17g", in[i], r.data[i], want[i]);
-    free(t.data);
-    free(r.data);
+        if (ref_getf(&r, i) != want[i])
+            fail_msg("f16(%.17g) = %.17g, want %.17g", in[i], ref_getf(&r, i), want[i]);
+    ref_free(&t);
+    ref_free(&r);
     diag_release(&d);
 }
 
@@ -401,6 +431,7 @@ static void refuse(const void *bytes, size_t n, tc_status st, const char *want)
     if (!strstr(d.msg, want) || !strstr(d.msg, p))
         fail_msg("message '%s' lacks '%s' or the file name", d.msg, want);
     assert_null(t.data);
+    assert_null(t.idata);
     diag_release(&d);
 }
 
@@ -469,7 +500,7 @@ static void test_truncated_and_oversized(void **state)
     ref_tensor t;
     read_blob(b, &t, TC_OK);
     assert_int_equal(t.shape[1], 0);
-    free(t.data);
+    ref_free(&t);
 }
 
 static void test_io_errors(void **state)
@@ -491,7 +522,7 @@ static void test_io_errors(void **state)
     w.dtype = TC_DT_NONE;
     assert_int_equal(npy_write(tmp_path("y.npy"), &w, &d), TC_ERR_INVALID_ARG);
     assert_int_not_equal(access(tmp_path("y.npy"), F_OK), 0);
-    free(w.data);
+    ref_free(&w);
     diag_release(&d);
 }
 
@@ -539,7 +570,7 @@ static void test_outputs_all_or_nothing(void **state)
     while ((de = readdir(dir)))
         assert_null(strstr(de->d_name, "tensorc-out"));
     closedir(dir);
-    free(w.data);
+    ref_free(&w);
     diag_release(&d);
 }
 
@@ -547,6 +578,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_like_numpy),
+        cmocka_unit_test(test_i64_exact),
         cmocka_unit_test(test_outputs_all_or_nothing),
         cmocka_unit_test(test_read_numpy_files),
         cmocka_unit_test(test_read_header_variations),

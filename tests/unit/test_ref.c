@@ -202,7 +202,20 @@ static ref_tensor tens(tc_dtype dt, int rank, const int64_t *shape, const double
     assert_true(ref_alloc(&t, dt, rank, shape));
     int64_t n = ref_numel(&t);
     for (int64_t i = 0; i < n; i++)
-        t.data[i] = v[i];
+        ref_setf(&t, i, v[i]); /* integral values for integer dtypes: exact */
+    return t;
+}
+
+/* An integer tensor from exact int64 values (most i64 have no double). */
+static ref_tensor tens_i(tc_dtype dt, int rank, const int64_t *shape, const int64_t *v)
+{
+    ref_tensor t;
+    assert_true(ref_alloc(&t, dt, rank, shape));
+    assert_non_null(t.idata);
+    assert_null(t.data);
+    int64_t n = ref_numel(&t);
+    for (int64_t i = 0; i < n; i++)
+        t.idata[i] = v[i];
     return t;
 }
 
@@ -244,7 +257,7 @@ static void expect_vals(const ref_tensor *t, int n, const double *want, double r
 {
     assert_int_equal(ref_numel(t), n);
     for (int i = 0; i < n; i++) {
-        double got = t->data[i], w = want[i];
+        double got = ref_getf(t, i), w = want[i];
         bool ok;
         if (isnan(w))
             ok = isnan(got);
@@ -257,6 +270,18 @@ static void expect_vals(const ref_tensor *t, int n, const double *want, double r
         if (!ok)
             fail_msg("%s: element %d is %.17g, expected %.17g", what, i, got, w);
     }
+}
+
+/* An integer result, exactly: from the int64 lane, the double one absent. */
+static void expect_ints(const ref_tensor *t, int n, const int64_t *want, const char *what)
+{
+    assert_int_equal(ref_numel(t), n);
+    assert_non_null(t->idata);
+    assert_null(t->data);
+    for (int i = 0; i < n; i++)
+        if (t->idata[i] != want[i])
+            fail_msg("%s: element %d is %lld, expected %lld", what, i, (long long)t->idata[i],
+                     (long long)want[i]);
 }
 
 static void expect_shape(const ref_tensor *t, tc_dtype dt, int rank, const int64_t *shape)
@@ -638,11 +663,178 @@ static void test_cast_saturates(void **state)
     assert_int_equal(run(g, NULL, 0, args, out), TC_OK);
     expect_vals(&out[0], 7, DV(0, 2147483647, -2147483648.0, 2147483647, -2147483648.0, 2147483647, -2),
                 0, "f32 -> i32");
-    double top = nextafter(9223372036854775808.0, 0); /* until integers are exact: 2^63 - 1024 */
-    expect_vals(&out[1], 7, DV(0, top, -9223372036854775808.0, 3e9, -3e9, top, -2), 0, "f32 -> i64");
+    expect_ints(&out[1], 7, I64(0, INT64_MAX, INT64_MIN, 3000000000, -3000000000, INT64_MAX, -2),
+                "f32 -> i64");
     expect_vals(&out[2], 2, DV(-1294967296, 1294967296), 0, "i64 -> i32 wraps");
     free_all(out, 3);
     free_all(args, 2);
+}
+
+/* --- integers carried exactly (issue 11: i64 near INT64_MAX came back as
+ * INT64_MIN when values were doubles) -------------------------------------- */
+
+/* INT64_MAX, INT64_MIN and INT64_MAX - 1 .. INT64_MAX - 512 (none of which but
+ * the ends has a double) through the input, a copy, x + 0, max, a view and a
+ * concat: every one unchanged. */
+static void test_i64_near_max_round_trip(void **state)
+{
+    G *g = *state;
+    enum { N = 514 };
+    int64_t v[N];
+    v[0] = INT64_MAX;
+    v[1] = INT64_MIN;
+    for (int i = 2; i < N; i++)
+        v[i] = INT64_MAX - (i - 1);
+    gnode *x = cinput(g, "x", TC_I64, 1, I64(N));
+    output(g, "x", x);
+    output(g, "copy", op1(g, OP_copy, TC_I64, x));
+    output(g, "plus0", op2(g, OP_add, TC_I64, x, cnst_i(g, TC_I64, 0)));
+    output(g, "max", op2(g, OP_max, TC_I64, x, cnst_i(g, TC_I64, INT64_MIN)));
+    output(g, "min", op2(g, OP_min, TC_I64, x, cnst_i(g, TC_I64, INT64_MAX)));
+    gnode *lo = cview(g, x, 1, I64(N / 2), I64(1), 0), *hi = cview(g, x, 1, I64(N / 2), I64(1), N / 2);
+    gnode *cat = node(g, OP_concat, TC_I64, 1, cshape(g, 1, I64(N)), (gnode *[]){lo, hi}, 2);
+    cat->a.axis = 0;
+    output(g, "cat", cat);
+    output(g, "i64", op1(g, OP_cast, TC_I64, op1(g, OP_cast, TC_I32, x))); /* wraps, both ways */
+    ref_tensor args[1] = {tens_i(TC_I64, 1, I64(N), v)};
+    ref_tensor out[7];
+    assert_int_equal(run(g, NULL, 0, args, out), TC_OK);
+    const char *what[6] = {"input", "copy", "x + 0", "max", "min", "concat"};
+    for (int k = 0; k < 6; k++) {
+        expect_shape(&out[k], TC_I64, 1, I64(N));
+        expect_ints(&out[k], N, v, what[k]);
+    }
+    int64_t low[N]; /* the low 32 bits, sign-extended */
+    for (int i = 0; i < N; i++)
+        low[i] = (int32_t)(uint32_t)(uint64_t)v[i];
+    assert_int_equal(low[0], -1);
+    expect_ints(&out[6], N, low, "i64 -> i32 -> i64");
+    free_all(out, 7);
+    free_all(args, 1);
+}
+
+static void test_i64_overflow_wraps(void **state)
+{
+    G *g = *state;
+    gnode *x = cinput(g, "x", TC_I64, 1, I64(3));
+    output(g, "add", op2(g, OP_add, TC_I64, x, cnst_i(g, TC_I64, 1)));
+    output(g, "sub", op2(g, OP_sub, TC_I64, x, cnst_i(g, TC_I64, 1)));
+    output(g, "mul", op2(g, OP_mul, TC_I64, x, cnst_i(g, TC_I64, 2)));
+    output(g, "neg", op1(g, OP_neg, TC_I64, x));
+    output(g, "abs", op1(g, OP_abs, TC_I64, x));
+    output(g, "eq", op2(g, OP_eq, TC_BOOL, x, cnst_i(g, TC_I64, INT64_MAX - 1)));
+    output(g, "lt", op2(g, OP_lt, TC_BOOL, x, cnst_i(g, TC_I64, INT64_MAX)));
+    output(g, "clamp", opn(g, OP_clamp, TC_I64, 3,
+                           (gnode *[]){x, cnst_i(g, TC_I64, INT64_MIN + 1), cnst_i(g, TC_I64, INT64_MAX - 1)}));
+    ref_tensor args[1] = {tens_i(TC_I64, 1, I64(3), I64(INT64_MAX, INT64_MIN, INT64_MAX - 1))};
+    ref_tensor out[8];
+    assert_int_equal(run(g, NULL, 0, args, out), TC_OK);
+    expect_ints(&out[0], 3, I64(INT64_MIN, INT64_MIN + 1, INT64_MAX), "i64 + 1");
+    expect_ints(&out[1], 3, I64(INT64_MAX - 1, INT64_MAX, INT64_MAX - 2), "i64 - 1");
+    expect_ints(&out[2], 3, I64(-2, 0, -4), "i64 * 2");
+    expect_ints(&out[3], 3, I64(INT64_MIN + 1, INT64_MIN, INT64_MIN + 2), "-i64");
+    expect_ints(&out[4], 3, I64(INT64_MAX, INT64_MIN, INT64_MAX - 1), "abs i64");
+    /* as doubles all three would be -2^63 or 2^63, and equal */
+    expect_ints(&out[5], 3, I64(0, 0, 1), "i64 == INT64_MAX - 1");
+    expect_ints(&out[6], 3, I64(0, 1, 1), "i64 < INT64_MAX");
+    expect_ints(&out[7], 3, I64(INT64_MAX - 1, INT64_MIN + 1, INT64_MAX - 1), "clamp i64");
+    free_all(out, 8);
+    free_all(args, 1);
+}
+
+static void test_i64_reductions_exact(void **state)
+{
+    G *g = *state;
+    gnode *x = cinput(g, "x", TC_I64, 2, I64(2, 3));
+    gnode *b = cinput(g, "b", TC_BOOL, 1, I64(3));
+    output(g, "sum", reduce(g, OP_sum, TC_I64, x, 1, (const int[]){1}, false, 0));
+    output(g, "max", reduce(g, OP_rmax, TC_I64, x, 1, (const int[]){1}, false, 0));
+    output(g, "argmax", reduce(g, OP_argmax, TC_I64, x, 1, (const int[]){1}, false, 0));
+    output(g, "argmin", reduce(g, OP_argmin, TC_I64, x, 1, (const int[]){1}, false, 0));
+    output(g, "prod", reduce(g, OP_prod, TC_I64, x, 1, (const int[]){1}, false, 0));
+    output(g, "count", reduce(g, OP_sum, TC_I64, b, 1, (const int[]){0}, false, 0));
+    ref_tensor args[2] = {tens_i(TC_I64, 2, I64(2, 3),
+                                 I64(INT64_MAX - 1, INT64_MAX, 1,   /* sums wrap */
+                                     INT64_MIN + 1, INT64_MIN, -1)),
+                          tens_i(TC_BOOL, 1, I64(3), I64(1, 0, 1))};
+    ref_tensor out[6];
+    assert_int_equal(run(g, NULL, 0, args, out), TC_OK);
+    /* (2^63 - 2) + (2^63 - 1) + 1 = 2^64 - 2 = -2; (-2^63 + 1) - 2^63 - 1 = -2^64 = 0 */
+    expect_ints(&out[0], 2, I64(-2, 0), "i64 sum wraps");
+    expect_ints(&out[1], 2, I64(INT64_MAX, -1), "i64 max");
+    expect_ints(&out[2], 2, I64(1, 2), "i64 argmax (INT64_MAX - 1 and INT64_MAX are one double)");
+    expect_ints(&out[3], 2, I64(2, 1), "i64 argmin");
+    /* (2^63 - 2)(2^63 - 1) = 2^126 - 3 * 2^63 + 2 = 2^63 + 2 mod 2^64;
+     * (1 - 2^63)(-2^63)(-1) = 2^63 - 2^126 = 2^63 mod 2^64 */
+    expect_ints(&out[4], 2, I64(INT64_MIN + 2, INT64_MIN), "i64 prod wraps");
+    expect_ints(&out[5], 1, I64(2), "sum of bool");
+    free_all(out, 6);
+    free_all(args, 2);
+}
+
+/* i64 and i32 to f32/f64 round once to nearest even (as the kernels' cvt.rn),
+ * and back saturate (cvt.rzi): INT64_MAX -> 2^63 -> INT64_MAX. */
+static void test_int_float_casts_both_ways(void **state)
+{
+    G *g = *state;
+    gnode *i = cinput(g, "i", TC_I64, 1, I64(4));
+    gnode *j = cinput(g, "j", TC_I32, 1, I64(3));
+    gnode *f32 = op1(g, OP_cast, TC_F32, i), *f64 = op1(g, OP_cast, TC_F64, i);
+    gnode *j32 = op1(g, OP_cast, TC_F32, j), *j64 = op1(g, OP_cast, TC_F64, j);
+    output(g, "f32", f32);
+    output(g, "f64", f64);
+    output(g, "back32", op1(g, OP_cast, TC_I64, f32));
+    output(g, "back64", op1(g, OP_cast, TC_I64, f64));
+    output(g, "jf32", j32);
+    output(g, "jback32", op1(g, OP_cast, TC_I32, j32));
+    output(g, "jback64", op1(g, OP_cast, TC_I32, j64));
+    /* 2^60 + 2^36 + 1: in one rounding to f32 (24 bits) above the tie, so up
+     * to 2^60 + 2^37; through a double it would first lose the 1 and tie to
+     * even, 2^60. */
+    int64_t odd = ((int64_t)1 << 60) + ((int64_t)1 << 36) + 1;
+    ref_tensor args[2] = {tens_i(TC_I64, 1, I64(4), I64(INT64_MAX, INT64_MIN, odd, INT64_MAX - 512)),
+                          tens_i(TC_I32, 1, I64(3), I64(INT32_MAX, INT32_MIN, 16777217))};
+    ref_tensor out[7];
+    assert_int_equal(run(g, NULL, 0, args, out), TC_OK);
+    double p63 = 9223372036854775808.0, p60 = 1152921504606846976.0;
+    expect_vals(&out[0], 4, DV(p63, -p63, p60 + 137438953472.0, p63), 0, "i64 -> f32");
+    /* 2^63 - 513 is nearer 2^63 - 1024 (doubles there are 1024 apart) */
+    expect_vals(&out[1], 4, DV(p63, -p63, p60 + 68719476736.0, p63 - 1024), 0, "i64 -> f64");
+    int64_t up = ((int64_t)1 << 60) + ((int64_t)1 << 37), mid = ((int64_t)1 << 60) + ((int64_t)1 << 36);
+    expect_ints(&out[2], 4, I64(INT64_MAX, INT64_MIN, up, INT64_MAX), "i64 -> f32 -> i64 saturates");
+    expect_ints(&out[3], 4, I64(INT64_MAX, INT64_MIN, mid, INT64_MAX - 1023),
+                "i64 -> f64 -> i64 saturates");
+    expect_vals(&out[4], 3, DV(2147483648.0, -2147483648.0, 16777216), 0, "i32 -> f32");
+    expect_ints(&out[5], 3, I64(INT32_MAX, INT32_MIN, 16777216), "i32 -> f32 -> i32 saturates");
+    expect_ints(&out[6], 3, I64(INT32_MAX, INT32_MIN, 16777217), "i32 -> f64 -> i32 exact");
+    free_all(out, 7);
+    free_all(args, 2);
+}
+
+/* ref_setf/ref_seti convert as a cast: the lane follows the dtype. */
+static void test_lanes(void **state)
+{
+    (void)state;
+    ref_tensor t;
+    assert_true(ref_alloc(&t, TC_I64, 1, I64(4)));
+    assert_null(t.data);
+    ref_setf(&t, 0, 1e30);
+    ref_setf(&t, 1, NAN);
+    ref_setf(&t, 2, -2.9);
+    ref_seti(&t, 3, INT64_MAX);
+    expect_ints(&t, 4, I64(INT64_MAX, 0, -2, INT64_MAX), "i64 lane");
+    assert_true(ref_getf(&t, 3) == 9223372036854775808.0);
+    ref_free(&t);
+    assert_true(ref_alloc(&t, TC_BOOL, 0, NULL));
+    ref_setf(&t, 0, NAN); /* NaN is true */
+    assert_int_equal(ref_geti(&t, 0), 1);
+    ref_free(&t);
+    assert_true(ref_alloc(&t, TC_F32, 1, I64(1)));
+    assert_null(t.idata);
+    ref_seti(&t, 0, INT64_MAX);
+    assert_true(t.data[0] == 9223372036854775808.0);
+    assert_int_equal(ref_geti(&t, 0), INT64_MAX);
+    ref_free(&t);
 }
 
 /* --- cast ---------------------------------------------------------------------------- */
@@ -923,6 +1115,7 @@ static void test_empty_max_is_an_error(void **state)
         assert_string_equal(g->d.brief, msgs[i]);
         assert_int_equal(g->d.loc.line, r->id + 1);
         assert_null(out[0].data);
+        assert_null(out[0].idata);
         free_all(args, 1);
         teardown((void **)&g);
     }
@@ -996,6 +1189,7 @@ static void test_view_out_of_bounds_is_internal(void **state)
     assert_int_equal(ref_run(g->f, NULL, 0, args, out, &g->d), TC_ERR_INTERNAL);
     assert_non_null(strstr(g->d.msg, "reads element 5"));
     assert_null(out[0].data);
+    assert_null(out[0].idata);
     free_all(args, 1);
 }
 
@@ -1258,6 +1452,7 @@ static void test_size_guard(void **state)
     assert_non_null(strstr(g->d.msg, "limit"));
     assert_int_equal(g->d.loc.line, big->id + 1);
     assert_null(out[0].data);
+    assert_null(out[0].idata);
     /* 2^40 * 2^40 overflows int64 */
     tc_dimbind b2[] = {{"N", (int64_t)1 << 40}};
     assert_int_equal(ref_run(g->f, b2, 1, NULL, out, &g->d), TC_ERR_INVALID_ARG);
@@ -1334,6 +1529,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_argument_shape_mismatch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_size_guard, setup, teardown),
         cmocka_unit_test(test_alloc),
+        cmocka_unit_test(test_lanes),
+        cmocka_unit_test_setup_teardown(test_i64_near_max_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_i64_overflow_wraps, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_i64_reductions_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_int_float_casts_both_ways, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
