@@ -7,8 +7,9 @@
  * splitmix64 streams, one per block of BLOCK elements seeded from (seed,
  * tag, block): the values do not depend on the number of threads.
  *
- * Values are made as doubles already rounded to the tensor's dtype
- * (dtype_round), which is what the reference interpreter reads; the device
+ * Values are made already rounded to the tensor's dtype (ref_setf: floats
+ * in the double lane, integers in the int64 lane), which is what the
+ * reference interpreter reads; the device
  * gets the same values as the dtype's bytes, so the two see the same
  * numbers exactly.
  */

@@ -28,7 +28,8 @@
  * the device.  Values with no integer meaning are defined here rather than
  * left undefined as in C: NaN stores as 0 and +-inf saturate to the type's
  * max/min, as PTX's cvt.rzi does (for i64 the max is the largest double
- * below 2^63, since 2^63-1 has no double).  Bool stores (v != 0), so NaN is true.
+ * below 2^63, since 2^63-1 has no double; dtype_f2i, which returns an
+ * int64, gives 2^63-1 itself).  Bool stores (v != 0), so NaN is true.
  */
 #include "dtype.h"
 

@@ -317,6 +317,8 @@ gnode *node_cast(builder *b, gnode *x, tc_dtype dt, bool weak, tc_loc loc)
          * integers saturate as a cast does at run time (dtype_cast) */
         if (!dtype_is_float(x->dtype) && dtype_is_int(dt))
             return node_const_int(b, dt, x->a.cnst.i, weak, loc);
+        if (dtype_is_int(dt)) /* exact: i64(1e30) is 2^63 - 1, which no double holds */
+            return node_const_int(b, dt, dtype_f2i(dt, x->a.cnst.f), weak, loc);
         return node_const(b, dt, dtype_cast(x->dtype, dt, x->a.cnst.f), weak, loc);
     }
     /* Weakness alone is not worth a node: an unchanged dtype keeps x. */

@@ -633,8 +633,9 @@ assert u.dtype == np.int64 and (u == x + 1).all() and u[0] == -2**63 and u[1] ==
     t run ints.tc --device=cpu --input x="$tmp/i64s.npy"
     want=$'y: i64[3]\n[9223372036854775806 9223372036854775807                   1]\n'
     want+=$'up: i64[3]\n[ 9223372036854775807 -9223372036854775808                    2]\n'
-    want+=$'s: i64\n-2\ntop: i64\n9223372036854775807\nat: i64\n1'
-    # the whole output: i64 printed exactly, + 1 and sum wrap, max and argmax exact
+    want+=$'s: i64\n-2\ntop: i64\n9223372036854775807\nat: i64\n1\ncap: i64\n9223372036854775807'
+    # the whole output: i64 printed exactly, + 1 and sum wrap, max and argmax exact,
+    # a constant float cast saturating to the i64 maximum itself
     check "i64 printed exactly" [ "$out" = "$want" ]
     if [ -f "$fake" ]; then # the fake kernels leave 0xff bytes: -1 where INT64_MAX - 1 is right
         TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$tmp/cache \
