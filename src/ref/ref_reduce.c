@@ -11,9 +11,9 @@
  *
  * Semantics follow PyTorch: sum/prod of int/bool accumulate in int64 with
  * wrap, and max/min/argmax/argmin of them compare int64 values (all exact;
- * f64 would drop low bits past 2^53); everything else accumulates in f64.  max/min propagate NaN; argmax/argmin give the first
- * index of the extreme value, and a NaN counts as the extreme (the first NaN
- * wins).  var/std are two-pass (mean, then squared deviations) divided by
+ * f64 would drop low bits past 2^53); everything else accumulates in f64.
+ * max/min propagate NaN; argmax/argmin give the first index of the extreme
+ * value, and a NaN counts as the extreme (the first NaN wins).  var/std are two-pass (mean, then squared deviations) divided by
  * max(n - correction, 0), so 0/0 is NaN and x/0 is inf as in torch.
  * logsumexp shifts by the max; all -inf (or empty) gives -inf, a +inf gives
  * +inf.  Over an empty set: sum 0, prod 1, mean NaN, var NaN, logsumexp
