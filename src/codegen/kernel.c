@@ -749,7 +749,8 @@ static void last_block_only(tc_buf *o, int S)
  * column, and the last block of a column group to finish combines them in
  * slice order and stores (a ticket per group in the workspace, reset by
  * that block).  Workspace: 16 bytes of ticket per group, then per
- * reduction split * rows partials of 16 bytes. */
+ * reduction split * rows partials of 16 bytes (a region per reduction, addressed in bytes: a
+ * 4-byte partial indexed as its own type would overlap the previous reduction's region). */
 /* The index variables of a split column kernel (CV columns a thread) and
  * the limits that bound them: a slice's end (lo + chunk, at most len + S),
  * the reduced loop (r += blockDim.y), a thread's columns (c0 + e, up to a
@@ -819,8 +820,8 @@ static void columns_split(cg *g, tc_buf *o)
         const lnode *r = k->reds[j];
         const char *at = acc_type(g, r);
         buf_printf(o, "    acc%d = tc_col_reduce(acc%d, %s(), (%s *)tc_smem);\n", r->id, r->id, op_name(r), at);
-        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups) + (idx_t)%d * %d * rows;\n", at,
-                   r->id, at, j, S);
+        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
+                   at, r->id, at, j, S);
         buf_printf(o, "    if (threadIdx.y == 0 && active)\n        part%d[slice * rows + row] = acc%d;\n",
                    r->id, r->id);
     }
@@ -946,8 +947,8 @@ static void columns_split_vec(cg *g, tc_buf *o)
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
         const char *at = acc_type(g, r);
-        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups) + (idx_t)%d * %d * rows;\n", at,
-                   r->id, at, j, S);
+        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
+                   at, r->id, at, j, S);
     }
     buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
     for (int j = 0; j < k->nreds; j++) {

@@ -5,7 +5,8 @@
  * disagree about what an op means.
  * Inputs have the node's shape or are rank 0 (graph.h): a rank-0 input is
  * read at element 0 for every output element.  Values are computed in f64 and
- * rounded to the node's dtype on store: f16/bf16 inputs are already rounded
+ * rounded to the node's dtype on store, each operand first rounded to the op's compute type
+ * as the kernels convert it: f16/bf16 inputs are already rounded
  * values, so this is "f32 opmath rounded on store" carried out exactly.
  *
  * Integer nodes whose inputs are all integer or bool take the int64 path
@@ -55,10 +56,17 @@ tc_status ref_eval_pointwise(ref_ctx *c, const gnode *n, const ref_tensor *const
         step[k] = 1;
     }
 
+    /* The kernels convert every operand to the op's compute type first
+     * (lower.c's opdt, f16/bf16 as f32): a weak f64 literal meeting f32
+     * is f32(1e12), an i64 operand of an f32 op is rounded to f32 */
+    tc_dtype cdt = op_table[n->op].rule == TR_BOOL ? graph_promote_inputs(n, 0, n->nin) : n->dtype;
+    if (cdt == TC_F16 || cdt == TC_BF16)
+        cdt = TC_F32;
+    bool round_in = cdt == TC_F32;
     for (int64_t i = 0; i < numel; i++) {
         double v[3] = {0, 0, 0};
         for (int k = 0; k < n->nin; k++)
-            v[k] = in[k]->data[i * step[k]];
+            v[k] = round_in ? dtype_round(cdt, in[k]->data[i * step[k]]) : in[k]->data[i * step[k]];
         if (!int_math) {
             out->data[i] = dtype_round(n->dtype, opeval_f64(n->op, v[0], v[1], v[2]));
             continue;

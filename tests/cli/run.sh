@@ -565,6 +565,19 @@ for k, w in want.items():
     got = np.load('e_%s.npy' % k)
     assert got.tolist() == w, (k, got.tolist(), w)
 "
+    # a weak literal is rounded to the tensor's dtype where it meets it, as the kernels
+    # do: x * 1e12 is f32(x) * f32(1e12) in f32 (the interpreter multiplied by the exact
+    # 1e12, and --check saw i64(x * 1e12) differ from the GPU's)
+    py_make "np.save('wx.npy', np.array([0.7839754819869995, -1.2590655088424683, 1.8016349077224731, 1.3151037693023682], np.float32))
+np.save('wk.npy', np.array([1, 2, 3, 4], np.int32))"
+    t run edges.tc --input x="$tmp/wx.npy" --input k="$tmp/wk.npy" --device=cpu --output wide="$tmp/w_wide.npy"
+    expect "edges: literals rounded where they meet a tensor" 0
+    pycheck "edges: i64(x * 1e12) as f32 arithmetic" "
+x = np.load('wx.npy')
+want = (x * np.float32(1e12)).astype(np.float32).astype(np.int64).tolist()
+got = np.load('w_wide.npy').tolist()
+assert got == want, (got, want)
+"
 fi
 fake=$(dirname "$tc")/tests/libtc-fake-cuda.so
 if [ -f "$fake" ]; then

@@ -8,7 +8,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 tc=$(realpath "${1:-$here/../../build/tensorc}")
 pass=0 fail=0
 run() {
-    if "$tc" run "$here/issue11.tc" --device=cuda --check "$@" >/dev/null; then
+    if "$tc" run "$here/issue11.tc" --device=cuda --random --check "$@" >/dev/null; then
         pass=$((pass + 1))
     else
         fail=$((fail + 1))

@@ -54,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     }
     const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part1 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
+    float *part1 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         acc1[e] = tc_col_reduce(acc1[e], tc_op_sum(), (float *)tc_smem);

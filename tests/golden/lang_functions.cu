@@ -11,7 +11,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -105,7 +105,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -274,9 +274,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_2(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(io_y + i0, 16) &&
             tc_aligned(in_x + i0, 16)) {
             const tc_vec<float, 4> v4 = tc_vload<float, 4>(io_y + i0);  // lang_functions.tc:21
@@ -299,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_2(
             const float t21 = t18 + t20;                                // lang_functions.tc:22
             tc_vstore<float, 4>(io_y + i0, {{t9, t13, t17, t21}});      // lang_functions.tc:22
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = io_y[i0];                                  // lang_functions.tc:21
                 const float t1 = in_x[i0];                                  // lang_functions.tc:21
@@ -315,110 +316,39 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_2(
 
 /* kernel 0: whole-tensor reduction: blocks reduce slices into a workspace, the last block combines them in order */
 extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_3(
-    const float *__restrict__ io_y,
+    float *__restrict__ io_y,
     const float *__restrict__ in_x,
-    float *__restrict__ buf6,
+    float *__restrict__ out_out,
     const idx_t sz_n,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_n;
     float acc6 = (float)0;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < len;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
-        const idx_t i0 = base;
-        if (base + 4 <= len &&
-            tc_aligned(io_y + i0, 16) &&
-            tc_aligned(in_x + i0, 16)) {
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(io_y + i0);  // lang_functions.tc:30
-            const float t6 = v5.v[0];                                   // lang_functions.tc:30
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + i0);  // lang_functions.tc:30
-            const float t8 = v7.v[0];                                   // lang_functions.tc:30
-            const float t9 = 0.5f * t8;                                 // lang_functions.tc:27
-            const float t10 = t6 + t9;                                  // lang_functions.tc:27
-            const float t11 = t10 * t10;                                // lang_functions.tc:28
-            acc6 = tc_op_sum()(acc6, t11);                              // lang_functions.tc:28
-            const float t12 = v5.v[1];                                  // lang_functions.tc:30
-            const float t13 = v7.v[1];                                  // lang_functions.tc:30
-            const float t14 = 0.5f * t13;                               // lang_functions.tc:27
-            const float t15 = t12 + t14;                                // lang_functions.tc:27
-            const float t16 = t15 * t15;                                // lang_functions.tc:28
-            acc6 = tc_op_sum()(acc6, t16);                              // lang_functions.tc:28
-            const float t17 = v5.v[2];                                  // lang_functions.tc:30
-            const float t18 = v7.v[2];                                  // lang_functions.tc:30
-            const float t19 = 0.5f * t18;                               // lang_functions.tc:27
-            const float t20 = t17 + t19;                                // lang_functions.tc:27
-            const float t21 = t20 * t20;                                // lang_functions.tc:28
-            acc6 = tc_op_sum()(acc6, t21);                              // lang_functions.tc:28
-            const float t22 = v5.v[3];                                  // lang_functions.tc:30
-            const float t23 = v7.v[3];                                  // lang_functions.tc:30
-            const float t24 = 0.5f * t23;                               // lang_functions.tc:27
-            const float t25 = t22 + t24;                                // lang_functions.tc:27
-            const float t26 = t25 * t25;                                // lang_functions.tc:28
-            acc6 = tc_op_sum()(acc6, t26);                              // lang_functions.tc:28
-        } else {
-            for (int e = 0; e < 4 && base + e < len; ++e) {
-                const idx_t r = base + e;
-                const idx_t i0 = r;
-                const float t0 = io_y[i0];                                  // lang_functions.tc:30
-                const float t1 = in_x[i0];                                  // lang_functions.tc:30
-                const float t2 = 0.5f * t1;                                 // lang_functions.tc:27
-                const float t3 = t0 + t2;                                   // lang_functions.tc:27
-                const float t4 = t3 * t3;                                   // lang_functions.tc:28
-                acc6 = tc_op_sum()(acc6, t4);                               // lang_functions.tc:28
-            }
-        }
+    float acc11 = (float)0;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 1, len);
+    for (idx_t r = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 1, len);
+         r < len; r = len - r > step_ ? r + step_ : len) {
+        const idx_t i0 = r;
+        const float t0 = io_y[i0];                                  // lang_functions.tc:30
+        const float t1 = in_x[i0];                                  // lang_functions.tc:30
+        const float t2 = 0.5f * t1;                                 // lang_functions.tc:27
+        const float t3 = t0 + t2;                                   // lang_functions.tc:27
+        const float t4 = t3 * t3;                                   // lang_functions.tc:28
+        acc6 = tc_op_sum()(acc6, t4);                               // lang_functions.tc:28
+        const float t5 = 2.0f * t1;                                 // lang_functions.tc:27
+        const float t6 = t3 + t5;                                   // lang_functions.tc:27
+        const float t7 = t6 * t6;                                   // lang_functions.tc:28
+        acc11 = tc_op_sum()(acc11, t7);                             // lang_functions.tc:28
+        io_y[i0] = t6;                                              // lang_functions.tc:27
     }
     unsigned *ticket = (unsigned *)ws;
     acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
     float *part6 = (float *)((char *)ws + 16 + 0 * 16384);
     if (threadIdx.x == 0)
         part6[blockIdx.x] = acc6;
-    __shared__ bool last_block;
-    __threadfence();
-    if (threadIdx.x == 0)
-        last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (!last_block)
-        return;
-    __threadfence();
-    acc6 = tc_partials(part6, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
-    const float r6 = acc6;
-    if (threadIdx.x == 0) {
-        buf6[0] = r6;                                               // lang_functions.tc:28
-        *ticket = 0; /* ready for the next launch */
-    }
-}
-
-/* kernel 1: whole-tensor reduction: blocks reduce slices into a workspace, the last block combines them in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_4(
-    float *__restrict__ io_y,
-    const float *__restrict__ in_x,
-    float *__restrict__ out_out,
-    const float *__restrict__ buf6,
-    const idx_t sz_n,
-    void *__restrict__ ws)
-{
-    __shared__ double tc_smem[2 * 32 * 8];
-    const float t7 = buf6[0];                                   // lang_functions.tc:28
-    const idx_t len = sz_n;
-    float acc11 = (float)0;
-    for (idx_t r = (idx_t)blockIdx.x * blockDim.x + threadIdx.x; r < len;
-         r += (idx_t)gridDim.x * blockDim.x) {
-        const idx_t i0 = r;
-        const float t0 = io_y[i0];                                  // lang_functions.tc:30
-        const float t1 = in_x[i0];                                  // lang_functions.tc:30
-        const float t2 = 0.5f * t1;                                 // lang_functions.tc:27
-        const float t3 = t0 + t2;                                   // lang_functions.tc:27
-        const float t4 = 2.0f * t1;                                 // lang_functions.tc:27
-        const float t5 = t3 + t4;                                   // lang_functions.tc:27
-        const float t6 = t5 * t5;                                   // lang_functions.tc:28
-        acc11 = tc_op_sum()(acc11, t6);                             // lang_functions.tc:28
-        io_y[i0] = t5;                                              // lang_functions.tc:27
-    }
-    unsigned *ticket = (unsigned *)ws;
     acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
-    float *part11 = (float *)((char *)ws + 16 + 0 * 16384);
+    float *part11 = (float *)((char *)ws + 16 + 1 * 16384);
     if (threadIdx.x == 0)
         part11[blockIdx.x] = acc11;
     __shared__ bool last_block;
@@ -429,9 +359,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_4(
     if (!last_block)
         return;
     __threadfence();
+    acc6 = tc_partials(part6, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
     acc11 = tc_partials(part11, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
+    const float r6 = acc6;
     const float r11 = acc11;
-    const float t8 = t7 + r11;                                  // lang_functions.tc:33
+    const float t8 = r6 + r11;                                  // lang_functions.tc:33
     if (threadIdx.x == 0) {
         out_out[0] = t8;                                            // lang_functions.tc:33
         *ticket = 0; /* ready for the next launch */
@@ -441,7 +373,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_4(
 /* ---- fn sgd_momentum ---- */
 
 /* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_5(
+extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_4(
     const __grid_constant__ tc_fe_table<3, 101> fe,
     const float s_lr,
     const float s_mu)
@@ -456,9 +388,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_5(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    for (idx_t base = lo + (idx_t)threadIdx.x * 4; base < hi; base += (idx_t)blockDim.x * 4) {
+    const idx_t step_ = (idx_t)blockDim.x * 4;
+    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
         const idx_t i0 = base;
-        if (base + 4 <= n &&
+        if (hi - base >= 4 &&
             tc_aligned(io_buf + i0, 16) &&
             tc_aligned(in_g + i0, 16) &&
             tc_aligned(io_p + i0, 16)) {
@@ -496,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_5(
             const float t37 = t35 - t36;                                // lang_functions.tc:38
             tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // lang_functions.tc:38
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < hi - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = io_buf[i0];                                // lang_functions.tc:36
                 const float t1 = s_mu * t0;                                 // lang_functions.tc:37
@@ -515,7 +448,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_5(
 /* ---- fn prelude_calls ---- */
 
 /* kernel 0: reduction over leading axes: threads own kept elements (coalesced), block.y splits the reduced range */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_6(
+extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_5(
     const float *__restrict__ in_x,
     float *__restrict__ buf4,
     float *__restrict__ buf7,
@@ -524,9 +457,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_6
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = sz_N;
-    for (idx_t cb = (idx_t)blockIdx.x * blockDim.x; cb < rows;
-         cb += (idx_t)gridDim.x * blockDim.x) {
-        const bool active = cb + threadIdx.x < rows;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, rows);
+    for (idx_t cb = tc_upto((long long)blockIdx.x * blockDim.x, rows); cb < rows;
+         cb = rows - cb > step_ ? cb + step_ : rows) {
+        const bool active = threadIdx.x < rows - cb;
         /* idle threads work on the last column so every load stays in bounds */
         const idx_t row = active ? cb + threadIdx.x : rows - 1;
         const idx_t i1 = row;
@@ -556,7 +490,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_6
 }
 
 /* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_7(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_b,
@@ -572,7 +506,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_7
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -826,7 +760,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_7
 /* ---- fn bf16_norm ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
-extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_8(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_7(
     const unsigned short *__restrict__ in_x,
     const float *__restrict__ in_g,
     unsigned short *__restrict__ out_out,
@@ -835,7 +769,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
@@ -918,19 +852,20 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 /* ---- fn bump_twice ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
+extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
     float *__restrict__ io_w,
     const idx_t sz_N,
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    for (idx_t base = ((idx_t)blockIdx.x * blockDim.x + threadIdx.x) * 4; base < n;
-         base += (idx_t)gridDim.x * blockDim.x * 4) {
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
+         base < n; base = n - base > step_ ? base + step_ : n) {
         idx_t q_ = base;
         const idx_t i1 = q_ % sz_D;
         q_ /= sz_D;
         const idx_t i0 = q_;
-        if (base + 4 <= n && i1 + 4 <= sz_D &&
+        if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(io_w + sz_D*i0 + i1, 16)) {
             const tc_vec<float, 4> v3 = tc_vload<float, 4>(io_w + sz_D*i0 + i1); // lang_functions.tc:54
             const float t4 = v3.v[0];                                   // lang_functions.tc:54
@@ -947,7 +882,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
             const float t15 = t14 + 2.0f;                               // lang_functions.tc:52
             tc_vstore<float, 4>(io_w + sz_D*i0 + i1, {{t6, t9, t12, t15}}); // lang_functions.tc:52
         } else {
-            for (int e = 0; e < 4 && base + e < n; ++e) {
+            for (int e = 0; e < 4 && e < n - base; ++e) {
                 idx_t q_ = base + e;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -984,16 +919,14 @@ launch plan of twice (32-bit indices):
   buffer in_x         param  f32[*]
   buffer out_out      output f32
   buffer out_y        output f32[*]  (written in place into io_y)
-  buffer buf6         temp   f32  live steps 0..1, slot 0
-  step 0: tc_red_fused_mul_add_sum_3<<<(* + 4095)/4096, [256, 1, 1]>>>(io_y, in_x, buf6, *, workspace)
-  step 1: tc_red_fused_mul_add_sum_4<<<(* + 1023)/1024, [256, 1, 1]>>>(io_y, in_x, out_out, buf6, *, workspace)
+  step 0: tc_red_fused_mul_add_sum_3<<<(* + 1023)/1024, [256, 1, 1]>>>(io_y, in_x, out_out, *, workspace)
 launch plan of sgd_momentum (32-bit indices):
   buffer io_p         param  f32[*]
   buffer in_g         param  f32[*]
   buffer io_buf       param  f32[*]
   buffer out_p        output f32[*]  (written in place into io_p)
   buffer out_buf      output f32[*]  (written in place into io_buf)
-  step 0: tc_poi_fused_mul_add_sub_5<<<(* + 8191)/8192, [256, 1, 1]>>>(groups {io_p, in_g, io_buf}, lr, mu)
+  step 0: tc_poi_fused_mul_add_sub_4<<<(* + 8191)/8192, [256, 1, 1]>>>(groups {io_p, in_g, io_buf}, lr, mu)
     foreach: one launch over any number of groups, 8192 elements a block; up to 101 groups in the kernel parameter, more through device memory
 launch plan of prelude_calls (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -1006,15 +939,15 @@ launch plan of prelude_calls (32-bit indices):
   buffer out_e        output f32[N, D]
   buffer buf4         temp   f32[1, D]  live steps 0..1, slot 0
   buffer buf7         temp   f32[1, D]  live steps 0..1, slot 1
-  step 0: tc_red_fused_max_sub_exp_sum_6<<<(D + 31)/32, [32, 8, 1]>>>(in_x, buf4, buf7, D, N)
-  step 1: tc_red_fused_sub_exp_div_max_sum_log_7<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
+  step 0: tc_red_fused_max_sub_exp_sum_5<<<(D + 31)/32, [32, 8, 1]>>>(in_x, buf4, buf7, D, N)
+  step 1: tc_red_fused_sub_exp_div_max_sum_log_6<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
 launch plan of bf16_norm (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  f32[D]
   buffer out_out      output bf16[N, D]
-  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_8<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D)
+  step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_7<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D)
 launch plan of bump_twice (32-bit indices):
   buffer io_w         param  f32[N, D]
   buffer out_w        output f32[N, D]  (written in place into io_w)
-  step 0: tc_poi_fused_add_9<<<(N*D + 1023)/1024, [256, 1, 1]>>>(io_w, N, D)
+  step 0: tc_poi_fused_add_8<<<(N*D + 1023)/1024, [256, 1, 1]>>>(io_w, N, D)
  */

@@ -61,7 +61,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
     }
     const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part1 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
+    float *part1 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         acc1[e] = tc_col_reduce(acc1[e], tc_op_sum(), (float *)tc_smem);
@@ -167,7 +167,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
     }
     const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part2 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
+    float *part2 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         acc2[e] = tc_col_reduce(acc2[e], tc_op_sum(), (float *)tc_smem);
@@ -331,7 +331,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_min_3(
     }
     const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part6 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
+    float *part6 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         acc6[e] = tc_col_reduce(acc6[e], tc_op_min(), (float *)tc_smem);
@@ -554,7 +554,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
     }
     const idx_t groups = (rows + blockDim.x * 2 - 1) / (blockDim.x * 2);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    tc_argv<float> *part2 = (tc_argv<float> *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
+    tc_argv<float> *part2 = (tc_argv<float> *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
     for (int e = 0; e < 2; e++) {
         acc2[e] = tc_col_reduce(acc2[e], tc_op_argmin(), (tc_argv<float> *)tc_smem);

@@ -659,7 +659,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_sum_6(
     }
     const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part3 = (float *)((char *)ws + 16 * groups) + (idx_t)0 * 32 * rows;
+    float *part3 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         acc3[e] = tc_col_reduce(acc3[e], tc_op_sum(), (float *)tc_smem);

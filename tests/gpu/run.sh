@@ -4,9 +4,11 @@
 #
 # Prints the GPU and the shared libraries the binaries use, then runs
 #   tc-gpu-smoke   the runtime alone, with a handwritten kernel;
-#   tc-gpu-api     tc_run from C: 64-bit plans at 2^31 + 5 elements (what
-#                  the CLI's reference interpreter cannot hold), inout,
-#                  matmul, repeated calls (api.c's header has the details);
+#   tc-gpu-api     tc_run from C: 32-bit plans at 2^30 + 1 and 2^31 - 65
+#                  elements, 64-bit ones at 2^31 - 3 and 2^31 + 5 (what the
+#                  CLI's reference interpreter cannot hold), inout, matmul
+#                  (size-1 batch dims too), argmin/argmax over every axis,
+#                  repeated calls (api.c's header has the details);
 #   tc-gpu-foreach tc_run_foreach from C: 1 to 2,000 groups, every element
 #   suite.py       the generated kernels: every example function at several
 #                  shapes, f16/bf16 variants, 200 random programs, each with
@@ -17,7 +19,7 @@
 # ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
 # (the sum of each part's own last line).  Needs python3 (standard library
 # only) and nothing from the network.  TC_GPU_QUICK=1 runs a smaller suite
-# (a minute or two); TC_GPU_API_SMALL=1 skips tc-gpu-api's 2^31-element runs
+# (a minute or two); TC_GPU_API_SMALL=1 skips tc-gpu-api's 2^30- and 2^31-element runs
 # (~18 GB of GPU memory).  Exit status: 0 all passed, 1 a failure, 3 no GPU.
 set -u
 build=${1:-build}
