@@ -77,6 +77,19 @@ for spec in "layernorm 32" "pointwise 2500" "reduce 250"; do
     unset T S
 done
 
+# --- compact kernels (sched.h): past the budget, library math and block
+# reductions are called; ordinary kernels (the examples) are not compact
+bash "$here/gen.sh" reduce 250 >"$work/c.tc"
+"$tc" compile "$work/c.tc" --emit=sched >"$work/c.sched" 2>"$work/err" &&
+    "$tc" compile "$work/c.tc" --emit=cuda >"$work/c.cu" 2>>"$work/err"
+if grep -q "compact: library math and block reductions called" "$work/c.sched" &&
+    grep -q "tc_block_reduce_ni(acc" "$work/c.cu" && grep -q "= tc_ni_exp_f(" "$work/c.cu" &&
+    ! grep -q "expf(t" "$work/c.cu"; then ok; else bad "reduce 250: kernels not compact"; fi
+for ex in softmax layernorm rmsnorm; do
+    if "$tc" compile "$here/../../examples/$ex.tc" --emit=cuda 2>"$work/err" | grep -q "tc_ni_\|_ni("; then
+        bad "examples/$ex.tc: compact code in an ordinary kernel"; else ok; fi
+done
+
 # --- 1. through NVRTC ----------------------------------------------------------------
 "$tc" compile "$here/../cli/single.tc" --emit=ptx -o "$work/probe.ptx" 2>"$work/err"
 if [ $? -eq 3 ] && grep -q "NVRTC not found" "$work/err"; then
@@ -84,17 +97,30 @@ if [ $? -eq 3 ] && grep -q "NVRTC not found" "$work/err"; then
     [ $fail -eq 0 ] || exit 1
     exit 77
 fi
-for spec in "layernorm 32" "pointwise 10000" "reduce 100"; do
+# each at 1x and Mx: under BOUND, and growing at most 1.5 M times + 0.5 s
+for spec in "layernorm 32 1" "pointwise 2500 4" "reduce 100 2"; do
     set -- $spec
-    f=$work/nv_$1_$2.tc
-    bash "$here/gen.sh" "$1" "$2" >"$f"
-    cpu "$work/out.txt" compile "$f" --emit=cubin --arch=sm_90 -o "$work/out.cubin"
-    if [ $rc -ne 0 ]; then
-        bad "$1 $2: --emit=cubin exited $rc: $(head -3 "$work/err")"
-        continue
+    kind=$1 n=$2 m=$3
+    declare -A C
+    for x in 1 $m; do
+        [ "$x" = 1 ] || [ "$m" != 1 ] || continue
+        [ -z "${C[$x]:-}" ] || continue
+        f=$work/nv_${kind}_$x.tc
+        bash "$here/gen.sh" "$kind" $((n * x)) >"$f"
+        cpu "$work/out.txt" compile "$f" --emit=cubin --arch=sm_90 -o "$work/out.cubin"
+        if [ $rc -ne 0 ]; then
+            bad "$kind $((n * x)): --emit=cubin exited $rc: $(head -3 "$work/err")"
+            continue
+        fi
+        C[$x]=$secs
+        echo "$kind $((n * x)): CUBIN sm_90 in ${secs} s CPU"
+        if under "$secs" "$bound"; then ok; else bad "$kind $((n * x)): CUBIN took ${secs} s CPU > $bound s"; fi
+    done
+    if [ "$m" != 1 ] && [ -n "${C[1]:-}" ] && [ -n "${C[$m]:-}" ]; then
+        if under "${C[$m]}" "$(awk -v t="${C[1]}" -v m="$m" 'BEGIN { print 1.5 * m * t + 0.5 }')"; then ok; else
+            bad "$kind: CUBIN time grows faster than linearly (${C[1]} -> ${C[$m]} s at ${m}x)"; fi
     fi
-    echo "$1 $2: CUBIN sm_90 in ${secs} s CPU"
-    if under "$secs" "$bound"; then ok; else bad "$1 $2: CUBIN took ${secs} s CPU > $bound s"; fi
+    unset C
 done
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
