@@ -56,12 +56,12 @@ fi
 # function, sizes, and whether --check holds on the fake driver
 while read -r fn shape check; do
     [ -z "$fn" ] && continue
-    if "$tc" run "$progs" --fn "$fn" --shape "$shape" --device=cpu >"$tmp/out" 2>"$tmp/err"; then
+    if "$tc" run "$progs" --fn "$fn" --shape "$shape" --random --device=cpu >"$tmp/out" 2>"$tmp/err"; then
         ok "$fn on the interpreter"
     else
         bad "$fn on the interpreter" "$tmp/err"
     fi
-    args=(run "$progs" --fn "$fn" --shape "$shape" --device=cuda)
+    args=(run "$progs" --fn "$fn" --shape "$shape" --random --device=cuda)
     [ "$check" = check ] && args+=(--check)
     if TENSORC_LIBCUDA=$lib TENSORC_CUBLAS=$lib "$tc" "${args[@]}" >"$tmp/out" 2>"$tmp/err"; then
         ok "$fn on the fake driver${check:+ (--check)}"

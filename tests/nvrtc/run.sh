@@ -66,7 +66,9 @@ tc=$1 tmp=$2 f=$3 emit=$4 arch=$5
 id=$(printf '%s.%s.%s' "$f" "$emit" "$arch" | tr '/' '_')
 res=$tmp/res/$id out=$tmp/img/$id.$emit err=$tmp/img/$id.err
 t0=$(date +%s.%N)
-"$tc" compile "$f" --emit="$emit" --arch="$arch" -o "$out" 2>"$err"
+fnarg=() # TC_NVRTC_FN: the entry to build (random programs also define generic helpers)
+[ -n "${TC_NVRTC_FN:-}" ] && fnarg=(--fn "$TC_NVRTC_FN")
+"$tc" compile "$f" "${fnarg[@]}" --emit="$emit" --arch="$arch" -o "$out" 2>"$err"
 rc=$?
 t1=$(date +%s.%N)
 ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", (b - a) * 1000 }')
@@ -77,7 +79,7 @@ if [ $rc -ne 0 ]; then
 fi
 if [ ! -s "$out" ]; then echo "FAIL $what: empty output" >"$res"; exit 0; fi
 if [ "$emit" = ptx ]; then
-    want=$("$tc" compile "$f" --emit=cuda 2>/dev/null | grep -o '__global__' | wc -l)
+    want=$("$tc" compile "$f" "${fnarg[@]}" --emit=cuda 2>/dev/null | grep -o '__global__' | wc -l)
     got=$(grep -c '^[.a-z ]*\.entry ' "$out")
     if ! grep -q "^\.target $arch\$" "$out"; then
         echo "FAIL $what: the PTX does not target $arch ($(grep -m1 '^\.target' "$out"))" >"$res"; exit 0
@@ -136,7 +138,7 @@ if [ "$nrandom" -gt 0 ]; then
     else
         : >"$tmp/rlist"
         for f in "$tmp"/random/*.tc; do echo "$f cubin sm_90" >>"$tmp/rlist"; done
-        run_all "$tmp/rlist"
+        TC_NVRTC_FN=f run_all "$tmp/rlist"
         collect "$tmp/rlist" "$nrandom random programs (seed $seed) x cubin sm_90"
         # keep the programs of a failing run to look at
         if grep -q FAIL "$tmp"/res/*random* 2>/dev/null; then
