@@ -85,7 +85,10 @@ int nvrtc_clamp_arch(int want, bool *ptx_only);
 /*! nvrtc_compile(): compile one CUDA C++ translation unit (every kernel of a
  *  program, in one call) with `--std=c++17 -default-device` and
  *  `--gpu-architecture=sm_XX` (cubin) or `compute_XX` (PTX), followed by the
- *  nextra options in extra_opts (e.g. "--use_fast_math", "-lineinfo").
+ *  nextra options in extra_opts (e.g. "--use_fast_math", "-lineinfo"), and
+ *  for a source over NVRTC_FAST_COMPILE_BYTES `--Ofast-compile=min` where
+ *  NVRTC is 12.8 or newer (only units of kernels past the compile budget are
+ *  that large; retried without it if NVRTC rejects it).
  *  name is the file name NVRTC uses in its log ("name(line): error: ...").
  *  @return TC_OK with out->data/len/log filled;
  *          TC_ERR_COMPILE when the source does not compile: the message in *d
@@ -97,6 +100,7 @@ int nvrtc_clamp_arch(int want, bool *ptx_only);
  *            says so); TC_ERR_NOMEM; TC_ERR_INTERNAL for any other NVRTC
  *            failure.
  *  Always call nvrtc_output_free(out) afterwards.  d may be NULL. */
+enum { NVRTC_FAST_COMPILE_BYTES = 256 * 1024 };
 tc_status nvrtc_compile(const char *src, const char *name, int arch, bool cubin,
                         const char *const *extra_opts, int nextra, nvrtc_output *out,
                         tc_diag *d);

@@ -91,9 +91,15 @@ typedef struct cg {
     int nloops, caploops;
     int fe_cap;              /* foreach: groups the table parameter holds */
     int fe_param_bytes;      /* foreach: the parameter bytes the table may fill (codegen.h) */
+    bool *libcalls;          /* [op * 2 + is_f64]: compact kernels called its wrapper (unit-wide) */
 } cg;
 
 /* emit.c */
+/* Compact kernels (sched.h) call library math through __noinline__
+ * wrappers: whether op is one, and the wrappers called (g->libcalls) and
+ * tc_block_reduce_ni, appended to b. */
+bool cg_is_libcall(int op);
+void cg_libcall_wrappers(tc_buf *b, const bool *libcalls);
 const char *cg_type(tc_dtype t);          /* register type: float for f16/bf16/f32 */
 const char *cg_store_type(tc_dtype t);    /* memory type: unsigned short for f16/bf16 */
 const char *cg_index(cg *g, const tc_dim *e);   /* a dim as C over i0.., sz_N.. */

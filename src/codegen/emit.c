@@ -25,6 +25,48 @@ static const char *const cuda_col[OP_COUNT][2] = {
 #undef CU
 };
 
+/* ops.def's names, for the wrappers' */
+static const char *const op_names[OP_COUNT] = {
+#define OP(id, spelling, kind, arity, rule, ref, cuda) [OP_##id] = #id,
+#include "ops.def"
+#undef OP
+};
+
+/* Library calls of many instructions each (tanhf is some 30): inlined at
+ * every use they are most of a long chain's NVRTC time. */
+bool cg_is_libcall(int op)
+{
+    switch (op) {
+    case OP_exp: case OP_exp2: case OP_log: case OP_log2: case OP_log1p:
+    case OP_sin: case OP_cos: case OP_tanh: case OP_erf: case OP_sigmoid:
+    case OP_gelu: case OP_gelu_tanh: case OP_silu: case OP_softplus:
+    case OP_pow: case OP_atan2:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The wrappers' bodies are ops.def's CUDA column over parameters a (and b). */
+void cg_libcall_wrappers(tc_buf *b, const bool *libcalls)
+{
+    buf_puts(b, "\n/* compact kernels (past the unrolled budget): library math and block\n"
+                " * reductions are called, not inlined at every use */\n"
+                "template <class T, class Op> __device__ __noinline__ T tc_block_reduce_ni(T v, Op op, T *sm) {\n"
+                "    return tc_block_reduce(v, op, sm);\n"
+                "}\n");
+    for (int op = 0; op < OP_COUNT; op++)
+        for (int f64 = 0; f64 < 2; f64++) {
+            if (!libcalls[op * 2 + f64])
+                continue;
+            const char *ty = f64 ? "double" : "float";
+            bool binary = op == OP_pow || op == OP_atan2;
+            buf_printf(b, "static __device__ __noinline__ %s tc_ni_%s_%s(%s a%s%s%s) { return %s; }\n",
+                       ty, op_names[op], f64 ? "d" : "f", ty, binary ? ", " : "", binary ? ty : "",
+                       binary ? " b" : "", cuda_col[op][f64]);
+        }
+}
+
 const char *cg_type(tc_dtype t)
 {
     switch (t) {
@@ -295,8 +337,17 @@ static const char *op_expr(cg *g, const lnode *n, const char *const *o)
     tc_dtype t = n->opdt;
     if (n->op == OP_cast || n->op == OP_copy)
         return cg_convert(g, o[0], n->opdt, n->dtype);
-    if (is_floating(t))
+    if (is_floating(t)) {
+        if (g->ks && g->ks->compact && g->libcalls && cg_is_libcall(n->op)) {
+            bool f64 = t == TC_F64;
+            g->libcalls[n->op * 2 + f64] = true;
+            if (n->nin == 1)
+                return arena_printf(g->a, "tc_ni_%s_%s(%s)", op_names[n->op], f64 ? "d" : "f", o[0]);
+            return arena_printf(g->a, "tc_ni_%s_%s(%s, %s)", op_names[n->op], f64 ? "d" : "f", o[0],
+                                o[1]);
+        }
         return from_column(g, cuda_col[n->op][t == TC_F64], o);
+    }
     /* integers and bool */
     switch (n->op) {
     case OP_abs: return arena_printf(g->a, "(%s < 0 ? -%s : %s)", o[0], o[0], o[0]);

@@ -573,7 +573,8 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
 {
     const fkernel *k = g->k;
     const ksched *ks = g->ks;
-    const char *combine = columns ? "tc_col_reduce" : "tc_block_reduce";
+    const char *combine = columns ? "tc_col_reduce"
+                          : g->ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce";
     const char *tid = columns ? "threadIdx.y" : "threadIdx.x";
     const char *nth = columns ? "blockDim.y" : "blockDim.x";
     g->persist = items;
@@ -1042,8 +1043,8 @@ static void full(cg *g, tc_buf *o)
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
         const char *at = acc_type(g, r);
-        buf_printf(o, "    acc%d = tc_block_reduce(acc%d, %s(), (%s *)tc_smem);\n", r->id, r->id,
-                   op_name(r), at);
+        buf_printf(o, "    acc%d = %s(acc%d, %s(), (%s *)tc_smem);\n", r->id,
+                   ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce", r->id, op_name(r), at);
         buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 + %d * %lld);\n", at, r->id, at, j,
                    (long long)ks->grid_cap * 16);
         buf_printf(o, "    if (threadIdx.x == 0)\n        part%d[blockIdx.x] = acc%d;\n", r->id, r->id);

@@ -373,17 +373,20 @@ static void finish_plan(const sfn *s, cg_bufs *b, tc_arena *a)
      * and what the kernels asked for (cg_limit) */
     int nl = 0;
     p->limits = ARENA_ARRAY(a, const tc_dim *, p->nbufs + s->nk + b->nextra + 1);
-    for (int i = 0; i < p->nbufs; i++)
-        p->limits[nl++] = dim_add(c, p->bufs[i].numel, dim_const(c, 64));
-    for (int i = 0; i < s->nk; i++)
-        if (s->k[i].numel)
-            p->limits[nl++] = dim_add(c, s->k[i].numel, dim_const(c, 64));
-    for (int i = 0; i < b->nextra; i++) {
-        bool dup = false;
+    for (int i = 0; i < p->nbufs + s->nk + b->nextra; i++) {
+        const tc_dim *v = i < p->nbufs ? dim_add(c, p->bufs[i].numel, dim_const(c, 64))
+                          : i < p->nbufs + s->nk
+                              ? (s->k[i - p->nbufs].numel
+                                     ? dim_add(c, s->k[i - p->nbufs].numel, dim_const(c, 64))
+                                     : NULL)
+                              : b->extra[i - p->nbufs - s->nk];
+        /* once each: a long chain has thousands of buffers of a few sizes,
+         * and plan_verify compares every loop with every limit */
+        bool dup = !v;
         for (int j = 0; j < nl && !dup; j++)
-            dup = dim_eq(p->limits[j], b->extra[i]);
+            dup = dim_eq(p->limits[j], v);
         if (!dup)
-            p->limits[nl++] = b->extra[i];
+            p->limits[nl++] = v;
     }
     p->nlimits = nl;
 }

@@ -254,7 +254,8 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
     buf_puts(&src, helpers);
     tc_buf kb; /* the kernels */
     buf_init(&kb, a);
-    bool foreach = false;
+    bool foreach = false, compact = false;
+    bool *libcalls = ARENA_ARRAY(a, bool, OP_COUNT * 2);
     int kid = 0;
     for (int i = 0; i < n; i++) {
         const sfn *s = fns[i];
@@ -283,6 +284,8 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
             g.bufs = bufs;
             g.idx64 = idx64;
             g.fe_param_bytes = fe_param_bytes;
+            g.libcalls = libcalls;
+            compact |= s->k[j].compact;
             if (s->k[j].foreach && !foreach) /* before the first kernel that needs them */
                 buf_puts(&kb, fe_helpers);
             foreach |= s->k[j].foreach;
@@ -294,6 +297,8 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
         u->plans[i] = bufs->plan;
     }
     u->nkernels = kid;  /* counting externs */
+    if (compact)
+        cg_libcall_wrappers(&src, libcalls);
     buf_puts(&src, buf_str(&kb));
     u->source = buf_str(&src);
     return u;

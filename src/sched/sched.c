@@ -223,6 +223,8 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
             bool big = ks->vec > 1 && (k->work * ks->vec > UNROLLED || s->big);
             if (big)
                 ks->vec = 1;
+            /* as if 4 lanes wide whatever the dtype: the same rule for f64 */
+            ks->compact = k->work * 4 > UNROLLED || s->big;
             ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec));
             ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
                                     "accesses where contiguous and aligned"
@@ -243,6 +245,7 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
         unsigned all = k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
         if (k->mask == all) {
             ks->kind = SCH_FULL;
+            ks->compact = s->big;
             ks->block[0] = BLOCK;
             /* vector loads when the kernel only reduces (stores need the scalar path) */
             bool elem_store = false;
@@ -282,6 +285,7 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
             bool big = k->work * per > UNROLLED || s->big;
             if (big)
                 ks->items = 0;
+            ks->compact = big;
             ks->grid = ks->rows;
             ks->why = big ? "reduction over trailing axes: a block per row, one pass per phase, "
                             "epilogue pass writes the row; rows loop: the budget (the work unrolled "
@@ -290,6 +294,7 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
                             "epilogue pass writes the row";
         } else {
             ks->kind = SCH_COLUMNS;
+            ks->compact = s->big;
             ks->block[0] = COL_X;
             ks->block[1] = COL_Y;
             ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, COL_X));
@@ -395,6 +400,11 @@ void sched_print(tc_buf *b, const sfn *s)
                            j + 1 < ks->k->nreds ? "," : "");
             buf_putc(b, '\n');
         }
+        if (ks->compact)
+            buf_printf(b, "    compact: library math and block reductions called, not inlined (the "
+                          "budget: %s)\n",
+                       s->big ? "the function's unrolled work passes its limit"
+                              : "the kernel's unrolled work passes its limit");
         buf_printf(b, "    why: %s\n", ks->why);
     }
 }

@@ -37,6 +37,17 @@
  * so a misaligned group simply runs scalar.  tc_run is the same kernel over
  * one group.  Codegen gives the kernel the group table (codegen.h).
  *
+ * Compact kernels: a kernel past the unrolled budget (sched.c: its work
+ * unrolled past UNROLLED nodes, or the function past FN_UNROLLED) is not
+ * only scalar and looped but compact: library math (expf, tanhf, ...; the
+ * ops of cg_is_libcall, codegen) and block reductions are called through
+ * __noinline__ wrappers instead of being inlined at every use, so NVRTC's
+ * time grows with the statements by a small constant (a 1,000-statement
+ * softmax-like chain: about 20x less NVRTC time).  Such kernels are long
+ * chains where a call is cheap beside the work; ordinary kernels (every
+ * example) are far below the budget and unchanged.  --emit=sched shows
+ * "compact" and its reason.
+ *
  * Index arithmetic is 32-bit unless idx64 (the plan records which sizes
  * must fit).  sched_print() gives --emit=sched, one block per kernel with
  * each choice and its reason.
@@ -61,6 +72,8 @@ typedef struct ksched {
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */
     bool foreach;           /* SCH_POINTWISE of an elementwise function: runs over tensor groups */
     int chunk;              /* foreach: elements a block takes of one group */
+    bool compact;           /* past the unrolled budget: code size linear in the work with a
+                             * small constant (see "Compact kernels" above) */
     const tc_dim *numel;    /* elements of the domain */
     const tc_dim *rows;     /* ROWS/COLUMNS/FULL: kept elements (1 for FULL) */
     const tc_dim *rowlen;   /* ROWS/COLUMNS/FULL: reduced elements per row */
