@@ -175,7 +175,11 @@ static uint64_t const_bits(double f)
         return 0;
     uint64_t u;
     memcpy(&u, &f, sizeof u);
-    return u;
+    /* fold the exponent and high mantissa into the low bits the table
+     * indexes by: 1.0, 2.0 and 0.5 differ only in their high bits */
+    u ^= u >> 32;
+    u *= 0x9e3779b97f4a7c15ull;
+    return u ^ (u >> 29);
 }
 
 static uint64_t node_hash(const lnode *n)
