@@ -171,12 +171,16 @@ static uint64_t hmix(uint64_t h, uint64_t v)
 static uint64_t const_bits(double f)
 {
     if (f == 0)
-        f = 0.0;
+        return 0;
     if (f != f)
         f = NAN;
-    uint64_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    return bits;
+    uint64_t u;
+    memcpy(&u, &f, sizeof u);
+    /* fold the exponent and high mantissa into the low bits the table
+     * indexes by: 1.0, 2.0 and 0.5 differ only in their high bits */
+    u ^= u >> 32;
+    u *= 0x9e3779b97f4a7c15ull;
+    return u ^ (u >> 29);
 }
 
 static uint64_t node_hash(const lnode *n)
