@@ -1004,11 +1004,13 @@ class Gen:
             a = cur[tgt]
             b = cur[r.choice(names)]
             k = r.randrange(8)
-            lr, lrr = ("lr", "lr") if use_lr else ("0.1", "0.1")
+            # a scalar or literal is rounded to the tensor's dtype where it
+            # meets it (docs/semantics.md), as the kernels and interpreter do
+            lr, lrr = ("lr", "%s(lr)" % R) if use_lr else ("0.1", "%s(0.1)" % R)
             t, rf = [
                 ("%s - %s * %s" % (tgt, lr, "B"), "%s - %s(%s * %s)" % (a, R, lrr, b)),
                 ("%s * 0.5" % tgt, "%s * 0.5" % a),
-                ("%s * 0.9 + 0.1 * %s" % (tgt, "B"), "%s(%s * 0.9) + %s(0.1 * %s)" % (R, a, R, b)),
+                ("%s * 0.9 + 0.1 * %s" % (tgt, "B"), "%s(%s * %s(0.9)) + %s(%s(0.1) * %s)" % (R, a, R, R, R, b)),
                 ("max(%s, 0)" % tgt, "np.maximum(%s, 0)" % a),
                 ("%s + %s * %s" % (tgt, "B", "B"), "%s + %s(%s * %s)" % (a, R, b, b)),
                 ("%s / (abs(%s) + 1)" % (tgt, "B"), "%s / %s(np.abs(%s) + 1)" % (a, R, b)),
