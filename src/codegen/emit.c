@@ -760,6 +760,11 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
         name = cg_temp(g, "t");
         if (n->dtype == TC_BOOL)
             cg_line(g, t, n, "const bool %s = (%s) != 0;", name, e);
+        else if ((n->dtype == TC_F16 || n->dtype == TC_BF16) && n->op != OP_cast && n->op != OP_copy)
+            /* every f16/bf16 value is one of its dtype (docs/semantics.md):
+             * f32 opmath, rounded per op as the interpreter and eager
+             * PyTorch do, so a fused chain gives what an unfused one does */
+            cg_line(g, t, n, "const float %s = tc_round_%s(%s);", name, dtype_name(n->dtype), e);
         else
             cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, e);
     } else {

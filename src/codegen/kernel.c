@@ -233,7 +233,12 @@ static void finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combin
         if (combine)
             buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem);\n", ind, "", a, combine, a, op_name(r), at);
         bool arg = r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN;
-        buf_printf(o, "%*sconst %s %s = %s%s;\n", ind, "", cg_type(r->dtype), res, a, arg ? ".i" : "");
+        bool lowp = (r->dtype == TC_F16 || r->dtype == TC_BF16) && !arg && r->a.red.kind != RK_MAX &&
+                    r->a.red.kind != RK_MIN; /* a max of bf16 values is one already */
+        if (lowp)
+            buf_printf(o, "%*sconst float %s = tc_round_%s(%s);\n", ind, "", res, dtype_name(r->dtype), a);
+        else
+            buf_printf(o, "%*sconst %s %s = %s%s;\n", ind, "", cg_type(r->dtype), res, a, arg ? ".i" : "");
         g->acc[r->id] = res;
     }
 }

@@ -511,36 +511,36 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_4(
             tc_aligned(out_out + i0, 16)) {
             const tc_vec<unsigned short, 8> v3 = tc_vload<unsigned short, 8>(in_x + i0); // lang_pointwise.tc:27
             const float t4 = tc_h2f(v3.v[0]);                           // lang_pointwise.tc:27
-            const float t5 = t4 * (tc_round_f16(s_lr));                 // lang_pointwise.tc:28
-            const float t6 = t5 + 1.0f;                                 // lang_pointwise.tc:28
+            const float t5 = tc_round_f16(t4 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
+            const float t6 = tc_round_f16(t5 + 1.0f);                   // lang_pointwise.tc:28
             const float t7 = tc_h2f(v3.v[1]);                           // lang_pointwise.tc:27
-            const float t8 = t7 * (tc_round_f16(s_lr));                 // lang_pointwise.tc:28
-            const float t9 = t8 + 1.0f;                                 // lang_pointwise.tc:28
+            const float t8 = tc_round_f16(t7 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
+            const float t9 = tc_round_f16(t8 + 1.0f);                   // lang_pointwise.tc:28
             const float t10 = tc_h2f(v3.v[2]);                          // lang_pointwise.tc:27
-            const float t11 = t10 * (tc_round_f16(s_lr));               // lang_pointwise.tc:28
-            const float t12 = t11 + 1.0f;                               // lang_pointwise.tc:28
+            const float t11 = tc_round_f16(t10 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+            const float t12 = tc_round_f16(t11 + 1.0f);                 // lang_pointwise.tc:28
             const float t13 = tc_h2f(v3.v[3]);                          // lang_pointwise.tc:27
-            const float t14 = t13 * (tc_round_f16(s_lr));               // lang_pointwise.tc:28
-            const float t15 = t14 + 1.0f;                               // lang_pointwise.tc:28
+            const float t14 = tc_round_f16(t13 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+            const float t15 = tc_round_f16(t14 + 1.0f);                 // lang_pointwise.tc:28
             const float t16 = tc_h2f(v3.v[4]);                          // lang_pointwise.tc:27
-            const float t17 = t16 * (tc_round_f16(s_lr));               // lang_pointwise.tc:28
-            const float t18 = t17 + 1.0f;                               // lang_pointwise.tc:28
+            const float t17 = tc_round_f16(t16 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+            const float t18 = tc_round_f16(t17 + 1.0f);                 // lang_pointwise.tc:28
             const float t19 = tc_h2f(v3.v[5]);                          // lang_pointwise.tc:27
-            const float t20 = t19 * (tc_round_f16(s_lr));               // lang_pointwise.tc:28
-            const float t21 = t20 + 1.0f;                               // lang_pointwise.tc:28
+            const float t20 = tc_round_f16(t19 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+            const float t21 = tc_round_f16(t20 + 1.0f);                 // lang_pointwise.tc:28
             const float t22 = tc_h2f(v3.v[6]);                          // lang_pointwise.tc:27
-            const float t23 = t22 * (tc_round_f16(s_lr));               // lang_pointwise.tc:28
-            const float t24 = t23 + 1.0f;                               // lang_pointwise.tc:28
+            const float t23 = tc_round_f16(t22 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+            const float t24 = tc_round_f16(t23 + 1.0f);                 // lang_pointwise.tc:28
             const float t25 = tc_h2f(v3.v[7]);                          // lang_pointwise.tc:27
-            const float t26 = t25 * (tc_round_f16(s_lr));               // lang_pointwise.tc:28
-            const float t27 = t26 + 1.0f;                               // lang_pointwise.tc:28
+            const float t26 = tc_round_f16(t25 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+            const float t27 = tc_round_f16(t26 + 1.0f);                 // lang_pointwise.tc:28
             tc_vstore<unsigned, 4>((unsigned *)(out_out + i0), {{tc_f2h2(t6, t9), tc_f2h2(t12, t15), tc_f2h2(t18, t21), tc_f2h2(t24, t27)}}); // lang_pointwise.tc:28
         } else {
             for (int e = 0; e < 8 && e < n - base; ++e) {
                 const idx_t i0 = base + e;
                 const float t0 = tc_h2f(in_x[i0]);                          // lang_pointwise.tc:27
-                const float t1 = t0 * (tc_round_f16(s_lr));                 // lang_pointwise.tc:28
-                const float t2 = t1 + 1.0f;                                 // lang_pointwise.tc:28
+                const float t1 = tc_round_f16(t0 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
+                const float t2 = tc_round_f16(t1 + 1.0f);                   // lang_pointwise.tc:28
                 out_out[i0] = tc_f2h(t2);                                   // lang_pointwise.tc:28
             }
         }

@@ -160,35 +160,35 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                     const float t13 = tc_round_bf16(t12);                       // rmsnorm.tc:16
                     const tc_vec<unsigned short, 8> v14 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm.tc:13
                     pc1[j * 8 + 0] = tc_bf2f(v14.v[0]);                         // rmsnorm.tc:13
-                    const float t15 = t13 * (pc1[j * 8 + 0]);                   // rmsnorm.tc:16
+                    const float t15 = tc_round_bf16(t13 * (pc1[j * 8 + 0]));    // rmsnorm.tc:16
                     const float t16 = (pc0[j * 8 + 1]) * t11;                   // rmsnorm.tc:16
                     const float t17 = tc_round_bf16(t16);                       // rmsnorm.tc:16
                     pc1[j * 8 + 1] = tc_bf2f(v14.v[1]);                         // rmsnorm.tc:13
-                    const float t18 = t17 * (pc1[j * 8 + 1]);                   // rmsnorm.tc:16
+                    const float t18 = tc_round_bf16(t17 * (pc1[j * 8 + 1]));    // rmsnorm.tc:16
                     const float t19 = (pc0[j * 8 + 2]) * t11;                   // rmsnorm.tc:16
                     const float t20 = tc_round_bf16(t19);                       // rmsnorm.tc:16
                     pc1[j * 8 + 2] = tc_bf2f(v14.v[2]);                         // rmsnorm.tc:13
-                    const float t21 = t20 * (pc1[j * 8 + 2]);                   // rmsnorm.tc:16
+                    const float t21 = tc_round_bf16(t20 * (pc1[j * 8 + 2]));    // rmsnorm.tc:16
                     const float t22 = (pc0[j * 8 + 3]) * t11;                   // rmsnorm.tc:16
                     const float t23 = tc_round_bf16(t22);                       // rmsnorm.tc:16
                     pc1[j * 8 + 3] = tc_bf2f(v14.v[3]);                         // rmsnorm.tc:13
-                    const float t24 = t23 * (pc1[j * 8 + 3]);                   // rmsnorm.tc:16
+                    const float t24 = tc_round_bf16(t23 * (pc1[j * 8 + 3]));    // rmsnorm.tc:16
                     const float t25 = (pc0[j * 8 + 4]) * t11;                   // rmsnorm.tc:16
                     const float t26 = tc_round_bf16(t25);                       // rmsnorm.tc:16
                     pc1[j * 8 + 4] = tc_bf2f(v14.v[4]);                         // rmsnorm.tc:13
-                    const float t27 = t26 * (pc1[j * 8 + 4]);                   // rmsnorm.tc:16
+                    const float t27 = tc_round_bf16(t26 * (pc1[j * 8 + 4]));    // rmsnorm.tc:16
                     const float t28 = (pc0[j * 8 + 5]) * t11;                   // rmsnorm.tc:16
                     const float t29 = tc_round_bf16(t28);                       // rmsnorm.tc:16
                     pc1[j * 8 + 5] = tc_bf2f(v14.v[5]);                         // rmsnorm.tc:13
-                    const float t30 = t29 * (pc1[j * 8 + 5]);                   // rmsnorm.tc:16
+                    const float t30 = tc_round_bf16(t29 * (pc1[j * 8 + 5]));    // rmsnorm.tc:16
                     const float t31 = (pc0[j * 8 + 6]) * t11;                   // rmsnorm.tc:16
                     const float t32 = tc_round_bf16(t31);                       // rmsnorm.tc:16
                     pc1[j * 8 + 6] = tc_bf2f(v14.v[6]);                         // rmsnorm.tc:13
-                    const float t33 = t32 * (pc1[j * 8 + 6]);                   // rmsnorm.tc:16
+                    const float t33 = tc_round_bf16(t32 * (pc1[j * 8 + 6]));    // rmsnorm.tc:16
                     const float t34 = (pc0[j * 8 + 7]) * t11;                   // rmsnorm.tc:16
                     const float t35 = tc_round_bf16(t34);                       // rmsnorm.tc:16
                     pc1[j * 8 + 7] = tc_bf2f(v14.v[7]);                         // rmsnorm.tc:13
-                    const float t36 = t35 * (pc1[j * 8 + 7]);                   // rmsnorm.tc:16
+                    const float t36 = tc_round_bf16(t35 * (pc1[j * 8 + 7]));    // rmsnorm.tc:16
                     tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t15, t18), tc_f2bf2(t21, t24), tc_f2bf2(t27, t30), tc_f2bf2(t33, t36)}}); // rmsnorm.tc:16
                 }
             }
@@ -211,7 +211,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                 const float t43 = t39 * t42;                                // rmsnorm.tc:16
                 const float t44 = tc_round_bf16(t43);                       // rmsnorm.tc:16
                 const float t45 = tc_bf2f(in_g[i1]);                        // rmsnorm.tc:13
-                const float t46 = t44 * t45;                                // rmsnorm.tc:16
+                const float t46 = tc_round_bf16(t44 * t45);                 // rmsnorm.tc:16
                 out_out[sz_D*i0 + i1] = tc_f2bf(t46);                       // rmsnorm.tc:16
             }
         }
