@@ -194,14 +194,7 @@ static void poly_push(tc_dimctx *c, poly *p, int64_t coef, const dim_atom *const
 {
     if (coef == 0)
         return;
-    if (p->n == p->cap) {
-        int cap = p->cap ? p->cap * 2 : 8;
-        dim_term *t = ARENA_ARRAY(c->a, dim_term, cap);
-        if (p->n)
-            memcpy(t, p->t, sizeof *t * (size_t)p->n);
-        p->t = t;
-        p->cap = cap;
-    }
+    ARENA_GROW(c->a, p->t, p->n, p->cap, 8);
     const dim_atom **copy = ARENA_ARRAY(c->a, const dim_atom *, n > 0 ? n : 1);
     if (n)
         memcpy(copy, atoms, sizeof *copy * (size_t)n);

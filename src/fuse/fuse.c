@@ -84,14 +84,7 @@ static void push(tc_arena *a, deplist *l, lnode *n)
 
 static void push_new(tc_arena *a, deplist *l, lnode *n)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 4;
-        lnode **v = ARENA_ARRAY(a, lnode *, cap);
-        if (l->n)
-            memcpy(v, l->v, sizeof *v * (size_t)l->n);
-        l->v = v;
-        l->cap = cap;
-    }
+    ARENA_GROW(a, l->v, l->n, l->cap, 4);
     l->v[l->n++] = n;
 }
 
@@ -159,14 +152,7 @@ static void decide(fctx *x, const lnode *p, const lnode *c, bool fused, const ch
     ffn *o = x->out;
     if (decided(x, p, c, fused)) /* one line per pair and outcome */
         return;
-    if (o->ndec == x->capdec) {
-        int cap = x->capdec ? 2 * x->capdec : 32;
-        fdecision *v = ARENA_ARRAY(x->a, fdecision, cap);
-        if (o->ndec)
-            memcpy(v, o->dec, sizeof *v * (size_t)o->ndec);
-        o->dec = v;
-        x->capdec = cap;
-    }
+    ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
     o->dec[o->ndec++] = (fdecision){p, c, fused, why, fused ? NULL : x->limit};
 }
 
@@ -177,14 +163,7 @@ typedef struct ilist {
 
 static void ipush(tc_arena *a, ilist *l, int v)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 16;
-        int *nv = ARENA_ARRAY(a, int, cap);
-        if (l->n)
-            memcpy(nv, l->v, sizeof *nv * (size_t)l->n);
-        l->v = nv;
-        l->cap = cap;
-    }
+    ARENA_GROW(a, l->v, l->n, l->cap, 16);
     l->v[l->n++] = v;
 }
 
@@ -651,14 +630,7 @@ static const char *fused_why(kdesc p, kdesc c, const lnode *prod, const lnode *c
 static void add_cut(fctx *x, const lnode *n, int size, int reds)
 {
     ffn *o = x->out;
-    if (o->ncut == x->capcut) {
-        int cap = x->capcut ? 2 * x->capcut : 8;
-        fcut *v = ARENA_ARRAY(x->a, fcut, cap);
-        if (o->ncut)
-            memcpy(v, o->cut, sizeof *v * (size_t)o->ncut);
-        o->cut = v;
-        x->capcut = cap;
-    }
+    ARENA_GROW(x->a, o->cut, o->ncut, x->capcut, 8);
     o->cut[o->ncut++] = (fcut){n, size, reds};
 }
 

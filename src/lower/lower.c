@@ -271,14 +271,7 @@ static lnode *intern(lctx *x, lnode *n)
     tab_put(x->tab, x->tabcap, n, h);
     x->ntab++;
     lfn *f = x->f;
-    if (f->nnodes == f->cap) {
-        int cap = f->cap ? 2 * f->cap : 64;
-        lnode **nodes = ARENA_ARRAY(x->a, lnode *, cap);
-        if (f->nnodes)
-            memcpy(nodes, f->nodes, sizeof *nodes * (size_t)f->nnodes);
-        f->nodes = nodes;
-        f->cap = cap;
-    }
+    ARENA_GROW(x->a, f->nodes, f->nnodes, f->cap, 64);
     n->id = f->nnodes;
     f->nodes[f->nnodes++] = n;
     for (int i = 0; i < n->nin; i++)
