@@ -29,6 +29,7 @@ typedef struct cg_bufs {
     tc_plan *plan;
     const tc_dim **extra;   /* limits kernels add (cg_limit) */
     int nextra, capextra;
+    int capkernels;         /* of plan->kernels */
 } cg_bufs;
 
 typedef struct cg {
@@ -41,6 +42,15 @@ typedef struct cg {
     const ksched *ks;
     const fkernel *k;
     const char *kname;       /* the kernel's name in the unit */
+    bool comments;           /* statements carry their .tc line (not in a sharing key) */
+    /* positional names (compact kernels, which unit.c shares between steps
+     * when their code is the same): buffers p0, p1, ... in the order the
+     * kernel first uses them, and so in its signature and the step's
+     * arguments; reductions by their place in the kernel (acc0, r0, ...) */
+    bool positional;
+    int *bufpos;             /* buffer id -> its position, -1 unused (positional) */
+    int *bufseq;             /* position -> buffer id */
+    int nbufseq;
     bool wide;               /* an index needs 64 bits even if sizes fit in 32 (cg_flat) */
     cg_bufs *bufs;
     bool idx64;
@@ -120,6 +130,8 @@ const tc_dim *row_part(cg *g, const tc_dim *f0);
 
 /* plan.c */
 cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);
+/* Add the launch step of the kernel g generated, running unit kernel
+ * `name` (which may be another step's: the same code). */
 void cg_plan_kernel(cg *g, const char *name);
 void cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a);
 void cg_plan_finish(const sfn *s, cg_bufs *b, tc_arena *a);
@@ -130,6 +142,10 @@ void cg_loop(cg *g, const char *var, const tc_dim *bound, const tc_dim *step);
 void cg_limit(cg *g, const tc_dim *v);
 
 /* kernel.c */
+/* The kernel's code, signature first, named g->kname; the plan step is
+ * cg_plan_kernel's (unit.c adds it once it knows which kernel runs). */
 void cg_kernel(cg *g, tc_buf *out);
+/* The buffers the kernel uses, in its signature's order. */
+int cg_kernel_bufs(const cg *g, int *out);
 
 #endif

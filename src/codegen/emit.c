@@ -160,7 +160,7 @@ void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
     va_start(ap, fmt);
     buf_vprintf(b, fmt, ap);
     va_end(ap);
-    if (n && n->loc.src && n->loc.line > 0) {
+    if (g->comments && n && n->loc.src && n->loc.line > 0) {
         const char *file = n->loc.src->name, *slash = strrchr(file, '/');
         if (slash && strncmp(file, "<prelude>", 9) != 0)
             file = slash + 1;
@@ -369,11 +369,17 @@ static const char *op_expr(cg *g, const lnode *n, const char *const *o)
 
 const char *cg_buf_name(cg *g, int buf)
 {
+    if (g->positional)
+        return arena_printf(g->a, "p%d", g->bufpos[buf]);
     return g->bufs->plan->bufs[buf].name;
 }
 
 void cg_use_buf(cg *g, int buf)
 {
+    if (g->positional && !g->used_buf[buf]) {
+        g->bufpos[buf] = g->nbufseq;
+        g->bufseq[g->nbufseq++] = buf;
+    }
     g->used_buf[buf] = true;
 }
 

@@ -141,6 +141,17 @@ static const char *op_name(const lnode *r)
     return names[r->a.red.kind];
 }
 
+/* The number in r's accumulator's and result's names: its node id, or
+ * with positional names its place among the kernel's reductions. */
+static int rno(const cg *g, const lnode *r)
+{
+    if (g->positional)
+        for (int j = 0; j < g->k->nreds; j++)
+            if (g->k->reds[j] == r)
+                return j;
+    return r->id;
+}
+
 /* The identity of r's operator, as an expression of its accumulator type. */
 static const char *acc_init(cg *g, const lnode *r)
 {
@@ -169,8 +180,8 @@ static const char *acc_zero(cg *g, const lnode *r)
 static const char *acc_name(cg *g, const lnode *r)
 {
     if (g->acc_at)
-        return arena_printf(g->a, "acc%d[%s]", r->id, g->acc_at);
-    return arena_printf(g->a, "acc%d", r->id);
+        return arena_printf(g->a, "acc%d[%s]", rno(g, r), g->acc_at);
+    return arena_printf(g->a, "acc%d", rno(g, r));
 }
 
 /* Declarations of this pass's accumulators, and accumulate statements into
@@ -229,7 +240,7 @@ static void finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combin
             continue;
         const char *at = acc_type(g, r);
         const char *a = acc_name(g, r);
-        const char *res = arena_printf(g->a, "r%d", r->id);
+        const char *res = arena_printf(g->a, "r%d", rno(g, r));
         if (combine)
             buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem);\n", ind, "", a, combine, a, op_name(r), at);
         bool arg = r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN;
@@ -824,18 +835,18 @@ static void columns_split(cg *g, tc_buf *o)
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
         const char *at = acc_type(g, r);
-        buf_printf(o, "    acc%d = tc_col_reduce(acc%d, %s(), (%s *)tc_smem);\n", r->id, r->id, op_name(r), at);
+        buf_printf(o, "    acc%d = tc_col_reduce(acc%d, %s(), (%s *)tc_smem);\n", rno(g, r), rno(g, r), op_name(r), at);
         buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
-                   at, r->id, at, j, S);
+                   at, rno(g, r), at, j, S);
         buf_printf(o, "    if (threadIdx.y == 0 && active)\n        part%d[slice * rows + row] = acc%d;\n",
-                   r->id, r->id);
+                   rno(g, r), rno(g, r));
     }
     last_block_only(o, S);
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "    acc%d = %s;\n", r->id, acc_init(g, r));
+        buf_printf(o, "    acc%d = %s;\n", rno(g, r), acc_init(g, r));
         buf_printf(o, "    for (int s = 0; s < %d; s++)\n        acc%d = %s()(acc%d, tc_ldcg(part%d + s * rows + row));\n",
-                   S, r->id, op_name(r), r->id, r->id);
+                   S, rno(g, r), op_name(r), rno(g, r), rno(g, r));
     }
     /* leave the workspace zero, as the launch plan promises */
     buf_puts(o, "    __syncthreads();\n"
@@ -843,7 +854,7 @@ static void columns_split(cg *g, tc_buf *o)
                 "        for (int s = 0; s < ");
     buf_printf(o, "%d; s++) {\n", S);
     for (int j = 0; j < k->nreds; j++)
-        buf_printf(o, "            part%d[s * rows + row] = %s;\n", k->reds[j]->id, acc_zero(g, k->reds[j]));
+        buf_printf(o, "            part%d[s * rows + row] = %s;\n", rno(g, k->reds[j]), acc_zero(g, k->reds[j]));
     buf_puts(o, "        }\n");
     buf_puts(o, buf_str(&post));
     text(o, 4, buf_str(&g->rpre));
@@ -915,8 +926,8 @@ static void columns_split_vec(cg *g, tc_buf *o)
                CV);
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "    %s acc%d[%d];\n", acc_type(g, r), r->id, CV);
-        buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++)\n        acc%d[e] = %s;\n", CV, r->id,
+        buf_printf(o, "    %s acc%d[%d];\n", acc_type(g, r), rno(g, r), CV);
+        buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++)\n        acc%d[e] = %s;\n", CV, rno(g, r),
                    acc_init(g, r));
     }
     buf_puts(o, "    {\n        const idx_t row = c0;\n");
@@ -953,15 +964,15 @@ static void columns_split_vec(cg *g, tc_buf *o)
         const lnode *r = k->reds[j];
         const char *at = acc_type(g, r);
         buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
-                   at, r->id, at, j, S);
+                   at, rno(g, r), at, j, S);
     }
     buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "        acc%d[e] = tc_col_reduce(acc%d[e], %s(), (%s *)tc_smem);\n", r->id, r->id,
+        buf_printf(o, "        acc%d[e] = tc_col_reduce(acc%d[e], %s(), (%s *)tc_smem);\n", rno(g, r), rno(g, r),
                    op_name(r), acc_type(g, r));
         buf_printf(o, "        if (threadIdx.y == 0 && c0 + e < rows)\n"
-                      "            part%d[slice * rows + c0 + e] = acc%d[e];\n", r->id, r->id);
+                      "            part%d[slice * rows + c0 + e] = acc%d[e];\n", rno(g, r), rno(g, r));
     }
     buf_puts(o, "    }\n");
     last_block_only(o, S);
@@ -969,10 +980,10 @@ static void columns_split_vec(cg *g, tc_buf *o)
     buf_puts(o, "        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n");
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "        acc%d[e] = %s;\n", r->id, acc_init(g, r));
+        buf_printf(o, "        acc%d[e] = %s;\n", rno(g, r), acc_init(g, r));
         buf_printf(o, "        for (int s = 0; s < %d; s++)\n"
                       "            acc%d[e] = %s()(acc%d[e], tc_ldcg(part%d + s * rows + row));\n",
-                   S, r->id, op_name(r), r->id, r->id);
+                   S, rno(g, r), op_name(r), rno(g, r), rno(g, r));
     }
     buf_puts(o, "    }\n");
     /* leave the workspace zero, as the launch plan promises */
@@ -981,7 +992,7 @@ static void columns_split_vec(cg *g, tc_buf *o)
                   "        for (int e = 0; e < %d && c0 + e < rows; e++)\n"
                   "            for (int s = 0; s < %d; s++) {\n", CV, S);
     for (int j = 0; j < k->nreds; j++)
-        buf_printf(o, "                part%d[s * rows + c0 + e] = %s;\n", k->reds[j]->id,
+        buf_printf(o, "                part%d[s * rows + c0 + e] = %s;\n", rno(g, k->reds[j]),
                    acc_zero(g, k->reds[j]));
     buf_puts(o, "            }\n");
     buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
@@ -1048,11 +1059,11 @@ static void full(cg *g, tc_buf *o)
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
         const char *at = acc_type(g, r);
-        buf_printf(o, "    acc%d = %s(acc%d, %s(), (%s *)tc_smem);\n", r->id,
-                   ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce", r->id, op_name(r), at);
-        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 + %d * %lld);\n", at, r->id, at, j,
+        buf_printf(o, "    acc%d = %s(acc%d, %s(), (%s *)tc_smem);\n", rno(g, r),
+                   ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce", rno(g, r), op_name(r), at);
+        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 + %d * %lld);\n", at, rno(g, r), at, j,
                    (long long)ks->grid_cap * 16);
-        buf_printf(o, "    if (threadIdx.x == 0)\n        part%d[blockIdx.x] = acc%d;\n", r->id, r->id);
+        buf_printf(o, "    if (threadIdx.x == 0)\n        part%d[blockIdx.x] = acc%d;\n", rno(g, r), rno(g, r));
     }
     buf_puts(o, "    __shared__ bool last_block;\n"
                 "    __threadfence();\n"
@@ -1064,8 +1075,8 @@ static void full(cg *g, tc_buf *o)
                 "    __threadfence();\n");
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "    acc%d = tc_partials(part%d, gridDim.x, %s, %s(), (%s *)tc_smem);\n", r->id,
-                   r->id, acc_init(g, r), op_name(r), acc_type(g, r));
+        buf_printf(o, "    acc%d = tc_partials(part%d, gridDim.x, %s, %s(), (%s *)tc_smem);\n", rno(g, r),
+                   rno(g, r), acc_init(g, r), op_name(r), acc_type(g, r));
     }
     buf_puts(o, buf_str(&post));
     text(o, 4, buf_str(&g->rpre));
@@ -1106,6 +1117,9 @@ void cg_kernel(cg *g, tc_buf *out)
     g->kind = 0;
     int nb = g->bufs->plan->nbufs;
     g->used_buf = ARENA_ARRAY(g->a, bool, nb > 0 ? nb : 1);
+    g->bufpos = ARENA_ARRAY(g->a, int, nb > 0 ? nb : 1);
+    g->bufseq = ARENA_ARRAY(g->a, int, nb > 0 ? nb : 1);
+    g->nbufseq = 0;
     g->used_param = ARENA_ARRAY(g->a, bool, g->l->g->nparams > 0 ? g->l->g->nparams : 1);
     g->syms = ARENA_ARRAY(g->a, const char *, 64);
     g->acc = ARENA_ARRAY(g->a, const char *, g->l->nnodes > 0 ? g->l->nnodes : 1);
@@ -1137,8 +1151,6 @@ void cg_kernel(cg *g, tc_buf *out)
 
     const ksched *ks = g->ks;
     int threads = ks->block[0] * ks->block[1] * ks->block[2];
-    buf_printf(out, "\n/* kernel %d: %s", k->id, ks->why);
-    buf_puts(out, " */\n");
     /* rows kernels: at most 40 registers a thread (TC_ROWS_BOUNDS), so six
      * 256-thread blocks fit an SM where 46 to 54 registers allowed four
      * (softmax 16384 x 4096 on an H200: 168 us to 160; 32768 x 1024: 82 to
@@ -1155,12 +1167,13 @@ void cg_kernel(cg *g, tc_buf *out)
         buf_printf(out, "\n    const __grid_constant__ tc_fe_table<%d, %d> fe", nt, g->fe_cap);
         first = false;
     }
-    for (int i = 0; i < nb && !ks->foreach; i++) {
-        if (!g->used_buf[i])
-            continue;
+    int *order = ARENA_ARRAY(g->a, int, nb > 0 ? nb : 1);
+    int nused = ks->foreach ? 0 : cg_kernel_bufs(g, order);
+    for (int j = 0; j < nused; j++) {
+        int i = order[j];
         bool w = is_written(g, i);
         buf_printf(out, "%s\n    %s%s *__restrict__ %s", first ? "" : ",", w ? "" : "const ",
-                   cg_store_type(p->bufs[i].dtype), p->bufs[i].name);
+                   cg_store_type(p->bufs[i].dtype), cg_buf_name(g, i));
         first = false;
     }
     for (int i = 0; i < g->nsyms && !ks->foreach; i++) {
@@ -1188,5 +1201,17 @@ void cg_kernel(cg *g, tc_buf *out)
         buf_puts(out, "    __shared__ double tc_smem[2 * 32 * 8];\n");
     buf_puts(out, buf_str(&body));
     buf_puts(out, "}\n");
-    cg_plan_kernel(g, g->kname);
+}
+
+int cg_kernel_bufs(const cg *g, int *out)
+{
+    if (g->positional) {
+        memcpy(out, g->bufseq, sizeof *out * (size_t)g->nbufseq);
+        return g->nbufseq;
+    }
+    int n = 0;
+    for (int i = 0; i < g->bufs->plan->nbufs; i++)
+        if (g->used_buf[i])
+            out[n++] = i;
+    return n;
 }

@@ -215,6 +215,23 @@ void cg_plan_kernel(cg *g, const char *name)
     const ksched *ks = g->ks;
     pstep *st = add_step(p, g->a);
     st->kind = PSTEP_KERNEL;
+    st->kidx = -1;
+    for (int i = p->nkernels - 1; i >= 0 && st->kidx < 0; i--) /* names are the unit's pointers */
+        if (p->kernels[i] == name)
+            st->kidx = i;
+    if (st->kidx < 0) {
+        cg_bufs *b = g->bufs;
+        if (p->nkernels == b->capkernels) {
+            int cap = b->capkernels ? 2 * b->capkernels : 8;
+            const char **v = ARENA_ARRAY(g->a, const char *, cap);
+            if (p->nkernels)
+                memcpy(v, p->kernels, sizeof *v * (size_t)p->nkernels);
+            p->kernels = v;
+            b->capkernels = cap;
+        }
+        st->kidx = p->nkernels;
+        p->kernels[p->nkernels++] = name;
+    }
     st->kernel = name;
     st->idx64 = g->idx64 || g->wide;
     st->loops = g->loops;
@@ -229,9 +246,10 @@ void cg_plan_kernel(cg *g, const char *name)
         st->fe_chunk = ks->chunk;
         st->fe_numel = ks->numel;
     }
-    for (int i = 0; i < p->nbufs && !ks->foreach; i++)
-        if (g->used_buf[i])
-            add_arg(st, g->a, (parg){PARG_BUF, i, NULL, -1, TC_DT_NONE});
+    int *order = ARENA_ARRAY(g->a, int, p->nbufs > 0 ? p->nbufs : 1);
+    int nused = ks->foreach ? 0 : cg_kernel_bufs(g, order); /* the signature's order */
+    for (int j = 0; j < nused; j++)
+        add_arg(st, g->a, (parg){PARG_BUF, order[j], NULL, -1, TC_DT_NONE});
     for (int i = 0; i < g->nsyms && !ks->foreach; i++)
         add_arg(st, g->a, (parg){PARG_DIM, -1, dim_sym(g->c, g->syms[i]), -1, TC_DT_NONE});
     for (int i = 0; i < g->l->g->nparams; i++)

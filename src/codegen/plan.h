@@ -126,7 +126,8 @@ typedef struct ploop {
 typedef struct pstep {
     pstep_kind kind;
     /* KERNEL */
-    const char *kernel;
+    int kidx;               /* the kernel it launches: plan->kernels[kidx] */
+    const char *kernel;     /* its name, plan->kernels[kidx] */
     parg *args;
     int nargs;
     const tc_dim *grid[3];
@@ -163,6 +164,10 @@ typedef struct tc_plan {
     int nbufs;
     pstep *steps;
     int nsteps;
+    const char **kernels;   /* the unit's kernels the steps launch, each once: steps
+                             * whose code is the same (compact kernels of a long
+                             * chain, codegen.h) share one with their own arguments */
+    int nkernels;
     int nslots;
     bool idx64;
     const tc_dim **limits;  /* must each be < 2^31 when !idx64 */

@@ -10,6 +10,7 @@
  */
 #include "codegen/cg.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const char helpers[] =
@@ -234,6 +235,158 @@ static const char fe_helpers[] =
     "    return gs[lo];\n"
     "}\n";
 
+/* A kernel of the unit, and the other kernels of its function (by the
+ * fused dump's numbers) whose code is the same, so their steps launch this
+ * one.  Kernels are shared within a function only: its heading and the
+ * numbers stay those of the fused dump. */
+typedef struct ukernel {
+    int id;                 /* its number in its function (the fused dump's) */
+    const char *why;        /* the schedule's reasons */
+    const char *name, *text;
+    const char *key;        /* compact kernels: the code as built for comparing
+                             * (positional names, no line comments), else NULL */
+    size_t keylen;
+    uint64_t hash;
+    int *also;
+    int nalso, capalso;
+} ukernel;
+
+/* The unit's text after the helpers, in order: headings and helpers
+ * (text), and kernels. */
+typedef struct upiece {
+    const char *text;
+    ukernel *k;
+} upiece;
+
+typedef struct unit_b {
+    tc_arena *a;
+    upiece *pieces;
+    int npieces, cappieces;
+    ukernel **shared;       /* kernels with a key, to compare against */
+    int nshared, capshared;
+} unit_b;
+
+#define GROW(a, v, n, cap, T)                                      \
+    do {                                                           \
+        if ((n) == (cap)) {                                        \
+            int nc_ = (cap) ? 2 * (cap) : 16;                      \
+            T *nv_ = ARENA_ARRAY(a, T, nc_);                       \
+            if (n)                                                 \
+                memcpy(nv_, (v), sizeof *nv_ * (size_t)(n));       \
+            (v) = nv_;                                             \
+            (cap) = nc_;                                           \
+        }                                                          \
+    } while (0)
+
+static void add_piece(unit_b *u, const char *text, ukernel *k)
+{
+    GROW(u->a, u->pieces, u->npieces, u->cappieces, upiece);
+    u->pieces[u->npieces++] = (upiece){text, k};
+}
+
+static uint64_t fnv1a(const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static ukernel *find_shared(unit_b *u, const char *key, size_t len, uint64_t h)
+{
+    for (int i = 0; i < u->nshared; i++) {
+        ukernel *k = u->shared[i];
+        if (k->hash == h && k->keylen == len && memcmp(k->key, key, len) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+/* A cg for kernel j of s, named name. */
+static void cg_setup(cg *g, const sfn *s, int j, cg_bufs *bufs, const char *name, bool idx64,
+                     int fe_param_bytes, bool *libcalls, tc_arena *a, tc_diag *d)
+{
+    const ffn *f = s->f;
+    *g = (cg){0};
+    g->kname = name;
+    g->a = a;
+    g->d = d;
+    g->c = f->l->dims;
+    g->l = f->l;
+    g->f = f;
+    g->s = s;
+    g->ks = &s->k[j];
+    g->k = f->k[j];
+    g->bufs = bufs;
+    g->idx64 = idx64;
+    g->fe_param_bytes = fe_param_bytes;
+    g->libcalls = libcalls;
+    g->comments = true;
+    /* compact kernels are the long chains whose pieces repeat (sched.h) */
+    g->positional = s->k[j].compact && !s->k[j].foreach;
+}
+
+/* Kernel j of s: its code once, or, when a kernel of the same code is
+ * already in the unit, a step that launches that one. */
+static void unit_kernel(unit_b *u, const sfn *s, int j, cg_bufs *bufs, int num, bool idx64,
+                        int fe_param_bytes, bool *libcalls, tc_diag *d)
+{
+    tc_arena *a = u->a;
+    const fkernel *k = s->f->k[j];
+    /* the fused dump's name (fuse.h: its ops, then "_" and k->id) with the
+     * number offset by the kernels of earlier functions, unique in the unit */
+    int idlen = snprintf(NULL, 0, "_%d", k->id);
+    const char *name = arena_printf(a, "%.*s_%d", (int)strlen(k->name) - idlen, k->name, num);
+    cg g;
+    cg_setup(&g, s, j, bufs, name, idx64, fe_param_bytes, libcalls, a, d);
+    const char *key = NULL;
+    size_t keylen = 0;
+    uint64_t h = 0;
+    if (g.positional) {
+        g.comments = false;
+        g.kname = "k";
+        tc_buf kb;
+        buf_init(&kb, a);
+        cg_kernel(&g, &kb);
+        key = buf_str(&kb);
+        keylen = kb.len;
+        h = fnv1a(key, keylen);
+        ukernel *same = find_shared(u, key, keylen, h);
+        if (same) {
+            GROW(a, same->also, same->nalso, same->capalso, int);
+            same->also[same->nalso++] = k->id;
+            cg_plan_kernel(&g, same->name);
+            return;
+        }
+        /* new: built again, readable (its lines' .tc places) */
+        cg_setup(&g, s, j, bufs, name, idx64, fe_param_bytes, libcalls, a, d);
+    }
+    tc_buf tb;
+    buf_init(&tb, a);
+    cg_kernel(&g, &tb);
+    cg_plan_kernel(&g, name);
+    ukernel *uk = ARENA_NEW(a, ukernel);
+    *uk = (ukernel){k->id, s->k[j].why, name, buf_str(&tb), key, keylen, h, NULL, 0, 0};
+    if (key) {
+        GROW(a, u->shared, u->nshared, u->capshared, ukernel *);
+        u->shared[u->nshared++] = uk;
+    }
+    add_piece(u, NULL, uk);
+}
+
+static void render(tc_buf *o, const ukernel *k)
+{
+    buf_printf(o, "\n/* kernel %d: %s", k->id, k->why);
+    if (k->nalso) {
+        buf_printf(o, "\n * also kernel%s", k->nalso > 1 ? "s" : "");
+        for (int i = 0; i < k->nalso; i++)
+            buf_printf(o, "%s %d", i ? "," : "", k->also[i]);
+        buf_puts(o, ": the same code, launched over their own buffers");
+    }
+    buf_puts(o, " */\n");
+    buf_puts(o, k->text);
+}
+
 cg_unit *codegen_unit(const sfn *const *fns, int n, bool idx64, tc_arena *a, tc_diag *d)
 {
     return codegen_unit_ex(fns, n, idx64, CG_FE_PARAM_BYTES, a, d);
@@ -252,8 +405,7 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
     buf_printf(&src, "typedef %s idx_t; /* %s index arithmetic */\n", idx64 ? "long long" : "int",
                idx64 ? "64-bit" : "32-bit");
     buf_puts(&src, helpers);
-    tc_buf kb; /* the kernels */
-    buf_init(&kb, a);
+    unit_b ub = {.a = a};
     bool foreach = false, compact = false;
     bool *libcalls = ARENA_ARRAY(a, bool, OP_COUNT * 2);
     int kid = 0;
@@ -261,35 +413,19 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
         const sfn *s = fns[i];
         const ffn *f = s->f;
         cg_bufs *bufs = cg_plan_bufs(s, a, d);
-        buf_printf(&kb, "\n/* ---- fn %s ---- */\n", f->l->g->name);
+        add_piece(&ub, arena_printf(a, "\n/* ---- fn %s ---- */\n", f->l->g->name), NULL);
+        ub.nshared = 0;
         for (int j = 0; j < f->nk; j++) {
             const fkernel *k = f->k[j];
             if (k->kind == KK_EXTERN) {
                 cg_plan_matmul(bufs, k->ext, f->l->dims, a);
                 continue;
             }
-            /* unique names across the unit: renumber the kernel suffix */
-            const char *us = strrchr(k->name, '_');
-            cg g = {0};
-            /* the fused dump's numbers, offset by the kernels of earlier functions */
-            g.kname = us ? arena_printf(a, "%.*s_%d", (int)(us - k->name), k->name, kid + k->id) : k->name;
-            g.a = a;
-            g.d = d;
-            g.c = f->l->dims;
-            g.l = f->l;
-            g.f = f;
-            g.s = s;
-            g.ks = &s->k[j];
-            g.k = k;
-            g.bufs = bufs;
-            g.idx64 = idx64;
-            g.fe_param_bytes = fe_param_bytes;
-            g.libcalls = libcalls;
             compact |= s->k[j].compact;
             if (s->k[j].foreach && !foreach) /* before the first kernel that needs them */
-                buf_puts(&kb, fe_helpers);
+                add_piece(&ub, fe_helpers, NULL);
             foreach |= s->k[j].foreach;
-            cg_kernel(&g, &kb);
+            unit_kernel(&ub, s, j, bufs, kid + k->id, idx64, fe_param_bytes, libcalls, d);
         }
         kid += f->nk;
         cg_plan_finish(s, bufs, a);
@@ -299,7 +435,12 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
     u->nkernels = kid;  /* counting externs */
     if (compact)
         cg_libcall_wrappers(&src, libcalls);
-    buf_puts(&src, buf_str(&kb));
+    for (int i = 0; i < ub.npieces; i++) {
+        if (ub.pieces[i].k)
+            render(&src, ub.pieces[i].k);
+        else
+            buf_puts(&src, ub.pieces[i].text);
+    }
     u->source = buf_str(&src);
     return u;
 }

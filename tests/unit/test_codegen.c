@@ -13,6 +13,11 @@
  *                    plan_verify); one more element needs the 64-bit one.
  *   arg-reductions   the split-column kernel's vector body gives every
  *                    column the row's position (it gave column e r + e).
+ *   shared kernels   every kernel a plan launches is defined once in the
+ *                    unit; the compact kernels of a long chain that are the
+ *                    same code are one kernel many steps launch, each step
+ *                    with arguments of the same kinds and dtypes, no buffer
+ *                    twice; kernels of an ordinary program are not shared.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,6 +222,97 @@ static void test_argmin_split_columns(void **state)
     assert_null(strstr(src, "(long long)(r + 1)"));
 }
 
+/* n softmax-like statements over rows (tests/compile_time/gen.sh reduce) */
+static const char *softmax_chain(int n)
+{
+    tc_buf b;
+    buf_init(&b, H.a);
+    buf_puts(&b, "fn f(x: f32[R, D]) -> f32[R, D] {\n    h0 = x\n");
+    for (int i = 0; i < n; i++)
+        buf_printf(&b, "    h%d = exp(h%d - max(h%d, axis=-1, keepdim=true)) / "
+                       "sum(exp(h%d - max(h%d, axis=-1, keepdim=true)), axis=-1, keepdim=true)\n",
+                   i + 1, i, i, i, i);
+    buf_printf(&b, "    return h%d\n}\n", n);
+    return buf_str(&b);
+}
+
+/* How often the unit defines a kernel of this name. */
+static int definitions(const char *src, const char *name)
+{
+    const char *sig = arena_printf(H.a, " %s(\n", name);
+    int n = 0;
+    for (const char *p = strstr(src, sig); p; p = strstr(p + 1, sig))
+        n++;
+    return n;
+}
+
+/* The plan's kernel table and its steps agree with the unit; steps that
+ * share a kernel pass arguments of the same kinds and dtypes.  Returns the
+ * kernel steps. */
+static int check_kernels(const cg_unit *u, const tc_plan *p)
+{
+    int steps = 0;
+    for (int i = 0; i < p->nkernels; i++) {
+        assert_int_equal(definitions(u->source, p->kernels[i]), 1);
+        for (int j = 0; j < i; j++)
+            assert_string_not_equal(p->kernels[i], p->kernels[j]);
+    }
+    const pstep **first = test_malloc(sizeof *first * (size_t)(p->nkernels + 1));
+    for (int i = 0; i < p->nkernels; i++)
+        first[i] = NULL;
+    for (int i = 0; i < p->nsteps; i++) {
+        const pstep *st = &p->steps[i];
+        if (st->kind != PSTEP_KERNEL)
+            continue;
+        steps++;
+        assert_in_range(st->kidx, 0, p->nkernels - 1);
+        assert_ptr_equal(st->kernel, p->kernels[st->kidx]);
+        for (int a = 0; a < st->nargs; a++)
+            for (int b = 0; b < a; b++)
+                assert_false(st->args[a].kind == PARG_BUF && st->args[b].kind == PARG_BUF &&
+                             st->args[a].buf == st->args[b].buf);
+        const pstep *f = first[st->kidx];
+        if (!f) {
+            first[st->kidx] = st;
+            continue;
+        }
+        assert_int_equal(st->nargs, f->nargs);
+        for (int a = 0; a < st->nargs; a++) {
+            assert_int_equal(st->args[a].kind, f->args[a].kind);
+            if (st->args[a].kind == PARG_BUF)
+                assert_int_equal(p->bufs[st->args[a].buf].dtype, p->bufs[f->args[a].buf].dtype);
+            if (st->args[a].kind == PARG_DIM)
+                assert_ptr_equal(st->args[a].dim, f->args[a].dim);
+        }
+    }
+    test_free(first);
+    return steps;
+}
+
+static void test_shared_kernels(void **state)
+{
+    (void)state;
+    const cg_unit *u = unit_of(softmax_chain(250), "f", false);
+    const tc_plan *p = u->plans[0];
+    int steps = check_kernels(u, p);
+    /* 250 statements: many kernels, a handful of distinct ones */
+    assert_true(steps >= 20);
+    assert_true(p->nkernels * 4 <= steps);
+    assert_non_null(strstr(u->source, "the same code, launched over their own buffers"));
+    /* the 64-bit variant shares the same way */
+    const cg_unit *u64 = unit_of(softmax_chain(250), "f", true);
+    assert_int_equal(check_kernels(u64, u64->plans[0]), steps);
+    assert_int_equal(u64->plans[0]->nkernels, p->nkernels);
+    /* an ordinary program: one kernel a step, none shared */
+    const char *two = "fn t(x: f32[R, D]) -> f32[R, D] {\n"
+                      "    a = exp(x - max(x, axis=-1, keepdim=true))\n"
+                      "    b = a / sum(a, axis=-1, keepdim=true)\n"
+                      "    return b + max(b, axis=0, keepdim=true)\n}\n";
+    const cg_unit *o = unit_of(two, "t", false);
+    assert_int_equal(check_kernels(o, o->plans[0]), o->plans[0]->nkernels);
+    assert_null(strstr(o->source, "the same code"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +320,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_plan_verify, setup, teardown),
         cmocka_unit_test_setup_teardown(test_plan32_boundaries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_argmin_split_columns, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shared_kernels, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
