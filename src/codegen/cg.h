@@ -14,12 +14,20 @@
  * in the current row's code before the current loop, or in the loop body. */
 typedef enum { T_KERNEL, T_ROW, T_ELEM } cg_target;
 
+/* A C expression and whether it stands as an operand without parentheses
+ * (an atom: a name, a literal, a plain subscript). */
+typedef struct cg_expr {
+    const char *s;
+    bool atom;
+} cg_expr;
+
 typedef struct cg_entry {
     const lnode *n;
     const tc_dim **idx;
     int scope;              /* branch depth it was made at (concat) */
     cg_target t;
     const char *name;
+    bool atom;              /* name needs no parentheses as an operand */
 } cg_entry;
 
 /* Per-function buffer decisions (plan.c). */
@@ -84,6 +92,14 @@ typedef struct cg {
     const char **valign;     /* alignment conditions of the vector body */
     int nvalign, capvalign;
     struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *vload;
+    /* pointwise's vector body: its plain vector loads (buffer plus index
+     * variables) go to vloads, which the body starts with, so a kernel
+     * that stores m and then reads v does not wait for each load in turn
+     * (the accesses go through pointers the compiler cannot prove
+     * distinct).  Reading earlier is always right: a store of this element
+     * never feeds a load of it. */
+    bool hoist_vloads;
+    tc_buf vloads;
     int nvload, capvload;
     /* tiled pointwise: reads contiguous along axis `tile` come from shared
      * memory tiles, tileN[a][b], filled in a first phase */
@@ -113,6 +129,8 @@ void cg_libcall_wrappers(tc_buf *b, const bool *libcalls);
 const char *cg_type(tc_dtype t);          /* register type: float for f16/bf16/f32 */
 const char *cg_store_type(tc_dtype t);    /* memory type: unsigned short for f16/bf16 */
 const char *cg_index(cg *g, const tc_dim *e);   /* a dim as C over i0.., sz_N.. */
+bool cg_dim_atom(cg *g, const tc_dim *e);       /* cg_index(e) is one name or number */
+bool cg_dim_plain_sum(cg *g, const tc_dim *e);  /* ... names and a number added */
 const char *cg_flat(cg *g, const lnode *n, const tc_dim *const *idx); /* flat offset into n's buffer */
 const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx);
 const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to);

@@ -12,6 +12,7 @@
 #include "codegen/cg.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +113,34 @@ const char *cg_index(cg *g, const tc_dim *e)
     return buf_str(&b);
 }
 
+/* Whether e is printed as a sum of names and a non-negative constant
+ * ("i0 + i1", "sz_D", "4"): no product, division or minus sign. */
+bool cg_dim_plain_sum(cg *g, const tc_dim *e)
+{
+    const char *syms[TC_MAX_RANK * 2 + 8];
+    int n = 0, max = (int)(sizeof syms / sizeof syms[0]);
+    dim_symbols(e, syms, &n, max);
+    if (n >= max)
+        return false;
+    const tc_dim *rest = e;
+    for (int i = 0; i < n; i++)
+        rest = dim_sub(g->c, rest, dim_sym(g->c, syms[i]));
+    int64_t v;
+    return dim_is_const(rest, &v) && v >= 0;
+}
+
+/* Whether e is printed as one name or a non-negative number. */
+bool cg_dim_atom(cg *g, const tc_dim *e)
+{
+    int64_t v;
+    if (dim_is_const(e, &v))
+        return v >= 0;
+    const char *sym[2];
+    int n = 0;
+    dim_symbols(e, sym, &n, 2);
+    return n == 1 && dim_eq(e, dim_sym(g->c, sym[0]));
+}
+
 /* Whether e divides an expression of index variables (a flat index split
  * back into dims): its expanded terms can exceed the largest size. */
 static bool divides_index(cg *g, const tc_dim *e)
@@ -150,24 +179,54 @@ static tc_buf *target_buf(cg *g, cg_target t, int **ind)
     }
 }
 
-void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
+/* A source's name in line comments: the file without its folders, a
+ * prelude file as "<prelude>/name.tc". */
+static const char *src_label(const char *name)
 {
-    int *ind;
-    tc_buf *b = target_buf(g, t, &ind);
+    static const char prelude[] = "<prelude>";
+    size_t n = strlen(name);
+    if (n >= sizeof prelude - 1 && memcmp(name, prelude, sizeof prelude - 1) == 0)
+        return name;
+    const char *base = name;
+    for (const char *p = name; *p; p++)
+        if (*p == '/')
+            base = p + 1;
+    return base;
+}
+
+/* One statement at indentation ind, with its .tc line. */
+static void line_v(cg *g, tc_buf *b, int ind, const lnode *n, const char *fmt, va_list ap)
+{
     size_t start = b->len;
-    buf_printf(b, "%*s", *ind, "");
-    va_list ap;
-    va_start(ap, fmt);
+    buf_printf(b, "%*s", ind, "");
     buf_vprintf(b, fmt, ap);
-    va_end(ap);
     if (g->comments && n && n->loc.src && n->loc.line > 0) {
-        const char *file = n->loc.src->name, *slash = strrchr(file, '/');
-        if (slash && strncmp(file, "<prelude>", 9) != 0)
-            file = slash + 1;
+        const char *file = src_label(n->loc.src->name);
         size_t col = b->len - start;
         buf_printf(b, "%*s// %s:%d", col < 60 ? (int)(60 - col) : 1, "", file, n->loc.line);
     }
     buf_putc(b, '\n');
+}
+
+void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
+{
+    int *ind;
+    tc_buf *b = target_buf(g, t, &ind);
+    va_list ap;
+    va_start(ap, fmt);
+    line_v(g, b, *ind, n, fmt, ap);
+    va_end(ap);
+}
+
+/* A statement of the loop body into g->vloads: a vector load the body
+ * may make before anything else (pointwise's vector body). */
+static void vload_line(cg *g, const lnode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void vload_line(cg *g, const lnode *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    line_v(g, &g->vloads, g->bind, n, fmt, ap);
+    va_end(ap);
 }
 
 const char *cg_temp(cg *g, const char *prefix)
@@ -189,7 +248,7 @@ void cg_forget(cg *g, cg_target t)
     g->nrcp = j;
 }
 
-static const char *lookup(cg *g, const lnode *n, const tc_dim *const *idx)
+static const cg_entry *lookup(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     for (int i = g->ncache - 1; i >= 0; i--) {
         const cg_entry *e = &g->cache[i];
@@ -199,12 +258,12 @@ static const char *lookup(cg *g, const lnode *n, const tc_dim *const *idx)
         for (int k = 0; k < n->rank && eq; k++)
             eq = e->idx[k] == idx[k];
         if (eq)
-            return e->name;
+            return e;
     }
     return NULL;
 }
 
-static void remember(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t, const char *name)
+static void remember(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t, cg_expr val)
 {
     if (g->ncache == g->capcache) {
         int cap = g->capcache ? 2 * g->capcache : 64;
@@ -217,7 +276,7 @@ static void remember(cg *g, const lnode *n, const tc_dim *const *idx, cg_target 
     const tc_dim **copy = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
     for (int k = 0; k < n->rank; k++)
         copy[k] = idx[k];
-    g->cache[g->ncache++] = (cg_entry){n, copy, g->scope, t, name};
+    g->cache[g->ncache++] = (cg_entry){n, copy, g->scope, t, val.s, val.atom};
 }
 
 /* ---- values ----------------------------------------------------------------- */
@@ -227,66 +286,103 @@ static bool is_floating(tc_dtype t)
     return t == TC_F32 || t == TC_F16 || t == TC_BF16 || t == TC_F64;
 }
 
-const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to)
+/* v converted from one dtype's register type to another's; a conversion
+ * is a call or a cast, parenthesized as an operand. */
+/* Whether two dtypes have the same register type (cg_type). */
+static bool same_reg(tc_dtype a, tc_dtype b)
 {
-    if (strcmp(cg_type(from), cg_type(to)) == 0) {
+    /* cg_type's default: float */
+    if (a != TC_F64 && a != TC_I32 && a != TC_I64 && a != TC_BOOL)
+        a = TC_F32;
+    if (b != TC_F64 && b != TC_I32 && b != TC_I64 && b != TC_BOOL)
+        b = TC_F32;
+    return a == b;
+}
+
+static cg_expr convert(cg *g, cg_expr v, tc_dtype from, tc_dtype to)
+{
+    if (same_reg(from, to)) {
         if ((to == TC_F16 || to == TC_BF16) && from != to)
-            return arena_printf(g->a, "tc_round_%s(%s)", dtype_name(to), v);
+            return (cg_expr){arena_printf(g->a, "tc_round_%s(%s)", dtype_name(to), v.s), false};
         return v;
     }
     if (to == TC_BOOL)
-        return arena_printf(g->a, "(%s != 0)", v);
+        return (cg_expr){arena_printf(g->a, "(%s != 0)", v.s), false};
     if (is_floating(from) && (to == TC_I32 || to == TC_I64)) /* saturating: unit.c */
-        return arena_printf(g->a, "tc_f2%s(%s)", dtype_name(to), v);
-    const char *r = arena_printf(g->a, "(%s)%s", cg_type(to), v);
+        return (cg_expr){arena_printf(g->a, "tc_f2%s(%s)", dtype_name(to), v.s), false};
+    const char *r = arena_printf(g->a, "(%s)%s", cg_type(to), v.s);
     if (to == TC_F16 || to == TC_BF16)
         r = arena_printf(g->a, "tc_round_%s(%s)", dtype_name(to), r);
-    return r;
+    return (cg_expr){r, false};
 }
 
-static const char *literal(cg *g, const lnode *n)
+const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to)
+{
+    return convert(g, (cg_expr){v, true}, from, to).s;
+}
+
+/* Whether %.*g of v (finite) prints digits alone, no '.' or exponent: an
+ * integer below 10^digits in magnitude.  (%.9g and %.17g tell every float
+ * and double apart, so no other value prints as an integer.) */
+static bool prints_integral(double v, int digits)
+{
+    double lim = 1;
+    for (int i = 0; i < digits; i++)
+        lim *= 10;
+    return v < lim && v > -lim && v == (double)(long long)v;
+}
+
+/* Whether %.*g prints v (finite) in exponent form ("1e-05"): its decimal
+ * exponent, once rounded to `digits` significant digits, below -4 or at
+ * least digits. */
+static bool exp_form(double v, int digits)
+{
+    if (v == 0)
+        return false;
+    double a = fabs(v);
+    int x = (int)floor(log10(a));
+    if (nearbyint(a * pow(10, digits - 1 - x)) >= pow(10, digits)) /* rounds up to 10^(x+1) */
+        x++;
+    return x < -4 || x >= digits;
+}
+
+/* A literal of n's dtype.  Numbers stand as operands as they are, but for
+ * a positive one in exponent form (9.99999975e-06f), and so do true/false
+ * and the f32 NaN and inf spellings; the f64 ones are parenthesized.  (The
+ * rule the generated code always followed: it stays byte-identical.) */
+static cg_expr literal(cg *g, const lnode *n)
 {
     tc_dtype t = n->dtype;
     if (is_floating(t)) {
         double v = n->a.cnst.f;
         if (v != v)
-            return t == TC_F64 ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+            return t == TC_F64 ? (cg_expr){"__longlong_as_double(0x7ff8000000000000LL)", false}
+                               : (cg_expr){"__int_as_float(0x7fc00000)", true};
         if (v == 1.0 / 0.0)
-            return t == TC_F64 ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
+            return t == TC_F64 ? (cg_expr){"__longlong_as_double(0x7ff0000000000000LL)", false}
+                               : (cg_expr){"__int_as_float(0x7f800000)", true};
         if (v == -1.0 / 0.0)
-            return t == TC_F64 ? "__longlong_as_double(0xfff0000000000000LL)" : "__int_as_float(0xff800000)";
+            return t == TC_F64 ? (cg_expr){"__longlong_as_double(0xfff0000000000000LL)", false}
+                               : (cg_expr){"__int_as_float(0xff800000)", true};
         if (t == TC_F64) { /* a double literal, never an int: tc_max(double, int) does not deduce */
-            char s[48];
-            snprintf(s, sizeof s, "%.17g", v);
-            return arena_printf(g->a, "%s%s", s, strpbrk(s, ".e") ? "" : ".0");
+            return (cg_expr){arena_printf(g->a, "%.17g%s", v, prints_integral(v, 17) ? ".0" : ""),
+                             v < 0 || !exp_form(v, 17)};
         }
-        char s[48];
-        snprintf(s, sizeof s, "%.9g", (double)(float)v);
-        bool dot = strpbrk(s, ".e") != NULL;
-        return arena_printf(g->a, "%s%sf", s, dot ? "" : ".0");
+        double f = (double)(float)v;
+        return (cg_expr){arena_printf(g->a, "%.9g%sf", f, prints_integral(f, 9) ? ".0" : ""),
+                         f < 0 || !exp_form(f, 9)};
     }
     if (t == TC_BOOL)
-        return n->a.cnst.i ? "true" : "false";
+        return (cg_expr){n->a.cnst.i ? "true" : "false", true};
     if (t == TC_I64)
-        return arena_printf(g->a, "%lldLL", (long long)n->a.cnst.i);
-    return arena_printf(g->a, "%lld", (long long)n->a.cnst.i);
-}
-
-/* An operand that needs no parentheses: a name, a number, v.v[k], x[..]. */
-static bool simple(const char *o)
-{
-    if (*o == '-' && isdigit((unsigned char)o[1]))
-        return strspn(o + 1, "0123456789.eE+-fL") == strlen(o + 1) && !strchr(o + 1, ' ');
-    for (const char *p = o; *p; p++)
-        if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || *p == '[' || *p == ']'))
-            return *p == '(' && strncmp(o, "__int_as_float(", 15) == 0;
-    return true;
+        return (cg_expr){arena_printf(g->a, "%lldLL", (long long)n->a.cnst.i), true};
+    return (cg_expr){arena_printf(g->a, "%lld", (long long)n->a.cnst.i), true};
 }
 
 /* A constant as a literal of another dtype, so no conversion is emitted. */
-static const char *literal_as(cg *g, const lnode *n, tc_dtype to)
+static cg_expr literal_as(cg *g, const lnode *n, tc_dtype to)
 {
-    if (n->dtype == to || strcmp(cg_type(n->dtype), cg_type(to)) == 0)
+    if (n->dtype == to || same_reg(n->dtype, to))
         return literal(g, n);
     lnode c = *n;
     c.dtype = to;
@@ -297,12 +393,18 @@ static const char *literal_as(cg *g, const lnode *n, tc_dtype to)
     else if (to == TC_BOOL)
         c.a.cnst.i = n->a.cnst.i != 0;
     if (is_floating(to) && dtype_round(to == TC_F64 ? TC_F64 : TC_F32, c.a.cnst.f) != c.a.cnst.f)
-        return cg_convert(g, literal(g, n), n->dtype, to);
+        return convert(g, literal(g, n), n->dtype, to);
     return literal(g, &c);
 }
 
+/* e as an operand of a binary operator: parenthesized unless an atom */
+static const char *operand(cg *g, cg_expr e)
+{
+    return e.atom ? e.s : arena_printf(g->a, "(%s)", e.s);
+}
+
 /* A CUDA column of ops.def with the operands a, b, c substituted. */
-static const char *from_column(cg *g, const char *col, const char *const *ops)
+static const char *from_column(cg *g, const char *col, const cg_expr *ops)
 {
     tc_buf b;
     buf_init(&b, g->a);
@@ -313,8 +415,8 @@ static const char *from_column(cg *g, const char *col, const char *const *ops)
                 p++;
             size_t n = (size_t)(p - s);
             if (n == 1 && (*s == 'a' || *s == 'b' || *s == 'c')) {
-                const char *o = ops[*s - 'a'];
-                buf_printf(&b, simple(o) ? "%s" : "(%s)", o);
+                cg_expr o = ops[*s - 'a'];
+                buf_printf(&b, o.atom ? "%s" : "(%s)", o.s);
             } else {
                 buf_printf(&b, "%.*s", (int)n, s);
             }
@@ -332,34 +434,35 @@ static const char *from_column(cg *g, const char *col, const char *const *ops)
 
 /* The C expression of pointwise op over operand values already converted
  * to the node's operand type. */
-static const char *op_expr(cg *g, const lnode *n, const char *const *o)
+static const char *op_expr(cg *g, const lnode *n, const cg_expr *o)
 {
     tc_dtype t = n->opdt;
     if (n->op == OP_cast || n->op == OP_copy)
-        return cg_convert(g, o[0], n->opdt, n->dtype);
+        return convert(g, o[0], n->opdt, n->dtype).s;
     if (is_floating(t)) {
         if (g->ks && g->ks->compact && g->libcalls && cg_is_libcall(n->op)) {
             bool f64 = t == TC_F64;
             g->libcalls[n->op * 2 + f64] = true;
             if (n->nin == 1)
-                return arena_printf(g->a, "tc_ni_%s_%s(%s)", op_names[n->op], f64 ? "d" : "f", o[0]);
-            return arena_printf(g->a, "tc_ni_%s_%s(%s, %s)", op_names[n->op], f64 ? "d" : "f", o[0],
-                                o[1]);
+                return arena_printf(g->a, "tc_ni_%s_%s(%s)", op_names[n->op], f64 ? "d" : "f", o[0].s);
+            return arena_printf(g->a, "tc_ni_%s_%s(%s, %s)", op_names[n->op], f64 ? "d" : "f", o[0].s,
+                                o[1].s);
         }
         return from_column(g, cuda_col[n->op][t == TC_F64], o);
     }
     /* integers and bool */
+    const char *a = o[0].s;
     switch (n->op) {
-    case OP_abs: return arena_printf(g->a, "(%s < 0 ? -%s : %s)", o[0], o[0], o[0]);
-    case OP_relu: return arena_printf(g->a, "(%s > 0 ? %s : 0)", o[0], o[0]);
-    case OP_sign: return arena_printf(g->a, "((%s > 0) - (%s < 0))", o[0], o[0]);
+    case OP_abs: return arena_printf(g->a, "(%s < 0 ? -%s : %s)", a, a, a);
+    case OP_relu: return arena_printf(g->a, "(%s > 0 ? %s : 0)", a, a);
+    case OP_sign: return arena_printf(g->a, "((%s > 0) - (%s < 0))", a, a);
     case OP_floor:
     case OP_ceil:
-    case OP_round: return o[0];
-    case OP_pow: return arena_printf(g->a, "tc_ipow(%s, %s)", o[0], o[1]);
+    case OP_round: return a;
+    case OP_pow: return arena_printf(g->a, "tc_ipow(%s, %s)", a, o[1].s);
     case OP_mod: /* bool % bool: as int (tc_mod has no bool overload; fmod(bool, bool) is ambiguous) */
         if (t == TC_BOOL)
-            return arena_printf(g->a, "tc_mod((int)%s, (int)%s)", o[0], o[1]);
+            return arena_printf(g->a, "tc_mod((int)%s, (int)%s)", a, o[1].s);
         return from_column(g, cuda_col[n->op][0], o);
     case OP_isnan:
     case OP_isinf: return "false";
@@ -441,8 +544,15 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
     if (!vec) {
         vec = cg_temp(g, "v");
         const char *off = cg_index(g, f0);
-        cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);",
-                cg_store_type(n->dtype), g->vec, vec, cg_store_type(n->dtype), g->vec, ptr, off);
+        const char *T = cg_store_type(n->dtype);
+        /* a load whose address is the buffer plus index variables (and a
+         * number) may run first: see g->hoist_vloads */
+        if (g->hoist_vloads && cg_dim_plain_sum(g, f0))
+            vload_line(g, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->vec, vec, T,
+                       g->vec, ptr, off);
+        else
+            cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->vec, vec,
+                    T, g->vec, ptr, off);
         if (g->nvload == g->capvload) {
             int cap = g->capvload ? 2 * g->capvload : 16;
             struct cg_vload *nv = ARENA_ARRAY(g->a, struct cg_vload, cap);
@@ -610,7 +720,10 @@ static const char *tiled_load(cg *g, const lnode *n, const tc_dim *const *idx, c
     return arena_printf(g->a, "%s[threadIdx.x][threadIdx.y + 8 * kk]", name);
 }
 
-static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
+/* n's value at idx read from its buffer: a temporary, or in a persistent
+ * row its register slot (pcN[j], or pcN[j * vec + k], which is
+ * parenthesized as an operand) */
+static cg_expr load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
 {
     int buf = g->bufs->buf_of[n->id];
     if (buf < 0)
@@ -622,14 +735,14 @@ static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_targ
         if (tv) {
             const char *name = cg_temp(g, "t");
             cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, tv);
-            return name;
+            return (cg_expr){name, true};
         }
     }
     bool persist = g->persist && t == T_ELEM && g->scope == 0;
     if (persist) {
         const char *hit = persistent_hit(g, n, idx);
         if (hit)
-            return hit;
+            return (cg_expr){hit, g->vec <= 1};
     }
     const char *raw = NULL;
     if (g->vec > 1 && t == T_ELEM && n->rank > 0 && g->scope == 0) /* not inside a concat's branch */
@@ -638,10 +751,10 @@ static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_targ
         raw = arena_printf(g->a, "%s[%s]", ptr, cg_flat(g, n, idx));
     const char *v = converted(g, n, raw);
     if (persist)
-        return persistent_load(g, n, idx, v);
+        return (cg_expr){persistent_load(g, n, idx, v), g->vec <= 1};
     const char *name = cg_temp(g, "t");
     cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, v);
-    return name;
+    return (cg_expr){name, true};
 }
 
 static cg_target target_of(cg *g, const lnode *n, const tc_dim *const *idx)
@@ -687,36 +800,38 @@ static const char *concat_value(cg *g, const lnode *n, const tc_dim *const *idx,
     return res;
 }
 
-const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
+/* n's value at idx: a literal, a parameter, or a variable (made here if
+ * this scope has none yet). */
+static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     switch (n->kind) {
     case LK_CONST:
         return literal(g, n);
     case LK_SCALAR:
         g->used_param[n->a.param] = true;
-        return arena_printf(g->a, "s_%s", g->l->g->params[n->a.param].name);
+        return (cg_expr){arena_printf(g->a, "s_%s", g->l->g->params[n->a.param].name), true};
     case LK_DIMVAL:
-        return arena_printf(g->a, "((long long)(%s))", cg_index(g, n->a.dim));
+        return (cg_expr){arena_printf(g->a, "((long long)(%s))", cg_index(g, n->a.dim)), false};
     default:
         break;
     }
-    const char *hit = lookup(g, n, idx);
+    const cg_entry *hit = lookup(g, n, idx);
     if (hit)
-        return hit;
+        return (cg_expr){hit->name, hit->atom};
     cg_target t = target_of(g, n, idx);
-    const char *name;
+    cg_expr v = {NULL, true};
     bool own = g->f->kernel_of[n->id] == g->k->id;
     if (n->kind == LK_INPUT || (g->f->stored[n->id] && !own)) {
-        name = load(g, n, idx, t);
+        v = load(g, n, idx, t);
     } else if (n->kind == LK_REDUCE) {
         if (!own || !g->acc[n->id] || g->phase_of[n->id] >= g->phase)
             diag_error(g->d, TC_ERR_INTERNAL, n->loc,
                        "codegen: reduction %%%d read before its pass", n->id);
-        name = g->acc[n->id];
+        v.s = g->acc[n->id];
     } else if (n->kind == LK_CONCAT) {
-        name = concat_value(g, n, idx, t);
+        v.s = concat_value(g, n, idx, t);
     } else if (n->kind == LK_POINTWISE) {
-        const char *ops[3] = {"", "", ""};
+        cg_expr ops[3] = {{"", true}, {"", true}, {"", true}};
         for (int i = 0; i < n->nin; i++) {
             const lref *r = &n->in[i];
             const tc_dim *ci[TC_MAX_RANK];
@@ -727,8 +842,7 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
                 ops[i] = literal_as(g, r->src, to);
                 continue;
             }
-            const char *v = cg_value(g, r->src, ci);
-            ops[i] = cg_convert(g, v, r->src->dtype, to);
+            ops[i] = convert(g, value(g, r->src, ci), r->src->dtype, to);
         }
         const char *e = op_expr(g, n, ops);
         /* An f32 element divided by a value fixed per row (softmax's sum):
@@ -745,37 +859,40 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
             if (dt != T_ELEM) {
                 const char *rn = NULL;
                 for (int i = 0; i < g->nrcp && !rn; i++)
-                    if (strcmp(g->rcp[i].of, ops[1]) == 0 && g->rcp[i].t == dt)
+                    if (strcmp(g->rcp[i].of, ops[1].s) == 0 && g->rcp[i].t == dt)
                         rn = g->rcp[i].name;
                 if (!rn) {
                     rn = cg_temp(g, "rcp");
-                    cg_line(g, dt, n, "const float %s = 1.0f / %s;", rn,
-                            simple(ops[1]) ? ops[1] : arena_printf(g->a, "(%s)", ops[1]));
+                    cg_line(g, dt, n, "const float %s = 1.0f / %s;", rn, operand(g, ops[1]));
                     if (g->nrcp < 16)
-                        g->rcp[g->nrcp++] = (struct cg_rcp){ops[1], rn, dt};
+                        g->rcp[g->nrcp++] = (struct cg_rcp){ops[1].s, rn, dt};
                 }
-                e = arena_printf(g->a, "%s * %s", simple(ops[0]) ? ops[0] : arena_printf(g->a, "(%s)", ops[0]),
-                                 rn);
+                e = arena_printf(g->a, "%s * %s", operand(g, ops[0]), rn);
             }
         }
-        if ((n->op == OP_copy || n->op == OP_cast) && e == ops[0]) {
+        if ((n->op == OP_copy || n->op == OP_cast) && e == ops[0].s) {
             /* a copy, or a cast that changes nothing in registers */
             remember(g, n, idx, t, ops[0]);
             return ops[0];
         }
-        name = cg_temp(g, "t");
+        v.s = cg_temp(g, "t");
         if (n->dtype == TC_BOOL)
-            cg_line(g, t, n, "const bool %s = (%s) != 0;", name, e);
+            cg_line(g, t, n, "const bool %s = (%s) != 0;", v.s, e);
         else if ((n->dtype == TC_F16 || n->dtype == TC_BF16) && n->op != OP_cast && n->op != OP_copy)
             /* every f16/bf16 value is one of its dtype (docs/semantics.md):
              * f32 opmath, rounded per op as the interpreter and eager
              * PyTorch do, so a fused chain gives what an unfused one does */
-            cg_line(g, t, n, "const float %s = tc_round_%s(%s);", name, dtype_name(n->dtype), e);
+            cg_line(g, t, n, "const float %s = tc_round_%s(%s);", v.s, dtype_name(n->dtype), e);
         else
-            cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, e);
+            cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), v.s, e);
     } else {
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: cannot compute %%%d here", n->id);
     }
-    remember(g, n, idx, t, name);
-    return name;
+    remember(g, n, idx, t, v);
+    return v;
+}
+
+const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    return value(g, n, idx).s;
 }

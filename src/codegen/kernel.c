@@ -54,7 +54,7 @@ static void decompose(cg *g, tc_buf *o, int ind, const char *pos, unsigned axes)
             buf_printf(o, "%*sconst idx_t i%d = q_;\n", ind, "", k);
         } else {
             const char *sz = cg_index(g, g->k->dom[k]);
-            bool paren = strpbrk(sz, " +-*/") != NULL;
+            bool paren = !cg_dim_atom(g, g->k->dom[k]);
             buf_printf(o, "%*sconst idx_t i%d = q_ %% %s%s%s;\n", ind, "", k, paren ? "(" : "", sz,
                        paren ? ")" : "");
             buf_printf(o, "%*sq_ /= %s%s%s;\n", ind, "", paren ? "(" : "", sz, paren ? ")" : "");
@@ -374,56 +374,6 @@ static void grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int v
     buf_puts(o, "            }\n        }\n    }\n");
 }
 
-/* Is line a vector load whose address is a buffer plus index variables,
- * "const tc_vec<T, N> vK = tc_vload<T, N>(ptr + i0); // ...", so it may
- * run before anything else of the body? */
-static bool plain_vload(const char *line, size_t n)
-{
-    /* search this line only: strstr ran over the rest of the body for
-     * every line (a 10,000-statement chain: seconds) */
-    static const char pat[] = "= tc_vload<";
-    const char *l = NULL;
-    if (n < 13 || strncmp(line, "const tc_vec<", 13) != 0)
-        return false;
-    for (const char *c = line; !l && c + sizeof pat - 1 <= line + n; c++)
-        if (*c == '=' && strncmp(c, pat, sizeof pat - 1) == 0)
-            l = c;
-    if (!l)
-        return false;
-    const char *a = strchr(l, '(');
-    if (!a || a >= line + n)
-        return false;
-    for (a++; a < line + n && *a != ')'; a++) /* identifiers, spaces, '+' only */
-        if (!(*a == '_' || *a == ' ' || *a == '+' || (*a >= 'a' && *a <= 'z') ||
-              (*a >= 'A' && *a <= 'Z') || (*a >= '0' && *a <= '9')))
-            return false;
-    return a < line + n && strncmp(a, ");", 2) == 0;
-}
-
-/* The vector body with its plain vector loads first: the loads are
- * emitted at first use, so a kernel that stores m and then reads v would
- * otherwise wait for each load in turn (the accesses go through pointers
- * the compiler cannot prove distinct).  Reading earlier is always right:
- * a store of this element never feeds a load of it. */
-static const char *loads_first(cg *g, const char *body)
-{
-    tc_buf first, rest;
-    buf_init(&first, g->a);
-    buf_init(&rest, g->a);
-    for (const char *l = body; *l;) {
-        const char *e = strchr(l, '\n');
-        size_t n = e ? (size_t)(e - l) + 1 : strlen(l);
-        const char *t = l;
-        while (*t == ' ')
-            t++;
-        bool hoist = plain_vload(t, n - (size_t)(t - l));
-        buf_printf(hoist ? &first : &rest, "%.*s", (int)n, l);
-        l += n;
-    }
-    buf_puts(&first, buf_str(&rest));
-    return buf_str(&first);
-}
-
 static int fe_count(const cg *g)
 {
     int nt = 0;
@@ -453,8 +403,9 @@ static void foreach_chunk(cg *g, tc_buf *o, int vec, const char *vbody, const ch
         buf_printf(o, "    __builtin_assume(__isGlobal(%s));\n", p->bufs[i].name);
     }
     buf_puts(o, "    const idx_t n = (idx_t)grp.n;\n");
-    if (strstr(body, "sz_n") || (vbody && strstr(vbody, "sz_n")))
-        buf_puts(o, "    const idx_t sz_n = n;\n");
+    for (int i = 0; i < g->nsyms; i++) /* the bodies used the size of [*] */
+        if (strcmp(g->syms[i], "*") == 0)
+            buf_puts(o, "    const idx_t sz_n = n;\n");
     buf_printf(o, "    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * %d;\n", chunk);
     buf_printf(o, "    const idx_t hi = n - lo < %d ? n : lo + %d;\n", chunk, chunk);
     const char *range[3] = {arena_printf(g->a, "(long long)lo + (long long)threadIdx.x * %d", vec), "hi",
@@ -480,7 +431,8 @@ static void pointwise(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
     int vec = g->ks->vec, r = k->rank;
-    const char *n = cg_index(g, g->ks->numel);
+    /* a foreach kernel's element count is its group's, not a size */
+    const char *n = g->ks->foreach ? NULL : cg_index(g, g->ks->numel);
     g->elemvars = all_axes(k);
     g->rowvars = 0;
     g->phase = 0;
@@ -496,9 +448,13 @@ static void pointwise(cg *g, tc_buf *o)
     const char *vec_body = NULL;
     if (vec > 1) {
         vector_begin(g, vec, r - 1);
+        buf_init(&g->vloads, g->a);
+        g->hoist_vloads = true;
         for (int i = 0; i < k->nstores; i++)
             vector_store(g, k->stores[i], vec);
-        vec_body = loads_first(g, buf_str(&g->body));
+        g->hoist_vloads = false;
+        buf_puts(&g->vloads, buf_str(&g->body));
+        vec_body = buf_str(&g->vloads);
         g->vec = 1;
         cg_forget(g, T_ELEM);
     }
