@@ -1,12 +1,16 @@
 /* cg.h - what the code generator's files share (internal to src/codegen).
  *
  * emit.c turns lowered nodes into C expressions and statements (the
- * expression emitter, with common-subexpression reuse and hoisting);
- * kernel.c lays out each strategy's loops around it; plan.c decides buffers
- * and writes the launch plan; unit.c assembles the NVRTC program.
+ * expression emitter, with common-subexpression reuse and hoisting), load.c
+ * the loads among them; kernel.c dispatches to one strategy a file
+ * (pointwise.c, rows.c, columns.c, full.c), which lay out their loops
+ * around it with loops.c's and accum.c's shared pieces; plan.c decides
+ * buffers and writes the launch plan; unit.c assembles the NVRTC program.
  */
 #ifndef TC_CG_H
 #define TC_CG_H
+
+#include <stdarg.h>
 
 #include "codegen/codegen.h"
 
@@ -136,6 +140,8 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx);
 const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to);
 void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* cg_line into buffer b at indentation ind */
+void cg_line_v(cg *g, tc_buf *b, int ind, const lnode *n, const char *fmt, va_list ap);
 const char *cg_temp(cg *g, const char *prefix);
 void cg_forget(cg *g, cg_target t);      /* drop cached values of a scope level */
 bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars);
@@ -144,7 +150,11 @@ void cg_use_buf(cg *g, int buf);
 /* Record that the vector body needs addr aligned to bytes, or condition c. */
 void cg_align(cg *g, const char *addr, int bytes);
 void cg_cond(cg *g, const char *c);
-const tc_dim *row_part(cg *g, const tc_dim *f0);
+const tc_dim *cg_row_part(cg *g, const tc_dim *f0);
+
+/* load.c: n's value at idx read from its buffer into a temporary (at
+ * target t), or in a persistent row its register slot */
+cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
 
 /* plan.c */
 cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);
@@ -159,11 +169,53 @@ void cg_loop(cg *g, const char *var, const tc_dim *bound, const tc_dim *step);
  * plan, beyond the buffers' and domains' sizes. */
 void cg_limit(cg *g, const tc_dim *v);
 
-/* kernel.c */
+/* kernel.c: the dispatcher, the signature, stores */
 /* The kernel's code, signature first, named g->kname; the plan step is
  * cg_plan_kernel's (unit.c adds it once it knows which kernel runs). */
 void cg_kernel(cg *g, tc_buf *out);
 /* The buffers the kernel uses, in its signature's order. */
 int cg_kernel_bufs(const cg *g, int *out);
+void cg_reset_bufs(cg *g);                 /* empty row and body buffers */
+/* Store n's value at its natural index into every buffer it goes to
+ * (under `if (guard)` when guard is not NULL). */
+void cg_store(cg *g, cg_target t, const lnode *n, const char *guard);
+bool cg_is_written(cg *g, int buf);
+/* Store element-level node s, vec elements along the last axis, as one
+ * vector (alignment recorded for the vector path's test). */
+void cg_vector_store(cg *g, const lnode *s, int vec);
+/* Start a vector body: vec elements along index variable last. */
+void cg_vector_begin(cg *g, int vec, int last);
+
+/* loops.c */
+void cg_text(tc_buf *o, int ind, const char *s);   /* a block of lines, re-indented */
+unsigned cg_all_axes(const fkernel *k);
+/* Statements defining the index variables of `axes` from the flat
+ * position pos over just those axes (row-major). */
+void cg_decompose(cg *g, tc_buf *o, int ind, const char *pos, unsigned axes);
+/* The grid-stride loop over n elements (nd as a dim), vector and scalar
+ * bodies (loops.c says more). */
+void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const char *vbody,
+                    const char *body, bool named, const char *const *range);
+
+/* accum.c: reductions' accumulators */
+const char *cg_acc_type(cg *g, const lnode *r);
+const char *cg_red_op(const lnode *r);     /* tc_op_sum, ... */
+int cg_rno(const cg *g, const lnode *r);   /* the number in accN, rN */
+const char *cg_acc_init(cg *g, const lnode *r);
+const char *cg_acc_zero(cg *g, const lnode *r);
+void cg_accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *pos, int shift,
+                      bool pos_shift);
+void cg_accumulate(cg *g, int phase, tc_buf *decl, int ind, const char *pos);
+void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine);
+
+/* the strategies, one file each */
+void cg_pointwise(cg *g, tc_buf *o);       /* pointwise.c */
+void cg_tiled(cg *g, tc_buf *o);
+int cg_fe_count(const cg *g);              /* foreach: tensors in the group table */
+int cg_fe_cap(const cg *g, int nt);        /* foreach: groups the parameter holds */
+void cg_rows(cg *g, tc_buf *o, bool columns);   /* rows.c */
+void cg_columns_split(cg *g, tc_buf *o);   /* columns.c */
+void cg_columns_split_vec(cg *g, tc_buf *o);
+void cg_full(cg *g, tc_buf *o);            /* full.c */
 
 #endif
