@@ -77,7 +77,7 @@ static const char *acc_name(cg *g, const lnode *r)
  * `shift` of a vector along the last axis; when that axis is reduced (rows,
  * full: pos_shift) the element's position is pos + shift, but when it is
  * kept (a thread's columns) every element of the vector is at pos. */
-void cg_accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *pos, int shift,
+void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos, int shift,
                           bool pos_shift)
 {
     for (int j = 0; j < g->k->nreds; j++) {
@@ -87,7 +87,7 @@ void cg_accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *pos, 
         const char *at = cg_acc_type(g, r);
         const char *a = acc_name(g, r);
         if (decl)
-            buf_printf(decl, "%*s%s %s = %s;\n", ind, "", at, a, cg_acc_init(g, r));
+            cg_block_add(decl, g->a, ind, arena_printf(g->a, "%s %s = %s;", at, a, cg_acc_init(g, r)));
         const tc_dim *const *idx = r->in[0].idx;
         const tc_dim *sh[TC_MAX_RANK];
         if (shift) { /* element `shift` of a vector along the last axis */
@@ -112,7 +112,7 @@ void cg_accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *pos, 
 /* Declarations of this pass's accumulators, and accumulate statements into
  * the body (the value read at the reduction's input index; pos names the
  * flat position in the reduced axes, for arg reductions). */
-void cg_accumulate(cg *g, int phase, tc_buf *decl, int ind, const char *pos)
+void cg_accumulate(cg *g, int phase, cg_block *decl, int ind, const char *pos)
 {
     cg_accumulate_at(g, phase, decl, ind, pos, 0, false);
 }

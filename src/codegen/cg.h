@@ -25,6 +25,24 @@ typedef struct cg_expr {
     bool atom;
 } cg_expr;
 
+/* Statements made before the code around them (a loop's body is built
+ * before the loop): lines with their indentation, placed at any depth by
+ * cg_put, so text is never read back to re-indent it. */
+typedef struct cg_ln {
+    int ind;
+    const char *text;
+} cg_ln;
+
+typedef struct cg_block {
+    cg_ln *v;
+    int n, cap;
+    int ind;                /* of the next line (cg_line) */
+} cg_block;
+
+void cg_block_add(cg_block *b, tc_arena *a, int ind, const char *text);
+void cg_block_cat(cg_block *b, tc_arena *a, const cg_block *c);   /* append c's lines */
+void cg_put(tc_buf *o, int ind, const cg_block *b);    /* b's lines, ind deeper */
+
 typedef struct cg_entry {
     const lnode *n;
     const tc_dim **idx;
@@ -66,8 +84,7 @@ typedef struct cg {
     bool wide;               /* an index needs 64 bits even if sizes fit in 32 (cg_flat) */
     cg_bufs *bufs;
     bool idx64;
-    tc_buf kpre, rpre, body; /* T_KERNEL, T_ROW, T_ELEM statements */
-    int kind, rind, bind;    /* their indentation */
+    cg_block kpre, rpre, body; /* T_KERNEL, T_ROW, T_ELEM statements */
     cg_entry *cache;
     int ncache, capcache;
     int scope;
@@ -103,7 +120,7 @@ typedef struct cg {
      * distinct).  Reading earlier is always right: a store of this element
      * never feeds a load of it. */
     bool hoist_vloads;
-    tc_buf vloads;
+    cg_block vloads;
     int nvload, capvload;
     /* tiled pointwise: reads contiguous along axis `tile` come from shared
      * memory tiles, tileN[a][b], filled in a first phase */
@@ -141,7 +158,7 @@ const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to);
 void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* cg_line into buffer b at indentation ind */
-void cg_line_v(cg *g, tc_buf *b, int ind, const lnode *n, const char *fmt, va_list ap);
+void cg_line_v(cg *g, cg_block *b, const lnode *n, const char *fmt, va_list ap);
 const char *cg_temp(cg *g, const char *prefix);
 void cg_forget(cg *g, cg_target t);      /* drop cached values of a scope level */
 bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars);
@@ -187,15 +204,14 @@ void cg_vector_store(cg *g, const lnode *s, int vec);
 void cg_vector_begin(cg *g, int vec, int last);
 
 /* loops.c */
-void cg_text(tc_buf *o, int ind, const char *s);   /* a block of lines, re-indented */
 unsigned cg_all_axes(const fkernel *k);
 /* Statements defining the index variables of `axes` from the flat
  * position pos over just those axes (row-major). */
 void cg_decompose(cg *g, tc_buf *o, int ind, const char *pos, unsigned axes);
 /* The grid-stride loop over n elements (nd as a dim), vector and scalar
  * bodies (loops.c says more). */
-void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const char *vbody,
-                    const char *body, bool named, const char *const *range);
+void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const cg_block *vbody,
+                    const cg_block *body, bool named, const char *const *range);
 
 /* accum.c: reductions' accumulators */
 const char *cg_acc_type(cg *g, const lnode *r);
@@ -203,9 +219,9 @@ const char *cg_red_op(const lnode *r);     /* tc_op_sum, ... */
 int cg_rno(const cg *g, const lnode *r);   /* the number in accN, rN */
 const char *cg_acc_init(cg *g, const lnode *r);
 const char *cg_acc_zero(cg *g, const lnode *r);
-void cg_accumulate_at(cg *g, int phase, tc_buf *decl, int ind, const char *pos, int shift,
+void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos, int shift,
                       bool pos_shift);
-void cg_accumulate(cg *g, int phase, tc_buf *decl, int ind, const char *pos);
+void cg_accumulate(cg *g, int phase, cg_block *decl, int ind, const char *pos);
 void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine);
 
 /* the strategies, one file each */

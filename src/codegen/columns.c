@@ -58,14 +58,12 @@ void cg_columns_split(cg *g, tc_buf *o)
     g->rowvars = cg_all_axes(k) & ~k->mask;
     cg_reset_bufs(g);
     g->phase = 0;
-    tc_buf decl;
-    buf_init(&decl, g->a);
+    cg_block decl = {0};
     cg_accumulate(g, 0, &decl, 4, "r");
     for (int i = 0; i < k->nstores; i++)
         if (fuse_is_element(k, k->stores[i]))
             cg_store(g, T_ELEM, k->stores[i], "active");
-    const char *body = buf_str(&g->body);
-    const char *pass_rpre = buf_str(&g->rpre);
+    cg_block body = g->body, pass_rpre = g->rpre;
     cg_forget(g, T_ELEM);
     tc_buf post;
     buf_init(&post, g->a);
@@ -76,7 +74,7 @@ void cg_columns_split(cg *g, tc_buf *o)
         if (!fuse_is_element(k, k->stores[i]))
             cg_store(g, T_ELEM, k->stores[i], NULL);
 
-    cg_text(o, 4, buf_str(&g->kpre));
+    cg_put(o, 4, &g->kpre);
     buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
     buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
     buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
@@ -86,11 +84,11 @@ void cg_columns_split(cg *g, tc_buf *o)
                 "    /* idle threads work on the last column so every load stays in bounds */\n"
                 "    const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
     cg_decompose(g, o, 4, "row", cg_all_axes(k) & ~k->mask);
-    cg_text(o, 4, pass_rpre);
-    cg_text(o, 0, buf_str(&decl));
+    cg_put(o, 4, &pass_rpre);
+    cg_put(o, 0, &decl);
     buf_puts(o, "    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
     cg_decompose(g, o, 8, "r", k->mask);
-    cg_text(o, 8, body);
+    cg_put(o, 8, &body);
     buf_puts(o, "    }\n");
     buf_puts(o, "    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;\n"
                 "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
@@ -119,9 +117,9 @@ void cg_columns_split(cg *g, tc_buf *o)
         buf_printf(o, "            part%d[s * rows + row] = %s;\n", cg_rno(g, k->reds[j]), cg_acc_zero(g, k->reds[j]));
     buf_puts(o, "        }\n");
     buf_puts(o, buf_str(&post));
-    cg_text(o, 4, buf_str(&g->rpre));
+    cg_put(o, 4, &g->rpre);
     buf_puts(o, "    if (threadIdx.y == 0 && active) {\n");
-    cg_text(o, 8, buf_str(&g->body));
+    cg_put(o, 8, &g->body);
     buf_puts(o, "    }\n"
                 "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
                 "        *ticket = 0; /* ready for the next launch */\n");
@@ -153,7 +151,7 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     }
     g->vcols = false;
     g->vec = 1;
-    const char *vbody = buf_str(&g->body), *vrpre = buf_str(&g->rpre);
+    cg_block vbody = g->body, vrpre = g->rpre;
     int nalign = g->nvalign;
     const char **align = g->valign;
     g->valign = NULL;
@@ -165,7 +163,7 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     g->rowvars = 0;
     g->acc_at = "e";
     cg_accumulate(g, 0, NULL, 0, "r");
-    const char *sbody = buf_str(&g->body), *srpre = buf_str(&g->rpre);
+    cg_block sbody = g->body, srpre = g->rpre;
     cg_forget(g, T_ROW);
     /* the results and the final stores, per column */
     g->elemvars = k->mask;
@@ -179,7 +177,7 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     for (int i = 0; i < k->nstores; i++)
         cg_store(g, T_ELEM, k->stores[i], NULL);
 
-    cg_text(o, 4, buf_str(&g->kpre));
+    cg_put(o, 4, &g->kpre);
     buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
     buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
     buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
@@ -200,11 +198,11 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     for (int i = 0; i < nalign; i++)
         buf_printf(o, " &&\n            %s", align[i]);
     buf_puts(o, ") {\n");
-    cg_text(o, 12, vrpre);
+    cg_put(o, 12, &vrpre);
     buf_puts(o, "            #pragma unroll 4\n"
                 "            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
     cg_decompose(g, o, 16, "r", k->mask);
-    cg_text(o, 16, vbody);
+    cg_put(o, 16, &vbody);
     buf_puts(o, "            }\n"
                 "        } else {\n"
                 "            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
@@ -214,8 +212,8 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
                   "                    /* columns past the end read the last one, so loads stay in bounds */\n"
                   "                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n", CV);
     cg_decompose(g, o, 20, "row", kept);
-    cg_text(o, 20, srpre);
-    cg_text(o, 20, sbody);
+    cg_put(o, 20, &srpre);
+    cg_put(o, 20, &sbody);
     buf_puts(o, "                }\n"
                 "            }\n"
                 "        }\n"
@@ -262,9 +260,9 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
                 "        const idx_t row = active ? c0 + e : rows - 1;\n");
     cg_decompose(g, o, 8, "row", kept);
     buf_puts(o, buf_str(&post));
-    cg_text(o, 8, buf_str(&g->rpre));
+    cg_put(o, 8, &g->rpre);
     buf_puts(o, "        if (threadIdx.y == 0 && active) {\n");
-    cg_text(o, 12, buf_str(&g->body));
+    cg_put(o, 12, &g->body);
     buf_puts(o, "        }\n"
                 "    }\n"
                 "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"

@@ -170,13 +170,39 @@ bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars)
 
 /* ---- statements ------------------------------------------------------------- */
 
-static tc_buf *target_buf(cg *g, cg_target t, int **ind)
+static cg_block *target_block(cg *g, cg_target t)
 {
     switch (t) {
-    case T_KERNEL: *ind = &g->kind; return &g->kpre;
-    case T_ROW: *ind = &g->rind; return &g->rpre;
-    default: *ind = &g->bind; return &g->body;
+    case T_KERNEL: return &g->kpre;
+    case T_ROW: return &g->rpre;
+    default: return &g->body;
     }
+}
+
+void cg_block_add(cg_block *b, tc_arena *a, int ind, const char *text)
+{
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 32;
+        cg_ln *v = ARENA_ARRAY(a, cg_ln, cap);
+        if (b->n)
+            memcpy(v, b->v, sizeof *v * (size_t)b->n);
+        b->v = v;
+        b->cap = cap;
+    }
+    b->v[b->n++] = (cg_ln){ind, text};
+}
+
+void cg_block_cat(cg_block *b, tc_arena *a, const cg_block *c)
+{
+    for (int i = 0; i < c->n; i++)
+        cg_block_add(b, a, c->v[i].ind, c->v[i].text);
+}
+
+void cg_put(tc_buf *o, int ind, const cg_block *b)
+{
+    for (int i = 0; i < b->n; i++)
+        if (b->v[i].ind || b->v[i].text[0])
+            buf_printf(o, "%*s%s\n", ind + b->v[i].ind, "", b->v[i].text);
 }
 
 /* A source's name in line comments: the file without its folders, a
@@ -194,27 +220,26 @@ static const char *src_label(const char *name)
     return base;
 }
 
-/* One statement at indentation ind, with its .tc line. */
-void cg_line_v(cg *g, tc_buf *b, int ind, const lnode *n, const char *fmt, va_list ap)
+/* One statement at b's indentation, with its .tc line (comments line up
+ * at column 60 of the block). */
+void cg_line_v(cg *g, cg_block *b, const lnode *n, const char *fmt, va_list ap)
 {
-    size_t start = b->len;
-    buf_printf(b, "%*s", ind, "");
-    buf_vprintf(b, fmt, ap);
+    tc_buf l;
+    buf_init(&l, g->a);
+    buf_vprintf(&l, fmt, ap);
     if (g->comments && n && n->loc.src && n->loc.line > 0) {
         const char *file = src_label(n->loc.src->name);
-        size_t col = b->len - start;
-        buf_printf(b, "%*s// %s:%d", col < 60 ? (int)(60 - col) : 1, "", file, n->loc.line);
+        size_t col = (size_t)b->ind + l.len;
+        buf_printf(&l, "%*s// %s:%d", col < 60 ? (int)(60 - col) : 1, "", file, n->loc.line);
     }
-    buf_putc(b, '\n');
+    cg_block_add(b, g->a, b->ind, buf_str(&l));
 }
 
 void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
 {
-    int *ind;
-    tc_buf *b = target_buf(g, t, &ind);
     va_list ap;
     va_start(ap, fmt);
-    cg_line_v(g, b, *ind, n, fmt, ap);
+    cg_line_v(g, target_block(g, t), n, fmt, ap);
     va_end(ap);
 }
 
@@ -487,8 +512,7 @@ static cg_target target_of(cg *g, const lnode *n, const tc_dim *const *idx)
 static const char *concat_value(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
 {
     const char *res = cg_temp(g, "t");
-    int *ind;
-    target_buf(g, t, &ind);
+    int *ind = &target_block(g, t)->ind;
     cg_line(g, t, n, "%s %s;", cg_type(n->dtype), res);
     const char *ax = cg_index(g, idx[n->a.cat.axis]);
     for (int i = 0; i < n->nin; i++) {

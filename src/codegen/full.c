@@ -14,15 +14,14 @@ void cg_full(cg *g, tc_buf *o)
     g->rowvars = 0;
     cg_reset_bufs(g);
     g->phase = 0;
-    tc_buf decl;
-    buf_init(&decl, g->a);
+    cg_block decl = {0};
     cg_accumulate(g, 0, &decl, 4, "r");
     for (int i = 0; i < k->nstores; i++)
         if (fuse_is_element(k, k->stores[i]) && k->stores[i]->kind != LK_REDUCE)
             cg_store(g, T_ELEM, k->stores[i], NULL);
-    const char *body = buf_str(&g->body);
+    cg_block body = g->body;
     cg_forget(g, T_ELEM);
-    const char *vbody = NULL;
+    cg_block vbody = {0};
     if (vec > 1) {
         /* VEC elements per step, from vector loads where contiguous and aligned */
         cg_vector_begin(g, vec, rank - 1);
@@ -30,7 +29,7 @@ void cg_full(cg *g, tc_buf *o)
             g->vk = e;
             cg_accumulate_at(g, 0, NULL, 0, "base", e, true);
         }
-        vbody = buf_str(&g->body);
+        vbody = g->body;
         g->vec = 1;
         cg_forget(g, T_ELEM);
     }
@@ -46,10 +45,10 @@ void cg_full(cg *g, tc_buf *o)
         if (!fuse_is_element(k, k->stores[i]) || k->stores[i]->kind == LK_REDUCE)
             cg_store(g, T_ELEM, k->stores[i], NULL);
 
-    cg_text(o, 4, buf_str(&g->kpre));
+    cg_put(o, 4, &g->kpre);
     buf_printf(o, "    const idx_t len = %s;\n", cg_index(g, ks->rowlen));
-    cg_text(o, 0, buf_str(&decl));
-    cg_grid_stride(g, o, "len", ks->rowlen, vbody ? vec : 1, vbody, body, true, NULL);
+    cg_put(o, 0, &decl);
+    cg_grid_stride(g, o, "len", ks->rowlen, vec > 1 ? vec : 1, &vbody, &body, true, NULL);
     /* each block's partial, then the last block to arrive combines them */
     buf_puts(o, "    unsigned *ticket = (unsigned *)ws;\n");
     for (int j = 0; j < k->nreds; j++) {
@@ -75,8 +74,8 @@ void cg_full(cg *g, tc_buf *o)
                    cg_rno(g, r), cg_acc_init(g, r), cg_red_op(r), cg_acc_type(g, r));
     }
     buf_puts(o, buf_str(&post));
-    cg_text(o, 4, buf_str(&g->rpre));
+    cg_put(o, 4, &g->rpre);
     buf_puts(o, "    if (threadIdx.x == 0) {\n");
-    cg_text(o, 8, buf_str(&g->body));
+    cg_put(o, 8, &g->body);
     buf_puts(o, "        *ticket = 0; /* ready for the next launch */\n    }\n");
 }

@@ -16,9 +16,8 @@
 
 void cg_reset_bufs(cg *g)
 {
-    buf_init(&g->rpre, g->a);
-    buf_init(&g->body, g->a);
-    g->rind = g->bind = 0;
+    g->rpre = (cg_block){0};
+    g->body = (cg_block){0};
 }
 
 static const char *store_value(cg *g, const lnode *n, const char *v)
@@ -161,8 +160,7 @@ void cg_kernel(cg *g, tc_buf *out)
     g->nrcp = 0;
     g->nsyms = 0;
     g->ntemp = 0;
-    buf_init(&g->kpre, g->a);
-    g->kind = 0;
+    g->kpre = (cg_block){0};
     int nb = g->bufs->plan->nbufs;
     g->used_buf = ARENA_ARRAY(g->a, bool, nb > 0 ? nb : 1);
     g->bufpos = ARENA_ARRAY(g->a, int, nb > 0 ? nb : 1);

@@ -14,7 +14,8 @@ static void vload_line(cg *g, const lnode *n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    cg_line_v(g, &g->vloads, g->bind, n, fmt, ap);
+    g->vloads.ind = g->body.ind;
+    cg_line_v(g, &g->vloads, n, fmt, ap);
     va_end(ap);
 }
 

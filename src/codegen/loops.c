@@ -6,18 +6,6 @@
 
 #include <string.h>
 
-void cg_text(tc_buf *o, int ind, const char *s)
-{
-    /* re-indent a block of lines by ind spaces */
-    while (*s) {
-        const char *e = strchr(s, '\n');
-        size_t n = e ? (size_t)(e - s) : strlen(s);
-        if (n)
-            buf_printf(o, "%*s%.*s\n", ind, "", (int)n, s);
-        s += n + (e ? 1 : 0);
-    }
-}
-
 /* Statements defining the index variables of axes `axes` of the domain from
  * the flat position `pos` over just those axes (row-major). */
 void cg_decompose(cg *g, tc_buf *o, int ind, const char *pos, unsigned axes)
@@ -61,8 +49,8 @@ unsigned cg_all_axes(const fkernel *k)
  * named: the element's flat position is the variable r (reductions use it).
  * range: NULL for the whole grid, else {first, end, step} (a foreach
  * block's chunk, which starts and ends at a multiple of vec). */
-void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const char *vbody,
-                        const char *body, bool named, const char *const *range)
+void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const cg_block *vbody,
+                    const cg_block *body, bool named, const char *const *range)
 {
     const fkernel *k = g->k;
     int rank = k->rank;
@@ -85,7 +73,7 @@ void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, 
     cg_loop(g, v, nd, NULL);
     cg_decompose(g, o, 8, v, axes);
     if (vec == 1) {
-        cg_text(o, 8, body);
+        cg_put(o, 8, body);
         buf_puts(o, "    }\n");
         return;
     }
@@ -96,7 +84,7 @@ void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, 
     for (int i = 0; i < g->nvalign; i++)
         buf_printf(o, " &&\n            %s", g->valign[i]);
     buf_puts(o, ") {\n");
-    cg_text(o, 12, vbody);
+    cg_put(o, 12, vbody);
     buf_printf(o, "        } else {\n"
                   "            for (int e = 0; e < %d && e < %s - base; ++e) {\n", vec, end);
     if (named) {
@@ -105,6 +93,6 @@ void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, 
     } else {
         cg_decompose(g, o, 16, "base + e", axes);
     }
-    cg_text(o, 16, body);
+    cg_put(o, 16, body);
     buf_puts(o, "            }\n        }\n    }\n");
 }

@@ -18,7 +18,7 @@ int cg_fe_count(const cg *g)
  * search over the groups' first blocks: log2(groups) loads, from the kernel
  * parameters or L2), takes the group's addresses as the buffers' names, and
  * runs the pointwise loop over its chunk. */
-static void foreach_chunk(cg *g, tc_buf *o, int vec, const char *vbody, const char *body)
+static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_block *vbody, const cg_block *body)
 {
     tc_plan *p = g->bufs->plan;
     int nt = cg_fe_count(g), chunk = g->ks->chunk;
@@ -74,30 +74,30 @@ void cg_pointwise(cg *g, tc_buf *o)
     g->vec = 1;
     for (int i = 0; i < k->nstores; i++)
         cg_store(g, T_ELEM, k->stores[i], NULL);
-    const char *scalar_body = buf_str(&g->body);
+    cg_block scalar_body = g->body;
     cg_forget(g, T_ELEM);
 
-    const char *vec_body = NULL;
+    cg_block vec_body = {0};
     if (vec > 1) {
         cg_vector_begin(g, vec, r - 1);
-        buf_init(&g->vloads, g->a);
+        g->vloads = (cg_block){0};
         g->hoist_vloads = true;
         for (int i = 0; i < k->nstores; i++)
             cg_vector_store(g, k->stores[i], vec);
         g->hoist_vloads = false;
-        buf_puts(&g->vloads, buf_str(&g->body));
-        vec_body = buf_str(&g->vloads);
+        vec_body = g->vloads;
+        cg_block_cat(&vec_body, g->a, &g->body);
         g->vec = 1;
         cg_forget(g, T_ELEM);
     }
 
-    cg_text(o, 4, buf_str(&g->kpre));
+    cg_put(o, 4, &g->kpre);
     if (g->ks->foreach) {
-        foreach_chunk(g, o, vec, vec_body, scalar_body);
+        foreach_chunk(g, o, vec, &vec_body, &scalar_body);
         return;
     }
     buf_printf(o, "    const idx_t n = %s;\n", n);
-    cg_grid_stride(g, o, "n", g->ks->numel, vec, vec_body, scalar_body, false, NULL);
+    cg_grid_stride(g, o, "n", g->ks->numel, vec, &vec_body, &scalar_body, false, NULL);
 }
 
 /* SCH_POINTWISE with a tile axis b (and a = the last axis): each block
@@ -116,7 +116,7 @@ void cg_tiled(cg *g, tc_buf *o)
     g->ntload = 0;
     for (int i = 0; i < k->nstores; i++)
         cg_store(g, T_ELEM, k->stores[i], NULL);
-    const char *body = buf_str(&g->body);
+    cg_block body = g->body;
     cg_forget(g, T_ELEM);
 
     const char *na = cg_index(g, k->dom[A]), *nb = cg_index(g, k->dom[B]);
@@ -125,7 +125,7 @@ void cg_tiled(cg *g, tc_buf *o)
     for (int v = 0; v < r; v++)
         if (others & (1u << v))
             batch = dim_mul(g->c, batch, k->dom[v]);
-    cg_text(o, 4, buf_str(&g->kpre));
+    cg_put(o, 4, &g->kpre);
     for (int i = 0; i < g->ntload; i++)
         buf_printf(o, "    __shared__ %s %s[32][33]; /* +1: no bank conflicts */\n",
                    cg_type(g->tload[i].n->dtype), g->tload[i].name);
@@ -161,7 +161,7 @@ void cg_tiled(cg *g, tc_buf *o)
     buf_printf(o, "            const idx_t i%d = ta * 32 + threadIdx.x, i%d = tb * 32 + threadIdx.y + 8 * kk;\n",
                A, B);
     buf_printf(o, "            if (i%d < na && i%d < nb) {\n", A, B);
-    cg_text(o, 16, body);
+    cg_put(o, 16, &body);
     buf_puts(o, "            }\n"
                 "        }\n"
                 "        __syncthreads(); /* the tiles are reused by the next iteration */\n"

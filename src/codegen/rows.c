@@ -28,8 +28,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         g->phase = p;
         g->vec = vec;
         g->nvload = 0; /* vector temporaries live in one pass's loop */
-        tc_buf decl;
-        buf_init(&decl, g->a);
+        cg_block decl = {0};
         bool last = p == ks->nphases;
         if (!last) {
             for (int e = 0; e < vec; e++) {
@@ -50,14 +49,13 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 any_elem = true;
             }
         g->vec = 1;
-        const char *body = buf_str(&g->body);
+        cg_block body = g->body;
         cg_forget(g, T_ELEM);
         /* row-level stores after the last pass */
-        tc_buf rstores;
-        buf_init(&rstores, g->a);
+        cg_block rstores = {0};
         if (last) {
-            tc_buf saved = g->body;
-            buf_init(&g->body, g->a);
+            cg_block saved = g->body;
+            g->body = (cg_block){0};
             for (int i = 0; i < k->nstores; i++)
                 if (!fuse_is_element(k, k->stores[i]))
                     cg_store(g, T_ELEM, k->stores[i], NULL);
@@ -65,8 +63,8 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
             g->body = saved;
         }
         cg_forget(g, T_ELEM);
-        cg_text(row, ind, buf_str(&g->rpre));
-        cg_text(row, 0, buf_str(&decl));
+        cg_put(row, ind, &g->rpre);
+        cg_put(row, 0, &decl);
         if (!last || any_elem) {
             if (items) {
                 cg_loop(g, "r", dim_const(g->c, (int64_t)items * 1024 * vec), NULL);
@@ -78,7 +76,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                     buf_printf(row, "%*sconst idx_t r = j * blockDim.x + %s;\n", ind + 4, "", tid);
                 buf_printf(row, "%*sif (r < len) {\n", ind + 4, "");
                 cg_decompose(g, row, ind + 8, "r", k->mask);
-                cg_text(row, ind + 8, body);
+                cg_put(row, ind + 8, &body);
                 buf_printf(row, "%*s}\n", ind + 4, "");
             } else {
                 /* r reaches len - 1 + a block's threads (at most 1024): a
@@ -88,15 +86,15 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 cg_limit(g, dim_add(g->c, ks->rowlen, c1024));
                 buf_printf(row, "%*sfor (idx_t r = %s; r < len; r += %s) {\n", ind, "", tid, nth);
                 cg_decompose(g, row, ind + 4, "r", k->mask);
-                cg_text(row, ind + 4, body);
+                cg_put(row, ind + 4, &body);
             }
             buf_printf(row, "%*s}\n", ind, "");
         }
         if (!last)
             cg_finish_pass(g, p, row, ind, combine);
-        if (rstores.len) {
+        if (rstores.n) {
             buf_printf(row, "%*sif (%s == 0%s) {\n", ind, "", tid, columns ? " && active" : "");
-            cg_text(row, ind + 4, buf_str(&rstores));
+            cg_put(row, ind + 4, &rstores);
             buf_printf(row, "%*s}\n", ind, "");
         }
     }
@@ -144,7 +142,7 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     } else {
         passes(g, &row, 8, columns, fits ? items : 0, 1);
     }
-    cg_text(o, 4, buf_str(&g->kpre));
+    cg_put(o, 4, &g->kpre);
     buf_printf(o, "    const idx_t rows = %s, len = %s;\n", nrows, len);
     /* the row loops saturate at rows (plan_verify): row += gridDim.x
      * would wrap past 2^31 once rows > 2^30 */
