@@ -91,8 +91,8 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
         const tc_dim *const *idx = r->in[0].idx;
         const tc_dim *sh[TC_MAX_RANK];
         if (shift) { /* element `shift` of a vector along the last axis */
-            const char *vn = g->l->varnames[g->vlast];
-            const tc_dim *v = dim_add(g->c, g->l->vars[g->vlast], dim_const(g->c, shift));
+            const char *vn = g->l->varnames[g->v.last];
+            const tc_dim *v = dim_add(g->c, g->l->vars[g->v.last], dim_const(g->c, shift));
             for (int k = 0; k < r->in[0].src->rank; k++)
                 sh[k] = dim_subst(g->c, idx[k], 1, &vn, &v);
             idx = sh;

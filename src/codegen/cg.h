@@ -99,45 +99,54 @@ typedef struct cg {
     bool *used_param;        /* gfn param index -> scalar used */
     const char **syms;       /* size symbols used */
     int nsyms;
-    /* vector path: loads made as vectors, by (node, offset of element 0) */
-    int vec;                 /* elements per vector in the current body, 1 outside */
-    int vk;                  /* the element of the vector being generated */
-    int vlast;               /* the index variable the vector runs along */
-    bool vrow;               /* rows: alignment is tested once per row (vectors start
-                              * at multiples of vec), at the row's offset */
-    bool vcols;              /* columns: vectors run along kept elements; alignment is
-                              * tested once, at the reduced variables' 0, with their
-                              * strides multiples of vec */
     const char *acc_at;      /* accumulators are arrays (a thread's columns): the
                               * subscript, else NULL */
-    const char **valign;     /* alignment conditions of the vector body */
-    int nvalign, capvalign;
-    struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *vload;
-    /* pointwise's vector body: its plain vector loads (buffer plus index
-     * variables) go to vloads, which the body starts with, so a kernel
-     * that stores m and then reads v does not wait for each load in turn
-     * (the accesses go through pointers the compiler cannot prove
-     * distinct).  Reading earlier is always right: a store of this element
-     * never feeds a load of it. */
-    bool hoist_vloads;
-    cg_block vloads;
-    int nvload, capvload;
-    /* tiled pointwise: reads contiguous along axis `tile` come from shared
-     * memory tiles, tileN[a][b], filled in a first phase */
-    int tile;                /* -1: not tiled */
-    struct cg_tload { const lnode *n; const tc_dim **idx; const char *name, *expr; } *tload;
-    int ntload, captload;
-    /* persistent rows: loads kept in registers across passes, pcN[j] */
-    int persist;             /* items per thread, 0 when looping */
     /* reciprocals of divisors fixed per row or kernel, by the divisor's name */
     struct cg_rcp { const char *of, *name; cg_target t; } rcp[16];
     int nrcp;
-    struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *pcache;
-    int npcache, cappcache;
     ploop *loops;            /* index variables and their bounds (plan.h), for plan_verify */
     int nloops, caploops;
-    int fe_cap;              /* foreach: groups the table parameter holds */
-    int fe_param_bytes;      /* foreach: the parameter bytes the table may fill (codegen.h) */
+    /* the vector path (pointwise, rows, whole-tensor, split columns): loads
+     * made as vectors, by (node, offset of element 0) */
+    struct cg_vector {
+        int n;               /* elements per vector in the current body, 1 outside */
+        int k;               /* the element of the vector being generated */
+        int last;            /* the index variable the vector runs along */
+        bool row;            /* rows: alignment is tested once per row (vectors start
+                              * at multiples of n), at the row's offset */
+        bool cols;           /* columns: vectors run along kept elements; alignment is
+                              * tested once, at the reduced variables' 0, with their
+                              * strides multiples of n */
+        const char **align;  /* alignment conditions of the vector body */
+        int nalign, capalign;
+        struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *load;
+        int nload, capload;
+        /* pointwise's vector body: its plain vector loads (buffer plus index
+         * variables) go to `loads`, which the body starts with, so a kernel
+         * that stores m and then reads v does not wait for each load in turn
+         * (the accesses go through pointers the compiler cannot prove
+         * distinct).  Reading earlier is always right: a store of this
+         * element never feeds a load of it. */
+        bool hoist;
+        cg_block loads;
+    } v;
+    /* tiled pointwise: reads contiguous along `axis` come from shared memory
+     * tiles, tileN[a][b], filled in a first phase */
+    struct cg_tiled {
+        int axis;            /* -1: not tiled */
+        struct cg_tload { const lnode *n; const tc_dim **idx; const char *name, *expr; } *load;
+        int nload, capload;
+    } tl;
+    /* persistent rows: loads kept in registers across passes, pcN[j] */
+    struct cg_persist {
+        int items;           /* items per thread, 0 when looping */
+        struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *cache;
+        int ncache, capcache;
+    } pr;
+    struct cg_foreach {
+        int cap;             /* groups the table parameter holds */
+        int param_bytes;     /* the parameter bytes the table may fill (codegen.h) */
+    } fe;
     bool *libcalls;          /* [op * 2 + is_f64]: compact kernels called its wrapper (unit-wide) */
 } cg;
 

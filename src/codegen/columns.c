@@ -143,19 +143,19 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     g->elemvars = k->mask;
     g->rowvars = kept;
     cg_vector_begin(g, CV, rank - 1);
-    g->vcols = true;
+    g->v.cols = true;
     for (int e = 0; e < CV; e++) {
-        g->vk = e;
+        g->v.k = e;
         g->acc_at = arena_printf(g->a, "%d", e);
         cg_accumulate_at(g, 0, NULL, 0, "r", e, false); /* e: a column, not a position */
     }
-    g->vcols = false;
-    g->vec = 1;
+    g->v.cols = false;
+    g->v.n = 1;
     cg_block vbody = g->body, vrpre = g->rpre;
-    int nalign = g->nvalign;
-    const char **align = g->valign;
-    g->valign = NULL;
-    g->nvalign = g->capvalign = 0;
+    int nalign = g->v.nalign;
+    const char **align = g->v.align;
+    g->v.align = NULL;
+    g->v.nalign = g->v.capalign = 0;
     cg_forget(g, T_ROW);
     /* the scalar body: one column (e) at a time, everything inside the loop */
     cg_reset_bufs(g);

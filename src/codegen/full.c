@@ -26,11 +26,11 @@ void cg_full(cg *g, tc_buf *o)
         /* VEC elements per step, from vector loads where contiguous and aligned */
         cg_vector_begin(g, vec, rank - 1);
         for (int e = 0; e < vec; e++) {
-            g->vk = e;
+            g->v.k = e;
             cg_accumulate_at(g, 0, NULL, 0, "base", e, true);
         }
         vbody = g->body;
-        g->vec = 1;
+        g->v.n = 1;
         cg_forget(g, T_ELEM);
     }
 

@@ -39,7 +39,7 @@ static const char *store_operand(cg *g, const lnode *n, const tc_dim *const *idx
     if ((n->dtype == TC_BF16 || n->dtype == TC_F16) && n->kind == LK_POINTWISE &&
         (n->op == OP_cast || n->op == OP_copy) && n->nin == 1 && n->opdt == TC_F32 &&
         n->in[0].src->dtype == TC_F32 && n->in[0].src->kind != LK_CONST &&
-        g->f->kernel_of[n->id] == g->k->id && g->tile < 0) {
+        g->f->kernel_of[n->id] == g->k->id && g->tl.axis < 0) {
         const tc_dim *ci[TC_MAX_RANK];
         lir_compose(g->l, &n->in[0], idx, n->rank, ci);
         return cg_value(g, n->in[0].src, ci);
@@ -89,7 +89,7 @@ void cg_vector_store(cg *g, const lnode *s, int vec)
     int r = g->k->rank;
     const char *v[16];
     for (int e = 0; e < vec; e++) {
-        g->vk = e;
+        g->v.k = e;
         const tc_dim *idx[TC_MAX_RANK];
         identity_idx(g, idx, r, e);
         v[e] = store_operand(g, s, idx);
@@ -116,7 +116,7 @@ void cg_vector_store(cg *g, const lnode *s, int vec)
         }
         buf_puts(&b, "}});");
         cg_line(g, T_ELEM, s, "%s", buf_str(&b));
-        cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->vrow ? cg_index(g, cg_row_part(g, f0)) : off),
+        cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->v.row ? cg_index(g, cg_row_part(g, f0)) : off),
                  dtype_size(s->dtype) * vec);
     }
 }
@@ -126,10 +126,10 @@ void cg_vector_store(cg *g, const lnode *s, int vec)
 void cg_vector_begin(cg *g, int vec, int last)
 {
     cg_reset_bufs(g);
-    g->vec = vec;
-    g->vlast = last;
-    g->nvalign = 0;
-    g->nvload = 0;
+    g->v.n = vec;
+    g->v.last = last;
+    g->v.nalign = 0;
+    g->v.nload = 0;
 }
 
 static bool *redep_of(cg *g)
@@ -155,7 +155,7 @@ void cg_kernel(cg *g, tc_buf *out)
 {
     const fkernel *k = g->k;
     g->redep = redep_of(g);
-    g->tile = g->ks->kind == SCH_POINTWISE ? g->ks->tile : -1;
+    g->tl.axis = g->ks->kind == SCH_POINTWISE ? g->ks->tile : -1;
     g->ncache = 0;
     g->nrcp = 0;
     g->nsyms = 0;
@@ -177,7 +177,7 @@ void cg_kernel(cg *g, tc_buf *out)
     buf_init(&body, g->a);
     switch (g->ks->kind) {
     case SCH_POINTWISE:
-        if (g->tile >= 0)
+        if (g->tl.axis >= 0)
             cg_tiled(g, &body);
         else
             cg_pointwise(g, &body);
@@ -209,8 +209,8 @@ void cg_kernel(cg *g, tc_buf *out)
     tc_plan *p = g->bufs->plan;
     if (ks->foreach) {
         int nt = cg_fe_count(g);
-        g->fe_cap = cg_fe_cap(g, nt);
-        buf_printf(out, "\n    const __grid_constant__ tc_fe_table<%d, %d> fe", nt, g->fe_cap);
+        g->fe.cap = cg_fe_cap(g, nt);
+        buf_printf(out, "\n    const __grid_constant__ tc_fe_table<%d, %d> fe", nt, g->fe.cap);
         first = false;
     }
     int *order = ARENA_ARRAY(g->a, int, nb > 0 ? nb : 1);

@@ -7,15 +7,15 @@
 #include <stdarg.h>
 #include <string.h>
 
-/* A statement of the loop body into g->vloads: a vector load the body
+/* A statement of the loop body into g->v.loads: a vector load the body
  * may make before anything else (pointwise's vector body). */
 static void vload_line(cg *g, const lnode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void vload_line(cg *g, const lnode *n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    g->vloads.ind = g->body.ind;
-    cg_line_v(g, &g->vloads, n, fmt, ap);
+    g->v.loads.ind = g->body.ind;
+    cg_line_v(g, &g->v.loads, n, fmt, ap);
     va_end(ap);
 }
 
@@ -23,7 +23,7 @@ static void vload_line(cg *g, const lnode *n, const char *fmt, ...)
  * from (they start at multiples of the vector width). */
 const tc_dim *cg_row_part(cg *g, const tc_dim *f0)
 {
-    const char *vn = g->l->varnames[g->vlast];
+    const char *vn = g->l->varnames[g->v.last];
     const tc_dim *z = dim_const(g->c, 0);
     return dim_subst(g->c, f0, 1, &vn, &z);
 }
@@ -34,10 +34,10 @@ const tc_dim *cg_row_part(cg *g, const tc_dim *f0)
 static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
 {
     const tc_dim *f0 = NULL;
-    const tc_dim *v = g->l->vars[g->vlast];
-    const char *vn = g->l->varnames[g->vlast];
-    for (int j = 0; j < g->vec; j++) {
-        const tc_dim *sh = dim_add(g->c, v, dim_const(g->c, j - g->vk));
+    const tc_dim *v = g->l->vars[g->v.last];
+    const char *vn = g->l->varnames[g->v.last];
+    for (int j = 0; j < g->v.n; j++) {
+        const tc_dim *sh = dim_add(g->c, v, dim_const(g->c, j - g->v.k));
         const tc_dim *ij[TC_MAX_RANK];
         for (int k = 0; k < n->rank; k++)
             ij[k] = dim_subst(g->c, idx[k], 1, &vn, &sh);
@@ -56,7 +56,7 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
     const char *const *vn0 = NULL;
     const tc_dim *const *zeros = NULL;
     int nred = 0;
-    if (g->vcols) {
+    if (g->v.cols) {
         const char **names = ARENA_ARRAY(g->a, const char *, TC_MAX_RANK);
         const tc_dim **z = ARENA_ARRAY(g->a, const tc_dim *, TC_MAX_RANK);
         for (int k = 0; k < g->k->rank; k++) {
@@ -71,33 +71,33 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
         zeros = z;
     }
     const char *vec = NULL;
-    for (int i = 0; i < g->nvload && !vec; i++)
-        if (g->vload[i].n == n && g->vload[i].flat0 == f0)
-            vec = g->vload[i].name;
+    for (int i = 0; i < g->v.nload && !vec; i++)
+        if (g->v.load[i].n == n && g->v.load[i].flat0 == f0)
+            vec = g->v.load[i].name;
     if (!vec) {
         vec = cg_temp(g, "v");
         const char *off = cg_index(g, f0);
         const char *T = cg_store_type(n->dtype);
         /* a load whose address is the buffer plus index variables (and a
-         * number) may run first: see g->hoist_vloads */
-        if (g->hoist_vloads && cg_dim_plain_sum(g, f0))
-            vload_line(g, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->vec, vec, T,
-                       g->vec, ptr, off);
+         * number) may run first: see g->v.hoist */
+        if (g->v.hoist && cg_dim_plain_sum(g, f0))
+            vload_line(g, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->v.n, vec, T,
+                       g->v.n, ptr, off);
         else
-            cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->vec, vec,
-                    T, g->vec, ptr, off);
-        if (g->nvload == g->capvload) {
-            int cap = g->capvload ? 2 * g->capvload : 16;
+            cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->v.n, vec,
+                    T, g->v.n, ptr, off);
+        if (g->v.nload == g->v.capload) {
+            int cap = g->v.capload ? 2 * g->v.capload : 16;
             struct cg_vload *nv = ARENA_ARRAY(g->a, struct cg_vload, cap);
-            if (g->nvload)
-                memcpy(nv, g->vload, sizeof *nv * (size_t)g->nvload);
-            g->vload = nv;
-            g->capvload = cap;
+            if (g->v.nload)
+                memcpy(nv, g->v.load, sizeof *nv * (size_t)g->v.nload);
+            g->v.load = nv;
+            g->v.capload = cap;
         }
-        g->vload[g->nvload++] = (struct cg_vload){n, f0, vec};
-        if (g->vcols) {
+        g->v.load[g->v.nload++] = (struct cg_vload){n, f0, vec};
+        if (g->v.cols) {
             const tc_dim *at0 = dim_subst(g->c, f0, nred, vn0, zeros);
-            cg_align(g, arena_printf(g->a, "%s + %s", ptr, cg_index(g, at0)), dtype_size(n->dtype) * g->vec);
+            cg_align(g, arena_printf(g->a, "%s + %s", ptr, cg_index(g, at0)), dtype_size(n->dtype) * g->v.n);
             for (int k = 0; k < nred; k++) {
                 const tc_dim *one = dim_const(g->c, 1);
                 const tc_dim *at1 = dim_subst(g->c, f0, 1, &vn0[k], &one);
@@ -107,16 +107,16 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
                 const tc_dim *stride = dim_sub(g->c, at1, at0);
                 int64_t cs;
                 if (!dim_is_const(stride, &cs))
-                    cg_cond(g, arena_printf(g->a, "(%s) %% %d == 0", cg_index(g, stride), g->vec));
-                else if (cs % g->vec != 0)
+                    cg_cond(g, arena_printf(g->a, "(%s) %% %d == 0", cg_index(g, stride), g->v.n));
+                else if (cs % g->v.n != 0)
                     cg_cond(g, "false");
             }
         } else {
-            cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->vrow ? cg_index(g, cg_row_part(g, f0)) : off),
-                     dtype_size(n->dtype) * g->vec);
+            cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->v.row ? cg_index(g, cg_row_part(g, f0)) : off),
+                     dtype_size(n->dtype) * g->v.n);
         }
     }
-    return arena_printf(g->a, "%s.v[%d]", vec, g->vk);
+    return arena_printf(g->a, "%s.v[%d]", vec, g->v.k);
 }
 
 void cg_align(cg *g, const char *addr, int bytes)
@@ -126,25 +126,25 @@ void cg_align(cg *g, const char *addr, int bytes)
 
 void cg_cond(cg *g, const char *c)
 {
-    for (int i = 0; i < g->nvalign; i++)
-        if (strcmp(g->valign[i], c) == 0)
+    for (int i = 0; i < g->v.nalign; i++)
+        if (strcmp(g->v.align[i], c) == 0)
             return;
-    if (g->nvalign == g->capvalign) {
-        int cap = g->capvalign ? 2 * g->capvalign : 16;
+    if (g->v.nalign == g->v.capalign) {
+        int cap = g->v.capalign ? 2 * g->v.capalign : 16;
         const char **nv = ARENA_ARRAY(g->a, const char *, cap);
-        if (g->nvalign)
-            memcpy(nv, g->valign, sizeof *nv * (size_t)g->nvalign);
-        g->valign = nv;
-        g->capvalign = cap;
+        if (g->v.nalign)
+            memcpy(nv, g->v.align, sizeof *nv * (size_t)g->v.nalign);
+        g->v.align = nv;
+        g->v.capalign = cap;
     }
-    g->valign[g->nvalign++] = c;
+    g->v.align[g->v.nalign++] = c;
 }
 
 /* The register slot of the element being generated: j, or with vectors
  * j * vec + its place in the vector. */
 static const char *pc_slot(cg *g)
 {
-    return g->vec > 1 ? arena_printf(g->a, "j * %d + %d", g->vec, g->vk) : "j";
+    return g->v.n > 1 ? arena_printf(g->a, "j * %d + %d", g->v.n, g->v.k) : "j";
 }
 
 /* In a persistent row: element j of this thread's share of the row (with
@@ -154,18 +154,18 @@ static const char *pc_slot(cg *g)
 static const tc_dim **pc_key(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     const tc_dim **key = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
-    const char *vn = g->l->varnames[g->vlast];
-    const tc_dim *back = dim_add(g->c, g->l->vars[g->vlast], dim_const(g->c, -g->vk));
+    const char *vn = g->l->varnames[g->v.last];
+    const tc_dim *back = dim_add(g->c, g->l->vars[g->v.last], dim_const(g->c, -g->v.k));
     for (int k = 0; k < n->rank; k++)
-        key[k] = g->vec > 1 ? dim_subst(g->c, idx[k], 1, &vn, &back) : idx[k];
+        key[k] = g->v.n > 1 ? dim_subst(g->c, idx[k], 1, &vn, &back) : idx[k];
     return key;
 }
 
 static const char *persistent_hit(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     const tc_dim **key = pc_key(g, n, idx);
-    for (int i = 0; i < g->npcache; i++) {
-        const struct cg_pcache *e = &g->pcache[i];
+    for (int i = 0; i < g->pr.ncache; i++) {
+        const struct cg_pcache *e = &g->pr.cache[i];
         bool eq = e->n == n;
         for (int k = 0; k < n->rank && eq; k++)
             eq = e->idx[k] == key[k];
@@ -181,8 +181,8 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
 {
     const tc_dim **key = pc_key(g, n, idx);
     const char *name = NULL;
-    for (int i = 0; i < g->npcache && !name; i++) { /* another element of the same vector */
-        const struct cg_pcache *e = &g->pcache[i];
+    for (int i = 0; i < g->pr.ncache && !name; i++) { /* another element of the same vector */
+        const struct cg_pcache *e = &g->pr.cache[i];
         bool eq = e->n == n;
         for (int k = 0; k < n->rank && eq; k++)
             eq = e->idx[k] == key[k];
@@ -190,18 +190,18 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
             name = e->name;
     }
     if (!name) {
-        if (g->npcache == g->cappcache) {
-            int cap = g->cappcache ? 2 * g->cappcache : 16;
+        if (g->pr.ncache == g->pr.capcache) {
+            int cap = g->pr.capcache ? 2 * g->pr.capcache : 16;
             struct cg_pcache *v = ARENA_ARRAY(g->a, struct cg_pcache, cap);
-            if (g->npcache)
-                memcpy(v, g->pcache, sizeof *v * (size_t)g->npcache);
-            g->pcache = v;
-            g->cappcache = cap;
+            if (g->pr.ncache)
+                memcpy(v, g->pr.cache, sizeof *v * (size_t)g->pr.ncache);
+            g->pr.cache = v;
+            g->pr.capcache = cap;
         }
-        name = arena_printf(g->a, "pc%d", g->npcache);
-        g->pcache[g->npcache++] = (struct cg_pcache){n, key, name, g->phase};
+        name = arena_printf(g->a, "pc%d", g->pr.ncache);
+        g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase};
         /* declared before the passes, in the row's code */
-        cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->persist * g->vec);
+        cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
     }
     cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), raw);
     return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
@@ -224,31 +224,31 @@ static const char *converted(cg *g, const lnode *n, const char *raw)
 static const char *tiled_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
 {
     const tc_dim *flat = lir_flat(g->l, n, idx);
-    if (lir_coeff(g->l, flat, g->tile) != 1 || lir_coeff(g->l, flat, g->k->rank - 1) == 1)
+    if (lir_coeff(g->l, flat, g->tl.axis) != 1 || lir_coeff(g->l, flat, g->k->rank - 1) == 1)
         return NULL;
     const char *name = NULL;
-    for (int i = 0; i < g->ntload && !name; i++) {
-        bool eq = g->tload[i].n == n;
+    for (int i = 0; i < g->tl.nload && !name; i++) {
+        bool eq = g->tl.load[i].n == n;
         for (int k = 0; k < n->rank && eq; k++)
-            eq = g->tload[i].idx[k] == idx[k];
+            eq = g->tl.load[i].idx[k] == idx[k];
         if (eq)
-            name = g->tload[i].name;
+            name = g->tl.load[i].name;
     }
     if (!name) {
-        if (g->ntload == g->captload) {
-            int cap = g->captload ? 2 * g->captload : 4;
+        if (g->tl.nload == g->tl.capload) {
+            int cap = g->tl.capload ? 2 * g->tl.capload : 4;
             struct cg_tload *v = ARENA_ARRAY(g->a, struct cg_tload, cap);
-            if (g->ntload)
-                memcpy(v, g->tload, sizeof *v * (size_t)g->ntload);
-            g->tload = v;
-            g->captload = cap;
+            if (g->tl.nload)
+                memcpy(v, g->tl.load, sizeof *v * (size_t)g->tl.nload);
+            g->tl.load = v;
+            g->tl.capload = cap;
         }
-        name = arena_printf(g->a, "tile%d", g->ntload);
+        name = arena_printf(g->a, "tile%d", g->tl.nload);
         const tc_dim **copy = ARENA_ARRAY(g->a, const tc_dim *, n->rank);
         for (int k = 0; k < n->rank; k++)
             copy[k] = idx[k];
         const char *expr = converted(g, n, arena_printf(g->a, "%s[%s]", ptr, cg_index(g, flat)));
-        g->tload[g->ntload++] = (struct cg_tload){n, copy, name, expr};
+        g->tl.load[g->tl.nload++] = (struct cg_tload){n, copy, name, expr};
     }
     return arena_printf(g->a, "%s[threadIdx.x][threadIdx.y + 8 * kk]", name);
 }
@@ -263,7 +263,7 @@ cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is read but stored nowhere", n->id);
     cg_use_buf(g, buf);
     const char *ptr = cg_buf_name(g, buf);
-    if (g->tile >= 0 && t == T_ELEM && n->rank >= 2 && g->scope == 0) {
+    if (g->tl.axis >= 0 && t == T_ELEM && n->rank >= 2 && g->scope == 0) {
         const char *tv = tiled_load(g, n, idx, ptr);
         if (tv) {
             const char *name = cg_temp(g, "t");
@@ -271,20 +271,20 @@ cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
             return (cg_expr){name, true};
         }
     }
-    bool persist = g->persist && t == T_ELEM && g->scope == 0;
+    bool persist = g->pr.items && t == T_ELEM && g->scope == 0;
     if (persist) {
         const char *hit = persistent_hit(g, n, idx);
         if (hit)
-            return (cg_expr){hit, g->vec <= 1};
+            return (cg_expr){hit, g->v.n <= 1};
     }
     const char *raw = NULL;
-    if (g->vec > 1 && t == T_ELEM && n->rank > 0 && g->scope == 0) /* not inside a concat's branch */
+    if (g->v.n > 1 && t == T_ELEM && n->rank > 0 && g->scope == 0) /* not inside a concat's branch */
         raw = vector_load(g, n, idx, ptr);
     if (!raw)
         raw = arena_printf(g->a, "%s[%s]", ptr, cg_flat(g, n, idx));
     const char *v = converted(g, n, raw);
     if (persist)
-        return (cg_expr){persistent_load(g, n, idx, v), g->vec <= 1};
+        return (cg_expr){persistent_load(g, n, idx, v), g->v.n <= 1};
     const char *name = cg_temp(g, "t");
     cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, v);
     return (cg_expr){name, true};

@@ -81,8 +81,8 @@ void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, 
     buf_printf(o, "        if (%s - base >= %d", end, vec);
     if (rank > 1) /* the vector stays in one row of the last dim */
         buf_printf(o, " && %s - i%d >= %d", cg_index(g, k->dom[rank - 1]), rank - 1, vec);
-    for (int i = 0; i < g->nvalign; i++)
-        buf_printf(o, " &&\n            %s", g->valign[i]);
+    for (int i = 0; i < g->v.nalign; i++)
+        buf_printf(o, " &&\n            %s", g->v.align[i]);
     buf_puts(o, ") {\n");
     cg_put(o, 12, vbody);
     buf_printf(o, "        } else {\n"

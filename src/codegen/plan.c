@@ -242,7 +242,7 @@ void cg_plan_kernel(cg *g, const char *name)
         for (int i = 0; i < p->nbufs; i++)
             if (g->used_buf[i])
                 st->fe_bufs[st->fe_n++] = i;
-        st->fe_cap = g->fe_cap;
+        st->fe_cap = g->fe.cap;
         st->fe_chunk = ks->chunk;
         st->fe_numel = ks->numel;
     }

@@ -55,7 +55,7 @@ int cg_fe_cap(const cg *g, int nt)
     int scalars = 0;
     for (int i = 0; i < g->l->g->nparams; i++)
         scalars += g->used_param[i];
-    int cap = (g->fe_param_bytes - 16 - 8 * scalars) / (8 * (nt + 2));
+    int cap = (g->fe.param_bytes - 16 - 8 * scalars) / (8 * (nt + 2));
     return cap > 1 ? cap : 1;
 }
 
@@ -71,7 +71,7 @@ void cg_pointwise(cg *g, tc_buf *o)
 
     /* the scalar body: one element */
     cg_reset_bufs(g);
-    g->vec = 1;
+    g->v.n = 1;
     for (int i = 0; i < k->nstores; i++)
         cg_store(g, T_ELEM, k->stores[i], NULL);
     cg_block scalar_body = g->body;
@@ -80,14 +80,14 @@ void cg_pointwise(cg *g, tc_buf *o)
     cg_block vec_body = {0};
     if (vec > 1) {
         cg_vector_begin(g, vec, r - 1);
-        g->vloads = (cg_block){0};
-        g->hoist_vloads = true;
+        g->v.loads = (cg_block){0};
+        g->v.hoist = true;
         for (int i = 0; i < k->nstores; i++)
             cg_vector_store(g, k->stores[i], vec);
-        g->hoist_vloads = false;
-        vec_body = g->vloads;
+        g->v.hoist = false;
+        vec_body = g->v.loads;
         cg_block_cat(&vec_body, g->a, &g->body);
-        g->vec = 1;
+        g->v.n = 1;
         cg_forget(g, T_ELEM);
     }
 
@@ -108,12 +108,12 @@ void cg_pointwise(cg *g, tc_buf *o)
 void cg_tiled(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
-    int r = k->rank, A = r - 1, B = g->tile;
+    int r = k->rank, A = r - 1, B = g->tl.axis;
     g->elemvars = cg_all_axes(k);
     g->rowvars = 0;
     g->phase = 0;
     cg_reset_bufs(g);
-    g->ntload = 0;
+    g->tl.nload = 0;
     for (int i = 0; i < k->nstores; i++)
         cg_store(g, T_ELEM, k->stores[i], NULL);
     cg_block body = g->body;
@@ -126,9 +126,9 @@ void cg_tiled(cg *g, tc_buf *o)
         if (others & (1u << v))
             batch = dim_mul(g->c, batch, k->dom[v]);
     cg_put(o, 4, &g->kpre);
-    for (int i = 0; i < g->ntload; i++)
+    for (int i = 0; i < g->tl.nload; i++)
         buf_printf(o, "    __shared__ %s %s[32][33]; /* +1: no bank conflicts */\n",
-                   cg_type(g->tload[i].n->dtype), g->tload[i].name);
+                   cg_type(g->tl.load[i].n->dtype), g->tl.load[i].name);
     buf_printf(o, "    const idx_t na = %s, nb = %s;\n", na, nb);
     buf_puts(o, "    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;\n");
     buf_printf(o, "    const idx_t tiles = ta_n * tb_n * %s;\n", cg_index(g, batch));
@@ -150,9 +150,9 @@ void cg_tiled(cg *g, tc_buf *o)
     buf_printf(o, "            const idx_t i%d = ta * 32 + threadIdx.y + 8 * kk, i%d = tb * 32 + threadIdx.x;\n",
                A, B);
     buf_printf(o, "            if (i%d < na && i%d < nb) {\n", A, B);
-    for (int i = 0; i < g->ntload; i++)
-        buf_printf(o, "                %s[threadIdx.y + 8 * kk][threadIdx.x] = %s;\n", g->tload[i].name,
-                   g->tload[i].expr);
+    for (int i = 0; i < g->tl.nload; i++)
+        buf_printf(o, "                %s[threadIdx.y + 8 * kk][threadIdx.x] = %s;\n", g->tl.load[i].name,
+                   g->tl.load[i].expr);
     buf_puts(o, "            }\n"
                 "        }\n"
                 "        __syncthreads();\n"

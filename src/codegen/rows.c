@@ -18,21 +18,21 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                           : g->ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce";
     const char *tid = columns ? "threadIdx.y" : "threadIdx.x";
     const char *nth = columns ? "blockDim.y" : "blockDim.x";
-    g->persist = items;
-    g->npcache = 0;
-    g->vrow = vec > 1;
-    g->vlast = k->rank - 1;
-    g->nvalign = 0;
+    g->pr.items = items;
+    g->pr.ncache = 0;
+    g->v.row = vec > 1;
+    g->v.last = k->rank - 1;
+    g->v.nalign = 0;
     for (int p = 0; p <= ks->nphases; p++) {
         cg_reset_bufs(g);
         g->phase = p;
-        g->vec = vec;
-        g->nvload = 0; /* vector temporaries live in one pass's loop */
+        g->v.n = vec;
+        g->v.nload = 0; /* vector temporaries live in one pass's loop */
         cg_block decl = {0};
         bool last = p == ks->nphases;
         if (!last) {
             for (int e = 0; e < vec; e++) {
-                g->vk = e;
+                g->v.k = e;
                 cg_accumulate_at(g, p, e == 0 ? &decl : NULL, ind, "r", e, true);
             }
         }
@@ -48,7 +48,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                     cg_store(g, T_ELEM, k->stores[i], columns ? "active" : NULL);
                 any_elem = true;
             }
-        g->vec = 1;
+        g->v.n = 1;
         cg_block body = g->body;
         cg_forget(g, T_ELEM);
         /* row-level stores after the last pass */
@@ -98,8 +98,8 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
             buf_printf(row, "%*s}\n", ind, "");
         }
     }
-    g->persist = 0;
-    g->vrow = false;
+    g->pr.items = 0;
+    g->v.row = false;
 }
 
 /* ROWS and COLUMNS: a loop over rows (kept elements), passes over each. */
@@ -123,10 +123,10 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         buf_init(&pers, g->a);
         buf_init(&loop, g->a);
         passes(g, &pers, 12, columns, items, vec);
-        int nalign = g->nvalign;
-        const char **align = g->valign;
-        g->valign = NULL;
-        g->nvalign = g->capvalign = 0;
+        int nalign = g->v.nalign;
+        const char **align = g->v.align;
+        g->v.align = NULL;
+        g->v.nalign = g->v.capalign = 0;
         cg_forget(g, T_ROW); /* the other branch cannot see these */
         passes(g, &loop, 12, columns, 0, 1);
         buf_printf(&row, "        if (len <= %d * blockDim.x", items * vec);

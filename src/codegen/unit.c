@@ -104,7 +104,7 @@ static void cg_setup(cg *g, const sfn *s, int j, cg_bufs *bufs, const char *name
     g->k = f->k[j];
     g->bufs = bufs;
     g->idx64 = idx64;
-    g->fe_param_bytes = fe_param_bytes;
+    g->fe.param_bytes = fe_param_bytes;
     g->libcalls = libcalls;
     g->comments = true;
     /* compact kernels are the long chains whose pieces repeat (sched.h) */
