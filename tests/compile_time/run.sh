@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh TENSORC - the compile budget (src/fuse/fuse.h) holds: programs that
+# run.sh TENSORC [FAKE_LIB] - the compile budget (src/fuse/fuse.h) holds: programs that
 # grow without bound (gen.sh writes them) compile in bounded time, linearly.
 #
 #   1. Through NVRTC to CUBIN for sm_90, CPU seconds (user + sys, so the
@@ -16,6 +16,9 @@
 #   3. The compact kernels of a long chain that are the same code are
 #      emitted once and launched by many steps (codegen.h); ordinary
 #      kernels (the examples) are neither compact nor shared.
+#   4. With FAKE_LIB (tests/fakegpu's driver), the chains at small sizes run
+#      with --device=cuda (needs NVRTC): every launch (one per plan step, shared kernels
+#      with their own buffers) checked against the kernel's PTX parameters.
 #
 # Measured on the 2-core development machine, through NVRTC to CUBIN
 # (CPU seconds, cold kernel cache; the machine was shared), with identical
@@ -30,7 +33,8 @@
 #   and the rest (fusion, CUDA text, 290 KB of it) grows linearly.
 # Exits 77 when NVRTC is not installed (part 2 still runs first).
 set -u
-tc=$(realpath "${1:?usage: run.sh TENSORC}")
+tc=$(realpath "${1:?usage: run.sh TENSORC [FAKE_LIB]}")
+fake=${2:+$(realpath "$2")}
 here=$(cd "$(dirname "$0")" && pwd)
 bound=${BOUND:-10}
 nvbound=${NVBOUND:-4}
@@ -134,5 +138,21 @@ for spec in "layernorm 32 4" "pointwise 2500 4" "reduce 250 4"; do
     fi
     unset C
 done
+# --- 4. shared kernels launched right (fake driver: launches checked, not run) ------------
+if [ -n "$fake" ]; then
+    for spec in "reduce 250" "pointwise 2500" "layernorm 32"; do
+        set -- $spec
+        f=$work/fake_$1.tc
+        bash "$here/gen.sh" "$1" "$2" >"$f"
+        steps=$("$tc" compile "$f" --emit=cuda 2>/dev/null | grep -c "^ *step [0-9]*: tc_")
+        TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TC_FAKE_CUDA_LOG=1 \
+            "$tc" run "$f" --random --shape R=3,D=40 --device=cuda >/dev/null 2>"$work/err"
+        rc=$?
+        launches=$(grep -c '^fakecuda: launch ' "$work/err")
+        if [ $rc -eq 0 ] && [ "$launches" -eq "$steps" ] && [ "$steps" -gt 0 ]; then ok; else
+            bad "$1 $2 on the fake driver: exit $rc, $launches launches for $steps steps: $(grep -v '^fakecuda: launch' "$work/err" | head -3)"; fi
+    done
+fi
+
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
