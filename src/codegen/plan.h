@@ -111,6 +111,22 @@ typedef struct parg {
 
 typedef enum { PSTEP_KERNEL, PSTEP_MATMUL, PSTEP_COPY } pstep_kind;
 
+/* A parameter of a kernel as its signature declares it: what each step
+ * that launches the kernel passes in that place (a parg of this kind; a
+ * buffer of this element dtype). */
+typedef struct pparam {
+    parg_kind kind;
+    tc_dtype dtype;         /* PARG_BUF: the buffer's dtype; PARG_SCALAR: as parg's */
+    bool written;           /* PARG_BUF: the kernel stores to it (else const) */
+} pparam;
+
+/* A kernel of the unit that the plan launches. */
+typedef struct pkernel {
+    const char *name;
+    pparam *params;
+    int nparams;
+} pkernel;
+
 /* An index variable of a kernel and the largest value it takes: a loop
  * `for (var = ...; var < bound; var += step)` reaches bound - 1 + step after
  * its last increment; with step NULL the loop is written so it cannot pass
@@ -164,7 +180,7 @@ typedef struct tc_plan {
     int nbufs;
     pstep *steps;
     int nsteps;
-    const char **kernels;   /* the unit's kernels the steps launch, each once: steps
+    pkernel *kernels;       /* the unit's kernels the steps launch, each once: steps
                              * whose code is the same (compact kernels of a long
                              * chain, codegen.h) share one with their own arguments */
     int nkernels;

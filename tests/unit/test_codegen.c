@@ -261,9 +261,9 @@ static int check_kernels(const cg_unit *u, const tc_plan *p)
 {
     int steps = 0;
     for (int i = 0; i < p->nkernels; i++) {
-        assert_int_equal(definitions(u->source, p->kernels[i]), 1);
+        assert_int_equal(definitions(u->source, p->kernels[i].name), 1);
         for (int j = 0; j < i; j++)
-            assert_string_not_equal(p->kernels[i], p->kernels[j]);
+            assert_string_not_equal(p->kernels[i].name, p->kernels[j].name);
     }
     const pstep **first = test_malloc(sizeof *first * (size_t)(p->nkernels + 1));
     for (int i = 0; i < p->nkernels; i++)
@@ -274,7 +274,15 @@ static int check_kernels(const cg_unit *u, const tc_plan *p)
             continue;
         steps++;
         assert_in_range(st->kidx, 0, p->nkernels - 1);
-        assert_ptr_equal(st->kernel, p->kernels[st->kidx]);
+        const pkernel *pk = &p->kernels[st->kidx];
+        assert_ptr_equal(st->kernel, pk->name);
+        /* the arguments are what the kernel's parameters say */
+        assert_int_equal(st->nargs, pk->nparams);
+        for (int a = 0; a < st->nargs; a++) {
+            assert_int_equal(st->args[a].kind, pk->params[a].kind);
+            if (st->args[a].kind == PARG_BUF)
+                assert_int_equal(p->bufs[st->args[a].buf].dtype, pk->params[a].dtype);
+        }
         for (int a = 0; a < st->nargs; a++)
             for (int b = 0; b < a; b++)
                 assert_false(st->args[a].kind == PARG_BUF && st->args[b].kind == PARG_BUF &&
