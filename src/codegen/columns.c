@@ -94,19 +94,21 @@ void cg_columns_split(cg *g, tc_buf *o)
                 "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
+        int rn = cg_rno(g, r);
         const char *at = cg_acc_type(g, r);
-        buf_printf(o, "    acc%d = tc_col_reduce(acc%d, %s(), (%s *)tc_smem);\n", cg_rno(g, r), cg_rno(g, r), cg_red_op(r), at);
+        buf_printf(o, "    acc%d = tc_col_reduce(acc%d, %s(), (%s *)tc_smem);\n", rn, rn, cg_red_op(r), at);
         buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
-                   at, cg_rno(g, r), at, j, S);
+                   at, rn, at, j, S);
         buf_printf(o, "    if (threadIdx.y == 0 && active)\n        part%d[slice * rows + row] = acc%d;\n",
-                   cg_rno(g, r), cg_rno(g, r));
+                   rn, rn);
     }
     last_block_only(o, S);
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "    acc%d = %s;\n", cg_rno(g, r), cg_acc_init(g, r));
+        int rn = cg_rno(g, r);
+        buf_printf(o, "    acc%d = %s;\n", rn, cg_acc_init(g, r));
         buf_printf(o, "    for (int s = 0; s < %d; s++)\n        acc%d = %s()(acc%d, tc_ldcg(part%d + s * rows + row));\n",
-                   S, cg_rno(g, r), cg_red_op(r), cg_rno(g, r), cg_rno(g, r));
+                   S, rn, cg_red_op(r), rn, rn);
     }
     /* leave the workspace zero, as the launch plan promises */
     buf_puts(o, "    __syncthreads();\n"
@@ -114,7 +116,8 @@ void cg_columns_split(cg *g, tc_buf *o)
                 "        for (int s = 0; s < ");
     buf_printf(o, "%d; s++) {\n", S);
     for (int j = 0; j < k->nreds; j++)
-        buf_printf(o, "            part%d[s * rows + row] = %s;\n", cg_rno(g, k->reds[j]), cg_acc_zero(g, k->reds[j]));
+        buf_printf(o, "            part%d[s * rows + row] = %s;\n", cg_rno(g, k->reds[j]),
+                   cg_acc_zero(g, k->reds[j]));
     buf_puts(o, "        }\n");
     buf_puts(o, buf_str(&post));
     cg_put(o, 4, &g->rpre);
@@ -186,8 +189,9 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
                CV);
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "    %s acc%d[%d];\n", cg_acc_type(g, r), cg_rno(g, r), CV);
-        buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++)\n        acc%d[e] = %s;\n", CV, cg_rno(g, r),
+        int rn = cg_rno(g, r);
+        buf_printf(o, "    %s acc%d[%d];\n", cg_acc_type(g, r), rn, CV);
+        buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++)\n        acc%d[e] = %s;\n", CV, rn,
                    cg_acc_init(g, r));
     }
     buf_puts(o, "    {\n        const idx_t row = c0;\n");
@@ -222,17 +226,19 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     buf_puts(o, "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
+        int rn = cg_rno(g, r);
         const char *at = cg_acc_type(g, r);
         buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
-                   at, cg_rno(g, r), at, j, S);
+                   at, rn, at, j, S);
     }
     buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "        acc%d[e] = tc_col_reduce(acc%d[e], %s(), (%s *)tc_smem);\n", cg_rno(g, r), cg_rno(g, r),
+        int rn = cg_rno(g, r);
+        buf_printf(o, "        acc%d[e] = tc_col_reduce(acc%d[e], %s(), (%s *)tc_smem);\n", rn, rn,
                    cg_red_op(r), cg_acc_type(g, r));
         buf_printf(o, "        if (threadIdx.y == 0 && c0 + e < rows)\n"
-                      "            part%d[slice * rows + c0 + e] = acc%d[e];\n", cg_rno(g, r), cg_rno(g, r));
+                      "            part%d[slice * rows + c0 + e] = acc%d[e];\n", rn, rn);
     }
     buf_puts(o, "    }\n");
     last_block_only(o, S);
@@ -240,10 +246,11 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     buf_puts(o, "        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n");
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "        acc%d[e] = %s;\n", cg_rno(g, r), cg_acc_init(g, r));
+        int rn = cg_rno(g, r);
+        buf_printf(o, "        acc%d[e] = %s;\n", rn, cg_acc_init(g, r));
         buf_printf(o, "        for (int s = 0; s < %d; s++)\n"
                       "            acc%d[e] = %s()(acc%d[e], tc_ldcg(part%d + s * rows + row));\n",
-                   S, cg_rno(g, r), cg_red_op(r), cg_rno(g, r), cg_rno(g, r));
+                   S, rn, cg_red_op(r), rn, rn);
     }
     buf_puts(o, "    }\n");
     /* leave the workspace zero, as the launch plan promises */

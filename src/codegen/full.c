@@ -53,12 +53,13 @@ void cg_full(cg *g, tc_buf *o)
     buf_puts(o, "    unsigned *ticket = (unsigned *)ws;\n");
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
+        int rn = cg_rno(g, r);
         const char *at = cg_acc_type(g, r);
-        buf_printf(o, "    acc%d = %s(acc%d, %s(), (%s *)tc_smem);\n", cg_rno(g, r),
-                   ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce", cg_rno(g, r), cg_red_op(r), at);
-        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 + %d * %lld);\n", at, cg_rno(g, r), at, j,
+        buf_printf(o, "    acc%d = %s(acc%d, %s(), (%s *)tc_smem);\n", rn,
+                   ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce", rn, cg_red_op(r), at);
+        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 + %d * %lld);\n", at, rn, at, j,
                    (long long)ks->grid_cap * 16);
-        buf_printf(o, "    if (threadIdx.x == 0)\n        part%d[blockIdx.x] = acc%d;\n", cg_rno(g, r), cg_rno(g, r));
+        buf_printf(o, "    if (threadIdx.x == 0)\n        part%d[blockIdx.x] = acc%d;\n", rn, rn);
     }
     buf_puts(o, "    __shared__ bool last_block;\n"
                 "    __threadfence();\n"
@@ -70,8 +71,9 @@ void cg_full(cg *g, tc_buf *o)
                 "    __threadfence();\n");
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
-        buf_printf(o, "    acc%d = tc_partials(part%d, gridDim.x, %s, %s(), (%s *)tc_smem);\n", cg_rno(g, r),
-                   cg_rno(g, r), cg_acc_init(g, r), cg_red_op(r), cg_acc_type(g, r));
+        int rn = cg_rno(g, r);
+        buf_printf(o, "    acc%d = tc_partials(part%d, gridDim.x, %s, %s(), (%s *)tc_smem);\n", rn,
+                   rn, cg_acc_init(g, r), cg_red_op(r), cg_acc_type(g, r));
     }
     buf_puts(o, buf_str(&post));
     cg_put(o, 4, &g->rpre);

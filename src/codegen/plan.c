@@ -227,7 +227,9 @@ static void add_kernel(cg *g, tc_plan *p, pstep *st, const char *name)
         const parg *a = &st->args[i];
         pparam *q = &k->params[i];
         q->kind = a->kind;
-        q->dtype = a->kind == PARG_BUF ? p->bufs[a->buf].dtype : a->kind == PARG_SCALAR ? a->dtype : TC_DT_NONE;
+        q->dtype = a->kind == PARG_BUF      ? p->bufs[a->buf].dtype
+                   : a->kind == PARG_SCALAR ? a->dtype
+                                            : TC_DT_NONE;
         q->written = a->kind == PARG_BUF && cg_is_written(g, a->buf);
     }
     st->kidx = p->nkernels++;
