@@ -13,8 +13,9 @@
  *      memory with another argument, and that all are on one device;
  *   5. open the GPU (the context's tc_rt, runtime/rt.h), only now, so a
  *      machine without one still gets every argument error first;
- *   6. fetch the launch plan (api_unit), switching to the 64-bit plan when
- *      a size exceeds the 32-bit one's limits, and the compiled module;
+ *   6. choose the variant of the unit the sizes need (64-bit indices when a
+ *      size passes the 32-bit plan's limits; the wide foreach table), fetch
+ *      its plan (compile.h, one call) and its module (NVRTC or the cache);
  *   7. rt_run enqueues the plan on the caller's stream.
  *
  * Everything a call allocates on the host lives in a scratch arena reset at
@@ -30,6 +31,8 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "compile.h"
+#include "jit.h"
 #include "rt.h"
 
 /* A scalar's integer view: truncated, saturating, NaN 0 (as a float-to-int
@@ -553,6 +556,32 @@ static tc_status blame_pointer(run_job *j, struct tc_rt *rt, tc_status st)
     return st;
 }
 
+/* Which variant of f's unit this call runs (compile.h's TC_VAR_*), decided
+ * before it is fetched: 64-bit indices when a size reaches a limit of the
+ * 32-bit plan (made by tc_compile for the file's functions); the wide
+ * foreach table when there are more groups than the 4 KB table holds, the
+ * driver takes a 32 KB parameter, and the wide table holds them all (else
+ * both upload the groups: the small launch is cheaper). */
+static tc_status choose_variant(run_job *j, const rt_groups *G, int nonempty, struct tc_rt *rt,
+                                unsigned *variant)
+{
+    const cg_unit *u;
+    const tc_plan *plan;
+    tc_status st = api_unit_variant(j->p, j->f, 0, &u, &plan);
+    if (st != TC_OK)
+        return st;
+    unsigned v = rt_needs_idx64(plan, j->binds, j->nbinds, NULL, NULL) ? TC_VAR_IDX64 : 0;
+    if (G && plan->nsteps == 1 && plan->steps[0].fe_n && nonempty > plan->steps[0].fe_cap &&
+        wide_params(rt)) {
+        const tc_plan *wp;
+        st = api_unit_variant(j->p, j->f, v | TC_VAR_WIDE, &u, &wp);
+        if (st == TC_OK && nonempty <= wp->steps[0].fe_cap)
+            v |= TC_VAR_WIDE;
+    }
+    *variant = v;
+    return st;
+}
+
 tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs,
                         const rt_groups *G, int nonempty, void *stream, api_run_info *info,
                         bool *reported)
@@ -573,29 +602,15 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
     else
         st = api_gpu(ctx, j->device, &rt);
 
-    /* Step 6: the plan, 64-bit when the sizes need it, and its module. */
+    /* Step 6: the variant the sizes need, its plan, and its module. */
     const cg_unit *unit = NULL;
     const tc_plan *plan = NULL;
     rt_module *mod = NULL;
+    unsigned variant = 0;
     if (st == TC_OK) {
-        st = api_unit(p, f, false, &unit, &plan);
-        bool idx64 = false;
-        if (st == TC_OK && rt_needs_idx64(plan, j->binds, j->nbinds, NULL, NULL)) {
-            idx64 = true;
-            st = api_unit(p, f, true, &unit, &plan);
-        }
-        /* More groups than the 4 KB table holds: the wide unit's 32 KB
-         * parameter instead of an upload, where the driver takes one */
-        if (st == TC_OK && G && plan->nsteps == 1 && plan->steps[0].fe_n &&
-            nonempty > plan->steps[0].fe_cap && wide_params(rt)) {
-            const cg_unit *wu;
-            const tc_plan *wp;
-            st = api_unit_wide(p, f, idx64, &wu, &wp);
-            if (st == TC_OK && nonempty <= wp->steps[0].fe_cap) { /* else both upload: keep 4 KB */
-                unit = wu;
-                plan = wp;
-            }
-        }
+        st = choose_variant(j, G, nonempty, rt, &variant);
+        if (st == TC_OK)
+            st = api_unit_variant(p, f, variant, &unit, &plan);
         *reported = st != TC_OK;
     }
     if (st == TC_OK && G && (plan->nsteps != 1 || plan->steps[0].kind != PSTEP_KERNEL ||
@@ -607,8 +622,16 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
     bool kernels = false;
     for (int i = 0; st == TC_OK && i < plan->nsteps; i++)
         kernels |= plan->steps[i].kind == PSTEP_KERNEL;
-    if (st == TC_OK && (!G || params) && kernels)
+    if (st == TC_OK && (!G || params) && kernels) {
+        /* the nvrtc stage (stages.def): NVRTC or the kernel cache, timed */
+        double t0 = tc_now_ms();
         st = rt_load(rt, unit->source, &mod, d);
+        if (st == TC_OK)
+            tc_debug_runtime(STAGE_NVRTC, p->src->name, tc_now_ms() - t0,
+                             rt->origin == JIT_COMPILED    ? "compiled"
+                             : rt->origin == JIT_FROM_DISK ? "the kernel cache on disk"
+                                                           : "this context's kernels");
+    }
 
     /* Step 7 (a run over groups that are all empty launches nothing). */
     if (st == TC_OK && (!G || params)) {
