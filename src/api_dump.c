@@ -50,8 +50,7 @@ static void dump_body(void *arg)
     } else if (j->fn) {
         entry_job e = {p, j->fn, NULL, 0, NULL};
         api_entry_body(&e);
-        const gfn **one = ARENA_NEW(p->arena, const gfn *);
-        *one = e.out;
+        const gfn *one[1] = {e.out};
         tc_drv_print(&b, p, j->stage, one, 1, 0);
     } else {
         if (j->stage != STAGE_AST)
@@ -104,8 +103,7 @@ static void fdump_body(void *arg)
     fdump_job *j = arg;
     tc_buf b;
     buf_init(&b, j->p->arena);
-    const gfn **one = ARENA_NEW(j->p->arena, const gfn *);
-    *one = j->f;
+    const gfn *one[1] = {j->f};
     tc_drv_print(&b, j->p, j->stage, one, 1, 0);
     j->out = buf_str(&b);
 }

@@ -159,8 +159,11 @@ static cg_unit *build_unit(tc_program *p, tc_trace *t, const gfn *const *fns, in
         s[i] = fc[i]->s[idx64];
     int fe_bytes = v & TC_VAR_WIDE ? CG_FE_PARAM_BYTES_WIDE : CG_FE_PARAM_BYTES;
     cg_unit *u = codegen_unit_ex(s, n, idx64, fe_bytes, a, d);
+    const gfn **key = ARENA_ARRAY(a, const gfn *, n > 0 ? n : 1); /* the caller's may be on its stack */
+    for (int i = 0; i < n; i++)
+        key[i] = fns[i];
     tc_unitc *uc = ARENA_NEW(a, tc_unitc);
-    *uc = (tc_unitc){p->units, fns, n, v, u};
+    *uc = (tc_unitc){p->units, key, n, v, u};
     p->units = uc; /* before the trace: its dumps print this unit */
     tc_trace_stage(t, STAGE_CUDA, t0);
 
@@ -194,8 +197,7 @@ const cg_unit *tc_drv_entry(tc_program *p, const gfn *g, unsigned variant, const
                 *plan = u->plans[i];
                 return u;
             }
-    const gfn **one = ARENA_NEW(p->arena, const gfn *);
-    *one = g;
+    const gfn *one[1] = {g}; /* no allocation: tc_run asks on every call */
     const cg_unit *u = tc_drv_unit(p, one, 1, variant);
     *plan = u->plans[0];
     return u;

@@ -133,8 +133,12 @@ static int compile_image(tc_program *p, const gfn *f, const char *file, const ch
     jit_origin origin;
     const char *name = f ? arena_printf(p->arena, "%s.%s.cu", file, f->name)
                          : arena_printf(p->arena, "%s.cu", file);
+    double t0 = tc_now_ms();
     tc_status st = jit_image(j, src, strlen(src), name, sm, cubin, nvopts, nnvopts, &image, &len,
                              &origin, &d);
+    if (st == TC_OK) /* TENSORC_DEBUG's line for this stage (src/stages.def) */
+        tc_debug_runtime(cubin ? STAGE_CUBIN : STAGE_PTX, name, tc_now_ms() - t0,
+                         origin == JIT_COMPILED ? "compiled" : "the kernel cache");
     int rc = EXIT_OK;
     if (st != TC_OK) {
         fprintf(stderr, "%s%s", d.msg ? d.msg : tc_status_str(st),
