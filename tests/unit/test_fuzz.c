@@ -60,7 +60,7 @@
  * most NVRTC_MAX of them (some 0.1-0.3 s each): TC_FUZZ_NVRTC_EVERY and
  * TC_FUZZ_NVRTC_MAX change them (0: none). */
 #define NVRTC_EVERY_DEFAULT 32
-#define NVRTC_MAX_DEFAULT 40
+#define NVRTC_MAX_DEFAULT 24
 /* Failing mutants printed in full before the test gives up on printing. */
 #define MAX_PRINTED 5
 
