@@ -122,9 +122,10 @@ static cg_unit *build_unit(tc_program *p, tc_trace *t, const gfn *const *fns, in
     if (pending(fc, n, STAGE_LOWERED, idx64)) {
         double t0 = tc_now_ms();
         for (int i = 0; i < n; i++)
-            if (!fc[i]->l) {
-                fc[i]->l = lower_fn(fns[i], fns[i]->dims, a, d);
-                lir_verify(fc[i]->l, d);
+            if (!fc[i]->l) { /* kept only once verified: a later variant builds on it */
+                lfn *l = lower_fn(fns[i], fns[i]->dims, a, d);
+                lir_verify(l, d);
+                fc[i]->l = l;
             }
         tc_trace_stage(t, STAGE_LOWERED, t0);
     }
@@ -134,8 +135,9 @@ static cg_unit *build_unit(tc_program *p, tc_trace *t, const gfn *const *fns, in
         double t0 = tc_now_ms();
         for (int i = 0; i < n; i++)
             if (!fc[i]->fu) {
-                fc[i]->fu = fuse_fn(fc[i]->l, a, d);
-                fuse_verify(fc[i]->fu, d);
+                ffn *fu = fuse_fn(fc[i]->l, a, d);
+                fuse_verify(fu, d);
+                fc[i]->fu = fu;
             }
         tc_trace_stage(t, STAGE_FUSED, t0);
         tc_trace_stage(t, STAGE_EXPLAIN, tc_now_ms());
@@ -146,8 +148,9 @@ static cg_unit *build_unit(tc_program *p, tc_trace *t, const gfn *const *fns, in
         double t0 = tc_now_ms();
         for (int i = 0; i < n; i++)
             if (!fc[i]->s[idx64]) {
-                fc[i]->s[idx64] = sched_fn(fc[i]->fu, idx64, a, d);
-                sched_verify(fc[i]->s[idx64], a, d);
+                sfn *sf = sched_fn(fc[i]->fu, idx64, a, d);
+                sched_verify(sf, a, d);
+                fc[i]->s[idx64] = sf;
             }
         tc_trace_stage(t, STAGE_SCHED, t0);
     }
@@ -159,12 +162,7 @@ static cg_unit *build_unit(tc_program *p, tc_trace *t, const gfn *const *fns, in
         s[i] = fc[i]->s[idx64];
     int fe_bytes = v & TC_VAR_WIDE ? CG_FE_PARAM_BYTES_WIDE : CG_FE_PARAM_BYTES;
     cg_unit *u = codegen_unit_ex(s, n, idx64, fe_bytes, a, d);
-    const gfn **key = ARENA_ARRAY(a, const gfn *, n > 0 ? n : 1); /* the caller's may be on its stack */
-    for (int i = 0; i < n; i++)
-        key[i] = fns[i];
-    tc_unitc *uc = ARENA_NEW(a, tc_unitc);
-    *uc = (tc_unitc){p->units, key, n, v, u};
-    p->units = uc; /* before the trace: its dumps print this unit */
+    t->unit = u;
     tc_trace_stage(t, STAGE_CUDA, t0);
 
     /* the launch plans: buffers, lives, slots, arguments */
@@ -172,6 +170,14 @@ static cg_unit *build_unit(tc_program *p, tc_trace *t, const gfn *const *fns, in
     for (int i = 0; i < n && i < u->nplans; i++)
         plan_check(u->plans[i], u, fns[i], a, d);
     tc_trace_stage(t, STAGE_PLAN, t0);
+
+    /* kept only once verified, as each function's stages are */
+    const gfn **key = ARENA_ARRAY(a, const gfn *, n > 0 ? n : 1); /* the caller's may be on its stack */
+    for (int i = 0; i < n; i++)
+        key[i] = fns[i];
+    tc_unitc *uc = ARENA_NEW(a, tc_unitc);
+    *uc = (tc_unitc){p->units, key, n, v, u};
+    p->units = uc;
     return u;
 }
 
@@ -238,13 +244,14 @@ void tc_drv_program(tc_program *p)
 void tc_drv_print(tc_buf *b, tc_program *p, tc_stage stage, const gfn *const *fns, int n,
                   unsigned variant)
 {
+    const cg_unit *u = NULL;
     if (stage != STAGE_AST && stage != STAGE_GRAPH)
-        tc_drv_unit(p, fns, n, variant); /* every stage run (and traced) as a compile runs them */
-    tc_drv_print_built(b, p, stage, fns, n, variant);
+        u = tc_drv_unit(p, fns, n, variant); /* every stage run (and traced) as a compile runs them */
+    tc_drv_print_built(b, p, stage, fns, n, variant, u);
 }
 
 void tc_drv_print_built(tc_buf *b, tc_program *p, tc_stage stage, const gfn *const *fns, int n,
-                        unsigned variant)
+                        unsigned variant, const cg_unit *u)
 {
     bool idx64 = variant & TC_VAR_IDX64;
     if (stage == STAGE_AST) {
@@ -252,7 +259,6 @@ void tc_drv_print_built(tc_buf *b, tc_program *p, tc_stage stage, const gfn *con
         return;
     }
     if (stage == STAGE_CUDA || stage == STAGE_PLAN) {
-        const cg_unit *u = find_unit(p, fns, n, variant)->u;
         if (stage == STAGE_CUDA) {
             buf_puts(b, u->source);
             buf_puts(b, "\n/*\n");

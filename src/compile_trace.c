@@ -211,6 +211,7 @@ void tc_trace_unit(tc_trace *t, const gfn *const *fns, int n, unsigned variant)
     t->fns = fns;
     t->n = n;
     t->variant = variant;
+    t->unit = NULL;
 }
 
 void tc_trace_stage(tc_trace *t, tc_stage s, double t0)
@@ -224,7 +225,7 @@ void tc_trace_stage(tc_trace *t, tc_stage s, double t0)
     if (print || dump) {
         tc_buf b;
         buf_init(&b, p->arena);
-        tc_drv_print_built(&b, p, s, t->fns, t->n, t->variant);
+        tc_drv_print_built(&b, p, s, t->fns, t->n, t->variant, t->unit);
         if (dump)
             dump_stage(t, s, buf_str(&b));
         if (print)

@@ -14,6 +14,7 @@ typedef struct tc_trace {
     const gfn *const *fns;      /* the unit being built (none while parsing) */
     int n;
     unsigned variant;
+    const cg_unit *unit;        /* its CUDA and plans, once codegen has run */
     double ms[STAGE_COUNT];
     unsigned ran;               /* 1u << stage */
 } tc_trace;
@@ -28,9 +29,9 @@ void tc_trace_stage(tc_trace *t, tc_stage s, double t0);
 /* The compile is done: TENSORC_DEBUG's line of times. */
 void tc_trace_end(tc_trace *t);
 
-/* Stage s of the unit being built (every stage up to s has run), as
- * tc_drv_print gives it. */
+/* Stage s of the unit being built (every stage up to s has run; u its
+ * CUDA and plans for cuda and plan), as tc_drv_print gives it. */
 void tc_drv_print_built(tc_buf *b, tc_program *p, tc_stage s, const gfn *const *fns, int n,
-                        unsigned variant);
+                        unsigned variant, const cg_unit *u);
 
 #endif
