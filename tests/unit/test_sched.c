@@ -23,7 +23,10 @@
  *               externs SCH_EXTERN, reductions rows / columns / full by
  *               their axes; foreach only for an elementwise function.
  *
- * A failure names the program, the function, the kernel and the sizes. */
+ * Every schedule also passes sched_verify (src/sched/verify.c), which
+ * checks some of these symbolically; here they are checked at sizes, from
+ * sched.h's fields alone.  A failure names the program, the function, the
+ * kernel and the sizes. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +73,7 @@ static sfn *schedule(const gfn *g, bool idx64)
     ffn *f = fuse_fn(l, H.a, &H.d);
     fuse_verify(f, &H.d);
     sfn *s = sched_fn(f, idx64, H.a, &H.d);
+    sched_verify(s, H.a, &H.d); /* the scheduler's own verifier agrees */
     H.d.jb = NULL;
     return s;
 }
