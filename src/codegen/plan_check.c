@@ -8,16 +8,15 @@
  *   - lives and slots: two temporaries that share a slot never live at the
  *     same step;
  *   - written before read: every step that uses a temporary lies within its
- *     life, the step that starts it can write it (a kernel argument, a
- *     matmul's C, a copy's destination), and a matmul or copy never reads a
- *     temporary at the step that starts it; every output not written in
- *     place is written by some step;
- *   - arguments: each kernel step's arguments are well formed (buffers that
- *     exist, sizes, scalars that are scalar parameters passed as their C
- *     type, a workspace exactly when the step has its size, the group table
- *     exactly when the step has its buffers) and the same list, kind for
- *     kind and type for type, wherever two steps launch the same kernel:
- *     the kernel has one signature;
+ *     life, the step that starts it writes it (a kernel parameter the
+ *     signature marks written, a matmul's C, a copy's destination), no step
+ *     reads it there first; every output is written by some step;
+ *   - arguments: each kernel step launches a kernel of the plan
+ *     (plan->kernels, whose signatures codegen recorded as it wrote them)
+ *     and passes exactly what the signature declares, place by place: the
+ *     kind, a buffer of the parameter's dtype, a scalar parameter of the
+ *     function passed as its C type; a workspace exactly when the step has
+ *     its size, the group table exactly when the step has its buffers;
  *   - launch shapes: block dims at least 1, grid dims non-negative wherever
  *     the buffers' shapes are (sched_nonneg_where), the grid cap at least 1.
  *
@@ -129,7 +128,7 @@ static const tc_dim *const *shapes(const tc_plan *p, tc_arena *a, int *n)
 }
 
 static void check_kernel(const tc_plan *p, int s, const gfn *g, bool *written,
-                         const tc_dim *const *dom, int ndom, tc_diag *d)
+                         const tc_dim *const *dom, int ndom, tc_arena *a, tc_diag *d)
 {
     const pstep *st = &p->steps[s];
     if (!st->kernel)
@@ -139,12 +138,26 @@ static void check_kernel(const tc_plan *p, int s, const gfn *g, bool *written,
     for (int i = 0; i < 3; i++)
         if (!st->grid[i] || !sched_nonneg_where(st->grid[i], dom, ndom))
             bad_step(p, s, d, "a grid dim that can be negative");
+    if (st->kidx < 0 || st->kidx >= p->nkernels || !p->kernels[st->kidx].name ||
+        strcmp(p->kernels[st->kidx].name, st->kernel) != 0)
+        bad_step(p, s, d, "launches a kernel the plan does not list");
+    const pkernel *kn = &p->kernels[st->kidx];
+    if (st->nargs != kn->nparams)
+        bad_step(p, s, d, arena_printf(a, "passes %d arguments to a kernel of %d parameters",
+                                       st->nargs, kn->nparams));
     int ngroups = 0, nws = 0;
     for (int i = 0; i < st->nargs; i++) {
         const parg *ar = &st->args[i];
+        const pparam *pp = &kn->params[i];
+        if (ar->kind != pp->kind)
+            bad_step(p, s, d, arena_printf(a, "argument %d is not of the kind its parameter is", i));
         switch (ar->kind) {
         case PARG_BUF:
-            use(p, s, ar->buf, true, written, d);
+            if (buf_ok(p, ar->buf) && p->bufs[ar->buf].dtype != pp->dtype)
+                bad_step(p, s, d, arena_printf(a, "argument %d is a buffer of another dtype than "
+                                               "its parameter's", i));
+            /* reads first, then writes: a kernel may read what it writes (in place) */
+            use(p, s, ar->buf, pp->written, written, d);
             break;
         case PARG_DIM:
             if (!ar->dim)
@@ -153,7 +166,7 @@ static void check_kernel(const tc_plan *p, int s, const gfn *g, bool *written,
         case PARG_SCALAR:
             if (ar->param < 0 || ar->param >= g->nparams || !g->params[ar->param].scalar)
                 bad_step(p, s, d, "a scalar argument that is not a scalar parameter");
-            if (ar->dtype != passed_as(g->params[ar->param].dtype))
+            else if (ar->dtype != passed_as(g->params[ar->param].dtype) || ar->dtype != pp->dtype)
                 bad_step(p, s, d, "a scalar passed as another C type than its dtype's");
             break;
         case PARG_WORKSPACE:
@@ -176,24 +189,6 @@ static void check_kernel(const tc_plan *p, int s, const gfn *g, bool *written,
         bad_step(p, s, d, "a group table that holds no group");
 }
 
-/* The same kernel launched twice takes the same arguments, kind and type. */
-static void check_signatures(const tc_plan *p, tc_diag *d)
-{
-    for (int s = 0; s < p->nsteps; s++)
-        for (int t = s + 1; t < p->nsteps; t++) {
-            const pstep *a = &p->steps[s], *b = &p->steps[t];
-            if (a->kind != PSTEP_KERNEL || b->kind != PSTEP_KERNEL || !a->kernel || !b->kernel ||
-                strcmp(a->kernel, b->kernel) != 0)
-                continue;
-            bool same = a->nargs == b->nargs && a->idx64 == b->idx64;
-            for (int i = 0; same && i < a->nargs; i++)
-                same = a->args[i].kind == b->args[i].kind &&
-                       (a->args[i].kind != PARG_SCALAR || a->args[i].dtype == b->args[i].dtype);
-            if (!same)
-                bad_step(p, t, d, "launches a kernel of an earlier step with other arguments");
-        }
-}
-
 void plan_check(const tc_plan *p, const cg_unit *u, const gfn *g, tc_arena *a, tc_diag *d)
 {
     (void)u;
@@ -204,7 +199,7 @@ void plan_check(const tc_plan *p, const cg_unit *u, const gfn *g, tc_arena *a, t
     for (int s = 0; s < p->nsteps; s++) {
         const pstep *st = &p->steps[s];
         if (st->kind == PSTEP_KERNEL) {
-            check_kernel(p, s, g, written, dom, ndom, d);
+            check_kernel(p, s, g, written, dom, ndom, a, d);
         } else if (st->kind == PSTEP_MATMUL) {
             if (!st->mm.m || !st->mm.n || !st->mm.k || !st->mm.batch)
                 bad_step(p, s, d, "a matmul without its sizes");
@@ -227,5 +222,4 @@ void plan_check(const tc_plan *p, const cg_unit *u, const gfn *g, tc_arena *a, t
         if (x->kind == PBUF_OUTPUT && x->alias != -1 && !written[x->alias])
             bad_buf(p, b, d, "an output written in place that no step writes");
     }
-    check_signatures(p, d);
 }

@@ -541,10 +541,8 @@ static void break_sched(void *arg)
 {
     tc_program *p = arg;
     sfn *s = p->fncs->s[0];
-    ksched saved = s->k[0];
-    s->k[0].block[0] = 2048; /* past CUDA's 1024 threads */
+    s->k[0].block[0] = 2048; /* past CUDA's 1024 threads (the verifier unwinds: the test restores) */
     sched_verify(s, p->arena, &p->ctx->diag);
-    s->k[0] = saved;
 }
 
 static void break_plan(void *arg)
@@ -552,12 +550,25 @@ static void break_plan(void *arg)
     tc_program *p = arg;
     const tc_plan *plan = p->units->u->plans[0];
     pbuf *b = &plan->bufs[plan->nbufs - 1];
-    int saved = b->kind;
     b->kind = PBUF_TEMP; /* an output turned temporary: no slot, no life */
     b->first = 5;
     b->last = 1;
     plan_check(plan, p->units->u, p->graph->fns[0], p->arena, &p->ctx->diag);
-    b->kind = saved;
+}
+
+/* The kernel's signature (codegen's record) says its output parameter is
+ * only read: then no step writes the output. */
+static void break_signature(void *arg)
+{
+    tc_program *p = arg;
+    const tc_plan *plan = p->units->u->plans[0];
+    pparam *pp = NULL;
+    for (int i = 0; i < plan->kernels[0].nparams; i++)
+        if (plan->kernels[0].params[i].written)
+            pp = &plan->kernels[0].params[i];
+    assert_non_null(pp);
+    pp->written = false;
+    plan_check(plan, p->units->u, p->graph->fns[0], p->arena, &p->ctx->diag);
 }
 
 static void test_verifiers(void **state)
@@ -565,12 +576,22 @@ static void test_verifiers(void **state)
     tc_ctx *ctx;
     assert_int_equal(tc_ctx_create(&ctx), TC_OK);
     tc_program *p = compile_ok(ctx, ADD1, "add1.tc");
+    /* each break unwinds from inside the verifier: restored here */
+    ksched k0 = p->fncs->s[0]->k[0];
     assert_int_equal(diag_protect(&ctx->diag, break_sched, p), TC_ERR_INTERNAL);
+    p->fncs->s[0]->k[0] = k0;
     assert_non_null(strstr(tc_errmsg(ctx), "sched: kernel 0"));
     assert_non_null(strstr(tc_errmsg(ctx), "block"));
     diag_clear(&ctx->diag);
+    const tc_plan *plan = p->units->u->plans[0];
+    pbuf b0 = plan->bufs[plan->nbufs - 1];
     assert_int_equal(diag_protect(&ctx->diag, break_plan, p), TC_ERR_INTERNAL);
+    plan->bufs[plan->nbufs - 1] = b0;
     assert_non_null(strstr(tc_errmsg(ctx), "plan of add1"));
+    diag_clear(&ctx->diag);
+    assert_int_equal(diag_protect(&ctx->diag, break_signature, p), TC_ERR_INTERNAL);
+    if (!strstr(tc_errmsg(ctx), "an output no step writes"))
+        fail_msg("%s", tc_errmsg(ctx));
     tc_program_free(p);
     tc_ctx_free(ctx);
 }
