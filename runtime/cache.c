@@ -23,6 +23,8 @@
 #define XXH_STATIC_LINKING_ONLY   /* XXH3_state_t on the stack */
 #include <xxhash.h>
 
+#include "outfile.h"
+
 #define HEADER_SIZE 48            /* magic 8, version 4, reserved 4, key 16, len 8, xxh64 8 */
 #define ENTRY_EXT ".tck"
 #define TMP_PREFIX ".tmp-"
@@ -40,6 +42,7 @@ struct tc_cache {
 
 /* --- small helpers ------------------------------------------------------ */
 
+static char *vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static char *vformat(const char *fmt, va_list ap)
 {
     va_list ap2;
@@ -102,24 +105,6 @@ static bool read_all(int fd, void *buf, size_t n)
             return false;
         p += r;
         n -= (size_t)r;
-    }
-    return true;
-}
-
-static bool write_all(int fd, const void *buf, size_t n)
-{
-    const uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
-            return false;
-        }
-        p += w;
-        n -= (size_t)w;
     }
     return true;
 }
@@ -537,7 +522,7 @@ bool cache_put(tc_cache *c, tc_cache_key key, const void *data, size_t len)
     put_le(h + 32, len, 8);
     put_le(h + 40, XXH64(data, len, 0), 8);
     /* mkstemp's 0600: the user's kernels are nobody else's business */
-    bool written = write_all(fd, h, HEADER_SIZE) && write_all(fd, data, len);
+    bool written = outfile_write_all(fd, h, HEADER_SIZE) && outfile_write_all(fd, data, len);
     int err = errno;
     if (close(fd) != 0 && written) {
         written = false;

@@ -13,7 +13,7 @@ typedef struct tc_strbuf {
     size_t len, cap;
 } tc_strbuf;
 
-void strbuf_vprintf(tc_strbuf *b, const char *fmt, va_list ap);
+void strbuf_vprintf(tc_strbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void strbuf_printf(tc_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -19,7 +19,9 @@ the worst element on a mismatch):
   dtypes     functions whose signature has dtype variables (x: T[N]),
              from the examples and the prelude, with every variable bound to
              f16, then bf16 (--dtype), at the tiny, odd and large classes
-  random     200 programs of tests/random/gen.py ($TC_GPU_RANDOM of them)
+  random     200 programs of tests/random/gen.py ($TC_GPU_RANDOM of them,
+             seed $TC_GPU_SEED, default 1; TC_GPU_CLASSES=random runs
+             only this class, or name a comma list of classes)
              at the sizes it chose, on the input files it wrote
   memcheck   compute-sanitizer --tool memcheck over the examples at the odd
              class and the first 20 random programs (skipped, and said so,
@@ -390,10 +392,17 @@ def main():
         record("--check sees unwritten outputs", kcmd,
                (0, "", "") if rc == 1 and want in err else (1, out, err + "\n(wanted exit 1 and: %s)" % want))
 
-    s.examples()
-    s.edges()
-    s.prelude()
-    progs = s.random()
+    # TC_GPU_CLASSES=random (or a comma list of examples, edges, prelude,
+    # random) runs only those classes, for checking one change quickly
+    want = set(filter(None, os.environ.get("TC_GPU_CLASSES", "examples,edges,prelude,random").split(",")))
+    unknown = want - {"examples", "edges", "prelude", "random"}
+    if unknown:
+        print("TC_GPU_CLASSES: unknown class %s" % ", ".join(sorted(unknown)), file=sys.stderr)
+        return 2
+    for name in ("examples", "edges", "prelude"):
+        if name in want:
+            getattr(s, name)()
+    progs = s.random(seed=int(os.environ.get("TC_GPU_SEED", "1"))) if "random" in want else []
 
     san = None if plumbing else sanitizer()
     if plumbing:
