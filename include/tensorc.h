@@ -312,6 +312,30 @@ TC_API tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, c
  *  Owned by p, valid until tc_program_free.  NULL on error (tc_errmsg). */
 TC_API const char *tc_program_source(tc_program *p, const char *fn);
 
+/* What tc_program_image compiles to. */
+typedef enum tc_image_kind {
+    TC_IMAGE_PTX = 0,   /* PTX text for compute_<arch> */
+    TC_IMAGE_CUBIN      /* a CUBIN (ELF) for sm_<arch> */
+} tc_image_kind;
+
+/*! tc_program_image(): the kernels of fn (NULL: every function of the
+ *  file, in one unit, as tc_program_source(p, NULL) shows them) compiled
+ *  by NVRTC, or found in the kernel cache, for arch (10 * major + minor:
+ *  90 for sm_90), as PTX or a CUBIN: the bytes tc_run would load on such a
+ *  GPU.  dtypes: tc_arg_dtype bindings for fn's dtype variables (ndtypes
+ *  of them; none: f32).  The context's options (tc_options: fast_math,
+ *  line_info) and kernel cache apply.  No GPU is needed, only NVRTC.
+ *  *image (PTX NUL-terminated, the NUL not counted in *len) is owned by the
+ *  context and valid until tc_ctx_free.
+ *  @return TC_OK; TC_ERR_NO_DEVICE (NVRTC cannot be loaded);
+ *          TC_ERR_INVALID_ARG (an arch NVRTC does not support, an argument
+ *          that is not a tc_arg_dtype, a NULL pointer); TC_ERR_NOT_FOUND;
+ *          TC_ERR_COMPILE (NVRTC rejected the source: a bug in tensorc, the
+ *          message has its log); TC_ERR_NOMEM; compile errors of fn. */
+TC_API tc_status tc_program_image(tc_program *p, const char *fn, const tc_arg *dtypes,
+                                  size_t ndtypes, int arch, tc_image_kind kind,
+                                  const void **image, size_t *len);
+
 /* --- what a program's functions take and give --------------------------------
  *
  * A program's functions can be listed and described without running them,

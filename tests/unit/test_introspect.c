@@ -1,7 +1,8 @@
 /* test_introspect.c - the public API's description of functions
  * (tc_program_functions, tc_program_function), output shapes
- * (tc_output_shapes), dtype bindings as arguments (tc_arg_dtype) and runs on
- * the CPU through the interpreter (tc_run_cpu).  Only include/tensorc.h:
+ * (tc_output_shapes), dtype bindings as arguments (tc_arg_dtype), runs on
+ * the CPU through the interpreter (tc_run_cpu) and PTX/CUBIN images
+ * (tc_program_image, through NVRTC: skipped without it).  Only include/tensorc.h:
  * what a binding to another language sees. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tensorc.h"
 
@@ -340,6 +342,53 @@ static void test_run_cpu_errors(void **state)
     assert_string_equal(tc_errmsg(fx->ctx), "");
 }
 
+static void test_image(void **state)
+{
+    (void)state;
+    /* a context of its own, with a kernel cache in a temporary directory */
+    char dir[] = "/tmp/tc-introspect-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    tc_options o = TC_OPTIONS_INIT;
+    o.cache_dir = dir;
+    fixture own, *fx = &own;
+    assert_int_equal(tc_ctx_create_ex(&own.ctx, &o), TC_OK);
+    assert_int_equal(tc_compile(own.ctx, SRC, strlen(SRC), "intro.tc", &own.p), TC_OK);
+    const void *img;
+    size_t len;
+    tc_arg bf16 = tc_arg_dtype("T", "bf16");
+    tc_status st = tc_program_image(fx->p, "norm", &bf16, 1, 80, TC_IMAGE_PTX, &img, &len);
+    if (st == TC_ERR_NO_DEVICE) { /* no NVRTC on this machine */
+        fprintf(stderr, "no NVRTC: %s\n", tc_errmsg(fx->ctx));
+        tc_program_free(own.p);
+        tc_ctx_free(own.ctx);
+        rmdir(dir);
+        skip();
+    }
+    assert_int_equal(st, TC_OK);
+    assert_true(len > 100);
+    assert_int_equal(((const char *)img)[len], 0);
+    assert_non_null(strstr(img, ".target sm_80"));
+    assert_non_null(strstr(img, ".entry"));
+    assert_non_null(strstr(img, "bf16")); /* T = bf16: the kernels convert bf16 */
+    /* the whole file as a CUBIN: an ELF image */
+    assert_int_equal(tc_program_image(fx->p, NULL, NULL, 0, 90, TC_IMAGE_CUBIN, &img, &len), TC_OK);
+    assert_true(len > 4 && memcmp(img, "\x7f" "ELF", 4) == 0);
+    /* errors: an arch NVRTC does not know, a binding that is not one, a missing function */
+    assert_int_equal(tc_program_image(fx->p, "upd", NULL, 0, 7, TC_IMAGE_PTX, &img, &len),
+                     TC_ERR_INVALID_ARG);
+    tc_arg notdt = tc_arg_float("lr", 1.0);
+    assert_int_equal(tc_program_image(fx->p, "upd", &notdt, 1, 90, TC_IMAGE_PTX, &img, &len),
+                     TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "not a tc_arg_dtype"));
+    assert_int_equal(tc_program_image(fx->p, "nosuch", NULL, 0, 90, TC_IMAGE_PTX, &img, &len),
+                     TC_ERR_NOT_FOUND);
+    tc_program_free(own.p);
+    tc_ctx_free(own.ctx);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -351,6 +400,7 @@ int main(void)
         cmocka_unit_test(test_dtype_args),
         cmocka_unit_test(test_run_cpu),
         cmocka_unit_test(test_run_cpu_errors),
+        cmocka_unit_test(test_image),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
