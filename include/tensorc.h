@@ -438,6 +438,91 @@ TC_API const char *tc_errmsg(const tc_ctx *ctx);
 /*! tc_error_loc(): the last error's location; returns 0 if it had none. Any out pointer may be NULL. */
 TC_API int tc_error_loc(const tc_ctx *ctx, const char **file, int *line, int *col);
 
+/* ================================================================================
+ * Unstable API, for tensorc's own tools and benchmarks (`tensorc run --bench`,
+ * tc-bench): how a call ran (its launch plan, where the kernels came from,
+ * per-step timing) and the minimum of device memory handling a tool needs
+ * to feed tc_run without a CUDA toolkit of its own.  Define
+ * TC_UNSTABLE_API before including this header to see it.  Anything here
+ * may change or go in any release; the functions are exported like the
+ * rest (all named tc_).
+ * ================================================================================ */
+#ifdef TC_UNSTABLE_API
+
+/* How a tc_run_ex call ran.  The caller provides the arrays. */
+typedef struct tc_run_info {
+    /* in */
+    void *const *events;        /* NULL, or nevents events (tc_event_create): with nevents
+                                   >= the plan's steps + 1, events[i] is recorded before
+                                   step i and events[nsteps] after the last */
+    int nevents;
+    const char **step_names;    /* room for cap_steps names ("k0_softmax", "matmul
+                                   (cuBLAS)", "copy": owned by the program), or NULL */
+    int64_t *step_bytes;        /* room for cap_steps byte counts (what each step reads and
+                                   writes, -1 unknown), or NULL */
+    int cap_steps;
+    /* out */
+    int nsteps;                 /* steps of the plan that ran (more than cap_steps: only the
+                                   first cap_steps are filled) */
+    int index64;                /* nonzero: the plan with 64-bit indices ran */
+    int jit_origin;             /* where the kernels' image came from: 0 this context's
+                                   memory, 1 the disk cache, 2 NVRTC */
+    double jit_ms;              /* time spent getting it */
+    int arch;                   /* the image's target: sm_<arch>, or compute_<arch> if ptx */
+    int ptx;
+} tc_run_info;
+
+/*! tc_run_ex(): tc_run, filling *info (info NULL: tc_run itself). */
+TC_API tc_status tc_run_ex(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                           void *stream, tc_run_info *info);
+/*! tc_run_foreach_ex(): tc_run_foreach, filling *info (step_bytes: the
+ *  sum over the groups). */
+TC_API tc_status tc_run_foreach_ex(tc_program *p, const char *fn, size_t ngroups,
+                                   const tc_arg *lists, size_t nargs, void *stream,
+                                   tc_run_info *info);
+
+/* The context's GPU, as tc_device_open opened it. */
+typedef struct tc_device_info {
+    int ordinal;
+    const char *name;           /* "NVIDIA H100 80GB HBM3"; owned by the context */
+    int arch;                   /* 10 * major + minor */
+    int sm_count;
+    size_t total_mem;           /* bytes */
+} tc_device_info;
+
+/*! tc_device_open(): open the context's GPU now (as the first tc_run would),
+ *  on device ordinal (TC_DEVICE_AUTO: the context's choice, else 0), and
+ *  describe it.  @return TC_OK; TC_ERR_NO_DEVICE (no driver, no GPU: the
+ *  message says which); TC_ERR_INVALID_ARG (another device than the one
+ *  the context runs on). */
+TC_API tc_status tc_device_open(tc_ctx *ctx, int ordinal, tc_device_info *info);
+
+/* Device memory of the context's GPU (tc_device_open first), for tools that
+ * make the tensors they pass to tc_run.  Addresses are CUdeviceptr values
+ * as pointers.  Copies and memsets are synchronous unless a stream is
+ * named. */
+TC_API tc_status tc_device_alloc(tc_ctx *ctx, size_t bytes, void **dptr);
+TC_API void tc_device_free(tc_ctx *ctx, void *dptr);
+typedef enum tc_copy_kind {
+    TC_COPY_TO_DEVICE = 0,      /* dst device, src host */
+    TC_COPY_TO_HOST,            /* dst host, src device */
+    TC_COPY_ON_DEVICE           /* both device; asynchronous on stream */
+} tc_copy_kind;
+TC_API tc_status tc_device_copy(tc_ctx *ctx, void *dst, const void *src, size_t bytes,
+                                tc_copy_kind kind, void *stream);
+TC_API tc_status tc_device_memset(tc_ctx *ctx, void *dptr, unsigned char value, size_t bytes,
+                                  void *stream);
+/*! tc_device_sync(): wait for stream (NULL: the whole device). */
+TC_API tc_status tc_device_sync(tc_ctx *ctx, void *stream);
+/* Timing events (CUevent) for tc_run_info.events. */
+TC_API tc_status tc_event_create(tc_ctx *ctx, void **event);
+TC_API tc_status tc_event_record(tc_ctx *ctx, void *event, void *stream);
+/*! tc_event_elapsed(): milliseconds from start to end (both recorded and passed). */
+TC_API tc_status tc_event_elapsed(tc_ctx *ctx, void *start, void *end, float *ms);
+TC_API void tc_event_destroy(tc_ctx *ctx, void *event);
+
+#endif /* TC_UNSTABLE_API */
+
 #ifdef __cplusplus
 }
 #endif
