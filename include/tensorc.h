@@ -157,7 +157,8 @@ typedef enum tc_arg_kind {
     TC_ARG_INT,         /* v.i: for an integer parameter (i32, i64); also accepted by float ones */
     TC_ARG_BOOL,        /* v.b: for a bool parameter (0 or not) */
     TC_ARG_TENSORS,     /* v.tensors: tc_run_foreach's list, one DLTensor per group */
-    TC_ARG_DTYPE        /* v.dtype: a dtype variable's binding, by name ("T" = "bf16") */
+    TC_ARG_DTYPE,       /* v.dtype: a dtype variable's binding, by name ("T" = "bf16") */
+    TC_ARG_SIZE         /* v.i: a symbolic size's value, by name ("N" = 64): tc_shapes only */
 } tc_arg_kind;
 
 /* One argument of tc_run.  name: a parameter's name, an output's name (as
@@ -218,6 +219,16 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
     a.name = name;
     a.kind = TC_ARG_BOOL;
     a.v.b = b;
+    return a;
+}
+/* Give symbolic size `sym` ("N"; "*" for the element count of [*]
+ * parameters) the value `size`, for tc_shapes (as the CLI's --shape N=64). */
+static inline tc_arg tc_arg_size(const char *sym, long long size)
+{
+    tc_arg a;
+    a.name = sym;
+    a.kind = TC_ARG_SIZE;
+    a.v.i = size;
     return a;
 }
 /* Bind dtype variable `var` ("T") of the function's signature to `dtype`
@@ -400,18 +411,25 @@ typedef struct tc_shape {
     int64_t shape[TC_MAX_DIMS];
 } tc_shape;
 
-/*! tc_output_shapes(): the dtype and shape of each output of fn (as
- *  tc_program_function lists them) for the given inputs.  args are as tc_run
- *  takes them, but only the inputs are needed, and only their dtypes and
- *  shapes are read (data may be NULL; device, strides and outputs are not
- *  checked); tc_arg_dtype bindings count as in tc_run.  outs has room for
- *  nouts entries, at least the function's output count.  An output whose
- *  dims come from a [*] parameter has that parameter's element count as
- *  its one dim.
- *  @return TC_OK; TC_ERR_INVALID_ARG (a missing input, a shape that does not
- *          agree with the signature or another input, nouts too small: the
- *          message names it); TC_ERR_NOT_FOUND; compile errors as
+/*! tc_shapes(): the dtype and shape of each parameter and output of fn (as
+ *  tc_program_function lists them) for the given inputs and sizes.  args
+ *  are as tc_run takes them, but only the tensors' dtypes and shapes are
+ *  read (data may be NULL; device and strides are not checked; outputs
+ *  and scalars may be left out), tc_arg_dtype bindings count as in tc_run,
+ *  and tc_arg_size gives sizes no tensor passed binds.  An input left out
+ *  gets the shape its dims are bound to; a size nothing binds is an error
+ *  naming it.  params (room for nparams, at least the parameter count) or
+ *  outs (room for nouts, at least the output count) may be NULL.  A
+ *  scalar parameter has ndim 0; a [*] parameter the shape of its tensor
+ *  (left out: one dim, "*" elements); an output whose dims come from a [*]
+ *  parameter that element count as its one dim.
+ *  @return TC_OK; TC_ERR_INVALID_ARG (a shape that does not agree with the
+ *          signature or another input, an unbound size, too little room:
+ *          the message names it); TC_ERR_NOT_FOUND; compile errors as
  *          tc_program_function. */
+TC_API tc_status tc_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                           tc_shape *params, size_t nparams, tc_shape *outs, size_t nouts);
+/*! tc_output_shapes(): tc_shapes for the outputs alone. */
 TC_API tc_status tc_output_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
                                   tc_shape *outs, size_t nouts);
 

@@ -150,7 +150,7 @@ static bool add_bytes(tc_program *p, const gfn *f, const tc_plan *plan, const tc
                       size_t nargs, tc_run_info *info)
 {
     api_host_call c;
-    bool ok = api_host_begin(&c, p, f, "tc_run_ex", args, nargs, false) == TC_OK;
+    bool ok = api_host_begin(&c, p, f, "tc_run_ex", args, nargs, false, NULL, 0) == TC_OK;
     for (int i = 0; ok && i < plan->nsteps && i < info->cap_steps; i++) {
         int64_t b = rt_step_bytes(plan, i, c.binds, c.nbinds);
         if (b < 0 || info->step_bytes[i] < 0)
