@@ -80,6 +80,10 @@ bool api_check_scalar(run_job *j, int pi);
 bool api_check_dl(run_job *j, const char *what, const DLTensor *t, tc_dtype dt, const char *type,
                   bool written, int64_t *numel);
 
+/* Steps 1 to 4 for tc_run's job (a run_job *), in a protected call: the
+ * first argument error in j->st. */
+void api_check_call(void *j);
+
 /* The call's scratch arena, kept in p and reset after each call. */
 tc_arena *api_scratch(tc_program *p);
 /* A call's start: the context's last error cleared, args/nargs checked,

@@ -21,9 +21,17 @@
 #include "ref/ref.h"
 
 struct tc_rt;                   /* the GPU side of a context (runtime/rt.h) */
+struct tc_fnc;                  /* the driver's per-function and per-unit records (compile.h) */
+struct tc_unitc;
+/* The driver's trace hook (compile.h says when it is called); stage is a
+ * tc_stage (src/stages.def). */
+typedef void tc_trace_fn(void *user, tc_program *p, int stage, const gfn *const *fns, int n,
+                         unsigned variant, double ms);
 
 struct tc_ctx {
     struct tc_rt *rt;       /* NULL until the first GPU call; owned by the runtime */
+    tc_trace_fn *trace;     /* the trace hook (compile.h's tc_drv_set_trace), or NULL */
+    void *trace_user;
     tc_diag diag;           /* the last error; its text is what tc_errmsg returns */
     char *err_file;         /* copy of the last error's file name: the source may be gone */
     int err_line, err_col;
@@ -49,8 +57,8 @@ struct tc_program {
     tc_graph *graph;            /* every function of the user's file */
     tc_extra_graph *extra;      /* prelude and generic functions built on demand as entry
                                  * points, and specializations (dtype bindings) */
-    struct pipe_fn *pipes;      /* lowered, fused, ... entry functions (pipeline.h) */
-    struct cg_unit *file_unit[2]; /* the CUDA of every function of the file, 32/64-bit indices */
+    struct tc_fnc *fncs;        /* each entry function's lowered, fused, scheduled forms */
+    struct tc_unitc *units;     /* the generated units, by (functions, variant) (compile.h) */
     struct run_labels *run_labels; /* tc_run's message texts per function (api_run.c) */
     tc_arena *run_scratch;      /* tc_run's per-call memory, reset after each call, kept */
     const char **fn_names;      /* tc_program_functions' list, made on first use */
@@ -83,19 +91,37 @@ tc_status api_entry_args(tc_program *p, const char *fn, const tc_arg *args, size
 tc_status api_entry_ex(tc_program *p, const char *fn, const tc_dtypebind *dts, int ndts,
                        const gfn **out);
 
-/* The dump of one stage ("graph", "lowered", "fused", "explain", ...) of
- * entry f of p, in a protected call. */
+/* The pieces of entry lookup the dumps share (api.c): the AST function
+ * named name in prog, or NULL; "a, b, c", the user's functions; the body of
+ * api_entry_ex in a protected call (an entry_job); the located error of the
+ * first function of the file that did not build as an entry point (for
+ * whole-file dumps), if any. */
+const ast_fn *api_find_ast_fn(const ast_program *prog, const char *name);
+const char *api_fn_list(tc_program *p);
+typedef struct {
+    tc_program *p;
+    const char *fn;
+    const tc_dtypebind *dts;
+    int ndts;
+    const gfn *out;
+} entry_job;
+void api_entry_body(void *arg);
+void api_report_unbuilt(tc_program *p);
+
+/* The dump of one stage ("graph", "lowered", "fused", "explain", ...; see
+ * src/stages.def) of entry f of p, in a protected call. */
 tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **out);
 
-/* pipe_unit (pipeline.h) in a protected call: the CUDA source and launch
- * plan for entry f.  TC_OK, or an error in p->ctx. */
+/* compile.h's tc_drv_entry in a protected call: the CUDA source and launch
+ * plan for entry f with variant (compile.h's TC_VAR_* bits).  TC_OK, or an
+ * error in p->ctx. */
 struct cg_unit;
 struct tc_plan;
+tc_status api_unit_variant(tc_program *p, const gfn *f, unsigned variant,
+                           const struct cg_unit **unit, const struct tc_plan **plan);
+/* The same with 32- or 64-bit indices. */
 tc_status api_unit(tc_program *p, const gfn *f, bool idx64, const struct cg_unit **unit,
                    const struct tc_plan **plan);
-/* The same for f's own unit with the wide foreach table (codegen.h). */
-tc_status api_unit_wide(tc_program *p, const gfn *f, bool idx64, const struct cg_unit **unit,
-                        const struct tc_plan **plan);
 
 /* The CUDA source NVRTC compiles for entry f (its own unit), or with f NULL
  * for every function of the file (one unit): what --emit=ptx|cubin compile. */

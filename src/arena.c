@@ -2,6 +2,7 @@
 #include "arena.h"
 #include "diag.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,44 @@ void *arena_alloc(tc_arena *a, size_t size)
 
 size_t arena_bytes(const tc_arena *a) { return a->total; }
 
+static void too_big(tc_arena *a, size_t elems)
+{
+    if (a->diag)
+        diag_fatal(a->diag, "out of memory (a growing array past %zu elements)", elems);
+    abort(); /* as arena_alloc: no diagnostics sink */
+}
+
+/* Doubling from *cap (or first, when *cap is 0) until need fits; the old
+ * block's first n bytes are copied and it is abandoned.  The one growth
+ * rule, shared by arena_grow and the string buffer. */
+static void *grow_bytes(tc_arena *a, void *v, size_t n, size_t need, size_t *cap, size_t first)
+{
+    size_t c = *cap ? *cap : first;
+    while (c < need) {
+        if (c > SIZE_MAX / 4)
+            too_big(a, c);
+        c *= 2;
+    }
+    unsigned char *nv = arena_alloc(a, c);
+    if (n)
+        memcpy(nv, v, n);
+    *cap = c;
+    return nv;
+}
+
+void *arena_grow(tc_arena *a, void *v, size_t size, int n, int *cap, int first)
+{
+    if (n < *cap)
+        return v;
+    size_t c = *cap ? 2 * (size_t)*cap : (size_t)(first > 0 ? first : 1);
+    if (c > (size_t)INT_MAX || size > SIZE_MAX / 4 / c)
+        too_big(a, (size_t)*cap);
+    size_t bytes = 0;
+    void *nv = grow_bytes(a, v, (size_t)n * size, c * size, &bytes, c * size);
+    *cap = (int)c;
+    return nv;
+}
+
 char *arena_strndup(tc_arena *a, const char *s, size_t n)
 {
     char *p = arena_alloc(a, n + 1);
@@ -130,13 +169,7 @@ static void buf_reserve(tc_buf *b, size_t extra)
 {
     if (b->len + extra + 1 <= b->cap)
         return;
-    size_t cap = b->cap * 2;
-    while (cap < b->len + extra + 1)
-        cap *= 2;
-    char *d = arena_alloc(b->a, cap); /* old block is simply abandoned in the arena */
-    memcpy(d, b->data, b->len + 1);
-    b->data = d;
-    b->cap = cap;
+    b->data = grow_bytes(b->a, b->data, b->len + 1, b->len + extra + 1, &b->cap, 64);
 }
 
 void buf_vprintf(tc_buf *b, const char *fmt, va_list ap)

@@ -25,6 +25,16 @@ void *arena_alloc(tc_arena *a, size_t size);  /* zeroed, aligned to 16 */
 void *arena_alloc_uninit(tc_arena *a, size_t size);
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
+/* The one growable array: v holds n elements of size bytes in a block of
+ * *cap.  While n < *cap, returns v; else a zeroed block of twice *cap (or
+ * first, when *cap is 0) with v's n elements copied in, and updates *cap.
+ * The old block is abandoned in the arena, so n pushes cost O(n) in all.
+ * A capacity past INT_MAX is reported as out of memory.  Use ARENA_GROW:
+ *     ARENA_GROW(a, l->v, l->n, l->cap, 8);
+ *     l->v[l->n++] = x;                                                   */
+void *arena_grow(tc_arena *a, void *v, size_t size, int n, int *cap, int first);
+#define ARENA_GROW(a, v, n, cap, first) \
+    ((v) = arena_grow((a), (v), sizeof *(v), (n), &(cap), (first)))
 char *arena_strdup(tc_arena *a, const char *s);
 char *arena_strndup(tc_arena *a, const char *s, size_t n);
 char *arena_printf(tc_arena *a, const char *fmt, ...)

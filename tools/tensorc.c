@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline.h"
 #include "cache.h"
+#include "compile.h"
 #include "jit.h"
 
 static const char help_text[] =
@@ -26,7 +26,8 @@ static const char help_text[] =
     "                       [--dtype T=bf16]...\n"
     "      Check FILE and print one stage of it (to OUT with -o).  Without --fn,\n"
     "      every function in FILE; --fn may also name a prelude function.\n"
-    "      STAGE: ast | graph | lowered | fused | sched | cuda | ptx | cubin\n"
+    "      STAGE: ast | graph | lowered | fused | sched | cuda | plan | explain |\n"
+    "      ptx | cubin (src/stages.def)\n"
     "      (default cuda: the kernels and their launch plan).  ptx and cubin\n"
     "      compile every kernel with NVRTC for --arch (default sm_90), through\n"
     "      the kernel cache; --verbose says 'cache: hit' or 'cache: miss';\n"
@@ -78,16 +79,10 @@ static const char help_text[] =
     "exit status: 0 success; 1 an error in the program or its inputs; 2 a usage\n"
     "error; 3 the environment (no GPU, CUDA runtime missing).\n"
     "\n"
-    "environment: TENSORC_DUMP_DIR=DIR writes DIR/NAME.ast and DIR/NAME.graph for\n"
-    "every compilation; TENSORC_DEBUG=1 prints pass timings, 4 the graph, 5 the AST;\n"
+    "environment: TENSORC_DUMP_DIR=DIR writes every text stage to DIR/NAME.STAGE\n"
+    "for every compilation; TENSORC_DEBUG=1 prints the time of every stage (NVRTC\n"
+    "and the cache included), TENSORC_DEBUG=sched,cuda also those stages;\n"
     "TENSORC_CACHE_DIR places the kernel cache.\n";
-
-static const char *const stages[] = {"ast", "graph", "lowered", "fused", "sched", "cuda", "ptx", "cubin"};
-
-static bool is_built(const char *stage)
-{
-    return pipe_stage_known(stage);
-}
 
 /* Write -o's file safely (outfile.h: a temporary renamed into place once
  * whole, a device written in place); 0 or EXIT_ERROR with a message. */
@@ -138,8 +133,12 @@ static int compile_image(tc_program *p, const gfn *f, const char *file, const ch
     jit_origin origin;
     const char *name = f ? arena_printf(p->arena, "%s.%s.cu", file, f->name)
                          : arena_printf(p->arena, "%s.cu", file);
+    double t0 = tc_now_ms();
     tc_status st = jit_image(j, src, strlen(src), name, sm, cubin, nvopts, nnvopts, &image, &len,
                              &origin, &d);
+    if (st == TC_OK) /* TENSORC_DEBUG's line for this stage (src/stages.def) */
+        tc_debug_runtime(cubin ? STAGE_CUBIN : STAGE_PTX, name, tc_now_ms() - t0,
+                         origin == JIT_COMPILED ? "compiled" : "the kernel cache");
     int rc = EXIT_OK;
     if (st != TC_OK) {
         fprintf(stderr, "%s%s", d.msg ? d.msg : tc_status_str(st),
@@ -207,12 +206,15 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         nvopts[nnvopts++] = "--use_fast_math";
     if (line_info)
         nvopts[nnvopts++] = "-lineinfo";
-    bool known = false;
-    for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++)
-        known |= strcmp(emit, stages[i]) == 0;
-    if (!known)
-        return usage_error("unknown --emit stage '%s' (stages: ast, graph, lowered, fused, sched, "
-                           "cuda, ptx, cubin)", emit);
+    int stage = tc_stage_find(emit); /* src/stages.def */
+    if (stage < 0 || !(tc_stages[stage].flags & SF_EMIT)) {
+        char list[256] = "";
+        for (int s = 0; s < STAGE_COUNT; s++)
+            if (tc_stages[s].flags & SF_EMIT)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "",
+                         tc_stages[s].name);
+        return usage_error("unknown --emit stage '%s' (stages: %s)", emit, list);
+    }
     if (arch) {
         const char *d = arch + 3;
         bool ok = strncmp(arch, "sm_", 3) == 0 && *d;
@@ -264,9 +266,7 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
     }
-    bool binary = strcmp(emit, "ptx") == 0 || strcmp(emit, "cubin") == 0;
-    if (rc == EXIT_OK && !binary && !is_built(emit))
-        rc = fail(EXIT_ERROR, "--emit=%s is not built yet (tensorc %s)", emit, TC_VERSION_STRING);
+    bool binary = tc_stages[stage].flags & SF_BINARY;
     const char *text;
     if (rc == EXIT_OK && binary) {
         rc = compile_image(p, f, file, emit, arch, out, verbose, nvopts, nnvopts);

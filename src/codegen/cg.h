@@ -1,12 +1,16 @@
 /* cg.h - what the code generator's files share (internal to src/codegen).
  *
  * emit.c turns lowered nodes into C expressions and statements (the
- * expression emitter, with common-subexpression reuse and hoisting);
- * kernel.c lays out each strategy's loops around it; plan.c decides buffers
- * and writes the launch plan; unit.c assembles the NVRTC program.
+ * expression emitter, with common-subexpression reuse and hoisting), load.c
+ * the loads among them; kernel.c dispatches to one strategy a file
+ * (pointwise.c, rows.c, columns.c, full.c), which lay out their loops
+ * around it with loops.c's and accum.c's shared pieces; plan.c decides
+ * buffers and writes the launch plan; unit.c assembles the NVRTC program.
  */
 #ifndef TC_CG_H
 #define TC_CG_H
+
+#include <stdarg.h>
 
 #include "codegen/codegen.h"
 
@@ -14,12 +18,38 @@
  * in the current row's code before the current loop, or in the loop body. */
 typedef enum { T_KERNEL, T_ROW, T_ELEM } cg_target;
 
+/* A C expression and whether it stands as an operand without parentheses
+ * (an atom: a name, a literal, a plain subscript). */
+typedef struct cg_expr {
+    const char *s;
+    bool atom;
+} cg_expr;
+
+/* Statements made before the code around them (a loop's body is built
+ * before the loop): lines with their indentation, placed at any depth by
+ * cg_put, so text is never read back to re-indent it. */
+typedef struct cg_ln {
+    int ind;
+    const char *text;
+} cg_ln;
+
+typedef struct cg_block {
+    cg_ln *v;
+    int n, cap;
+    int ind;                /* of the next line (cg_line) */
+} cg_block;
+
+void cg_block_add(cg_block *b, tc_arena *a, int ind, const char *text);
+void cg_block_cat(cg_block *b, tc_arena *a, const cg_block *c);   /* append c's lines */
+void cg_put(tc_buf *o, int ind, const cg_block *b);    /* b's lines, ind deeper */
+
 typedef struct cg_entry {
     const lnode *n;
     const tc_dim **idx;
     int scope;              /* branch depth it was made at (concat) */
     cg_target t;
     const char *name;
+    bool atom;              /* name needs no parentheses as an operand */
 } cg_entry;
 
 /* Per-function buffer decisions (plan.c). */
@@ -29,6 +59,7 @@ typedef struct cg_bufs {
     tc_plan *plan;
     const tc_dim **extra;   /* limits kernels add (cg_limit) */
     int nextra, capextra;
+    int capkernels;         /* of plan->kernels */
 } cg_bufs;
 
 typedef struct cg {
@@ -41,11 +72,19 @@ typedef struct cg {
     const ksched *ks;
     const fkernel *k;
     const char *kname;       /* the kernel's name in the unit */
+    bool comments;           /* statements carry their .tc line (not in a sharing key) */
+    /* positional names (compact kernels, which unit.c shares between steps
+     * when their code is the same): buffers p0, p1, ... in the order the
+     * kernel first uses them, and so in its signature and the step's
+     * arguments; reductions by their place in the kernel (acc0, r0, ...) */
+    bool positional;
+    int *bufpos;             /* buffer id -> its position, -1 unused (positional) */
+    int *bufseq;             /* position -> buffer id */
+    int nbufseq;
     bool wide;               /* an index needs 64 bits even if sizes fit in 32 (cg_flat) */
     cg_bufs *bufs;
     bool idx64;
-    tc_buf kpre, rpre, body; /* T_KERNEL, T_ROW, T_ELEM statements */
-    int kind, rind, bind;    /* their indentation */
+    cg_block kpre, rpre, body; /* T_KERNEL, T_ROW, T_ELEM statements */
     cg_entry *cache;
     int ncache, capcache;
     int scope;
@@ -60,37 +99,54 @@ typedef struct cg {
     bool *used_param;        /* gfn param index -> scalar used */
     const char **syms;       /* size symbols used */
     int nsyms;
-    /* vector path: loads made as vectors, by (node, offset of element 0) */
-    int vec;                 /* elements per vector in the current body, 1 outside */
-    int vk;                  /* the element of the vector being generated */
-    int vlast;               /* the index variable the vector runs along */
-    bool vrow;               /* rows: alignment is tested once per row (vectors start
-                              * at multiples of vec), at the row's offset */
-    bool vcols;              /* columns: vectors run along kept elements; alignment is
-                              * tested once, at the reduced variables' 0, with their
-                              * strides multiples of vec */
     const char *acc_at;      /* accumulators are arrays (a thread's columns): the
                               * subscript, else NULL */
-    const char **valign;     /* alignment conditions of the vector body */
-    int nvalign, capvalign;
-    struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *vload;
-    int nvload, capvload;
-    /* tiled pointwise: reads contiguous along axis `tile` come from shared
-     * memory tiles, tileN[a][b], filled in a first phase */
-    int tile;                /* -1: not tiled */
-    struct cg_tload { const lnode *n; const tc_dim **idx; const char *name, *expr; } *tload;
-    int ntload, captload;
-    /* persistent rows: loads kept in registers across passes, pcN[j] */
-    int persist;             /* items per thread, 0 when looping */
     /* reciprocals of divisors fixed per row or kernel, by the divisor's name */
     struct cg_rcp { const char *of, *name; cg_target t; } rcp[16];
     int nrcp;
-    struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *pcache;
-    int npcache, cappcache;
     ploop *loops;            /* index variables and their bounds (plan.h), for plan_verify */
     int nloops, caploops;
-    int fe_cap;              /* foreach: groups the table parameter holds */
-    int fe_param_bytes;      /* foreach: the parameter bytes the table may fill (codegen.h) */
+    /* the vector path (pointwise, rows, whole-tensor, split columns): loads
+     * made as vectors, by (node, offset of element 0) */
+    struct cg_vector {
+        int n;               /* elements per vector in the current body, 1 outside */
+        int k;               /* the element of the vector being generated */
+        int last;            /* the index variable the vector runs along */
+        bool row;            /* rows: alignment is tested once per row (vectors start
+                              * at multiples of n), at the row's offset */
+        bool cols;           /* columns: vectors run along kept elements; alignment is
+                              * tested once, at the reduced variables' 0, with their
+                              * strides multiples of n */
+        const char **align;  /* alignment conditions of the vector body */
+        int nalign, capalign;
+        struct cg_vload { const lnode *n; const tc_dim *flat0; const char *name; } *load;
+        int nload, capload;
+        /* pointwise's vector body: its plain vector loads (buffer plus index
+         * variables) go to `loads`, which the body starts with, so a kernel
+         * that stores m and then reads v does not wait for each load in turn
+         * (the accesses go through pointers the compiler cannot prove
+         * distinct).  Reading earlier is always right: a store of this
+         * element never feeds a load of it. */
+        bool hoist;
+        cg_block loads;
+    } v;
+    /* tiled pointwise: reads contiguous along `axis` come from shared memory
+     * tiles, tileN[a][b], filled in a first phase */
+    struct cg_tiled {
+        int axis;            /* -1: not tiled */
+        struct cg_tload { const lnode *n; const tc_dim **idx; const char *name, *expr; } *load;
+        int nload, capload;
+    } tl;
+    /* persistent rows: loads kept in registers across passes, pcN[j] */
+    struct cg_persist {
+        int items;           /* items per thread, 0 when looping */
+        struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *cache;
+        int ncache, capcache;
+    } pr;
+    struct cg_foreach {
+        int cap;             /* groups the table parameter holds */
+        int param_bytes;     /* the parameter bytes the table may fill (codegen.h) */
+    } fe;
     bool *libcalls;          /* [op * 2 + is_f64]: compact kernels called its wrapper (unit-wide) */
 } cg;
 
@@ -103,11 +159,15 @@ void cg_libcall_wrappers(tc_buf *b, const bool *libcalls);
 const char *cg_type(tc_dtype t);          /* register type: float for f16/bf16/f32 */
 const char *cg_store_type(tc_dtype t);    /* memory type: unsigned short for f16/bf16 */
 const char *cg_index(cg *g, const tc_dim *e);   /* a dim as C over i0.., sz_N.. */
+bool cg_dim_atom(cg *g, const tc_dim *e);       /* cg_index(e) is one name or number */
+bool cg_dim_plain_sum(cg *g, const tc_dim *e);  /* ... names and a number added */
 const char *cg_flat(cg *g, const lnode *n, const tc_dim *const *idx); /* flat offset into n's buffer */
 const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx);
 const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to);
 void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* cg_line into buffer b at indentation ind */
+void cg_line_v(cg *g, cg_block *b, const lnode *n, const char *fmt, va_list ap);
 const char *cg_temp(cg *g, const char *prefix);
 void cg_forget(cg *g, cg_target t);      /* drop cached values of a scope level */
 bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars);
@@ -116,10 +176,16 @@ void cg_use_buf(cg *g, int buf);
 /* Record that the vector body needs addr aligned to bytes, or condition c. */
 void cg_align(cg *g, const char *addr, int bytes);
 void cg_cond(cg *g, const char *c);
-const tc_dim *row_part(cg *g, const tc_dim *f0);
+const tc_dim *cg_row_part(cg *g, const tc_dim *f0);
+
+/* load.c: n's value at idx read from its buffer into a temporary (at
+ * target t), or in a persistent row its register slot */
+cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
 
 /* plan.c */
 cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);
+/* Add the launch step of the kernel g generated, running unit kernel
+ * `name` (which may be another step's: the same code). */
 void cg_plan_kernel(cg *g, const char *name);
 void cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a);
 void cg_plan_finish(const sfn *s, cg_bufs *b, tc_arena *a);
@@ -129,7 +195,52 @@ void cg_loop(cg *g, const char *var, const tc_dim *bound, const tc_dim *step);
  * plan, beyond the buffers' and domains' sizes. */
 void cg_limit(cg *g, const tc_dim *v);
 
-/* kernel.c */
+/* kernel.c: the dispatcher, the signature, stores */
+/* The kernel's code, signature first, named g->kname; the plan step is
+ * cg_plan_kernel's (unit.c adds it once it knows which kernel runs). */
 void cg_kernel(cg *g, tc_buf *out);
+/* The buffers the kernel uses, in its signature's order. */
+int cg_kernel_bufs(const cg *g, int *out);
+void cg_reset_bufs(cg *g);                 /* empty row and body buffers */
+/* Store n's value at its natural index into every buffer it goes to
+ * (under `if (guard)` when guard is not NULL). */
+void cg_store(cg *g, cg_target t, const lnode *n, const char *guard);
+bool cg_is_written(cg *g, int buf);
+/* Store element-level node s, vec elements along the last axis, as one
+ * vector (alignment recorded for the vector path's test). */
+void cg_vector_store(cg *g, const lnode *s, int vec);
+/* Start a vector body: vec elements along index variable last. */
+void cg_vector_begin(cg *g, int vec, int last);
+
+/* loops.c */
+unsigned cg_all_axes(const fkernel *k);
+/* Statements defining the index variables of `axes` from the flat
+ * position pos over just those axes (row-major). */
+void cg_decompose(cg *g, tc_buf *o, int ind, const char *pos, unsigned axes);
+/* The grid-stride loop over n elements (nd as a dim), vector and scalar
+ * bodies (loops.c says more). */
+void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const cg_block *vbody,
+                    const cg_block *body, bool named, const char *const *range);
+
+/* accum.c: reductions' accumulators */
+const char *cg_acc_type(cg *g, const lnode *r);
+const char *cg_red_op(const lnode *r);     /* tc_op_sum, ... */
+int cg_rno(const cg *g, const lnode *r);   /* the number in accN, rN */
+const char *cg_acc_init(cg *g, const lnode *r);
+const char *cg_acc_zero(cg *g, const lnode *r);
+void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos, int shift,
+                      bool pos_shift);
+void cg_accumulate(cg *g, int phase, cg_block *decl, int ind, const char *pos);
+void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine);
+
+/* the strategies, one file each */
+void cg_pointwise(cg *g, tc_buf *o);       /* pointwise.c */
+void cg_tiled(cg *g, tc_buf *o);
+int cg_fe_count(const cg *g);              /* foreach: tensors in the group table */
+int cg_fe_cap(const cg *g, int nt);        /* foreach: groups the parameter holds */
+void cg_rows(cg *g, tc_buf *o, bool columns);   /* rows.c */
+void cg_columns_split(cg *g, tc_buf *o);   /* columns.c */
+void cg_columns_split_vec(cg *g, tc_buf *o);
+void cg_full(cg *g, tc_buf *o);            /* full.c */
 
 #endif

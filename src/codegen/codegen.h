@@ -12,6 +12,18 @@
  * uses (sz_N, ...), scalars (s_eps), each statement commented with the .tc
  * line it came from.  f16/bf16 are loaded and stored as 16-bit and computed
  * in f32.
+ *
+ * Identical kernels are emitted once.  The fusion budget cuts a long chain
+ * into many compact kernels (sched.h) that are the same code but for their
+ * buffers; a compact kernel names its buffers by position (p0, p1, ... in
+ * the order it first uses them), and one whose code (built a second time
+ * without line comments, to compare) equals an earlier kernel's of the
+ * same function is not emitted: its plan step launches the earlier one
+ * with its own buffers (plan.h: steps refer to plan->kernels by index).
+ * The kernel's heading lists the kernels it also runs for.  A
+ * 1,000-statement softmax-like chain is 250 kernels of 10 distinct codes,
+ * so NVRTC's time stops growing with the chain.  Ordinary kernels keep
+ * their buffers' names and are never shared.
  */
 #ifndef TC_CODEGEN_H
 #define TC_CODEGEN_H

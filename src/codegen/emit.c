@@ -2,7 +2,7 @@
  *
  * cg_value(n, idx) returns the name of a variable (or a literal) holding
  * node n's value at index idx, emitting whatever statements it takes:
- * loads from buffers, the op's expression over its operands' values, or a
+ * loads from buffers (load.c), the op's expression over its operands' values, or a
  * reduction's result.  Each (node, index) pair is computed once per scope
  * (index expressions are canonical, so equal indices are equal pointers),
  * and each statement goes as far out as it can: a value that does not vary
@@ -12,6 +12,7 @@
 #include "codegen/cg.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +113,34 @@ const char *cg_index(cg *g, const tc_dim *e)
     return buf_str(&b);
 }
 
+/* Whether e is printed as a sum of names and a non-negative constant
+ * ("i0 + i1", "sz_D", "4"): no product, division or minus sign. */
+bool cg_dim_plain_sum(cg *g, const tc_dim *e)
+{
+    const char *syms[TC_MAX_RANK * 2 + 8];
+    int n = 0, max = (int)(sizeof syms / sizeof syms[0]);
+    dim_symbols(e, syms, &n, max);
+    if (n >= max)
+        return false;
+    const tc_dim *rest = e;
+    for (int i = 0; i < n; i++)
+        rest = dim_sub(g->c, rest, dim_sym(g->c, syms[i]));
+    int64_t v;
+    return dim_is_const(rest, &v) && v >= 0;
+}
+
+/* Whether e is printed as one name or a non-negative number. */
+bool cg_dim_atom(cg *g, const tc_dim *e)
+{
+    int64_t v;
+    if (dim_is_const(e, &v))
+        return v >= 0;
+    const char *sym[2];
+    int n = 0;
+    dim_symbols(e, sym, &n, 2);
+    return n == 1 && dim_eq(e, dim_sym(g->c, sym[0]));
+}
+
 /* Whether e divides an expression of index variables (a flat index split
  * back into dims): its expanded terms can exceed the largest size. */
 static bool divides_index(cg *g, const tc_dim *e)
@@ -141,33 +170,77 @@ bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars)
 
 /* ---- statements ------------------------------------------------------------- */
 
-static tc_buf *target_buf(cg *g, cg_target t, int **ind)
+static cg_block *target_block(cg *g, cg_target t)
 {
     switch (t) {
-    case T_KERNEL: *ind = &g->kind; return &g->kpre;
-    case T_ROW: *ind = &g->rind; return &g->rpre;
-    default: *ind = &g->bind; return &g->body;
+    case T_KERNEL: return &g->kpre;
+    case T_ROW: return &g->rpre;
+    default: return &g->body;
     }
+}
+
+void cg_block_add(cg_block *b, tc_arena *a, int ind, const char *text)
+{
+    if (b->n == b->cap) {
+        int cap = b->cap ? 2 * b->cap : 32;
+        cg_ln *v = ARENA_ARRAY(a, cg_ln, cap);
+        if (b->n)
+            memcpy(v, b->v, sizeof *v * (size_t)b->n);
+        b->v = v;
+        b->cap = cap;
+    }
+    b->v[b->n++] = (cg_ln){ind, text};
+}
+
+void cg_block_cat(cg_block *b, tc_arena *a, const cg_block *c)
+{
+    for (int i = 0; i < c->n; i++)
+        cg_block_add(b, a, c->v[i].ind, c->v[i].text);
+}
+
+void cg_put(tc_buf *o, int ind, const cg_block *b)
+{
+    for (int i = 0; i < b->n; i++)
+        if (b->v[i].ind || b->v[i].text[0])
+            buf_printf(o, "%*s%s\n", ind + b->v[i].ind, "", b->v[i].text);
+}
+
+/* A source's name in line comments: the file without its folders, a
+ * prelude file as "<prelude>/name.tc". */
+static const char *src_label(const char *name)
+{
+    static const char prelude[] = "<prelude>";
+    size_t n = strlen(name);
+    if (n >= sizeof prelude - 1 && memcmp(name, prelude, sizeof prelude - 1) == 0)
+        return name;
+    const char *base = name;
+    for (const char *p = name; *p; p++)
+        if (*p == '/')
+            base = p + 1;
+    return base;
+}
+
+/* One statement at b's indentation, with its .tc line (comments line up
+ * at column 60 of the block). */
+void cg_line_v(cg *g, cg_block *b, const lnode *n, const char *fmt, va_list ap)
+{
+    tc_buf l;
+    buf_init(&l, g->a);
+    buf_vprintf(&l, fmt, ap);
+    if (g->comments && n && n->loc.src && n->loc.line > 0) {
+        const char *file = src_label(n->loc.src->name);
+        size_t col = (size_t)b->ind + l.len;
+        buf_printf(&l, "%*s// %s:%d", col < 60 ? (int)(60 - col) : 1, "", file, n->loc.line);
+    }
+    cg_block_add(b, g->a, b->ind, buf_str(&l));
 }
 
 void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
 {
-    int *ind;
-    tc_buf *b = target_buf(g, t, &ind);
-    size_t start = b->len;
-    buf_printf(b, "%*s", *ind, "");
     va_list ap;
     va_start(ap, fmt);
-    buf_vprintf(b, fmt, ap);
+    cg_line_v(g, target_block(g, t), n, fmt, ap);
     va_end(ap);
-    if (n && n->loc.src && n->loc.line > 0) {
-        const char *file = n->loc.src->name, *slash = strrchr(file, '/');
-        if (slash && strncmp(file, "<prelude>", 9) != 0)
-            file = slash + 1;
-        size_t col = b->len - start;
-        buf_printf(b, "%*s// %s:%d", col < 60 ? (int)(60 - col) : 1, "", file, n->loc.line);
-    }
-    buf_putc(b, '\n');
 }
 
 const char *cg_temp(cg *g, const char *prefix)
@@ -189,7 +262,7 @@ void cg_forget(cg *g, cg_target t)
     g->nrcp = j;
 }
 
-static const char *lookup(cg *g, const lnode *n, const tc_dim *const *idx)
+static const cg_entry *lookup(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     for (int i = g->ncache - 1; i >= 0; i--) {
         const cg_entry *e = &g->cache[i];
@@ -199,12 +272,12 @@ static const char *lookup(cg *g, const lnode *n, const tc_dim *const *idx)
         for (int k = 0; k < n->rank && eq; k++)
             eq = e->idx[k] == idx[k];
         if (eq)
-            return e->name;
+            return e;
     }
     return NULL;
 }
 
-static void remember(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t, const char *name)
+static void remember(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t, cg_expr val)
 {
     if (g->ncache == g->capcache) {
         int cap = g->capcache ? 2 * g->capcache : 64;
@@ -217,7 +290,7 @@ static void remember(cg *g, const lnode *n, const tc_dim *const *idx, cg_target 
     const tc_dim **copy = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
     for (int k = 0; k < n->rank; k++)
         copy[k] = idx[k];
-    g->cache[g->ncache++] = (cg_entry){n, copy, g->scope, t, name};
+    g->cache[g->ncache++] = (cg_entry){n, copy, g->scope, t, val.s, val.atom};
 }
 
 /* ---- values ----------------------------------------------------------------- */
@@ -227,66 +300,103 @@ static bool is_floating(tc_dtype t)
     return t == TC_F32 || t == TC_F16 || t == TC_BF16 || t == TC_F64;
 }
 
-const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to)
+/* v converted from one dtype's register type to another's; a conversion
+ * is a call or a cast, parenthesized as an operand. */
+/* Whether two dtypes have the same register type (cg_type). */
+static bool same_reg(tc_dtype a, tc_dtype b)
 {
-    if (strcmp(cg_type(from), cg_type(to)) == 0) {
+    /* cg_type's default: float */
+    if (a != TC_F64 && a != TC_I32 && a != TC_I64 && a != TC_BOOL)
+        a = TC_F32;
+    if (b != TC_F64 && b != TC_I32 && b != TC_I64 && b != TC_BOOL)
+        b = TC_F32;
+    return a == b;
+}
+
+static cg_expr convert(cg *g, cg_expr v, tc_dtype from, tc_dtype to)
+{
+    if (same_reg(from, to)) {
         if ((to == TC_F16 || to == TC_BF16) && from != to)
-            return arena_printf(g->a, "tc_round_%s(%s)", dtype_name(to), v);
+            return (cg_expr){arena_printf(g->a, "tc_round_%s(%s)", dtype_name(to), v.s), false};
         return v;
     }
     if (to == TC_BOOL)
-        return arena_printf(g->a, "(%s != 0)", v);
+        return (cg_expr){arena_printf(g->a, "(%s != 0)", v.s), false};
     if (is_floating(from) && (to == TC_I32 || to == TC_I64)) /* saturating: unit.c */
-        return arena_printf(g->a, "tc_f2%s(%s)", dtype_name(to), v);
-    const char *r = arena_printf(g->a, "(%s)%s", cg_type(to), v);
+        return (cg_expr){arena_printf(g->a, "tc_f2%s(%s)", dtype_name(to), v.s), false};
+    const char *r = arena_printf(g->a, "(%s)%s", cg_type(to), v.s);
     if (to == TC_F16 || to == TC_BF16)
         r = arena_printf(g->a, "tc_round_%s(%s)", dtype_name(to), r);
-    return r;
+    return (cg_expr){r, false};
 }
 
-static const char *literal(cg *g, const lnode *n)
+const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to)
+{
+    return convert(g, (cg_expr){v, true}, from, to).s;
+}
+
+/* Whether %.*g of v (finite) prints digits alone, no '.' or exponent: an
+ * integer below 10^digits in magnitude.  (%.9g and %.17g tell every float
+ * and double apart, so no other value prints as an integer.) */
+static bool prints_integral(double v, int digits)
+{
+    double lim = 1;
+    for (int i = 0; i < digits; i++)
+        lim *= 10;
+    return v < lim && v > -lim && v == (double)(long long)v;
+}
+
+/* Whether %.*g prints v (finite) in exponent form ("1e-05"): its decimal
+ * exponent, once rounded to `digits` significant digits, below -4 or at
+ * least digits. */
+static bool exp_form(double v, int digits)
+{
+    if (v == 0)
+        return false;
+    double a = fabs(v);
+    int x = (int)floor(log10(a));
+    if (nearbyint(a * pow(10, digits - 1 - x)) >= pow(10, digits)) /* rounds up to 10^(x+1) */
+        x++;
+    return x < -4 || x >= digits;
+}
+
+/* A literal of n's dtype.  Numbers stand as operands as they are, but for
+ * a positive one in exponent form (9.99999975e-06f), and so do true/false
+ * and the f32 NaN and inf spellings; the f64 ones are parenthesized.  (The
+ * rule the generated code always followed: it stays byte-identical.) */
+static cg_expr literal(cg *g, const lnode *n)
 {
     tc_dtype t = n->dtype;
     if (is_floating(t)) {
         double v = n->a.cnst.f;
         if (v != v)
-            return t == TC_F64 ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+            return t == TC_F64 ? (cg_expr){"__longlong_as_double(0x7ff8000000000000LL)", false}
+                               : (cg_expr){"__int_as_float(0x7fc00000)", true};
         if (v == 1.0 / 0.0)
-            return t == TC_F64 ? "__longlong_as_double(0x7ff0000000000000LL)" : "__int_as_float(0x7f800000)";
+            return t == TC_F64 ? (cg_expr){"__longlong_as_double(0x7ff0000000000000LL)", false}
+                               : (cg_expr){"__int_as_float(0x7f800000)", true};
         if (v == -1.0 / 0.0)
-            return t == TC_F64 ? "__longlong_as_double(0xfff0000000000000LL)" : "__int_as_float(0xff800000)";
+            return t == TC_F64 ? (cg_expr){"__longlong_as_double(0xfff0000000000000LL)", false}
+                               : (cg_expr){"__int_as_float(0xff800000)", true};
         if (t == TC_F64) { /* a double literal, never an int: tc_max(double, int) does not deduce */
-            char s[48];
-            snprintf(s, sizeof s, "%.17g", v);
-            return arena_printf(g->a, "%s%s", s, strpbrk(s, ".e") ? "" : ".0");
+            return (cg_expr){arena_printf(g->a, "%.17g%s", v, prints_integral(v, 17) ? ".0" : ""),
+                             v < 0 || !exp_form(v, 17)};
         }
-        char s[48];
-        snprintf(s, sizeof s, "%.9g", (double)(float)v);
-        bool dot = strpbrk(s, ".e") != NULL;
-        return arena_printf(g->a, "%s%sf", s, dot ? "" : ".0");
+        double f = (double)(float)v;
+        return (cg_expr){arena_printf(g->a, "%.9g%sf", f, prints_integral(f, 9) ? ".0" : ""),
+                         f < 0 || !exp_form(f, 9)};
     }
     if (t == TC_BOOL)
-        return n->a.cnst.i ? "true" : "false";
+        return (cg_expr){n->a.cnst.i ? "true" : "false", true};
     if (t == TC_I64)
-        return arena_printf(g->a, "%lldLL", (long long)n->a.cnst.i);
-    return arena_printf(g->a, "%lld", (long long)n->a.cnst.i);
-}
-
-/* An operand that needs no parentheses: a name, a number, v.v[k], x[..]. */
-static bool simple(const char *o)
-{
-    if (*o == '-' && isdigit((unsigned char)o[1]))
-        return strspn(o + 1, "0123456789.eE+-fL") == strlen(o + 1) && !strchr(o + 1, ' ');
-    for (const char *p = o; *p; p++)
-        if (!(isalnum((unsigned char)*p) || *p == '_' || *p == '.' || *p == '[' || *p == ']'))
-            return *p == '(' && strncmp(o, "__int_as_float(", 15) == 0;
-    return true;
+        return (cg_expr){arena_printf(g->a, "%lldLL", (long long)n->a.cnst.i), true};
+    return (cg_expr){arena_printf(g->a, "%lld", (long long)n->a.cnst.i), true};
 }
 
 /* A constant as a literal of another dtype, so no conversion is emitted. */
-static const char *literal_as(cg *g, const lnode *n, tc_dtype to)
+static cg_expr literal_as(cg *g, const lnode *n, tc_dtype to)
 {
-    if (n->dtype == to || strcmp(cg_type(n->dtype), cg_type(to)) == 0)
+    if (n->dtype == to || same_reg(n->dtype, to))
         return literal(g, n);
     lnode c = *n;
     c.dtype = to;
@@ -297,12 +407,18 @@ static const char *literal_as(cg *g, const lnode *n, tc_dtype to)
     else if (to == TC_BOOL)
         c.a.cnst.i = n->a.cnst.i != 0;
     if (is_floating(to) && dtype_round(to == TC_F64 ? TC_F64 : TC_F32, c.a.cnst.f) != c.a.cnst.f)
-        return cg_convert(g, literal(g, n), n->dtype, to);
+        return convert(g, literal(g, n), n->dtype, to);
     return literal(g, &c);
 }
 
+/* e as an operand of a binary operator: parenthesized unless an atom */
+static const char *operand(cg *g, cg_expr e)
+{
+    return e.atom ? e.s : arena_printf(g->a, "(%s)", e.s);
+}
+
 /* A CUDA column of ops.def with the operands a, b, c substituted. */
-static const char *from_column(cg *g, const char *col, const char *const *ops)
+static const char *from_column(cg *g, const char *col, const cg_expr *ops)
 {
     tc_buf b;
     buf_init(&b, g->a);
@@ -313,8 +429,8 @@ static const char *from_column(cg *g, const char *col, const char *const *ops)
                 p++;
             size_t n = (size_t)(p - s);
             if (n == 1 && (*s == 'a' || *s == 'b' || *s == 'c')) {
-                const char *o = ops[*s - 'a'];
-                buf_printf(&b, simple(o) ? "%s" : "(%s)", o);
+                cg_expr o = ops[*s - 'a'];
+                buf_printf(&b, o.atom ? "%s" : "(%s)", o.s);
             } else {
                 buf_printf(&b, "%.*s", (int)n, s);
             }
@@ -332,34 +448,35 @@ static const char *from_column(cg *g, const char *col, const char *const *ops)
 
 /* The C expression of pointwise op over operand values already converted
  * to the node's operand type. */
-static const char *op_expr(cg *g, const lnode *n, const char *const *o)
+static const char *op_expr(cg *g, const lnode *n, const cg_expr *o)
 {
     tc_dtype t = n->opdt;
     if (n->op == OP_cast || n->op == OP_copy)
-        return cg_convert(g, o[0], n->opdt, n->dtype);
+        return convert(g, o[0], n->opdt, n->dtype).s;
     if (is_floating(t)) {
         if (g->ks && g->ks->compact && g->libcalls && cg_is_libcall(n->op)) {
             bool f64 = t == TC_F64;
             g->libcalls[n->op * 2 + f64] = true;
             if (n->nin == 1)
-                return arena_printf(g->a, "tc_ni_%s_%s(%s)", op_names[n->op], f64 ? "d" : "f", o[0]);
-            return arena_printf(g->a, "tc_ni_%s_%s(%s, %s)", op_names[n->op], f64 ? "d" : "f", o[0],
-                                o[1]);
+                return arena_printf(g->a, "tc_ni_%s_%s(%s)", op_names[n->op], f64 ? "d" : "f", o[0].s);
+            return arena_printf(g->a, "tc_ni_%s_%s(%s, %s)", op_names[n->op], f64 ? "d" : "f", o[0].s,
+                                o[1].s);
         }
         return from_column(g, cuda_col[n->op][t == TC_F64], o);
     }
     /* integers and bool */
+    const char *a = o[0].s;
     switch (n->op) {
-    case OP_abs: return arena_printf(g->a, "(%s < 0 ? -%s : %s)", o[0], o[0], o[0]);
-    case OP_relu: return arena_printf(g->a, "(%s > 0 ? %s : 0)", o[0], o[0]);
-    case OP_sign: return arena_printf(g->a, "((%s > 0) - (%s < 0))", o[0], o[0]);
+    case OP_abs: return arena_printf(g->a, "(%s < 0 ? -%s : %s)", a, a, a);
+    case OP_relu: return arena_printf(g->a, "(%s > 0 ? %s : 0)", a, a);
+    case OP_sign: return arena_printf(g->a, "((%s > 0) - (%s < 0))", a, a);
     case OP_floor:
     case OP_ceil:
-    case OP_round: return o[0];
-    case OP_pow: return arena_printf(g->a, "tc_ipow(%s, %s)", o[0], o[1]);
+    case OP_round: return a;
+    case OP_pow: return arena_printf(g->a, "tc_ipow(%s, %s)", a, o[1].s);
     case OP_mod: /* bool % bool: as int (tc_mod has no bool overload; fmod(bool, bool) is ambiguous) */
         if (t == TC_BOOL)
-            return arena_printf(g->a, "tc_mod((int)%s, (int)%s)", o[0], o[1]);
+            return arena_printf(g->a, "tc_mod((int)%s, (int)%s)", a, o[1].s);
         return from_column(g, cuda_col[n->op][0], o);
     case OP_isnan:
     case OP_isinf: return "false";
@@ -369,273 +486,18 @@ static const char *op_expr(cg *g, const lnode *n, const char *const *o)
 
 const char *cg_buf_name(cg *g, int buf)
 {
+    if (g->positional)
+        return arena_printf(g->a, "p%d", g->bufpos[buf]);
     return g->bufs->plan->bufs[buf].name;
 }
 
 void cg_use_buf(cg *g, int buf)
 {
+    if (g->positional && !g->used_buf[buf]) {
+        g->bufpos[buf] = g->nbufseq;
+        g->bufseq[g->nbufseq++] = buf;
+    }
     g->used_buf[buf] = true;
-}
-
-/* f0 with the vector's variable at 0: the offset a row's vectors start
- * from (they start at multiples of the vector width). */
-const tc_dim *row_part(cg *g, const tc_dim *f0)
-{
-    const char *vn = g->l->varnames[g->vlast];
-    const tc_dim *z = dim_const(g->c, 0);
-    return dim_subst(g->c, f0, 1, &vn, &z);
-}
-
-/* In a vector body: when element j of the vector reads flat offset f0 + j
- * of n, one vector load serves them all; the name of element vk's value, or
- * NULL when the accesses are not contiguous. */
-static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
-{
-    const tc_dim *f0 = NULL;
-    const tc_dim *v = g->l->vars[g->vlast];
-    const char *vn = g->l->varnames[g->vlast];
-    for (int j = 0; j < g->vec; j++) {
-        const tc_dim *sh = dim_add(g->c, v, dim_const(g->c, j - g->vk));
-        const tc_dim *ij[TC_MAX_RANK];
-        for (int k = 0; k < n->rank; k++)
-            ij[k] = dim_subst(g->c, idx[k], 1, &vn, &sh);
-        const tc_dim *fj = lir_flat(g->l, n, ij);
-        if (j == 0) {
-            f0 = fj;
-            continue;
-        }
-        int64_t d;
-        if (!dim_is_const(dim_sub(g->c, fj, f0), &d) || d != j)
-            return NULL;
-    }
-    /* columns: the vector's offset steps along the reduced variables; the
-     * test before the loop is the offset with them at 0, aligned, and each
-     * one's stride a multiple of the vector */
-    const char *const *vn0 = NULL;
-    const tc_dim *const *zeros = NULL;
-    int nred = 0;
-    if (g->vcols) {
-        const char **names = ARENA_ARRAY(g->a, const char *, TC_MAX_RANK);
-        const tc_dim **z = ARENA_ARRAY(g->a, const tc_dim *, TC_MAX_RANK);
-        for (int k = 0; k < g->k->rank; k++) {
-            if (!((g->elemvars >> k) & 1u) || !dim_uses(f0, g->l->varnames[k]))
-                continue;
-            if (dim_has_division_of(f0, g->l->varnames[k]))
-                return NULL;
-            names[nred] = g->l->varnames[k];
-            z[nred++] = dim_const(g->c, 0);
-        }
-        vn0 = names;
-        zeros = z;
-    }
-    const char *vec = NULL;
-    for (int i = 0; i < g->nvload && !vec; i++)
-        if (g->vload[i].n == n && g->vload[i].flat0 == f0)
-            vec = g->vload[i].name;
-    if (!vec) {
-        vec = cg_temp(g, "v");
-        const char *off = cg_index(g, f0);
-        cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);",
-                cg_store_type(n->dtype), g->vec, vec, cg_store_type(n->dtype), g->vec, ptr, off);
-        if (g->nvload == g->capvload) {
-            int cap = g->capvload ? 2 * g->capvload : 16;
-            struct cg_vload *nv = ARENA_ARRAY(g->a, struct cg_vload, cap);
-            if (g->nvload)
-                memcpy(nv, g->vload, sizeof *nv * (size_t)g->nvload);
-            g->vload = nv;
-            g->capvload = cap;
-        }
-        g->vload[g->nvload++] = (struct cg_vload){n, f0, vec};
-        if (g->vcols) {
-            const tc_dim *at0 = dim_subst(g->c, f0, nred, vn0, zeros);
-            cg_align(g, arena_printf(g->a, "%s + %s", ptr, cg_index(g, at0)), dtype_size(n->dtype) * g->vec);
-            for (int k = 0; k < nred; k++) {
-                const tc_dim *one = dim_const(g->c, 1);
-                const tc_dim *at1 = dim_subst(g->c, f0, 1, &vn0[k], &one);
-                for (int m = 0; m < nred; m++)
-                    if (m != k)
-                        at1 = dim_subst(g->c, at1, 1, &vn0[m], &zeros[m]);
-                const tc_dim *stride = dim_sub(g->c, at1, at0);
-                int64_t cs;
-                if (!dim_is_const(stride, &cs))
-                    cg_cond(g, arena_printf(g->a, "(%s) %% %d == 0", cg_index(g, stride), g->vec));
-                else if (cs % g->vec != 0)
-                    cg_cond(g, "false");
-            }
-        } else {
-            cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->vrow ? cg_index(g, row_part(g, f0)) : off),
-                     dtype_size(n->dtype) * g->vec);
-        }
-    }
-    return arena_printf(g->a, "%s.v[%d]", vec, g->vk);
-}
-
-void cg_align(cg *g, const char *addr, int bytes)
-{
-    cg_cond(g, arena_printf(g->a, "tc_aligned(%s, %d)", addr, bytes));
-}
-
-void cg_cond(cg *g, const char *c)
-{
-    for (int i = 0; i < g->nvalign; i++)
-        if (strcmp(g->valign[i], c) == 0)
-            return;
-    if (g->nvalign == g->capvalign) {
-        int cap = g->capvalign ? 2 * g->capvalign : 16;
-        const char **nv = ARENA_ARRAY(g->a, const char *, cap);
-        if (g->nvalign)
-            memcpy(nv, g->valign, sizeof *nv * (size_t)g->nvalign);
-        g->valign = nv;
-        g->capvalign = cap;
-    }
-    g->valign[g->nvalign++] = c;
-}
-
-/* The register slot of the element being generated: j, or with vectors
- * j * vec + its place in the vector. */
-static const char *pc_slot(cg *g)
-{
-    return g->vec > 1 ? arena_printf(g->a, "j * %d + %d", g->vec, g->vk) : "j";
-}
-
-/* In a persistent row: element j of this thread's share of the row (with
- * vectors, element vk of vector j) is kept in pcN[slot] from the pass that
- * first loads it to the last.  The key is the index of the vector's first
- * element, so one array holds all of a vector's elements. */
-static const tc_dim **pc_key(cg *g, const lnode *n, const tc_dim *const *idx)
-{
-    const tc_dim **key = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
-    const char *vn = g->l->varnames[g->vlast];
-    const tc_dim *back = dim_add(g->c, g->l->vars[g->vlast], dim_const(g->c, -g->vk));
-    for (int k = 0; k < n->rank; k++)
-        key[k] = g->vec > 1 ? dim_subst(g->c, idx[k], 1, &vn, &back) : idx[k];
-    return key;
-}
-
-static const char *persistent_hit(cg *g, const lnode *n, const tc_dim *const *idx)
-{
-    const tc_dim **key = pc_key(g, n, idx);
-    for (int i = 0; i < g->npcache; i++) {
-        const struct cg_pcache *e = &g->pcache[i];
-        bool eq = e->n == n;
-        for (int k = 0; k < n->rank && eq; k++)
-            eq = e->idx[k] == key[k];
-        /* filled in an earlier pass; in the pass that loads it, each
-         * element is still stored into its slot (persistent_load) */
-        if (eq && e->phase < g->phase)
-            return arena_printf(g->a, "%s[%s]", e->name, pc_slot(g));
-    }
-    return NULL;
-}
-
-static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *raw)
-{
-    const tc_dim **key = pc_key(g, n, idx);
-    const char *name = NULL;
-    for (int i = 0; i < g->npcache && !name; i++) { /* another element of the same vector */
-        const struct cg_pcache *e = &g->pcache[i];
-        bool eq = e->n == n;
-        for (int k = 0; k < n->rank && eq; k++)
-            eq = e->idx[k] == key[k];
-        if (eq)
-            name = e->name;
-    }
-    if (!name) {
-        if (g->npcache == g->cappcache) {
-            int cap = g->cappcache ? 2 * g->cappcache : 16;
-            struct cg_pcache *v = ARENA_ARRAY(g->a, struct cg_pcache, cap);
-            if (g->npcache)
-                memcpy(v, g->pcache, sizeof *v * (size_t)g->npcache);
-            g->pcache = v;
-            g->cappcache = cap;
-        }
-        name = arena_printf(g->a, "pc%d", g->npcache);
-        g->pcache[g->npcache++] = (struct cg_pcache){n, key, name, g->phase};
-        /* declared before the passes, in the row's code */
-        cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->persist * g->vec);
-    }
-    cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), raw);
-    return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
-}
-
-/* A load's value, converted to its register type. */
-static const char *converted(cg *g, const lnode *n, const char *raw)
-{
-    switch (n->dtype) {
-    case TC_F16: return arena_printf(g->a, "tc_h2f(%s)", raw);
-    case TC_BF16: return arena_printf(g->a, "tc_bf2f(%s)", raw);
-    case TC_BOOL: return arena_printf(g->a, "(%s != 0)", raw);
-    default: return raw;
-    }
-}
-
-/* In a tiled kernel: a read contiguous along the tile axis (and not along
- * the last) comes from a shared-memory tile that the first phase filled
- * with coalesced reads; the element this thread needs is [tx][ty + 8 kk]. */
-static const char *tiled_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
-{
-    const tc_dim *flat = lir_flat(g->l, n, idx);
-    if (lir_coeff(g->l, flat, g->tile) != 1 || lir_coeff(g->l, flat, g->k->rank - 1) == 1)
-        return NULL;
-    const char *name = NULL;
-    for (int i = 0; i < g->ntload && !name; i++) {
-        bool eq = g->tload[i].n == n;
-        for (int k = 0; k < n->rank && eq; k++)
-            eq = g->tload[i].idx[k] == idx[k];
-        if (eq)
-            name = g->tload[i].name;
-    }
-    if (!name) {
-        if (g->ntload == g->captload) {
-            int cap = g->captload ? 2 * g->captload : 4;
-            struct cg_tload *v = ARENA_ARRAY(g->a, struct cg_tload, cap);
-            if (g->ntload)
-                memcpy(v, g->tload, sizeof *v * (size_t)g->ntload);
-            g->tload = v;
-            g->captload = cap;
-        }
-        name = arena_printf(g->a, "tile%d", g->ntload);
-        const tc_dim **copy = ARENA_ARRAY(g->a, const tc_dim *, n->rank);
-        for (int k = 0; k < n->rank; k++)
-            copy[k] = idx[k];
-        const char *expr = converted(g, n, arena_printf(g->a, "%s[%s]", ptr, cg_index(g, flat)));
-        g->tload[g->ntload++] = (struct cg_tload){n, copy, name, expr};
-    }
-    return arena_printf(g->a, "%s[threadIdx.x][threadIdx.y + 8 * kk]", name);
-}
-
-static const char *load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
-{
-    int buf = g->bufs->buf_of[n->id];
-    if (buf < 0)
-        diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is read but stored nowhere", n->id);
-    cg_use_buf(g, buf);
-    const char *ptr = cg_buf_name(g, buf);
-    if (g->tile >= 0 && t == T_ELEM && n->rank >= 2 && g->scope == 0) {
-        const char *tv = tiled_load(g, n, idx, ptr);
-        if (tv) {
-            const char *name = cg_temp(g, "t");
-            cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, tv);
-            return name;
-        }
-    }
-    bool persist = g->persist && t == T_ELEM && g->scope == 0;
-    if (persist) {
-        const char *hit = persistent_hit(g, n, idx);
-        if (hit)
-            return hit;
-    }
-    const char *raw = NULL;
-    if (g->vec > 1 && t == T_ELEM && n->rank > 0 && g->scope == 0) /* not inside a concat's branch */
-        raw = vector_load(g, n, idx, ptr);
-    if (!raw)
-        raw = arena_printf(g->a, "%s[%s]", ptr, cg_flat(g, n, idx));
-    const char *v = converted(g, n, raw);
-    if (persist)
-        return persistent_load(g, n, idx, v);
-    const char *name = cg_temp(g, "t");
-    cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, v);
-    return name;
 }
 
 static cg_target target_of(cg *g, const lnode *n, const tc_dim *const *idx)
@@ -650,8 +512,7 @@ static cg_target target_of(cg *g, const lnode *n, const tc_dim *const *idx)
 static const char *concat_value(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
 {
     const char *res = cg_temp(g, "t");
-    int *ind;
-    target_buf(g, t, &ind);
+    int *ind = &target_block(g, t)->ind;
     cg_line(g, t, n, "%s %s;", cg_type(n->dtype), res);
     const char *ax = cg_index(g, idx[n->a.cat.axis]);
     for (int i = 0; i < n->nin; i++) {
@@ -681,36 +542,38 @@ static const char *concat_value(cg *g, const lnode *n, const tc_dim *const *idx,
     return res;
 }
 
-const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
+/* n's value at idx: a literal, a parameter, or a variable (made here if
+ * this scope has none yet). */
+static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     switch (n->kind) {
     case LK_CONST:
         return literal(g, n);
     case LK_SCALAR:
         g->used_param[n->a.param] = true;
-        return arena_printf(g->a, "s_%s", g->l->g->params[n->a.param].name);
+        return (cg_expr){arena_printf(g->a, "s_%s", g->l->g->params[n->a.param].name), true};
     case LK_DIMVAL:
-        return arena_printf(g->a, "((long long)(%s))", cg_index(g, n->a.dim));
+        return (cg_expr){arena_printf(g->a, "((long long)(%s))", cg_index(g, n->a.dim)), false};
     default:
         break;
     }
-    const char *hit = lookup(g, n, idx);
+    const cg_entry *hit = lookup(g, n, idx);
     if (hit)
-        return hit;
+        return (cg_expr){hit->name, hit->atom};
     cg_target t = target_of(g, n, idx);
-    const char *name;
+    cg_expr v = {NULL, true};
     bool own = g->f->kernel_of[n->id] == g->k->id;
     if (n->kind == LK_INPUT || (g->f->stored[n->id] && !own)) {
-        name = load(g, n, idx, t);
+        v = cg_load(g, n, idx, t);
     } else if (n->kind == LK_REDUCE) {
         if (!own || !g->acc[n->id] || g->phase_of[n->id] >= g->phase)
             diag_error(g->d, TC_ERR_INTERNAL, n->loc,
                        "codegen: reduction %%%d read before its pass", n->id);
-        name = g->acc[n->id];
+        v.s = g->acc[n->id];
     } else if (n->kind == LK_CONCAT) {
-        name = concat_value(g, n, idx, t);
+        v.s = concat_value(g, n, idx, t);
     } else if (n->kind == LK_POINTWISE) {
-        const char *ops[3] = {"", "", ""};
+        cg_expr ops[3] = {{"", true}, {"", true}, {"", true}};
         for (int i = 0; i < n->nin; i++) {
             const lref *r = &n->in[i];
             const tc_dim *ci[TC_MAX_RANK];
@@ -721,8 +584,7 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
                 ops[i] = literal_as(g, r->src, to);
                 continue;
             }
-            const char *v = cg_value(g, r->src, ci);
-            ops[i] = cg_convert(g, v, r->src->dtype, to);
+            ops[i] = convert(g, value(g, r->src, ci), r->src->dtype, to);
         }
         const char *e = op_expr(g, n, ops);
         /* An f32 element divided by a value fixed per row (softmax's sum):
@@ -739,37 +601,40 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
             if (dt != T_ELEM) {
                 const char *rn = NULL;
                 for (int i = 0; i < g->nrcp && !rn; i++)
-                    if (strcmp(g->rcp[i].of, ops[1]) == 0 && g->rcp[i].t == dt)
+                    if (strcmp(g->rcp[i].of, ops[1].s) == 0 && g->rcp[i].t == dt)
                         rn = g->rcp[i].name;
                 if (!rn) {
                     rn = cg_temp(g, "rcp");
-                    cg_line(g, dt, n, "const float %s = 1.0f / %s;", rn,
-                            simple(ops[1]) ? ops[1] : arena_printf(g->a, "(%s)", ops[1]));
+                    cg_line(g, dt, n, "const float %s = 1.0f / %s;", rn, operand(g, ops[1]));
                     if (g->nrcp < 16)
-                        g->rcp[g->nrcp++] = (struct cg_rcp){ops[1], rn, dt};
+                        g->rcp[g->nrcp++] = (struct cg_rcp){ops[1].s, rn, dt};
                 }
-                e = arena_printf(g->a, "%s * %s", simple(ops[0]) ? ops[0] : arena_printf(g->a, "(%s)", ops[0]),
-                                 rn);
+                e = arena_printf(g->a, "%s * %s", operand(g, ops[0]), rn);
             }
         }
-        if ((n->op == OP_copy || n->op == OP_cast) && e == ops[0]) {
+        if ((n->op == OP_copy || n->op == OP_cast) && e == ops[0].s) {
             /* a copy, or a cast that changes nothing in registers */
             remember(g, n, idx, t, ops[0]);
             return ops[0];
         }
-        name = cg_temp(g, "t");
+        v.s = cg_temp(g, "t");
         if (n->dtype == TC_BOOL)
-            cg_line(g, t, n, "const bool %s = (%s) != 0;", name, e);
+            cg_line(g, t, n, "const bool %s = (%s) != 0;", v.s, e);
         else if ((n->dtype == TC_F16 || n->dtype == TC_BF16) && n->op != OP_cast && n->op != OP_copy)
             /* every f16/bf16 value is one of its dtype (docs/semantics.md):
              * f32 opmath, rounded per op as the interpreter and eager
              * PyTorch do, so a fused chain gives what an unfused one does */
-            cg_line(g, t, n, "const float %s = tc_round_%s(%s);", name, dtype_name(n->dtype), e);
+            cg_line(g, t, n, "const float %s = tc_round_%s(%s);", v.s, dtype_name(n->dtype), e);
         else
-            cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, e);
+            cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), v.s, e);
     } else {
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: cannot compute %%%d here", n->id);
     }
-    remember(g, n, idx, t, name);
-    return name;
+    remember(g, n, idx, t, v);
+    return v;
+}
+
+const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    return value(g, n, idx).s;
 }

@@ -206,15 +206,50 @@ static tc_dtype scalar_ctype(tc_dtype t)
     return (t == TC_F16 || t == TC_BF16) ? TC_F32 : t;
 }
 
+/* The parameters of the kernel st launches, from its arguments (the
+ * signature's order) and which buffers it writes. */
+static void add_kernel(cg *g, tc_plan *p, pstep *st, const char *name)
+{
+    cg_bufs *b = g->bufs;
+    if (p->nkernels == b->capkernels) {
+        int cap = b->capkernels ? 2 * b->capkernels : 8;
+        pkernel *v = ARENA_ARRAY(g->a, pkernel, cap);
+        if (p->nkernels)
+            memcpy(v, p->kernels, sizeof *v * (size_t)p->nkernels);
+        p->kernels = v;
+        b->capkernels = cap;
+    }
+    pkernel *k = &p->kernels[p->nkernels];
+    k->name = name;
+    k->nparams = st->nargs;
+    k->params = ARENA_ARRAY(g->a, pparam, st->nargs > 0 ? st->nargs : 1);
+    for (int i = 0; i < st->nargs; i++) {
+        const parg *a = &st->args[i];
+        pparam *q = &k->params[i];
+        q->kind = a->kind;
+        q->dtype = a->kind == PARG_BUF      ? p->bufs[a->buf].dtype
+                   : a->kind == PARG_SCALAR ? a->dtype
+                                            : TC_DT_NONE;
+        q->written = a->kind == PARG_BUF && cg_is_written(g, a->buf);
+    }
+    st->kidx = p->nkernels++;
+}
+
 /* The kernel step for g's kernel, with arguments in the order the
  * signature lists them (kernel.c writes the signature from the same
- * order: buffers by id, sizes in first-use order, scalars, workspace). */
+ * order: buffers by id, or by first use with positional names, sizes in
+ * first-use order, scalars, workspace).  The plan's kernel table gets the
+ * kernel's parameters the first time a step launches it. */
 void cg_plan_kernel(cg *g, const char *name)
 {
     tc_plan *p = g->bufs->plan;
     const ksched *ks = g->ks;
     pstep *st = add_step(p, g->a);
     st->kind = PSTEP_KERNEL;
+    st->kidx = -1;
+    for (int i = p->nkernels - 1; i >= 0 && st->kidx < 0; i--) /* names are the unit's pointers */
+        if (p->kernels[i].name == name)
+            st->kidx = i;
     st->kernel = name;
     st->idx64 = g->idx64 || g->wide;
     st->loops = g->loops;
@@ -225,13 +260,14 @@ void cg_plan_kernel(cg *g, const char *name)
         for (int i = 0; i < p->nbufs; i++)
             if (g->used_buf[i])
                 st->fe_bufs[st->fe_n++] = i;
-        st->fe_cap = g->fe_cap;
+        st->fe_cap = g->fe.cap;
         st->fe_chunk = ks->chunk;
         st->fe_numel = ks->numel;
     }
-    for (int i = 0; i < p->nbufs && !ks->foreach; i++)
-        if (g->used_buf[i])
-            add_arg(st, g->a, (parg){PARG_BUF, i, NULL, -1, TC_DT_NONE});
+    int *order = ARENA_ARRAY(g->a, int, p->nbufs > 0 ? p->nbufs : 1);
+    int nused = ks->foreach ? 0 : cg_kernel_bufs(g, order); /* the signature's order */
+    for (int j = 0; j < nused; j++)
+        add_arg(st, g->a, (parg){PARG_BUF, order[j], NULL, -1, TC_DT_NONE});
     for (int i = 0; i < g->nsyms && !ks->foreach; i++)
         add_arg(st, g->a, (parg){PARG_DIM, -1, dim_sym(g->c, g->syms[i]), -1, TC_DT_NONE});
     for (int i = 0; i < g->l->g->nparams; i++)
@@ -256,6 +292,8 @@ void cg_plan_kernel(cg *g, const char *name)
     st->grid_cap = ks->grid_cap;
     for (int i = 0; i < 3; i++)
         st->block[i] = ks->block[i];
+    if (st->kidx < 0)
+        add_kernel(g, p, st, name);
 }
 
 static void add_matmul(tc_plan *p, cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a)

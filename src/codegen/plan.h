@@ -111,6 +111,22 @@ typedef struct parg {
 
 typedef enum { PSTEP_KERNEL, PSTEP_MATMUL, PSTEP_COPY } pstep_kind;
 
+/* A parameter of a kernel as its signature declares it: what each step
+ * that launches the kernel passes in that place (a parg of this kind; a
+ * buffer of this element dtype). */
+typedef struct pparam {
+    parg_kind kind;
+    tc_dtype dtype;         /* PARG_BUF: the buffer's dtype; PARG_SCALAR: as parg's */
+    bool written;           /* PARG_BUF: the kernel stores to it (else const) */
+} pparam;
+
+/* A kernel of the unit that the plan launches. */
+typedef struct pkernel {
+    const char *name;
+    pparam *params;
+    int nparams;
+} pkernel;
+
 /* An index variable of a kernel and the largest value it takes: a loop
  * `for (var = ...; var < bound; var += step)` reaches bound - 1 + step after
  * its last increment; with step NULL the loop is written so it cannot pass
@@ -126,7 +142,8 @@ typedef struct ploop {
 typedef struct pstep {
     pstep_kind kind;
     /* KERNEL */
-    const char *kernel;
+    int kidx;               /* the kernel it launches: plan->kernels[kidx] */
+    const char *kernel;     /* its name, plan->kernels[kidx] */
     parg *args;
     int nargs;
     const tc_dim *grid[3];
@@ -163,6 +180,10 @@ typedef struct tc_plan {
     int nbufs;
     pstep *steps;
     int nsteps;
+    pkernel *kernels;       /* the unit's kernels the steps launch, each once: steps
+                             * whose code is the same (compact kernels of a long
+                             * chain, codegen.h) share one with their own arguments */
+    int nkernels;
     int nslots;
     bool idx64;
     const tc_dim **limits;  /* must each be < 2^31 when !idx64 */

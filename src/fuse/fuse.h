@@ -7,7 +7,7 @@
  *
  * Each anchor starts in a kernel of its own; then, in topological order, an
  * anchor is merged with the kernels of the anchors its inlined expression
- * reads when the rules of architecture.md allow it:
+ * reads when these rules allow it:
  *
  *   - pointwise + pointwise: the same iteration domain (shape);
  *   - a pointwise store over a reduction's input domain: its prologue (the
@@ -56,7 +56,7 @@
  *                    over the whole domain (its persistent path keeps 16
  *                    elements a thread of each).
  *
- * The scheduler adds its share (sched.c): kernels whose work would be
+ * The scheduler adds its share (src/sched): kernels whose work would be
  * unrolled past 1,024 nodes (vector lanes, a rows kernel's registers) and
  * functions past 8,192 in all are scalar and looped.  An elementwise
  * function is exempt from the fusion limits (one kernel whatever its size);
@@ -66,6 +66,11 @@
  * every check walks only the two kernels' members or inlined expressions,
  * which the budget bounds, and the launch order is Kahn's over kernel
  * edges with a heap.
+ *
+ * The pass is in src/fuse: the driver (fuse.c), the rules (fuse_rules.c),
+ * the cost (fuse_cost.c), the merge passes (fuse_merge.c), the kernels
+ * (fuse_kernels.c), printing (fuse_print.c) and the verifier
+ * (fuse_verify.c); fuse_internal.h says what they share.
  *
  * fuse_print() gives --emit=fused:
  *     kernel 0 tc_red_fused_max_sub_exp_sum_div_0: reduce over [N, D] axes [1]

@@ -1,7 +1,7 @@
 /* bind.c - solve a function's symbolic sizes from its arguments (see bind.h).
  *
  * The solver is deliberately simple, because signatures are: every dim of a
- * parameter's type is an integer literal or a single symbol (language.md),
+ * parameter's type is an integer literal or a single symbol (docs/language.md),
  * so an argument's dims either bind a symbol, check a symbol bound earlier,
  * or check a literal.  In order:
  *

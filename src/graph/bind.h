@@ -1,6 +1,6 @@
 /* bind.h - binding run-time sizes to a function's symbolic dims.
  *
- * Shared by the reference interpreter, the CLI and (later) the runtime: given
+ * Shared by the reference interpreter, the CLI and the API (tc_run): given
  * the shapes of the tensors a caller passes and any explicit sizes
  * (--shape N=64), solve every symbol of the signature, check that each
  * argument's shape agrees, and check the graph's constraints (slice bounds).

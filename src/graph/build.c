@@ -427,14 +427,7 @@ typedef struct { int *v; int n, cap; } int_list;
 
 static void push_callee(builder *b, int_list *l, int k)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 8;
-        int *v = ARENA_ARRAY(b->a, int, cap);
-        for (int i = 0; i < l->n; i++)
-            v[i] = l->v[i];
-        l->v = v;
-        l->cap = cap;
-    }
+    ARENA_GROW(b->a, l->v, l->n, l->cap, 8);
     l->v[l->n++] = k;
 }
 

@@ -189,13 +189,6 @@ void require_dim(builder *b, const tc_dim *dim, int64_t min, tc_loc loc, const c
     for (int i = 0; i < f->ncons; i++)
         if (f->cons[i].min >= min && dim_eq(f->cons[i].dim, dim))
             return;
-    if (f->ncons == f->capcons) {
-        int cap = f->capcons ? f->capcons * 2 : 8;
-        gconstraint *c = ARENA_ARRAY(b->a, gconstraint, cap);
-        if (f->ncons)
-            memcpy(c, f->cons, sizeof *c * (size_t)f->ncons);
-        f->cons = c;
-        f->capcons = cap;
-    }
+    ARENA_GROW(b->a, f->cons, f->ncons, f->capcons, 8);
     f->cons[f->ncons++] = (gconstraint){dim, min, loc, what};
 }

@@ -40,14 +40,7 @@ gnode *graph_node_new(tc_arena *a, op_id op, tc_dtype dt, int rank, const tc_dim
 
 void graph_add(tc_arena *a, gfn *f, gnode *n)
 {
-    if (f->nnodes == f->capnodes) {
-        int cap = f->capnodes ? f->capnodes * 2 : 64;
-        gnode **nodes = ARENA_ARRAY(a, gnode *, cap);
-        if (f->nnodes)
-            memcpy(nodes, f->nodes, sizeof *nodes * (size_t)f->nnodes);
-        f->nodes = nodes;   /* the old array is abandoned in the arena */
-        f->capnodes = cap;
-    }
+    ARENA_GROW(a, f->nodes, f->nnodes, f->capnodes, 64);
     n->id = f->nnodes;
     f->nodes[f->nnodes++] = n;
 }

@@ -34,6 +34,10 @@
  * Nodes are hash-consed: the same op over the same refs is one node, so
  * layernorm's mean and the mean inside its var are computed once.
  *
+ * Files: lower.c lowers; lir.c answers queries on the IR for the later
+ * stages (strides, composition, flat offsets, coefficients, reduction rows);
+ * print.c prints (--emit=lowered) and verifies (lir_verify).
+ *
  * lir_print() gives --emit=lowered, e.g.
  *     %4 = exp(%3[$0, $1]) : f32[N, D]                       # softmax.tc:7:9
  *     %5 = sum(%4[$0, $1], axes=[1]) : f32[N, 1]

@@ -3,9 +3,10 @@
  * One pass over the graph in topological order.  Each non-view node becomes
  * a lowered node whose inputs are lrefs: the view chain between a node and
  * what it reads (at most one VIEW, the graph composes them) turns into index
- * expressions by view_index().  Composite reductions expand into primitive
+ * expressions by ref_at().  Composite reductions expand into primitive
  * ones plus pointwise nodes.  Every node goes through intern(), which
- * returns an existing identical node instead of a new one.
+ * returns an existing identical node instead of a new one.  The queries on
+ * the lowered IR that later stages use are in lir.c.
  */
 #include "lower/lir.h"
 
@@ -22,50 +23,6 @@ typedef struct lctx {
     lnode **tab;            /* intern table */
     int tabcap, ntab;
 } lctx;
-
-/* ---- index expressions ---------------------------------------------------- */
-
-void lir_strides(tc_dimctx *c, int rank, const tc_dim *const *shape, const tc_dim **out)
-{
-    const tc_dim *s = dim_const(c, 1);
-    for (int k = rank - 1; k >= 0; k--) {
-        out[k] = s;
-        s = dim_mul(c, s, shape[k]);
-    }
-}
-
-void lir_compose(const lfn *f, const lref *r, const tc_dim *const *at, int nat,
-                 const tc_dim **out)
-{
-    for (int k = 0; k < r->src->rank; k++)
-        out[k] = dim_subst(f->dims, r->idx[k], nat, f->varnames, at);
-}
-
-const tc_dim *lir_flat(const lfn *f, const lnode *n, const tc_dim *const *idx)
-{
-    const tc_dim *st[TC_MAX_RANK];
-    lir_strides(f->dims, n->rank, n->shape, st);
-    const tc_dim *flat = dim_const(f->dims, 0);
-    for (int k = 0; k < n->rank; k++)
-        flat = dim_add(f->dims, flat, dim_mul(f->dims, idx[k], st[k]));
-    return flat;
-}
-
-int64_t lir_coeff(const lfn *f, const tc_dim *e, int v)
-{
-    const char *vn = f->varnames[v];
-    const tc_dim *up = dim_add(f->dims, f->vars[v], dim_const(f->dims, 1));
-    int64_t c;
-    return dim_is_const(dim_sub(f->dims, dim_subst(f->dims, e, 1, &vn, &up), e), &c) ? c : 0;
-}
-
-bool lir_is_identity(const lfn *f, const tc_dim *const *idx, int rank)
-{
-    for (int k = 0; k < rank; k++)
-        if (idx[k] != f->vars[k])
-            return false;
-    return true;
-}
 
 /* e with every size symbol S replaced by S + 1: sizes are at least 1, so
  * a dim that is non-negative for symbols >= 0 after this is >= 0 for every
@@ -271,14 +228,7 @@ static lnode *intern(lctx *x, lnode *n)
     tab_put(x->tab, x->tabcap, n, h);
     x->ntab++;
     lfn *f = x->f;
-    if (f->nnodes == f->cap) {
-        int cap = f->cap ? 2 * f->cap : 64;
-        lnode **nodes = ARENA_ARRAY(x->a, lnode *, cap);
-        if (f->nnodes)
-            memcpy(nodes, f->nodes, sizeof *nodes * (size_t)f->nnodes);
-        f->nodes = nodes;
-        f->cap = cap;
-    }
+    ARENA_GROW(x->a, f->nodes, f->nnodes, f->cap, 64);
     n->id = f->nnodes;
     f->nodes[f->nnodes++] = n;
     for (int i = 0; i < n->nin; i++)
@@ -341,24 +291,6 @@ static lnode *cnst(lctx *x, tc_dtype dt, double f, int64_t i, tc_loc loc)
 }
 
 /* ---- reductions ---------------------------------------------------------- */
-
-int red_out_axis(const lnode *n, int j)
-{
-    if (n->a.red.keepdim)
-        return j;
-    for (int k = 0; k < n->a.red.rin; k++)
-        if (!(n->a.red.mask & (1u << k)) && j-- == 0)
-            return k;
-    return -1;
-}
-
-void red_row_index(const lfn *f, const lnode *n, const tc_dim **out)
-{
-    for (int j = 0; j < n->rank; j++) {
-        int k = red_out_axis(n, j);
-        out[j] = (n->a.red.mask & (1u << k)) ? dim_const(f->dims, 0) : f->vars[k];
-    }
-}
 
 /* A primitive reduction of `in` (a ref over the input domain). */
 static lnode *reduce(lctx *x, red_kind kind, tc_dtype dt, lref in, int rin,
@@ -679,10 +611,4 @@ lfn *lower_fn(const gfn *g, tc_dimctx *dims, tc_arena *a, tc_diag *d)
             lo->node->output = i;
     }
     return f;
-}
-
-const char *red_kind_name(red_kind k)
-{
-    static const char *const names[] = {"sum", "prod", "max", "min", "argmax", "argmin"};
-    return (unsigned)k < sizeof names / sizeof *names ? names[k] : "?";
 }

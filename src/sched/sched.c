@@ -155,9 +155,234 @@ static int max_dtype_size(const fkernel *k)
     return m;
 }
 
+/* ---- one function per strategy ---------------------------------------- */
+
+/* What every strategy reads: the function, its dims, the budget verdict. */
+typedef struct sctx {
+    const ffn *f;
+    const sfn *s;
+    tc_dimctx *c;
+    tc_diag *d;
+} sctx;
+
+/* Passes: a reduction runs one pass after the latest one it needs. */
+static void passes(const sctx *x, const fkernel *k, ksched *ks, int *phase_of, int *memo,
+                   tc_arena *a)
+{
+    int n = x->f->l->nnodes > 0 ? x->f->l->nnodes : 1;
+    ks->phase = ARENA_ARRAY(a, int, k->nreds > 0 ? k->nreds : 1);
+    for (int j = 0; j < n; j++)
+        memo[j] = -2;
+    for (int j = 0; j < k->nreds; j++) {
+        int q = needs(x->f, k, k->reds[j]->in[0].src, phase_of, memo);
+        phase_of[k->reds[j]->id] = q + 1;
+        ks->phase[j] = q + 1;
+        if (q + 2 > ks->nphases)
+            ks->nphases = q + 2;
+        memo[k->reds[j]->id] = q + 1;
+    }
+}
+
+/* SCH_POINTWISE with a read contiguous along axis ks->tile: 32 x 32 tiles. */
+static void sched_tiles(const sctx *x, const fkernel *k, ksched *ks)
+{
+    tc_dimctx *c = x->c;
+    ks->kind = SCH_POINTWISE;
+    ks->block[0] = 32;
+    ks->block[1] = 8;
+    const tc_dim *da = k->dom[k->rank - 1], *db = k->dom[ks->tile];
+    /* one statement each: a dim's atoms are ordered by creation, and the
+     * order two arguments are evaluated in is the compiler's (gcc and
+     * clang printed different grids) */
+    const tc_dim *tb = dim_ceildiv(c, db, dim_const(c, 32));
+    const tc_dim *ta = dim_ceildiv(c, da, dim_const(c, 32));
+    const tc_dim *tiles = dim_mul(c, ta, tb);
+    const tc_dim *batch = dim_const(c, 1);
+    for (int v = 0; v < k->rank - 1; v++)
+        if (v != ks->tile)
+            batch = dim_mul(c, batch, k->dom[v]);
+    ks->grid = dim_mul(c, tiles, batch);
+    ks->why = "a read is contiguous along another axis than the output's: 32 x 32 tiles "
+              "through shared memory, so reads and writes are both coalesced";
+}
+
+/* SCH_POINTWISE: grid-stride vectors; foreach for an elementwise function. */
+static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
+{
+    tc_dimctx *c = x->c;
+    ks->kind = SCH_POINTWISE;
+    ks->block[0] = BLOCK;
+    ks->vec = k->rank > 0 ? 16 / max_dtype_size(k) : 1;
+    if (ks->vec < 1)
+        ks->vec = 1;
+    bool big = ks->vec > 1 && (k->work * ks->vec > UNROLLED || x->s->big);
+    if (big)
+        ks->vec = 1;
+    /* as if 4 lanes wide whatever the dtype: the same rule for f64 */
+    ks->compact = k->work * 4 > UNROLLED || x->s->big;
+    ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec));
+    ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
+                            "accesses where contiguous and aligned"
+              : big ? "one thread per element, grid-stride; scalar: the budget (the work "
+                      "written once per vector lane would pass the unrolled limit)"
+                    : "one thread per element, grid-stride";
+    if (x->f->l->g->elementwise && x->f->nk == 1) {
+        ks->foreach = true;
+        ks->chunk = BLOCK * ks->vec * FE_STEPS;
+        ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, ks->chunk));
+        ks->why = "elementwise function: blocks take chunks of one tensor group each (any "
+                  "number of groups in one launch); 16-byte accesses where aligned";
+    }
+}
+
+/* SCH_FULL: slices into a workspace, the last block combines them. */
+static void sched_full(const sctx *x, const fkernel *k, ksched *ks)
+{
+    tc_dimctx *c = x->c;
+    ks->kind = SCH_FULL;
+    ks->compact = x->s->big;
+    ks->block[0] = BLOCK;
+    /* vector loads when the kernel only reduces (stores need the scalar path) */
+    bool elem_store = false;
+    for (int j = 0; j < k->nstores; j++)
+        elem_store |= fuse_is_element(k, k->stores[j]) && k->stores[j]->kind != LK_REDUCE;
+    ks->vec = elem_store ? 1 : 16 / max_dtype_size(k);
+    ks->grid = dim_ceildiv(c, ks->rowlen, dim_const(c, BLOCK * 4 * ks->vec));
+    ks->grid_cap = FULL_GRID_CAP;
+    ks->why = "whole-tensor reduction: blocks reduce slices into a workspace, the last "
+              "block combines them in order";
+    if (ks->nphases > 1)
+        diag_error(x->d, TC_ERR_INTERNAL, x->f->l->g->loc,
+                   "scheduling: a whole-tensor kernel with dependent reductions");
+}
+
+/* SCH_ROWS: a block per row, registers for short rows. */
+static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
+{
+    ks->kind = SCH_ROWS;
+    int64_t len;
+    /* Registers for up to ROW_ITEMS elements per thread, so a row of
+     * up to block * ROW_ITEMS is read once; the runtime sizes the
+     * block to the row (a power of two, 32 to 1024), so short rows
+     * do not leave most threads idle.  More items would hold longer
+     * rows but NVRTC time grows with the unrolled passes (softmax:
+     * 8 items 250 ms, 16 items 330 ms on the CI machine). */
+    ks->block[0] = 1024;
+    /* one reduced axis, the last: vector loads along it, ROW_ITEMS
+     * elements per thread in all */
+    ks->vec = k->mask == 1u << (k->rank - 1) ? 16 / max_dtype_size(k) : 1;
+    if (ks->vec > ROW_ITEMS)
+        ks->vec = ROW_ITEMS;
+    /* with vectors, 16 elements a thread: smaller blocks, more rows in
+     * flight per SM (measured on an H200: bf16 rmsnorm 8 elements a
+     * thread reached 2.2 TB/s, the block's syncs dominating) */
+    int per = ks->vec > 1 ? 2 * ROW_ITEMS : ROW_ITEMS;
+    ks->items = per / ks->vec;
+    ks->block_per = per;
+    if (dim_is_const(ks->rowlen, &len) && len > (int64_t)1024 * per)
+        ks->items = 0;
+    bool big = k->work * per > UNROLLED || x->s->big;
+    if (big)
+        ks->items = 0;
+    ks->compact = big;
+    ks->grid = ks->rows;
+    ks->why = big ? "reduction over trailing axes: a block per row, one pass per phase, "
+                    "epilogue pass writes the row; rows loop: the budget (the work unrolled "
+                    "for rows kept in registers would pass the unrolled limit)"
+                  : "reduction over trailing axes: a block per row, one pass per phase, "
+                    "epilogue pass writes the row";
+}
+
+/* SCH_COLUMNS: threads own kept elements; the reduced range split. */
+static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
+{
+    tc_dimctx *c = x->c;
+    ks->kind = SCH_COLUMNS;
+    ks->compact = x->s->big;
+    ks->block[0] = COL_X;
+    ks->block[1] = COL_Y;
+    ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, COL_X));
+    ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
+              "block.y splits the reduced range";
+    /* One pass: split the reduced range across blocks too, or a
+     * few hundred columns would leave most of the GPU idle. */
+    /* Several columns a thread, read as one 16-byte vector, when the
+     * last axis is kept and nothing is stored per element: loads of
+     * 4 bytes each left the memory system idle (col_sum 16384 x 4096
+     * on an H200: 120 us, 81 with 16-byte loads). */
+    bool elem_store = false;
+    for (int j = 0; j < k->nstores; j++)
+        elem_store |= fuse_is_element(k, k->stores[j]);
+    int vec = 1;
+    if (!elem_store && !(k->mask >> (k->rank - 1) & 1u)) {
+        vec = 16 / max_dtype_size(k);
+        if (vec > ROW_ITEMS)
+            vec = ROW_ITEMS;
+    }
+    int64_t len;
+    ks->split = 32;
+    if (dim_is_const(ks->rowlen, &len))
+        ks->split = len >= 32 * 256 ? 32 : len >= 2 * 256 ? (int)(len / 256) : 1;
+    if (ks->nphases != 1 || ks->split < 2) {
+        ks->split = 0;
+        return;
+    }
+    /* a column group is COL_X * vec columns wide: each warp
+     * reads COL_X * 16 contiguous bytes a row.  Measured on an
+     * H200 (f32, split 32): 16384 x 4096 120 us to 83, 4096 x
+     * 16384 146 to 94, but 65536 x 1024 116 to 128 (8 groups,
+     * 256 blocks: too few); groups COL_X columns wide ([8, 32]
+     * blocks) gave 99, 156 and 81.  A split sized at launch to
+     * the column count is the fix for both. */
+    if (vec > 1) {
+        ks->vec = vec;
+        ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, (int64_t)COL_X * vec));
+    }
+    ks->grid = dim_mul(c, ks->grid, dim_const(c, ks->split));
+    ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
+              "block.y and slices of the reduced range across blocks; the last slice "
+              "to finish combines the partials in order";
+}
+
+/* The strategy of one kernel: the shape of its domain decides. */
+static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase_of, int *memo,
+                         tc_arena *a)
+{
+    tc_dimctx *c = x->c;
+    ks->k = k;
+    ks->numel = prod(c, k, false);
+    ks->numel = dim_mul(c, ks->numel, prod(c, k, true));
+    ks->block[0] = ks->block[1] = ks->block[2] = 1;
+    ks->grid_cap = GRID_MAX;
+    ks->vec = 1;
+    if (k->kind == KK_EXTERN) {
+        ks->kind = SCH_EXTERN;
+        ks->why = "matmul: cuBLAS";
+        return;
+    }
+    passes(x, k, ks, phase_of, memo, a);
+    if (k->kind == KK_POINTWISE && (ks->tile = transposed_var(x->f, k)) >= 0) {
+        sched_tiles(x, k, ks);
+        return;
+    }
+    ks->tile = -1;
+    if (k->kind == KK_POINTWISE) {
+        sched_pointwise(x, k, ks);
+        return;
+    }
+    ks->rows = prod(c, k, false);
+    ks->rowlen = prod(c, k, true);
+    unsigned all = k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
+    if (k->mask == all)
+        sched_full(x, k, ks);
+    else if (k->inner)
+        sched_rows(x, k, ks);
+    else
+        sched_columns(x, k, ks);
+}
+
 sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
 {
-    tc_dimctx *c = f->l->dims;
     sfn *s = ARENA_NEW(a, sfn);
     s->f = f;
     s->nk = f->nk;
@@ -167,179 +392,9 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
     int n = f->l->nnodes > 0 ? f->l->nnodes : 1;
     int *phase_of = ARENA_ARRAY(a, int, n);
     int *memo = ARENA_ARRAY(a, int, n);
-    for (int i = 0; i < f->nk; i++) {
-        const fkernel *k = f->k[i];
-        ksched *ks = &s->k[i];
-        ks->k = k;
-        ks->numel = prod(c, k, false);
-        ks->numel = dim_mul(c, ks->numel, prod(c, k, true));
-        ks->block[0] = ks->block[1] = ks->block[2] = 1;
-        ks->grid_cap = GRID_MAX;
-        ks->vec = 1;
-        if (k->kind == KK_EXTERN) {
-            ks->kind = SCH_EXTERN;
-            ks->why = "matmul: cuBLAS";
-            continue;
-        }
-        /* passes: a reduction runs one pass after the latest one it needs */
-        ks->phase = ARENA_ARRAY(a, int, k->nreds > 0 ? k->nreds : 1);
-        for (int j = 0; j < n; j++)
-            memo[j] = -2;
-        for (int j = 0; j < k->nreds; j++) {
-            int q = needs(f, k, k->reds[j]->in[0].src, phase_of, memo);
-            phase_of[k->reds[j]->id] = q + 1;
-            ks->phase[j] = q + 1;
-            if (q + 2 > ks->nphases)
-                ks->nphases = q + 2;
-            memo[k->reds[j]->id] = q + 1;
-        }
-        if (k->kind == KK_POINTWISE && (ks->tile = transposed_var(f, k)) >= 0) {
-            ks->kind = SCH_POINTWISE;
-            ks->block[0] = 32;
-            ks->block[1] = 8;
-            const tc_dim *da = k->dom[k->rank - 1], *db = k->dom[ks->tile];
-            /* one statement each: a dim's atoms are ordered by creation, and the
-             * order two arguments are evaluated in is the compiler's (gcc and
-             * clang printed different grids) */
-            const tc_dim *tb = dim_ceildiv(c, db, dim_const(c, 32));
-            const tc_dim *ta = dim_ceildiv(c, da, dim_const(c, 32));
-            const tc_dim *tiles = dim_mul(c, ta, tb);
-            const tc_dim *batch = dim_const(c, 1);
-            for (int v = 0; v < k->rank - 1; v++)
-                if (v != ks->tile)
-                    batch = dim_mul(c, batch, k->dom[v]);
-            ks->grid = dim_mul(c, tiles, batch);
-            ks->why = "a read is contiguous along another axis than the output's: 32 x 32 tiles "
-                      "through shared memory, so reads and writes are both coalesced";
-            continue;
-        }
-        ks->tile = -1;
-        if (k->kind == KK_POINTWISE) {
-            ks->kind = SCH_POINTWISE;
-            ks->block[0] = BLOCK;
-            ks->vec = k->rank > 0 ? 16 / max_dtype_size(k) : 1;
-            if (ks->vec < 1)
-                ks->vec = 1;
-            bool big = ks->vec > 1 && (k->work * ks->vec > UNROLLED || s->big);
-            if (big)
-                ks->vec = 1;
-            /* as if 4 lanes wide whatever the dtype: the same rule for f64 */
-            ks->compact = k->work * 4 > UNROLLED || s->big;
-            ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec));
-            ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
-                                    "accesses where contiguous and aligned"
-                      : big ? "one thread per element, grid-stride; scalar: the budget (the work "
-                              "written once per vector lane would pass the unrolled limit)"
-                            : "one thread per element, grid-stride";
-            if (f->l->g->elementwise && f->nk == 1) {
-                ks->foreach = true;
-                ks->chunk = BLOCK * ks->vec * FE_STEPS;
-                ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, ks->chunk));
-                ks->why = "elementwise function: blocks take chunks of one tensor group each (any "
-                          "number of groups in one launch); 16-byte accesses where aligned";
-            }
-            continue;
-        }
-        ks->rows = prod(c, k, false);
-        ks->rowlen = prod(c, k, true);
-        unsigned all = k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
-        if (k->mask == all) {
-            ks->kind = SCH_FULL;
-            ks->compact = s->big;
-            ks->block[0] = BLOCK;
-            /* vector loads when the kernel only reduces (stores need the scalar path) */
-            bool elem_store = false;
-            for (int j = 0; j < k->nstores; j++)
-                elem_store |= fuse_is_element(k, k->stores[j]) && k->stores[j]->kind != LK_REDUCE;
-            ks->vec = elem_store ? 1 : 16 / max_dtype_size(k);
-            ks->grid = dim_ceildiv(c, ks->rowlen, dim_const(c, BLOCK * 4 * ks->vec));
-            ks->grid_cap = FULL_GRID_CAP;
-            ks->why = "whole-tensor reduction: blocks reduce slices into a workspace, the last "
-                      "block combines them in order";
-            if (ks->nphases > 1)
-                diag_error(d, TC_ERR_INTERNAL, f->l->g->loc,
-                           "scheduling: a whole-tensor kernel with dependent reductions");
-        } else if (k->inner) {
-            ks->kind = SCH_ROWS;
-            int64_t len;
-            /* Registers for up to ROW_ITEMS elements per thread, so a row of
-             * up to block * ROW_ITEMS is read once; the runtime sizes the
-             * block to the row (a power of two, 32 to 1024), so short rows
-             * do not leave most threads idle.  More items would hold longer
-             * rows but NVRTC time grows with the unrolled passes (softmax:
-             * 8 items 250 ms, 16 items 330 ms on the CI machine). */
-            ks->block[0] = 1024;
-            /* one reduced axis, the last: vector loads along it, ROW_ITEMS
-             * elements per thread in all */
-            ks->vec = k->mask == 1u << (k->rank - 1) ? 16 / max_dtype_size(k) : 1;
-            if (ks->vec > ROW_ITEMS)
-                ks->vec = ROW_ITEMS;
-            /* with vectors, 16 elements a thread: smaller blocks, more rows in
-             * flight per SM (measured on an H200: bf16 rmsnorm 8 elements a
-             * thread reached 2.2 TB/s, the block's syncs dominating) */
-            int per = ks->vec > 1 ? 2 * ROW_ITEMS : ROW_ITEMS;
-            ks->items = per / ks->vec;
-            ks->block_per = per;
-            if (dim_is_const(ks->rowlen, &len) && len > (int64_t)1024 * per)
-                ks->items = 0;
-            bool big = k->work * per > UNROLLED || s->big;
-            if (big)
-                ks->items = 0;
-            ks->compact = big;
-            ks->grid = ks->rows;
-            ks->why = big ? "reduction over trailing axes: a block per row, one pass per phase, "
-                            "epilogue pass writes the row; rows loop: the budget (the work unrolled "
-                            "for rows kept in registers would pass the unrolled limit)"
-                          : "reduction over trailing axes: a block per row, one pass per phase, "
-                            "epilogue pass writes the row";
-        } else {
-            ks->kind = SCH_COLUMNS;
-            ks->compact = s->big;
-            ks->block[0] = COL_X;
-            ks->block[1] = COL_Y;
-            ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, COL_X));
-            ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
-                      "block.y splits the reduced range";
-            /* One pass: split the reduced range across blocks too, or a
-             * few hundred columns would leave most of the GPU idle. */
-            /* Several columns a thread, read as one 16-byte vector, when the
-             * last axis is kept and nothing is stored per element: loads of
-             * 4 bytes each left the memory system idle (col_sum 16384 x 4096
-             * on an H200: 120 us, 81 with 16-byte loads). */
-            bool elem_store = false;
-            for (int j = 0; j < k->nstores; j++)
-                elem_store |= fuse_is_element(k, k->stores[j]);
-            int vec = 1;
-            if (!elem_store && !(k->mask >> (k->rank - 1) & 1u)) {
-                vec = 16 / max_dtype_size(k);
-                if (vec > ROW_ITEMS)
-                    vec = ROW_ITEMS;
-            }
-            int64_t len;
-            ks->split = 32;
-            if (dim_is_const(ks->rowlen, &len))
-                ks->split = len >= 32 * 256 ? 32 : len >= 2 * 256 ? (int)(len / 256) : 1;
-            if (ks->nphases != 1 || ks->split < 2) {
-                ks->split = 0;
-            } else {
-                /* a column group is COL_X * vec columns wide: each warp
-                 * reads COL_X * 16 contiguous bytes a row.  Measured on an
-                 * H200 (f32, split 32): 16384 x 4096 120 us to 83, 4096 x
-                 * 16384 146 to 94, but 65536 x 1024 116 to 128 (8 groups,
-                 * 256 blocks: too few); groups COL_X columns wide ([8, 32]
-                 * blocks) gave 99, 156 and 81.  A split sized at launch to
-                 * the column count is the fix for both. */
-                if (vec > 1) {
-                    ks->vec = vec;
-                    ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, (int64_t)COL_X * vec));
-                }
-                ks->grid = dim_mul(c, ks->grid, dim_const(c, ks->split));
-                ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
-                          "block.y and slices of the reduced range across blocks; the last slice "
-                          "to finish combines the partials in order";
-            }
-        }
-    }
+    sctx x = {f, s, f->l->dims, d};
+    for (int i = 0; i < f->nk; i++)
+        sched_kernel(&x, f->k[i], &s->k[i], phase_of, memo, a);
     return s;
 }
 

@@ -92,7 +92,17 @@ typedef struct sfn {
     bool big;               /* past the function's unrolled budget: every kernel scalar and looped */
 } sfn;
 
+/* One function per strategy (sched.c): pointwise, tiles, rows, columns,
+ * full; extern for matmuls. */
 sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d);
 void sched_print(tc_buf *b, const sfn *s);
+/* The invariants above (sched/verify.c lists them): launch limits, vector
+ * widths, passes in dependency order, non-negative grids.  A broken one is
+ * TC_ERR_INTERNAL through d. */
+void sched_verify(const sfn *s, tc_arena *a, tc_diag *d);
+/* Whether x >= 0 wherever every dim of dom[0..ndom) is (a kernel's domain,
+ * a plan's shapes: a slice's N - 1 is non-negative once sizes bind): a
+ * proof when dim_nonneg says so, else checked at sample sizes. */
+bool sched_nonneg_where(const tc_dim *x, const tc_dim *const *dom, int ndom);
 
 #endif

@@ -37,7 +37,7 @@ tools/run.c codegen/plan.h
 tools/run.c rt.h
 tools/run_groups.c codegen/plan.h
 tools/run_groups.c rt.h
-tools/tensorc.c pipeline.h
+tools/tensorc.c compile.h
 tools/tensorc.c cache.h
 tools/tensorc.c jit.h
 '

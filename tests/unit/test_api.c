@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "api_internal.h"
+#include "codegen/plan_check.h"
+#include "compile.h"
 #include "tensorc.h"
 
 static const char ADD1[] =
@@ -137,6 +139,7 @@ static void test_unsupported_stages(void **state)
         {"sched", "block ["},
         {"cuda", "__global__"},
         {"explain", "fn add1: 1 kernel"},
+        {"plan", "step 0"},
     };
     for (size_t i = 0; i < sizeof stages / sizeof stages[0]; i++) {
         const char *out = NULL;
@@ -415,11 +418,161 @@ static void test_dump_dir(void **state)
     assert_non_null(got);
     assert_string_equal(got, graph);
     free(got);
+    /* every text stage of stages.def, as tc_program_dump gives it: the whole
+     * pipeline runs in tc_compile (before, only ast and graph were written) */
+    int n = 0;
+    for (int s = 0; s < STAGE_COUNT; s++) {
+        if (!(tc_stages[s].flags & SF_TEXT))
+            continue;
+        const char *text;
+        assert_int_equal(tc_program_dump(p, tc_stages[s].name, NULL, &text), TC_OK);
+        snprintf(path, sizeof path, "%s/two_fns.%s", sub, tc_stages[s].ext);
+        got = slurp(path);
+        if (!got)
+            fail_msg("no dump %s", path);
+        assert_string_equal(got, text);
+        free(got);
+        n++;
+    }
+    assert_int_equal(n, 8); /* ast graph lowered fused sched cuda plan explain */
     tc_program_free(p);
     tc_ctx_free(ctx);
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
+}
+
+/* --- the driver: every stage in tc_compile ------------------------------------------- */
+
+typedef struct {
+    unsigned ran;           /* 1u << stage, for the stages traced */
+    int fail_at;            /* a stage to fail with a located user error, or -1 */
+} trace_log;
+
+/* A trace hook that records the stages and, at fail_at, fails the compile
+ * with a located error at the function's first output, as a lowering or
+ * fusion error of a user's program would (every such error is caught by the
+ * checker today, so the test makes one through the hook). */
+static void record(void *user, tc_program *p, int stage, const gfn *const *fns, int n,
+                   unsigned variant, double ms)
+{
+    (void)variant;
+    trace_log *t = user;
+    t->ran |= 1u << stage;
+    assert_true(ms >= 0);
+    if (stage == t->fail_at && n > 0)
+        diag_error(&p->ctx->diag, TC_ERR_COMPILE, fns[0]->outputs[0].node->loc,
+                   "%s failed here (a test hook)", tc_stages[stage].name);
+}
+
+static void test_compile_runs_every_stage(void **state)
+{
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    trace_log t = {0, -1};
+    tc_drv_set_trace(ctx, record, &t);
+    tc_program *p = compile_ok(ctx, TWO_FNS, "two.tc");
+    for (int s = 0; s < STAGE_COUNT; s++)
+        if (!(tc_stages[s].flags & (SF_RUN | SF_BINARY)))
+            if (!(t.ran >> s & 1u))
+                fail_msg("stage %s did not run in tc_compile", tc_stages[s].name);
+    /* the file's unit is kept: asking for it again runs nothing */
+    t.ran = 0;
+    const char *cuda;
+    assert_int_equal(tc_program_dump(p, "cuda", NULL, &cuda), TC_OK);
+    assert_int_equal(t.ran, 0);
+    /* 64-bit indices: the functions are scheduled again, not lowered or fused */
+    const gfn *b;
+    const struct cg_unit *u;
+    const tc_plan *plan;
+    assert_int_equal(api_entry(p, "b", &b), TC_OK);
+    assert_int_equal(api_unit(p, b, true, &u, &plan), TC_OK);
+    assert_true(plan->idx64);
+    assert_int_equal(t.ran, 1u << STAGE_SCHED | 1u << STAGE_CUDA | 1u << STAGE_PLAN);
+    tc_program_free(p);
+
+    /* a stage's error comes from tc_compile, located */
+    static const int stages[] = {STAGE_LOWERED, STAGE_FUSED, STAGE_SCHED, STAGE_CUDA, STAGE_PLAN};
+    for (size_t i = 0; i < sizeof stages / sizeof *stages; i++) {
+        t = (trace_log){0, stages[i]};
+        p = (tc_program *)1;
+        assert_int_equal(tc_compile(ctx, ADD1, strlen(ADD1), "add1.tc", &p), TC_ERR_COMPILE);
+        assert_null(p);
+        char want[128];
+        snprintf(want, sizeof want, "add1.tc:3:14: error: %s failed here (a test hook)",
+                 tc_stages[stages[i]].name);
+        if (strncmp(tc_errmsg(ctx), want, strlen(want)) != 0)
+            fail_msg("got '%s', want '%s'", tc_errmsg(ctx), want);
+        const char *file;
+        int line, col;
+        assert_int_equal(tc_error_loc(ctx, &file, &line, &col), 1);
+        assert_string_equal(file, "add1.tc");
+        assert_int_equal(line, 3);
+        assert_int_equal(col, 14);
+    }
+    tc_ctx_free(ctx);
+}
+
+/* TENSORC_DEBUG: levels and stage names (stages.def), one warning for junk. */
+static void test_debug_env(void **state)
+{
+    setenv("TENSORC_DEBUG", "sched,cuda", 1);
+    tc_debug g = tc_debug_get();
+    assert_true(g.timing);
+    assert_int_equal(g.print, 1u << STAGE_SCHED | 1u << STAGE_CUDA);
+    setenv("TENSORC_DEBUG", "5", 1);
+    g = tc_debug_get();
+    assert_true(g.timing);
+    assert_int_equal(g.print, 1u << STAGE_AST | 1u << STAGE_GRAPH);
+    setenv("TENSORC_DEBUG", "0", 1);
+    g = tc_debug_get();
+    assert_false(g.timing);
+    setenv("TENSORC_DEBUG", "sched,nope", 1);
+    g = tc_debug_get();
+    assert_false(g.timing);
+    assert_int_equal(g.print, 0);
+    setenv("TENSORC_DEBUG", "ptx", 1); /* not a text stage */
+    assert_int_equal(tc_debug_get().print, 0);
+    unsetenv("TENSORC_DEBUG");
+}
+
+/* The verifiers of sched and of the plan catch a broken result. */
+static void break_sched(void *arg)
+{
+    tc_program *p = arg;
+    sfn *s = p->fncs->s[0];
+    ksched saved = s->k[0];
+    s->k[0].block[0] = 2048; /* past CUDA's 1024 threads */
+    sched_verify(s, p->arena, &p->ctx->diag);
+    s->k[0] = saved;
+}
+
+static void break_plan(void *arg)
+{
+    tc_program *p = arg;
+    const tc_plan *plan = p->units->u->plans[0];
+    pbuf *b = &plan->bufs[plan->nbufs - 1];
+    int saved = b->kind;
+    b->kind = PBUF_TEMP; /* an output turned temporary: no slot, no life */
+    b->first = 5;
+    b->last = 1;
+    plan_check(plan, p->units->u, p->graph->fns[0], p->arena, &p->ctx->diag);
+    b->kind = saved;
+}
+
+static void test_verifiers(void **state)
+{
+    tc_ctx *ctx;
+    assert_int_equal(tc_ctx_create(&ctx), TC_OK);
+    tc_program *p = compile_ok(ctx, ADD1, "add1.tc");
+    assert_int_equal(diag_protect(&ctx->diag, break_sched, p), TC_ERR_INTERNAL);
+    assert_non_null(strstr(tc_errmsg(ctx), "sched: kernel 0"));
+    assert_non_null(strstr(tc_errmsg(ctx), "block"));
+    diag_clear(&ctx->diag);
+    assert_int_equal(diag_protect(&ctx->diag, break_plan, p), TC_ERR_INTERNAL);
+    assert_non_null(strstr(tc_errmsg(ctx), "plan of add1"));
+    tc_program_free(p);
+    tc_ctx_free(ctx);
 }
 
 int main(void)
@@ -437,6 +590,9 @@ int main(void)
         cmocka_unit_test(test_prelude),
         cmocka_unit_test(test_bind_and_run),
         cmocka_unit_test(test_dump_dir),
+        cmocka_unit_test(test_compile_runs_every_stage),
+        cmocka_unit_test(test_debug_env),
+        cmocka_unit_test(test_verifiers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

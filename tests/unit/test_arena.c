@@ -8,6 +8,9 @@
 #include <string.h>
 
 #include "arena.h"
+#include "diag.h"
+
+#include <limits.h>
 
 static void test_alloc_aligned_zeroed(void **state)
 {
@@ -93,12 +96,72 @@ static void test_buf_growth(void **state)
     arena_free(a);
 }
 
+/* arena_grow: n pushes keep every element, capacity starts at `first` and
+ * doubles only when full, the array is the same while it has room, and
+ * the new room is zeroed (callers relied on ARENA_ARRAY's zeroing). */
+static void test_grow(void **state)
+{
+    (void)state;
+    tc_arena *a = arena_new(NULL);
+    struct item { int64_t k; char tag; } *v = NULL;
+    int n = 0, cap = 0, grows = 0;
+    for (int i = 0; i < 10000; i++) {
+        struct item *before = v;
+        int cap_before = cap;
+        ARENA_GROW(a, v, n, cap, 5);
+        if (n < cap_before) {
+            assert_ptr_equal(v, before); /* room left: no new block */
+            assert_int_equal(cap, cap_before);
+        } else {
+            grows++;
+            assert_int_equal(cap, cap_before ? 2 * cap_before : 5);
+            assert_int_equal((uintptr_t)v % 16, 0);
+            for (int k = n; k < cap; k++)
+                assert_true(v[k].k == 0 && v[k].tag == 0);
+        }
+        v[n++] = (struct item){(int64_t)i * 7919, (char)i};
+    }
+    assert_int_equal(grows, 12); /* 5, 10, ..., 10240 */
+    for (int i = 0; i < n; i++)
+        if (v[i].k != (int64_t)i * 7919 || v[i].tag != (char)i)
+            fail_msg("element %d lost", i);
+    /* first <= 0 still gives room for one */
+    int *w = NULL, wn = 0, wcap = 0;
+    ARENA_GROW(a, w, wn, wcap, 0);
+    assert_int_equal(wcap, 1);
+    w[wn++] = 3;
+    arena_free(a);
+}
+
+static void grow_past_int(void *arg)
+{
+    tc_arena *a = arg;
+    char *v = NULL;
+    int cap = INT_MAX / 2 + 1;
+    ARENA_GROW(a, v, cap, cap, 8);  /* would need 2^31 elements */
+}
+
+/* A capacity past INT_MAX is an out-of-memory error, not a wrapped int. */
+static void test_grow_overflow(void **state)
+{
+    (void)state;
+    tc_diag d;
+    diag_init(&d);
+    tc_arena *a = arena_new(&d);
+    assert_int_equal(diag_protect(&d, grow_past_int, a), TC_ERR_NOMEM);
+    assert_non_null(strstr(d.msg, "out of memory"));
+    diag_release(&d);
+    arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_aligned_zeroed),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_buf_growth),
+        cmocka_unit_test(test_grow),
+        cmocka_unit_test(test_grow_overflow),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,9 +5,13 @@
  * splitmix64 seed, make a few thousand mutants of them (byte flips, span
  * deletions and duplications, insertions of tokens from a dictionary of the
  * language's punctuation, keywords and nasty literals, and splices of two
- * files) and compile each through include/tensorc.h.  Every mutant must come
- * back with TC_OK or a user-error status (SYNTAX, COMPILE, LIMIT, NOT_FOUND),
- * never TC_ERR_INTERNAL (a verifier failure is a bug), and never crash (the
+ * files) and compile each through include/tensorc.h.  tc_compile runs every
+ * stage (parse, graph, lower, fuse, schedule, codegen, each with its
+ * verifier: src/compile.c), so every mutant that compiles reaches CUDA text;
+ * a sample of those goes through NVRTC (runtime/nvrtc.h, PTX for sm_90),
+ * which must accept it.  Every mutant must come back with TC_OK or a
+ * user-error status (SYNTAX, COMPILE, LIMIT, NOT_FOUND), never
+ * TC_ERR_INTERNAL (a verifier failure is a bug), and never crash (the
  * sanitizer build catches memory and UB errors).  An error must be located:
  * the message starts "<name>:LINE:COL: error: " with LINE/COL equal to
  * tc_error_loc() and LINE within the mutant.  A program that compiles must
@@ -39,6 +43,11 @@
 
 #include "tensorc.h"
 
+#include <time.h>
+
+#include "diag.h"
+#include "nvrtc.h"
+
 #ifndef TC_SOURCE_DIR
 #error "TC_SOURCE_DIR must name the source tree (tests/CMakeLists.txt sets it)"
 #endif
@@ -47,6 +56,11 @@
  * sanitizer build stays under ~20 s. */
 #define FUZZ_ITERS_DEFAULT 8000
 #define FUZZ_SEED_DEFAULT 0x7e45c0de2024ULL
+/* Every NVRTC_EVERY-th mutant that compiles to CUDA goes through NVRTC, at
+ * most NVRTC_MAX of them (some 0.1-0.3 s each): TC_FUZZ_NVRTC_EVERY and
+ * TC_FUZZ_NVRTC_MAX change them (0: none). */
+#define NVRTC_EVERY_DEFAULT 32
+#define NVRTC_MAX_DEFAULT 24
 /* Failing mutants printed in full before the test gives up on printing. */
 #define MAX_PRINTED 5
 
@@ -279,6 +293,10 @@ typedef struct {
     int printed;      /* of those, how many were printed in full */
     int n_ok, n_err;  /* for the summary */
     int by_status[TC_STATUS_COUNT];
+    int n_cuda;       /* compiled to CUDA text (tc_compile runs every stage) */
+    int nvrtc_every;  /* send every nvrtc_every-th of those through NVRTC (0: none) */
+    int nvrtc_max, n_nvrtc, nvrtc_ms;
+    bool nvrtc_off;   /* NVRTC could not be loaded: said once, then skipped */
 } fuzz_state;
 
 static size_t line_count(const char *s, size_t n)
@@ -306,6 +324,38 @@ static void report(fuzz_state *fs, const char *name, const char *src, size_t len
         fwrite(src, 1, len, stderr);
         fprintf(stderr, "\n=== end of input ===\n");
     }
+}
+
+/* A sample of the CUDA the mutants compile to goes through NVRTC (PTX for
+ * sm_90): generated code that NVRTC rejects is a bug as much as a crash. */
+static void check_nvrtc(fuzz_state *fs, const char *name, const char *src, size_t len,
+                        const char *cuda)
+{
+    if (fs->nvrtc_off || !fs->nvrtc_every || fs->n_nvrtc >= fs->nvrtc_max ||
+        fs->n_cuda % fs->nvrtc_every != 0)
+        return;
+    if (nvrtc_load(NULL) != TC_OK) {
+        fprintf(stderr, "test_fuzz: NVRTC not found: no mutant's CUDA is compiled\n");
+        fs->nvrtc_off = true;
+        return;
+    }
+    tc_diag d;
+    diag_init(&d);
+    nvrtc_output out = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    tc_status st = nvrtc_compile(cuda, "mutant.cu", 90, false, NULL, 0, &out, &d);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    fs->nvrtc_ms += (int)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000);
+    fs->n_nvrtc++;
+    if (st != TC_OK) {
+        char why[4096];
+        snprintf(why, sizeof why, "its CUDA does not compile with NVRTC: %s: %.3000s",
+                 tc_status_str(st), d.msg ? d.msg : "");
+        report(fs, name, src, len, why);
+    }
+    nvrtc_output_free(&out);
+    diag_release(&d);
 }
 
 static int user_error(tc_status st)
@@ -349,6 +399,15 @@ static tc_status check_input(fuzz_state *fs, const char *name, const char *src, 
             const char *ast = NULL;
             if (tc_program_dump(prog, "ast", NULL, &ast) != TC_OK || !ast || ast[0])
                 report(fs, name, src, len, "compiles but the graph dump is empty");
+        }
+        /* tc_compile ran every stage with its verifier: the CUDA is there */
+        const char *cuda = ds == TC_OK && out && out[0] ? tc_program_source(prog, NULL) : NULL;
+        if (ds == TC_OK && out && out[0] && !cuda) {
+            snprintf(why, sizeof why, "compiles but has no CUDA: %s", tc_errmsg(fs->ctx));
+            report(fs, name, src, len, why);
+        } else if (cuda) {
+            fs->n_cuda++;
+            check_nvrtc(fs, name, src, len, cuda);
         }
         tc_program_free(prog);
         return st;
@@ -579,6 +638,8 @@ static void test_mutants(void **state)
 
     fuzz_state fs = { 0 };
     assert_int_equal(tc_ctx_create(&fs.ctx), TC_OK);
+    fs.nvrtc_every = (int)env_ull("TC_FUZZ_NVRTC_EVERY", NVRTC_EVERY_DEFAULT);
+    fs.nvrtc_max = (int)env_ull("TC_FUZZ_NVRTC_MAX", NVRTC_MAX_DEFAULT);
     bytes m = { 0 };
     for (unsigned long long i = 0; i < iters; i++) {
         size_t fi = rnd(c.n);
@@ -595,13 +656,15 @@ static void test_mutants(void **state)
         check_input(&fs, name, m.p ? m.p : "", m.len);
     }
     fprintf(stderr,
-            "test_fuzz: seed 0x%llx, %llu mutants: %d compiled, %d errors "
+            "test_fuzz: seed 0x%llx, %llu mutants: %d compiled (%d to CUDA text through every "
+            "stage and verifier, %d of those through NVRTC in %d ms), %d errors "
             "(SYNTAX %d, COMPILE %d, LIMIT %d, NOT_FOUND %d), %d broke a rule\n",
-            seed, iters, fs.n_ok, fs.n_err, fs.by_status[TC_ERR_SYNTAX],
-            fs.by_status[TC_ERR_COMPILE], fs.by_status[TC_ERR_LIMIT],
+            seed, iters, fs.n_ok, fs.n_cuda, fs.n_nvrtc, fs.nvrtc_ms, fs.n_err,
+            fs.by_status[TC_ERR_SYNTAX], fs.by_status[TC_ERR_COMPILE], fs.by_status[TC_ERR_LIMIT],
             fs.by_status[TC_ERR_NOT_FOUND], fs.failures);
     /* The mutants must exercise both sides, or the mutation rates are off. */
     assert_true(fs.n_ok > 0);
+    assert_true(fs.n_cuda > 0);
     assert_true(fs.n_err > 0);
     assert_int_equal(fs.failures, 0);
     free(m.p);

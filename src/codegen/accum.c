@@ -1,0 +1,142 @@
+/* accum.c - reductions' accumulators: their types, identities and names,
+ * the accumulate statements of a pass, and the results after it.
+ */
+#include "codegen/cg.h"
+
+#include <string.h>
+
+static tc_dtype acc_dtype(const lnode *r)
+{
+    if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN)
+        return r->in[0].src->dtype;
+    return r->dtype;
+}
+
+const char *cg_acc_type(cg *g, const lnode *r)
+{
+    tc_dtype t = acc_dtype(r);
+    const char *base = t == TC_BOOL ? "int" : cg_type(t);
+    if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN)
+        return arena_printf(g->a, "tc_argv<%s>", base);
+    return base;
+}
+
+const char *cg_red_op(const lnode *r)
+{
+    static const char *const names[] = {"tc_op_sum", "tc_op_prod", "tc_op_max", "tc_op_min",
+                                        "tc_op_argmax", "tc_op_argmin"};
+    return names[r->a.red.kind];
+}
+
+/* The number in r's accumulator's and result's names: its node id, or
+ * with positional names its place among the kernel's reductions. */
+int cg_rno(const cg *g, const lnode *r)
+{
+    if (g->positional)
+        for (int j = 0; j < g->k->nreds; j++)
+            if (g->k->reds[j] == r)
+                return j;
+    return r->id;
+}
+
+/* The identity of r's operator, as an expression of its accumulator type. */
+const char *cg_acc_init(cg *g, const lnode *r)
+{
+    const char *t = cg_acc_type(g, r);
+    const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
+    switch (r->a.red.kind) {
+    case RK_SUM: return arena_printf(g->a, "(%s)0", t);
+    case RK_PROD: return arena_printf(g->a, "(%s)1", t);
+    case RK_MAX: return arena_printf(g->a, "tc_lowest<%s>()", t);
+    case RK_MIN: return arena_printf(g->a, "tc_highest<%s>()", t);
+    case RK_ARGMAX: return arena_printf(g->a, "%s{tc_lowest<%s>(), -1}", t, vt);
+    default: return arena_printf(g->a, "%s{tc_highest<%s>(), -1}", t, vt);
+    }
+}
+
+/* All-zero bits of r's accumulator type (the workspace's resting state):
+ * T{} is not C++ when T is two words (long long{}) */
+const char *cg_acc_zero(cg *g, const lnode *r)
+{
+    if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN)
+        return arena_printf(g->a, "%s{}", cg_acc_type(g, r));
+    return arena_printf(g->a, "(%s)0", cg_acc_type(g, r));
+}
+
+/* r's accumulator: accN, or accN[sub] when a thread has several columns */
+static const char *acc_name(cg *g, const lnode *r)
+{
+    if (g->acc_at)
+        return arena_printf(g->a, "acc%d[%s]", cg_rno(g, r), g->acc_at);
+    return arena_printf(g->a, "acc%d", cg_rno(g, r));
+}
+
+/* Declarations of this pass's accumulators, and accumulate statements into
+ * the body (the value read at the reduction's input index; pos names the
+ * flat position in the reduced axes, for arg reductions).  shift: element
+ * `shift` of a vector along the last axis; when that axis is reduced (rows,
+ * full: pos_shift) the element's position is pos + shift, but when it is
+ * kept (a thread's columns) every element of the vector is at pos. */
+void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos, int shift,
+                          bool pos_shift)
+{
+    for (int j = 0; j < g->k->nreds; j++) {
+        const lnode *r = g->k->reds[j];
+        if (g->ks->phase[j] != phase)
+            continue;
+        const char *at = cg_acc_type(g, r);
+        const char *a = acc_name(g, r);
+        if (decl)
+            cg_block_add(decl, g->a, ind, arena_printf(g->a, "%s %s = %s;", at, a, cg_acc_init(g, r)));
+        const tc_dim *const *idx = r->in[0].idx;
+        const tc_dim *sh[TC_MAX_RANK];
+        if (shift) { /* element `shift` of a vector along the last axis */
+            const char *vn = g->l->varnames[g->v.last];
+            const tc_dim *v = dim_add(g->c, g->l->vars[g->v.last], dim_const(g->c, shift));
+            for (int k = 0; k < r->in[0].src->rank; k++)
+                sh[k] = dim_subst(g->c, idx[k], 1, &vn, &v);
+            idx = sh;
+        }
+        const char *v = cg_value(g, r->in[0].src, idx);
+        if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN) {
+            const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
+            cg_line(g, T_ELEM, r, "%s = %s()(%s, %s{(%s)%s, (long long)(%s)});", a, cg_red_op(r), a, at,
+                    vt, v, shift && pos_shift ? arena_printf(g->a, "%s + %d", pos, shift) : pos);
+        } else {
+            cg_line(g, T_ELEM, r, "%s = %s()(%s, %s);", a, cg_red_op(r), a,
+                    cg_convert(g, v, r->in[0].src->dtype, acc_dtype(r) == TC_BOOL ? TC_I32 : r->dtype));
+        }
+    }
+}
+
+/* Declarations of this pass's accumulators, and accumulate statements into
+ * the body (the value read at the reduction's input index; pos names the
+ * flat position in the reduced axes, for arg reductions). */
+void cg_accumulate(cg *g, int phase, cg_block *decl, int ind, const char *pos)
+{
+    cg_accumulate_at(g, phase, decl, ind, pos, 0, false);
+}
+
+/* After the pass's loop: combine across threads (how: `combine`, a helper
+ * name) and name each result for the rest of the kernel. */
+void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine)
+{
+    for (int j = 0; j < g->k->nreds; j++) {
+        const lnode *r = g->k->reds[j];
+        if (g->ks->phase[j] != phase)
+            continue;
+        const char *at = cg_acc_type(g, r);
+        const char *a = acc_name(g, r);
+        const char *res = arena_printf(g->a, "r%d", cg_rno(g, r));
+        if (combine)
+            buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem);\n", ind, "", a, combine, a, cg_red_op(r), at);
+        bool arg = r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN;
+        bool lowp = (r->dtype == TC_F16 || r->dtype == TC_BF16) && !arg && r->a.red.kind != RK_MAX &&
+                    r->a.red.kind != RK_MIN; /* a max of bf16 values is one already */
+        if (lowp)
+            buf_printf(o, "%*sconst float %s = tc_round_%s(%s);\n", ind, "", res, dtype_name(r->dtype), a);
+        else
+            buf_printf(o, "%*sconst %s %s = %s%s;\n", ind, "", cg_type(r->dtype), res, a, arg ? ".i" : "");
+        g->acc[r->id] = res;
+    }
+}

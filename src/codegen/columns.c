@@ -1,0 +1,277 @@
+/* columns.c - split SCH_COLUMNS: each block reduces a slice of the reduced
+ * range into partials in the workspace; the last block of a column group
+ * combines them.  Scalar, or CV columns a thread by vector loads.
+ */
+#include "codegen/cg.h"
+
+#include <string.h>
+
+/* Split column reductions: after writing its partials, a block takes a
+ * ticket; only the last of the S slices of its column group goes on (to
+ * combine them), after a fence so it sees every other slice's partials. */
+static void last_block_only(tc_buf *o, int S)
+{
+    buf_puts(o, "    __shared__ bool last_block;\n"
+                "    __threadfence();\n"
+                "    __syncthreads();\n"
+                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n");
+    buf_printf(o, "        last_block = atomicAdd(ticket, 1u) == %du;\n", S - 1);
+    buf_puts(o, "    __syncthreads();\n"
+                "    if (!last_block)\n"
+                "        return;\n"
+                "    __threadfence();\n");
+}
+
+/* COLUMNS with the reduced range split in ks->split slices: block b takes
+ * column group b / split and slice b % split, writes one partial per
+ * column, and the last block of a column group to finish combines them in
+ * slice order and stores (a ticket per group in the workspace, reset by
+ * that block).  Workspace: 16 bytes of ticket per group, then per
+ * reduction split * rows partials of 16 bytes (a region per reduction, addressed in bytes: a
+ * 4-byte partial indexed as its own type would overlap the previous reduction's region). */
+/* The index variables of a split column kernel (CV columns a thread) and
+ * the limits that bound them: a slice's end (lo + chunk, at most len + S),
+ * the reduced loop (r += blockDim.y), a thread's columns (c0 + e, up to a
+ * column group past rows) and the partials (reduction j, slice, column). */
+static void split_loops(cg *g, int CV)
+{
+    const ksched *ks = g->ks;
+    tc_dimctx *c = g->c;
+    cg_loop(g, "lo + chunk", ks->rowlen, dim_const(c, ks->split));
+    cg_loop(g, "r", ks->rowlen, dim_const(c, ks->block[1]));
+    cg_limit(g, dim_add(c, ks->rowlen, dim_const(c, 1024)));
+    const tc_dim *cols = dim_const(c, (int64_t)2 * ks->block[0] * CV);
+    cg_loop(g, CV > 1 ? "c0 + e" : "cb + threadIdx.x", ks->rows, cols);
+    cg_limit(g, dim_add(c, ks->rows, cols));
+    const tc_dim *parts = dim_mul(c, ks->rows, dim_const(c, (int64_t)ks->split * g->k->nreds));
+    cg_loop(g, "partial", parts, NULL);
+    cg_limit(g, parts);
+}
+
+void cg_columns_split(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    int S = ks->split;
+    split_loops(g, 1);
+    g->elemvars = k->mask;
+    g->rowvars = cg_all_axes(k) & ~k->mask;
+    cg_reset_bufs(g);
+    g->phase = 0;
+    cg_block decl = {0};
+    cg_accumulate(g, 0, &decl, 4, "r");
+    for (int i = 0; i < k->nstores; i++)
+        if (fuse_is_element(k, k->stores[i]))
+            cg_store(g, T_ELEM, k->stores[i], "active");
+    cg_block body = g->body, pass_rpre = g->rpre;
+    cg_forget(g, T_ELEM);
+    tc_buf post;
+    buf_init(&post, g->a);
+    cg_finish_pass(g, 0, &post, 4, NULL);
+    g->phase = 1;
+    cg_reset_bufs(g);
+    for (int i = 0; i < k->nstores; i++)
+        if (!fuse_is_element(k, k->stores[i]))
+            cg_store(g, T_ELEM, k->stores[i], NULL);
+
+    cg_put(o, 4, &g->kpre);
+    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
+    buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
+    buf_puts(o, "    const idx_t hi = lo + chunk < len ? lo + chunk : len;\n"
+                "    const idx_t cb = group * blockDim.x;\n"
+                "    const bool active = cb + threadIdx.x < rows;\n"
+                "    /* idle threads work on the last column so every load stays in bounds */\n"
+                "    const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
+    cg_decompose(g, o, 4, "row", cg_all_axes(k) & ~k->mask);
+    cg_put(o, 4, &pass_rpre);
+    cg_put(o, 0, &decl);
+    buf_puts(o, "    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
+    cg_decompose(g, o, 8, "r", k->mask);
+    cg_put(o, 8, &body);
+    buf_puts(o, "    }\n");
+    buf_puts(o, "    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;\n"
+                "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        int rn = cg_rno(g, r);
+        const char *at = cg_acc_type(g, r);
+        buf_printf(o, "    acc%d = tc_col_reduce(acc%d, %s(), (%s *)tc_smem);\n", rn, rn, cg_red_op(r), at);
+        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
+                   at, rn, at, j, S);
+        buf_printf(o, "    if (threadIdx.y == 0 && active)\n        part%d[slice * rows + row] = acc%d;\n",
+                   rn, rn);
+    }
+    last_block_only(o, S);
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        int rn = cg_rno(g, r);
+        buf_printf(o, "    acc%d = %s;\n", rn, cg_acc_init(g, r));
+        buf_printf(o, "    for (int s = 0; s < %d; s++)\n        acc%d = %s()(acc%d, tc_ldcg(part%d + s * rows + row));\n",
+                   S, rn, cg_red_op(r), rn, rn);
+    }
+    /* leave the workspace zero, as the launch plan promises */
+    buf_puts(o, "    __syncthreads();\n"
+                "    if (threadIdx.y == 0 && active)\n"
+                "        for (int s = 0; s < ");
+    buf_printf(o, "%d; s++) {\n", S);
+    for (int j = 0; j < k->nreds; j++)
+        buf_printf(o, "            part%d[s * rows + row] = %s;\n", cg_rno(g, k->reds[j]),
+                   cg_acc_zero(g, k->reds[j]));
+    buf_puts(o, "        }\n");
+    buf_puts(o, buf_str(&post));
+    cg_put(o, 4, &g->rpre);
+    buf_puts(o, "    if (threadIdx.y == 0 && active) {\n");
+    cg_put(o, 8, &g->body);
+    buf_puts(o, "    }\n"
+                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
+                "        *ticket = 0; /* ready for the next launch */\n");
+}
+
+/* COLUMNS split, CV = ks->vec consecutive kept elements (columns) a thread:
+ * one 16-byte load covers them where the reads are contiguous along the
+ * last (kept) axis and aligned, tested once per thread; else each column
+ * by scalar loads.  Accumulators are arrays, one slot per column; the rest
+ * is columns_split's, per column.  Only kernels without element-level
+ * stores (sched.c). */
+void cg_columns_split_vec(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    int S = ks->split, CV = ks->vec, rank = k->rank;
+    unsigned kept = cg_all_axes(k) & ~k->mask;
+    split_loops(g, CV);
+    g->phase = 0;
+    /* the vector body: reduced variables vary, kept ones fixed per thread */
+    g->elemvars = k->mask;
+    g->rowvars = kept;
+    cg_vector_begin(g, CV, rank - 1);
+    g->v.cols = true;
+    for (int e = 0; e < CV; e++) {
+        g->v.k = e;
+        g->acc_at = arena_printf(g->a, "%d", e);
+        cg_accumulate_at(g, 0, NULL, 0, "r", e, false); /* e: a column, not a position */
+    }
+    g->v.cols = false;
+    g->v.n = 1;
+    cg_block vbody = g->body, vrpre = g->rpre;
+    int nalign = g->v.nalign;
+    const char **align = g->v.align;
+    g->v.align = NULL;
+    g->v.nalign = g->v.capalign = 0;
+    cg_forget(g, T_ROW);
+    /* the scalar body: one column (e) at a time, everything inside the loop */
+    cg_reset_bufs(g);
+    g->elemvars = cg_all_axes(k);
+    g->rowvars = 0;
+    g->acc_at = "e";
+    cg_accumulate(g, 0, NULL, 0, "r");
+    cg_block sbody = g->body, srpre = g->rpre;
+    cg_forget(g, T_ROW);
+    /* the results and the final stores, per column */
+    g->elemvars = k->mask;
+    g->rowvars = kept;
+    tc_buf post;
+    buf_init(&post, g->a);
+    cg_finish_pass(g, 0, &post, 8, NULL);
+    g->acc_at = NULL;
+    g->phase = 1;
+    cg_reset_bufs(g);
+    for (int i = 0; i < k->nstores; i++)
+        cg_store(g, T_ELEM, k->stores[i], NULL);
+
+    cg_put(o, 4, &g->kpre);
+    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
+    buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
+    buf_puts(o, "    const idx_t hi = lo + chunk < len ? lo + chunk : len;\n");
+    buf_printf(o, "    const idx_t c0 = (group * blockDim.x + threadIdx.x) * %d; /* this thread's first column */\n",
+               CV);
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        int rn = cg_rno(g, r);
+        buf_printf(o, "    %s acc%d[%d];\n", cg_acc_type(g, r), rn, CV);
+        buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++)\n        acc%d[e] = %s;\n", CV, rn,
+                   cg_acc_init(g, r));
+    }
+    buf_puts(o, "    {\n        const idx_t row = c0;\n");
+    cg_decompose(g, o, 8, "row", kept);
+    buf_printf(o, "        if (c0 + %d <= rows", CV);
+    if (__builtin_popcount(kept) > 1) /* the vector stays in one row of the last dim */
+        buf_printf(o, " && i%d + %d <= %s", rank - 1, CV, cg_index(g, k->dom[rank - 1]));
+    for (int i = 0; i < nalign; i++)
+        buf_printf(o, " &&\n            %s", align[i]);
+    buf_puts(o, ") {\n");
+    cg_put(o, 12, &vrpre);
+    buf_puts(o, "            #pragma unroll 4\n"
+                "            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
+    cg_decompose(g, o, 16, "r", k->mask);
+    cg_put(o, 16, &vbody);
+    buf_puts(o, "            }\n"
+                "        } else {\n"
+                "            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
+    cg_decompose(g, o, 16, "r", k->mask);
+    buf_printf(o, "                #pragma unroll\n"
+                  "                for (int e = 0; e < %d; e++) {\n"
+                  "                    /* columns past the end read the last one, so loads stay in bounds */\n"
+                  "                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n", CV);
+    cg_decompose(g, o, 20, "row", kept);
+    cg_put(o, 20, &srpre);
+    cg_put(o, 20, &sbody);
+    buf_puts(o, "                }\n"
+                "            }\n"
+                "        }\n"
+                "    }\n");
+    buf_printf(o, "    const idx_t groups = (rows + blockDim.x * %d - 1) / (blockDim.x * %d);\n", CV, CV);
+    buf_puts(o, "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        int rn = cg_rno(g, r);
+        const char *at = cg_acc_type(g, r);
+        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
+                   at, rn, at, j, S);
+    }
+    buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        int rn = cg_rno(g, r);
+        buf_printf(o, "        acc%d[e] = tc_col_reduce(acc%d[e], %s(), (%s *)tc_smem);\n", rn, rn,
+                   cg_red_op(r), cg_acc_type(g, r));
+        buf_printf(o, "        if (threadIdx.y == 0 && c0 + e < rows)\n"
+                      "            part%d[slice * rows + c0 + e] = acc%d[e];\n", rn, rn);
+    }
+    buf_puts(o, "    }\n");
+    last_block_only(o, S);
+    buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
+    buf_puts(o, "        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n");
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *r = k->reds[j];
+        int rn = cg_rno(g, r);
+        buf_printf(o, "        acc%d[e] = %s;\n", rn, cg_acc_init(g, r));
+        buf_printf(o, "        for (int s = 0; s < %d; s++)\n"
+                      "            acc%d[e] = %s()(acc%d[e], tc_ldcg(part%d + s * rows + row));\n",
+                   S, rn, cg_red_op(r), rn, rn);
+    }
+    buf_puts(o, "    }\n");
+    /* leave the workspace zero, as the launch plan promises */
+    buf_printf(o, "    __syncthreads();\n"
+                  "    if (threadIdx.y == 0)\n"
+                  "        for (int e = 0; e < %d && c0 + e < rows; e++)\n"
+                  "            for (int s = 0; s < %d; s++) {\n", CV, S);
+    for (int j = 0; j < k->nreds; j++)
+        buf_printf(o, "                part%d[s * rows + c0 + e] = %s;\n", cg_rno(g, k->reds[j]),
+                   cg_acc_zero(g, k->reds[j]));
+    buf_puts(o, "            }\n");
+    buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
+    buf_puts(o, "        const bool active = c0 + e < rows;\n"
+                "        const idx_t row = active ? c0 + e : rows - 1;\n");
+    cg_decompose(g, o, 8, "row", kept);
+    buf_puts(o, buf_str(&post));
+    cg_put(o, 8, &g->rpre);
+    buf_puts(o, "        if (threadIdx.y == 0 && active) {\n");
+    cg_put(o, 12, &g->body);
+    buf_puts(o, "        }\n"
+                "    }\n"
+                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
+                "        *ticket = 0; /* ready for the next launch */\n");
+}

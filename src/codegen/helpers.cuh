@@ -1,0 +1,194 @@
+typedef unsigned long long tc_u64;
+/* rows kernels: a register cap for occupancy (__maxnreg__ is CUDA 12.4+) */
+#if defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1204
+#define TC_ROWS_BOUNDS __maxnreg__(40)
+#else
+#define TC_ROWS_BOUNDS __launch_bounds__(1024)
+#endif
+
+/* 16-bit floats are stored as their bits; math is done in f32 */
+__device__ __forceinline__ float tc_h2f(unsigned short h) {
+    float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f;
+}
+__device__ __forceinline__ unsigned short tc_f2h(float f) {
+    unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+}
+__device__ __forceinline__ float tc_bf2f(unsigned short h) { return __uint_as_float((unsigned)h << 16); }
+__device__ __forceinline__ unsigned short tc_f2bf(float f) {
+#if __CUDA_ARCH__ >= 800
+    unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h;
+#else
+    unsigned u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u); /* NaN */
+    u += 0x7fffu + ((u >> 16) & 1u); /* round to nearest even */
+    return (unsigned short)(u >> 16);
+#endif
+}
+/* two at once, lo in the low half: one instruction on sm_80+ */
+__device__ __forceinline__ unsigned tc_f2bf2(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+    unsigned r; asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+#else
+    return (unsigned)tc_f2bf(lo) | (unsigned)tc_f2bf(hi) << 16;
+#endif
+}
+__device__ __forceinline__ unsigned tc_f2h2(float lo, float hi) {
+#if __CUDA_ARCH__ >= 800
+    unsigned r; asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo)); return r;
+#else
+    return (unsigned)tc_f2h(lo) | (unsigned)tc_f2h(hi) << 16;
+#endif
+}
+__device__ __forceinline__ float tc_round_f16(float x) { return tc_h2f(tc_f2h(x)); }
+__device__ __forceinline__ float tc_round_bf16(float x) { return tc_bf2f(tc_f2bf(x)); }
+
+/* NaN-propagating, like torch.maximum / torch.minimum */
+template <class T> __device__ __forceinline__ T tc_max(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+template <class T> __device__ __forceinline__ T tc_min(T a, T b) { return a != a ? a : b != b ? b : a < b ? a : b; }
+template <class T> __device__ __forceinline__ T tc_clamp(T x, T lo, T hi) { return tc_min(tc_max(x, lo), hi); }
+template <class T> __device__ __forceinline__ T tc_relu(T x) { return x != x ? x : x > (T)0 ? x : (T)0; }
+template <class T> __device__ __forceinline__ T tc_sign(T x) { return x != x ? x : (T)((x > (T)0) - (x < (T)0)); }
+/* The edges, as docs/semantics.md ("Edges") and the interpreter define them.
+ * Python's %: the sign of the divisor, a zero result signed like it; x % 0.0 is NaN */
+template <class T> __device__ __forceinline__ T tc_mod(T a, T b) {
+    T r = fmod(a, b);
+    if (r == (T)0) return copysign((T)0, b);
+    return ((r < (T)0) != (b < (T)0)) ? r + b : r;
+}
+__device__ __forceinline__ float tc_mod(float a, float b) {
+    float r = fmodf(a, b);
+    if (r == 0.0f) return copysignf(0.0f, b);
+    return ((r < 0.0f) != (b < 0.0f)) ? r + b : r;
+}
+/* integer % 0 is 0; % -1 is 0 (INT64_MIN % -1 would trap) */
+__device__ __forceinline__ long long tc_mod(long long a, long long b) {
+    if (b == 0 || b == -1) return 0;
+    long long r = a % b;
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+__device__ __forceinline__ int tc_mod(int a, int b) { return (int)tc_mod((long long)a, (long long)b); }
+/* integer **: wraps (unsigned products: no signed overflow); a negative power
+ * truncates toward zero, so it is 0 but for 1 and -1, and 0 ** negative is 0 */
+template <class T, class U> __device__ __forceinline__ T tc_ipow_(T a, T b) {
+    if (b < 0) return a == 1 ? (T)1 : a == -1 ? (T)(b % 2 == 0 ? 1 : -1) : (T)0;
+    U r = 1, x = (U)a;
+    for (unsigned long long e = (unsigned long long)b; e; e >>= 1) { if (e & 1) r *= x; x *= x; }
+    return (T)r;
+}
+__device__ __forceinline__ int tc_ipow(int a, int b) { return tc_ipow_<int, unsigned>(a, b); }
+__device__ __forceinline__ long long tc_ipow(long long a, long long b) { return tc_ipow_<long long, tc_u64>(a, b); }
+__device__ __forceinline__ bool tc_ipow(bool a, bool b) { return a || !b; }
+/* float to integer: toward zero, saturating, NaN 0 (cvt.rzi clamps; a C++ cast
+ * of an out-of-range float is undefined) */
+__device__ __forceinline__ int tc_f2i32(float x) { int r; asm("cvt.rzi.s32.f32 %0, %1;" : "=r"(r) : "f"(x)); return r; }
+__device__ __forceinline__ int tc_f2i32(double x) { int r; asm("cvt.rzi.s32.f64 %0, %1;" : "=r"(r) : "d"(x)); return r; }
+__device__ __forceinline__ long long tc_f2i64(float x) { long long r; asm("cvt.rzi.s64.f32 %0, %1;" : "=l"(r) : "f"(x)); return r; }
+__device__ __forceinline__ long long tc_f2i64(double x) { long long r; asm("cvt.rzi.s64.f64 %0, %1;" : "=l"(r) : "d"(x)); return r; }
+__device__ __forceinline__ float tc_sigmoid(float x) {
+    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
+    const float e = expf(x); return e / (1.0f + e);
+}
+__device__ __forceinline__ double tc_sigmoid(double x) {
+    if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
+    const double e = exp(x); return e / (1.0 + e);
+}
+__device__ __forceinline__ float tc_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+__device__ __forceinline__ double tc_gelu(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752)); }
+__device__ __forceinline__ float tc_gelu_tanh(float x) {
+    return 0.5f * x * (1.0f + tanhf(0.79788456080286535f * (x + 0.044715f * x * x * x)));
+}
+__device__ __forceinline__ double tc_gelu_tanh(double x) {
+    return 0.5 * x * (1.0 + tanh(0.79788456080286535 * (x + 0.044715 * x * x * x)));
+}
+__device__ __forceinline__ float tc_silu(float x) { return x * tc_sigmoid(x); }
+__device__ __forceinline__ double tc_silu(double x) { return x * tc_sigmoid(x); }
+__device__ __forceinline__ float tc_softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+__device__ __forceinline__ double tc_softplus(double x) { return x > 20.0 ? x : log1p(exp(x)); }
+
+/* reductions: the operators, their identities, and combining across threads */
+template <class T> struct tc_argv { T v; long long i; };
+template <class T> __device__ __forceinline__ T tc_lowest() { return (T)-__int_as_float(0x7f800000); }
+template <class T> __device__ __forceinline__ T tc_highest() { return (T)__int_as_float(0x7f800000); }
+template <> __device__ __forceinline__ int tc_lowest<int>() { return -2147483647 - 1; }
+template <> __device__ __forceinline__ int tc_highest<int>() { return 2147483647; }
+template <> __device__ __forceinline__ long long tc_lowest<long long>() { return -9223372036854775807LL - 1; }
+template <> __device__ __forceinline__ long long tc_highest<long long>() { return 9223372036854775807LL; }
+struct tc_op_sum { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
+struct tc_op_prod { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
+struct tc_op_max { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_max(a, b); } };
+struct tc_op_min { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_min(a, b); } };
+/* first index of the extreme; a NaN wins, like torch.argmax */
+struct tc_op_argmax {
+    template <class T> __device__ __forceinline__ tc_argv<T> operator()(tc_argv<T> a, tc_argv<T> b) const {
+        if (a.i < 0) return b;
+        if (b.i < 0) return a;
+        const bool an = a.v != a.v, bn = b.v != b.v;
+        if (an || bn) return (an && (!bn || a.i < b.i)) ? a : b;
+        return (b.v > a.v || (b.v == a.v && b.i < a.i)) ? b : a;
+    }
+};
+struct tc_op_argmin {
+    template <class T> __device__ __forceinline__ tc_argv<T> operator()(tc_argv<T> a, tc_argv<T> b) const {
+        if (a.i < 0) return b;
+        if (b.i < 0) return a;
+        const bool an = a.v != a.v, bn = b.v != b.v;
+        if (an || bn) return (an && (!bn || a.i < b.i)) ? a : b;
+        return (b.v < a.v || (b.v == a.v && b.i < a.i)) ? b : a;
+    }
+};
+template <class T> __device__ __forceinline__ T tc_shfl(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
+template <class T> __device__ __forceinline__ tc_argv<T> tc_shfl(tc_argv<T> v, int o) {
+    return tc_argv<T>{tc_shfl(v.v, o), tc_shfl(v.i, o)};
+}
+/* every thread of the block gets the result; sm holds 32 values */
+template <class T, class Op> __device__ T tc_block_reduce(T v, Op op, T *sm) {
+    for (int o = 16; o > 0; o >>= 1) v = op(v, tc_shfl(v, o));
+    const int nw = (blockDim.x + 31) >> 5;
+    if (nw == 1) return v;
+    __syncthreads(); /* sm may still be read by the last reduction */
+    if ((threadIdx.x & 31) == 0) sm[threadIdx.x >> 5] = v;
+    __syncthreads();
+    T r = sm[0];
+    for (int w = 1; w < nw; w++) r = op(r, sm[w]);
+    return r;
+}
+/* combine over threadIdx.y for each threadIdx.x; sm holds blockDim.x * blockDim.y values */
+template <class T, class Op> __device__ T tc_col_reduce(T v, Op op, T *sm) {
+    __syncthreads();
+    sm[threadIdx.y * blockDim.x + threadIdx.x] = v;
+    __syncthreads();
+    T r = sm[threadIdx.x];
+    for (unsigned y = 1; y < blockDim.y; y++) r = op(r, sm[y * blockDim.x + threadIdx.x]);
+    return r;
+}
+/* the last block combines every block's partial, in block order */
+template <class T> __device__ __forceinline__ T tc_ldcg(const T *p) { return __ldcg(p); }
+template <class T> __device__ __forceinline__ tc_argv<T> tc_ldcg(const tc_argv<T> *p) {
+    return tc_argv<T>{__ldcg(&p->v), __ldcg(&p->i)};
+}
+/* ... and leaves the workspace zero, as the launch plan promises */
+template <class T, class Op> __device__ T tc_partials(T *part, unsigned n, T init, Op op, T *sm) {
+    T v = init;
+    for (unsigned b = threadIdx.x; b < n; b += blockDim.x) {
+        v = op(v, tc_ldcg(part + b));
+        part[b] = T{};
+    }
+    return tc_block_reduce(v, op, sm);
+}
+
+/* 16-byte (or narrower) vector accesses */
+template <class T, int N> struct alignas(sizeof(T) * N) tc_vec { T v[N]; };
+template <class T, int N> __device__ __forceinline__ tc_vec<T, N> tc_vload(const T *p) {
+    return *reinterpret_cast<const tc_vec<T, N> *>(p);
+}
+template <class T, int N> __device__ __forceinline__ void tc_vstore(T *p, tc_vec<T, N> v) {
+    *reinterpret_cast<tc_vec<T, N> *>(p) = v;
+}
+__device__ __forceinline__ bool tc_aligned(const void *p, int bytes) {
+    return ((tc_u64)p & (tc_u64)(bytes - 1)) == 0;
+}
+/* v (made in 64 bits), or n when v >= n: loop starts and steps that
+ * cannot pass the end in 32-bit index arithmetic */
+template <class I> __device__ __forceinline__ I tc_upto(long long v, I n) {
+    return v < (long long)n ? (I)v : n;
+}

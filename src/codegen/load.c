@@ -1,0 +1,291 @@
+/* load.c - reading a node's value from its buffer: plain loads, vector
+ * loads shared by the elements of a vector (with the alignment they need),
+ * a persistent row's register slots, and shared-memory tiles.
+ */
+#include "codegen/cg.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* A statement of the loop body into g->v.loads: a vector load the body
+ * may make before anything else (pointwise's vector body). */
+static void vload_line(cg *g, const lnode *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void vload_line(cg *g, const lnode *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g->v.loads.ind = g->body.ind;
+    cg_line_v(g, &g->v.loads, n, fmt, ap);
+    va_end(ap);
+}
+
+/* f0 with the vector's variable at 0: the offset a row's vectors start
+ * from (they start at multiples of the vector width). */
+const tc_dim *cg_row_part(cg *g, const tc_dim *f0)
+{
+    const char *vn = g->l->varnames[g->v.last];
+    const tc_dim *z = dim_const(g->c, 0);
+    return dim_subst(g->c, f0, 1, &vn, &z);
+}
+
+/* In a vector body: when element j of the vector reads flat offset f0 + j
+ * of n, one vector load serves them all; the name of element vk's value, or
+ * NULL when the accesses are not contiguous. */
+static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
+{
+    const tc_dim *f0 = NULL;
+    const tc_dim *v = g->l->vars[g->v.last];
+    const char *vn = g->l->varnames[g->v.last];
+    for (int j = 0; j < g->v.n; j++) {
+        const tc_dim *sh = dim_add(g->c, v, dim_const(g->c, j - g->v.k));
+        const tc_dim *ij[TC_MAX_RANK];
+        for (int k = 0; k < n->rank; k++)
+            ij[k] = dim_subst(g->c, idx[k], 1, &vn, &sh);
+        const tc_dim *fj = lir_flat(g->l, n, ij);
+        if (j == 0) {
+            f0 = fj;
+            continue;
+        }
+        int64_t d;
+        if (!dim_is_const(dim_sub(g->c, fj, f0), &d) || d != j)
+            return NULL;
+    }
+    /* columns: the vector's offset steps along the reduced variables; the
+     * test before the loop is the offset with them at 0, aligned, and each
+     * one's stride a multiple of the vector */
+    const char *const *vn0 = NULL;
+    const tc_dim *const *zeros = NULL;
+    int nred = 0;
+    if (g->v.cols) {
+        const char **names = ARENA_ARRAY(g->a, const char *, TC_MAX_RANK);
+        const tc_dim **z = ARENA_ARRAY(g->a, const tc_dim *, TC_MAX_RANK);
+        for (int k = 0; k < g->k->rank; k++) {
+            if (!((g->elemvars >> k) & 1u) || !dim_uses(f0, g->l->varnames[k]))
+                continue;
+            if (dim_has_division_of(f0, g->l->varnames[k]))
+                return NULL;
+            names[nred] = g->l->varnames[k];
+            z[nred++] = dim_const(g->c, 0);
+        }
+        vn0 = names;
+        zeros = z;
+    }
+    const char *vec = NULL;
+    for (int i = 0; i < g->v.nload && !vec; i++)
+        if (g->v.load[i].n == n && g->v.load[i].flat0 == f0)
+            vec = g->v.load[i].name;
+    if (!vec) {
+        vec = cg_temp(g, "v");
+        const char *off = cg_index(g, f0);
+        const char *T = cg_store_type(n->dtype);
+        /* a load whose address is the buffer plus index variables (and a
+         * number) may run first: see g->v.hoist */
+        if (g->v.hoist && cg_dim_plain_sum(g, f0))
+            vload_line(g, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->v.n, vec, T,
+                       g->v.n, ptr, off);
+        else
+            cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->v.n, vec,
+                    T, g->v.n, ptr, off);
+        if (g->v.nload == g->v.capload) {
+            int cap = g->v.capload ? 2 * g->v.capload : 16;
+            struct cg_vload *nv = ARENA_ARRAY(g->a, struct cg_vload, cap);
+            if (g->v.nload)
+                memcpy(nv, g->v.load, sizeof *nv * (size_t)g->v.nload);
+            g->v.load = nv;
+            g->v.capload = cap;
+        }
+        g->v.load[g->v.nload++] = (struct cg_vload){n, f0, vec};
+        if (g->v.cols) {
+            const tc_dim *at0 = dim_subst(g->c, f0, nred, vn0, zeros);
+            cg_align(g, arena_printf(g->a, "%s + %s", ptr, cg_index(g, at0)), dtype_size(n->dtype) * g->v.n);
+            for (int k = 0; k < nred; k++) {
+                const tc_dim *one = dim_const(g->c, 1);
+                const tc_dim *at1 = dim_subst(g->c, f0, 1, &vn0[k], &one);
+                for (int m = 0; m < nred; m++)
+                    if (m != k)
+                        at1 = dim_subst(g->c, at1, 1, &vn0[m], &zeros[m]);
+                const tc_dim *stride = dim_sub(g->c, at1, at0);
+                int64_t cs;
+                if (!dim_is_const(stride, &cs))
+                    cg_cond(g, arena_printf(g->a, "(%s) %% %d == 0", cg_index(g, stride), g->v.n));
+                else if (cs % g->v.n != 0)
+                    cg_cond(g, "false");
+            }
+        } else {
+            cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->v.row ? cg_index(g, cg_row_part(g, f0)) : off),
+                     dtype_size(n->dtype) * g->v.n);
+        }
+    }
+    return arena_printf(g->a, "%s.v[%d]", vec, g->v.k);
+}
+
+void cg_align(cg *g, const char *addr, int bytes)
+{
+    cg_cond(g, arena_printf(g->a, "tc_aligned(%s, %d)", addr, bytes));
+}
+
+void cg_cond(cg *g, const char *c)
+{
+    for (int i = 0; i < g->v.nalign; i++)
+        if (strcmp(g->v.align[i], c) == 0)
+            return;
+    if (g->v.nalign == g->v.capalign) {
+        int cap = g->v.capalign ? 2 * g->v.capalign : 16;
+        const char **nv = ARENA_ARRAY(g->a, const char *, cap);
+        if (g->v.nalign)
+            memcpy(nv, g->v.align, sizeof *nv * (size_t)g->v.nalign);
+        g->v.align = nv;
+        g->v.capalign = cap;
+    }
+    g->v.align[g->v.nalign++] = c;
+}
+
+/* The register slot of the element being generated: j, or with vectors
+ * j * vec + its place in the vector. */
+static const char *pc_slot(cg *g)
+{
+    return g->v.n > 1 ? arena_printf(g->a, "j * %d + %d", g->v.n, g->v.k) : "j";
+}
+
+/* In a persistent row: element j of this thread's share of the row (with
+ * vectors, element vk of vector j) is kept in pcN[slot] from the pass that
+ * first loads it to the last.  The key is the index of the vector's first
+ * element, so one array holds all of a vector's elements. */
+static const tc_dim **pc_key(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    const tc_dim **key = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
+    const char *vn = g->l->varnames[g->v.last];
+    const tc_dim *back = dim_add(g->c, g->l->vars[g->v.last], dim_const(g->c, -g->v.k));
+    for (int k = 0; k < n->rank; k++)
+        key[k] = g->v.n > 1 ? dim_subst(g->c, idx[k], 1, &vn, &back) : idx[k];
+    return key;
+}
+
+static const char *persistent_hit(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    const tc_dim **key = pc_key(g, n, idx);
+    for (int i = 0; i < g->pr.ncache; i++) {
+        const struct cg_pcache *e = &g->pr.cache[i];
+        bool eq = e->n == n;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = e->idx[k] == key[k];
+        /* filled in an earlier pass; in the pass that loads it, each
+         * element is still stored into its slot (persistent_load) */
+        if (eq && e->phase < g->phase)
+            return arena_printf(g->a, "%s[%s]", e->name, pc_slot(g));
+    }
+    return NULL;
+}
+
+static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *raw)
+{
+    const tc_dim **key = pc_key(g, n, idx);
+    const char *name = NULL;
+    for (int i = 0; i < g->pr.ncache && !name; i++) { /* another element of the same vector */
+        const struct cg_pcache *e = &g->pr.cache[i];
+        bool eq = e->n == n;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = e->idx[k] == key[k];
+        if (eq)
+            name = e->name;
+    }
+    if (!name) {
+        if (g->pr.ncache == g->pr.capcache) {
+            int cap = g->pr.capcache ? 2 * g->pr.capcache : 16;
+            struct cg_pcache *v = ARENA_ARRAY(g->a, struct cg_pcache, cap);
+            if (g->pr.ncache)
+                memcpy(v, g->pr.cache, sizeof *v * (size_t)g->pr.ncache);
+            g->pr.cache = v;
+            g->pr.capcache = cap;
+        }
+        name = arena_printf(g->a, "pc%d", g->pr.ncache);
+        g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase};
+        /* declared before the passes, in the row's code */
+        cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
+    }
+    cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), raw);
+    return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
+}
+
+/* A load's value, converted to its register type. */
+static const char *converted(cg *g, const lnode *n, const char *raw)
+{
+    switch (n->dtype) {
+    case TC_F16: return arena_printf(g->a, "tc_h2f(%s)", raw);
+    case TC_BF16: return arena_printf(g->a, "tc_bf2f(%s)", raw);
+    case TC_BOOL: return arena_printf(g->a, "(%s != 0)", raw);
+    default: return raw;
+    }
+}
+
+/* In a tiled kernel: a read contiguous along the tile axis (and not along
+ * the last) comes from a shared-memory tile that the first phase filled
+ * with coalesced reads; the element this thread needs is [tx][ty + 8 kk]. */
+static const char *tiled_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
+{
+    const tc_dim *flat = lir_flat(g->l, n, idx);
+    if (lir_coeff(g->l, flat, g->tl.axis) != 1 || lir_coeff(g->l, flat, g->k->rank - 1) == 1)
+        return NULL;
+    const char *name = NULL;
+    for (int i = 0; i < g->tl.nload && !name; i++) {
+        bool eq = g->tl.load[i].n == n;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = g->tl.load[i].idx[k] == idx[k];
+        if (eq)
+            name = g->tl.load[i].name;
+    }
+    if (!name) {
+        if (g->tl.nload == g->tl.capload) {
+            int cap = g->tl.capload ? 2 * g->tl.capload : 4;
+            struct cg_tload *v = ARENA_ARRAY(g->a, struct cg_tload, cap);
+            if (g->tl.nload)
+                memcpy(v, g->tl.load, sizeof *v * (size_t)g->tl.nload);
+            g->tl.load = v;
+            g->tl.capload = cap;
+        }
+        name = arena_printf(g->a, "tile%d", g->tl.nload);
+        const tc_dim **copy = ARENA_ARRAY(g->a, const tc_dim *, n->rank);
+        for (int k = 0; k < n->rank; k++)
+            copy[k] = idx[k];
+        const char *expr = converted(g, n, arena_printf(g->a, "%s[%s]", ptr, cg_index(g, flat)));
+        g->tl.load[g->tl.nload++] = (struct cg_tload){n, copy, name, expr};
+    }
+    return arena_printf(g->a, "%s[threadIdx.x][threadIdx.y + 8 * kk]", name);
+}
+
+/* n's value at idx read from its buffer: a temporary, or in a persistent
+ * row its register slot (pcN[j], or pcN[j * vec + k], which is
+ * parenthesized as an operand) */
+cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
+{
+    int buf = g->bufs->buf_of[n->id];
+    if (buf < 0)
+        diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is read but stored nowhere", n->id);
+    cg_use_buf(g, buf);
+    const char *ptr = cg_buf_name(g, buf);
+    if (g->tl.axis >= 0 && t == T_ELEM && n->rank >= 2 && g->scope == 0) {
+        const char *tv = tiled_load(g, n, idx, ptr);
+        if (tv) {
+            const char *name = cg_temp(g, "t");
+            cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, tv);
+            return (cg_expr){name, true};
+        }
+    }
+    bool persist = g->pr.items && t == T_ELEM && g->scope == 0;
+    if (persist) {
+        const char *hit = persistent_hit(g, n, idx);
+        if (hit)
+            return (cg_expr){hit, g->v.n <= 1};
+    }
+    const char *raw = NULL;
+    if (g->v.n > 1 && t == T_ELEM && n->rank > 0 && g->scope == 0) /* not inside a concat's branch */
+        raw = vector_load(g, n, idx, ptr);
+    if (!raw)
+        raw = arena_printf(g->a, "%s[%s]", ptr, cg_flat(g, n, idx));
+    const char *v = converted(g, n, raw);
+    if (persist)
+        return (cg_expr){persistent_load(g, n, idx, v), g->v.n <= 1};
+    const char *name = cg_temp(g, "t");
+    cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, v);
+    return (cg_expr){name, true};
+}

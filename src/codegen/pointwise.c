@@ -1,0 +1,169 @@
+/* pointwise.c - SCH_POINTWISE: the grid-stride loop over every element
+ * (vector and scalar bodies), the tiled transpose path, and foreach
+ * kernels over tensor groups.
+ */
+#include "codegen/cg.h"
+
+#include <string.h>
+
+int cg_fe_count(const cg *g)
+{
+    int nt = 0;
+    for (int i = 0; i < g->bufs->plan->nbufs; i++)
+        nt += g->used_buf[i];
+    return nt;
+}
+
+/* Foreach (sched.h): the block finds its group in the table (a binary
+ * search over the groups' first blocks: log2(groups) loads, from the kernel
+ * parameters or L2), takes the group's addresses as the buffers' names, and
+ * runs the pointwise loop over its chunk. */
+static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_block *vbody, const cg_block *body)
+{
+    tc_plan *p = g->bufs->plan;
+    int nt = cg_fe_count(g), chunk = g->ks->chunk;
+    buf_printf(o, "    const tc_fe_group<%d> &grp = tc_fe_find<%d>(fe.dev ? fe.dev : fe.g, fe.ngroups);\n",
+               nt, nt);
+    for (int i = 0, k = 0; i < p->nbufs; i++) {
+        if (!g->used_buf[i])
+            continue;
+        const char *c = cg_is_written(g, i) ? "" : "const ";
+        const char *t = cg_store_type(p->bufs[i].dtype);
+        buf_printf(o, "    %s%s *__restrict__ %s = (%s%s *)grp.ptr[%d];\n", c, t, p->bufs[i].name, c, t, k++);
+        /* the table's addresses are plain integers: without this the
+         * accesses would be generic ones, not ld.global (.nc for inputs) */
+        buf_printf(o, "    __builtin_assume(__isGlobal(%s));\n", p->bufs[i].name);
+    }
+    buf_puts(o, "    const idx_t n = (idx_t)grp.n;\n");
+    for (int i = 0; i < g->nsyms; i++) /* the bodies used the size of [*] */
+        if (strcmp(g->syms[i], "*") == 0)
+            buf_puts(o, "    const idx_t sz_n = n;\n");
+    buf_printf(o, "    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * %d;\n", chunk);
+    buf_printf(o, "    const idx_t hi = n - lo < %d ? n : lo + %d;\n", chunk, chunk);
+    const char *range[3] = {arena_printf(g->a, "(long long)lo + (long long)threadIdx.x * %d", vec), "hi",
+                            arena_printf(g->a, "(idx_t)blockDim.x * %d", vec)};
+    cg_loop(g, "lo", g->ks->numel, NULL);
+    cg_grid_stride(g, o, "n", g->ks->numel, vec, vbody, body, false, range);
+}
+
+/* Groups a foreach kernel's parameter holds: its table and the scalars stay
+ * within fe_param_bytes (codegen.h: 4 KB, which every driver and GPU allow,
+ * so launching it costs what launching any kernel does; or 32 KB in a wide
+ * unit); more groups than that go through device memory. */
+int cg_fe_cap(const cg *g, int nt)
+{
+    int scalars = 0;
+    for (int i = 0; i < g->l->g->nparams; i++)
+        scalars += g->used_param[i];
+    int cap = (g->fe.param_bytes - 16 - 8 * scalars) / (8 * (nt + 2));
+    return cap > 1 ? cap : 1;
+}
+
+void cg_pointwise(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    int vec = g->ks->vec, r = k->rank;
+    /* a foreach kernel's element count is its group's, not a size */
+    const char *n = g->ks->foreach ? NULL : cg_index(g, g->ks->numel);
+    g->elemvars = cg_all_axes(k);
+    g->rowvars = 0;
+    g->phase = 0;
+
+    /* the scalar body: one element */
+    cg_reset_bufs(g);
+    g->v.n = 1;
+    for (int i = 0; i < k->nstores; i++)
+        cg_store(g, T_ELEM, k->stores[i], NULL);
+    cg_block scalar_body = g->body;
+    cg_forget(g, T_ELEM);
+
+    cg_block vec_body = {0};
+    if (vec > 1) {
+        cg_vector_begin(g, vec, r - 1);
+        g->v.loads = (cg_block){0};
+        g->v.hoist = true;
+        for (int i = 0; i < k->nstores; i++)
+            cg_vector_store(g, k->stores[i], vec);
+        g->v.hoist = false;
+        vec_body = g->v.loads;
+        cg_block_cat(&vec_body, g->a, &g->body);
+        g->v.n = 1;
+        cg_forget(g, T_ELEM);
+    }
+
+    cg_put(o, 4, &g->kpre);
+    if (g->ks->foreach) {
+        foreach_chunk(g, o, vec, &vec_body, &scalar_body);
+        return;
+    }
+    buf_printf(o, "    const idx_t n = %s;\n", n);
+    cg_grid_stride(g, o, "n", g->ks->numel, vec, &vec_body, &scalar_body, false, NULL);
+}
+
+/* SCH_POINTWISE with a tile axis b (and a = the last axis): each block
+ * takes 32 x 32 tiles of (a, b) in turn (grid-stride, other axes outside).
+ * Phase 1 reads the transposed operands coalesced along b into shared
+ * memory; phase 2 computes and stores coalesced along a, taking those
+ * operands from the tiles. */
+void cg_tiled(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    int r = k->rank, A = r - 1, B = g->tl.axis;
+    g->elemvars = cg_all_axes(k);
+    g->rowvars = 0;
+    g->phase = 0;
+    cg_reset_bufs(g);
+    g->tl.nload = 0;
+    for (int i = 0; i < k->nstores; i++)
+        cg_store(g, T_ELEM, k->stores[i], NULL);
+    cg_block body = g->body;
+    cg_forget(g, T_ELEM);
+
+    const char *na = cg_index(g, k->dom[A]), *nb = cg_index(g, k->dom[B]);
+    unsigned others = cg_all_axes(k) & ~(1u << A) & ~(1u << B);
+    const tc_dim *batch = dim_const(g->c, 1);
+    for (int v = 0; v < r; v++)
+        if (others & (1u << v))
+            batch = dim_mul(g->c, batch, k->dom[v]);
+    cg_put(o, 4, &g->kpre);
+    for (int i = 0; i < g->tl.nload; i++)
+        buf_printf(o, "    __shared__ %s %s[32][33]; /* +1: no bank conflicts */\n",
+                   cg_type(g->tl.load[i].n->dtype), g->tl.load[i].name);
+    buf_printf(o, "    const idx_t na = %s, nb = %s;\n", na, nb);
+    buf_puts(o, "    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;\n");
+    buf_printf(o, "    const idx_t tiles = ta_n * tb_n * %s;\n", cg_index(g, batch));
+    /* t saturates at tiles (plan_verify); i%d, i%d reach na + 31, nb + 31 */
+    const tc_dim *c32 = dim_const(g->c, 32);
+    const tc_dim *tiles = dim_mul(g->c, dim_mul(g->c, dim_ceildiv(g->c, k->dom[A], c32),
+                                                dim_ceildiv(g->c, k->dom[B], c32)), batch);
+    cg_loop(g, "t", tiles, NULL);
+    cg_loop(g, "ia", k->dom[A], c32);
+    cg_loop(g, "ib", k->dom[B], c32);
+    cg_limit(g, tiles);
+    cg_limit(g, dim_add(g->c, k->dom[A], c32));
+    cg_limit(g, dim_add(g->c, k->dom[B], c32));
+    buf_puts(o, "    for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {\n"
+                "        const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;\n");
+    cg_decompose(g, o, 8, "rest", others);
+    buf_puts(o, "        #pragma unroll\n"
+                "        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */\n");
+    buf_printf(o, "            const idx_t i%d = ta * 32 + threadIdx.y + 8 * kk, i%d = tb * 32 + threadIdx.x;\n",
+               A, B);
+    buf_printf(o, "            if (i%d < na && i%d < nb) {\n", A, B);
+    for (int i = 0; i < g->tl.nload; i++)
+        buf_printf(o, "                %s[threadIdx.y + 8 * kk][threadIdx.x] = %s;\n", g->tl.load[i].name,
+                   g->tl.load[i].expr);
+    buf_puts(o, "            }\n"
+                "        }\n"
+                "        __syncthreads();\n"
+                "        #pragma unroll\n"
+                "        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */\n");
+    buf_printf(o, "            const idx_t i%d = ta * 32 + threadIdx.x, i%d = tb * 32 + threadIdx.y + 8 * kk;\n",
+               A, B);
+    buf_printf(o, "            if (i%d < na && i%d < nb) {\n", A, B);
+    cg_put(o, 16, &body);
+    buf_puts(o, "            }\n"
+                "        }\n"
+                "        __syncthreads(); /* the tiles are reused by the next iteration */\n"
+                "    }\n");
+}

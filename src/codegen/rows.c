@@ -1,0 +1,168 @@
+/* rows.c - SCH_ROWS and unsplit SCH_COLUMNS: a loop over rows (kept
+ * elements) and the passes over each, looped or kept in registers.
+ */
+#include "codegen/cg.h"
+
+#include <string.h>
+
+/* The passes over one row, appended to row at indentation ind.  Looped:
+ * each pass strides the row.  Persistent (items > 0): each thread takes
+ * `items` elements of the row, fully unrolled, and what it loads in one
+ * pass stays in registers (pc arrays) for the next, so the row is read
+ * from memory once. */
+static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    const char *combine = columns ? "tc_col_reduce"
+                          : g->ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce";
+    const char *tid = columns ? "threadIdx.y" : "threadIdx.x";
+    const char *nth = columns ? "blockDim.y" : "blockDim.x";
+    g->pr.items = items;
+    g->pr.ncache = 0;
+    g->v.row = vec > 1;
+    g->v.last = k->rank - 1;
+    g->v.nalign = 0;
+    for (int p = 0; p <= ks->nphases; p++) {
+        cg_reset_bufs(g);
+        g->phase = p;
+        g->v.n = vec;
+        g->v.nload = 0; /* vector temporaries live in one pass's loop */
+        cg_block decl = {0};
+        bool last = p == ks->nphases;
+        if (!last) {
+            for (int e = 0; e < vec; e++) {
+                g->v.k = e;
+                cg_accumulate_at(g, p, e == 0 ? &decl : NULL, ind, "r", e, true);
+            }
+        }
+        /* element-level stores: in the epilogue pass of a rows kernel, in
+         * the first pass of a columns kernel (they need no reduction there) */
+        bool elem_here = columns ? p == 0 : last;
+        bool any_elem = false;
+        for (int i = 0; i < k->nstores; i++)
+            if (fuse_is_element(k, k->stores[i]) && elem_here) {
+                if (vec > 1)
+                    cg_vector_store(g, k->stores[i], vec);
+                else
+                    cg_store(g, T_ELEM, k->stores[i], columns ? "active" : NULL);
+                any_elem = true;
+            }
+        g->v.n = 1;
+        cg_block body = g->body;
+        cg_forget(g, T_ELEM);
+        /* row-level stores after the last pass */
+        cg_block rstores = {0};
+        if (last) {
+            cg_block saved = g->body;
+            g->body = (cg_block){0};
+            for (int i = 0; i < k->nstores; i++)
+                if (!fuse_is_element(k, k->stores[i]))
+                    cg_store(g, T_ELEM, k->stores[i], NULL);
+            rstores = g->body;
+            g->body = saved;
+        }
+        cg_forget(g, T_ELEM);
+        cg_put(row, ind, &g->rpre);
+        cg_put(row, 0, &decl);
+        if (!last || any_elem) {
+            if (items) {
+                cg_loop(g, "r", dim_const(g->c, (int64_t)items * 1024 * vec), NULL);
+                buf_printf(row, "%*s#pragma unroll\n", ind, "");
+                buf_printf(row, "%*sfor (int j = 0; j < %d; j++) {\n", ind, "", items);
+                if (vec > 1) /* len is a multiple of vec here: a vector is all in or all out */
+                    buf_printf(row, "%*sconst idx_t r = (j * blockDim.x + %s) * %d;\n", ind + 4, "", tid, vec);
+                else
+                    buf_printf(row, "%*sconst idx_t r = j * blockDim.x + %s;\n", ind + 4, "", tid);
+                buf_printf(row, "%*sif (r < len) {\n", ind + 4, "");
+                cg_decompose(g, row, ind + 8, "r", k->mask);
+                cg_put(row, ind + 8, &body);
+                buf_printf(row, "%*s}\n", ind + 4, "");
+            } else {
+                /* r reaches len - 1 + a block's threads (at most 1024): a
+                 * limit of its own, so the hot loop keeps its plain step */
+                const tc_dim *c1024 = dim_const(g->c, 1024);
+                cg_loop(g, "r", ks->rowlen, c1024);
+                cg_limit(g, dim_add(g->c, ks->rowlen, c1024));
+                buf_printf(row, "%*sfor (idx_t r = %s; r < len; r += %s) {\n", ind, "", tid, nth);
+                cg_decompose(g, row, ind + 4, "r", k->mask);
+                cg_put(row, ind + 4, &body);
+            }
+            buf_printf(row, "%*s}\n", ind, "");
+        }
+        if (!last)
+            cg_finish_pass(g, p, row, ind, combine);
+        if (rstores.n) {
+            buf_printf(row, "%*sif (%s == 0%s) {\n", ind, "", tid, columns ? " && active" : "");
+            cg_put(row, ind + 4, &rstores);
+            buf_printf(row, "%*s}\n", ind, "");
+        }
+    }
+    g->pr.items = 0;
+    g->v.row = false;
+}
+
+/* ROWS and COLUMNS: a loop over rows (kept elements), passes over each. */
+void cg_rows(cg *g, tc_buf *o, bool columns)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    g->elemvars = k->mask;
+    g->rowvars = cg_all_axes(k) & ~k->mask;
+    const char *nrows = cg_index(g, ks->rows), *len = cg_index(g, ks->rowlen);
+    tc_buf row;
+    buf_init(&row, g->a);
+    int items = columns ? 0 : ks->items, vec = columns ? 1 : ks->vec;
+    int64_t clen;
+    bool fits = items && vec == 1 && dim_is_const(ks->rowlen, &clen) &&
+                clen <= (int64_t)items * ks->block[0];
+    if (items && !fits) {
+        /* both: registers when the row fits (with vector loads: when the
+         * row is a whole number of aligned vectors), a loop otherwise */
+        tc_buf pers, loop;
+        buf_init(&pers, g->a);
+        buf_init(&loop, g->a);
+        passes(g, &pers, 12, columns, items, vec);
+        int nalign = g->v.nalign;
+        const char **align = g->v.align;
+        g->v.align = NULL;
+        g->v.nalign = g->v.capalign = 0;
+        cg_forget(g, T_ROW); /* the other branch cannot see these */
+        passes(g, &loop, 12, columns, 0, 1);
+        buf_printf(&row, "        if (len <= %d * blockDim.x", items * vec);
+        if (vec > 1)
+            buf_printf(&row, " && len %% %d == 0", vec);
+        for (int i = 0; i < nalign; i++)
+            buf_printf(&row, " &&\n            %s", align[i]);
+        buf_puts(&row, ") { /* the row fits in registers: read it once */\n");
+        buf_puts(&row, buf_str(&pers));
+        buf_puts(&row, "        } else {\n");
+        buf_puts(&row, buf_str(&loop));
+        buf_puts(&row, "        }\n");
+    } else {
+        passes(g, &row, 8, columns, fits ? items : 0, 1);
+    }
+    cg_put(o, 4, &g->kpre);
+    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", nrows, len);
+    /* the row loops saturate at rows (plan_verify): row += gridDim.x
+     * would wrap past 2^31 once rows > 2^30 */
+    if (columns) {
+        const tc_dim *r64 = dim_add(g->c, ks->rows, dim_const(g->c, 64));
+        cg_loop(g, "cb", ks->rows, NULL);
+        cg_loop(g, "cb + threadIdx.x", ks->rows, dim_const(g->c, 32));
+        cg_limit(g, r64);
+        buf_puts(o, "    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, rows);\n"
+                    "    for (idx_t cb = tc_upto((long long)blockIdx.x * blockDim.x, rows); cb < rows;\n"
+                    "         cb = rows - cb > step_ ? cb + step_ : rows) {\n"
+                    "        const bool active = threadIdx.x < rows - cb;\n"
+                    "        /* idle threads work on the last column so every load stays in bounds */\n"
+                    "        const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
+    } else {
+        cg_loop(g, "row", ks->rows, NULL);
+        cg_limit(g, ks->rows); /* at most the domain's size, which dim_nonneg cannot see */
+        buf_puts(o, "    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {\n");
+    }
+    cg_decompose(g, o, 8, "row", cg_all_axes(k) & ~k->mask);
+    buf_puts(o, buf_str(&row));
+    buf_puts(o, "    }\n");
+}

@@ -1,0 +1,281 @@
+/* fuse_rules.c - whether two kernels may become one (fuse.h's rules), and
+ * the merge itself: the merged domain (pointwise with pointwise over one
+ * shape, a reduction with its prologue, epilogue or row-level stores, two
+ * reductions over one domain and axes), every reduction read at the row
+ * computing it, no cycle through a third kernel, then the cost
+ * (fuse_cost.c).  Also the natural index of a member (fuse_node_index),
+ * which codegen and sched use.  Each check walks only the two kernels. */
+#include "fuse/fuse_internal.h"
+
+bool fuse_is_element(const fkernel *k, const lnode *n)
+{
+    return n->kind != LK_REDUCE && same_shape(n->rank, n->shape, k->rank, k->dom);
+}
+
+/* Row-level shape of (rank, dom, mask): the kept dims, or with keepdim 1s. */
+static bool row_index(const lfn *f, int rank, const tc_dim *const *dom, unsigned mask,
+                      const lnode *n, const tc_dim **out)
+{
+    if (mask == 0)
+        return false;
+    int kept = 0;
+    for (int k = 0; k < rank; k++)
+        kept += !(mask & (1u << k));
+    int64_t one;
+    if (n->rank == rank) {
+        for (int k = 0; k < rank; k++) {
+            if (mask & (1u << k)) {
+                if (!dim_is_const(n->shape[k], &one) || one != 1)
+                    return false;
+                out[k] = dim_const(f->dims, 0);
+            } else {
+                if (!dim_eq(n->shape[k], dom[k]))
+                    return false;
+                out[k] = f->vars[k];
+            }
+        }
+        return true;
+    }
+    if (n->rank != kept)
+        return false;
+    int j = 0;
+    for (int k = 0; k < rank; k++)
+        if (!(mask & (1u << k))) {
+            if (!dim_eq(n->shape[j], dom[k]))
+                return false;
+            out[j++] = f->vars[k];
+        }
+    return true;
+}
+
+static bool node_index(const lfn *f, kdesc kd, const lnode *n, const tc_dim **out)
+{
+    if (n->kind == LK_REDUCE) {
+        if (!same_shape(n->a.red.rin, n->a.red.shape_in, kd.rank, kd.dom) || n->a.red.mask != kd.mask)
+            return false;
+        red_row_index(f, n, out);
+        return true;
+    }
+    if (same_shape(n->rank, n->shape, kd.rank, kd.dom)) {
+        for (int k = 0; k < n->rank; k++)
+            out[k] = f->vars[k];
+        return true;
+    }
+    return row_index(f, kd.rank, kd.dom, kd.mask, n, out);
+}
+
+bool fuse_node_index(const ffn *f, const fkernel *k, const lnode *n, const tc_dim **out)
+{
+    kdesc kd = {k->kind, k->rank, k->dom, k->mask};
+    return node_index(f->l, kd, n, out);
+}
+
+/* ---- row consistency -------------------------------------------------------- */
+
+static bool seen_before(fctx *x, const lnode *n, const tc_dim **idx)
+{
+    if (x->seen_epoch[n->id] != x->epoch) {
+        x->seen_epoch[n->id] = x->epoch;
+        x->seen[n->id] = NULL;
+    }
+    for (visit *v = x->seen[n->id]; v; v = v->next) {
+        bool eq = true;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = v->idx[k] == idx[k];
+        if (eq)
+            return true;
+    }
+    visit *v = ARENA_NEW(x->a, visit);
+    v->idx = idx;
+    v->next = x->seen[n->id];
+    x->seen[n->id] = v;
+    return false;
+}
+
+/* Walk what the kernel of roots (ka, kb) computes for n at idx (over the
+ * kernel's variables): a reduction of this kernel must be read at its own
+ * row. */
+static bool rows_ok(fctx *x, int ka, int kb, kdesc kd, lnode *n, const tc_dim **idx)
+{
+    if (is_leaf(n) || seen_before(x, n, idx))
+        return true;
+    if (x->anchor[n->id] && !in_k(x, n->id, ka, kb))
+        return true; /* loaded from another kernel's buffer */
+    if (n->kind == LK_REDUCE) {
+        const tc_dim *want[TC_MAX_RANK];
+        if (!node_index(x->f, kd, n, want)) {
+            x->why = "the reduction's domain or axes differ";
+            return false;
+        }
+        for (int k = 0; k < n->rank; k++)
+            if (want[k] != idx[k]) {
+                x->why = "a reduction would be read at another row than the one computing it";
+                return false;
+            }
+        return true;
+    }
+    if (n->kind == LK_MATMUL)
+        return true;
+    for (int i = 0; i < n->nin; i++) {
+        const lref *r = &n->in[i];
+        const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
+        lir_compose(x->f, r, idx, n->rank, ci);
+        if (!rows_ok(x, ka, kb, kd, r->src, ci))
+            return false;
+    }
+    return true;
+}
+
+static bool kernel_rows_ok(fctx *x, int ka, int kb, kdesc kd)
+{
+    x->epoch++;
+    FOR_MEMBERS(x, ka, kb, i) {
+        lnode *n = x->f->nodes[i];
+        if (n->kind == LK_REDUCE) {
+            /* its input is read over the domain itself */
+            const lref *r = &n->in[0];
+            if (!rows_ok(x, ka, kb, kd, r->src, r->idx))
+                return false;
+            continue;
+        }
+        const tc_dim **idx = ARENA_ARRAY(x->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
+        if (!node_index(x->f, kd, n, idx)) {
+            x->why = "a store's shape is neither the domain nor its rows";
+            return false;
+        }
+        for (int j = 0; j < n->nin; j++) {
+            const lref *r = &n->in[j];
+            const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
+            lir_compose(x->f, r, idx, n->rank, ci);
+            if (!rows_ok(x, ka, kb, kd, r->src, ci))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* ---- cycles ----------------------------------------------------------------- */
+
+/* Is there a path from kernel a to kernel b that passes through a third
+ * kernel?  (Merging a and b would then put a kernel both before and after
+ * the merged one.)  A depth-first walk over kernels, each visited once:
+ * linear in the kernels it reaches.  Anchors above the horizon are
+ * singletons no merge has touched yet; every anchor they reach is above
+ * them too, so no path from a to b runs through them. */
+static bool path_via_other(fctx *x, int a, int b)
+{
+    int ep = ++x->epoch;
+    int sp = 0;
+    x->vis[a] = ep;
+    x->stack[sp++] = a;
+    while (sp > 0) {
+        int k = x->stack[--sp];
+        for (int i = k, m = 1; m; i = x->next[i], m = i != k)
+            for (int j = 0; j < x->users[i].n; j++) {
+                int u = x->users[i].v[j]->id;
+                if (u > x->horizon)
+                    continue;
+                int ru = find(x, u);
+                if (ru == b) {
+                    if (k != a)
+                        return true;
+                    continue; /* the direct edge a -> b */
+                }
+                if (x->vis[ru] != ep) {
+                    x->vis[ru] = ep;
+                    x->stack[sp++] = ru;
+                }
+            }
+    }
+    return false;
+}
+
+/* ---- merging ------------------------------------------------------------- */
+
+/* Does anchor s (of kernel ks) read, through its inlined expression, any
+ * anchor of kernel kr? */
+static bool reads_kernel(fctx *x, const lnode *s, int kr)
+{
+    for (int j = 0; j < x->deps[s->id].n; j++)
+        if (find(x, x->deps[s->id].v[j]->id) == kr)
+            return true;
+    return false;
+}
+
+/* The domain of kernels a and b together, or why there is none. */
+static bool merged_desc(fctx *x, int a, int b, kdesc *out)
+{
+    kdesc da = x->desc[a], db = x->desc[b];
+    if (da.kind == KK_EXTERN || db.kind == KK_EXTERN) {
+        x->why = "an extern op (matmul) is a fusion barrier";
+        return false;
+    }
+    if (da.kind == KK_POINTWISE && db.kind == KK_POINTWISE) {
+        if (!same_shape(da.rank, da.dom, db.rank, db.dom)) {
+            x->why = "different iteration domains";
+            return false;
+        }
+        *out = da;
+        return true;
+    }
+    if (da.kind == KK_REDUCE && db.kind == KK_REDUCE) {
+        if (!same_shape(da.rank, da.dom, db.rank, db.dom) || da.mask != db.mask) {
+            x->why = "reductions over different domains or axes";
+            return false;
+        }
+        *out = da; /* the passes are checked by kernel_cost */
+        return true;
+    }
+    int r = da.kind == KK_REDUCE ? a : b, p = r == a ? b : a;
+    kdesc dr = x->desc[r];
+    bool inner = inner_reduction(dr.rank, dr.mask);
+    FOR_MEMBERS(x, p, -1, i) {
+        lnode *s = x->f->nodes[i];
+        const tc_dim *idx[TC_MAX_RANK];
+        if (same_shape(s->rank, s->shape, dr.rank, dr.dom)) {
+            if (!inner && reads_kernel(x, s, r)) {
+                x->why = (dr.mask == ((1u << dr.rank) - 1))
+                             ? "an epilogue over a whole-tensor reduction needs a grid-wide sync"
+                             : "an outer-axis reduction takes no pointwise epilogue (its rows are "
+                               "columns)";
+                return false;
+            }
+        } else if (!row_index(x->f, dr.rank, dr.dom, dr.mask, s, idx)) {
+            x->why = "the pointwise domain is neither the reduction's input nor its rows";
+            return false;
+        }
+    }
+    *out = dr;
+    return true;
+}
+
+/* Merge the kernels of anchors a and b if every rule and the budget allow;
+ * the union-find is changed only then. */
+bool fuse_try_merge(fctx *x, int a, int b)
+{
+    a = find(x, a);
+    b = find(x, b);
+    x->limit = NULL;
+    if (a == b)
+        return true;
+    kdesc m;
+    if (!merged_desc(x, a, b, &m))
+        return false;
+    if (path_via_other(x, a, b) || path_via_other(x, b, a)) {
+        x->why = "fusing would create a cycle through another kernel";
+        return false;
+    }
+    if (!kernel_rows_ok(x, a, b, m))
+        return false;
+    kcost c;
+    if (!fuse_kernel_cost(x, a, b, m, &c))
+        return false;
+    int keep = a < b ? a : b, gone = keep == a ? b : a;
+    x->parent[gone] = keep;
+    int t = x->next[keep]; /* splice the circular member lists */
+    x->next[keep] = x->next[gone];
+    x->next[gone] = t;
+    x->desc[keep] = m;
+    return true;
+}
+
