@@ -18,11 +18,22 @@
 #define TENSORC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <dlpack/dlpack.h>  /* DLTensor: how tensors cross tc_run (DLPack 0.6 or later) */
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* TC_API marks the library's exported functions.  The library is built with
+ * hidden visibility, so only what carries this mark (every function of this
+ * header, all named tc_) is visible outside it, in libtensorc.so and in
+ * libtensorc.a alike. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define TC_API __attribute__((visibility("default")))
+#else
+#define TC_API
 #endif
 
 #define TC_VERSION_MAJOR 0
@@ -32,9 +43,9 @@ extern "C" {
 #define TC_VERSION_STRING "0.1.0"
 
 /*! tc_version_number(): the run-time library version, as TC_VERSION_NUMBER. */
-unsigned tc_version_number(void);
+TC_API unsigned tc_version_number(void);
 /*! tc_version_string(): the run-time library version, e.g. "0.1.0". Static storage. */
-const char *tc_version_string(void);
+TC_API const char *tc_version_string(void);
 
 typedef enum tc_status {
     TC_OK = 0,
@@ -52,15 +63,15 @@ typedef enum tc_status {
 } tc_status;
 
 /*! tc_status_str(): the name of a status, e.g. "TC_ERR_SYNTAX". Static storage. */
-const char *tc_status_str(tc_status s);
+TC_API const char *tc_status_str(tc_status s);
 
 typedef struct tc_ctx tc_ctx;
 typedef struct tc_program tc_program;
 
 /*! tc_ctx_create(): make a context.  @return TC_OK and *ctx, or TC_ERR_NOMEM. */
-tc_status tc_ctx_create(tc_ctx **ctx);
+TC_API tc_status tc_ctx_create(tc_ctx **ctx);
 /*! tc_ctx_free(): free a context; programs made from it must be freed first. NULL is fine. */
-void tc_ctx_free(tc_ctx *ctx);
+TC_API void tc_ctx_free(tc_ctx *ctx);
 
 /*! tc_compile(): parse and check a program given as text (len bytes; need not be
  *  NUL-terminated).  filename is used in messages only.  Every function is
@@ -73,17 +84,20 @@ void tc_ctx_free(tc_ctx *ctx);
  *  every function but the generic ones that another function calls.
  *  @return TC_OK and *prog (owned by the caller, free with tc_program_free),
  *          or an error status with tc_errmsg(ctx) set and *prog NULL. */
-tc_status tc_compile(tc_ctx *ctx, const char *src, size_t len, const char *filename,
+TC_API tc_status tc_compile(tc_ctx *ctx, const char *src, size_t len, const char *filename,
                      tc_program **prog);
 /*! tc_compile_file(): tc_compile on the contents of a file. */
-tc_status tc_compile_file(tc_ctx *ctx, const char *path, tc_program **prog);
-void tc_program_free(tc_program *prog);
+TC_API tc_status tc_compile_file(tc_ctx *ctx, const char *path, tc_program **prog);
+TC_API void tc_program_free(tc_program *prog);
 
 /*! tc_program_dump(): the text of one stage for one function (fn NULL: all
- *  functions).  stage: "ast", "graph"; later stages give TC_ERR_UNSUPPORTED
- *  until they are built.  *out is owned by prog, valid until the next dump
+ *  functions).  stage: "ast", "graph", "lowered", "fused", "sched", "cuda",
+ *  "plan" or "explain" (src/stages.def, tensorc compile --emit); the binary
+ *  stages "ptx" and "cubin" give TC_ERR_UNSUPPORTED (tc_program_image gives
+ *  them), any other name TC_ERR_INVALID_ARG.  *out is owned by prog, valid until the next dump
  *  or tc_program_free. */
-tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn, const char **out);
+TC_API tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn,
+                                 const char **out);
 
 /* --- running on the GPU ------------------------------------------------------
  *
@@ -135,14 +149,16 @@ typedef struct tc_options {
 /*! tc_ctx_create_ex(): tc_ctx_create with options (opts NULL: the defaults).
  *  Nothing is loaded yet: the device is opened by the first tc_run.
  *  @return TC_OK and *ctx, TC_ERR_INVALID_ARG (a device below -1), TC_ERR_NOMEM. */
-tc_status tc_ctx_create_ex(tc_ctx **ctx, const tc_options *opts);
+TC_API tc_status tc_ctx_create_ex(tc_ctx **ctx, const tc_options *opts);
 
 typedef enum tc_arg_kind {
     TC_ARG_TENSOR = 0,  /* v.tensor: a DLTensor on the GPU */
     TC_ARG_FLOAT,       /* v.f: a value for a float scalar parameter (f16, bf16, f32, f64) */
     TC_ARG_INT,         /* v.i: for an integer parameter (i32, i64); also accepted by float ones */
     TC_ARG_BOOL,        /* v.b: for a bool parameter (0 or not) */
-    TC_ARG_TENSORS      /* v.tensors: tc_run_foreach's list, one DLTensor per group */
+    TC_ARG_TENSORS,     /* v.tensors: tc_run_foreach's list, one DLTensor per group */
+    TC_ARG_DTYPE,       /* v.dtype: a dtype variable's binding, by name ("T" = "bf16") */
+    TC_ARG_SIZE         /* v.i: a symbolic size's value, by name ("N" = 64): tc_shapes only */
 } tc_arg_kind;
 
 /* One argument of tc_run.  name: a parameter's name, an output's name (as
@@ -150,7 +166,8 @@ typedef enum tc_arg_kind {
  * name), or NULL to bind by position.  Positions count the parameters in
  * signature order, then the outputs that are not inout parameters; an inout
  * parameter is passed once, by its name or position, and its final value is
- * written back into that same tensor. */
+ * written back into that same tensor.  A dtype variable's binding
+ * (tc_arg_dtype) is always named and takes no position. */
 typedef struct tc_arg {
     const char *name;
     tc_arg_kind kind;
@@ -160,6 +177,7 @@ typedef struct tc_arg {
         double f;
         long long i;
         int b;
+        const char *dtype;
     } v;
 } tc_arg;
 
@@ -203,6 +221,27 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
     a.v.b = b;
     return a;
 }
+/* Give symbolic size `sym` ("N"; "*" for the element count of [*]
+ * parameters) the value `size`, for tc_shapes (as the CLI's --shape N=64). */
+static inline tc_arg tc_arg_size(const char *sym, long long size)
+{
+    tc_arg a;
+    a.name = sym;
+    a.kind = TC_ARG_SIZE;
+    a.v.i = size;
+    return a;
+}
+/* Bind dtype variable `var` ("T") of the function's signature to `dtype`
+ * ("bf16", "f16", "f32", "f64", "i32", "i64", "bool"), as the CLI's
+ * --dtype T=bf16 does. */
+static inline tc_arg tc_arg_dtype(const char *var, const char *dtype)
+{
+    tc_arg a;
+    a.name = var;
+    a.kind = TC_ARG_DTYPE;
+    a.v.dtype = dtype;
+    return a;
+}
 
 /*! tc_run(): run function fn of p (NULL: the file's only function; a
  *  prelude function works too) on the GPU, asynchronously on stream.
@@ -227,8 +266,11 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
  *
  *  A dtype variable (x: T[N]) is bound by the tensor passed for the first
  *  parameter that uses it (a bfloat16 x runs the function at T = bf16, as
- *  the CLI's --dtype T=bf16 does); one no tensor binds is f32.  Each
- *  binding is built and compiled once per program and kept.
+ *  the CLI's --dtype T=bf16 does), unless a tc_arg_dtype argument binds it
+ *  (a tensor of another dtype is then an error naming it); one neither
+ *  binds is f32.  A tc_arg_dtype naming no dtype variable of fn, or no
+ *  dtype, is TC_ERR_INVALID_ARG.  Each binding is built and compiled once
+ *  per program and kept.
  *
  *  Order: arguments are checked first, on the host, without touching the
  *  driver; then the device is opened.  So on a machine with no GPU, a call
@@ -245,7 +287,8 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
  *          TC_ERR_UNSUPPORTED (a construct code generation does not handle
  *          yet); TC_ERR_NOMEM (host or device memory); TC_ERR_INTERNAL (a bug
  *          in tensorc: a plan that disagrees with its kernels, say). */
-tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs, void *stream);
+TC_API tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                        void *stream);
 
 /*! tc_run_foreach(): run fn over ngroups tensor groups in one kernel
  *  launch, the way multi_tensor_apply runs an optimizer over a model's
@@ -274,18 +317,232 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
  *  or only empty groups, launches nothing.  tc_run on such a function is
  *  the same kernel over one group.
  *  @return as tc_run. */
-tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc_arg *lists,
+TC_API tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc_arg *lists,
                          size_t nargs, void *stream);
 
 /*! tc_program_source(): the CUDA source generated for fn (NULL: every
  *  function of the file, in one unit, as tc_run compiles it), for reading.
  *  Owned by p, valid until tc_program_free.  NULL on error (tc_errmsg). */
-const char *tc_program_source(tc_program *p, const char *fn);
+TC_API const char *tc_program_source(tc_program *p, const char *fn);
+
+/* What tc_program_image compiles to. */
+typedef enum tc_image_kind {
+    TC_IMAGE_PTX = 0,   /* PTX text for compute_<arch> */
+    TC_IMAGE_CUBIN      /* a CUBIN (ELF) for sm_<arch> */
+} tc_image_kind;
+
+/*! tc_program_image(): the kernels of fn (NULL: every function of the
+ *  file, in one unit, as tc_program_source(p, NULL) shows them) compiled
+ *  by NVRTC, or found in the kernel cache, for arch (10 * major + minor:
+ *  90 for sm_90), as PTX or a CUBIN: the bytes tc_run would load on such a
+ *  GPU.  dtypes: tc_arg_dtype bindings for fn's dtype variables (ndtypes
+ *  of them; none: f32).  The context's options (tc_options: fast_math,
+ *  line_info) and kernel cache apply.  No GPU is needed, only NVRTC.
+ *  *image (PTX NUL-terminated, the NUL not counted in *len) is owned by the
+ *  context and valid until tc_ctx_free.
+ *  @return TC_OK; TC_ERR_NO_DEVICE (NVRTC cannot be loaded);
+ *          TC_ERR_INVALID_ARG (an arch NVRTC does not support, an argument
+ *          that is not a tc_arg_dtype, a NULL pointer); TC_ERR_NOT_FOUND;
+ *          TC_ERR_COMPILE (NVRTC rejected the source: a bug in tensorc, the
+ *          message has its log); TC_ERR_NOMEM; compile errors of fn. */
+TC_API tc_status tc_program_image(tc_program *p, const char *fn, const tc_arg *dtypes,
+                                  size_t ndtypes, int arch, tc_image_kind kind,
+                                  const void **image, size_t *len);
+
+/* --- what a program's functions take and give --------------------------------
+ *
+ * A program's functions can be listed and described without running them,
+ * for bindings to other languages (allocating outputs, checking arguments
+ * before a call) and for tools.  Descriptions are owned by the program and
+ * stay valid until tc_program_free.
+ */
+
+/* The most dims a tensor has. */
+#define TC_MAX_DIMS 8
+
+/* One parameter or output of a function. */
+typedef struct tc_value_info {
+    const char *name;         /* as in the signature; "out" for a single unnamed result */
+    const char *dtype;        /* "f32", "bf16", "f16", "f64", "i32", "i64", "bool"; for a
+                                 dtype variable its letter ("T") */
+    int dtype_var;            /* nonzero: dtype names a dtype variable (bound by a tensor or a
+                                 tc_arg_dtype, else f32) */
+    int scalar;               /* a scalar parameter: passed with tc_arg_float/int/bool */
+    int star;                 /* a [*] parameter (or an output of its size): any shape, one dim
+                                 of "*" elements */
+    int rank;                 /* number of dims: 0 for a scalar, 1 for [*] */
+    const char *const *dims;  /* rank dims, each a symbolic size ("N"), a number ("4"), an
+                                 expression of them ("N*2") or "*" */
+    int inout;                /* a parameter written back in place (also its output's entry) */
+    int has_default;          /* a scalar with a default value ... */
+    double default_value;     /* ... this one */
+} tc_value_info;
+
+typedef struct tc_function_info {
+    const char *name;
+    size_t nparams;                  /* parameters, in signature order */
+    const tc_value_info *params;
+    size_t noutputs;                 /* results in order, then inout parameters not returned */
+    const tc_value_info *outputs;
+    int elementwise;                 /* every tensor parameter [*] and every op pointwise:
+                                        tc_run_foreach runs it */
+} tc_function_info;
+
+/*! tc_program_functions(): the names of the functions the program's file
+ *  defines, in order (*names has *n entries; prelude functions are not
+ *  listed, but tc_program_function and tc_run take them too).
+ *  @return TC_OK, or TC_ERR_INVALID_ARG for a NULL argument. */
+TC_API tc_status tc_program_functions(tc_program *p, size_t *n, const char *const **names);
+
+/*! tc_program_function(): the signature of function fn (NULL: the file's only
+ *  function; a prelude function works too), described in *info.  A
+ *  generic function is described as a call would see it before binding:
+ *  dtype variables by their letter, [*] as one dim "*".
+ *  @return TC_OK; TC_ERR_NOT_FOUND (no function fn); TC_ERR_INVALID_ARG
+ *          (fn NULL and the file has several); a compile error of fn as an
+ *          entry point (located, in tc_errmsg). */
+TC_API tc_status tc_program_function(tc_program *p, const char *fn,
+                                     const tc_function_info **info);
+
+/* A tensor's dtype and shape, as tc_output_shapes gives them. */
+typedef struct tc_shape {
+    DLDataType dtype;                /* as tc_run takes it: kDLFloat 32, kDLBfloat 16, ... */
+    int ndim;
+    int64_t shape[TC_MAX_DIMS];
+} tc_shape;
+
+/*! tc_shapes(): the dtype and shape of each parameter and output of fn (as
+ *  tc_program_function lists them) for the given inputs and sizes.  args
+ *  are as tc_run takes them, but only the tensors' dtypes and shapes are
+ *  read (data may be NULL; device and strides are not checked; outputs
+ *  and scalars may be left out), tc_arg_dtype bindings count as in tc_run,
+ *  and tc_arg_size gives sizes no tensor passed binds.  An input left out
+ *  gets the shape its dims are bound to; a size nothing binds is an error
+ *  naming it.  params (room for nparams, at least the parameter count) or
+ *  outs (room for nouts, at least the output count) may be NULL.  A
+ *  scalar parameter has ndim 0; a [*] parameter the shape of its tensor
+ *  (left out: one dim, "*" elements); an output whose dims come from a [*]
+ *  parameter that element count as its one dim.
+ *  @return TC_OK; TC_ERR_INVALID_ARG (a shape that does not agree with the
+ *          signature or another input, an unbound size, too little room:
+ *          the message names it); TC_ERR_NOT_FOUND; compile errors as
+ *          tc_program_function. */
+TC_API tc_status tc_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                           tc_shape *params, size_t nparams, tc_shape *outs, size_t nouts);
+/*! tc_output_shapes(): tc_shapes for the outputs alone. */
+TC_API tc_status tc_output_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                                  tc_shape *outs, size_t nouts);
+
+/* --- running on the CPU ----------------------------------------------------------
+ *
+ * tc_run_cpu runs a function through the reference interpreter, the oracle
+ * tensorc's tests hold the kernels to: every value computed in f64 (integers
+ * exactly in int64) and rounded to its dtype per op, node by node, each
+ * value materialized.  It needs no GPU and is written to be obviously right,
+ * not fast: for checking results, small inputs, and machines without a GPU.
+ */
+
+/*! tc_run_cpu(): run fn of p on the CPU, synchronously.  Arguments as
+ *  tc_run's, except that every tensor is in host memory (device kDLCPU or
+ *  kDLCUDAHost); every input is read before any output is written, so
+ *  outputs may alias inputs.  The interpreter
+ *  holds at most 2^30 elements per value: a larger argument is
+ *  TC_ERR_INVALID_ARG naming it, a larger intermediate value
+ *  TC_ERR_INVALID_ARG located at the operation that makes it.
+ *  @return TC_OK with the outputs written; TC_ERR_INVALID_ARG (as tc_run's
+ *          checks); TC_ERR_NOT_FOUND; TC_ERR_NOMEM; compile errors as
+ *          tc_program_function. */
+TC_API tc_status tc_run_cpu(tc_program *p, const char *fn, const tc_arg *args, size_t nargs);
 
 /*! tc_errmsg(): the last error's full text (empty string if none).  Owned by ctx. */
-const char *tc_errmsg(const tc_ctx *ctx);
+TC_API const char *tc_errmsg(const tc_ctx *ctx);
 /*! tc_error_loc(): the last error's location; returns 0 if it had none. Any out pointer may be NULL. */
-int tc_error_loc(const tc_ctx *ctx, const char **file, int *line, int *col);
+TC_API int tc_error_loc(const tc_ctx *ctx, const char **file, int *line, int *col);
+
+/* ================================================================================
+ * Unstable API, for tensorc's own tools and benchmarks (`tensorc run --bench`,
+ * tc-bench): how a call ran (its launch plan, where the kernels came from,
+ * per-step timing) and the minimum of device memory handling a tool needs
+ * to feed tc_run without a CUDA toolkit of its own.  Define
+ * TC_UNSTABLE_API before including this header to see it.  Anything here
+ * may change or go in any release; the functions are exported like the
+ * rest (all named tc_).
+ * ================================================================================ */
+#ifdef TC_UNSTABLE_API
+
+/* How a tc_run_ex call ran.  The caller provides the arrays. */
+typedef struct tc_run_info {
+    /* in */
+    void *const *events;        /* NULL, or nevents events (tc_event_create): with nevents
+                                   >= the plan's steps + 1, events[i] is recorded before
+                                   step i and events[nsteps] after the last */
+    int nevents;
+    const char **step_names;    /* room for cap_steps names ("k0_softmax", "matmul
+                                   (cuBLAS)", "copy": owned by the program), or NULL */
+    int64_t *step_bytes;        /* room for cap_steps byte counts (what each step reads and
+                                   writes, -1 unknown), or NULL */
+    int cap_steps;
+    /* out */
+    int nsteps;                 /* steps of the plan that ran (more than cap_steps: only the
+                                   first cap_steps are filled) */
+    int index64;                /* nonzero: the plan with 64-bit indices ran */
+    int jit_origin;             /* where the kernels' image came from: 0 this context's
+                                   memory, 1 the disk cache, 2 NVRTC */
+    double jit_ms;              /* time spent getting it */
+    int arch;                   /* the image's target: sm_<arch>, or compute_<arch> if ptx */
+    int ptx;
+} tc_run_info;
+
+/*! tc_run_ex(): tc_run, filling *info (info NULL: tc_run itself). */
+TC_API tc_status tc_run_ex(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                           void *stream, tc_run_info *info);
+/*! tc_run_foreach_ex(): tc_run_foreach, filling *info (step_bytes: the
+ *  sum over the groups). */
+TC_API tc_status tc_run_foreach_ex(tc_program *p, const char *fn, size_t ngroups,
+                                   const tc_arg *lists, size_t nargs, void *stream,
+                                   tc_run_info *info);
+
+/* The context's GPU, as tc_device_open opened it. */
+typedef struct tc_device_info {
+    int ordinal;
+    const char *name;           /* "NVIDIA H100 80GB HBM3"; owned by the context */
+    int arch;                   /* 10 * major + minor */
+    int sm_count;
+    size_t total_mem;           /* bytes */
+} tc_device_info;
+
+/*! tc_device_open(): open the context's GPU now (as the first tc_run would),
+ *  on device ordinal (TC_DEVICE_AUTO: the context's choice, else 0), and
+ *  describe it.  @return TC_OK; TC_ERR_NO_DEVICE (no driver, no GPU: the
+ *  message says which); TC_ERR_INVALID_ARG (another device than the one
+ *  the context runs on). */
+TC_API tc_status tc_device_open(tc_ctx *ctx, int ordinal, tc_device_info *info);
+
+/* Device memory of the context's GPU (tc_device_open first), for tools that
+ * make the tensors they pass to tc_run.  Addresses are CUdeviceptr values
+ * as pointers.  Copies and memsets are synchronous unless a stream is
+ * named. */
+TC_API tc_status tc_device_alloc(tc_ctx *ctx, size_t bytes, void **dptr);
+TC_API void tc_device_free(tc_ctx *ctx, void *dptr);
+typedef enum tc_copy_kind {
+    TC_COPY_TO_DEVICE = 0,      /* dst device, src host */
+    TC_COPY_TO_HOST,            /* dst host, src device */
+    TC_COPY_ON_DEVICE           /* both device; asynchronous on stream */
+} tc_copy_kind;
+TC_API tc_status tc_device_copy(tc_ctx *ctx, void *dst, const void *src, size_t bytes,
+                                tc_copy_kind kind, void *stream);
+TC_API tc_status tc_device_memset(tc_ctx *ctx, void *dptr, unsigned char value, size_t bytes,
+                                  void *stream);
+/*! tc_device_sync(): wait for stream (NULL: the whole device). */
+TC_API tc_status tc_device_sync(tc_ctx *ctx, void *stream);
+/* Timing events (CUevent) for tc_run_info.events. */
+TC_API tc_status tc_event_create(tc_ctx *ctx, void **event);
+TC_API tc_status tc_event_record(tc_ctx *ctx, void *event, void *stream);
+/*! tc_event_elapsed(): milliseconds from start to end (both recorded and passed). */
+TC_API tc_status tc_event_elapsed(tc_ctx *ctx, void *start, void *end, float *ms);
+TC_API void tc_event_destroy(tc_ctx *ctx, void *event);
+
+#endif /* TC_UNSTABLE_API */
 
 #ifdef __cplusplus
 }
