@@ -154,7 +154,7 @@ void fill_random(ref_tensor *t, uint64_t seed, const char *tag, bool nonneg, int
             fill_block(&j, 0, b);
 }
 
-/* --- dtypes as bytes: dtype_encode / dtype_decode (src/dtype.c) ------------------- */
+/* --- dtypes as bytes: dtype_encode / dtype_decode (src/base/dtype.c) ------------------- */
 
 double decode_value(tc_dtype dt, const unsigned char *p)
 {

@@ -92,7 +92,7 @@ TC_API void tc_program_free(tc_program *prog);
 
 /*! tc_program_dump(): the text of one stage for one function (fn NULL: all
  *  functions).  stage: "ast", "graph", "lowered", "fused", "sched", "cuda",
- *  "plan" or "explain" (src/stages.def, tensorc compile --emit); the binary
+ *  "plan" or "explain" (src/driver/stages.def, tensorc compile --emit); the binary
  *  stages "ptx" and "cubin" give TC_ERR_UNSUPPORTED (tc_program_image gives
  *  them), any other name TC_ERR_INVALID_ARG.  *out is owned by prog, valid until the next dump
  *  or tc_program_free. */

@@ -27,7 +27,7 @@ static const char help_text[] =
     "      Check FILE and print one stage of it (to OUT with -o).  Without --fn,\n"
     "      every function in FILE; --fn may also name a prelude function.\n"
     "      STAGE: ast | graph | lowered | fused | sched | cuda | plan | explain |\n"
-    "      ptx | cubin (src/stages.def)\n"
+    "      ptx | cubin (src/driver/stages.def)\n"
     "      (default cuda: the kernels and their launch plan).  ptx and cubin\n"
     "      compile every kernel with NVRTC for --arch (default sm_90), through\n"
     "      the kernel cache; --verbose says 'cache: hit' or 'cache: miss';\n"
@@ -136,7 +136,7 @@ static int compile_image(tc_program *p, const gfn *f, const char *file, const ch
     double t0 = tc_now_ms();
     tc_status st = jit_image(j, src, strlen(src), name, sm, cubin, nvopts, nnvopts, &image, &len,
                              &origin, &d);
-    if (st == TC_OK) /* TENSORC_DEBUG's line for this stage (src/stages.def) */
+    if (st == TC_OK) /* TENSORC_DEBUG's line for this stage (src/driver/stages.def) */
         tc_debug_runtime(cubin ? STAGE_CUBIN : STAGE_PTX, name, tc_now_ms() - t0,
                          origin == JIT_COMPILED ? "compiled" : "the kernel cache");
     int rc = EXIT_OK;
@@ -206,7 +206,7 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         nvopts[nnvopts++] = "--use_fast_math";
     if (line_info)
         nvopts[nnvopts++] = "-lineinfo";
-    int stage = tc_stage_find(emit); /* src/stages.def */
+    int stage = tc_stage_find(emit); /* src/driver/stages.def */
     if (stage < 0 || !(tc_stages[stage].flags & SF_EMIT)) {
         char list[256] = "";
         for (int s = 0; s < STAGE_COUNT; s++)

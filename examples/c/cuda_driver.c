@@ -5,7 +5,7 @@
  * against the toolkit's stub, /usr/local/cuda/lib64/stubs/libcuda.so) does
  * not start at all on a machine without the driver.  Loading it at run time
  * lets these programs still compile their kernels and say "no GPU" there,
- * which is also how tensorc itself (runtime/driver.c) and CUDA's own
+ * which is also how tensorc itself (src/runtime/driver.c) and CUDA's own
  * runtime library find the driver.  A program that only ever runs on GPU
  * machines can instead link -lcuda and call these functions directly.
  *

@@ -51,7 +51,7 @@ typedef enum {
 
 typedef enum {
 #define OP(id, spelling, kind, arity, rule, ref, cuda) OP_##id,
-#include "../ops.def"
+#include "ops.def"
 #undef OP
     OP_COUNT
 } op_id;

@@ -3,7 +3,7 @@
 
 #include <math.h>
 
-#include "../ref/refmath.h"
+#include "refmath.h"
 
 /* The parameters must be called a, b, c: ops.def's expressions name them. */
 double opeval_f64(op_id op, double a, double b, double c)
@@ -12,7 +12,7 @@ double opeval_f64(op_id op, double a, double b, double c)
 #define OP(id, spelling, kind, arity, rule, ref, cuda) \
     case OP_##id:                                      \
         return (double)(ref);
-#include "../ops.def"
+#include "ops.def"
 #undef OP
     default:
         return NAN;

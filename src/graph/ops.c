@@ -4,6 +4,6 @@
 
 const op_info op_table[OP_COUNT] = {
 #define OP(id, spelling, kind, arity, rule, ref, cuda) [OP_##id] = {spelling, kind, arity, rule},
-#include "../ops.def"
+#include "ops.def"
 #undef OP
 };

@@ -181,7 +181,7 @@ static op_kind kind_of(op_id op)
 {
     switch (op) {
 #define OP(id, spelling, kind, arity, rule, ref, cuda) case OP_##id: return kind;
-#include "../ops.def"
+#include "ops.def"
 #undef OP
     default: return OPK_LEAF;
     }
@@ -191,7 +191,7 @@ const char *ref_op_name(op_id op)
 {
     switch (op) {
 #define OP(id, spelling, kind, arity, rule, ref, cuda) case OP_##id: return spelling;
-#include "../ops.def"
+#include "ops.def"
 #undef OP
     default: return "?";
     }
@@ -201,7 +201,7 @@ static int arity_of(op_id op)
 {
     switch (op) {
 #define OP(id, spelling, kind, arity, rule, ref, cuda) case OP_##id: return arity;
-#include "../ops.def"
+#include "ops.def"
 #undef OP
     default: return 0;
     }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Output files that cannot destroy data (src/outfile.h): --output and
+# Output files that cannot destroy data (src/base/outfile.h): --output and
 # compile -o into devices, FIFOs, symbolic links, missing directories, beside
 # a planted PATH.tmp, with a failing second output, from 8 concurrent
 # writers, onto a full disk.  Usage: tests/cli/outputs.sh [TENSORC_BIN].

@@ -11,7 +11,7 @@
 #             its kernel's PTX); the matmul-only functions also pass --check
 #             there, since the fake cuBLAS computes (a size-1 batch dim given
 #             its contiguous batch stride read past the buffer: NaN).
-#   sweep     tests/nvrtc/sweep.py: every op of src/ops.def in every dtype
+#   sweep     tests/nvrtc/sweep.py: every op of src/base/ops.def in every dtype
 #             the checker accepts, in pointwise, rows, columns (plain, split,
 #             split with vectors) and whole-tensor kernels, through NVRTC.
 #             By default the pointwise and reductions groups (every op's

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check_language.py TENSORC ROOT - docs/language.md cannot fall behind.
 
-1. Every op of src/ops.def (its spelling), every view builtin of
+1. Every op of src/base/ops.def (its spelling), every view builtin of
    src/graph/build_views.c and every function of prelude/*.tc appears in
    language.md as `name` in a heading or in a table row.
 2. Every ```tc code block compiles (`tensorc compile BLOCK`, exit 0), and
@@ -38,9 +38,9 @@ def main():
         if line.startswith("#") or line.lstrip().startswith("|"):
             listed.update(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*)", line))
     ops = re.findall(r'^OP\(\s*\w+\s*,\s*"([^"]+)"',
-                     open(os.path.join(root, "src", "ops.def"), encoding="utf-8").read(), re.M)
+                     open(os.path.join(root, "src", "base", "ops.def"), encoding="utf-8").read(), re.M)
     if len(ops) < 40:
-        failed.append("src/ops.def: found only %d OP rows (has its format changed?)" % len(ops))
+        failed.append("src/base/ops.def: found only %d OP rows (has its format changed?)" % len(ops))
     views = []
     vpath = os.path.join(root, "src", "graph", "build_views.c")
     if os.path.exists(vpath):
@@ -53,7 +53,7 @@ def main():
         if f.endswith(".tc"):
             prelude += re.findall(r"^fn\s+([A-Za-z_][A-Za-z0-9_]*)",
                                   open(os.path.join(pdir, f), encoding="utf-8").read(), re.M)
-    for kind, names in (("op of src/ops.def", ops), ("view builtin", views),
+    for kind, names in (("op of src/base/ops.def", ops), ("view builtin", views),
                         ("prelude function", prelude)):
         for n in names:
             if n in listed:

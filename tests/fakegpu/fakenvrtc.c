@@ -1,4 +1,4 @@
-/* fakenvrtc.c - an NVRTC that misbehaves on request, for runtime/nvrtc.c's
+/* fakenvrtc.c - an NVRTC that misbehaves on request, for src/runtime/nvrtc.c's
  * defences (tests/unit/test_nvrtc_fake.c loads it through TENSORC_NVRTC).
  *
  * $FAKE_NVRTC picks the misbehaviour:

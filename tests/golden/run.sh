@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Golden dumps: for every examples/*.tc and tests/golden/extra/*.tc, the
 # output of `tensorc compile F --emit=STAGE` for every stage the stage table
-# (src/stages.def) marks SF_GOLDEN must equal its golden file NAME.EXT:
+# (src/driver/stages.def) marks SF_GOLDEN must equal its golden file NAME.EXT:
 #     ast -> NAME.ast      graph -> NAME.graph    lowered -> NAME.lowered
 #     fused -> NAME.fused  sched -> NAME.sched    cuda -> NAME.cu
 # (cuda without --fn is the file's one NVRTC unit: every function's kernels
@@ -33,11 +33,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 # the stages dumped and the golden file extension of each: the SF_GOLDEN
-# lines of the stage table, src/stages.def (STAGE(ID, "name", "ext", flags, ...))
+# lines of the stage table, src/driver/stages.def (STAGE(ID, "name", "ext", flags, ...))
 stages=() exts=()
 while IFS='|' read -r name e; do stages+=("$name"); exts+=("$e"); done < <(
-    sed -n 's/^STAGE([A-Z_]*, *"\([a-z]*\)", *"\([a-z]*\)", *\([^,]*SF_GOLDEN[^,]*\),.*/\1|\2/p' "$root/src/stages.def")
-if [ ${#stages[@]} -eq 0 ]; then echo "no SF_GOLDEN stage in $root/src/stages.def"; exit 2; fi
+    sed -n 's/^STAGE([A-Z_]*, *"\([a-z]*\)", *"\([a-z]*\)", *\([^,]*SF_GOLDEN[^,]*\),.*/\1|\2/p' "$root/src/driver/stages.def")
+if [ ${#stages[@]} -eq 0 ]; then echo "no SF_GOLDEN stage in $root/src/driver/stages.def"; exit 2; fi
 ext() { local i; for i in "${!stages[@]}"; do [ "${stages[$i]}" = "$1" ] && echo "${exts[$i]}"; done; }
 
 pass=0 fail=0

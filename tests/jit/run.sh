@@ -59,7 +59,7 @@ first=$img
 p "$c"
 if [ $rc -eq 0 ] && [ "$cache" = hit ] && [ "$img" = "$first" ]; then ok; else bad "second run: rc=$rc out='$out' (first image $first)"; fi
 # A hit needs NVRTC's version for the key: the first run left it in
-# nvrtc.facts, so the second did not load NVRTC (runtime/nvrtc_facts.h).
+# nvrtc.facts, so the second did not load NVRTC (src/runtime/nvrtc_facts.h).
 if [ -f "$c/nvrtc.facts" ] && [ "$nv" = "not loaded" ]; then ok; else bad "warm run loaded NVRTC: nvrtc '$nv', facts: $(ls "$c")"; fi
 # Facts that do not describe the library are not trusted: a corrupt file, a
 # different library size, another environment.  Each run still hits.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""sweep.py TENSORC OUTDIR - every builtin op of src/ops.def, in every dtype
+"""sweep.py TENSORC OUTDIR - every builtin op of src/base/ops.def, in every dtype
 the checker accepts for it, in every kernel strategy, through NVRTC.
 
-The ops come from src/ops.def itself (so a new op cannot be left out: one
+The ops come from src/base/ops.def itself (so a new op cannot be left out: one
 with no spelling below fails the sweep).  For each op and each operand dtype
 (f32 f64 f16 bf16 i32 i64 bool) it writes candidate functions:
 
@@ -62,9 +62,9 @@ SKIP = {"input", "scalar", "const", "dimval", "cast", "view", "copy", "concat", 
 
 
 def ops_def():
-    """(id, spelling, kind) of every op in src/ops.def."""
+    """(id, spelling, kind) of every op in src/base/ops.def."""
     out = []
-    with open(os.path.join(ROOT, "src", "ops.def")) as f:
+    with open(os.path.join(ROOT, "src", "base", "ops.def")) as f:
         for line in f:
             m = re.match(r'OP\((\w+),\s*"([^"]+)",\s*OPK_(\w+),', line)
             if m:

@@ -1,5 +1,5 @@
 /* test_api.c - the public API (include/tensorc.h) and the driver's internal
- * entry points (src/api_internal.h): compiling, errors and their locations,
+ * entry points (src/api/api_internal.h): compiling, errors and their locations,
  * dumps, unsupported stages, the prelude, TENSORC_DUMP_DIR, and that a
  * failed compilation frees everything (LeakSanitizer checks at exit). */
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * tensorc.h promises that distinct contexts are independent: several
  * threads may each create their own context, compile and run at the same
  * time.  What they share is process-wide: the NVRTC library and its
- * facts (runtime/nvrtc.c), the CUDA driver and cuBLAS (runtime/driver.c,
+ * facts (src/runtime/nvrtc.c), the CUDA driver and cuBLAS (src/runtime/driver.c,
  * blas.c), the prelude.  This test starts THREADS threads behind a barrier,
  * so they reach those one-time loads together, and each, ROUNDS times:
  * creates a context with its own kernel cache, compiles a program, dumps

@@ -7,8 +7,8 @@
  * language's punctuation, keywords and nasty literals, and splices of two
  * files) and compile each through include/tensorc.h.  tc_compile runs every
  * stage (parse, graph, lower, fuse, schedule, codegen, each with its
- * verifier: src/compile.c), so every mutant that compiles reaches CUDA text;
- * a sample of those goes through NVRTC (runtime/nvrtc.h, PTX for sm_90),
+ * verifier: src/driver/compile.c), so every mutant that compiles reaches CUDA text;
+ * a sample of those goes through NVRTC (src/runtime/nvrtc.h, PTX for sm_90),
  * which must accept it.  Every mutant must come back with TC_OK or a
  * user-error status (SYNTAX, COMPILE, LIMIT, NOT_FOUND), never
  * TC_ERR_INTERNAL (a verifier failure is a bug), and never crash (the

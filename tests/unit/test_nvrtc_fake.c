@@ -1,4 +1,4 @@
-/* test_nvrtc_fake.c - runtime/nvrtc.c against an NVRTC that misbehaves
+/* test_nvrtc_fake.c - src/runtime/nvrtc.c against an NVRTC that misbehaves
  * (tests/fakegpu/fakenvrtc.c, loaded through TENSORC_NVRTC): an absurd log
  * or PTX size is refused, not believed (it was a heap overflow), and an
  * empty PTX or CUBIN is an error, not an image. */

@@ -1,6 +1,6 @@
 /* api_image.c - tc_program_image: a program's kernels as PTX or a CUBIN
  * for a given arch, through the context's JIT (NVRTC and the kernel cache,
- * runtime/jit.h), without opening a GPU. */
+ * src/runtime/jit.h), without opening a GPU. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* ast.c - the front end's driver (ast_parse) and the --emit=ast printer.
  *
- * ast_parse runs the flex scanner (grammar/lexer.l) and the bison parser
- * (grammar/parser.y), which build the tree in the arena as they go.  Errors
+ * ast_parse runs the flex scanner (src/front/lexer.l) and the bison parser
+ * (src/front/parser.y), which build the tree in the arena as they go.  Errors
  * unwind from inside them through diag_error to the caller's protected call;
  * that leaks nothing because the scanner, its input buffer and the parser
  * stacks are all arena memory (see the header comments of both grammar files).

@@ -11,7 +11,7 @@
  *      shape against them;
  *   4. check that no written tensor (an output, an inout parameter) shares
  *      memory with another argument, and that all are on one device;
- *   5. open the GPU (the context's tc_rt, runtime/rt.h), only now, so a
+ *   5. open the GPU (the context's tc_rt, src/runtime/rt.h), only now, so a
  *      machine without one still gets every argument error first;
  *   6. choose the variant of the unit the sizes need (64-bit indices when a
  *      size passes the 32-bit plan's limits; the wide foreach table), fetch

@@ -32,13 +32,13 @@
 #ifndef TC_COMPILE_H
 #define TC_COMPILE_H
 
-#include "api_internal.h"
+#include "program.h"
 #include "codegen/codegen.h"
 #include "fuse/fuse.h"
 #include "lower/lir.h"
 #include "sched/sched.h"
 
-/* The stages (src/stages.def). */
+/* The stages (src/driver/stages.def). */
 typedef enum {
 #define STAGE(id, name, ext, flags, what) STAGE_##id,
 #include "stages.def"
@@ -102,7 +102,7 @@ const cg_unit *tc_drv_entry(tc_program *p, const gfn *g, unsigned variant, const
 void tc_drv_print(tc_buf *b, tc_program *p, tc_stage stage, const gfn *const *fns, int n,
                   unsigned variant);
 
-/* The trace hook (tc_trace_fn, api_internal.h): called after each stage of each compile has run and been
+/* The trace hook (tc_trace_fn, program.h): called after each stage of each compile has run and been
  * verified, with the functions it ran for (none for parse and prelude) and
  * the unit's variant; ms the stage's time.  The hook may print the stage
  * (tc_drv_print) or fail the compile with diag_error on p->ctx's diagnostics

@@ -1,6 +1,6 @@
 /* parser.y - the grammar of .tc programs (bison: pure, LALR(1) with LAC).
  *
- * The parser builds the AST of src/ast.h directly in its actions; every node
+ * The parser builds the AST of src/front/ast.h directly in its actions; every node
  * is allocated in the compilation's arena.  Errors do not return through
  * bison: they call diag_error(), which longjmps to the caller's protected
  * call.  That is safe only because nothing here owns heap memory: the parser

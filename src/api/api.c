@@ -1,7 +1,7 @@
 /* api.c - the public API (tensorc.h): contexts, errors, compiling, entry
  * functions.
  *
- * tc_compile() runs the whole compiler (src/compile.c: parse, graph, lower,
+ * tc_compile() runs the whole compiler (src/driver/compile.c: parse, graph, lower,
  * fuse, schedule, codegen, each verified) inside diag_protect(), a protected
  * call that catches the unwind of diag_error and returns the status (Lua's
  * luaD_rawrunprotected).  Everything a compilation makes lives in the

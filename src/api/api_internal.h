@@ -20,50 +20,7 @@
 #include "graph/graph.h"
 #include "ref/ref.h"
 
-struct tc_rt;                   /* the GPU side of a context (runtime/rt.h) */
-struct tc_fnc;                  /* the driver's per-function and per-unit records (compile.h) */
-struct tc_unitc;
-/* The driver's trace hook (compile.h says when it is called); stage is a
- * tc_stage (src/stages.def). */
-typedef void tc_trace_fn(void *user, tc_program *p, int stage, const gfn *const *fns, int n,
-                         unsigned variant, double ms);
-
-struct tc_ctx {
-    struct tc_rt *rt;       /* NULL until the first GPU call; owned by the runtime */
-    tc_trace_fn *trace;     /* the trace hook (compile.h's tc_drv_set_trace), or NULL */
-    void *trace_user;
-    tc_diag diag;           /* the last error; its text is what tc_errmsg returns */
-    char *err_file;         /* copy of the last error's file name: the source may be gone */
-    int err_line, err_col;
-};
-
-/* A compiled program: everything lives in its arena and goes with it. */
-typedef struct tc_extra_graph {
-    struct tc_extra_graph *next;
-    tc_graph *graph;
-    /* a specialization: fn built with these dtype bindings (ndts > 0) */
-    const char *fn;
-    tc_dtypebind dts[26];
-    int ndts;
-} tc_extra_graph;
-
-struct tc_program {
-    tc_ctx *ctx;
-    tc_arena *arena;
-    const tc_source *src;       /* the user's source (a copy, NUL-terminated) */
-    ast_program *ast;
-    const ast_program **prelude;
-    int nprelude;
-    tc_graph *graph;            /* every function of the user's file */
-    tc_extra_graph *extra;      /* prelude and generic functions built on demand as entry
-                                 * points, and specializations (dtype bindings) */
-    struct tc_fnc *fncs;        /* each entry function's lowered, fused, scheduled forms */
-    struct tc_unitc *units;     /* the generated units, by (functions, variant) (compile.h) */
-    struct run_labels *run_labels; /* tc_run's message texts per function (api_run.c) */
-    tc_arena *run_scratch;      /* tc_run's per-call memory, reset after each call, kept */
-    const char **fn_names;      /* tc_program_functions' list, made on first use */
-    struct api_desc *descs;     /* tc_program_function's descriptions (api_introspect.c) */
-};
+#include "program.h"
 
 /* Clear the context's last error (every API call starts with this). */
 void api_begin(tc_ctx *ctx);
@@ -109,7 +66,7 @@ void api_entry_body(void *arg);
 void api_report_unbuilt(tc_program *p);
 
 /* The dump of one stage ("graph", "lowered", "fused", "explain", ...; see
- * src/stages.def) of entry f of p, in a protected call. */
+ * src/driver/stages.def) of entry f of p, in a protected call. */
 tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **out);
 
 /* compile.h's tc_drv_entry in a protected call: the CUDA source and launch
