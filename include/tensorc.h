@@ -18,11 +18,22 @@
 #define TENSORC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <dlpack/dlpack.h>  /* DLTensor: how tensors cross tc_run (DLPack 0.6 or later) */
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* TC_API marks the library's exported functions.  The library is built with
+ * hidden visibility, so only what carries this mark (every function of this
+ * header, all named tc_) is visible outside it, in libtensorc.so and in
+ * libtensorc.a alike. */
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define TC_API __attribute__((visibility("default")))
+#else
+#define TC_API
 #endif
 
 #define TC_VERSION_MAJOR 0
@@ -32,9 +43,9 @@ extern "C" {
 #define TC_VERSION_STRING "0.1.0"
 
 /*! tc_version_number(): the run-time library version, as TC_VERSION_NUMBER. */
-unsigned tc_version_number(void);
+TC_API unsigned tc_version_number(void);
 /*! tc_version_string(): the run-time library version, e.g. "0.1.0". Static storage. */
-const char *tc_version_string(void);
+TC_API const char *tc_version_string(void);
 
 typedef enum tc_status {
     TC_OK = 0,
@@ -52,15 +63,15 @@ typedef enum tc_status {
 } tc_status;
 
 /*! tc_status_str(): the name of a status, e.g. "TC_ERR_SYNTAX". Static storage. */
-const char *tc_status_str(tc_status s);
+TC_API const char *tc_status_str(tc_status s);
 
 typedef struct tc_ctx tc_ctx;
 typedef struct tc_program tc_program;
 
 /*! tc_ctx_create(): make a context.  @return TC_OK and *ctx, or TC_ERR_NOMEM. */
-tc_status tc_ctx_create(tc_ctx **ctx);
+TC_API tc_status tc_ctx_create(tc_ctx **ctx);
 /*! tc_ctx_free(): free a context; programs made from it must be freed first. NULL is fine. */
-void tc_ctx_free(tc_ctx *ctx);
+TC_API void tc_ctx_free(tc_ctx *ctx);
 
 /*! tc_compile(): parse and check a program given as text (len bytes; need not be
  *  NUL-terminated).  filename is used in messages only.  Every function is
@@ -73,17 +84,18 @@ void tc_ctx_free(tc_ctx *ctx);
  *  every function but the generic ones that another function calls.
  *  @return TC_OK and *prog (owned by the caller, free with tc_program_free),
  *          or an error status with tc_errmsg(ctx) set and *prog NULL. */
-tc_status tc_compile(tc_ctx *ctx, const char *src, size_t len, const char *filename,
+TC_API tc_status tc_compile(tc_ctx *ctx, const char *src, size_t len, const char *filename,
                      tc_program **prog);
 /*! tc_compile_file(): tc_compile on the contents of a file. */
-tc_status tc_compile_file(tc_ctx *ctx, const char *path, tc_program **prog);
-void tc_program_free(tc_program *prog);
+TC_API tc_status tc_compile_file(tc_ctx *ctx, const char *path, tc_program **prog);
+TC_API void tc_program_free(tc_program *prog);
 
 /*! tc_program_dump(): the text of one stage for one function (fn NULL: all
  *  functions).  stage: "ast", "graph"; later stages give TC_ERR_UNSUPPORTED
  *  until they are built.  *out is owned by prog, valid until the next dump
  *  or tc_program_free. */
-tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn, const char **out);
+TC_API tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn,
+                                 const char **out);
 
 /* --- running on the GPU ------------------------------------------------------
  *
@@ -135,14 +147,15 @@ typedef struct tc_options {
 /*! tc_ctx_create_ex(): tc_ctx_create with options (opts NULL: the defaults).
  *  Nothing is loaded yet: the device is opened by the first tc_run.
  *  @return TC_OK and *ctx, TC_ERR_INVALID_ARG (a device below -1), TC_ERR_NOMEM. */
-tc_status tc_ctx_create_ex(tc_ctx **ctx, const tc_options *opts);
+TC_API tc_status tc_ctx_create_ex(tc_ctx **ctx, const tc_options *opts);
 
 typedef enum tc_arg_kind {
     TC_ARG_TENSOR = 0,  /* v.tensor: a DLTensor on the GPU */
     TC_ARG_FLOAT,       /* v.f: a value for a float scalar parameter (f16, bf16, f32, f64) */
     TC_ARG_INT,         /* v.i: for an integer parameter (i32, i64); also accepted by float ones */
     TC_ARG_BOOL,        /* v.b: for a bool parameter (0 or not) */
-    TC_ARG_TENSORS      /* v.tensors: tc_run_foreach's list, one DLTensor per group */
+    TC_ARG_TENSORS,     /* v.tensors: tc_run_foreach's list, one DLTensor per group */
+    TC_ARG_DTYPE        /* v.dtype: a dtype variable's binding, by name ("T" = "bf16") */
 } tc_arg_kind;
 
 /* One argument of tc_run.  name: a parameter's name, an output's name (as
@@ -150,7 +163,8 @@ typedef enum tc_arg_kind {
  * name), or NULL to bind by position.  Positions count the parameters in
  * signature order, then the outputs that are not inout parameters; an inout
  * parameter is passed once, by its name or position, and its final value is
- * written back into that same tensor. */
+ * written back into that same tensor.  A dtype variable's binding
+ * (tc_arg_dtype) is always named and takes no position. */
 typedef struct tc_arg {
     const char *name;
     tc_arg_kind kind;
@@ -160,6 +174,7 @@ typedef struct tc_arg {
         double f;
         long long i;
         int b;
+        const char *dtype;
     } v;
 } tc_arg;
 
@@ -203,6 +218,17 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
     a.v.b = b;
     return a;
 }
+/* Bind dtype variable `var` ("T") of the function's signature to `dtype`
+ * ("bf16", "f16", "f32", "f64", "i32", "i64", "bool"), as the CLI's
+ * --dtype T=bf16 does. */
+static inline tc_arg tc_arg_dtype(const char *var, const char *dtype)
+{
+    tc_arg a;
+    a.name = var;
+    a.kind = TC_ARG_DTYPE;
+    a.v.dtype = dtype;
+    return a;
+}
 
 /*! tc_run(): run function fn of p (NULL: the file's only function; a
  *  prelude function works too) on the GPU, asynchronously on stream.
@@ -227,8 +253,11 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
  *
  *  A dtype variable (x: T[N]) is bound by the tensor passed for the first
  *  parameter that uses it (a bfloat16 x runs the function at T = bf16, as
- *  the CLI's --dtype T=bf16 does); one no tensor binds is f32.  Each
- *  binding is built and compiled once per program and kept.
+ *  the CLI's --dtype T=bf16 does), unless a tc_arg_dtype argument binds it
+ *  (a tensor of another dtype is then an error naming it); one neither
+ *  binds is f32.  A tc_arg_dtype naming no dtype variable of fn, or no
+ *  dtype, is TC_ERR_INVALID_ARG.  Each binding is built and compiled once
+ *  per program and kept.
  *
  *  Order: arguments are checked first, on the host, without touching the
  *  driver; then the device is opened.  So on a machine with no GPU, a call
@@ -245,7 +274,8 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
  *          TC_ERR_UNSUPPORTED (a construct code generation does not handle
  *          yet); TC_ERR_NOMEM (host or device memory); TC_ERR_INTERNAL (a bug
  *          in tensorc: a plan that disagrees with its kernels, say). */
-tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs, void *stream);
+TC_API tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                        void *stream);
 
 /*! tc_run_foreach(): run fn over ngroups tensor groups in one kernel
  *  launch, the way multi_tensor_apply runs an optimizer over a model's
@@ -274,18 +304,115 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
  *  or only empty groups, launches nothing.  tc_run on such a function is
  *  the same kernel over one group.
  *  @return as tc_run. */
-tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc_arg *lists,
+TC_API tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc_arg *lists,
                          size_t nargs, void *stream);
 
 /*! tc_program_source(): the CUDA source generated for fn (NULL: every
  *  function of the file, in one unit, as tc_run compiles it), for reading.
  *  Owned by p, valid until tc_program_free.  NULL on error (tc_errmsg). */
-const char *tc_program_source(tc_program *p, const char *fn);
+TC_API const char *tc_program_source(tc_program *p, const char *fn);
+
+/* --- what a program's functions take and give --------------------------------
+ *
+ * A program's functions can be listed and described without running them,
+ * for bindings to other languages (allocating outputs, checking arguments
+ * before a call) and for tools.  Descriptions are owned by the program and
+ * stay valid until tc_program_free.
+ */
+
+/* The most dims a tensor has. */
+#define TC_MAX_DIMS 8
+
+/* One parameter or output of a function. */
+typedef struct tc_value_info {
+    const char *name;         /* as in the signature; "out" for a single unnamed result */
+    const char *dtype;        /* "f32", "bf16", "f16", "f64", "i32", "i64", "bool"; for a
+                                 dtype variable its letter ("T") */
+    int dtype_var;            /* nonzero: dtype names a dtype variable (bound by a tensor or a
+                                 tc_arg_dtype, else f32) */
+    int scalar;               /* a scalar parameter: passed with tc_arg_float/int/bool */
+    int star;                 /* a [*] parameter (or an output of its size): any shape, one dim
+                                 of "*" elements */
+    int rank;                 /* number of dims: 0 for a scalar, 1 for [*] */
+    const char *const *dims;  /* rank dims, each a symbolic size ("N"), a number ("4"), an
+                                 expression of them ("N*2") or "*" */
+    int inout;                /* a parameter written back in place (also its output's entry) */
+    int has_default;          /* a scalar with a default value ... */
+    double default_value;     /* ... this one */
+} tc_value_info;
+
+typedef struct tc_function_info {
+    const char *name;
+    size_t nparams;                  /* parameters, in signature order */
+    const tc_value_info *params;
+    size_t noutputs;                 /* results in order, then inout parameters not returned */
+    const tc_value_info *outputs;
+    int elementwise;                 /* every tensor parameter [*] and every op pointwise:
+                                        tc_run_foreach runs it */
+} tc_function_info;
+
+/*! tc_program_functions(): the names of the functions the program's file
+ *  defines, in order (*names has *n entries; prelude functions are not
+ *  listed, but tc_program_function and tc_run take them too).
+ *  @return TC_OK, or TC_ERR_INVALID_ARG for a NULL argument. */
+TC_API tc_status tc_program_functions(tc_program *p, size_t *n, const char *const **names);
+
+/*! tc_program_function(): the signature of function fn (NULL: the file's only
+ *  function; a prelude function works too), described in *info.  A
+ *  generic function is described as a call would see it before binding:
+ *  dtype variables by their letter, [*] as one dim "*".
+ *  @return TC_OK; TC_ERR_NOT_FOUND (no function fn); TC_ERR_INVALID_ARG
+ *          (fn NULL and the file has several); a compile error of fn as an
+ *          entry point (located, in tc_errmsg). */
+TC_API tc_status tc_program_function(tc_program *p, const char *fn,
+                                     const tc_function_info **info);
+
+/* A tensor's dtype and shape, as tc_output_shapes gives them. */
+typedef struct tc_shape {
+    DLDataType dtype;                /* as tc_run takes it: kDLFloat 32, kDLBfloat 16, ... */
+    int ndim;
+    int64_t shape[TC_MAX_DIMS];
+} tc_shape;
+
+/*! tc_output_shapes(): the dtype and shape of each output of fn (as
+ *  tc_program_function lists them) for the given inputs.  args are as tc_run
+ *  takes them, but only the inputs are needed, and only their dtypes and
+ *  shapes are read (data may be NULL; device, strides and outputs are not
+ *  checked); tc_arg_dtype bindings count as in tc_run.  outs has room for
+ *  nouts entries, at least the function's output count.  An output whose
+ *  dims come from a [*] parameter has that parameter's element count as
+ *  its one dim.
+ *  @return TC_OK; TC_ERR_INVALID_ARG (a missing input, a shape that does not
+ *          agree with the signature or another input, nouts too small: the
+ *          message names it); TC_ERR_NOT_FOUND; compile errors as
+ *          tc_program_function. */
+TC_API tc_status tc_output_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                                  tc_shape *outs, size_t nouts);
+
+/* --- running on the CPU ----------------------------------------------------------
+ *
+ * tc_run_cpu runs a function through the reference interpreter, the oracle
+ * tensorc's tests hold the kernels to: every value computed in f64 (integers
+ * exactly in int64) and rounded to its dtype per op, node by node, each
+ * value materialized.  It needs no GPU and is written to be obviously right,
+ * not fast: for checking results, small inputs, and machines without a GPU.
+ */
+
+/*! tc_run_cpu(): run fn of p on the CPU, synchronously.  Arguments as
+ *  tc_run's, except that every tensor is in host memory (device kDLCPU or
+ *  kDLCUDAHost); every input is read before any output is written, so
+ *  outputs may alias inputs.  The interpreter
+ *  refuses an intermediate value of more than 2^30 elements
+ *  (TC_ERR_INVALID_ARG, located at the operation that makes it).
+ *  @return TC_OK with the outputs written; TC_ERR_INVALID_ARG (as tc_run's
+ *          checks); TC_ERR_NOT_FOUND; TC_ERR_NOMEM; compile errors as
+ *          tc_program_function. */
+TC_API tc_status tc_run_cpu(tc_program *p, const char *fn, const tc_arg *args, size_t nargs);
 
 /*! tc_errmsg(): the last error's full text (empty string if none).  Owned by ctx. */
-const char *tc_errmsg(const tc_ctx *ctx);
+TC_API const char *tc_errmsg(const tc_ctx *ctx);
 /*! tc_error_loc(): the last error's location; returns 0 if it had none. Any out pointer may be NULL. */
-int tc_error_loc(const tc_ctx *ctx, const char **file, int *line, int *col);
+TC_API int tc_error_loc(const tc_ctx *ctx, const char **file, int *line, int *col);
 
 #ifdef __cplusplus
 }

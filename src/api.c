@@ -551,6 +551,12 @@ tc_status api_entry_args(tc_program *p, const char *fn, const tc_arg *args, size
         bool bound = false;
         for (int k = 0; k < n && !bound; k++)
             bound = strcmp(dts[k].name, v) == 0;
+        /* a tc_arg_dtype binding first (api_call_entry has checked it) */
+        for (size_t k = 0; k < nargs && !bound && args && n < 26; k++)
+            if (args[k].kind == TC_ARG_DTYPE && args[k].name && strcmp(args[k].name, v) == 0) {
+                dts[n++] = (tc_dtypebind){v, dtype_parse(args[k].v.dtype)};
+                bound = true;
+            }
         for (size_t k = 0; k < nargs && !bound && args; k++) {
             const tc_arg *a = &args[k];
             if (!a->name || strcmp(a->name, af->params[i].name) != 0)

@@ -9,6 +9,7 @@
  * already in address order (n log n at worst, one pass usually).
  */
 #include "api_check.h"
+#include "api_interp.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -273,10 +274,13 @@ tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc
     if (!p)
         return TC_ERR_INVALID_ARG;
     const gfn *f;
+    api_call_args rest; /* lists less the dtype bindings (api_interp.h) */
     /* with no group there is no tensor to bind a dtype variable from */
-    tc_status st = ngroups ? api_entry_args(p, fn, lists, nargs, &f) : api_entry(p, fn, &f);
+    tc_status st = api_call_entry(p, "tc_run_foreach", fn, lists, nargs, ngroups == 0, &f, &rest);
     if (st != TC_OK)
         return st;
-    return api_run_foreach(p, f, ngroups, lists, nargs, stream, NULL);
+    st = api_run_foreach(p, f, ngroups, rest.args, rest.nargs, stream, NULL);
+    api_call_args_free(&rest);
+    return st;
 }
 

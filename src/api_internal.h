@@ -53,6 +53,8 @@ struct tc_program {
     struct cg_unit *file_unit[2]; /* the CUDA of every function of the file, 32/64-bit indices */
     struct run_labels *run_labels; /* tc_run's message texts per function (api_run.c) */
     tc_arena *run_scratch;      /* tc_run's per-call memory, reset after each call, kept */
+    const char **fn_names;      /* tc_program_functions' list, made on first use */
+    struct api_desc *descs;     /* tc_program_function's descriptions (api_introspect.c) */
 };
 
 /* Clear the context's last error (every API call starts with this). */

@@ -23,6 +23,7 @@
  * through the pieces api_check.h shares.
  */
 #include "api_check.h"
+#include "api_interp.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -699,10 +700,13 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
     if (!p)
         return TC_ERR_INVALID_ARG;
     const gfn *f;
-    tc_status st = api_entry_args(p, fn, args, nargs, &f);
+    api_call_args rest; /* args less the dtype bindings (api_interp.h) */
+    tc_status st = api_call_entry(p, "tc_run", fn, args, nargs, false, &f, &rest);
     if (st != TC_OK)
         return st;
-    return api_run(p, f, args, nargs, stream, NULL);
+    st = api_run(p, f, rest.args, rest.nargs, stream, NULL);
+    api_call_args_free(&rest);
+    return st;
 }
 
 const char *tc_program_source(tc_program *p, const char *fn)

@@ -5,7 +5,7 @@
 #      and the installed tensorc runs;
 #   2. examples/c builds against that prefix with CMake find_package(tensorc),
 #      against the build tree with find_package (tensorc_DIR=BUILD_DIR), with
-#      pkg-config against the prefix (skipped, said so, without pkg-config),
+#      pkg-config (tensorc-static) against the prefix (skipped, said so, without pkg-config),
 #      and with Makefile.inc against the build tree;
 #   3. every program built runs: compile_and_dump prints a graph;
 #      run_softmax and run_adamw print their kernel and exit 0, saying
@@ -85,9 +85,9 @@ cmake_build "$work/cmake-tree" "CMake find_package(tensorc) from the build tree"
     -Dtensorc_DIR="$build"
 
 if command -v pkg-config >/dev/null 2>&1; then
-    if PKG_CONFIG_PATH=$(dirname "$pc") make -C "$root/examples/c" TENSORC_PKG=tensorc \
+    if PKG_CONFIG_PATH=$(dirname "$pc") make -C "$root/examples/c" TENSORC_PKG=tensorc-static \
             OUTDIR="$work/pkgconfig" >"$work/pkgconfig.log" 2>&1; then
-        ok "build: make with pkg-config from the install prefix"
+        ok "build: make with pkg-config (tensorc-static) from the install prefix"
         built+=("$work/pkgconfig")
     else
         bad "build: make with pkg-config"; show "$work/pkgconfig.log"

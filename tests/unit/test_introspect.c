@@ -1,0 +1,356 @@
+/* test_introspect.c - the public API's description of functions
+ * (tc_program_functions, tc_program_function), output shapes
+ * (tc_output_shapes), dtype bindings as arguments (tc_arg_dtype) and runs on
+ * the CPU through the interpreter (tc_run_cpu).  Only include/tensorc.h:
+ * what a binding to another language sees. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tensorc.h"
+
+static const char SRC[] =
+    "fn norm(x: T[N, D], w: T[D], eps: f32 = 0.5) -> T[N, D] {\n"
+    "    return x * rsqrt(mean(x * x, axis=-1, keepdim=true) + eps) * w\n"
+    "}\n"
+    "fn stats(x: f32[N, D]) -> (s: f32[N], m: i64[D]) {\n"
+    "    return sum(x, axis=1), argmax(x, axis=0)\n"
+    "}\n"
+    "fn upd(p: inout f32[*], g: f32[*], lr: f64) {\n"
+    "    p = p - lr * g\n"
+    "}\n"
+    "fn cat(a: i32[N], b: i32[M]) -> i32[*] {\n"
+    "    return concat(a, b, axis=0)\n"
+    "}\n";
+
+typedef struct {
+    tc_ctx *ctx;
+    tc_program *p;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof *fx);
+    if (!fx || tc_ctx_create(&fx->ctx) != TC_OK)
+        return -1;
+    if (tc_compile(fx->ctx, SRC, strlen(SRC), "intro.tc", &fx->p) != TC_OK) {
+        fprintf(stderr, "%s", tc_errmsg(fx->ctx));
+        return -1;
+    }
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    tc_program_free(fx->p);
+    tc_ctx_free(fx->ctx);
+    free(fx);
+    return 0;
+}
+
+static DLTensor host(void *data, DLDataType dt, int ndim, int64_t *shape)
+{
+    DLTensor t;
+    memset(&t, 0, sizeof t);
+    t.data = data;
+    t.device.device_type = kDLCPU;
+    t.ndim = ndim;
+    t.dtype = dt;
+    t.shape = shape;
+    return t;
+}
+
+static const DLDataType F32 = {kDLFloat, 32, 1}, F64 = {kDLFloat, 64, 1}, F16 = {kDLFloat, 16, 1},
+                        BF16 = {kDLBfloat, 16, 1}, I32 = {kDLInt, 32, 1}, I64 = {kDLInt, 64, 1};
+
+static bool same_dtype(DLDataType a, DLDataType b)
+{
+    return a.code == b.code && a.bits == b.bits && a.lanes == b.lanes;
+}
+
+static void test_functions(void **state)
+{
+    fixture *fx = *state;
+    size_t n;
+    const char *const *names;
+    assert_int_equal(tc_program_functions(fx->p, &n, &names), TC_OK);
+    assert_int_equal(n, 4);
+    assert_string_equal(names[0], "norm");
+    assert_string_equal(names[1], "stats");
+    assert_string_equal(names[2], "upd");
+    assert_string_equal(names[3], "cat");
+    assert_int_equal(tc_program_functions(NULL, &n, &names), TC_ERR_INVALID_ARG);
+}
+
+static void test_describe_generic(void **state)
+{
+    fixture *fx = *state;
+    const tc_function_info *fi;
+    assert_int_equal(tc_program_function(fx->p, "norm", &fi), TC_OK);
+    assert_string_equal(fi->name, "norm");
+    assert_int_equal(fi->nparams, 3);
+    assert_string_equal(fi->params[0].name, "x");
+    assert_string_equal(fi->params[0].dtype, "T");
+    assert_true(fi->params[0].dtype_var);
+    assert_false(fi->params[0].scalar);
+    assert_int_equal(fi->params[0].rank, 2);
+    assert_string_equal(fi->params[0].dims[0], "N");
+    assert_string_equal(fi->params[0].dims[1], "D");
+    assert_string_equal(fi->params[1].dims[0], "D");
+    assert_true(fi->params[2].scalar);
+    assert_string_equal(fi->params[2].dtype, "f32");
+    assert_false(fi->params[2].dtype_var);
+    assert_int_equal(fi->params[2].rank, 0);
+    assert_true(fi->params[2].has_default);
+    assert_true(fi->params[2].default_value == 0.5);
+    assert_int_equal(fi->noutputs, 1);
+    assert_string_equal(fi->outputs[0].name, "out");
+    assert_string_equal(fi->outputs[0].dtype, "T");
+    assert_true(fi->outputs[0].dtype_var);
+    assert_false(fi->elementwise);
+    /* asked again: the same description, kept */
+    const tc_function_info *again;
+    assert_int_equal(tc_program_function(fx->p, "norm", &again), TC_OK);
+    assert_ptr_equal(fi, again);
+}
+
+static void test_describe_outputs(void **state)
+{
+    fixture *fx = *state;
+    const tc_function_info *fi;
+    assert_int_equal(tc_program_function(fx->p, "stats", &fi), TC_OK);
+    assert_int_equal(fi->noutputs, 2);
+    assert_string_equal(fi->outputs[0].name, "s");
+    assert_string_equal(fi->outputs[0].dtype, "f32");
+    assert_int_equal(fi->outputs[0].rank, 1);
+    assert_string_equal(fi->outputs[0].dims[0], "N");
+    assert_string_equal(fi->outputs[1].name, "m");
+    assert_string_equal(fi->outputs[1].dtype, "i64");
+    assert_string_equal(fi->outputs[1].dims[0], "D");
+
+    assert_int_equal(tc_program_function(fx->p, "upd", &fi), TC_OK);
+    assert_true(fi->elementwise);
+    assert_true(fi->params[0].inout);
+    assert_true(fi->params[0].star);
+    assert_int_equal(fi->params[0].rank, 1);
+    assert_string_equal(fi->params[0].dims[0], "*");
+    assert_string_equal(fi->params[2].dtype, "f64");
+    assert_false(fi->params[2].has_default);
+    assert_int_equal(fi->noutputs, 1);
+    assert_string_equal(fi->outputs[0].name, "p");
+    assert_true(fi->outputs[0].inout);
+    assert_true(fi->outputs[0].star);
+
+    assert_int_equal(tc_program_function(fx->p, "cat", &fi), TC_OK);
+    assert_string_equal(fi->outputs[0].dims[0], "N + M"); /* concat's size, though declared [*] */
+}
+
+static void test_describe_prelude_and_errors(void **state)
+{
+    fixture *fx = *state;
+    const tc_function_info *fi;
+    assert_int_equal(tc_program_function(fx->p, "softmax", &fi), TC_OK);
+    assert_string_equal(fi->name, "softmax");
+    assert_true(fi->nparams >= 1);
+    assert_int_equal(tc_program_function(fx->p, "nosuch", &fi), TC_ERR_NOT_FOUND);
+    assert_null(fi);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "nosuch"));
+    /* fn NULL with several functions: the message lists them */
+    assert_int_equal(tc_program_function(fx->p, NULL, &fi), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "norm"));
+}
+
+static void test_output_shapes(void **state)
+{
+    fixture *fx = *state;
+    int64_t xs[2] = {4, 8}, ws[1] = {8};
+    DLTensor x = host(NULL, BF16, 2, xs), w = host(NULL, BF16, 1, ws);
+    tc_arg a[2] = {tc_arg_tensor("x", &x), tc_arg_tensor("w", &w)};
+    tc_shape out[1];
+    assert_int_equal(tc_output_shapes(fx->p, "norm", a, 2, out, 1), TC_OK);
+    assert_true(same_dtype(out[0].dtype, BF16)); /* T bound by x */
+    assert_int_equal(out[0].ndim, 2);
+    assert_int_equal(out[0].shape[0], 4);
+    assert_int_equal(out[0].shape[1], 8);
+
+    /* T given: the tensors must agree with it */
+    tc_arg b[3] = {tc_arg_dtype("T", "f16"), tc_arg_tensor("x", &x), tc_arg_tensor("w", &w)};
+    assert_int_equal(tc_output_shapes(fx->p, "norm", b, 3, out, 1), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "parameter 'x'"));
+    x.dtype = w.dtype = F16;
+    assert_int_equal(tc_output_shapes(fx->p, "norm", b, 3, out, 1), TC_OK);
+    assert_true(same_dtype(out[0].dtype, F16));
+
+    /* a shape that disagrees with the signature names the parameter and dim */
+    ws[0] = 7;
+    assert_int_equal(tc_output_shapes(fx->p, "norm", b, 3, out, 1), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "'w'"));
+    ws[0] = 8;
+    /* a missing input, and too little room */
+    assert_int_equal(tc_output_shapes(fx->p, "norm", b, 2, out, 1), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "parameter 'w'"));
+    assert_int_equal(tc_output_shapes(fx->p, "norm", b, 3, out, 0), TC_ERR_INVALID_ARG);
+
+    /* several outputs; symbolic sums; [*] */
+    int64_t ss[2] = {3, 5};
+    DLTensor sx = host(NULL, F32, 2, ss);
+    tc_arg c[1] = {tc_arg_tensor(NULL, &sx)};
+    tc_shape two[2];
+    assert_int_equal(tc_output_shapes(fx->p, "stats", c, 1, two, 2), TC_OK);
+    assert_int_equal(two[0].shape[0], 3);
+    assert_true(same_dtype(two[1].dtype, I64));
+    assert_int_equal(two[1].shape[0], 5);
+    int64_t na[1] = {2}, nb[1] = {9};
+    DLTensor ca = host(NULL, I32, 1, na), cb = host(NULL, I32, 1, nb);
+    tc_arg d[2] = {tc_arg_tensor("a", &ca), tc_arg_tensor("b", &cb)};
+    assert_int_equal(tc_output_shapes(fx->p, "cat", d, 2, out, 1), TC_OK);
+    assert_int_equal(out[0].shape[0], 11);
+    int64_t ps[2] = {3, 4};
+    DLTensor p = host(NULL, F32, 2, ps), g = host(NULL, F32, 2, ps);
+    tc_arg e[2] = {tc_arg_tensor("p", &p), tc_arg_tensor("g", &g)};
+    assert_int_equal(tc_output_shapes(fx->p, "upd", e, 2, out, 1), TC_OK);
+    assert_int_equal(out[0].ndim, 1);
+    assert_int_equal(out[0].shape[0], 12);
+}
+
+static void test_dtype_args(void **state)
+{
+    fixture *fx = *state;
+    int64_t xs[2] = {2, 2}, ws[1] = {2};
+    DLTensor x = host(NULL, F32, 2, xs), w = host(NULL, F32, 1, ws);
+    tc_shape out[1];
+    tc_arg bad_var[3] = {tc_arg_dtype("U", "f16"), tc_arg_tensor("x", &x), tc_arg_tensor("w", &w)};
+    assert_int_equal(tc_output_shapes(fx->p, "norm", bad_var, 3, out, 1), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "dtype variable 'U'"));
+    tc_arg bad_dt[3] = {tc_arg_dtype("T", "float"), tc_arg_tensor("x", &x), tc_arg_tensor("w", &w)};
+    assert_int_equal(tc_output_shapes(fx->p, "norm", bad_dt, 3, out, 1), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "'float', which is not a dtype"));
+    tc_arg twice[4] = {tc_arg_dtype("T", "f32"), tc_arg_dtype("T", "f32"), tc_arg_tensor("x", &x),
+                       tc_arg_tensor("w", &w)};
+    assert_int_equal(tc_output_shapes(fx->p, "norm", twice, 4, out, 1), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "bound twice"));
+    /* tc_run checks the same before it looks for a GPU: f32 tensors for T = f64 */
+    tc_arg run[4] = {tc_arg_dtype("T", "f64"), tc_arg_tensor("x", &x), tc_arg_tensor("w", &w),
+                     tc_arg_tensor("out", &x)};
+    x.device.device_type = w.device.device_type = kDLCUDA;
+    assert_int_equal(tc_run(fx->p, "norm", run, 4, NULL), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "parameter 'x'"));
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "f64"));
+    /* and the binding takes no position: x, w, out by position after it */
+    tc_arg unk[2] = {tc_arg_dtype("Q", "f64"), tc_arg_tensor(NULL, &x)};
+    assert_int_equal(tc_run(fx->p, "norm", unk, 2, NULL), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "dtype variable 'Q'"));
+}
+
+static void test_run_cpu(void **state)
+{
+    fixture *fx = *state;
+    /* norm at T = f64, bound explicitly: x rows (3, 4) and (0, 0) */
+    double xv[4] = {3, 4, 0, 0}, wv[2] = {1, 2}, ov[4] = {-1, -1, -1, -1};
+    int64_t xs[2] = {2, 2}, ws[1] = {2};
+    DLTensor x = host(xv, F64, 2, xs), w = host(wv, F64, 1, ws), o = host(ov, F64, 2, xs);
+    tc_arg a[5] = {tc_arg_dtype("T", "f64"), tc_arg_tensor("x", &x), tc_arg_tensor("w", &w),
+                   tc_arg_float("eps", 0.0), tc_arg_tensor("out", &o)};
+    assert_int_equal(tc_run_cpu(fx->p, "norm", a, 5), TC_OK);
+    double r = 1 / sqrt(12.5);
+    assert_true(fabs(ov[0] - 3 * r) < 1e-12);
+    assert_true(fabs(ov[1] - 8 * r) < 1e-12);
+    /* the default eps (0.5): row (0, 0) gives 0 */
+    tc_arg b[3] = {tc_arg_tensor("x", &x), tc_arg_tensor("w", &w), tc_arg_tensor("out", &o)};
+    assert_int_equal(tc_run_cpu(fx->p, "norm", b, 3), TC_OK);
+    assert_true(fabs(ov[0] - 3 / sqrt(13.0)) < 1e-12);
+    assert_true(ov[2] == 0 && ov[3] == 0);
+
+    /* an inout [*] parameter is written back in place, with its shape */
+    float pv[6] = {1, 2, 3, 4, 5, 6}, gv[6] = {1, 1, 1, 1, 1, 1};
+    int64_t ps[2] = {2, 3};
+    DLTensor p = host(pv, F32, 2, ps), g = host(gv, F32, 2, ps);
+    tc_arg c[3] = {tc_arg_tensor("p", &p), tc_arg_tensor("g", &g), tc_arg_float("lr", 0.5)};
+    assert_int_equal(tc_run_cpu(fx->p, "upd", c, 3), TC_OK);
+    assert_true(pv[0] == 0.5f && pv[5] == 5.5f);
+
+    /* integers and two outputs, by position */
+    float sv[6] = {1, 9, 3, 7, 2, 8};
+    int64_t ss[2] = {2, 3}, s1[1] = {2}, m1[1] = {3};
+    float so[2];
+    int64_t mo[3];
+    DLTensor sx = host(sv, F32, 2, ss), sout = host(so, F32, 1, s1), mout = host(mo, I64, 1, m1);
+    tc_arg d[3] = {tc_arg_tensor(NULL, &sx), tc_arg_tensor(NULL, &sout), tc_arg_tensor(NULL, &mout)};
+    assert_int_equal(tc_run_cpu(fx->p, "stats", d, 3), TC_OK);
+    assert_true(so[0] == 13 && so[1] == 17);
+    assert_true(mo[0] == 1 && mo[1] == 0 && mo[2] == 1);
+
+    /* f16 in and out (bits), through a concat of i32 as well */
+    int32_t av[2] = {1, 2}, bv[1] = {3}, cv[3];
+    int64_t na[1] = {2}, nb[1] = {1}, nc[1] = {3};
+    DLTensor ca = host(av, I32, 1, na), cb = host(bv, I32, 1, nb), cc = host(cv, I32, 1, nc);
+    tc_arg e[3] = {tc_arg_tensor("a", &ca), tc_arg_tensor("b", &cb), tc_arg_tensor("out", &cc)};
+    assert_int_equal(tc_run_cpu(fx->p, "cat", e, 3), TC_OK);
+    assert_true(cv[0] == 1 && cv[1] == 2 && cv[2] == 3);
+    uint16_t hx[2] = {0x3c00, 0x4000}, hw[2] = {0x3c00, 0x3c00}, ho[2]; /* 1, 2; 1, 1 */
+    int64_t hs[2] = {1, 2};
+    DLTensor fx16 = host(hx, F16, 2, hs), fw16 = host(hw, F16, 1, ws), fo16 = host(ho, F16, 2, hs);
+    tc_arg h[4] = {tc_arg_tensor("x", &fx16), tc_arg_tensor("w", &fw16), tc_arg_float("eps", 0.5),
+                   tc_arg_tensor("out", &fo16)};
+    assert_int_equal(tc_run_cpu(fx->p, "norm", h, 4), TC_OK);
+    assert_int_equal(ho[0], 0x389e); /* 1 / sqrt(3) = 0.57735: f16 0.5771 */
+}
+
+static void test_run_cpu_errors(void **state)
+{
+    fixture *fx = *state;
+    float v[4] = {0};
+    int64_t s[2] = {2, 2}, s3[2] = {2, 3}, ws[1] = {2};
+    DLTensor x = host(v, F32, 2, s), w = host(v, F32, 1, ws), o = host(v, F32, 2, s3);
+    tc_arg a[3] = {tc_arg_tensor("x", &x), tc_arg_tensor("w", &w), tc_arg_tensor("out", &o)};
+    /* an output of the wrong shape */
+    assert_int_equal(tc_run_cpu(fx->p, "norm", a, 3), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "output 'out'"));
+    /* a missing output */
+    assert_int_equal(tc_run_cpu(fx->p, "norm", a, 2), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "output 'out'"));
+    /* device memory */
+    o.shape = s;
+    x.device.device_type = kDLCUDA;
+    assert_int_equal(tc_run_cpu(fx->p, "norm", a, 3), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "not in host memory"));
+    x.device.device_type = kDLCPU;
+    /* non-compact strides */
+    int64_t st[2] = {1, 2};
+    x.strides = st;
+    assert_int_equal(tc_run_cpu(fx->p, "norm", a, 3), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "compact"));
+    x.strides = NULL;
+    /* a scalar of the wrong kind */
+    tc_arg b[4] = {tc_arg_tensor("x", &x), tc_arg_tensor("w", &w), tc_arg_tensor("out", &o),
+                   tc_arg_bool("eps", 1)};
+    assert_int_equal(tc_run_cpu(fx->p, "norm", b, 4), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "eps"));
+    assert_int_equal(tc_run_cpu(fx->p, "norm", a, 3), TC_OK);
+    assert_string_equal(tc_errmsg(fx->ctx), "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_functions),
+        cmocka_unit_test(test_describe_generic),
+        cmocka_unit_test(test_describe_outputs),
+        cmocka_unit_test(test_describe_prelude_and_errors),
+        cmocka_unit_test(test_output_shapes),
+        cmocka_unit_test(test_dtype_args),
+        cmocka_unit_test(test_run_cpu),
+        cmocka_unit_test(test_run_cpu_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
