@@ -8,14 +8,14 @@ repository); each function becomes one or more fused CUDA kernels::
 
     prog = tensorc.compile('''
     fn softmax(x: f32[N, D]) -> f32[N, D] {
-        m = max(x, axis=1, keepdim=True)
-        e = exp(x - m)
-        return e / sum(e, axis=1, keepdim=True)
+        e = exp(x - max(x, axis=-1, keepdim=true))
+        return e / sum(e, axis=-1, keepdim=true)
     }''')
     prog.functions                    # ['softmax']
     prog.softmax.params               # (Value(name='x', dtype='f32', dims=('N', 'D'), ...),)
     y = prog.softmax(np.random.rand(4, 8).astype(np.float32))   # CPU: the interpreter
-    y = prog.softmax(torch.randn(4096, 1000, device="cuda"))    # GPU: the kernels
+    y = prog.softmax(torch.randn(4096, 1000, device="cuda"))    # GPU: the kernels,
+                                      # on torch.cuda.current_stream(), y a torch tensor
     print(prog.source("softmax"))     # the CUDA source and launch plan
     print(prog.explain("softmax"))    # every fusion decision, and why
 
@@ -51,6 +51,14 @@ __all__ = ["compile", "compile_file", "Context", "Program", "Function", "Value",
            "library_version", "__version__"]
 
 __version__ = "0.1.0"
+
+for _name in __all__:  # help() and tracebacks say tensorc.Program, not tensorc._core.Program
+    _obj = globals().get(_name)
+    if isinstance(_obj, type) or callable(_obj):
+        try:
+            _obj.__module__ = __name__
+        except (AttributeError, TypeError):
+            pass
 
 _lib = _capi.lib()
 #: The path of the libtensorc.so this package loaded.

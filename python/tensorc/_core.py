@@ -208,6 +208,25 @@ def _stream_handle(stream: StreamLike) -> int:
                     f"{type(stream).__name__}")
 
 
+def _streams(ref: Any, dev: Tuple[int, int], stream: Optional[StreamLike]) -> Tuple[int, int]:
+    """The CUDA stream to run on (a handle, 0 for the legacy default stream)
+    and the value to pass to the inputs' ``__dlpack__(stream=...)``.
+
+    Without ``stream=``, the caller's current stream of its library: the
+    tensors are already ordered on it, so PyTorch is asked for no
+    synchronization (DLPack's -1) and CuPy is given that same stream (on
+    which it synchronizes nothing).  Libraries without a current stream
+    (JAX) run on the legacy default stream, DLPack's 1, as does an explicit
+    ``stream=0``; the producer then makes that stream wait for its work."""
+    if stream is not None:
+        handle = _stream_handle(stream)
+        return handle, handle or 1
+    handle = T.current_stream(ref, dev)
+    if T.library_of(ref) == "torch":
+        return handle, -1
+    return handle, handle or 1
+
+
 class Function:
     """One function of a program: call it, introspect it, read its kernels.
 
@@ -381,26 +400,47 @@ class Function:
         bound = self._bind(args, kwargs)
         keep: List[Any] = []
         ref, dev = self._where(bound.values())
-        return self._shapes(self._input_args(bound, (C.kDLCPU, 0), None, keep)
+        # only shapes and dtypes are read: DLPack's -1 asks the producer for no synchronization
+        return self._shapes(self._input_args(bound, dev, -1 if T.is_cuda(dev) else None, keep)
                             + self._dtype_args(dtypes))
 
     # --- calling -------------------------------------------------------------------
 
     def __call__(self, *args: Any, out: Any = None, stream: Optional[StreamLike] = None,
                  dtypes: Optional[Mapping[str, str]] = None, **kwargs: Any) -> Any:
+        """Run the function (see the class's documentation).
+
+        Args:
+            *args, **kwargs: the parameters, by position or name: tensors for
+                tensor parameters, Python numbers for scalars.
+            out:    output tensors to write: one tensor, a sequence in output
+                    order, or a dict by output name (the others are allocated).
+            stream: a CUDA stream (an integer handle, or a torch/CuPy stream
+                    object) instead of the caller's current one.
+            dtypes: dtype-variable bindings, e.g. ``{"T": "bf16"}``.
+
+        Returns:
+            None, the one output, or a tuple of the outputs in
+            :attr:`outputs` order (an ``inout`` parameter's is the tensor passed).
+
+        Raises:
+            ArgumentError: a tensor's dtype, shape, device or layout is wrong
+                (located at the parameter's declaration).
+            TypeError: a missing, unknown or repeated argument; an object that
+                is not a tensor; outputs that cannot be allocated.
+            NoDeviceError: CUDA tensors, but no driver, GPU or NVRTC.
+        """
         bound = self._bind(args, kwargs)
         outs = self._outs(out)
         ref, dev = self._where(list(bound.values()) + list(outs.values()))
         if ref is None:
             raise TypeError(f"{self.name}(): no tensor argument, so no device to run on")
         cuda = T.is_cuda(dev)
-        handle = 0
-        if cuda:
-            handle = _stream_handle(stream) if stream is not None else T.current_stream(ref, dev)
-        dl_stream = (handle or 1) if cuda else None  # DLPack: 1 is the legacy default stream
+        handle, dl_stream = _streams(ref, dev, stream) if cuda else (0, None)
         keep: List[Any] = []
         args_c = self._input_args(bound, dev, dl_stream, keep) + self._dtype_args(dtypes)
         results: List[Any] = []
+        fresh: List[int] = []
         if len(outs) < len(self._fresh):
             shapes = self._shapes(args_c)
         for k, o in enumerate(self.outputs):
@@ -411,11 +451,12 @@ class Function:
             if t is None:
                 shape, dt = shapes[k]
                 t = T.alloc_for(ref, dev, shape, dt)
-                results.append(T.wrap_output(ref, t) if cuda else t)
-            else:
-                results.append(t)
+                fresh.append(len(results))
+            results.append(t)
             args_c.append(self._tensor_arg(o.name, t, dev, dl_stream, keep, True))
         self.program._run(self._bname, args_c, cuda, handle)
+        for k in fresh:  # after the launch: JAX orders its reads after the caller's stream
+            results[k] = T.wrap_output(ref, results[k])
         if not results:
             return None
         return results[0] if len(results) == 1 else tuple(results)
@@ -448,8 +489,7 @@ class Function:
         ref, dev = self._where(flat)
         if ref is None or not T.is_cuda(dev):
             return self._foreach_cpu(n, bound, lists, outs, dtypes)
-        handle = _stream_handle(stream) if stream is not None else T.current_stream(ref, dev)
-        dl_stream = handle or 1
+        handle, dl_stream = _streams(ref, dev, stream)
         keep: List[Any] = []
         group_args = [[] for _ in range(n)]  # per group, the inputs (for output shapes)
         args_c: List[C.tc_arg] = []
@@ -476,8 +516,11 @@ class Function:
                     shape, dt = self._shapes(group_args[g] + self._dtype_args(dtypes))[k]
                     ts.append(T.alloc_for(ref, dev, shape, dt))
             args_c.append(self._tensor_list(o.name, ts, dev, dl_stream, keep, True, None))
-            results.append([T.wrap_output(ref, t) for t in ts])
+            results.append(ts)
         self.program._run_foreach(self._bname, n, args_c, handle)
+        if T.library_of(ref) == "jax":
+            results = [[T.wrap_output(ref, t) for t in ts] if not o.inout else ts
+                       for o, ts in zip(self.outputs, results)]
         if not results:
             return None
         return results[0] if len(results) == 1 else tuple(results)
@@ -588,6 +631,7 @@ class Program:
         return self.function(name)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the program's only function (see :meth:`Function.__call__`)."""
         return self.function()(*args, **kwargs)
 
     def dump(self, stage: str, fn: Optional[str] = None) -> str:

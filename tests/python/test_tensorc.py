@@ -47,6 +47,14 @@ def test_help_reads_well():
             assert obj.__doc__, name
 
 
+def test_module_docstring_example():
+    src = tensorc.__doc__.split("tensorc.compile('''")[1].split("''')")[0]
+    p = tensorc.compile(src)
+    assert p.functions == ["softmax"]
+    y = p.softmax(np.random.rand(4, 8).astype(np.float32))
+    assert np.allclose(y.sum(axis=1), 1)
+
+
 # --- compiling and introspecting ------------------------------------------------------
 
 
