@@ -208,6 +208,9 @@ def _stream_handle(stream: StreamLike) -> int:
                     f"{type(stream).__name__}")
 
 
+_MISSING = object()
+
+
 def _streams(ref: Any, dev: Tuple[int, int], stream: Optional[StreamLike]) -> Tuple[int, int]:
     """The CUDA stream to run on (a handle, 0 for the legacy default stream)
     and the value to pass to the inputs' ``__dlpack__(stream=...)``.
@@ -347,36 +350,38 @@ class Function:
         return out
 
     def _where(self, values: Sequence[Any]) -> Tuple[Any, Tuple[int, int]]:
-        """The first tensor (outputs are allocated like it) and the device to run on."""
+        """The first tensor (outputs are allocated like it) and the device to
+        run on: the GPU if any tensor is on it (the C API then names any
+        tensor that is not)."""
         ref, dev = None, (C.kDLCPU, 0)
         for v in values:
             if T.is_tensor(v):
                 d = T.device_of(v)
+                if T.is_cuda(d):
+                    return v, d
                 if ref is None:
-                    ref, dev = v, d
-                elif T.is_cuda(d) and not T.is_cuda(dev):
                     ref, dev = v, d
         return ref, dev
 
     def _tensor_arg(self, name: str, obj: Any, dev: Tuple[int, int], dl_stream: Optional[int],
                     keep: List[Any], writable: bool) -> C.tc_arg:
-        t = T.to_dltensor(obj, f"{self.name}: '{name}'", dev, dl_stream, keep, writable)
-        keep.append(t)
         a = C.tc_arg()
-        a.name, a.kind, a.v.ptr = self._bnames[name], C.TC_ARG_TENSOR, ctypes.addressof(t)
+        a.name, a.kind = self._bnames[name], C.TC_ARG_TENSOR
+        a.v.ptr = T.to_dltensor(obj, f"{self.name}: '{name}'", dev, dl_stream, keep, writable)
         return a
 
     def _input_args(self, bound: Dict[str, Any], dev: Tuple[int, int], dl_stream: Optional[int],
                     keep: List[Any]) -> List[C.tc_arg]:
         args = []
         for p in self.params:
-            if p.name not in bound:
+            v = bound.get(p.name, _MISSING)
+            if v is _MISSING:
                 continue
-            v = bound[p.name]
-            if T.is_tensor(v):
-                args.append(self._tensor_arg(p.name, v, dev, dl_stream, keep, p.inout))
+            if p.scalar:  # a tensor here gets the C API's message naming the parameter
+                args.append(self._tensor_arg(p.name, v, dev, dl_stream, keep, False)
+                            if T.is_tensor(v) else self._scalar(self._bnames[p.name], v))
             else:
-                args.append(self._scalar(self._bnames[p.name], v))
+                args.append(self._tensor_arg(p.name, v, dev, dl_stream, keep, p.inout))
         return args
 
     def _shapes(self, args: List[C.tc_arg]) -> List[Tuple[Tuple[int, ...], str]]:
@@ -432,7 +437,8 @@ class Function:
         """
         bound = self._bind(args, kwargs)
         outs = self._outs(out)
-        ref, dev = self._where(list(bound.values()) + list(outs.values()))
+        ref, dev = self._where([bound[p.name] for p in self.params
+                                if not p.scalar and p.name in bound] + list(outs.values()))
         if ref is None:
             raise TypeError(f"{self.name}(): no tensor argument, so no device to run on")
         cuda = T.is_cuda(dev)
@@ -530,9 +536,8 @@ class Function:
                      ) -> C.tc_arg:
         ptrs = (ctypes.c_void_p * max(len(ts), 1))()
         for i, t in enumerate(ts):
-            d = T.to_dltensor(t, f"{self.name}: '{name}'[{i}]", dev, dl_stream, keep, writable)
-            keep.append(d)
-            ptrs[i] = ctypes.addressof(d)
+            ptrs[i] = T.to_dltensor(t, f"{self.name}: '{name}'[{i}]", dev, dl_stream, keep,
+                                    writable)
             if group_args is not None:
                 a = C.tc_arg()
                 a.name, a.kind, a.v.ptr = self._bnames[name], C.TC_ARG_TENSOR, ptrs[i]

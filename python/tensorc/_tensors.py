@@ -124,6 +124,9 @@ def current_stream(obj: Any, dev: Tuple[int, int]) -> int:
     lib = library_of(obj)
     if lib == "torch":
         torch = sys.modules["torch"]
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # ~10x cheaper
+        if raw is not None:
+            return int(raw(dev[1]))
         return int(torch.cuda.current_stream(dev[1]).cuda_stream)
     if lib == "cupy":
         cupy = sys.modules["cupy"]
@@ -131,7 +134,7 @@ def current_stream(obj: Any, dev: Tuple[int, int]) -> int:
     return 0  # JAX and others: no current stream to follow; the default one
 
 
-def _np_dltensor(arr: np.ndarray, dtype: str, keep: List[Any]) -> C.DLTensor:
+def _np_dltensor(arr: np.ndarray, dtype: str, keep: List[Any]) -> int:
     t = C.DLTensor()
     t.data = arr.__array_interface__["data"][0] or None
     t.device = C.DLDevice(C.kDLCPU, 0)
@@ -150,16 +153,18 @@ def _np_dltensor(arr: np.ndarray, dtype: str, keep: List[Any]) -> C.DLTensor:
         t.strides = strides
     t.byte_offset = 0
     keep.append(arr)
-    return t
+    keep.append(t)
+    return ctypes.addressof(t)
+
+
+_BYTE_OFFSET = C.DLTensor.byte_offset.offset  # DLManagedTensor begins with its DLTensor
 
 
 def to_dltensor(obj: Any, what: str, dev: Tuple[int, int], dl_stream: Optional[int],
-                keep: List[Any], writable: bool) -> C.DLTensor:
-    """A DLTensor describing obj's memory (no copy); whatever must outlive
-    the call goes into keep.  dl_stream: the stream handle to pass to
-    ``__dlpack__`` for a CUDA tensor."""
-    if isinstance(obj, bfloat16):
-        return _np_dltensor(obj.bits, "bf16", keep)
+                keep: List[Any], writable: bool) -> int:
+    """The address of a DLTensor describing obj's memory (no copy of the
+    data); whatever must outlive the call goes into keep.  dl_stream: what
+    to pass to a CUDA tensor's ``__dlpack__(stream=...)``."""
     if isinstance(obj, np.ndarray):
         dt = _NP_TO_DTYPE.get(obj.dtype)
         if dt is None:
@@ -168,24 +173,25 @@ def to_dltensor(obj: Any, what: str, dev: Tuple[int, int], dl_stream: Optional[i
         if writable and not obj.flags.writeable:
             raise ValueError(f"{what}: the array is read-only, but the function writes it")
         return _np_dltensor(obj, dt, keep)
+    if isinstance(obj, bfloat16):
+        return _np_dltensor(obj.bits, "bf16", keep)
     if not hasattr(obj, "__dlpack__"):
         raise TypeError(f"{what}: expected a tensor (NumPy array or an object with __dlpack__),"
                         f" got {type(obj).__name__}")
-    if library_of(obj) == "torch" and getattr(obj, "requires_grad", False) and not writable:
+    if not writable and getattr(obj, "requires_grad", False) and library_of(obj) == "torch":
         obj = obj.detach()  # the same memory; DLPack refuses tensors that require grad
-    if is_cuda(dev):
-        cap = obj.__dlpack__(stream=dl_stream)
-    else:
-        cap = obj.__dlpack__()
+    cap = obj.__dlpack__(stream=dl_stream) if is_cuda(dev) else obj.__dlpack__()
     keep.append(cap)
     ptr = _PyCapsule_GetPointer(cap, b"dltensor")
+    if not ctypes.c_uint64.from_address(ptr + _BYTE_OFFSET).value:
+        return ptr  # the producer's own DLTensor, valid while the capsule lives
     src = C.DLManagedTensor.from_address(ptr).dl_tensor
-    t = C.DLTensor()
+    t = C.DLTensor()  # a copy with the offset folded into the pointer (tc_run takes none)
     ctypes.pointer(t)[0] = src
-    if src.byte_offset:
-        t.data = (src.data or 0) + src.byte_offset
-        t.byte_offset = 0
-    return t
+    t.data = (src.data or 0) + src.byte_offset
+    t.byte_offset = 0
+    keep.append(t)
+    return ctypes.addressof(t)
 
 
 def numel(obj: Any) -> int:

@@ -55,6 +55,18 @@ def test_module_docstring_example():
     assert np.allclose(y.sum(axis=1), 1)
 
 
+def test_readme_quick_start(monkeypatch):
+    """README.md's Python example, up to its GPU part, runs as written."""
+    with open(os.path.join(ROOT, "README.md")) as fh:
+        text = fh.read()
+    block = text.split("## Python\n", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    cpu_part = block.split("import torch")[0]
+    monkeypatch.chdir(ROOT)
+    env = {}
+    exec(compile(cpu_part, "README.md", "exec"), env)
+    assert env["y"].shape == (64, 128)
+
+
 # --- compiling and introspecting ------------------------------------------------------
 
 
@@ -437,12 +449,13 @@ class FakeCudaTensor:
     def __dlpack_device__(self):
         return (tensorc._capi.kDLCUDA, 0)
 
+    _new = ctypes.pythonapi.PyCapsule_New
+    _new.restype, _new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
+                                                     ctypes.c_void_p]
+
     def __dlpack__(self, stream=None):
         self.streams.append(stream)
-        new = ctypes.pythonapi.PyCapsule_New
-        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p,
-                                                        ctypes.c_void_p]
-        return new(ctypes.addressof(self._mt), b"dltensor", None)
+        return self._new(ctypes.addressof(self._mt), b"dltensor", None)
 
 
 @pytest.fixture
