@@ -25,7 +25,8 @@ Calls
     torch tensors) or ``stream=``; NumPy arrays run on the CPU through the
     reference interpreter.  Outputs are allocated in the caller's library
     and returned, or passed with ``out=``.  :meth:`Function.foreach` runs an
-    elementwise function over lists of tensors in one launch.
+    elementwise function over lists of tensors in one launch; a
+    :class:`TensorList` exports such a list once for many calls.
 
 Errors
     Every error of the library is a :class:`TensorcError` (subclasses
@@ -41,11 +42,12 @@ The library
 """
 from . import _capi
 from ._core import (ArgumentError, CompileError, Context, Function, FunctionNotFoundError,
-                    InternalError, NoDeviceError, Program, TensorcError, UnsupportedError, Value,
+                    InternalError, NoDeviceError, Program, TensorcError, TensorList,
+                    UnsupportedError, Value,
                     compile, compile_file, default_context)
 from ._tensors import bfloat16
 
-__all__ = ["compile", "compile_file", "Context", "Program", "Function", "Value", "TensorcError",
+__all__ = ["compile", "compile_file", "Context", "Program", "Function", "Value", "TensorList", "TensorcError",
            "CompileError", "ArgumentError", "FunctionNotFoundError", "NoDeviceError",
            "UnsupportedError", "InternalError", "bfloat16", "default_context", "library_path",
            "library_version", "__version__"]

@@ -478,7 +478,8 @@ class Function:
         parameter's list is the one passed); ``out=`` takes such lists.
         """
         bound = self._bind(args, kwargs)
-        lists = {k: list(v) for k, v in bound.items() if isinstance(v, (list, tuple))}
+        lists = {k: (v if isinstance(v, TensorList) else list(v)) for k, v in bound.items()
+                 if isinstance(v, (list, tuple, TensorList))}
         if not lists:
             raise TypeError(f"{self.name}.foreach(): no list of tensors")
         ngroups = {len(v) for v in lists.values()}
@@ -534,14 +535,17 @@ class Function:
     def _tensor_list(self, name: str, ts: Sequence[Any], dev: Tuple[int, int], dl_stream: int,
                      keep: List[Any], writable: bool, group_args: Optional[List[List[Any]]]
                      ) -> C.tc_arg:
-        ptrs = (ctypes.c_void_p * max(len(ts), 1))()
-        for i, t in enumerate(ts):
-            ptrs[i] = T.to_dltensor(t, f"{self.name}: '{name}'[{i}]", dev, dl_stream, keep,
-                                    writable)
-            if group_args is not None:
-                a = C.tc_arg()
-                a.name, a.kind, a.v.ptr = self._bnames[name], C.TC_ARG_TENSOR, ptrs[i]
-                group_args[i].append(a)
+        if isinstance(ts, TensorList):
+            ptrs = ts._ptrs  # exported once, when the TensorList was made
+        else:
+            ptrs = (ctypes.c_void_p * max(len(ts), 1))()
+            for i, t in enumerate(ts):
+                ptrs[i] = T.to_dltensor(t, f"{self.name}: '{name}'[{i}]", dev, dl_stream, keep,
+                                        writable)
+        for i in range(len(ts) if group_args is not None else 0):
+            a = C.tc_arg()  # group i alone, for tc_output_shapes
+            a.name, a.kind, a.v.ptr = self._bnames[name], C.TC_ARG_TENSOR, ptrs[i]
+            group_args[i].append(a)
         keep.append(ptrs)
         a = C.tc_arg()
         a.name, a.kind, a.v.ptr = self._bnames[name], C.TC_ARG_TENSORS, ctypes.addressof(ptrs)
@@ -574,6 +578,45 @@ class Function:
         if not res:
             return None
         return res[0] if len(res) == 1 else tuple(res)
+
+
+class TensorList:
+    """A list of tensors exported through DLPack once, for many
+    :meth:`Function.foreach` calls (an optimizer's parameters, step after
+    step): passing plain lists exports every tensor on every call, some
+    microseconds each, which for hundreds of tensors costs more than the
+    kernel.  The tensors must stay where they are (same memory, shape and
+    dtype) for as long as the TensorList is used; it keeps them alive.
+
+    It is a read-only sequence of the tensors; ``foreach`` returns it for an
+    ``inout`` parameter it was passed for.
+
+    >>> params = tensorc.TensorList(p.detach() for p in model.parameters())
+    """
+
+    def __init__(self, tensors: Any):
+        self.tensors: List[Any] = list(tensors)
+        self._keep: List[Any] = []
+        ref = self.tensors[0] if self.tensors else None
+        dev = T.device_of(ref) if ref is not None else (C.kDLCPU, 0)
+        dl_stream = None
+        if T.is_cuda(dev):
+            dl_stream = _streams(ref, dev, None)[1]
+        self._ptrs = (ctypes.c_void_p * max(len(self.tensors), 1))()
+        for i, t in enumerate(self.tensors):
+            self._ptrs[i] = T.to_dltensor(t, f"TensorList[{i}]", dev, dl_stream, self._keep, True)
+
+    def __len__(self) -> int:
+        return len(self.tensors)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.tensors[i]
+
+    def __iter__(self) -> Any:
+        return iter(self.tensors)
+
+    def __repr__(self) -> str:
+        return f"<tensorc.TensorList of {len(self.tensors)} tensors>"
 
 
 # --- programs -----------------------------------------------------------------------

@@ -178,8 +178,10 @@ def to_dltensor(obj: Any, what: str, dev: Tuple[int, int], dl_stream: Optional[i
     if not hasattr(obj, "__dlpack__"):
         raise TypeError(f"{what}: expected a tensor (NumPy array or an object with __dlpack__),"
                         f" got {type(obj).__name__}")
-    if not writable and getattr(obj, "requires_grad", False) and library_of(obj) == "torch":
-        obj = obj.detach()  # the same memory; DLPack refuses tensors that require grad
+    if getattr(obj, "requires_grad", False) and library_of(obj) == "torch":
+        # the same memory; DLPack refuses tensors that require grad.  Writes
+        # (inout, out=) bypass autograd, as an optimizer's in-place updates do.
+        obj = obj.detach()
     cap = obj.__dlpack__(stream=dl_stream) if is_cuda(dev) else obj.__dlpack__()
     keep.append(cap)
     ptr = _PyCapsule_GetPointer(cap, b"dltensor")

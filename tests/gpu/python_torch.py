@@ -25,15 +25,16 @@ $TENSORC_CUBLAS say.  Parts, each printing PASS/FAIL lines:
    f16/bf16) and against check_examples' float64 NumPy reference (all).
 2. adamw: examples/adamw.tc over the 240-tensor set of the benchmark (per
    layer 4 x 1024x1024, 4096x1024, 1024x4096, 4 x 1024; --layers 24: 302M
-   parameters), --steps steps, each one Function.foreach call; the profiler
-   must see exactly one tensorc kernel per step; final p, m, v against
+   parameters), --steps steps, each one Function.foreach call (step 1 on
+   plain lists, the rest on tensorc.TensorLists); the profiler must see
+   exactly one tensorc kernel in steps 1 and 2; final p, m, v against
    torch.optim.AdamW(foreach=False) on the same data (norm-wise <= 1e-6).
 3. overhead: wall-clock time per call through Python (mean of --calls
    calls after warm-up, then one synchronize) of gelu_chain on 1,024
    elements, with out= and with outputs allocated, next to eager PyTorch and
    torch.compile of the same function (--no-compile skips that), and one
-   AdamW step over the set (tensorc foreach vs torch.optim.AdamW
-   foreach=True and fused=True).  Printed as "overhead: ..." lines.
+   AdamW step over the set (tensorc foreach on lists and on TensorLists vs
+   torch.optim.AdamW foreach=True and fused=True).  Printed as "overhead: ..." lines.
 4. cupy / jax, if importable: softmax on their arrays, outputs of their kind.
 
 Last line "N passed, M failed"; exit 0 all passed, 1 a failure, 77 no torch
@@ -297,10 +298,11 @@ def part_adamw(torch, tensorc, layers, steps):
     v = [torch.zeros_like(t) for t in p0]
     ptrs = [t.data_ptr() for t in p]
     launches = []
+    lists = [tensorc.TensorList(x) for x in (p, g, m, v)]  # exported once, for steps 2..
     for step in range(1, steps + 1):
-        def one():
-            return a.foreach(p, g, m, v, step=step, **HYPER)
-        if step == 1:
+        def one():  # step 1 on plain lists, the others on the TensorLists
+            return a.foreach(*((p, g, m, v) if step == 1 else lists), step=step, **HYPER)
+        if step <= 2:
             c = count_tc_kernels(torch, one)
             if c is not None:
                 launches.append(c)
@@ -327,10 +329,12 @@ def part_adamw(torch, tensorc, layers, steps):
         why.append("max norm-wise error " + ", ".join(f"{k} {x:.3g}" for k, x in worst.items()))
     if [t.data_ptr() for t in p] != ptrs:
         why.append("p moved")
-    if launches and launches[0][0] != 1:
-        why.append(f"step 1 ran {launches[0][0]} tensorc kernels ({launches[0][1]} in all)")
+    for k, (tc, total) in enumerate(launches):
+        if tc != 1:
+            why.append(f"step {k + 1} ran {tc} tensorc kernels ({total} in all)")
     detail = ("errors " + ", ".join(f"{k} {x:.2g}" for k, x in worst.items())
-              + (f"; step 1: {launches[0][0]} tensorc kernel, {launches[0][1]} kernels in all"
+              + ("".join(f"; step {k + 1}: {tc} tensorc kernel, {total} kernels in all"
+                         for k, (tc, total) in enumerate(launches))
                  if launches else "; launches not counted (no profiler)"))
     result(not why, label, "; ".join(why) or detail)
     return a, p, g, m, v
@@ -377,10 +381,18 @@ def part_overhead(torch, tensorc, calls, compile_too, adamw_state):
     a, p, g, m, v = adamw_state
     steps = 10
     t_tc = per_call(torch, lambda: a.foreach(p, g, m, v, step=2, **HYPER), steps)
+    lists = [tensorc.TensorList(x) for x in (p, g, m, v)]
+    t_tl = per_call(torch, lambda: a.foreach(*lists, step=2, **HYPER), steps)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        a.foreach(p, g, m, v, step=2, **HYPER)
+    t_host = (time.perf_counter() - t0) / steps * 1e6
+    torch.cuda.synchronize()
     tp = [torch.nn.Parameter(t.clone()) for t in p]
     for t, gg in zip(tp, g):
         t.grad = gg
-    line = f"overhead: adamw step over {len(p)} tensors: tensorc foreach {t_tc:.0f} us"
+    line = (f"overhead: adamw step over {len(p)} tensors: tensorc foreach {t_tc:.0f} us "
+            f"(lists; host time of the call {t_host:.0f} us), {t_tl:.0f} us (TensorLists)")
     for kind in ("foreach", "fused"):
         try:
             opt = torch.optim.AdamW(tp, lr=1e-3, weight_decay=0.01, **{kind: True})

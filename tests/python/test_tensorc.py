@@ -338,6 +338,13 @@ def test_foreach_on_numpy():
             assert res is None or res.startswith("ok:"), (i, res)  # None: no elements
     with pytest.raises(ValueError, match="different lengths"):
         a.foreach(ps, gs[:2], ms, vs, step=1, **ce.ADAM)
+    # TensorLists on the CPU: the same, group by group
+    p2 = [rng.standard_normal(n).astype(np.float32) for n in sizes]
+    want = [x.copy() for x in p2]
+    r = a.foreach(tensorc.TensorList(want), gs, [np.zeros(n, np.float32) for n in sizes],
+                  tensorc.TensorList([np.zeros(n, np.float32) for n in sizes]), step=1, **ce.ADAM)
+    assert isinstance(r[0], tensorc.TensorList) and r[0][1] is want[1]
+    assert not np.array_equal(want[1], p2[1])  # written in place
 
 
 # --- errors ------------------------------------------------------------------------------
@@ -511,6 +518,15 @@ def test_fake_gpu_foreach_one_launch(fake_gpu, capfd, monkeypatch):
     assert len(_launches(capfd)) == 1
     assert r[0] is lists[0] and r[1] is lists[2] and r[2] is lists[3]
     assert all(t.streams == [5] for t in lists[1])
+    # a TensorList is exported once: later calls ask the producers for nothing
+    tl = [tensorc.TensorList(l) for l in lists]
+    exported = [len(t.streams) for t in lists[0]]
+    capfd.readouterr()
+    for _ in range(3):
+        r = a.foreach(*tl, step=3, **ce.ADAM)
+    assert len(_launches(capfd)) == 3
+    assert [len(t.streams) for t in lists[0]] == exported
+    assert r[0] is tl[0] and list(r[0]) == lists[0]
     # a group whose sizes disagree is named
     bad = [l[:] for l in lists]
     bad[1][17] = FakeCudaTensor((999,))
