@@ -120,7 +120,10 @@ _SIGNATURES = {
     "tc_output_shapes": (c_int, [c_void_p, c_char_p, POINTER(tc_arg), c_size_t,
                                  POINTER(tc_shape), c_size_t]),
     "tc_run_cpu": (c_int, [c_void_p, c_char_p, POINTER(tc_arg), c_size_t]),
+    "tc_program_image": (c_int, [c_void_p, c_char_p, POINTER(tc_arg), c_size_t, c_int, c_int,
+                                 POINTER(c_void_p), POINTER(c_size_t)]),
 }
+TC_IMAGE_PTX, TC_IMAGE_CUBIN = 0, 1
 
 _REQUIRED = ["tc_version_string", "tc_ctx_create_ex", "tc_compile", "tc_compile_file",
              "tc_program_functions", "tc_program_function", "tc_output_shapes", "tc_run_cpu"]

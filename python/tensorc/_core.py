@@ -288,6 +288,14 @@ class Function:
         """One stage of this function: see :meth:`Program.dump`."""
         return self.program.dump(stage, self.name)
 
+    def ptx(self, arch: int = 90, dtypes: Optional[Mapping[str, str]] = None) -> str:
+        """This function's kernels as PTX: see :meth:`Program.ptx`."""
+        return self.program.ptx(self.name, arch, dtypes)
+
+    def cubin(self, arch: int = 90, dtypes: Optional[Mapping[str, str]] = None) -> bytes:
+        """This function's kernels as a CUBIN: see :meth:`Program.cubin`."""
+        return self.program.cubin(self.name, arch, dtypes)
+
     # --- binding arguments ----------------------------------------------------------
 
     def _bind(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Dict[str, Any]:
@@ -706,6 +714,34 @@ class Program:
     def explain(self, fn: Optional[str] = None) -> str:
         """Every fusion decision (fused or refused, and why), as ``tensorc explain``."""
         return self.dump("explain", fn)
+
+    def _image(self, fn: Optional[str], arch: int, kind: int,
+               dtypes: Optional[Mapping[str, str]]) -> bytes:
+        if not hasattr(self._lib, "tc_program_image"):
+            raise UnsupportedError("TC_ERR_UNSUPPORTED", f"{self._lib._tensorc_path} has no "
+                                   "tc_program_image: rebuild the library")
+        binds = Function._dtype_args(dtypes)
+        arr = (C.tc_arg * max(len(binds), 1))(*binds)
+        img, n = ctypes.c_void_p(), ctypes.c_size_t()
+        with self.context.lock:
+            st = self._lib.tc_program_image(self._h, fn.encode() if fn else None, arr, len(binds),
+                                            int(arch), kind, ctypes.byref(img), ctypes.byref(n))
+            if st != C.TC_OK:
+                raise _error(self._lib, self.context._h, st)
+            return ctypes.string_at(img.value, n.value)
+
+    def ptx(self, fn: Optional[str] = None, arch: int = 90,
+            dtypes: Optional[Mapping[str, str]] = None) -> str:
+        """The kernels of ``fn`` (``None``: the whole file) compiled by NVRTC to
+        PTX for ``compute_<arch>`` (90: sm_90), through the kernel cache; the
+        text tc_run would load on such a GPU.  Needs NVRTC, not a GPU.
+        ``dtypes`` binds dtype variables (else f32)."""
+        return self._image(fn, arch, C.TC_IMAGE_PTX, dtypes).decode("utf-8", "replace")
+
+    def cubin(self, fn: Optional[str] = None, arch: int = 90,
+              dtypes: Optional[Mapping[str, str]] = None) -> bytes:
+        """As :meth:`ptx`, but a CUBIN (ELF) for ``sm_<arch>``."""
+        return self._image(fn, arch, C.TC_IMAGE_CUBIN, dtypes)
 
     def _run(self, name: bytes, args: List[C.tc_arg], cuda: bool, stream: int) -> None:
         arr = (C.tc_arg * max(len(args), 1))(*args)

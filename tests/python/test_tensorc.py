@@ -9,7 +9,6 @@ environment first; `pytest tests/python` with PYTHONPATH=python and a built
 library works too.
 """
 import ctypes
-import math
 import os
 import re
 
@@ -430,6 +429,24 @@ def test_source_and_explain():
         p.dump("assembly")
     with pytest.raises(tensorc.UnsupportedError, match="binary"):
         p.dump("ptx")
+
+
+def test_ptx_and_cubin():
+    p = _program("softmax.tc")
+    try:
+        ptx = p.ptx("softmax", arch=80)
+    except tensorc.NoDeviceError as e:
+        pytest.skip(f"no NVRTC: {e}")
+    assert ".target sm_80" in ptx and "tc_red_fused_max_sub_exp_sum_div_0" in ptx
+    assert p.softmax.ptx(80) == ptx
+    cubin = p.softmax.cubin(arch=90)
+    assert isinstance(cubin, bytes) and cubin[:4] == b"\x7fELF"
+    # a dtype variable bound for the image
+    g = tensorc.compile(GENERIC, "generic.tc").scale
+    p64 = g.ptx(80, dtypes={"T": "f64"})
+    assert p64 != g.ptx(80) and re.search(r"ld\.global[.\w]*\.f64", p64)
+    with pytest.raises(tensorc.ArgumentError):
+        p.ptx("softmax", arch=7)
 
 
 # --- the GPU path on the fake driver -------------------------------------------------------
