@@ -91,8 +91,10 @@ TC_API tc_status tc_compile_file(tc_ctx *ctx, const char *path, tc_program **pro
 TC_API void tc_program_free(tc_program *prog);
 
 /*! tc_program_dump(): the text of one stage for one function (fn NULL: all
- *  functions).  stage: "ast", "graph"; later stages give TC_ERR_UNSUPPORTED
- *  until they are built.  *out is owned by prog, valid until the next dump
+ *  functions).  stage: "ast", "graph", "lowered", "fused", "sched", "cuda"
+ *  or "explain"; the binary stages "ptx" and "cubin" give
+ *  TC_ERR_UNSUPPORTED (tc_program_image gives them), any other name
+ *  TC_ERR_INVALID_ARG.  *out is owned by prog, valid until the next dump
  *  or tc_program_free. */
 TC_API tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn,
                                  const char **out);
@@ -155,7 +157,8 @@ typedef enum tc_arg_kind {
     TC_ARG_INT,         /* v.i: for an integer parameter (i32, i64); also accepted by float ones */
     TC_ARG_BOOL,        /* v.b: for a bool parameter (0 or not) */
     TC_ARG_TENSORS,     /* v.tensors: tc_run_foreach's list, one DLTensor per group */
-    TC_ARG_DTYPE        /* v.dtype: a dtype variable's binding, by name ("T" = "bf16") */
+    TC_ARG_DTYPE,       /* v.dtype: a dtype variable's binding, by name ("T" = "bf16") */
+    TC_ARG_SIZE         /* v.i: a symbolic size's value, by name ("N" = 64): tc_shapes only */
 } tc_arg_kind;
 
 /* One argument of tc_run.  name: a parameter's name, an output's name (as
@@ -216,6 +219,16 @@ static inline tc_arg tc_arg_bool(const char *name, int b)
     a.name = name;
     a.kind = TC_ARG_BOOL;
     a.v.b = b;
+    return a;
+}
+/* Give symbolic size `sym` ("N"; "*" for the element count of [*]
+ * parameters) the value `size`, for tc_shapes (as the CLI's --shape N=64). */
+static inline tc_arg tc_arg_size(const char *sym, long long size)
+{
+    tc_arg a;
+    a.name = sym;
+    a.kind = TC_ARG_SIZE;
+    a.v.i = size;
     return a;
 }
 /* Bind dtype variable `var` ("T") of the function's signature to `dtype`
@@ -312,6 +325,30 @@ TC_API tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, c
  *  Owned by p, valid until tc_program_free.  NULL on error (tc_errmsg). */
 TC_API const char *tc_program_source(tc_program *p, const char *fn);
 
+/* What tc_program_image compiles to. */
+typedef enum tc_image_kind {
+    TC_IMAGE_PTX = 0,   /* PTX text for compute_<arch> */
+    TC_IMAGE_CUBIN      /* a CUBIN (ELF) for sm_<arch> */
+} tc_image_kind;
+
+/*! tc_program_image(): the kernels of fn (NULL: every function of the
+ *  file, in one unit, as tc_program_source(p, NULL) shows them) compiled
+ *  by NVRTC, or found in the kernel cache, for arch (10 * major + minor:
+ *  90 for sm_90), as PTX or a CUBIN: the bytes tc_run would load on such a
+ *  GPU.  dtypes: tc_arg_dtype bindings for fn's dtype variables (ndtypes
+ *  of them; none: f32).  The context's options (tc_options: fast_math,
+ *  line_info) and kernel cache apply.  No GPU is needed, only NVRTC.
+ *  *image (PTX NUL-terminated, the NUL not counted in *len) is owned by the
+ *  context and valid until tc_ctx_free.
+ *  @return TC_OK; TC_ERR_NO_DEVICE (NVRTC cannot be loaded);
+ *          TC_ERR_INVALID_ARG (an arch NVRTC does not support, an argument
+ *          that is not a tc_arg_dtype, a NULL pointer); TC_ERR_NOT_FOUND;
+ *          TC_ERR_COMPILE (NVRTC rejected the source: a bug in tensorc, the
+ *          message has its log); TC_ERR_NOMEM; compile errors of fn. */
+TC_API tc_status tc_program_image(tc_program *p, const char *fn, const tc_arg *dtypes,
+                                  size_t ndtypes, int arch, tc_image_kind kind,
+                                  const void **image, size_t *len);
+
 /* --- what a program's functions take and give --------------------------------
  *
  * A program's functions can be listed and described without running them,
@@ -374,18 +411,25 @@ typedef struct tc_shape {
     int64_t shape[TC_MAX_DIMS];
 } tc_shape;
 
-/*! tc_output_shapes(): the dtype and shape of each output of fn (as
- *  tc_program_function lists them) for the given inputs.  args are as tc_run
- *  takes them, but only the inputs are needed, and only their dtypes and
- *  shapes are read (data may be NULL; device, strides and outputs are not
- *  checked); tc_arg_dtype bindings count as in tc_run.  outs has room for
- *  nouts entries, at least the function's output count.  An output whose
- *  dims come from a [*] parameter has that parameter's element count as
- *  its one dim.
- *  @return TC_OK; TC_ERR_INVALID_ARG (a missing input, a shape that does not
- *          agree with the signature or another input, nouts too small: the
- *          message names it); TC_ERR_NOT_FOUND; compile errors as
+/*! tc_shapes(): the dtype and shape of each parameter and output of fn (as
+ *  tc_program_function lists them) for the given inputs and sizes.  args
+ *  are as tc_run takes them, but only the tensors' dtypes and shapes are
+ *  read (data may be NULL; device and strides are not checked; outputs
+ *  and scalars may be left out), tc_arg_dtype bindings count as in tc_run,
+ *  and tc_arg_size gives sizes no tensor passed binds.  An input left out
+ *  gets the shape its dims are bound to; a size nothing binds is an error
+ *  naming it.  params (room for nparams, at least the parameter count) or
+ *  outs (room for nouts, at least the output count) may be NULL.  A
+ *  scalar parameter has ndim 0; a [*] parameter the shape of its tensor
+ *  (left out: one dim, "*" elements); an output whose dims come from a [*]
+ *  parameter that element count as its one dim.
+ *  @return TC_OK; TC_ERR_INVALID_ARG (a shape that does not agree with the
+ *          signature or another input, an unbound size, too little room:
+ *          the message names it); TC_ERR_NOT_FOUND; compile errors as
  *          tc_program_function. */
+TC_API tc_status tc_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                           tc_shape *params, size_t nparams, tc_shape *outs, size_t nouts);
+/*! tc_output_shapes(): tc_shapes for the outputs alone. */
 TC_API tc_status tc_output_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
                                   tc_shape *outs, size_t nouts);
 
@@ -413,6 +457,91 @@ TC_API tc_status tc_run_cpu(tc_program *p, const char *fn, const tc_arg *args, s
 TC_API const char *tc_errmsg(const tc_ctx *ctx);
 /*! tc_error_loc(): the last error's location; returns 0 if it had none. Any out pointer may be NULL. */
 TC_API int tc_error_loc(const tc_ctx *ctx, const char **file, int *line, int *col);
+
+/* ================================================================================
+ * Unstable API, for tensorc's own tools and benchmarks (`tensorc run --bench`,
+ * tc-bench): how a call ran (its launch plan, where the kernels came from,
+ * per-step timing) and the minimum of device memory handling a tool needs
+ * to feed tc_run without a CUDA toolkit of its own.  Define
+ * TC_UNSTABLE_API before including this header to see it.  Anything here
+ * may change or go in any release; the functions are exported like the
+ * rest (all named tc_).
+ * ================================================================================ */
+#ifdef TC_UNSTABLE_API
+
+/* How a tc_run_ex call ran.  The caller provides the arrays. */
+typedef struct tc_run_info {
+    /* in */
+    void *const *events;        /* NULL, or nevents events (tc_event_create): with nevents
+                                   >= the plan's steps + 1, events[i] is recorded before
+                                   step i and events[nsteps] after the last */
+    int nevents;
+    const char **step_names;    /* room for cap_steps names ("k0_softmax", "matmul
+                                   (cuBLAS)", "copy": owned by the program), or NULL */
+    int64_t *step_bytes;        /* room for cap_steps byte counts (what each step reads and
+                                   writes, -1 unknown), or NULL */
+    int cap_steps;
+    /* out */
+    int nsteps;                 /* steps of the plan that ran (more than cap_steps: only the
+                                   first cap_steps are filled) */
+    int index64;                /* nonzero: the plan with 64-bit indices ran */
+    int jit_origin;             /* where the kernels' image came from: 0 this context's
+                                   memory, 1 the disk cache, 2 NVRTC */
+    double jit_ms;              /* time spent getting it */
+    int arch;                   /* the image's target: sm_<arch>, or compute_<arch> if ptx */
+    int ptx;
+} tc_run_info;
+
+/*! tc_run_ex(): tc_run, filling *info (info NULL: tc_run itself). */
+TC_API tc_status tc_run_ex(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                           void *stream, tc_run_info *info);
+/*! tc_run_foreach_ex(): tc_run_foreach, filling *info (step_bytes: the
+ *  sum over the groups). */
+TC_API tc_status tc_run_foreach_ex(tc_program *p, const char *fn, size_t ngroups,
+                                   const tc_arg *lists, size_t nargs, void *stream,
+                                   tc_run_info *info);
+
+/* The context's GPU, as tc_device_open opened it. */
+typedef struct tc_device_info {
+    int ordinal;
+    const char *name;           /* "NVIDIA H100 80GB HBM3"; owned by the context */
+    int arch;                   /* 10 * major + minor */
+    int sm_count;
+    size_t total_mem;           /* bytes */
+} tc_device_info;
+
+/*! tc_device_open(): open the context's GPU now (as the first tc_run would),
+ *  on device ordinal (TC_DEVICE_AUTO: the context's choice, else 0), and
+ *  describe it.  @return TC_OK; TC_ERR_NO_DEVICE (no driver, no GPU: the
+ *  message says which); TC_ERR_INVALID_ARG (another device than the one
+ *  the context runs on). */
+TC_API tc_status tc_device_open(tc_ctx *ctx, int ordinal, tc_device_info *info);
+
+/* Device memory of the context's GPU (tc_device_open first), for tools that
+ * make the tensors they pass to tc_run.  Addresses are CUdeviceptr values
+ * as pointers.  Copies and memsets are synchronous unless a stream is
+ * named. */
+TC_API tc_status tc_device_alloc(tc_ctx *ctx, size_t bytes, void **dptr);
+TC_API void tc_device_free(tc_ctx *ctx, void *dptr);
+typedef enum tc_copy_kind {
+    TC_COPY_TO_DEVICE = 0,      /* dst device, src host */
+    TC_COPY_TO_HOST,            /* dst host, src device */
+    TC_COPY_ON_DEVICE           /* both device; asynchronous on stream */
+} tc_copy_kind;
+TC_API tc_status tc_device_copy(tc_ctx *ctx, void *dst, const void *src, size_t bytes,
+                                tc_copy_kind kind, void *stream);
+TC_API tc_status tc_device_memset(tc_ctx *ctx, void *dptr, unsigned char value, size_t bytes,
+                                  void *stream);
+/*! tc_device_sync(): wait for stream (NULL: the whole device). */
+TC_API tc_status tc_device_sync(tc_ctx *ctx, void *stream);
+/* Timing events (CUevent) for tc_run_info.events. */
+TC_API tc_status tc_event_create(tc_ctx *ctx, void **event);
+TC_API tc_status tc_event_record(tc_ctx *ctx, void *event, void *stream);
+/*! tc_event_elapsed(): milliseconds from start to end (both recorded and passed). */
+TC_API tc_status tc_event_elapsed(tc_ctx *ctx, void *start, void *end, float *ms);
+TC_API void tc_event_destroy(tc_ctx *ctx, void *event);
+
+#endif /* TC_UNSTABLE_API */
 
 #ifdef __cplusplus
 }

@@ -61,6 +61,8 @@ static tc_status check_tensor(api_host_call *c, const char *who, const char *wha
 typedef struct {
     api_host_call *c;
     bind_arg *ba;
+    const tc_dimbind *extra;
+    int nextra;
     tc_status st;
 } bind_job;
 
@@ -68,11 +70,13 @@ static void bind_body(void *arg)
 {
     bind_job *j = arg;
     api_host_call *c = j->c;
-    j->st = graph_bind(c->f, j->ba, NULL, 0, c->a, &c->p->ctx->diag, &c->binds, &c->nbinds);
+    j->st = graph_bind(c->f, j->ba, j->extra, j->nextra, c->a, &c->p->ctx->diag, &c->binds,
+                       &c->nbinds);
 }
 
 tc_status api_host_begin(api_host_call *c, tc_program *p, const gfn *f, const char *who,
-                         const tc_arg *args, size_t nargs, bool data)
+                         const tc_arg *args, size_t nargs, bool data, const tc_dimbind *extra,
+                         int nextra)
 {
     memset(c, 0, sizeof *c);
     c->p = p;
@@ -99,6 +103,8 @@ tc_status api_host_begin(api_host_call *c, tc_program *p, const gfn *f, const ch
                 return api_fail(p->ctx, j.st);
             continue;
         }
+        if (!a && !data)
+            continue; /* bound from the others (graph_bind says which size is not) */
         if (!a)
             return HOST_ERR(c, "%s: %s (%s) of function '%s' is missing", who, lb->pwhat[i],
                             lb->ptype[i], f->name);
@@ -119,7 +125,7 @@ tc_status api_host_begin(api_host_call *c, tc_program *p, const gfn *f, const ch
                 ba[i].shape[k] = t->shape[k];
         }
     }
-    bind_job b = {c, ba, TC_OK};
+    bind_job b = {c, ba, extra, nextra, TC_OK};
     st = diag_protect(d, bind_body, &b);
     if (st == TC_OK)
         st = b.st;
@@ -218,7 +224,7 @@ tc_status tc_run_cpu(tc_program *p, const char *fn, const tc_arg *args, size_t n
     if (st != TC_OK)
         return st;
     api_host_call c;
-    st = api_host_begin(&c, p, f, "tc_run_cpu", rest.args, rest.nargs, true);
+    st = api_host_begin(&c, p, f, "tc_run_cpu", rest.args, rest.nargs, true, NULL, 0);
     ref_tensor *in = calloc((size_t)f->nparams + 1, sizeof *in);
     ref_tensor *out = calloc((size_t)f->noutputs + 1, sizeof *out);
     /* copies of what api_host_begin found: api_ref_run starts a new call */

@@ -38,12 +38,15 @@ typedef struct api_host_call {
 
 /* Match args (without dtype bindings) to f's parameters and outputs by
  * name or position as tc_run does, check every input's dtype and shape
- * and bind the sizes.  With data, also the scalars (kinds, ranges,
- * defaults) and the outputs (dtype, shape), and every tensor must be in
- * host memory, compact, with data.  Errors in p->ctx (TC_ERR_INVALID_ARG
- * naming the argument). */
+ * and bind the sizes, with extra[0..nextra) (tc_arg_size) too.  With data
+ * (tc_run_cpu), every tensor parameter and output must be given, in host
+ * memory, compact, with data, the outputs of the right dtype and shape,
+ * and the scalars are checked (kinds, ranges, defaults); without, a tensor
+ * parameter left out is bound from the others (its params[i] NULL).
+ * Errors in p->ctx (TC_ERR_INVALID_ARG naming the argument). */
 tc_status api_host_begin(api_host_call *c, tc_program *p, const gfn *f, const char *who,
-                         const tc_arg *args, size_t nargs, bool data);
+                         const tc_arg *args, size_t nargs, bool data, const tc_dimbind *extra,
+                         int nextra);
 void api_host_end(api_host_call *c);
 
 #endif

@@ -230,26 +230,76 @@ void api_call_args_free(api_call_args *rest)
     rest->owned = NULL;
 }
 
-/* --- output shapes ---------------------------------------------------------------------------- */
+/* --- shapes ---------------------------------------------------------------------------------- */
 
-tc_status tc_output_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
-                           tc_shape *outs, size_t nouts)
+static tc_status room(tc_program *p, const gfn *f, const char *what, int n, size_t cap)
+{
+    return api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                     "tc_shapes: function '%s' has %d %s%s, but there is room "
+                                     "for %zu", f->name, n, what, n == 1 ? "" : "s", cap));
+}
+
+tc_status tc_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                    tc_shape *params, size_t nparams, tc_shape *outs, size_t nouts)
 {
     if (!p)
         return TC_ERR_INVALID_ARG;
     const gfn *f;
     api_call_args rest;
-    tc_status st = api_call_entry(p, "tc_output_shapes", fn, args, nargs, false, &f, &rest);
+    tc_status st = api_call_entry(p, "tc_shapes", fn, args, nargs, false, &f, &rest);
     if (st != TC_OK)
         return st;
-    api_host_call c;
-    st = api_host_begin(&c, p, f, "tc_output_shapes", rest.args, rest.nargs, false);
-    if (st == TC_OK && (!outs || nouts < (size_t)f->noutputs))
-        st = api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_INVALID_ARG, (tc_loc){0},
-                                       "tc_output_shapes: function '%s' has %d output%s, but outs "
-                                       "has room for %zu", f->name, f->noutputs,
-                                       f->noutputs == 1 ? "" : "s", outs ? nouts : 0));
-    for (int k = 0; st == TC_OK && k < f->noutputs; k++) {
+    /* the sizes given by name (tc_arg_size) apart: they bind, they are no slot */
+    size_t nsize = 0;
+    for (size_t i = 0; i < rest.nargs; i++)
+        nsize += rest.args[i].kind == TC_ARG_SIZE;
+    tc_dimbind *extra = calloc(nsize + 1, sizeof *extra);
+    tc_arg *slots = calloc(rest.nargs + 1, sizeof *slots);
+    size_t ne = 0, ns = 0;
+    if (!extra || !slots)
+        st = api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_NOMEM, (tc_loc){0}, "out of memory"));
+    for (size_t i = 0; st == TC_OK && i < rest.nargs; i++) {
+        const tc_arg *a = &rest.args[i];
+        if (a->kind != TC_ARG_SIZE) {
+            slots[ns++] = *a;
+            continue;
+        }
+        if (!a->name || a->v.i < 0)
+            st = api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                           "tc_shapes: argument %zu gives %s the size %lld", i,
+                                           a->name ? a->name : "(no name)", a->v.i));
+        for (size_t k = 0; st == TC_OK && k < ne; k++)
+            if (strcmp(extra[k].name, a->name) == 0)
+                st = api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                               "tc_shapes: the size %s is given twice", a->name));
+        if (st == TC_OK)
+            extra[ne++] = (tc_dimbind){a->name, a->v.i};
+    }
+    if (st == TC_OK && params && nparams < (size_t)f->nparams)
+        st = room(p, f, "parameter", f->nparams, nparams);
+    if (st == TC_OK && outs && nouts < (size_t)f->noutputs)
+        st = room(p, f, "output", f->noutputs, nouts);
+    api_host_call c = {0};
+    if (st == TC_OK)
+        st = api_host_begin(&c, p, f, "tc_shapes", slots, ns, false, extra, (int)ne);
+    for (int i = 0; st == TC_OK && params && i < f->nparams; i++) {
+        const gparam *g = &f->params[i];
+        tc_shape *s = &params[i];
+        memset(s, 0, sizeof *s);
+        s->dtype = api_dl_dtype(g->dtype);
+        const DLTensor *t = c.params[i];
+        if (g->scalar) {
+            continue;
+        } else if (t) { /* as given: a [*] tensor keeps its shape */
+            s->ndim = t->ndim;
+            memcpy(s->shape, t->shape, (size_t)t->ndim * sizeof *s->shape);
+        } else {
+            s->ndim = g->rank;
+            for (int k = 0; k < g->rank; k++)
+                s->shape[k] = bind_eval(g->shape[k], c.binds, c.nbinds);
+        }
+    }
+    for (int k = 0; st == TC_OK && outs && k < f->noutputs; k++) {
         const gnode *n = f->outputs[k].node;
         tc_shape *s = &outs[k];
         memset(s, 0, sizeof *s);
@@ -259,6 +309,19 @@ tc_status tc_output_shapes(tc_program *p, const char *fn, const tc_arg *args, si
             s->shape[i] = bind_eval(n->shape[i], c.binds, c.nbinds);
     }
     api_host_end(&c);
+    free(extra);
+    free(slots);
     api_call_args_free(&rest);
     return st;
+}
+
+tc_status tc_output_shapes(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                           tc_shape *outs, size_t nouts)
+{
+    if (p && !outs) {
+        api_begin(p->ctx);
+        return api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                         "tc_output_shapes: outs is NULL"));
+    }
+    return tc_shapes(p, fn, args, nargs, NULL, 0, outs, nouts);
 }

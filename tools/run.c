@@ -669,6 +669,8 @@ int gpu_prepare(gpu_run *g, const tc_dimbind *binds, int nb)
         int rc = upload(g, &g->params[i], &s->args[i], pa->name);
         if (rc != EXIT_OK)
             return rc;
+        if (!s->o->check) /* only --check reads the host copy again: a large run keeps one */
+            ref_free(&s->args[i]);
         g->args[g->nargs++] = tc_arg_tensor(pa->name, &g->params[i].dl);
     }
     for (int k = 0; k < f->noutputs; k++) {
@@ -971,6 +973,33 @@ int check_output_files(const run_opts *o, tc_outset **set)
     return rc;
 }
 
+/* Before the interpreter runs (a CPU run, or --check): every tensor within
+ * its limit, said before anything is allocated.  A GPU run alone has no
+ * such limit. */
+static int interp_fits(run_state *s, const tc_dimbind *binds, int nb)
+{
+    const gfn *f = s->f;
+    for (int i = 0; i < f->nparams + f->noutputs; i++) {
+        bool param = i < f->nparams;
+        const gparam *g = param ? &f->params[i] : NULL;
+        const goutput *out = param ? NULL : &f->outputs[i - f->nparams];
+        if (param ? g->scalar : out->inout_param >= 0)
+            continue;
+        int rank = param ? g->rank : out->node->rank;
+        const tc_dim **shape = param ? g->shape : out->node->shape;
+        double n = 1; /* a double: a product of bound sizes cannot overflow it */
+        for (int k = 0; k < rank; k++)
+            n *= (double)bind_eval(shape[k], binds, nb);
+        if (n > (double)REF_MAX_ELEMS)
+            return fail(EXIT_ERROR, "%s '%s' has %.0f elements, more than the CPU reference "
+                        "interpreter holds (%lld)%s", param ? "parameter" : "output",
+                        param ? g->name : out->name, n, (long long)REF_MAX_ELEMS,
+                        s->o->cuda ? ": run without --check"
+                                   : ": run it on the GPU (--device=cuda)");
+    }
+    return EXIT_OK;
+}
+
 static int run_fn(run_state *s)
 {
     const run_opts *o = s->o;
@@ -996,6 +1025,8 @@ static int run_fn(run_state *s)
         rc = bind_inputs(s, o->shapes, o->nshapes, &binds, &nb);
     if (rc == EXIT_OK)
         rc = check_missing(s, true);
+    if (rc == EXIT_OK && (!o->cuda || o->check))
+        rc = interp_fits(s, binds, nb);
     if (rc == EXIT_OK)
         rc = fill_inputs(s, o->seed, binds, nb);
     if (rc == EXIT_OK && o->cuda) {

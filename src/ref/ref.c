@@ -15,6 +15,7 @@
  * returned; every buffer, including outputs already made, is freed first.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,14 @@
 
 /* --- tensors ---------------------------------------------------------------- */
 
-/* Elements of a shape, or -1 if a dim is negative or the product overflows or
- * passes REF_MAX_ELEMS. */
-static int64_t checked_numel(int rank, const int64_t *shape)
+/* Elements of a shape, or -1 if a dim is negative or the product passes max. */
+static int64_t checked_numel(int rank, const int64_t *shape, int64_t max)
 {
     int64_t n = 1;
     for (int k = 0; k < rank; k++) {
         if (shape[k] < 0)
             return -1;
-        if (shape[k] != 0 && n > REF_MAX_ELEMS / shape[k])
+        if (shape[k] != 0 && n > max / shape[k])
             return -1;
         n *= shape[k];
     }
@@ -60,7 +60,8 @@ bool ref_alloc(ref_tensor *t, tc_dtype dt, int rank, const int64_t *shape)
     memset(t, 0, sizeof *t);
     if (rank < 0 || rank > TC_MAX_RANK)
         return false;
-    int64_t n = checked_numel(rank, shape);
+    /* any size whose bytes a size_t counts */
+    int64_t n = checked_numel(rank, shape, (int64_t)(SIZE_MAX / 2 / sizeof(double)));
     if (n < 0)
         return false;
     /* At least one element so an empty tensor still has a non-NULL pointer;
@@ -377,7 +378,7 @@ tc_status ref_run(const gfn *f, const tc_dimbind *b, int nb, const ref_tensor *a
                 goto done;
             }
         }
-        if (checked_numel(n->rank, shape) < 0) {
+        if (checked_numel(n->rank, shape, REF_MAX_ELEMS) < 0) {
             char buf[256];
             st = diag_set(d, TC_ERR_INVALID_ARG, n->loc,
                           "this value has shape %s, more than the reference interpreter's "

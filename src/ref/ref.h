@@ -52,7 +52,15 @@ int64_t ref_numel(const ref_tensor *t);
  * NaN or infinite.  --check and the benchmarks judge float results by it;
  * integer results must be equal (ref_geti). */
 double ref_elem_err(double got, double want);
-/* Allocate (zeroed).  Returns false on overflow or out of memory. */
+/* Largest value ref_run will materialize, in elements (8 GiB of doubles or
+ * int64s): beyond it a value is an argument error, located, not a failed
+ * malloc that a sanitizer may turn into an abort.  Callers that hold larger
+ * tensors (`tensorc run --device=cuda` keeps its inputs and outputs as
+ * ref_tensors) check it before they ask for the interpreter. */
+#define REF_MAX_ELEMS ((int64_t)1 << 30)
+
+/* Allocate (zeroed), of any size (REF_MAX_ELEMS bounds the interpreter's
+ * values, not this).  Returns false on overflow or out of memory. */
 bool ref_alloc(ref_tensor *t, tc_dtype dt, int rank, const int64_t *shape);
 void ref_free(ref_tensor *t);
 

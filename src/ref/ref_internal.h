@@ -19,11 +19,6 @@
 
 #include "ref.h"
 
-/* Largest tensor the interpreter will materialize, in elements (8 GiB of
- * doubles or int64s).  Beyond it a request is an argument error, not a failed malloc
- * that a sanitizer may turn into an abort. */
-#define REF_MAX_ELEMS ((int64_t)1 << 30)
-
 typedef struct ref_ctx {
     const tc_dimbind *b;
     int nb;

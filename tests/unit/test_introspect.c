@@ -1,7 +1,8 @@
 /* test_introspect.c - the public API's description of functions
- * (tc_program_functions, tc_program_function), output shapes
- * (tc_output_shapes), dtype bindings as arguments (tc_arg_dtype) and runs on
- * the CPU through the interpreter (tc_run_cpu).  Only include/tensorc.h:
+ * (tc_program_functions, tc_program_function), shapes (tc_shapes,
+ * tc_output_shapes, tc_arg_size), dtype bindings as arguments (tc_arg_dtype), runs on
+ * the CPU through the interpreter (tc_run_cpu) and PTX/CUBIN images
+ * (tc_program_image, through NVRTC: skipped without it).  Only include/tensorc.h:
  * what a binding to another language sees. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tensorc.h"
 
@@ -196,9 +198,12 @@ static void test_output_shapes(void **state)
     assert_int_equal(tc_output_shapes(fx->p, "norm", b, 3, out, 1), TC_ERR_INVALID_ARG);
     assert_non_null(strstr(tc_errmsg(fx->ctx), "'w'"));
     ws[0] = 8;
-    /* a missing input, and too little room */
-    assert_int_equal(tc_output_shapes(fx->p, "norm", b, 2, out, 1), TC_ERR_INVALID_ARG);
-    assert_non_null(strstr(tc_errmsg(fx->ctx), "parameter 'w'"));
+    /* w left out: x binds its size; x left out: N is bound by nothing */
+    assert_int_equal(tc_output_shapes(fx->p, "norm", b, 2, out, 1), TC_OK);
+    tc_arg wonly[2] = {tc_arg_dtype("T", "f16"), tc_arg_tensor("w", &w)};
+    assert_int_equal(tc_output_shapes(fx->p, "norm", wonly, 2, out, 1), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "size of N is not known"));
+    /* too little room */
     assert_int_equal(tc_output_shapes(fx->p, "norm", b, 3, out, 0), TC_ERR_INVALID_ARG);
 
     /* several outputs; symbolic sums; [*] */
@@ -221,6 +226,52 @@ static void test_output_shapes(void **state)
     assert_int_equal(tc_output_shapes(fx->p, "upd", e, 2, out, 1), TC_OK);
     assert_int_equal(out[0].ndim, 1);
     assert_int_equal(out[0].shape[0], 12);
+}
+
+static void test_shapes(void **state)
+{
+    fixture *fx = *state;
+    tc_shape ps[3], os[2];
+    /* every size by name: the inputs' shapes too (what a caller allocates) */
+    tc_arg a[2] = {tc_arg_size("N", 3), tc_arg_size("D", 5)};
+    assert_int_equal(tc_shapes(fx->p, "norm", a, 2, ps, 3, os, 1), TC_OK);
+    assert_true(same_dtype(ps[0].dtype, F32)); /* T unbound: f32 */
+    assert_int_equal(ps[0].ndim, 2);
+    assert_int_equal(ps[0].shape[0], 3);
+    assert_int_equal(ps[0].shape[1], 5);
+    assert_int_equal(ps[1].ndim, 1);
+    assert_int_equal(ps[1].shape[0], 5);
+    assert_int_equal(ps[2].ndim, 0); /* the scalar eps */
+    assert_int_equal(os[0].shape[1], 5);
+    /* a tensor and a size together; a size twice; a negative size; too little room */
+    int64_t xs[2] = {7, 5};
+    DLTensor x = host(NULL, F32, 2, xs);
+    tc_arg b[2] = {tc_arg_tensor("x", &x), tc_arg_size("D", 5)};
+    assert_int_equal(tc_shapes(fx->p, "norm", b, 2, ps, 3, NULL, 0), TC_OK);
+    assert_int_equal(ps[1].shape[0], 5);
+    b[1] = tc_arg_size("D", 6); /* disagrees with x */
+    assert_int_equal(tc_shapes(fx->p, "norm", b, 2, ps, 3, NULL, 0), TC_ERR_INVALID_ARG);
+    tc_arg twice[2] = {tc_arg_size("N", 3), tc_arg_size("N", 3)};
+    assert_int_equal(tc_shapes(fx->p, "norm", twice, 2, ps, 3, NULL, 0), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "given twice"));
+    tc_arg neg[1] = {tc_arg_size("N", -1)};
+    assert_int_equal(tc_shapes(fx->p, "norm", neg, 1, ps, 3, NULL, 0), TC_ERR_INVALID_ARG);
+    assert_int_equal(tc_shapes(fx->p, "norm", a, 2, ps, 2, NULL, 0), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "3 parameters"));
+    /* [*]: the element count by the name "*", or a tensor's own shape */
+    tc_arg star[1] = {tc_arg_size("*", 12)};
+    assert_int_equal(tc_shapes(fx->p, "upd", star, 1, ps, 3, os, 1), TC_OK);
+    assert_int_equal(ps[0].ndim, 1);
+    assert_int_equal(ps[0].shape[0], 12);
+    assert_int_equal(os[0].shape[0], 12);
+    int64_t gs[2] = {3, 4};
+    DLTensor g = host(NULL, F32, 2, gs);
+    tc_arg given[1] = {tc_arg_tensor("g", &g)};
+    assert_int_equal(tc_shapes(fx->p, "upd", given, 1, ps, 3, os, 1), TC_OK);
+    assert_int_equal(ps[1].ndim, 2); /* g as given */
+    assert_int_equal(ps[0].ndim, 1); /* p, left out: 12 elements */
+    assert_int_equal(ps[0].shape[0], 12);
+    assert_true(same_dtype(ps[2].dtype, F64));
 }
 
 static void test_dtype_args(void **state)
@@ -340,6 +391,53 @@ static void test_run_cpu_errors(void **state)
     assert_string_equal(tc_errmsg(fx->ctx), "");
 }
 
+static void test_image(void **state)
+{
+    (void)state;
+    /* a context of its own, with a kernel cache in a temporary directory */
+    char dir[] = "/tmp/tc-introspect-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    tc_options o = TC_OPTIONS_INIT;
+    o.cache_dir = dir;
+    fixture own, *fx = &own;
+    assert_int_equal(tc_ctx_create_ex(&own.ctx, &o), TC_OK);
+    assert_int_equal(tc_compile(own.ctx, SRC, strlen(SRC), "intro.tc", &own.p), TC_OK);
+    const void *img;
+    size_t len;
+    tc_arg bf16 = tc_arg_dtype("T", "bf16");
+    tc_status st = tc_program_image(fx->p, "norm", &bf16, 1, 80, TC_IMAGE_PTX, &img, &len);
+    if (st == TC_ERR_NO_DEVICE) { /* no NVRTC on this machine */
+        fprintf(stderr, "no NVRTC: %s\n", tc_errmsg(fx->ctx));
+        tc_program_free(own.p);
+        tc_ctx_free(own.ctx);
+        rmdir(dir);
+        skip();
+    }
+    assert_int_equal(st, TC_OK);
+    assert_true(len > 100);
+    assert_int_equal(((const char *)img)[len], 0);
+    assert_non_null(strstr(img, ".target sm_80"));
+    assert_non_null(strstr(img, ".entry"));
+    assert_non_null(strstr(img, "bf16")); /* T = bf16: the kernels convert bf16 */
+    /* the whole file as a CUBIN: an ELF image */
+    assert_int_equal(tc_program_image(fx->p, NULL, NULL, 0, 90, TC_IMAGE_CUBIN, &img, &len), TC_OK);
+    assert_true(len > 4 && memcmp(img, "\x7f" "ELF", 4) == 0);
+    /* errors: an arch NVRTC does not know, a binding that is not one, a missing function */
+    assert_int_equal(tc_program_image(fx->p, "upd", NULL, 0, 7, TC_IMAGE_PTX, &img, &len),
+                     TC_ERR_INVALID_ARG);
+    tc_arg notdt = tc_arg_float("lr", 1.0);
+    assert_int_equal(tc_program_image(fx->p, "upd", &notdt, 1, 90, TC_IMAGE_PTX, &img, &len),
+                     TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "not a tc_arg_dtype"));
+    assert_int_equal(tc_program_image(fx->p, "nosuch", NULL, 0, 90, TC_IMAGE_PTX, &img, &len),
+                     TC_ERR_NOT_FOUND);
+    tc_program_free(own.p);
+    tc_ctx_free(own.ctx);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -348,9 +446,11 @@ int main(void)
         cmocka_unit_test(test_describe_outputs),
         cmocka_unit_test(test_describe_prelude_and_errors),
         cmocka_unit_test(test_output_shapes),
+        cmocka_unit_test(test_shapes),
         cmocka_unit_test(test_dtype_args),
         cmocka_unit_test(test_run_cpu),
         cmocka_unit_test(test_run_cpu_errors),
+        cmocka_unit_test(test_image),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

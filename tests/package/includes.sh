@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# includes.sh ROOT - what tools/ and bench/ include (issue 12: they are to be
+# written against include/tensorc.h alone).  A "#include "X"" there may name
+# tensorc.h or a header of the same folder (cli.h, npy.h, bench.h); every
+# other one must be in the list below of includes not yet removed.  The test
+# fails on an include that is not listed (a new dependence on the library's
+# insides) and on a listed one that is gone (so the list only shrinks: take
+# it out).  It prints how many remain.
+set -u
+root=$(realpath "${1:?usage: includes.sh ROOT}")
+# FILE HEADER: the includes of internal headers still there
+known='
+bench/bench.h api_internal.h
+bench/bench.h driver.h
+bench/bench.h strbuf.h
+bench/case_run.c api_run.h
+bench/case_run.c codegen/plan.h
+bench/case_run.c rt.h
+bench/ceiling.c rt.h
+bench/compile_time.c rt.h
+bench/inst.c api_run.h
+tools/cli.h api_internal.h
+tools/cli.h api_run.h
+tools/cli.h driver.h
+tools/cli.h graph/graph.h
+tools/cli.h outfile.h
+tools/cli.h ref/ref.h
+tools/doctor.c blas.h
+tools/doctor.c cache.h
+tools/doctor.c nvrtc.h
+tools/doctor.c strbuf.h
+tools/npy.h outfile.h
+tools/npy.h ref/ref.h
+tools/run.c api_internal.h
+tools/run.c api_run.h
+tools/run.c codegen/plan.h
+tools/run.c rt.h
+tools/run_groups.c codegen/plan.h
+tools/run_groups.c rt.h
+tools/tensorc.c pipeline.h
+tools/tensorc.c cache.h
+tools/tensorc.c jit.h
+'
+found=$(cd "$root" && for f in tools/*.c tools/*.h bench/*.c bench/*.h; do
+    sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while read -r h; do
+        [ "$h" = tensorc.h ] && continue
+        [ -f "$(dirname "$f")/$h" ] && continue
+        echo "$f $h"
+    done
+done | sort -u)
+want=$(echo "$known" | sed '/^$/d' | sort -u)
+new=$(comm -23 <(echo "$found") <(echo "$want"))
+gone=$(comm -13 <(echo "$found") <(echo "$want"))
+fail=0
+if [ -n "$new" ]; then
+    echo "FAIL tools/ or bench/ include internal headers not in the list (use include/tensorc.h):"
+    echo "$new" | sed 's/^/    /'
+    fail=1
+fi
+if [ -n "$gone" ]; then
+    echo "FAIL listed includes that are gone: take them out of tests/package/includes.sh:"
+    echo "$gone" | sed 's/^/    /'
+    fail=1
+fi
+n=$(echo "$found" | sed '/^$/d' | wc -l)
+echo "$n internal includes remain in tools/ and bench/ (the goal is 0)"
+if [ $fail -eq 0 ]; then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
+exit $fail
