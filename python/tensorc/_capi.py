@@ -62,7 +62,8 @@ TC_OK = 0
 STATUS_NAMES = ["TC_OK", "TC_ERR_SYNTAX", "TC_ERR_COMPILE", "TC_ERR_LIMIT", "TC_ERR_INVALID_ARG",
                 "TC_ERR_NOT_FOUND", "TC_ERR_UNSUPPORTED", "TC_ERR_IO", "TC_ERR_NOMEM",
                 "TC_ERR_NO_DEVICE", "TC_ERR_INTERNAL"]
-TC_ARG_TENSOR, TC_ARG_FLOAT, TC_ARG_INT, TC_ARG_BOOL, TC_ARG_TENSORS, TC_ARG_DTYPE = range(6)
+(TC_ARG_TENSOR, TC_ARG_FLOAT, TC_ARG_INT, TC_ARG_BOOL, TC_ARG_TENSORS, TC_ARG_DTYPE,
+ TC_ARG_SIZE) = range(7)
 TC_MAX_DIMS = 8
 TC_DEVICE_AUTO = -1
 
@@ -119,6 +120,8 @@ _SIGNATURES = {
     "tc_program_function": (c_int, [c_void_p, c_char_p, POINTER(POINTER(tc_function_info))]),
     "tc_output_shapes": (c_int, [c_void_p, c_char_p, POINTER(tc_arg), c_size_t,
                                  POINTER(tc_shape), c_size_t]),
+    "tc_shapes": (c_int, [c_void_p, c_char_p, POINTER(tc_arg), c_size_t, POINTER(tc_shape),
+                          c_size_t, POINTER(tc_shape), c_size_t]),
     "tc_run_cpu": (c_int, [c_void_p, c_char_p, POINTER(tc_arg), c_size_t]),
     "tc_program_image": (c_int, [c_void_p, c_char_p, POINTER(tc_arg), c_size_t, c_int, c_int,
                                  POINTER(c_void_p), POINTER(c_size_t)]),

@@ -298,7 +298,8 @@ class Function:
 
     # --- binding arguments ----------------------------------------------------------
 
-    def _bind(self, args: Sequence[Any], kwargs: Dict[str, Any]) -> Dict[str, Any]:
+    def _bind(self, args: Sequence[Any], kwargs: Dict[str, Any],
+              partial: bool = False) -> Dict[str, Any]:
         if len(args) > len(self.params):
             raise TypeError(f"{self.name}() takes {len(self.params)} arguments, got {len(args)}")
         bound = {p.name: a for p, a in zip(self.params, args)}
@@ -311,7 +312,7 @@ class Function:
                 raise TypeError(f"{self.name}() got parameter '{k}' twice")
             bound[k] = v
         missing = [p.name for p in self.params if p.name not in bound and p.default is None]
-        if missing:
+        if missing and not partial:
             raise TypeError(f"{self.name}() is missing " + ", ".join(f"'{m}'" for m in missing))
         return bound
 
@@ -416,6 +417,38 @@ class Function:
         # only shapes and dtypes are read: DLPack's -1 asks the producer for no synchronization
         return self._shapes(self._input_args(bound, dev, -1 if T.is_cuda(dev) else None, keep)
                             + self._dtype_args(dtypes))
+
+    def shapes(self, *args: Any, sizes: Optional[Mapping[str, int]] = None,
+               dtypes: Optional[Mapping[str, str]] = None, **kwargs: Any
+               ) -> Tuple[List[Tuple[Tuple[int, ...], str]], List[Tuple[Tuple[int, ...], str]]]:
+        """The (shape, dtype) of every parameter and every output, in
+        :attr:`params` and :attr:`outputs` order, from the tensors given
+        (any may be left out) and ``sizes`` for the symbolic sizes no tensor
+        binds: ``f.shapes(sizes={"N": 64, "D": 128})`` says what to allocate
+        for a call.  A scalar parameter's shape is ``()``."""
+        if not hasattr(self.program._lib, "tc_shapes"):
+            raise UnsupportedError("TC_ERR_UNSUPPORTED", "the library has no tc_shapes: rebuild it")
+        bound = self._bind(args, kwargs, partial=True)
+        keep: List[Any] = []
+        ref, dev = self._where(bound.values())
+        args_c = self._input_args(bound, dev, -1 if T.is_cuda(dev) else None, keep)
+        args_c += self._dtype_args(dtypes)
+        for sym, n in (sizes or {}).items():
+            a = C.tc_arg()
+            a.name, a.kind, a.v.i = sym.encode(), C.TC_ARG_SIZE, int(n)
+            args_c.append(a)
+        prog = self.program
+        np_, no = len(self.params), len(self.outputs)
+        ps, os_ = (C.tc_shape * max(np_, 1))(), (C.tc_shape * max(no, 1))()
+        arr = (C.tc_arg * max(len(args_c), 1))(*args_c)
+        with prog.context.lock:
+            st = prog._lib.tc_shapes(prog._h, self._bname, arr, len(args_c), ps, np_, os_, no)
+            if st != C.TC_OK:
+                raise _error(prog._lib, prog.context._h, st)
+
+        def conv(v: Any, n: int) -> List[Tuple[Tuple[int, ...], str]]:
+            return [(tuple(v[k].shape[:v[k].ndim]), T.dl_dtype_name(v[k].dtype)) for k in range(n)]
+        return conv(ps, np_), conv(os_, no)
 
     # --- calling -------------------------------------------------------------------
 

@@ -100,6 +100,13 @@ def test_introspection():
                              np.zeros(7, np.float32))
     assert shapes == [((3, 7), "f32"), ((3,), "f32"), ((3,), "f32")]
 
+    ps, os_ = f.shapes(sizes={"N": 4, "D": 9})
+    assert ps == [((4, 9), "f32"), ((9,), "f32"), ((9,), "f32"), ((), "f32")]
+    assert os_ == [((4, 9), "f32"), ((4,), "f32"), ((4,), "f32")]
+    assert f.shapes(np.zeros((2, 3), np.float32))[1][1] == ((2,), "f32")
+    with pytest.raises(tensorc.ArgumentError, match="D"):
+        f.shapes(sizes={"N": 4})
+
     a = tensorc.compile_file(os.path.join(EX, "adamw.tc")).adamw
     assert a.elementwise
     assert [(v.name, v.inout, v.star) for v in a.params[:4]] == [
