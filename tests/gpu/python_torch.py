@@ -173,12 +173,16 @@ def part_examples(torch, tensorc, ce):
            "f64": torch.float64, "i32": torch.int32, "i64": torch.int64, "bool": torch.bool}
     refs = torch_refs(torch)
     progs = {}
+    # A context of its own, used on the side stream only: a context that changes
+    # streams waits for the device first (tensorc.h), which would hide a kernel
+    # enqueued on the wrong stream.
+    ctx = tensorc.Context()
     side = torch.cuda.Stream()
     assert side != torch.cuda.default_stream()
     seen = set()
     for file, fn, shapes, make, ref in ce.CASES:
         if file not in progs:
-            progs[file] = tensorc.compile_file(os.path.join(ROOT, "examples", file))
+            progs[file] = ctx.compile_file(os.path.join(ROOT, "examples", file))
         f = progs[file][fn]
         for dims in shapes:
             label = f"examples {fn} " + ",".join(f"{k}={v}" for k, v in dims.items())
