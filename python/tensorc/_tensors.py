@@ -253,6 +253,8 @@ def alloc_for(ref: Any, dev: Tuple[int, int], shape: Sequence[int], dtype: str) 
     for JAX inputs the memory comes from PyTorch (or CuPy) and is handed to
     JAX by DLPack afterwards (wrap_output)."""
     if library_of(ref) == "jax":
+        if not is_cuda(dev):
+            return empty_like_lib(np.empty(0), dev, shape, dtype)
         for lib in ("torch", "cupy"):
             if lib in sys.modules or _importable(lib):
                 mod = __import__(lib)

@@ -165,7 +165,10 @@ def _as_arg(vals, dt):
 
 
 def _as_result(t):
-    return t.to_float32() if isinstance(t, tensorc.bfloat16) else np.asarray(t)
+    if isinstance(t, tensorc.bfloat16):
+        return t.to_float32()
+    t = np.asarray(t)
+    return t.astype(np.float32) if t.dtype.name == "bfloat16" else t  # ml_dtypes' bf16
 
 
 _programs = {}
@@ -351,6 +354,23 @@ def test_foreach_on_numpy():
                   tensorc.TensorList([np.zeros(n, np.float32) for n in sizes]), step=1, **ce.ADAM)
     assert isinstance(r[0], tensorc.TensorList) and r[0][1] is want[1]
     assert not np.array_equal(want[1], p2[1])  # written in place
+
+
+def test_jax_arrays_on_the_cpu():
+    """Another DLPack producer (JAX, when installed): CPU arrays go through the
+    interpreter without copies; outputs come back as JAX arrays."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    f = _program("softmax.tc").softmax
+    x = np.random.default_rng(7).standard_normal((5, 9)).astype(np.float32)
+    y = f(jnp.asarray(x))
+    assert isinstance(y, jax.Array) and y.shape == (5, 9)
+    assert np.allclose(np.asarray(y), np.asarray(jax.nn.softmax(jnp.asarray(x), axis=-1)),
+                       atol=1e-6)
+    ls = _program("layernorm_stats.tc").layernorm_stats
+    r = ls(jnp.asarray(x), jnp.ones(9, jnp.float32), jnp.zeros(9, jnp.float32))
+    assert all(isinstance(t, jax.Array) for t in r)
+    assert np.allclose(np.asarray(r[1]), x.mean(axis=1), atol=1e-6)
 
 
 # --- errors ------------------------------------------------------------------------------
