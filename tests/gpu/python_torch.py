@@ -6,7 +6,8 @@ PyTorch (issue 16): run from a checkout whose build/ has libtensorc.so.
                                       [--calls C] [--no-compile]
 
 The package is imported from the checkout (python/ on sys.path; nothing is
-installed) and loads BUILD/package/lib/libtensorc.so (or $TENSORC_LIB).
+installed) and loads BUILD/package/lib/libtensorc.so (or the versioned file
+beside it, or $TENSORC_LIB): only that folder of a build is needed.
 NVRTC and cuBLAS are found as tests/gpu/run.sh finds them (the toolkit's,
 else a pip wheel's under site-packages/nvidia) unless $TENSORC_NVRTC /
 $TENSORC_CUBLAS say.  Parts, each printing PASS/FAIL lines:
@@ -458,9 +459,12 @@ def main():
     if not torch.cuda.is_available():
         say("SKIP: torch sees no GPU")
         return 77
-    lib = os.path.join(os.path.abspath(args.build), "package", "lib", "libtensorc.so")
-    if not os.environ.get("TENSORC_LIB") and os.path.exists(lib):
-        os.environ["TENSORC_LIB"] = lib
+    # libtensorc.so, or the file it links to (a copy of the folder may have lost the links)
+    libs = sorted(glob.glob(os.path.join(os.path.abspath(args.build), "package", "lib",
+                                         "libtensorc.so*")), key=len)
+    libs = [x for x in libs if os.path.isfile(x)]
+    if not os.environ.get("TENSORC_LIB") and libs:
+        os.environ["TENSORC_LIB"] = libs[0]
     find_cuda_libs()
     import tensorc
     import check_examples as ce
