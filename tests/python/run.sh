@@ -8,9 +8,9 @@
 # what is imported (test_installed_copy checks it).  The GPU path is tested
 # on tests/fakegpu's driver (BUILD_DIR/tests/libtc-fake-cuda.so).
 # Offline: pip uses --no-build-isolation --no-index (setuptools from Debian).
-# A sanitizer build's library needs its runtime preloaded into python:
-# gcc's ASan and UBSan (TC_SANITIZE) are; a TC_UBSAN or TC_TSAN build (clang)
-# is skipped (exit 77).  Exit status: pytest's.
+# A sanitizer build's library needs its runtime preloaded into python: the
+# ASan and UBSan libraries it links to (gcc's TC_SANITIZE) are; a TC_UBSAN or
+# TC_TSAN build (clang, runtimes linked into executables) is skipped (exit 77).  Exit status: pytest's.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -40,9 +40,9 @@ cp -r "$root/python" "$work/python"
 rm -rf "$work/python/build" "$work/python"/*.egg-info "$work/python/tensorc/libtensorc.so"
 TENSORC_LIB=$lib "$work/venv/bin/pip" install -q --no-build-isolation --no-index "$work/python"
 
-preload=
-if grep -q '^TC_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
-    preload="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
+# the sanitizer runtimes the library links to (gcc's ASan and UBSan), first in the process
+preload=$(ldd "$lib" | awk '/lib(asan|ubsan)\.so/ {print $3}' | tr '\n' ' ')
+if [ -n "$preload" ]; then
     export ASAN_OPTIONS=detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}  # python's own allocations
 fi
 fake=$build/tests/libtc-fake-cuda.so
