@@ -446,8 +446,9 @@ TC_API tc_status tc_output_shapes(tc_program *p, const char *fn, const tc_arg *a
  *  tc_run's, except that every tensor is in host memory (device kDLCPU or
  *  kDLCUDAHost); every input is read before any output is written, so
  *  outputs may alias inputs.  The interpreter
- *  refuses an intermediate value of more than 2^30 elements
- *  (TC_ERR_INVALID_ARG, located at the operation that makes it).
+ *  holds at most 2^30 elements per value: a larger argument is
+ *  TC_ERR_INVALID_ARG naming it, a larger intermediate value
+ *  TC_ERR_INVALID_ARG located at the operation that makes it.
  *  @return TC_OK with the outputs written; TC_ERR_INVALID_ARG (as tc_run's
  *          checks); TC_ERR_NOT_FOUND; TC_ERR_NOMEM; compile errors as
  *          tc_program_function. */

@@ -234,6 +234,15 @@ tc_status tc_run_cpu(tc_program *p, const char *fn, const tc_arg *args, size_t n
     if (st == TC_OK && (!in || !out || !(binds = malloc(((size_t)nb + 1) * sizeof *binds)) ||
                         !(outs = malloc(((size_t)f->noutputs + 1) * sizeof *outs))))
         st = api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_NOMEM, (tc_loc){0}, "out of memory"));
+    /* the interpreter's limit, said before anything that size is allocated */
+    for (int i = 0; st == TC_OK && i < f->nparams + f->noutputs; i++) {
+        const DLTensor *t = i < f->nparams ? c.params[i] : c.outputs[i - f->nparams];
+        if (t && dl_numel(t) > REF_MAX_ELEMS)
+            st = HOST_ERR(&c, "tc_run_cpu: %s '%s' has %lld elements, more than the reference "
+                          "interpreter holds (%lld)", i < f->nparams ? "parameter" : "output",
+                          i < f->nparams ? f->params[i].name : f->outputs[i - f->nparams].name,
+                          (long long)dl_numel(t), (long long)REF_MAX_ELEMS);
+    }
     for (int i = 0; st == TC_OK && i < f->nparams; i++) {
         const gparam *g = &f->params[i];
         bool ok;

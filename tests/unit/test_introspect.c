@@ -389,6 +389,13 @@ static void test_run_cpu_errors(void **state)
     assert_non_null(strstr(tc_errmsg(fx->ctx), "eps"));
     assert_int_equal(tc_run_cpu(fx->p, "norm", a, 3), TC_OK);
     assert_string_equal(tc_errmsg(fx->ctx), "");
+    /* more than the interpreter holds: refused before anything that size is
+     * allocated (the data pointer is never read) */
+    int64_t big[1] = {((int64_t)1 << 30) + 1};
+    DLTensor bp = host(v, F32, 1, big), bg = host(v, F32, 1, big);
+    tc_arg c[3] = {tc_arg_tensor("p", &bp), tc_arg_tensor("g", &bg), tc_arg_float("lr", 1)};
+    assert_int_equal(tc_run_cpu(fx->p, "upd", c, 3), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "parameter 'p' has 1073741825 elements"));
 }
 
 static void test_image(void **state)
