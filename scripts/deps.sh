@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh - install what tensorc needs to build and test: a C11 compiler,
 # make, CMake, flex, bison, pkg-config, cmocka, xxHash, DLPack's header, python3 with NumPy (the CLI and
-# NumPy tests use it), and clang with its sanitizer and libFuzzer runtimes
+# NumPy tests use it) and venv, pip, setuptools and pytest (the Python package's tests), and clang with its sanitizer and libFuzzer runtimes
 # (test.sh's UBSan, ThreadSanitizer and fuzzing builds).  Does nothing when everything is already there, so
 # it is cheap to run before every build.  Debian/Ubuntu (apt-get); runs as
 # root, or through sudo when there is one.
@@ -29,6 +29,9 @@ fi
 [ -f /usr/include/xxhash.h ] || missing+=(libxxhash-dev)   # kernel cache keys
 [ -f /usr/include/dlpack/dlpack.h ] || missing+=(libdlpack-dev)   # DLTensor in tensorc.h
 have_numpy || missing+=(python3-numpy)
+# the Python package (python/) installs into a venv with pip and is tested with pytest
+/usr/bin/python3 -c 'import ensurepip, venv, setuptools, pytest' >/dev/null 2>&1 ||
+    missing+=(python3-venv python3-pip python3-setuptools python3-pytest)
 # clang, and the runtimes its -fsanitize=undefined,thread,fuzzer link against
 # (Debian ships them apart, in libclang-rt-N-dev)
 have_clang_rt() {
@@ -58,7 +61,7 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
     gcc libc6-dev make cmake flex bison pkg-config libcmocka-dev libxxhash-dev libdlpack-dev python3 \
-    python3-numpy clang libclang-rt-dev >/dev/null
+    python3-numpy python3-venv python3-pip python3-setuptools python3-pytest clang libclang-rt-dev >/dev/null
 if ! have_numpy; then
     echo "deps.sh: NumPy is still not importable from python3 or /usr/bin/python3" >&2
     exit 1
