@@ -542,6 +542,65 @@ TC_API tc_status tc_event_record(tc_ctx *ctx, void *event, void *stream);
 TC_API tc_status tc_event_elapsed(tc_ctx *ctx, void *start, void *end, float *ms);
 TC_API void tc_event_destroy(tc_ctx *ctx, void *event);
 
+/* --- unstable: for tools/ --- */
+
+/* One stage of the compiler (src/driver/stages.def), as `tensorc compile
+ * --emit` and tc_program_dump name it. */
+typedef struct tc_stage_desc {
+    const char *name;           /* "ast", "graph", ..., "ptx", "cubin" */
+    int emit;                   /* nonzero: `tensorc compile --emit` accepts it */
+    int binary;                 /* nonzero: NVRTC's output (bytes, not a text dump) */
+    const char *what;           /* what runs in it ("lower_fn and lir_verify") */
+} tc_stage_desc;
+
+/*! tc_stage_list(): the compiler's stages in the order they run; *n of
+ *  them (static storage). */
+TC_API const tc_stage_desc *tc_stage_list(size_t *n);
+
+/* How a tc_program_image_ex call went. */
+typedef struct tc_image_info {
+    int jit_origin;             /* as tc_run_info.jit_origin: 0 this context's memory,
+                                   1 the disk cache, 2 NVRTC */
+    const char *name;           /* the unit's name NVRTC saw ("f.tc.softmax.cu"); owned
+                                   by the context */
+} tc_image_info;
+
+/*! tc_program_image_ex(): tc_program_image, filling *info (NULL: none),
+ *  with TENSORC_DEBUG's line for the ptx or cubin stage. */
+TC_API tc_status tc_program_image_ex(tc_program *p, const char *fn, const tc_arg *dtypes,
+                                     size_t ndtypes, int arch, tc_image_kind kind,
+                                     const void **image, size_t *len, tc_image_info *info);
+
+/*! tc_ctx_cache_warning(): one line about the context's kernel cache
+ *  ("kernel cache disabled: cannot create '/x': Not a directory"), or NULL
+ *  in *warning; makes the context's kernel cache (as tc_program_image
+ *  would) if no call has.  Owned by the context.  @return TC_OK, TC_ERR_NOMEM. */
+TC_API tc_status tc_ctx_cache_warning(tc_ctx *ctx, const char **warning);
+
+/* The kernel cache on disk, for `tensorc cache` and `tensorc doctor`. */
+typedef struct tc_cache tc_cache;
+/*! tc_cache_open(): the cache in dir (NULL: as tc_options.cache_dir says);
+ *  an unusable directory gives a disabled cache (tc_cache_warning says
+ *  why).  NULL only when out of memory. */
+TC_API tc_cache *tc_cache_open(const char *dir);
+TC_API void tc_cache_close(tc_cache *c);
+/* The directory, resolved; NULL if none could be. */
+TC_API const char *tc_cache_path(const tc_cache *c);
+/* One line to print about the cache, or NULL. */
+TC_API const char *tc_cache_warning(const tc_cache *c);
+TC_API int tc_cache_enabled(const tc_cache *c);
+TC_API void tc_cache_stats(tc_cache *c, uint64_t *entries, uint64_t *bytes, uint64_t *max_bytes);
+/*! tc_cache_clear(): remove every entry; how many were removed. */
+TC_API size_t tc_cache_clear(tc_cache *c);
+
+/*! tc_doctor(): what this process finds of CUDA, one line per part (the
+ *  driver and each GPU, NVRTC, cuBLAS, the kernel cache: where each came
+ *  from and its version, or where it was looked for and why it failed),
+ *  then whether --device=cuda can run, as `tensorc doctor` prints it.
+ *  *usable: nonzero when a driver, a GPU and NVRTC are there.  @return the
+ *  text (free() it), or NULL when out of memory. */
+TC_API char *tc_doctor(int *usable);
+
 #endif /* TC_UNSTABLE_API */
 
 #ifdef __cplusplus

@@ -7,15 +7,12 @@
  *   0 success; 1 an error in the program or its inputs; 2 a usage error;
  *   3 the environment (no GPU, no CUDA driver or NVRTC).
  */
+#define TC_UNSTABLE_API /* the stage list, tc_program_image_ex, the kernel cache */
 #include "cli.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "cache.h"
-#include "compile.h"
-#include "jit.h"
 
 static const char help_text[] =
     "tensorc " TC_VERSION_STRING " - a compiler from a small tensor language to fused CUDA kernels\n"
@@ -109,53 +106,45 @@ static int write_text(const char *path, const char *text)
 }
 
 /* --emit=ptx|cubin: the unit's CUDA through NVRTC (and the kernel cache),
- * for --arch (default sm_90), every kernel in one compilation. */
-static int compile_image(tc_program *p, const gfn *f, const char *file, const char *emit,
-                         const char *arch, const char *out, bool verbose, const char *const *nvopts,
-                         int nnvopts)
+ * for --arch (default sm_90), every kernel in one compilation; the
+ * context's options carry --fast-math and --lineinfo. */
+static int compile_image(tc_program *p, const char *fn, const tc_dtypebind *dts, int ndts,
+                         const char *emit, const char *arch, const char *out, bool verbose)
 {
-    const char *src;
-    if (api_cuda_source(p, f, &src) != TC_OK) {
-        fputs(tc_errmsg(p->ctx), stderr);
-        return EXIT_ERROR;
-    }
     int sm = arch ? (int)strtol(arch + 3, NULL, 10) : 90; /* range-checked in compile_with */
     bool cubin = strcmp(emit, "cubin") == 0;
-    jit_ctx *j = jit_ctx_new(NULL, 0);
-    if (!j)
+    const char *warning;
+    if (tc_ctx_cache_warning(p->ctx, &warning) != TC_OK)
         return fail(EXIT_ERROR, "out of memory");
-    if (jit_warning(j))
-        fprintf(stderr, "tensorc: warning: %s\n", jit_warning(j));
-    tc_diag d;
-    diag_init(&d);
+    if (warning)
+        fprintf(stderr, "tensorc: warning: %s\n", warning);
+    tc_arg *dtypes = calloc((size_t)ndts + 1, sizeof *dtypes);
+    if (!dtypes)
+        return fail(EXIT_ERROR, "out of memory");
+    for (int i = 0; i < ndts; i++)
+        dtypes[i] = tc_arg_dtype(dts[i].name, dtype_name(dts[i].dtype));
     const void *image;
     size_t len;
-    jit_origin origin;
-    const char *name = f ? arena_printf(p->arena, "%s.%s.cu", file, f->name)
-                         : arena_printf(p->arena, "%s.cu", file);
-    double t0 = tc_now_ms();
-    tc_status st = jit_image(j, src, strlen(src), name, sm, cubin, nvopts, nnvopts, &image, &len,
-                             &origin, &d);
-    if (st == TC_OK) /* TENSORC_DEBUG's line for this stage (src/driver/stages.def) */
-        tc_debug_runtime(cubin ? STAGE_CUBIN : STAGE_PTX, name, tc_now_ms() - t0,
-                         origin == JIT_COMPILED ? "compiled" : "the kernel cache");
+    tc_image_info info;
+    tc_status st = tc_program_image_ex(p, fn, dtypes, (size_t)ndts, sm,
+                                       cubin ? TC_IMAGE_CUBIN : TC_IMAGE_PTX, &image, &len, &info);
+    free(dtypes);
     int rc = EXIT_OK;
     if (st != TC_OK) {
-        fprintf(stderr, "%s%s", d.msg ? d.msg : tc_status_str(st),
-                d.msg && d.msg[strlen(d.msg) - 1] == '\n' ? "" : "\n");
+        const char *msg = tc_errmsg(p->ctx);
+        fprintf(stderr, "%s%s", msg && *msg ? msg : tc_status_str(st),
+                msg && *msg && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
         rc = st == TC_ERR_NO_DEVICE ? EXIT_ENV : st == TC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_ERROR;
     } else {
         if (verbose)
-            fprintf(stderr, "tensorc: nvrtc %s for sm_%d (%s, %zu bytes): cache: %s\n", name, sm,
-                    emit, len, origin == JIT_COMPILED ? "miss" : "hit");
+            fprintf(stderr, "tensorc: nvrtc %s for sm_%d (%s, %zu bytes): cache: %s\n", info.name,
+                    sm, emit, len, info.jit_origin == 2 ? "miss" : "hit");
         if (out) {
             rc = write_out(out, image, len);
         } else if (fwrite(image, 1, len, stdout) != len || fflush(stdout) != 0) {
             rc = fail(EXIT_ERROR, "cannot write the output: %s", strerror(errno));
         }
     }
-    diag_release(&d);
-    jit_ctx_free(j);
     return rc;
 }
 
@@ -164,8 +153,6 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
 {
     const char *file = NULL, *fn = NULL, *emit = "cuda", *out = NULL, *arch = NULL;
     bool bad = false, verbose = false, dashdash = false;
-    const char *nvopts[2];
-    int nnvopts = 0;
     bool fast_math = false, line_info = false;
     for (int i = 0; i < argc && !bad; i++) {
         const char *a = argv[i], *v;
@@ -202,17 +189,17 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         return EXIT_USAGE;
     if (!file)
         return usage_error("'tensorc compile' needs a FILE");
-    if (fast_math)
-        nvopts[nnvopts++] = "--use_fast_math";
-    if (line_info)
-        nvopts[nnvopts++] = "-lineinfo";
-    int stage = tc_stage_find(emit); /* src/driver/stages.def */
-    if (stage < 0 || !(tc_stages[stage].flags & SF_EMIT)) {
+    size_t nstages;
+    const tc_stage_desc *stages = tc_stage_list(&nstages), *stage = NULL;
+    for (size_t s = 0; s < nstages && !stage; s++)
+        if (stages[s].emit && strcmp(stages[s].name, emit) == 0)
+            stage = &stages[s];
+    if (!stage) {
         char list[256] = "";
-        for (int s = 0; s < STAGE_COUNT; s++)
-            if (tc_stages[s].flags & SF_EMIT)
+        for (size_t s = 0; s < nstages; s++)
+            if (stages[s].emit)
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "",
-                         tc_stages[s].name);
+                         stages[s].name);
         return usage_error("unknown --emit stage '%s' (stages: %s)", emit, list);
     }
     if (arch) {
@@ -247,7 +234,10 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
     int rc = EXIT_OK;
-    if (tc_ctx_create(&ctx) != TC_OK)
+    tc_options opts = TC_OPTIONS_INIT;
+    opts.fast_math = fast_math;
+    opts.line_info = line_info;
+    if (tc_ctx_create_ex(&ctx, &opts) != TC_OK)
         return fail(EXIT_ERROR, "out of memory");
     if (tc_compile_file(ctx, file, &p) != TC_OK) {
         fputs(tc_errmsg(ctx), stderr);
@@ -266,10 +256,10 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
     }
-    bool binary = tc_stages[stage].flags & SF_BINARY;
+    bool binary = stage->binary;
     const char *text;
     if (rc == EXIT_OK && binary) {
-        rc = compile_image(p, f, file, emit, arch, out, verbose, nvopts, nnvopts);
+        rc = compile_image(p, fn, dts, *ndts, emit, arch, out, verbose);
     } else if (rc == EXIT_OK && *ndts && strcmp(emit, "ast") != 0) {
         if (api_dump(p, f, emit, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);
@@ -353,27 +343,26 @@ static int cmd_cache(int argc, char **argv)
         return usage_error("'tensorc cache' needs one of: dir, stats, clear");
     if (argc > 1)
         return usage_error("'tensorc cache %s' takes no arguments, found '%s'", argv[0], argv[1]);
-    tc_cache *c = cache_open(NULL, 0);
+    tc_cache *c = tc_cache_open(NULL);
     if (!c)
         return fail(EXIT_ERROR, "out of memory");
-    if (cache_warning(c))
-        fprintf(stderr, "warning: %s\n", cache_warning(c));
+    if (tc_cache_warning(c))
+        fprintf(stderr, "warning: %s\n", tc_cache_warning(c));
     int rc = EXIT_OK;
-    if (!cache_dir(c)) {
+    if (!tc_cache_path(c)) {
         rc = fail(EXIT_ENV, "no kernel cache directory: set TENSORC_CACHE_DIR");
     } else if (strcmp(argv[0], "dir") == 0) {
-        printf("%s\n", cache_dir(c));
+        printf("%s\n", tc_cache_path(c));
     } else if (strcmp(argv[0], "stats") == 0) {
-        uint64_t n, bytes;
-        cache_stats(c, &n, &bytes);
-        printf("dir: %s\nentries: %llu\nbytes: %llu\nmax bytes: %llu\n", cache_dir(c),
-               (unsigned long long)n, (unsigned long long)bytes,
-               (unsigned long long)cache_max_bytes(c));
+        uint64_t n, bytes, max;
+        tc_cache_stats(c, &n, &bytes, &max);
+        printf("dir: %s\nentries: %llu\nbytes: %llu\nmax bytes: %llu\n", tc_cache_path(c),
+               (unsigned long long)n, (unsigned long long)bytes, (unsigned long long)max);
     } else {
-        size_t n = cache_clear(c);
+        size_t n = tc_cache_clear(c);
         printf("removed %zu %s\n", n, n == 1 ? "entry" : "entries");
     }
-    cache_close(c);
+    tc_cache_close(c);
     if (rc == EXIT_OK && fflush(stdout) != 0)
         rc = fail(EXIT_ERROR, "cannot write the output: %s", strerror(errno));
     return rc;

@@ -1,13 +1,23 @@
 /* api_image.c - tc_program_image: a program's kernels as PTX or a CUBIN
  * for a given arch, through the context's JIT (NVRTC and the kernel cache,
- * src/runtime/jit.h), without opening a GPU. */
+ * src/runtime/jit.h), without opening a GPU; tc_program_image_ex also says
+ * where the image came from (for `tensorc compile --emit=ptx`). */
+#define TC_UNSTABLE_API /* tc_program_image_ex */
 #include <stdio.h>
 #include <string.h>
 
 #include "api_interp.h"
+#include "compile.h"
 
 tc_status tc_program_image(tc_program *p, const char *fn, const tc_arg *dtypes, size_t ndtypes,
                            int arch, tc_image_kind kind, const void **image, size_t *len)
+{
+    return tc_program_image_ex(p, fn, dtypes, ndtypes, arch, kind, image, len, NULL);
+}
+
+tc_status tc_program_image_ex(tc_program *p, const char *fn, const tc_arg *dtypes, size_t ndtypes,
+                              int arch, tc_image_kind kind, const void **image, size_t *len,
+                              tc_image_info *info)
 {
     if (!p)
         return TC_ERR_INVALID_ARG;
@@ -43,9 +53,20 @@ tc_status tc_program_image(tc_program *p, const char *fn, const tc_arg *dtypes, 
     if (!ctx->rt->jit && !(ctx->rt->jit = jit_ctx_new(ctx->rt->cache_dir, 0)))
         return api_fail(ctx, diag_set(d, TC_ERR_NOMEM, none, "out of memory"));
     /* the name NVRTC records (line info) and the cache key covers */
-    char name[512];
-    snprintf(name, sizeof name, "%s%s%s.cu", p->src->name, f ? "." : "", f ? f->name : "");
+    const char *name = f ? arena_printf(p->arena, "%s.%s.cu", p->src->name, f->name)
+                         : arena_printf(p->arena, "%s.cu", p->src->name);
+    jit_origin origin;
+    double t0 = tc_now_ms();
     st = jit_image(ctx->rt->jit, src, strlen(src), name, arch, kind == TC_IMAGE_CUBIN,
-                   ctx->rt->nvrtc_opts, ctx->rt->nnvrtc_opts, image, len, NULL, d);
-    return st == TC_OK ? TC_OK : api_fail(ctx, st);
+                   ctx->rt->nvrtc_opts, ctx->rt->nnvrtc_opts, image, len, &origin, d);
+    if (st != TC_OK)
+        return api_fail(ctx, st);
+    if (info) {
+        info->jit_origin = origin == JIT_FROM_MEMORY ? 0 : origin == JIT_FROM_DISK ? 1 : 2;
+        info->name = name;
+        /* TENSORC_DEBUG's line for this stage (src/driver/stages.def) */
+        tc_debug_runtime(kind == TC_IMAGE_CUBIN ? STAGE_CUBIN : STAGE_PTX, name, tc_now_ms() - t0,
+                         origin == JIT_COMPILED ? "compiled" : "the kernel cache");
+    }
+    return TC_OK;
 }

@@ -25,10 +25,6 @@ tools/cli.h driver.h
 tools/cli.h graph/graph.h
 tools/cli.h outfile.h
 tools/cli.h ref/ref.h
-tools/doctor.c blas.h
-tools/doctor.c cache.h
-tools/doctor.c nvrtc.h
-tools/doctor.c strbuf.h
 tools/npy.h outfile.h
 tools/npy.h ref/ref.h
 tools/run.c api_internal.h
@@ -37,9 +33,6 @@ tools/run.c codegen/plan.h
 tools/run.c rt.h
 tools/run_groups.c codegen/plan.h
 tools/run_groups.c rt.h
-tools/tensorc.c compile.h
-tools/tensorc.c cache.h
-tools/tensorc.c jit.h
 '
 found=$(cd "$root" && for f in tools/*.c tools/*.h bench/*.c bench/*.h; do
     sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while read -r h; do
