@@ -18,7 +18,8 @@
 /* --- stages ---------------------------------------------------------------- */
 
 static const tc_stage_desc stage_list[] = {
-#define STAGE(id, name, ext, flags, what) {name, ((flags) & SF_EMIT) != 0, ((flags) & SF_BINARY) != 0, what},
+#define STAGE(id, name, ext, flags, what) \
+    {name, ((flags) & SF_EMIT) != 0, ((flags) & SF_BINARY) != 0, what},
 #include "stages.def"
 #undef STAGE
 };
@@ -83,8 +84,10 @@ static bool report_driver(tc_strbuf *out, tc_strbuf *problems)
     int n = drv_count(&d);
     bool ok = n > 0;
     if (n < 0) {
-        strbuf_printf(out, "driver: not found: %s (looked for %s%s)\n", why(&d), env && *env ? env : "libcuda.so.1",
-               env && *env ? ", from TENSORC_LIBCUDA" : " through the dynamic linker's path");
+        strbuf_printf(out, "driver: not found: %s (looked for %s%s)\n", why(&d),
+                      env && *env ? env : "libcuda.so.1",
+                      env && *env ? ", from TENSORC_LIBCUDA"
+                                  : " through the dynamic linker's path");
         strbuf_printf(problems, "%sno CUDA driver", problems->len ? "; " : "");
     } else {
         drv_device *dev = NULL;
@@ -94,7 +97,7 @@ static bool report_driver(tc_strbuf *out, tc_strbuf *problems)
         strbuf_printf(out, "driver: %s", drv_lib_path());
         if (v)
             strbuf_printf(out, " (CUDA %d.%d)", v / 1000, v % 1000 / 10);
-        strbuf_printf(out, "%s", "\n");
+        strbuf_printf(out, "\n");
         drv_close(dev);
         if (n == 0) {
             strbuf_printf(out, "gpu:    none: the driver loaded but reports no CUDA device\n");
@@ -106,8 +109,8 @@ static bool report_driver(tc_strbuf *out, tc_strbuf *problems)
                 ok = ok && i > 0;
                 continue;
             }
-            strbuf_printf(out, "gpu %d:  %s, compute capability %d.%d", i, drv_name(dev), drv_arch(dev) / 10,
-                   drv_arch(dev) % 10);
+            strbuf_printf(out, "gpu %d:  %s, compute capability %d.%d", i, drv_name(dev),
+                          drv_arch(dev) / 10, drv_arch(dev) % 10);
             size_t mem = drv_total_mem(dev);
             if (mem)
                 strbuf_printf(out, ", %.1f GiB", (double)mem / (1 << 30));
@@ -135,7 +138,8 @@ static bool report_nvrtc(tc_strbuf *out, tc_strbuf *problems)
         int na = nvrtc_supported_archs(archs, 128);
         strbuf_printf(out, "nvrtc:  %s (%d.%d", nvrtc_lib_path(), major, minor);
         if (na > 0)
-            strbuf_printf(out, "; sm_%d to sm_%d, %d archs", archs[0], archs[na < 128 ? na - 1 : 127], na);
+            strbuf_printf(out, "; sm_%d to sm_%d, %d archs", archs[0],
+                          archs[na < 128 ? na - 1 : 127], na);
         strbuf_printf(out, ")\n");
     }
     diag_release(&d);
@@ -154,7 +158,7 @@ static void report_cublas(tc_strbuf *out)
         strbuf_printf(out, "cublas: %s", path);
         if (v)
             strbuf_printf(out, " (%d.%d.%d)", v / 10000, v / 100 % 100, v % 100);
-        strbuf_printf(out, "%s", "\n");
+        strbuf_printf(out, "\n");
     }
     diag_release(&d);
 }
@@ -168,19 +172,20 @@ static void report_cache(tc_strbuf *out)
     }
     const char *dir = cache_dir(c);
     struct stat st;
-    strbuf_printf(out, "cache:  %s", dir ? dir : "(no directory: set TENSORC_CACHE_DIR, XDG_CACHE_HOME or HOME)");
+    strbuf_printf(out, "cache:  %s",
+                  dir ? dir : "(no directory: set TENSORC_CACHE_DIR, XDG_CACHE_HOME or HOME)");
     if (dir && stat(dir, &st) == 0)
         strbuf_printf(out, ": %s, mode %04o", st.st_uid == geteuid() ? "yours" : "not yours",
-               (unsigned)(st.st_mode & 07777));
+                      (unsigned)(st.st_mode & 07777));
     if (cache_enabled(c)) {
         uint64_t n, bytes;
         cache_stats(c, &n, &bytes);
         strbuf_printf(out, ": used%s; %llu %s, %.1f MiB of %llu MiB\n",
-               access(dir, W_OK) != 0 ? " for reads only (not writable)" : "",
-               (unsigned long long)n, n == 1 ? "entry" : "entries", (double)bytes / (1 << 20),
-               (unsigned long long)(cache_max_bytes(c) >> 20));
+                      access(dir, W_OK) != 0 ? " for reads only (not writable)" : "",
+                      (unsigned long long)n, n == 1 ? "entry" : "entries",
+                      (double)bytes / (1 << 20), (unsigned long long)(cache_max_bytes(c) >> 20));
     } else {
-        strbuf_printf(out, "%s", "\n");
+        strbuf_printf(out, "\n");
     }
     if (cache_warning(c))
         strbuf_printf(out, "        %s\n", cache_warning(c));
