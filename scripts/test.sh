@@ -45,7 +45,7 @@ build_targets=
 suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
 suite build-asan "" -DCMAKE_BUILD_TYPE=Debug -DTC_WERROR=ON -DTC_SANITIZE=ON
 suite build-ubsan "-E ^(nvrtc|fakegpu|adamw_example|package)$" \
-    -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON
+    -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
 # kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")
 build_targets="--target test_contexts tc-fake-cuda"

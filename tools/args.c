@@ -25,6 +25,7 @@ static const struct { const char *cmd, *line; } usages[] = {
 const char *cli_command;
 
 /* "error: MESSAGE" on one line of stderr. */
+static void error_line(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static void error_line(const char *fmt, va_list ap)
 {
     fputs("error: ", stderr);

@@ -184,7 +184,15 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
     if (st == TC_OK && (!G || params) && kernels) {
         /* the nvrtc stage (stages.def): NVRTC or the kernel cache, timed */
         double t0 = tc_now_ms();
-        st = rt_load(rt, unit->source, &mod, d);
+        if (p->loaded_unit == unit) { /* the same unit as the last call: its module */
+            mod = p->loaded_mod;
+            rt_reuse(rt);
+        } else if ((st = rt_load(rt, unit->source, &mod, d)) == TC_OK) {
+            /* rt keeps its modules until the context goes, and p cannot
+             * outlive the context: the pointer stays good */
+            p->loaded_unit = unit;
+            p->loaded_mod = mod;
+        }
         if (st == TC_OK)
             tc_debug_runtime(STAGE_NVRTC, p->src->name, tc_now_ms() - t0,
                              rt->origin == JIT_COMPILED    ? "compiled"

@@ -52,7 +52,7 @@ void buf_init(tc_buf *b, tc_arena *a);
 void buf_puts(tc_buf *b, const char *s);
 void buf_putc(tc_buf *b, char c);
 void buf_printf(tc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void buf_vprintf(tc_buf *b, const char *fmt, va_list ap);
+void buf_vprintf(tc_buf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 const char *buf_str(tc_buf *b);               /* NUL-terminated; stays valid with the arena */
 
 #endif

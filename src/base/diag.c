@@ -61,6 +61,8 @@ static void show_line(tc_strbuf *b, tc_loc loc)
 }
 
 static void format(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+static void format(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
 {
     tc_strbuf brief = {0}, full = {0};
     va_list ap2;

@@ -54,7 +54,8 @@ void diag_clear(tc_diag *d);     /* forget the last error */
 /* Format a located error and unwind to d->jb with the given status. */
 _Noreturn void diag_error(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-_Noreturn void diag_verror(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap);
+_Noreturn void diag_verror(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 /* An error with no source location (out of memory, I/O, ...). */
 _Noreturn void diag_fatal(tc_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Record an error without unwinding (for callers that return a status themselves). */

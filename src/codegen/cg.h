@@ -167,7 +167,8 @@ const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to);
 void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* cg_line into buffer b at indentation ind */
-void cg_line_v(cg *g, cg_block *b, const lnode *n, const char *fmt, va_list ap);
+void cg_line_v(cg *g, cg_block *b, const lnode *n, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 const char *cg_temp(cg *g, const char *prefix);
 void cg_forget(cg *g, cg_target t);      /* drop cached values of a scope level */
 bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars);

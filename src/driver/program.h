@@ -58,6 +58,10 @@ struct tc_program {
     tc_arena *run_scratch;      /* tc_run's per-call memory, reset after each call, kept */
     const char **fn_names;      /* tc_program_functions' list, made on first use */
     struct api_desc *descs;     /* tc_program_function's descriptions (api_introspect.c) */
+    /* the module of the unit the last tc_run loaded, in ctx->rt (api_run.c):
+     * a repeated call skips rt_load's search by source text */
+    const void *loaded_unit;
+    struct rt_module *loaded_mod;
 };
 
 #endif

@@ -923,6 +923,8 @@ static const char *expected(tc_parse *P, const yypcontext_t *c, yysymbol_kind_t 
         if (want[YYSYMBOL_KW_FN])
             return "'fn' to start a function";
         break;
+    case CTX_DIMS: /* answered above, before the switch */
+        break;
     }
     return list_expected(P, want);
 }

@@ -166,6 +166,12 @@ tc_status rt_load(struct tc_rt *rt, const char *source, rt_module **out, tc_diag
     return TC_OK;
 }
 
+void rt_reuse(struct tc_rt *rt)
+{
+    rt->origin = JIT_FROM_MEMORY;
+    rt->jit_ms = 0;
+}
+
 tc_status rt_run(struct tc_rt *rt, rt_module *mod, const tc_plan *plan, const rt_args *a,
                  void *stream, void *const *events, tc_diag *d)
 {

@@ -88,6 +88,10 @@ tc_status rt_open(struct tc_rt *rt, tc_diag *d);
  *  device newer than NVRTC knows), then loaded once.  rt->origin says where
  *  the image came from ("cache: hit" unless JIT_COMPILED). */
 tc_status rt_load(struct tc_rt *rt, const char *source, rt_module **mod, tc_diag *d);
+/*! rt_reuse(): note that the caller runs a module an earlier rt_load gave
+ *  it (origin: this context's kernels, no JIT time), as rt_load's memory
+ *  path would. */
+void rt_reuse(struct tc_rt *rt);
 
 /*! rt_run(): rt_exec of plan with mod's kernels, on stream. */
 tc_status rt_run(struct tc_rt *rt, rt_module *mod, const tc_plan *plan, const rt_args *a,
