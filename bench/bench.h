@@ -32,6 +32,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#define TC_UNSTABLE_API /* tc_run_ex, the device calls: before anything includes tensorc.h */
+#include "tensorc.h"
+
 #include "api_internal.h"
 #include "driver.h"
 #include "strbuf.h"

@@ -17,16 +17,12 @@
  *   time      timing.c, only when every instance checked
  *
  * Launches per step come from the plan that ran (its kernel and matmul
- * steps), as api_run_info reports it: for a foreach case, the launches of
+ * steps, every step not named "copy"), as tc_run_info reports it: for a foreach case, the launches of
  * its one call.
  *
  * An unchecked or failing case gets no figure: "status" says why.
  */
 #include "bench.h"
-
-#include "api_run.h"
-#include "codegen/plan.h"
-#include "rt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -113,14 +109,18 @@ static bool open_all(case_state *s)
     return ok;
 }
 
-/* Kernel and matmul launches of one call of the plan that ran. */
-static int plan_launches(const api_run_info *info)
+/* The most steps of a plan whose launches we count. */
+enum { MAX_STEPS = 1024 };
+
+/* Kernel and matmul launches of one call of the plan that ran (its steps
+ * not named "copy"); -1 unknown. */
+static int plan_launches(const tc_run_info *info)
 {
-    if (!info->plan)
+    if (info->nsteps > info->cap_steps)
         return -1;
     int n = 0;
-    for (int k = 0; k < info->plan->nsteps; k++)
-        n += info->plan->steps[k].kind != PSTEP_COPY;
+    for (int k = 0; k < info->nsteps; k++)
+        n += strcmp(info->step_names[k], "copy") != 0;
     return n;
 }
 
@@ -194,13 +194,14 @@ static bool first_run(case_state *s, bool foreach, const bench_inst *in, double 
 {
     tc_diag d;
     diag_init(&d);
-    api_run_info info = {0};
+    static const char *names[MAX_STEPS];
+    tc_run_info info = {.step_names = names, .cap_steps = MAX_STEPS};
     tc_status st = drv_sync(s->dev, NULL, &d);
     double t0 = now_ms();
     if (st == TC_OK) {
-        st = foreach ? api_run_foreach(s->p, s->f, (size_t)s->ninst, s->lists, (size_t)s->nlists,
-                                       NULL, &info)
-                     : api_run(s->p, s->f, in->targs, (size_t)in->ntargs, NULL, &info);
+        st = foreach ? tc_run_foreach_ex(s->p, s->c->fn, (size_t)s->ninst, s->lists,
+                                         (size_t)s->nlists, NULL, &info)
+                     : tc_run_ex(s->p, s->c->fn, in->targs, (size_t)in->ntargs, NULL, &info);
         if (st != TC_OK) {
             diag_release(&d);
             return fail_at(s, "run", msgf("%s failed: %s: %s", foreach ? "tc_run_foreach" : "tc_run",
@@ -383,10 +384,6 @@ int child_case(const child_opts *o, const bench_case *c)
     free(shapes);
     pool_close(&s.pool);
     tc_program_free(s.p);
-    if (s.ctx) { /* until tc_ctx_free releases the GPU state itself (as tools/run.c) */
-        rt_free(s.ctx->rt);
-        s.ctx->rt = NULL;
-    }
     tc_ctx_free(s.ctx);
     drv_close(s.dev);
     free(s.error);

@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
-
 static const bench_case sum_case = {"ceiling_sum", "full_sum.tc", "full_sum", "*=268435456",
                                     "*=16777216", NULL, false, CASE_PLAIN, NULL, NULL, NULL,
                                     NULL, NULL};
@@ -127,10 +125,6 @@ static double sum_part(json *j, const child_opts *o, drv_device *dev)
         inst_free(dev, f, &in);
     pool_close(&pool);
     tc_program_free(p);
-    if (ctx) {
-        rt_free(ctx->rt);
-        ctx->rt = NULL;
-    }
     tc_ctx_free(ctx);
     diag_release(&d);
     free(path);

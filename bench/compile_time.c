@@ -21,8 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
-
 int child_compile_time(const child_opts *o, const bench_case *c, bool cold)
 {
     json j = {0};
@@ -112,10 +110,6 @@ int child_compile_time(const child_opts *o, const bench_case *c, bool cold)
         inst_free(dev, pool.f[0], &in);
     pool_close(&pool);
     tc_program_free(p);
-    if (ctx) {
-        rt_free(ctx->rt);
-        ctx->rt = NULL;
-    }
     tc_ctx_free(ctx);
     drv_close(dev);
     diag_release(&d);

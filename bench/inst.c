@@ -11,8 +11,6 @@
  */
 #include "bench.h"
 
-#include "api_run.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,6 +141,22 @@ bool inst_make(tc_program *p, const gfn *f, const bench_case *c, const char *sha
     return ok;
 }
 
+/* DLPack's type for a tensorc dtype, as tc_run takes it (bool: kDLBool, 8 bits). */
+static DLDataType dl_dtype(tc_dtype t)
+{
+    DLDataType d = {kDLFloat, 32, 1};
+    switch (t) {
+    case TC_F64: d.bits = 64; break;
+    case TC_F16: d.bits = 16; break;
+    case TC_BF16: d.code = kDLBfloat; d.bits = 16; break;
+    case TC_I32: d.code = kDLInt; break;
+    case TC_I64: d.code = kDLInt; d.bits = 64; break;
+    case TC_BOOL: d.code = 6; d.bits = 8; break; /* kDLBool: DLPack 0.8 names it */
+    default: break;
+    }
+    return d;
+}
+
 static void set_dl(bench_buf *b, tc_dtype dt, int rank, const int64_t *shape)
 {
     memcpy(b->shape, shape, sizeof *shape * (size_t)rank);
@@ -152,7 +166,7 @@ static void set_dl(bench_buf *b, tc_dtype dt, int rank, const int64_t *shape)
     b->dl.device.device_id = 0;
     b->dl.ndim = rank;
     b->dl.shape = b->shape;
-    b->dl.dtype = api_dl_dtype(dt);
+    b->dl.dtype = dl_dtype(dt);
 }
 
 static int64_t numel(int rank, const int64_t *shape)
