@@ -22,12 +22,13 @@
  *   check.c     every output against the reference interpreter, in
  *               parallel chunks of independent rows
  *   timing.c    event-timed and back-to-back wall-clock timing
- *   json.c      a small JSON writer
+ *   json.c      a small JSON writer (and the growing string under it)
  *   selftest.c  --self-test: the check machinery without a GPU
  */
 #ifndef TC_BENCH_H
 #define TC_BENCH_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,7 +38,6 @@
 
 #include "api_internal.h"
 #include "driver.h"
-#include "strbuf.h"
 
 /* Exit statuses: as the tensorc CLI's. */
 enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2, BENCH_ENV = 3 };
@@ -195,10 +195,22 @@ bool time_copy(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes, int iter
                char **err);
 tc_status run_step(const bench_step *s);
 
+/* --- a growing malloc'd string (json.c) ------------------------------------------------- */
+
+/* NULL until something is added; on out of memory it stops growing (the
+ * text gets shorter, nothing breaks).  The caller frees s. */
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+} sbuf;
+
+void sb_vprintf(sbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* --- JSON (json.c) ------------------------------------------------------------------------ */
 
 typedef struct json {
-    tc_strbuf b;
+    sbuf b;
     int depth;
     bool first[32];         /* per level: no member written yet */
     bool after_key;         /* a key was written: its value needs no separator */

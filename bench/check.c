@@ -325,11 +325,11 @@ static char *index_text(const gfn *f, const bench_inst *in, int k, int64_t i)
         idx[r] = s ? i % s : 0;
         i = s ? i / s : 0;
     }
-    tc_strbuf b = {0};
-    strbuf_printf(&b, "[");
+    sbuf b = {0};
+    sb_printf(&b, "[");
     for (int r = 0; r < n->rank; r++)
-        strbuf_printf(&b, "%s%lld", r ? ", " : "", (long long)idx[r]);
-    strbuf_printf(&b, "]");
+        sb_printf(&b, "%s%lld", r ? ", " : "", (long long)idx[r]);
+    sb_printf(&b, "]");
     return b.s;
 }
 

@@ -338,21 +338,21 @@ void inst_free(drv_device *dev, const gfn *f, bench_inst *in)
 
 char *inst_describe(const gfn *f, const bench_inst *in)
 {
-    tc_strbuf b = {0};
+    sbuf b = {0};
     for (int i = 0; i < f->nparams; i++) {
         const ref_tensor *t = &in->args[i];
-        strbuf_printf(&b, "%s%s: %s", i ? ", " : "", f->params[i].name, dtype_name(t->dtype));
+        sb_printf(&b, "%s%s: %s", i ? ", " : "", f->params[i].name, dtype_name(t->dtype));
         if (f->params[i].scalar) {
             if (t->idata)
-                strbuf_printf(&b, " = %lld", (long long)t->idata[0]);
+                sb_printf(&b, " = %lld", (long long)t->idata[0]);
             else
-                strbuf_printf(&b, " = %.9g", t->data[0]);
+                sb_printf(&b, " = %.9g", t->data[0]);
             continue;
         }
-        strbuf_printf(&b, "[");
+        sb_printf(&b, "[");
         for (int k = 0; k < t->rank; k++)
-            strbuf_printf(&b, "%s%lld", k ? ", " : "", (long long)t->shape[k]);
-        strbuf_printf(&b, "]");
+            sb_printf(&b, "%s%lld", k ? ", " : "", (long long)t->shape[k]);
+        sb_printf(&b, "]");
     }
     return b.s;
 }

@@ -12,7 +12,6 @@ root=$(realpath "${1:?usage: includes.sh ROOT}")
 known='
 bench/bench.h api_internal.h
 bench/bench.h driver.h
-bench/bench.h strbuf.h
 tools/cli.h api_internal.h
 tools/cli.h api_run.h
 tools/cli.h driver.h
