@@ -37,7 +37,6 @@
 #include "tensorc.h"
 
 #include "api_internal.h"
-#include "driver.h"
 
 /* Exit statuses: as the tensorc CLI's. */
 enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2, BENCH_ENV = 3 };
@@ -100,7 +99,7 @@ double now_ms(void);        /* CLOCK_MONOTONIC in milliseconds */
 /* --- one set of arguments (inst.c) ---------------------------------------------- */
 
 typedef struct bench_buf {
-    drv_ptr ptr;            /* 0: none */
+    void *ptr;              /* device memory (tc_device_alloc); NULL: none */
     size_t bytes;
     DLTensor dl;
     int64_t shape[TC_MAX_RANK];
@@ -124,12 +123,12 @@ bool inst_make(tc_program *p, const gfn *f, const bench_case *c, const char *sha
                uint64_t seed, const char *seed_tag, int nthreads, bench_inst *in, char **err);
 /* Device buffers: inputs uploaded, outputs allocated and poisoned with 0xff
  * (an element no kernel writes reads as NaN). */
-bool inst_upload(drv_device *dev, const gfn *f, bench_inst *in, int nthreads, char **err);
+bool inst_upload(tc_ctx *dev, const gfn *f, bench_inst *in, int nthreads, char **err);
 /* Every output's bytes to the host (in->got), after a sync. */
-bool inst_download(drv_device *dev, const gfn *f, bench_inst *in, char **err);
+bool inst_download(tc_ctx *dev, const gfn *f, bench_inst *in, char **err);
 int64_t inst_bytes_min(const gfn *f, const bench_inst *in);
 void inst_free_host(const gfn *f, bench_inst *in);
-void inst_free(drv_device *dev, const gfn *f, bench_inst *in);
+void inst_free(tc_ctx *dev, const gfn *f, bench_inst *in);
 /* "x: f32[16384, 4096], eps: f32 = 1e-05": the arguments, for the JSON (malloc'd). */
 char *inst_describe(const gfn *f, const bench_inst *in);
 
@@ -188,12 +187,21 @@ typedef struct timing {
 
 /* Warm up, then time steps both ways.  latency: wall time of 2000 steps.
  * Errors (a failing tc_run, a driver error) into *err. */
-bool time_steps(drv_device *dev, const bench_step *s, bool latency, bool quick, timing *t,
+bool time_steps(tc_ctx *dev, const bench_step *s, bool latency, bool quick, timing *t,
                 char **err);
 /* Event-timed median of a device-to-device copy of bytes. */
-bool time_copy(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes, int iters, double *us,
+bool time_copy(tc_ctx *dev, void *dst, void *src, size_t bytes, int iters, double *us,
                char **err);
 tc_status run_step(const bench_step *s);
+
+/* The device side: a context of our own ("dev" throughout), its GPU opened
+ * (device 0), for our buffers, events and syncs.  The programs run in
+ * contexts of their own, on the same CUDA (primary) context, as the tensors
+ * of a PyTorch user would be.  NULL and *err (malloc'd: the driver's
+ * reason) when there is none.  tc_ctx_free closes it. */
+tc_ctx *dev_open(tc_device_info *info, char **err);
+/* The last error of dev's calls, the message alone (malloc'd); st's name if none. */
+char *dev_error(const tc_ctx *dev, tc_status st);
 
 /* --- a growing malloc'd string (json.c) ------------------------------------------------- */
 

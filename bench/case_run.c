@@ -3,7 +3,7 @@
  * The straight line, each step's failure recorded as the case's "stage"
  * and "error" in its JSON (the parent carries on with the next case):
  *
- *   device    open cuda:0 (driver.h) for our own buffers and events
+ *   device    open cuda:0 (dev_open) for our own buffers and events
  *   compile   tc_compile_file, the entry function
  *   inputs    per instance (one; a foreach case: one per tensor group):
  *             random inputs, uploaded once, outputs poisoned
@@ -34,7 +34,7 @@ typedef struct {
     json j;
     const char *stage;
     char *error;            /* malloc'd */
-    drv_device *dev;
+    tc_ctx *dev;            /* ours: buffers, syncs (dev_open) */
     tc_ctx *ctx;
     tc_program *p;
     const gfn *f;
@@ -84,16 +84,11 @@ static bool fail_at(case_state *s, const char *stage, char *msg)
 
 static bool open_all(case_state *s)
 {
-    tc_diag d;
-    diag_init(&d);
-    tc_status st = drv_open(&s->dev, 0, &d);
-    if (st != TC_OK) {
-        char *m = msgf("%s", d.brief ? d.brief : tc_status_str(st));
-        diag_release(&d);
+    tc_device_info gpu;
+    char *m = NULL;
+    if (!(s->dev = dev_open(&gpu, &m)))
         return fail_at(s, "device", m);
-    }
-    diag_release(&d);
-    json_kstr(&s->j, "device", drv_name(s->dev));
+    json_kstr(&s->j, "device", gpu.name);
     char *path = msgf("%s/%s", s->o->cases_dir, s->c->file);
     if (!path)
         return fail_at(s, "compile", NULL);
@@ -192,30 +187,25 @@ static bool check_one(case_state *s, int i, const char *shape, check_result *wor
 /* The first call, timed from an idle device to its end. */
 static bool first_run(case_state *s, bool foreach, const bench_inst *in, double *ms)
 {
-    tc_diag d;
-    diag_init(&d);
     static const char *names[MAX_STEPS];
     tc_run_info info = {.step_names = names, .cap_steps = MAX_STEPS};
-    tc_status st = drv_sync(s->dev, NULL, &d);
+    tc_status st = tc_device_sync(s->dev, NULL);
     double t0 = now_ms();
     if (st == TC_OK) {
         st = foreach ? tc_run_foreach_ex(s->p, s->c->fn, (size_t)s->ninst, s->lists,
                                          (size_t)s->nlists, NULL, &info)
                      : tc_run_ex(s->p, s->c->fn, in->targs, (size_t)in->ntargs, NULL, &info);
-        if (st != TC_OK) {
-            diag_release(&d);
+        if (st != TC_OK)
             return fail_at(s, "run", msgf("%s failed: %s: %s", foreach ? "tc_run_foreach" : "tc_run",
                                           tc_status_str(st), tc_errmsg(s->ctx)));
-        }
-        st = drv_sync(s->dev, NULL, &d);
+        st = tc_device_sync(s->dev, NULL);
     }
     *ms = now_ms() - t0;
     if (st != TC_OK) {
-        char *m = msgf("after the first run: %s", d.brief ? d.brief : tc_status_str(st));
-        diag_release(&d);
+        char *why = dev_error(s->dev, st), *m = msgf("after the first run: %s", why);
+        free(why);
         return fail_at(s, "run", m);
     }
-    diag_release(&d);
     s->launches = plan_launches(&info);
     return true;
 }
@@ -385,7 +375,7 @@ int child_case(const child_opts *o, const bench_case *c)
     pool_close(&s.pool);
     tc_program_free(s.p);
     tc_ctx_free(s.ctx);
-    drv_close(s.dev);
+    tc_ctx_free(s.dev);
     free(s.error);
     free(s.j.b.s);
     if (!wrote)

@@ -161,7 +161,7 @@ static void set_dl(bench_buf *b, tc_dtype dt, int rank, const int64_t *shape)
 {
     memcpy(b->shape, shape, sizeof *shape * (size_t)rank);
     memset(&b->dl, 0, sizeof b->dl);
-    b->dl.data = (void *)(uintptr_t)b->ptr;
+    b->dl.data = b->ptr;
     b->dl.device.device_type = kDLCUDA;
     b->dl.device.device_id = 0;
     b->dl.ndim = rank;
@@ -177,25 +177,29 @@ static int64_t numel(int rank, const int64_t *shape)
     return n;
 }
 
-static bool dev_alloc(drv_device *dev, bench_buf *b, size_t bytes, const char *what, char **err)
+static bool dev_alloc(tc_ctx *dev, bench_buf *b, size_t bytes, const char *what, char **err)
 {
-    tc_diag d;
-    diag_init(&d);
     b->bytes = bytes;
-    tc_status st = drv_alloc(dev, bytes ? bytes : 1, &b->ptr, &d);
+    tc_status st = tc_device_alloc(dev, bytes ? bytes : 1, &b->ptr);
     if (st != TC_OK) {
-        *err = msgf("%s: cannot allocate %zu bytes on the GPU: %s", what, bytes,
-                    d.brief ? d.brief : tc_status_str(st));
-        b->ptr = 0;
+        char *m = dev_error(dev, st);
+        *err = msgf("%s: cannot allocate %zu bytes on the GPU: %s", what, bytes, m);
+        free(m);
+        b->ptr = NULL;
     }
-    diag_release(&d);
     return st == TC_OK;
 }
 
-bool inst_upload(drv_device *dev, const gfn *f, bench_inst *in, int nthreads, char **err)
+/* what: the driver's message for st, into *err (malloc'd). */
+static char *dev_fail(tc_ctx *dev, tc_status st, const char *what, const char *name)
 {
-    tc_diag d;
-    diag_init(&d);
+    char *m = dev_error(dev, st), *r = msgf("%s '%s': %s", what, name, m);
+    free(m);
+    return r;
+}
+
+bool inst_upload(tc_ctx *dev, const gfn *f, bench_inst *in, int nthreads, char **err)
+{
     size_t np = (size_t)f->nparams + 1, no = (size_t)f->noutputs + 1;
     in->params = calloc(np, sizeof *in->params);
     in->outs = calloc(no, sizeof *in->outs);
@@ -228,10 +232,11 @@ bool inst_upload(drv_device *dev, const gfn *f, bench_inst *in, int nthreads, ch
             break;
         }
         encode_tensor(t, host, nthreads);
-        tc_status st = bytes ? drv_htod(dev, b->ptr, host, bytes, &d) : TC_OK;
+        tc_status st = bytes ? tc_device_copy(dev, b->ptr, host, bytes, TC_COPY_TO_DEVICE, NULL)
+                             : TC_OK;
         free(host);
         if (st != TC_OK) {
-            *err = msgf("uploading parameter '%s': %s", g->name, d.brief ? d.brief : tc_status_str(st));
+            *err = dev_fail(dev, st, "uploading parameter", g->name);
             ok = false;
             break;
         }
@@ -252,15 +257,14 @@ bool inst_upload(drv_device *dev, const gfn *f, bench_inst *in, int nthreads, ch
         if (!ok)
             break;
         set_dl(b, out->node->dtype, out->node->rank, sh);
-        tc_status st = drv_memset_async(dev, b->ptr, 0xff, bytes, NULL, &d);
+        tc_status st = tc_device_memset(dev, b->ptr, 0xff, bytes, NULL);
         if (st != TC_OK) {
-            *err = msgf("poisoning output '%s': %s", out->name, d.brief ? d.brief : tc_status_str(st));
+            *err = dev_fail(dev, st, "poisoning output", out->name);
             ok = false;
             break;
         }
         in->targs[in->ntargs++] = tc_arg_tensor(out->name, &b->dl);
     }
-    diag_release(&d);
     return ok;
 }
 
@@ -274,28 +278,26 @@ static int64_t out_numel(const gfn *f, const bench_inst *in, int k)
     return c;
 }
 
-bool inst_download(drv_device *dev, const gfn *f, bench_inst *in, char **err)
+bool inst_download(tc_ctx *dev, const gfn *f, bench_inst *in, char **err)
 {
-    tc_diag d;
-    diag_init(&d);
     bool ok = true;
     for (int k = 0; ok && k < f->noutputs; k++) {
         const goutput *out = &f->outputs[k];
         size_t bytes = (size_t)out_numel(f, in, k) * (size_t)dtype_size(out->node->dtype);
-        drv_ptr src = out->inout_param >= 0 ? in->params[out->inout_param].ptr : in->outs[k].ptr;
+        const void *src = out->inout_param >= 0 ? in->params[out->inout_param].ptr : in->outs[k].ptr;
         free(in->got[k]);
         if (!(in->got[k] = malloc(bytes ? bytes : 1))) {
             *err = msgf("output '%s': out of host memory for %zu bytes", out->name, bytes);
             ok = false;
             break;
         }
-        tc_status st = bytes ? drv_dtoh(dev, in->got[k], src, bytes, &d) : TC_OK;
+        tc_status st = bytes ? tc_device_copy(dev, in->got[k], src, bytes, TC_COPY_TO_HOST, NULL)
+                             : TC_OK;
         if (st != TC_OK) {
-            *err = msgf("downloading output '%s': %s", out->name, d.brief ? d.brief : tc_status_str(st));
+            *err = dev_fail(dev, st, "downloading output", out->name);
             ok = false;
         }
     }
-    diag_release(&d);
     return ok;
 }
 
@@ -322,13 +324,13 @@ void inst_free_host(const gfn *f, bench_inst *in)
     }
 }
 
-void inst_free(drv_device *dev, const gfn *f, bench_inst *in)
+void inst_free(tc_ctx *dev, const gfn *f, bench_inst *in)
 {
     inst_free_host(f, in);
     for (int i = 0; in->params && i < f->nparams; i++)
-        drv_free(dev, in->params[i].ptr);
+        tc_device_free(dev, in->params[i].ptr);
     for (int k = 0; in->outs && k < f->noutputs; k++)
-        drv_free(dev, in->outs[k].ptr);
+        tc_device_free(dev, in->outs[k].ptr);
     free(in->params);
     free(in->outs);
     free(in->targs);

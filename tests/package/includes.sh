@@ -11,7 +11,6 @@ root=$(realpath "${1:?usage: includes.sh ROOT}")
 # FILE HEADER: the includes of internal headers still there
 known='
 bench/bench.h api_internal.h
-bench/bench.h driver.h
 tools/cli.h api_internal.h
 tools/cli.h api_run.h
 tools/cli.h driver.h
