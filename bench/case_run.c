@@ -37,7 +37,7 @@ typedef struct {
     tc_ctx *dev;            /* ours: buffers, syncs (dev_open) */
     tc_ctx *ctx;
     tc_program *p;
-    const gfn *f;
+    const tc_function_info *f;
     check_pool pool;
     bench_inst *inst;
     int ninst;
@@ -95,7 +95,7 @@ static bool open_all(case_state *s)
     bool ok = true;
     if (tc_ctx_create(&s->ctx) != TC_OK)
         ok = fail_at(s, "compile", NULL);
-    else if (tc_compile_file(s->ctx, path, &s->p) != TC_OK || api_entry(s->p, s->c->fn, &s->f) != TC_OK)
+    else if (tc_compile_file(s->ctx, path, &s->p) != TC_OK || tc_program_function(s->p, s->c->fn, &s->f) != TC_OK)
         ok = fail_at(s, "compile", msgf("%s", tc_errmsg(s->ctx)));
     char *err = NULL;
     if (ok && !pool_open(&s->pool, path, s->c->fn, s->o->threads, &err))
@@ -128,14 +128,17 @@ static bool make_one(case_state *s, int i, const char *shape, bool upload, int64
     snprintf(tag, sizeof tag, "i%d", i);
     if (!upload) { /* the same values again, for the check: same seed, same tag */
         bench_inst again;
-        if (!inst_make(s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads, &again, &err)) {
+        bool made = inst_make(s->ctx, s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads,
+                              &again, &err);
+        inst_free_shapes(&again);
+        if (!made) {
             inst_free_host(s->f, &again);
             return fail_at(s, "check", err);
         }
         in->args = again.args;
         return true;
     }
-    if (!inst_make(s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads, in, &err))
+    if (!inst_make(s->ctx, s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads, in, &err))
         return fail_at(s, "inputs", err);
     if (i == 0) {
         char *desc = inst_describe(s->f, in);
@@ -331,7 +334,7 @@ int child_case(const child_opts *o, const bench_case *c)
     worst.detail = NULL;
 
     if (ok) {
-        bench_step step = {s.p, c->fn, s.inst, s.ninst, s.lists, s.nlists, s.ninst};
+        bench_step step = {s.p, c->fn, s.inst, s.ninst, s.lists, s.nlists, s.ninst, s.ctx};
         if (c->kind != CASE_FOREACH)
             step.lists = NULL;
         timing t;

@@ -60,7 +60,7 @@ static double sum_part(json *j, const child_opts *o, tc_ctx *dev)
     char *err = NULL, *path = msgf("%s/%s", o->cases_dir, c->file);
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
-    const gfn *f = NULL;
+    const tc_function_info *f = NULL;
     check_pool pool = {0};
     bench_inst in = {0};
     check_result r = {0};
@@ -69,12 +69,12 @@ static double sum_part(json *j, const child_opts *o, tc_ctx *dev)
     tc_status st;
     if (!path || tc_ctx_create(&ctx) != TC_OK)
         err = msgf("out of memory");
-    else if (tc_compile_file(ctx, path, &p) != TC_OK || api_entry(p, c->fn, &f) != TC_OK)
+    else if (tc_compile_file(ctx, path, &p) != TC_OK || tc_program_function(p, c->fn, &f) != TC_OK)
         err = msgf("%s", tc_errmsg(ctx));
     else if (pool_open(&pool, path, c->fn, 1, &err) &&
-             inst_make(p, f, c, shape, o->seed, "sum", o->threads, &in, &err) &&
+             inst_make(ctx, p, f, c, shape, o->seed, "sum", o->threads, &in, &err) &&
              inst_upload(dev, f, &in, o->threads, &err)) {
-        bytes = inst_bytes_min(f, &in) - dtype_size(TC_F32); /* the read; the one result is nothing */
+        bytes = inst_bytes_min(f, &in) - 4; /* the read; the one f32 result is nothing */
         if ((st = tc_run(p, c->fn, in.targs, (size_t)in.ntargs, NULL)) != TC_OK)
             err = msgf("tc_run failed: %s: %s", tc_status_str(st), tc_errmsg(ctx));
         else if ((st = tc_device_sync(dev, NULL)) != TC_OK)
@@ -82,7 +82,7 @@ static double sum_part(json *j, const child_opts *o, tc_ctx *dev)
         else if (inst_download(dev, f, &in, &err) && !check_inst(&pool, f, &in, NULL, &r))
             err = msgf("%s", r.detail ? r.detail : "the reference check did not run");
         inst_free_host(f, &in);
-        bench_step step = {p, c->fn, &in, 1, NULL, 0, 0};
+        bench_step step = {p, c->fn, &in, 1, NULL, 0, 0, ctx};
         if (!err && r.ok)
             time_steps(dev, &step, false, o->quick, &t, &err);
     }

@@ -46,7 +46,8 @@ int child_compile_time(const child_opts *o, const bench_case *c, bool cold)
         err = msgf("%s", why);
     /* inputs from a separate compilation: nothing of it is shared with the timed one */
     else if (pool_open(&pool, path, c->fn, 1, &err) &&
-             inst_make(pool.p[0], pool.f[0], c, c->small, o->seed, "compile", 1, &in, &err) &&
+             inst_make(pool.ctx[0], pool.p[0], pool.f[0], c, c->small, o->seed, "compile", 1, &in,
+                       &err) &&
              inst_upload(dev, pool.f[0], &in, 1, &err) && (st = tc_device_sync(dev, NULL)) != TC_OK)
         err = dev_error(dev, st);
 

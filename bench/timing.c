@@ -55,7 +55,7 @@ static double median(double *v, int n)
 
 static char *run_error(const bench_step *s, tc_status st)
 {
-    return msgf("tc_run failed: %s: %s", tc_status_str(st), tc_errmsg(s->p->ctx));
+    return msgf("tc_run failed: %s: %s", tc_status_str(st), tc_errmsg(s->ctx));
 }
 
 tc_ctx *dev_open(tc_device_info *info, char **err)

@@ -10,7 +10,6 @@ set -u
 root=$(realpath "${1:?usage: includes.sh ROOT}")
 # FILE HEADER: the includes of internal headers still there
 known='
-bench/bench.h api_internal.h
 tools/cli.h api_internal.h
 tools/cli.h api_run.h
 tools/cli.h driver.h
