@@ -17,8 +17,8 @@
  *   time      timing.c, only when every instance checked
  *
  * Launches per step come from the plan that ran (its kernel and matmul
- * steps, every step not named "copy"), as tc_run_info reports it: for a foreach case, the launches of
- * its one call.
+ * steps: every step not named "copy"), as tc_run_info reports it: for a
+ * foreach case, the launches of its one call.
  *
  * An unchecked or failing case gets no figure: "status" says why.
  */
@@ -95,7 +95,8 @@ static bool open_all(case_state *s)
     bool ok = true;
     if (tc_ctx_create(&s->ctx) != TC_OK)
         ok = fail_at(s, "compile", NULL);
-    else if (tc_compile_file(s->ctx, path, &s->p) != TC_OK || tc_program_function(s->p, s->c->fn, &s->f) != TC_OK)
+    else if (tc_compile_file(s->ctx, path, &s->p) != TC_OK ||
+             tc_program_function(s->p, s->c->fn, &s->f) != TC_OK)
         ok = fail_at(s, "compile", msgf("%s", tc_errmsg(s->ctx)));
     char *err = NULL;
     if (ok && !pool_open(&s->pool, path, s->c->fn, s->o->threads, &err))
