@@ -6,7 +6,7 @@
  * this same executable, see bench.h for why):
  *
  *   1. options; the cases named (default: all of suite.md)
- *   2. the GPU: drv_open(0); none is exit 3 with the driver's reason
+ *   2. the GPU: tc_device_open(0); none is exit 3 with the driver's reason
  *   3. a work directory for kernel caches, logs and the children's JSON
  *   4. the ceiling (--child=ceiling)
  *   5. per case: --child=case, then --child=cold with a kernel cache
@@ -438,12 +438,10 @@ int main(int argc, char **argv)
     json_kint(&j, "compile_reps", o.reps);
 
     /* step 2: the GPU */
-    tc_diag d;
-    diag_init(&d);
-    drv_device *dev = NULL;
-    tc_status st = drv_open(&dev, 0, &d);
-    if (st != TC_OK) {
-        const char *why = d.brief ? d.brief : tc_status_str(st);
+    tc_device_info gpu;
+    char *why = NULL;
+    tc_ctx *dev = dev_open(&gpu, &why);
+    if (!dev) {
         fprintf(stderr, "tc-bench: no GPU: %s\n(tc-bench times tensorc's kernels: it needs an NVIDIA "
                         "GPU and its driver; build anywhere, run with bench/run.sh on a GPU machine)\n",
                 why);
@@ -451,17 +449,16 @@ int main(int argc, char **argv)
         json_end_obj(&j);
         if (o.out_path)
             write_file(o.out_path, j.b.s ? j.b.s : "{}");
-        diag_release(&d);
+        free(why);
         free(j.b.s);
         free(sel);
         free(o.names);
         return BENCH_ENV;
     }
-    json_kstr(&j, "device", drv_name(dev));
-    json_kint(&j, "arch", drv_arch(dev));
-    json_kint(&j, "sm_count", drv_sm_count(dev));
-    drv_close(dev); /* the children open their own */
-    diag_release(&d);
+    json_kstr(&j, "device", gpu.name);
+    json_kint(&j, "arch", gpu.arch);
+    json_kint(&j, "sm_count", gpu.sm_count);
+    tc_ctx_free(dev); /* the children open their own */
 
     /* step 3: the work directory */
     struct stat sb;

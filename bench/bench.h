@@ -22,19 +22,19 @@
  *   check.c     every output against the reference interpreter, in
  *               parallel chunks of independent rows
  *   timing.c    event-timed and back-to-back wall-clock timing
- *   json.c      a small JSON writer
+ *   json.c      a small JSON writer (and the growing string under it)
  *   selftest.c  --self-test: the check machinery without a GPU
  */
 #ifndef TC_BENCH_H
 #define TC_BENCH_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "api_internal.h"
-#include "driver.h"
-#include "strbuf.h"
+#define TC_UNSTABLE_API /* tc_run_ex, the device calls: before anything includes tensorc.h */
+#include "tensorc.h"
 
 /* Exit statuses: as the tensorc CLI's. */
 enum { BENCH_OK = 0, BENCH_FAILED = 1, BENCH_USAGE = 2, BENCH_ENV = 3 };
@@ -81,32 +81,52 @@ bool par_for(int64_t n, int nthreads, par_fn fn, void *arg);
 /* Threads to use: TC_BENCH_THREADS, else the online CPUs, at most 32. */
 int bench_threads(void);
 
-/* Fill t (allocated) with seeded random values, rounded to its dtype:
- * uniform in [-1, 1), or [0, 1) when nonneg.  Deterministic in (seed, tag)
- * whatever the number of threads. */
-void fill_random(ref_tensor *t, uint64_t seed, const char *tag, bool nonneg, int nthreads);
-uint64_t hash_str(uint64_t h, const char *s);
+/* A tensor on the host: its elements as device buffers hold them (dt_size
+ * bytes each, row-major), what both tc_run (after the upload) and the
+ * reference (tc_run_cpu) read.  A scalar: rank 0, one element. */
+typedef struct htensor {
+    DLDataType dtype;
+    int rank;
+    int64_t shape[TC_MAX_DIMS];
+    unsigned char *data;    /* malloc'd */
+} htensor;
 
-/* t's values as the dtype's bytes (dtype_size each), into out (n bytes). */
-void encode_tensor(const ref_tensor *t, unsigned char *out, int nthreads);
-/* One element of dtype dt at p, as a double. */
-double decode_value(tc_dtype dt, const unsigned char *p);
+int64_t ht_numel(const htensor *t);
+/* Allocate t's data (numel * dt_size bytes, at least 1); false if out of memory. */
+bool ht_alloc(htensor *t, DLDataType dt, int rank, const int64_t *shape);
+/* A host DLTensor viewing t. */
+DLTensor ht_dl(htensor *t);
+
+int dt_size(DLDataType t);          /* bytes per element */
+bool dt_is_float(DLDataType t);     /* f16, bf16, f32, f64 */
+bool dt_is_int(DLDataType t);       /* i32, i64 (not bool) */
+const char *dt_name(DLDataType t);  /* "f32" */
+
+/* Fill t (allocated) with seeded random values of its dtype: uniform in
+ * [-1, 1), or [0, 1) when nonneg.  Deterministic in (seed, tag) whatever
+ * the number of threads. */
+void fill_random(htensor *t, uint64_t seed, const char *tag, bool nonneg, int nthreads);
+uint64_t hash_str(uint64_t h, const char *s);
 
 double now_ms(void);        /* CLOCK_MONOTONIC in milliseconds */
 
 /* --- one set of arguments (inst.c) ---------------------------------------------- */
 
 typedef struct bench_buf {
-    drv_ptr ptr;            /* 0: none */
+    void *ptr;              /* device memory (tc_device_alloc); NULL: none */
     size_t bytes;
     DLTensor dl;
-    int64_t shape[TC_MAX_RANK];
+    int64_t shape[TC_MAX_DIMS];
 } bench_buf;
 
+/* The parameter an output is written back into (an inout one), or -1. */
+int out_param(const tc_function_info *f, int k);
+
 typedef struct bench_inst {
-    tc_dimbind *binds;      /* every symbol (program arena) */
-    int nb;
-    ref_tensor *args;       /* f->nparams host values: the reference's inputs */
+    tc_arg *sizes;          /* the case's sizes (tc_arg_size; names malloc'd) */
+    int nsizes;
+    tc_shape *out_shapes;   /* f->noutputs */
+    htensor *args;          /* f->nparams host values: the reference's inputs */
     bench_buf *params;      /* f->nparams: device copies of the tensor ones */
     bench_buf *outs;        /* f->noutputs: device outputs (inout ones: none) */
     tc_arg *targs;          /* the tc_run arguments */
@@ -114,21 +134,27 @@ typedef struct bench_inst {
     unsigned char **got;    /* f->noutputs: downloaded results (inst_download) */
 } bench_inst;
 
-/* Bind the sizes (shape: "N=64,D=128"), make every argument: tensors
+/* Take the sizes (shape: "N=64,D=128") and the shapes they give (errors
+ * from ctx, p's context), make every argument: tensors
  * random, scalars from c->scalars or their default.  Errors into *err
  * (malloc'd).  seed_tag names this instance in the random streams. */
-bool inst_make(tc_program *p, const gfn *f, const bench_case *c, const char *shape,
+bool inst_make(tc_ctx *ctx, tc_program *p, const tc_function_info *f, const bench_case *c,
+               const char *shape,
                uint64_t seed, const char *seed_tag, int nthreads, bench_inst *in, char **err);
 /* Device buffers: inputs uploaded, outputs allocated and poisoned with 0xff
  * (an element no kernel writes reads as NaN). */
-bool inst_upload(drv_device *dev, const gfn *f, bench_inst *in, int nthreads, char **err);
+bool inst_upload(tc_ctx *dev, const tc_function_info *f, bench_inst *in, int nthreads, char **err);
 /* Every output's bytes to the host (in->got), after a sync. */
-bool inst_download(drv_device *dev, const gfn *f, bench_inst *in, char **err);
-int64_t inst_bytes_min(const gfn *f, const bench_inst *in);
-void inst_free_host(const gfn *f, bench_inst *in);
-void inst_free(drv_device *dev, const gfn *f, bench_inst *in);
+bool inst_download(tc_ctx *dev, const tc_function_info *f, bench_inst *in, char **err);
+int64_t inst_bytes_min(const tc_function_info *f, const bench_inst *in);
+void inst_free_host(const tc_function_info *f, bench_inst *in);
+void inst_free(tc_ctx *dev, const tc_function_info *f, bench_inst *in);
+/* in's sizes and output shapes (inst_free frees them too). */
+void inst_free_shapes(bench_inst *in);
+/* The tc_run argument of a scalar parameter whose value t holds. */
+tc_arg scalar_arg(const char *name, const htensor *t);
 /* "x: f32[16384, 4096], eps: f32 = 1e-05": the arguments, for the JSON (malloc'd). */
-char *inst_describe(const gfn *f, const bench_inst *in);
+char *inst_describe(const tc_function_info *f, const bench_inst *in);
 
 /* --- the check (check.c) ---------------------------------------------------------- */
 
@@ -137,7 +163,7 @@ typedef struct check_pool {
     int n;
     tc_ctx **ctx;
     tc_program **p;
-    const gfn **f;
+    const tc_function_info **f;
 } check_pool;
 
 bool pool_open(check_pool *pool, const char *path, const char *fn, int nthreads, char **err);
@@ -154,11 +180,12 @@ typedef struct check_result {
 /* Compare every output in->got with the reference interpreter on in->args.
  * split: a symbol along which f's rows are independent, or NULL.  Returns
  * false (and r->detail) when the reference itself could not run. */
-bool check_inst(check_pool *pool, const gfn *f, const bench_inst *in, const char *split,
-                check_result *r);
+bool check_inst(check_pool *pool, const tc_function_info *f, const bench_inst *in,
+                const char *split, check_result *r);
 void check_result_free(check_result *r);
-/* The tolerance: 1e-2 when f computes in f16/bf16 anywhere, else 1e-5 (suite.md). */
-double check_tol(const gfn *f, tc_dtype out);
+/* The tolerance for an output of dtype out: 1e-2 when p's function f
+ * computes in f16/bf16 anywhere, else 1e-5 (suite.md); 0 for integers. */
+double check_tol(tc_program *p, const tc_function_info *f, DLDataType out);
 
 /* --- timing (timing.c) --------------------------------------------------------------- */
 
@@ -172,6 +199,7 @@ typedef struct bench_step {
     const tc_arg *lists;    /* tc_run_foreach's arguments, or NULL */
     int nlists;
     int ngroups;
+    tc_ctx *ctx;            /* p's: its errors */
 } bench_step;
 
 typedef struct timing {
@@ -185,17 +213,38 @@ typedef struct timing {
 
 /* Warm up, then time steps both ways.  latency: wall time of 2000 steps.
  * Errors (a failing tc_run, a driver error) into *err. */
-bool time_steps(drv_device *dev, const bench_step *s, bool latency, bool quick, timing *t,
+bool time_steps(tc_ctx *dev, const bench_step *s, bool latency, bool quick, timing *t,
                 char **err);
 /* Event-timed median of a device-to-device copy of bytes. */
-bool time_copy(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes, int iters, double *us,
+bool time_copy(tc_ctx *dev, void *dst, void *src, size_t bytes, int iters, double *us,
                char **err);
 tc_status run_step(const bench_step *s);
+
+/* The device side: a context of our own ("dev" throughout), its GPU opened
+ * (device 0), for our buffers, events and syncs.  The programs run in
+ * contexts of their own, on the same CUDA (primary) context, as the tensors
+ * of a PyTorch user would be.  NULL and *err (malloc'd: the driver's
+ * reason) when there is none.  tc_ctx_free closes it. */
+tc_ctx *dev_open(tc_device_info *info, char **err);
+/* The last error of dev's calls, the message alone (malloc'd); st's name if none. */
+char *dev_error(const tc_ctx *dev, tc_status st);
+
+/* --- a growing malloc'd string (json.c) ------------------------------------------------- */
+
+/* NULL until something is added; on out of memory it stops growing (the
+ * text gets shorter, nothing breaks).  The caller frees s. */
+typedef struct sbuf {
+    char *s;
+    size_t len, cap;
+} sbuf;
+
+void sb_vprintf(sbuf *b, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* --- JSON (json.c) ------------------------------------------------------------------------ */
 
 typedef struct json {
-    tc_strbuf b;
+    sbuf b;
     int depth;
     bool first[32];         /* per level: no member written yet */
     bool after_key;         /* a key was written: its value needs no separator */

@@ -3,7 +3,7 @@
  * The straight line, each step's failure recorded as the case's "stage"
  * and "error" in its JSON (the parent carries on with the next case):
  *
- *   device    open cuda:0 (driver.h) for our own buffers and events
+ *   device    open cuda:0 (dev_open) for our own buffers and events
  *   compile   tc_compile_file, the entry function
  *   inputs    per instance (one; a foreach case: one per tensor group):
  *             random inputs, uploaded once, outputs poisoned
@@ -17,16 +17,12 @@
  *   time      timing.c, only when every instance checked
  *
  * Launches per step come from the plan that ran (its kernel and matmul
- * steps), as api_run_info reports it: for a foreach case, the launches of
- * its one call.
+ * steps: every step not named "copy"), as tc_run_info reports it: for a
+ * foreach case, the launches of its one call.
  *
  * An unchecked or failing case gets no figure: "status" says why.
  */
 #include "bench.h"
-
-#include "api_run.h"
-#include "codegen/plan.h"
-#include "rt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -38,10 +34,10 @@ typedef struct {
     json j;
     const char *stage;
     char *error;            /* malloc'd */
-    drv_device *dev;
+    tc_ctx *dev;            /* ours: buffers, syncs (dev_open) */
     tc_ctx *ctx;
     tc_program *p;
-    const gfn *f;
+    const tc_function_info *f;
     check_pool pool;
     bench_inst *inst;
     int ninst;
@@ -88,23 +84,19 @@ static bool fail_at(case_state *s, const char *stage, char *msg)
 
 static bool open_all(case_state *s)
 {
-    tc_diag d;
-    diag_init(&d);
-    tc_status st = drv_open(&s->dev, 0, &d);
-    if (st != TC_OK) {
-        char *m = msgf("%s", d.brief ? d.brief : tc_status_str(st));
-        diag_release(&d);
+    tc_device_info gpu;
+    char *m = NULL;
+    if (!(s->dev = dev_open(&gpu, &m)))
         return fail_at(s, "device", m);
-    }
-    diag_release(&d);
-    json_kstr(&s->j, "device", drv_name(s->dev));
+    json_kstr(&s->j, "device", gpu.name);
     char *path = msgf("%s/%s", s->o->cases_dir, s->c->file);
     if (!path)
         return fail_at(s, "compile", NULL);
     bool ok = true;
     if (tc_ctx_create(&s->ctx) != TC_OK)
         ok = fail_at(s, "compile", NULL);
-    else if (tc_compile_file(s->ctx, path, &s->p) != TC_OK || api_entry(s->p, s->c->fn, &s->f) != TC_OK)
+    else if (tc_compile_file(s->ctx, path, &s->p) != TC_OK ||
+             tc_program_function(s->p, s->c->fn, &s->f) != TC_OK)
         ok = fail_at(s, "compile", msgf("%s", tc_errmsg(s->ctx)));
     char *err = NULL;
     if (ok && !pool_open(&s->pool, path, s->c->fn, s->o->threads, &err))
@@ -113,14 +105,18 @@ static bool open_all(case_state *s)
     return ok;
 }
 
-/* Kernel and matmul launches of one call of the plan that ran. */
-static int plan_launches(const api_run_info *info)
+/* The most steps of a plan whose launches we count. */
+enum { MAX_STEPS = 1024 };
+
+/* Kernel and matmul launches of one call of the plan that ran (its steps
+ * not named "copy"); -1 unknown. */
+static int plan_launches(const tc_run_info *info)
 {
-    if (!info->plan)
+    if (info->nsteps > info->cap_steps)
         return -1;
     int n = 0;
-    for (int k = 0; k < info->plan->nsteps; k++)
-        n += info->plan->steps[k].kind != PSTEP_COPY;
+    for (int k = 0; k < info->nsteps; k++)
+        n += strcmp(info->step_names[k], "copy") != 0;
     return n;
 }
 
@@ -133,14 +129,17 @@ static bool make_one(case_state *s, int i, const char *shape, bool upload, int64
     snprintf(tag, sizeof tag, "i%d", i);
     if (!upload) { /* the same values again, for the check: same seed, same tag */
         bench_inst again;
-        if (!inst_make(s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads, &again, &err)) {
+        bool made = inst_make(s->ctx, s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads,
+                              &again, &err);
+        inst_free_shapes(&again);
+        if (!made) {
             inst_free_host(s->f, &again);
             return fail_at(s, "check", err);
         }
         in->args = again.args;
         return true;
     }
-    if (!inst_make(s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads, in, &err))
+    if (!inst_make(s->ctx, s->p, s->f, s->c, shape, s->o->seed, tag, s->o->threads, in, &err))
         return fail_at(s, "inputs", err);
     if (i == 0) {
         char *desc = inst_describe(s->f, in);
@@ -192,29 +191,25 @@ static bool check_one(case_state *s, int i, const char *shape, check_result *wor
 /* The first call, timed from an idle device to its end. */
 static bool first_run(case_state *s, bool foreach, const bench_inst *in, double *ms)
 {
-    tc_diag d;
-    diag_init(&d);
-    api_run_info info = {0};
-    tc_status st = drv_sync(s->dev, NULL, &d);
+    static const char *names[MAX_STEPS];
+    tc_run_info info = {.step_names = names, .cap_steps = MAX_STEPS};
+    tc_status st = tc_device_sync(s->dev, NULL);
     double t0 = now_ms();
     if (st == TC_OK) {
-        st = foreach ? api_run_foreach(s->p, s->f, (size_t)s->ninst, s->lists, (size_t)s->nlists,
-                                       NULL, &info)
-                     : api_run(s->p, s->f, in->targs, (size_t)in->ntargs, NULL, &info);
-        if (st != TC_OK) {
-            diag_release(&d);
+        st = foreach ? tc_run_foreach_ex(s->p, s->c->fn, (size_t)s->ninst, s->lists,
+                                         (size_t)s->nlists, NULL, &info)
+                     : tc_run_ex(s->p, s->c->fn, in->targs, (size_t)in->ntargs, NULL, &info);
+        if (st != TC_OK)
             return fail_at(s, "run", msgf("%s failed: %s: %s", foreach ? "tc_run_foreach" : "tc_run",
                                           tc_status_str(st), tc_errmsg(s->ctx)));
-        }
-        st = drv_sync(s->dev, NULL, &d);
+        st = tc_device_sync(s->dev, NULL);
     }
     *ms = now_ms() - t0;
     if (st != TC_OK) {
-        char *m = msgf("after the first run: %s", d.brief ? d.brief : tc_status_str(st));
-        diag_release(&d);
+        char *why = dev_error(s->dev, st), *m = msgf("after the first run: %s", why);
+        free(why);
         return fail_at(s, "run", m);
     }
-    diag_release(&d);
     s->launches = plan_launches(&info);
     return true;
 }
@@ -340,7 +335,7 @@ int child_case(const child_opts *o, const bench_case *c)
     worst.detail = NULL;
 
     if (ok) {
-        bench_step step = {s.p, c->fn, s.inst, s.ninst, s.lists, s.nlists, s.ninst};
+        bench_step step = {s.p, c->fn, s.inst, s.ninst, s.lists, s.nlists, s.ninst, s.ctx};
         if (c->kind != CASE_FOREACH)
             step.lists = NULL;
         timing t;
@@ -383,12 +378,8 @@ int child_case(const child_opts *o, const bench_case *c)
     free(shapes);
     pool_close(&s.pool);
     tc_program_free(s.p);
-    if (s.ctx) { /* until tc_ctx_free releases the GPU state itself (as tools/run.c) */
-        rt_free(s.ctx->rt);
-        s.ctx->rt = NULL;
-    }
     tc_ctx_free(s.ctx);
-    drv_close(s.dev);
+    tc_ctx_free(s.dev);
     free(s.error);
     free(s.j.b.s);
     if (!wrote)

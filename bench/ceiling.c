@@ -15,33 +15,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
-
 static const bench_case sum_case = {"ceiling_sum", "full_sum.tc", "full_sum", "*=268435456",
                                     "*=16777216", NULL, false, CASE_PLAIN, NULL, NULL, NULL,
                                     NULL, NULL};
 
 /* The copy part; its GB/s or NAN. */
-static double copy_part(json *j, drv_device *dev, bool quick)
+static double copy_part(json *j, tc_ctx *dev, bool quick)
 {
     size_t bytes = quick ? (size_t)256 << 20 : (size_t)1 << 30;
-    tc_diag d;
-    diag_init(&d);
-    drv_ptr a = 0, b = 0;
+    void *a = NULL, *b = NULL;
     char *err = NULL;
     double us = NAN;
-    tc_status st = drv_alloc(dev, bytes, &a, &d);
+    tc_status st = tc_device_alloc(dev, bytes, &a);
     if (st == TC_OK)
-        st = drv_alloc(dev, bytes, &b, &d);
+        st = tc_device_alloc(dev, bytes, &b);
     if (st == TC_OK) /* any bytes will do for a copy; not zeros all the same */
-        st = drv_memset_async(dev, a, 0xa5, bytes, NULL, &d);
+        st = tc_device_memset(dev, a, 0xa5, bytes, NULL);
     if (st != TC_OK)
-        err = msgf("%s", d.brief ? d.brief : tc_status_str(st));
+        err = dev_error(dev, st);
     else if (time_copy(dev, b, a, bytes, 20, &us, &err) && !(us > 0))
         err = msgf("the copy timed at %g us: the events do not measure", us);
-    drv_free(dev, a);
-    drv_free(dev, b);
-    diag_release(&d);
+    tc_device_free(dev, a);
+    tc_device_free(dev, b);
     double gbps = err ? NAN : 2.0 * (double)bytes / (us * 1e3);
     json_key(j, "copy");
     json_obj(j);
@@ -58,38 +53,36 @@ static double copy_part(json *j, drv_device *dev, bool quick)
 }
 
 /* The sum part: tensorc's full_sum, checked; its GB/s or NAN. */
-static double sum_part(json *j, const child_opts *o, drv_device *dev)
+static double sum_part(json *j, const child_opts *o, tc_ctx *dev)
 {
     const bench_case *c = &sum_case;
     const char *shape = o->quick ? c->small : c->shape;
     char *err = NULL, *path = msgf("%s/%s", o->cases_dir, c->file);
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
-    const gfn *f = NULL;
+    const tc_function_info *f = NULL;
     check_pool pool = {0};
     bench_inst in = {0};
     check_result r = {0};
     timing t = {0};
-    tc_diag d;
-    diag_init(&d);
     int64_t bytes = 0;
     tc_status st;
     if (!path || tc_ctx_create(&ctx) != TC_OK)
         err = msgf("out of memory");
-    else if (tc_compile_file(ctx, path, &p) != TC_OK || api_entry(p, c->fn, &f) != TC_OK)
+    else if (tc_compile_file(ctx, path, &p) != TC_OK || tc_program_function(p, c->fn, &f) != TC_OK)
         err = msgf("%s", tc_errmsg(ctx));
     else if (pool_open(&pool, path, c->fn, 1, &err) &&
-             inst_make(p, f, c, shape, o->seed, "sum", o->threads, &in, &err) &&
+             inst_make(ctx, p, f, c, shape, o->seed, "sum", o->threads, &in, &err) &&
              inst_upload(dev, f, &in, o->threads, &err)) {
-        bytes = inst_bytes_min(f, &in) - dtype_size(TC_F32); /* the read; the one result is nothing */
+        bytes = inst_bytes_min(f, &in) - 4; /* the read; the one f32 result is nothing */
         if ((st = tc_run(p, c->fn, in.targs, (size_t)in.ntargs, NULL)) != TC_OK)
             err = msgf("tc_run failed: %s: %s", tc_status_str(st), tc_errmsg(ctx));
-        else if ((st = drv_sync(dev, NULL, &d)) != TC_OK)
-            err = msgf("%s", d.brief ? d.brief : tc_status_str(st));
+        else if ((st = tc_device_sync(dev, NULL)) != TC_OK)
+            err = dev_error(dev, st);
         else if (inst_download(dev, f, &in, &err) && !check_inst(&pool, f, &in, NULL, &r))
             err = msgf("%s", r.detail ? r.detail : "the reference check did not run");
         inst_free_host(f, &in);
-        bench_step step = {p, c->fn, &in, 1, NULL, 0, 0};
+        bench_step step = {p, c->fn, &in, 1, NULL, 0, 0, ctx};
         if (!err && r.ok)
             time_steps(dev, &step, false, o->quick, &t, &err);
     }
@@ -127,12 +120,7 @@ static double sum_part(json *j, const child_opts *o, drv_device *dev)
         inst_free(dev, f, &in);
     pool_close(&pool);
     tc_program_free(p);
-    if (ctx) {
-        rt_free(ctx->rt);
-        ctx->rt = NULL;
-    }
     tc_ctx_free(ctx);
-    diag_release(&d);
     free(path);
     free(err);
     return gbps;
@@ -142,15 +130,15 @@ int child_ceiling(const child_opts *o)
 {
     json j = {0};
     json_obj(&j);
-    tc_diag d;
-    diag_init(&d);
-    drv_device *dev = NULL;
-    tc_status st = drv_open(&dev, 0, &d);
+    tc_device_info gpu;
+    char *why = NULL;
+    tc_ctx *dev = dev_open(&gpu, &why);
+    bool have = dev != NULL;
     double best = NAN;
-    if (st != TC_OK) {
-        json_kstr(&j, "error", d.brief ? d.brief : tc_status_str(st));
+    if (!dev) {
+        json_kstr(&j, "error", why);
     } else {
-        json_kstr(&j, "device", drv_name(dev));
+        json_kstr(&j, "device", gpu.name);
         double c = copy_part(&j, dev, o->quick), s = sum_part(&j, o, dev);
         best = isnan(c) ? s : isnan(s) ? c : c > s ? c : s;
         json_kstr(&j, "from", isnan(best) ? NULL : best == c ? "copy" : "sum");
@@ -158,8 +146,8 @@ int child_ceiling(const child_opts *o)
     json_knum(&j, "ceiling_GBps", best);
     json_end_obj(&j);
     bool wrote = write_file(o->out, j.b.s ? j.b.s : "{}");
-    drv_close(dev);
-    diag_release(&d);
+    tc_ctx_free(dev);
+    free(why);
     free(j.b.s);
-    return !wrote ? BENCH_ENV : st != TC_OK ? BENCH_ENV : isnan(best) ? BENCH_FAILED : BENCH_OK;
+    return !wrote ? BENCH_ENV : !have ? BENCH_ENV : isnan(best) ? BENCH_FAILED : BENCH_OK;
 }

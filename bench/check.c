@@ -1,6 +1,6 @@
 /* check.c - every output against the reference interpreter, on every core.
  *
- * The reference interpreter (src/ref) is the oracle, in f64, and single-
+ * The reference interpreter (tc_run_cpu) is the oracle, in f64, and single-
  * threaded: over the suite's 64M-element cases and AdamW's 302M parameters
  * it would take minutes.  Most cases have rows that do not interact
  * (softmax's N, a pointwise [*]): the reference of a block of rows is the
@@ -44,7 +44,7 @@ bool pool_open(check_pool *pool, const char *path, const char *fn, int nthreads,
             return false;
         }
         if (tc_compile_file(pool->ctx[i], path, &pool->p[i]) != TC_OK ||
-            api_entry(pool->p[i], fn, &pool->f[i]) != TC_OK) {
+            tc_program_function(pool->p[i], fn, &pool->f[i]) != TC_OK) {
             *err = msgf("compiling %s for the reference: %s", path, tc_errmsg(pool->ctx[i]));
             pool_close(pool);
             return false;
@@ -71,16 +71,33 @@ void check_result_free(check_result *r)
     r->detail = NULL;
 }
 
-double check_tol(const gfn *f, tc_dtype out)
+static const DLDataType DT_F16 = {kDLFloat, 16, 1}, DT_BF16 = {kDLBfloat, 16, 1};
+
+static bool is_half(DLDataType t)
 {
-    if (!dtype_is_float(out))
+    return dt_is_float(t) && t.bits == 16;
+}
+
+double check_tol(tc_program *p, const tc_function_info *f, DLDataType out)
+{
+    if (!dt_is_float(out))
         return 0; /* integers and bools: exact */
-    if (out == TC_F16 || out == TC_BF16)
+    if (is_half(out))
         return 1e-2;
-    for (int i = 0; i < f->nnodes; i++)
-        if (f->nodes[i]->dtype == TC_F16 || f->nodes[i]->dtype == TC_BF16)
-            return 1e-2; /* f16/bf16 math feeding an f32 result */
-    return 1e-5;
+    int h = 0, b = 0;
+    tc_function_computes_in(p, f->name, DT_F16, &h);
+    tc_function_computes_in(p, f->name, DT_BF16, &b);
+    return h || b ? 1e-2 : 1e-5; /* f16/bf16 math feeding an f32 result */
+}
+
+/* As the reference's own measure: NaN matches only NaN, an infinity only itself. */
+static double elem_err(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b) ? 0 : INFINITY;
+    if (isinf(a) || isinf(b))
+        return a == b ? 0 : INFINITY;
+    return fabs(a - b);
 }
 
 /* --- where the split symbol sits ------------------------------------------------- */
@@ -91,28 +108,17 @@ typedef struct {
     int64_t total;          /* the symbol's value; 0: no split */
 } split_plan;
 
-/* The dim of shape (rank dims) that is exactly symbol s, -1 if none uses
- * it, -2 if it is used otherwise (twice, or as N - 1, 2 * N, ...).  "Is
- * exactly" is tested by value: the dim moves with s one for one. */
-static int sym_dim(const tc_dim *const *shape, int rank, const char *s, const tc_dimbind *b,
-                   int nb, int at, int64_t v)
+/* The dim that is exactly the symbol, given a tensor's shape at the symbol's
+ * value v (a) and at v + 7 (b): -1 if none moves, -2 if one moves otherwise
+ * (N - 1, 2 * N, ...) or two move.  "Is exactly" is tested by value: the dim
+ * moves with the symbol one for one. */
+static int sym_dim(int rank, const int64_t *a, const int64_t *b, int64_t v)
 {
     int found = -1;
     for (int k = 0; k < rank; k++) {
-        if (!dim_uses(shape[k], s))
+        if (a[k] == b[k])
             continue;
-        if (found >= 0)
-            return -2;
-        tc_dimbind *moved = malloc(sizeof *moved * (size_t)nb);
-        if (!moved)
-            return -2;
-        memcpy(moved, b, sizeof *moved * (size_t)nb);
-        int64_t x = -1, y = -1;
-        bool e1 = dim_eval(shape[k], b, nb, &x, NULL);
-        moved[at].value = v + 7;
-        bool e2 = dim_eval(shape[k], moved, nb, &y, NULL);
-        free(moved);
-        if (!e1 || !e2 || x != v || y != v + 7)
+        if (found >= 0 || a[k] != v || b[k] != v + 7)
             return -2;
         found = k;
     }
@@ -120,45 +126,57 @@ static int sym_dim(const tc_dim *const *shape, int rank, const char *s, const tc
 }
 
 /* Fill sp for splitting along s; sp->total = 0 when the shapes say no. */
-static bool plan_split(const gfn *f, const bench_inst *in, const char *s, split_plan *sp)
+static bool plan_split(tc_program *p, const tc_function_info *f, const bench_inst *in,
+                       const char *s, split_plan *sp)
 {
-    sp->param_dim = calloc((size_t)f->nparams + 1, sizeof(int));
-    sp->out_dim = calloc((size_t)f->noutputs + 1, sizeof(int));
+    sp->param_dim = calloc(f->nparams + 1, sizeof(int));
+    sp->out_dim = calloc(f->noutputs + 1, sizeof(int));
     sp->total = 0;
     if (!sp->param_dim || !sp->out_dim)
         return false;
-    for (int i = 0; i < f->nparams; i++)
+    for (size_t i = 0; i < f->nparams; i++)
         sp->param_dim[i] = -1;
-    for (int k = 0; k < f->noutputs; k++)
+    for (size_t k = 0; k < f->noutputs; k++)
         sp->out_dim[k] = -1;
     int at = -1;
-    for (int i = 0; s && i < in->nb; i++)
-        if (strcmp(in->binds[i].name, s) == 0)
+    for (int i = 0; s && i < in->nsizes; i++)
+        if (strcmp(in->sizes[i].name, s) == 0)
             at = i;
     if (at < 0)
         return true;
-    int64_t v = in->binds[at].value;
+    int64_t v = in->sizes[at].v.i;
+    /* the shapes with the symbol moved by 7 */
+    tc_arg *moved = malloc(sizeof *moved * (size_t)in->nsizes);
+    tc_shape *ps = calloc(f->nparams + 1, sizeof *ps), *os = calloc(f->noutputs + 1, sizeof *os);
+    bool ok = moved && ps && os;
+    if (ok) {
+        memcpy(moved, in->sizes, sizeof *moved * (size_t)in->nsizes);
+        moved[at].v.i = v + 7;
+    }
+    bool split = ok && tc_shapes(p, f->name, moved, (size_t)in->nsizes, ps, f->nparams, os,
+                                 f->noutputs) == TC_OK;
     bool any_in = false;
-    for (int i = 0; i < f->nparams; i++) {
-        const gparam *g = &f->params[i];
-        if (g->scalar)
+    for (size_t i = 0; split && i < f->nparams; i++) {
+        if (f->params[i].scalar)
             continue;
-        int d = sym_dim(g->shape, g->rank, s, in->binds, in->nb, at, v);
+        int d = sym_dim(in->args[i].rank, in->args[i].shape, ps[i].shape, v);
         if (d == -2)
-            return true;
+            split = false;
         sp->param_dim[i] = d;
         any_in |= d >= 0;
     }
-    for (int k = 0; k < f->noutputs; k++) {
-        const gnode *n = f->outputs[k].node;
-        int d = sym_dim(n->shape, n->rank, s, in->binds, in->nb, at, v);
+    for (size_t k = 0; split && k < f->noutputs; k++) {
+        int d = sym_dim(in->out_shapes[k].ndim, in->out_shapes[k].shape, os[k].shape, v);
         if (d == -2 || (d == -1 && any_in))
-            return true; /* reduced over s: the rows interact */
+            split = false; /* reduced over s: the rows interact */
         sp->out_dim[k] = d;
     }
-    if (any_in && v > 1)
+    if (split && any_in && v > 1)
         sp->total = v;
-    return true;
+    free(moved);
+    free(ps);
+    free(os);
+    return ok;
 }
 
 /* --- one chunk ------------------------------------------------------------------------- */
@@ -172,7 +190,7 @@ typedef struct {
 
 typedef struct {
     check_pool *pool;
-    const gfn *f;           /* the caller's (shapes, dtypes: same in every copy) */
+    const tc_function_info *f;  /* the caller's (shapes, dtypes: same in every copy) */
     const bench_inst *in;
     const char *sym;        /* the split symbol */
     split_plan sp;
@@ -191,13 +209,13 @@ static void dim_split_sizes(const int64_t *shape, int rank, int d, int64_t *oute
         *inner *= shape[k];
 }
 
-static void compare(const check_job *j, int k, const ref_tensor *want, int d, int64_t lo,
+static void compare(const check_job *j, int k, const htensor *want, int d, int64_t lo,
                     int64_t len, out_stats *st)
 {
     const unsigned char *got = j->in->got[k];
-    tc_dtype dt = j->f->outputs[k].node->dtype;
-    int sz = dtype_size(dt);
-    int64_t n = ref_numel(want), outer = 1, inner = 1, total = j->sp.total;
+    DLDataType dt = want->dtype;
+    int sz = dt_size(dt);
+    int64_t n = ht_numel(want), outer = 1, inner = 1, total = j->sp.total;
     if (d >= 0)
         dim_split_sizes(want->shape, want->rank, d, &outer, &inner);
     *st = (out_stats){0, 0, -1, 0, 0};
@@ -208,17 +226,18 @@ static void compare(const check_job *j, int k, const ref_tensor *want, int d, in
             g = (o * total + lo + rest / inner) * inner + rest % inner;
         }
         double a, b, e;
-        if (want->idata) { /* integers and bools: exactly, so any difference fails */
-            int64_t ia = dtype_decode_int(dt, got + g * sz), ib = want->idata[i];
+        if (!dt_is_float(dt)) { /* integers and bools: exactly, so any difference fails */
+            long long ia = tc_value_decode_int(dt, got + g * sz);
+            long long ib = tc_value_decode_int(dt, want->data + i * sz);
             a = (double)ia;
             b = (double)ib;
             e = ia == ib ? 0 : INFINITY;
         } else {
-            a = decode_value(dt, got + g * sz);
-            b = want->data[i];
+            a = tc_value_decode(dt, got + g * sz);
+            b = tc_value_decode(dt, want->data + i * sz);
             if (isfinite(b) && fabs(b) > st->scale)
                 st->scale = fabs(b);
-            e = ref_elem_err(a, b);
+            e = elem_err(a, b);
         }
         if (e > st->maxerr || (st->at < 0 && e > 0)) {
             st->maxerr = e;
@@ -232,114 +251,140 @@ static void compare(const check_job *j, int k, const ref_tensor *want, int d, in
 static void check_chunk(void *arg, int worker, int64_t c)
 {
     check_job *j = arg;
-    const gfn *f = j->f, *wf = j->pool->f[worker];
+    const tc_function_info *f = j->f;
     tc_program *wp = j->pool->p[worker];
+    tc_ctx *wctx = j->pool->ctx[worker];
     const bench_inst *in = j->in;
+    size_t np = f->nparams, no = f->noutputs;
     int64_t total = j->sp.total, lo = 0, hi = 0;
     if (total) {
         lo = total * c / j->nchunks;
         hi = total * (c + 1) / j->nchunks;
     }
-    ref_tensor *args = calloc((size_t)f->nparams + 1, sizeof *args);
-    bool *owned = calloc((size_t)f->nparams + 1, sizeof *owned);
-    bind_arg *ba = calloc((size_t)f->nparams + 1, sizeof *ba);
-    tc_dimbind *extra = malloc(sizeof *extra * (size_t)(in->nb + 1));
-    ref_tensor *outs = calloc((size_t)f->noutputs + 1, sizeof *outs);
+    htensor *args = calloc(np + 1, sizeof *args);
+    bool *owned = calloc(np + 1, sizeof *owned);
+    htensor *outs = calloc(no + 1, sizeof *outs);
+    tc_shape *os = calloc(no + 1, sizeof *os);
+    DLTensor *dl = calloc(np + no + 1, sizeof *dl);
+    tc_arg *targs = calloc(np + no + 1, sizeof *targs);
+    tc_arg *sizes = malloc(sizeof *sizes * (size_t)(in->nsizes + 1));
+    size_t nt = 0;
     char *err = NULL;
-    if (!args || !owned || !ba || !extra || !outs)
+    if (!args || !owned || !outs || !os || !dl || !targs || !sizes)
         err = msgf("out of memory");
 
-    /* the chunk's inputs: views of a leading dim, copies of an inner one */
-    for (int i = 0; !err && i < f->nparams; i++) {
-        const ref_tensor *t = &in->args[i];
+    /* the chunk's inputs: views of a leading dim, copies of an inner one
+     * (and of any the reference writes back into: an inout parameter) */
+    for (size_t i = 0; !err && i < np; i++) {
+        const htensor *t = &in->args[i];
         int d = total ? j->sp.param_dim[i] : -1;
         args[i] = *t;
+        if (f->params[i].scalar) {
+            targs[nt++] = scalar_arg(f->params[i].name, t);
+            continue;
+        }
+        int sz = dt_size(t->dtype);
+        int64_t outer = ht_numel(t), inner = 1, len = 1, from_len = 1, first = 0;
         if (d >= 0) {
-            int64_t outer, inner, len = hi - lo;
             dim_split_sizes(t->shape, t->rank, d, &outer, &inner);
+            len = hi - lo;
+            from_len = t->shape[d];
+            first = lo;
             args[i].shape[d] = len;
-            /* either lane (ref.h): 8 bytes an element in both */
-            const char *from = t->idata ? (const char *)t->idata : (const char *)t->data;
-            char *to;
-            if (d == 0) {
-                to = (char *)from + lo * inner * 8;
-            } else if (!(to = malloc(8 * (size_t)(outer * len * inner) + 1))) {
+        }
+        if (d == 0 && !f->params[i].inout) {
+            args[i].data = t->data + lo * inner * sz;
+        } else if (d >= 0 || f->params[i].inout) {
+            unsigned char *to = malloc((size_t)(outer * len * inner * sz) + 1);
+            if (!to) {
                 err = msgf("out of memory");
                 break;
-            } else {
-                owned[i] = true;
-                for (int64_t o = 0; o < outer; o++)
-                    memcpy(to + o * len * inner * 8, from + (o * t->shape[d] + lo) * inner * 8,
-                           8 * (size_t)(len * inner));
             }
-            if (t->idata)
-                args[i].idata = (int64_t *)(void *)to;
-            else
-                args[i].data = (double *)(void *)to;
+            owned[i] = true;
+            if (d < 0)
+                memcpy(to, t->data, (size_t)(outer * sz));
+            for (int64_t o = 0; d >= 0 && o < outer; o++)
+                memcpy(to + o * len * inner * sz, t->data + (o * from_len + first) * inner * sz,
+                       (size_t)(len * inner * sz));
+            args[i].data = to;
         }
-        if (!f->params[i].scalar) {
-            ba[i].given = true;
-            ba[i].rank = args[i].rank;
-            memcpy(ba[i].shape, args[i].shape, sizeof ba[i].shape);
-        }
+        dl[i] = ht_dl(&args[i]);
+        targs[nt++] = tc_arg_tensor(f->params[i].name, &dl[i]);
     }
 
-    /* its sizes: the whole's, with the split symbol the chunk's length */
-    tc_dimbind *binds = NULL;
-    int nb = 0;
+    /* its outputs: the whole's shapes, with the split symbol the chunk's length */
     if (!err) {
-        memcpy(extra, in->binds, sizeof *extra * (size_t)in->nb);
-        for (int i = 0; total && i < in->nb; i++)
-            if (strcmp(extra[i].name, j->sym) == 0)
-                extra[i].value = hi - lo;
-        if (api_bind(wp, wf, ba, extra, in->nb, &binds, &nb) != TC_OK)
-            err = msgf("binding the reference's sizes: %s", tc_errmsg(wp->ctx));
-        else if (api_ref_run(wp, wf, binds, nb, args, outs) != TC_OK)
-            err = msgf("the reference interpreter failed: %s", tc_errmsg(wp->ctx));
+        memcpy(sizes, in->sizes, sizeof *sizes * (size_t)in->nsizes);
+        for (int i = 0; total && i < in->nsizes; i++)
+            if (strcmp(sizes[i].name, j->sym) == 0)
+                sizes[i].v.i = hi - lo;
+        if (!total)
+            memcpy(os, in->out_shapes, sizeof *os * no);
+        else if (tc_output_shapes(wp, f->name, sizes, (size_t)in->nsizes, os, no) != TC_OK)
+            err = msgf("binding the reference's sizes: %s", tc_errmsg(wctx));
     }
-    for (int k = 0; !err && k < f->noutputs; k++)
-        compare(j, k, &outs[k], total ? j->sp.out_dim[k] : -1, lo, hi - lo,
-                &j->stats[c * f->noutputs + k]);
-    for (int k = 0; outs && k < f->noutputs; k++)
-        ref_free(&outs[k]);
-    for (int i = 0; args && owned && i < f->nparams; i++)
-        if (owned[i]) {
-            free(args[i].data);
-            free(args[i].idata);
+    for (size_t k = 0; !err && k < no; k++) {
+        int ip = out_param(f, (int)k);
+        if (ip >= 0) { /* written back into the parameter's copy */
+            outs[k] = args[ip];
+            continue;
         }
+        if (!ht_alloc(&outs[k], os[k].dtype, os[k].ndim, os[k].shape)) {
+            err = msgf("out of memory");
+            break;
+        }
+        dl[np + k] = ht_dl(&outs[k]);
+        targs[nt++] = tc_arg_tensor(f->outputs[k].name, &dl[np + k]);
+    }
+    if (!err && tc_run_cpu(wp, f->name, targs, nt) != TC_OK)
+        err = msgf("the reference interpreter failed: %s", tc_errmsg(wctx));
+    for (size_t k = 0; !err && k < no; k++)
+        compare(j, (int)k, &outs[k], total ? j->sp.out_dim[k] : -1, lo, hi - lo,
+                &j->stats[c * (int64_t)no + (int64_t)k]);
+    for (size_t k = 0; outs && k < no; k++)
+        if (out_param(f, (int)k) < 0)
+            free(outs[k].data);
+    for (size_t i = 0; args && owned && i < np; i++)
+        if (owned[i])
+            free(args[i].data);
     free(args);
     free(owned);
-    free(ba);
-    free(extra);
     free(outs);
+    free(os);
+    free(dl);
+    free(targs);
+    free(sizes);
     j->errors[c] = err;
 }
 
 /* "[2, 5]": the multi-index of flat element i of output k. */
-static char *index_text(const gfn *f, const bench_inst *in, int k, int64_t i)
+static char *index_text(const bench_inst *in, int k, int64_t i)
 {
-    const gnode *n = f->outputs[k].node;
-    int64_t idx[TC_MAX_RANK];
-    for (int r = n->rank - 1; r >= 0; r--) {
-        int64_t s = bind_eval(n->shape[r], in->binds, in->nb);
+    const tc_shape *n = &in->out_shapes[k];
+    int64_t idx[TC_MAX_DIMS];
+    for (int r = n->ndim - 1; r >= 0; r--) {
+        int64_t s = n->shape[r];
         idx[r] = s ? i % s : 0;
         i = s ? i / s : 0;
     }
-    tc_strbuf b = {0};
-    strbuf_printf(&b, "[");
-    for (int r = 0; r < n->rank; r++)
-        strbuf_printf(&b, "%s%lld", r ? ", " : "", (long long)idx[r]);
-    strbuf_printf(&b, "]");
+    sbuf b = {0};
+    sb_printf(&b, "[");
+    for (int r = 0; r < n->ndim; r++)
+        sb_printf(&b, "%s%lld", r ? ", " : "", (long long)idx[r]);
+    sb_printf(&b, "]");
     return b.s;
 }
 
-bool check_inst(check_pool *pool, const gfn *f, const bench_inst *in, const char *split,
-                check_result *r)
+bool check_inst(check_pool *pool, const tc_function_info *f, const bench_inst *in,
+                const char *split, check_result *r)
 {
     memset(r, 0, sizeof *r);
+    int no = (int)f->noutputs;
     check_job j = {pool, f, in, split, {0}, 1, NULL, NULL};
-    if (!plan_split(f, in, split, &j.sp)) {
+    if (!plan_split(pool->p[0], f, in, split, &j.sp)) {
         r->detail = msgf("out of memory");
+        free(j.sp.param_dim);
+        free(j.sp.out_dim);
         return false;
     }
     if (j.sp.total) {
@@ -348,7 +393,7 @@ bool check_inst(check_pool *pool, const gfn *f, const bench_inst *in, const char
             j.nchunks = (int)j.sp.total;
     }
     r->split = j.sp.total > 0;
-    j.stats = calloc((size_t)j.nchunks * (size_t)(f->noutputs + 1), sizeof *j.stats);
+    j.stats = calloc((size_t)j.nchunks * (size_t)(no + 1), sizeof *j.stats);
     j.errors = calloc((size_t)j.nchunks, sizeof *j.errors);
     bool ran = j.stats && j.errors;
     if (!ran)
@@ -366,10 +411,10 @@ bool check_inst(check_pool *pool, const gfn *f, const bench_inst *in, const char
     /* each output over all chunks; the verdict is the worst output's */
     r->ok = ran;
     double worst_ratio = -1;
-    for (int k = 0; ran && k < f->noutputs; k++) {
+    for (int k = 0; ran && k < no; k++) {
         out_stats s = {0, 0, -1, 0, 0};
         for (int c = 0; c < j.nchunks; c++) {
-            const out_stats *t = &j.stats[c * f->noutputs + k];
+            const out_stats *t = &j.stats[c * no + k];
             if (t->scale > s.scale)
                 s.scale = t->scale;
             if (t->maxerr > s.maxerr || (s.at < 0 && t->at >= 0)) {
@@ -380,7 +425,7 @@ bool check_inst(check_pool *pool, const gfn *f, const bench_inst *in, const char
             }
         }
         double scale = s.scale > 1 ? s.scale : 1, rel = s.maxerr / scale;
-        double tol = check_tol(f, f->outputs[k].node->dtype);
+        double tol = check_tol(pool->p[0], f, in->out_shapes[k].dtype);
         bool ok = rel == 0 || rel < tol;
         double ratio = tol > 0 ? rel / tol : (rel > 0 ? INFINITY : 0);
         if (rel > r->max_rel_err || k == 0)
@@ -389,7 +434,7 @@ bool check_inst(check_pool *pool, const gfn *f, const bench_inst *in, const char
             worst_ratio = ratio;
             r->tol = tol;
             free(r->detail);
-            char *idx = s.at >= 0 ? index_text(f, in, k, s.at) : NULL;
+            char *idx = s.at >= 0 ? index_text(in, k, s.at) : NULL;
             r->detail = s.at < 0 ? msgf("output '%s': every element equals the reference",
                                          f->outputs[k].name)
                                  : msgf("output '%s' at %s: got %.9g, want %.9g (max |got - want| = "

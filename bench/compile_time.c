@@ -11,7 +11,7 @@
  *          launch) -> the device finished
  *
  * and not what any CUDA program pays before (cuInit and the primary
- * context, made here by drv_open first, as PyTorch would have), nor making
+ * context, made here by dev_open first, as PyTorch would have), nor making
  * the inputs.  The result is then downloaded and checked against the
  * reference; a time whose result is wrong is reported as an error, not as
  * a time.  The case's small shape is used: kernels do not depend on sizes.
@@ -20,8 +20,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#include "rt.h"
 
 int child_compile_time(const child_opts *o, const bench_case *c, bool cold)
 {
@@ -35,23 +33,23 @@ int child_compile_time(const child_opts *o, const bench_case *c, bool cold)
 
     char *err = NULL, *path = msgf("%s/%s", o->cases_dir, c->file);
     const char *stage = "setup";
-    tc_diag d;
-    diag_init(&d);
-    drv_device *dev = NULL;
     check_pool pool = {0};
     bench_inst in = {0};
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
-    tc_status st = drv_open(&dev, 0, &d);
+    tc_status st;
+    char *why = NULL;
+    tc_ctx *dev = dev_open(NULL, &why);
     if (!path)
         err = msgf("out of memory");
-    else if (st != TC_OK)
-        err = msgf("%s", d.brief ? d.brief : tc_status_str(st));
+    else if (!dev)
+        err = msgf("%s", why);
     /* inputs from a separate compilation: nothing of it is shared with the timed one */
     else if (pool_open(&pool, path, c->fn, 1, &err) &&
-             inst_make(pool.p[0], pool.f[0], c, c->small, o->seed, "compile", 1, &in, &err) &&
-             inst_upload(dev, pool.f[0], &in, 1, &err) && (st = drv_sync(dev, NULL, &d)) != TC_OK)
-        err = msgf("%s", d.brief ? d.brief : tc_status_str(st));
+             inst_make(pool.ctx[0], pool.p[0], pool.f[0], c, c->small, o->seed, "compile", 1, &in,
+                       &err) &&
+             inst_upload(dev, pool.f[0], &in, 1, &err) && (st = tc_device_sync(dev, NULL)) != TC_OK)
+        err = dev_error(dev, st);
 
     double t0 = 0, t1 = 0, t2 = 0, t3 = 0;
     if (!err) {
@@ -67,8 +65,8 @@ int child_compile_time(const child_opts *o, const bench_case *c, bool cold)
             if ((st = tc_run(p, c->fn, in.targs, (size_t)in.ntargs, NULL)) != TC_OK)
                 err = msgf("tc_run failed: %s: %s", tc_status_str(st), tc_errmsg(ctx));
             t2 = now_ms();
-            if (!err && (st = drv_sync(dev, NULL, &d)) != TC_OK)
-                err = msgf("%s", d.brief ? d.brief : tc_status_str(st));
+            if (!err && (st = tc_device_sync(dev, NULL)) != TC_OK)
+                err = dev_error(dev, st);
             t3 = now_ms();
         }
     }
@@ -112,13 +110,9 @@ int child_compile_time(const child_opts *o, const bench_case *c, bool cold)
         inst_free(dev, pool.f[0], &in);
     pool_close(&pool);
     tc_program_free(p);
-    if (ctx) {
-        rt_free(ctx->rt);
-        ctx->rt = NULL;
-    }
     tc_ctx_free(ctx);
-    drv_close(dev);
-    diag_release(&d);
+    tc_ctx_free(dev);
+    free(why);
     free(path);
     free(err);
     free(j.b.s);

@@ -16,8 +16,8 @@ char *msgf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    tc_strbuf b = {0};
-    strbuf_vprintf(&b, fmt, ap);
+    sbuf b = {0};
+    sb_vprintf(&b, fmt, ap);
     va_end(ap);
     /* library messages end in a newline; ours are embedded in JSON and lines */
     while (b.s && b.len > 0 && (b.s[b.len - 1] == '\n' || b.s[b.len - 1] == ' '))

@@ -7,11 +7,9 @@
  * splitmix64 streams, one per block of BLOCK elements seeded from (seed,
  * tag, block): the values do not depend on the number of threads.
  *
- * Values are made already rounded to the tensor's dtype (ref_setf: floats
- * in the double lane, integers in the int64 lane), which is what the
- * reference interpreter reads; the device
- * gets the same values as the dtype's bytes, so the two see the same
- * numbers exactly.
+ * Values are made as the dtype's bytes (tc_value_encode rounds them), which
+ * is what both the device and the reference interpreter (tc_run_cpu) read,
+ * so the two see the same numbers exactly.
  */
 #include "bench.h"
 
@@ -120,7 +118,7 @@ static uint64_t splitmix(uint64_t *s)
 }
 
 typedef struct {
-    ref_tensor *t;
+    htensor *t;
     uint64_t base;
     bool nonneg;
 } fill_job;
@@ -129,63 +127,90 @@ static void fill_block(void *arg, int worker, int64_t b)
 {
     (void)worker;
     fill_job *j = arg;
-    int64_t n = ref_numel(j->t), lo = b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
+    int64_t n = ht_numel(j->t), lo = b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
     uint64_t s = j->base ^ (0x632be59bd9b4e019ull * (uint64_t)(b + 1));
-    tc_dtype dt = j->t->dtype;
+    DLDataType dt = j->t->dtype;
+    int sz = dt_size(dt);
     for (int64_t i = lo; i < hi; i++) {
         double u = (double)(splitmix(&s) >> 11) * 0x1p-53; /* [0, 1) */
         double v;
-        if (dtype_is_float(dt))
-            v = dtype_round(dt, j->nonneg ? u : 2 * u - 1);
-        else if (dtype_is_int(dt))
+        if (dt_is_float(dt))
+            v = j->nonneg ? u : 2 * u - 1;
+        else if (dt_is_int(dt))
             v = (j->nonneg ? 0 : -10) + (double)(splitmix(&s) % 20);
         else
             v = (double)(splitmix(&s) >> 63);
-        ref_setf(j->t, i, v); /* integral for integer dtypes: exact in either lane */
+        tc_value_encode(dt, v, j->t->data + i * sz); /* rounded to the dtype */
     }
 }
 
-void fill_random(ref_tensor *t, uint64_t seed, const char *tag, bool nonneg, int nthreads)
+void fill_random(htensor *t, uint64_t seed, const char *tag, bool nonneg, int nthreads)
 {
     fill_job j = {t, hash_str(0, tag) ^ seed * 0x9e3779b97f4a7c15ull, nonneg};
-    int64_t n = ref_numel(t), blocks = (n + BLOCK - 1) / BLOCK;
+    int64_t n = ht_numel(t), blocks = (n + BLOCK - 1) / BLOCK;
     if (!par_for(blocks, nthreads, fill_block, &j))
         for (int64_t b = 0; b < blocks; b++)
             fill_block(&j, 0, b);
 }
 
-/* --- dtypes as bytes: dtype_encode / dtype_decode (src/base/dtype.c) ------------------- */
+/* --- host tensors and dtypes ------------------------------------------------------------ */
 
-double decode_value(tc_dtype dt, const unsigned char *p)
+int dt_size(DLDataType t)
 {
-    return dtype_decode(dt, p);
+    return t.bits / 8;
 }
 
-typedef struct {
-    const ref_tensor *t;
-    unsigned char *out;
-} encode_job;
-
-static void encode_block(void *arg, int worker, int64_t b)
+bool dt_is_float(DLDataType t)
 {
-    (void)worker;
-    encode_job *j = arg;
-    int64_t n = ref_numel(j->t), lo = b * BLOCK, hi = lo + BLOCK < n ? lo + BLOCK : n;
-    int sz = dtype_size(j->t->dtype);
-    for (int64_t i = lo; i < hi; i++) {
-        if (j->t->idata)
-            dtype_encode_int(j->t->dtype, j->t->idata[i], j->out + i * sz);
-        else
-            dtype_encode(j->t->dtype, j->t->data[i], j->out + i * sz);
+    return t.code == kDLFloat || t.code == kDLBfloat;
+}
+
+bool dt_is_int(DLDataType t)
+{
+    return t.code == kDLInt;
+}
+
+const char *dt_name(DLDataType t)
+{
+    switch (t.code) {
+    case kDLFloat: return t.bits == 16 ? "f16" : t.bits == 64 ? "f64" : "f32";
+    case kDLBfloat: return "bf16";
+    case kDLInt: return t.bits == 64 ? "i64" : "i32";
+    default: return "bool";
     }
 }
 
-void encode_tensor(const ref_tensor *t, unsigned char *out, int nthreads)
+int64_t ht_numel(const htensor *t)
 {
-    encode_job j = {t, out};
-    int64_t n = ref_numel(t), blocks = (n + BLOCK - 1) / BLOCK;
-    if (!par_for(blocks, nthreads, encode_block, &j))
-        for (int64_t b = 0; b < blocks; b++)
-            encode_block(&j, 0, b);
+    int64_t n = 1;
+    for (int k = 0; k < t->rank; k++)
+        n *= t->shape[k];
+    return n;
 }
 
+bool ht_alloc(htensor *t, DLDataType dt, int rank, const int64_t *shape)
+{
+    t->dtype = dt;
+    t->rank = rank;
+    int64_t n = 1;
+    for (int k = 0; k < rank; k++) {
+        t->shape[k] = shape[k];
+        if (shape[k] < 0 || (shape[k] && n > INT64_MAX / 8 / shape[k]))
+            return false;
+        n *= shape[k];
+    }
+    t->data = malloc((size_t)(n * dt_size(dt)) + 1);
+    return t->data != NULL;
+}
+
+DLTensor ht_dl(htensor *t)
+{
+    DLTensor d;
+    memset(&d, 0, sizeof d);
+    d.data = t->data;
+    d.device.device_type = kDLCPU;
+    d.ndim = t->rank;
+    d.dtype = t->dtype;
+    d.shape = t->shape;
+    return d;
+}

@@ -2,7 +2,7 @@
  *
  * The steps of tools/run.c's --device=cuda path, kept apart so the suite can
  * hold 240 of them (AdamW) and free each one's host copy as soon as it is
- * checked: bind the sizes (graph_bind, through api_bind), make random
+ * checked: the shapes the sizes give (tc_shapes), make random
  * inputs on the host, upload them once, allocate outputs poisoned with 0xff
  * so an element no kernel writes reads as NaN, download the results.
  *
@@ -11,19 +11,18 @@
  */
 #include "bench.h"
 
-#include "api_run.h"
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* "N=64,D=128" into bindings (names malloc'd).  NULL and *err on a bad one. */
-static tc_dimbind *parse_shape(const char *shape, int *n, char **err)
+/* "N=64,D=128" into tc_arg_size arguments (names malloc'd).  NULL and *err
+ * on a bad one. */
+static tc_arg *parse_shape(const char *shape, int *n, char **err)
 {
     int cap = 1;
     for (const char *s = shape; *s; s++)
         cap += *s == ',';
-    tc_dimbind *b = calloc((size_t)cap, sizeof *b);
+    tc_arg *b = calloc((size_t)cap, sizeof *b);
     char *copy = strdup(shape), *save = NULL;
     *n = 0;
     if (!b || !copy) {
@@ -43,8 +42,8 @@ static tc_dimbind *parse_shape(const char *shape, int *n, char **err)
             free(copy);
             return NULL;
         }
-        b[*n].name = strndup(item, (size_t)(eq - item));
-        b[(*n)++].value = v;
+        b[*n] = tc_arg_size(strndup(item, (size_t)(eq - item)), v);
+        (*n)++;
     }
     free(copy);
     return b;
@@ -82,26 +81,38 @@ static bool listed(const char *list, const char *name)
     return false;
 }
 
-bool inst_make(tc_program *p, const gfn *f, const bench_case *c, const char *shape,
-               uint64_t seed, const char *seed_tag, int nthreads, bench_inst *in, char **err)
+int out_param(const tc_function_info *f, int k)
+{
+    if (!f->outputs[k].inout)
+        return -1;
+    for (size_t i = 0; i < f->nparams; i++)
+        if (f->params[i].inout && !strcmp(f->params[i].name, f->outputs[k].name))
+            return (int)i;
+    return -1;
+}
+
+bool inst_make(tc_ctx *ctx, tc_program *p, const tc_function_info *f, const bench_case *c,
+               const char *shape, uint64_t seed, const char *seed_tag, int nthreads, bench_inst *in,
+               char **err)
 {
     memset(in, 0, sizeof *in);
-    int nextra = 0;
-    tc_dimbind *extra = parse_shape(shape, &nextra, err);
-    if (!extra)
+    in->sizes = parse_shape(shape, &in->nsizes, err);
+    if (!in->sizes)
         return false;
-    bind_arg *ba = calloc((size_t)f->nparams + 1, sizeof *ba);
-    in->args = calloc((size_t)f->nparams + 1, sizeof *in->args);
-    bool ok = ba && in->args;
+    tc_shape *ps = calloc(f->nparams + 1, sizeof *ps);
+    in->out_shapes = calloc(f->noutputs + 1, sizeof *in->out_shapes);
+    in->args = calloc(f->nparams + 1, sizeof *in->args);
+    bool ok = ps && in->out_shapes && in->args;
     if (!ok)
         *err = msgf("out of memory");
-    if (ok && api_bind(p, f, ba, extra, nextra, &in->binds, &in->nb) != TC_OK) {
-        *err = msgf("binding %s: %s", shape, tc_errmsg(p->ctx));
+    if (ok && tc_shapes(p, f->name, in->sizes, (size_t)in->nsizes, ps, f->nparams, in->out_shapes,
+                        f->noutputs) != TC_OK) {
+        *err = msgf("binding %s: %s", shape, tc_errmsg(ctx));
         ok = false;
     }
-    for (int i = 0; ok && i < f->nparams; i++) {
-        const gparam *g = &f->params[i];
-        ref_tensor *t = &in->args[i];
+    for (size_t i = 0; ok && i < f->nparams; i++) {
+        const tc_value_info *g = &f->params[i];
+        htensor *t = &in->args[i];
         if (g->scalar) {
             double v;
             if (!scalar_value(c->scalars, g->name, &v)) {
@@ -110,20 +121,17 @@ bool inst_make(tc_program *p, const gfn *f, const bench_case *c, const char *sha
                     ok = false;
                     break;
                 }
-                v = g->def;
+                v = g->default_value;
             }
-            if (!(ok = ref_alloc(t, g->dtype, 0, NULL)))
+            if (!(ok = ht_alloc(t, ps[i].dtype, 0, NULL)))
                 *err = msgf("out of memory");
             else
-                ref_setf(t, 0, v); /* as a cast of the value */
+                tc_value_encode(t->dtype, v, t->data); /* as a cast of the value */
             continue;
         }
-        int64_t sh[TC_MAX_RANK];
-        for (int k = 0; k < g->rank; k++)
-            sh[k] = bind_eval(g->shape[k], in->binds, in->nb);
-        if (!ref_alloc(t, g->dtype, g->rank, sh)) {
+        if (!ht_alloc(t, ps[i].dtype, ps[i].ndim, ps[i].shape)) {
             *err = msgf("parameter '%s': cannot allocate %lld elements on the host", g->name,
-                        (long long)(g->rank ? sh[0] : 1));
+                        (long long)(ps[i].ndim ? ps[i].shape[0] : 1));
             ok = false;
             break;
         }
@@ -136,23 +144,29 @@ bool inst_make(tc_program *p, const gfn *f, const bench_case *c, const char *sha
         fill_random(t, seed, tag, listed(c->nonneg, g->name), nthreads);
         free(tag);
     }
-    for (int i = 0; i < nextra; i++)
-        free((char *)extra[i].name);
-    free(extra);
-    free(ba);
+    free(ps);
     return ok;
 }
 
-static void set_dl(bench_buf *b, tc_dtype dt, int rank, const int64_t *shape)
+tc_arg scalar_arg(const char *name, const htensor *t)
+{
+    if (dt_is_float(t->dtype))
+        return tc_arg_float(name, tc_value_decode(t->dtype, t->data));
+    if (dt_is_int(t->dtype))
+        return tc_arg_int(name, tc_value_decode_int(t->dtype, t->data));
+    return tc_arg_bool(name, tc_value_decode_int(t->dtype, t->data) != 0);
+}
+
+static void set_dl(bench_buf *b, DLDataType dt, int rank, const int64_t *shape)
 {
     memcpy(b->shape, shape, sizeof *shape * (size_t)rank);
     memset(&b->dl, 0, sizeof b->dl);
-    b->dl.data = (void *)(uintptr_t)b->ptr;
+    b->dl.data = b->ptr;
     b->dl.device.device_type = kDLCUDA;
     b->dl.device.device_id = 0;
     b->dl.ndim = rank;
     b->dl.shape = b->shape;
-    b->dl.dtype = api_dl_dtype(dt);
+    b->dl.dtype = dt;
 }
 
 static int64_t numel(int rank, const int64_t *shape)
@@ -163,26 +177,31 @@ static int64_t numel(int rank, const int64_t *shape)
     return n;
 }
 
-static bool dev_alloc(drv_device *dev, bench_buf *b, size_t bytes, const char *what, char **err)
+static bool dev_alloc(tc_ctx *dev, bench_buf *b, size_t bytes, const char *what, char **err)
 {
-    tc_diag d;
-    diag_init(&d);
     b->bytes = bytes;
-    tc_status st = drv_alloc(dev, bytes ? bytes : 1, &b->ptr, &d);
+    tc_status st = tc_device_alloc(dev, bytes ? bytes : 1, &b->ptr);
     if (st != TC_OK) {
-        *err = msgf("%s: cannot allocate %zu bytes on the GPU: %s", what, bytes,
-                    d.brief ? d.brief : tc_status_str(st));
-        b->ptr = 0;
+        char *m = dev_error(dev, st);
+        *err = msgf("%s: cannot allocate %zu bytes on the GPU: %s", what, bytes, m);
+        free(m);
+        b->ptr = NULL;
     }
-    diag_release(&d);
     return st == TC_OK;
 }
 
-bool inst_upload(drv_device *dev, const gfn *f, bench_inst *in, int nthreads, char **err)
+/* what: the driver's message for st, into *err (malloc'd). */
+static char *dev_fail(tc_ctx *dev, tc_status st, const char *what, const char *name)
 {
-    tc_diag d;
-    diag_init(&d);
-    size_t np = (size_t)f->nparams + 1, no = (size_t)f->noutputs + 1;
+    char *m = dev_error(dev, st), *r = msgf("%s '%s': %s", what, name, m);
+    free(m);
+    return r;
+}
+
+bool inst_upload(tc_ctx *dev, const tc_function_info *f, bench_inst *in, int nthreads, char **err)
+{
+    (void)nthreads; /* the host copy is already the device's bytes */
+    size_t np = f->nparams + 1, no = f->noutputs + 1;
     in->params = calloc(np, sizeof *in->params);
     in->outs = calloc(no, sizeof *in->outs);
     in->targs = calloc(np + no, sizeof *in->targs);
@@ -190,131 +209,115 @@ bool inst_upload(drv_device *dev, const gfn *f, bench_inst *in, int nthreads, ch
     bool ok = in->params && in->outs && in->targs && in->got;
     if (!ok)
         *err = msgf("out of memory");
-    for (int i = 0; ok && i < f->nparams; i++) {
-        const gparam *g = &f->params[i];
-        const ref_tensor *t = &in->args[i];
+    for (size_t i = 0; ok && i < f->nparams; i++) {
+        const tc_value_info *g = &f->params[i];
+        const htensor *t = &in->args[i];
         if (g->scalar) {
-            in->targs[in->ntargs++] = dtype_is_float(g->dtype) ? tc_arg_float(g->name, t->data[0])
-                                      : dtype_is_int(g->dtype) ? tc_arg_int(g->name, t->idata[0])
-                                                               : tc_arg_bool(g->name, t->idata[0] != 0);
+            in->targs[in->ntargs++] = scalar_arg(g->name, t);
             continue;
         }
         bench_buf *b = &in->params[i];
-        size_t bytes = (size_t)ref_numel(t) * (size_t)dtype_size(t->dtype);
+        size_t bytes = (size_t)ht_numel(t) * (size_t)dt_size(t->dtype);
         char *what = msgf("parameter '%s'", g->name);
         ok = dev_alloc(dev, b, bytes, what ? what : g->name, err);
         free(what);
         if (!ok)
             break;
         set_dl(b, t->dtype, t->rank, t->shape);
-        unsigned char *host = malloc(bytes ? bytes : 1);
-        if (!host) {
-            *err = msgf("parameter '%s': out of host memory for %zu bytes", g->name, bytes);
-            ok = false;
-            break;
-        }
-        encode_tensor(t, host, nthreads);
-        tc_status st = bytes ? drv_htod(dev, b->ptr, host, bytes, &d) : TC_OK;
-        free(host);
+        tc_status st = bytes ? tc_device_copy(dev, b->ptr, t->data, bytes, TC_COPY_TO_DEVICE, NULL)
+                             : TC_OK;
         if (st != TC_OK) {
-            *err = msgf("uploading parameter '%s': %s", g->name, d.brief ? d.brief : tc_status_str(st));
+            *err = dev_fail(dev, st, "uploading parameter", g->name);
             ok = false;
             break;
         }
         in->targs[in->ntargs++] = tc_arg_tensor(g->name, &b->dl);
     }
-    for (int k = 0; ok && k < f->noutputs; k++) {
-        const goutput *out = &f->outputs[k];
-        if (out->inout_param >= 0)
+    for (size_t k = 0; ok && k < f->noutputs; k++) {
+        const tc_value_info *out = &f->outputs[k];
+        if (out_param(f, (int)k) >= 0)
             continue; /* written back into its parameter's buffer */
-        int64_t sh[TC_MAX_RANK];
-        for (int r = 0; r < out->node->rank; r++)
-            sh[r] = bind_eval(out->node->shape[r], in->binds, in->nb);
+        const tc_shape *sh = &in->out_shapes[k];
         bench_buf *b = &in->outs[k];
-        size_t bytes = (size_t)numel(out->node->rank, sh) * (size_t)dtype_size(out->node->dtype);
+        size_t bytes = (size_t)numel(sh->ndim, sh->shape) * (size_t)dt_size(sh->dtype);
         char *what = msgf("output '%s'", out->name);
         ok = dev_alloc(dev, b, bytes, what ? what : out->name, err);
         free(what);
         if (!ok)
             break;
-        set_dl(b, out->node->dtype, out->node->rank, sh);
-        tc_status st = drv_memset_async(dev, b->ptr, 0xff, bytes, NULL, &d);
+        set_dl(b, sh->dtype, sh->ndim, sh->shape);
+        tc_status st = tc_device_memset(dev, b->ptr, 0xff, bytes, NULL);
         if (st != TC_OK) {
-            *err = msgf("poisoning output '%s': %s", out->name, d.brief ? d.brief : tc_status_str(st));
+            *err = dev_fail(dev, st, "poisoning output", out->name);
             ok = false;
             break;
         }
         in->targs[in->ntargs++] = tc_arg_tensor(out->name, &b->dl);
     }
-    diag_release(&d);
     return ok;
 }
 
-/* Output k's element count under in's bindings. */
-static int64_t out_numel(const gfn *f, const bench_inst *in, int k)
+/* Output k's element count. */
+static int64_t out_numel(const bench_inst *in, int k)
 {
-    const gnode *n = f->outputs[k].node;
-    int64_t c = 1;
-    for (int r = 0; r < n->rank; r++)
-        c *= bind_eval(n->shape[r], in->binds, in->nb);
-    return c;
+    return numel(in->out_shapes[k].ndim, in->out_shapes[k].shape);
 }
 
-bool inst_download(drv_device *dev, const gfn *f, bench_inst *in, char **err)
+bool inst_download(tc_ctx *dev, const tc_function_info *f, bench_inst *in, char **err)
 {
-    tc_diag d;
-    diag_init(&d);
     bool ok = true;
-    for (int k = 0; ok && k < f->noutputs; k++) {
-        const goutput *out = &f->outputs[k];
-        size_t bytes = (size_t)out_numel(f, in, k) * (size_t)dtype_size(out->node->dtype);
-        drv_ptr src = out->inout_param >= 0 ? in->params[out->inout_param].ptr : in->outs[k].ptr;
+    for (int k = 0; ok && k < (int)f->noutputs; k++) {
+        const tc_value_info *out = &f->outputs[k];
+        size_t bytes = (size_t)out_numel(in, k) * (size_t)dt_size(in->out_shapes[k].dtype);
+        int ip = out_param(f, k);
+        const void *src = ip >= 0 ? in->params[ip].ptr : in->outs[k].ptr;
         free(in->got[k]);
         if (!(in->got[k] = malloc(bytes ? bytes : 1))) {
             *err = msgf("output '%s': out of host memory for %zu bytes", out->name, bytes);
             ok = false;
             break;
         }
-        tc_status st = bytes ? drv_dtoh(dev, in->got[k], src, bytes, &d) : TC_OK;
+        tc_status st = bytes ? tc_device_copy(dev, in->got[k], src, bytes, TC_COPY_TO_HOST, NULL)
+                             : TC_OK;
         if (st != TC_OK) {
-            *err = msgf("downloading output '%s': %s", out->name, d.brief ? d.brief : tc_status_str(st));
+            *err = dev_fail(dev, st, "downloading output", out->name);
             ok = false;
         }
     }
-    diag_release(&d);
     return ok;
 }
 
-int64_t inst_bytes_min(const gfn *f, const bench_inst *in)
+int64_t inst_bytes_min(const tc_function_info *f, const bench_inst *in)
 {
     int64_t bytes = 0;
-    for (int i = 0; i < f->nparams; i++)
+    for (size_t i = 0; i < f->nparams; i++)
         if (!f->params[i].scalar)
-            bytes += ref_numel(&in->args[i]) * dtype_size(in->args[i].dtype);
-    for (int k = 0; k < f->noutputs; k++)
-        bytes += out_numel(f, in, k) * dtype_size(f->outputs[k].node->dtype);
+            bytes += ht_numel(&in->args[i]) * dt_size(in->args[i].dtype);
+    for (int k = 0; k < (int)f->noutputs; k++)
+        bytes += out_numel(in, k) * dt_size(in->out_shapes[k].dtype);
     return bytes;
 }
 
-void inst_free_host(const gfn *f, bench_inst *in)
+void inst_free_host(const tc_function_info *f, bench_inst *in)
 {
-    for (int i = 0; in->args && i < f->nparams; i++)
-        ref_free(&in->args[i]);
+    for (size_t i = 0; in->args && i < f->nparams; i++)
+        free(in->args[i].data);
     free(in->args);
     in->args = NULL;
-    for (int k = 0; in->got && k < f->noutputs; k++) {
+    for (int k = 0; in->got && k < (int)f->noutputs; k++) {
         free(in->got[k]);
         in->got[k] = NULL;
     }
 }
 
-void inst_free(drv_device *dev, const gfn *f, bench_inst *in)
+void inst_free(tc_ctx *dev, const tc_function_info *f, bench_inst *in)
 {
     inst_free_host(f, in);
-    for (int i = 0; in->params && i < f->nparams; i++)
-        drv_free(dev, in->params[i].ptr);
-    for (int k = 0; in->outs && k < f->noutputs; k++)
-        drv_free(dev, in->outs[k].ptr);
+    for (size_t i = 0; in->params && i < f->nparams; i++)
+        tc_device_free(dev, in->params[i].ptr);
+    for (size_t k = 0; in->outs && k < f->noutputs; k++)
+        tc_device_free(dev, in->outs[k].ptr);
+    inst_free_shapes(in);
     free(in->params);
     free(in->outs);
     free(in->targs);
@@ -322,23 +325,34 @@ void inst_free(drv_device *dev, const gfn *f, bench_inst *in)
     memset(in, 0, sizeof *in);
 }
 
-char *inst_describe(const gfn *f, const bench_inst *in)
+void inst_free_shapes(bench_inst *in)
 {
-    tc_strbuf b = {0};
-    for (int i = 0; i < f->nparams; i++) {
-        const ref_tensor *t = &in->args[i];
-        strbuf_printf(&b, "%s%s: %s", i ? ", " : "", f->params[i].name, dtype_name(t->dtype));
+    for (int i = 0; in->sizes && i < in->nsizes; i++)
+        free((char *)in->sizes[i].name);
+    free(in->sizes);
+    free(in->out_shapes);
+    in->sizes = NULL;
+    in->nsizes = 0;
+    in->out_shapes = NULL;
+}
+
+char *inst_describe(const tc_function_info *f, const bench_inst *in)
+{
+    sbuf b = {0};
+    for (size_t i = 0; i < f->nparams; i++) {
+        const htensor *t = &in->args[i];
+        sb_printf(&b, "%s%s: %s", i ? ", " : "", f->params[i].name, dt_name(t->dtype));
         if (f->params[i].scalar) {
-            if (t->idata)
-                strbuf_printf(&b, " = %lld", (long long)t->idata[0]);
+            if (!dt_is_float(t->dtype))
+                sb_printf(&b, " = %lld", tc_value_decode_int(t->dtype, t->data));
             else
-                strbuf_printf(&b, " = %.9g", t->data[0]);
+                sb_printf(&b, " = %.9g", tc_value_decode(t->dtype, t->data));
             continue;
         }
-        strbuf_printf(&b, "[");
+        sb_printf(&b, "[");
         for (int k = 0; k < t->rank; k++)
-            strbuf_printf(&b, "%s%lld", k ? ", " : "", (long long)t->shape[k]);
-        strbuf_printf(&b, "]");
+            sb_printf(&b, "%s%lld", k ? ", " : "", (long long)t->shape[k]);
+        sb_printf(&b, "]");
     }
     return b.s;
 }

@@ -1,23 +1,54 @@
 /* json.c - just enough JSON for tc-bench: a writer into a growing string
- * (strbuf.h), one member per line at the outer levels so a person can read
+ * (sbuf, in bench.h), one member per line at the outer levels so a person can read
  * the file, and a finder for a number in a child's output.  Numbers that
  * are not finite are written as null (JSON has no NaN).
  */
 #include "bench.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+void sb_vprintf(sbuf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    if (b->len + (size_t)n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + (size_t)n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s)
+            return;
+        b->s = s;
+        b->cap = cap;
+    }
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(b, fmt, ap);
+    va_end(ap);
+}
 
 /* Before a value or a key: the comma, and a newline at the outer levels. */
 static void sep(json *j)
 {
     if (j->depth > 0 && !j->first[j->depth])
-        strbuf_printf(&j->b, ",");
+        sb_printf(&j->b, ",");
     if (j->depth > 0 && j->depth <= 2)
-        strbuf_printf(&j->b, "\n%*s", 2 * j->depth, "");
+        sb_printf(&j->b, "\n%*s", 2 * j->depth, "");
     else if (j->depth > 0 && !j->first[j->depth])
-        strbuf_printf(&j->b, " ");
+        sb_printf(&j->b, " ");
     if (j->depth < (int)(sizeof j->first / sizeof *j->first))
         j->first[j->depth] = false;
 }
@@ -34,7 +65,7 @@ static void value_start(json *j)
 static void open(json *j, const char *c)
 {
     value_start(j);
-    strbuf_printf(&j->b, "%s", c);
+    sb_printf(&j->b, "%s", c);
     if (j->depth + 1 < (int)(sizeof j->first / sizeof *j->first))
         j->first[++j->depth] = true;
 }
@@ -44,8 +75,8 @@ static void close_(json *j, const char *c)
     bool empty = j->first[j->depth];
     j->depth--;
     if (!empty && j->depth < 2)
-        strbuf_printf(&j->b, "\n%*s", 2 * j->depth, "");
-    strbuf_printf(&j->b, "%s", c);
+        sb_printf(&j->b, "\n%*s", 2 * j->depth, "");
+    sb_printf(&j->b, "%s", c);
 }
 
 void json_obj(json *j) { open(j, "{"); }
@@ -55,27 +86,27 @@ void json_end_arr(json *j) { close_(j, "]"); }
 
 static void quoted(json *j, const char *s)
 {
-    strbuf_printf(&j->b, "\"");
+    sb_printf(&j->b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
-            strbuf_printf(&j->b, "\\%c", *p);
+            sb_printf(&j->b, "\\%c", *p);
         else if (*p == '\n')
-            strbuf_printf(&j->b, "\\n");
+            sb_printf(&j->b, "\\n");
         else if (*p == '\t')
-            strbuf_printf(&j->b, "\\t");
+            sb_printf(&j->b, "\\t");
         else if (*p < 0x20)
-            strbuf_printf(&j->b, "\\u%04x", *p);
+            sb_printf(&j->b, "\\u%04x", *p);
         else
-            strbuf_printf(&j->b, "%c", *p);
+            sb_printf(&j->b, "%c", *p);
     }
-    strbuf_printf(&j->b, "\"");
+    sb_printf(&j->b, "\"");
 }
 
 void json_key(json *j, const char *k)
 {
     sep(j);
     quoted(j, k);
-    strbuf_printf(&j->b, ": ");
+    sb_printf(&j->b, ": ");
     j->after_key = true;
 }
 
@@ -85,34 +116,34 @@ void json_str(json *j, const char *s)
     if (s)
         quoted(j, s);
     else
-        strbuf_printf(&j->b, "null");
+        sb_printf(&j->b, "null");
 }
 
 void json_num(json *j, double v)
 {
     value_start(j);
     if (isfinite(v))
-        strbuf_printf(&j->b, "%.6g", v);
+        sb_printf(&j->b, "%.6g", v);
     else
-        strbuf_printf(&j->b, "null");
+        sb_printf(&j->b, "null");
 }
 
 void json_int(json *j, long long v)
 {
     value_start(j);
-    strbuf_printf(&j->b, "%lld", v);
+    sb_printf(&j->b, "%lld", v);
 }
 
 void json_bool(json *j, bool v)
 {
     value_start(j);
-    strbuf_printf(&j->b, "%s", v ? "true" : "false");
+    sb_printf(&j->b, "%s", v ? "true" : "false");
 }
 
 void json_null(json *j)
 {
     value_start(j);
-    strbuf_printf(&j->b, "null");
+    sb_printf(&j->b, "null");
 }
 
 void json_raw(json *j, const char *text)
@@ -124,9 +155,9 @@ void json_raw(json *j, const char *text)
         n--;
     for (size_t i = 0; i < n; i++) {
         if (text[i] == '\n')
-            strbuf_printf(&j->b, "\n%*s", 2 * j->depth, "");
+            sb_printf(&j->b, "\n%*s", 2 * j->depth, "");
         else
-            strbuf_printf(&j->b, "%c", text[i]);
+            sb_printf(&j->b, "%c", text[i]);
     }
 }
 

@@ -23,47 +23,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* "[i, j]" for flat element e of output k (its shape under in's binds). */
-static char *index_of(const gfn *f, const bench_inst *in, int k, int64_t e)
+/* "[i, j]" for flat element e of output k (its shape in in). */
+static char *index_of(const bench_inst *in, int k, int64_t e)
 {
-    const gnode *n = f->outputs[k].node;
-    int64_t idx[TC_MAX_RANK];
-    for (int r = n->rank - 1; r >= 0; r--) {
-        int64_t s = bind_eval(n->shape[r], in->binds, in->nb);
+    const tc_shape *n = &in->out_shapes[k];
+    int64_t idx[TC_MAX_DIMS];
+    for (int r = n->ndim - 1; r >= 0; r--) {
+        int64_t s = n->shape[r];
         idx[r] = e % s;
         e /= s;
     }
-    tc_strbuf b = {0};
-    strbuf_printf(&b, "[");
-    for (int r = 0; r < n->rank; r++)
-        strbuf_printf(&b, "%s%lld", r ? ", " : "", (long long)idx[r]);
-    strbuf_printf(&b, "]");
+    sbuf b = {0};
+    sb_printf(&b, "[");
+    for (int r = 0; r < n->ndim; r++)
+        sb_printf(&b, "%s%lld", r ? ", " : "", (long long)idx[r]);
+    sb_printf(&b, "]");
     return b.s;
 }
 
-/* Set element e of output k's bytes to v. */
-static void poke(const gfn *f, bench_inst *in, int k, int64_t e, double v)
+static int expect_reject(const char *name, const tc_function_info *f, check_pool *pool,
+                         bench_inst *in, const char *split, int k, int64_t e, double bad,
+                         const char *what)
 {
-    ref_tensor one = {.dtype = f->outputs[k].node->dtype};
-    int64_t iv = dtype_f2i(one.dtype, v);
-    if (ref_is_int(one.dtype))
-        one.idata = &iv;
-    else
-        one.data = &v;
-    int sz = dtype_size(one.dtype);
-    encode_tensor(&one, in->got[k] + e * sz, 1);
-}
-
-static int expect_reject(const char *name, const gfn *f, check_pool *pool, bench_inst *in,
-                         const char *split, int k, int64_t e, double bad, const char *what)
-{
-    int sz = dtype_size(f->outputs[k].node->dtype);
+    DLDataType dt = in->out_shapes[k].dtype;
+    int sz = dt_size(dt);
     unsigned char keep[8];
     memcpy(keep, in->got[k] + e * sz, (size_t)sz);
-    poke(f, in, k, e, bad);
+    tc_value_encode(dt, bad, in->got[k] + e * sz);
     check_result r;
     bool ran = check_inst(pool, f, in, split, &r);
-    char *idx = index_of(f, in, k, e);
+    char *idx = index_of(in, k, e);
     int fails = 0;
     if (!ran || r.ok || !r.detail || !idx || !strstr(r.detail, idx)) {
         printf("self-test: %s: FAIL: %s at %s of output '%s' was not rejected by name (%s)\n", name,
@@ -76,36 +65,81 @@ static int expect_reject(const char *name, const gfn *f, check_pool *pool, bench
     return fails;
 }
 
+/* The reference run whole on in's inputs, its outputs into in->got as the
+ * GPU would have written them.  NULL, or the error (malloc'd). */
+static char *reference_whole(tc_ctx *ctx, tc_program *p, const tc_function_info *f,
+                             bench_inst *in)
+{
+    size_t np = f->nparams, no = f->noutputs, nt = 0;
+    DLTensor *dl = calloc(np + no + 1, sizeof *dl);
+    tc_arg *targs = calloc(np + no + 1, sizeof *targs);
+    htensor *copy = calloc(np + 1, sizeof *copy);
+    char *err = NULL;
+    if (!dl || !targs || !copy || !(in->got = calloc(no + 1, sizeof *in->got)))
+        err = msgf("out of memory");
+    for (size_t i = 0; !err && i < np; i++) {
+        htensor *t = &in->args[i];
+        if (f->params[i].scalar) {
+            targs[nt++] = scalar_arg(f->params[i].name, t);
+            continue;
+        }
+        copy[i] = *t;
+        if (f->params[i].inout) { /* written back: into a copy, the inputs kept */
+            size_t bytes = (size_t)(ht_numel(t) * dt_size(t->dtype));
+            if (!(copy[i].data = malloc(bytes + 1))) {
+                err = msgf("out of memory");
+                break;
+            }
+            memcpy(copy[i].data, t->data, bytes);
+        }
+        dl[i] = ht_dl(&copy[i]);
+        targs[nt++] = tc_arg_tensor(f->params[i].name, &dl[i]);
+    }
+    for (size_t k = 0; !err && k < no; k++) {
+        const tc_shape *sh = &in->out_shapes[k];
+        int ip = out_param(f, (int)k);
+        if (ip >= 0) {
+            in->got[k] = copy[ip].data;
+            copy[ip].data = in->args[ip].data; /* now owned by in->got */
+            continue;
+        }
+        htensor o;
+        if (!ht_alloc(&o, sh->dtype, sh->ndim, sh->shape)) {
+            err = msgf("out of memory");
+            break;
+        }
+        in->got[k] = o.data;
+        dl[np + k] = ht_dl(&o);
+        dl[np + k].shape = in->out_shapes[k].shape;
+        targs[nt++] = tc_arg_tensor(f->outputs[k].name, &dl[np + k]);
+    }
+    if (!err && tc_run_cpu(p, f->name, targs, nt) != TC_OK)
+        err = msgf("the reference failed: %s", tc_errmsg(ctx));
+    for (size_t i = 0; copy && i < np; i++)
+        if (copy[i].data && in->args && copy[i].data != in->args[i].data)
+            free(copy[i].data);
+    free(copy);
+    free(dl);
+    free(targs);
+    return err;
+}
+
 static int test_case(const char *cases_dir, const bench_case *c, int threads)
 {
     char *path = msgf("%s/%s", cases_dir, c->file), *err = NULL;
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
-    const gfn *f = NULL;
+    const tc_function_info *f = NULL;
     check_pool pool = {0};
     bench_inst in = {0};
-    ref_tensor *want = NULL;
     int fails = 0;
     if (!path || tc_ctx_create(&ctx) != TC_OK)
         err = msgf("out of memory");
-    else if (tc_compile_file(ctx, path, &p) != TC_OK || api_entry(p, c->fn, &f) != TC_OK)
+    else if (tc_compile_file(ctx, path, &p) != TC_OK || tc_program_function(p, c->fn, &f) != TC_OK)
         err = msgf("%s", tc_errmsg(ctx));
     else if (pool_open(&pool, path, c->fn, threads, &err) &&
-             inst_make(p, f, c, c->small, 1, "selftest", threads, &in, &err)) {
-        want = calloc((size_t)f->noutputs, sizeof *want);
-        in.got = calloc((size_t)f->noutputs, sizeof *in.got);
-        if (!want || !in.got)
-            err = msgf("out of memory");
-        else if (api_ref_run(p, f, in.binds, in.nb, in.args, want) != TC_OK)
-            err = msgf("the reference failed: %s", tc_errmsg(ctx));
-        for (int k = 0; !err && k < f->noutputs; k++) {
-            int64_t n = ref_numel(&want[k]);
-            if (!(in.got[k] = malloc((size_t)(n * dtype_size(want[k].dtype)) + 1)))
-                err = msgf("out of memory");
-            else
-                encode_tensor(&want[k], in.got[k], threads);
-        }
-    }
+             inst_make(ctx, p, f, c, c->small, 1, "selftest", threads, &in, &err))
+        err = reference_whole(ctx, p, f, &in);
     if (err) {
         printf("self-test: %s: FAIL: %s\n", c->name, err);
         fails = 1;
@@ -119,27 +153,28 @@ static int test_case(const char *cases_dir, const bench_case *c, int threads)
             fails++;
         }
         check_result_free(&r);
-        for (int k = 0; k < f->noutputs; k++) {
-            int64_t n = ref_numel(&want[k]), e = n > 2 ? n - n / 3 : n - 1;
-            double v = ref_getf(&want[k], e);
+        for (int k = 0; k < (int)f->noutputs; k++) {
+            const tc_shape *sh = &in.out_shapes[k];
+            DLDataType dt = sh->dtype;
+            int64_t n = 1;
+            for (int d = 0; d < sh->ndim; d++)
+                n *= sh->shape[d];
+            int64_t e = n > 2 ? n - n / 3 : n - 1;
+            double v = tc_value_decode(dt, in.got[k] + e * dt_size(dt));
             /* wrong in the output's dtype too: an integer moves by at least 1 */
-            double bad = want[k].dtype == TC_BOOL ? (v == 0)
-                         : ref_is_int(want[k].dtype) ? v + 1 + floor(fabs(v) / 4)
-                                                     : v + 0.5 + fabs(v) / 4;
+            double bad = !dt_is_float(dt) && !dt_is_int(dt) ? (v == 0)
+                         : dt_is_int(dt) ? v + 1 + floor(fabs(v) / 4)
+                                         : v + 0.5 + fabs(v) / 4;
             fails += expect_reject(c->name, f, &pool, &in, c->split, k, e, bad, "a wrong value");
-            if (dtype_is_float(want[k].dtype))
+            if (dt_is_float(dt))
                 fails += expect_reject(c->name, f, &pool, &in, c->split, k, e, NAN, "a NaN");
         }
         if (!fails)
             printf("self-test: %s: ok (%s; reference %s)\n", c->name, c->small,
                    c->split ? "in chunks" : "whole");
     }
-    for (int k = 0; want && k < f->noutputs; k++)
-        ref_free(&want[k]);
-    free(want);
     if (f)
-        inst_free_host(f, &in);
-    free(in.got);
+        inst_free(NULL, f, &in);
     pool_close(&pool);
     tc_program_free(p);
     tc_ctx_free(ctx);

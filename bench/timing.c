@@ -24,6 +24,7 @@
 #include "bench.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 enum { WARMUP = 3, LAT_WARMUP = 20, EVENT_ITERS = 50, LAT_CALLS = 2000 };
 #define WALL_TARGET_MS 250.0
@@ -54,53 +55,80 @@ static double median(double *v, int n)
 
 static char *run_error(const bench_step *s, tc_status st)
 {
-    return msgf("tc_run failed: %s: %s", tc_status_str(st), tc_errmsg(s->p->ctx));
+    return msgf("tc_run failed: %s: %s", tc_status_str(st), tc_errmsg(s->ctx));
 }
 
-static char *drv_error(const char *what, tc_status st, const tc_diag *d)
+tc_ctx *dev_open(tc_device_info *info, char **err)
 {
-    return msgf("%s: %s", what, d->brief ? d->brief : tc_status_str(st));
+    tc_ctx *dev = NULL;
+    if (tc_ctx_create(&dev) != TC_OK) {
+        *err = msgf("out of memory");
+        return NULL;
+    }
+    tc_status st = tc_device_open(dev, 0, info);
+    if (st != TC_OK) {
+        *err = dev_error(dev, st);
+        tc_ctx_free(dev);
+        return NULL;
+    }
+    return dev;
+}
+
+char *dev_error(const tc_ctx *dev, tc_status st)
+{
+    /* an unlocated error's full text is "error: MESSAGE\n" */
+    const char *m = tc_errmsg(dev);
+    if (!*m)
+        return msgf("%s", tc_status_str(st));
+    if (!strncmp(m, "error: ", 7))
+        m += 7;
+    size_t n = strlen(m);
+    return msgf("%.*s", (int)(n && m[n - 1] == '\n' ? n - 1 : n), m);
+}
+
+static char *dev_fail(const char *what, tc_status st, const tc_ctx *dev)
+{
+    char *m = dev_error(dev, st), *r = msgf("%s: %s", what, m);
+    free(m);
+    return r;
 }
 
 /* Event-timed median of iters calls of step(arg); *us gets it, and *host_us
  * (when not NULL) the median host time of the step() calls themselves. */
-static bool event_median(drv_device *dev, tc_status (*step)(const void *), const void *arg,
+static bool event_median(tc_ctx *dev, tc_status (*step)(const void *), const void *arg,
                          int iters, double *us, double *host_us, tc_status *step_st, char **err)
 {
-    tc_diag d;
-    diag_init(&d);
     void *e0 = NULL, *e1 = NULL;
     double *v = calloc((size_t)iters, sizeof *v), *h = calloc((size_t)iters, sizeof *h);
     tc_status st = v && h ? TC_OK : TC_ERR_NOMEM;
     *step_st = TC_OK;
-    if (st == TC_OK && (st = drv_event_create(dev, &e0, &d)) == TC_OK)
-        st = drv_event_create(dev, &e1, &d);
+    if (st == TC_OK && (st = tc_event_create(dev, &e0)) == TC_OK)
+        st = tc_event_create(dev, &e1);
     for (int i = 0; st == TC_OK && i < iters; i++) {
         float ms = 0;
-        if ((st = drv_event_record(dev, e0, NULL, &d)) != TC_OK)
+        if ((st = tc_event_record(dev, e0, NULL)) != TC_OK)
             break;
         double t0 = now_ms();
         if ((*step_st = step(arg)) != TC_OK)
             break;
         h[i] = 1e3 * (now_ms() - t0);
-        if ((st = drv_event_record(dev, e1, NULL, &d)) == TC_OK &&
-            (st = drv_event_elapsed(dev, e0, e1, &ms, &d)) == TC_OK)
+        if ((st = tc_event_record(dev, e1, NULL)) == TC_OK &&
+            (st = tc_event_elapsed(dev, e0, e1, &ms)) == TC_OK)
             v[i] = 1e3 * ms;
     }
     bool ok = st == TC_OK && *step_st == TC_OK;
     if (st != TC_OK)
-        *err = drv_error("event timing", st, &d);
+        *err = dev_fail("event timing", st, dev);
     if (ok)
         *us = median(v, iters);
     if (ok && host_us)
         *host_us = median(h, iters);
     if (e0)
-        drv_event_destroy(dev, e0);
+        tc_event_destroy(dev, e0);
     if (e1)
-        drv_event_destroy(dev, e1);
+        tc_event_destroy(dev, e1);
     free(v);
     free(h);
-    diag_release(&d);
     return ok;
 }
 
@@ -109,11 +137,9 @@ static tc_status step_thunk(const void *arg)
     return run_step(arg);
 }
 
-bool time_steps(drv_device *dev, const bench_step *s, bool latency, bool quick, timing *t,
+bool time_steps(tc_ctx *dev, const bench_step *s, bool latency, bool quick, timing *t,
                 char **err)
 {
-    tc_diag d;
-    diag_init(&d);
     *t = (timing){0};
     tc_status st = TC_OK, sst = TC_OK;
     bool ok = true;
@@ -123,8 +149,8 @@ bool time_steps(drv_device *dev, const bench_step *s, bool latency, bool quick, 
     if (st != TC_OK) {
         *err = run_error(s, st);
         ok = false;
-    } else if ((st = drv_sync(dev, NULL, &d)) != TC_OK) {
-        *err = drv_error("after warm-up", st, &d);
+    } else if ((st = tc_device_sync(dev, NULL)) != TC_OK) {
+        *err = dev_fail("after warm-up", st, dev);
         ok = false;
     }
 
@@ -143,8 +169,8 @@ bool time_steps(drv_device *dev, const bench_step *s, bool latency, bool quick, 
         if (quick && t->wall_calls > 50)
             t->wall_calls = 50;
     }
-    if (ok && (st = drv_sync(dev, NULL, &d)) != TC_OK) {
-        *err = drv_error("before the wall-clock loop", st, &d);
+    if (ok && (st = tc_device_sync(dev, NULL)) != TC_OK) {
+        *err = dev_fail("before the wall-clock loop", st, dev);
         ok = false;
     }
     if (ok) {
@@ -154,47 +180,42 @@ bool time_steps(drv_device *dev, const bench_step *s, bool latency, bool quick, 
         if (st != TC_OK) {
             *err = run_error(s, st);
             ok = false;
-        } else if ((st = drv_sync(dev, NULL, &d)) != TC_OK) {
-            *err = drv_error("after the wall-clock loop", st, &d);
+        } else if ((st = tc_device_sync(dev, NULL)) != TC_OK) {
+            *err = dev_fail("after the wall-clock loop", st, dev);
             ok = false;
         } else {
             t->wall_us = (now_ms() - t0) * 1e3 / t->wall_calls;
         }
     }
-    diag_release(&d);
     return ok;
 }
 
 typedef struct {
-    drv_device *dev;
-    drv_ptr dst, src;
+    tc_ctx *dev;
+    void *dst, *src;
     size_t bytes;
-    tc_diag *d;
 } copy_arg;
 
 static tc_status copy_thunk(const void *arg)
 {
     const copy_arg *c = arg;
-    return drv_memcpy_dtod_async(c->dev, c->dst, c->src, c->bytes, NULL, c->d);
+    return tc_device_copy(c->dev, c->dst, c->src, c->bytes, TC_COPY_ON_DEVICE, NULL);
 }
 
-bool time_copy(drv_device *dev, drv_ptr dst, drv_ptr src, size_t bytes, int iters, double *us,
+bool time_copy(tc_ctx *dev, void *dst, void *src, size_t bytes, int iters, double *us,
                char **err)
 {
-    tc_diag d;
-    diag_init(&d);
-    copy_arg c = {dev, dst, src, bytes, &d};
+    copy_arg c = {dev, dst, src, bytes};
     tc_status st = TC_OK, sst;
     for (int i = 0; i < WARMUP && st == TC_OK; i++)
         st = copy_thunk(&c);
     bool ok = st == TC_OK;
     if (!ok)
-        *err = drv_error("device-to-device copy", st, &d);
+        *err = dev_fail("device-to-device copy", st, dev);
     else if (!event_median(dev, copy_thunk, &c, iters, us, NULL, &sst, err)) {
         if (sst != TC_OK)
-            *err = drv_error("device-to-device copy", sst, &d);
+            *err = dev_fail("device-to-device copy", sst, dev);
         ok = false;
     }
-    diag_release(&d);
     return ok;
 }

@@ -601,6 +601,23 @@ TC_API size_t tc_cache_clear(tc_cache *c);
  *  text (free() it), or NULL when out of memory. */
 TC_API char *tc_doctor(int *usable);
 
+/* --- unstable: for bench/ --- */
+
+/*! tc_value_encode(): v rounded to dtype as the reference interpreter rounds
+ *  it (floats to nearest even; integers truncated and wrapped; bool v != 0)
+ *  and stored at p as device buffers hold it (host byte order; f16 and bf16
+ *  as their 16 bits, bool one byte).  A dtype tensorc lacks stores nothing. */
+TC_API void tc_value_encode(DLDataType dtype, double v, void *p);
+/*! tc_value_decode(): the element of dtype at p (0 for a dtype tensorc lacks). */
+TC_API double tc_value_decode(DLDataType dtype, const void *p);
+/*! tc_value_decode_int(): an integer or bool element, exactly. */
+TC_API long long tc_value_decode_int(DLDataType dtype, const void *p);
+/*! tc_function_computes_in(): *yes nonzero when some value of fn (NULL: the
+ *  file's only function) - a parameter, an operation's result, an output -
+ *  has dtype.  @return TC_OK; TC_ERR_NOT_FOUND; compile errors. */
+TC_API tc_status tc_function_computes_in(tc_program *p, const char *fn, DLDataType dtype,
+                                         int *yes);
+
 #endif /* TC_UNSTABLE_API */
 
 #ifdef __cplusplus

@@ -10,15 +10,6 @@ set -u
 root=$(realpath "${1:?usage: includes.sh ROOT}")
 # FILE HEADER: the includes of internal headers still there
 known='
-bench/bench.h api_internal.h
-bench/bench.h driver.h
-bench/bench.h strbuf.h
-bench/case_run.c api_run.h
-bench/case_run.c codegen/plan.h
-bench/case_run.c rt.h
-bench/ceiling.c rt.h
-bench/compile_time.c rt.h
-bench/inst.c api_run.h
 tools/cli.h api_internal.h
 tools/cli.h api_run.h
 tools/cli.h driver.h
