@@ -143,7 +143,7 @@ static int transposed_var(const ffn *f, const fkernel *k)
     return w.budget < 0 ? -1 : best;
 }
 
-static int max_dtype_size(const fkernel *k)
+int sched_widest(const fkernel *k)
 {
     int m = 1;
     for (int i = 0; i < k->nreads; i++)
@@ -212,7 +212,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
     tc_dimctx *c = x->c;
     ks->kind = SCH_POINTWISE;
     ks->block[0] = BLOCK;
-    ks->vec = k->rank > 0 ? 16 / max_dtype_size(k) : 1;
+    ks->vec = k->rank > 0 ? 16 / sched_widest(k) : 1;
     if (ks->vec < 1)
         ks->vec = 1;
     bool big = ks->vec > 1 && (k->work * ks->vec > UNROLLED || x->s->big);
@@ -246,7 +246,7 @@ static void sched_full(const sctx *x, const fkernel *k, ksched *ks)
     bool elem_store = false;
     for (int j = 0; j < k->nstores; j++)
         elem_store |= fuse_is_element(k, k->stores[j]) && k->stores[j]->kind != LK_REDUCE;
-    ks->vec = elem_store ? 1 : 16 / max_dtype_size(k);
+    ks->vec = elem_store ? 1 : 16 / sched_widest(k);
     ks->grid = dim_ceildiv(c, ks->rowlen, dim_const(c, BLOCK * 4 * ks->vec));
     ks->grid_cap = FULL_GRID_CAP;
     ks->why = "whole-tensor reduction: blocks reduce slices into a workspace, the last "
@@ -270,7 +270,7 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     ks->block[0] = 1024;
     /* one reduced axis, the last: vector loads along it, ROW_ITEMS
      * elements per thread in all */
-    ks->vec = k->mask == 1u << (k->rank - 1) ? 16 / max_dtype_size(k) : 1;
+    ks->vec = k->mask == 1u << (k->rank - 1) ? 16 / sched_widest(k) : 1;
     if (ks->vec > ROW_ITEMS)
         ks->vec = ROW_ITEMS;
     /* with vectors, 16 elements a thread: smaller blocks, more rows in
@@ -315,7 +315,7 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
         elem_store |= fuse_is_element(k, k->stores[j]);
     int vec = 1;
     if (!elem_store && !(k->mask >> (k->rank - 1) & 1u)) {
-        vec = 16 / max_dtype_size(k);
+        vec = 16 / sched_widest(k);
         if (vec > ROW_ITEMS)
             vec = ROW_ITEMS;
     }

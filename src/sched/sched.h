@@ -104,5 +104,8 @@ void sched_verify(const sfn *s, tc_arena *a, tc_diag *d);
  * a plan's shapes: a slice's N - 1 is non-negative once sizes bind): a
  * proof when dim_nonneg says so, else checked at sample sizes. */
 bool sched_nonneg_where(const tc_dim *x, const tc_dim *const *dom, int ndom);
+/* The widest element k reads or stores, in bytes (at least 1): vector
+ * widths are 16 bytes over it, in the scheduler and its verifier alike. */
+int sched_widest(const fkernel *k);
 
 #endif

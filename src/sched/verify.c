@@ -79,18 +79,6 @@ static bool nonneg_on_domain(const fkernel *k, const tc_dim *x)
     return sched_nonneg_where(x, (const tc_dim *const *)k->dom, k->rank);
 }
 
-static int widest(const fkernel *k)
-{
-    int m = 1;
-    for (int i = 0; i < k->nreads; i++)
-        if (dtype_size(k->reads[i]->dtype) > m)
-            m = dtype_size(k->reads[i]->dtype);
-    for (int i = 0; i < k->nstores; i++)
-        if (dtype_size(k->stores[i]->dtype) > m)
-            m = dtype_size(k->stores[i]->dtype);
-    return m;
-}
-
 /* Walk what n's value needs inside kernel k, as sched.c's passes do
  * (through inlined and own stored nodes; not into parameters, matmuls or
  * other kernels' stores): every reduction of k met must run in a pass
@@ -155,7 +143,7 @@ void sched_verify(const sfn *s, tc_arena *a, tc_diag *d)
             bad(s, i, d, "the block is outside CUDA's limits");
         if (ks->grid_cap < 1)
             bad(s, i, d, "the grid cap is below 1");
-        if (ks->vec < 1 || (ks->vec & (ks->vec - 1)) || ks->vec * widest(k) > 16)
+        if (ks->vec < 1 || (ks->vec & (ks->vec - 1)) || ks->vec * sched_widest(k) > 16)
             bad(s, i, d, "the vector width is not a power of two of at most 16 bytes");
         if (ks->items < 0 || (ks->kind != SCH_ROWS && ks->items))
             bad(s, i, d, "register items outside a rows kernel");
