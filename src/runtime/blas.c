@@ -117,28 +117,17 @@ tc_status blas_map(const blas_mm *mm, blas_gemm *g, tc_diag *d)
 
 static bool load_from(const char *path, tc_strbuf *why)
 {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        why->len = 0;
-        strbuf_printf(why, "%s", e ? e : "dlopen failed");
-        return false;
-    }
     static const char *const names[] = {
         "cublasCreate_v2", "cublasDestroy_v2", "cublasSetStream_v2", "cublasGemmStridedBatchedEx",
         "cublasGetStatusName", "cublasGetStatusString",
     };
-    void *slots[] = {&cb.create, &cb.destroy, &cb.set_stream, &cb.gemm, &cb.status_name,
-                     &cb.status_string};
+    void *const slots[] = {&cb.create, &cb.destroy, &cb.set_stream, &cb.gemm, &cb.status_name,
+                           &cb.status_string};
     _Static_assert(sizeof names / sizeof *names == sizeof slots / sizeof *slots,
                    "one slot per cuBLAS entry point");
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (!dl_sym(h, names[i], slots[i])) {
-            why->len = 0;
-            strbuf_printf(why, "%s has no %s", path, names[i]);
-            dlclose(h);
-            return false;
-        }
+    void *h = dl_open_all(path, names, slots, sizeof names / sizeof *names, why);
+    if (!h)
+        return false;
     if (!dl_sym(h, "cublasGemmStridedBatchedEx_64", &cb.gemm64))
         cb.gemm64 = NULL;
     if (!dl_sym(h, "cublasGetProperty", &cb.get_property)) /* for tensorc doctor only */

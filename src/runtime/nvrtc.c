@@ -84,34 +84,22 @@ static _Atomic bool nv_ready;
  * records why in *why (a dlerror text or the missing symbol) and closes it. */
 static bool try_load(const char *path, tc_strbuf *why)
 {
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        why->len = 0;
-        strbuf_printf(why, "%s", e ? e : "dlopen failed");
-        return false;
-    }
     static const char *const names[] = {
         "nvrtcVersion", "nvrtcGetNumSupportedArchs", "nvrtcGetSupportedArchs",
         "nvrtcCreateProgram", "nvrtcCompileProgram", "nvrtcGetProgramLogSize",
         "nvrtcGetProgramLog", "nvrtcGetPTXSize", "nvrtcGetPTX", "nvrtcGetCUBINSize",
         "nvrtcGetCUBIN", "nvrtcDestroyProgram", "nvrtcGetErrorString",
     };
-    void *slots[] = {
+    void *const slots[] = {
         &nv.version, &nv.num_archs, &nv.get_archs, &nv.create, &nv.compile,
         &nv.log_size, &nv.log, &nv.ptx_size, &nv.ptx, &nv.cubin_size, &nv.cubin,
         &nv.destroy, &nv.errstr,
     };
     _Static_assert(sizeof names / sizeof *names == sizeof slots / sizeof *slots,
                    "one slot per NVRTC entry point");
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        if (!dl_sym(h, names[i], slots[i])) {
-            why->len = 0;
-            strbuf_printf(why, "%s has no %s", path, names[i]);
-            dlclose(h);
-            return false;
-        }
-    }
+    void *h = dl_open_all(path, names, slots, sizeof names / sizeof *names, why);
+    if (!h)
+        return false;
     int n = 0;
     if (nv.version(&nv.major, &nv.minor) != NVRTC_SUCCESS ||
         nv.num_archs(&n) != NVRTC_SUCCESS || n <= 0) {
