@@ -243,5 +243,6 @@ void cg_rows(cg *g, tc_buf *o, bool columns);   /* rows.c */
 void cg_columns_split(cg *g, tc_buf *o);   /* columns.c */
 void cg_columns_split_vec(cg *g, tc_buf *o);
 void cg_full(cg *g, tc_buf *o);            /* full.c */
+void cg_scan(cg *g, tc_buf *o);            /* scan.c */
 
 #endif

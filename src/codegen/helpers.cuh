@@ -102,6 +102,20 @@ __device__ __forceinline__ double tc_gelu_tanh(double x) {
 }
 __device__ __forceinline__ float tc_silu(float x) { return x * tc_sigmoid(x); }
 __device__ __forceinline__ double tc_silu(double x) { return x * tc_sigmoid(x); }
+/* log(e^a + e^b) with the larger term factored out (logcumsumexp's step):
+ * NaN propagates, -inf is the empty sum, +inf stays +inf */
+template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
+    if (a != a || b != b) return a + b;
+    T m = a > b ? a : b, lo = a > b ? b : a;
+    if (m - m != m - m) return m; /* +-inf */
+    return m + log1p(exp(lo - m));
+}
+__device__ __forceinline__ float tc_logaddexp(float a, float b) {
+    if (a != a || b != b) return a + b;
+    float m = a > b ? a : b, lo = a > b ? b : a;
+    if (m - m != m - m) return m;
+    return m + log1pf(expf(lo - m));
+}
 __device__ __forceinline__ float tc_softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 __device__ __forceinline__ double tc_softplus(double x) { return x > 20.0 ? x : log1p(exp(x)); }
 
