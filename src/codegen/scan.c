@@ -1,43 +1,57 @@
-/* scan.c - SCH_SCAN: a thread per lane walks the scanned axis in order.
+/* scan.c - SCH_SCAN: scans along one axis, walked per lane.
  *
- * The lanes (indices of every other axis) are a saturating grid-stride loop,
- * consecutive threads on consecutive lanes of the innermost other axis, so
- * each step's loads are coalesced across a warp wherever the scanned axis is
- * not the last.  Each scan of the kernel (k->reds, topological order) keeps
- * its carry in a register (f32 for f16/bf16, as reductions accumulate); at
- * step s the body computes the prologue at the element, updates every carry
- * in order (a scan that reads an earlier one reads the value just made),
- * then writes the kernel's stores at that element: the epilogue.  A scan's
- * value as its readers see it is the carry rounded to the scan's dtype.
+ * Lanes are the indices of every other axis.  Each scan of the kernel
+ * (k->reds, topological order) keeps its carry in a register (f32 for
+ * f16/bf16, as reductions accumulate); at each element the body computes
+ * the prologue, updates every carry in order (a scan that reads an earlier
+ * one reads the value just made), then writes the kernel's element stores:
+ * the epilogue.  A scan's value as its readers see it is the carry rounded
+ * to the scan's dtype.  Two paths, chosen at run time by the axis' length:
  *
- *     for (lane ...) {                  i0, i2 from lane
+ *   short (len <= SCAN_SEQ): a thread per lane, consecutive threads on
+ *   consecutive lanes of the innermost other axis (coalesced wherever the
+ *   axis is not the last), walking its lane element by element:
+ *
+ *     for (lane ...) {                      i0, i2 from lane
  *         for (s_ = 0; s_ < len; s_++) {
- *             const idx_t i1 = s_;      (len - 1 - s_ in reverse)
+ *             const idx_t i1 = s_;          (len - 1 - s_ in reverse)
  *             c0 = s_ == 0 ? x : c0 + x;
  *             ... stores at [i0, i1, i2]
  *         }
- *         ... stores of the last elements ([i0, 0, i2] of next = h[:, T-1:])
+ *         ... stores of the last elements ([i0, 0, i2] of h[:, -1:])
+ *
+ *   long: a block per lane, walking it in chunks of blockDim.x elements:
+ *   each thread computes its element, tc_block_scan (helpers.cuh: warp
+ *   shuffles, then the warps' totals) scans the chunk, the carry (every
+ *   thread holds it) is combined in front and takes the chunk's total.
+ *   Threads past the end load the last element (in bounds) and store
+ *   nothing; only threads after them see their values.
  *
  * A scan's value is read only at the element the walk is at, or after the
  * walk at the last element (fusion checks both), where it is the carry.
  */
 #include "codegen/cg.h"
 
-/* The carry's dtype: f32 for 16-bit floats, else the scan's own. */
+/* The longest axis walked a thread per lane; longer ones are block-parallel. */
+enum { SCAN_SEQ = 256 };
+
+/* The carry's dtype: f32 for 16-bit floats, int for bool (shuffles), else
+ * the scan's own. */
 static tc_dtype carry_dtype(const lnode *n)
 {
-    return n->dtype == TC_F16 || n->dtype == TC_BF16 ? TC_F32 : n->dtype;
+    if (n->dtype == TC_F16 || n->dtype == TC_BF16)
+        return TC_F32;
+    return n->dtype == TC_BOOL ? TC_I32 : n->dtype;
 }
 
-/* The step: the carry c combined with x (both of the carry's dtype). */
-static const char *combine(cg *g, const lnode *n, const char *c, const char *x)
+static const char *op_functor(const lnode *n)
 {
     switch (n->op) {
-    case OP_cumsum: return arena_printf(g->a, "%s + %s", c, x);
-    case OP_cumprod: return arena_printf(g->a, "%s * %s", c, x);
-    case OP_cummax: return arena_printf(g->a, "tc_max(%s, %s)", c, x);
-    case OP_cummin: return arena_printf(g->a, "tc_min(%s, %s)", c, x);
-    default: return arena_printf(g->a, "tc_logaddexp(%s, %s)", c, x);
+    case OP_cumsum: return "tc_op_sum";
+    case OP_cumprod: return "tc_op_prod";
+    case OP_cummax: return "tc_op_max";
+    case OP_cummin: return "tc_op_min";
+    default: return "tc_op_logaddexp";
     }
 }
 
@@ -49,73 +63,161 @@ static int scan_axis(const fkernel *k)
     return ax;
 }
 
+/* Readers see the scan's dtype: 16-bit floats rounded, the carry not. */
+static const char *reader_value(cg *g, const lnode *n, cg_target t, const char *v)
+{
+    if (n->dtype != TC_F16 && n->dtype != TC_BF16)
+        return v;
+    const char *r = cg_temp(g, "t");
+    cg_line(g, t, n, "const float %s = tc_round_%s(%s);", r, dtype_name(n->dtype), v);
+    return r;
+}
+
+/* One element's work: every carry updated in order, then the element
+ * stores.  block: the chunk path (the scan across the block, stores by
+ * active threads only).  Carry declarations go to decl. */
+static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
+{
+    const fkernel *k = g->k;
+    const tc_dim **id = (const tc_dim **)g->l->vars;
+    cg_reset_bufs(g);
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *n = k->reds[j];
+        tc_dtype cdt = carry_dtype(n);
+        const char *c = arena_printf(g->a, "c%d", j), *f = op_functor(n);
+        cg_block_add(decl, g->a, ind, arena_printf(g->a, "%s %s = 0; /* %%%d %s */", cg_type(cdt), c,
+                                                   n->id, op_table[n->op].name));
+        const tc_dim *ci[TC_MAX_RANK];
+        lir_compose(g->l, &n->in[0], id, n->rank, ci);
+        const char *x = cg_convert(g, cg_value(g, n->in[0].src, ci), n->in[0].src->dtype, cdt);
+        if (!block) {
+            cg_line(g, T_ELEM, n, "%s = s_ == 0 ? %s : %s()(%s, %s);", c, x, f, c, x);
+            g->acc[n->id] = reader_value(g, n, T_ELEM, c);
+            continue;
+        }
+        const char *v = cg_temp(g, "v"), *tot = cg_temp(g, "tot");
+        cg_line(g, T_ELEM, n, "%s %s;", cg_type(cdt), tot);
+        cg_line(g, T_ELEM, n, "%s %s = tc_block_scan(%s, %s(), last_, &%s);", cg_type(cdt), v, x, f, tot);
+        cg_line(g, T_ELEM, n, "if (c_ > 0) %s = %s()(%s, %s);", v, f, c, v);
+        cg_line(g, T_ELEM, n, "%s = c_ == 0 ? %s : %s()(%s, %s);", c, tot, f, c, tot);
+        g->acc[n->id] = reader_value(g, n, T_ELEM, v);
+    }
+    for (int i = 0; i < k->nstores; i++)
+        if (fuse_is_element(k, k->stores[i]))
+            cg_store(g, T_ELEM, k->stores[i], block ? "act_" : NULL);
+    cg_block body = g->body;
+    cg_forget(g, T_ELEM);
+    return body;
+}
+
+/* Stores of the final elements (the axis 1 long): after the walk, from the
+ * carries; what they compute goes after the loop, not before it.  guard:
+ * one thread of the block writes them. */
+static cg_block end_stores(cg *g, const char *guard)
+{
+    const fkernel *k = g->k;
+    cg_block pre = g->rpre;
+    g->rpre = (cg_block){0};
+    g->rpre.ind = pre.ind;
+    unsigned ev = g->elemvars;
+    g->elemvars = 0;
+    bool any = false;
+    for (int i = 0; i < k->nstores; i++)
+        any |= !fuse_is_element(k, k->stores[i]);
+    for (int j = 0; j < k->nreds && any; j++) {
+        const lnode *n = k->reds[j];
+        g->acc[n->id] = reader_value(g, n, T_ROW, arena_printf(g->a, "c%d", j));
+    }
+    for (int i = 0; i < k->nstores; i++)
+        if (!fuse_is_element(k, k->stores[i]))
+            cg_store(g, T_ROW, k->stores[i], guard);
+    cg_block after = g->rpre;
+    g->rpre = pre;
+    g->elemvars = ev;
+    return after;
+}
+
+static void axis_index(cg *g, tc_buf *o, int ind)
+{
+    if (g->k->reverse)
+        buf_printf(o, "%*sconst idx_t i%d = len - 1 - s_;\n", ind, "", scan_axis(g->k));
+    else
+        buf_printf(o, "%*sconst idx_t i%d = s_;\n", ind, "", scan_axis(g->k));
+}
+
+/* short axes: a thread per lane */
+static void lane_path(cg *g, tc_buf *o)
+{
+    cg_block decl = {0};
+    cg_reset_bufs(g);
+    cg_block body = walk_body(g, &decl, 12, false);
+    cg_block after = end_stores(g, NULL);
+    buf_puts(o, "        const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);\n"
+                "        for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;\n"
+                "             lane = lanes - lane > step_ ? lane + step_ : lanes) {\n");
+    cg_decompose(g, o, 12, "lane", g->rowvars);
+    cg_put(o, 12, &g->rpre);
+    cg_put(o, 0, &decl);
+    buf_puts(o, "            for (idx_t s_ = 0; s_ < len; s_++) {\n");
+    axis_index(g, o, 16);
+    cg_put(o, 16, &body);
+    buf_puts(o, "            }\n");
+    cg_put(o, 12, &after);
+    buf_puts(o, "        }\n");
+}
+
+/* long axes: a block per lane, chunks of blockDim.x elements */
+static void block_path(cg *g, tc_buf *o)
+{
+    cg_block decl = {0};
+    cg_reset_bufs(g);
+    cg_block body = walk_body(g, &decl, 12, true);
+    cg_block after = end_stores(g, "threadIdx.x == 0");
+    buf_puts(o, "        for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;\n"
+                "             lane = lanes - lane > (idx_t)gridDim.x ? lane + gridDim.x : lanes) {\n");
+    cg_decompose(g, o, 12, "lane", g->rowvars);
+    cg_put(o, 12, &g->rpre);
+    cg_put(o, 0, &decl);
+    buf_puts(o, "            for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {\n"
+                "                const bool act_ = threadIdx.x < len - c_;\n"
+                "                const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;\n"
+                "                /* past the end: the last element, in bounds, stored by no one */\n"
+                "                const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;\n");
+    axis_index(g, o, 16);
+    cg_put(o, 16, &body);
+    buf_puts(o, "            }\n");
+    cg_put(o, 12, &after);
+    buf_puts(o, "        }\n");
+}
+
 void cg_scan(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
     const ksched *ks = g->ks;
-    int ax = scan_axis(k);
     g->elemvars = k->mask;
     g->rowvars = cg_all_axes(k) & ~k->mask;
     g->phase = 0;
     g->v.n = 1;
-    cg_reset_bufs(g);
-    cg_block decl = {0};
-    const tc_dim **id = (const tc_dim **)g->l->vars;
-    for (int j = 0; j < k->nreds; j++) {
-        const lnode *n = k->reds[j];
-        tc_dtype cdt = carry_dtype(n);
-        const char *c = arena_printf(g->a, "c%d", j);
-        cg_block_add(&decl, g->a, 8, arena_printf(g->a, "%s %s = 0; /* %%%d %s */", cg_type(cdt), c,
-                                                  n->id, op_table[n->op].name));
-        const tc_dim *ci[TC_MAX_RANK];
-        lir_compose(g->l, &n->in[0], id, n->rank, ci);
-        const char *x = cg_convert(g, cg_value(g, n->in[0].src, ci), n->in[0].src->dtype, cdt);
-        cg_line(g, T_ELEM, n, "%s = s_ == 0 ? %s : %s;", c, x, combine(g, n, c, x));
-        /* readers see the scan's dtype: 16-bit floats rounded, the carry not */
-        if (n->dtype == TC_F16 || n->dtype == TC_BF16) {
-            const char *r = cg_temp(g, "t");
-            cg_line(g, T_ELEM, n, "const float %s = tc_round_%s(%s);", r, dtype_name(n->dtype), c);
-            c = r;
-        }
-        g->acc[n->id] = c;
-    }
-    for (int i = 0; i < k->nstores; i++)
-        if (fuse_is_element(k, k->stores[i]))
-            cg_store(g, T_ELEM, k->stores[i], NULL);
-    cg_block body = g->body;
-    cg_forget(g, T_ELEM);
-    /* stores of the final elements (the axis 1 long): after the walk, from
-     * the carries; what they compute goes after the loop, not before it */
-    cg_block pre = g->rpre;
-    g->rpre = (cg_block){0};
-    g->rpre.ind = pre.ind;
-    g->elemvars = 0;
-    for (int i = 0; i < k->nstores; i++)
-        if (!fuse_is_element(k, k->stores[i]))
-            cg_store(g, T_ROW, k->stores[i], NULL);
-    cg_block after = g->rpre;
-    g->rpre = pre;
+    tc_buf lp, bp;
+    buf_init(&lp, g->a);
+    buf_init(&bp, g->a);
+    lane_path(g, &lp);
+    cg_forget(g, T_ROW); /* the other branch cannot see these */
+    block_path(g, &bp);
 
-    cg_put(o, 4, &g->kpre);
-    buf_printf(o, "    const idx_t lanes = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
-    /* lanes saturate at their count (plan_verify); s_ reaches len */
+    /* lanes saturate at their count (plan_verify); s_ reaches len, c_
+     * len - 1 + a block's threads (at most 1024) */
+    const tc_dim *c1024 = dim_const(g->c, 1024);
     cg_loop(g, "lane", ks->rows, NULL);
     cg_loop(g, "s_", ks->rowlen, dim_const(g->c, 1));
+    cg_loop(g, "c_", ks->rowlen, c1024);
     cg_limit(g, ks->rows);
-    cg_limit(g, dim_add(g->c, ks->rowlen, dim_const(g->c, 1)));
-    buf_puts(o, "    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);\n"
-                "    for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;\n"
-                "         lane = lanes - lane > step_ ? lane + step_ : lanes) {\n");
-    cg_decompose(g, o, 8, "lane", g->rowvars);
-    cg_put(o, 8, &g->rpre);
-    cg_put(o, 0, &decl);
-    buf_puts(o, "        for (idx_t s_ = 0; s_ < len; s_++) {\n");
-    if (k->reverse)
-        buf_printf(o, "            const idx_t i%d = len - 1 - s_;\n", ax);
-    else
-        buf_printf(o, "            const idx_t i%d = s_;\n", ax);
-    cg_put(o, 12, &body);
-    buf_puts(o, "        }\n");
-    cg_put(o, 8, &after);
+    cg_limit(g, dim_add(g->c, ks->rowlen, c1024));
+    cg_put(o, 4, &g->kpre);
+    buf_printf(o, "    const idx_t lanes = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    buf_printf(o, "    if (len <= %d) { /* a thread per lane walks it */\n", SCAN_SEQ);
+    buf_puts(o, buf_str(&lp));
+    buf_puts(o, "    } else { /* a block per lane, a chunk of blockDim.x elements at a time */\n");
+    buf_puts(o, buf_str(&bp));
     buf_puts(o, "    }\n");
 }

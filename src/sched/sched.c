@@ -355,8 +355,9 @@ static void sched_scan(const sctx *x, const fkernel *k, ksched *ks)
     ks->nphases = 0;
     ks->phase = NULL;
     ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, SCAN_BLOCK));
-    ks->why = "scan: a thread per lane walks the axis in order, each carry in a register; "
-              "lanes are consecutive along the innermost other axis (coalesced)";
+    ks->why = "scan: up to 256 elements, a thread per lane walks the axis in order, each carry "
+              "in a register, lanes consecutive along the innermost other axis (coalesced); longer, "
+              "a block per lane scans chunks of 128 (warp shuffles) after the carry";
 }
 
 /* The strategy of one kernel: the shape of its domain decides. */

@@ -34,7 +34,11 @@
  *                  coalesced wherever the axis is not the last), walking the
  *                  `rowlen` elements of its lane in order with every scan's
  *                  carry in a register; the prologue and epilogue are
- *                  computed at each step.  Grid-stride over lanes.
+ *                  computed at each step.  Grid-stride over lanes.  An axis
+ *                  longer than 256 (known at run time) is block-parallel
+ *                  instead: a block per lane scans chunks of blockDim.x
+ *                  elements (warp shuffles, then the warps' totals) and
+ *                  combines the carry in front (src/codegen/scan.c).
  *
  * Foreach: the one pointwise kernel of an elementwise function (every tensor
  * [*], graph.h) is scheduled over tensor groups, as multi_tensor_apply does:
