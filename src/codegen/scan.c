@@ -10,13 +10,17 @@
  *
  *   short (len <= SCAN_SEQ): a thread per lane, consecutive threads on
  *   consecutive lanes of the innermost other axis (coalesced wherever the
- *   axis is not the last), walking its lane element by element:
+ *   axis is not the last), walking its lane element by element, its loads
+ *   made a chunk of steps ahead into its own shared-memory column:
  *
  *     for (lane ...) {                      i0, i2 from lane
- *         for (s_ = 0; s_ < len; s_++) {
- *             const idx_t i1 = s_;          (len - 1 - s_ in reverse)
- *             c0 = s_ == 0 ? x : c0 + x;
- *             ... stores at [i0, i1, i2]
+ *         for (c_ = 0; c_ < len; c_ += 16) {
+ *             for (tt_ ...) st0[tt_][tid] = x[... c_ + tt_ ...];
+ *             for (tt_ ...) {
+ *                 const idx_t i1 = c_ + tt_;    (len - 1 - ... in reverse)
+ *                 c0 = s_ == 0 ? st0[tt_][tid] : c0 + st0[tt_][tid];
+ *                 ... stores at [i0, i1, i2]
+ *             }
  *         }
  *         ... stores of the last elements ([i0, 0, i2] of h[:, -1:])
  *
@@ -32,8 +36,24 @@
  */
 #include "codegen/cg.h"
 
-/* The longest axis walked a thread per lane; longer ones are block-parallel. */
-enum { SCAN_SEQ = 256 };
+#include <string.h>
+
+/* The longest axis walked a thread per lane; longer ones are block-parallel.
+ * The lane path's loads are staged STAGE_STEPS steps ahead in shared memory
+ * (at most STAGE_BYTES a block; SCAN_THREADS is sched.c's block). */
+enum { SCAN_SEQ = 256, STAGE_STEPS = 16, STAGE_BYTES = 24576, SCAN_THREADS = 128 };
+
+const char *cg_stage_load(cg *g, const lnode *n, const char *raw)
+{
+    struct cg_staged *s = &g->st;
+    for (int i = 0; i < s->nload; i++)
+        if (strcmp(s->load[i].raw, raw) == 0) /* the text this file made: a key, never parsed */
+            return arena_printf(g->a, "%s[tt_][threadIdx.x]", s->load[i].name);
+    ARENA_GROW(g->a, s->load, s->nload, s->capload, 8);
+    const char *name = arena_printf(g->a, "st%d", s->nload);
+    s->load[s->nload++] = (struct cg_sload){n, raw, name};
+    return arena_printf(g->a, "%s[tt_][threadIdx.x]", name);
+}
 
 /* The carry's dtype: f32 for 16-bit floats, int for bool (shuffles), else
  * the scan's own. */
@@ -145,26 +165,66 @@ static void axis_index(cg *g, tc_buf *o, int ind)
         buf_printf(o, "%*sconst idx_t i%d = s_;\n", ind, "", scan_axis(g->k));
 }
 
-/* short axes: a thread per lane */
+/* short axes: a thread per lane.  Its loads along the axis are made
+ * `steps` steps ahead into the thread's own shared-memory column (no sync:
+ * only the thread reads it), a chunk at a time, so a warp has a chunk's
+ * loads in flight, not one step's: the walk's body has library math with
+ * branches, past which the compiler hoists no load (minGRU B512 on an H100:
+ * 0.7 TB/s one step at a time, and 86 us of 100 with --use_fast_math). */
 static void lane_path(cg *g, tc_buf *o)
 {
     cg_block decl = {0};
     cg_reset_bufs(g);
+    g->st = (struct cg_staged){.on = true};
     cg_block body = walk_body(g, &decl, 12, false);
+    g->st.on = false;
+    int bytes = 0;
+    for (int i = 0; i < g->st.nload; i++)
+        bytes += dtype_size(g->st.load[i].n->dtype);
+    int steps = bytes ? STAGE_BYTES / (SCAN_THREADS * bytes) : 0;
+    if (steps > STAGE_STEPS)
+        steps = STAGE_STEPS;
+    if (steps < 2) { /* too wide to stage: loads where they are used */
+        cg_forget(g, T_ROW);
+        cg_forget(g, T_ELEM);
+        g->st.nload = 0;
+        decl = (cg_block){0};
+        cg_reset_bufs(g);
+        body = walk_body(g, &decl, 12, false);
+    }
     cg_block after = end_stores(g, NULL);
+    for (int i = 0; i < g->st.nload && steps >= 2; i++)
+        buf_printf(o, "        __shared__ %s %s[%d][%d];\n", cg_store_type(g->st.load[i].n->dtype),
+                   g->st.load[i].name, steps, SCAN_THREADS);
     buf_puts(o, "        const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);\n"
                 "        for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;\n"
                 "             lane = lanes - lane > step_ ? lane + step_ : lanes) {\n");
     cg_decompose(g, o, 12, "lane", g->rowvars);
     cg_put(o, 12, &g->rpre);
     cg_put(o, 0, &decl);
-    /* not unrolled: 4, 8 and 16 were no faster for minGRU on an H100
-     * (B512 106.7 us rolled, 113.0, 119.6, 98.8; B2048 750.7, 719.5,
-     * 787.6, 859.6), its loads being independent of the carries anyway */
-    buf_puts(o, "            for (idx_t s_ = 0; s_ < len; s_++) {\n");
-    axis_index(g, o, 16);
-    cg_put(o, 16, &body);
-    buf_puts(o, "            }\n");
+    if (steps < 2) {
+        buf_puts(o, "            for (idx_t s_ = 0; s_ < len; s_++) {\n");
+        axis_index(g, o, 16);
+        cg_put(o, 16, &body);
+        buf_puts(o, "            }\n");
+    } else {
+        buf_printf(o, "            for (idx_t c_ = 0; c_ < len; c_ += %d) {\n", steps);
+        buf_printf(o, "                #pragma unroll\n"
+                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n"
+                      "                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n", steps);
+        axis_index(g, o, 20);
+        for (int i = 0; i < g->st.nload; i++)
+            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name,
+                       g->st.load[i].raw);
+        buf_printf(o, "                }\n"
+                      "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n"
+                      "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
+                      "                    const idx_t s_ = c_ + tt_;\n", steps, steps);
+        axis_index(g, o, 20);
+        cg_put(o, 20, &body);
+        buf_puts(o, "                }\n"
+                    "            }\n");
+    }
     cg_put(o, 12, &after);
     buf_puts(o, "        }\n");
 }

@@ -63,6 +63,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
     if (len <= 256) { /* a thread per lane walks it */
+        __shared__ float st0[16][128];
+        __shared__ float st1[16][128];
+        __shared__ float st2[16][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -73,34 +76,46 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const float t19 = in_state[sz_H*i0 + i2];                   // mingru.tc:22
             float c0 = 0; /* %16 cumsum */
             float c1 = 0; /* %18 logcumsumexp */
-            for (idx_t s_ = 0; s_ < len; s_++) {
-                const idx_t i1 = s_;
-                const float t0 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru.tc:22
-                const float t1 = tc_softplus(t0);                           // mingru.tc:26
-                const float t2 = -t1;                                       // mingru.tc:26
-                c0 = s_ == 0 ? t2 : tc_op_sum()(c0, t2);                    // mingru.tc:31
-                const float t3 = t0 + t2;                                   // mingru.tc:30
-                const float t4 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru.tc:22
-                const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru.tc:28
-                const float t6 = tc_relu(t4);                               // mingru.tc:28
-                const float t7 = t6 + 0.5f;                                 // mingru.tc:28
-                const float t8 = logf(t7);                                  // mingru.tc:28
-                const float t9 = -t4;                                       // mingru.tc:28
-                const float t10 = tc_softplus(t9);                          // mingru.tc:28
-                const float t11 = -t10;                                     // mingru.tc:28
-                const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru.tc:28
-                const float t13 = t3 + t12;                                 // mingru.tc:30
-                const float t14 = t13 - c0;                                 // mingru.tc:32
-                c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru.tc:32
-                const float t15 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru.tc:22
-                const float t16 = tc_sigmoid(t15);                          // mingru.tc:37
-                const float t17 = c0 + c1;                                  // mingru.tc:36
-                const float t18 = expf(t17);                                // mingru.tc:36
-                const float t20 = expf(c0);                                 // mingru.tc:36
-                const float t21 = t19 * t20;                                // mingru.tc:36
-                const float t22 = t18 + t21;                                // mingru.tc:36
-                const float t23 = t16 * t22;                                // mingru.tc:37
-                out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t23;                 // mingru.tc:37
+            for (idx_t c_ = 0; c_ < len; c_ += 16) {
+                #pragma unroll
+                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                }
+                const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                for (int tt_ = 0; tt_ < n_; tt_++) {
+                    const idx_t s_ = c_ + tt_;
+                    const idx_t i1 = s_;
+                    const float t0 = st0[tt_][threadIdx.x];                     // mingru.tc:22
+                    const float t1 = tc_softplus(t0);                           // mingru.tc:26
+                    const float t2 = -t1;                                       // mingru.tc:26
+                    c0 = s_ == 0 ? t2 : tc_op_sum()(c0, t2);                    // mingru.tc:31
+                    const float t3 = t0 + t2;                                   // mingru.tc:30
+                    const float t4 = st1[tt_][threadIdx.x];                     // mingru.tc:22
+                    const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru.tc:28
+                    const float t6 = tc_relu(t4);                               // mingru.tc:28
+                    const float t7 = t6 + 0.5f;                                 // mingru.tc:28
+                    const float t8 = logf(t7);                                  // mingru.tc:28
+                    const float t9 = -t4;                                       // mingru.tc:28
+                    const float t10 = tc_softplus(t9);                          // mingru.tc:28
+                    const float t11 = -t10;                                     // mingru.tc:28
+                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru.tc:28
+                    const float t13 = t3 + t12;                                 // mingru.tc:30
+                    const float t14 = t13 - c0;                                 // mingru.tc:32
+                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru.tc:32
+                    const float t15 = st2[tt_][threadIdx.x];                    // mingru.tc:22
+                    const float t16 = tc_sigmoid(t15);                          // mingru.tc:37
+                    const float t17 = c0 + c1;                                  // mingru.tc:36
+                    const float t18 = expf(t17);                                // mingru.tc:36
+                    const float t20 = expf(c0);                                 // mingru.tc:36
+                    const float t21 = t19 * t20;                                // mingru.tc:36
+                    const float t22 = t18 + t21;                                // mingru.tc:36
+                    const float t23 = t16 * t22;                                // mingru.tc:37
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t23;                 // mingru.tc:37
+                }
             }
             const float t24 = c0 + c1;                                  // mingru.tc:36
             const float t25 = expf(t24);                                // mingru.tc:36

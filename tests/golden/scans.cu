@@ -64,6 +64,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_cumsum_mul_add_c
 {
     const idx_t lanes = sz_N, len = sz_T;
     if (len <= 256) { /* a thread per lane walks it */
+        __shared__ float st0[16][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -73,21 +74,31 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_cumsum_mul_add_c
             float c2 = 0; /* %7 cummax */
             float c3 = 0; /* %8 cummin */
             float c4 = 0; /* %9 logcumsumexp */
-            for (idx_t s_ = 0; s_ < len; s_++) {
-                const idx_t i1 = s_;
-                const float t0 = in_x[sz_T*i0 + i1];                        // scans.tc:8
-                c0 = s_ == 0 ? t0 : tc_op_sum()(c0, t0);                    // scans.tc:9
-                const float t1 = ((float)0.10000000000000001) * t0;         // scans.tc:10
-                const float t2 = 1.0f + t1;                                 // scans.tc:10
-                c1 = s_ == 0 ? t2 : tc_op_prod()(c1, t2);                   // scans.tc:10
-                c2 = s_ == 0 ? t0 : tc_op_max()(c2, t0);                    // scans.tc:11
-                c3 = s_ == 0 ? t0 : tc_op_min()(c3, t0);                    // scans.tc:12
-                c4 = s_ == 0 ? t0 : tc_op_logaddexp()(c4, t0);              // scans.tc:13
-                out_s[sz_T*i0 + i1] = c0;                                   // scans.tc:9
-                out_p[sz_T*i0 + i1] = c1;                                   // scans.tc:10
-                out_hi[sz_T*i0 + i1] = c2;                                  // scans.tc:11
-                out_lo[sz_T*i0 + i1] = c3;                                  // scans.tc:12
-                out_l[sz_T*i0 + i1] = c4;                                   // scans.tc:13
+            for (idx_t c_ = 0; c_ < len; c_ += 16) {
+                #pragma unroll
+                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                }
+                const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                for (int tt_ = 0; tt_ < n_; tt_++) {
+                    const idx_t s_ = c_ + tt_;
+                    const idx_t i1 = s_;
+                    const float t0 = st0[tt_][threadIdx.x];                     // scans.tc:8
+                    c0 = s_ == 0 ? t0 : tc_op_sum()(c0, t0);                    // scans.tc:9
+                    const float t1 = ((float)0.10000000000000001) * t0;         // scans.tc:10
+                    const float t2 = 1.0f + t1;                                 // scans.tc:10
+                    c1 = s_ == 0 ? t2 : tc_op_prod()(c1, t2);                   // scans.tc:10
+                    c2 = s_ == 0 ? t0 : tc_op_max()(c2, t0);                    // scans.tc:11
+                    c3 = s_ == 0 ? t0 : tc_op_min()(c3, t0);                    // scans.tc:12
+                    c4 = s_ == 0 ? t0 : tc_op_logaddexp()(c4, t0);              // scans.tc:13
+                    out_s[sz_T*i0 + i1] = c0;                                   // scans.tc:9
+                    out_p[sz_T*i0 + i1] = c1;                                   // scans.tc:10
+                    out_hi[sz_T*i0 + i1] = c2;                                  // scans.tc:11
+                    out_lo[sz_T*i0 + i1] = c3;                                  // scans.tc:12
+                    out_l[sz_T*i0 + i1] = c4;                                   // scans.tc:13
+                }
             }
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
@@ -147,17 +158,28 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_mul_cumsum_1(
 {
     const idx_t lanes = sz_T, len = sz_N;
     if (len <= 256) { /* a thread per lane walks it */
+        __shared__ float st0[16][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
             const idx_t i1 = lane;
             float c0 = 0; /* %11 cumsum */
-            for (idx_t s_ = 0; s_ < len; s_++) {
-                const idx_t i0 = len - 1 - s_;
-                const float t0 = in_x[sz_T*i0 + i1];                        // scans.tc:8
-                const float t1 = t0 * t0;                                   // scans.tc:14
-                c0 = s_ == 0 ? t1 : tc_op_sum()(c0, t1);                    // scans.tc:14
-                out_r[sz_T*i0 + i1] = c0;                                   // scans.tc:14
+            for (idx_t c_ = 0; c_ < len; c_ += 16) {
+                #pragma unroll
+                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                    const idx_t i0 = len - 1 - s_;
+                    st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                }
+                const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                for (int tt_ = 0; tt_ < n_; tt_++) {
+                    const idx_t s_ = c_ + tt_;
+                    const idx_t i0 = len - 1 - s_;
+                    const float t0 = st0[tt_][threadIdx.x];                     // scans.tc:8
+                    const float t1 = t0 * t0;                                   // scans.tc:14
+                    c0 = s_ == 0 ? t1 : tc_op_sum()(c0, t1);                    // scans.tc:14
+                    out_r[sz_T*i0 + i1] = c0;                                   // scans.tc:14
+                }
             }
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
@@ -196,6 +218,8 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
     if (len <= 256) { /* a thread per lane walks it */
+        __shared__ float st0[16][128];
+        __shared__ float st1[16][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -205,18 +229,29 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %4 cumsum */
             float c1 = 0; /* %6 logcumsumexp */
-            for (idx_t s_ = 0; s_ < len; s_++) {
-                const idx_t i1 = s_;
-                const float t0 = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];         // scans.tc:20
-                const float t1 = tc_softplus(t0);                           // scans.tc:21
-                const float t2 = -t1;                                       // scans.tc:21
-                c0 = s_ == 0 ? t2 : tc_op_sum()(c0, t2);                    // scans.tc:21
-                const float t3 = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];         // scans.tc:20
-                const float t4 = t3 - c0;                                   // scans.tc:22
-                c1 = s_ == 0 ? t4 : tc_op_logaddexp()(c1, t4);              // scans.tc:22
-                const float t5 = c0 + c1;                                   // scans.tc:22
-                const float t6 = expf(t5);                                  // scans.tc:22
-                out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t6;                  // scans.tc:22
+            for (idx_t c_ = 0; c_ < len; c_ += 16) {
+                #pragma unroll
+                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    st0[tt_][threadIdx.x] = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st1[tt_][threadIdx.x] = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                }
+                const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                for (int tt_ = 0; tt_ < n_; tt_++) {
+                    const idx_t s_ = c_ + tt_;
+                    const idx_t i1 = s_;
+                    const float t0 = st0[tt_][threadIdx.x];                     // scans.tc:20
+                    const float t1 = tc_softplus(t0);                           // scans.tc:21
+                    const float t2 = -t1;                                       // scans.tc:21
+                    c0 = s_ == 0 ? t2 : tc_op_sum()(c0, t2);                    // scans.tc:21
+                    const float t3 = st1[tt_][threadIdx.x];                     // scans.tc:20
+                    const float t4 = t3 - c0;                                   // scans.tc:22
+                    c1 = s_ == 0 ? t4 : tc_op_logaddexp()(c1, t4);              // scans.tc:22
+                    const float t5 = c0 + c1;                                   // scans.tc:22
+                    const float t6 = expf(t5);                                  // scans.tc:22
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t6;                  // scans.tc:22
+                }
             }
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
