@@ -181,6 +181,27 @@ def b_rmsnorm_matmul(s):
     return fn, (x, g, w), nbytes(x, g, w) + s["M"] * s["N"] * 2
 
 
+def b_gated_mlp(s):
+    x = torch.randn(s["M"], s["K"], device=DEV, dtype=F16)
+    w1 = torch.randn(s["K"], s["N"], device=DEV, dtype=F16) * 0.02
+    w3 = torch.randn(s["K"], s["N"], device=DEV, dtype=F16) * 0.02
+
+    def fn(x, w1, w3):
+        return F.silu(x @ w1) * (x @ w3)
+    return fn, (x, w1, w3), nbytes(x, w1, w3) + s["M"] * s["N"] * 2
+
+
+def b_lora(s):
+    x = torch.randn(s["M"], s["K"], device=DEV, dtype=F16)
+    w = torch.randn(s["K"], s["N"], device=DEV, dtype=F16) * 0.02
+    a = torch.randn(s["K"], s["R"], device=DEV, dtype=F16) * 0.02
+    b = torch.randn(s["R"], s["N"], device=DEV, dtype=F16) * 0.02
+
+    def fn(x, w, a, b):
+        return x @ w + (x @ a) @ b
+    return fn, (x, w, a, b), nbytes(x, w, a, b) + s["M"] * s["N"] * 2
+
+
 M64 = 64 << 20
 CASES = {
     # name: (shape, small shape (tc-bench's --quick), latency, builder)
@@ -202,6 +223,21 @@ CASES = {
     "adamw_2000x4096": (None, None, False, None),
     "rmsnorm_matmul": ({"M": 16, "K": 4096, "N": 4096}, {"M": 16, "K": 1024, "N": 1024}, False,
                        b_rmsnorm_matmul),
+    # issue 13: the M sweep, the gated MLP and LoRA at decode shapes
+    "rmsnorm_matmul_m1": ({"M": 1, "K": 4096, "N": 4096}, {"M": 1, "K": 1024, "N": 1024}, False,
+                          b_rmsnorm_matmul),
+    "rmsnorm_matmul_m64": ({"M": 64, "K": 4096, "N": 4096}, {"M": 64, "K": 1024, "N": 1024}, False,
+                           b_rmsnorm_matmul),
+    "rmsnorm_matmul_m256": ({"M": 256, "K": 4096, "N": 4096}, {"M": 256, "K": 256, "N": 256},
+                            False, b_rmsnorm_matmul),
+    "rmsnorm_matmul_m1024": ({"M": 1024, "K": 4096, "N": 4096}, {"M": 256, "K": 256, "N": 256},
+                             False, b_rmsnorm_matmul),
+    "rmsnorm_matmul_m4096": ({"M": 4096, "K": 4096, "N": 4096}, {"M": 256, "K": 256, "N": 256},
+                             False, b_rmsnorm_matmul),
+    "gated_mlp": ({"M": 16, "K": 4096, "N": 11008}, {"M": 16, "K": 1024, "N": 1024}, False,
+                  b_gated_mlp),
+    "lora": ({"M": 16, "K": 4096, "N": 4096, "R": 16}, {"M": 16, "K": 1024, "N": 1024, "R": 16}, False,
+             b_lora),
 }
 
 
