@@ -266,16 +266,32 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     off[i] = r * BN + c;
                 }
                 float *p0 = part + tile * S * (BM * BN);
-                for (long long q = 0; q < S; q++) {
+                enum { QU = NACC <= 8 ? 4 : 1 }; /* slices loaded before their sums */
+                long long q = 0;
+                for (; q + QU <= S; q += QU) {
+                    float v[QU][NACC];
+#pragma unroll
+                    for (int u = 0; u < QU; u++)
+#pragma unroll
+                        for (int i = 0; i < NACC; i++)
+                            v[u][i] = ok[i] ? __ldcg(p0 + (q + u) * (BM * BN) + off[i]) : 0.0f;
+#pragma unroll
+                    for (int u = 0; u < QU; u++)
+#pragma unroll
+                        for (int i = 0; i < NACC; i++) {
+                            sum[i] += v[u][i];
+                            if (ok[i])
+                                __stcg(p0 + (q + u) * (BM * BN) + off[i], 0.0f); /* leave it zero */
+                        }
+                }
+                for (; q < S; q++) {
                     float *pq = p0 + q * (BM * BN);
 #pragma unroll
                     for (int i = 0; i < NACC; i++)
-                        if (ok[i])
+                        if (ok[i]) {
                             sum[i] += __ldcg(pq + off[i]);
-#pragma unroll
-                    for (int i = 0; i < NACC; i++)
-                        if (ok[i])
-                            __stcg(pq + off[i], 0.0f); /* leave the workspace zero */
+                            __stcg(pq + off[i], 0.0f);
+                        }
                 }
 #pragma unroll
                 for (int i = 0; i < NACC; i++) {
