@@ -31,9 +31,9 @@
  *                  decides, codegen/matmul.c and matmul.cuh generate): a
  *                  block per 16 x 64 tile of the output and slice of K,
  *                  tensor cores for f16/bf16, for skinny products (M at most
- *                  mm_max_rows, decode) that stream the weight once; large
- *                  compute-bound ones stay on cuBLAS.  With M symbolic both
- *                  are in the plan and the launch picks one by M.
+ *                  mm_max_rows, decode) that stream the weight once; larger
+ *                  ones stay on cuBLAS.  With M symbolic both are in the
+ *                  plan and the launch picks one by M.
  *
  * Foreach: the one pointwise kernel of an elementwise function (every tensor
  * [*], graph.h) is scheduled over tensor groups, as multi_tensor_apply does:

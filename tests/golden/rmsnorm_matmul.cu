@@ -393,16 +393,32 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     off[i] = r * BN + c;
                 }
                 float *p0 = part + tile * S * (BM * BN);
-                for (long long q = 0; q < S; q++) {
+                enum { QU = NACC <= 8 ? 4 : 1 }; /* slices loaded before their sums */
+                long long q = 0;
+                for (; q + QU <= S; q += QU) {
+                    float v[QU][NACC];
+#pragma unroll
+                    for (int u = 0; u < QU; u++)
+#pragma unroll
+                        for (int i = 0; i < NACC; i++)
+                            v[u][i] = ok[i] ? __ldcg(p0 + (q + u) * (BM * BN) + off[i]) : 0.0f;
+#pragma unroll
+                    for (int u = 0; u < QU; u++)
+#pragma unroll
+                        for (int i = 0; i < NACC; i++) {
+                            sum[i] += v[u][i];
+                            if (ok[i])
+                                __stcg(p0 + (q + u) * (BM * BN) + off[i], 0.0f); /* leave it zero */
+                        }
+                }
+                for (; q < S; q++) {
                     float *pq = p0 + q * (BM * BN);
 #pragma unroll
                     for (int i = 0; i < NACC; i++)
-                        if (ok[i])
+                        if (ok[i]) {
                             sum[i] += __ldcg(pq + off[i]);
-#pragma unroll
-                    for (int i = 0; i < NACC; i++)
-                        if (ok[i])
-                            __stcg(pq + off[i], 0.0f); /* leave the workspace zero */
+                            __stcg(pq + off[i], 0.0f);
+                        }
                 }
 #pragma unroll
                 for (int i = 0; i < NACC; i++) {
@@ -437,7 +453,7 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
         tc_mm_run<DT, TA, TB, 16>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem);
 }
 
-/* kernel 1: matmul: generated when M <= 64 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 512-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it (compute-bound) */
+/* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */
 extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
     const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
     const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
@@ -446,7 +462,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
 {
     /* c[M, N] = a @ b, f16 */
     tc_mm<1, false, false>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
-                     (unsigned char *)ws, 512);
+                     (unsigned char *)ws, 1024);
 }
 
 /*
@@ -457,8 +473,8 @@ launch plan of rmsnorm_matmul (32-bit indices):
   buffer out_out      output f16[M, N]
   buffer buf13        temp   f16[M, K]  live steps 0..2, slot 0
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_0<<<M, [1024, 1, 1]>>>(in_x, in_g, buf13, M, K, eps)
-  step 1 runs when M > 64:
+  step 1 runs when M > 16:
   step 1: matmul out_out = buf13 @ in_w (cuBLAS)
-  step 2 runs when M <= 64:
-  step 2: tc_matmul_1<<<((N + 63)/64)*((M + 63)/64)*((K + 511)/512), [128, 1, 1]>>>(buf13, in_w, out_out, M, N, K, 1, 0, 0, M*N, workspace)
+  step 2 runs when M <= 16:
+  step 2: tc_matmul_1<<<((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(buf13, in_w, out_out, M, N, K, 1, 0, 0, M*N, workspace)
  */

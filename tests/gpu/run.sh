@@ -16,8 +16,8 @@
 #                  memcheck over a subset, the kernel cache and --bench
 #                  (suite.py's header has the details);
 #   matmul.sh      the generated matmul kernel against the interpreter at
-#                  every layout and dtype, M = 1, 3, 17, 33, 64 (65 and 200
-#                  forced), K and N off every tile, batched;
+#                  every layout and dtype, M = 1 ... 200 (forced on it), K
+#                  and N off every tile, batched, and the cost model's choice;
 # logs everything to ${OUT:-/tmp}/gpu-run.log (the suite's per-job log is
 # ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
 # (the sum of each part's own last line).  Needs python3 (standard library
@@ -122,7 +122,7 @@ else
 fi
 
 # The generated matmul kernel at every layout and dtype, M = 1 ... 200,
-# K and N off every tile (tests/gpu/matmul.sh; cd'd to the root: it names
+# K and N off every tile, and the cost model's own choice (tests/gpu/matmul.sh; cd'd to the root: it names
 # examples/ relatively).
 if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
     say "== matmul.sh"
