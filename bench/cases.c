@@ -71,8 +71,9 @@ const bench_case bench_cases[] = {
      "4096*2000"},
     {"rmsnorm_matmul", "rmsnorm_matmul.tc", "rmsnorm_matmul", "M=16,K=4096,N=4096",
      "M=16,K=1024,N=1024", "M", false, CASE_PLAIN, NULL, NULL,
-     "the matmul runs through cuBLAS; W (32 MB) fits in an H100/H200 L2, so back-to-back calls "
-     "read it from L2 (the peers' too)", NULL, NULL},
+     "the matmul runs in tensorc's generated kernel (M <= 16; TENSORC_MATMUL=cublas for cuBLAS); "
+     "W (32 MB) fits in an H100/H200 L2, so back-to-back calls read it from L2 (the peers' too)",
+     NULL, NULL},
     /* issue 15: the log-space minGRU forward (suite.md), one scan kernel */
     {"mingru_fwd_B512_T64_H128_f32", "mingru.tc", "mingru", "B=512,T=64,H=128", "B=8,T=64,H=128", "B",
      false, CASE_PLAIN, NULL, "state", "combined is [B, T, 3, H]: the same memory as the peers' [B, T, 3H]; state drawn from [0, 1) (its log is step 0)", NULL, NULL},
@@ -80,6 +81,26 @@ const bench_case bench_cases[] = {
      false, CASE_PLAIN, NULL, "state", "combined is [B, T, 3, H]: the same memory as the peers' [B, T, 3H]; state drawn from [0, 1) (its log is step 0)", NULL, NULL},
     {"mingru_fwd_B2048_T64_H512_f32", "mingru.tc", "mingru", "B=2048,T=64,H=512", "B=8,T=64,H=512", "B",
      false, CASE_PLAIN, NULL, "state", "combined is [B, T, 3, H]: the same memory as the peers' [B, T, 3H]; state drawn from [0, 1) (its log is step 0)", NULL, NULL},
+    /* issue 13: the same at other M (the generated kernel up to 16, cuBLAS
+     * above), a gated MLP and a LoRA projection at decode shapes */
+    {"rmsnorm_matmul_m1", "rmsnorm_matmul.tc", "rmsnorm_matmul", "M=1,K=4096,N=4096",
+     "M=1,K=1024,N=1024", NULL, false, CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
+    {"rmsnorm_matmul_m64", "rmsnorm_matmul.tc", "rmsnorm_matmul", "M=64,K=4096,N=4096",
+     "M=64,K=1024,N=1024", "M", false, CASE_PLAIN, NULL, NULL, "cuBLAS (M > 16)", NULL, NULL},
+    {"rmsnorm_matmul_m256", "rmsnorm_matmul.tc", "rmsnorm_matmul", "M=256,K=4096,N=4096",
+     "M=256,K=256,N=256", "M", false, CASE_PLAIN, NULL, NULL, "cuBLAS (M > 16)", NULL, NULL},
+    {"rmsnorm_matmul_m1024", "rmsnorm_matmul.tc", "rmsnorm_matmul", "M=1024,K=4096,N=4096",
+     "M=256,K=256,N=256", "M", false, CASE_PLAIN, NULL, NULL, "cuBLAS (M > 16)", NULL, NULL},
+    {"rmsnorm_matmul_m4096", "rmsnorm_matmul.tc", "rmsnorm_matmul", "M=4096,K=4096,N=4096",
+     "M=256,K=256,N=256", "M", false, CASE_PLAIN, NULL, NULL, "cuBLAS (M > 16)", NULL, NULL},
+    {"gated_mlp", "gated_mlp.tc", "gated_mlp", "M=16,K=4096,N=11008", "M=16,K=1024,N=1024", "M",
+     false, CASE_PLAIN, NULL, NULL,
+     "two generated matmul kernels and the gate: 3 launches (one kernel is issue 13's goal)",
+     NULL, NULL},
+    {"lora", "lora.tc", "lora", "M=16,K=4096,N=4096,R=16", "M=16,K=1024,N=1024,R=16", "M", false,
+     CASE_PLAIN, NULL, NULL,
+     "three generated matmul kernels and the sum: 4 launches (one kernel is issue 13's goal)",
+     NULL, NULL},
 };
 
 const int bench_ncases = (int)(sizeof bench_cases / sizeof *bench_cases);

@@ -201,6 +201,25 @@ def b_mingru(s):
         h = torch.exp(a_star + torch.logcumsumexp(log_values - a_star, dim=1))[:, 1:]
         return torch.sigmoid(proj) * h, h[:, -1:]
     return fn, (comb, st), nbytes(comb, st) + (B * T * H + B * H) * 4
+def b_gated_mlp(s):
+    x = torch.randn(s["M"], s["K"], device=DEV, dtype=F16)
+    w1 = torch.randn(s["K"], s["N"], device=DEV, dtype=F16) * 0.02
+    w3 = torch.randn(s["K"], s["N"], device=DEV, dtype=F16) * 0.02
+
+    def fn(x, w1, w3):
+        return F.silu(x @ w1) * (x @ w3)
+    return fn, (x, w1, w3), nbytes(x, w1, w3) + s["M"] * s["N"] * 2
+
+
+def b_lora(s):
+    x = torch.randn(s["M"], s["K"], device=DEV, dtype=F16)
+    w = torch.randn(s["K"], s["N"], device=DEV, dtype=F16) * 0.02
+    a = torch.randn(s["K"], s["R"], device=DEV, dtype=F16) * 0.02
+    b = torch.randn(s["R"], s["N"], device=DEV, dtype=F16) * 0.02
+
+    def fn(x, w, a, b):
+        return x @ w + (x @ a) @ b
+    return fn, (x, w, a, b), nbytes(x, w, a, b) + s["M"] * s["N"] * 2
 
 
 M64 = 64 << 20
@@ -230,6 +249,21 @@ CASES = {
                                       False, b_mingru),
     "mingru_fwd_B2048_T64_H512_f32": ({"B": 2048, "T": 64, "H": 512}, {"B": 8, "T": 64, "H": 512},
                                       False, b_mingru),
+    # issue 13: the M sweep, the gated MLP and LoRA at decode shapes
+    "rmsnorm_matmul_m1": ({"M": 1, "K": 4096, "N": 4096}, {"M": 1, "K": 1024, "N": 1024}, False,
+                          b_rmsnorm_matmul),
+    "rmsnorm_matmul_m64": ({"M": 64, "K": 4096, "N": 4096}, {"M": 64, "K": 1024, "N": 1024}, False,
+                           b_rmsnorm_matmul),
+    "rmsnorm_matmul_m256": ({"M": 256, "K": 4096, "N": 4096}, {"M": 256, "K": 256, "N": 256},
+                            False, b_rmsnorm_matmul),
+    "rmsnorm_matmul_m1024": ({"M": 1024, "K": 4096, "N": 4096}, {"M": 256, "K": 256, "N": 256},
+                             False, b_rmsnorm_matmul),
+    "rmsnorm_matmul_m4096": ({"M": 4096, "K": 4096, "N": 4096}, {"M": 256, "K": 256, "N": 256},
+                             False, b_rmsnorm_matmul),
+    "gated_mlp": ({"M": 16, "K": 4096, "N": 11008}, {"M": 16, "K": 1024, "N": 1024}, False,
+                  b_gated_mlp),
+    "lora": ({"M": 16, "K": 4096, "N": 4096, "R": 16}, {"M": 16, "K": 1024, "N": 1024, "R": 16}, False,
+             b_lora),
 }
 
 

@@ -198,7 +198,18 @@ cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);
 /* Add the launch step of the kernel g generated, running unit kernel
  * `name` (which may be another step's: the same code). */
 void cg_plan_kernel(cg *g, const char *name);
-void cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a);
+/* A cuBLAS step for matmul m; returns its index in the plan's steps. */
+int cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a);
+/* A new empty step (steps move as the plan grows: keep indices, not pointers). */
+pstep *cg_plan_step(tc_plan *p, tc_arena *a);
+void cg_plan_arg(pstep *st, tc_arena *a, parg arg);
+/* Enter kernel `name` into the plan's kernel table with st's arguments as
+ * its parameters (none written: the caller marks them), st->kidx its place. */
+pkernel *cg_plan_table(cg_bufs *b, tc_arena *a, pstep *st, const char *name);
+/* A generated matmul (matmul.c, for a SCH_EXTERN kernel that is not cuBLAS
+ * only): its plan steps, and its kernel's text (the unit puts matmul.cuh
+ * before the first); NULL text for a cuBLAS-only matmul. */
+const char *cg_matmul(cg_bufs *b, const ksched *ks, const char *name, tc_dimctx *c, tc_arena *a);
 void cg_plan_finish(const sfn *s, cg_bufs *b, tc_arena *a);
 /* Record an index variable of the kernel being generated (plan.h's ploop). */
 void cg_loop(cg *g, const char *var, const tc_dim *bound, const tc_dim *step);

@@ -181,7 +181,7 @@ cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d)
 
 /* ---- steps ------------------------------------------------------------------ */
 
-static pstep *add_step(tc_plan *p, tc_arena *a)
+pstep *cg_plan_step(tc_plan *p, tc_arena *a)
 {
     pstep *v = ARENA_ARRAY(a, pstep, p->nsteps + 1);
     if (p->nsteps)
@@ -192,7 +192,7 @@ static pstep *add_step(tc_plan *p, tc_arena *a)
     return st;
 }
 
-static void add_arg(pstep *st, tc_arena *a, parg arg)
+void cg_plan_arg(pstep *st, tc_arena *a, parg arg)
 {
     parg *v = ARENA_ARRAY(a, parg, st->nargs + 1);
     if (st->nargs)
@@ -210,10 +210,17 @@ static tc_dtype scalar_ctype(tc_dtype t)
  * signature's order) and which buffers it writes. */
 static void add_kernel(cg *g, tc_plan *p, pstep *st, const char *name)
 {
-    cg_bufs *b = g->bufs;
+    pkernel *k = cg_plan_table(g->bufs, g->a, st, name);
+    for (int i = 0; i < st->nargs; i++)
+        k->params[i].written = st->args[i].kind == PARG_BUF && cg_is_written(g, st->args[i].buf);
+}
+
+pkernel *cg_plan_table(cg_bufs *b, tc_arena *ar, pstep *st, const char *name)
+{
+    tc_plan *p = b->plan;
     if (p->nkernels == b->capkernels) {
         int cap = b->capkernels ? 2 * b->capkernels : 8;
-        pkernel *v = ARENA_ARRAY(g->a, pkernel, cap);
+        pkernel *v = ARENA_ARRAY(ar, pkernel, cap);
         if (p->nkernels)
             memcpy(v, p->kernels, sizeof *v * (size_t)p->nkernels);
         p->kernels = v;
@@ -222,7 +229,7 @@ static void add_kernel(cg *g, tc_plan *p, pstep *st, const char *name)
     pkernel *k = &p->kernels[p->nkernels];
     k->name = name;
     k->nparams = st->nargs;
-    k->params = ARENA_ARRAY(g->a, pparam, st->nargs > 0 ? st->nargs : 1);
+    k->params = ARENA_ARRAY(ar, pparam, st->nargs > 0 ? st->nargs : 1);
     for (int i = 0; i < st->nargs; i++) {
         const parg *a = &st->args[i];
         pparam *q = &k->params[i];
@@ -230,9 +237,10 @@ static void add_kernel(cg *g, tc_plan *p, pstep *st, const char *name)
         q->dtype = a->kind == PARG_BUF      ? p->bufs[a->buf].dtype
                    : a->kind == PARG_SCALAR ? a->dtype
                                             : TC_DT_NONE;
-        q->written = a->kind == PARG_BUF && cg_is_written(g, a->buf);
+        q->written = false;
     }
     st->kidx = p->nkernels++;
+    return k;
 }
 
 /* The kernel step for g's kernel, with arguments in the order the
@@ -244,7 +252,7 @@ void cg_plan_kernel(cg *g, const char *name)
 {
     tc_plan *p = g->bufs->plan;
     const ksched *ks = g->ks;
-    pstep *st = add_step(p, g->a);
+    pstep *st = cg_plan_step(p, g->a);
     st->kind = PSTEP_KERNEL;
     st->kidx = -1;
     for (int i = p->nkernels - 1; i >= 0 && st->kidx < 0; i--) /* names are the unit's pointers */
@@ -255,7 +263,7 @@ void cg_plan_kernel(cg *g, const char *name)
     st->loops = g->loops;
     st->nloops = g->nloops;
     if (ks->foreach) { /* the buffers and sizes travel in the group table */
-        add_arg(st, g->a, (parg){PARG_GROUPS, -1, NULL, -1, TC_DT_NONE});
+        cg_plan_arg(st, g->a, (parg){PARG_GROUPS, -1, NULL, -1, TC_DT_NONE});
         st->fe_bufs = ARENA_ARRAY(g->a, int, p->nbufs > 0 ? p->nbufs : 1);
         for (int i = 0; i < p->nbufs; i++)
             if (g->used_buf[i])
@@ -267,18 +275,18 @@ void cg_plan_kernel(cg *g, const char *name)
     int *order = ARENA_ARRAY(g->a, int, p->nbufs > 0 ? p->nbufs : 1);
     int nused = ks->foreach ? 0 : cg_kernel_bufs(g, order); /* the signature's order */
     for (int j = 0; j < nused; j++)
-        add_arg(st, g->a, (parg){PARG_BUF, order[j], NULL, -1, TC_DT_NONE});
+        cg_plan_arg(st, g->a, (parg){PARG_BUF, order[j], NULL, -1, TC_DT_NONE});
     for (int i = 0; i < g->nsyms && !ks->foreach; i++)
-        add_arg(st, g->a, (parg){PARG_DIM, -1, dim_sym(g->c, g->syms[i]), -1, TC_DT_NONE});
+        cg_plan_arg(st, g->a, (parg){PARG_DIM, -1, dim_sym(g->c, g->syms[i]), -1, TC_DT_NONE});
     for (int i = 0; i < g->l->g->nparams; i++)
         if (g->used_param[i])
-            add_arg(st, g->a, (parg){PARG_SCALAR, -1, NULL, i, scalar_ctype(g->l->g->params[i].dtype)});
+            cg_plan_arg(st, g->a, (parg){PARG_SCALAR, -1, NULL, i, scalar_ctype(g->l->g->params[i].dtype)});
     if (ks->kind == SCH_FULL) {
-        add_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
+        cg_plan_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
         st->ws_bytes = dim_const(g->c, 16 + (int64_t)g->k->nreds * ks->grid_cap * 16);
     } else if (ks->kind == SCH_COLUMNS && ks->split) {
         /* a 16-byte ticket per column group, then split * rows partials per reduction */
-        add_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
+        cg_plan_arg(st, g->a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
         const tc_dim *groups = dim_ceildiv(g->c, ks->rows, dim_const(g->c, (int64_t)ks->block[0] * ks->vec));
         const tc_dim *parts = dim_mul(g->c, ks->rows, dim_const(g->c, (int64_t)ks->split * 16 * g->k->nreds));
         st->ws_bytes = dim_add(g->c, dim_mul(g->c, groups, dim_const(g->c, 16)), parts);
@@ -296,9 +304,9 @@ void cg_plan_kernel(cg *g, const char *name)
         add_kernel(g, p, st, name);
 }
 
-static void add_matmul(tc_plan *p, cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a)
+static int add_matmul(tc_plan *p, cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a)
 {
-    pstep *st = add_step(p, a);
+    pstep *st = cg_plan_step(p, a);
     st->kind = PSTEP_MATMUL;
     int R = m->rank;
     st->mm.m = m->shape[R - 2];
@@ -339,6 +347,7 @@ static void add_matmul(tc_plan *p, cg_bufs *b, const lnode *m, tc_dimctx *c, tc_
             st->mm.stride_b = stride;
         }
     }
+    return (int)(st - p->steps);
 }
 
 /* After the kernels: matmuls were added in order by the caller; copies back
@@ -359,7 +368,7 @@ static void finish_plan(const sfn *s, cg_bufs *b, tc_arena *a)
         for (int j = 0; j < p->nbufs; j++)
             if (p->bufs[j].kind == PBUF_PARAM && p->bufs[j].index == pi)
                 pbuf_id = j;
-        pstep *st = add_step(p, a);
+        pstep *st = cg_plan_step(p, a);
         st->kind = PSTEP_COPY;
         st->src = i;
         st->dst = pbuf_id;
@@ -487,9 +496,9 @@ void plan_verify(const tc_plan *p, tc_dimctx *c, tc_arena *a, tc_diag *d)
     }
 }
 
-void cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a)
+int cg_plan_matmul(cg_bufs *b, const lnode *m, tc_dimctx *c, tc_arena *a)
 {
-    add_matmul(b->plan, b, m, c, a);
+    return add_matmul(b->plan, b, m, c, a);
 }
 
 void cg_plan_finish(const sfn *s, cg_bufs *b, tc_arena *a)
@@ -515,6 +524,11 @@ void plan_print(tc_buf *b, const tc_plan *p, const gfn *g)
     }
     for (int i = 0; i < p->nsteps; i++) {
         const pstep *st = &p->steps[i];
+        if (st->guard) {
+            buf_printf(b, "  step %d runs when ", i);
+            dim_print(b, st->guard);
+            buf_printf(b, " %s %lld:\n", st->guard_above ? ">" : "<=", (long long)st->guard_max);
+        }
         if (st->kind == PSTEP_KERNEL) {
             buf_printf(b, "  step %d: %s<<<", i, st->kernel);
             dim_print(b, st->grid[0]);

@@ -63,6 +63,13 @@
  *                 (0: the same matrix for every batch).
  *  PSTEP_COPY     copy_bytes bytes from buffer src to buffer dst.
  *
+ * Guards: a step with `guard` set runs only when the guard's value is at
+ * most guard_max (guard_above false) or above it (guard_above true); the
+ * runtime skips it otherwise, workspace and all.  A matmul with symbolic M
+ * has two steps writing its output, the generated kernel guarded by
+ * M <= its limit and cuBLAS by M above it (sched_matmul.c), so exactly one
+ * runs at any size.
+ *
  * Index width: a plan with idx64 false was generated for 32-bit indices and
  * is valid only when every dim in `limits` evaluates below 2^31; otherwise
  * the runtime asks codegen for the idx64 variant (codegen_fn with idx64).
@@ -172,6 +179,10 @@ typedef struct pstep {
     /* COPY */
     int src, dst;
     const tc_dim *copy_bytes;
+    /* any step: runs only when guard <= guard_max (or > it with guard_above) */
+    const tc_dim *guard;
+    int64_t guard_max;
+    bool guard_above;
 } pstep;
 
 typedef struct tc_plan {

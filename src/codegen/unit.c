@@ -20,6 +20,8 @@
 #include "codegen_helpers.inc"
 #include "codegen_foreach.inc"
 #include "codegen_scan.inc"
+/* and in units with a generated matmul, matmul.cuh's tc_mm */
+#include "codegen_matmul.inc"
 
 /* A kernel of the unit, and the other kernels of its function (by the
  * fused dump's numbers) whose code is the same, so their steps launch this
@@ -192,7 +194,7 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
                idx64 ? "64-bit" : "32-bit");
     buf_puts(&src, cg_helpers_cuh);
     unit_b ub = {.a = a};
-    bool foreach = false, compact = false, scan = false;
+    bool foreach = false, compact = false, scan = false, matmul = false;
     bool *libcalls = ARENA_ARRAY(a, bool, OP_COUNT * 2);
     int kid = 0;
     for (int i = 0; i < n; i++) {
@@ -204,7 +206,16 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
         for (int j = 0; j < f->nk; j++) {
             const fkernel *k = f->k[j];
             if (k->kind == KK_EXTERN) {
-                cg_plan_matmul(bufs, k->ext, f->l->dims, a);
+                const char *name = arena_printf(a, "tc_matmul_%d", kid + k->id);
+                const char *text = cg_matmul(bufs, &s->k[j], name, f->l->dims, a);
+                if (text && !matmul) /* before the first kernel that needs it */
+                    add_piece(&ub, arena_printf(a, "\n%s", cg_matmul_cuh), NULL);
+                if (text) {
+                    ukernel *uk = ARENA_NEW(a, ukernel);
+                    *uk = (ukernel){k->id, s->k[j].why, name, text, NULL, 0, 0, NULL, 0, 0};
+                    add_piece(&ub, NULL, uk);
+                }
+                matmul |= text != NULL;
                 continue;
             }
             compact |= s->k[j].compact;

@@ -43,6 +43,19 @@ static tc_status eval(const tc_plan *plan, const tc_dim *dim, const rt_args *a, 
     return TC_OK;
 }
 
+/* Whether step s runs at these sizes (plan.h's guards). */
+static tc_status step_runs(const tc_plan *plan, int s, const rt_args *a, bool *runs, tc_diag *d)
+{
+    const pstep *S = &plan->steps[s];
+    int64_t v;
+    *runs = true;
+    if (!S->guard)
+        return TC_OK;
+    tc_status st = eval(plan, S->guard, a, "the step's guard", s, &v, d);
+    *runs = S->guard_above ? v > S->guard_max : v <= S->guard_max;
+    return st;
+}
+
 bool rt_needs_idx64(const tc_plan *plan, const tc_dimbind *dims, int ndims, const tc_dim **which,
                     int64_t *value)
 {
@@ -87,6 +100,10 @@ int64_t rt_step_bytes(const tc_plan *plan, int step, const tc_dimbind *dims, int
     if (step < 0 || step >= plan->nsteps)
         return -1;
     const pstep *s = &plan->steps[step];
+    int64_t g;
+    if (s->guard && dim_eval(s->guard, dims, ndims, &g, NULL) &&
+        (s->guard_above ? g <= s->guard_max : g > s->guard_max))
+        return 0; /* skipped at these sizes (plan.h's guards) */
     if (s->kind == PSTEP_COPY) {
         int64_t n;
         if (!s->copy_bytes || !dim_eval(s->copy_bytes, dims, ndims, &n, NULL))
@@ -295,9 +312,14 @@ static tc_status resolve(rt_pool *p, const rt_ops *ops, void *dev, const tc_plan
     for (int s = 0; s < plan->nsteps; s++) {
         const pstep *S = &plan->steps[s];
         int64_t v;
+        bool runs;
         if (S->kind != PSTEP_KERNEL || !S->ws_bytes)
             continue;
-        tc_status st = eval(plan, S->ws_bytes, a, "the workspace size", s, &v, d);
+        tc_status st = step_runs(plan, s, a, &runs, d);
+        if (st == TC_OK && !runs)
+            continue;
+        if (st == TC_OK)
+            st = eval(plan, S->ws_bytes, a, "the workspace size", s, &v, d);
         if (st != TC_OK)
             return st;
         if (v > 0 && (uint64_t)v > ws)
@@ -627,10 +649,15 @@ tc_status rt_exec(rt_pool *p, const rt_ops *ops, void *dev, void *module, const 
         return SET(d, TC_ERR_INTERNAL, "malformed plan of '%s'", plan->fn ? plan->fn : "?");
     tc_status st = resolve(p, ops, dev, plan, a, stream, d);
     for (int s = 0; s < plan->nsteps && st == TC_OK; s++) {
+        bool runs;
         if (events)
             st = ops->record(dev, events[s], stream, d);
+        if (st == TC_OK)
+            st = step_runs(plan, s, a, &runs, d);
         if (st != TC_OK)
             break;
+        if (!runs)
+            continue; /* the other engine of a matmul runs at these sizes */
         switch (plan->steps[s].kind) {
         case PSTEP_KERNEL: st = run_kernel(p, ops, dev, module, plan, a, s, stream, d); break;
         case PSTEP_MATMUL: st = run_matmul(p, ops, dev, plan, a, s, stream, d); break;

@@ -160,7 +160,8 @@ bool rt_needs_idx64(const tc_plan *plan, const tc_dimbind *dims, int ndims, cons
 
 /*! rt_step_bytes(): the bytes step `step` moves: the sum of the sizes of the
  *  distinct buffers it names (kernel arguments, matmul operands), or twice
- *  the bytes copied.  For --bench's GB/s; -1 if a size cannot be evaluated. */
+ *  the bytes copied; 0 for a step its guard skips at these sizes (plan.h).
+ *  For --bench's GB/s; -1 if a size cannot be evaluated. */
 int64_t rt_step_bytes(const tc_plan *plan, int step, const tc_dimbind *dims, int ndims);
 
 /*! rt_step_name(): a kernel's name, "matmul (cuBLAS)" or "copy". */

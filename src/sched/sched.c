@@ -373,7 +373,7 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     ks->vec = 1;
     if (k->kind == KK_EXTERN) {
         ks->kind = SCH_EXTERN;
-        ks->why = "matmul: cuBLAS";
+        sched_matmul(k, ks, a);
         return;
     }
     if (k->kind == KK_SCAN) {
@@ -434,8 +434,10 @@ void sched_print(tc_buf *b, const sfn *s)
     for (int i = 0; i < s->nk; i++) {
         const ksched *ks = &s->k[i];
         buf_printf(b, "  kernel %d %s: %s\n", i, ks->k->name, kind_name(ks->kind));
-        if (ks->kind == SCH_EXTERN)
+        if (ks->kind == SCH_EXTERN) {
+            sched_print_matmul(b, ks);
             continue;
+        }
         buf_printf(b, "    block [%d, %d, %d], grid ", ks->block[0], ks->block[1], ks->block[2]);
         dim_print(b, ks->grid);
         if (ks->grid_cap != GRID_MAX)

@@ -27,7 +27,13 @@
  *                  partials to a workspace, and the last block to finish
  *                  (an atomic ticket) combines them in a fixed order, so
  *                  results are deterministic; one kernel.
- *   SCH_EXTERN     a matmul: cuBLAS.
+ *   SCH_EXTERN     a matmul: cuBLAS, or a generated kernel (sched_matmul.c
+ *                  decides, codegen/matmul.c and matmul.cuh generate): a
+ *                  block per 16 x 64 tile of the output and slice of K,
+ *                  tensor cores for f16/bf16, for skinny products (M at most
+ *                  mm_max_rows, decode) that stream the weight once; larger
+ *                  ones stay on cuBLAS.  With M symbolic both are in the
+ *                  plan and the launch picks one by M.
  *   SCH_SCAN       scans along one axis (KK_SCAN): one thread per lane (an
  *                  index of the other axes; `rows` lanes, consecutive lanes
  *                  along the innermost other axis, so a warp's loads are
@@ -70,6 +76,13 @@
 
 typedef enum { SCH_POINTWISE, SCH_ROWS, SCH_COLUMNS, SCH_FULL, SCH_EXTERN, SCH_SCAN } sched_kind;
 
+/* SCH_EXTERN: who computes the matmul. */
+typedef enum {
+    MM_CUBLAS,              /* cuBLAS at every size */
+    MM_GENERATED,           /* the generated kernel at every size (M is a constant <= mm_max_rows) */
+    MM_BY_ROWS,             /* the generated kernel when M <= mm_max_rows at launch, else cuBLAS */
+} mm_engine;
+
 typedef struct ksched {
     const fkernel *k;
     sched_kind kind;
@@ -93,6 +106,11 @@ typedef struct ksched {
     int nphases;
     int *phase;             /* per k->reds[i]: its pass, 0-based */
     const char *why;        /* the reasons, for the dump */
+    /* SCH_EXTERN (sched_matmul.c) */
+    mm_engine mm;
+    int64_t mm_max_rows;    /* MM_BY_ROWS: the largest M the generated kernel takes */
+    const tc_dim *mm_rows;  /* M, the output's rows */
+    int mm_kslice;          /* elements of K a block takes (slices combine in order) */
 } ksched;
 
 typedef struct sfn {
@@ -107,6 +125,11 @@ typedef struct sfn {
  * full; extern for matmuls. */
 sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d);
 void sched_print(tc_buf *b, const sfn *s);
+/* The matmul kernel k's engine, tile and launch (sched_matmul.c). */
+void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a);
+void sched_print_matmul(tc_buf *b, const ksched *ks);
+/* The matmul tile and block of the generated kernel (matmul.cuh's). */
+enum { MM_TILE_M = 16, MM_TILE_N = 64, MM_THREADS = 128 };
 /* The invariants above (sched/verify.c lists them): launch limits, vector
  * widths, passes in dependency order, non-negative grids.  A broken one is
  * TC_ERR_INTERNAL through d. */

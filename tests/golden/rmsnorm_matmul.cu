@@ -125,13 +125,356 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
     }
 }
 
+/* Generated matrix products (codegen/matmul.c, sched/sched_matmul.c), in
+ * units with one: C[b] = A[b] @ B[b], row-major, A m x k (TA: stored k x m),
+ * B k x n (TB: stored n x k), f32 accumulation.  Built for skinny M
+ * (decode): a block computes a 16 x 64 tile of C (64 x 64 on tensor cores
+ * when M > 16) over one slice of KS elements of K, so the tiles and the K
+ * slices together cover every SM and the weight is streamed once, in
+ * 16-byte cp.async copies three steps of K ahead of the one being
+ * multiplied (four stages in shared memory, three where four pass 48 KB;
+ * steps of 64 for 16-row tiles of f16/bf16, else 32).  f16/bf16 on
+ * tensor cores (mma.sync m16n8k16, sm_80+), f32 (and f16/bf16 before
+ * sm_80) with FMAs.  K slices combine deterministically: each writes its
+ * partial tile to the workspace, and the last of a tile's slices to finish
+ * (an atomic ticket) sums them in slice order, stores C, and zeroes the
+ * partials and the ticket again (the workspace is all zero between
+ * launches).  Work items (batch, tile, slice) are grid-strided, so any grid
+ * is right. */
+template <int DT> struct tc_mm_t { typedef unsigned short T; };  /* 1 f16, 2 bf16 */
+template <> struct tc_mm_t<0> { typedef float T; };               /* 0 f32 */
+__device__ __forceinline__ float tc_mm_f(float v, int dt) { (void)dt; return v; }
+__device__ __forceinline__ float tc_mm_f(unsigned short v, int dt) { return dt == 1 ? tc_h2f(v) : tc_bf2f(v); }
+template <int DT> __device__ __forceinline__ typename tc_mm_t<DT>::T tc_mm_out(float v);
+template <> __device__ __forceinline__ float tc_mm_out<0>(float v) { return v; }
+template <> __device__ __forceinline__ unsigned short tc_mm_out<1>(float v) { return tc_f2h(v); }
+template <> __device__ __forceinline__ unsigned short tc_mm_out<2>(float v) { return tc_f2bf(v); }
+
+#define TC_MM_THREADS 128
+#define TC_MM_BN 64
+#if __CUDA_ARCH__ >= 800
+#define TC_MM_TENSOR 1
+#else
+#define TC_MM_TENSOR 0
+#endif
+
+/* 16 bytes global -> shared: cp.async where there is one (sm_80+, the copy
+ * runs while the block computes), else through a register */
+__device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
+#else
+    *(uint4 *)dst = __ldg((const uint4 *)src);
+#endif
+}
+__device__ __forceinline__ void tc_mm_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;");
+#endif
+}
+template <int N> __device__ __forceinline__ void tc_mm_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N));
+#endif
+}
+
+/* A tile of a stored matrix, R x C elements with a pitch of P in shared
+ * memory: 16-byte chunks copied asynchronously where whole and aligned,
+ * else element by element, zero past the edges. */
+template <class T, int R, int C> struct tc_mm_tile {
+    enum {
+        V = 16 / (int)sizeof(T), CH = R * C / V, PER = (CH + TC_MM_THREADS - 1) / TC_MM_THREADS,
+        P = C + V, ELEMS = R * P
+    };
+    static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
+                                                long long clim, long long r0, long long c0) {
+#pragma unroll
+        for (int i = 0; i < PER; i++) {
+            const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+            if (CH % TC_MM_THREADS != 0 && ch >= CH)
+                break;
+            const int rr = ch / (C / V), cc = (ch % (C / V)) * V;
+            const long long gr = r0 + rr, gc = c0 + cc;
+            const T *p = src + gr * ld + gc;
+            T *d = s + rr * P + cc;
+            if (gr < rlim && gc + V <= clim && ((unsigned long long)p & 15) == 0) {
+                tc_mm_cp16(d, p);
+            } else {
+#pragma unroll
+                for (int v = 0; v < V; v++)
+                    d[v] = gr < rlim && gc + v < clim ? p[v] : (T)0;
+            }
+        }
+    }
+};
+
+__device__ __forceinline__ unsigned tc_mm_pk(unsigned short lo, unsigned short hi) {
+    return (unsigned)lo | (unsigned)hi << 16;
+}
+/* d += a (16 x 16, row) * b (16 x 8, col), f32 accumulators */
+template <int DT> __device__ __forceinline__ void tc_mm_mma(float *d, const unsigned *a, const unsigned *b) {
+#if __CUDA_ARCH__ >= 800
+    if (DT == 1)
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    else
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+            "{%8,%9}, {%0,%1,%2,%3};"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+/* two 16-bit elements at (i, j), (i, j + 1) of a tile stored row-major
+ * with pitch P (one 32-bit load), or transposed (two loads) */
+template <bool T, int P> __device__ __forceinline__ unsigned tc_mm_pair(const unsigned short *s, int i, int j) {
+    return T ? tc_mm_pk(s[j * P + i], s[(j + 1) * P + i]) : *(const unsigned *)(s + i * P + j);
+}
+
+/* The tile shapes of one instantiation: BM rows of C (16, or 64 on tensor
+ * cores for M > 16, so the weight is read once for up to 64 rows). */
+template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
+    typedef typename tc_mm_t<DT>::T T;
+    /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types take 64) */
+    enum { BK = BM == 16 && sizeof(T) == 2 ? 64 : 32 };
+    typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
+    typedef tc_mm_tile<T, TB ? TC_MM_BN : BK, TB ? BK : TC_MM_BN> TileB;
+    enum {
+        MMA = DT != 0 && TC_MM_TENSOR,
+        NACC = MMA ? BM / 2 : 8, /* accumulators a thread: BM x 64 over 128 threads */
+        STAGE = (TileA::ELEMS + TileB::ELEMS) * (int)sizeof(T),
+        ST = STAGE * 4 <= 47 * 1024 ? 4 : 3, /* stages: static shared memory stops at 48 KB */
+        BYTES = STAGE * ST
+    };
+    /* element i of this thread's accumulators: on tensor cores the m16n8
+     * fragments of its warp's 16 columns (m-fragment i / 8), else column
+     * tid % 64 of rows (tid / 64) * 8 ... + 7 */
+    static __device__ __forceinline__ void pos(int i, int &r, int &c) {
+        const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5;
+        if (MMA) {
+            r = (i >> 3) * 16 + (lane >> 2) + (i & 2 ? 8 : 0);
+            c = w * 16 + ((i >> 2) & 1) * 8 + 2 * (lane & 3) + (i & 1);
+        } else {
+            r = (tid / TC_MM_BN) * 8 + i;
+            c = tid % TC_MM_BN;
+        }
+    }
+};
+
+template <int DT, bool TA, bool TB, int BM>
+__device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
+                                          const typename tc_mm_t<DT>::T *__restrict__ B,
+                                          typename tc_mm_t<DT>::T *__restrict__ C, long long M,
+                                          long long N, long long K, long long batch, long long sa,
+                                          long long sb, long long sc, unsigned char *ws, int KS,
+                                          unsigned char *smem) {
+    typedef tc_mm_cfg<DT, TA, TB, BM> G;
+    typedef typename G::T T;
+    typedef typename G::TileA TileA;
+    typedef typename G::TileB TileB;
+    enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
+    __shared__ int last;
+    const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
+    const long long S = K > KS ? (K + KS - 1) / KS : 1;
+    const long long tiles = batch * mt * nt, work = tiles * S;
+    float *part = (float *)(ws + 16 * tiles);
+    for (long long w = blockIdx.x; w < work; w += gridDim.x) {
+        const long long tile = w / S, s = w % S;
+        const long long b = tile / (mt * nt), mi = tile / nt % mt, ni = tile % nt;
+        const long long m0 = mi * BM, n0 = ni * BN, k0 = s * KS;
+        const long long k1 = K < k0 + KS ? K : k0 + KS;
+        const T *Ab = A + b * sa, *Bb = B + b * sb;
+        float acc[NACC];
+#pragma unroll
+        for (int i = 0; i < NACC; i++)
+            acc[i] = 0.0f;
+        const int niter = k1 > k0 ? (int)((k1 - k0 + BK - 1) / BK) : 0;
+#define TC_MM_ISSUE(st, kk)                                                                            \
+    do {                                                                                               \
+        T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                             \
+        if (TA) TileA::load(sa_, Ab, M, k1, M, (kk), m0); else TileA::load(sa_, Ab, K, M, k1, m0, (kk)); \
+        if (TB) TileB::load(sb_, Bb, K, N, k1, n0, (kk)); else TileB::load(sb_, Bb, N, k1, N, (kk), n0); \
+    } while (0)
+#pragma unroll
+        for (int st = 0; st < ST - 1; st++) {
+            if (st < niter)
+                TC_MM_ISSUE(st, k0 + (long long)st * BK);
+            tc_mm_commit();
+        }
+        for (int it = 0; it < niter; it++) {
+            tc_mm_wait<ST - 2>();
+            __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
+            if (it + ST - 1 < niter)
+                TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
+            tc_mm_commit();
+            const T *sA = (const T *)(smem + (it % ST) * G::STAGE), *sB = sA + TileA::ELEMS;
+            if (G::MMA) {
+                const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+                const unsigned short *a16 = (const unsigned short *)sA, *b16 = (const unsigned short *)sB;
+#pragma unroll
+                for (int kk = 0; kk < BK; kk += 16) {
+                    unsigned bf[2][2];
+#pragma unroll
+                    for (int j = 0; j < 2; j++) {
+                        const int n = w4 * 16 + j * 8 + g;
+                        bf[j][0] = tc_mm_pair<!TB, TileB::P>(b16, n, kk + 2 * t);
+                        bf[j][1] = tc_mm_pair<!TB, TileB::P>(b16, n, kk + 2 * t + 8);
+                    }
+#pragma unroll
+                    for (int f = 0; f < BM / 16; f++) {
+                        unsigned af[4];
+                        const int m = f * 16 + g;
+                        af[0] = tc_mm_pair<TA, TileA::P>(a16, m, kk + 2 * t);
+                        af[1] = tc_mm_pair<TA, TileA::P>(a16, m + 8, kk + 2 * t);
+                        af[2] = tc_mm_pair<TA, TileA::P>(a16, m, kk + 2 * t + 8);
+                        af[3] = tc_mm_pair<TA, TileA::P>(a16, m + 8, kk + 2 * t + 8);
+#pragma unroll
+                        for (int j = 0; j < 2; j++)
+                            tc_mm_mma<DT>(acc + (f * 2 + j) * 4, af, bf[j]);
+                    }
+                }
+            } else {
+                int r0, c;
+                G::pos(0, r0, c);
+#pragma unroll 8
+                for (int k = 0; k < BK; k++) {
+                    const float bv = tc_mm_f(sB[TB ? c * TileB::P + k : k * TileB::P + c], DT);
+#pragma unroll
+                    for (int i = 0; i < 8; i++)
+                        acc[i] = fmaf(tc_mm_f(sA[TA ? k * TileA::P + r0 + i : (r0 + i) * TileA::P + k], DT),
+                                      bv, acc[i]);
+                }
+            }
+        }
+#undef TC_MM_ISSUE
+        tc_mm_wait<0>();
+        T *Cb = C + b * sc;
+        if (S == 1) {
+#pragma unroll
+            for (int i = 0; i < NACC; i++) {
+                int r, c;
+                G::pos(i, r, c);
+                if (m0 + r < M && n0 + c < N)
+                    Cb[(m0 + r) * N + n0 + c] = tc_mm_out<DT>(acc[i]);
+            }
+        } else {
+            float *pp = part + (tile * S + s) * (BM * BN);
+#pragma unroll
+            for (int i = 0; i < NACC; i++) {
+                int r, c;
+                G::pos(i, r, c);
+                if (m0 + r < M && n0 + c < N)
+                    __stcg(pp + r * BN + c, acc[i]);
+            }
+            __threadfence();
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                unsigned *ticket = (unsigned *)ws + 4 * tile;
+                last = atomicAdd(ticket, 1u) == (unsigned)(S - 1);
+                if (last)
+                    *ticket = 0; /* ready for the next launch */
+            }
+            __syncthreads();
+            if (last) {
+                __threadfence();
+                /* slice by slice, every element's load of a slice in flight at
+                 * once (the sums' order is the slices', whoever is last) */
+                float sum[NACC];
+                bool ok[NACC];
+                int off[NACC];
+#pragma unroll
+                for (int i = 0; i < NACC; i++) {
+                    int r, c;
+                    G::pos(i, r, c);
+                    sum[i] = 0.0f;
+                    ok[i] = m0 + r < M && n0 + c < N;
+                    off[i] = r * BN + c;
+                }
+                float *p0 = part + tile * S * (BM * BN);
+                enum { QU = NACC <= 8 ? 4 : 1 }; /* slices loaded before their sums */
+                long long q = 0;
+                for (; q + QU <= S; q += QU) {
+                    float v[QU][NACC];
+#pragma unroll
+                    for (int u = 0; u < QU; u++)
+#pragma unroll
+                        for (int i = 0; i < NACC; i++)
+                            v[u][i] = ok[i] ? __ldcg(p0 + (q + u) * (BM * BN) + off[i]) : 0.0f;
+#pragma unroll
+                    for (int u = 0; u < QU; u++)
+#pragma unroll
+                        for (int i = 0; i < NACC; i++) {
+                            sum[i] += v[u][i];
+                            if (ok[i])
+                                __stcg(p0 + (q + u) * (BM * BN) + off[i], 0.0f); /* leave it zero */
+                        }
+                }
+                for (; q < S; q++) {
+                    float *pq = p0 + q * (BM * BN);
+#pragma unroll
+                    for (int i = 0; i < NACC; i++)
+                        if (ok[i]) {
+                            sum[i] += __ldcg(pq + off[i]);
+                            __stcg(pq + off[i], 0.0f);
+                        }
+                }
+#pragma unroll
+                for (int i = 0; i < NACC; i++) {
+                    int r, c;
+                    G::pos(i, r, c);
+                    if (ok[i])
+                        Cb[(m0 + r) * N + n0 + c] = tc_mm_out<DT>(sum[i]);
+                }
+            }
+        }
+        __syncthreads(); /* `last` and the stages are reused by the next work item */
+    }
+}
+
+/* The entry: 16-row tiles, or 64 on tensor cores when M > 16; the stages
+ * in one shared array both use. */
+template <int DT, bool TA, bool TB>
+__device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
+                                      const typename tc_mm_t<DT>::T *__restrict__ B,
+                                      typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
+                                      long long K, long long batch, long long sa, long long sb,
+                                      long long sc, unsigned char *ws, int KS) {
+    enum {
+        BIG = DT != 0 && TC_MM_TENSOR ? 64 : 16,
+        B1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
+        B2 = tc_mm_cfg<DT, TA, TB, BIG>::BYTES
+    };
+    __shared__ __align__(16) unsigned char smem[B1 > B2 ? B1 : B2];
+    if (BIG > 16 && M > 16)
+        tc_mm_run<DT, TA, TB, BIG>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem);
+    else
+        tc_mm_run<DT, TA, TB, 16>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem);
+}
+
+/* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */
+extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
+    const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
+    const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
+    const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,
+    void *__restrict__ ws)
+{
+    /* c[M, N] = a @ b, f16 */
+    tc_mm<1, false, false>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
+                     (unsigned char *)ws, 1024);
+}
+
 /*
 launch plan of rmsnorm_matmul (32-bit indices):
   buffer in_x         param  f16[M, K]
   buffer in_g         param  f16[K]
   buffer in_w         param  f16[K, N]
   buffer out_out      output f16[M, N]
-  buffer buf13        temp   f16[M, K]  live steps 0..1, slot 0
+  buffer buf13        temp   f16[M, K]  live steps 0..2, slot 0
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_0<<<M, [1024, 1, 1]>>>(in_x, in_g, buf13, M, K, eps)
+  step 1 runs when M > 16:
   step 1: matmul out_out = buf13 @ in_w (cuBLAS)
+  step 2 runs when M <= 16:
+  step 2: tc_matmul_1<<<((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(buf13, in_w, out_out, M, N, K, 1, 0, 0, M*N, workspace)
  */

@@ -15,6 +15,9 @@
 #                  `tensorc run --device=cuda --check`, compute-sanitizer
 #                  memcheck over a subset, the kernel cache and --bench
 #                  (suite.py's header has the details);
+#   matmul.sh      the generated matmul kernel against the interpreter at
+#                  every layout and dtype, M = 1 ... 200 (forced on it), K
+#                  and N off every tile, batched, and the cost model's choice;
 # logs everything to ${OUT:-/tmp}/gpu-run.log (the suite's per-job log is
 # ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
 # (the sum of each part's own last line).  Needs python3 (standard library
@@ -114,6 +117,22 @@ else
         [ $rc -ne 0 ] && [ "$f" -eq 0 ] && failed=$((failed + 1))
     else
         say "suite.py exited $rc without a summary"
+        failed=$((failed + 1))
+    fi
+fi
+
+# The generated matmul kernel at every layout and dtype, M = 1 ... 200,
+# K and N off every tile, and the cost model's own choice (tests/gpu/matmul.sh; cd'd to the root: it names
+# examples/ relatively).
+if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
+    say "== matmul.sh"
+    (cd "$root" && bash "$here/matmul.sh" "$(dirname "$(realpath "$tc")")" "${OUT:-/tmp}") 2>&1 | tee "$work.matmul.out" | tee -a "$log"
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.matmul.out" | tail -1)
+    if [ -n "$last" ]; then
+        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
+        passed=$((passed + p)); failed=$((failed + f))
+    else
+        say "matmul.sh ended without a summary"
         failed=$((failed + 1))
     fi
 fi

@@ -7,9 +7,12 @@
 # `__global__` functions (the issue's measure).  Programs come from
 # examples/ where one exists, else from tests/kernels/*.tc.  Two cases check
 # more than a count:
-#   - gelu(x @ w + b): one __global__, and the launch plan at the end of the
-#     source has exactly one matmul step, before the kernel that reads its
-#     result;
+#   - gelu(x @ w + b): one __global__ in f32 (the matmul a cuBLAS step
+#     before the kernel that reads its result); in f16 the generated matmul
+#     kernel and the epilogue (two __global__), and a plan whose matmul has
+#     both engines guarded by M, each writing the buffer the epilogue reads;
+#     with M a constant one engine alone (decode_proj: the generated kernel;
+#     prefill_proj: cuBLAS);
 #   - AdamW: one kernel that writes three buffers, seen twice: the fused dump
 #     (one kernel, stores -> m, v, p) and the launch plan (one step, the three
 #     inout outputs written in place).
@@ -82,6 +85,7 @@ count $ex/full_sum.tc       full_sum         1
 count $kt                   full_sum_2d      1
 
 # --- gelu(x @ w + b): the matmul is a plan step, plus one kernel ------------------
+# (f32: cuBLAS at every M, sched_matmul.c)
 count $kt gelu_linear 1
 if emit $kt gelu_linear cuda; then
     plan_steps >"$tmp/steps"
@@ -94,6 +98,42 @@ if emit $kt gelu_linear cuda; then
     if [ -n "$mmbuf" ] && grep -E '^  step 1: ' "$tmp/steps" | grep -qE "[(, ]$mmbuf[,)]"; then
         ok "gelu_linear: the matmul comes first and the kernel reads its result ($mmbuf)"
     else bad "gelu_linear: step 0 is not a matmul whose result step 1 reads" "$(tr '\n' '|' <"$tmp/steps")"; fi
+fi
+# --- the same in f16, M symbolic: both engines of the matmul (sched_matmul.c),
+# cuBLAS guarded by M > 16 and the generated kernel by M <= 16, each writing
+# the buffer the epilogue kernel then reads: 2 __global__, 3 steps.
+count $kt gelu_linear_f16 2
+if emit $kt gelu_linear_f16 cuda; then
+    sed -n '/^launch plan of /,$p' "$tmp/out" >"$tmp/plan"
+    plan_steps >"$tmp/steps"
+    nmm=$(grep -cE '^  step [0-9]+: matmul ' "$tmp/steps")
+    ngen=$(grep -cE '^  step [0-9]+: tc_matmul_0<<<' "$tmp/steps")
+    nall=$(wc -l <"$tmp/steps")
+    if [ "$nmm" -eq 1 ] && [ "$ngen" -eq 1 ] && [ "$nall" -eq 3 ] &&
+        grep -qE '^  step 0 runs when M > 16:' "$tmp/plan" && grep -qE '^  step 1 runs when M <= 16:' "$tmp/plan"; then
+        ok "gelu_linear_f16: cuBLAS when M > 16, the generated kernel when M <= 16, then the epilogue"
+    else bad "gelu_linear_f16: want a guarded cuBLAS step and a guarded tc_matmul step of 3" "$(tr '\n' '|' <"$tmp/plan")"; fi
+    # both write the buffer that step 2 reads
+    mmbuf=$(sed -nE 's/^  step 0: matmul ([A-Za-z0-9_]+) = .*/\1/p' "$tmp/steps")
+    if [ -n "$mmbuf" ] && grep -E '^  step 1: ' "$tmp/steps" | grep -qE "[(, ]$mmbuf[,)]" &&
+        grep -E '^  step 2: ' "$tmp/steps" | grep -qE "[(, ]$mmbuf[,)]"; then
+        ok "gelu_linear_f16: both engines write $mmbuf and the kernel after them reads it"
+    else bad "gelu_linear_f16: the matmul's buffer is not shared by steps 0-2" "$(tr '\n' '|' <"$tmp/steps")"; fi
+fi
+# constant M: one engine, chosen at compile time
+count $kt decode_proj 1
+if emit $kt decode_proj cuda; then
+    plan_steps >"$tmp/steps"
+    if [ "$(wc -l <"$tmp/steps")" -eq 1 ] && grep -qE '^  step 0: tc_matmul_0<<<' "$tmp/steps" &&
+        ! grep -q 'runs when' "$tmp/out"; then ok "decode_proj: M = 4, the generated kernel alone, no cuBLAS step"
+    else bad "decode_proj: want one unguarded tc_matmul step" "$(tr '\n' '|' <"$tmp/steps")"; fi
+fi
+count $kt prefill_proj 0   # M = 512 > 16
+if emit $kt prefill_proj cuda; then
+    plan_steps >"$tmp/steps"
+    if [ "$(wc -l <"$tmp/steps")" -eq 1 ] && grep -qE '^  step 0: matmul ' "$tmp/steps"; then
+        ok "prefill_proj: M = 512, cuBLAS alone"
+    else bad "prefill_proj: want one cuBLAS step" "$(tr '\n' '|' <"$tmp/steps")"; fi
 fi
 
 # --- AdamW: one kernel writing p, m and v ----------------------------------------------

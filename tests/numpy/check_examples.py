@@ -224,6 +224,36 @@ case("rmsnorm_matmul.tc", "rmsnorm_matmul", [{"M": 16, "K": 256, "N": 128},
                    "w": g.normal((d["K"], d["N"]), "f16", scale=1 / math.sqrt(d["K"]))},
      _rmsnorm_matmul)
 
+# skinny_matmul.tc (T = f32 here), gated_mlp.tc and lora.tc (f16): every
+# product rounded to its dtype, as the interpreter does
+MM = [{"M": 3, "K": 37, "N": 13}, {"M": 1, "K": 5, "N": 7}]
+case("skinny_matmul.tc", "linear_t", MM,
+     lambda g, d: {"x": g.normal((d["M"], d["K"])), "w": g.normal((d["N"], d["K"]))},
+     lambda a, d: {"out": (a["x"] @ a["w"].T, "f32")})
+case("skinny_matmul.tc", "matmul_kn", MM,
+     lambda g, d: {"x": g.normal((d["M"], d["K"])), "w": g.normal((d["K"], d["N"]))},
+     lambda a, d: {"out": (a["x"] @ a["w"], "f32")})
+case("skinny_matmul.tc", "matmul_ta", MM,
+     lambda g, d: {"x": g.normal((d["K"], d["M"])), "w": g.normal((d["K"], d["N"]))},
+     lambda a, d: {"out": (a["x"].T @ a["w"], "f32")})
+case("skinny_matmul.tc", "batched", [dict(d, B=b) for d, b in zip(MM, (2, 1))],
+     lambda g, d: {"q": g.normal((d["B"], d["M"], d["K"])), "k": g.normal((d["B"], d["N"], d["K"])),
+                   "v": g.normal((d["K"], d["N"]))},
+     lambda a, d: {"s": (a["q"] @ np.swapaxes(a["k"], -1, -2), "f32"), "p": (a["q"] @ a["v"], "f32")})
+case("gated_mlp.tc", "gated_mlp", [{"M": 3, "K": 37, "N": 13}],
+     lambda g, d: {"x": g.normal((d["M"], d["K"]), "f16"),
+                   "w1": g.normal((d["K"], d["N"]), "f16", scale=1 / math.sqrt(d["K"])),
+                   "w3": g.normal((d["K"], d["N"]), "f16", scale=1 / math.sqrt(d["K"]))},
+     lambda a, d: {"out": (rnd(silu(rnd(a["x"] @ a["w1"], "f16")), "f16") * rnd(a["x"] @ a["w3"], "f16"),
+                           "f16")})
+case("lora.tc", "lora", [{"M": 3, "K": 37, "N": 13, "R": 4}],
+     lambda g, d: {"x": g.normal((d["M"], d["K"]), "f16"),
+                   "w": g.normal((d["K"], d["N"]), "f16", scale=1 / math.sqrt(d["K"])),
+                   "a": g.normal((d["K"], d["R"]), "f16", scale=1 / math.sqrt(d["K"])),
+                   "b": g.normal((d["R"], d["N"]), "f16", scale=1 / math.sqrt(d["R"]))},
+     lambda a, d: {"out": (rnd(a["x"] @ a["w"], "f16")
+                           + rnd(rnd(a["x"] @ a["a"], "f16") @ a["b"], "f16"), "f16")})
+
 ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "wd": 0.01}
 
 

@@ -742,6 +742,68 @@ static void test_workspace(void **state)
     rt_pool_release(&pool, &host_ops, &h);
 }
 
+/* Guarded steps (plan.h): neg(x) when N > 4, wsum(x) when N <= 4, both
+ * writing out; the skipped one is not launched, its workspace (2^40 bytes an
+ * element: no host could allocate it) not sized, its bytes 0. */
+static void test_guards(void **state)
+{
+    (void)state;
+    tc_plan *p = ARENA_NEW(F.a, tc_plan);
+    p->fn = "g";
+    p->nbufs = 2;
+    p->bufs = ARENA_ARRAY(F.a, pbuf, 2);
+    p->bufs[0] = vec(PBUF_PARAM, 0, "in_x");
+    p->bufs[1] = vec(PBUF_OUTPUT, 0, "out_out");
+    p->nsteps = 2;
+    p->steps = ARENA_ARRAY(F.a, pstep, 2);
+    p->steps[0] = kstep("neg", (parg[]){abuf(1), abuf(0), adim(F.N)}, 3);
+    p->steps[0].guard = F.N;
+    p->steps[0].guard_max = 4;
+    p->steps[0].guard_above = true;
+    p->steps[1] = kstep("wsum", (parg[]){abuf(1), abuf(0), adim(F.N), {PARG_WORKSPACE, 0, NULL, 0, 0}}, 4);
+    p->steps[1].ws_bytes = dim_mul(F.dc, F.N, dim_const(F.dc, (int64_t)1 << 40));
+    p->steps[1].guard = F.N;
+    p->steps[1].guard_max = 4;
+    float x[5] = {1, 2, 4, 8, 16}, out[5] = {0};
+    uint64_t params[1] = {(uint64_t)(uintptr_t)x}, outputs[1] = {(uint64_t)(uintptr_t)out};
+    rt_scalar sc[1] = {{0, 0}};
+    tc_diag d;
+    diag_init(&d);
+    /* N = 5: neg alone, and no workspace asked for */
+    tc_dimbind b = {"N", 5};
+    rt_args a = {&b, 1, params, sc, 1, outputs, 1, NULL};
+    host_dev h = {0};
+    rt_pool pool = {0};
+    tc_status st = rt_exec(&pool, &host_ops, &h, (void *)KERNELS, p, &a, NULL, NULL, &d);
+    if (st != TC_OK)
+        fail_msg("%s", d.msg);
+    for (int i = 0; i < 5; i++)
+        assert_true(out[i] == -x[i]);
+    assert_int_equal(h.zeros, 0);
+    assert_int_equal(rt_step_bytes(p, 0, &b, 1), 2 * 5 * 4);
+    assert_int_equal(rt_step_bytes(p, 1, &b, 1), 0);
+    rt_pool_release(&pool, &host_ops, &h);
+    /* N = 3: wsum alone; its workspace is asked for now (the only
+     * allocation: refused here) */
+    tc_dimbind b3 = {"N", 3};
+    rt_args a3 = {&b3, 1, params, sc, 1, outputs, 1, NULL};
+    host_dev h3 = {.fail_alloc = true};
+    rt_pool pool3 = {0};
+    assert_int_equal(rt_exec(&pool3, &host_ops, &h3, (void *)KERNELS, p, &a3, NULL, NULL, &d), TC_ERR_NOMEM);
+    assert_int_equal(rt_step_bytes(p, 0, &b3, 1), 0);
+    rt_pool_release(&pool3, &host_ops, &h3);
+    p->steps[1].ws_bytes = dim_const(F.dc, 64);
+    host_dev h4 = {0};
+    rt_pool pool4 = {0};
+    out[0] = 0;
+    out[3] = 99;
+    assert_int_equal(rt_exec(&pool4, &host_ops, &h4, (void *)KERNELS, p, &a3, NULL, NULL, &d), TC_OK);
+    assert_true(out[0] == 7);
+    assert_true(out[3] == 99);
+    rt_pool_release(&pool4, &host_ops, &h4);
+    diag_release(&d);
+}
+
 /* y[B, M, N] = x[B, M, K] @ w[N, K]^T (w broadcast over B), then neg. */
 static void test_matmul(void **state)
 {
@@ -975,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_inout),
         cmocka_unit_test(test_workspace),
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_guards),
         cmocka_unit_test(test_events_and_bytes),
         cmocka_unit_test(test_foreach),
         cmocka_unit_test(test_malformed),

@@ -1,0 +1,98 @@
+/* sched_matmul.c - the cost model of matrix products: cuBLAS or the
+ * generated kernel (sched.h's SCH_EXTERN; codegen/matmul.c generates it).
+ *
+ * A skinny product (M, the output's rows, small: a decoder's projections at
+ * small batch) is bound by streaming the weight once.  The generated kernel
+ * splits N into 64-wide tiles and K into slices of MM_KSLICE, one block
+ * each, streams the weight in 16-byte cp.async copies, multiplies on tensor
+ * cores (f16/bf16) or with FMAs (f32), and sums the slices in a fixed order
+ * in the same kernel.  It is chosen where it was measured at par with
+ * cuBLAS: f16/bf16 with M <= 16 (H200, W 4096 x 4096: 17.6 us against
+ * cuBLAS's 17.4 at M = 1, 19.2 against 18.9 at M = 16; at M = 64 it took
+ * 38.7 against 17.7, so larger M stays on cuBLAS).  f32 was not measured
+ * against cuBLAS: cuBLAS, as f64 (no generated f64 kernel).  A constant M
+ * decides at compile time; a symbolic M puts both in the plan, the
+ * generated kernel guarded by M <= the limit and cuBLAS by M above it
+ * (plan.h's guards), so one compiled program serves every M.  Being
+ * generated, it is where fusion across the matmul will go (issue 13).
+ *
+ * TENSORC_MATMUL=cublas or =generated overrides the model for every matmul
+ * of f32, f16 or bf16 (benchmarks against cuBLAS; tests of the generated
+ * kernel at any M); the sched dump says so.  TENSORC_MATMUL_KSLICE=N (a
+ * multiple of 64) sets the K slice (tuning: 512 and 2048 were slower than
+ * 1024 at M = 1 and 16 on the H200).
+ */
+#include "sched/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* elements of K a block takes (K = 4096 makes 4 slices) */
+enum { MM_KSLICE = 1024 };
+
+void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a)
+{
+    const lnode *m = k->ext;
+    ks->mm_rows = m->shape[m->rank - 2];
+    ks->mm_kslice = MM_KSLICE;
+    const char *kslice = getenv("TENSORC_MATMUL_KSLICE");
+    if (kslice && atoi(kslice) >= 64 && atoi(kslice) % 64 == 0)
+        ks->mm_kslice = atoi(kslice);
+    ks->mm_max_rows = 16;
+    ks->block[0] = MM_THREADS;
+    if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16) {
+        ks->mm = MM_CUBLAS;
+        ks->why = arena_printf(a, "matmul: cuBLAS (no generated kernel for %s)", dtype_name(m->dtype));
+        return;
+    }
+    const char *force = getenv("TENSORC_MATMUL");
+    if (force && strcmp(force, "cublas") == 0) {
+        ks->mm = MM_CUBLAS;
+        ks->why = "matmul: cuBLAS (TENSORC_MATMUL=cublas)";
+        return;
+    }
+    if (force && strcmp(force, "generated") == 0) {
+        ks->mm = MM_GENERATED;
+        ks->why = "matmul: generated at every M (TENSORC_MATMUL=generated)";
+        return;
+    }
+    if (m->dtype == TC_F32) {
+        ks->mm = MM_CUBLAS;
+        ks->why = "matmul: cuBLAS (f32: the generated FMA kernel is not measured faster; "
+                  "TENSORC_MATMUL=generated runs it)";
+        return;
+    }
+    int64_t rows;
+    bool known = dim_is_const(ks->mm_rows, &rows);
+    if (known && rows > ks->mm_max_rows) {
+        ks->mm = MM_CUBLAS;
+        ks->why = arena_printf(a, "matmul: cuBLAS (M = %lld > %lld: cuBLAS's tuned kernels are "
+                               "faster there)", (long long)rows, (long long)ks->mm_max_rows);
+        return;
+    }
+    ks->mm = known ? MM_GENERATED : MM_BY_ROWS;
+    ks->why = arena_printf(a, "matmul: generated%s (skinny M is bound by streaming the weight "
+                           "once: a block per 16 x 64 output tile and %d-element slice of K, on %s; "
+                           "the last slice of a tile to finish sums the slices in order)%s",
+                           known ? "" : arena_printf(a, " when M <= %lld at launch",
+                                                     (long long)ks->mm_max_rows),
+                           ks->mm_kslice,
+                           m->dtype == TC_F32 ? "FMAs" : "tensor cores (mma.sync m16n8k16, sm_80+)",
+                           known ? "" : "; cuBLAS above it");
+}
+
+void sched_print_matmul(tc_buf *b, const ksched *ks)
+{
+    static const char *const eng[] = {"cuBLAS", "generated", "generated or cuBLAS by M"};
+    buf_printf(b, "    engine %s", eng[ks->mm]);
+    if (ks->mm != MM_CUBLAS) {
+        buf_printf(b, ": block [%d, 1, 1], tiles %d x %d, K slices of %d", MM_THREADS, MM_TILE_M,
+                   MM_TILE_N, ks->mm_kslice);
+        if (ks->mm == MM_BY_ROWS) {
+            buf_puts(b, "; generated when ");
+            dim_print(b, ks->mm_rows);
+            buf_printf(b, " <= %lld, else cuBLAS", (long long)ks->mm_max_rows);
+        }
+    }
+    buf_printf(b, "\n    why: %s\n", ks->why);
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# tests/gpu/matmul.sh BUILD [OUTDIR] - the generated matmul kernel
+# (src/codegen/matmul.cuh) against the reference interpreter on the GPU:
+# every layout of examples/skinny_matmul.tc in f16, bf16 and f32 at
+# M = 1, 3, 17, 33, 64, 65, 200 (TENSORC_MATMUL=generated: the kernel at
+# every M, 16- and 64-row tiles), K and N not multiples of any tile (and 1),
+# batched products, other seeds; then the cost model's own choice (M = 3:
+# the kernel, M = 17: cuBLAS) and the examples with a matmul.  Prints
+# "N passed, M failed"; exit 1 on failure.
+set -u
+build=${1:-build}
+out=${2:-${OUT:-/tmp}}
+tc="$build/tensorc"
+jobs="$out/matmul_jobs.txt"
+: >"$jobs"
+for dt in f16 bf16 f32; do
+    for fn in linear_t matmul_kn matmul_ta; do
+        for M in 1 3 17 33 64; do
+            for KN in K=1,N=1 K=37,N=13 K=1000,N=130 K=4096,N=520 K=600,N=4097; do
+                echo "generated examples/skinny_matmul.tc --fn $fn --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            done
+        done
+        for M in 65 200; do
+            echo "generated examples/skinny_matmul.tc --fn $fn --shape M=$M,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+        done
+        for M in 3 17; do
+            echo "- examples/skinny_matmul.tc --fn $fn --shape M=$M,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+        done
+    done
+    for B in 1 3; do
+        for M in 1 17; do
+            echo "generated examples/skinny_matmul.tc --fn batched --shape B=$B,M=$M,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+            echo "generated examples/skinny_matmul.tc --fn batched --shape B=$B,M=$M,K=37,N=13 --dtype T=$dt" >>"$jobs"
+        done
+    done
+    for s in 1 2 3; do
+        echo "generated examples/skinny_matmul.tc --fn linear_t --shape M=5,K=4097,N=77 --dtype T=$dt --seed $s" >>"$jobs"
+    done
+done
+echo "- examples/gated_mlp.tc --shape M=3,K=1000,N=130" >>"$jobs"
+echo "- examples/lora.tc --shape M=5,K=1000,N=130,R=16" >>"$jobs"
+echo "- examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
+echo "- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=3,K=1000,N=130" >>"$jobs"
+echo "- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
+echo "generated examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=64,K=4096,N=4096" >>"$jobs"
+echo "- examples/mlp_block.tc --fn mlp_block --shape N=3,D=64,H=256" >>"$jobs"
+echo "- examples/mlp_block.tc --fn dense_gelu --shape N=17,D=100,H=33" >>"$jobs"
+echo "- examples/attention_scores.tc --fn attention_scores --shape B=2,H=3,S=5,L=33,E=64" >>"$jobs"
+
+one() {
+    local force=$1
+    shift
+    local log
+    log=$(mktemp)
+    if [ "$force" = generated ]; then
+        TENSORC_MATMUL=generated timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
+    else
+        timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
+    fi
+    local rc=$?
+    if [ $rc -eq 0 ]; then echo "PASS $force $*"; else echo "FAIL($rc) $force $*"; tail -4 "$log" | sed 's/^/    /'; fi
+    rm -f "$log"
+}
+export -f one
+export tc
+# compile each unit once first (the kernel cache), then run in parallel
+xargs -P 12 -L 1 bash -c 'one "$@"' _ <"$jobs" >"$out/matmul_results.txt" 2>&1
+pass=$(grep -c '^PASS' "$out/matmul_results.txt")
+fail=$(grep -c '^FAIL' "$out/matmul_results.txt")
+grep -A4 '^FAIL' "$out/matmul_results.txt" | head -80
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
