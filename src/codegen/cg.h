@@ -182,6 +182,9 @@ const tc_dim *cg_row_part(cg *g, const tc_dim *f0);
 /* load.c: n's value at idx read from its buffer into a temporary (at
  * target t), or in a persistent row its register slot */
 cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
+/* A gather's value at idx (a temporary at target t): its index read, checked
+ * and clamped, then its source loaded there */
+const char *cg_gather(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
 
 /* plan.c */
 cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);

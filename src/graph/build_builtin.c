@@ -7,6 +7,7 @@
  *              (x, axis, keepdim) plus correction for var/std
  *   views      see build_views.c
  *   concat     concat(a, b, ..., axis=0) or concat([a, b], axis=0)
+ *   index      iota and gather: see build_gather.c
  *
  * max and min are the binary pointwise op when called with exactly two
  * positional arguments and no keyword (max(a, b)), and the reduction
@@ -67,7 +68,7 @@ bool builtin_is(const char *name)
     op_id op;
     return unary_op(name, &op) || binary_op(name, &op) || reduce_op(name, &op) ||
            !strcmp(name, "where") || !strcmp(name, "clamp") || !strcmp(name, "concat") ||
-           view_builtin_is(name) || dtype_parse(name) != TC_DT_NONE;
+           view_builtin_is(name) || gather_builtin_is(name) || dtype_parse(name) != TC_DT_NONE;
 }
 
 const char **builtin_names(builder *b)
@@ -76,7 +77,7 @@ const char **builtin_names(builder *b)
                                        "sum",       "mean",      "max",     "min",    "prod",
                                        "argmax",    "argmin",    "var",     "std",    "logsumexp",
                                        "permute",   "transpose", "reshape", "unsqueeze",
-                                       "squeeze",   "broadcast_to", NULL};
+                                       "squeeze",   "broadcast_to", "iota",  "gather", NULL};
     const char **names = ARENA_ARRAY(b->a, const char *, OP_COUNT + 32);
     int n = 0;
     for (int i = 0; i < OP_COUNT; i++)
@@ -289,6 +290,8 @@ gnode *builtin_call(builder *b, const ast_expr *e)
         return reduction(b, e, op);
     if (!strcmp(fn, "concat"))
         return concat(b, e);
+    if (gather_builtin_is(fn))
+        return gather_builtin(b, e);
     return view_builtin(b, e);
 }
 
