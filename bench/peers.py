@@ -181,6 +181,14 @@ def b_rmsnorm_matmul(s):
     return fn, (x, g, w), nbytes(x, g, w) + s["M"] * s["N"] * 2
 
 
+def b_cross_entropy(s):
+    # F.cross_entropy over bf16 logits with i64 targets, mean over rows (the
+    # language model's loss); targets in [0, 20) like tc-bench's nonneg i64
+    x = torch.randn(s["N"], s["V"], device=DEV).to(BF16)
+    t = torch.randint(0, 20, (s["N"],), device=DEV, dtype=torch.int64)
+    return (lambda x, t: F.cross_entropy(x, t)), (x, t), nbytes(x, t) + 2
+
+
 M64 = 64 << 20
 CASES = {
     # name: (shape, small shape (tc-bench's --quick), latency, builder)
@@ -202,6 +210,8 @@ CASES = {
     "adamw_2000x4096": (None, None, False, None),
     "rmsnorm_matmul": ({"M": 16, "K": 4096, "N": 4096}, {"M": 16, "K": 1024, "N": 1024}, False,
                        b_rmsnorm_matmul),
+    "cross_entropy_4096x128256": ({"N": 4096, "V": 128256}, {"N": 64, "V": 128256}, False,
+                                  b_cross_entropy),
 }
 
 
