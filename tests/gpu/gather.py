@@ -18,7 +18,9 @@ interpreter on the same inputs), at the row lengths issue 14 names:
             memcheck no invalid read
   repeat    the bf16 loss at 64 x 65537 three times: identical bits
   random    tests/random/gen.py's gather family (every seed-5 program of
-            it among the first $TC_GATHER_RANDOM=1500) with --check
+            it among the first $TC_GATHER_RANDOM=1500; TC_GATHER_FAMILIES
+            =gather,arg for more) with --check
+  rows      lang_reductions.tc's argmax/argmin rows at D = 1, 3, 4097, 65537
 
 Prints one line per failure, "N passed, M failed" last; exit 1 on failure.
 """
@@ -199,14 +201,20 @@ def randoms(j):
     if rc != 0:
         j.add("random: gen.py", ["false"], lambda *a: "gen.py failed: " + err[-300:])
         return
+    fams = os.environ.get("TC_GATHER_FAMILIES", "gather").split(",")
     for base in sorted(f[:-5] for f in os.listdir(out) if f.endswith(".json")):
         desc = json.load(open(os.path.join(out, base + ".json")))
-        if desc.get("family") != "gather":
+        if desc.get("family") not in fams:
             continue
         cmd = [j.tc, "run", os.path.join(out, base + ".tc"), "--fn", "f", DEVICE] + ([] if DRY else ["--check"])
         for inp in desc["inputs"]:
             cmd += ["--input", "%s=%s" % (inp["name"], os.path.join(out, inp["file"]))]
         j.add("random %s" % base, cmd)
+    # the rows kernels' vectors (sched_widest): argmax rows, f32 and i64
+    for d in (1, 3, 4097, 65537):
+        for n in (1, 7):
+            j.add("rows indices %dx%d" % (n, d), [j.tc, "run", os.path.join(ROOT, "tests", "golden", "extra", "lang_reductions.tc"),
+                  "--fn", "indices", DEVICE, "--random", "--shape", "N=%d,D=%d" % (n, d)] + ([] if DRY else ["--check"]))
 
 
 def main():
