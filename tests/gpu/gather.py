@@ -22,7 +22,8 @@ interpreter on the same inputs), at the row lengths issue 14 names:
             =gather,arg for more) with --check
   rows      lang_reductions.tc's argmax/argmin rows at D = 1, 3, 4097, 65537
 
-Prints one line per failure, "N passed, M failed" last; exit 1 on failure.
+TC_GATHER_GROUPS=ce,nll,... keeps the jobs of those groups (the first word
+of each label).  Prints one line per failure, "N passed, M failed" last; exit 1 on failure.
 """
 import concurrent.futures
 import json
