@@ -3,7 +3,7 @@
  *   iota(shape, axis=-1)      i64 of the given shape (a dim, or a list of
  *                             dims), each element its index along axis:
  *                             iota(C) is 0, 1, ..., C-1, and
- *                             iota(C) == t[:, None] a one-hot [N, C] mask
+ *                             iota(C) == unsqueeze(t, 1) a one-hot mask
  *   gather(x, index, axis=-1) torch.gather(x, axis, index): out[..., j, ...]
  *                             = x[..., index[..., j, ...], ...] along axis;
  *                             index is i32 or i64 of x's rank, and off the
