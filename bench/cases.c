@@ -101,6 +101,12 @@ const bench_case bench_cases[] = {
      CASE_PLAIN, NULL, NULL,
      "three generated matmul kernels and the sum: 4 launches (one kernel is issue 13's goal)",
      NULL, NULL},
+    /* F.cross_entropy of a language model's last layer (issue 14): one rows
+     * kernel over the logits, a small one for the mean over rows; no split
+     * (the mean reads every row), so the reference runs whole */
+    {"cross_entropy_4096x128256", "cross_entropy.tc", "cross_entropy_loss", "N=4096,V=128256",
+     "N=64,V=128256", NULL, false, CASE_PLAIN, NULL, "target",
+     "bf16 logits, i64 targets in [0, 20), mean over rows (ignore_index -100)", NULL, NULL},
 };
 
 const int bench_ncases = (int)(sizeof bench_cases / sizeof *bench_cases);

@@ -201,6 +201,8 @@ def b_mingru(s):
         h = torch.exp(a_star + torch.logcumsumexp(log_values - a_star, dim=1))[:, 1:]
         return torch.sigmoid(proj) * h, h[:, -1:]
     return fn, (comb, st), nbytes(comb, st) + (B * T * H + B * H) * 4
+
+
 def b_gated_mlp(s):
     x = torch.randn(s["M"], s["K"], device=DEV, dtype=F16)
     w1 = torch.randn(s["K"], s["N"], device=DEV, dtype=F16) * 0.02
@@ -220,6 +222,14 @@ def b_lora(s):
     def fn(x, w, a, b):
         return x @ w + (x @ a) @ b
     return fn, (x, w, a, b), nbytes(x, w, a, b) + s["M"] * s["N"] * 2
+
+
+def b_cross_entropy(s):
+    # F.cross_entropy over bf16 logits with i64 targets, mean over rows (the
+    # language model's loss); targets in [0, 20) like tc-bench's nonneg i64
+    x = torch.randn(s["N"], s["V"], device=DEV).to(BF16)
+    t = torch.randint(0, 20, (s["N"],), device=DEV, dtype=torch.int64)
+    return (lambda x, t: F.cross_entropy(x, t)), (x, t), nbytes(x, t) + 2
 
 
 M64 = 64 << 20
@@ -264,6 +274,8 @@ CASES = {
                   b_gated_mlp),
     "lora": ({"M": 16, "K": 4096, "N": 4096, "R": 16}, {"M": 16, "K": 1024, "N": 1024, "R": 16}, False,
              b_lora),
+    "cross_entropy_4096x128256": ({"N": 4096, "V": 128256}, {"N": 64, "V": 128256}, False,
+                                  b_cross_entropy),
 }
 
 

@@ -77,7 +77,10 @@ class bfloat16:
 
     def to_float32(self) -> np.ndarray:
         """The values as float32 (exactly)."""
-        return (self.bits.astype(np.uint32) << 16).view(np.float32)
+        # at least 1-d: a 0-d uint32 shifted by a Python int became an int64
+        # scalar (NumPy's value-based casting), which cannot be viewed as f32
+        b = np.atleast_1d(self.bits).astype(np.uint32) << np.uint32(16)
+        return b.view(np.float32).reshape(self.bits.shape)
 
     @property
     def shape(self) -> Tuple[int, ...]:

@@ -189,6 +189,9 @@ const tc_dim *cg_row_part(cg *g, const tc_dim *f0);
 /* load.c: n's value at idx read from its buffer into a temporary (at
  * target t), or in a persistent row its register slot */
 cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
+/* A gather's value at idx (a temporary at target t): its index read, checked
+ * and clamped, then its source loaded there */
+const char *cg_gather(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
 
 /* scan.c: a staged load's shared-memory element (raw: the load's text) */
 const char *cg_stage_load(cg *g, const lnode *n, const char *raw);

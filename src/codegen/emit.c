@@ -578,6 +578,10 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
         v.s = g->acc[n->id];
     } else if (n->kind == LK_CONCAT) {
         v.s = concat_value(g, n, idx, t);
+    } else if (n->kind == LK_GATHER) {
+        v.s = cg_gather(g, n, idx, t);
+    } else if (n->kind == LK_POINTWISE && n->op == OP_iota) {
+        return (cg_expr){arena_printf(g->a, "((long long)(%s))", cg_index(g, idx[n->a.axis])), false};
     } else if (n->kind == LK_POINTWISE) {
         cg_expr ops[3] = {{"", true}, {"", true}, {"", true}};
         for (int i = 0; i < n->nin; i++) {

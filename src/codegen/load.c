@@ -295,3 +295,47 @@ cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
     cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, v);
     return (cg_expr){name, true};
 }
+
+/* A gather (lir.h): its source read where the index says along the axis.
+ * The position is checked against the axis's size first; out of range, the
+ * load reads the axis's element 0 instead (never outside the source) and
+ * the value is NaN for floats, 0 (false) for integers and bool, as
+ * docs/language.md promises. */
+const char *cg_gather(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
+{
+    const lnode *src = n->in[0].src;
+    int ax = n->a.axis;
+    const tc_dim *ci[TC_MAX_RANK];
+    lir_compose(g->l, &n->in[1], idx, n->rank, ci);
+    const char *iv = cg_value(g, n->in[1].src, ci);
+    int buf = g->bufs->buf_of[src->id];
+    if (buf < 0)
+        diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is read but stored nowhere", src->id);
+    cg_use_buf(g, buf);
+    /* in[0].idx is $0..$rank-1 (lir_verify), so the source's index is the
+     * gather's own with the axis's entry at 0, plus pos rows of the axis */
+    const tc_dim *at[TC_MAX_RANK];
+    for (int k = 0; k < n->rank; k++)
+        at[k] = k == ax ? dim_const(g->c, 0) : idx[k];
+    const tc_dim *stride = dim_const(g->c, 1);
+    for (int k = ax + 1; k < src->rank; k++)
+        stride = dim_mul(g->c, stride, src->shape[k]);
+    const char *ok = cg_temp(g, "in");
+    const char *pos = cg_temp(g, "pos");
+    const char *res = cg_temp(g, "t");
+    cg_line(g, t, n, "const bool %s = (unsigned long long)(long long)(%s) < (unsigned long long)(%s);",
+            ok, iv, cg_index(g, src->shape[ax]));
+    cg_line(g, t, n, "const long long %s = %s ? (long long)(%s) : 0;", pos, ok, iv);
+    int64_t one;
+    const char *step = dim_is_const(stride, &one) && one == 1
+                           ? pos
+                           : arena_printf(g->a, "%s * (%s)", pos, cg_index(g, stride));
+    const char *raw = arena_printf(g->a, "%s[%s + %s]", cg_buf_name(g, buf), cg_flat(g, src, at), step);
+    const char *bad = n->dtype == TC_F64   ? "__longlong_as_double(0x7ff8000000000000LL)"
+                      : dtype_is_float(n->dtype) ? "__int_as_float(0x7fc00000)"
+                      : n->dtype == TC_BOOL      ? "false"
+                                                 : "0";
+    cg_line(g, t, n, "const %s %s = %s ? %s : %s;", cg_type(n->dtype), res, ok,
+            converted(g, src, raw), bad);
+    return res;
+}

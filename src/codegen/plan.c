@@ -61,6 +61,10 @@ static void walk_reads(walk *w, const lnode *n, const tc_dim *const *idx)
     if (n->kind == LK_INPUT || n->kind == LK_SCALAR || n->kind == LK_CONST || n->kind == LK_DIMVAL ||
         (w->f->stored[n->id] && !own))
         return;
+    if (n->kind == LK_GATHER && n->in[0].src == w->ip) {
+        w->ok = false; /* read at positions known only at run time */
+        return;
+    }
     if (n->kind == LK_REDUCE) {
         /* its input is read over the kernel's own domain */
         walk_reads(w, n->in[0].src, n->in[0].idx);

@@ -84,6 +84,10 @@ static void mark_anchors(fctx *x)
             for (int j = 0; j < 2; j++)
                 if (!is_leaf(n->in[j].src))
                     x->anchor[n->in[j].src->id] = true;
+        /* a gather reads its source at positions known only at run time:
+         * from a buffer an earlier kernel stored (fuse_rules.c) */
+        if (n->kind == LK_GATHER && !is_leaf(n->in[0].src))
+            x->anchor[n->in[0].src->id] = true;
     }
     /* The budget's inline limit: a pointwise value whose inlined expression
      * would hold more than max_inline nodes, or read more than max_passes

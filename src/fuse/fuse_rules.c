@@ -92,6 +92,18 @@ static bool seen_before(fctx *x, const lnode *n, const tc_dim **idx)
     return false;
 }
 
+/* A gather's source is read at positions its index gives at run time, so
+ * it must come from another (earlier) kernel's buffer, never this one. */
+static bool gather_ok(fctx *x, int ka, int kb, const lnode *n)
+{
+    if (n->kind == LK_GATHER && in_k(x, n->in[0].src->id, ka, kb)) {
+        x->why = "a gather's source must be stored by an earlier kernel (it is read at run-time "
+                 "positions)";
+        return false;
+    }
+    return true;
+}
+
 /* Walk what the kernel of roots (ka, kb) computes for n at idx (over the
  * kernel's variables): a reduction of this kernel must be read at its own
  * row. */
@@ -133,7 +145,9 @@ static bool rows_ok(fctx *x, int ka, int kb, kdesc kd, lnode *n, const tc_dim **
     }
     if (n->kind == LK_MATMUL)
         return true;
-    for (int i = 0; i < n->nin; i++) {
+    if (!gather_ok(x, ka, kb, n))
+        return false;
+    for (int i = n->kind == LK_GATHER; i < n->nin; i++) { /* a gather's source: a load */
         const lref *r = &n->in[i];
         const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
         lir_compose(x->f, r, idx, n->rank, ci);
@@ -161,7 +175,9 @@ static bool kernel_rows_ok(fctx *x, int ka, int kb, kdesc kd)
             x->why = "a store's shape is neither the domain nor its rows";
             return false;
         }
-        for (int j = 0; j < n->nin; j++) {
+        if (!gather_ok(x, ka, kb, n))
+            return false;
+        for (int j = n->kind == LK_GATHER; j < n->nin; j++) {
             const lref *r = &n->in[j];
             const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
             lir_compose(x->f, r, idx, n->rank, ci);

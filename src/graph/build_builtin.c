@@ -9,6 +9,7 @@
  *   concat     concat(a, b, ..., axis=0) or concat([a, b], axis=0)
  *   scans      cumsum cumprod cummax cummin logcumsumexp: (x, axis, reverse);
  *              axis may be left out for rank 1
+ *   index      iota and gather: see build_gather.c
  *
  * max and min are the binary pointwise op when called with exactly two
  * positional arguments and no keyword (max(a, b)), and the reduction
@@ -79,7 +80,7 @@ bool builtin_is(const char *name)
     op_id op;
     return unary_op(name, &op) || binary_op(name, &op) || reduce_op(name, &op) || scan_op(name, &op) ||
            !strcmp(name, "where") || !strcmp(name, "clamp") || !strcmp(name, "concat") ||
-           view_builtin_is(name) || dtype_parse(name) != TC_DT_NONE;
+           view_builtin_is(name) || gather_builtin_is(name) || dtype_parse(name) != TC_DT_NONE;
 }
 
 const char **builtin_names(builder *b)
@@ -88,7 +89,7 @@ const char **builtin_names(builder *b)
                                        "sum",       "mean",      "max",     "min",    "prod",
                                        "argmax",    "argmin",    "var",     "std",    "logsumexp",
                                        "permute",   "transpose", "reshape", "unsqueeze",
-                                       "squeeze",   "broadcast_to", NULL};
+                                       "squeeze",   "broadcast_to", "iota",  "gather", NULL};
     const char **names = ARENA_ARRAY(b->a, const char *, OP_COUNT + 32);
     int n = 0;
     for (int i = 0; i < OP_COUNT; i++)
@@ -328,6 +329,8 @@ gnode *builtin_call(builder *b, const ast_expr *e)
         return scan(b, e, op);
     if (!strcmp(fn, "concat"))
         return concat(b, e);
+    if (gather_builtin_is(fn))
+        return gather_builtin(b, e);
     return view_builtin(b, e);
 }
 

@@ -159,6 +159,11 @@ gnode *build_index(builder *b, const ast_expr *e);
 gnode *view_builtin(builder *b, const ast_expr *e);
 bool view_builtin_is(const char *name);
 
+/* ---- build_gather.c ---- */
+/* iota and gather (NULL-free: errors unwind through b->d). */
+bool gather_builtin_is(const char *name);
+gnode *gather_builtin(builder *b, const ast_expr *e);
+
 /* ---- build_node.c ---- */
 /* Inlining can blow up without making nodes (CSE absorbs repeats), so the
  * work and the calls of one entry are bounded too: they cost time and

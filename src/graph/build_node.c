@@ -100,6 +100,8 @@ static uint64_t node_hash(const gnode *n)
             h = mix(mix(h, bits), (uint64_t)n->a.cnst.i);
         } else if (n->op == OP_dimval) {
             h = mix(h, dim_hash(n->a.dim));
+        } else if (n->op == OP_iota) {
+            h = mix(h, (uint64_t)n->a.axis);
         }
         break;
     case OPK_REDUCE:
@@ -113,6 +115,7 @@ static uint64_t node_hash(const gnode *n)
         h = mix(h, dim_hash(n->a.view.offset));
         break;
     case OPK_CONCAT:
+    case OPK_GATHER:
         h = mix(h, (uint64_t)n->a.axis);
         break;
     case OPK_SCAN:
@@ -142,6 +145,8 @@ static bool node_equal(const gnode *x, const gnode *y)
                    x->a.cnst.i == y->a.cnst.i;
         if (x->op == OP_dimval)
             return dim_eq(x->a.dim, y->a.dim);
+        if (x->op == OP_iota)
+            return x->a.axis == y->a.axis;
         return false; /* inputs and scalars are distinct parameters */
     case OPK_REDUCE:
         if (x->a.red.naxes != y->a.red.naxes || x->a.red.keepdim != y->a.red.keepdim ||
@@ -157,6 +162,7 @@ static bool node_equal(const gnode *x, const gnode *y)
                 return false;
         return dim_eq(x->a.view.offset, y->a.view.offset);
     case OPK_CONCAT:
+    case OPK_GATHER:
         return x->a.axis == y->a.axis;
     case OPK_SCAN:
         return x->a.scan.axis == y->a.scan.axis && x->a.scan.reverse == y->a.scan.reverse;

@@ -18,6 +18,9 @@
  *    input elements 0..i (reverse: i..end).
  *  - Dtypes follow the TR_ rule of ops.def over the promoted inputs; CAST
  *    changes dtype only; MATMUL inputs share a dtype.
+ *  - IOTA is i64 of rank >= 1, a.axis in range.  GATHER has in[0]'s dtype
+ *    and in[1]'s shape; in[1] is i32 or i64 of the same rank, and in[0]
+ *    has the node's dims except along a.axis.
  *
  * graph_print() gives the --emit=graph dump, e.g.
  *     %3 = exp(%2) : f32[N, D]                        # softmax.tc:2:9
@@ -38,7 +41,8 @@ enum { TC_MAX_RANK = 8 };
 
 typedef enum {
     OPK_LEAF, OPK_UNARY, OPK_BINARY, OPK_TERNARY, OPK_CAST,
-    OPK_REDUCE, OPK_VIEW, OPK_COPY, OPK_CONCAT, OPK_MATMUL, OPK_SCAN
+    OPK_REDUCE, OPK_VIEW, OPK_COPY, OPK_CONCAT, OPK_MATMUL, OPK_SCAN,
+    OPK_GATHER  /* reads in[0] at positions that in[1]'s values give */
 } op_kind;
 
 /* How a node's dtype follows from its (promoted) inputs. */
@@ -69,11 +73,13 @@ typedef struct op_info {
 extern const op_info op_table[OP_COUNT];
 
 /* Whether an elementwise function (gfn.elementwise) may hold op: a leaf or
- * a pointwise operation (unary, binary, ternary, cast). */
+ * a pointwise operation (unary, binary, ternary, cast).  Not iota: its
+ * values are positions, which a foreach group's flat chunks do not keep. */
 static inline bool op_elementwise(op_id op)
 {
     op_kind k = op_table[op].kind;
-    return k == OPK_LEAF || k == OPK_UNARY || k == OPK_BINARY || k == OPK_TERNARY || k == OPK_CAST;
+    return (k == OPK_LEAF && op != OP_iota) || k == OPK_UNARY || k == OPK_BINARY ||
+           k == OPK_TERNARY || k == OPK_CAST;
 }
 
 typedef struct gnode gnode;
@@ -102,7 +108,7 @@ struct gnode {
             const tc_dim **strides;             /* rank entries, elements of in[0] */
             const tc_dim *offset;
         } view;
-        int axis;                               /* OP_concat */
+        int axis;                               /* OP_concat, OP_iota, OP_gather */
         struct {
             int axis;                           /* the scanned axis */
             bool reverse;                       /* from the last element to the first */

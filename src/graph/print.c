@@ -136,6 +136,9 @@ static void print_op(tc_buf *b, const gfn *f, const gnode *n)
         buf_puts(b, "dimval ");
         dim_print(b, n->a.dim);
         return;
+    case OP_iota:
+        buf_printf(b, "iota(axis=%d)", n->a.axis);
+        return;
     default:
         break;
     }
@@ -160,7 +163,7 @@ static void print_op(tc_buf *b, const gfn *f, const gnode *n)
         print_shape(b, n->a.view.strides ? n->rank : 0, n->a.view.strides);
         buf_puts(b, ", offset=");
         dim_print(b, n->a.view.offset);
-    } else if (kind == OPK_CONCAT) {
+    } else if (kind == OPK_CONCAT || kind == OPK_GATHER) {
         buf_printf(b, ", axis=%d", n->a.axis);
     } else if (kind == OPK_SCAN) {
         buf_printf(b, ", axis=%d%s", n->a.scan.axis, n->a.scan.reverse ? ", reverse" : "");

@@ -152,6 +152,10 @@ static void check_leaf(vctx *v, const gnode *n)
             fail(v, n, "parameter '%s' is %sa scalar", f->params[p].name ? f->params[p].name : "?",
                  f->params[p].scalar ? "" : "not ");
     }
+    if (n->op == OP_iota && (n->rank < 1 || n->dtype != TC_I64 || n->a.axis < 0 ||
+                             n->a.axis >= n->rank))
+        fail(v, n, "iota of rank %d, dtype %s, axis %d", n->rank, dtype_name(n->dtype),
+             n->a.axis);
     if ((n->op == OP_scalar || n->op == OP_dimval) && n->rank != 0)
         fail(v, n, "rank %d, expected 0", n->rank);
     if (n->op == OP_dimval) {
@@ -239,6 +243,26 @@ static void check_scan(vctx *v, const gnode *n)
         fail(v, n, "a scan changes the shape");
 }
 
+static void check_gather(vctx *v, const gnode *n)
+{
+    const gnode *x = n->in[0], *idx = n->in[1];
+    int ax = n->a.axis;
+    if (ax < 0 || ax >= n->rank)
+        fail(v, n, "axis %d out of range for rank %d", ax, n->rank);
+    if (n->dtype != x->dtype)
+        fail(v, n, "dtype %s differs from its source's %s", dtype_name(n->dtype),
+             dtype_name(x->dtype));
+    if (idx->dtype != TC_I32 && idx->dtype != TC_I64)
+        fail(v, n, "index dtype %s", dtype_name(idx->dtype));
+    if (!same_shape(idx, n))
+        fail(v, n, "the index (%%%d) does not have the node's shape", idx->id);
+    if (x->rank != n->rank)
+        fail(v, n, "source rank %d, expected %d", x->rank, n->rank);
+    for (int k = 0; k < n->rank; k++)
+        if (k != ax && !dim_eq(x->shape[k], n->shape[k]))
+            fail(v, n, "source dim %d differs", k);
+}
+
 static void check_matmul(vctx *v, const gnode *n)
 {
     const gnode *x = n->in[0], *y = n->in[1];
@@ -300,6 +324,9 @@ static void check_node(vctx *v, int i, const gnode *n)
         break;
     case OPK_SCAN:
         check_scan(v, n);
+        break;
+    case OPK_GATHER:
+        check_gather(v, n);
         break;
     }
     tc_dtype want = rule_dtype(n);

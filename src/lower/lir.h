@@ -22,6 +22,13 @@
  * per-dim map describes reads through flat-offset arithmetic: floor
  * divisions and remainders of the flat index.
  *
+ * iota is a Pointwise node without operands (op OP_iota): its value at an
+ * index is that index's a.axis entry.  A Gather node's in[1] (the index,
+ * i32 or i64) is read at the node's own index; in[0] (the source) is a
+ * whole buffer of the node's rank, read with $axis standing for the
+ * position the index gives: in[0].idx is exactly $0..$rank-1 (lowering
+ * copies a view first), so codegen addresses it as a row-major buffer.
+ *
  * Index variables of a node: Pointwise, Concat and Scan nodes are evaluated over
  * their own shape ($k is output dim k).  A Reduction's input ref is over its
  * input domain (rin dims, $k = input dim k); its output dim j reads input
@@ -65,6 +72,7 @@ typedef enum {
     LK_CONCAT,   /* in[k] where offset[k] <= $axis < offset[k+1] */
     LK_MATMUL,   /* in[0] @ in[1], batched; extern */
     LK_SCAN,     /* op (cumsum, ...) of in[0] along a.scan.axis */
+    LK_GATHER,   /* in[0] at in[1]'s value along a.axis (torch.gather) */
 } lkind;
 
 typedef enum { RK_SUM, RK_PROD, RK_MAX, RK_MIN, RK_ARGMAX, RK_ARGMIN } red_kind;
@@ -108,6 +116,7 @@ struct lnode {
         struct {
             int batch;              /* leading batch dims of the output (rank - 2) */
         } mm;
+        int axis;                   /* iota (LK_POINTWISE), LK_GATHER */
         struct {
             int axis;               /* the scanned axis; in[0] has the node's shape */
             bool reverse;           /* from the last element to the first */

@@ -164,6 +164,8 @@ static uint64_t node_hash(const lnode *n)
         h = hmix(h, (uint64_t)n->a.cnst.i ^ const_bits(n->a.cnst.f));
     if (n->kind == LK_DIMVAL)
         h = hmix(h, (uint64_t)(uintptr_t)n->a.dim);
+    if (n->kind == LK_GATHER || n->op == OP_iota)
+        h = hmix(h, (uint64_t)n->a.axis);
     return h;
 }
 
@@ -198,8 +200,11 @@ static bool node_same(const lnode *a, const lnode *b)
         return a->a.cat.axis == b->a.cat.axis;
     case LK_SCAN:
         return a->a.scan.axis == b->a.scan.axis && a->a.scan.reverse == b->a.scan.reverse;
-    case LK_MATMUL:
+    case LK_GATHER:
+        return a->a.axis == b->a.axis;
     case LK_POINTWISE:
+        return a->op != OP_iota || a->a.axis == b->a.axis;
+    case LK_MATMUL:
         return true;
     }
     return false;
@@ -495,6 +500,28 @@ static lref mm_operand(lctx *x, const gnode *g, int o)
     return out;
 }
 
+/* in[0] of a gather: g->in[0] read as a whole row-major buffer of the
+ * gather's rank, $axis the gathered position; a view (or a constant) is
+ * copied into that form first, as mm_operand does. */
+static lref gather_source(lctx *x, const gnode *g)
+{
+    const gnode *in = g->in[0];
+    int R = g->rank;
+    const tc_dim *const *v = x->f->vars;
+    lref r = ref_at(x, in, v, R, NULL, in->shape);
+    bool plain = r.src->kind != LK_CONST && r.src->kind != LK_SCALAR &&
+                 r.src->kind != LK_DIMVAL && r.src->rank == R;
+    for (int k = 0; plain && k < R; k++)
+        plain = r.idx[k] == v[k] && dim_eq(r.src->shape[k], in->shape[k]);
+    if (plain)
+        return r;
+    lnode *cp = pw(x, OP_copy, in->dtype, in->dtype, R, in->shape, &r, 1, in->loc);
+    lref out = {cp, ARENA_ARRAY(x->a, const tc_dim *, R)};
+    for (int k = 0; k < R; k++)
+        out.idx[k] = v[k];
+    return out;
+}
+
 /* ---- the pass ------------------------------------------------------------ */
 
 static void lower_node(lctx *x, const gnode *g)
@@ -503,7 +530,11 @@ static void lower_node(lctx *x, const gnode *g)
     lnode *n;
     switch (op_table[g->op].kind) {
     case OPK_LEAF:
-        if (g->op == OP_input || g->op == OP_scalar) {
+        if (g->op == OP_iota) {
+            n = mk(x, LK_POINTWISE, g->op, g->dtype, g->rank, g->shape, 0, g->loc);
+            n->opdt = g->dtype;
+            n->a.axis = g->a.axis;
+        } else if (g->op == OP_input || g->op == OP_scalar) {
             n = mk(x, g->op == OP_input ? LK_INPUT : LK_SCALAR, g->op, g->dtype, g->rank, g->shape, 0, g->loc);
             n->a.param = g->a.param;
         } else if (g->op == OP_const) {
@@ -573,6 +604,12 @@ static void lower_node(lctx *x, const gnode *g)
         n->a.scan.axis = g->a.scan.axis;
         n->a.scan.reverse = g->a.scan.reverse;
         n->in[0] = ref_same(x, g->in[0], g->rank, g->shape);
+        break;
+    case OPK_GATHER:
+        n = mk(x, LK_GATHER, g->op, g->dtype, g->rank, g->shape, 2, g->loc);
+        n->a.axis = g->a.axis;
+        n->in[0] = gather_source(x, g);
+        n->in[1] = ref_same(x, g->in[1], g->rank, g->shape);
         break;
     case OPK_MATMUL:
         n = mk(x, LK_MATMUL, g->op, g->dtype, g->rank, g->shape, 2, g->loc);

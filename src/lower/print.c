@@ -45,6 +45,13 @@ static void print_node(tc_buf *b, const lfn *f, const lnode *n)
     case LK_REDUCE:
         buf_printf(b, "%s(", red_kind_name(n->a.red.kind));
         break;
+    case LK_POINTWISE:
+        if (n->op == OP_iota) {
+            buf_printf(b, "iota(axis=%d)", n->a.axis);
+            return;
+        }
+        buf_printf(b, "%s(", op_table[n->op].name);
+        break;
     default:
         buf_printf(b, "%s(", op_table[n->op].name);
         break;
@@ -73,6 +80,8 @@ static void print_node(tc_buf *b, const lfn *f, const lnode *n)
         buf_putc(b, ']');
     } else if (n->kind == LK_SCAN) {
         buf_printf(b, ", axis=%d%s", n->a.scan.axis, n->a.scan.reverse ? ", reverse" : "");
+    } else if (n->kind == LK_GATHER) {
+        buf_printf(b, ", axis=%d", n->a.axis);
     }
     buf_putc(b, ')');
     if (n->kind == LK_POINTWISE && n->opdt != n->dtype && n->op != OP_cast && n->op != OP_copy)
@@ -159,6 +168,16 @@ void lir_verify(const lfn *f, tc_diag *d)
                 n->a.scan.axis >= n->rank)
                 fail(d, n, "bad scan");
             break;
+        case LK_GATHER: {
+            bool ok = n->nin == 2 && n->a.axis >= 0 && n->a.axis < n->rank &&
+                      n->in[0].src->rank == n->rank &&
+                      (n->in[1].src->dtype == TC_I32 || n->in[1].src->dtype == TC_I64);
+            for (int k = 0; ok && k < n->rank; k++)
+                ok = n->in[0].idx[k] == f->vars[k];
+            if (!ok)
+                fail(d, n, "bad gather (its source must be read as a whole buffer)");
+            break;
+        }
         default:
             if (n->nin != 0)
                 fail(d, n, "leaf with operands");

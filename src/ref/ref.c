@@ -263,6 +263,14 @@ static tc_status eval_leaf(ref_ctx *c, const gfn *f, const gnode *n, const ref_t
             ref_seti(out, i, v);
         return TC_OK;
     }
+    case OP_iota: {
+        int64_t idx[TC_MAX_RANK] = {0};
+        for (int64_t i = 0; i < numel; i++) {
+            ref_seti(out, i, idx[n->a.axis]);
+            ref_next_index(out->rank, out->shape, idx);
+        }
+        return TC_OK;
+    }
     default:
         return diag_set(c->d, TC_ERR_INTERNAL, n->loc,
                         "reference interpreter: op %d is not a leaf", (int)n->op);
@@ -286,6 +294,7 @@ static tc_status eval_node(ref_ctx *c, const gfn *f, const gnode *n, const ref_t
     case OPK_CONCAT: return ref_eval_concat(c, n, in, out);
     case OPK_MATMUL: return ref_eval_matmul(c, n, in, out);
     case OPK_SCAN: return ref_eval_scan(c, n, in, out);
+    case OPK_GATHER: return ref_eval_gather(c, n, in, out);
     }
     return diag_set(c->d, TC_ERR_INTERNAL, n->loc, "reference interpreter: unknown op kind");
 }

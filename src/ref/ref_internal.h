@@ -3,7 +3,7 @@
  *   ref.c            ref_run: the node loop, leaves, outputs, tensor memory
  *   ref_pointwise.c  unary/binary/ternary ops (the ops.def `ref` column), cast
  *   ref_reduce.c     sum mean max min prod argmax argmin var std logsumexp
- *   ref_layout.c     view, copy, concat
+ *   ref_layout.c     view, copy, concat, gather
  *   ref_matmul.c     matmul (2-D, batched, NumPy rank-1 rules)
  *   ref_scan.c       cumsum cumprod cummax cummin logcumsumexp along an axis
  *
@@ -51,6 +51,8 @@ tc_status ref_eval_copy(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
 tc_status ref_eval_concat(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
                              ref_tensor *out);
 tc_status ref_eval_scan(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
+                             ref_tensor *out);
+tc_status ref_eval_gather(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
                              ref_tensor *out);
 tc_status ref_eval_matmul(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
                              ref_tensor *out);

@@ -1,4 +1,4 @@
-/* ref_layout.c - view, copy and concat: ops that move elements, not change them.
+/* ref_layout.c - view, copy, concat and gather: ops that move elements, not change them.
  *
  * A view is graph.h's strided window over its materialized input:
  *
@@ -12,7 +12,10 @@
  *
  * copy materializes its input, which the interpreter has already done, so it
  * is an element-for-element copy.  concat walks the output and finds, for the
- * coordinate along the axis, the input that holds it.  Elements move with
+ * coordinate along the axis, the input that holds it.  gather reads x where
+ * the index says along its axis; an index outside the axis is the user's
+ * error, located at the call, naming the index, the axis and its size (the
+ * GPU gives NaN or 0 there instead: docs/language.md).  Elements move with
  * ref_convert: exact within a dtype, a cast's conversion across dtypes.
  */
 #include <string.h>
@@ -109,6 +112,40 @@ tc_status ref_eval_concat(ref_ctx *c, const gnode *n, const ref_tensor *const *i
         memcpy(src, idx, sizeof(int64_t) * (size_t)rank);
         src[axis] -= start;
         ref_convert(out, i, in[j], ref_flat(rank, in[j]->shape, src));
+        ref_next_index(rank, out->shape, idx);
+    }
+    return TC_OK;
+}
+
+tc_status ref_eval_gather(ref_ctx *c, const gnode *n, const ref_tensor *const *in, ref_tensor *out)
+{
+    int rank = out->rank, axis = n->a.axis;
+    const ref_tensor *x = in[0], *ix = in[1];
+    bool ok = axis >= 0 && axis < rank && x->rank == rank && ix->rank == rank;
+    for (int k = 0; ok && k < rank; k++)
+        ok = ix->shape[k] == out->shape[k] && (k == axis || x->shape[k] == out->shape[k]);
+    if (!ok) {
+        char a[256], b[256];
+        return diag_set(c->d, TC_ERR_INTERNAL, n->loc,
+                        "reference interpreter: gather of %s into %s along axis %d",
+                        ref_shape_str(x->rank, x->shape, a, sizeof a),
+                        ref_shape_str(rank, out->shape, b, sizeof b), axis);
+    }
+    int64_t numel = ref_numel(out);
+    int64_t idx[TC_MAX_RANK] = {0}, src[TC_MAX_RANK];
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t j = ref_geti(ix, i);
+        if (j < 0 || j >= x->shape[axis]) {
+            char at[256];
+            return diag_set(c->d, TC_ERR_INVALID_ARG, n->loc,
+                            "gather: index %lld is out of range for axis %d of size %lld (at "
+                            "element %s of the index)",
+                            (long long)j, axis, (long long)x->shape[axis],
+                            ref_shape_str(rank, idx, at, sizeof at));
+        }
+        memcpy(src, idx, sizeof(int64_t) * (size_t)rank);
+        src[axis] = j;
+        ref_convert(out, i, x, ref_flat(rank, x->shape, src));
         ref_next_index(rank, out->shape, idx);
     }
     return TC_OK;

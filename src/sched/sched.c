@@ -114,9 +114,9 @@ static void tvisit(twalk *w, const lnode *n, const tc_dim *const *idx)
                 w->votes[v]++;
         return;
     }
-    if (n->kind != LK_POINTWISE && n->kind != LK_CONCAT)
+    if (n->kind != LK_POINTWISE && n->kind != LK_CONCAT && n->kind != LK_GATHER)
         return;
-    for (int i = 0; i < n->nin; i++) {
+    for (int i = n->kind == LK_GATHER; i < n->nin; i++) { /* not a gather's source */
         const tc_dim *ci[TC_MAX_RANK];
         lir_compose(l, &n->in[i], idx, n->rank, ci);
         tvisit(w, n->in[i].src, ci);

@@ -305,7 +305,9 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
             continue;
         uint64_t v;
         memcpy(&v, params[i], 8);
-        if (v > ((uint64_t)1 << 40) && !allocated((uintptr_t)v)) {
+        /* a negative i64 scalar (ignore_index -100) is no address either:
+         * user-space addresses stay below 2^48 */
+        if (v > ((uint64_t)1 << 40) && v < ((uint64_t)1 << 48) && !allocated((uintptr_t)v)) {
             fprintf(stderr, "fakecuda: %s parameter %d is 0x%llx, which is in no allocation\n",
                     f->name, i, (unsigned long long)v);
             return ILLEGAL_ADDRESS;

@@ -61,6 +61,9 @@ FORMS = {
     "or": ["x || y", "x || 0"],
     "where": ["where(c, x, y)", "where(c, x, 0)", "where(c, 1.5, x)", "where(x, y, z)"],
     "clamp": ["clamp(x, y, z)", "clamp(x, -2.0, 2.5)", "clamp(x, 0, 1)"],
+    # not pointwise, but emitted by the same code wherever they are read
+    "iota": ["iota(N) + x", "where(iota(N) % 2 == 0, x, y)"],
+    "gather": ["gather(x, i64(y) % N, axis=0)", "gather(x, i32(abs(y)) % N, axis=0) + x"],
 }
 SKIP = {"input", "scalar", "const", "dimval", "cast", "view", "copy", "concat", "matmul"}
 

@@ -132,7 +132,18 @@ def log_softmax(x, axis, R):
     return R(r32(s - r32(np.log(r32(np.sum(r32(np.exp(s)), axis=axis, keepdims=True))))))
 
 
-ENV = {"np": np, "r32": r32, "r16": r16, "rbf": rbf, "r64": r64, "ri32": ri32, "ri64": ri64,
+# the prelude's cross_entropy (class indices, mean over the rows not
+# ignored; NaN when all are) in float64
+def cross_entropy(x, t, ignore):
+    keep = t != ignore
+    if not keep.any():
+        return np.array(np.nan)
+    rows = np.nonzero(keep)[0]
+    lse = logsumexp(x, -1, False)
+    return np.array(np.mean(lse[rows] - x[rows, t[rows].astype(np.int64)]))
+
+
+ENV = {"np": np, "cross_entropy": cross_entropy, "r32": r32, "r16": r16, "rbf": rbf, "r64": r64, "ri32": ri32, "ri64": ri64,
        "rb": rb, "sigmoid": sigmoid, "silu": silu, "gelu": gelu, "logsumexp": logsumexp,
        "scan": scan,
        "softmax": softmax, "log_softmax": log_softmax}

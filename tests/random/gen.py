@@ -591,8 +591,8 @@ class Gen:
     def build(self):
         r = self.r
         u = r.random()
-        fam = ("dag" if u < 0.5 else "arg" if u < 0.6 else "bmm" if u < 0.68 else
-               "intred" if u < 0.78 else "colcat" if u < 0.85 else "ew")
+        fam = ("dag" if u < 0.45 else "gather" if u < 0.5 else "arg" if u < 0.6 else
+               "bmm" if u < 0.68 else "intred" if u < 0.78 else "colcat" if u < 0.85 else "ew")
         if fam in AVOID:
             fam = "dag"
         self.family = fam
@@ -834,6 +834,95 @@ class Gen:
                 outs.append((mname, mname, dt, "%s[%s]" % (dt, ", ".join(rs))))
         src, outs = self.ret(params, lines, outs)
         return self.simple(src, ref, inputs, outs, dims)
+
+    def build_gather(self):
+        # gather along any axis of ranks 1-3 (an index of another length
+        # there, size-1 dims broadcasting elsewhere) from an input, a
+        # computed value or a softmax; iota masks picking one element a row;
+        # the prelude's cross_entropy with ignored rows.  Indices are random
+        # integers made valid by % (the language's and NumPy's % agree).
+        r = self.r
+        if r.random() < 0.25:
+            return self.build_cross_entropy()
+        rank = r.randint(1, 3)
+        syms = ["A", "N", "D"][3 - rank:]
+        dims = self.dims_for(syms + ["K"], cap=40000)
+        dt = r.choice(["f32", "f32", "f64", "bf16", "f16", "i32", "i64"])
+        it = r.choice(INTS)
+        ax = r.randrange(rank)
+        axs = ax - rank if r.random() < 0.3 else ax
+        ish = [("K" if i == ax else ("1" if r.random() < 0.3 else s)) for i, s in enumerate(syms)]
+        inputs = [{"name": "x", "shape": [dims[s] for s in syms], "dtype": dt},
+                  {"name": "i", "shape": [1 if s == "1" else dims[s] for s in ish], "dtype": it}]
+        params = ["x: %s[%s]" % (dt, ", ".join(syms)), "i: %s[%s]" % (it, ", ".join(ish))]
+        lines, ref = [], []
+        k = r.randrange(4)
+        v = "x"
+        if k == 1:
+            lines.append("    v = x * 2")
+            ref.append("v = x * 2")
+            v = "v"
+        elif k == 2 and dt in ("f32", "f64"):
+            R = "r32" if dt == "f32" else "r64"
+            lines.append("    v = softmax(x, axis=-1)")
+            ref.append("v = softmax(x, -1, %s)" % R)
+            v = "v"
+        elif k == 3 and rank >= 2:
+            lines.append("    v = x.T")
+            ref.append("v = np.swapaxes(x, -1, -2)")
+            v = "v"
+            # the view's shape: the last two dims swapped
+            syms = syms[:-2] + [syms[-1], syms[-2]]
+            ish = [("K" if i == ax else ("1" if s == "1" else syms[i])) for i, s in enumerate(ish)]
+            inputs[1]["shape"] = [1 if s == "1" else dims[s] for s in ish]
+            params[1] = "i: %s[%s]" % (it, ", ".join(ish))
+        S = syms[ax]
+        osh = ["K" if i == ax else s for i, s in enumerate(syms)]
+        lines.append("    g = gather(%s, i %% %s, axis=%d)" % (v, S, axs))
+        ref.append("g = np.take_along_axis(%s, np.broadcast_to(i %% %d, %r), axis=%d)"
+                   % (v, dims[S], tuple(dims[s] for s in osh), ax))
+        vdt = dt
+        outs = [("g", "g", vdt, "%s[%s]" % (vdt, ", ".join(osh)))]
+        if r.random() < 0.5:
+            # an iota mask over the result's last axis, fused in a row reduction
+            L = dims[osh[-1]]
+            lines.append("    p = sum(where(iota([%s], axis=%d) %% 2 == 0, g, 0), axis=-1)"
+                         % (", ".join(osh), rank - 1))
+            R = {"bf16": "rbf", "f16": "r16", "f32": "r32"}.get(vdt, "")
+            ref.append("p = %s(np.sum(np.where(np.arange(%d) %% 2 == 0, g, 0), axis=-1))" % (R, L))
+            sdt = "i64" if vdt in INTS else vdt
+            pty = "%s[%s]" % (sdt, ", ".join(osh[:-1])) if rank > 1 else sdt
+            outs.append(("p", "p", sdt, pty))
+        src, outs = self.ret(params, lines, outs)
+        return self.simple(src, ref, inputs, outs, dims, lowp=dt in ("bf16", "f16"))
+
+    def build_cross_entropy(self):
+        # the prelude's cross_entropy and nll_loss: targets at 0 and C-1 among
+        # random ones, some rows ignored (t < -40: ignore_index)
+        r = self.r
+        dims = {"N": self.one(), "C": r.choice([1, 2, 3, 4097, self.one()])}
+        while dims["N"] * dims["C"] > 60000:
+            dims["N"] = max(1, dims["N"] // 2)
+        dt = r.choice(["f32", "bf16", "f16"])
+        it = r.choice(INTS)
+        ig = r.choice([-100, 0])
+        inputs = [{"name": "x", "shape": [dims["N"], dims["C"]], "dtype": dt, "scale": 3.0},
+                  {"name": "t", "shape": [dims["N"]], "dtype": it}]
+        params = ["x: %s[N, C]" % dt, "t: %s[N]" % it]
+        kw = "" if ig == -100 else ", ignore_index=%d" % ig
+        lines = ["    u = where(t < -40, %d, where(t > 40, C - 1, t %% C))" % ig]
+        ref = ["u = np.where(t < -40, %d, np.where(t > 40, %d, t %% %d))" % (ig, dims["C"] - 1, dims["C"])]
+        if r.random() < 0.7:
+            lines.append("    l = cross_entropy(x, u%s)" % kw)
+            ref.append("l = cross_entropy(r32(x), u, %d)" % ig)
+        else:
+            lines.append("    l = nll_loss(log_softmax(x), u%s)" % kw)
+            ref.append("l = cross_entropy(r32(x), u, %d)" % ig)
+        lines.append("    l32 = f32(l)")
+        R = {"f32": "r32", "bf16": "rbf", "f16": "r16"}[dt]
+        ref.append("l32 = %s(l)" % R)
+        src, outs = self.ret(params, lines, [("out", "l32", "f32", "f32")])
+        return self.simple(src, ref, inputs, outs, dims, lowp=dt != "f32", nonfinite=True)
 
     def build_bmm(self):
         # batched matmul with explicit size-1 batch dims on either side

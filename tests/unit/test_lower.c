@@ -145,6 +145,8 @@ static int check_in_range(const char *prog, const lfn *l, const tc_dimbind *b, i
             env_at(&e, idx, drank);
             for (int r = 0; r < n->nin; r++) {
                 const lref *ref = &n->in[r];
+                if (n->kind == LK_GATHER && r == 0)
+                    continue; /* read where the index says, checked at run time */
                 if (n->kind == LK_CONCAT) {
                     int64_t lo = ev(&e, n->a.cat.offsets[r], "a concat offset");
                     int64_t hi = ev(&e, n->a.cat.offsets[r + 1], "a concat offset");
@@ -207,6 +209,10 @@ static bool same_node(const lnode *a, const lnode *b)
         return a->a.mm.batch == b->a.mm.batch;
     case LK_SCAN:
         return a->a.scan.axis == b->a.scan.axis && a->a.scan.reverse == b->a.scan.reverse;
+    case LK_GATHER:
+        return a->a.axis == b->a.axis;
+    case LK_POINTWISE:
+        return a->op != OP_iota || a->a.axis == b->a.axis;
     default:
         return true;
     }
@@ -284,9 +290,22 @@ static double eval(leval *x, const lnode *n, const int64_t *idx)
     case LK_DIMVAL:
         v = (double)ev(&x->e, n->a.dim, "a size");
         break;
+    case LK_GATHER: {
+        /* the interpreter stops at an index out of range; NaN marks it here */
+        int64_t j = (int64_t)operand(x, n, 1, idx, n->rank), at[TC_MAX_RANK];
+        int64_t size = x->shape[n->in[0].src->id][n->a.axis];
+        memcpy(at, idx, sizeof at[0] * (size_t)n->rank);
+        at[n->a.axis] = j;
+        v = j >= 0 && j < size ? eval(x, n->in[0].src, at) : NAN;
+        break;
+    }
     case LK_POINTWISE: {
         double in[3] = {0, 0, 0};
         op_kind k = op_table[n->op].kind;
+        if (n->op == OP_iota) {
+            v = (double)idx[n->a.axis];
+            break;
+        }
         if (k == OPK_COPY || k == OPK_CAST) {
             v = dtype_cast(n->in[0].src->dtype, n->dtype, operand(x, n, 0, idx, n->rank));
             break;

@@ -421,7 +421,7 @@ static void test_pointwise_table(void **state)
 static const op_id TESTED_ELSEWHERE[] = {
     OP_input, OP_scalar, OP_const, OP_dimval, OP_cast, OP_sum, OP_mean, OP_rmax, OP_rmin,
     OP_prod, OP_argmax, OP_argmin, OP_var, OP_std, OP_logsumexp, OP_view, OP_copy, OP_concat,
-    OP_matmul, OP_cumsum, OP_cumprod, OP_cummax, OP_cummin, OP_logcumsumexp,
+    OP_matmul, OP_cumsum, OP_cumprod, OP_cummax, OP_cummin, OP_logcumsumexp, OP_iota, OP_gather,
 };
 
 static void test_every_op_is_covered(void **state)
@@ -1285,6 +1285,69 @@ static void test_concat(void **state)
     free_all(args, 4);
 }
 
+/* --- iota, gather -------------------------------------------------------------------- */
+
+static gnode *iota(G *g, int axis, int rank, const int64_t *shape)
+{
+    gnode *n = node(g, OP_iota, TC_I64, rank, cshape(g, rank, shape), NULL, 0);
+    n->a.axis = axis;
+    return n;
+}
+
+static gnode *gather(G *g, int axis, gnode *x, gnode *idx)
+{
+    gnode *n = node(g, OP_gather, x->dtype, idx->rank, idx->shape, (gnode *[]){x, idx}, 2);
+    n->a.axis = axis;
+    return n;
+}
+
+static void test_iota_gather(void **state)
+{
+    G *g = *state;
+    gnode *x = cinput(g, "x", TC_F64, 2, I64(2, 4));
+    gnode *i = cinput(g, "i", TC_I32, 2, I64(2, 3));
+    gnode *j = cinput(g, "j", TC_I64, 2, I64(3, 4));
+    output(g, "rows", iota(g, 0, 2, I64(2, 3)));
+    output(g, "cols", iota(g, 1, 2, I64(2, 3)));
+    output(g, "last", gather(g, 1, x, i));
+    output(g, "first", gather(g, 0, x, j));
+    ref_tensor args[3] = {tens(TC_F64, 2, I64(2, 4), DV(10, 11, 12, 13, 20, 21, 22, 23)),
+                          tens_i(TC_I32, 2, I64(2, 3), I64(3, 0, 3, 1, 1, 2)),
+                          tens_i(TC_I64, 2, I64(3, 4), I64(0, 1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0))};
+    ref_tensor out[4];
+    assert_int_equal(run(g, NULL, 0, args, out), TC_OK);
+    expect_ints(&out[0], 6, I64(0, 0, 0, 1, 1, 1), "iota axis 0");
+    expect_ints(&out[1], 6, I64(0, 1, 2, 0, 1, 2), "iota axis 1");
+    expect_shape(&out[2], TC_F64, 2, I64(2, 3));
+    expect_vals(&out[2], 6, DV(13, 10, 13, 21, 21, 22), 0, "gather axis 1");
+    expect_shape(&out[3], TC_F64, 2, I64(3, 4));
+    expect_vals(&out[3], 12, DV(10, 21, 12, 23, 20, 21, 22, 23, 10, 11, 12, 13), 0, "gather axis 0");
+    free_all(out, 4);
+    free_all(args, 3);
+}
+
+/* An index outside the axis: a located error naming the op, the index and
+ * the axis's size, for one past the end and for a negative index. */
+static void test_gather_out_of_range(void **state)
+{
+    G *g = *state;
+    gnode *x = cinput(g, "x", TC_F32, 2, I64(2, 4));
+    gnode *i = cinput(g, "i", TC_I64, 2, I64(2, 1));
+    output(g, "out", gather(g, 1, x, i));
+    const int64_t bad[2][2] = {{1, 4}, {-1, 0}};
+    const char *want[2] = {"gather: index 4 is out of range for axis 1 of size 4 (at element [1, 0]",
+                           "gather: index -1 is out of range for axis 1 of size 4 (at element [0, 0]"};
+    for (int c = 0; c < 2; c++) {
+        ref_tensor args[2] = {tens(TC_F32, 2, I64(2, 4), DV(1, 2, 3, 4, 5, 6, 7, 8)),
+                              tens_i(TC_I64, 2, I64(2, 1), bad[c])};
+        ref_tensor out[1];
+        assert_int_equal(run(g, NULL, 0, args, out), TC_ERR_INVALID_ARG);
+        assert_non_null(strstr(g->d.msg, want[c]));
+        assert_int_equal(g->d.loc.line, i->id + 2); /* the gather node's line */
+        free_all(args, 2);
+    }
+}
+
 /* --- matmul -------------------------------------------------------------------------- */
 
 static gnode *matmul(G *g, tc_dtype dt, gnode *a, gnode *b, int rank, const int64_t *shape)
@@ -1576,6 +1639,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_size_guard, setup, teardown),
         cmocka_unit_test(test_alloc),
         cmocka_unit_test(test_lanes),
+        cmocka_unit_test_setup_teardown(test_iota_gather, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_gather_out_of_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_i64_near_max_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_i64_overflow_wraps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_i64_reductions_exact, setup, teardown),
