@@ -143,14 +143,30 @@ static int transposed_var(const ffn *f, const fkernel *k)
     return w.budget < 0 ? -1 : best;
 }
 
+/* In a kernel over trailing-axis rows, a buffer with none of the reduced
+ * dims is read or written once a row (a class index, the row's statistics),
+ * never in the vector loop: it does not narrow the vectors.  An i64 target
+ * beside bf16 logits made cross-entropy's loads 4 bytes wide. */
+static bool once_a_row(const fkernel *k, const lnode *n)
+{
+    if (k->kind != KK_REDUCE || !k->inner)
+        return false;
+    for (int j = 0; j < n->rank; j++)
+        for (int a = 0; a < k->rank; a++)
+            if (((k->mask >> a) & 1u) && dim_eq(n->shape[j], k->dom[a]))
+                return false; /* (a reduced dim that is also a kept one counts too) */
+    return true;
+}
+
 int sched_widest(const fkernel *k)
 {
     int m = 1;
     for (int i = 0; i < k->nreads; i++)
-        if (dtype_size(k->reads[i]->dtype) > m)
+        if (dtype_size(k->reads[i]->dtype) > m && !once_a_row(k, k->reads[i]))
             m = dtype_size(k->reads[i]->dtype);
     for (int i = 0; i < k->nstores; i++)
-        if (dtype_size(k->stores[i]->dtype) > m)
+        if (dtype_size(k->stores[i]->dtype) > m &&
+            (fuse_is_element(k, k->stores[i]) || !k->inner))
             m = dtype_size(k->stores[i]->dtype);
     return m;
 }

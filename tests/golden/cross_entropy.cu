@@ -15,48 +15,96 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
     const idx_t rows = sz_N, len = sz_V;
     for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 2 == 0 &&
-            tc_aligned(in_logits + sz_V*i0, 4)) { /* the row fits in registers: read it once */
+        if (len <= 16 * blockDim.x && len % 8 == 0 &&
+            tc_aligned(in_logits + sz_V*i0, 16)) { /* the row fits in registers: read it once */
             const long long t0 = in_target[i0];                         // cross_entropy.tc:6
             float pc0[16];
             float acc9 = (float)0;
             float acc11 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
                     const bool t1 = ((float)((((long long)(i1))) == t0)) != 0;  // <prelude>/loss.tc:20
-                    const tc_vec<unsigned short, 2> v2 = tc_vload<unsigned short, 2>(in_logits + sz_V*i0 + i1); // cross_entropy.tc:6
-                    pc0[j * 2 + 0] = tc_bf2f(v2.v[0]);                          // cross_entropy.tc:6
-                    const float t3 = (t1 != 0.0f ? (pc0[j * 2 + 0]) : 0.0f);    // <prelude>/loss.tc:20
+                    const tc_vec<unsigned short, 8> v2 = tc_vload<unsigned short, 8>(in_logits + sz_V*i0 + i1); // cross_entropy.tc:6
+                    pc0[j * 8 + 0] = tc_bf2f(v2.v[0]);                          // cross_entropy.tc:6
+                    const float t3 = (t1 != 0.0f ? (pc0[j * 8 + 0]) : 0.0f);    // <prelude>/loss.tc:20
                     acc9 = tc_op_sum()(acc9, t3);                               // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 2 + 0]);                 // <prelude>/loss.tc:22
+                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 0]);                 // <prelude>/loss.tc:22
                     const bool t4 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 2 + 1] = tc_bf2f(v2.v[1]);                          // cross_entropy.tc:6
-                    const float t5 = (t4 != 0.0f ? (pc0[j * 2 + 1]) : 0.0f);    // <prelude>/loss.tc:20
+                    pc0[j * 8 + 1] = tc_bf2f(v2.v[1]);                          // cross_entropy.tc:6
+                    const float t5 = (t4 != 0.0f ? (pc0[j * 8 + 1]) : 0.0f);    // <prelude>/loss.tc:20
                     acc9 = tc_op_sum()(acc9, t5);                               // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 2 + 1]);                 // <prelude>/loss.tc:22
+                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 1]);                 // <prelude>/loss.tc:22
+                    const bool t6 = ((float)((((long long)(i1 + 2))) == t0)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 8 + 2] = tc_bf2f(v2.v[2]);                          // cross_entropy.tc:6
+                    const float t7 = (t6 != 0.0f ? (pc0[j * 8 + 2]) : 0.0f);    // <prelude>/loss.tc:20
+                    acc9 = tc_op_sum()(acc9, t7);                               // <prelude>/loss.tc:20
+                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 2]);                 // <prelude>/loss.tc:22
+                    const bool t8 = ((float)((((long long)(i1 + 3))) == t0)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 8 + 3] = tc_bf2f(v2.v[3]);                          // cross_entropy.tc:6
+                    const float t9 = (t8 != 0.0f ? (pc0[j * 8 + 3]) : 0.0f);    // <prelude>/loss.tc:20
+                    acc9 = tc_op_sum()(acc9, t9);                               // <prelude>/loss.tc:20
+                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 3]);                 // <prelude>/loss.tc:22
+                    const bool t10 = ((float)((((long long)(i1 + 4))) == t0)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 8 + 4] = tc_bf2f(v2.v[4]);                          // cross_entropy.tc:6
+                    const float t11 = (t10 != 0.0f ? (pc0[j * 8 + 4]) : 0.0f);  // <prelude>/loss.tc:20
+                    acc9 = tc_op_sum()(acc9, t11);                              // <prelude>/loss.tc:20
+                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 4]);                 // <prelude>/loss.tc:22
+                    const bool t12 = ((float)((((long long)(i1 + 5))) == t0)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 8 + 5] = tc_bf2f(v2.v[5]);                          // cross_entropy.tc:6
+                    const float t13 = (t12 != 0.0f ? (pc0[j * 8 + 5]) : 0.0f);  // <prelude>/loss.tc:20
+                    acc9 = tc_op_sum()(acc9, t13);                              // <prelude>/loss.tc:20
+                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 5]);                 // <prelude>/loss.tc:22
+                    const bool t14 = ((float)((((long long)(i1 + 6))) == t0)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 8 + 6] = tc_bf2f(v2.v[6]);                          // cross_entropy.tc:6
+                    const float t15 = (t14 != 0.0f ? (pc0[j * 8 + 6]) : 0.0f);  // <prelude>/loss.tc:20
+                    acc9 = tc_op_sum()(acc9, t15);                              // <prelude>/loss.tc:20
+                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 6]);                 // <prelude>/loss.tc:22
+                    const bool t16 = ((float)((((long long)(i1 + 7))) == t0)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 8 + 7] = tc_bf2f(v2.v[7]);                          // cross_entropy.tc:6
+                    const float t17 = (t16 != 0.0f ? (pc0[j * 8 + 7]) : 0.0f);  // <prelude>/loss.tc:20
+                    acc9 = tc_op_sum()(acc9, t17);                              // <prelude>/loss.tc:20
+                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 7]);                 // <prelude>/loss.tc:22
                 }
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
             acc11 = tc_block_reduce(acc11, tc_op_max(), (float *)tc_smem);
             const float r11 = acc11;
-            const bool t6 = ((float)isinf(r11)) != 0;                   // <prelude>/loss.tc:22
-            const float t7 = (t6 != 0.0f ? 0.0f : r11);                 // <prelude>/loss.tc:22
+            const bool t18 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
+            const float t19 = (t18 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22
             float acc17 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t8 = (pc0[j * 2 + 0]) - t7;                     // <prelude>/loss.tc:22
-                    const float t9 = expf(t8);                                  // <prelude>/loss.tc:22
-                    acc17 = tc_op_sum()(acc17, t9);                             // <prelude>/loss.tc:22
-                    const float t10 = (pc0[j * 2 + 1]) - t7;                    // <prelude>/loss.tc:22
-                    const float t11 = expf(t10);                                // <prelude>/loss.tc:22
-                    acc17 = tc_op_sum()(acc17, t11);                            // <prelude>/loss.tc:22
+                    const float t20 = (pc0[j * 8 + 0]) - t19;                   // <prelude>/loss.tc:22
+                    const float t21 = expf(t20);                                // <prelude>/loss.tc:22
+                    acc17 = tc_op_sum()(acc17, t21);                            // <prelude>/loss.tc:22
+                    const float t22 = (pc0[j * 8 + 1]) - t19;                   // <prelude>/loss.tc:22
+                    const float t23 = expf(t22);                                // <prelude>/loss.tc:22
+                    acc17 = tc_op_sum()(acc17, t23);                            // <prelude>/loss.tc:22
+                    const float t24 = (pc0[j * 8 + 2]) - t19;                   // <prelude>/loss.tc:22
+                    const float t25 = expf(t24);                                // <prelude>/loss.tc:22
+                    acc17 = tc_op_sum()(acc17, t25);                            // <prelude>/loss.tc:22
+                    const float t26 = (pc0[j * 8 + 3]) - t19;                   // <prelude>/loss.tc:22
+                    const float t27 = expf(t26);                                // <prelude>/loss.tc:22
+                    acc17 = tc_op_sum()(acc17, t27);                            // <prelude>/loss.tc:22
+                    const float t28 = (pc0[j * 8 + 4]) - t19;                   // <prelude>/loss.tc:22
+                    const float t29 = expf(t28);                                // <prelude>/loss.tc:22
+                    acc17 = tc_op_sum()(acc17, t29);                            // <prelude>/loss.tc:22
+                    const float t30 = (pc0[j * 8 + 5]) - t19;                   // <prelude>/loss.tc:22
+                    const float t31 = expf(t30);                                // <prelude>/loss.tc:22
+                    acc17 = tc_op_sum()(acc17, t31);                            // <prelude>/loss.tc:22
+                    const float t32 = (pc0[j * 8 + 6]) - t19;                   // <prelude>/loss.tc:22
+                    const float t33 = expf(t32);                                // <prelude>/loss.tc:22
+                    acc17 = tc_op_sum()(acc17, t33);                            // <prelude>/loss.tc:22
+                    const float t34 = (pc0[j * 8 + 7]) - t19;                   // <prelude>/loss.tc:22
+                    const float t35 = expf(t34);                                // <prelude>/loss.tc:22
+                    acc17 = tc_op_sum()(acc17, t35);                            // <prelude>/loss.tc:22
                 }
             }
             acc17 = tc_block_reduce(acc17, tc_op_sum(), (float *)tc_smem);
@@ -67,30 +115,30 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
                 buf17[i0] = r17;                                            // <prelude>/loss.tc:22
             }
         } else {
-            const long long t12 = in_target[i0];                        // cross_entropy.tc:6
+            const long long t36 = in_target[i0];                        // cross_entropy.tc:6
             float acc9 = (float)0;
             float acc11 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t13 = ((float)((((long long)(i1))) == t12)) != 0; // <prelude>/loss.tc:20
-                const float t14 = tc_bf2f(in_logits[sz_V*i0 + i1]);         // cross_entropy.tc:6
-                const float t15 = (t13 != 0.0f ? t14 : 0.0f);               // <prelude>/loss.tc:20
-                acc9 = tc_op_sum()(acc9, t15);                              // <prelude>/loss.tc:20
-                acc11 = tc_op_max()(acc11, t14);                            // <prelude>/loss.tc:22
+                const bool t37 = ((float)((((long long)(i1))) == t36)) != 0; // <prelude>/loss.tc:20
+                const float t38 = tc_bf2f(in_logits[sz_V*i0 + i1]);         // cross_entropy.tc:6
+                const float t39 = (t37 != 0.0f ? t38 : 0.0f);               // <prelude>/loss.tc:20
+                acc9 = tc_op_sum()(acc9, t39);                              // <prelude>/loss.tc:20
+                acc11 = tc_op_max()(acc11, t38);                            // <prelude>/loss.tc:22
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
             acc11 = tc_block_reduce(acc11, tc_op_max(), (float *)tc_smem);
             const float r11 = acc11;
-            const bool t17 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
-            const float t18 = (t17 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22
+            const bool t41 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
+            const float t42 = (t41 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22
             float acc17 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t16 = tc_bf2f(in_logits[sz_V*i0 + i1]);         // cross_entropy.tc:6
-                const float t19 = t16 - t18;                                // <prelude>/loss.tc:22
-                const float t20 = expf(t19);                                // <prelude>/loss.tc:22
-                acc17 = tc_op_sum()(acc17, t20);                            // <prelude>/loss.tc:22
+                const float t40 = tc_bf2f(in_logits[sz_V*i0 + i1]);         // cross_entropy.tc:6
+                const float t43 = t40 - t42;                                // <prelude>/loss.tc:22
+                const float t44 = expf(t43);                                // <prelude>/loss.tc:22
+                acc17 = tc_op_sum()(acc17, t44);                            // <prelude>/loss.tc:22
             }
             acc17 = tc_block_reduce(acc17, tc_op_sum(), (float *)tc_smem);
             const float r17 = acc17;

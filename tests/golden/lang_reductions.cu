@@ -468,20 +468,24 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 2 == 0 &&
-            tc_aligned(in_x + sz_D*i0, 8)) { /* the row fits in registers: read it once */
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const tc_vec<float, 2> v0 = tc_vload<float, 2>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
-                    pc0[j * 2 + 0] = v0.v[0];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 2 + 0], (long long)(r)}); // lang_reductions.tc:13
-                    pc0[j * 2 + 1] = v0.v[1];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 2 + 1], (long long)(r + 1)}); // lang_reductions.tc:13
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
+                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 0], (long long)(r)}); // lang_reductions.tc:13
+                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 1], (long long)(r + 1)}); // lang_reductions.tc:13
+                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 2], (long long)(r + 2)}); // lang_reductions.tc:13
+                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 3], (long long)(r + 3)}); // lang_reductions.tc:13
                 }
             }
             acc1 = tc_block_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem);

@@ -1420,78 +1420,110 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
     const idx_t rows = sz_N, len = sz_D;
     for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 2 == 0 &&
-            tc_aligned(in_x + sz_D*i0, 8)) { /* the row fits in registers: read it once */
+        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             const long long t0 = in_t[i0];                              // prelude_tour.tc:52
             float pc0[16];
             float acc8 = (float)0;
             float acc10 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const bool t1 = ((float)((((long long)(i1))) == t0)) != 0;  // <prelude>/loss.tc:20
-                    const tc_vec<float, 2> v2 = tc_vload<float, 2>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
-                    pc0[j * 2 + 0] = v2.v[0];                                   // prelude_tour.tc:52
-                    const float t3 = (t1 != 0.0f ? (pc0[j * 2 + 0]) : 0.0f);    // <prelude>/loss.tc:20
+                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
+                    pc0[j * 4 + 0] = v2.v[0];                                   // prelude_tour.tc:52
+                    const float t3 = (t1 != 0.0f ? (pc0[j * 4 + 0]) : 0.0f);    // <prelude>/loss.tc:20
                     acc8 = tc_op_sum()(acc8, t3);                               // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 2 + 0]);                 // <prelude>/loss.tc:22
+                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 0]);                 // <prelude>/loss.tc:22
                     const bool t4 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 2 + 1] = v2.v[1];                                   // prelude_tour.tc:52
-                    const float t5 = (t4 != 0.0f ? (pc0[j * 2 + 1]) : 0.0f);    // <prelude>/loss.tc:20
+                    pc0[j * 4 + 1] = v2.v[1];                                   // prelude_tour.tc:52
+                    const float t5 = (t4 != 0.0f ? (pc0[j * 4 + 1]) : 0.0f);    // <prelude>/loss.tc:20
                     acc8 = tc_op_sum()(acc8, t5);                               // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 2 + 1]);                 // <prelude>/loss.tc:22
+                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 1]);                 // <prelude>/loss.tc:22
+                    const bool t6 = ((float)((((long long)(i1 + 2))) == t0)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 4 + 2] = v2.v[2];                                   // prelude_tour.tc:52
+                    const float t7 = (t6 != 0.0f ? (pc0[j * 4 + 2]) : 0.0f);    // <prelude>/loss.tc:20
+                    acc8 = tc_op_sum()(acc8, t7);                               // <prelude>/loss.tc:20
+                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 2]);                 // <prelude>/loss.tc:22
+                    const bool t8 = ((float)((((long long)(i1 + 3))) == t0)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 4 + 3] = v2.v[3];                                   // prelude_tour.tc:52
+                    const float t9 = (t8 != 0.0f ? (pc0[j * 4 + 3]) : 0.0f);    // <prelude>/loss.tc:20
+                    acc8 = tc_op_sum()(acc8, t9);                               // <prelude>/loss.tc:20
+                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 3]);                 // <prelude>/loss.tc:22
                 }
             }
             acc8 = tc_block_reduce(acc8, tc_op_sum(), (float *)tc_smem);
             const float r8 = acc8;
             acc10 = tc_block_reduce(acc10, tc_op_max(), (float *)tc_smem);
             const float r10 = acc10;
-            const bool t6 = ((float)isinf(r10)) != 0;                   // <prelude>/loss.tc:22
-            const float t7 = (t6 != 0.0f ? 0.0f : r10);                 // <prelude>/loss.tc:22
+            const bool t10 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
+            const float t11 = (t10 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
             float acc16 = (float)0;
             float acc33 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t8 = (pc0[j * 2 + 0]) - t7;                     // <prelude>/loss.tc:22
-                    const float t9 = expf(t8);                                  // <prelude>/loss.tc:22
-                    acc16 = tc_op_sum()(acc16, t9);                             // <prelude>/loss.tc:22
-                    const float t10 = (pc0[j * 2 + 0]) - r10;                   // <prelude>/softmax.tc:20
-                    const float t11 = expf(t10);                                // <prelude>/softmax.tc:21
-                    acc33 = tc_op_sum()(acc33, t11);                            // <prelude>/softmax.tc:21
-                    const float t12 = (pc0[j * 2 + 1]) - t7;                    // <prelude>/loss.tc:22
+                    const float t12 = (pc0[j * 4 + 0]) - t11;                   // <prelude>/loss.tc:22
                     const float t13 = expf(t12);                                // <prelude>/loss.tc:22
                     acc16 = tc_op_sum()(acc16, t13);                            // <prelude>/loss.tc:22
-                    const float t14 = (pc0[j * 2 + 1]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t14 = (pc0[j * 4 + 0]) - r10;                   // <prelude>/softmax.tc:20
                     const float t15 = expf(t14);                                // <prelude>/softmax.tc:21
                     acc33 = tc_op_sum()(acc33, t15);                            // <prelude>/softmax.tc:21
+                    const float t16 = (pc0[j * 4 + 1]) - t11;                   // <prelude>/loss.tc:22
+                    const float t17 = expf(t16);                                // <prelude>/loss.tc:22
+                    acc16 = tc_op_sum()(acc16, t17);                            // <prelude>/loss.tc:22
+                    const float t18 = (pc0[j * 4 + 1]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t19 = expf(t18);                                // <prelude>/softmax.tc:21
+                    acc33 = tc_op_sum()(acc33, t19);                            // <prelude>/softmax.tc:21
+                    const float t20 = (pc0[j * 4 + 2]) - t11;                   // <prelude>/loss.tc:22
+                    const float t21 = expf(t20);                                // <prelude>/loss.tc:22
+                    acc16 = tc_op_sum()(acc16, t21);                            // <prelude>/loss.tc:22
+                    const float t22 = (pc0[j * 4 + 2]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t23 = expf(t22);                                // <prelude>/softmax.tc:21
+                    acc33 = tc_op_sum()(acc33, t23);                            // <prelude>/softmax.tc:21
+                    const float t24 = (pc0[j * 4 + 3]) - t11;                   // <prelude>/loss.tc:22
+                    const float t25 = expf(t24);                                // <prelude>/loss.tc:22
+                    acc16 = tc_op_sum()(acc16, t25);                            // <prelude>/loss.tc:22
+                    const float t26 = (pc0[j * 4 + 3]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t27 = expf(t26);                                // <prelude>/softmax.tc:21
+                    acc33 = tc_op_sum()(acc33, t27);                            // <prelude>/softmax.tc:21
                 }
             }
             acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             acc33 = tc_block_reduce(acc33, tc_op_sum(), (float *)tc_smem);
             const float r33 = acc33;
-            const float t18 = logf(r33);                                // <prelude>/softmax.tc:21
+            const float t30 = logf(r33);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 8; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const bool t16 = ((float)((((long long)(i1))) == t0)) != 0; // <prelude>/loss.tc:20
-                    const float t17 = (pc0[j * 2 + 0]) - r10;                   // <prelude>/softmax.tc:20
-                    const float t19 = t17 - t18;                                // <prelude>/softmax.tc:21
-                    const float t20 = (t16 != 0.0f ? t19 : 0.0f);               // <prelude>/loss.tc:33
-                    acc37 = tc_op_sum()(acc37, t20);                            // <prelude>/loss.tc:33
-                    const bool t21 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
-                    const float t22 = (pc0[j * 2 + 1]) - r10;                   // <prelude>/softmax.tc:20
-                    const float t23 = t22 - t18;                                // <prelude>/softmax.tc:21
-                    const float t24 = (t21 != 0.0f ? t23 : 0.0f);               // <prelude>/loss.tc:33
-                    acc37 = tc_op_sum()(acc37, t24);                            // <prelude>/loss.tc:33
+                    const bool t28 = ((float)((((long long)(i1))) == t0)) != 0; // <prelude>/loss.tc:20
+                    const float t29 = (pc0[j * 4 + 0]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t31 = t29 - t30;                                // <prelude>/softmax.tc:21
+                    const float t32 = (t28 != 0.0f ? t31 : 0.0f);               // <prelude>/loss.tc:33
+                    acc37 = tc_op_sum()(acc37, t32);                            // <prelude>/loss.tc:33
+                    const bool t33 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
+                    const float t34 = (pc0[j * 4 + 1]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t35 = t34 - t30;                                // <prelude>/softmax.tc:21
+                    const float t36 = (t33 != 0.0f ? t35 : 0.0f);               // <prelude>/loss.tc:33
+                    acc37 = tc_op_sum()(acc37, t36);                            // <prelude>/loss.tc:33
+                    const bool t37 = ((float)((((long long)(i1 + 2))) == t0)) != 0; // <prelude>/loss.tc:20
+                    const float t38 = (pc0[j * 4 + 2]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t39 = t38 - t30;                                // <prelude>/softmax.tc:21
+                    const float t40 = (t37 != 0.0f ? t39 : 0.0f);               // <prelude>/loss.tc:33
+                    acc37 = tc_op_sum()(acc37, t40);                            // <prelude>/loss.tc:33
+                    const bool t41 = ((float)((((long long)(i1 + 3))) == t0)) != 0; // <prelude>/loss.tc:20
+                    const float t42 = (pc0[j * 4 + 3]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t43 = t42 - t30;                                // <prelude>/softmax.tc:21
+                    const float t44 = (t41 != 0.0f ? t43 : 0.0f);               // <prelude>/loss.tc:33
+                    acc37 = tc_op_sum()(acc37, t44);                            // <prelude>/loss.tc:33
                 }
             }
             acc37 = tc_block_reduce(acc37, tc_op_sum(), (float *)tc_smem);
@@ -1503,49 +1535,49 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 buf37[i0] = r37;                                            // <prelude>/loss.tc:33
             }
         } else {
-            const long long t25 = in_t[i0];                             // prelude_tour.tc:52
+            const long long t45 = in_t[i0];                             // prelude_tour.tc:52
             float acc8 = (float)0;
             float acc10 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t26 = ((float)((((long long)(i1))) == t25)) != 0; // <prelude>/loss.tc:20
-                const float t27 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                const float t28 = (t26 != 0.0f ? t27 : 0.0f);               // <prelude>/loss.tc:20
-                acc8 = tc_op_sum()(acc8, t28);                              // <prelude>/loss.tc:20
-                acc10 = tc_op_max()(acc10, t27);                            // <prelude>/loss.tc:22
+                const bool t46 = ((float)((((long long)(i1))) == t45)) != 0; // <prelude>/loss.tc:20
+                const float t47 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                const float t48 = (t46 != 0.0f ? t47 : 0.0f);               // <prelude>/loss.tc:20
+                acc8 = tc_op_sum()(acc8, t48);                              // <prelude>/loss.tc:20
+                acc10 = tc_op_max()(acc10, t47);                            // <prelude>/loss.tc:22
             }
             acc8 = tc_block_reduce(acc8, tc_op_sum(), (float *)tc_smem);
             const float r8 = acc8;
             acc10 = tc_block_reduce(acc10, tc_op_max(), (float *)tc_smem);
             const float r10 = acc10;
-            const bool t30 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
-            const float t31 = (t30 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
+            const bool t50 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
+            const float t51 = (t50 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
             float acc16 = (float)0;
             float acc33 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t29 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                const float t32 = t29 - t31;                                // <prelude>/loss.tc:22
-                const float t33 = expf(t32);                                // <prelude>/loss.tc:22
-                acc16 = tc_op_sum()(acc16, t33);                            // <prelude>/loss.tc:22
-                const float t34 = t29 - r10;                                // <prelude>/softmax.tc:20
-                const float t35 = expf(t34);                                // <prelude>/softmax.tc:21
-                acc33 = tc_op_sum()(acc33, t35);                            // <prelude>/softmax.tc:21
+                const float t49 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                const float t52 = t49 - t51;                                // <prelude>/loss.tc:22
+                const float t53 = expf(t52);                                // <prelude>/loss.tc:22
+                acc16 = tc_op_sum()(acc16, t53);                            // <prelude>/loss.tc:22
+                const float t54 = t49 - r10;                                // <prelude>/softmax.tc:20
+                const float t55 = expf(t54);                                // <prelude>/softmax.tc:21
+                acc33 = tc_op_sum()(acc33, t55);                            // <prelude>/softmax.tc:21
             }
             acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             acc33 = tc_block_reduce(acc33, tc_op_sum(), (float *)tc_smem);
             const float r33 = acc33;
-            const float t39 = logf(r33);                                // <prelude>/softmax.tc:21
+            const float t59 = logf(r33);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t36 = ((float)((((long long)(i1))) == t25)) != 0; // <prelude>/loss.tc:20
-                const float t37 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                const float t38 = t37 - r10;                                // <prelude>/softmax.tc:20
-                const float t40 = t38 - t39;                                // <prelude>/softmax.tc:21
-                const float t41 = (t36 != 0.0f ? t40 : 0.0f);               // <prelude>/loss.tc:33
-                acc37 = tc_op_sum()(acc37, t41);                            // <prelude>/loss.tc:33
+                const bool t56 = ((float)((((long long)(i1))) == t45)) != 0; // <prelude>/loss.tc:20
+                const float t57 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                const float t58 = t57 - r10;                                // <prelude>/softmax.tc:20
+                const float t60 = t58 - t59;                                // <prelude>/softmax.tc:21
+                const float t61 = (t56 != 0.0f ? t60 : 0.0f);               // <prelude>/loss.tc:33
+                acc37 = tc_op_sum()(acc37, t61);                            // <prelude>/loss.tc:33
             }
             acc37 = tc_block_reduce(acc37, tc_op_sum(), (float *)tc_smem);
             const float r37 = acc37;

@@ -79,14 +79,28 @@ static sfn *schedule(const gfn *g, bool idx64)
     return s;
 }
 
+/* Whether buffer n has a dim of k's reduced axes (read along the row). */
+static bool along_rows(const fkernel *k, const lnode *n)
+{
+    for (int j = 0; j < n->rank; j++)
+        for (int a = 0; a < k->rank; a++)
+            if ((k->mask >> a & 1u) && dim_eq(n->shape[j], k->dom[a]))
+                return true;
+    return false;
+}
+
+/* The widest element a vector loop touches: in a rows kernel (trailing
+ * reduced axes) the buffers without a reduced dim, and the row-level
+ * stores, are touched once a row, outside it. */
 static int widest(const fkernel *k)
 {
+    bool rows = k->kind == KK_REDUCE && k->inner;
     int m = 1;
     for (int i = 0; i < k->nreads; i++)
-        if (dtype_size(k->reads[i]->dtype) > m)
+        if (dtype_size(k->reads[i]->dtype) > m && (!rows || along_rows(k, k->reads[i])))
             m = dtype_size(k->reads[i]->dtype);
     for (int i = 0; i < k->nstores; i++)
-        if (dtype_size(k->stores[i]->dtype) > m)
+        if (dtype_size(k->stores[i]->dtype) > m && (!rows || fuse_is_element(k, k->stores[i])))
             m = dtype_size(k->stores[i]->dtype);
     return m;
 }
