@@ -1,0 +1,375 @@
+/* api_run_memo.c - tc_run's and tc_run_foreach's remembered calls; see
+ * api_run_memo.h for what is kept and why a match may skip the checks. */
+#include "api_run_memo.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* --- snapshots ------------------------------------------------------------------------- */
+
+static bool same_str(const char *kept, const char *s)
+{
+    return kept == s || (kept && s && strcmp(kept, s) == 0);
+}
+
+static char *dup_str(const char *s, bool *ok)
+{
+    if (!s)
+        return NULL;
+    char *c = strdup(s);
+    *ok &= c != NULL;
+    return c;
+}
+
+/* The tensors args hold: one each, or ngroups per list. */
+static size_t count_dls(const tc_arg *args, size_t nargs, size_t ngroups, size_t *ndims)
+{
+    size_t n = 0;
+    *ndims = 0;
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].kind == TC_ARG_TENSOR) {
+            const DLTensor *t = args[i].v.tensor;
+            n++;
+            *ndims += t && t->ndim > 0 ? 2 * (size_t)t->ndim : 0;
+        } else if (args[i].kind == TC_ARG_TENSORS && args[i].v.tensors) {
+            for (size_t g = 0; g < ngroups; g++) {
+                const DLTensor *t = args[i].v.tensors[g];
+                *ndims += t && t->ndim > 0 ? 2 * (size_t)t->ndim : 0;
+            }
+            n += ngroups;
+        }
+    }
+    return n;
+}
+
+/* DLTensor's device (8 bytes), ndim and dtype (4 each) lie together
+ * after data: compared as two words. */
+_Static_assert(offsetof(DLTensor, device) == sizeof(void *) &&
+                   offsetof(DLTensor, ndim) == offsetof(DLTensor, device) + 8 &&
+                   offsetof(DLTensor, dtype) == offsetof(DLTensor, ndim) + 4 &&
+                   offsetof(DLTensor, shape) == offsetof(DLTensor, device) + 16,
+               "DLTensor's layout (dlpack.h)");
+
+static void take_dl(memo_args *m, const DLTensor *t)
+{
+    memo_dl *s = &m->dls[m->ndls++];
+    memset(s, 0, sizeof *s);
+    s->t = t;
+    if (!t)
+        return;
+    s->data = t->data;
+    memcpy(s->mid, &t->device, sizeof s->mid);
+    s->byte_offset = t->byte_offset;
+    s->ndim = t->ndim;
+    s->dims_at = m->ndims;
+    s->strides = t->strides != NULL;
+    for (int k = 0; k < t->ndim && t->shape; k++)
+        m->dims[m->ndims++] = t->shape[k];
+    for (int k = 0; k < t->ndim && t->strides; k++)
+        m->dims[m->ndims++] = t->strides[k];
+}
+
+/* Field by field (the checks read nothing else of a DLTensor), without a
+ * branch per field: this runs for every tensor of an optimizer's step. */
+static inline bool same_dl(const memo_args *m, const memo_dl *s, const DLTensor *t)
+{
+    if (s->t != t)
+        return false;
+    if (!t)
+        return true;
+    uint64_t mid[2];
+    memcpy(mid, &t->device, sizeof mid);
+    uint64_t diff = ((uint64_t)(uintptr_t)t->data ^ (uint64_t)(uintptr_t)s->data) |
+                    (mid[0] ^ s->mid[0]) | (mid[1] ^ s->mid[1]) |
+                    (t->byte_offset ^ s->byte_offset) | (uint64_t)((t->strides != NULL) ^ s->strides);
+    if (diff)
+        return false;
+    int n = s->ndim; /* equal to t->ndim: it is in mid */
+    if (n <= 0)
+        return true;
+    if (!t->shape)
+        return false; /* the snapshot had one: its ndim > 0 passed the checks */
+    const int64_t *d = m->dims + s->dims_at;
+    for (int k = 0; k < n; k++)
+        diff |= (uint64_t)(t->shape[k] ^ d[k]);
+    for (int k = 0; s->strides && k < n; k++)
+        diff |= (uint64_t)(t->strides[k] ^ d[n + k]);
+    return diff == 0;
+}
+
+void memo_args_free(memo_args *m)
+{
+    for (size_t i = 0; m->a && i < m->nargs; i++) {
+        free(m->a[i].name);
+        free(m->a[i].dtype);
+    }
+    free(m->a);
+    free(m->dls);
+    free(m->dims);
+    free(m->fn);
+    memset(m, 0, sizeof *m);
+}
+
+bool memo_args_take(memo_args *m, const char *fn, const tc_arg *args, size_t nargs,
+                    size_t ngroups, bool foreach)
+{
+    memo_args_free(m);
+    size_t ndims;
+    size_t ndls = count_dls(args, nargs, ngroups, &ndims);
+    if (ndls > INT32_MAX || ndims > INT32_MAX)
+        return false;
+    bool ok = true;
+    m->fn = dup_str(fn, &ok);
+    m->nargs = nargs;
+    m->ngroups = ngroups;
+    m->foreach = foreach;
+    m->a = calloc(nargs + 1, sizeof *m->a);
+    m->dls = malloc((ndls + 1) * sizeof *m->dls);
+    m->dims = malloc((ndims + 1) * sizeof *m->dims);
+    ok &= m->a && m->dls && m->dims;
+    for (size_t i = 0; ok && i < nargs; i++) {
+        const tc_arg *a = &args[i];
+        memo_arg *k = &m->a[i];
+        k->name = dup_str(a->name, &ok);
+        k->kind = a->kind;
+        k->dl_at = m->ndls;
+        switch (a->kind) {
+        case TC_ARG_TENSOR: take_dl(m, a->v.tensor); break;
+        case TC_ARG_TENSORS:
+            k->list = a->v.tensors;
+            for (size_t g = 0; a->v.tensors && g < ngroups; g++)
+                take_dl(m, a->v.tensors[g]);
+            break;
+        case TC_ARG_FLOAT: memcpy(&k->bits, &a->v.f, sizeof a->v.f); break;
+        case TC_ARG_INT: case TC_ARG_SIZE: k->bits = (uint64_t)a->v.i; break;
+        case TC_ARG_BOOL: k->bits = (uint64_t)(int64_t)a->v.b; break;
+        case TC_ARG_DTYPE: k->dtype = dup_str(a->v.dtype, &ok); k->bits = a->v.dtype != NULL; break;
+        default: k->bits = 0; break;
+        }
+    }
+    if (!ok)
+        memo_args_free(m);
+    return ok;
+}
+
+bool memo_args_same(const memo_args *m, const char *fn, const tc_arg *args, size_t nargs,
+                    size_t ngroups, bool foreach, bool strict)
+{
+    if (!m->a || m->nargs != nargs || m->ngroups != ngroups || m->foreach != foreach ||
+        !same_str(m->fn, fn) || (nargs && !args))
+        return false;
+    for (size_t i = 0; i < nargs; i++) {
+        const tc_arg *a = &args[i];
+        const memo_arg *k = &m->a[i];
+        if (a->kind != k->kind || !same_str(k->name, a->name))
+            return false;
+        if (!strict && (a->kind == TC_ARG_FLOAT || a->kind == TC_ARG_INT || a->kind == TC_ARG_BOOL))
+            continue; /* checked again, and passed to the launches (api_memo_try) */
+        switch (a->kind) {
+        case TC_ARG_TENSOR:
+            if (!same_dl(m, &m->dls[k->dl_at], a->v.tensor))
+                return false;
+            break;
+        case TC_ARG_TENSORS: {
+            const DLTensor *const *l = a->v.tensors;
+            if (l != k->list)
+                return false;
+            const memo_dl *s = &m->dls[k->dl_at];
+            for (size_t g = 0; l && g < ngroups; g++) {
+                if (g + 8 < ngroups)
+                    __builtin_prefetch(l[g + 8]);
+                if (g + 4 < ngroups && l[g + 4])
+                    __builtin_prefetch(l[g + 4]->shape);
+                if (!same_dl(m, &s[g], l[g]))
+                    return false;
+            }
+            break;
+        }
+        case TC_ARG_FLOAT:
+            if (memcmp(&k->bits, &a->v.f, sizeof a->v.f) != 0)
+                return false;
+            break;
+        case TC_ARG_INT: case TC_ARG_SIZE:
+            if (k->bits != (uint64_t)a->v.i)
+                return false;
+            break;
+        case TC_ARG_BOOL:
+            if (k->bits != (uint64_t)(int64_t)a->v.b)
+                return false;
+            break;
+        case TC_ARG_DTYPE:
+            if (!same_str(k->dtype, a->v.dtype))
+                return false;
+            break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+void memo_args_diff(const memo_args *m, const tc_arg *args, size_t nargs, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "the arguments differ");
+    if (nargs != m->nargs) {
+        snprintf(buf, cap, "%zu arguments, %zu at the capture", nargs, m->nargs);
+        return;
+    }
+    for (size_t i = 0; i < nargs; i++) {
+        const tc_arg *a = &args[i];
+        const memo_arg *k = &m->a[i];
+        char who[96];
+        if (a->name)
+            snprintf(who, sizeof who, "'%s'", a->name);
+        else
+            snprintf(who, sizeof who, "argument %zu", i);
+        if (a->kind != k->kind || !same_str(k->name, a->name)) {
+            snprintf(buf, cap, "argument %zu is not the one given at the capture (another name or "
+                     "kind)", i);
+            return;
+        }
+        if (a->kind == TC_ARG_TENSOR && !same_dl(m, &m->dls[k->dl_at], a->v.tensor)) {
+            const memo_dl *s = &m->dls[k->dl_at];
+            const DLTensor *t = a->v.tensor;
+            if (t && s->t && (t->data != s->data || t->byte_offset != s->byte_offset))
+                snprintf(buf, cap, "%s is at 0x%llx now, 0x%llx at the capture (data + "
+                         "byte_offset)", who,
+                         (unsigned long long)((uintptr_t)t->data + t->byte_offset),
+                         (unsigned long long)((uintptr_t)s->data + s->byte_offset));
+            else
+                snprintf(buf, cap, "%s is not the tensor of the capture (its DLTensor, shape, "
+                         "strides, dtype or device differ)", who);
+            return;
+        }
+        if (a->kind != TC_ARG_TENSOR && a->kind != TC_ARG_TENSORS) {
+            memo_args one = *m;
+            one.a = (memo_arg *)k;
+            one.nargs = 1;
+            one.fn = NULL;
+            if (!memo_args_same(&one, NULL, a, 1, m->ngroups, m->foreach, true)) {
+                snprintf(buf, cap, "%s has another value than at the capture (scalars are part "
+                         "of the captured launches)", who);
+                return;
+            }
+        }
+    }
+}
+
+/* --- the remembered calls ------------------------------------------------------------------ */
+
+static void slot_clear(api_memo *s)
+{
+    s->valid = false;
+    free(s->uses);
+    free(s->given);
+    free(s->scalars);
+    s->uses = NULL;
+    s->given = NULL;
+    s->scalars = NULL;
+    s->nuses = 0;
+}
+
+/* The call's scalars, checked as the full path checks them (api_args.c),
+ * into the recorded launches. */
+static tc_status new_scalars(tc_program *p, api_memo *s, const tc_arg *args, size_t nargs,
+                             const char *who)
+{
+    if (!s->has_scalars)
+        return TC_OK;
+    run_job j = {.p = p, .f = s->f, .args = args, .nargs = nargs, .d = &p->ctx->diag,
+                 .st = TC_OK, .given = s->given, .scalars = s->scalars, .group = -1, .who = who};
+    for (int i = 0; i < s->f->nparams; i++)
+        if (s->f->params[i].scalar && !api_check_scalar(&j, i))
+            return j.st;
+    rt_trace_set_scalars(&s->trace, s->scalars);
+    return TC_OK;
+}
+
+tc_status api_memo_try(tc_program *p, bool foreach, const char *fn, const tc_arg *args,
+                       size_t nargs, size_t ngroups, void *stream, bool *done, api_memo **slot)
+{
+    *done = false;
+    *slot = NULL;
+    if (!p->memos && !(p->memos = calloc(1, sizeof *p->memos)))
+        return TC_OK; /* no memory to remember in: the full path, every time */
+    api_memos *ms = p->memos;
+    for (int i = 0; i < API_MEMO_SLOTS; i++) {
+        api_memo *s = &ms->slot[i];
+        if (!s->valid || !memo_args_same(&s->args, fn, args, nargs, ngroups, foreach, false))
+            continue;
+        if (s->rt != p->ctx->rt || !rt_trace_valid(&s->trace, stream)) {
+            slot_clear(s); /* recorded against a pool that has changed: record again */
+            *slot = s;
+            return TC_OK;
+        }
+        tc_ctx *ctx = p->ctx;
+        const char *who = foreach ? "tc_run_foreach" : "tc_run";
+        api_begin(ctx);
+        tc_status st = new_scalars(p, s, args, nargs, who);
+        if (st != TC_OK)
+            return *done = true, api_fail(ctx, st);
+        st = rt_trace_run(s->rt, &s->trace, stream, &ctx->diag);
+        if (st == TC_OK)
+            return *done = true, st;
+        if (st != TC_ERR_INVALID_ARG && st != TC_ERR_NOMEM)
+            st = api_blame(&ctx->diag, s->rt, s->uses, s->nuses, who, st);
+        slot_clear(s);
+        *done = true;
+        return api_fail(ctx, st);
+    }
+    *slot = &ms->slot[ms->next];
+    ms->next = (ms->next + 1) % API_MEMO_SLOTS;
+    slot_clear(*slot);
+    return TC_OK;
+}
+
+void api_memo_keep(api_memo *s, api_trace_opt *t, tc_status st, bool foreach, const char *fn,
+                   const tc_arg *args, size_t nargs, size_t ngroups)
+{
+    slot_clear(s);
+    s->uses = t->uses;
+    s->nuses = t->nuses;
+    s->rt = t->rt;
+    t->uses = NULL;
+    if (st != TC_OK || !s->trace.replayable || !s->rt || !t->f || !t->given)
+        return;
+    /* the parameters' argument indices are into the arguments less the
+     * dtype bindings (api_call_entry): the r-th of those is the r-th
+     * argument that is not a binding */
+    const gfn *f = t->f;
+    s->f = f;
+    s->given = malloc(sizeof *s->given * ((size_t)f->nparams + 1));
+    s->scalars = malloc(sizeof *s->scalars * ((size_t)f->nparams + 1));
+    size_t *orig = malloc(sizeof *orig * (nargs + 1));
+    bool ok = s->given && s->scalars && orig;
+    size_t nrest = 0;
+    for (size_t i = 0; ok && i < nargs; i++)
+        if (args[i].kind != TC_ARG_DTYPE)
+            orig[nrest++] = i;
+    s->has_scalars = false;
+    for (int i = 0; ok && i < f->nparams; i++) {
+        int g = t->given[i];
+        ok = g < (int)nrest;
+        s->given[i] = g >= 0 && ok ? (int)orig[g] : -1;
+        s->has_scalars |= f->params[i].scalar;
+    }
+    free(orig);
+    if (ok)
+        s->valid = memo_args_take(&s->args, fn, args, nargs, ngroups, foreach);
+}
+
+void api_memo_free(tc_program *p)
+{
+    if (!p->memos)
+        return;
+    for (int i = 0; i < API_MEMO_SLOTS; i++) {
+        api_memo *s = &p->memos->slot[i];
+        slot_clear(s);
+        memo_args_free(&s->args);
+        rt_trace_free(&s->trace);
+    }
+    free(p->memos);
+    p->memos = NULL;
+}
