@@ -264,11 +264,12 @@ tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs,
     tc_ctx *ctx = p->ctx;
     tc_diag *d = &ctx->diag;
     tc_status st;
-    tc_arena *a = api_call_begin(p, "tc_run", args, nargs, &st);
+    const char *who = info && info->trace && info->trace->who ? info->trace->who : "tc_run";
+    tc_arena *a = api_call_begin(p, who, args, nargs, &st);
     if (!a)
         return st;
     run_job j = {.p = p, .f = f, .args = args, .nargs = nargs, .a = a, .d = d, .st = TC_OK, .group = -1,
-                 .who = "tc_run"};
+                 .who = who};
     st = diag_protect(d, api_check_call, &j);
     if (st == TC_OK)
         st = j.st;

@@ -22,6 +22,7 @@ typedef struct api_trace_opt {
     struct rt_trace *trace;     /* the launches land here */
     struct rt_pool *pool;       /* temporaries from this pool (NULL: the context's) */
     bool dry;                   /* record without launching (tc_capture) */
+    const char *who;            /* for messages: "tc_capture"; NULL: the call's own name */
     /* out: the runtime, and a malloc'd copy of the job's tensor uses (the
      * caller frees it), to say which tensor a later failing replay blames */
     struct tc_rt *rt;

@@ -1,4 +1,4 @@
-/* graph.h - CUDA graphs through the driver API: capture a stream's work
+/* cugraph.h - CUDA graphs through the driver API: capture a stream's work
  * once, launch it again and again (tc_capture / tc_replay_run).
  *
  * The graph entry points (cuStreamBeginCapture_v2, cuStreamEndCapture,
@@ -12,8 +12,8 @@
  * or threads is captured by mistake.  A graph is instantiated at once and
  * only the executable graph is kept.
  */
-#ifndef TC_GRAPH_H
-#define TC_GRAPH_H
+#ifndef TC_CUGRAPH_H
+#define TC_CUGRAPH_H
 
 #include "driver.h"
 

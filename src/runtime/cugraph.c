@@ -1,5 +1,5 @@
-/* graph.c - CUDA graphs over the driver API; see graph.h. */
-#include "graph.h"
+/* cugraph.c - CUDA graphs over the driver API; see cugraph.h. */
+#include "cugraph.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
