@@ -289,13 +289,11 @@ tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc
     st = api_call_entry(p, "tc_run_foreach", fn, lists, nargs, ngroups == 0, &f, &rest);
     if (st != TC_OK)
         return st;
-    api_trace_opt t = {.trace = slot ? &slot->trace : NULL};
+    api_trace_opt t = slot ? api_memo_opt(slot) : (api_trace_opt){0};
     api_run_info info = {.trace = &t};
     st = api_run_foreach(p, f, ngroups, rest.args, rest.nargs, stream, slot ? &info : NULL);
     if (slot)
         api_memo_keep(slot, &t, st, true, fn, lists, nargs, ngroups);
-    free(t.uses);
-    free(t.given);
     api_call_args_free(&rest);
     return st;
 }

@@ -112,7 +112,7 @@ tc_status tc_replay_run(tc_replay *r, const tc_arg *args, size_t nargs, void *st
     tc_ctx *ctx = r->ctx;
     api_begin(ctx);
     if ((args || nargs) &&
-        !memo_args_same(&r->args, r->args.fn, args, nargs, 0, false, true)) {
+        !memo_args_same(&r->args, memo_args_fn(&r->args), args, nargs, 0, false, true)) {
         char why[512];
         if (!args)
             snprintf(why, sizeof why, "the arguments are NULL but nargs is %zu", nargs);

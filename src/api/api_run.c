@@ -146,6 +146,20 @@ static tc_status choose_variant(run_job *j, const rt_groups *G, int nonempty, st
     return st;
 }
 
+/* n items of size bytes from src into *buf (capacity *cap, grown). */
+static bool copy_out(void **buf, int *cap, const void *src, int n, size_t size)
+{
+    if (n + 1 > *cap) {
+        void *b = realloc(*buf, size * (size_t)(n + 1));
+        if (!b)
+            return false;
+        *buf = b;
+        *cap = n + 1;
+    }
+    memcpy(*buf, src, size * (size_t)n);
+    return true;
+}
+
 tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs,
                         const rt_groups *G, int nonempty, void *stream, api_run_info *info,
                         bool *reported)
@@ -217,12 +231,12 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
             t->rt = rt;
             t->nuses = 0;
             t->f = f;
-            if (st == TC_OK && (t->uses = malloc(sizeof *t->uses * ((size_t)j->nuses + 1)))) {
-                memcpy(t->uses, j->uses, sizeof *t->uses * (size_t)j->nuses);
+            if (st == TC_OK && copy_out((void **)&t->uses, &t->cap_uses, j->uses, j->nuses,
+                                        sizeof *t->uses))
                 t->nuses = j->nuses;
-            }
-            if (st == TC_OK && (t->given = malloc(sizeof *t->given * ((size_t)f->nparams + 1))))
-                memcpy(t->given, j->given, sizeof *t->given * (size_t)f->nparams);
+            if (st == TC_OK && !copy_out((void **)&t->given, &t->cap_given, j->given, f->nparams,
+                                         sizeof *t->given))
+                t->f = NULL; /* no record of the parameters: not remembered */
         } else {
             st = rt_run(rt, mod, plan, &ra, stream, events, d);
         }
@@ -320,13 +334,11 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
     st = api_call_entry(p, "tc_run", fn, args, nargs, false, &f, &rest);
     if (st != TC_OK)
         return st;
-    api_trace_opt t = {.trace = slot ? &slot->trace : NULL};
+    api_trace_opt t = slot ? api_memo_opt(slot) : (api_trace_opt){0};
     api_run_info info = {.trace = &t};
     st = api_run(p, f, rest.args, rest.nargs, stream, slot ? &info : NULL);
     if (slot)
         api_memo_keep(slot, &t, st, false, fn, args, nargs, 0);
-    free(t.uses);
-    free(t.given);
     api_call_args_free(&rest);
     return st;
 }

@@ -23,16 +23,16 @@ typedef struct api_trace_opt {
     struct rt_pool *pool;       /* temporaries from this pool (NULL: the context's) */
     bool dry;                   /* record without launching (tc_capture) */
     const char *who;            /* for messages: "tc_capture"; NULL: the call's own name */
-    /* out: the runtime, and a malloc'd copy of the job's tensor uses (the
-     * caller frees it), to say which tensor a later failing replay blames */
+    /* out: the runtime; the job's tensor uses (to say which tensor a later
+     * failing replay blames) and per parameter the index in args of the
+     * argument it took (-1: none), in the caller's buffers, grown with
+     * realloc (the caller frees them) */
     struct tc_rt *rt;
     struct tensor_use *uses;
-    int nuses;
-    /* out: the function, and per parameter the index in args of the
-     * argument it took (-1: none), malloc'd (a replay checks changed
-     * scalars with them) */
-    const gfn *f;
+    int nuses, cap_uses;
     int *given;
+    int cap_given;
+    const gfn *f;
 } api_trace_opt;
 
 typedef struct api_run_info {

@@ -10,18 +10,45 @@
 
 /* --- snapshots ------------------------------------------------------------------------- */
 
+/* Grow *v (capacity *cap items of size bytes) to hold n. */
+static bool reserve(void **v, size_t *cap, size_t n, size_t size)
+{
+    if (n <= *cap)
+        return true;
+    size_t c = n < 8 ? 8 : n + n / 2;
+    void *b = realloc(*v, c * size);
+    if (!b)
+        return false;
+    *v = b;
+    *cap = c;
+    return true;
+}
+
+static const char *pool_str(const memo_args *m, int at)
+{
+    return at < 0 ? NULL : m->pool + at;
+}
+
 static bool same_str(const char *kept, const char *s)
 {
     return kept == s || (kept && s && strcmp(kept, s) == 0);
 }
 
-static char *dup_str(const char *s, bool *ok)
+/* s copied into m's pool: its offset, -1 for NULL; *ok false on no memory. */
+static int pool_add(memo_args *m, const char *s, bool *ok)
 {
     if (!s)
-        return NULL;
-    char *c = strdup(s);
-    *ok &= c != NULL;
-    return c;
+        return -1;
+    size_t n = strlen(s) + 1;
+    if (!*ok || n > INT32_MAX - m->npool ||
+        !reserve((void **)&m->pool, &m->cap_pool, m->npool + n, 1)) {
+        *ok = false;
+        return -1;
+    }
+    memcpy(m->pool + m->npool, s, n);
+    int at = (int)m->npool;
+    m->npool += n;
+    return at;
 }
 
 /* The tensors args hold: one each, or ngroups per list. */
@@ -57,14 +84,14 @@ static void take_dl(memo_args *m, const DLTensor *t)
 {
     memo_dl *s = &m->dls[m->ndls++];
     memset(s, 0, sizeof *s);
-    s->t = t;
+    s->null = !t;
     if (!t)
         return;
     s->data = t->data;
     memcpy(s->mid, &t->device, sizeof s->mid);
     s->byte_offset = t->byte_offset;
     s->ndim = t->ndim;
-    s->dims_at = m->ndims;
+    s->dims_at = (int32_t)m->ndims;
     s->strides = t->strides != NULL;
     for (int k = 0; k < t->ndim && t->shape; k++)
         m->dims[m->ndims++] = t->shape[k];
@@ -76,10 +103,8 @@ static void take_dl(memo_args *m, const DLTensor *t)
  * branch per field: this runs for every tensor of an optimizer's step. */
 static inline bool same_dl(const memo_args *m, const memo_dl *s, const DLTensor *t)
 {
-    if (s->t != t)
-        return false;
-    if (!t)
-        return true;
+    if (!t || s->null)
+        return !t && s->null;
     uint64_t mid[2];
     memcpy(mid, &t->device, sizeof mid);
     uint64_t diff = ((uint64_t)(uintptr_t)t->data ^ (uint64_t)(uintptr_t)s->data) |
@@ -102,69 +127,69 @@ static inline bool same_dl(const memo_args *m, const memo_dl *s, const DLTensor 
 
 void memo_args_free(memo_args *m)
 {
-    for (size_t i = 0; m->a && i < m->nargs; i++) {
-        free(m->a[i].name);
-        free(m->a[i].dtype);
-    }
     free(m->a);
     free(m->dls);
     free(m->dims);
-    free(m->fn);
+    free(m->pool);
     memset(m, 0, sizeof *m);
+}
+
+const char *memo_args_fn(const memo_args *m)
+{
+    return pool_str(m, m->fn);
 }
 
 bool memo_args_take(memo_args *m, const char *fn, const tc_arg *args, size_t nargs,
                     size_t ngroups, bool foreach)
 {
-    memo_args_free(m);
+    m->valid = false;
+    m->ndls = m->ndims = m->npool = 0;
     size_t ndims;
     size_t ndls = count_dls(args, nargs, ngroups, &ndims);
-    if (ndls > INT32_MAX || ndims > INT32_MAX)
-        return false;
-    bool ok = true;
-    m->fn = dup_str(fn, &ok);
+    bool ok = ndls < INT32_MAX && ndims < INT32_MAX &&
+              reserve((void **)&m->a, &m->cap_a, nargs + 1, sizeof *m->a) &&
+              reserve((void **)&m->dls, &m->cap_dls, ndls + 1, sizeof *m->dls) &&
+              reserve((void **)&m->dims, &m->cap_dims, ndims + 1, sizeof *m->dims);
+    m->fn = pool_add(m, fn, &ok);
     m->nargs = nargs;
     m->ngroups = ngroups;
     m->foreach = foreach;
-    m->a = calloc(nargs + 1, sizeof *m->a);
-    m->dls = malloc((ndls + 1) * sizeof *m->dls);
-    m->dims = malloc((ndims + 1) * sizeof *m->dims);
-    ok &= m->a && m->dls && m->dims;
     for (size_t i = 0; ok && i < nargs; i++) {
         const tc_arg *a = &args[i];
         memo_arg *k = &m->a[i];
-        k->name = dup_str(a->name, &ok);
+        k->name = pool_add(m, a->name, &ok);
         k->kind = a->kind;
-        k->dl_at = m->ndls;
+        k->dl_at = (int)m->ndls;
+        k->dtype = -1;
+        k->bits = 0;
         switch (a->kind) {
         case TC_ARG_TENSOR: take_dl(m, a->v.tensor); break;
         case TC_ARG_TENSORS:
-            k->list = a->v.tensors;
             for (size_t g = 0; a->v.tensors && g < ngroups; g++)
                 take_dl(m, a->v.tensors[g]);
+            k->bits = a->v.tensors != NULL;
             break;
         case TC_ARG_FLOAT: memcpy(&k->bits, &a->v.f, sizeof a->v.f); break;
         case TC_ARG_INT: case TC_ARG_SIZE: k->bits = (uint64_t)a->v.i; break;
         case TC_ARG_BOOL: k->bits = (uint64_t)(int64_t)a->v.b; break;
-        case TC_ARG_DTYPE: k->dtype = dup_str(a->v.dtype, &ok); k->bits = a->v.dtype != NULL; break;
-        default: k->bits = 0; break;
+        case TC_ARG_DTYPE: k->dtype = pool_add(m, a->v.dtype, &ok); break;
+        default: break;
         }
     }
-    if (!ok)
-        memo_args_free(m);
+    m->valid = ok;
     return ok;
 }
 
 bool memo_args_same(const memo_args *m, const char *fn, const tc_arg *args, size_t nargs,
                     size_t ngroups, bool foreach, bool strict)
 {
-    if (!m->a || m->nargs != nargs || m->ngroups != ngroups || m->foreach != foreach ||
-        !same_str(m->fn, fn) || (nargs && !args))
+    if (!m->valid || m->nargs != nargs || m->ngroups != ngroups || m->foreach != foreach ||
+        !same_str(pool_str(m, m->fn), fn) || (nargs && !args))
         return false;
     for (size_t i = 0; i < nargs; i++) {
         const tc_arg *a = &args[i];
         const memo_arg *k = &m->a[i];
-        if (a->kind != k->kind || !same_str(k->name, a->name))
+        if (a->kind != k->kind || !same_str(pool_str(m, k->name), a->name))
             return false;
         if (!strict && (a->kind == TC_ARG_FLOAT || a->kind == TC_ARG_INT || a->kind == TC_ARG_BOOL))
             continue; /* checked again, and passed to the launches (api_memo_try) */
@@ -175,7 +200,7 @@ bool memo_args_same(const memo_args *m, const char *fn, const tc_arg *args, size
             break;
         case TC_ARG_TENSORS: {
             const DLTensor *const *l = a->v.tensors;
-            if (l != k->list)
+            if ((l != NULL) != (k->bits != 0))
                 return false;
             const memo_dl *s = &m->dls[k->dl_at];
             for (size_t g = 0; l && g < ngroups; g++) {
@@ -201,7 +226,7 @@ bool memo_args_same(const memo_args *m, const char *fn, const tc_arg *args, size
                 return false;
             break;
         case TC_ARG_DTYPE:
-            if (!same_str(k->dtype, a->v.dtype))
+            if (!same_str(pool_str(m, k->dtype), a->v.dtype))
                 return false;
             break;
         default: return false;
@@ -225,7 +250,7 @@ void memo_args_diff(const memo_args *m, const tc_arg *args, size_t nargs, char *
             snprintf(who, sizeof who, "'%s'", a->name);
         else
             snprintf(who, sizeof who, "argument %zu", i);
-        if (a->kind != k->kind || !same_str(k->name, a->name)) {
+        if (a->kind != k->kind || !same_str(pool_str(m, k->name), a->name)) {
             snprintf(buf, cap, "argument %zu is not the one given at the capture (another name or "
                      "kind)", i);
             return;
@@ -233,7 +258,7 @@ void memo_args_diff(const memo_args *m, const tc_arg *args, size_t nargs, char *
         if (a->kind == TC_ARG_TENSOR && !same_dl(m, &m->dls[k->dl_at], a->v.tensor)) {
             const memo_dl *s = &m->dls[k->dl_at];
             const DLTensor *t = a->v.tensor;
-            if (t && s->t && (t->data != s->data || t->byte_offset != s->byte_offset))
+            if (t && !s->null && (t->data != s->data || t->byte_offset != s->byte_offset))
                 snprintf(buf, cap, "%s is at 0x%llx now, 0x%llx at the capture (data + "
                          "byte_offset)", who,
                          (unsigned long long)((uintptr_t)t->data + t->byte_offset),
@@ -247,7 +272,7 @@ void memo_args_diff(const memo_args *m, const tc_arg *args, size_t nargs, char *
             memo_args one = *m;
             one.a = (memo_arg *)k;
             one.nargs = 1;
-            one.fn = NULL;
+            one.fn = -1;
             if (!memo_args_same(&one, NULL, a, 1, m->ngroups, m->foreach, true)) {
                 snprintf(buf, cap, "%s has another value than at the capture (scalars are part "
                          "of the captured launches)", who);
@@ -262,12 +287,6 @@ void memo_args_diff(const memo_args *m, const tc_arg *args, size_t nargs, char *
 static void slot_clear(api_memo *s)
 {
     s->valid = false;
-    free(s->uses);
-    free(s->given);
-    free(s->scalars);
-    s->uses = NULL;
-    s->given = NULL;
-    s->scalars = NULL;
     s->nuses = 0;
 }
 
@@ -325,37 +344,43 @@ tc_status api_memo_try(tc_program *p, bool foreach, const char *fn, const tc_arg
     return TC_OK;
 }
 
+api_trace_opt api_memo_opt(api_memo *s)
+{
+    return (api_trace_opt){.trace = &s->trace, .uses = s->uses, .cap_uses = s->cap_uses,
+                           .given = s->given, .cap_given = s->cap_given};
+}
+
 void api_memo_keep(api_memo *s, api_trace_opt *t, tc_status st, bool foreach, const char *fn,
                    const tc_arg *args, size_t nargs, size_t ngroups)
 {
     slot_clear(s);
-    s->uses = t->uses;
+    s->uses = t->uses; /* the buffers come back, grown or not */
+    s->cap_uses = t->cap_uses;
     s->nuses = t->nuses;
+    s->given = t->given;
+    s->cap_given = t->cap_given;
     s->rt = t->rt;
-    t->uses = NULL;
-    if (st != TC_OK || !s->trace.replayable || !s->rt || !t->f || !t->given)
+    const gfn *f = t->f;
+    if (st != TC_OK || !s->trace.replayable || !s->rt || !f)
         return;
     /* the parameters' argument indices are into the arguments less the
      * dtype bindings (api_call_entry): the r-th of those is the r-th
      * argument that is not a binding */
-    const gfn *f = t->f;
     s->f = f;
-    s->given = malloc(sizeof *s->given * ((size_t)f->nparams + 1));
-    s->scalars = malloc(sizeof *s->scalars * ((size_t)f->nparams + 1));
-    size_t *orig = malloc(sizeof *orig * (nargs + 1));
-    bool ok = s->given && s->scalars && orig;
-    size_t nrest = 0;
-    for (size_t i = 0; ok && i < nargs; i++)
-        if (args[i].kind != TC_ARG_DTYPE)
-            orig[nrest++] = i;
+    size_t cap = (size_t)s->cap_scalars;
+    bool ok = reserve((void **)&s->scalars, &cap, (size_t)f->nparams + 1, sizeof *s->scalars);
+    s->cap_scalars = (int)cap;
     s->has_scalars = false;
     for (int i = 0; ok && i < f->nparams; i++) {
-        int g = t->given[i];
-        ok = g < (int)nrest;
-        s->given[i] = g >= 0 && ok ? (int)orig[g] : -1;
+        int g = s->given[i];
+        size_t seen = 0, at = 0;
+        for (; g >= 0 && at < nargs; at++)
+            if (args[at].kind != TC_ARG_DTYPE && seen++ == (size_t)g)
+                break;
+        ok = g < 0 || at < nargs;
+        s->given[i] = g >= 0 ? (int)at : -1;
         s->has_scalars |= f->params[i].scalar;
     }
-    free(orig);
     if (ok)
         s->valid = memo_args_take(&s->args, fn, args, nargs, ngroups, foreach);
 }
@@ -366,7 +391,9 @@ void api_memo_free(tc_program *p)
         return;
     for (int i = 0; i < API_MEMO_SLOTS; i++) {
         api_memo *s = &p->memos->slot[i];
-        slot_clear(s);
+        free(s->uses);
+        free(s->given);
+        free(s->scalars);
         memo_args_free(&s->args);
         rt_trace_free(&s->trace);
     }
