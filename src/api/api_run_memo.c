@@ -2,6 +2,8 @@
  * api_run_memo.h for what is kept and why a match may skip the checks. */
 #include "api_run_memo.h"
 
+#include "cugraph.h"
+
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -284,10 +286,63 @@ void memo_args_diff(const memo_args *m, const tc_arg *args, size_t nargs, char *
 
 /* --- the remembered calls ------------------------------------------------------------------ */
 
+static void graph_drop(api_memo *s)
+{
+    if (s->graph && s->rt)
+        drv_graph_free(s->rt->dev, s->graph); /* one in flight completes first */
+    s->graph = NULL;
+}
+
 static void slot_clear(api_memo *s)
 {
     s->valid = false;
     s->nuses = 0;
+    graph_drop(s);
+    s->hits = 0;
+    s->graph_failed = false;
+}
+
+/* The scalar arguments' bytes in the recording now, into out (false when
+ * they do not fit: no graph for this call). */
+static bool scalar_bytes(const rt_trace *t, unsigned char *out, size_t cap)
+{
+    size_t at = 0;
+    memset(out, 0, cap);
+    for (int i = 0; i < t->npatches; i++) {
+        size_t n = rt_patch_size(t->patches[i].dtype);
+        if (at + n > cap)
+            return false;
+        memcpy(out + at, t->vals + t->val_at[t->patches[i].argv], n);
+        at += n;
+    }
+    return true;
+}
+
+/* The recording, captured into a graph (silently nothing on failure). */
+static void graph_make(api_memo *s)
+{
+    void *cs, *exec = NULL;
+    s->graph_failed = true;
+    if (!drv_graph_usable() || !scalar_bytes(&s->trace, s->graph_scalars, sizeof s->graph_scalars) ||
+        drv_graph_begin(s->rt->dev, &cs, NULL) != TC_OK)
+        return;
+    tc_status st = rt_trace_run(s->rt, &s->trace, cs, NULL);
+    if (drv_graph_end(s->rt->dev, cs, &exec, NULL) != TC_OK || st != TC_OK) {
+        drv_graph_free(s->rt->dev, exec);
+        return;
+    }
+    s->graph = exec;
+    s->graph_failed = false;
+}
+
+/* Whether the graph may run this call: the scalars it holds, and a stream
+ * nobody is capturing (a graph launched into a capture would nest). */
+static bool graph_fits(api_memo *s, void *stream)
+{
+    unsigned char now[sizeof s->graph_scalars];
+    return s->graph && scalar_bytes(&s->trace, now, sizeof now) &&
+           memcmp(now, s->graph_scalars, sizeof now) == 0 &&
+           drv_stream_capturing(s->rt->dev, stream) == 0;
 }
 
 /* The call's scalars, checked as the full path checks them (api_args.c),
@@ -329,7 +384,21 @@ tc_status api_memo_try(tc_program *p, bool foreach, const char *fn, const tc_arg
         tc_status st = new_scalars(p, s, args, nargs, who);
         if (st != TC_OK)
             return *done = true, api_fail(ctx, st);
-        st = rt_trace_run(s->rt, &s->trace, stream, &ctx->diag);
+        if (!s->graph && !s->graph_failed) {
+            /* hits count while the scalars repeat too (an optimizer's step
+             * count changes every call: no graph for it) */
+            unsigned char now[sizeof s->graph_scalars];
+            bool same = scalar_bytes(&s->trace, now, sizeof now) &&
+                        memcmp(now, s->graph_scalars, sizeof now) == 0;
+            memcpy(s->graph_scalars, now, sizeof now);
+            s->hits = same ? s->hits + 1 : 0;
+            if (s->hits >= API_MEMO_GRAPH_AFTER)
+                graph_make(s);
+        }
+        if (graph_fits(s, stream))
+            st = drv_graph_launch(s->rt->dev, s->graph, stream, &ctx->diag);
+        else
+            st = rt_trace_run(s->rt, &s->trace, stream, &ctx->diag);
         if (st == TC_OK)
             return *done = true, st;
         if (st != TC_ERR_INVALID_ARG && st != TC_ERR_NOMEM)
@@ -383,6 +452,9 @@ void api_memo_keep(api_memo *s, api_trace_opt *t, tc_status st, bool foreach, co
     }
     if (ok)
         s->valid = memo_args_take(&s->args, fn, args, nargs, ngroups, foreach);
+    /* the recorded call counts as the first of a run of equal scalars */
+    if (s->valid && !scalar_bytes(&s->trace, s->graph_scalars, sizeof s->graph_scalars))
+        s->graph_failed = true;
 }
 
 void api_memo_free(tc_program *p)
@@ -391,6 +463,7 @@ void api_memo_free(tc_program *p)
         return;
     for (int i = 0; i < API_MEMO_SLOTS; i++) {
         api_memo *s = &p->memos->slot[i];
+        graph_drop(s);
         free(s->uses);
         free(s->given);
         free(s->scalars);

@@ -12,7 +12,8 @@
  * field would pass every check the same way and run the same launches, so
  * it enqueues the recorded launches (cuLaunchKernel each, nothing else),
  * while the recording is still valid (trace.h: the pool unchanged, the
- * stream rule).  Anything else takes the full path, which records again.
+ * stream rule); a call repeated more often, as a CUDA graph (below).
+ * Anything else takes the full path, which records again.
  *
  * The comparison reads the caller's DLTensors again each call (pointers
  * alone would not do: a caller may reuse a DLTensor with new data; and a
@@ -97,7 +98,20 @@ typedef struct api_memo {
     rt_scalar *scalars;         /* per parameter: the call's scalars (checked again each call) */
     int cap_scalars;
     bool has_scalars;
+    /* After API_MEMO_GRAPH_AFTER hits in a row with the same scalars too,
+     * the launches are captured into a CUDA graph (the driver's cuGraphLaunch costs less host time than its
+     * cuLaunchKernel: 2.0 vs 4.4 us measured on an H200), launched instead
+     * while the scalars are those it was captured with and the caller's
+     * stream is not itself being captured; valid as long as the recording
+     * is. */
+    int hits;                   /* in a row, with the same scalars */
+    void *graph;
+    bool graph_failed;          /* no graph API, or the capture failed: not tried again */
+    unsigned char graph_scalars[64]; /* the scalar arguments' bytes the graph holds (before
+                                      * it exists: the last hit's) */
 } api_memo;
+
+#define API_MEMO_GRAPH_AFTER 2
 
 typedef struct api_memos {
     api_memo slot[API_MEMO_SLOTS];

@@ -22,6 +22,7 @@ static struct {
     CUresult (*exec_destroy)(void *exec);
     CUresult (*destroy)(void *graph);
     CUresult (*error_name)(CUresult r, const char **s);
+    CUresult (*is_capturing)(void *s, int *status);
 } g;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -38,10 +39,10 @@ static tc_status lookup(tc_diag *d)
         static const char *const names[] = {
             "cuStreamCreate", "cuStreamDestroy_v2", "cuStreamBeginCapture_v2", "cuStreamEndCapture",
             "cuGraphInstantiateWithFlags", "cuGraphLaunch", "cuGraphExecDestroy", "cuGraphDestroy",
-            "cuGetErrorName",
+            "cuGetErrorName", "cuStreamIsCapturing",
         };
         void *slots[] = {&g.stream_create, &g.stream_destroy, &g.begin, &g.end, &g.instantiate,
-                         &g.launch, &g.exec_destroy, &g.destroy, &g.error_name};
+                         &g.launch, &g.exec_destroy, &g.destroy, &g.error_name, &g.is_capturing};
         _Static_assert(sizeof names / sizeof *names == sizeof slots / sizeof *slots,
                        "one slot per entry point");
         g.state = 1;
@@ -119,6 +120,22 @@ tc_status drv_graph_launch(drv_device *dev, void *exec, void *stream, tc_diag *d
     CUresult r = g.launch(exec, stream);
     drv_leave(pushed);
     return r == 0 ? TC_OK : fail(d, "cuGraphLaunch", r);
+}
+
+bool drv_graph_usable(void)
+{
+    return lookup(NULL) == TC_OK;
+}
+
+int drv_stream_capturing(drv_device *dev, void *stream)
+{
+    if (g.state != 1)
+        return -1;
+    bool pushed = drv_enter(dev);
+    int status = 0;
+    CUresult r = g.is_capturing(stream, &status);
+    drv_leave(pushed);
+    return r != 0 ? -1 : status != 0; /* CU_STREAM_CAPTURE_STATUS_NONE is 0 */
 }
 
 void drv_graph_free(drv_device *dev, void *exec)

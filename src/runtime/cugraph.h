@@ -26,7 +26,15 @@ tc_status drv_graph_begin(drv_device *dev, void **stream, tc_diag *d);
 tc_status drv_graph_end(drv_device *dev, void *stream, void **exec, tc_diag *d);
 /*! drv_graph_launch(): enqueue exec on stream (NULL: the default stream). */
 tc_status drv_graph_launch(drv_device *dev, void *exec, void *stream, tc_diag *d);
-/*! drv_graph_free(): destroy exec (NULL is a no-op). */
+/*! drv_graph_usable(): whether the driver has the graph API (looked up
+ *  now if it was not yet). */
+bool drv_graph_usable(void);
+/*! drv_stream_capturing(): whether work enqueued on stream now would be
+ *  captured into someone's graph: 1 yes, 0 no, -1 the driver cannot say
+ *  (or refuses: the legacy stream while another thread captures). */
+int drv_stream_capturing(drv_device *dev, void *stream);
+/*! drv_graph_free(): destroy exec (NULL is a no-op; one in flight is
+ *  freed when it completes, the driver says). */
 void drv_graph_free(drv_device *dev, void *exec);
 
 #endif

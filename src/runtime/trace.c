@@ -188,6 +188,15 @@ static bool find_patches(rt_trace *t, const tc_plan *plan)
     return k == t->n;
 }
 
+size_t rt_patch_size(tc_dtype dtype)
+{
+    switch (dtype) {
+    case TC_F64: case TC_I64: return 8;
+    case TC_BOOL: return 1;
+    default: return 4;
+    }
+}
+
 void rt_trace_set_scalars(rt_trace *t, const rt_scalar *scalars)
 {
     for (int i = 0; i < t->npatches; i++) {

@@ -73,6 +73,9 @@ tc_status rt_run_traced(struct tc_rt *rt, rt_pool *pool, rt_module *mod, const t
  *  scalars (per gfn parameter, as rt_args has them). */
 void rt_trace_set_scalars(rt_trace *t, const rt_scalar *scalars);
 
+/*! rt_patch_size(): the bytes a scalar argument of dtype takes (its C type). */
+size_t rt_patch_size(tc_dtype dtype);
+
 /*! rt_trace_valid(): whether t may be enqueued on stream now (see above). */
 bool rt_trace_valid(const rt_trace *t, void *stream);
 

@@ -541,10 +541,13 @@ CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long lon
 
 /* Each node again, its pointers checked against live memory now: a graph
  * that outlived the memory it captured fails as the GPU would. */
+_Atomic long fake_graph_launches; /* cuGraphLaunch calls that ran */
+
 CUresult cuGraphLaunch(void *exec, void *stream)
 {
     (void)stream;
     fake_graph *e = exec;
+    fake_graph_launches++;
     for (int i = 0; i < e->n; i++) {
         fake_node *n = &e->nodes[i];
         if (n->copy) {
@@ -558,6 +561,12 @@ CUresult cuGraphLaunch(void *exec, void *stream)
             return r;
         ran(n->f, n->params, n->g[0], n->g[1], n->g[2], n->b[0], n->b[1], n->b[2]);
     }
+    return OK;
+}
+
+CUresult cuStreamIsCapturing(void *stream, int *status)
+{
+    *status = capturing(stream) != NULL;
     return OK;
 }
 

@@ -21,6 +21,8 @@
 
 #include "tensorc.h"
 
+enum { API_MEMO_GRAPH_AFTER = 2 }; /* src/api/api_run_memo.h's: repeats before a graph */
+
 static int failed;
 #define CHECK(cond, ...)                                                      \
     do {                                                                      \
@@ -34,6 +36,7 @@ static int failed;
 
 static tc_ctx *ctx;
 static long *launches;              /* the fake's counters */
+static long *graph_launches;
 static int *last_nargs;
 static unsigned char (*last_args)[64];
 
@@ -93,10 +96,12 @@ static void repeated_calls(tc_program *p)
     ty.shape = osh;
     tc_arg a[2] = {tc_arg_tensor("x", &tx), tc_arg_tensor("out", &ty)};
     CHECK(tc_run(p, "softmax", a, 2, NULL) == TC_OK, "%s", tc_errmsg(ctx));
-    long n0 = *launches;
+    long n0 = *launches, g0 = *graph_launches;
     for (int i = 0; i < 5; i++)
         CHECK(tc_run(p, "softmax", a, 2, NULL) == TC_OK, "%s", tc_errmsg(ctx));
     CHECK(*launches == n0 + 5 && passed(x) && passed(y), "launches %ld", *launches - n0);
+    /* from the API_MEMO_GRAPH_AFTER-th repeat on, the launches go as a graph */
+    CHECK(*graph_launches - g0 == 5 - (API_MEMO_GRAPH_AFTER - 1), "graph launches %ld", *graph_launches - g0);
     /* the same DLTensor, other memory: the new address is launched */
     tx.data = x2;
     CHECK(tc_run(p, "softmax", a, 2, NULL) == TC_OK && passed(x2) && !passed(x), "%s",
@@ -149,6 +154,7 @@ static void scalars(tc_program *p)
                    .shape = n};
     DLTensor ty = tx;
     ty.data = y;
+    long g0 = *graph_launches;
     for (int i = 0; i < 4; i++) {
         tc_arg a[3] = {tc_arg_tensor("y", &ty), tc_arg_tensor("x", &tx), tc_arg_float("a", 0.5 + i)};
         CHECK(tc_run(p, "axpy", a, 3, NULL) == TC_OK, "%s", tc_errmsg(ctx));
@@ -157,6 +163,20 @@ static void scalars(tc_program *p)
             found |= arg_f32(k) == (float)(0.5 + i);
         CHECK(found, "scalar a = %g not passed", 0.5 + i);
     }
+    CHECK(*graph_launches == g0, "a new scalar each call: kernel launches, not the graph");
+    /* the same scalar again and again: the graph, then a new one: launches with it */
+    for (int i = 0; i < 5; i++) {
+        tc_arg a[3] = {tc_arg_tensor("y", &ty), tc_arg_tensor("x", &tx), tc_arg_float("a", 7.0)};
+        CHECK(tc_run(p, "axpy", a, 3, NULL) == TC_OK, "%s", tc_errmsg(ctx));
+    }
+    CHECK(*graph_launches > g0, "a repeated scalar: the graph");
+    long g1 = *graph_launches;
+    tc_arg a9[3] = {tc_arg_tensor("y", &ty), tc_arg_tensor("x", &tx), tc_arg_float("a", 9.0)};
+    CHECK(tc_run(p, "axpy", a9, 3, NULL) == TC_OK && *graph_launches == g1, "%s", tc_errmsg(ctx));
+    bool found9 = false;
+    for (int k = 0; k < *last_nargs; k++)
+        found9 |= arg_f32(k) == 9.0f;
+    CHECK(found9, "the new scalar 9 is launched");
     tc_arg bad[3] = {tc_arg_tensor("y", &ty), tc_arg_tensor("x", &tx), tc_arg_bool("a", 1)};
     CHECK(tc_run(p, "axpy", bad, 3, NULL) == TC_ERR_INVALID_ARG && strstr(tc_errmsg(ctx), "'a'"), "%s",
           tc_errmsg(ctx));
@@ -261,13 +281,15 @@ static void pool_growth(tc_program *p)
     bx.shape = by.shape = big;
     tc_arg a[2] = {tc_arg_tensor("x", &tx), tc_arg_tensor("out", &ty)};
     tc_arg b[2] = {tc_arg_tensor("x", &bx), tc_arg_tensor("out", &by)};
+    long g0 = *graph_launches;
     for (int r = 0; r < 3; r++) {
-        CHECK(tc_run(p, "chain4", a, 2, NULL) == TC_OK, "%s", tc_errmsg(ctx));
-        CHECK(tc_run(p, "chain4", a, 2, NULL) == TC_OK, "%s", tc_errmsg(ctx));
+        for (int k = 0; k < 5; k++) /* long enough to become a graph */
+            CHECK(tc_run(p, "chain4", a, 2, NULL) == TC_OK, "%s", tc_errmsg(ctx));
         big[1] += 100000; /* larger each round: the pool grows again */
         CHECK(tc_run(p, "chain4", b, 2, NULL) == TC_OK, "%s", tc_errmsg(ctx));
     }
     CHECK(tc_run(p, "chain4", a, 2, NULL) == TC_OK, "%s", tc_errmsg(ctx));
+    CHECK(*graph_launches > g0, "the small call ran as a graph between the pool's growths");
     CHECK(tc_device_sync(ctx, NULL) == TC_OK, "%s", tc_errmsg(ctx));
     tc_device_free(ctx, x);
     tc_device_free(ctx, y);
@@ -383,9 +405,10 @@ int main(int argc, char **argv)
     }
     void *h = dlopen(getenv("TENSORC_LIBCUDA"), RTLD_NOW | RTLD_NOLOAD);
     launches = h ? dlsym(h, "fake_launches") : NULL;
+    graph_launches = h ? dlsym(h, "fake_graph_launches") : NULL;
     last_nargs = h ? dlsym(h, "fake_last_nargs") : NULL;
     last_args = h ? dlsym(h, "fake_last_args") : NULL;
-    if (!launches || !last_nargs || !last_args) {
+    if (!launches || !last_nargs || !last_args || (!graph_launches && !nographs)) {
         fprintf(stderr, "not the fake driver (TENSORC_LIBCUDA)\n");
         return 1;
     }
