@@ -322,12 +322,15 @@ TC_API tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, c
 
 /* Repeated calls.  tc_run and tc_run_foreach remember the last few calls
  * of each program that ran: a call whose arguments are the same as one of
- * them (the same DLTensor structs, holding the same data pointers, offsets,
- * shapes, strides, dtypes and devices; the same names; scalars may differ
- * and are checked again) skips the argument checks and enqueues the launches
- * that call made, one cuLaunchKernel each.  Nothing to do for it; a call
- * with anything else takes the full path.  For less still per call, capture
- * the launches into a CUDA graph: */
+ * them (tensors with the same data pointers, offsets, shapes, strides,
+ * dtypes and devices, whichever DLTensor structs describe them; the same
+ * names; scalars may differ and are checked again) skips the argument
+ * checks and enqueues the launches that call made, one cuLaunchKernel
+ * each; from its second repeat in a row with the same scalars too, as one
+ * CUDA graph (cuGraphLaunch), unless the stream is being captured.
+ * Nothing to do for it; a call with anything else takes the full path.
+ * To keep a graph whatever other calls do, or to use one from the first
+ * call, capture it yourself: */
 
 /* A captured call: its launches as one CUDA graph, its temporaries its own. */
 typedef struct tc_replay tc_replay;
