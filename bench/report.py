@@ -43,7 +43,8 @@ import re
 import shutil
 import sys
 
-LATENCY_TARGET_US = 4.0    # issue 14 (issue 5 asked 5 µs)
+LATENCY_TARGET_US = 4.0    # issue 14 (issue 5 asked 5 µs), for these cases:
+LATENCY_TARGET_CASES = ("small_softmax", "small_chain")   # small_chain4 is there for the replay
 REPLAY_TARGET_US = 2.0     # issue 14: per kernel of a captured replay (tc_capture)
 COLD_TARGET_MS = 150.0
 WARM_TARGET_MS = 2.0
@@ -191,7 +192,7 @@ def targets(cases, causes):
     add("geomean", "suite geomean over the large cases: at least %.2fx Inductor" % GEOMEAN_SPEEDUP,
         verdict, detail)
     for c in cases:
-        if c.latency:
+        if c.latency and c.name in LATENCY_TARGET_CASES:
             add(c.name, "%s: at most %.0f us per call" % (c.name, LATENCY_TARGET_US),
                 None if c.us is None and c.status == "not run" else (c.us is not None and c.us <= LATENCY_TARGET_US),
                 "%.2f us" % c.us if c.us is not None else "no checked figure (%s)" % c.status)
