@@ -318,12 +318,20 @@ static bool scalar_bytes(const rt_trace *t, unsigned char *out, size_t cap)
     return true;
 }
 
-/* The recording, captured into a graph (silently nothing on failure). */
-static void graph_make(api_memo *s)
+/* The recording, captured into a graph (silently nothing on failure; not
+ * while the caller's stream is itself being captured: their capture comes
+ * first, and the next repeat tries again). */
+static void graph_make(api_memo *s, void *stream)
 {
     void *cs, *exec = NULL;
+    if (!drv_graph_usable()) {
+        s->graph_failed = true;
+        return;
+    }
+    if (drv_stream_capturing(s->rt->dev, stream) != 0)
+        return;
     s->graph_failed = true;
-    if (!drv_graph_usable() || !scalar_bytes(&s->trace, s->graph_scalars, sizeof s->graph_scalars) ||
+    if (!scalar_bytes(&s->trace, s->graph_scalars, sizeof s->graph_scalars) ||
         drv_graph_begin(s->rt->dev, &cs, NULL) != TC_OK)
         return;
     tc_status st = rt_trace_run(s->rt, &s->trace, cs, NULL);
@@ -393,7 +401,7 @@ tc_status api_memo_try(tc_program *p, bool foreach, const char *fn, const tc_arg
             memcpy(s->graph_scalars, now, sizeof now);
             s->hits = same ? s->hits + 1 : 0;
             if (s->hits >= API_MEMO_GRAPH_AFTER)
-                graph_make(s);
+                graph_make(s, stream);
         }
         if (graph_fits(s, stream))
             st = drv_graph_launch(s->rt->dev, s->graph, stream, &ctx->diag);

@@ -145,6 +145,46 @@ static void repeated_calls(tc_program *p)
     tc_device_free(ctx, y);
 }
 
+/* the caller captures its own stream: tensorc's launches go into that
+ * capture, and no graph of tensorc's own is made or launched meanwhile */
+static void caller_capture(tc_program *p, void *h)
+{
+    int (*create)(void **, unsigned) = (int (*)(void **, unsigned))dlsym(h, "cuStreamCreate");
+    int (*begin)(void *, int) = (int (*)(void *, int))dlsym(h, "cuStreamBeginCapture_v2");
+    int (*end)(void *, void **) = (int (*)(void *, void **))dlsym(h, "cuStreamEndCapture");
+    int (*destroy)(void *) = (int (*)(void *))dlsym(h, "cuStreamDestroy_v2");
+    int (*gdestroy)(void *) = (int (*)(void *))dlsym(h, "cuGraphDestroy");
+    void *s = NULL, *graph = NULL;
+    if (!create || !begin || !end || !destroy || !gdestroy || create(&s, 1) != 0) {
+        CHECK(0, "the fake's stream entry points");
+        return;
+    }
+    int64_t sh[2] = {32, 128};
+    void *x = dev(32 * 128 * 4), *y = dev(32 * 128 * 4);
+    DLTensor tx = {.data = x, .device = {kDLCUDA, 0}, .ndim = 2, .dtype = {kDLFloat, 32, 1},
+                   .shape = sh};
+    DLTensor ty = tx;
+    ty.data = y;
+    tc_arg a[2] = {tc_arg_tensor("x", &tx), tc_arg_tensor("out", &ty)};
+    CHECK(tc_run(p, "softmax", a, 2, s) == TC_OK, "%s", tc_errmsg(ctx)); /* not captured yet */
+    long n0 = *launches, g0 = *graph_launches;
+    CHECK(begin(s, 0) == 0, "begin capture");
+    for (int i = 0; i < 5; i++)
+        CHECK(tc_run(p, "softmax", a, 2, s) == TC_OK, "%s", tc_errmsg(ctx));
+    CHECK(end(s, &graph) == 0 && graph, "end capture");
+    CHECK(*launches == n0 && *graph_launches == g0, "captured, not run: %ld launches, %ld graphs",
+          *launches - n0, *graph_launches - g0);
+    gdestroy(graph);
+    /* after the capture: repeats become tensorc's graph again */
+    for (int i = 0; i < 4; i++)
+        CHECK(tc_run(p, "softmax", a, 2, s) == TC_OK, "%s", tc_errmsg(ctx));
+    CHECK(*graph_launches > g0, "a graph after the caller's capture ended");
+    CHECK(tc_device_sync(ctx, NULL) == TC_OK, "%s", tc_errmsg(ctx));
+    destroy(s);
+    tc_device_free(ctx, x);
+    tc_device_free(ctx, y);
+}
+
 /* scalars change between calls (an optimizer's step): the new value is launched */
 static void scalars(tc_program *p)
 {
@@ -433,6 +473,7 @@ int main(int argc, char **argv)
         CHECK(tc_run(p, "axpy", a, 3, NULL) == TC_OK, "%s", tc_errmsg(ctx));
     } else {
         repeated_calls(p);
+        caller_capture(p, h);
         scalars(p);
         foreach_calls(p);
         pool_growth(p);
