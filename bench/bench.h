@@ -215,6 +215,14 @@ typedef struct timing {
  * Errors (a failing tc_run, a driver error) into *err. */
 bool time_steps(tc_ctx *dev, const bench_step *s, bool latency, bool quick, timing *t,
                 char **err);
+/* The step's call captured once (tc_capture) and replayed back to back:
+ * wall time per replay of 2000 (quick: 200), synchronized at the end. */
+typedef struct replay_timing {
+    int kernels;            /* per replay */
+    int calls;
+    double us;              /* per replay */
+} replay_timing;
+bool time_replay(tc_ctx *dev, const bench_step *s, bool quick, replay_timing *t, char **err);
 /* Event-timed median of a device-to-device copy of bytes. */
 bool time_copy(tc_ctx *dev, void *dst, void *src, size_t bytes, int iters, double *us,
                char **err);

@@ -354,6 +354,23 @@ int child_case(const child_opts *o, const bench_case *c)
             json_knum(&s.j, "GBps", us > 0 ? (double)bytes / (us * 1e3) : NAN);
         }
     }
+    if (ok && c->latency && c->kind != CASE_FOREACH) {
+        /* the same call captured into a CUDA graph (issue 14's replay figure) */
+        bench_step step = {s.p, c->fn, s.inst, s.ninst, NULL, 0, s.ninst, s.ctx};
+        replay_timing rt;
+        char *err = NULL;
+        json_key(&s.j, "replay");
+        json_obj(&s.j);
+        if (time_replay(s.dev, &step, o->quick, &rt, &err)) {
+            json_kint(&s.j, "kernels", rt.kernels);
+            json_kint(&s.j, "calls", rt.calls);
+            json_knum(&s.j, "us", rt.us);
+            json_knum(&s.j, "us_per_kernel", rt.kernels > 0 ? rt.us / rt.kernels : NAN);
+        }
+        json_kstr(&s.j, "error", err);
+        json_end_obj(&s.j);
+        free(err);
+    }
     const char *status = ok ? "ok" : s.mismatch ? "check_failed" : "error";
     json_kstr(&s.j, "status", status);
     json_kstr(&s.j, "stage", ok ? NULL : s.stage);

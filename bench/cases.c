@@ -59,6 +59,9 @@ const bench_case bench_cases[] = {
      NULL, NULL, NULL, NULL, NULL},
     {"small_chain", "gelu_chain.tc", "gelu_chain", "*=4096", "*=4096", "*", true, CASE_PLAIN, NULL,
      NULL, NULL, NULL, NULL},
+    /* four kernels a call: the per-kernel figure of a captured replay (issue 14) */
+    {"small_chain4", "chain4.tc", "chain4", "N=32,D=128", "N=32,D=128", NULL, true, CASE_PLAIN,
+     NULL, NULL, "four kernels (column and row sums in turn) and three temporaries", NULL, NULL},
     /* torch.optim.AdamW's defaults but weight decay 0.01, bias correction at
      * step 1; one tc_run_foreach per step over suite.md's 240 tensors, and
      * over 2000 small ones (issue 6) */

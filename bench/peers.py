@@ -129,6 +129,17 @@ def b_softmax(s):
     return (lambda x: torch.softmax(x, dim=-1)), (x,), 2 * nbytes(x)
 
 
+def b_chain4(s):
+    x = torch.randn(s["N"], s["D"], device=DEV)
+
+    def fn(x):
+        a = x - x.sum(0, keepdim=True)
+        b = a - a.sum(1, keepdim=True)
+        c = b - b.sum(0, keepdim=True)
+        return c - c.sum(1, keepdim=True)
+    return fn, (x,), 2 * nbytes(x)
+
+
 def b_layernorm(s):
     x = torch.randn(s["N"], s["D"], device=DEV)
     w = torch.randn(s["D"], device=DEV)
@@ -249,6 +260,7 @@ CASES = {
     "full_sum": ({"*": M64}, {"*": 1 << 20}, False, b_full_sum),
     "small_softmax": ({"N": 32, "D": 128}, {"N": 32, "D": 128}, True, b_softmax),
     "small_chain": ({"*": 4096}, {"*": 4096}, True, b_gelu_chain),
+    "small_chain4": ({"N": 32, "D": 128}, {"N": 32, "D": 128}, True, b_chain4),
     "adamw": (None, None, False, None),  # run_adamw
     "adamw_2000x4096": (None, None, False, None),
     "rmsnorm_matmul": ({"M": 16, "K": 4096, "N": 4096}, {"M": 16, "K": 1024, "N": 1024}, False,

@@ -190,6 +190,40 @@ bool time_steps(tc_ctx *dev, const bench_step *s, bool latency, bool quick, timi
     return ok;
 }
 
+bool time_replay(tc_ctx *dev, const bench_step *s, bool quick, replay_timing *t, char **err)
+{
+    *t = (replay_timing){0};
+    if (s->lists || s->ninst != 1) {
+        *err = msgf("replay is measured for one tc_run per step");
+        return false;
+    }
+    tc_replay *r = NULL;
+    const bench_inst *in = &s->inst[0];
+    tc_status st = tc_capture(s->p, s->fn, in->targs, (size_t)in->ntargs, &r);
+    if (st != TC_OK) {
+        *err = msgf("tc_capture failed: %s: %s", tc_status_str(st), tc_errmsg(s->ctx));
+        return false;
+    }
+    t->kernels = tc_replay_kernels(r);
+    t->calls = quick ? 200 : LAT_CALLS;
+    for (int i = 0; i < LAT_WARMUP && st == TC_OK; i++)
+        st = tc_replay_run(r, NULL, 0, NULL);
+    if (st == TC_OK)
+        st = tc_device_sync(dev, NULL);
+    double t0 = now_ms();
+    for (int i = 0; i < t->calls && st == TC_OK; i++)
+        st = tc_replay_run(r, NULL, 0, NULL);
+    if (st == TC_OK)
+        st = tc_device_sync(dev, NULL);
+    double us = (now_ms() - t0) * 1e3 / t->calls;
+    if (st != TC_OK)
+        *err = msgf("tc_replay_run failed: %s: %s", tc_status_str(st), tc_errmsg(s->ctx));
+    else
+        t->us = us;
+    tc_replay_free(r);
+    return st == TC_OK;
+}
+
 typedef struct {
     tc_ctx *dev;
     void *dst, *src;

@@ -320,6 +320,50 @@ TC_API tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_
 TC_API tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc_arg *lists,
                          size_t nargs, void *stream);
 
+/* Repeated calls.  tc_run and tc_run_foreach remember the last few calls
+ * of each program that ran: a call whose arguments are the same as one of
+ * them (tensors with the same data pointers, offsets, shapes, strides,
+ * dtypes and devices, whichever DLTensor structs describe them; the same
+ * names; scalars may differ and are checked again) skips the argument
+ * checks and enqueues the launches that call made, one cuLaunchKernel
+ * each; from its second repeat in a row with the same scalars too, as one
+ * CUDA graph (cuGraphLaunch), unless the stream is being captured.
+ * Nothing to do for it; a call with anything else takes the full path.
+ * To keep a graph whatever other calls do, or to use one from the first
+ * call, capture it yourself: */
+
+/* A captured call: its launches as one CUDA graph, its temporaries its own. */
+typedef struct tc_replay tc_replay;
+
+/*! tc_capture(): check a call of fn as tc_run would (same arguments, same
+ *  errors), and capture its launches into a CUDA graph without running
+ *  them; tc_replay_run then runs them, as often as wanted, with the
+ *  buffers, shapes and scalars given here.  The replay has device memory
+ *  of its own for the call's temporaries, so other calls in the context
+ *  cannot disturb it; the caller's tensors must stay allocated while it is
+ *  used.  Opens the GPU.
+ *  @return TC_OK and *out (free with tc_replay_free, before the context);
+ *          the errors of tc_run; TC_ERR_UNSUPPORTED when the driver has no
+ *          graph API (CUDA 11.4+; the message names what is missing) or
+ *          the plan calls cuBLAS (a matmul: tc_run runs it). */
+TC_API tc_status tc_capture(tc_program *p, const char *fn, const tc_arg *args, size_t nargs,
+                            tc_replay **out);
+
+/*! tc_replay_run(): run a captured call on stream (one cuGraphLaunch).
+ *  args: NULL (nargs 0) to run as captured, or the call's arguments, which
+ *  are then compared with the capture's: TC_ERR_INVALID_ARG naming the
+ *  first that differs ("'x' is at 0x... now, 0x... at the capture"), since
+ *  a graph's launches cannot take other buffers, shapes or scalars
+ *  (capture again for those).  Errors land in the program's context. */
+TC_API tc_status tc_replay_run(tc_replay *r, const tc_arg *args, size_t nargs, void *stream);
+
+/*! tc_replay_kernels(): the kernels one replay launches (0 for NULL). */
+TC_API int tc_replay_kernels(const tc_replay *r);
+
+/*! tc_replay_free(): wait for the device, free the graph and the replay's
+ *  memory (NULL is fine). */
+TC_API void tc_replay_free(tc_replay *r);
+
 /*! tc_program_source(): the CUDA source generated for fn (NULL: every
  *  function of the file, in one unit, as tc_run compiles it), for reading.
  *  Owned by p, valid until tc_program_free.  NULL on error (tc_errmsg). */

@@ -13,6 +13,7 @@
  * api_run.c.
  */
 #include "api_internal.h"
+#include "api_run_memo.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -233,6 +234,7 @@ void tc_program_free(tc_program *prog)
     if (!prog)
         return;
     arena_free(prog->arena);
+    api_memo_free(prog);
     arena_free(prog->run_scratch);
     free(prog);
 }

@@ -9,7 +9,7 @@
 #include "api_run.h"
 #include "rt.h"
 
-typedef struct {
+typedef struct tensor_use {
     const DLTensor *t;
     uint64_t addr;          /* data + byte_offset */
     uint64_t bytes;
@@ -90,6 +90,11 @@ tc_arena *api_scratch(tc_program *p);
  * the scratch arena; NULL with *st (reported) on error.  who: "tc_run". */
 tc_arena *api_call_begin(tc_program *p, const char *who, const tc_arg *args, size_t nargs,
                          tc_status *st);
+
+/* Which tensor the driver refused, when one is not device memory it knows
+ * (asked only after a failure st): TC_ERR_INVALID_ARG naming it, else st. */
+tc_status api_blame(tc_diag *d, struct tc_rt *rt, const tensor_use *uses, int nuses,
+                    const char *who, tc_status st);
 
 /* Steps 5 to 7 for a checked job (api_run.c says more); G NULL for tc_run. */
 tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs,

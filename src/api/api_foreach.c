@@ -10,6 +10,7 @@
  */
 #include "api_check.h"
 #include "api_interp.h"
+#include "api_run_memo.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -273,14 +274,26 @@ tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc
 {
     if (!p)
         return TC_ERR_INVALID_ARG;
+    /* the same lists as a call already checked (an optimizer's every step):
+     * its launch again, table and all */
+    bool done;
+    api_memo *slot = NULL;
+    tc_status st = TC_OK;
+    if (ngroups <= TC_MAX_GROUPS)
+        st = api_memo_try(p, true, fn, lists, nargs, ngroups, stream, &done, &slot);
+    if (ngroups <= TC_MAX_GROUPS && done)
+        return st;
     const gfn *f;
     api_call_args rest; /* lists less the dtype bindings (api_interp.h) */
     /* with no group there is no tensor to bind a dtype variable from */
-    tc_status st = api_call_entry(p, "tc_run_foreach", fn, lists, nargs, ngroups == 0, &f, &rest);
+    st = api_call_entry(p, "tc_run_foreach", fn, lists, nargs, ngroups == 0, &f, &rest);
     if (st != TC_OK)
         return st;
-    st = api_run_foreach(p, f, ngroups, rest.args, rest.nargs, stream, NULL);
+    api_trace_opt t = slot ? api_memo_opt(slot) : (api_trace_opt){0};
+    api_run_info info = {.trace = &t};
+    st = api_run_foreach(p, f, ngroups, rest.args, rest.nargs, stream, slot ? &info : NULL);
+    if (slot)
+        api_memo_keep(slot, &t, st, true, fn, lists, nargs, ngroups);
     api_call_args_free(&rest);
     return st;
 }
-

@@ -26,9 +26,11 @@
  */
 #include "api_check.h"
 #include "api_interp.h"
+#include "api_run_memo.h"
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +38,7 @@
 #include "compile.h"
 #include "jit.h"
 #include "rt.h"
+#include "trace.h"
 
 /* --- the GPU --------------------------------------------------------------------------- */
 
@@ -97,20 +100,22 @@ static bool wide_params(struct tc_rt *rt)
  * not tensorc's, when a tensor is not device memory the driver knows (a
  * host pointer, a freed one): say which, as TC_ERR_INVALID_ARG.  Asked only
  * after a failure, so a good call pays nothing. */
-static tc_status blame_pointer(run_job *j, struct tc_rt *rt, tc_status st)
+tc_status api_blame(tc_diag *d, struct tc_rt *rt, const tensor_use *uses, int nuses,
+                    const char *who, tc_status st)
 {
-    for (int i = 0; i < j->nuses; i++) {
-        const tensor_use *u = &j->uses[i];
+    for (int i = 0; i < nuses; i++) {
+        const tensor_use *u = &uses[i];
         if (!u->bytes || drv_ptr_known(rt->dev, u->addr, u->bytes) != 0)
             continue;
-        return diag_set(j->d, TC_ERR_INVALID_ARG, (tc_loc){0},
-                        "%s%s%s: %s (0x%llx, %llu bytes) is not in CUDA device memory the driver "
+        char group[32] = "";
+        if (u->group >= 0)
+            snprintf(group, sizeof group, ": group %d", u->group);
+        return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+                        "%s%s: %s (0x%llx, %llu bytes) is not in CUDA device memory the driver "
                         "knows: pass memory from cudaMalloc/cuMemAlloc (or a CUDA tensor's); "
-                        "the driver said: %s", j->who,
-                        u->group >= 0 ? ": group " : "",
-                        u->group >= 0 ? arena_printf(j->a, "%d", u->group) : "", u->what,
+                        "the driver said: %s", who, group, u->what,
                         (unsigned long long)u->addr, (unsigned long long)u->bytes,
-                        j->d->brief ? j->d->brief : tc_status_str(st));
+                        d->brief ? d->brief : tc_status_str(st));
     }
     return st;
 }
@@ -139,6 +144,20 @@ static tc_status choose_variant(run_job *j, const rt_groups *G, int nonempty, st
     }
     *variant = v;
     return st;
+}
+
+/* n items of size bytes from src into *buf (capacity *cap, grown). */
+static bool copy_out(void **buf, int *cap, const void *src, int n, size_t size)
+{
+    if (n + 1 > *cap) {
+        void *b = realloc(*buf, size * (size_t)(n + 1));
+        if (!b)
+            return false;
+        *buf = b;
+        *cap = n + 1;
+    }
+    memcpy(*buf, src, size * (size_t)n);
+    return true;
 }
 
 tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs,
@@ -205,9 +224,24 @@ tc_status api_launch(run_job *j, const uint64_t *params, const uint64_t *outputs
         rt_args ra = {j->binds, j->nbinds, params, j->scalars, f->nparams, outputs, f->noutputs, G};
         void *const *events = info && info->events && info->nevents >= plan->nsteps + 1 ? info->events
                                                                                        : NULL;
-        st = rt_run(rt, mod, plan, &ra, stream, events, d);
+        api_trace_opt *t = info ? info->trace : NULL;
+        if (t) {
+            st = rt_run_traced(rt, t->pool ? t->pool : &rt->pool, mod, plan, &ra, stream, !t->dry,
+                               t->trace, d);
+            t->rt = rt;
+            t->nuses = 0;
+            t->f = f;
+            if (st == TC_OK && copy_out((void **)&t->uses, &t->cap_uses, j->uses, j->nuses,
+                                        sizeof *t->uses))
+                t->nuses = j->nuses;
+            if (st == TC_OK && !copy_out((void **)&t->given, &t->cap_given, j->given, f->nparams,
+                                         sizeof *t->given))
+                t->f = NULL; /* no record of the parameters: not remembered */
+        } else {
+            st = rt_run(rt, mod, plan, &ra, stream, events, d);
+        }
         if (st != TC_OK && st != TC_ERR_INVALID_ARG && st != TC_ERR_NOMEM)
-            st = blame_pointer(j, rt, st);
+            st = api_blame(d, rt, j->uses, j->nuses, j->who, st);
     }
     if (info && st == TC_OK) {
         info->plan = plan;
@@ -244,11 +278,12 @@ tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs,
     tc_ctx *ctx = p->ctx;
     tc_diag *d = &ctx->diag;
     tc_status st;
-    tc_arena *a = api_call_begin(p, "tc_run", args, nargs, &st);
+    const char *who = info && info->trace && info->trace->who ? info->trace->who : "tc_run";
+    tc_arena *a = api_call_begin(p, who, args, nargs, &st);
     if (!a)
         return st;
     run_job j = {.p = p, .f = f, .args = args, .nargs = nargs, .a = a, .d = d, .st = TC_OK, .group = -1,
-                 .who = "tc_run"};
+                 .who = who};
     st = diag_protect(d, api_check_call, &j);
     if (st == TC_OK)
         st = j.st;
@@ -288,12 +323,22 @@ tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_t nargs
 {
     if (!p)
         return TC_ERR_INVALID_ARG;
+    /* the arguments of a call already checked: its launches again */
+    bool done;
+    api_memo *slot;
+    tc_status st = api_memo_try(p, false, fn, args, nargs, 0, stream, &done, &slot);
+    if (done)
+        return st;
     const gfn *f;
     api_call_args rest; /* args less the dtype bindings (api_interp.h) */
-    tc_status st = api_call_entry(p, "tc_run", fn, args, nargs, false, &f, &rest);
+    st = api_call_entry(p, "tc_run", fn, args, nargs, false, &f, &rest);
     if (st != TC_OK)
         return st;
-    st = api_run(p, f, rest.args, rest.nargs, stream, NULL);
+    api_trace_opt t = slot ? api_memo_opt(slot) : (api_trace_opt){0};
+    api_run_info info = {.trace = &t};
+    st = api_run(p, f, rest.args, rest.nargs, stream, slot ? &info : NULL);
+    if (slot)
+        api_memo_keep(slot, &t, st, false, fn, args, nargs, 0);
     api_call_args_free(&rest);
     return st;
 }

@@ -13,12 +13,34 @@
 
 struct tc_rt;
 struct tc_plan;
+struct rt_trace;
+struct rt_pool;
+
+/* A run recorded (src/runtime/trace.h) for tc_run's repeated calls and
+ * tc_capture, instead of run only. */
+typedef struct api_trace_opt {
+    struct rt_trace *trace;     /* the launches land here */
+    struct rt_pool *pool;       /* temporaries from this pool (NULL: the context's) */
+    bool dry;                   /* record without launching (tc_capture) */
+    const char *who;            /* for messages: "tc_capture"; NULL: the call's own name */
+    /* out: the runtime; the job's tensor uses (to say which tensor a later
+     * failing replay blames) and per parameter the index in args of the
+     * argument it took (-1: none), in the caller's buffers, grown with
+     * realloc (the caller frees them) */
+    struct tc_rt *rt;
+    struct tensor_use *uses;
+    int nuses, cap_uses;
+    int *given;
+    int cap_given;
+    const gfn *f;
+} api_trace_opt;
 
 typedef struct api_run_info {
     /* in: NULL, or nevents events (drv_event_create) recorded around the
      * plan's steps when nevents >= plan->nsteps + 1 (see rt_exec) */
     void *const *events;
     int nevents;
+    api_trace_opt *trace;       /* NULL, or record the run (events are then ignored) */
     /* out */
     const struct tc_plan *plan; /* the plan that ran: 32- or 64-bit indices */
     int origin;                 /* jit_origin of the kernels' image (jit.h) */

@@ -62,6 +62,7 @@ struct tc_program {
      * a repeated call skips rt_load's search by source text */
     const void *loaded_unit;
     struct rt_module *loaded_mod;
+    struct api_memos *memos;    /* the last calls tc_run/tc_run_foreach checked (api_run_memo.h) */
 };
 
 #endif

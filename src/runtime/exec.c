@@ -244,7 +244,9 @@ void rt_pool_release(rt_pool *p, const rt_ops *ops, void *dev)
     free(p->vals);
     free(p->argv);
     free(p->sizes);
+    unsigned gen = p->gen;
     memset(p, 0, sizeof *p);
+    p->gen = gen + 1; /* what a trace recorded against is gone */
 }
 
 /* --- steps 1-3: addresses -------------------------------------------------------- */
@@ -332,11 +334,13 @@ static tc_status resolve(rt_pool *p, const rt_ops *ops, void *dev, const tc_plan
         if (st != TC_OK)
             return st;
     }
-    bool fresh;
+    bool fresh, fresh_ws = false;
     tc_status st = ensure(ops, dev, &p->block, &p->block_bytes, total, &fresh, d);
+    p->gen += fresh;
     if (st == TC_OK)
-        st = ensure(ops, dev, &p->ws, &p->ws_bytes, ws, &fresh, d);
-    if (st == TC_OK && fresh)
+        st = ensure(ops, dev, &p->ws, &p->ws_bytes, ws, &fresh_ws, d);
+    p->gen += fresh_ws;
+    if (st == TC_OK && fresh_ws)
         st = ops->zero(dev, p->ws, p->ws_bytes, stream, d); /* kernels keep it zero afterwards */
     if (st != TC_OK)
         return st;
@@ -344,6 +348,7 @@ static tc_status resolve(rt_pool *p, const rt_ops *ops, void *dev, const tc_plan
         p->used = true;
         p->stream = stream;
     }
+    p->last_used = total || ws;
     for (int i = 0; i < nitems; i++)
         p->addr[p->item_buf[i]] = p->block + p->offsets[i];
     return TC_OK;
@@ -518,10 +523,12 @@ static tc_status pack_groups(rt_pool *p, const rt_ops *ops, void *dev, const tc_
     if (p->used && stream != p->stream && (st = ops->sync(dev, d)) != TC_OK)
         return st;
     bool fresh;
+    p->gen++; /* the table's contents change (a trace holding the old one must not reuse it) */
     if ((st = ensure(ops, dev, &p->fe_dev, &p->fe_dev_bytes, up, &fresh, d)) != TC_OK ||
         (st = ops->upload(dev, p->fe_dev, p->fe_words + 2, (size_t)up, stream, d)) != TC_OK)
         return st;
     p->used = true;
+    p->last_used = true;
     p->stream = stream;
     p->fe_words[0] = p->fe_dev;
     return TC_OK;

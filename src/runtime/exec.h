@@ -136,6 +136,12 @@ typedef struct rt_pool {
     uint64_t *fe_words;
     size_t cap_fe_words;
     uint64_t fe_dev, fe_dev_bytes;
+    /* Bumped whenever block, ws or fe_dev is reallocated or fe_dev gets a
+     * new table: a recorded run (trace.h) that used the pool holds their
+     * addresses and contents, and may be replayed only while gen is the
+     * one it saw. */
+    unsigned gen;
+    bool last_used;                     /* the last run used block, ws or fe_dev */
 } rt_pool;
 
 /*! rt_exec(): enqueue every step of plan on stream.  module holds the

@@ -258,11 +258,8 @@ static void sizes_text(char *buf, size_t cap, const size_t *sizes, int n)
         snprintf(buf + at, cap - at, ")");
 }
 
-static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
-                           void **args, const size_t *sizes, int nargs, void *stream, tc_diag *d)
+tc_status rt_kernel_check(rt_kernel *k, const size_t *sizes, int nargs, tc_diag *d)
 {
-    (void)dev;
-    rt_kernel *k = fn;
     if (!k->probed) { /* the first launch: as many parameters as the plan passes */
         k->probed = true;
         k->param_sizes = malloc((size_t)(nargs > 0 ? nargs : 1) * sizeof *k->param_sizes);
@@ -282,7 +279,16 @@ static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const un
                    "plan passes %d of sizes %s (a bug in tensorc's code generation)", k->name,
                    k->nparams < nargs ? "" : "at least ", k->nparams, want, nargs, have);
     }
-    return drv_launch(k->fn, grid, block, 0, stream, args, d);
+    return TC_OK;
+}
+
+static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
+                           void **args, const size_t *sizes, int nargs, void *stream, tc_diag *d)
+{
+    (void)dev;
+    rt_kernel *k = fn;
+    tc_status st = rt_kernel_check(k, sizes, nargs, d);
+    return st != TC_OK ? st : drv_launch(k->fn, grid, block, 0, stream, args, d);
 }
 
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)

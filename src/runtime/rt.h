@@ -97,6 +97,11 @@ void rt_reuse(struct tc_rt *rt);
 tc_status rt_run(struct tc_rt *rt, rt_module *mod, const tc_plan *plan, const rt_args *a,
                  void *stream, void *const *events, tc_diag *d);
 
+/*! rt_kernel_check(): the sizes of the nargs arguments a plan passes to
+ *  kernel k against its parameters as the driver reports them (asked on
+ *  the first launch); TC_ERR_INTERNAL naming both when they differ. */
+tc_status rt_kernel_check(rt_kernel *k, const size_t *sizes, int nargs, tc_diag *d);
+
 /* The CUDA implementation of rt_ops; dev is a struct tc_rt *. */
 extern const rt_ops rt_ops_cuda;
 

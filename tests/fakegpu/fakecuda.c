@@ -20,6 +20,17 @@
  *
  * TC_FAKE_CUDA_LOG=1 prints each launch with its grid and block.
  *
+ * Graphs (tc_capture, tc_replay_run): a stream made by cuStreamCreate and
+ * put into capture records the launches and copies enqueued on it instead
+ * of running them; cuGraphLaunch runs the instantiated copy, checking each
+ * node's pointers against live memory again (a replay that outlived its
+ * buffers fails as an illegal address).  While a capture is open,
+ * synchronizing, allocating or freeing fails, as it would invalidate a
+ * real capture.  Built with -DFAKE_NO_GRAPHS (libtc-fake-cuda-nographs),
+ * the graph entry points are absent, as on a driver older than CUDA 11.4.
+ * fake_last_kernel / fake_last_args hold what the last launch that ran
+ * was passed, for tests that check argument values.
+ *
  * Kernels do not run: outputs keep what was there (tensorc run poisons them
  * with 0xff), so `--check` must report a mismatch, which run.sh expects.
  * cublasGemmStridedBatchedEx does run, in f32 on the host.
@@ -74,8 +85,13 @@ static int inside(uintptr_t p, size_t n)
     return in;
 }
 
+static _Atomic int open_captures;
+enum { CAPTURE_UNSUPPORTED = 900 };
+
 CUresult cuMemAlloc_v2(uint64_t *out, size_t n)
 {
+    if (open_captures)
+        return CAPTURE_UNSUPPORTED;
     void *m = malloc(n ? n : 1);
     if (!m)
         return OUT_OF_MEMORY;
@@ -93,6 +109,8 @@ CUresult cuMemAlloc_v2(uint64_t *out, size_t n)
 
 CUresult cuMemFree_v2(uint64_t p)
 {
+    if (open_captures)
+        return CAPTURE_UNSUPPORTED;
     pthread_mutex_lock(&alloc_lock);
     for (int i = 0; i < nallocs; i++)
         if (allocs[i].p == (uintptr_t)p) {
@@ -140,9 +158,12 @@ CUresult cuMemcpyHtoDAsync_v2(uint64_t d, const void *s, size_t n, void *st)
     return cuMemcpyHtoD_v2(d, s, n);
 }
 
+static bool capture_copy(void *stream, uint64_t d, uint64_t src, size_t len);
+
 CUresult cuMemcpyDtoDAsync_v2(uint64_t d, uint64_t s, size_t n, void *st)
 {
-    (void)st;
+    if (capture_copy(st, d, s, n))
+        return OK;
     if (!inside((uintptr_t)d, n) || !inside((uintptr_t)s, n))
         return ILLEGAL_ADDRESS;
     memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
@@ -180,14 +201,15 @@ CUresult cuCtxGetCurrent(void **c) { *c = depth ? cur_ctx : NULL; return OK; }
 CUresult cuCtxGetDevice(int *d) { *d = 0; return OK; }
 CUresult cuCtxPushCurrent_v2(void *c) { cur_ctx = c; depth++; return OK; }
 CUresult cuCtxPopCurrent_v2(void **c) { if (c) *c = cur_ctx; depth--; return depth < 0 ? INVALID_VALUE : OK; }
-CUresult cuCtxSynchronize(void) { return OK; }
-CUresult cuStreamSynchronize(void *s) { (void)s; return OK; }
+CUresult cuCtxSynchronize(void) { return open_captures ? CAPTURE_UNSUPPORTED : OK; }
+CUresult cuStreamSynchronize(void *s) { (void)s; return open_captures ? CAPTURE_UNSUPPORTED : OK; }
 CUresult cuDevicePrimaryCtxRetain(void **c, int d) { (void)d; *c = &ctx_obj; return OK; }
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return OK; }
 CUresult cuGetErrorName(CUresult r, const char **s)
 {
     *s = r == ILLEGAL_ADDRESS ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == INVALID_IMAGE ? "CUDA_ERROR_INVALID_IMAGE"
-       : r == NOT_FOUND ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_FAKE";
+       : r == NOT_FOUND ? "CUDA_ERROR_NOT_FOUND"
+       : r == CAPTURE_UNSUPPORTED ? "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED" : "CUDA_ERROR_FAKE";
     return OK;
 }
 CUresult cuGetErrorString(CUresult r, const char **s) { (void)r; *s = "from the fake driver"; return OK; }
@@ -291,15 +313,16 @@ CUresult cuFuncGetParamInfo(void *fn, size_t i, size_t *offset, size_t *size)
 
 _Atomic long fake_launches;
 
-CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
+/* The last launch that ran (not one captured into a graph), for tests
+ * that check what tensorc passed: its kernel's name and each argument's
+ * bytes (dlsym them from this library). */
+char fake_last_kernel[256];
+int fake_last_nargs;
+unsigned char fake_last_args[256][64]; /* the first 64 bytes of each */
+
+/* Every 8-byte pointer parameter of f in params points into live memory. */
+static CUresult check_params(const fake_fn *f, void **params)
 {
-    (void)stream;
-    (void)extra;
-    fake_fn *f = fn;
-    if (!gx || !gy || !gz || gy > 65535 || gz > 65535 || !bx || !by || !bz ||
-        (unsigned long)bx * by * bz > 1024 || shmem > 48 * 1024)
-        return LAUNCH_OUT_OF_RESOURCES;
     for (int i = 0; i < f->nparams; i++) {
         if (f->sizes[i] != 8 || !f->ptr[i]) /* a double's bits are no address */
             continue;
@@ -313,12 +336,257 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
             return ILLEGAL_ADDRESS;
         }
     }
+    return OK;
+}
+
+static void ran(const fake_fn *f, void **params, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                unsigned by, unsigned bz)
+{
     fake_launches++;
+    snprintf(fake_last_kernel, sizeof fake_last_kernel, "%s", f->name);
+    fake_last_nargs = f->nparams;
+    for (int i = 0; i < f->nparams; i++)
+        memcpy(fake_last_args[i], params[i], f->sizes[i] < 64 ? f->sizes[i] : 64);
     if (getenv("TC_FAKE_CUDA_LOG"))
         fprintf(stderr, "fakecuda: launch %s<<<(%u, %u, %u), (%u, %u, %u)>>>\n", f->name, gx, gy, gz,
                 bx, by, bz);
+}
+
+static bool capture_launch(void *stream, fake_fn *f, const unsigned g[3], const unsigned b[3],
+                           void **params);
+
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
+{
+    (void)extra;
+    fake_fn *f = fn;
+    if (!gx || !gy || !gz || gy > 65535 || gz > 65535 || !bx || !by || !bz ||
+        (unsigned long)bx * by * bz > 1024 || shmem > 48 * 1024)
+        return LAUNCH_OUT_OF_RESOURCES;
+    CUresult r = check_params(f, params);
+    if (r != OK)
+        return r;
+    if (capture_launch(stream, f, (unsigned[3]){gx, gy, gz}, (unsigned[3]){bx, by, bz}, params))
+        return OK;
+    ran(f, params, gx, gy, gz, bx, by, bz);
     return OK;
 }
+
+/* --- graphs: streams made here capture launches and copies -------------------------------- */
+
+#ifndef FAKE_NO_GRAPHS
+typedef struct {
+    bool copy;
+    fake_fn *f;
+    unsigned g[3], b[3];
+    unsigned char *vals;    /* the arguments, back to back */
+    void **params;          /* pointers into vals */
+    uint64_t dst, src;
+    size_t n;
+} fake_node;
+
+typedef struct {
+    fake_node *nodes;
+    int n;
+} fake_graph;
+
+typedef struct {
+    bool capturing;
+    fake_graph *graph;
+} fake_stream;
+
+static fake_stream *streams[64];   /* those made by cuStreamCreate, alive */
+static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static fake_stream *capturing(void *stream)
+{
+    fake_stream *s = NULL;
+    pthread_mutex_lock(&stream_lock);
+    for (int i = 0; i < 64 && stream; i++)
+        if (streams[i] == stream && streams[i]->capturing)
+            s = streams[i];
+    pthread_mutex_unlock(&stream_lock);
+    return s;
+}
+
+static fake_node *add_node(fake_graph *g)
+{
+    g->nodes = realloc(g->nodes, (size_t)(g->n + 1) * sizeof *g->nodes);
+    fake_node *n = &g->nodes[g->n++];
+    memset(n, 0, sizeof *n);
+    return n;
+}
+
+static bool capture_launch(void *stream, fake_fn *f, const unsigned g[3], const unsigned b[3],
+                           void **params)
+{
+    fake_stream *s = capturing(stream);
+    if (!s)
+        return false;
+    fake_node *n = add_node(s->graph);
+    n->f = f;
+    memcpy(n->g, g, sizeof n->g);
+    memcpy(n->b, b, sizeof n->b);
+    size_t total = 0;
+    for (int i = 0; i < f->nparams; i++)
+        total += f->sizes[i];
+    n->vals = malloc(total + 1);
+    n->params = calloc((size_t)f->nparams + 1, sizeof *n->params);
+    total = 0;
+    for (int i = 0; i < f->nparams; i++) {
+        memcpy(n->vals + total, params[i], f->sizes[i]);
+        n->params[i] = n->vals + total;
+        total += f->sizes[i];
+    }
+    return true;
+}
+
+static bool capture_copy(void *stream, uint64_t d, uint64_t src, size_t len)
+{
+    fake_stream *s = capturing(stream);
+    if (!s)
+        return false;
+    fake_node *n = add_node(s->graph);
+    *n = (fake_node){.copy = true, .dst = d, .src = src, .n = len};
+    return true;
+}
+
+CUresult cuStreamCreate(void **out, unsigned flags)
+{
+    (void)flags;
+    fake_stream *s = calloc(1, sizeof *s);
+    pthread_mutex_lock(&stream_lock);
+    int i = 0;
+    while (i < 64 && streams[i])
+        i++;
+    if (i < 64)
+        streams[i] = s;
+    pthread_mutex_unlock(&stream_lock);
+    if (i == 64) {
+        free(s);
+        return OUT_OF_MEMORY;
+    }
+    *out = s;
+    return OK;
+}
+
+CUresult cuStreamDestroy_v2(void *stream)
+{
+    pthread_mutex_lock(&stream_lock);
+    for (int i = 0; i < 64; i++)
+        if (streams[i] == stream)
+            streams[i] = NULL;
+    pthread_mutex_unlock(&stream_lock);
+    free(stream);
+    return OK;
+}
+
+CUresult cuStreamBeginCapture_v2(void *stream, int mode)
+{
+    (void)mode;
+    fake_stream *s = stream;
+    if (!s || s->capturing)
+        return INVALID_VALUE;
+    s->capturing = true;
+    s->graph = calloc(1, sizeof *s->graph);
+    open_captures++;
+    return OK;
+}
+
+CUresult cuStreamEndCapture(void *stream, void **graph)
+{
+    fake_stream *s = stream;
+    if (!s || !s->capturing)
+        return INVALID_VALUE;
+    s->capturing = false;
+    open_captures--;
+    *graph = s->graph;
+    s->graph = NULL;
+    return OK;
+}
+
+static void free_graph(fake_graph *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        free(g->nodes[i].vals);
+        free(g->nodes[i].params);
+    }
+    free(g->nodes);
+    free(g);
+}
+
+/* An executable graph owns a copy of the nodes, as the driver's does. */
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph, unsigned long long flags)
+{
+    (void)flags;
+    fake_graph *g = graph, *e = calloc(1, sizeof *e);
+    for (int i = 0; i < g->n; i++) {
+        fake_node *n = add_node(e);
+        *n = g->nodes[i];
+        if (!n->copy) {
+            size_t total = 0;
+            for (int k = 0; k < n->f->nparams; k++)
+                total += n->f->sizes[k];
+            n->vals = malloc(total + 1);
+            memcpy(n->vals, g->nodes[i].vals, total);
+            n->params = calloc((size_t)n->f->nparams + 1, sizeof *n->params);
+            total = 0;
+            for (int k = 0; k < n->f->nparams; k++) {
+                n->params[k] = n->vals + total;
+                total += n->f->sizes[k];
+            }
+        }
+    }
+    *exec = e;
+    return OK;
+}
+
+/* Each node again, its pointers checked against live memory now: a graph
+ * that outlived the memory it captured fails as the GPU would. */
+_Atomic long fake_graph_launches; /* cuGraphLaunch calls that ran */
+
+CUresult cuGraphLaunch(void *exec, void *stream)
+{
+    (void)stream;
+    fake_graph *e = exec;
+    fake_graph_launches++;
+    for (int i = 0; i < e->n; i++) {
+        fake_node *n = &e->nodes[i];
+        if (n->copy) {
+            if (!inside((uintptr_t)n->dst, n->n) || !inside((uintptr_t)n->src, n->n))
+                return ILLEGAL_ADDRESS;
+            memmove((void *)(uintptr_t)n->dst, (void *)(uintptr_t)n->src, n->n);
+            continue;
+        }
+        CUresult r = check_params(n->f, n->params);
+        if (r != OK)
+            return r;
+        ran(n->f, n->params, n->g[0], n->g[1], n->g[2], n->b[0], n->b[1], n->b[2]);
+    }
+    return OK;
+}
+
+CUresult cuStreamIsCapturing(void *stream, int *status)
+{
+    *status = capturing(stream) != NULL;
+    return OK;
+}
+
+CUresult cuGraphExecDestroy(void *exec) { free_graph(exec); return OK; }
+CUresult cuGraphDestroy(void *graph) { free_graph(graph); return OK; }
+#else
+static bool capture_launch(void *stream, fake_fn *f, const unsigned g[3], const unsigned b[3],
+                           void **params)
+{
+    (void)stream, (void)f, (void)g, (void)b, (void)params;
+    return false;
+}
+static bool capture_copy(void *stream, uint64_t d, uint64_t src, size_t len)
+{
+    (void)stream, (void)d, (void)src, (void)len;
+    return false;
+}
+#endif
 
 /* --- events: a clock that advances by 10 us per launch ----------------------------- */
 

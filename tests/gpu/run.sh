@@ -10,6 +10,9 @@
 #                  (size-1 batch dims too), argmin/argmax over every axis,
 #                  repeated calls (api.c's header has the details);
 #   tc-gpu-foreach tc_run_foreach from C: 1 to 2,000 groups, every element
+#   tc-gpu-determinism  every reduction strategy run to run bitwise equal and
+#                  batch invariant; repeated calls and captured replays
+#                  (determinism.c's header has the details);
 #   suite.py       the generated kernels: every example function at several
 #                  shapes, f16/bf16 variants, 200 random programs, each with
 #                  `tensorc run --device=cuda --check`, compute-sanitizer
@@ -61,7 +64,7 @@ if [ -z "${TENSORC_CUBLAS:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcubla
     [ -n "$cand" ] && export TENSORC_CUBLAS=$cand && say "TENSORC_CUBLAS=$cand"
 fi
 
-programs=(tc-gpu-smoke tc-gpu-api tc-gpu-foreach)
+programs=(tc-gpu-smoke tc-gpu-api tc-gpu-foreach tc-gpu-determinism)
 bins=()
 for prog in "${programs[@]}"; do
     if b=$(find_bin "$prog"); then bins+=("$b"); else say "missing: $prog (build it in $build)"; fi
