@@ -259,7 +259,8 @@ static void sizes_text(char *buf, size_t cap, const size_t *sizes, int n)
 }
 
 static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
-                           void **args, const size_t *sizes, int nargs, void *stream, tc_diag *d)
+                           unsigned cluster, void **args, const size_t *sizes, int nargs,
+                           void *stream, tc_diag *d)
 {
     (void)dev;
     rt_kernel *k = fn;
@@ -282,7 +283,21 @@ static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const un
                    "plan passes %d of sizes %s (a bug in tensorc's code generation)", k->name,
                    k->nparams < nargs ? "" : "at least ", k->nparams, want, nargs, have);
     }
-    return drv_launch(k->fn, grid, block, 0, stream, args, d);
+    return drv_launch_cluster(k->fn, grid, block, cluster, stream, args, d);
+}
+
+/* Clusters need the module compiled for sm_90 or later (its cluster code is
+ * compiled out before) and a device and driver that launch them.  8 blocks
+ * is the portable size; TENSORC_CLUSTER_MAX (2 to 16, a power of two) sets
+ * another, to measure (16 needs as many SMs free in one GPC). */
+static unsigned cu_cluster_max(void *dev)
+{
+    struct tc_rt *rt = dev;
+    if (rt->jit_arch < 90 || !drv_has_clusters(rt->dev))
+        return 1;
+    const char *e = getenv("TENSORC_CLUSTER_MAX");
+    long v = e ? strtol(e, NULL, 10) : 8;
+    return v == 1 || v == 2 || v == 4 || v == 8 || v == 16 ? (unsigned)v : 8;
 }
 
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)
@@ -309,6 +324,7 @@ const rt_ops rt_ops_cuda = {
     .copy = cu_copy,
     .kernel = cu_kernel,
     .launch = cu_launch,
+    .cluster_max = cu_cluster_max,
     .matmul = cu_matmul,
     .record = cu_record,
     .upload = cu_upload,

@@ -9,6 +9,10 @@
 #include <string.h>
 
 enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8 };
+/* Long rows: the most blocks of a cluster a row is split across (sched.h,
+ * "Clusters").  16 is past the portable 8; the runtime caps it to what the
+ * device allows (runtime/exec.c). */
+enum { ROW_CLUSTER = 16 };
 static const int64_t GRID_MAX = 2147483647;
 
 /* The compile budget's share here (fuse.h): a kernel's work (nodes
@@ -279,16 +283,28 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     int per = ks->vec > 1 ? 2 * ROW_ITEMS : ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
-    if (dim_is_const(ks->rowlen, &len) && len > (int64_t)1024 * per)
+    /* rows past a block's registers: split across a cluster (sm_90), or
+     * loop where none forms; past the cluster's registers, loop only */
+    ks->cluster = ROW_CLUSTER;
+    bool clen = dim_is_const(ks->rowlen, &len);
+    if (clen && len <= (int64_t)1024 * per)
+        ks->cluster = 0;
+    if (clen && len > (int64_t)1024 * per * ROW_CLUSTER)
         ks->items = 0;
     bool big = k->work * per > UNROLLED || x->s->big;
     if (big)
         ks->items = 0;
+    if (!ks->items)
+        ks->cluster = 0;
     ks->compact = big;
     ks->grid = ks->rows;
     ks->why = big ? "reduction over trailing axes: a block per row, one pass per phase, "
                     "epilogue pass writes the row; rows loop: the budget (the work unrolled "
                     "for rows kept in registers would pass the unrolled limit)"
+              : ks->cluster ? "reduction over trailing axes: a block per row, one pass per phase, "
+                              "epilogue pass writes the row; a row past one block's registers is "
+                              "split across a cluster (read once, partials exchanged through "
+                              "distributed shared memory in rank order)"
                   : "reduction over trailing axes: a block per row, one pass per phase, "
                     "epilogue pass writes the row";
 }
@@ -442,6 +458,10 @@ void sched_print(tc_buf *b, const sfn *s)
             buf_printf(b, "    block sized to the row at launch (32..%d threads, %d elements each); rows "
                           "of up to %d elements stay in registers, longer rows loop\n",
                        ks->block[0], ks->items * ks->vec, ks->items * ks->vec * ks->block[0]);
+        if (ks->kind == SCH_ROWS && ks->cluster)
+            buf_printf(b, "    long rows: split across a cluster of up to %d blocks on sm_90 (the "
+                          "fewest whose registers hold the row, sized at launch); elsewhere they "
+                          "loop\n", ks->cluster);
         if (ks->kind == SCH_ROWS && ks->vec > 1)
             buf_printf(b, "    vector width %d along the row (rows that are a whole number of aligned "
                           "vectors)\n", ks->vec);

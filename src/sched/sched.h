@@ -29,6 +29,21 @@
  *                  results are deterministic; one kernel.
  *   SCH_EXTERN     a matmul: cuBLAS.
  *
+ * Clusters (long rows, SCH_ROWS with registers): a row longer than one
+ * block's registers hold (block * items * vec elements) is split across a
+ * thread-block cluster of up to `cluster` blocks on sm_90, block `rank`
+ * taking slice `rank` (whole vectors, in order).  Each pass reduces its
+ * slice in the block, then the blocks exchange partials through
+ * distributed shared memory and every block combines them in rank order, so
+ * the row is read from memory once and kept in registers across the
+ * exchange, and the result has the same bits in every block and every run.
+ * The runtime picks the cluster's size from the row length alone (the
+ * fewest blocks, a power of two, whose slices fit), so a row's result does
+ * not depend on the number of rows.  The same kernel runs unclustered (one
+ * block per row) before sm_90, on a driver without cuLaunchKernelEx, or for
+ * rows past the cluster's registers: rows then loop and re-read each pass
+ * (L2 usually holds them), which is the documented fallback.
+ *
  * Foreach: the one pointwise kernel of an elementwise function (every tensor
  * [*], graph.h) is scheduled over tensor groups, as multi_tensor_apply does:
  * each block takes `chunk` elements of one group (group i's blocks follow
@@ -67,6 +82,9 @@ typedef struct ksched {
                              * SCH_COLUMNS: kept elements a thread */
     int items;              /* SCH_ROWS: row chunks per thread kept in registers (0: looped only) */
     int block_per;          /* SCH_ROWS: the launch sizes block[0] to rowlen / block_per */
+    int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
+                             * slice each, in a thread-block cluster (0: none; see
+                             * "Clusters" above) */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
                              * along (32 x 32 shared-memory tiles), or -1 */
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */

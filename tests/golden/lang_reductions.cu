@@ -214,7 +214,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
         *ticket = 0; /* ready for the next launch */
 }
 
-/* kernel 2: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 2: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in rank order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
     const float *__restrict__ in_x,
     float *__restrict__ out_mx,
@@ -224,18 +224,22 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_A*sz_B, len = sz_C;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = blockIdx.x / ncl; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         idx_t q_ = row;
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
         const idx_t i0 = q_;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc5 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i2 = r;
                     const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
@@ -249,25 +253,27 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
                     acc5 = tc_op_max()(acc5, pc0[j * 4 + 3]);                   // lang_reductions.tc:8
                 }
             }
-            acc5 = tc_block_reduce(acc5, tc_op_max(), (float *)tc_smem);
+            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
             if (threadIdx.x == 0) {
                 out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
             }
         } else {
             float acc5 = tc_lowest<float>();
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i2 = r;
                 const float t1 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
                 acc5 = tc_op_max()(acc5, t1);                               // lang_reductions.tc:8
             }
-            acc5 = tc_block_reduce(acc5, tc_op_max(), (float *)tc_smem);
+            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
             if (threadIdx.x == 0) {
                 out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
             }
         }
     }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* kernel 3: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
@@ -457,7 +463,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_prod_sum_4(
 
 /* ---- fn indices ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in rank order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
     const float *__restrict__ in_x,
     long long *__restrict__ out_amax,
@@ -466,15 +472,19 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = blockIdx.x / ncl; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 2 == 0 &&
+        if (len <= 16 * blockDim.x * ncl && len % 2 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8)) { /* the row fits in registers: read it once */
             float pc0[16];
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             #pragma unroll
             for (int j = 0; j < 8; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 2;
                 if (r < len) {
                     const idx_t i1 = r;
                     const tc_vec<float, 2> v0 = tc_vload<float, 2>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
@@ -484,25 +494,27 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
                     acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 2 + 1], (long long)(r + 1)}); // lang_reductions.tc:13
                 }
             }
-            acc1 = tc_block_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem);
+            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
             const long long r1 = acc1.i;
             if (threadIdx.x == 0) {
                 out_amax[i0] = r1;                                          // lang_reductions.tc:13
             }
         } else {
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t1 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
                 acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)t1, (long long)(r)}); // lang_reductions.tc:13
             }
-            acc1 = tc_block_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem);
+            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
             const long long r1 = acc1.i;
             if (threadIdx.x == 0) {
                 out_amax[i0] = r1;                                          // lang_reductions.tc:13
             }
         }
     }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
@@ -599,7 +611,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
 
 /* ---- fn statistics ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in rank order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_7(
     const float *__restrict__ in_x,
     float *__restrict__ out_v,
@@ -611,9 +623,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = blockIdx.x / ncl; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
@@ -621,7 +637,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             float acc17 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
@@ -643,11 +659,11 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                     acc17 = tc_op_max()(acc17, pc0[j * 4 + 3]);                 // lang_reductions.tc:18
                 }
             }
-            acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc17 = tc_block_reduce(acc17, tc_op_max(), (float *)tc_smem);
+            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
             const float t1 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:17
             const float t4 = r9 / ((float)((long long)(sz_D)));         // lang_reductions.tc:18
@@ -658,7 +674,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             float acc23 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - t1;                     // lang_reductions.tc:17
@@ -699,11 +715,11 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                     acc23 = tc_op_sum()(acc23, t28);                            // lang_reductions.tc:18
                 }
             }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
-            acc23 = tc_block_reduce(acc23, tc_op_sum(), (float *)tc_smem);
+            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r23 = acc23;
             const float t29 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
             const float t30 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
@@ -721,18 +737,18 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             float acc1 = (float)0;
             float acc9 = (float)0;
             float acc17 = tc_lowest<float>();
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t35 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
                 acc1 = tc_op_sum()(acc1, t35);                              // lang_reductions.tc:17
                 acc9 = tc_op_sum()(acc9, t35);                              // lang_reductions.tc:18
                 acc17 = tc_op_max()(acc17, t35);                            // lang_reductions.tc:18
             }
-            acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc17 = tc_block_reduce(acc17, tc_op_max(), (float *)tc_smem);
+            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
             const float t37 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
             const float t40 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
@@ -741,7 +757,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             float acc6 = (float)0;
             float acc13 = (float)0;
             float acc23 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t36 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
                 const float t38 = t36 - t37;                                // lang_reductions.tc:17
@@ -754,11 +770,11 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 const float t46 = expf(t45);                                // lang_reductions.tc:18
                 acc23 = tc_op_sum()(acc23, t46);                            // lang_reductions.tc:18
             }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
-            acc23 = tc_block_reduce(acc23, tc_op_sum(), (float *)tc_smem);
+            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r23 = acc23;
             const float t47 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
             const float t48 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
@@ -774,6 +790,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             }
         }
     }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn int_reductions ---- */
@@ -907,7 +925,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_9(
 
 /* ---- fn mean_by_hand ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in rank order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
@@ -916,15 +934,19 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = blockIdx.x / ncl; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
@@ -938,7 +960,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
                     acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_reductions.tc:28
                 }
             }
-            acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             const float t1 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
             if (threadIdx.x == 0) {
@@ -946,12 +968,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
             }
         } else {
             float acc1 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t2 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:27
                 acc1 = tc_op_sum()(acc1, t2);                               // lang_reductions.tc:28
             }
-            acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             const float t3 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
             if (threadIdx.x == 0) {
@@ -959,6 +981,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
             }
         }
     }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /*

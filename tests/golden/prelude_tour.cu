@@ -113,7 +113,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
 
 /* ---- fn log_softmax_rows ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in rank order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
@@ -122,16 +122,20 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = blockIdx.x / ncl; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
@@ -145,12 +149,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
                     acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
                 }
             }
-            acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t1 = (pc0[j * 4 + 0]) - r1;                     // <prelude>/softmax.tc:20
@@ -167,12 +171,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
                     acc4 = tc_op_sum()(acc4, t8);                               // <prelude>/softmax.tc:21
                 }
             }
-            acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
             const float t10 = logf(r4);                                 // <prelude>/softmax.tc:21
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t9 = (pc0[j * 4 + 0]) - r1;                     // <prelude>/softmax.tc:20
@@ -188,25 +192,25 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
             }
         } else {
             float acc1 = tc_lowest<float>();
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t18 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
                 acc1 = tc_op_max()(acc1, t18);                              // <prelude>/softmax.tc:20
             }
-            acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             float acc4 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t19 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
                 const float t20 = t19 - r1;                                 // <prelude>/softmax.tc:20
                 const float t21 = expf(t20);                                // <prelude>/softmax.tc:21
                 acc4 = tc_op_sum()(acc4, t21);                              // <prelude>/softmax.tc:21
             }
-            acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
             const float t24 = logf(r4);                                 // <prelude>/softmax.tc:21
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t22 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
                 const float t23 = t22 - r1;                                 // <prelude>/softmax.tc:20
@@ -215,11 +219,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
             }
         }
     }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn softmin_rows ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in rank order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
@@ -228,16 +234,20 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = blockIdx.x / ncl; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc2 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
@@ -255,12 +265,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
                     acc2 = tc_op_max()(acc2, t4);                               // <prelude>/softmax.tc:27
                 }
             }
-            acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
+            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r2 = acc2;
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t5 = -(pc0[j * 4 + 0]);                         // <prelude>/softmax.tc:26
@@ -281,12 +291,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
                     acc5 = tc_op_sum()(acc5, t16);                              // <prelude>/softmax.tc:28
                 }
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
             const float rcp20 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t17 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
@@ -310,16 +320,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
             }
         } else {
             float acc2 = tc_lowest<float>();
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t34 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
                 const float t35 = -t34;                                     // <prelude>/softmax.tc:26
                 acc2 = tc_op_max()(acc2, t35);                              // <prelude>/softmax.tc:27
             }
-            acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
+            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r2 = acc2;
             float acc5 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t36 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
                 const float t37 = -t36;                                     // <prelude>/softmax.tc:26
@@ -327,10 +337,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
                 const float t39 = expf(t38);                                // <prelude>/softmax.tc:27
                 acc5 = tc_op_sum()(acc5, t39);                              // <prelude>/softmax.tc:28
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
             const float rcp44 = 1.0f / r5;                              // <prelude>/softmax.tc:28
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t40 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
                 const float t41 = -t40;                                     // <prelude>/softmax.tc:26
@@ -341,11 +351,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
             }
         }
     }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn layernorm_bf16 ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in rank order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_4(
     const unsigned short *__restrict__ in_x,
     const float *__restrict__ in_w,
@@ -356,9 +368,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = blockIdx.x / ncl; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
@@ -367,7 +383,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
@@ -381,13 +397,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
                     acc5 = tc_op_sum()(acc5, pc0[j * 4 + 3]);                   // <prelude>/norm.tc:13
                 }
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
             const float t1 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:13
             float acc10 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - t1;                     // <prelude>/norm.tc:14
@@ -404,7 +420,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
                     acc10 = tc_op_sum()(acc10, t9);                             // <prelude>/norm.tc:14
                 }
             }
-            acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
+            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
             const float t11 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t12 = t11 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
@@ -413,7 +429,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
             float pc2[16];
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t10 = (pc0[j * 4 + 0]) - t1;                    // <prelude>/norm.tc:14
@@ -447,28 +463,28 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
             }
         } else {
             float acc5 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t31 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
                 acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/norm.tc:13
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
             const float t33 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t32 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
                 const float t34 = t32 - t33;                                // <prelude>/norm.tc:14
                 const float t35 = t34 * t34;                                // <prelude>/norm.tc:14
                 acc10 = tc_op_sum()(acc10, t35);                            // <prelude>/norm.tc:14
             }
-            acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
+            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
             const float t38 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t39 = t38 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
             const float t40 = rsqrtf(t39);                              // <prelude>/norm.tc:14
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t36 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
                 const float t37 = t36 - t33;                                // <prelude>/norm.tc:14
@@ -481,11 +497,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
             }
         }
     }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn rmsnorm_bf16 ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in rank order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_5(
     const unsigned short *__restrict__ in_x,
     const unsigned short *__restrict__ in_g,
@@ -495,9 +513,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = blockIdx.x / ncl; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 8 == 0 &&
+        if (len <= 16 * blockDim.x * ncl && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -505,7 +527,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
                     const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // prelude_tour.tc:23
@@ -535,7 +557,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                     acc5 = tc_op_sum()(acc5, t8);                               // <prelude>/norm.tc:22
                 }
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
             const float t9 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
             const float t10 = t9 + (9.99999997e-07f);                   // <prelude>/norm.tc:22
@@ -543,7 +565,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
             float pc1[16];
             #pragma unroll
             for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t12 = (pc0[j * 8 + 0]) * t11;                   // <prelude>/norm.tc:22
@@ -576,18 +598,18 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
             }
         } else {
             float acc5 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t29 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
                 const float t30 = t29 * t29;                                // <prelude>/norm.tc:22
                 acc5 = tc_op_sum()(acc5, t30);                              // <prelude>/norm.tc:22
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
             const float t32 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t33 = t32 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
             const float t34 = rsqrtf(t33);                              // <prelude>/norm.tc:22
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t31 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
                 const float t35 = t31 * t34;                                // <prelude>/norm.tc:22
@@ -597,6 +619,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
             }
         }
     }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn l2_normalize_cols ---- */
@@ -1159,7 +1183,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
     }
 }
 
-/* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in rank order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_15(
     const float *__restrict__ in_x,
     const float *__restrict__ in_p,
@@ -1169,9 +1193,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = blockIdx.x / ncl; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
@@ -1180,7 +1208,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             float acc13 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
@@ -1203,15 +1231,15 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     acc13 = tc_op_max()(acc13, pc1[j * 4 + 3]);                 // <prelude>/loss.tc:15
                 }
             }
-            acc8 = tc_block_reduce(acc8, tc_op_max(), (float *)tc_smem);
+            acc8 = tc_cluster_reduce(acc8, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc13 = tc_block_reduce(acc13, tc_op_max(), (float *)tc_smem);
+            acc13 = tc_cluster_reduce(acc13, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - r8;                     // <prelude>/softmax.tc:13
@@ -1240,16 +1268,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     acc16 = tc_op_sum()(acc16, t17);                            // <prelude>/loss.tc:16
                 }
             }
-            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
+            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             const float rcp20 = 1.0f / r11;                             // <prelude>/softmax.tc:14
             const float t23 = logf(r16);                                // <prelude>/loss.tc:16
             float acc20 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
                     const float t18 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
@@ -1282,7 +1310,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     acc20 = tc_op_sum()(acc20, t43);                            // <prelude>/loss.tc:17
                 }
             }
-            acc20 = tc_block_reduce(acc20, tc_op_sum(), (float *)tc_smem);
+            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
                 buf20[i0] = r20;                                            // <prelude>/loss.tc:17
@@ -1290,20 +1318,20 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
         } else {
             float acc8 = tc_lowest<float>();
             float acc13 = tc_lowest<float>();
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t44 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
                 acc8 = tc_op_max()(acc8, t44);                              // <prelude>/softmax.tc:13
                 const float t45 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
                 acc13 = tc_op_max()(acc13, t45);                            // <prelude>/loss.tc:15
             }
-            acc8 = tc_block_reduce(acc8, tc_op_max(), (float *)tc_smem);
+            acc8 = tc_cluster_reduce(acc8, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc13 = tc_block_reduce(acc13, tc_op_max(), (float *)tc_smem);
+            acc13 = tc_cluster_reduce(acc13, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t46 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
                 const float t47 = t46 - r8;                                 // <prelude>/softmax.tc:13
@@ -1314,14 +1342,14 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t51 = expf(t50);                                // <prelude>/loss.tc:16
                 acc16 = tc_op_sum()(acc16, t51);                            // <prelude>/loss.tc:16
             }
-            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
+            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             const float rcp55 = 1.0f / r11;                             // <prelude>/softmax.tc:14
             const float t59 = logf(r16);                                // <prelude>/loss.tc:16
             float acc20 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t52 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
                 const float t53 = t52 - r8;                                 // <prelude>/softmax.tc:13
@@ -1333,13 +1361,15 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t61 = t56 * t60;                                // <prelude>/loss.tc:17
                 acc20 = tc_op_sum()(acc20, t61);                            // <prelude>/loss.tc:17
             }
-            acc20 = tc_block_reduce(acc20, tc_op_sum(), (float *)tc_smem);
+            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
                 buf20[i0] = r20;                                            // <prelude>/loss.tc:17
             }
         }
     }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* kernel 2: whole-tensor reduction: blocks reduce slices into a workspace, the last block combines them in order */
