@@ -565,16 +565,25 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
         tc_status st = eval(plan, S->block_len, a, "the block's row length", step, &len, d);
         if (st != TC_OK)
             return st;
-        /* a row past one block's registers: the fewest blocks of a cluster
-         * whose slices fit, else the most, whose slices loop (from the
-         * length alone: batch-invariant; sched.h, "Clusters") */
-        unsigned most = S->cluster > 1 && ops->cluster_max ? ops->cluster_max(dev) : 1;
+        /* a row past one block's registers: split across a cluster
+         * (sched.h, "Clusters").  Blocks of min_block threads first (several
+         * a SM, so one block's loads overlap another's exchange), the
+         * fewest (a power of two) whose registers hold the row; if more
+         * than the cluster allows, larger blocks; past 1024-thread blocks,
+         * the most, whose runs loop.  From the length alone: batch-invariant. */
+        unsigned minb = 1024;
+        unsigned most = S->cluster > 1 && ops->clusters ? ops->clusters(dev, &minb) : 1;
         if ((int64_t)most > S->cluster)
             most = (unsigned)S->cluster;
-        int64_t fit = (int64_t)block[0] * S->block_per;
-        while (cluster < most && len > fit * cluster)
-            cluster *= 2;
-        if (cluster > 1) {
+        if (most > 1 && len > (int64_t)block[0] * S->block_per) {
+            unsigned b = minb < 32 || minb > block[0] ? block[0] : minb;
+            for (;; b *= 2) {
+                cluster = 1;
+                while (cluster < most && len > (int64_t)b * S->block_per * cluster)
+                    cluster *= 2;
+                if (len <= (int64_t)b * S->block_per * cluster || b >= block[0])
+                    break;
+            }
             int64_t rows = grid[0] > INT32_MAX / cluster ? INT32_MAX / cluster : grid[0];
             grid[0] = (unsigned)(rows * cluster);
             len = (len + cluster - 1) / cluster;

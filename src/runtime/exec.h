@@ -69,8 +69,9 @@ typedef struct rt_ops {
      * returns (a foreach group table). */
     tc_status (*upload)(void *dev, uint64_t dst, const void *src, size_t bytes, void *stream,
                         tc_diag *d);
-    /* The most blocks a cluster launch may have here (1: no clusters); NULL: 1. */
-    unsigned (*cluster_max)(void *dev);
+    /* The most blocks a cluster launch may have here (1: no clusters), and
+     * the fewest threads a block of one should have; NULL: no clusters. */
+    unsigned (*clusters)(void *dev, unsigned *min_block);
 } rt_ops;
 
 /* A scalar parameter's value, rounded to the parameter's dtype, both ways:

@@ -288,16 +288,24 @@ static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const un
 
 /* Clusters need the module compiled for sm_90 or later (its cluster code is
  * compiled out before) and a device and driver that launch them.  8 blocks
- * is the portable size; TENSORC_CLUSTER_MAX (2 to 16, a power of two) sets
- * another, to measure (16 needs as many SMs free in one GPC). */
-static unsigned cu_cluster_max(void *dev)
+ * is the portable size; TENSORC_CLUSTER_MAX (1 to 16, a power of two) sets
+ * another, to measure (16 needs as many SMs free in one GPC).  Blocks of
+ * TENSORC_CLUSTER_BLOCK threads or more (default 256; a power of two, 32 to
+ * 1024), likewise. */
+static unsigned env_pow2(const char *name, long lo, long hi, unsigned dflt)
+{
+    const char *e = getenv(name);
+    long v = e ? strtol(e, NULL, 10) : 0;
+    return v >= lo && v <= hi && (v & (v - 1)) == 0 ? (unsigned)v : dflt;
+}
+
+static unsigned cu_clusters(void *dev, unsigned *min_block)
 {
     struct tc_rt *rt = dev;
+    *min_block = env_pow2("TENSORC_CLUSTER_BLOCK", 32, 1024, 256);
     if (rt->jit_arch < 90 || !drv_has_clusters(rt->dev))
         return 1;
-    const char *e = getenv("TENSORC_CLUSTER_MAX");
-    long v = e ? strtol(e, NULL, 10) : 8;
-    return v == 1 || v == 2 || v == 4 || v == 8 || v == 16 ? (unsigned)v : 8;
+    return env_pow2("TENSORC_CLUSTER_MAX", 1, 16, 8);
 }
 
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)
@@ -324,7 +332,7 @@ const rt_ops rt_ops_cuda = {
     .copy = cu_copy,
     .kernel = cu_kernel,
     .launch = cu_launch,
-    .cluster_max = cu_cluster_max,
+    .clusters = cu_clusters,
     .matmul = cu_matmul,
     .record = cu_record,
     .upload = cu_upload,

@@ -117,8 +117,9 @@ expect "cluster: exit" 0
 check "cluster: 8 blocks a row of 65537" [ "$(cluster_line)" = 8 ]
 check "cluster: grid of 3 rows x 8" [ "$(grid_x)" = 24 ]
 t run "$sm" --fn softmax --random --shape N=5,D=32768 --device=cuda
-check "cluster: 2 blocks a row of 32768" [ "$(cluster_line)" = 2 ]
-check "cluster: grid of 5 rows x 2" [ "$(grid_x)" = 10 ]
+check "cluster: 8 blocks of 256 threads a row of 32768" [ "$(cluster_line)" = 8 ]
+check "cluster: grid of 5 rows x 8" [ "$(grid_x)" = 40 ]
+check "cluster: blocks of 256 threads" grep -q "^fakecuda: launch .*, (256, 1, 1)>>>" "$work/err"
 t run "$sm" --fn softmax --random --shape N=5,D=16384 --device=cuda
 check "cluster: none for a row of 16384" [ -z "$(cluster_line)" ]
 check "cluster: grid of 5 rows" [ "$(grid_x)" = 5 ]

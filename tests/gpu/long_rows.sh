@@ -13,7 +13,10 @@
 #      batch of 1024 (--random fills rows in order, so row 0 is the same
 #      data) give identical bits.
 #
-# TC_LONG_ROWS_QUICK=1: parts 2 and 3 for softmax and rmsnorm only.  TENSORC_CLUSTER_MAX (runtime/rt.c) sets the
+# TC_LONG_ROWS_QUICK=1: parts 2 and 3 for softmax f32 and rmsnorm bf16 only
+# (batches of 256 at 262144);
+# TC_LONG_ROWS_DTYPES="f16", TC_LONG_ROWS_LENS="65537": part 1 for those only;
+# TC_LONG_ROWS_PARTS=1 part 1 alone.  TENSORC_CLUSTER_MAX (runtime/rt.c) sets the
 # largest cluster.  Prints "N passed, M failed" last; exit 0 when none failed.
 set -u
 tc=$(realpath "${1:?usage: long_rows.sh TENSORC}")
@@ -25,18 +28,22 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; sed 's/^/    /' "$work/err" | head -4; }
 
-lens="1 3 4097 65537 262144"
+lens=${TC_LONG_ROWS_LENS:-1 3 4097 65537 262144}
 
-# inputs: x (5 rows), and w, b (one row), as f32 .npy (bf16 and f16 travel as f32)
+# inputs: x (5 rows), and w, b (one row), as f32 .npy (bf16 travels as f32) and f16
 python3 - "$work" $lens <<'EOF'
 import random, struct, sys
 work, lens = sys.argv[1], [int(v) for v in sys.argv[2:]]
-def npy(path, shape, vals):
-    hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join("%d, " % s for s in shape)
+def npy1(path, shape, vals, code):
+    hdr = "{'descr': '<%s', 'fortran_order': False, 'shape': (%s), }" % (
+        "f4" if code == "f" else "f2", "".join("%d, " % s for s in shape))
     hdr += " " * (63 - (10 + len(hdr)) % 64) + "\n"
     with open(path, "wb") as f:
         f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-        f.write(struct.pack("<%df" % len(vals), *vals))
+        f.write(struct.pack("<%d%s" % (len(vals), code), *vals))
+def npy(path, shape, vals):  # f32, and f16 beside it (PATH-f16.npy)
+    npy1(path, shape, vals, "f")
+    npy1(path[:-4] + "-f16.npy", shape, vals, "e")
 r = random.Random(14)
 for n in lens:
     rows = []
@@ -52,21 +59,24 @@ for n in lens:
     npy("%s/b%d.npy" % (work, n), (n,), [r.uniform(-1, 1) for _ in range(n)])
 EOF
 
-inputs() { # fn len: the --input arguments
+inputs() { # fn len dtype: the --input arguments
+    local e=
+    [ "$3" = f16 ] && e=-f16
     case $1 in
-    rmsnorm_rows) echo "--input x=$work/x$2.npy --input g=$work/w$2.npy" ;;
-    layernorm_rows) echo "--input x=$work/x$2.npy --input w=$work/w$2.npy --input b=$work/b$2.npy" ;;
-    *) echo "--input x=$work/x$2.npy" ;;
+    rmsnorm_rows) echo "--input x=$work/x$2$e.npy --input g=$work/w$2$e.npy" ;;
+    layernorm_rows) echo "--input x=$work/x$2$e.npy --input w=$work/w$2$e.npy --input b=$work/b$2$e.npy" ;;
+    *) echo "--input x=$work/x$2$e.npy" ;;
     esac
 }
 
 fns="softmax_rows log_softmax_rows logsumexp_rows rmsnorm_rows layernorm_rows"
 echo "== against the interpreter"
+SECONDS=0
 for fn in $fns; do
-    for dt in f32 f16 bf16; do
+    for dt in ${TC_LONG_ROWS_DTYPES:-f32 f16 bf16}; do
         for n in $lens; do
             # shellcheck disable=SC2046
-            if "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n) --device=cuda --check \
+            if "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check \
                 >"$work/out" 2>"$work/err"; then ok; else bad "$fn $dt D=$n: --check"; fi
         done
     done
@@ -75,14 +85,19 @@ done
 # the data bytes of an .npy (its header is 64-byte aligned, v1)
 data() { local h; h=$(od -An -tu2 -j8 -N2 "$1" | tr -d ' '); tail -c +$((11 + h)) "$1"; }
 
-echo "== deterministic and batch-invariant"
-inv_fns=$fns
-[ "${TC_LONG_ROWS_QUICK:-0}" = 1 ] && inv_fns="softmax_rows rmsnorm_rows"
-for fn in $inv_fns; do
-    for dt in f32 bf16; do
+if [ "${TC_LONG_ROWS_PARTS:-}" = 1 ]; then
+    echo "($SECONDS s)"; echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit
+fi
+echo "== deterministic and batch-invariant ($SECONDS s)"
+pairs=
+for fn in $fns; do pairs="$pairs $fn:f32 $fn:bf16"; done
+[ "${TC_LONG_ROWS_QUICK:-0}" = 1 ] && pairs="softmax_rows:f32 rmsnorm_rows:bf16"
+for pair in $pairs; do
+    fn=${pair%:*} dt=${pair#*:}
+    {
         for n in 4097 65537 262144; do
             rows=1024
-            [ $n = 262144 ] && [ "$fn" != softmax_rows ] && rows=256
+            [ $n = 262144 ] && { [ "$fn" != softmax_rows ] || [ "${TC_LONG_ROWS_QUICK:-0}" = 1 ]; } && rows=256
             a=(run "$prog" --fn "$fn" --dtype T=$dt --random --seed 3 --device=cuda)
             if ! "$tc" "${a[@]}" --shape N=$rows,D=$n --output out=$work/b1.npy >/dev/null 2>"$work/err" ||
                 ! "$tc" "${a[@]}" --shape N=$rows,D=$n --output out=$work/b2.npy >/dev/null 2>"$work/err" ||
@@ -96,7 +111,8 @@ for fn in $inv_fns; do
             if cmp -s -n "$size" "$work/s.bin" <(data "$work/b1.npy"); then ok
             else bad "$fn $dt D=$n: the row alone differs from row 0 of $rows"; fi
         done
-    done
+    }
 done
+echo "($SECONDS s)"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -123,6 +123,7 @@ typedef struct {
     int allocs, frees, syncs, zeros, copies, launches, matmuls, uploads;
     unsigned grid[3], block[3], cluster; /* of the last launch */
     unsigned cluster_max;               /* what the device allows (0 taken as 1) */
+    unsigned cluster_block;             /* its blocks' fewest threads (0 taken as 1024) */
     size_t sizes[8][16];                /* arguments' sizes, by launch (the first 8) */
     void *events[16];
     void *event_streams[16];
@@ -251,14 +252,15 @@ static tc_status h_upload(void *dev, uint64_t dst, const void *src, size_t bytes
     return TC_OK;
 }
 
-static unsigned h_cluster_max(void *dev)
+static unsigned h_clusters(void *dev, unsigned *min_block)
 {
-    unsigned m = ((host_dev *)dev)->cluster_max;
-    return m ? m : 1;
+    host_dev *h = dev;
+    *min_block = h->cluster_block ? h->cluster_block : 1024;
+    return h->cluster_max ? h->cluster_max : 1;
 }
 
 static const rt_ops host_ops = {h_alloc, h_release, h_sync, h_zero, h_copy, h_kernel,
-                                h_launch, h_matmul, h_record, h_upload, h_cluster_max};
+                                h_launch, h_matmul, h_record, h_upload, h_clusters};
 
 /* --- kernels, reading their arguments as CUDA would ------------------------------------ */
 
@@ -603,17 +605,24 @@ static void test_chain(void **state)
 static void test_cluster(void **state)
 {
     (void)state;
-    struct { int64_t n; unsigned dev_max; int step_max; unsigned cluster, block; } cases[] = {
-        {10, 8, 16, 1, 32},             /* short: one block of 32 threads */
-        {16384, 8, 16, 1, 1024},        /* exactly a block's registers */
-        {16385, 8, 16, 2, 1024},        /* one past: two blocks */
-        {65536, 8, 16, 4, 1024},
-        {65537, 8, 16, 8, 1024},        /* 8 slices of 8193 */
-        {262144, 8, 16, 8, 1024},       /* past 8 blocks' registers: the most, looped */
-        {262144, 16, 16, 16, 1024},     /* a device allowing 16 */
-        {262144, 16, 4, 4, 1024},       /* the step's own limit */
-        {262144, 1, 16, 1, 1024},       /* no clusters (before sm_90): one block a row */
-        {100000, 8, 0, 1, 1024},        /* a kernel without clusters */
+    struct { int64_t n; unsigned dev_max, minb; int step_max; unsigned cluster, block; } cases[] = {
+        {10, 8, 0, 16, 1, 32},              /* short: one block of 32 threads */
+        {16384, 8, 0, 16, 1, 1024},         /* exactly a block's registers */
+        {16385, 8, 0, 16, 2, 1024},         /* one past: two blocks */
+        {65536, 8, 0, 16, 4, 1024},
+        {65537, 8, 0, 16, 8, 1024},         /* 8 runs of 8193 */
+        {262144, 8, 0, 16, 8, 1024},        /* past 8 blocks' registers: the most, looped */
+        {262144, 16, 0, 16, 16, 1024},      /* a device allowing 16 */
+        {262144, 16, 0, 4, 4, 1024},        /* the step's own limit */
+        {262144, 1, 0, 16, 1, 1024},        /* no clusters (before sm_90): one block a row */
+        {100000, 8, 0, 0, 1, 1024},         /* a kernel without clusters */
+        {16385, 8, 256, 16, 8, 256},        /* small blocks first: 8 of 256 threads */
+        {65536, 8, 256, 16, 8, 512},        /* 16 of 256 would pass 8: 8 of 512 */
+        {65536, 16, 256, 16, 16, 256},
+        {131072, 16, 256, 16, 16, 512},
+        {262144, 16, 256, 16, 16, 1024},
+        {524288, 16, 256, 16, 16, 1024},    /* past every cluster: the most, looped */
+        {16384, 8, 256, 16, 1, 1024},       /* one block holds it: no cluster */
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         tc_plan *plan = chain_plan(false);
@@ -624,6 +633,7 @@ static void test_cluster(void **state)
         S->cluster = cases[c].step_max;
         host_dev h = {0};
         h.cluster_max = cases[c].dev_max;
+        h.cluster_block = cases[c].minb;
         rt_pool pool = {0};
         tc_diag d;
         diag_init(&d);
