@@ -10,8 +10,24 @@
 
 enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8 };
 /* Long rows: the most blocks of a cluster a row is split across (sched.h,
- * "Clusters").  16 is past the portable 8; the runtime caps it to what the
- * device allows (runtime/exec.c). */
+ * "Clusters").  16 is past the portable 8; the runtime caps it (8 unless
+ * TENSORC_CLUSTER_MAX says more: runtime/rt.c).  Measured on an H200
+ * (tc-bench, us; Inductor from issue 14's table, another run, in []):
+ *                       8 blocks  16 blocks  no cluster  [Inductor]
+ *   softmax 1024x65536   240       267        705 (H100)  [203]
+ *   softmax 512x131072   388       310                    [209]
+ *   softmax 256x262144   626       530        748 (H100)  [324]
+ *   rmsnorm bf16 1024x65536  142   156                    [103]
+ *   rmsnorm bf16 256x262144  444   295                    [126]
+ * (8 blocks: 8 x 512 threads for 65536, 8 x 1024 past it, looping past
+ * 131072; 16: 16 x 256, 16 x 512, 16 x 1024, measured one build earlier,
+ * before the butterfly exchange and the plain loop apart; no cluster: one
+ * block a row, looping, on an H100.)  Read once, but far from
+ * the ceiling (52 % at best) and behind Inductor: a block's phases (load,
+ * block reduction, cluster barrier, exchange) do not overlap its own
+ * loads, and registers allow at most 3 such blocks a SM; bench/causes.json
+ * has the details and the suspected fixes (the row in shared memory,
+ * mbarrier exchanges, a long-row kernel with more elements a thread). */
 enum { ROW_CLUSTER = 16 };
 static const int64_t GRID_MAX = 2147483647;
 
@@ -304,7 +320,7 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
               : ks->cluster ? "reduction over trailing axes: a block per row, one pass per phase, "
                               "epilogue pass writes the row; a row past one block's registers is "
                               "split across a cluster (read once, partials exchanged through "
-                              "distributed shared memory in rank order)"
+                              "distributed shared memory in a fixed order)"
                   : "reduction over trailing axes: a block per row, one pass per phase, "
                     "epilogue pass writes the row";
 }

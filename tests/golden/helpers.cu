@@ -178,8 +178,9 @@ __device__ __forceinline__ unsigned tc_cluster_rank() { return 0; }
 __device__ __forceinline__ void tc_cluster_sync() {}
 #endif
 /* The row's value over the cluster: the block's, then every block's partial
- * read from its shared memory in rank order, so each block gets the same bits
- * and the order is fixed (deterministic).  slots: 2 x 16 bytes, used in turn:
+ * read from its shared memory and combined in a fixed tree over the ranks
+ * (ncl a power of two, at most 32), so each block gets the same bits and
+ * every run the same (deterministic).  slots: 2 x 16 bytes, used in turn:
  * a slot is written again two combines later, and every block has read it by
  * then (they passed the barrier of the combine between), so one barrier a
  * combine suffices; the kernel ends with a barrier so that no block exits
@@ -192,9 +193,10 @@ template <class T, class Op> __device__ T tc_cluster_reduce(T v, Op op, T *sm, u
         T *slot = (T *)(slots + 16 * (turn++ & 1u));
         if (threadIdx.x == 0) *slot = v;
         tc_cluster_sync();
-        T r = *tc_cluster_map(slot, 0);
-        for (unsigned b = 1; b < ncl; b++) r = op(r, *tc_cluster_map(slot, b));
-        v = r;
+        /* lane l reads rank l % ncl's partial (one round trip for them all),
+         * then a butterfly over the ncl ranks: the same tree in every lane */
+        v = *tc_cluster_map(slot, threadIdx.x & (ncl - 1));
+        for (unsigned o = 1; o < ncl; o <<= 1) v = op(v, tc_shfl(v, (int)o));
     }
 #endif
     return v;
