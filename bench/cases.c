@@ -110,6 +110,18 @@ const bench_case bench_cases[] = {
     {"cross_entropy_4096x128256", "cross_entropy.tc", "cross_entropy_loss", "N=4096,V=128256",
      "N=64,V=128256", NULL, false, CASE_PLAIN, NULL, "target",
      "bf16 logits, i64 targets in [0, 20), mean over rows (ignore_index -100)", NULL, NULL},
+    /* long rows (issue 14): past one block's registers, split across a
+     * thread-block cluster on sm_90 (src/sched/sched.h, "Clusters") */
+    {"softmax_1024x65536", "softmax.tc", "softmax", "N=1024,D=65536", "N=4,D=65536", "N", false,
+     CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
+    {"softmax_512x131072", "softmax.tc", "softmax", "N=512,D=131072", "N=4,D=131072", "N", false,
+     CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
+    {"softmax_256x262144", "softmax.tc", "softmax", "N=256,D=262144", "N=4,D=262144", "N", false,
+     CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
+    {"rmsnorm_bf16_1024x65536", "rmsnorm.tc", "rmsnorm_bf16", "N=1024,D=65536", "N=4,D=65536",
+     "N", false, CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
+    {"rmsnorm_bf16_256x262144", "rmsnorm.tc", "rmsnorm_bf16", "N=256,D=262144", "N=4,D=262144",
+     "N", false, CASE_PLAIN, NULL, NULL, NULL, NULL, NULL},
 };
 
 const int bench_ncases = (int)(sizeof bench_cases / sizeof *bench_cases);

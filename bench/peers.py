@@ -288,6 +288,14 @@ CASES = {
              b_lora),
     "cross_entropy_4096x128256": ({"N": 4096, "V": 128256}, {"N": 64, "V": 128256}, False,
                                   b_cross_entropy),
+    # long rows (issue 14)
+    "softmax_1024x65536": ({"N": 1024, "D": 65536}, {"N": 4, "D": 65536}, False, b_softmax),
+    "softmax_512x131072": ({"N": 512, "D": 131072}, {"N": 4, "D": 131072}, False, b_softmax),
+    "softmax_256x262144": ({"N": 256, "D": 262144}, {"N": 4, "D": 262144}, False, b_softmax),
+    "rmsnorm_bf16_1024x65536": ({"N": 1024, "D": 65536}, {"N": 4, "D": 65536}, False,
+                                b_rmsnorm_bf16),
+    "rmsnorm_bf16_256x262144": ({"N": 256, "D": 262144}, {"N": 4, "D": 262144}, False,
+                                b_rmsnorm_bf16),
 }
 
 

@@ -55,6 +55,12 @@ SOFTMAX_CASE = "softmax_16384x4096"
 # host time per AdamW step (one tc_run_foreach): issue 14's targets (issue 6 asked 50 µs
 # for the 240 tensors)
 HOST_TARGETS = (("adamw", "adamw_host", 10.0), ("adamw_2000x4096", "adamw_2000x4096_host", 60.0))
+# issue 14's long rows (past one block's registers): targets of their own,
+# and outside the suite's geomean
+LONG_ROWS = ("softmax_1024x65536", "softmax_512x131072", "softmax_256x262144",
+             "rmsnorm_bf16_1024x65536", "rmsnorm_bf16_256x262144")
+LONG_CEILING_FRACTION = 0.88
+LONG_SPEEDUP = 1.4
 
 
 def load(path):
@@ -156,9 +162,13 @@ def targets(cases, causes):
 
     large = [c for c in cases if not c.latency]
     for c in large:
+        long_row = c.name in LONG_ROWS
+        speed = LONG_SPEEDUP if long_row else 1.0
+        frac = LONG_CEILING_FRACTION if long_row else CEILING_FRACTION
+        what = "%s: at least %s and %d %% of the ceiling" % (
+            c.name, "%.1fx Inductor" % speed if long_row else "Inductor", round(frac * 100))
         if c.us is None:
-            add(c.name, "%s: at least Inductor and %d %% of the ceiling" % (c.name, CEILING_FRACTION * 100),
-                False, "no checked tensorc figure (%s)" % c.status)
+            add(c.name, what, False, "no checked tensorc figure (%s)" % c.status)
             continue
         parts, ok = [], True
         if c.x_ind is None:
@@ -166,21 +176,21 @@ def targets(cases, causes):
             ok = None
         else:
             parts.append("%.2fx Inductor" % c.x_ind)
-            ok = ok and c.x_ind >= 1.0
+            ok = ok and c.x_ind >= speed
         if c.frac is None:
             parts.append("no ceiling")
             ok = None if ok is not False else False
         else:
             parts.append("%.0f %% of the ceiling" % (100 * c.frac))
-            if c.frac < CEILING_FRACTION:
+            if c.frac < frac:
                 ok = False
-        add(c.name, "%s: at least Inductor and %d %% of the ceiling" % (c.name, CEILING_FRACTION * 100),
-            ok, ", ".join(parts))
+        add(c.name, what, ok, ", ".join(parts))
     sm = next((c for c in cases if c.name == SOFTMAX_CASE), None)
     if sm:
         add("softmax_speedup", "%s: at least %.1fx Inductor" % (SOFTMAX_CASE, SOFTMAX_SPEEDUP),
             None if sm.x_ind is None and sm.us is not None else (sm.x_ind or 0) >= SOFTMAX_SPEEDUP,
             "%.2fx" % sm.x_ind if sm.x_ind else "no figure")
+    large = [c for c in large if c.name not in LONG_ROWS]
     with_both = [c for c in large if c.x_ind]
     missing = [c.name for c in large if c.x_ind is None]
     g = geomean([c.x_ind for c in with_both])

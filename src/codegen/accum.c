@@ -129,7 +129,9 @@ void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine)
         const char *a = acc_name(g, r);
         const char *res = arena_printf(g->a, "r%d", cg_rno(g, r));
         if (combine)
-            buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem);\n", ind, "", a, combine, a, cg_red_op(r), at);
+            buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem%s%s);\n", ind, "", a, combine, a,
+                       cg_red_op(r), at, g->combine_args ? ", " : "",
+                       g->combine_args ? g->combine_args : "");
         bool arg = r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN;
         bool lowp = (r->dtype == TC_F16 || r->dtype == TC_BF16) && !arg && r->a.red.kind != RK_MAX &&
                     r->a.red.kind != RK_MIN; /* a max of bf16 values is one already */

@@ -101,6 +101,8 @@ typedef struct cg {
     int nsyms;
     const char *acc_at;      /* accumulators are arrays (a thread's columns): the
                               * subscript, else NULL */
+    const char *combine_args; /* cg_finish_pass: more arguments of the combine (a
+                               * cluster's), or NULL */
     /* reciprocals of divisors fixed per row or kernel, by the divisor's name */
     struct cg_rcp { const char *of, *name; cg_target t; } rcp[16];
     int nrcp;

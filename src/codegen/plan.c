@@ -298,6 +298,7 @@ void cg_plan_kernel(cg *g, const char *name)
     if (ks->block_per) {
         st->block_len = ks->rowlen;
         st->block_per = ks->block_per;
+        st->cluster = ks->cluster;
     }
     st->grid[0] = ks->grid;
     st->grid[1] = st->grid[2] = dim_const(g->c, 1);

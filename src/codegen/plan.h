@@ -158,6 +158,8 @@ typedef struct pstep {
     int block[3];
     const tc_dim *block_len;    /* NULL: block[0] as it is; else see above */
     int block_per;
+    int cluster;            /* row kernels: the most blocks a cluster may split a row across
+                             * (sched.h, "Clusters"; the runtime sizes it), 0: none */
     const tc_dim *ws_bytes; /* NULL when no PARG_WORKSPACE */
     bool idx64;             /* this kernel takes 64-bit sizes even in a 32-bit plan */
     ploop *loops;           /* its index variables' bounds (see ploop) */

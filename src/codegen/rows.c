@@ -1,5 +1,15 @@
 /* rows.c - SCH_ROWS and unsplit SCH_COLUMNS: a loop over rows (kept
  * elements) and the passes over each, looped or kept in registers.
+ *
+ * A rows kernel with a cluster (sched.h, "Clusters") shares each row
+ * among the cluster's ncl blocks: block `crank` takes every ncl-th run of
+ * blockDim.x vectors, starting at its rank (runs of 16 KB of f32: DRAM
+ * reads stay long and contiguous, and the index costs no more registers
+ * than one block's: a start and a stride; contiguous slices [lo, hi) cost
+ * two registers more and spilled under the 40-register cap).  Each pass's
+ * combine also exchanges partials across the cluster (tc_cluster_reduce,
+ * helpers.cuh).  With one block a cluster (no cluster launch, or before
+ * sm_90) this is the plain row.
  */
 #include "codegen/cg.h"
 
@@ -10,12 +20,16 @@
  * `items` elements of the row, fully unrolled, and what it loads in one
  * pass stays in registers (pc arrays) for the next, so the row is read
  * from memory once. */
-static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec)
+static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec, bool sliced)
 {
+    /* the runs of the row this block takes: every ncl-th, from crank */
+    const char *jrun = sliced ? "(j * ncl + crank)" : "j";
     const fkernel *k = g->k;
     const ksched *ks = g->ks;
     const char *combine = columns ? "tc_col_reduce"
-                          : g->ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce";
+                          : g->ks->compact ? "tc_block_reduce_ni"
+                          : sliced ? "tc_cluster_reduce" : "tc_block_reduce";
+    g->combine_args = sliced ? "tc_cl, tc_turn, ncl" : NULL;
     const char *tid = columns ? "threadIdx.y" : "threadIdx.x";
     const char *nth = columns ? "blockDim.y" : "blockDim.x";
     g->pr.items = items;
@@ -67,13 +81,17 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         cg_put(row, 0, &decl);
         if (!last || any_elem) {
             if (items) {
-                cg_loop(g, "r", dim_const(g->c, (int64_t)items * 1024 * vec), NULL);
+                const tc_dim *span = dim_const(g->c, (int64_t)items * 1024 * vec);
+                if (sliced) /* ncl blocks' runs, at most ks->cluster */
+                    span = dim_const(g->c, (int64_t)items * 1024 * vec * ks->cluster);
+                cg_loop(g, "r", span, NULL);
                 buf_printf(row, "%*s#pragma unroll\n", ind, "");
                 buf_printf(row, "%*sfor (int j = 0; j < %d; j++) {\n", ind, "", items);
                 if (vec > 1) /* len is a multiple of vec here: a vector is all in or all out */
-                    buf_printf(row, "%*sconst idx_t r = (j * blockDim.x + %s) * %d;\n", ind + 4, "", tid, vec);
+                    buf_printf(row, "%*sconst idx_t r = (%s * blockDim.x + %s) * %d;\n", ind + 4, "", jrun,
+                               tid, vec);
                 else
-                    buf_printf(row, "%*sconst idx_t r = j * blockDim.x + %s;\n", ind + 4, "", tid);
+                    buf_printf(row, "%*sconst idx_t r = %s * blockDim.x + %s;\n", ind + 4, "", jrun, tid);
                 buf_printf(row, "%*sif (r < len) {\n", ind + 4, "");
                 cg_decompose(g, row, ind + 8, "r", k->mask);
                 cg_put(row, ind + 8, &body);
@@ -82,9 +100,15 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 /* r reaches len - 1 + a block's threads (at most 1024): a
                  * limit of its own, so the hot loop keeps its plain step */
                 const tc_dim *c1024 = dim_const(g->c, 1024);
+                if (sliced) /* runs of the cluster's blocks: steps of up to 1024 * cluster */
+                    c1024 = dim_const(g->c, (int64_t)1024 * ks->cluster);
                 cg_loop(g, "r", ks->rowlen, c1024);
                 cg_limit(g, dim_add(g->c, ks->rowlen, c1024));
-                buf_printf(row, "%*sfor (idx_t r = %s; r < len; r += %s) {\n", ind, "", tid, nth);
+                if (sliced)
+                    buf_printf(row, "%*sfor (idx_t r = crank * blockDim.x + %s; r < len; r += ncl * blockDim.x) {\n",
+                               ind, "", tid);
+                else
+                    buf_printf(row, "%*sfor (idx_t r = %s; r < len; r += %s) {\n", ind, "", tid, nth);
                 cg_decompose(g, row, ind + 4, "r", k->mask);
                 cg_put(row, ind + 4, &body);
             }
@@ -100,9 +124,48 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     }
     g->pr.items = 0;
     g->v.row = false;
+    g->combine_args = NULL;
 }
 
-/* ROWS and COLUMNS: a loop over rows (kept elements), passes over each. */
+/* One row's code (at indentation 8) into row: registers when the row fits
+ * them, else the loop; `sliced`: the row is shared by the cluster. */
+static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced)
+{
+    const ksched *ks = g->ks;
+    int items = columns ? 0 : ks->items, vec = columns ? 1 : ks->vec;
+    if (items && !fits) {
+        /* both: registers when the row fits (with vector loads: when the
+         * row is a whole number of aligned vectors), a loop otherwise */
+        tc_buf pers, loop;
+        buf_init(&pers, g->a);
+        buf_init(&loop, g->a);
+        passes(g, &pers, 12, columns, items, vec, sliced);
+        int nalign = g->v.nalign;
+        const char **align = g->v.align;
+        g->v.align = NULL;
+        g->v.nalign = g->v.capalign = 0;
+        cg_forget(g, T_ROW); /* the other branch cannot see these */
+        passes(g, &loop, 12, columns, 0, 1, sliced);
+        buf_printf(row, "        if (len <= %d * blockDim.x%s", items * vec, sliced ? " * ncl" : "");
+        if (vec > 1)
+            buf_printf(row, " && len %% %d == 0", vec);
+        for (int i = 0; i < nalign; i++)
+            buf_printf(row, " &&\n            %s", align[i]);
+        buf_puts(row, ") { /* the row fits in registers: read it once */\n");
+        buf_puts(row, buf_str(&pers));
+        buf_puts(row, "        } else {\n");
+        buf_puts(row, buf_str(&loop));
+        buf_puts(row, "        }\n");
+    } else {
+        passes(g, row, 8, columns, fits ? items : 0, 1, false);
+    }
+}
+
+/* ROWS and COLUMNS: a loop over rows (kept elements), passes over each.
+ * A kernel with a cluster has two: the plain one runs when the launch has
+ * no cluster (ncl == 1), the other when it has; one loop with the
+ * cluster's index arithmetic for both slowed short rows (the 40-register
+ * cap: rmsnorm bf16 16384 x 4096 on an H200, 79 us to 90). */
 void cg_rows(cg *g, tc_buf *o, bool columns)
 {
     const fkernel *k = g->k;
@@ -110,40 +173,25 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     g->elemvars = k->mask;
     g->rowvars = cg_all_axes(k) & ~k->mask;
     const char *nrows = cg_index(g, ks->rows), *len = cg_index(g, ks->rowlen);
-    tc_buf row;
-    buf_init(&row, g->a);
     int items = columns ? 0 : ks->items, vec = columns ? 1 : ks->vec;
     int64_t clen;
     bool fits = items && vec == 1 && dim_is_const(ks->rowlen, &clen) &&
                 clen <= (int64_t)items * ks->block[0];
-    if (items && !fits) {
-        /* both: registers when the row fits (with vector loads: when the
-         * row is a whole number of aligned vectors), a loop otherwise */
-        tc_buf pers, loop;
-        buf_init(&pers, g->a);
-        buf_init(&loop, g->a);
-        passes(g, &pers, 12, columns, items, vec);
-        int nalign = g->v.nalign;
-        const char **align = g->v.align;
-        g->v.align = NULL;
-        g->v.nalign = g->v.capalign = 0;
-        cg_forget(g, T_ROW); /* the other branch cannot see these */
-        passes(g, &loop, 12, columns, 0, 1);
-        buf_printf(&row, "        if (len <= %d * blockDim.x", items * vec);
-        if (vec > 1)
-            buf_printf(&row, " && len %% %d == 0", vec);
-        for (int i = 0; i < nalign; i++)
-            buf_printf(&row, " &&\n            %s", align[i]);
-        buf_puts(&row, ") { /* the row fits in registers: read it once */\n");
-        buf_puts(&row, buf_str(&pers));
-        buf_puts(&row, "        } else {\n");
-        buf_puts(&row, buf_str(&loop));
-        buf_puts(&row, "        }\n");
-    } else {
-        passes(g, &row, 8, columns, fits ? items : 0, 1);
+    bool sliced = !columns && ks->cluster && items && !fits;
+    tc_buf row, crow;
+    buf_init(&row, g->a);
+    buf_init(&crow, g->a);
+    row_body(g, &row, columns, fits, false);
+    if (sliced) {
+        cg_forget(g, T_ROW);
+        row_body(g, &crow, columns, fits, true);
     }
     cg_put(o, 4, &g->kpre);
     buf_printf(o, "    const idx_t rows = %s, len = %s;\n", nrows, len);
+    if (sliced)
+        buf_puts(o, "    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */\n"
+                    "    unsigned tc_turn = 0;\n"
+                    "    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();\n");
     /* the row loops saturate at rows (plan_verify): row += gridDim.x
      * would wrap past 2^31 once rows > 2^30 */
     if (columns) {
@@ -160,9 +208,20 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     } else {
         cg_loop(g, "row", ks->rows, NULL);
         cg_limit(g, ks->rows); /* at most the domain's size, which dim_nonneg cannot see */
-        buf_puts(o, "    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {\n");
+        buf_printf(o, "    for (idx_t row = %s; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {\n",
+                   sliced ? "ncl == 1 ? blockIdx.x : rows" : "blockIdx.x");
     }
     cg_decompose(g, o, 8, "row", cg_all_axes(k) & ~k->mask);
     buf_puts(o, buf_str(&row));
     buf_puts(o, "    }\n");
+    if (sliced) {
+        buf_puts(o, "    /* a row shared by the cluster's blocks */\n"
+                    "    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;\n"
+                    "         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {\n");
+        cg_decompose(g, o, 8, "row", cg_all_axes(k) & ~k->mask);
+        buf_puts(o, buf_str(&crow));
+        buf_puts(o, "    }\n");
+        /* no block leaves while another may read its partials */
+        buf_puts(o, "    if (ncl > 1)\n        tc_cluster_sync();\n");
+    }
 }

@@ -51,6 +51,23 @@ enum {
     CU_EVENT_DEFAULT = 0,
 };
 
+/* cuLaunchKernelEx's configuration (CUDA 12.0+), for cluster launches */
+typedef struct {
+    int id;                     /* CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION */
+    char pad[4];
+    union {
+        char pad[64];
+        struct { unsigned x, y, z; } cluster;
+    } value;
+} CUlaunchAttribute;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, shmem;
+    CUstream stream;
+    CUlaunchAttribute *attrs;
+    unsigned nattrs;
+} CUlaunchConfig;
+enum { CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14 };
+
 static struct {
     bool ok;
     CUresult (*init)(unsigned flags);
@@ -86,6 +103,8 @@ static struct {
     CUresult (*event_elapsed)(float *ms, CUevent start, CUevent end);
     CUresult (*event_destroy)(CUevent e);
     CUresult (*param_info)(CUfunction f, size_t i, size_t *offset, size_t *size); /* optional */
+    CUresult (*launch_ex)(const CUlaunchConfig *c, CUfunction f, void **params, void **extra); /* optional */
+    CUresult (*func_attr)(CUfunction f, int attr, int value); /* optional */
     CUresult (*total_mem)(size_t *bytes, CUdevice dev); /* optional: tensorc doctor's report */
     CUresult (*addr_range)(CUdeviceptr *base, size_t *size, CUdeviceptr p); /* optional */
     CUresult (*error_name)(CUresult r, const char **s);
@@ -148,6 +167,8 @@ static bool load_from(const char *path, const char **missing)
         }
     if (!dl_sym(h, "cuFuncGetParamInfo", &cu.param_info)) /* CUDA 12.4+ */
         cu.param_info = NULL;
+    if (!dl_sym(h, "cuLaunchKernelEx", &cu.launch_ex) || !dl_sym(h, "cuFuncSetAttribute", &cu.func_attr))
+        cu.launch_ex = NULL, cu.func_attr = NULL; /* CUDA 12.0+: clusters */
     if (!dl_sym(h, "cuDeviceTotalMem_v2", &cu.total_mem))
         cu.total_mem = NULL;
     if (!dl_sym(h, "cuMemGetAddressRange_v2", &cu.addr_range))
@@ -415,6 +436,35 @@ tc_status drv_launch(drv_fn fn, const unsigned grid[3], const unsigned block[3],
                            block[2], shmem, (CUstream)stream, args, NULL);
     leave(pushed);
     return r == CUDA_SUCCESS ? TC_OK : fail(d, "cuLaunchKernel", r);
+}
+
+bool drv_has_clusters(const drv_device *dev)
+{
+    return dev->arch >= 90 && cu.launch_ex && cu.func_attr;
+}
+
+tc_status drv_launch_cluster(drv_fn fn, const unsigned grid[3], const unsigned block[3],
+                             unsigned cluster, void *stream, void **args, tc_diag *d)
+{
+    if (cluster <= 1)
+        return drv_launch(fn, grid, block, 0, stream, args, d);
+    if (!cu.launch_ex)
+        return SET(d, TC_ERR_UNSUPPORTED, "this CUDA driver has no cuLaunchKernelEx (clusters)");
+    CUlaunchAttribute at;
+    memset(&at, 0, sizeof at);
+    at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    at.value.cluster.x = cluster;
+    at.value.cluster.y = at.value.cluster.z = 1;
+    CUlaunchConfig c = {grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
+                        (CUstream)stream, &at, 1};
+    bool pushed = enter(fn.dev);
+    CUresult r = CUDA_SUCCESS;
+    if (cluster > 8) /* past the portable size: the kernel must allow it */
+        r = cu.func_attr((CUfunction)fn.handle, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (r == CUDA_SUCCESS)
+        r = cu.launch_ex(&c, (CUfunction)fn.handle, args, NULL);
+    leave(pushed);
+    return r == CUDA_SUCCESS ? TC_OK : fail(d, "cuLaunchKernelEx (a cluster launch)", r);
 }
 
 tc_status drv_alloc(drv_device *dev, size_t bytes, drv_ptr *ptr, tc_diag *d)

@@ -104,6 +104,15 @@ tc_status drv_function_params(drv_fn fn, size_t *sizes, int max, int *n, tc_diag
 tc_status drv_launch(drv_fn fn, const unsigned grid[3], const unsigned block[3], unsigned shmem,
                      void *stream, void **args, tc_diag *d);
 
+/*! drv_has_clusters(): whether dev can launch thread-block clusters (sm_90
+ *  and a driver with cuLaunchKernelEx). */
+bool drv_has_clusters(const drv_device *dev);
+/*! drv_launch_cluster(): drv_launch in clusters of `cluster` blocks along x
+ *  (grid[0] a multiple of it; 1: a plain launch); past 8 (the portable
+ *  size) the kernel is first allowed a non-portable size. */
+tc_status drv_launch_cluster(drv_fn fn, const unsigned grid[3], const unsigned block[3],
+                             unsigned cluster, void *stream, void **args, tc_diag *d);
+
 /*! Device memory: drv_alloc(bytes > 0), drv_free (0 is a no-op), and synchronous copies. */
 tc_status drv_alloc(drv_device *dev, size_t bytes, drv_ptr *ptr, tc_diag *d);
 void drv_free(drv_device *dev, drv_ptr ptr);

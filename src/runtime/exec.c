@@ -587,12 +587,36 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
                        plan->fn, S->kernel, k, S->block[k]);
         block[k] = (unsigned)S->block[k];
     }
+    unsigned cluster = 1;
     if (S->block_len && S->block_per > 0) {
         /* a row kernel: the block fits the row, so short rows keep most threads busy */
         int64_t len;
         tc_status st = eval(plan, S->block_len, a, "the block's row length", step, &len, d);
         if (st != TC_OK)
             return st;
+        /* a row past one block's registers: split across a cluster
+         * (sched.h, "Clusters").  Blocks of min_block threads first (several
+         * a SM, so one block's loads overlap another's exchange), the
+         * fewest (a power of two) whose registers hold the row; if more
+         * than the cluster allows, larger blocks; past 1024-thread blocks,
+         * the most, whose runs loop.  From the length alone: batch-invariant. */
+        unsigned minb = 1024;
+        unsigned most = S->cluster > 1 && ops->clusters ? ops->clusters(dev, &minb) : 1;
+        if ((int64_t)most > S->cluster)
+            most = (unsigned)S->cluster;
+        if (most > 1 && len > (int64_t)block[0] * S->block_per) {
+            unsigned b = minb < 32 || minb > block[0] ? block[0] : minb;
+            for (;; b *= 2) {
+                cluster = 1;
+                while (cluster < most && len > (int64_t)b * S->block_per * cluster)
+                    cluster *= 2;
+                if (len <= (int64_t)b * S->block_per * cluster || b >= block[0])
+                    break;
+            }
+            int64_t rows = grid[0] > INT32_MAX / cluster ? INT32_MAX / cluster : grid[0];
+            grid[0] = (unsigned)(rows * cluster);
+            len = (len + cluster - 1) / cluster;
+        }
         int64_t want = (len + S->block_per - 1) / S->block_per;
         unsigned b = 32;
         while (b < block[0] && (int64_t)b < want)
@@ -603,7 +627,7 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
     tc_status st = ops->kernel(dev, module, S->kernel, &fn, d);
     if (st != TC_OK)
         return st;
-    return ops->launch(dev, fn, grid, block, p->argv, p->sizes, S->nargs, stream, d);
+    return ops->launch(dev, fn, grid, block, cluster, p->argv, p->sizes, S->nargs, stream, d);
 }
 
 static tc_status run_matmul(rt_pool *p, const rt_ops *ops, void *dev, const tc_plan *plan,

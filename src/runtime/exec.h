@@ -57,9 +57,11 @@ typedef struct rt_ops {
     tc_status (*kernel)(void *dev, void *module, const char *name, void **fn, tc_diag *d);
     /* args: nargs pointers to each argument's value, typed as plan.h says;
      * sizes: each one's size in bytes (sizeof its C type), so the device
-     * side can check them against the kernel's parameters. */
+     * side can check them against the kernel's parameters.  cluster: blocks
+     * a thread-block cluster along x (1: none; grid[0] a multiple). */
     tc_status (*launch)(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
-                        void **args, const size_t *sizes, int nargs, void *stream, tc_diag *d);
+                        unsigned cluster, void **args, const size_t *sizes, int nargs,
+                        void *stream, tc_diag *d);
     tc_status (*matmul)(void *dev, const blas_mm *mm, void *stream, tc_diag *d);
     /* Record event (for --bench) on stream. */
     tc_status (*record)(void *dev, void *event, void *stream, tc_diag *d);
@@ -67,6 +69,9 @@ typedef struct rt_ops {
      * returns (a foreach group table). */
     tc_status (*upload)(void *dev, uint64_t dst, const void *src, size_t bytes, void *stream,
                         tc_diag *d);
+    /* The most blocks a cluster launch may have here (1: no clusters), and
+     * the fewest threads a block of one should have; NULL: no clusters. */
+    unsigned (*clusters)(void *dev, unsigned *min_block);
 } rt_ops;
 
 /* A scalar parameter's value, rounded to the parameter's dtype, both ways:

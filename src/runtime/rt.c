@@ -283,12 +283,35 @@ tc_status rt_kernel_check(rt_kernel *k, const size_t *sizes, int nargs, tc_diag 
 }
 
 static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
-                           void **args, const size_t *sizes, int nargs, void *stream, tc_diag *d)
+                           unsigned cluster, void **args, const size_t *sizes, int nargs,
+                           void *stream, tc_diag *d)
 {
     (void)dev;
     rt_kernel *k = fn;
     tc_status st = rt_kernel_check(k, sizes, nargs, d);
-    return st != TC_OK ? st : drv_launch(k->fn, grid, block, 0, stream, args, d);
+    return st != TC_OK ? st : drv_launch_cluster(k->fn, grid, block, cluster, stream, args, d);
+}
+
+/* Clusters need the module compiled for sm_90 or later (its cluster code is
+ * compiled out before) and a device and driver that launch them.  8 blocks
+ * is the portable size; TENSORC_CLUSTER_MAX (1 to 16, a power of two) sets
+ * another, to measure (16 needs as many SMs free in one GPC).  Blocks of
+ * TENSORC_CLUSTER_BLOCK threads or more (default 256; a power of two, 32 to
+ * 1024), likewise. */
+static unsigned env_pow2(const char *name, long lo, long hi, unsigned dflt)
+{
+    const char *e = getenv(name);
+    long v = e ? strtol(e, NULL, 10) : 0;
+    return v >= lo && v <= hi && (v & (v - 1)) == 0 ? (unsigned)v : dflt;
+}
+
+static unsigned cu_clusters(void *dev, unsigned *min_block)
+{
+    struct tc_rt *rt = dev;
+    *min_block = env_pow2("TENSORC_CLUSTER_BLOCK", 32, 1024, 256);
+    if (rt->jit_arch < 90 || !drv_has_clusters(rt->dev))
+        return 1;
+    return env_pow2("TENSORC_CLUSTER_MAX", 1, 16, 8);
 }
 
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)
@@ -315,6 +338,7 @@ const rt_ops rt_ops_cuda = {
     .copy = cu_copy,
     .kernel = cu_kernel,
     .launch = cu_launch,
+    .clusters = cu_clusters,
     .matmul = cu_matmul,
     .record = cu_record,
     .upload = cu_upload,

@@ -9,6 +9,26 @@
 #include <string.h>
 
 enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, SCAN_BLOCK = 128 };
+/* Long rows: the most blocks of a cluster a row is split across (sched.h,
+ * "Clusters").  16 is past the portable 8; the runtime caps it (8 unless
+ * TENSORC_CLUSTER_MAX says more: runtime/rt.c).  Measured on an H200
+ * (tc-bench, us; Inductor from issue 14's table, another run, in []):
+ *                       8 blocks  16 blocks  no cluster  [Inductor]
+ *   softmax 1024x65536   240       267        705 (H100)  [203]
+ *   softmax 512x131072   388       310                    [209]
+ *   softmax 256x262144   626       530        748 (H100)  [324]
+ *   rmsnorm bf16 1024x65536  142   156                    [103]
+ *   rmsnorm bf16 256x262144  444   295                    [126]
+ * (8 blocks: 8 x 512 threads for 65536, 8 x 1024 past it, looping past
+ * 131072; 16: 16 x 256, 16 x 512, 16 x 1024, measured one build earlier,
+ * before the butterfly exchange and the plain loop apart; no cluster: one
+ * block a row, looping, on an H100.)  Read once, but far from
+ * the ceiling (52 % at best) and behind Inductor: a block's phases (load,
+ * block reduction, cluster barrier, exchange) do not overlap its own
+ * loads, and registers allow at most 3 such blocks a SM; bench/causes.json
+ * has the details and the suspected fixes (the row in shared memory,
+ * mbarrier exchanges, a long-row kernel with more elements a thread). */
+enum { ROW_CLUSTER = 16 };
 static const int64_t GRID_MAX = 2147483647;
 
 /* The compile budget's share here (fuse.h): a kernel's work (nodes
@@ -295,16 +315,28 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     int per = ks->vec > 1 ? 2 * ROW_ITEMS : ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
-    if (dim_is_const(ks->rowlen, &len) && len > (int64_t)1024 * per)
+    /* rows past a block's registers: split across a cluster (sm_90), or
+     * loop where none forms; past the cluster's registers, loop only */
+    ks->cluster = ROW_CLUSTER;
+    bool clen = dim_is_const(ks->rowlen, &len);
+    if (clen && len <= (int64_t)1024 * per)
+        ks->cluster = 0;
+    if (clen && len > (int64_t)1024 * per * ROW_CLUSTER)
         ks->items = 0;
     bool big = k->work * per > UNROLLED || x->s->big;
     if (big)
         ks->items = 0;
+    if (!ks->items)
+        ks->cluster = 0;
     ks->compact = big;
     ks->grid = ks->rows;
     ks->why = big ? "reduction over trailing axes: a block per row, one pass per phase, "
                     "epilogue pass writes the row; rows loop: the budget (the work unrolled "
                     "for rows kept in registers would pass the unrolled limit)"
+              : ks->cluster ? "reduction over trailing axes: a block per row, one pass per phase, "
+                              "epilogue pass writes the row; a row past one block's registers is "
+                              "split across a cluster (read once, partials exchanged through "
+                              "distributed shared memory in a fixed order)"
                   : "reduction over trailing axes: a block per row, one pass per phase, "
                     "epilogue pass writes the row";
 }
@@ -483,6 +515,10 @@ void sched_print(tc_buf *b, const sfn *s)
             buf_printf(b, "    block sized to the row at launch (32..%d threads, %d elements each); rows "
                           "of up to %d elements stay in registers, longer rows loop\n",
                        ks->block[0], ks->items * ks->vec, ks->items * ks->vec * ks->block[0]);
+        if (ks->kind == SCH_ROWS && ks->cluster)
+            buf_printf(b, "    long rows: split across a cluster of up to %d blocks on sm_90 (the "
+                          "fewest whose registers hold the row, sized at launch); elsewhere they "
+                          "loop\n", ks->cluster);
         if (ks->kind == SCH_ROWS && ks->vec > 1)
             buf_printf(b, "    vector width %d along the row (rows that are a whole number of aligned "
                           "vectors)\n", ks->vec);

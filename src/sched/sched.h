@@ -46,6 +46,25 @@
  *                  elements (warp shuffles, then the warps' totals) and
  *                  combines the carry in front (src/codegen/scan.c).
  *
+ * Clusters (long rows, SCH_ROWS with registers): a row longer than one
+ * block's registers hold (block * items * vec elements) is split across a
+ * thread-block cluster of up to `cluster` blocks on sm_90 (codegen/rows.c:
+ * block `rank` takes every ncl-th run of blockDim.x vectors).  Each pass
+ * reduces the block's part, then the blocks exchange partials through
+ * distributed shared memory and every block combines them in one fixed
+ * tree, so the row is read from memory once and kept in registers across
+ * the exchange, and the result has the same bits in every block and every
+ * run.  The runtime sizes the cluster and its blocks from the row length
+ * alone (runtime/exec.c: blocks of 256 threads or more, the fewest of them
+ * whose registers hold the row), so a row's result does not depend on the
+ * number of rows.  The kernel keeps its plain row loop for launches
+ * without a cluster: before sm_90, on a driver without cuLaunchKernelEx,
+ * and for rows one block holds.  Rows past the cluster's registers (past
+ * 16 x 1024 x 16 elements, or 8 x 1024 x 16 where 8 blocks are the most)
+ * loop and re-read each pass (L2 usually holds them); without a cluster,
+ * rows past one block's registers do so too: that is the documented
+ * fallback (no second kernel over partials, no online single pass).
+ *
  * Foreach: the one pointwise kernel of an elementwise function (every tensor
  * [*], graph.h) is scheduled over tensor groups, as multi_tensor_apply does:
  * each block takes `chunk` elements of one group (group i's blocks follow
@@ -91,6 +110,9 @@ typedef struct ksched {
                              * SCH_COLUMNS: kept elements a thread */
     int items;              /* SCH_ROWS: row chunks per thread kept in registers (0: looped only) */
     int block_per;          /* SCH_ROWS: the launch sizes block[0] to rowlen / block_per */
+    int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
+                             * slice each, in a thread-block cluster (0: none; see
+                             * "Clusters" above) */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
                              * along (32 x 32 shared-memory tiles), or -1 */
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */

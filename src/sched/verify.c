@@ -18,7 +18,8 @@
  *     at sample sizes (every symbol from a few small and one large value)
  *     at which every dim of the domain is non-negative;
  *   - the strategy's own fields: tiles along an axis before the last,
- *     foreach only pointwise with a chunk, splits only for columns.
+ *     foreach only pointwise with a chunk, splits only for columns, clusters
+ *     only for rows kept in registers (a power of two, at most 16).
  */
 #include "sched/sched.h"
 
@@ -162,6 +163,12 @@ void sched_verify(const sfn *s, tc_arena *a, tc_diag *d)
             bad(s, i, d, "foreach without a pointwise chunk");
         if (ks->split < 0 || (ks->split && (ks->kind != SCH_COLUMNS || ks->nphases != 1)))
             bad(s, i, d, "a split that is not a one-pass columns kernel's");
+        /* the runtime launches clusters of a power of two up to 16 blocks
+         * (runtime/exec.c); codegen splits only rows kept in registers */
+        if (ks->cluster < 0 || ks->cluster > 16 || (ks->cluster & (ks->cluster - 1)) ||
+            (ks->cluster && (ks->kind != SCH_ROWS || ks->items <= 0)))
+            bad(s, i, d, "a cluster that is not a power of two up to 16, or not of a rows "
+                         "kernel kept in registers");
         if (ks->kind == SCH_FULL && ks->nphases > 1)
             bad(s, i, d, "a whole-tensor kernel with dependent reductions");
         if (k->nreds && ks->kind != SCH_SCAN) { /* scans: one walk, no passes */

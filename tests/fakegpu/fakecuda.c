@@ -14,7 +14,8 @@
  *     argument types with what the kernel was compiled to take.
  *   - cuLaunchKernel reads every 8-byte parameter: one that is not a small
  *     integer (a 64-bit size) must point into a live allocation, else the
- *     launch fails as an illegal address.  Grid and block limits are checked.
+ *     launch fails as an illegal address.  Grid and block limits are checked,
+ *     and cuLaunchKernelEx's cluster dimensions (below).
  *   - Memory is malloc'd and filled with 0xa5 (never zero); copies and fills
  *     are memcpy/memset, bounds-checked against the allocations.
  *
@@ -221,6 +222,7 @@ typedef struct {
     int nparams;
     size_t sizes[256];
     bool ptr[256];          /* a .u64/.b64 parameter: may be an address (not .f64, not a table) */
+    bool nonportable;       /* cuFuncSetAttribute allowed clusters past 8 blocks */
 } fake_fn;
 
 typedef struct {
@@ -587,6 +589,55 @@ static bool capture_copy(void *stream, uint64_t d, uint64_t src, size_t len)
     return false;
 }
 #endif
+
+/* Cluster launches (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+ * the layout of cuda.h): the cluster must divide the grid, have at most 8
+ * blocks (16 once the kernel allows a non-portable size), and its blocks
+ * at most 1024 threads each (cuLaunchKernel's checks); else the launch is
+ * refused as the driver would.  TC_FAKE_CUDA_LOG prints the cluster before
+ * the launch line. */
+typedef struct {
+    int id;
+    char pad[4];
+    union { char pad[64]; struct { unsigned x, y, z; } cluster; } value;
+} fake_attr;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, shmem;
+    void *stream;
+    fake_attr *attrs;
+    unsigned nattrs;
+} fake_config;
+enum { FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14, LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+       INVALID_CLUSTER_SIZE = 912 };
+
+CUresult cuFuncSetAttribute(void *fn, int attr, int value)
+{
+    if (attr == FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
+        ((fake_fn *)fn)->nonportable = value != 0;
+    return OK;
+}
+
+CUresult cuLaunchKernelEx(const fake_config *c, void *fn, void **params, void **extra)
+{
+    unsigned cx = 1, cy = 1, cz = 1;
+    for (unsigned i = 0; i < c->nattrs; i++)
+        if (c->attrs[i].id == LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
+            cx = c->attrs[i].value.cluster.x;
+            cy = c->attrs[i].value.cluster.y;
+            cz = c->attrs[i].value.cluster.z;
+        }
+    fake_fn *f = fn;
+    unsigned long n = (unsigned long)cx * cy * cz;
+    if (!cx || !cy || !cz || c->gx % cx || c->gy % cy || c->gz % cz || n > (f->nonportable ? 16u : 8u)) {
+        fprintf(stderr, "fakecuda: %s: cluster (%u, %u, %u) does not fit grid (%u, %u, %u) or the "
+                "size allowed\n", f->name, cx, cy, cz, c->gx, c->gy, c->gz);
+        return INVALID_CLUSTER_SIZE;
+    }
+    if (getenv("TC_FAKE_CUDA_LOG") && n > 1)
+        fprintf(stderr, "fakecuda: cluster %s (%u, %u, %u)\n", f->name, cx, cy, cz);
+    return cuLaunchKernel(fn, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->shmem, c->stream, params,
+                          extra);
+}
 
 /* --- events: a clock that advances by 10 us per launch ----------------------------- */
 

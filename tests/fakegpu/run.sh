@@ -109,5 +109,22 @@ expect "groups: not elementwise" 1
 check "groups: not elementwise message" grep -qxF "error: function 'stats' cannot run over tensor groups: parameter 'x' is f32[N, D], not [*] (--groups needs every tensor parameter [*] and every operation pointwise)" "$work/err"
 check "groups: not elementwise, no launch" [ "$(launches)" -eq 0 ]
 
+# long rows: a cluster launch (sched.h, "Clusters"), sized from the row length alone
+sm=$root/examples/softmax.tc
+cluster_line() { sed -n 's/^fakecuda: cluster [^ ]* (\([0-9]*\), 1, 1)$/\1/p' "$work/err"; }
+t run "$sm" --fn softmax --random --shape N=3,D=65537 --device=cuda
+expect "cluster: exit" 0
+check "cluster: 8 blocks a row of 65537" [ "$(cluster_line)" = 8 ]
+check "cluster: grid of 3 rows x 8" [ "$(grid_x)" = 24 ]
+t run "$sm" --fn softmax --random --shape N=5,D=32768 --device=cuda
+check "cluster: 8 blocks of 256 threads a row of 32768" [ "$(cluster_line)" = 8 ]
+check "cluster: grid of 5 rows x 8" [ "$(grid_x)" = 40 ]
+check "cluster: blocks of 256 threads" grep -q "^fakecuda: launch .*, (256, 1, 1)>>>" "$work/err"
+t run "$sm" --fn softmax --random --shape N=5,D=16384 --device=cuda
+check "cluster: none for a row of 16384" [ -z "$(cluster_line)" ]
+check "cluster: grid of 5 rows" [ "$(grid_x)" = 5 ]
+TENSORC_CLUSTER_MAX=16 t run "$sm" --fn softmax --random --shape N=2,D=262144 --device=cuda
+check "cluster: 16 blocks (non-portable) a row of 262144" [ "$(cluster_line)" = 16 ]
+
 echo "run --groups: $pass passed, $fail failed"
 [ "$status" -eq 0 ] && [ "$fail" -eq 0 ]

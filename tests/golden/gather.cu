@@ -174,7 +174,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_3(
 
 /* ---- fn take_computed ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_4(
     const unsigned short *__restrict__ in_x,
     float *__restrict__ buf7,
@@ -183,7 +183,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_C;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
@@ -281,6 +284,108 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_x + sz_C*i0, 8) &&
+            tc_aligned(buf7 + sz_C*i0, 16)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            float acc3 = tc_lowest<float>();
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const tc_vec<unsigned short, 4> v31 = tc_vload<unsigned short, 4>(in_x + sz_C*i0 + i1); // gather.tc:14
+                    pc0[j * 4 + 0] = tc_h2f(v31.v[0]);                          // gather.tc:14
+                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:13
+                    pc0[j * 4 + 1] = tc_h2f(v31.v[1]);                          // gather.tc:14
+                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:13
+                    pc0[j * 4 + 2] = tc_h2f(v31.v[2]);                          // gather.tc:14
+                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:13
+                    pc0[j * 4 + 3] = tc_h2f(v31.v[3]);                          // gather.tc:14
+                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:13
+                }
+            }
+            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r3 = acc3;
+            float acc6 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t32 = (pc0[j * 4 + 0]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
+                    acc6 = tc_op_sum()(acc6, t33);                              // <prelude>/softmax.tc:14
+                    const float t34 = (pc0[j * 4 + 1]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t35 = expf(t34);                                // <prelude>/softmax.tc:13
+                    acc6 = tc_op_sum()(acc6, t35);                              // <prelude>/softmax.tc:14
+                    const float t36 = (pc0[j * 4 + 2]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t37 = expf(t36);                                // <prelude>/softmax.tc:13
+                    acc6 = tc_op_sum()(acc6, t37);                              // <prelude>/softmax.tc:14
+                    const float t38 = (pc0[j * 4 + 3]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t39 = expf(t38);                                // <prelude>/softmax.tc:13
+                    acc6 = tc_op_sum()(acc6, t39);                              // <prelude>/softmax.tc:14
+                }
+            }
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r6 = acc6;
+            const float rcp42 = 1.0f / r6;                              // <prelude>/softmax.tc:14
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t40 = (pc0[j * 4 + 0]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
+                    const float t43 = t41 * rcp42;                              // <prelude>/softmax.tc:14
+                    const float t44 = (pc0[j * 4 + 1]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t45 = expf(t44);                                // <prelude>/softmax.tc:13
+                    const float t46 = t45 * rcp42;                              // <prelude>/softmax.tc:14
+                    const float t47 = (pc0[j * 4 + 2]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t48 = expf(t47);                                // <prelude>/softmax.tc:13
+                    const float t49 = t48 * rcp42;                              // <prelude>/softmax.tc:14
+                    const float t50 = (pc0[j * 4 + 3]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t51 = expf(t50);                                // <prelude>/softmax.tc:13
+                    const float t52 = t51 * rcp42;                              // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(buf7 + sz_C*i0 + i1, {{t43, t46, t49, t52}}); // <prelude>/softmax.tc:14
+                }
+            }
+        } else {
+            float acc3 = tc_lowest<float>();
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t53 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
+                acc3 = tc_op_max()(acc3, t53);                              // <prelude>/softmax.tc:13
+            }
+            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r3 = acc3;
+            float acc6 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t54 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
+                const float t55 = t54 - r3;                                 // <prelude>/softmax.tc:13
+                const float t56 = expf(t55);                                // <prelude>/softmax.tc:13
+                acc6 = tc_op_sum()(acc6, t56);                              // <prelude>/softmax.tc:14
+            }
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r6 = acc6;
+            const float rcp60 = 1.0f / r6;                              // <prelude>/softmax.tc:14
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t57 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
+                const float t58 = t57 - r3;                                 // <prelude>/softmax.tc:13
+                const float t59 = expf(t58);                                // <prelude>/softmax.tc:13
+                const float t61 = t59 * rcp60;                              // <prelude>/softmax.tc:14
+                buf7[sz_C*i0 + i1] = t61;                                   // <prelude>/softmax.tc:14
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
@@ -324,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_copy_5(
 
 /* ---- fn onehot ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_sum_6(
     const float *__restrict__ in_x,
     const int *__restrict__ in_t,
@@ -335,7 +440,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_C;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 2 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
@@ -402,6 +510,77 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 2 == 0 &&
+            tc_aligned(in_x + sz_C*i0, 8) &&
+            tc_aligned(out_h + sz_C*i0, 16)) { /* the row fits in registers: read it once */
+            const int t19 = in_t[i0];                                   // gather.tc:17
+            float pc0[16];
+            float acc9 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 2;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const bool t20 = ((float)((((long long)(i1))) == ((long long)t19))) != 0; // gather.tc:18
+                    const tc_vec<float, 2> v21 = tc_vload<float, 2>(in_x + sz_C*i0 + i1); // gather.tc:17
+                    pc0[j * 2 + 0] = v21.v[0];                                  // gather.tc:17
+                    const float t22 = (t20 != 0.0f ? (pc0[j * 2 + 0]) : 0.0f);  // gather.tc:19
+                    acc9 = tc_op_sum()(acc9, t22);                              // gather.tc:19
+                    const bool t23 = ((float)((((long long)(i1 + 1))) == ((long long)t19))) != 0; // gather.tc:18
+                    pc0[j * 2 + 1] = v21.v[1];                                  // gather.tc:17
+                    const float t24 = (t23 != 0.0f ? (pc0[j * 2 + 1]) : 0.0f);  // gather.tc:19
+                    acc9 = tc_op_sum()(acc9, t24);                              // gather.tc:19
+                }
+            }
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r9 = acc9;
+            #pragma unroll
+            for (int j = 0; j < 8; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 2;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const bool t25 = ((float)((((long long)(i1))) == ((long long)t19))) != 0; // gather.tc:18
+                    const long long t26 = (long long)t25;                       // gather.tc:19
+                    const long long t27 = t26 + (((long long)(i0)));            // gather.tc:19
+                    const bool t28 = ((float)((((long long)(i1 + 1))) == ((long long)t19))) != 0; // gather.tc:18
+                    const long long t29 = (long long)t28;                       // gather.tc:19
+                    const long long t30 = t29 + (((long long)(i0)));            // gather.tc:19
+                    tc_vstore<long long, 2>(out_h + sz_C*i0 + i1, {{t27, t30}}); // gather.tc:19
+                }
+            }
+            if (threadIdx.x == 0) {
+                out_s[i0] = r9;                                             // gather.tc:19
+            }
+        } else {
+            const int t31 = in_t[i0];                                   // gather.tc:17
+            float acc9 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const bool t32 = ((float)((((long long)(i1))) == ((long long)t31))) != 0; // gather.tc:18
+                const float t33 = in_x[sz_C*i0 + i1];                       // gather.tc:17
+                const float t34 = (t32 != 0.0f ? t33 : 0.0f);               // gather.tc:19
+                acc9 = tc_op_sum()(acc9, t34);                              // gather.tc:19
+            }
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r9 = acc9;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const bool t35 = ((float)((((long long)(i1))) == ((long long)t31))) != 0; // gather.tc:18
+                const long long t36 = (long long)t35;                       // gather.tc:19
+                const long long t37 = t36 + (((long long)(i0)));            // gather.tc:19
+                out_h[sz_C*i0 + i1] = t37;                                  // gather.tc:19
+            }
+            if (threadIdx.x == 0) {
+                out_s[i0] = r9;                                             // gather.tc:19
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /*

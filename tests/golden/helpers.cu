@@ -153,6 +153,54 @@ template <class T, class Op> __device__ T tc_block_reduce(T v, Op op, T *sm) {
     for (int w = 1; w < nw; w++) r = op(r, sm[w]);
     return r;
 }
+/* Long rows split across a thread-block cluster (sm_90; sched.h, "Clusters").
+ * The launch gives the cluster's size (1: no cluster, and always 1 before
+ * sm_90, where this code is compiled out): block `rank` of a cluster takes
+ * slice `rank` of the row. */
+#if __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned tc_cluster_size() {
+    unsigned n; asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n)); return n;
+}
+__device__ __forceinline__ unsigned tc_cluster_rank() {
+    unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r;
+}
+/* every block of the cluster arrives (after its shared-memory writes) and waits for the others */
+__device__ __forceinline__ void tc_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+/* p's place in the shared memory of block `rank` of the cluster (distributed shared memory) */
+template <class T> __device__ __forceinline__ const T *tc_cluster_map(const T *p, unsigned rank) {
+    tc_u64 r; asm volatile("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(rank)); return (const T *)r;
+}
+#else
+__device__ __forceinline__ unsigned tc_cluster_size() { return 1; }
+__device__ __forceinline__ unsigned tc_cluster_rank() { return 0; }
+__device__ __forceinline__ void tc_cluster_sync() {}
+#endif
+/* The row's value over the cluster: the block's, then every block's partial
+ * read from its shared memory and combined in a fixed tree over the ranks
+ * (ncl a power of two, at most 32), so each block gets the same bits and
+ * every run the same (deterministic).  slots: 2 x 16 bytes, used in turn:
+ * a slot is written again two combines later, and every block has read it by
+ * then (they passed the barrier of the combine between), so one barrier a
+ * combine suffices; the kernel ends with a barrier so that no block exits
+ * while another may still read its slots. */
+template <class T, class Op> __device__ T tc_cluster_reduce(T v, Op op, T *sm, unsigned char *slots,
+                                                           unsigned &turn, unsigned ncl) {
+    v = tc_block_reduce(v, op, sm);
+#if __CUDA_ARCH__ >= 900
+    if (ncl > 1) {
+        T *slot = (T *)(slots + 16 * (turn++ & 1u));
+        if (threadIdx.x == 0) *slot = v;
+        tc_cluster_sync();
+        /* lane l reads rank l % ncl's partial (one round trip for them all),
+         * then a butterfly over the ncl ranks: the same tree in every lane */
+        v = *tc_cluster_map(slot, threadIdx.x & (ncl - 1));
+        for (unsigned o = 1; o < ncl; o <<= 1) v = op(v, tc_shfl(v, (int)o));
+    }
+#endif
+    return v;
+}
 /* combine over threadIdx.y for each threadIdx.x; sm holds blockDim.x * blockDim.y values */
 template <class T, class Op> __device__ T tc_col_reduce(T v, Op op, T *sm) {
     __syncthreads();

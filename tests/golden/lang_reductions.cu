@@ -214,7 +214,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
         *ticket = 0; /* ready for the next launch */
 }
 
-/* kernel 2: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 2: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
     const float *__restrict__ in_x,
     float *__restrict__ out_mx,
@@ -224,7 +224,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_A*sz_B, len = sz_C;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         idx_t q_ = row;
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
@@ -268,6 +271,54 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        idx_t q_ = row;
+        const idx_t i1 = q_ % sz_B;
+        q_ /= sz_B;
+        const idx_t i0 = q_;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1, 16)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            float acc5 = tc_lowest<float>();
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i2 = r;
+                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                    pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:4
+                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 0]);                   // lang_reductions.tc:8
+                    pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:4
+                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 1]);                   // lang_reductions.tc:8
+                    pc0[j * 4 + 2] = v2.v[2];                                   // lang_reductions.tc:4
+                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 2]);                   // lang_reductions.tc:8
+                    pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:4
+                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 3]);                   // lang_reductions.tc:8
+                }
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r5 = acc5;
+            if (threadIdx.x == 0) {
+                out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
+            }
+        } else {
+            float acc5 = tc_lowest<float>();
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i2 = r;
+                const float t3 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
+                acc5 = tc_op_max()(acc5, t3);                               // lang_reductions.tc:8
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r5 = acc5;
+            if (threadIdx.x == 0) {
+                out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* kernel 3: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
@@ -457,7 +508,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_prod_sum_4(
 
 /* ---- fn indices ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
     const float *__restrict__ in_x,
     long long *__restrict__ out_amax,
@@ -466,7 +517,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -507,6 +561,51 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
+                    pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 0], (long long)(r)}); // lang_reductions.tc:13
+                    pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 1], (long long)(r + 1)}); // lang_reductions.tc:13
+                    pc0[j * 4 + 2] = v2.v[2];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 2], (long long)(r + 2)}); // lang_reductions.tc:13
+                    pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:12
+                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 3], (long long)(r + 3)}); // lang_reductions.tc:13
+                }
+            }
+            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
+            const long long r1 = acc1.i;
+            if (threadIdx.x == 0) {
+                out_amax[i0] = r1;                                          // lang_reductions.tc:13
+            }
+        } else {
+            tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t3 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
+                acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)t3, (long long)(r)}); // lang_reductions.tc:13
+            }
+            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
+            const long long r1 = acc1.i;
+            if (threadIdx.x == 0) {
+                out_amax[i0] = r1;                                          // lang_reductions.tc:13
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
@@ -603,7 +702,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
 
 /* ---- fn statistics ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_7(
     const float *__restrict__ in_x,
     float *__restrict__ out_v,
@@ -615,7 +714,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -778,6 +880,173 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            float acc1 = (float)0;
+            float acc9 = (float)0;
+            float acc17 = tc_lowest<float>();
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const tc_vec<float, 4> v53 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
+                    pc0[j * 4 + 0] = v53.v[0];                                  // lang_reductions.tc:16
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_reductions.tc:17
+                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 0]);                   // lang_reductions.tc:18
+                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 0]);                 // lang_reductions.tc:18
+                    pc0[j * 4 + 1] = v53.v[1];                                  // lang_reductions.tc:16
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_reductions.tc:17
+                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 1]);                   // lang_reductions.tc:18
+                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 1]);                 // lang_reductions.tc:18
+                    pc0[j * 4 + 2] = v53.v[2];                                  // lang_reductions.tc:16
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_reductions.tc:17
+                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 2]);                   // lang_reductions.tc:18
+                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 2]);                 // lang_reductions.tc:18
+                    pc0[j * 4 + 3] = v53.v[3];                                  // lang_reductions.tc:16
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_reductions.tc:17
+                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 3]);                   // lang_reductions.tc:18
+                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 3]);                 // lang_reductions.tc:18
+                }
+            }
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r1 = acc1;
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r9 = acc9;
+            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r17 = acc17;
+            const float t54 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
+            const float t57 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const bool t60 = ((float)isinf(r17)) != 0;                  // lang_reductions.tc:18
+            const float t61 = (t60 != 0.0f ? 0.0f : r17);               // lang_reductions.tc:18
+            float acc6 = (float)0;
+            float acc13 = (float)0;
+            float acc23 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t55 = (pc0[j * 4 + 0]) - t54;                   // lang_reductions.tc:17
+                    const float t56 = t55 * t55;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t56);                              // lang_reductions.tc:17
+                    const float t58 = (pc0[j * 4 + 0]) - t57;                   // lang_reductions.tc:18
+                    const float t59 = t58 * t58;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t59);                            // lang_reductions.tc:18
+                    const float t62 = (pc0[j * 4 + 0]) - t61;                   // lang_reductions.tc:18
+                    const float t63 = expf(t62);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t63);                            // lang_reductions.tc:18
+                    const float t64 = (pc0[j * 4 + 1]) - t54;                   // lang_reductions.tc:17
+                    const float t65 = t64 * t64;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t65);                              // lang_reductions.tc:17
+                    const float t66 = (pc0[j * 4 + 1]) - t57;                   // lang_reductions.tc:18
+                    const float t67 = t66 * t66;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t67);                            // lang_reductions.tc:18
+                    const float t68 = (pc0[j * 4 + 1]) - t61;                   // lang_reductions.tc:18
+                    const float t69 = expf(t68);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t69);                            // lang_reductions.tc:18
+                    const float t70 = (pc0[j * 4 + 2]) - t54;                   // lang_reductions.tc:17
+                    const float t71 = t70 * t70;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t71);                              // lang_reductions.tc:17
+                    const float t72 = (pc0[j * 4 + 2]) - t57;                   // lang_reductions.tc:18
+                    const float t73 = t72 * t72;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t73);                            // lang_reductions.tc:18
+                    const float t74 = (pc0[j * 4 + 2]) - t61;                   // lang_reductions.tc:18
+                    const float t75 = expf(t74);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t75);                            // lang_reductions.tc:18
+                    const float t76 = (pc0[j * 4 + 3]) - t54;                   // lang_reductions.tc:17
+                    const float t77 = t76 * t76;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t77);                              // lang_reductions.tc:17
+                    const float t78 = (pc0[j * 4 + 3]) - t57;                   // lang_reductions.tc:18
+                    const float t79 = t78 * t78;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t79);                            // lang_reductions.tc:18
+                    const float t80 = (pc0[j * 4 + 3]) - t61;                   // lang_reductions.tc:18
+                    const float t81 = expf(t80);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t81);                            // lang_reductions.tc:18
+                }
+            }
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r6 = acc6;
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r13 = acc13;
+            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r23 = acc23;
+            const float t82 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
+            const float t83 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
+            const float t84 = sqrtf(t83);                               // lang_reductions.tc:18
+            const float t85 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const float t86 = logf(r23);                                // lang_reductions.tc:18
+            const float t87 = t86 + t61;                                // lang_reductions.tc:18
+            if (threadIdx.x == 0) {
+                out_v[i0] = t82;                                            // lang_reductions.tc:17
+                out_s[i0] = t84;                                            // lang_reductions.tc:18
+                out_v0[i0] = t85;                                           // lang_reductions.tc:18
+                out_l[i0] = t87;                                            // lang_reductions.tc:18
+            }
+        } else {
+            float acc1 = (float)0;
+            float acc9 = (float)0;
+            float acc17 = tc_lowest<float>();
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t88 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
+                acc1 = tc_op_sum()(acc1, t88);                              // lang_reductions.tc:17
+                acc9 = tc_op_sum()(acc9, t88);                              // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, t88);                            // lang_reductions.tc:18
+            }
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r1 = acc1;
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r9 = acc9;
+            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r17 = acc17;
+            const float t90 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
+            const float t93 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const bool t96 = ((float)isinf(r17)) != 0;                  // lang_reductions.tc:18
+            const float t97 = (t96 != 0.0f ? 0.0f : r17);               // lang_reductions.tc:18
+            float acc6 = (float)0;
+            float acc13 = (float)0;
+            float acc23 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t89 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
+                const float t91 = t89 - t90;                                // lang_reductions.tc:17
+                const float t92 = t91 * t91;                                // lang_reductions.tc:17
+                acc6 = tc_op_sum()(acc6, t92);                              // lang_reductions.tc:17
+                const float t94 = t89 - t93;                                // lang_reductions.tc:18
+                const float t95 = t94 * t94;                                // lang_reductions.tc:18
+                acc13 = tc_op_sum()(acc13, t95);                            // lang_reductions.tc:18
+                const float t98 = t89 - t97;                                // lang_reductions.tc:18
+                const float t99 = expf(t98);                                // lang_reductions.tc:18
+                acc23 = tc_op_sum()(acc23, t99);                            // lang_reductions.tc:18
+            }
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r6 = acc6;
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r13 = acc13;
+            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r23 = acc23;
+            const float t100 = r6 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:17
+            const float t101 = r13 / ((float)((long long)(sz_D - 1)));  // lang_reductions.tc:18
+            const float t102 = sqrtf(t101);                             // lang_reductions.tc:18
+            const float t103 = r6 / ((float)((long long)(sz_D)));       // lang_reductions.tc:18
+            const float t104 = logf(r23);                               // lang_reductions.tc:18
+            const float t105 = t104 + t97;                              // lang_reductions.tc:18
+            if (threadIdx.x == 0) {
+                out_v[i0] = t100;                                           // lang_reductions.tc:17
+                out_s[i0] = t102;                                           // lang_reductions.tc:18
+                out_v0[i0] = t103;                                          // lang_reductions.tc:18
+                out_l[i0] = t105;                                           // lang_reductions.tc:18
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn int_reductions ---- */
@@ -911,7 +1180,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_9(
 
 /* ---- fn mean_by_hand ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
@@ -920,7 +1189,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -963,6 +1235,53 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            float acc1 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
+                    pc0[j * 4 + 0] = v4.v[0];                                   // lang_reductions.tc:27
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_reductions.tc:28
+                    pc0[j * 4 + 1] = v4.v[1];                                   // lang_reductions.tc:27
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_reductions.tc:28
+                    pc0[j * 4 + 2] = v4.v[2];                                   // lang_reductions.tc:27
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_reductions.tc:28
+                    pc0[j * 4 + 3] = v4.v[3];                                   // lang_reductions.tc:27
+                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_reductions.tc:28
+                }
+            }
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r1 = acc1;
+            const float t5 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
+            if (threadIdx.x == 0) {
+                out_out[i0] = t5;                                           // lang_reductions.tc:28
+            }
+        } else {
+            float acc1 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t6 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:27
+                acc1 = tc_op_sum()(acc1, t6);                               // lang_reductions.tc:28
+            }
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r1 = acc1;
+            const float t7 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
+            if (threadIdx.x == 0) {
+                out_out[i0] = t7;                                           // lang_reductions.tc:28
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /*

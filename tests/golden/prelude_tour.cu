@@ -113,7 +113,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
 
 /* ---- fn log_softmax_rows ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
@@ -122,7 +122,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -215,11 +218,108 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            float acc1 = tc_lowest<float>();
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const tc_vec<float, 4> v26 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
+                    pc0[j * 4 + 0] = v26.v[0];                                  // prelude_tour.tc:10
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
+                    pc0[j * 4 + 1] = v26.v[1];                                  // prelude_tour.tc:10
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
+                    pc0[j * 4 + 2] = v26.v[2];                                  // prelude_tour.tc:10
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
+                    pc0[j * 4 + 3] = v26.v[3];                                  // prelude_tour.tc:10
+                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
+                }
+            }
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r1 = acc1;
+            float acc4 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t27 = (pc0[j * 4 + 0]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t28);                              // <prelude>/softmax.tc:21
+                    const float t29 = (pc0[j * 4 + 1]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t30 = expf(t29);                                // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t30);                              // <prelude>/softmax.tc:21
+                    const float t31 = (pc0[j * 4 + 2]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t32);                              // <prelude>/softmax.tc:21
+                    const float t33 = (pc0[j * 4 + 3]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t34 = expf(t33);                                // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t34);                              // <prelude>/softmax.tc:21
+                }
+            }
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r4 = acc4;
+            const float t36 = logf(r4);                                 // <prelude>/softmax.tc:21
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t35 = (pc0[j * 4 + 0]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t37 = t35 - t36;                                // <prelude>/softmax.tc:21
+                    const float t38 = (pc0[j * 4 + 1]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t39 = t38 - t36;                                // <prelude>/softmax.tc:21
+                    const float t40 = (pc0[j * 4 + 2]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t41 = t40 - t36;                                // <prelude>/softmax.tc:21
+                    const float t42 = (pc0[j * 4 + 3]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t43 = t42 - t36;                                // <prelude>/softmax.tc:21
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t37, t39, t41, t43}}); // <prelude>/softmax.tc:21
+                }
+            }
+        } else {
+            float acc1 = tc_lowest<float>();
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t44 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
+                acc1 = tc_op_max()(acc1, t44);                              // <prelude>/softmax.tc:20
+            }
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r1 = acc1;
+            float acc4 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t45 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
+                const float t46 = t45 - r1;                                 // <prelude>/softmax.tc:20
+                const float t47 = expf(t46);                                // <prelude>/softmax.tc:21
+                acc4 = tc_op_sum()(acc4, t47);                              // <prelude>/softmax.tc:21
+            }
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r4 = acc4;
+            const float t50 = logf(r4);                                 // <prelude>/softmax.tc:21
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t48 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
+                const float t49 = t48 - r1;                                 // <prelude>/softmax.tc:20
+                const float t51 = t49 - t50;                                // <prelude>/softmax.tc:21
+                out_out[sz_D*i0 + i1] = t51;                                // <prelude>/softmax.tc:21
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn softmin_rows ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
@@ -228,7 +328,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -341,11 +444,128 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            float acc2 = tc_lowest<float>();
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const tc_vec<float, 4> v46 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
+                    pc0[j * 4 + 0] = v46.v[0];                                  // prelude_tour.tc:14
+                    const float t47 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
+                    acc2 = tc_op_max()(acc2, t47);                              // <prelude>/softmax.tc:27
+                    pc0[j * 4 + 1] = v46.v[1];                                  // prelude_tour.tc:14
+                    const float t48 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                    acc2 = tc_op_max()(acc2, t48);                              // <prelude>/softmax.tc:27
+                    pc0[j * 4 + 2] = v46.v[2];                                  // prelude_tour.tc:14
+                    const float t49 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                    acc2 = tc_op_max()(acc2, t49);                              // <prelude>/softmax.tc:27
+                    pc0[j * 4 + 3] = v46.v[3];                                  // prelude_tour.tc:14
+                    const float t50 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                    acc2 = tc_op_max()(acc2, t50);                              // <prelude>/softmax.tc:27
+                }
+            }
+            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r2 = acc2;
+            float acc5 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t51 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
+                    const float t52 = t51 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t53 = expf(t52);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t53);                              // <prelude>/softmax.tc:28
+                    const float t54 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                    const float t55 = t54 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t56 = expf(t55);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t56);                              // <prelude>/softmax.tc:28
+                    const float t57 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                    const float t58 = t57 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t59 = expf(t58);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t59);                              // <prelude>/softmax.tc:28
+                    const float t60 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                    const float t61 = t60 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t62 = expf(t61);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t62);                              // <prelude>/softmax.tc:28
+                }
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r5 = acc5;
+            const float rcp66 = 1.0f / r5;                              // <prelude>/softmax.tc:28
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t63 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
+                    const float t64 = t63 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t65 = expf(t64);                                // <prelude>/softmax.tc:27
+                    const float t67 = t65 * rcp66;                              // <prelude>/softmax.tc:28
+                    const float t68 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                    const float t69 = t68 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t70 = expf(t69);                                // <prelude>/softmax.tc:27
+                    const float t71 = t70 * rcp66;                              // <prelude>/softmax.tc:28
+                    const float t72 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                    const float t73 = t72 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t74 = expf(t73);                                // <prelude>/softmax.tc:27
+                    const float t75 = t74 * rcp66;                              // <prelude>/softmax.tc:28
+                    const float t76 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                    const float t77 = t76 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t78 = expf(t77);                                // <prelude>/softmax.tc:27
+                    const float t79 = t78 * rcp66;                              // <prelude>/softmax.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t67, t71, t75, t79}}); // <prelude>/softmax.tc:28
+                }
+            }
+        } else {
+            float acc2 = tc_lowest<float>();
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t80 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t81 = -t80;                                     // <prelude>/softmax.tc:26
+                acc2 = tc_op_max()(acc2, t81);                              // <prelude>/softmax.tc:27
+            }
+            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r2 = acc2;
+            float acc5 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t82 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t83 = -t82;                                     // <prelude>/softmax.tc:26
+                const float t84 = t83 - r2;                                 // <prelude>/softmax.tc:27
+                const float t85 = expf(t84);                                // <prelude>/softmax.tc:27
+                acc5 = tc_op_sum()(acc5, t85);                              // <prelude>/softmax.tc:28
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r5 = acc5;
+            const float rcp90 = 1.0f / r5;                              // <prelude>/softmax.tc:28
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t86 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t87 = -t86;                                     // <prelude>/softmax.tc:26
+                const float t88 = t87 - r2;                                 // <prelude>/softmax.tc:27
+                const float t89 = expf(t88);                                // <prelude>/softmax.tc:27
+                const float t91 = t89 * rcp90;                              // <prelude>/softmax.tc:28
+                out_out[sz_D*i0 + i1] = t91;                                // <prelude>/softmax.tc:28
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn layernorm_bf16 ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_4(
     const unsigned short *__restrict__ in_x,
     const float *__restrict__ in_w,
@@ -356,7 +576,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
@@ -481,11 +704,140 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 8) &&
+            tc_aligned(in_w + 0, 16) &&
+            tc_aligned(in_b + 0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            float acc5 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const tc_vec<unsigned short, 4> v46 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
+                    pc0[j * 4 + 0] = tc_bf2f(v46.v[0]);                         // prelude_tour.tc:19
+                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 0]);                   // <prelude>/norm.tc:13
+                    pc0[j * 4 + 1] = tc_bf2f(v46.v[1]);                         // prelude_tour.tc:19
+                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 1]);                   // <prelude>/norm.tc:13
+                    pc0[j * 4 + 2] = tc_bf2f(v46.v[2]);                         // prelude_tour.tc:19
+                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 2]);                   // <prelude>/norm.tc:13
+                    pc0[j * 4 + 3] = tc_bf2f(v46.v[3]);                         // prelude_tour.tc:19
+                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 3]);                   // <prelude>/norm.tc:13
+                }
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r5 = acc5;
+            const float t47 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            float acc10 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t48 = (pc0[j * 4 + 0]) - t47;                   // <prelude>/norm.tc:14
+                    const float t49 = t48 * t48;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t49);                            // <prelude>/norm.tc:14
+                    const float t50 = (pc0[j * 4 + 1]) - t47;                   // <prelude>/norm.tc:14
+                    const float t51 = t50 * t50;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t51);                            // <prelude>/norm.tc:14
+                    const float t52 = (pc0[j * 4 + 2]) - t47;                   // <prelude>/norm.tc:14
+                    const float t53 = t52 * t52;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t53);                            // <prelude>/norm.tc:14
+                    const float t54 = (pc0[j * 4 + 3]) - t47;                   // <prelude>/norm.tc:14
+                    const float t55 = t54 * t54;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t55);                            // <prelude>/norm.tc:14
+                }
+            }
+            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r10 = acc10;
+            const float t57 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t58 = t57 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
+            const float t59 = rsqrtf(t58);                              // <prelude>/norm.tc:14
+            float pc1[16];
+            float pc2[16];
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t56 = (pc0[j * 4 + 0]) - t47;                   // <prelude>/norm.tc:14
+                    const float t60 = t56 * t59;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v61 = tc_vload<float, 4>(in_w + i1); // prelude_tour.tc:19
+                    pc1[j * 4 + 0] = v61.v[0];                                  // prelude_tour.tc:19
+                    const float t62 = t60 * (pc1[j * 4 + 0]);                   // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_b + i1); // prelude_tour.tc:19
+                    pc2[j * 4 + 0] = v63.v[0];                                  // prelude_tour.tc:19
+                    const float t64 = t62 + (pc2[j * 4 + 0]);                   // <prelude>/norm.tc:15
+                    const float t65 = (pc0[j * 4 + 1]) - t47;                   // <prelude>/norm.tc:14
+                    const float t66 = t65 * t59;                                // <prelude>/norm.tc:15
+                    pc1[j * 4 + 1] = v61.v[1];                                  // prelude_tour.tc:19
+                    const float t67 = t66 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:15
+                    pc2[j * 4 + 1] = v63.v[1];                                  // prelude_tour.tc:19
+                    const float t68 = t67 + (pc2[j * 4 + 1]);                   // <prelude>/norm.tc:15
+                    const float t69 = (pc0[j * 4 + 2]) - t47;                   // <prelude>/norm.tc:14
+                    const float t70 = t69 * t59;                                // <prelude>/norm.tc:15
+                    pc1[j * 4 + 2] = v61.v[2];                                  // prelude_tour.tc:19
+                    const float t71 = t70 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:15
+                    pc2[j * 4 + 2] = v63.v[2];                                  // prelude_tour.tc:19
+                    const float t72 = t71 + (pc2[j * 4 + 2]);                   // <prelude>/norm.tc:15
+                    const float t73 = (pc0[j * 4 + 3]) - t47;                   // <prelude>/norm.tc:14
+                    const float t74 = t73 * t59;                                // <prelude>/norm.tc:15
+                    pc1[j * 4 + 3] = v61.v[3];                                  // prelude_tour.tc:19
+                    const float t75 = t74 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:15
+                    pc2[j * 4 + 3] = v63.v[3];                                  // prelude_tour.tc:19
+                    const float t76 = t75 + (pc2[j * 4 + 3]);                   // <prelude>/norm.tc:15
+                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t64, t68), tc_f2bf2(t72, t76)}}); // <prelude>/norm.tc:15
+                }
+            }
+        } else {
+            float acc5 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t77 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                acc5 = tc_op_sum()(acc5, t77);                              // <prelude>/norm.tc:13
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r5 = acc5;
+            const float t79 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            float acc10 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t78 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t80 = t78 - t79;                                // <prelude>/norm.tc:14
+                const float t81 = t80 * t80;                                // <prelude>/norm.tc:14
+                acc10 = tc_op_sum()(acc10, t81);                            // <prelude>/norm.tc:14
+            }
+            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r10 = acc10;
+            const float t84 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t85 = t84 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
+            const float t86 = rsqrtf(t85);                              // <prelude>/norm.tc:14
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t82 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t83 = t82 - t79;                                // <prelude>/norm.tc:14
+                const float t87 = t83 * t86;                                // <prelude>/norm.tc:15
+                const float t88 = in_w[i1];                                 // prelude_tour.tc:19
+                const float t89 = t87 * t88;                                // <prelude>/norm.tc:15
+                const float t90 = in_b[i1];                                 // prelude_tour.tc:19
+                const float t91 = t89 + t90;                                // <prelude>/norm.tc:15
+                out_out[sz_D*i0 + i1] = tc_f2bf(t91);                       // <prelude>/norm.tc:15
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn rmsnorm_bf16 ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqrt_5(
     const unsigned short *__restrict__ in_x,
     const unsigned short *__restrict__ in_g,
@@ -495,7 +847,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -597,6 +952,112 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 8 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16) &&
+            tc_aligned(in_g + 0, 16) &&
+            tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            float acc5 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const tc_vec<unsigned short, 8> v38 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // prelude_tour.tc:23
+                    pc0[j * 8 + 0] = tc_bf2f(v38.v[0]);                         // prelude_tour.tc:23
+                    const float t39 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);      // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t39);                              // <prelude>/norm.tc:22
+                    pc0[j * 8 + 1] = tc_bf2f(v38.v[1]);                         // prelude_tour.tc:23
+                    const float t40 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);      // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t40);                              // <prelude>/norm.tc:22
+                    pc0[j * 8 + 2] = tc_bf2f(v38.v[2]);                         // prelude_tour.tc:23
+                    const float t41 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);      // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t41);                              // <prelude>/norm.tc:22
+                    pc0[j * 8 + 3] = tc_bf2f(v38.v[3]);                         // prelude_tour.tc:23
+                    const float t42 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);      // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t42);                              // <prelude>/norm.tc:22
+                    pc0[j * 8 + 4] = tc_bf2f(v38.v[4]);                         // prelude_tour.tc:23
+                    const float t43 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);      // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t43);                              // <prelude>/norm.tc:22
+                    pc0[j * 8 + 5] = tc_bf2f(v38.v[5]);                         // prelude_tour.tc:23
+                    const float t44 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);      // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t44);                              // <prelude>/norm.tc:22
+                    pc0[j * 8 + 6] = tc_bf2f(v38.v[6]);                         // prelude_tour.tc:23
+                    const float t45 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);      // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t45);                              // <prelude>/norm.tc:22
+                    pc0[j * 8 + 7] = tc_bf2f(v38.v[7]);                         // prelude_tour.tc:23
+                    const float t46 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);      // <prelude>/norm.tc:22
+                    acc5 = tc_op_sum()(acc5, t46);                              // <prelude>/norm.tc:22
+                }
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r5 = acc5;
+            const float t47 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t48 = t47 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t49 = rsqrtf(t48);                              // <prelude>/norm.tc:22
+            float pc1[16];
+            #pragma unroll
+            for (int j = 0; j < 2; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t50 = (pc0[j * 8 + 0]) * t49;                   // <prelude>/norm.tc:22
+                    const tc_vec<unsigned short, 8> v51 = tc_vload<unsigned short, 8>(in_g + i1); // prelude_tour.tc:23
+                    pc1[j * 8 + 0] = tc_bf2f(v51.v[0]);                         // prelude_tour.tc:23
+                    const float t52 = t50 * (pc1[j * 8 + 0]);                   // <prelude>/norm.tc:22
+                    const float t53 = (pc0[j * 8 + 1]) * t49;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 1] = tc_bf2f(v51.v[1]);                         // prelude_tour.tc:23
+                    const float t54 = t53 * (pc1[j * 8 + 1]);                   // <prelude>/norm.tc:22
+                    const float t55 = (pc0[j * 8 + 2]) * t49;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 2] = tc_bf2f(v51.v[2]);                         // prelude_tour.tc:23
+                    const float t56 = t55 * (pc1[j * 8 + 2]);                   // <prelude>/norm.tc:22
+                    const float t57 = (pc0[j * 8 + 3]) * t49;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 3] = tc_bf2f(v51.v[3]);                         // prelude_tour.tc:23
+                    const float t58 = t57 * (pc1[j * 8 + 3]);                   // <prelude>/norm.tc:22
+                    const float t59 = (pc0[j * 8 + 4]) * t49;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 4] = tc_bf2f(v51.v[4]);                         // prelude_tour.tc:23
+                    const float t60 = t59 * (pc1[j * 8 + 4]);                   // <prelude>/norm.tc:22
+                    const float t61 = (pc0[j * 8 + 5]) * t49;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 5] = tc_bf2f(v51.v[5]);                         // prelude_tour.tc:23
+                    const float t62 = t61 * (pc1[j * 8 + 5]);                   // <prelude>/norm.tc:22
+                    const float t63 = (pc0[j * 8 + 6]) * t49;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 6] = tc_bf2f(v51.v[6]);                         // prelude_tour.tc:23
+                    const float t64 = t63 * (pc1[j * 8 + 6]);                   // <prelude>/norm.tc:22
+                    const float t65 = (pc0[j * 8 + 7]) * t49;                   // <prelude>/norm.tc:22
+                    pc1[j * 8 + 7] = tc_bf2f(v51.v[7]);                         // prelude_tour.tc:23
+                    const float t66 = t65 * (pc1[j * 8 + 7]);                   // <prelude>/norm.tc:22
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t52, t54), tc_f2bf2(t56, t58), tc_f2bf2(t60, t62), tc_f2bf2(t64, t66)}}); // <prelude>/norm.tc:22
+                }
+            }
+        } else {
+            float acc5 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t67 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t68 = t67 * t67;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t68);                              // <prelude>/norm.tc:22
+            }
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r5 = acc5;
+            const float t70 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t71 = t70 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t72 = rsqrtf(t71);                              // <prelude>/norm.tc:22
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t69 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t73 = t69 * t72;                                // <prelude>/norm.tc:22
+                const float t74 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
+                const float t75 = t73 * t74;                                // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t75);                       // <prelude>/norm.tc:22
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* ---- fn l2_normalize_cols ---- */
@@ -1159,7 +1620,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
     }
 }
 
-/* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_15(
     const float *__restrict__ in_x,
     const float *__restrict__ in_p,
@@ -1169,7 +1630,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
@@ -1340,6 +1804,181 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_p + sz_D*i0, 16) &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            float pc0[16];
+            float pc1[16];
+            float acc8 = tc_lowest<float>();
+            float acc13 = tc_lowest<float>();
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const tc_vec<float, 4> v62 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
+                    pc0[j * 4 + 0] = v62.v[0];                                  // prelude_tour.tc:47
+                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:13
+                    const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
+                    pc1[j * 4 + 0] = v63.v[0];                                  // prelude_tour.tc:47
+                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 0]);                 // <prelude>/loss.tc:44
+                    pc0[j * 4 + 1] = v62.v[1];                                  // prelude_tour.tc:47
+                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:13
+                    pc1[j * 4 + 1] = v63.v[1];                                  // prelude_tour.tc:47
+                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 1]);                 // <prelude>/loss.tc:44
+                    pc0[j * 4 + 2] = v62.v[2];                                  // prelude_tour.tc:47
+                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:13
+                    pc1[j * 4 + 2] = v63.v[2];                                  // prelude_tour.tc:47
+                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 2]);                 // <prelude>/loss.tc:44
+                    pc0[j * 4 + 3] = v62.v[3];                                  // prelude_tour.tc:47
+                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:13
+                    pc1[j * 4 + 3] = v63.v[3];                                  // prelude_tour.tc:47
+                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 3]);                 // <prelude>/loss.tc:44
+                }
+            }
+            acc8 = tc_cluster_reduce(acc8, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r8 = acc8;
+            acc13 = tc_cluster_reduce(acc13, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r13 = acc13;
+            float acc11 = (float)0;
+            float acc16 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t64 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t65 = expf(t64);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t65);                            // <prelude>/softmax.tc:14
+                    const float t66 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:44
+                    const float t67 = expf(t66);                                // <prelude>/loss.tc:45
+                    acc16 = tc_op_sum()(acc16, t67);                            // <prelude>/loss.tc:45
+                    const float t68 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t69 = expf(t68);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t69);                            // <prelude>/softmax.tc:14
+                    const float t70 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:44
+                    const float t71 = expf(t70);                                // <prelude>/loss.tc:45
+                    acc16 = tc_op_sum()(acc16, t71);                            // <prelude>/loss.tc:45
+                    const float t72 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t73 = expf(t72);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t73);                            // <prelude>/softmax.tc:14
+                    const float t74 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:44
+                    const float t75 = expf(t74);                                // <prelude>/loss.tc:45
+                    acc16 = tc_op_sum()(acc16, t75);                            // <prelude>/loss.tc:45
+                    const float t76 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t77 = expf(t76);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t77);                            // <prelude>/softmax.tc:14
+                    const float t78 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:44
+                    const float t79 = expf(t78);                                // <prelude>/loss.tc:45
+                    acc16 = tc_op_sum()(acc16, t79);                            // <prelude>/loss.tc:45
+                }
+            }
+            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r11 = acc11;
+            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r16 = acc16;
+            const float rcp82 = 1.0f / r11;                             // <prelude>/softmax.tc:14
+            const float t85 = logf(r16);                                // <prelude>/loss.tc:45
+            float acc20 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t80 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t81 = expf(t80);                                // <prelude>/softmax.tc:13
+                    const float t83 = t81 * rcp82;                              // <prelude>/softmax.tc:14
+                    const float t84 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:44
+                    const float t86 = t84 - t85;                                // <prelude>/loss.tc:45
+                    const float t87 = t83 * t86;                                // <prelude>/loss.tc:46
+                    acc20 = tc_op_sum()(acc20, t87);                            // <prelude>/loss.tc:46
+                    const float t88 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t89 = expf(t88);                                // <prelude>/softmax.tc:13
+                    const float t90 = t89 * rcp82;                              // <prelude>/softmax.tc:14
+                    const float t91 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:44
+                    const float t92 = t91 - t85;                                // <prelude>/loss.tc:45
+                    const float t93 = t90 * t92;                                // <prelude>/loss.tc:46
+                    acc20 = tc_op_sum()(acc20, t93);                            // <prelude>/loss.tc:46
+                    const float t94 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t95 = expf(t94);                                // <prelude>/softmax.tc:13
+                    const float t96 = t95 * rcp82;                              // <prelude>/softmax.tc:14
+                    const float t97 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:44
+                    const float t98 = t97 - t85;                                // <prelude>/loss.tc:45
+                    const float t99 = t96 * t98;                                // <prelude>/loss.tc:46
+                    acc20 = tc_op_sum()(acc20, t99);                            // <prelude>/loss.tc:46
+                    const float t100 = (pc0[j * 4 + 3]) - r8;                   // <prelude>/softmax.tc:13
+                    const float t101 = expf(t100);                              // <prelude>/softmax.tc:13
+                    const float t102 = t101 * rcp82;                            // <prelude>/softmax.tc:14
+                    const float t103 = (pc1[j * 4 + 3]) - r13;                  // <prelude>/loss.tc:44
+                    const float t104 = t103 - t85;                              // <prelude>/loss.tc:45
+                    const float t105 = t102 * t104;                             // <prelude>/loss.tc:46
+                    acc20 = tc_op_sum()(acc20, t105);                           // <prelude>/loss.tc:46
+                }
+            }
+            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r20 = acc20;
+            if (threadIdx.x == 0) {
+                buf20[i0] = r20;                                            // <prelude>/loss.tc:46
+            }
+        } else {
+            float acc8 = tc_lowest<float>();
+            float acc13 = tc_lowest<float>();
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t106 = in_p[sz_D*i0 + i1];                      // prelude_tour.tc:47
+                acc8 = tc_op_max()(acc8, t106);                             // <prelude>/softmax.tc:13
+                const float t107 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
+                acc13 = tc_op_max()(acc13, t107);                           // <prelude>/loss.tc:44
+            }
+            acc8 = tc_cluster_reduce(acc8, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r8 = acc8;
+            acc13 = tc_cluster_reduce(acc13, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r13 = acc13;
+            float acc11 = (float)0;
+            float acc16 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t108 = in_p[sz_D*i0 + i1];                      // prelude_tour.tc:47
+                const float t109 = t108 - r8;                               // <prelude>/softmax.tc:13
+                const float t110 = expf(t109);                              // <prelude>/softmax.tc:13
+                acc11 = tc_op_sum()(acc11, t110);                           // <prelude>/softmax.tc:14
+                const float t111 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
+                const float t112 = t111 - r13;                              // <prelude>/loss.tc:44
+                const float t113 = expf(t112);                              // <prelude>/loss.tc:45
+                acc16 = tc_op_sum()(acc16, t113);                           // <prelude>/loss.tc:45
+            }
+            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r11 = acc11;
+            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r16 = acc16;
+            const float rcp117 = 1.0f / r11;                            // <prelude>/softmax.tc:14
+            const float t121 = logf(r16);                               // <prelude>/loss.tc:45
+            float acc20 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t114 = in_p[sz_D*i0 + i1];                      // prelude_tour.tc:47
+                const float t115 = t114 - r8;                               // <prelude>/softmax.tc:13
+                const float t116 = expf(t115);                              // <prelude>/softmax.tc:13
+                const float t118 = t116 * rcp117;                           // <prelude>/softmax.tc:14
+                const float t119 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
+                const float t120 = t119 - r13;                              // <prelude>/loss.tc:44
+                const float t122 = t120 - t121;                             // <prelude>/loss.tc:45
+                const float t123 = t118 * t122;                             // <prelude>/loss.tc:46
+                acc20 = tc_op_sum()(acc20, t123);                           // <prelude>/loss.tc:46
+            }
+            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r20 = acc20;
+            if (threadIdx.x == 0) {
+                buf20[i0] = r20;                                            // <prelude>/loss.tc:46
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* kernel 2: whole-tensor reduction: blocks reduce slices into a workspace, the last block combines them in order */
@@ -1405,7 +2044,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
 
 /* ---- fn class_losses ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row */
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isinf_17(
     const float *__restrict__ in_x,
     const long long *__restrict__ in_t,
@@ -1418,7 +2057,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -1589,6 +2231,181 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
             }
         }
     }
+    /* a row shared by the cluster's blocks */
+    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
+         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
+        const idx_t i0 = row;
+        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            const long long t62 = in_t[i0];                             // prelude_tour.tc:52
+            float pc0[16];
+            float acc8 = (float)0;
+            float acc10 = tc_lowest<float>();
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const bool t63 = ((float)((((long long)(i1))) == t62)) != 0; // <prelude>/loss.tc:20
+                    const tc_vec<float, 4> v64 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
+                    pc0[j * 4 + 0] = v64.v[0];                                  // prelude_tour.tc:52
+                    const float t65 = (t63 != 0.0f ? (pc0[j * 4 + 0]) : 0.0f);  // <prelude>/loss.tc:20
+                    acc8 = tc_op_sum()(acc8, t65);                              // <prelude>/loss.tc:20
+                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 0]);                 // <prelude>/loss.tc:22
+                    const bool t66 = ((float)((((long long)(i1 + 1))) == t62)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 4 + 1] = v64.v[1];                                  // prelude_tour.tc:52
+                    const float t67 = (t66 != 0.0f ? (pc0[j * 4 + 1]) : 0.0f);  // <prelude>/loss.tc:20
+                    acc8 = tc_op_sum()(acc8, t67);                              // <prelude>/loss.tc:20
+                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 1]);                 // <prelude>/loss.tc:22
+                    const bool t68 = ((float)((((long long)(i1 + 2))) == t62)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 4 + 2] = v64.v[2];                                  // prelude_tour.tc:52
+                    const float t69 = (t68 != 0.0f ? (pc0[j * 4 + 2]) : 0.0f);  // <prelude>/loss.tc:20
+                    acc8 = tc_op_sum()(acc8, t69);                              // <prelude>/loss.tc:20
+                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 2]);                 // <prelude>/loss.tc:22
+                    const bool t70 = ((float)((((long long)(i1 + 3))) == t62)) != 0; // <prelude>/loss.tc:20
+                    pc0[j * 4 + 3] = v64.v[3];                                  // prelude_tour.tc:52
+                    const float t71 = (t70 != 0.0f ? (pc0[j * 4 + 3]) : 0.0f);  // <prelude>/loss.tc:20
+                    acc8 = tc_op_sum()(acc8, t71);                              // <prelude>/loss.tc:20
+                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 3]);                 // <prelude>/loss.tc:22
+                }
+            }
+            acc8 = tc_cluster_reduce(acc8, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r8 = acc8;
+            acc10 = tc_cluster_reduce(acc10, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r10 = acc10;
+            const bool t72 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
+            const float t73 = (t72 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
+            float acc16 = (float)0;
+            float acc33 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const float t74 = (pc0[j * 4 + 0]) - t73;                   // <prelude>/loss.tc:22
+                    const float t75 = expf(t74);                                // <prelude>/loss.tc:22
+                    acc16 = tc_op_sum()(acc16, t75);                            // <prelude>/loss.tc:22
+                    const float t76 = (pc0[j * 4 + 0]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t77 = expf(t76);                                // <prelude>/softmax.tc:21
+                    acc33 = tc_op_sum()(acc33, t77);                            // <prelude>/softmax.tc:21
+                    const float t78 = (pc0[j * 4 + 1]) - t73;                   // <prelude>/loss.tc:22
+                    const float t79 = expf(t78);                                // <prelude>/loss.tc:22
+                    acc16 = tc_op_sum()(acc16, t79);                            // <prelude>/loss.tc:22
+                    const float t80 = (pc0[j * 4 + 1]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t81 = expf(t80);                                // <prelude>/softmax.tc:21
+                    acc33 = tc_op_sum()(acc33, t81);                            // <prelude>/softmax.tc:21
+                    const float t82 = (pc0[j * 4 + 2]) - t73;                   // <prelude>/loss.tc:22
+                    const float t83 = expf(t82);                                // <prelude>/loss.tc:22
+                    acc16 = tc_op_sum()(acc16, t83);                            // <prelude>/loss.tc:22
+                    const float t84 = (pc0[j * 4 + 2]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t85 = expf(t84);                                // <prelude>/softmax.tc:21
+                    acc33 = tc_op_sum()(acc33, t85);                            // <prelude>/softmax.tc:21
+                    const float t86 = (pc0[j * 4 + 3]) - t73;                   // <prelude>/loss.tc:22
+                    const float t87 = expf(t86);                                // <prelude>/loss.tc:22
+                    acc16 = tc_op_sum()(acc16, t87);                            // <prelude>/loss.tc:22
+                    const float t88 = (pc0[j * 4 + 3]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t89 = expf(t88);                                // <prelude>/softmax.tc:21
+                    acc33 = tc_op_sum()(acc33, t89);                            // <prelude>/softmax.tc:21
+                }
+            }
+            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r16 = acc16;
+            acc33 = tc_cluster_reduce(acc33, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r33 = acc33;
+            const float t92 = logf(r33);                                // <prelude>/softmax.tc:21
+            float acc37 = (float)0;
+            #pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (r < len) {
+                    const idx_t i1 = r;
+                    const bool t90 = ((float)((((long long)(i1))) == t62)) != 0; // <prelude>/loss.tc:20
+                    const float t91 = (pc0[j * 4 + 0]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t93 = t91 - t92;                                // <prelude>/softmax.tc:21
+                    const float t94 = (t90 != 0.0f ? t93 : 0.0f);               // <prelude>/loss.tc:33
+                    acc37 = tc_op_sum()(acc37, t94);                            // <prelude>/loss.tc:33
+                    const bool t95 = ((float)((((long long)(i1 + 1))) == t62)) != 0; // <prelude>/loss.tc:20
+                    const float t96 = (pc0[j * 4 + 1]) - r10;                   // <prelude>/softmax.tc:20
+                    const float t97 = t96 - t92;                                // <prelude>/softmax.tc:21
+                    const float t98 = (t95 != 0.0f ? t97 : 0.0f);               // <prelude>/loss.tc:33
+                    acc37 = tc_op_sum()(acc37, t98);                            // <prelude>/loss.tc:33
+                    const bool t99 = ((float)((((long long)(i1 + 2))) == t62)) != 0; // <prelude>/loss.tc:20
+                    const float t100 = (pc0[j * 4 + 2]) - r10;                  // <prelude>/softmax.tc:20
+                    const float t101 = t100 - t92;                              // <prelude>/softmax.tc:21
+                    const float t102 = (t99 != 0.0f ? t101 : 0.0f);             // <prelude>/loss.tc:33
+                    acc37 = tc_op_sum()(acc37, t102);                           // <prelude>/loss.tc:33
+                    const bool t103 = ((float)((((long long)(i1 + 3))) == t62)) != 0; // <prelude>/loss.tc:20
+                    const float t104 = (pc0[j * 4 + 3]) - r10;                  // <prelude>/softmax.tc:20
+                    const float t105 = t104 - t92;                              // <prelude>/softmax.tc:21
+                    const float t106 = (t103 != 0.0f ? t105 : 0.0f);            // <prelude>/loss.tc:33
+                    acc37 = tc_op_sum()(acc37, t106);                           // <prelude>/loss.tc:33
+                }
+            }
+            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r37 = acc37;
+            if (threadIdx.x == 0) {
+                buf8[i0] = r8;                                              // <prelude>/loss.tc:20
+                buf10[i0] = r10;                                            // <prelude>/loss.tc:22
+                buf16[i0] = r16;                                            // <prelude>/loss.tc:22
+                buf37[i0] = r37;                                            // <prelude>/loss.tc:33
+            }
+        } else {
+            const long long t107 = in_t[i0];                            // prelude_tour.tc:52
+            float acc8 = (float)0;
+            float acc10 = tc_lowest<float>();
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const bool t108 = ((float)((((long long)(i1))) == t107)) != 0; // <prelude>/loss.tc:20
+                const float t109 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:52
+                const float t110 = (t108 != 0.0f ? t109 : 0.0f);            // <prelude>/loss.tc:20
+                acc8 = tc_op_sum()(acc8, t110);                             // <prelude>/loss.tc:20
+                acc10 = tc_op_max()(acc10, t109);                           // <prelude>/loss.tc:22
+            }
+            acc8 = tc_cluster_reduce(acc8, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r8 = acc8;
+            acc10 = tc_cluster_reduce(acc10, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r10 = acc10;
+            const bool t112 = ((float)isinf(r10)) != 0;                 // <prelude>/loss.tc:22
+            const float t113 = (t112 != 0.0f ? 0.0f : r10);             // <prelude>/loss.tc:22
+            float acc16 = (float)0;
+            float acc33 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t111 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:52
+                const float t114 = t111 - t113;                             // <prelude>/loss.tc:22
+                const float t115 = expf(t114);                              // <prelude>/loss.tc:22
+                acc16 = tc_op_sum()(acc16, t115);                           // <prelude>/loss.tc:22
+                const float t116 = t111 - r10;                              // <prelude>/softmax.tc:20
+                const float t117 = expf(t116);                              // <prelude>/softmax.tc:21
+                acc33 = tc_op_sum()(acc33, t117);                           // <prelude>/softmax.tc:21
+            }
+            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r16 = acc16;
+            acc33 = tc_cluster_reduce(acc33, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r33 = acc33;
+            const float t121 = logf(r33);                               // <prelude>/softmax.tc:21
+            float acc37 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const bool t118 = ((float)((((long long)(i1))) == t107)) != 0; // <prelude>/loss.tc:20
+                const float t119 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:52
+                const float t120 = t119 - r10;                              // <prelude>/softmax.tc:20
+                const float t122 = t120 - t121;                             // <prelude>/softmax.tc:21
+                const float t123 = (t118 != 0.0f ? t122 : 0.0f);            // <prelude>/loss.tc:33
+                acc37 = tc_op_sum()(acc37, t123);                           // <prelude>/loss.tc:33
+            }
+            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r37 = acc37;
+            if (threadIdx.x == 0) {
+                buf8[i0] = r8;                                              // <prelude>/loss.tc:20
+                buf10[i0] = r10;                                            // <prelude>/loss.tc:22
+                buf16[i0] = r16;                                            // <prelude>/loss.tc:22
+                buf37[i0] = r37;                                            // <prelude>/loss.tc:33
+            }
+        }
+    }
+    if (ncl > 1)
+        tc_cluster_sync();
 }
 
 /* kernel 1: whole-tensor reduction: blocks reduce slices into a workspace, the last block combines them in order */

@@ -21,6 +21,9 @@
 #   matmul.sh      the generated matmul kernel against the interpreter at
 #                  every layout and dtype, M = 1 ... 200 (forced on it), K
 #                  and N off every tile, batched, and the cost model's choice;
+#   long_rows.sh   last (after adamw_torch.py): row reductions at lengths 1
+#                  to 262144 (clusters on sm_90), deterministic and
+#                  batch-invariant (about 2 minutes; quick: about 1);
 # logs everything to ${OUT:-/tmp}/gpu-run.log (the suite's per-job log is
 # ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
 # (the sum of each part's own last line).  Needs python3 (standard library
@@ -159,6 +162,26 @@ else
     if [ $rc -eq 0 ]; then passed=$((passed + 1))
     elif [ $rc -eq 77 ]; then say "adamw_torch.py: skipped"
     else failed=$((failed + 1)); fi
+fi
+
+# Long rows (issue 14): five row reductions in f32, f16, bf16 at row lengths
+# 1 to 262144 against the interpreter, NaN/inf rows, bitwise determinism and
+# batch invariance (tests/gpu/long_rows.sh; sm_90 splits them across
+# clusters).  TC_GPU_QUICK=1: its quick form.
+if [ $nogpu -ne 0 ]; then
+    say "no GPU: long_rows.sh not run"
+elif tc=$(find_bin tensorc); then
+    say "== long_rows.sh"
+    lr_quick=0
+    [ "${TC_GPU_QUICK:-0}" = 1 ] && lr_quick=1
+    TC_LONG_ROWS_QUICK=$lr_quick bash "$here/long_rows.sh" "$tc" 2>&1 | tee "$work.long_rows.out" | tee -a "$log"
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.long_rows.out" | tail -1)
+    if [ -n "$last" ]; then
+        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
+        passed=$((passed + p)); failed=$((failed + f))
+    else
+        say "long_rows.sh exited without a summary"; failed=$((failed + 1))
+    fi
 fi
 
 say "log: $log"

@@ -121,7 +121,9 @@ typedef struct {
 
 typedef struct {
     int allocs, frees, syncs, zeros, copies, launches, matmuls, uploads;
-    unsigned grid[3], block[3];         /* of the last launch */
+    unsigned grid[3], block[3], cluster; /* of the last launch */
+    unsigned cluster_max;               /* what the device allows (0 taken as 1) */
+    unsigned cluster_block;             /* its blocks' fewest threads (0 taken as 1024) */
     size_t sizes[8][16];                /* arguments' sizes, by launch (the first 8) */
     void *events[16];
     void *event_streams[16];
@@ -191,8 +193,10 @@ static tc_status h_kernel(void *dev, void *module, const char *name, void **fn, 
 }
 
 static tc_status h_launch(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
-                          void **args, const size_t *sizes, int nargs, void *stream, tc_diag *d)
+                          unsigned cluster, void **args, const size_t *sizes, int nargs,
+                          void *stream, tc_diag *d)
 {
+    ((host_dev *)dev)->cluster = cluster;
     (void)stream;
     (void)d;
     host_dev *h = dev;
@@ -248,8 +252,15 @@ static tc_status h_upload(void *dev, uint64_t dst, const void *src, size_t bytes
     return TC_OK;
 }
 
-static const rt_ops host_ops = {h_alloc, h_release, h_sync, h_zero, h_copy,
-                                h_kernel, h_launch, h_matmul, h_record, h_upload};
+static unsigned h_clusters(void *dev, unsigned *min_block)
+{
+    host_dev *h = dev;
+    *min_block = h->cluster_block ? h->cluster_block : 1024;
+    return h->cluster_max ? h->cluster_max : 1;
+}
+
+static const rt_ops host_ops = {h_alloc, h_release, h_sync, h_zero, h_copy, h_kernel,
+                                h_launch, h_matmul, h_record, h_upload, h_clusters};
 
 /* --- kernels, reading their arguments as CUDA would ------------------------------------ */
 
@@ -584,6 +595,63 @@ static void test_chain(void **state)
         diag_release(&d);
     }
     g_idx64 = false;
+}
+
+/* A row kernel's cluster (sched.h, "Clusters"): the fewest blocks, a power
+ * of two, whose slices fit block_per * 1024 elements each, at most what the
+ * step and the device allow (else the most: slices loop); the grid is the
+ * rows times the cluster, and the block fits the slice.  Step 2 (neg) is
+ * made a row kernel of N-long rows, grid_cap rows. */
+static void test_cluster(void **state)
+{
+    (void)state;
+    struct { int64_t n; unsigned dev_max, minb; int step_max; unsigned cluster, block; } cases[] = {
+        {10, 8, 0, 16, 1, 32},              /* short: one block of 32 threads */
+        {16384, 8, 0, 16, 1, 1024},         /* exactly a block's registers */
+        {16385, 8, 0, 16, 2, 1024},         /* one past: two blocks */
+        {65536, 8, 0, 16, 4, 1024},
+        {65537, 8, 0, 16, 8, 1024},         /* 8 runs of 8193 */
+        {262144, 8, 0, 16, 8, 1024},        /* past 8 blocks' registers: the most, looped */
+        {262144, 16, 0, 16, 16, 1024},      /* a device allowing 16 */
+        {262144, 16, 0, 4, 4, 1024},        /* the step's own limit */
+        {262144, 1, 0, 16, 1, 1024},        /* no clusters (before sm_90): one block a row */
+        {100000, 8, 0, 0, 1, 1024},         /* a kernel without clusters */
+        {16385, 8, 256, 16, 8, 256},        /* small blocks first: 8 of 256 threads */
+        {65536, 8, 256, 16, 8, 512},        /* 16 of 256 would pass 8: 8 of 512 */
+        {65536, 16, 256, 16, 16, 256},
+        {131072, 16, 256, 16, 16, 512},
+        {262144, 16, 256, 16, 16, 1024},
+        {524288, 16, 256, 16, 16, 1024},    /* past every cluster: the most, looped */
+        {16384, 8, 256, 16, 1, 1024},       /* one block holds it: no cluster */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        tc_plan *plan = chain_plan(false);
+        pstep *S = &plan->steps[2];
+        S->block[0] = 1024;
+        S->block_len = F.N;
+        S->block_per = 16;
+        S->cluster = cases[c].step_max;
+        host_dev h = {0};
+        h.cluster_max = cases[c].dev_max;
+        h.cluster_block = cases[c].minb;
+        rt_pool pool = {0};
+        tc_diag d;
+        diag_init(&d);
+        chain_io io;
+        chain_io_init(&io, cases[c].n);
+        tc_status st = rt_exec(&pool, &host_ops, &h, (void *)KERNELS, plan, &io.args, NULL, NULL, &d);
+        if (st != TC_OK)
+            fail_msg("%s", d.msg);
+        chain_io_check(&io, cases[c].n);
+        if (h.cluster != cases[c].cluster || h.block[0] != cases[c].block ||
+            h.grid[0] != 4 * cases[c].cluster)
+            fail_msg("case %zu (rows of %lld): cluster %u, block %u, grid %u; want %u, %u, %u", c,
+                     (long long)cases[c].n, h.cluster, h.block[0], h.grid[0], cases[c].cluster,
+                     cases[c].block, 4 * cases[c].cluster);
+        chain_io_free(&io);
+        rt_pool_release(&pool, &host_ops, &h);
+        diag_release(&d);
+    }
 }
 
 /* One kernel of a 32-bit plan may take 64-bit sizes (step idx64):
@@ -1031,6 +1099,7 @@ int main(void)
         cmocka_unit_test(test_memplan_basic),
         cmocka_unit_test(test_memplan_random),
         cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_cluster),
         cmocka_unit_test(test_step_idx64),
         cmocka_unit_test(test_needs_idx64),
         cmocka_unit_test(test_dim_overflow),

@@ -9,6 +9,9 @@
  *               vectorizes only when it reduces the last (contiguous) axis
  *               alone, a columns kernel only when the last axis is kept and
  *               nothing is stored per element; items * vec is block_per;
+ *   cluster     a rows kernel splits rows across a cluster only when it
+ *               keeps them in registers (not compact), of a power of two
+ *               of at most 16 blocks;
  *   phases      every reduction's pass comes after the pass of each of the
  *               kernel's reductions its input reads (found here by walking
  *               the inlined expression, apart from sched's own walk), every
@@ -150,6 +153,12 @@ static void check_shape(const sfn *s, int i)
                 FAIL(s, i, "vector width %d, but the reduced axes are not the last alone", v);
             if (ks->items * v != ks->block_per && ks->items != 0)
                 FAIL(s, i, "%d items of %d lanes, block_per %d", ks->items, v, ks->block_per);
+            /* a cluster splits rows kept in registers only, into a power of
+             * two of at most 16 blocks (the runtime's sizes) */
+            if (ks->cluster && (!ks->items || ks->compact || ks->cluster > 16 ||
+                                (ks->cluster & (ks->cluster - 1))))
+                FAIL(s, i, "cluster %d with %d items%s", ks->cluster, ks->items,
+                     ks->compact ? ", compact" : "");
         } else {
             if (ks->kind != SCH_COLUMNS)
                 FAIL(s, i, "a leading-axes reduction scheduled as %d", ks->kind);

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# long_rows.sh TENSORC - row reductions at every row length on the GPU
+# (issue 14): rows past one block's registers are split across a
+# thread-block cluster on sm_90 (src/sched/sched.h, "Clusters").
+#
+#   1. softmax, log_softmax, logsumexp, rmsnorm and layernorm
+#      (tests/gpu/long_rows.tc) in f32, f16 and bf16 at row lengths 1, 3,
+#      4097, 65537 and 262144, against the reference interpreter
+#      (`run --check`).  The input's rows: random, one NaN, +inf, -inf, and
+#      large values (1e4: exp overflows without the max).
+#   2. Bitwise determinism: the same call twice, outputs byte-identical.
+#   3. Batch invariance: a row alone (N=1) and the same row first in a
+#      batch of 1024 (--random fills rows in order, so row 0 is the same
+#      data) give identical bits.
+#
+# TC_LONG_ROWS_QUICK=1: parts 2 and 3 for softmax f32 and rmsnorm bf16 only
+# (batches of 256 at 262144);
+# TC_LONG_ROWS_DTYPES="f16", TC_LONG_ROWS_LENS="65537": part 1 for those only;
+# TC_LONG_ROWS_PARTS=1 part 1 alone.  TENSORC_CLUSTER_MAX (runtime/rt.c) sets the
+# largest cluster.  Prints "N passed, M failed" last; exit 0 when none failed.
+set -u
+tc=$(realpath "${1:?usage: long_rows.sh TENSORC}")
+here=$(cd "$(dirname "$0")" && pwd)
+prog=$here/long_rows.tc
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; sed 's/^/    /' "$work/err" | head -4; }
+
+lens=${TC_LONG_ROWS_LENS:-1 3 4097 65537 262144}
+
+# inputs: x (5 rows), and w, b (one row), as f32 .npy (bf16 travels as f32) and f16
+python3 - "$work" $lens <<'EOF'
+import random, struct, sys
+work, lens = sys.argv[1], [int(v) for v in sys.argv[2:]]
+def npy1(path, shape, vals, code):
+    hdr = "{'descr': '<%s', 'fortran_order': False, 'shape': (%s), }" % (
+        "f4" if code == "f" else "f2", "".join("%d, " % s for s in shape))
+    hdr += " " * (63 - (10 + len(hdr)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+        f.write(struct.pack("<%d%s" % (len(vals), code), *vals))
+def npy(path, shape, vals):  # f32, and f16 beside it (PATH-f16.npy)
+    npy1(path, shape, vals, "f")
+    npy1(path[:-4] + "-f16.npy", shape, vals, "e")
+r = random.Random(14)
+for n in lens:
+    rows = []
+    for k in range(5):
+        row = [r.uniform(-4, 4) for _ in range(n)]
+        if k == 1: row[n // 2] = float("nan")
+        if k == 2: row[n - 1] = float("inf")
+        if k == 3: row[0] = float("-inf")
+        if k == 4: row = [v * 2500 for v in row]
+        rows += row
+    npy("%s/x%d.npy" % (work, n), (5, n), rows)
+    npy("%s/w%d.npy" % (work, n), (n,), [r.uniform(0.5, 1.5) for _ in range(n)])
+    npy("%s/b%d.npy" % (work, n), (n,), [r.uniform(-1, 1) for _ in range(n)])
+EOF
+
+inputs() { # fn len dtype: the --input arguments
+    local e=
+    [ "$3" = f16 ] && e=-f16
+    case $1 in
+    rmsnorm_rows) echo "--input x=$work/x$2$e.npy --input g=$work/w$2$e.npy" ;;
+    layernorm_rows) echo "--input x=$work/x$2$e.npy --input w=$work/w$2$e.npy --input b=$work/b$2$e.npy" ;;
+    *) echo "--input x=$work/x$2$e.npy" ;;
+    esac
+}
+
+fns="softmax_rows log_softmax_rows logsumexp_rows rmsnorm_rows layernorm_rows"
+echo "== against the interpreter"
+SECONDS=0
+for fn in $fns; do
+    for dt in ${TC_LONG_ROWS_DTYPES:-f32 f16 bf16}; do
+        for n in $lens; do
+            # shellcheck disable=SC2046
+            if "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check \
+                >"$work/out" 2>"$work/err"; then ok; else bad "$fn $dt D=$n: --check"; fi
+        done
+    done
+done
+
+# the data bytes of an .npy (its header is 64-byte aligned, v1)
+data() { local h; h=$(od -An -tu2 -j8 -N2 "$1" | tr -d ' '); tail -c +$((11 + h)) "$1"; }
+
+if [ "${TC_LONG_ROWS_PARTS:-}" = 1 ]; then
+    echo "($SECONDS s)"; echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit
+fi
+echo "== deterministic and batch-invariant ($SECONDS s)"
+pairs=
+for fn in $fns; do pairs="$pairs $fn:f32 $fn:bf16"; done
+[ "${TC_LONG_ROWS_QUICK:-0}" = 1 ] && pairs="softmax_rows:f32 rmsnorm_rows:bf16"
+for pair in $pairs; do
+    fn=${pair%:*} dt=${pair#*:}
+    {
+        for n in 4097 65537 262144; do
+            rows=1024
+            [ $n = 262144 ] && { [ "$fn" != softmax_rows ] || [ "${TC_LONG_ROWS_QUICK:-0}" = 1 ]; } && rows=256
+            a=(run "$prog" --fn "$fn" --dtype T=$dt --random --seed 3 --device=cuda)
+            if ! "$tc" "${a[@]}" --shape N=$rows,D=$n --output out=$work/b1.npy >/dev/null 2>"$work/err" ||
+                ! "$tc" "${a[@]}" --shape N=$rows,D=$n --output out=$work/b2.npy >/dev/null 2>"$work/err" ||
+                ! "$tc" "${a[@]}" --shape N=1,D=$n --output out=$work/s.npy >/dev/null 2>"$work/err"; then
+                bad "$fn $dt D=$n: a run failed"
+                continue
+            fi
+            if cmp -s "$work/b1.npy" "$work/b2.npy"; then ok; else bad "$fn $dt D=$n N=$rows: two runs differ"; fi
+            data "$work/s.npy" >"$work/s.bin"
+            size=$(stat -c %s "$work/s.bin")
+            if cmp -s -n "$size" "$work/s.bin" <(data "$work/b1.npy"); then ok
+            else bad "$fn $dt D=$n: the row alone differs from row 0 of $rows"; fi
+        done
+    }
+done
+echo "($SECONDS s)"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
