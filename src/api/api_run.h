@@ -35,10 +35,6 @@ DLDataType api_dl_dtype(tc_dtype t);
 tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs, void *stream,
                   api_run_info *info);
 
-/* tc_run_foreach's limit on groups per call (the table and the checks are
- * linear in it; two million is far beyond any model's parameter count). */
-#define TC_MAX_GROUPS (1 << 21)
-
 /*! api_not_elementwise(): why f cannot run over tensor groups ("parameter
  *  'x' is f32[N, D], not [*]", "'sum' (line 3) is not pointwise"), or NULL
  *  when it can (graph.h's elementwise).  Text in a. */

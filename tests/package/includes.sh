@@ -10,20 +10,6 @@ set -u
 root=$(realpath "${1:?usage: includes.sh ROOT}")
 # FILE HEADER: the includes of internal headers still there
 known='
-tools/cli.h api_internal.h
-tools/cli.h api_run.h
-tools/cli.h driver.h
-tools/cli.h graph/graph.h
-tools/cli.h outfile.h
-tools/cli.h ref/ref.h
-tools/npy.h outfile.h
-tools/npy.h ref/ref.h
-tools/run.c api_internal.h
-tools/run.c api_run.h
-tools/run.c codegen/plan.h
-tools/run.c rt.h
-tools/run_groups.c codegen/plan.h
-tools/run_groups.c rt.h
 '
 found=$(cd "$root" && for f in tools/*.c tools/*.h bench/*.c bench/*.h; do
     sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" | while read -r h; do
