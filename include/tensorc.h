@@ -694,6 +694,10 @@ TC_API void tc_value_cast(DLDataType to, void *dst, DLDataType from, const void 
 TC_API double tc_value_decode(DLDataType dtype, const void *p);
 /*! tc_value_decode_int(): an integer or bool element, exactly. */
 TC_API long long tc_value_decode_int(DLDataType dtype, const void *p);
+/*! tc_value_diff(): how far a computed element got is from the reference's
+ *  want, as --check and tc-bench measure it: |got - want|, 0 when both are
+ *  NaN or the same infinity, infinite when only one is NaN or infinite. */
+TC_API double tc_value_diff(double got, double want);
 /*! tc_function_computes_in(): *yes nonzero when some value of fn (NULL: the
  *  file's only function) - a parameter, an operation's result, an output -
  *  has dtype.  @return TC_OK; TC_ERR_NOT_FOUND; compile errors. */

@@ -861,16 +861,6 @@ static void index_text(const htensor *t, int64_t i, char *buf, size_t n)
         snprintf(buf + at, n - at, "]");
 }
 
-/* |a - b|, with NaN equal to NaN and an infinity equal only to itself. */
-static double elem_err(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) && isnan(b) ? 0 : INFINITY;
-    if (isinf(a) || isinf(b))
-        return a == b ? 0 : INFINITY;
-    return fabs(a - b);
-}
-
 /* Compare every output with the reference; *worst is the largest relative
  * error seen.  EXIT_ERROR with a message naming the first output that
  * differs (after `where`: "group 3: "). */
@@ -902,7 +892,7 @@ static int check_outputs(run_state *s, const htensor *want, const char *where, d
             if (isfinite(ht_getf(w, i)) && fabs(ht_getf(w, i)) > scale)
                 scale = fabs(ht_getf(w, i));
         for (int64_t i = 0; i < n; i++) {
-            double e = elem_err(ht_getf(got, i), ht_getf(w, i));
+            double e = tc_value_diff(ht_getf(got, i), ht_getf(w, i));
             if (e > maxerr || (at < 0 && e > 0)) {
                 maxerr = e;
                 at = i;

@@ -44,6 +44,11 @@ long long tc_value_decode_int(DLDataType dtype, const void *p)
     return t == TC_DT_NONE ? 0 : (long long)dtype_decode_int(t, p);
 }
 
+double tc_value_diff(double got, double want)
+{
+    return ref_elem_err(got, want);
+}
+
 tc_status tc_function_computes_in(tc_program *p, const char *fn, DLDataType dtype, int *yes)
 {
     return tc_function_computes_in_ex(p, fn, NULL, 0, dtype, yes);
