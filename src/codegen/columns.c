@@ -48,6 +48,59 @@ static void split_loops(cg *g, int CV)
     cg_limit(g, parts);
 }
 
+/* The text both split kernels share, written once: the prologue (sizes,
+ * this block's column group and slice [lo, hi) of the reduced range),
+ * reduction j's partials in the workspace, the block-level reduce of an
+ * accumulator, the last block's combine of the S partials and its reset of
+ * them, and the ticket's reset.  The scalar kernel's accumulators are
+ * acc<n>, the vector kernel's acc<n>[e] (sfx "[e]"), a level deeper (ind). */
+static void split_head(cg *g, tc_buf *o, int S)
+{
+    const ksched *ks = g->ks;
+    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
+    buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
+    buf_puts(o, "    const idx_t hi = lo + chunk < len ? lo + chunk : len;\n");
+}
+
+static void split_parts_decl(cg *g, tc_buf *o, int j, int S)
+{
+    const lnode *r = g->k->reds[j];
+    const char *at = cg_acc_type(g, r);
+    buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
+               at, cg_rno(g, r), at, j, S);
+}
+
+static void split_block_reduce(cg *g, tc_buf *o, const lnode *r, const char *ind, const char *sfx)
+{
+    int rn = cg_rno(g, r);
+    buf_printf(o, "%sacc%d%s = tc_col_reduce(acc%d%s, %s(), (%s *)tc_smem);\n", ind, rn, sfx, rn, sfx,
+               cg_red_op(r), cg_acc_type(g, r));
+}
+
+static void split_combine(cg *g, tc_buf *o, const lnode *r, int S, const char *ind, const char *sfx)
+{
+    int rn = cg_rno(g, r);
+    buf_printf(o, "%sacc%d%s = %s;\n", ind, rn, sfx, cg_acc_init(g, r));
+    buf_printf(o, "%sfor (int s = 0; s < %d; s++)\n"
+                  "%s    acc%d%s = %s()(acc%d%s, tc_ldcg(part%d + s * rows + row));\n",
+               ind, S, ind, rn, sfx, cg_red_op(r), rn, sfx, rn);
+}
+
+/* every partial of the block's columns back to zero, as the launch plan promises */
+static void split_zero_parts(cg *g, tc_buf *o, const char *ind, const char *col)
+{
+    for (int j = 0; j < g->k->nreds; j++)
+        buf_printf(o, "%spart%d[s * rows + %s] = %s;\n", ind, cg_rno(g, g->k->reds[j]), col,
+                   cg_acc_zero(g, g->k->reds[j]));
+}
+
+static void split_tail(tc_buf *o)
+{
+    buf_puts(o, "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
+                "        *ticket = 0; /* ready for the next launch */\n");
+}
+
 void cg_columns_split(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
@@ -75,11 +128,8 @@ void cg_columns_split(cg *g, tc_buf *o)
             cg_store(g, T_ELEM, k->stores[i], NULL);
 
     cg_put(o, 4, &g->kpre);
-    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
-    buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
-    buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
-    buf_puts(o, "    const idx_t hi = lo + chunk < len ? lo + chunk : len;\n"
-                "    const idx_t cb = group * blockDim.x;\n"
+    split_head(g, o, S);
+    buf_puts(o, "    const idx_t cb = group * blockDim.x;\n"
                 "    const bool active = cb + threadIdx.x < rows;\n"
                 "    /* idle threads work on the last column so every load stays in bounds */\n"
                 "    const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
@@ -93,39 +143,26 @@ void cg_columns_split(cg *g, tc_buf *o)
     buf_puts(o, "    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;\n"
                 "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
     for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        const char *at = cg_acc_type(g, r);
-        buf_printf(o, "    acc%d = tc_col_reduce(acc%d, %s(), (%s *)tc_smem);\n", rn, rn, cg_red_op(r), at);
-        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
-                   at, rn, at, j, S);
+        int rn = cg_rno(g, k->reds[j]);
+        split_block_reduce(g, o, k->reds[j], "    ", "");
+        split_parts_decl(g, o, j, S);
         buf_printf(o, "    if (threadIdx.y == 0 && active)\n        part%d[slice * rows + row] = acc%d;\n",
                    rn, rn);
     }
     last_block_only(o, S);
-    for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        buf_printf(o, "    acc%d = %s;\n", rn, cg_acc_init(g, r));
-        buf_printf(o, "    for (int s = 0; s < %d; s++)\n        acc%d = %s()(acc%d, tc_ldcg(part%d + s * rows + row));\n",
-                   S, rn, cg_red_op(r), rn, rn);
-    }
-    /* leave the workspace zero, as the launch plan promises */
-    buf_puts(o, "    __syncthreads();\n"
-                "    if (threadIdx.y == 0 && active)\n"
-                "        for (int s = 0; s < ");
-    buf_printf(o, "%d; s++) {\n", S);
     for (int j = 0; j < k->nreds; j++)
-        buf_printf(o, "            part%d[s * rows + row] = %s;\n", cg_rno(g, k->reds[j]),
-                   cg_acc_zero(g, k->reds[j]));
+        split_combine(g, o, k->reds[j], S, "    ", "");
+    buf_printf(o, "    __syncthreads();\n"
+                  "    if (threadIdx.y == 0 && active)\n"
+                  "        for (int s = 0; s < %d; s++) {\n", S);
+    split_zero_parts(g, o, "            ", "row");
     buf_puts(o, "        }\n");
     buf_puts(o, buf_str(&post));
     cg_put(o, 4, &g->rpre);
     buf_puts(o, "    if (threadIdx.y == 0 && active) {\n");
     cg_put(o, 8, &g->body);
-    buf_puts(o, "    }\n"
-                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
-                "        *ticket = 0; /* ready for the next launch */\n");
+    buf_puts(o, "    }\n");
+    split_tail(o);
 }
 
 /* COLUMNS split, CV = ks->vec consecutive kept elements (columns) a thread:
@@ -181,10 +218,7 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
         cg_store(g, T_ELEM, k->stores[i], NULL);
 
     cg_put(o, 4, &g->kpre);
-    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
-    buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
-    buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
-    buf_puts(o, "    const idx_t hi = lo + chunk < len ? lo + chunk : len;\n");
+    split_head(g, o, S);
     buf_printf(o, "    const idx_t c0 = (group * blockDim.x + threadIdx.x) * %d; /* this thread's first column */\n",
                CV);
     for (int j = 0; j < k->nreds; j++) {
@@ -224,19 +258,12 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
                 "    }\n");
     buf_printf(o, "    const idx_t groups = (rows + blockDim.x * %d - 1) / (blockDim.x * %d);\n", CV, CV);
     buf_puts(o, "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
-    for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        const char *at = cg_acc_type(g, r);
-        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
-                   at, rn, at, j, S);
-    }
+    for (int j = 0; j < k->nreds; j++)
+        split_parts_decl(g, o, j, S);
     buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
     for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        buf_printf(o, "        acc%d[e] = tc_col_reduce(acc%d[e], %s(), (%s *)tc_smem);\n", rn, rn,
-                   cg_red_op(r), cg_acc_type(g, r));
+        int rn = cg_rno(g, k->reds[j]);
+        split_block_reduce(g, o, k->reds[j], "        ", "[e]");
         buf_printf(o, "        if (threadIdx.y == 0 && c0 + e < rows)\n"
                       "            part%d[slice * rows + c0 + e] = acc%d[e];\n", rn, rn);
     }
@@ -244,23 +271,14 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     last_block_only(o, S);
     buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
     buf_puts(o, "        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n");
-    for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        buf_printf(o, "        acc%d[e] = %s;\n", rn, cg_acc_init(g, r));
-        buf_printf(o, "        for (int s = 0; s < %d; s++)\n"
-                      "            acc%d[e] = %s()(acc%d[e], tc_ldcg(part%d + s * rows + row));\n",
-                   S, rn, cg_red_op(r), rn, rn);
-    }
+    for (int j = 0; j < k->nreds; j++)
+        split_combine(g, o, k->reds[j], S, "        ", "[e]");
     buf_puts(o, "    }\n");
-    /* leave the workspace zero, as the launch plan promises */
     buf_printf(o, "    __syncthreads();\n"
                   "    if (threadIdx.y == 0)\n"
                   "        for (int e = 0; e < %d && c0 + e < rows; e++)\n"
                   "            for (int s = 0; s < %d; s++) {\n", CV, S);
-    for (int j = 0; j < k->nreds; j++)
-        buf_printf(o, "                part%d[s * rows + c0 + e] = %s;\n", cg_rno(g, k->reds[j]),
-                   cg_acc_zero(g, k->reds[j]));
+    split_zero_parts(g, o, "                ", "c0 + e");
     buf_puts(o, "            }\n");
     buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
     buf_puts(o, "        const bool active = c0 + e < rows;\n"
@@ -271,7 +289,6 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     buf_puts(o, "        if (threadIdx.y == 0 && active) {\n");
     cg_put(o, 12, &g->body);
     buf_puts(o, "        }\n"
-                "    }\n"
-                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
-                "        *ticket = 0; /* ready for the next launch */\n");
+                "    }\n");
+    split_tail(o);
 }
