@@ -20,6 +20,7 @@
 #define TC_FUSE_INTERNAL_H
 
 #include "fuse/fuse.h"
+#include "hset.h"
 
 #include <string.h>
 
@@ -71,8 +72,7 @@ typedef struct fctx {
     int *rstamp;            /* registers: epoch a buffer read was counted in */
     const char *why;        /* the reason a check failed */
     const char *limit;      /* the budget limit it hit, or NULL */
-    uint64_t *decset;       /* decisions recorded (decided()) */
-    int ndecset, capdecset;
+    tc_hset decset;         /* decisions recorded (decided()) */
 } fctx;
 
 static inline int find(fctx *x, int i)
