@@ -129,21 +129,24 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         g->v.nalign = g->v.capalign = 0;
         cg_forget(g, T_ROW); /* the other branch cannot see these */
         passes(g, &loop, 12, columns, 0, 1);
-        buf_printf(&row, "        if (len <= %d * blockDim.x", items * vec);
+        cg_w w = {&row, 8};
+        /* one line, its alignment conditions continued below it */
+        buf_printf(&row, "%*sif (len <= %d * blockDim.x", w.ind, "", items * vec);
         if (vec > 1)
             buf_printf(&row, " && len %% %d == 0", vec);
         for (int i = 0; i < nalign; i++)
-            buf_printf(&row, " &&\n            %s", align[i]);
+            buf_printf(&row, " &&\n%*s%s", w.ind + 4, "", align[i]);
         buf_puts(&row, ") { /* the row fits in registers: read it once */\n");
         buf_puts(&row, buf_str(&pers));
-        buf_puts(&row, "        } else {\n");
+        cg_wl(&w, "} else {");
         buf_puts(&row, buf_str(&loop));
-        buf_puts(&row, "        }\n");
+        cg_wl(&w, "}");
     } else {
         passes(g, &row, 8, columns, fits ? items : 0, 1);
     }
-    cg_put(o, 4, &g->kpre);
-    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", nrows, len);
+    cg_w w = {o, 4};
+    cg_wput(&w, &g->kpre);
+    cg_wl(&w, "const idx_t rows = %s, len = %s;", nrows, len);
     /* the row loops saturate at rows (plan_verify): row += gridDim.x
      * would wrap past 2^31 once rows > 2^30 */
     if (columns) {
@@ -151,18 +154,21 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         cg_loop(g, "cb", ks->rows, NULL);
         cg_loop(g, "cb + threadIdx.x", ks->rows, dim_const(g->c, 32));
         cg_limit(g, r64);
-        buf_puts(o, "    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, rows);\n"
-                    "    for (idx_t cb = tc_upto((long long)blockIdx.x * blockDim.x, rows); cb < rows;\n"
-                    "         cb = rows - cb > step_ ? cb + step_ : rows) {\n"
-                    "        const bool active = threadIdx.x < rows - cb;\n"
-                    "        /* idle threads work on the last column so every load stays in bounds */\n"
-                    "        const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
+        cg_wl(&w, "const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, rows);");
+        cg_wl(&w, "for (idx_t cb = tc_upto((long long)blockIdx.x * blockDim.x, rows); cb < rows;");
+        w.ind += 5; /* the header's second line, under its first clause */
+        cg_wl(&w, "cb = rows - cb > step_ ? cb + step_ : rows) {");
+        w.ind -= 5;
+        cg_win(&w);
+        cg_wl(&w, "const bool active = threadIdx.x < rows - cb;");
+        cg_wl(&w, "/* idle threads work on the last column so every load stays in bounds */");
+        cg_wl(&w, "const idx_t row = active ? cb + threadIdx.x : rows - 1;");
     } else {
         cg_loop(g, "row", ks->rows, NULL);
         cg_limit(g, ks->rows); /* at most the domain's size, which dim_nonneg cannot see */
-        buf_puts(o, "    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {\n");
+        cg_wopen(&w, "for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {");
     }
-    cg_decompose(g, o, 8, "row", cg_all_axes(k) & ~k->mask);
+    cg_decompose(g, o, w.ind, "row", cg_all_axes(k) & ~k->mask);
     buf_puts(o, buf_str(&row));
-    buf_puts(o, "    }\n");
+    cg_wclose(&w, "}");
 }
