@@ -120,14 +120,8 @@ void ht_cast_value(htensor *dst, int64_t i, double v)
 
 DLTensor ht_dl(const htensor *t)
 {
-    DLTensor dl;
-    memset(&dl, 0, sizeof dl);
-    dl.data = t->data;
-    dl.device.device_type = kDLCPU;
-    dl.ndim = t->rank;
-    dl.dtype = t->dtype;
-    dl.shape = (int64_t *)t->shape;
-    return dl;
+    return (DLTensor){.data = t->data, .device = {kDLCPU, 0}, .ndim = t->rank, .dtype = t->dtype,
+                      .shape = (int64_t *)t->shape}; /* compact: strides NULL, offset 0 */
 }
 
 /* --- messages ------------------------------------------------------------------------ */

@@ -216,39 +216,30 @@ static void wline(cg_w *w, int ind, const char *fmt, va_list ap)
     buf_putc(w->o, '\n');
 }
 
-void cg_wl(cg_w *w, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    wline(w, w->ind, fmt, ap);
-    va_end(ap);
-}
+/* wline over a function's own variadic arguments */
+#define WLINE(w, ind, fmt)                                                                          \
+    do {                                                                                            \
+        va_list ap;                                                                                 \
+        va_start(ap, fmt);                                                                          \
+        wline(w, ind, fmt, ap);                                                                     \
+        va_end(ap);                                                                                 \
+    } while (0)
+
+void cg_wl(cg_w *w, const char *fmt, ...) { WLINE(w, w->ind, fmt); }
 
 void cg_wopen(cg_w *w, const char *fmt, ...)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    wline(w, w->ind, fmt, ap);
-    va_end(ap);
+    WLINE(w, w->ind, fmt);
     w->ind += CG_LEVEL;
 }
 
 void cg_wclose(cg_w *w, const char *fmt, ...)
 {
     w->ind -= CG_LEVEL;
-    va_list ap;
-    va_start(ap, fmt);
-    wline(w, w->ind, fmt, ap);
-    va_end(ap);
+    WLINE(w, w->ind, fmt);
 }
 
-void cg_wbody(cg_w *w, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    wline(w, w->ind + CG_LEVEL, fmt, ap);
-    va_end(ap);
-}
+void cg_wbody(cg_w *w, const char *fmt, ...) { WLINE(w, w->ind + CG_LEVEL, fmt); }
 
 void cg_win(cg_w *w)
 {
