@@ -598,7 +598,8 @@ typedef struct tc_outset tc_outset;
 /*! tc_outset_new(): an empty set, or NULL when out of memory. */
 TC_API tc_outset *tc_outset_new(void);
 /*! tc_outset_add(): check path and add it; what names it in messages
- *  ("--output out", "-o"); *index (may be NULL) gets its number.
+ *  ("--output out", "-o"); *index (may be NULL) gets its number.  A set
+ *  that refused a path cannot be committed (TC_ERR_INTERNAL): free it.
  *  @return TC_OK, TC_ERR_IO or TC_ERR_INVALID_ARG. */
 TC_API tc_status tc_outset_add(tc_outset *s, const char *path, const char *what, int *index);
 /*! tc_outset_open(): a descriptor *fd to write output index to. */
