@@ -73,6 +73,13 @@ const bench_case bench_cases[] = {
      "M=16,K=1024,N=1024", "M", false, CASE_PLAIN, NULL, NULL,
      "the matmul runs through cuBLAS; W (32 MB) fits in an H100/H200 L2, so back-to-back calls "
      "read it from L2 (the peers' too)", NULL, NULL},
+    /* issue 15: the log-space minGRU forward (suite.md), one scan kernel */
+    {"mingru_fwd_B512_T64_H128_f32", "mingru.tc", "mingru", "B=512,T=64,H=128", "B=8,T=64,H=128", "B",
+     false, CASE_PLAIN, NULL, "state", "combined is [B, T, 3, H]: the same memory as the peers' [B, T, 3H]; state drawn from [0, 1) (its log is step 0)", NULL, NULL},
+    {"mingru_fwd_B1024_T64_H256_f32", "mingru.tc", "mingru", "B=1024,T=64,H=256", "B=8,T=64,H=256", "B",
+     false, CASE_PLAIN, NULL, "state", "combined is [B, T, 3, H]: the same memory as the peers' [B, T, 3H]; state drawn from [0, 1) (its log is step 0)", NULL, NULL},
+    {"mingru_fwd_B2048_T64_H512_f32", "mingru.tc", "mingru", "B=2048,T=64,H=512", "B=8,T=64,H=512", "B",
+     false, CASE_PLAIN, NULL, "state", "combined is [B, T, 3, H]: the same memory as the peers' [B, T, 3H]; state drawn from [0, 1) (its log is step 0)", NULL, NULL},
 };
 
 const int bench_ncases = (int)(sizeof bench_cases / sizeof *bench_cases);

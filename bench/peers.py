@@ -181,6 +181,28 @@ def b_rmsnorm_matmul(s):
     return fn, (x, g, w), nbytes(x, g, w) + s["M"] * s["N"] * 2
 
 
+def log_g(x):
+    return torch.where(x >= 0, (F.relu(x) + 0.5).log(), -F.softplus(-x))
+
+
+def b_mingru(s):
+    """../shared/bench/peers2.py's formulation: the state prepended as step 0."""
+    B, T, H = s["B"], s["T"], s["H"]
+    comb = torch.randn(B, T, 3 * H, device=DEV)
+    st = torch.rand(B, 1, H, device=DEV) + 0.1
+
+    def fn(combined, state):
+        hidden, gate, proj = combined.chunk(3, dim=-1)
+        log_coeffs = -F.softplus(gate)
+        log_values = -F.softplus(-gate) + log_g(hidden)
+        log_values = torch.cat([state.log(), log_values], dim=1)
+        log_coeffs = F.pad(log_coeffs, (0, 0, 1, 0))
+        a_star = log_coeffs.cumsum(dim=1)
+        h = torch.exp(a_star + torch.logcumsumexp(log_values - a_star, dim=1))[:, 1:]
+        return torch.sigmoid(proj) * h, h[:, -1:]
+    return fn, (comb, st), nbytes(comb, st) + (B * T * H + B * H) * 4
+
+
 M64 = 64 << 20
 CASES = {
     # name: (shape, small shape (tc-bench's --quick), latency, builder)
@@ -202,6 +224,12 @@ CASES = {
     "adamw_2000x4096": (None, None, False, None),
     "rmsnorm_matmul": ({"M": 16, "K": 4096, "N": 4096}, {"M": 16, "K": 1024, "N": 1024}, False,
                        b_rmsnorm_matmul),
+    "mingru_fwd_B512_T64_H128_f32": ({"B": 512, "T": 64, "H": 128}, {"B": 8, "T": 64, "H": 128},
+                                     False, b_mingru),
+    "mingru_fwd_B1024_T64_H256_f32": ({"B": 1024, "T": 64, "H": 256}, {"B": 8, "T": 64, "H": 256},
+                                      False, b_mingru),
+    "mingru_fwd_B2048_T64_H512_f32": ({"B": 2048, "T": 64, "H": 512}, {"B": 8, "T": 64, "H": 512},
+                                      False, b_mingru),
 }
 
 

@@ -104,10 +104,10 @@ void dim_poly_push(tc_dimctx *c, poly *p, int64_t coef, const dim_atom *const *a
     if (coef == 0)
         return;
     ARENA_GROW(c->a, p->t, p->n, p->cap, 8);
-    const dim_atom **copy = ARENA_ARRAY(c->a, const dim_atom *, n > 0 ? n : 1);
-    if (n)
-        memcpy(copy, atoms, sizeof *copy * (size_t)n);
-    p->t[p->n++] = (dim_term){coef, n, copy};
+    /* No copy of atoms: a poly lives only until its dim_finish, which
+     * copies the atoms of the terms it keeps, and every caller's atoms
+     * (an interned dim's, or a buffer of its own) outlive that. */
+    p->t[p->n++] = (dim_term){coef, n, (const dim_atom **)atoms};
 }
 
 /* Graded order: > 0 when monomial a comes first (is larger). */

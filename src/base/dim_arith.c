@@ -7,8 +7,21 @@
  * divisor.  Coefficients wrap modulo 2^64. */
 #include "dim_internal.h"
 
+/* Is d the constant k?  Dims are hash-consed, so adding 0 or multiplying
+ * by 1 returns an operand itself: index composition does little else, and
+ * these shortcuts keep it from building (and abandoning in the arena) a
+ * polynomial per step. */
+static bool is_k(const tc_dim *d, int64_t k)
+{
+    return d->nterms == 0 && d->c == k;
+}
+
 const tc_dim *dim_add(tc_dimctx *c, const tc_dim *a, const tc_dim *b)
 {
+    if (is_k(b, 0))
+        return a;
+    if (is_k(a, 0))
+        return b;
     poly p = {0};
     dim_poly_add_scaled(c, &p, a, 1);
     dim_poly_add_scaled(c, &p, b, 1);
@@ -17,6 +30,8 @@ const tc_dim *dim_add(tc_dimctx *c, const tc_dim *a, const tc_dim *b)
 
 const tc_dim *dim_sub(tc_dimctx *c, const tc_dim *a, const tc_dim *b)
 {
+    if (is_k(b, 0))
+        return a;
     poly p = {0};
     dim_poly_add_scaled(c, &p, a, 1);
     dim_poly_add_scaled(c, &p, b, -1);
@@ -38,6 +53,10 @@ static int merge_atoms(const dim_term *s, const dim_term *t, const dim_atom **ou
 
 const tc_dim *dim_mul(tc_dimctx *c, const tc_dim *a, const tc_dim *b)
 {
+    if (is_k(b, 1) || is_k(a, 0))
+        return a;
+    if (is_k(a, 1) || is_k(b, 0))
+        return b;
     poly p = {.c = wmul(a->c, b->c)};
     dim_poly_add_scaled(c, &p, &(tc_dim){0, a->nterms, a->terms, 0}, b->c);
     dim_poly_add_scaled(c, &p, &(tc_dim){0, b->nterms, b->terms, 0}, a->c);

@@ -155,6 +155,13 @@ typedef struct cg {
         struct cg_tload { const lnode *n; const tc_dim **idx; const char *name, *expr; } *load;
         int nload, capload;
     } tl;
+    /* scans (scan.c): the walk's plain loads come from a shared-memory
+     * column each thread fills for the next steps of its lane, stN[tt_][tid] */
+    struct cg_staged {
+        bool on;
+        struct cg_sload { const lnode *n; const char *raw, *name; } *load;
+        int nload, capload;
+    } st;
     /* persistent rows: loads kept in registers across passes, pcN[j] */
     struct cg_persist {
         int items;           /* items per thread, 0 when looping */
@@ -200,6 +207,9 @@ const tc_dim *cg_row_part(cg *g, const tc_dim *f0);
 /* load.c: n's value at idx read from its buffer into a temporary (at
  * target t), or in a persistent row its register slot */
 cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
+
+/* scan.c: a staged load's shared-memory element (raw: the load's text) */
+const char *cg_stage_load(cg *g, const lnode *n, const char *raw);
 
 /* plan.c */
 cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);
@@ -261,5 +271,6 @@ void cg_rows(cg *g, tc_buf *o, bool columns);   /* rows.c */
 void cg_columns_split(cg *g, tc_buf *o);   /* columns.c */
 void cg_columns_split_vec(cg *g, tc_buf *o);
 void cg_full(cg *g, tc_buf *o);            /* full.c */
+void cg_scan(cg *g, tc_buf *o);            /* scan.c */
 
 #endif

@@ -616,6 +616,12 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
             diag_error(g->d, TC_ERR_INTERNAL, n->loc,
                        "codegen: reduction %%%d read before its pass", n->id);
         v.s = g->acc[n->id];
+    } else if (n->kind == LK_SCAN) {
+        /* scan.c updated its carry at this element before anything reads it */
+        if (!own || !g->acc[n->id] || (g->elemvars && !lir_is_identity(g->l, idx, n->rank)))
+            diag_error(g->d, TC_ERR_INTERNAL, n->loc,
+                       "codegen: scan %%%d read outside the element its walk is at", n->id);
+        v.s = g->acc[n->id];
     } else if (n->kind == LK_CONCAT) {
         v.s = concat_value(g, n, idx, t);
     } else if (n->kind == LK_POINTWISE) {

@@ -139,7 +139,7 @@ static bool *redep_of(cg *g)
     for (int i = 0; i < g->l->nnodes; i++) {
         const lnode *v = g->l->nodes[i];
         bool own = g->f->kernel_of[i] == g->k->id;
-        if (v->kind == LK_REDUCE && own) {
+        if ((v->kind == LK_REDUCE || v->kind == LK_SCAN) && own) {
             r[i] = true;
             continue;
         }
@@ -170,7 +170,7 @@ void cg_kernel(cg *g, tc_buf *out)
     g->syms = ARENA_ARRAY(g->a, const char *, 64);
     g->acc = ARENA_ARRAY(g->a, const char *, g->l->nnodes > 0 ? g->l->nnodes : 1);
     g->phase_of = ARENA_ARRAY(g->a, int, g->l->nnodes > 0 ? g->l->nnodes : 1);
-    for (int j = 0; j < k->nreds; j++)
+    for (int j = 0; j < k->nreds && g->ks->phase; j++)
         g->phase_of[k->reds[j]->id] = g->ks->phase[j];
 
     tc_buf body;
@@ -192,6 +192,7 @@ void cg_kernel(cg *g, tc_buf *out)
             cg_rows(g, &body, true);
         break;
     case SCH_FULL: cg_full(g, &body); break;
+    case SCH_SCAN: cg_scan(g, &body); break;
     default: return;
     }
 
@@ -243,7 +244,7 @@ void cg_kernel(cg *g, tc_buf *out)
         buf_puts(out, "    /* an index divides and multiplies back (a reshape of a permuted view):\n"
                       "     * its terms can pass 2^31 even when every size fits, so 64-bit here */\n"
                       "    typedef long long idx_t;\n");
-    if (ks->kind != SCH_POINTWISE)
+    if (ks->kind != SCH_POINTWISE && ks->kind != SCH_SCAN)
         buf_puts(out, "    __shared__ double tc_smem[2 * 32 * 8];\n");
     buf_puts(out, buf_str(&body));
     buf_puts(out, "}\n");

@@ -271,6 +271,12 @@ cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
             return (cg_expr){name, true};
         }
     }
+    if (g->st.on && t == T_ELEM && g->scope == 0) { /* a scan's walk: loaded steps ahead */
+        const char *sv = cg_stage_load(g, n, arena_printf(g->a, "%s[%s]", ptr, cg_flat(g, n, idx)));
+        const char *name = cg_temp(g, "t");
+        cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, converted(g, n, sv));
+        return (cg_expr){name, true};
+    }
     bool persist = g->pr.items && t == T_ELEM && g->scope == 0;
     if (persist) {
         const char *hit = persistent_hit(g, n, idx);

@@ -16,9 +16,10 @@
 /* The helpers (src/codegen/helpers.cuh, embedded at build time), and
  * only in units with a foreach kernel (sched.h) foreach.cuh: the group
  * table, laid out as plan.h's PARG_GROUPS says, and the search for a
- * block's group. */
+ * block's group; likewise scan.cuh in units with a scan kernel. */
 #include "codegen_helpers.inc"
 #include "codegen_foreach.inc"
+#include "codegen_scan.inc"
 
 /* A kernel of the unit, and the other kernels of its function (by the
  * fused dump's numbers) whose code is the same, so their steps launch this
@@ -190,7 +191,7 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
                idx64 ? "64-bit" : "32-bit");
     buf_puts(&src, cg_helpers_cuh);
     unit_b ub = {.a = a};
-    bool foreach = false, compact = false;
+    bool foreach = false, compact = false, scan = false;
     bool *libcalls = ARENA_ARRAY(a, bool, OP_COUNT * 2);
     int kid = 0;
     for (int i = 0; i < n; i++) {
@@ -209,6 +210,9 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
             if (s->k[j].foreach && !foreach) /* before the first kernel that needs them */
                 add_piece(&ub, arena_printf(a, "\n%s", cg_foreach_cuh), NULL);
             foreach |= s->k[j].foreach;
+            if (s->k[j].kind == SCH_SCAN && !scan) /* likewise scan.cuh */
+                add_piece(&ub, arena_printf(a, "\n%s", cg_scan_cuh), NULL);
+            scan |= s->k[j].kind == SCH_SCAN;
             unit_kernel(&ub, s, j, bufs, kid + k->id, idx64, fe_param_bytes, libcalls, d);
         }
         kid += f->nk;

@@ -57,10 +57,12 @@ static void collect(fctx *x, lnode *n, deplist *deps, deplist *params, int *mark
 static kdesc own_desc(const lnode *n)
 {
     if (n->kind == LK_REDUCE)
-        return (kdesc){KK_REDUCE, n->a.red.rin, n->a.red.shape_in, n->a.red.mask};
+        return (kdesc){KK_REDUCE, n->a.red.rin, n->a.red.shape_in, n->a.red.mask, false};
     if (n->kind == LK_MATMUL)
-        return (kdesc){KK_EXTERN, n->rank, n->shape, 0};
-    return (kdesc){KK_POINTWISE, n->rank, n->shape, 0};
+        return (kdesc){KK_EXTERN, n->rank, n->shape, 0, false};
+    if (n->kind == LK_SCAN)
+        return (kdesc){KK_SCAN, n->rank, n->shape, 1u << n->a.scan.axis, n->a.scan.reverse};
+    return (kdesc){KK_POINTWISE, n->rank, n->shape, 0, false};
 }
 
 static void add_cut(fctx *x, const lnode *n, int size, int reds)
@@ -75,7 +77,8 @@ static void mark_anchors(fctx *x)
     const lfn *f = x->f;
     for (int i = 0; i < x->n; i++) {
         lnode *n = f->nodes[i];
-        if (n->kind == LK_REDUCE || n->kind == LK_MATMUL || (n->output >= 0 && !is_leaf(n)))
+        if (n->kind == LK_REDUCE || n->kind == LK_MATMUL || n->kind == LK_SCAN ||
+            (n->output >= 0 && !is_leaf(n)))
             x->anchor[i] = true;
         if (n->kind == LK_MATMUL)
             for (int j = 0; j < 2; j++)

@@ -17,6 +17,12 @@
  *   - a pointwise store over the reduction's rows (mean = sum / n): always;
  *   - two reductions over the same domain and axes (layernorm's mean and
  *     var, the normalized residual's two norms): one kernel, one pass each;
+ *   - scans (KK_SCAN) over one domain, axis and direction: one kernel
+ *     (minGRU's cumsum and the logcumsumexp that reads it), with the
+ *     pointwise stores over that domain that read a scan of the kernel (its
+ *     epilogue) or that a scan of it reads (prologue); a scan of the kernel
+ *     is read only at its own element, which the sequential walk along the
+ *     axis has just computed;
  *   - never an extern; never when the merged kernel would both feed and
  *     read another kernel (a cycle); never when a reduction would be read at
  *     another row than the one computing it (it would need a grid-wide sync).
@@ -84,16 +90,18 @@
 
 #include "lower/lir.h"
 
-typedef enum { KK_POINTWISE, KK_REDUCE, KK_EXTERN } kernel_kind;
+typedef enum { KK_POINTWISE, KK_REDUCE, KK_EXTERN, KK_SCAN } kernel_kind;
 
 typedef struct fkernel {
     int id;                 /* launch order */
     kernel_kind kind;
     int rank;
     const tc_dim **dom;     /* the element domain: a store's shape, a reduction's input shape */
-    unsigned mask;          /* KK_REDUCE: reduced axes of dom */
+    unsigned mask;          /* KK_REDUCE: reduced axes of dom; KK_SCAN: the scanned axis */
+    bool reverse;           /* KK_SCAN: scans from the last element */
     bool inner;             /* KK_REDUCE: the reduced axes are the trailing ones and some axis is kept */
-    lnode **reds;           /* KK_REDUCE: reductions computed here, topological order */
+    lnode **reds;           /* KK_REDUCE: reductions computed here, topological order;
+                             * KK_SCAN: its scans (stored or not: in stores too if stored) */
     int nreds;
     lnode **stores;         /* values written to buffers, topological order */
     int nstores;

@@ -58,10 +58,11 @@ bool fuse_kernel_cost(fctx *x, int ka, int kb, kdesc kd, kcost *c)
     x->epoch++;
     unsigned all = kd.rank >= 32 ? ~0u : (1u << kd.rank) - 1;
     bool inner = kd.kind == KK_REDUCE && inner_reduction(kd.rank, kd.mask);
-    int nred = 0, nread = 0, nelem = 0;
+    int nred = 0, nread = 0, nelem = 0, nscan = 0;
     FOR_MEMBERS(x, ka, kb, i) {
         const lnode *v = x->f->nodes[i];
         int q = need(x, ka, kb, v);
+        nscan += v->kind == LK_SCAN;
         if (v->kind == LK_REDUCE) {
             nred++;
             if (q + 1 > c->passes)
@@ -118,7 +119,7 @@ bool fuse_kernel_cost(fctx *x, int ka, int kb, kdesc kd, kcost *c)
     }
     /* registers: a rows kernel keeps 16 elements a thread of each buffer
      * it reads over the whole domain, plus an accumulator per reduction */
-    c->regs = 24 + 2 * nred + 2 * nread + (inner ? 16 * nelem : 0);
+    c->regs = 24 + 2 * nred + 2 * nscan + 2 * nread + (inner ? 16 * nelem : 0);
     if (enforce && c->regs > x->bud->max_regs) {
         x->limit = "registers";
         x->why = arena_printf(x->a, "budget: about %d registers a thread (at most %d)", c->regs,

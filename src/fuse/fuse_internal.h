@@ -34,6 +34,7 @@ typedef struct kdesc {
     int rank;
     const tc_dim **dom;
     unsigned mask;
+    bool reverse;           /* KK_SCAN */
 } kdesc;
 
 typedef struct visit {
@@ -70,6 +71,7 @@ typedef struct fctx {
     int *memo_ep, *memo;    /* passes: the latest own pass a node needs */
     int64_t *wkey;          /* work: (epoch, pass) a node was counted in */
     int *rstamp;            /* registers: epoch a buffer read was counted in */
+    bool scan_end;          /* rows_ok: checking a scan kernel's store of its final elements */
     const char *why;        /* the reason a check failed */
     const char *limit;      /* the budget limit it hit, or NULL */
     tc_hset decset;         /* decisions recorded (decided()) */

@@ -42,7 +42,7 @@ static const char *kernel_stem(fctx *x, fkernel *k, const int *mem, int nmem, co
         return "matmul";
     tc_buf b;
     buf_init(&b, x->a);
-    buf_puts(&b, k->kind == KK_REDUCE ? "tc_red_fused" : "tc_poi_fused");
+    buf_puts(&b, k->kind == KK_REDUCE ? "tc_red_fused" : k->kind == KK_SCAN ? "tc_scan_fused" : "tc_poi_fused");
     const char *seen[8];
     int nseen = 0;
     for (int i = 0, j = 0; (i < nmem || j < ninl) && nseen < 6;) {
@@ -138,6 +138,7 @@ void fuse_build_kernels(fctx *x)
         k->rank = d.rank;
         k->dom = (const tc_dim **)d.dom;
         k->mask = d.mask;
+        k->reverse = d.reverse;
         k->inner = d.kind == KK_REDUCE && inner_reduction(d.rank, d.mask);
         if (d.kind != KK_EXTERN) {
             kcost c;
@@ -161,7 +162,8 @@ void fuse_build_kernels(fctx *x)
             continue;
         /* a value cut by the inline limit is stored only where another
          * kernel reads it; in its readers' kernel it is computed inline */
-        if ((v->kind != LK_REDUCE && !x->cut[i]) || v->output >= 0)
+        /* a scan, like a reduction, lives in registers unless read elsewhere */
+        if ((v->kind != LK_REDUCE && v->kind != LK_SCAN && !x->cut[i]) || v->output >= 0)
             o->stored[i] = true;
         for (int j = 0; j < x->deps[i].n; j++) {
             lnode *dpd = x->deps[i].v[j];
@@ -194,11 +196,12 @@ void fuse_build_kernels(fctx *x)
         for (int q = 0; q < mem.n; q++) {
             int i = mem.v[q];
             lnode *v = x->f->nodes[i];
-            if (v->kind != LK_REDUCE && !o->stored[i] && st[i] != k->id + 1) {
+            bool acc = v->kind == LK_REDUCE || v->kind == LK_SCAN;
+            if (!acc && !o->stored[i] && st[i] != k->id + 1) {
                 st[i] = k->id + 1; /* a cut value that stayed in one kernel */
                 ipush(x->a, &inl, i);
             }
-            nred += v->kind == LK_REDUCE;
+            nred += acc;
             nst += o->stored[i] && v->kind != LK_MATMUL;
             if (v->kind == LK_MATMUL) {
                 k->ext = v;
@@ -221,7 +224,7 @@ void fuse_build_kernels(fctx *x)
         k->reads = ARENA_ARRAY(x->a, lnode *, rd.n > 0 ? rd.n : 1);
         for (int q = 0; q < mem.n; q++) {
             lnode *v = x->f->nodes[mem.v[q]];
-            if (v->kind == LK_REDUCE)
+            if (v->kind == LK_REDUCE || v->kind == LK_SCAN)
                 k->reds[k->nreds++] = v;
             if (o->stored[v->id] && v->kind != LK_MATMUL)
                 k->stores[k->nstores++] = v;

@@ -42,6 +42,11 @@ static const char *fused_why(kdesc p, kdesc c, const lnode *prod, const lnode *c
 {
     if (p.kind == KK_POINTWISE && c.kind == KK_POINTWISE)
         return "pointwise chain over one domain";
+    if (p.kind == KK_SCAN && c.kind == KK_SCAN)
+        return "scans along one axis: one walk, each carry in a register";
+    if (p.kind == KK_SCAN || c.kind == KK_SCAN)
+        return prod->kind == LK_SCAN ? "pointwise epilogue of the scan, at the element its walk is at"
+                                     : "pointwise prologue: computed in the scan's walk";
     if (p.kind == KK_REDUCE && c.kind == KK_REDUCE)
         return "reductions over the same rows: one kernel, one pass each";
     if (prod->kind == LK_REDUCE && cons->kind != LK_REDUCE)

@@ -48,6 +48,13 @@ void fuse_print(tc_buf *b, const ffn *f)
         } else if (k->kind == KK_POINTWISE) {
             buf_puts(b, "pointwise over ");
             print_dom(b, k);
+        } else if (k->kind == KK_SCAN) {
+            buf_puts(b, "scan over ");
+            print_dom(b, k);
+            int ax = 0;
+            while (ax < k->rank && !(k->mask & (1u << ax)))
+                ax++;
+            buf_printf(b, " axis %d%s", ax, k->reverse ? " (reverse)" : "");
         } else {
             buf_puts(b, "reduce over ");
             print_dom(b, k);
@@ -60,9 +67,9 @@ void fuse_print(tc_buf *b, const ffn *f)
         }
         buf_putc(b, '\n');
         if (k->nreds) {
-            buf_puts(b, "    reduces");
+            buf_puts(b, k->kind == KK_SCAN ? "    scans  " : "    reduces");
             for (int j = 0; j < k->nreds; j++)
-                buf_printf(b, "%s %%%d %s", j ? "," : "", k->reds[j]->id, red_kind_name(k->reds[j]->a.red.kind));
+                buf_printf(b, "%s %%%d %s", j ? "," : "", k->reds[j]->id, node_label(k->reds[j]));
             buf_putc(b, '\n');
         }
         if (k->nstores) {

@@ -66,7 +66,7 @@ static bool node_index(const lfn *f, kdesc kd, const lnode *n, const tc_dim **ou
 
 bool fuse_node_index(const ffn *f, const fkernel *k, const lnode *n, const tc_dim **out)
 {
-    kdesc kd = {k->kind, k->rank, k->dom, k->mask};
+    kdesc kd = {k->kind, k->rank, k->dom, k->mask, k->reverse};
     return node_index(f->l, kd, n, out);
 }
 
@@ -114,6 +114,23 @@ static bool rows_ok(fctx *x, int ka, int kb, kdesc kd, lnode *n, const tc_dim **
             }
         return true;
     }
+    if (n->kind == LK_SCAN) {
+        /* its own element is the one the walk has just computed (the
+         * scan's input is checked as the member it is); a store of the
+         * final elements reads the carries after the walk */
+        bool ok = same_shape(n->rank, n->shape, kd.rank, kd.dom);
+        for (int k = 0; ok && k < n->rank; k++) {
+            const tc_dim *want = x->f->vars[k];
+            if ((kd.mask & (1u << k)) && x->scan_end)
+                want = kd.reverse ? dim_const(x->f->dims, 0)
+                                  : dim_sub(x->f->dims, kd.dom[k], dim_const(x->f->dims, 1));
+            ok = dim_eq(idx[k], want);
+        }
+        if (!ok)
+            x->why = x->scan_end ? "a store of a scan's last elements reads another element"
+                                 : "a scan would be read at another element than the one its walk is at";
+        return ok;
+    }
     if (n->kind == LK_MATMUL)
         return true;
     for (int i = 0; i < n->nin; i++) {
@@ -139,6 +156,7 @@ static bool kernel_rows_ok(fctx *x, int ka, int kb, kdesc kd)
             continue;
         }
         const tc_dim **idx = ARENA_ARRAY(x->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
+        x->scan_end = kd.kind == KK_SCAN && !same_shape(n->rank, n->shape, kd.rank, kd.dom);
         if (!node_index(x->f, kd, n, idx)) {
             x->why = "a store's shape is neither the domain nor its rows";
             return false;
@@ -202,6 +220,60 @@ static bool reads_kernel(fctx *x, const lnode *s, int kr)
     return false;
 }
 
+/* Does a member of kernel ka read kernel kb? */
+static bool kernel_reads(fctx *x, int ka, int kb)
+{
+    FOR_MEMBERS(x, ka, -1, i)
+        if (reads_kernel(x, x->f->nodes[i], kb))
+            return true;
+    return false;
+}
+
+/* A scan kernel with another: scans of one domain, axis and direction, or
+ * pointwise stores over its domain that it feeds or that feed it (a
+ * pointwise kernel that only shares an input stays parallel over every
+ * element, not one thread a lane). */
+static bool scan_desc(fctx *x, int a, int b, kdesc *out)
+{
+    kdesc da = x->desc[a], db = x->desc[b];
+    if (da.kind == KK_REDUCE || db.kind == KK_REDUCE) {
+        x->why = "a scan and a reduction are not one kernel";
+        return false;
+    }
+    if (da.kind == KK_SCAN && db.kind == KK_SCAN) {
+        if (!same_shape(da.rank, da.dom, db.rank, db.dom)) {
+            x->why = "scans over different domains";
+            return false;
+        }
+        if (da.mask != db.mask || da.reverse != db.reverse) {
+            x->why = "scans along different axes or directions";
+            return false;
+        }
+        *out = da;
+        return true;
+    }
+    int s = da.kind == KK_SCAN ? a : b, p = s == a ? b : a;
+    kdesc ds = x->desc[s];
+    /* the pointwise stores: over the scan's domain, or its final elements
+     * (the scanned axis 1 long: minGRU's next state), computed after the walk */
+    FOR_MEMBERS(x, p, -1, i) {
+        const lnode *v = x->f->nodes[i];
+        const tc_dim *idx[TC_MAX_RANK];
+        if (!same_shape(v->rank, v->shape, ds.rank, ds.dom) &&
+            (v->rank != ds.rank || !row_index(x->f, ds.rank, ds.dom, ds.mask, v, idx) ||
+             !reads_kernel(x, v, s))) {
+            x->why = "a scan takes pointwise work over its own domain, or stores of its last elements";
+            return false;
+        }
+    }
+    if (!kernel_reads(x, p, s) && !kernel_reads(x, s, p)) {
+        x->why = "a pointwise kernel that only shares an input with a scan stays parallel";
+        return false;
+    }
+    *out = x->desc[s];
+    return true;
+}
+
 /* The domain of kernels a and b together, or why there is none. */
 static bool merged_desc(fctx *x, int a, int b, kdesc *out)
 {
@@ -218,6 +290,8 @@ static bool merged_desc(fctx *x, int a, int b, kdesc *out)
         *out = da;
         return true;
     }
+    if (da.kind == KK_SCAN || db.kind == KK_SCAN)
+        return scan_desc(x, a, b, out);
     if (da.kind == KK_REDUCE && db.kind == KK_REDUCE) {
         if (!same_shape(da.rank, da.dom, db.rank, db.dom) || da.mask != db.mask) {
             x->why = "reductions over different domains or axes";

@@ -7,6 +7,8 @@
  *              (x, axis, keepdim) plus correction for var/std
  *   views      see build_views.c
  *   concat     concat(a, b, ..., axis=0) or concat([a, b], axis=0)
+ *   scans      cumsum cumprod cummax cummin logcumsumexp: (x, axis, reverse);
+ *              axis may be left out for rank 1
  *
  * max and min are the binary pointwise op when called with exactly two
  * positional arguments and no keyword (max(a, b)), and the reduction
@@ -52,6 +54,16 @@ static bool binary_op(const char *name, op_id *op)
     return false;
 }
 
+static bool scan_op(const char *name, op_id *op)
+{
+    for (int i = 0; i < OP_COUNT; i++)
+        if (op_table[i].kind == OPK_SCAN && strcmp(op_table[i].name, name) == 0) {
+            *op = (op_id)i;
+            return true;
+        }
+    return false;
+}
+
 static bool reduce_op(const char *name, op_id *op)
 {
     for (int i = 0; i < NREDUCTIONS; i++)
@@ -65,7 +77,7 @@ static bool reduce_op(const char *name, op_id *op)
 bool builtin_is(const char *name)
 {
     op_id op;
-    return unary_op(name, &op) || binary_op(name, &op) || reduce_op(name, &op) ||
+    return unary_op(name, &op) || binary_op(name, &op) || reduce_op(name, &op) || scan_op(name, &op) ||
            !strcmp(name, "where") || !strcmp(name, "clamp") || !strcmp(name, "concat") ||
            view_builtin_is(name) || dtype_parse(name) != TC_DT_NONE;
 }
@@ -80,7 +92,7 @@ const char **builtin_names(builder *b)
     const char **names = ARENA_ARRAY(b->a, const char *, OP_COUNT + 32);
     int n = 0;
     for (int i = 0; i < OP_COUNT; i++)
-        if (op_table[i].kind == OPK_UNARY && i != OP_not)
+        if ((op_table[i].kind == OPK_UNARY && i != OP_not) || op_table[i].kind == OPK_SCAN)
             names[n++] = op_table[i].name;
     for (int i = 0; more[i]; i++)
         names[n++] = more[i];
@@ -187,6 +199,31 @@ static gnode *reduction(builder *b, const ast_expr *e, op_id op)
     return node_reduce(b, op, x, sel, keepdim, (int)corr, e->u.call.fn_loc);
 }
 
+/* A scan along one axis: the axis is needed unless x has rank 1 (a
+ * default would hide which axis a rank-2 scan runs along). */
+static gnode *scan(builder *b, const ast_expr *e, op_id op)
+{
+    static const char *const names[] = {"x", "axis", "reverse"};
+    const char *fn = e->u.call.fn;
+    const ast_arg *args[3];
+    build_match_args(b, e, fn, names, 3, args);
+    need(b, e, args[0], "x");
+    gnode *x = build_expr(b, args[0]->value);
+    if (x->rank == 0)
+        diag_error(b->d, TC_ERR_COMPILE, args[0]->loc,
+                   "'%s' needs a tensor of rank 1 or more, but this is %s", fn, type_str(b, x));
+    if (!args[1] && x->rank > 1)
+        diag_error(b->d, TC_ERR_COMPILE, e->u.call.fn_loc,
+                   "'%s' of %s needs 'axis': the axis to scan along", fn, type_str(b, x));
+    int axis = args[1] ? const_axis(b, args[1]->value, x, x->rank) : 0;
+    bool reverse = args[2] ? const_bool(b, args[2]->value, "reverse") : false;
+    if (op == OP_logcumsumexp && !dtype_is_float(x->dtype))
+        diag_error(b->d, TC_ERR_COMPILE, args[0]->loc,
+                   "'logcumsumexp' needs a floating-point tensor, but this is %s (cast it first, "
+                   "e.g. f32(x))", type_str(b, x));
+    return node_scan(b, op, x, axis, reverse, e->u.call.fn_loc);
+}
+
 static gnode *pointwise(builder *b, const ast_expr *e, op_id op, int arity)
 {
     static const char *const n1[] = {"x"};
@@ -287,6 +324,8 @@ gnode *builtin_call(builder *b, const ast_expr *e)
         return pointwise(b, e, OP_clamp, 3);
     if (reduce_op(fn, &op))
         return reduction(b, e, op);
+    if (scan_op(fn, &op))
+        return scan(b, e, op);
     if (!strcmp(fn, "concat"))
         return concat(b, e);
     return view_builtin(b, e);

@@ -185,6 +185,8 @@ gnode *node_cast(builder *b, gnode *x, tc_dtype dt, bool weak, tc_loc loc);
  * default dtype), others keep their dtype. */
 gnode *node_concrete(builder *b, gnode *x, tc_loc loc);
 tc_dtype dtype_concrete(const gnode *x);
+/* A scan (cumsum, ...) of x along axis (in range), reverse from the end. */
+gnode *node_scan(builder *b, op_id op, gnode *x, int axis, bool reverse, tc_loc loc);
 gnode *node_reduce(builder *b, op_id op, gnode *x, const bool *axes, bool keepdim, int correction,
                    tc_loc loc);
 gnode *node_matmul(builder *b, gnode *x, gnode *y, tc_loc loc);

@@ -115,6 +115,9 @@ static uint64_t node_hash(const gnode *n)
     case OPK_CONCAT:
         h = mix(h, (uint64_t)n->a.axis);
         break;
+    case OPK_SCAN:
+        h = mix(h, (uint64_t)n->a.scan.axis * 2u + n->a.scan.reverse);
+        break;
     default:
         break;
     }
@@ -155,6 +158,8 @@ static bool node_equal(const gnode *x, const gnode *y)
         return dim_eq(x->a.view.offset, y->a.view.offset);
     case OPK_CONCAT:
         return x->a.axis == y->a.axis;
+    case OPK_SCAN:
+        return x->a.scan.axis == y->a.scan.axis && x->a.scan.reverse == y->a.scan.reverse;
     default:
         return true;
     }
@@ -518,6 +523,17 @@ gnode *node_reduce(builder *b, op_id op, gnode *x, const bool *axes, bool keepdi
     t.a.red.correction = (op == OP_var || op == OP_std) ? correction : 0;
     if (t.a.red.naxes == 0)
         return reduce_nothing(b, op, x, dt, correction, loc);
+    return node_emit(b, &t);
+}
+
+gnode *node_scan(builder *b, op_id op, gnode *x, int axis, bool reverse, tc_loc loc)
+{
+    x = node_concrete(b, x, loc);
+    gnode *in[1] = {x};
+    tc_dtype dt = node_rule_dtype(op, in, 1, NULL);
+    gnode t = tmpl(op, dt, x->rank, x->shape, in, 1, loc);
+    t.a.scan.axis = axis;
+    t.a.scan.reverse = reverse;
     return node_emit(b, &t);
 }
 

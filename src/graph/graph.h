@@ -13,6 +13,9 @@
  *    views are composed when built, so a chain never forms.
  *  - REDUCE axes are sorted, distinct, in [0, rank of input).  With keepdim
  *    they stay as size-1 dims.
+ *  - SCAN (cumsum, cumprod, cummax, cummin, logcumsumexp) has its input's
+ *    shape; a.scan.axis is in [0, rank); element i along the axis combines
+ *    input elements 0..i (reverse: i..end).
  *  - Dtypes follow the TR_ rule of ops.def over the promoted inputs; CAST
  *    changes dtype only; MATMUL inputs share a dtype.
  *
@@ -35,7 +38,7 @@ enum { TC_MAX_RANK = 8 };
 
 typedef enum {
     OPK_LEAF, OPK_UNARY, OPK_BINARY, OPK_TERNARY, OPK_CAST,
-    OPK_REDUCE, OPK_VIEW, OPK_COPY, OPK_CONCAT, OPK_MATMUL
+    OPK_REDUCE, OPK_VIEW, OPK_COPY, OPK_CONCAT, OPK_MATMUL, OPK_SCAN
 } op_kind;
 
 /* How a node's dtype follows from its (promoted) inputs. */
@@ -100,6 +103,10 @@ struct gnode {
             const tc_dim *offset;
         } view;
         int axis;                               /* OP_concat */
+        struct {
+            int axis;                           /* the scanned axis */
+            bool reverse;                       /* from the last element to the first */
+        } scan;                                 /* OPK_SCAN */
     } a;
 };
 

@@ -162,6 +162,8 @@ static void print_op(tc_buf *b, const gfn *f, const gnode *n)
         dim_print(b, n->a.view.offset);
     } else if (kind == OPK_CONCAT) {
         buf_printf(b, ", axis=%d", n->a.axis);
+    } else if (kind == OPK_SCAN) {
+        buf_printf(b, ", axis=%d%s", n->a.scan.axis, n->a.scan.reverse ? ", reverse" : "");
     }
     buf_putc(b, ')');
 }

@@ -231,6 +231,14 @@ static void check_concat(vctx *v, const gnode *n)
     }
 }
 
+static void check_scan(vctx *v, const gnode *n)
+{
+    if (n->a.scan.axis < 0 || n->a.scan.axis >= n->rank)
+        fail(v, n, "scan axis %d out of range for rank %d", n->a.scan.axis, n->rank);
+    if (!same_shape(n, n->in[0]))
+        fail(v, n, "a scan changes the shape");
+}
+
 static void check_matmul(vctx *v, const gnode *n)
 {
     const gnode *x = n->in[0], *y = n->in[1];
@@ -289,6 +297,9 @@ static void check_node(vctx *v, int i, const gnode *n)
         break;
     case OPK_MATMUL:
         check_matmul(v, n);
+        break;
+    case OPK_SCAN:
+        check_scan(v, n);
         break;
     }
     tc_dtype want = rule_dtype(n);

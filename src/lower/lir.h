@@ -6,6 +6,9 @@
  *   Pointwise   op(in[0] at idx0, in[1] at idx1, ...)   (also casts, copies)
  *   Reduction   kind over the reduced axes of its input domain
  *   Extern      matmul (cuBLAS at run time; a fusion barrier)
+ *   Scan        op (cumsum cumprod cummax cummin logcumsumexp) along one
+ *               axis: the value at index i combines in[0] at the indices
+ *               before it along the axis (after it with reverse), i included
  *
  * plus leaves (tensor parameters, run-time scalars, constants, sizes).
  *
@@ -19,10 +22,14 @@
  * per-dim map describes reads through flat-offset arithmetic: floor
  * divisions and remainders of the flat index.
  *
- * Index variables of a node: Pointwise and Concat nodes are evaluated over
+ * Index variables of a node: Pointwise, Concat and Scan nodes are evaluated over
  * their own shape ($k is output dim k).  A Reduction's input ref is over its
  * input domain (rin dims, $k = input dim k); its output dim j reads input
  * dim red_out_axis(n, j).
+ *
+ * A Scan's opdt is its input's dtype; it carries in f32 for f16/bf16 (f64
+ * for f64, i64 for integer cumsum/cumprod, the dtype for integer
+ * cummax/cummin), as the reference does in f64 and int64.
  *
  * Composite reductions are expanded here: mean = sum / n; var = two-pass
  * sum((x - mean)^2) / max(n - correction, 0) (stable, as the reference
@@ -57,6 +64,7 @@ typedef enum {
     LK_REDUCE,   /* a.red over in[0] */
     LK_CONCAT,   /* in[k] where offset[k] <= $axis < offset[k+1] */
     LK_MATMUL,   /* in[0] @ in[1], batched; extern */
+    LK_SCAN,     /* op (cumsum, ...) of in[0] along a.scan.axis */
 } lkind;
 
 typedef enum { RK_SUM, RK_PROD, RK_MAX, RK_MIN, RK_ARGMAX, RK_ARGMIN } red_kind;
@@ -100,6 +108,10 @@ struct lnode {
         struct {
             int batch;              /* leading batch dims of the output (rank - 2) */
         } mm;
+        struct {
+            int axis;               /* the scanned axis; in[0] has the node's shape */
+            bool reverse;           /* from the last element to the first */
+        } scan;
     } a;
 };
 

@@ -64,9 +64,16 @@ static void unflatten(lctx *x, const tc_dim *flat, int rb, const tc_dim *const *
     bool ok = nonneg(x, rem);
     for (int k = 0; k < rb && ok; k++) {
         const tc_dim *q = rem;
-        if (k < rb - 1)
+        if (k < rb - 1) {
             dim_split(c, rem, st[k], &q, &rem);
-        else
+            /* x[:, -1:] of [B, T, H]: offset T*H - H splits as 1 and -H;
+             * borrow one stride, T - 1 and T*H - H, which the checks prove */
+            const tc_dim *up = dim_add(c, rem, st[k]);
+            if (!nonneg(x, rem) && nonneg(x, up)) {
+                q = dim_sub(c, q, dim_const(c, 1));
+                rem = up;
+            }
+        } else
             rem = dim_const(c, 0);
         const tc_dim *max = dim_subst(c, q, rank, x->f->varnames, top);
         ok = nonneg(x, q) && nonneg(x, dim_sub(c, dim_sub(c, bs[k], dim_const(c, 1)), max));
@@ -151,6 +158,8 @@ static uint64_t node_hash(const lnode *n)
     }
     if (n->kind == LK_REDUCE)
         h = hmix(hmix(h, n->a.red.mask), (uint64_t)n->a.red.kind * 2 + n->a.red.keepdim);
+    if (n->kind == LK_SCAN)
+        h = hmix(h, (uint64_t)n->a.scan.axis * 2 + n->a.scan.reverse);
     if (n->kind == LK_CONST)
         h = hmix(h, (uint64_t)n->a.cnst.i ^ const_bits(n->a.cnst.f));
     if (n->kind == LK_DIMVAL)
@@ -187,6 +196,8 @@ static bool node_same(const lnode *a, const lnode *b)
                a->a.red.keepdim == b->a.red.keepdim;
     case LK_CONCAT:
         return a->a.cat.axis == b->a.cat.axis;
+    case LK_SCAN:
+        return a->a.scan.axis == b->a.scan.axis && a->a.scan.reverse == b->a.scan.reverse;
     case LK_MATMUL:
     case LK_POINTWISE:
         return true;
@@ -541,6 +552,13 @@ static void lower_node(lctx *x, const gnode *g)
         n->a.cat.offsets[g->nin] = off;
         break;
     }
+    case OPK_SCAN:
+        n = mk(x, LK_SCAN, g->op, g->dtype, g->rank, g->shape, 1, g->loc);
+        n->opdt = g->in[0]->dtype;
+        n->a.scan.axis = g->a.scan.axis;
+        n->a.scan.reverse = g->a.scan.reverse;
+        n->in[0] = ref_same(x, g->in[0], g->rank, g->shape);
+        break;
     case OPK_MATMUL:
         n = mk(x, LK_MATMUL, g->op, g->dtype, g->rank, g->shape, 2, g->loc);
         n->a.mm.batch = g->rank - 2;

@@ -71,6 +71,8 @@ static void print_node(tc_buf *b, const lfn *f, const lnode *n)
             dim_print(b, n->a.cat.offsets[i]);
         }
         buf_putc(b, ']');
+    } else if (n->kind == LK_SCAN) {
+        buf_printf(b, ", axis=%d%s", n->a.scan.axis, n->a.scan.reverse ? ", reverse" : "");
     }
     buf_putc(b, ')');
     if (n->kind == LK_POINTWISE && n->opdt != n->dtype && n->op != OP_cast && n->op != OP_copy)
@@ -151,6 +153,11 @@ void lir_verify(const lfn *f, tc_diag *d)
         case LK_CONCAT:
             if (n->nin < 1 || n->a.cat.axis < 0 || n->a.cat.axis >= n->rank)
                 fail(d, n, "bad concat");
+            break;
+        case LK_SCAN:
+            if (n->nin != 1 || op_table[n->op].kind != OPK_SCAN || n->a.scan.axis < 0 ||
+                n->a.scan.axis >= n->rank)
+                fail(d, n, "bad scan");
             break;
         default:
             if (n->nin != 0)

@@ -285,6 +285,7 @@ static tc_status eval_node(ref_ctx *c, const gfn *f, const gnode *n, const ref_t
     case OPK_COPY: return ref_eval_copy(c, n, in, out);
     case OPK_CONCAT: return ref_eval_concat(c, n, in, out);
     case OPK_MATMUL: return ref_eval_matmul(c, n, in, out);
+    case OPK_SCAN: return ref_eval_scan(c, n, in, out);
     }
     return diag_set(c->d, TC_ERR_INTERNAL, n->loc, "reference interpreter: unknown op kind");
 }

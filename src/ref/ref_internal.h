@@ -5,6 +5,7 @@
  *   ref_reduce.c     sum mean max min prod argmax argmin var std logsumexp
  *   ref_layout.c     view, copy, concat
  *   ref_matmul.c     matmul (2-D, batched, NumPy rank-1 rules)
+ *   ref_scan.c       cumsum cumprod cummax cummin logcumsumexp along an axis
  *
  * The driver evaluates each node's shape, allocates its value (zeroed,
  * contiguous row-major) and hands it to one of the ref_eval_* functions below
@@ -48,6 +49,8 @@ tc_status ref_eval_view(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
 tc_status ref_eval_copy(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
                              ref_tensor *out);
 tc_status ref_eval_concat(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
+                             ref_tensor *out);
+tc_status ref_eval_scan(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
                              ref_tensor *out);
 tc_status ref_eval_matmul(ref_ctx *c, const gnode *n, const ref_tensor *const *in,
                              ref_tensor *out);

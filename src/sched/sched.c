@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8 };
+enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, SCAN_BLOCK = 128 };
 static const int64_t GRID_MAX = 2147483647;
 
 /* The compile budget's share here (fuse.h): a kernel's work (nodes
@@ -344,6 +344,22 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
               "to finish combines the partials in order";
 }
 
+/* SCH_SCAN: a thread per lane walks the scanned axis. */
+static void sched_scan(const sctx *x, const fkernel *k, ksched *ks)
+{
+    tc_dimctx *c = x->c;
+    ks->kind = SCH_SCAN;
+    ks->compact = x->s->big;
+    /* 128 threads: B512 x H128 lanes are 512 blocks, about 4 an SM */
+    ks->block[0] = SCAN_BLOCK;
+    ks->nphases = 0;
+    ks->phase = NULL;
+    ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, SCAN_BLOCK));
+    ks->why = "scan: up to 256 elements, a thread per lane walks the axis in order, each carry "
+              "in a register, lanes consecutive along the innermost other axis (coalesced); longer, "
+              "a block per lane scans chunks of 128 (warp shuffles) after the carry";
+}
+
 /* The strategy of one kernel: the shape of its domain decides. */
 static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase_of, int *memo,
                          tc_arena *a)
@@ -358,6 +374,13 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     if (k->kind == KK_EXTERN) {
         ks->kind = SCH_EXTERN;
         ks->why = "matmul: cuBLAS";
+        return;
+    }
+    if (k->kind == KK_SCAN) {
+        ks->tile = -1;
+        ks->rows = prod(c, k, false);
+        ks->rowlen = prod(c, k, true);
+        sched_scan(x, k, ks);
         return;
     }
     passes(x, k, ks, phase_of, memo, a);
@@ -400,7 +423,7 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
 
 static const char *kind_name(sched_kind k)
 {
-    static const char *const names[] = {"pointwise", "rows", "columns", "full", "extern"};
+    static const char *const names[] = {"pointwise", "rows", "columns", "full", "extern", "scan"};
     return names[k];
 }
 
@@ -447,6 +470,13 @@ void sched_print(tc_buf *b, const sfn *s)
                           "vectors)\n", ks->vec);
         else if (ks->kind == SCH_ROWS)
             buf_puts(b, "    rows loop, re-read in each pass (too long for registers)\n");
+        if (ks->kind == SCH_SCAN) {
+            buf_puts(b, "    lanes walk their axis in order:");
+            for (int j = 0; j < ks->k->nreds; j++)
+                buf_printf(b, " %%%d %s%s", ks->k->reds[j]->id, op_table[ks->k->reds[j]->op].name,
+                           j + 1 < ks->k->nreds ? "," : "");
+            buf_putc(b, '\n');
+        }
         if (ks->nphases) {
             buf_printf(b, "    reduction passes %d, then the epilogue:", ks->nphases);
             for (int j = 0; j < ks->k->nreds; j++)

@@ -28,6 +28,17 @@
  *                  (an atomic ticket) combines them in a fixed order, so
  *                  results are deterministic; one kernel.
  *   SCH_EXTERN     a matmul: cuBLAS.
+ *   SCH_SCAN       scans along one axis (KK_SCAN): one thread per lane (an
+ *                  index of the other axes; `rows` lanes, consecutive lanes
+ *                  along the innermost other axis, so a warp's loads are
+ *                  coalesced wherever the axis is not the last), walking the
+ *                  `rowlen` elements of its lane in order with every scan's
+ *                  carry in a register; the prologue and epilogue are
+ *                  computed at each step.  Grid-stride over lanes.  An axis
+ *                  longer than 256 (known at run time) is block-parallel
+ *                  instead: a block per lane scans chunks of blockDim.x
+ *                  elements (warp shuffles, then the warps' totals) and
+ *                  combines the carry in front (src/codegen/scan.c).
  *
  * Foreach: the one pointwise kernel of an elementwise function (every tensor
  * [*], graph.h) is scheduled over tensor groups, as multi_tensor_apply does:
@@ -57,7 +68,7 @@
 
 #include "fuse/fuse.h"
 
-typedef enum { SCH_POINTWISE, SCH_ROWS, SCH_COLUMNS, SCH_FULL, SCH_EXTERN } sched_kind;
+typedef enum { SCH_POINTWISE, SCH_ROWS, SCH_COLUMNS, SCH_FULL, SCH_EXTERN, SCH_SCAN } sched_kind;
 
 typedef struct ksched {
     const fkernel *k;

@@ -152,7 +152,9 @@ void sched_verify(const sfn *s, tc_arena *a, tc_diag *d)
         if (ks->kind != SCH_POINTWISE &&
             (!nonneg_on_domain(k, ks->rows) || !nonneg_on_domain(k, ks->rowlen)))
             bad(s, i, d, "the rows or their length can be negative");
-        if (ks->kind == SCH_POINTWISE ? k->kind != KK_POINTWISE : k->kind != KK_REDUCE)
+        if (ks->kind == SCH_POINTWISE ? k->kind != KK_POINTWISE
+            : ks->kind == SCH_SCAN    ? k->kind != KK_SCAN
+                                      : k->kind != KK_REDUCE)
             bad(s, i, d, "the strategy does not fit the kernel's kind");
         if (ks->tile < -1 || (ks->tile >= 0 && (ks->tile >= k->rank - 1 || ks->kind != SCH_POINTWISE)))
             bad(s, i, d, "tiles along no axis before the last");
@@ -162,7 +164,7 @@ void sched_verify(const sfn *s, tc_arena *a, tc_diag *d)
             bad(s, i, d, "a split that is not a one-pass columns kernel's");
         if (ks->kind == SCH_FULL && ks->nphases > 1)
             bad(s, i, d, "a whole-tensor kernel with dependent reductions");
-        if (k->nreds) {
+        if (k->nreds && ks->kind != SCH_SCAN) { /* scans: one walk, no passes */
             if (!seen) {
                 seen = ARENA_ARRAY(a, int, n);
                 red_phase = ARENA_ARRAY(a, int, n);

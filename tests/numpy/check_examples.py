@@ -464,6 +464,57 @@ case("prelude_tour.tc", "losses", ND,
      _losses)
 
 
+# Scans (examples/scans.tc, examples/mingru.tc), written here with NumPy's
+# cumulative functions; logcumsumexp as log(cumsum(exp(x - m))) + m.
+def logcumsumexp(x, axis):
+    m = np.max(x, axis=axis, keepdims=True)
+    return np.log(np.cumsum(np.exp(x - m), axis=axis)) + m
+
+
+def _running(a, d):
+    x = a["x"]
+    return {"s": (np.cumsum(x, axis=1), "f32"),
+            "p": (np.cumprod(1.0 + f32(0.1) * x, axis=1), "f32"),
+            "hi": (np.maximum.accumulate(x, axis=1), "f32"),
+            "lo": (np.minimum.accumulate(x, axis=1), "f32"),
+            "l": (logcumsumexp(x, 1), "f32"),
+            "r": (np.flip(np.cumsum(np.flip(x * x, 0), axis=0), 0), "f32")}
+
+
+case("scans.tc", "running", [{"N": 4, "T": 17}, {"N": 3, "T": 1}, {"N": 1, "T": 5}],
+     lambda g, d: {"x": g.normal((d["N"], d["T"]))}, _running)
+
+
+def _decayed(a, d):
+    aa = np.cumsum(-softplus(a["g"]), axis=1)
+    return {"out": (np.exp(aa + logcumsumexp(a["x"] - aa, 1)), "f32")}
+
+
+case("scans.tc", "decayed", [{"B": 2, "T": 17, "H": 3}, {"B": 1, "T": 1, "H": 1}],
+     lambda g, d: {"x": g.normal((d["B"], d["T"], d["H"])), "g": g.normal((d["B"], d["T"], d["H"]))},
+     _decayed)
+
+
+def _mingru(a, d):
+    """peers2.py's formulation: the state prepended as step 0, then dropped."""
+    c, st = a["combined"], a["state"]
+    hidden, gate, proj = c[:, :, 0, :], c[:, :, 1, :], c[:, :, 2, :]
+    log_coeffs = -softplus(gate)
+    log_g = np.where(hidden >= 0, np.log(relu(hidden) + 0.5), -softplus(-hidden))
+    log_values = np.concatenate([np.log(st), -softplus(-gate) + log_g], axis=1)
+    log_coeffs = np.concatenate([np.zeros_like(st), log_coeffs], axis=1)
+    a_star = np.cumsum(log_coeffs, axis=1)
+    h = np.exp(a_star + logcumsumexp(log_values - a_star, 1))[:, 1:]
+    return {"out": (sigmoid(proj) * h, "f32"), "next": (h[:, -1:], "f32")}
+
+
+case("mingru.tc", "mingru", [{"B": 2, "T": 17, "H": 8}, {"B": 3, "T": 1, "H": 5},
+                             {"B": 1, "T": 3, "H": 1}],
+     lambda g, d: {"combined": g.normal((d["B"], d["T"], 3, d["H"])),
+                   "state": g.uniform((d["B"], 1, d["H"]), 0.1, 1.1)},
+     _mingru)
+
+
 # --- running ------------------------------------------------------------------
 
 def write_input(path, values, dt):

@@ -13,7 +13,11 @@ with no spelling below fails the sweep).  For each op and each operand dtype
   split       max of it over the first axis of [N, D] (split columns)
   reductions  sum mean max min prod argmax argmin var std logsumexp of each
               dtype in rows, columns (plain, split, split with vectors) and
-              full kernels
+              full kernels; and the scans (cumsum cumprod cummax cummin
+              logcumsumexp) of each dtype along the last and the first axis,
+              reversed, chained with an epilogue and a last-element store
+              (both paths of a scan kernel: a thread per lane, a block per
+              lane), in the same group
 
 Each candidate goes through the checker alone (`tensorc compile --emit=graph`);
 the ones it accepts are written, grouped by strategy, into OUTDIR/*.tc, and
@@ -88,11 +92,15 @@ def main():
 
     pointwise = []  # (tag, expr)
     reductions = []
+    scans = []
     for oid, spelling, kind in ops_def():
         if oid in SKIP:
             continue
         if kind == "REDUCE":
             reductions.append(spelling)
+            continue
+        if kind == "SCAN":
+            scans.append(spelling)
             continue
         forms = FORMS.get(oid)
         if forms is None and kind == "UNARY":
@@ -134,6 +142,16 @@ def main():
             # with element stores, rows with an epilogue
             add("reductions", "re_" + n, "fn re_%s(x: %s[N, D]) -> (R[N, D], S[D]) "
                 "{ y = x * 2; return y, %s(y, axis=0) }" % (n, dt, red))
+
+        for sc in scans:
+            n = "%s_%s" % (sc, dt)
+            add("reductions", "sl_" + n, "fn sl_%s(x: %s[N, D]) -> R[N, D] { return %s(x, axis=1) }"
+                % (n, dt, sc))
+            add("reductions", "sf_" + n, "fn sf_%s(x: %s[N, D]) -> R[N, D] { return %s(x, axis=0, reverse=true) }"
+                % (n, dt, sc))
+            add("reductions", "sc_" + n, "fn sc_%s(x: %s[B, T, H]) -> (y: R[B, T, H], z: R[B, 1, H]) "
+                "{ a = %s(x * 2, axis=1); b = cumsum(a, axis=1) + a; return b, b[:, -1:, :] }"
+                % (n, dt, sc))
 
     # TC_SWEEP_GROUPS=pointwise,reductions: only those groups (the ctest
     # default: every op's spelling and every accumulator; rows and split

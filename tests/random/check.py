@@ -108,6 +108,17 @@ def logsumexp(x, axis, keepdims):
     return s if keepdims else np.squeeze(s, axis)
 
 
+# scans: f64 along the axis (NumPy's accumulate: NaN propagates through
+# maximum/minimum, logaddexp keeps -inf and +inf), rounded once per element
+def scan(kind, x, axis, reverse):
+    x = np.asarray(x, dtype=np.float64)
+    if reverse:
+        x = np.flip(x, axis)
+    y = {"cumsum": np.add, "cumprod": np.multiply, "cummax": np.maximum,
+         "cummin": np.minimum, "logcumsumexp": np.logaddexp}[kind].accumulate(x, axis=axis)
+    return np.flip(y, axis) if reverse else y
+
+
 # the prelude's softmax and log_softmax: f32 math, each node rounded
 def softmax(x, axis, R):
     xf = r32(x)
@@ -123,6 +134,7 @@ def log_softmax(x, axis, R):
 
 ENV = {"np": np, "r32": r32, "r16": r16, "rbf": rbf, "r64": r64, "ri32": ri32, "ri64": ri64,
        "rb": rb, "sigmoid": sigmoid, "silu": silu, "gelu": gelu, "logsumexp": logsumexp,
+       "scan": scan,
        "softmax": softmax, "log_softmax": log_softmax}
 
 NP_DTYPE = {"f32": np.float32, "bf16": np.float32, "f16": np.float16, "f64": np.float64,

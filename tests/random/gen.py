@@ -33,7 +33,8 @@ Families (issue 11 lists the bugs each one exists to catch):
           reductions (max(s), sum(2.0)), prelude softmax over any axis,
           helper functions with [*] and dtype-variable parameters called at
           concrete shapes, helpers defined and never called, and outputs that
-          are also returned reduced again over other axes
+          are also returned reduced again over other axes; scans (cumsum,
+          cumprod, cummax, cummin, logcumsumexp) along any axis, reversed or not
   arg     argmin/argmax over every axis of ranks 2-4, inputs with many ties,
           keepdim both ways (NumPy's first-index rule)
   bmm     batched matmuls with explicit size-1 batch dims on either side,
@@ -117,7 +118,7 @@ def write_npy(path, shape, dtype, vals):
 # Features left out ($TC_RANDOM_AVOID or --avoid, comma-separated): to look
 # past a known open bug at scale.  Families (arg bmm intred colcat ew) and
 # features: unused (helpers never called), helpers (called ones), tvar (the
-# entry's dtype variable), sred (scalar reductions), f64, nonfinite.
+# entry's dtype variable), sred (scalar reductions), f64, nonfinite, scan.
 AVOID = set(filter(None, os.environ.get("TC_RANDOM_AVOID", "").split(",")))
 
 
@@ -403,6 +404,24 @@ class Gen:
         return self.emit("unsqueeze(%s, %d)" % (v.name, pos),
                          "np.expand_dims(%s, %d)" % (v.name, pos), tuple(shape), a.dtype, a.nf)
 
+    def op_scan(self):
+        # cumsum, cumprod, cummax, cummin, logcumsumexp of a float value
+        # along its first, middle or last axis, sometimes reversed
+        a = self.pick()
+        if not a.shape or a.dtype not in FLOATS:
+            return None
+        kinds = ["cumsum", "cummax", "cummin"]
+        if not a.nf:
+            kinds += ["logcumsumexp"]
+            if a.dtype in ("f32", "f64"):
+                kinds += ["cumprod"]
+        kind = self.r.choice(kinds)
+        ax = self.reduce_axes(len(a.shape))
+        rev = self.r.random() < 0.3
+        expr = "%s(%s, axis=%d%s)" % (kind, a.name, ax, ", reverse=true" if rev else "")
+        return self.emit(expr, "scan(%r, %s, %d, %s)" % (kind, a.name, ax, rev), a.shape, a.dtype,
+                         a.nf)
+
     def op_softmax(self):
         # the prelude's softmax family over any axis (a called [*]/T function)
         a = self.pick(nf_ok=False)
@@ -624,7 +643,8 @@ class Gen:
         ops = [(self.op_binary, 5), (self.op_unary, 4), (self.op_where, 1.5),
                (self.op_reduce, 2.5), (self.op_view, 2), (self.op_concat, 1),
                (self.op_literal, 1.5), (self.op_classify, 0.5), (self.op_softmax, 0.6),
-               (self.op_helper, 0.8 if "helpers" not in AVOID else 0), (self.op_cast, 0.7)]
+               (self.op_helper, 0.8 if "helpers" not in AVOID else 0), (self.op_cast, 0.7),
+               (self.op_scan, 1.0 if "scan" not in AVOID else 0)]
         if r.random() < 0.15 and "nonfinite" not in AVOID:
             ops += [(self.op_nonfinite, 1.0)]
         if self.matmul:

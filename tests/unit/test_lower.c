@@ -15,7 +15,8 @@
  *               function without a matmul or f16/bf16 values: views
  *               composed into index expressions address the elements the
  *               interpreter's views address, and the expanded composite
- *               reductions (mean, var, logsumexp ...) compute its values.
+ *               reductions (mean, var, logsumexp ...) compute its values,
+ *               and scans (each element from the start of its lane) too.
  *
  * A failure names the program, the function, the node and the point. */
 #include <stdarg.h>
@@ -204,6 +205,8 @@ static bool same_node(const lnode *a, const lnode *b)
         return a->a.cat.axis == b->a.cat.axis && same_dims(a->nin + 1, a->a.cat.offsets, b->a.cat.offsets);
     case LK_MATMUL:
         return a->a.mm.batch == b->a.mm.batch;
+    case LK_SCAN:
+        return a->a.scan.axis == b->a.scan.axis && a->a.scan.reverse == b->a.scan.reverse;
     default:
         return true;
     }
@@ -353,6 +356,34 @@ static double eval(leval *x, const lnode *n, const int64_t *idx)
                 v = NAN;
             else if (rk == RK_MAX ? a > v : a < v)
                 v = a;
+        }
+        break;
+    }
+    case LK_SCAN: { /* the operand from the start (or the end) of the axis to idx */
+        int ax = n->a.scan.axis;
+        int64_t len = x->shape[n->id][ax], at[TC_MAX_RANK];
+        for (int j = 0; j < n->rank; j++)
+            at[j] = idx[j];
+        bool first = true;
+        for (int64_t s = n->a.scan.reverse ? len - 1 : 0; n->a.scan.reverse ? s >= idx[ax] : s <= idx[ax];
+             s += n->a.scan.reverse ? -1 : 1) {
+            at[ax] = s;
+            double a = operand(x, n, 0, at, n->rank);
+            if (first)
+                v = a;
+            else if (n->op == OP_cumsum)
+                v += a;
+            else if (n->op == OP_cumprod)
+                v *= a;
+            else if (isnan(a) || isnan(v))
+                v = NAN;
+            else if (n->op == OP_cummax || n->op == OP_cummin)
+                v = (n->op == OP_cummax ? a > v : a < v) ? a : v;
+            else if (!isinf(a > v ? a : v)) /* logcumsumexp */
+                v = (a > v ? a : v) + log1p(exp(-fabs(a - v)));
+            else
+                v = a > v ? a : v;
+            first = false;
         }
         break;
     }

@@ -421,7 +421,7 @@ static void test_pointwise_table(void **state)
 static const op_id TESTED_ELSEWHERE[] = {
     OP_input, OP_scalar, OP_const, OP_dimval, OP_cast, OP_sum, OP_mean, OP_rmax, OP_rmin,
     OP_prod, OP_argmax, OP_argmin, OP_var, OP_std, OP_logsumexp, OP_view, OP_copy, OP_concat,
-    OP_matmul,
+    OP_matmul, OP_cumsum, OP_cumprod, OP_cummax, OP_cummin, OP_logcumsumexp,
 };
 
 static void test_every_op_is_covered(void **state)
@@ -1004,6 +1004,51 @@ static void test_var_std(void **state)
     free_all(args, 4);
 }
 
+static gnode *scan(G *g, op_id op, tc_dtype dt, gnode *x, int axis, bool reverse)
+{
+    gnode *n = op1(g, op, dt, x);
+    n->a.scan.axis = axis;
+    n->a.scan.reverse = reverse;
+    return n;
+}
+
+/* Scans: NaN and inf as PyTorch has them, reverse, along axis 0, f16
+ * outputs rounded per element from an unrounded carry, i32 sums in i64. */
+static void test_scans(void **state)
+{
+    G *g = *state;
+    gnode *x = cinput(g, "x", TC_F64, 2, I64(2, 4));
+    gnode *h = cinput(g, "h", TC_F16, 2, I64(2, 4));
+    gnode *i = cinput(g, "i", TC_I32, 2, I64(2, 4));
+    output(g, "s", scan(g, OP_cumsum, TC_F64, x, 1, false));
+    output(g, "p", scan(g, OP_cumprod, TC_F64, x, 0, false));
+    output(g, "hi", scan(g, OP_cummax, TC_F64, x, 1, false));
+    output(g, "lo", scan(g, OP_cummin, TC_F64, x, 1, true));
+    output(g, "l", scan(g, OP_logcumsumexp, TC_F64, x, 1, false));
+    output(g, "hs", scan(g, OP_cumsum, TC_F16, h, 1, false));
+    output(g, "is", scan(g, OP_cumsum, TC_I64, i, 1, true));
+    output(g, "im", scan(g, OP_cummax, TC_I32, i, 0, false));
+    const double inf = INFINITY;
+    ref_tensor args[3] = {tens(TC_F64, 2, I64(2, 4), DV(1, NAN, 2, -1, -inf, -inf, 3, inf)),
+                          tens(TC_F16, 2, I64(2, 4), DV(1, 2048, 1, 1, 0.5, 0.25, -0.75, 3)),
+                          tens_i(TC_I32, 2, I64(2, 4), I64(1, 2, 3, 2147483647, -5, 0, 7, -2))};
+    ref_tensor out[8];
+    assert_int_equal(run(g, NULL, 0, args, out), TC_OK);
+    expect_vals(&out[0], 8, DV(1, NAN, NAN, NAN, -inf, -inf, -inf, NAN), 0, "cumsum");
+    expect_vals(&out[1], 8, DV(1, NAN, 2, -1, -inf, NAN, 6, -inf), 0, "cumprod axis 0");
+    expect_vals(&out[2], 8, DV(1, NAN, NAN, NAN, -inf, -inf, 3, inf), 0, "cummax");
+    expect_vals(&out[3], 8, DV(NAN, NAN, -1, -1, -inf, -inf, 3, inf), 0, "cummin reverse");
+    expect_vals(&out[4], 8, DV(1, NAN, NAN, NAN, -inf, -inf, 3, inf), 0, "logcumsumexp");
+    /* 2049 and 2051 are f16 ties (to even: 2048, 2052); a rounded carry
+     * would give 2048, 2048, 2048 */
+    expect_vals(&out[5], 8, DV(1, 2048, 2050, 2052, 0.5, 0.75, 0, 3), 0, "cumsum f16");
+    expect_ints(&out[6], 8, I64(2147483653, 2147483652, 2147483650, 2147483647, 0, 5, 5, -2),
+                "cumsum i32 reverse (i64)");
+    expect_ints(&out[7], 8, I64(1, 2, 3, 2147483647, 1, 2, 7, 2147483647), "cummax i32 axis 0");
+    free_all(out, 8);
+    free_all(args, 3);
+}
+
 static void test_logsumexp(void **state)
 {
     G *g = *state;
@@ -1510,6 +1555,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reduce_nan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_var_std, setup, teardown),
         cmocka_unit_test_setup_teardown(test_logsumexp, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_scans, setup, teardown),
         cmocka_unit_test_setup_teardown(test_int_reductions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_f16_sum_accumulates_wide, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty_reductions, setup, teardown),

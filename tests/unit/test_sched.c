@@ -21,7 +21,8 @@
  *               group (columns); rows * rowlen = the elements;
  *   strategy    matches the kernel: pointwise kernels are SCH_POINTWISE,
  *               externs SCH_EXTERN, reductions rows / columns / full by
- *               their axes; foreach only for an elementwise function.
+ *               their axes, scans SCH_SCAN (no passes, a thread per lane
+ *               at least); foreach only for an elementwise function.
  *
  * Every schedule also passes sched_verify (src/sched/verify.c), which
  * checks some of these symbolically; here they are checked at sizes, from
@@ -147,6 +148,10 @@ static void check_shape(const sfn *s, int i)
             }
         }
         break;
+    case KK_SCAN:
+        if (ks->kind != SCH_SCAN || v != 1)
+            FAIL(s, i, "a scan kernel scheduled as %d, vector width %d", ks->kind, v);
+        break;
     default:
         break;
     }
@@ -185,6 +190,11 @@ static void check_phases(const sfn *s, int i)
     const fkernel *k = ks->k;
     if (ks->kind == SCH_EXTERN)
         return;
+    if (ks->kind == SCH_SCAN) { /* one walk: its scans have no passes */
+        if (ks->nphases != 0 || k->nreds < 1)
+            FAIL(s, i, "a scan kernel of %d passes and %d scans", ks->nphases, k->nreds);
+        return;
+    }
     if (k->nreds == 0 && ks->nphases != 0)
         FAIL(s, i, "%d passes without a reduction", ks->nphases);
     for (int j = 0; j < k->nreds; j++) {
@@ -233,6 +243,9 @@ static int check_grids(const sfn *s, const tc_dimbind *b, int nb)
             if (rows * rowlen != numel)
                 FAIL(s, i, "%lld rows of %lld elements, but %lld elements", (long long)rows,
                      (long long)rowlen, (long long)numel);
+            if (ks->kind == SCH_SCAN && grid * threads < rows)
+                FAIL(s, i, "grid %lld of %lld threads for %lld lanes", (long long)grid, (long long)threads,
+                     (long long)rows);
             if (ks->kind == SCH_ROWS && grid < rows)
                 FAIL(s, i, "grid %lld for %lld rows", (long long)grid, (long long)rows);
             if (ks->kind == SCH_COLUMNS) {
@@ -251,7 +264,7 @@ static int check_grids(const sfn *s, const tc_dimbind *b, int nb)
 
 typedef struct tally {
     int progs, fns, kernels, bindings, grids;
-    int kinds[5];
+    int kinds[6];
 } tally;
 
 static void check_program(const cprog *p, uint64_t *s, tally *t)
@@ -308,11 +321,12 @@ static void test_sched_properties(void **state)
         arena_reset(H.a);
     }
     print_message("sched: %d programs, %d functions, %d kernels (pointwise %d, rows %d, columns %d, "
-                  "full %d, extern %d); %d bindings, %d grids checked\n",
+                  "full %d, extern %d, scan %d); %d bindings, %d grids checked\n",
                   t.progs, t.fns, t.kernels, t.kinds[SCH_POINTWISE], t.kinds[SCH_ROWS],
-                  t.kinds[SCH_COLUMNS], t.kinds[SCH_FULL], t.kinds[SCH_EXTERN], t.bindings, t.grids);
+                  t.kinds[SCH_COLUMNS], t.kinds[SCH_FULL], t.kinds[SCH_EXTERN], t.kinds[SCH_SCAN],
+                  t.bindings, t.grids);
     /* every strategy exercised */
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 6; k++)
         assert_true(t.kinds[k] > 0);
     corpus_free(&c);
 }

@@ -1,0 +1,286 @@
+/* scan.c - SCH_SCAN: scans along one axis, walked per lane.
+ *
+ * Lanes are the indices of every other axis.  Each scan of the kernel
+ * (k->reds, topological order) keeps its carry in a register (f32 for
+ * f16/bf16, as reductions accumulate); at each element the body computes
+ * the prologue, updates every carry in order (a scan that reads an earlier
+ * one reads the value just made), then writes the kernel's element stores:
+ * the epilogue.  A scan's value as its readers see it is the carry rounded
+ * to the scan's dtype.  Two paths, chosen at run time by the axis' length:
+ *
+ *   short (len <= SCAN_SEQ): a thread per lane, consecutive threads on
+ *   consecutive lanes of the innermost other axis (coalesced wherever the
+ *   axis is not the last), walking its lane element by element, its loads
+ *   made a chunk of steps ahead into its own shared-memory column:
+ *
+ *     for (lane ...) {                      i0, i2 from lane
+ *         for (c_ = 0; c_ < len; c_ += 16) {
+ *             for (tt_ ...) st0[tt_][tid] = x[... c_ + tt_ ...];
+ *             for (tt_ ...) {
+ *                 const idx_t i1 = c_ + tt_;    (len - 1 - ... in reverse)
+ *                 c0 = s_ == 0 ? st0[tt_][tid] : c0 + st0[tt_][tid];
+ *                 ... stores at [i0, i1, i2]
+ *             }
+ *         }
+ *         ... stores of the last elements ([i0, 0, i2] of h[:, -1:])
+ *
+ *   long: a block per lane, walking it in chunks of blockDim.x elements:
+ *   each thread computes its element, tc_block_scan (helpers.cuh: warp
+ *   shuffles, then the warps' totals) scans the chunk, the carry (every
+ *   thread holds it) is combined in front and takes the chunk's total.
+ *   Threads past the end load the last element (in bounds) and store
+ *   nothing; only threads after them see their values.
+ *
+ * A scan's value is read only at the element the walk is at, or after the
+ * walk at the last element (fusion checks both), where it is the carry.
+ */
+#include "codegen/cg.h"
+
+#include <string.h>
+
+/* The longest axis walked a thread per lane; longer ones are block-parallel.
+ * The lane path's loads are staged STAGE_STEPS steps ahead in shared memory
+ * (at most STAGE_BYTES a block; SCAN_THREADS is sched.c's block). */
+enum { SCAN_SEQ = 256, STAGE_STEPS = 16, STAGE_BYTES = 24576, SCAN_THREADS = 128 };
+
+const char *cg_stage_load(cg *g, const lnode *n, const char *raw)
+{
+    struct cg_staged *s = &g->st;
+    for (int i = 0; i < s->nload; i++)
+        if (strcmp(s->load[i].raw, raw) == 0) /* the text this file made: a key, never parsed */
+            return arena_printf(g->a, "%s[tt_][threadIdx.x]", s->load[i].name);
+    ARENA_GROW(g->a, s->load, s->nload, s->capload, 8);
+    const char *name = arena_printf(g->a, "st%d", s->nload);
+    s->load[s->nload++] = (struct cg_sload){n, raw, name};
+    return arena_printf(g->a, "%s[tt_][threadIdx.x]", name);
+}
+
+/* The carry's dtype: f32 for 16-bit floats, int for bool (shuffles), else
+ * the scan's own. */
+static tc_dtype carry_dtype(const lnode *n)
+{
+    if (n->dtype == TC_F16 || n->dtype == TC_BF16)
+        return TC_F32;
+    return n->dtype == TC_BOOL ? TC_I32 : n->dtype;
+}
+
+static const char *op_functor(const lnode *n)
+{
+    switch (n->op) {
+    case OP_cumsum: return "tc_op_sum";
+    case OP_cumprod: return "tc_op_prod";
+    case OP_cummax: return "tc_op_max";
+    case OP_cummin: return "tc_op_min";
+    default: return "tc_op_logaddexp";
+    }
+}
+
+static int scan_axis(const fkernel *k)
+{
+    int ax = 0;
+    while (ax < k->rank - 1 && !(k->mask & (1u << ax)))
+        ax++;
+    return ax;
+}
+
+/* Readers see the scan's dtype: 16-bit floats rounded, the carry not. */
+static const char *reader_value(cg *g, const lnode *n, cg_target t, const char *v)
+{
+    if (n->dtype != TC_F16 && n->dtype != TC_BF16)
+        return v;
+    const char *r = cg_temp(g, "t");
+    cg_line(g, t, n, "const float %s = tc_round_%s(%s);", r, dtype_name(n->dtype), v);
+    return r;
+}
+
+/* One element's work: every carry updated in order, then the element
+ * stores.  block: the chunk path (the scan across the block, stores by
+ * active threads only).  Carry declarations go to decl. */
+static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
+{
+    const fkernel *k = g->k;
+    const tc_dim **id = (const tc_dim **)g->l->vars;
+    cg_reset_bufs(g);
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *n = k->reds[j];
+        tc_dtype cdt = carry_dtype(n);
+        const char *c = arena_printf(g->a, "c%d", j), *f = op_functor(n);
+        cg_block_add(decl, g->a, ind, arena_printf(g->a, "%s %s = 0; /* %%%d %s */", cg_type(cdt), c,
+                                                   n->id, op_table[n->op].name));
+        const tc_dim *ci[TC_MAX_RANK];
+        lir_compose(g->l, &n->in[0], id, n->rank, ci);
+        const char *x = cg_convert(g, cg_value(g, n->in[0].src, ci), n->in[0].src->dtype, cdt);
+        if (!block) {
+            cg_line(g, T_ELEM, n, "%s = s_ == 0 ? %s : %s()(%s, %s);", c, x, f, c, x);
+            g->acc[n->id] = reader_value(g, n, T_ELEM, c);
+            continue;
+        }
+        const char *v = cg_temp(g, "v"), *tot = cg_temp(g, "tot");
+        cg_line(g, T_ELEM, n, "%s %s;", cg_type(cdt), tot);
+        cg_line(g, T_ELEM, n, "%s %s = tc_block_scan(%s, %s(), last_, &%s);", cg_type(cdt), v, x, f, tot);
+        cg_line(g, T_ELEM, n, "if (c_ > 0) %s = %s()(%s, %s);", v, f, c, v);
+        cg_line(g, T_ELEM, n, "%s = c_ == 0 ? %s : %s()(%s, %s);", c, tot, f, c, tot);
+        g->acc[n->id] = reader_value(g, n, T_ELEM, v);
+    }
+    for (int i = 0; i < k->nstores; i++)
+        if (fuse_is_element(k, k->stores[i]))
+            cg_store(g, T_ELEM, k->stores[i], block ? "act_" : NULL);
+    cg_block body = g->body;
+    cg_forget(g, T_ELEM);
+    return body;
+}
+
+/* Stores of the final elements (the axis 1 long): after the walk, from the
+ * carries; what they compute goes after the loop, not before it.  guard:
+ * one thread of the block writes them. */
+static cg_block end_stores(cg *g, const char *guard)
+{
+    const fkernel *k = g->k;
+    cg_block pre = g->rpre;
+    g->rpre = (cg_block){0};
+    g->rpre.ind = pre.ind;
+    unsigned ev = g->elemvars;
+    g->elemvars = 0;
+    bool any = false;
+    for (int i = 0; i < k->nstores; i++)
+        any |= !fuse_is_element(k, k->stores[i]);
+    for (int j = 0; j < k->nreds && any; j++) {
+        const lnode *n = k->reds[j];
+        g->acc[n->id] = reader_value(g, n, T_ROW, arena_printf(g->a, "c%d", j));
+    }
+    for (int i = 0; i < k->nstores; i++)
+        if (!fuse_is_element(k, k->stores[i]))
+            cg_store(g, T_ROW, k->stores[i], guard);
+    cg_block after = g->rpre;
+    g->rpre = pre;
+    g->elemvars = ev;
+    return after;
+}
+
+static void axis_index(cg *g, tc_buf *o, int ind)
+{
+    if (g->k->reverse)
+        buf_printf(o, "%*sconst idx_t i%d = len - 1 - s_;\n", ind, "", scan_axis(g->k));
+    else
+        buf_printf(o, "%*sconst idx_t i%d = s_;\n", ind, "", scan_axis(g->k));
+}
+
+/* short axes: a thread per lane.  Its loads along the axis are made
+ * `steps` steps ahead into the thread's own shared-memory column (no sync:
+ * only the thread reads it), a chunk at a time, so a warp has a chunk's
+ * loads in flight, not one step's: the walk's body has library math with
+ * branches, past which the compiler hoists no load (minGRU B512 on an H100:
+ * 0.7 TB/s one step at a time, and 86 us of 100 with --use_fast_math). */
+static void lane_path(cg *g, tc_buf *o)
+{
+    cg_block decl = {0};
+    cg_reset_bufs(g);
+    g->st = (struct cg_staged){.on = true};
+    cg_block body = walk_body(g, &decl, 12, false);
+    g->st.on = false;
+    int bytes = 0;
+    for (int i = 0; i < g->st.nload; i++)
+        bytes += dtype_size(g->st.load[i].n->dtype);
+    int steps = bytes ? STAGE_BYTES / (SCAN_THREADS * bytes) : 0;
+    if (steps > STAGE_STEPS)
+        steps = STAGE_STEPS;
+    if (steps < 2) { /* too wide to stage: loads where they are used */
+        cg_forget(g, T_ROW);
+        cg_forget(g, T_ELEM);
+        g->st.nload = 0;
+        decl = (cg_block){0};
+        cg_reset_bufs(g);
+        body = walk_body(g, &decl, 12, false);
+    }
+    cg_block after = end_stores(g, NULL);
+    for (int i = 0; i < g->st.nload && steps >= 2; i++)
+        buf_printf(o, "        __shared__ %s %s[%d][%d];\n", cg_store_type(g->st.load[i].n->dtype),
+                   g->st.load[i].name, steps, SCAN_THREADS);
+    buf_puts(o, "        const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);\n"
+                "        for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;\n"
+                "             lane = lanes - lane > step_ ? lane + step_ : lanes) {\n");
+    cg_decompose(g, o, 12, "lane", g->rowvars);
+    cg_put(o, 12, &g->rpre);
+    cg_put(o, 0, &decl);
+    if (steps < 2) {
+        buf_puts(o, "            for (idx_t s_ = 0; s_ < len; s_++) {\n");
+        axis_index(g, o, 16);
+        cg_put(o, 16, &body);
+        buf_puts(o, "            }\n");
+    } else {
+        buf_printf(o, "            for (idx_t c_ = 0; c_ < len; c_ += %d) {\n", steps);
+        buf_printf(o, "                #pragma unroll\n"
+                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n"
+                      "                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n", steps);
+        axis_index(g, o, 20);
+        for (int i = 0; i < g->st.nload; i++)
+            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name,
+                       g->st.load[i].raw);
+        buf_printf(o, "                }\n"
+                      "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n"
+                      "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
+                      "                    const idx_t s_ = c_ + tt_;\n", steps, steps);
+        axis_index(g, o, 20);
+        cg_put(o, 20, &body);
+        buf_puts(o, "                }\n"
+                    "            }\n");
+    }
+    cg_put(o, 12, &after);
+    buf_puts(o, "        }\n");
+}
+
+/* long axes: a block per lane, chunks of blockDim.x elements */
+static void block_path(cg *g, tc_buf *o)
+{
+    cg_block decl = {0};
+    cg_reset_bufs(g);
+    cg_block body = walk_body(g, &decl, 12, true);
+    cg_block after = end_stores(g, "threadIdx.x == 0");
+    buf_puts(o, "        for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;\n"
+                "             lane = lanes - lane > (idx_t)gridDim.x ? lane + gridDim.x : lanes) {\n");
+    cg_decompose(g, o, 12, "lane", g->rowvars);
+    cg_put(o, 12, &g->rpre);
+    cg_put(o, 0, &decl);
+    buf_puts(o, "            for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {\n"
+                "                const bool act_ = threadIdx.x < len - c_;\n"
+                "                const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;\n"
+                "                /* past the end: the last element, in bounds, stored by no one */\n"
+                "                const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;\n");
+    axis_index(g, o, 16);
+    cg_put(o, 16, &body);
+    buf_puts(o, "            }\n");
+    cg_put(o, 12, &after);
+    buf_puts(o, "        }\n");
+}
+
+void cg_scan(cg *g, tc_buf *o)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    g->elemvars = k->mask;
+    g->rowvars = cg_all_axes(k) & ~k->mask;
+    g->phase = 0;
+    g->v.n = 1;
+    tc_buf lp, bp;
+    buf_init(&lp, g->a);
+    buf_init(&bp, g->a);
+    lane_path(g, &lp);
+    cg_forget(g, T_ROW); /* the other branch cannot see these */
+    block_path(g, &bp);
+
+    /* lanes saturate at their count (plan_verify); s_ reaches len, c_
+     * len - 1 + a block's threads (at most 1024) */
+    const tc_dim *c1024 = dim_const(g->c, 1024);
+    cg_loop(g, "lane", ks->rows, NULL);
+    cg_loop(g, "s_", ks->rowlen, dim_const(g->c, 1));
+    cg_loop(g, "c_", ks->rowlen, c1024);
+    cg_limit(g, ks->rows);
+    cg_limit(g, dim_add(g->c, ks->rowlen, c1024));
+    cg_put(o, 4, &g->kpre);
+    buf_printf(o, "    const idx_t lanes = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    buf_printf(o, "    if (len <= %d) { /* a thread per lane walks it */\n", SCAN_SEQ);
+    buf_puts(o, buf_str(&lp));
+    buf_puts(o, "    } else { /* a block per lane, a chunk of blockDim.x elements at a time */\n");
+    buf_puts(o, buf_str(&bp));
+    buf_puts(o, "    }\n");
+}

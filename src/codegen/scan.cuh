@@ -1,0 +1,49 @@
+/* scans (src/codegen/scan.c): only in units with a scan kernel, before the
+ * first one (unit.c) */
+/* log(e^a + e^b) with the larger term factored out (logcumsumexp's step):
+ * NaN propagates, -inf is the empty sum, +inf stays +inf */
+template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
+    if (a != a || b != b) return a + b;
+    T m = a > b ? a : b, lo = a > b ? b : a;
+    if (m - m != m - m) return m; /* +-inf */
+    return m + log1p(exp(lo - m));
+}
+__device__ __forceinline__ float tc_logaddexp(float a, float b) {
+    if (a != a || b != b) return a + b;
+    float m = a > b ? a : b, lo = a > b ? b : a;
+    if (m - m != m - m) return m;
+    return m + log1pf(expf(lo - m));
+}
+struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
+/* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread
+ * order (warp shuffles, then the warps' totals in shared memory), and in
+ * *total the value at thread `last` (the chunk's last active element;
+ * threads after it may hold anything, and only later threads see them).
+ * Every thread of the block calls it; blockDim.x is a multiple of 32. */
+template <class T, class Op> __device__ __forceinline__ T tc_block_scan(T v, Op op, int last, T *total) {
+    __shared__ T ws[33];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    #pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        T u = __shfl_up_sync(0xffffffffu, v, o);
+        if (lane >= o) v = op(u, v);
+    }
+    __syncthreads(); /* the previous scan has read ws */
+    if (lane == 31) ws[w] = v;
+    __syncthreads();
+    if (w == 0) {
+        T x = ws[lane < nw ? lane : 0];
+        #pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            T u = __shfl_up_sync(0xffffffffu, x, o);
+            if (lane >= o) x = op(u, x);
+        }
+        if (lane < nw) ws[lane] = x;
+    }
+    __syncthreads();
+    if (w > 0) v = op(ws[w - 1], v);
+    if ((int)threadIdx.x == last) ws[32] = v;
+    __syncthreads();
+    *total = ws[32];
+    return v;
+}
