@@ -90,16 +90,6 @@ double check_tol(tc_program *p, const tc_function_info *f, DLDataType out)
     return h || b ? 1e-2 : 1e-5; /* f16/bf16 math feeding an f32 result */
 }
 
-/* As the reference's own measure: NaN matches only NaN, an infinity only itself. */
-static double elem_err(double a, double b)
-{
-    if (isnan(a) || isnan(b))
-        return isnan(a) && isnan(b) ? 0 : INFINITY;
-    if (isinf(a) || isinf(b))
-        return a == b ? 0 : INFINITY;
-    return fabs(a - b);
-}
-
 /* --- where the split symbol sits ------------------------------------------------- */
 
 typedef struct {
@@ -237,7 +227,7 @@ static void compare(const check_job *j, int k, const htensor *want, int d, int64
             b = tc_value_decode(dt, want->data + i * sz);
             if (isfinite(b) && fabs(b) > st->scale)
                 st->scale = fabs(b);
-            e = elem_err(a, b);
+            e = tc_value_diff(a, b); /* the reference's own measure */
         }
         if (e > st->maxerr || (st->at < 0 && e > 0)) {
             st->maxerr = e;

@@ -317,6 +317,10 @@ TC_API tc_status tc_run(tc_program *p, const char *fn, const tc_arg *args, size_
  *  or only empty groups, launches nothing.  tc_run on such a function is
  *  the same kernel over one group.
  *  @return as tc_run. */
+/* The most groups one tc_run_foreach call takes (the table and the checks are
+ * linear in it; two million is far beyond any model's parameter count). */
+#define TC_MAX_GROUPS (1 << 21)
+
 TC_API tc_status tc_run_foreach(tc_program *p, const char *fn, size_t ngroups, const tc_arg *lists,
                          size_t nargs, void *stream);
 
@@ -492,11 +496,15 @@ TC_API tc_status tc_output_shapes(tc_program *p, const char *fn, const tc_arg *a
  *  outputs may alias inputs.  The interpreter
  *  holds at most 2^30 elements per value: a larger argument is
  *  TC_ERR_INVALID_ARG naming it, a larger intermediate value
- *  TC_ERR_INVALID_ARG located at the operation that makes it.
+ *  TC_ERR_INVALID_ARG located at the operation that makes it (the limit:
+ *  TC_CPU_MAX_ELEMS).
  *  @return TC_OK with the outputs written; TC_ERR_INVALID_ARG (as tc_run's
  *          checks); TC_ERR_NOT_FOUND; TC_ERR_NOMEM; compile errors as
  *          tc_program_function. */
 TC_API tc_status tc_run_cpu(tc_program *p, const char *fn, const tc_arg *args, size_t nargs);
+
+/* The most elements tc_run_cpu holds in one value: 2^30. */
+#define TC_CPU_MAX_ELEMS (1LL << 30)
 
 /*! tc_errmsg(): the last error's full text (empty string if none).  Owned by ctx. */
 TC_API const char *tc_errmsg(const tc_ctx *ctx);
@@ -588,6 +596,72 @@ TC_API void tc_event_destroy(tc_ctx *ctx, void *event);
 
 /* --- unstable: for tools/ --- */
 
+/*! tc_program_function_ex(): tc_program_function for fn built with its dtype
+ *  variables bound by dtypes[0..ndtypes) (tc_arg_dtype; a variable none
+ *  binds is f32), as `tensorc run --dtype T=bf16` runs it: every dtype is
+ *  named ("bf16"; dtype_var 0).
+ *  @return as tc_program_function; TC_ERR_INVALID_ARG for a binding that is
+ *          not a tc_arg_dtype, names no dtype variable of fn, or no dtype
+ *          (the message names it). */
+TC_API tc_status tc_program_function_ex(tc_program *p, const char *fn, const tc_arg *dtypes,
+                                        size_t ndtypes, const tc_function_info **info);
+/*! tc_program_dump_ex(): tc_program_dump of fn built with dtype bindings
+ *  (as tc_program_function_ex takes them; none: tc_program_dump itself, as
+ *  for the stage "ast", which has no bindings).  *out as tc_program_dump's. */
+TC_API tc_status tc_program_dump_ex(tc_program *p, const char *stage, const char *fn,
+                                    const tc_arg *dtypes, size_t ndtypes, const char **out);
+/*! tc_function_not_elementwise(): why fn (built with dtype bindings, as
+ *  tc_program_function_ex) cannot run over tensor groups in *why ("parameter
+ *  'x' is f32[N, D], not [*]", "'sum' (line 3) is not pointwise"; owned by
+ *  p), or NULL when tc_run_foreach takes it.  @return as
+ *  tc_program_function_ex. */
+TC_API tc_status tc_function_not_elementwise(tc_program *p, const char *fn, const tc_arg *dtypes,
+                                             size_t ndtypes, const char **why);
+
+/*! tc_dtype_name(): tensorc's name of a DLPack dtype ("f32", "bf16",
+ *  "bool"), or NULL for one tensorc lacks.  Static storage. */
+TC_API const char *tc_dtype_name(DLDataType dtype);
+/*! tc_dtype_parse(): the DLPack dtype of a tensorc dtype name ("bf16") in
+ *  *dtype.  @return nonzero, or 0 for a name that is no dtype. */
+TC_API int tc_dtype_parse(const char *name, DLDataType *dtype);
+
+/* Output sets: files written so that no data is lost, committed together
+ * (`tensorc run`'s --output files, `compile -o`).
+ *   1. tc_outset_add checks a path before any work is done: its directory
+ *      exists and can be written, it is not a directory, a symbolic link
+ *      points somewhere usable (a link planted by another user in a shared
+ *      directory is refused).
+ *   2. tc_outset_open gives a descriptor to write: a private temporary
+ *      beside a regular file, or the path itself for a device or FIFO.
+ *   3. tc_outset_done flushes and closes it.
+ *   4. tc_outset_commit renames every temporary over its file once all are
+ *      written; tc_outset_free before that leaves every file as it was.
+ * A call that fails keeps its message (naming the output and the path) for
+ * tc_outset_errmsg.  One thread at a time per set. */
+typedef struct tc_outset tc_outset;
+/*! tc_outset_new(): an empty set, or NULL when out of memory. */
+TC_API tc_outset *tc_outset_new(void);
+/*! tc_outset_add(): check path and add it; what names it in messages
+ *  ("--output out", "-o"); *index (may be NULL) gets its number.  A set
+ *  that refused a path cannot be committed (TC_ERR_INTERNAL): free it.
+ *  @return TC_OK, TC_ERR_IO or TC_ERR_INVALID_ARG. */
+TC_API tc_status tc_outset_add(tc_outset *s, const char *path, const char *what, int *index);
+/*! tc_outset_open(): a descriptor *fd to write output index to. */
+TC_API tc_status tc_outset_open(tc_outset *s, int index, int *fd);
+/*! tc_outset_done(): flush and close index's descriptor; ok zero: the
+ *  caller's write failed with errno err, reported here. */
+TC_API tc_status tc_outset_done(tc_outset *s, int index, int ok, int err);
+/*! tc_outset_write(): open, write len bytes of data, and done, for output index. */
+TC_API tc_status tc_outset_write(tc_outset *s, int index, const void *data, size_t len);
+/*! tc_outset_commit(): rename every temporary into place (all must be done). */
+TC_API tc_status tc_outset_commit(tc_outset *s);
+/*! tc_outset_errmsg(): the last failed call's message ("error: ...\n"), or
+ *  "" if none.  Owned by s. */
+TC_API const char *tc_outset_errmsg(const tc_outset *s);
+/*! tc_outset_free(): close what is open, remove uncommitted temporaries,
+ *  free.  NULL is fine. */
+TC_API void tc_outset_free(tc_outset *s);
+
 /* One stage of the compiler (src/driver/stages.def), as `tensorc compile
  * --emit` and tc_program_dump name it. */
 typedef struct tc_stage_desc {
@@ -652,15 +726,32 @@ TC_API char *tc_doctor(int *usable);
  *  and stored at p as device buffers hold it (host byte order; f16 and bf16
  *  as their 16 bits, bool one byte).  A dtype tensorc lacks stores nothing. */
 TC_API void tc_value_encode(DLDataType dtype, double v, void *p);
+/*! tc_value_encode_int(): an integer v stored at p as dtype (integers wrapped,
+ *  bool v != 0, floats rounded), exactly where v fits the dtype: an i64 beyond
+ *  2^53 keeps every bit. */
+TC_API void tc_value_encode_int(DLDataType dtype, long long v, void *p);
+/*! tc_value_cast(): the element of dtype `from` at src stored at dst as dtype
+ *  `to`, converted as the language's casts convert (a float to an integer
+ *  truncates and saturates, NaN gives 0; integers wrap; bool is v != 0).
+ *  Nothing is stored for a dtype tensorc lacks. */
+TC_API void tc_value_cast(DLDataType to, void *dst, DLDataType from, const void *src);
 /*! tc_value_decode(): the element of dtype at p (0 for a dtype tensorc lacks). */
 TC_API double tc_value_decode(DLDataType dtype, const void *p);
 /*! tc_value_decode_int(): an integer or bool element, exactly. */
 TC_API long long tc_value_decode_int(DLDataType dtype, const void *p);
+/*! tc_value_diff(): how far a computed element got is from the reference's
+ *  want, as --check and tc-bench measure it: |got - want|, 0 when both are
+ *  NaN or the same infinity, infinite when only one is NaN or infinite. */
+TC_API double tc_value_diff(double got, double want);
 /*! tc_function_computes_in(): *yes nonzero when some value of fn (NULL: the
  *  file's only function) - a parameter, an operation's result, an output -
  *  has dtype.  @return TC_OK; TC_ERR_NOT_FOUND; compile errors. */
 TC_API tc_status tc_function_computes_in(tc_program *p, const char *fn, DLDataType dtype,
                                          int *yes);
+/*! tc_function_computes_in_ex(): tc_function_computes_in for fn built with
+ *  dtype bindings (as tc_program_function_ex takes them). */
+TC_API tc_status tc_function_computes_in_ex(tc_program *p, const char *fn, const tc_arg *dtypes,
+                                            size_t ndtypes, DLDataType dtype, int *yes);
 
 #endif /* TC_UNSTABLE_API */
 

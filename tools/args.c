@@ -97,7 +97,7 @@ bool opt_flag(const char *name, int argc, char **argv, int *i, bool *bad)
     return a[n] == 0;
 }
 
-bool opt_dtype(const char *arg, tc_dtypebind *list, int *n)
+bool opt_dtype(const char *arg, tc_arg *list, int *n)
 {
     /* The names live here, so a binding points at no argument and owns
      * nothing. */
@@ -113,8 +113,8 @@ bool opt_dtype(const char *arg, tc_dtypebind *list, int *n)
         usage_error("--dtype %.*s=...: a dtype variable is one capital letter", len, arg);
         return false;
     }
-    tc_dtype dt = dtype_parse(eq + 1);
-    if (dt == TC_DT_NONE) {
+    DLDataType dt;
+    if (!tc_dtype_parse(eq + 1, &dt)) {
         usage_error("--dtype %s: not a dtype (f32 f16 bf16 f64 i32 i64 bool)", arg);
         return false;
     }
@@ -123,8 +123,6 @@ bool opt_dtype(const char *arg, tc_dtypebind *list, int *n)
             usage_error("--dtype %c is given twice", arg[0]);
             return false;
         }
-    list[*n].name = letters[arg[0] - 'A'];
-    list[*n].dtype = dt;
-    ++*n;
+    list[(*n)++] = tc_arg_dtype(letters[arg[0] - 'A'], tc_dtype_name(dt)); /* static names */
     return true;
 }

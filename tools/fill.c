@@ -45,26 +45,26 @@ static double uniform01(rng *r)
     return (double)(rng_next(r) >> 11) * 0x1p-53;
 }
 
-void fill_tensor(rng *r, ref_tensor *t)
+void fill_tensor(rng *r, htensor *t)
 {
-    int64_t n = ref_numel(t);
+    int64_t n = ht_numel(t);
     for (int64_t i = 0; i < n; i++) {
         double v;
-        if (dtype_is_float(t->dtype))
-            v = dtype_round(t->dtype, 2 * uniform01(r) - 1);
-        else if (dtype_is_int(t->dtype))
+        if (dt_is_float(t->dtype))
+            v = 2 * uniform01(r) - 1; /* rounded to the dtype as it is stored */
+        else if (dt_is_int(t->dtype))
             v = -10 + (double)(rng_next(r) % 20);
         else
             v = (double)(rng_next(r) >> 63);
-        ref_setf(t, i, v); /* integral for integer dtypes: exact in either lane */
+        ht_setf(t, i, v);
     }
 }
 
-double random_scalar(rng *r, tc_dtype dt)
+double random_scalar(rng *r, DLDataType dt)
 {
-    if (dtype_is_float(dt))
-        return dtype_round(dt, 1 - uniform01(r));
-    if (dtype_is_int(dt))
+    if (dt_is_float(dt))
+        return 1 - uniform01(r);
+    if (dt_is_int(dt))
         return 1 + (double)(rng_next(r) % 10);
     return (double)(rng_next(r) >> 63);
 }

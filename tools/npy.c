@@ -18,15 +18,13 @@
  * decoded byte by byte as little-endian, so the code does not depend on the
  * host's byte order.
  *
- * Values go to ref_tensor's lanes: integers and bool to int64 (exact, i64
- * included), floats to doubles (exact for every float type).  f16 is decoded
- * from its bits exactly; on the way out a value is
- * first rounded to f16 with dtype_round (round to nearest even, overflow to
- * inf) and the result, now exactly representable, is encoded bit for bit.
+ * Values stay the bytes they are (cli.h's htensor holds a dtype's own
+ * bytes), moved between the file's little-endian order and the host's; a
+ * bf16 tensor goes out as the f32 it is exactly.
  *
  * Writing produces version 1.0 with the header padded so the data starts at
  * a multiple of 64 bytes, byte for byte what numpy.save writes, through
- * outfile.h: a private temporary renamed over PATH once whole (a reader
+ * an output set (tensorc.h's tc_outset): a private temporary renamed over PATH once whole (a reader
  * never sees half a file), or a device or FIFO written in place.
  */
 #include "npy.h"
@@ -50,17 +48,17 @@ enum {
 /* --- element encodings ---------------------------------------------------- */
 
 /* The npy type string of a dtype, without the byte-order character. */
-static const char *npy_code(tc_dtype dt)
+static const char *npy_code(DLDataType dt)
 {
-    switch (dt) {
-    case TC_F32: case TC_BF16: return "f4";
-    case TC_F64: return "f8";
-    case TC_F16: return "f2";
-    case TC_I32: return "i4";
-    case TC_I64: return "i8";
-    case TC_BOOL: return "b1";
-    default: return NULL;
-    }
+    static const struct { const char *name, *code; } codes[] = {
+        {"f32", "f4"}, {"bf16", "f4"}, {"f64", "f8"}, {"f16", "f2"},
+        {"i32", "i4"}, {"i64", "i8"}, {"bool", "b1"},
+    };
+    const char *name = tc_dtype_name(dt);
+    for (size_t i = 0; name && i < sizeof codes / sizeof codes[0]; i++)
+        if (strcmp(name, codes[i].name) == 0)
+            return codes[i].code;
+    return NULL;
 }
 
 static uint64_t get_le(const unsigned char *p, int n)
@@ -77,69 +75,45 @@ static void put_le(unsigned char *p, uint64_t v, int n)
         p[i] = (unsigned char)(v & 0xff);
 }
 
-/* A float element (ref_tensor's double lane). */
-static double decode(tc_dtype dt, const unsigned char *p)
+/* An n-byte unsigned value in host order at p, and back. */
+static void put_host(unsigned char *p, uint64_t v, int n)
 {
-    switch (dt) {
-    case TC_F16:
-        return dtype_f16_value((uint16_t)get_le(p, 2));
-    case TC_F32: {
-        uint32_t u = (uint32_t)get_le(p, 4);
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
-    case TC_F64: {
-        uint64_t u = get_le(p, 8);
-        double d;
-        memcpy(&d, &u, 8);
-        return d;
-    }
-    default:
-        return 0;
+    uint8_t u8 = (uint8_t)v;
+    uint16_t u16 = (uint16_t)v;
+    uint32_t u32 = (uint32_t)v;
+    memcpy(p, n == 1 ? (void *)&u8 : n == 2 ? (void *)&u16 : n == 4 ? (void *)&u32 : (void *)&v,
+           (size_t)n);
+}
+
+static uint64_t get_host(const unsigned char *p, int n)
+{
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    switch (n) {
+    case 1: memcpy(&u8, p, 1); return u8;
+    case 2: memcpy(&u16, p, 2); return u16;
+    case 4: memcpy(&u32, p, 4); return u32;
+    default: memcpy(&u64, p, 8); return u64;
     }
 }
 
-/* An integer or bool element (ref_tensor's int64 lane). */
-static int64_t decode_int(tc_dtype dt, const unsigned char *p)
+/* One element of t (index i) as the file stores it: little-endian, bf16
+ * widened to its f32 (exact), bool as 0 or 1. */
+static void file_elem(const htensor *t, int64_t i, unsigned char *out)
 {
-    switch (dt) {
-    case TC_BOOL: return p[0] != 0;
-    case TC_I32: return (int32_t)(uint32_t)get_le(p, 4);
-    default: return (int64_t)get_le(p, 8);
-    }
-}
-
-static void encode_int(tc_dtype dt, int64_t v, unsigned char *p)
-{
-    switch (dt) {
-    case TC_BOOL: p[0] = v != 0; break;
-    case TC_I32: put_le(p, (uint32_t)(int32_t)dtype_wrap(dt, v), 4); break;
-    default: put_le(p, (uint64_t)v, 8); break;
-    }
-}
-
-static void encode(tc_dtype dt, double v, unsigned char *p)
-{
-    switch (dt) {
-    case TC_F16:
-        put_le(p, dtype_f16_bits(v), 2);
-        break;
-    case TC_F32: case TC_BF16: { /* a bf16 value is an f32 exactly */
-        float f = (float)dtype_round(dt, v);
+    int sz = dt_size(t->dtype);
+    const unsigned char *p = t->data + i * sz;
+    if (t->dtype.code == kDLBfloat) {
+        float f = (float)tc_value_decode(t->dtype, p);
         uint32_t u;
         memcpy(&u, &f, 4);
-        put_le(p, u, 4);
-        break;
-    }
-    case TC_F64: {
-        uint64_t u;
-        memcpy(&u, &v, 8);
-        put_le(p, u, 8);
-        break;
-    }
-    default:
-        break;
+        put_le(out, u, 4);
+    } else if (dt_is_bool(t->dtype)) {
+        out[0] = p[0] != 0;
+    } else {
+        put_le(out, get_host(p, sz), sz);
     }
 }
 
@@ -148,13 +122,13 @@ static void encode(tc_dtype dt, double v, unsigned char *p)
 typedef struct {
     const char *p, *end;
     const char *path;
-    tc_diag *d;
+    char **msg;
 } hdr;
 
 static tc_status bad(hdr *h, const char *what)
 {
-    return diag_set(h->d, TC_ERR_INVALID_ARG, (tc_loc){0},
-                    "'%s' is not a valid .npy file: %s", h->path, what);
+    return tool_error(h->msg, TC_ERR_INVALID_ARG, "'%s' is not a valid .npy file: %s", h->path,
+                      what);
 }
 
 static void skip_ws(hdr *h)
@@ -224,39 +198,39 @@ static bool read_dim(hdr *h, int64_t *v)
 }
 
 /* The descr string: byte order then type code, e.g. "<f4", "|b1". */
-static tc_status parse_descr(hdr *h, const char *s, tc_dtype *dt)
+static tc_status parse_descr(hdr *h, const char *s, DLDataType *dt)
 {
-    static const struct { const char *code; tc_dtype dt; } types[] = {
-        {"f4", TC_F32}, {"f8", TC_F64}, {"f2", TC_F16},
-        {"i4", TC_I32}, {"i8", TC_I64}, {"b1", TC_BOOL},
+    static const struct { const char *code, *dt; } types[] = {
+        {"f4", "f32"}, {"f8", "f64"}, {"f2", "f16"},
+        {"i4", "i32"}, {"i8", "i64"}, {"b1", "bool"},
     };
     char order = s[0];
     const char *code = (order == '<' || order == '>' || order == '|' || order == '=') ? s + 1 : s;
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         if (strcmp(code, types[i].code) != 0)
             continue;
-        bool one_byte = types[i].dt == TC_BOOL;
+        bool one_byte = strcmp(types[i].dt, "bool") == 0;
         /* '=' is native order; every host tensorc runs on is little-endian,
          * but check rather than assume. */
         const uint16_t probe = 1;
         bool little = *(const unsigned char *)&probe == 1;
         if (order == '>' && !one_byte)
-            return diag_set(h->d, TC_ERR_INVALID_ARG, (tc_loc){0},
+            return tool_error(h->msg, TC_ERR_INVALID_ARG,
                             "'%s' holds big-endian data ('%s'), which is not supported: "
                             "save it little-endian (a.astype(a.dtype.newbyteorder('<')))",
                             h->path, s);
         if (order == '=' && !little && !one_byte)
             return bad(h, "native byte order of a big-endian writer");
-        *dt = types[i].dt;
+        *dt = dt_parse(types[i].dt);
         return TC_OK;
     }
-    return diag_set(h->d, TC_ERR_INVALID_ARG, (tc_loc){0},
+    return tool_error(h->msg, TC_ERR_INVALID_ARG,
                     "'%s' holds elements of type '%s', which tensorc does not support "
                     "(supported: <f4 <f8 <f2 <i4 <i8 |b1; bf16 travels as <f4)", h->path, s);
 }
 
 /* {'descr': D, 'fortran_order': B, 'shape': (d0, d1, ...)} in any key order. */
-static tc_status parse_header(hdr *h, ref_tensor *t)
+static tc_status parse_header(hdr *h, htensor *t)
 {
     bool have_descr = false, have_order = false, have_shape = false, fortran = false;
     if (!eat(h, '{'))
@@ -271,7 +245,7 @@ static tc_status parse_header(hdr *h, ref_tensor *t)
             char descr[32];
             skip_ws(h);
             if (h->p < h->end && *h->p == '[')
-                return diag_set(h->d, TC_ERR_INVALID_ARG, (tc_loc){0},
+                return tool_error(h->msg, TC_ERR_INVALID_ARG,
                                 "'%s' holds a structured array, which is not supported", h->path);
             if (!read_str(h, descr, sizeof descr))
                 return bad(h, "'descr' is not a type string");
@@ -290,10 +264,10 @@ static tc_status parse_header(hdr *h, ref_tensor *t)
                 return bad(h, "'shape' is not a tuple");
             t->rank = 0;
             while (!eat(h, ')')) {
-                if (t->rank == TC_MAX_RANK)
-                    return diag_set(h->d, TC_ERR_INVALID_ARG, (tc_loc){0},
+                if (t->rank == TC_MAX_DIMS)
+                    return tool_error(h->msg, TC_ERR_INVALID_ARG,
                                     "'%s' has more than %d dimensions, the most tensorc supports",
-                                    h->path, TC_MAX_RANK);
+                                    h->path, TC_MAX_DIMS);
                 if (!read_dim(h, &t->shape[t->rank]))
                     return bad(h, "'shape' holds something other than non-negative integers");
                 t->rank++;
@@ -326,7 +300,7 @@ static tc_status parse_header(hdr *h, ref_tensor *t)
     for (int i = 0; i < t->rank; i++)
         big += t->shape[i] > 1;
     if (fortran && big > 1)
-        return diag_set(h->d, TC_ERR_INVALID_ARG, (tc_loc){0},
+        return tool_error(h->msg, TC_ERR_INVALID_ARG,
                         "'%s' is in Fortran order, which is not supported: "
                         "save np.ascontiguousarray(a)", h->path);
     return TC_OK;
@@ -334,15 +308,15 @@ static tc_status parse_header(hdr *h, ref_tensor *t)
 
 /* --- reading ---------------------------------------------------------------- */
 
-static tc_status io_error(tc_diag *d, const char *verb, const char *path, int err)
+static tc_status io_error(char **msg, const char *verb, const char *path, int err)
 {
-    return diag_set(d, TC_ERR_IO, (tc_loc){0}, "cannot %s '%s': %s", verb, path, strerror(err));
+    return tool_error(msg, TC_ERR_IO, "cannot %s '%s': %s", verb, path, strerror(err));
 }
 
-static tc_status truncated(tc_diag *d, const char *path, const char *what)
+static tc_status truncated(char **msg, const char *path, const char *what)
 {
-    return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
-                    "'%s' is not a valid .npy file: it ends inside %s", path, what);
+    return tool_error(msg, TC_ERR_INVALID_ARG, "'%s' is not a valid .npy file: it ends inside %s",
+                      path, what);
 }
 
 /* Read exactly n bytes; false on a short read (errno tells a real error). */
@@ -352,29 +326,29 @@ static bool read_exact(FILE *f, void *buf, size_t n)
     return fread(buf, 1, n, f) == n;
 }
 
-static tc_status read_file(FILE *f, const char *path, ref_tensor *t, tc_diag *d)
+static tc_status read_file(FILE *f, const char *path, htensor *t, char **msg)
 {
     /* The file's size bounds every length read from it. */
     struct stat sb;
     if (fstat(fileno(f), &sb) != 0)
-        return io_error(d, "read", path, errno);
+        return io_error(msg, "read", path, errno);
     if (S_ISDIR(sb.st_mode))
-        return io_error(d, "read", path, EISDIR);
+        return io_error(msg, "read", path, EISDIR);
     if (!S_ISREG(sb.st_mode))
-        return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+        return tool_error(msg, TC_ERR_INVALID_ARG,
                         "'%s' is not a regular file", path);
     uint64_t fsize = (uint64_t)sb.st_size;
 
     unsigned char pre[12];
     if (fsize < 10 || !read_exact(f, pre, 10) || memcmp(pre, MAGIC, 6) != 0) {
         if (ferror(f))
-            return io_error(d, "read", path, errno ? errno : EIO);
-        return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+            return io_error(msg, "read", path, errno ? errno : EIO);
+        return tool_error(msg, TC_ERR_INVALID_ARG,
                         "'%s' is not a .npy file (it does not start with \\x93NUMPY)", path);
     }
     int major = pre[6], minor = pre[7];
     if ((major < 1 || major > 3) || minor != 0)
-        return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+        return tool_error(msg, TC_ERR_INVALID_ARG,
                         "'%s' is .npy format version %d.%d; tensorc reads 1.0, 2.0 and 3.0",
                         path, major, minor);
     uint64_t hlen, start;
@@ -383,75 +357,70 @@ static tc_status read_file(FILE *f, const char *path, ref_tensor *t, tc_diag *d)
         start = 10;
     } else {
         if (fsize < 12 || !read_exact(f, pre + 10, 2))
-            return truncated(d, path, "the header length");
+            return truncated(msg, path, "the header length");
         hlen = get_le(pre + 8, 4);
         start = 12;
     }
     if (hlen > NPY_MAX_HEADER || hlen > fsize - start)
-        return truncated(d, path, "the header");
+        return truncated(msg, path, "the header");
     char *text = malloc(hlen + 1);
     if (!text)
-        return diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory reading '%s'", path);
+        return tool_error(msg, TC_ERR_NOMEM, "out of memory reading '%s'", path);
     if (!read_exact(f, text, hlen)) {
         free(text);
-        return truncated(d, path, "the header");
+        return truncated(msg, path, "the header");
     }
     text[hlen] = 0;
-    hdr h = {text, text + hlen, path, d};
-    ref_tensor r = {0};
+    hdr h = {text, text + hlen, path, msg};
+    htensor r = {0};
     tc_status st = parse_header(&h, &r);
     free(text);
     if (st != TC_OK)
         return st;
 
     /* Count elements with overflow checks before trusting the shape. */
-    uint64_t n = 1, esize = (uint64_t)dtype_size(r.dtype);
+    uint64_t n = 1, esize = (uint64_t)dt_size(r.dtype);
     for (int i = 0; i < r.rank; i++) {
         uint64_t s = (uint64_t)r.shape[i];
         if (s != 0 && n > UINT64_MAX / s)
-            return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+            return tool_error(msg, TC_ERR_INVALID_ARG,
                             "'%s' has a shape whose size overflows", path);
         n *= s;
     }
     uint64_t avail = fsize - start - hlen;
     if (n > avail / esize) {
         if (n > UINT64_MAX / esize)
-            return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+            return tool_error(msg, TC_ERR_INVALID_ARG,
                             "'%s' has a shape whose size overflows", path);
-        return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+        return tool_error(msg, TC_ERR_INVALID_ARG,
                         "'%s' is truncated: its shape needs %llu bytes of data, but it has %llu",
                         path, (unsigned long long)(n * esize), (unsigned long long)avail);
     }
-    if (n > SIZE_MAX / sizeof(double))
-        return diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "'%s' is too large to load", path);
+    if (n > SIZE_MAX / esize)
+        return tool_error(msg, TC_ERR_NOMEM, "'%s' is too large to load", path);
 
-    /* At least one slot, so an empty array still has a distinct pointer;
-     * the lane of the dtype's class (ref.h). */
-    bool is_int = ref_is_int(r.dtype);
-    if (is_int)
-        r.idata = malloc((n ? n : 1) * sizeof(int64_t));
-    else
-        r.data = malloc((n ? n : 1) * sizeof(double));
+    /* At least one byte, so an empty array still has a distinct pointer. */
+    r.data = malloc(n ? (size_t)(n * esize) : 1);
     unsigned char *buf = malloc(NPY_CHUNK * (size_t)esize);
-    if (!(is_int ? (void *)r.idata : (void *)r.data) || !buf) {
-        ref_free(&r);
+    if (!r.data || !buf) {
+        ht_free(&r);
         free(buf);
-        return diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory reading '%s'", path);
+        return tool_error(msg, TC_ERR_NOMEM, "out of memory reading '%s'", path);
     }
+    int sz = (int)esize;
+    bool is_bool = dt_is_bool(r.dtype);
     for (uint64_t i = 0; i < n;) {
         size_t k = n - i < NPY_CHUNK ? (size_t)(n - i) : NPY_CHUNK;
         if (!read_exact(f, buf, k * (size_t)esize)) {
             int err = errno;
-            ref_free(&r);
+            ht_free(&r);
             free(buf);
-            return ferror(f) ? io_error(d, "read", path, err ? err : EIO)
-                             : truncated(d, path, "the data");
+            return ferror(f) ? io_error(msg, "read", path, err ? err : EIO)
+                             : truncated(msg, path, "the data");
         }
         for (size_t j = 0; j < k; j++) {
-            if (is_int)
-                r.idata[i + j] = decode_int(r.dtype, buf + j * (size_t)esize);
-            else
-                r.data[i + j] = decode(r.dtype, buf + j * (size_t)esize);
+            uint64_t v = get_le(buf + j * esize, sz);
+            put_host(r.data + (i + j) * esize, is_bool ? v != 0 : v, sz);
         }
         i += k;
     }
@@ -460,13 +429,13 @@ static tc_status read_file(FILE *f, const char *path, ref_tensor *t, tc_diag *d)
     return TC_OK;
 }
 
-tc_status npy_read(const char *path, ref_tensor *t, tc_diag *d)
+tc_status npy_read(const char *path, htensor *t, char **msg)
 {
     memset(t, 0, sizeof *t);
     FILE *f = fopen(path, "rb");
     if (!f)
-        return io_error(d, "read", path, errno);
-    tc_status st = read_file(f, path, t, d);
+        return io_error(msg, "read", path, errno);
+    tc_status st = read_file(f, path, t, msg);
     fclose(f);
     return st;
 }
@@ -474,11 +443,11 @@ tc_status npy_read(const char *path, ref_tensor *t, tc_diag *d)
 /* --- writing ---------------------------------------------------------------- */
 
 /* The v1.0 preamble and header for t: data starts at a multiple of 64. */
-static size_t make_header(const ref_tensor *t, char *out, size_t cap)
+static size_t make_header(const htensor *t, char *out, size_t cap)
 {
     char dict[512];
     int n = snprintf(dict, sizeof dict, "{'descr': '%c%s', 'fortran_order': False, 'shape': (",
-                     t->dtype == TC_BOOL ? '|' : '<', npy_code(t->dtype));
+                     dt_is_bool(t->dtype) ? '|' : '<', npy_code(t->dtype));
     for (int i = 0; i < t->rank; i++)
         n += snprintf(dict + n, sizeof dict - (size_t)n, i ? ", %lld" : "%lld",
                       (long long)t->shape[i]);
@@ -505,13 +474,13 @@ static size_t make_header(const ref_tensor *t, char *out, size_t cap)
     return total;
 }
 
-static bool write_all(FILE *f, const ref_tensor *t, int64_t n)
+static bool write_all(FILE *f, const htensor *t, int64_t n)
 {
     char head[1024];
     size_t hl = make_header(t, head, sizeof head);
     if (!hl || fwrite(head, 1, hl, f) != hl)
         return false;
-    int esize = (t->dtype == TC_BF16) ? 4 : dtype_size(t->dtype);
+    int esize = t->dtype.code == kDLBfloat ? 4 : dt_size(t->dtype);
     unsigned char *buf = malloc(NPY_CHUNK * (size_t)esize);
     if (!buf) {
         errno = ENOMEM;
@@ -519,12 +488,8 @@ static bool write_all(FILE *f, const ref_tensor *t, int64_t n)
     }
     for (int64_t i = 0; i < n;) {
         size_t k = n - i < NPY_CHUNK ? (size_t)(n - i) : NPY_CHUNK;
-        for (size_t j = 0; j < k; j++) {
-            if (t->idata)
-                encode_int(t->dtype, t->idata[i + (int64_t)j], buf + j * (size_t)esize);
-            else
-                encode(t->dtype, t->data[i + (int64_t)j], buf + j * (size_t)esize);
-        }
+        for (size_t j = 0; j < k; j++)
+            file_elem(t, i + (int64_t)j, buf + j * (size_t)esize);
         if (fwrite(buf, (size_t)esize, k, f) != k) {
             free(buf);
             return false;
@@ -535,24 +500,31 @@ static bool write_all(FILE *f, const ref_tensor *t, int64_t n)
     return true;
 }
 
-tc_status npy_write_to(tc_outset *s, int index, const char *path, const ref_tensor *t,
-                       tc_diag *d)
+/* The set's message of a failed call, as ours. */
+static tc_status set_failed(tc_outset *s, tc_status st, char **msg)
 {
-    if (!npy_code(t->dtype) || t->rank < 0 || t->rank > TC_MAX_RANK)
-        return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+    free(*msg);
+    *msg = strdup(tc_outset_errmsg(s));
+    return st;
+}
+
+tc_status npy_write_to(tc_outset *s, int index, const char *path, const htensor *t, char **msg)
+{
+    if (!npy_code(t->dtype) || t->rank < 0 || t->rank > TC_MAX_DIMS)
+        return tool_error(msg, TC_ERR_INVALID_ARG,
                         "cannot write '%s': a tensor of type %s and rank %d has no .npy form",
-                        path, dtype_name(t->dtype), t->rank);
+                        path, dt_name(t->dtype), t->rank);
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) {
         if (t->shape[i] < 0 || (t->shape[i] && n > INT64_MAX / t->shape[i]))
-            return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0},
+            return tool_error(msg, TC_ERR_INVALID_ARG,
                             "cannot write '%s': invalid shape", path);
         n *= t->shape[i];
     }
     int fd;
-    tc_status st = outset_open(s, index, &fd, d);
+    tc_status st = tc_outset_open(s, index, &fd);
     if (st != TC_OK)
-        return st;
+        return set_failed(s, st, msg);
     /* stdio on a second descriptor: outset_done syncs and closes the first */
     int fd2 = dup(fd);
     FILE *f = fd2 >= 0 ? fdopen(fd2, "wb") : NULL;
@@ -560,7 +532,8 @@ tc_status npy_write_to(tc_outset *s, int index, const char *path, const ref_tens
         int err = errno;
         if (fd2 >= 0)
             close(fd2);
-        return outset_done(s, index, false, err, d);
+        st = tc_outset_done(s, index, false, err);
+        return st == TC_OK ? TC_OK : set_failed(s, st, msg);
     }
     errno = 0;
     bool ok = write_all(f, t, n);
@@ -569,20 +542,23 @@ tc_status npy_write_to(tc_outset *s, int index, const char *path, const ref_tens
         ok = false;
         err = errno;
     }
-    return outset_done(s, index, ok, err ? err : EIO, d);
+    st = tc_outset_done(s, index, ok, err ? err : EIO);
+    return st == TC_OK ? TC_OK : set_failed(s, st, msg);
 }
 
-tc_status npy_write(const char *path, const ref_tensor *t, tc_diag *d)
+tc_status npy_write(const char *path, const htensor *t, char **msg)
 {
-    tc_outset *s = outset_new();
+    tc_outset *s = tc_outset_new();
     if (!s)
-        return diag_set(d, TC_ERR_NOMEM, (tc_loc){0}, "out of memory writing '%s'", path);
+        return tool_error(msg, TC_ERR_NOMEM, "out of memory writing '%s'", path);
     int i;
-    tc_status st = outset_add(s, path, "", &i, d);
+    tc_status st = tc_outset_add(s, path, "", &i);
+    if (st != TC_OK)
+        st = set_failed(s, st, msg);
     if (st == TC_OK)
-        st = npy_write_to(s, i, path, t, d);
-    if (st == TC_OK)
-        st = outset_commit(s, d);
-    outset_free(s);
+        st = npy_write_to(s, i, path, t, msg);
+    if (st == TC_OK && (st = tc_outset_commit(s)) != TC_OK)
+        st = set_failed(s, st, msg);
+    tc_outset_free(s);
     return st;
 }

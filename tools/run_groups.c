@@ -1,6 +1,6 @@
 /* run_groups.c - `tensorc run --groups`: an elementwise function over tensor
- * groups, in ONE kernel launch on the GPU (api_run_foreach, what
- * tc_run_foreach does) or group by group in the reference interpreter.
+ * groups, in ONE kernel launch on the GPU (tc_run_foreach_ex) or group by
+ * group in the reference interpreter (tc_run_cpu).
  *
  *   tensorc run adamw.tc --groups 1000,0,4097,3 [--input lr=1e-3]
  *   tensorc run adamw.tc --input p=p0.npy,p1.npy --output p=q0.npy,q1.npy
@@ -17,20 +17,18 @@
  * run's.  Scalars are shared by every group: given, or made up from seed S,
  * once, in group 0, and copied to the others.
  *
- * Empty groups: graph_bind takes sizes of at least 1 (a symbol is >= 1, see
- * src/graph/bind.c), so a group of 0 elements is neither bound nor
- * interpreted: "*" is 0 for it, its inputs and outputs are empty tensors,
- * and that is all there is to compute.  api_run_foreach takes empty groups
- * as they are (it launches nothing for them).
+ * Empty groups: tc_shapes binds sizes of at least 1 (a symbol is >= 1), so
+ * a group of 0 elements is neither bound nor interpreted: "*" is 0 for it,
+ * its inputs and outputs are empty tensors, and that is all there is to
+ * compute.  tc_run_foreach takes empty groups as they are (it launches
+ * nothing for them).
  */
 #include "cli.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "codegen/plan.h"
 #include "npy.h"
-#include "rt.h"
 
 /* Groups printed in full before "... N more groups" (--output writes all). */
 enum { SHOW_GROUPS = 4 };
@@ -38,17 +36,14 @@ enum { SHOW_GROUPS = 4 };
 typedef struct {
     const run_opts *o;
     tc_program *p;
-    const gfn *f;
+    const tc_function_info *f;
     int n;                  /* groups */
     int64_t *numel;         /* per group */
-    run_state *S;           /* per group */
-    tc_dimbind **binds;     /* per group: "*" bound (p's arena, or `empty`) */
-    int *nbinds;
+    run_state *S;           /* per group (its shapes bound: "*" is the group's size) */
     char ***in_files;       /* per --input: its list (NULL: a scalar, shared) */
     char ***out_files;      /* per --output: its list */
     tc_outset *outs;        /* every output file, in write_outputs' order, checked up front */
     int *out_of;            /* per output: its --output, or -1 */
-    tc_dimbind empty;       /* "*" = 0, for empty groups */
 } groups;
 
 /* --- the lists ------------------------------------------------------------------ */
@@ -85,14 +80,6 @@ static int split_list(const char *opt, const kv *e, char ***items, int *count)
     return EXIT_OK;
 }
 
-static int find_param(const gfn *f, const char *name)
-{
-    for (int i = 0; i < f->nparams; i++)
-        if (strcmp(f->params[i].name, name) == 0)
-            return i;
-    return -1;
-}
-
 static const char *files_word(int n)
 {
     return n == 1 ? "file" : "files";
@@ -103,7 +90,7 @@ static const char *files_word(int n)
 static int read_lists(groups *G)
 {
     const run_opts *o = G->o;
-    const gfn *f = G->f;
+    const tc_function_info *f = G->f;
     const kv *first = NULL; /* the first tensor --input: its list sets the count */
     G->n = o->group_sizes ? o->ngroups : -1;
     for (int i = 0; i < o->ninputs; i++) {
@@ -111,14 +98,14 @@ static int read_lists(groups *G)
         int k = find_param(f, in->name);
         if (k < 0) {
             /* load_input names the parameters; it fails before touching the state */
-            run_state none = {o, G->p, f, NULL, NULL, NULL, NULL};
+            run_state none = {.o = o, .p = G->p, .f = f};
             return load_input(&none, in);
         }
         if (f->params[k].scalar) {
             if (strchr(in->value, ','))
                 return fail(EXIT_ERROR, "--input %s=%s: parameter '%s' is a scalar (%s), shared by "
                             "every group: give one value", in->name, in->value, in->name,
-                            param_type(G->p, &f->params[k]));
+                            param_type(&f->params[k]));
             continue;
         }
         int c, rc = split_list("--input", in, &G->in_files[i], &c);
@@ -138,7 +125,7 @@ static int read_lists(groups *G)
     if (G->n < 0) /* a list of a scalar or of an unknown name, reported above */
         return usage_error("neither --groups nor an --input list of files says how many groups "
                            "there are");
-    for (int k = 0; k < f->noutputs; k++) {
+    for (size_t k = 0; k < f->noutputs; k++) {
         int i = G->out_of[k];
         if (i < 0)
             continue;
@@ -152,9 +139,8 @@ static int read_lists(groups *G)
         for (int g = 0; g < c; g++) {
             char what[256];
             snprintf(what, sizeof what, "--output %s (group %d)", out->name, g);
-            if (outset_add(G->outs, G->out_files[i][g], what, NULL, &G->p->ctx->diag) != TC_OK)
-            {
-                fputs(G->p->ctx->diag.msg, stderr);
+            if (tc_outset_add(G->outs, G->out_files[i][g], what, NULL) != TC_OK) {
+                fputs(tc_outset_errmsg(G->outs), stderr);
                 return EXIT_ERROR;
             }
         }
@@ -166,19 +152,13 @@ static int read_lists(groups *G)
 
 static int alloc_groups(groups *G)
 {
-    const gfn *f = G->f;
-    size_t n = (size_t)G->n + 1, np = (size_t)f->nparams + 1, no = (size_t)f->noutputs + 1;
+    size_t n = (size_t)G->n + 1;
     G->numel = calloc(n, sizeof *G->numel);
     G->S = calloc(n, sizeof *G->S);
-    G->binds = calloc(n, sizeof *G->binds);
-    G->nbinds = calloc(n, sizeof *G->nbinds);
-    if (!G->numel || !G->S || !G->binds || !G->nbinds)
+    if (!G->numel || !G->S)
         return fail(EXIT_ERROR, "out of memory");
     for (int g = 0; g < G->n; g++) {
-        run_state *s = &G->S[g];
-        *s = (run_state){G->o, G->p, f, calloc(np, sizeof *s->args), calloc(np, sizeof *s->given),
-                         calloc(np, sizeof *s->orig), calloc(no, sizeof *s->outs)};
-        if (!s->args || !s->given || !s->orig || !s->outs)
+        if (!run_state_init(&G->S[g], G->o, G->p, G->f))
             return fail(EXIT_ERROR, "out of memory");
         G->numel[g] = -1;
     }
@@ -190,7 +170,7 @@ static int alloc_groups(groups *G)
 static int load_groups(groups *G)
 {
     const run_opts *o = G->o;
-    const gfn *f = G->f;
+    const tc_function_info *f = G->f;
     /* who set each group's count, for messages */
     const char **by_file = calloc((size_t)G->n + 1, sizeof *by_file);
     const char **by_name = calloc((size_t)G->n + 1, sizeof *by_name);
@@ -208,7 +188,7 @@ static int load_groups(groups *G)
             const char *file = G->in_files[i][g];
             if ((rc = load_input(&G->S[g], &(kv){in->name, file})) != EXIT_OK)
                 break;
-            int64_t m = ref_numel(&G->S[g].args[k]);
+            int64_t m = ht_numel(&G->S[g].args[k]);
             if (G->numel[g] < 0) {
                 G->numel[g] = m;
                 by_file[g] = file;
@@ -229,35 +209,51 @@ static int load_groups(groups *G)
     return rc;
 }
 
+/* An empty group's shapes: every tensor of "*" = 0 elements, so every
+ * tensor parameter and every output dim "*" is 0 (a fixed dim keeps its
+ * size). */
+static void empty_shapes(run_state *s)
+{
+    const tc_function_info *f = s->f;
+    for (size_t i = 0; i < f->nparams + f->noutputs; i++) {
+        bool param = i < f->nparams;
+        const tc_value_info *v = param ? &f->params[i] : &f->outputs[i - f->nparams];
+        tc_shape *sh = param ? &s->pshape[i] : &s->oshape[i - f->nparams];
+        sh->dtype = dt_parse(v->dtype);
+        sh->ndim = v->scalar ? 0 : v->rank;
+        for (int k = 0; k < sh->ndim; k++)
+            sh->shape[k] = strcmp(v->dims[k], "*") == 0 ? 0 : strtoll(v->dims[k], NULL, 10);
+    }
+}
+
 /* Steps 5 and 6 for group g: "*" bound to its size, the rest made up. */
 static int fill_group(groups *G, int g)
 {
     run_state *s = &G->S[g];
-    const gfn *f = G->f;
+    const tc_function_info *f = G->f;
     if (g > 0) /* group 0's scalars, given or made up, are everyone's */
-        for (int i = 0; i < f->nparams; i++) {
+        for (size_t i = 0; i < f->nparams; i++) {
             if (!f->params[i].scalar)
                 continue;
-            if (!ref_alloc(&s->args[i], f->params[i].dtype, 0, NULL))
+            if (!ht_alloc(&s->args[i], G->S[0].args[i].dtype, 0, NULL))
                 return fail(EXIT_ERROR, "out of memory");
-            ref_convert(&s->args[i], 0, &G->S[0].args[i], 0);
+            ht_cast(&s->args[i], 0, &G->S[0].args[i], 0);
             s->given[i] = true;
         }
     int missing = check_missing(s, false);
     if (missing != EXIT_OK)
         return missing;
     if (G->numel[g] == 0) {
-        G->binds[g] = &G->empty;
-        G->nbinds[g] = 1;
+        empty_shapes(s);
     } else {
-        tc_dimbind star = {"*", G->numel[g]};
-        int rc = bind_inputs(s, &star, 1, &G->binds[g], &G->nbinds[g]);
+        tc_arg star = tc_arg_size("*", G->numel[g]);
+        int rc = bind_inputs(s, &star, 1);
         if (rc != EXIT_OK)
             return rc;
     }
     if (g == 0)
         check_missing(s, true);
-    return fill_inputs(s, G->o->seed + (uint64_t)g, G->binds[g], G->nbinds[g]);
+    return fill_inputs(s, G->o->seed + (uint64_t)g);
 }
 
 /* --- step 7 --------------------------------------------------------------------- */
@@ -269,13 +265,13 @@ static int run_cpu(groups *G)
     int rc = EXIT_OK;
     for (int g = 0; g < G->n && rc == EXIT_OK; g++) {
         run_state *s = &G->S[g];
+        char where[32];
+        snprintf(where, sizeof where, "group %d: ", g);
         if (G->numel[g] == 0) { /* nothing to compute: empty outputs */
-            for (int k = 0; k < G->f->noutputs && rc == EXIT_OK; k++)
-                rc = alloc_output(s, k, G->binds[g], G->nbinds[g]);
-        } else if (api_ref_run(G->p, G->f, G->binds[g], G->nbinds[g], s->args, s->outs) != TC_OK) {
-            fprintf(stderr, "group %d: ", g);
-            print_diag(G->p);
-            rc = EXIT_ERROR;
+            for (size_t k = 0; k < G->f->noutputs && rc == EXIT_OK; k++)
+                rc = alloc_output(s, (int)k);
+        } else {
+            rc = cpu_run(s, s->outs, where);
         }
     }
     return rc;
@@ -288,10 +284,11 @@ typedef struct {
     size_t nargs;
 } fe_call;
 
-static tc_status call_foreach(void *arg, api_run_info *info)
+static tc_status call_foreach(void *arg, tc_run_info *info)
 {
     fe_call *c = arg;
-    return api_run_foreach(c->G->p, c->G->f, (size_t)c->G->n, c->args, c->nargs, NULL, info);
+    return tc_run_foreach_ex(c->G->p, c->G->f->name, (size_t)c->G->n, c->args, c->nargs, NULL,
+                             info);
 }
 
 /* --check over every group: the first group that differs fails; else the
@@ -305,8 +302,7 @@ static int check_groups(groups *G)
             continue; /* nothing to compare: gpu_outputs gave it empty outputs */
         char where[32];
         snprintf(where, sizeof where, "group %d: ", g);
-        if ((rc = check_run(&G->S[g], G->binds[g], G->nbinds[g], where, &e)) == EXIT_OK &&
-            (at < 0 || e > worst)) {
+        if ((rc = check_run(&G->S[g], where, &e)) == EXIT_OK && (at < 0 || e > worst)) {
             worst = e;
             at = g;
         }
@@ -318,34 +314,31 @@ static int check_groups(groups *G)
     return rc;
 }
 
-/* --bench of the one launch: its bytes are every group's. */
-static int bench_groups(groups *G, gpu_run *gr, const api_run_info *info, fe_call *call)
+/* --bench of the one launch: its bytes are every group's (tc_run_foreach_ex
+ * sums them). */
+static int bench_groups(groups *G, gpu_run *gr, const tc_run_info *info, fe_call *call)
 {
-    const tc_plan *plan = info->plan;
-    int64_t bytes = 0;
-    for (int g = 0; g < G->n; g++) {
-        int64_t b = G->numel[g] ? rt_step_bytes(plan, 0, G->binds[g], G->nbinds[g]) : 0;
-        bytes = b < 0 || bytes < 0 ? -1 : bytes + b;
-    }
-    if (bytes == 0) {
+    bool any = false;
+    for (int g = 0; g < G->n; g++)
+        any |= G->numel[g] > 0;
+    if (!any) {
         printf("bench: nothing to time: every group is empty (no launch)\n");
         return EXIT_OK;
     }
-    const char *what = arena_printf(G->p->arena, "%s over %d groups", G->f->name, G->n);
-    return bench(&gr[0], what, plan, &bytes, call_foreach, call);
+    char what[512];
+    snprintf(what, sizeof what, "%s over %d groups", G->f->name, G->n);
+    return bench(&gr[0], what, info->nsteps, call_foreach, call);
 }
 
 static int run_gpu(groups *G)
 {
     const run_opts *o = G->o;
-    tc_program *p = G->p;
-    tc_diag *d = &p->ctx->diag;
     gpu_run *gr = calloc((size_t)G->n, sizeof *gr);
     int rc = gr ? EXIT_OK : fail(EXIT_ERROR, "out of memory");
     int ready = 0; /* groups whose gpu_run holds memory */
     for (int g = 0; g < G->n && rc == EXIT_OK; g++, ready++)
-        if ((rc = gpu_init(&gr[g], &G->S[g], o->rt->dev, d)) == EXIT_OK)
-            rc = gpu_prepare(&gr[g], G->binds[g], G->nbinds[g]);
+        if ((rc = gpu_init(&gr[g], &G->S[g])) == EXIT_OK)
+            rc = gpu_prepare(&gr[g]);
 
     /* tc_run_foreach's arguments: every group's gpu_prepare made the same
      * list of tc_args (the function's), so argument j of group 0 says what
@@ -358,14 +351,14 @@ static int run_gpu(groups *G)
     for (int j = 0; j < na && rc == EXIT_OK; j++) {
         args[j] = gr[0].args[j];
         if (args[j].kind != TC_ARG_TENSOR)
-            continue; /* a scalar: the same in every group */
+            continue; /* a scalar or a dtype binding: the same in every group */
         const DLTensor **list = lists + (size_t)j * (size_t)G->n;
         for (int g = 0; g < G->n; g++)
             list[g] = gr[g].args[j].v.tensor;
         args[j] = tc_arg_tensors(args[j].name, list);
     }
 
-    api_run_info info = {0};
+    tc_run_info info = {0};
     fe_call call = {G, args, (size_t)na};
     if (rc == EXIT_OK) {
         tc_status st = call_foreach(&call, &info);
@@ -375,12 +368,12 @@ static int run_gpu(groups *G)
         if (launched)
             report_jit(o, G->f, st, &info);
         if (st == TC_OK)
-            st = drv_sync(o->rt->dev, NULL, d);
+            st = tc_device_sync(o->ctx, NULL);
         if (st != TC_OK)
-            rc = gpu_fail(st, tc_errmsg(p->ctx)[0] ? tc_errmsg(p->ctx) : d->msg ? d->msg : "");
+            rc = gpu_fail(st, tc_errmsg(o->ctx));
     }
     for (int g = 0; g < G->n && rc == EXIT_OK; g++)
-        rc = gpu_outputs(&gr[g], G->binds[g], G->nbinds[g]);
+        rc = gpu_outputs(&gr[g]);
     if (rc == EXIT_OK && o->check)
         rc = check_groups(G);
     if (rc == EXIT_OK && o->bench)
@@ -397,30 +390,33 @@ static int run_gpu(groups *G)
 
 static int write_outputs(groups *G)
 {
-    const gfn *f = G->f;
-    tc_diag *d = &G->p->ctx->diag;
+    const tc_function_info *f = G->f;
     int rc = EXIT_OK;
     for (int g = 0; g < G->n; g++)
-        for (int k = 0; k < f->noutputs; k++)
-            unflatten(&G->S[g], k);
+        for (size_t k = 0; k < f->noutputs; k++)
+            unflatten(&G->S[g], (int)k);
     int index = 0; /* read_lists added the files in this order */
-    for (int k = 0; k < f->noutputs && rc == EXIT_OK; k++) {
+    for (size_t k = 0; k < f->noutputs && rc == EXIT_OK; k++) {
         int i = G->out_of[k];
-        for (int g = 0; i >= 0 && g < G->n && rc == EXIT_OK; g++)
-            if (npy_write_to(G->outs, index++, G->out_files[i][g], &G->S[g].outs[k], d) != TC_OK) {
-                fputs(d->msg, stderr);
+        for (int g = 0; i >= 0 && g < G->n && rc == EXIT_OK; g++) {
+            char *msg = NULL;
+            if (npy_write_to(G->outs, index++, G->out_files[i][g], &G->S[g].outs[k], &msg) !=
+                TC_OK) {
+                fputs(msg ? msg : "error: out of memory\n", stderr);
+                free(msg);
                 rc = EXIT_ERROR;
             }
+        }
     }
     /* all replaced only once every one is written */
-    if (rc == EXIT_OK && outset_commit(G->outs, d) != TC_OK) {
-        fputs(d->msg, stderr);
+    if (rc == EXIT_OK && tc_outset_commit(G->outs) != TC_OK) {
+        fputs(tc_outset_errmsg(G->outs), stderr);
         rc = EXIT_ERROR;
     }
     /* the rest printed, group by group: all of a few groups, else the first ones */
     int shown = G->n <= SHOW_GROUPS + 1 ? G->n : SHOW_GROUPS, printed = 0;
     for (int g = 0; g < shown && rc == EXIT_OK; g++)
-        for (int k = 0; k < f->noutputs; k++) {
+        for (size_t k = 0; k < f->noutputs; k++) {
             if (G->out_of[k] >= 0)
                 continue;
             char label[256];
@@ -438,18 +434,9 @@ static int write_outputs(groups *G)
 
 static void free_groups(groups *G)
 {
-    const gfn *f = G->f;
-    for (int g = 0; G->S && g < G->n; g++) {
-        run_state *s = &G->S[g];
-        for (int i = 0; s->args && i < f->nparams; i++)
-            ref_free(&s->args[i]);
-        for (int k = 0; s->outs && k < f->noutputs; k++)
-            ref_free(&s->outs[k]);
-        free(s->args);
-        free(s->given);
-        free(s->orig);
-        free(s->outs);
-    }
+    for (int g = 0; G->S && g < G->n; g++)
+        if (G->S[g].args)
+            run_state_free(&G->S[g]);
     for (int i = 0; i < G->o->ninputs; i++)
         if (G->in_files[i]) {
             free(G->in_files[i][0]);
@@ -462,28 +449,30 @@ static void free_groups(groups *G)
         }
     free(G->in_files);
     free(G->out_files);
-    outset_free(G->outs);
+    tc_outset_free(G->outs);
     free(G->out_of);
     free(G->numel);
     free(G->S);
-    free(G->binds);
-    free(G->nbinds);
 }
 
-int run_groups(const run_opts *o, tc_program *p, const gfn *f)
+int run_groups(const run_opts *o, tc_program *p, const tc_function_info *f)
 {
-    const char *why = api_not_elementwise(p->arena, f);
+    const char *why;
+    if (tc_function_not_elementwise(p, f->name, o->dtypes, (size_t)o->ndtypes, &why) != TC_OK) {
+        print_diag(o->ctx);
+        return EXIT_ERROR;
+    }
     if (why)
         return fail(EXIT_ERROR, "function '%s' cannot run over tensor groups: %s (--groups needs "
                     "every tensor parameter [*] and every operation pointwise)", f->name, why);
-    groups G = {.o = o, .p = p, .f = f, .empty = {"*", 0}};
+    groups G = {.o = o, .p = p, .f = f};
     G.in_files = calloc((size_t)o->ninputs + 1, sizeof *G.in_files);
     G.out_files = calloc((size_t)o->noutputs + 1, sizeof *G.out_files);
-    G.out_of = calloc((size_t)f->noutputs + 1, sizeof *G.out_of);
-    G.outs = outset_new();
+    G.out_of = calloc(f->noutputs + 1, sizeof *G.out_of);
+    G.outs = tc_outset_new();
     int rc = G.in_files && G.out_files && G.out_of && G.outs ? EXIT_OK : fail(EXIT_ERROR, "out of memory");
     if (rc == EXIT_OK)
-        rc = output_slots(o, p, f, G.out_of);
+        rc = output_slots(o, f, G.out_of);
     if (rc == EXIT_OK)
         rc = read_lists(&G);
     if (rc == EXIT_OK && G.n > TC_MAX_GROUPS)

@@ -47,14 +47,14 @@ static int decimals_needed(double v, bool sci)
     return n;
 }
 
-/* Element off of t; integers exactly from their int64 lane. */
-static int format_elem(char *buf, size_t n, const ref_tensor *t, const float_fmt *ff, int64_t off)
+/* Element off of t; integers exactly. */
+static int format_elem(char *buf, size_t n, const htensor *t, const float_fmt *ff, int64_t off)
 {
-    if (t->dtype == TC_BOOL)
-        return snprintf(buf, n, "%s", ref_geti(t, off) != 0 ? "True" : "False");
-    if (ref_is_int(t->dtype))
-        return snprintf(buf, n, "%lld", (long long)ref_geti(t, off));
-    double v = t->data[off];
+    if (dt_is_bool(t->dtype))
+        return snprintf(buf, n, "%s", ht_geti(t, off) != 0 ? "True" : "False");
+    if (dt_is_int(t->dtype))
+        return snprintf(buf, n, "%lld", ht_geti(t, off));
+    double v = ht_getf(t, off);
     if (isnan(v))
         return snprintf(buf, n, "nan");
     if (isinf(v))
@@ -75,7 +75,7 @@ typedef enum { PASS_STATS, PASS_DECIMALS, PASS_WIDTH, PASS_PRINT } pass;
 typedef struct {
     FILE *f;
     pass pass;
-    const ref_tensor *t;
+    const htensor *t;
     bool summarize;
     int width;
     float_fmt ff;
@@ -84,9 +84,9 @@ typedef struct {
 static void visit(printer *p, int64_t off)
 {
     char buf[64];
-    double v = dtype_is_float(p->t->dtype) ? p->t->data[off] : 0;
+    double v = dt_is_float(p->t->dtype) ? ht_getf(p->t, off) : 0;
     if (p->pass == PASS_STATS) {
-        if (!dtype_is_float(p->t->dtype) || !isfinite(v))
+        if (!dt_is_float(p->t->dtype) || !isfinite(v))
             return;
         double a = fabs(v);
         if (a > p->ff.max_abs)
@@ -97,7 +97,7 @@ static void visit(printer *p, int64_t off)
         return;
     }
     if (p->pass == PASS_DECIMALS) {
-        if (dtype_is_float(p->t->dtype) && isfinite(v)) {
+        if (dt_is_float(p->t->dtype) && isfinite(v)) {
             int k = decimals_needed(v, p->ff.sci);
             if (k > p->ff.decimals)
                 p->ff.decimals = k;
@@ -130,7 +130,7 @@ static void separator(printer *p, int d)
  * stride[d]), doing this pass's work for each. */
 static void walk(printer *p, int d, int64_t off, const int64_t *stride)
 {
-    const ref_tensor *t = p->t;
+    const htensor *t = p->t;
     if (d == t->rank) {
         visit(p, off);
         return;
@@ -155,14 +155,14 @@ static void walk(printer *p, int d, int64_t off, const int64_t *stride)
         fputc(']', p->f);
 }
 
-void show_tensor(FILE *f, const char *name, const ref_tensor *t)
+void show_tensor(FILE *f, const char *name, const htensor *t)
 {
     /* the type as the language writes it: f32[2, 3], or f32 for a 0-d tensor */
-    fprintf(f, "%s: %s", name, dtype_name(t->dtype));
+    fprintf(f, "%s: %s", name, dt_name(t->dtype));
     for (int i = 0; i < t->rank; i++)
         fprintf(f, "%s%lld", i ? ", " : "[", (long long)t->shape[i]);
     fputs(t->rank ? "]\n" : "\n", f);
-    int64_t n = ref_numel(t);
+    int64_t n = ht_numel(t);
     if (n == 0) {
         /* NumPy prints [] (nested per dim) for an empty array */
         for (int i = 0; i < t->rank; i++)
@@ -172,7 +172,7 @@ void show_tensor(FILE *f, const char *name, const ref_tensor *t)
         fputc('\n', f);
         return;
     }
-    int64_t stride[TC_MAX_RANK];
+    int64_t stride[TC_MAX_DIMS];
     int64_t s = 1;
     for (int i = t->rank - 1; i >= 0; i--) {
         stride[i] = s;

@@ -81,17 +81,28 @@ static const char help_text[] =
     "and the cache included), TENSORC_DEBUG=sched,cuda also those stages;\n"
     "TENSORC_CACHE_DIR places the kernel cache.\n";
 
-/* Write -o's file safely (outfile.h: a temporary renamed into place once
+/* Whether the program's file defines any function. */
+static bool has_functions(tc_program *p)
+{
+    size_t n = 0;
+    const char *const *names;
+    return tc_program_functions(p, &n, &names) == TC_OK && n > 0;
+}
+
+/* Write -o's file safely (tc_outset: a temporary renamed into place once
  * whole, a device written in place); 0 or EXIT_ERROR with a message. */
 static int write_out(const char *path, const void *data, size_t len)
 {
-    tc_diag d;
-    diag_init(&d);
-    int rc = outfile_write(path, "-o", data, len, &d) == TC_OK ? EXIT_OK : EXIT_ERROR;
-    if (rc != EXIT_OK)
-        fputs(d.msg, stderr);
-    diag_release(&d);
-    return rc;
+    tc_outset *s = tc_outset_new();
+    if (!s)
+        return fail(EXIT_ERROR, "out of memory");
+    int i;
+    bool ok = tc_outset_add(s, path, "-o", &i) == TC_OK && tc_outset_write(s, i, data, len) == TC_OK &&
+              tc_outset_commit(s) == TC_OK;
+    if (!ok)
+        fputs(tc_outset_errmsg(s), stderr);
+    tc_outset_free(s);
+    return ok ? EXIT_OK : EXIT_ERROR;
 }
 
 /* Write text to path (or stdout); 0 or EXIT_ERROR with a message. */
@@ -108,30 +119,24 @@ static int write_text(const char *path, const char *text)
 /* --emit=ptx|cubin: the unit's CUDA through NVRTC (and the kernel cache),
  * for --arch (default sm_90), every kernel in one compilation; the
  * context's options carry --fast-math and --lineinfo. */
-static int compile_image(tc_program *p, const char *fn, const tc_dtypebind *dts, int ndts,
+static int compile_image(tc_ctx *ctx, tc_program *p, const char *fn, const tc_arg *dts, int ndts,
                          const char *emit, const char *arch, const char *out, bool verbose)
 {
     int sm = arch ? (int)strtol(arch + 3, NULL, 10) : 90; /* range-checked in compile_with */
     bool cubin = strcmp(emit, "cubin") == 0;
     const char *warning;
-    if (tc_ctx_cache_warning(p->ctx, &warning) != TC_OK)
+    if (tc_ctx_cache_warning(ctx, &warning) != TC_OK)
         return fail(EXIT_ERROR, "out of memory");
     if (warning)
         fprintf(stderr, "tensorc: warning: %s\n", warning);
-    tc_arg *dtypes = calloc((size_t)ndts + 1, sizeof *dtypes);
-    if (!dtypes)
-        return fail(EXIT_ERROR, "out of memory");
-    for (int i = 0; i < ndts; i++)
-        dtypes[i] = tc_arg_dtype(dts[i].name, dtype_name(dts[i].dtype));
     const void *image;
     size_t len;
     tc_image_info info;
-    tc_status st = tc_program_image_ex(p, fn, dtypes, (size_t)ndts, sm,
+    tc_status st = tc_program_image_ex(p, fn, dts, (size_t)ndts, sm,
                                        cubin ? TC_IMAGE_CUBIN : TC_IMAGE_PTX, &image, &len, &info);
-    free(dtypes);
     int rc = EXIT_OK;
     if (st != TC_OK) {
-        const char *msg = tc_errmsg(p->ctx);
+        const char *msg = tc_errmsg(ctx);
         fprintf(stderr, "%s%s", msg && *msg ? msg : tc_status_str(st),
                 msg && *msg && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
         rc = st == TC_ERR_NO_DEVICE ? EXIT_ENV : st == TC_ERR_INVALID_ARG ? EXIT_USAGE : EXIT_ERROR;
@@ -149,7 +154,7 @@ static int compile_image(tc_program *p, const char *fn, const tc_dtypebind *dts,
 }
 
 /* cmd_compile, given room for the --dtype bindings. */
-static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
+static int compile_with(int argc, char **argv, tc_arg *dts, int *ndts)
 {
     const char *file = NULL, *fn = NULL, *emit = "cuda", *out = NULL, *arch = NULL;
     bool bad = false, verbose = false, dashdash = false;
@@ -219,14 +224,11 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
     }
     /* -o checked before any work: a bad path fails now, not after NVRTC */
     if (out) {
-        tc_outset *set = outset_new();
-        tc_diag d;
-        diag_init(&d);
-        bool ok = set && outset_add(set, out, "-o", NULL, &d) == TC_OK;
+        tc_outset *set = tc_outset_new();
+        bool ok = set && tc_outset_add(set, out, "-o", NULL) == TC_OK;
         if (!ok)
-            fputs(d.msg ? d.msg : "tensorc: error: out of memory\n", stderr);
-        diag_release(&d);
-        outset_free(set);
+            fputs(set ? tc_outset_errmsg(set) : "tensorc: error: out of memory\n", stderr);
+        tc_outset_free(set);
         if (!ok)
             return EXIT_ERROR;
     }
@@ -245,23 +247,24 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
     }
     /* A file with no functions has nothing to compile: say so (an empty
      * output and exit 0 looked like success). */
-    if (rc == EXIT_OK && !fn && p->ast->nfns == 0) {
+    if (rc == EXIT_OK && !fn && !has_functions(p)) {
         fprintf(stderr, "%s: error: the file defines no functions: nothing to compile\n", file);
         rc = EXIT_ERROR;
     }
     /* With --dtype the entry (--fn, or the file's only function) is built
      * specialized, and its graph is the one printed. */
-    const gfn *f = NULL;
-    if (rc == EXIT_OK && (fn || *ndts) && api_entry_ex(p, fn, dts, *ndts, &f) != TC_OK) {
+    const tc_function_info *f = NULL;
+    if (rc == EXIT_OK && (fn || *ndts) &&
+        tc_program_function_ex(p, fn, dts, (size_t)*ndts, &f) != TC_OK) {
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
     }
     bool binary = stage->binary;
     const char *text;
     if (rc == EXIT_OK && binary) {
-        rc = compile_image(p, fn, dts, *ndts, emit, arch, out, verbose);
+        rc = compile_image(ctx, p, fn, dts, *ndts, emit, arch, out, verbose);
     } else if (rc == EXIT_OK && *ndts && strcmp(emit, "ast") != 0) {
-        if (api_dump(p, f, emit, &text) != TC_OK) {
+        if (tc_program_dump_ex(p, emit, fn, dts, (size_t)*ndts, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);
             rc = EXIT_ERROR;
         } else {
@@ -284,7 +287,7 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
  *                      [--dtype T=bf16]... */
 static int cmd_compile(int argc, char **argv)
 {
-    tc_dtypebind *dts = calloc((size_t)argc + 1, sizeof *dts);
+    tc_arg *dts = calloc((size_t)argc + 1, sizeof *dts);
     if (!dts)
         return fail(EXIT_ERROR, "out of memory");
     int ndts = 0;
@@ -323,7 +326,7 @@ static int cmd_explain(int argc, char **argv)
     if (tc_compile_file(ctx, file, &p) != TC_OK || tc_program_dump(p, "explain", fn, &text) != TC_OK) {
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
-    } else if (!fn && p->ast->nfns == 0) {
+    } else if (!fn && !has_functions(p)) {
         fprintf(stderr, "%s: error: the file defines no functions: nothing to explain\n", file);
         rc = EXIT_ERROR;
     } else {

@@ -1,10 +1,10 @@
-/* api_internal.h - what the library's own tools see behind tensorc.h.
+/* api_internal.h - what the API's files share behind tensorc.h.
  *
- * tensorc.h keeps tc_ctx and tc_program opaque.  The command-line driver
- * (tools/) and the tests need a little more: the op graph of one function,
- * size binding and the reference interpreter, with errors landing in the
- * context like every other call.  This header gives them that without making
- * it public API: nothing here is stable.
+ * tensorc.h keeps tc_ctx and tc_program opaque.  The API's own files, and
+ * the unit tests that look inside, need a little more: the op graph of one
+ * function, size binding and the reference interpreter, with errors landing
+ * in the context like every other call.  Nothing here is stable or public;
+ * tools/ and bench/ use tensorc.h alone (tests/package/includes.sh).
  */
 #ifndef TC_API_INTERNAL_H
 #define TC_API_INTERNAL_H

@@ -13,6 +13,9 @@
 
 #include "api_check.h"
 #include "api_interp.h"
+
+/* the header promises callers this limit */
+_Static_assert(REF_MAX_ELEMS == TC_CPU_MAX_ELEMS, "tensorc.h's TC_CPU_MAX_ELEMS is the interpreter's limit");
 #include "graph/bind.h"
 
 #define HOST_ERR(c, ...) \

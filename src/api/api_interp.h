@@ -24,6 +24,13 @@ tc_status api_call_entry(tc_program *p, const char *who, const char *fn, const t
                          size_t nargs, bool dtypes_only, const gfn **f, api_call_args *rest);
 void api_call_args_free(api_call_args *rest);
 
+/* The entry function fn of p built with dtypes[0..ndtypes) (tc_arg_dtype
+ * bindings, each checked: a message starting with `who` names a wrong one)
+ * through api_entry_ex, for the unstable calls that take bindings apart
+ * from a call's arguments (tc_program_function_ex and its kin). */
+tc_status api_entry_dtypes(tc_program *p, const char *who, const char *fn, const tc_arg *dtypes,
+                           size_t ndtypes, const gfn **f);
+
 /* One host-side call's arguments, matched and checked. */
 typedef struct api_host_call {
     tc_program *p;

@@ -8,6 +8,7 @@
  * from the AST, since the graph has them bound; they are made once per
  * function and kept in the program (p->descs).
  */
+#define TC_UNSTABLE_API /* tc_program_function_ex */
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 typedef struct api_desc {
     struct api_desc *next;
     const gfn *f;
+    bool bound;             /* tc_program_function_ex: dtypes named, not as the signature's letters */
     tc_function_info info;
 } api_desc;
 
@@ -75,6 +77,7 @@ typedef struct {
     api_desc *d;
 } describe_job;
 
+
 static void describe_body(void *arg)
 {
     describe_job *j = arg;
@@ -82,7 +85,8 @@ static void describe_body(void *arg)
     api_desc *d = j->d;
     const gfn *f = d->f;
     tc_arena *a = p->arena;
-    const ast_fn *af = ast_fn_named(p, f->name);
+    /* the signature's dtype variables, unless the caller bound them */
+    const ast_fn *af = d->bound ? NULL : ast_fn_named(p, f->name);
     tc_function_info *info = &d->info;
     info->name = f->name;
     info->elementwise = f->elementwise;
@@ -127,15 +131,16 @@ static void describe_body(void *arg)
 }
 
 /* The description of f, made once and kept in p. */
-static tc_status describe(tc_program *p, const gfn *f, const tc_function_info **out)
+static tc_status describe(tc_program *p, const gfn *f, bool bound, const tc_function_info **out)
 {
     for (api_desc *d = p->descs; d; d = d->next)
-        if (d->f == f) {
+        if (d->f == f && d->bound == bound) {
             *out = &d->info;
             return TC_OK;
         }
     api_desc *d = ARENA_NEW(p->arena, api_desc);
     d->f = f;
+    d->bound = bound;
     describe_job j = {p, d};
     tc_status st = diag_protect(&p->ctx->diag, describe_body, &j);
     if (st != TC_OK)
@@ -153,7 +158,41 @@ tc_status tc_program_function(tc_program *p, const char *fn, const tc_function_i
     *info = NULL;
     const gfn *f;
     tc_status st = api_entry(p, fn, &f);
-    return st == TC_OK ? describe(p, f, info) : st;
+    return st == TC_OK ? describe(p, f, false, info) : st;
+}
+
+tc_status api_entry_dtypes(tc_program *p, const char *who, const char *fn, const tc_arg *dtypes,
+                           size_t ndtypes, const gfn **f)
+{
+    *f = NULL;
+    api_begin(p->ctx);
+    tc_dtypebind *b = ARENA_ARRAY(p->arena, tc_dtypebind, ndtypes + 1);
+    for (size_t i = 0; i < ndtypes; i++) {
+        const tc_arg *a = &dtypes[i];
+        tc_dtype dt = a->kind == TC_ARG_DTYPE && a->v.dtype ? dtype_parse(a->v.dtype) : TC_DT_NONE;
+        if (a->kind != TC_ARG_DTYPE || !a->name)
+            return api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                             "%s: dtypes[%zu] is not a tc_arg_dtype binding", who,
+                                             i));
+        if (dt == TC_DT_NONE)
+            return api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                             "%s: dtype variable '%s' bound to '%s', which is "
+                                             "not a dtype (bool, i32, i64, f16, bf16, f32, f64)",
+                                             who, a->name, a->v.dtype ? a->v.dtype : "(null)"));
+        b[i] = (tc_dtypebind){a->name, dt};
+    }
+    return api_entry_ex(p, fn, b, (int)ndtypes, f);
+}
+
+tc_status tc_program_function_ex(tc_program *p, const char *fn, const tc_arg *dtypes,
+                                 size_t ndtypes, const tc_function_info **info)
+{
+    if (!p || !info || (ndtypes && !dtypes))
+        return TC_ERR_INVALID_ARG;
+    *info = NULL;
+    const gfn *f;
+    tc_status st = api_entry_dtypes(p, "tc_program_function_ex", fn, dtypes, ndtypes, &f);
+    return st == TC_OK ? describe(p, f, true, info) : st;
 }
 
 /* --- dtype bindings given as arguments ------------------------------------------------------ */

@@ -1,10 +1,9 @@
-/* api_run.h - tc_run's machinery, for the command-line driver.
+/* api_run.h - tc_run's machinery, for the API's own files.
  *
- * `tensorc run --device=cuda` runs a function the public API cannot name:
- * one built with --dtype bindings (api_entry_ex), and it wants more than a
- * status back (which plan ran, where the kernels came from, per-step
- * timing events).  So tc_run is a thin wrapper around api_run, and the CLI
- * calls api_run directly.  Not stable API.
+ * tc_run and tc_run_ex (api_device.c) are thin wrappers around api_run,
+ * which runs an entry function already built (its dtype variables bound)
+ * and says which plan ran and where the kernels came from; tc_run_foreach
+ * likewise around api_run_foreach.  Not public API: tools/ use tc_run_ex.
  */
 #ifndef TC_API_RUN_H
 #define TC_API_RUN_H
@@ -57,10 +56,6 @@ DLDataType api_dl_dtype(tc_dtype t);
 tc_status api_run(tc_program *p, const gfn *f, const tc_arg *args, size_t nargs, void *stream,
                   api_run_info *info);
 
-/* tc_run_foreach's limit on groups per call (the table and the checks are
- * linear in it; two million is far beyond any model's parameter count). */
-#define TC_MAX_GROUPS (1 << 21)
-
 /*! api_not_elementwise(): why f cannot run over tensor groups ("parameter
  *  'x' is f32[N, D], not [*]", "'sum' (line 3) is not pointwise"), or NULL
  *  when it can (graph.h's elementwise).  Text in a. */
@@ -71,8 +66,8 @@ tc_status api_run_foreach(tc_program *p, const gfn *f, size_t ngroups, const tc_
                           size_t nargs, void *stream, api_run_info *info);
 
 /*! api_gpu(): the context's GPU state, made and opened if it is not yet, on
- *  device ordinal (-1: the context's choice, else 0).  The CLI opens it
- *  before compiling, to pick --device.  Errors in ctx (TC_ERR_NO_DEVICE). */
+ *  device ordinal (-1: the context's choice, else 0): tc_device_open.
+ *  Errors in ctx (TC_ERR_NO_DEVICE). */
 tc_status api_gpu(tc_ctx *ctx, int ordinal, struct tc_rt **rt);
 
 #endif

@@ -1,18 +1,22 @@
 /* api_tools.c - the unstable calls tensorc's own tools use (include/tensorc.h,
- * "unstable: for tools/"): the stage list, the kernel cache on disk, and
- * `tensorc doctor`'s report, so tools/ need no internal header for them. */
+ * "unstable: for tools/"): the stage list, the kernel cache on disk,
+ * `tensorc doctor`'s report, dumps and questions with dtype bindings, dtype
+ * names, and output sets, so tools/ need no internal header. */
 #define TC_UNSTABLE_API
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "api_interp.h"
+#include "api_run.h"
 #include "blas.h"
 #include "cache.h"
 #include "compile.h"
 #include "driver.h"
 #include "nvrtc.h"
+#include "outfile.h"
 #include "strbuf.h"
 
 /* --- stages ---------------------------------------------------------------- */
@@ -208,4 +212,89 @@ char *tc_doctor(int *usable)
     if (usable)
         *usable = ok;
     return out.s;
+}
+
+/* --- dtype bindings for dumps and questions (`tensorc compile --dtype`, `run`) ------ */
+
+tc_status tc_program_dump_ex(tc_program *p, const char *stage, const char *fn,
+                             const tc_arg *dtypes, size_t ndtypes, const char **out)
+{
+    if (!p || !stage || !out || (ndtypes && !dtypes))
+        return TC_ERR_INVALID_ARG;
+    if (!ndtypes || strcmp(stage, "ast") == 0) /* the AST is before any binding */
+        return tc_program_dump(p, stage, fn, out);
+    const gfn *f;
+    tc_status st = api_entry_dtypes(p, "tc_program_dump_ex", fn, dtypes, ndtypes, &f);
+    return st == TC_OK ? api_dump(p, f, stage, out) : st;
+}
+
+tc_status tc_function_not_elementwise(tc_program *p, const char *fn, const tc_arg *dtypes,
+                                      size_t ndtypes, const char **why)
+{
+    if (!p || !why || (ndtypes && !dtypes))
+        return TC_ERR_INVALID_ARG;
+    *why = NULL;
+    const gfn *f;
+    tc_status st = api_entry_dtypes(p, "tc_function_not_elementwise", fn, dtypes, ndtypes, &f);
+    if (st == TC_OK)
+        *why = api_not_elementwise(p->arena, f);
+    return st;
+}
+
+const char *tc_dtype_name(DLDataType dtype)
+{
+    tc_dtype t = api_from_dl(dtype);
+    return t == TC_DT_NONE ? NULL : dtype_name(t);
+}
+
+int tc_dtype_parse(const char *name, DLDataType *dtype)
+{
+    tc_dtype t = name ? dtype_parse(name) : TC_DT_NONE;
+    if (t == TC_DT_NONE || !dtype)
+        return 0;
+    *dtype = api_dl_dtype(t);
+    return 1;
+}
+
+/* --- output sets (outfile.h behind the API) ------------------------------------------- */
+
+tc_outset *tc_outset_new(void) { return outset_new(); }
+void tc_outset_free(tc_outset *s) { outset_free(s); }
+
+tc_status tc_outset_add(tc_outset *s, const char *path, const char *what, int *index)
+{
+    if (!s || !path)
+        return TC_ERR_INVALID_ARG;
+    return outset_add(s, path, what ? what : "", index, outset_diag(s));
+}
+
+tc_status tc_outset_open(tc_outset *s, int index, int *fd)
+{
+    return s && fd ? outset_open(s, index, fd, outset_diag(s)) : TC_ERR_INVALID_ARG;
+}
+
+tc_status tc_outset_done(tc_outset *s, int index, int ok, int err)
+{
+    return s ? outset_done(s, index, ok != 0, err, outset_diag(s)) : TC_ERR_INVALID_ARG;
+}
+
+tc_status tc_outset_write(tc_outset *s, int index, const void *data, size_t len)
+{
+    int fd;
+    tc_status st = tc_outset_open(s, index, &fd);
+    if (st != TC_OK)
+        return st;
+    bool ok = outfile_write_all(fd, data, len);
+    return tc_outset_done(s, index, ok, ok ? 0 : errno);
+}
+
+tc_status tc_outset_commit(tc_outset *s)
+{
+    return s ? outset_commit(s, outset_diag(s)) : TC_ERR_INVALID_ARG;
+}
+
+const char *tc_outset_errmsg(const tc_outset *s)
+{
+    const tc_diag *d = s ? outset_diag((tc_outset *)s) : NULL;
+    return d && d->msg ? d->msg : "";
 }

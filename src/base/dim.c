@@ -65,21 +65,19 @@ static uint64_t atom_hash(const char *name, const tc_dim *num, const tc_dim *den
     return mix(mix(2, (uint64_t)(uintptr_t)num), (uint64_t)(uintptr_t)den);
 }
 
-static bool atom_matches(const dim_atom *t, const char *name, const tc_dim *num, const tc_dim *den)
-{
-    if (name || t->name)
-        return name && t->name && strcmp(name, t->name) == 0;
-    return t->num == num && t->den == den;
-}
+/* An atom's identity, as a lookup's key. */
+typedef struct {
+    const char *name;
+    const tc_dim *num, *den;
+} atom_key;
 
-static void atom_table_put(const dim_atom **tab, int cap, const dim_atom *at)
+static bool atom_matches(const void *elem, const void *key)
 {
-    uint64_t h = atom_hash(at->name, at->num, at->den);
-    for (int i = (int)(h & (uint64_t)(cap - 1));; i = (i + 1) & (cap - 1))
-        if (!tab[i]) {
-            tab[i] = at;
-            return;
-        }
+    const dim_atom *t = elem;
+    const atom_key *k = key;
+    if (k->name || t->name)
+        return k->name && t->name && strcmp(k->name, t->name) == 0;
+    return t->num == k->num && t->den == k->den;
 }
 
 /* The atom for a symbol (num, den NULL) or a division (name NULL), made
@@ -88,25 +86,16 @@ const dim_atom *dim_intern_atom(tc_dimctx *c, const char *name, const tc_dim *nu
                                    const tc_dim *den)
 {
     uint64_t h = atom_hash(name, num, den);
-    for (int i = (int)(h & (uint64_t)(c->atomcap - 1)); c->atoms[i]; i = (i + 1) & (c->atomcap - 1))
-        if (atom_matches(c->atoms[i], name, num, den))
-            return c->atoms[i];
-    if (2 * (c->natoms + 1) > c->atomcap) {
-        int cap = c->atomcap * 2;
-        const dim_atom **tab = ARENA_ARRAY(c->a, const dim_atom *, cap);
-        for (int i = 0; i < c->atomcap; i++)
-            if (c->atoms[i])
-                atom_table_put(tab, cap, c->atoms[i]);
-        c->atoms = tab;
-        c->atomcap = cap;
-    }
+    atom_key key = {name, num, den};
+    const dim_atom *found = hset_find(&c->atoms, h, atom_matches, &key);
+    if (found)
+        return found;
     dim_atom *at = ARENA_NEW(c->a, dim_atom);
     at->id = c->nextid++;
     at->name = name ? arena_strdup(c->a, name) : NULL;
     at->num = num;
     at->den = den;
-    atom_table_put(c->atoms, c->atomcap, at);
-    c->natoms++;
+    hset_add(&c->atoms, c->a, h, at);
     return at;
 }
 
@@ -165,13 +154,9 @@ static bool same_form(const tc_dim *a, const tc_dim *b)
     return true;
 }
 
-static void dim_table_put(const tc_dim **tab, int cap, const tc_dim *d)
+static bool same_form_eq(const void *elem, const void *key)
 {
-    for (int i = (int)(d->hash & (uint64_t)(cap - 1));; i = (i + 1) & (cap - 1))
-        if (!tab[i]) {
-            tab[i] = d;
-            return;
-        }
+    return same_form(elem, key);
 }
 
 /* Sort, merge and drop zero terms of p, then return the context's one copy
@@ -191,19 +176,9 @@ const tc_dim *dim_finish(tc_dimctx *c, poly *p)
     }
     tc_dim key = {p->c, n, p->t, 0};
     key.hash = dim_hash(&key);
-    for (int i = (int)(key.hash & (uint64_t)(c->dimcap - 1)); c->dims[i];
-         i = (i + 1) & (c->dimcap - 1))
-        if (c->dims[i]->hash == key.hash && same_form(c->dims[i], &key))
-            return c->dims[i];
-    if (2 * (c->ndims + 1) > c->dimcap) {
-        int cap = c->dimcap * 2;
-        const tc_dim **tab = ARENA_ARRAY(c->a, const tc_dim *, cap);
-        for (int i = 0; i < c->dimcap; i++)
-            if (c->dims[i])
-                dim_table_put(tab, cap, c->dims[i]);
-        c->dims = tab;
-        c->dimcap = cap;
-    }
+    const tc_dim *found = hset_find(&c->dims, key.hash, same_form_eq, &key);
+    if (found)
+        return found;
     tc_dim *d = ARENA_NEW(c->a, tc_dim);
     *d = key;
     dim_term *terms = ARENA_ARRAY(c->a, dim_term, n > 0 ? n : 1);
@@ -214,8 +189,7 @@ const tc_dim *dim_finish(tc_dimctx *c, poly *p)
         terms[i].atoms = atoms;
     }
     d->terms = terms;
-    dim_table_put(c->dims, c->dimcap, d);
-    c->ndims++;
+    hset_add(&c->dims, c->a, d->hash, d);
     return d;
 }
 
@@ -243,10 +217,8 @@ tc_dimctx *dimctx_new(tc_arena *a)
 {
     tc_dimctx *c = ARENA_NEW(a, tc_dimctx);
     c->a = a;
-    c->atomcap = 64;
-    c->atoms = ARENA_ARRAY(a, const dim_atom *, c->atomcap);
-    c->dimcap = 256;
-    c->dims = ARENA_ARRAY(a, const tc_dim *, c->dimcap);
+    hset_init(&c->atoms, a, 64);
+    hset_init(&c->dims, a, 256);
     return c;
 }
 

@@ -12,6 +12,7 @@
 #define TC_DIM_INTERNAL_H
 
 #include "dim.h"
+#include "hset.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -38,10 +39,8 @@ struct tc_dim {
 struct tc_dimctx {
     tc_arena *a;
     int nextid;
-    const dim_atom **atoms; /* open-addressing table of atoms */
-    int atomcap, natoms;
-    const tc_dim **dims;    /* open-addressing table of dims */
-    int dimcap, ndims;
+    tc_hset atoms;          /* every atom made, once (hset.h) */
+    tc_hset dims;           /* every dim made, once */
 };
 
 typedef struct poly {

@@ -30,7 +30,13 @@ typedef struct {
 struct tc_outset {
     outfile *v;
     int n, cap;
+    tc_diag diag;   /* outset_diag: the public calls' messages (tensorc.h) */
 };
+
+tc_diag *outset_diag(tc_outset *s)
+{
+    return &s->diag;
+}
 
 tc_outset *outset_new(void)
 {
@@ -332,6 +338,7 @@ void outset_free(tc_outset *s)
         free(o->what);
     }
     free(s->v);
+    diag_release(&s->diag);
     free(s);
 }
 

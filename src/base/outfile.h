@@ -57,6 +57,9 @@ tc_status outset_done(tc_outset *s, int index, bool ok, int err, tc_diag *d);
 tc_status outset_commit(tc_outset *s, tc_diag *d);
 /* Close what is open, remove uncommitted temporaries, free. */
 void outset_free(tc_outset *s);
+/* A diag the set owns, for callers with none of their own (the public
+ * tc_outset_* calls keep their messages in it). */
+tc_diag *outset_diag(tc_outset *s);
 
 /* Write len bytes to path as a set of one. */
 tc_status outfile_write(const char *path, const char *what, const void *data, size_t len,

@@ -43,6 +43,24 @@ void cg_block_add(cg_block *b, tc_arena *a, int ind, const char *text);
 void cg_block_cat(cg_block *b, tc_arena *a, const cg_block *c);   /* append c's lines */
 void cg_put(tc_buf *o, int ind, const cg_block *b);    /* b's lines, ind deeper */
 
+/* The indenting writer: a strategy's own lines into o, each at the
+ * writer's depth (ind, in spaces), which the calls that open and close a
+ * level move, so no string carries its indentation.  Lines are whole;
+ * fmt has no newline. */
+typedef struct cg_w {
+    tc_buf *o;
+    int ind;
+} cg_w;
+void cg_wl(cg_w *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A line that opens a level ("for (...) {"), then one level deeper. */
+void cg_wopen(cg_w *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One level out, then its line ("}", "} else {": then cg_win). */
+void cg_wclose(cg_w *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A brace-less body: one line a level deeper ("if (c)" then this). */
+void cg_wbody(cg_w *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cg_win(cg_w *w);                          /* one level deeper */
+void cg_wput(cg_w *w, const cg_block *b);      /* b's lines at the depth */
+
 typedef struct cg_entry {
     const lnode *n;
     const tc_dim **idx;

@@ -9,17 +9,17 @@
 /* Split column reductions: after writing its partials, a block takes a
  * ticket; only the last of the S slices of its column group goes on (to
  * combine them), after a fence so it sees every other slice's partials. */
-static void last_block_only(tc_buf *o, int S)
+static void last_block_only(cg_w *w, int S)
 {
-    buf_puts(o, "    __shared__ bool last_block;\n"
-                "    __threadfence();\n"
-                "    __syncthreads();\n"
-                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n");
-    buf_printf(o, "        last_block = atomicAdd(ticket, 1u) == %du;\n", S - 1);
-    buf_puts(o, "    __syncthreads();\n"
-                "    if (!last_block)\n"
-                "        return;\n"
-                "    __threadfence();\n");
+    cg_wl(w, "__shared__ bool last_block;");
+    cg_wl(w, "__threadfence();");
+    cg_wl(w, "__syncthreads();");
+    cg_wl(w, "if (threadIdx.x == 0 && threadIdx.y == 0)");
+    cg_wbody(w, "last_block = atomicAdd(ticket, 1u) == %du;", S - 1);
+    cg_wl(w, "__syncthreads();");
+    cg_wl(w, "if (!last_block)");
+    cg_wbody(w, "return;");
+    cg_wl(w, "__threadfence();");
 }
 
 /* COLUMNS with the reduced range split in ks->split slices: block b takes
@@ -48,6 +48,59 @@ static void split_loops(cg *g, int CV)
     cg_limit(g, parts);
 }
 
+/* The text both split kernels share, written once: the prologue (sizes,
+ * this block's column group and slice [lo, hi) of the reduced range),
+ * reduction j's partials in the workspace, the block-level reduce of an
+ * accumulator, the last block's combine of the S partials and its reset of
+ * them, and the ticket's reset.  The scalar kernel's accumulators are
+ * acc<n>, the vector kernel's acc<n>[e] (sfx "[e]"), at the writer's depth. */
+static void split_head(cg *g, cg_w *w, int S)
+{
+    const ksched *ks = g->ks;
+    cg_wl(w, "const idx_t rows = %s, len = %s;", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    cg_wl(w, "const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;", S, S);
+    cg_wl(w, "const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;", S, S);
+    cg_wl(w, "const idx_t hi = lo + chunk < len ? lo + chunk : len;");
+}
+
+static void split_parts_decl(cg *g, cg_w *w, int j, int S)
+{
+    const lnode *r = g->k->reds[j];
+    const char *at = cg_acc_type(g, r);
+    cg_wl(w, "%s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);", at,
+          cg_rno(g, r), at, j, S);
+}
+
+static void split_block_reduce(cg *g, cg_w *w, const lnode *r, const char *sfx)
+{
+    int rn = cg_rno(g, r);
+    cg_wl(w, "acc%d%s = tc_col_reduce(acc%d%s, %s(), (%s *)tc_smem);", rn, sfx, rn, sfx,
+          cg_red_op(r), cg_acc_type(g, r));
+}
+
+static void split_combine(cg *g, cg_w *w, const lnode *r, int S, const char *sfx)
+{
+    int rn = cg_rno(g, r);
+    cg_wl(w, "acc%d%s = %s;", rn, sfx, cg_acc_init(g, r));
+    cg_wl(w, "for (int s = 0; s < %d; s++)", S);
+    cg_wbody(w, "acc%d%s = %s()(acc%d%s, tc_ldcg(part%d + s * rows + row));", rn, sfx, cg_red_op(r),
+             rn, sfx, rn);
+}
+
+/* every partial of the block's columns back to zero, as the launch plan promises */
+static void split_zero_parts(cg *g, cg_w *w, const char *col)
+{
+    for (int j = 0; j < g->k->nreds; j++)
+        cg_wl(w, "part%d[s * rows + %s] = %s;", cg_rno(g, g->k->reds[j]), col,
+              cg_acc_zero(g, g->k->reds[j]));
+}
+
+static void split_tail(cg_w *w)
+{
+    cg_wl(w, "if (threadIdx.x == 0 && threadIdx.y == 0)");
+    cg_wbody(w, "*ticket = 0; /* ready for the next launch */");
+}
+
 void cg_columns_split(cg *g, tc_buf *o)
 {
     const fkernel *k = g->k;
@@ -74,58 +127,45 @@ void cg_columns_split(cg *g, tc_buf *o)
         if (!fuse_is_element(k, k->stores[i]))
             cg_store(g, T_ELEM, k->stores[i], NULL);
 
-    cg_put(o, 4, &g->kpre);
-    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
-    buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
-    buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
-    buf_puts(o, "    const idx_t hi = lo + chunk < len ? lo + chunk : len;\n"
-                "    const idx_t cb = group * blockDim.x;\n"
-                "    const bool active = cb + threadIdx.x < rows;\n"
-                "    /* idle threads work on the last column so every load stays in bounds */\n"
-                "    const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
-    cg_decompose(g, o, 4, "row", cg_all_axes(k) & ~k->mask);
-    cg_put(o, 4, &pass_rpre);
-    cg_put(o, 0, &decl);
-    buf_puts(o, "    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
-    cg_decompose(g, o, 8, "r", k->mask);
-    cg_put(o, 8, &body);
-    buf_puts(o, "    }\n");
-    buf_puts(o, "    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;\n"
-                "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
+    cg_w w = {o, 4};
+    cg_wput(&w, &g->kpre);
+    split_head(g, &w, S);
+    cg_wl(&w, "const idx_t cb = group * blockDim.x;");
+    cg_wl(&w, "const bool active = cb + threadIdx.x < rows;");
+    cg_wl(&w, "/* idle threads work on the last column so every load stays in bounds */");
+    cg_wl(&w, "const idx_t row = active ? cb + threadIdx.x : rows - 1;");
+    cg_decompose(g, o, w.ind, "row", cg_all_axes(k) & ~k->mask);
+    cg_wput(&w, &pass_rpre);
+    cg_put(o, 0, &decl); /* declarations made at their own depth */
+    cg_wopen(&w, "for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {");
+    cg_decompose(g, o, w.ind, "r", k->mask);
+    cg_wput(&w, &body);
+    cg_wclose(&w, "}");
+    cg_wl(&w, "const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;");
+    cg_wl(&w, "unsigned *ticket = (unsigned *)ws + 4 * group;");
     for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        const char *at = cg_acc_type(g, r);
-        buf_printf(o, "    acc%d = tc_col_reduce(acc%d, %s(), (%s *)tc_smem);\n", rn, rn, cg_red_op(r), at);
-        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
-                   at, rn, at, j, S);
-        buf_printf(o, "    if (threadIdx.y == 0 && active)\n        part%d[slice * rows + row] = acc%d;\n",
-                   rn, rn);
+        int rn = cg_rno(g, k->reds[j]);
+        split_block_reduce(g, &w, k->reds[j], "");
+        split_parts_decl(g, &w, j, S);
+        cg_wl(&w, "if (threadIdx.y == 0 && active)");
+        cg_wbody(&w, "part%d[slice * rows + row] = acc%d;", rn, rn);
     }
-    last_block_only(o, S);
-    for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        buf_printf(o, "    acc%d = %s;\n", rn, cg_acc_init(g, r));
-        buf_printf(o, "    for (int s = 0; s < %d; s++)\n        acc%d = %s()(acc%d, tc_ldcg(part%d + s * rows + row));\n",
-                   S, rn, cg_red_op(r), rn, rn);
-    }
-    /* leave the workspace zero, as the launch plan promises */
-    buf_puts(o, "    __syncthreads();\n"
-                "    if (threadIdx.y == 0 && active)\n"
-                "        for (int s = 0; s < ");
-    buf_printf(o, "%d; s++) {\n", S);
+    last_block_only(&w, S);
     for (int j = 0; j < k->nreds; j++)
-        buf_printf(o, "            part%d[s * rows + row] = %s;\n", cg_rno(g, k->reds[j]),
-                   cg_acc_zero(g, k->reds[j]));
-    buf_puts(o, "        }\n");
+        split_combine(g, &w, k->reds[j], S, "");
+    cg_wl(&w, "__syncthreads();");
+    cg_wl(&w, "if (threadIdx.y == 0 && active)");
+    cg_win(&w);
+    cg_wopen(&w, "for (int s = 0; s < %d; s++) {", S);
+    split_zero_parts(g, &w, "row");
+    cg_wclose(&w, "}");
+    w.ind -= 4;
     buf_puts(o, buf_str(&post));
-    cg_put(o, 4, &g->rpre);
-    buf_puts(o, "    if (threadIdx.y == 0 && active) {\n");
-    cg_put(o, 8, &g->body);
-    buf_puts(o, "    }\n"
-                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
-                "        *ticket = 0; /* ready for the next launch */\n");
+    cg_wput(&w, &g->rpre);
+    cg_wopen(&w, "if (threadIdx.y == 0 && active) {");
+    cg_wput(&w, &g->body);
+    cg_wclose(&w, "}");
+    split_tail(&w);
 }
 
 /* COLUMNS split, CV = ks->vec consecutive kept elements (columns) a thread:
@@ -180,98 +220,90 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     for (int i = 0; i < k->nstores; i++)
         cg_store(g, T_ELEM, k->stores[i], NULL);
 
-    cg_put(o, 4, &g->kpre);
-    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
-    buf_printf(o, "    const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;\n", S, S);
-    buf_printf(o, "    const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;\n", S, S);
-    buf_puts(o, "    const idx_t hi = lo + chunk < len ? lo + chunk : len;\n");
-    buf_printf(o, "    const idx_t c0 = (group * blockDim.x + threadIdx.x) * %d; /* this thread's first column */\n",
-               CV);
+    cg_w w = {o, 4};
+    cg_wput(&w, &g->kpre);
+    split_head(g, &w, S);
+    cg_wl(&w, "const idx_t c0 = (group * blockDim.x + threadIdx.x) * %d; /* this thread's first column */",
+          CV);
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
         int rn = cg_rno(g, r);
-        buf_printf(o, "    %s acc%d[%d];\n", cg_acc_type(g, r), rn, CV);
-        buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++)\n        acc%d[e] = %s;\n", CV, rn,
-                   cg_acc_init(g, r));
+        cg_wl(&w, "%s acc%d[%d];", cg_acc_type(g, r), rn, CV);
+        cg_wl(&w, "#pragma unroll");
+        cg_wl(&w, "for (int e = 0; e < %d; e++)", CV);
+        cg_wbody(&w, "acc%d[e] = %s;", rn, cg_acc_init(g, r));
     }
-    buf_puts(o, "    {\n        const idx_t row = c0;\n");
-    cg_decompose(g, o, 8, "row", kept);
-    buf_printf(o, "        if (c0 + %d <= rows", CV);
+    cg_wopen(&w, "{");
+    cg_wl(&w, "const idx_t row = c0;");
+    cg_decompose(g, o, w.ind, "row", kept);
+    /* the vector path's test: one line, its alignment conditions continued below it */
+    buf_printf(o, "%*sif (c0 + %d <= rows", w.ind, "", CV);
     if (__builtin_popcount(kept) > 1) /* the vector stays in one row of the last dim */
         buf_printf(o, " && i%d + %d <= %s", rank - 1, CV, cg_index(g, k->dom[rank - 1]));
     for (int i = 0; i < nalign; i++)
-        buf_printf(o, " &&\n            %s", align[i]);
+        buf_printf(o, " &&\n%*s%s", w.ind + 4, "", align[i]);
     buf_puts(o, ") {\n");
-    cg_put(o, 12, &vrpre);
-    buf_puts(o, "            #pragma unroll 4\n"
-                "            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
-    cg_decompose(g, o, 16, "r", k->mask);
-    cg_put(o, 16, &vbody);
-    buf_puts(o, "            }\n"
-                "        } else {\n"
-                "            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {\n");
-    cg_decompose(g, o, 16, "r", k->mask);
-    buf_printf(o, "                #pragma unroll\n"
-                  "                for (int e = 0; e < %d; e++) {\n"
-                  "                    /* columns past the end read the last one, so loads stay in bounds */\n"
-                  "                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n", CV);
-    cg_decompose(g, o, 20, "row", kept);
-    cg_put(o, 20, &srpre);
-    cg_put(o, 20, &sbody);
-    buf_puts(o, "                }\n"
-                "            }\n"
-                "        }\n"
-                "    }\n");
-    buf_printf(o, "    const idx_t groups = (rows + blockDim.x * %d - 1) / (blockDim.x * %d);\n", CV, CV);
-    buf_puts(o, "    unsigned *ticket = (unsigned *)ws + 4 * group;\n");
-    for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        const char *at = cg_acc_type(g, r);
-        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 * groups + (idx_t)%d * %d * 16 * rows);\n",
-                   at, rn, at, j, S);
-    }
-    buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
-    for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        buf_printf(o, "        acc%d[e] = tc_col_reduce(acc%d[e], %s(), (%s *)tc_smem);\n", rn, rn,
-                   cg_red_op(r), cg_acc_type(g, r));
-        buf_printf(o, "        if (threadIdx.y == 0 && c0 + e < rows)\n"
-                      "            part%d[slice * rows + c0 + e] = acc%d[e];\n", rn, rn);
-    }
-    buf_puts(o, "    }\n");
-    last_block_only(o, S);
-    buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
-    buf_puts(o, "        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;\n");
-    for (int j = 0; j < k->nreds; j++) {
-        const lnode *r = k->reds[j];
-        int rn = cg_rno(g, r);
-        buf_printf(o, "        acc%d[e] = %s;\n", rn, cg_acc_init(g, r));
-        buf_printf(o, "        for (int s = 0; s < %d; s++)\n"
-                      "            acc%d[e] = %s()(acc%d[e], tc_ldcg(part%d + s * rows + row));\n",
-                   S, rn, cg_red_op(r), rn, rn);
-    }
-    buf_puts(o, "    }\n");
-    /* leave the workspace zero, as the launch plan promises */
-    buf_printf(o, "    __syncthreads();\n"
-                  "    if (threadIdx.y == 0)\n"
-                  "        for (int e = 0; e < %d && c0 + e < rows; e++)\n"
-                  "            for (int s = 0; s < %d; s++) {\n", CV, S);
+    cg_win(&w);
+    cg_wput(&w, &vrpre);
+    cg_wl(&w, "#pragma unroll 4");
+    cg_wopen(&w, "for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {");
+    cg_decompose(g, o, w.ind, "r", k->mask);
+    cg_wput(&w, &vbody);
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "} else {");
+    cg_win(&w);
+    cg_wopen(&w, "for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {");
+    cg_decompose(g, o, w.ind, "r", k->mask);
+    cg_wl(&w, "#pragma unroll");
+    cg_wopen(&w, "for (int e = 0; e < %d; e++) {", CV);
+    cg_wl(&w, "/* columns past the end read the last one, so loads stay in bounds */");
+    cg_wl(&w, "const idx_t row = c0 + e < rows ? c0 + e : rows - 1;");
+    cg_decompose(g, o, w.ind, "row", kept);
+    cg_wput(&w, &srpre);
+    cg_wput(&w, &sbody);
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+    cg_wl(&w, "const idx_t groups = (rows + blockDim.x * %d - 1) / (blockDim.x * %d);", CV, CV);
+    cg_wl(&w, "unsigned *ticket = (unsigned *)ws + 4 * group;");
     for (int j = 0; j < k->nreds; j++)
-        buf_printf(o, "                part%d[s * rows + c0 + e] = %s;\n", cg_rno(g, k->reds[j]),
-                   cg_acc_zero(g, k->reds[j]));
-    buf_puts(o, "            }\n");
-    buf_printf(o, "    #pragma unroll\n    for (int e = 0; e < %d; e++) {\n", CV);
-    buf_puts(o, "        const bool active = c0 + e < rows;\n"
-                "        const idx_t row = active ? c0 + e : rows - 1;\n");
-    cg_decompose(g, o, 8, "row", kept);
+        split_parts_decl(g, &w, j, S);
+    cg_wl(&w, "#pragma unroll");
+    cg_wopen(&w, "for (int e = 0; e < %d; e++) {", CV);
+    for (int j = 0; j < k->nreds; j++) {
+        int rn = cg_rno(g, k->reds[j]);
+        split_block_reduce(g, &w, k->reds[j], "[e]");
+        cg_wl(&w, "if (threadIdx.y == 0 && c0 + e < rows)");
+        cg_wbody(&w, "part%d[slice * rows + c0 + e] = acc%d[e];", rn, rn);
+    }
+    cg_wclose(&w, "}");
+    last_block_only(&w, S);
+    cg_wl(&w, "#pragma unroll");
+    cg_wopen(&w, "for (int e = 0; e < %d; e++) {", CV);
+    cg_wl(&w, "const idx_t row = c0 + e < rows ? c0 + e : rows - 1;");
+    for (int j = 0; j < k->nreds; j++)
+        split_combine(g, &w, k->reds[j], S, "[e]");
+    cg_wclose(&w, "}");
+    cg_wl(&w, "__syncthreads();");
+    cg_wl(&w, "if (threadIdx.y == 0)");
+    cg_win(&w);
+    cg_wl(&w, "for (int e = 0; e < %d && c0 + e < rows; e++)", CV);
+    cg_win(&w);
+    cg_wopen(&w, "for (int s = 0; s < %d; s++) {", S);
+    split_zero_parts(g, &w, "c0 + e");
+    cg_wclose(&w, "}");
+    w.ind -= 8;
+    cg_wl(&w, "#pragma unroll");
+    cg_wopen(&w, "for (int e = 0; e < %d; e++) {", CV);
+    cg_wl(&w, "const bool active = c0 + e < rows;");
+    cg_wl(&w, "const idx_t row = active ? c0 + e : rows - 1;");
+    cg_decompose(g, o, w.ind, "row", kept);
     buf_puts(o, buf_str(&post));
-    cg_put(o, 8, &g->rpre);
-    buf_puts(o, "        if (threadIdx.y == 0 && active) {\n");
-    cg_put(o, 12, &g->body);
-    buf_puts(o, "        }\n"
-                "    }\n"
-                "    if (threadIdx.x == 0 && threadIdx.y == 0)\n"
-                "        *ticket = 0; /* ready for the next launch */\n");
+    cg_wput(&w, &g->rpre);
+    cg_wopen(&w, "if (threadIdx.y == 0 && active) {");
+    cg_wput(&w, &g->body);
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+    split_tail(&w);
 }

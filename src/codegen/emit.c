@@ -205,6 +205,52 @@ void cg_put(tc_buf *o, int ind, const cg_block *b)
             buf_printf(o, "%*s%s\n", ind + b->v[i].ind, "", b->v[i].text);
 }
 
+/* --- the indenting writer (cg.h) --- */
+
+enum { CG_LEVEL = 4 }; /* spaces a level */
+
+static void wline(cg_w *w, int ind, const char *fmt, va_list ap)
+{
+    buf_printf(w->o, "%*s", ind, "");
+    buf_vprintf(w->o, fmt, ap);
+    buf_putc(w->o, '\n');
+}
+
+/* wline over a function's own variadic arguments */
+#define WLINE(w, ind, fmt)                                                                          \
+    do {                                                                                            \
+        va_list ap;                                                                                 \
+        va_start(ap, fmt);                                                                          \
+        wline(w, ind, fmt, ap);                                                                     \
+        va_end(ap);                                                                                 \
+    } while (0)
+
+void cg_wl(cg_w *w, const char *fmt, ...) { WLINE(w, w->ind, fmt); }
+
+void cg_wopen(cg_w *w, const char *fmt, ...)
+{
+    WLINE(w, w->ind, fmt);
+    w->ind += CG_LEVEL;
+}
+
+void cg_wclose(cg_w *w, const char *fmt, ...)
+{
+    w->ind -= CG_LEVEL;
+    WLINE(w, w->ind, fmt);
+}
+
+void cg_wbody(cg_w *w, const char *fmt, ...) { WLINE(w, w->ind + CG_LEVEL, fmt); }
+
+void cg_win(cg_w *w)
+{
+    w->ind += CG_LEVEL;
+}
+
+void cg_wput(cg_w *w, const cg_block *b)
+{
+    cg_put(w->o, w->ind, b);
+}
+
 /* A source's name in line comments: the file without its folders, a
  * prelude file as "<prelude>/name.tc". */
 static const char *src_label(const char *name)

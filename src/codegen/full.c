@@ -45,39 +45,42 @@ void cg_full(cg *g, tc_buf *o)
         if (!fuse_is_element(k, k->stores[i]) || k->stores[i]->kind == LK_REDUCE)
             cg_store(g, T_ELEM, k->stores[i], NULL);
 
-    cg_put(o, 4, &g->kpre);
-    buf_printf(o, "    const idx_t len = %s;\n", cg_index(g, ks->rowlen));
-    cg_put(o, 0, &decl);
+    cg_w w = {o, 4};
+    cg_wput(&w, &g->kpre);
+    cg_wl(&w, "const idx_t len = %s;", cg_index(g, ks->rowlen));
+    cg_put(o, 0, &decl); /* declarations made at their own depth */
     cg_grid_stride(g, o, "len", ks->rowlen, vec > 1 ? vec : 1, &vbody, &body, true, NULL);
     /* each block's partial, then the last block to arrive combines them */
-    buf_puts(o, "    unsigned *ticket = (unsigned *)ws;\n");
+    cg_wl(&w, "unsigned *ticket = (unsigned *)ws;");
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
         int rn = cg_rno(g, r);
         const char *at = cg_acc_type(g, r);
-        buf_printf(o, "    acc%d = %s(acc%d, %s(), (%s *)tc_smem);\n", rn,
-                   ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce", rn, cg_red_op(r), at);
-        buf_printf(o, "    %s *part%d = (%s *)((char *)ws + 16 + %d * %lld);\n", at, rn, at, j,
-                   (long long)ks->grid_cap * 16);
-        buf_printf(o, "    if (threadIdx.x == 0)\n        part%d[blockIdx.x] = acc%d;\n", rn, rn);
+        cg_wl(&w, "acc%d = %s(acc%d, %s(), (%s *)tc_smem);", rn,
+              ks->compact ? "tc_block_reduce_ni" : "tc_block_reduce", rn, cg_red_op(r), at);
+        cg_wl(&w, "%s *part%d = (%s *)((char *)ws + 16 + %d * %lld);", at, rn, at, j,
+              (long long)ks->grid_cap * 16);
+        cg_wl(&w, "if (threadIdx.x == 0)");
+        cg_wbody(&w, "part%d[blockIdx.x] = acc%d;", rn, rn);
     }
-    buf_puts(o, "    __shared__ bool last_block;\n"
-                "    __threadfence();\n"
-                "    if (threadIdx.x == 0)\n"
-                "        last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;\n"
-                "    __syncthreads();\n"
-                "    if (!last_block)\n"
-                "        return;\n"
-                "    __threadfence();\n");
+    cg_wl(&w, "__shared__ bool last_block;");
+    cg_wl(&w, "__threadfence();");
+    cg_wl(&w, "if (threadIdx.x == 0)");
+    cg_wbody(&w, "last_block = atomicAdd(ticket, 1u) == gridDim.x - 1;");
+    cg_wl(&w, "__syncthreads();");
+    cg_wl(&w, "if (!last_block)");
+    cg_wbody(&w, "return;");
+    cg_wl(&w, "__threadfence();");
     for (int j = 0; j < k->nreds; j++) {
         const lnode *r = k->reds[j];
         int rn = cg_rno(g, r);
-        buf_printf(o, "    acc%d = tc_partials(part%d, gridDim.x, %s, %s(), (%s *)tc_smem);\n", rn,
-                   rn, cg_acc_init(g, r), cg_red_op(r), cg_acc_type(g, r));
+        cg_wl(&w, "acc%d = tc_partials(part%d, gridDim.x, %s, %s(), (%s *)tc_smem);", rn, rn,
+              cg_acc_init(g, r), cg_red_op(r), cg_acc_type(g, r));
     }
     buf_puts(o, buf_str(&post));
-    cg_put(o, 4, &g->rpre);
-    buf_puts(o, "    if (threadIdx.x == 0) {\n");
-    cg_put(o, 8, &g->body);
-    buf_puts(o, "        *ticket = 0; /* ready for the next launch */\n    }\n");
+    cg_wput(&w, &g->rpre);
+    cg_wopen(&w, "if (threadIdx.x == 0) {");
+    cg_wput(&w, &g->body);
+    cg_wl(&w, "*ticket = 0; /* ready for the next launch */");
+    cg_wclose(&w, "}");
 }

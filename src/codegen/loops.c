@@ -61,38 +61,48 @@ void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, 
      * v += gridDim.x * blockDim.x would wrap negative (plan_verify). */
     const char *v = vec == 1 && named && !range ? "r" : "base";
     const char *end = range ? range[1] : n;
-    if (range)
-        buf_printf(o, "    const idx_t step_ = %s;\n"
-                      "    for (idx_t %s = tc_upto(%s, %s); %s < %s; %s = %s - %s > step_ ? %s + step_ : %s) {\n",
-                   range[2], v, range[0], end, v, end, v, end, v, v, end);
-    else
-        buf_printf(o, "    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * %d, %s);\n"
-                      "    for (idx_t %s = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d, %s);\n"
-                      "         %s < %s; %s = %s - %s > step_ ? %s + step_ : %s) {\n",
-                   vec, n, v, vec, n, v, n, v, n, v, v, n);
+    cg_w w = {o, 4};
+    if (range) {
+        cg_wl(&w, "const idx_t step_ = %s;", range[2]);
+        cg_wopen(&w, "for (idx_t %s = tc_upto(%s, %s); %s < %s; %s = %s - %s > step_ ? %s + step_ : %s) {",
+                 v, range[0], end, v, end, v, end, v, v, end);
+    } else {
+        cg_wl(&w, "const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * %d, %s);", vec, n);
+        cg_wl(&w, "for (idx_t %s = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * %d, %s);",
+              v, vec, n);
+        w.ind += 5; /* the header's second line, under its first clause */
+        cg_wl(&w, "%s < %s; %s = %s - %s > step_ ? %s + step_ : %s) {", v, n, v, n, v, v, n);
+        w.ind -= 5;
+        cg_win(&w);
+    }
     cg_loop(g, v, nd, NULL);
-    cg_decompose(g, o, 8, v, axes);
+    cg_decompose(g, o, w.ind, v, axes);
     if (vec == 1) {
-        cg_put(o, 8, body);
-        buf_puts(o, "    }\n");
+        cg_wput(&w, body);
+        cg_wclose(&w, "}");
         return;
     }
-    /* n - base >= vec: base + vec could pass 2^31 */
-    buf_printf(o, "        if (%s - base >= %d", end, vec);
+    /* n - base >= vec: base + vec could pass 2^31; one line, its alignment
+     * conditions continued below it */
+    buf_printf(o, "%*sif (%s - base >= %d", w.ind, "", end, vec);
     if (rank > 1) /* the vector stays in one row of the last dim */
         buf_printf(o, " && %s - i%d >= %d", cg_index(g, k->dom[rank - 1]), rank - 1, vec);
     for (int i = 0; i < g->v.nalign; i++)
-        buf_printf(o, " &&\n            %s", g->v.align[i]);
+        buf_printf(o, " &&\n%*s%s", w.ind + 4, "", g->v.align[i]);
     buf_puts(o, ") {\n");
-    cg_put(o, 12, vbody);
-    buf_printf(o, "        } else {\n"
-                  "            for (int e = 0; e < %d && e < %s - base; ++e) {\n", vec, end);
+    cg_win(&w);
+    cg_wput(&w, vbody);
+    cg_wclose(&w, "} else {");
+    cg_win(&w);
+    cg_wopen(&w, "for (int e = 0; e < %d && e < %s - base; ++e) {", vec, end);
     if (named) {
-        buf_puts(o, "                const idx_t r = base + e;\n");
-        cg_decompose(g, o, 16, "r", axes);
+        cg_wl(&w, "const idx_t r = base + e;");
+        cg_decompose(g, o, w.ind, "r", axes);
     } else {
-        cg_decompose(g, o, 16, "base + e", axes);
+        cg_decompose(g, o, w.ind, "base + e", axes);
     }
-    cg_put(o, 16, body);
-    buf_puts(o, "            }\n        }\n    }\n");
+    cg_wput(&w, body);
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
 }

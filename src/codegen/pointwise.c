@@ -22,24 +22,24 @@ static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_block *vbody, cons
 {
     tc_plan *p = g->bufs->plan;
     int nt = cg_fe_count(g), chunk = g->ks->chunk;
-    buf_printf(o, "    const tc_fe_group<%d> &grp = tc_fe_find<%d>(fe.dev ? fe.dev : fe.g, fe.ngroups);\n",
-               nt, nt);
+    cg_w w = {o, 4};
+    cg_wl(&w, "const tc_fe_group<%d> &grp = tc_fe_find<%d>(fe.dev ? fe.dev : fe.g, fe.ngroups);", nt, nt);
     for (int i = 0, k = 0; i < p->nbufs; i++) {
         if (!g->used_buf[i])
             continue;
         const char *c = cg_is_written(g, i) ? "" : "const ";
         const char *t = cg_store_type(p->bufs[i].dtype);
-        buf_printf(o, "    %s%s *__restrict__ %s = (%s%s *)grp.ptr[%d];\n", c, t, p->bufs[i].name, c, t, k++);
+        cg_wl(&w, "%s%s *__restrict__ %s = (%s%s *)grp.ptr[%d];", c, t, p->bufs[i].name, c, t, k++);
         /* the table's addresses are plain integers: without this the
          * accesses would be generic ones, not ld.global (.nc for inputs) */
-        buf_printf(o, "    __builtin_assume(__isGlobal(%s));\n", p->bufs[i].name);
+        cg_wl(&w, "__builtin_assume(__isGlobal(%s));", p->bufs[i].name);
     }
-    buf_puts(o, "    const idx_t n = (idx_t)grp.n;\n");
+    cg_wl(&w, "const idx_t n = (idx_t)grp.n;");
     for (int i = 0; i < g->nsyms; i++) /* the bodies used the size of [*] */
         if (strcmp(g->syms[i], "*") == 0)
-            buf_puts(o, "    const idx_t sz_n = n;\n");
-    buf_printf(o, "    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * %d;\n", chunk);
-    buf_printf(o, "    const idx_t hi = n - lo < %d ? n : lo + %d;\n", chunk, chunk);
+            cg_wl(&w, "const idx_t sz_n = n;");
+    cg_wl(&w, "const idx_t lo = (idx_t)(blockIdx.x - grp.first) * %d;", chunk);
+    cg_wl(&w, "const idx_t hi = n - lo < %d ? n : lo + %d;", chunk, chunk);
     const char *range[3] = {arena_printf(g->a, "(long long)lo + (long long)threadIdx.x * %d", vec), "hi",
                             arena_printf(g->a, "(idx_t)blockDim.x * %d", vec)};
     cg_loop(g, "lo", g->ks->numel, NULL);
@@ -91,12 +91,13 @@ void cg_pointwise(cg *g, tc_buf *o)
         cg_forget(g, T_ELEM);
     }
 
-    cg_put(o, 4, &g->kpre);
+    cg_w w = {o, 4};
+    cg_wput(&w, &g->kpre);
     if (g->ks->foreach) {
         foreach_chunk(g, o, vec, &vec_body, &scalar_body);
         return;
     }
-    buf_printf(o, "    const idx_t n = %s;\n", n);
+    cg_wl(&w, "const idx_t n = %s;", n);
     cg_grid_stride(g, o, "n", g->ks->numel, vec, &vec_body, &scalar_body, false, NULL);
 }
 
@@ -125,13 +126,14 @@ void cg_tiled(cg *g, tc_buf *o)
     for (int v = 0; v < r; v++)
         if (others & (1u << v))
             batch = dim_mul(g->c, batch, k->dom[v]);
-    cg_put(o, 4, &g->kpre);
+    cg_w w = {o, 4};
+    cg_wput(&w, &g->kpre);
     for (int i = 0; i < g->tl.nload; i++)
-        buf_printf(o, "    __shared__ %s %s[32][33]; /* +1: no bank conflicts */\n",
-                   cg_type(g->tl.load[i].n->dtype), g->tl.load[i].name);
-    buf_printf(o, "    const idx_t na = %s, nb = %s;\n", na, nb);
-    buf_puts(o, "    const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;\n");
-    buf_printf(o, "    const idx_t tiles = ta_n * tb_n * %s;\n", cg_index(g, batch));
+        cg_wl(&w, "__shared__ %s %s[32][33]; /* +1: no bank conflicts */",
+              cg_type(g->tl.load[i].n->dtype), g->tl.load[i].name);
+    cg_wl(&w, "const idx_t na = %s, nb = %s;", na, nb);
+    cg_wl(&w, "const idx_t ta_n = (na + 31) / 32, tb_n = (nb + 31) / 32;");
+    cg_wl(&w, "const idx_t tiles = ta_n * tb_n * %s;", cg_index(g, batch));
     /* t saturates at tiles (plan_verify); i%d, i%d reach na + 31, nb + 31 */
     const tc_dim *c32 = dim_const(g->c, 32);
     const tc_dim *tiles = dim_mul(g->c, dim_mul(g->c, dim_ceildiv(g->c, k->dom[A], c32),
@@ -142,28 +144,25 @@ void cg_tiled(cg *g, tc_buf *o)
     cg_limit(g, tiles);
     cg_limit(g, dim_add(g->c, k->dom[A], c32));
     cg_limit(g, dim_add(g->c, k->dom[B], c32));
-    buf_puts(o, "    for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {\n"
-                "        const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;\n");
-    cg_decompose(g, o, 8, "rest", others);
-    buf_puts(o, "        #pragma unroll\n"
-                "        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */\n");
-    buf_printf(o, "            const idx_t i%d = ta * 32 + threadIdx.y + 8 * kk, i%d = tb * 32 + threadIdx.x;\n",
-               A, B);
-    buf_printf(o, "            if (i%d < na && i%d < nb) {\n", A, B);
+    cg_wopen(&w, "for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {");
+    cg_wl(&w, "const idx_t ta = t %% ta_n, tb = (t / ta_n) %% tb_n, rest = t / ta_n / tb_n;");
+    cg_decompose(g, o, w.ind, "rest", others);
+    cg_wl(&w, "#pragma unroll");
+    cg_wopen(&w, "for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */");
+    cg_wl(&w, "const idx_t i%d = ta * 32 + threadIdx.y + 8 * kk, i%d = tb * 32 + threadIdx.x;", A, B);
+    cg_wopen(&w, "if (i%d < na && i%d < nb) {", A, B);
     for (int i = 0; i < g->tl.nload; i++)
-        buf_printf(o, "                %s[threadIdx.y + 8 * kk][threadIdx.x] = %s;\n", g->tl.load[i].name,
-                   g->tl.load[i].expr);
-    buf_puts(o, "            }\n"
-                "        }\n"
-                "        __syncthreads();\n"
-                "        #pragma unroll\n"
-                "        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */\n");
-    buf_printf(o, "            const idx_t i%d = ta * 32 + threadIdx.x, i%d = tb * 32 + threadIdx.y + 8 * kk;\n",
-               A, B);
-    buf_printf(o, "            if (i%d < na && i%d < nb) {\n", A, B);
-    cg_put(o, 16, &body);
-    buf_puts(o, "            }\n"
-                "        }\n"
-                "        __syncthreads(); /* the tiles are reused by the next iteration */\n"
-                "    }\n");
+        cg_wl(&w, "%s[threadIdx.y + 8 * kk][threadIdx.x] = %s;", g->tl.load[i].name, g->tl.load[i].expr);
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+    cg_wl(&w, "__syncthreads();");
+    cg_wl(&w, "#pragma unroll");
+    cg_wopen(&w, "for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */");
+    cg_wl(&w, "const idx_t i%d = ta * 32 + threadIdx.x, i%d = tb * 32 + threadIdx.y + 8 * kk;", A, B);
+    cg_wopen(&w, "if (i%d < na && i%d < nb) {", A, B);
+    cg_wput(&w, &body);
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+    cg_wl(&w, "__syncthreads(); /* the tiles are reused by the next iteration */");
+    cg_wclose(&w, "}");
 }

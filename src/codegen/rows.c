@@ -186,12 +186,14 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         cg_forget(g, T_ROW);
         row_body(g, &crow, columns, fits, true);
     }
-    cg_put(o, 4, &g->kpre);
-    buf_printf(o, "    const idx_t rows = %s, len = %s;\n", nrows, len);
-    if (sliced)
-        buf_puts(o, "    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */\n"
-                    "    unsigned tc_turn = 0;\n"
-                    "    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();\n");
+    cg_w w = {o, 4};
+    cg_wput(&w, &g->kpre);
+    cg_wl(&w, "const idx_t rows = %s, len = %s;", nrows, len);
+    if (sliced) {
+        cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */");
+        cg_wl(&w, "unsigned tc_turn = 0;");
+        cg_wl(&w, "const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();");
+    }
     /* the row loops saturate at rows (plan_verify): row += gridDim.x
      * would wrap past 2^31 once rows > 2^30 */
     if (columns) {
@@ -199,29 +201,34 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         cg_loop(g, "cb", ks->rows, NULL);
         cg_loop(g, "cb + threadIdx.x", ks->rows, dim_const(g->c, 32));
         cg_limit(g, r64);
-        buf_puts(o, "    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, rows);\n"
-                    "    for (idx_t cb = tc_upto((long long)blockIdx.x * blockDim.x, rows); cb < rows;\n"
-                    "         cb = rows - cb > step_ ? cb + step_ : rows) {\n"
-                    "        const bool active = threadIdx.x < rows - cb;\n"
-                    "        /* idle threads work on the last column so every load stays in bounds */\n"
-                    "        const idx_t row = active ? cb + threadIdx.x : rows - 1;\n");
+        cg_wl(&w, "const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, rows);");
+        cg_wl(&w, "for (idx_t cb = tc_upto((long long)blockIdx.x * blockDim.x, rows); cb < rows;");
+        w.ind += 5; /* the header's second line, under its first clause */
+        cg_wl(&w, "cb = rows - cb > step_ ? cb + step_ : rows) {");
+        w.ind -= 5;
+        cg_win(&w);
+        cg_wl(&w, "const bool active = threadIdx.x < rows - cb;");
+        cg_wl(&w, "/* idle threads work on the last column so every load stays in bounds */");
+        cg_wl(&w, "const idx_t row = active ? cb + threadIdx.x : rows - 1;");
     } else {
         cg_loop(g, "row", ks->rows, NULL);
         cg_limit(g, ks->rows); /* at most the domain's size, which dim_nonneg cannot see */
-        buf_printf(o, "    for (idx_t row = %s; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {\n",
-                   sliced ? "ncl == 1 ? blockIdx.x : rows" : "blockIdx.x");
+        cg_wopen(&w, "for (idx_t row = %s; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {",
+                 sliced ? "ncl == 1 ? blockIdx.x : rows" : "blockIdx.x");
     }
-    cg_decompose(g, o, 8, "row", cg_all_axes(k) & ~k->mask);
+    cg_decompose(g, o, w.ind, "row", cg_all_axes(k) & ~k->mask);
     buf_puts(o, buf_str(&row));
-    buf_puts(o, "    }\n");
+    cg_wclose(&w, "}");
     if (sliced) {
-        buf_puts(o, "    /* a row shared by the cluster's blocks */\n"
-                    "    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;\n"
-                    "         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {\n");
-        cg_decompose(g, o, 8, "row", cg_all_axes(k) & ~k->mask);
+        cg_wl(&w, "/* a row shared by the cluster's blocks */");
+        cg_wl(&w, "for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;");
+        cg_wl(&w, "     row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {");
+        cg_win(&w);
+        cg_decompose(g, o, w.ind, "row", cg_all_axes(k) & ~k->mask);
         buf_puts(o, buf_str(&crow));
-        buf_puts(o, "    }\n");
+        cg_wclose(&w, "}");
         /* no block leaves while another may read its partials */
-        buf_puts(o, "    if (ncl > 1)\n        tc_cluster_sync();\n");
+        cg_wl(&w, "if (ncl > 1)");
+        cg_wbody(&w, "tc_cluster_sync();");
     }
 }

@@ -121,10 +121,9 @@ static void unit_kernel(unit_b *u, const sfn *s, int j, cg_bufs *bufs, int num, 
 {
     tc_arena *a = u->a;
     const fkernel *k = s->f->k[j];
-    /* the fused dump's name (fuse.h: its ops, then "_" and k->id) with the
+    /* the fused dump's name (fuse.h: its stem, then "_" and k->id) with the
      * number offset by the kernels of earlier functions, unique in the unit */
-    int idlen = snprintf(NULL, 0, "_%d", k->id);
-    const char *name = arena_printf(a, "%.*s_%d", (int)strlen(k->name) - idlen, k->name, num);
+    const char *name = arena_printf(a, "%s_%d", k->stem, num);
     cg g;
     cg_setup(&g, s, j, bufs, name, idx64, fe_param_bytes, libcalls, a, d);
     const char *key = NULL;

@@ -110,7 +110,8 @@ typedef struct fkernel {
     int ninl;
     lnode **reads;          /* stored nodes (parameters, other kernels' stores) it loads */
     int nreads;
-    const char *name;       /* tc_red_fused_exp_max_sub_sum_div_0; the op for an extern */
+    const char *name;       /* tc_red_fused_exp_max_sub_sum_div_0; matmul_3 for an extern */
+    const char *stem;       /* the name without "_" and id, for names built from parts */
     int passes;             /* the cost model (fuse_budget): reduction passes, */
     int work;               /* nodes computed, once per pass that needs them, */
     int regs;               /* and estimated registers a thread */

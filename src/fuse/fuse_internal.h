@@ -20,6 +20,7 @@
 #define TC_FUSE_INTERNAL_H
 
 #include "fuse/fuse.h"
+#include "hset.h"
 
 #include <string.h>
 
@@ -73,8 +74,7 @@ typedef struct fctx {
     bool scan_end;          /* rows_ok: checking a scan kernel's store of its final elements */
     const char *why;        /* the reason a check failed */
     const char *limit;      /* the budget limit it hit, or NULL */
-    uint64_t *decset;       /* decisions recorded (decided()) */
-    int ndecset, capdecset;
+    tc_hset decset;         /* decisions recorded (decided()) */
 } fctx;
 
 static inline int find(fctx *x, int i)

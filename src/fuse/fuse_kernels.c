@@ -33,16 +33,15 @@ static void gather(fctx *x, fkernel *k, lnode *n, int *st, ilist *inl, ilist *rd
     }
 }
 
-/* The name: the first six distinct op names among members and inlined
- * nodes (ids ascending, both lists sorted). */
-static const char *kernel_name(fctx *x, fkernel *k, const int *mem, int nmem, const int *inl, int ninl)
+/* The name's stem: the first six distinct op names among members and
+ * inlined nodes (ids ascending, both lists sorted); "matmul" for an extern.
+ * The name is the stem, "_" and the id. */
+static const char *kernel_stem(fctx *x, fkernel *k, const int *mem, int nmem, const int *inl, int ninl)
 {
+    if (k->kind == KK_EXTERN)
+        return "matmul";
     tc_buf b;
     buf_init(&b, x->a);
-    if (k->kind == KK_EXTERN) {
-        buf_printf(&b, "matmul_%d", k->id);
-        return buf_str(&b);
-    }
     buf_puts(&b, k->kind == KK_REDUCE ? "tc_red_fused" : k->kind == KK_SCAN ? "tc_scan_fused" : "tc_poi_fused");
     const char *seen[8];
     int nseen = 0;
@@ -60,7 +59,6 @@ static const char *kernel_name(fctx *x, fkernel *k, const int *mem, int nmem, co
             buf_printf(&b, "_%s", nm);
         }
     }
-    buf_printf(&b, "_%d", k->id);
     return buf_str(&b);
 }
 
@@ -235,7 +233,8 @@ void fuse_build_kernels(fctx *x)
             k->inl[k->ninl++] = x->f->nodes[inl.v[q]];
         for (int q = 0; q < rd.n; q++)
             k->reads[k->nreads++] = x->f->nodes[rd.v[q]];
-        k->name = kernel_name(x, k, mem.v, mem.n, inl.v, inl.n);
+        k->stem = kernel_stem(x, k, mem.v, mem.n, inl.v, inl.n);
+        k->name = arena_printf(x->a, "%s_%d", k->stem, k->id);
     }
 }
 

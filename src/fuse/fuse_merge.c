@@ -8,31 +8,24 @@
 
 #include <stdlib.h>
 
+_Static_assert(sizeof(void *) >= sizeof(uint64_t), "a decision's key travels as a pointer");
+
+static bool same_key(const void *elem, const void *key)
+{
+    return elem == key;
+}
+
 /* Has (p, c, fused) been recorded?  If not, remember it.  A hash set, so
- * the pass stays linear in the decisions it makes. */
+ * the pass stays linear in the decisions it makes; the key travels as a
+ * pointer (never NULL: 1 is added). */
 static bool decided(fctx *x, const lnode *p, const lnode *c, bool fused)
 {
     uint64_t key = ((uint64_t)(unsigned)p->id << 33) | ((uint64_t)(unsigned)c->id << 1) | fused;
-    if (2 * (x->ndecset + 1) > x->capdecset) {
-        int cap = x->capdecset ? 2 * x->capdecset : 64;
-        uint64_t *t = ARENA_ARRAY(x->a, uint64_t, cap);
-        for (int i = 0; i < x->capdecset; i++)
-            if (x->decset[i]) {
-                uint64_t h = (x->decset[i] * 0x9E3779B97F4A7C15ull) >> 20;
-                while (t[h & (uint64_t)(cap - 1)])
-                    h++;
-                t[h & (uint64_t)(cap - 1)] = x->decset[i];
-            }
-        x->decset = t;
-        x->capdecset = cap;
-    }
-    key++; /* 0 marks an empty slot */
-    uint64_t h = (key * 0x9E3779B97F4A7C15ull) >> 20, m = (uint64_t)(x->capdecset - 1);
-    for (; x->decset[h & m]; h++)
-        if (x->decset[h & m] == key)
-            return true;
-    x->decset[h & m] = key;
-    x->ndecset++;
+    void *elem = (void *)(uintptr_t)(key + 1);
+    uint64_t h = ((key + 1) * 0x9E3779B97F4A7C15ull) >> 20;
+    if (hset_find(&x->decset, h, same_key, elem))
+        return true;
+    hset_add(&x->decset, x->a, h, elem);
     return false;
 }
 

@@ -331,8 +331,7 @@ static gfn *build_entry(builder *b, bfunc *bf)
     f->loc = fn->loc;
     f->dims = b->dc;
     b->f = f;
-    b->cse = NULL;
-    b->cse_cap = b->cse_n = 0;
+    hset_init(&b->cse, b->a, 0);
     b->work = b->calls = 0;
     b->nest = 0;
     bscope *s = ARENA_NEW(b->a, bscope);
@@ -364,11 +363,8 @@ static void free_live(builder *b)
  * clobbered by the longjmp. */
 static _Noreturn void no_such_fn(builder *b, const ast_program *prog, const char *fn)
 {
-    const char **names = ARENA_ARRAY(b->a, const char *, b->fns.cap + 1);
-    int n = 0;
-    for (int i = 0; i < b->fns.cap; i++)
-        if (b->fns.keys[i])
-            names[n++] = b->fns.keys[i];
+    const char **names = ARENA_ARRAY(b->a, const char *, b->fns.set.n + 1);
+    int n = smap_keys(&b->fns, names, 0);
     tc_loc loc = {prog ? prog->src : NULL, 0, 0};
     diag_error(b->d, TC_ERR_NOT_FOUND, loc, "no function named '%s'%s", fn, suggest(b, fn, names, n));
 }

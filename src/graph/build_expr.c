@@ -16,21 +16,12 @@
 
 #include <string.h>
 
-/* All keys of a map plus more, for suggestions. */
-static int collect(builder *b, const smap *m, const char **out, int n)
-{
-    for (int i = 0; i < m->cap; i++)
-        if (m->keys[i])
-            out[n++] = m->keys[i];
-    return n;
-}
-
 _Noreturn static void undefined_name(builder *b, const ast_expr *e)
 {
     const bscope *s = b->sc;
-    const char **names = ARENA_ARRAY(b->a, const char *, s->vars.cap + s->dims.cap + 1);
-    int n = collect(b, &s->vars, names, 0);
-    n = collect(b, &s->dims, names, n);
+    const char **names = ARENA_ARRAY(b->a, const char *, s->vars.set.n + s->dims.set.n + 1);
+    int n = smap_keys(&s->vars, names, 0);
+    n = smap_keys(&s->dims, names, n);
     diag_error(b->d, TC_ERR_COMPILE, e->loc, "undefined name '%s'%s", e->u.name,
                suggest(b, e->u.name, names, n));
 }
@@ -143,9 +134,9 @@ int build_call_multi(builder *b, const ast_expr *e, gnode ***res)
     int nb = 0;
     while (bn[nb])
         nb++;
-    const char **names = ARENA_ARRAY(b->a, const char *, nb + b->fns.cap + 1);
+    const char **names = ARENA_ARRAY(b->a, const char *, nb + b->fns.set.n + 1);
     memcpy(names, bn, sizeof *names * (size_t)nb);
-    int n = collect(b, &b->fns, names, nb);
+    int n = smap_keys(&b->fns, names, nb);
     diag_error(b->d, TC_ERR_COMPILE, loc, "undefined function '%s'%s", name,
                suggest(b, name, names, n));
 }

@@ -22,16 +22,17 @@
 #define TC_BUILD_INTERNAL_H
 
 #include "graph.h"
+#include "hset.h"
 
-/* ---- a string -> pointer map in the arena (open addressing) ---- */
+/* ---- a string -> pointer map in the arena (an hset of entries) ---- */
 typedef struct smap {
-    const char **keys;
-    void **vals;
-    int n, cap;
+    tc_hset set;
 } smap;
 
 void *smap_get(const smap *m, const char *key);
 void smap_put(tc_arena *a, smap *m, const char *key, void *val);
+/* m's keys appended to out[n..] (in the table's order); the new count. */
+int smap_keys(const smap *m, const char **out, int n);
 
 /* ---- functions and scopes ---- */
 
@@ -81,9 +82,7 @@ typedef struct builder {
                                  (TC_DT_NONE: not bound, f32) */
     gfn *f;                 /* the entry function being built */
     bscope *sc;             /* the innermost scope */
-    /* hash-consing of the nodes of f */
-    gnode **cse;
-    int cse_cap, cse_n;
+    tc_hset cse;            /* hash-consing of the nodes of f (hset.h) */
     int64_t work;           /* expressions evaluated and calls inlined, for BUILD_MAX_WORK */
     int64_t calls;          /* calls inlined, for BUILD_MAX_CALLS */
     int nest;               /* build_expr calls under way, for BUILD_MAX_NEST */

@@ -171,31 +171,17 @@ static bool node_equal(const gnode *x, const gnode *y)
     }
 }
 
-static void cse_grow(builder *b)
+static bool node_equal_eq(const void *elem, const void *key)
 {
-    int cap = b->cse_cap ? b->cse_cap * 2 : 1024;
-    gnode **t = ARENA_ARRAY(b->a, gnode *, cap);
-    for (int i = 0; i < b->cse_cap; i++) {
-        gnode *n = b->cse[i];
-        if (!n)
-            continue;
-        uint64_t j = node_hash(n) & (uint64_t)(cap - 1);
-        while (t[j])
-            j = (j + 1) & (uint64_t)(cap - 1);
-        t[j] = n;
-    }
-    b->cse = t;
-    b->cse_cap = cap;
+    return node_equal(elem, key);
 }
 
 gnode *node_emit(builder *b, const gnode *n)
 {
-    if (2 * (b->cse_n + 1) > b->cse_cap)
-        cse_grow(b);
-    uint64_t j = node_hash(n) & (uint64_t)(b->cse_cap - 1);
-    for (; b->cse[j]; j = (j + 1) & (uint64_t)(b->cse_cap - 1))
-        if (node_equal(b->cse[j], n))
-            return b->cse[j];
+    uint64_t h = node_hash(n);
+    gnode *same = hset_find(&b->cse, h, node_equal_eq, n);
+    if (same)
+        return same;
     node_check_limits(b, n->loc);
     gnode *m = graph_node_new(b->a, n->op, n->dtype, n->rank, (const tc_dim *const *)n->shape,
                               n->in, n->nin, n->loc);
@@ -207,8 +193,7 @@ gnode *node_emit(builder *b, const gnode *n)
             m->a.view.strides[i] = n->a.view.strides[i];
     }
     graph_add(b->a, b->f, m);
-    b->cse[j] = m;
-    b->cse_n++;
+    hset_add(&b->cse, b->a, h, m);
     return m;
 }
 

@@ -2,9 +2,9 @@
  * scopes and the function table, the spelling of types in messages, and
  * "did you mean" suggestions.
  *
- * The map is open addressing with linear probing, kept at most half full,
- * so lookups in a generated function with thousands of names stay O(1).
- * Everything lives in the compilation's arena.
+ * The map is an hset (src/base/hset.h) of key/value entries, so lookups in
+ * a generated function with thousands of names stay O(1).  Everything
+ * lives in the compilation's arena.
  */
 #include "build_internal.h"
 
@@ -18,47 +18,41 @@ static uint32_t str_hash(const char *s)
     return h;
 }
 
-void *smap_get(const smap *m, const char *key)
+/* One key and its value. */
+typedef struct {
+    const char *key;
+    void *val;
+} smap_entry;
+
+static bool key_is(const void *elem, const void *key)
 {
-    if (!m->cap)
-        return NULL;
-    for (uint32_t i = str_hash(key) & (uint32_t)(m->cap - 1);; i = (i + 1) & (uint32_t)(m->cap - 1)) {
-        if (!m->keys[i])
-            return NULL;
-        if (strcmp(m->keys[i], key) == 0)
-            return m->vals[i];
-    }
+    return strcmp(((const smap_entry *)elem)->key, key) == 0;
 }
 
-static void smap_insert(smap *m, const char *key, void *val)
+void *smap_get(const smap *m, const char *key)
 {
-    for (uint32_t i = str_hash(key) & (uint32_t)(m->cap - 1);; i = (i + 1) & (uint32_t)(m->cap - 1)) {
-        if (!m->keys[i]) {
-            m->keys[i] = key;
-            m->vals[i] = val;
-            m->n++;
-            return;
-        }
-        if (strcmp(m->keys[i], key) == 0) {
-            m->vals[i] = val;
-            return;
-        }
-    }
+    smap_entry *e = hset_find(&m->set, str_hash(key), key_is, key);
+    return e ? e->val : NULL;
+}
+
+int smap_keys(const smap *m, const char **out, int n)
+{
+    for (int i = 0; i < m->set.cap; i++)
+        if (m->set.elem[i])
+            out[n++] = ((const smap_entry *)m->set.elem[i])->key;
+    return n;
 }
 
 void smap_put(tc_arena *a, smap *m, const char *key, void *val)
 {
-    if (2 * (m->n + 1) > m->cap) {
-        smap old = *m;
-        m->cap = old.cap ? old.cap * 2 : 16;
-        m->n = 0;
-        m->keys = ARENA_ARRAY(a, const char *, m->cap);
-        m->vals = ARENA_ARRAY(a, void *, m->cap);
-        for (int i = 0; i < old.cap; i++)
-            if (old.keys[i])
-                smap_insert(m, old.keys[i], old.vals[i]);
+    uint32_t h = str_hash(key);
+    smap_entry *e = hset_find(&m->set, h, key_is, key);
+    if (!e) {
+        e = ARENA_NEW(a, smap_entry);
+        e->key = key;
+        hset_add(&m->set, a, h, e);
     }
-    smap_insert(m, key, val);
+    e->val = val;
 }
 
 const char *dimstr(builder *b, const tc_dim *d) { return dim_str(b->a, d); }

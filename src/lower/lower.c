@@ -8,6 +8,7 @@
  * returns an existing identical node instead of a new one.  The queries on
  * the lowered IR that later stages use are in lir.c.
  */
+#include "hset.h"
 #include "lower/lir.h"
 
 #include <math.h>
@@ -20,8 +21,7 @@ typedef struct lctx {
     tc_diag *d;
     tc_dimctx *c;
     lnode **of;             /* graph node id -> lowered node (NULL for views) */
-    lnode **tab;            /* intern table */
-    int tabcap, ntab;
+    tc_hset tab;            /* every node made, once (intern) */
 } lctx;
 
 /* e with every size symbol S replaced by S + 1: sizes are at least 1, so
@@ -210,13 +210,9 @@ static bool node_same(const lnode *a, const lnode *b)
     return false;
 }
 
-static void tab_put(lnode **tab, int cap, lnode *n, uint64_t h)
+static bool node_same_eq(const void *elem, const void *key)
 {
-    for (int i = (int)(h & (uint64_t)(cap - 1));; i = (i + 1) & (cap - 1))
-        if (!tab[i]) {
-            tab[i] = n;
-            return;
-        }
+    return node_same(elem, key);
 }
 
 /* Add n to the function, or return the node already equal to it. */
@@ -224,25 +220,14 @@ static lnode *intern(lctx *x, lnode *n)
 {
     uint64_t h = node_hash(n);
     if (n->kind != LK_MATMUL) {
-        for (int i = (int)(h & (uint64_t)(x->tabcap - 1)); x->tab[i]; i = (i + 1) & (x->tabcap - 1))
-            if (node_same(x->tab[i], n)) {
-                lnode *o = x->tab[i];
-                if (!o->name && n->name)
-                    o->name = n->name;
-                return o;
-            }
+        lnode *o = hset_find(&x->tab, h, node_same_eq, n);
+        if (o) {
+            if (!o->name && n->name)
+                o->name = n->name;
+            return o;
+        }
     }
-    if (2 * (x->ntab + 1) > x->tabcap) {
-        int cap = x->tabcap * 2;
-        lnode **tab = ARENA_ARRAY(x->a, lnode *, cap);
-        for (int i = 0; i < x->tabcap; i++)
-            if (x->tab[i])
-                tab_put(tab, cap, x->tab[i], node_hash(x->tab[i]));
-        x->tab = tab;
-        x->tabcap = cap;
-    }
-    tab_put(x->tab, x->tabcap, n, h);
-    x->ntab++;
+    hset_add(&x->tab, x->a, h, n);
     lfn *f = x->f;
     ARENA_GROW(x->a, f->nodes, f->nnodes, f->cap, 64);
     n->id = f->nnodes;
@@ -642,8 +627,7 @@ lfn *lower_fn(const gfn *g, tc_dimctx *dims, tc_arena *a, tc_diag *d)
     }
     x.f = f;
     x.of = ARENA_ARRAY(a, lnode *, g->nnodes > 0 ? g->nnodes : 1);
-    x.tabcap = 256;
-    x.tab = ARENA_ARRAY(a, lnode *, x.tabcap);
+    hset_init(&x.tab, a, 256);
     for (int i = 0; i < g->nnodes; i++)
         lower_node(&x, g->nodes[i]);
     f->noutputs = g->noutputs;

@@ -1,4 +1,4 @@
-/* test_arena.c - the bump allocator and the string builder. */
+/* test_arena.c - the bump allocator, the string builder and the hash table (hset.h). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +9,7 @@
 
 #include "arena.h"
 #include "diag.h"
+#include "hset.h"
 
 #include <limits.h>
 
@@ -154,10 +155,50 @@ static void test_grow_overflow(void **state)
     arena_free(a);
 }
 
+static bool int_eq(const void *elem, const void *key)
+{
+    return *(const int *)elem == *(const int *)key;
+}
+
+/* The hash table finds what was added and nothing else, through growth
+ * and through collisions (every key of a few hashes shares a probe run). */
+static void test_hset(void **state)
+{
+    (void)state;
+    tc_arena *a = arena_new(NULL);
+    enum { N = 5000 };
+    int *v = ARENA_ARRAY(a, int, N);
+    for (int hashes = 1; hashes <= 1024; hashes *= 32) {
+        tc_hset s;
+        hset_init(&s, a, hashes == 1 ? 0 : 8);
+        for (int i = 0; i < N; i++) {
+            v[i] = i;
+            uint64_t h = (uint64_t)(i % hashes) * 0x9e3779b97f4a7c15ull;
+            if (i % 7 == 0) /* look before adding, as the users do */
+                assert_null(hset_find(&s, h, int_eq, &v[i]));
+            hset_add(&s, a, h, &v[i]);
+            assert_true(2 * s.n <= s.cap);
+        }
+        assert_int_equal(s.n, N);
+        for (int i = 0; i < N; i++) {
+            uint64_t h = (uint64_t)(i % hashes) * 0x9e3779b97f4a7c15ull;
+            int key = i;
+            assert_ptr_equal(hset_find(&s, h, int_eq, &key), &v[i]);
+            key = N + i; /* equal hash, no equal element */
+            assert_null(hset_find(&s, h, int_eq, &key));
+        }
+    }
+    tc_hset empty = {0};
+    int k = 1;
+    assert_null(hset_find(&empty, 1, int_eq, &k));
+    arena_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alloc_aligned_zeroed),
+        cmocka_unit_test(test_hset),
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_buf_growth),
         cmocka_unit_test(test_grow),

@@ -2,8 +2,9 @@
  * (tc_program_functions, tc_program_function), shapes (tc_shapes,
  * tc_output_shapes, tc_arg_size), dtype bindings as arguments (tc_arg_dtype), runs on
  * the CPU through the interpreter (tc_run_cpu) and PTX/CUBIN images
- * (tc_program_image, through NVRTC: skipped without it).  Only include/tensorc.h:
- * what a binding to another language sees. */
+ * (tc_program_image, through NVRTC: skipped without it); and the unstable
+ * calls tools/ are written against (test_unstable_for_tools).  Only
+ * include/tensorc.h: what a binding to another language sees. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#define TC_UNSTABLE_API /* test_unstable_for_tools */
 #include "tensorc.h"
 
 static const char SRC[] =
@@ -445,6 +447,133 @@ static void test_image(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* The unstable calls the CLI uses instead of the library's insides. */
+static void test_unstable_for_tools(void **state)
+{
+    fixture *fx = *state;
+    tc_program *p = fx->p;
+    const tc_function_info *fi;
+    /* a function described with its dtype variables bound, else f32 */
+    tc_arg bf = tc_arg_dtype("T", "bf16");
+    assert_int_equal(tc_program_function_ex(p, "norm", &bf, 1, &fi), TC_OK);
+    assert_string_equal(fi->params[0].dtype, "bf16");
+    assert_false(fi->params[0].dtype_var);
+    assert_string_equal(fi->outputs[0].dtype, "bf16");
+    assert_string_equal(fi->params[2].dtype, "f32");
+    assert_int_equal(tc_program_function_ex(p, "norm", NULL, 0, &fi), TC_OK);
+    assert_string_equal(fi->params[0].dtype, "f32");
+    assert_false(fi->params[0].dtype_var);
+    tc_arg q = tc_arg_dtype("Q", "f16"), bad = tc_arg_dtype("T", "f8"), notdt = tc_arg_int("T", 3);
+    assert_int_not_equal(tc_program_function_ex(p, "norm", &q, 1, &fi), TC_OK);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "no dtype variable 'Q'"));
+    assert_int_equal(tc_program_function_ex(p, "norm", &bad, 1, &fi), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "'f8', which is not a dtype"));
+    assert_int_equal(tc_program_function_ex(p, "norm", &notdt, 1, &fi), TC_ERR_INVALID_ARG);
+    assert_non_null(strstr(tc_errmsg(fx->ctx), "not a tc_arg_dtype binding"));
+
+    /* dumps with bindings; none: tc_program_dump's */
+    const char *text;
+    assert_int_equal(tc_program_dump_ex(p, "graph", "norm", &bf, 1, &text), TC_OK);
+    assert_non_null(strstr(text, "bf16"));
+    assert_int_equal(tc_program_dump_ex(p, "graph", "norm", NULL, 0, &text), TC_OK);
+    char *plain = strdup(text);
+    assert_int_equal(tc_program_dump(p, "graph", "norm", &text), TC_OK);
+    assert_string_equal(plain, text);
+    assert_null(strstr(plain, "bf16"));
+    free(plain);
+
+    /* why a function cannot run over tensor groups */
+    const char *why = "unset";
+    assert_int_equal(tc_function_not_elementwise(p, "upd", NULL, 0, &why), TC_OK);
+    assert_null(why);
+    assert_int_equal(tc_function_not_elementwise(p, "norm", &bf, 1, &why), TC_OK);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "not [*]"));
+
+    /* the dtypes a function computes in, under bindings */
+    int yes = -1;
+    assert_int_equal(tc_function_computes_in_ex(p, "norm", &bf, 1, BF16, &yes), TC_OK);
+    assert_true(yes);
+    assert_int_equal(tc_function_computes_in_ex(p, "norm", NULL, 0, BF16, &yes), TC_OK);
+    assert_false(yes);
+
+    /* dtype names */
+    const char *names[] = {"f32", "f64", "f16", "bf16", "i32", "i64", "bool"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        DLDataType dt;
+        assert_true(tc_dtype_parse(names[i], &dt));
+        assert_string_equal(tc_dtype_name(dt), names[i]);
+    }
+    DLDataType none;
+    assert_false(tc_dtype_parse("f8", &none));
+    assert_null(tc_dtype_name((DLDataType){kDLComplex, 64, 1}));
+
+    /* casts as the language's, integers exactly */
+    double big = 1e30, nan_ = NAN, two5 = -2.5;
+    int32_t i32;
+    int64_t i64;
+    tc_value_cast(I32, &i32, F64, &big);
+    assert_int_equal(i32, INT32_MAX);
+    tc_value_cast(I32, &i32, F64, &nan_);
+    assert_int_equal(i32, 0);
+    tc_value_cast(I64, &i64, F64, &two5);
+    assert_int_equal(i64, -2);
+    int64_t wide = ((int64_t)1 << 32) | 5;
+    tc_value_cast(I32, &i32, I64, &wide);
+    assert_int_equal(i32, 5);
+    tc_value_encode_int(I64, (1LL << 53) + 1, &i64);
+    assert_int_equal(i64, (1LL << 53) + 1);
+    float tie = 1.00390625f; /* halfway between two bf16 values: rounds to even */
+    uint16_t b16;
+    tc_value_cast(BF16, &b16, F32, &tie);
+    assert_true(tc_value_decode(BF16, &b16) == 1.0);
+    assert_true(tc_value_diff(NAN, NAN) == 0 && tc_value_diff(INFINITY, INFINITY) == 0);
+    assert_true(isinf(tc_value_diff(1, NAN)) && tc_value_diff(1, 1.5) == 0.5);
+}
+
+/* Output sets: a bad path refused up front with its message, nothing
+ * written before the commit, everything after. */
+static void test_outsets(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/tc_outset_XXXXXX", path[256], bad[300];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    snprintf(bad, sizeof bad, "%s/no/such/b.txt", dir);
+    tc_outset *s = tc_outset_new();
+    int i;
+    assert_int_equal(tc_outset_add(s, bad, "-o", NULL), TC_ERR_IO);
+    assert_non_null(strstr(tc_outset_errmsg(s), "-o: cannot write"));
+    assert_int_equal(tc_outset_commit(s), TC_ERR_INTERNAL); /* a refused set is only freed */
+    tc_outset_free(s);
+    s = tc_outset_new();
+    assert_string_equal(tc_outset_errmsg(s), "");
+    assert_int_equal(tc_outset_add(s, path, "--output a", &i), TC_OK);
+    assert_int_equal(tc_outset_write(s, i, "hello", 5), TC_OK);
+    assert_int_not_equal(access(path, F_OK), 0); /* not before the commit */
+    assert_int_equal(tc_outset_commit(s), TC_OK);
+    tc_outset_free(s);
+    FILE *f = fopen(path, "r");
+    char buf[16] = {0};
+    assert_non_null(f);
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "hello");
+    /* freed before its commit: the file stays as it was */
+    s = tc_outset_new();
+    assert_int_equal(tc_outset_add(s, path, "--output a", &i), TC_OK);
+    assert_int_equal(tc_outset_write(s, i, "bye", 3), TC_OK);
+    tc_outset_free(s);
+    f = fopen(path, "r");
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "hello");
+    tc_outset_free(NULL);
+    char cmd[64];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -458,6 +587,8 @@ int main(void)
         cmocka_unit_test(test_run_cpu),
         cmocka_unit_test(test_run_cpu_errors),
         cmocka_unit_test(test_image),
+        cmocka_unit_test(test_unstable_for_tools),
+        cmocka_unit_test(test_outsets),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
