@@ -8,7 +8,7 @@
  *   3 the environment (no GPU, no CUDA driver or NVRTC).
  */
 #define TC_UNSTABLE_API /* the stage list, tc_program_image_ex, the kernel cache */
-#include "cli.h"
+#include "tools_ext.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -23,14 +23,15 @@ static const char help_text[] =
     "                       [--dtype T=bf16]...\n"
     "      Check FILE and print one stage of it (to OUT with -o).  Without --fn,\n"
     "      every function in FILE; --fn may also name a prelude function.\n"
-    "      STAGE: ast | graph | lowered | fused | sched | cuda | plan | explain |\n"
+    "      STAGE: ast | graph | lowered | fused | sched | cuda | plan | explain | dot |\n"
     "      ptx | cubin (src/driver/stages.def)\n"
     "      (default cuda: the kernels and their launch plan).  ptx and cubin\n"
     "      compile every kernel with NVRTC for --arch (default sm_90), through\n"
     "      the kernel cache; --verbose says 'cache: hit' or 'cache: miss';\n"
     "      --fast-math and --lineinfo pass NVRTC --use_fast_math, -lineinfo.\n"
     "      --dtype binds a dtype variable of the entry point (x: T[N, D]);\n"
-    "      unbound ones are f32.\n"
+    "      unbound ones are f32.  --emit=dot -o g.svg (or .png, .pdf) draws the\n"
+    "      kernels with graphviz's dot.\n"
     "\n"
     "  tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy]...\n"
     "                   [--input NAME=VALUE]... [--output NAME=PATH.npy]... [--groups SIZES]\n"
@@ -83,7 +84,7 @@ static const char help_text[] =
 
 /* Write -o's file safely (outfile.h: a temporary renamed into place once
  * whole, a device written in place); 0 or EXIT_ERROR with a message. */
-static int write_out(const char *path, const void *data, size_t len)
+int cli_write_out(const char *path, const void *data, size_t len)
 {
     tc_diag d;
     diag_init(&d);
@@ -102,7 +103,7 @@ static int write_text(const char *path, const char *text)
         return fflush(stdout) == 0 ? EXIT_OK : fail(EXIT_ERROR, "cannot write the output: %s",
                                                    strerror(errno));
     }
-    return write_out(path, text, strlen(text));
+    return cli_write_out(path, text, strlen(text));
 }
 
 /* --emit=ptx|cubin: the unit's CUDA through NVRTC (and the kernel cache),
@@ -140,7 +141,7 @@ static int compile_image(tc_program *p, const char *fn, const tc_dtypebind *dts,
             fprintf(stderr, "tensorc: nvrtc %s for sm_%d (%s, %zu bytes): cache: %s\n", info.name,
                     sm, emit, len, info.jit_origin == 2 ? "miss" : "hit");
         if (out) {
-            rc = write_out(out, image, len);
+            rc = cli_write_out(out, image, len);
         } else if (fwrite(image, 1, len, stdout) != len || fflush(stdout) != 0) {
             rc = fail(EXIT_ERROR, "cannot write the output: %s", strerror(errno));
         }
@@ -230,6 +231,12 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
         if (!ok)
             return EXIT_ERROR;
     }
+    /* --emit=dot -o g.svg: graphviz draws it; without dot, say so now */
+    const char *picture = strcmp(emit, "dot") == 0 ? dot_format(out) : NULL;
+    if (picture && !dot_found())
+        return fail(EXIT_ENV, "-o %s: drawing the graph needs graphviz's 'dot' program, which is not "
+                    "on PATH (install graphviz, or write the graph's text with -o %.*s.dot)", out,
+                    (int)(strlen(out) - strlen(picture) - 1), out);
 
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
@@ -265,14 +272,14 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
             fputs(tc_errmsg(ctx), stderr);
             rc = EXIT_ERROR;
         } else {
-            rc = write_text(out, text);
+            rc = picture ? dot_render(text, picture, out) : write_text(out, text);
         }
     } else if (rc == EXIT_OK) {
         if (tc_program_dump(p, emit, fn, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);
             rc = EXIT_ERROR;
         } else {
-            rc = write_text(out, text);
+            rc = picture ? dot_render(text, picture, out) : write_text(out, text);
         }
     }
     tc_program_free(p);

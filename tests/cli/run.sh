@@ -82,7 +82,7 @@ t compile single.tc --fn;   expect_line "missing option value" 2 "error: option 
 t compile single.tc --verbose=1; expect_line "flag with a value" 2 "error: option '--verbose' takes no value"
 t compile a.tc b.tc;        expect_line "two files" 2 "error: unexpected argument 'b.tc' (FILE is 'a.tc')"
 t compile single.tc --emit=llvm
-expect_line "unknown stage" 2 "error: unknown --emit stage 'llvm' (stages: ast, graph, lowered, fused, sched, cuda, plan, explain, ptx, cubin)"
+expect_line "unknown stage" 2 "error: unknown --emit stage 'llvm' (stages: ast, graph, lowered, fused, sched, cuda, plan, explain, dot, ptx, cubin)"
 t compile single.tc --arch=90; expect_line "bad arch" 2 "error: --arch must look like sm_80 or sm_90 (arch-specific sm_90a is not supported), not '90'"
 # parsed strictly: atoi wrapped sm_4294967386 to sm_90
 t compile single.tc --emit=ptx --arch=sm_4294967386; expect_line "arch overflow" 2 "error: --arch=sm_4294967386: no such architecture (the number after sm_ is major and minor version, e.g. sm_80, sm_90)"
