@@ -77,6 +77,7 @@ typedef struct {
     uint64_t seed;
     bool random;            /* --random: inputs not given are made up (else an error) */
     bool check, bench, verbose, fast_math, line_info;
+    bool json;              /* --json (with --bench): stdout is the bench document alone */
     bool cuda;              /* step 2's answer */
     struct tc_rt *rt;       /* the GPU, when cuda */
     const char *no_gpu;     /* why there is none, for the note (malloc'd) */

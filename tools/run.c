@@ -39,6 +39,7 @@
  * (3, 4).
  */
 #include "cli.h"
+#include "tools_ext.h"
 
 #include <errno.h>
 #include <math.h>
@@ -256,6 +257,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->check = true;
         } else if (opt_flag("--bench", argc, argv, &i, &bad)) {
             o->bench = true;
+        } else if (opt_flag("--json", argc, argv, &i, &bad)) {
+            o->json = true;
         } else if (opt_flag("--verbose", argc, argv, &i, &bad)) {
             o->verbose = true;
         } else if (opt_flag("--fast-math", argc, argv, &i, &bad)) {
@@ -270,6 +273,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         return EXIT_USAGE;
     if (!o->file)
         return usage_error("'tensorc run' needs a FILE");
+    if (o->json && !o->bench)
+        return usage_error("--json goes with --bench (its timings as JSON, docs/json.md)");
     /* a comma makes an --input or --output a list, one file per group (run_groups.c) */
     bool in_list = false;
     for (int i = 0; i < o->ninputs; i++)
@@ -866,7 +871,9 @@ int bench(gpu_run *g, const char *what, const tc_plan *plan, const int64_t *step
     }
     if (st != TC_OK && rc == EXIT_OK)
         rc = gpu_fail(st, g->d->msg);
-    if (rc == EXIT_OK) {
+    if (rc == EXIT_OK && g->s->o->json) {
+        rc = bench_json(what, drv_name(g->dev), plan, step_bytes, ms, BENCH_RUNS, BENCH_WARMUP);
+    } else if (rc == EXIT_OK) {
         printf("bench: %s on %s, %s indices, median of %d runs after %d warm-up runs\n",
                what, drv_name(g->dev), plan->idx64 ? "64-bit" : "32-bit", BENCH_RUNS,
                BENCH_WARMUP);
@@ -940,7 +947,7 @@ static int run_cuda(run_state *s, const tc_dimbind *binds, int nb)
         rc = gpu_outputs(&g, binds, nb);
     double worst;
     if (rc == EXIT_OK && o->check && (rc = check_run(s, binds, nb, "", &worst)) == EXIT_OK)
-        printf("check: OK (max rel err %.3g)\n", worst);
+        fprintf(o->json ? stderr : stdout, "check: OK (max rel err %.3g)\n", worst);
     if (rc == EXIT_OK && o->bench) {
         int64_t *bytes = calloc((size_t)info.plan->nsteps + 1, sizeof *bytes);
         for (int i = 0; bytes && i < info.plan->nsteps; i++)
@@ -1047,7 +1054,7 @@ static int run_fn(run_state *s)
                 rc = EXIT_ERROR;
             }
         } else {
-            show_tensor(stdout, f->outputs[k].name, &s->outs[k]);
+            show_tensor(o->json ? stderr : stdout, f->outputs[k].name, &s->outs[k]); /* --json: stdout is JSON */
         }
     }
     /* every --output file replaced only now that all are written */

@@ -312,9 +312,10 @@ static int check_groups(groups *G)
         }
     }
     if (rc == EXIT_OK && at < 0)
-        printf("check: OK (%d groups, all empty: nothing to compare)\n", G->n);
+        fprintf(G->o->json ? stderr : stdout, "check: OK (%d groups, all empty: nothing to compare)\n", G->n);
     else if (rc == EXIT_OK)
-        printf("check: OK (%d groups, max rel err %.3g in group %d)\n", G->n, worst, at);
+        fprintf(G->o->json ? stderr : stdout, "check: OK (%d groups, max rel err %.3g in group %d)\n",
+                G->n, worst, at);
     return rc;
 }
 
@@ -425,7 +426,7 @@ static int write_outputs(groups *G)
                 continue;
             char label[256];
             snprintf(label, sizeof label, "%s (group %d)", f->outputs[k].name, g);
-            show_tensor(stdout, label, &G->S[g].outs[k]);
+            show_tensor(G->o->json ? stderr : stdout, label, &G->S[g].outs[k]);
             printed++;
         }
     if (rc == EXIT_OK && printed && shown < G->n)

@@ -154,7 +154,7 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
 {
     const char *file = NULL, *fn = NULL, *emit = "cuda", *out = NULL, *arch = NULL;
     bool bad = false, verbose = false, dashdash = false;
-    bool fast_math = false, line_info = false;
+    bool fast_math = false, line_info = false, json = false;
     for (int i = 0; i < argc && !bad; i++) {
         const char *a = argv[i], *v;
         if (dashdash || a[0] != '-' || a[1] == 0) {
@@ -173,6 +173,8 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
             out = v;
         } else if (opt_flag("--verbose", argc, argv, &i, &bad)) {
             verbose = true;
+        } else if (opt_flag("--json", argc, argv, &i, &bad)) {
+            json = true;
         } else if (opt_flag("--fast-math", argc, argv, &i, &bad) ||
                    opt_flag("--lineinfo", argc, argv, &i, &bad)) {
             bool *flag = strcmp(a, "--fast-math") == 0 ? &fast_math : &line_info;
@@ -203,6 +205,9 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
                          stages[s].name);
         return usage_error("unknown --emit stage '%s' (stages: %s)", emit, list);
     }
+    if (json && strcmp(emit, "plan") != 0 && strcmp(emit, "explain") != 0)
+        return usage_error("--json is for --emit=plan and --emit=explain (docs/json.md), not --emit=%s",
+                           emit);
     if (arch) {
         const char *d = arch + 3;
         bool ok = strncmp(arch, "sm_", 3) == 0 && *d;
@@ -267,6 +272,13 @@ static int compile_with(int argc, char **argv, tc_dtypebind *dts, int *ndts)
     const char *text;
     if (rc == EXIT_OK && binary) {
         rc = compile_image(p, fn, dts, *ndts, emit, arch, out, verbose);
+    } else if (rc == EXIT_OK && json) {
+        if (api_dump_json(p, f, emit, fn, &text) != TC_OK) {
+            fputs(tc_errmsg(ctx), stderr);
+            rc = EXIT_ERROR;
+        } else {
+            rc = write_text(out, text);
+        }
     } else if (rc == EXIT_OK && *ndts && strcmp(emit, "ast") != 0) {
         if (api_dump(p, f, emit, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);
@@ -304,7 +316,7 @@ static int cmd_compile(int argc, char **argv)
 static int cmd_explain(int argc, char **argv)
 {
     const char *file = NULL, *fn = NULL;
-    bool bad = false;
+    bool bad = false, json = false;
     for (int i = 0; i < argc && !bad; i++) {
         const char *a = argv[i], *v;
         if (a[0] != '-' || a[1] == 0) {
@@ -313,6 +325,8 @@ static int cmd_explain(int argc, char **argv)
             file = a;
         } else if (opt_value("--fn", argc, argv, &i, &v, &bad)) {
             fn = v;
+        } else if (opt_flag("--json", argc, argv, &i, &bad)) {
+            json = true;
         } else if (!bad) {
             return usage_error("unknown option '%s' for 'tensorc explain'", a);
         }
@@ -327,7 +341,9 @@ static int cmd_explain(int argc, char **argv)
     int rc = EXIT_OK;
     if (tc_ctx_create(&ctx) != TC_OK)
         return fail(EXIT_ERROR, "out of memory");
-    if (tc_compile_file(ctx, file, &p) != TC_OK || tc_program_dump(p, "explain", fn, &text) != TC_OK) {
+    if (tc_compile_file(ctx, file, &p) != TC_OK ||
+        (json ? api_dump_json(p, NULL, "explain", fn, &text)
+              : tc_program_dump(p, "explain", fn, &text)) != TC_OK) {
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
     } else if (!fn && p->ast->nfns == 0) {
@@ -345,6 +361,9 @@ static int cmd_explain(int argc, char **argv)
  * here either: the warning goes to stderr and the answers are empty. */
 static int cmd_cache(int argc, char **argv)
 {
+    bool json = argc == 2 && strcmp(argv[0], "stats") == 0 && strcmp(argv[1], "--json") == 0;
+    if (json)
+        argc = 1;
     if (argc < 1 || (strcmp(argv[0], "dir") != 0 && strcmp(argv[0], "stats") != 0 &&
                      strcmp(argv[0], "clear") != 0))
         return usage_error("'tensorc cache' needs one of: dir, stats, clear");
@@ -363,7 +382,10 @@ static int cmd_cache(int argc, char **argv)
     } else if (strcmp(argv[0], "stats") == 0) {
         uint64_t n, bytes, max;
         tc_cache_stats(c, &n, &bytes, &max);
-        printf("dir: %s\nentries: %llu\nbytes: %llu\nmax bytes: %llu\n", tc_cache_path(c),
+        if (json)
+            rc = cache_stats_json(tc_cache_path(c), n, bytes, max);
+        else
+            printf("dir: %s\nentries: %llu\nbytes: %llu\nmax bytes: %llu\n", tc_cache_path(c),
                (unsigned long long)n, (unsigned long long)bytes, (unsigned long long)max);
     } else {
         size_t n = tc_cache_clear(c);
