@@ -13,12 +13,13 @@
 /* Usage lines, one per subcommand (tensorc.c prints the full text). */
 static const struct { const char *cmd, *line; } usages[] = {
     {"compile", "tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]\n"
-                "                       [--fast-math] [--lineinfo] [--dtype T=bf16]..."},
+                "                       [--fast-math] [--lineinfo] [--dtype T=bf16]... [--json]"},
     {"run", "tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy|NAME=VALUE]...\n"
             "                   [--output NAME=PATH.npy]... [--groups SIZES] [--device=cpu|cuda] [--seed S]\n"
-            "                   [--dtype T=bf16]... [--check] [--bench] [--verbose] [--fast-math] [--lineinfo]"},
-    {"explain", "tensorc explain FILE [--fn NAME]"},
-    {"cache", "tensorc cache dir | stats | clear"},
+            "                   [--dtype T=bf16]... [--check] [--bench [--json]] [--verbose] [--fast-math]\n"
+            "                   [--lineinfo]"},
+    {"explain", "tensorc explain FILE [--fn NAME] [--json]"},
+    {"cache", "tensorc cache dir | stats [--json] | clear"},
     {"doctor", "tensorc doctor"},
 };
 

@@ -329,7 +329,7 @@ static int bench_groups(groups *G, gpu_run *gr, const api_run_info *info, fe_cal
         bytes = b < 0 || bytes < 0 ? -1 : bytes + b;
     }
     if (bytes == 0) {
-        printf("bench: nothing to time: every group is empty (no launch)\n");
+        fprintf(G->o->json ? stderr : stdout, "bench: nothing to time: every group is empty (no launch)\n");
         return EXIT_OK;
     }
     const char *what = arena_printf(G->p->arena, "%s over %d groups", G->f->name, G->n);

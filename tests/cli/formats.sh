@@ -63,5 +63,77 @@ rc=$?
 "$tc" compile "$root/examples/softmax.tc" --emit=dot -o "$tmp/s.dot" && cmp -s "$tmp/s.dot" "$tmp/softmax.dot" && ok ||
     bad "-o s.dot writes the text"
 
+# --- --json ---------------------------------------------------------------------------
+# validate SCHEMA FILE: FILE is one JSON document valid under docs/schema/SCHEMA.json
+pyjs=
+for cand in python3 /usr/bin/python3; do
+    if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import jsonschema' 2>/dev/null; then pyjs=$cand; break; fi
+done
+[ -n "$pyjs" ] || echo "SKIP: python3-jsonschema is not installed (scripts/deps.sh installs it): --json is only checked to parse"
+validate() {
+    local py=${pyjs:-python3}
+    "$py" - "$root/docs/schema/$1.json" "$2" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[2]))          # strict JSON: no NaN, no trailing commas
+try:
+    import jsonschema
+except ImportError:
+    sys.exit(0)
+jsonschema.Draft202012Validator.check_schema(json.load(open(sys.argv[1])))
+jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(doc)
+PY
+}
+for f in "$root"/examples/*.tc "$here"/progs.tc "$here"/edges.tc; do
+    name=$(basename "$f" .tc)
+    "$tc" explain "$f" --json >"$tmp/$name.explain.json" 2>"$tmp/err" && validate explain "$tmp/$name.explain.json" 2>>"$tmp/err" &&
+        ok || bad "explain --json $name" "$tmp/err"
+    "$tc" compile "$f" --emit=plan --json >"$tmp/$name.plan.json" 2>"$tmp/err" && validate plan "$tmp/$name.plan.json" 2>>"$tmp/err" &&
+        ok || bad "--emit=plan --json $name" "$tmp/err"
+done
+# the JSON says what the text says: as many kernels and decisions as explain's lines
+"$tc" explain "$root/examples/layernorm.tc" >"$tmp/ln.txt"
+python3 - "$tmp/layernorm.explain.json" "$tmp/ln.txt" <<'PY' 2>"$tmp/err" && ok || bad "explain --json matches explain" "$tmp/err"
+import json, sys
+doc = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read().splitlines()
+dec = sum(len(f["decisions"]) for f in doc["functions"])
+tdec = sum(1 for l in text if l.split()[0] in ("fused", "refused", "split") and "->" in l)
+ker = sum(len(f["kernels"]) for f in doc["functions"])
+tker = sum(1 for l in text if l.startswith("  kernel "))
+assert (dec, ker) == (tdec, tker), ((dec, ker), (tdec, tker))
+PY
+# a file name that needs escaping
+cp "$root/examples/softmax.tc" "$tmp/we\"ird\\ name.tc"
+"$tc" explain "$tmp/we\"ird\\ name.tc" --json >"$tmp/esc.json" 2>"$tmp/err" && validate explain "$tmp/esc.json" 2>>"$tmp/err" &&
+    python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["file"].endswith("we\"ird\\ name.tc")' "$tmp/esc.json" &&
+    ok || bad "explain --json: an escaped file name" "$tmp/err"
+# a document the schema must refuse (the check can fail): a decision without its reason
+if [ -n "$pyjs" ]; then
+    python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["functions"][0]["decisions"][0]["why"]; json.dump(d, open(sys.argv[2],"w"))' \
+        "$tmp/softmax.explain.json" "$tmp/broken.json"
+    validate explain "$tmp/broken.json" 2>/dev/null && bad "the schema refuses a decision without 'why'" || ok
+fi
+# --json where it does not belong
+"$tc" compile "$root/examples/softmax.tc" --emit=fused --json 2>"$tmp/err"
+[ $? = 2 ] && grep -q -- "--json is for --emit=plan and --emit=explain" "$tmp/err" && ok || bad "--emit=fused --json: usage error" "$tmp/err"
+"$tc" run "$root/examples/softmax.tc" --random --json 2>"$tmp/err" >/dev/null
+[ $? = 2 ] && grep -q -- "--json goes with --bench" "$tmp/err" && ok || bad "run --json without --bench: usage error" "$tmp/err"
+# cache stats --json, on a cache of its own
+TENSORC_CACHE_DIR="$tmp/cache" "$tc" cache stats --json >"$tmp/cache.json" 2>"$tmp/err" && validate cache-stats "$tmp/cache.json" 2>>"$tmp/err" &&
+    ok || bad "cache stats --json" "$tmp/err"
+# run --bench --json on the fake driver (tests/fakegpu), when given: stdout is the document alone
+fake=${2:-}
+if [ -n "$fake" ]; then
+    TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR="$tmp/cache" "$tc" run "$root/examples/mlp_block.tc" \
+        --fn mlp_block --random --shape N=4,D=8,H=16 --bench --json >"$tmp/bench.json" 2>"$tmp/err" &&
+        validate bench "$tmp/bench.json" 2>>"$tmp/err" && grep -q '^out: f32\[4, 8\]' "$tmp/err" && ok ||
+        bad "run --bench --json" "$tmp/err"
+    TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR="$tmp/cache" "$tc" run "$root/examples/sgd_momentum.tc" \
+        --random --groups 100,0,7 --check --bench --json >"$tmp/gbench.json" 2>"$tmp/err"
+    # --check fails on the fake driver (kernels do not run): the JSON must not be half there
+    validate bench "$tmp/gbench.json" 2>/dev/null || [ ! -s "$tmp/gbench.json" ] && ok || bad "run --groups --bench --json" "$tmp/err"
+else
+    echo "SKIP: no fake CUDA driver given: run --bench --json is not checked"; skip=$((skip + 2))
+fi
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
