@@ -266,7 +266,7 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         } else if (opt_flag("--lineinfo", argc, argv, &i, &bad)) {
             o->line_info = true;
         } else if (!bad) {
-            return usage_error("unknown option '%s' for 'tensorc run'", a);
+            return unknown_option(a);
         }
     }
     if (bad)
