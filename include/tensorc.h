@@ -6,7 +6,8 @@
  *  - Every call that can fail returns a tc_status; tc_status_str() names it
  *    and tc_errmsg() gives the last error's full text, which for an error in a
  *    program is "file:line:col: error: ..." followed by the source line and a
- *    caret.  tc_error_loc() gives the location alone.
+ *    caret (and, for a known slip such as a PyTorch spelling, a line
+ *    "    hint: ...").  tc_error_loc() gives the location alone.
  *  - Strings returned by the library are owned by the object they came from
  *    and stay valid until the next call on that object or until it is freed.
  *  - Thread-safety: a tc_ctx and everything made from it may be used by one

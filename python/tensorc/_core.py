@@ -24,14 +24,17 @@ class TensorcError(Exception):
         file, line, col: where the error is (``None`` when it has no location).
         caret:   the source line and the caret line under it (``None``
                  without a location).
+        hint:    for a known slip (a PyTorch spelling such as ``x.sum(1)``,
+                 ``dim=``, ``True``), the fix in tensorc's terms; else ``None``.
     """
 
     def __init__(self, status: str, message: str, file: Optional[str] = None,
                  line: Optional[int] = None, col: Optional[int] = None,
-                 caret: Optional[str] = None):
+                 caret: Optional[str] = None, hint: Optional[str] = None):
         super().__init__(message)
         self.status, self.message = status, message
         self.file, self.line, self.col, self.caret = file, line, col, caret
+        self.hint = hint
 
     def __str__(self) -> str:
         return self.message
@@ -79,9 +82,11 @@ def _error(lib: Any, ctx: int, status: int) -> TensorcError:
         # tensorc.h: the message is the located line, then the source line and the caret
         rest = msg.split("\n", 1)[1] if "\n" in msg else ""
         caret = rest.rstrip("\n") or None
+    # the library's hint line (src/base/diag.h): "    hint: ..." after the caret
+    hint = next((ln[len("    hint: "):] for ln in msg.split("\n") if ln.startswith("    hint: ")), None)
     if not msg:
         msg = name
-    return _ERROR_CLASSES.get(name, TensorcError)(name, msg, file, line, column, caret)
+    return _ERROR_CLASSES.get(name, TensorcError)(name, msg, file, line, column, caret, hint)
 
 
 # --- contexts -----------------------------------------------------------------

@@ -396,6 +396,18 @@ def test_located_errors(tmp_path):
     assert (err.file, err.line, err.col) == (str(path), 3, 15)
     assert str(err).startswith(f"{path}:3:15: error: expected expression after '+'")
     _check_caret(err, src)
+    assert err.hint is None
+
+    # a PyTorch habit: the hint line, as err.hint
+    src = "fn f(x: f32[N, D]) -> f32[N] {\n    return x.sum(1)\n}\n"
+    with pytest.raises(tensorc.CompileError) as e:
+        tensorc.compile(src, "habit.tc")
+    assert (e.value.line, e.value.col) == (2, 17)
+    assert e.value.hint == "tensorc has no methods: call sum as a function with the tensor first, sum(x, ...)"
+    _check_caret(e.value, src)
+    with pytest.raises(tensorc.CompileError) as e:
+        tensorc.compile("fn f(x: f32[N, D]) -> f32[N] {\n    return sum(x, dim=1)\n}\n", "dim.tc")
+    assert e.value.hint.startswith("tensorc calls it axis")
 
     # a type error, from text: filename as given, caret under the column
     src = "fn g(x: f32[N], y: f32[M]) -> f32[N] {\n  return x + y\n}\n"
