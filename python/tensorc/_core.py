@@ -680,8 +680,9 @@ class Function:
         else:
             ptrs = (ctypes.c_void_p * max(len(ts), 1))()
             for i, t in enumerate(ts):
-                ptrs[i] = T.to_dltensor(t, f"{self.name}: '{name}'[{i}]", dev, dl_stream, keep,
-                                        writable)
+                slot = T.Slot()  # a torch tensor or NumPy array described directly (T.fill)
+                keep.append(slot)
+                ptrs[i] = T.fill(slot, t, f"{self.name}: '{name}'[{i}]", dev, dl_stream, keep, writable)
         for i in range(len(ts) if group_args is not None else 0):
             a = C.tc_arg()  # group i alone, for tc_output_shapes
             a.name, a.kind, a.v.ptr = self._bnames[name], C.TC_ARG_TENSOR, ptrs[i]
@@ -744,7 +745,9 @@ class TensorList:
             dl_stream = _streams(ref, dev, None)[1]
         self._ptrs = (ctypes.c_void_p * max(len(self.tensors), 1))()
         for i, t in enumerate(self.tensors):
-            self._ptrs[i] = T.to_dltensor(t, f"TensorList[{i}]", dev, dl_stream, self._keep, True)
+            slot = T.Slot()
+            self._keep.append(slot)
+            self._ptrs[i] = T.fill(slot, t, f"TensorList[{i}]", dev, dl_stream, self._keep, True)
 
     def __len__(self) -> int:
         return len(self.tensors)

@@ -226,13 +226,15 @@ class Slot:
     __slots__ = ("t", "addr", "shape", "strides", "strides_ptr")
 
     def __init__(self) -> None:
-        self.t = C.DLTensor()
-        self.shape = (ctypes.c_int64 * C.TC_MAX_DIMS)()
-        self.strides = (ctypes.c_int64 * C.TC_MAX_DIMS)()
-        self.t.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
-        self.strides_ptr = ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_int64))
-        self.t.dtype.lanes = 1
-        self.addr = ctypes.addressof(self.t)
+        self.t = t = C.DLTensor()
+        self.shape = _DIMS()
+        self.strides = self.strides_ptr = _DIMS()  # an array is assigned as a pointer
+        t.shape = self.shape
+        t.dtype.lanes = 1
+        self.addr = ctypes.addressof(t)
+
+
+_DIMS = ctypes.c_int64 * C.TC_MAX_DIMS
 
 
 _TORCH: dict = {}  # "ok": the fast path may be used; "dl": torch dtype -> (code, bits)
