@@ -39,7 +39,6 @@
  * (3, 4).
  */
 #include "cli.h"
-#include "tools_ext.h"
 
 #include <errno.h>
 #include <math.h>
@@ -872,7 +871,10 @@ int bench(gpu_run *g, const char *what, const tc_plan *plan, const int64_t *step
     if (st != TC_OK && rc == EXIT_OK)
         rc = gpu_fail(st, g->d->msg);
     if (rc == EXIT_OK && g->s->o->json) {
-        rc = bench_json(what, drv_name(g->dev), plan, step_bytes, ms, BENCH_RUNS, BENCH_WARMUP);
+        char *doc = api_bench_json(what, drv_name(g->dev), plan, step_bytes, ms, BENCH_RUNS, BENCH_WARMUP);
+        rc = doc && fputs(doc, stdout) >= 0 && fflush(stdout) == 0 ? EXIT_OK
+                                                                   : fail(EXIT_ERROR, "cannot write the JSON");
+        free(doc);
     } else if (rc == EXIT_OK) {
         printf("bench: %s on %s, %s indices, median of %d runs after %d warm-up runs\n",
                what, drv_name(g->dev), plan->idx64 ? "64-bit" : "32-bit", BENCH_RUNS,

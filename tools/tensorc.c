@@ -328,11 +328,15 @@ static int cmd_cache(int argc, char **argv)
     } else if (strcmp(argv[0], "stats") == 0) {
         uint64_t n, bytes, max;
         tc_cache_stats(c, &n, &bytes, &max);
-        if (json)
-            rc = cache_stats_json(tc_cache_path(c), n, bytes, max);
+        char *doc = json ? api_cache_stats_json(tc_cache_path(c), n, bytes, max) : NULL;
+        if (json && doc)
+            fputs(doc, stdout);
+        else if (json)
+            rc = fail(EXIT_ERROR, "out of memory");
         else
             printf("dir: %s\nentries: %llu\nbytes: %llu\nmax bytes: %llu\n", tc_cache_path(c),
-               (unsigned long long)n, (unsigned long long)bytes, (unsigned long long)max);
+                   (unsigned long long)n, (unsigned long long)bytes, (unsigned long long)max);
+        free(doc);
     } else {
         size_t n = tc_cache_clear(c);
         printf("removed %zu %s\n", n, n == 1 ? "entry" : "entries");

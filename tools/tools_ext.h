@@ -3,13 +3,13 @@
  * serialize):
  *
  *   dot_render.c  --emit=dot -o g.svg|g.png|g.pdf through graphviz's dot
- *   json_out.c    --json: explain, the launch plan, run --bench, cache stats
+ * (--json's documents are written in the library: src/api/api_json.c and
+ * api_dump_json, so tools/ hold no JSON writer of their own.)
  */
 #ifndef TC_TOOLS_EXT_H
 #define TC_TOOLS_EXT_H
 
 #include "cli.h"
-#include "json.h"
 
 /* tensorc.c: write data to path through outfile.h (whole or not at all);
  * EXIT_OK or EXIT_ERROR with a message. */
@@ -25,16 +25,5 @@ bool dot_found(void);
 /* Run `dot -T<fmt>` over text and write the picture to out; EXIT_OK, or a
  * message and EXIT_ERROR (dot failed) or EXIT_ENV (it could not run). */
 int dot_render(const char *text, const char *fmt, const char *out);
-
-/* --- json_out.c --- */
-
-/* run --bench --json: the document of docs/schema/bench.json on stdout.
- * ms holds `runs` rows of plan->nsteps step times and then the whole run's
- * (milliseconds, after `warmup` runs); step_bytes[i] the bytes step i
- * moves, -1 if unknown. */
-int bench_json(const char *what, const char *device, const struct tc_plan *plan,
-               const int64_t *step_bytes, const float *ms, int runs, int warmup);
-/* cache stats --json (docs/schema/cache-stats.json). */
-int cache_stats_json(const char *dir, uint64_t entries, uint64_t bytes, uint64_t max);
 
 #endif

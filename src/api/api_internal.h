@@ -68,6 +68,15 @@ void api_report_unbuilt(tc_program *p);
 /* The dump of one stage ("graph", "lowered", "fused", "explain", ...; see
  * src/driver/stages.def) of entry f of p, in a protected call. */
 tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **out);
+/* The CLI's other JSON documents (api_json.c; docs/json.md), malloc'd
+ * (NULL when out of memory): run --bench's (ms: `runs` rows of the plan's
+ * step times then the whole run's, after `warmup` runs; step_bytes[i] -1
+ * when unknown) and cache stats'. */
+struct tc_plan;
+char *api_bench_json(const char *what, const char *device, const struct tc_plan *plan,
+                     const int64_t *step_bytes, const float *ms, int runs, int warmup);
+char *api_cache_stats_json(const char *dir, uint64_t entries, uint64_t bytes, uint64_t max);
+
 /* The JSON form (docs/json.md) of stage "explain" or "plan": of entry f,
  * else of function fn (NULL: every function of the file). */
 tc_status api_dump_json(tc_program *p, const gfn *f, const char *stage, const char *fn,

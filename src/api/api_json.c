@@ -1,23 +1,16 @@
-/* json_out.c - the CLI's --json documents that are not a compiler stage:
- * `run --bench --json` and `cache stats --json` (docs/json.md; the schemas
- * in docs/schema).  Written with src/base/json.h, so every string is
- * escaped in one place. */
-#include "tools_ext.h"
-
-#include <errno.h>
+/* api_json.c - the CLI's JSON documents that are not a compiler stage:
+ * `run --bench --json` and `cache stats --json` (docs/json.md, the schemas
+ * in docs/schema), written with src/base/json.h like the explain and plan
+ * documents, so tools/ need no JSON writer (and no internal header) of
+ * their own. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_internal.h"
 #include "codegen/plan.h"
+#include "json.h"
 #include "rt.h"
-
-/* Print the document in b to stdout; EXIT_OK or EXIT_ERROR. */
-static int emit(tc_buf *b)
-{
-    fputs(buf_str(b), stdout);
-    return fflush(stdout) == 0 ? EXIT_OK : fail(EXIT_ERROR, "cannot write the output: %s", strerror(errno));
-}
 
 static void head(tc_json *j, const char *format)
 {
@@ -27,7 +20,15 @@ static void head(tc_json *j, const char *format)
     jw_key(j, "version");
     jw_int(j, 1);
     jw_key(j, "tensorc");
-    jw_str(j, tc_version_string());
+    jw_str(j, TC_VERSION_STRING);
+}
+
+/* The document in b as a malloc'd string (NULL when out of memory). */
+static char *done(tc_buf *b)
+{
+    const char *s = buf_str(b);
+    char *out = s ? strdup(s) : NULL;
+    return out;
 }
 
 static int cmp_float(const void *a, const void *b)
@@ -36,16 +37,15 @@ static int cmp_float(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int bench_json(const char *what, const char *device, const struct tc_plan *plan,
-               const int64_t *step_bytes, const float *ms, int runs, int warmup)
+char *api_bench_json(const char *what, const char *device, const struct tc_plan *plan,
+                     const int64_t *step_bytes, const float *ms, int runs, int warmup)
 {
     tc_arena *a = arena_new(NULL);
-    if (!a)
-        return fail(EXIT_ERROR, "out of memory");
     float *col = malloc(sizeof *col * (size_t)(runs > 0 ? runs : 1));
-    if (!col) {
+    if (!a || !col) {
         arena_free(a);
-        return fail(EXIT_ERROR, "out of memory");
+        free(col);
+        return NULL;
     }
     tc_buf b;
     buf_init(&b, a);
@@ -105,16 +105,16 @@ int bench_json(const char *what, const char *device, const struct tc_plan *plan,
     }
     jw_end(&j);
     free(col);
-    int rc = emit(&b);
+    char *out = done(&b);
     arena_free(a);
-    return rc;
+    return out;
 }
 
-int cache_stats_json(const char *dir, uint64_t entries, uint64_t bytes, uint64_t max)
+char *api_cache_stats_json(const char *dir, uint64_t entries, uint64_t bytes, uint64_t max)
 {
     tc_arena *a = arena_new(NULL);
     if (!a)
-        return fail(EXIT_ERROR, "out of memory");
+        return NULL;
     tc_buf b;
     buf_init(&b, a);
     tc_json j;
@@ -129,7 +129,7 @@ int cache_stats_json(const char *dir, uint64_t entries, uint64_t bytes, uint64_t
     jw_key(&j, "max_bytes");
     jw_int(&j, (int64_t)max);
     jw_end(&j);
-    int rc = emit(&b);
+    char *out = done(&b);
     arena_free(a);
-    return rc;
+    return out;
 }
