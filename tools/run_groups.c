@@ -430,8 +430,9 @@ static int write_outputs(groups *G)
             printed++;
         }
     if (rc == EXIT_OK && printed && shown < G->n)
-        printf("... %d more groups not shown (--output NAME=FILE,FILE,... writes every group)\n",
-               G->n - shown);
+        fprintf(G->o->json ? stderr : stdout,
+                "... %d more groups not shown (--output NAME=FILE,FILE,... writes every group)\n",
+                G->n - shown);
     return rc;
 }
 

@@ -127,10 +127,15 @@ if [ -n "$fake" ]; then
         --fn mlp_block --random --shape N=4,D=8,H=16 --bench --json >"$tmp/bench.json" 2>"$tmp/err" &&
         validate bench "$tmp/bench.json" 2>>"$tmp/err" && grep -q '^out: f32\[4, 8\]' "$tmp/err" && ok ||
         bad "run --bench --json" "$tmp/err"
+    # --groups: one launch timed; the outputs shown go to stderr
     TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR="$tmp/cache" "$tc" run "$root/examples/sgd_momentum.tc" \
-        --random --groups 100,0,7 --check --bench --json >"$tmp/gbench.json" 2>"$tmp/err"
-    # --check fails on the fake driver (kernels do not run): the JSON must not be half there
-    validate bench "$tmp/gbench.json" 2>/dev/null || [ ! -s "$tmp/gbench.json" ] && ok || bad "run --groups --bench --json" "$tmp/err"
+        --random --groups 100,0,7,3,5,9 --bench --json >"$tmp/gbench.json" 2>"$tmp/err" &&
+        validate bench "$tmp/gbench.json" 2>>"$tmp/err" && grep -q '"function": "sgd_momentum over 6 groups"' "$tmp/gbench.json" &&
+        grep -q 'more groups not shown' "$tmp/err" && ok || bad "run --groups --bench --json" "$tmp/err"
+    # every group empty: nothing timed, no document
+    TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR="$tmp/cache" "$tc" run "$root/examples/sgd_momentum.tc" \
+        --random --groups 0,0 --bench --json >"$tmp/ebench.json" 2>"$tmp/err" && [ ! -s "$tmp/ebench.json" ] &&
+        grep -q "nothing to time" "$tmp/err" && ok || bad "run --groups 0,0 --bench --json: no document" "$tmp/err"
 else
     echo "SKIP: no fake CUDA driver given: run --bench --json is not checked"; skip=$((skip + 2))
 fi
