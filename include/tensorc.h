@@ -6,7 +6,8 @@
  *  - Every call that can fail returns a tc_status; tc_status_str() names it
  *    and tc_errmsg() gives the last error's full text, which for an error in a
  *    program is "file:line:col: error: ..." followed by the source line and a
- *    caret.  tc_error_loc() gives the location alone.
+ *    caret (and, for a known slip such as a PyTorch spelling, a line
+ *    "    hint: ...").  tc_error_loc() gives the location alone.
  *  - Strings returned by the library are owned by the object they came from
  *    and stay valid until the next call on that object or until it is freed.
  *  - Thread-safety: a tc_ctx and everything made from it may be used by one
@@ -610,6 +611,24 @@ TC_API tc_status tc_program_function_ex(tc_program *p, const char *fn, const tc_
  *  for the stage "ast", which has no bindings).  *out as tc_program_dump's. */
 TC_API tc_status tc_program_dump_ex(tc_program *p, const char *stage, const char *fn,
                                     const tc_arg *dtypes, size_t ndtypes, const char **out);
+/*! tc_program_dump_json(): the JSON form (docs/json.md, docs/schema/) of the
+ *  stage "explain" or "plan" of fn (NULL: every function of the file), built
+ *  with dtype bindings as tc_program_dump_ex.  *out is owned by p.
+ *  @return TC_ERR_INVALID_ARG for another stage; else as tc_program_dump. */
+TC_API tc_status tc_program_dump_json(tc_program *p, const char *stage, const char *fn,
+                                      const tc_arg *dtypes, size_t ndtypes, const char **out);
+/*! tc_bench_json(): `tensorc run --bench --json`'s document (docs/json.md,
+ *  docs/schema/bench.json) for function what on device: nsteps steps named
+ *  names[i] moving step_bytes[i] bytes (-1: unknown), timed in ms, row r of
+ *  runs holding run r's nsteps step times then the whole call's.  malloc'd
+ *  (free() it); NULL when out of memory. */
+TC_API char *tc_bench_json(const char *what, const char *device, int index64, int nsteps,
+                           const char *const *names, const int64_t *step_bytes, const float *ms,
+                           int runs, int warmup);
+/*! tc_cache_stats_json(): `tensorc cache stats --json`'s document
+ *  (docs/schema/cache-stats.json); malloc'd, NULL when out of memory. */
+TC_API char *tc_cache_stats_json(const char *dir, uint64_t entries, uint64_t bytes,
+                                 uint64_t max_bytes);
 /*! tc_function_not_elementwise(): why fn (built with dtype bindings, as
  *  tc_program_function_ex) cannot run over tensor groups in *why ("parameter
  *  'x' is f32[N, D], not [*]", "'sum' (line 3) is not pointwise"; owned by

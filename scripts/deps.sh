@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh - install what tensorc needs to build and test: a C11 compiler,
 # make, CMake, flex, bison, pkg-config, cmocka, xxHash, DLPack's header, python3 with NumPy (the CLI and
-# NumPy tests use it) and venv, pip, setuptools and pytest (the Python package's tests), and clang with its sanitizer and libFuzzer runtimes
+# NumPy tests use it), graphviz and python3-jsonschema (tests/cli/formats.sh checks --emit=dot and --json) and venv, pip, setuptools and pytest (the Python package's tests), and clang with its sanitizer and libFuzzer runtimes
 # (test.sh's UBSan, ThreadSanitizer and fuzzing builds).  Does nothing when everything is already there, so
 # it is cheap to run before every build.  Debian/Ubuntu (apt-get); runs as
 # root, or through sudo when there is one.
@@ -32,6 +32,9 @@ have_numpy || missing+=(python3-numpy)
 # the Python package (python/) installs into a venv with pip and is tested with pytest
 /usr/bin/python3 -c 'import ensurepip, venv, setuptools, pytest' >/dev/null 2>&1 ||
     missing+=(python3-venv python3-pip python3-setuptools python3-pytest)
+# graphviz's dot checks --emit=dot's output; python3-jsonschema checks --json's against docs/schema
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+/usr/bin/python3 -c 'import jsonschema' >/dev/null 2>&1 || missing+=(python3-jsonschema)
 # clang, and the runtimes its -fsanitize=undefined,thread,fuzzer link against
 # (Debian ships them apart, in libclang-rt-N-dev)
 have_clang_rt() {
@@ -61,7 +64,7 @@ export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends \
     gcc libc6-dev make cmake flex bison pkg-config libcmocka-dev libxxhash-dev libdlpack-dev python3 \
-    python3-numpy python3-venv python3-pip python3-setuptools python3-pytest clang libclang-rt-dev >/dev/null
+    python3-numpy python3-venv python3-pip python3-setuptools python3-pytest clang libclang-rt-dev graphviz python3-jsonschema >/dev/null
 if ! have_numpy; then
     echo "deps.sh: NumPy is still not importable from python3 or /usr/bin/python3" >&2
     exit 1

@@ -6,21 +6,10 @@
  * come in any order; "--" ends the options.
  */
 #include "cli.h"
+#include "help.h"
 
 #include <stdarg.h>
 #include <string.h>
-
-/* Usage lines, one per subcommand (tensorc.c prints the full text). */
-static const struct { const char *cmd, *line; } usages[] = {
-    {"compile", "tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]\n"
-                "                       [--fast-math] [--lineinfo] [--dtype T=bf16]..."},
-    {"run", "tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy|NAME=VALUE]...\n"
-            "                   [--output NAME=PATH.npy]... [--groups SIZES] [--device=cpu|cuda] [--seed S]\n"
-            "                   [--dtype T=bf16]... [--check] [--bench] [--verbose] [--fast-math] [--lineinfo]"},
-    {"explain", "tensorc explain FILE [--fn NAME]"},
-    {"cache", "tensorc cache dir | stats | clear"},
-    {"doctor", "tensorc doctor"},
-};
 
 const char *cli_command;
 
@@ -40,12 +29,76 @@ int usage_error(const char *fmt, ...)
     va_start(ap, fmt);
     error_line(fmt, ap);
     va_end(ap);
-    const char *line = "tensorc compile|run|explain|cache ... | --help | --version";
-    for (size_t i = 0; cmd && i < sizeof usages / sizeof usages[0]; i++)
-        if (strcmp(cmd, usages[i].cmd) == 0)
-            line = usages[i].line;
-    fprintf(stderr, "usage: %s\nRun 'tensorc --help' for more.\n", line);
+    const cli_cmd *c = cli_find(cmd);
+    if (c && strcmp(c->name, "help") != 0)
+        fprintf(stderr, "usage: %s\nRun 'tensorc %s --help' for more.\n", c->synopsis, c->name);
+    else
+        fprintf(stderr, "usage: %s\nRun 'tensorc --help' for more.\n",
+                c ? c->synopsis : "tensorc compile|run|explain|cache|doctor ... | --help | --version");
     return EXIT_USAGE;
+}
+
+/* Edit distance (Levenshtein) of a and b[0..bn), capped: at most 64
+ * characters of each are compared. */
+static int distance(const char *a, const char *b, size_t bn)
+{
+    int row[65];
+    size_t an = strlen(a);
+    if (an > 64)
+        an = 64;
+    if (bn > 64)
+        bn = 64;
+    for (size_t j = 0; j <= bn; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= an; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= bn; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[bn];
+}
+
+const char *cli_suggest(const char *word, const char *const *cands, size_t n)
+{
+    size_t wn = strcspn(word, "="); /* --emitt=cuda is compared as --emitt */
+    const char *best = NULL;
+    int bestd = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!cands[i])
+            continue;
+        int d = distance(cands[i], word, wn);
+        /* close enough to be a slip: one edit in a short word, two in a longer one */
+        int limit = strlen(cands[i]) <= 4 ? 1 : 2;
+        if (d <= limit && (!best || d < bestd)) {
+            best = cands[i];
+            bestd = d;
+        }
+    }
+    return best;
+}
+
+int unknown_option(const char *opt)
+{
+    const cli_cmd *c = cli_find(cli_command);
+    const char *names[64];
+    size_t n = 0;
+    for (const cli_opt *o = c ? c->opts : NULL; o && o->name && n < 63; o++)
+        names[n++] = o->name;
+    names[n++] = "--help";
+    const char *s = cli_suggest(opt, names, n);
+    if (s)
+        return usage_error("unknown option '%s' for 'tensorc %s' (did you mean '%s'?)", opt,
+                           cli_command ? cli_command : "", s);
+    return usage_error("unknown option '%s' for 'tensorc %s'", opt, cli_command ? cli_command : "");
 }
 
 int fail(int status, const char *fmt, ...)

@@ -1,7 +1,8 @@
 /* cli.h - what the files of the tensorc command-line driver share.
  *
  *   tensorc.c  main: subcommands, usage text, `compile`
- *   args.c     option scanning (--opt=V, --opt V, -o V) and usage errors
+ *   args.c     option scanning (--opt=V, --opt V, -o V), usage errors, "did you mean"
+ *   help.c     the help texts and option tables (help.h)
  *   run.c      `run`: inputs, size binding, the reference interpreter, outputs
  *   run_groups.c  `run --groups`: one elementwise function over tensor groups
  *   fill.c     seeded random inputs (splitmix64)
@@ -47,6 +48,12 @@ extern const char *cli_command;
 /* Print "error: MESSAGE", then the usage line of cli_command and a pointer
  * to --help, to stderr; returns EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An unknown option of cli_command: a usage error, with "did you mean"
+ * when one of the command's options (help.c) is a slip away. */
+int unknown_option(const char *opt);
+/* The candidate closest to word (before any '='), if it is within a slip
+ * (1 edit for words of 4 characters or fewer, else 2), else NULL. */
+const char *cli_suggest(const char *word, const char *const *cands, size_t n);
 /* Print "error: MESSAGE" to stderr; returns the given exit status. */
 int fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -74,6 +81,7 @@ typedef struct {
     uint64_t seed;
     bool random;            /* --random: inputs not given are made up (else an error) */
     bool check, bench, verbose, fast_math, line_info;
+    bool json;              /* --json (with --bench): stdout is the bench document alone */
     bool cuda;              /* step 2's answer */
     tc_ctx *ctx;            /* the context of the run */
     tc_device_info dev;     /* the GPU, when cuda */

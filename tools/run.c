@@ -253,6 +253,8 @@ static int parse_opts(int argc, char **argv, run_opts *o)
             o->check = true;
         } else if (opt_flag("--bench", argc, argv, &i, &bad)) {
             o->bench = true;
+        } else if (opt_flag("--json", argc, argv, &i, &bad)) {
+            o->json = true;
         } else if (opt_flag("--verbose", argc, argv, &i, &bad)) {
             o->verbose = true;
         } else if (opt_flag("--fast-math", argc, argv, &i, &bad)) {
@@ -260,13 +262,15 @@ static int parse_opts(int argc, char **argv, run_opts *o)
         } else if (opt_flag("--lineinfo", argc, argv, &i, &bad)) {
             o->line_info = true;
         } else if (!bad) {
-            return usage_error("unknown option '%s' for 'tensorc run'", a);
+            return unknown_option(a);
         }
     }
     if (bad)
         return EXIT_USAGE;
     if (!o->file)
         return usage_error("'tensorc run' needs a FILE");
+    if (o->json && !o->bench)
+        return usage_error("--json goes with --bench (its timings as JSON, docs/json.md)");
     /* a comma makes an --input or --output a list, one file per group (run_groups.c) */
     bool in_list = false;
     for (int i = 0; i < o->ninputs; i++)
@@ -970,7 +974,14 @@ int bench(gpu_run *g, const char *what, int nsteps, bench_call call, void *arg)
     }
     if (st != TC_OK && rc == EXIT_OK)
         rc = gpu_fail(st, tc_errmsg(g->ctx));
-    if (rc == EXIT_OK) {
+    if (rc == EXIT_OK && g->s->o->json) {
+        char *doc = tc_bench_json(what, g->s->o->dev.name, index64, nsteps, names, bytes, ms,
+                                  BENCH_RUNS, BENCH_WARMUP);
+        rc = doc && fputs(doc, stdout) >= 0 && fflush(stdout) == 0
+                 ? EXIT_OK
+                 : fail(EXIT_ERROR, "cannot write the JSON");
+        free(doc);
+    } else if (rc == EXIT_OK) {
         printf("bench: %s on %s, %s indices, median of %d runs after %d warm-up runs\n",
                what, g->s->o->dev.name, index64 ? "64-bit" : "32-bit", BENCH_RUNS,
                BENCH_WARMUP);
@@ -1048,7 +1059,7 @@ static int run_cuda(run_state *s)
         rc = gpu_outputs(&g);
     double worst;
     if (rc == EXIT_OK && o->check && (rc = check_run(s, "", &worst)) == EXIT_OK)
-        printf("check: OK (max rel err %.3g)\n", worst);
+        fprintf(o->json ? stderr : stdout, "check: OK (max rel err %.3g)\n", worst);
     if (rc == EXIT_OK && o->bench)
         rc = bench(&g, f->name, info.nsteps, bench_one, &g);
     gpu_release(&g);
@@ -1137,7 +1148,7 @@ static int run_fn(run_state *s)
                 TC_OK)
                 rc = print_msg(&msg);
         } else {
-            show_tensor(stdout, f->outputs[k].name, &s->outs[k]);
+            show_tensor(o->json ? stderr : stdout, f->outputs[k].name, &s->outs[k]); /* --json: stdout is JSON */
         }
     }
     /* every --output file replaced only now that all are written */

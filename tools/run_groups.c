@@ -308,9 +308,10 @@ static int check_groups(groups *G)
         }
     }
     if (rc == EXIT_OK && at < 0)
-        printf("check: OK (%d groups, all empty: nothing to compare)\n", G->n);
+        fprintf(G->o->json ? stderr : stdout, "check: OK (%d groups, all empty: nothing to compare)\n", G->n);
     else if (rc == EXIT_OK)
-        printf("check: OK (%d groups, max rel err %.3g in group %d)\n", G->n, worst, at);
+        fprintf(G->o->json ? stderr : stdout, "check: OK (%d groups, max rel err %.3g in group %d)\n",
+                G->n, worst, at);
     return rc;
 }
 
@@ -322,7 +323,7 @@ static int bench_groups(groups *G, gpu_run *gr, const tc_run_info *info, fe_call
     for (int g = 0; g < G->n; g++)
         any |= G->numel[g] > 0;
     if (!any) {
-        printf("bench: nothing to time: every group is empty (no launch)\n");
+        fprintf(G->o->json ? stderr : stdout, "bench: nothing to time: every group is empty (no launch)\n");
         return EXIT_OK;
     }
     char what[512];
@@ -421,12 +422,13 @@ static int write_outputs(groups *G)
                 continue;
             char label[256];
             snprintf(label, sizeof label, "%s (group %d)", f->outputs[k].name, g);
-            show_tensor(stdout, label, &G->S[g].outs[k]);
+            show_tensor(G->o->json ? stderr : stdout, label, &G->S[g].outs[k]);
             printed++;
         }
     if (rc == EXIT_OK && printed && shown < G->n)
-        printf("... %d more groups not shown (--output NAME=FILE,FILE,... writes every group)\n",
-               G->n - shown);
+        fprintf(G->o->json ? stderr : stdout,
+                "... %d more groups not shown (--output NAME=FILE,FILE,... writes every group)\n",
+                G->n - shown);
     return rc;
 }
 

@@ -8,78 +8,12 @@
  *   3 the environment (no GPU, no CUDA driver or NVRTC).
  */
 #define TC_UNSTABLE_API /* the stage list, tc_program_image_ex, the kernel cache */
-#include "cli.h"
+#include "tools_ext.h"
+#include "help.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char help_text[] =
-    "tensorc " TC_VERSION_STRING " - a compiler from a small tensor language to fused CUDA kernels\n"
-    "\n"
-    "usage:\n"
-    "  tensorc compile FILE [--fn NAME] [--emit=STAGE] [-o OUT] [--arch=sm_XX] [--verbose]\n"
-    "                       [--fast-math] [--lineinfo]\n"
-    "                       [--dtype T=bf16]...\n"
-    "      Check FILE and print one stage of it (to OUT with -o).  Without --fn,\n"
-    "      every function in FILE; --fn may also name a prelude function.\n"
-    "      STAGE: ast | graph | lowered | fused | sched | cuda | plan | explain |\n"
-    "      ptx | cubin (src/driver/stages.def)\n"
-    "      (default cuda: the kernels and their launch plan).  ptx and cubin\n"
-    "      compile every kernel with NVRTC for --arch (default sm_90), through\n"
-    "      the kernel cache; --verbose says 'cache: hit' or 'cache: miss';\n"
-    "      --fast-math and --lineinfo pass NVRTC --use_fast_math, -lineinfo.\n"
-    "      --dtype binds a dtype variable of the entry point (x: T[N, D]);\n"
-    "      unbound ones are f32.\n"
-    "\n"
-    "  tensorc run FILE [--fn NAME] [--shape N=64,D=128] [--input NAME=PATH.npy]...\n"
-    "                   [--input NAME=VALUE]... [--output NAME=PATH.npy]... [--groups SIZES]\n"
-    "                   [--device=cpu|cuda] [--random] [--seed S] [--dtype T=bf16] [--check]\n"
-    "                   [--bench] [--verbose] [--fast-math] [--lineinfo]\n"
-    "      Run function NAME (optional when FILE has just one).  Tensors are .npy\n"
-    "      files; a scalar is a number (or a 0-d .npy).  Symbolic dims are bound\n"
-    "      from the inputs' shapes, then --shape ('*=COUNT' for [*] tensors).\n"
-    "      Every input must be given, except scalars with a default.  With\n"
-    "      --random, inputs not given are seeded random data (--seed, default 0;\n"
-    "      a note lists them): floats uniform in [-1, 1), integers in [-10, 10),\n"
-    "      bools 50/50; scalars not given take their default, else a random\n"
-    "      value in (0, 1] (integers [1, 10]).  Outputs are named as in the signature (a single unnamed\n"
-    "      result is 'out'; an inout parameter's final value has its own name);\n"
-    "      those without --output are printed.  bf16 tensors travel as f32 .npy.\n"
-    "      --dtype T=bf16 binds the dtype variable T of the function (else f32).\n"
-    "      --device=cuda (the default when a GPU is present) runs the generated\n"
-    "      kernels, --device=cpu the reference interpreter.  --check compares a\n"
-    "      cuda run with the interpreter; --bench times each kernel (GB/s);\n"
-    "      --verbose says whether the kernels came from the cache; --fast-math\n"
-    "      and --lineinfo compile them with NVRTC's --use_fast_math, -lineinfo.\n"
-    "      --groups 1000,0,4097 runs an elementwise function (every tensor [*])\n"
-    "      over one tensor group per size, in one kernel launch on the GPU;\n"
-    "      then --input NAME=a.npy,b.npy and --output NAME=a.npy,b.npy take one\n"
-    "      file per group (an --input list alone sets the groups and sizes),\n"
-    "      scalars are shared, group i's random inputs are --seed S+i's, and\n"
-    "      --check compares every group.\n"
-    "\n"
-    "  tensorc explain FILE [--fn NAME]\n"
-    "      Every fusion decision: each pair of kernels' anchors fused or\n"
-    "      refused, and why; each inlined node.\n"
-    "  tensorc cache dir | stats | clear\n"
-    "      The kernel cache: print its directory; its entries, bytes and bound;\n"
-    "      or remove every entry.  TENSORC_CACHE_DIR (else $XDG_CACHE_HOME/tensorc,\n"
-    "      else ~/.cache/tensorc) places it, TENSORC_CACHE_MAX_MB bounds it\n"
-    "      (default 1024; least recently used entries go first).\n"
-    "  tensorc doctor\n"
-    "      What tensorc finds: the CUDA driver, GPUs, NVRTC, cuBLAS (with\n"
-    "      paths and versions, or where it looked and why it failed) and the\n"
-    "      kernel cache.  Exit 0 when --device=cuda can run, 3 if not.\n"
-    "  tensorc --help | --version\n"
-    "\n"
-    "exit status: 0 success; 1 an error in the program or its inputs; 2 a usage\n"
-    "error; 3 the environment (no GPU, CUDA runtime missing).\n"
-    "\n"
-    "environment: TENSORC_DUMP_DIR=DIR writes every text stage to DIR/NAME.STAGE\n"
-    "for every compilation; TENSORC_DEBUG=1 prints the time of every stage (NVRTC\n"
-    "and the cache included), TENSORC_DEBUG=sched,cuda also those stages;\n"
-    "TENSORC_CACHE_DIR places the kernel cache.\n";
 
 /* Whether the program's file defines any function. */
 static bool has_functions(tc_program *p)
@@ -91,7 +25,7 @@ static bool has_functions(tc_program *p)
 
 /* Write -o's file safely (tc_outset: a temporary renamed into place once
  * whole, a device written in place); 0 or EXIT_ERROR with a message. */
-static int write_out(const char *path, const void *data, size_t len)
+int cli_write_out(const char *path, const void *data, size_t len)
 {
     tc_outset *s = tc_outset_new();
     if (!s)
@@ -113,7 +47,7 @@ static int write_text(const char *path, const char *text)
         return fflush(stdout) == 0 ? EXIT_OK : fail(EXIT_ERROR, "cannot write the output: %s",
                                                    strerror(errno));
     }
-    return write_out(path, text, strlen(text));
+    return cli_write_out(path, text, strlen(text));
 }
 
 /* --emit=ptx|cubin: the unit's CUDA through NVRTC (and the kernel cache),
@@ -145,7 +79,7 @@ static int compile_image(tc_ctx *ctx, tc_program *p, const char *fn, const tc_ar
             fprintf(stderr, "tensorc: nvrtc %s for sm_%d (%s, %zu bytes): cache: %s\n", info.name,
                     sm, emit, len, info.jit_origin == 2 ? "miss" : "hit");
         if (out) {
-            rc = write_out(out, image, len);
+            rc = cli_write_out(out, image, len);
         } else if (fwrite(image, 1, len, stdout) != len || fflush(stdout) != 0) {
             rc = fail(EXIT_ERROR, "cannot write the output: %s", strerror(errno));
         }
@@ -158,7 +92,7 @@ static int compile_with(int argc, char **argv, tc_arg *dts, int *ndts)
 {
     const char *file = NULL, *fn = NULL, *emit = "cuda", *out = NULL, *arch = NULL;
     bool bad = false, verbose = false, dashdash = false;
-    bool fast_math = false, line_info = false;
+    bool fast_math = false, line_info = false, json = false;
     for (int i = 0; i < argc && !bad; i++) {
         const char *a = argv[i], *v;
         if (dashdash || a[0] != '-' || a[1] == 0) {
@@ -177,6 +111,8 @@ static int compile_with(int argc, char **argv, tc_arg *dts, int *ndts)
             out = v;
         } else if (opt_flag("--verbose", argc, argv, &i, &bad)) {
             verbose = true;
+        } else if (opt_flag("--json", argc, argv, &i, &bad)) {
+            json = true;
         } else if (opt_flag("--fast-math", argc, argv, &i, &bad) ||
                    opt_flag("--lineinfo", argc, argv, &i, &bad)) {
             bool *flag = strcmp(a, "--fast-math") == 0 ? &fast_math : &line_info;
@@ -187,7 +123,7 @@ static int compile_with(int argc, char **argv, tc_arg *dts, int *ndts)
             if (!bad && !opt_dtype(v, dts, ndts))
                 return EXIT_USAGE;
         } else if (!bad) {
-            return usage_error("unknown option '%s' for 'tensorc compile'", a);
+            return unknown_option(a);
         }
     }
     if (bad)
@@ -201,12 +137,23 @@ static int compile_with(int argc, char **argv, tc_arg *dts, int *ndts)
             stage = &stages[s];
     if (!stage) {
         char list[256] = "";
+        const char *names[32];
+        size_t n = 0;
         for (size_t s = 0; s < nstages; s++)
-            if (stages[s].emit)
+            if (stages[s].emit) {
                 snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", *list ? ", " : "",
                          stages[s].name);
+                if (n < 32)
+                    names[n++] = stages[s].name;
+            }
+        const char *near = cli_suggest(emit, names, n);
+        if (near)
+            return usage_error("unknown --emit stage '%s' (did you mean '%s'? stages: %s)", emit, near, list);
         return usage_error("unknown --emit stage '%s' (stages: %s)", emit, list);
     }
+    if (json && strcmp(emit, "plan") != 0 && strcmp(emit, "explain") != 0)
+        return usage_error("--json is for --emit=plan and --emit=explain (docs/json.md), not --emit=%s",
+                           emit);
     if (arch) {
         const char *d = arch + 3;
         bool ok = strncmp(arch, "sm_", 3) == 0 && *d;
@@ -232,6 +179,12 @@ static int compile_with(int argc, char **argv, tc_arg *dts, int *ndts)
         if (!ok)
             return EXIT_ERROR;
     }
+    /* --emit=dot -o g.svg: graphviz draws it; without dot, say so now */
+    const char *picture = strcmp(emit, "dot") == 0 ? dot_format(out) : NULL;
+    if (picture && !dot_found())
+        return fail(EXIT_ENV, "-o %s: drawing the graph needs graphviz's 'dot' program, which is not "
+                    "on PATH (install graphviz, or write the graph's text with -o %.*s.dot)", out,
+                    (int)(strlen(out) - strlen(picture) - 1), out);
 
     tc_ctx *ctx = NULL;
     tc_program *p = NULL;
@@ -263,19 +216,26 @@ static int compile_with(int argc, char **argv, tc_arg *dts, int *ndts)
     const char *text;
     if (rc == EXIT_OK && binary) {
         rc = compile_image(ctx, p, fn, dts, *ndts, emit, arch, out, verbose);
+    } else if (rc == EXIT_OK && json) {
+        if (tc_program_dump_json(p, emit, fn, dts, (size_t)*ndts, &text) != TC_OK) {
+            fputs(tc_errmsg(ctx), stderr);
+            rc = EXIT_ERROR;
+        } else {
+            rc = write_text(out, text);
+        }
     } else if (rc == EXIT_OK && *ndts && strcmp(emit, "ast") != 0) {
         if (tc_program_dump_ex(p, emit, fn, dts, (size_t)*ndts, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);
             rc = EXIT_ERROR;
         } else {
-            rc = write_text(out, text);
+            rc = picture ? dot_render(text, picture, out) : write_text(out, text);
         }
     } else if (rc == EXIT_OK) {
         if (tc_program_dump(p, emit, fn, &text) != TC_OK) {
             fputs(tc_errmsg(ctx), stderr);
             rc = EXIT_ERROR;
         } else {
-            rc = write_text(out, text);
+            rc = picture ? dot_render(text, picture, out) : write_text(out, text);
         }
     }
     tc_program_free(p);
@@ -300,7 +260,7 @@ static int cmd_compile(int argc, char **argv)
 static int cmd_explain(int argc, char **argv)
 {
     const char *file = NULL, *fn = NULL;
-    bool bad = false;
+    bool bad = false, json = false;
     for (int i = 0; i < argc && !bad; i++) {
         const char *a = argv[i], *v;
         if (a[0] != '-' || a[1] == 0) {
@@ -309,8 +269,10 @@ static int cmd_explain(int argc, char **argv)
             file = a;
         } else if (opt_value("--fn", argc, argv, &i, &v, &bad)) {
             fn = v;
+        } else if (opt_flag("--json", argc, argv, &i, &bad)) {
+            json = true;
         } else if (!bad) {
-            return usage_error("unknown option '%s' for 'tensorc explain'", a);
+            return unknown_option(a);
         }
     }
     if (bad)
@@ -323,7 +285,9 @@ static int cmd_explain(int argc, char **argv)
     int rc = EXIT_OK;
     if (tc_ctx_create(&ctx) != TC_OK)
         return fail(EXIT_ERROR, "out of memory");
-    if (tc_compile_file(ctx, file, &p) != TC_OK || tc_program_dump(p, "explain", fn, &text) != TC_OK) {
+    if (tc_compile_file(ctx, file, &p) != TC_OK ||
+        (json ? tc_program_dump_json(p, "explain", fn, NULL, 0, &text)
+              : tc_program_dump(p, "explain", fn, &text)) != TC_OK) {
         fputs(tc_errmsg(ctx), stderr);
         rc = EXIT_ERROR;
     } else if (!fn && !has_functions(p)) {
@@ -341,9 +305,17 @@ static int cmd_explain(int argc, char **argv)
  * here either: the warning goes to stderr and the answers are empty. */
 static int cmd_cache(int argc, char **argv)
 {
+    bool json = argc == 2 && strcmp(argv[0], "stats") == 0 && strcmp(argv[1], "--json") == 0;
+    if (json)
+        argc = 1;
     if (argc < 1 || (strcmp(argv[0], "dir") != 0 && strcmp(argv[0], "stats") != 0 &&
-                     strcmp(argv[0], "clear") != 0))
+                     strcmp(argv[0], "clear") != 0)) {
+        static const char *const words[] = {"dir", "stats", "clear"};
+        const char *near = argc < 1 ? NULL : cli_suggest(argv[0], words, 3);
+        if (near)
+            return usage_error("'tensorc cache' needs one of: dir, stats, clear (did you mean '%s'?)", near);
         return usage_error("'tensorc cache' needs one of: dir, stats, clear");
+    }
     if (argc > 1)
         return usage_error("'tensorc cache %s' takes no arguments, found '%s'", argv[0], argv[1]);
     tc_cache *c = tc_cache_open(NULL);
@@ -359,8 +331,15 @@ static int cmd_cache(int argc, char **argv)
     } else if (strcmp(argv[0], "stats") == 0) {
         uint64_t n, bytes, max;
         tc_cache_stats(c, &n, &bytes, &max);
-        printf("dir: %s\nentries: %llu\nbytes: %llu\nmax bytes: %llu\n", tc_cache_path(c),
-               (unsigned long long)n, (unsigned long long)bytes, (unsigned long long)max);
+        char *doc = json ? tc_cache_stats_json(tc_cache_path(c), n, bytes, max) : NULL;
+        if (json && doc)
+            fputs(doc, stdout);
+        else if (json)
+            rc = fail(EXIT_ERROR, "out of memory");
+        else
+            printf("dir: %s\nentries: %llu\nbytes: %llu\nmax bytes: %llu\n", tc_cache_path(c),
+                   (unsigned long long)n, (unsigned long long)bytes, (unsigned long long)max);
+        free(doc);
     } else {
         size_t n = tc_cache_clear(c);
         printf("removed %zu %s\n", n, n == 1 ? "entry" : "entries");
@@ -388,19 +367,34 @@ int main(int argc, char **argv)
         return usage_error("no command given");
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(help_text, stdout);
+        /* tensorc help run: that command's help */
+        if (strcmp(cmd, "help") == 0 && argc > 2 && !cli_find(argv[2])) {
+            cli_command = "help";
+            return usage_error("no command '%s' to help with", argv[2]);
+        }
+        cli_help(stdout, strcmp(cmd, "help") == 0 && argc > 2 ? argv[2] : NULL);
         return EXIT_OK;
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("tensorc %s\n", tc_version_string());
         return EXIT_OK;
     }
-    if (strcmp(cmd, "compile") && strcmp(cmd, "run") && strcmp(cmd, "explain") && strcmp(cmd, "cache") &&
-        strcmp(cmd, "doctor"))
-        return usage_error(cmd[0] == '-' ? "unknown option '%s'" : "unknown command '%s'", cmd);
+    if (!cli_find(cmd) || strcmp(cmd, "help") == 0) {
+        const char *names[16];
+        size_t n = 0;
+        for (const cli_cmd *c = cli_cmds; c->name && n < 14; c++)
+            names[n++] = c->name;
+        names[n++] = "--help";
+        names[n++] = "--version";
+        const char *near = cli_suggest(cmd, names, n);
+        const char *what = cmd[0] == '-' ? "option" : "command";
+        if (near)
+            return usage_error("unknown %s '%s' (did you mean '%s'?)", what, cmd, near);
+        return usage_error("unknown %s '%s'", what, cmd);
+    }
     cli_command = cmd;
     if (wants_help(argc - 2, argv + 2)) {
-        fputs(help_text, stdout);
+        cli_help(stdout, cmd);
         return EXIT_OK;
     }
     if (strcmp(cmd, "compile") == 0)

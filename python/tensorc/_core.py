@@ -24,14 +24,17 @@ class TensorcError(Exception):
         file, line, col: where the error is (``None`` when it has no location).
         caret:   the source line and the caret line under it (``None``
                  without a location).
+        hint:    for a known slip (a PyTorch spelling such as ``x.sum(1)``,
+                 ``dim=``, ``True``), the fix in tensorc's terms; else ``None``.
     """
 
     def __init__(self, status: str, message: str, file: Optional[str] = None,
                  line: Optional[int] = None, col: Optional[int] = None,
-                 caret: Optional[str] = None):
+                 caret: Optional[str] = None, hint: Optional[str] = None):
         super().__init__(message)
         self.status, self.message = status, message
         self.file, self.line, self.col, self.caret = file, line, col, caret
+        self.hint = hint
 
     def __str__(self) -> str:
         return self.message
@@ -79,9 +82,11 @@ def _error(lib: Any, ctx: int, status: int) -> TensorcError:
         # tensorc.h: the message is the located line, then the source line and the caret
         rest = msg.split("\n", 1)[1] if "\n" in msg else ""
         caret = rest.rstrip("\n") or None
+    # the library's hint line (src/base/diag.h): "    hint: ..." after the caret
+    hint = next((ln[len("    hint: "):] for ln in msg.split("\n") if ln.startswith("    hint: ")), None)
     if not msg:
         msg = name
-    return _ERROR_CLASSES.get(name, TensorcError)(name, msg, file, line, column, caret)
+    return _ERROR_CLASSES.get(name, TensorcError)(name, msg, file, line, column, caret, hint)
 
 
 # --- contexts -----------------------------------------------------------------
@@ -230,6 +235,77 @@ def _streams(ref: Any, dev: Tuple[int, int], stream: Optional[StreamLike]) -> Tu
     return handle, handle or 1
 
 
+def _scalar_kind(name: str, v: Any) -> int:
+    """The tc_arg kind of scalar v, as Function._scalar chooses it."""
+    if isinstance(v, bool) or type(v).__name__ == "bool_":
+        return C.TC_ARG_BOOL
+    if isinstance(v, int) or hasattr(v, "__index__"):
+        return C.TC_ARG_INT
+    if isinstance(v, float) or hasattr(v, "__float__"):
+        return C.TC_ARG_FLOAT
+    raise TypeError(f"parameter '{name}': expected a tensor or a number, got {type(v).__name__}")
+
+
+class _Plan:
+    """One call signature's tc_arg array, built once and refilled by every
+    call with that signature (the same parameters given, each a tensor or
+    the same kind of number, the same outputs passed, the same dtypes):
+    names, kinds and dtype bindings are set here; a call writes only the
+    tensors' DLTensor addresses (into their reused Slots) and the numbers.
+    Inputs and dtype bindings come first, so tc_output_shapes reads the
+    array's first ``nin`` entries.  Each thread has its own (Function._tls),
+    so calls from two threads never share one."""
+
+    def __init__(self, f: "Function", key: Tuple[Any, ...]) -> None:
+        kinds, given, dts = key
+        n_in = sum(1 for k in kinds if k >= 0) + len(dts)  # -1: not given
+        n_out = sum(1 for o in f.outputs if not o.inout)
+        self.n = n_in + n_out
+        self.nin = n_in
+        self.arr = (C.tc_arg * max(self.n, 1))()
+        self.ins: List[Tuple[Value, Any, Optional[T.Slot], int]] = []
+        i = 0
+        for p, kind in zip(f.params, kinds):
+            if kind < 0:
+                continue
+            a = self.arr[i]
+            a.name, a.kind = f._bnames[p.name], kind
+            self.ins.append((p, a.v, T.Slot() if kind == C.TC_ARG_TENSOR else None, kind))
+            i += 1
+        self._dtype_names = []  # the bytes the array's char pointers point at
+        for var, dt in dts:
+            a = self.arr[i]
+            b = (var.encode(), str(dt).encode())
+            self._dtype_names.append(b)
+            a.name, a.kind, a.v.dtype = b[0], C.TC_ARG_DTYPE, b[1]
+            i += 1
+        self.outs: List[Tuple[int, Value, Any, Optional[T.Slot]]] = []
+        fresh = iter(given) if given else None
+        self.alloc = False
+        for k, o in enumerate(f.outputs):
+            if o.inout:
+                self.outs.append((k, o, None, None))
+                continue
+            if not (next(fresh) if fresh else False):
+                self.alloc = True
+            a = self.arr[i]
+            a.name, a.kind = f._bnames[o.name], C.TC_ARG_TENSOR
+            self.outs.append((k, o, a.v, T.Slot()))
+            i += 1
+        self._shapes = (C.tc_shape * max(len(f.outputs), 1))()
+
+    def shapes(self, f: "Function") -> List[Tuple[Tuple[int, ...], str]]:
+        """The outputs' (shape, dtype) from the inputs filled in."""
+        prog = f.program
+        outs, n = self._shapes, len(f.outputs)
+        with prog.context.lock:
+            st = prog._lib.tc_output_shapes(prog._h, f._bname, self.arr, self.nin, outs, n)
+            if st != C.TC_OK:
+                raise _error(prog._lib, prog.context._h, st)
+        return [(tuple(outs[k].shape[:outs[k].ndim]), T.dl_dtype_name(outs[k].dtype))
+                for k in range(n)]
+
+
 class Function:
     """One function of a program: call it, introspect it, read its kernels.
 
@@ -264,6 +340,7 @@ class Function:
         self._bnames = {v.name: v.name.encode() for v in self.params + self.outputs}
         # outputs the caller may pass or gets back as new tensors
         self._fresh = [o for o in self.outputs if not o.inout]
+        self._tls = threading.local()  # .plans: this thread's _Plan per call signature
 
     def __repr__(self) -> str:
         outs = ", ".join(str(o) for o in self.outputs)
@@ -477,31 +554,53 @@ class Function:
             NoDeviceError: CUDA tensors, but no driver, GPU or NVRTC.
         """
         bound = self._bind(args, kwargs)
-        outs = self._outs(out)
+        outs = self._outs(out) if out is not None else {}
         ref, dev = self._where([bound[p.name] for p in self.params
                                 if not p.scalar and p.name in bound] + list(outs.values()))
         if ref is None:
             raise TypeError(f"{self.name}(): no tensor argument, so no device to run on")
         cuda = T.is_cuda(dev)
         handle, dl_stream = _streams(ref, dev, stream) if cuda else (0, None)
+        # the call's signature: what each parameter is, which outputs are given, the dtypes
+        kinds = []
+        for p in self.params:
+            v = bound.get(p.name, _MISSING)
+            kinds.append(-1 if v is _MISSING else
+                         _scalar_kind(p.name, v) if p.scalar and not T.is_tensor(v) else C.TC_ARG_TENSOR)
+        key = (tuple(kinds), tuple(o.name in outs for o in self._fresh) if outs else (),
+               tuple(sorted(dtypes.items())) if dtypes else ())
+        plans = getattr(self._tls, "plans", None)
+        if plans is None:
+            plans = self._tls.plans = {}
+        plan = plans.get(key)
+        if plan is None:
+            plan = plans[key] = _Plan(self, key)
         keep: List[Any] = []
-        args_c = self._input_args(bound, dev, dl_stream, keep) + self._dtype_args(dtypes)
+        for p, v, slot, kind in plan.ins:
+            x = bound[p.name]
+            if kind == C.TC_ARG_TENSOR:
+                v.ptr = T.fill(slot, x, f"{self.name}: '{p.name}'", dev, dl_stream, keep, p.inout)
+            elif kind == C.TC_ARG_FLOAT:
+                v.f = float(x)
+            elif kind == C.TC_ARG_INT:
+                v.i = int(x)
+            else:
+                v.b = int(bool(x))
         results: List[Any] = []
         fresh: List[int] = []
-        if len(outs) < len(self._fresh):
-            shapes = self._shapes(args_c)
-        for k, o in enumerate(self.outputs):
+        shapes = plan.shapes(self) if plan.alloc else None
+        for k, o, v, slot in plan.outs:
             if o.inout:
                 results.append(bound[o.name])
                 continue
-            t = outs.get(o.name)
+            t = outs.get(o.name) if outs else None
             if t is None:
                 shape, dt = shapes[k]
                 t = T.alloc_for(ref, dev, shape, dt)
                 fresh.append(len(results))
             results.append(t)
-            args_c.append(self._tensor_arg(o.name, t, dev, dl_stream, keep, True))
-        self.program._run(self._bname, args_c, cuda, handle)
+            v.ptr = T.fill(slot, t, f"{self.name}: '{o.name}'", dev, dl_stream, keep, True)
+        self.program._run_arr(self._bname, plan.arr, plan.n, cuda, handle)
         for k in fresh:  # after the launch: JAX orders its reads after the caller's stream
             results[k] = T.wrap_output(ref, results[k])
         if not results:
@@ -581,8 +680,9 @@ class Function:
         else:
             ptrs = (ctypes.c_void_p * max(len(ts), 1))()
             for i, t in enumerate(ts):
-                ptrs[i] = T.to_dltensor(t, f"{self.name}: '{name}'[{i}]", dev, dl_stream, keep,
-                                        writable)
+                slot = T.Slot()  # a torch tensor or NumPy array described directly (T.fill)
+                keep.append(slot)
+                ptrs[i] = T.fill(slot, t, f"{self.name}: '{name}'[{i}]", dev, dl_stream, keep, writable)
         for i in range(len(ts) if group_args is not None else 0):
             a = C.tc_arg()  # group i alone, for tc_output_shapes
             a.name, a.kind, a.v.ptr = self._bnames[name], C.TC_ARG_TENSOR, ptrs[i]
@@ -645,7 +745,9 @@ class TensorList:
             dl_stream = _streams(ref, dev, None)[1]
         self._ptrs = (ctypes.c_void_p * max(len(self.tensors), 1))()
         for i, t in enumerate(self.tensors):
-            self._ptrs[i] = T.to_dltensor(t, f"TensorList[{i}]", dev, dl_stream, self._keep, True)
+            slot = T.Slot()
+            self._keep.append(slot)
+            self._ptrs[i] = T.fill(slot, t, f"TensorList[{i}]", dev, dl_stream, self._keep, True)
 
     def __len__(self) -> int:
         return len(self.tensors)
@@ -783,6 +885,16 @@ class Program:
                 st = self._lib.tc_run(self._h, name, arr, len(args), stream or None)
             else:
                 st = self._lib.tc_run_cpu(self._h, name, arr, len(args))
+            if st != C.TC_OK:
+                raise _error(self._lib, self.context._h, st)
+
+    def _run_arr(self, name: bytes, arr: Any, n: int, cuda: bool, stream: int) -> None:
+        """tc_run (tc_run_cpu) over a prepared tc_arg array (Function's _Plan)."""
+        with self.context.lock:
+            if cuda:
+                st = self._lib.tc_run(self._h, name, arr, n, stream or None)
+            else:
+                st = self._lib.tc_run_cpu(self._h, name, arr, n)
             if st != C.TC_OK:
                 raise _error(self._lib, self.context._h, st)
 

@@ -17,6 +17,15 @@ An argument becomes a DLTensor in one of two ways:
 Tensor libraries are never imported here unless the caller's tensors come
 from them (``sys.modules`` is consulted), so importing tensorc never
 imports torch.
+
+A call of a Function reuses one :class:`Slot` per tensor argument (a
+DLTensor with room for its shape and strides) from call to call and
+rewrites it (``fill``), instead of building structs anew; a strided torch
+tensor is described from its own attributes (data_ptr, shape, stride,
+dtype, device) when no stream synchronization is asked of it (the caller's
+current stream, DLPack's -1), which is what ``__dlpack__`` would export,
+without making and freeing a capsule per call.  Anything else goes through
+``to_dltensor``.
 """
 from __future__ import annotations
 
@@ -97,12 +106,21 @@ def np_dtype(dtype: str) -> np.dtype:
     return _DTYPE_TO_NP[dtype]
 
 
+_LIB_OF_TYPE: dict = {}  # type -> its library's name, so each type is looked at once
+
+
 def library_of(obj: Any) -> str:
     """'numpy', 'torch', 'cupy', 'jax' or the top module of obj's type."""
-    if isinstance(obj, (np.ndarray, bfloat16)):
-        return "numpy"
-    mod = type(obj).__module__.split(".")[0]
-    return "jax" if mod == "jaxlib" else mod
+    tp = type(obj)
+    lib = _LIB_OF_TYPE.get(tp)
+    if lib is None:
+        if issubclass(tp, (np.ndarray, bfloat16)):
+            lib = "numpy"
+        else:
+            mod = tp.__module__.split(".")[0]
+            lib = "jax" if mod == "jaxlib" else mod
+        _LIB_OF_TYPE[tp] = lib
+    return lib
 
 
 def is_tensor(obj: Any) -> bool:
@@ -113,6 +131,11 @@ def device_of(obj: Any) -> Tuple[int, int]:
     """(DLPack device type, device id)."""
     if isinstance(obj, (np.ndarray, bfloat16)):
         return (C.kDLCPU, 0)
+    if library_of(obj) == "torch" and _torch_fast():  # what __dlpack_device__ says, cheaper
+        if obj.is_cuda:
+            return (C.kDLCUDA, obj.get_device())
+        if obj.device.type == "cpu":
+            return (C.kDLCPU, 0)
     dev = obj.__dlpack_device__()
     return (int(dev[0]), int(dev[1]))
 
@@ -197,6 +220,118 @@ def to_dltensor(obj: Any, what: str, dev: Tuple[int, int], dl_stream: Optional[i
     t.byte_offset = 0
     keep.append(t)
     return ctypes.addressof(t)
+
+
+class Slot:
+    """One tensor argument's DLTensor, kept by a call signature and
+    rewritten for every call (``fill``), with room for TC_MAX_DIMS sizes and
+    strides."""
+    __slots__ = ("t", "addr", "shape", "strides", "strides_ptr")
+
+    def __init__(self) -> None:
+        self.t = t = C.DLTensor()
+        self.shape = _DIMS()
+        self.strides = self.strides_ptr = _DIMS()  # an array is assigned as a pointer
+        t.shape = self.shape
+        t.dtype.lanes = 1
+        self.addr = ctypes.addressof(t)
+
+
+_DIMS = ctypes.c_int64 * C.TC_MAX_DIMS
+
+
+_TORCH: dict = {}  # "ok": the fast path may be used; "dl": torch dtype -> (code, bits)
+
+
+def _torch_fast() -> bool:
+    """Whether torch tensors may be described from their attributes: a CUDA
+    (not ROCm) build of torch; decided once."""
+    ok = _TORCH.get("ok")
+    if ok is None:
+        torch = sys.modules["torch"]
+        ok = getattr(getattr(torch, "version", None), "hip", None) is None
+        _TORCH["ok"] = ok
+        _TORCH["dl"] = {torch.float32: C.DTYPE_TO_DL["f32"], torch.float16: C.DTYPE_TO_DL["f16"],
+                        torch.bfloat16: C.DTYPE_TO_DL["bf16"], torch.float64: C.DTYPE_TO_DL["f64"],
+                        torch.int32: C.DTYPE_TO_DL["i32"], torch.int64: C.DTYPE_TO_DL["i64"],
+                        torch.bool: C.DTYPE_TO_DL["bool"]}
+        _TORCH["strided"] = torch.strided
+    return ok
+
+
+def _fill_torch(slot: Slot, obj: Any) -> bool:
+    """slot describes torch tensor obj as its __dlpack__ would (the data
+    pointer already at the first element); False for anything that path
+    must see (another layout, conjugate or negative views, other dtypes or
+    devices, too many dims)."""
+    if obj.layout is not _TORCH["strided"] or obj.is_conj() or obj.is_neg():
+        return False
+    dl = _TORCH["dl"].get(obj.dtype)
+    ndim = obj.dim()
+    if dl is None or ndim > C.TC_MAX_DIMS:
+        return False
+    t = slot.t
+    if obj.is_cuda:
+        t.device.device_type, t.device.device_id = C.kDLCUDA, obj.get_device()
+    elif obj.device.type == "cpu":
+        t.device.device_type, t.device.device_id = C.kDLCPU, 0
+    else:
+        return False
+    t.data = obj.data_ptr() or None
+    t.ndim = ndim
+    t.dtype.code, t.dtype.bits = dl
+    sh = slot.shape
+    for i, d in enumerate(obj.shape):
+        sh[i] = d
+    if obj.is_contiguous():
+        t.strides = None  # DLPack: compact row-major
+    else:
+        st = slot.strides
+        for i, d in enumerate(obj.stride()):
+            st[i] = d
+        t.strides = slot.strides_ptr
+    t.byte_offset = 0
+    return True
+
+
+def fill(slot: Slot, obj: Any, what: str, dev: Tuple[int, int], dl_stream: Optional[int],
+         keep: List[Any], writable: bool) -> int:
+    """The address of a DLTensor describing obj, as to_dltensor gives it:
+    slot rewritten for a NumPy array, or for a torch tensor when no stream
+    synchronization is asked (dl_stream -1, or the CPU); else to_dltensor's
+    (the producer's capsule, kept alive in keep)."""
+    tp = type(obj)
+    if tp is np.ndarray:
+        dt = _NP_TO_DTYPE.get(obj.dtype)
+        ndim = obj.ndim
+        if dt is None or ndim > C.TC_MAX_DIMS or (writable and not obj.flags.writeable):
+            return to_dltensor(obj, what, dev, dl_stream, keep, writable)  # its message
+        t = slot.t
+        t.data = obj.__array_interface__["data"][0] or None
+        t.device.device_type, t.device.device_id = C.kDLCPU, 0
+        t.ndim = ndim
+        t.dtype.code, t.dtype.bits = C.DTYPE_TO_DL[dt]
+        sh = slot.shape
+        for i, d in enumerate(obj.shape):
+            sh[i] = d
+        if obj.flags.c_contiguous:
+            t.strides = None
+        else:
+            isz = obj.itemsize
+            st = slot.strides
+            for i, d in enumerate(obj.strides):
+                if d % isz:
+                    raise ValueError("an array whose strides are not a multiple of its item size")
+                st[i] = d // isz
+            t.strides = slot.strides_ptr
+        t.byte_offset = 0
+        keep.append(obj)
+        return slot.addr
+    if (dl_stream is None or dl_stream == -1) and library_of(obj) == "torch" and _torch_fast() \
+            and _fill_torch(slot, obj):
+        keep.append(obj)
+        return slot.addr
+    return to_dltensor(obj, what, dev, dl_stream, keep, writable)
 
 
 def numel(obj: Any) -> int:

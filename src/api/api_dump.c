@@ -23,6 +23,7 @@ typedef struct {
     tc_stage stage;
     const char *fn;
     const char *out;
+    bool json;              /* tc_drv_json's form (api_dump_json) */
 } dump_job;
 
 /* --fn NAME's AST: a function of the file or of the prelude. */
@@ -51,11 +52,12 @@ static void dump_body(void *arg)
         entry_job e = {p, j->fn, NULL, 0, NULL};
         api_entry_body(&e);
         const gfn *one[1] = {e.out};
-        tc_drv_print(&b, p, j->stage, one, 1, 0);
+        (j->json ? tc_drv_json : tc_drv_print)(&b, p, j->stage, one, 1, 0);
     } else {
         if (j->stage != STAGE_AST)
             api_report_unbuilt(p);
-        tc_drv_print(&b, p, j->stage, (const gfn *const *)p->graph->fns, p->graph->nfns, 0);
+        (j->json ? tc_drv_json : tc_drv_print)(&b, p, j->stage, (const gfn *const *)p->graph->fns,
+                                               p->graph->nfns, 0);
     }
     j->out = buf_str(&b);
 }
@@ -83,7 +85,7 @@ tc_status tc_program_dump(tc_program *prog, const char *stage, const char *fn, c
                                       "unknown stage '%s' (stages: %s)", stage,
                                       tc_stage_names(prog->arena, SF_TEXT)));
     }
-    dump_job j = {prog, (tc_stage)s, fn, NULL};
+    dump_job j = {prog, (tc_stage)s, fn, NULL, false};
     tc_status st = diag_protect(d, dump_body, &j);
     if (st != TC_OK)
         return api_fail(ctx, st);
@@ -96,6 +98,7 @@ typedef struct {
     const gfn *f;
     tc_stage stage;
     const char *out;
+    bool json;
 } fdump_job;
 
 static void fdump_body(void *arg)
@@ -104,8 +107,29 @@ static void fdump_body(void *arg)
     tc_buf b;
     buf_init(&b, j->p->arena);
     const gfn *one[1] = {j->f};
-    tc_drv_print(&b, j->p, j->stage, one, 1, 0);
+    (j->json ? tc_drv_json : tc_drv_print)(&b, j->p, j->stage, one, 1, 0);
     j->out = buf_str(&b);
+}
+
+tc_status api_dump_json(tc_program *p, const gfn *f, const char *stage, const char *fn,
+                        const char **out)
+{
+    api_begin(p->ctx);
+    int s = tc_stage_find(stage);
+    if (s != STAGE_EXPLAIN && s != STAGE_PLAN)
+        return api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_INVALID_ARG, (tc_loc){0},
+                                         "--json is for --emit=plan and explain, not '%s'", stage));
+    tc_status st;
+    if (f) {
+        fdump_job j = {p, f, (tc_stage)s, NULL, true};
+        st = diag_protect(&p->ctx->diag, fdump_body, &j);
+        *out = j.out;
+    } else {
+        dump_job j = {p, (tc_stage)s, fn, NULL, true};
+        st = diag_protect(&p->ctx->diag, dump_body, &j);
+        *out = j.out;
+    }
+    return st == TC_OK ? TC_OK : api_fail(p->ctx, st);
 }
 
 tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **out)
@@ -115,7 +139,7 @@ tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **
     if (s < 0 || !(tc_stages[s].flags & SF_TEXT) || s == STAGE_AST)
         return api_fail(p->ctx, diag_set(&p->ctx->diag, TC_ERR_INVALID_ARG, (tc_loc){0},
                                          "api_dump: no stage '%s' of one function", stage));
-    fdump_job j = {p, f, (tc_stage)s, NULL};
+    fdump_job j = {p, f, (tc_stage)s, NULL, false};
     tc_status st = diag_protect(&p->ctx->diag, fdump_body, &j);
     if (st != TC_OK)
         return api_fail(p->ctx, st);

@@ -68,6 +68,10 @@ void api_report_unbuilt(tc_program *p);
 /* The dump of one stage ("graph", "lowered", "fused", "explain", ...; see
  * src/driver/stages.def) of entry f of p, in a protected call. */
 tc_status api_dump(tc_program *p, const gfn *f, const char *stage, const char **out);
+/* The JSON form (docs/json.md) of stage "explain" or "plan": of entry f,
+ * else of function fn (NULL: every function of the file). */
+tc_status api_dump_json(tc_program *p, const gfn *f, const char *stage, const char *fn,
+                        const char **out);
 
 /* compile.h's tc_drv_entry in a protected call: the CUDA source and launch
  * plan for entry f with variant (compile.h's TC_VAR_* bits).  TC_OK, or an

@@ -228,6 +228,20 @@ tc_status tc_program_dump_ex(tc_program *p, const char *stage, const char *fn,
     return st == TC_OK ? api_dump(p, f, stage, out) : st;
 }
 
+tc_status tc_program_dump_json(tc_program *p, const char *stage, const char *fn,
+                               const tc_arg *dtypes, size_t ndtypes, const char **out)
+{
+    if (!p || !stage || !out || (ndtypes && !dtypes))
+        return TC_ERR_INVALID_ARG;
+    const gfn *f = NULL;
+    if (ndtypes) {
+        tc_status st = api_entry_dtypes(p, "tc_program_dump_json", fn, dtypes, ndtypes, &f);
+        if (st != TC_OK)
+            return st;
+    }
+    return api_dump_json(p, f, stage, fn, out);
+}
+
 tc_status tc_function_not_elementwise(tc_program *p, const char *fn, const tc_arg *dtypes,
                                       size_t ndtypes, const char **why)
 {

@@ -60,9 +60,9 @@ static void show_line(tc_strbuf *b, tc_loc loc)
     strbuf_printf(b, "^\n");
 }
 
-static void format(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
-    __attribute__((format(printf, 4, 0)));
-static void format(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
+static void format(tc_diag *d, tc_status st, tc_loc loc, const char *hint, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
+static void format(tc_diag *d, tc_status st, tc_loc loc, const char *hint, const char *fmt, va_list ap)
 {
     tc_strbuf brief = {0}, full = {0};
     va_list ap2;
@@ -75,6 +75,8 @@ static void format(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_lis
     else
         strbuf_printf(&full, "error: %s\n", brief.s ? brief.s : "");
     show_line(&full, loc);
+    if (hint)
+        strbuf_printf(&full, "    hint: %s\n", hint);
     int ncalls = d->ncalls < DIAG_MAX_CALLS ? d->ncalls : DIAG_MAX_CALLS;
     for (int i = ncalls - 1; i >= 0; i--) {
         strbuf_printf(&full, "%s: note: in call to '%s' from here\n",
@@ -92,14 +94,25 @@ tc_status diag_set(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    format(d, st, loc, fmt, ap);
+    format(d, st, loc, NULL, fmt, ap);
     va_end(ap);
     return st;
 }
 
+_Noreturn void diag_error_hint(tc_diag *d, tc_status st, tc_loc loc, const char *hint, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    format(d, st, loc, hint, fmt, ap);
+    va_end(ap);
+    if (!d->jb)
+        abort(); /* a pass ran outside a protected call: a bug in tensorc */
+    longjmp(*d->jb, 1);
+}
+
 _Noreturn void diag_verror(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
 {
-    format(d, st, loc, fmt, ap);
+    format(d, st, loc, NULL, fmt, ap);
     if (!d->jb)
         abort(); /* a pass ran outside a protected call: a bug in tensorc */
     longjmp(*d->jb, 1);

@@ -8,6 +8,9 @@
  *         return x * rsqrt(ms) * g
  *                          ^
  *
+ * An error with a known fix adds a line "    hint: ..." after the caret
+ * (diag_error_hint).
+ *
  * and then unwinds with longjmp to the protected call at the API boundary
  * (like Lua's luaD_throw), which returns the status.  Library code never
  * calls exit().  While a call is being inlined, its call site is pushed so the
@@ -54,6 +57,11 @@ void diag_clear(tc_diag *d);     /* forget the last error */
 /* Format a located error and unwind to d->jb with the given status. */
 _Noreturn void diag_error(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* diag_error with a hint line after the caret ("    hint: write sum(x, 1)"),
+ * for mistakes with a known fix (a PyTorch habit): the brief stays the
+ * message alone. */
+_Noreturn void diag_error_hint(tc_diag *d, tc_status st, tc_loc loc, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 _Noreturn void diag_verror(tc_diag *d, tc_status st, tc_loc loc, const char *fmt, va_list ap)
     __attribute__((format(printf, 4, 0)));
 /* An error with no source location (out of memory, I/O, ...). */

@@ -54,5 +54,9 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
 
 /* The plan in words, for --emit=cuda's trailing comment and TENSORC_DEBUG. */
 void plan_print(tc_buf *b, const tc_plan *p, const gfn *g);
+struct tc_json;
+/* The same plan as one object of docs/schema/plan.json's "functions"
+ * (plan_json.c, for --emit=plan --json). */
+void plan_json(struct tc_json *j, const tc_plan *p, const gfn *g);
 
 #endif

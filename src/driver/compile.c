@@ -141,6 +141,7 @@ static cg_unit *build_unit(tc_program *p, tc_trace *t, const gfn *const *fns, in
             }
         tc_trace_stage(t, STAGE_FUSED, t0);
         tc_trace_stage(t, STAGE_EXPLAIN, tc_now_ms());
+        tc_trace_stage(t, STAGE_DOT, tc_now_ms());
     }
 
     /* schedule: a strategy and launch shape per kernel */
@@ -267,6 +268,13 @@ void tc_drv_print_built(tc_buf *b, tc_program *p, tc_stage stage, const gfn *con
             plan_print(b, u->plans[i], fns[i]);
         if (stage == STAGE_CUDA)
             buf_puts(b, " */\n");
+        return;
+    }
+    if (stage == STAGE_DOT) { /* one graph of every function */
+        const ffn **fu = ARENA_ARRAY(p->arena, const ffn *, n > 0 ? n : 1);
+        for (int i = 0; i < n; i++)
+            fu[i] = fnc_of(p, fns[i])->fu;
+        fuse_dot(b, fu, n);
         return;
     }
     for (int i = 0; i < n; i++) {

@@ -102,6 +102,11 @@ const cg_unit *tc_drv_entry(tc_program *p, const gfn *g, unsigned variant, const
 void tc_drv_print(tc_buf *b, tc_program *p, tc_stage stage, const gfn *const *fns, int n,
                   unsigned variant);
 
+/* The JSON form of stage (STAGE_EXPLAIN or STAGE_PLAN) for fns[0..n), as
+ * docs/json.md describes it: one document (compile_json.c). */
+void tc_drv_json(tc_buf *b, tc_program *p, tc_stage stage, const gfn *const *fns, int n,
+                 unsigned variant);
+
 /* The trace hook (tc_trace_fn, program.h): called after each stage of each compile has run and been
  * verified, with the functions it ran for (none for parse and prelude) and
  * the unit's variant; ms the stage's time.  The hook may print the stage

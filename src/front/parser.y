@@ -107,6 +107,7 @@ void tc_pvec_push(tc_parse *P, tc_pvec *v, void *item);
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hints.h"
 
 /* The parser's stacks live in the arena, so a longjmp out of an action or the
  * lexer frees them with everything else (YYSTACK_FREE becomes a no-op).  The
@@ -945,6 +946,13 @@ static int yyreport_syntax_error(const yypcontext_t *c, yyscan_t scanner, tc_par
         diag_error(P->diag, TC_ERR_SYNTAX, loc, "%s", whole);
     if (tok == YYSYMBOL_YYEOF)
         diag_error(P->diag, TC_ERR_SYNTAX, loc, "unexpected end of file, expected %s", what);
+    /* a Python or PyTorch habit (x.sum(1), 'and', 'def'): say the tensorc spelling (hints.c) */
+    hint_tok hp = {P->prev.text, P->prev.len, P->prev.kind == NAME, P->prev.kind == LPAREN};
+    hint_tok hc = {P->cur.text, P->cur.len, P->cur.kind == NAME, P->cur.kind == LPAREN};
+    const char *hint = front_hint(P->arena, P->src, hp, hc);
+    if (hint)
+        diag_error_hint(P->diag, TC_ERR_SYNTAX, loc, hint, "expected %s, found %s", what,
+                        spell(P, &P->cur));
     diag_error(P->diag, TC_ERR_SYNTAX, loc, "expected %s, found %s", what, spell(P, &P->cur));
 }
 

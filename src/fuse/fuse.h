@@ -75,7 +75,7 @@
  *
  * The pass is in src/fuse: the driver (fuse.c), the rules (fuse_rules.c),
  * the cost (fuse_cost.c), the merge passes (fuse_merge.c), the kernels
- * (fuse_kernels.c), printing (fuse_print.c) and the verifier
+ * (fuse_kernels.c), printing (fuse_print.c, fuse_dot.c, fuse_json.c) and the verifier
  * (fuse_verify.c); fuse_internal.h says what they share.
  *
  * fuse_print() gives --emit=fused:
@@ -165,6 +165,14 @@ void fuse_print(tc_buf *b, const ffn *f);
  * limit; every pair of anchors considered, fused, refused or split by the
  * budget, and why; each kernel's cost; every inlined node and where. */
 void fuse_explain(tc_buf *b, const ffn *f);
+/* --emit=dot: fns[0..n) as one graphviz digraph, a cluster per function
+ * and inside it one per kernel holding the nodes the kernel computes
+ * (fuse_dot.c). */
+void fuse_dot(tc_buf *b, const ffn *const *fns, int n);
+struct tc_json;
+/* `tensorc explain --json`: f as one object of docs/schema/explain.json's
+ * "functions" (fuse_json.c). */
+void fuse_explain_json(struct tc_json *j, const ffn *f);
 /* Check: every anchor in exactly one kernel, launch order respects reads,
  * reductions read only by their own row or from a buffer. */
 void fuse_verify(const ffn *f, tc_diag *d);

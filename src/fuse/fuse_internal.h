@@ -12,6 +12,8 @@
  *   fuse_kernels.c the fkernels: launch order (Kahn), stored values, each
  *                  kernel's lists and name
  *   fuse_print.c   --emit=fused and `tensorc explain`
+ *   fuse_dot.c     --emit=dot (graphviz)
+ *   fuse_json.c    `tensorc explain --json`
  *   fuse_verify.c  the fused function's invariants
  * They share one context, fctx: union-find over anchor node ids whose
  * roots carry the kernel's domain (kdesc) and a circular member list.

@@ -124,6 +124,9 @@ void build_match_args(builder *b, const ast_expr *call, const char *fname,
         int j = 0;
         while (j < np && strcmp(pnames[j], a->name) != 0)
             j++;
+        if (j == np && habit_hint(a->name, pnames, np))
+            diag_error_hint(b->d, TC_ERR_COMPILE, a->loc, habit_hint(a->name, pnames, np),
+                            "'%s' has no parameter named '%s'", fname, a->name);
         if (j == np)
             diag_error(b->d, TC_ERR_COMPILE, a->loc, "'%s' has no parameter named '%s'%s", fname,
                        a->name, suggest(b, a->name, pnames, np));

@@ -22,6 +22,9 @@ _Noreturn static void undefined_name(builder *b, const ast_expr *e)
     const char **names = ARENA_ARRAY(b->a, const char *, s->vars.set.n + s->dims.set.n + 1);
     int n = smap_keys(&s->vars, names, 0);
     n = smap_keys(&s->dims, names, n);
+    if (habit_hint(e->u.name, names, n))
+        diag_error_hint(b->d, TC_ERR_COMPILE, e->loc, habit_hint(e->u.name, names, n),
+                        "undefined name '%s'", e->u.name);
     diag_error(b->d, TC_ERR_COMPILE, e->loc, "undefined name '%s'%s", e->u.name,
                suggest(b, e->u.name, names, n));
 }

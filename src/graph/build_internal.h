@@ -230,6 +230,9 @@ const char *ast_type_str(builder *b, const ast_type *t);
 const char *dimstr(builder *b, const tc_dim *d);
 /* "; did you mean 'x'?" for the closest of names (NULL-terminated), or "". */
 const char *suggest(builder *b, const char *name, const char *const *names, int n);
+/* The hint line for a name that is a Python or PyTorch habit (True, False,
+ * None; dim= where the callee has axis among names[0..n)), or NULL. */
+const char *habit_hint(const char *name, const char *const *names, int n);
 /* "1 value", "2 values". */
 const char *plural(builder *b, int n, const char *one, const char *many);
 

@@ -150,3 +150,17 @@ const char *suggest(builder *b, const char *name, const char *const *names, int 
     }
     return best ? arena_printf(b->a, "; did you mean '%s'?", best) : "";
 }
+
+const char *habit_hint(const char *name, const char *const *names, int n)
+{
+    if (strcmp(name, "True") == 0 || strcmp(name, "False") == 0)
+        return strcmp(name, "True") == 0 ? "booleans are lower case here: true"
+                                         : "booleans are lower case here: false";
+    if (strcmp(name, "None") == 0)
+        return "there is no None: every argument has a value (leave a parameter out for its default)";
+    if (strcmp(name, "dim") == 0)
+        for (int i = 0; i < n; i++)
+            if (names[i] && strcmp(names[i], "axis") == 0)
+                return "tensorc calls it axis (PyTorch's dim, NumPy's axis): axis=-1";
+    return NULL;
+}

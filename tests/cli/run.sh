@@ -76,13 +76,28 @@ t frob;                     expect_line "unknown command" 2 "error: unknown comm
 t --frob;                   expect_line "unknown top option" 2 "error: unknown option '--frob'"
 t compile;                  expect_line "compile without FILE" 2 "error: 'tensorc compile' needs a FILE"
 check "usage line for compile" grep -q "^usage: tensorc compile FILE" "$tmp/err"
-check "pointer to --help" grep -q "Run 'tensorc --help' for more." "$tmp/err"
+check "pointer to the command's --help" grep -q "Run 'tensorc compile --help' for more." "$tmp/err"
+# per-command help, and "did you mean" (tools/help.c's table, args.c's cli_suggest)
+t compile --help;           expect "compile --help" 0
+check "compile --help: its usage alone" grep -q "^usage: tensorc compile FILE" "$tmp/out"
+check "compile --help: not run's" bash -c "! grep -q 'tensorc run FILE' '$tmp/out'"
+t help explain;             expect "help explain" 0
+check "help explain: its usage" grep -q "^usage: tensorc explain FILE" "$tmp/out"
+t help nope;                expect_line "help of no command" 2 "error: no command 'nope' to help with"
+t comple single.tc;         expect_line "mistyped command" 2 "error: unknown command 'comple' (did you mean 'compile'?)"
+t --verison;                expect_line "mistyped option" 2 "error: unknown option '--verison' (did you mean '--version'?)"
+t compile single.tc --emitt=fused; expect_line "mistyped compile option" 2 "error: unknown option '--emitt=fused' for 'tensorc compile' (did you mean '--emit'?)"
+t run single.tc --chekc;    expect_line "mistyped run option" 2 "error: unknown option '--chekc' for 'tensorc run' (did you mean '--check'?)"
+t explain single.tc --jsno; expect_line "mistyped explain option" 2 "error: unknown option '--jsno' for 'tensorc explain' (did you mean '--json'?)"
+t compile single.tc --emit=fusde; expect_err "mistyped stage" 2 "unknown --emit stage 'fusde' (did you mean 'fused'?"
+t cache stat;               expect_line "mistyped cache word" 2 "error: 'tensorc cache' needs one of: dir, stats, clear (did you mean 'stats'?)"
+t compile single.tc --zzzzzz; expect_line "nothing near: no guess" 2 "error: unknown option '--zzzzzz' for 'tensorc compile'"
 t compile single.tc --bogus; expect_line "unknown compile option" 2 "error: unknown option '--bogus' for 'tensorc compile'"
 t compile single.tc --fn;   expect_line "missing option value" 2 "error: option '--fn' needs a value"
 t compile single.tc --verbose=1; expect_line "flag with a value" 2 "error: option '--verbose' takes no value"
 t compile a.tc b.tc;        expect_line "two files" 2 "error: unexpected argument 'b.tc' (FILE is 'a.tc')"
 t compile single.tc --emit=llvm
-expect_line "unknown stage" 2 "error: unknown --emit stage 'llvm' (stages: ast, graph, lowered, fused, sched, cuda, plan, explain, ptx, cubin)"
+expect_line "unknown stage" 2 "error: unknown --emit stage 'llvm' (stages: ast, graph, lowered, fused, sched, cuda, plan, explain, dot, ptx, cubin)"
 t compile single.tc --arch=90; expect_line "bad arch" 2 "error: --arch must look like sm_80 or sm_90 (arch-specific sm_90a is not supported), not '90'"
 # parsed strictly: atoi wrapped sm_4294967386 to sm_90
 t compile single.tc --emit=ptx --arch=sm_4294967386; expect_line "arch overflow" 2 "error: --arch=sm_4294967386: no such architecture (the number after sm_ is major and minor version, e.g. sm_80, sm_90)"

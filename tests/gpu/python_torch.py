@@ -3,7 +3,7 @@
 PyTorch (issue 16): run from a checkout whose build/ has libtensorc.so.
 
     python3 tests/gpu/python_torch.py [--build DIR] [--layers N] [--steps S]
-                                      [--calls C] [--no-compile]
+                                      [--calls C] [--no-compile] [--only PARTS]
 
 The package is imported from the checkout (python/ on sys.path; nothing is
 installed) and loads BUILD/package/lib/libtensorc.so (or the versioned file
@@ -37,6 +37,9 @@ $TENSORC_CUBLAS say.  Parts, each printing PASS/FAIL lines:
    AdamW step over the set (tensorc foreach on lists and on TensorLists vs
    torch.optim.AdamW foreach=True and fused=True).  Printed as "overhead: ..." lines.
 4. cupy / jax, if importable: softmax on their arrays, outputs of their kind.
+
+--only examples,adamw,overhead,others runs those parts alone (overhead's
+AdamW line needs adamw).
 
 Last line "N passed, M failed"; exit 0 all passed, 1 a failure, 77 no torch
 or no GPU.
@@ -450,7 +453,9 @@ def main():
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--only", default="examples,adamw,overhead,others")
     args = ap.parse_args()
+    parts = set(args.only.split(","))
     try:
         import torch
     except ImportError:
@@ -470,19 +475,23 @@ def main():
     import check_examples as ce
     say(f"GPU {torch.cuda.get_device_name()}, torch {torch.__version__}, "
         f"tensorc {tensorc.library_version} from {tensorc.library_path}")
-    part_examples(torch, tensorc, ce)
+    if "examples" in parts:
+        part_examples(torch, tensorc, ce)
     state = None
     try:
-        state = part_adamw(torch, tensorc, args.layers, args.steps)
+        if "adamw" in parts:
+            state = part_adamw(torch, tensorc, args.layers, args.steps)
     except Exception as e:
         result(False, "adamw", f"{type(e).__name__}: {e}")
     try:
-        part_overhead(torch, tensorc, args.calls, not args.no_compile, state)
+        if "overhead" in parts:
+            part_overhead(torch, tensorc, args.calls, not args.no_compile, state)
     except Exception as e:
         result(False, "overhead", f"{type(e).__name__}: {e}")
     state = None
     torch.cuda.empty_cache()
-    part_others(tensorc)
+    if "others" in parts:
+        part_others(tensorc)
     say(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -396,6 +396,18 @@ def test_located_errors(tmp_path):
     assert (err.file, err.line, err.col) == (str(path), 3, 15)
     assert str(err).startswith(f"{path}:3:15: error: expected expression after '+'")
     _check_caret(err, src)
+    assert err.hint is None
+
+    # a PyTorch habit: the hint line, as err.hint
+    src = "fn f(x: f32[N, D]) -> f32[N] {\n    return x.sum(1)\n}\n"
+    with pytest.raises(tensorc.CompileError) as e:
+        tensorc.compile(src, "habit.tc")
+    assert (e.value.line, e.value.col) == (2, 17)
+    assert e.value.hint == "tensorc has no methods: call sum as a function with the tensor first, sum(x, ...)"
+    _check_caret(e.value, src)
+    with pytest.raises(tensorc.CompileError) as e:
+        tensorc.compile("fn f(x: f32[N, D]) -> f32[N] {\n    return sum(x, dim=1)\n}\n", "dim.tc")
+    assert e.value.hint.startswith("tensorc calls it axis")
 
     # a type error, from text: filename as given, caret under the column
     src = "fn g(x: f32[N], y: f32[M]) -> f32[N] {\n  return x + y\n}\n"
@@ -576,3 +588,121 @@ def test_fake_gpu_foreach_one_launch(fake_gpu, capfd, monkeypatch):
     bad[1][17] = FakeCudaTensor((999,))
     with pytest.raises(tensorc.ArgumentError, match="group 17"):
         a.foreach(*bad, step=3, **ce.ADAM)
+
+
+# --- prepared calls: one tc_arg array per signature, slots refilled --------------------------
+
+def test_prepared_calls_follow_each_signature():
+    """Calls with different signatures (a scalar given or defaulted, an int or a float, out=
+    given or not) each get their own prepared array, and alternating between them gives
+    NumPy's answers every time; a strided array's strides reach the C API (which wants
+    compact row-major) and do not stick to the slot for the next call."""
+    p = tensorc.compile("fn f(x: f32[N, D], s: f32 = 2.0) -> (y: f32[N, D], r: f32[N]) {\n"
+                        "    return x * s, sum(x, 1)\n}\n")
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((5, 6)).astype(np.float32)
+    views = [base, base[1:4], base[:1], base[2:]]
+    for i in range(12):
+        x = views[i % len(views)]
+        with pytest.raises(tensorc.ArgumentError, match="dim 1 has stride 2"):
+            p.f(base[:, ::2], **({} if i % 3 else {"s": 1.5}))
+        s = [None, 3, 0.5][i % 3]
+        kw = {} if s is None else {"s": s}
+        want_y, want_r = x * (2.0 if s is None else s), x.sum(axis=1)
+        if i % 2:
+            y, r = np.empty_like(x, order="C"), np.empty(x.shape[0], np.float32)
+            got = p.f(x, out=(y, r), **kw)
+            assert got[0] is y and got[1] is r
+        else:
+            y, r = p.f(x, **kw)
+        np.testing.assert_allclose(y, want_y, rtol=1e-6)
+        np.testing.assert_allclose(r, want_r, rtol=1e-5, atol=1e-5)
+    # a wrong argument after good calls is still reported, named
+    with pytest.raises(TypeError, match="'s'"):
+        p.f(base, s="x")
+    with pytest.raises(tensorc.ArgumentError):
+        p.f(base[:, :, None])
+
+
+def test_prepared_calls_from_threads():
+    """Each thread has its own prepared arrays: concurrent calls never mix arguments."""
+    import threading
+    gc = tensorc.compile_file(os.path.join(EX, "gelu_chain.tc")).gelu_chain
+    errors = []
+
+    def worker(k):
+        try:
+            x = np.full(37 + k, k / 10, np.float32)
+            want = gc(x.copy())
+            out = np.empty_like(x)
+            for _ in range(200):
+                gc(x, out=out)
+                if not np.array_equal(out, want):
+                    errors.append(k)
+                    return
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(repr(e))
+    ts = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert errors == []
+
+
+class _FakeTorchTensor:
+    """Just what the torch fast path reads (layout, conj/neg bits, dtype, device, data_ptr,
+    shape, stride), over a NumPy array on the CPU; __dlpack__ for the fallback."""
+
+    def __init__(self, a, conj=False):
+        self.a, self.conj, self.exports = a, conj, 0
+        mod = __import__("sys").modules["torch"]
+        self.layout, self.dtype = mod.strided, {np.dtype(np.float32): mod.float32,
+                                                np.dtype(np.int64): mod.int64}[a.dtype]
+        self.is_cuda, self.device, self.shape = False, mod._Device("cpu"), a.shape
+
+    def is_conj(self): return self.conj
+    def is_neg(self): return False
+    def dim(self): return self.a.ndim
+    def data_ptr(self): return self.a.__array_interface__["data"][0]
+    def is_contiguous(self): return self.a.flags.c_contiguous
+    def stride(self): return tuple(s // self.a.itemsize for s in self.a.strides)
+    def get_device(self): return -1
+    def __dlpack_device__(self): return (tensorc._capi.kDLCPU, 0)
+
+    def __dlpack__(self, stream=None):
+        self.exports += 1
+        return self.a.__dlpack__()
+
+
+def test_torch_fast_path(monkeypatch):
+    """A torch tensor is described from its attributes (no DLPack export per call), strided
+    or not; one that needs DLPack's own checks (a conjugate view) goes through __dlpack__."""
+    import sys
+    import types
+    fake = types.ModuleType("torch")
+    fake.strided, fake.float32, fake.int64 = object(), object(), object()
+    fake.float16 = fake.bfloat16 = fake.float64 = fake.int32 = fake.bool = object()
+    fake.version = types.SimpleNamespace(hip=None)
+    fake._Device = lambda kind: types.SimpleNamespace(type=kind)
+    _FakeTorchTensor.__module__ = "torch"
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr(tensorc._tensors, "_TORCH", {})
+    monkeypatch.setattr(tensorc._tensors, "_LIB_OF_TYPE", {})
+    p = tensorc.compile("fn f(x: f32[N, D]) -> f32[N, D] {\n    return x * 2 + 1\n}\n")
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for x, want in ((a, None), (a[1:3], None), (a[:, 1::2], "dim 1 has stride 2, not 1"),
+                    (a.T, "dim 1 has stride 6, not 1"), (a[3:], None)):
+        t, o = _FakeTorchTensor(x), _FakeTorchTensor(np.empty(x.shape, np.float32))
+        if want:  # its strides, as torch's stride() gives them, reach C
+            with pytest.raises(tensorc.ArgumentError, match=re.escape(want)):
+                p.f(t, out=o)
+        else:
+            assert p.f(t, out=o) is o
+            np.testing.assert_array_equal(o.a, x * 2 + 1)
+        assert t.exports == 0 and o.exports == 0
+    c = _FakeTorchTensor(a, conj=True)
+    o = _FakeTorchTensor(np.empty_like(a))
+    p.f(c, out=o)
+    assert c.exports == 1 and o.exports == 0
+    np.testing.assert_array_equal(o.a, a * 2 + 1)

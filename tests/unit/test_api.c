@@ -434,7 +434,7 @@ static void test_dump_dir(void **state)
         free(got);
         n++;
     }
-    assert_int_equal(n, 8); /* ast graph lowered fused sched cuda plan explain */
+    assert_int_equal(n, 9); /* ast graph lowered fused sched cuda plan explain dot */
     tc_program_free(p);
     tc_ctx_free(ctx);
     char cmd[128];
