@@ -218,6 +218,11 @@ static void print_fn(tc_buf *b, const ast_fn *f)
 {
     buf_printf(b, "fn %s", f->name);
     print_loc(b, f->loc);
+    if (f->derive) {
+        buf_puts(b, "  = ");
+        print_expr(b, f->derive);
+        print_loc(b, f->derive->loc);
+    }
     for (int i = 0; i < f->nparams; i++) {
         const ast_param *p = &f->params[i];
         buf_printf(b, "  param %s: %s", p->name, p->inout ? "inout " : "");

@@ -126,6 +126,9 @@ typedef struct ast_fn {
     ast_stmt *stmts;
     int nstmts;
     tc_loc end_loc;       /* of the closing brace */
+    /* `fn f_grad = grad(f, wrt=[x, w])`: a function derived from another by
+     * a transform (the call, unchecked); no params, results or body. */
+    ast_expr *derive;
 } ast_fn;
 
 typedef struct ast_program {
