@@ -135,6 +135,15 @@ gnode *grad_view(grad_ctx *c, const gnode *v, gnode *g)
     }
     if (!is_const(off, 0))
         no_rule(c, v);
+    /* a negative index counts from the end: D - 1 splits as 1*D + (-1),
+     * which is 0*D + (D - 1) */
+    for (int j = x->rank - 1; j > 0; j--) {
+        int64_t s;
+        if (dim_is_const(start[j], &s) && s < 0) {
+            start[j] = dim_add(b->dc, start[j], x->shape[j]);
+            start[j - 1] = dim_sub(b->dc, start[j - 1], dc(c, 1));
+        }
+    }
 
     /* the kept dims only, in base order, then the base's rank */
     const tc_dim *shape[TC_MAX_RANK];

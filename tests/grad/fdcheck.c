@@ -2,6 +2,7 @@
  * reference interpreter (tc_run_cpu).
  *
  *   fdcheck FILE [--sizes N=3,D=5]... [--fn NAME] [--seed S] [--quiet]
+ *           [--h 1e-6] [--atol 1e-6] [--rtol 1e-5]
  *
  * For each function f of FILE (or NAME) and each --sizes (default: every
  * symbolic size 3), the checker compiles FILE with `fn f__grad = grad(f)`
@@ -13,7 +14,8 @@
  * (every element of tensors up to 200 elements, else 200 drawn at random).
  * Functions whose name starts with "nograd_" are skipped.  A function that
  * should not be checked at some point (a kink) must avoid it in its body.
- * Exit 0 when every element agrees within 1e-6 + 1e-5 |value|, 1 otherwise.
+ * Exit 0 when every element agrees within atol + rtol |value| (both NaN
+ * agrees too), 1 otherwise.
  */
 #include <math.h>
 #include <stdint.h>
@@ -35,6 +37,7 @@ typedef struct {
 } buf;
 
 static uint64_t rng = 88172645463325252ull;
+static double step = 1e-6, abs_tol = 1e-6, rel_tol = 1e-5;
 static double urand(void)
 {
     rng ^= rng << 13;
@@ -223,7 +226,7 @@ static int check_fn(tc_ctx *ctx, const char *src, size_t len, const char *file, 
         size_t count = x->n <= 200 ? x->n : 200;
         for (size_t c = 0; c < count && !bad; c++) {
             size_t e = x->n <= 200 ? c : (size_t)(urand() * (double)x->n);
-            double h = 1e-6, x0 = get(x, e), fd = 0;
+            double h = step, x0 = get(x, e), fd = 0;
             for (int side = 0; side < 2 && !bad; side++) {
                 set(x, e, side ? x0 - h : x0 + h);
                 if (tc_run_cpu(p, fn, fargs, nf) != TC_OK) {
@@ -238,8 +241,8 @@ static int check_fn(tc_ctx *ctx, const char *src, size_t len, const char *file, 
             set(x, e, x0);
             fd /= 2 * h;
             double g = get(&grad[k], e), err = fabs(fd - g);
-            double tol = 1e-6 + 1e-5 * fabs(fd);
-            if (!(err <= tol)) {
+            double tol = abs_tol + rel_tol * fabs(fd);
+            if (!(err <= tol) && !(isnan(fd) && isnan(g))) {
                 printf("FAIL %s %s [%s]: %s[%zu] = %.9g, finite differences %.9g\n", file, fn,
                        sizes ? sizes : "", gi->outputs[k].name, e, g, fd);
                 bad = 1;
@@ -279,6 +282,12 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
             rng ^= (uint64_t)strtoull(argv[++i], NULL, 10) * 0x9E3779B97F4A7C15ull;
+        else if (strcmp(argv[i], "--h") == 0 && i + 1 < argc)
+            step = atof(argv[++i]);
+        else if (strcmp(argv[i], "--atol") == 0 && i + 1 < argc)
+            abs_tol = atof(argv[++i]);
+        else if (strcmp(argv[i], "--rtol") == 0 && i + 1 < argc)
+            rel_tol = atof(argv[++i]);
         else if (strcmp(argv[i], "--quiet") == 0)
             quiet = 1;
         else
