@@ -13,7 +13,8 @@
  *   integer values: no gradient.
  *   prod and cumprod divide by x: an input exactly 0 gives inf/NaN there
  *   (PyTorch's rule for zeros is not implemented).
- *   cummax and cummin have no rule yet (a located error).
+ *   cummax/cummin: to the element holding the running value, the latest
+ *   one on ties (PyTorch's index); quadratic in the axis length for now.
  */
 #include "grad.h"
 
@@ -365,6 +366,29 @@ static void scan_rule(grad_ctx *c, const gnode *n, gnode *g)
         gnode *an = scan(c, OP_logcumsumexp, bin(c, OP_sub, un(c, OP_log, gn, l), y, l), n, back);
         grad_accum(c, nx, bin(c, OP_sub, un(c, OP_exp, bin(c, OP_add, x, ap, l), l),
                               un(c, OP_exp, bin(c, OP_add, x, an, l), l), l));
+        return;
+    }
+    case OP_cummax:
+    case OP_cummin: {
+        /* Each element's gradient goes to the element whose value it holds,
+         * the latest one on ties (PyTorch's cummax index).  The positions
+         * where x equals the running value start segments; seg numbers
+         * them (cumsum of the marks, exact in i64), and
+         *     dx_j = mark_j * sum over i with seg_i == seg_j of g_i,
+         * a comparison of every pair along the axis: quadratic in its
+         * length, but exact and made of ordinary ops (a segmented scan
+         * would be linear; see docs/internals.md). */
+        int ax = n->a.scan.axis;
+        gnode *mark = bin(c, OP_eq, x, y, l);
+        gnode *seg = scan(c, OP_cumsum, mark, n, n->a.scan.reverse);
+        gnode *si = view_unsqueeze(c->b, seg, ax + 1, l);  /* [.., T_i, 1, ..] */
+        gnode *sj = view_unsqueeze(c->b, seg, ax, l);      /* [.., 1, T_j, ..] */
+        gnode *gi = view_unsqueeze(c->b, node_concrete(c->b, g, l), ax + 1, l);
+        gnode *pick = where(c, bin(c, OP_eq, si, sj, l), gi, k(c, 0, l), l);
+        bool axes[TC_MAX_RANK + 1] = {false};
+        axes[ax] = true;
+        gnode *sum = node_reduce(c->b, OP_sum, pick, axes, false, 0, l);
+        grad_accum(c, nx, where(c, mark, sum, k(c, 0, l), l));
         return;
     }
     default:
