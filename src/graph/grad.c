@@ -24,13 +24,27 @@
 
 #include <string.h>
 
-/* The forward function a derived one names: built as an entry point. */
-static gfn *forward_of(builder *b, bfunc *bf, const ast_expr *call, int depth)
+/* The function a derived one names, or NULL. */
+static bfunc *target_of(builder *b, const ast_fn *fn)
 {
-    if (depth > 8)
-        diag_error(b->d, TC_ERR_COMPILE, call->loc, "derived functions nest too deep (at '%s')", bf->fn->name);
-    (void)depth;
-    return build_entry(b, bf);
+    const ast_expr *e = fn->derive;
+    if (e->kind != AST_CALL || e->u.call.nargs < 1 || e->u.call.args[0].name ||
+        e->u.call.args[0].value->kind != AST_NAME)
+        return NULL;
+    return build_find_fn(b, e->u.call.args[0].value->u.name);
+}
+
+/* The forward function a derived one names, built as an entry point (a
+ * derived one in turn: second derivatives).  A chain of derived functions
+ * that comes back to fn would recurse forever: an error at the request. */
+static gfn *forward_of(builder *b, const ast_fn *fn, bfunc *target, const ast_expr *call)
+{
+    int steps = 0;
+    for (bfunc *t = target; t && t->fn->derive; t = target_of(b, t->fn))
+        if (t->fn == fn || ++steps > 16)
+            diag_error(b->d, TC_ERR_COMPILE, call->loc,
+                       "'%s' is derived from itself (through '%s')", fn->name, target->fn->name);
+    return build_entry(b, target);
 }
 
 typedef struct request {
@@ -102,13 +116,13 @@ static gnode *new_leaf(builder *b, gfn *g, gparam *p, int index)
 }
 
 static void check_name_free(builder *b, const gfn *g, int upto, const char *name, tc_loc loc,
-                            const char *what)
+                            const char *output)
 {
     for (int i = 0; i < upto; i++)
         if (strcmp(g->params[i].name, name) == 0)
             diag_error(b->d, TC_ERR_COMPILE, loc,
-                       "the %s would be named '%s', the name of a parameter of '%s'", what, name,
-                       g->name);
+                       "the cotangent of output '%s' would be named '%s', the name of a parameter "
+                       "of '%s'", output, name, g->name);
 }
 
 gfn *grad_build(builder *b, bfunc *bf)
@@ -116,9 +130,7 @@ gfn *grad_build(builder *b, bfunc *bf)
     const ast_fn *fn = bf->fn;
     request r;
     parse_request(b, fn, &r);
-    if (r.target->fn->derive && r.target->fn->derive == fn->derive)
-        diag_error(b->d, TC_ERR_COMPILE, fn->loc, "'%s' derives from itself", fn->name);
-    gfn *fw = forward_of(b, r.target, r.call, 0);
+    gfn *fw = forward_of(b, fn, r.target, r.call);
     for (int i = 0; i < fw->nparams; i++)
         if (fw->params[i].inout)
             diag_error(b->d, TC_ERR_COMPILE, r.call->loc,
@@ -194,7 +206,7 @@ gfn *grad_build(builder *b, bfunc *bf)
         gparam *p = &g->params[k];
         memset(p, 0, sizeof *p);
         p->name = arena_printf(b->a, "d%s", o->name);
-        check_name_free(b, g, k, p->name, r.call->loc, "cotangent of output '%s'");
+        check_name_free(b, g, k, p->name, r.call->loc, o->name);
         p->loc = o->loc;
         p->scalar = o->node->rank == 0;
         p->dtype = o->node->dtype;
