@@ -143,6 +143,10 @@ enum {
     AST_MAX_SOURCE = 16 << 20,    /* bytes of source */
 };
 
+/* The function a derived function names (`fn g = grad(f, ...)`: "f"), or
+ * NULL when fn is not derived or its call names none. */
+const char *ast_derive_target(const ast_fn *fn);
+
 /* Parse src into *out.  Lexical and syntax errors unwind through d with
  * TC_ERR_SYNTAX (too deep or too large: TC_ERR_LIMIT), located at the token. */
 ast_program *ast_parse(const tc_source *src, tc_arena *a, tc_diag *d);

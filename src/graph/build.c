@@ -582,7 +582,16 @@ tc_graph *graph_build_ex(const ast_program *prog, const ast_program *const *prel
         bfunc *f = build_find_fn(b, fn);
         if (!f)
             no_such_fn(b, prog, fn);
-        check_bound_used(b, prog, f->fn);
+        /* a derived function's dtype variables are its forward's */
+        const ast_fn *root = f->fn;
+        for (int i = 0; i < 16 && root->derive; i++) {
+            const char *t = ast_derive_target(root);
+            bfunc *tf = t ? build_find_fn(b, t) : NULL;
+            if (!tf)
+                break;
+            root = tf->fn;
+        }
+        check_bound_used(b, prog, root);
         g->fns = ARENA_ARRAY(a, gfn *, 1);
         g->fns[g->nfns++] = build_entry(b, f);
     } else {
