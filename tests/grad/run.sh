@@ -3,8 +3,11 @@
 # every tests/grad/*.tc, at the sizes of its "# sizes:" line (each a set of
 # NAME=VALUE,...), else at awkward default sets: all 1, odd, longer.
 # A "# fdcheck:" line adds options (prelude.tc: f32 step and tolerance).
+#   tests/grad/run.sh FDCHECK [TENSORC]
+# With TENSORC, also the exact gradients at ties and kinks (ties.py).
 set -u
 fd=$(realpath "$1")
+tc=${2:+$(realpath "$2")}
 cd "$(dirname "$0")"
 fail=0
 for f in *.tc; do
@@ -15,4 +18,7 @@ for f in *.tc; do
   # shellcheck disable=SC2046
   "$fd" "$f" --quiet "${args[@]}" $(sed -n 's/^# fdcheck: //p' "$f") || fail=1
 done
+if [ -n "$tc" ]; then
+  python3 ties.py "$tc" || fail=1
+fi
 exit $fail
