@@ -414,13 +414,54 @@ static void concat_rule(grad_ctx *c, const gnode *n, gnode *g)
     }
 }
 
+/* The base of v when v is its base with the last two dims swapped (w.T),
+ * else NULL. */
+static const gnode *transposed(grad_ctx *c, const gnode *v)
+{
+    if (v->op != OP_view || v->rank < 2 || v->in[0]->rank != v->rank)
+        return NULL;
+    const gnode *x = v->in[0];
+    int r = v->rank;
+    int64_t off;
+    if (!dim_is_const(v->a.view.offset, &off) || off != 0)
+        return NULL;
+    for (int i = 0; i < r - 2; i++)
+        if (!dim_eq(v->shape[i], x->shape[i]))
+            return NULL;
+    if (!dim_eq(v->shape[r - 2], x->shape[r - 1]) || !dim_eq(v->shape[r - 1], x->shape[r - 2]))
+        return NULL;
+    /* x's row-major strides, the last two swapped */
+    const tc_dim *const *vs = v->a.view.strides;
+    int64_t one;
+    if (!dim_is_const(vs[r - 2], &one) || one != 1 || !dim_eq(vs[r - 1], x->shape[r - 1]))
+        return NULL;
+    const tc_dim *acc = dim_mul(c->b->dc, x->shape[r - 1], x->shape[r - 2]);
+    for (int i = r - 3; i >= 0; i--) {
+        if (!dim_eq(vs[i], acc))
+            return NULL;
+        acc = dim_mul(c->b->dc, acc, x->shape[i]);
+    }
+    return x;
+}
+
+/* d(a @ b) = g @ b^T, a^T @ g.  An operand that is a transposed parameter
+ * (x @ w.T) gets its gradient in its own layout (dw = g^T @ x), so that no
+ * copy transposes it back. */
 static void matmul_rule(grad_ctx *c, const gnode *n, gnode *g)
 {
     tc_loc l = n->loc;
     gnode *a = P(n->in[0]), *b = P(n->in[1]);
-    int ra = a->rank, rb = b->rank;
-    grad_accum(c, n->in[0], node_matmul(c->b, g, view_transpose(c->b, b, rb - 2, rb - 1, l), l));
-    grad_accum(c, n->in[1], node_matmul(c->b, view_transpose(c->b, a, ra - 2, ra - 1, l), g, l));
+    int ra = a->rank, rb = b->rank, rg = g->rank;
+    const gnode *ta = transposed(c, n->in[0]), *tb = transposed(c, n->in[1]);
+    gnode *gt = ta || tb ? view_transpose(c->b, node_concrete(c->b, g, l), rg - 2, rg - 1, l) : NULL;
+    if (ta && ra == rg)
+        grad_accum(c, ta, node_matmul(c->b, b, gt, l));
+    else
+        grad_accum(c, n->in[0], node_matmul(c->b, g, view_transpose(c->b, b, rb - 2, rb - 1, l), l));
+    if (tb && rb == rg)
+        grad_accum(c, tb, node_matmul(c->b, gt, a, l));
+    else
+        grad_accum(c, n->in[1], node_matmul(c->b, view_transpose(c->b, a, ra - 2, ra - 1, l), g, l));
 }
 
 void grad_rule(grad_ctx *c, const gnode *n, gnode *g)
