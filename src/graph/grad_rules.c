@@ -11,8 +11,8 @@
  *   elements; pow: no exponent gradient where the base is 0 and the
  *   exponent >= 0; comparisons, logic, isnan, isinf, argmax/argmin and
  *   integer values: no gradient.
- *   prod and cumprod divide by x: an input exactly 0 gives inf/NaN there
- *   (PyTorch's rule for zeros is not implemented).
+ *   prod and cumprod: exact where inputs are 0 (the products of the
+ *   others, not y / x), as PyTorch.
  *   cummax/cummin: to the element holding the running value, the latest
  *   one on ties (PyTorch's index); quadratic in the axis length for now.
  */
@@ -310,9 +310,25 @@ static void reduce(grad_ctx *c, const gnode *n, gnode *g)
         grad_accum(c, nx, bin(c, OP_mul, m, expand(c, n, bin(c, OP_div, g, cnt, l)), l));
         return;
     }
-    case OP_prod:
-        grad_accum(c, nx, bin(c, OP_div, bin(c, OP_mul, expand(c, n, g), expand(c, n, y), l), x, l));
+    case OP_prod: {
+        /* prod of the others, exact with zeros (PyTorch's rule): with no
+         * zero it is y / x; with one zero, the product of the nonzeros at
+         * the zero and 0 elsewhere; with more, 0. */
+        bool axes[TC_MAX_RANK] = {false};
+        for (int i = 0; i < n->a.red.naxes; i++)
+            axes[n->a.red.axes[i]] = true;
+        gnode *zero = k(c, 0, l), *one = k(c, 1, l);
+        gnode *z = bin(c, OP_eq, x, zero, l);
+        gnode *cnt = expand(c, n, node_reduce(c->b, OP_sum, z, axes, n->a.red.keepdim, 0, l));
+        gnode *nz = expand(c, n, node_reduce(c->b, OP_prod, where(c, z, one, x, l), axes,
+                                             n->a.red.keepdim, 0, l));
+        gnode *safe = where(c, z, one, x, l);
+        gnode *others = where(c, bin(c, OP_eq, cnt, zero, l), bin(c, OP_div, nz, safe, l),
+                              where(c, bin(c, OP_and, z, bin(c, OP_eq, cnt, one, l), l), nz, zero, l),
+                              l);
+        grad_accum(c, nx, bin(c, OP_mul, expand(c, n, g), others, l));
         return;
+    }
     case OP_var:
     case OP_std: {
         bool axes[TC_MAX_RANK] = {false};
@@ -353,9 +369,23 @@ static void scan_rule(grad_ctx *c, const gnode *n, gnode *g)
     bool back = !n->a.scan.reverse;
     switch (n->op) {
     case OP_cumsum: grad_accum(c, nx, scan(c, OP_cumsum, g, n, back)); return;
-    case OP_cumprod: /* dx_j = sum_{i >= j} g_i y_i / x_j */
-        grad_accum(c, nx, bin(c, OP_div, scan(c, OP_cumsum, bin(c, OP_mul, g, y, l), n, back), x, l));
+    case OP_cumprod: {
+        /* dx_j = sum_{i >= j} g_i prod_{k <= i, k != j} x_k: for x_j != 0
+         * that is sum_{i >= j} g_i y_i / x_j; for the first zero, the
+         * products of the nonzeros (pnz) up to each i before the next
+         * zero; for a later zero, 0.  Exact with zeros, as PyTorch. */
+        bool fwd = n->a.scan.reverse;
+        gnode *zero = k(c, 0, l), *one = k(c, 1, l);
+        gnode *z = bin(c, OP_eq, x, zero, l);
+        gnode *cz = scan(c, OP_cumsum, z, n, fwd);
+        gnode *pnz = scan(c, OP_cumprod, where(c, z, one, x, l), n, fwd);
+        gnode *first = bin(c, OP_eq, cz, one, l);
+        gnode *at_zero = scan(c, OP_cumsum, where(c, first, bin(c, OP_mul, g, pnz, l), zero, l), n, back);
+        gnode *elsewhere = bin(c, OP_div, scan(c, OP_cumsum, bin(c, OP_mul, g, y, l), n, back),
+                               where(c, z, one, x, l), l);
+        grad_accum(c, nx, where(c, z, where(c, first, at_zero, zero, l), elsewhere, l));
         return;
+    }
     case OP_logcumsumexp: {
         /* dx_j = sum_{i >= j} g_i exp(x_j - y_i), in log space for the
          * positive and the negative parts of g so that nothing overflows. */

@@ -39,6 +39,15 @@ CASES = [
     # reverse: as flip(cummin(flip(x))) in PyTorch, the latest in scan order
     ("run_min_grad", {"x": ([4], [2, 1, 1, 3]), "dout": ([4], [1, 1, 1, 1])}, {},
      {"dx": [0, 2, 1, 1]}),
+    # products with zeros: the product of the others, not y / x
+    ("products_grad", {"x": ([4], [2, 0, 3, 5])}, {"dout": 1}, {"dx": [0, 30, 0, 0]}),
+    ("products_grad", {"x": ([4], [2, 0, 3, 0])}, {"dout": 1}, {"dx": [0, 0, 0, 0]}),
+    ("products_grad", {"x": ([3], [2, 4, 3])}, {"dout": 1}, {"dx": [12, 6, 8]}),
+    # cumprod [2, 0, 3, 0, 5]: y = [2, 0, 0, 0, 0]; dx_j = sum_{i>=j} g_i prod_{k<=i, k!=j} x_k
+    ("running_grad", {"x": ([5], [2, 0, 3, 0, 5]), "dout": ([5], [1, 1, 1, 1, 1])}, {},
+     {"dx": [1, 8, 0, 0, 0]}),
+    ("running_back_grad", {"x": ([5], [5, 0, 3, 0, 2]), "dout": ([5], [1, 1, 1, 1, 1])}, {},
+     {"dx": [0, 0, 0, 8, 1]}),
     ("kinks_grad", {"x": ([5], [0, -1, 1, 0.5, 2]), "dout": ([5], [1, 1, 1, 1, 1])}, {},
      {"dx": [10, -1, 12, 12, 2]}),
 ]
