@@ -329,6 +329,7 @@ int main(int argc, char **argv)
     tc_program *p;
     if (tc_compile(ctx, src, len, file, &p) != TC_OK) {
         printf("FAIL %s: %s\n", file, tc_errmsg(ctx));
+        tc_ctx_free(ctx);
         return 1;
     }
     size_t n;
@@ -348,6 +349,9 @@ int main(int argc, char **argv)
         }
     }
     printf("%d checked, %d failed\n", runs, fails);
+    for (size_t i = 0; i < n; i++)
+        free(fns[i]);
+    free(fns);
     tc_ctx_free(ctx);
     return fails ? 1 : 0;
 }
