@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ties.py TENSORC - exact gradients where finite differences cannot decide
 (ties of max/min, cummax/cummin, kinks of relu/abs/clamp), against
-PyTorch's rules as docs/language.md ("Gradients") states them.  Standard
+PyTorch's rules as docs/language.md ("Gradients") states them; also a
+scalar parameter in wrt= and a 0-d output's cotangent.  Standard
 library only."""
 import os
 import struct
@@ -20,7 +21,7 @@ def read_npy(path):
     assert data[:6] == b"\x93NUMPY", path
     hlen = struct.unpack("<H", data[8:10])[0]
     header = data[10:10 + hlen].decode()
-    assert "'<f8'" in header, header
+    assert "'<f8'" in header, header  # 0-d or n-d: the values in order
     body = data[10 + hlen:]
     return list(struct.unpack("<%dd" % (len(body) // 8), body))
 
@@ -48,6 +49,9 @@ CASES = [
      {"dx": [1, 8, 0, 0, 0]}),
     ("running_back_grad", {"x": ([5], [5, 0, 3, 0, 2]), "dout": ([5], [1, 1, 1, 1, 1])}, {},
      {"dx": [0, 0, 0, 8, 1]}),
+    # a scalar parameter in wrt= (its gradient is 0-d), a 0-d output's cotangent a scalar
+    ("scale_grad", {"x": ([3], [1, 2, 3]), "dy": ([3], [1, 1, 2])}, {"s": 2, "dt": 10},
+     {"ds": [2 * 2 * (1 + 2 + 6) + 10 * 6], "dx": [4 + 20, 4 + 20, 8 + 20]}),
     ("kinks_grad", {"x": ([5], [0, -1, 1, 0.5, 2]), "dout": ([5], [1, 1, 1, 1, 1])}, {},
      {"dx": [10, -1, 12, 12, 2]}),
 ]
