@@ -267,6 +267,20 @@ const ast_fn *api_find_ast_fn(const ast_program *prog, const char *name)
     return NULL;
 }
 
+const ast_fn *api_params_fn(const tc_program *p, const ast_fn *af)
+{
+    for (int depth = 0; af && af->derive && depth < 16; depth++) {
+        const char *t = ast_derive_target(af);
+        const ast_fn *n = t ? api_find_ast_fn(p->ast, t) : NULL;
+        for (int i = 0; i < p->nprelude && t && !n; i++)
+            n = api_find_ast_fn(p->prelude[i], t);
+        if (!n)
+            break;
+        af = n;
+    }
+    return af;
+}
+
 /* "a, b, c": the user's functions, for messages. */
 const char *api_fn_list(tc_program *p)
 {
@@ -362,6 +376,7 @@ tc_status api_entry_args(tc_program *p, const char *fn, const tc_arg *args, size
     const ast_fn *af = fn ? api_find_ast_fn(p->ast, fn) : NULL;
     for (int i = 0; i < p->nprelude && fn && !af; i++)
         af = api_find_ast_fn(p->prelude[i], fn);
+    af = api_params_fn(p, af);
     tc_dtypebind dts[26];
     int n = 0;
     for (int i = 0; af && i < af->nparams; i++) {

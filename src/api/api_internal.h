@@ -54,6 +54,10 @@ tc_status api_entry_ex(tc_program *p, const char *fn, const tc_dtypebind *dts, i
  * first function of the file that did not build as an entry point (for
  * whole-file dumps), if any. */
 const ast_fn *api_find_ast_fn(const ast_program *prog, const char *name);
+/* The function whose parameters af has: af, or for a derived function
+ * (fn g = grad(f)) its forward's, through chains; af itself if one is
+ * missing. */
+const ast_fn *api_params_fn(const tc_program *p, const ast_fn *af);
 const char *api_fn_list(tc_program *p);
 typedef struct {
     tc_program *p;

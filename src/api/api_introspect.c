@@ -85,8 +85,11 @@ static void describe_body(void *arg)
     api_desc *d = j->d;
     const gfn *f = d->f;
     tc_arena *a = p->arena;
-    /* the signature's dtype variables, unless the caller bound them */
-    const ast_fn *af = d->bound ? NULL : ast_fn_named(p, f->name);
+    /* the signature's dtype variables, unless the caller bound them (a
+     * derived function's are its forward's) */
+    const ast_fn *named = ast_fn_named(p, f->name);
+    const ast_fn *af = d->bound ? NULL : api_params_fn(p, named);
+    bool derived = named && named->derive;
     tc_function_info *info = &d->info;
     info->name = f->name;
     info->elementwise = f->elementwise;
@@ -115,7 +118,7 @@ static void describe_body(void *arg)
             if (af && o->inout_param < af->nparams)
                 t = &af->params[o->inout_param].type;
             v->inout = 1;
-        } else if (af && result < af->nresults) {
+        } else if (af && !derived && result < af->nresults) {
             t = &af->results[result++].type;
         }
         v->name = o->name;
@@ -213,7 +216,7 @@ tc_status api_call_entry(tc_program *p, const char *who, const char *fn, const t
     if (ndt) {
         /* fn's dtype variables, to check each binding against */
         const char *name = fn ? fn : p->ast->nfns == 1 ? p->ast->fns[0].name : NULL;
-        const ast_fn *af = name ? ast_fn_named(p, name) : NULL;
+        const ast_fn *af = name ? api_params_fn(p, ast_fn_named(p, name)) : NULL;
         for (size_t i = 0; af && i < nargs; i++) {
             const tc_arg *a = &args[i];
             if (a->kind != TC_ARG_DTYPE)

@@ -214,10 +214,24 @@ static void print_type(tc_buf *b, const ast_type *t)
 
 static void print_loc(tc_buf *b, tc_loc loc) { buf_printf(b, " @%d:%d\n", loc.line, loc.col); }
 
+const char *ast_derive_target(const ast_fn *fn)
+{
+    const ast_expr *e = fn->derive;
+    if (!e || e->kind != AST_CALL || e->u.call.nargs < 1 || e->u.call.args[0].name ||
+        e->u.call.args[0].value->kind != AST_NAME)
+        return NULL;
+    return e->u.call.args[0].value->u.name;
+}
+
 static void print_fn(tc_buf *b, const ast_fn *f)
 {
     buf_printf(b, "fn %s", f->name);
     print_loc(b, f->loc);
+    if (f->derive) {
+        buf_puts(b, "  = ");
+        print_expr(b, f->derive);
+        print_loc(b, f->derive->loc);
+    }
     for (int i = 0; i < f->nparams; i++) {
         const ast_param *p = &f->params[i];
         buf_printf(b, "  param %s: %s", p->name, p->inout ? "inout " : "");

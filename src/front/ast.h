@@ -126,6 +126,9 @@ typedef struct ast_fn {
     ast_stmt *stmts;
     int nstmts;
     tc_loc end_loc;       /* of the closing brace */
+    /* `fn f_grad = grad(f, wrt=[x, w])`: a function derived from another by
+     * a transform (the call, unchecked); no params, results or body. */
+    ast_expr *derive;
 } ast_fn;
 
 typedef struct ast_program {
@@ -139,6 +142,10 @@ enum {
     AST_MAX_DEPTH = 200,          /* expression nesting */
     AST_MAX_SOURCE = 16 << 20,    /* bytes of source */
 };
+
+/* The function a derived function names (`fn g = grad(f, ...)`: "f"), or
+ * NULL when fn is not derived or its call names none. */
+const char *ast_derive_target(const ast_fn *fn);
 
 /* Parse src into *out.  Lexical and syntax errors unwind through d with
  * TC_ERR_SYNTAX (too deep or too large: TC_ERR_LIMIT), located at the token. */

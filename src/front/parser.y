@@ -196,12 +196,18 @@ program
     ;
 
 /* fn_def -> 'fn' NAME '(' [params] ')' [NEWLINE] ['->' results [NEWLINE]] '{' body '}'
+ *         | 'fn' NAME '=' expr        (a derived function: grad(f, wrt=[x]))
  * so a long signature may put its results on the next line. */
 fn_def
     : KW_FN NAME LPAREN params_opt RPAREN nl_opt results nl_opt LBRACE body RBRACE
         { $$ = mk_fn(P, $2, @2, $4, $7, $10, @11); }
     | KW_FN NAME LPAREN params_opt RPAREN nl_opt LBRACE body RBRACE
         { $$ = mk_fn(P, $2, @2, $4, mk_results(P, NULL, NULL), $8, @9); }
+    | KW_FN NAME ASSIGN expr
+        {
+            $$ = mk_fn(P, $2, @2, vec_new(P, NULL), mk_results(P, NULL, NULL), vec_new(P, NULL), @4);
+            $$->derive = $4;
+        }
     ;
 
 nl_opt: %empty | NEWLINE ;

@@ -283,7 +283,7 @@ static void entry_outputs(builder *b, bscope *s)
 /* Drop nodes that no output needs (constants made while working out an
  * axis, values computed and never used), keeping parameter leaves, and
  * renumber.  Reverse topological order sees every user before its inputs. */
-static void drop_dead(builder *b)
+void build_drop_dead(builder *b)
 {
     gfn *f = b->f;
     bool *live = ARENA_ARRAY(b->a, bool, f->nnodes ? f->nnodes : 1);
@@ -305,7 +305,7 @@ static void drop_dead(builder *b)
     f->nnodes = n;
 }
 
-static bool elementwise(const gfn *f)
+bool build_elementwise(const gfn *f)
 {
     int tensors = 0;
     for (int i = 0; i < f->nparams; i++) {
@@ -323,9 +323,11 @@ static bool elementwise(const gfn *f)
     return true;
 }
 
-static gfn *build_entry(builder *b, bfunc *bf)
+gfn *build_entry(builder *b, bfunc *bf)
 {
     const ast_fn *fn = bf->fn;
+    if (fn->derive)
+        return grad_build(b, bf);
     build_check_signature(b, bf);
     gfn *f = graph_fn_new(b->a, fn->name);
     f->loc = fn->loc;
@@ -342,8 +344,8 @@ static gfn *build_entry(builder *b, bfunc *bf)
     entry_params(b, s);
     build_body(b, s);
     entry_outputs(b, s);
-    drop_dead(b);
-    f->elementwise = elementwise(f);
+    build_drop_dead(b);
+    f->elementwise = build_elementwise(f);
     b->sc = NULL;
     graph_verify(f, b->d);
     return f;
@@ -576,7 +578,16 @@ tc_graph *graph_build_ex(const ast_program *prog, const ast_program *const *prel
         bfunc *f = build_find_fn(b, fn);
         if (!f)
             no_such_fn(b, prog, fn);
-        check_bound_used(b, prog, f->fn);
+        /* a derived function's dtype variables are its forward's */
+        const ast_fn *root = f->fn;
+        for (int i = 0; i < 16 && root->derive; i++) {
+            const char *t = ast_derive_target(root);
+            bfunc *tf = t ? build_find_fn(b, t) : NULL;
+            if (!tf)
+                break;
+            root = tf->fn;
+        }
+        check_bound_used(b, prog, root);
         g->fns = ARENA_ARRAY(a, gfn *, 1);
         g->fns[g->nfns++] = build_entry(b, f);
     } else {

@@ -354,6 +354,10 @@ int build_call_fn(builder *b, const ast_expr *call, bfunc *bf, gnode ***res)
     if (caller->depth + 1 > GRAPH_MAX_INLINE_DEPTH)
         diag_error(b->d, TC_ERR_LIMIT, loc, "calls nested more than %d deep",
                    (int)GRAPH_MAX_INLINE_DEPTH);
+    if (fn->derive)
+        diag_error(b->d, TC_ERR_COMPILE, loc,
+                   "'%s' is a derived function (fn %s = ...); it can be an entry point but "
+                   "not called", fn->name, fn->name);
     build_check_signature(b, bf);
     b->work++;
     b->calls++;

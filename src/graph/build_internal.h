@@ -92,6 +92,17 @@ typedef struct builder {
 } builder;
 
 /* ---- build.c ---- */
+/* The graph of bf as an entry point (a derived one through grad_build);
+ * resets b->f and the CSE table. */
+gfn *build_entry(builder *b, bfunc *bf);
+/* Drop nodes that no output needs, keeping parameter leaves; renumber. */
+void build_drop_dead(builder *b);
+bool build_elementwise(const gfn *f);
+
+/* ---- grad.c ---- */
+/* `fn g = grad(f, wrt=[x, ...])`: f's graph replayed, then its reverse-mode
+ * derivative (grad.c, rules in grad_rules.c). */
+gfn *grad_build(builder *b, bfunc *bf);
 /* The function that a call of name reaches (user, then prelude), or NULL. */
 bfunc *build_find_fn(builder *b, const char *name);
 /* Check a signature once: parameter names, defaults, dtype variables, ranks. */

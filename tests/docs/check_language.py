@@ -5,7 +5,8 @@
    src/graph/build_views.c and every function of prelude/*.tc appears in
    language.md as `name` in a heading or in a table row.
 2. Every ```tc code block compiles (`tensorc compile BLOCK`, exit 0), and
-   every function in it runs on the reference interpreter
+   every function in it runs on the reference interpreter (a derived
+   function, fn g = grad(f, ...), with f's sizes)
    (`tensorc run BLOCK --fn F --device=cpu`, exit 0), with each symbolic
    dim bound to 4 and [*] to 6 (a comment line `# shape: D=16,...` in the
    block overrides) and random inputs.
@@ -110,8 +111,18 @@ def main():
                 for kv in m.group(1).split(","):
                     k, _, v = kv.partition("=")
                     overrides[k] = v
-            for m in re.finditer(r"^\s*fn\s+([A-Za-z_][A-Za-z0-9_]*)([^{]*)", text, re.M):
+            sigs = {m.group(1): m.group(2) for m in
+                    re.finditer(r"^\s*fn\s+([A-Za-z_][A-Za-z0-9_]*)\s*(\([^{]*)", text, re.M)}
+            fns = re.finditer(r"^\s*fn\s+([A-Za-z_][A-Za-z0-9_]*)\s*(\([^{]*|=\s*grad\(\s*\w+)",
+                              text, re.M)
+            for m in fns:
                 fn, sig = m.group(1), m.group(2)
+                # a derived function (fn g = grad(f, ...)) has f's sizes
+                for _ in range(8):
+                    d = re.match(r"=\s*grad\(\s*([A-Za-z_][A-Za-z0-9_]*)", sig)
+                    if not d:
+                        break
+                    sig = sigs.get(d.group(1), "")
                 # the function's own sizes: names in its signature's brackets
                 brackets = " ".join(re.findall(r"\[([^\]]*)\]", sig))
                 shape = {d: "4" for d in re.findall(r"\b([A-Za-z_][A-Za-z0-9_]*)\b", brackets)}

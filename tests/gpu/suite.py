@@ -19,6 +19,9 @@ the worst element on a mismatch):
   dtypes     functions whose signature has dtype variables (x: T[N]),
              from the examples and the prelude, with every variable bound to
              f16, then bf16 (--dtype), at the tiny, odd and large classes
+  grad       (only when TC_GPU_CLASSES names it) the backwards of those
+             programs, fn f_grad = grad(f), on the same input files plus
+             random cotangents: backward kernels of random programs
   random     200 programs of tests/random/gen.py ($TC_GPU_RANDOM of them,
              seed $TC_GPU_SEED, default 1; TC_GPU_CLASSES=random runs
              only this class, or name a comma list of classes)
@@ -306,6 +309,49 @@ class Suite:
         return progs
 
 
+    def grad(self, count=None, seed=1):
+        """The backwards of gen.py's programs (TC_GPU_CLASSES=grad; not in
+        the default classes): each program with `fn f_grad = grad(f)`
+        appended, run with --check on gen.py's input files plus random
+        cotangents.  Only programs whose backward builds (not elementwise,
+        a float input and output) and whose generator promised finite
+        values (desc "nonfinite" unset: a backward multiplies infinities
+        by zeros where rounding decides)."""
+        if count is None:
+            count = int(os.environ.get("TC_GPU_RANDOM", "200"))
+        gen = os.path.join(self.root, "tests", "random", "gen.py")
+        out = os.path.join(self.work, "grad")
+        rc, _, err = run([sys.executable, gen, "--seed", str(seed), "--count", str(count), "--out", out])
+        if rc != 0:
+            self.jobs.append(("grad: gen.py", [sys.executable, "-c", "import sys; sys.exit(1)"], None))
+            print("gen.py failed: %s" % err.strip()[:400])
+            return
+        bases = sorted(f[:-3] for f in os.listdir(out) if f.endswith(".tc"))
+        for base in bases[:40] if self.plumbing else bases[:50] if QUICK else bases:
+            with open(os.path.join(out, base + ".json")) as f:
+                desc = json.load(f)
+            if desc.get("groups") is not None or desc.get("nonfinite") or desc.get("fn", "f") != "f":
+                continue
+            path = os.path.join(out, base + ".grad.tc")
+            with open(os.path.join(out, base + ".tc")) as f, open(path, "w") as g:
+                g.write(f.read() + "\nfn f_grad = grad(f)\n")
+            dts = []
+            for k, v in desc.get("dtype_bind", {}).items():
+                dts += ["--dtype", "%s=%s" % (k, v)]
+            rc, _, _ = run([self.tc, "compile", path, "--fn", "f_grad", "--emit=graph"] + dts)
+            if rc != 0:
+                continue  # no float input or output: nothing to differentiate
+            cmd = [self.tc, "run", path, "--fn", "f_grad", "--device=cuda", "--seed", "3",
+                   "--random"] + dts
+            for inp in desc["inputs"]:
+                cmd += ["--input", "%s=%s" % (inp["name"], os.path.join(out, inp["file"]))]
+            if not self.plumbing:
+                cmd.append("--check")
+            for k, v in desc.get("scalars", {}).items():
+                cmd += ["--input", "%s=%r" % (k, v)]
+            self.jobs.append(("grad %s (%s)" % (base, desc.get("family", "dag")), cmd, self.env))
+
+
 def sanitizer():
     cands = [shutil.which("compute-sanitizer")]
     for home in (os.environ.get("CUDA_HOME"), "/usr/local/cuda"):
@@ -395,7 +441,7 @@ def main():
     # TC_GPU_CLASSES=random (or a comma list of examples, edges, prelude,
     # random) runs only those classes, for checking one change quickly
     want = set(filter(None, os.environ.get("TC_GPU_CLASSES", "examples,edges,prelude,random").split(",")))
-    unknown = want - {"examples", "edges", "prelude", "random"}
+    unknown = want - {"examples", "edges", "prelude", "random", "grad"}
     if unknown:
         print("TC_GPU_CLASSES: unknown class %s" % ", ".join(sorted(unknown)), file=sys.stderr)
         return 2
@@ -403,6 +449,8 @@ def main():
         if name in want:
             getattr(s, name)()
     progs = s.random(seed=int(os.environ.get("TC_GPU_SEED", "1"))) if "random" in want else []
+    if "grad" in want:
+        s.grad(seed=int(os.environ.get("TC_GPU_SEED", "1")))
 
     san = None if plumbing else sanitizer()
     if plumbing:

@@ -185,7 +185,7 @@ def _case_id(c):
     return f"{fn}[{','.join(f'{k}={v}' for k, v in dims.items())}]"
 
 
-EXAMPLE_CASES = [(f, fn, d) for f, fn, shapes, _, _ in ce.CASES for d in shapes]
+EXAMPLE_CASES = [(f, fn, d) for f, fn, shapes, *_ in ce.CASES for d in shapes]
 
 
 def test_every_example_function_has_a_case():
@@ -199,7 +199,7 @@ def test_every_example_function_has_a_case():
 @pytest.mark.parametrize("case", EXAMPLE_CASES, ids=_case_id)
 def test_example_on_numpy(case):
     file, fn, dims = case
-    make, ref = next((m, r) for f, n, _, m, r in ce.CASES if (f, n) == (file, fn))
+    make, ref, tol = next((m, r, t) for f, n, _, m, r, t in ce.CASES if (f, n) == (file, fn))
     ins = make(ce.Gen(1234), dims)
     want = ref({k: np.asarray(v) for k, (v, _) in ins.items()}, dims)
     f = _program(file)[fn]
@@ -214,7 +214,7 @@ def test_example_on_numpy(case):
         if o.inout:
             assert g is args[name]  # written in place, the caller's own array returned
         w, dt = want[name]
-        r = ce.compare(name, _as_result(g), w, dt)
+        r = ce.compare(name, _as_result(g), w, dt, tol)
         assert r.startswith("ok:"), r
     for k, v in before.items():  # inputs that are not inout are left alone
         p = next(p for p in f.params if p.name == k)

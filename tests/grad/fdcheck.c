@@ -1,0 +1,357 @@
+/* fdcheck.c - gradients against central finite differences, in f64 on the
+ * reference interpreter (tc_run_cpu).
+ *
+ *   fdcheck FILE [--sizes N=3,D=5]... [--fn NAME] [--seed S] [--quiet]
+ *           [--h 1e-6] [--atol 1e-6] [--rtol 1e-5] [--skip-nonfinite]
+ *
+ * For each function f of FILE (or NAME) and each --sizes (default: every
+ * symbolic size 3), the checker compiles FILE with `fn f__grad = grad(f)`
+ * appended (every floating-point tensor parameter), draws inputs (floats
+ * uniform in [-1, 1); integers in [-3, 3]; bools 50/50; float scalars in
+ * [0.5, 1.5)) and one cotangent per floating-point output, runs f__grad, and
+ * compares each gradient element with
+ *     sum over outputs o of <cot_o, f(x + h e) - f(x - h e)> / 2h,   h = 1e-6
+ * (every element of tensors up to 200 elements, else 200 drawn at random).
+ * --skip-nonfinite leaves out elements whose differences are inf or NaN
+ * (random programs make inf on purpose).  Functions whose name starts with "nograd_" are skipped.  A function that
+ * should not be checked at some point (a kink) must avoid it in its body.
+ * Exit 0 when every element agrees within atol + rtol |value| (both NaN
+ * agrees too), 1 otherwise.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TC_UNSTABLE_API
+#include "tensorc.h"
+
+#define DL_BOOL 6 /* DL_BOOL, which DLPack before 0.8 does not name */
+
+typedef struct {
+    DLTensor t;
+    int64_t shape[TC_MAX_DIMS];
+    void *data;
+    size_t n;
+    int is_float;
+} buf;
+
+static uint64_t rng = 88172645463325252ull;
+static double step = 1e-6, abs_tol = 1e-6, rel_tol = 1e-5;
+static int skip_nonfinite; /* --skip-nonfinite: an element whose differences are inf/NaN is no reference */
+static double urand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static DLDataType dt_of(const char *s, int *is_float, size_t *size)
+{
+    DLDataType d = {kDLFloat, 64, 1};
+    *is_float = 1;
+    *size = 8;
+    if (strcmp(s, "f32") == 0) {
+        d.bits = 32;
+        *size = 4;
+    } else if (strcmp(s, "i32") == 0 || strcmp(s, "i64") == 0) {
+        d.code = kDLInt;
+        d.bits = s[1] == '3' ? 32 : 64;
+        *is_float = 0;
+        *size = d.bits / 8;
+    } else if (strcmp(s, "bool") == 0) {
+        d.code = DL_BOOL;
+        d.bits = 8;
+        *is_float = 0;
+        *size = 1;
+    } else if (strcmp(s, "f16") == 0 || strcmp(s, "bf16") == 0) {
+        d.code = s[0] == 'b' ? kDLBfloat : kDLFloat;
+        d.bits = 16;
+        *size = 2;
+    }
+    return d;
+}
+
+static void make(buf *b, const tc_shape *s, const char *dtype)
+{
+    size_t size;
+    b->t.dtype = dt_of(dtype, &b->is_float, &size);
+    b->n = 1;
+    for (int i = 0; i < s->ndim; i++) {
+        b->shape[i] = s->shape[i];
+        b->n *= (size_t)s->shape[i];
+    }
+    b->data = calloc(b->n ? b->n : 1, size);
+    b->t.data = b->data;
+    b->t.device = (DLDevice){kDLCPU, 0};
+    b->t.ndim = s->ndim;
+    b->t.shape = b->shape;
+    b->t.strides = NULL;
+    b->t.byte_offset = 0;
+}
+
+static double get(const buf *b, size_t i) { return tc_value_decode(b->t.dtype, (char *)b->data + i * (b->t.dtype.bits / 8)); }
+static void set(buf *b, size_t i, double v) { tc_value_encode(b->t.dtype, v, (char *)b->data + i * (b->t.dtype.bits / 8)); }
+
+static void fill(buf *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        double v;
+        if (b->t.dtype.code == DL_BOOL)
+            v = urand() < 0.5;
+        else if (b->t.dtype.code == kDLInt)
+            v = floor(urand() * 7) - 3;
+        else
+            v = 2 * urand() - 1;
+        set(b, i, v);
+    }
+}
+
+typedef struct {
+    const char *name;
+    const char *sizes;
+} job;
+
+static int check_fn(tc_ctx *ctx, const char *src, size_t len, const char *file, const char *fn,
+                    const char *sizes, int quiet)
+{
+    /* the program with the derived function appended */
+    size_t cap = len + 256;
+    char *text = malloc(cap);
+    int tl = snprintf(text, cap, "%.*s\nfn %s__grad = grad(%s)\n", (int)len, src, fn, fn);
+    tc_program *p = NULL;
+    if (tc_compile(ctx, text, (size_t)tl, file, &p) != TC_OK) {
+        printf("FAIL %s %s: %s\n", file, fn, tc_errmsg(ctx));
+        free(text);
+        return 1;
+    }
+    char gname[256];
+    snprintf(gname, sizeof gname, "%s__grad", fn);
+    const tc_function_info *fi, *gi;
+    if (tc_program_function(p, fn, &fi) != TC_OK || tc_program_function(p, gname, &gi) != TC_OK) {
+        printf("FAIL %s %s: %s\n", file, fn, tc_errmsg(ctx));
+        tc_program_free(p);
+        free(text);
+        return 1;
+    }
+    /* sizes */
+    tc_arg sz[16];
+    int nsz = 0;
+    char sbuf[512];
+    snprintf(sbuf, sizeof sbuf, "%s", sizes ? sizes : "");
+    for (char *tok = strtok(sbuf, ","); tok && nsz < 16; tok = strtok(NULL, ",")) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            continue;
+        *eq = 0;
+        int used = 0; /* only the function's own sizes */
+        for (size_t i = 0; i < fi->nparams; i++)
+            for (int d = 0; d < fi->params[i].rank; d++)
+                used |= strcmp(fi->params[i].dims[d], tok) == 0;
+        if (used)
+            sz[nsz++] = tc_arg_size(tok, atoll(eq + 1));
+    }
+    /* every symbolic size not given is 3 */
+    for (size_t i = 0; i < fi->nparams; i++)
+        for (int d = 0; d < fi->params[i].rank; d++) {
+            const char *s = fi->params[i].dims[d];
+            if (!(s[0] >= 'A' && s[0] <= 'Z') || strpbrk(s, "+-*/ "))
+                continue;
+            int have = 0;
+            for (int k = 0; k < nsz; k++)
+                have |= strcmp(sz[k].name, s) == 0;
+            if (!have && nsz < 16)
+                sz[nsz++] = tc_arg_size(s, 3);
+        }
+    tc_shape ps[32], os[32], gos[32];
+    if (tc_shapes(p, fn, sz, (size_t)nsz, ps, 32, os, 32) != TC_OK ||
+        tc_shapes(p, gname, sz, (size_t)nsz, NULL, 0, gos, 32) != TC_OK) {
+        printf("FAIL %s %s [%s]: %s\n", file, fn, sizes ? sizes : "", tc_errmsg(ctx));
+        tc_program_free(p);
+        free(text);
+        return 1;
+    }
+    size_t np = fi->nparams, no = fi->noutputs;
+    buf in[32], out[32], cot[32], grad[32];
+    double scal[32];
+    tc_arg fargs[64], gargs[128];
+    size_t nf = 0, ng = 0;
+    for (size_t i = 0; i < np; i++) {
+        const tc_value_info *v = &fi->params[i];
+        if (v->scalar) {
+            scal[i] = 0.5 + urand();
+            fargs[nf++] = tc_arg_float(v->name, scal[i]);
+            gargs[ng++] = tc_arg_float(v->name, scal[i]);
+            continue;
+        }
+        make(&in[i], &ps[i], v->dtype);
+        fill(&in[i]);
+        fargs[nf++] = tc_arg_tensor(v->name, &in[i].t);
+        gargs[ng++] = tc_arg_tensor(v->name, &in[i].t);
+    }
+    static char names[64][80];
+    int ncot = 0;
+    for (size_t o = 0; o < no; o++) {
+        make(&out[o], &os[o], fi->outputs[o].dtype);
+        fargs[nf++] = tc_arg_tensor(fi->outputs[o].name, &out[o].t);
+        cot[o].data = NULL;
+        if (!out[o].is_float)
+            continue;
+        make(&cot[o], &os[o], fi->outputs[o].dtype);
+        fill(&cot[o]);
+        snprintf(names[ncot], sizeof names[0], "d%s", fi->outputs[o].name);
+        if (os[o].ndim == 0)
+            gargs[ng++] = tc_arg_float(names[ncot], get(&cot[o], 0));
+        else
+            gargs[ng++] = tc_arg_tensor(names[ncot], &cot[o].t);
+        ncot++;
+    }
+    for (size_t k = 0; k < gi->noutputs; k++) {
+        make(&grad[k], &gos[k], gi->outputs[k].dtype);
+        gargs[ng++] = tc_arg_tensor(gi->outputs[k].name, &grad[k].t);
+    }
+    int bad = 0;
+    if (tc_run_cpu(p, gname, gargs, ng) != TC_OK) {
+        printf("FAIL %s %s [%s]: grad: %s\n", file, fn, sizes ? sizes : "", tc_errmsg(ctx));
+        bad = 1;
+    }
+    size_t total = 0;
+    for (size_t o = 0; o < no; o++)
+        total += out[o].n;
+    double *plus = malloc(sizeof *plus * (total ? total : 1));
+    double worst = 0;
+    size_t checked = 0;
+    for (size_t k = 0; k < gi->noutputs && !bad; k++) {
+        /* the parameter dNAME belongs to */
+        size_t i = 0;
+        while (i < np && strcmp(fi->params[i].name, gi->outputs[k].name + 1) != 0)
+            i++;
+        buf *x = &in[i];
+        size_t count = x->n <= 200 ? x->n : 200;
+        for (size_t c = 0; c < count && !bad; c++) {
+            size_t e = x->n <= 200 ? c : (size_t)(urand() * (double)x->n);
+            double h = step, x0 = get(x, e), fd = 0;
+            for (int side = 0; side < 2 && !bad; side++) {
+                set(x, e, side ? x0 - h : x0 + h);
+                if (tc_run_cpu(p, fn, fargs, nf) != TC_OK) {
+                    printf("FAIL %s %s: forward: %s\n", file, fn, tc_errmsg(ctx));
+                    bad = 1;
+                }
+                /* sum cot * (f(x + h) - f(x - h)) element by element: the
+                 * two sides summed apart would lose the difference */
+                for (size_t o = 0, at = 0; o < no; o++)
+                    if (cot[o].data)
+                        for (size_t j = 0; j < out[o].n; j++, at++) {
+                            if (!side)
+                                plus[at] = get(&out[o], j);
+                            else
+                                fd += get(&cot[o], j) * (plus[at] - get(&out[o], j));
+                        }
+            }
+            set(x, e, x0);
+            fd /= 2 * h;
+            double g = get(&grad[k], e), err = fabs(fd - g);
+            if (skip_nonfinite && !isfinite(fd))
+                continue;
+            double tol = abs_tol + rel_tol * fabs(fd);
+            if (!(err <= tol) && !(isnan(fd) && isnan(g))) {
+                printf("FAIL %s %s [%s]: %s[%zu] = %.9g, finite differences %.9g\n", file, fn,
+                       sizes ? sizes : "", gi->outputs[k].name, e, g, fd);
+                bad = 1;
+            }
+            if (err > worst)
+                worst = err;
+            checked++;
+        }
+    }
+    if (!bad && !quiet)
+        printf("ok   %s %s [%s]: %zu elements, worst |error| %.2g\n", file, fn, sizes ? sizes : "",
+               checked, worst);
+    for (size_t i = 0; i < np; i++)
+        if (!fi->params[i].scalar)
+            free(in[i].data);
+    for (size_t o = 0; o < no; o++) {
+        free(out[o].data);
+        free(cot[o].data);
+    }
+    for (size_t k = 0; k < gi->noutputs; k++)
+        free(grad[k].data);
+    free(plus);
+    tc_program_free(p);
+    free(text);
+    (void)scal;
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    const char *file = NULL, *only = NULL;
+    const char *sizes[32];
+    int nsizes = 0, quiet = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc && nsizes < 32)
+            sizes[nsizes++] = argv[++i];
+        else if (strcmp(argv[i], "--fn") == 0 && i + 1 < argc)
+            only = argv[++i];
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            rng ^= (uint64_t)strtoull(argv[++i], NULL, 10) * 0x9E3779B97F4A7C15ull;
+        else if (strcmp(argv[i], "--h") == 0 && i + 1 < argc)
+            step = atof(argv[++i]);
+        else if (strcmp(argv[i], "--atol") == 0 && i + 1 < argc)
+            abs_tol = atof(argv[++i]);
+        else if (strcmp(argv[i], "--rtol") == 0 && i + 1 < argc)
+            rel_tol = atof(argv[++i]);
+        else if (strcmp(argv[i], "--skip-nonfinite") == 0)
+            skip_nonfinite = 1;
+        else if (strcmp(argv[i], "--quiet") == 0)
+            quiet = 1;
+        else
+            file = argv[i];
+    }
+    if (!file) {
+        fprintf(stderr, "usage: fdcheck FILE [--sizes N=3,D=5]... [--fn NAME] [--seed S]\n");
+        return 2;
+    }
+    if (!nsizes)
+        sizes[nsizes++] = NULL;
+    FILE *fp = fopen(file, "rb");
+    if (!fp) {
+        perror(file);
+        return 2;
+    }
+    static char src[1 << 20];
+    size_t len = fread(src, 1, sizeof src - 1, fp);
+    fclose(fp);
+    tc_ctx *ctx;
+    tc_ctx_create(&ctx);
+    tc_program *p;
+    if (tc_compile(ctx, src, len, file, &p) != TC_OK) {
+        printf("FAIL %s: %s\n", file, tc_errmsg(ctx));
+        tc_ctx_free(ctx);
+        return 1;
+    }
+    size_t n;
+    const char *const *names;
+    tc_program_functions(p, &n, &names);
+    char **fns = malloc(sizeof *fns * (n + 1));
+    for (size_t i = 0; i < n; i++)
+        fns[i] = strdup(names[i]);
+    tc_program_free(p);
+    int fails = 0, runs = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (only ? strcmp(fns[i], only) != 0 : strncmp(fns[i], "nograd_", 7) == 0)
+            continue;
+        for (int s = 0; s < nsizes; s++) {
+            fails += check_fn(ctx, src, len, file, fns[i], sizes[s], quiet);
+            runs++;
+        }
+    }
+    printf("%d checked, %d failed\n", runs, fails);
+    for (size_t i = 0; i < n; i++)
+        free(fns[i]);
+    free(fns);
+    tc_ctx_free(ctx);
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Gradients of random programs: tests/random/gen.py's programs, every float
+# dtype made f64, differentiated with grad() (every float tensor parameter)
+# and checked against central finite differences by tests/grad/fdcheck.c at
+# the sizes gen.py chose.
+#
+#   tests/random/grad.sh TENSORC FDCHECK [COUNT] [SEED]     (ctest random-grad)
+#
+# Each program that differentiates is also compiled as written (its own
+# dtypes, f16/bf16 included) with `fn f_grad = grad(f)` appended, through
+# every stage to CUDA (--emit=cuda), and one in 4 through NVRTC to PTX for
+# sm_90 (--emit=ptx; left out when NVRTC is absent): the backward kernels
+# of random programs are valid CUDA.
+#
+# Skipped, and counted: elementwise programs (inout: grad refuses them),
+# programs with dtype bindings, those the f64 rewrite makes invalid (an
+# integer mean is f32 whatever the rest), and those with no float input or
+# output, and those that call a prelude function (computed in f32 whatever
+# the dtype: tests/grad/prelude.tc checks the prelude at f32 tolerance, which
+# large random sums and kinks would exceed).  Elements whose differences are
+# inf/NaN (inf is made on purpose) are no reference and are left out.
+set -u
+tc=$(realpath "$1") fd=$(realpath "$2") count=${3:-60} seed=${4:-${TC_RANDOM_SEED:-3}}
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 "$here/gen.py" --seed "$seed" --count "$count" --out "$work" >/dev/null || exit 1
+pass=0 skip=0 fail=0
+nvrtc=0
+printf 'fn t(x: f32[N]) -> f32[N] {\n    return x * 2.0\n}\n' > "$work/nvrtc.tc"
+"$tc" compile "$work/nvrtc.tc" --emit=ptx -o "$work/nvrtc.ptx" >/dev/null 2>&1 && nvrtc=1
+for f in "$work"/p*.tc; do
+  b=${f%.tc}
+  read -r fam sizes bind < <(python3 -c "
+import json; d = json.load(open('$b.json'))
+print(d['family'], ','.join('%s=%s' % kv for kv in d['dims'].items()) or 'none', 'bind' if d.get('dtype_bind') else '-')")
+  if [ "$fam" = ew ] || [ "$bind" = bind ]; then skip=$((skip+1)); continue; fi
+  sed -E 's/\b(f32|f16|bf16)\b/f64/g' "$f" > "$b.f64.tc"
+  if ! "$tc" compile "$b.f64.tc" --fn f --emit=graph >/dev/null 2>&1; then skip=$((skip+1)); continue; fi
+  if grep -qE '\b(softmax|log_softmax|softmin|layernorm|rmsnorm|l2_normalize|linear|swiglu|logsigmoid|leaky_relu|hardsigmoid|hardswish|mish|mse_loss|cross_entropy|binary_cross_entropy_with_logits)\(' "$b.f64.tc"; then
+    skip=$((skip+1)); continue
+  fi
+  [ "$sizes" = none ] && sizes=
+  out=$("$fd" "$b.f64.tc" --fn f --sizes "$sizes" --quiet --skip-nonfinite --seed "$seed" 2>&1)
+  if [ $? -eq 0 ]; then
+    pass=$((pass+1))
+    { cat "$f"; printf '\nfn f_grad = grad(f)\n'; } > "$b.grad.tc"
+    stage=cuda
+    [ $((pass % 4)) -eq 1 ] && [ "$nvrtc" = 1 ] && stage=ptx
+    if ! err=$("$tc" compile "$b.grad.tc" --fn f_grad --emit=$stage -o "$b.out" 2>&1); then
+      pass=$((pass-1)) fail=$((fail+1))
+      echo "FAIL $(basename "$f") ($fam, seed $seed): grad --emit=$stage"
+      printf '%s\n' "$err" | head -5
+    fi
+  elif printf '%s' "$out" | grep -q "has no floating-point"; then
+    skip=$((skip+1))
+  else
+    fail=$((fail+1))
+    echo "FAIL $(basename "$f") ($fam, seed $seed):"
+    printf '%s\n' "$out" | head -3
+    sed 's/^/    /' "$b.f64.tc"
+  fi
+done
+echo "$pass passed, $skip skipped, $fail failed"
+[ $fail -eq 0 ]
