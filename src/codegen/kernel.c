@@ -139,7 +139,8 @@ static bool *redep_of(cg *g)
     for (int i = 0; i < g->l->nnodes; i++) {
         const lnode *v = g->l->nodes[i];
         bool own = g->f->kernel_of[i] == g->k->id;
-        if ((v->kind == LK_REDUCE || v->kind == LK_SCAN) && own) {
+        /* a matmul's own product (its fused epilogue's mm_v) varies too */
+        if ((v->kind == LK_REDUCE || v->kind == LK_SCAN || v->kind == LK_MATMUL) && own) {
             r[i] = true;
             continue;
         }
