@@ -232,7 +232,10 @@ pkernel *cg_plan_table(cg_bufs *b, tc_arena *a, pstep *st, const char *name);
 /* A generated matmul (matmul.c, for a SCH_EXTERN kernel that is not cuBLAS
  * only): its plan steps, and its kernel's text (the unit puts matmul.cuh
  * before the first); NULL text for a cuBLAS-only matmul. */
-const char *cg_matmul(cg_bufs *b, const ksched *ks, const char *name, tc_dimctx *c, tc_arena *a);
+const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_dimctx *c, tc_arena *a);
+/* The state a kernel's generation starts from (kernel.c; cg_kernel and a
+ * matmul's fused epilogue). */
+void cg_kernel_init(cg *g);
 void cg_plan_finish(const sfn *s, cg_bufs *b, tc_arena *a);
 /* Record an index variable of the kernel being generated (plan.h's ploop). */
 void cg_loop(cg *g, const char *var, const tc_dim *bound, const tc_dim *step);

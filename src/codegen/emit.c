@@ -622,6 +622,13 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
             diag_error(g->d, TC_ERR_INTERNAL, n->loc,
                        "codegen: scan %%%d read outside the element its walk is at", n->id);
         v.s = g->acc[n->id];
+    } else if (n->kind == LK_MATMUL) {
+        /* a matmul's fused epilogue (matmul.c): the product's element being
+         * stored, rounded to its dtype, is the lambda's parameter */
+        if (!own || !lir_is_identity(g->l, idx, n->rank))
+            diag_error(g->d, TC_ERR_INTERNAL, n->loc,
+                       "codegen: matmul %%%d read outside the element its epilogue is at", n->id);
+        v.s = "mm_v";
     } else if (n->kind == LK_CONCAT) {
         v.s = concat_value(g, n, idx, t);
     } else if (n->kind == LK_GATHER) {

@@ -139,7 +139,8 @@ static bool *redep_of(cg *g)
     for (int i = 0; i < g->l->nnodes; i++) {
         const lnode *v = g->l->nodes[i];
         bool own = g->f->kernel_of[i] == g->k->id;
-        if ((v->kind == LK_REDUCE || v->kind == LK_SCAN) && own) {
+        /* a matmul's own product (its fused epilogue's mm_v) varies too */
+        if ((v->kind == LK_REDUCE || v->kind == LK_SCAN || v->kind == LK_MATMUL) && own) {
             r[i] = true;
             continue;
         }
@@ -151,7 +152,7 @@ static bool *redep_of(cg *g)
     return r;
 }
 
-void cg_kernel(cg *g, tc_buf *out)
+void cg_kernel_init(cg *g)
 {
     const fkernel *k = g->k;
     g->redep = redep_of(g);
@@ -172,7 +173,12 @@ void cg_kernel(cg *g, tc_buf *out)
     g->phase_of = ARENA_ARRAY(g->a, int, g->l->nnodes > 0 ? g->l->nnodes : 1);
     for (int j = 0; j < k->nreds && g->ks->phase; j++)
         g->phase_of[k->reds[j]->id] = g->ks->phase[j];
+}
 
+void cg_kernel(cg *g, tc_buf *out)
+{
+    cg_kernel_init(g);
+    int nb = g->bufs->plan->nbufs;
     tc_buf body;
     buf_init(&body, g->a);
     switch (g->ks->kind) {

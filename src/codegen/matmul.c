@@ -12,9 +12,72 @@
 
 #include <string.h>
 
-const char *cg_matmul(cg_bufs *b, const ksched *ks, const char *name, tc_dimctx *c, tc_arena *a)
+/* The fused epilogue (fuse.h): the kernel's stores for one element (i0,
+ * i1) of the product, whose value (rounded to its dtype) is mm_v, as the
+ * body of a lambda tc_mm calls as it stores each element of C; its
+ * buffers, sizes and scalars are added to the signature (sig) and the
+ * step's arguments after the matmul's own. */
+static const char *epilogue(cg *g, pstep *st, tc_buf *sig)
+{
+    const fkernel *k = g->k;
+    cg_kernel_init(g);
+    g->elemvars = cg_all_axes(k);
+    g->rowvars = 0;
+    g->phase = 0;
+    g->v.n = 1;
+    cg_reset_bufs(g);
+    cg_loop(g, "i0", k->dom[0], NULL);
+    cg_loop(g, "i1", k->dom[1], NULL);
+    cg_limit(g, k->dom[0]);
+    cg_limit(g, k->dom[1]);
+    for (int i = 0; i < k->nstores; i++)
+        cg_store(g, T_ELEM, k->stores[i], NULL);
+    tc_plan *p = g->bufs->plan;
+    int nb = p->nbufs;
+    int *order = ARENA_ARRAY(g->a, int, nb > 0 ? nb : 1);
+    int nused = cg_kernel_bufs(g, order);
+    for (int j = 0; j < nused; j++) {
+        int i = order[j];
+        buf_printf(sig, ",\n    %s%s *__restrict__ %s", cg_is_written(g, i) ? "" : "const ",
+                   cg_store_type(p->bufs[i].dtype), cg_buf_name(g, i));
+        cg_plan_arg(st, g->a, (parg){PARG_BUF, i, NULL, -1, TC_DT_NONE});
+    }
+    for (int i = 0; i < g->nsyms; i++) {
+        buf_printf(sig, ",\n    const %s sz_%s", g->wide ? "long long" : "idx_t", g->syms[i]);
+        cg_plan_arg(st, g->a, (parg){PARG_DIM, -1, dim_sym(g->c, g->syms[i]), -1, TC_DT_NONE});
+    }
+    for (int i = 0; i < g->l->g->nparams; i++) {
+        if (!g->used_param[i])
+            continue;
+        const gparam *gp = &g->l->g->params[i];
+        tc_dtype t = gp->dtype;
+        buf_printf(sig, ",\n    const %s s_%s", (t == TC_F16 || t == TC_BF16) ? "float" : cg_type(t),
+                   gp->name);
+        cg_plan_arg(st, g->a, (parg){PARG_SCALAR, -1, NULL, i, (t == TC_F16 || t == TC_BF16) ? TC_F32 : t});
+    }
+        st->loops = g->loops;
+    st->nloops = g->nloops;
+    st->idx64 = st->idx64 || g->wide;
+    tc_buf o;
+    buf_init(&o, g->a);
+    if (g->wide && !g->idx64)
+        buf_puts(&o, "    typedef long long idx_t; /* an index divides and multiplies back */\n");
+    cg_put(&o, 4, &g->kpre);
+    buf_puts(&o, "    auto ep = [&](const long long r_, const long long c_, const float mm_v) {\n"
+                 "        const idx_t i0 = (idx_t)r_, i1 = (idx_t)c_;\n");
+    cg_put(&o, 8, &g->rpre);
+    cg_put(&o, 8, &g->body);
+    buf_puts(&o, "    };\n");
+    return buf_str(&o);
+}
+
+const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_dimctx *c, tc_arena *a)
 {
     const lnode *m = ks->k->ext;
+    bool fused = ks->k->nstores > 0;
+    if (fused && ks->mm != MM_GENERATED)
+        diag_error(g->d, TC_ERR_INTERNAL, m->loc,
+                   "codegen: matmul %%%d has a fused epilogue but not the generated kernel", m->id);
     int si = cg_plan_matmul(b, m, c, a);
     if (ks->mm == MM_CUBLAS)
         return NULL;
@@ -61,8 +124,14 @@ const char *cg_matmul(cg_bufs *b, const ksched *ks, const char *name, tc_dimctx 
                            dim_mul(c, dim_mul(c, t64, slices),
                                    dim_const(c, (int64_t)64 * MM_TILE_N * 4)));
     st->idx64 = p->idx64;
+    tc_buf sig;
+    buf_init(&sig, a);
+    const char *ep = fused ? epilogue(g, st, &sig) : "";
     pkernel *k = cg_plan_table(b, a, st, name);
     k->params[2].written = true;
+    for (int i = 0; i < st->nargs; i++)
+        if (i > 2 && st->args[i].kind == PARG_BUF && cg_is_written(g, st->args[i].buf))
+            k->params[i].written = true;
     int dt = m->dtype == TC_F32 ? 0 : m->dtype == TC_F16 ? 1 : 2;
     const char *t = cg_store_type(m->dtype);
     return arena_printf(a,
@@ -70,13 +139,16 @@ const char *cg_matmul(cg_bufs *b, const ksched *ks, const char *name, tc_dimctx 
                         "    const %s *__restrict__ a, const %s *__restrict__ b, %s *__restrict__ c,\n"
                         "    const idx_t m, const idx_t n, const idx_t k, const idx_t batch,\n"
                         "    const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,\n"
-                        "    void *__restrict__ ws)\n"
+                        "    void *__restrict__ ws%s)\n"
                         "{\n"
-                        "    /* c[%s, %s] = a%s @ b%s, %s */\n"
+                        "    /* c[%s, %s] = a%s @ b%s, %s%s */\n"
+                        "%s"
                         "    tc_mm<%d, %s, %s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
-                        "                     (unsigned char *)ws, %d);\n"
+                        "                     (unsigned char *)ws, %d%s);\n"
                         "}\n",
-                        MM_THREADS, name, t, t, t, dim_str(a, mm.mm.m), dim_str(a, mm.mm.n),
-                        mm.mm.ta ? ".T" : "", mm.mm.tb ? ".T" : "", dtype_name(m->dtype), dt,
-                        mm.mm.ta ? "true" : "false", mm.mm.tb ? "true" : "false", ks->mm_kslice);
+                        MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, mm.mm.m), dim_str(a, mm.mm.n),
+                        mm.mm.ta ? ".T" : "", mm.mm.tb ? ".T" : "", dtype_name(m->dtype),
+                        fused ? "; the epilogue on each element as it is stored" : "", ep, dt,
+                        mm.mm.ta ? "true" : "false", mm.mm.tb ? "true" : "false", ks->mm_kslice,
+                        fused ? ", ep" : "");
 }

@@ -136,13 +136,20 @@ template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
     }
 };
 
-template <int DT, bool TA, bool TB, int BM>
+/* No epilogue; else a functor (the generated kernel's lambda) called with
+ * each element of C as it is stored: its row, column and value (rounded to
+ * C's dtype, as a reader of C would load it).  Batched products have none. */
+struct tc_mm_noep {
+    __device__ __forceinline__ void operator()(long long, long long, float) const {}
+};
+
+template <int DT, bool TA, bool TB, int BM, class EP>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
                                           long long N, long long K, long long batch, long long sa,
                                           long long sb, long long sc, unsigned char *ws, int KS,
-                                          unsigned char *smem) {
+                                          unsigned char *smem, const EP &ep) {
     typedef tc_mm_cfg<DT, TA, TB, BM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
@@ -229,8 +236,11 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             for (int i = 0; i < NACC; i++) {
                 int r, c;
                 G::pos(i, r, c);
-                if (m0 + r < M && n0 + c < N)
-                    Cb[(m0 + r) * N + n0 + c] = tc_mm_out<DT>(acc[i]);
+                if (m0 + r < M && n0 + c < N) {
+                    const T o = tc_mm_out<DT>(acc[i]);
+                    Cb[(m0 + r) * N + n0 + c] = o;
+                    ep(m0 + r, n0 + c, tc_mm_f(o, DT));
+                }
             }
         } else {
             float *pp = part + (tile * S + s) * (BM * BN);
@@ -297,8 +307,11 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                 for (int i = 0; i < NACC; i++) {
                     int r, c;
                     G::pos(i, r, c);
-                    if (ok[i])
-                        Cb[(m0 + r) * N + n0 + c] = tc_mm_out<DT>(sum[i]);
+                    if (ok[i]) {
+                        const T o = tc_mm_out<DT>(sum[i]);
+                        Cb[(m0 + r) * N + n0 + c] = o;
+                        ep(m0 + r, n0 + c, tc_mm_f(o, DT));
+                    }
                 }
             }
         }
@@ -308,12 +321,12 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 
 /* The entry: 16-row tiles, or 64 on tensor cores when M > 16; the stages
  * in one shared array both use. */
-template <int DT, bool TA, bool TB>
+template <int DT, bool TA, bool TB, class EP = tc_mm_noep>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
                                       long long K, long long batch, long long sa, long long sb,
-                                      long long sc, unsigned char *ws, int KS) {
+                                      long long sc, unsigned char *ws, int KS, const EP &ep = EP()) {
     enum {
         BIG = DT != 0 && TC_MM_TENSOR ? 64 : 16,
         B1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
@@ -321,7 +334,7 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     };
     __shared__ __align__(16) unsigned char smem[B1 > B2 ? B1 : B2];
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem);
+        tc_mm_run<DT, TA, TB, BIG>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep);
     else
-        tc_mm_run<DT, TA, TB, 16>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem);
+        tc_mm_run<DT, TA, TB, 16>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep);
 }

@@ -206,7 +206,9 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
             const fkernel *k = f->k[j];
             if (k->kind == KK_EXTERN) {
                 const char *name = arena_printf(a, "tc_matmul_%d", kid + k->id);
-                const char *text = cg_matmul(bufs, &s->k[j], name, f->l->dims, a);
+                cg g;
+                cg_setup(&g, s, j, bufs, name, idx64, fe_param_bytes, libcalls, a, d);
+                const char *text = cg_matmul(&g, bufs, &s->k[j], name, f->l->dims, a);
                 if (text && !matmul) /* before the first kernel that needs it */
                     add_piece(&ub, arena_printf(a, "\n%s", cg_matmul_cuh), NULL);
                 if (text) {

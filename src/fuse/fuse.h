@@ -23,7 +23,17 @@
  *     epilogue) or that a scan of it reads (prologue); a scan of the kernel
  *     is read only at its own element, which the sequential walk along the
  *     axis has just computed;
- *   - never an extern; never when the merged kernel would both feed and
+ *   - a matmul (extern) with a pointwise kernel that reads its product
+ *     (its epilogue: bias, activation, residual add, cast, a product with
+ *     another tensor), run on each element of the output tile inside the
+ *     generated matmul kernel as the tile is stored: only where that kernel
+ *     is certain at compile time (fuse_matmul_generated: f16/bf16 with M a
+ *     constant <= FUSE_MM_MAX_ROWS, or TENSORC_MATMUL=generated), for a
+ *     2-d product, over the product's own shape, reading the product only
+ *     at the element being stored (it is the accumulator) and feeding
+ *     neither operand; the product itself is still stored.  Never two
+ *     matmuls; TENSORC_MATMUL_EPILOGUE=off keeps every matmul apart;
+ *   - never another extern; never when the merged kernel would both feed and
  *     read another kernel (a cycle); never when a reduction would be read at
  *     another row than the one computing it (it would need a grid-wide sync).
  *
@@ -176,6 +186,13 @@ void fuse_explain_json(struct tc_json *j, const ffn *f);
 /* Check: every anchor in exactly one kernel, launch order respects reads,
  * reductions read only by their own row or from a buffer. */
 void fuse_verify(const ffn *f, tc_diag *d);
+
+/* The most rows (M) of a product the generated matmul kernel takes by
+ * default (sched_matmul.c's cost model). */
+#define FUSE_MM_MAX_ROWS 16
+/* Whether matmul m runs on the generated kernel whatever M is at launch,
+ * as sched_matmul.c decides it (so an epilogue may be fused into it). */
+bool fuse_matmul_generated(const lnode *m);
 
 /* For codegen and sched: the natural index of a store or reduction node n
  * of kernel k over k's element variables: identity for an element-level

@@ -40,6 +40,9 @@ static void decide(fctx *x, const lnode *p, const lnode *c, bool fused, const ch
 
 static const char *fused_why(kdesc p, kdesc c, const lnode *prod, const lnode *cons)
 {
+    if (p.kind == KK_EXTERN || c.kind == KK_EXTERN)
+        return "pointwise epilogue of the matmul: run on each element of its output tile as the "
+               "generated kernel stores it (that kernel is certain at compile time)";
     if (p.kind == KK_POINTWISE && c.kind == KK_POINTWISE)
         return "pointwise chain over one domain";
     if (p.kind == KK_SCAN && c.kind == KK_SCAN)

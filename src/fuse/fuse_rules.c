@@ -7,6 +7,9 @@
  * which codegen and sched use.  Each check walks only the two kernels. */
 #include "fuse/fuse_internal.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 bool fuse_is_element(const fkernel *k, const lnode *n)
 {
     return n->kind != LK_REDUCE && same_shape(n->rank, n->shape, k->rank, k->dom);
@@ -143,8 +146,16 @@ static bool rows_ok(fctx *x, int ka, int kb, kdesc kd, lnode *n, const tc_dim **
                                  : "a scan would be read at another element than the one its walk is at";
         return ok;
     }
-    if (n->kind == LK_MATMUL)
+    if (n->kind == LK_MATMUL) {
+        /* a matmul of this kernel (its epilogue) is its accumulator: only
+         * the element the epilogue is at */
+        for (int k = 0; k < n->rank; k++)
+            if (k >= kd.rank || !dim_eq(idx[k], x->f->vars[k])) {
+                x->why = "the matmul's epilogue would read another element of its product";
+                return false;
+            }
         return true;
+    }
     if (!gather_ok(x, ka, kb, n))
         return false;
     for (int i = n->kind == LK_GATHER; i < n->nin; i++) { /* a gather's source: a load */
@@ -290,14 +301,71 @@ static bool scan_desc(fctx *x, int a, int b, kdesc *out)
     return true;
 }
 
+bool fuse_matmul_generated(const lnode *m)
+{
+    if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16)
+        return false;
+    const char *force = getenv("TENSORC_MATMUL");
+    if (force && strcmp(force, "cublas") == 0)
+        return false;
+    if (force && strcmp(force, "generated") == 0)
+        return true;
+    int64_t rows;
+    return m->dtype != TC_F32 && dim_is_const(m->shape[m->rank - 2], &rows) &&
+           rows <= FUSE_MM_MAX_ROWS;
+}
+
+/* A matmul's kernel with a pointwise kernel that reads it (fuse.h): the
+ * epilogue runs on the output tile in the generated kernel, so only where
+ * that kernel is certain at compile time. */
+static bool epilogue_desc(fctx *x, int a, int b, kdesc *out)
+{
+    kdesc da = x->desc[a], db = x->desc[b];
+    if (da.kind == KK_EXTERN && db.kind == KK_EXTERN) {
+        x->why = "a matmul is a fusion barrier to another matmul (two kernels)";
+        return false;
+    }
+    int e = da.kind == KK_EXTERN ? a : b, p = e == a ? b : a;
+    kdesc de = x->desc[e], dp = x->desc[p];
+    const lnode *m = NULL;
+    FOR_MEMBERS(x, e, -1, i)
+        if (x->f->nodes[i]->kind == LK_MATMUL)
+            m = x->f->nodes[i];
+    const char *off = getenv("TENSORC_MATMUL_EPILOGUE");
+    if (off && strcmp(off, "off") == 0) {
+        x->why = "a matmul is a fusion barrier (TENSORC_MATMUL_EPILOGUE=off)";
+        return false;
+    }
+    if (dp.kind != KK_POINTWISE) {
+        x->why = "a matmul is a fusion barrier but for a pointwise epilogue";
+        return false;
+    }
+    if (!m || !fuse_matmul_generated(m)) {
+        x->why = "a matmul is a fusion barrier unless the generated kernel is certain at compile "
+                 "time (f16/bf16, M a constant <= 16; cuBLAS takes no epilogue)";
+        return false;
+    }
+    if (de.rank != 2 || !same_shape(dp.rank, dp.dom, de.rank, de.dom)) {
+        x->why = "a matmul's epilogue is pointwise over its 2-d product's own shape";
+        return false;
+    }
+    bool feeds = kernel_reads(x, e, p);
+    for (int j = 0; j < 2; j++)
+        feeds |= find(x, m->in[j].src->id) == p;
+    if (!kernel_reads(x, p, e) || feeds) {
+        x->why = "a matmul's epilogue reads its product and feeds none of its operands";
+        return false;
+    }
+    *out = de;
+    return true;
+}
+
 /* The domain of kernels a and b together, or why there is none. */
 static bool merged_desc(fctx *x, int a, int b, kdesc *out)
 {
     kdesc da = x->desc[a], db = x->desc[b];
-    if (da.kind == KK_EXTERN || db.kind == KK_EXTERN) {
-        x->why = "an extern op (matmul) is a fusion barrier";
-        return false;
-    }
+    if (da.kind == KK_EXTERN || db.kind == KK_EXTERN)
+        return epilogue_desc(x, a, b, out);
     if (da.kind == KK_POINTWISE && db.kind == KK_POINTWISE) {
         if (!same_shape(da.rank, da.dom, db.rank, db.dom)) {
             x->why = "different iteration domains";

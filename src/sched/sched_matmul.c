@@ -38,7 +38,7 @@ void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a)
     const char *kslice = getenv("TENSORC_MATMUL_KSLICE");
     if (kslice && atoi(kslice) >= 64 && atoi(kslice) % 64 == 0)
         ks->mm_kslice = atoi(kslice);
-    ks->mm_max_rows = 16;
+    ks->mm_max_rows = FUSE_MM_MAX_ROWS;
     ks->block[0] = MM_THREADS;
     if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16) {
         ks->mm = MM_CUBLAS;
@@ -71,6 +71,7 @@ void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a)
         return;
     }
     ks->mm = known ? MM_GENERATED : MM_BY_ROWS;
+
     ks->why = arena_printf(a, "matmul: generated%s (skinny M is bound by streaming the weight "
                            "once: a block per 16 x 64 output tile and %d-element slice of K, on %s; "
                            "the last slice of a tile to finish sums the slices in order)%s",

@@ -5,7 +5,8 @@
 # M = 1, 3, 17, 33, 64, 65, 200 (TENSORC_MATMUL=generated: the kernel at
 # every M, 16- and 64-row tiles), K and N not multiples of any tile (and 1),
 # batched products, other seeds; then the cost model's own choice (M = 3:
-# the kernel, M = 17: cuBLAS) and the examples with a matmul.  Prints
+# the kernel, M = 17: cuBLAS), the pointwise epilogues fused into the
+# kernel (tests/gpu/matmul_epilogue.tc) and the examples with a matmul.  Prints
 # "N passed, M failed"; exit 1 on failure.
 set -u
 build=${1:-build}
@@ -35,6 +36,26 @@ for dt in f16 bf16 f32; do
     done
     for s in 1 2 3; do
         echo "generated examples/skinny_matmul.tc --fn linear_t --shape M=5,K=4097,N=77 --dtype T=$dt --seed $s" >>"$jobs"
+    done
+done
+# fused epilogues (tests/gpu/matmul_epilogue.tc): under TENSORC_MATMUL=generated
+# at every M (16- and 64-row tiles), one K slice and several (the combine);
+# the *_16 functions fused by the cost model's own choice
+ep=tests/gpu/matmul_epilogue.tc
+for dt in f16 bf16 f32; do
+    for fn in bias_gelu linear_residual gate_input cast_scale relu_clip; do
+        for M in 1 3 16 17 64; do
+            for KN in K=37,N=13 K=1000,N=130 K=4097,N=77; do
+                # f32 (FMA path, fused only under the override): fewer
+                [ $dt = f32 ] && [ $M != 3 ] && [ $M != 17 ] && continue
+                echo "generated $ep --fn $fn --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            done
+        done
+    done
+    for fn in bias_gelu_16 linear_residual_16; do
+        for KN in K=1,N=1 K=37,N=13 K=4097,N=77 K=4096,N=4096; do
+            echo "- $ep --fn $fn --shape $KN --dtype T=$dt" >>"$jobs"
+        done
     done
 done
 echo "- examples/gated_mlp.tc --shape M=3,K=1000,N=130" >>"$jobs"

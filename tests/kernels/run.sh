@@ -12,7 +12,8 @@
 #     kernel and the epilogue (two __global__), and a plan whose matmul has
 #     both engines guarded by M, each writing the buffer the epilogue reads;
 #     with M a constant one engine alone (decode_proj: the generated kernel;
-#     prefill_proj: cuBLAS);
+#     prefill_proj: cuBLAS); decode_bias_gelu (M = 16): the epilogue fused
+#     into the generated kernel, one kernel and one step;
 #   - AdamW: one kernel that writes three buffers, seen twice: the fused dump
 #     (one kernel, stores -> m, v, p) and the launch plan (one step, the three
 #     inout outputs written in place).
@@ -127,6 +128,20 @@ if emit $kt decode_proj cuda; then
     if [ "$(wc -l <"$tmp/steps")" -eq 1 ] && grep -qE '^  step 0: tc_matmul_0<<<' "$tmp/steps" &&
         ! grep -q 'runs when' "$tmp/out"; then ok "decode_proj: M = 4, the generated kernel alone, no cuBLAS step"
     else bad "decode_proj: want one unguarded tc_matmul step" "$(tr '\n' '|' <"$tmp/steps")"; fi
+fi
+# an epilogue fused into the generated kernel (M = 16 fixed): one step, and
+# explain names the rule
+count $kt decode_bias_gelu 1
+if emit $kt decode_bias_gelu cuda; then
+    plan_steps >"$tmp/steps"
+    if [ "$(wc -l <"$tmp/steps")" -eq 1 ] && grep -qE '^  step 0: tc_matmul_0<<<' "$tmp/steps"; then
+        ok "decode_bias_gelu: one tc_matmul step, the epilogue inside it"
+    else bad "decode_bias_gelu: want one tc_matmul step" "$(tr '\n' '|' <"$tmp/steps")"; fi
+fi
+if emit $kt decode_bias_gelu explain; then
+    if grep -qE '^  fused .* matmul -> .*epilogue of the matmul' "$tmp/out"; then
+        ok "decode_bias_gelu: explain names the matmul epilogue rule"
+    else bad "decode_bias_gelu: explain does not show the epilogue rule" "$(head -8 "$tmp/out" | tr '\n' '|')"; fi
 fi
 count $kt prefill_proj 0   # M = 512 > 16
 if emit $kt prefill_proj cuda; then

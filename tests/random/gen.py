@@ -37,6 +37,9 @@ Families (issue 11 lists the bugs each one exists to catch):
           cumprod, cummax, cummin, logcumsumexp) along any axis, reversed or not
   arg     argmin/argmax over every axis of ranks 2-4, inputs with many ties,
           keepdim both ways (NumPy's first-index rule)
+  mmep    a 2-D matmul with M a constant <= 16 and pointwise neighbours (the
+          generated kernel's fused epilogue in f16/bf16): bias, residual,
+          row scale, activations, a gate by another input, a cast
   bmm     batched matmuls with explicit size-1 batch dims on either side,
           2-D weights broadcast, equal batches, 4-D
   intred  sum/min/max/prod/mean of i32/i64/bool (and of comparison masks)
@@ -591,7 +594,7 @@ class Gen:
     def build(self):
         r = self.r
         u = r.random()
-        fam = ("dag" if u < 0.45 else "gather" if u < 0.5 else "arg" if u < 0.6 else
+        fam = ("dag" if u < 0.40 else "gather" if u < 0.45 else "mmep" if u < 0.5 else "arg" if u < 0.6 else
                "bmm" if u < 0.68 else "intred" if u < 0.78 else "colcat" if u < 0.85 else "ew")
         if fam in AVOID:
             fam = "dag"
@@ -984,6 +987,65 @@ class Gen:
             outs.append(("r1", "s", "f32", "f32[%s]" % ", ".join(sh)))
         src, outs = self.ret(params, lines, outs)
         return self.simple(src, ref, inputs, outs, dims)
+
+    def build_mmep(self):
+        # a 2-D matmul with M a constant <= 16 (f16/bf16: the generated kernel,
+        # so its pointwise consumers are fused in as its epilogue) and a chain
+        # of pointwise neighbours: bias, residual, row scale, activations,
+        # a gate by another input, scalars, a cast; sometimes the product too
+        r = self.r
+        M = r.choice([1, 2, 3, 5, 8, 15, 16])
+        dims = {"K": r.choice([1, 7, 33, 64, 100, 257, self.one()]),
+                "N": r.choice([1, 5, 13, 64, 65, 130, self.one()])}
+        dt = r.choice(["f16", "bf16", "f16", "bf16", "f32"])
+        rnd = {"f16": "r16", "bf16": "rbf", "f32": "r32"}[dt]
+        nk = r.random() < 0.5
+        params = ["x: %s[%d, K]" % (dt, M), "w: %s[%s]" % (dt, "N, K" if nk else "K, N")]
+        inputs = [{"name": "x", "shape": [M, dims["K"]], "dtype": dt},
+                  {"name": "w", "shape": [dims["N"], dims["K"]] if nk else [dims["K"], dims["N"]],
+                   "dtype": dt, "scale": 1.0 / max(1, dims["K"]) ** 0.5}]
+        lines = ["    y = x @ w%s" % (".T" if nk else "")]
+        ref = ["y = %s(np.matmul(x, %s))" % (rnd, "np.swapaxes(w, 0, 1)" if nk else "w")]
+        v = "y"
+        extra = {"b": ("[N]", [dims["N"]]), "r": ("[%d, N]" % M, [M, dims["N"]]),
+                 "s": ("[%d, 1]" % M, [M, 1]), "g": ("[%d, N]" % M, [M, dims["N"]])}
+        used = set()
+        for j in range(r.randint(1, 4)):
+            op = r.choice(["b", "r", "s", "g", "act", "scalar"])
+            t = "e%d" % j
+            if op in extra and op not in used:
+                used.add(op)
+                params.append("%s: %s%s" % (op, dt, extra[op][0]))
+                inputs.append({"name": op, "shape": extra[op][1], "dtype": dt})
+            if op == "b" or op == "r":
+                lines.append("    %s = %s + %s" % (t, v, op))
+                ref.append("%s = %s(%s + %s)" % (t, rnd, v, op))
+            elif op == "s":
+                lines.append("    %s = %s * s" % (t, v))
+                ref.append("%s = %s(%s * s)" % (t, rnd, v))
+            elif op == "g":
+                lines.append("    %s = silu(%s) * g" % (t, v))
+                ref.append("%s = %s(%s(silu(%s)) * g)" % (t, rnd, rnd, v))
+            elif op == "act":
+                f = r.choice(["relu", "silu", "gelu", "sigmoid", "tanh"])
+                lines.append("    %s = %s(%s)" % (t, f, v))
+                npf = {"relu": "np.maximum(%s, 0)", "silu": "silu(%s)", "gelu": "gelu(%s)",
+                       "sigmoid": "sigmoid(%s)", "tanh": "np.tanh(%s)"}[f] % v
+                ref.append("%s = %s(%s)" % (t, rnd, npf))
+            else:
+                lines.append("    %s = %s * 0.5 + 1" % (t, v))
+                ref.append("%s = %s(%s(%s * 0.5) + 1)" % (t, rnd, rnd, v))
+            v = t
+        odt = dt
+        if dt != "f32" and r.random() < 0.3:
+            lines.append("    c = f32(%s) * 2" % v)
+            ref.append("c = r32(%s * 2)" % v)
+            v, odt = "c", "f32"
+        outs = [("out", v, odt, "%s[%d, N]" % (odt, M))]
+        if r.random() < 0.3:
+            outs.append(("r1", "y", dt, "%s[%d, N]" % (dt, M)))
+        src, outs = self.ret(params, lines, outs)
+        return self.simple(src, ref, inputs, outs, dims, lowp=dt != "f32")
 
     def build_intred(self):
         # integer and bool reductions over the first, middle, last and several axes

@@ -421,6 +421,57 @@ static void test_extern_barrier(void **state)
 
 /* --- cycles ------------------------------------------------------------------------------------ */
 
+static void test_matmul_epilogue(void **state)
+{
+    (void)state;
+    /* f16 with M a constant <= 16: the generated kernel is certain, so the
+     * bias, activation and residual add run in it as its epilogue */
+    ffn *f = fused("fn f(x: f16[16, K], w: f16[K, N], b: f16[N], r: f16[16, N]) -> f16[16, N] {\n"
+                   "    return silu(x @ w + b) + r\n"
+                   "}\n", "f");
+    want_kernels(f, 1);
+    assert_int_equal(f->k[0]->kind, KK_EXTERN);
+    assert_int_equal(f->k[0]->nstores, 1);
+    assert_true(kernel_inlines(f->k[0], OP_silu));
+    want_decision(f, true, "epilogue of the matmul");
+
+    /* a product with another matmul: one epilogue, the other product stored */
+    f = fused("fn f(x: f16[3, K], w1: f16[K, N], w3: f16[K, N]) -> f16[3, N] {\n"
+              "    return silu(x @ w1) * (x @ w3)\n"
+              "}\n", "f");
+    want_kernels(f, 2);
+    assert_int_equal(f->k[0]->kind, KK_EXTERN);
+    assert_int_equal(f->k[1]->kind, KK_EXTERN);
+    want_decision(f, false, "another matmul");
+
+    /* M symbolic (cuBLAS above 16 at launch), M > 16, or f32 (cuBLAS): a barrier */
+    const char *apart[] = {
+        "fn f(x: f16[M, K], w: f16[K, N], b: f16[N]) -> f16[M, N] {\n    return x @ w + b\n}\n",
+        "fn f(x: f16[17, K], w: f16[K, N], b: f16[N]) -> f16[17, N] {\n    return x @ w + b\n}\n",
+        "fn f(x: f32[4, K], w: f32[K, N], b: f32[N]) -> f32[4, N] {\n    return x @ w + b\n}\n",
+    };
+    for (size_t i = 0; i < sizeof apart / sizeof *apart; i++) {
+        f = fused(apart[i], "f");
+        want_kernels(f, 2);
+        want_decision(f, false, "certain at compile time");
+    }
+
+    /* the product read at another element than the one being stored */
+    f = fused("fn f(x: f16[16, 16], w: f16[16, 16]) -> f16[16, 16] {\n"
+              "    y = x @ w\n"
+              "    return y + transpose(y, 0, 1)\n"
+              "}\n", "f");
+    want_kernels(f, 2);
+    want_decision(f, false, "another element");
+
+    /* a reduction of the product is no epilogue */
+    f = fused("fn f(x: f16[16, K], w: f16[K, N]) -> f16[16] {\n"
+              "    return sum(x @ w, axis=1)\n"
+              "}\n", "f");
+    want_kernels(f, 2);
+    want_decision(f, false, "barrier");
+}
+
 static void test_cycle(void **state)
 {
     (void)state;
@@ -765,6 +816,7 @@ int main(void)
         T(test_different_axes),
         T(test_full_reduction),
         T(test_extern_barrier),
+        T(test_matmul_epilogue),
         T(test_cycle),
         T(test_horizontal),
         T(test_horizontal_refused),
