@@ -18,6 +18,8 @@
 #                  `tensorc run --device=cuda --check`, compute-sanitizer
 #                  memcheck over a subset, the kernel cache and --bench
 #                  (suite.py's header has the details);
+#   scans.sh, gather.py  scans, gather, iota and the class-index losses
+#                  against the interpreter at awkward lengths;
 #   matmul.sh      the generated matmul kernel against the interpreter at
 #                  every layout and dtype, M = 1 ... 200 (forced on it), K
 #                  and N off every tile, batched, and the cost model's choice;
@@ -140,6 +142,33 @@ if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
     else
         say "matmul.sh ended without a summary"
         failed=$((failed + 1))
+    fi
+fi
+
+# The scans (tests/gpu/scans.sh: T = 1 ... 4097 in every dtype, integers,
+# NaN/inf, the minGRU) and gather, iota and the class-index losses
+# (tests/gpu/gather.py: row lengths 1 ... 65537, targets at 0 and V-1,
+# ignored rows, out-of-range indices, repeated bits), against the
+# interpreter.  TC_GPU_QUICK=1: gather.py's random programs from the first
+# 300 generated instead of 1500.
+if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
+    say "== scans.sh"
+    (cd "$root" && bash "$here/scans.sh" "$(dirname "$(realpath "$tc")")") 2>&1 | tee "$work.scans.out" | tee -a "$log"
+    p=$(grep -c '^PASS ' "$work.scans.out"); f=$(grep -c '^FAIL ' "$work.scans.out")
+    [ "$p" -gt 0 ] || f=$((f + 1)) # nothing ran: a failure, not a pass
+    say "scans.sh: $p passed, $f failed"
+    passed=$((passed + p)); failed=$((failed + f))
+    say "== gather.py"
+    gr=1500
+    [ "${TC_GPU_QUICK:-0}" = 1 ] && gr=300
+    (cd "$root" && TC_GATHER_RANDOM=$gr python3 "$here/gather.py" "$(realpath "$tc")" "$work.gather") 2>&1 |
+        tee "$work.gather.out" | tee -a "$log"
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.gather.out" | tail -1)
+    if [ -n "$last" ]; then
+        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
+        passed=$((passed + p)); failed=$((failed + f))
+    else
+        say "gather.py ended without a summary"; failed=$((failed + 1))
     fi
 fi
 

@@ -176,6 +176,18 @@ def second_moment(work, n):
     return path
 
 
+# Log-space scans over a long axis in f32 (exp(a + logcumsumexp(x - a)),
+# a = cumsum(...)) cancel terms of size |a|, which grows with T: at T = 1031
+# the f32 result is 1e-4 away from the f64 reference (PyTorch's f32 too),
+# past --check's 2e-5.  These functions keep T at 129 here; the long,
+# block-parallel scan path is checked on conditioned data by
+# tests/gpu/scans.sh (T = 4097).
+LONG_SCAN_CAP = {("examples/mingru.tc", "mingru"): {"T": 129},
+                 ("examples/scans.tc", "decayed"): {"T": 129},
+                 ("examples/mingru_backward.tc", "mingru"): {"T": 129},
+                 ("examples/mingru_backward.tc", "mingru_grad"): {"T": 129}}
+
+
 def shape_arg(sizes):
     return ",".join("%s=%d" % kv for kv in sizes.items())
 
@@ -215,6 +227,9 @@ class Suite:
             if cls == "large" and (self.plumbing or QUICK) or cls == "one" and QUICK:
                 continue
             sizes = sizes_for(cls, params, syms, matmul)
+            for d, cap in LONG_SCAN_CAP.get((where, fn), {}).items():
+                if d in sizes and sizes[d] > cap:
+                    sizes[d] = cap
             cmd = [self.tc, "run", path, "--fn", fn, "--device=cuda", "--random", "--seed", "7"]
             if not self.plumbing:
                 cmd.append("--check")
