@@ -22,22 +22,6 @@
 
 #include <string.h>
 
-static gnode node_of(op_id op, tc_dtype dt, int rank, const tc_dim **shape, gnode **in, int nin,
-                     tc_loc loc)
-{
-    gnode t;
-    memset(&t, 0, sizeof t);
-    t.id = -1;
-    t.op = op;
-    t.dtype = dt;
-    t.rank = rank;
-    t.shape = shape;
-    t.in = in;
-    t.nin = nin;
-    t.loc = loc;
-    return t;
-}
-
 static gnode *do_iota(builder *b, const ast_expr *e)
 {
     static const char *const names[] = {"shape", "axis"};
@@ -64,7 +48,7 @@ static gnode *do_iota(builder *b, const ast_expr *e)
             diag_error(b->d, TC_ERR_COMPILE, items[i]->loc,
                        "iota dims must be positive, but got %lld", (long long)c);
     }
-    gnode t = node_of(OP_iota, TC_I64, n, shape, NULL, 0, loc);
+    gnode t = build_tmpl(OP_iota, TC_I64, n, shape, NULL, 0, loc);
     t.a.axis = args[1] ? const_axis(b, args[1]->value, &t, n) : n - 1;
     return node_emit(b, &t);
 }
@@ -106,7 +90,7 @@ static gnode *do_gather(builder *b, const ast_expr *e)
     }
     idx = view_broadcast(b, idx, x->rank, shape, args[1]->loc);
     gnode *in[2] = {x, idx};
-    gnode t = node_of(OP_gather, x->dtype, x->rank, shape, in, 2, loc);
+    gnode t = build_tmpl(OP_gather, x->dtype, x->rank, shape, in, 2, loc);
     t.a.axis = axis;
     return node_emit(b, &t);
 }

@@ -187,6 +187,10 @@ enum {
 };
 /* Hash-cons n (a template whose arrays may live on the stack): return the
  * equal node already in f, or a copy of n appended to f. */
+/* A node on the caller's stack to intern (build_node.c): op, dtype, shape
+ * and inputs set, everything else zero. */
+gnode build_tmpl(op_id op, tc_dtype dt, int rank, const tc_dim **shape, gnode **in, int nin,
+                 tc_loc loc);
 gnode *node_emit(builder *b, const gnode *n);
 gnode *node_const(builder *b, tc_dtype dt, double v, bool weak, tc_loc loc);
 gnode *node_const_int(builder *b, tc_dtype dt, int64_t v, bool weak, tc_loc loc);

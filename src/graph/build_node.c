@@ -197,9 +197,9 @@ gnode *node_emit(builder *b, const gnode *n)
     return m;
 }
 
-/* A template node on the caller's stack. */
-static gnode tmpl(op_id op, tc_dtype dt, int rank, const tc_dim **shape, gnode **in, int nin,
-                  tc_loc loc)
+/* A template node on the caller's stack (build_internal.h). */
+gnode build_tmpl(op_id op, tc_dtype dt, int rank, const tc_dim **shape, gnode **in, int nin,
+                 tc_loc loc)
 {
     gnode t;
     memset(&t, 0, sizeof t);
@@ -227,7 +227,7 @@ static int64_t to_i64(double v)
 
 static gnode *const_exact(builder *b, tc_dtype dt, double f, int64_t i, bool weak, tc_loc loc)
 {
-    gnode t = tmpl(OP_const, dt, 0, NULL, NULL, 0, loc);
+    gnode t = build_tmpl(OP_const, dt, 0, NULL, NULL, 0, loc);
     t.weak = weak;
     if (dtype_is_float(dt)) {
         t.a.cnst.f = dtype_round(dt, f);
@@ -258,7 +258,7 @@ gnode *node_dimval(builder *b, const tc_dim *dim, tc_loc loc)
     int64_t v;
     if (dim_is_const(dim, &v))
         return const_exact(b, TC_I64, (double)v, v, true, loc);
-    gnode t = tmpl(OP_dimval, TC_I64, 0, NULL, NULL, 0, loc);
+    gnode t = build_tmpl(OP_dimval, TC_I64, 0, NULL, NULL, 0, loc);
     t.weak = true;
     t.a.dim = dim;
     return node_emit(b, &t);
@@ -321,7 +321,7 @@ gnode *node_cast(builder *b, gnode *x, tc_dtype dt, bool weak, tc_loc loc)
     if (x->dtype == dt)
         return x;
     gnode *in[1] = {x};
-    gnode t = tmpl(OP_cast, dt, x->rank, x->shape, in, 1, loc);
+    gnode t = build_tmpl(OP_cast, dt, x->rank, x->shape, in, 1, loc);
     t.weak = weak && x->rank == 0;
     return node_emit(b, &t);
 }
@@ -459,7 +459,7 @@ gnode *node_pointwise(builder *b, op_id op, gnode *const *in, int nin, tc_loc lo
         if (!same)
             vin[k] = view_broadcast(b, in[k], rank, shape, loc);
     }
-    gnode t = tmpl(op, dt, rank, shape, vin, nin, loc);
+    gnode t = build_tmpl(op, dt, rank, shape, vin, nin, loc);
     t.weak = weak;
     return node_emit(b, &t);
 }
@@ -474,7 +474,7 @@ static gnode *strong_as(builder *b, gnode *x, tc_dtype dt, tc_loc loc)
     if (!x->weak)
         return x;
     gnode *in[1] = {x};
-    gnode t = tmpl(OP_cast, dt, x->rank, x->shape, in, 1, loc);
+    gnode t = build_tmpl(OP_cast, dt, x->rank, x->shape, in, 1, loc);
     return node_emit(b, &t);
 }
 
@@ -515,7 +515,7 @@ gnode *node_reduce(builder *b, op_id op, gnode *x, const bool *axes, bool keepdi
     tc_dtype dt = node_rule_dtype(op, in, 1, NULL);
     const tc_dim *shape[TC_MAX_RANK];
     int rank = 0;
-    gnode t = tmpl(op, dt, 0, shape, in, 1, loc);
+    gnode t = build_tmpl(op, dt, 0, shape, in, 1, loc);
     for (int i = 0; i < x->rank; i++) {
         if (!axes[i])
             shape[rank++] = x->shape[i];
@@ -537,7 +537,7 @@ gnode *node_scan(builder *b, op_id op, gnode *x, int axis, bool reverse, tc_loc 
     x = node_concrete(b, x, loc);
     gnode *in[1] = {x};
     tc_dtype dt = node_rule_dtype(op, in, 1, NULL);
-    gnode t = tmpl(op, dt, x->rank, x->shape, in, 1, loc);
+    gnode t = build_tmpl(op, dt, x->rank, x->shape, in, 1, loc);
     t.a.scan.axis = axis;
     t.a.scan.reverse = reverse;
     return node_emit(b, &t);
@@ -583,7 +583,7 @@ gnode *node_matmul(builder *b, gnode *x, gnode *y, tc_loc loc)
     shape[rank++] = x->shape[x->rank - 2];
     shape[rank++] = y->shape[y->rank - 1];
     gnode *in[2] = {x, y};
-    gnode t = tmpl(OP_matmul, dt, rank, shape, in, 2, loc);
+    gnode t = build_tmpl(OP_matmul, dt, rank, shape, in, 2, loc);
     gnode *m = node_emit(b, &t);
     if (vec_y)
         m = view_squeeze(b, m, m->rank - 1, loc);
@@ -617,7 +617,7 @@ gnode *node_concat(builder *b, gnode *const *in, int nin, int axis, tc_loc loc)
     }
     if (nin == 1)
         return in[0];
-    gnode t = tmpl(OP_concat, dt, x->rank, shape, (gnode **)in, nin, loc);
+    gnode t = build_tmpl(OP_concat, dt, x->rank, shape, (gnode **)in, nin, loc);
     t.a.axis = axis;
     return node_emit(b, &t);
 }
@@ -625,6 +625,6 @@ gnode *node_concat(builder *b, gnode *const *in, int nin, int axis, tc_loc loc)
 gnode *node_copy(builder *b, gnode *x, tc_loc loc)
 {
     gnode *in[1] = {x};
-    gnode t = tmpl(OP_copy, x->dtype, x->rank, x->shape, in, 1, loc);
+    gnode t = build_tmpl(OP_copy, x->dtype, x->rank, x->shape, in, 1, loc);
     return node_emit(b, &t);
 }
