@@ -120,10 +120,18 @@ class Context:
             raise _ERROR_CLASSES.get(name, TensorcError)(
                 name, f"tc_ctx_create_ex: {name} (device={device!r})")
         self._h = h.value
+        # the handles of this context's live programs: tc_ctx_free wants them
+        # freed first, and at interpreter exit the garbage collector may
+        # finalize a context before its programs (plain ints, not weak
+        # references: those are cleared before finalizers run)
+        self._programs: Dict[int, bool] = {}
 
     def __del__(self) -> None:
         h, self._h = getattr(self, "_h", None), None
         if h:
+            for ph in list(getattr(self, "_programs", {})):
+                self._programs.pop(ph, None)
+                self._lib.tc_program_free(ph)
             self._lib.tc_ctx_free(h)
 
     def compile(self, source: str, filename: str = "<string>") -> "Program":
@@ -778,6 +786,7 @@ class Program:
         self.context = context
         self._lib = context._lib
         self._h = handle
+        context._programs[handle] = True
         self._fns: Dict[str, Function] = {}
         n = ctypes.c_size_t()
         names = ctypes.POINTER(ctypes.c_char_p)()
@@ -788,7 +797,9 @@ class Program:
 
     def __del__(self) -> None:
         h, self._h = getattr(self, "_h", None), None
-        if h:
+        # freed here unless its context, finalized first, freed it already
+        if h and getattr(self, "context", None) is not None and \
+                self.context._programs.pop(h, None) is not None:
             self._lib.tc_program_free(h)
 
     def __repr__(self) -> str:

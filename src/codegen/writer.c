@@ -38,6 +38,7 @@ void cg_put(tc_buf *o, int ind, const cg_block *b)
 
 enum { CG_LEVEL = 4 }; /* spaces a level */
 
+__attribute__((format(printf, 3, 0)))
 static void wline(cg_w *w, int ind, const char *fmt, va_list ap)
 {
     buf_printf(w->o, "%*s", ind, "");

@@ -561,6 +561,24 @@ def test_fake_gpu_call_marshalling(fake_gpu, capfd, monkeypatch):
         p.layernorm(x, w, np.zeros(7, np.float32), out=out)
 
 
+def test_fake_gpu_context_finalized_before_its_program(fake_gpu):
+    """At interpreter exit the garbage collector may finalize a context before
+    its programs; tc_ctx_free wants them freed first (a remembered call holds a
+    CUDA graph of the context's device): the context frees them, once."""
+    p = fake_gpu.compile_file(os.path.join(EX, "layernorm.tc"))
+    x, w, b = FakeCudaTensor((3, 7)), FakeCudaTensor((7,)), FakeCudaTensor((7,))
+    out = FakeCudaTensor((3, 7))
+    try:
+        for _ in range(3):  # the same call again: remembered, then a graph
+            p.layernorm(x, w, b, out=out)
+    except tensorc.NoDeviceError as e:
+        pytest.skip(f"no NVRTC: {e}")
+    fake_gpu.__del__()  # what a finalizer run out of order does (ASan saw a use after free)
+    assert p._h is not None and not fake_gpu._programs
+    p.__del__()  # its context freed it: nothing freed twice
+    assert p._h is None
+
+
 def test_fake_gpu_foreach_one_launch(fake_gpu, capfd, monkeypatch):
     monkeypatch.setenv("TC_FAKE_CUDA_LOG", "1")
     a = fake_gpu.compile_file(os.path.join(EX, "adamw.tc")).adamw
