@@ -305,6 +305,60 @@ void build_drop_dead(builder *b)
     f->nnodes = n;
 }
 
+/* Renumber f's nodes in a canonical order: the parameters' leaves in
+ * parameter order, then a depth-first post-order from each output in turn,
+ * inputs in operand order.  A derived function's rules build their nodes
+ * in nested calls, whose argument order C leaves unspecified (gcc and clang
+ * differ); the nodes themselves are the same (hash-consed), so this order
+ * makes its dumps and kernels the same whatever the compiler.  Expects
+ * build_drop_dead first (every node reachable). */
+void build_canonical_order(builder *b)
+{
+    gfn *f = b->f;
+    int n = f->nnodes, at = 0, sp = 0;
+    gnode **order = ARENA_ARRAY(b->a, gnode *, n ? n : 1);
+    bool *done = ARENA_ARRAY(b->a, bool, n ? n : 1);
+    gnode **stack = ARENA_ARRAY(b->a, gnode *, n ? n : 1);
+    int *next = ARENA_ARRAY(b->a, int, n ? n : 1); /* the next operand to visit */
+    for (int i = 0; i < f->nparams; i++) {
+        gnode *p = f->params[i].node;
+        if (!done[p->id]) {
+            done[p->id] = true;
+            order[at++] = p;
+        }
+    }
+    for (int o = 0; o < f->noutputs; o++) {
+        gnode *r = f->outputs[o].node;
+        if (done[r->id])
+            continue;
+        stack[sp++] = r;
+        next[r->id] = 0;
+        while (sp > 0) {
+            gnode *v = stack[sp - 1];
+            if (next[v->id] < v->nin) {
+                gnode *in = v->in[next[v->id]++];
+                if (!done[in->id]) { /* in a DAG never on the stack already */
+                    next[in->id] = 0;
+                    stack[sp++] = in;
+                }
+                continue;
+            }
+            sp--;
+            if (!done[v->id]) {
+                done[v->id] = true;
+                order[at++] = v;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++) /* none after build_drop_dead; kept in place if any */
+        if (!done[i])
+            order[at++] = f->nodes[i];
+    for (int i = 0; i < n; i++) {
+        f->nodes[i] = order[i];
+        f->nodes[i]->id = i;
+    }
+}
+
 bool build_elementwise(const gfn *f)
 {
     int tensors = 0;

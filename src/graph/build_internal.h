@@ -97,6 +97,8 @@ typedef struct builder {
 gfn *build_entry(builder *b, bfunc *bf);
 /* Drop nodes that no output needs, keeping parameter leaves; renumber. */
 void build_drop_dead(builder *b);
+/* Renumber the nodes in a canonical order (build.c; after build_drop_dead). */
+void build_canonical_order(builder *b);
 bool build_elementwise(const gfn *f);
 
 /* ---- grad.c ---- */

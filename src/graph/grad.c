@@ -263,6 +263,7 @@ gfn *grad_build(builder *b, bfunc *bf)
             o->node = grad_materialize(&c, o->node, p->loc);
     }
     build_drop_dead(b);
+    build_canonical_order(b); /* the rules' nested calls: the same numbering with any compiler */
     g->elementwise = false;
     graph_verify(g, b->d);
     return g;

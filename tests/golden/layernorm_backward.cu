@@ -275,13 +275,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
 /* ---- fn layernorm_grad ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
-extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt_1(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_sub_add_rsqrt_1(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_dout,
     float *__restrict__ out_dx,
-    float *__restrict__ buf5,
-    float *__restrict__ buf10,
+    float *__restrict__ buf6,
+    float *__restrict__ buf14,
     const idx_t sz_N,
     const idx_t sz_D,
     const float s_eps)
@@ -299,7 +299,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
-            float acc5 = (float)0;
+            float acc6 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
@@ -307,71 +307,71 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
                     pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:8
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 0]);                   // layernorm_backward.tc:9
+                    acc6 = tc_op_sum()(acc6, pc0[j * 4 + 0]);                   // layernorm_backward.tc:9
                     pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:8
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 1]);                   // layernorm_backward.tc:9
+                    acc6 = tc_op_sum()(acc6, pc0[j * 4 + 1]);                   // layernorm_backward.tc:9
                     pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:8
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 2]);                   // layernorm_backward.tc:9
+                    acc6 = tc_op_sum()(acc6, pc0[j * 4 + 2]);                   // layernorm_backward.tc:9
                     pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:8
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 3]);                   // layernorm_backward.tc:9
+                    acc6 = tc_op_sum()(acc6, pc0[j * 4 + 3]);                   // layernorm_backward.tc:9
                 }
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
-            const float r5 = acc5;
-            const float t1 = r5 / ((float)((long long)(sz_D)));         // layernorm_backward.tc:9
+            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            const float r6 = acc6;
             float pc1[16];
             float pc2[16];
-            float acc10 = (float)0;
-            float acc21 = (float)0;
+            const float t4 = r6 / ((float)((long long)(sz_D)));         // layernorm_backward.tc:9
+            float acc11 = (float)0;
+            float acc14 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t2 = (pc0[j * 4 + 0]) - t1;                     // layernorm_backward.tc:10
-                    const float t3 = t2 * t2;                                   // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t3);                             // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                    pc1[j * 4 + 0] = v4.v[0];                                   // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v5 = tc_vload<float, 4>(in_w + i1);  // layernorm_backward.tc:8
-                    pc2[j * 4 + 0] = v5.v[0];                                   // layernorm_backward.tc:8
-                    const float t6 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);       // layernorm_backward.tc:10
-                    const float t7 = t6 * t2;                                   // layernorm_backward.tc:10
-                    acc21 = tc_op_sum()(acc21, t7);                             // layernorm_backward.tc:10
-                    const float t8 = (pc0[j * 4 + 1]) - t1;                     // layernorm_backward.tc:10
-                    const float t9 = t8 * t8;                                   // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t9);                             // layernorm_backward.tc:10
-                    pc1[j * 4 + 1] = v4.v[1];                                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 1] = v5.v[1];                                   // layernorm_backward.tc:8
-                    const float t10 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:10
-                    const float t11 = t10 * t8;                                 // layernorm_backward.tc:10
-                    acc21 = tc_op_sum()(acc21, t11);                            // layernorm_backward.tc:10
-                    const float t12 = (pc0[j * 4 + 2]) - t1;                    // layernorm_backward.tc:10
-                    const float t13 = t12 * t12;                                // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t13);                            // layernorm_backward.tc:10
-                    pc1[j * 4 + 2] = v4.v[2];                                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 2] = v5.v[2];                                   // layernorm_backward.tc:8
-                    const float t14 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
-                    const float t15 = t14 * t12;                                // layernorm_backward.tc:10
-                    acc21 = tc_op_sum()(acc21, t15);                            // layernorm_backward.tc:10
-                    const float t16 = (pc0[j * 4 + 3]) - t1;                    // layernorm_backward.tc:10
-                    const float t17 = t16 * t16;                                // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t17);                            // layernorm_backward.tc:10
-                    pc1[j * 4 + 3] = v4.v[3];                                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 3] = v5.v[3];                                   // layernorm_backward.tc:8
-                    const float t18 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
-                    const float t19 = t18 * t16;                                // layernorm_backward.tc:10
-                    acc21 = tc_op_sum()(acc21, t19);                            // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
+                    pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_w + i1);  // layernorm_backward.tc:8
+                    pc2[j * 4 + 0] = v2.v[0];                                   // layernorm_backward.tc:8
+                    const float t3 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);       // layernorm_backward.tc:10
+                    const float t5 = (pc0[j * 4 + 0]) - t4;                     // layernorm_backward.tc:10
+                    const float t6 = t3 * t5;                                   // layernorm_backward.tc:10
+                    acc11 = tc_op_sum()(acc11, t6);                             // layernorm_backward.tc:10
+                    const float t7 = t5 * t5;                                   // layernorm_backward.tc:10
+                    acc14 = tc_op_sum()(acc14, t7);                             // layernorm_backward.tc:10
+                    pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:10
+                    pc2[j * 4 + 1] = v2.v[1];                                   // layernorm_backward.tc:8
+                    const float t8 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);       // layernorm_backward.tc:10
+                    const float t9 = (pc0[j * 4 + 1]) - t4;                     // layernorm_backward.tc:10
+                    const float t10 = t8 * t9;                                  // layernorm_backward.tc:10
+                    acc11 = tc_op_sum()(acc11, t10);                            // layernorm_backward.tc:10
+                    const float t11 = t9 * t9;                                  // layernorm_backward.tc:10
+                    acc14 = tc_op_sum()(acc14, t11);                            // layernorm_backward.tc:10
+                    pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:10
+                    pc2[j * 4 + 2] = v2.v[2];                                   // layernorm_backward.tc:8
+                    const float t12 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
+                    const float t13 = (pc0[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
+                    const float t14 = t12 * t13;                                // layernorm_backward.tc:10
+                    acc11 = tc_op_sum()(acc11, t14);                            // layernorm_backward.tc:10
+                    const float t15 = t13 * t13;                                // layernorm_backward.tc:10
+                    acc14 = tc_op_sum()(acc14, t15);                            // layernorm_backward.tc:10
+                    pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:10
+                    pc2[j * 4 + 3] = v2.v[3];                                   // layernorm_backward.tc:8
+                    const float t16 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
+                    const float t17 = (pc0[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
+                    const float t18 = t16 * t17;                                // layernorm_backward.tc:10
+                    acc11 = tc_op_sum()(acc11, t18);                            // layernorm_backward.tc:10
+                    const float t19 = t17 * t17;                                // layernorm_backward.tc:10
+                    acc14 = tc_op_sum()(acc14, t19);                            // layernorm_backward.tc:10
                 }
             }
-            acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
-            const float r10 = acc10;
-            acc21 = tc_block_reduce(acc21, tc_op_sum(), (float *)tc_smem);
-            const float r21 = acc21;
-            const float t21 = r10 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
+            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            const float r11 = acc11;
+            acc14 = tc_block_reduce(acc14, tc_op_sum(), (float *)tc_smem);
+            const float r14 = acc14;
+            const float t21 = r14 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
             const float t22 = t21 + s_eps;                              // layernorm_backward.tc:10
             const float t23 = rsqrtf(t22);                              // layernorm_backward.tc:10
-            float acc33 = (float)0;
+            float acc29 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
@@ -380,54 +380,54 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                     const float t20 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:10
                     const float t24 = t20 * t23;                                // layernorm_backward.tc:10
                     const float t25 = -t24;                                     // layernorm_backward.tc:10
-                    acc33 = tc_op_sum()(acc33, t25);                            // layernorm_backward.tc:10
+                    acc29 = tc_op_sum()(acc29, t25);                            // layernorm_backward.tc:10
                     const float t26 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:10
                     const float t27 = t26 * t23;                                // layernorm_backward.tc:10
                     const float t28 = -t27;                                     // layernorm_backward.tc:10
-                    acc33 = tc_op_sum()(acc33, t28);                            // layernorm_backward.tc:10
+                    acc29 = tc_op_sum()(acc29, t28);                            // layernorm_backward.tc:10
                     const float t29 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
                     const float t30 = t29 * t23;                                // layernorm_backward.tc:10
                     const float t31 = -t30;                                     // layernorm_backward.tc:10
-                    acc33 = tc_op_sum()(acc33, t31);                            // layernorm_backward.tc:10
+                    acc29 = tc_op_sum()(acc29, t31);                            // layernorm_backward.tc:10
                     const float t32 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
                     const float t33 = t32 * t23;                                // layernorm_backward.tc:10
                     const float t34 = -t33;                                     // layernorm_backward.tc:10
-                    acc33 = tc_op_sum()(acc33, t34);                            // layernorm_backward.tc:10
+                    acc29 = tc_op_sum()(acc29, t34);                            // layernorm_backward.tc:10
                 }
             }
-            acc33 = tc_block_reduce(acc33, tc_op_sum(), (float *)tc_smem);
-            const float r33 = acc33;
+            acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
+            const float r29 = acc29;
             const float t35 = t23 * t23;                                // layernorm_backward.tc:10
             const float t36 = t23 * t35;                                // layernorm_backward.tc:10
             const float t37 = -0.5f * t36;                              // layernorm_backward.tc:10
-            const float t38 = r21 * t37;                                // layernorm_backward.tc:10
+            const float t38 = r11 * t37;                                // layernorm_backward.tc:10
             const float t39 = t38 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
             const float t40 = t39 * 2.0f;                               // layernorm_backward.tc:10
-            const float t46 = r33 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
+            const float t46 = r29 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t41 = (pc0[j * 4 + 0]) - t1;                    // layernorm_backward.tc:10
+                    const float t41 = (pc0[j * 4 + 0]) - t4;                    // layernorm_backward.tc:10
                     const float t42 = t40 * t41;                                // layernorm_backward.tc:10
                     const float t43 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:10
                     const float t44 = t43 * t23;                                // layernorm_backward.tc:10
                     const float t45 = t42 + t44;                                // layernorm_backward.tc:8
                     const float t47 = t45 + t46;                                // layernorm_backward.tc:8
-                    const float t48 = (pc0[j * 4 + 1]) - t1;                    // layernorm_backward.tc:10
+                    const float t48 = (pc0[j * 4 + 1]) - t4;                    // layernorm_backward.tc:10
                     const float t49 = t40 * t48;                                // layernorm_backward.tc:10
                     const float t50 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:10
                     const float t51 = t50 * t23;                                // layernorm_backward.tc:10
                     const float t52 = t49 + t51;                                // layernorm_backward.tc:8
                     const float t53 = t52 + t46;                                // layernorm_backward.tc:8
-                    const float t54 = (pc0[j * 4 + 2]) - t1;                    // layernorm_backward.tc:10
+                    const float t54 = (pc0[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
                     const float t55 = t40 * t54;                                // layernorm_backward.tc:10
                     const float t56 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
                     const float t57 = t56 * t23;                                // layernorm_backward.tc:10
                     const float t58 = t55 + t57;                                // layernorm_backward.tc:8
                     const float t59 = t58 + t46;                                // layernorm_backward.tc:8
-                    const float t60 = (pc0[j * 4 + 3]) - t1;                    // layernorm_backward.tc:10
+                    const float t60 = (pc0[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
                     const float t61 = t40 * t60;                                // layernorm_backward.tc:10
                     const float t62 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
                     const float t63 = t62 * t23;                                // layernorm_backward.tc:10
@@ -437,41 +437,41 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                 }
             }
             if (threadIdx.x == 0) {
-                buf5[i0] = r5;                                              // layernorm_backward.tc:9
-                buf10[i0] = r10;                                            // layernorm_backward.tc:10
+                buf6[i0] = r6;                                              // layernorm_backward.tc:9
+                buf14[i0] = r14;                                            // layernorm_backward.tc:10
             }
         } else {
-            float acc5 = (float)0;
+            float acc6 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
                 const float t66 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                acc5 = tc_op_sum()(acc5, t66);                              // layernorm_backward.tc:9
+                acc6 = tc_op_sum()(acc6, t66);                              // layernorm_backward.tc:9
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
-            const float r5 = acc5;
-            const float t68 = r5 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
-            float acc10 = (float)0;
-            float acc21 = (float)0;
+            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            const float r6 = acc6;
+            const float t71 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
+            float acc11 = (float)0;
+            float acc14 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t67 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t69 = t67 - t68;                                // layernorm_backward.tc:10
-                const float t70 = t69 * t69;                                // layernorm_backward.tc:10
-                acc10 = tc_op_sum()(acc10, t70);                            // layernorm_backward.tc:10
-                const float t71 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
-                const float t72 = in_w[i1];                                 // layernorm_backward.tc:8
-                const float t73 = t71 * t72;                                // layernorm_backward.tc:10
-                const float t74 = t73 * t69;                                // layernorm_backward.tc:10
-                acc21 = tc_op_sum()(acc21, t74);                            // layernorm_backward.tc:10
+                const float t67 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
+                const float t68 = in_w[i1];                                 // layernorm_backward.tc:8
+                const float t69 = t67 * t68;                                // layernorm_backward.tc:10
+                const float t70 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                const float t72 = t70 - t71;                                // layernorm_backward.tc:10
+                const float t73 = t69 * t72;                                // layernorm_backward.tc:10
+                acc11 = tc_op_sum()(acc11, t73);                            // layernorm_backward.tc:10
+                const float t74 = t72 * t72;                                // layernorm_backward.tc:10
+                acc14 = tc_op_sum()(acc14, t74);                            // layernorm_backward.tc:10
             }
-            acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
-            const float r10 = acc10;
-            acc21 = tc_block_reduce(acc21, tc_op_sum(), (float *)tc_smem);
-            const float r21 = acc21;
-            const float t78 = r10 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
+            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            const float r11 = acc11;
+            acc14 = tc_block_reduce(acc14, tc_op_sum(), (float *)tc_smem);
+            const float r14 = acc14;
+            const float t78 = r14 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
             const float t79 = t78 + s_eps;                              // layernorm_backward.tc:10
             const float t80 = rsqrtf(t79);                              // layernorm_backward.tc:10
-            float acc33 = (float)0;
+            float acc29 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
                 const float t75 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
@@ -479,21 +479,21 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                 const float t77 = t75 * t76;                                // layernorm_backward.tc:10
                 const float t81 = t77 * t80;                                // layernorm_backward.tc:10
                 const float t82 = -t81;                                     // layernorm_backward.tc:10
-                acc33 = tc_op_sum()(acc33, t82);                            // layernorm_backward.tc:10
+                acc29 = tc_op_sum()(acc29, t82);                            // layernorm_backward.tc:10
             }
-            acc33 = tc_block_reduce(acc33, tc_op_sum(), (float *)tc_smem);
-            const float r33 = acc33;
+            acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
+            const float r29 = acc29;
             const float t83 = t80 * t80;                                // layernorm_backward.tc:10
             const float t84 = t80 * t83;                                // layernorm_backward.tc:10
             const float t85 = -0.5f * t84;                              // layernorm_backward.tc:10
-            const float t86 = r21 * t85;                                // layernorm_backward.tc:10
+            const float t86 = r11 * t85;                                // layernorm_backward.tc:10
             const float t87 = t86 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
             const float t88 = t87 * 2.0f;                               // layernorm_backward.tc:10
-            const float t97 = r33 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
+            const float t97 = r29 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
                 const float t89 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t90 = t89 - t68;                                // layernorm_backward.tc:10
+                const float t90 = t89 - t71;                                // layernorm_backward.tc:10
                 const float t91 = t88 * t90;                                // layernorm_backward.tc:10
                 const float t92 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
                 const float t93 = in_w[i1];                                 // layernorm_backward.tc:8
@@ -504,8 +504,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                 out_dx[sz_D*i0 + i1] = t98;                                 // layernorm_backward.tc:8
             }
             if (threadIdx.x == 0) {
-                buf5[i0] = r5;                                              // layernorm_backward.tc:9
-                buf10[i0] = r10;                                            // layernorm_backward.tc:10
+                buf6[i0] = r6;                                              // layernorm_backward.tc:9
+                buf14[i0] = r14;                                            // layernorm_backward.tc:10
             }
         }
     }
@@ -519,7 +519,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
-            float acc5 = (float)0;
+            float acc6 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
@@ -527,71 +527,71 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v99 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
                     pc0[j * 4 + 0] = v99.v[0];                                  // layernorm_backward.tc:8
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 0]);                   // layernorm_backward.tc:9
+                    acc6 = tc_op_sum()(acc6, pc0[j * 4 + 0]);                   // layernorm_backward.tc:9
                     pc0[j * 4 + 1] = v99.v[1];                                  // layernorm_backward.tc:8
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 1]);                   // layernorm_backward.tc:9
+                    acc6 = tc_op_sum()(acc6, pc0[j * 4 + 1]);                   // layernorm_backward.tc:9
                     pc0[j * 4 + 2] = v99.v[2];                                  // layernorm_backward.tc:8
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 2]);                   // layernorm_backward.tc:9
+                    acc6 = tc_op_sum()(acc6, pc0[j * 4 + 2]);                   // layernorm_backward.tc:9
                     pc0[j * 4 + 3] = v99.v[3];                                  // layernorm_backward.tc:8
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 3]);                   // layernorm_backward.tc:9
+                    acc6 = tc_op_sum()(acc6, pc0[j * 4 + 3]);                   // layernorm_backward.tc:9
                 }
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r5 = acc5;
-            const float t100 = r5 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r6 = acc6;
             float pc1[16];
             float pc2[16];
-            float acc10 = (float)0;
-            float acc21 = (float)0;
+            const float t103 = r6 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
+            float acc11 = (float)0;
+            float acc14 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t101 = (pc0[j * 4 + 0]) - t100;                 // layernorm_backward.tc:10
-                    const float t102 = t101 * t101;                             // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t102);                           // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v103 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                    pc1[j * 4 + 0] = v103.v[0];                                 // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v104 = tc_vload<float, 4>(in_w + i1); // layernorm_backward.tc:8
-                    pc2[j * 4 + 0] = v104.v[0];                                 // layernorm_backward.tc:8
-                    const float t105 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);     // layernorm_backward.tc:10
-                    const float t106 = t105 * t101;                             // layernorm_backward.tc:10
-                    acc21 = tc_op_sum()(acc21, t106);                           // layernorm_backward.tc:10
-                    const float t107 = (pc0[j * 4 + 1]) - t100;                 // layernorm_backward.tc:10
-                    const float t108 = t107 * t107;                             // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t108);                           // layernorm_backward.tc:10
-                    pc1[j * 4 + 1] = v103.v[1];                                 // layernorm_backward.tc:10
-                    pc2[j * 4 + 1] = v104.v[1];                                 // layernorm_backward.tc:8
-                    const float t109 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);     // layernorm_backward.tc:10
-                    const float t110 = t109 * t107;                             // layernorm_backward.tc:10
-                    acc21 = tc_op_sum()(acc21, t110);                           // layernorm_backward.tc:10
-                    const float t111 = (pc0[j * 4 + 2]) - t100;                 // layernorm_backward.tc:10
-                    const float t112 = t111 * t111;                             // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t112);                           // layernorm_backward.tc:10
-                    pc1[j * 4 + 2] = v103.v[2];                                 // layernorm_backward.tc:10
-                    pc2[j * 4 + 2] = v104.v[2];                                 // layernorm_backward.tc:8
-                    const float t113 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);     // layernorm_backward.tc:10
-                    const float t114 = t113 * t111;                             // layernorm_backward.tc:10
-                    acc21 = tc_op_sum()(acc21, t114);                           // layernorm_backward.tc:10
-                    const float t115 = (pc0[j * 4 + 3]) - t100;                 // layernorm_backward.tc:10
-                    const float t116 = t115 * t115;                             // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t116);                           // layernorm_backward.tc:10
-                    pc1[j * 4 + 3] = v103.v[3];                                 // layernorm_backward.tc:10
-                    pc2[j * 4 + 3] = v104.v[3];                                 // layernorm_backward.tc:8
-                    const float t117 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);     // layernorm_backward.tc:10
-                    const float t118 = t117 * t115;                             // layernorm_backward.tc:10
-                    acc21 = tc_op_sum()(acc21, t118);                           // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v100 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
+                    pc1[j * 4 + 0] = v100.v[0];                                 // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v101 = tc_vload<float, 4>(in_w + i1); // layernorm_backward.tc:8
+                    pc2[j * 4 + 0] = v101.v[0];                                 // layernorm_backward.tc:8
+                    const float t102 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);     // layernorm_backward.tc:10
+                    const float t104 = (pc0[j * 4 + 0]) - t103;                 // layernorm_backward.tc:10
+                    const float t105 = t102 * t104;                             // layernorm_backward.tc:10
+                    acc11 = tc_op_sum()(acc11, t105);                           // layernorm_backward.tc:10
+                    const float t106 = t104 * t104;                             // layernorm_backward.tc:10
+                    acc14 = tc_op_sum()(acc14, t106);                           // layernorm_backward.tc:10
+                    pc1[j * 4 + 1] = v100.v[1];                                 // layernorm_backward.tc:10
+                    pc2[j * 4 + 1] = v101.v[1];                                 // layernorm_backward.tc:8
+                    const float t107 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);     // layernorm_backward.tc:10
+                    const float t108 = (pc0[j * 4 + 1]) - t103;                 // layernorm_backward.tc:10
+                    const float t109 = t107 * t108;                             // layernorm_backward.tc:10
+                    acc11 = tc_op_sum()(acc11, t109);                           // layernorm_backward.tc:10
+                    const float t110 = t108 * t108;                             // layernorm_backward.tc:10
+                    acc14 = tc_op_sum()(acc14, t110);                           // layernorm_backward.tc:10
+                    pc1[j * 4 + 2] = v100.v[2];                                 // layernorm_backward.tc:10
+                    pc2[j * 4 + 2] = v101.v[2];                                 // layernorm_backward.tc:8
+                    const float t111 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);     // layernorm_backward.tc:10
+                    const float t112 = (pc0[j * 4 + 2]) - t103;                 // layernorm_backward.tc:10
+                    const float t113 = t111 * t112;                             // layernorm_backward.tc:10
+                    acc11 = tc_op_sum()(acc11, t113);                           // layernorm_backward.tc:10
+                    const float t114 = t112 * t112;                             // layernorm_backward.tc:10
+                    acc14 = tc_op_sum()(acc14, t114);                           // layernorm_backward.tc:10
+                    pc1[j * 4 + 3] = v100.v[3];                                 // layernorm_backward.tc:10
+                    pc2[j * 4 + 3] = v101.v[3];                                 // layernorm_backward.tc:8
+                    const float t115 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);     // layernorm_backward.tc:10
+                    const float t116 = (pc0[j * 4 + 3]) - t103;                 // layernorm_backward.tc:10
+                    const float t117 = t115 * t116;                             // layernorm_backward.tc:10
+                    acc11 = tc_op_sum()(acc11, t117);                           // layernorm_backward.tc:10
+                    const float t118 = t116 * t116;                             // layernorm_backward.tc:10
+                    acc14 = tc_op_sum()(acc14, t118);                           // layernorm_backward.tc:10
                 }
             }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r10 = acc10;
-            acc21 = tc_cluster_reduce(acc21, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r21 = acc21;
-            const float t120 = r10 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:10
+            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r11 = acc11;
+            acc14 = tc_cluster_reduce(acc14, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r14 = acc14;
+            const float t120 = r14 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:10
             const float t121 = t120 + s_eps;                            // layernorm_backward.tc:10
             const float t122 = rsqrtf(t121);                            // layernorm_backward.tc:10
-            float acc33 = (float)0;
+            float acc29 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
@@ -600,54 +600,54 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                     const float t119 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);     // layernorm_backward.tc:10
                     const float t123 = t119 * t122;                             // layernorm_backward.tc:10
                     const float t124 = -t123;                                   // layernorm_backward.tc:10
-                    acc33 = tc_op_sum()(acc33, t124);                           // layernorm_backward.tc:10
+                    acc29 = tc_op_sum()(acc29, t124);                           // layernorm_backward.tc:10
                     const float t125 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);     // layernorm_backward.tc:10
                     const float t126 = t125 * t122;                             // layernorm_backward.tc:10
                     const float t127 = -t126;                                   // layernorm_backward.tc:10
-                    acc33 = tc_op_sum()(acc33, t127);                           // layernorm_backward.tc:10
+                    acc29 = tc_op_sum()(acc29, t127);                           // layernorm_backward.tc:10
                     const float t128 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);     // layernorm_backward.tc:10
                     const float t129 = t128 * t122;                             // layernorm_backward.tc:10
                     const float t130 = -t129;                                   // layernorm_backward.tc:10
-                    acc33 = tc_op_sum()(acc33, t130);                           // layernorm_backward.tc:10
+                    acc29 = tc_op_sum()(acc29, t130);                           // layernorm_backward.tc:10
                     const float t131 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);     // layernorm_backward.tc:10
                     const float t132 = t131 * t122;                             // layernorm_backward.tc:10
                     const float t133 = -t132;                                   // layernorm_backward.tc:10
-                    acc33 = tc_op_sum()(acc33, t133);                           // layernorm_backward.tc:10
+                    acc29 = tc_op_sum()(acc29, t133);                           // layernorm_backward.tc:10
                 }
             }
-            acc33 = tc_cluster_reduce(acc33, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r33 = acc33;
+            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r29 = acc29;
             const float t134 = t122 * t122;                             // layernorm_backward.tc:10
             const float t135 = t122 * t134;                             // layernorm_backward.tc:10
             const float t136 = -0.5f * t135;                            // layernorm_backward.tc:10
-            const float t137 = r21 * t136;                              // layernorm_backward.tc:10
+            const float t137 = r11 * t136;                              // layernorm_backward.tc:10
             const float t138 = t137 / ((float)((long long)(sz_D)));     // layernorm_backward.tc:10
             const float t139 = t138 * 2.0f;                             // layernorm_backward.tc:10
-            const float t145 = r33 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
+            const float t145 = r29 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (r < len) {
                     const idx_t i1 = r;
-                    const float t140 = (pc0[j * 4 + 0]) - t100;                 // layernorm_backward.tc:10
+                    const float t140 = (pc0[j * 4 + 0]) - t103;                 // layernorm_backward.tc:10
                     const float t141 = t139 * t140;                             // layernorm_backward.tc:10
                     const float t142 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);     // layernorm_backward.tc:10
                     const float t143 = t142 * t122;                             // layernorm_backward.tc:10
                     const float t144 = t141 + t143;                             // layernorm_backward.tc:8
                     const float t146 = t144 + t145;                             // layernorm_backward.tc:8
-                    const float t147 = (pc0[j * 4 + 1]) - t100;                 // layernorm_backward.tc:10
+                    const float t147 = (pc0[j * 4 + 1]) - t103;                 // layernorm_backward.tc:10
                     const float t148 = t139 * t147;                             // layernorm_backward.tc:10
                     const float t149 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);     // layernorm_backward.tc:10
                     const float t150 = t149 * t122;                             // layernorm_backward.tc:10
                     const float t151 = t148 + t150;                             // layernorm_backward.tc:8
                     const float t152 = t151 + t145;                             // layernorm_backward.tc:8
-                    const float t153 = (pc0[j * 4 + 2]) - t100;                 // layernorm_backward.tc:10
+                    const float t153 = (pc0[j * 4 + 2]) - t103;                 // layernorm_backward.tc:10
                     const float t154 = t139 * t153;                             // layernorm_backward.tc:10
                     const float t155 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);     // layernorm_backward.tc:10
                     const float t156 = t155 * t122;                             // layernorm_backward.tc:10
                     const float t157 = t154 + t156;                             // layernorm_backward.tc:8
                     const float t158 = t157 + t145;                             // layernorm_backward.tc:8
-                    const float t159 = (pc0[j * 4 + 3]) - t100;                 // layernorm_backward.tc:10
+                    const float t159 = (pc0[j * 4 + 3]) - t103;                 // layernorm_backward.tc:10
                     const float t160 = t139 * t159;                             // layernorm_backward.tc:10
                     const float t161 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);     // layernorm_backward.tc:10
                     const float t162 = t161 * t122;                             // layernorm_backward.tc:10
@@ -657,41 +657,41 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                 }
             }
             if (threadIdx.x == 0) {
-                buf5[i0] = r5;                                              // layernorm_backward.tc:9
-                buf10[i0] = r10;                                            // layernorm_backward.tc:10
+                buf6[i0] = r6;                                              // layernorm_backward.tc:9
+                buf14[i0] = r14;                                            // layernorm_backward.tc:10
             }
         } else {
-            float acc5 = (float)0;
+            float acc6 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t165 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:8
-                acc5 = tc_op_sum()(acc5, t165);                             // layernorm_backward.tc:9
+                acc6 = tc_op_sum()(acc6, t165);                             // layernorm_backward.tc:9
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r5 = acc5;
-            const float t167 = r5 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
-            float acc10 = (float)0;
-            float acc21 = (float)0;
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r6 = acc6;
+            const float t170 = r6 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
+            float acc11 = (float)0;
+            float acc14 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t166 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:8
-                const float t168 = t166 - t167;                             // layernorm_backward.tc:10
-                const float t169 = t168 * t168;                             // layernorm_backward.tc:10
-                acc10 = tc_op_sum()(acc10, t169);                           // layernorm_backward.tc:10
-                const float t170 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
-                const float t171 = in_w[i1];                                // layernorm_backward.tc:8
-                const float t172 = t170 * t171;                             // layernorm_backward.tc:10
-                const float t173 = t172 * t168;                             // layernorm_backward.tc:10
-                acc21 = tc_op_sum()(acc21, t173);                           // layernorm_backward.tc:10
+                const float t166 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
+                const float t167 = in_w[i1];                                // layernorm_backward.tc:8
+                const float t168 = t166 * t167;                             // layernorm_backward.tc:10
+                const float t169 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:8
+                const float t171 = t169 - t170;                             // layernorm_backward.tc:10
+                const float t172 = t168 * t171;                             // layernorm_backward.tc:10
+                acc11 = tc_op_sum()(acc11, t172);                           // layernorm_backward.tc:10
+                const float t173 = t171 * t171;                             // layernorm_backward.tc:10
+                acc14 = tc_op_sum()(acc14, t173);                           // layernorm_backward.tc:10
             }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r10 = acc10;
-            acc21 = tc_cluster_reduce(acc21, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r21 = acc21;
-            const float t177 = r10 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:10
+            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r11 = acc11;
+            acc14 = tc_cluster_reduce(acc14, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r14 = acc14;
+            const float t177 = r14 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:10
             const float t178 = t177 + s_eps;                            // layernorm_backward.tc:10
             const float t179 = rsqrtf(t178);                            // layernorm_backward.tc:10
-            float acc33 = (float)0;
+            float acc29 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t174 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
@@ -699,21 +699,21 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                 const float t176 = t174 * t175;                             // layernorm_backward.tc:10
                 const float t180 = t176 * t179;                             // layernorm_backward.tc:10
                 const float t181 = -t180;                                   // layernorm_backward.tc:10
-                acc33 = tc_op_sum()(acc33, t181);                           // layernorm_backward.tc:10
+                acc29 = tc_op_sum()(acc29, t181);                           // layernorm_backward.tc:10
             }
-            acc33 = tc_cluster_reduce(acc33, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r33 = acc33;
+            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r29 = acc29;
             const float t182 = t179 * t179;                             // layernorm_backward.tc:10
             const float t183 = t179 * t182;                             // layernorm_backward.tc:10
             const float t184 = -0.5f * t183;                            // layernorm_backward.tc:10
-            const float t185 = r21 * t184;                              // layernorm_backward.tc:10
+            const float t185 = r11 * t184;                              // layernorm_backward.tc:10
             const float t186 = t185 / ((float)((long long)(sz_D)));     // layernorm_backward.tc:10
             const float t187 = t186 * 2.0f;                             // layernorm_backward.tc:10
-            const float t196 = r33 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
+            const float t196 = r29 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t188 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:8
-                const float t189 = t188 - t167;                             // layernorm_backward.tc:10
+                const float t189 = t188 - t170;                             // layernorm_backward.tc:10
                 const float t190 = t187 * t189;                             // layernorm_backward.tc:10
                 const float t191 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
                 const float t192 = in_w[i1];                                // layernorm_backward.tc:8
@@ -724,8 +724,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
                 out_dx[sz_D*i0 + i1] = t197;                                // layernorm_backward.tc:8
             }
             if (threadIdx.x == 0) {
-                buf5[i0] = r5;                                              // layernorm_backward.tc:9
-                buf10[i0] = r10;                                            // layernorm_backward.tc:10
+                buf6[i0] = r6;                                              // layernorm_backward.tc:9
+                buf14[i0] = r14;                                            // layernorm_backward.tc:10
             }
         }
     }
@@ -739,8 +739,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt
     const float *__restrict__ in_dout,
     float *__restrict__ out_dw,
     float *__restrict__ out_db,
-    const float *__restrict__ buf5,
-    const float *__restrict__ buf10,
+    const float *__restrict__ buf6,
+    const float *__restrict__ buf14,
     const idx_t sz_D,
     const idx_t sz_N,
     const float s_eps,
@@ -753,14 +753,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
     const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc15[4];
+    float acc34[4];
     #pragma unroll
     for (int e = 0; e < 4; e++)
-        acc15[e] = (float)0;
-    float acc18[4];
+        acc34[e] = (float)0;
+    float acc35[4];
     #pragma unroll
     for (int e = 0; e < 4; e++)
-        acc18[e] = (float)0;
+        acc35[e] = (float)0;
     {
         const idx_t row = c0;
         const idx_t i1 = row;
@@ -773,40 +773,40 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt
                 const idx_t i0 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
                 const float t1 = v0.v[0];                                   // layernorm_backward.tc:10
-                acc15[0] = tc_op_sum()(acc15[0], t1);                       // layernorm_backward.tc:10
                 const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
                 const float t3 = v2.v[0];                                   // layernorm_backward.tc:8
-                const float t4 = buf5[i0];                                  // layernorm_backward.tc:9
+                const float t4 = buf6[i0];                                  // layernorm_backward.tc:9
                 const float t6 = t4 * rcp5;                                 // layernorm_backward.tc:9
                 const float t7 = t3 - t6;                                   // layernorm_backward.tc:10
-                const float t8 = buf10[i0];                                 // layernorm_backward.tc:10
+                const float t8 = buf14[i0];                                 // layernorm_backward.tc:10
                 const float t9 = t8 * rcp5;                                 // layernorm_backward.tc:10
                 const float t10 = t9 + s_eps;                               // layernorm_backward.tc:10
                 const float t11 = rsqrtf(t10);                              // layernorm_backward.tc:10
                 const float t12 = t7 * t11;                                 // layernorm_backward.tc:10
                 const float t13 = t1 * t12;                                 // layernorm_backward.tc:10
-                acc18[0] = tc_op_sum()(acc18[0], t13);                      // layernorm_backward.tc:10
+                acc34[0] = tc_op_sum()(acc34[0], t13);                      // layernorm_backward.tc:10
+                acc35[0] = tc_op_sum()(acc35[0], t1);                       // layernorm_backward.tc:10
                 const float t14 = v0.v[1];                                  // layernorm_backward.tc:10
-                acc15[1] = tc_op_sum()(acc15[1], t14);                      // layernorm_backward.tc:10
                 const float t15 = v2.v[1];                                  // layernorm_backward.tc:8
                 const float t16 = t15 - t6;                                 // layernorm_backward.tc:10
                 const float t17 = t16 * t11;                                // layernorm_backward.tc:10
                 const float t18 = t14 * t17;                                // layernorm_backward.tc:10
-                acc18[1] = tc_op_sum()(acc18[1], t18);                      // layernorm_backward.tc:10
+                acc34[1] = tc_op_sum()(acc34[1], t18);                      // layernorm_backward.tc:10
+                acc35[1] = tc_op_sum()(acc35[1], t14);                      // layernorm_backward.tc:10
                 const float t19 = v0.v[2];                                  // layernorm_backward.tc:10
-                acc15[2] = tc_op_sum()(acc15[2], t19);                      // layernorm_backward.tc:10
                 const float t20 = v2.v[2];                                  // layernorm_backward.tc:8
                 const float t21 = t20 - t6;                                 // layernorm_backward.tc:10
                 const float t22 = t21 * t11;                                // layernorm_backward.tc:10
                 const float t23 = t19 * t22;                                // layernorm_backward.tc:10
-                acc18[2] = tc_op_sum()(acc18[2], t23);                      // layernorm_backward.tc:10
+                acc34[2] = tc_op_sum()(acc34[2], t23);                      // layernorm_backward.tc:10
+                acc35[2] = tc_op_sum()(acc35[2], t19);                      // layernorm_backward.tc:10
                 const float t24 = v0.v[3];                                  // layernorm_backward.tc:10
-                acc15[3] = tc_op_sum()(acc15[3], t24);                      // layernorm_backward.tc:10
                 const float t25 = v2.v[3];                                  // layernorm_backward.tc:8
                 const float t26 = t25 - t6;                                 // layernorm_backward.tc:10
                 const float t27 = t26 * t11;                                // layernorm_backward.tc:10
                 const float t28 = t24 * t27;                                // layernorm_backward.tc:10
-                acc18[3] = tc_op_sum()(acc18[3], t28);                      // layernorm_backward.tc:10
+                acc34[3] = tc_op_sum()(acc34[3], t28);                      // layernorm_backward.tc:10
+                acc35[3] = tc_op_sum()(acc35[3], t24);                      // layernorm_backward.tc:10
             }
         } else {
             for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
@@ -817,34 +817,34 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt
                     const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
                     const idx_t i1 = row;
                     const float t29 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
-                    acc15[e] = tc_op_sum()(acc15[e], t29);                      // layernorm_backward.tc:10
                     const float t30 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                    const float t31 = buf5[i0];                                 // layernorm_backward.tc:9
+                    const float t31 = buf6[i0];                                 // layernorm_backward.tc:9
                     const float t32 = t31 * rcp5;                               // layernorm_backward.tc:9
                     const float t33 = t30 - t32;                                // layernorm_backward.tc:10
-                    const float t34 = buf10[i0];                                // layernorm_backward.tc:10
+                    const float t34 = buf14[i0];                                // layernorm_backward.tc:10
                     const float t35 = t34 * rcp5;                               // layernorm_backward.tc:10
                     const float t36 = t35 + s_eps;                              // layernorm_backward.tc:10
                     const float t37 = rsqrtf(t36);                              // layernorm_backward.tc:10
                     const float t38 = t33 * t37;                                // layernorm_backward.tc:10
                     const float t39 = t29 * t38;                                // layernorm_backward.tc:10
-                    acc18[e] = tc_op_sum()(acc18[e], t39);                      // layernorm_backward.tc:10
+                    acc34[e] = tc_op_sum()(acc34[e], t39);                      // layernorm_backward.tc:10
+                    acc35[e] = tc_op_sum()(acc35[e], t29);                      // layernorm_backward.tc:10
                 }
             }
         }
     }
     const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part15 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
-    float *part18 = (float *)((char *)ws + 16 * groups + (idx_t)1 * 32 * 16 * rows);
+    float *part34 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
+    float *part35 = (float *)((char *)ws + 16 * groups + (idx_t)1 * 32 * 16 * rows);
     #pragma unroll
     for (int e = 0; e < 4; e++) {
-        acc15[e] = tc_col_reduce(acc15[e], tc_op_sum(), (float *)tc_smem);
+        acc34[e] = tc_col_reduce(acc34[e], tc_op_sum(), (float *)tc_smem);
         if (threadIdx.y == 0 && c0 + e < rows)
-            part15[slice * rows + c0 + e] = acc15[e];
-        acc18[e] = tc_col_reduce(acc18[e], tc_op_sum(), (float *)tc_smem);
+            part34[slice * rows + c0 + e] = acc34[e];
+        acc35[e] = tc_col_reduce(acc35[e], tc_op_sum(), (float *)tc_smem);
         if (threadIdx.y == 0 && c0 + e < rows)
-            part18[slice * rows + c0 + e] = acc18[e];
+            part35[slice * rows + c0 + e] = acc35[e];
     }
     __shared__ bool last_block;
     __threadfence();
@@ -858,30 +858,30 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc15[e] = (float)0;
+        acc34[e] = (float)0;
         for (int s = 0; s < 32; s++)
-            acc15[e] = tc_op_sum()(acc15[e], tc_ldcg(part15 + s * rows + row));
-        acc18[e] = (float)0;
+            acc34[e] = tc_op_sum()(acc34[e], tc_ldcg(part34 + s * rows + row));
+        acc35[e] = (float)0;
         for (int s = 0; s < 32; s++)
-            acc18[e] = tc_op_sum()(acc18[e], tc_ldcg(part18 + s * rows + row));
+            acc35[e] = tc_op_sum()(acc35[e], tc_ldcg(part35 + s * rows + row));
     }
     __syncthreads();
     if (threadIdx.y == 0)
         for (int e = 0; e < 4 && c0 + e < rows; e++)
             for (int s = 0; s < 32; s++) {
-                part15[s * rows + c0 + e] = (float)0;
-                part18[s * rows + c0 + e] = (float)0;
+                part34[s * rows + c0 + e] = (float)0;
+                part35[s * rows + c0 + e] = (float)0;
             }
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         const bool active = c0 + e < rows;
         const idx_t row = active ? c0 + e : rows - 1;
         const idx_t i1 = row;
-        const float r15 = acc15[e];
-        const float r18 = acc18[e];
+        const float r34 = acc34[e];
+        const float r35 = acc35[e];
         if (threadIdx.y == 0 && active) {
-            out_dw[i1] = r18;                                           // layernorm_backward.tc:10
-            out_db[i1] = r15;                                           // layernorm_backward.tc:10
+            out_dw[i1] = r34;                                           // layernorm_backward.tc:10
+            out_db[i1] = r35;                                           // layernorm_backward.tc:10
         }
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
@@ -1074,7 +1074,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
     const float *__restrict__ in_g,
     const float *__restrict__ in_dout,
     float *__restrict__ out_dx,
-    float *__restrict__ buf5,
+    float *__restrict__ buf6,
     const idx_t sz_N,
     const idx_t sz_D,
     const float s_eps)
@@ -1094,8 +1094,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
             float pc0[16];
             float pc1[16];
             float pc2[16];
-            float acc5 = (float)0;
-            float acc16 = (float)0;
+            float acc6 = (float)0;
+            float acc13 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
@@ -1104,51 +1104,51 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                     const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
                     pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:15
                     const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // layernorm_backward.tc:16
-                    acc5 = tc_op_sum()(acc5, t1);                               // layernorm_backward.tc:16
+                    acc6 = tc_op_sum()(acc6, t1);                               // layernorm_backward.tc:16
                     const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
                     pc1[j * 4 + 0] = v2.v[0];                                   // layernorm_backward.tc:16
                     const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_g + i1);  // layernorm_backward.tc:15
                     pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:15
                     const float t4 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);       // layernorm_backward.tc:16
                     const float t5 = t4 * (pc0[j * 4 + 0]);                     // layernorm_backward.tc:16
-                    acc16 = tc_op_sum()(acc16, t5);                             // layernorm_backward.tc:16
+                    acc13 = tc_op_sum()(acc13, t5);                             // layernorm_backward.tc:16
                     pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:15
                     const float t6 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // layernorm_backward.tc:16
-                    acc5 = tc_op_sum()(acc5, t6);                               // layernorm_backward.tc:16
+                    acc6 = tc_op_sum()(acc6, t6);                               // layernorm_backward.tc:16
                     pc1[j * 4 + 1] = v2.v[1];                                   // layernorm_backward.tc:16
                     pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:15
                     const float t7 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);       // layernorm_backward.tc:16
                     const float t8 = t7 * (pc0[j * 4 + 1]);                     // layernorm_backward.tc:16
-                    acc16 = tc_op_sum()(acc16, t8);                             // layernorm_backward.tc:16
+                    acc13 = tc_op_sum()(acc13, t8);                             // layernorm_backward.tc:16
                     pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:15
                     const float t9 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // layernorm_backward.tc:16
-                    acc5 = tc_op_sum()(acc5, t9);                               // layernorm_backward.tc:16
+                    acc6 = tc_op_sum()(acc6, t9);                               // layernorm_backward.tc:16
                     pc1[j * 4 + 2] = v2.v[2];                                   // layernorm_backward.tc:16
                     pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:15
                     const float t10 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:16
                     const float t11 = t10 * (pc0[j * 4 + 2]);                   // layernorm_backward.tc:16
-                    acc16 = tc_op_sum()(acc16, t11);                            // layernorm_backward.tc:16
+                    acc13 = tc_op_sum()(acc13, t11);                            // layernorm_backward.tc:16
                     pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:15
                     const float t12 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // layernorm_backward.tc:16
-                    acc5 = tc_op_sum()(acc5, t12);                              // layernorm_backward.tc:16
+                    acc6 = tc_op_sum()(acc6, t12);                              // layernorm_backward.tc:16
                     pc1[j * 4 + 3] = v2.v[3];                                   // layernorm_backward.tc:16
                     pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:15
                     const float t13 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:16
                     const float t14 = t13 * (pc0[j * 4 + 3]);                   // layernorm_backward.tc:16
-                    acc16 = tc_op_sum()(acc16, t14);                            // layernorm_backward.tc:16
+                    acc13 = tc_op_sum()(acc13, t14);                            // layernorm_backward.tc:16
                 }
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
-            const float r5 = acc5;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
-            const float r16 = acc16;
-            const float t16 = r5 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
+            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            const float r6 = acc6;
+            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
+            const float r13 = acc13;
+            const float t16 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t17 = t16 + s_eps;                              // layernorm_backward.tc:16
             const float t18 = rsqrtf(t17);                              // layernorm_backward.tc:16
             const float t20 = t18 * t18;                                // layernorm_backward.tc:16
             const float t21 = t18 * t20;                                // layernorm_backward.tc:16
             const float t22 = -0.5f * t21;                              // layernorm_backward.tc:16
-            const float t23 = r16 * t22;                                // layernorm_backward.tc:16
+            const float t23 = r13 * t22;                                // layernorm_backward.tc:16
             const float t24 = t23 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -1179,33 +1179,33 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                 }
             }
             if (threadIdx.x == 0) {
-                buf5[i0] = r5;                                              // layernorm_backward.tc:16
+                buf6[i0] = r6;                                              // layernorm_backward.tc:16
             }
         } else {
-            float acc5 = (float)0;
-            float acc16 = (float)0;
+            float acc6 = (float)0;
+            float acc13 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
                 const float t43 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
                 const float t44 = t43 * t43;                                // layernorm_backward.tc:16
-                acc5 = tc_op_sum()(acc5, t44);                              // layernorm_backward.tc:16
+                acc6 = tc_op_sum()(acc6, t44);                              // layernorm_backward.tc:16
                 const float t45 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
                 const float t46 = in_g[i1];                                 // layernorm_backward.tc:15
                 const float t47 = t45 * t46;                                // layernorm_backward.tc:16
                 const float t48 = t47 * t43;                                // layernorm_backward.tc:16
-                acc16 = tc_op_sum()(acc16, t48);                            // layernorm_backward.tc:16
+                acc13 = tc_op_sum()(acc13, t48);                            // layernorm_backward.tc:16
             }
-            acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
-            const float r5 = acc5;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
-            const float r16 = acc16;
-            const float t52 = r5 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
+            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            const float r6 = acc6;
+            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
+            const float r13 = acc13;
+            const float t52 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t53 = t52 + s_eps;                              // layernorm_backward.tc:16
             const float t54 = rsqrtf(t53);                              // layernorm_backward.tc:16
             const float t56 = t54 * t54;                                // layernorm_backward.tc:16
             const float t57 = t54 * t56;                                // layernorm_backward.tc:16
             const float t58 = -0.5f * t57;                              // layernorm_backward.tc:16
-            const float t59 = r16 * t58;                                // layernorm_backward.tc:16
+            const float t59 = r13 * t58;                                // layernorm_backward.tc:16
             const float t60 = t59 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
@@ -1220,7 +1220,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                 out_dx[sz_D*i0 + i1] = t64;                                 // layernorm_backward.tc:15
             }
             if (threadIdx.x == 0) {
-                buf5[i0] = r5;                                              // layernorm_backward.tc:16
+                buf6[i0] = r6;                                              // layernorm_backward.tc:16
             }
         }
     }
@@ -1236,8 +1236,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
             float pc0[16];
             float pc1[16];
             float pc2[16];
-            float acc5 = (float)0;
-            float acc16 = (float)0;
+            float acc6 = (float)0;
+            float acc13 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
@@ -1246,51 +1246,51 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                     const tc_vec<float, 4> v65 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
                     pc0[j * 4 + 0] = v65.v[0];                                  // layernorm_backward.tc:15
                     const float t66 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // layernorm_backward.tc:16
-                    acc5 = tc_op_sum()(acc5, t66);                              // layernorm_backward.tc:16
+                    acc6 = tc_op_sum()(acc6, t66);                              // layernorm_backward.tc:16
                     const tc_vec<float, 4> v67 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
                     pc1[j * 4 + 0] = v67.v[0];                                  // layernorm_backward.tc:16
                     const tc_vec<float, 4> v68 = tc_vload<float, 4>(in_g + i1); // layernorm_backward.tc:15
                     pc2[j * 4 + 0] = v68.v[0];                                  // layernorm_backward.tc:15
                     const float t69 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:16
                     const float t70 = t69 * (pc0[j * 4 + 0]);                   // layernorm_backward.tc:16
-                    acc16 = tc_op_sum()(acc16, t70);                            // layernorm_backward.tc:16
+                    acc13 = tc_op_sum()(acc13, t70);                            // layernorm_backward.tc:16
                     pc0[j * 4 + 1] = v65.v[1];                                  // layernorm_backward.tc:15
                     const float t71 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // layernorm_backward.tc:16
-                    acc5 = tc_op_sum()(acc5, t71);                              // layernorm_backward.tc:16
+                    acc6 = tc_op_sum()(acc6, t71);                              // layernorm_backward.tc:16
                     pc1[j * 4 + 1] = v67.v[1];                                  // layernorm_backward.tc:16
                     pc2[j * 4 + 1] = v68.v[1];                                  // layernorm_backward.tc:15
                     const float t72 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:16
                     const float t73 = t72 * (pc0[j * 4 + 1]);                   // layernorm_backward.tc:16
-                    acc16 = tc_op_sum()(acc16, t73);                            // layernorm_backward.tc:16
+                    acc13 = tc_op_sum()(acc13, t73);                            // layernorm_backward.tc:16
                     pc0[j * 4 + 2] = v65.v[2];                                  // layernorm_backward.tc:15
                     const float t74 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // layernorm_backward.tc:16
-                    acc5 = tc_op_sum()(acc5, t74);                              // layernorm_backward.tc:16
+                    acc6 = tc_op_sum()(acc6, t74);                              // layernorm_backward.tc:16
                     pc1[j * 4 + 2] = v67.v[2];                                  // layernorm_backward.tc:16
                     pc2[j * 4 + 2] = v68.v[2];                                  // layernorm_backward.tc:15
                     const float t75 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:16
                     const float t76 = t75 * (pc0[j * 4 + 2]);                   // layernorm_backward.tc:16
-                    acc16 = tc_op_sum()(acc16, t76);                            // layernorm_backward.tc:16
+                    acc13 = tc_op_sum()(acc13, t76);                            // layernorm_backward.tc:16
                     pc0[j * 4 + 3] = v65.v[3];                                  // layernorm_backward.tc:15
                     const float t77 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // layernorm_backward.tc:16
-                    acc5 = tc_op_sum()(acc5, t77);                              // layernorm_backward.tc:16
+                    acc6 = tc_op_sum()(acc6, t77);                              // layernorm_backward.tc:16
                     pc1[j * 4 + 3] = v67.v[3];                                  // layernorm_backward.tc:16
                     pc2[j * 4 + 3] = v68.v[3];                                  // layernorm_backward.tc:15
                     const float t78 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:16
                     const float t79 = t78 * (pc0[j * 4 + 3]);                   // layernorm_backward.tc:16
-                    acc16 = tc_op_sum()(acc16, t79);                            // layernorm_backward.tc:16
+                    acc13 = tc_op_sum()(acc13, t79);                            // layernorm_backward.tc:16
                 }
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r5 = acc5;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r16 = acc16;
-            const float t81 = r5 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r6 = acc6;
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r13 = acc13;
+            const float t81 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t82 = t81 + s_eps;                              // layernorm_backward.tc:16
             const float t83 = rsqrtf(t82);                              // layernorm_backward.tc:16
             const float t85 = t83 * t83;                                // layernorm_backward.tc:16
             const float t86 = t83 * t85;                                // layernorm_backward.tc:16
             const float t87 = -0.5f * t86;                              // layernorm_backward.tc:16
-            const float t88 = r16 * t87;                                // layernorm_backward.tc:16
+            const float t88 = r13 * t87;                                // layernorm_backward.tc:16
             const float t89 = t88 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -1321,33 +1321,33 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                 }
             }
             if (threadIdx.x == 0) {
-                buf5[i0] = r5;                                              // layernorm_backward.tc:16
+                buf6[i0] = r6;                                              // layernorm_backward.tc:16
             }
         } else {
-            float acc5 = (float)0;
-            float acc16 = (float)0;
+            float acc6 = (float)0;
+            float acc13 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t108 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:15
                 const float t109 = t108 * t108;                             // layernorm_backward.tc:16
-                acc5 = tc_op_sum()(acc5, t109);                             // layernorm_backward.tc:16
+                acc6 = tc_op_sum()(acc6, t109);                             // layernorm_backward.tc:16
                 const float t110 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:16
                 const float t111 = in_g[i1];                                // layernorm_backward.tc:15
                 const float t112 = t110 * t111;                             // layernorm_backward.tc:16
                 const float t113 = t112 * t108;                             // layernorm_backward.tc:16
-                acc16 = tc_op_sum()(acc16, t113);                           // layernorm_backward.tc:16
+                acc13 = tc_op_sum()(acc13, t113);                           // layernorm_backward.tc:16
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r5 = acc5;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r16 = acc16;
-            const float t117 = r5 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r6 = acc6;
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r13 = acc13;
+            const float t117 = r6 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
             const float t118 = t117 + s_eps;                            // layernorm_backward.tc:16
             const float t119 = rsqrtf(t118);                            // layernorm_backward.tc:16
             const float t121 = t119 * t119;                             // layernorm_backward.tc:16
             const float t122 = t119 * t121;                             // layernorm_backward.tc:16
             const float t123 = -0.5f * t122;                            // layernorm_backward.tc:16
-            const float t124 = r16 * t123;                              // layernorm_backward.tc:16
+            const float t124 = r13 * t123;                              // layernorm_backward.tc:16
             const float t125 = t124 / ((float)((long long)(sz_D)));     // layernorm_backward.tc:16
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
@@ -1362,7 +1362,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                 out_dx[sz_D*i0 + i1] = t129;                                // layernorm_backward.tc:15
             }
             if (threadIdx.x == 0) {
-                buf5[i0] = r5;                                              // layernorm_backward.tc:16
+                buf6[i0] = r6;                                              // layernorm_backward.tc:16
             }
         }
     }
@@ -1375,7 +1375,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul
     const float *__restrict__ in_x,
     const float *__restrict__ in_dout,
     float *__restrict__ out_dg,
-    const float *__restrict__ buf5,
+    const float *__restrict__ buf6,
     const idx_t sz_D,
     const idx_t sz_N,
     const float s_eps,
@@ -1388,10 +1388,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
     const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc13[4];
+    float acc25[4];
     #pragma unroll
     for (int e = 0; e < 4; e++)
-        acc13[e] = (float)0;
+        acc25[e] = (float)0;
     {
         const idx_t row = c0;
         const idx_t i1 = row;
@@ -1406,28 +1406,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul
                 const float t1 = v0.v[0];                                   // layernorm_backward.tc:16
                 const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
                 const float t3 = v2.v[0];                                   // layernorm_backward.tc:15
-                const float t4 = buf5[i0];                                  // layernorm_backward.tc:16
+                const float t4 = buf6[i0];                                  // layernorm_backward.tc:16
                 const float t6 = t4 * rcp5;                                 // layernorm_backward.tc:16
                 const float t7 = t6 + s_eps;                                // layernorm_backward.tc:16
                 const float t8 = rsqrtf(t7);                                // layernorm_backward.tc:16
                 const float t9 = t3 * t8;                                   // layernorm_backward.tc:16
                 const float t10 = t1 * t9;                                  // layernorm_backward.tc:16
-                acc13[0] = tc_op_sum()(acc13[0], t10);                      // layernorm_backward.tc:16
+                acc25[0] = tc_op_sum()(acc25[0], t10);                      // layernorm_backward.tc:16
                 const float t11 = v0.v[1];                                  // layernorm_backward.tc:16
                 const float t12 = v2.v[1];                                  // layernorm_backward.tc:15
                 const float t13 = t12 * t8;                                 // layernorm_backward.tc:16
                 const float t14 = t11 * t13;                                // layernorm_backward.tc:16
-                acc13[1] = tc_op_sum()(acc13[1], t14);                      // layernorm_backward.tc:16
+                acc25[1] = tc_op_sum()(acc25[1], t14);                      // layernorm_backward.tc:16
                 const float t15 = v0.v[2];                                  // layernorm_backward.tc:16
                 const float t16 = v2.v[2];                                  // layernorm_backward.tc:15
                 const float t17 = t16 * t8;                                 // layernorm_backward.tc:16
                 const float t18 = t15 * t17;                                // layernorm_backward.tc:16
-                acc13[2] = tc_op_sum()(acc13[2], t18);                      // layernorm_backward.tc:16
+                acc25[2] = tc_op_sum()(acc25[2], t18);                      // layernorm_backward.tc:16
                 const float t19 = v0.v[3];                                  // layernorm_backward.tc:16
                 const float t20 = v2.v[3];                                  // layernorm_backward.tc:15
                 const float t21 = t20 * t8;                                 // layernorm_backward.tc:16
                 const float t22 = t19 * t21;                                // layernorm_backward.tc:16
-                acc13[3] = tc_op_sum()(acc13[3], t22);                      // layernorm_backward.tc:16
+                acc25[3] = tc_op_sum()(acc25[3], t22);                      // layernorm_backward.tc:16
             }
         } else {
             for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
@@ -1439,25 +1439,25 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul
                     const idx_t i1 = row;
                     const float t23 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
                     const float t24 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                    const float t25 = buf5[i0];                                 // layernorm_backward.tc:16
+                    const float t25 = buf6[i0];                                 // layernorm_backward.tc:16
                     const float t26 = t25 * rcp5;                               // layernorm_backward.tc:16
                     const float t27 = t26 + s_eps;                              // layernorm_backward.tc:16
                     const float t28 = rsqrtf(t27);                              // layernorm_backward.tc:16
                     const float t29 = t24 * t28;                                // layernorm_backward.tc:16
                     const float t30 = t23 * t29;                                // layernorm_backward.tc:16
-                    acc13[e] = tc_op_sum()(acc13[e], t30);                      // layernorm_backward.tc:16
+                    acc25[e] = tc_op_sum()(acc25[e], t30);                      // layernorm_backward.tc:16
                 }
             }
         }
     }
     const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part13 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
+    float *part25 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
     for (int e = 0; e < 4; e++) {
-        acc13[e] = tc_col_reduce(acc13[e], tc_op_sum(), (float *)tc_smem);
+        acc25[e] = tc_col_reduce(acc25[e], tc_op_sum(), (float *)tc_smem);
         if (threadIdx.y == 0 && c0 + e < rows)
-            part13[slice * rows + c0 + e] = acc13[e];
+            part25[slice * rows + c0 + e] = acc25[e];
     }
     __shared__ bool last_block;
     __threadfence();
@@ -1471,24 +1471,24 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc13[e] = (float)0;
+        acc25[e] = (float)0;
         for (int s = 0; s < 32; s++)
-            acc13[e] = tc_op_sum()(acc13[e], tc_ldcg(part13 + s * rows + row));
+            acc25[e] = tc_op_sum()(acc25[e], tc_ldcg(part25 + s * rows + row));
     }
     __syncthreads();
     if (threadIdx.y == 0)
         for (int e = 0; e < 4 && c0 + e < rows; e++)
             for (int s = 0; s < 32; s++) {
-                part13[s * rows + c0 + e] = (float)0;
+                part25[s * rows + c0 + e] = (float)0;
             }
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         const bool active = c0 + e < rows;
         const idx_t row = active ? c0 + e : rows - 1;
         const idx_t i1 = row;
-        const float r13 = acc13[e];
+        const float r25 = acc25[e];
         if (threadIdx.y == 0 && active) {
-            out_dg[i1] = r13;                                           // layernorm_backward.tc:16
+            out_dg[i1] = r25;                                           // layernorm_backward.tc:16
         }
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
@@ -1510,10 +1510,10 @@ launch plan of layernorm_grad (32-bit indices):
   buffer out_dx       output f32[N, D]
   buffer out_dw       output f32[D]
   buffer out_db       output f32[D]
-  buffer buf5         temp   f32[N, 1]  live steps 0..1, slot 0
-  buffer buf10        temp   f32[N, 1]  live steps 0..1, slot 1
-  step 0: tc_red_fused_sum_div_sub_mul_add_rsqrt_1<<<N, [1024, 1, 1]>>>(in_x, in_w, in_dout, out_dx, buf5, buf10, N, D, eps)
-  step 1: tc_red_fused_div_sub_add_rsqrt_mul_sum_2<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, in_dout, out_dw, out_db, buf5, buf10, D, N, eps, workspace)
+  buffer buf6         temp   f32[N, 1]  live steps 0..1, slot 0
+  buffer buf14        temp   f32[N, 1]  live steps 0..1, slot 1
+  step 0: tc_red_fused_mul_sum_div_sub_add_rsqrt_1<<<N, [1024, 1, 1]>>>(in_x, in_w, in_dout, out_dx, buf6, buf14, N, D, eps)
+  step 1: tc_red_fused_div_sub_add_rsqrt_mul_sum_2<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, in_dout, out_dw, out_db, buf6, buf14, D, N, eps, workspace)
 launch plan of rmsnorm (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
@@ -1525,7 +1525,7 @@ launch plan of rmsnorm_grad (32-bit indices):
   buffer in_dout      param  f32[N, D]
   buffer out_dx       output f32[N, D]
   buffer out_dg       output f32[D]
-  buffer buf5         temp   f32[N, 1]  live steps 0..1, slot 0
-  step 0: tc_red_fused_mul_sum_div_add_rsqrt_4<<<N, [1024, 1, 1]>>>(in_x, in_g, in_dout, out_dx, buf5, N, D, eps)
-  step 1: tc_red_fused_div_add_rsqrt_mul_sum_copy_5<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, in_dout, out_dg, buf5, D, N, eps, workspace)
+  buffer buf6         temp   f32[N, 1]  live steps 0..1, slot 0
+  step 0: tc_red_fused_mul_sum_div_add_rsqrt_4<<<N, [1024, 1, 1]>>>(in_x, in_g, in_dout, out_dx, buf6, N, D, eps)
+  step 1: tc_red_fused_div_add_rsqrt_mul_sum_copy_5<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, in_dout, out_dg, buf6, D, N, eps, workspace)
  */

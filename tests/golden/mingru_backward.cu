@@ -186,10 +186,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
 /* ---- fn mingru_grad ---- */
 
 /* kernel 0: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
-extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_relu_add_log_1(
+extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1(
     const float *__restrict__ in_combined,
-    float *__restrict__ buf18,
-    float *__restrict__ buf20,
+    float *__restrict__ buf7,
+    float *__restrict__ buf21,
     const idx_t sz_T,
     const idx_t sz_H,
     const idx_t sz_B)
@@ -205,8 +205,8 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            float c0 = 0; /* %18 cumsum */
-            float c1 = 0; /* %20 logcumsumexp */
+            float c0 = 0; /* %7 cumsum */
+            float c1 = 0; /* %21 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
@@ -236,8 +236,8 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const float t13 = t3 + t12;                                 // mingru_backward.tc:34
                     const float t14 = t13 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
-                    buf18[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                    // mingru_backward.tc:35
-                    buf20[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
+                    buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                     // mingru_backward.tc:35
+                    buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
                 }
             }
         }
@@ -248,8 +248,8 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            float c0 = 0; /* %18 cumsum */
-            float c1 = 0; /* %20 logcumsumexp */
+            float c0 = 0; /* %7 cumsum */
+            float c1 = 0; /* %21 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
                 const bool act_ = threadIdx.x < len - c_;
                 const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
@@ -279,208 +279,24 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 float v32 = tc_block_scan(t31, tc_op_logaddexp(), last_, &tot33); // mingru_backward.tc:36
                 if (c_ > 0) v32 = tc_op_logaddexp()(c1, v32);               // mingru_backward.tc:36
                 c1 = c_ == 0 ? tot33 : tc_op_logaddexp()(c1, tot33);        // mingru_backward.tc:36
-                if (act_) buf18[sz_T*sz_H*i0 + sz_H*i1 + i2] = v18;         // mingru_backward.tc:35
-                if (act_) buf20[sz_T*sz_H*i0 + sz_H*i1 + i2] = v32;         // mingru_backward.tc:36
+                if (act_) buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = v18;          // mingru_backward.tc:35
+                if (act_) buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = v32;         // mingru_backward.tc:36
             }
         }
     }
 }
 
-/* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_concat_mul_add_sum_2(
-    const float *__restrict__ in_combined,
-    const float *__restrict__ in_dout,
-    const float *__restrict__ in_dnext,
-    float *__restrict__ out_dstate,
-    const float *__restrict__ buf18,
-    const idx_t sz_T,
-    const idx_t sz_H,
-    const idx_t sz_B,
-    void *__restrict__ ws)
-{
-    __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_B*sz_H, len = sz_T;
-    const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
-    const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
-    const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc38[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc38[e] = (float)0;
-    {
-        const idx_t row = c0;
-        idx_t q_ = row;
-        const idx_t i2 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        if (c0 + 4 <= rows && i2 + 4 <= sz_H &&
-            tc_aligned(in_dout + sz_T*sz_H*i0 + i2, 16) &&
-            (sz_H) % 4 == 0 &&
-            tc_aligned(in_combined + 3*sz_T*sz_H*i0 + 2*sz_H + i2, 16) &&
-            (3*sz_H) % 4 == 0 &&
-            tc_aligned(buf18 + sz_T*sz_H*i0 + i2, 16)) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i1 = r;
-                float t0;                                                   // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t0 = 0.0f;
-                } else {
-                    const float t1 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t0 = t1;
-                }
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:41
-                const float t3 = v2.v[0];                                   // mingru_backward.tc:41
-                const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_combined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2); // mingru_backward.tc:26
-                const float t5 = v4.v[0];                                   // mingru_backward.tc:26
-                const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
-                const float t7 = t3 * t6;                                   // mingru_backward.tc:41
-                const float t8 = t0 + t7;                                   // mingru_backward.tc:40
-                const tc_vec<float, 4> v9 = tc_vload<float, 4>(buf18 + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:35
-                const float t10 = v9.v[0];                                  // mingru_backward.tc:35
-                const float t11 = expf(t10);                                // mingru_backward.tc:40
-                const float t12 = t8 * t11;                                 // mingru_backward.tc:40
-                acc38[0] = tc_op_sum()(acc38[0], t12);                      // mingru_backward.tc:40
-                float t13;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t13 = 0.0f;
-                } else {
-                    const float t14 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 1]; // mingru_backward.tc:41
-                    t13 = t14;
-                }
-                const float t15 = v2.v[1];                                  // mingru_backward.tc:41
-                const float t16 = v4.v[1];                                  // mingru_backward.tc:26
-                const float t17 = tc_sigmoid(t16);                          // mingru_backward.tc:41
-                const float t18 = t15 * t17;                                // mingru_backward.tc:41
-                const float t19 = t13 + t18;                                // mingru_backward.tc:40
-                const float t20 = v9.v[1];                                  // mingru_backward.tc:35
-                const float t21 = expf(t20);                                // mingru_backward.tc:40
-                const float t22 = t19 * t21;                                // mingru_backward.tc:40
-                acc38[1] = tc_op_sum()(acc38[1], t22);                      // mingru_backward.tc:40
-                float t23;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t23 = 0.0f;
-                } else {
-                    const float t24 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 2]; // mingru_backward.tc:41
-                    t23 = t24;
-                }
-                const float t25 = v2.v[2];                                  // mingru_backward.tc:41
-                const float t26 = v4.v[2];                                  // mingru_backward.tc:26
-                const float t27 = tc_sigmoid(t26);                          // mingru_backward.tc:41
-                const float t28 = t25 * t27;                                // mingru_backward.tc:41
-                const float t29 = t23 + t28;                                // mingru_backward.tc:40
-                const float t30 = v9.v[2];                                  // mingru_backward.tc:35
-                const float t31 = expf(t30);                                // mingru_backward.tc:40
-                const float t32 = t29 * t31;                                // mingru_backward.tc:40
-                acc38[2] = tc_op_sum()(acc38[2], t32);                      // mingru_backward.tc:40
-                float t33;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t33 = 0.0f;
-                } else {
-                    const float t34 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 3]; // mingru_backward.tc:41
-                    t33 = t34;
-                }
-                const float t35 = v2.v[3];                                  // mingru_backward.tc:41
-                const float t36 = v4.v[3];                                  // mingru_backward.tc:26
-                const float t37 = tc_sigmoid(t36);                          // mingru_backward.tc:41
-                const float t38 = t35 * t37;                                // mingru_backward.tc:41
-                const float t39 = t33 + t38;                                // mingru_backward.tc:40
-                const float t40 = v9.v[3];                                  // mingru_backward.tc:35
-                const float t41 = expf(t40);                                // mingru_backward.tc:40
-                const float t42 = t39 * t41;                                // mingru_backward.tc:40
-                acc38[3] = tc_op_sum()(acc38[3], t42);                      // mingru_backward.tc:40
-            }
-        } else {
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i1 = r;
-                #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    /* columns past the end read the last one, so loads stay in bounds */
-                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-                    idx_t q_ = row;
-                    const idx_t i2 = q_ % sz_H;
-                    q_ /= sz_H;
-                    const idx_t i0 = q_;
-                    float t43;                                                  // mingru_backward.tc:41
-                    if (i1 < sz_T - 1) {
-                        t43 = 0.0f;
-                    } else {
-                        const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t43 = t44;
-                    }
-                    const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                    const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                    const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
-                    const float t48 = t45 * t47;                                // mingru_backward.tc:41
-                    const float t49 = t43 + t48;                                // mingru_backward.tc:40
-                    const float t50 = buf18[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:35
-                    const float t51 = expf(t50);                                // mingru_backward.tc:40
-                    const float t52 = t49 * t51;                                // mingru_backward.tc:40
-                    acc38[e] = tc_op_sum()(acc38[e], t52);                      // mingru_backward.tc:40
-                }
-            }
-        }
-    }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
-    unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part38 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        acc38[e] = tc_col_reduce(acc38[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part38[slice * rows + c0 + e] = acc38[e];
-    }
-    __shared__ bool last_block;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0)
-        last_block = atomicAdd(ticket, 1u) == 31u;
-    __syncthreads();
-    if (!last_block)
-        return;
-    __threadfence();
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc38[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc38[e] = tc_op_sum()(acc38[e], tc_ldcg(part38 + s * rows + row));
-    }
-    __syncthreads();
-    if (threadIdx.y == 0)
-        for (int e = 0; e < 4 && c0 + e < rows; e++)
-            for (int s = 0; s < 32; s++) {
-                part38[s * rows + c0 + e] = (float)0;
-            }
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const bool active = c0 + e < rows;
-        const idx_t row = active ? c0 + e : rows - 1;
-        idx_t q_ = row;
-        const idx_t i2 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        const float r38 = acc38[e];
-        if (threadIdx.y == 0 && active) {
-            out_dstate[sz_H*i0 + i2] = r38;                             // mingru_backward.tc:40
-        }
-    }
-    if (threadIdx.x == 0 && threadIdx.y == 0)
-        *ticket = 0; /* ready for the next launch */
-}
-
-/* kernel 2: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
-extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_relu_add_log_3(
+/* kernel 1: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
+extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add_ge_relu_log_2(
     const float *__restrict__ in_combined,
     const float *__restrict__ in_state,
     const float *__restrict__ in_dout,
     const float *__restrict__ in_dnext,
-    const float *__restrict__ buf18,
-    const float *__restrict__ buf20,
-    float *__restrict__ buf50,
-    float *__restrict__ buf53,
-    float *__restrict__ buf61,
+    const float *__restrict__ buf7,
+    const float *__restrict__ buf21,
+    float *__restrict__ buf43,
+    float *__restrict__ buf51,
+    float *__restrict__ buf60,
     const idx_t sz_T,
     const idx_t sz_H,
     const idx_t sz_B)
@@ -501,9 +317,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             q_ /= sz_H;
             const idx_t i0 = q_;
             const float t21 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float c0 = 0; /* %50 logcumsumexp */
-            float c1 = 0; /* %53 logcumsumexp */
-            float c2 = 0; /* %61 cumsum */
+            float c0 = 0; /* %43 logcumsumexp */
+            float c1 = 0; /* %51 logcumsumexp */
+            float c2 = 0; /* %60 cumsum */
             for (idx_t c_ = 0; c_ < len; c_ += 8) {
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
@@ -511,8 +327,8 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const idx_t i1 = len - 1 - s_;
                     st0[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
                     st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
-                    st2[tt_][threadIdx.x] = buf18[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = buf20[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st3[tt_][threadIdx.x] = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];
                     st4[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
                     st5[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
                 }
@@ -575,9 +391,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const float t46 = -t45;                                     // mingru_backward.tc:36
                     const float t47 = t25 + t46;                                // mingru_backward.tc:35
                     c2 = s_ == 0 ? t47 : tc_op_sum()(c2, t47);                  // mingru_backward.tc:35
-                    buf50[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                    // mingru_backward.tc:36
-                    buf53[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
-                    buf61[sz_T*sz_H*i0 + sz_H*i1 + i2] = c2;                    // mingru_backward.tc:35
+                    buf43[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                    // mingru_backward.tc:36
+                    buf51[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
+                    buf60[sz_T*sz_H*i0 + sz_H*i1 + i2] = c2;                    // mingru_backward.tc:35
                 }
             }
         }
@@ -589,9 +405,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             q_ /= sz_H;
             const idx_t i0 = q_;
             const float t73 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float c0 = 0; /* %50 logcumsumexp */
-            float c1 = 0; /* %53 logcumsumexp */
-            float c2 = 0; /* %61 cumsum */
+            float c0 = 0; /* %43 logcumsumexp */
+            float c1 = 0; /* %51 logcumsumexp */
+            float c2 = 0; /* %60 cumsum */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
                 const bool act_ = threadIdx.x < len - c_;
                 const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
@@ -610,8 +426,8 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 const float t52 = tc_sigmoid(t51);                          // mingru_backward.tc:41
                 const float t53 = t50 * t52;                                // mingru_backward.tc:41
                 const float t54 = t48 + t53;                                // mingru_backward.tc:40
-                const float t55 = buf18[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:35
-                const float t56 = buf20[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
+                const float t55 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
+                const float t56 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
                 const float t57 = t55 + t56;                                // mingru_backward.tc:40
                 const float t58 = expf(t57);                                // mingru_backward.tc:40
                 const float t59 = t54 * t58;                                // mingru_backward.tc:40
@@ -662,25 +478,25 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 float v100 = tc_block_scan(t99, tc_op_sum(), last_, &tot101); // mingru_backward.tc:35
                 if (c_ > 0) v100 = tc_op_sum()(c2, v100);                   // mingru_backward.tc:35
                 c2 = c_ == 0 ? tot101 : tc_op_sum()(c2, tot101);            // mingru_backward.tc:35
-                if (act_) buf50[sz_T*sz_H*i0 + sz_H*i1 + i2] = v64;         // mingru_backward.tc:36
-                if (act_) buf53[sz_T*sz_H*i0 + sz_H*i1 + i2] = v71;         // mingru_backward.tc:36
-                if (act_) buf61[sz_T*sz_H*i0 + sz_H*i1 + i2] = v100;        // mingru_backward.tc:35
+                if (act_) buf43[sz_T*sz_H*i0 + sz_H*i1 + i2] = v64;         // mingru_backward.tc:36
+                if (act_) buf51[sz_T*sz_H*i0 + sz_H*i1 + i2] = v71;         // mingru_backward.tc:36
+                if (act_) buf60[sz_T*sz_H*i0 + sz_H*i1 + i2] = v100;        // mingru_backward.tc:35
             }
         }
     }
 }
 
-/* kernel 3: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_relu_add_log_4(
+/* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_ge_relu_log_3(
     const float *__restrict__ in_combined,
     const float *__restrict__ in_state,
     const float *__restrict__ in_dout,
     float *__restrict__ out_dcombined,
-    const float *__restrict__ buf18,
-    const float *__restrict__ buf20,
-    const float *__restrict__ buf50,
-    const float *__restrict__ buf53,
-    const float *__restrict__ buf61,
+    const float *__restrict__ buf7,
+    const float *__restrict__ buf21,
+    const float *__restrict__ buf43,
+    const float *__restrict__ buf51,
+    const float *__restrict__ buf60,
     const idx_t sz_B,
     const idx_t sz_T,
     const idx_t sz_H)
@@ -704,8 +520,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 t86 = 0.0f;
             } else {
                 const float t87 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:41
-                const float t88 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
-                const float t89 = buf20[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
+                const float t88 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
+                const float t89 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
                 const float t90 = t88 + t89;                            // mingru_backward.tc:40
                 const float t91 = expf(t90);                            // mingru_backward.tc:40
                 const float t92 = in_state[sz_H*i0 + i3];               // mingru_backward.tc:26
@@ -738,16 +554,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 const float t114 = -t113;                               // mingru_backward.tc:32
                 const float t115 = (t108 != 0.0f ? t111 : t114);        // mingru_backward.tc:32
                 const float t116 = t106 + t115;                         // mingru_backward.tc:34
-                const float t117 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
+                const float t117 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
                 const float t118 = t116 - t117;                         // mingru_backward.tc:36
-                const float t119 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
+                const float t119 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
                 const float t120 = t118 + t119;                         // mingru_backward.tc:36
                 const float t121 = expf(t120);                          // mingru_backward.tc:36
-                const float t122 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
+                const float t122 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
                 const float t123 = t118 + t122;                         // mingru_backward.tc:36
                 const float t124 = expf(t123);                          // mingru_backward.tc:36
                 const float t125 = t121 - t124;                         // mingru_backward.tc:36
-                const float t126 = buf61[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
+                const float t126 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
                 const float t127 = t126 + t125;                         // mingru_backward.tc:30
                 const float t128 = -t127;                               // mingru_backward.tc:30
                 const bool t129 = ((float)(t103 > 20.0f)) != 0;         // mingru_backward.tc:30
@@ -776,12 +592,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 const float t147 = -t146;                               // mingru_backward.tc:32
                 const float t148 = (t137 != 0.0f ? t144 : t147);        // mingru_backward.tc:32
                 const float t149 = t141 + t148;                         // mingru_backward.tc:34
-                const float t150 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
+                const float t150 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
                 const float t151 = t149 - t150;                         // mingru_backward.tc:36
-                const float t152 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
+                const float t152 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
                 const float t153 = t151 + t152;                         // mingru_backward.tc:36
                 const float t154 = expf(t153);                          // mingru_backward.tc:36
-                const float t155 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
+                const float t155 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
                 const float t156 = t151 + t155;                         // mingru_backward.tc:36
                 const float t157 = expf(t156);                          // mingru_backward.tc:36
                 const float t158 = t154 - t157;                         // mingru_backward.tc:36
@@ -807,8 +623,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 t172 = 0.0f;
             } else {
                 const float t173 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:41
-                const float t174 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t175 = buf20[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:36
+                const float t174 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:35
+                const float t175 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:36
                 const float t176 = t174 + t175;                         // mingru_backward.tc:40
                 const float t177 = expf(t176);                          // mingru_backward.tc:40
                 const float t178 = in_state[sz_H*i0 + i3 + 1];          // mingru_backward.tc:26
@@ -841,16 +657,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 const float t200 = -t199;                               // mingru_backward.tc:32
                 const float t201 = (t194 != 0.0f ? t197 : t200);        // mingru_backward.tc:32
                 const float t202 = t192 + t201;                         // mingru_backward.tc:34
-                const float t203 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
+                const float t203 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
                 const float t204 = t202 - t203;                         // mingru_backward.tc:36
-                const float t205 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
+                const float t205 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
                 const float t206 = t204 + t205;                         // mingru_backward.tc:36
                 const float t207 = expf(t206);                          // mingru_backward.tc:36
-                const float t208 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
+                const float t208 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
                 const float t209 = t204 + t208;                         // mingru_backward.tc:36
                 const float t210 = expf(t209);                          // mingru_backward.tc:36
                 const float t211 = t207 - t210;                         // mingru_backward.tc:36
-                const float t212 = buf61[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
+                const float t212 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
                 const float t213 = t212 + t211;                         // mingru_backward.tc:30
                 const float t214 = -t213;                               // mingru_backward.tc:30
                 const bool t215 = ((float)(t189 > 20.0f)) != 0;         // mingru_backward.tc:30
@@ -879,12 +695,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 const float t233 = -t232;                               // mingru_backward.tc:32
                 const float t234 = (t223 != 0.0f ? t230 : t233);        // mingru_backward.tc:32
                 const float t235 = t227 + t234;                         // mingru_backward.tc:34
-                const float t236 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:35
+                const float t236 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:35
                 const float t237 = t235 - t236;                         // mingru_backward.tc:36
-                const float t238 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
+                const float t238 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
                 const float t239 = t237 + t238;                         // mingru_backward.tc:36
                 const float t240 = expf(t239);                          // mingru_backward.tc:36
-                const float t241 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
+                const float t241 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
                 const float t242 = t237 + t241;                         // mingru_backward.tc:36
                 const float t243 = expf(t242);                          // mingru_backward.tc:36
                 const float t244 = t240 - t243;                         // mingru_backward.tc:36
@@ -910,8 +726,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 t258 = 0.0f;
             } else {
                 const float t259 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:41
-                const float t260 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t261 = buf20[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:36
+                const float t260 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:35
+                const float t261 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:36
                 const float t262 = t260 + t261;                         // mingru_backward.tc:40
                 const float t263 = expf(t262);                          // mingru_backward.tc:40
                 const float t264 = in_state[sz_H*i0 + i3 + 2];          // mingru_backward.tc:26
@@ -944,16 +760,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 const float t286 = -t285;                               // mingru_backward.tc:32
                 const float t287 = (t280 != 0.0f ? t283 : t286);        // mingru_backward.tc:32
                 const float t288 = t278 + t287;                         // mingru_backward.tc:34
-                const float t289 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
+                const float t289 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
                 const float t290 = t288 - t289;                         // mingru_backward.tc:36
-                const float t291 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
+                const float t291 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
                 const float t292 = t290 + t291;                         // mingru_backward.tc:36
                 const float t293 = expf(t292);                          // mingru_backward.tc:36
-                const float t294 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
+                const float t294 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
                 const float t295 = t290 + t294;                         // mingru_backward.tc:36
                 const float t296 = expf(t295);                          // mingru_backward.tc:36
                 const float t297 = t293 - t296;                         // mingru_backward.tc:36
-                const float t298 = buf61[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
+                const float t298 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
                 const float t299 = t298 + t297;                         // mingru_backward.tc:30
                 const float t300 = -t299;                               // mingru_backward.tc:30
                 const bool t301 = ((float)(t275 > 20.0f)) != 0;         // mingru_backward.tc:30
@@ -982,12 +798,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 const float t319 = -t318;                               // mingru_backward.tc:32
                 const float t320 = (t309 != 0.0f ? t316 : t319);        // mingru_backward.tc:32
                 const float t321 = t313 + t320;                         // mingru_backward.tc:34
-                const float t322 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:35
+                const float t322 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:35
                 const float t323 = t321 - t322;                         // mingru_backward.tc:36
-                const float t324 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
+                const float t324 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
                 const float t325 = t323 + t324;                         // mingru_backward.tc:36
                 const float t326 = expf(t325);                          // mingru_backward.tc:36
-                const float t327 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
+                const float t327 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
                 const float t328 = t323 + t327;                         // mingru_backward.tc:36
                 const float t329 = expf(t328);                          // mingru_backward.tc:36
                 const float t330 = t326 - t329;                         // mingru_backward.tc:36
@@ -1013,8 +829,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 t344 = 0.0f;
             } else {
                 const float t345 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:41
-                const float t346 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t347 = buf20[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:36
+                const float t346 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:35
+                const float t347 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:36
                 const float t348 = t346 + t347;                         // mingru_backward.tc:40
                 const float t349 = expf(t348);                          // mingru_backward.tc:40
                 const float t350 = in_state[sz_H*i0 + i3 + 3];          // mingru_backward.tc:26
@@ -1047,16 +863,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 const float t372 = -t371;                               // mingru_backward.tc:32
                 const float t373 = (t366 != 0.0f ? t369 : t372);        // mingru_backward.tc:32
                 const float t374 = t364 + t373;                         // mingru_backward.tc:34
-                const float t375 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
+                const float t375 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
                 const float t376 = t374 - t375;                         // mingru_backward.tc:36
-                const float t377 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
+                const float t377 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
                 const float t378 = t376 + t377;                         // mingru_backward.tc:36
                 const float t379 = expf(t378);                          // mingru_backward.tc:36
-                const float t380 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
+                const float t380 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
                 const float t381 = t376 + t380;                         // mingru_backward.tc:36
                 const float t382 = expf(t381);                          // mingru_backward.tc:36
                 const float t383 = t379 - t382;                         // mingru_backward.tc:36
-                const float t384 = buf61[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
+                const float t384 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
                 const float t385 = t384 + t383;                         // mingru_backward.tc:30
                 const float t386 = -t385;                               // mingru_backward.tc:30
                 const bool t387 = ((float)(t361 > 20.0f)) != 0;         // mingru_backward.tc:30
@@ -1085,12 +901,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                 const float t405 = -t404;                               // mingru_backward.tc:32
                 const float t406 = (t395 != 0.0f ? t402 : t405);        // mingru_backward.tc:32
                 const float t407 = t399 + t406;                         // mingru_backward.tc:34
-                const float t408 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:35
+                const float t408 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:35
                 const float t409 = t407 - t408;                         // mingru_backward.tc:36
-                const float t410 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
+                const float t410 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
                 const float t411 = t409 + t410;                         // mingru_backward.tc:36
                 const float t412 = expf(t411);                          // mingru_backward.tc:36
-                const float t413 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
+                const float t413 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
                 const float t414 = t409 + t413;                         // mingru_backward.tc:36
                 const float t415 = expf(t414);                          // mingru_backward.tc:36
                 const float t416 = t412 - t415;                         // mingru_backward.tc:36
@@ -1127,8 +943,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                     t0 = 0.0f;
                 } else {
                     const float t1 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:41
-                    const float t2 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
-                    const float t3 = buf20[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
+                    const float t2 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
+                    const float t3 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
                     const float t4 = t2 + t3;                               // mingru_backward.tc:40
                     const float t5 = expf(t4);                              // mingru_backward.tc:40
                     const float t6 = in_state[sz_H*i0 + i3];                // mingru_backward.tc:26
@@ -1161,16 +977,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                     const float t28 = -t27;                                 // mingru_backward.tc:32
                     const float t29 = (t22 != 0.0f ? t25 : t28);            // mingru_backward.tc:32
                     const float t30 = t20 + t29;                            // mingru_backward.tc:34
-                    const float t31 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
+                    const float t31 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
                     const float t32 = t30 - t31;                            // mingru_backward.tc:36
-                    const float t33 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
+                    const float t33 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
                     const float t34 = t32 + t33;                            // mingru_backward.tc:36
                     const float t35 = expf(t34);                            // mingru_backward.tc:36
-                    const float t36 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
+                    const float t36 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
                     const float t37 = t32 + t36;                            // mingru_backward.tc:36
                     const float t38 = expf(t37);                            // mingru_backward.tc:36
                     const float t39 = t35 - t38;                            // mingru_backward.tc:36
-                    const float t40 = buf61[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
+                    const float t40 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
                     const float t41 = t40 + t39;                            // mingru_backward.tc:30
                     const float t42 = -t41;                                 // mingru_backward.tc:30
                     const bool t43 = ((float)(t17 > 20.0f)) != 0;           // mingru_backward.tc:30
@@ -1199,12 +1015,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
                     const float t61 = -t60;                                 // mingru_backward.tc:32
                     const float t62 = (t51 != 0.0f ? t58 : t61);            // mingru_backward.tc:32
                     const float t63 = t55 + t62;                            // mingru_backward.tc:34
-                    const float t64 = buf18[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
+                    const float t64 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
                     const float t65 = t63 - t64;                            // mingru_backward.tc:36
-                    const float t66 = buf50[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
+                    const float t66 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
                     const float t67 = t65 + t66;                            // mingru_backward.tc:36
                     const float t68 = expf(t67);                            // mingru_backward.tc:36
-                    const float t69 = buf53[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
+                    const float t69 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
                     const float t70 = t65 + t69;                            // mingru_backward.tc:36
                     const float t71 = expf(t70);                            // mingru_backward.tc:36
                     const float t72 = t68 - t71;                            // mingru_backward.tc:36
@@ -1231,6 +1047,190 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_ge_r
     }
 }
 
+/* kernel 3: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
+extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_concat_mul_add_sum_4(
+    const float *__restrict__ in_combined,
+    const float *__restrict__ in_dout,
+    const float *__restrict__ in_dnext,
+    float *__restrict__ out_dstate,
+    const float *__restrict__ buf7,
+    const idx_t sz_T,
+    const idx_t sz_H,
+    const idx_t sz_B,
+    void *__restrict__ ws)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_B*sz_H, len = sz_T;
+    const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
+    const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
+    const idx_t hi = lo + chunk < len ? lo + chunk : len;
+    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
+    float acc86[4];
+    #pragma unroll
+    for (int e = 0; e < 4; e++)
+        acc86[e] = (float)0;
+    {
+        const idx_t row = c0;
+        idx_t q_ = row;
+        const idx_t i2 = q_ % sz_H;
+        q_ /= sz_H;
+        const idx_t i0 = q_;
+        if (c0 + 4 <= rows && i2 + 4 <= sz_H &&
+            tc_aligned(in_dout + sz_T*sz_H*i0 + i2, 16) &&
+            (sz_H) % 4 == 0 &&
+            tc_aligned(in_combined + 3*sz_T*sz_H*i0 + 2*sz_H + i2, 16) &&
+            (3*sz_H) % 4 == 0 &&
+            tc_aligned(buf7 + sz_T*sz_H*i0 + i2, 16)) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i1 = r;
+                float t0;                                                   // mingru_backward.tc:41
+                if (i1 < sz_T - 1) {
+                    t0 = 0.0f;
+                } else {
+                    const float t1 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                    t0 = t1;
+                }
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:41
+                const float t3 = v2.v[0];                                   // mingru_backward.tc:41
+                const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_combined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2); // mingru_backward.tc:26
+                const float t5 = v4.v[0];                                   // mingru_backward.tc:26
+                const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
+                const float t7 = t3 * t6;                                   // mingru_backward.tc:41
+                const float t8 = t0 + t7;                                   // mingru_backward.tc:40
+                const tc_vec<float, 4> v9 = tc_vload<float, 4>(buf7 + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:35
+                const float t10 = v9.v[0];                                  // mingru_backward.tc:35
+                const float t11 = expf(t10);                                // mingru_backward.tc:40
+                const float t12 = t8 * t11;                                 // mingru_backward.tc:40
+                acc86[0] = tc_op_sum()(acc86[0], t12);                      // mingru_backward.tc:40
+                float t13;                                                  // mingru_backward.tc:41
+                if (i1 < sz_T - 1) {
+                    t13 = 0.0f;
+                } else {
+                    const float t14 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 1]; // mingru_backward.tc:41
+                    t13 = t14;
+                }
+                const float t15 = v2.v[1];                                  // mingru_backward.tc:41
+                const float t16 = v4.v[1];                                  // mingru_backward.tc:26
+                const float t17 = tc_sigmoid(t16);                          // mingru_backward.tc:41
+                const float t18 = t15 * t17;                                // mingru_backward.tc:41
+                const float t19 = t13 + t18;                                // mingru_backward.tc:40
+                const float t20 = v9.v[1];                                  // mingru_backward.tc:35
+                const float t21 = expf(t20);                                // mingru_backward.tc:40
+                const float t22 = t19 * t21;                                // mingru_backward.tc:40
+                acc86[1] = tc_op_sum()(acc86[1], t22);                      // mingru_backward.tc:40
+                float t23;                                                  // mingru_backward.tc:41
+                if (i1 < sz_T - 1) {
+                    t23 = 0.0f;
+                } else {
+                    const float t24 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 2]; // mingru_backward.tc:41
+                    t23 = t24;
+                }
+                const float t25 = v2.v[2];                                  // mingru_backward.tc:41
+                const float t26 = v4.v[2];                                  // mingru_backward.tc:26
+                const float t27 = tc_sigmoid(t26);                          // mingru_backward.tc:41
+                const float t28 = t25 * t27;                                // mingru_backward.tc:41
+                const float t29 = t23 + t28;                                // mingru_backward.tc:40
+                const float t30 = v9.v[2];                                  // mingru_backward.tc:35
+                const float t31 = expf(t30);                                // mingru_backward.tc:40
+                const float t32 = t29 * t31;                                // mingru_backward.tc:40
+                acc86[2] = tc_op_sum()(acc86[2], t32);                      // mingru_backward.tc:40
+                float t33;                                                  // mingru_backward.tc:41
+                if (i1 < sz_T - 1) {
+                    t33 = 0.0f;
+                } else {
+                    const float t34 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 3]; // mingru_backward.tc:41
+                    t33 = t34;
+                }
+                const float t35 = v2.v[3];                                  // mingru_backward.tc:41
+                const float t36 = v4.v[3];                                  // mingru_backward.tc:26
+                const float t37 = tc_sigmoid(t36);                          // mingru_backward.tc:41
+                const float t38 = t35 * t37;                                // mingru_backward.tc:41
+                const float t39 = t33 + t38;                                // mingru_backward.tc:40
+                const float t40 = v9.v[3];                                  // mingru_backward.tc:35
+                const float t41 = expf(t40);                                // mingru_backward.tc:40
+                const float t42 = t39 * t41;                                // mingru_backward.tc:40
+                acc86[3] = tc_op_sum()(acc86[3], t42);                      // mingru_backward.tc:40
+            }
+        } else {
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+                const idx_t i1 = r;
+                #pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    /* columns past the end read the last one, so loads stay in bounds */
+                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+                    idx_t q_ = row;
+                    const idx_t i2 = q_ % sz_H;
+                    q_ /= sz_H;
+                    const idx_t i0 = q_;
+                    float t43;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t43 = 0.0f;
+                    } else {
+                        const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t43 = t44;
+                    }
+                    const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
+                    const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                    const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
+                    const float t48 = t45 * t47;                                // mingru_backward.tc:41
+                    const float t49 = t43 + t48;                                // mingru_backward.tc:40
+                    const float t50 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
+                    const float t51 = expf(t50);                                // mingru_backward.tc:40
+                    const float t52 = t49 * t51;                                // mingru_backward.tc:40
+                    acc86[e] = tc_op_sum()(acc86[e], t52);                      // mingru_backward.tc:40
+                }
+            }
+        }
+    }
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
+    unsigned *ticket = (unsigned *)ws + 4 * group;
+    float *part86 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        acc86[e] = tc_col_reduce(acc86[e], tc_op_sum(), (float *)tc_smem);
+        if (threadIdx.y == 0 && c0 + e < rows)
+            part86[slice * rows + c0 + e] = acc86[e];
+    }
+    __shared__ bool last_block;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0 && threadIdx.y == 0)
+        last_block = atomicAdd(ticket, 1u) == 31u;
+    __syncthreads();
+    if (!last_block)
+        return;
+    __threadfence();
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
+        acc86[e] = (float)0;
+        for (int s = 0; s < 32; s++)
+            acc86[e] = tc_op_sum()(acc86[e], tc_ldcg(part86 + s * rows + row));
+    }
+    __syncthreads();
+    if (threadIdx.y == 0)
+        for (int e = 0; e < 4 && c0 + e < rows; e++)
+            for (int s = 0; s < 32; s++) {
+                part86[s * rows + c0 + e] = (float)0;
+            }
+    #pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const bool active = c0 + e < rows;
+        const idx_t row = active ? c0 + e : rows - 1;
+        idx_t q_ = row;
+        const idx_t i2 = q_ % sz_H;
+        q_ /= sz_H;
+        const idx_t i0 = q_;
+        const float r86 = acc86[e];
+        if (threadIdx.y == 0 && active) {
+            out_dstate[sz_H*i0 + i2] = r86;                             // mingru_backward.tc:40
+        }
+    }
+    if (threadIdx.x == 0 && threadIdx.y == 0)
+        *ticket = 0; /* ready for the next launch */
+}
+
 /*
 launch plan of mingru (32-bit indices):
   buffer in_combined  param  f32[B, T, 3, H]
@@ -1245,13 +1245,13 @@ launch plan of mingru_grad (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer buf18        temp   f32[B, T, H]  live steps 0..3, slot 0
-  buffer buf20        temp   f32[B, T, H]  live steps 0..3, slot 1
-  buffer buf50        temp   f32[B, T, H]  live steps 2..3, slot 2
-  buffer buf53        temp   f32[B, T, H]  live steps 2..3, slot 3
-  buffer buf61        temp   f32[B, T, H]  live steps 2..3, slot 4
-  step 0: tc_scan_fused_softplus_neg_ge_relu_add_log_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, buf18, buf20, T, H, B)
-  step 1: tc_red_fused_exp_sigmoid_concat_mul_add_sum_2<<<32*((B*H + 127)/128), [32, 8, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf18, T, H, B, workspace)
-  step 2: tc_scan_fused_softplus_neg_ge_relu_add_log_3<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, buf18, buf20, buf50, buf53, buf61, T, H, B)
-  step 3: tc_poi_fused_softplus_neg_ge_relu_add_log_4<<<(3*B*T*H + 1023)/1024, [256, 1, 1]>>>(in_combined, in_state, in_dout, out_dcombined, buf18, buf20, buf50, buf53, buf61, B, T, H)
+  buffer buf7         temp   f32[B, T, H]  live steps 0..3, slot 0
+  buffer buf21        temp   f32[B, T, H]  live steps 0..2, slot 1
+  buffer buf43        temp   f32[B, T, H]  live steps 1..2, slot 2
+  buffer buf51        temp   f32[B, T, H]  live steps 1..2, slot 3
+  buffer buf60        temp   f32[B, T, H]  live steps 1..2, slot 4
+  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, buf7, buf21, T, H, B)
+  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_2<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, buf7, buf21, buf43, buf51, buf60, T, H, B)
+  step 2: tc_poi_fused_softplus_neg_add_ge_relu_log_3<<<(3*B*T*H + 1023)/1024, [256, 1, 1]>>>(in_combined, in_state, in_dout, out_dcombined, buf7, buf21, buf43, buf51, buf60, B, T, H)
+  step 3: tc_red_fused_exp_sigmoid_concat_mul_add_sum_4<<<32*((B*H + 127)/128), [32, 8, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, T, H, B, workspace)
  */

@@ -109,13 +109,13 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
 /* ---- fn mlp_grad ---- */
 
 /* kernel 2: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_gelu_mul_erf_exp_sum_6(
+extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_mul_erf_exp_sum_gelu_6(
     const float *__restrict__ in_b1,
     float *__restrict__ out_db1,
     const float *__restrict__ buf5,
-    float *__restrict__ buf7,
     const float *__restrict__ buf8,
-    float *__restrict__ buf25,
+    float *__restrict__ buf23,
+    float *__restrict__ buf28,
     const idx_t sz_H,
     const idx_t sz_N,
     void *__restrict__ ws)
@@ -131,11 +131,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_gelu_mul_erf_
     const idx_t row = active ? cb + threadIdx.x : rows - 1;
     const idx_t i1 = row;
     const float t2 = in_b1[i1];                                 // mlp_backward.tc:8
-    float acc26 = (float)0;
+    float acc27 = (float)0;
     for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
         const idx_t i0 = r;
-        const float t0 = buf8[sz_H*i0 + i1];                        // mlp_backward.tc:9
-        const float t1 = buf5[sz_H*i0 + i1];                        // mlp_backward.tc:9
+        const float t0 = buf5[sz_H*i0 + i1];                        // mlp_backward.tc:9
+        const float t1 = buf8[sz_H*i0 + i1];                        // mlp_backward.tc:9
         const float t3 = t1 + t2;                                   // mlp_backward.tc:9
         const float t4 = t3 * ((float)0.70710678118654757);         // mlp_backward.tc:9
         const float t5 = erff(t4);                                  // mlp_backward.tc:9
@@ -148,17 +148,17 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_gelu_mul_erf_
         const float t12 = t3 * t11;                                 // mlp_backward.tc:9
         const float t13 = t7 + t12;                                 // mlp_backward.tc:9
         const float t14 = t0 * t13;                                 // mlp_backward.tc:9
-        acc26 = tc_op_sum()(acc26, t14);                            // mlp_backward.tc:9
+        acc27 = tc_op_sum()(acc27, t14);                            // mlp_backward.tc:9
+        if (active) buf23[sz_H*i0 + i1] = t14;                      // mlp_backward.tc:9
         const float t15 = tc_gelu(t3);                              // mlp_backward.tc:9
-        if (active) buf7[sz_H*i0 + i1] = t15;                       // mlp_backward.tc:9
-        if (active) buf25[sz_H*i0 + i1] = t14;                      // mlp_backward.tc:9
+        if (active) buf28[sz_H*i0 + i1] = t15;                      // mlp_backward.tc:9
     }
     const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    acc26 = tc_col_reduce(acc26, tc_op_sum(), (float *)tc_smem);
-    float *part26 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
+    acc27 = tc_col_reduce(acc27, tc_op_sum(), (float *)tc_smem);
+    float *part27 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     if (threadIdx.y == 0 && active)
-        part26[slice * rows + row] = acc26;
+        part27[slice * rows + row] = acc27;
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -168,27 +168,27 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_gelu_mul_erf_
     if (!last_block)
         return;
     __threadfence();
-    acc26 = (float)0;
+    acc27 = (float)0;
     for (int s = 0; s < 32; s++)
-        acc26 = tc_op_sum()(acc26, tc_ldcg(part26 + s * rows + row));
+        acc27 = tc_op_sum()(acc27, tc_ldcg(part27 + s * rows + row));
     __syncthreads();
     if (threadIdx.y == 0 && active)
         for (int s = 0; s < 32; s++) {
-            part26[s * rows + row] = (float)0;
+            part27[s * rows + row] = (float)0;
         }
-    const float r26 = acc26;
+    const float r27 = acc27;
     if (threadIdx.y == 0 && active) {
-        out_db1[i1] = r26;                                          // mlp_backward.tc:9
+        out_db1[i1] = r27;                                          // mlp_backward.tc:9
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
 }
 
-/* kernel 5: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
+/* kernel 4: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
+extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
     const float *__restrict__ in_dout,
     float *__restrict__ out_dx,
-    const float *__restrict__ buf27,
+    const float *__restrict__ buf24,
     const idx_t sz_N,
     const idx_t sz_D)
 {
@@ -202,11 +202,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
         const idx_t i0 = q_;
         if (n - base >= 4 && sz_D - i1 >= 4 &&
             tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
-            tc_aligned(buf27 + sz_D*i0 + i1, 16) &&
+            tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
             tc_aligned(out_dx + sz_D*i0 + i1, 16)) {
             const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // mlp_backward.tc:9
             const float t4 = v3.v[0];                                   // mlp_backward.tc:9
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf27 + sz_D*i0 + i1); // mlp_backward.tc:9
+            const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf24 + sz_D*i0 + i1); // mlp_backward.tc:9
             const float t6 = v5.v[0];                                   // mlp_backward.tc:9
             const float t7 = t4 + t6;                                   // mlp_backward.tc:8
             const float t8 = v3.v[1];                                   // mlp_backward.tc:9
@@ -226,7 +226,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
                 q_ /= sz_D;
                 const idx_t i0 = q_;
                 const float t0 = in_dout[sz_D*i0 + i1];                     // mlp_backward.tc:9
-                const float t1 = buf27[sz_D*i0 + i1];                       // mlp_backward.tc:9
+                const float t1 = buf24[sz_D*i0 + i1];                       // mlp_backward.tc:9
                 const float t2 = t0 + t1;                                   // mlp_backward.tc:8
                 out_dx[sz_D*i0 + i1] = t2;                                  // mlp_backward.tc:8
             }
@@ -259,15 +259,15 @@ launch plan of mlp_grad (32-bit indices):
   buffer out_db1      output f32[H]
   buffer out_dw2      output f32[D, H]
   buffer buf5         temp   f32[N, H]  live steps 0..2, slot 0
-  buffer buf7         temp   f32[N, H]  live steps 2..3, slot 2
   buffer buf8         temp   f32[N, H]  live steps 1..2, slot 1
-  buffer buf25        temp   f32[N, H]  live steps 2..6, slot 3
-  buffer buf27        temp   f32[N, D]  live steps 4..5, slot 0
-  step 0: matmul buf5 = in_x @ in_w1.T (cuBLAS)
-  step 1: matmul buf8 = in_dout @ in_w2 (cuBLAS)
-  step 2: tc_red_fused_add_gelu_mul_erf_exp_sum_6<<<32*((H + 31)/32), [32, 8, 1]>>>(in_b1, out_db1, buf5, buf7, buf8, buf25, H, N, workspace)
-  step 3: matmul out_dw2 = in_dout.T @ buf7 (cuBLAS)
-  step 4: matmul buf27 = buf25 @ in_w1 (cuBLAS)
-  step 5: tc_poi_fused_add_9<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_dout, out_dx, buf27, N, D)
-  step 6: matmul out_dw1 = buf25.T @ in_x (cuBLAS)
+  buffer buf23        temp   f32[N, H]  live steps 2..5, slot 2
+  buffer buf24        temp   f32[N, D]  live steps 3..4, slot 0
+  buffer buf28        temp   f32[N, H]  live steps 2..6, slot 3
+  step 0: matmul buf5 = in_dout @ in_w2 (cuBLAS)
+  step 1: matmul buf8 = in_x @ in_w1.T (cuBLAS)
+  step 2: tc_red_fused_add_mul_erf_exp_sum_gelu_6<<<32*((H + 31)/32), [32, 8, 1]>>>(in_b1, out_db1, buf5, buf8, buf23, buf28, H, N, workspace)
+  step 3: matmul buf24 = buf23 @ in_w1 (cuBLAS)
+  step 4: tc_poi_fused_add_8<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_dout, out_dx, buf24, N, D)
+  step 5: matmul out_dw1 = buf23.T @ in_x (cuBLAS)
+  step 6: matmul out_dw2 = in_dout.T @ buf28 (cuBLAS)
  */
