@@ -321,6 +321,7 @@ _Atomic long fake_launches;
 char fake_last_kernel[256];
 int fake_last_nargs;
 unsigned char fake_last_args[256][64]; /* the first 64 bytes of each */
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Every 8-byte pointer parameter of f in params points into live memory. */
 static CUresult check_params(const fake_fn *f, void **params)
@@ -345,10 +346,14 @@ static void ran(const fake_fn *f, void **params, unsigned gx, unsigned gy, unsig
                 unsigned by, unsigned bz)
 {
     fake_launches++;
+    /* contexts launch from several threads at once (test_contexts): one
+     * writer at a time (the tests that read these launch from one thread) */
+    pthread_mutex_lock(&last_lock);
     snprintf(fake_last_kernel, sizeof fake_last_kernel, "%s", f->name);
     fake_last_nargs = f->nparams;
     for (int i = 0; i < f->nparams; i++)
         memcpy(fake_last_args[i], params[i], f->sizes[i] < 64 ? f->sizes[i] : 64);
+    pthread_mutex_unlock(&last_lock);
     if (getenv("TC_FAKE_CUDA_LOG"))
         fprintf(stderr, "fakecuda: launch %s<<<(%u, %u, %u), (%u, %u, %u)>>>\n", f->name, gx, gy, gz,
                 bx, by, bz);
