@@ -388,12 +388,18 @@ static void scan_rule(grad_ctx *c, const gnode *n, gnode *g)
     }
     case OP_logcumsumexp: {
         /* dx_j = sum_{i >= j} g_i exp(x_j - y_i), in log space for the
-         * positive and the negative parts of g so that nothing overflows. */
-        gnode *zero = k(c, 0, l);
+         * positive and the negative parts of g so that nothing overflows.
+         * Where the running value y_i is -inf, every x_k up to i is -inf
+         * and its terms are exp(-inf) = 0: the term is left out (-inf),
+         * not log(g) - (-inf), which made inf - inf = NaN at x_j = -inf. */
+        gnode *zero = k(c, 0, l), *ninf = k(c, -INFINITY, l);
         gnode *gp = where(c, bin(c, OP_gt, g, zero, l), g, zero, l);
         gnode *gn = where(c, bin(c, OP_lt, g, zero, l), un(c, OP_neg, g, l), zero, l);
-        gnode *ap = scan(c, OP_logcumsumexp, bin(c, OP_sub, un(c, OP_log, gp, l), y, l), n, back);
-        gnode *an = scan(c, OP_logcumsumexp, bin(c, OP_sub, un(c, OP_log, gn, l), y, l), n, back);
+        gnode *empty = bin(c, OP_eq, y, ninf, l);
+        gnode *ap = scan(c, OP_logcumsumexp,
+                         where(c, empty, ninf, bin(c, OP_sub, un(c, OP_log, gp, l), y, l), l), n, back);
+        gnode *an = scan(c, OP_logcumsumexp,
+                         where(c, empty, ninf, bin(c, OP_sub, un(c, OP_log, gn, l), y, l), l), n, back);
         grad_accum(c, nx, bin(c, OP_sub, un(c, OP_exp, bin(c, OP_add, x, ap, l), l),
                               un(c, OP_exp, bin(c, OP_add, x, an, l), l), l));
         return;

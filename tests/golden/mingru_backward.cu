@@ -294,9 +294,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
     const float *__restrict__ in_dnext,
     const float *__restrict__ buf7,
     const float *__restrict__ buf21,
-    float *__restrict__ buf43,
-    float *__restrict__ buf51,
-    float *__restrict__ buf60,
+    float *__restrict__ buf46,
+    float *__restrict__ buf55,
+    float *__restrict__ buf64,
     const idx_t sz_T,
     const idx_t sz_H,
     const idx_t sz_B)
@@ -316,19 +316,19 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t21 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float c0 = 0; /* %43 logcumsumexp */
-            float c1 = 0; /* %51 logcumsumexp */
-            float c2 = 0; /* %60 cumsum */
+            const float t24 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float c0 = 0; /* %46 logcumsumexp */
+            float c1 = 0; /* %55 logcumsumexp */
+            float c2 = 0; /* %64 cumsum */
             for (idx_t c_ = 0; c_ < len; c_ += 8) {
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = len - 1 - s_;
-                    st0[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
-                    st2[tt_][threadIdx.x] = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st0[tt_][threadIdx.x] = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st1[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    st3[tt_][threadIdx.x] = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];
                     st4[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
                     st5[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
                 }
@@ -336,64 +336,67 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = len - 1 - s_;
-                    float t0;                                                   // mingru_backward.tc:41
+                    const float t0 = st0[tt_][threadIdx.x];                     // mingru_backward.tc:36
+                    const bool t1 = ((float)(t0 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                    float t2;                                                   // mingru_backward.tc:41
                     if (i1 < sz_T - 1) {
-                        t0 = 0.0f;
+                        t2 = 0.0f;
                     } else {
-                        const float t1 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t0 = t1;
+                        const float t3 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t2 = t3;
                     }
-                    const float t2 = st0[tt_][threadIdx.x];                     // mingru_backward.tc:41
-                    const float t3 = st1[tt_][threadIdx.x];                     // mingru_backward.tc:26
-                    const float t4 = tc_sigmoid(t3);                            // mingru_backward.tc:41
-                    const float t5 = t2 * t4;                                   // mingru_backward.tc:41
-                    const float t6 = t0 + t5;                                   // mingru_backward.tc:40
-                    const float t7 = st2[tt_][threadIdx.x];                     // mingru_backward.tc:35
-                    const float t8 = st3[tt_][threadIdx.x];                     // mingru_backward.tc:36
-                    const float t9 = t7 + t8;                                   // mingru_backward.tc:40
-                    const float t10 = expf(t9);                                 // mingru_backward.tc:40
-                    const float t11 = t6 * t10;                                 // mingru_backward.tc:40
-                    const bool t12 = ((float)(t11 > 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t13 = (t12 != 0.0f ? t11 : 0.0f);               // mingru_backward.tc:36
-                    const float t14 = logf(t13);                                // mingru_backward.tc:36
-                    const float t15 = t14 - t8;                                 // mingru_backward.tc:36
-                    c0 = s_ == 0 ? t15 : tc_op_logaddexp()(c0, t15);            // mingru_backward.tc:36
-                    const bool t16 = ((float)(t11 < 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t17 = -t11;                                     // mingru_backward.tc:36
-                    const float t18 = (t16 != 0.0f ? t17 : 0.0f);               // mingru_backward.tc:36
-                    const float t19 = logf(t18);                                // mingru_backward.tc:36
-                    const float t20 = t19 - t8;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t20 : tc_op_logaddexp()(c1, t20);            // mingru_backward.tc:36
-                    const float t22 = t6 * t21;                                 // mingru_backward.tc:40
-                    const float t23 = expf(t7);                                 // mingru_backward.tc:40
-                    const float t24 = t22 * t23;                                // mingru_backward.tc:40
-                    const float t25 = t24 + t11;                                // mingru_backward.tc:35
-                    const float t26 = st4[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t27 = tc_softplus(t26);                         // mingru_backward.tc:30
-                    const float t28 = -t27;                                     // mingru_backward.tc:30
-                    const float t29 = t26 + t28;                                // mingru_backward.tc:34
-                    const float t30 = st5[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const bool t31 = ((float)(t30 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                    const float t32 = tc_relu(t30);                             // mingru_backward.tc:32
-                    const float t33 = t32 + 0.5f;                               // mingru_backward.tc:32
-                    const float t34 = logf(t33);                                // mingru_backward.tc:32
-                    const float t35 = -t30;                                     // mingru_backward.tc:32
-                    const float t36 = tc_softplus(t35);                         // mingru_backward.tc:32
-                    const float t37 = -t36;                                     // mingru_backward.tc:32
-                    const float t38 = (t31 != 0.0f ? t34 : t37);                // mingru_backward.tc:32
-                    const float t39 = t29 + t38;                                // mingru_backward.tc:34
-                    const float t40 = t39 - t7;                                 // mingru_backward.tc:36
-                    const float t41 = t40 + c0;                                 // mingru_backward.tc:36
-                    const float t42 = expf(t41);                                // mingru_backward.tc:36
-                    const float t43 = t40 + c1;                                 // mingru_backward.tc:36
-                    const float t44 = expf(t43);                                // mingru_backward.tc:36
-                    const float t45 = t42 - t44;                                // mingru_backward.tc:36
-                    const float t46 = -t45;                                     // mingru_backward.tc:36
-                    const float t47 = t25 + t46;                                // mingru_backward.tc:35
-                    c2 = s_ == 0 ? t47 : tc_op_sum()(c2, t47);                  // mingru_backward.tc:35
-                    buf43[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                    // mingru_backward.tc:36
-                    buf51[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
-                    buf60[sz_T*sz_H*i0 + sz_H*i1 + i2] = c2;                    // mingru_backward.tc:35
+                    const float t4 = st1[tt_][threadIdx.x];                     // mingru_backward.tc:41
+                    const float t5 = st2[tt_][threadIdx.x];                     // mingru_backward.tc:26
+                    const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
+                    const float t7 = t4 * t6;                                   // mingru_backward.tc:41
+                    const float t8 = t2 + t7;                                   // mingru_backward.tc:40
+                    const float t9 = st3[tt_][threadIdx.x];                     // mingru_backward.tc:35
+                    const float t10 = t9 + t0;                                  // mingru_backward.tc:40
+                    const float t11 = expf(t10);                                // mingru_backward.tc:40
+                    const float t12 = t8 * t11;                                 // mingru_backward.tc:40
+                    const bool t13 = ((float)(t12 > 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t14 = (t13 != 0.0f ? t12 : 0.0f);               // mingru_backward.tc:36
+                    const float t15 = logf(t14);                                // mingru_backward.tc:36
+                    const float t16 = t15 - t0;                                 // mingru_backward.tc:36
+                    const float t17 = (t1 != 0.0f ? __int_as_float(0xff800000) : t16); // mingru_backward.tc:36
+                    c0 = s_ == 0 ? t17 : tc_op_logaddexp()(c0, t17);            // mingru_backward.tc:36
+                    const bool t18 = ((float)(t12 < 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t19 = -t12;                                     // mingru_backward.tc:36
+                    const float t20 = (t18 != 0.0f ? t19 : 0.0f);               // mingru_backward.tc:36
+                    const float t21 = logf(t20);                                // mingru_backward.tc:36
+                    const float t22 = t21 - t0;                                 // mingru_backward.tc:36
+                    const float t23 = (t1 != 0.0f ? __int_as_float(0xff800000) : t22); // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t23 : tc_op_logaddexp()(c1, t23);            // mingru_backward.tc:36
+                    const float t25 = t8 * t24;                                 // mingru_backward.tc:40
+                    const float t26 = expf(t9);                                 // mingru_backward.tc:40
+                    const float t27 = t25 * t26;                                // mingru_backward.tc:40
+                    const float t28 = t27 + t12;                                // mingru_backward.tc:35
+                    const float t29 = st4[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t30 = tc_softplus(t29);                         // mingru_backward.tc:30
+                    const float t31 = -t30;                                     // mingru_backward.tc:30
+                    const float t32 = t29 + t31;                                // mingru_backward.tc:34
+                    const float t33 = st5[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t34 = ((float)(t33 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t35 = tc_relu(t33);                             // mingru_backward.tc:32
+                    const float t36 = t35 + 0.5f;                               // mingru_backward.tc:32
+                    const float t37 = logf(t36);                                // mingru_backward.tc:32
+                    const float t38 = -t33;                                     // mingru_backward.tc:32
+                    const float t39 = tc_softplus(t38);                         // mingru_backward.tc:32
+                    const float t40 = -t39;                                     // mingru_backward.tc:32
+                    const float t41 = (t34 != 0.0f ? t37 : t40);                // mingru_backward.tc:32
+                    const float t42 = t32 + t41;                                // mingru_backward.tc:34
+                    const float t43 = t42 - t9;                                 // mingru_backward.tc:36
+                    const float t44 = t43 + c0;                                 // mingru_backward.tc:36
+                    const float t45 = expf(t44);                                // mingru_backward.tc:36
+                    const float t46 = t43 + c1;                                 // mingru_backward.tc:36
+                    const float t47 = expf(t46);                                // mingru_backward.tc:36
+                    const float t48 = t45 - t47;                                // mingru_backward.tc:36
+                    const float t49 = -t48;                                     // mingru_backward.tc:36
+                    const float t50 = t28 + t49;                                // mingru_backward.tc:35
+                    c2 = s_ == 0 ? t50 : tc_op_sum()(c2, t50);                  // mingru_backward.tc:35
+                    buf46[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                    // mingru_backward.tc:36
+                    buf55[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
+                    buf64[sz_T*sz_H*i0 + sz_H*i1 + i2] = c2;                    // mingru_backward.tc:35
                 }
             }
         }
@@ -404,83 +407,86 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t73 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float c0 = 0; /* %43 logcumsumexp */
-            float c1 = 0; /* %51 logcumsumexp */
-            float c2 = 0; /* %60 cumsum */
+            const float t79 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float c0 = 0; /* %46 logcumsumexp */
+            float c1 = 0; /* %55 logcumsumexp */
+            float c2 = 0; /* %64 cumsum */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
                 const bool act_ = threadIdx.x < len - c_;
                 const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = len - 1 - s_;
-                float t48;                                                  // mingru_backward.tc:41
+                const float t51 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
+                const bool t52 = ((float)(t51 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                float t53;                                                  // mingru_backward.tc:41
                 if (i1 < sz_T - 1) {
-                    t48 = 0.0f;
+                    t53 = 0.0f;
                 } else {
-                    const float t49 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t48 = t49;
+                    const float t54 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                    t53 = t54;
                 }
-                const float t50 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                const float t51 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t52 = tc_sigmoid(t51);                          // mingru_backward.tc:41
-                const float t53 = t50 * t52;                                // mingru_backward.tc:41
-                const float t54 = t48 + t53;                                // mingru_backward.tc:40
-                const float t55 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
-                const float t56 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
-                const float t57 = t55 + t56;                                // mingru_backward.tc:40
-                const float t58 = expf(t57);                                // mingru_backward.tc:40
-                const float t59 = t54 * t58;                                // mingru_backward.tc:40
-                const bool t60 = ((float)(t59 > 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t61 = (t60 != 0.0f ? t59 : 0.0f);               // mingru_backward.tc:36
-                const float t62 = logf(t61);                                // mingru_backward.tc:36
-                const float t63 = t62 - t56;                                // mingru_backward.tc:36
-                float tot65;                                                // mingru_backward.tc:36
-                float v64 = tc_block_scan(t63, tc_op_logaddexp(), last_, &tot65); // mingru_backward.tc:36
-                if (c_ > 0) v64 = tc_op_logaddexp()(c0, v64);               // mingru_backward.tc:36
-                c0 = c_ == 0 ? tot65 : tc_op_logaddexp()(c0, tot65);        // mingru_backward.tc:36
-                const bool t66 = ((float)(t59 < 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t67 = -t59;                                     // mingru_backward.tc:36
-                const float t68 = (t66 != 0.0f ? t67 : 0.0f);               // mingru_backward.tc:36
-                const float t69 = logf(t68);                                // mingru_backward.tc:36
-                const float t70 = t69 - t56;                                // mingru_backward.tc:36
-                float tot72;                                                // mingru_backward.tc:36
-                float v71 = tc_block_scan(t70, tc_op_logaddexp(), last_, &tot72); // mingru_backward.tc:36
-                if (c_ > 0) v71 = tc_op_logaddexp()(c1, v71);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot72 : tc_op_logaddexp()(c1, tot72);        // mingru_backward.tc:36
-                const float t74 = t54 * t73;                                // mingru_backward.tc:40
-                const float t75 = expf(t55);                                // mingru_backward.tc:40
-                const float t76 = t74 * t75;                                // mingru_backward.tc:40
-                const float t77 = t76 + t59;                                // mingru_backward.tc:35
-                const float t78 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t79 = tc_softplus(t78);                         // mingru_backward.tc:30
-                const float t80 = -t79;                                     // mingru_backward.tc:30
-                const float t81 = t78 + t80;                                // mingru_backward.tc:34
-                const float t82 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t83 = ((float)(t82 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t84 = tc_relu(t82);                             // mingru_backward.tc:32
-                const float t85 = t84 + 0.5f;                               // mingru_backward.tc:32
-                const float t86 = logf(t85);                                // mingru_backward.tc:32
-                const float t87 = -t82;                                     // mingru_backward.tc:32
-                const float t88 = tc_softplus(t87);                         // mingru_backward.tc:32
-                const float t89 = -t88;                                     // mingru_backward.tc:32
-                const float t90 = (t83 != 0.0f ? t86 : t89);                // mingru_backward.tc:32
-                const float t91 = t81 + t90;                                // mingru_backward.tc:34
-                const float t92 = t91 - t55;                                // mingru_backward.tc:36
-                const float t93 = t92 + v64;                                // mingru_backward.tc:36
-                const float t94 = expf(t93);                                // mingru_backward.tc:36
-                const float t95 = t92 + v71;                                // mingru_backward.tc:36
-                const float t96 = expf(t95);                                // mingru_backward.tc:36
-                const float t97 = t94 - t96;                                // mingru_backward.tc:36
-                const float t98 = -t97;                                     // mingru_backward.tc:36
-                const float t99 = t77 + t98;                                // mingru_backward.tc:35
-                float tot101;                                               // mingru_backward.tc:35
-                float v100 = tc_block_scan(t99, tc_op_sum(), last_, &tot101); // mingru_backward.tc:35
-                if (c_ > 0) v100 = tc_op_sum()(c2, v100);                   // mingru_backward.tc:35
-                c2 = c_ == 0 ? tot101 : tc_op_sum()(c2, tot101);            // mingru_backward.tc:35
-                if (act_) buf43[sz_T*sz_H*i0 + sz_H*i1 + i2] = v64;         // mingru_backward.tc:36
-                if (act_) buf51[sz_T*sz_H*i0 + sz_H*i1 + i2] = v71;         // mingru_backward.tc:36
-                if (act_) buf60[sz_T*sz_H*i0 + sz_H*i1 + i2] = v100;        // mingru_backward.tc:35
+                const float t55 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
+                const float t56 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t57 = tc_sigmoid(t56);                          // mingru_backward.tc:41
+                const float t58 = t55 * t57;                                // mingru_backward.tc:41
+                const float t59 = t53 + t58;                                // mingru_backward.tc:40
+                const float t60 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
+                const float t61 = t60 + t51;                                // mingru_backward.tc:40
+                const float t62 = expf(t61);                                // mingru_backward.tc:40
+                const float t63 = t59 * t62;                                // mingru_backward.tc:40
+                const bool t64 = ((float)(t63 > 0.0f)) != 0;                // mingru_backward.tc:36
+                const float t65 = (t64 != 0.0f ? t63 : 0.0f);               // mingru_backward.tc:36
+                const float t66 = logf(t65);                                // mingru_backward.tc:36
+                const float t67 = t66 - t51;                                // mingru_backward.tc:36
+                const float t68 = (t52 != 0.0f ? __int_as_float(0xff800000) : t67); // mingru_backward.tc:36
+                float tot70;                                                // mingru_backward.tc:36
+                float v69 = tc_block_scan(t68, tc_op_logaddexp(), last_, &tot70); // mingru_backward.tc:36
+                if (c_ > 0) v69 = tc_op_logaddexp()(c0, v69);               // mingru_backward.tc:36
+                c0 = c_ == 0 ? tot70 : tc_op_logaddexp()(c0, tot70);        // mingru_backward.tc:36
+                const bool t71 = ((float)(t63 < 0.0f)) != 0;                // mingru_backward.tc:36
+                const float t72 = -t63;                                     // mingru_backward.tc:36
+                const float t73 = (t71 != 0.0f ? t72 : 0.0f);               // mingru_backward.tc:36
+                const float t74 = logf(t73);                                // mingru_backward.tc:36
+                const float t75 = t74 - t51;                                // mingru_backward.tc:36
+                const float t76 = (t52 != 0.0f ? __int_as_float(0xff800000) : t75); // mingru_backward.tc:36
+                float tot78;                                                // mingru_backward.tc:36
+                float v77 = tc_block_scan(t76, tc_op_logaddexp(), last_, &tot78); // mingru_backward.tc:36
+                if (c_ > 0) v77 = tc_op_logaddexp()(c1, v77);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot78 : tc_op_logaddexp()(c1, tot78);        // mingru_backward.tc:36
+                const float t80 = t59 * t79;                                // mingru_backward.tc:40
+                const float t81 = expf(t60);                                // mingru_backward.tc:40
+                const float t82 = t80 * t81;                                // mingru_backward.tc:40
+                const float t83 = t82 + t63;                                // mingru_backward.tc:35
+                const float t84 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t85 = tc_softplus(t84);                         // mingru_backward.tc:30
+                const float t86 = -t85;                                     // mingru_backward.tc:30
+                const float t87 = t84 + t86;                                // mingru_backward.tc:34
+                const float t88 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t89 = ((float)(t88 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t90 = tc_relu(t88);                             // mingru_backward.tc:32
+                const float t91 = t90 + 0.5f;                               // mingru_backward.tc:32
+                const float t92 = logf(t91);                                // mingru_backward.tc:32
+                const float t93 = -t88;                                     // mingru_backward.tc:32
+                const float t94 = tc_softplus(t93);                         // mingru_backward.tc:32
+                const float t95 = -t94;                                     // mingru_backward.tc:32
+                const float t96 = (t89 != 0.0f ? t92 : t95);                // mingru_backward.tc:32
+                const float t97 = t87 + t96;                                // mingru_backward.tc:34
+                const float t98 = t97 - t60;                                // mingru_backward.tc:36
+                const float t99 = t98 + v69;                                // mingru_backward.tc:36
+                const float t100 = expf(t99);                               // mingru_backward.tc:36
+                const float t101 = t98 + v77;                               // mingru_backward.tc:36
+                const float t102 = expf(t101);                              // mingru_backward.tc:36
+                const float t103 = t100 - t102;                             // mingru_backward.tc:36
+                const float t104 = -t103;                                   // mingru_backward.tc:36
+                const float t105 = t83 + t104;                              // mingru_backward.tc:35
+                float tot107;                                               // mingru_backward.tc:35
+                float v106 = tc_block_scan(t105, tc_op_sum(), last_, &tot107); // mingru_backward.tc:35
+                if (c_ > 0) v106 = tc_op_sum()(c2, v106);                   // mingru_backward.tc:35
+                c2 = c_ == 0 ? tot107 : tc_op_sum()(c2, tot107);            // mingru_backward.tc:35
+                if (act_) buf46[sz_T*sz_H*i0 + sz_H*i1 + i2] = v69;         // mingru_backward.tc:36
+                if (act_) buf55[sz_T*sz_H*i0 + sz_H*i1 + i2] = v77;         // mingru_backward.tc:36
+                if (act_) buf64[sz_T*sz_H*i0 + sz_H*i1 + i2] = v106;        // mingru_backward.tc:35
             }
         }
     }
@@ -494,9 +500,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
     float *__restrict__ out_dcombined,
     const float *__restrict__ buf7,
     const float *__restrict__ buf21,
-    const float *__restrict__ buf43,
-    const float *__restrict__ buf51,
-    const float *__restrict__ buf60,
+    const float *__restrict__ buf46,
+    const float *__restrict__ buf55,
+    const float *__restrict__ buf64,
     const idx_t sz_B,
     const idx_t sz_T,
     const idx_t sz_H)
@@ -556,14 +562,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                 const float t116 = t106 + t115;                         // mingru_backward.tc:34
                 const float t117 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
                 const float t118 = t116 - t117;                         // mingru_backward.tc:36
-                const float t119 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
+                const float t119 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
                 const float t120 = t118 + t119;                         // mingru_backward.tc:36
                 const float t121 = expf(t120);                          // mingru_backward.tc:36
-                const float t122 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
+                const float t122 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
                 const float t123 = t118 + t122;                         // mingru_backward.tc:36
                 const float t124 = expf(t123);                          // mingru_backward.tc:36
                 const float t125 = t121 - t124;                         // mingru_backward.tc:36
-                const float t126 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
+                const float t126 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
                 const float t127 = t126 + t125;                         // mingru_backward.tc:30
                 const float t128 = -t127;                               // mingru_backward.tc:30
                 const bool t129 = ((float)(t103 > 20.0f)) != 0;         // mingru_backward.tc:30
@@ -594,10 +600,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                 const float t149 = t141 + t148;                         // mingru_backward.tc:34
                 const float t150 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
                 const float t151 = t149 - t150;                         // mingru_backward.tc:36
-                const float t152 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
+                const float t152 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
                 const float t153 = t151 + t152;                         // mingru_backward.tc:36
                 const float t154 = expf(t153);                          // mingru_backward.tc:36
-                const float t155 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
+                const float t155 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
                 const float t156 = t151 + t155;                         // mingru_backward.tc:36
                 const float t157 = expf(t156);                          // mingru_backward.tc:36
                 const float t158 = t154 - t157;                         // mingru_backward.tc:36
@@ -659,14 +665,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                 const float t202 = t192 + t201;                         // mingru_backward.tc:34
                 const float t203 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
                 const float t204 = t202 - t203;                         // mingru_backward.tc:36
-                const float t205 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
+                const float t205 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
                 const float t206 = t204 + t205;                         // mingru_backward.tc:36
                 const float t207 = expf(t206);                          // mingru_backward.tc:36
-                const float t208 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
+                const float t208 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
                 const float t209 = t204 + t208;                         // mingru_backward.tc:36
                 const float t210 = expf(t209);                          // mingru_backward.tc:36
                 const float t211 = t207 - t210;                         // mingru_backward.tc:36
-                const float t212 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
+                const float t212 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
                 const float t213 = t212 + t211;                         // mingru_backward.tc:30
                 const float t214 = -t213;                               // mingru_backward.tc:30
                 const bool t215 = ((float)(t189 > 20.0f)) != 0;         // mingru_backward.tc:30
@@ -697,10 +703,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                 const float t235 = t227 + t234;                         // mingru_backward.tc:34
                 const float t236 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:35
                 const float t237 = t235 - t236;                         // mingru_backward.tc:36
-                const float t238 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
+                const float t238 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
                 const float t239 = t237 + t238;                         // mingru_backward.tc:36
                 const float t240 = expf(t239);                          // mingru_backward.tc:36
-                const float t241 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
+                const float t241 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
                 const float t242 = t237 + t241;                         // mingru_backward.tc:36
                 const float t243 = expf(t242);                          // mingru_backward.tc:36
                 const float t244 = t240 - t243;                         // mingru_backward.tc:36
@@ -762,14 +768,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                 const float t288 = t278 + t287;                         // mingru_backward.tc:34
                 const float t289 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
                 const float t290 = t288 - t289;                         // mingru_backward.tc:36
-                const float t291 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
+                const float t291 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
                 const float t292 = t290 + t291;                         // mingru_backward.tc:36
                 const float t293 = expf(t292);                          // mingru_backward.tc:36
-                const float t294 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
+                const float t294 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
                 const float t295 = t290 + t294;                         // mingru_backward.tc:36
                 const float t296 = expf(t295);                          // mingru_backward.tc:36
                 const float t297 = t293 - t296;                         // mingru_backward.tc:36
-                const float t298 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
+                const float t298 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
                 const float t299 = t298 + t297;                         // mingru_backward.tc:30
                 const float t300 = -t299;                               // mingru_backward.tc:30
                 const bool t301 = ((float)(t275 > 20.0f)) != 0;         // mingru_backward.tc:30
@@ -800,10 +806,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                 const float t321 = t313 + t320;                         // mingru_backward.tc:34
                 const float t322 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:35
                 const float t323 = t321 - t322;                         // mingru_backward.tc:36
-                const float t324 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
+                const float t324 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
                 const float t325 = t323 + t324;                         // mingru_backward.tc:36
                 const float t326 = expf(t325);                          // mingru_backward.tc:36
-                const float t327 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
+                const float t327 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
                 const float t328 = t323 + t327;                         // mingru_backward.tc:36
                 const float t329 = expf(t328);                          // mingru_backward.tc:36
                 const float t330 = t326 - t329;                         // mingru_backward.tc:36
@@ -865,14 +871,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                 const float t374 = t364 + t373;                         // mingru_backward.tc:34
                 const float t375 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
                 const float t376 = t374 - t375;                         // mingru_backward.tc:36
-                const float t377 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
+                const float t377 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
                 const float t378 = t376 + t377;                         // mingru_backward.tc:36
                 const float t379 = expf(t378);                          // mingru_backward.tc:36
-                const float t380 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
+                const float t380 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
                 const float t381 = t376 + t380;                         // mingru_backward.tc:36
                 const float t382 = expf(t381);                          // mingru_backward.tc:36
                 const float t383 = t379 - t382;                         // mingru_backward.tc:36
-                const float t384 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
+                const float t384 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
                 const float t385 = t384 + t383;                         // mingru_backward.tc:30
                 const float t386 = -t385;                               // mingru_backward.tc:30
                 const bool t387 = ((float)(t361 > 20.0f)) != 0;         // mingru_backward.tc:30
@@ -903,10 +909,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                 const float t407 = t399 + t406;                         // mingru_backward.tc:34
                 const float t408 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:35
                 const float t409 = t407 - t408;                         // mingru_backward.tc:36
-                const float t410 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
+                const float t410 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
                 const float t411 = t409 + t410;                         // mingru_backward.tc:36
                 const float t412 = expf(t411);                          // mingru_backward.tc:36
-                const float t413 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
+                const float t413 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
                 const float t414 = t409 + t413;                         // mingru_backward.tc:36
                 const float t415 = expf(t414);                          // mingru_backward.tc:36
                 const float t416 = t412 - t415;                         // mingru_backward.tc:36
@@ -979,14 +985,14 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                     const float t30 = t20 + t29;                            // mingru_backward.tc:34
                     const float t31 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
                     const float t32 = t30 - t31;                            // mingru_backward.tc:36
-                    const float t33 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
+                    const float t33 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
                     const float t34 = t32 + t33;                            // mingru_backward.tc:36
                     const float t35 = expf(t34);                            // mingru_backward.tc:36
-                    const float t36 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
+                    const float t36 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
                     const float t37 = t32 + t36;                            // mingru_backward.tc:36
                     const float t38 = expf(t37);                            // mingru_backward.tc:36
                     const float t39 = t35 - t38;                            // mingru_backward.tc:36
-                    const float t40 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
+                    const float t40 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
                     const float t41 = t40 + t39;                            // mingru_backward.tc:30
                     const float t42 = -t41;                                 // mingru_backward.tc:30
                     const bool t43 = ((float)(t17 > 20.0f)) != 0;           // mingru_backward.tc:30
@@ -1017,10 +1023,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
                     const float t63 = t55 + t62;                            // mingru_backward.tc:34
                     const float t64 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
                     const float t65 = t63 - t64;                            // mingru_backward.tc:36
-                    const float t66 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
+                    const float t66 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
                     const float t67 = t65 + t66;                            // mingru_backward.tc:36
                     const float t68 = expf(t67);                            // mingru_backward.tc:36
-                    const float t69 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
+                    const float t69 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
                     const float t70 = t65 + t69;                            // mingru_backward.tc:36
                     const float t71 = expf(t70);                            // mingru_backward.tc:36
                     const float t72 = t68 - t71;                            // mingru_backward.tc:36
@@ -1065,10 +1071,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
     const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc86[4];
+    float acc90[4];
     #pragma unroll
     for (int e = 0; e < 4; e++)
-        acc86[e] = (float)0;
+        acc90[e] = (float)0;
     {
         const idx_t row = c0;
         idx_t q_ = row;
@@ -1102,7 +1108,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
                 const float t10 = v9.v[0];                                  // mingru_backward.tc:35
                 const float t11 = expf(t10);                                // mingru_backward.tc:40
                 const float t12 = t8 * t11;                                 // mingru_backward.tc:40
-                acc86[0] = tc_op_sum()(acc86[0], t12);                      // mingru_backward.tc:40
+                acc90[0] = tc_op_sum()(acc90[0], t12);                      // mingru_backward.tc:40
                 float t13;                                                  // mingru_backward.tc:41
                 if (i1 < sz_T - 1) {
                     t13 = 0.0f;
@@ -1118,7 +1124,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
                 const float t20 = v9.v[1];                                  // mingru_backward.tc:35
                 const float t21 = expf(t20);                                // mingru_backward.tc:40
                 const float t22 = t19 * t21;                                // mingru_backward.tc:40
-                acc86[1] = tc_op_sum()(acc86[1], t22);                      // mingru_backward.tc:40
+                acc90[1] = tc_op_sum()(acc90[1], t22);                      // mingru_backward.tc:40
                 float t23;                                                  // mingru_backward.tc:41
                 if (i1 < sz_T - 1) {
                     t23 = 0.0f;
@@ -1134,7 +1140,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
                 const float t30 = v9.v[2];                                  // mingru_backward.tc:35
                 const float t31 = expf(t30);                                // mingru_backward.tc:40
                 const float t32 = t29 * t31;                                // mingru_backward.tc:40
-                acc86[2] = tc_op_sum()(acc86[2], t32);                      // mingru_backward.tc:40
+                acc90[2] = tc_op_sum()(acc90[2], t32);                      // mingru_backward.tc:40
                 float t33;                                                  // mingru_backward.tc:41
                 if (i1 < sz_T - 1) {
                     t33 = 0.0f;
@@ -1150,7 +1156,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
                 const float t40 = v9.v[3];                                  // mingru_backward.tc:35
                 const float t41 = expf(t40);                                // mingru_backward.tc:40
                 const float t42 = t39 * t41;                                // mingru_backward.tc:40
-                acc86[3] = tc_op_sum()(acc86[3], t42);                      // mingru_backward.tc:40
+                acc90[3] = tc_op_sum()(acc90[3], t42);                      // mingru_backward.tc:40
             }
         } else {
             for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
@@ -1178,19 +1184,19 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
                     const float t50 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
                     const float t51 = expf(t50);                                // mingru_backward.tc:40
                     const float t52 = t49 * t51;                                // mingru_backward.tc:40
-                    acc86[e] = tc_op_sum()(acc86[e], t52);                      // mingru_backward.tc:40
+                    acc90[e] = tc_op_sum()(acc90[e], t52);                      // mingru_backward.tc:40
                 }
             }
         }
     }
     const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part86 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
+    float *part90 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
     for (int e = 0; e < 4; e++) {
-        acc86[e] = tc_col_reduce(acc86[e], tc_op_sum(), (float *)tc_smem);
+        acc90[e] = tc_col_reduce(acc90[e], tc_op_sum(), (float *)tc_smem);
         if (threadIdx.y == 0 && c0 + e < rows)
-            part86[slice * rows + c0 + e] = acc86[e];
+            part90[slice * rows + c0 + e] = acc90[e];
     }
     __shared__ bool last_block;
     __threadfence();
@@ -1204,15 +1210,15 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
     #pragma unroll
     for (int e = 0; e < 4; e++) {
         const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc86[e] = (float)0;
+        acc90[e] = (float)0;
         for (int s = 0; s < 32; s++)
-            acc86[e] = tc_op_sum()(acc86[e], tc_ldcg(part86 + s * rows + row));
+            acc90[e] = tc_op_sum()(acc90[e], tc_ldcg(part90 + s * rows + row));
     }
     __syncthreads();
     if (threadIdx.y == 0)
         for (int e = 0; e < 4 && c0 + e < rows; e++)
             for (int s = 0; s < 32; s++) {
-                part86[s * rows + c0 + e] = (float)0;
+                part90[s * rows + c0 + e] = (float)0;
             }
     #pragma unroll
     for (int e = 0; e < 4; e++) {
@@ -1222,9 +1228,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
         const idx_t i2 = q_ % sz_H;
         q_ /= sz_H;
         const idx_t i0 = q_;
-        const float r86 = acc86[e];
+        const float r90 = acc90[e];
         if (threadIdx.y == 0 && active) {
-            out_dstate[sz_H*i0 + i2] = r86;                             // mingru_backward.tc:40
+            out_dstate[sz_H*i0 + i2] = r90;                             // mingru_backward.tc:40
         }
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
@@ -1247,11 +1253,11 @@ launch plan of mingru_grad (32-bit indices):
   buffer out_dstate   output f32[B, 1, H]
   buffer buf7         temp   f32[B, T, H]  live steps 0..3, slot 0
   buffer buf21        temp   f32[B, T, H]  live steps 0..2, slot 1
-  buffer buf43        temp   f32[B, T, H]  live steps 1..2, slot 2
-  buffer buf51        temp   f32[B, T, H]  live steps 1..2, slot 3
-  buffer buf60        temp   f32[B, T, H]  live steps 1..2, slot 4
+  buffer buf46        temp   f32[B, T, H]  live steps 1..2, slot 2
+  buffer buf55        temp   f32[B, T, H]  live steps 1..2, slot 3
+  buffer buf64        temp   f32[B, T, H]  live steps 1..2, slot 4
   step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, buf7, buf21, T, H, B)
-  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_2<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, buf7, buf21, buf43, buf51, buf60, T, H, B)
-  step 2: tc_poi_fused_softplus_neg_add_ge_relu_log_3<<<(3*B*T*H + 1023)/1024, [256, 1, 1]>>>(in_combined, in_state, in_dout, out_dcombined, buf7, buf21, buf43, buf51, buf60, B, T, H)
+  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_2<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, buf7, buf21, buf46, buf55, buf64, T, H, B)
+  step 2: tc_poi_fused_softplus_neg_add_ge_relu_log_3<<<(3*B*T*H + 1023)/1024, [256, 1, 1]>>>(in_combined, in_state, in_dout, out_dcombined, buf7, buf21, buf46, buf55, buf64, B, T, H)
   step 3: tc_red_fused_exp_sigmoid_concat_mul_add_sum_4<<<32*((B*H + 127)/128), [32, 8, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, T, H, B, workspace)
  */
