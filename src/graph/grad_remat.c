@@ -51,6 +51,7 @@ typedef struct remat {
     gnode **save;    /* the saved nodes, in id order */
     const char **names;
     int nsave;
+    bool scans_recomputed; /* needed scans recomputed from parameters the backward reads anyway */
 } remat;
 
 static bool is_leaf(const gnode *n) { return op_table[n->op].kind == OPK_LEAF; }
@@ -109,6 +110,30 @@ static void node_text(tc_buf *t, const gnode *n)
     buf_printf(t, ", %s at line %d:%d", op_table[n->op].name, n->loc.line, n->loc.col);
 }
 
+/* Settle every needed forward node, from the backward's reads towards the
+ * parameters (inputs come first, so each node is settled before them):
+ * recomputed (its inputs needed in turn) or saved; a pure scan is
+ * recomputed when scans is set.  Returns the scans recomputed. */
+static int walk(remat *r, bool *need, bool scans, const bool *pure, bool *saved, bool *recomp)
+{
+    int nscan = 0;
+    for (int i = r->j->nnodes - 1; i >= 0; i--) {
+        gnode *v = r->j->nodes[i];
+        if (!need[i] || r->bwd[i] || is_leaf(v))
+            continue;
+        bool scan = op_table[v->op].kind == OPK_SCAN;
+        if (cheap(v) || (scans && scan && pure[i])) {
+            recomp[i] = true;
+            nscan += scan;
+            for (int k = 0; k < v->nin; k++)
+                need[v->in[k]->id] = true;
+        } else {
+            saved[i] = true;
+        }
+    }
+    return nscan;
+}
+
 /* Decide the saved set, and describe it in text. */
 static const char *choose(remat *r, const char *fwd_name, const char *bwd_name, const char *f_name)
 {
@@ -135,20 +160,37 @@ static const char *choose(remat *r, const char *fwd_name, const char *bwd_name, 
     for (int i = r->nfo; i < j->noutputs; i++)
         if (!r->bwd[j->outputs[i].node->id])
             need[j->outputs[i].node->id] = frontier[j->outputs[i].node->id] = true;
-    int nrecomp = 0;
-    for (int i = n - 1; i >= 0; i--) { /* inputs come first: each node is settled before them */
+    /* pure: computed from parameters through cheap nodes and scans alone */
+    bool *pure = ARENA_ARRAY(r->b->a, bool, n ? n : 1);
+    for (int i = 0; i < n; i++) {
         gnode *v = j->nodes[i];
-        if (!need[i] || r->bwd[i] || is_leaf(v))
-            continue;
-        if (cheap(v)) {
-            recomp[i] = true;
-            nrecomp++;
-            for (int k = 0; k < v->nin; k++)
-                need[v->in[k]->id] = true;
-        } else {
-            r->saved[i] = true;
-            r->nsave++;
-        }
+        pure[i] = is_leaf(v) || cheap(v) || op_table[v->op].kind == OPK_SCAN;
+        for (int k = 0; k < v->nin && pure[i]; k++)
+            pure[i] = pure[v->in[k]->id];
+    }
+    /* scans saved (a), or recomputed where pure (b); b when it reads no
+     * parameter that a does not */
+    bool *needb = ARENA_ARRAY(r->b->a, bool, n ? n : 1);
+    bool *savedb = ARENA_ARRAY(r->b->a, bool, n ? n : 1);
+    bool *recompb = ARENA_ARRAY(r->b->a, bool, n ? n : 1);
+    memcpy(needb, need, sizeof *need * (size_t)n);
+    walk(r, need, false, pure, r->saved, recomp);
+    int nrecomp = 0, nscan = walk(r, needb, true, pure, savedb, recompb);
+    bool more = false; /* b reads a parameter that a does not */
+    for (int i = 0; i < n; i++)
+        more |= needb[i] && !need[i] && j->nodes[i]->op == OP_input;
+    const tc_dim *scan_bytes = dim_const(j->dims, 0);
+    for (int i = 0; i < n; i++)
+        if (recompb[i] && op_table[j->nodes[i]->op].kind == OPK_SCAN)
+            scan_bytes = dim_add(j->dims, scan_bytes, bytes_of(r, j->nodes[i]));
+    r->scans_recomputed = nscan > 0 && !more;
+    if (r->scans_recomputed) {
+        memcpy(r->saved, savedb, sizeof *savedb * (size_t)n);
+        memcpy(recomp, recompb, sizeof *recompb * (size_t)n);
+    }
+    for (int i = 0; i < n; i++) {
+        r->nsave += r->saved[i];
+        nrecomp += recomp[i];
     }
     r->save = ARENA_ARRAY(r->b->a, gnode *, r->nsave ? r->nsave : 1);
     r->names = ARENA_ARRAY(r->b->a, const char *, r->nsave ? r->nsave : 1);
@@ -183,7 +225,7 @@ static const char *choose(remat *r, const char *fwd_name, const char *bwd_name, 
         buf_putc(&t, '\n');
     }
     /* what is recomputed, by op, each op once */
-    buf_printf(&t, "    recomputed by the backward: %d value%s (pointwise, views, rank 0)", nrecomp,
+    buf_printf(&t, "    recomputed by the backward: %d value%s", nrecomp,
                nrecomp == 1 ? "" : "s");
     bool seen[OP_COUNT] = {false};
     for (int i = 0, shown = 0; i < n; i++)
@@ -191,6 +233,14 @@ static const char *choose(remat *r, const char *fwd_name, const char *bwd_name, 
             seen[j->nodes[i]->op] = true;
             buf_printf(&t, "%s%s", shown++ ? ", " : ": ", op_table[j->nodes[i]->op].name);
         }
+    if (nscan) {
+        buf_printf(&t, "\n    %d scan%s ", nscan, nscan == 1 ? "" : "s");
+        buf_puts(&t, r->scans_recomputed
+                         ? "recomputed from the parameters, which the backward reads anyway (saved: "
+                         : "saved: recomputing would read a parameter the backward does not read otherwise (");
+        dim_print(&t, scan_bytes);
+        buf_puts(&t, " bytes)");
+    }
     buf_printf(&t, "\n    saving every forward value the backward reads instead: %d value%s, ", nall,
                nall == 1 ? "" : "s");
     dim_print(&t, ab);
