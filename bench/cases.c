@@ -84,6 +84,20 @@ const bench_case bench_cases[] = {
      false, CASE_PLAIN, NULL, "state", "combined is [B, T, 3, H]: the same memory as the peers' [B, T, 3H]; state drawn from [0, 1) (its log is step 0)", NULL, NULL},
     {"mingru_fwd_B2048_T64_H512_f32", "mingru.tc", "mingru", "B=2048,T=64,H=512", "B=8,T=64,H=512", "B",
      false, CASE_PLAIN, NULL, "state", "combined is [B, T, 3, H]: the same memory as the peers' [B, T, 3H]; state drawn from [0, 1) (its log is step 0)", NULL, NULL},
+    /* issue 15: backward passes of vjp pairs (the backward alone, given what
+     * its forward saved; the peers get the same saved values).  No split:
+     * dw and db sum over the rows. */
+    {"layernorm_bwd_16384x4096", "layernorm_backward.tc", "layernorm_bwd", "N=16384,D=4096",
+     "N=64,D=4096", NULL, false, CASE_PLAIN, NULL, "saved_var",
+     "dx, dw, db from x, w, dout and the saved mean and variance (peers: aten's "
+     "native_layer_norm_backward); compile time is the pair's file", NULL, NULL},
+    {"rmsnorm_bwd_16384x4096", "rmsnorm_backward.tc", "rmsnorm_bwd", "N=16384,D=4096",
+     "N=64,D=4096", NULL, false, CASE_PLAIN, NULL, "saved_mean",
+     "dx, dg from x, g, dout and the saved mean of squares", NULL, NULL},
+    {"mlp_bwd_N1024_D512_H2048", "mlp_backward.tc", "mlp_bwd", "N=1024,D=512,H=2048",
+     "N=64,D=512,H=2048", NULL, false, CASE_PLAIN, NULL, NULL,
+     "gelu MLP block: dx, dw1, db1, dw2 from the saved x @ w1.T (four cuBLAS f32 products); "
+     "small so the f64 reference check stays short", NULL, NULL},
     /* issue 13: the same at other M (the generated kernel up to 16, cuBLAS
      * above), a gated MLP and a LoRA projection at decode shapes */
     {"rmsnorm_matmul_m1", "rmsnorm_matmul.tc", "rmsnorm_matmul", "M=1,K=4096,N=4096",

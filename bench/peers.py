@@ -243,6 +243,58 @@ def b_cross_entropy(s):
     return (lambda x, t: F.cross_entropy(x, t)), (x, t), nbytes(x, t) + 2
 
 
+def b_layernorm_bwd(s):
+    """aten's layer-norm backward from the saved mean and rstd, as autograd runs it."""
+    N, D = s["N"], s["D"]
+    x = torch.randn(N, D, device=DEV)
+    w = torch.randn(D, device=DEV)
+    b = torch.randn(D, device=DEV)
+    dout = torch.randn(N, D, device=DEV)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, (D,), w, b, 1e-5)
+
+    def fn(dout, x, mean, rstd, w, b):
+        return torch.ops.aten.native_layer_norm_backward(dout, x, (D,), mean, rstd, w, b,
+                                                         [True, True, True])
+    return fn, (dout, x, mean, rstd, w, b), 3 * nbytes(x) + nbytes(mean, rstd) + 4 * nbytes(w)
+
+
+def b_rmsnorm_bwd(s):
+    """rmsnorm's backward from the saved mean of squares, as written by hand."""
+    N, D = s["N"], s["D"]
+    x = torch.randn(N, D, device=DEV)
+    g = torch.randn(D, device=DEV)
+    dout = torch.randn(N, D, device=DEV)
+    ms = x.pow(2).mean(-1, keepdim=True)
+
+    def fn(x, g, ms, dout):
+        rstd = torch.rsqrt(ms + 1e-6)
+        xhat = x * rstd
+        gd = dout * g
+        dx = rstd * (gd - xhat * (gd * xhat).mean(-1, keepdim=True))
+        return dx, (dout * xhat).sum(0)
+    return fn, (x, g, ms, dout), 3 * nbytes(x) + nbytes(ms) + 2 * nbytes(g)
+
+
+def b_mlp_bwd(s):
+    """y = x + gelu(x @ w1.T + b1) @ w2.T: its backward from the saved x @ w1.T,
+    as autograd runs it (gelu_backward, four products)."""
+    N, D, H = s["N"], s["D"], s["H"]
+    x = torch.randn(N, D, device=DEV)
+    w1 = torch.randn(H, D, device=DEV) * 0.05
+    b1 = torch.randn(H, device=DEV)
+    w2 = torch.randn(D, H, device=DEV) * 0.05
+    dout = torch.randn(N, D, device=DEV)
+    m = x @ w1.T
+
+    def fn(x, w1, b1, w2, m, dout):
+        h = m + b1
+        a = F.gelu(h)
+        dw2 = dout.T @ a
+        dh = torch.ops.aten.gelu_backward(dout @ w2, h)
+        return dout + dh @ w1, dh.T @ x, dh.sum(0), dw2
+    return fn, (x, w1, b1, w2, m, dout), nbytes(x, w1, b1, w2, m, dout) + nbytes(x, w1, b1, w2)
+
+
 M64 = 64 << 20
 CASES = {
     # name: (shape, small shape (tc-bench's --quick), latency, builder)
@@ -271,6 +323,13 @@ CASES = {
                                       False, b_mingru),
     "mingru_fwd_B2048_T64_H512_f32": ({"B": 2048, "T": 64, "H": 512}, {"B": 8, "T": 64, "H": 512},
                                       False, b_mingru),
+    # issue 15: backward passes from saved values (bench/cases.c)
+    "layernorm_bwd_16384x4096": ({"N": 16384, "D": 4096}, {"N": 64, "D": 4096}, False,
+                                 b_layernorm_bwd),
+    "rmsnorm_bwd_16384x4096": ({"N": 16384, "D": 4096}, {"N": 64, "D": 4096}, False,
+                               b_rmsnorm_bwd),
+    "mlp_bwd_N1024_D512_H2048": ({"N": 1024, "D": 512, "H": 2048}, {"N": 64, "D": 512, "H": 2048},
+                                 False, b_mlp_bwd),
     # issue 13: the M sweep, the gated MLP and LoRA at decode shapes
     "rmsnorm_matmul_m1": ({"M": 1, "K": 4096, "N": 4096}, {"M": 1, "K": 1024, "N": 1024}, False,
                           b_rmsnorm_matmul),

@@ -230,6 +230,8 @@ static void print_fn(tc_buf *b, const ast_fn *f)
     if (f->derive) {
         buf_puts(b, "  = ");
         print_expr(b, f->derive);
+        if (f->derive_part)
+            buf_puts(b, f->derive_part == 1 ? " (its forward)" : " (its backward)");
         print_loc(b, f->derive->loc);
     }
     for (int i = 0; i < f->nparams; i++) {

@@ -129,6 +129,10 @@ typedef struct ast_fn {
     /* `fn f_grad = grad(f, wrt=[x, w])`: a function derived from another by
      * a transform (the call, unchecked); no params, results or body. */
     ast_expr *derive;
+    /* `fn f_fwd, f_bwd = vjp(f, wrt=[x])` makes two functions of one call:
+     * 1 the forward (f's outputs, then what it saves), 2 the backward; 0 for
+     * every other function. */
+    int derive_part;
 } ast_fn;
 
 typedef struct ast_program {

@@ -192,7 +192,23 @@ static ast_fn *mk_fn(tc_parse *P, const char *name, tc_loc loc, tc_pvec *params,
 program
     : %empty
     | program fn_def        { tc_pvec_push(P, &P->fns, $2); }
+    | program fn_pair
     | program NEWLINE
+    ;
+
+/* fn_pair -> 'fn' NAME ',' NAME '=' expr   (vjp(f, wrt=[x]): a forward that
+ * saves what the backward reads, and that backward; both keep the call) */
+fn_pair
+    : KW_FN NAME COMMA NAME ASSIGN expr
+        {
+            for (int part = 1; part <= 2; part++) {
+                ast_fn *f = mk_fn(P, part == 1 ? $2 : $4, part == 1 ? @2 : @4, vec_new(P, NULL),
+                                  mk_results(P, NULL, NULL), vec_new(P, NULL), @5);
+                f->derive = $6;
+                f->derive_part = part;
+                tc_pvec_push(P, &P->fns, f);
+            }
+        }
     ;
 
 /* fn_def -> 'fn' NAME '(' [params] ')' [NEWLINE] ['->' results [NEWLINE]] '{' body '}'

@@ -108,6 +108,8 @@ void fuse_explain(tc_buf *b, const ffn *f)
                   "%d registers%s\n",
                bu->max_passes, bu->max_work, bu->max_inline, bu->max_passes, bu->max_regs,
                f->l->g->elementwise ? " (not applied: an elementwise function is one kernel)" : "");
+    if (f->l->g->remat) /* a vjp pair's half: what the forward saves (graph/grad_remat.c) */
+        buf_puts(b, f->l->g->remat);
     for (int i = 0; i < f->ncut; i++) {
         const fcut *c = &f->cut[i];
         buf_printf(b, "  split   %%%d %s: budget (inline): its expression would inline %d nodes and read %d "

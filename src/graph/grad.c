@@ -13,8 +13,10 @@
  * adds its inputs' adjoints, made of ordinary nodes.  The result is an
  * ordinary graph: lowering, fusion, scheduling and codegen see nothing new.
  * The forward values the rules need are recomputed inside the derived
- * function (no saving between separate forward and backward calls, no
- * checkpointing yet: see docs/internals.md).
+ * function.  `fn f_fwd, f_bwd = vjp(f, wrt=[...])` builds the same joint
+ * graph with f's outputs too, and grad_remat.c splits it into a forward that
+ * saves some values and a backward that reads them (no checkpointing inside
+ * scans yet: see docs/internals.md).
  *
  * Refused with a located error: wrt a parameter that is not a floating-point
  * one, wrt a name that is not a parameter, functions with inout parameters,
@@ -59,18 +61,24 @@ static void parse_request(builder *b, const ast_fn *fn, request *r)
     const ast_expr *e = fn->derive;
     memset(r, 0, sizeof *r);
     r->call = e;
-    if (e->kind != AST_CALL || strcmp(e->u.call.fn, "grad") != 0)
+    const char *what = fn->derive_part ? "vjp" : "grad";
+    if (e->kind != AST_CALL || (strcmp(e->u.call.fn, "grad") != 0 && strcmp(e->u.call.fn, "vjp") != 0))
         diag_error(b->d, TC_ERR_COMPILE, e->loc,
-                    "a derived function is 'fn %s = grad(f, wrt=[x, ...])'; this is not a call of grad",
-                    fn->name);
+                   "a derived function is 'fn %s = grad(f, wrt=[x, ...])' or 'fn f_fwd, f_bwd = "
+                   "vjp(f, wrt=[x, ...])'; this is not a call of either", fn->name);
+    if (strcmp(e->u.call.fn, what) != 0)
+        diag_error(b->d, TC_ERR_COMPILE, e->u.call.fn_loc, fn->derive_part
+                   ? "grad makes one function: 'fn %s = grad(f, wrt=[...])'; a forward and backward pair is 'fn f_fwd, f_bwd = vjp(f, wrt=[...])'"
+                   : "vjp makes two functions, a forward that saves what the backward needs and the backward: 'fn f_fwd, f_bwd = vjp(f, wrt=[...])' (for '%s')",
+                   fn->name);
     static const char *const names[] = {"f", "wrt"};
     const ast_arg *args[2];
-    build_match_args(b, e, "grad", names, 2, args);
+    build_match_args(b, e, what, names, 2, args);
     if (!args[0])
-        diag_error(b->d, TC_ERR_COMPILE, e->u.call.fn_loc, "grad needs the function to differentiate (grad(f, wrt=[x]))%s", "");
+        diag_error(b->d, TC_ERR_COMPILE, e->u.call.fn_loc, "%s needs the function to differentiate (%s(f, wrt=[x]))", what, what);
     const ast_expr *f = args[0]->value;
     if (f->kind != AST_NAME)
-        diag_error(b->d, TC_ERR_COMPILE, f->loc, "grad's first argument is a function's name%s", "");
+        diag_error(b->d, TC_ERR_COMPILE, f->loc, "%s's first argument is a function's name", what);
     r->target = build_find_fn(b, f->u.name);
     if (!r->target)
         diag_error(b->d, TC_ERR_COMPILE, f->loc, "no function named '%s'", f->u.name);
@@ -104,7 +112,7 @@ static int param_index(const gfn *f, const char *name)
     return -1;
 }
 
-static gnode *new_leaf(builder *b, gfn *g, gparam *p, int index)
+gnode *grad_leaf(builder *b, gfn *g, gparam *p, int index)
 {
     gnode *n = graph_node_new(b->a, p->scalar ? OP_scalar : OP_input, p->dtype, p->rank,
                               p->shape, NULL, 0, p->loc);
@@ -194,7 +202,7 @@ gfn *grad_build(builder *b, bfunc *bf)
     gnode **map = ARENA_ARRAY(b->a, gnode *, fw->nnodes ? fw->nnodes : 1);
     for (int i = 0; i < fw->nparams; i++) {
         g->params[i] = fw->params[i];
-        g->params[i].node = new_leaf(b, g, &g->params[i], i);
+        g->params[i].node = grad_leaf(b, g, &g->params[i], i);
         map[fw->params[i].node->id] = g->params[i].node;
     }
     gnode **cot = ARENA_ARRAY(b->a, gnode *, fw->noutputs ? fw->noutputs : 1);
@@ -211,7 +219,7 @@ gfn *grad_build(builder *b, bfunc *bf)
         p->dtype = o->node->dtype;
         p->rank = o->node->rank;
         p->shape = o->node->shape;
-        p->node = new_leaf(b, g, p, k);
+        p->node = grad_leaf(b, g, p, k);
         cot[i] = p->node;
         k++;
     }
@@ -242,11 +250,18 @@ gfn *grad_build(builder *b, bfunc *bf)
         if (c.adj[i])
             grad_rule(&c, fw->nodes[i], c.adj[i]);
 
-    g->noutputs = nwrt;
-    g->outputs = ARENA_ARRAY(b->a, goutput, nwrt);
+    /* a vjp pair's joint function returns f's outputs first (grad_remat.c
+     * splits it); a grad function only the gradients */
+    int nfo = fn->derive_part ? fw->noutputs : 0;
+    g->noutputs = nfo + nwrt;
+    g->outputs = ARENA_ARRAY(b->a, goutput, nfo + nwrt);
+    for (int i = 0; i < nfo; i++) {
+        g->outputs[i] = fw->outputs[i];
+        g->outputs[i].node = map[fw->outputs[i].node->id];
+    }
     for (int i = 0; i < nwrt; i++) {
         const gparam *p = &fw->params[wrt[i]];
-        goutput *o = &g->outputs[i];
+        goutput *o = &g->outputs[nfo + i];
         o->name = arena_printf(b->a, "d%s", p->name);
         for (int j = 0; j < g->nparams; j++)
             if (strcmp(g->params[j].name, o->name) == 0)
@@ -263,6 +278,14 @@ gfn *grad_build(builder *b, bfunc *bf)
             o->node = grad_materialize(&c, o->node, p->loc);
     }
     build_drop_dead(b);
+    if (fn->derive_part) {
+        /* the pair's names: the two functions the parser made of one call */
+        const char *names[3] = {fw->name, fn->name, fn->name};
+        for (int i = 0; i < bf->prog->nfns; i++)
+            if (bf->prog->fns[i].derive == fn->derive)
+                names[bf->prog->fns[i].derive_part] = bf->prog->fns[i].name;
+        return grad_remat(b, g, fw->nparams, nfo, fn->derive_part, names, r.call->loc);
+    }
     build_canonical_order(b); /* the rules' nested calls: the same numbering with any compiler */
     g->elementwise = false;
     graph_verify(g, b->d);

@@ -29,4 +29,17 @@ gnode *grad_materialize(grad_ctx *c, gnode *n, tc_loc loc);
  * shape (grad_views.c). */
 gnode *grad_view(grad_ctx *c, const gnode *v, gnode *g);
 
+/* A leaf of g for its parameter p, the index-th (grad.c). */
+gnode *grad_leaf(builder *b, gfn *g, gparam *p, int index);
+
+/* `fn f_fwd, f_bwd = vjp(f)`: split the joint function j (f's nparams
+ * parameters then the cotangents -> f's nfo outputs then the gradients;
+ * dead nodes dropped) into part 1, the forward (f's parameters -> f's
+ * outputs, then the values it saves), or part 2, the backward (f's
+ * parameters, the saved values, the cotangents -> the gradients), choosing
+ * what is saved from a model of bytes moved (grad_remat.c).  b->f is j;
+ * names: f's, the forward's and the backward's, for the text. */
+gfn *grad_remat(builder *b, gfn *j, int nparams, int nfo, int part, const char *const names[3],
+                tc_loc loc);
+
 #endif

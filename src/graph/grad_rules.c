@@ -14,7 +14,8 @@
  *   prod and cumprod: exact where inputs are 0 (the products of the
  *   others, not y / x), as PyTorch.
  *   cummax/cummin: to the element holding the running value, the latest
- *   one on ties (PyTorch's index); quadratic in the axis length for now.
+ *   one on ties (PyTorch's index); linear in the axis length (a scan of
+ *   the marks' indices and a gather).
  */
 #include "grad.h"
 
@@ -356,6 +357,15 @@ static void reduce(grad_ctx *c, const gnode *n, gnode *g)
 
 /* ---- scans ---- */
 
+/* x read along axis at index's values (index has x's shape). */
+static gnode *gather(grad_ctx *c, gnode *x, gnode *index, int axis, tc_loc loc)
+{
+    gnode *in[2] = {node_concrete(c->b, x, loc), index};
+    gnode t = build_tmpl(OP_gather, x->dtype, x->rank, x->shape, in, 2, loc);
+    t.a.axis = axis;
+    return node_emit(c->b, &t);
+}
+
 static gnode *scan(grad_ctx *c, op_id op, gnode *x, const gnode *n, bool reverse)
 {
     return node_scan(c->b, op, x, n->a.scan.axis, reverse, n->loc);
@@ -388,12 +398,18 @@ static void scan_rule(grad_ctx *c, const gnode *n, gnode *g)
     }
     case OP_logcumsumexp: {
         /* dx_j = sum_{i >= j} g_i exp(x_j - y_i), in log space for the
-         * positive and the negative parts of g so that nothing overflows. */
-        gnode *zero = k(c, 0, l);
+         * positive and the negative parts of g so that nothing overflows.
+         * Where the running value y_i is -inf, every x_k up to i is -inf
+         * and its terms are exp(-inf) = 0: the term is left out (-inf),
+         * not log(g) - (-inf), which made inf - inf = NaN at x_j = -inf. */
+        gnode *zero = k(c, 0, l), *ninf = k(c, -INFINITY, l);
         gnode *gp = where(c, bin(c, OP_gt, g, zero, l), g, zero, l);
         gnode *gn = where(c, bin(c, OP_lt, g, zero, l), un(c, OP_neg, g, l), zero, l);
-        gnode *ap = scan(c, OP_logcumsumexp, bin(c, OP_sub, un(c, OP_log, gp, l), y, l), n, back);
-        gnode *an = scan(c, OP_logcumsumexp, bin(c, OP_sub, un(c, OP_log, gn, l), y, l), n, back);
+        gnode *empty = bin(c, OP_eq, y, ninf, l);
+        gnode *ap = scan(c, OP_logcumsumexp,
+                         where(c, empty, ninf, bin(c, OP_sub, un(c, OP_log, gp, l), y, l), l), n, back);
+        gnode *an = scan(c, OP_logcumsumexp,
+                         where(c, empty, ninf, bin(c, OP_sub, un(c, OP_log, gn, l), y, l), l), n, back);
         grad_accum(c, nx, bin(c, OP_sub, un(c, OP_exp, bin(c, OP_add, x, ap, l), l),
                               un(c, OP_exp, bin(c, OP_add, x, an, l), l), l));
         return;
@@ -402,23 +418,36 @@ static void scan_rule(grad_ctx *c, const gnode *n, gnode *g)
     case OP_cummin: {
         /* Each element's gradient goes to the element whose value it holds,
          * the latest one on ties (PyTorch's cummax index).  The positions
-         * where x equals the running value start segments; seg numbers
-         * them (cumsum of the marks, exact in i64), and
-         *     dx_j = mark_j * sum over i with seg_i == seg_j of g_i,
-         * a comparison of every pair along the axis: quadratic in its
-         * length, but exact and made of ordinary ops (a segmented scan
-         * would be linear; see docs/internals.md). */
+         * where x equals the running value (marks) start segments along the
+         * scan, and a mark gets the sum of g over its segment: with S the
+         * sums of g from each element to the end of the scan, S at the mark
+         * minus S at the next mark.  The next mark is a scan of the marks'
+         * indices the other way (the nearest one ahead), read one step on;
+         * S is summed in f64 so that a short segment's sum keeps its digits
+         * beside a long axis' total.  Linear in the axis' length (it was a
+         * comparison of every pair). */
         int ax = n->a.scan.axis;
+        bool rev = n->a.scan.reverse;
+        builder *b = c->b;
         gnode *mark = bin(c, OP_eq, x, y, l);
-        gnode *seg = scan(c, OP_cumsum, mark, n, n->a.scan.reverse);
-        gnode *si = view_unsqueeze(c->b, seg, ax + 1, l);  /* [.., T_i, 1, ..] */
-        gnode *sj = view_unsqueeze(c->b, seg, ax, l);      /* [.., 1, T_j, ..] */
-        gnode *gi = view_unsqueeze(c->b, node_concrete(c->b, g, l), ax + 1, l);
-        gnode *pick = where(c, bin(c, OP_eq, si, sj, l), gi, k(c, 0, l), l);
-        bool axes[TC_MAX_RANK + 1] = {false};
-        axes[ax] = true;
-        gnode *sum = node_reduce(c->b, OP_sum, pick, axes, false, 0, l);
-        grad_accum(c, nx, where(c, mark, sum, k(c, 0, l), l));
+        gnode t = build_tmpl(OP_iota, TC_I64, n->rank, n->shape, NULL, 0, l);
+        t.a.axis = ax;
+        gnode *idx = node_emit(b, &t);
+        gnode *one = node_const_int(b, TC_I64, 1, true, l);
+        gnode *len = node_dimval(b, n->shape[ax], l);
+        /* the last index in scan order, and "no mark ahead" */
+        gnode *last = rev ? node_const_int(b, TC_I64, 0, true, l) : bin(c, OP_sub, len, one, l);
+        gnode *none = rev ? node_const_int(b, TC_I64, -1, true, l) : len;
+        gnode *ahead = node_scan(b, rev ? OP_cummax : OP_cummin, where(c, mark, idx, none, l), ax,
+                                 !rev, l);
+        gnode *at_end = bin(c, OP_eq, idx, last, l);
+        gnode *step = where(c, at_end, idx, bin(c, rev ? OP_sub : OP_add, idx, one, l), l);
+        gnode *next = where(c, at_end, none, gather(c, ahead, step, ax, l), l);
+        gnode *sums = node_scan(b, OP_cumsum, node_cast(b, g, TC_F64, false, l), ax, !rev, l);
+        gnode *found = bin(c, OP_ne, next, none, l);
+        gnode *then = where(c, found, gather(c, sums, where(c, found, next, idx, l), ax, l),
+                            k(c, 0, l), l);
+        grad_accum(c, nx, where(c, mark, bin(c, OP_sub, sums, then, l), k(c, 0, l), l));
         return;
     }
     default:

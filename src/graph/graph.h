@@ -161,6 +161,8 @@ typedef struct gfn {
     int ncons, capcons;
     bool elementwise;       /* every tensor param is [*] and every node pointwise: foreach-able */
     tc_dimctx *dims;        /* the context its dims live in (its tc_graph's) */
+    const char *remat;      /* a vjp pair's half: what its forward saves and why (grad_remat.c),
+                               lines for explain and --emit=sched; NULL otherwise */
 } gfn;
 
 typedef struct tc_graph {

@@ -479,6 +479,8 @@ void sched_print(tc_buf *b, const sfn *s)
 {
     graph_print_signature(b, s->f->l->g);
     buf_printf(b, "  index arithmetic: %s\n", s->idx64 ? "64-bit" : "32-bit (sizes checked at launch)");
+    if (s->f->l->g->remat) /* a vjp pair's half: what the forward saves (graph/grad_remat.c) */
+        buf_puts(b, s->f->l->g->remat);
     for (int i = 0; i < s->nk; i++) {
         const ksched *ks = &s->k[i];
         buf_printf(b, "  kernel %d %s: %s\n", i, ks->k->name, kind_name(ks->kind));

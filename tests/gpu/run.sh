@@ -20,6 +20,8 @@
 #                  (suite.py's header has the details);
 #   scans.sh, gather.py  scans, gather, iota and the class-index losses
 #                  against the interpreter at awkward lengths;
+#   vjp.sh         the examples' vjp pairs: each forward, then its backward on
+#                  the values the forward saved, against the interpreter;
 #   matmul.sh      the generated matmul kernel against the interpreter at
 #                  every layout and dtype, M = 1 ... 200 (forced on it), K
 #                  and N off every tile, batched, and the cost model's choice;
@@ -157,6 +159,12 @@ if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
     p=$(grep -c '^PASS ' "$work.scans.out"); f=$(grep -c '^FAIL ' "$work.scans.out")
     [ "$p" -gt 0 ] || f=$((f + 1)) # nothing ran: a failure, not a pass
     say "scans.sh: $p passed, $f failed"
+    passed=$((passed + p)); failed=$((failed + f))
+    say "== vjp.sh"
+    (cd "$root" && bash "$here/vjp.sh" "$(dirname "$(realpath "$tc")")") 2>&1 | tee "$work.vjp.out" | tee -a "$log"
+    p=$(grep -c '^PASS ' "$work.vjp.out"); f=$(grep -c '^FAIL ' "$work.vjp.out")
+    [ "$p" -gt 0 ] || f=$((f + 1))
+    say "vjp.sh: $p passed, $f failed"
     passed=$((passed + p)); failed=$((failed + f))
     say "== gather.py"
     gr=1500

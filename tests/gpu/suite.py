@@ -187,7 +187,8 @@ def second_moment(work, n):
 LONG_SCAN_CAP = {("examples/mingru.tc", "mingru"): {"T": 129},
                  ("examples/scans.tc", "decayed"): {"T": 129},
                  ("examples/mingru_backward.tc", "mingru"): {"T": 129},
-                 ("examples/mingru_backward.tc", "mingru_grad"): {"T": 64}}
+                 ("examples/mingru_backward.tc", "mingru_grad"): {"T": 64},
+                 ("examples/mingru_backward.tc", "mingru_fwd"): {"T": 129}}
 
 
 def shape_arg(sizes):

@@ -17,6 +17,10 @@
  * should not be checked at some point (a kink) must avoid it in its body.
  * Exit 0 when every element agrees within atol + rtol |value| (both NaN
  * agrees too), 1 otherwise.
+ *
+ * Each function's vjp pair (`fn f__fwd, f__bwd = vjp(f)`) is checked too:
+ * the forward's outputs against f's, the backward's (fed what the forward
+ * saved) against f__grad's (check_vjp).
  */
 #include <math.h>
 #include <stdint.h>
@@ -114,13 +118,127 @@ typedef struct {
     const char *sizes;
 } job;
 
+/* The vjp pair of fn (fn__fwd, fn__bwd) against fn and fn__grad on the same
+ * inputs: the forward's first outputs are fn's, and the backward, given what
+ * the forward saved, returns fn__grad's gradients.  Both sides compute the
+ * same values in the same order (saved ones once, by the forward), so they
+ * agree to the last bit but for rounding where the split moved a
+ * computation: within 1e-12 relative (f64), 1e-6 (narrower). */
+static double close_err(double got, double want, int narrow)
+{
+    if (isnan(got) && isnan(want))
+        return 0;
+    if (got == want)
+        return 0;
+    double e = fabs(got - want) / (1 + fabs(want));
+    return narrow ? e * 1e-6 : e; /* narrower floats: scaled to the f64 bound */
+}
+
+static int check_vjp(tc_program *p, tc_ctx *ctx, const char *file, const char *fn,
+                     const char *sizes, const tc_arg *sz, int nsz, const tc_arg *fargs, size_t np,
+                     size_t no, buf *out, buf *cot, const tc_function_info *gi, buf *grad)
+{
+    char fw[256], bw[256];
+    snprintf(fw, sizeof fw, "%s__fwd", fn);
+    snprintf(bw, sizeof bw, "%s__bwd", fn);
+    const tc_function_info *fwi, *bwi;
+    tc_shape fos[32], bos[32];
+    if (tc_program_function(p, fw, &fwi) != TC_OK || tc_program_function(p, bw, &bwi) != TC_OK ||
+        tc_shapes(p, fw, sz, (size_t)nsz, NULL, 0, fos, 32) != TC_OK ||
+        tc_shapes(p, bw, sz, (size_t)nsz, NULL, 0, bos, 32) != TC_OK) {
+        printf("FAIL %s %s [%s]: vjp: %s\n", file, fn, sizes ? sizes : "", tc_errmsg(ctx));
+        return 1;
+    }
+    if (fwi->noutputs < no || fwi->noutputs - no > 16 || bwi->noutputs != gi->noutputs) {
+        printf("FAIL %s %s: vjp: %zu forward outputs, %zu backward\n", file, fn, fwi->noutputs,
+               bwi->noutputs);
+        return 1;
+    }
+    int bad = 0;
+    /* f itself, unperturbed (the outputs were last written at a perturbed x) */
+    if (tc_run_cpu(p, fn, fargs, np + no) != TC_OK) {
+        printf("FAIL %s %s: forward: %s\n", file, fn, tc_errmsg(ctx));
+        return 1;
+    }
+    size_t nfo = fwi->noutputs;
+    buf fo[48];
+    tc_arg a[128];
+    size_t na = 0;
+    for (size_t i = 0; i < np; i++)
+        a[na++] = fargs[i];
+    for (size_t o = 0; o < nfo; o++) {
+        make(&fo[o], &fos[o], fwi->outputs[o].dtype);
+        a[na++] = tc_arg_tensor(fwi->outputs[o].name, &fo[o].t);
+    }
+    if (tc_run_cpu(p, fw, a, na) != TC_OK) {
+        printf("FAIL %s %s [%s]: vjp forward: %s\n", file, fn, sizes ? sizes : "", tc_errmsg(ctx));
+        bad = 1;
+    }
+    double worst = 0;
+    for (size_t o = 0; o < no && !bad; o++)
+        for (size_t e = 0; e < out[o].n; e++)
+            if (close_err(get(&fo[o], e), get(&out[o], e), fo[o].t.dtype.bits < 64) > 1e-12) {
+                printf("FAIL %s %s [%s]: vjp forward %s[%zu] = %.17g, %s gives %.17g\n", file, fn,
+                       sizes ? sizes : "", fwi->outputs[o].name, e, get(&fo[o], e), fn,
+                       get(&out[o], e));
+                bad = 1;
+                break;
+            }
+    /* the backward: f's parameters, the saved values, the cotangents */
+    na = 0;
+    for (size_t i = 0; i < np; i++)
+        a[na++] = fargs[i];
+    for (size_t o = no; o < nfo; o++)
+        a[na++] = tc_arg_tensor(fwi->outputs[o].name, &fo[o].t);
+    static char names[64][80];
+    for (size_t o = 0, c = 0; o < no; o++) {
+        if (!cot[o].data)
+            continue;
+        snprintf(names[c], sizeof names[0], "d%s", fwi->outputs[o].name);
+        a[na++] = cot[o].t.ndim == 0 ? tc_arg_float(names[c], get(&cot[o], 0))
+                                     : tc_arg_tensor(names[c], &cot[o].t);
+        c++;
+    }
+    buf bo[32];
+    for (size_t k = 0; k < bwi->noutputs; k++) {
+        make(&bo[k], &bos[k], bwi->outputs[k].dtype);
+        a[na++] = tc_arg_tensor(bwi->outputs[k].name, &bo[k].t);
+    }
+    if (!bad && tc_run_cpu(p, bw, a, na) != TC_OK) {
+        printf("FAIL %s %s [%s]: vjp backward: %s\n", file, fn, sizes ? sizes : "", tc_errmsg(ctx));
+        bad = 1;
+    }
+    for (size_t k = 0; k < bwi->noutputs && !bad; k++)
+        for (size_t e = 0; e < bo[k].n; e++) {
+            double err = close_err(get(&bo[k], e), get(&grad[k], e), bo[k].t.dtype.bits < 64);
+            if (err > worst)
+                worst = err;
+            if (err > 1e-12) {
+                printf("FAIL %s %s [%s]: vjp backward %s[%zu] = %.17g, grad gives %.17g\n", file,
+                       fn, sizes ? sizes : "", bwi->outputs[k].name, e, get(&bo[k], e),
+                       get(&grad[k], e));
+                bad = 1;
+                break;
+            }
+        }
+    if (!bad && getenv("FDCHECK_VJP_VERBOSE"))
+        printf("ok   %s %s [%s]: vjp pair, %zu saved, worst %.2g\n", file, fn, sizes ? sizes : "",
+               nfo - no, worst);
+    for (size_t o = 0; o < nfo; o++)
+        free(fo[o].data);
+    for (size_t k = 0; k < bwi->noutputs; k++)
+        free(bo[k].data);
+    return bad;
+}
+
 static int check_fn(tc_ctx *ctx, const char *src, size_t len, const char *file, const char *fn,
                     const char *sizes, int quiet)
 {
     /* the program with the derived function appended */
-    size_t cap = len + 256;
+    size_t cap = len + 1024;
     char *text = malloc(cap);
-    int tl = snprintf(text, cap, "%.*s\nfn %s__grad = grad(%s)\n", (int)len, src, fn, fn);
+    int tl = snprintf(text, cap, "%.*s\nfn %s__grad = grad(%s)\nfn %s__fwd, %s__bwd = vjp(%s)\n",
+                      (int)len, src, fn, fn, fn, fn, fn);
     tc_program *p = NULL;
     if (tc_compile(ctx, text, (size_t)tl, file, &p) != TC_OK) {
         printf("FAIL %s %s: %s\n", file, fn, tc_errmsg(ctx));
@@ -217,6 +335,8 @@ static int check_fn(tc_ctx *ctx, const char *src, size_t len, const char *file, 
         printf("FAIL %s %s [%s]: grad: %s\n", file, fn, sizes ? sizes : "", tc_errmsg(ctx));
         bad = 1;
     }
+    if (!bad)
+        bad = check_vjp(p, ctx, file, fn, sizes, sz, nsz, fargs, np, no, out, cot, gi, grad);
     size_t total = 0;
     for (size_t o = 0; o < no; o++)
         total += out[o].n;

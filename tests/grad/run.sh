@@ -4,7 +4,8 @@
 # NAME=VALUE,...), else at awkward default sets: all 1, odd, longer.
 # A "# fdcheck:" line adds options (prelude.tc: f32 step and tolerance).
 #   tests/grad/run.sh FDCHECK [TENSORC]
-# With TENSORC, also the exact gradients at ties and kinks (ties.py).
+# With TENSORC, also the exact gradients at ties and kinks (ties.py) and
+# what the examples' vjp pairs save (remat.sh).
 set -u
 fd=$(realpath "$1")
 tc=${2:+$(realpath "$2")}
@@ -20,5 +21,6 @@ for f in *.tc; do
 done
 if [ -n "$tc" ]; then
   python3 ties.py "$tc" || fail=1
+  bash remat.sh "$tc" || fail=1
 fi
 exit $fail

@@ -6,8 +6,10 @@
 #
 #   tests/random/grad.sh TENSORC FDCHECK [COUNT] [SEED]     (ctest random-grad)
 #
-# Each program that differentiates is also compiled as written (its own
-# dtypes, f16/bf16 included) with `fn f_grad = grad(f)` appended, through
+# (fdcheck checks each program's vjp pair, `fn f__fwd, f__bwd = vjp(f)`,
+# against f and its grad too.)  Each program that differentiates is also
+# compiled as written (its own dtypes, f16/bf16 included) with
+# `fn f_grad = grad(f)` and `fn f_fwd, f_bwd = vjp(f)` appended, through
 # every stage to CUDA (--emit=cuda), and one in 4 through NVRTC to PTX for
 # sm_90 (--emit=ptx; left out when NVRTC is absent): the backward kernels
 # of random programs are valid CUDA.
@@ -54,14 +56,19 @@ print(d['family'], ','.join('%s=%s' % kv for kv in d['dims'].items()) or 'none',
   out=$("$fd" "$b.f64.tc" --fn f --sizes "$sizes" --quiet --skip-nonfinite --seed "$seed" 2>&1)
   if [ $? -eq 0 ]; then
     pass=$((pass+1))
-    { cat "$f"; printf '\nfn f_grad = grad(f)\n'; } > "$b.grad.tc"
+    { cat "$f"; printf '\nfn f_grad = grad(f)\nfn f_fwd, f_bwd = vjp(f)\n'; } > "$b.grad.tc"
     stage=cuda
     [ $((pass % 4)) -eq 1 ] && [ "$nvrtc" = 1 ] && stage=ptx
-    if ! err=$("$tc" compile "$b.grad.tc" --fn f_grad --emit=$stage -o "$b.out" 2>&1); then
-      pass=$((pass-1)) fail=$((fail+1))
-      echo "FAIL $(basename "$f") ($fam, seed $seed): grad --emit=$stage"
-      printf '%s\n' "$err" | head -5
-    fi
+    for fn in f_grad f_fwd f_bwd; do
+      # the ptx stage once a program (the file's one NVRTC unit holds all three)
+      st=$stage; [ $fn != f_grad ] && st=cuda
+      if ! err=$("$tc" compile "$b.grad.tc" --fn $fn --emit=$st -o "$b.out" 2>&1); then
+        pass=$((pass-1)) fail=$((fail+1))
+        echo "FAIL $(basename "$f") ($fam, seed $seed): $fn --emit=$st"
+        printf '%s\n' "$err" | head -5
+        break
+      fi
+    done
   elif printf '%s' "$out" | grep -q "has no floating-point"; then
     skip=$((skip+1))
   else
