@@ -311,7 +311,7 @@ static unsigned cu_clusters(void *dev, unsigned *min_block)
     *min_block = env_pow2("TENSORC_CLUSTER_BLOCK", 32, 1024, 256);
     if (rt->jit_arch < 90 || !drv_has_clusters(rt->dev))
         return 1;
-    return env_pow2("TENSORC_CLUSTER_MAX", 1, 16, 8);
+    return env_pow2("TENSORC_CLUSTER_MAX", 1, 16, 16);
 }
 
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)
