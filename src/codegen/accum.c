@@ -98,13 +98,18 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
             idx = sh;
         }
         const char *v = cg_value(g, r->in[0].src, idx);
+        /* a predicated element (g->eguard): acc = in ? op(acc, v) : acc */
+        const char *guard = g->eguard ? g->eguard : "", *guard_q = g->eguard ? " ? " : "";
+        const char *guard_else = g->eguard ? arena_printf(g->a, " : %s", a) : "";
         if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN) {
             const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
-            cg_line(g, T_ELEM, r, "%s = %s()(%s, %s{(%s)%s, (long long)(%s)});", a, cg_red_op(r), a, at,
-                    vt, v, shift && pos_shift ? arena_printf(g->a, "%s + %d", pos, shift) : pos);
+            cg_line(g, T_ELEM, r, "%s = %s%s%s()(%s, %s{(%s)%s, (long long)(%s)})%s;", a, guard, guard_q,
+                    cg_red_op(r), a, at, vt, v,
+                    shift && pos_shift ? arena_printf(g->a, "%s + %d", pos, shift) : pos, guard_else);
         } else {
-            cg_line(g, T_ELEM, r, "%s = %s()(%s, %s);", a, cg_red_op(r), a,
-                    cg_convert(g, v, r->in[0].src->dtype, acc_dtype(r) == TC_BOOL ? TC_I32 : r->dtype));
+            cg_line(g, T_ELEM, r, "%s = %s%s%s()(%s, %s)%s;", a, guard, guard_q, cg_red_op(r), a,
+                    cg_convert(g, v, r->in[0].src->dtype, acc_dtype(r) == TC_BOOL ? TC_I32 : r->dtype),
+                    guard_else);
         }
     }
 }

@@ -313,6 +313,14 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
      * flight per SM (measured on an H200: bf16 rmsnorm 8 elements a
      * thread reached 2.2 TB/s, the block's syncs dominating) */
     int per = ks->vec > 1 ? 2 * ROW_ITEMS : ROW_ITEMS;
+    /* the compile budget below counts 16 a thread whatever the dtype */
+    int budget_per = per;
+    /* 16-bit floats are kept as loaded, two a register (codegen/load.c,
+     * packed): 32 a thread in the registers of 16 f32, twice the bytes in
+     * flight per thread */
+    ks->packed = ks->vec == 8 && sched_widest(k) == 2;
+    if (ks->packed)
+        per = 4 * ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
     /* rows past a block's registers: split across a cluster (sm_90), or
@@ -323,7 +331,7 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
         ks->cluster = 0;
     if (clen && len > (int64_t)1024 * per * ROW_CLUSTER)
         ks->items = 0;
-    bool big = k->work * per > UNROLLED || x->s->big;
+    bool big = k->work * budget_per > UNROLLED || x->s->big;
     if (big)
         ks->items = 0;
     if (!ks->items)
@@ -512,13 +520,16 @@ void sched_print(tc_buf *b, const sfn *s)
         if (ks->kind == SCH_COLUMNS && ks->vec > 1)
             buf_printf(b, "    %d columns a thread (one vector where contiguous and aligned)\n", ks->vec);
         if (ks->kind == SCH_ROWS && ks->items)
-            buf_printf(b, "    block sized to the row at launch (32..%d threads, %d elements each); rows "
-                          "of up to %d elements stay in registers, longer rows loop\n",
-                       ks->block[0], ks->items * ks->vec, ks->items * ks->vec * ks->block[0]);
+            buf_printf(b, "    block sized to the row at launch (32..%d threads, %d elements each%s, "
+                          "the first pass's loads all in flight at once); rows of up to %d elements "
+                          "stay in registers, longer rows loop\n",
+                       ks->block[0], ks->items * ks->vec, ks->packed ? ", two a register" : "",
+                       ks->items * ks->vec * ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->cluster)
-            buf_printf(b, "    long rows: split across a cluster of up to %d blocks on sm_90 (the "
-                          "fewest whose registers hold the row, sized at launch); elsewhere they "
-                          "loop\n", ks->cluster);
+            buf_printf(b, "    long rows: split across a cluster on sm_90 (the fewest blocks whose "
+                          "registers hold the row, sized at launch: up to 8, or up to %d where 8 "
+                          "blocks of %d threads do not hold it); elsewhere they loop\n",
+                       ks->cluster, ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->vec > 1)
             buf_printf(b, "    vector width %d along the row (rows that are a whole number of aligned "
                           "vectors)\n", ks->vec);

@@ -110,6 +110,8 @@ typedef struct ksched {
                              * SCH_COLUMNS: kept elements a thread */
     int items;              /* SCH_ROWS: row chunks per thread kept in registers (0: looped only) */
     int block_per;          /* SCH_ROWS: the launch sizes block[0] to rowlen / block_per */
+    bool packed;            /* SCH_ROWS: 16-bit float vectors kept as loaded, two
+                             * elements a register (codegen/load.c), 32 a thread */
     int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
                              * slice each, in a thread-block cluster (0: none; see
                              * "Clusters" above) */
