@@ -124,6 +124,8 @@ typedef struct cg {
      * once; its accumulations and stores are predicated on this flag
      * instead (a load under a branch cannot issue before the branch) */
     const char *eguard;
+    const char *combine2;    /* cg_finish_pass: the combine of two reductions at once
+                              * (tc_block_reduce2, tc_cluster_reduce2), or NULL */
     const char *combine_args; /* cg_finish_pass: more arguments of the combine (a
                                * cluster's), or NULL */
     /* reciprocals of divisors fixed per row or kernel, by the divisor's name */

@@ -30,6 +30,9 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                           : g->ks->compact ? "tc_block_reduce_ni"
                           : sliced ? "tc_cluster_reduce" : "tc_block_reduce";
     g->combine_args = sliced ? "tc_cl, tc_turn, ncl" : NULL;
+    /* a pass's reductions two at a time: half the barriers (cross-entropy's
+     * first pass: the target's logit and the max) */
+    g->combine2 = columns || g->ks->compact ? NULL : sliced ? "tc_cluster_reduce2" : "tc_block_reduce2";
     const char *tid = columns ? "threadIdx.y" : "threadIdx.x";
     const char *nth = columns ? "blockDim.y" : "blockDim.x";
     g->pr.items = items;
@@ -143,6 +146,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     g->pr.items = 0;
     g->v.row = false;
     g->combine_args = NULL;
+    g->combine2 = NULL;
 }
 
 /* One row's code (at indentation 8) into row: registers when the row fits
@@ -208,7 +212,7 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     cg_wput(&w, &g->kpre);
     cg_wl(&w, "const idx_t rows = %s, len = %s;", nrows, len);
     if (sliced) {
-        cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */");
+        cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */");
         cg_wl(&w, "unsigned tc_turn = 0;");
         cg_wl(&w, "const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();");
     }

@@ -15,7 +15,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
     const float t1 = sqrtf(((float)((long long)(sz_E))));       // attention_scores.tc:9
     const float rcp2 = 1.0f / t1;                               // attention_scores.tc:9
     const idx_t rows = sz_B*sz_H*sz_S, len = sz_L;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {

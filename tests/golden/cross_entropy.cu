@@ -13,7 +13,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_V;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -65,9 +65,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
                 acc9 = tc_in ? tc_op_sum()(acc9, t17) : acc9;               // <prelude>/loss.tc:20
                 acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v2.v[7])) : acc11; // <prelude>/loss.tc:22
             }
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc9, tc_op_sum(), acc11, tc_op_max(), (void *)tc_smem);
             const float r9 = acc9;
-            acc11 = tc_block_reduce(acc11, tc_op_max(), (float *)tc_smem);
             const float r11 = acc11;
             const bool t18 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
             const float t19 = (t18 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22
@@ -123,9 +122,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
                 acc9 = tc_op_sum()(acc9, t39);                              // <prelude>/loss.tc:20
                 acc11 = tc_op_max()(acc11, t38);                            // <prelude>/loss.tc:22
             }
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc9, tc_op_sum(), acc11, tc_op_max(), (void *)tc_smem);
             const float r9 = acc9;
-            acc11 = tc_block_reduce(acc11, tc_op_max(), (float *)tc_smem);
             const float r11 = acc11;
             const bool t41 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
             const float t42 = (t41 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22
@@ -197,9 +195,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
                 acc9 = tc_in ? tc_op_sum()(acc9, t62) : acc9;               // <prelude>/loss.tc:20
                 acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v47.v[7])) : acc11; // <prelude>/loss.tc:22
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_sum(), acc11, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
             const bool t63 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
             const float t64 = (t63 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22
@@ -255,9 +252,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
                 acc9 = tc_op_sum()(acc9, t84);                              // <prelude>/loss.tc:20
                 acc11 = tc_op_max()(acc11, t83);                            // <prelude>/loss.tc:22
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_sum(), acc11, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
             const bool t86 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
             const float t87 = (t86 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22

@@ -11,7 +11,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -193,7 +193,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -731,7 +731,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -779,9 +779,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                 const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t4) : acc29;             // <prelude>/norm.tc:22
             }
-            acc9 = tc_block_reduce(acc9, tc_op_max(), (float *)tc_smem);
+            tc_block_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r9 = acc9;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
             const float r29 = acc29;
@@ -820,9 +819,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                     acc21 = tc_op_sum()(acc21, t21);                            // <prelude>/norm.tc:14
                 }
             }
-            acc12 = tc_block_reduce(acc12, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
             const float r12 = acc12;
-            acc21 = tc_block_reduce(acc21, tc_op_sum(), (float *)tc_smem);
             const float r21 = acc21;
             const float t45 = logf(r12);                                // <prelude>/softmax.tc:21
             const float t54 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
@@ -924,9 +922,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                 const float t99 = t98 * t98;                                // <prelude>/norm.tc:22
                 acc29 = tc_op_sum()(acc29, t99);                            // <prelude>/norm.tc:22
             }
-            acc9 = tc_block_reduce(acc9, tc_op_max(), (float *)tc_smem);
+            tc_block_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r9 = acc9;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
             const float r29 = acc29;
@@ -943,9 +940,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                 const float t105 = t104 * t104;                             // <prelude>/norm.tc:14
                 acc21 = tc_op_sum()(acc21, t105);                           // <prelude>/norm.tc:14
             }
-            acc12 = tc_block_reduce(acc12, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
             const float r12 = acc12;
-            acc21 = tc_block_reduce(acc21, tc_op_sum(), (float *)tc_smem);
             const float r21 = acc21;
             const float t113 = logf(r12);                               // <prelude>/softmax.tc:21
             const float t116 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
@@ -1027,9 +1023,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                 const float t134 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);     // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t134) : acc29;           // <prelude>/norm.tc:22
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r29 = acc29;
@@ -1068,9 +1063,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                     acc21 = tc_op_sum()(acc21, t151);                           // <prelude>/norm.tc:14
                 }
             }
-            acc12 = tc_cluster_reduce(acc12, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
-            acc21 = tc_cluster_reduce(acc21, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r21 = acc21;
             const float t175 = logf(r12);                               // <prelude>/softmax.tc:21
             const float t184 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
@@ -1172,9 +1166,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                 const float t229 = t228 * t228;                             // <prelude>/norm.tc:22
                 acc29 = tc_op_sum()(acc29, t229);                           // <prelude>/norm.tc:22
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r29 = acc29;
@@ -1191,9 +1184,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                 const float t235 = t234 * t234;                             // <prelude>/norm.tc:14
                 acc21 = tc_op_sum()(acc21, t235);                           // <prelude>/norm.tc:14
             }
-            acc12 = tc_cluster_reduce(acc12, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
-            acc21 = tc_cluster_reduce(acc21, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r21 = acc21;
             const float t243 = logf(r12);                               // <prelude>/softmax.tc:21
             const float t246 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
@@ -1244,7 +1236,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {

@@ -224,7 +224,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_A*sz_B, len = sz_C;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -517,7 +517,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -714,7 +714,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -749,9 +749,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 3]) : acc9;    // lang_reductions.tc:18
                 acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 3]) : acc17; // lang_reductions.tc:18
             }
-            acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem);
             const float r1 = acc1;
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
             acc17 = tc_block_reduce(acc17, tc_op_max(), (float *)tc_smem);
             const float r17 = acc17;
@@ -806,9 +805,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                     acc23 = tc_op_sum()(acc23, t28);                            // lang_reductions.tc:18
                 }
             }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
             const float r6 = acc6;
-            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
             acc23 = tc_block_reduce(acc23, tc_op_sum(), (float *)tc_smem);
             const float r23 = acc23;
@@ -835,9 +833,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 acc9 = tc_op_sum()(acc9, t35);                              // lang_reductions.tc:18
                 acc17 = tc_op_max()(acc17, t35);                            // lang_reductions.tc:18
             }
-            acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem);
             const float r1 = acc1;
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
             acc17 = tc_block_reduce(acc17, tc_op_max(), (float *)tc_smem);
             const float r17 = acc17;
@@ -861,9 +858,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 const float t46 = expf(t45);                                // lang_reductions.tc:18
                 acc23 = tc_op_sum()(acc23, t46);                            // lang_reductions.tc:18
             }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
             const float r6 = acc6;
-            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
             acc23 = tc_block_reduce(acc23, tc_op_sum(), (float *)tc_smem);
             const float r23 = acc23;
@@ -915,9 +911,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 3]) : acc9;    // lang_reductions.tc:18
                 acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 3]) : acc17; // lang_reductions.tc:18
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
             acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
@@ -972,9 +967,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                     acc23 = tc_op_sum()(acc23, t81);                            // lang_reductions.tc:18
                 }
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r23 = acc23;
@@ -1001,9 +995,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 acc9 = tc_op_sum()(acc9, t88);                              // lang_reductions.tc:18
                 acc17 = tc_op_max()(acc17, t88);                            // lang_reductions.tc:18
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
             acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
@@ -1027,9 +1020,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 const float t99 = expf(t98);                                // lang_reductions.tc:18
                 acc23 = tc_op_sum()(acc23, t99);                            // lang_reductions.tc:18
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r23 = acc23;
@@ -1191,7 +1183,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {

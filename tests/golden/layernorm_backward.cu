@@ -13,7 +13,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -288,7 +288,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_sub_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -365,9 +365,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_sub_add_rsqrt
                     acc14 = tc_op_sum()(acc14, t19);                            // layernorm_backward.tc:10
                 }
             }
-            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem);
             const float r11 = acc11;
-            acc14 = tc_block_reduce(acc14, tc_op_sum(), (float *)tc_smem);
             const float r14 = acc14;
             const float t21 = r14 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
             const float t22 = t21 + s_eps;                              // layernorm_backward.tc:10
@@ -467,9 +466,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_sub_add_rsqrt
                 const float t74 = t72 * t72;                                // layernorm_backward.tc:10
                 acc14 = tc_op_sum()(acc14, t74);                            // layernorm_backward.tc:10
             }
-            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem);
             const float r11 = acc11;
-            acc14 = tc_block_reduce(acc14, tc_op_sum(), (float *)tc_smem);
             const float r14 = acc14;
             const float t78 = r14 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
             const float t79 = t78 + s_eps;                              // layernorm_backward.tc:10
@@ -588,9 +586,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_sub_add_rsqrt
                     acc14 = tc_op_sum()(acc14, t118);                           // layernorm_backward.tc:10
                 }
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            acc14 = tc_cluster_reduce(acc14, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r14 = acc14;
             const float t120 = r14 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:10
             const float t121 = t120 + s_eps;                            // layernorm_backward.tc:10
@@ -690,9 +687,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_sub_add_rsqrt
                 const float t173 = t171 * t171;                             // layernorm_backward.tc:10
                 acc14 = tc_op_sum()(acc14, t173);                           // layernorm_backward.tc:10
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            acc14 = tc_cluster_reduce(acc14, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r14 = acc14;
             const float t177 = r14 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:10
             const float t178 = t177 + s_eps;                            // layernorm_backward.tc:10
@@ -907,7 +903,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_3(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -1087,7 +1083,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -1144,9 +1140,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                 const float t14 = t13 * (pc0[j * 4 + 3]);                   // layernorm_backward.tc:16
                 acc13 = tc_in ? tc_op_sum()(acc13, t14) : acc13;            // layernorm_backward.tc:16
             }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
             const float r6 = acc6;
-            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
             const float t16 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t17 = t16 + s_eps;                              // layernorm_backward.tc:16
@@ -1202,9 +1197,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                 const float t48 = t47 * t43;                                // layernorm_backward.tc:16
                 acc13 = tc_op_sum()(acc13, t48);                            // layernorm_backward.tc:16
             }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
             const float r6 = acc6;
-            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
             const float t52 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t53 = t52 + s_eps;                              // layernorm_backward.tc:16
@@ -1287,9 +1281,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                 const float t79 = t78 * (pc0[j * 4 + 3]);                   // layernorm_backward.tc:16
                 acc13 = tc_in ? tc_op_sum()(acc13, t79) : acc13;            // layernorm_backward.tc:16
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             const float t81 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
             const float t82 = t81 + s_eps;                              // layernorm_backward.tc:16
@@ -1345,9 +1338,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
                 const float t113 = t112 * t108;                             // layernorm_backward.tc:16
                 acc13 = tc_op_sum()(acc13, t113);                           // layernorm_backward.tc:16
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             const float t117 = r6 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
             const float t118 = t117 + s_eps;                            // layernorm_backward.tc:16

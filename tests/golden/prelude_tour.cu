@@ -122,7 +122,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -332,7 +332,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -584,7 +584,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -849,7 +849,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -1618,7 +1618,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -1655,9 +1655,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 pc1[j * 4 + 3] = v1.v[3];                                   // prelude_tour.tc:47
                 acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:44
             }
-            acc8 = tc_block_reduce(acc8, tc_op_max(), (float *)tc_smem);
+            tc_block_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
-            acc13 = tc_block_reduce(acc13, tc_op_max(), (float *)tc_smem);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
@@ -1693,9 +1692,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     acc16 = tc_op_sum()(acc16, t17);                            // <prelude>/loss.tc:45
                 }
             }
-            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r11 = acc11;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             const float rcp20 = 1.0f / r11;                             // <prelude>/softmax.tc:14
             const float t23 = logf(r16);                                // <prelude>/loss.tc:45
@@ -1751,9 +1749,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t45 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
                 acc13 = tc_op_max()(acc13, t45);                            // <prelude>/loss.tc:44
             }
-            acc8 = tc_block_reduce(acc8, tc_op_max(), (float *)tc_smem);
+            tc_block_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
-            acc13 = tc_block_reduce(acc13, tc_op_max(), (float *)tc_smem);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
@@ -1768,9 +1765,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t51 = expf(t50);                                // <prelude>/loss.tc:45
                 acc16 = tc_op_sum()(acc16, t51);                            // <prelude>/loss.tc:45
             }
-            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r11 = acc11;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             const float rcp55 = 1.0f / r11;                             // <prelude>/softmax.tc:14
             const float t59 = logf(r16);                                // <prelude>/loss.tc:45
@@ -1830,9 +1826,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 pc1[j * 4 + 3] = v63.v[3];                                  // prelude_tour.tc:47
                 acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:44
             }
-            acc8 = tc_cluster_reduce(acc8, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc13 = tc_cluster_reduce(acc13, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
@@ -1868,9 +1863,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     acc16 = tc_op_sum()(acc16, t79);                            // <prelude>/loss.tc:45
                 }
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             const float rcp82 = 1.0f / r11;                             // <prelude>/softmax.tc:14
             const float t85 = logf(r16);                                // <prelude>/loss.tc:45
@@ -1926,9 +1920,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t107 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
                 acc13 = tc_op_max()(acc13, t107);                           // <prelude>/loss.tc:44
             }
-            acc8 = tc_cluster_reduce(acc8, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc13 = tc_cluster_reduce(acc13, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
@@ -1943,9 +1936,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t113 = expf(t112);                              // <prelude>/loss.tc:45
                 acc16 = tc_op_sum()(acc16, t113);                           // <prelude>/loss.tc:45
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             const float rcp117 = 1.0f / r11;                            // <prelude>/softmax.tc:14
             const float t121 = logf(r16);                               // <prelude>/loss.tc:45
@@ -2049,7 +2041,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -2088,9 +2080,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 acc8 = tc_in ? tc_op_sum()(acc8, t9) : acc8;                // <prelude>/loss.tc:20
                 acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 3]) : acc10; // <prelude>/loss.tc:22
             }
-            acc8 = tc_block_reduce(acc8, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc8, tc_op_sum(), acc10, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
-            acc10 = tc_block_reduce(acc10, tc_op_max(), (float *)tc_smem);
             const float r10 = acc10;
             const bool t10 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
             const float t11 = (t10 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
@@ -2128,9 +2119,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                     acc33 = tc_op_sum()(acc33, t27);                            // <prelude>/softmax.tc:21
                 }
             }
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc16, tc_op_sum(), acc33, tc_op_sum(), (void *)tc_smem);
             const float r16 = acc16;
-            acc33 = tc_block_reduce(acc33, tc_op_sum(), (float *)tc_smem);
             const float r33 = acc33;
             const float t30 = logf(r33);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
@@ -2182,9 +2172,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 acc8 = tc_op_sum()(acc8, t48);                              // <prelude>/loss.tc:20
                 acc10 = tc_op_max()(acc10, t47);                            // <prelude>/loss.tc:22
             }
-            acc8 = tc_block_reduce(acc8, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc8, tc_op_sum(), acc10, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
-            acc10 = tc_block_reduce(acc10, tc_op_max(), (float *)tc_smem);
             const float r10 = acc10;
             const bool t50 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
             const float t51 = (t50 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
@@ -2200,9 +2189,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 const float t55 = expf(t54);                                // <prelude>/softmax.tc:21
                 acc33 = tc_op_sum()(acc33, t55);                            // <prelude>/softmax.tc:21
             }
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc16, tc_op_sum(), acc33, tc_op_sum(), (void *)tc_smem);
             const float r16 = acc16;
-            acc33 = tc_block_reduce(acc33, tc_op_sum(), (float *)tc_smem);
             const float r33 = acc33;
             const float t59 = logf(r33);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
@@ -2263,9 +2251,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 acc8 = tc_in ? tc_op_sum()(acc8, t71) : acc8;               // <prelude>/loss.tc:20
                 acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 3]) : acc10; // <prelude>/loss.tc:22
             }
-            acc8 = tc_cluster_reduce(acc8, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_sum(), acc10, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc10 = tc_cluster_reduce(acc10, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
             const bool t72 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
             const float t73 = (t72 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
@@ -2303,9 +2290,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                     acc33 = tc_op_sum()(acc33, t89);                            // <prelude>/softmax.tc:21
                 }
             }
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc16, tc_op_sum(), acc33, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
-            acc33 = tc_cluster_reduce(acc33, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r33 = acc33;
             const float t92 = logf(r33);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
@@ -2357,9 +2343,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 acc8 = tc_op_sum()(acc8, t110);                             // <prelude>/loss.tc:20
                 acc10 = tc_op_max()(acc10, t109);                           // <prelude>/loss.tc:22
             }
-            acc8 = tc_cluster_reduce(acc8, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_sum(), acc10, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc10 = tc_cluster_reduce(acc10, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
             const bool t112 = ((float)isinf(r10)) != 0;                 // <prelude>/loss.tc:22
             const float t113 = (t112 != 0.0f ? 0.0f : r10);             // <prelude>/loss.tc:22
@@ -2375,9 +2360,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 const float t117 = expf(t116);                              // <prelude>/softmax.tc:21
                 acc33 = tc_op_sum()(acc33, t117);                           // <prelude>/softmax.tc:21
             }
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc16, tc_op_sum(), acc33, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
-            acc33 = tc_cluster_reduce(acc33, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r33 = acc33;
             const float t121 = logf(r33);                               // <prelude>/softmax.tc:21
             float acc37 = (float)0;
