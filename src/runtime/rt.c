@@ -293,9 +293,11 @@ static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const un
 }
 
 /* Clusters need the module compiled for sm_90 or later (its cluster code is
- * compiled out before) and a device and driver that launch them.  8 blocks
- * is the portable size; TENSORC_CLUSTER_MAX (1 to 16, a power of two) sets
- * another, to measure (16 needs as many SMs free in one GPC).  Blocks of
+ * compiled out before) and a device and driver that launch them.  Up to 16
+ * blocks (the portable 8 wherever they hold the row, runtime/exec.c; 16
+ * needs as many SMs free in one GPC, and a refused launch falls back to 8);
+ * TENSORC_CLUSTER_MAX (1 to 16, a power of two) sets another, to measure.
+ * Blocks of
  * TENSORC_CLUSTER_BLOCK threads or more (default 256; a power of two, 32 to
  * 1024), likewise. */
 static unsigned env_pow2(const char *name, long lo, long hi, unsigned dflt)

@@ -10,24 +10,26 @@
 
 enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, SCAN_BLOCK = 128 };
 /* Long rows: the most blocks of a cluster a row is split across (sched.h,
- * "Clusters").  16 is past the portable 8; the runtime caps it (8 unless
- * TENSORC_CLUSTER_MAX says more: runtime/rt.c).  Measured on an H200
- * (tc-bench, us; Inductor from issue 14's table, another run, in []):
- *                       8 blocks  16 blocks  no cluster  [Inductor]
- *   softmax 1024x65536   240       267        705 (H100)  [203]
- *   softmax 512x131072   388       310                    [209]
- *   softmax 256x262144   626       530        748 (H100)  [324]
- *   rmsnorm bf16 1024x65536  142   156                    [103]
- *   rmsnorm bf16 256x262144  444   295                    [126]
- * (8 blocks: 8 x 512 threads for 65536, 8 x 1024 past it, looping past
- * 131072; 16: 16 x 256, 16 x 512, 16 x 1024, measured one build earlier,
- * before the butterfly exchange and the plain loop apart; no cluster: one
- * block a row, looping, on an H100.)  Read once, but far from
- * the ceiling (52 % at best) and behind Inductor: a block's phases (load,
- * block reduction, cluster barrier, exchange) do not overlap its own
- * loads, and registers allow at most 3 such blocks a SM; bench/causes.json
- * has the details and the suspected fixes (the row in shared memory,
- * mbarrier exchanges, a long-row kernel with more elements a thread). */
+ * "Clusters").  16 is past the portable 8: the runtime takes 8 wherever 8
+ * blocks of up to 1024 threads hold the row, 16 past that (runtime/exec.c,
+ * TENSORC_CLUSTER_MAX caps it).  Measured on an H200, tc-bench, us, one
+ * call (i14rows2's first), the tree before (dc26e33) and this one (loads
+ * in flight at once, 16-bit rows 32 a thread two a register; the paired
+ * combines came later, unmeasured):
+ *                            before   after   [Inductor, another run]
+ *   softmax 1024x65536        241.8   210.1   [203]
+ *   softmax 512x131072        393.0   341.7   [209]
+ *   softmax 256x262144        636.4   626.3 (8 blocks, looping);
+ *                                     455.0 (16 blocks, 16 x 1024)  [324]
+ *   rmsnorm bf16 1024x65536   142.2    94.0   [103]
+ *   rmsnorm bf16 256x262144   452.9   143.6   [126]  (8 x 1024 x 32: held)
+ *   cross_entropy 4096x128256 2842.7 1084.9   [692]  (8 x 512 x 32)
+ * Still 47-75 % of the ceiling: a block's phases (load, block reduction,
+ * cluster barrier, exchange) do not overlap its own loads, and the blocks
+ * of one SM start in step, so they reduce together with no loads in
+ * flight; registers allow at most 3 blocks of 512 a SM.  Next: stage the
+ * next row's slice in shared memory (cp.async) while the current one
+ * reduces, with a grid of resident blocks looping over rows. */
 enum { ROW_CLUSTER = 16 };
 static const int64_t GRID_MAX = 2147483647;
 
