@@ -98,13 +98,18 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
             idx = sh;
         }
         const char *v = cg_value(g, r->in[0].src, idx);
+        /* a predicated element (g->eguard): acc = in ? op(acc, v) : acc */
+        const char *guard = g->eguard ? g->eguard : "", *guard_q = g->eguard ? " ? " : "";
+        const char *guard_else = g->eguard ? arena_printf(g->a, " : %s", a) : "";
         if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN) {
             const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
-            cg_line(g, T_ELEM, r, "%s = %s()(%s, %s{(%s)%s, (long long)(%s)});", a, cg_red_op(r), a, at,
-                    vt, v, shift && pos_shift ? arena_printf(g->a, "%s + %d", pos, shift) : pos);
+            cg_line(g, T_ELEM, r, "%s = %s%s%s()(%s, %s{(%s)%s, (long long)(%s)})%s;", a, guard, guard_q,
+                    cg_red_op(r), a, at, vt, v,
+                    shift && pos_shift ? arena_printf(g->a, "%s + %d", pos, shift) : pos, guard_else);
         } else {
-            cg_line(g, T_ELEM, r, "%s = %s()(%s, %s);", a, cg_red_op(r), a,
-                    cg_convert(g, v, r->in[0].src->dtype, acc_dtype(r) == TC_BOOL ? TC_I32 : r->dtype));
+            cg_line(g, T_ELEM, r, "%s = %s%s%s()(%s, %s)%s;", a, guard, guard_q, cg_red_op(r), a,
+                    cg_convert(g, v, r->in[0].src->dtype, acc_dtype(r) == TC_BOOL ? TC_I32 : r->dtype),
+                    guard_else);
         }
     }
 }
@@ -117,28 +122,49 @@ void cg_accumulate(cg *g, int phase, cg_block *decl, int ind, const char *pos)
     cg_accumulate_at(g, phase, decl, ind, pos, 0, false);
 }
 
+/* r's result after its combine, named for the rest of the kernel */
+static void result(cg *g, const lnode *r, tc_buf *o, int ind)
+{
+    const char *a = acc_name(g, r);
+    const char *res = arena_printf(g->a, "r%d", cg_rno(g, r));
+    bool arg = r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN;
+    bool lowp = (r->dtype == TC_F16 || r->dtype == TC_BF16) && !arg && r->a.red.kind != RK_MAX &&
+                r->a.red.kind != RK_MIN; /* a max of bf16 values is one already */
+    if (lowp)
+        buf_printf(o, "%*sconst float %s = tc_round_%s(%s);\n", ind, "", res, dtype_name(r->dtype), a);
+    else
+        buf_printf(o, "%*sconst %s %s = %s%s;\n", ind, "", cg_type(r->dtype), res, a, arg ? ".i" : "");
+    g->acc[r->id] = res;
+}
+
 /* After the pass's loop: combine across threads (how: `combine`, a helper
- * name) and name each result for the rest of the kernel. */
+ * name; g->combine2, when set, combines two reductions at once, one set of
+ * barriers for both) and name each result for the rest of the kernel. */
 void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine)
 {
-    for (int j = 0; j < g->k->nreds; j++) {
-        const lnode *r = g->k->reds[j];
-        if (g->ks->phase[j] != phase)
-            continue;
+    const lnode **mine = ARENA_ARRAY(g->a, const lnode *, g->k->nreds > 0 ? g->k->nreds : 1);
+    int n = 0;
+    for (int j = 0; j < g->k->nreds; j++)
+        if (g->ks->phase[j] == phase)
+            mine[n++] = g->k->reds[j];
+    const char *extra = g->combine_args ? g->combine_args : "";
+    const char *comma = g->combine_args ? ", " : "";
+    for (int i = 0; i < n; i++) {
+        const lnode *r = mine[i];
         const char *at = cg_acc_type(g, r);
         const char *a = acc_name(g, r);
-        const char *res = arena_printf(g->a, "r%d", cg_rno(g, r));
+        if (combine && g->combine2 && i + 1 < n) {
+            const lnode *r2 = mine[i + 1];
+            buf_printf(o, "%*s%s(%s, %s(), %s, %s(), (void *)tc_smem%s%s);\n", ind, "", g->combine2, a,
+                       cg_red_op(r), acc_name(g, r2), cg_red_op(r2), comma, extra);
+            result(g, r, o, ind);
+            result(g, r2, o, ind);
+            i++;
+            continue;
+        }
         if (combine)
             buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem%s%s);\n", ind, "", a, combine, a,
-                       cg_red_op(r), at, g->combine_args ? ", " : "",
-                       g->combine_args ? g->combine_args : "");
-        bool arg = r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN;
-        bool lowp = (r->dtype == TC_F16 || r->dtype == TC_BF16) && !arg && r->a.red.kind != RK_MAX &&
-                    r->a.red.kind != RK_MIN; /* a max of bf16 values is one already */
-        if (lowp)
-            buf_printf(o, "%*sconst float %s = tc_round_%s(%s);\n", ind, "", res, dtype_name(r->dtype), a);
-        else
-            buf_printf(o, "%*sconst %s %s = %s%s;\n", ind, "", cg_type(r->dtype), res, a, arg ? ".i" : "");
-        g->acc[r->id] = res;
+                       cg_red_op(r), at, comma, extra);
+        result(g, r, o, ind);
     }
 }

@@ -119,6 +119,13 @@ typedef struct cg {
     int nsyms;
     const char *acc_at;      /* accumulators are arrays (a thread's columns): the
                               * subscript, else NULL */
+    /* persistent rows: the loads of an unrolled item run unconditionally (at
+     * a clamped, in-bounds index) so all of a thread's loads are in flight at
+     * once; its accumulations and stores are predicated on this flag
+     * instead (a load under a branch cannot issue before the branch) */
+    const char *eguard;
+    const char *combine2;    /* cg_finish_pass: the combine of two reductions at once
+                              * (tc_block_reduce2, tc_cluster_reduce2), or NULL */
     const char *combine_args; /* cg_finish_pass: more arguments of the combine (a
                                * cluster's), or NULL */
     /* reciprocals of divisors fixed per row or kernel, by the divisor's name */
@@ -167,7 +174,10 @@ typedef struct cg {
     /* persistent rows: loads kept in registers across passes, pcN[j] */
     struct cg_persist {
         int items;           /* items per thread, 0 when looping */
-        struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; } *cache;
+        /* packed: a vector of 16-bit floats (or bool) kept whole
+         * (tc_vec<unsigned short, n> pcN[j], two elements a register),
+         * converted where used */
+        struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; bool packed; } *cache;
         int ncache, capcache;
     } pr;
     struct cg_foreach {

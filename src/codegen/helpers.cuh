@@ -152,6 +152,27 @@ template <class T, class Op> __device__ T tc_block_reduce(T v, Op op, T *sm) {
     for (int w = 1; w < nw; w++) r = op(r, sm[w]);
     return r;
 }
+/* two reductions at once, one pair of barriers; the same trees as two
+ * tc_block_reduce calls, so the same bits (sm: 2 x 32 values of up to 16 bytes) */
+template <class T, class Op, class U, class Op2>
+__device__ void tc_block_reduce2(T &a, Op op, U &b, Op2 op2, void *sm) {
+    for (int o = 16; o > 0; o >>= 1) {
+        a = op(a, tc_shfl(a, o));
+        b = op2(b, tc_shfl(b, o));
+    }
+    const int nw = (blockDim.x + 31) >> 5;
+    if (nw == 1) return;
+    T *sa = (T *)sm;
+    U *sb = (U *)((unsigned char *)sm + 512);
+    __syncthreads(); /* sm may still be read by the last reduction */
+    if ((threadIdx.x & 31) == 0) { sa[threadIdx.x >> 5] = a; sb[threadIdx.x >> 5] = b; }
+    __syncthreads();
+    T ra = sa[0];
+    U rb = sb[0];
+    for (int w = 1; w < nw; w++) { ra = op(ra, sa[w]); rb = op2(rb, sb[w]); }
+    a = ra;
+    b = rb;
+}
 /* Long rows split across a thread-block cluster (sm_90; sched.h, "Clusters").
  * The launch gives the cluster's size (1: no cluster, and always 1 before
  * sm_90, where this code is compiled out): block `rank` of a cluster takes
@@ -179,7 +200,7 @@ __device__ __forceinline__ void tc_cluster_sync() {}
 /* The row's value over the cluster: the block's, then every block's partial
  * read from its shared memory and combined in a fixed tree over the ranks
  * (ncl a power of two, at most 32), so each block gets the same bits and
- * every run the same (deterministic).  slots: 2 x 16 bytes, used in turn:
+ * every run the same (deterministic).  slots: 2 x 32 bytes, used in turn:
  * a slot is written again two combines later, and every block has read it by
  * then (they passed the barrier of the combine between), so one barrier a
  * combine suffices; the kernel ends with a barrier so that no block exits
@@ -189,7 +210,7 @@ template <class T, class Op> __device__ T tc_cluster_reduce(T v, Op op, T *sm, u
     v = tc_block_reduce(v, op, sm);
 #if __CUDA_ARCH__ >= 900
     if (ncl > 1) {
-        T *slot = (T *)(slots + 16 * (turn++ & 1u));
+        T *slot = (T *)(slots + 32 * (turn++ & 1u));
         if (threadIdx.x == 0) *slot = v;
         tc_cluster_sync();
         /* lane l reads rank l % ncl's partial (one round trip for them all),
@@ -199,6 +220,26 @@ template <class T, class Op> __device__ T tc_cluster_reduce(T v, Op op, T *sm, u
     }
 #endif
     return v;
+}
+/* two of them at once (a slot's two halves): one cluster barrier for both */
+template <class T, class Op, class U, class Op2>
+__device__ void tc_cluster_reduce2(T &a, Op op, U &b, Op2 op2, void *sm, unsigned char *slots,
+                                   unsigned &turn, unsigned ncl) {
+    tc_block_reduce2(a, op, b, op2, sm);
+#if __CUDA_ARCH__ >= 900
+    if (ncl > 1) {
+        unsigned char *slot = slots + 32 * (turn++ & 1u);
+        if (threadIdx.x == 0) { *(T *)slot = a; *(U *)(slot + 16) = b; }
+        tc_cluster_sync();
+        const unsigned rank = threadIdx.x & (ncl - 1);
+        a = *tc_cluster_map((const T *)slot, rank);
+        b = *tc_cluster_map((const U *)(slot + 16), rank);
+        for (unsigned o = 1; o < ncl; o <<= 1) {
+            a = op(a, tc_shfl(a, (int)o));
+            b = op2(b, tc_shfl(b, (int)o));
+        }
+    }
+#endif
 }
 /* combine over threadIdx.y for each threadIdx.x; sm holds blockDim.x * blockDim.y values */
 template <class T, class Op> __device__ T tc_col_reduce(T v, Op op, T *sm) {

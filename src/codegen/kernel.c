@@ -58,6 +58,8 @@ void cg_store(cg *g, cg_target t, const lnode *n, const char *guard)
         cg_use_buf(g, *w);
         const char *line = arena_printf(g->a, "%s[%s] = %s;", cg_buf_name(g, *w), cg_flat(g, n, idx),
                                         store_value(g, n, v));
+        if (!guard && t == T_ELEM)
+            guard = g->eguard;
         if (guard)
             cg_line(g, t, n, "if (%s) %s", guard, line);
         else
@@ -115,7 +117,10 @@ void cg_vector_store(cg *g, const lnode *s, int vec)
                 buf_printf(&b, "%s%s", e ? ", " : "", store_value(g, s, v[e]));
         }
         buf_puts(&b, "}});");
-        cg_line(g, T_ELEM, s, "%s", buf_str(&b));
+        if (g->eguard)
+            cg_line(g, T_ELEM, s, "if (%s) %s", g->eguard, buf_str(&b));
+        else
+            cg_line(g, T_ELEM, s, "%s", buf_str(&b));
         cg_align(g, arena_printf(g->a, "%s + %s", ptr, g->v.row ? cg_index(g, cg_row_part(g, f0)) : off),
                  dtype_size(s->dtype) * vec);
     }

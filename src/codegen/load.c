@@ -31,7 +31,8 @@ const tc_dim *cg_row_part(cg *g, const tc_dim *f0)
 /* In a vector body: when element j of the vector reads flat offset f0 + j
  * of n, one vector load serves them all; the name of element vk's value, or
  * NULL when the accesses are not contiguous. */
-static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr)
+static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *ptr,
+                               const char **vecname)
 {
     const tc_dim *f0 = NULL;
     const tc_dim *v = g->l->vars[g->v.last];
@@ -116,6 +117,7 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
                      dtype_size(n->dtype) * g->v.n);
         }
     }
+    *vecname = vec;
     return arena_printf(g->a, "%s.v[%d]", vec, g->v.k);
 }
 
@@ -139,6 +141,8 @@ void cg_cond(cg *g, const char *c)
     }
     g->v.align[g->v.nalign++] = c;
 }
+
+static const char *converted(cg *g, const lnode *n, const char *raw);
 
 /* The register slot of the element being generated: j, or with vectors
  * j * vec + its place in the vector. */
@@ -171,15 +175,22 @@ static const char *persistent_hit(cg *g, const lnode *n, const tc_dim *const *id
             eq = e->idx[k] == key[k];
         /* filled in an earlier pass; in the pass that loads it, each
          * element is still stored into its slot (persistent_load) */
+        if (eq && e->phase < g->phase && e->packed)
+            return converted(g, n, arena_printf(g->a, "%s[j].v[%d]", e->name, g->v.k));
         if (eq && e->phase < g->phase)
             return arena_printf(g->a, "%s[%s]", e->name, pc_slot(g));
     }
     return NULL;
 }
 
-static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *raw)
+static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *raw,
+                                   const char *vecname)
 {
     const tc_dim **key = pc_key(g, n, idx);
+    /* a vector of 16-bit floats (or narrower: bool): kept as loaded, half
+     * the registers of its floats or fewer (so a thread holds twice the
+     * elements: sched.c, sched_rows), converted at each use */
+    bool packed = vecname && dtype_size(n->dtype) < 4;
     const char *name = NULL;
     for (int i = 0; i < g->pr.ncache && !name; i++) { /* another element of the same vector */
         const struct cg_pcache *e = &g->pr.cache[i];
@@ -199,11 +210,19 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
             g->pr.capcache = cap;
         }
         name = arena_printf(g->a, "pc%d", g->pr.ncache);
-        g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase};
+        g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase, packed};
         /* declared before the passes, in the row's code */
-        cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
+        if (packed) {
+            cg_line(g, T_ROW, NULL, "tc_vec<%s, %d> %s[%d];", cg_store_type(n->dtype), g->v.n, name,
+                    g->pr.items);
+            cg_line(g, T_ELEM, n, "%s[j] = %s;", name, vecname);
+        } else {
+            cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
+        }
     }
-    cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), raw);
+    if (packed) /* the vector is stored once, at its first element */
+        return converted(g, n, raw);
+    cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), converted(g, n, raw));
     return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
 }
 
@@ -283,14 +302,15 @@ cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
         if (hit)
             return (cg_expr){hit, g->v.n <= 1};
     }
-    const char *raw = NULL;
+    const char *raw = NULL, *vecname = NULL;
     if (g->v.n > 1 && t == T_ELEM && n->rank > 0 && g->scope == 0) /* not inside a concat's branch */
-        raw = vector_load(g, n, idx, ptr);
+        raw = vector_load(g, n, idx, ptr, &vecname);
     if (!raw)
         raw = arena_printf(g->a, "%s[%s]", ptr, cg_flat(g, n, idx));
+    /* the epilogue pass's own loads (a weight) are read once: not kept */
+    if (persist && g->phase < g->ks->nphases)
+        return (cg_expr){persistent_load(g, n, idx, raw, vecname), g->v.n <= 1};
     const char *v = converted(g, n, raw);
-    if (persist)
-        return (cg_expr){persistent_load(g, n, idx, v), g->v.n <= 1};
     const char *name = cg_temp(g, "t");
     cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name, v);
     return (cg_expr){name, true};

@@ -30,6 +30,9 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                           : g->ks->compact ? "tc_block_reduce_ni"
                           : sliced ? "tc_cluster_reduce" : "tc_block_reduce";
     g->combine_args = sliced ? "tc_cl, tc_turn, ncl" : NULL;
+    /* a pass's reductions two at a time: half the barriers (cross-entropy's
+     * first pass: the target's logit and the max) */
+    g->combine2 = columns || g->ks->compact ? NULL : sliced ? "tc_cluster_reduce2" : "tc_block_reduce2";
     const char *tid = columns ? "threadIdx.y" : "threadIdx.x";
     const char *nth = columns ? "blockDim.y" : "blockDim.x";
     g->pr.items = items;
@@ -39,6 +42,12 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     g->v.nalign = 0;
     for (int p = 0; p <= ks->nphases; p++) {
         cg_reset_bufs(g);
+        /* the first pass reads the row: its loads all in flight at once;
+         * later passes read registers, and their loads (a weight) under the
+         * branch keep registers for the row (layernorm f32 spilled 212
+         * bytes at the 40-register cap with every pass unbranched) */
+        bool unbranched = items && p == 0;
+        g->eguard = unbranched ? "tc_in" : NULL;
         g->phase = p;
         g->v.n = vec;
         g->v.nload = 0; /* vector temporaries live in one pass's loop */
@@ -63,6 +72,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 any_elem = true;
             }
         g->v.n = 1;
+        g->eguard = NULL;
         cg_block body = g->body;
         cg_forget(g, T_ELEM);
         /* row-level stores after the last pass */
@@ -88,14 +98,25 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 buf_printf(row, "%*s#pragma unroll\n", ind, "");
                 buf_printf(row, "%*sfor (int j = 0; j < %d; j++) {\n", ind, "", items);
                 if (vec > 1) /* len is a multiple of vec here: a vector is all in or all out */
-                    buf_printf(row, "%*sconst idx_t r = (%s * blockDim.x + %s) * %d;\n", ind + 4, "", jrun,
+                    buf_printf(row, "%*sconst idx_t rj_ = (%s * blockDim.x + %s) * %d;\n", ind + 4, "", jrun,
                                tid, vec);
                 else
-                    buf_printf(row, "%*sconst idx_t r = %s * blockDim.x + %s;\n", ind + 4, "", jrun, tid);
-                buf_printf(row, "%*sif (r < len) {\n", ind + 4, "");
-                cg_decompose(g, row, ind + 8, "r", k->mask);
-                cg_put(row, ind + 8, &body);
-                buf_printf(row, "%*s}\n", ind + 4, "");
+                    buf_printf(row, "%*sconst idx_t rj_ = %s * blockDim.x + %s;\n", ind + 4, "", jrun, tid);
+                /* no branch around the loads (g->eguard): past the row's
+                 * end an item reads the row's first element (len > 0) and
+                 * its accumulations and stores are predicated off */
+                if (unbranched) {
+                    buf_printf(row, "%*sconst bool tc_in = rj_ < len;\n", ind + 4, "");
+                    buf_printf(row, "%*sconst idx_t r = tc_in ? rj_ : 0;\n", ind + 4, "");
+                    cg_decompose(g, row, ind + 4, "r", k->mask);
+                    cg_put(row, ind + 4, &body);
+                } else {
+                    buf_printf(row, "%*sif (rj_ < len) {\n", ind + 4, "");
+                    buf_printf(row, "%*sconst idx_t r = rj_;\n", ind + 8, "");
+                    cg_decompose(g, row, ind + 8, "r", k->mask);
+                    cg_put(row, ind + 8, &body);
+                    buf_printf(row, "%*s}\n", ind + 4, "");
+                }
             } else {
                 /* r reaches len - 1 + a block's threads (at most 1024): a
                  * limit of its own, so the hot loop keeps its plain step */
@@ -125,6 +146,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     g->pr.items = 0;
     g->v.row = false;
     g->combine_args = NULL;
+    g->combine2 = NULL;
 }
 
 /* One row's code (at indentation 8) into row: registers when the row fits
@@ -146,7 +168,7 @@ static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced)
         g->v.nalign = g->v.capalign = 0;
         cg_forget(g, T_ROW); /* the other branch cannot see these */
         passes(g, &loop, 12, columns, 0, 1, sliced);
-        buf_printf(row, "        if (len <= %d * blockDim.x%s", items * vec, sliced ? " * ncl" : "");
+        buf_printf(row, "        if (0 < len && len <= %d * blockDim.x%s", items * vec, sliced ? " * ncl" : "");
         if (vec > 1)
             buf_printf(row, " && len %% %d == 0", vec);
         for (int i = 0; i < nalign; i++)
@@ -175,7 +197,7 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     const char *nrows = cg_index(g, ks->rows), *len = cg_index(g, ks->rowlen);
     int items = columns ? 0 : ks->items, vec = columns ? 1 : ks->vec;
     int64_t clen;
-    bool fits = items && vec == 1 && dim_is_const(ks->rowlen, &clen) &&
+    bool fits = items && vec == 1 && dim_is_const(ks->rowlen, &clen) && clen > 0 &&
                 clen <= (int64_t)items * ks->block[0];
     bool sliced = !columns && ks->cluster && items && !fits;
     tc_buf row, crow;
@@ -190,7 +212,7 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     cg_wput(&w, &g->kpre);
     cg_wl(&w, "const idx_t rows = %s, len = %s;", nrows, len);
     if (sliced) {
-        cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */");
+        cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */");
         cg_wl(&w, "unsigned tc_turn = 0;");
         cg_wl(&w, "const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();");
     }

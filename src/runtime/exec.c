@@ -514,12 +514,21 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
         if ((int64_t)most > S->cluster)
             most = (unsigned)S->cluster;
         if (most > 1 && len > (int64_t)block[0] * S->block_per) {
-            unsigned b = minb < 32 || minb > block[0] ? block[0] : minb;
-            for (;; b *= 2) {
-                cluster = 1;
-                while (cluster < most && len > (int64_t)b * S->block_per * cluster)
-                    cluster *= 2;
-                if (len <= (int64_t)b * S->block_per * cluster || b >= block[0])
+            /* the portable 8 blocks first, at any block size; past 8 only for
+             * rows 8 blocks of the largest size do not hold (a 16-block
+             * cluster takes 16 SMs of one GPC at once: fewer fit the GPU) */
+            unsigned portable = most < 8 ? most : 8;
+            unsigned b0 = minb < 32 || minb > block[0] ? block[0] : minb, b;
+            for (int tries = 0; tries < 2; tries++) {
+                unsigned cap = tries == 0 ? portable : most;
+                for (b = b0;; b *= 2) {
+                    cluster = 1;
+                    while (cluster < cap && len > (int64_t)b * S->block_per * cluster)
+                        cluster *= 2;
+                    if (len <= (int64_t)b * S->block_per * cluster || b >= block[0])
+                        break;
+                }
+                if (len <= (int64_t)b * S->block_per * cluster)
                     break;
             }
             int64_t rows = grid[0] > INT32_MAX / cluster ? INT32_MAX / cluster : grid[0];
@@ -536,7 +545,17 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
     tc_status st = ops->kernel(dev, module, S->kernel, &fn, d);
     if (st != TC_OK)
         return st;
-    return ops->launch(dev, fn, grid, block, cluster, p->argv, p->sizes, S->nargs, stream, d);
+    st = ops->launch(dev, fn, grid, block, cluster, p->argv, p->sizes, S->nargs, stream, d);
+    if (st != TC_OK && cluster > 8) {
+        /* past the portable 8 a device may not place the cluster (its GPCs
+         * too small, a MIG slice): the portable 8 of the largest blocks,
+         * whose slices loop (correct, slower; the same on every call) */
+        diag_clear(d);
+        grid[0] = grid[0] / cluster * 8;
+        block[0] = (unsigned)S->block[0];
+        st = ops->launch(dev, fn, grid, block, 8, p->argv, p->sizes, S->nargs, stream, d);
+    }
+    return st;
 }
 
 static tc_status run_matmul(rt_pool *p, const rt_ops *ops, void *dev, const tc_plan *plan,

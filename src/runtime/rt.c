@@ -293,9 +293,11 @@ static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const un
 }
 
 /* Clusters need the module compiled for sm_90 or later (its cluster code is
- * compiled out before) and a device and driver that launch them.  8 blocks
- * is the portable size; TENSORC_CLUSTER_MAX (1 to 16, a power of two) sets
- * another, to measure (16 needs as many SMs free in one GPC).  Blocks of
+ * compiled out before) and a device and driver that launch them.  Up to 16
+ * blocks (the portable 8 wherever they hold the row, runtime/exec.c; 16
+ * needs as many SMs free in one GPC, and a refused launch falls back to 8);
+ * TENSORC_CLUSTER_MAX (1 to 16, a power of two) sets another, to measure.
+ * Blocks of
  * TENSORC_CLUSTER_BLOCK threads or more (default 256; a power of two, 32 to
  * 1024), likewise. */
 static unsigned env_pow2(const char *name, long lo, long hi, unsigned dflt)
@@ -311,7 +313,7 @@ static unsigned cu_clusters(void *dev, unsigned *min_block)
     *min_block = env_pow2("TENSORC_CLUSTER_BLOCK", 32, 1024, 256);
     if (rt->jit_arch < 90 || !drv_has_clusters(rt->dev))
         return 1;
-    return env_pow2("TENSORC_CLUSTER_MAX", 1, 16, 8);
+    return env_pow2("TENSORC_CLUSTER_MAX", 1, 16, 16);
 }
 
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)

@@ -10,24 +10,26 @@
 
 enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, SCAN_BLOCK = 128 };
 /* Long rows: the most blocks of a cluster a row is split across (sched.h,
- * "Clusters").  16 is past the portable 8; the runtime caps it (8 unless
- * TENSORC_CLUSTER_MAX says more: runtime/rt.c).  Measured on an H200
- * (tc-bench, us; Inductor from issue 14's table, another run, in []):
- *                       8 blocks  16 blocks  no cluster  [Inductor]
- *   softmax 1024x65536   240       267        705 (H100)  [203]
- *   softmax 512x131072   388       310                    [209]
- *   softmax 256x262144   626       530        748 (H100)  [324]
- *   rmsnorm bf16 1024x65536  142   156                    [103]
- *   rmsnorm bf16 256x262144  444   295                    [126]
- * (8 blocks: 8 x 512 threads for 65536, 8 x 1024 past it, looping past
- * 131072; 16: 16 x 256, 16 x 512, 16 x 1024, measured one build earlier,
- * before the butterfly exchange and the plain loop apart; no cluster: one
- * block a row, looping, on an H100.)  Read once, but far from
- * the ceiling (52 % at best) and behind Inductor: a block's phases (load,
- * block reduction, cluster barrier, exchange) do not overlap its own
- * loads, and registers allow at most 3 such blocks a SM; bench/causes.json
- * has the details and the suspected fixes (the row in shared memory,
- * mbarrier exchanges, a long-row kernel with more elements a thread). */
+ * "Clusters").  16 is past the portable 8: the runtime takes 8 wherever 8
+ * blocks of up to 1024 threads hold the row, 16 past that (runtime/exec.c,
+ * TENSORC_CLUSTER_MAX caps it).  Measured on an H200, tc-bench, us, one
+ * call (i14rows2's first), the tree before (dc26e33) and this one (loads
+ * in flight at once, 16-bit rows 32 a thread two a register; the paired
+ * combines came later, unmeasured):
+ *                            before   after   [Inductor, another run]
+ *   softmax 1024x65536        241.8   210.1   [203]
+ *   softmax 512x131072        393.0   341.7   [209]
+ *   softmax 256x262144        636.4   626.3 (8 blocks, looping);
+ *                                     455.0 (16 blocks, 16 x 1024)  [324]
+ *   rmsnorm bf16 1024x65536   142.2    94.0   [103]
+ *   rmsnorm bf16 256x262144   452.9   143.6   [126]  (8 x 1024 x 32: held)
+ *   cross_entropy 4096x128256 2842.7 1084.9   [692]  (8 x 512 x 32)
+ * Still 47-75 % of the ceiling: a block's phases (load, block reduction,
+ * cluster barrier, exchange) do not overlap its own loads, and the blocks
+ * of one SM start in step, so they reduce together with no loads in
+ * flight; registers allow at most 3 blocks of 512 a SM.  Next: stage the
+ * next row's slice in shared memory (cp.async) while the current one
+ * reduces, with a grid of resident blocks looping over rows. */
 enum { ROW_CLUSTER = 16 };
 static const int64_t GRID_MAX = 2147483647;
 
@@ -313,6 +315,14 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
      * flight per SM (measured on an H200: bf16 rmsnorm 8 elements a
      * thread reached 2.2 TB/s, the block's syncs dominating) */
     int per = ks->vec > 1 ? 2 * ROW_ITEMS : ROW_ITEMS;
+    /* the compile budget below counts 16 a thread whatever the dtype */
+    int budget_per = per;
+    /* 16-bit floats are kept as loaded, two a register (codegen/load.c,
+     * packed): 32 a thread in the registers of 16 f32, twice the bytes in
+     * flight per thread */
+    ks->packed = ks->vec == 8 && sched_widest(k) == 2;
+    if (ks->packed)
+        per = 4 * ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
     /* rows past a block's registers: split across a cluster (sm_90), or
@@ -323,7 +333,7 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
         ks->cluster = 0;
     if (clen && len > (int64_t)1024 * per * ROW_CLUSTER)
         ks->items = 0;
-    bool big = k->work * per > UNROLLED || x->s->big;
+    bool big = k->work * budget_per > UNROLLED || x->s->big;
     if (big)
         ks->items = 0;
     if (!ks->items)
@@ -514,13 +524,16 @@ void sched_print(tc_buf *b, const sfn *s)
         if (ks->kind == SCH_COLUMNS && ks->vec > 1)
             buf_printf(b, "    %d columns a thread (one vector where contiguous and aligned)\n", ks->vec);
         if (ks->kind == SCH_ROWS && ks->items)
-            buf_printf(b, "    block sized to the row at launch (32..%d threads, %d elements each); rows "
-                          "of up to %d elements stay in registers, longer rows loop\n",
-                       ks->block[0], ks->items * ks->vec, ks->items * ks->vec * ks->block[0]);
+            buf_printf(b, "    block sized to the row at launch (32..%d threads, %d elements each%s, "
+                          "the first pass's loads all in flight at once); rows of up to %d elements "
+                          "stay in registers, longer rows loop\n",
+                       ks->block[0], ks->items * ks->vec, ks->packed ? ", two a register" : "",
+                       ks->items * ks->vec * ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->cluster)
-            buf_printf(b, "    long rows: split across a cluster of up to %d blocks on sm_90 (the "
-                          "fewest whose registers hold the row, sized at launch); elsewhere they "
-                          "loop\n", ks->cluster);
+            buf_printf(b, "    long rows: split across a cluster on sm_90 (the fewest blocks whose "
+                          "registers hold the row, sized at launch: up to 8, or up to %d where 8 "
+                          "blocks of %d threads do not hold it); elsewhere they loop\n",
+                       ks->cluster, ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->vec > 1)
             buf_printf(b, "    vector width %d along the row (rows that are a whole number of aligned "
                           "vectors)\n", ks->vec);

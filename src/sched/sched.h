@@ -56,14 +56,22 @@
  * the exchange, and the result has the same bits in every block and every
  * run.  The runtime sizes the cluster and its blocks from the row length
  * alone (runtime/exec.c: blocks of 256 threads or more, the fewest of them
- * whose registers hold the row), so a row's result does not depend on the
- * number of rows.  The kernel keeps its plain row loop for launches
- * without a cluster: before sm_90, on a driver without cuLaunchKernelEx,
- * and for rows one block holds.  Rows past the cluster's registers (past
- * 16 x 1024 x 16 elements, or 8 x 1024 x 16 where 8 blocks are the most)
- * loop and re-read each pass (L2 usually holds them); without a cluster,
- * rows past one block's registers do so too: that is the documented
- * fallback (no second kernel over partials, no online single pass).
+ * whose registers hold the row, 8 blocks of any size before 16), so a
+ * row's result does not depend on the number of rows.  The kernel keeps
+ * its plain row loop for launches without a cluster: before sm_90, on a
+ * driver without cuLaunchKernelEx, and for rows one block holds.  Rows
+ * past the cluster's registers (past 16 x 1024 x 16 elements, 32 for
+ * 16-bit floats, or 8 x 1024 x 16 where 8 blocks are the most) loop and
+ * re-read each pass (L2 usually holds them); without a cluster, rows past
+ * one block's registers do so too: that is the documented fallback (no
+ * second kernel over partials, no online single pass: not built).
+ *
+ * Registers (codegen/rows.c, load.c): the first pass issues every load of
+ * a thread's items at once (no branch around them: an item past the row's
+ * end reads the row's element 0 and its accumulations and stores are
+ * predicated off), 16-bit float vectors stay as loaded (`packed`, two
+ * elements a register, so 32 a thread), and two reductions of one pass
+ * share one set of barriers (tc_block_reduce2, tc_cluster_reduce2).
  *
  * Foreach: the one pointwise kernel of an elementwise function (every tensor
  * [*], graph.h) is scheduled over tensor groups, as multi_tensor_apply does:
@@ -110,6 +118,8 @@ typedef struct ksched {
                              * SCH_COLUMNS: kept elements a thread */
     int items;              /* SCH_ROWS: row chunks per thread kept in registers (0: looped only) */
     int block_per;          /* SCH_ROWS: the launch sizes block[0] to rowlen / block_per */
+    bool packed;            /* SCH_ROWS: 16-bit float vectors kept as loaded, two
+                             * elements a register (codegen/load.c), 32 a thread */
     int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
                              * slice each, in a thread-block cluster (0: none; see
                              * "Clusters" above) */

@@ -15,7 +15,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
     const float t1 = sqrtf(((float)((long long)(sz_E))));       // attention_scores.tc:9
     const float rcp2 = 1.0f / t1;                               // attention_scores.tc:9
     const idx_t rows = sz_B*sz_H*sz_S, len = sz_L;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -25,38 +25,39 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
         const idx_t i1 = q_ % sz_H;
         q_ /= sz_H;
         const idx_t i0 = q_;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2, 16) &&
             tc_aligned(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc6 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i3 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3); // attention_scores.tc:9
-                    pc0[j * 4 + 0] = v0.v[0];                                   // attention_scores.tc:9
-                    const float t3 = (pc0[j * 4 + 0]) * rcp2;                   // attention_scores.tc:9
-                    acc6 = tc_op_max()(acc6, t3);                               // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 1] = v0.v[1];                                   // attention_scores.tc:9
-                    const float t4 = (pc0[j * 4 + 1]) * rcp2;                   // attention_scores.tc:9
-                    acc6 = tc_op_max()(acc6, t4);                               // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 2] = v0.v[2];                                   // attention_scores.tc:9
-                    const float t5 = (pc0[j * 4 + 2]) * rcp2;                   // attention_scores.tc:9
-                    acc6 = tc_op_max()(acc6, t5);                               // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 3] = v0.v[3];                                   // attention_scores.tc:9
-                    const float t6 = (pc0[j * 4 + 3]) * rcp2;                   // attention_scores.tc:9
-                    acc6 = tc_op_max()(acc6, t6);                               // <prelude>/softmax.tc:13
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i3 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3); // attention_scores.tc:9
+                pc0[j * 4 + 0] = v0.v[0];                                   // attention_scores.tc:9
+                const float t3 = (pc0[j * 4 + 0]) * rcp2;                   // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t3) : acc6;                // <prelude>/softmax.tc:13
+                pc0[j * 4 + 1] = v0.v[1];                                   // attention_scores.tc:9
+                const float t4 = (pc0[j * 4 + 1]) * rcp2;                   // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t4) : acc6;                // <prelude>/softmax.tc:13
+                pc0[j * 4 + 2] = v0.v[2];                                   // attention_scores.tc:9
+                const float t5 = (pc0[j * 4 + 2]) * rcp2;                   // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t5) : acc6;                // <prelude>/softmax.tc:13
+                pc0[j * 4 + 3] = v0.v[3];                                   // attention_scores.tc:9
+                const float t6 = (pc0[j * 4 + 3]) * rcp2;                   // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t6) : acc6;                // <prelude>/softmax.tc:13
             }
             acc6 = tc_block_reduce(acc6, tc_op_max(), (float *)tc_smem);
             const float r6 = acc6;
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i3 = r;
                     const float t7 = (pc0[j * 4 + 0]) * rcp2;                   // attention_scores.tc:9
                     const float t8 = t7 - r6;                                   // <prelude>/softmax.tc:13
@@ -81,8 +82,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
             const float rcp22 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i3 = r;
                     const float t19 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
                     const float t20 = t19 - r6;                                 // <prelude>/softmax.tc:13
@@ -145,38 +147,39 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
         const idx_t i1 = q_ % sz_H;
         q_ /= sz_H;
         const idx_t i0 = q_;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2, 16) &&
             tc_aligned(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc6 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i3 = r;
-                    const tc_vec<float, 4> v48 = tc_vload<float, 4>(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3); // attention_scores.tc:9
-                    pc0[j * 4 + 0] = v48.v[0];                                  // attention_scores.tc:9
-                    const float t49 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
-                    acc6 = tc_op_max()(acc6, t49);                              // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 1] = v48.v[1];                                  // attention_scores.tc:9
-                    const float t50 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
-                    acc6 = tc_op_max()(acc6, t50);                              // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 2] = v48.v[2];                                  // attention_scores.tc:9
-                    const float t51 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
-                    acc6 = tc_op_max()(acc6, t51);                              // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 3] = v48.v[3];                                  // attention_scores.tc:9
-                    const float t52 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
-                    acc6 = tc_op_max()(acc6, t52);                              // <prelude>/softmax.tc:13
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i3 = r;
+                const tc_vec<float, 4> v48 = tc_vload<float, 4>(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3); // attention_scores.tc:9
+                pc0[j * 4 + 0] = v48.v[0];                                  // attention_scores.tc:9
+                const float t49 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t49) : acc6;               // <prelude>/softmax.tc:13
+                pc0[j * 4 + 1] = v48.v[1];                                  // attention_scores.tc:9
+                const float t50 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t50) : acc6;               // <prelude>/softmax.tc:13
+                pc0[j * 4 + 2] = v48.v[2];                                  // attention_scores.tc:9
+                const float t51 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t51) : acc6;               // <prelude>/softmax.tc:13
+                pc0[j * 4 + 3] = v48.v[3];                                  // attention_scores.tc:9
+                const float t52 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t52) : acc6;               // <prelude>/softmax.tc:13
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i3 = r;
                     const float t53 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
                     const float t54 = t53 - r6;                                 // <prelude>/softmax.tc:13
@@ -201,8 +204,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
             const float rcp68 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i3 = r;
                     const float t65 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
                     const float t66 = t65 - r6;                                 // <prelude>/softmax.tc:13

@@ -13,99 +13,92 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_V;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 8 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_logits + sz_V*i0, 16)) { /* the row fits in registers: read it once */
             const long long t0 = in_target[i0];                         // cross_entropy.tc:6
-            float pc0[16];
+            tc_vec<unsigned short, 8> pc0[4];
             float acc9 = (float)0;
             float acc11 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const bool t1 = ((float)((((long long)(i1))) == t0)) != 0;  // <prelude>/loss.tc:20
-                    const tc_vec<unsigned short, 8> v2 = tc_vload<unsigned short, 8>(in_logits + sz_V*i0 + i1); // cross_entropy.tc:6
-                    pc0[j * 8 + 0] = tc_bf2f(v2.v[0]);                          // cross_entropy.tc:6
-                    const float t3 = (t1 != 0.0f ? (pc0[j * 8 + 0]) : 0.0f);    // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t3);                               // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 0]);                 // <prelude>/loss.tc:22
-                    const bool t4 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 1] = tc_bf2f(v2.v[1]);                          // cross_entropy.tc:6
-                    const float t5 = (t4 != 0.0f ? (pc0[j * 8 + 1]) : 0.0f);    // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t5);                               // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 1]);                 // <prelude>/loss.tc:22
-                    const bool t6 = ((float)((((long long)(i1 + 2))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 2] = tc_bf2f(v2.v[2]);                          // cross_entropy.tc:6
-                    const float t7 = (t6 != 0.0f ? (pc0[j * 8 + 2]) : 0.0f);    // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t7);                               // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 2]);                 // <prelude>/loss.tc:22
-                    const bool t8 = ((float)((((long long)(i1 + 3))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 3] = tc_bf2f(v2.v[3]);                          // cross_entropy.tc:6
-                    const float t9 = (t8 != 0.0f ? (pc0[j * 8 + 3]) : 0.0f);    // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t9);                               // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 3]);                 // <prelude>/loss.tc:22
-                    const bool t10 = ((float)((((long long)(i1 + 4))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 4] = tc_bf2f(v2.v[4]);                          // cross_entropy.tc:6
-                    const float t11 = (t10 != 0.0f ? (pc0[j * 8 + 4]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t11);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 4]);                 // <prelude>/loss.tc:22
-                    const bool t12 = ((float)((((long long)(i1 + 5))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 5] = tc_bf2f(v2.v[5]);                          // cross_entropy.tc:6
-                    const float t13 = (t12 != 0.0f ? (pc0[j * 8 + 5]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t13);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 5]);                 // <prelude>/loss.tc:22
-                    const bool t14 = ((float)((((long long)(i1 + 6))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 6] = tc_bf2f(v2.v[6]);                          // cross_entropy.tc:6
-                    const float t15 = (t14 != 0.0f ? (pc0[j * 8 + 6]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t15);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 6]);                 // <prelude>/loss.tc:22
-                    const bool t16 = ((float)((((long long)(i1 + 7))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 7] = tc_bf2f(v2.v[7]);                          // cross_entropy.tc:6
-                    const float t17 = (t16 != 0.0f ? (pc0[j * 8 + 7]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t17);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 7]);                 // <prelude>/loss.tc:22
-                }
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 8;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const bool t1 = ((float)((((long long)(i1))) == t0)) != 0;  // <prelude>/loss.tc:20
+                const tc_vec<unsigned short, 8> v2 = tc_vload<unsigned short, 8>(in_logits + sz_V*i0 + i1); // cross_entropy.tc:6
+                pc0[j] = v2;                                                // cross_entropy.tc:6
+                const float t3 = (t1 != 0.0f ? (tc_bf2f(v2.v[0])) : 0.0f);  // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t3) : acc9;                // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v2.v[0])) : acc11; // <prelude>/loss.tc:22
+                const bool t4 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
+                const float t5 = (t4 != 0.0f ? (tc_bf2f(v2.v[1])) : 0.0f);  // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t5) : acc9;                // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v2.v[1])) : acc11; // <prelude>/loss.tc:22
+                const bool t6 = ((float)((((long long)(i1 + 2))) == t0)) != 0; // <prelude>/loss.tc:20
+                const float t7 = (t6 != 0.0f ? (tc_bf2f(v2.v[2])) : 0.0f);  // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t7) : acc9;                // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v2.v[2])) : acc11; // <prelude>/loss.tc:22
+                const bool t8 = ((float)((((long long)(i1 + 3))) == t0)) != 0; // <prelude>/loss.tc:20
+                const float t9 = (t8 != 0.0f ? (tc_bf2f(v2.v[3])) : 0.0f);  // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t9) : acc9;                // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v2.v[3])) : acc11; // <prelude>/loss.tc:22
+                const bool t10 = ((float)((((long long)(i1 + 4))) == t0)) != 0; // <prelude>/loss.tc:20
+                const float t11 = (t10 != 0.0f ? (tc_bf2f(v2.v[4])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t11) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v2.v[4])) : acc11; // <prelude>/loss.tc:22
+                const bool t12 = ((float)((((long long)(i1 + 5))) == t0)) != 0; // <prelude>/loss.tc:20
+                const float t13 = (t12 != 0.0f ? (tc_bf2f(v2.v[5])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t13) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v2.v[5])) : acc11; // <prelude>/loss.tc:22
+                const bool t14 = ((float)((((long long)(i1 + 6))) == t0)) != 0; // <prelude>/loss.tc:20
+                const float t15 = (t14 != 0.0f ? (tc_bf2f(v2.v[6])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t15) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v2.v[6])) : acc11; // <prelude>/loss.tc:22
+                const bool t16 = ((float)((((long long)(i1 + 7))) == t0)) != 0; // <prelude>/loss.tc:20
+                const float t17 = (t16 != 0.0f ? (tc_bf2f(v2.v[7])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t17) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v2.v[7])) : acc11; // <prelude>/loss.tc:22
             }
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc9, tc_op_sum(), acc11, tc_op_max(), (void *)tc_smem);
             const float r9 = acc9;
-            acc11 = tc_block_reduce(acc11, tc_op_max(), (float *)tc_smem);
             const float r11 = acc11;
             const bool t18 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
             const float t19 = (t18 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22
             float acc17 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 8;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t20 = (pc0[j * 8 + 0]) - t19;                   // <prelude>/loss.tc:22
+                    const float t20 = (tc_bf2f(pc0[j].v[0])) - t19;             // <prelude>/loss.tc:22
                     const float t21 = expf(t20);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t21);                            // <prelude>/loss.tc:22
-                    const float t22 = (pc0[j * 8 + 1]) - t19;                   // <prelude>/loss.tc:22
+                    const float t22 = (tc_bf2f(pc0[j].v[1])) - t19;             // <prelude>/loss.tc:22
                     const float t23 = expf(t22);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t23);                            // <prelude>/loss.tc:22
-                    const float t24 = (pc0[j * 8 + 2]) - t19;                   // <prelude>/loss.tc:22
+                    const float t24 = (tc_bf2f(pc0[j].v[2])) - t19;             // <prelude>/loss.tc:22
                     const float t25 = expf(t24);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t25);                            // <prelude>/loss.tc:22
-                    const float t26 = (pc0[j * 8 + 3]) - t19;                   // <prelude>/loss.tc:22
+                    const float t26 = (tc_bf2f(pc0[j].v[3])) - t19;             // <prelude>/loss.tc:22
                     const float t27 = expf(t26);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t27);                            // <prelude>/loss.tc:22
-                    const float t28 = (pc0[j * 8 + 4]) - t19;                   // <prelude>/loss.tc:22
+                    const float t28 = (tc_bf2f(pc0[j].v[4])) - t19;             // <prelude>/loss.tc:22
                     const float t29 = expf(t28);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t29);                            // <prelude>/loss.tc:22
-                    const float t30 = (pc0[j * 8 + 5]) - t19;                   // <prelude>/loss.tc:22
+                    const float t30 = (tc_bf2f(pc0[j].v[5])) - t19;             // <prelude>/loss.tc:22
                     const float t31 = expf(t30);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t31);                            // <prelude>/loss.tc:22
-                    const float t32 = (pc0[j * 8 + 6]) - t19;                   // <prelude>/loss.tc:22
+                    const float t32 = (tc_bf2f(pc0[j].v[6])) - t19;             // <prelude>/loss.tc:22
                     const float t33 = expf(t32);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t33);                            // <prelude>/loss.tc:22
-                    const float t34 = (pc0[j * 8 + 7]) - t19;                   // <prelude>/loss.tc:22
+                    const float t34 = (tc_bf2f(pc0[j].v[7])) - t19;             // <prelude>/loss.tc:22
                     const float t35 = expf(t34);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t35);                            // <prelude>/loss.tc:22
                 }
@@ -129,9 +122,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
                 acc9 = tc_op_sum()(acc9, t39);                              // <prelude>/loss.tc:20
                 acc11 = tc_op_max()(acc11, t38);                            // <prelude>/loss.tc:22
             }
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc9, tc_op_sum(), acc11, tc_op_max(), (void *)tc_smem);
             const float r9 = acc9;
-            acc11 = tc_block_reduce(acc11, tc_op_max(), (float *)tc_smem);
             const float r11 = acc11;
             const bool t41 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
             const float t42 = (t41 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22
@@ -156,94 +148,87 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 8 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 8 == 0 &&
             tc_aligned(in_logits + sz_V*i0, 16)) { /* the row fits in registers: read it once */
             const long long t45 = in_target[i0];                        // cross_entropy.tc:6
-            float pc0[16];
+            tc_vec<unsigned short, 8> pc0[4];
             float acc9 = (float)0;
             float acc11 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const bool t46 = ((float)((((long long)(i1))) == t45)) != 0; // <prelude>/loss.tc:20
-                    const tc_vec<unsigned short, 8> v47 = tc_vload<unsigned short, 8>(in_logits + sz_V*i0 + i1); // cross_entropy.tc:6
-                    pc0[j * 8 + 0] = tc_bf2f(v47.v[0]);                         // cross_entropy.tc:6
-                    const float t48 = (t46 != 0.0f ? (pc0[j * 8 + 0]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t48);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 0]);                 // <prelude>/loss.tc:22
-                    const bool t49 = ((float)((((long long)(i1 + 1))) == t45)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 1] = tc_bf2f(v47.v[1]);                         // cross_entropy.tc:6
-                    const float t50 = (t49 != 0.0f ? (pc0[j * 8 + 1]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t50);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 1]);                 // <prelude>/loss.tc:22
-                    const bool t51 = ((float)((((long long)(i1 + 2))) == t45)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 2] = tc_bf2f(v47.v[2]);                         // cross_entropy.tc:6
-                    const float t52 = (t51 != 0.0f ? (pc0[j * 8 + 2]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t52);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 2]);                 // <prelude>/loss.tc:22
-                    const bool t53 = ((float)((((long long)(i1 + 3))) == t45)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 3] = tc_bf2f(v47.v[3]);                         // cross_entropy.tc:6
-                    const float t54 = (t53 != 0.0f ? (pc0[j * 8 + 3]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t54);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 3]);                 // <prelude>/loss.tc:22
-                    const bool t55 = ((float)((((long long)(i1 + 4))) == t45)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 4] = tc_bf2f(v47.v[4]);                         // cross_entropy.tc:6
-                    const float t56 = (t55 != 0.0f ? (pc0[j * 8 + 4]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t56);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 4]);                 // <prelude>/loss.tc:22
-                    const bool t57 = ((float)((((long long)(i1 + 5))) == t45)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 5] = tc_bf2f(v47.v[5]);                         // cross_entropy.tc:6
-                    const float t58 = (t57 != 0.0f ? (pc0[j * 8 + 5]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t58);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 5]);                 // <prelude>/loss.tc:22
-                    const bool t59 = ((float)((((long long)(i1 + 6))) == t45)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 6] = tc_bf2f(v47.v[6]);                         // cross_entropy.tc:6
-                    const float t60 = (t59 != 0.0f ? (pc0[j * 8 + 6]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t60);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 6]);                 // <prelude>/loss.tc:22
-                    const bool t61 = ((float)((((long long)(i1 + 7))) == t45)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 8 + 7] = tc_bf2f(v47.v[7]);                         // cross_entropy.tc:6
-                    const float t62 = (t61 != 0.0f ? (pc0[j * 8 + 7]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_op_sum()(acc9, t62);                              // <prelude>/loss.tc:20
-                    acc11 = tc_op_max()(acc11, pc0[j * 8 + 7]);                 // <prelude>/loss.tc:22
-                }
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const bool t46 = ((float)((((long long)(i1))) == t45)) != 0; // <prelude>/loss.tc:20
+                const tc_vec<unsigned short, 8> v47 = tc_vload<unsigned short, 8>(in_logits + sz_V*i0 + i1); // cross_entropy.tc:6
+                pc0[j] = v47;                                               // cross_entropy.tc:6
+                const float t48 = (t46 != 0.0f ? (tc_bf2f(v47.v[0])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t48) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v47.v[0])) : acc11; // <prelude>/loss.tc:22
+                const bool t49 = ((float)((((long long)(i1 + 1))) == t45)) != 0; // <prelude>/loss.tc:20
+                const float t50 = (t49 != 0.0f ? (tc_bf2f(v47.v[1])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t50) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v47.v[1])) : acc11; // <prelude>/loss.tc:22
+                const bool t51 = ((float)((((long long)(i1 + 2))) == t45)) != 0; // <prelude>/loss.tc:20
+                const float t52 = (t51 != 0.0f ? (tc_bf2f(v47.v[2])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t52) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v47.v[2])) : acc11; // <prelude>/loss.tc:22
+                const bool t53 = ((float)((((long long)(i1 + 3))) == t45)) != 0; // <prelude>/loss.tc:20
+                const float t54 = (t53 != 0.0f ? (tc_bf2f(v47.v[3])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t54) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v47.v[3])) : acc11; // <prelude>/loss.tc:22
+                const bool t55 = ((float)((((long long)(i1 + 4))) == t45)) != 0; // <prelude>/loss.tc:20
+                const float t56 = (t55 != 0.0f ? (tc_bf2f(v47.v[4])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t56) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v47.v[4])) : acc11; // <prelude>/loss.tc:22
+                const bool t57 = ((float)((((long long)(i1 + 5))) == t45)) != 0; // <prelude>/loss.tc:20
+                const float t58 = (t57 != 0.0f ? (tc_bf2f(v47.v[5])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t58) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v47.v[5])) : acc11; // <prelude>/loss.tc:22
+                const bool t59 = ((float)((((long long)(i1 + 6))) == t45)) != 0; // <prelude>/loss.tc:20
+                const float t60 = (t59 != 0.0f ? (tc_bf2f(v47.v[6])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t60) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v47.v[6])) : acc11; // <prelude>/loss.tc:22
+                const bool t61 = ((float)((((long long)(i1 + 7))) == t45)) != 0; // <prelude>/loss.tc:20
+                const float t62 = (t61 != 0.0f ? (tc_bf2f(v47.v[7])) : 0.0f); // <prelude>/loss.tc:20
+                acc9 = tc_in ? tc_op_sum()(acc9, t62) : acc9;               // <prelude>/loss.tc:20
+                acc11 = tc_in ? tc_op_max()(acc11, tc_bf2f(v47.v[7])) : acc11; // <prelude>/loss.tc:22
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_sum(), acc11, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
             const bool t63 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
             const float t64 = (t63 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22
             float acc17 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t65 = (pc0[j * 8 + 0]) - t64;                   // <prelude>/loss.tc:22
+                    const float t65 = (tc_bf2f(pc0[j].v[0])) - t64;             // <prelude>/loss.tc:22
                     const float t66 = expf(t65);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t66);                            // <prelude>/loss.tc:22
-                    const float t67 = (pc0[j * 8 + 1]) - t64;                   // <prelude>/loss.tc:22
+                    const float t67 = (tc_bf2f(pc0[j].v[1])) - t64;             // <prelude>/loss.tc:22
                     const float t68 = expf(t67);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t68);                            // <prelude>/loss.tc:22
-                    const float t69 = (pc0[j * 8 + 2]) - t64;                   // <prelude>/loss.tc:22
+                    const float t69 = (tc_bf2f(pc0[j].v[2])) - t64;             // <prelude>/loss.tc:22
                     const float t70 = expf(t69);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t70);                            // <prelude>/loss.tc:22
-                    const float t71 = (pc0[j * 8 + 3]) - t64;                   // <prelude>/loss.tc:22
+                    const float t71 = (tc_bf2f(pc0[j].v[3])) - t64;             // <prelude>/loss.tc:22
                     const float t72 = expf(t71);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t72);                            // <prelude>/loss.tc:22
-                    const float t73 = (pc0[j * 8 + 4]) - t64;                   // <prelude>/loss.tc:22
+                    const float t73 = (tc_bf2f(pc0[j].v[4])) - t64;             // <prelude>/loss.tc:22
                     const float t74 = expf(t73);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t74);                            // <prelude>/loss.tc:22
-                    const float t75 = (pc0[j * 8 + 5]) - t64;                   // <prelude>/loss.tc:22
+                    const float t75 = (tc_bf2f(pc0[j].v[5])) - t64;             // <prelude>/loss.tc:22
                     const float t76 = expf(t75);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t76);                            // <prelude>/loss.tc:22
-                    const float t77 = (pc0[j * 8 + 6]) - t64;                   // <prelude>/loss.tc:22
+                    const float t77 = (tc_bf2f(pc0[j].v[6])) - t64;             // <prelude>/loss.tc:22
                     const float t78 = expf(t77);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t78);                            // <prelude>/loss.tc:22
-                    const float t79 = (pc0[j * 8 + 7]) - t64;                   // <prelude>/loss.tc:22
+                    const float t79 = (tc_bf2f(pc0[j].v[7])) - t64;             // <prelude>/loss.tc:22
                     const float t80 = expf(t79);                                // <prelude>/loss.tc:22
                     acc17 = tc_op_sum()(acc17, t80);                            // <prelude>/loss.tc:22
                 }
@@ -267,9 +252,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
                 acc9 = tc_op_sum()(acc9, t84);                              // <prelude>/loss.tc:20
                 acc11 = tc_op_max()(acc11, t83);                            // <prelude>/loss.tc:22
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_sum(), acc11, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
             const bool t86 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:22
             const float t87 = (t86 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:22

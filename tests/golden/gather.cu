@@ -183,50 +183,48 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_C;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
             tc_aligned(buf7 + sz_C*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 4> pc0[4];
             float acc3 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_C*i0 + i1); // gather.tc:14
-                    pc0[j * 4 + 0] = tc_h2f(v0.v[0]);                           // gather.tc:14
-                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 1] = tc_h2f(v0.v[1]);                           // gather.tc:14
-                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 2] = tc_h2f(v0.v[2]);                           // gather.tc:14
-                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 3] = tc_h2f(v0.v[3]);                           // gather.tc:14
-                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:13
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_C*i0 + i1); // gather.tc:14
+                pc0[j] = v0;                                                // gather.tc:14
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v0.v[0])) : acc3;   // <prelude>/softmax.tc:13
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v0.v[1])) : acc3;   // <prelude>/softmax.tc:13
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v0.v[2])) : acc3;   // <prelude>/softmax.tc:13
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v0.v[3])) : acc3;   // <prelude>/softmax.tc:13
             }
             acc3 = tc_block_reduce(acc3, tc_op_max(), (float *)tc_smem);
             const float r3 = acc3;
             float acc6 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t1 = (pc0[j * 4 + 0]) - r3;                     // <prelude>/softmax.tc:13
+                    const float t1 = (tc_h2f(pc0[j].v[0])) - r3;                // <prelude>/softmax.tc:13
                     const float t2 = expf(t1);                                  // <prelude>/softmax.tc:13
                     acc6 = tc_op_sum()(acc6, t2);                               // <prelude>/softmax.tc:14
-                    const float t3 = (pc0[j * 4 + 1]) - r3;                     // <prelude>/softmax.tc:13
+                    const float t3 = (tc_h2f(pc0[j].v[1])) - r3;                // <prelude>/softmax.tc:13
                     const float t4 = expf(t3);                                  // <prelude>/softmax.tc:13
                     acc6 = tc_op_sum()(acc6, t4);                               // <prelude>/softmax.tc:14
-                    const float t5 = (pc0[j * 4 + 2]) - r3;                     // <prelude>/softmax.tc:13
+                    const float t5 = (tc_h2f(pc0[j].v[2])) - r3;                // <prelude>/softmax.tc:13
                     const float t6 = expf(t5);                                  // <prelude>/softmax.tc:13
                     acc6 = tc_op_sum()(acc6, t6);                               // <prelude>/softmax.tc:14
-                    const float t7 = (pc0[j * 4 + 3]) - r3;                     // <prelude>/softmax.tc:13
+                    const float t7 = (tc_h2f(pc0[j].v[3])) - r3;                // <prelude>/softmax.tc:13
                     const float t8 = expf(t7);                                  // <prelude>/softmax.tc:13
                     acc6 = tc_op_sum()(acc6, t8);                               // <prelude>/softmax.tc:14
                 }
@@ -236,19 +234,20 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_
             const float rcp11 = 1.0f / r6;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t9 = (pc0[j * 4 + 0]) - r3;                     // <prelude>/softmax.tc:13
+                    const float t9 = (tc_h2f(pc0[j].v[0])) - r3;                // <prelude>/softmax.tc:13
                     const float t10 = expf(t9);                                 // <prelude>/softmax.tc:13
                     const float t12 = t10 * rcp11;                              // <prelude>/softmax.tc:14
-                    const float t13 = (pc0[j * 4 + 1]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t13 = (tc_h2f(pc0[j].v[1])) - r3;               // <prelude>/softmax.tc:13
                     const float t14 = expf(t13);                                // <prelude>/softmax.tc:13
                     const float t15 = t14 * rcp11;                              // <prelude>/softmax.tc:14
-                    const float t16 = (pc0[j * 4 + 2]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t16 = (tc_h2f(pc0[j].v[2])) - r3;               // <prelude>/softmax.tc:13
                     const float t17 = expf(t16);                                // <prelude>/softmax.tc:13
                     const float t18 = t17 * rcp11;                              // <prelude>/softmax.tc:14
-                    const float t19 = (pc0[j * 4 + 3]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t19 = (tc_h2f(pc0[j].v[3])) - r3;               // <prelude>/softmax.tc:13
                     const float t20 = expf(t19);                                // <prelude>/softmax.tc:13
                     const float t21 = t20 * rcp11;                              // <prelude>/softmax.tc:14
                     tc_vstore<float, 4>(buf7 + sz_C*i0 + i1, {{t12, t15, t18, t21}}); // <prelude>/softmax.tc:14
@@ -288,45 +287,43 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
             tc_aligned(buf7 + sz_C*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 4> pc0[4];
             float acc3 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 4> v31 = tc_vload<unsigned short, 4>(in_x + sz_C*i0 + i1); // gather.tc:14
-                    pc0[j * 4 + 0] = tc_h2f(v31.v[0]);                          // gather.tc:14
-                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 1] = tc_h2f(v31.v[1]);                          // gather.tc:14
-                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 2] = tc_h2f(v31.v[2]);                          // gather.tc:14
-                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 3] = tc_h2f(v31.v[3]);                          // gather.tc:14
-                    acc3 = tc_op_max()(acc3, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:13
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 4> v31 = tc_vload<unsigned short, 4>(in_x + sz_C*i0 + i1); // gather.tc:14
+                pc0[j] = v31;                                               // gather.tc:14
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v31.v[0])) : acc3;  // <prelude>/softmax.tc:13
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v31.v[1])) : acc3;  // <prelude>/softmax.tc:13
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v31.v[2])) : acc3;  // <prelude>/softmax.tc:13
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v31.v[3])) : acc3;  // <prelude>/softmax.tc:13
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
             float acc6 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t32 = (pc0[j * 4 + 0]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t32 = (tc_h2f(pc0[j].v[0])) - r3;               // <prelude>/softmax.tc:13
                     const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
                     acc6 = tc_op_sum()(acc6, t33);                              // <prelude>/softmax.tc:14
-                    const float t34 = (pc0[j * 4 + 1]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t34 = (tc_h2f(pc0[j].v[1])) - r3;               // <prelude>/softmax.tc:13
                     const float t35 = expf(t34);                                // <prelude>/softmax.tc:13
                     acc6 = tc_op_sum()(acc6, t35);                              // <prelude>/softmax.tc:14
-                    const float t36 = (pc0[j * 4 + 2]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t36 = (tc_h2f(pc0[j].v[2])) - r3;               // <prelude>/softmax.tc:13
                     const float t37 = expf(t36);                                // <prelude>/softmax.tc:13
                     acc6 = tc_op_sum()(acc6, t37);                              // <prelude>/softmax.tc:14
-                    const float t38 = (pc0[j * 4 + 3]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t38 = (tc_h2f(pc0[j].v[3])) - r3;               // <prelude>/softmax.tc:13
                     const float t39 = expf(t38);                                // <prelude>/softmax.tc:13
                     acc6 = tc_op_sum()(acc6, t39);                              // <prelude>/softmax.tc:14
                 }
@@ -336,19 +333,20 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_
             const float rcp42 = 1.0f / r6;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t40 = (pc0[j * 4 + 0]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t40 = (tc_h2f(pc0[j].v[0])) - r3;               // <prelude>/softmax.tc:13
                     const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
                     const float t43 = t41 * rcp42;                              // <prelude>/softmax.tc:14
-                    const float t44 = (pc0[j * 4 + 1]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t44 = (tc_h2f(pc0[j].v[1])) - r3;               // <prelude>/softmax.tc:13
                     const float t45 = expf(t44);                                // <prelude>/softmax.tc:13
                     const float t46 = t45 * rcp42;                              // <prelude>/softmax.tc:14
-                    const float t47 = (pc0[j * 4 + 2]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t47 = (tc_h2f(pc0[j].v[2])) - r3;               // <prelude>/softmax.tc:13
                     const float t48 = expf(t47);                                // <prelude>/softmax.tc:13
                     const float t49 = t48 * rcp42;                              // <prelude>/softmax.tc:14
-                    const float t50 = (pc0[j * 4 + 3]) - r3;                    // <prelude>/softmax.tc:13
+                    const float t50 = (tc_h2f(pc0[j].v[3])) - r3;               // <prelude>/softmax.tc:13
                     const float t51 = expf(t50);                                // <prelude>/softmax.tc:13
                     const float t52 = t51 * rcp42;                              // <prelude>/softmax.tc:14
                     tc_vstore<float, 4>(buf7 + sz_C*i0 + i1, {{t43, t46, t49, t52}}); // <prelude>/softmax.tc:14
@@ -440,12 +438,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_C;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 2 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 2 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
             tc_aligned(out_h + sz_C*i0, 16)) { /* the row fits in registers: read it once */
             const int t0 = in_t[i0];                                    // gather.tc:17
@@ -453,26 +451,27 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const bool t1 = ((float)((((long long)(i1))) == ((long long)t0))) != 0; // gather.tc:18
-                    const tc_vec<float, 2> v2 = tc_vload<float, 2>(in_x + sz_C*i0 + i1); // gather.tc:17
-                    pc0[j * 2 + 0] = v2.v[0];                                   // gather.tc:17
-                    const float t3 = (t1 != 0.0f ? (pc0[j * 2 + 0]) : 0.0f);    // gather.tc:19
-                    acc9 = tc_op_sum()(acc9, t3);                               // gather.tc:19
-                    const bool t4 = ((float)((((long long)(i1 + 1))) == ((long long)t0))) != 0; // gather.tc:18
-                    pc0[j * 2 + 1] = v2.v[1];                                   // gather.tc:17
-                    const float t5 = (t4 != 0.0f ? (pc0[j * 2 + 1]) : 0.0f);    // gather.tc:19
-                    acc9 = tc_op_sum()(acc9, t5);                               // gather.tc:19
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 2;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const bool t1 = ((float)((((long long)(i1))) == ((long long)t0))) != 0; // gather.tc:18
+                const tc_vec<float, 2> v2 = tc_vload<float, 2>(in_x + sz_C*i0 + i1); // gather.tc:17
+                pc0[j * 2 + 0] = v2.v[0];                                   // gather.tc:17
+                const float t3 = (t1 != 0.0f ? (pc0[j * 2 + 0]) : 0.0f);    // gather.tc:19
+                acc9 = tc_in ? tc_op_sum()(acc9, t3) : acc9;                // gather.tc:19
+                const bool t4 = ((float)((((long long)(i1 + 1))) == ((long long)t0))) != 0; // gather.tc:18
+                pc0[j * 2 + 1] = v2.v[1];                                   // gather.tc:17
+                const float t5 = (t4 != 0.0f ? (pc0[j * 2 + 1]) : 0.0f);    // gather.tc:19
+                acc9 = tc_in ? tc_op_sum()(acc9, t5) : acc9;                // gather.tc:19
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 2;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 2;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const bool t6 = ((float)((((long long)(i1))) == ((long long)t0))) != 0; // gather.tc:18
                     const long long t7 = (long long)t6;                         // gather.tc:19
@@ -514,7 +513,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 2 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 2 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
             tc_aligned(out_h + sz_C*i0, 16)) { /* the row fits in registers: read it once */
             const int t19 = in_t[i0];                                   // gather.tc:17
@@ -522,26 +521,27 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 2;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const bool t20 = ((float)((((long long)(i1))) == ((long long)t19))) != 0; // gather.tc:18
-                    const tc_vec<float, 2> v21 = tc_vload<float, 2>(in_x + sz_C*i0 + i1); // gather.tc:17
-                    pc0[j * 2 + 0] = v21.v[0];                                  // gather.tc:17
-                    const float t22 = (t20 != 0.0f ? (pc0[j * 2 + 0]) : 0.0f);  // gather.tc:19
-                    acc9 = tc_op_sum()(acc9, t22);                              // gather.tc:19
-                    const bool t23 = ((float)((((long long)(i1 + 1))) == ((long long)t19))) != 0; // gather.tc:18
-                    pc0[j * 2 + 1] = v21.v[1];                                  // gather.tc:17
-                    const float t24 = (t23 != 0.0f ? (pc0[j * 2 + 1]) : 0.0f);  // gather.tc:19
-                    acc9 = tc_op_sum()(acc9, t24);                              // gather.tc:19
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 2;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const bool t20 = ((float)((((long long)(i1))) == ((long long)t19))) != 0; // gather.tc:18
+                const tc_vec<float, 2> v21 = tc_vload<float, 2>(in_x + sz_C*i0 + i1); // gather.tc:17
+                pc0[j * 2 + 0] = v21.v[0];                                  // gather.tc:17
+                const float t22 = (t20 != 0.0f ? (pc0[j * 2 + 0]) : 0.0f);  // gather.tc:19
+                acc9 = tc_in ? tc_op_sum()(acc9, t22) : acc9;               // gather.tc:19
+                const bool t23 = ((float)((((long long)(i1 + 1))) == ((long long)t19))) != 0; // gather.tc:18
+                pc0[j * 2 + 1] = v21.v[1];                                  // gather.tc:17
+                const float t24 = (t23 != 0.0f ? (pc0[j * 2 + 1]) : 0.0f);  // gather.tc:19
+                acc9 = tc_in ? tc_op_sum()(acc9, t24) : acc9;               // gather.tc:19
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 2;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 2;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const bool t25 = ((float)((((long long)(i1))) == ((long long)t19))) != 0; // gather.tc:18
                     const long long t26 = (long long)t25;                       // gather.tc:19

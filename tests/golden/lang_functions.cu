@@ -11,30 +11,30 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:9
-                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:9
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:9
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:9
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:9
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_functions.tc:10
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:9
+                pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:9
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_functions.tc:10
+                pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:9
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_functions.tc:10
+                pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:9
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_functions.tc:10
+                pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:9
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_functions.tc:10
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
             const float r1 = acc1;
@@ -42,8 +42,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
             float acc7 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - t1;                     // lang_functions.tc:11
                     const float t3 = powf(t2, 2.0f);                            // lang_functions.tc:11
@@ -97,25 +98,25 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:9
-                    pc0[j * 4 + 0] = v17.v[0];                                  // lang_functions.tc:9
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 1] = v17.v[1];                                  // lang_functions.tc:9
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 2] = v17.v[2];                                  // lang_functions.tc:9
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 3] = v17.v[3];                                  // lang_functions.tc:9
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_functions.tc:10
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:9
+                pc0[j * 4 + 0] = v17.v[0];                                  // lang_functions.tc:9
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_functions.tc:10
+                pc0[j * 4 + 1] = v17.v[1];                                  // lang_functions.tc:9
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_functions.tc:10
+                pc0[j * 4 + 2] = v17.v[2];                                  // lang_functions.tc:9
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_functions.tc:10
+                pc0[j * 4 + 3] = v17.v[3];                                  // lang_functions.tc:9
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_functions.tc:10
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
@@ -123,8 +124,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
             float acc7 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t19 = (pc0[j * 4 + 0]) - t18;                   // lang_functions.tc:11
                     const float t20 = powf(t19, 2.0f);                          // lang_functions.tc:11
@@ -191,12 +193,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
@@ -205,19 +207,19 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
             float acc3 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:15
-                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:15
-                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 0]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:15
-                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 1]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:15
-                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 2]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:15
-                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 3]);                   // lang_functions.tc:10
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:15
+                pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:15
+                acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 0]) : acc3;    // lang_functions.tc:10
+                pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:15
+                acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 1]) : acc3;    // lang_functions.tc:10
+                pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:15
+                acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 2]) : acc3;    // lang_functions.tc:10
+                pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:15
+                acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 3]) : acc3;    // lang_functions.tc:10
             }
             acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
             const float r3 = acc3;
@@ -225,8 +227,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - t1;                     // lang_functions.tc:11
                     const float t3 = powf(t2, 2.0f);                            // lang_functions.tc:11
@@ -247,80 +250,79 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
             const float t11 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             const float t12 = t11 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
             const float t13 = rsqrtf(t12);                              // lang_functions.tc:17
-            float pc1[16];
-            float pc2[16];
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t10 = (pc0[j * 4 + 0]) - t1;                    // lang_functions.tc:11
                     const float t14 = t10 * t13;                                // lang_functions.tc:17
                     const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:15
-                    pc1[j * 4 + 0] = v15.v[0];                                  // lang_functions.tc:15
-                    const float t16 = t14 * (pc1[j * 4 + 0]);                   // lang_functions.tc:6
-                    const float t17 = t16 * 2.0f;                               // lang_functions.tc:6
-                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:15
-                    pc2[j * 4 + 0] = v18.v[0];                                  // lang_functions.tc:15
-                    const float t19 = t17 + (pc2[j * 4 + 0]);                   // lang_functions.tc:6
-                    const float t20 = (pc0[j * 4 + 1]) - t1;                    // lang_functions.tc:11
-                    const float t21 = t20 * t13;                                // lang_functions.tc:17
-                    pc1[j * 4 + 1] = v15.v[1];                                  // lang_functions.tc:15
-                    const float t22 = t21 * (pc1[j * 4 + 1]);                   // lang_functions.tc:6
-                    const float t23 = t22 * 2.0f;                               // lang_functions.tc:6
-                    pc2[j * 4 + 1] = v18.v[1];                                  // lang_functions.tc:15
-                    const float t24 = t23 + (pc2[j * 4 + 1]);                   // lang_functions.tc:6
-                    const float t25 = (pc0[j * 4 + 2]) - t1;                    // lang_functions.tc:11
-                    const float t26 = t25 * t13;                                // lang_functions.tc:17
-                    pc1[j * 4 + 2] = v15.v[2];                                  // lang_functions.tc:15
-                    const float t27 = t26 * (pc1[j * 4 + 2]);                   // lang_functions.tc:6
-                    const float t28 = t27 * 2.0f;                               // lang_functions.tc:6
-                    pc2[j * 4 + 2] = v18.v[2];                                  // lang_functions.tc:15
-                    const float t29 = t28 + (pc2[j * 4 + 2]);                   // lang_functions.tc:6
-                    const float t30 = (pc0[j * 4 + 3]) - t1;                    // lang_functions.tc:11
-                    const float t31 = t30 * t13;                                // lang_functions.tc:17
-                    pc1[j * 4 + 3] = v15.v[3];                                  // lang_functions.tc:15
-                    const float t32 = t31 * (pc1[j * 4 + 3]);                   // lang_functions.tc:6
+                    const float t16 = v15.v[0];                                 // lang_functions.tc:15
+                    const float t17 = t14 * t16;                                // lang_functions.tc:6
+                    const float t18 = t17 * 2.0f;                               // lang_functions.tc:6
+                    const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:15
+                    const float t20 = v19.v[0];                                 // lang_functions.tc:15
+                    const float t21 = t18 + t20;                                // lang_functions.tc:6
+                    const float t22 = (pc0[j * 4 + 1]) - t1;                    // lang_functions.tc:11
+                    const float t23 = t22 * t13;                                // lang_functions.tc:17
+                    const float t24 = v15.v[1];                                 // lang_functions.tc:15
+                    const float t25 = t23 * t24;                                // lang_functions.tc:6
+                    const float t26 = t25 * 2.0f;                               // lang_functions.tc:6
+                    const float t27 = v19.v[1];                                 // lang_functions.tc:15
+                    const float t28 = t26 + t27;                                // lang_functions.tc:6
+                    const float t29 = (pc0[j * 4 + 2]) - t1;                    // lang_functions.tc:11
+                    const float t30 = t29 * t13;                                // lang_functions.tc:17
+                    const float t31 = v15.v[2];                                 // lang_functions.tc:15
+                    const float t32 = t30 * t31;                                // lang_functions.tc:6
                     const float t33 = t32 * 2.0f;                               // lang_functions.tc:6
-                    pc2[j * 4 + 3] = v18.v[3];                                  // lang_functions.tc:15
-                    const float t34 = t33 + (pc2[j * 4 + 3]);                   // lang_functions.tc:6
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t19, t24, t29, t34}}); // lang_functions.tc:6
+                    const float t34 = v19.v[2];                                 // lang_functions.tc:15
+                    const float t35 = t33 + t34;                                // lang_functions.tc:6
+                    const float t36 = (pc0[j * 4 + 3]) - t1;                    // lang_functions.tc:11
+                    const float t37 = t36 * t13;                                // lang_functions.tc:17
+                    const float t38 = v15.v[3];                                 // lang_functions.tc:15
+                    const float t39 = t37 * t38;                                // lang_functions.tc:6
+                    const float t40 = t39 * 2.0f;                               // lang_functions.tc:6
+                    const float t41 = v19.v[3];                                 // lang_functions.tc:15
+                    const float t42 = t40 + t41;                                // lang_functions.tc:6
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t21, t28, t35, t42}}); // lang_functions.tc:6
                 }
             }
         } else {
             float acc3 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t35 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
-                acc3 = tc_op_sum()(acc3, t35);                              // lang_functions.tc:10
+                const float t43 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
+                acc3 = tc_op_sum()(acc3, t43);                              // lang_functions.tc:10
             }
             acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
             const float r3 = acc3;
-            const float t37 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
+            const float t45 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc9 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t36 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
-                const float t38 = t36 - t37;                                // lang_functions.tc:11
-                const float t39 = powf(t38, 2.0f);                          // lang_functions.tc:11
-                acc9 = tc_op_sum()(acc9, t39);                              // lang_functions.tc:11
+                const float t44 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
+                const float t46 = t44 - t45;                                // lang_functions.tc:11
+                const float t47 = powf(t46, 2.0f);                          // lang_functions.tc:11
+                acc9 = tc_op_sum()(acc9, t47);                              // lang_functions.tc:11
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
-            const float t42 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
-            const float t43 = t42 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
-            const float t44 = rsqrtf(t43);                              // lang_functions.tc:17
+            const float t50 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
+            const float t51 = t50 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
+            const float t52 = rsqrtf(t51);                              // lang_functions.tc:17
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t40 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
-                const float t41 = t40 - t37;                                // lang_functions.tc:11
-                const float t45 = t41 * t44;                                // lang_functions.tc:17
-                const float t46 = in_w[i1];                                 // lang_functions.tc:15
-                const float t47 = t45 * t46;                                // lang_functions.tc:6
-                const float t48 = t47 * 2.0f;                               // lang_functions.tc:6
-                const float t49 = in_b[i1];                                 // lang_functions.tc:15
-                const float t50 = t48 + t49;                                // lang_functions.tc:6
-                out_out[sz_D*i0 + i1] = t50;                                // lang_functions.tc:6
+                const float t48 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
+                const float t49 = t48 - t45;                                // lang_functions.tc:11
+                const float t53 = t49 * t52;                                // lang_functions.tc:17
+                const float t54 = in_w[i1];                                 // lang_functions.tc:15
+                const float t55 = t53 * t54;                                // lang_functions.tc:6
+                const float t56 = t55 * 2.0f;                               // lang_functions.tc:6
+                const float t57 = in_b[i1];                                 // lang_functions.tc:15
+                const float t58 = t56 + t57;                                // lang_functions.tc:6
+                out_out[sz_D*i0 + i1] = t58;                                // lang_functions.tc:6
             }
         }
     }
@@ -328,7 +330,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
@@ -337,122 +339,122 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
             float acc3 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v51 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:15
-                    pc0[j * 4 + 0] = v51.v[0];                                  // lang_functions.tc:15
-                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 0]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 1] = v51.v[1];                                  // lang_functions.tc:15
-                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 1]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 2] = v51.v[2];                                  // lang_functions.tc:15
-                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 2]);                   // lang_functions.tc:10
-                    pc0[j * 4 + 3] = v51.v[3];                                  // lang_functions.tc:15
-                    acc3 = tc_op_sum()(acc3, pc0[j * 4 + 3]);                   // lang_functions.tc:10
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v59 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:15
+                pc0[j * 4 + 0] = v59.v[0];                                  // lang_functions.tc:15
+                acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 0]) : acc3;    // lang_functions.tc:10
+                pc0[j * 4 + 1] = v59.v[1];                                  // lang_functions.tc:15
+                acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 1]) : acc3;    // lang_functions.tc:10
+                pc0[j * 4 + 2] = v59.v[2];                                  // lang_functions.tc:15
+                acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 2]) : acc3;    // lang_functions.tc:10
+                pc0[j * 4 + 3] = v59.v[3];                                  // lang_functions.tc:15
+                acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 3]) : acc3;    // lang_functions.tc:10
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
-            const float t52 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
+            const float t60 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t53 = (pc0[j * 4 + 0]) - t52;                   // lang_functions.tc:11
-                    const float t54 = powf(t53, 2.0f);                          // lang_functions.tc:11
-                    acc9 = tc_op_sum()(acc9, t54);                              // lang_functions.tc:11
-                    const float t55 = (pc0[j * 4 + 1]) - t52;                   // lang_functions.tc:11
-                    const float t56 = powf(t55, 2.0f);                          // lang_functions.tc:11
-                    acc9 = tc_op_sum()(acc9, t56);                              // lang_functions.tc:11
-                    const float t57 = (pc0[j * 4 + 2]) - t52;                   // lang_functions.tc:11
-                    const float t58 = powf(t57, 2.0f);                          // lang_functions.tc:11
-                    acc9 = tc_op_sum()(acc9, t58);                              // lang_functions.tc:11
-                    const float t59 = (pc0[j * 4 + 3]) - t52;                   // lang_functions.tc:11
-                    const float t60 = powf(t59, 2.0f);                          // lang_functions.tc:11
-                    acc9 = tc_op_sum()(acc9, t60);                              // lang_functions.tc:11
+                    const float t61 = (pc0[j * 4 + 0]) - t60;                   // lang_functions.tc:11
+                    const float t62 = powf(t61, 2.0f);                          // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t62);                              // lang_functions.tc:11
+                    const float t63 = (pc0[j * 4 + 1]) - t60;                   // lang_functions.tc:11
+                    const float t64 = powf(t63, 2.0f);                          // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t64);                              // lang_functions.tc:11
+                    const float t65 = (pc0[j * 4 + 2]) - t60;                   // lang_functions.tc:11
+                    const float t66 = powf(t65, 2.0f);                          // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t66);                              // lang_functions.tc:11
+                    const float t67 = (pc0[j * 4 + 3]) - t60;                   // lang_functions.tc:11
+                    const float t68 = powf(t67, 2.0f);                          // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t68);                              // lang_functions.tc:11
                 }
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t62 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
-            const float t63 = t62 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
-            const float t64 = rsqrtf(t63);                              // lang_functions.tc:17
-            float pc1[16];
-            float pc2[16];
+            const float t70 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
+            const float t71 = t70 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
+            const float t72 = rsqrtf(t71);                              // lang_functions.tc:17
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t61 = (pc0[j * 4 + 0]) - t52;                   // lang_functions.tc:11
-                    const float t65 = t61 * t64;                                // lang_functions.tc:17
-                    const tc_vec<float, 4> v66 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:15
-                    pc1[j * 4 + 0] = v66.v[0];                                  // lang_functions.tc:15
-                    const float t67 = t65 * (pc1[j * 4 + 0]);                   // lang_functions.tc:6
-                    const float t68 = t67 * 2.0f;                               // lang_functions.tc:6
-                    const tc_vec<float, 4> v69 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:15
-                    pc2[j * 4 + 0] = v69.v[0];                                  // lang_functions.tc:15
-                    const float t70 = t68 + (pc2[j * 4 + 0]);                   // lang_functions.tc:6
-                    const float t71 = (pc0[j * 4 + 1]) - t52;                   // lang_functions.tc:11
-                    const float t72 = t71 * t64;                                // lang_functions.tc:17
-                    pc1[j * 4 + 1] = v66.v[1];                                  // lang_functions.tc:15
-                    const float t73 = t72 * (pc1[j * 4 + 1]);                   // lang_functions.tc:6
-                    const float t74 = t73 * 2.0f;                               // lang_functions.tc:6
-                    pc2[j * 4 + 1] = v69.v[1];                                  // lang_functions.tc:15
-                    const float t75 = t74 + (pc2[j * 4 + 1]);                   // lang_functions.tc:6
-                    const float t76 = (pc0[j * 4 + 2]) - t52;                   // lang_functions.tc:11
-                    const float t77 = t76 * t64;                                // lang_functions.tc:17
-                    pc1[j * 4 + 2] = v66.v[2];                                  // lang_functions.tc:15
-                    const float t78 = t77 * (pc1[j * 4 + 2]);                   // lang_functions.tc:6
-                    const float t79 = t78 * 2.0f;                               // lang_functions.tc:6
-                    pc2[j * 4 + 2] = v69.v[2];                                  // lang_functions.tc:15
-                    const float t80 = t79 + (pc2[j * 4 + 2]);                   // lang_functions.tc:6
-                    const float t81 = (pc0[j * 4 + 3]) - t52;                   // lang_functions.tc:11
-                    const float t82 = t81 * t64;                                // lang_functions.tc:17
-                    pc1[j * 4 + 3] = v66.v[3];                                  // lang_functions.tc:15
-                    const float t83 = t82 * (pc1[j * 4 + 3]);                   // lang_functions.tc:6
-                    const float t84 = t83 * 2.0f;                               // lang_functions.tc:6
-                    pc2[j * 4 + 3] = v69.v[3];                                  // lang_functions.tc:15
-                    const float t85 = t84 + (pc2[j * 4 + 3]);                   // lang_functions.tc:6
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t70, t75, t80, t85}}); // lang_functions.tc:6
+                    const float t69 = (pc0[j * 4 + 0]) - t60;                   // lang_functions.tc:11
+                    const float t73 = t69 * t72;                                // lang_functions.tc:17
+                    const tc_vec<float, 4> v74 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:15
+                    const float t75 = v74.v[0];                                 // lang_functions.tc:15
+                    const float t76 = t73 * t75;                                // lang_functions.tc:6
+                    const float t77 = t76 * 2.0f;                               // lang_functions.tc:6
+                    const tc_vec<float, 4> v78 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:15
+                    const float t79 = v78.v[0];                                 // lang_functions.tc:15
+                    const float t80 = t77 + t79;                                // lang_functions.tc:6
+                    const float t81 = (pc0[j * 4 + 1]) - t60;                   // lang_functions.tc:11
+                    const float t82 = t81 * t72;                                // lang_functions.tc:17
+                    const float t83 = v74.v[1];                                 // lang_functions.tc:15
+                    const float t84 = t82 * t83;                                // lang_functions.tc:6
+                    const float t85 = t84 * 2.0f;                               // lang_functions.tc:6
+                    const float t86 = v78.v[1];                                 // lang_functions.tc:15
+                    const float t87 = t85 + t86;                                // lang_functions.tc:6
+                    const float t88 = (pc0[j * 4 + 2]) - t60;                   // lang_functions.tc:11
+                    const float t89 = t88 * t72;                                // lang_functions.tc:17
+                    const float t90 = v74.v[2];                                 // lang_functions.tc:15
+                    const float t91 = t89 * t90;                                // lang_functions.tc:6
+                    const float t92 = t91 * 2.0f;                               // lang_functions.tc:6
+                    const float t93 = v78.v[2];                                 // lang_functions.tc:15
+                    const float t94 = t92 + t93;                                // lang_functions.tc:6
+                    const float t95 = (pc0[j * 4 + 3]) - t60;                   // lang_functions.tc:11
+                    const float t96 = t95 * t72;                                // lang_functions.tc:17
+                    const float t97 = v74.v[3];                                 // lang_functions.tc:15
+                    const float t98 = t96 * t97;                                // lang_functions.tc:6
+                    const float t99 = t98 * 2.0f;                               // lang_functions.tc:6
+                    const float t100 = v78.v[3];                                // lang_functions.tc:15
+                    const float t101 = t99 + t100;                              // lang_functions.tc:6
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t80, t87, t94, t101}}); // lang_functions.tc:6
                 }
             }
         } else {
             float acc3 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t86 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
-                acc3 = tc_op_sum()(acc3, t86);                              // lang_functions.tc:10
+                const float t102 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:15
+                acc3 = tc_op_sum()(acc3, t102);                             // lang_functions.tc:10
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
-            const float t88 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
+            const float t104 = r3 / ((float)((long long)(sz_D)));       // lang_functions.tc:10
             float acc9 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t87 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
-                const float t89 = t87 - t88;                                // lang_functions.tc:11
-                const float t90 = powf(t89, 2.0f);                          // lang_functions.tc:11
-                acc9 = tc_op_sum()(acc9, t90);                              // lang_functions.tc:11
+                const float t103 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:15
+                const float t105 = t103 - t104;                             // lang_functions.tc:11
+                const float t106 = powf(t105, 2.0f);                        // lang_functions.tc:11
+                acc9 = tc_op_sum()(acc9, t106);                             // lang_functions.tc:11
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t93 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
-            const float t94 = t93 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
-            const float t95 = rsqrtf(t94);                              // lang_functions.tc:17
+            const float t109 = r9 / ((float)((long long)(sz_D)));       // lang_functions.tc:11
+            const float t110 = t109 + ((float)1.0000000000000001e-05);  // lang_functions.tc:17
+            const float t111 = rsqrtf(t110);                            // lang_functions.tc:17
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t91 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
-                const float t92 = t91 - t88;                                // lang_functions.tc:11
-                const float t96 = t92 * t95;                                // lang_functions.tc:17
-                const float t97 = in_w[i1];                                 // lang_functions.tc:15
-                const float t98 = t96 * t97;                                // lang_functions.tc:6
-                const float t99 = t98 * 2.0f;                               // lang_functions.tc:6
-                const float t100 = in_b[i1];                                // lang_functions.tc:15
-                const float t101 = t99 + t100;                              // lang_functions.tc:6
-                out_out[sz_D*i0 + i1] = t101;                               // lang_functions.tc:6
+                const float t107 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:15
+                const float t108 = t107 - t104;                             // lang_functions.tc:11
+                const float t112 = t108 * t111;                             // lang_functions.tc:17
+                const float t113 = in_w[i1];                                // lang_functions.tc:15
+                const float t114 = t112 * t113;                             // lang_functions.tc:6
+                const float t115 = t114 * 2.0f;                             // lang_functions.tc:6
+                const float t116 = in_b[i1];                                // lang_functions.tc:15
+                const float t117 = t115 + t116;                             // lang_functions.tc:6
+                out_out[sz_D*i0 + i1] = t117;                               // lang_functions.tc:6
             }
         }
     }
@@ -729,12 +731,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(buf4 + 0, 16) &&
             tc_aligned(buf7 + 0, 16) &&
@@ -751,35 +753,34 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             float acc29 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:42
-                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:42
-                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
-                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 0]);                 // <prelude>/norm.tc:13
-                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // <prelude>/norm.tc:22
-                    acc29 = tc_op_sum()(acc29, t1);                             // <prelude>/norm.tc:22
-                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:42
-                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
-                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 1]);                 // <prelude>/norm.tc:13
-                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // <prelude>/norm.tc:22
-                    acc29 = tc_op_sum()(acc29, t2);                             // <prelude>/norm.tc:22
-                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:42
-                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
-                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 2]);                 // <prelude>/norm.tc:13
-                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // <prelude>/norm.tc:22
-                    acc29 = tc_op_sum()(acc29, t3);                             // <prelude>/norm.tc:22
-                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:42
-                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
-                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 3]);                 // <prelude>/norm.tc:13
-                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
-                    acc29 = tc_op_sum()(acc29, t4);                             // <prelude>/norm.tc:22
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:42
+                pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:42
+                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 0]) : acc9;    // <prelude>/softmax.tc:20
+                acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 0]) : acc16; // <prelude>/norm.tc:13
+                const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t1) : acc29;             // <prelude>/norm.tc:22
+                pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:42
+                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 1]) : acc9;    // <prelude>/softmax.tc:20
+                acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 1]) : acc16; // <prelude>/norm.tc:13
+                const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t2) : acc29;             // <prelude>/norm.tc:22
+                pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:42
+                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 2]) : acc9;    // <prelude>/softmax.tc:20
+                acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 2]) : acc16; // <prelude>/norm.tc:13
+                const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t3) : acc29;             // <prelude>/norm.tc:22
+                pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:42
+                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 3]) : acc9;    // <prelude>/softmax.tc:20
+                acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 3]) : acc16; // <prelude>/norm.tc:13
+                const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t4) : acc29;             // <prelude>/norm.tc:22
             }
-            acc9 = tc_block_reduce(acc9, tc_op_max(), (float *)tc_smem);
+            tc_block_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r9 = acc9;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
             const float r29 = acc29;
@@ -788,8 +789,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             float acc21 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t5 = (pc0[j * 4 + 0]) - r9;                     // <prelude>/softmax.tc:20
                     const float t6 = expf(t5);                                  // <prelude>/softmax.tc:21
@@ -817,100 +819,95 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                     acc21 = tc_op_sum()(acc21, t21);                            // <prelude>/norm.tc:14
                 }
             }
-            acc12 = tc_block_reduce(acc12, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
             const float r12 = acc12;
-            acc21 = tc_block_reduce(acc21, tc_op_sum(), (float *)tc_smem);
             const float r21 = acc21;
-            float pc1[16];
-            float pc2[16];
-            const float t37 = logf(r12);                                // <prelude>/softmax.tc:21
-            const float t46 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t47 = t46 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
-            const float t48 = rsqrtf(t47);                              // <prelude>/norm.tc:14
-            float pc3[16];
-            float pc4[16];
-            const float t66 = r29 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:22
-            const float t67 = t66 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t68 = rsqrtf(t67);                              // <prelude>/norm.tc:22
-            float pc5[16];
+            const float t45 = logf(r12);                                // <prelude>/softmax.tc:21
+            const float t54 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t55 = t54 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
+            const float t56 = rsqrtf(t55);                              // <prelude>/norm.tc:14
+            const float t82 = r29 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:22
+            const float t83 = t82 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t84 = rsqrtf(t83);                              // <prelude>/norm.tc:22
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v22 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:13
-                    pc1[j * 4 + 0] = v22.v[0];                                  // <prelude>/softmax.tc:13
-                    const float t23 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // <prelude>/softmax.tc:13
-                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
-                    const tc_vec<float, 4> v25 = tc_vload<float, 4>(buf7 + i1); // <prelude>/softmax.tc:14
-                    pc2[j * 4 + 0] = v25.v[0];                                  // <prelude>/softmax.tc:14
-                    const float t26 = t24 / (pc2[j * 4 + 0]);                   // <prelude>/softmax.tc:14
-                    pc1[j * 4 + 1] = v22.v[1];                                  // <prelude>/softmax.tc:13
-                    const float t27 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // <prelude>/softmax.tc:13
-                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:13
-                    pc2[j * 4 + 1] = v25.v[1];                                  // <prelude>/softmax.tc:14
-                    const float t29 = t28 / (pc2[j * 4 + 1]);                   // <prelude>/softmax.tc:14
-                    pc1[j * 4 + 2] = v22.v[2];                                  // <prelude>/softmax.tc:13
-                    const float t30 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // <prelude>/softmax.tc:13
+                    const float t23 = v22.v[0];                                 // <prelude>/softmax.tc:13
+                    const float t24 = (pc0[j * 4 + 0]) - t23;                   // <prelude>/softmax.tc:13
+                    const float t25 = expf(t24);                                // <prelude>/softmax.tc:13
+                    const tc_vec<float, 4> v26 = tc_vload<float, 4>(buf7 + i1); // <prelude>/softmax.tc:14
+                    const float t27 = v26.v[0];                                 // <prelude>/softmax.tc:14
+                    const float t28 = t25 / t27;                                // <prelude>/softmax.tc:14
+                    const float t29 = v22.v[1];                                 // <prelude>/softmax.tc:13
+                    const float t30 = (pc0[j * 4 + 1]) - t29;                   // <prelude>/softmax.tc:13
                     const float t31 = expf(t30);                                // <prelude>/softmax.tc:13
-                    pc2[j * 4 + 2] = v25.v[2];                                  // <prelude>/softmax.tc:14
-                    const float t32 = t31 / (pc2[j * 4 + 2]);                   // <prelude>/softmax.tc:14
-                    pc1[j * 4 + 3] = v22.v[3];                                  // <prelude>/softmax.tc:13
-                    const float t33 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // <prelude>/softmax.tc:13
-                    const float t34 = expf(t33);                                // <prelude>/softmax.tc:13
-                    pc2[j * 4 + 3] = v25.v[3];                                  // <prelude>/softmax.tc:14
-                    const float t35 = t34 / (pc2[j * 4 + 3]);                   // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_a + sz_D*i0 + i1, {{t26, t29, t32, t35}}); // <prelude>/softmax.tc:14
-                    const float t36 = (pc0[j * 4 + 0]) - r9;                    // <prelude>/softmax.tc:20
-                    const float t38 = t36 - t37;                                // <prelude>/softmax.tc:21
-                    const float t39 = (pc0[j * 4 + 1]) - r9;                    // <prelude>/softmax.tc:20
-                    const float t40 = t39 - t37;                                // <prelude>/softmax.tc:21
-                    const float t41 = (pc0[j * 4 + 2]) - r9;                    // <prelude>/softmax.tc:20
-                    const float t42 = t41 - t37;                                // <prelude>/softmax.tc:21
-                    const float t43 = (pc0[j * 4 + 3]) - r9;                    // <prelude>/softmax.tc:20
-                    const float t44 = t43 - t37;                                // <prelude>/softmax.tc:21
-                    tc_vstore<float, 4>(out_c + sz_D*i0 + i1, {{t38, t40, t42, t44}}); // <prelude>/softmax.tc:21
-                    const float t45 = (pc0[j * 4 + 0]) - t7;                    // <prelude>/norm.tc:14
-                    const float t49 = t45 * t48;                                // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v50 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:42
-                    pc3[j * 4 + 0] = v50.v[0];                                  // lang_functions.tc:42
-                    const float t51 = t49 * (pc3[j * 4 + 0]);                   // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v52 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:42
-                    pc4[j * 4 + 0] = v52.v[0];                                  // lang_functions.tc:42
-                    const float t53 = t51 + (pc4[j * 4 + 0]);                   // <prelude>/norm.tc:15
-                    const float t54 = (pc0[j * 4 + 1]) - t7;                    // <prelude>/norm.tc:14
-                    const float t55 = t54 * t48;                                // <prelude>/norm.tc:15
-                    pc3[j * 4 + 1] = v50.v[1];                                  // lang_functions.tc:42
-                    const float t56 = t55 * (pc3[j * 4 + 1]);                   // <prelude>/norm.tc:15
-                    pc4[j * 4 + 1] = v52.v[1];                                  // lang_functions.tc:42
-                    const float t57 = t56 + (pc4[j * 4 + 1]);                   // <prelude>/norm.tc:15
-                    const float t58 = (pc0[j * 4 + 2]) - t7;                    // <prelude>/norm.tc:14
-                    const float t59 = t58 * t48;                                // <prelude>/norm.tc:15
-                    pc3[j * 4 + 2] = v50.v[2];                                  // lang_functions.tc:42
-                    const float t60 = t59 * (pc3[j * 4 + 2]);                   // <prelude>/norm.tc:15
-                    pc4[j * 4 + 2] = v52.v[2];                                  // lang_functions.tc:42
-                    const float t61 = t60 + (pc4[j * 4 + 2]);                   // <prelude>/norm.tc:15
-                    const float t62 = (pc0[j * 4 + 3]) - t7;                    // <prelude>/norm.tc:14
-                    const float t63 = t62 * t48;                                // <prelude>/norm.tc:15
-                    pc3[j * 4 + 3] = v50.v[3];                                  // lang_functions.tc:42
-                    const float t64 = t63 * (pc3[j * 4 + 3]);                   // <prelude>/norm.tc:15
-                    pc4[j * 4 + 3] = v52.v[3];                                  // lang_functions.tc:42
-                    const float t65 = t64 + (pc4[j * 4 + 3]);                   // <prelude>/norm.tc:15
-                    tc_vstore<float, 4>(out_d + sz_D*i0 + i1, {{t53, t57, t61, t65}}); // <prelude>/norm.tc:15
-                    const float t69 = (pc0[j * 4 + 0]) * t68;                   // <prelude>/norm.tc:22
-                    const tc_vec<float, 4> v70 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:42
-                    pc5[j * 4 + 0] = v70.v[0];                                  // lang_functions.tc:42
-                    const float t71 = t69 * (pc5[j * 4 + 0]);                   // <prelude>/norm.tc:22
-                    const float t72 = (pc0[j * 4 + 1]) * t68;                   // <prelude>/norm.tc:22
-                    pc5[j * 4 + 1] = v70.v[1];                                  // lang_functions.tc:42
-                    const float t73 = t72 * (pc5[j * 4 + 1]);                   // <prelude>/norm.tc:22
-                    const float t74 = (pc0[j * 4 + 2]) * t68;                   // <prelude>/norm.tc:22
-                    pc5[j * 4 + 2] = v70.v[2];                                  // lang_functions.tc:42
-                    const float t75 = t74 * (pc5[j * 4 + 2]);                   // <prelude>/norm.tc:22
-                    const float t76 = (pc0[j * 4 + 3]) * t68;                   // <prelude>/norm.tc:22
-                    pc5[j * 4 + 3] = v70.v[3];                                  // lang_functions.tc:42
-                    const float t77 = t76 * (pc5[j * 4 + 3]);                   // <prelude>/norm.tc:22
-                    tc_vstore<float, 4>(out_e + sz_D*i0 + i1, {{t71, t73, t75, t77}}); // <prelude>/norm.tc:22
+                    const float t32 = v26.v[1];                                 // <prelude>/softmax.tc:14
+                    const float t33 = t31 / t32;                                // <prelude>/softmax.tc:14
+                    const float t34 = v22.v[2];                                 // <prelude>/softmax.tc:13
+                    const float t35 = (pc0[j * 4 + 2]) - t34;                   // <prelude>/softmax.tc:13
+                    const float t36 = expf(t35);                                // <prelude>/softmax.tc:13
+                    const float t37 = v26.v[2];                                 // <prelude>/softmax.tc:14
+                    const float t38 = t36 / t37;                                // <prelude>/softmax.tc:14
+                    const float t39 = v22.v[3];                                 // <prelude>/softmax.tc:13
+                    const float t40 = (pc0[j * 4 + 3]) - t39;                   // <prelude>/softmax.tc:13
+                    const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
+                    const float t42 = v26.v[3];                                 // <prelude>/softmax.tc:14
+                    const float t43 = t41 / t42;                                // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_a + sz_D*i0 + i1, {{t28, t33, t38, t43}}); // <prelude>/softmax.tc:14
+                    const float t44 = (pc0[j * 4 + 0]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t46 = t44 - t45;                                // <prelude>/softmax.tc:21
+                    const float t47 = (pc0[j * 4 + 1]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t48 = t47 - t45;                                // <prelude>/softmax.tc:21
+                    const float t49 = (pc0[j * 4 + 2]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t50 = t49 - t45;                                // <prelude>/softmax.tc:21
+                    const float t51 = (pc0[j * 4 + 3]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t52 = t51 - t45;                                // <prelude>/softmax.tc:21
+                    tc_vstore<float, 4>(out_c + sz_D*i0 + i1, {{t46, t48, t50, t52}}); // <prelude>/softmax.tc:21
+                    const float t53 = (pc0[j * 4 + 0]) - t7;                    // <prelude>/norm.tc:14
+                    const float t57 = t53 * t56;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v58 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:42
+                    const float t59 = v58.v[0];                                 // lang_functions.tc:42
+                    const float t60 = t57 * t59;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v61 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:42
+                    const float t62 = v61.v[0];                                 // lang_functions.tc:42
+                    const float t63 = t60 + t62;                                // <prelude>/norm.tc:15
+                    const float t64 = (pc0[j * 4 + 1]) - t7;                    // <prelude>/norm.tc:14
+                    const float t65 = t64 * t56;                                // <prelude>/norm.tc:15
+                    const float t66 = v58.v[1];                                 // lang_functions.tc:42
+                    const float t67 = t65 * t66;                                // <prelude>/norm.tc:15
+                    const float t68 = v61.v[1];                                 // lang_functions.tc:42
+                    const float t69 = t67 + t68;                                // <prelude>/norm.tc:15
+                    const float t70 = (pc0[j * 4 + 2]) - t7;                    // <prelude>/norm.tc:14
+                    const float t71 = t70 * t56;                                // <prelude>/norm.tc:15
+                    const float t72 = v58.v[2];                                 // lang_functions.tc:42
+                    const float t73 = t71 * t72;                                // <prelude>/norm.tc:15
+                    const float t74 = v61.v[2];                                 // lang_functions.tc:42
+                    const float t75 = t73 + t74;                                // <prelude>/norm.tc:15
+                    const float t76 = (pc0[j * 4 + 3]) - t7;                    // <prelude>/norm.tc:14
+                    const float t77 = t76 * t56;                                // <prelude>/norm.tc:15
+                    const float t78 = v58.v[3];                                 // lang_functions.tc:42
+                    const float t79 = t77 * t78;                                // <prelude>/norm.tc:15
+                    const float t80 = v61.v[3];                                 // lang_functions.tc:42
+                    const float t81 = t79 + t80;                                // <prelude>/norm.tc:15
+                    tc_vstore<float, 4>(out_d + sz_D*i0 + i1, {{t63, t69, t75, t81}}); // <prelude>/norm.tc:15
+                    const float t85 = (pc0[j * 4 + 0]) * t84;                   // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v86 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:42
+                    const float t87 = v86.v[0];                                 // lang_functions.tc:42
+                    const float t88 = t85 * t87;                                // <prelude>/norm.tc:22
+                    const float t89 = (pc0[j * 4 + 1]) * t84;                   // <prelude>/norm.tc:22
+                    const float t90 = v86.v[1];                                 // lang_functions.tc:42
+                    const float t91 = t89 * t90;                                // <prelude>/norm.tc:22
+                    const float t92 = (pc0[j * 4 + 2]) * t84;                   // <prelude>/norm.tc:22
+                    const float t93 = v86.v[2];                                 // lang_functions.tc:42
+                    const float t94 = t92 * t93;                                // <prelude>/norm.tc:22
+                    const float t95 = (pc0[j * 4 + 3]) * t84;                   // <prelude>/norm.tc:22
+                    const float t96 = v86.v[3];                                 // lang_functions.tc:42
+                    const float t97 = t95 * t96;                                // <prelude>/norm.tc:22
+                    tc_vstore<float, 4>(out_e + sz_D*i0 + i1, {{t88, t91, t94, t97}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
@@ -919,65 +916,63 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             float acc29 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t78 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
-                acc9 = tc_op_max()(acc9, t78);                              // <prelude>/softmax.tc:20
-                acc16 = tc_op_sum()(acc16, t78);                            // <prelude>/norm.tc:13
-                const float t79 = t78 * t78;                                // <prelude>/norm.tc:22
-                acc29 = tc_op_sum()(acc29, t79);                            // <prelude>/norm.tc:22
+                const float t98 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
+                acc9 = tc_op_max()(acc9, t98);                              // <prelude>/softmax.tc:20
+                acc16 = tc_op_sum()(acc16, t98);                            // <prelude>/norm.tc:13
+                const float t99 = t98 * t98;                                // <prelude>/norm.tc:22
+                acc29 = tc_op_sum()(acc29, t99);                            // <prelude>/norm.tc:22
             }
-            acc9 = tc_block_reduce(acc9, tc_op_max(), (float *)tc_smem);
+            tc_block_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r9 = acc9;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
             const float r29 = acc29;
-            const float t83 = r16 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:13
+            const float t103 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
             float acc12 = (float)0;
             float acc21 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t80 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
-                const float t81 = t80 - r9;                                 // <prelude>/softmax.tc:20
-                const float t82 = expf(t81);                                // <prelude>/softmax.tc:21
-                acc12 = tc_op_sum()(acc12, t82);                            // <prelude>/softmax.tc:21
-                const float t84 = t80 - t83;                                // <prelude>/norm.tc:14
-                const float t85 = t84 * t84;                                // <prelude>/norm.tc:14
-                acc21 = tc_op_sum()(acc21, t85);                            // <prelude>/norm.tc:14
+                const float t100 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
+                const float t101 = t100 - r9;                               // <prelude>/softmax.tc:20
+                const float t102 = expf(t101);                              // <prelude>/softmax.tc:21
+                acc12 = tc_op_sum()(acc12, t102);                           // <prelude>/softmax.tc:21
+                const float t104 = t100 - t103;                             // <prelude>/norm.tc:14
+                const float t105 = t104 * t104;                             // <prelude>/norm.tc:14
+                acc21 = tc_op_sum()(acc21, t105);                           // <prelude>/norm.tc:14
             }
-            acc12 = tc_block_reduce(acc12, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
             const float r12 = acc12;
-            acc21 = tc_block_reduce(acc21, tc_op_sum(), (float *)tc_smem);
             const float r21 = acc21;
-            const float t93 = logf(r12);                                // <prelude>/softmax.tc:21
-            const float t96 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t97 = t96 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
-            const float t98 = rsqrtf(t97);                              // <prelude>/norm.tc:14
-            const float t104 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
-            const float t105 = t104 + (9.99999997e-07f);                // <prelude>/norm.tc:22
-            const float t106 = rsqrtf(t105);                            // <prelude>/norm.tc:22
+            const float t113 = logf(r12);                               // <prelude>/softmax.tc:21
+            const float t116 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
+            const float t117 = t116 + (9.99999997e-07f);                // <prelude>/norm.tc:14
+            const float t118 = rsqrtf(t117);                            // <prelude>/norm.tc:14
+            const float t124 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
+            const float t125 = t124 + (9.99999997e-07f);                // <prelude>/norm.tc:22
+            const float t126 = rsqrtf(t125);                            // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t86 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:42
-                const float t87 = buf4[i1];                                 // <prelude>/softmax.tc:13
-                const float t88 = t86 - t87;                                // <prelude>/softmax.tc:13
-                const float t89 = expf(t88);                                // <prelude>/softmax.tc:13
-                const float t90 = buf7[i1];                                 // <prelude>/softmax.tc:14
-                const float t91 = t89 / t90;                                // <prelude>/softmax.tc:14
-                out_a[sz_D*i0 + i1] = t91;                                  // <prelude>/softmax.tc:14
-                const float t92 = t86 - r9;                                 // <prelude>/softmax.tc:20
-                const float t94 = t92 - t93;                                // <prelude>/softmax.tc:21
-                out_c[sz_D*i0 + i1] = t94;                                  // <prelude>/softmax.tc:21
-                const float t95 = t86 - t83;                                // <prelude>/norm.tc:14
-                const float t99 = t95 * t98;                                // <prelude>/norm.tc:15
-                const float t100 = in_w[i1];                                // lang_functions.tc:42
-                const float t101 = t99 * t100;                              // <prelude>/norm.tc:15
-                const float t102 = in_b[i1];                                // lang_functions.tc:42
-                const float t103 = t101 + t102;                             // <prelude>/norm.tc:15
-                out_d[sz_D*i0 + i1] = t103;                                 // <prelude>/norm.tc:15
-                const float t107 = t86 * t106;                              // <prelude>/norm.tc:22
-                const float t108 = in_g[i1];                                // lang_functions.tc:42
-                const float t109 = t107 * t108;                             // <prelude>/norm.tc:22
-                out_e[sz_D*i0 + i1] = t109;                                 // <prelude>/norm.tc:22
+                const float t106 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
+                const float t107 = buf4[i1];                                // <prelude>/softmax.tc:13
+                const float t108 = t106 - t107;                             // <prelude>/softmax.tc:13
+                const float t109 = expf(t108);                              // <prelude>/softmax.tc:13
+                const float t110 = buf7[i1];                                // <prelude>/softmax.tc:14
+                const float t111 = t109 / t110;                             // <prelude>/softmax.tc:14
+                out_a[sz_D*i0 + i1] = t111;                                 // <prelude>/softmax.tc:14
+                const float t112 = t106 - r9;                               // <prelude>/softmax.tc:20
+                const float t114 = t112 - t113;                             // <prelude>/softmax.tc:21
+                out_c[sz_D*i0 + i1] = t114;                                 // <prelude>/softmax.tc:21
+                const float t115 = t106 - t103;                             // <prelude>/norm.tc:14
+                const float t119 = t115 * t118;                             // <prelude>/norm.tc:15
+                const float t120 = in_w[i1];                                // lang_functions.tc:42
+                const float t121 = t119 * t120;                             // <prelude>/norm.tc:15
+                const float t122 = in_b[i1];                                // lang_functions.tc:42
+                const float t123 = t121 + t122;                             // <prelude>/norm.tc:15
+                out_d[sz_D*i0 + i1] = t123;                                 // <prelude>/norm.tc:15
+                const float t127 = t106 * t126;                             // <prelude>/norm.tc:22
+                const float t128 = in_g[i1];                                // lang_functions.tc:42
+                const float t129 = t127 * t128;                             // <prelude>/norm.tc:22
+                out_e[sz_D*i0 + i1] = t129;                                 // <prelude>/norm.tc:22
             }
         }
     }
@@ -985,7 +980,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(buf4 + 0, 16) &&
             tc_aligned(buf7 + 0, 16) &&
@@ -1002,166 +997,161 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             float acc29 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v110 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:42
-                    pc0[j * 4 + 0] = v110.v[0];                                 // lang_functions.tc:42
-                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
-                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 0]);                 // <prelude>/norm.tc:13
-                    const float t111 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);     // <prelude>/norm.tc:22
-                    acc29 = tc_op_sum()(acc29, t111);                           // <prelude>/norm.tc:22
-                    pc0[j * 4 + 1] = v110.v[1];                                 // lang_functions.tc:42
-                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
-                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 1]);                 // <prelude>/norm.tc:13
-                    const float t112 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);     // <prelude>/norm.tc:22
-                    acc29 = tc_op_sum()(acc29, t112);                           // <prelude>/norm.tc:22
-                    pc0[j * 4 + 2] = v110.v[2];                                 // lang_functions.tc:42
-                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
-                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 2]);                 // <prelude>/norm.tc:13
-                    const float t113 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);     // <prelude>/norm.tc:22
-                    acc29 = tc_op_sum()(acc29, t113);                           // <prelude>/norm.tc:22
-                    pc0[j * 4 + 3] = v110.v[3];                                 // lang_functions.tc:42
-                    acc9 = tc_op_max()(acc9, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
-                    acc16 = tc_op_sum()(acc16, pc0[j * 4 + 3]);                 // <prelude>/norm.tc:13
-                    const float t114 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);     // <prelude>/norm.tc:22
-                    acc29 = tc_op_sum()(acc29, t114);                           // <prelude>/norm.tc:22
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v130 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:42
+                pc0[j * 4 + 0] = v130.v[0];                                 // lang_functions.tc:42
+                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 0]) : acc9;    // <prelude>/softmax.tc:20
+                acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 0]) : acc16; // <prelude>/norm.tc:13
+                const float t131 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);     // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t131) : acc29;           // <prelude>/norm.tc:22
+                pc0[j * 4 + 1] = v130.v[1];                                 // lang_functions.tc:42
+                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 1]) : acc9;    // <prelude>/softmax.tc:20
+                acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 1]) : acc16; // <prelude>/norm.tc:13
+                const float t132 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);     // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t132) : acc29;           // <prelude>/norm.tc:22
+                pc0[j * 4 + 2] = v130.v[2];                                 // lang_functions.tc:42
+                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 2]) : acc9;    // <prelude>/softmax.tc:20
+                acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 2]) : acc16; // <prelude>/norm.tc:13
+                const float t133 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);     // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t133) : acc29;           // <prelude>/norm.tc:22
+                pc0[j * 4 + 3] = v130.v[3];                                 // lang_functions.tc:42
+                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 3]) : acc9;    // <prelude>/softmax.tc:20
+                acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 3]) : acc16; // <prelude>/norm.tc:13
+                const float t134 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);     // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t134) : acc29;           // <prelude>/norm.tc:22
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r29 = acc29;
-            const float t117 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
+            const float t137 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
             float acc12 = (float)0;
             float acc21 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t115 = (pc0[j * 4 + 0]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t116 = expf(t115);                              // <prelude>/softmax.tc:21
-                    acc12 = tc_op_sum()(acc12, t116);                           // <prelude>/softmax.tc:21
-                    const float t118 = (pc0[j * 4 + 0]) - t117;                 // <prelude>/norm.tc:14
-                    const float t119 = t118 * t118;                             // <prelude>/norm.tc:14
-                    acc21 = tc_op_sum()(acc21, t119);                           // <prelude>/norm.tc:14
-                    const float t120 = (pc0[j * 4 + 1]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t121 = expf(t120);                              // <prelude>/softmax.tc:21
-                    acc12 = tc_op_sum()(acc12, t121);                           // <prelude>/softmax.tc:21
-                    const float t122 = (pc0[j * 4 + 1]) - t117;                 // <prelude>/norm.tc:14
-                    const float t123 = t122 * t122;                             // <prelude>/norm.tc:14
-                    acc21 = tc_op_sum()(acc21, t123);                           // <prelude>/norm.tc:14
-                    const float t124 = (pc0[j * 4 + 2]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t125 = expf(t124);                              // <prelude>/softmax.tc:21
-                    acc12 = tc_op_sum()(acc12, t125);                           // <prelude>/softmax.tc:21
-                    const float t126 = (pc0[j * 4 + 2]) - t117;                 // <prelude>/norm.tc:14
-                    const float t127 = t126 * t126;                             // <prelude>/norm.tc:14
-                    acc21 = tc_op_sum()(acc21, t127);                           // <prelude>/norm.tc:14
-                    const float t128 = (pc0[j * 4 + 3]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t129 = expf(t128);                              // <prelude>/softmax.tc:21
-                    acc12 = tc_op_sum()(acc12, t129);                           // <prelude>/softmax.tc:21
-                    const float t130 = (pc0[j * 4 + 3]) - t117;                 // <prelude>/norm.tc:14
-                    const float t131 = t130 * t130;                             // <prelude>/norm.tc:14
-                    acc21 = tc_op_sum()(acc21, t131);                           // <prelude>/norm.tc:14
+                    const float t135 = (pc0[j * 4 + 0]) - r9;                   // <prelude>/softmax.tc:20
+                    const float t136 = expf(t135);                              // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t136);                           // <prelude>/softmax.tc:21
+                    const float t138 = (pc0[j * 4 + 0]) - t137;                 // <prelude>/norm.tc:14
+                    const float t139 = t138 * t138;                             // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t139);                           // <prelude>/norm.tc:14
+                    const float t140 = (pc0[j * 4 + 1]) - r9;                   // <prelude>/softmax.tc:20
+                    const float t141 = expf(t140);                              // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t141);                           // <prelude>/softmax.tc:21
+                    const float t142 = (pc0[j * 4 + 1]) - t137;                 // <prelude>/norm.tc:14
+                    const float t143 = t142 * t142;                             // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t143);                           // <prelude>/norm.tc:14
+                    const float t144 = (pc0[j * 4 + 2]) - r9;                   // <prelude>/softmax.tc:20
+                    const float t145 = expf(t144);                              // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t145);                           // <prelude>/softmax.tc:21
+                    const float t146 = (pc0[j * 4 + 2]) - t137;                 // <prelude>/norm.tc:14
+                    const float t147 = t146 * t146;                             // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t147);                           // <prelude>/norm.tc:14
+                    const float t148 = (pc0[j * 4 + 3]) - r9;                   // <prelude>/softmax.tc:20
+                    const float t149 = expf(t148);                              // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t149);                           // <prelude>/softmax.tc:21
+                    const float t150 = (pc0[j * 4 + 3]) - t137;                 // <prelude>/norm.tc:14
+                    const float t151 = t150 * t150;                             // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t151);                           // <prelude>/norm.tc:14
                 }
             }
-            acc12 = tc_cluster_reduce(acc12, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
-            acc21 = tc_cluster_reduce(acc21, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r21 = acc21;
-            float pc1[16];
-            float pc2[16];
-            const float t147 = logf(r12);                               // <prelude>/softmax.tc:21
-            const float t156 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
-            const float t157 = t156 + (9.99999997e-07f);                // <prelude>/norm.tc:14
-            const float t158 = rsqrtf(t157);                            // <prelude>/norm.tc:14
-            float pc3[16];
-            float pc4[16];
-            const float t176 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
-            const float t177 = t176 + (9.99999997e-07f);                // <prelude>/norm.tc:22
-            const float t178 = rsqrtf(t177);                            // <prelude>/norm.tc:22
-            float pc5[16];
+            const float t175 = logf(r12);                               // <prelude>/softmax.tc:21
+            const float t184 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
+            const float t185 = t184 + (9.99999997e-07f);                // <prelude>/norm.tc:14
+            const float t186 = rsqrtf(t185);                            // <prelude>/norm.tc:14
+            const float t212 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
+            const float t213 = t212 + (9.99999997e-07f);                // <prelude>/norm.tc:22
+            const float t214 = rsqrtf(t213);                            // <prelude>/norm.tc:22
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const tc_vec<float, 4> v132 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:13
-                    pc1[j * 4 + 0] = v132.v[0];                                 // <prelude>/softmax.tc:13
-                    const float t133 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);     // <prelude>/softmax.tc:13
-                    const float t134 = expf(t133);                              // <prelude>/softmax.tc:13
-                    const tc_vec<float, 4> v135 = tc_vload<float, 4>(buf7 + i1); // <prelude>/softmax.tc:14
-                    pc2[j * 4 + 0] = v135.v[0];                                 // <prelude>/softmax.tc:14
-                    const float t136 = t134 / (pc2[j * 4 + 0]);                 // <prelude>/softmax.tc:14
-                    pc1[j * 4 + 1] = v132.v[1];                                 // <prelude>/softmax.tc:13
-                    const float t137 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);     // <prelude>/softmax.tc:13
-                    const float t138 = expf(t137);                              // <prelude>/softmax.tc:13
-                    pc2[j * 4 + 1] = v135.v[1];                                 // <prelude>/softmax.tc:14
-                    const float t139 = t138 / (pc2[j * 4 + 1]);                 // <prelude>/softmax.tc:14
-                    pc1[j * 4 + 2] = v132.v[2];                                 // <prelude>/softmax.tc:13
-                    const float t140 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);     // <prelude>/softmax.tc:13
-                    const float t141 = expf(t140);                              // <prelude>/softmax.tc:13
-                    pc2[j * 4 + 2] = v135.v[2];                                 // <prelude>/softmax.tc:14
-                    const float t142 = t141 / (pc2[j * 4 + 2]);                 // <prelude>/softmax.tc:14
-                    pc1[j * 4 + 3] = v132.v[3];                                 // <prelude>/softmax.tc:13
-                    const float t143 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);     // <prelude>/softmax.tc:13
-                    const float t144 = expf(t143);                              // <prelude>/softmax.tc:13
-                    pc2[j * 4 + 3] = v135.v[3];                                 // <prelude>/softmax.tc:14
-                    const float t145 = t144 / (pc2[j * 4 + 3]);                 // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_a + sz_D*i0 + i1, {{t136, t139, t142, t145}}); // <prelude>/softmax.tc:14
-                    const float t146 = (pc0[j * 4 + 0]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t148 = t146 - t147;                             // <prelude>/softmax.tc:21
-                    const float t149 = (pc0[j * 4 + 1]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t150 = t149 - t147;                             // <prelude>/softmax.tc:21
-                    const float t151 = (pc0[j * 4 + 2]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t152 = t151 - t147;                             // <prelude>/softmax.tc:21
-                    const float t153 = (pc0[j * 4 + 3]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t154 = t153 - t147;                             // <prelude>/softmax.tc:21
-                    tc_vstore<float, 4>(out_c + sz_D*i0 + i1, {{t148, t150, t152, t154}}); // <prelude>/softmax.tc:21
-                    const float t155 = (pc0[j * 4 + 0]) - t117;                 // <prelude>/norm.tc:14
-                    const float t159 = t155 * t158;                             // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v160 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:42
-                    pc3[j * 4 + 0] = v160.v[0];                                 // lang_functions.tc:42
-                    const float t161 = t159 * (pc3[j * 4 + 0]);                 // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v162 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:42
-                    pc4[j * 4 + 0] = v162.v[0];                                 // lang_functions.tc:42
-                    const float t163 = t161 + (pc4[j * 4 + 0]);                 // <prelude>/norm.tc:15
-                    const float t164 = (pc0[j * 4 + 1]) - t117;                 // <prelude>/norm.tc:14
-                    const float t165 = t164 * t158;                             // <prelude>/norm.tc:15
-                    pc3[j * 4 + 1] = v160.v[1];                                 // lang_functions.tc:42
-                    const float t166 = t165 * (pc3[j * 4 + 1]);                 // <prelude>/norm.tc:15
-                    pc4[j * 4 + 1] = v162.v[1];                                 // lang_functions.tc:42
-                    const float t167 = t166 + (pc4[j * 4 + 1]);                 // <prelude>/norm.tc:15
-                    const float t168 = (pc0[j * 4 + 2]) - t117;                 // <prelude>/norm.tc:14
-                    const float t169 = t168 * t158;                             // <prelude>/norm.tc:15
-                    pc3[j * 4 + 2] = v160.v[2];                                 // lang_functions.tc:42
-                    const float t170 = t169 * (pc3[j * 4 + 2]);                 // <prelude>/norm.tc:15
-                    pc4[j * 4 + 2] = v162.v[2];                                 // lang_functions.tc:42
-                    const float t171 = t170 + (pc4[j * 4 + 2]);                 // <prelude>/norm.tc:15
-                    const float t172 = (pc0[j * 4 + 3]) - t117;                 // <prelude>/norm.tc:14
-                    const float t173 = t172 * t158;                             // <prelude>/norm.tc:15
-                    pc3[j * 4 + 3] = v160.v[3];                                 // lang_functions.tc:42
-                    const float t174 = t173 * (pc3[j * 4 + 3]);                 // <prelude>/norm.tc:15
-                    pc4[j * 4 + 3] = v162.v[3];                                 // lang_functions.tc:42
-                    const float t175 = t174 + (pc4[j * 4 + 3]);                 // <prelude>/norm.tc:15
-                    tc_vstore<float, 4>(out_d + sz_D*i0 + i1, {{t163, t167, t171, t175}}); // <prelude>/norm.tc:15
-                    const float t179 = (pc0[j * 4 + 0]) * t178;                 // <prelude>/norm.tc:22
-                    const tc_vec<float, 4> v180 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:42
-                    pc5[j * 4 + 0] = v180.v[0];                                 // lang_functions.tc:42
-                    const float t181 = t179 * (pc5[j * 4 + 0]);                 // <prelude>/norm.tc:22
-                    const float t182 = (pc0[j * 4 + 1]) * t178;                 // <prelude>/norm.tc:22
-                    pc5[j * 4 + 1] = v180.v[1];                                 // lang_functions.tc:42
-                    const float t183 = t182 * (pc5[j * 4 + 1]);                 // <prelude>/norm.tc:22
-                    const float t184 = (pc0[j * 4 + 2]) * t178;                 // <prelude>/norm.tc:22
-                    pc5[j * 4 + 2] = v180.v[2];                                 // lang_functions.tc:42
-                    const float t185 = t184 * (pc5[j * 4 + 2]);                 // <prelude>/norm.tc:22
-                    const float t186 = (pc0[j * 4 + 3]) * t178;                 // <prelude>/norm.tc:22
-                    pc5[j * 4 + 3] = v180.v[3];                                 // lang_functions.tc:42
-                    const float t187 = t186 * (pc5[j * 4 + 3]);                 // <prelude>/norm.tc:22
-                    tc_vstore<float, 4>(out_e + sz_D*i0 + i1, {{t181, t183, t185, t187}}); // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v152 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:13
+                    const float t153 = v152.v[0];                               // <prelude>/softmax.tc:13
+                    const float t154 = (pc0[j * 4 + 0]) - t153;                 // <prelude>/softmax.tc:13
+                    const float t155 = expf(t154);                              // <prelude>/softmax.tc:13
+                    const tc_vec<float, 4> v156 = tc_vload<float, 4>(buf7 + i1); // <prelude>/softmax.tc:14
+                    const float t157 = v156.v[0];                               // <prelude>/softmax.tc:14
+                    const float t158 = t155 / t157;                             // <prelude>/softmax.tc:14
+                    const float t159 = v152.v[1];                               // <prelude>/softmax.tc:13
+                    const float t160 = (pc0[j * 4 + 1]) - t159;                 // <prelude>/softmax.tc:13
+                    const float t161 = expf(t160);                              // <prelude>/softmax.tc:13
+                    const float t162 = v156.v[1];                               // <prelude>/softmax.tc:14
+                    const float t163 = t161 / t162;                             // <prelude>/softmax.tc:14
+                    const float t164 = v152.v[2];                               // <prelude>/softmax.tc:13
+                    const float t165 = (pc0[j * 4 + 2]) - t164;                 // <prelude>/softmax.tc:13
+                    const float t166 = expf(t165);                              // <prelude>/softmax.tc:13
+                    const float t167 = v156.v[2];                               // <prelude>/softmax.tc:14
+                    const float t168 = t166 / t167;                             // <prelude>/softmax.tc:14
+                    const float t169 = v152.v[3];                               // <prelude>/softmax.tc:13
+                    const float t170 = (pc0[j * 4 + 3]) - t169;                 // <prelude>/softmax.tc:13
+                    const float t171 = expf(t170);                              // <prelude>/softmax.tc:13
+                    const float t172 = v156.v[3];                               // <prelude>/softmax.tc:14
+                    const float t173 = t171 / t172;                             // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_a + sz_D*i0 + i1, {{t158, t163, t168, t173}}); // <prelude>/softmax.tc:14
+                    const float t174 = (pc0[j * 4 + 0]) - r9;                   // <prelude>/softmax.tc:20
+                    const float t176 = t174 - t175;                             // <prelude>/softmax.tc:21
+                    const float t177 = (pc0[j * 4 + 1]) - r9;                   // <prelude>/softmax.tc:20
+                    const float t178 = t177 - t175;                             // <prelude>/softmax.tc:21
+                    const float t179 = (pc0[j * 4 + 2]) - r9;                   // <prelude>/softmax.tc:20
+                    const float t180 = t179 - t175;                             // <prelude>/softmax.tc:21
+                    const float t181 = (pc0[j * 4 + 3]) - r9;                   // <prelude>/softmax.tc:20
+                    const float t182 = t181 - t175;                             // <prelude>/softmax.tc:21
+                    tc_vstore<float, 4>(out_c + sz_D*i0 + i1, {{t176, t178, t180, t182}}); // <prelude>/softmax.tc:21
+                    const float t183 = (pc0[j * 4 + 0]) - t137;                 // <prelude>/norm.tc:14
+                    const float t187 = t183 * t186;                             // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v188 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:42
+                    const float t189 = v188.v[0];                               // lang_functions.tc:42
+                    const float t190 = t187 * t189;                             // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v191 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:42
+                    const float t192 = v191.v[0];                               // lang_functions.tc:42
+                    const float t193 = t190 + t192;                             // <prelude>/norm.tc:15
+                    const float t194 = (pc0[j * 4 + 1]) - t137;                 // <prelude>/norm.tc:14
+                    const float t195 = t194 * t186;                             // <prelude>/norm.tc:15
+                    const float t196 = v188.v[1];                               // lang_functions.tc:42
+                    const float t197 = t195 * t196;                             // <prelude>/norm.tc:15
+                    const float t198 = v191.v[1];                               // lang_functions.tc:42
+                    const float t199 = t197 + t198;                             // <prelude>/norm.tc:15
+                    const float t200 = (pc0[j * 4 + 2]) - t137;                 // <prelude>/norm.tc:14
+                    const float t201 = t200 * t186;                             // <prelude>/norm.tc:15
+                    const float t202 = v188.v[2];                               // lang_functions.tc:42
+                    const float t203 = t201 * t202;                             // <prelude>/norm.tc:15
+                    const float t204 = v191.v[2];                               // lang_functions.tc:42
+                    const float t205 = t203 + t204;                             // <prelude>/norm.tc:15
+                    const float t206 = (pc0[j * 4 + 3]) - t137;                 // <prelude>/norm.tc:14
+                    const float t207 = t206 * t186;                             // <prelude>/norm.tc:15
+                    const float t208 = v188.v[3];                               // lang_functions.tc:42
+                    const float t209 = t207 * t208;                             // <prelude>/norm.tc:15
+                    const float t210 = v191.v[3];                               // lang_functions.tc:42
+                    const float t211 = t209 + t210;                             // <prelude>/norm.tc:15
+                    tc_vstore<float, 4>(out_d + sz_D*i0 + i1, {{t193, t199, t205, t211}}); // <prelude>/norm.tc:15
+                    const float t215 = (pc0[j * 4 + 0]) * t214;                 // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v216 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:42
+                    const float t217 = v216.v[0];                               // lang_functions.tc:42
+                    const float t218 = t215 * t217;                             // <prelude>/norm.tc:22
+                    const float t219 = (pc0[j * 4 + 1]) * t214;                 // <prelude>/norm.tc:22
+                    const float t220 = v216.v[1];                               // lang_functions.tc:42
+                    const float t221 = t219 * t220;                             // <prelude>/norm.tc:22
+                    const float t222 = (pc0[j * 4 + 2]) * t214;                 // <prelude>/norm.tc:22
+                    const float t223 = v216.v[2];                               // lang_functions.tc:42
+                    const float t224 = t222 * t223;                             // <prelude>/norm.tc:22
+                    const float t225 = (pc0[j * 4 + 3]) * t214;                 // <prelude>/norm.tc:22
+                    const float t226 = v216.v[3];                               // lang_functions.tc:42
+                    const float t227 = t225 * t226;                             // <prelude>/norm.tc:22
+                    tc_vstore<float, 4>(out_e + sz_D*i0 + i1, {{t218, t221, t224, t227}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
@@ -1170,65 +1160,63 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             float acc29 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t188 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
-                acc9 = tc_op_max()(acc9, t188);                             // <prelude>/softmax.tc:20
-                acc16 = tc_op_sum()(acc16, t188);                           // <prelude>/norm.tc:13
-                const float t189 = t188 * t188;                             // <prelude>/norm.tc:22
-                acc29 = tc_op_sum()(acc29, t189);                           // <prelude>/norm.tc:22
+                const float t228 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
+                acc9 = tc_op_max()(acc9, t228);                             // <prelude>/softmax.tc:20
+                acc16 = tc_op_sum()(acc16, t228);                           // <prelude>/norm.tc:13
+                const float t229 = t228 * t228;                             // <prelude>/norm.tc:22
+                acc29 = tc_op_sum()(acc29, t229);                           // <prelude>/norm.tc:22
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r29 = acc29;
-            const float t193 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
+            const float t233 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
             float acc12 = (float)0;
             float acc21 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t190 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
-                const float t191 = t190 - r9;                               // <prelude>/softmax.tc:20
-                const float t192 = expf(t191);                              // <prelude>/softmax.tc:21
-                acc12 = tc_op_sum()(acc12, t192);                           // <prelude>/softmax.tc:21
-                const float t194 = t190 - t193;                             // <prelude>/norm.tc:14
-                const float t195 = t194 * t194;                             // <prelude>/norm.tc:14
-                acc21 = tc_op_sum()(acc21, t195);                           // <prelude>/norm.tc:14
+                const float t230 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
+                const float t231 = t230 - r9;                               // <prelude>/softmax.tc:20
+                const float t232 = expf(t231);                              // <prelude>/softmax.tc:21
+                acc12 = tc_op_sum()(acc12, t232);                           // <prelude>/softmax.tc:21
+                const float t234 = t230 - t233;                             // <prelude>/norm.tc:14
+                const float t235 = t234 * t234;                             // <prelude>/norm.tc:14
+                acc21 = tc_op_sum()(acc21, t235);                           // <prelude>/norm.tc:14
             }
-            acc12 = tc_cluster_reduce(acc12, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
-            acc21 = tc_cluster_reduce(acc21, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r21 = acc21;
-            const float t203 = logf(r12);                               // <prelude>/softmax.tc:21
-            const float t206 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
-            const float t207 = t206 + (9.99999997e-07f);                // <prelude>/norm.tc:14
-            const float t208 = rsqrtf(t207);                            // <prelude>/norm.tc:14
-            const float t214 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
-            const float t215 = t214 + (9.99999997e-07f);                // <prelude>/norm.tc:22
-            const float t216 = rsqrtf(t215);                            // <prelude>/norm.tc:22
+            const float t243 = logf(r12);                               // <prelude>/softmax.tc:21
+            const float t246 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
+            const float t247 = t246 + (9.99999997e-07f);                // <prelude>/norm.tc:14
+            const float t248 = rsqrtf(t247);                            // <prelude>/norm.tc:14
+            const float t254 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
+            const float t255 = t254 + (9.99999997e-07f);                // <prelude>/norm.tc:22
+            const float t256 = rsqrtf(t255);                            // <prelude>/norm.tc:22
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t196 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
-                const float t197 = buf4[i1];                                // <prelude>/softmax.tc:13
-                const float t198 = t196 - t197;                             // <prelude>/softmax.tc:13
-                const float t199 = expf(t198);                              // <prelude>/softmax.tc:13
-                const float t200 = buf7[i1];                                // <prelude>/softmax.tc:14
-                const float t201 = t199 / t200;                             // <prelude>/softmax.tc:14
-                out_a[sz_D*i0 + i1] = t201;                                 // <prelude>/softmax.tc:14
-                const float t202 = t196 - r9;                               // <prelude>/softmax.tc:20
-                const float t204 = t202 - t203;                             // <prelude>/softmax.tc:21
-                out_c[sz_D*i0 + i1] = t204;                                 // <prelude>/softmax.tc:21
-                const float t205 = t196 - t193;                             // <prelude>/norm.tc:14
-                const float t209 = t205 * t208;                             // <prelude>/norm.tc:15
-                const float t210 = in_w[i1];                                // lang_functions.tc:42
-                const float t211 = t209 * t210;                             // <prelude>/norm.tc:15
-                const float t212 = in_b[i1];                                // lang_functions.tc:42
-                const float t213 = t211 + t212;                             // <prelude>/norm.tc:15
-                out_d[sz_D*i0 + i1] = t213;                                 // <prelude>/norm.tc:15
-                const float t217 = t196 * t216;                             // <prelude>/norm.tc:22
-                const float t218 = in_g[i1];                                // lang_functions.tc:42
-                const float t219 = t217 * t218;                             // <prelude>/norm.tc:22
-                out_e[sz_D*i0 + i1] = t219;                                 // <prelude>/norm.tc:22
+                const float t236 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
+                const float t237 = buf4[i1];                                // <prelude>/softmax.tc:13
+                const float t238 = t236 - t237;                             // <prelude>/softmax.tc:13
+                const float t239 = expf(t238);                              // <prelude>/softmax.tc:13
+                const float t240 = buf7[i1];                                // <prelude>/softmax.tc:14
+                const float t241 = t239 / t240;                             // <prelude>/softmax.tc:14
+                out_a[sz_D*i0 + i1] = t241;                                 // <prelude>/softmax.tc:14
+                const float t242 = t236 - r9;                               // <prelude>/softmax.tc:20
+                const float t244 = t242 - t243;                             // <prelude>/softmax.tc:21
+                out_c[sz_D*i0 + i1] = t244;                                 // <prelude>/softmax.tc:21
+                const float t245 = t236 - t233;                             // <prelude>/norm.tc:14
+                const float t249 = t245 * t248;                             // <prelude>/norm.tc:15
+                const float t250 = in_w[i1];                                // lang_functions.tc:42
+                const float t251 = t249 * t250;                             // <prelude>/norm.tc:15
+                const float t252 = in_b[i1];                                // lang_functions.tc:42
+                const float t253 = t251 + t252;                             // <prelude>/norm.tc:15
+                out_d[sz_D*i0 + i1] = t253;                                 // <prelude>/norm.tc:15
+                const float t257 = t236 * t256;                             // <prelude>/norm.tc:22
+                const float t258 = in_g[i1];                                // lang_functions.tc:42
+                const float t259 = t257 * t258;                             // <prelude>/norm.tc:22
+                out_e[sz_D*i0 + i1] = t259;                                 // <prelude>/norm.tc:22
             }
         }
     }
@@ -1248,84 +1236,81 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 4> pc0[4];
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:46
-                    pc0[j * 4 + 0] = tc_bf2f(v0.v[0]);                          // lang_functions.tc:46
-                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t1);                               // <prelude>/norm.tc:22
-                    pc0[j * 4 + 1] = tc_bf2f(v0.v[1]);                          // lang_functions.tc:46
-                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t2);                               // <prelude>/norm.tc:22
-                    pc0[j * 4 + 2] = tc_bf2f(v0.v[2]);                          // lang_functions.tc:46
-                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/norm.tc:22
-                    pc0[j * 4 + 3] = tc_bf2f(v0.v[3]);                          // lang_functions.tc:46
-                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t4);                               // <prelude>/norm.tc:22
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:46
+                pc0[j] = v0;                                                // lang_functions.tc:46
+                const float t1 = (tc_bf2f(v0.v[0])) * (tc_bf2f(v0.v[0]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t1) : acc5;                // <prelude>/norm.tc:22
+                const float t2 = (tc_bf2f(v0.v[1])) * (tc_bf2f(v0.v[1]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t2) : acc5;                // <prelude>/norm.tc:22
+                const float t3 = (tc_bf2f(v0.v[2])) * (tc_bf2f(v0.v[2]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t3) : acc5;                // <prelude>/norm.tc:22
+                const float t4 = (tc_bf2f(v0.v[3])) * (tc_bf2f(v0.v[3]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t4) : acc5;                // <prelude>/norm.tc:22
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
             const float t5 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
             const float t6 = t5 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
             const float t7 = rsqrtf(t6);                                // <prelude>/norm.tc:22
-            float pc1[16];
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t8 = (pc0[j * 4 + 0]) * t7;                     // <prelude>/norm.tc:22
+                    const float t8 = (tc_bf2f(pc0[j].v[0])) * t7;               // <prelude>/norm.tc:22
                     const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_g + i1);  // lang_functions.tc:46
-                    pc1[j * 4 + 0] = v9.v[0];                                   // lang_functions.tc:46
-                    const float t10 = t8 * (pc1[j * 4 + 0]);                    // <prelude>/norm.tc:22
-                    const float t11 = (pc0[j * 4 + 1]) * t7;                    // <prelude>/norm.tc:22
-                    pc1[j * 4 + 1] = v9.v[1];                                   // lang_functions.tc:46
-                    const float t12 = t11 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:22
-                    const float t13 = (pc0[j * 4 + 2]) * t7;                    // <prelude>/norm.tc:22
-                    pc1[j * 4 + 2] = v9.v[2];                                   // lang_functions.tc:46
-                    const float t14 = t13 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:22
-                    const float t15 = (pc0[j * 4 + 3]) * t7;                    // <prelude>/norm.tc:22
-                    pc1[j * 4 + 3] = v9.v[3];                                   // lang_functions.tc:46
-                    const float t16 = t15 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:22
-                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t10, t12), tc_f2bf2(t14, t16)}}); // <prelude>/norm.tc:22
+                    const float t10 = v9.v[0];                                  // lang_functions.tc:46
+                    const float t11 = t8 * t10;                                 // <prelude>/norm.tc:22
+                    const float t12 = (tc_bf2f(pc0[j].v[1])) * t7;              // <prelude>/norm.tc:22
+                    const float t13 = v9.v[1];                                  // lang_functions.tc:46
+                    const float t14 = t12 * t13;                                // <prelude>/norm.tc:22
+                    const float t15 = (tc_bf2f(pc0[j].v[2])) * t7;              // <prelude>/norm.tc:22
+                    const float t16 = v9.v[2];                                  // lang_functions.tc:46
+                    const float t17 = t15 * t16;                                // <prelude>/norm.tc:22
+                    const float t18 = (tc_bf2f(pc0[j].v[3])) * t7;              // <prelude>/norm.tc:22
+                    const float t19 = v9.v[3];                                  // lang_functions.tc:46
+                    const float t20 = t18 * t19;                                // <prelude>/norm.tc:22
+                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t11, t14), tc_f2bf2(t17, t20)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t17 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
-                const float t18 = t17 * t17;                                // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t18);                              // <prelude>/norm.tc:22
+                const float t21 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t22 = t21 * t21;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t22);                              // <prelude>/norm.tc:22
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t20 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t21 = t20 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t22 = rsqrtf(t21);                              // <prelude>/norm.tc:22
+            const float t24 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t25 = t24 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t26 = rsqrtf(t25);                              // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t19 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
-                const float t23 = t19 * t22;                                // <prelude>/norm.tc:22
-                const float t24 = in_g[i1];                                 // lang_functions.tc:46
-                const float t25 = t23 * t24;                                // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t25);                       // <prelude>/norm.tc:22
+                const float t23 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t27 = t23 * t26;                                // <prelude>/norm.tc:22
+                const float t28 = in_g[i1];                                 // lang_functions.tc:46
+                const float t29 = t27 * t28;                                // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t29);                       // <prelude>/norm.tc:22
             }
         }
     }
@@ -1333,79 +1318,76 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 4> pc0[4];
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 4> v26 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:46
-                    pc0[j * 4 + 0] = tc_bf2f(v26.v[0]);                         // lang_functions.tc:46
-                    const float t27 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t27);                              // <prelude>/norm.tc:22
-                    pc0[j * 4 + 1] = tc_bf2f(v26.v[1]);                         // lang_functions.tc:46
-                    const float t28 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t28);                              // <prelude>/norm.tc:22
-                    pc0[j * 4 + 2] = tc_bf2f(v26.v[2]);                         // lang_functions.tc:46
-                    const float t29 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t29);                              // <prelude>/norm.tc:22
-                    pc0[j * 4 + 3] = tc_bf2f(v26.v[3]);                         // lang_functions.tc:46
-                    const float t30 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t30);                              // <prelude>/norm.tc:22
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 4> v30 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:46
+                pc0[j] = v30;                                               // lang_functions.tc:46
+                const float t31 = (tc_bf2f(v30.v[0])) * (tc_bf2f(v30.v[0])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t31) : acc5;               // <prelude>/norm.tc:22
+                const float t32 = (tc_bf2f(v30.v[1])) * (tc_bf2f(v30.v[1])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t32) : acc5;               // <prelude>/norm.tc:22
+                const float t33 = (tc_bf2f(v30.v[2])) * (tc_bf2f(v30.v[2])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t33) : acc5;               // <prelude>/norm.tc:22
+                const float t34 = (tc_bf2f(v30.v[3])) * (tc_bf2f(v30.v[3])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t34) : acc5;               // <prelude>/norm.tc:22
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t31 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t32 = t31 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t33 = rsqrtf(t32);                              // <prelude>/norm.tc:22
-            float pc1[16];
+            const float t35 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t36 = t35 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t37 = rsqrtf(t36);                              // <prelude>/norm.tc:22
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t34 = (pc0[j * 4 + 0]) * t33;                   // <prelude>/norm.tc:22
-                    const tc_vec<float, 4> v35 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:46
-                    pc1[j * 4 + 0] = v35.v[0];                                  // lang_functions.tc:46
-                    const float t36 = t34 * (pc1[j * 4 + 0]);                   // <prelude>/norm.tc:22
-                    const float t37 = (pc0[j * 4 + 1]) * t33;                   // <prelude>/norm.tc:22
-                    pc1[j * 4 + 1] = v35.v[1];                                  // lang_functions.tc:46
-                    const float t38 = t37 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:22
-                    const float t39 = (pc0[j * 4 + 2]) * t33;                   // <prelude>/norm.tc:22
-                    pc1[j * 4 + 2] = v35.v[2];                                  // lang_functions.tc:46
-                    const float t40 = t39 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:22
-                    const float t41 = (pc0[j * 4 + 3]) * t33;                   // <prelude>/norm.tc:22
-                    pc1[j * 4 + 3] = v35.v[3];                                  // lang_functions.tc:46
-                    const float t42 = t41 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:22
-                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t36, t38), tc_f2bf2(t40, t42)}}); // <prelude>/norm.tc:22
+                    const float t38 = (tc_bf2f(pc0[j].v[0])) * t37;             // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v39 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:46
+                    const float t40 = v39.v[0];                                 // lang_functions.tc:46
+                    const float t41 = t38 * t40;                                // <prelude>/norm.tc:22
+                    const float t42 = (tc_bf2f(pc0[j].v[1])) * t37;             // <prelude>/norm.tc:22
+                    const float t43 = v39.v[1];                                 // lang_functions.tc:46
+                    const float t44 = t42 * t43;                                // <prelude>/norm.tc:22
+                    const float t45 = (tc_bf2f(pc0[j].v[2])) * t37;             // <prelude>/norm.tc:22
+                    const float t46 = v39.v[2];                                 // lang_functions.tc:46
+                    const float t47 = t45 * t46;                                // <prelude>/norm.tc:22
+                    const float t48 = (tc_bf2f(pc0[j].v[3])) * t37;             // <prelude>/norm.tc:22
+                    const float t49 = v39.v[3];                                 // lang_functions.tc:46
+                    const float t50 = t48 * t49;                                // <prelude>/norm.tc:22
+                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t41, t44), tc_f2bf2(t47, t50)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t43 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
-                const float t44 = t43 * t43;                                // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t44);                              // <prelude>/norm.tc:22
+                const float t51 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t52 = t51 * t51;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t52);                              // <prelude>/norm.tc:22
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t46 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t47 = t46 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t48 = rsqrtf(t47);                              // <prelude>/norm.tc:22
+            const float t54 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t55 = t54 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t56 = rsqrtf(t55);                              // <prelude>/norm.tc:22
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t45 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
-                const float t49 = t45 * t48;                                // <prelude>/norm.tc:22
-                const float t50 = in_g[i1];                                 // lang_functions.tc:46
-                const float t51 = t49 * t50;                                // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t51);                       // <prelude>/norm.tc:22
+                const float t53 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t57 = t53 * t56;                                // <prelude>/norm.tc:22
+                const float t58 = in_g[i1];                                 // lang_functions.tc:46
+                const float t59 = t57 * t58;                                // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t59);                       // <prelude>/norm.tc:22
             }
         }
     }

@@ -224,7 +224,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_A*sz_B, len = sz_C;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -232,25 +232,25 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
         const idx_t i0 = q_;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc5 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i2 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
-                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:4
-                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 0]);                   // lang_reductions.tc:8
-                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:4
-                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 1]);                   // lang_reductions.tc:8
-                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:4
-                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 2]);                   // lang_reductions.tc:8
-                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:4
-                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 3]);                   // lang_reductions.tc:8
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i2 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:4
+                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 0]) : acc5;    // lang_reductions.tc:8
+                pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:4
+                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 1]) : acc5;    // lang_reductions.tc:8
+                pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:4
+                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 2]) : acc5;    // lang_reductions.tc:8
+                pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:4
+                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 3]) : acc5;    // lang_reductions.tc:8
             }
             acc5 = tc_block_reduce(acc5, tc_op_max(), (float *)tc_smem);
             const float r5 = acc5;
@@ -278,25 +278,25 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
         const idx_t i0 = q_;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc5 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i2 = r;
-                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
-                    pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:4
-                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 0]);                   // lang_reductions.tc:8
-                    pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:4
-                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 1]);                   // lang_reductions.tc:8
-                    pc0[j * 4 + 2] = v2.v[2];                                   // lang_reductions.tc:4
-                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 2]);                   // lang_reductions.tc:8
-                    pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:4
-                    acc5 = tc_op_max()(acc5, pc0[j * 4 + 3]);                   // lang_reductions.tc:8
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i2 = r;
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:4
+                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 0]) : acc5;    // lang_reductions.tc:8
+                pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:4
+                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 1]) : acc5;    // lang_reductions.tc:8
+                pc0[j * 4 + 2] = v2.v[2];                                   // lang_reductions.tc:4
+                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 2]) : acc5;    // lang_reductions.tc:8
+                pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:4
+                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 3]) : acc5;    // lang_reductions.tc:8
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
@@ -517,30 +517,30 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
-                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 0], (long long)(r)}); // lang_reductions.tc:13
-                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 1], (long long)(r + 1)}); // lang_reductions.tc:13
-                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 2], (long long)(r + 2)}); // lang_reductions.tc:13
-                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 3], (long long)(r + 3)}); // lang_reductions.tc:13
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
+                pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:12
+                acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 0], (long long)(r)}) : acc1; // lang_reductions.tc:13
+                pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:12
+                acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 1], (long long)(r + 1)}) : acc1; // lang_reductions.tc:13
+                pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:12
+                acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 2], (long long)(r + 2)}) : acc1; // lang_reductions.tc:13
+                pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:12
+                acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 3], (long long)(r + 3)}) : acc1; // lang_reductions.tc:13
             }
             acc1 = tc_block_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem);
             const long long r1 = acc1.i;
@@ -565,25 +565,25 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
-                    pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 0], (long long)(r)}); // lang_reductions.tc:13
-                    pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 1], (long long)(r + 1)}); // lang_reductions.tc:13
-                    pc0[j * 4 + 2] = v2.v[2];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 2], (long long)(r + 2)}); // lang_reductions.tc:13
-                    pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:12
-                    acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 3], (long long)(r + 3)}); // lang_reductions.tc:13
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
+                pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:12
+                acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 0], (long long)(r)}) : acc1; // lang_reductions.tc:13
+                pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:12
+                acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 1], (long long)(r + 1)}) : acc1; // lang_reductions.tc:13
+                pc0[j * 4 + 2] = v2.v[2];                                   // lang_reductions.tc:12
+                acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 2], (long long)(r + 2)}) : acc1; // lang_reductions.tc:13
+                pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:12
+                acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 3], (long long)(r + 3)}) : acc1; // lang_reductions.tc:13
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
             const long long r1 = acc1.i;
@@ -714,12 +714,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
@@ -727,31 +727,30 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             float acc17 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
-                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:16
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_reductions.tc:17
-                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 0]);                   // lang_reductions.tc:18
-                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 0]);                 // lang_reductions.tc:18
-                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:16
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_reductions.tc:17
-                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 1]);                   // lang_reductions.tc:18
-                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 1]);                 // lang_reductions.tc:18
-                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:16
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_reductions.tc:17
-                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 2]);                   // lang_reductions.tc:18
-                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 2]);                 // lang_reductions.tc:18
-                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:16
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_reductions.tc:17
-                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 3]);                   // lang_reductions.tc:18
-                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 3]);                 // lang_reductions.tc:18
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
+                pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:16
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:17
+                acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 0]) : acc9;    // lang_reductions.tc:18
+                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 0]) : acc17; // lang_reductions.tc:18
+                pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:16
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_reductions.tc:17
+                acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 1]) : acc9;    // lang_reductions.tc:18
+                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 1]) : acc17; // lang_reductions.tc:18
+                pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:16
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_reductions.tc:17
+                acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 2]) : acc9;    // lang_reductions.tc:18
+                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 2]) : acc17; // lang_reductions.tc:18
+                pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:16
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:17
+                acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 3]) : acc9;    // lang_reductions.tc:18
+                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 3]) : acc17; // lang_reductions.tc:18
             }
-            acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem);
             const float r1 = acc1;
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
             acc17 = tc_block_reduce(acc17, tc_op_max(), (float *)tc_smem);
             const float r17 = acc17;
@@ -764,8 +763,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             float acc23 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - t1;                     // lang_reductions.tc:17
                     const float t3 = t2 * t2;                                   // lang_reductions.tc:17
@@ -805,9 +805,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                     acc23 = tc_op_sum()(acc23, t28);                            // lang_reductions.tc:18
                 }
             }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
             const float r6 = acc6;
-            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
             acc23 = tc_block_reduce(acc23, tc_op_sum(), (float *)tc_smem);
             const float r23 = acc23;
@@ -834,9 +833,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 acc9 = tc_op_sum()(acc9, t35);                              // lang_reductions.tc:18
                 acc17 = tc_op_max()(acc17, t35);                            // lang_reductions.tc:18
             }
-            acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem);
             const float r1 = acc1;
-            acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
             acc17 = tc_block_reduce(acc17, tc_op_max(), (float *)tc_smem);
             const float r17 = acc17;
@@ -860,9 +858,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 const float t46 = expf(t45);                                // lang_reductions.tc:18
                 acc23 = tc_op_sum()(acc23, t46);                            // lang_reductions.tc:18
             }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
             const float r6 = acc6;
-            acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
             const float r13 = acc13;
             acc23 = tc_block_reduce(acc23, tc_op_sum(), (float *)tc_smem);
             const float r23 = acc23;
@@ -884,7 +881,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
@@ -892,31 +889,30 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             float acc17 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v53 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
-                    pc0[j * 4 + 0] = v53.v[0];                                  // lang_reductions.tc:16
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_reductions.tc:17
-                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 0]);                   // lang_reductions.tc:18
-                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 0]);                 // lang_reductions.tc:18
-                    pc0[j * 4 + 1] = v53.v[1];                                  // lang_reductions.tc:16
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_reductions.tc:17
-                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 1]);                   // lang_reductions.tc:18
-                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 1]);                 // lang_reductions.tc:18
-                    pc0[j * 4 + 2] = v53.v[2];                                  // lang_reductions.tc:16
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_reductions.tc:17
-                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 2]);                   // lang_reductions.tc:18
-                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 2]);                 // lang_reductions.tc:18
-                    pc0[j * 4 + 3] = v53.v[3];                                  // lang_reductions.tc:16
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_reductions.tc:17
-                    acc9 = tc_op_sum()(acc9, pc0[j * 4 + 3]);                   // lang_reductions.tc:18
-                    acc17 = tc_op_max()(acc17, pc0[j * 4 + 3]);                 // lang_reductions.tc:18
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v53 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
+                pc0[j * 4 + 0] = v53.v[0];                                  // lang_reductions.tc:16
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:17
+                acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 0]) : acc9;    // lang_reductions.tc:18
+                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 0]) : acc17; // lang_reductions.tc:18
+                pc0[j * 4 + 1] = v53.v[1];                                  // lang_reductions.tc:16
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_reductions.tc:17
+                acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 1]) : acc9;    // lang_reductions.tc:18
+                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 1]) : acc17; // lang_reductions.tc:18
+                pc0[j * 4 + 2] = v53.v[2];                                  // lang_reductions.tc:16
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_reductions.tc:17
+                acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 2]) : acc9;    // lang_reductions.tc:18
+                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 2]) : acc17; // lang_reductions.tc:18
+                pc0[j * 4 + 3] = v53.v[3];                                  // lang_reductions.tc:16
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:17
+                acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 3]) : acc9;    // lang_reductions.tc:18
+                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 3]) : acc17; // lang_reductions.tc:18
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
             acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
@@ -929,8 +925,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             float acc23 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t55 = (pc0[j * 4 + 0]) - t54;                   // lang_reductions.tc:17
                     const float t56 = t55 * t55;                                // lang_reductions.tc:17
@@ -970,9 +967,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                     acc23 = tc_op_sum()(acc23, t81);                            // lang_reductions.tc:18
                 }
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r23 = acc23;
@@ -999,9 +995,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 acc9 = tc_op_sum()(acc9, t88);                              // lang_reductions.tc:18
                 acc17 = tc_op_max()(acc17, t88);                            // lang_reductions.tc:18
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
             acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
@@ -1025,9 +1020,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 const float t99 = expf(t98);                                // lang_reductions.tc:18
                 acc23 = tc_op_sum()(acc23, t99);                            // lang_reductions.tc:18
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r23 = acc23;
@@ -1189,30 +1183,30 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
-                    pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:27
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_reductions.tc:28
-                    pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:27
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_reductions.tc:28
-                    pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:27
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_reductions.tc:28
-                    pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:27
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_reductions.tc:28
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
+                pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:27
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:28
+                pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:27
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_reductions.tc:28
+                pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:27
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_reductions.tc:28
+                pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:27
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:28
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
             const float r1 = acc1;
@@ -1239,25 +1233,25 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
-                    pc0[j * 4 + 0] = v4.v[0];                                   // lang_reductions.tc:27
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // lang_reductions.tc:28
-                    pc0[j * 4 + 1] = v4.v[1];                                   // lang_reductions.tc:27
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // lang_reductions.tc:28
-                    pc0[j * 4 + 2] = v4.v[2];                                   // lang_reductions.tc:27
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // lang_reductions.tc:28
-                    pc0[j * 4 + 3] = v4.v[3];                                   // lang_reductions.tc:27
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // lang_reductions.tc:28
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
+                pc0[j * 4 + 0] = v4.v[0];                                   // lang_reductions.tc:27
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:28
+                pc0[j * 4 + 1] = v4.v[1];                                   // lang_reductions.tc:27
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_reductions.tc:28
+                pc0[j * 4 + 2] = v4.v[2];                                   // lang_reductions.tc:27
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_reductions.tc:28
+                pc0[j * 4 + 3] = v4.v[3];                                   // lang_reductions.tc:27
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:28
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;

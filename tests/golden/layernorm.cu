@@ -13,12 +13,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
@@ -27,19 +27,19 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm.tc:6
-                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm.tc:6
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 0]);                   // layernorm.tc:7
-                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm.tc:6
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 1]);                   // layernorm.tc:7
-                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm.tc:6
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 2]);                   // layernorm.tc:7
-                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm.tc:6
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 3]);                   // layernorm.tc:7
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm.tc:6
+                pc0[j * 4 + 0] = v0.v[0];                                   // layernorm.tc:6
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 0]) : acc4;    // layernorm.tc:7
+                pc0[j * 4 + 1] = v0.v[1];                                   // layernorm.tc:6
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 1]) : acc4;    // layernorm.tc:7
+                pc0[j * 4 + 2] = v0.v[2];                                   // layernorm.tc:6
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 2]) : acc4;    // layernorm.tc:7
+                pc0[j * 4 + 3] = v0.v[3];                                   // layernorm.tc:6
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 3]) : acc4;    // layernorm.tc:7
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
@@ -47,8 +47,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - t1;                     // layernorm.tc:8
                     const float t3 = t2 * t2;                                   // layernorm.tc:8
@@ -69,75 +70,74 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             const float t11 = r9 / ((float)((long long)(sz_D)));        // layernorm.tc:8
             const float t12 = t11 + s_eps;                              // layernorm.tc:8
             const float t13 = rsqrtf(t12);                              // layernorm.tc:8
-            float pc1[16];
-            float pc2[16];
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t10 = (pc0[j * 4 + 0]) - t1;                    // layernorm.tc:8
                     const float t14 = t10 * t13;                                // layernorm.tc:8
                     const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_w + i1); // layernorm.tc:6
-                    pc1[j * 4 + 0] = v15.v[0];                                  // layernorm.tc:6
-                    const float t16 = t14 * (pc1[j * 4 + 0]);                   // layernorm.tc:8
-                    const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_b + i1); // layernorm.tc:6
-                    pc2[j * 4 + 0] = v17.v[0];                                  // layernorm.tc:6
-                    const float t18 = t16 + (pc2[j * 4 + 0]);                   // layernorm.tc:8
-                    const float t19 = (pc0[j * 4 + 1]) - t1;                    // layernorm.tc:8
-                    const float t20 = t19 * t13;                                // layernorm.tc:8
-                    pc1[j * 4 + 1] = v15.v[1];                                  // layernorm.tc:6
-                    const float t21 = t20 * (pc1[j * 4 + 1]);                   // layernorm.tc:8
-                    pc2[j * 4 + 1] = v17.v[1];                                  // layernorm.tc:6
-                    const float t22 = t21 + (pc2[j * 4 + 1]);                   // layernorm.tc:8
-                    const float t23 = (pc0[j * 4 + 2]) - t1;                    // layernorm.tc:8
-                    const float t24 = t23 * t13;                                // layernorm.tc:8
-                    pc1[j * 4 + 2] = v15.v[2];                                  // layernorm.tc:6
-                    const float t25 = t24 * (pc1[j * 4 + 2]);                   // layernorm.tc:8
-                    pc2[j * 4 + 2] = v17.v[2];                                  // layernorm.tc:6
-                    const float t26 = t25 + (pc2[j * 4 + 2]);                   // layernorm.tc:8
-                    const float t27 = (pc0[j * 4 + 3]) - t1;                    // layernorm.tc:8
+                    const float t16 = v15.v[0];                                 // layernorm.tc:6
+                    const float t17 = t14 * t16;                                // layernorm.tc:8
+                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_b + i1); // layernorm.tc:6
+                    const float t19 = v18.v[0];                                 // layernorm.tc:6
+                    const float t20 = t17 + t19;                                // layernorm.tc:8
+                    const float t21 = (pc0[j * 4 + 1]) - t1;                    // layernorm.tc:8
+                    const float t22 = t21 * t13;                                // layernorm.tc:8
+                    const float t23 = v15.v[1];                                 // layernorm.tc:6
+                    const float t24 = t22 * t23;                                // layernorm.tc:8
+                    const float t25 = v18.v[1];                                 // layernorm.tc:6
+                    const float t26 = t24 + t25;                                // layernorm.tc:8
+                    const float t27 = (pc0[j * 4 + 2]) - t1;                    // layernorm.tc:8
                     const float t28 = t27 * t13;                                // layernorm.tc:8
-                    pc1[j * 4 + 3] = v15.v[3];                                  // layernorm.tc:6
-                    const float t29 = t28 * (pc1[j * 4 + 3]);                   // layernorm.tc:8
-                    pc2[j * 4 + 3] = v17.v[3];                                  // layernorm.tc:6
-                    const float t30 = t29 + (pc2[j * 4 + 3]);                   // layernorm.tc:8
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t18, t22, t26, t30}}); // layernorm.tc:8
+                    const float t29 = v15.v[2];                                 // layernorm.tc:6
+                    const float t30 = t28 * t29;                                // layernorm.tc:8
+                    const float t31 = v18.v[2];                                 // layernorm.tc:6
+                    const float t32 = t30 + t31;                                // layernorm.tc:8
+                    const float t33 = (pc0[j * 4 + 3]) - t1;                    // layernorm.tc:8
+                    const float t34 = t33 * t13;                                // layernorm.tc:8
+                    const float t35 = v15.v[3];                                 // layernorm.tc:6
+                    const float t36 = t34 * t35;                                // layernorm.tc:8
+                    const float t37 = v18.v[3];                                 // layernorm.tc:6
+                    const float t38 = t36 + t37;                                // layernorm.tc:8
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t20, t26, t32, t38}}); // layernorm.tc:8
                 }
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t31 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
-                acc4 = tc_op_sum()(acc4, t31);                              // layernorm.tc:7
+                const float t39 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
+                acc4 = tc_op_sum()(acc4, t39);                              // layernorm.tc:7
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t33 = r4 / ((float)((long long)(sz_D)));        // layernorm.tc:7
+            const float t41 = r4 / ((float)((long long)(sz_D)));        // layernorm.tc:7
             float acc9 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t32 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
-                const float t34 = t32 - t33;                                // layernorm.tc:8
-                const float t35 = t34 * t34;                                // layernorm.tc:8
-                acc9 = tc_op_sum()(acc9, t35);                              // layernorm.tc:8
+                const float t40 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
+                const float t42 = t40 - t41;                                // layernorm.tc:8
+                const float t43 = t42 * t42;                                // layernorm.tc:8
+                acc9 = tc_op_sum()(acc9, t43);                              // layernorm.tc:8
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
-            const float t38 = r9 / ((float)((long long)(sz_D)));        // layernorm.tc:8
-            const float t39 = t38 + s_eps;                              // layernorm.tc:8
-            const float t40 = rsqrtf(t39);                              // layernorm.tc:8
+            const float t46 = r9 / ((float)((long long)(sz_D)));        // layernorm.tc:8
+            const float t47 = t46 + s_eps;                              // layernorm.tc:8
+            const float t48 = rsqrtf(t47);                              // layernorm.tc:8
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t36 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
-                const float t37 = t36 - t33;                                // layernorm.tc:8
-                const float t41 = t37 * t40;                                // layernorm.tc:8
-                const float t42 = in_w[i1];                                 // layernorm.tc:6
-                const float t43 = t41 * t42;                                // layernorm.tc:8
-                const float t44 = in_b[i1];                                 // layernorm.tc:6
-                const float t45 = t43 + t44;                                // layernorm.tc:8
-                out_out[sz_D*i0 + i1] = t45;                                // layernorm.tc:8
+                const float t44 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
+                const float t45 = t44 - t41;                                // layernorm.tc:8
+                const float t49 = t45 * t48;                                // layernorm.tc:8
+                const float t50 = in_w[i1];                                 // layernorm.tc:6
+                const float t51 = t49 * t50;                                // layernorm.tc:8
+                const float t52 = in_b[i1];                                 // layernorm.tc:6
+                const float t53 = t51 + t52;                                // layernorm.tc:8
+                out_out[sz_D*i0 + i1] = t53;                                // layernorm.tc:8
             }
         }
     }
@@ -145,7 +145,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
@@ -154,117 +154,117 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v46 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm.tc:6
-                    pc0[j * 4 + 0] = v46.v[0];                                  // layernorm.tc:6
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 0]);                   // layernorm.tc:7
-                    pc0[j * 4 + 1] = v46.v[1];                                  // layernorm.tc:6
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 1]);                   // layernorm.tc:7
-                    pc0[j * 4 + 2] = v46.v[2];                                  // layernorm.tc:6
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 2]);                   // layernorm.tc:7
-                    pc0[j * 4 + 3] = v46.v[3];                                  // layernorm.tc:6
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 3]);                   // layernorm.tc:7
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v54 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm.tc:6
+                pc0[j * 4 + 0] = v54.v[0];                                  // layernorm.tc:6
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 0]) : acc4;    // layernorm.tc:7
+                pc0[j * 4 + 1] = v54.v[1];                                  // layernorm.tc:6
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 1]) : acc4;    // layernorm.tc:7
+                pc0[j * 4 + 2] = v54.v[2];                                  // layernorm.tc:6
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 2]) : acc4;    // layernorm.tc:7
+                pc0[j * 4 + 3] = v54.v[3];                                  // layernorm.tc:6
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 3]) : acc4;    // layernorm.tc:7
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t47 = r4 / ((float)((long long)(sz_D)));        // layernorm.tc:7
+            const float t55 = r4 / ((float)((long long)(sz_D)));        // layernorm.tc:7
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t48 = (pc0[j * 4 + 0]) - t47;                   // layernorm.tc:8
-                    const float t49 = t48 * t48;                                // layernorm.tc:8
-                    acc9 = tc_op_sum()(acc9, t49);                              // layernorm.tc:8
-                    const float t50 = (pc0[j * 4 + 1]) - t47;                   // layernorm.tc:8
-                    const float t51 = t50 * t50;                                // layernorm.tc:8
-                    acc9 = tc_op_sum()(acc9, t51);                              // layernorm.tc:8
-                    const float t52 = (pc0[j * 4 + 2]) - t47;                   // layernorm.tc:8
-                    const float t53 = t52 * t52;                                // layernorm.tc:8
-                    acc9 = tc_op_sum()(acc9, t53);                              // layernorm.tc:8
-                    const float t54 = (pc0[j * 4 + 3]) - t47;                   // layernorm.tc:8
-                    const float t55 = t54 * t54;                                // layernorm.tc:8
-                    acc9 = tc_op_sum()(acc9, t55);                              // layernorm.tc:8
+                    const float t56 = (pc0[j * 4 + 0]) - t55;                   // layernorm.tc:8
+                    const float t57 = t56 * t56;                                // layernorm.tc:8
+                    acc9 = tc_op_sum()(acc9, t57);                              // layernorm.tc:8
+                    const float t58 = (pc0[j * 4 + 1]) - t55;                   // layernorm.tc:8
+                    const float t59 = t58 * t58;                                // layernorm.tc:8
+                    acc9 = tc_op_sum()(acc9, t59);                              // layernorm.tc:8
+                    const float t60 = (pc0[j * 4 + 2]) - t55;                   // layernorm.tc:8
+                    const float t61 = t60 * t60;                                // layernorm.tc:8
+                    acc9 = tc_op_sum()(acc9, t61);                              // layernorm.tc:8
+                    const float t62 = (pc0[j * 4 + 3]) - t55;                   // layernorm.tc:8
+                    const float t63 = t62 * t62;                                // layernorm.tc:8
+                    acc9 = tc_op_sum()(acc9, t63);                              // layernorm.tc:8
                 }
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t57 = r9 / ((float)((long long)(sz_D)));        // layernorm.tc:8
-            const float t58 = t57 + s_eps;                              // layernorm.tc:8
-            const float t59 = rsqrtf(t58);                              // layernorm.tc:8
-            float pc1[16];
-            float pc2[16];
+            const float t65 = r9 / ((float)((long long)(sz_D)));        // layernorm.tc:8
+            const float t66 = t65 + s_eps;                              // layernorm.tc:8
+            const float t67 = rsqrtf(t66);                              // layernorm.tc:8
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t56 = (pc0[j * 4 + 0]) - t47;                   // layernorm.tc:8
-                    const float t60 = t56 * t59;                                // layernorm.tc:8
-                    const tc_vec<float, 4> v61 = tc_vload<float, 4>(in_w + i1); // layernorm.tc:6
-                    pc1[j * 4 + 0] = v61.v[0];                                  // layernorm.tc:6
-                    const float t62 = t60 * (pc1[j * 4 + 0]);                   // layernorm.tc:8
-                    const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_b + i1); // layernorm.tc:6
-                    pc2[j * 4 + 0] = v63.v[0];                                  // layernorm.tc:6
-                    const float t64 = t62 + (pc2[j * 4 + 0]);                   // layernorm.tc:8
-                    const float t65 = (pc0[j * 4 + 1]) - t47;                   // layernorm.tc:8
-                    const float t66 = t65 * t59;                                // layernorm.tc:8
-                    pc1[j * 4 + 1] = v61.v[1];                                  // layernorm.tc:6
-                    const float t67 = t66 * (pc1[j * 4 + 1]);                   // layernorm.tc:8
-                    pc2[j * 4 + 1] = v63.v[1];                                  // layernorm.tc:6
-                    const float t68 = t67 + (pc2[j * 4 + 1]);                   // layernorm.tc:8
-                    const float t69 = (pc0[j * 4 + 2]) - t47;                   // layernorm.tc:8
-                    const float t70 = t69 * t59;                                // layernorm.tc:8
-                    pc1[j * 4 + 2] = v61.v[2];                                  // layernorm.tc:6
-                    const float t71 = t70 * (pc1[j * 4 + 2]);                   // layernorm.tc:8
-                    pc2[j * 4 + 2] = v63.v[2];                                  // layernorm.tc:6
-                    const float t72 = t71 + (pc2[j * 4 + 2]);                   // layernorm.tc:8
-                    const float t73 = (pc0[j * 4 + 3]) - t47;                   // layernorm.tc:8
-                    const float t74 = t73 * t59;                                // layernorm.tc:8
-                    pc1[j * 4 + 3] = v61.v[3];                                  // layernorm.tc:6
-                    const float t75 = t74 * (pc1[j * 4 + 3]);                   // layernorm.tc:8
-                    pc2[j * 4 + 3] = v63.v[3];                                  // layernorm.tc:6
-                    const float t76 = t75 + (pc2[j * 4 + 3]);                   // layernorm.tc:8
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t64, t68, t72, t76}}); // layernorm.tc:8
+                    const float t64 = (pc0[j * 4 + 0]) - t55;                   // layernorm.tc:8
+                    const float t68 = t64 * t67;                                // layernorm.tc:8
+                    const tc_vec<float, 4> v69 = tc_vload<float, 4>(in_w + i1); // layernorm.tc:6
+                    const float t70 = v69.v[0];                                 // layernorm.tc:6
+                    const float t71 = t68 * t70;                                // layernorm.tc:8
+                    const tc_vec<float, 4> v72 = tc_vload<float, 4>(in_b + i1); // layernorm.tc:6
+                    const float t73 = v72.v[0];                                 // layernorm.tc:6
+                    const float t74 = t71 + t73;                                // layernorm.tc:8
+                    const float t75 = (pc0[j * 4 + 1]) - t55;                   // layernorm.tc:8
+                    const float t76 = t75 * t67;                                // layernorm.tc:8
+                    const float t77 = v69.v[1];                                 // layernorm.tc:6
+                    const float t78 = t76 * t77;                                // layernorm.tc:8
+                    const float t79 = v72.v[1];                                 // layernorm.tc:6
+                    const float t80 = t78 + t79;                                // layernorm.tc:8
+                    const float t81 = (pc0[j * 4 + 2]) - t55;                   // layernorm.tc:8
+                    const float t82 = t81 * t67;                                // layernorm.tc:8
+                    const float t83 = v69.v[2];                                 // layernorm.tc:6
+                    const float t84 = t82 * t83;                                // layernorm.tc:8
+                    const float t85 = v72.v[2];                                 // layernorm.tc:6
+                    const float t86 = t84 + t85;                                // layernorm.tc:8
+                    const float t87 = (pc0[j * 4 + 3]) - t55;                   // layernorm.tc:8
+                    const float t88 = t87 * t67;                                // layernorm.tc:8
+                    const float t89 = v69.v[3];                                 // layernorm.tc:6
+                    const float t90 = t88 * t89;                                // layernorm.tc:8
+                    const float t91 = v72.v[3];                                 // layernorm.tc:6
+                    const float t92 = t90 + t91;                                // layernorm.tc:8
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t74, t80, t86, t92}}); // layernorm.tc:8
                 }
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t77 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
-                acc4 = tc_op_sum()(acc4, t77);                              // layernorm.tc:7
+                const float t93 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
+                acc4 = tc_op_sum()(acc4, t93);                              // layernorm.tc:7
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t79 = r4 / ((float)((long long)(sz_D)));        // layernorm.tc:7
+            const float t95 = r4 / ((float)((long long)(sz_D)));        // layernorm.tc:7
             float acc9 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t78 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
-                const float t80 = t78 - t79;                                // layernorm.tc:8
-                const float t81 = t80 * t80;                                // layernorm.tc:8
-                acc9 = tc_op_sum()(acc9, t81);                              // layernorm.tc:8
+                const float t94 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
+                const float t96 = t94 - t95;                                // layernorm.tc:8
+                const float t97 = t96 * t96;                                // layernorm.tc:8
+                acc9 = tc_op_sum()(acc9, t97);                              // layernorm.tc:8
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t84 = r9 / ((float)((long long)(sz_D)));        // layernorm.tc:8
-            const float t85 = t84 + s_eps;                              // layernorm.tc:8
-            const float t86 = rsqrtf(t85);                              // layernorm.tc:8
+            const float t100 = r9 / ((float)((long long)(sz_D)));       // layernorm.tc:8
+            const float t101 = t100 + s_eps;                            // layernorm.tc:8
+            const float t102 = rsqrtf(t101);                            // layernorm.tc:8
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t82 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
-                const float t83 = t82 - t79;                                // layernorm.tc:8
-                const float t87 = t83 * t86;                                // layernorm.tc:8
-                const float t88 = in_w[i1];                                 // layernorm.tc:6
-                const float t89 = t87 * t88;                                // layernorm.tc:8
-                const float t90 = in_b[i1];                                 // layernorm.tc:6
-                const float t91 = t89 + t90;                                // layernorm.tc:8
-                out_out[sz_D*i0 + i1] = t91;                                // layernorm.tc:8
+                const float t98 = in_x[sz_D*i0 + i1];                       // layernorm.tc:6
+                const float t99 = t98 - t95;                                // layernorm.tc:8
+                const float t103 = t99 * t102;                              // layernorm.tc:8
+                const float t104 = in_w[i1];                                // layernorm.tc:6
+                const float t105 = t103 * t104;                             // layernorm.tc:8
+                const float t106 = in_b[i1];                                // layernorm.tc:6
+                const float t107 = t105 + t106;                             // layernorm.tc:8
+                out_out[sz_D*i0 + i1] = t107;                               // layernorm.tc:8
             }
         }
     }

@@ -11,64 +11,62 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_where_max_sub_exp_sum_div
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_mask + sz_D*i0, 4) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            bool pc0[16];
+            tc_vec<unsigned char, 4> pc0[4];
             float pc1[16];
             float acc4 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned char, 4> v0 = tc_vload<unsigned char, 4>(in_mask + sz_D*i0 + i1); // masked_softmax.tc:6
-                    pc0[j * 4 + 0] = (v0.v[0] != 0);                            // masked_softmax.tc:6
-                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // masked_softmax.tc:6
-                    pc1[j * 4 + 0] = v1.v[0];                                   // masked_softmax.tc:6
-                    const float t2 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    acc4 = tc_op_max()(acc4, t2);                               // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 1] = (v0.v[1] != 0);                            // masked_softmax.tc:6
-                    pc1[j * 4 + 1] = v1.v[1];                                   // masked_softmax.tc:6
-                    const float t3 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    acc4 = tc_op_max()(acc4, t3);                               // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 2] = (v0.v[2] != 0);                            // masked_softmax.tc:6
-                    pc1[j * 4 + 2] = v1.v[2];                                   // masked_softmax.tc:6
-                    const float t4 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    acc4 = tc_op_max()(acc4, t4);                               // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 3] = (v0.v[3] != 0);                            // masked_softmax.tc:6
-                    pc1[j * 4 + 3] = v1.v[3];                                   // masked_softmax.tc:6
-                    const float t5 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    acc4 = tc_op_max()(acc4, t5);                               // <prelude>/softmax.tc:13
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned char, 4> v0 = tc_vload<unsigned char, 4>(in_mask + sz_D*i0 + i1); // masked_softmax.tc:6
+                pc0[j] = v0;                                                // masked_softmax.tc:6
+                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // masked_softmax.tc:6
+                pc1[j * 4 + 0] = v1.v[0];                                   // masked_softmax.tc:6
+                const float t2 = (((v0.v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t2) : acc4;                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 1] = v1.v[1];                                   // masked_softmax.tc:6
+                const float t3 = (((v0.v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t3) : acc4;                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 2] = v1.v[2];                                   // masked_softmax.tc:6
+                const float t4 = (((v0.v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t4) : acc4;                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 3] = v1.v[3];                                   // masked_softmax.tc:6
+                const float t5 = (((v0.v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t5) : acc4;                // <prelude>/softmax.tc:13
             }
             acc4 = tc_block_reduce(acc4, tc_op_max(), (float *)tc_smem);
             const float r4 = acc4;
             float acc7 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t6 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t6 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t7 = t6 - r4;                                   // <prelude>/softmax.tc:13
                     const float t8 = expf(t7);                                  // <prelude>/softmax.tc:13
                     acc7 = tc_op_sum()(acc7, t8);                               // <prelude>/softmax.tc:14
-                    const float t9 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t9 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t10 = t9 - r4;                                  // <prelude>/softmax.tc:13
                     const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
                     acc7 = tc_op_sum()(acc7, t11);                              // <prelude>/softmax.tc:14
-                    const float t12 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t12 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t13 = t12 - r4;                                 // <prelude>/softmax.tc:13
                     const float t14 = expf(t13);                                // <prelude>/softmax.tc:13
                     acc7 = tc_op_sum()(acc7, t14);                              // <prelude>/softmax.tc:14
-                    const float t15 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t15 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t16 = t15 - r4;                                 // <prelude>/softmax.tc:13
                     const float t17 = expf(t16);                                // <prelude>/softmax.tc:13
                     acc7 = tc_op_sum()(acc7, t17);                              // <prelude>/softmax.tc:14
@@ -79,22 +77,23 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_where_max_sub_exp_sum_div
             const float rcp21 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t18 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t18 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t19 = t18 - r4;                                 // <prelude>/softmax.tc:13
                     const float t20 = expf(t19);                                // <prelude>/softmax.tc:13
                     const float t22 = t20 * rcp21;                              // <prelude>/softmax.tc:14
-                    const float t23 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t23 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t24 = t23 - r4;                                 // <prelude>/softmax.tc:13
                     const float t25 = expf(t24);                                // <prelude>/softmax.tc:13
                     const float t26 = t25 * rcp21;                              // <prelude>/softmax.tc:14
-                    const float t27 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t27 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t28 = t27 - r4;                                 // <prelude>/softmax.tc:13
                     const float t29 = expf(t28);                                // <prelude>/softmax.tc:13
                     const float t30 = t29 * rcp21;                              // <prelude>/softmax.tc:14
-                    const float t31 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t31 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t32 = t31 - r4;                                 // <prelude>/softmax.tc:13
                     const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
                     const float t34 = t33 * rcp21;                              // <prelude>/softmax.tc:14
@@ -141,59 +140,57 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_where_max_sub_exp_sum_div
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_mask + sz_D*i0, 4) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            bool pc0[16];
+            tc_vec<unsigned char, 4> pc0[4];
             float pc1[16];
             float acc4 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned char, 4> v50 = tc_vload<unsigned char, 4>(in_mask + sz_D*i0 + i1); // masked_softmax.tc:6
-                    pc0[j * 4 + 0] = (v50.v[0] != 0);                           // masked_softmax.tc:6
-                    const tc_vec<float, 4> v51 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // masked_softmax.tc:6
-                    pc1[j * 4 + 0] = v51.v[0];                                  // masked_softmax.tc:6
-                    const float t52 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    acc4 = tc_op_max()(acc4, t52);                              // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 1] = (v50.v[1] != 0);                           // masked_softmax.tc:6
-                    pc1[j * 4 + 1] = v51.v[1];                                  // masked_softmax.tc:6
-                    const float t53 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    acc4 = tc_op_max()(acc4, t53);                              // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 2] = (v50.v[2] != 0);                           // masked_softmax.tc:6
-                    pc1[j * 4 + 2] = v51.v[2];                                  // masked_softmax.tc:6
-                    const float t54 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    acc4 = tc_op_max()(acc4, t54);                              // <prelude>/softmax.tc:13
-                    pc0[j * 4 + 3] = (v50.v[3] != 0);                           // masked_softmax.tc:6
-                    pc1[j * 4 + 3] = v51.v[3];                                  // masked_softmax.tc:6
-                    const float t55 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    acc4 = tc_op_max()(acc4, t55);                              // <prelude>/softmax.tc:13
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned char, 4> v50 = tc_vload<unsigned char, 4>(in_mask + sz_D*i0 + i1); // masked_softmax.tc:6
+                pc0[j] = v50;                                               // masked_softmax.tc:6
+                const tc_vec<float, 4> v51 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // masked_softmax.tc:6
+                pc1[j * 4 + 0] = v51.v[0];                                  // masked_softmax.tc:6
+                const float t52 = (((v50.v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t52) : acc4;               // <prelude>/softmax.tc:13
+                pc1[j * 4 + 1] = v51.v[1];                                  // masked_softmax.tc:6
+                const float t53 = (((v50.v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t53) : acc4;               // <prelude>/softmax.tc:13
+                pc1[j * 4 + 2] = v51.v[2];                                  // masked_softmax.tc:6
+                const float t54 = (((v50.v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t54) : acc4;               // <prelude>/softmax.tc:13
+                pc1[j * 4 + 3] = v51.v[3];                                  // masked_softmax.tc:6
+                const float t55 = (((v50.v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t55) : acc4;               // <prelude>/softmax.tc:13
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
             float acc7 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t56 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t56 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t57 = t56 - r4;                                 // <prelude>/softmax.tc:13
                     const float t58 = expf(t57);                                // <prelude>/softmax.tc:13
                     acc7 = tc_op_sum()(acc7, t58);                              // <prelude>/softmax.tc:14
-                    const float t59 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t59 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t60 = t59 - r4;                                 // <prelude>/softmax.tc:13
                     const float t61 = expf(t60);                                // <prelude>/softmax.tc:13
                     acc7 = tc_op_sum()(acc7, t61);                              // <prelude>/softmax.tc:14
-                    const float t62 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t62 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t63 = t62 - r4;                                 // <prelude>/softmax.tc:13
                     const float t64 = expf(t63);                                // <prelude>/softmax.tc:13
                     acc7 = tc_op_sum()(acc7, t64);                              // <prelude>/softmax.tc:14
-                    const float t65 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t65 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t66 = t65 - r4;                                 // <prelude>/softmax.tc:13
                     const float t67 = expf(t66);                                // <prelude>/softmax.tc:13
                     acc7 = tc_op_sum()(acc7, t67);                              // <prelude>/softmax.tc:14
@@ -204,22 +201,23 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_where_max_sub_exp_sum_div
             const float rcp71 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t68 = ((pc0[j * 4 + 0]) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t68 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t69 = t68 - r4;                                 // <prelude>/softmax.tc:13
                     const float t70 = expf(t69);                                // <prelude>/softmax.tc:13
                     const float t72 = t70 * rcp71;                              // <prelude>/softmax.tc:14
-                    const float t73 = ((pc0[j * 4 + 1]) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t73 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t74 = t73 - r4;                                 // <prelude>/softmax.tc:13
                     const float t75 = expf(t74);                                // <prelude>/softmax.tc:13
                     const float t76 = t75 * rcp71;                              // <prelude>/softmax.tc:14
-                    const float t77 = ((pc0[j * 4 + 2]) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t77 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t78 = t77 - r4;                                 // <prelude>/softmax.tc:13
                     const float t79 = expf(t78);                                // <prelude>/softmax.tc:13
                     const float t80 = t79 * rcp71;                              // <prelude>/softmax.tc:14
-                    const float t81 = ((pc0[j * 4 + 3]) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t81 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
                     const float t82 = t81 - r4;                                 // <prelude>/softmax.tc:13
                     const float t83 = expf(t82);                                // <prelude>/softmax.tc:13
                     const float t84 = t83 * rcp71;                              // <prelude>/softmax.tc:14

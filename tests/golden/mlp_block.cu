@@ -11,12 +11,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(buf13 + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -24,71 +24,71 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
             float acc7 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_block.tc:6
-                    pc0[j * 4 + 0] = v0.v[0];                                   // mlp_block.tc:6
-                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // <prelude>/norm.tc:22
-                    acc7 = tc_op_sum()(acc7, t1);                               // <prelude>/norm.tc:22
-                    pc0[j * 4 + 1] = v0.v[1];                                   // mlp_block.tc:6
-                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // <prelude>/norm.tc:22
-                    acc7 = tc_op_sum()(acc7, t2);                               // <prelude>/norm.tc:22
-                    pc0[j * 4 + 2] = v0.v[2];                                   // mlp_block.tc:6
-                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // <prelude>/norm.tc:22
-                    acc7 = tc_op_sum()(acc7, t3);                               // <prelude>/norm.tc:22
-                    pc0[j * 4 + 3] = v0.v[3];                                   // mlp_block.tc:6
-                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
-                    acc7 = tc_op_sum()(acc7, t4);                               // <prelude>/norm.tc:22
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_block.tc:6
+                pc0[j * 4 + 0] = v0.v[0];                                   // mlp_block.tc:6
+                const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t1) : acc7;                // <prelude>/norm.tc:22
+                pc0[j * 4 + 1] = v0.v[1];                                   // mlp_block.tc:6
+                const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t2) : acc7;                // <prelude>/norm.tc:22
+                pc0[j * 4 + 2] = v0.v[2];                                   // mlp_block.tc:6
+                const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t3) : acc7;                // <prelude>/norm.tc:22
+                pc0[j * 4 + 3] = v0.v[3];                                   // mlp_block.tc:6
+                const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t4) : acc7;                // <prelude>/norm.tc:22
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
             const float t5 = r7 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
             const float t6 = t5 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
             const float t7 = rsqrtf(t6);                                // <prelude>/norm.tc:22
-            float pc1[16];
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t8 = (pc0[j * 4 + 0]) * t7;                     // <prelude>/norm.tc:22
                     const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_g + i1);  // mlp_block.tc:6
-                    pc1[j * 4 + 0] = v9.v[0];                                   // mlp_block.tc:6
-                    const float t10 = t8 * (pc1[j * 4 + 0]);                    // <prelude>/norm.tc:22
-                    const float t11 = (pc0[j * 4 + 1]) * t7;                    // <prelude>/norm.tc:22
-                    pc1[j * 4 + 1] = v9.v[1];                                   // mlp_block.tc:6
-                    const float t12 = t11 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:22
-                    const float t13 = (pc0[j * 4 + 2]) * t7;                    // <prelude>/norm.tc:22
-                    pc1[j * 4 + 2] = v9.v[2];                                   // mlp_block.tc:6
-                    const float t14 = t13 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:22
-                    const float t15 = (pc0[j * 4 + 3]) * t7;                    // <prelude>/norm.tc:22
-                    pc1[j * 4 + 3] = v9.v[3];                                   // mlp_block.tc:6
-                    const float t16 = t15 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:22
-                    tc_vstore<float, 4>(buf13 + sz_D*i0 + i1, {{t10, t12, t14, t16}}); // <prelude>/norm.tc:22
+                    const float t10 = v9.v[0];                                  // mlp_block.tc:6
+                    const float t11 = t8 * t10;                                 // <prelude>/norm.tc:22
+                    const float t12 = (pc0[j * 4 + 1]) * t7;                    // <prelude>/norm.tc:22
+                    const float t13 = v9.v[1];                                  // mlp_block.tc:6
+                    const float t14 = t12 * t13;                                // <prelude>/norm.tc:22
+                    const float t15 = (pc0[j * 4 + 2]) * t7;                    // <prelude>/norm.tc:22
+                    const float t16 = v9.v[2];                                  // mlp_block.tc:6
+                    const float t17 = t15 * t16;                                // <prelude>/norm.tc:22
+                    const float t18 = (pc0[j * 4 + 3]) * t7;                    // <prelude>/norm.tc:22
+                    const float t19 = v9.v[3];                                  // mlp_block.tc:6
+                    const float t20 = t18 * t19;                                // <prelude>/norm.tc:22
+                    tc_vstore<float, 4>(buf13 + sz_D*i0 + i1, {{t11, t14, t17, t20}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc7 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t17 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
-                const float t18 = t17 * t17;                                // <prelude>/norm.tc:22
-                acc7 = tc_op_sum()(acc7, t18);                              // <prelude>/norm.tc:22
+                const float t21 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
+                const float t22 = t21 * t21;                                // <prelude>/norm.tc:22
+                acc7 = tc_op_sum()(acc7, t22);                              // <prelude>/norm.tc:22
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
-            const float t20 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t21 = t20 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t22 = rsqrtf(t21);                              // <prelude>/norm.tc:22
+            const float t24 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t25 = t24 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t26 = rsqrtf(t25);                              // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t19 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
-                const float t23 = t19 * t22;                                // <prelude>/norm.tc:22
-                const float t24 = in_g[i1];                                 // mlp_block.tc:6
-                const float t25 = t23 * t24;                                // <prelude>/norm.tc:22
-                buf13[sz_D*i0 + i1] = t25;                                  // <prelude>/norm.tc:22
+                const float t23 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
+                const float t27 = t23 * t26;                                // <prelude>/norm.tc:22
+                const float t28 = in_g[i1];                                 // mlp_block.tc:6
+                const float t29 = t27 * t28;                                // <prelude>/norm.tc:22
+                buf13[sz_D*i0 + i1] = t29;                                  // <prelude>/norm.tc:22
             }
         }
     }
@@ -96,7 +96,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(buf13 + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -104,71 +104,71 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
             float acc7 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v26 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_block.tc:6
-                    pc0[j * 4 + 0] = v26.v[0];                                  // mlp_block.tc:6
-                    const float t27 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // <prelude>/norm.tc:22
-                    acc7 = tc_op_sum()(acc7, t27);                              // <prelude>/norm.tc:22
-                    pc0[j * 4 + 1] = v26.v[1];                                  // mlp_block.tc:6
-                    const float t28 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // <prelude>/norm.tc:22
-                    acc7 = tc_op_sum()(acc7, t28);                              // <prelude>/norm.tc:22
-                    pc0[j * 4 + 2] = v26.v[2];                                  // mlp_block.tc:6
-                    const float t29 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // <prelude>/norm.tc:22
-                    acc7 = tc_op_sum()(acc7, t29);                              // <prelude>/norm.tc:22
-                    pc0[j * 4 + 3] = v26.v[3];                                  // mlp_block.tc:6
-                    const float t30 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // <prelude>/norm.tc:22
-                    acc7 = tc_op_sum()(acc7, t30);                              // <prelude>/norm.tc:22
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v30 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_block.tc:6
+                pc0[j * 4 + 0] = v30.v[0];                                  // mlp_block.tc:6
+                const float t31 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t31) : acc7;               // <prelude>/norm.tc:22
+                pc0[j * 4 + 1] = v30.v[1];                                  // mlp_block.tc:6
+                const float t32 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t32) : acc7;               // <prelude>/norm.tc:22
+                pc0[j * 4 + 2] = v30.v[2];                                  // mlp_block.tc:6
+                const float t33 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t33) : acc7;               // <prelude>/norm.tc:22
+                pc0[j * 4 + 3] = v30.v[3];                                  // mlp_block.tc:6
+                const float t34 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t34) : acc7;               // <prelude>/norm.tc:22
             }
             acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r7 = acc7;
-            const float t31 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t32 = t31 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t33 = rsqrtf(t32);                              // <prelude>/norm.tc:22
-            float pc1[16];
+            const float t35 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t36 = t35 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t37 = rsqrtf(t36);                              // <prelude>/norm.tc:22
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t34 = (pc0[j * 4 + 0]) * t33;                   // <prelude>/norm.tc:22
-                    const tc_vec<float, 4> v35 = tc_vload<float, 4>(in_g + i1); // mlp_block.tc:6
-                    pc1[j * 4 + 0] = v35.v[0];                                  // mlp_block.tc:6
-                    const float t36 = t34 * (pc1[j * 4 + 0]);                   // <prelude>/norm.tc:22
-                    const float t37 = (pc0[j * 4 + 1]) * t33;                   // <prelude>/norm.tc:22
-                    pc1[j * 4 + 1] = v35.v[1];                                  // mlp_block.tc:6
-                    const float t38 = t37 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:22
-                    const float t39 = (pc0[j * 4 + 2]) * t33;                   // <prelude>/norm.tc:22
-                    pc1[j * 4 + 2] = v35.v[2];                                  // mlp_block.tc:6
-                    const float t40 = t39 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:22
-                    const float t41 = (pc0[j * 4 + 3]) * t33;                   // <prelude>/norm.tc:22
-                    pc1[j * 4 + 3] = v35.v[3];                                  // mlp_block.tc:6
-                    const float t42 = t41 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:22
-                    tc_vstore<float, 4>(buf13 + sz_D*i0 + i1, {{t36, t38, t40, t42}}); // <prelude>/norm.tc:22
+                    const float t38 = (pc0[j * 4 + 0]) * t37;                   // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v39 = tc_vload<float, 4>(in_g + i1); // mlp_block.tc:6
+                    const float t40 = v39.v[0];                                 // mlp_block.tc:6
+                    const float t41 = t38 * t40;                                // <prelude>/norm.tc:22
+                    const float t42 = (pc0[j * 4 + 1]) * t37;                   // <prelude>/norm.tc:22
+                    const float t43 = v39.v[1];                                 // mlp_block.tc:6
+                    const float t44 = t42 * t43;                                // <prelude>/norm.tc:22
+                    const float t45 = (pc0[j * 4 + 2]) * t37;                   // <prelude>/norm.tc:22
+                    const float t46 = v39.v[2];                                 // mlp_block.tc:6
+                    const float t47 = t45 * t46;                                // <prelude>/norm.tc:22
+                    const float t48 = (pc0[j * 4 + 3]) * t37;                   // <prelude>/norm.tc:22
+                    const float t49 = v39.v[3];                                 // mlp_block.tc:6
+                    const float t50 = t48 * t49;                                // <prelude>/norm.tc:22
+                    tc_vstore<float, 4>(buf13 + sz_D*i0 + i1, {{t41, t44, t47, t50}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc7 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t43 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
-                const float t44 = t43 * t43;                                // <prelude>/norm.tc:22
-                acc7 = tc_op_sum()(acc7, t44);                              // <prelude>/norm.tc:22
+                const float t51 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
+                const float t52 = t51 * t51;                                // <prelude>/norm.tc:22
+                acc7 = tc_op_sum()(acc7, t52);                              // <prelude>/norm.tc:22
             }
             acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r7 = acc7;
-            const float t46 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t47 = t46 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t48 = rsqrtf(t47);                              // <prelude>/norm.tc:22
+            const float t54 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t55 = t54 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t56 = rsqrtf(t55);                              // <prelude>/norm.tc:22
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t45 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
-                const float t49 = t45 * t48;                                // <prelude>/norm.tc:22
-                const float t50 = in_g[i1];                                 // mlp_block.tc:6
-                const float t51 = t49 * t50;                                // <prelude>/norm.tc:22
-                buf13[sz_D*i0 + i1] = t51;                                  // <prelude>/norm.tc:22
+                const float t53 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
+                const float t57 = t53 * t56;                                // <prelude>/norm.tc:22
+                const float t58 = in_g[i1];                                 // mlp_block.tc:6
+                const float t59 = t57 * t58;                                // <prelude>/norm.tc:22
+                buf13[sz_D*i0 + i1] = t59;                                  // <prelude>/norm.tc:22
             }
         }
     }

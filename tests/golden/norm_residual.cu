@@ -12,12 +12,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_h + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_a + 0, 16) &&
@@ -27,32 +27,32 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
             float acc6 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_h + sz_D*i0 + i1); // norm_residual.tc:8
-                    pc0[j * 4 + 0] = v0.v[0];                                   // norm_residual.tc:8
-                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // norm_residual.tc:8
-                    pc1[j * 4 + 0] = v1.v[0];                                   // norm_residual.tc:8
-                    const float t2 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);       // norm_residual.tc:9
-                    const float t3 = t2 * t2;                                   // <prelude>/norm.tc:28
-                    acc6 = tc_op_sum()(acc6, t3);                               // <prelude>/norm.tc:28
-                    pc0[j * 4 + 1] = v0.v[1];                                   // norm_residual.tc:8
-                    pc1[j * 4 + 1] = v1.v[1];                                   // norm_residual.tc:8
-                    const float t4 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);       // norm_residual.tc:9
-                    const float t5 = t4 * t4;                                   // <prelude>/norm.tc:28
-                    acc6 = tc_op_sum()(acc6, t5);                               // <prelude>/norm.tc:28
-                    pc0[j * 4 + 2] = v0.v[2];                                   // norm_residual.tc:8
-                    pc1[j * 4 + 2] = v1.v[2];                                   // norm_residual.tc:8
-                    const float t6 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);       // norm_residual.tc:9
-                    const float t7 = t6 * t6;                                   // <prelude>/norm.tc:28
-                    acc6 = tc_op_sum()(acc6, t7);                               // <prelude>/norm.tc:28
-                    pc0[j * 4 + 3] = v0.v[3];                                   // norm_residual.tc:8
-                    pc1[j * 4 + 3] = v1.v[3];                                   // norm_residual.tc:8
-                    const float t8 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);       // norm_residual.tc:9
-                    const float t9 = t8 * t8;                                   // <prelude>/norm.tc:28
-                    acc6 = tc_op_sum()(acc6, t9);                               // <prelude>/norm.tc:28
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_h + sz_D*i0 + i1); // norm_residual.tc:8
+                pc0[j * 4 + 0] = v0.v[0];                                   // norm_residual.tc:8
+                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // norm_residual.tc:8
+                pc1[j * 4 + 0] = v1.v[0];                                   // norm_residual.tc:8
+                const float t2 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);       // norm_residual.tc:9
+                const float t3 = t2 * t2;                                   // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t3) : acc6;                // <prelude>/norm.tc:28
+                pc0[j * 4 + 1] = v0.v[1];                                   // norm_residual.tc:8
+                pc1[j * 4 + 1] = v1.v[1];                                   // norm_residual.tc:8
+                const float t4 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);       // norm_residual.tc:9
+                const float t5 = t4 * t4;                                   // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t5) : acc6;                // <prelude>/norm.tc:28
+                pc0[j * 4 + 2] = v0.v[2];                                   // norm_residual.tc:8
+                pc1[j * 4 + 2] = v1.v[2];                                   // norm_residual.tc:8
+                const float t6 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);       // norm_residual.tc:9
+                const float t7 = t6 * t6;                                   // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t7) : acc6;                // <prelude>/norm.tc:28
+                pc0[j * 4 + 3] = v0.v[3];                                   // norm_residual.tc:8
+                pc1[j * 4 + 3] = v1.v[3];                                   // norm_residual.tc:8
+                const float t8 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);       // norm_residual.tc:9
+                const float t9 = t8 * t8;                                   // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t9) : acc6;                // <prelude>/norm.tc:28
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
@@ -63,8 +63,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
             float acc13 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_a + i1); // norm_residual.tc:8
                     pc2[j * 4 + 0] = v10.v[0];                                  // norm_residual.tc:8
@@ -104,8 +105,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
             const float rcp40 = 1.0f / t39;                             // <prelude>/norm.tc:28
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t34 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
                     const float t35 = t34 * rcp14;                              // <prelude>/norm.tc:28
@@ -181,7 +183,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_h + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_a + 0, 16) &&
@@ -191,32 +193,32 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
             float acc6 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v83 = tc_vload<float, 4>(in_h + sz_D*i0 + i1); // norm_residual.tc:8
-                    pc0[j * 4 + 0] = v83.v[0];                                  // norm_residual.tc:8
-                    const tc_vec<float, 4> v84 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // norm_residual.tc:8
-                    pc1[j * 4 + 0] = v84.v[0];                                  // norm_residual.tc:8
-                    const float t85 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
-                    const float t86 = t85 * t85;                                // <prelude>/norm.tc:28
-                    acc6 = tc_op_sum()(acc6, t86);                              // <prelude>/norm.tc:28
-                    pc0[j * 4 + 1] = v83.v[1];                                  // norm_residual.tc:8
-                    pc1[j * 4 + 1] = v84.v[1];                                  // norm_residual.tc:8
-                    const float t87 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
-                    const float t88 = t87 * t87;                                // <prelude>/norm.tc:28
-                    acc6 = tc_op_sum()(acc6, t88);                              // <prelude>/norm.tc:28
-                    pc0[j * 4 + 2] = v83.v[2];                                  // norm_residual.tc:8
-                    pc1[j * 4 + 2] = v84.v[2];                                  // norm_residual.tc:8
-                    const float t89 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
-                    const float t90 = t89 * t89;                                // <prelude>/norm.tc:28
-                    acc6 = tc_op_sum()(acc6, t90);                              // <prelude>/norm.tc:28
-                    pc0[j * 4 + 3] = v83.v[3];                                  // norm_residual.tc:8
-                    pc1[j * 4 + 3] = v84.v[3];                                  // norm_residual.tc:8
-                    const float t91 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
-                    const float t92 = t91 * t91;                                // <prelude>/norm.tc:28
-                    acc6 = tc_op_sum()(acc6, t92);                              // <prelude>/norm.tc:28
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v83 = tc_vload<float, 4>(in_h + sz_D*i0 + i1); // norm_residual.tc:8
+                pc0[j * 4 + 0] = v83.v[0];                                  // norm_residual.tc:8
+                const tc_vec<float, 4> v84 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // norm_residual.tc:8
+                pc1[j * 4 + 0] = v84.v[0];                                  // norm_residual.tc:8
+                const float t85 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
+                const float t86 = t85 * t85;                                // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t86) : acc6;               // <prelude>/norm.tc:28
+                pc0[j * 4 + 1] = v83.v[1];                                  // norm_residual.tc:8
+                pc1[j * 4 + 1] = v84.v[1];                                  // norm_residual.tc:8
+                const float t87 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
+                const float t88 = t87 * t87;                                // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t88) : acc6;               // <prelude>/norm.tc:28
+                pc0[j * 4 + 2] = v83.v[2];                                  // norm_residual.tc:8
+                pc1[j * 4 + 2] = v84.v[2];                                  // norm_residual.tc:8
+                const float t89 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
+                const float t90 = t89 * t89;                                // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t90) : acc6;               // <prelude>/norm.tc:28
+                pc0[j * 4 + 3] = v83.v[3];                                  // norm_residual.tc:8
+                pc1[j * 4 + 3] = v84.v[3];                                  // norm_residual.tc:8
+                const float t91 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
+                const float t92 = t91 * t91;                                // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t92) : acc6;               // <prelude>/norm.tc:28
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
@@ -227,8 +229,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
             float acc13 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const tc_vec<float, 4> v93 = tc_vload<float, 4>(in_a + i1); // norm_residual.tc:8
                     pc2[j * 4 + 0] = v93.v[0];                                  // norm_residual.tc:8
@@ -268,8 +271,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
             const float rcp123 = 1.0f / t122;                           // <prelude>/norm.tc:28
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t117 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);     // norm_residual.tc:9
                     const float t118 = t117 * rcp97;                            // <prelude>/norm.tc:28

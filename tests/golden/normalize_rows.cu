@@ -11,35 +11,35 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_sqrt_max_div_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc3 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // normalize_rows.tc:6
-                    pc0[j * 4 + 0] = v0.v[0];                                   // normalize_rows.tc:6
-                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // normalize_rows.tc:7
-                    acc3 = tc_op_sum()(acc3, t1);                               // normalize_rows.tc:7
-                    pc0[j * 4 + 1] = v0.v[1];                                   // normalize_rows.tc:6
-                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // normalize_rows.tc:7
-                    acc3 = tc_op_sum()(acc3, t2);                               // normalize_rows.tc:7
-                    pc0[j * 4 + 2] = v0.v[2];                                   // normalize_rows.tc:6
-                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // normalize_rows.tc:7
-                    acc3 = tc_op_sum()(acc3, t3);                               // normalize_rows.tc:7
-                    pc0[j * 4 + 3] = v0.v[3];                                   // normalize_rows.tc:6
-                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // normalize_rows.tc:7
-                    acc3 = tc_op_sum()(acc3, t4);                               // normalize_rows.tc:7
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // normalize_rows.tc:6
+                pc0[j * 4 + 0] = v0.v[0];                                   // normalize_rows.tc:6
+                const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t1) : acc3;                // normalize_rows.tc:7
+                pc0[j * 4 + 1] = v0.v[1];                                   // normalize_rows.tc:6
+                const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t2) : acc3;                // normalize_rows.tc:7
+                pc0[j * 4 + 2] = v0.v[2];                                   // normalize_rows.tc:6
+                const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t3) : acc3;                // normalize_rows.tc:7
+                pc0[j * 4 + 3] = v0.v[3];                                   // normalize_rows.tc:6
+                const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t4) : acc3;                // normalize_rows.tc:7
             }
             acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
             const float r3 = acc3;
@@ -48,8 +48,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_sqrt_max_div_0(
             const float rcp7 = 1.0f / t6;                               // normalize_rows.tc:7
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t8 = (pc0[j * 4 + 0]) * rcp7;                   // normalize_rows.tc:7
                     const float t9 = (pc0[j * 4 + 1]) * rcp7;                   // normalize_rows.tc:7
@@ -83,30 +84,30 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_sqrt_max_div_0(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc3 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // normalize_rows.tc:6
-                    pc0[j * 4 + 0] = v19.v[0];                                  // normalize_rows.tc:6
-                    const float t20 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // normalize_rows.tc:7
-                    acc3 = tc_op_sum()(acc3, t20);                              // normalize_rows.tc:7
-                    pc0[j * 4 + 1] = v19.v[1];                                  // normalize_rows.tc:6
-                    const float t21 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // normalize_rows.tc:7
-                    acc3 = tc_op_sum()(acc3, t21);                              // normalize_rows.tc:7
-                    pc0[j * 4 + 2] = v19.v[2];                                  // normalize_rows.tc:6
-                    const float t22 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // normalize_rows.tc:7
-                    acc3 = tc_op_sum()(acc3, t22);                              // normalize_rows.tc:7
-                    pc0[j * 4 + 3] = v19.v[3];                                  // normalize_rows.tc:6
-                    const float t23 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // normalize_rows.tc:7
-                    acc3 = tc_op_sum()(acc3, t23);                              // normalize_rows.tc:7
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // normalize_rows.tc:6
+                pc0[j * 4 + 0] = v19.v[0];                                  // normalize_rows.tc:6
+                const float t20 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t20) : acc3;               // normalize_rows.tc:7
+                pc0[j * 4 + 1] = v19.v[1];                                  // normalize_rows.tc:6
+                const float t21 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t21) : acc3;               // normalize_rows.tc:7
+                pc0[j * 4 + 2] = v19.v[2];                                  // normalize_rows.tc:6
+                const float t22 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t22) : acc3;               // normalize_rows.tc:7
+                pc0[j * 4 + 3] = v19.v[3];                                  // normalize_rows.tc:6
+                const float t23 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t23) : acc3;               // normalize_rows.tc:7
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
@@ -115,8 +116,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_sqrt_max_div_0(
             const float rcp26 = 1.0f / t25;                             // normalize_rows.tc:7
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t27 = (pc0[j * 4 + 0]) * rcp26;                 // normalize_rows.tc:7
                     const float t28 = (pc0[j * 4 + 1]) * rcp26;                 // normalize_rows.tc:7

@@ -122,39 +122,40 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
-                    pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:10
-                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
-                    pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:10
-                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
-                    pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:10
-                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
-                    pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:10
-                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
+                pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:10
+                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 0]) : acc1;    // <prelude>/softmax.tc:20
+                pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:10
+                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 1]) : acc1;    // <prelude>/softmax.tc:20
+                pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:10
+                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 2]) : acc1;    // <prelude>/softmax.tc:20
+                pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:10
+                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 3]) : acc1;    // <prelude>/softmax.tc:20
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t1 = (pc0[j * 4 + 0]) - r1;                     // <prelude>/softmax.tc:20
                     const float t2 = expf(t1);                                  // <prelude>/softmax.tc:21
@@ -175,8 +176,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
             const float t10 = logf(r4);                                 // <prelude>/softmax.tc:21
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t9 = (pc0[j * 4 + 0]) - r1;                     // <prelude>/softmax.tc:20
                     const float t11 = t9 - t10;                                 // <prelude>/softmax.tc:21
@@ -222,34 +224,35 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v26 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
-                    pc0[j * 4 + 0] = v26.v[0];                                  // prelude_tour.tc:10
-                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
-                    pc0[j * 4 + 1] = v26.v[1];                                  // prelude_tour.tc:10
-                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
-                    pc0[j * 4 + 2] = v26.v[2];                                  // prelude_tour.tc:10
-                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
-                    pc0[j * 4 + 3] = v26.v[3];                                  // prelude_tour.tc:10
-                    acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v26 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
+                pc0[j * 4 + 0] = v26.v[0];                                  // prelude_tour.tc:10
+                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 0]) : acc1;    // <prelude>/softmax.tc:20
+                pc0[j * 4 + 1] = v26.v[1];                                  // prelude_tour.tc:10
+                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 1]) : acc1;    // <prelude>/softmax.tc:20
+                pc0[j * 4 + 2] = v26.v[2];                                  // prelude_tour.tc:10
+                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 2]) : acc1;    // <prelude>/softmax.tc:20
+                pc0[j * 4 + 3] = v26.v[3];                                  // prelude_tour.tc:10
+                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 3]) : acc1;    // <prelude>/softmax.tc:20
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t27 = (pc0[j * 4 + 0]) - r1;                    // <prelude>/softmax.tc:20
                     const float t28 = expf(t27);                                // <prelude>/softmax.tc:21
@@ -270,8 +273,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
             const float t36 = logf(r4);                                 // <prelude>/softmax.tc:21
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t35 = (pc0[j * 4 + 0]) - r1;                    // <prelude>/softmax.tc:20
                     const float t37 = t35 - t36;                                // <prelude>/softmax.tc:21
@@ -328,43 +332,44 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc2 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
-                    pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:14
-                    const float t1 = -(pc0[j * 4 + 0]);                         // <prelude>/softmax.tc:26
-                    acc2 = tc_op_max()(acc2, t1);                               // <prelude>/softmax.tc:27
-                    pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:14
-                    const float t2 = -(pc0[j * 4 + 1]);                         // <prelude>/softmax.tc:26
-                    acc2 = tc_op_max()(acc2, t2);                               // <prelude>/softmax.tc:27
-                    pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:14
-                    const float t3 = -(pc0[j * 4 + 2]);                         // <prelude>/softmax.tc:26
-                    acc2 = tc_op_max()(acc2, t3);                               // <prelude>/softmax.tc:27
-                    pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:14
-                    const float t4 = -(pc0[j * 4 + 3]);                         // <prelude>/softmax.tc:26
-                    acc2 = tc_op_max()(acc2, t4);                               // <prelude>/softmax.tc:27
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
+                pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:14
+                const float t1 = -(pc0[j * 4 + 0]);                         // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t1) : acc2;                // <prelude>/softmax.tc:27
+                pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:14
+                const float t2 = -(pc0[j * 4 + 1]);                         // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t2) : acc2;                // <prelude>/softmax.tc:27
+                pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:14
+                const float t3 = -(pc0[j * 4 + 2]);                         // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t3) : acc2;                // <prelude>/softmax.tc:27
+                pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:14
+                const float t4 = -(pc0[j * 4 + 3]);                         // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t4) : acc2;                // <prelude>/softmax.tc:27
             }
             acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
             const float r2 = acc2;
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t5 = -(pc0[j * 4 + 0]);                         // <prelude>/softmax.tc:26
                     const float t6 = t5 - r2;                                   // <prelude>/softmax.tc:27
@@ -389,8 +394,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
             const float rcp20 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t17 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
                     const float t18 = t17 - r2;                                 // <prelude>/softmax.tc:27
@@ -448,38 +454,39 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc2 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v46 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
-                    pc0[j * 4 + 0] = v46.v[0];                                  // prelude_tour.tc:14
-                    const float t47 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
-                    acc2 = tc_op_max()(acc2, t47);                              // <prelude>/softmax.tc:27
-                    pc0[j * 4 + 1] = v46.v[1];                                  // prelude_tour.tc:14
-                    const float t48 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
-                    acc2 = tc_op_max()(acc2, t48);                              // <prelude>/softmax.tc:27
-                    pc0[j * 4 + 2] = v46.v[2];                                  // prelude_tour.tc:14
-                    const float t49 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                    acc2 = tc_op_max()(acc2, t49);                              // <prelude>/softmax.tc:27
-                    pc0[j * 4 + 3] = v46.v[3];                                  // prelude_tour.tc:14
-                    const float t50 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                    acc2 = tc_op_max()(acc2, t50);                              // <prelude>/softmax.tc:27
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v46 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
+                pc0[j * 4 + 0] = v46.v[0];                                  // prelude_tour.tc:14
+                const float t47 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t47) : acc2;               // <prelude>/softmax.tc:27
+                pc0[j * 4 + 1] = v46.v[1];                                  // prelude_tour.tc:14
+                const float t48 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t48) : acc2;               // <prelude>/softmax.tc:27
+                pc0[j * 4 + 2] = v46.v[2];                                  // prelude_tour.tc:14
+                const float t49 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t49) : acc2;               // <prelude>/softmax.tc:27
+                pc0[j * 4 + 3] = v46.v[3];                                  // prelude_tour.tc:14
+                const float t50 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t50) : acc2;               // <prelude>/softmax.tc:27
             }
             acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r2 = acc2;
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t51 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
                     const float t52 = t51 - r2;                                 // <prelude>/softmax.tc:27
@@ -504,8 +511,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
             const float rcp66 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t63 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
                     const float t64 = t63 - r2;                                 // <prelude>/softmax.tc:27
@@ -576,33 +584,30 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 4> pc0[4];
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
-                    pc0[j * 4 + 0] = tc_bf2f(v0.v[0]);                          // prelude_tour.tc:19
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 0]);                   // <prelude>/norm.tc:13
-                    pc0[j * 4 + 1] = tc_bf2f(v0.v[1]);                          // prelude_tour.tc:19
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 1]);                   // <prelude>/norm.tc:13
-                    pc0[j * 4 + 2] = tc_bf2f(v0.v[2]);                          // prelude_tour.tc:19
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 2]);                   // <prelude>/norm.tc:13
-                    pc0[j * 4 + 3] = tc_bf2f(v0.v[3]);                          // prelude_tour.tc:19
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 3]);                   // <prelude>/norm.tc:13
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
+                pc0[j] = v0;                                                // prelude_tour.tc:19
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v0.v[0])) : acc5;  // <prelude>/norm.tc:13
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v0.v[1])) : acc5;  // <prelude>/norm.tc:13
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v0.v[2])) : acc5;  // <prelude>/norm.tc:13
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v0.v[3])) : acc5;  // <prelude>/norm.tc:13
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
@@ -610,19 +615,20 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
             float acc10 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t2 = (pc0[j * 4 + 0]) - t1;                     // <prelude>/norm.tc:14
+                    const float t2 = (tc_bf2f(pc0[j].v[0])) - t1;               // <prelude>/norm.tc:14
                     const float t3 = t2 * t2;                                   // <prelude>/norm.tc:14
                     acc10 = tc_op_sum()(acc10, t3);                             // <prelude>/norm.tc:14
-                    const float t4 = (pc0[j * 4 + 1]) - t1;                     // <prelude>/norm.tc:14
+                    const float t4 = (tc_bf2f(pc0[j].v[1])) - t1;               // <prelude>/norm.tc:14
                     const float t5 = t4 * t4;                                   // <prelude>/norm.tc:14
                     acc10 = tc_op_sum()(acc10, t5);                             // <prelude>/norm.tc:14
-                    const float t6 = (pc0[j * 4 + 2]) - t1;                     // <prelude>/norm.tc:14
+                    const float t6 = (tc_bf2f(pc0[j].v[2])) - t1;               // <prelude>/norm.tc:14
                     const float t7 = t6 * t6;                                   // <prelude>/norm.tc:14
                     acc10 = tc_op_sum()(acc10, t7);                             // <prelude>/norm.tc:14
-                    const float t8 = (pc0[j * 4 + 3]) - t1;                     // <prelude>/norm.tc:14
+                    const float t8 = (tc_bf2f(pc0[j].v[3])) - t1;               // <prelude>/norm.tc:14
                     const float t9 = t8 * t8;                                   // <prelude>/norm.tc:14
                     acc10 = tc_op_sum()(acc10, t9);                             // <prelude>/norm.tc:14
                 }
@@ -632,75 +638,74 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
             const float t11 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t12 = t11 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
             const float t13 = rsqrtf(t12);                              // <prelude>/norm.tc:14
-            float pc1[16];
-            float pc2[16];
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t10 = (pc0[j * 4 + 0]) - t1;                    // <prelude>/norm.tc:14
+                    const float t10 = (tc_bf2f(pc0[j].v[0])) - t1;              // <prelude>/norm.tc:14
                     const float t14 = t10 * t13;                                // <prelude>/norm.tc:15
                     const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_w + i1); // prelude_tour.tc:19
-                    pc1[j * 4 + 0] = v15.v[0];                                  // prelude_tour.tc:19
-                    const float t16 = t14 * (pc1[j * 4 + 0]);                   // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_b + i1); // prelude_tour.tc:19
-                    pc2[j * 4 + 0] = v17.v[0];                                  // prelude_tour.tc:19
-                    const float t18 = t16 + (pc2[j * 4 + 0]);                   // <prelude>/norm.tc:15
-                    const float t19 = (pc0[j * 4 + 1]) - t1;                    // <prelude>/norm.tc:14
-                    const float t20 = t19 * t13;                                // <prelude>/norm.tc:15
-                    pc1[j * 4 + 1] = v15.v[1];                                  // prelude_tour.tc:19
-                    const float t21 = t20 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:15
-                    pc2[j * 4 + 1] = v17.v[1];                                  // prelude_tour.tc:19
-                    const float t22 = t21 + (pc2[j * 4 + 1]);                   // <prelude>/norm.tc:15
-                    const float t23 = (pc0[j * 4 + 2]) - t1;                    // <prelude>/norm.tc:14
-                    const float t24 = t23 * t13;                                // <prelude>/norm.tc:15
-                    pc1[j * 4 + 2] = v15.v[2];                                  // prelude_tour.tc:19
-                    const float t25 = t24 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:15
-                    pc2[j * 4 + 2] = v17.v[2];                                  // prelude_tour.tc:19
-                    const float t26 = t25 + (pc2[j * 4 + 2]);                   // <prelude>/norm.tc:15
-                    const float t27 = (pc0[j * 4 + 3]) - t1;                    // <prelude>/norm.tc:14
+                    const float t16 = v15.v[0];                                 // prelude_tour.tc:19
+                    const float t17 = t14 * t16;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_b + i1); // prelude_tour.tc:19
+                    const float t19 = v18.v[0];                                 // prelude_tour.tc:19
+                    const float t20 = t17 + t19;                                // <prelude>/norm.tc:15
+                    const float t21 = (tc_bf2f(pc0[j].v[1])) - t1;              // <prelude>/norm.tc:14
+                    const float t22 = t21 * t13;                                // <prelude>/norm.tc:15
+                    const float t23 = v15.v[1];                                 // prelude_tour.tc:19
+                    const float t24 = t22 * t23;                                // <prelude>/norm.tc:15
+                    const float t25 = v18.v[1];                                 // prelude_tour.tc:19
+                    const float t26 = t24 + t25;                                // <prelude>/norm.tc:15
+                    const float t27 = (tc_bf2f(pc0[j].v[2])) - t1;              // <prelude>/norm.tc:14
                     const float t28 = t27 * t13;                                // <prelude>/norm.tc:15
-                    pc1[j * 4 + 3] = v15.v[3];                                  // prelude_tour.tc:19
-                    const float t29 = t28 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:15
-                    pc2[j * 4 + 3] = v17.v[3];                                  // prelude_tour.tc:19
-                    const float t30 = t29 + (pc2[j * 4 + 3]);                   // <prelude>/norm.tc:15
-                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t18, t22), tc_f2bf2(t26, t30)}}); // <prelude>/norm.tc:15
+                    const float t29 = v15.v[2];                                 // prelude_tour.tc:19
+                    const float t30 = t28 * t29;                                // <prelude>/norm.tc:15
+                    const float t31 = v18.v[2];                                 // prelude_tour.tc:19
+                    const float t32 = t30 + t31;                                // <prelude>/norm.tc:15
+                    const float t33 = (tc_bf2f(pc0[j].v[3])) - t1;              // <prelude>/norm.tc:14
+                    const float t34 = t33 * t13;                                // <prelude>/norm.tc:15
+                    const float t35 = v15.v[3];                                 // prelude_tour.tc:19
+                    const float t36 = t34 * t35;                                // <prelude>/norm.tc:15
+                    const float t37 = v18.v[3];                                 // prelude_tour.tc:19
+                    const float t38 = t36 + t37;                                // <prelude>/norm.tc:15
+                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t20, t26), tc_f2bf2(t32, t38)}}); // <prelude>/norm.tc:15
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t31 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/norm.tc:13
+                const float t39 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                acc5 = tc_op_sum()(acc5, t39);                              // <prelude>/norm.tc:13
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t33 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            const float t41 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t32 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t34 = t32 - t33;                                // <prelude>/norm.tc:14
-                const float t35 = t34 * t34;                                // <prelude>/norm.tc:14
-                acc10 = tc_op_sum()(acc10, t35);                            // <prelude>/norm.tc:14
+                const float t40 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t42 = t40 - t41;                                // <prelude>/norm.tc:14
+                const float t43 = t42 * t42;                                // <prelude>/norm.tc:14
+                acc10 = tc_op_sum()(acc10, t43);                            // <prelude>/norm.tc:14
             }
             acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
             const float r10 = acc10;
-            const float t38 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t39 = t38 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
-            const float t40 = rsqrtf(t39);                              // <prelude>/norm.tc:14
+            const float t46 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t47 = t46 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
+            const float t48 = rsqrtf(t47);                              // <prelude>/norm.tc:14
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t36 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t37 = t36 - t33;                                // <prelude>/norm.tc:14
-                const float t41 = t37 * t40;                                // <prelude>/norm.tc:15
-                const float t42 = in_w[i1];                                 // prelude_tour.tc:19
-                const float t43 = t41 * t42;                                // <prelude>/norm.tc:15
-                const float t44 = in_b[i1];                                 // prelude_tour.tc:19
-                const float t45 = t43 + t44;                                // <prelude>/norm.tc:15
-                out_out[sz_D*i0 + i1] = tc_f2bf(t45);                       // <prelude>/norm.tc:15
+                const float t44 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t45 = t44 - t41;                                // <prelude>/norm.tc:14
+                const float t49 = t45 * t48;                                // <prelude>/norm.tc:15
+                const float t50 = in_w[i1];                                 // prelude_tour.tc:19
+                const float t51 = t49 * t50;                                // <prelude>/norm.tc:15
+                const float t52 = in_b[i1];                                 // prelude_tour.tc:19
+                const float t53 = t51 + t52;                                // <prelude>/norm.tc:15
+                out_out[sz_D*i0 + i1] = tc_f2bf(t53);                       // <prelude>/norm.tc:15
             }
         }
     }
@@ -708,126 +713,123 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 4> pc0[4];
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 4> v46 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
-                    pc0[j * 4 + 0] = tc_bf2f(v46.v[0]);                         // prelude_tour.tc:19
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 0]);                   // <prelude>/norm.tc:13
-                    pc0[j * 4 + 1] = tc_bf2f(v46.v[1]);                         // prelude_tour.tc:19
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 1]);                   // <prelude>/norm.tc:13
-                    pc0[j * 4 + 2] = tc_bf2f(v46.v[2]);                         // prelude_tour.tc:19
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 2]);                   // <prelude>/norm.tc:13
-                    pc0[j * 4 + 3] = tc_bf2f(v46.v[3]);                         // prelude_tour.tc:19
-                    acc5 = tc_op_sum()(acc5, pc0[j * 4 + 3]);                   // <prelude>/norm.tc:13
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 4> v54 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
+                pc0[j] = v54;                                               // prelude_tour.tc:19
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v54.v[0])) : acc5; // <prelude>/norm.tc:13
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v54.v[1])) : acc5; // <prelude>/norm.tc:13
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v54.v[2])) : acc5; // <prelude>/norm.tc:13
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v54.v[3])) : acc5; // <prelude>/norm.tc:13
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t47 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            const float t55 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t48 = (pc0[j * 4 + 0]) - t47;                   // <prelude>/norm.tc:14
-                    const float t49 = t48 * t48;                                // <prelude>/norm.tc:14
-                    acc10 = tc_op_sum()(acc10, t49);                            // <prelude>/norm.tc:14
-                    const float t50 = (pc0[j * 4 + 1]) - t47;                   // <prelude>/norm.tc:14
-                    const float t51 = t50 * t50;                                // <prelude>/norm.tc:14
-                    acc10 = tc_op_sum()(acc10, t51);                            // <prelude>/norm.tc:14
-                    const float t52 = (pc0[j * 4 + 2]) - t47;                   // <prelude>/norm.tc:14
-                    const float t53 = t52 * t52;                                // <prelude>/norm.tc:14
-                    acc10 = tc_op_sum()(acc10, t53);                            // <prelude>/norm.tc:14
-                    const float t54 = (pc0[j * 4 + 3]) - t47;                   // <prelude>/norm.tc:14
-                    const float t55 = t54 * t54;                                // <prelude>/norm.tc:14
-                    acc10 = tc_op_sum()(acc10, t55);                            // <prelude>/norm.tc:14
+                    const float t56 = (tc_bf2f(pc0[j].v[0])) - t55;             // <prelude>/norm.tc:14
+                    const float t57 = t56 * t56;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t57);                            // <prelude>/norm.tc:14
+                    const float t58 = (tc_bf2f(pc0[j].v[1])) - t55;             // <prelude>/norm.tc:14
+                    const float t59 = t58 * t58;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t59);                            // <prelude>/norm.tc:14
+                    const float t60 = (tc_bf2f(pc0[j].v[2])) - t55;             // <prelude>/norm.tc:14
+                    const float t61 = t60 * t60;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t61);                            // <prelude>/norm.tc:14
+                    const float t62 = (tc_bf2f(pc0[j].v[3])) - t55;             // <prelude>/norm.tc:14
+                    const float t63 = t62 * t62;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t63);                            // <prelude>/norm.tc:14
                 }
             }
             acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
-            const float t57 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t58 = t57 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
-            const float t59 = rsqrtf(t58);                              // <prelude>/norm.tc:14
-            float pc1[16];
-            float pc2[16];
+            const float t65 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t66 = t65 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
+            const float t67 = rsqrtf(t66);                              // <prelude>/norm.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t56 = (pc0[j * 4 + 0]) - t47;                   // <prelude>/norm.tc:14
-                    const float t60 = t56 * t59;                                // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v61 = tc_vload<float, 4>(in_w + i1); // prelude_tour.tc:19
-                    pc1[j * 4 + 0] = v61.v[0];                                  // prelude_tour.tc:19
-                    const float t62 = t60 * (pc1[j * 4 + 0]);                   // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_b + i1); // prelude_tour.tc:19
-                    pc2[j * 4 + 0] = v63.v[0];                                  // prelude_tour.tc:19
-                    const float t64 = t62 + (pc2[j * 4 + 0]);                   // <prelude>/norm.tc:15
-                    const float t65 = (pc0[j * 4 + 1]) - t47;                   // <prelude>/norm.tc:14
-                    const float t66 = t65 * t59;                                // <prelude>/norm.tc:15
-                    pc1[j * 4 + 1] = v61.v[1];                                  // prelude_tour.tc:19
-                    const float t67 = t66 * (pc1[j * 4 + 1]);                   // <prelude>/norm.tc:15
-                    pc2[j * 4 + 1] = v63.v[1];                                  // prelude_tour.tc:19
-                    const float t68 = t67 + (pc2[j * 4 + 1]);                   // <prelude>/norm.tc:15
-                    const float t69 = (pc0[j * 4 + 2]) - t47;                   // <prelude>/norm.tc:14
-                    const float t70 = t69 * t59;                                // <prelude>/norm.tc:15
-                    pc1[j * 4 + 2] = v61.v[2];                                  // prelude_tour.tc:19
-                    const float t71 = t70 * (pc1[j * 4 + 2]);                   // <prelude>/norm.tc:15
-                    pc2[j * 4 + 2] = v63.v[2];                                  // prelude_tour.tc:19
-                    const float t72 = t71 + (pc2[j * 4 + 2]);                   // <prelude>/norm.tc:15
-                    const float t73 = (pc0[j * 4 + 3]) - t47;                   // <prelude>/norm.tc:14
-                    const float t74 = t73 * t59;                                // <prelude>/norm.tc:15
-                    pc1[j * 4 + 3] = v61.v[3];                                  // prelude_tour.tc:19
-                    const float t75 = t74 * (pc1[j * 4 + 3]);                   // <prelude>/norm.tc:15
-                    pc2[j * 4 + 3] = v63.v[3];                                  // prelude_tour.tc:19
-                    const float t76 = t75 + (pc2[j * 4 + 3]);                   // <prelude>/norm.tc:15
-                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t64, t68), tc_f2bf2(t72, t76)}}); // <prelude>/norm.tc:15
+                    const float t64 = (tc_bf2f(pc0[j].v[0])) - t55;             // <prelude>/norm.tc:14
+                    const float t68 = t64 * t67;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v69 = tc_vload<float, 4>(in_w + i1); // prelude_tour.tc:19
+                    const float t70 = v69.v[0];                                 // prelude_tour.tc:19
+                    const float t71 = t68 * t70;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v72 = tc_vload<float, 4>(in_b + i1); // prelude_tour.tc:19
+                    const float t73 = v72.v[0];                                 // prelude_tour.tc:19
+                    const float t74 = t71 + t73;                                // <prelude>/norm.tc:15
+                    const float t75 = (tc_bf2f(pc0[j].v[1])) - t55;             // <prelude>/norm.tc:14
+                    const float t76 = t75 * t67;                                // <prelude>/norm.tc:15
+                    const float t77 = v69.v[1];                                 // prelude_tour.tc:19
+                    const float t78 = t76 * t77;                                // <prelude>/norm.tc:15
+                    const float t79 = v72.v[1];                                 // prelude_tour.tc:19
+                    const float t80 = t78 + t79;                                // <prelude>/norm.tc:15
+                    const float t81 = (tc_bf2f(pc0[j].v[2])) - t55;             // <prelude>/norm.tc:14
+                    const float t82 = t81 * t67;                                // <prelude>/norm.tc:15
+                    const float t83 = v69.v[2];                                 // prelude_tour.tc:19
+                    const float t84 = t82 * t83;                                // <prelude>/norm.tc:15
+                    const float t85 = v72.v[2];                                 // prelude_tour.tc:19
+                    const float t86 = t84 + t85;                                // <prelude>/norm.tc:15
+                    const float t87 = (tc_bf2f(pc0[j].v[3])) - t55;             // <prelude>/norm.tc:14
+                    const float t88 = t87 * t67;                                // <prelude>/norm.tc:15
+                    const float t89 = v69.v[3];                                 // prelude_tour.tc:19
+                    const float t90 = t88 * t89;                                // <prelude>/norm.tc:15
+                    const float t91 = v72.v[3];                                 // prelude_tour.tc:19
+                    const float t92 = t90 + t91;                                // <prelude>/norm.tc:15
+                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t74, t80), tc_f2bf2(t86, t92)}}); // <prelude>/norm.tc:15
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t77 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                acc5 = tc_op_sum()(acc5, t77);                              // <prelude>/norm.tc:13
+                const float t93 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                acc5 = tc_op_sum()(acc5, t93);                              // <prelude>/norm.tc:13
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t79 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            const float t95 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t78 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t80 = t78 - t79;                                // <prelude>/norm.tc:14
-                const float t81 = t80 * t80;                                // <prelude>/norm.tc:14
-                acc10 = tc_op_sum()(acc10, t81);                            // <prelude>/norm.tc:14
+                const float t94 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t96 = t94 - t95;                                // <prelude>/norm.tc:14
+                const float t97 = t96 * t96;                                // <prelude>/norm.tc:14
+                acc10 = tc_op_sum()(acc10, t97);                            // <prelude>/norm.tc:14
             }
             acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
-            const float t84 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t85 = t84 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
-            const float t86 = rsqrtf(t85);                              // <prelude>/norm.tc:14
+            const float t100 = r10 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
+            const float t101 = t100 + (9.99999975e-06f);                // <prelude>/norm.tc:14
+            const float t102 = rsqrtf(t101);                            // <prelude>/norm.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t82 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t83 = t82 - t79;                                // <prelude>/norm.tc:14
-                const float t87 = t83 * t86;                                // <prelude>/norm.tc:15
-                const float t88 = in_w[i1];                                 // prelude_tour.tc:19
-                const float t89 = t87 * t88;                                // <prelude>/norm.tc:15
-                const float t90 = in_b[i1];                                 // prelude_tour.tc:19
-                const float t91 = t89 + t90;                                // <prelude>/norm.tc:15
-                out_out[sz_D*i0 + i1] = tc_f2bf(t91);                       // <prelude>/norm.tc:15
+                const float t98 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t99 = t98 - t95;                                // <prelude>/norm.tc:14
+                const float t103 = t99 * t102;                              // <prelude>/norm.tc:15
+                const float t104 = in_w[i1];                                // prelude_tour.tc:19
+                const float t105 = t103 * t104;                             // <prelude>/norm.tc:15
+                const float t106 = in_b[i1];                                // prelude_tour.tc:19
+                const float t107 = t105 + t106;                             // <prelude>/norm.tc:15
+                out_out[sz_D*i0 + i1] = tc_f2bf(t107);                      // <prelude>/norm.tc:15
             }
         }
     }
@@ -847,108 +849,101 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 8 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 8> pc0[4];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // prelude_tour.tc:23
-                    pc0[j * 8 + 0] = tc_bf2f(v0.v[0]);                          // prelude_tour.tc:23
-                    const float t1 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t1);                               // <prelude>/norm.tc:22
-                    pc0[j * 8 + 1] = tc_bf2f(v0.v[1]);                          // prelude_tour.tc:23
-                    const float t2 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t2);                               // <prelude>/norm.tc:22
-                    pc0[j * 8 + 2] = tc_bf2f(v0.v[2]);                          // prelude_tour.tc:23
-                    const float t3 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/norm.tc:22
-                    pc0[j * 8 + 3] = tc_bf2f(v0.v[3]);                          // prelude_tour.tc:23
-                    const float t4 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t4);                               // <prelude>/norm.tc:22
-                    pc0[j * 8 + 4] = tc_bf2f(v0.v[4]);                          // prelude_tour.tc:23
-                    const float t5 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t5);                               // <prelude>/norm.tc:22
-                    pc0[j * 8 + 5] = tc_bf2f(v0.v[5]);                          // prelude_tour.tc:23
-                    const float t6 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t6);                               // <prelude>/norm.tc:22
-                    pc0[j * 8 + 6] = tc_bf2f(v0.v[6]);                          // prelude_tour.tc:23
-                    const float t7 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t7);                               // <prelude>/norm.tc:22
-                    pc0[j * 8 + 7] = tc_bf2f(v0.v[7]);                          // prelude_tour.tc:23
-                    const float t8 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);       // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t8);                               // <prelude>/norm.tc:22
-                }
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 8;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // prelude_tour.tc:23
+                pc0[j] = v0;                                                // prelude_tour.tc:23
+                const float t1 = (tc_bf2f(v0.v[0])) * (tc_bf2f(v0.v[0]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t1) : acc5;                // <prelude>/norm.tc:22
+                const float t2 = (tc_bf2f(v0.v[1])) * (tc_bf2f(v0.v[1]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t2) : acc5;                // <prelude>/norm.tc:22
+                const float t3 = (tc_bf2f(v0.v[2])) * (tc_bf2f(v0.v[2]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t3) : acc5;                // <prelude>/norm.tc:22
+                const float t4 = (tc_bf2f(v0.v[3])) * (tc_bf2f(v0.v[3]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t4) : acc5;                // <prelude>/norm.tc:22
+                const float t5 = (tc_bf2f(v0.v[4])) * (tc_bf2f(v0.v[4]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t5) : acc5;                // <prelude>/norm.tc:22
+                const float t6 = (tc_bf2f(v0.v[5])) * (tc_bf2f(v0.v[5]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t6) : acc5;                // <prelude>/norm.tc:22
+                const float t7 = (tc_bf2f(v0.v[6])) * (tc_bf2f(v0.v[6]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t7) : acc5;                // <prelude>/norm.tc:22
+                const float t8 = (tc_bf2f(v0.v[7])) * (tc_bf2f(v0.v[7]));   // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t8) : acc5;                // <prelude>/norm.tc:22
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
             const float t9 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
             const float t10 = t9 + (9.99999997e-07f);                   // <prelude>/norm.tc:22
             const float t11 = rsqrtf(t10);                              // <prelude>/norm.tc:22
-            float pc1[16];
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 8;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t12 = (pc0[j * 8 + 0]) * t11;                   // <prelude>/norm.tc:22
+                    const float t12 = (tc_bf2f(pc0[j].v[0])) * t11;             // <prelude>/norm.tc:22
                     const tc_vec<unsigned short, 8> v13 = tc_vload<unsigned short, 8>(in_g + i1); // prelude_tour.tc:23
-                    pc1[j * 8 + 0] = tc_bf2f(v13.v[0]);                         // prelude_tour.tc:23
-                    const float t14 = t12 * (pc1[j * 8 + 0]);                   // <prelude>/norm.tc:22
-                    const float t15 = (pc0[j * 8 + 1]) * t11;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 1] = tc_bf2f(v13.v[1]);                         // prelude_tour.tc:23
-                    const float t16 = t15 * (pc1[j * 8 + 1]);                   // <prelude>/norm.tc:22
-                    const float t17 = (pc0[j * 8 + 2]) * t11;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 2] = tc_bf2f(v13.v[2]);                         // prelude_tour.tc:23
-                    const float t18 = t17 * (pc1[j * 8 + 2]);                   // <prelude>/norm.tc:22
-                    const float t19 = (pc0[j * 8 + 3]) * t11;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 3] = tc_bf2f(v13.v[3]);                         // prelude_tour.tc:23
-                    const float t20 = t19 * (pc1[j * 8 + 3]);                   // <prelude>/norm.tc:22
-                    const float t21 = (pc0[j * 8 + 4]) * t11;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 4] = tc_bf2f(v13.v[4]);                         // prelude_tour.tc:23
-                    const float t22 = t21 * (pc1[j * 8 + 4]);                   // <prelude>/norm.tc:22
-                    const float t23 = (pc0[j * 8 + 5]) * t11;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 5] = tc_bf2f(v13.v[5]);                         // prelude_tour.tc:23
-                    const float t24 = t23 * (pc1[j * 8 + 5]);                   // <prelude>/norm.tc:22
-                    const float t25 = (pc0[j * 8 + 6]) * t11;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 6] = tc_bf2f(v13.v[6]);                         // prelude_tour.tc:23
-                    const float t26 = t25 * (pc1[j * 8 + 6]);                   // <prelude>/norm.tc:22
-                    const float t27 = (pc0[j * 8 + 7]) * t11;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 7] = tc_bf2f(v13.v[7]);                         // prelude_tour.tc:23
-                    const float t28 = t27 * (pc1[j * 8 + 7]);                   // <prelude>/norm.tc:22
-                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t14, t16), tc_f2bf2(t18, t20), tc_f2bf2(t22, t24), tc_f2bf2(t26, t28)}}); // <prelude>/norm.tc:22
+                    const float t14 = tc_bf2f(v13.v[0]);                        // prelude_tour.tc:23
+                    const float t15 = t12 * t14;                                // <prelude>/norm.tc:22
+                    const float t16 = (tc_bf2f(pc0[j].v[1])) * t11;             // <prelude>/norm.tc:22
+                    const float t17 = tc_bf2f(v13.v[1]);                        // prelude_tour.tc:23
+                    const float t18 = t16 * t17;                                // <prelude>/norm.tc:22
+                    const float t19 = (tc_bf2f(pc0[j].v[2])) * t11;             // <prelude>/norm.tc:22
+                    const float t20 = tc_bf2f(v13.v[2]);                        // prelude_tour.tc:23
+                    const float t21 = t19 * t20;                                // <prelude>/norm.tc:22
+                    const float t22 = (tc_bf2f(pc0[j].v[3])) * t11;             // <prelude>/norm.tc:22
+                    const float t23 = tc_bf2f(v13.v[3]);                        // prelude_tour.tc:23
+                    const float t24 = t22 * t23;                                // <prelude>/norm.tc:22
+                    const float t25 = (tc_bf2f(pc0[j].v[4])) * t11;             // <prelude>/norm.tc:22
+                    const float t26 = tc_bf2f(v13.v[4]);                        // prelude_tour.tc:23
+                    const float t27 = t25 * t26;                                // <prelude>/norm.tc:22
+                    const float t28 = (tc_bf2f(pc0[j].v[5])) * t11;             // <prelude>/norm.tc:22
+                    const float t29 = tc_bf2f(v13.v[5]);                        // prelude_tour.tc:23
+                    const float t30 = t28 * t29;                                // <prelude>/norm.tc:22
+                    const float t31 = (tc_bf2f(pc0[j].v[6])) * t11;             // <prelude>/norm.tc:22
+                    const float t32 = tc_bf2f(v13.v[6]);                        // prelude_tour.tc:23
+                    const float t33 = t31 * t32;                                // <prelude>/norm.tc:22
+                    const float t34 = (tc_bf2f(pc0[j].v[7])) * t11;             // <prelude>/norm.tc:22
+                    const float t35 = tc_bf2f(v13.v[7]);                        // prelude_tour.tc:23
+                    const float t36 = t34 * t35;                                // <prelude>/norm.tc:22
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t15, t18), tc_f2bf2(t21, t24), tc_f2bf2(t27, t30), tc_f2bf2(t33, t36)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t29 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
-                const float t30 = t29 * t29;                                // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t30);                              // <prelude>/norm.tc:22
+                const float t37 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t38 = t37 * t37;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t38);                              // <prelude>/norm.tc:22
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t32 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t33 = t32 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t34 = rsqrtf(t33);                              // <prelude>/norm.tc:22
+            const float t40 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t41 = t40 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t42 = rsqrtf(t41);                              // <prelude>/norm.tc:22
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t31 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
-                const float t35 = t31 * t34;                                // <prelude>/norm.tc:22
-                const float t36 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
-                const float t37 = t35 * t36;                                // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t37);                       // <prelude>/norm.tc:22
+                const float t39 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t43 = t39 * t42;                                // <prelude>/norm.tc:22
+                const float t44 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
+                const float t45 = t43 * t44;                                // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t45);                       // <prelude>/norm.tc:22
             }
         }
     }
@@ -956,103 +951,96 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 8 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 8> pc0[4];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 8> v38 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // prelude_tour.tc:23
-                    pc0[j * 8 + 0] = tc_bf2f(v38.v[0]);                         // prelude_tour.tc:23
-                    const float t39 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t39);                              // <prelude>/norm.tc:22
-                    pc0[j * 8 + 1] = tc_bf2f(v38.v[1]);                         // prelude_tour.tc:23
-                    const float t40 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t40);                              // <prelude>/norm.tc:22
-                    pc0[j * 8 + 2] = tc_bf2f(v38.v[2]);                         // prelude_tour.tc:23
-                    const float t41 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t41);                              // <prelude>/norm.tc:22
-                    pc0[j * 8 + 3] = tc_bf2f(v38.v[3]);                         // prelude_tour.tc:23
-                    const float t42 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t42);                              // <prelude>/norm.tc:22
-                    pc0[j * 8 + 4] = tc_bf2f(v38.v[4]);                         // prelude_tour.tc:23
-                    const float t43 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t43);                              // <prelude>/norm.tc:22
-                    pc0[j * 8 + 5] = tc_bf2f(v38.v[5]);                         // prelude_tour.tc:23
-                    const float t44 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t44);                              // <prelude>/norm.tc:22
-                    pc0[j * 8 + 6] = tc_bf2f(v38.v[6]);                         // prelude_tour.tc:23
-                    const float t45 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t45);                              // <prelude>/norm.tc:22
-                    pc0[j * 8 + 7] = tc_bf2f(v38.v[7]);                         // prelude_tour.tc:23
-                    const float t46 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);      // <prelude>/norm.tc:22
-                    acc5 = tc_op_sum()(acc5, t46);                              // <prelude>/norm.tc:22
-                }
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 8> v46 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // prelude_tour.tc:23
+                pc0[j] = v46;                                               // prelude_tour.tc:23
+                const float t47 = (tc_bf2f(v46.v[0])) * (tc_bf2f(v46.v[0])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t47) : acc5;               // <prelude>/norm.tc:22
+                const float t48 = (tc_bf2f(v46.v[1])) * (tc_bf2f(v46.v[1])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t48) : acc5;               // <prelude>/norm.tc:22
+                const float t49 = (tc_bf2f(v46.v[2])) * (tc_bf2f(v46.v[2])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t49) : acc5;               // <prelude>/norm.tc:22
+                const float t50 = (tc_bf2f(v46.v[3])) * (tc_bf2f(v46.v[3])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t50) : acc5;               // <prelude>/norm.tc:22
+                const float t51 = (tc_bf2f(v46.v[4])) * (tc_bf2f(v46.v[4])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t51) : acc5;               // <prelude>/norm.tc:22
+                const float t52 = (tc_bf2f(v46.v[5])) * (tc_bf2f(v46.v[5])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t52) : acc5;               // <prelude>/norm.tc:22
+                const float t53 = (tc_bf2f(v46.v[6])) * (tc_bf2f(v46.v[6])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t53) : acc5;               // <prelude>/norm.tc:22
+                const float t54 = (tc_bf2f(v46.v[7])) * (tc_bf2f(v46.v[7])); // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t54) : acc5;               // <prelude>/norm.tc:22
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t47 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t48 = t47 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t49 = rsqrtf(t48);                              // <prelude>/norm.tc:22
-            float pc1[16];
+            const float t55 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t56 = t55 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t57 = rsqrtf(t56);                              // <prelude>/norm.tc:22
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t50 = (pc0[j * 8 + 0]) * t49;                   // <prelude>/norm.tc:22
-                    const tc_vec<unsigned short, 8> v51 = tc_vload<unsigned short, 8>(in_g + i1); // prelude_tour.tc:23
-                    pc1[j * 8 + 0] = tc_bf2f(v51.v[0]);                         // prelude_tour.tc:23
-                    const float t52 = t50 * (pc1[j * 8 + 0]);                   // <prelude>/norm.tc:22
-                    const float t53 = (pc0[j * 8 + 1]) * t49;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 1] = tc_bf2f(v51.v[1]);                         // prelude_tour.tc:23
-                    const float t54 = t53 * (pc1[j * 8 + 1]);                   // <prelude>/norm.tc:22
-                    const float t55 = (pc0[j * 8 + 2]) * t49;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 2] = tc_bf2f(v51.v[2]);                         // prelude_tour.tc:23
-                    const float t56 = t55 * (pc1[j * 8 + 2]);                   // <prelude>/norm.tc:22
-                    const float t57 = (pc0[j * 8 + 3]) * t49;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 3] = tc_bf2f(v51.v[3]);                         // prelude_tour.tc:23
-                    const float t58 = t57 * (pc1[j * 8 + 3]);                   // <prelude>/norm.tc:22
-                    const float t59 = (pc0[j * 8 + 4]) * t49;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 4] = tc_bf2f(v51.v[4]);                         // prelude_tour.tc:23
-                    const float t60 = t59 * (pc1[j * 8 + 4]);                   // <prelude>/norm.tc:22
-                    const float t61 = (pc0[j * 8 + 5]) * t49;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 5] = tc_bf2f(v51.v[5]);                         // prelude_tour.tc:23
-                    const float t62 = t61 * (pc1[j * 8 + 5]);                   // <prelude>/norm.tc:22
-                    const float t63 = (pc0[j * 8 + 6]) * t49;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 6] = tc_bf2f(v51.v[6]);                         // prelude_tour.tc:23
-                    const float t64 = t63 * (pc1[j * 8 + 6]);                   // <prelude>/norm.tc:22
-                    const float t65 = (pc0[j * 8 + 7]) * t49;                   // <prelude>/norm.tc:22
-                    pc1[j * 8 + 7] = tc_bf2f(v51.v[7]);                         // prelude_tour.tc:23
-                    const float t66 = t65 * (pc1[j * 8 + 7]);                   // <prelude>/norm.tc:22
-                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t52, t54), tc_f2bf2(t56, t58), tc_f2bf2(t60, t62), tc_f2bf2(t64, t66)}}); // <prelude>/norm.tc:22
+                    const float t58 = (tc_bf2f(pc0[j].v[0])) * t57;             // <prelude>/norm.tc:22
+                    const tc_vec<unsigned short, 8> v59 = tc_vload<unsigned short, 8>(in_g + i1); // prelude_tour.tc:23
+                    const float t60 = tc_bf2f(v59.v[0]);                        // prelude_tour.tc:23
+                    const float t61 = t58 * t60;                                // <prelude>/norm.tc:22
+                    const float t62 = (tc_bf2f(pc0[j].v[1])) * t57;             // <prelude>/norm.tc:22
+                    const float t63 = tc_bf2f(v59.v[1]);                        // prelude_tour.tc:23
+                    const float t64 = t62 * t63;                                // <prelude>/norm.tc:22
+                    const float t65 = (tc_bf2f(pc0[j].v[2])) * t57;             // <prelude>/norm.tc:22
+                    const float t66 = tc_bf2f(v59.v[2]);                        // prelude_tour.tc:23
+                    const float t67 = t65 * t66;                                // <prelude>/norm.tc:22
+                    const float t68 = (tc_bf2f(pc0[j].v[3])) * t57;             // <prelude>/norm.tc:22
+                    const float t69 = tc_bf2f(v59.v[3]);                        // prelude_tour.tc:23
+                    const float t70 = t68 * t69;                                // <prelude>/norm.tc:22
+                    const float t71 = (tc_bf2f(pc0[j].v[4])) * t57;             // <prelude>/norm.tc:22
+                    const float t72 = tc_bf2f(v59.v[4]);                        // prelude_tour.tc:23
+                    const float t73 = t71 * t72;                                // <prelude>/norm.tc:22
+                    const float t74 = (tc_bf2f(pc0[j].v[5])) * t57;             // <prelude>/norm.tc:22
+                    const float t75 = tc_bf2f(v59.v[5]);                        // prelude_tour.tc:23
+                    const float t76 = t74 * t75;                                // <prelude>/norm.tc:22
+                    const float t77 = (tc_bf2f(pc0[j].v[6])) * t57;             // <prelude>/norm.tc:22
+                    const float t78 = tc_bf2f(v59.v[6]);                        // prelude_tour.tc:23
+                    const float t79 = t77 * t78;                                // <prelude>/norm.tc:22
+                    const float t80 = (tc_bf2f(pc0[j].v[7])) * t57;             // <prelude>/norm.tc:22
+                    const float t81 = tc_bf2f(v59.v[7]);                        // prelude_tour.tc:23
+                    const float t82 = t80 * t81;                                // <prelude>/norm.tc:22
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t61, t64), tc_f2bf2(t67, t70), tc_f2bf2(t73, t76), tc_f2bf2(t79, t82)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t67 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
-                const float t68 = t67 * t67;                                // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t68);                              // <prelude>/norm.tc:22
+                const float t83 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t84 = t83 * t83;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t84);                              // <prelude>/norm.tc:22
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t70 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t71 = t70 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t72 = rsqrtf(t71);                              // <prelude>/norm.tc:22
+            const float t86 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t87 = t86 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t88 = rsqrtf(t87);                              // <prelude>/norm.tc:22
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t69 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
-                const float t73 = t69 * t72;                                // <prelude>/norm.tc:22
-                const float t74 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
-                const float t75 = t73 * t74;                                // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t75);                       // <prelude>/norm.tc:22
+                const float t85 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:23
+                const float t89 = t85 * t88;                                // <prelude>/norm.tc:22
+                const float t90 = tc_bf2f(in_g[i1]);                        // prelude_tour.tc:23
+                const float t91 = t89 * t90;                                // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t91);                       // <prelude>/norm.tc:22
             }
         }
     }
@@ -1630,12 +1618,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
@@ -1644,39 +1632,39 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             float acc13 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
-                    pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:47
-                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:13
-                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
-                    pc1[j * 4 + 0] = v1.v[0];                                   // prelude_tour.tc:47
-                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 0]);                 // <prelude>/loss.tc:44
-                    pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:47
-                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:13
-                    pc1[j * 4 + 1] = v1.v[1];                                   // prelude_tour.tc:47
-                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 1]);                 // <prelude>/loss.tc:44
-                    pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:47
-                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:13
-                    pc1[j * 4 + 2] = v1.v[2];                                   // prelude_tour.tc:47
-                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 2]);                 // <prelude>/loss.tc:44
-                    pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:47
-                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:13
-                    pc1[j * 4 + 3] = v1.v[3];                                   // prelude_tour.tc:47
-                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 3]);                 // <prelude>/loss.tc:44
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
+                pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:47
+                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 0]) : acc8;    // <prelude>/softmax.tc:13
+                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
+                pc1[j * 4 + 0] = v1.v[0];                                   // prelude_tour.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 0]) : acc13; // <prelude>/loss.tc:44
+                pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:47
+                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 1]) : acc8;    // <prelude>/softmax.tc:13
+                pc1[j * 4 + 1] = v1.v[1];                                   // prelude_tour.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 1]) : acc13; // <prelude>/loss.tc:44
+                pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:47
+                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 2]) : acc8;    // <prelude>/softmax.tc:13
+                pc1[j * 4 + 2] = v1.v[2];                                   // prelude_tour.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 2]) : acc13; // <prelude>/loss.tc:44
+                pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:47
+                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 3]) : acc8;    // <prelude>/softmax.tc:13
+                pc1[j * 4 + 3] = v1.v[3];                                   // prelude_tour.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:44
             }
-            acc8 = tc_block_reduce(acc8, tc_op_max(), (float *)tc_smem);
+            tc_block_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
-            acc13 = tc_block_reduce(acc13, tc_op_max(), (float *)tc_smem);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - r8;                     // <prelude>/softmax.tc:13
                     const float t3 = expf(t2);                                  // <prelude>/softmax.tc:13
@@ -1704,17 +1692,17 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     acc16 = tc_op_sum()(acc16, t17);                            // <prelude>/loss.tc:45
                 }
             }
-            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r11 = acc11;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             const float rcp20 = 1.0f / r11;                             // <prelude>/softmax.tc:14
             const float t23 = logf(r16);                                // <prelude>/loss.tc:45
             float acc20 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t18 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
                     const float t19 = expf(t18);                                // <prelude>/softmax.tc:13
@@ -1761,9 +1749,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t45 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
                 acc13 = tc_op_max()(acc13, t45);                            // <prelude>/loss.tc:44
             }
-            acc8 = tc_block_reduce(acc8, tc_op_max(), (float *)tc_smem);
+            tc_block_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
-            acc13 = tc_block_reduce(acc13, tc_op_max(), (float *)tc_smem);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
@@ -1778,9 +1765,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t51 = expf(t50);                                // <prelude>/loss.tc:45
                 acc16 = tc_op_sum()(acc16, t51);                            // <prelude>/loss.tc:45
             }
-            acc11 = tc_block_reduce(acc11, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r11 = acc11;
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
             const float r16 = acc16;
             const float rcp55 = 1.0f / r11;                             // <prelude>/softmax.tc:14
             const float t59 = logf(r16);                                // <prelude>/loss.tc:45
@@ -1808,7 +1794,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
@@ -1817,39 +1803,39 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             float acc13 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v62 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
-                    pc0[j * 4 + 0] = v62.v[0];                                  // prelude_tour.tc:47
-                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:13
-                    const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
-                    pc1[j * 4 + 0] = v63.v[0];                                  // prelude_tour.tc:47
-                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 0]);                 // <prelude>/loss.tc:44
-                    pc0[j * 4 + 1] = v62.v[1];                                  // prelude_tour.tc:47
-                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:13
-                    pc1[j * 4 + 1] = v63.v[1];                                  // prelude_tour.tc:47
-                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 1]);                 // <prelude>/loss.tc:44
-                    pc0[j * 4 + 2] = v62.v[2];                                  // prelude_tour.tc:47
-                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:13
-                    pc1[j * 4 + 2] = v63.v[2];                                  // prelude_tour.tc:47
-                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 2]);                 // <prelude>/loss.tc:44
-                    pc0[j * 4 + 3] = v62.v[3];                                  // prelude_tour.tc:47
-                    acc8 = tc_op_max()(acc8, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:13
-                    pc1[j * 4 + 3] = v63.v[3];                                  // prelude_tour.tc:47
-                    acc13 = tc_op_max()(acc13, pc1[j * 4 + 3]);                 // <prelude>/loss.tc:44
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v62 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
+                pc0[j * 4 + 0] = v62.v[0];                                  // prelude_tour.tc:47
+                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 0]) : acc8;    // <prelude>/softmax.tc:13
+                const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
+                pc1[j * 4 + 0] = v63.v[0];                                  // prelude_tour.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 0]) : acc13; // <prelude>/loss.tc:44
+                pc0[j * 4 + 1] = v62.v[1];                                  // prelude_tour.tc:47
+                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 1]) : acc8;    // <prelude>/softmax.tc:13
+                pc1[j * 4 + 1] = v63.v[1];                                  // prelude_tour.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 1]) : acc13; // <prelude>/loss.tc:44
+                pc0[j * 4 + 2] = v62.v[2];                                  // prelude_tour.tc:47
+                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 2]) : acc8;    // <prelude>/softmax.tc:13
+                pc1[j * 4 + 2] = v63.v[2];                                  // prelude_tour.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 2]) : acc13; // <prelude>/loss.tc:44
+                pc0[j * 4 + 3] = v62.v[3];                                  // prelude_tour.tc:47
+                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 3]) : acc8;    // <prelude>/softmax.tc:13
+                pc1[j * 4 + 3] = v63.v[3];                                  // prelude_tour.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:44
             }
-            acc8 = tc_cluster_reduce(acc8, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc13 = tc_cluster_reduce(acc13, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t64 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
                     const float t65 = expf(t64);                                // <prelude>/softmax.tc:13
@@ -1877,17 +1863,17 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     acc16 = tc_op_sum()(acc16, t79);                            // <prelude>/loss.tc:45
                 }
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             const float rcp82 = 1.0f / r11;                             // <prelude>/softmax.tc:14
             const float t85 = logf(r16);                                // <prelude>/loss.tc:45
             float acc20 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t80 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
                     const float t81 = expf(t80);                                // <prelude>/softmax.tc:13
@@ -1934,9 +1920,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t107 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
                 acc13 = tc_op_max()(acc13, t107);                           // <prelude>/loss.tc:44
             }
-            acc8 = tc_cluster_reduce(acc8, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc13 = tc_cluster_reduce(acc13, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
             float acc11 = (float)0;
             float acc16 = (float)0;
@@ -1951,9 +1936,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t113 = expf(t112);                              // <prelude>/loss.tc:45
                 acc16 = tc_op_sum()(acc16, t113);                           // <prelude>/loss.tc:45
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
             const float rcp117 = 1.0f / r11;                            // <prelude>/softmax.tc:14
             const float t121 = logf(r16);                               // <prelude>/loss.tc:45
@@ -2057,12 +2041,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             const long long t0 = in_t[i0];                              // prelude_tour.tc:52
             float pc0[16];
@@ -2070,35 +2054,34 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
             float acc10 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const bool t1 = ((float)((((long long)(i1))) == t0)) != 0;  // <prelude>/loss.tc:20
-                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
-                    pc0[j * 4 + 0] = v2.v[0];                                   // prelude_tour.tc:52
-                    const float t3 = (t1 != 0.0f ? (pc0[j * 4 + 0]) : 0.0f);    // <prelude>/loss.tc:20
-                    acc8 = tc_op_sum()(acc8, t3);                               // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 0]);                 // <prelude>/loss.tc:22
-                    const bool t4 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 4 + 1] = v2.v[1];                                   // prelude_tour.tc:52
-                    const float t5 = (t4 != 0.0f ? (pc0[j * 4 + 1]) : 0.0f);    // <prelude>/loss.tc:20
-                    acc8 = tc_op_sum()(acc8, t5);                               // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 1]);                 // <prelude>/loss.tc:22
-                    const bool t6 = ((float)((((long long)(i1 + 2))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 4 + 2] = v2.v[2];                                   // prelude_tour.tc:52
-                    const float t7 = (t6 != 0.0f ? (pc0[j * 4 + 2]) : 0.0f);    // <prelude>/loss.tc:20
-                    acc8 = tc_op_sum()(acc8, t7);                               // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 2]);                 // <prelude>/loss.tc:22
-                    const bool t8 = ((float)((((long long)(i1 + 3))) == t0)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 4 + 3] = v2.v[3];                                   // prelude_tour.tc:52
-                    const float t9 = (t8 != 0.0f ? (pc0[j * 4 + 3]) : 0.0f);    // <prelude>/loss.tc:20
-                    acc8 = tc_op_sum()(acc8, t9);                               // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 3]);                 // <prelude>/loss.tc:22
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const bool t1 = ((float)((((long long)(i1))) == t0)) != 0;  // <prelude>/loss.tc:20
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
+                pc0[j * 4 + 0] = v2.v[0];                                   // prelude_tour.tc:52
+                const float t3 = (t1 != 0.0f ? (pc0[j * 4 + 0]) : 0.0f);    // <prelude>/loss.tc:20
+                acc8 = tc_in ? tc_op_sum()(acc8, t3) : acc8;                // <prelude>/loss.tc:20
+                acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 0]) : acc10; // <prelude>/loss.tc:22
+                const bool t4 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
+                pc0[j * 4 + 1] = v2.v[1];                                   // prelude_tour.tc:52
+                const float t5 = (t4 != 0.0f ? (pc0[j * 4 + 1]) : 0.0f);    // <prelude>/loss.tc:20
+                acc8 = tc_in ? tc_op_sum()(acc8, t5) : acc8;                // <prelude>/loss.tc:20
+                acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 1]) : acc10; // <prelude>/loss.tc:22
+                const bool t6 = ((float)((((long long)(i1 + 2))) == t0)) != 0; // <prelude>/loss.tc:20
+                pc0[j * 4 + 2] = v2.v[2];                                   // prelude_tour.tc:52
+                const float t7 = (t6 != 0.0f ? (pc0[j * 4 + 2]) : 0.0f);    // <prelude>/loss.tc:20
+                acc8 = tc_in ? tc_op_sum()(acc8, t7) : acc8;                // <prelude>/loss.tc:20
+                acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 2]) : acc10; // <prelude>/loss.tc:22
+                const bool t8 = ((float)((((long long)(i1 + 3))) == t0)) != 0; // <prelude>/loss.tc:20
+                pc0[j * 4 + 3] = v2.v[3];                                   // prelude_tour.tc:52
+                const float t9 = (t8 != 0.0f ? (pc0[j * 4 + 3]) : 0.0f);    // <prelude>/loss.tc:20
+                acc8 = tc_in ? tc_op_sum()(acc8, t9) : acc8;                // <prelude>/loss.tc:20
+                acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 3]) : acc10; // <prelude>/loss.tc:22
             }
-            acc8 = tc_block_reduce(acc8, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc8, tc_op_sum(), acc10, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
-            acc10 = tc_block_reduce(acc10, tc_op_max(), (float *)tc_smem);
             const float r10 = acc10;
             const bool t10 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
             const float t11 = (t10 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
@@ -2106,8 +2089,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
             float acc33 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t12 = (pc0[j * 4 + 0]) - t11;                   // <prelude>/loss.tc:22
                     const float t13 = expf(t12);                                // <prelude>/loss.tc:22
@@ -2135,16 +2119,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                     acc33 = tc_op_sum()(acc33, t27);                            // <prelude>/softmax.tc:21
                 }
             }
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc16, tc_op_sum(), acc33, tc_op_sum(), (void *)tc_smem);
             const float r16 = acc16;
-            acc33 = tc_block_reduce(acc33, tc_op_sum(), (float *)tc_smem);
             const float r33 = acc33;
             const float t30 = logf(r33);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const bool t28 = ((float)((((long long)(i1))) == t0)) != 0; // <prelude>/loss.tc:20
                     const float t29 = (pc0[j * 4 + 0]) - r10;                   // <prelude>/softmax.tc:20
@@ -2188,9 +2172,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 acc8 = tc_op_sum()(acc8, t48);                              // <prelude>/loss.tc:20
                 acc10 = tc_op_max()(acc10, t47);                            // <prelude>/loss.tc:22
             }
-            acc8 = tc_block_reduce(acc8, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc8, tc_op_sum(), acc10, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
-            acc10 = tc_block_reduce(acc10, tc_op_max(), (float *)tc_smem);
             const float r10 = acc10;
             const bool t50 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
             const float t51 = (t50 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
@@ -2206,9 +2189,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 const float t55 = expf(t54);                                // <prelude>/softmax.tc:21
                 acc33 = tc_op_sum()(acc33, t55);                            // <prelude>/softmax.tc:21
             }
-            acc16 = tc_block_reduce(acc16, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc16, tc_op_sum(), acc33, tc_op_sum(), (void *)tc_smem);
             const float r16 = acc16;
-            acc33 = tc_block_reduce(acc33, tc_op_sum(), (float *)tc_smem);
             const float r33 = acc33;
             const float t59 = logf(r33);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
@@ -2235,7 +2217,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             const long long t62 = in_t[i0];                             // prelude_tour.tc:52
             float pc0[16];
@@ -2243,35 +2225,34 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
             float acc10 = tc_lowest<float>();
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const bool t63 = ((float)((((long long)(i1))) == t62)) != 0; // <prelude>/loss.tc:20
-                    const tc_vec<float, 4> v64 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
-                    pc0[j * 4 + 0] = v64.v[0];                                  // prelude_tour.tc:52
-                    const float t65 = (t63 != 0.0f ? (pc0[j * 4 + 0]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc8 = tc_op_sum()(acc8, t65);                              // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 0]);                 // <prelude>/loss.tc:22
-                    const bool t66 = ((float)((((long long)(i1 + 1))) == t62)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 4 + 1] = v64.v[1];                                  // prelude_tour.tc:52
-                    const float t67 = (t66 != 0.0f ? (pc0[j * 4 + 1]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc8 = tc_op_sum()(acc8, t67);                              // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 1]);                 // <prelude>/loss.tc:22
-                    const bool t68 = ((float)((((long long)(i1 + 2))) == t62)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 4 + 2] = v64.v[2];                                  // prelude_tour.tc:52
-                    const float t69 = (t68 != 0.0f ? (pc0[j * 4 + 2]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc8 = tc_op_sum()(acc8, t69);                              // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 2]);                 // <prelude>/loss.tc:22
-                    const bool t70 = ((float)((((long long)(i1 + 3))) == t62)) != 0; // <prelude>/loss.tc:20
-                    pc0[j * 4 + 3] = v64.v[3];                                  // prelude_tour.tc:52
-                    const float t71 = (t70 != 0.0f ? (pc0[j * 4 + 3]) : 0.0f);  // <prelude>/loss.tc:20
-                    acc8 = tc_op_sum()(acc8, t71);                              // <prelude>/loss.tc:20
-                    acc10 = tc_op_max()(acc10, pc0[j * 4 + 3]);                 // <prelude>/loss.tc:22
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const bool t63 = ((float)((((long long)(i1))) == t62)) != 0; // <prelude>/loss.tc:20
+                const tc_vec<float, 4> v64 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
+                pc0[j * 4 + 0] = v64.v[0];                                  // prelude_tour.tc:52
+                const float t65 = (t63 != 0.0f ? (pc0[j * 4 + 0]) : 0.0f);  // <prelude>/loss.tc:20
+                acc8 = tc_in ? tc_op_sum()(acc8, t65) : acc8;               // <prelude>/loss.tc:20
+                acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 0]) : acc10; // <prelude>/loss.tc:22
+                const bool t66 = ((float)((((long long)(i1 + 1))) == t62)) != 0; // <prelude>/loss.tc:20
+                pc0[j * 4 + 1] = v64.v[1];                                  // prelude_tour.tc:52
+                const float t67 = (t66 != 0.0f ? (pc0[j * 4 + 1]) : 0.0f);  // <prelude>/loss.tc:20
+                acc8 = tc_in ? tc_op_sum()(acc8, t67) : acc8;               // <prelude>/loss.tc:20
+                acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 1]) : acc10; // <prelude>/loss.tc:22
+                const bool t68 = ((float)((((long long)(i1 + 2))) == t62)) != 0; // <prelude>/loss.tc:20
+                pc0[j * 4 + 2] = v64.v[2];                                  // prelude_tour.tc:52
+                const float t69 = (t68 != 0.0f ? (pc0[j * 4 + 2]) : 0.0f);  // <prelude>/loss.tc:20
+                acc8 = tc_in ? tc_op_sum()(acc8, t69) : acc8;               // <prelude>/loss.tc:20
+                acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 2]) : acc10; // <prelude>/loss.tc:22
+                const bool t70 = ((float)((((long long)(i1 + 3))) == t62)) != 0; // <prelude>/loss.tc:20
+                pc0[j * 4 + 3] = v64.v[3];                                  // prelude_tour.tc:52
+                const float t71 = (t70 != 0.0f ? (pc0[j * 4 + 3]) : 0.0f);  // <prelude>/loss.tc:20
+                acc8 = tc_in ? tc_op_sum()(acc8, t71) : acc8;               // <prelude>/loss.tc:20
+                acc10 = tc_in ? tc_op_max()(acc10, pc0[j * 4 + 3]) : acc10; // <prelude>/loss.tc:22
             }
-            acc8 = tc_cluster_reduce(acc8, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_sum(), acc10, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc10 = tc_cluster_reduce(acc10, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
             const bool t72 = ((float)isinf(r10)) != 0;                  // <prelude>/loss.tc:22
             const float t73 = (t72 != 0.0f ? 0.0f : r10);               // <prelude>/loss.tc:22
@@ -2279,8 +2260,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
             float acc33 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t74 = (pc0[j * 4 + 0]) - t73;                   // <prelude>/loss.tc:22
                     const float t75 = expf(t74);                                // <prelude>/loss.tc:22
@@ -2308,16 +2290,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                     acc33 = tc_op_sum()(acc33, t89);                            // <prelude>/softmax.tc:21
                 }
             }
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc16, tc_op_sum(), acc33, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
-            acc33 = tc_cluster_reduce(acc33, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r33 = acc33;
             const float t92 = logf(r33);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const bool t90 = ((float)((((long long)(i1))) == t62)) != 0; // <prelude>/loss.tc:20
                     const float t91 = (pc0[j * 4 + 0]) - r10;                   // <prelude>/softmax.tc:20
@@ -2361,9 +2343,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 acc8 = tc_op_sum()(acc8, t110);                             // <prelude>/loss.tc:20
                 acc10 = tc_op_max()(acc10, t109);                           // <prelude>/loss.tc:22
             }
-            acc8 = tc_cluster_reduce(acc8, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_sum(), acc10, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
-            acc10 = tc_cluster_reduce(acc10, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
             const bool t112 = ((float)isinf(r10)) != 0;                 // <prelude>/loss.tc:22
             const float t113 = (t112 != 0.0f ? 0.0f : r10);             // <prelude>/loss.tc:22
@@ -2379,9 +2360,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_where_sum_max_isi
                 const float t117 = expf(t116);                              // <prelude>/softmax.tc:21
                 acc33 = tc_op_sum()(acc33, t117);                           // <prelude>/softmax.tc:21
             }
-            acc16 = tc_cluster_reduce(acc16, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc16, tc_op_sum(), acc33, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r16 = acc16;
-            acc33 = tc_cluster_reduce(acc33, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r33 = acc33;
             const float t121 = logf(r33);                               // <prelude>/softmax.tc:21
             float acc37 = (float)0;

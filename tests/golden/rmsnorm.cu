@@ -12,12 +12,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -25,71 +25,71 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // rmsnorm.tc:8
-                    pc0[j * 4 + 0] = v0.v[0];                                   // rmsnorm.tc:8
-                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // rmsnorm.tc:9
-                    acc4 = tc_op_sum()(acc4, t1);                               // rmsnorm.tc:9
-                    pc0[j * 4 + 1] = v0.v[1];                                   // rmsnorm.tc:8
-                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // rmsnorm.tc:9
-                    acc4 = tc_op_sum()(acc4, t2);                               // rmsnorm.tc:9
-                    pc0[j * 4 + 2] = v0.v[2];                                   // rmsnorm.tc:8
-                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // rmsnorm.tc:9
-                    acc4 = tc_op_sum()(acc4, t3);                               // rmsnorm.tc:9
-                    pc0[j * 4 + 3] = v0.v[3];                                   // rmsnorm.tc:8
-                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // rmsnorm.tc:9
-                    acc4 = tc_op_sum()(acc4, t4);                               // rmsnorm.tc:9
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // rmsnorm.tc:8
+                pc0[j * 4 + 0] = v0.v[0];                                   // rmsnorm.tc:8
+                const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t1) : acc4;                // rmsnorm.tc:9
+                pc0[j * 4 + 1] = v0.v[1];                                   // rmsnorm.tc:8
+                const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t2) : acc4;                // rmsnorm.tc:9
+                pc0[j * 4 + 2] = v0.v[2];                                   // rmsnorm.tc:8
+                const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t3) : acc4;                // rmsnorm.tc:9
+                pc0[j * 4 + 3] = v0.v[3];                                   // rmsnorm.tc:8
+                const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t4) : acc4;                // rmsnorm.tc:9
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
             const float t5 = r4 / ((float)((long long)(sz_D)));         // rmsnorm.tc:9
             const float t6 = t5 + s_eps;                                // rmsnorm.tc:10
             const float t7 = rsqrtf(t6);                                // rmsnorm.tc:10
-            float pc1[16];
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t8 = (pc0[j * 4 + 0]) * t7;                     // rmsnorm.tc:10
                     const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_g + i1);  // rmsnorm.tc:8
-                    pc1[j * 4 + 0] = v9.v[0];                                   // rmsnorm.tc:8
-                    const float t10 = t8 * (pc1[j * 4 + 0]);                    // rmsnorm.tc:10
-                    const float t11 = (pc0[j * 4 + 1]) * t7;                    // rmsnorm.tc:10
-                    pc1[j * 4 + 1] = v9.v[1];                                   // rmsnorm.tc:8
-                    const float t12 = t11 * (pc1[j * 4 + 1]);                   // rmsnorm.tc:10
-                    const float t13 = (pc0[j * 4 + 2]) * t7;                    // rmsnorm.tc:10
-                    pc1[j * 4 + 2] = v9.v[2];                                   // rmsnorm.tc:8
-                    const float t14 = t13 * (pc1[j * 4 + 2]);                   // rmsnorm.tc:10
-                    const float t15 = (pc0[j * 4 + 3]) * t7;                    // rmsnorm.tc:10
-                    pc1[j * 4 + 3] = v9.v[3];                                   // rmsnorm.tc:8
-                    const float t16 = t15 * (pc1[j * 4 + 3]);                   // rmsnorm.tc:10
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t10, t12, t14, t16}}); // rmsnorm.tc:10
+                    const float t10 = v9.v[0];                                  // rmsnorm.tc:8
+                    const float t11 = t8 * t10;                                 // rmsnorm.tc:10
+                    const float t12 = (pc0[j * 4 + 1]) * t7;                    // rmsnorm.tc:10
+                    const float t13 = v9.v[1];                                  // rmsnorm.tc:8
+                    const float t14 = t12 * t13;                                // rmsnorm.tc:10
+                    const float t15 = (pc0[j * 4 + 2]) * t7;                    // rmsnorm.tc:10
+                    const float t16 = v9.v[2];                                  // rmsnorm.tc:8
+                    const float t17 = t15 * t16;                                // rmsnorm.tc:10
+                    const float t18 = (pc0[j * 4 + 3]) * t7;                    // rmsnorm.tc:10
+                    const float t19 = v9.v[3];                                  // rmsnorm.tc:8
+                    const float t20 = t18 * t19;                                // rmsnorm.tc:10
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t14, t17, t20}}); // rmsnorm.tc:10
                 }
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t17 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
-                const float t18 = t17 * t17;                                // rmsnorm.tc:9
-                acc4 = tc_op_sum()(acc4, t18);                              // rmsnorm.tc:9
+                const float t21 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
+                const float t22 = t21 * t21;                                // rmsnorm.tc:9
+                acc4 = tc_op_sum()(acc4, t22);                              // rmsnorm.tc:9
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t20 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
-            const float t21 = t20 + s_eps;                              // rmsnorm.tc:10
-            const float t22 = rsqrtf(t21);                              // rmsnorm.tc:10
+            const float t24 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
+            const float t25 = t24 + s_eps;                              // rmsnorm.tc:10
+            const float t26 = rsqrtf(t25);                              // rmsnorm.tc:10
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t19 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
-                const float t23 = t19 * t22;                                // rmsnorm.tc:10
-                const float t24 = in_g[i1];                                 // rmsnorm.tc:8
-                const float t25 = t23 * t24;                                // rmsnorm.tc:10
-                out_out[sz_D*i0 + i1] = t25;                                // rmsnorm.tc:10
+                const float t23 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
+                const float t27 = t23 * t26;                                // rmsnorm.tc:10
+                const float t28 = in_g[i1];                                 // rmsnorm.tc:8
+                const float t29 = t27 * t28;                                // rmsnorm.tc:10
+                out_out[sz_D*i0 + i1] = t29;                                // rmsnorm.tc:10
             }
         }
     }
@@ -97,7 +97,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -105,71 +105,71 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v26 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // rmsnorm.tc:8
-                    pc0[j * 4 + 0] = v26.v[0];                                  // rmsnorm.tc:8
-                    const float t27 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // rmsnorm.tc:9
-                    acc4 = tc_op_sum()(acc4, t27);                              // rmsnorm.tc:9
-                    pc0[j * 4 + 1] = v26.v[1];                                  // rmsnorm.tc:8
-                    const float t28 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // rmsnorm.tc:9
-                    acc4 = tc_op_sum()(acc4, t28);                              // rmsnorm.tc:9
-                    pc0[j * 4 + 2] = v26.v[2];                                  // rmsnorm.tc:8
-                    const float t29 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // rmsnorm.tc:9
-                    acc4 = tc_op_sum()(acc4, t29);                              // rmsnorm.tc:9
-                    pc0[j * 4 + 3] = v26.v[3];                                  // rmsnorm.tc:8
-                    const float t30 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // rmsnorm.tc:9
-                    acc4 = tc_op_sum()(acc4, t30);                              // rmsnorm.tc:9
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v30 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // rmsnorm.tc:8
+                pc0[j * 4 + 0] = v30.v[0];                                  // rmsnorm.tc:8
+                const float t31 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t31) : acc4;               // rmsnorm.tc:9
+                pc0[j * 4 + 1] = v30.v[1];                                  // rmsnorm.tc:8
+                const float t32 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t32) : acc4;               // rmsnorm.tc:9
+                pc0[j * 4 + 2] = v30.v[2];                                  // rmsnorm.tc:8
+                const float t33 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t33) : acc4;               // rmsnorm.tc:9
+                pc0[j * 4 + 3] = v30.v[3];                                  // rmsnorm.tc:8
+                const float t34 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t34) : acc4;               // rmsnorm.tc:9
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t31 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
-            const float t32 = t31 + s_eps;                              // rmsnorm.tc:10
-            const float t33 = rsqrtf(t32);                              // rmsnorm.tc:10
-            float pc1[16];
+            const float t35 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
+            const float t36 = t35 + s_eps;                              // rmsnorm.tc:10
+            const float t37 = rsqrtf(t36);                              // rmsnorm.tc:10
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t34 = (pc0[j * 4 + 0]) * t33;                   // rmsnorm.tc:10
-                    const tc_vec<float, 4> v35 = tc_vload<float, 4>(in_g + i1); // rmsnorm.tc:8
-                    pc1[j * 4 + 0] = v35.v[0];                                  // rmsnorm.tc:8
-                    const float t36 = t34 * (pc1[j * 4 + 0]);                   // rmsnorm.tc:10
-                    const float t37 = (pc0[j * 4 + 1]) * t33;                   // rmsnorm.tc:10
-                    pc1[j * 4 + 1] = v35.v[1];                                  // rmsnorm.tc:8
-                    const float t38 = t37 * (pc1[j * 4 + 1]);                   // rmsnorm.tc:10
-                    const float t39 = (pc0[j * 4 + 2]) * t33;                   // rmsnorm.tc:10
-                    pc1[j * 4 + 2] = v35.v[2];                                  // rmsnorm.tc:8
-                    const float t40 = t39 * (pc1[j * 4 + 2]);                   // rmsnorm.tc:10
-                    const float t41 = (pc0[j * 4 + 3]) * t33;                   // rmsnorm.tc:10
-                    pc1[j * 4 + 3] = v35.v[3];                                  // rmsnorm.tc:8
-                    const float t42 = t41 * (pc1[j * 4 + 3]);                   // rmsnorm.tc:10
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t36, t38, t40, t42}}); // rmsnorm.tc:10
+                    const float t38 = (pc0[j * 4 + 0]) * t37;                   // rmsnorm.tc:10
+                    const tc_vec<float, 4> v39 = tc_vload<float, 4>(in_g + i1); // rmsnorm.tc:8
+                    const float t40 = v39.v[0];                                 // rmsnorm.tc:8
+                    const float t41 = t38 * t40;                                // rmsnorm.tc:10
+                    const float t42 = (pc0[j * 4 + 1]) * t37;                   // rmsnorm.tc:10
+                    const float t43 = v39.v[1];                                 // rmsnorm.tc:8
+                    const float t44 = t42 * t43;                                // rmsnorm.tc:10
+                    const float t45 = (pc0[j * 4 + 2]) * t37;                   // rmsnorm.tc:10
+                    const float t46 = v39.v[2];                                 // rmsnorm.tc:8
+                    const float t47 = t45 * t46;                                // rmsnorm.tc:10
+                    const float t48 = (pc0[j * 4 + 3]) * t37;                   // rmsnorm.tc:10
+                    const float t49 = v39.v[3];                                 // rmsnorm.tc:8
+                    const float t50 = t48 * t49;                                // rmsnorm.tc:10
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t41, t44, t47, t50}}); // rmsnorm.tc:10
                 }
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t43 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
-                const float t44 = t43 * t43;                                // rmsnorm.tc:9
-                acc4 = tc_op_sum()(acc4, t44);                              // rmsnorm.tc:9
+                const float t51 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
+                const float t52 = t51 * t51;                                // rmsnorm.tc:9
+                acc4 = tc_op_sum()(acc4, t52);                              // rmsnorm.tc:9
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t46 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
-            const float t47 = t46 + s_eps;                              // rmsnorm.tc:10
-            const float t48 = rsqrtf(t47);                              // rmsnorm.tc:10
+            const float t54 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
+            const float t55 = t54 + s_eps;                              // rmsnorm.tc:10
+            const float t56 = rsqrtf(t55);                              // rmsnorm.tc:10
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t45 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
-                const float t49 = t45 * t48;                                // rmsnorm.tc:10
-                const float t50 = in_g[i1];                                 // rmsnorm.tc:8
-                const float t51 = t49 * t50;                                // rmsnorm.tc:10
-                out_out[sz_D*i0 + i1] = t51;                                // rmsnorm.tc:10
+                const float t53 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
+                const float t57 = t53 * t56;                                // rmsnorm.tc:10
+                const float t58 = in_g[i1];                                 // rmsnorm.tc:8
+                const float t59 = t57 * t58;                                // rmsnorm.tc:10
+                out_out[sz_D*i0 + i1] = t59;                                // rmsnorm.tc:10
             }
         }
     }
@@ -190,117 +190,110 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 8 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 8> pc0[4];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // rmsnorm.tc:13
-                    pc0[j * 8 + 0] = tc_bf2f(v0.v[0]);                          // rmsnorm.tc:13
-                    const float t1 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);       // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t1);                               // rmsnorm.tc:15
-                    pc0[j * 8 + 1] = tc_bf2f(v0.v[1]);                          // rmsnorm.tc:13
-                    const float t2 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);       // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t2);                               // rmsnorm.tc:15
-                    pc0[j * 8 + 2] = tc_bf2f(v0.v[2]);                          // rmsnorm.tc:13
-                    const float t3 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);       // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t3);                               // rmsnorm.tc:15
-                    pc0[j * 8 + 3] = tc_bf2f(v0.v[3]);                          // rmsnorm.tc:13
-                    const float t4 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);       // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t4);                               // rmsnorm.tc:15
-                    pc0[j * 8 + 4] = tc_bf2f(v0.v[4]);                          // rmsnorm.tc:13
-                    const float t5 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);       // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t5);                               // rmsnorm.tc:15
-                    pc0[j * 8 + 5] = tc_bf2f(v0.v[5]);                          // rmsnorm.tc:13
-                    const float t6 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);       // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t6);                               // rmsnorm.tc:15
-                    pc0[j * 8 + 6] = tc_bf2f(v0.v[6]);                          // rmsnorm.tc:13
-                    const float t7 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);       // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t7);                               // rmsnorm.tc:15
-                    pc0[j * 8 + 7] = tc_bf2f(v0.v[7]);                          // rmsnorm.tc:13
-                    const float t8 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);       // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t8);                               // rmsnorm.tc:15
-                }
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 8;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // rmsnorm.tc:13
+                pc0[j] = v0;                                                // rmsnorm.tc:13
+                const float t1 = (tc_bf2f(v0.v[0])) * (tc_bf2f(v0.v[0]));   // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t1) : acc5;                // rmsnorm.tc:15
+                const float t2 = (tc_bf2f(v0.v[1])) * (tc_bf2f(v0.v[1]));   // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t2) : acc5;                // rmsnorm.tc:15
+                const float t3 = (tc_bf2f(v0.v[2])) * (tc_bf2f(v0.v[2]));   // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t3) : acc5;                // rmsnorm.tc:15
+                const float t4 = (tc_bf2f(v0.v[3])) * (tc_bf2f(v0.v[3]));   // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t4) : acc5;                // rmsnorm.tc:15
+                const float t5 = (tc_bf2f(v0.v[4])) * (tc_bf2f(v0.v[4]));   // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t5) : acc5;                // rmsnorm.tc:15
+                const float t6 = (tc_bf2f(v0.v[5])) * (tc_bf2f(v0.v[5]));   // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t6) : acc5;                // rmsnorm.tc:15
+                const float t7 = (tc_bf2f(v0.v[6])) * (tc_bf2f(v0.v[6]));   // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t7) : acc5;                // rmsnorm.tc:15
+                const float t8 = (tc_bf2f(v0.v[7])) * (tc_bf2f(v0.v[7]));   // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t8) : acc5;                // rmsnorm.tc:15
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
             const float t9 = r5 / ((float)((long long)(sz_D)));         // rmsnorm.tc:15
             const float t10 = t9 + s_eps;                               // rmsnorm.tc:16
             const float t11 = rsqrtf(t10);                              // rmsnorm.tc:16
-            float pc1[16];
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 8;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t12 = (pc0[j * 8 + 0]) * t11;                   // rmsnorm.tc:16
+                    const float t12 = (tc_bf2f(pc0[j].v[0])) * t11;             // rmsnorm.tc:16
                     const float t13 = tc_round_bf16(t12);                       // rmsnorm.tc:16
                     const tc_vec<unsigned short, 8> v14 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm.tc:13
-                    pc1[j * 8 + 0] = tc_bf2f(v14.v[0]);                         // rmsnorm.tc:13
-                    const float t15 = tc_round_bf16(t13 * (pc1[j * 8 + 0]));    // rmsnorm.tc:16
-                    const float t16 = (pc0[j * 8 + 1]) * t11;                   // rmsnorm.tc:16
-                    const float t17 = tc_round_bf16(t16);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 1] = tc_bf2f(v14.v[1]);                         // rmsnorm.tc:13
-                    const float t18 = tc_round_bf16(t17 * (pc1[j * 8 + 1]));    // rmsnorm.tc:16
-                    const float t19 = (pc0[j * 8 + 2]) * t11;                   // rmsnorm.tc:16
-                    const float t20 = tc_round_bf16(t19);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 2] = tc_bf2f(v14.v[2]);                         // rmsnorm.tc:13
-                    const float t21 = tc_round_bf16(t20 * (pc1[j * 8 + 2]));    // rmsnorm.tc:16
-                    const float t22 = (pc0[j * 8 + 3]) * t11;                   // rmsnorm.tc:16
-                    const float t23 = tc_round_bf16(t22);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 3] = tc_bf2f(v14.v[3]);                         // rmsnorm.tc:13
-                    const float t24 = tc_round_bf16(t23 * (pc1[j * 8 + 3]));    // rmsnorm.tc:16
-                    const float t25 = (pc0[j * 8 + 4]) * t11;                   // rmsnorm.tc:16
+                    const float t15 = tc_bf2f(v14.v[0]);                        // rmsnorm.tc:13
+                    const float t16 = tc_round_bf16(t13 * t15);                 // rmsnorm.tc:16
+                    const float t17 = (tc_bf2f(pc0[j].v[1])) * t11;             // rmsnorm.tc:16
+                    const float t18 = tc_round_bf16(t17);                       // rmsnorm.tc:16
+                    const float t19 = tc_bf2f(v14.v[1]);                        // rmsnorm.tc:13
+                    const float t20 = tc_round_bf16(t18 * t19);                 // rmsnorm.tc:16
+                    const float t21 = (tc_bf2f(pc0[j].v[2])) * t11;             // rmsnorm.tc:16
+                    const float t22 = tc_round_bf16(t21);                       // rmsnorm.tc:16
+                    const float t23 = tc_bf2f(v14.v[2]);                        // rmsnorm.tc:13
+                    const float t24 = tc_round_bf16(t22 * t23);                 // rmsnorm.tc:16
+                    const float t25 = (tc_bf2f(pc0[j].v[3])) * t11;             // rmsnorm.tc:16
                     const float t26 = tc_round_bf16(t25);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 4] = tc_bf2f(v14.v[4]);                         // rmsnorm.tc:13
-                    const float t27 = tc_round_bf16(t26 * (pc1[j * 8 + 4]));    // rmsnorm.tc:16
-                    const float t28 = (pc0[j * 8 + 5]) * t11;                   // rmsnorm.tc:16
-                    const float t29 = tc_round_bf16(t28);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 5] = tc_bf2f(v14.v[5]);                         // rmsnorm.tc:13
-                    const float t30 = tc_round_bf16(t29 * (pc1[j * 8 + 5]));    // rmsnorm.tc:16
-                    const float t31 = (pc0[j * 8 + 6]) * t11;                   // rmsnorm.tc:16
-                    const float t32 = tc_round_bf16(t31);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 6] = tc_bf2f(v14.v[6]);                         // rmsnorm.tc:13
-                    const float t33 = tc_round_bf16(t32 * (pc1[j * 8 + 6]));    // rmsnorm.tc:16
-                    const float t34 = (pc0[j * 8 + 7]) * t11;                   // rmsnorm.tc:16
-                    const float t35 = tc_round_bf16(t34);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 7] = tc_bf2f(v14.v[7]);                         // rmsnorm.tc:13
-                    const float t36 = tc_round_bf16(t35 * (pc1[j * 8 + 7]));    // rmsnorm.tc:16
-                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t15, t18), tc_f2bf2(t21, t24), tc_f2bf2(t27, t30), tc_f2bf2(t33, t36)}}); // rmsnorm.tc:16
+                    const float t27 = tc_bf2f(v14.v[3]);                        // rmsnorm.tc:13
+                    const float t28 = tc_round_bf16(t26 * t27);                 // rmsnorm.tc:16
+                    const float t29 = (tc_bf2f(pc0[j].v[4])) * t11;             // rmsnorm.tc:16
+                    const float t30 = tc_round_bf16(t29);                       // rmsnorm.tc:16
+                    const float t31 = tc_bf2f(v14.v[4]);                        // rmsnorm.tc:13
+                    const float t32 = tc_round_bf16(t30 * t31);                 // rmsnorm.tc:16
+                    const float t33 = (tc_bf2f(pc0[j].v[5])) * t11;             // rmsnorm.tc:16
+                    const float t34 = tc_round_bf16(t33);                       // rmsnorm.tc:16
+                    const float t35 = tc_bf2f(v14.v[5]);                        // rmsnorm.tc:13
+                    const float t36 = tc_round_bf16(t34 * t35);                 // rmsnorm.tc:16
+                    const float t37 = (tc_bf2f(pc0[j].v[6])) * t11;             // rmsnorm.tc:16
+                    const float t38 = tc_round_bf16(t37);                       // rmsnorm.tc:16
+                    const float t39 = tc_bf2f(v14.v[6]);                        // rmsnorm.tc:13
+                    const float t40 = tc_round_bf16(t38 * t39);                 // rmsnorm.tc:16
+                    const float t41 = (tc_bf2f(pc0[j].v[7])) * t11;             // rmsnorm.tc:16
+                    const float t42 = tc_round_bf16(t41);                       // rmsnorm.tc:16
+                    const float t43 = tc_bf2f(v14.v[7]);                        // rmsnorm.tc:13
+                    const float t44 = tc_round_bf16(t42 * t43);                 // rmsnorm.tc:16
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t16, t20), tc_f2bf2(t24, t28), tc_f2bf2(t32, t36), tc_f2bf2(t40, t44)}}); // rmsnorm.tc:16
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t37 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
-                const float t38 = t37 * t37;                                // rmsnorm.tc:15
-                acc5 = tc_op_sum()(acc5, t38);                              // rmsnorm.tc:15
+                const float t45 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
+                const float t46 = t45 * t45;                                // rmsnorm.tc:15
+                acc5 = tc_op_sum()(acc5, t46);                              // rmsnorm.tc:15
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float t40 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
-            const float t41 = t40 + s_eps;                              // rmsnorm.tc:16
-            const float t42 = rsqrtf(t41);                              // rmsnorm.tc:16
+            const float t48 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
+            const float t49 = t48 + s_eps;                              // rmsnorm.tc:16
+            const float t50 = rsqrtf(t49);                              // rmsnorm.tc:16
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t39 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
-                const float t43 = t39 * t42;                                // rmsnorm.tc:16
-                const float t44 = tc_round_bf16(t43);                       // rmsnorm.tc:16
-                const float t45 = tc_bf2f(in_g[i1]);                        // rmsnorm.tc:13
-                const float t46 = tc_round_bf16(t44 * t45);                 // rmsnorm.tc:16
-                out_out[sz_D*i0 + i1] = tc_f2bf(t46);                       // rmsnorm.tc:16
+                const float t47 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
+                const float t51 = t47 * t50;                                // rmsnorm.tc:16
+                const float t52 = tc_round_bf16(t51);                       // rmsnorm.tc:16
+                const float t53 = tc_bf2f(in_g[i1]);                        // rmsnorm.tc:13
+                const float t54 = tc_round_bf16(t52 * t53);                 // rmsnorm.tc:16
+                out_out[sz_D*i0 + i1] = tc_f2bf(t54);                       // rmsnorm.tc:16
             }
         }
     }
@@ -308,112 +301,105 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 8 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 8 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 8> pc0[4];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 8> v47 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // rmsnorm.tc:13
-                    pc0[j * 8 + 0] = tc_bf2f(v47.v[0]);                         // rmsnorm.tc:13
-                    const float t48 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);      // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t48);                              // rmsnorm.tc:15
-                    pc0[j * 8 + 1] = tc_bf2f(v47.v[1]);                         // rmsnorm.tc:13
-                    const float t49 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);      // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t49);                              // rmsnorm.tc:15
-                    pc0[j * 8 + 2] = tc_bf2f(v47.v[2]);                         // rmsnorm.tc:13
-                    const float t50 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);      // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t50);                              // rmsnorm.tc:15
-                    pc0[j * 8 + 3] = tc_bf2f(v47.v[3]);                         // rmsnorm.tc:13
-                    const float t51 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);      // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t51);                              // rmsnorm.tc:15
-                    pc0[j * 8 + 4] = tc_bf2f(v47.v[4]);                         // rmsnorm.tc:13
-                    const float t52 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);      // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t52);                              // rmsnorm.tc:15
-                    pc0[j * 8 + 5] = tc_bf2f(v47.v[5]);                         // rmsnorm.tc:13
-                    const float t53 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);      // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t53);                              // rmsnorm.tc:15
-                    pc0[j * 8 + 6] = tc_bf2f(v47.v[6]);                         // rmsnorm.tc:13
-                    const float t54 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);      // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t54);                              // rmsnorm.tc:15
-                    pc0[j * 8 + 7] = tc_bf2f(v47.v[7]);                         // rmsnorm.tc:13
-                    const float t55 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);      // rmsnorm.tc:15
-                    acc5 = tc_op_sum()(acc5, t55);                              // rmsnorm.tc:15
-                }
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 8> v55 = tc_vload<unsigned short, 8>(in_x + sz_D*i0 + i1); // rmsnorm.tc:13
+                pc0[j] = v55;                                               // rmsnorm.tc:13
+                const float t56 = (tc_bf2f(v55.v[0])) * (tc_bf2f(v55.v[0])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t56) : acc5;               // rmsnorm.tc:15
+                const float t57 = (tc_bf2f(v55.v[1])) * (tc_bf2f(v55.v[1])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t57) : acc5;               // rmsnorm.tc:15
+                const float t58 = (tc_bf2f(v55.v[2])) * (tc_bf2f(v55.v[2])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t58) : acc5;               // rmsnorm.tc:15
+                const float t59 = (tc_bf2f(v55.v[3])) * (tc_bf2f(v55.v[3])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t59) : acc5;               // rmsnorm.tc:15
+                const float t60 = (tc_bf2f(v55.v[4])) * (tc_bf2f(v55.v[4])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t60) : acc5;               // rmsnorm.tc:15
+                const float t61 = (tc_bf2f(v55.v[5])) * (tc_bf2f(v55.v[5])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t61) : acc5;               // rmsnorm.tc:15
+                const float t62 = (tc_bf2f(v55.v[6])) * (tc_bf2f(v55.v[6])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t62) : acc5;               // rmsnorm.tc:15
+                const float t63 = (tc_bf2f(v55.v[7])) * (tc_bf2f(v55.v[7])); // rmsnorm.tc:15
+                acc5 = tc_in ? tc_op_sum()(acc5, t63) : acc5;               // rmsnorm.tc:15
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t56 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
-            const float t57 = t56 + s_eps;                              // rmsnorm.tc:16
-            const float t58 = rsqrtf(t57);                              // rmsnorm.tc:16
-            float pc1[16];
+            const float t64 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
+            const float t65 = t64 + s_eps;                              // rmsnorm.tc:16
+            const float t66 = rsqrtf(t65);                              // rmsnorm.tc:16
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t59 = (pc0[j * 8 + 0]) * t58;                   // rmsnorm.tc:16
-                    const float t60 = tc_round_bf16(t59);                       // rmsnorm.tc:16
-                    const tc_vec<unsigned short, 8> v61 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm.tc:13
-                    pc1[j * 8 + 0] = tc_bf2f(v61.v[0]);                         // rmsnorm.tc:13
-                    const float t62 = tc_round_bf16(t60 * (pc1[j * 8 + 0]));    // rmsnorm.tc:16
-                    const float t63 = (pc0[j * 8 + 1]) * t58;                   // rmsnorm.tc:16
-                    const float t64 = tc_round_bf16(t63);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 1] = tc_bf2f(v61.v[1]);                         // rmsnorm.tc:13
-                    const float t65 = tc_round_bf16(t64 * (pc1[j * 8 + 1]));    // rmsnorm.tc:16
-                    const float t66 = (pc0[j * 8 + 2]) * t58;                   // rmsnorm.tc:16
-                    const float t67 = tc_round_bf16(t66);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 2] = tc_bf2f(v61.v[2]);                         // rmsnorm.tc:13
-                    const float t68 = tc_round_bf16(t67 * (pc1[j * 8 + 2]));    // rmsnorm.tc:16
-                    const float t69 = (pc0[j * 8 + 3]) * t58;                   // rmsnorm.tc:16
-                    const float t70 = tc_round_bf16(t69);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 3] = tc_bf2f(v61.v[3]);                         // rmsnorm.tc:13
-                    const float t71 = tc_round_bf16(t70 * (pc1[j * 8 + 3]));    // rmsnorm.tc:16
-                    const float t72 = (pc0[j * 8 + 4]) * t58;                   // rmsnorm.tc:16
+                    const float t67 = (tc_bf2f(pc0[j].v[0])) * t66;             // rmsnorm.tc:16
+                    const float t68 = tc_round_bf16(t67);                       // rmsnorm.tc:16
+                    const tc_vec<unsigned short, 8> v69 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm.tc:13
+                    const float t70 = tc_bf2f(v69.v[0]);                        // rmsnorm.tc:13
+                    const float t71 = tc_round_bf16(t68 * t70);                 // rmsnorm.tc:16
+                    const float t72 = (tc_bf2f(pc0[j].v[1])) * t66;             // rmsnorm.tc:16
                     const float t73 = tc_round_bf16(t72);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 4] = tc_bf2f(v61.v[4]);                         // rmsnorm.tc:13
-                    const float t74 = tc_round_bf16(t73 * (pc1[j * 8 + 4]));    // rmsnorm.tc:16
-                    const float t75 = (pc0[j * 8 + 5]) * t58;                   // rmsnorm.tc:16
-                    const float t76 = tc_round_bf16(t75);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 5] = tc_bf2f(v61.v[5]);                         // rmsnorm.tc:13
-                    const float t77 = tc_round_bf16(t76 * (pc1[j * 8 + 5]));    // rmsnorm.tc:16
-                    const float t78 = (pc0[j * 8 + 6]) * t58;                   // rmsnorm.tc:16
-                    const float t79 = tc_round_bf16(t78);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 6] = tc_bf2f(v61.v[6]);                         // rmsnorm.tc:13
-                    const float t80 = tc_round_bf16(t79 * (pc1[j * 8 + 6]));    // rmsnorm.tc:16
-                    const float t81 = (pc0[j * 8 + 7]) * t58;                   // rmsnorm.tc:16
-                    const float t82 = tc_round_bf16(t81);                       // rmsnorm.tc:16
-                    pc1[j * 8 + 7] = tc_bf2f(v61.v[7]);                         // rmsnorm.tc:13
-                    const float t83 = tc_round_bf16(t82 * (pc1[j * 8 + 7]));    // rmsnorm.tc:16
-                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t62, t65), tc_f2bf2(t68, t71), tc_f2bf2(t74, t77), tc_f2bf2(t80, t83)}}); // rmsnorm.tc:16
+                    const float t74 = tc_bf2f(v69.v[1]);                        // rmsnorm.tc:13
+                    const float t75 = tc_round_bf16(t73 * t74);                 // rmsnorm.tc:16
+                    const float t76 = (tc_bf2f(pc0[j].v[2])) * t66;             // rmsnorm.tc:16
+                    const float t77 = tc_round_bf16(t76);                       // rmsnorm.tc:16
+                    const float t78 = tc_bf2f(v69.v[2]);                        // rmsnorm.tc:13
+                    const float t79 = tc_round_bf16(t77 * t78);                 // rmsnorm.tc:16
+                    const float t80 = (tc_bf2f(pc0[j].v[3])) * t66;             // rmsnorm.tc:16
+                    const float t81 = tc_round_bf16(t80);                       // rmsnorm.tc:16
+                    const float t82 = tc_bf2f(v69.v[3]);                        // rmsnorm.tc:13
+                    const float t83 = tc_round_bf16(t81 * t82);                 // rmsnorm.tc:16
+                    const float t84 = (tc_bf2f(pc0[j].v[4])) * t66;             // rmsnorm.tc:16
+                    const float t85 = tc_round_bf16(t84);                       // rmsnorm.tc:16
+                    const float t86 = tc_bf2f(v69.v[4]);                        // rmsnorm.tc:13
+                    const float t87 = tc_round_bf16(t85 * t86);                 // rmsnorm.tc:16
+                    const float t88 = (tc_bf2f(pc0[j].v[5])) * t66;             // rmsnorm.tc:16
+                    const float t89 = tc_round_bf16(t88);                       // rmsnorm.tc:16
+                    const float t90 = tc_bf2f(v69.v[5]);                        // rmsnorm.tc:13
+                    const float t91 = tc_round_bf16(t89 * t90);                 // rmsnorm.tc:16
+                    const float t92 = (tc_bf2f(pc0[j].v[6])) * t66;             // rmsnorm.tc:16
+                    const float t93 = tc_round_bf16(t92);                       // rmsnorm.tc:16
+                    const float t94 = tc_bf2f(v69.v[6]);                        // rmsnorm.tc:13
+                    const float t95 = tc_round_bf16(t93 * t94);                 // rmsnorm.tc:16
+                    const float t96 = (tc_bf2f(pc0[j].v[7])) * t66;             // rmsnorm.tc:16
+                    const float t97 = tc_round_bf16(t96);                       // rmsnorm.tc:16
+                    const float t98 = tc_bf2f(v69.v[7]);                        // rmsnorm.tc:13
+                    const float t99 = tc_round_bf16(t97 * t98);                 // rmsnorm.tc:16
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t71, t75), tc_f2bf2(t79, t83), tc_f2bf2(t87, t91), tc_f2bf2(t95, t99)}}); // rmsnorm.tc:16
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t84 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
-                const float t85 = t84 * t84;                                // rmsnorm.tc:15
-                acc5 = tc_op_sum()(acc5, t85);                              // rmsnorm.tc:15
+                const float t100 = tc_bf2f(in_x[sz_D*i0 + i1]);             // rmsnorm.tc:13
+                const float t101 = t100 * t100;                             // rmsnorm.tc:15
+                acc5 = tc_op_sum()(acc5, t101);                             // rmsnorm.tc:15
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t87 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
-            const float t88 = t87 + s_eps;                              // rmsnorm.tc:16
-            const float t89 = rsqrtf(t88);                              // rmsnorm.tc:16
+            const float t103 = r5 / ((float)((long long)(sz_D)));       // rmsnorm.tc:15
+            const float t104 = t103 + s_eps;                            // rmsnorm.tc:16
+            const float t105 = rsqrtf(t104);                            // rmsnorm.tc:16
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t86 = tc_bf2f(in_x[sz_D*i0 + i1]);              // rmsnorm.tc:13
-                const float t90 = t86 * t89;                                // rmsnorm.tc:16
-                const float t91 = tc_round_bf16(t90);                       // rmsnorm.tc:16
-                const float t92 = tc_bf2f(in_g[i1]);                        // rmsnorm.tc:13
-                const float t93 = tc_round_bf16(t91 * t92);                 // rmsnorm.tc:16
-                out_out[sz_D*i0 + i1] = tc_f2bf(t93);                       // rmsnorm.tc:16
+                const float t102 = tc_bf2f(in_x[sz_D*i0 + i1]);             // rmsnorm.tc:13
+                const float t106 = t102 * t105;                             // rmsnorm.tc:16
+                const float t107 = tc_round_bf16(t106);                     // rmsnorm.tc:16
+                const float t108 = tc_bf2f(in_g[i1]);                       // rmsnorm.tc:13
+                const float t109 = tc_round_bf16(t107 * t108);              // rmsnorm.tc:16
+                out_out[sz_D*i0 + i1] = tc_f2bf(t109);                      // rmsnorm.tc:16
             }
         }
     }

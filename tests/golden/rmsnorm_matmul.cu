@@ -12,117 +12,110 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_M, len = sz_K;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 8 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x && len % 8 == 0 &&
             tc_aligned(in_x + sz_K*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(buf13 + sz_K*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 8> pc0[4];
             float acc6 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_K*i0 + i1); // rmsnorm_matmul.tc:8
-                    pc0[j * 8 + 0] = tc_h2f(v0.v[0]);                           // rmsnorm_matmul.tc:8
-                    const float t1 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);       // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t1);                               // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 1] = tc_h2f(v0.v[1]);                           // rmsnorm_matmul.tc:8
-                    const float t2 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);       // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t2);                               // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 2] = tc_h2f(v0.v[2]);                           // rmsnorm_matmul.tc:8
-                    const float t3 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);       // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t3);                               // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 3] = tc_h2f(v0.v[3]);                           // rmsnorm_matmul.tc:8
-                    const float t4 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);       // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t4);                               // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 4] = tc_h2f(v0.v[4]);                           // rmsnorm_matmul.tc:8
-                    const float t5 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);       // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t5);                               // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 5] = tc_h2f(v0.v[5]);                           // rmsnorm_matmul.tc:8
-                    const float t6 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);       // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t6);                               // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 6] = tc_h2f(v0.v[6]);                           // rmsnorm_matmul.tc:8
-                    const float t7 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);       // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t7);                               // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 7] = tc_h2f(v0.v[7]);                           // rmsnorm_matmul.tc:8
-                    const float t8 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);       // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t8);                               // rmsnorm_matmul.tc:10
-                }
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 8;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 8> v0 = tc_vload<unsigned short, 8>(in_x + sz_K*i0 + i1); // rmsnorm_matmul.tc:8
+                pc0[j] = v0;                                                // rmsnorm_matmul.tc:8
+                const float t1 = (tc_h2f(v0.v[0])) * (tc_h2f(v0.v[0]));     // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t1) : acc6;                // rmsnorm_matmul.tc:10
+                const float t2 = (tc_h2f(v0.v[1])) * (tc_h2f(v0.v[1]));     // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t2) : acc6;                // rmsnorm_matmul.tc:10
+                const float t3 = (tc_h2f(v0.v[2])) * (tc_h2f(v0.v[2]));     // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t3) : acc6;                // rmsnorm_matmul.tc:10
+                const float t4 = (tc_h2f(v0.v[3])) * (tc_h2f(v0.v[3]));     // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t4) : acc6;                // rmsnorm_matmul.tc:10
+                const float t5 = (tc_h2f(v0.v[4])) * (tc_h2f(v0.v[4]));     // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t5) : acc6;                // rmsnorm_matmul.tc:10
+                const float t6 = (tc_h2f(v0.v[5])) * (tc_h2f(v0.v[5]));     // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t6) : acc6;                // rmsnorm_matmul.tc:10
+                const float t7 = (tc_h2f(v0.v[6])) * (tc_h2f(v0.v[6]));     // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t7) : acc6;                // rmsnorm_matmul.tc:10
+                const float t8 = (tc_h2f(v0.v[7])) * (tc_h2f(v0.v[7]));     // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t8) : acc6;                // rmsnorm_matmul.tc:10
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
             const float t9 = r6 / ((float)((long long)(sz_K)));         // rmsnorm_matmul.tc:10
             const float t10 = t9 + s_eps;                               // rmsnorm_matmul.tc:10
             const float t11 = rsqrtf(t10);                              // rmsnorm_matmul.tc:10
-            float pc1[16];
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 8;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t12 = (pc0[j * 8 + 0]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t12 = (tc_h2f(pc0[j].v[0])) * t11;              // rmsnorm_matmul.tc:10
                     const float t13 = tc_round_f16(t12);                        // rmsnorm_matmul.tc:10
                     const tc_vec<unsigned short, 8> v14 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm_matmul.tc:8
-                    pc1[j * 8 + 0] = tc_h2f(v14.v[0]);                          // rmsnorm_matmul.tc:8
-                    const float t15 = tc_round_f16(t13 * (pc1[j * 8 + 0]));     // rmsnorm_matmul.tc:10
-                    const float t16 = (pc0[j * 8 + 1]) * t11;                   // rmsnorm_matmul.tc:10
-                    const float t17 = tc_round_f16(t16);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 1] = tc_h2f(v14.v[1]);                          // rmsnorm_matmul.tc:8
-                    const float t18 = tc_round_f16(t17 * (pc1[j * 8 + 1]));     // rmsnorm_matmul.tc:10
-                    const float t19 = (pc0[j * 8 + 2]) * t11;                   // rmsnorm_matmul.tc:10
-                    const float t20 = tc_round_f16(t19);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 2] = tc_h2f(v14.v[2]);                          // rmsnorm_matmul.tc:8
-                    const float t21 = tc_round_f16(t20 * (pc1[j * 8 + 2]));     // rmsnorm_matmul.tc:10
-                    const float t22 = (pc0[j * 8 + 3]) * t11;                   // rmsnorm_matmul.tc:10
-                    const float t23 = tc_round_f16(t22);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 3] = tc_h2f(v14.v[3]);                          // rmsnorm_matmul.tc:8
-                    const float t24 = tc_round_f16(t23 * (pc1[j * 8 + 3]));     // rmsnorm_matmul.tc:10
-                    const float t25 = (pc0[j * 8 + 4]) * t11;                   // rmsnorm_matmul.tc:10
+                    const float t15 = tc_h2f(v14.v[0]);                         // rmsnorm_matmul.tc:8
+                    const float t16 = tc_round_f16(t13 * t15);                  // rmsnorm_matmul.tc:10
+                    const float t17 = (tc_h2f(pc0[j].v[1])) * t11;              // rmsnorm_matmul.tc:10
+                    const float t18 = tc_round_f16(t17);                        // rmsnorm_matmul.tc:10
+                    const float t19 = tc_h2f(v14.v[1]);                         // rmsnorm_matmul.tc:8
+                    const float t20 = tc_round_f16(t18 * t19);                  // rmsnorm_matmul.tc:10
+                    const float t21 = (tc_h2f(pc0[j].v[2])) * t11;              // rmsnorm_matmul.tc:10
+                    const float t22 = tc_round_f16(t21);                        // rmsnorm_matmul.tc:10
+                    const float t23 = tc_h2f(v14.v[2]);                         // rmsnorm_matmul.tc:8
+                    const float t24 = tc_round_f16(t22 * t23);                  // rmsnorm_matmul.tc:10
+                    const float t25 = (tc_h2f(pc0[j].v[3])) * t11;              // rmsnorm_matmul.tc:10
                     const float t26 = tc_round_f16(t25);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 4] = tc_h2f(v14.v[4]);                          // rmsnorm_matmul.tc:8
-                    const float t27 = tc_round_f16(t26 * (pc1[j * 8 + 4]));     // rmsnorm_matmul.tc:10
-                    const float t28 = (pc0[j * 8 + 5]) * t11;                   // rmsnorm_matmul.tc:10
-                    const float t29 = tc_round_f16(t28);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 5] = tc_h2f(v14.v[5]);                          // rmsnorm_matmul.tc:8
-                    const float t30 = tc_round_f16(t29 * (pc1[j * 8 + 5]));     // rmsnorm_matmul.tc:10
-                    const float t31 = (pc0[j * 8 + 6]) * t11;                   // rmsnorm_matmul.tc:10
-                    const float t32 = tc_round_f16(t31);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 6] = tc_h2f(v14.v[6]);                          // rmsnorm_matmul.tc:8
-                    const float t33 = tc_round_f16(t32 * (pc1[j * 8 + 6]));     // rmsnorm_matmul.tc:10
-                    const float t34 = (pc0[j * 8 + 7]) * t11;                   // rmsnorm_matmul.tc:10
-                    const float t35 = tc_round_f16(t34);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 7] = tc_h2f(v14.v[7]);                          // rmsnorm_matmul.tc:8
-                    const float t36 = tc_round_f16(t35 * (pc1[j * 8 + 7]));     // rmsnorm_matmul.tc:10
-                    tc_vstore<unsigned, 4>((unsigned *)(buf13 + sz_K*i0 + i1), {{tc_f2h2(t15, t18), tc_f2h2(t21, t24), tc_f2h2(t27, t30), tc_f2h2(t33, t36)}}); // rmsnorm_matmul.tc:10
+                    const float t27 = tc_h2f(v14.v[3]);                         // rmsnorm_matmul.tc:8
+                    const float t28 = tc_round_f16(t26 * t27);                  // rmsnorm_matmul.tc:10
+                    const float t29 = (tc_h2f(pc0[j].v[4])) * t11;              // rmsnorm_matmul.tc:10
+                    const float t30 = tc_round_f16(t29);                        // rmsnorm_matmul.tc:10
+                    const float t31 = tc_h2f(v14.v[4]);                         // rmsnorm_matmul.tc:8
+                    const float t32 = tc_round_f16(t30 * t31);                  // rmsnorm_matmul.tc:10
+                    const float t33 = (tc_h2f(pc0[j].v[5])) * t11;              // rmsnorm_matmul.tc:10
+                    const float t34 = tc_round_f16(t33);                        // rmsnorm_matmul.tc:10
+                    const float t35 = tc_h2f(v14.v[5]);                         // rmsnorm_matmul.tc:8
+                    const float t36 = tc_round_f16(t34 * t35);                  // rmsnorm_matmul.tc:10
+                    const float t37 = (tc_h2f(pc0[j].v[6])) * t11;              // rmsnorm_matmul.tc:10
+                    const float t38 = tc_round_f16(t37);                        // rmsnorm_matmul.tc:10
+                    const float t39 = tc_h2f(v14.v[6]);                         // rmsnorm_matmul.tc:8
+                    const float t40 = tc_round_f16(t38 * t39);                  // rmsnorm_matmul.tc:10
+                    const float t41 = (tc_h2f(pc0[j].v[7])) * t11;              // rmsnorm_matmul.tc:10
+                    const float t42 = tc_round_f16(t41);                        // rmsnorm_matmul.tc:10
+                    const float t43 = tc_h2f(v14.v[7]);                         // rmsnorm_matmul.tc:8
+                    const float t44 = tc_round_f16(t42 * t43);                  // rmsnorm_matmul.tc:10
+                    tc_vstore<unsigned, 4>((unsigned *)(buf13 + sz_K*i0 + i1), {{tc_f2h2(t16, t20), tc_f2h2(t24, t28), tc_f2h2(t32, t36), tc_f2h2(t40, t44)}}); // rmsnorm_matmul.tc:10
                 }
             }
         } else {
             float acc6 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t37 = tc_h2f(in_x[sz_K*i0 + i1]);               // rmsnorm_matmul.tc:8
-                const float t38 = t37 * t37;                                // rmsnorm_matmul.tc:10
-                acc6 = tc_op_sum()(acc6, t38);                              // rmsnorm_matmul.tc:10
+                const float t45 = tc_h2f(in_x[sz_K*i0 + i1]);               // rmsnorm_matmul.tc:8
+                const float t46 = t45 * t45;                                // rmsnorm_matmul.tc:10
+                acc6 = tc_op_sum()(acc6, t46);                              // rmsnorm_matmul.tc:10
             }
             acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
             const float r6 = acc6;
-            const float t40 = r6 / ((float)((long long)(sz_K)));        // rmsnorm_matmul.tc:10
-            const float t41 = t40 + s_eps;                              // rmsnorm_matmul.tc:10
-            const float t42 = rsqrtf(t41);                              // rmsnorm_matmul.tc:10
+            const float t48 = r6 / ((float)((long long)(sz_K)));        // rmsnorm_matmul.tc:10
+            const float t49 = t48 + s_eps;                              // rmsnorm_matmul.tc:10
+            const float t50 = rsqrtf(t49);                              // rmsnorm_matmul.tc:10
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t39 = tc_h2f(in_x[sz_K*i0 + i1]);               // rmsnorm_matmul.tc:8
-                const float t43 = t39 * t42;                                // rmsnorm_matmul.tc:10
-                const float t44 = tc_round_f16(t43);                        // rmsnorm_matmul.tc:10
-                const float t45 = tc_h2f(in_g[i1]);                         // rmsnorm_matmul.tc:8
-                const float t46 = tc_round_f16(t44 * t45);                  // rmsnorm_matmul.tc:10
-                buf13[sz_K*i0 + i1] = tc_f2h(t46);                          // rmsnorm_matmul.tc:10
+                const float t47 = tc_h2f(in_x[sz_K*i0 + i1]);               // rmsnorm_matmul.tc:8
+                const float t51 = t47 * t50;                                // rmsnorm_matmul.tc:10
+                const float t52 = tc_round_f16(t51);                        // rmsnorm_matmul.tc:10
+                const float t53 = tc_h2f(in_g[i1]);                         // rmsnorm_matmul.tc:8
+                const float t54 = tc_round_f16(t52 * t53);                  // rmsnorm_matmul.tc:10
+                buf13[sz_K*i0 + i1] = tc_f2h(t54);                          // rmsnorm_matmul.tc:10
             }
         }
     }
@@ -130,112 +123,105 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 8 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 8 == 0 &&
             tc_aligned(in_x + sz_K*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(buf13 + sz_K*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            tc_vec<unsigned short, 8> pc0[4];
             float acc6 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<unsigned short, 8> v47 = tc_vload<unsigned short, 8>(in_x + sz_K*i0 + i1); // rmsnorm_matmul.tc:8
-                    pc0[j * 8 + 0] = tc_h2f(v47.v[0]);                          // rmsnorm_matmul.tc:8
-                    const float t48 = (pc0[j * 8 + 0]) * (pc0[j * 8 + 0]);      // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t48);                              // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 1] = tc_h2f(v47.v[1]);                          // rmsnorm_matmul.tc:8
-                    const float t49 = (pc0[j * 8 + 1]) * (pc0[j * 8 + 1]);      // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t49);                              // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 2] = tc_h2f(v47.v[2]);                          // rmsnorm_matmul.tc:8
-                    const float t50 = (pc0[j * 8 + 2]) * (pc0[j * 8 + 2]);      // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t50);                              // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 3] = tc_h2f(v47.v[3]);                          // rmsnorm_matmul.tc:8
-                    const float t51 = (pc0[j * 8 + 3]) * (pc0[j * 8 + 3]);      // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t51);                              // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 4] = tc_h2f(v47.v[4]);                          // rmsnorm_matmul.tc:8
-                    const float t52 = (pc0[j * 8 + 4]) * (pc0[j * 8 + 4]);      // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t52);                              // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 5] = tc_h2f(v47.v[5]);                          // rmsnorm_matmul.tc:8
-                    const float t53 = (pc0[j * 8 + 5]) * (pc0[j * 8 + 5]);      // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t53);                              // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 6] = tc_h2f(v47.v[6]);                          // rmsnorm_matmul.tc:8
-                    const float t54 = (pc0[j * 8 + 6]) * (pc0[j * 8 + 6]);      // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t54);                              // rmsnorm_matmul.tc:10
-                    pc0[j * 8 + 7] = tc_h2f(v47.v[7]);                          // rmsnorm_matmul.tc:8
-                    const float t55 = (pc0[j * 8 + 7]) * (pc0[j * 8 + 7]);      // rmsnorm_matmul.tc:10
-                    acc6 = tc_op_sum()(acc6, t55);                              // rmsnorm_matmul.tc:10
-                }
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<unsigned short, 8> v55 = tc_vload<unsigned short, 8>(in_x + sz_K*i0 + i1); // rmsnorm_matmul.tc:8
+                pc0[j] = v55;                                               // rmsnorm_matmul.tc:8
+                const float t56 = (tc_h2f(v55.v[0])) * (tc_h2f(v55.v[0]));  // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t56) : acc6;               // rmsnorm_matmul.tc:10
+                const float t57 = (tc_h2f(v55.v[1])) * (tc_h2f(v55.v[1]));  // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t57) : acc6;               // rmsnorm_matmul.tc:10
+                const float t58 = (tc_h2f(v55.v[2])) * (tc_h2f(v55.v[2]));  // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t58) : acc6;               // rmsnorm_matmul.tc:10
+                const float t59 = (tc_h2f(v55.v[3])) * (tc_h2f(v55.v[3]));  // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t59) : acc6;               // rmsnorm_matmul.tc:10
+                const float t60 = (tc_h2f(v55.v[4])) * (tc_h2f(v55.v[4]));  // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t60) : acc6;               // rmsnorm_matmul.tc:10
+                const float t61 = (tc_h2f(v55.v[5])) * (tc_h2f(v55.v[5]));  // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t61) : acc6;               // rmsnorm_matmul.tc:10
+                const float t62 = (tc_h2f(v55.v[6])) * (tc_h2f(v55.v[6]));  // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t62) : acc6;               // rmsnorm_matmul.tc:10
+                const float t63 = (tc_h2f(v55.v[7])) * (tc_h2f(v55.v[7]));  // rmsnorm_matmul.tc:10
+                acc6 = tc_in ? tc_op_sum()(acc6, t63) : acc6;               // rmsnorm_matmul.tc:10
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            const float t56 = r6 / ((float)((long long)(sz_K)));        // rmsnorm_matmul.tc:10
-            const float t57 = t56 + s_eps;                              // rmsnorm_matmul.tc:10
-            const float t58 = rsqrtf(t57);                              // rmsnorm_matmul.tc:10
-            float pc1[16];
+            const float t64 = r6 / ((float)((long long)(sz_K)));        // rmsnorm_matmul.tc:10
+            const float t65 = t64 + s_eps;                              // rmsnorm_matmul.tc:10
+            const float t66 = rsqrtf(t65);                              // rmsnorm_matmul.tc:10
             #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
-                if (r < len) {
+            for (int j = 0; j < 4; j++) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 8;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t59 = (pc0[j * 8 + 0]) * t58;                   // rmsnorm_matmul.tc:10
-                    const float t60 = tc_round_f16(t59);                        // rmsnorm_matmul.tc:10
-                    const tc_vec<unsigned short, 8> v61 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm_matmul.tc:8
-                    pc1[j * 8 + 0] = tc_h2f(v61.v[0]);                          // rmsnorm_matmul.tc:8
-                    const float t62 = tc_round_f16(t60 * (pc1[j * 8 + 0]));     // rmsnorm_matmul.tc:10
-                    const float t63 = (pc0[j * 8 + 1]) * t58;                   // rmsnorm_matmul.tc:10
-                    const float t64 = tc_round_f16(t63);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 1] = tc_h2f(v61.v[1]);                          // rmsnorm_matmul.tc:8
-                    const float t65 = tc_round_f16(t64 * (pc1[j * 8 + 1]));     // rmsnorm_matmul.tc:10
-                    const float t66 = (pc0[j * 8 + 2]) * t58;                   // rmsnorm_matmul.tc:10
-                    const float t67 = tc_round_f16(t66);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 2] = tc_h2f(v61.v[2]);                          // rmsnorm_matmul.tc:8
-                    const float t68 = tc_round_f16(t67 * (pc1[j * 8 + 2]));     // rmsnorm_matmul.tc:10
-                    const float t69 = (pc0[j * 8 + 3]) * t58;                   // rmsnorm_matmul.tc:10
-                    const float t70 = tc_round_f16(t69);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 3] = tc_h2f(v61.v[3]);                          // rmsnorm_matmul.tc:8
-                    const float t71 = tc_round_f16(t70 * (pc1[j * 8 + 3]));     // rmsnorm_matmul.tc:10
-                    const float t72 = (pc0[j * 8 + 4]) * t58;                   // rmsnorm_matmul.tc:10
+                    const float t67 = (tc_h2f(pc0[j].v[0])) * t66;              // rmsnorm_matmul.tc:10
+                    const float t68 = tc_round_f16(t67);                        // rmsnorm_matmul.tc:10
+                    const tc_vec<unsigned short, 8> v69 = tc_vload<unsigned short, 8>(in_g + i1); // rmsnorm_matmul.tc:8
+                    const float t70 = tc_h2f(v69.v[0]);                         // rmsnorm_matmul.tc:8
+                    const float t71 = tc_round_f16(t68 * t70);                  // rmsnorm_matmul.tc:10
+                    const float t72 = (tc_h2f(pc0[j].v[1])) * t66;              // rmsnorm_matmul.tc:10
                     const float t73 = tc_round_f16(t72);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 4] = tc_h2f(v61.v[4]);                          // rmsnorm_matmul.tc:8
-                    const float t74 = tc_round_f16(t73 * (pc1[j * 8 + 4]));     // rmsnorm_matmul.tc:10
-                    const float t75 = (pc0[j * 8 + 5]) * t58;                   // rmsnorm_matmul.tc:10
-                    const float t76 = tc_round_f16(t75);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 5] = tc_h2f(v61.v[5]);                          // rmsnorm_matmul.tc:8
-                    const float t77 = tc_round_f16(t76 * (pc1[j * 8 + 5]));     // rmsnorm_matmul.tc:10
-                    const float t78 = (pc0[j * 8 + 6]) * t58;                   // rmsnorm_matmul.tc:10
-                    const float t79 = tc_round_f16(t78);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 6] = tc_h2f(v61.v[6]);                          // rmsnorm_matmul.tc:8
-                    const float t80 = tc_round_f16(t79 * (pc1[j * 8 + 6]));     // rmsnorm_matmul.tc:10
-                    const float t81 = (pc0[j * 8 + 7]) * t58;                   // rmsnorm_matmul.tc:10
-                    const float t82 = tc_round_f16(t81);                        // rmsnorm_matmul.tc:10
-                    pc1[j * 8 + 7] = tc_h2f(v61.v[7]);                          // rmsnorm_matmul.tc:8
-                    const float t83 = tc_round_f16(t82 * (pc1[j * 8 + 7]));     // rmsnorm_matmul.tc:10
-                    tc_vstore<unsigned, 4>((unsigned *)(buf13 + sz_K*i0 + i1), {{tc_f2h2(t62, t65), tc_f2h2(t68, t71), tc_f2h2(t74, t77), tc_f2h2(t80, t83)}}); // rmsnorm_matmul.tc:10
+                    const float t74 = tc_h2f(v69.v[1]);                         // rmsnorm_matmul.tc:8
+                    const float t75 = tc_round_f16(t73 * t74);                  // rmsnorm_matmul.tc:10
+                    const float t76 = (tc_h2f(pc0[j].v[2])) * t66;              // rmsnorm_matmul.tc:10
+                    const float t77 = tc_round_f16(t76);                        // rmsnorm_matmul.tc:10
+                    const float t78 = tc_h2f(v69.v[2]);                         // rmsnorm_matmul.tc:8
+                    const float t79 = tc_round_f16(t77 * t78);                  // rmsnorm_matmul.tc:10
+                    const float t80 = (tc_h2f(pc0[j].v[3])) * t66;              // rmsnorm_matmul.tc:10
+                    const float t81 = tc_round_f16(t80);                        // rmsnorm_matmul.tc:10
+                    const float t82 = tc_h2f(v69.v[3]);                         // rmsnorm_matmul.tc:8
+                    const float t83 = tc_round_f16(t81 * t82);                  // rmsnorm_matmul.tc:10
+                    const float t84 = (tc_h2f(pc0[j].v[4])) * t66;              // rmsnorm_matmul.tc:10
+                    const float t85 = tc_round_f16(t84);                        // rmsnorm_matmul.tc:10
+                    const float t86 = tc_h2f(v69.v[4]);                         // rmsnorm_matmul.tc:8
+                    const float t87 = tc_round_f16(t85 * t86);                  // rmsnorm_matmul.tc:10
+                    const float t88 = (tc_h2f(pc0[j].v[5])) * t66;              // rmsnorm_matmul.tc:10
+                    const float t89 = tc_round_f16(t88);                        // rmsnorm_matmul.tc:10
+                    const float t90 = tc_h2f(v69.v[5]);                         // rmsnorm_matmul.tc:8
+                    const float t91 = tc_round_f16(t89 * t90);                  // rmsnorm_matmul.tc:10
+                    const float t92 = (tc_h2f(pc0[j].v[6])) * t66;              // rmsnorm_matmul.tc:10
+                    const float t93 = tc_round_f16(t92);                        // rmsnorm_matmul.tc:10
+                    const float t94 = tc_h2f(v69.v[6]);                         // rmsnorm_matmul.tc:8
+                    const float t95 = tc_round_f16(t93 * t94);                  // rmsnorm_matmul.tc:10
+                    const float t96 = (tc_h2f(pc0[j].v[7])) * t66;              // rmsnorm_matmul.tc:10
+                    const float t97 = tc_round_f16(t96);                        // rmsnorm_matmul.tc:10
+                    const float t98 = tc_h2f(v69.v[7]);                         // rmsnorm_matmul.tc:8
+                    const float t99 = tc_round_f16(t97 * t98);                  // rmsnorm_matmul.tc:10
+                    tc_vstore<unsigned, 4>((unsigned *)(buf13 + sz_K*i0 + i1), {{tc_f2h2(t71, t75), tc_f2h2(t79, t83), tc_f2h2(t87, t91), tc_f2h2(t95, t99)}}); // rmsnorm_matmul.tc:10
                 }
             }
         } else {
             float acc6 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t84 = tc_h2f(in_x[sz_K*i0 + i1]);               // rmsnorm_matmul.tc:8
-                const float t85 = t84 * t84;                                // rmsnorm_matmul.tc:10
-                acc6 = tc_op_sum()(acc6, t85);                              // rmsnorm_matmul.tc:10
+                const float t100 = tc_h2f(in_x[sz_K*i0 + i1]);              // rmsnorm_matmul.tc:8
+                const float t101 = t100 * t100;                             // rmsnorm_matmul.tc:10
+                acc6 = tc_op_sum()(acc6, t101);                             // rmsnorm_matmul.tc:10
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            const float t87 = r6 / ((float)((long long)(sz_K)));        // rmsnorm_matmul.tc:10
-            const float t88 = t87 + s_eps;                              // rmsnorm_matmul.tc:10
-            const float t89 = rsqrtf(t88);                              // rmsnorm_matmul.tc:10
+            const float t103 = r6 / ((float)((long long)(sz_K)));       // rmsnorm_matmul.tc:10
+            const float t104 = t103 + s_eps;                            // rmsnorm_matmul.tc:10
+            const float t105 = rsqrtf(t104);                            // rmsnorm_matmul.tc:10
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t86 = tc_h2f(in_x[sz_K*i0 + i1]);               // rmsnorm_matmul.tc:8
-                const float t90 = t86 * t89;                                // rmsnorm_matmul.tc:10
-                const float t91 = tc_round_f16(t90);                        // rmsnorm_matmul.tc:10
-                const float t92 = tc_h2f(in_g[i1]);                         // rmsnorm_matmul.tc:8
-                const float t93 = tc_round_f16(t91 * t92);                  // rmsnorm_matmul.tc:10
-                buf13[sz_K*i0 + i1] = tc_f2h(t93);                          // rmsnorm_matmul.tc:10
+                const float t102 = tc_h2f(in_x[sz_K*i0 + i1]);              // rmsnorm_matmul.tc:8
+                const float t106 = t102 * t105;                             // rmsnorm_matmul.tc:10
+                const float t107 = tc_round_f16(t106);                      // rmsnorm_matmul.tc:10
+                const float t108 = tc_h2f(in_g[i1]);                        // rmsnorm_matmul.tc:8
+                const float t109 = tc_round_f16(t107 * t108);               // rmsnorm_matmul.tc:10
+                buf13[sz_K*i0 + i1] = tc_f2h(t109);                         // rmsnorm_matmul.tc:10
             }
         }
     }

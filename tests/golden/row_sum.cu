@@ -10,30 +10,30 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // row_sum.tc:4
-                    pc0[j * 4 + 0] = v0.v[0];                                   // row_sum.tc:4
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // row_sum.tc:5
-                    pc0[j * 4 + 1] = v0.v[1];                                   // row_sum.tc:4
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // row_sum.tc:5
-                    pc0[j * 4 + 2] = v0.v[2];                                   // row_sum.tc:4
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // row_sum.tc:5
-                    pc0[j * 4 + 3] = v0.v[3];                                   // row_sum.tc:4
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // row_sum.tc:5
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // row_sum.tc:4
+                pc0[j * 4 + 0] = v0.v[0];                                   // row_sum.tc:4
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // row_sum.tc:5
+                pc0[j * 4 + 1] = v0.v[1];                                   // row_sum.tc:4
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // row_sum.tc:5
+                pc0[j * 4 + 2] = v0.v[2];                                   // row_sum.tc:4
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // row_sum.tc:5
+                pc0[j * 4 + 3] = v0.v[3];                                   // row_sum.tc:4
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // row_sum.tc:5
             }
             acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
             const float r1 = acc1;
@@ -58,25 +58,25 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_0(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc1 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // row_sum.tc:4
-                    pc0[j * 4 + 0] = v2.v[0];                                   // row_sum.tc:4
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 0]);                   // row_sum.tc:5
-                    pc0[j * 4 + 1] = v2.v[1];                                   // row_sum.tc:4
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 1]);                   // row_sum.tc:5
-                    pc0[j * 4 + 2] = v2.v[2];                                   // row_sum.tc:4
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 2]);                   // row_sum.tc:5
-                    pc0[j * 4 + 3] = v2.v[3];                                   // row_sum.tc:4
-                    acc1 = tc_op_sum()(acc1, pc0[j * 4 + 3]);                   // row_sum.tc:5
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // row_sum.tc:4
+                pc0[j * 4 + 0] = v2.v[0];                                   // row_sum.tc:4
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // row_sum.tc:5
+                pc0[j * 4 + 1] = v2.v[1];                                   // row_sum.tc:4
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // row_sum.tc:5
+                pc0[j * 4 + 2] = v2.v[2];                                   // row_sum.tc:4
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // row_sum.tc:5
+                pc0[j * 4 + 3] = v2.v[3];                                   // row_sum.tc:4
+                acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // row_sum.tc:5
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;

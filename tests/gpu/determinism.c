@@ -6,7 +6,9 @@
  * checked, so a test that stops exercising one says so):
  *
  *   rows       row_sum, row_max, softmax, layernorm (f32), rmsnorm (bf16):
- *              row lengths 1, 3, 4097, 65537, 262144;
+ *              row lengths 1, 3, 4097, 4104, 65537, 65544, 262144 (4104 and
+ *              65544: whole vectors, the last items of a thread partly past
+ *              the row, in one block and in a cluster);
  *   columns    col_sum, col_scale (a split column reduction feeding an
  *              elementwise epilogue): reduced lengths 1, 3, 4097, 65537;
  *   full       full_sum over 1, 3, 4097, 2^20 + 3 and 2^24 + 1 elements;
@@ -562,7 +564,7 @@ int main(void)
         report(uses(strat[i].fn, strat[i].strategy), "%s is scheduled as %s (--emit=sched)", strat[i].fn,
                strat[i].strategy);
 
-    static const int64_t lens[] = {1, 3, 4097, 65537, 262144};
+    static const int64_t lens[] = {1, 3, 4097, 4104, 65537, 65544, 262144};
     for (size_t k = 0; k < sizeof lens / sizeof *lens; k++) {
         int64_t D = lens[k], N = D >= 65536 ? 48 : 515;
         rows("row_sum", N, D, false, false);

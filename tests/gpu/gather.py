@@ -6,7 +6,9 @@ Standard library only (the GPU machine may have no NumPy).  Every job is a
 interpreter on the same inputs), at the row lengths issue 14 names:
 
   losses    tests/gpu/gather.tc's ce, ce_ig (ignore_index 0, i32 targets)
-            and nll at V = 1, 3, 4097, 65537 (and N = 1, 5, 64), f32, f16
+            and nll at V = 1, 3, 8, 4097, 4104, 65537, 65544, 128256 (and
+            N = 1, 5, 64; 8, 4104, 65544 and 128256 are whole vectors,
+            kept in registers, 65544 and 128256 across a cluster), f32, f16
             and bf16 (--dtype T=...), targets at 0 and V-1 among random
             ones, ignored rows (-100), one not ignored but out of range
             (V: the loss is NaN on both sides), and every row ignored (NaN)
@@ -100,7 +102,7 @@ def logits(rng, n, v, dt):
 
 def losses(j, rng):
     for dt in ("f32", "f16", "bf16"):
-        for v in (1, 3, 4097, 65537):
+        for v in (1, 3, 8, 4097, 4104, 65537, 65544, 128256):
             for n in (1, 5, 64):
                 if n * v > 2_000_000:
                     continue

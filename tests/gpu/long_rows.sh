@@ -4,8 +4,10 @@
 # thread-block cluster on sm_90 (src/sched/sched.h, "Clusters").
 #
 #   1. softmax, log_softmax, logsumexp, rmsnorm and layernorm
-#      (tests/gpu/long_rows.tc) in f32, f16 and bf16 at row lengths 1, 3,
-#      4097, 65537 and 262144, against the reference interpreter
+#      (tests/gpu/long_rows.tc) in f32, f16 and bf16 at row lengths 1, 3, 8,
+#      4097, 4104, 65537, 65544 and 262144 (8, 4104, 65544: whole vectors
+#      whose last items per thread fall partly past the row: the predicated
+#      loads of codegen/rows.c), against the reference interpreter
 #      (`run --check`).  The input's rows: random, one NaN, +inf, -inf, and
 #      large values (1e4: exp overflows without the max).
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
@@ -28,7 +30,7 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; sed 's/^/    /' "$work/err" | head -4; }
 
-lens=${TC_LONG_ROWS_LENS:-1 3 4097 65537 262144}
+lens=${TC_LONG_ROWS_LENS:-1 3 8 4097 4104 65537 65544 262144}
 
 # inputs: x (5 rows), and w, b (one row), as f32 .npy (bf16 travels as f32) and f16
 python3 - "$work" $lens <<'EOF'
@@ -95,7 +97,7 @@ for fn in $fns; do pairs="$pairs $fn:f32 $fn:bf16"; done
 for pair in $pairs; do
     fn=${pair%:*} dt=${pair#*:}
     {
-        for n in 4097 65537 262144; do
+        for n in 4097 65537 65544 262144; do
             rows=1024
             [ $n = 262144 ] && { [ "$fn" != softmax_rows ] || [ "${TC_LONG_ROWS_QUICK:-0}" = 1 ]; } && rows=256
             a=(run "$prog" --fn "$fn" --dtype T=$dt --random --seed 3 --device=cuda)

@@ -27,7 +27,9 @@
 #                  and N off every tile, batched, and the cost model's choice;
 #   long_rows.sh   last (after adamw_torch.py): row reductions at lengths 1
 #                  to 262144 (clusters on sm_90), deterministic and
-#                  batch-invariant (about 2 minutes; quick: about 1);
+#                  batch-invariant (about 3 minutes; quick: about 1.5: the
+#                  lengths 8, 4104 and 65544 added by i14rows2 are not yet
+#                  timed on a GPU);
 # logs everything to ${OUT:-/tmp}/gpu-run.log (the suite's per-job log is
 # ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
 # (the sum of each part's own last line).  Needs python3 (standard library
@@ -149,7 +151,7 @@ fi
 
 # The scans (tests/gpu/scans.sh: T = 1 ... 4097 in every dtype, integers,
 # NaN/inf, the minGRU) and gather, iota and the class-index losses
-# (tests/gpu/gather.py: row lengths 1 ... 65537, targets at 0 and V-1,
+# (tests/gpu/gather.py: row lengths 1 ... 128256, targets at 0 and V-1,
 # ignored rows, out-of-range indices, repeated bits), against the
 # interpreter.  TC_GPU_QUICK=1: gather.py's random programs from the first
 # 300 generated instead of 1500.

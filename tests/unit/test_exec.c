@@ -129,6 +129,8 @@ typedef struct {
     void *event_streams[16];
     int nevents;
     bool fail_alloc;
+    unsigned cluster_fail;              /* launches of clusters past this fail (0: none) */
+    unsigned clusters_tried;            /* the sizes launched, OR'd */
 } host_dev;
 
 static tc_status h_alloc(void *dev, size_t bytes, uint64_t *ptr, tc_diag *d)
@@ -198,8 +200,10 @@ static tc_status h_launch(void *dev, void *fn, const unsigned grid[3], const uns
 {
     ((host_dev *)dev)->cluster = cluster;
     (void)stream;
-    (void)d;
     host_dev *h = dev;
+    h->clusters_tried |= cluster;
+    if (h->cluster_fail && cluster > h->cluster_fail) /* as cuLaunchKernelEx past a GPC */
+        return diag_set(d, TC_ERR_INVALID_ARG, (tc_loc){0}, "cluster of %u blocks refused", cluster);
     if (h->launches < 8 && nargs <= 16)
         memcpy(h->sizes[h->launches], sizes, (size_t)nargs * sizeof *sizes);
     h->launches++;
@@ -599,30 +603,33 @@ static void test_chain(void **state)
 
 /* A row kernel's cluster (sched.h, "Clusters"): the fewest blocks, a power
  * of two, whose slices fit block_per * 1024 elements each, at most what the
- * step and the device allow (else the most: slices loop); the grid is the
- * rows times the cluster, and the block fits the slice.  Step 2 (neg) is
+ * step and the device allow (else the most: slices loop), 8 blocks of any
+ * size before 16; the grid is the rows times the cluster, and the block
+ * fits the slice.  A device that refuses 16 gets the portable 8.  Step 2 (neg) is
  * made a row kernel of N-long rows, grid_cap rows. */
 static void test_cluster(void **state)
 {
     (void)state;
-    struct { int64_t n; unsigned dev_max, minb; int step_max; unsigned cluster, block; } cases[] = {
-        {10, 8, 0, 16, 1, 32},              /* short: one block of 32 threads */
-        {16384, 8, 0, 16, 1, 1024},         /* exactly a block's registers */
-        {16385, 8, 0, 16, 2, 1024},         /* one past: two blocks */
-        {65536, 8, 0, 16, 4, 1024},
-        {65537, 8, 0, 16, 8, 1024},         /* 8 runs of 8193 */
-        {262144, 8, 0, 16, 8, 1024},        /* past 8 blocks' registers: the most, looped */
-        {262144, 16, 0, 16, 16, 1024},      /* a device allowing 16 */
-        {262144, 16, 0, 4, 4, 1024},        /* the step's own limit */
-        {262144, 1, 0, 16, 1, 1024},        /* no clusters (before sm_90): one block a row */
-        {100000, 8, 0, 0, 1, 1024},         /* a kernel without clusters */
-        {16385, 8, 256, 16, 8, 256},        /* small blocks first: 8 of 256 threads */
-        {65536, 8, 256, 16, 8, 512},        /* 16 of 256 would pass 8: 8 of 512 */
-        {65536, 16, 256, 16, 16, 256},
-        {131072, 16, 256, 16, 16, 512},
-        {262144, 16, 256, 16, 16, 1024},
-        {524288, 16, 256, 16, 16, 1024},    /* past every cluster: the most, looped */
-        {16384, 8, 256, 16, 1, 1024},       /* one block holds it: no cluster */
+    struct { int64_t n; unsigned dev_max, minb; int step_max; unsigned cluster, block, fail; } cases[] = {
+        {10, 8, 0, 16, 1, 32, 0},              /* short: one block of 32 threads */
+        {16384, 8, 0, 16, 1, 1024, 0},         /* exactly a block's registers */
+        {16385, 8, 0, 16, 2, 1024, 0},         /* one past: two blocks */
+        {65536, 8, 0, 16, 4, 1024, 0},
+        {65537, 8, 0, 16, 8, 1024, 0},         /* 8 runs of 8193 */
+        {262144, 8, 0, 16, 8, 1024, 0},        /* past 8 blocks' registers: the most, looped */
+        {262144, 16, 0, 16, 16, 1024, 0},      /* a device allowing 16 */
+        {262144, 16, 0, 4, 4, 1024, 0},        /* the step's own limit */
+        {262144, 1, 0, 16, 1, 1024, 0},        /* no clusters (before sm_90): one block a row */
+        {100000, 8, 0, 0, 1, 1024, 0},         /* a kernel without clusters */
+        {16385, 8, 256, 16, 8, 256, 0},        /* small blocks first: 8 of 256 threads */
+        {65536, 8, 256, 16, 8, 512, 0},        /* 16 of 256 would pass 8: 8 of 512 */
+        {65536, 16, 256, 16, 8, 512, 0},       /* 8 blocks of 512 before 16 of 256 */
+        {131072, 16, 256, 16, 8, 1024, 0},     /* 8 blocks hold it: not 16 */
+        {131073, 16, 256, 16, 16, 1024, 0},    /* past 8 x 1024: 16 blocks, the largest */
+        {262144, 16, 256, 16, 16, 1024, 0},
+        {524288, 16, 256, 16, 16, 1024, 0},    /* past every cluster: the most, looped */
+        {16384, 8, 256, 16, 1, 1024, 0},       /* one block holds it: no cluster */
+        {262144, 16, 256, 16, 8, 1024, 8},     /* 16 refused at launch: the portable 8, looped */
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         tc_plan *plan = chain_plan(false);
@@ -634,6 +641,7 @@ static void test_cluster(void **state)
         host_dev h = {0};
         h.cluster_max = cases[c].dev_max;
         h.cluster_block = cases[c].minb;
+        h.cluster_fail = cases[c].fail;
         rt_pool pool = {0};
         tc_diag d;
         diag_init(&d);
@@ -648,6 +656,8 @@ static void test_cluster(void **state)
             fail_msg("case %zu (rows of %lld): cluster %u, block %u, grid %u; want %u, %u, %u", c,
                      (long long)cases[c].n, h.cluster, h.block[0], h.grid[0], cases[c].cluster,
                      cases[c].block, 4 * cases[c].cluster);
+        if (cases[c].fail && !(h.clusters_tried & 16))
+            fail_msg("case %zu: the 16-block cluster was not tried first", c);
         chain_io_free(&io);
         rt_pool_release(&pool, &host_ops, &h);
         diag_release(&d);

@@ -1,0 +1,127 @@
+/* rows.cpp - one of bench/cases' rows kernels run on the host (emu.h) at the
+ * row lengths given, against a double-precision computation here; built by
+ * run.sh once per case with -DEMU_SOFTMAX, -DEMU_RMSNORM or -DEMU_CE and
+ * -DEMU_UNIT='"the unit, through mk.py"'.  Five rows each: random, a NaN, +inf
+ * last, -inf first, large values; the cross-entropy rows also hold a unique
+ * maximum off the cluster's rank 0 and targets at 0, V-1, -100 (ignored).
+ * Prints a line per length and exits 1 on any mismatch. */
+#include "emu.h"
+#include EMU_UNIT
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+static int fails, checks;
+static std::mt19937 rng(14);
+static float urand(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); }
+static unsigned short f2bf(float f) {
+    unsigned u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (unsigned short)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (unsigned short)(u >> 16);
+}
+static float bf2f(unsigned short h) { return __uint_as_float((unsigned)h << 16); }
+static std::vector<float> rows5(long long n, float big) {
+    std::vector<float> x(5 * n);
+    for (int k = 0; k < 5; k++)
+        for (long long i = 0; i < n; i++)
+            x[k * n + i] = urand(-4, 4) * (k == 4 ? big : 1.0f);
+    x[1 * n + n / 2] = NAN;
+    x[2 * n + n - 1] = INFINITY;
+    x[3 * n] = -INFINITY;
+    return x;
+}
+static bool near(double got, double want, double tol) {
+    if (std::isnan(want))
+        return std::isnan(got);
+    if (std::isinf(want))
+        return got == want;
+    return std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want));
+}
+static void check(bool ok, const char *what, long long n, int row, long long i, double got, double want) {
+    checks++;
+    if (!ok && fails++ < 10)
+        printf("FAIL %s, rows of %lld: row %d at %lld: got %.9g, want %.9g\n", what, n, row, i, got, want);
+}
+
+int main(int argc, char **argv) {
+    for (int a = 1; a < argc; a++) {
+        long long n = atoll(argv[a]);
+        unsigned block, ncl;
+#if defined(EMU_SOFTMAX) /* softmax.tc, f32: 16 elements a thread */
+        emu_size(n, 16, &ncl, &block);
+        std::vector<float> x = rows5(n, 2500), out(5 * n, -777.0f);
+        emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n); });
+        for (int r = 0; r < 5; r++) {
+            double m = -INFINITY, s = 0;
+            bool nan = false;
+            for (long long i = 0; i < n; i++)
+                nan |= x[r * n + i] != x[r * n + i], m = std::max(m, (double)x[r * n + i]);
+            for (long long i = 0; i < n; i++)
+                s += exp((double)x[r * n + i] - m);
+            for (long long i = 0; i < n; i++) {
+                double want = nan ? NAN : exp((double)x[r * n + i] - m) / s;
+                check(near(out[r * n + i], want, 1e-5), "softmax f32", n, r, i, out[r * n + i], want);
+            }
+        }
+        const char *what = "softmax f32";
+#elif defined(EMU_RMSNORM) /* rmsnorm.tc's rmsnorm_bf16: 32 elements a thread, two a register */
+        emu_size(n, 32, &ncl, &block);
+        std::vector<float> xf = rows5(n, 1);
+        std::vector<unsigned short> x(5 * n), g(n), out(5 * n, 0xffff);
+        for (long long i = 0; i < 5 * n; i++)
+            x[i] = f2bf(xf[i]);
+        for (long long i = 0; i < n; i++)
+            g[i] = f2bf(urand(0.5f, 1.5f));
+        emu_launch(5 * ncl, block, ncl, [&] {
+            tc_red_fused_cast_mul_sum_div_add_rsqrt_0(x.data(), g.data(), out.data(), 5, (int)n, 1e-6f);
+        });
+        for (int r = 0; r < 5; r++) {
+            double ss = 0;
+            for (long long i = 0; i < n; i++)
+                ss += (double)bf2f(x[r * n + i]) * bf2f(x[r * n + i]);
+            double rs = 1.0 / sqrt(ss / n + 1e-6);
+            for (long long i = 0; i < n; i++) {
+                double want = bf2f(f2bf(bf2f(f2bf((float)(bf2f(x[r * n + i]) * rs))) * bf2f(g[i])));
+                check(near(bf2f(out[r * n + i]), want, 1e-2), "rmsnorm bf16", n, r, i, bf2f(out[r * n + i]), want);
+            }
+        }
+        const char *what = "rmsnorm bf16";
+#elif defined(EMU_CE) /* cross_entropy.tc's rows kernel: the target's logit, max, sum of exp */
+        emu_size(n, 32, &ncl, &block);
+        std::vector<float> xf = rows5(n, 25);
+        std::vector<unsigned short> x(5 * n);
+        for (long long i = 0; i < 5 * n; i++)
+            x[i] = f2bf(xf[i]);
+        x[0 * n + n * 5 / 8] = f2bf(7.0f); /* unique maxima, off rank 0 of a cluster */
+        x[3 * n + n * 3 / 8] = f2bf(9.0f);
+        std::vector<long long> t = {0, n - 1, n / 2, -100, n > 3 ? 3 : 0};
+        std::vector<float> tl(5, -7), mx(5, -7), se(5, -7);
+        emu_launch(5 * ncl, block, ncl, [&] {
+            tc_red_fused_cast_iota_eq_where_sum_max_0(x.data(), t.data(), tl.data(), mx.data(), se.data(), 5, (int)n);
+        });
+        for (int r = 0; r < 5; r++) {
+            double wt = 0, m = -INFINITY, s = 0;
+            bool nan = false;
+            for (long long i = 0; i < n; i++) {
+                double v = bf2f(x[r * n + i]);
+                wt += i == t[r] ? v : 0.0;
+                nan |= v != v;
+                m = std::max(m, v);
+            }
+            for (long long i = 0; i < n; i++)
+                s += exp(bf2f(x[r * n + i]) - (std::isinf(m) ? 0.0 : m));
+            check(near(tl[r], wt, 1e-6), "cross_entropy target logit", n, r, -1, tl[r], wt);
+            check(near(mx[r], nan ? NAN : m, 0), "cross_entropy max", n, r, -1, mx[r], nan ? NAN : m);
+            check(near(se[r], nan ? NAN : s, 1e-5), "cross_entropy sum of exp", n, r, -1, se[r], nan ? NAN : s);
+        }
+        const char *what = "cross_entropy bf16";
+#endif
+        printf("%s, rows of %lld: %u block(s) of %u threads a row; %d checks, %d failures so far\n", what, n,
+               ncl, block, checks, fails);
+    }
+    return fails != 0;
+}
