@@ -14,22 +14,54 @@
 
 /* The fused epilogue (fuse.h): the kernel's stores for one element (i0,
  * i1) of the product, whose value (rounded to its dtype) is mm_v, as the
- * body of a lambda tc_mm calls as it stores each element of C; its
- * buffers, sizes and scalars are added to the signature (sig) and the
- * step's arguments after the matmul's own. */
-static const char *epilogue(cg *g, pstep *st, tc_buf *sig)
+ * body of a lambda `ep` tc_mm calls as it stores each element of C; and
+ * with the row-scale rule (fuse_mm_norm) the row scale R of row i0 from
+ * its sum of squares mm_ss, as the body of a lambda `rs` (R is computed by
+ * the expression emitter as the rows kernel would, its reduction standing
+ * for this kernel's own, so sizes, scalars and constants come the usual
+ * way).  Their buffers, sizes and scalars are added to the signature (sig)
+ * and the step's arguments after the matmul's own. */
+static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm)
 {
     const fkernel *k = g->k;
+    if (nm->rows) { /* the reduction is this kernel's, computed before any use */
+        ffn *f2 = ARENA_NEW(g->a, ffn);
+        *f2 = *g->f;
+        int n = g->l->nnodes;
+        int *ko = ARENA_ARRAY(g->a, int, n > 0 ? n : 1);
+        memcpy(ko, g->f->kernel_of, sizeof *ko * (size_t)n);
+        ko[nm->ss->id] = k->id;
+        f2->kernel_of = ko;
+        g->f = f2;
+    }
     cg_kernel_init(g);
     g->elemvars = cg_all_axes(k);
     g->rowvars = 0;
-    g->phase = 0;
+    g->phase = nm->rows ? 1 : 0;
     g->v.n = 1;
     cg_reset_bufs(g);
     cg_loop(g, "i0", k->dom[0], NULL);
     cg_loop(g, "i1", k->dom[1], NULL);
     cg_limit(g, k->dom[0]);
     cg_limit(g, k->dom[1]);
+    tc_buf o;
+    buf_init(&o, g->a);
+    tc_buf rs;
+    buf_init(&rs, g->a);
+    if (nm->rows) {
+        g->acc[nm->ss->id] = "mm_ss";
+        g->phase_of[nm->ss->id] = 0;
+        const tc_dim *idx[2] = {g->l->vars[0], dim_const(g->c, 0)};
+        const char *v = cg_value(g, nm->r, idx);
+        buf_puts(&rs, "    auto rs = [&](const long long r_, const float mm_ss) -> float {\n"
+                      "        const idx_t i0 = (idx_t)r_;\n"
+                      "        (void)i0;\n");
+        cg_put(&rs, 8, &g->rpre);
+        cg_put(&rs, 8, &g->body);
+        buf_printf(&rs, "        return (float)(%s);\n    };\n", cg_convert(g, v, nm->r->dtype, TC_F32));
+        cg_reset_bufs(g);
+        g->ncache = 0;
+    }
     for (int i = 0; i < k->nstores; i++)
         cg_store(g, T_ELEM, k->stores[i], NULL);
     tc_plan *p = g->bufs->plan;
@@ -55,19 +87,20 @@ static const char *epilogue(cg *g, pstep *st, tc_buf *sig)
                    gp->name);
         cg_plan_arg(st, g->a, (parg){PARG_SCALAR, -1, NULL, i, (t == TC_F16 || t == TC_BF16) ? TC_F32 : t});
     }
-        st->loops = g->loops;
+    st->loops = g->loops;
     st->nloops = g->nloops;
     st->idx64 = st->idx64 || g->wide;
-    tc_buf o;
-    buf_init(&o, g->a);
     if (g->wide && !g->idx64)
         buf_puts(&o, "    typedef long long idx_t; /* an index divides and multiplies back */\n");
     cg_put(&o, 4, &g->kpre);
-    buf_puts(&o, "    auto ep = [&](const long long r_, const long long c_, const float mm_v) {\n"
-                 "        const idx_t i0 = (idx_t)r_, i1 = (idx_t)c_;\n");
-    cg_put(&o, 8, &g->rpre);
-    cg_put(&o, 8, &g->body);
-    buf_puts(&o, "    };\n");
+    buf_puts(&o, buf_str(&rs));
+    if (k->nstores > 0) {
+        buf_puts(&o, "    auto ep = [&](const long long r_, const long long c_, const float mm_v) {\n"
+                     "        const idx_t i0 = (idx_t)r_, i1 = (idx_t)c_;\n");
+        cg_put(&o, 8, &g->rpre);
+        cg_put(&o, 8, &g->body);
+        buf_puts(&o, "    };\n");
+    }
     return buf_str(&o);
 }
 
@@ -98,7 +131,12 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
         st->guard = ks->mm_rows;
         st->guard_max = ks->mm_max_rows;
     }
-    int bufs[3] = {mm.mm.a, mm.mm.b, mm.mm.c};
+    const fmmnorm *nm = &ks->norm;
+    if (nm->rows && (mm.mm.ta || b->buf_of[nm->x->id] < 0 || (nm->g && b->buf_of[nm->g->id] < 0)))
+        diag_error(g->d, TC_ERR_INTERNAL, m->loc, "codegen: matmul %%%d's row-scale operand is not "
+                   "a row-major buffer", m->id);
+    /* the row-scale rule: the kernel reads x where cuBLAS reads A */
+    int bufs[3] = {nm->rows ? b->buf_of[nm->x->id] : mm.mm.a, mm.mm.b, mm.mm.c};
     for (int i = 0; i < 3; i++)
         cg_plan_arg(st, a, (parg){PARG_BUF, bufs[i], NULL, -1, TC_DT_NONE});
     const tc_dim *dims[] = {mm.mm.m, mm.mm.n, mm.mm.k, mm.mm.batch, mm.mm.stride_a, mm.mm.stride_b,
@@ -123,10 +161,17 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     st->ws_bytes = dim_add(c, dim_mul(c, t16, dim_const(c, 16)),
                            dim_mul(c, dim_mul(c, t64, slices),
                                    dim_const(c, (int64_t)64 * MM_TILE_N * 4)));
+    if (nm->rows) /* and each slice's sums of squares, 64 rows a tile */
+        st->ws_bytes = dim_add(c, st->ws_bytes,
+                               dim_mul(c, dim_mul(c, t64, slices), dim_const(c, (int64_t)64 * 4)));
     st->idx64 = p->idx64;
     tc_buf sig;
     buf_init(&sig, a);
-    const char *ep = fused ? epilogue(g, st, &sig) : "";
+    if (nm->g) {
+        buf_printf(&sig, ",\n    const %s *__restrict__ mm_g", cg_store_type(m->dtype));
+        cg_plan_arg(st, a, (parg){PARG_BUF, b->buf_of[nm->g->id], NULL, -1, TC_DT_NONE});
+    }
+    const char *ep = fused || nm->rows ? epilogue(g, st, &sig, nm) : "";
     pkernel *k = cg_plan_table(b, a, st, name);
     k->params[2].written = true;
     for (int i = 0; i < st->nargs; i++)
@@ -141,14 +186,21 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         "    const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,\n"
                         "    void *__restrict__ ws%s)\n"
                         "{\n"
-                        "    /* c[%s, %s] = a%s @ b%s, %s%s */\n"
+                        "    /* c[%s, %s] = a%s @ b%s, %s%s%s */\n"
                         "%s"
-                        "    tc_mm<%d, %s, %s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
+                        "    tc_mm<%d, %s, %s%s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
                         "                     (unsigned char *)ws, %d%s);\n"
                         "}\n",
                         MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, mm.mm.m), dim_str(a, mm.mm.n),
                         mm.mm.ta ? ".T" : "", mm.mm.tb ? ".T" : "", dtype_name(m->dtype),
+                        nm->rows ? arena_printf(a, "; a is %%%d's x: the row-scale rule (%%%d's rows scaled "
+                                                "by rs as they are stored%s)", nm->rows->stores[0]->id,
+                                                m->id, nm->g ? ", x's columns by mm_g as loaded" : "")
+                                 : "",
                         fused ? "; the epilogue on each element as it is stored" : "", ep, dt,
-                        mm.mm.ta ? "true" : "false", mm.mm.tb ? "true" : "false", ks->mm_kslice,
-                        fused ? ", ep" : "");
+                        mm.mm.ta ? "true" : "false", mm.mm.tb ? "true" : "false", nm->rows ? ", true" : "",
+                        ks->mm_kslice,
+                        nm->rows ? arena_printf(a, ", %s, rs, %s", fused ? "ep" : "tc_mm_noep()",
+                                                nm->g ? "mm_g" : "nullptr")
+                                 : fused ? ", ep" : "");
 }

@@ -55,9 +55,9 @@ template <int N> __device__ __forceinline__ void tc_mm_wait() {
 /* A tile of a stored matrix, R x C elements with a pitch of P in shared
  * memory: 16-byte chunks copied asynchronously where whole and aligned,
  * else element by element, zero past the edges. */
-template <class T, int R, int C> struct tc_mm_tile {
+template <class T, int R_, int C> struct tc_mm_tile {
     enum {
-        V = 16 / (int)sizeof(T), CH = R * C / V, PER = (CH + TC_MM_THREADS - 1) / TC_MM_THREADS,
+        R = R_, V = 16 / (int)sizeof(T), CH = R * C / V, PER = (CH + TC_MM_THREADS - 1) / TC_MM_THREADS,
         P = C + V, ELEMS = R * P
     };
     static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
@@ -142,24 +142,59 @@ template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
 struct tc_mm_noep {
     __device__ __forceinline__ void operator()(long long, long long, float) const {}
 };
+/* The row-scale rule (NORM, fuse.h's fuse_mm_norm): A is x, each tile's
+ * elements scaled by gcol[k] (when not null) as it arrives, each row's sum
+ * of squares of x accumulated beside the product, and the product's row i
+ * multiplied by rs(i, that sum) before it is rounded and stored. */
+struct tc_mm_nors {
+    __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
+};
+/* A's tile of this stage (not transposed), the chunks this thread copied:
+ * their squares into ss (one sum a chunk), then scaled by gcol in place;
+ * elements past M or k1 stay the zeros they were loaded as. */
+template <int DT, class TileA>
+__device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const typename tc_mm_t<DT>::T *gcol,
+                                               long long kb, long long k1, long long m0, long long M,
+                                               float *ss) {
+#pragma unroll
+    for (int i = 0; i < TileA::PER; i++) {
+        const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+        if (TileA::CH % TC_MM_THREADS != 0 && ch >= TileA::CH)
+            break;
+        const int per_row = TileA::CH / TileA::R, rr = ch / per_row, cc = (ch % per_row) * TileA::V;
+        typename tc_mm_t<DT>::T *d = s + rr * TileA::P + cc;
+#pragma unroll
+        for (int v = 0; v < TileA::V; v++) {
+            const float xv = tc_mm_f(d[v], DT);
+            ss[i] += xv * xv;
+            if (gcol && kb + cc + v < k1 && m0 + rr < M)
+                d[v] = tc_mm_out<DT>(xv * tc_mm_f(gcol[kb + cc + v], DT));
+        }
+    }
+}
 
-template <int DT, bool TA, bool TB, int BM, class EP>
+template <int DT, bool TA, bool TB, int BM, bool NORM, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
                                           long long N, long long K, long long batch, long long sa,
                                           long long sb, long long sc, unsigned char *ws, int KS,
-                                          unsigned char *smem, const EP &ep) {
+                                          unsigned char *smem, const EP &ep, const RS &rs,
+                                          const typename tc_mm_t<DT>::T *gcol) {
     typedef tc_mm_cfg<DT, TA, TB, BM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
     enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
     __shared__ int last;
+    __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
     const long long tiles = batch * mt * nt, work = tiles * S;
     float *part = (float *)(ws + 16 * tiles);
+    /* NORM: the slices' sums of squares after every partial tile (64-row tiles' room) */
+    float *ssp = part + batch * nt * ((M + 63) / 64) * S * (64 * BN);
+    const bool scale = NORM && K > 0; /* an empty K: the product is zero whatever the scale */
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
         const long long tile = w / S, s = w % S;
         const long long b = tile / (mt * nt), mi = tile / nt % mt, ni = tile % nt;
@@ -170,6 +205,10 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             acc[i] = 0.0f;
+        float ssq[NORM ? TileA::PER : 1];
+#pragma unroll
+        for (int i = 0; i < (NORM ? TileA::PER : 1); i++)
+            ssq[i] = 0.0f;
         const int niter = k1 > k0 ? (int)((k1 - k0 + BK - 1) / BK) : 0;
 #define TC_MM_ISSUE(st, kk)                                                                            \
     do {                                                                                               \
@@ -186,9 +225,14 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         for (int it = 0; it < niter; it++) {
             tc_mm_wait<ST - 2>();
             __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
+            if (NORM)
+                tc_mm_prologue<DT, TileA>((T *)(smem + (it % ST) * G::STAGE), gcol, k0 + (long long)it * BK,
+                                          k1, m0, M, ssq);
             if (it + ST - 1 < niter)
                 TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
             tc_mm_commit();
+            if (NORM)
+                __syncthreads(); /* the scaled tile */
             const T *sA = (const T *)(smem + (it % ST) * G::STAGE), *sB = sA + TileA::ELEMS;
             if (G::MMA) {
                 const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -231,13 +275,33 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 #undef TC_MM_ISSUE
         tc_mm_wait<0>();
         T *Cb = C + b * sc;
+        if (NORM) {
+            /* each row's sum: the chunks of a row are consecutive threads */
+            enum { PR = TileA::CH / TileA::R };
+#pragma unroll
+            for (int i = 0; i < TileA::PER; i++) {
+                float v = ssq[i];
+#pragma unroll
+                for (int o = 1; o < PR; o <<= 1)
+                    v += __shfl_xor_sync(0xffffffffu, v, o);
+                const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+                if (ch % PR == 0 && ch < TileA::CH) {
+                    if (S == 1)
+                        ss_s[ch / PR] = v;
+                    else
+                        __stcg(ssp + (tile * S + s) * BM + ch / PR, v);
+                }
+            }
+            if (S == 1)
+                __syncthreads();
+        }
         if (S == 1) {
 #pragma unroll
             for (int i = 0; i < NACC; i++) {
                 int r, c;
                 G::pos(i, r, c);
                 if (m0 + r < M && n0 + c < N) {
-                    const T o = tc_mm_out<DT>(acc[i]);
+                    const T o = tc_mm_out<DT>(scale ? acc[i] * rs(m0 + r, ss_s[r]) : acc[i]);
                     Cb[(m0 + r) * N + n0 + c] = o;
                     ep(m0 + r, n0 + c, tc_mm_f(o, DT));
                 }
@@ -262,6 +326,18 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             __syncthreads();
             if (last) {
                 __threadfence();
+                if (NORM) { /* the rows' sums in slice order, left zero */
+                    if ((int)threadIdx.x < BM) {
+                        float t = 0.0f;
+                        float *q0 = ssp + tile * S * BM + threadIdx.x;
+                        for (long long q = 0; q < S; q++) {
+                            t += __ldcg(q0 + q * BM);
+                            __stcg(q0 + q * BM, 0.0f);
+                        }
+                        ss_s[threadIdx.x] = t;
+                    }
+                    __syncthreads();
+                }
                 /* slice by slice, every element's load of a slice in flight at
                  * once (the sums' order is the slices', whoever is last) */
                 float sum[NACC];
@@ -308,7 +384,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     int r, c;
                     G::pos(i, r, c);
                     if (ok[i]) {
-                        const T o = tc_mm_out<DT>(sum[i]);
+                        const T o = tc_mm_out<DT>(scale ? sum[i] * rs(m0 + r, ss_s[r]) : sum[i]);
                         Cb[(m0 + r) * N + n0 + c] = o;
                         ep(m0 + r, n0 + c, tc_mm_f(o, DT));
                     }
@@ -321,12 +397,14 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 
 /* The entry: 16-row tiles, or 64 on tensor cores when M > 16; the stages
  * in one shared array both use. */
-template <int DT, bool TA, bool TB, class EP = tc_mm_noep>
+template <int DT, bool TA, bool TB, bool NORM = false, class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
                                       long long K, long long batch, long long sa, long long sb,
-                                      long long sc, unsigned char *ws, int KS, const EP &ep = EP()) {
+                                      long long sc, unsigned char *ws, int KS, const EP &ep = EP(),
+                                      const RS &rs = RS(), const typename tc_mm_t<DT>::T *gcol = nullptr) {
+    static_assert(!NORM || !TA, "the row-scale rule loads x row-major");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR ? 64 : 16,
         B1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
@@ -334,7 +412,7 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     };
     __shared__ __align__(16) unsigned char smem[B1 > B2 ? B1 : B2];
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep);
+        tc_mm_run<DT, TA, TB, BIG, NORM>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol);
     else
-        tc_mm_run<DT, TA, TB, 16>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep);
+        tc_mm_run<DT, TA, TB, 16, NORM>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol);
 }

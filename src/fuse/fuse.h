@@ -33,6 +33,10 @@
  *     at the element being stored (it is the accumulator) and feeding
  *     neither operand; the product itself is still stored.  Never two
  *     matmuls; TENSORC_MATMUL_EPILOGUE=off keeps every matmul apart;
+ *   - an RMSNorm-like rows kernel whose only store is a matmul's left
+ *     operand: its work moves into the generated matmul ((r * x) @ W =
+ *     r * (x @ W); fuse_mm_norm below), the kernels staying two for the
+ *     launches cuBLAS takes;
  *   - never another extern; never when the merged kernel would both feed and
  *     read another kernel (a cycle); never when a reduction would be read at
  *     another row than the one computing it (it would need a grid-wide sync).
@@ -193,6 +197,25 @@ void fuse_verify(const ffn *f, tc_diag *d);
 /* Whether matmul m runs on the generated kernel whatever M is at launch,
  * as sched_matmul.c decides it (so an epilogue may be fused into it). */
 bool fuse_matmul_generated(const lnode *m);
+
+/* The row-scale rule (fuse_mmnorm.c says when and why): matmul kernel mk's
+ * left operand A[i, k] = P[i, k] * R[i] (* G[k]) is the only store of an
+ * RMSNorm-like rows kernel whose one reduction is S[i] = sum_k P[i, k]^2,
+ * P being x or a float cast of x.  Wherever the generated kernel runs it
+ * computes the product from x instead (G scaling each loaded tile, S
+ * accumulated beside the product, R(S) multiplied into each row), and the
+ * rows kernel runs only for the launches cuBLAS takes.  The kernels stay
+ * two in the fused function (the cuBLAS launches need both); `explain`
+ * records the rule as a decision. */
+typedef struct fmmnorm {
+    const fkernel *rows;    /* the kernel that stores A */
+    const lnode *x;         /* [M, K], the matmul's dtype, in a buffer */
+    const lnode *p;         /* x, or the cast of x that is squared */
+    const lnode *g;         /* [K], the matmul's dtype, in a buffer; NULL without */
+    const lnode *r;         /* [M, 1], the row scale */
+    const lnode *ss;        /* the reduction S */
+} fmmnorm;
+bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out);
 
 /* For codegen and sched: the natural index of a store or reduction node n
  * of kernel k over k's element variables: identity for an element-level

@@ -133,6 +133,11 @@ typedef struct ksched {
     int64_t mm_max_rows;    /* MM_BY_ROWS: the largest M the generated kernel takes */
     const tc_dim *mm_rows;  /* M, the output's rows */
     int mm_kslice;          /* elements of K a block takes (slices combine in order) */
+    fmmnorm norm;           /* the row-scale rule (fuse.h), norm.rows NULL without: the
+                             * generated kernel computes the left operand's rows kernel */
+    /* a rows kernel that a generated matmul computes (the row-scale rule):
+     * that kernel's index + 1, else 0; it runs only where cuBLAS does */
+    int norm_into;
 } ksched;
 
 typedef struct sfn {
@@ -150,6 +155,8 @@ void sched_print(tc_buf *b, const sfn *s);
 /* The matmul kernel k's engine, tile and launch (sched_matmul.c). */
 void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_matmul(tc_buf *b, const ksched *ks);
+/* The row-scale rule (fuse_mm_norm) for every generated matmul of s. */
+void sched_matmul_norms(sfn *s, tc_arena *a);
 /* The matmul tile and block of the generated kernel (matmul.cuh's). */
 enum { MM_TILE_M = 16, MM_TILE_N = 64, MM_THREADS = 128 };
 /* The invariants above (sched/verify.c lists them): launch limits, vector

@@ -97,3 +97,21 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
     }
     buf_printf(b, "\n    why: %s\n", ks->why);
 }
+
+void sched_matmul_norms(sfn *s, tc_arena *a)
+{
+    for (int i = 0; i < s->nk; i++) {
+        ksched *ks = &s->k[i];
+        if (ks->kind != SCH_EXTERN || ks->mm == MM_CUBLAS || !fuse_mm_norm(s->f, ks->k, &ks->norm))
+            continue;
+        s->k[ks->norm.rows->id].norm_into = i + 1;
+        ks->why = arena_printf(a, "%s; row scale: (r * x) @ W = r * (x @ W), so it loads x%s, sums "
+                               "x^2 of each row beside the product (the slices' sums in order) and "
+                               "multiplies the row's %%%d into the product as it stores; kernel %d %s",
+                               ks->why, ks->norm.g ? arena_printf(a, " scaled by %%%d as each tile "
+                                                                  "arrives", ks->norm.g->id) : "",
+                               ks->norm.r->id, ks->norm.rows->id,
+                               ks->mm == MM_GENERATED ? "is not launched"
+                                                      : "runs only when cuBLAS does");
+    }
+}

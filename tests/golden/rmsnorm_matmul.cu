@@ -300,9 +300,9 @@ template <int N> __device__ __forceinline__ void tc_mm_wait() {
 /* A tile of a stored matrix, R x C elements with a pitch of P in shared
  * memory: 16-byte chunks copied asynchronously where whole and aligned,
  * else element by element, zero past the edges. */
-template <class T, int R, int C> struct tc_mm_tile {
+template <class T, int R_, int C> struct tc_mm_tile {
     enum {
-        V = 16 / (int)sizeof(T), CH = R * C / V, PER = (CH + TC_MM_THREADS - 1) / TC_MM_THREADS,
+        R = R_, V = 16 / (int)sizeof(T), CH = R * C / V, PER = (CH + TC_MM_THREADS - 1) / TC_MM_THREADS,
         P = C + V, ELEMS = R * P
     };
     static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
@@ -387,24 +387,59 @@ template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
 struct tc_mm_noep {
     __device__ __forceinline__ void operator()(long long, long long, float) const {}
 };
+/* The row-scale rule (NORM, fuse.h's fuse_mm_norm): A is x, each tile's
+ * elements scaled by gcol[k] (when not null) as it arrives, each row's sum
+ * of squares of x accumulated beside the product, and the product's row i
+ * multiplied by rs(i, that sum) before it is rounded and stored. */
+struct tc_mm_nors {
+    __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
+};
+/* A's tile of this stage (not transposed), the chunks this thread copied:
+ * their squares into ss (one sum a chunk), then scaled by gcol in place;
+ * elements past M or k1 stay the zeros they were loaded as. */
+template <int DT, class TileA>
+__device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const typename tc_mm_t<DT>::T *gcol,
+                                               long long kb, long long k1, long long m0, long long M,
+                                               float *ss) {
+#pragma unroll
+    for (int i = 0; i < TileA::PER; i++) {
+        const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+        if (TileA::CH % TC_MM_THREADS != 0 && ch >= TileA::CH)
+            break;
+        const int per_row = TileA::CH / TileA::R, rr = ch / per_row, cc = (ch % per_row) * TileA::V;
+        typename tc_mm_t<DT>::T *d = s + rr * TileA::P + cc;
+#pragma unroll
+        for (int v = 0; v < TileA::V; v++) {
+            const float xv = tc_mm_f(d[v], DT);
+            ss[i] += xv * xv;
+            if (gcol && kb + cc + v < k1 && m0 + rr < M)
+                d[v] = tc_mm_out<DT>(xv * tc_mm_f(gcol[kb + cc + v], DT));
+        }
+    }
+}
 
-template <int DT, bool TA, bool TB, int BM, class EP>
+template <int DT, bool TA, bool TB, int BM, bool NORM, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
                                           long long N, long long K, long long batch, long long sa,
                                           long long sb, long long sc, unsigned char *ws, int KS,
-                                          unsigned char *smem, const EP &ep) {
+                                          unsigned char *smem, const EP &ep, const RS &rs,
+                                          const typename tc_mm_t<DT>::T *gcol) {
     typedef tc_mm_cfg<DT, TA, TB, BM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
     enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
     __shared__ int last;
+    __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
     const long long tiles = batch * mt * nt, work = tiles * S;
     float *part = (float *)(ws + 16 * tiles);
+    /* NORM: the slices' sums of squares after every partial tile (64-row tiles' room) */
+    float *ssp = part + batch * nt * ((M + 63) / 64) * S * (64 * BN);
+    const bool scale = NORM && K > 0; /* an empty K: the product is zero whatever the scale */
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
         const long long tile = w / S, s = w % S;
         const long long b = tile / (mt * nt), mi = tile / nt % mt, ni = tile % nt;
@@ -415,6 +450,10 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             acc[i] = 0.0f;
+        float ssq[NORM ? TileA::PER : 1];
+#pragma unroll
+        for (int i = 0; i < (NORM ? TileA::PER : 1); i++)
+            ssq[i] = 0.0f;
         const int niter = k1 > k0 ? (int)((k1 - k0 + BK - 1) / BK) : 0;
 #define TC_MM_ISSUE(st, kk)                                                                            \
     do {                                                                                               \
@@ -431,9 +470,14 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         for (int it = 0; it < niter; it++) {
             tc_mm_wait<ST - 2>();
             __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
+            if (NORM)
+                tc_mm_prologue<DT, TileA>((T *)(smem + (it % ST) * G::STAGE), gcol, k0 + (long long)it * BK,
+                                          k1, m0, M, ssq);
             if (it + ST - 1 < niter)
                 TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
             tc_mm_commit();
+            if (NORM)
+                __syncthreads(); /* the scaled tile */
             const T *sA = (const T *)(smem + (it % ST) * G::STAGE), *sB = sA + TileA::ELEMS;
             if (G::MMA) {
                 const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
@@ -476,13 +520,33 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 #undef TC_MM_ISSUE
         tc_mm_wait<0>();
         T *Cb = C + b * sc;
+        if (NORM) {
+            /* each row's sum: the chunks of a row are consecutive threads */
+            enum { PR = TileA::CH / TileA::R };
+#pragma unroll
+            for (int i = 0; i < TileA::PER; i++) {
+                float v = ssq[i];
+#pragma unroll
+                for (int o = 1; o < PR; o <<= 1)
+                    v += __shfl_xor_sync(0xffffffffu, v, o);
+                const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+                if (ch % PR == 0 && ch < TileA::CH) {
+                    if (S == 1)
+                        ss_s[ch / PR] = v;
+                    else
+                        __stcg(ssp + (tile * S + s) * BM + ch / PR, v);
+                }
+            }
+            if (S == 1)
+                __syncthreads();
+        }
         if (S == 1) {
 #pragma unroll
             for (int i = 0; i < NACC; i++) {
                 int r, c;
                 G::pos(i, r, c);
                 if (m0 + r < M && n0 + c < N) {
-                    const T o = tc_mm_out<DT>(acc[i]);
+                    const T o = tc_mm_out<DT>(scale ? acc[i] * rs(m0 + r, ss_s[r]) : acc[i]);
                     Cb[(m0 + r) * N + n0 + c] = o;
                     ep(m0 + r, n0 + c, tc_mm_f(o, DT));
                 }
@@ -507,6 +571,18 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             __syncthreads();
             if (last) {
                 __threadfence();
+                if (NORM) { /* the rows' sums in slice order, left zero */
+                    if ((int)threadIdx.x < BM) {
+                        float t = 0.0f;
+                        float *q0 = ssp + tile * S * BM + threadIdx.x;
+                        for (long long q = 0; q < S; q++) {
+                            t += __ldcg(q0 + q * BM);
+                            __stcg(q0 + q * BM, 0.0f);
+                        }
+                        ss_s[threadIdx.x] = t;
+                    }
+                    __syncthreads();
+                }
                 /* slice by slice, every element's load of a slice in flight at
                  * once (the sums' order is the slices', whoever is last) */
                 float sum[NACC];
@@ -553,7 +629,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     int r, c;
                     G::pos(i, r, c);
                     if (ok[i]) {
-                        const T o = tc_mm_out<DT>(sum[i]);
+                        const T o = tc_mm_out<DT>(scale ? sum[i] * rs(m0 + r, ss_s[r]) : sum[i]);
                         Cb[(m0 + r) * N + n0 + c] = o;
                         ep(m0 + r, n0 + c, tc_mm_f(o, DT));
                     }
@@ -566,12 +642,14 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 
 /* The entry: 16-row tiles, or 64 on tensor cores when M > 16; the stages
  * in one shared array both use. */
-template <int DT, bool TA, bool TB, class EP = tc_mm_noep>
+template <int DT, bool TA, bool TB, bool NORM = false, class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
                                       long long K, long long batch, long long sa, long long sb,
-                                      long long sc, unsigned char *ws, int KS, const EP &ep = EP()) {
+                                      long long sc, unsigned char *ws, int KS, const EP &ep = EP(),
+                                      const RS &rs = RS(), const typename tc_mm_t<DT>::T *gcol = nullptr) {
+    static_assert(!NORM || !TA, "the row-scale rule loads x row-major");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR ? 64 : 16,
         B1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
@@ -579,21 +657,33 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     };
     __shared__ __align__(16) unsigned char smem[B1 > B2 ? B1 : B2];
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep);
+        tc_mm_run<DT, TA, TB, BIG, NORM>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol);
     else
-        tc_mm_run<DT, TA, TB, 16>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep);
+        tc_mm_run<DT, TA, TB, 16, NORM>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol);
 }
 
-/* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */
+/* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; row scale: (r * x) @ W = r * (x @ W), so it loads x scaled by %1 as each tile arrives, sums x^2 of each row beside the product (the slices' sums in order) and multiplies the row's %10 into the product as it stores; kernel 0 runs only when cuBLAS does */
 extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
     const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
     const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
     const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,
-    void *__restrict__ ws)
+    void *__restrict__ ws,
+    const unsigned short *__restrict__ mm_g,
+    const idx_t sz_K,
+    const float s_eps)
 {
-    /* c[M, N] = a @ b, f16 */
-    tc_mm<1, false, false>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
-                     (unsigned char *)ws, 1024);
+    /* c[M, N] = a @ b, f16; a is %13's x: the row-scale rule (%14's rows scaled by rs as they are stored, x's columns by mm_g as loaded) */
+    const float rcp0 = 1.0f / ((float)((long long)(sz_K)));     // rmsnorm_matmul.tc:10
+    auto rs = [&](const long long r_, const float mm_ss) -> float {
+        const idx_t i0 = (idx_t)r_;
+        (void)i0;
+        const float t1 = mm_ss * rcp0;                              // rmsnorm_matmul.tc:10
+        const float t2 = t1 + s_eps;                                // rmsnorm_matmul.tc:10
+        const float t3 = rsqrtf(t2);                                // rmsnorm_matmul.tc:10
+        return (float)(t3);
+    };
+    tc_mm<1, false, false, true>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
+                     (unsigned char *)ws, 1024, tc_mm_noep(), rs, mm_g);
 }
 
 /*
@@ -602,10 +692,11 @@ launch plan of rmsnorm_matmul (32-bit indices):
   buffer in_g         param  f16[K]
   buffer in_w         param  f16[K, N]
   buffer out_out      output f16[M, N]
-  buffer buf13        temp   f16[M, K]  live steps 0..2, slot 0
+  buffer buf13        temp   f16[M, K]  live steps 0..1, slot 0
+  step 0 runs when M > 16:
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_0<<<M, [1024, 1, 1]>>>(in_x, in_g, buf13, M, K, eps)
   step 1 runs when M > 16:
   step 1: matmul out_out = buf13 @ in_w (cuBLAS)
   step 2 runs when M <= 16:
-  step 2: tc_matmul_1<<<((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(buf13, in_w, out_out, M, N, K, 1, 0, 0, M*N, workspace)
+  step 2: tc_matmul_1<<<((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(in_x, in_w, out_out, M, N, K, 1, 0, 0, M*N, workspace, in_g, K, eps)
  */

@@ -1,0 +1,203 @@
+/* fuse_mmnorm.c - the row-scale rule of a generated matmul (fuse.h's
+ * fuse_mm_norm): an RMSNorm-like rows kernel whose only store is the
+ * matmul's left operand runs inside the matmul instead.
+ *
+ * The operand is A[i, k] = P[i, k] * R[i] (* G[k]), with casts between
+ * the factors, where P is x or a float cast of x (x stored, [M, K], the
+ * matmul's dtype), R is a row-level value computed only from the rows
+ * kernel's one reduction S[i] = sum_k P[i, k]^2 and scalars, constants and
+ * sizes, and G a stored [K] vector.  Since (r * x) @ W = r * (x @ W), the
+ * generated kernel loads x (scaled by G as each tile arrives: a prologue
+ * on the loaded operand), accumulates S beside the product over its slice
+ * of K, sums the slices' S with their partial products in slice order, and
+ * multiplies the row's R into the product before rounding it.  The rows
+ * kernel stays in the plan only for the launches cuBLAS takes (M above the
+ * generated kernel's limit), so at decode the pair is one kernel.
+ *
+ * Rounding differs from the program's: A's casts (f16(x * r) * g rounds
+ * twice) become one rounding of x * G, and R is applied in f32.  x * G can
+ * overflow f16 where x * r * G would not (|x * g| > 65504): documented in
+ * docs/language.md; TENSORC_MATMUL_EPILOGUE=off keeps the two apart.
+ */
+#include "fuse/fuse_internal.h"
+
+#include <stdlib.h>
+
+typedef struct mctx {
+    const ffn *f;
+    const lfn *l;
+    int rk;                 /* the rows kernel's id */
+    const tc_dim **dom;     /* [M, K] */
+    fmmnorm *o;
+} mctx;
+
+static bool is_var(const mctx *x, const tc_dim *d, int v)
+{
+    return d == x->l->vars[v];
+}
+
+static bool identity2(const mctx *x, const lref *r)
+{
+    return r->src->rank == 2 && lir_is_identity(x->l, r->idx, 2);
+}
+
+static bool float_dt(tc_dtype t)
+{
+    return t == TC_F16 || t == TC_BF16 || t == TC_F32 || t == TC_F64;
+}
+
+static bool same_dom(const mctx *x, const lnode *n)
+{
+    return n->rank == 2 && n->shape[0] == x->dom[0] && n->shape[1] == x->dom[1];
+}
+
+/* a value in a buffer that the rows kernel does not write */
+static bool outside(const mctx *x, const lnode *n)
+{
+    return x->f->stored[n->id] && x->f->kernel_of[n->id] != x->rk;
+}
+
+/* P: x itself, or a float cast of it */
+static bool match_p(mctx *x, const lnode *n, tc_dtype mdt)
+{
+    const lnode *v = n;
+    if (v->kind == LK_POINTWISE && v->op == OP_cast && v->nin == 1 && float_dt(v->dtype) &&
+        identity2(x, &v->in[0]) && !x->f->stored[v->id])
+        v = v->in[0].src;
+    if (!outside(x, v) || !same_dom(x, v) || v->dtype != mdt)
+        return false;
+    if (x->o->p && x->o->p != n)
+        return false;
+    x->o->p = n;
+    x->o->x = v;
+    return true;
+}
+
+/* A's chain of casts and products down to P, R and G */
+static bool match_a(mctx *x, const lnode *n, tc_dtype mdt, int depth)
+{
+    if (depth > 16 || !same_dom(x, n) || n->kind != LK_POINTWISE)
+        return match_p(x, n, mdt);
+    if (n->op == OP_cast && n->nin == 1 && float_dt(n->dtype) && identity2(x, &n->in[0]) &&
+        !outside(x, n->in[0].src))
+        return match_a(x, n->in[0].src, mdt, depth + 1);
+    if (n->op != OP_mul || n->nin != 2)
+        return match_p(x, n, mdt);
+    for (int i = 0; i < 2; i++) {
+        const lref *r = &n->in[i];
+        const lnode *s = r->src;
+        int64_t one;
+        if (s->rank == 2 && s->shape[0] == x->dom[0] && dim_is_const(s->shape[1], &one) && one == 1 &&
+            is_var(x, r->idx[0], 0) && dim_is_const(r->idx[1], &one) && one == 0) {
+            if (x->o->r)
+                return false;
+            x->o->r = s;
+        } else if (s->rank == 1 && s->shape[0] == x->dom[1] && is_var(x, r->idx[0], 1)) {
+            if (x->o->g || !outside(x, s) || s->dtype != mdt)
+                return false;
+            x->o->g = s;
+        } else if (identity2(x, r) && same_dom(x, s) && !outside(x, s)) {
+            if (!match_a(x, s, mdt, depth + 1))
+                return false;
+        } else if (!match_p(x, s, mdt) || !identity2(x, r)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* R: row-level pointwise nodes over the reduction, scalars, constants and
+ * sizes only, none stored */
+static bool match_r(mctx *x, const lnode *n, int depth)
+{
+    if (depth > 64)
+        return false;
+    switch (n->kind) {
+    case LK_SCALAR:
+    case LK_CONST:
+    case LK_DIMVAL:
+        return true;
+    case LK_REDUCE:
+        if (x->o->ss && x->o->ss != n)
+            return false;
+        x->o->ss = n;
+        return !x->f->stored[n->id];
+    case LK_POINTWISE:
+        if (x->f->stored[n->id] || n->op == OP_iota || n->rank != 2 || n->shape[0] != x->dom[0])
+            return false;
+        for (int i = 0; i < n->nin; i++)
+            if (!match_r(x, n->in[i].src, depth + 1))
+                return false;
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
+{
+    *out = (fmmnorm){0};
+    const lnode *m = mk->ext;
+    if (!m || m->rank != 2 || m->nin != 2)
+        return false;
+    const char *off = getenv("TENSORC_MATMUL_EPILOGUE");
+    if (off && strcmp(off, "off") == 0)
+        return false;
+    /* only where the generated kernel may run (sched_matmul.c's model) */
+    const char *force = getenv("TENSORC_MATMUL");
+    bool forced = force && strcmp(force, "generated") == 0;
+    int64_t rows;
+    if ((force && strcmp(force, "cublas") == 0) ||
+        !(m->dtype == TC_F16 || m->dtype == TC_BF16 || (forced && m->dtype == TC_F32)) ||
+        (!forced && dim_is_const(m->shape[0], &rows) && rows > FUSE_MM_MAX_ROWS))
+        return false;
+    const lref *ra = &m->in[0];
+    const lnode *a = ra->src;
+    if (a->rank != 2 || a->output >= 0 || a->nuses != 1 || !f->stored[a->id] || a->dtype != m->dtype ||
+        a->kind != LK_POINTWISE || ra->idx[0] != f->l->vars[0] || ra->idx[1] != f->l->vars[2])
+        return false;
+    int rk = f->kernel_of[a->id];
+    if (rk < 0)
+        return false;
+    const fkernel *k = f->k[rk];
+    if (k->kind != KK_REDUCE || !k->inner || k->rank != 2 || k->mask != 2u || k->nstores != 1 ||
+        k->stores[0] != a || k->nreds != 1 || k->reds[0]->a.red.kind != RK_SUM)
+        return false;
+    mctx x = {f, f->l, rk, k->dom, out};
+    if (a->shape[0] != k->dom[0] || a->shape[1] != k->dom[1])
+        return false;
+    if (!match_a(&x, a, m->dtype, 0) || !out->r || !out->p || !match_r(&x, out->r, 0) ||
+        out->ss != k->reds[0])
+        return false;
+    /* S = sum_k P^2, P read at its own element */
+    const lnode *sq = out->ss->in[0].src;
+    if (out->ss->a.red.rin != 2 || out->ss->a.red.mask != 2u || !identity2(&x, &out->ss->in[0]) ||
+        sq->kind != LK_POINTWISE || sq->op != OP_mul || sq->nin != 2 || f->stored[sq->id])
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (sq->in[i].src != out->p || !identity2(&x, &sq->in[i]))
+            return false;
+    out->rows = k;
+    return true;
+}
+
+void fuse_mm_prologues(fctx *x)
+{
+    ffn *o = x->out;
+    for (int i = 0; i < o->nk; i++) {
+        fmmnorm nm;
+        if (o->k[i]->kind != KK_EXTERN || !fuse_mm_norm(o, o->k[i], &nm))
+            continue;
+        ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
+        o->dec[o->ndec++] = (fdecision){
+            nm.rows->stores[0], o->k[i]->ext, true,
+            arena_printf(x->a,
+                         "row scale into the matmul: (r * x) @ W = r * (x @ W), so the generated "
+                         "kernel loads x%s, accumulates sum(x^2) of each row beside the product and "
+                         "multiplies the row's scale into it as it stores (kernel %d runs only when "
+                         "cuBLAS does: M above %d)",
+                         nm.g ? " scaled by the column weight as each tile arrives" : "", nm.rows->id,
+                         FUSE_MM_MAX_ROWS),
+            NULL};
+    }
+}
