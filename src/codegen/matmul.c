@@ -21,16 +21,19 @@
  * for this kernel's own, so sizes, scalars and constants come the usual
  * way).  Their buffers, sizes and scalars are added to the signature (sig)
  * and the step's arguments after the matmul's own. */
-static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm)
+static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm, const lnode *m2)
 {
     const fkernel *k = g->k;
-    if (nm->rows) { /* the reduction is this kernel's, computed before any use */
+    if (nm->rows || m2) { /* the reduction, the other product: this kernel's own */
         ffn *f2 = ARENA_NEW(g->a, ffn);
         *f2 = *g->f;
         int n = g->l->nnodes;
         int *ko = ARENA_ARRAY(g->a, int, n > 0 ? n : 1);
         memcpy(ko, g->f->kernel_of, sizeof *ko * (size_t)n);
-        ko[nm->ss->id] = k->id;
+        if (nm->rows)
+            ko[nm->ss->id] = k->id;
+        if (m2)
+            ko[m2->id] = k->id;
         f2->kernel_of = ko;
         g->f = f2;
     }
@@ -95,8 +98,10 @@ static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm)
     cg_put(&o, 4, &g->kpre);
     buf_puts(&o, buf_str(&rs));
     if (k->nstores > 0) {
-        buf_puts(&o, "    auto ep = [&](const long long r_, const long long c_, const float mm_v) {\n"
-                     "        const idx_t i0 = (idx_t)r_, i1 = (idx_t)c_;\n");
+        buf_puts(&o, "    auto ep = [&](const long long r_, const long long c_, const float mm_v,\n"
+                     "                  const float mm_v2) {\n"
+                     "        const idx_t i0 = (idx_t)r_, i1 = (idx_t)c_;\n"
+                     "        (void)mm_v2;\n");
         cg_put(&o, 8, &g->rpre);
         cg_put(&o, 8, &g->body);
         buf_puts(&o, "    };\n");
@@ -115,7 +120,30 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     if (ks->mm == MM_CUBLAS)
         return NULL;
     tc_plan *p = b->plan;
+    if (ks->pair_into) { /* the pair rule: the other kernel computes it, or cuBLAS here */
+        const ksched *into = &g->s->k[ks->pair_into - 1];
+        if (into->mm == MM_GENERATED) {
+            p->nsteps--;
+        } else {
+            p->steps[si].guard = ks->mm_rows;
+            p->steps[si].guard_max = ks->mm_max_rows;
+            p->steps[si].guard_above = true;
+        }
+        return NULL;
+    }
     pstep mm = p->steps[si];
+    const lnode *m2 = ks->pair ? ks->pair->ext : NULL;
+    pstep mm2 = mm;
+    if (m2) { /* the other product's buffers (its cuBLAS step, dropped) */
+        int s2 = cg_plan_matmul(b, m2, c, a); /* steps move as the plan grows */
+        mm2 = p->steps[s2];
+        p->nsteps--;
+        if (mm2.mm.ta != mm.mm.ta || mm2.mm.tb != mm.mm.tb || mm2.mm.a != mm.mm.a ||
+            !dim_eq(mm2.mm.m, mm.mm.m) || !dim_eq(mm2.mm.n, mm.mm.n) || !dim_eq(mm2.mm.k, mm.mm.k) ||
+            !dim_eq(mm2.mm.batch, mm.mm.batch))
+            diag_error(g->d, TC_ERR_INTERNAL, m->loc, "codegen: matmuls %%%d and %%%d are not a pair",
+                       m2->id, m->id);
+    }
     if (ks->mm == MM_GENERATED) {
         p->nsteps--; /* the kernel takes the cuBLAS step's place */
     } else {
@@ -151,7 +179,7 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     const tc_dim *t16 = dim_mul(c, nt, dim_ceildiv(c, mm.mm.m, dim_const(c, MM_TILE_M)));
     const tc_dim *t64 = dim_mul(c, nt, dim_ceildiv(c, mm.mm.m, dim_const(c, 64)));
     const tc_dim *slices = dim_ceildiv(c, mm.mm.k, dim_const(c, ks->mm_kslice));
-    st->grid[0] = dim_mul(c, m->dtype == TC_F32 ? t16 : t64, slices);
+    st->grid[0] = dim_mul(c, dim_mul(c, m->dtype == TC_F32 ? t16 : t64, slices), dim_const(c, m2 ? 2 : 1));
     st->grid[1] = st->grid[2] = dim_const(c, 1);
     st->grid_cap = 2147483647;
     st->block[0] = MM_THREADS;
@@ -160,25 +188,50 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
      * and slice, rows rounded up to 64: room for either tiling */
     st->ws_bytes = dim_add(c, dim_mul(c, t16, dim_const(c, 16)),
                            dim_mul(c, dim_mul(c, t64, slices),
-                                   dim_const(c, (int64_t)64 * MM_TILE_N * 4)));
+                                   dim_const(c, (int64_t)64 * MM_TILE_N * 4 * (m2 ? 2 : 1))));
     if (nm->rows) /* and each slice's sums of squares, 64 rows a tile */
         st->ws_bytes = dim_add(c, st->ws_bytes,
                                dim_mul(c, dim_mul(c, t64, slices), dim_const(c, (int64_t)64 * 4)));
     st->idx64 = p->idx64;
+    const char *t = cg_store_type(m->dtype);
     tc_buf sig;
     buf_init(&sig, a);
+    int c2 = -1;
+    if (m2) {
+        buf_printf(&sig, ",\n    const %s *__restrict__ b2, %s *__restrict__ c2", t, t);
+        cg_plan_arg(st, a, (parg){PARG_BUF, mm2.mm.b, NULL, -1, TC_DT_NONE});
+        c2 = st->nargs;
+        cg_plan_arg(st, a, (parg){PARG_BUF, mm2.mm.c, NULL, -1, TC_DT_NONE});
+    }
     if (nm->g) {
         buf_printf(&sig, ",\n    const %s *__restrict__ mm_g", cg_store_type(m->dtype));
         cg_plan_arg(st, a, (parg){PARG_BUF, b->buf_of[nm->g->id], NULL, -1, TC_DT_NONE});
     }
-    const char *ep = fused || nm->rows ? epilogue(g, st, &sig, nm) : "";
+    const char *ep = fused || nm->rows ? epilogue(g, st, &sig, nm, m2) : "";
     pkernel *k = cg_plan_table(b, a, st, name);
     k->params[2].written = true;
+    if (c2 >= 0)
+        k->params[c2].written = true;
     for (int i = 0; i < st->nargs; i++)
         if (i > 2 && st->args[i].kind == PARG_BUF && cg_is_written(g, st->args[i].buf))
             k->params[i].written = true;
     int dt = m->dtype == TC_F32 ? 0 : m->dtype == TC_F16 ? 1 : 2;
-    const char *t = cg_store_type(m->dtype);
+    /* tc_mm's template arguments and call arguments past the workspace */
+    const char *targs = arena_printf(a, "%d, %s, %s%s%s", dt, mm.mm.ta ? "true" : "false",
+                                     mm.mm.tb ? "true" : "false", nm->rows || m2 ? (nm->rows ? ", true" : ", false") : "",
+                                     m2 ? ", 2" : "");
+    const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
+                        : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
+                                       nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",
+                                       m2 ? ", b2, c2" : "");
+    const char *what = "";
+    if (nm->rows)
+        what = arena_printf(a, "; a is %%%d's x: the row-scale rule (%%%d's rows scaled by rs as they are "
+                            "stored%s)", nm->rows->stores[0]->id, m->id,
+                            nm->g ? ", x's columns by mm_g as loaded" : "");
+    if (m2)
+        what = arena_printf(a, "; c2 = a%s @ b2%s (%%%d) too: the pair rule", mm.mm.ta ? ".T" : "",
+                            mm.mm.tb ? ".T" : "", m2->id);
     return arena_printf(a,
                         "extern \"C\" __global__ void __launch_bounds__(%d, 4) %s(\n"
                         "    const %s *__restrict__ a, const %s *__restrict__ b, %s *__restrict__ c,\n"
@@ -188,19 +241,11 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         "{\n"
                         "    /* c[%s, %s] = a%s @ b%s, %s%s%s */\n"
                         "%s"
-                        "    tc_mm<%d, %s, %s%s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
+                        "    tc_mm<%s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
                         "                     (unsigned char *)ws, %d%s);\n"
                         "}\n",
                         MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, mm.mm.m), dim_str(a, mm.mm.n),
-                        mm.mm.ta ? ".T" : "", mm.mm.tb ? ".T" : "", dtype_name(m->dtype),
-                        nm->rows ? arena_printf(a, "; a is %%%d's x: the row-scale rule (%%%d's rows scaled "
-                                                "by rs as they are stored%s)", nm->rows->stores[0]->id,
-                                                m->id, nm->g ? ", x's columns by mm_g as loaded" : "")
-                                 : "",
-                        fused ? "; the epilogue on each element as it is stored" : "", ep, dt,
-                        mm.mm.ta ? "true" : "false", mm.mm.tb ? "true" : "false", nm->rows ? ", true" : "",
-                        ks->mm_kslice,
-                        nm->rows ? arena_printf(a, ", %s, rs, %s", fused ? "ep" : "tc_mm_noep()",
-                                                nm->g ? "mm_g" : "nullptr")
-                                 : fused ? ", ep" : "");
+                        mm.mm.ta ? ".T" : "", mm.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
+                        fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
+                        ks->mm_kslice, cargs);
 }

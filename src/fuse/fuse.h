@@ -37,6 +37,8 @@
  *     operand: its work moves into the generated matmul ((r * x) @ W =
  *     r * (x @ W); fuse_mm_norm below), the kernels staying two for the
  *     launches cuBLAS takes;
+ *   - two matmuls of one left operand (a gated MLP): the later's generated
+ *     kernel computes both (fuse_mm_pairs below), likewise;
  *   - never another extern; never when the merged kernel would both feed and
  *     read another kernel (a cycle); never when a reduction would be read at
  *     another row than the one computing it (it would need a grid-wide sync).
@@ -198,7 +200,7 @@ void fuse_verify(const ffn *f, tc_diag *d);
  * as sched_matmul.c decides it (so an epilogue may be fused into it). */
 bool fuse_matmul_generated(const lnode *m);
 
-/* The row-scale rule (fuse_mmnorm.c says when and why): matmul kernel mk's
+/* The row-scale rule (fuse_mmrules.c says when and why): matmul kernel mk's
  * left operand A[i, k] = P[i, k] * R[i] (* G[k]) is the only store of an
  * RMSNorm-like rows kernel whose one reduction is S[i] = sum_k P[i, k]^2,
  * P being x or a float cast of x.  Wherever the generated kernel runs it
@@ -216,6 +218,13 @@ typedef struct fmmnorm {
     const lnode *ss;        /* the reduction S */
 } fmmnorm;
 bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out);
+/* The pair rule (fuse_mmrules.c): two matmul kernels of one left operand
+ * (a gated MLP's x @ W1 and x @ W3), same dtype, shapes and layouts, the
+ * earlier with no epilogue and read by no kernel before the later: the
+ * later's generated kernel computes both, the earlier runs only for the
+ * launches cuBLAS takes.  Returns, per kernel, the kernel it pairs with or
+ * -1 (the lower id is the one computed by the other). */
+int *fuse_mm_pairs(const ffn *f, tc_arena *a);
 
 /* For codegen and sched: the natural index of a store or reduction node n
  * of kernel k over k's element variables: identity for an element-level

@@ -98,8 +98,21 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
     buf_printf(b, "\n    why: %s\n", ks->why);
 }
 
-void sched_matmul_norms(sfn *s, tc_arena *a)
+void sched_matmul_rules(sfn *s, tc_arena *a)
 {
+    int *with = fuse_mm_pairs(s->f, a);
+    for (int i = 0; i < s->nk; i++) {
+        ksched *kb = &s->k[i], *ka = with[i] >= 0 ? &s->k[with[i]] : NULL;
+        if (!ka || with[i] > i || kb->mm == MM_CUBLAS || ka->mm != kb->mm ||
+            ka->mm_kslice != kb->mm_kslice)
+            continue;
+        kb->pair = ka->k;
+        ka->pair_into = i + 1;
+        kb->why = arena_printf(a, "%s; pair: it computes %%%d (kernel %d) too, a work item per tile, "
+                               "slice and product, the last of a tile's summing both; kernel %d %s",
+                               kb->why, ka->k->ext->id, with[i], with[i],
+                               kb->mm == MM_GENERATED ? "is not launched" : "runs only when cuBLAS does");
+    }
     for (int i = 0; i < s->nk; i++) {
         ksched *ks = &s->k[i];
         if (ks->kind != SCH_EXTERN || ks->mm == MM_CUBLAS || !fuse_mm_norm(s->f, ks->k, &ks->norm))

@@ -16,7 +16,10 @@
  * (an atomic ticket) sums them in slice order, stores C, and zeroes the
  * partials and the ticket again (the workspace is all zero between
  * launches).  Work items (batch, tile, slice) are grid-strided, so any grid
- * is right. */
+ * is right.  Two products of one A (NP = 2, the pair rule: a gated MLP's
+ * x @ W1 and x @ W3) are one kernel: each (tile, slice) is a work item per
+ * product, the last item of a tile (of both) sums both products' slices
+ * and hands both values to the epilogue. */
 template <int DT> struct tc_mm_t { typedef unsigned short T; };  /* 1 f16, 2 bf16 */
 template <> struct tc_mm_t<0> { typedef float T; };               /* 0 f32 */
 __device__ __forceinline__ float tc_mm_f(float v, int dt) { (void)dt; return v; }
@@ -141,9 +144,11 @@ template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
 
 /* No epilogue; else a functor (the generated kernel's lambda) called with
  * each element of C as it is stored: its row, column and value (rounded to
- * C's dtype, as a reader of C would load it).  Batched products have none. */
+ * C's dtype, as a reader of C would load it), and with two products (NP =
+ * 2, the pair rule) the other product's element likewise (else 0).
+ * Batched products have none. */
 struct tc_mm_noep {
-    __device__ __forceinline__ void operator()(long long, long long, float) const {}
+    __device__ __forceinline__ void operator()(long long, long long, float, float) const {}
 };
 /* The row-scale rule (NORM, fuse.h's fuse_mm_norm): A is x, each tile's
  * elements scaled by gcol[k] (when not null) as it arrives, each row's sum
@@ -176,14 +181,16 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
     }
 }
 
-template <int DT, bool TA, bool TB, int BM, bool NORM, class EP, class RS>
+template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
                                           long long N, long long K, long long batch, long long sa,
                                           long long sb, long long sc, unsigned char *ws, int KS,
                                           unsigned char *smem, const EP &ep, const RS &rs,
-                                          const typename tc_mm_t<DT>::T *gcol) {
+                                          const typename tc_mm_t<DT>::T *gcol,
+                                          const typename tc_mm_t<DT>::T *__restrict__ B2,
+                                          typename tc_mm_t<DT>::T *__restrict__ C2) {
     typedef tc_mm_cfg<DT, TA, TB, BM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
@@ -193,17 +200,18 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
-    const long long tiles = batch * mt * nt, work = tiles * S;
+    const long long tiles = batch * mt * nt, work = tiles * S * NP;
     float *part = (float *)(ws + 16 * tiles);
     /* NORM: the slices' sums of squares after every partial tile (64-row tiles' room) */
-    float *ssp = part + batch * nt * ((M + 63) / 64) * S * (64 * BN);
+    float *ssp = part + batch * nt * ((M + 63) / 64) * S * NP * (64 * BN);
     const bool scale = NORM && K > 0; /* an empty K: the product is zero whatever the scale */
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
-        const long long tile = w / S, s = w % S;
+        /* a tile's work items are adjacent: its slices of product 0, then of product 1 */
+        const long long tile = w / (S * NP), pr = w % (S * NP) / S, s = w % S;
         const long long b = tile / (mt * nt), mi = tile / nt % mt, ni = tile % nt;
         const long long m0 = mi * BM, n0 = ni * BN, k0 = s * KS;
         const long long k1 = K < k0 + KS ? K : k0 + KS;
-        const T *Ab = A + b * sa, *Bb = B + b * sb;
+        const T *Ab = A + b * sa, *Bb = (NP > 1 && pr ? B2 : B) + b * sb;
         float acc[NACC];
 #pragma unroll
         for (int i = 0; i < NACC; i++)
@@ -298,7 +306,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             if (S == 1)
                 __syncthreads();
         }
-        if (S == 1) {
+        if (S == 1 && NP == 1) {
 #pragma unroll
             for (int i = 0; i < NACC; i++) {
                 int r, c;
@@ -306,11 +314,11 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                 if (m0 + r < M && n0 + c < N) {
                     const T o = tc_mm_out<DT>(scale ? acc[i] * rs(m0 + r, ss_s[r]) : acc[i]);
                     Cb[(m0 + r) * N + n0 + c] = o;
-                    ep(m0 + r, n0 + c, tc_mm_f(o, DT));
+                    ep(m0 + r, n0 + c, tc_mm_f(o, DT), 0.0f);
                 }
             }
         } else {
-            float *pp = part + (tile * S + s) * (BM * BN);
+            float *pp = part + ((tile * NP + pr) * S + s) * (BM * BN);
 #pragma unroll
             for (int i = 0; i < NACC; i++) {
                 int r, c;
@@ -322,7 +330,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             __syncthreads();
             if (threadIdx.x == 0) {
                 unsigned *ticket = (unsigned *)ws + 4 * tile;
-                last = atomicAdd(ticket, 1u) == (unsigned)(S - 1);
+                last = atomicAdd(ticket, 1u) == (unsigned)(S * NP - 1);
                 if (last)
                     *ticket = 0; /* ready for the next launch */
             }
@@ -341,55 +349,63 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     }
                     __syncthreads();
                 }
-                /* slice by slice, every element's load of a slice in flight at
-                 * once (the sums' order is the slices', whoever is last) */
-                float sum[NACC];
-                bool ok[NACC];
-                int off[NACC];
+                /* product 1 (C2) first, then this kernel's own (C) and its
+                 * epilogue, which gets both (rounded as stored) */
+                float o2[NACC];
+                for (int p = NP - 1; p >= 0; p--) {
+                    /* slice by slice, every element's load of a slice in flight at
+                     * once (the sums' order is the slices', whoever is last) */
+                    float sum[NACC];
+                    bool ok[NACC];
+                    int off[NACC];
 #pragma unroll
-                for (int i = 0; i < NACC; i++) {
-                    int r, c;
-                    G::pos(i, r, c);
-                    sum[i] = 0.0f;
-                    ok[i] = m0 + r < M && n0 + c < N;
-                    off[i] = r * BN + c;
-                }
-                float *p0 = part + tile * S * (BM * BN);
-                enum { QU = NACC <= 8 ? 4 : 1 }; /* slices loaded before their sums */
-                long long q = 0;
-                for (; q + QU <= S; q += QU) {
-                    float v[QU][NACC];
+                    for (int i = 0; i < NACC; i++) {
+                        int r, c;
+                        G::pos(i, r, c);
+                        sum[i] = 0.0f;
+                        ok[i] = m0 + r < M && n0 + c < N;
+                        off[i] = r * BN + c;
+                    }
+                    float *p0 = part + (tile * NP + p) * S * (BM * BN);
+                    enum { QU = NACC <= 8 ? 4 : 1 }; /* slices loaded before their sums */
+                    long long q = 0;
+                    for (; q + QU <= S; q += QU) {
+                        float v[QU][NACC];
 #pragma unroll
-                    for (int u = 0; u < QU; u++)
+                        for (int u = 0; u < QU; u++)
+#pragma unroll
+                            for (int i = 0; i < NACC; i++)
+                                v[u][i] = ok[i] ? __ldcg(p0 + (q + u) * (BM * BN) + off[i]) : 0.0f;
+#pragma unroll
+                        for (int u = 0; u < QU; u++)
+#pragma unroll
+                            for (int i = 0; i < NACC; i++) {
+                                sum[i] += v[u][i];
+                                if (ok[i])
+                                    __stcg(p0 + (q + u) * (BM * BN) + off[i], 0.0f); /* leave it zero */
+                            }
+                    }
+                    for (; q < S; q++) {
+                        float *pq = p0 + q * (BM * BN);
 #pragma unroll
                         for (int i = 0; i < NACC; i++)
-                            v[u][i] = ok[i] ? __ldcg(p0 + (q + u) * (BM * BN) + off[i]) : 0.0f;
+                            if (ok[i]) {
+                                sum[i] += __ldcg(pq + off[i]);
+                                __stcg(pq + off[i], 0.0f);
+                            }
+                    }
 #pragma unroll
-                    for (int u = 0; u < QU; u++)
-#pragma unroll
-                        for (int i = 0; i < NACC; i++) {
-                            sum[i] += v[u][i];
-                            if (ok[i])
-                                __stcg(p0 + (q + u) * (BM * BN) + off[i], 0.0f); /* leave it zero */
-                        }
-                }
-                for (; q < S; q++) {
-                    float *pq = p0 + q * (BM * BN);
-#pragma unroll
-                    for (int i = 0; i < NACC; i++)
+                    for (int i = 0; i < NACC; i++) {
+                        int r, c;
+                        G::pos(i, r, c);
                         if (ok[i]) {
-                            sum[i] += __ldcg(pq + off[i]);
-                            __stcg(pq + off[i], 0.0f);
+                            const T o = tc_mm_out<DT>(scale ? sum[i] * rs(m0 + r, ss_s[r]) : sum[i]);
+                            (p ? C2 + b * sc : Cb)[(m0 + r) * N + n0 + c] = o;
+                            if (p)
+                                o2[i] = tc_mm_f(o, DT);
+                            else
+                                ep(m0 + r, n0 + c, tc_mm_f(o, DT), NP > 1 ? o2[i] : 0.0f);
                         }
-                }
-#pragma unroll
-                for (int i = 0; i < NACC; i++) {
-                    int r, c;
-                    G::pos(i, r, c);
-                    if (ok[i]) {
-                        const T o = tc_mm_out<DT>(scale ? sum[i] * rs(m0 + r, ss_s[r]) : sum[i]);
-                        Cb[(m0 + r) * N + n0 + c] = o;
-                        ep(m0 + r, n0 + c, tc_mm_f(o, DT));
                     }
                 }
             }
@@ -400,24 +416,30 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 
 /* The entry: 16-row tiles, or 64 on tensor cores when M > 16; the stages
  * in one shared array both use. */
-template <int DT, bool TA, bool TB, bool NORM = false, class EP = tc_mm_noep, class RS = tc_mm_nors>
+template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, class EP = tc_mm_noep,
+          class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
                                       long long K, long long batch, long long sa, long long sb,
                                       long long sc, unsigned char *ws, int KS, const EP &ep = EP(),
-                                      const RS &rs = RS(), const typename tc_mm_t<DT>::T *gcol = nullptr) {
+                                      const RS &rs = RS(), const typename tc_mm_t<DT>::T *gcol = nullptr,
+                                      const typename tc_mm_t<DT>::T *B2 = nullptr,
+                                      typename tc_mm_t<DT>::T *C2 = nullptr) {
     static_assert(!NORM || !TA, "the row-scale rule loads x row-major");
+    static_assert(!NORM || NP == 1, "the row-scale rule with one product");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR ? 64 : 16,
-        B1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
-        B2 = tc_mm_cfg<DT, TA, TB, BIG>::BYTES
+        SM1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
+        SM2 = tc_mm_cfg<DT, TA, TB, BIG>::BYTES
     };
-    __shared__ __align__(16) unsigned char smem[B1 > B2 ? B1 : B2];
+    __shared__ __align__(16) unsigned char smem[SM1 > SM2 ? SM1 : SM2];
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol);
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol,
+                                             B2, C2);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol);
+        tc_mm_run<DT, TA, TB, 16, NORM, NP>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol,
+                                            B2, C2);
 }
 
 /* kernel 0: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */

@@ -7,7 +7,8 @@
 # batched products, other seeds; then the cost model's own choice (M = 3:
 # the kernel, M = 17: cuBLAS), the pointwise epilogues fused into the
 # kernel (tests/gpu/matmul_epilogue.tc), the row-scale rule (an RMSNorm in the
-# kernel: tests/gpu/matmul_norm.tc) and the examples with a matmul.  Prints
+# kernel: tests/gpu/matmul_norm.tc), the pair rule (two products of one x in
+# one kernel: tests/gpu/matmul_pair.tc) and the examples with a matmul.  Prints
 # "N passed, M failed"; exit 1 on failure.
 set -u
 build=${1:-build}
@@ -86,7 +87,28 @@ for dt in f16 bf16 f32; do
         done
     done
 done
+# the pair rule (tests/gpu/matmul_pair.tc): two products of one x in one
+# kernel, likewise; mixed is the rule's refusal
+pr=tests/gpu/matmul_pair.tc
+for dt in f16 bf16 f32; do
+    for fn in gated two_linear mixed; do
+        for M in 1 3 17 64; do
+            for KN in K=1,N=1 K=37,N=13 K=1000,N=130 K=4097,N=77; do
+                [ $dt = f32 ] && [ $M != 3 ] && continue
+                echo "generated $pr --fn $fn --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            done
+        done
+        echo "- $pr --fn $fn --shape M=3,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+        echo "- $pr --fn $fn --shape M=17,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+    done
+    for fn in gated_16 gated_out_16; do
+        for KN in K=1,N=1 K=37,N=13 K=4097,N=77 K=4096,N=4096; do
+            echo "- $pr --fn $fn --shape $KN --dtype T=$dt" >>"$jobs"
+        done
+    done
+done
 echo "- examples/gated_mlp.tc --shape M=3,K=1000,N=130" >>"$jobs"
+echo "- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
 echo "- examples/lora.tc --shape M=5,K=1000,N=130,R=16" >>"$jobs"
 echo "- examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
 echo "- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=3,K=1000,N=130" >>"$jobs"

@@ -1,4 +1,4 @@
-/* fuse_mmnorm.c - the row-scale rule of a generated matmul (fuse.h's
+/* fuse_mmrules.c - the row-scale rule of a generated matmul (fuse.h's
  * fuse_mm_norm): an RMSNorm-like rows kernel whose only store is the
  * matmul's left operand runs inside the matmul instead.
  *
@@ -134,22 +134,27 @@ static bool match_r(mctx *x, const lnode *n, int depth)
     }
 }
 
+/* whether the generated kernel may run matmul m (sched_matmul.c's model):
+ * f16/bf16 (f32 under TENSORC_MATMUL=generated) unless M is a constant
+ * past its limit; TENSORC_MATMUL_EPILOGUE=off keeps matmuls apart */
+static bool may_generate(const lnode *m)
+{
+    const char *off = getenv("TENSORC_MATMUL_EPILOGUE");
+    if ((off && strcmp(off, "off") == 0) || m->rank != 2 || m->nin != 2)
+        return false;
+    const char *force = getenv("TENSORC_MATMUL");
+    bool forced = force && strcmp(force, "generated") == 0;
+    int64_t rows;
+    return !(force && strcmp(force, "cublas") == 0) &&
+           (m->dtype == TC_F16 || m->dtype == TC_BF16 || (forced && m->dtype == TC_F32)) &&
+           (forced || !dim_is_const(m->shape[0], &rows) || rows <= FUSE_MM_MAX_ROWS);
+}
+
 bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
 {
     *out = (fmmnorm){0};
     const lnode *m = mk->ext;
-    if (!m || m->rank != 2 || m->nin != 2)
-        return false;
-    const char *off = getenv("TENSORC_MATMUL_EPILOGUE");
-    if (off && strcmp(off, "off") == 0)
-        return false;
-    /* only where the generated kernel may run (sched_matmul.c's model) */
-    const char *force = getenv("TENSORC_MATMUL");
-    bool forced = force && strcmp(force, "generated") == 0;
-    int64_t rows;
-    if ((force && strcmp(force, "cublas") == 0) ||
-        !(m->dtype == TC_F16 || m->dtype == TC_BF16 || (forced && m->dtype == TC_F32)) ||
-        (!forced && dim_is_const(m->shape[0], &rows) && rows > FUSE_MM_MAX_ROWS))
+    if (!m || !may_generate(m))
         return false;
     const lref *ra = &m->in[0];
     const lnode *a = ra->src;
@@ -181,6 +186,53 @@ bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
     return true;
 }
 
+/* The pair rule: matmuls a (earlier) and b of one left operand, read the
+ * same way, of one dtype and shape, their right operands laid out alike,
+ * a with no epilogue of its own and read by no kernel launched before b's:
+ * b's generated kernel computes both (fuse.h). */
+static bool pairable(const ffn *f, const fkernel *ka, const fkernel *kb)
+{
+    const lnode *a = ka->ext, *b = kb->ext;
+    if (a->in[0].src != b->in[0].src || a->dtype != b->dtype || a->shape[0] != b->shape[0] ||
+        a->shape[1] != b->shape[1] || a->in[1].src->rank != 2 || b->in[1].src->rank != 2 ||
+        ka->nstores > 0)
+        return false;
+    for (int j = 0; j < 2; j++)
+        if (a->in[0].idx[j] != b->in[0].idx[j] || a->in[1].idx[j] != b->in[1].idx[j] ||
+            a->in[1].src->shape[j] != b->in[1].src->shape[j])
+            return false;
+    for (int q = 0; q < f->nk; q++) {
+        const fkernel *k = f->k[q];
+        for (int j = 0; j < k->nreads && k->id < kb->id; j++)
+            if (k->reads[j] == a)
+                return false;
+    }
+    return true;
+}
+
+int *fuse_mm_pairs(const ffn *f, tc_arena *a)
+{
+    int *with = ARENA_ARRAY(a, int, f->nk > 0 ? f->nk : 1);
+    fmmnorm nm;
+    for (int i = 0; i < f->nk; i++)
+        with[i] = -1;
+    for (int i = 0; i < f->nk; i++) {
+        const fkernel *kb = f->k[i];
+        if (kb->kind != KK_EXTERN || with[i] >= 0 || !may_generate(kb->ext) || fuse_mm_norm(f, kb, &nm))
+            continue;
+        for (int j = 0; j < i; j++) {
+            const fkernel *ka = f->k[j];
+            if (ka->kind != KK_EXTERN || with[j] >= 0 || !may_generate(ka->ext) ||
+                fuse_mm_norm(f, ka, &nm) || !pairable(f, ka, kb))
+                continue;
+            with[i] = j;
+            with[j] = i;
+            break;
+        }
+    }
+    return with;
+}
+
 void fuse_mm_prologues(fctx *x)
 {
     ffn *o = x->out;
@@ -198,6 +250,22 @@ void fuse_mm_prologues(fctx *x)
                          "cuBLAS does: M above %d)",
                          nm.g ? " scaled by the column weight as each tile arrives" : "", nm.rows->id,
                          FUSE_MM_MAX_ROWS),
+            NULL};
+    }
+    int *with = fuse_mm_pairs(o, x->a);
+    for (int i = 0; i < o->nk; i++) {
+        if (with[i] < 0 || with[i] > i)
+            continue;
+        const lnode *ma = o->k[with[i]]->ext, *mb = o->k[i]->ext;
+        ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
+        o->dec[o->ndec++] = (fdecision){
+            ma, mb, true,
+            arena_printf(x->a,
+                         "two products of one left operand: the generated kernel of %%%d computes "
+                         "%%%d too (a work item per tile, slice and product; the last of a tile's "
+                         "sums both, and its epilogue gets both); kernel %d runs only when cuBLAS "
+                         "does (M above %d)",
+                         mb->id, ma->id, with[i], FUSE_MM_MAX_ROWS),
             NULL};
     }
 }
