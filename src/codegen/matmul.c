@@ -134,15 +134,36 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     pstep mm = p->steps[si];
     const lnode *m2 = ks->pair ? ks->pair->ext : NULL;
     pstep mm2 = mm;
+    const lnode *mt = ks->lora ? ks->lora->ext : NULL;
     if (m2) { /* the other product's buffers (its cuBLAS step, dropped) */
         int s2 = cg_plan_matmul(b, m2, c, a); /* steps move as the plan grows */
         mm2 = p->steps[s2];
         p->nsteps--;
-        if (mm2.mm.ta != mm.mm.ta || mm2.mm.tb != mm.mm.tb || mm2.mm.a != mm.mm.a ||
-            !dim_eq(mm2.mm.m, mm.mm.m) || !dim_eq(mm2.mm.n, mm.mm.n) || !dim_eq(mm2.mm.k, mm.mm.k) ||
-            !dim_eq(mm2.mm.batch, mm.mm.batch))
+        if (!mt && (mm2.mm.ta != mm.mm.ta || mm2.mm.tb != mm.mm.tb || mm2.mm.a != mm.mm.a ||
+                    !dim_eq(mm2.mm.m, mm.mm.m) || !dim_eq(mm2.mm.n, mm.mm.n) ||
+                    !dim_eq(mm2.mm.k, mm.mm.k) || !dim_eq(mm2.mm.batch, mm.mm.batch)))
             diag_error(g->d, TC_ERR_INTERNAL, m->loc, "codegen: matmuls %%%d and %%%d are not a pair",
                        m2->id, m->id);
+    }
+    /* the kernel's operands and sizes: this matmul's, but with the adapter
+     * rule x (x @ W's), A (x @ A's right operand) and K (x's); B, the
+     * adapter's second factor, and its rank R are extra arguments */
+    pstep kd = mm;
+    if (mt) {
+        int s3 = cg_plan_matmul(b, mt, c, a);
+        pstep mmt = p->steps[s3];
+        p->nsteps--;
+        if (mmt.mm.a != mm2.mm.a || mmt.mm.ta != mm2.mm.ta || mmt.mm.tb != mm.mm.tb ||
+            mm2.mm.tb != mm.mm.tb || mm.mm.ta || !dim_eq(mmt.mm.m, mm2.mm.m) ||
+            !dim_eq(mmt.mm.k, mm2.mm.k) || !dim_eq(mm.mm.n, mm2.mm.n) || !dim_eq(mm.mm.k, mmt.mm.n))
+            diag_error(g->d, TC_ERR_INTERNAL, m->loc, "codegen: matmuls %%%d, %%%d and %%%d are not an "
+                       "adapter", mt->id, m2->id, m->id);
+        kd.mm.a = mm2.mm.a;
+        kd.mm.ta = mm2.mm.ta;
+        kd.mm.b = mmt.mm.b;
+        kd.mm.k = mm2.mm.k;
+        kd.mm.stride_a = mm2.mm.stride_a;
+        kd.mm.stride_b = mmt.mm.stride_b;
     }
     if (ks->mm == MM_GENERATED) {
         p->nsteps--; /* the kernel takes the cuBLAS step's place */
@@ -160,25 +181,25 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
         st->guard_max = ks->mm_max_rows;
     }
     const fmmnorm *nm = &ks->norm;
-    if (nm->rows && (mm.mm.ta || b->buf_of[nm->x->id] < 0 || (nm->g && b->buf_of[nm->g->id] < 0)))
+    if (nm->rows && (kd.mm.ta || b->buf_of[nm->x->id] < 0 || (nm->g && b->buf_of[nm->g->id] < 0)))
         diag_error(g->d, TC_ERR_INTERNAL, m->loc, "codegen: matmul %%%d's row-scale operand is not "
                    "a row-major buffer", m->id);
     /* the row-scale rule: the kernel reads x where cuBLAS reads A */
-    int bufs[3] = {nm->rows ? b->buf_of[nm->x->id] : mm.mm.a, mm.mm.b, mm.mm.c};
+    int bufs[3] = {nm->rows ? b->buf_of[nm->x->id] : kd.mm.a, kd.mm.b, kd.mm.c};
     for (int i = 0; i < 3; i++)
         cg_plan_arg(st, a, (parg){PARG_BUF, bufs[i], NULL, -1, TC_DT_NONE});
-    const tc_dim *dims[] = {mm.mm.m, mm.mm.n, mm.mm.k, mm.mm.batch, mm.mm.stride_a, mm.mm.stride_b,
-                            mm.mm.stride_c};
+    const tc_dim *dims[] = {kd.mm.m, kd.mm.n, kd.mm.k, kd.mm.batch, kd.mm.stride_a, kd.mm.stride_b,
+                            kd.mm.stride_c};
     for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
         cg_plan_arg(st, a, (parg){PARG_DIM, -1, dims[i], -1, TC_DT_NONE});
     cg_plan_arg(st, a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
     /* tiles of 16 rows, or of 64 on tensor cores for M > 16 (tc_mm); the
      * grid is the tiles of the wider kind for f16/bf16 (where the wider
      * ones run at every M > 16), the kernel strides over whatever it gets */
-    const tc_dim *nt = dim_mul(c, mm.mm.batch, dim_ceildiv(c, mm.mm.n, dim_const(c, MM_TILE_N)));
-    const tc_dim *t16 = dim_mul(c, nt, dim_ceildiv(c, mm.mm.m, dim_const(c, MM_TILE_M)));
-    const tc_dim *t64 = dim_mul(c, nt, dim_ceildiv(c, mm.mm.m, dim_const(c, 64)));
-    const tc_dim *slices = dim_ceildiv(c, mm.mm.k, dim_const(c, ks->mm_kslice));
+    const tc_dim *nt = dim_mul(c, kd.mm.batch, dim_ceildiv(c, kd.mm.n, dim_const(c, MM_TILE_N)));
+    const tc_dim *t16 = dim_mul(c, nt, dim_ceildiv(c, kd.mm.m, dim_const(c, MM_TILE_M)));
+    const tc_dim *t64 = dim_mul(c, nt, dim_ceildiv(c, kd.mm.m, dim_const(c, 64)));
+    const tc_dim *slices = dim_ceildiv(c, kd.mm.k, dim_const(c, ks->mm_kslice));
     st->grid[0] = dim_mul(c, dim_mul(c, m->dtype == TC_F32 ? t16 : t64, slices), dim_const(c, m2 ? 2 : 1));
     st->grid[1] = st->grid[2] = dim_const(c, 1);
     st->grid_cap = 2147483647;
@@ -203,6 +224,11 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
         c2 = st->nargs;
         cg_plan_arg(st, a, (parg){PARG_BUF, mm2.mm.c, NULL, -1, TC_DT_NONE});
     }
+    if (mt) {
+        buf_printf(&sig, ",\n    const %s *__restrict__ bd, const idx_t r", t);
+        cg_plan_arg(st, a, (parg){PARG_BUF, mm.mm.b, NULL, -1, TC_DT_NONE});
+        cg_plan_arg(st, a, (parg){PARG_DIM, -1, mm.mm.k, -1, TC_DT_NONE});
+    }
     if (nm->g) {
         buf_printf(&sig, ",\n    const %s *__restrict__ mm_g", cg_store_type(m->dtype));
         cg_plan_arg(st, a, (parg){PARG_BUF, b->buf_of[nm->g->id], NULL, -1, TC_DT_NONE});
@@ -217,21 +243,25 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
             k->params[i].written = true;
     int dt = m->dtype == TC_F32 ? 0 : m->dtype == TC_F16 ? 1 : 2;
     /* tc_mm's template arguments and call arguments past the workspace */
-    const char *targs = arena_printf(a, "%d, %s, %s%s%s", dt, mm.mm.ta ? "true" : "false",
-                                     mm.mm.tb ? "true" : "false", nm->rows || m2 ? (nm->rows ? ", true" : ", false") : "",
-                                     m2 ? ", 2" : "");
+    const char *targs = arena_printf(a, "%d, %s, %s%s%s%s", dt, kd.mm.ta ? "true" : "false",
+                                     kd.mm.tb ? "true" : "false", nm->rows || m2 ? (nm->rows ? ", true" : ", false") : "",
+                                     m2 ? ", 2" : "", mt ? ", true" : "");
     const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
                         : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
                                        nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",
-                                       m2 ? ", b2, c2" : "");
+                                       m2 ? (mt ? ", b2, c2, bd, r" : ", b2, c2") : "");
     const char *what = "";
     if (nm->rows)
         what = arena_printf(a, "; a is %%%d's x: the row-scale rule (%%%d's rows scaled by rs as they are "
                             "stored%s)", nm->rows->stores[0]->id, m->id,
                             nm->g ? ", x's columns by mm_g as loaded" : "");
     if (m2)
-        what = arena_printf(a, "; c2 = a%s @ b2%s (%%%d) too: the pair rule", mm.mm.ta ? ".T" : "",
-                            mm.mm.tb ? ".T" : "", m2->id);
+        what = arena_printf(a, "; c2 = a%s @ b2%s (%%%d) too: the pair rule", kd.mm.ta ? ".T" : "",
+                            kd.mm.tb ? ".T" : "", m2->id);
+    if (mt)
+        what = arena_printf(a, "; with the adapter rule c = (a @ b%s) @ bd%s summed over K slices (%%%d = "
+                            "a @ b not stored), c2 = a @ b2%s (%%%d)", kd.mm.tb ? ".T" : "",
+                            kd.mm.tb ? ".T" : "", mt->id, kd.mm.tb ? ".T" : "", m2->id);
     return arena_printf(a,
                         "extern \"C\" __global__ void __launch_bounds__(%d, 4) %s(\n"
                         "    const %s *__restrict__ a, const %s *__restrict__ b, %s *__restrict__ c,\n"
@@ -244,8 +274,8 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         "    tc_mm<%s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
                         "                     (unsigned char *)ws, %d%s);\n"
                         "}\n",
-                        MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, mm.mm.m), dim_str(a, mm.mm.n),
-                        mm.mm.ta ? ".T" : "", mm.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
+                        MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
+                        kd.mm.ta ? ".T" : "", kd.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
                         fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
                         ks->mm_kslice, cargs);
 }

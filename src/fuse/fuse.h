@@ -38,7 +38,8 @@
  *     r * (x @ W); fuse_mm_norm below), the kernels staying two for the
  *     launches cuBLAS takes;
  *   - two matmuls of one left operand (a gated MLP): the later's generated
- *     kernel computes both (fuse_mm_pairs below), likewise;
+ *     kernel computes both (fuse_mm_pairs below), likewise; and LoRA's
+ *     three (fuse_mm_lora);
  *   - never another extern; never when the merged kernel would both feed and
  *     read another kernel (a cycle); never when a reduction would be read at
  *     another row than the one computing it (it would need a grid-wide sync).
@@ -225,6 +226,20 @@ bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out);
  * launches cuBLAS takes.  Returns, per kernel, the kernel it pairs with or
  * -1 (the lower id is the one computed by the other). */
 int *fuse_mm_pairs(const ffn *f, tc_arena *a);
+/* The adapter rule (fuse_mmrules.c): LoRA's x @ W + (x @ A) @ B.  Matmul
+ * kernel kq computes q = t @ B where t = x @ A (kernel t, read by q alone)
+ * and another kernel p computes x @ W of q's shape, all three right
+ * operands laid out alike, no epilogue on t's or p's kernel and p read by
+ * no kernel before kq: q's generated kernel computes p too and q as the sum
+ * over K slices of (x_s @ A_s) @ B (t rounded per slice, not whole); t's
+ * and p's kernels run only for the launches cuBLAS takes.  Pairs
+ * (fuse_mm_pairs) leave these kernels alone.  Opt-in for now:
+ * TENSORC_MATMUL_LORA=on (its kernel has not run on a GPU yet). */
+typedef struct fmmlora {
+    const fkernel *t;       /* x @ A */
+    const fkernel *p;       /* x @ W */
+} fmmlora;
+bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out);
 
 /* For codegen and sched: the natural index of a store or reduction node n
  * of kernel k over k's element variables: identity for an element-level

@@ -186,6 +186,67 @@ bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
     return true;
 }
 
+/* whether operand o of matmul m (rank 2) is read plainly (false) or
+ * transposed (true); -1 if neither */
+static int layout(const ffn *f, const lnode *m, int o)
+{
+    const lref *r = &m->in[o];
+    const tc_dim *k = f->l->vars[2], *other = f->l->vars[o == 0 ? 0 : 1];
+    if (r->src->rank != 2)
+        return -1;
+    if (r->idx[o == 0 ? 1 : 0] == k && r->idx[o == 0 ? 0 : 1] == other)
+        return 0;
+    if (r->idx[o == 0 ? 0 : 1] == k && r->idx[o == 0 ? 1 : 0] == other)
+        return 1;
+    return -1;
+}
+
+/* no kernel launched before kernel `before` reads n */
+static bool unread_before(const ffn *f, const lnode *n, int before)
+{
+    for (int q = 0; q < f->nk && q < before; q++)
+        for (int j = 0; j < f->k[q]->nreads; j++)
+            if (f->k[q]->reads[j] == n)
+                return false;
+    return true;
+}
+
+bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out)
+{
+    *out = (fmmlora){0};
+    /* opt-in until its kernel has run on a GPU (issue 13: written when the
+     * session's device time was spent; tests/gpu/matmul.sh turns it on) */
+    const char *on = getenv("TENSORC_MATMUL_LORA");
+    if (!on || strcmp(on, "on") != 0)
+        return false;
+    const lnode *q = kq->ext;
+    if (!q || !may_generate(q) || layout(f, q, 0) != 0)
+        return false;
+    const lnode *t = q->in[0].src;
+    if (t->kind != LK_MATMUL || t->rank != 2 || t->nuses != 1 || t->output >= 0 || t->dtype != q->dtype ||
+        f->kernel_of[t->id] < 0 || !may_generate(t))
+        return false;
+    const fkernel *kt = f->k[f->kernel_of[t->id]];
+    int tb = layout(f, q, 1);
+    if (kt->nstores > 0 || tb < 0 || layout(f, t, 1) != tb || layout(f, t, 0) < 0)
+        return false;
+    for (int i = 0; i < f->nk; i++) {
+        const fkernel *kp = f->k[i];
+        const lnode *p = kp->ext;
+        if (kp->kind != KK_EXTERN || kp == kt || kp == kq || kp->nstores > 0 || p->rank != 2 ||
+            p->in[0].src != t->in[0].src || p->in[0].idx[0] != t->in[0].idx[0] ||
+            p->in[0].idx[1] != t->in[0].idx[1] || p->dtype != q->dtype || p->shape[0] != q->shape[0] ||
+            p->shape[1] != q->shape[1] || layout(f, p, 1) != tb || !may_generate(p) ||
+            !unread_before(f, p, kq->id) ||
+            (f->kernel_of[p->in[1].src->id] >= 0 && f->kernel_of[p->in[1].src->id] >= kq->id))
+            continue; /* (W must be there when kq runs) */
+        out->t = kt;
+        out->p = kp;
+        return true;
+    }
+    return false;
+}
+
 /* The pair rule: matmuls a (earlier) and b of one left operand, read the
  * same way, of one dtype and shape, their right operands laid out alike,
  * a with no epilogue of its own and read by no kernel launched before b's:
@@ -214,8 +275,12 @@ int *fuse_mm_pairs(const ffn *f, tc_arena *a)
 {
     int *with = ARENA_ARRAY(a, int, f->nk > 0 ? f->nk : 1);
     fmmnorm nm;
+    fmmlora lo;
     for (int i = 0; i < f->nk; i++)
         with[i] = -1;
+    for (int i = 0; i < f->nk; i++) /* the adapter rule's kernels are taken */
+        if (f->k[i]->kind == KK_EXTERN && fuse_mm_lora(f, f->k[i], &lo))
+            with[i] = with[lo.t->id] = with[lo.p->id] = f->nk;
     for (int i = 0; i < f->nk; i++) {
         const fkernel *kb = f->k[i];
         if (kb->kind != KK_EXTERN || with[i] >= 0 || !may_generate(kb->ext) || fuse_mm_norm(f, kb, &nm))
@@ -230,6 +295,9 @@ int *fuse_mm_pairs(const ffn *f, tc_arena *a)
             break;
         }
     }
+    for (int i = 0; i < f->nk; i++)
+        if (with[i] == f->nk)
+            with[i] = -1;
     return with;
 }
 
@@ -252,9 +320,25 @@ void fuse_mm_prologues(fctx *x)
                          FUSE_MM_MAX_ROWS),
             NULL};
     }
+    for (int i = 0; i < o->nk; i++) {
+        fmmlora lo;
+        if (o->k[i]->kind != KK_EXTERN || !fuse_mm_lora(o, o->k[i], &lo))
+            continue;
+        ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
+        o->dec[o->ndec++] = (fdecision){
+            lo.t->ext, o->k[i]->ext, true,
+            arena_printf(x->a,
+                         "a low-rank adapter beside its weight: the generated kernel of %%%d computes "
+                         "%%%d = x @ W too and %%%d = x @ A per K slice, (x @ A) @ B summed over the "
+                         "slices with x @ W's (linear in the slices); kernels %d and %d run only when "
+                         "cuBLAS does (M above %d)",
+                         o->k[i]->ext->id, lo.p->ext->id, lo.t->ext->id, lo.p->id, lo.t->id,
+                         FUSE_MM_MAX_ROWS),
+            NULL};
+    }
     int *with = fuse_mm_pairs(o, x->a);
     for (int i = 0; i < o->nk; i++) {
-        if (with[i] < 0 || with[i] > i)
+        if (with[i] < 0 || with[i] >= i)
             continue;
         const lnode *ma = o->k[with[i]]->ext, *mb = o->k[i]->ext;
         ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);

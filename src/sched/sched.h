@@ -142,6 +142,8 @@ typedef struct ksched {
                              * computes too (the pair rule, fuse.h), else NULL */
     int pair_into;          /* a matmul that kernel pair_into - 1 computes (else 0): it
                              * runs only where cuBLAS does */
+    const fkernel *lora;    /* SCH_EXTERN: with pair, the adapter rule (fuse.h): the x @ A
+                             * kernel whose product this one's operand is, else NULL */
 } ksched;
 
 typedef struct sfn {
@@ -159,8 +161,8 @@ void sched_print(tc_buf *b, const sfn *s);
 /* The matmul kernel k's engine, tile and launch (sched_matmul.c). */
 void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_matmul(tc_buf *b, const ksched *ks);
-/* The row-scale and pair rules (fuse_mm_norm, fuse_mm_pairs) for every
- * generated matmul of s. */
+/* The row-scale, pair and adapter rules (fuse_mm_norm, fuse_mm_pairs,
+ * fuse_mm_lora) for every generated matmul of s. */
 void sched_matmul_rules(sfn *s, tc_arena *a);
 /* The matmul tile and block of the generated kernel (matmul.cuh's). */
 enum { MM_TILE_M = 16, MM_TILE_N = 64, MM_THREADS = 128 };

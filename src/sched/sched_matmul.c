@@ -100,6 +100,25 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
 
 void sched_matmul_rules(sfn *s, tc_arena *a)
 {
+    for (int i = 0; i < s->nk; i++) {
+        ksched *kq = &s->k[i];
+        fmmlora lo;
+        if (kq->kind != SCH_EXTERN || kq->mm == MM_CUBLAS || !fuse_mm_lora(s->f, kq->k, &lo))
+            continue;
+        ksched *kt = &s->k[lo.t->id], *kp = &s->k[lo.p->id];
+        if (kt->mm != kq->mm || kp->mm != kq->mm || kt->mm_kslice != kq->mm_kslice ||
+            kp->mm_kslice != kq->mm_kslice)
+            continue;
+        kq->pair = lo.p;
+        kq->lora = lo.t;
+        kt->pair_into = kp->pair_into = i + 1;
+        kq->why = arena_printf(a, "%s; adapter: it computes %%%d = x @ W (kernel %d) too, and its own "
+                               "operand %%%d = x @ A (kernel %d) per K slice, each slice's (x @ A) @ B "
+                               "summed with the slices in order; kernels %d and %d %s",
+                               kq->why, lo.p->ext->id, lo.p->id, lo.t->ext->id, lo.t->id, lo.p->id,
+                               lo.t->id, kq->mm == MM_GENERATED ? "are not launched"
+                                                                : "run only when cuBLAS does");
+    }
     int *with = fuse_mm_pairs(s->f, a);
     for (int i = 0; i < s->nk; i++) {
         ksched *kb = &s->k[i], *ka = with[i] >= 0 ? &s->k[with[i]] : NULL;

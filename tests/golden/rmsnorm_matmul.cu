@@ -358,6 +358,7 @@ template <bool T, int P> __device__ __forceinline__ unsigned tc_mm_pair(const un
  * cores for M > 16, so the weight is read once for up to 64 rows). */
 template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
     typedef typename tc_mm_t<DT>::T T;
+    enum { BMR = BM, DTV = DT };
     /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types take 64) */
     enum { BK = BM == 16 && sizeof(T) == 2 ? 64 : 32 };
     typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
@@ -383,6 +384,50 @@ template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
         }
     }
 };
+
+/* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x 64, B's layout
+ * TB, pitch PB), both in shared memory: tensor cores or FMAs (cfg G). */
+template <class G, bool TA, bool TB, int KK, int PA, int PB>
+__device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA, const typename G::T *sB) {
+    enum { BM = G::BMR, DT = G::DTV };
+    if (G::MMA) {
+        const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+        const unsigned short *a16 = (const unsigned short *)sA, *b16 = (const unsigned short *)sB;
+#pragma unroll
+        for (int kk = 0; kk < KK; kk += 16) {
+            unsigned bf[2][2];
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                const int n = w4 * 16 + j * 8 + g;
+                bf[j][0] = tc_mm_pair<!TB, PB>(b16, n, kk + 2 * t);
+                bf[j][1] = tc_mm_pair<!TB, PB>(b16, n, kk + 2 * t + 8);
+            }
+#pragma unroll
+            for (int f = 0; f < BM / 16; f++) {
+                unsigned af[4];
+                const int m = f * 16 + g;
+                af[0] = tc_mm_pair<TA, PA>(a16, m, kk + 2 * t);
+                af[1] = tc_mm_pair<TA, PA>(a16, m + 8, kk + 2 * t);
+                af[2] = tc_mm_pair<TA, PA>(a16, m, kk + 2 * t + 8);
+                af[3] = tc_mm_pair<TA, PA>(a16, m + 8, kk + 2 * t + 8);
+#pragma unroll
+                for (int j = 0; j < 2; j++)
+                    tc_mm_mma<DT>(acc + (f * 2 + j) * 4, af, bf[j]);
+            }
+        }
+    } else {
+        int r0, c;
+        G::pos(0, r0, c);
+#pragma unroll 8
+        for (int k = 0; k < KK; k++) {
+            const float bv = tc_mm_f(sB[TB ? c * PB + k : k * PB + c], DT);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                acc[i] = fmaf(tc_mm_f(sA[TA ? k * PA + r0 + i : (r0 + i) * PA + k], DT),
+                              bv, acc[i]);
+        }
+    }
+}
 
 /* No epilogue; else a functor (the generated kernel's lambda) called with
  * each element of C as it is stored: its row, column and value (rounded to
@@ -423,7 +468,7 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
     }
 }
 
-template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, class EP, class RS>
+template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -432,7 +477,8 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                           unsigned char *smem, const EP &ep, const RS &rs,
                                           const typename tc_mm_t<DT>::T *gcol,
                                           const typename tc_mm_t<DT>::T *__restrict__ B2,
-                                          typename tc_mm_t<DT>::T *__restrict__ C2) {
+                                          typename tc_mm_t<DT>::T *__restrict__ C2,
+                                          const typename tc_mm_t<DT>::T *__restrict__ Bd, long long R) {
     typedef tc_mm_cfg<DT, TA, TB, BM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
@@ -462,71 +508,72 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 #pragma unroll
         for (int i = 0; i < (NORM ? TileA::PER : 1); i++)
             ssq[i] = 0.0f;
-        const int niter = k1 > k0 ? (int)((k1 - k0 + BK - 1) / BK) : 0;
+        /* LORA, product 0: (x @ Ad) @ Bd over this slice of K, x @ Ad a
+         * chunk of 64 of its R columns at a time (the main loop below with
+         * Ad for B, into t), each chunk then times Bd's rows into acc */
+        const bool lora = LORA && pr == 0;
+        float t[NACC];
+        const long long Nm = lora ? R : N;
+        for (long long nm0 = lora ? 0 : n0; lora ? nm0 < R || (R == 0 && nm0 == 0) : nm0 == n0; nm0 += BN) {
+            if (LORA) {
+#pragma unroll
+                for (int i = 0; i < NACC; i++)
+                    t[i] = 0.0f;
+            }
+            const int niter = k1 > k0 ? (int)((k1 - k0 + BK - 1) / BK) : 0;
 #define TC_MM_ISSUE(st, kk)                                                                            \
     do {                                                                                               \
         T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                             \
         if (TA) TileA::load(sa_, Ab, M, k1, M, (kk), m0); else TileA::load(sa_, Ab, K, M, k1, m0, (kk)); \
-        if (TB) TileB::load(sb_, Bb, K, N, k1, n0, (kk)); else TileB::load(sb_, Bb, N, k1, N, (kk), n0); \
+        if (TB) TileB::load(sb_, Bb, K, Nm, k1, nm0, (kk)); else TileB::load(sb_, Bb, Nm, k1, Nm, (kk), nm0); \
     } while (0)
 #pragma unroll
-        for (int st = 0; st < ST - 1; st++) {
-            if (st < niter)
-                TC_MM_ISSUE(st, k0 + (long long)st * BK);
-            tc_mm_commit();
-        }
-        for (int it = 0; it < niter; it++) {
-            tc_mm_wait<ST - 2>();
-            __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
-            if (NORM)
-                tc_mm_prologue<DT, TileA>((T *)(smem + (it % ST) * G::STAGE), gcol, k0 + (long long)it * BK,
-                                          k1, m0, M, ssq);
-            if (it + ST - 1 < niter)
-                TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
-            tc_mm_commit();
-            if (NORM)
-                __syncthreads(); /* the scaled tile */
-            const T *sA = (const T *)(smem + (it % ST) * G::STAGE), *sB = sA + TileA::ELEMS;
-            if (G::MMA) {
-                const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-                const unsigned short *a16 = (const unsigned short *)sA, *b16 = (const unsigned short *)sB;
+            for (int st = 0; st < ST - 1; st++) {
+                if (st < niter)
+                    TC_MM_ISSUE(st, k0 + (long long)st * BK);
+                tc_mm_commit();
+            }
+            for (int it = 0; it < niter; it++) {
+                tc_mm_wait<ST - 2>();
+                __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
+                if (NORM)
+                    tc_mm_prologue<DT, TileA>((T *)(smem + (it % ST) * G::STAGE), gcol, k0 + (long long)it * BK,
+                                              k1, m0, M, ssq);
+                if (it + ST - 1 < niter)
+                    TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
+                tc_mm_commit();
+                if (NORM)
+                    __syncthreads(); /* the scaled tile */
+                const T *sA = (const T *)(smem + (it % ST) * G::STAGE), *sB = sA + TileA::ELEMS;
+                if (lora) /* (LORA is a template argument: the plain kernel has one path) */
+                    tc_mm_block<G, TA, TB, BK, TileA::P, TileB::P>(t, sA, sB);
+                else
+                    tc_mm_block<G, TA, TB, BK, TileA::P, TileB::P>(acc, sA, sB);
+            }
+#undef TC_MM_ISSUE
+            tc_mm_wait<0>();
+            if (lora) {
+                /* t (rounded to T) and Bd's 64 x 64 tile at rows nm0, columns n0 */
+                typedef tc_mm_tile<T, BM, 64> TileT;
+                typedef tc_mm_tile<T, TB ? BN : 64, TB ? 64 : BN> TileD;
+                T *st_ = (T *)smem, *sd_ = st_ + TileT::ELEMS;
+                __syncthreads(); /* every stage read */
+                if (R > 0) {
 #pragma unroll
-                for (int kk = 0; kk < BK; kk += 16) {
-                    unsigned bf[2][2];
-#pragma unroll
-                    for (int j = 0; j < 2; j++) {
-                        const int n = w4 * 16 + j * 8 + g;
-                        bf[j][0] = tc_mm_pair<!TB, TileB::P>(b16, n, kk + 2 * t);
-                        bf[j][1] = tc_mm_pair<!TB, TileB::P>(b16, n, kk + 2 * t + 8);
+                    for (int i = 0; i < NACC; i++) {
+                        int r, c;
+                        G::pos(i, r, c);
+                        st_[r * TileT::P + c] = tc_mm_out<DT>(t[i]);
                     }
-#pragma unroll
-                    for (int f = 0; f < BM / 16; f++) {
-                        unsigned af[4];
-                        const int m = f * 16 + g;
-                        af[0] = tc_mm_pair<TA, TileA::P>(a16, m, kk + 2 * t);
-                        af[1] = tc_mm_pair<TA, TileA::P>(a16, m + 8, kk + 2 * t);
-                        af[2] = tc_mm_pair<TA, TileA::P>(a16, m, kk + 2 * t + 8);
-                        af[3] = tc_mm_pair<TA, TileA::P>(a16, m + 8, kk + 2 * t + 8);
-#pragma unroll
-                        for (int j = 0; j < 2; j++)
-                            tc_mm_mma<DT>(acc + (f * 2 + j) * 4, af, bf[j]);
-                    }
-                }
-            } else {
-                int r0, c;
-                G::pos(0, r0, c);
-#pragma unroll 8
-                for (int k = 0; k < BK; k++) {
-                    const float bv = tc_mm_f(sB[TB ? c * TileB::P + k : k * TileB::P + c], DT);
-#pragma unroll
-                    for (int i = 0; i < 8; i++)
-                        acc[i] = fmaf(tc_mm_f(sA[TA ? k * TileA::P + r0 + i : (r0 + i) * TileA::P + k], DT),
-                                      bv, acc[i]);
+                    if (TB) TileD::load(sd_, Bd, R, N, R, n0, nm0); else TileD::load(sd_, Bd, N, R, N, nm0, n0);
+                    tc_mm_commit();
+                    tc_mm_wait<0>();
+                    __syncthreads();
+                    tc_mm_block<G, false, TB, 64, TileT::P, TileD::P>(acc, st_, sd_);
+                    __syncthreads(); /* before the next chunk's stages */
                 }
             }
         }
-#undef TC_MM_ISSUE
-        tc_mm_wait<0>();
         T *Cb = C + b * sc;
         if (NORM) {
             /* each row's sum: the chunks of a row are consecutive threads */
@@ -658,8 +705,8 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 
 /* The entry: 16-row tiles, or 64 on tensor cores when M > 16; the stages
  * in one shared array both use. */
-template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, class EP = tc_mm_noep,
-          class RS = tc_mm_nors>
+template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
+          class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
@@ -667,8 +714,10 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
                                       long long sc, unsigned char *ws, int KS, const EP &ep = EP(),
                                       const RS &rs = RS(), const typename tc_mm_t<DT>::T *gcol = nullptr,
                                       const typename tc_mm_t<DT>::T *B2 = nullptr,
-                                      typename tc_mm_t<DT>::T *C2 = nullptr) {
+                                      typename tc_mm_t<DT>::T *C2 = nullptr,
+                                      const typename tc_mm_t<DT>::T *Bd = nullptr, long long R = 0) {
     static_assert(!NORM || !TA, "the row-scale rule loads x row-major");
+    static_assert(!LORA || (NP == 2 && !NORM), "the adapter rule's two products");
     static_assert(!NORM || NP == 1, "the row-scale rule with one product");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR ? 64 : 16,
@@ -677,11 +726,11 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     };
     __shared__ __align__(16) unsigned char smem[SM1 > SM2 ? SM1 : SM2];
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol,
-                                             B2, C2);
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs,
+                                                   gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs, gcol,
-                                            B2, C2);
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs,
+                                                  gcol, B2, C2, Bd, R);
 }
 
 /* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; row scale: (r * x) @ W = r * (x @ W), so it loads x scaled by %1 as each tile arrives, sums x^2 of each row beside the product (the slices' sums in order) and multiplies the row's %10 into the product as it stores; kernel 0 runs only when cuBLAS does */

@@ -8,7 +8,8 @@
 # the kernel, M = 17: cuBLAS), the pointwise epilogues fused into the
 # kernel (tests/gpu/matmul_epilogue.tc), the row-scale rule (an RMSNorm in the
 # kernel: tests/gpu/matmul_norm.tc), the pair rule (two products of one x in
-# one kernel: tests/gpu/matmul_pair.tc) and the examples with a matmul.  Prints
+# one kernel: tests/gpu/matmul_pair.tc), the adapter rule (LoRA in one kernel:
+# tests/gpu/matmul_lora.tc) and the examples with a matmul.  Prints
 # "N passed, M failed"; exit 1 on failure.
 set -u
 build=${1:-build}
@@ -107,10 +108,31 @@ for dt in f16 bf16 f32; do
         done
     done
 done
+# the adapter rule (tests/gpu/matmul_lora.tc): LoRA in one kernel, likewise,
+# the rank within one 64-column chunk and past it; lora_out is the refusal
+lr=tests/gpu/matmul_lora.tc
+for dt in f16 bf16 f32; do
+    for fn in lora lora_t lora_out; do
+        for M in 1 3 17 64; do
+            for KN in K=37,N=13,R=5 K=1000,N=130,R=16 K=4097,N=77,R=65; do
+                [ $dt = f32 ] && [ $M != 3 ] && continue
+                echo "lora+generated $lr --fn $fn --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            done
+        done
+        echo "lora $lr --fn $fn --shape M=3,K=1000,N=130,R=16 --dtype T=$dt" >>"$jobs"
+        echo "lora $lr --fn $fn --shape M=17,K=1000,N=130,R=16 --dtype T=$dt" >>"$jobs"
+    done
+    for fn in lora_16 lora_t_16; do
+        for KN in K=1,N=1,R=1 K=37,N=13,R=3 K=4097,N=77,R=130 K=4096,N=4096,R=16; do
+            echo "lora $lr --fn $fn --shape $KN --dtype T=$dt" >>"$jobs"
+        done
+    done
+done
 echo "- examples/gated_mlp.tc --shape M=3,K=1000,N=130" >>"$jobs"
 echo "- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
 echo "- examples/lora.tc --shape M=5,K=1000,N=130,R=16" >>"$jobs"
 echo "- examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
+echo "lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
 echo "- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=3,K=1000,N=130" >>"$jobs"
 echo "- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
 echo "generated examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=64,K=4096,N=4096" >>"$jobs"
@@ -130,6 +152,10 @@ one() {
     log=$(mktemp)
     if [ "$force" = generated ]; then
         TENSORC_MATMUL=generated timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
+    elif [ "$force" = lora ] || [ "$force" = lora+generated ]; then
+        # the adapter rule is opt-in (TENSORC_MATMUL_LORA=on) until these pass on a GPU
+        if [ "$force" = lora ]; then m=; else m=generated; fi
+        TENSORC_MATMUL_LORA=on TENSORC_MATMUL=$m timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
     else
         timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
     fi

@@ -17,7 +17,7 @@
 #   - AdamW: one kernel that writes three buffers, seen twice: the fused dump
 #     (one kernel, stores -> m, v, p) and the launch plan (one step, the three
 #     inout outputs written in place).
-#   - issue 13's decode blocks (M = 16): RMSNorm -> matmul and the gated MLP
+#   - issue 13's decode blocks (M = 16): RMSNorm -> matmul, the gated MLP and LoRA
 #     one generated kernel each, no cuBLAS step, explain naming the rule;
 #     with M symbolic the norm kernel and cuBLAS guarded by M > 16.
 # Prints one line per check and "N passed, M failed" last; exits 1 on failure.
@@ -148,8 +148,11 @@ if emit $kt decode_bias_gelu explain; then
 fi
 # issue 13's decode blocks (M = 16): one kernel, one step, no cuBLAS, and
 # explain names the rule that fused each
-for fr in "decode_rmsnorm_matmul:row scale into the matmul" "decode_gated_mlp:two products of one left operand"; do
+for fr in "decode_rmsnorm_matmul:row scale into the matmul" "decode_gated_mlp:two products of one left operand" \
+    "decode_lora:a low-rank adapter beside its weight"; do
     fn=${fr%%:*} rule=${fr#*:}
+    # the adapter rule is opt-in until its kernel has run on a GPU (fuse.h)
+    if [ $fn = decode_lora ]; then export TENSORC_MATMUL_LORA=on; else unset TENSORC_MATMUL_LORA; fi
     count $kt $fn 1
     if emit $kt $fn cuda; then
         plan_steps >"$tmp/steps"
@@ -162,6 +165,8 @@ for fr in "decode_rmsnorm_matmul:row scale into the matmul" "decode_gated_mlp:tw
         else bad "$fn: explain does not show the rule" "$(grep fused "$tmp/out" | tr '\n' '|')"; fi
     fi
 done
+unset TENSORC_MATMUL_LORA
+count $kt decode_lora 3   # without the opt-in: x @ W, x @ A, and (x @ A) @ B with the sum
 # the same with M symbolic (examples/rmsnorm_matmul.tc): the rows kernel and
 # cuBLAS guarded by M > 16, the generated kernel (the norm inside) by M <= 16
 if emit $ex/rmsnorm_matmul.tc rmsnorm_matmul cuda; then
