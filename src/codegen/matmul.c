@@ -243,9 +243,14 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
             k->params[i].written = true;
     int dt = m->dtype == TC_F32 ? 0 : m->dtype == TC_F16 ? 1 : 2;
     /* tc_mm's template arguments and call arguments past the workspace */
-    const char *targs = arena_printf(a, "%d, %s, %s%s%s%s", dt, kd.mm.ta ? "true" : "false",
-                                     kd.mm.tb ? "true" : "false", nm->rows || m2 ? (nm->rows ? ", true" : ", false") : "",
-                                     m2 ? ", 2" : "", mt ? ", true" : "");
+    /* M <= 16 at every launch (a constant, or the guard of MM_BY_ROWS):
+     * only the 16-row tiles are instantiated */
+    int64_t mc;
+    bool skinny = ks->mm == MM_BY_ROWS ? ks->mm_max_rows <= MM_TILE_M
+                                       : dim_is_const(kd.mm.m, &mc) && mc <= MM_TILE_M;
+    const char *targs = arena_printf(a, "%d, %s, %s, %s, %d, %s, %s", dt, kd.mm.ta ? "true" : "false",
+                                     kd.mm.tb ? "true" : "false", nm->rows ? "true" : "false", m2 ? 2 : 1,
+                                     mt ? "true" : "false", skinny ? "true" : "false");
     const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
                         : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
                                        nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",

@@ -462,9 +462,11 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 }
 
 /* The entry: 16-row tiles, or 64 on tensor cores when M > 16; the stages
- * in one shared array both use. */
+ * in one shared array both use.  SKINNY: M <= 16 at every launch (the
+ * cost model's kernels: a constant M or a guard), so the 64-row path is not
+ * instantiated (half the template's compile time). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
-          class EP = tc_mm_noep, class RS = tc_mm_nors>
+          bool SKINNY = false, class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
@@ -478,7 +480,7 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     static_assert(!LORA || (NP == 2 && !NORM), "the adapter rule's two products");
     static_assert(!NORM || NP == 1, "the row-scale rule with one product");
     enum {
-        BIG = DT != 0 && TC_MM_TENSOR ? 64 : 16,
+        BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
         SM1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
         SM2 = tc_mm_cfg<DT, TA, TB, BIG>::BYTES
     };
@@ -500,7 +502,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
     const unsigned short *__restrict__ b2, unsigned short *__restrict__ c2)
 {
     /* c[M, N] = a @ b, f16; c2 = a @ b2 (%3) too: the pair rule */
-    tc_mm<1, false, false, false, 2>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
+    tc_mm<1, false, false, false, 2, false, true>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
                      (unsigned char *)ws, 1024, tc_mm_noep(), tc_mm_nors(), nullptr, b2, c2);
 }
 
