@@ -221,16 +221,17 @@ typedef struct fmmnorm {
 bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out);
 /* The pair rule (fuse_mmrules.c): two matmul kernels of one left operand
  * (a gated MLP's x @ W1 and x @ W3), same dtype, shapes and layouts, the
- * earlier with no epilogue and read by no kernel before the later: the
- * later's generated kernel computes both, the earlier runs only for the
- * launches cuBLAS takes.  Returns, per kernel, the kernel it pairs with or
+ * earlier with no epilogue, read by no kernel before the later and by the
+ * later's epilogue only at the element it stores: the later's generated
+ * kernel computes both, the earlier runs only for the launches cuBLAS
+ * takes.  Returns, per kernel, the kernel it pairs with or
  * -1 (the lower id is the one computed by the other). */
 int *fuse_mm_pairs(const ffn *f, tc_arena *a);
 /* The adapter rule (fuse_mmrules.c): LoRA's x @ W + (x @ A) @ B.  Matmul
  * kernel kq computes q = t @ B where t = x @ A (kernel t, read by q alone)
  * and another kernel p computes x @ W of q's shape, all three right
- * operands laid out alike, no epilogue on t's or p's kernel and p read by
- * no kernel before kq: q's generated kernel computes p too and q as the sum
+ * operands laid out alike, no epilogue on t's or p's kernel, p read by no
+ * kernel before kq and by kq's epilogue only at the element it stores: q's generated kernel computes p too and q as the sum
  * over K slices of (x_s @ A_s) @ B (t rounded per slice, not whole); t's
  * and p's kernels run only for the launches cuBLAS takes.  Pairs
  * (fuse_mm_pairs) leave these kernels alone.  Opt-in for now:
@@ -239,7 +240,7 @@ typedef struct fmmlora {
     const fkernel *t;       /* x @ A */
     const fkernel *p;       /* x @ W */
 } fmmlora;
-bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out);
+bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a);
 
 /* For codegen and sched: the natural index of a store or reduction node n
  * of kernel k over k's element variables: identity for an element-level

@@ -186,6 +186,64 @@ bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
     return true;
 }
 
+/* Whether kernel k's epilogue reads product m (which k's generated kernel
+ * is to compute too, handing it over as mm_v2) only at the element being
+ * stored: every path from k's stores through what it computes inline. */
+typedef struct rseen {
+    struct rseen *next;
+    const lnode *n;
+    const tc_dim **idx;
+} rseen;
+
+static bool own_element(const ffn *f, const lnode *m, const lnode *n, const tc_dim **idx, rseen **seen,
+                        tc_arena *a, int depth)
+{
+    if (n == m) {
+        for (int k = 0; k < n->rank; k++)
+            if (idx[k] != f->l->vars[k])
+                return false;
+        return true;
+    }
+    if (n->nin == 0 || (f->stored[n->id] && depth > 0))
+        return true; /* a leaf, or loaded from a buffer */
+    if (depth > 200 || n->kind == LK_GATHER)
+        return false; /* (a gather reads at run-time positions: refused) */
+    for (rseen *v = seen[n->id]; v; v = v->next) {
+        bool eq = true;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = v->idx[k] == idx[k];
+        if (eq)
+            return true;
+    }
+    rseen *v = ARENA_NEW(a, rseen);
+    *v = (rseen){seen[n->id], n, idx};
+    seen[n->id] = v;
+    for (int i = 0; i < n->nin; i++) {
+        const lref *r = &n->in[i];
+        const tc_dim **ci = ARENA_ARRAY(a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
+        lir_compose(f->l, r, idx, n->rank, ci);
+        if (!own_element(f, m, r->src, ci, seen, a, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+static bool read_at_own_element(const ffn *f, const fkernel *k, const lnode *m, tc_arena *a)
+{
+    rseen **seen = ARENA_ARRAY(a, rseen *, f->l->nnodes > 0 ? f->l->nnodes : 1);
+    for (int i = 0; i < k->nstores; i++) {
+        const lnode *s = k->stores[i];
+        if (s->rank != m->rank)
+            return false;
+        const tc_dim **idx = ARENA_ARRAY(a, const tc_dim *, s->rank > 0 ? s->rank : 1);
+        for (int j = 0; j < s->rank; j++)
+            idx[j] = f->l->vars[j];
+        if (!own_element(f, m, s, idx, seen, a, 0))
+            return false;
+    }
+    return true;
+}
+
 /* whether operand o of matmul m (rank 2) is read plainly (false) or
  * transposed (true); -1 if neither */
 static int layout(const ffn *f, const lnode *m, int o)
@@ -211,7 +269,7 @@ static bool unread_before(const ffn *f, const lnode *n, int before)
     return true;
 }
 
-bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out)
+bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a)
 {
     *out = (fmmlora){0};
     /* opt-in until its kernel has run on a GPU (issue 13: written when the
@@ -237,7 +295,7 @@ bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out)
             p->in[0].src != t->in[0].src || p->in[0].idx[0] != t->in[0].idx[0] ||
             p->in[0].idx[1] != t->in[0].idx[1] || p->dtype != q->dtype || p->shape[0] != q->shape[0] ||
             p->shape[1] != q->shape[1] || layout(f, p, 1) != tb || !may_generate(p) ||
-            !unread_before(f, p, kq->id) ||
+            !unread_before(f, p, kq->id) || !read_at_own_element(f, kq, p, a) ||
             (f->kernel_of[p->in[1].src->id] >= 0 && f->kernel_of[p->in[1].src->id] >= kq->id))
             continue; /* (W must be there when kq runs) */
         out->t = kt;
@@ -251,7 +309,7 @@ bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out)
  * same way, of one dtype and shape, their right operands laid out alike,
  * a with no epilogue of its own and read by no kernel launched before b's:
  * b's generated kernel computes both (fuse.h). */
-static bool pairable(const ffn *f, const fkernel *ka, const fkernel *kb)
+static bool pairable(const ffn *f, const fkernel *ka, const fkernel *kb, tc_arena *ar)
 {
     const lnode *a = ka->ext, *b = kb->ext;
     if (a->in[0].src != b->in[0].src || a->dtype != b->dtype || a->shape[0] != b->shape[0] ||
@@ -268,7 +326,7 @@ static bool pairable(const ffn *f, const fkernel *ka, const fkernel *kb)
             if (k->reads[j] == a)
                 return false;
     }
-    return true;
+    return read_at_own_element(f, kb, a, ar);
 }
 
 int *fuse_mm_pairs(const ffn *f, tc_arena *a)
@@ -279,7 +337,7 @@ int *fuse_mm_pairs(const ffn *f, tc_arena *a)
     for (int i = 0; i < f->nk; i++)
         with[i] = -1;
     for (int i = 0; i < f->nk; i++) /* the adapter rule's kernels are taken */
-        if (f->k[i]->kind == KK_EXTERN && fuse_mm_lora(f, f->k[i], &lo))
+        if (f->k[i]->kind == KK_EXTERN && fuse_mm_lora(f, f->k[i], &lo, a))
             with[i] = with[lo.t->id] = with[lo.p->id] = f->nk;
     for (int i = 0; i < f->nk; i++) {
         const fkernel *kb = f->k[i];
@@ -288,7 +346,7 @@ int *fuse_mm_pairs(const ffn *f, tc_arena *a)
         for (int j = 0; j < i; j++) {
             const fkernel *ka = f->k[j];
             if (ka->kind != KK_EXTERN || with[j] >= 0 || !may_generate(ka->ext) ||
-                fuse_mm_norm(f, ka, &nm) || !pairable(f, ka, kb))
+                fuse_mm_norm(f, ka, &nm) || !pairable(f, ka, kb, a))
                 continue;
             with[i] = j;
             with[j] = i;
@@ -322,7 +380,7 @@ void fuse_mm_prologues(fctx *x)
     }
     for (int i = 0; i < o->nk; i++) {
         fmmlora lo;
-        if (o->k[i]->kind != KK_EXTERN || !fuse_mm_lora(o, o->k[i], &lo))
+        if (o->k[i]->kind != KK_EXTERN || !fuse_mm_lora(o, o->k[i], &lo, x->a))
             continue;
         ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
         o->dec[o->ndec++] = (fdecision){

@@ -103,7 +103,7 @@ void sched_matmul_rules(sfn *s, tc_arena *a)
     for (int i = 0; i < s->nk; i++) {
         ksched *kq = &s->k[i];
         fmmlora lo;
-        if (kq->kind != SCH_EXTERN || kq->mm == MM_CUBLAS || !fuse_mm_lora(s->f, kq->k, &lo))
+        if (kq->kind != SCH_EXTERN || kq->mm == MM_CUBLAS || !fuse_mm_lora(s->f, kq->k, &lo, a))
             continue;
         ksched *kt = &s->k[lo.t->id], *kp = &s->k[lo.p->id];
         if (kt->mm != kq->mm || kp->mm != kq->mm || kt->mm_kslice != kq->mm_kslice ||

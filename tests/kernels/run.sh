@@ -167,6 +167,7 @@ for fr in "decode_rmsnorm_matmul:row scale into the matmul" "decode_gated_mlp:tw
 done
 unset TENSORC_MATMUL_LORA
 count $kt decode_lora 3   # without the opt-in: x @ W, x @ A, and (x @ A) @ B with the sum
+count $kt decode_gated_col 2   # the first product read off its element: not a pair
 # the same with M symbolic (examples/rmsnorm_matmul.tc): the rows kernel and
 # cuBLAS guarded by M > 16, the generated kernel (the norm inside) by M <= 16
 if emit $ex/rmsnorm_matmul.tc rmsnorm_matmul cuda; then
