@@ -552,11 +552,12 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
         v.s = g->acc[n->id];
     } else if (n->kind == LK_MATMUL) {
         /* a matmul's fused epilogue (matmul.c): the product's element being
-         * stored, rounded to its dtype, is the lambda's parameter */
+         * stored, rounded to its dtype, is the lambda's parameter (so is
+         * the other product's, for two products in one kernel) */
         if (!own || !lir_is_identity(g->l, idx, n->rank))
             diag_error(g->d, TC_ERR_INTERNAL, n->loc,
                        "codegen: matmul %%%d read outside the element its epilogue is at", n->id);
-        v.s = "mm_v";
+        v.s = n == g->k->ext ? "mm_v" : "mm_v2"; /* mm_v2: the pair rule's other product */
     } else if (n->kind == LK_CONCAT) {
         v.s = concat_value(g, n, idx, t);
     } else if (n->kind == LK_GATHER) {

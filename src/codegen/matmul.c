@@ -14,22 +14,57 @@
 
 /* The fused epilogue (fuse.h): the kernel's stores for one element (i0,
  * i1) of the product, whose value (rounded to its dtype) is mm_v, as the
- * body of a lambda tc_mm calls as it stores each element of C; its
- * buffers, sizes and scalars are added to the signature (sig) and the
- * step's arguments after the matmul's own. */
-static const char *epilogue(cg *g, pstep *st, tc_buf *sig)
+ * body of a lambda `ep` tc_mm calls as it stores each element of C; and
+ * with the row-scale rule (fuse_mm_norm) the row scale R of row i0 from
+ * its sum of squares mm_ss, as the body of a lambda `rs` (R is computed by
+ * the expression emitter as the rows kernel would, its reduction standing
+ * for this kernel's own, so sizes, scalars and constants come the usual
+ * way).  Their buffers, sizes and scalars are added to the signature (sig)
+ * and the step's arguments after the matmul's own. */
+static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm, const lnode *m2)
 {
     const fkernel *k = g->k;
+    if (nm->rows || m2) { /* the reduction, the other product: this kernel's own */
+        ffn *f2 = ARENA_NEW(g->a, ffn);
+        *f2 = *g->f;
+        int n = g->l->nnodes;
+        int *ko = ARENA_ARRAY(g->a, int, n > 0 ? n : 1);
+        memcpy(ko, g->f->kernel_of, sizeof *ko * (size_t)n);
+        if (nm->rows)
+            ko[nm->ss->id] = k->id;
+        if (m2)
+            ko[m2->id] = k->id;
+        f2->kernel_of = ko;
+        g->f = f2;
+    }
     cg_kernel_init(g);
     g->elemvars = cg_all_axes(k);
     g->rowvars = 0;
-    g->phase = 0;
+    g->phase = nm->rows ? 1 : 0;
     g->v.n = 1;
     cg_reset_bufs(g);
     cg_loop(g, "i0", k->dom[0], NULL);
     cg_loop(g, "i1", k->dom[1], NULL);
     cg_limit(g, k->dom[0]);
     cg_limit(g, k->dom[1]);
+    tc_buf o;
+    buf_init(&o, g->a);
+    tc_buf rs;
+    buf_init(&rs, g->a);
+    if (nm->rows) {
+        g->acc[nm->ss->id] = "mm_ss";
+        g->phase_of[nm->ss->id] = 0;
+        const tc_dim *idx[2] = {g->l->vars[0], dim_const(g->c, 0)};
+        const char *v = cg_value(g, nm->r, idx);
+        buf_puts(&rs, "    auto rs = [&](const long long r_, const float mm_ss) -> float {\n"
+                      "        const idx_t i0 = (idx_t)r_;\n"
+                      "        (void)i0;\n");
+        cg_put(&rs, 8, &g->rpre);
+        cg_put(&rs, 8, &g->body);
+        buf_printf(&rs, "        return (float)(%s);\n    };\n", cg_convert(g, v, nm->r->dtype, TC_F32));
+        cg_reset_bufs(g);
+        g->ncache = 0;
+    }
     for (int i = 0; i < k->nstores; i++)
         cg_store(g, T_ELEM, k->stores[i], NULL);
     tc_plan *p = g->bufs->plan;
@@ -55,19 +90,22 @@ static const char *epilogue(cg *g, pstep *st, tc_buf *sig)
                    gp->name);
         cg_plan_arg(st, g->a, (parg){PARG_SCALAR, -1, NULL, i, (t == TC_F16 || t == TC_BF16) ? TC_F32 : t});
     }
-        st->loops = g->loops;
+    st->loops = g->loops;
     st->nloops = g->nloops;
     st->idx64 = st->idx64 || g->wide;
-    tc_buf o;
-    buf_init(&o, g->a);
     if (g->wide && !g->idx64)
         buf_puts(&o, "    typedef long long idx_t; /* an index divides and multiplies back */\n");
     cg_put(&o, 4, &g->kpre);
-    buf_puts(&o, "    auto ep = [&](const long long r_, const long long c_, const float mm_v) {\n"
-                 "        const idx_t i0 = (idx_t)r_, i1 = (idx_t)c_;\n");
-    cg_put(&o, 8, &g->rpre);
-    cg_put(&o, 8, &g->body);
-    buf_puts(&o, "    };\n");
+    buf_puts(&o, buf_str(&rs));
+    if (k->nstores > 0) {
+        buf_puts(&o, "    auto ep = [&](const long long r_, const long long c_, const float mm_v,\n"
+                     "                  const float mm_v2) {\n"
+                     "        const idx_t i0 = (idx_t)r_, i1 = (idx_t)c_;\n"
+                     "        (void)mm_v2;\n");
+        cg_put(&o, 8, &g->rpre);
+        cg_put(&o, 8, &g->body);
+        buf_puts(&o, "    };\n");
+    }
     return buf_str(&o);
 }
 
@@ -82,7 +120,51 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     if (ks->mm == MM_CUBLAS)
         return NULL;
     tc_plan *p = b->plan;
+    if (ks->pair_into) { /* the pair rule: the other kernel computes it, or cuBLAS here */
+        const ksched *into = &g->s->k[ks->pair_into - 1];
+        if (into->mm == MM_GENERATED) {
+            p->nsteps--;
+        } else {
+            p->steps[si].guard = ks->mm_rows;
+            p->steps[si].guard_max = ks->mm_max_rows;
+            p->steps[si].guard_above = true;
+        }
+        return NULL;
+    }
     pstep mm = p->steps[si];
+    const lnode *m2 = ks->pair ? ks->pair->ext : NULL;
+    pstep mm2 = mm;
+    const lnode *mt = ks->lora ? ks->lora->ext : NULL;
+    if (m2) { /* the other product's buffers (its cuBLAS step, dropped) */
+        int s2 = cg_plan_matmul(b, m2, c, a); /* steps move as the plan grows */
+        mm2 = p->steps[s2];
+        p->nsteps--;
+        if (!mt && (mm2.mm.ta != mm.mm.ta || mm2.mm.tb != mm.mm.tb || mm2.mm.a != mm.mm.a ||
+                    !dim_eq(mm2.mm.m, mm.mm.m) || !dim_eq(mm2.mm.n, mm.mm.n) ||
+                    !dim_eq(mm2.mm.k, mm.mm.k) || !dim_eq(mm2.mm.batch, mm.mm.batch)))
+            diag_error(g->d, TC_ERR_INTERNAL, m->loc, "codegen: matmuls %%%d and %%%d are not a pair",
+                       m2->id, m->id);
+    }
+    /* the kernel's operands and sizes: this matmul's, but with the adapter
+     * rule x (x @ W's), A (x @ A's right operand) and K (x's); B, the
+     * adapter's second factor, and its rank R are extra arguments */
+    pstep kd = mm;
+    if (mt) {
+        int s3 = cg_plan_matmul(b, mt, c, a);
+        pstep mmt = p->steps[s3];
+        p->nsteps--;
+        if (mmt.mm.a != mm2.mm.a || mmt.mm.ta != mm2.mm.ta || mmt.mm.tb != mm.mm.tb ||
+            mm2.mm.tb != mm.mm.tb || mm.mm.ta || !dim_eq(mmt.mm.m, mm2.mm.m) ||
+            !dim_eq(mmt.mm.k, mm2.mm.k) || !dim_eq(mm.mm.n, mm2.mm.n) || !dim_eq(mm.mm.k, mmt.mm.n))
+            diag_error(g->d, TC_ERR_INTERNAL, m->loc, "codegen: matmuls %%%d, %%%d and %%%d are not an "
+                       "adapter", mt->id, m2->id, m->id);
+        kd.mm.a = mm2.mm.a;
+        kd.mm.ta = mm2.mm.ta;
+        kd.mm.b = mmt.mm.b;
+        kd.mm.k = mm2.mm.k;
+        kd.mm.stride_a = mm2.mm.stride_a;
+        kd.mm.stride_b = mmt.mm.stride_b;
+    }
     if (ks->mm == MM_GENERATED) {
         p->nsteps--; /* the kernel takes the cuBLAS step's place */
     } else {
@@ -98,22 +180,27 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
         st->guard = ks->mm_rows;
         st->guard_max = ks->mm_max_rows;
     }
-    int bufs[3] = {mm.mm.a, mm.mm.b, mm.mm.c};
+    const fmmnorm *nm = &ks->norm;
+    if (nm->rows && (kd.mm.ta || b->buf_of[nm->x->id] < 0 || (nm->g && b->buf_of[nm->g->id] < 0)))
+        diag_error(g->d, TC_ERR_INTERNAL, m->loc, "codegen: matmul %%%d's row-scale operand is not "
+                   "a row-major buffer", m->id);
+    /* the row-scale rule: the kernel reads x where cuBLAS reads A */
+    int bufs[3] = {nm->rows ? b->buf_of[nm->x->id] : kd.mm.a, kd.mm.b, kd.mm.c};
     for (int i = 0; i < 3; i++)
         cg_plan_arg(st, a, (parg){PARG_BUF, bufs[i], NULL, -1, TC_DT_NONE});
-    const tc_dim *dims[] = {mm.mm.m, mm.mm.n, mm.mm.k, mm.mm.batch, mm.mm.stride_a, mm.mm.stride_b,
-                            mm.mm.stride_c};
+    const tc_dim *dims[] = {kd.mm.m, kd.mm.n, kd.mm.k, kd.mm.batch, kd.mm.stride_a, kd.mm.stride_b,
+                            kd.mm.stride_c};
     for (size_t i = 0; i < sizeof dims / sizeof *dims; i++)
         cg_plan_arg(st, a, (parg){PARG_DIM, -1, dims[i], -1, TC_DT_NONE});
     cg_plan_arg(st, a, (parg){PARG_WORKSPACE, -1, NULL, -1, TC_DT_NONE});
     /* tiles of 16 rows, or of 64 on tensor cores for M > 16 (tc_mm); the
      * grid is the tiles of the wider kind for f16/bf16 (where the wider
      * ones run at every M > 16), the kernel strides over whatever it gets */
-    const tc_dim *nt = dim_mul(c, mm.mm.batch, dim_ceildiv(c, mm.mm.n, dim_const(c, MM_TILE_N)));
-    const tc_dim *t16 = dim_mul(c, nt, dim_ceildiv(c, mm.mm.m, dim_const(c, MM_TILE_M)));
-    const tc_dim *t64 = dim_mul(c, nt, dim_ceildiv(c, mm.mm.m, dim_const(c, 64)));
-    const tc_dim *slices = dim_ceildiv(c, mm.mm.k, dim_const(c, ks->mm_kslice));
-    st->grid[0] = dim_mul(c, m->dtype == TC_F32 ? t16 : t64, slices);
+    const tc_dim *nt = dim_mul(c, kd.mm.batch, dim_ceildiv(c, kd.mm.n, dim_const(c, MM_TILE_N)));
+    const tc_dim *t16 = dim_mul(c, nt, dim_ceildiv(c, kd.mm.m, dim_const(c, MM_TILE_M)));
+    const tc_dim *t64 = dim_mul(c, nt, dim_ceildiv(c, kd.mm.m, dim_const(c, 64)));
+    const tc_dim *slices = dim_ceildiv(c, kd.mm.k, dim_const(c, ks->mm_kslice));
+    st->grid[0] = dim_mul(c, dim_mul(c, m->dtype == TC_F32 ? t16 : t64, slices), dim_const(c, m2 ? 2 : 1));
     st->grid[1] = st->grid[2] = dim_const(c, 1);
     st->grid_cap = 2147483647;
     st->block[0] = MM_THREADS;
@@ -122,18 +209,64 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
      * and slice, rows rounded up to 64: room for either tiling */
     st->ws_bytes = dim_add(c, dim_mul(c, t16, dim_const(c, 16)),
                            dim_mul(c, dim_mul(c, t64, slices),
-                                   dim_const(c, (int64_t)64 * MM_TILE_N * 4)));
+                                   dim_const(c, (int64_t)64 * MM_TILE_N * 4 * (m2 ? 2 : 1))));
+    if (nm->rows) /* and each slice's sums of squares, 64 rows a tile */
+        st->ws_bytes = dim_add(c, st->ws_bytes,
+                               dim_mul(c, dim_mul(c, t64, slices), dim_const(c, (int64_t)64 * 4)));
     st->idx64 = p->idx64;
+    const char *t = cg_store_type(m->dtype);
     tc_buf sig;
     buf_init(&sig, a);
-    const char *ep = fused ? epilogue(g, st, &sig) : "";
+    int c2 = -1;
+    if (m2) {
+        buf_printf(&sig, ",\n    const %s *__restrict__ b2, %s *__restrict__ c2", t, t);
+        cg_plan_arg(st, a, (parg){PARG_BUF, mm2.mm.b, NULL, -1, TC_DT_NONE});
+        c2 = st->nargs;
+        cg_plan_arg(st, a, (parg){PARG_BUF, mm2.mm.c, NULL, -1, TC_DT_NONE});
+    }
+    if (mt) {
+        buf_printf(&sig, ",\n    const %s *__restrict__ bd, const idx_t r", t);
+        cg_plan_arg(st, a, (parg){PARG_BUF, mm.mm.b, NULL, -1, TC_DT_NONE});
+        cg_plan_arg(st, a, (parg){PARG_DIM, -1, mm.mm.k, -1, TC_DT_NONE});
+    }
+    if (nm->g) {
+        buf_printf(&sig, ",\n    const %s *__restrict__ mm_g", cg_store_type(m->dtype));
+        cg_plan_arg(st, a, (parg){PARG_BUF, b->buf_of[nm->g->id], NULL, -1, TC_DT_NONE});
+    }
+    const char *ep = fused || nm->rows ? epilogue(g, st, &sig, nm, m2) : "";
     pkernel *k = cg_plan_table(b, a, st, name);
     k->params[2].written = true;
+    if (c2 >= 0)
+        k->params[c2].written = true;
     for (int i = 0; i < st->nargs; i++)
         if (i > 2 && st->args[i].kind == PARG_BUF && cg_is_written(g, st->args[i].buf))
             k->params[i].written = true;
     int dt = m->dtype == TC_F32 ? 0 : m->dtype == TC_F16 ? 1 : 2;
-    const char *t = cg_store_type(m->dtype);
+    /* tc_mm's template arguments and call arguments past the workspace */
+    /* M <= 16 at every launch (a constant, or the guard of MM_BY_ROWS):
+     * only the 16-row tiles are instantiated */
+    int64_t mc;
+    bool skinny = ks->mm == MM_BY_ROWS ? ks->mm_max_rows <= MM_TILE_M
+                                       : dim_is_const(kd.mm.m, &mc) && mc <= MM_TILE_M;
+    const char *targs = arena_printf(a, "%d, %s, %s, %s, %d, %s, %s", dt, kd.mm.ta ? "true" : "false",
+                                     kd.mm.tb ? "true" : "false", nm->rows ? "true" : "false", m2 ? 2 : 1,
+                                     mt ? "true" : "false", skinny ? "true" : "false");
+    const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
+                        : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
+                                       nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",
+                                       m2 ? (mt ? ", b2, c2, bd, r" : ", b2, c2") : "");
+    const char *what = "";
+    if (nm->rows)
+        what = arena_printf(a, "; a is %%%d's x: the row-scale rule (%%%d's rows scaled by rs as they are "
+                            "stored%s)", nm->rows->stores[0]->id, m->id,
+                            nm->g ? ", x's columns by mm_g as loaded" : "");
+    if (m2)
+        what = arena_printf(a, "; c2 = a%s @ b2%s (%%%d) too: the pair rule", kd.mm.ta ? ".T" : "",
+                            kd.mm.tb ? ".T" : "", m2->id);
+    if (mt)
+        what = arena_printf(a, "; with the adapter rule c = (a @ b%s) @ bd%s summed over K slices (%%%d = "
+                            "a @ b not stored), c2 = a @ b2%s (%%%d)", kd.mm.tb ? ".T" : "",
+                            kd.mm.tb ? ".T" : "", mt->id, kd.mm.tb ? ".T" : "", m2->id);
     return arena_printf(a,
                         "extern \"C\" __global__ void __launch_bounds__(%d, 4) %s(\n"
                         "    const %s *__restrict__ a, const %s *__restrict__ b, %s *__restrict__ c,\n"
@@ -141,14 +274,13 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         "    const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,\n"
                         "    void *__restrict__ ws%s)\n"
                         "{\n"
-                        "    /* c[%s, %s] = a%s @ b%s, %s%s */\n"
+                        "    /* c[%s, %s] = a%s @ b%s, %s%s%s */\n"
                         "%s"
-                        "    tc_mm<%d, %s, %s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
+                        "    tc_mm<%s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
                         "                     (unsigned char *)ws, %d%s);\n"
                         "}\n",
-                        MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, mm.mm.m), dim_str(a, mm.mm.n),
-                        mm.mm.ta ? ".T" : "", mm.mm.tb ? ".T" : "", dtype_name(m->dtype),
-                        fused ? "; the epilogue on each element as it is stored" : "", ep, dt,
-                        mm.mm.ta ? "true" : "false", mm.mm.tb ? "true" : "false", ks->mm_kslice,
-                        fused ? ", ep" : "");
+                        MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
+                        kd.mm.ta ? ".T" : "", kd.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
+                        fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
+                        ks->mm_kslice, cargs);
 }

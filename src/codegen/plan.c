@@ -405,6 +405,11 @@ static void finish_plan(const sfn *s, cg_bufs *b, tc_arena *a)
                 pb->last = si;
             }
     }
+    /* a temp no step uses (a row-scale operand whose rows kernel is not
+     * launched, matmul.c): the first step's life, so it shares a slot */
+    for (int i = 0; i < p->nbufs && p->nsteps > 0; i++)
+        if (p->bufs[i].kind == PBUF_TEMP && p->bufs[i].first < 0)
+            p->bufs[i].first = p->bufs[i].last = 0;
     /* greedy slots in order of first use */
     int *slot_end = ARENA_ARRAY(a, int, p->nbufs + 1);
     for (int si = 0; si < p->nsteps; si++)

@@ -226,7 +226,18 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
             if (s->k[j].kind == SCH_SCAN && !scan) /* likewise scan.cuh */
                 add_piece(&ub, arena_printf(a, "\n%s", cg_scan_cuh), NULL);
             scan |= s->k[j].kind == SCH_SCAN;
+            /* a rows kernel a generated matmul computes (the row-scale
+             * rule): not launched, or launched only beside cuBLAS */
+            const ksched *into = s->k[j].norm_into ? &s->k[s->k[j].norm_into - 1] : NULL;
+            if (into && into->mm == MM_GENERATED)
+                continue;
+            int ns = bufs->plan->nsteps;
             unit_kernel(&ub, s, j, bufs, kid + k->id, idx64, fe_param_bytes, libcalls, d);
+            for (int q = ns; into && q < bufs->plan->nsteps; q++) {
+                bufs->plan->steps[q].guard = into->mm_rows;
+                bufs->plan->steps[q].guard_max = into->mm_max_rows;
+                bufs->plan->steps[q].guard_above = true;
+            }
         }
         kid += f->nk;
         cg_plan_finish(s, bufs, a);

@@ -33,6 +33,13 @@
  *     at the element being stored (it is the accumulator) and feeding
  *     neither operand; the product itself is still stored.  Never two
  *     matmuls; TENSORC_MATMUL_EPILOGUE=off keeps every matmul apart;
+ *   - an RMSNorm-like rows kernel whose only store is a matmul's left
+ *     operand: its work moves into the generated matmul ((r * x) @ W =
+ *     r * (x @ W); fuse_mm_norm below), the kernels staying two for the
+ *     launches cuBLAS takes;
+ *   - two matmuls of one left operand (a gated MLP): the later's generated
+ *     kernel computes both (fuse_mm_pairs below), likewise; and LoRA's
+ *     three (fuse_mm_lora);
  *   - never another extern; never when the merged kernel would both feed and
  *     read another kernel (a cycle); never when a reduction would be read at
  *     another row than the one computing it (it would need a grid-wide sync).
@@ -193,6 +200,47 @@ void fuse_verify(const ffn *f, tc_diag *d);
 /* Whether matmul m runs on the generated kernel whatever M is at launch,
  * as sched_matmul.c decides it (so an epilogue may be fused into it). */
 bool fuse_matmul_generated(const lnode *m);
+
+/* The row-scale rule (fuse_mmrules.c says when and why): matmul kernel mk's
+ * left operand A[i, k] = P[i, k] * R[i] (* G[k]) is the only store of an
+ * RMSNorm-like rows kernel whose one reduction is S[i] = sum_k P[i, k]^2,
+ * P being x or a float cast of x.  Wherever the generated kernel runs it
+ * computes the product from x instead (G scaling each loaded tile, S
+ * accumulated beside the product, R(S) multiplied into each row), and the
+ * rows kernel runs only for the launches cuBLAS takes.  The kernels stay
+ * two in the fused function (the cuBLAS launches need both); `explain`
+ * records the rule as a decision. */
+typedef struct fmmnorm {
+    const fkernel *rows;    /* the kernel that stores A */
+    const lnode *x;         /* [M, K], the matmul's dtype, in a buffer */
+    const lnode *p;         /* x, or the cast of x that is squared */
+    const lnode *g;         /* [K], the matmul's dtype, in a buffer; NULL without */
+    const lnode *r;         /* [M, 1], the row scale */
+    const lnode *ss;        /* the reduction S */
+} fmmnorm;
+bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out);
+/* The pair rule (fuse_mmrules.c): two matmul kernels of one left operand
+ * (a gated MLP's x @ W1 and x @ W3), same dtype, shapes and layouts, the
+ * earlier with no epilogue, read by no kernel before the later and by the
+ * later's epilogue only at the element it stores: the later's generated
+ * kernel computes both, the earlier runs only for the launches cuBLAS
+ * takes.  Returns, per kernel, the kernel it pairs with or
+ * -1 (the lower id is the one computed by the other). */
+int *fuse_mm_pairs(const ffn *f, tc_arena *a);
+/* The adapter rule (fuse_mmrules.c): LoRA's x @ W + (x @ A) @ B.  Matmul
+ * kernel kq computes q = t @ B where t = x @ A (kernel t, read by q alone)
+ * and another kernel p computes x @ W of q's shape, all three right
+ * operands laid out alike, no epilogue on t's or p's kernel, p read by no
+ * kernel before kq and by kq's epilogue only at the element it stores: q's generated kernel computes p too and q as the sum
+ * over K slices of (x_s @ A_s) @ B (t rounded per slice, not whole); t's
+ * and p's kernels run only for the launches cuBLAS takes.  Pairs
+ * (fuse_mm_pairs) leave these kernels alone.  Opt-in for now:
+ * TENSORC_MATMUL_LORA=on (its kernel has not run on a GPU yet). */
+typedef struct fmmlora {
+    const fkernel *t;       /* x @ A */
+    const fkernel *p;       /* x @ W */
+} fmmlora;
+bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a);
 
 /* For codegen and sched: the natural index of a store or reduction node n
  * of kernel k over k's element variables: identity for an element-level

@@ -9,6 +9,7 @@
  *   fuse_cost.c    a kernel's passes, work and registers against the budget
  *   fuse_merge.c   the merge passes: vertical, horizontal, elementwise, and
  *                  the record of every decision for `explain`
+ *   fuse_mmrules.c  the row-scale rule of a generated matmul (fuse_mm_norm)
  *   fuse_kernels.c the fkernels: launch order (Kahn), stored values, each
  *                  kernel's lists and name
  *   fuse_print.c   --emit=fused and `tensorc explain`
@@ -157,5 +158,7 @@ void fuse_horizontal(fctx *x, ilist *readers);
 void fuse_elementwise_one(fctx *x);
 /* fuse_kernels.c: the fkernels of the final sets, in launch order. */
 void fuse_build_kernels(fctx *x);
+/* fuse_mmrules.c: record the row-scale rule (fuse.h) for explain */
+void fuse_mm_prologues(fctx *x);
 
 #endif

@@ -476,6 +476,7 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
     sctx x = {f, s, f->l->dims, d};
     for (int i = 0; i < f->nk; i++)
         sched_kernel(&x, f->k[i], &s->k[i], phase_of, memo, a);
+    sched_matmul_rules(s, a);
     return s;
 }
 
@@ -494,6 +495,11 @@ void sched_print(tc_buf *b, const sfn *s)
     for (int i = 0; i < s->nk; i++) {
         const ksched *ks = &s->k[i];
         buf_printf(b, "  kernel %d %s: %s\n", i, ks->k->name, kind_name(ks->kind));
+        if (ks->norm_into || ks->pair_into)
+            buf_printf(b, "    launched only when kernel %d's matmul runs on cuBLAS (its generated "
+                          "kernel computes this one's work: the %s rule)\n",
+                       (ks->norm_into ? ks->norm_into : ks->pair_into) - 1,
+                       ks->norm_into ? "row-scale" : "pair");
         if (ks->kind == SCH_EXTERN) {
             sched_print_matmul(b, ks);
             continue;

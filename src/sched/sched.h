@@ -143,6 +143,17 @@ typedef struct ksched {
     int64_t mm_max_rows;    /* MM_BY_ROWS: the largest M the generated kernel takes */
     const tc_dim *mm_rows;  /* M, the output's rows */
     int mm_kslice;          /* elements of K a block takes (slices combine in order) */
+    fmmnorm norm;           /* the row-scale rule (fuse.h), norm.rows NULL without: the
+                             * generated kernel computes the left operand's rows kernel */
+    /* a rows kernel that a generated matmul computes (the row-scale rule):
+     * that kernel's index + 1, else 0; it runs only where cuBLAS does */
+    int norm_into;
+    const fkernel *pair;    /* SCH_EXTERN: the matmul whose product this generated kernel
+                             * computes too (the pair rule, fuse.h), else NULL */
+    int pair_into;          /* a matmul that kernel pair_into - 1 computes (else 0): it
+                             * runs only where cuBLAS does */
+    const fkernel *lora;    /* SCH_EXTERN: with pair, the adapter rule (fuse.h): the x @ A
+                             * kernel whose product this one's operand is, else NULL */
 } ksched;
 
 typedef struct sfn {
@@ -160,6 +171,9 @@ void sched_print(tc_buf *b, const sfn *s);
 /* The matmul kernel k's engine, tile and launch (sched_matmul.c). */
 void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_matmul(tc_buf *b, const ksched *ks);
+/* The row-scale, pair and adapter rules (fuse_mm_norm, fuse_mm_pairs,
+ * fuse_mm_lora) for every generated matmul of s. */
+void sched_matmul_rules(sfn *s, tc_arena *a);
 /* The matmul tile and block of the generated kernel (matmul.cuh's). */
 enum { MM_TILE_M = 16, MM_TILE_N = 64, MM_THREADS = 128 };
 /* The invariants above (sched/verify.c lists them): launch limits, vector

@@ -97,3 +97,53 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
     }
     buf_printf(b, "\n    why: %s\n", ks->why);
 }
+
+void sched_matmul_rules(sfn *s, tc_arena *a)
+{
+    for (int i = 0; i < s->nk; i++) {
+        ksched *kq = &s->k[i];
+        fmmlora lo;
+        if (kq->kind != SCH_EXTERN || kq->mm == MM_CUBLAS || !fuse_mm_lora(s->f, kq->k, &lo, a))
+            continue;
+        ksched *kt = &s->k[lo.t->id], *kp = &s->k[lo.p->id];
+        if (kt->mm != kq->mm || kp->mm != kq->mm || kt->mm_kslice != kq->mm_kslice ||
+            kp->mm_kslice != kq->mm_kslice)
+            continue;
+        kq->pair = lo.p;
+        kq->lora = lo.t;
+        kt->pair_into = kp->pair_into = i + 1;
+        kq->why = arena_printf(a, "%s; adapter: it computes %%%d = x @ W (kernel %d) too, and its own "
+                               "operand %%%d = x @ A (kernel %d) per K slice, each slice's (x @ A) @ B "
+                               "summed with the slices in order; kernels %d and %d %s",
+                               kq->why, lo.p->ext->id, lo.p->id, lo.t->ext->id, lo.t->id, lo.p->id,
+                               lo.t->id, kq->mm == MM_GENERATED ? "are not launched"
+                                                                : "run only when cuBLAS does");
+    }
+    int *with = fuse_mm_pairs(s->f, a);
+    for (int i = 0; i < s->nk; i++) {
+        ksched *kb = &s->k[i], *ka = with[i] >= 0 ? &s->k[with[i]] : NULL;
+        if (!ka || with[i] > i || kb->mm == MM_CUBLAS || ka->mm != kb->mm ||
+            ka->mm_kslice != kb->mm_kslice)
+            continue;
+        kb->pair = ka->k;
+        ka->pair_into = i + 1;
+        kb->why = arena_printf(a, "%s; pair: it computes %%%d (kernel %d) too, a work item per tile, "
+                               "slice and product, the last of a tile's summing both; kernel %d %s",
+                               kb->why, ka->k->ext->id, with[i], with[i],
+                               kb->mm == MM_GENERATED ? "is not launched" : "runs only when cuBLAS does");
+    }
+    for (int i = 0; i < s->nk; i++) {
+        ksched *ks = &s->k[i];
+        if (ks->kind != SCH_EXTERN || ks->mm == MM_CUBLAS || !fuse_mm_norm(s->f, ks->k, &ks->norm))
+            continue;
+        s->k[ks->norm.rows->id].norm_into = i + 1;
+        ks->why = arena_printf(a, "%s; row scale: (r * x) @ W = r * (x @ W), so it loads x%s, sums "
+                               "x^2 of each row beside the product (the slices' sums in order) and "
+                               "multiplies the row's %%%d into the product as it stores; kernel %d %s",
+                               ks->why, ks->norm.g ? arena_printf(a, " scaled by %%%d as each tile "
+                                                                  "arrives", ks->norm.g->id) : "",
+                               ks->norm.r->id, ks->norm.rows->id,
+                               ks->mm == MM_GENERATED ? "is not launched"
+                                                      : "runs only when cuBLAS does");
+    }
+}

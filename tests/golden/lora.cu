@@ -16,7 +16,10 @@
  * (an atomic ticket) sums them in slice order, stores C, and zeroes the
  * partials and the ticket again (the workspace is all zero between
  * launches).  Work items (batch, tile, slice) are grid-strided, so any grid
- * is right. */
+ * is right.  Two products of one A (NP = 2, the pair rule: a gated MLP's
+ * x @ W1 and x @ W3) are one kernel: each (tile, slice) is a work item per
+ * product, the last item of a tile (of both) sums both products' slices
+ * and hands both values to the epilogue. */
 template <int DT> struct tc_mm_t { typedef unsigned short T; };  /* 1 f16, 2 bf16 */
 template <> struct tc_mm_t<0> { typedef float T; };               /* 0 f32 */
 __device__ __forceinline__ float tc_mm_f(float v, int dt) { (void)dt; return v; }
@@ -58,9 +61,9 @@ template <int N> __device__ __forceinline__ void tc_mm_wait() {
 /* A tile of a stored matrix, R x C elements with a pitch of P in shared
  * memory: 16-byte chunks copied asynchronously where whole and aligned,
  * else element by element, zero past the edges. */
-template <class T, int R, int C> struct tc_mm_tile {
+template <class T, int R_, int C> struct tc_mm_tile {
     enum {
-        V = 16 / (int)sizeof(T), CH = R * C / V, PER = (CH + TC_MM_THREADS - 1) / TC_MM_THREADS,
+        R = R_, V = 16 / (int)sizeof(T), CH = R * C / V, PER = (CH + TC_MM_THREADS - 1) / TC_MM_THREADS,
         P = C + V, ELEMS = R * P
     };
     static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
@@ -113,6 +116,7 @@ template <bool T, int P> __device__ __forceinline__ unsigned tc_mm_pair(const un
  * cores for M > 16, so the weight is read once for up to 64 rows). */
 template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
     typedef typename tc_mm_t<DT>::T T;
+    enum { BMR = BM, DTV = DT };
     /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types take 64) */
     enum { BK = BM == 16 && sizeof(T) == 2 ? 64 : 32 };
     typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
@@ -139,114 +143,229 @@ template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
     }
 };
 
+/* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x 64, B's layout
+ * TB, pitch PB), both in shared memory: tensor cores or FMAs (cfg G). */
+template <class G, bool TA, bool TB, int KK, int PA, int PB>
+__device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA, const typename G::T *sB) {
+    enum { BM = G::BMR, DT = G::DTV };
+    if (G::MMA) {
+        const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+        const unsigned short *a16 = (const unsigned short *)sA, *b16 = (const unsigned short *)sB;
+#pragma unroll
+        for (int kk = 0; kk < KK; kk += 16) {
+            unsigned bf[2][2];
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                const int n = w4 * 16 + j * 8 + g;
+                bf[j][0] = tc_mm_pair<!TB, PB>(b16, n, kk + 2 * t);
+                bf[j][1] = tc_mm_pair<!TB, PB>(b16, n, kk + 2 * t + 8);
+            }
+#pragma unroll
+            for (int f = 0; f < BM / 16; f++) {
+                unsigned af[4];
+                const int m = f * 16 + g;
+                af[0] = tc_mm_pair<TA, PA>(a16, m, kk + 2 * t);
+                af[1] = tc_mm_pair<TA, PA>(a16, m + 8, kk + 2 * t);
+                af[2] = tc_mm_pair<TA, PA>(a16, m, kk + 2 * t + 8);
+                af[3] = tc_mm_pair<TA, PA>(a16, m + 8, kk + 2 * t + 8);
+#pragma unroll
+                for (int j = 0; j < 2; j++)
+                    tc_mm_mma<DT>(acc + (f * 2 + j) * 4, af, bf[j]);
+            }
+        }
+    } else {
+        int r0, c;
+        G::pos(0, r0, c);
+#pragma unroll 8
+        for (int k = 0; k < KK; k++) {
+            const float bv = tc_mm_f(sB[TB ? c * PB + k : k * PB + c], DT);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                acc[i] = fmaf(tc_mm_f(sA[TA ? k * PA + r0 + i : (r0 + i) * PA + k], DT),
+                              bv, acc[i]);
+        }
+    }
+}
+
 /* No epilogue; else a functor (the generated kernel's lambda) called with
  * each element of C as it is stored: its row, column and value (rounded to
- * C's dtype, as a reader of C would load it).  Batched products have none. */
+ * C's dtype, as a reader of C would load it), and with two products (NP =
+ * 2, the pair rule) the other product's element likewise (else 0).
+ * Batched products have none. */
 struct tc_mm_noep {
-    __device__ __forceinline__ void operator()(long long, long long, float) const {}
+    __device__ __forceinline__ void operator()(long long, long long, float, float) const {}
 };
+/* The row-scale rule (NORM, fuse.h's fuse_mm_norm): A is x, each tile's
+ * elements scaled by gcol[k] (when not null) as it arrives, each row's sum
+ * of squares of x accumulated beside the product, and the product's row i
+ * multiplied by rs(i, that sum) before it is rounded and stored. */
+struct tc_mm_nors {
+    __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
+};
+/* A's tile of this stage (not transposed), the chunks this thread copied:
+ * their squares into ss (one sum a chunk), then scaled by gcol in place;
+ * elements past M or k1 stay the zeros they were loaded as. */
+template <int DT, class TileA>
+__device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const typename tc_mm_t<DT>::T *gcol,
+                                               long long kb, long long k1, long long m0, long long M,
+                                               float *ss) {
+#pragma unroll
+    for (int i = 0; i < TileA::PER; i++) {
+        const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+        if (TileA::CH % TC_MM_THREADS != 0 && ch >= TileA::CH)
+            break;
+        const int per_row = TileA::CH / TileA::R, rr = ch / per_row, cc = (ch % per_row) * TileA::V;
+        typename tc_mm_t<DT>::T *d = s + rr * TileA::P + cc;
+#pragma unroll
+        for (int v = 0; v < TileA::V; v++) {
+            const float xv = tc_mm_f(d[v], DT);
+            ss[i] += xv * xv;
+            if (gcol && kb + cc + v < k1 && m0 + rr < M)
+                d[v] = tc_mm_out<DT>(xv * tc_mm_f(gcol[kb + cc + v], DT));
+        }
+    }
+}
 
-template <int DT, bool TA, bool TB, int BM, class EP>
+template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
                                           long long N, long long K, long long batch, long long sa,
                                           long long sb, long long sc, unsigned char *ws, int KS,
-                                          unsigned char *smem, const EP &ep) {
+                                          unsigned char *smem, const EP &ep, const RS &rs,
+                                          const typename tc_mm_t<DT>::T *gcol,
+                                          const typename tc_mm_t<DT>::T *__restrict__ B2,
+                                          typename tc_mm_t<DT>::T *__restrict__ C2,
+                                          const typename tc_mm_t<DT>::T *__restrict__ Bd, long long R) {
     typedef tc_mm_cfg<DT, TA, TB, BM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
     enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
     __shared__ int last;
+    __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
-    const long long tiles = batch * mt * nt, work = tiles * S;
+    const long long tiles = batch * mt * nt, work = tiles * S * NP;
     float *part = (float *)(ws + 16 * tiles);
+    /* NORM: the slices' sums of squares after every partial tile (64-row tiles' room) */
+    float *ssp = part + batch * nt * ((M + 63) / 64) * S * NP * (64 * BN);
+    const bool scale = NORM && K > 0; /* an empty K: the product is zero whatever the scale */
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
-        const long long tile = w / S, s = w % S;
+        /* a tile's work items are adjacent: its slices of product 0, then of product 1 */
+        const long long tile = w / (S * NP), pr = w % (S * NP) / S, s = w % S;
         const long long b = tile / (mt * nt), mi = tile / nt % mt, ni = tile % nt;
         const long long m0 = mi * BM, n0 = ni * BN, k0 = s * KS;
         const long long k1 = K < k0 + KS ? K : k0 + KS;
-        const T *Ab = A + b * sa, *Bb = B + b * sb;
+        const T *Ab = A + b * sa, *Bb = (NP > 1 && pr ? B2 : B) + b * sb;
         float acc[NACC];
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             acc[i] = 0.0f;
-        const int niter = k1 > k0 ? (int)((k1 - k0 + BK - 1) / BK) : 0;
+        float ssq[NORM ? TileA::PER : 1];
+#pragma unroll
+        for (int i = 0; i < (NORM ? TileA::PER : 1); i++)
+            ssq[i] = 0.0f;
+        /* LORA, product 0: (x @ Ad) @ Bd over this slice of K, x @ Ad a
+         * chunk of 64 of its R columns at a time (the main loop below with
+         * Ad for B, into t), each chunk then times Bd's rows into acc */
+        const bool lora = LORA && pr == 0;
+        float t[NACC];
+        const long long Nm = lora ? R : N;
+        for (long long nm0 = lora ? 0 : n0; lora ? nm0 < R || (R == 0 && nm0 == 0) : nm0 == n0; nm0 += BN) {
+            if (LORA) {
+#pragma unroll
+                for (int i = 0; i < NACC; i++)
+                    t[i] = 0.0f;
+            }
+            const int niter = k1 > k0 ? (int)((k1 - k0 + BK - 1) / BK) : 0;
 #define TC_MM_ISSUE(st, kk)                                                                            \
     do {                                                                                               \
         T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                             \
         if (TA) TileA::load(sa_, Ab, M, k1, M, (kk), m0); else TileA::load(sa_, Ab, K, M, k1, m0, (kk)); \
-        if (TB) TileB::load(sb_, Bb, K, N, k1, n0, (kk)); else TileB::load(sb_, Bb, N, k1, N, (kk), n0); \
+        if (TB) TileB::load(sb_, Bb, K, Nm, k1, nm0, (kk)); else TileB::load(sb_, Bb, Nm, k1, Nm, (kk), nm0); \
     } while (0)
 #pragma unroll
-        for (int st = 0; st < ST - 1; st++) {
-            if (st < niter)
-                TC_MM_ISSUE(st, k0 + (long long)st * BK);
-            tc_mm_commit();
-        }
-        for (int it = 0; it < niter; it++) {
-            tc_mm_wait<ST - 2>();
-            __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
-            if (it + ST - 1 < niter)
-                TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
-            tc_mm_commit();
-            const T *sA = (const T *)(smem + (it % ST) * G::STAGE), *sB = sA + TileA::ELEMS;
-            if (G::MMA) {
-                const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-                const unsigned short *a16 = (const unsigned short *)sA, *b16 = (const unsigned short *)sB;
+            for (int st = 0; st < ST - 1; st++) {
+                if (st < niter)
+                    TC_MM_ISSUE(st, k0 + (long long)st * BK);
+                tc_mm_commit();
+            }
+            for (int it = 0; it < niter; it++) {
+                tc_mm_wait<ST - 2>();
+                __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
+                if (NORM)
+                    tc_mm_prologue<DT, TileA>((T *)(smem + (it % ST) * G::STAGE), gcol, k0 + (long long)it * BK,
+                                              k1, m0, M, ssq);
+                if (it + ST - 1 < niter)
+                    TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
+                tc_mm_commit();
+                if (NORM)
+                    __syncthreads(); /* the scaled tile */
+                const T *sA = (const T *)(smem + (it % ST) * G::STAGE), *sB = sA + TileA::ELEMS;
+                if (lora) /* (LORA is a template argument: the plain kernel has one path) */
+                    tc_mm_block<G, TA, TB, BK, TileA::P, TileB::P>(t, sA, sB);
+                else
+                    tc_mm_block<G, TA, TB, BK, TileA::P, TileB::P>(acc, sA, sB);
+            }
+#undef TC_MM_ISSUE
+            tc_mm_wait<0>();
+            if (lora) {
+                /* t (rounded to T) and Bd's 64 x 64 tile at rows nm0, columns n0 */
+                typedef tc_mm_tile<T, BM, 64> TileT;
+                typedef tc_mm_tile<T, TB ? BN : 64, TB ? 64 : BN> TileD;
+                T *st_ = (T *)smem, *sd_ = st_ + TileT::ELEMS;
+                __syncthreads(); /* every stage read */
+                if (R > 0) {
 #pragma unroll
-                for (int kk = 0; kk < BK; kk += 16) {
-                    unsigned bf[2][2];
-#pragma unroll
-                    for (int j = 0; j < 2; j++) {
-                        const int n = w4 * 16 + j * 8 + g;
-                        bf[j][0] = tc_mm_pair<!TB, TileB::P>(b16, n, kk + 2 * t);
-                        bf[j][1] = tc_mm_pair<!TB, TileB::P>(b16, n, kk + 2 * t + 8);
+                    for (int i = 0; i < NACC; i++) {
+                        int r, c;
+                        G::pos(i, r, c);
+                        st_[r * TileT::P + c] = tc_mm_out<DT>(t[i]);
                     }
-#pragma unroll
-                    for (int f = 0; f < BM / 16; f++) {
-                        unsigned af[4];
-                        const int m = f * 16 + g;
-                        af[0] = tc_mm_pair<TA, TileA::P>(a16, m, kk + 2 * t);
-                        af[1] = tc_mm_pair<TA, TileA::P>(a16, m + 8, kk + 2 * t);
-                        af[2] = tc_mm_pair<TA, TileA::P>(a16, m, kk + 2 * t + 8);
-                        af[3] = tc_mm_pair<TA, TileA::P>(a16, m + 8, kk + 2 * t + 8);
-#pragma unroll
-                        for (int j = 0; j < 2; j++)
-                            tc_mm_mma<DT>(acc + (f * 2 + j) * 4, af, bf[j]);
-                    }
-                }
-            } else {
-                int r0, c;
-                G::pos(0, r0, c);
-#pragma unroll 8
-                for (int k = 0; k < BK; k++) {
-                    const float bv = tc_mm_f(sB[TB ? c * TileB::P + k : k * TileB::P + c], DT);
-#pragma unroll
-                    for (int i = 0; i < 8; i++)
-                        acc[i] = fmaf(tc_mm_f(sA[TA ? k * TileA::P + r0 + i : (r0 + i) * TileA::P + k], DT),
-                                      bv, acc[i]);
+                    if (TB) TileD::load(sd_, Bd, R, N, R, n0, nm0); else TileD::load(sd_, Bd, N, R, N, nm0, n0);
+                    tc_mm_commit();
+                    tc_mm_wait<0>();
+                    __syncthreads();
+                    tc_mm_block<G, false, TB, 64, TileT::P, TileD::P>(acc, st_, sd_);
+                    __syncthreads(); /* before the next chunk's stages */
                 }
             }
         }
-#undef TC_MM_ISSUE
-        tc_mm_wait<0>();
         T *Cb = C + b * sc;
-        if (S == 1) {
+        if (NORM) {
+            /* each row's sum: the chunks of a row are consecutive threads */
+            enum { PR = TileA::CH / TileA::R };
+#pragma unroll
+            for (int i = 0; i < TileA::PER; i++) {
+                float v = ssq[i];
+#pragma unroll
+                for (int o = 1; o < PR; o <<= 1)
+                    v += __shfl_xor_sync(0xffffffffu, v, o);
+                const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+                if (ch % PR == 0 && ch < TileA::CH) {
+                    if (S == 1)
+                        ss_s[ch / PR] = v;
+                    else
+                        __stcg(ssp + (tile * S + s) * BM + ch / PR, v);
+                }
+            }
+            if (S == 1)
+                __syncthreads();
+        }
+        if (S == 1 && NP == 1) {
 #pragma unroll
             for (int i = 0; i < NACC; i++) {
                 int r, c;
                 G::pos(i, r, c);
                 if (m0 + r < M && n0 + c < N) {
-                    const T o = tc_mm_out<DT>(acc[i]);
+                    const T o = tc_mm_out<DT>(scale ? acc[i] * rs(m0 + r, ss_s[r]) : acc[i]);
                     Cb[(m0 + r) * N + n0 + c] = o;
-                    ep(m0 + r, n0 + c, tc_mm_f(o, DT));
+                    ep(m0 + r, n0 + c, tc_mm_f(o, DT), 0.0f);
                 }
             }
         } else {
-            float *pp = part + (tile * S + s) * (BM * BN);
+            float *pp = part + ((tile * NP + pr) * S + s) * (BM * BN);
 #pragma unroll
             for (int i = 0; i < NACC; i++) {
                 int r, c;
@@ -258,62 +377,82 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             __syncthreads();
             if (threadIdx.x == 0) {
                 unsigned *ticket = (unsigned *)ws + 4 * tile;
-                last = atomicAdd(ticket, 1u) == (unsigned)(S - 1);
+                last = atomicAdd(ticket, 1u) == (unsigned)(S * NP - 1);
                 if (last)
                     *ticket = 0; /* ready for the next launch */
             }
             __syncthreads();
             if (last) {
                 __threadfence();
-                /* slice by slice, every element's load of a slice in flight at
-                 * once (the sums' order is the slices', whoever is last) */
-                float sum[NACC];
-                bool ok[NACC];
-                int off[NACC];
-#pragma unroll
-                for (int i = 0; i < NACC; i++) {
-                    int r, c;
-                    G::pos(i, r, c);
-                    sum[i] = 0.0f;
-                    ok[i] = m0 + r < M && n0 + c < N;
-                    off[i] = r * BN + c;
+                if (NORM) { /* the rows' sums in slice order, left zero */
+                    if ((int)threadIdx.x < BM) {
+                        float t = 0.0f;
+                        float *q0 = ssp + tile * S * BM + threadIdx.x;
+                        for (long long q = 0; q < S; q++) {
+                            t += __ldcg(q0 + q * BM);
+                            __stcg(q0 + q * BM, 0.0f);
+                        }
+                        ss_s[threadIdx.x] = t;
+                    }
+                    __syncthreads();
                 }
-                float *p0 = part + tile * S * (BM * BN);
-                enum { QU = NACC <= 8 ? 4 : 1 }; /* slices loaded before their sums */
-                long long q = 0;
-                for (; q + QU <= S; q += QU) {
-                    float v[QU][NACC];
+                /* product 1 (C2) first, then this kernel's own (C) and its
+                 * epilogue, which gets both (rounded as stored) */
+                float o2[NACC];
+                for (int p = NP - 1; p >= 0; p--) {
+                    /* slice by slice, every element's load of a slice in flight at
+                     * once (the sums' order is the slices', whoever is last) */
+                    float sum[NACC];
+                    bool ok[NACC];
+                    int off[NACC];
 #pragma unroll
-                    for (int u = 0; u < QU; u++)
+                    for (int i = 0; i < NACC; i++) {
+                        int r, c;
+                        G::pos(i, r, c);
+                        sum[i] = 0.0f;
+                        ok[i] = m0 + r < M && n0 + c < N;
+                        off[i] = r * BN + c;
+                    }
+                    float *p0 = part + (tile * NP + p) * S * (BM * BN);
+                    enum { QU = NACC <= 8 ? 4 : 1 }; /* slices loaded before their sums */
+                    long long q = 0;
+                    for (; q + QU <= S; q += QU) {
+                        float v[QU][NACC];
+#pragma unroll
+                        for (int u = 0; u < QU; u++)
+#pragma unroll
+                            for (int i = 0; i < NACC; i++)
+                                v[u][i] = ok[i] ? __ldcg(p0 + (q + u) * (BM * BN) + off[i]) : 0.0f;
+#pragma unroll
+                        for (int u = 0; u < QU; u++)
+#pragma unroll
+                            for (int i = 0; i < NACC; i++) {
+                                sum[i] += v[u][i];
+                                if (ok[i])
+                                    __stcg(p0 + (q + u) * (BM * BN) + off[i], 0.0f); /* leave it zero */
+                            }
+                    }
+                    for (; q < S; q++) {
+                        float *pq = p0 + q * (BM * BN);
 #pragma unroll
                         for (int i = 0; i < NACC; i++)
-                            v[u][i] = ok[i] ? __ldcg(p0 + (q + u) * (BM * BN) + off[i]) : 0.0f;
+                            if (ok[i]) {
+                                sum[i] += __ldcg(pq + off[i]);
+                                __stcg(pq + off[i], 0.0f);
+                            }
+                    }
 #pragma unroll
-                    for (int u = 0; u < QU; u++)
-#pragma unroll
-                        for (int i = 0; i < NACC; i++) {
-                            sum[i] += v[u][i];
-                            if (ok[i])
-                                __stcg(p0 + (q + u) * (BM * BN) + off[i], 0.0f); /* leave it zero */
-                        }
-                }
-                for (; q < S; q++) {
-                    float *pq = p0 + q * (BM * BN);
-#pragma unroll
-                    for (int i = 0; i < NACC; i++)
+                    for (int i = 0; i < NACC; i++) {
+                        int r, c;
+                        G::pos(i, r, c);
                         if (ok[i]) {
-                            sum[i] += __ldcg(pq + off[i]);
-                            __stcg(pq + off[i], 0.0f);
+                            const T o = tc_mm_out<DT>(scale ? sum[i] * rs(m0 + r, ss_s[r]) : sum[i]);
+                            (p ? C2 + b * sc : Cb)[(m0 + r) * N + n0 + c] = o;
+                            if (p)
+                                o2[i] = tc_mm_f(o, DT);
+                            else
+                                ep(m0 + r, n0 + c, tc_mm_f(o, DT), NP > 1 ? o2[i] : 0.0f);
                         }
-                }
-#pragma unroll
-                for (int i = 0; i < NACC; i++) {
-                    int r, c;
-                    G::pos(i, r, c);
-                    if (ok[i]) {
-                        const T o = tc_mm_out<DT>(sum[i]);
-                        Cb[(m0 + r) * N + n0 + c] = o;
-                        ep(m0 + r, n0 + c, tc_mm_f(o, DT));
                     }
                 }
             }
@@ -323,23 +462,35 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 }
 
 /* The entry: 16-row tiles, or 64 on tensor cores when M > 16; the stages
- * in one shared array both use. */
-template <int DT, bool TA, bool TB, class EP = tc_mm_noep>
+ * in one shared array both use.  SKINNY: M <= 16 at every launch (the
+ * cost model's kernels: a constant M or a guard), so the 64-row path is not
+ * instantiated (half the template's compile time). */
+template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
+          bool SKINNY = false, class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
                                       long long K, long long batch, long long sa, long long sb,
-                                      long long sc, unsigned char *ws, int KS, const EP &ep = EP()) {
+                                      long long sc, unsigned char *ws, int KS, const EP &ep = EP(),
+                                      const RS &rs = RS(), const typename tc_mm_t<DT>::T *gcol = nullptr,
+                                      const typename tc_mm_t<DT>::T *B2 = nullptr,
+                                      typename tc_mm_t<DT>::T *C2 = nullptr,
+                                      const typename tc_mm_t<DT>::T *Bd = nullptr, long long R = 0) {
+    static_assert(!NORM || !TA, "the row-scale rule loads x row-major");
+    static_assert(!LORA || (NP == 2 && !NORM), "the adapter rule's two products");
+    static_assert(!NORM || NP == 1, "the row-scale rule with one product");
     enum {
-        BIG = DT != 0 && TC_MM_TENSOR ? 64 : 16,
-        B1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
-        B2 = tc_mm_cfg<DT, TA, TB, BIG>::BYTES
+        BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
+        SM1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
+        SM2 = tc_mm_cfg<DT, TA, TB, BIG>::BYTES
     };
-    __shared__ __align__(16) unsigned char smem[B1 > B2 ? B1 : B2];
+    __shared__ __align__(16) unsigned char smem[SM1 > SM2 ? SM1 : SM2];
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep);
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs,
+                                                   gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep);
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs,
+                                                  gcol, B2, C2, Bd, R);
 }
 
 /* kernel 0: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */
@@ -350,7 +501,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_0(
     void *__restrict__ ws)
 {
     /* c[M, N] = a @ b, f16 */
-    tc_mm<1, false, false>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
+    tc_mm<1, false, false, false, 1, false, true>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
                      (unsigned char *)ws, 1024);
 }
 
@@ -362,7 +513,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
     void *__restrict__ ws)
 {
     /* c[M, R] = a @ b, f16 */
-    tc_mm<1, false, false>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
+    tc_mm<1, false, false, false, 1, false, true>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
                      (unsigned char *)ws, 1024);
 }
 
@@ -374,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_2(
     void *__restrict__ ws)
 {
     /* c[M, N] = a @ b, f16 */
-    tc_mm<1, false, false>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
+    tc_mm<1, false, false, false, 1, false, true>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
                      (unsigned char *)ws, 1024);
 }
 

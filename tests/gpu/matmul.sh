@@ -6,7 +6,10 @@
 # every M, 16- and 64-row tiles), K and N not multiples of any tile (and 1),
 # batched products, other seeds; then the cost model's own choice (M = 3:
 # the kernel, M = 17: cuBLAS), the pointwise epilogues fused into the
-# kernel (tests/gpu/matmul_epilogue.tc) and the examples with a matmul.  Prints
+# kernel (tests/gpu/matmul_epilogue.tc), the row-scale rule (an RMSNorm in the
+# kernel: tests/gpu/matmul_norm.tc), the pair rule (two products of one x in
+# one kernel: tests/gpu/matmul_pair.tc), the adapter rule (LoRA in one kernel:
+# tests/gpu/matmul_lora.tc) and the examples with a matmul.  Prints
 # "N passed, M failed"; exit 1 on failure.
 set -u
 build=${1:-build}
@@ -64,9 +67,72 @@ for dt in f16 bf16 f32; do
         done
     done
 done
+# the row-scale rule (tests/gpu/matmul_norm.tc): an RMSNorm inside the
+# generated kernel, one K slice and several, 16- and 64-row tiles (under the
+# override), M = 16 fixed without it; rms_out is the rule's refusal
+nm=tests/gpu/matmul_norm.tc
+for dt in f16 bf16 f32; do
+    for fn in rms_g rms_plain rms_bias_silu rms_out; do
+        for M in 1 3 17 64; do
+            for KN in K=1,N=1 K=37,N=13 K=1000,N=130 K=4097,N=77; do
+                [ $dt = f32 ] && [ $M != 3 ] && continue
+                echo "generated $nm --fn $fn --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            done
+        done
+        echo "- $nm --fn $fn --shape M=3,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+        echo "- $nm --fn $fn --shape M=17,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+    done
+    for fn in rms_g_16 rms_bias_silu_16; do
+        for KN in K=1,N=1 K=37,N=13 K=4097,N=77 K=4096,N=4096; do
+            echo "- $nm --fn $fn --shape $KN --dtype T=$dt" >>"$jobs"
+        done
+    done
+done
+# the pair rule (tests/gpu/matmul_pair.tc): two products of one x in one
+# kernel, likewise; mixed is the rule's refusal
+pr=tests/gpu/matmul_pair.tc
+for dt in f16 bf16 f32; do
+    for fn in gated two_linear mixed; do
+        for M in 1 3 17 64; do
+            for KN in K=1,N=1 K=37,N=13 K=1000,N=130 K=4097,N=77; do
+                [ $dt = f32 ] && [ $M != 3 ] && continue
+                echo "generated $pr --fn $fn --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            done
+        done
+        echo "- $pr --fn $fn --shape M=3,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+        echo "- $pr --fn $fn --shape M=17,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+    done
+    for fn in gated_16 gated_out_16; do
+        for KN in K=1,N=1 K=37,N=13 K=4097,N=77 K=4096,N=4096; do
+            echo "- $pr --fn $fn --shape $KN --dtype T=$dt" >>"$jobs"
+        done
+    done
+done
+# the adapter rule (tests/gpu/matmul_lora.tc): LoRA in one kernel, likewise,
+# the rank within one 64-column chunk and past it; lora_out is the refusal
+lr=tests/gpu/matmul_lora.tc
+for dt in f16 bf16 f32; do
+    for fn in lora lora_t lora_out; do
+        for M in 1 3 17 64; do
+            for KN in K=37,N=13,R=5 K=1000,N=130,R=16 K=4097,N=77,R=65; do
+                [ $dt = f32 ] && [ $M != 3 ] && continue
+                echo "lora+generated $lr --fn $fn --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            done
+        done
+        echo "lora $lr --fn $fn --shape M=3,K=1000,N=130,R=16 --dtype T=$dt" >>"$jobs"
+        echo "lora $lr --fn $fn --shape M=17,K=1000,N=130,R=16 --dtype T=$dt" >>"$jobs"
+    done
+    for fn in lora_16 lora_t_16; do
+        for KN in K=1,N=1,R=1 K=37,N=13,R=3 K=4097,N=77,R=130 K=4096,N=4096,R=16; do
+            echo "lora $lr --fn $fn --shape $KN --dtype T=$dt" >>"$jobs"
+        done
+    done
+done
 echo "- examples/gated_mlp.tc --shape M=3,K=1000,N=130" >>"$jobs"
+echo "- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
 echo "- examples/lora.tc --shape M=5,K=1000,N=130,R=16" >>"$jobs"
 echo "- examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
+echo "lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
 echo "- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=3,K=1000,N=130" >>"$jobs"
 echo "- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
 echo "generated examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=64,K=4096,N=4096" >>"$jobs"
@@ -74,6 +140,11 @@ echo "- examples/mlp_block.tc --fn mlp_block --shape N=3,D=64,H=256" >>"$jobs"
 echo "- examples/mlp_block.tc --fn dense_gelu --shape N=17,D=100,H=33" >>"$jobs"
 echo "- examples/attention_scores.tc --fn attention_scores --shape B=2,H=3,S=5,L=33,E=64" >>"$jobs"
 
+# TC_MATMUL_FILTER=REGEX: only the jobs whose line matches (a quick look at one part)
+if [ -n "${TC_MATMUL_FILTER:-}" ]; then
+    grep -E -- "$TC_MATMUL_FILTER" "$jobs" >"$jobs.f" || true
+    mv "$jobs.f" "$jobs"
+fi
 one() {
     local force=$1
     shift
@@ -81,6 +152,10 @@ one() {
     log=$(mktemp)
     if [ "$force" = generated ]; then
         TENSORC_MATMUL=generated timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
+    elif [ "$force" = lora ] || [ "$force" = lora+generated ]; then
+        # the adapter rule is opt-in (TENSORC_MATMUL_LORA=on) until these pass on a GPU
+        if [ "$force" = lora ]; then m=; else m=generated; fi
+        TENSORC_MATMUL_LORA=on TENSORC_MATMUL=$m timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
     else
         timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
     fi

@@ -17,6 +17,9 @@
 #   - AdamW: one kernel that writes three buffers, seen twice: the fused dump
 #     (one kernel, stores -> m, v, p) and the launch plan (one step, the three
 #     inout outputs written in place).
+#   - issue 13's decode blocks (M = 16): RMSNorm -> matmul, the gated MLP and LoRA
+#     one generated kernel each, no cuBLAS step, explain naming the rule;
+#     with M symbolic the norm kernel and cuBLAS guarded by M > 16.
 # Prints one line per check and "N passed, M failed" last; exits 1 on failure.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -142,6 +145,37 @@ if emit $kt decode_bias_gelu explain; then
     if grep -qE '^  fused .* matmul -> .*epilogue of the matmul' "$tmp/out"; then
         ok "decode_bias_gelu: explain names the matmul epilogue rule"
     else bad "decode_bias_gelu: explain does not show the epilogue rule" "$(head -8 "$tmp/out" | tr '\n' '|')"; fi
+fi
+# issue 13's decode blocks (M = 16): one kernel, one step, no cuBLAS, and
+# explain names the rule that fused each
+for fr in "decode_rmsnorm_matmul:row scale into the matmul" "decode_gated_mlp:two products of one left operand" \
+    "decode_lora:a low-rank adapter beside its weight"; do
+    fn=${fr%%:*} rule=${fr#*:}
+    # the adapter rule is opt-in until its kernel has run on a GPU (fuse.h)
+    if [ $fn = decode_lora ]; then export TENSORC_MATMUL_LORA=on; else unset TENSORC_MATMUL_LORA; fi
+    count $kt $fn 1
+    if emit $kt $fn cuda; then
+        plan_steps >"$tmp/steps"
+        if [ "$(wc -l <"$tmp/steps")" -eq 1 ] && grep -qE '^  step 0: tc_matmul_[0-9]+<<<' "$tmp/steps" &&
+            ! grep -q 'runs when' "$tmp/out"; then ok "$fn: one tc_matmul step, no cuBLAS step"
+        else bad "$fn: want one unguarded tc_matmul step" "$(tr '\n' '|' <"$tmp/steps")"; fi
+    fi
+    if emit $kt $fn explain; then
+        if grep -qE "^  fused .* matmul: $rule" "$tmp/out"; then ok "$fn: explain names the rule ($rule)"
+        else bad "$fn: explain does not show the rule" "$(grep fused "$tmp/out" | tr '\n' '|')"; fi
+    fi
+done
+unset TENSORC_MATMUL_LORA
+count $kt decode_lora 3   # without the opt-in: x @ W, x @ A, and (x @ A) @ B with the sum
+count $kt decode_gated_col 2   # the first product read off its element: not a pair
+# the same with M symbolic (examples/rmsnorm_matmul.tc): the rows kernel and
+# cuBLAS guarded by M > 16, the generated kernel (the norm inside) by M <= 16
+if emit $ex/rmsnorm_matmul.tc rmsnorm_matmul cuda; then
+    sed -n '/^launch plan of /,$p' "$tmp/out" >"$tmp/plan"
+    if grep -qE '^  step 0 runs when M > 16:' "$tmp/plan" && grep -qE '^  step 1 runs when M > 16:' "$tmp/plan" &&
+        grep -qE '^  step 2 runs when M <= 16:' "$tmp/plan" && grep -qE '^  step 2: tc_matmul_1<<<.*\(in_x, in_w, ' "$tmp/plan"; then
+        ok "rmsnorm_matmul: at M <= 16 one launch (the generated kernel reads x), else the norm and cuBLAS"
+    else bad "rmsnorm_matmul: want the norm and cuBLAS guarded by M > 16, tc_matmul_1 on x by M <= 16" "$(tr '\n' '|' <"$tmp/plan")"; fi
 fi
 count $kt prefill_proj 0   # M = 512 > 16
 if emit $kt prefill_proj cuda; then

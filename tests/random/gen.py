@@ -39,7 +39,9 @@ Families (issue 11 lists the bugs each one exists to catch):
           keepdim both ways (NumPy's first-index rule)
   mmep    a 2-D matmul with M a constant <= 16 and pointwise neighbours (the
           generated kernel's fused epilogue in f16/bf16): bias, residual,
-          row scale, activations, a gate by another input, a cast
+          row scale, activations, a gate by another input, a cast; an
+          RMSNorm before it (the row-scale rule), a second product of the
+          same x gated with it (the pair rule)
   bmm     batched matmuls with explicit size-1 batch dims on either side,
           2-D weights broadcast, equal batches, 4-D
   intred  sum/min/max/prod/mean of i32/i64/bool (and of comparison masks)
@@ -1001,12 +1003,36 @@ class Gen:
         rnd = {"f16": "r16", "bf16": "rbf", "f32": "r32"}[dt]
         nk = r.random() < 0.5
         params = ["x: %s[%d, K]" % (dt, M), "w: %s[%s]" % (dt, "N, K" if nk else "K, N")]
+        wsh = [dims["N"], dims["K"]] if nk else [dims["K"], dims["N"]]
         inputs = [{"name": "x", "shape": [M, dims["K"]], "dtype": dt},
-                  {"name": "w", "shape": [dims["N"], dims["K"]] if nk else [dims["K"], dims["N"]],
-                   "dtype": dt, "scale": 1.0 / max(1, dims["K"]) ** 0.5}]
-        lines = ["    y = x @ w%s" % (".T" if nk else "")]
-        ref = ["y = %s(np.matmul(x, %s))" % (rnd, "np.swapaxes(w, 0, 1)" if nk else "w")]
+                  {"name": "w", "shape": wsh, "dtype": dt, "scale": 1.0 / max(1, dims["K"]) ** 0.5}]
+        lines, ref, xin = [], [], "x"
+        # an RMSNorm before the product (the row-scale rule: the generated
+        # kernel computes it), with a column weight or not
+        if r.random() < 0.35:
+            lines += ["    xf = f32(x)",
+                      "    xn = %s(xf * rsqrt(mean(xf * xf, axis=-1, keepdim=true) + 1e-5))" % dt]
+            ref += ["xn = %s(x * r32(1 / np.sqrt(r32(r32(np.mean(r32(x * x), axis=-1, keepdims=True)) "
+                    "+ 1e-5))))" % rnd]
+            xin = "xn"
+            if r.random() < 0.6:
+                params.append("gw: %s[K]" % dt)
+                inputs.append({"name": "gw", "shape": [dims["K"]], "dtype": dt})
+                lines.append("    xg = xn * gw")
+                ref.append("xg = %s(xn * gw)" % rnd)
+                xin = "xg"
+        wt = "np.swapaxes(w, 0, 1)" if nk else "w"
+        lines.append("    y = %s @ w%s" % (xin, ".T" if nk else ""))
+        ref.append("y = %s(np.matmul(%s, %s))" % (rnd, xin, wt))
         v = "y"
+        # a second product of the same x, gated (the pair rule: a gated MLP)
+        if r.random() < 0.3:
+            params.append("w3: %s[%s]" % (dt, "N, K" if nk else "K, N"))
+            inputs.append({"name": "w3", "shape": wsh, "dtype": dt, "scale": 1.0 / max(1, dims["K"]) ** 0.5})
+            lines += ["    y3 = %s @ w3%s" % (xin, ".T" if nk else ""), "    yg = silu(y) * y3"]
+            ref += ["y3 = %s(np.matmul(%s, %s))" % (rnd, xin, "np.swapaxes(w3, 0, 1)" if nk else "w3"),
+                    "yg = %s(%s(silu(y)) * y3)" % (rnd, rnd)]
+            v = "yg"
         extra = {"b": ("[N]", [dims["N"]]), "r": ("[%d, N]" % M, [M, dims["N"]]),
                  "s": ("[%d, 1]" % M, [M, 1]), "g": ("[%d, N]" % M, [M, dims["N"]])}
         used = set()
