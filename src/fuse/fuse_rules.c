@@ -118,6 +118,10 @@ static bool rows_ok(fctx *x, int ka, int kb, kdesc kd, lnode *n, const tc_dim **
         return true; /* loaded from another kernel's buffer */
     if (n->kind == LK_REDUCE) {
         const tc_dim *want[TC_MAX_RANK];
+        if (kd.kind == KK_SCAN && !x->scan_end) { /* its carry is complete after the walk only */
+            x->why = "a scan's walk would read a reduction of its kernel before the walk ends";
+            return false;
+        }
         if (!node_index(x->f, kd, n, want)) {
             x->why = "the reduction's domain or axes differ";
             return false;
@@ -176,6 +180,7 @@ static bool kernel_rows_ok(fctx *x, int ka, int kb, kdesc kd)
         if (n->kind == LK_REDUCE) {
             /* its input is read over the domain itself */
             const lref *r = &n->in[0];
+            x->scan_end = false;
             if (!rows_ok(x, ka, kb, kd, r->src, r->idx))
                 return false;
             continue;
@@ -264,8 +269,25 @@ static bool scan_desc(fctx *x, int a, int b, kdesc *out)
 {
     kdesc da = x->desc[a], db = x->desc[b];
     if (da.kind == KK_REDUCE || db.kind == KK_REDUCE) {
-        x->why = "a scan and a reduction are not one kernel";
-        return false;
+        /* a sum/prod/max/min over the scanned axis of the scan's domain is
+         * one more carry of the walk, read after it (a backward's dstate:
+         * no second pass over the inputs); a read inside the walk is
+         * refused by rows_ok */
+        int r = da.kind == KK_REDUCE ? a : b;
+        kdesc ds = r == a ? db : da, dr = x->desc[r];
+        bool ok = same_shape(ds.rank, ds.dom, dr.rank, dr.dom) && ds.mask == dr.mask;
+        FOR_MEMBERS(x, r, -1, i) {
+            const lnode *v = x->f->nodes[i];
+            ok &= v->kind != LK_REDUCE || v->a.red.kind == RK_SUM || v->a.red.kind == RK_PROD ||
+                  v->a.red.kind == RK_MAX || v->a.red.kind == RK_MIN;
+        }
+        if (!ok) {
+            x->why = "a scan takes a reduction only over its own domain and axis (sum, prod, max or "
+                     "min: a carry of the walk)";
+            return false;
+        }
+        *out = ds;
+        return true;
     }
     if (da.kind == KK_SCAN && db.kind == KK_SCAN) {
         if (!same_shape(da.rank, da.dom, db.rank, db.dom)) {

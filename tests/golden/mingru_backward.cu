@@ -4,18 +4,18 @@
 /* scans (src/codegen/scan.c): only in units with a scan kernel, before the
  * first one (unit.c) */
 /* log(e^a + e^b) with the larger term factored out (logcumsumexp's step):
- * NaN propagates, -inf is the empty sum, +inf stays +inf */
+ * NaN propagates, -inf is the empty sum, +inf stays +inf.  Every path is
+ * computed and selected (helpers.cuh's sigmoid says why): this is the walk's
+ * critical path. */
 template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
-    if (a != a || b != b) return a + b;
-    T m = a > b ? a : b, lo = a > b ? b : a;
-    if (m - m != m - m) return m; /* +-inf */
-    return m + log1p(exp(lo - m));
+    const T m = a > b ? a : b, lo = a > b ? b : a;
+    const T r = m + log1p(exp(lo - m));
+    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r; /* NaN; +-inf */
 }
 __device__ __forceinline__ float tc_logaddexp(float a, float b) {
-    if (a != a || b != b) return a + b;
-    float m = a > b ? a : b, lo = a > b ? b : a;
-    if (m - m != m - m) return m;
-    return m + log1pf(expf(lo - m));
+    const float m = a > b ? a : b, lo = a > b ? b : a;
+    const float r = m + log1pf(expf(lo - m));
+    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r;
 }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread
@@ -188,6 +188,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
 /* kernel 0: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
 extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1(
     const float *__restrict__ in_combined,
+    const float *__restrict__ in_dout,
+    const float *__restrict__ in_dnext,
+    float *__restrict__ out_dstate,
     float *__restrict__ buf7,
     float *__restrict__ buf21,
     const idx_t sz_T,
@@ -196,8 +199,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
     if (len <= 256) { /* a thread per lane walks it */
-        __shared__ float st0[16][128];
-        __shared__ float st1[16][128];
+        __shared__ float st0[12][128];
+        __shared__ float st1[12][128];
+        __shared__ float st2[12][128];
+        __shared__ float st3[12][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -207,15 +212,18 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
-            for (idx_t c_ = 0; c_ < len; c_ += 16) {
+            float c2 = 0; /* %86 sum */
+            for (idx_t c_ = 0; c_ < len; c_ += 12) {
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                for (int tt_ = 0; tt_ < 12; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
                     st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                const int n_ = len - c_ < 12 ? (int)(len - c_) : 12;
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -236,10 +244,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t13 = t3 + t12;                                 // mingru_backward.tc:34
                     const float t14 = t13 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
+                    float t15;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t15 = 0.0f;
+                    } else {
+                        const float t16 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t15 = t16;
+                    }
+                    const float t17 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t18 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t19 = tc_sigmoid(t18);                          // mingru_backward.tc:41
+                    const float t20 = t17 * t19;                                // mingru_backward.tc:41
+                    const float t21 = t15 + t20;                                // mingru_backward.tc:40
+                    const float t22 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t23 = t21 * t22;                                // mingru_backward.tc:40
+                    c2 = s_ == 0 ? t23 : tc_op_sum()(c2, t23);                  // mingru_backward.tc:40
                     buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                     // mingru_backward.tc:35
                     buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
                 }
             }
+            out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -250,38 +274,57 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
+            float c2 = 0; /* %86 sum */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
                 const bool act_ = threadIdx.x < len - c_;
                 const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t15 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t16 = tc_softplus(t15);                         // mingru_backward.tc:30
-                const float t17 = -t16;                                     // mingru_backward.tc:30
-                float tot19;                                                // mingru_backward.tc:35
-                float v18 = tc_block_scan(t17, tc_op_sum(), last_, &tot19); // mingru_backward.tc:35
-                if (c_ > 0) v18 = tc_op_sum()(c0, v18);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot19 : tc_op_sum()(c0, tot19);              // mingru_backward.tc:35
-                const float t20 = t15 + t17;                                // mingru_backward.tc:34
-                const float t21 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t22 = ((float)(t21 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t23 = tc_relu(t21);                             // mingru_backward.tc:32
-                const float t24 = t23 + 0.5f;                               // mingru_backward.tc:32
-                const float t25 = logf(t24);                                // mingru_backward.tc:32
-                const float t26 = -t21;                                     // mingru_backward.tc:32
-                const float t27 = tc_softplus(t26);                         // mingru_backward.tc:32
-                const float t28 = -t27;                                     // mingru_backward.tc:32
-                const float t29 = (t22 != 0.0f ? t25 : t28);                // mingru_backward.tc:32
-                const float t30 = t20 + t29;                                // mingru_backward.tc:34
-                const float t31 = t30 - v18;                                // mingru_backward.tc:36
-                float tot33;                                                // mingru_backward.tc:36
-                float v32 = tc_block_scan(t31, tc_op_logaddexp(), last_, &tot33); // mingru_backward.tc:36
-                if (c_ > 0) v32 = tc_op_logaddexp()(c1, v32);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot33 : tc_op_logaddexp()(c1, tot33);        // mingru_backward.tc:36
-                if (act_) buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = v18;          // mingru_backward.tc:35
-                if (act_) buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = v32;         // mingru_backward.tc:36
+                const float t24 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
+                const float t26 = -t25;                                     // mingru_backward.tc:30
+                float tot28;                                                // mingru_backward.tc:35
+                float v27 = tc_block_scan(t26, tc_op_sum(), last_, &tot28); // mingru_backward.tc:35
+                if (c_ > 0) v27 = tc_op_sum()(c0, v27);                     // mingru_backward.tc:35
+                c0 = c_ == 0 ? tot28 : tc_op_sum()(c0, tot28);              // mingru_backward.tc:35
+                const float t29 = t24 + t26;                                // mingru_backward.tc:34
+                const float t30 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t31 = ((float)(t30 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t32 = tc_relu(t30);                             // mingru_backward.tc:32
+                const float t33 = t32 + 0.5f;                               // mingru_backward.tc:32
+                const float t34 = logf(t33);                                // mingru_backward.tc:32
+                const float t35 = -t30;                                     // mingru_backward.tc:32
+                const float t36 = tc_softplus(t35);                         // mingru_backward.tc:32
+                const float t37 = -t36;                                     // mingru_backward.tc:32
+                const float t38 = (t31 != 0.0f ? t34 : t37);                // mingru_backward.tc:32
+                const float t39 = t29 + t38;                                // mingru_backward.tc:34
+                const float t40 = t39 - v27;                                // mingru_backward.tc:36
+                float tot42;                                                // mingru_backward.tc:36
+                float v41 = tc_block_scan(t40, tc_op_logaddexp(), last_, &tot42); // mingru_backward.tc:36
+                if (c_ > 0) v41 = tc_op_logaddexp()(c1, v41);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot42 : tc_op_logaddexp()(c1, tot42);        // mingru_backward.tc:36
+                float t43;                                                  // mingru_backward.tc:41
+                if (i1 < sz_T - 1) {
+                    t43 = 0.0f;
+                } else {
+                    const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                    t43 = t44;
+                }
+                const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
+                const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
+                const float t48 = t45 * t47;                                // mingru_backward.tc:41
+                const float t49 = t43 + t48;                                // mingru_backward.tc:40
+                const float t50 = expf(v27);                                // mingru_backward.tc:40
+                const float t51 = t49 * t50;                                // mingru_backward.tc:40
+                float tot53;                                                // mingru_backward.tc:40
+                float v52 = tc_block_scan(t51, tc_op_sum(), last_, &tot53); // mingru_backward.tc:40
+                c2 = c_ == 0 ? tot53 : tc_op_sum()(c2, tot53);              // mingru_backward.tc:40
+                if (act_) buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = v27;          // mingru_backward.tc:35
+                if (act_) buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = v41;         // mingru_backward.tc:36
             }
+            if (threadIdx.x == 0) out_dstate[sz_H*i0 + i2] = c2;        // mingru_backward.tc:40
         }
     }
 }
@@ -1047,190 +1090,6 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_
     }
 }
 
-/* kernel 3: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_concat_mul_add_sum_4(
-    const float *__restrict__ in_combined,
-    const float *__restrict__ in_dout,
-    const float *__restrict__ in_dnext,
-    float *__restrict__ out_dstate,
-    const float *__restrict__ buf7,
-    const idx_t sz_T,
-    const idx_t sz_H,
-    const idx_t sz_B,
-    void *__restrict__ ws)
-{
-    __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_B*sz_H, len = sz_T;
-    const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
-    const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
-    const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc86[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc86[e] = (float)0;
-    {
-        const idx_t row = c0;
-        idx_t q_ = row;
-        const idx_t i2 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        if (c0 + 4 <= rows && i2 + 4 <= sz_H &&
-            tc_aligned(in_dout + sz_T*sz_H*i0 + i2, 16) &&
-            (sz_H) % 4 == 0 &&
-            tc_aligned(in_combined + 3*sz_T*sz_H*i0 + 2*sz_H + i2, 16) &&
-            (3*sz_H) % 4 == 0 &&
-            tc_aligned(buf7 + sz_T*sz_H*i0 + i2, 16)) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i1 = r;
-                float t0;                                                   // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t0 = 0.0f;
-                } else {
-                    const float t1 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t0 = t1;
-                }
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:41
-                const float t3 = v2.v[0];                                   // mingru_backward.tc:41
-                const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_combined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2); // mingru_backward.tc:26
-                const float t5 = v4.v[0];                                   // mingru_backward.tc:26
-                const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
-                const float t7 = t3 * t6;                                   // mingru_backward.tc:41
-                const float t8 = t0 + t7;                                   // mingru_backward.tc:40
-                const tc_vec<float, 4> v9 = tc_vload<float, 4>(buf7 + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:35
-                const float t10 = v9.v[0];                                  // mingru_backward.tc:35
-                const float t11 = expf(t10);                                // mingru_backward.tc:40
-                const float t12 = t8 * t11;                                 // mingru_backward.tc:40
-                acc86[0] = tc_op_sum()(acc86[0], t12);                      // mingru_backward.tc:40
-                float t13;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t13 = 0.0f;
-                } else {
-                    const float t14 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 1]; // mingru_backward.tc:41
-                    t13 = t14;
-                }
-                const float t15 = v2.v[1];                                  // mingru_backward.tc:41
-                const float t16 = v4.v[1];                                  // mingru_backward.tc:26
-                const float t17 = tc_sigmoid(t16);                          // mingru_backward.tc:41
-                const float t18 = t15 * t17;                                // mingru_backward.tc:41
-                const float t19 = t13 + t18;                                // mingru_backward.tc:40
-                const float t20 = v9.v[1];                                  // mingru_backward.tc:35
-                const float t21 = expf(t20);                                // mingru_backward.tc:40
-                const float t22 = t19 * t21;                                // mingru_backward.tc:40
-                acc86[1] = tc_op_sum()(acc86[1], t22);                      // mingru_backward.tc:40
-                float t23;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t23 = 0.0f;
-                } else {
-                    const float t24 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 2]; // mingru_backward.tc:41
-                    t23 = t24;
-                }
-                const float t25 = v2.v[2];                                  // mingru_backward.tc:41
-                const float t26 = v4.v[2];                                  // mingru_backward.tc:26
-                const float t27 = tc_sigmoid(t26);                          // mingru_backward.tc:41
-                const float t28 = t25 * t27;                                // mingru_backward.tc:41
-                const float t29 = t23 + t28;                                // mingru_backward.tc:40
-                const float t30 = v9.v[2];                                  // mingru_backward.tc:35
-                const float t31 = expf(t30);                                // mingru_backward.tc:40
-                const float t32 = t29 * t31;                                // mingru_backward.tc:40
-                acc86[2] = tc_op_sum()(acc86[2], t32);                      // mingru_backward.tc:40
-                float t33;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t33 = 0.0f;
-                } else {
-                    const float t34 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 3]; // mingru_backward.tc:41
-                    t33 = t34;
-                }
-                const float t35 = v2.v[3];                                  // mingru_backward.tc:41
-                const float t36 = v4.v[3];                                  // mingru_backward.tc:26
-                const float t37 = tc_sigmoid(t36);                          // mingru_backward.tc:41
-                const float t38 = t35 * t37;                                // mingru_backward.tc:41
-                const float t39 = t33 + t38;                                // mingru_backward.tc:40
-                const float t40 = v9.v[3];                                  // mingru_backward.tc:35
-                const float t41 = expf(t40);                                // mingru_backward.tc:40
-                const float t42 = t39 * t41;                                // mingru_backward.tc:40
-                acc86[3] = tc_op_sum()(acc86[3], t42);                      // mingru_backward.tc:40
-            }
-        } else {
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i1 = r;
-                #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    /* columns past the end read the last one, so loads stay in bounds */
-                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-                    idx_t q_ = row;
-                    const idx_t i2 = q_ % sz_H;
-                    q_ /= sz_H;
-                    const idx_t i0 = q_;
-                    float t43;                                                  // mingru_backward.tc:41
-                    if (i1 < sz_T - 1) {
-                        t43 = 0.0f;
-                    } else {
-                        const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t43 = t44;
-                    }
-                    const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                    const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                    const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
-                    const float t48 = t45 * t47;                                // mingru_backward.tc:41
-                    const float t49 = t43 + t48;                                // mingru_backward.tc:40
-                    const float t50 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
-                    const float t51 = expf(t50);                                // mingru_backward.tc:40
-                    const float t52 = t49 * t51;                                // mingru_backward.tc:40
-                    acc86[e] = tc_op_sum()(acc86[e], t52);                      // mingru_backward.tc:40
-                }
-            }
-        }
-    }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
-    unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part86 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        acc86[e] = tc_col_reduce(acc86[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part86[slice * rows + c0 + e] = acc86[e];
-    }
-    __shared__ bool last_block;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0)
-        last_block = atomicAdd(ticket, 1u) == 31u;
-    __syncthreads();
-    if (!last_block)
-        return;
-    __threadfence();
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc86[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc86[e] = tc_op_sum()(acc86[e], tc_ldcg(part86 + s * rows + row));
-    }
-    __syncthreads();
-    if (threadIdx.y == 0)
-        for (int e = 0; e < 4 && c0 + e < rows; e++)
-            for (int s = 0; s < 32; s++) {
-                part86[s * rows + c0 + e] = (float)0;
-            }
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const bool active = c0 + e < rows;
-        const idx_t row = active ? c0 + e : rows - 1;
-        idx_t q_ = row;
-        const idx_t i2 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        const float r86 = acc86[e];
-        if (threadIdx.y == 0 && active) {
-            out_dstate[sz_H*i0 + i2] = r86;                             // mingru_backward.tc:40
-        }
-    }
-    if (threadIdx.x == 0 && threadIdx.y == 0)
-        *ticket = 0; /* ready for the next launch */
-}
-
 /*
 launch plan of mingru (32-bit indices):
   buffer in_combined  param  f32[B, T, 3, H]
@@ -1245,13 +1104,12 @@ launch plan of mingru_grad (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer buf7         temp   f32[B, T, H]  live steps 0..3, slot 0
+  buffer buf7         temp   f32[B, T, H]  live steps 0..2, slot 0
   buffer buf21        temp   f32[B, T, H]  live steps 0..2, slot 1
   buffer buf43        temp   f32[B, T, H]  live steps 1..2, slot 2
   buffer buf51        temp   f32[B, T, H]  live steps 1..2, slot 3
   buffer buf60        temp   f32[B, T, H]  live steps 1..2, slot 4
-  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, buf7, buf21, T, H, B)
+  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, buf21, T, H, B)
   step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_2<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, buf7, buf21, buf43, buf51, buf60, T, H, B)
   step 2: tc_poi_fused_softplus_neg_add_ge_relu_log_3<<<(3*B*T*H + 1023)/1024, [256, 1, 1]>>>(in_combined, in_state, in_dout, out_dcombined, buf7, buf21, buf43, buf51, buf60, B, T, H)
-  step 3: tc_red_fused_exp_sigmoid_concat_mul_add_sum_4<<<32*((B*H + 127)/128), [32, 8, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, T, H, B, workspace)
  */
