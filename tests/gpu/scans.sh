@@ -12,12 +12,20 @@ b=${1:-build}
 tc=$b/tensorc
 here=$(cd "$(dirname "$0")" && pwd)
 prog=$here/scans.tc
-fail=0
+# run ARGS: queued, then run SCANS_JOBS at a time (default 4; the GPU is
+# shared, each run is mostly NVRTC and the interpreter on the CPU)
+jobs=$(mktemp)
 run() {
+    local l
+    l=$(printf '%q ' "$@")
+    echo "${l% }" >> "$jobs" # no trailing blank: xargs -L would join the next line
+}
+one() {
+    local out
     if out=$("$tc" run "$@" --device=cuda --random --check 2>&1); then
         echo "PASS $* ($(echo "$out" | grep -o 'max rel err [^)]*'))"
     else
-        echo "FAIL $*"; echo "$out" | tail -5; fail=1
+        printf 'FAIL %s\n%s\n' "$*" "$(echo "$out" | tail -5)"
     fi
 }
 for dt in f32 f16 bf16 f64; do
@@ -44,7 +52,6 @@ for T in 1 3 17 64 129; do
     run "$tmp64/mingru64.tc" --fn mingru --shape B=5,T=$T,H=67 --seed $T
     run "$tmp64/mingru64.tc" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
 done
-rm -rf "$tmp64"
 for L in 1 17 129 4097; do
     run "$prog" --fn ints --shape N=7,L=$L --seed $L
 done
@@ -69,6 +76,13 @@ then
 else
     echo "SKIP NaN/inf and minGRU inputs: no NumPy"
 fi
-rm -rf "$tmp"
+export tc
+export -f one
+results=$(xargs -P "${SCANS_JOBS:-4}" -L 1 bash -c 'one "$@"' _ < "$jobs")
+echo "$results"
+rm -rf "$tmp" "$tmp64" "$jobs"
+fail=0
+echo "$results" | grep -q '^FAIL' && fail=1
+echo "scans.sh: $(echo "$results" | grep -c '^PASS') passed, $(echo "$results" | grep -c '^FAIL') failed"
 [ $fail -eq 0 ] && echo "scans.sh: all passed" || echo "scans.sh: FAILURES"
 exit $fail
