@@ -142,9 +142,20 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
         if (!red)
             g->acc[n->id] = reader_value(g, n, T_ELEM, v);
     }
-    for (int i = 0; i < k->nstores; i++)
-        if (fuse_is_element(k, k->stores[i]))
-            cg_store(g, T_ELEM, k->stores[i], block ? "act_" : NULL);
+    for (int i = 0; i < k->nstores; i++) {
+        const lnode *st = k->stores[i];
+        int q, e;
+        if (fuse_is_element(k, st)) {
+            cg_store(g, T_ELEM, st, block ? "act_" : NULL);
+        } else if (fuse_plane(k, st, &q, &e)) { /* each plane at this element */
+            for (int c = 0; c < e; c++) {
+                const tc_dim *pi[TC_MAX_RANK];
+                for (int a = 0, v = 0; a < st->rank; a++)
+                    pi[a] = a == q ? dim_const(g->c, c) : id[v++];
+                cg_store_at(g, T_ELEM, st, pi, block ? "act_" : NULL);
+            }
+        }
+    }
     cg_block body = g->body;
     cg_forget(g, T_ELEM);
     return body;
@@ -163,14 +174,15 @@ static cg_block end_stores(cg *g, const char *guard)
     g->elemvars = 0;
     g->phase = 1; /* after the walk: a reduction's carry is complete */
     bool any = false;
+    int q, e;
     for (int i = 0; i < k->nstores; i++)
-        any |= !fuse_is_element(k, k->stores[i]);
+        any |= !fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e);
     for (int j = 0; j < k->nreds && any; j++) {
         const lnode *n = k->reds[j];
         g->acc[n->id] = reader_value(g, n, T_ROW, arena_printf(g->a, "c%d", j));
     }
     for (int i = 0; i < k->nstores; i++)
-        if (!fuse_is_element(k, k->stores[i]))
+        if (!fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e))
             cg_store(g, T_ROW, k->stores[i], guard);
     cg_block after = g->rpre;
     g->rpre = pre;

@@ -15,6 +15,33 @@ bool fuse_is_element(const fkernel *k, const lnode *n)
     return n->kind != LK_REDUCE && same_shape(n->rank, n->shape, k->rank, k->dom);
 }
 
+/* n's shape is (rank, dom) with one more dim of 2..FUSE_PLANES at *axis. */
+static bool plane_shape(int rank, const tc_dim *const *dom, const lnode *n, int *axis, int *count)
+{
+    if (n->kind == LK_REDUCE || n->rank != rank + 1)
+        return false;
+    for (int q = 0; q <= rank; q++) {
+        int64_t e;
+        if (!dim_is_const(n->shape[q], &e) || e < 2 || e > FUSE_PLANES)
+            continue;
+        bool ok = true;
+        for (int k = 0, j = 0; k < n->rank && ok; k++)
+            if (k != q)
+                ok = dim_eq(n->shape[k], dom[j++]);
+        if (ok) {
+            *axis = q;
+            *count = (int)e;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool fuse_plane(const fkernel *k, const lnode *n, int *axis, int *count)
+{
+    return k->kind == KK_SCAN && plane_shape(k->rank, k->dom, n, axis, count);
+}
+
 /* Row-level shape of (rank, dom, mask): the kept dims, or with keepdim 1s. */
 static bool row_index(const lfn *f, int rank, const tc_dim *const *dom, unsigned mask,
                       const lnode *n, const tc_dim **out)
@@ -162,6 +189,17 @@ static bool rows_ok(fctx *x, int ka, int kb, kdesc kd, lnode *n, const tc_dim **
     }
     if (!gather_ok(x, ka, kb, n))
         return false;
+    int64_t at, lo, hi;
+    if (n->kind == LK_CONCAT && dim_is_const(idx[n->a.cat.axis], &at)) {
+        /* a plane store's constant index: codegen reads the one piece */
+        for (int i = 0; i < n->nin; i++)
+            if (dim_is_const(n->a.cat.offsets[i], &lo) && dim_is_const(n->a.cat.offsets[i + 1], &hi) &&
+                lo <= at && at < hi) {
+                const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, n->in[i].src->rank > 0 ? n->in[i].src->rank : 1);
+                lir_compose(x->f, &n->in[i], idx, n->rank, ci);
+                return rows_ok(x, ka, kb, kd, n->in[i].src, ci);
+            }
+    }
     for (int i = n->kind == LK_GATHER; i < n->nin; i++) { /* a gather's source: a load */
         const lref *r = &n->in[i];
         const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
@@ -186,6 +224,26 @@ static bool kernel_rows_ok(fctx *x, int ka, int kb, kdesc kd)
             continue;
         }
         const tc_dim **idx = ARENA_ARRAY(x->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
+        int pq, pe;
+        if (kd.kind == KK_SCAN && plane_shape(kd.rank, kd.dom, n, &pq, &pe)) {
+            /* each plane at the element the walk is at */
+            x->scan_end = false;
+            for (int c = 0; c < pe; c++) {
+                for (int k = 0, j = 0; k < n->rank; k++)
+                    idx[k] = k == pq ? dim_const(x->f->dims, c) : x->f->vars[j++];
+                x->epoch++;
+                for (int j = 0; j < n->nin; j++) {
+                    const lref *r = &n->in[j];
+                    const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
+                    lir_compose(x->f, r, idx, n->rank, ci);
+                    if (!rows_ok(x, ka, kb, kd, r->src, ci))
+                        return false;
+                }
+                if (!gather_ok(x, ka, kb, n))
+                    return false;
+            }
+            continue;
+        }
         x->scan_end = kd.kind == KK_SCAN && !same_shape(n->rank, n->shape, kd.rank, kd.dom);
         if (!node_index(x->f, kd, n, idx)) {
             x->why = "a store's shape is neither the domain nor its rows";
@@ -308,10 +366,12 @@ static bool scan_desc(fctx *x, int a, int b, kdesc *out)
     FOR_MEMBERS(x, p, -1, i) {
         const lnode *v = x->f->nodes[i];
         const tc_dim *idx[TC_MAX_RANK];
-        if (!same_shape(v->rank, v->shape, ds.rank, ds.dom) &&
+        int pq, pe;
+        if (!same_shape(v->rank, v->shape, ds.rank, ds.dom) && !plane_shape(ds.rank, ds.dom, v, &pq, &pe) &&
             (v->rank != ds.rank || !row_index(x->f, ds.rank, ds.dom, ds.mask, v, idx) ||
              !reads_kernel(x, v, s))) {
-            x->why = "a scan takes pointwise work over its own domain, or stores of its last elements";
+            x->why = "a scan takes pointwise work over its own domain (or with one more dim of up to 4 "
+                     "planes), or stores of its last elements";
             return false;
         }
     }

@@ -335,11 +335,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
     const float *__restrict__ in_state,
     const float *__restrict__ in_dout,
     const float *__restrict__ in_dnext,
+    float *__restrict__ out_dcombined,
     const float *__restrict__ buf7,
     const float *__restrict__ buf21,
-    float *__restrict__ buf43,
-    float *__restrict__ buf51,
-    float *__restrict__ buf60,
     const idx_t sz_T,
     const idx_t sz_H,
     const idx_t sz_B)
@@ -434,9 +432,40 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
                     const float t46 = -t45;                                     // mingru_backward.tc:36
                     const float t47 = t25 + t46;                                // mingru_backward.tc:35
                     c2 = s_ == 0 ? t47 : tc_op_sum()(c2, t47);                  // mingru_backward.tc:35
-                    buf43[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                    // mingru_backward.tc:36
-                    buf51[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
-                    buf60[sz_T*sz_H*i0 + sz_H*i1 + i2] = c2;                    // mingru_backward.tc:35
+                    const float t48 = 0.0f + 0.0f;                              // mingru_backward.tc:26
+                    const float t49 = (t31 != 0.0f ? 0.0f : t45);               // mingru_backward.tc:32
+                    const float t50 = -t49;                                     // mingru_backward.tc:32
+                    const bool t51 = ((float)(t35 > 20.0f)) != 0;               // mingru_backward.tc:32
+                    const float t52 = tc_sigmoid(t35);                          // mingru_backward.tc:32
+                    const float t53 = (t51 != 0.0f ? 1.0f : t52);               // mingru_backward.tc:32
+                    const float t54 = t50 * t53;                                // mingru_backward.tc:32
+                    const float t55 = -t54;                                     // mingru_backward.tc:32
+                    const bool t56 = ((float)(t30 > 0.0f)) != 0;                // mingru_backward.tc:32
+                    const float t57 = (t31 != 0.0f ? t45 : 0.0f);               // mingru_backward.tc:32
+                    const float t58 = t57 / t33;                                // mingru_backward.tc:32
+                    const float t59 = (t56 != 0.0f ? t58 : 0.0f);               // mingru_backward.tc:32
+                    const float t60 = t55 + t59;                                // mingru_backward.tc:27
+                    const float t61 = t48 + t60;                                // mingru_backward.tc:26
+                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t61;       // mingru_backward.tc:26
+                    const float t62 = c2 + t45;                                 // mingru_backward.tc:30
+                    const float t63 = -t62;                                     // mingru_backward.tc:30
+                    const bool t64 = ((float)(t26 > 20.0f)) != 0;               // mingru_backward.tc:30
+                    const float t65 = tc_sigmoid(t26);                          // mingru_backward.tc:30
+                    const float t66 = (t64 != 0.0f ? 1.0f : t65);               // mingru_backward.tc:30
+                    const float t67 = t63 * t66;                                // mingru_backward.tc:30
+                    const float t68 = t45 + t67;                                // mingru_backward.tc:28
+                    const float t69 = 0.0f + t68;                               // mingru_backward.tc:26
+                    const float t70 = t69 + 0.0f;                               // mingru_backward.tc:26
+                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t70; // mingru_backward.tc:26
+                    const float t71 = t21 * t23;                                // mingru_backward.tc:40
+                    const float t72 = t10 + t71;                                // mingru_backward.tc:40
+                    const float t73 = t2 * t72;                                 // mingru_backward.tc:41
+                    const float t74 = 1.0f - t4;                                // mingru_backward.tc:41
+                    const float t75 = t4 * t74;                                 // mingru_backward.tc:41
+                    const float t76 = t73 * t75;                                // mingru_backward.tc:41
+                    const float t77 = t76 + 0.0f;                               // mingru_backward.tc:26
+                    const float t78 = t77 + 0.0f;                               // mingru_backward.tc:26
+                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t78; // mingru_backward.tc:26
                 }
             }
         }
@@ -447,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t73 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t104 = in_state[sz_H*i0 + i2];                  // mingru_backward.tc:26
             float c0 = 0; /* %43 logcumsumexp */
             float c1 = 0; /* %51 logcumsumexp */
             float c2 = 0; /* %60 cumsum */
@@ -457,634 +486,104 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = len - 1 - s_;
-                float t48;                                                  // mingru_backward.tc:41
+                float t79;                                                  // mingru_backward.tc:41
                 if (i1 < sz_T - 1) {
-                    t48 = 0.0f;
+                    t79 = 0.0f;
                 } else {
-                    const float t49 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t48 = t49;
+                    const float t80 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                    t79 = t80;
                 }
-                const float t50 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                const float t51 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t52 = tc_sigmoid(t51);                          // mingru_backward.tc:41
-                const float t53 = t50 * t52;                                // mingru_backward.tc:41
-                const float t54 = t48 + t53;                                // mingru_backward.tc:40
-                const float t55 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
-                const float t56 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
-                const float t57 = t55 + t56;                                // mingru_backward.tc:40
-                const float t58 = expf(t57);                                // mingru_backward.tc:40
-                const float t59 = t54 * t58;                                // mingru_backward.tc:40
-                const bool t60 = ((float)(t59 > 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t61 = (t60 != 0.0f ? t59 : 0.0f);               // mingru_backward.tc:36
-                const float t62 = logf(t61);                                // mingru_backward.tc:36
-                const float t63 = t62 - t56;                                // mingru_backward.tc:36
-                float tot65;                                                // mingru_backward.tc:36
-                float v64 = tc_block_scan(t63, tc_op_logaddexp(), last_, &tot65); // mingru_backward.tc:36
-                if (c_ > 0) v64 = tc_op_logaddexp()(c0, v64);               // mingru_backward.tc:36
-                c0 = c_ == 0 ? tot65 : tc_op_logaddexp()(c0, tot65);        // mingru_backward.tc:36
-                const bool t66 = ((float)(t59 < 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t67 = -t59;                                     // mingru_backward.tc:36
-                const float t68 = (t66 != 0.0f ? t67 : 0.0f);               // mingru_backward.tc:36
-                const float t69 = logf(t68);                                // mingru_backward.tc:36
-                const float t70 = t69 - t56;                                // mingru_backward.tc:36
-                float tot72;                                                // mingru_backward.tc:36
-                float v71 = tc_block_scan(t70, tc_op_logaddexp(), last_, &tot72); // mingru_backward.tc:36
-                if (c_ > 0) v71 = tc_op_logaddexp()(c1, v71);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot72 : tc_op_logaddexp()(c1, tot72);        // mingru_backward.tc:36
-                const float t74 = t54 * t73;                                // mingru_backward.tc:40
-                const float t75 = expf(t55);                                // mingru_backward.tc:40
-                const float t76 = t74 * t75;                                // mingru_backward.tc:40
-                const float t77 = t76 + t59;                                // mingru_backward.tc:35
-                const float t78 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t79 = tc_softplus(t78);                         // mingru_backward.tc:30
-                const float t80 = -t79;                                     // mingru_backward.tc:30
-                const float t81 = t78 + t80;                                // mingru_backward.tc:34
-                const float t82 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t83 = ((float)(t82 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t84 = tc_relu(t82);                             // mingru_backward.tc:32
-                const float t85 = t84 + 0.5f;                               // mingru_backward.tc:32
-                const float t86 = logf(t85);                                // mingru_backward.tc:32
-                const float t87 = -t82;                                     // mingru_backward.tc:32
-                const float t88 = tc_softplus(t87);                         // mingru_backward.tc:32
-                const float t89 = -t88;                                     // mingru_backward.tc:32
-                const float t90 = (t83 != 0.0f ? t86 : t89);                // mingru_backward.tc:32
-                const float t91 = t81 + t90;                                // mingru_backward.tc:34
-                const float t92 = t91 - t55;                                // mingru_backward.tc:36
-                const float t93 = t92 + v64;                                // mingru_backward.tc:36
-                const float t94 = expf(t93);                                // mingru_backward.tc:36
-                const float t95 = t92 + v71;                                // mingru_backward.tc:36
-                const float t96 = expf(t95);                                // mingru_backward.tc:36
-                const float t97 = t94 - t96;                                // mingru_backward.tc:36
-                const float t98 = -t97;                                     // mingru_backward.tc:36
-                const float t99 = t77 + t98;                                // mingru_backward.tc:35
-                float tot101;                                               // mingru_backward.tc:35
-                float v100 = tc_block_scan(t99, tc_op_sum(), last_, &tot101); // mingru_backward.tc:35
-                if (c_ > 0) v100 = tc_op_sum()(c2, v100);                   // mingru_backward.tc:35
-                c2 = c_ == 0 ? tot101 : tc_op_sum()(c2, tot101);            // mingru_backward.tc:35
-                if (act_) buf43[sz_T*sz_H*i0 + sz_H*i1 + i2] = v64;         // mingru_backward.tc:36
-                if (act_) buf51[sz_T*sz_H*i0 + sz_H*i1 + i2] = v71;         // mingru_backward.tc:36
-                if (act_) buf60[sz_T*sz_H*i0 + sz_H*i1 + i2] = v100;        // mingru_backward.tc:35
-            }
-        }
-    }
-}
-
-/* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_ge_relu_log_3(
-    const float *__restrict__ in_combined,
-    const float *__restrict__ in_state,
-    const float *__restrict__ in_dout,
-    float *__restrict__ out_dcombined,
-    const float *__restrict__ buf7,
-    const float *__restrict__ buf21,
-    const float *__restrict__ buf43,
-    const float *__restrict__ buf51,
-    const float *__restrict__ buf60,
-    const idx_t sz_B,
-    const idx_t sz_T,
-    const idx_t sz_H)
-{
-    const idx_t n = 3*sz_B*sz_T*sz_H;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i3 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i2 = q_ % 3;
-        q_ /= 3;
-        const idx_t i1 = q_ % sz_T;
-        q_ /= sz_T;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_H - i3 >= 4 &&
-            tc_aligned(out_dcombined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H*i2 + i3, 16)) {
-            float t86;                                                  // mingru_backward.tc:29
-            if (i2 < 2) {
-                t86 = 0.0f;
-            } else {
-                const float t87 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:41
-                const float t88 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
-                const float t89 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
-                const float t90 = t88 + t89;                            // mingru_backward.tc:40
-                const float t91 = expf(t90);                            // mingru_backward.tc:40
-                const float t92 = in_state[sz_H*i0 + i3];               // mingru_backward.tc:26
-                const float t93 = expf(t88);                            // mingru_backward.tc:40
-                const float t94 = t92 * t93;                            // mingru_backward.tc:40
-                const float t95 = t91 + t94;                            // mingru_backward.tc:40
-                const float t96 = t87 * t95;                            // mingru_backward.tc:41
-                const float t97 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3]; // mingru_backward.tc:26
-                const float t98 = tc_sigmoid(t97);                      // mingru_backward.tc:41
-                const float t99 = 1.0f - t98;                           // mingru_backward.tc:41
-                const float t100 = t98 * t99;                           // mingru_backward.tc:41
-                const float t101 = t96 * t100;                          // mingru_backward.tc:41
-                t86 = t101;
-            }
-            float t102;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t102 = 0.0f;
-            } else if (i2 < 2) {
-                const float t103 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:26
-                const float t104 = tc_softplus(t103);                   // mingru_backward.tc:30
-                const float t105 = -t104;                               // mingru_backward.tc:30
-                const float t106 = t103 + t105;                         // mingru_backward.tc:34
-                const float t107 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3]; // mingru_backward.tc:26
-                const bool t108 = ((float)(t107 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t109 = tc_relu(t107);                       // mingru_backward.tc:32
-                const float t110 = t109 + 0.5f;                         // mingru_backward.tc:32
-                const float t111 = logf(t110);                          // mingru_backward.tc:32
-                const float t112 = -t107;                               // mingru_backward.tc:32
-                const float t113 = tc_softplus(t112);                   // mingru_backward.tc:32
-                const float t114 = -t113;                               // mingru_backward.tc:32
-                const float t115 = (t108 != 0.0f ? t111 : t114);        // mingru_backward.tc:32
-                const float t116 = t106 + t115;                         // mingru_backward.tc:34
-                const float t117 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                const float t118 = t116 - t117;                         // mingru_backward.tc:36
-                const float t119 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                const float t120 = t118 + t119;                         // mingru_backward.tc:36
-                const float t121 = expf(t120);                          // mingru_backward.tc:36
-                const float t122 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                const float t123 = t118 + t122;                         // mingru_backward.tc:36
-                const float t124 = expf(t123);                          // mingru_backward.tc:36
-                const float t125 = t121 - t124;                         // mingru_backward.tc:36
-                const float t126 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                const float t127 = t126 + t125;                         // mingru_backward.tc:30
-                const float t128 = -t127;                               // mingru_backward.tc:30
-                const bool t129 = ((float)(t103 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t130 = tc_sigmoid(t103);                    // mingru_backward.tc:30
-                const float t131 = (t129 != 0.0f ? 1.0f : t130);        // mingru_backward.tc:30
-                const float t132 = t128 * t131;                         // mingru_backward.tc:30
-                const float t133 = t125 + t132;                         // mingru_backward.tc:28
-                t102 = t133;
-            } else {
-                t102 = 0.0f;
-            }
-            const float t134 = t86 + t102;                              // mingru_backward.tc:26
-            float t135;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t136 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3]; // mingru_backward.tc:26
-                const bool t137 = ((float)(t136 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t138 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3]; // mingru_backward.tc:26
-                const float t139 = tc_softplus(t138);                   // mingru_backward.tc:30
-                const float t140 = -t139;                               // mingru_backward.tc:30
-                const float t141 = t138 + t140;                         // mingru_backward.tc:34
-                const float t142 = tc_relu(t136);                       // mingru_backward.tc:32
-                const float t143 = t142 + 0.5f;                         // mingru_backward.tc:32
-                const float t144 = logf(t143);                          // mingru_backward.tc:32
-                const float t145 = -t136;                               // mingru_backward.tc:32
-                const float t146 = tc_softplus(t145);                   // mingru_backward.tc:32
-                const float t147 = -t146;                               // mingru_backward.tc:32
-                const float t148 = (t137 != 0.0f ? t144 : t147);        // mingru_backward.tc:32
-                const float t149 = t141 + t148;                         // mingru_backward.tc:34
-                const float t150 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
-                const float t151 = t149 - t150;                         // mingru_backward.tc:36
-                const float t152 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                const float t153 = t151 + t152;                         // mingru_backward.tc:36
-                const float t154 = expf(t153);                          // mingru_backward.tc:36
-                const float t155 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                const float t156 = t151 + t155;                         // mingru_backward.tc:36
-                const float t157 = expf(t156);                          // mingru_backward.tc:36
-                const float t158 = t154 - t157;                         // mingru_backward.tc:36
-                const float t159 = (t137 != 0.0f ? 0.0f : t158);        // mingru_backward.tc:32
-                const float t160 = -t159;                               // mingru_backward.tc:32
-                const bool t161 = ((float)(t145 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t162 = tc_sigmoid(t145);                    // mingru_backward.tc:32
-                const float t163 = (t161 != 0.0f ? 1.0f : t162);        // mingru_backward.tc:32
-                const float t164 = t160 * t163;                         // mingru_backward.tc:32
-                const float t165 = -t164;                               // mingru_backward.tc:32
-                const bool t166 = ((float)(t136 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t167 = (t137 != 0.0f ? t158 : 0.0f);        // mingru_backward.tc:32
-                const float t168 = t167 / t143;                         // mingru_backward.tc:32
-                const float t169 = (t166 != 0.0f ? t168 : 0.0f);        // mingru_backward.tc:32
-                const float t170 = t165 + t169;                         // mingru_backward.tc:27
-                t135 = t170;
-            } else {
-                t135 = 0.0f;
-            }
-            const float t171 = t134 + t135;                             // mingru_backward.tc:26
-            float t172;                                                 // mingru_backward.tc:29
-            if (i2 < 2) {
-                t172 = 0.0f;
-            } else {
-                const float t173 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:41
-                const float t174 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t175 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:36
-                const float t176 = t174 + t175;                         // mingru_backward.tc:40
-                const float t177 = expf(t176);                          // mingru_backward.tc:40
-                const float t178 = in_state[sz_H*i0 + i3 + 1];          // mingru_backward.tc:26
-                const float t179 = expf(t174);                          // mingru_backward.tc:40
-                const float t180 = t178 * t179;                         // mingru_backward.tc:40
-                const float t181 = t177 + t180;                         // mingru_backward.tc:40
-                const float t182 = t173 * t181;                         // mingru_backward.tc:41
-                const float t183 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3 + 1]; // mingru_backward.tc:26
-                const float t184 = tc_sigmoid(t183);                    // mingru_backward.tc:41
-                const float t185 = 1.0f - t184;                         // mingru_backward.tc:41
-                const float t186 = t184 * t185;                         // mingru_backward.tc:41
-                const float t187 = t182 * t186;                         // mingru_backward.tc:41
-                t172 = t187;
-            }
-            float t188;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t188 = 0.0f;
-            } else if (i2 < 2) {
-                const float t189 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:26
-                const float t190 = tc_softplus(t189);                   // mingru_backward.tc:30
-                const float t191 = -t190;                               // mingru_backward.tc:30
-                const float t192 = t189 + t191;                         // mingru_backward.tc:34
-                const float t193 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3 + 1]; // mingru_backward.tc:26
-                const bool t194 = ((float)(t193 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t195 = tc_relu(t193);                       // mingru_backward.tc:32
-                const float t196 = t195 + 0.5f;                         // mingru_backward.tc:32
-                const float t197 = logf(t196);                          // mingru_backward.tc:32
-                const float t198 = -t193;                               // mingru_backward.tc:32
-                const float t199 = tc_softplus(t198);                   // mingru_backward.tc:32
-                const float t200 = -t199;                               // mingru_backward.tc:32
-                const float t201 = (t194 != 0.0f ? t197 : t200);        // mingru_backward.tc:32
-                const float t202 = t192 + t201;                         // mingru_backward.tc:34
-                const float t203 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t204 = t202 - t203;                         // mingru_backward.tc:36
-                const float t205 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
-                const float t206 = t204 + t205;                         // mingru_backward.tc:36
-                const float t207 = expf(t206);                          // mingru_backward.tc:36
-                const float t208 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
-                const float t209 = t204 + t208;                         // mingru_backward.tc:36
-                const float t210 = expf(t209);                          // mingru_backward.tc:36
-                const float t211 = t207 - t210;                         // mingru_backward.tc:36
-                const float t212 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t213 = t212 + t211;                         // mingru_backward.tc:30
-                const float t214 = -t213;                               // mingru_backward.tc:30
-                const bool t215 = ((float)(t189 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t216 = tc_sigmoid(t189);                    // mingru_backward.tc:30
-                const float t217 = (t215 != 0.0f ? 1.0f : t216);        // mingru_backward.tc:30
-                const float t218 = t214 * t217;                         // mingru_backward.tc:30
-                const float t219 = t211 + t218;                         // mingru_backward.tc:28
-                t188 = t219;
-            } else {
-                t188 = 0.0f;
-            }
-            const float t220 = t172 + t188;                             // mingru_backward.tc:26
-            float t221;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t222 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3 + 1]; // mingru_backward.tc:26
-                const bool t223 = ((float)(t222 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t224 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3 + 1]; // mingru_backward.tc:26
-                const float t225 = tc_softplus(t224);                   // mingru_backward.tc:30
-                const float t226 = -t225;                               // mingru_backward.tc:30
-                const float t227 = t224 + t226;                         // mingru_backward.tc:34
-                const float t228 = tc_relu(t222);                       // mingru_backward.tc:32
-                const float t229 = t228 + 0.5f;                         // mingru_backward.tc:32
-                const float t230 = logf(t229);                          // mingru_backward.tc:32
-                const float t231 = -t222;                               // mingru_backward.tc:32
-                const float t232 = tc_softplus(t231);                   // mingru_backward.tc:32
-                const float t233 = -t232;                               // mingru_backward.tc:32
-                const float t234 = (t223 != 0.0f ? t230 : t233);        // mingru_backward.tc:32
-                const float t235 = t227 + t234;                         // mingru_backward.tc:34
-                const float t236 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:35
-                const float t237 = t235 - t236;                         // mingru_backward.tc:36
-                const float t238 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
-                const float t239 = t237 + t238;                         // mingru_backward.tc:36
-                const float t240 = expf(t239);                          // mingru_backward.tc:36
-                const float t241 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
-                const float t242 = t237 + t241;                         // mingru_backward.tc:36
-                const float t243 = expf(t242);                          // mingru_backward.tc:36
-                const float t244 = t240 - t243;                         // mingru_backward.tc:36
-                const float t245 = (t223 != 0.0f ? 0.0f : t244);        // mingru_backward.tc:32
-                const float t246 = -t245;                               // mingru_backward.tc:32
-                const bool t247 = ((float)(t231 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t248 = tc_sigmoid(t231);                    // mingru_backward.tc:32
-                const float t249 = (t247 != 0.0f ? 1.0f : t248);        // mingru_backward.tc:32
-                const float t250 = t246 * t249;                         // mingru_backward.tc:32
-                const float t251 = -t250;                               // mingru_backward.tc:32
-                const bool t252 = ((float)(t222 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t253 = (t223 != 0.0f ? t244 : 0.0f);        // mingru_backward.tc:32
-                const float t254 = t253 / t229;                         // mingru_backward.tc:32
-                const float t255 = (t252 != 0.0f ? t254 : 0.0f);        // mingru_backward.tc:32
-                const float t256 = t251 + t255;                         // mingru_backward.tc:27
-                t221 = t256;
-            } else {
-                t221 = 0.0f;
-            }
-            const float t257 = t220 + t221;                             // mingru_backward.tc:26
-            float t258;                                                 // mingru_backward.tc:29
-            if (i2 < 2) {
-                t258 = 0.0f;
-            } else {
-                const float t259 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:41
-                const float t260 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t261 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:36
-                const float t262 = t260 + t261;                         // mingru_backward.tc:40
-                const float t263 = expf(t262);                          // mingru_backward.tc:40
-                const float t264 = in_state[sz_H*i0 + i3 + 2];          // mingru_backward.tc:26
-                const float t265 = expf(t260);                          // mingru_backward.tc:40
-                const float t266 = t264 * t265;                         // mingru_backward.tc:40
-                const float t267 = t263 + t266;                         // mingru_backward.tc:40
-                const float t268 = t259 * t267;                         // mingru_backward.tc:41
-                const float t269 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3 + 2]; // mingru_backward.tc:26
-                const float t270 = tc_sigmoid(t269);                    // mingru_backward.tc:41
-                const float t271 = 1.0f - t270;                         // mingru_backward.tc:41
-                const float t272 = t270 * t271;                         // mingru_backward.tc:41
-                const float t273 = t268 * t272;                         // mingru_backward.tc:41
-                t258 = t273;
-            }
-            float t274;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t274 = 0.0f;
-            } else if (i2 < 2) {
-                const float t275 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:26
-                const float t276 = tc_softplus(t275);                   // mingru_backward.tc:30
-                const float t277 = -t276;                               // mingru_backward.tc:30
-                const float t278 = t275 + t277;                         // mingru_backward.tc:34
-                const float t279 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3 + 2]; // mingru_backward.tc:26
-                const bool t280 = ((float)(t279 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t281 = tc_relu(t279);                       // mingru_backward.tc:32
-                const float t282 = t281 + 0.5f;                         // mingru_backward.tc:32
-                const float t283 = logf(t282);                          // mingru_backward.tc:32
-                const float t284 = -t279;                               // mingru_backward.tc:32
-                const float t285 = tc_softplus(t284);                   // mingru_backward.tc:32
-                const float t286 = -t285;                               // mingru_backward.tc:32
-                const float t287 = (t280 != 0.0f ? t283 : t286);        // mingru_backward.tc:32
-                const float t288 = t278 + t287;                         // mingru_backward.tc:34
-                const float t289 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t290 = t288 - t289;                         // mingru_backward.tc:36
-                const float t291 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
-                const float t292 = t290 + t291;                         // mingru_backward.tc:36
-                const float t293 = expf(t292);                          // mingru_backward.tc:36
-                const float t294 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
-                const float t295 = t290 + t294;                         // mingru_backward.tc:36
-                const float t296 = expf(t295);                          // mingru_backward.tc:36
-                const float t297 = t293 - t296;                         // mingru_backward.tc:36
-                const float t298 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t299 = t298 + t297;                         // mingru_backward.tc:30
-                const float t300 = -t299;                               // mingru_backward.tc:30
-                const bool t301 = ((float)(t275 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t302 = tc_sigmoid(t275);                    // mingru_backward.tc:30
-                const float t303 = (t301 != 0.0f ? 1.0f : t302);        // mingru_backward.tc:30
-                const float t304 = t300 * t303;                         // mingru_backward.tc:30
-                const float t305 = t297 + t304;                         // mingru_backward.tc:28
-                t274 = t305;
-            } else {
-                t274 = 0.0f;
-            }
-            const float t306 = t258 + t274;                             // mingru_backward.tc:26
-            float t307;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t308 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3 + 2]; // mingru_backward.tc:26
-                const bool t309 = ((float)(t308 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t310 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3 + 2]; // mingru_backward.tc:26
-                const float t311 = tc_softplus(t310);                   // mingru_backward.tc:30
-                const float t312 = -t311;                               // mingru_backward.tc:30
-                const float t313 = t310 + t312;                         // mingru_backward.tc:34
-                const float t314 = tc_relu(t308);                       // mingru_backward.tc:32
-                const float t315 = t314 + 0.5f;                         // mingru_backward.tc:32
-                const float t316 = logf(t315);                          // mingru_backward.tc:32
-                const float t317 = -t308;                               // mingru_backward.tc:32
-                const float t318 = tc_softplus(t317);                   // mingru_backward.tc:32
-                const float t319 = -t318;                               // mingru_backward.tc:32
-                const float t320 = (t309 != 0.0f ? t316 : t319);        // mingru_backward.tc:32
-                const float t321 = t313 + t320;                         // mingru_backward.tc:34
-                const float t322 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:35
-                const float t323 = t321 - t322;                         // mingru_backward.tc:36
-                const float t324 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
-                const float t325 = t323 + t324;                         // mingru_backward.tc:36
-                const float t326 = expf(t325);                          // mingru_backward.tc:36
-                const float t327 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
-                const float t328 = t323 + t327;                         // mingru_backward.tc:36
-                const float t329 = expf(t328);                          // mingru_backward.tc:36
-                const float t330 = t326 - t329;                         // mingru_backward.tc:36
-                const float t331 = (t309 != 0.0f ? 0.0f : t330);        // mingru_backward.tc:32
-                const float t332 = -t331;                               // mingru_backward.tc:32
-                const bool t333 = ((float)(t317 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t334 = tc_sigmoid(t317);                    // mingru_backward.tc:32
-                const float t335 = (t333 != 0.0f ? 1.0f : t334);        // mingru_backward.tc:32
-                const float t336 = t332 * t335;                         // mingru_backward.tc:32
-                const float t337 = -t336;                               // mingru_backward.tc:32
-                const bool t338 = ((float)(t308 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t339 = (t309 != 0.0f ? t330 : 0.0f);        // mingru_backward.tc:32
-                const float t340 = t339 / t315;                         // mingru_backward.tc:32
-                const float t341 = (t338 != 0.0f ? t340 : 0.0f);        // mingru_backward.tc:32
-                const float t342 = t337 + t341;                         // mingru_backward.tc:27
-                t307 = t342;
-            } else {
-                t307 = 0.0f;
-            }
-            const float t343 = t306 + t307;                             // mingru_backward.tc:26
-            float t344;                                                 // mingru_backward.tc:29
-            if (i2 < 2) {
-                t344 = 0.0f;
-            } else {
-                const float t345 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:41
-                const float t346 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t347 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:36
-                const float t348 = t346 + t347;                         // mingru_backward.tc:40
-                const float t349 = expf(t348);                          // mingru_backward.tc:40
-                const float t350 = in_state[sz_H*i0 + i3 + 3];          // mingru_backward.tc:26
-                const float t351 = expf(t346);                          // mingru_backward.tc:40
-                const float t352 = t350 * t351;                         // mingru_backward.tc:40
-                const float t353 = t349 + t352;                         // mingru_backward.tc:40
-                const float t354 = t345 * t353;                         // mingru_backward.tc:41
-                const float t355 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3 + 3]; // mingru_backward.tc:26
-                const float t356 = tc_sigmoid(t355);                    // mingru_backward.tc:41
-                const float t357 = 1.0f - t356;                         // mingru_backward.tc:41
-                const float t358 = t356 * t357;                         // mingru_backward.tc:41
-                const float t359 = t354 * t358;                         // mingru_backward.tc:41
-                t344 = t359;
-            }
-            float t360;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t360 = 0.0f;
-            } else if (i2 < 2) {
-                const float t361 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:26
-                const float t362 = tc_softplus(t361);                   // mingru_backward.tc:30
-                const float t363 = -t362;                               // mingru_backward.tc:30
-                const float t364 = t361 + t363;                         // mingru_backward.tc:34
-                const float t365 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3 + 3]; // mingru_backward.tc:26
-                const bool t366 = ((float)(t365 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t367 = tc_relu(t365);                       // mingru_backward.tc:32
-                const float t368 = t367 + 0.5f;                         // mingru_backward.tc:32
-                const float t369 = logf(t368);                          // mingru_backward.tc:32
-                const float t370 = -t365;                               // mingru_backward.tc:32
-                const float t371 = tc_softplus(t370);                   // mingru_backward.tc:32
-                const float t372 = -t371;                               // mingru_backward.tc:32
-                const float t373 = (t366 != 0.0f ? t369 : t372);        // mingru_backward.tc:32
-                const float t374 = t364 + t373;                         // mingru_backward.tc:34
-                const float t375 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t376 = t374 - t375;                         // mingru_backward.tc:36
-                const float t377 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
-                const float t378 = t376 + t377;                         // mingru_backward.tc:36
-                const float t379 = expf(t378);                          // mingru_backward.tc:36
-                const float t380 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
-                const float t381 = t376 + t380;                         // mingru_backward.tc:36
-                const float t382 = expf(t381);                          // mingru_backward.tc:36
-                const float t383 = t379 - t382;                         // mingru_backward.tc:36
-                const float t384 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t385 = t384 + t383;                         // mingru_backward.tc:30
-                const float t386 = -t385;                               // mingru_backward.tc:30
-                const bool t387 = ((float)(t361 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t388 = tc_sigmoid(t361);                    // mingru_backward.tc:30
-                const float t389 = (t387 != 0.0f ? 1.0f : t388);        // mingru_backward.tc:30
-                const float t390 = t386 * t389;                         // mingru_backward.tc:30
-                const float t391 = t383 + t390;                         // mingru_backward.tc:28
-                t360 = t391;
-            } else {
-                t360 = 0.0f;
-            }
-            const float t392 = t344 + t360;                             // mingru_backward.tc:26
-            float t393;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t394 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3 + 3]; // mingru_backward.tc:26
-                const bool t395 = ((float)(t394 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t396 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3 + 3]; // mingru_backward.tc:26
-                const float t397 = tc_softplus(t396);                   // mingru_backward.tc:30
-                const float t398 = -t397;                               // mingru_backward.tc:30
-                const float t399 = t396 + t398;                         // mingru_backward.tc:34
-                const float t400 = tc_relu(t394);                       // mingru_backward.tc:32
-                const float t401 = t400 + 0.5f;                         // mingru_backward.tc:32
-                const float t402 = logf(t401);                          // mingru_backward.tc:32
-                const float t403 = -t394;                               // mingru_backward.tc:32
-                const float t404 = tc_softplus(t403);                   // mingru_backward.tc:32
-                const float t405 = -t404;                               // mingru_backward.tc:32
-                const float t406 = (t395 != 0.0f ? t402 : t405);        // mingru_backward.tc:32
-                const float t407 = t399 + t406;                         // mingru_backward.tc:34
-                const float t408 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:35
-                const float t409 = t407 - t408;                         // mingru_backward.tc:36
-                const float t410 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
-                const float t411 = t409 + t410;                         // mingru_backward.tc:36
-                const float t412 = expf(t411);                          // mingru_backward.tc:36
-                const float t413 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
-                const float t414 = t409 + t413;                         // mingru_backward.tc:36
-                const float t415 = expf(t414);                          // mingru_backward.tc:36
-                const float t416 = t412 - t415;                         // mingru_backward.tc:36
-                const float t417 = (t395 != 0.0f ? 0.0f : t416);        // mingru_backward.tc:32
-                const float t418 = -t417;                               // mingru_backward.tc:32
-                const bool t419 = ((float)(t403 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t420 = tc_sigmoid(t403);                    // mingru_backward.tc:32
-                const float t421 = (t419 != 0.0f ? 1.0f : t420);        // mingru_backward.tc:32
-                const float t422 = t418 * t421;                         // mingru_backward.tc:32
-                const float t423 = -t422;                               // mingru_backward.tc:32
-                const bool t424 = ((float)(t394 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t425 = (t395 != 0.0f ? t416 : 0.0f);        // mingru_backward.tc:32
-                const float t426 = t425 / t401;                         // mingru_backward.tc:32
-                const float t427 = (t424 != 0.0f ? t426 : 0.0f);        // mingru_backward.tc:32
-                const float t428 = t423 + t427;                         // mingru_backward.tc:27
-                t393 = t428;
-            } else {
-                t393 = 0.0f;
-            }
-            const float t429 = t392 + t393;                             // mingru_backward.tc:26
-            tc_vstore<float, 4>(out_dcombined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H*i2 + i3, {{t171, t257, t343, t429}}); // mingru_backward.tc:26
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
-                const idx_t i3 = q_ % sz_H;
-                q_ /= sz_H;
-                const idx_t i2 = q_ % 3;
-                q_ /= 3;
-                const idx_t i1 = q_ % sz_T;
-                q_ /= sz_T;
-                const idx_t i0 = q_;
-                float t0;                                                   // mingru_backward.tc:29
-                if (i2 < 2) {
-                    t0 = 0.0f;
-                } else {
-                    const float t1 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:41
-                    const float t2 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
-                    const float t3 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
-                    const float t4 = t2 + t3;                               // mingru_backward.tc:40
-                    const float t5 = expf(t4);                              // mingru_backward.tc:40
-                    const float t6 = in_state[sz_H*i0 + i3];                // mingru_backward.tc:26
-                    const float t7 = expf(t2);                              // mingru_backward.tc:40
-                    const float t8 = t6 * t7;                               // mingru_backward.tc:40
-                    const float t9 = t5 + t8;                               // mingru_backward.tc:40
-                    const float t10 = t1 * t9;                              // mingru_backward.tc:41
-                    const float t11 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3]; // mingru_backward.tc:26
-                    const float t12 = tc_sigmoid(t11);                      // mingru_backward.tc:41
-                    const float t13 = 1.0f - t12;                           // mingru_backward.tc:41
-                    const float t14 = t12 * t13;                            // mingru_backward.tc:41
-                    const float t15 = t10 * t14;                            // mingru_backward.tc:41
-                    t0 = t15;
-                }
-                float t16;                                                  // mingru_backward.tc:28
-                if (i2 < 1) {
-                    t16 = 0.0f;
-                } else if (i2 < 2) {
-                    const float t17 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:26
-                    const float t18 = tc_softplus(t17);                     // mingru_backward.tc:30
-                    const float t19 = -t18;                                 // mingru_backward.tc:30
-                    const float t20 = t17 + t19;                            // mingru_backward.tc:34
-                    const float t21 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3]; // mingru_backward.tc:26
-                    const bool t22 = ((float)(t21 >= 0.0f)) != 0;           // mingru_backward.tc:32
-                    const float t23 = tc_relu(t21);                         // mingru_backward.tc:32
-                    const float t24 = t23 + 0.5f;                           // mingru_backward.tc:32
-                    const float t25 = logf(t24);                            // mingru_backward.tc:32
-                    const float t26 = -t21;                                 // mingru_backward.tc:32
-                    const float t27 = tc_softplus(t26);                     // mingru_backward.tc:32
-                    const float t28 = -t27;                                 // mingru_backward.tc:32
-                    const float t29 = (t22 != 0.0f ? t25 : t28);            // mingru_backward.tc:32
-                    const float t30 = t20 + t29;                            // mingru_backward.tc:34
-                    const float t31 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                    const float t32 = t30 - t31;                            // mingru_backward.tc:36
-                    const float t33 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                    const float t34 = t32 + t33;                            // mingru_backward.tc:36
-                    const float t35 = expf(t34);                            // mingru_backward.tc:36
-                    const float t36 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                    const float t37 = t32 + t36;                            // mingru_backward.tc:36
-                    const float t38 = expf(t37);                            // mingru_backward.tc:36
-                    const float t39 = t35 - t38;                            // mingru_backward.tc:36
-                    const float t40 = buf60[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                    const float t41 = t40 + t39;                            // mingru_backward.tc:30
-                    const float t42 = -t41;                                 // mingru_backward.tc:30
-                    const bool t43 = ((float)(t17 > 20.0f)) != 0;           // mingru_backward.tc:30
-                    const float t44 = tc_sigmoid(t17);                      // mingru_backward.tc:30
-                    const float t45 = (t43 != 0.0f ? 1.0f : t44);           // mingru_backward.tc:30
-                    const float t46 = t42 * t45;                            // mingru_backward.tc:30
-                    const float t47 = t39 + t46;                            // mingru_backward.tc:28
-                    t16 = t47;
-                } else {
-                    t16 = 0.0f;
-                }
-                const float t48 = t0 + t16;                                 // mingru_backward.tc:26
-                float t49;                                                  // mingru_backward.tc:27
-                if (i2 < 1) {
-                    const float t50 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3]; // mingru_backward.tc:26
-                    const bool t51 = ((float)(t50 >= 0.0f)) != 0;           // mingru_backward.tc:32
-                    const float t52 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3]; // mingru_backward.tc:26
-                    const float t53 = tc_softplus(t52);                     // mingru_backward.tc:30
-                    const float t54 = -t53;                                 // mingru_backward.tc:30
-                    const float t55 = t52 + t54;                            // mingru_backward.tc:34
-                    const float t56 = tc_relu(t50);                         // mingru_backward.tc:32
-                    const float t57 = t56 + 0.5f;                           // mingru_backward.tc:32
-                    const float t58 = logf(t57);                            // mingru_backward.tc:32
-                    const float t59 = -t50;                                 // mingru_backward.tc:32
-                    const float t60 = tc_softplus(t59);                     // mingru_backward.tc:32
-                    const float t61 = -t60;                                 // mingru_backward.tc:32
-                    const float t62 = (t51 != 0.0f ? t58 : t61);            // mingru_backward.tc:32
-                    const float t63 = t55 + t62;                            // mingru_backward.tc:34
-                    const float t64 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
-                    const float t65 = t63 - t64;                            // mingru_backward.tc:36
-                    const float t66 = buf43[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                    const float t67 = t65 + t66;                            // mingru_backward.tc:36
-                    const float t68 = expf(t67);                            // mingru_backward.tc:36
-                    const float t69 = buf51[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                    const float t70 = t65 + t69;                            // mingru_backward.tc:36
-                    const float t71 = expf(t70);                            // mingru_backward.tc:36
-                    const float t72 = t68 - t71;                            // mingru_backward.tc:36
-                    const float t73 = (t51 != 0.0f ? 0.0f : t72);           // mingru_backward.tc:32
-                    const float t74 = -t73;                                 // mingru_backward.tc:32
-                    const bool t75 = ((float)(t59 > 20.0f)) != 0;           // mingru_backward.tc:32
-                    const float t76 = tc_sigmoid(t59);                      // mingru_backward.tc:32
-                    const float t77 = (t75 != 0.0f ? 1.0f : t76);           // mingru_backward.tc:32
-                    const float t78 = t74 * t77;                            // mingru_backward.tc:32
-                    const float t79 = -t78;                                 // mingru_backward.tc:32
-                    const bool t80 = ((float)(t50 > 0.0f)) != 0;            // mingru_backward.tc:32
-                    const float t81 = (t51 != 0.0f ? t72 : 0.0f);           // mingru_backward.tc:32
-                    const float t82 = t81 / t57;                            // mingru_backward.tc:32
-                    const float t83 = (t80 != 0.0f ? t82 : 0.0f);           // mingru_backward.tc:32
-                    const float t84 = t79 + t83;                            // mingru_backward.tc:27
-                    t49 = t84;
-                } else {
-                    t49 = 0.0f;
-                }
-                const float t85 = t48 + t49;                                // mingru_backward.tc:26
-                out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H*i2 + i3] = t85; // mingru_backward.tc:26
+                const float t81 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
+                const float t82 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t83 = tc_sigmoid(t82);                          // mingru_backward.tc:41
+                const float t84 = t81 * t83;                                // mingru_backward.tc:41
+                const float t85 = t79 + t84;                                // mingru_backward.tc:40
+                const float t86 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
+                const float t87 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
+                const float t88 = t86 + t87;                                // mingru_backward.tc:40
+                const float t89 = expf(t88);                                // mingru_backward.tc:40
+                const float t90 = t85 * t89;                                // mingru_backward.tc:40
+                const bool t91 = ((float)(t90 > 0.0f)) != 0;                // mingru_backward.tc:36
+                const float t92 = (t91 != 0.0f ? t90 : 0.0f);               // mingru_backward.tc:36
+                const float t93 = logf(t92);                                // mingru_backward.tc:36
+                const float t94 = t93 - t87;                                // mingru_backward.tc:36
+                float tot96;                                                // mingru_backward.tc:36
+                float v95 = tc_block_scan(t94, tc_op_logaddexp(), last_, &tot96); // mingru_backward.tc:36
+                if (c_ > 0) v95 = tc_op_logaddexp()(c0, v95);               // mingru_backward.tc:36
+                c0 = c_ == 0 ? tot96 : tc_op_logaddexp()(c0, tot96);        // mingru_backward.tc:36
+                const bool t97 = ((float)(t90 < 0.0f)) != 0;                // mingru_backward.tc:36
+                const float t98 = -t90;                                     // mingru_backward.tc:36
+                const float t99 = (t97 != 0.0f ? t98 : 0.0f);               // mingru_backward.tc:36
+                const float t100 = logf(t99);                               // mingru_backward.tc:36
+                const float t101 = t100 - t87;                              // mingru_backward.tc:36
+                float tot103;                                               // mingru_backward.tc:36
+                float v102 = tc_block_scan(t101, tc_op_logaddexp(), last_, &tot103); // mingru_backward.tc:36
+                if (c_ > 0) v102 = tc_op_logaddexp()(c1, v102);             // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot103 : tc_op_logaddexp()(c1, tot103);      // mingru_backward.tc:36
+                const float t105 = t85 * t104;                              // mingru_backward.tc:40
+                const float t106 = expf(t86);                               // mingru_backward.tc:40
+                const float t107 = t105 * t106;                             // mingru_backward.tc:40
+                const float t108 = t107 + t90;                              // mingru_backward.tc:35
+                const float t109 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t110 = tc_softplus(t109);                       // mingru_backward.tc:30
+                const float t111 = -t110;                                   // mingru_backward.tc:30
+                const float t112 = t109 + t111;                             // mingru_backward.tc:34
+                const float t113 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t114 = ((float)(t113 >= 0.0f)) != 0;             // mingru_backward.tc:32
+                const float t115 = tc_relu(t113);                           // mingru_backward.tc:32
+                const float t116 = t115 + 0.5f;                             // mingru_backward.tc:32
+                const float t117 = logf(t116);                              // mingru_backward.tc:32
+                const float t118 = -t113;                                   // mingru_backward.tc:32
+                const float t119 = tc_softplus(t118);                       // mingru_backward.tc:32
+                const float t120 = -t119;                                   // mingru_backward.tc:32
+                const float t121 = (t114 != 0.0f ? t117 : t120);            // mingru_backward.tc:32
+                const float t122 = t112 + t121;                             // mingru_backward.tc:34
+                const float t123 = t122 - t86;                              // mingru_backward.tc:36
+                const float t124 = t123 + v95;                              // mingru_backward.tc:36
+                const float t125 = expf(t124);                              // mingru_backward.tc:36
+                const float t126 = t123 + v102;                             // mingru_backward.tc:36
+                const float t127 = expf(t126);                              // mingru_backward.tc:36
+                const float t128 = t125 - t127;                             // mingru_backward.tc:36
+                const float t129 = -t128;                                   // mingru_backward.tc:36
+                const float t130 = t108 + t129;                             // mingru_backward.tc:35
+                float tot132;                                               // mingru_backward.tc:35
+                float v131 = tc_block_scan(t130, tc_op_sum(), last_, &tot132); // mingru_backward.tc:35
+                if (c_ > 0) v131 = tc_op_sum()(c2, v131);                   // mingru_backward.tc:35
+                c2 = c_ == 0 ? tot132 : tc_op_sum()(c2, tot132);            // mingru_backward.tc:35
+                const float t133 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                const float t134 = (t114 != 0.0f ? 0.0f : t128);            // mingru_backward.tc:32
+                const float t135 = -t134;                                   // mingru_backward.tc:32
+                const bool t136 = ((float)(t118 > 20.0f)) != 0;             // mingru_backward.tc:32
+                const float t137 = tc_sigmoid(t118);                        // mingru_backward.tc:32
+                const float t138 = (t136 != 0.0f ? 1.0f : t137);            // mingru_backward.tc:32
+                const float t139 = t135 * t138;                             // mingru_backward.tc:32
+                const float t140 = -t139;                                   // mingru_backward.tc:32
+                const bool t141 = ((float)(t113 > 0.0f)) != 0;              // mingru_backward.tc:32
+                const float t142 = (t114 != 0.0f ? t128 : 0.0f);            // mingru_backward.tc:32
+                const float t143 = t142 / t116;                             // mingru_backward.tc:32
+                const float t144 = (t141 != 0.0f ? t143 : 0.0f);            // mingru_backward.tc:32
+                const float t145 = t140 + t144;                             // mingru_backward.tc:27
+                const float t146 = t133 + t145;                             // mingru_backward.tc:26
+                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t146; // mingru_backward.tc:26
+                const float t147 = v131 + t128;                             // mingru_backward.tc:30
+                const float t148 = -t147;                                   // mingru_backward.tc:30
+                const bool t149 = ((float)(t109 > 20.0f)) != 0;             // mingru_backward.tc:30
+                const float t150 = tc_sigmoid(t109);                        // mingru_backward.tc:30
+                const float t151 = (t149 != 0.0f ? 1.0f : t150);            // mingru_backward.tc:30
+                const float t152 = t148 * t151;                             // mingru_backward.tc:30
+                const float t153 = t128 + t152;                             // mingru_backward.tc:28
+                const float t154 = 0.0f + t153;                             // mingru_backward.tc:26
+                const float t155 = t154 + 0.0f;                             // mingru_backward.tc:26
+                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t155; // mingru_backward.tc:26
+                const float t156 = t104 * t106;                             // mingru_backward.tc:40
+                const float t157 = t89 + t156;                              // mingru_backward.tc:40
+                const float t158 = t81 * t157;                              // mingru_backward.tc:41
+                const float t159 = 1.0f - t83;                              // mingru_backward.tc:41
+                const float t160 = t83 * t159;                              // mingru_backward.tc:41
+                const float t161 = t158 * t160;                             // mingru_backward.tc:41
+                const float t162 = t161 + 0.0f;                             // mingru_backward.tc:26
+                const float t163 = t162 + 0.0f;                             // mingru_backward.tc:26
+                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t163; // mingru_backward.tc:26
             }
         }
     }
@@ -1104,12 +603,8 @@ launch plan of mingru_grad (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer buf7         temp   f32[B, T, H]  live steps 0..2, slot 0
-  buffer buf21        temp   f32[B, T, H]  live steps 0..2, slot 1
-  buffer buf43        temp   f32[B, T, H]  live steps 1..2, slot 2
-  buffer buf51        temp   f32[B, T, H]  live steps 1..2, slot 3
-  buffer buf60        temp   f32[B, T, H]  live steps 1..2, slot 4
+  buffer buf7         temp   f32[B, T, H]  live steps 0..1, slot 0
+  buffer buf21        temp   f32[B, T, H]  live steps 0..1, slot 1
   step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, buf21, T, H, B)
-  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_2<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, buf7, buf21, buf43, buf51, buf60, T, H, B)
-  step 2: tc_poi_fused_softplus_neg_add_ge_relu_log_3<<<(3*B*T*H + 1023)/1024, [256, 1, 1]>>>(in_combined, in_state, in_dout, out_dcombined, buf7, buf21, buf43, buf51, buf60, B, T, H)
+  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_2<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, buf7, buf21, T, H, B)
  */

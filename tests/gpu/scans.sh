@@ -2,7 +2,7 @@
 # scans.sh BUILD_DIR - the scans on the GPU against the reference
 # interpreter (tensorc run --check) at T = 1, 3, 17, 64, 129 and 4097 (the
 # last two block-parallel), every float dtype, integers, NaN/inf, reductions
-# over the scanned axis in the scan's walk; the minGRU forward and gradient
+# over the scanned axis in the scan's walk, stores of several planes; the minGRU forward and gradient
 # at T = 1, 3, 17, 64, 129; then examples/mingru.tc at T = 17, 64 and 129 (at 257 f32's
 # own error in the log-space form, a cancelling a + s, reaches 2e-5).  (The benchmark sizes are
 # checked and timed by tc-bench: bench/run.sh.)  Needs a GPU; prints PASS/FAIL lines and
@@ -34,6 +34,7 @@ for dt in f32 f16 bf16 f64; do
         run "$prog" --fn chain --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         run "$prog" --fn scanred --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         run "$prog" --fn scanred_rev --dtype T=$dt --shape B=2,L=$L,H=65 --seed $L
+        run "$prog" --fn planes --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
     done
 done
 # The minGRU forward and its gradient (grad(): the forward's scans, dstate
