@@ -98,6 +98,17 @@ const bench_case bench_cases[] = {
      "N=64,D=512,H=2048", NULL, false, CASE_PLAIN, NULL, NULL,
      "gelu MLP block: dx, dw1, db1, dw2 from the saved x @ w1.T (four cuBLAS f32 products); "
      "small so the f64 reference check stays short", NULL, NULL},
+    /* issue 15: its gradient, mingru_grad(combined, state, dout, dnext) ->
+     * (dcombined, dstate): grad() recomputes the forward's scans inside (no
+     * forward state is saved between calls), so a training step is this and
+     * the forward case above; the peers run their forward and autograd
+     * backward, as torch.autograd.grad from the same inputs does */
+    {"mingru_grad_B512_T64_H128_f32", "mingru_backward.tc", "mingru_grad", "B=512,T=64,H=128", "B=8,T=64,H=128",
+     "B", false, CASE_PLAIN, NULL, "state", "the gradient alone (recomputes the forward's scans); state drawn from [0, 1)", NULL, NULL},
+    {"mingru_grad_B1024_T64_H256_f32", "mingru_backward.tc", "mingru_grad", "B=1024,T=64,H=256", "B=8,T=64,H=256",
+     "B", false, CASE_PLAIN, NULL, "state", "the gradient alone (recomputes the forward's scans); state drawn from [0, 1)", NULL, NULL},
+    {"mingru_grad_B2048_T64_H512_f32", "mingru_backward.tc", "mingru_grad", "B=2048,T=64,H=512", "B=8,T=64,H=512",
+     "B", false, CASE_PLAIN, NULL, "state", "the gradient alone (recomputes the forward's scans); state drawn from [0, 1)", NULL, NULL},
     /* issue 13: the same at other M (the generated kernel up to 16, cuBLAS
      * above), a gated MLP and a LoRA projection at decode shapes */
     {"rmsnorm_matmul_m1", "rmsnorm_matmul.tc", "rmsnorm_matmul", "M=1,K=4096,N=4096",

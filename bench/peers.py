@@ -214,6 +214,23 @@ def b_mingru(s):
     return fn, (comb, st), nbytes(comb, st) + (B * T * H + B * H) * 4
 
 
+def b_mingru_grad(s):
+    """tensorc's mingru_grad: (combined, state, dout, dnext) -> (dcombined,
+    dstate), here the forward and torch.autograd.grad (torch saves what its
+    backward needs in the forward: ../shared/bench/peers2.py's fwd+bwd)."""
+    B, T, H = s["B"], s["T"], s["H"]
+    comb = torch.randn(B, T, 3 * H, device=DEV).requires_grad_(True)
+    st = (torch.rand(B, 1, H, device=DEV) + 0.1).requires_grad_(True)
+    go = torch.randn(B, T, H, device=DEV)
+    gn = torch.randn(B, 1, H, device=DEV)
+    fwd = b_mingru(s)[0]
+
+    def fn(combined, state, dout, dnext):
+        o, n = fwd(combined, state)
+        return torch.autograd.grad((o, n), (combined, state), (dout, dnext))
+    return fn, (comb, st, go, gn), nbytes(comb, st, go, gn) + nbytes(comb, st)
+
+
 def b_gated_mlp(s):
     x = torch.randn(s["M"], s["K"], device=DEV, dtype=F16)
     w1 = torch.randn(s["K"], s["N"], device=DEV, dtype=F16) * 0.02
@@ -330,6 +347,12 @@ CASES = {
                                b_rmsnorm_bwd),
     "mlp_bwd_N1024_D512_H2048": ({"N": 1024, "D": 512, "H": 2048}, {"N": 64, "D": 512, "H": 2048},
                                  False, b_mlp_bwd),
+    "mingru_grad_B512_T64_H128_f32": ({"B": 512, "T": 64, "H": 128}, {"B": 8, "T": 64, "H": 128},
+                                      False, b_mingru_grad),
+    "mingru_grad_B1024_T64_H256_f32": ({"B": 1024, "T": 64, "H": 256}, {"B": 8, "T": 64, "H": 256},
+                                      False, b_mingru_grad),
+    "mingru_grad_B2048_T64_H512_f32": ({"B": 2048, "T": 64, "H": 512}, {"B": 8, "T": 64, "H": 512},
+                                      False, b_mingru_grad),
     # issue 13: the M sweep, the gated MLP and LoRA at decode shapes
     "rmsnorm_matmul_m1": ({"M": 1, "K": 4096, "N": 4096}, {"M": 1, "K": 1024, "N": 1024}, False,
                           b_rmsnorm_matmul),

@@ -263,6 +263,7 @@ void cg_reset_bufs(cg *g);                 /* empty row and body buffers */
 /* Store n's value at its natural index into every buffer it goes to
  * (under `if (guard)` when guard is not NULL). */
 void cg_store(cg *g, cg_target t, const lnode *n, const char *guard);
+void cg_store_at(cg *g, cg_target t, const lnode *n, const tc_dim *const *idx, const char *guard);
 bool cg_is_written(cg *g, int buf);
 /* Store element-level node s, vec elements along the last axis, as one
  * vector (alignment recorded for the vector path's test). */

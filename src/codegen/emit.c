@@ -485,6 +485,15 @@ static cg_target target_of(cg *g, const lnode *n, const tc_dim *const *idx)
 
 static const char *concat_value(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
 {
+    int64_t at, lo, hi;
+    if (dim_is_const(idx[n->a.cat.axis], &at)) /* a constant index (a scan's plane store): one piece */
+        for (int i = 0; i < n->nin; i++)
+            if (dim_is_const(n->a.cat.offsets[i], &lo) && dim_is_const(n->a.cat.offsets[i + 1], &hi) &&
+                lo <= at && at < hi) {
+                const tc_dim *ci[TC_MAX_RANK];
+                lir_compose(g->l, &n->in[i], idx, n->rank, ci);
+                return cg_convert(g, cg_value(g, n->in[i].src, ci), n->in[i].src->dtype, n->dtype);
+            }
     const char *res = cg_temp(g, "t");
     int *ind = &target_block(g, t)->ind;
     cg_line(g, t, n, "%s %s;", cg_type(n->dtype), res);

@@ -53,6 +53,12 @@ void cg_store(cg *g, cg_target t, const lnode *n, const char *guard)
     const tc_dim *idx[TC_MAX_RANK];
     if (!fuse_node_index(g->f, g->k, n, idx))
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is outside its kernel's domain", n->id);
+    cg_store_at(g, t, n, idx, guard);
+}
+
+/* The same at idx (a scan's plane stores: scan.c). */
+void cg_store_at(cg *g, cg_target t, const lnode *n, const tc_dim *const *idx, const char *guard)
+{
     const char *v = store_operand(g, n, idx);
     for (const int *w = g->bufs->writes[n->id]; w && *w >= 0; w++) {
         cg_use_buf(g, *w);

@@ -33,6 +33,8 @@
  *
  * A scan's value is read only at the element the walk is at, or after the
  * walk at the last element (fusion checks both), where it is the carry.
+ * A sum, prod, max or min over the scanned axis (a backward's dstate) is one
+ * more carry, from its identity, read only after the walk.
  */
 #include "codegen/cg.h"
 
@@ -66,6 +68,8 @@ static tc_dtype carry_dtype(const lnode *n)
 
 static const char *op_functor(const lnode *n)
 {
+    if (n->kind == LK_REDUCE) /* sum, prod, max or min (fusion checks) */
+        return cg_red_op(n);
     switch (n->op) {
     case OP_cumsum: return "tc_op_sum";
     case OP_cumprod: return "tc_op_prod";
@@ -81,6 +85,12 @@ static int scan_axis(const fkernel *k)
     while (ax < k->rank - 1 && !(k->mask & (1u << ax)))
         ax++;
     return ax;
+}
+
+static const char *red_name(const lnode *n)
+{
+    static const char *const names[] = {"sum", "prod", "max", "min", "argmax", "argmin"};
+    return names[n->a.red.kind];
 }
 
 /* Readers see the scan's dtype: 16-bit floats rounded, the carry not. */
@@ -105,26 +115,47 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
         const lnode *n = k->reds[j];
         tc_dtype cdt = carry_dtype(n);
         const char *c = arena_printf(g->a, "c%d", j), *f = op_functor(n);
-        cg_block_add(decl, g->a, ind, arena_printf(g->a, "%s %s = 0; /* %%%d %s */", cg_type(cdt), c,
-                                                   n->id, op_table[n->op].name));
+        /* a reduction's carry starts at its identity: an empty axis reads it */
+        bool red = n->kind == LK_REDUCE;
+        const char *init = "0", *ct = cg_type(cdt);
+        if (red && n->a.red.kind != RK_SUM)
+            init = n->a.red.kind == RK_PROD  ? "1"
+                   : n->a.red.kind == RK_MAX ? arena_printf(g->a, "tc_lowest<%s>()", ct)
+                                             : arena_printf(g->a, "tc_highest<%s>()", ct);
+        cg_block_add(decl, g->a, ind, arena_printf(g->a, "%s %s = %s; /* %%%d %s */", ct, c, init,
+                                                   n->id, red ? red_name(n) : op_table[n->op].name));
         const tc_dim *ci[TC_MAX_RANK];
-        lir_compose(g->l, &n->in[0], id, n->rank, ci);
+        lir_compose(g->l, &n->in[0], id, red ? n->a.red.rin : n->rank, ci);
         const char *x = cg_convert(g, cg_value(g, n->in[0].src, ci), n->in[0].src->dtype, cdt);
         if (!block) {
             cg_line(g, T_ELEM, n, "%s = s_ == 0 ? %s : %s()(%s, %s);", c, x, f, c, x);
-            g->acc[n->id] = reader_value(g, n, T_ELEM, c);
+            if (!red) /* a reduction is read after the walk only (end_stores) */
+                g->acc[n->id] = reader_value(g, n, T_ELEM, c);
             continue;
         }
         const char *v = cg_temp(g, "v"), *tot = cg_temp(g, "tot");
         cg_line(g, T_ELEM, n, "%s %s;", cg_type(cdt), tot);
         cg_line(g, T_ELEM, n, "%s %s = tc_block_scan(%s, %s(), last_, &%s);", cg_type(cdt), v, x, f, tot);
-        cg_line(g, T_ELEM, n, "if (c_ > 0) %s = %s()(%s, %s);", v, f, c, v);
+        if (!red)
+            cg_line(g, T_ELEM, n, "if (c_ > 0) %s = %s()(%s, %s);", v, f, c, v);
         cg_line(g, T_ELEM, n, "%s = c_ == 0 ? %s : %s()(%s, %s);", c, tot, f, c, tot);
-        g->acc[n->id] = reader_value(g, n, T_ELEM, v);
+        if (!red)
+            g->acc[n->id] = reader_value(g, n, T_ELEM, v);
     }
-    for (int i = 0; i < k->nstores; i++)
-        if (fuse_is_element(k, k->stores[i]))
-            cg_store(g, T_ELEM, k->stores[i], block ? "act_" : NULL);
+    for (int i = 0; i < k->nstores; i++) {
+        const lnode *st = k->stores[i];
+        int q, e;
+        if (fuse_is_element(k, st)) {
+            cg_store(g, T_ELEM, st, block ? "act_" : NULL);
+        } else if (fuse_plane(k, st, &q, &e)) { /* each plane at this element */
+            for (int c = 0; c < e; c++) {
+                const tc_dim *pi[TC_MAX_RANK];
+                for (int a = 0, v = 0; a < st->rank; a++)
+                    pi[a] = a == q ? dim_const(g->c, c) : id[v++];
+                cg_store_at(g, T_ELEM, st, pi, block ? "act_" : NULL);
+            }
+        }
+    }
     cg_block body = g->body;
     cg_forget(g, T_ELEM);
     return body;
@@ -141,19 +172,22 @@ static cg_block end_stores(cg *g, const char *guard)
     g->rpre.ind = pre.ind;
     unsigned ev = g->elemvars;
     g->elemvars = 0;
+    g->phase = 1; /* after the walk: a reduction's carry is complete */
     bool any = false;
+    int q, e;
     for (int i = 0; i < k->nstores; i++)
-        any |= !fuse_is_element(k, k->stores[i]);
+        any |= !fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e);
     for (int j = 0; j < k->nreds && any; j++) {
         const lnode *n = k->reds[j];
         g->acc[n->id] = reader_value(g, n, T_ROW, arena_printf(g->a, "c%d", j));
     }
     for (int i = 0; i < k->nstores; i++)
-        if (!fuse_is_element(k, k->stores[i]))
+        if (!fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e))
             cg_store(g, T_ROW, k->stores[i], guard);
     cg_block after = g->rpre;
     g->rpre = pre;
     g->elemvars = ev;
+    g->phase = 0;
     return after;
 }
 

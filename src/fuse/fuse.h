@@ -249,5 +249,11 @@ bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a);
 bool fuse_node_index(const ffn *f, const fkernel *k, const lnode *n, const tc_dim **out);
 /* Whether node n of kernel k is element-level (shape = the domain). */
 bool fuse_is_element(const fkernel *k, const lnode *n);
+/* A scan kernel's store over its domain with one more dim of FUSE_PLANES or
+ * fewer elements (a gradient's concat of [B, T, H] planes into [B, T, 3, H]):
+ * each element the walk is at stores *count values, the extra dim at *axis
+ * taking each constant in turn (its index is not fuse_node_index's). */
+enum { FUSE_PLANES = 4 };
+bool fuse_plane(const fkernel *k, const lnode *n, int *axis, int *count);
 
 #endif

@@ -15,6 +15,33 @@ bool fuse_is_element(const fkernel *k, const lnode *n)
     return n->kind != LK_REDUCE && same_shape(n->rank, n->shape, k->rank, k->dom);
 }
 
+/* n's shape is (rank, dom) with one more dim of 2..FUSE_PLANES at *axis. */
+static bool plane_shape(int rank, const tc_dim *const *dom, const lnode *n, int *axis, int *count)
+{
+    if (n->kind == LK_REDUCE || n->rank != rank + 1)
+        return false;
+    for (int q = 0; q <= rank; q++) {
+        int64_t e;
+        if (!dim_is_const(n->shape[q], &e) || e < 2 || e > FUSE_PLANES)
+            continue;
+        bool ok = true;
+        for (int k = 0, j = 0; k < n->rank && ok; k++)
+            if (k != q)
+                ok = dim_eq(n->shape[k], dom[j++]);
+        if (ok) {
+            *axis = q;
+            *count = (int)e;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool fuse_plane(const fkernel *k, const lnode *n, int *axis, int *count)
+{
+    return k->kind == KK_SCAN && plane_shape(k->rank, k->dom, n, axis, count);
+}
+
 /* Row-level shape of (rank, dom, mask): the kept dims, or with keepdim 1s. */
 static bool row_index(const lfn *f, int rank, const tc_dim *const *dom, unsigned mask,
                       const lnode *n, const tc_dim **out)
@@ -118,6 +145,10 @@ static bool rows_ok(fctx *x, int ka, int kb, kdesc kd, lnode *n, const tc_dim **
         return true; /* loaded from another kernel's buffer */
     if (n->kind == LK_REDUCE) {
         const tc_dim *want[TC_MAX_RANK];
+        if (kd.kind == KK_SCAN && !x->scan_end) { /* its carry is complete after the walk only */
+            x->why = "a scan's walk would read a reduction of its kernel before the walk ends";
+            return false;
+        }
         if (!node_index(x->f, kd, n, want)) {
             x->why = "the reduction's domain or axes differ";
             return false;
@@ -158,6 +189,17 @@ static bool rows_ok(fctx *x, int ka, int kb, kdesc kd, lnode *n, const tc_dim **
     }
     if (!gather_ok(x, ka, kb, n))
         return false;
+    int64_t at, lo, hi;
+    if (n->kind == LK_CONCAT && dim_is_const(idx[n->a.cat.axis], &at)) {
+        /* a plane store's constant index: codegen reads the one piece */
+        for (int i = 0; i < n->nin; i++)
+            if (dim_is_const(n->a.cat.offsets[i], &lo) && dim_is_const(n->a.cat.offsets[i + 1], &hi) &&
+                lo <= at && at < hi) {
+                const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, n->in[i].src->rank > 0 ? n->in[i].src->rank : 1);
+                lir_compose(x->f, &n->in[i], idx, n->rank, ci);
+                return rows_ok(x, ka, kb, kd, n->in[i].src, ci);
+            }
+    }
     for (int i = n->kind == LK_GATHER; i < n->nin; i++) { /* a gather's source: a load */
         const lref *r = &n->in[i];
         const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
@@ -176,11 +218,32 @@ static bool kernel_rows_ok(fctx *x, int ka, int kb, kdesc kd)
         if (n->kind == LK_REDUCE) {
             /* its input is read over the domain itself */
             const lref *r = &n->in[0];
+            x->scan_end = false;
             if (!rows_ok(x, ka, kb, kd, r->src, r->idx))
                 return false;
             continue;
         }
         const tc_dim **idx = ARENA_ARRAY(x->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
+        int pq, pe;
+        if (kd.kind == KK_SCAN && plane_shape(kd.rank, kd.dom, n, &pq, &pe)) {
+            /* each plane at the element the walk is at */
+            x->scan_end = false;
+            for (int c = 0; c < pe; c++) {
+                for (int k = 0, j = 0; k < n->rank; k++)
+                    idx[k] = k == pq ? dim_const(x->f->dims, c) : x->f->vars[j++];
+                x->epoch++;
+                for (int j = 0; j < n->nin; j++) {
+                    const lref *r = &n->in[j];
+                    const tc_dim **ci = ARENA_ARRAY(x->a, const tc_dim *, r->src->rank > 0 ? r->src->rank : 1);
+                    lir_compose(x->f, r, idx, n->rank, ci);
+                    if (!rows_ok(x, ka, kb, kd, r->src, ci))
+                        return false;
+                }
+                if (!gather_ok(x, ka, kb, n))
+                    return false;
+            }
+            continue;
+        }
         x->scan_end = kd.kind == KK_SCAN && !same_shape(n->rank, n->shape, kd.rank, kd.dom);
         if (!node_index(x->f, kd, n, idx)) {
             x->why = "a store's shape is neither the domain nor its rows";
@@ -264,8 +327,25 @@ static bool scan_desc(fctx *x, int a, int b, kdesc *out)
 {
     kdesc da = x->desc[a], db = x->desc[b];
     if (da.kind == KK_REDUCE || db.kind == KK_REDUCE) {
-        x->why = "a scan and a reduction are not one kernel";
-        return false;
+        /* a sum/prod/max/min over the scanned axis of the scan's domain is
+         * one more carry of the walk, read after it (a backward's dstate:
+         * no second pass over the inputs); a read inside the walk is
+         * refused by rows_ok */
+        int r = da.kind == KK_REDUCE ? a : b;
+        kdesc ds = r == a ? db : da, dr = x->desc[r];
+        bool ok = same_shape(ds.rank, ds.dom, dr.rank, dr.dom) && ds.mask == dr.mask;
+        FOR_MEMBERS(x, r, -1, i) {
+            const lnode *v = x->f->nodes[i];
+            ok &= v->kind != LK_REDUCE || v->a.red.kind == RK_SUM || v->a.red.kind == RK_PROD ||
+                  v->a.red.kind == RK_MAX || v->a.red.kind == RK_MIN;
+        }
+        if (!ok) {
+            x->why = "a scan takes a reduction only over its own domain and axis (sum, prod, max or "
+                     "min: a carry of the walk)";
+            return false;
+        }
+        *out = ds;
+        return true;
     }
     if (da.kind == KK_SCAN && db.kind == KK_SCAN) {
         if (!same_shape(da.rank, da.dom, db.rank, db.dom)) {
@@ -286,10 +366,12 @@ static bool scan_desc(fctx *x, int a, int b, kdesc *out)
     FOR_MEMBERS(x, p, -1, i) {
         const lnode *v = x->f->nodes[i];
         const tc_dim *idx[TC_MAX_RANK];
-        if (!same_shape(v->rank, v->shape, ds.rank, ds.dom) &&
+        int pq, pe;
+        if (!same_shape(v->rank, v->shape, ds.rank, ds.dom) && !plane_shape(ds.rank, ds.dom, v, &pq, &pe) &&
             (v->rank != ds.rank || !row_index(x->f, ds.rank, ds.dom, ds.mask, v, idx) ||
              !reads_kernel(x, v, s))) {
-            x->why = "a scan takes pointwise work over its own domain, or stores of its last elements";
+            x->why = "a scan takes pointwise work over its own domain (or with one more dim of up to 4 "
+                     "planes), or stores of its last elements";
             return false;
         }
     }

@@ -21,7 +21,9 @@ void fuse_verify(const ffn *f, tc_diag *d)
         }
         for (int j = 0; j < k->nstores; j++) {
             const tc_dim *idx[TC_MAX_RANK];
-            if (k->kind != KK_EXTERN && !fuse_node_index(f, k, k->stores[j], idx))
+            int pq, pe;
+            if (k->kind != KK_EXTERN && !fuse_node_index(f, k, k->stores[j], idx) &&
+                !fuse_plane(k, k->stores[j], &pq, &pe))
                 diag_error(d, TC_ERR_INTERNAL, l->g->loc,
                            "fusion: kernel %d stores %%%d outside its domain", i, k->stores[j]->id);
         }

@@ -85,13 +85,18 @@ __device__ __forceinline__ int tc_f2i32(float x) { int r; asm("cvt.rzi.s32.f32 %
 __device__ __forceinline__ int tc_f2i32(double x) { int r; asm("cvt.rzi.s32.f64 %0, %1;" : "=r"(r) : "d"(x)); return r; }
 __device__ __forceinline__ long long tc_f2i64(float x) { long long r; asm("cvt.rzi.s64.f32 %0, %1;" : "=l"(r) : "f"(x)); return r; }
 __device__ __forceinline__ long long tc_f2i64(double x) { long long r; asm("cvt.rzi.s64.f64 %0, %1;" : "=l"(r) : "d"(x)); return r; }
+/* sigmoid, softplus (and scan.cuh's logaddexp) compute every path and
+ * select, the same bits as a branch would give: a branch around library math
+ * splits the code into blocks the compiler schedules one at a time, and a
+ * sign-dependent one diverges on mixed signs (both paths run).  The log-space
+ * minGRU scan, issue-bound, went from 58.7 to 46.4 us (H200, B512 T64 H128). */
 __device__ __forceinline__ float tc_sigmoid(float x) {
-    if (x >= 0.0f) return 1.0f / (1.0f + expf(-x));
-    const float e = expf(x); return e / (1.0f + e);
+    const float e = expf(x >= 0.0f ? -x : x);
+    return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
 }
 __device__ __forceinline__ double tc_sigmoid(double x) {
-    if (x >= 0.0) return 1.0 / (1.0 + exp(-x));
-    const double e = exp(x); return e / (1.0 + e);
+    const double e = exp(x >= 0.0 ? -x : x);
+    return (x >= 0.0 ? 1.0 : e) / (1.0 + e);
 }
 __device__ __forceinline__ float tc_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
 __device__ __forceinline__ double tc_gelu(double x) { return 0.5 * x * (1.0 + erf(x * 0.70710678118654752)); }
@@ -103,8 +108,15 @@ __device__ __forceinline__ double tc_gelu_tanh(double x) {
 }
 __device__ __forceinline__ float tc_silu(float x) { return x * tc_sigmoid(x); }
 __device__ __forceinline__ double tc_silu(double x) { return x * tc_sigmoid(x); }
-__device__ __forceinline__ float tc_softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
-__device__ __forceinline__ double tc_softplus(double x) { return x > 20.0 ? x : log1p(exp(x)); }
+/* x above 20 (the math clamped there, unused); NaN passes the clamp */
+__device__ __forceinline__ float tc_softplus(float x) {
+    const float y = log1pf(expf(x > 20.0f ? 20.0f : x));
+    return x > 20.0f ? x : y;
+}
+__device__ __forceinline__ double tc_softplus(double x) {
+    const double y = log1p(exp(x > 20.0 ? 20.0 : x));
+    return x > 20.0 ? x : y;
+}
 
 /* reductions: the operators, their identities, and combining across threads */
 template <class T> struct tc_argv { T v; long long i; };

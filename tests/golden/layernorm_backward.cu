@@ -1511,12 +1511,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
@@ -1525,19 +1525,19 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:8
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 0]);                   // layernorm_backward.tc:9
-                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:8
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 1]);                   // layernorm_backward.tc:9
-                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:8
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 2]);                   // layernorm_backward.tc:9
-                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:8
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 3]);                   // layernorm_backward.tc:9
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
+                pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:8
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 0]) : acc4;    // layernorm_backward.tc:9
+                pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:8
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 1]) : acc4;    // layernorm_backward.tc:9
+                pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:8
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 2]) : acc4;    // layernorm_backward.tc:9
+                pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:8
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 3]) : acc4;    // layernorm_backward.tc:9
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
@@ -1545,8 +1545,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t2 = (pc0[j * 4 + 0]) - t1;                     // layernorm_backward.tc:10
                     const float t3 = t2 * t2;                                   // layernorm_backward.tc:10
@@ -1567,40 +1568,39 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             const float t11 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
             const float t12 = t11 + s_eps;                              // layernorm_backward.tc:10
             const float t13 = rsqrtf(t12);                              // layernorm_backward.tc:10
-            float pc1[16];
-            float pc2[16];
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t10 = (pc0[j * 4 + 0]) - t1;                    // layernorm_backward.tc:10
                     const float t14 = t10 * t13;                                // layernorm_backward.tc:10
                     const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_w + i1); // layernorm_backward.tc:8
-                    pc1[j * 4 + 0] = v15.v[0];                                  // layernorm_backward.tc:8
-                    const float t16 = t14 * (pc1[j * 4 + 0]);                   // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_b + i1); // layernorm_backward.tc:8
-                    pc2[j * 4 + 0] = v17.v[0];                                  // layernorm_backward.tc:8
-                    const float t18 = t16 + (pc2[j * 4 + 0]);                   // layernorm_backward.tc:10
-                    const float t19 = (pc0[j * 4 + 1]) - t1;                    // layernorm_backward.tc:10
-                    const float t20 = t19 * t13;                                // layernorm_backward.tc:10
-                    pc1[j * 4 + 1] = v15.v[1];                                  // layernorm_backward.tc:8
-                    const float t21 = t20 * (pc1[j * 4 + 1]);                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 1] = v17.v[1];                                  // layernorm_backward.tc:8
-                    const float t22 = t21 + (pc2[j * 4 + 1]);                   // layernorm_backward.tc:10
-                    const float t23 = (pc0[j * 4 + 2]) - t1;                    // layernorm_backward.tc:10
-                    const float t24 = t23 * t13;                                // layernorm_backward.tc:10
-                    pc1[j * 4 + 2] = v15.v[2];                                  // layernorm_backward.tc:8
-                    const float t25 = t24 * (pc1[j * 4 + 2]);                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 2] = v17.v[2];                                  // layernorm_backward.tc:8
-                    const float t26 = t25 + (pc2[j * 4 + 2]);                   // layernorm_backward.tc:10
-                    const float t27 = (pc0[j * 4 + 3]) - t1;                    // layernorm_backward.tc:10
+                    const float t16 = v15.v[0];                                 // layernorm_backward.tc:8
+                    const float t17 = t14 * t16;                                // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_b + i1); // layernorm_backward.tc:8
+                    const float t19 = v18.v[0];                                 // layernorm_backward.tc:8
+                    const float t20 = t17 + t19;                                // layernorm_backward.tc:10
+                    const float t21 = (pc0[j * 4 + 1]) - t1;                    // layernorm_backward.tc:10
+                    const float t22 = t21 * t13;                                // layernorm_backward.tc:10
+                    const float t23 = v15.v[1];                                 // layernorm_backward.tc:8
+                    const float t24 = t22 * t23;                                // layernorm_backward.tc:10
+                    const float t25 = v18.v[1];                                 // layernorm_backward.tc:8
+                    const float t26 = t24 + t25;                                // layernorm_backward.tc:10
+                    const float t27 = (pc0[j * 4 + 2]) - t1;                    // layernorm_backward.tc:10
                     const float t28 = t27 * t13;                                // layernorm_backward.tc:10
-                    pc1[j * 4 + 3] = v15.v[3];                                  // layernorm_backward.tc:8
-                    const float t29 = t28 * (pc1[j * 4 + 3]);                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 3] = v17.v[3];                                  // layernorm_backward.tc:8
-                    const float t30 = t29 + (pc2[j * 4 + 3]);                   // layernorm_backward.tc:10
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t18, t22, t26, t30}}); // layernorm_backward.tc:10
+                    const float t29 = v15.v[2];                                 // layernorm_backward.tc:8
+                    const float t30 = t28 * t29;                                // layernorm_backward.tc:10
+                    const float t31 = v18.v[2];                                 // layernorm_backward.tc:8
+                    const float t32 = t30 + t31;                                // layernorm_backward.tc:10
+                    const float t33 = (pc0[j * 4 + 3]) - t1;                    // layernorm_backward.tc:10
+                    const float t34 = t33 * t13;                                // layernorm_backward.tc:10
+                    const float t35 = v15.v[3];                                 // layernorm_backward.tc:8
+                    const float t36 = t34 * t35;                                // layernorm_backward.tc:10
+                    const float t37 = v18.v[3];                                 // layernorm_backward.tc:8
+                    const float t38 = t36 + t37;                                // layernorm_backward.tc:10
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t20, t26, t32, t38}}); // layernorm_backward.tc:10
                 }
             }
             if (threadIdx.x == 0) {
@@ -1611,39 +1611,39 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t31 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                acc4 = tc_op_sum()(acc4, t31);                              // layernorm_backward.tc:9
+                const float t39 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                acc4 = tc_op_sum()(acc4, t39);                              // layernorm_backward.tc:9
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t33 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
+            const float t41 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
             float acc9 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t32 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t34 = t32 - t33;                                // layernorm_backward.tc:10
-                const float t35 = t34 * t34;                                // layernorm_backward.tc:10
-                acc9 = tc_op_sum()(acc9, t35);                              // layernorm_backward.tc:10
+                const float t40 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                const float t42 = t40 - t41;                                // layernorm_backward.tc:10
+                const float t43 = t42 * t42;                                // layernorm_backward.tc:10
+                acc9 = tc_op_sum()(acc9, t43);                              // layernorm_backward.tc:10
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
-            const float t38 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
-            const float t39 = t38 + s_eps;                              // layernorm_backward.tc:10
-            const float t40 = rsqrtf(t39);                              // layernorm_backward.tc:10
+            const float t46 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
+            const float t47 = t46 + s_eps;                              // layernorm_backward.tc:10
+            const float t48 = rsqrtf(t47);                              // layernorm_backward.tc:10
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t36 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t37 = t36 - t33;                                // layernorm_backward.tc:10
-                const float t41 = t37 * t40;                                // layernorm_backward.tc:10
-                const float t42 = in_w[i1];                                 // layernorm_backward.tc:8
-                const float t43 = t41 * t42;                                // layernorm_backward.tc:10
-                const float t44 = in_b[i1];                                 // layernorm_backward.tc:8
-                const float t45 = t43 + t44;                                // layernorm_backward.tc:10
-                out_out[sz_D*i0 + i1] = t45;                                // layernorm_backward.tc:10
+                const float t44 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                const float t45 = t44 - t41;                                // layernorm_backward.tc:10
+                const float t49 = t45 * t48;                                // layernorm_backward.tc:10
+                const float t50 = in_w[i1];                                 // layernorm_backward.tc:8
+                const float t51 = t49 * t50;                                // layernorm_backward.tc:10
+                const float t52 = in_b[i1];                                 // layernorm_backward.tc:8
+                const float t53 = t51 + t52;                                // layernorm_backward.tc:10
+                out_out[sz_D*i0 + i1] = t53;                                // layernorm_backward.tc:10
             }
             if (threadIdx.x == 0) {
-                out_saved_mean[i0] = t33;                                   // layernorm_backward.tc:9
-                out_saved_var[i0] = t38;                                    // layernorm_backward.tc:10
+                out_saved_mean[i0] = t41;                                   // layernorm_backward.tc:9
+                out_saved_var[i0] = t46;                                    // layernorm_backward.tc:10
             }
         }
     }
@@ -1651,7 +1651,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
@@ -1660,125 +1660,125 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v46 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                    pc0[j * 4 + 0] = v46.v[0];                                  // layernorm_backward.tc:8
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 0]);                   // layernorm_backward.tc:9
-                    pc0[j * 4 + 1] = v46.v[1];                                  // layernorm_backward.tc:8
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 1]);                   // layernorm_backward.tc:9
-                    pc0[j * 4 + 2] = v46.v[2];                                  // layernorm_backward.tc:8
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 2]);                   // layernorm_backward.tc:9
-                    pc0[j * 4 + 3] = v46.v[3];                                  // layernorm_backward.tc:8
-                    acc4 = tc_op_sum()(acc4, pc0[j * 4 + 3]);                   // layernorm_backward.tc:9
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v54 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
+                pc0[j * 4 + 0] = v54.v[0];                                  // layernorm_backward.tc:8
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 0]) : acc4;    // layernorm_backward.tc:9
+                pc0[j * 4 + 1] = v54.v[1];                                  // layernorm_backward.tc:8
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 1]) : acc4;    // layernorm_backward.tc:9
+                pc0[j * 4 + 2] = v54.v[2];                                  // layernorm_backward.tc:8
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 2]) : acc4;    // layernorm_backward.tc:9
+                pc0[j * 4 + 3] = v54.v[3];                                  // layernorm_backward.tc:8
+                acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 3]) : acc4;    // layernorm_backward.tc:9
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t47 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
+            const float t55 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t48 = (pc0[j * 4 + 0]) - t47;                   // layernorm_backward.tc:10
-                    const float t49 = t48 * t48;                                // layernorm_backward.tc:10
-                    acc9 = tc_op_sum()(acc9, t49);                              // layernorm_backward.tc:10
-                    const float t50 = (pc0[j * 4 + 1]) - t47;                   // layernorm_backward.tc:10
-                    const float t51 = t50 * t50;                                // layernorm_backward.tc:10
-                    acc9 = tc_op_sum()(acc9, t51);                              // layernorm_backward.tc:10
-                    const float t52 = (pc0[j * 4 + 2]) - t47;                   // layernorm_backward.tc:10
-                    const float t53 = t52 * t52;                                // layernorm_backward.tc:10
-                    acc9 = tc_op_sum()(acc9, t53);                              // layernorm_backward.tc:10
-                    const float t54 = (pc0[j * 4 + 3]) - t47;                   // layernorm_backward.tc:10
-                    const float t55 = t54 * t54;                                // layernorm_backward.tc:10
-                    acc9 = tc_op_sum()(acc9, t55);                              // layernorm_backward.tc:10
+                    const float t56 = (pc0[j * 4 + 0]) - t55;                   // layernorm_backward.tc:10
+                    const float t57 = t56 * t56;                                // layernorm_backward.tc:10
+                    acc9 = tc_op_sum()(acc9, t57);                              // layernorm_backward.tc:10
+                    const float t58 = (pc0[j * 4 + 1]) - t55;                   // layernorm_backward.tc:10
+                    const float t59 = t58 * t58;                                // layernorm_backward.tc:10
+                    acc9 = tc_op_sum()(acc9, t59);                              // layernorm_backward.tc:10
+                    const float t60 = (pc0[j * 4 + 2]) - t55;                   // layernorm_backward.tc:10
+                    const float t61 = t60 * t60;                                // layernorm_backward.tc:10
+                    acc9 = tc_op_sum()(acc9, t61);                              // layernorm_backward.tc:10
+                    const float t62 = (pc0[j * 4 + 3]) - t55;                   // layernorm_backward.tc:10
+                    const float t63 = t62 * t62;                                // layernorm_backward.tc:10
+                    acc9 = tc_op_sum()(acc9, t63);                              // layernorm_backward.tc:10
                 }
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t57 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
-            const float t58 = t57 + s_eps;                              // layernorm_backward.tc:10
-            const float t59 = rsqrtf(t58);                              // layernorm_backward.tc:10
-            float pc1[16];
-            float pc2[16];
+            const float t65 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
+            const float t66 = t65 + s_eps;                              // layernorm_backward.tc:10
+            const float t67 = rsqrtf(t66);                              // layernorm_backward.tc:10
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t56 = (pc0[j * 4 + 0]) - t47;                   // layernorm_backward.tc:10
-                    const float t60 = t56 * t59;                                // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v61 = tc_vload<float, 4>(in_w + i1); // layernorm_backward.tc:8
-                    pc1[j * 4 + 0] = v61.v[0];                                  // layernorm_backward.tc:8
-                    const float t62 = t60 * (pc1[j * 4 + 0]);                   // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_b + i1); // layernorm_backward.tc:8
-                    pc2[j * 4 + 0] = v63.v[0];                                  // layernorm_backward.tc:8
-                    const float t64 = t62 + (pc2[j * 4 + 0]);                   // layernorm_backward.tc:10
-                    const float t65 = (pc0[j * 4 + 1]) - t47;                   // layernorm_backward.tc:10
-                    const float t66 = t65 * t59;                                // layernorm_backward.tc:10
-                    pc1[j * 4 + 1] = v61.v[1];                                  // layernorm_backward.tc:8
-                    const float t67 = t66 * (pc1[j * 4 + 1]);                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 1] = v63.v[1];                                  // layernorm_backward.tc:8
-                    const float t68 = t67 + (pc2[j * 4 + 1]);                   // layernorm_backward.tc:10
-                    const float t69 = (pc0[j * 4 + 2]) - t47;                   // layernorm_backward.tc:10
-                    const float t70 = t69 * t59;                                // layernorm_backward.tc:10
-                    pc1[j * 4 + 2] = v61.v[2];                                  // layernorm_backward.tc:8
-                    const float t71 = t70 * (pc1[j * 4 + 2]);                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 2] = v63.v[2];                                  // layernorm_backward.tc:8
-                    const float t72 = t71 + (pc2[j * 4 + 2]);                   // layernorm_backward.tc:10
-                    const float t73 = (pc0[j * 4 + 3]) - t47;                   // layernorm_backward.tc:10
-                    const float t74 = t73 * t59;                                // layernorm_backward.tc:10
-                    pc1[j * 4 + 3] = v61.v[3];                                  // layernorm_backward.tc:8
-                    const float t75 = t74 * (pc1[j * 4 + 3]);                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 3] = v63.v[3];                                  // layernorm_backward.tc:8
-                    const float t76 = t75 + (pc2[j * 4 + 3]);                   // layernorm_backward.tc:10
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t64, t68, t72, t76}}); // layernorm_backward.tc:10
+                    const float t64 = (pc0[j * 4 + 0]) - t55;                   // layernorm_backward.tc:10
+                    const float t68 = t64 * t67;                                // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v69 = tc_vload<float, 4>(in_w + i1); // layernorm_backward.tc:8
+                    const float t70 = v69.v[0];                                 // layernorm_backward.tc:8
+                    const float t71 = t68 * t70;                                // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v72 = tc_vload<float, 4>(in_b + i1); // layernorm_backward.tc:8
+                    const float t73 = v72.v[0];                                 // layernorm_backward.tc:8
+                    const float t74 = t71 + t73;                                // layernorm_backward.tc:10
+                    const float t75 = (pc0[j * 4 + 1]) - t55;                   // layernorm_backward.tc:10
+                    const float t76 = t75 * t67;                                // layernorm_backward.tc:10
+                    const float t77 = v69.v[1];                                 // layernorm_backward.tc:8
+                    const float t78 = t76 * t77;                                // layernorm_backward.tc:10
+                    const float t79 = v72.v[1];                                 // layernorm_backward.tc:8
+                    const float t80 = t78 + t79;                                // layernorm_backward.tc:10
+                    const float t81 = (pc0[j * 4 + 2]) - t55;                   // layernorm_backward.tc:10
+                    const float t82 = t81 * t67;                                // layernorm_backward.tc:10
+                    const float t83 = v69.v[2];                                 // layernorm_backward.tc:8
+                    const float t84 = t82 * t83;                                // layernorm_backward.tc:10
+                    const float t85 = v72.v[2];                                 // layernorm_backward.tc:8
+                    const float t86 = t84 + t85;                                // layernorm_backward.tc:10
+                    const float t87 = (pc0[j * 4 + 3]) - t55;                   // layernorm_backward.tc:10
+                    const float t88 = t87 * t67;                                // layernorm_backward.tc:10
+                    const float t89 = v69.v[3];                                 // layernorm_backward.tc:8
+                    const float t90 = t88 * t89;                                // layernorm_backward.tc:10
+                    const float t91 = v72.v[3];                                 // layernorm_backward.tc:8
+                    const float t92 = t90 + t91;                                // layernorm_backward.tc:10
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t74, t80, t86, t92}}); // layernorm_backward.tc:10
                 }
             }
             if (threadIdx.x == 0) {
-                out_saved_mean[i0] = t47;                                   // layernorm_backward.tc:9
-                out_saved_var[i0] = t57;                                    // layernorm_backward.tc:10
+                out_saved_mean[i0] = t55;                                   // layernorm_backward.tc:9
+                out_saved_var[i0] = t65;                                    // layernorm_backward.tc:10
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t77 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                acc4 = tc_op_sum()(acc4, t77);                              // layernorm_backward.tc:9
+                const float t93 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                acc4 = tc_op_sum()(acc4, t93);                              // layernorm_backward.tc:9
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t79 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
+            const float t95 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
             float acc9 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t78 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t80 = t78 - t79;                                // layernorm_backward.tc:10
-                const float t81 = t80 * t80;                                // layernorm_backward.tc:10
-                acc9 = tc_op_sum()(acc9, t81);                              // layernorm_backward.tc:10
+                const float t94 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                const float t96 = t94 - t95;                                // layernorm_backward.tc:10
+                const float t97 = t96 * t96;                                // layernorm_backward.tc:10
+                acc9 = tc_op_sum()(acc9, t97);                              // layernorm_backward.tc:10
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t84 = r9 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:10
-            const float t85 = t84 + s_eps;                              // layernorm_backward.tc:10
-            const float t86 = rsqrtf(t85);                              // layernorm_backward.tc:10
+            const float t100 = r9 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
+            const float t101 = t100 + s_eps;                            // layernorm_backward.tc:10
+            const float t102 = rsqrtf(t101);                            // layernorm_backward.tc:10
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t82 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t83 = t82 - t79;                                // layernorm_backward.tc:10
-                const float t87 = t83 * t86;                                // layernorm_backward.tc:10
-                const float t88 = in_w[i1];                                 // layernorm_backward.tc:8
-                const float t89 = t87 * t88;                                // layernorm_backward.tc:10
-                const float t90 = in_b[i1];                                 // layernorm_backward.tc:8
-                const float t91 = t89 + t90;                                // layernorm_backward.tc:10
-                out_out[sz_D*i0 + i1] = t91;                                // layernorm_backward.tc:10
+                const float t98 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                const float t99 = t98 - t95;                                // layernorm_backward.tc:10
+                const float t103 = t99 * t102;                              // layernorm_backward.tc:10
+                const float t104 = in_w[i1];                                // layernorm_backward.tc:8
+                const float t105 = t103 * t104;                             // layernorm_backward.tc:10
+                const float t106 = in_b[i1];                                // layernorm_backward.tc:8
+                const float t107 = t105 + t106;                             // layernorm_backward.tc:10
+                out_out[sz_D*i0 + i1] = t107;                               // layernorm_backward.tc:10
             }
             if (threadIdx.x == 0) {
-                out_saved_mean[i0] = t79;                                   // layernorm_backward.tc:9
-                out_saved_var[i0] = t84;                                    // layernorm_backward.tc:10
+                out_saved_mean[i0] = t95;                                   // layernorm_backward.tc:9
+                out_saved_var[i0] = t100;                                   // layernorm_backward.tc:10
             }
         }
     }
@@ -1802,12 +1802,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sub_sum_add_rsqrt_div
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_dout + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -1823,57 +1823,56 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sub_sum_add_rsqrt_div
             float acc26 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_w + i1);  // layernorm_backward.tc:8
-                    pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:8
-                    const float t2 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);       // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                    pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:8
-                    const float t5 = (pc2[j * 4 + 0]) - t4;                     // layernorm_backward.tc:10
-                    const float t6 = t2 * t5;                                   // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t6);                             // layernorm_backward.tc:10
-                    const float t10 = t2 * t9;                                  // layernorm_backward.tc:10
-                    const float t11 = -t10;                                     // layernorm_backward.tc:10
-                    acc26 = tc_op_sum()(acc26, t11);                            // layernorm_backward.tc:10
-                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:10
-                    pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:8
-                    const float t12 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:10
-                    pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:8
-                    const float t13 = (pc2[j * 4 + 1]) - t4;                    // layernorm_backward.tc:10
-                    const float t14 = t12 * t13;                                // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t14);                            // layernorm_backward.tc:10
-                    const float t15 = t12 * t9;                                 // layernorm_backward.tc:10
-                    const float t16 = -t15;                                     // layernorm_backward.tc:10
-                    acc26 = tc_op_sum()(acc26, t16);                            // layernorm_backward.tc:10
-                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:10
-                    pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:8
-                    const float t17 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:10
-                    pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:8
-                    const float t18 = (pc2[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
-                    const float t19 = t17 * t18;                                // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t19);                            // layernorm_backward.tc:10
-                    const float t20 = t17 * t9;                                 // layernorm_backward.tc:10
-                    const float t21 = -t20;                                     // layernorm_backward.tc:10
-                    acc26 = tc_op_sum()(acc26, t21);                            // layernorm_backward.tc:10
-                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:10
-                    pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:8
-                    const float t22 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:10
-                    pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:8
-                    const float t23 = (pc2[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
-                    const float t24 = t22 * t23;                                // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t24);                            // layernorm_backward.tc:10
-                    const float t25 = t22 * t9;                                 // layernorm_backward.tc:10
-                    const float t26 = -t25;                                     // layernorm_backward.tc:10
-                    acc26 = tc_op_sum()(acc26, t26);                            // layernorm_backward.tc:10
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
+                pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:10
+                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_w + i1);  // layernorm_backward.tc:8
+                pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:8
+                const float t2 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);       // layernorm_backward.tc:10
+                const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
+                pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:8
+                const float t5 = (pc2[j * 4 + 0]) - t4;                     // layernorm_backward.tc:10
+                const float t6 = t2 * t5;                                   // layernorm_backward.tc:10
+                acc10 = tc_in ? tc_op_sum()(acc10, t6) : acc10;             // layernorm_backward.tc:10
+                const float t10 = t2 * t9;                                  // layernorm_backward.tc:10
+                const float t11 = -t10;                                     // layernorm_backward.tc:10
+                acc26 = tc_in ? tc_op_sum()(acc26, t11) : acc26;            // layernorm_backward.tc:10
+                pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:10
+                pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:8
+                const float t12 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:10
+                pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:8
+                const float t13 = (pc2[j * 4 + 1]) - t4;                    // layernorm_backward.tc:10
+                const float t14 = t12 * t13;                                // layernorm_backward.tc:10
+                acc10 = tc_in ? tc_op_sum()(acc10, t14) : acc10;            // layernorm_backward.tc:10
+                const float t15 = t12 * t9;                                 // layernorm_backward.tc:10
+                const float t16 = -t15;                                     // layernorm_backward.tc:10
+                acc26 = tc_in ? tc_op_sum()(acc26, t16) : acc26;            // layernorm_backward.tc:10
+                pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:10
+                pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:8
+                const float t17 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:10
+                pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:8
+                const float t18 = (pc2[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
+                const float t19 = t17 * t18;                                // layernorm_backward.tc:10
+                acc10 = tc_in ? tc_op_sum()(acc10, t19) : acc10;            // layernorm_backward.tc:10
+                const float t20 = t17 * t9;                                 // layernorm_backward.tc:10
+                const float t21 = -t20;                                     // layernorm_backward.tc:10
+                acc26 = tc_in ? tc_op_sum()(acc26, t21) : acc26;            // layernorm_backward.tc:10
+                pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:10
+                pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:8
+                const float t22 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:10
+                pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:8
+                const float t23 = (pc2[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
+                const float t24 = t22 * t23;                                // layernorm_backward.tc:10
+                acc10 = tc_in ? tc_op_sum()(acc10, t24) : acc10;            // layernorm_backward.tc:10
+                const float t25 = t22 * t9;                                 // layernorm_backward.tc:10
+                const float t26 = -t25;                                     // layernorm_backward.tc:10
+                acc26 = tc_in ? tc_op_sum()(acc26, t26) : acc26;            // layernorm_backward.tc:10
             }
-            acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem);
             const float r10 = acc10;
-            acc26 = tc_block_reduce(acc26, tc_op_sum(), (float *)tc_smem);
             const float r26 = acc26;
             const float t27 = t9 * t9;                                  // layernorm_backward.tc:10
             const float t28 = t9 * t27;                                 // layernorm_backward.tc:10
@@ -1884,8 +1883,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sub_sum_add_rsqrt_div
             const float t38 = r26 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t33 = (pc2[j * 4 + 0]) - t4;                    // layernorm_backward.tc:10
                     const float t34 = t32 * t33;                                // layernorm_backward.tc:10
@@ -1934,9 +1934,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sub_sum_add_rsqrt_div
                 const float t69 = -t68;                                     // layernorm_backward.tc:10
                 acc26 = tc_op_sum()(acc26, t69);                            // layernorm_backward.tc:10
             }
-            acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
+            tc_block_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem);
             const float r10 = acc10;
-            acc26 = tc_block_reduce(acc26, tc_op_sum(), (float *)tc_smem);
             const float r26 = acc26;
             const float t70 = t67 * t67;                                // layernorm_backward.tc:10
             const float t71 = t67 * t70;                                // layernorm_backward.tc:10
@@ -1964,7 +1963,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sub_sum_add_rsqrt_div
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_dout + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -1980,57 +1979,56 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sub_sum_add_rsqrt_div
             float acc26 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v86 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                    pc0[j * 4 + 0] = v86.v[0];                                  // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v87 = tc_vload<float, 4>(in_w + i1); // layernorm_backward.tc:8
-                    pc1[j * 4 + 0] = v87.v[0];                                  // layernorm_backward.tc:8
-                    const float t88 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v89 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                    pc2[j * 4 + 0] = v89.v[0];                                  // layernorm_backward.tc:8
-                    const float t91 = (pc2[j * 4 + 0]) - t90;                   // layernorm_backward.tc:10
-                    const float t92 = t88 * t91;                                // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t92);                            // layernorm_backward.tc:10
-                    const float t96 = t88 * t95;                                // layernorm_backward.tc:10
-                    const float t97 = -t96;                                     // layernorm_backward.tc:10
-                    acc26 = tc_op_sum()(acc26, t97);                            // layernorm_backward.tc:10
-                    pc0[j * 4 + 1] = v86.v[1];                                  // layernorm_backward.tc:10
-                    pc1[j * 4 + 1] = v87.v[1];                                  // layernorm_backward.tc:8
-                    const float t98 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:10
-                    pc2[j * 4 + 1] = v89.v[1];                                  // layernorm_backward.tc:8
-                    const float t99 = (pc2[j * 4 + 1]) - t90;                   // layernorm_backward.tc:10
-                    const float t100 = t98 * t99;                               // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t100);                           // layernorm_backward.tc:10
-                    const float t101 = t98 * t95;                               // layernorm_backward.tc:10
-                    const float t102 = -t101;                                   // layernorm_backward.tc:10
-                    acc26 = tc_op_sum()(acc26, t102);                           // layernorm_backward.tc:10
-                    pc0[j * 4 + 2] = v86.v[2];                                  // layernorm_backward.tc:10
-                    pc1[j * 4 + 2] = v87.v[2];                                  // layernorm_backward.tc:8
-                    const float t103 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);     // layernorm_backward.tc:10
-                    pc2[j * 4 + 2] = v89.v[2];                                  // layernorm_backward.tc:8
-                    const float t104 = (pc2[j * 4 + 2]) - t90;                  // layernorm_backward.tc:10
-                    const float t105 = t103 * t104;                             // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t105);                           // layernorm_backward.tc:10
-                    const float t106 = t103 * t95;                              // layernorm_backward.tc:10
-                    const float t107 = -t106;                                   // layernorm_backward.tc:10
-                    acc26 = tc_op_sum()(acc26, t107);                           // layernorm_backward.tc:10
-                    pc0[j * 4 + 3] = v86.v[3];                                  // layernorm_backward.tc:10
-                    pc1[j * 4 + 3] = v87.v[3];                                  // layernorm_backward.tc:8
-                    const float t108 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);     // layernorm_backward.tc:10
-                    pc2[j * 4 + 3] = v89.v[3];                                  // layernorm_backward.tc:8
-                    const float t109 = (pc2[j * 4 + 3]) - t90;                  // layernorm_backward.tc:10
-                    const float t110 = t108 * t109;                             // layernorm_backward.tc:10
-                    acc10 = tc_op_sum()(acc10, t110);                           // layernorm_backward.tc:10
-                    const float t111 = t108 * t95;                              // layernorm_backward.tc:10
-                    const float t112 = -t111;                                   // layernorm_backward.tc:10
-                    acc26 = tc_op_sum()(acc26, t112);                           // layernorm_backward.tc:10
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v86 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
+                pc0[j * 4 + 0] = v86.v[0];                                  // layernorm_backward.tc:10
+                const tc_vec<float, 4> v87 = tc_vload<float, 4>(in_w + i1); // layernorm_backward.tc:8
+                pc1[j * 4 + 0] = v87.v[0];                                  // layernorm_backward.tc:8
+                const float t88 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:10
+                const tc_vec<float, 4> v89 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
+                pc2[j * 4 + 0] = v89.v[0];                                  // layernorm_backward.tc:8
+                const float t91 = (pc2[j * 4 + 0]) - t90;                   // layernorm_backward.tc:10
+                const float t92 = t88 * t91;                                // layernorm_backward.tc:10
+                acc10 = tc_in ? tc_op_sum()(acc10, t92) : acc10;            // layernorm_backward.tc:10
+                const float t96 = t88 * t95;                                // layernorm_backward.tc:10
+                const float t97 = -t96;                                     // layernorm_backward.tc:10
+                acc26 = tc_in ? tc_op_sum()(acc26, t97) : acc26;            // layernorm_backward.tc:10
+                pc0[j * 4 + 1] = v86.v[1];                                  // layernorm_backward.tc:10
+                pc1[j * 4 + 1] = v87.v[1];                                  // layernorm_backward.tc:8
+                const float t98 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:10
+                pc2[j * 4 + 1] = v89.v[1];                                  // layernorm_backward.tc:8
+                const float t99 = (pc2[j * 4 + 1]) - t90;                   // layernorm_backward.tc:10
+                const float t100 = t98 * t99;                               // layernorm_backward.tc:10
+                acc10 = tc_in ? tc_op_sum()(acc10, t100) : acc10;           // layernorm_backward.tc:10
+                const float t101 = t98 * t95;                               // layernorm_backward.tc:10
+                const float t102 = -t101;                                   // layernorm_backward.tc:10
+                acc26 = tc_in ? tc_op_sum()(acc26, t102) : acc26;           // layernorm_backward.tc:10
+                pc0[j * 4 + 2] = v86.v[2];                                  // layernorm_backward.tc:10
+                pc1[j * 4 + 2] = v87.v[2];                                  // layernorm_backward.tc:8
+                const float t103 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);     // layernorm_backward.tc:10
+                pc2[j * 4 + 2] = v89.v[2];                                  // layernorm_backward.tc:8
+                const float t104 = (pc2[j * 4 + 2]) - t90;                  // layernorm_backward.tc:10
+                const float t105 = t103 * t104;                             // layernorm_backward.tc:10
+                acc10 = tc_in ? tc_op_sum()(acc10, t105) : acc10;           // layernorm_backward.tc:10
+                const float t106 = t103 * t95;                              // layernorm_backward.tc:10
+                const float t107 = -t106;                                   // layernorm_backward.tc:10
+                acc26 = tc_in ? tc_op_sum()(acc26, t107) : acc26;           // layernorm_backward.tc:10
+                pc0[j * 4 + 3] = v86.v[3];                                  // layernorm_backward.tc:10
+                pc1[j * 4 + 3] = v87.v[3];                                  // layernorm_backward.tc:8
+                const float t108 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);     // layernorm_backward.tc:10
+                pc2[j * 4 + 3] = v89.v[3];                                  // layernorm_backward.tc:8
+                const float t109 = (pc2[j * 4 + 3]) - t90;                  // layernorm_backward.tc:10
+                const float t110 = t108 * t109;                             // layernorm_backward.tc:10
+                acc10 = tc_in ? tc_op_sum()(acc10, t110) : acc10;           // layernorm_backward.tc:10
+                const float t111 = t108 * t95;                              // layernorm_backward.tc:10
+                const float t112 = -t111;                                   // layernorm_backward.tc:10
+                acc26 = tc_in ? tc_op_sum()(acc26, t112) : acc26;           // layernorm_backward.tc:10
             }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
-            acc26 = tc_cluster_reduce(acc26, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r26 = acc26;
             const float t113 = t95 * t95;                               // layernorm_backward.tc:10
             const float t114 = t95 * t113;                              // layernorm_backward.tc:10
@@ -2041,8 +2039,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sub_sum_add_rsqrt_div
             const float t124 = r26 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t119 = (pc2[j * 4 + 0]) - t90;                  // layernorm_backward.tc:10
                     const float t120 = t118 * t119;                             // layernorm_backward.tc:10
@@ -2091,9 +2090,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sub_sum_add_rsqrt_div
                 const float t155 = -t154;                                   // layernorm_backward.tc:10
                 acc26 = tc_op_sum()(acc26, t155);                           // layernorm_backward.tc:10
             }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
-            acc26 = tc_cluster_reduce(acc26, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r26 = acc26;
             const float t156 = t153 * t153;                             // layernorm_backward.tc:10
             const float t157 = t153 * t156;                             // layernorm_backward.tc:10
@@ -2285,12 +2283,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_9(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -2298,49 +2296,49 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_9(
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:15
-                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // layernorm_backward.tc:16
-                    acc4 = tc_op_sum()(acc4, t1);                               // layernorm_backward.tc:16
-                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:15
-                    const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // layernorm_backward.tc:16
-                    acc4 = tc_op_sum()(acc4, t2);                               // layernorm_backward.tc:16
-                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:15
-                    const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // layernorm_backward.tc:16
-                    acc4 = tc_op_sum()(acc4, t3);                               // layernorm_backward.tc:16
-                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:15
-                    const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // layernorm_backward.tc:16
-                    acc4 = tc_op_sum()(acc4, t4);                               // layernorm_backward.tc:16
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
+                pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:15
+                const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // layernorm_backward.tc:16
+                acc4 = tc_in ? tc_op_sum()(acc4, t1) : acc4;                // layernorm_backward.tc:16
+                pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:15
+                const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // layernorm_backward.tc:16
+                acc4 = tc_in ? tc_op_sum()(acc4, t2) : acc4;                // layernorm_backward.tc:16
+                pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:15
+                const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // layernorm_backward.tc:16
+                acc4 = tc_in ? tc_op_sum()(acc4, t3) : acc4;                // layernorm_backward.tc:16
+                pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:15
+                const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // layernorm_backward.tc:16
+                acc4 = tc_in ? tc_op_sum()(acc4, t4) : acc4;                // layernorm_backward.tc:16
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
             const float t5 = r4 / ((float)((long long)(sz_D)));         // layernorm_backward.tc:16
             const float t6 = t5 + s_eps;                                // layernorm_backward.tc:16
             const float t7 = rsqrtf(t6);                                // layernorm_backward.tc:16
-            float pc1[16];
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t8 = (pc0[j * 4 + 0]) * t7;                     // layernorm_backward.tc:16
                     const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_g + i1);  // layernorm_backward.tc:15
-                    pc1[j * 4 + 0] = v9.v[0];                                   // layernorm_backward.tc:15
-                    const float t10 = t8 * (pc1[j * 4 + 0]);                    // layernorm_backward.tc:16
-                    const float t11 = (pc0[j * 4 + 1]) * t7;                    // layernorm_backward.tc:16
-                    pc1[j * 4 + 1] = v9.v[1];                                   // layernorm_backward.tc:15
-                    const float t12 = t11 * (pc1[j * 4 + 1]);                   // layernorm_backward.tc:16
-                    const float t13 = (pc0[j * 4 + 2]) * t7;                    // layernorm_backward.tc:16
-                    pc1[j * 4 + 2] = v9.v[2];                                   // layernorm_backward.tc:15
-                    const float t14 = t13 * (pc1[j * 4 + 2]);                   // layernorm_backward.tc:16
-                    const float t15 = (pc0[j * 4 + 3]) * t7;                    // layernorm_backward.tc:16
-                    pc1[j * 4 + 3] = v9.v[3];                                   // layernorm_backward.tc:15
-                    const float t16 = t15 * (pc1[j * 4 + 3]);                   // layernorm_backward.tc:16
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t10, t12, t14, t16}}); // layernorm_backward.tc:16
+                    const float t10 = v9.v[0];                                  // layernorm_backward.tc:15
+                    const float t11 = t8 * t10;                                 // layernorm_backward.tc:16
+                    const float t12 = (pc0[j * 4 + 1]) * t7;                    // layernorm_backward.tc:16
+                    const float t13 = v9.v[1];                                  // layernorm_backward.tc:15
+                    const float t14 = t12 * t13;                                // layernorm_backward.tc:16
+                    const float t15 = (pc0[j * 4 + 2]) * t7;                    // layernorm_backward.tc:16
+                    const float t16 = v9.v[2];                                  // layernorm_backward.tc:15
+                    const float t17 = t15 * t16;                                // layernorm_backward.tc:16
+                    const float t18 = (pc0[j * 4 + 3]) * t7;                    // layernorm_backward.tc:16
+                    const float t19 = v9.v[3];                                  // layernorm_backward.tc:15
+                    const float t20 = t18 * t19;                                // layernorm_backward.tc:16
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t14, t17, t20}}); // layernorm_backward.tc:16
                 }
             }
             if (threadIdx.x == 0) {
@@ -2350,25 +2348,25 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_9(
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t17 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                const float t18 = t17 * t17;                                // layernorm_backward.tc:16
-                acc4 = tc_op_sum()(acc4, t18);                              // layernorm_backward.tc:16
+                const float t21 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
+                const float t22 = t21 * t21;                                // layernorm_backward.tc:16
+                acc4 = tc_op_sum()(acc4, t22);                              // layernorm_backward.tc:16
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t20 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
-            const float t21 = t20 + s_eps;                              // layernorm_backward.tc:16
-            const float t22 = rsqrtf(t21);                              // layernorm_backward.tc:16
+            const float t24 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
+            const float t25 = t24 + s_eps;                              // layernorm_backward.tc:16
+            const float t26 = rsqrtf(t25);                              // layernorm_backward.tc:16
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t19 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                const float t23 = t19 * t22;                                // layernorm_backward.tc:16
-                const float t24 = in_g[i1];                                 // layernorm_backward.tc:15
-                const float t25 = t23 * t24;                                // layernorm_backward.tc:16
-                out_out[sz_D*i0 + i1] = t25;                                // layernorm_backward.tc:16
+                const float t23 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
+                const float t27 = t23 * t26;                                // layernorm_backward.tc:16
+                const float t28 = in_g[i1];                                 // layernorm_backward.tc:15
+                const float t29 = t27 * t28;                                // layernorm_backward.tc:16
+                out_out[sz_D*i0 + i1] = t29;                                // layernorm_backward.tc:16
             }
             if (threadIdx.x == 0) {
-                out_saved_mean[i0] = t20;                                   // layernorm_backward.tc:16
+                out_saved_mean[i0] = t24;                                   // layernorm_backward.tc:16
             }
         }
     }
@@ -2376,7 +2374,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_9(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -2384,77 +2382,77 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_9(
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v26 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                    pc0[j * 4 + 0] = v26.v[0];                                  // layernorm_backward.tc:15
-                    const float t27 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // layernorm_backward.tc:16
-                    acc4 = tc_op_sum()(acc4, t27);                              // layernorm_backward.tc:16
-                    pc0[j * 4 + 1] = v26.v[1];                                  // layernorm_backward.tc:15
-                    const float t28 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // layernorm_backward.tc:16
-                    acc4 = tc_op_sum()(acc4, t28);                              // layernorm_backward.tc:16
-                    pc0[j * 4 + 2] = v26.v[2];                                  // layernorm_backward.tc:15
-                    const float t29 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // layernorm_backward.tc:16
-                    acc4 = tc_op_sum()(acc4, t29);                              // layernorm_backward.tc:16
-                    pc0[j * 4 + 3] = v26.v[3];                                  // layernorm_backward.tc:15
-                    const float t30 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // layernorm_backward.tc:16
-                    acc4 = tc_op_sum()(acc4, t30);                              // layernorm_backward.tc:16
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v30 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
+                pc0[j * 4 + 0] = v30.v[0];                                  // layernorm_backward.tc:15
+                const float t31 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // layernorm_backward.tc:16
+                acc4 = tc_in ? tc_op_sum()(acc4, t31) : acc4;               // layernorm_backward.tc:16
+                pc0[j * 4 + 1] = v30.v[1];                                  // layernorm_backward.tc:15
+                const float t32 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // layernorm_backward.tc:16
+                acc4 = tc_in ? tc_op_sum()(acc4, t32) : acc4;               // layernorm_backward.tc:16
+                pc0[j * 4 + 2] = v30.v[2];                                  // layernorm_backward.tc:15
+                const float t33 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // layernorm_backward.tc:16
+                acc4 = tc_in ? tc_op_sum()(acc4, t33) : acc4;               // layernorm_backward.tc:16
+                pc0[j * 4 + 3] = v30.v[3];                                  // layernorm_backward.tc:15
+                const float t34 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // layernorm_backward.tc:16
+                acc4 = tc_in ? tc_op_sum()(acc4, t34) : acc4;               // layernorm_backward.tc:16
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t31 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
-            const float t32 = t31 + s_eps;                              // layernorm_backward.tc:16
-            const float t33 = rsqrtf(t32);                              // layernorm_backward.tc:16
-            float pc1[16];
+            const float t35 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
+            const float t36 = t35 + s_eps;                              // layernorm_backward.tc:16
+            const float t37 = rsqrtf(t36);                              // layernorm_backward.tc:16
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t34 = (pc0[j * 4 + 0]) * t33;                   // layernorm_backward.tc:16
-                    const tc_vec<float, 4> v35 = tc_vload<float, 4>(in_g + i1); // layernorm_backward.tc:15
-                    pc1[j * 4 + 0] = v35.v[0];                                  // layernorm_backward.tc:15
-                    const float t36 = t34 * (pc1[j * 4 + 0]);                   // layernorm_backward.tc:16
-                    const float t37 = (pc0[j * 4 + 1]) * t33;                   // layernorm_backward.tc:16
-                    pc1[j * 4 + 1] = v35.v[1];                                  // layernorm_backward.tc:15
-                    const float t38 = t37 * (pc1[j * 4 + 1]);                   // layernorm_backward.tc:16
-                    const float t39 = (pc0[j * 4 + 2]) * t33;                   // layernorm_backward.tc:16
-                    pc1[j * 4 + 2] = v35.v[2];                                  // layernorm_backward.tc:15
-                    const float t40 = t39 * (pc1[j * 4 + 2]);                   // layernorm_backward.tc:16
-                    const float t41 = (pc0[j * 4 + 3]) * t33;                   // layernorm_backward.tc:16
-                    pc1[j * 4 + 3] = v35.v[3];                                  // layernorm_backward.tc:15
-                    const float t42 = t41 * (pc1[j * 4 + 3]);                   // layernorm_backward.tc:16
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t36, t38, t40, t42}}); // layernorm_backward.tc:16
+                    const float t38 = (pc0[j * 4 + 0]) * t37;                   // layernorm_backward.tc:16
+                    const tc_vec<float, 4> v39 = tc_vload<float, 4>(in_g + i1); // layernorm_backward.tc:15
+                    const float t40 = v39.v[0];                                 // layernorm_backward.tc:15
+                    const float t41 = t38 * t40;                                // layernorm_backward.tc:16
+                    const float t42 = (pc0[j * 4 + 1]) * t37;                   // layernorm_backward.tc:16
+                    const float t43 = v39.v[1];                                 // layernorm_backward.tc:15
+                    const float t44 = t42 * t43;                                // layernorm_backward.tc:16
+                    const float t45 = (pc0[j * 4 + 2]) * t37;                   // layernorm_backward.tc:16
+                    const float t46 = v39.v[2];                                 // layernorm_backward.tc:15
+                    const float t47 = t45 * t46;                                // layernorm_backward.tc:16
+                    const float t48 = (pc0[j * 4 + 3]) * t37;                   // layernorm_backward.tc:16
+                    const float t49 = v39.v[3];                                 // layernorm_backward.tc:15
+                    const float t50 = t48 * t49;                                // layernorm_backward.tc:16
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t41, t44, t47, t50}}); // layernorm_backward.tc:16
                 }
             }
             if (threadIdx.x == 0) {
-                out_saved_mean[i0] = t31;                                   // layernorm_backward.tc:16
+                out_saved_mean[i0] = t35;                                   // layernorm_backward.tc:16
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t43 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                const float t44 = t43 * t43;                                // layernorm_backward.tc:16
-                acc4 = tc_op_sum()(acc4, t44);                              // layernorm_backward.tc:16
+                const float t51 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
+                const float t52 = t51 * t51;                                // layernorm_backward.tc:16
+                acc4 = tc_op_sum()(acc4, t52);                              // layernorm_backward.tc:16
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t46 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
-            const float t47 = t46 + s_eps;                              // layernorm_backward.tc:16
-            const float t48 = rsqrtf(t47);                              // layernorm_backward.tc:16
+            const float t54 = r4 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
+            const float t55 = t54 + s_eps;                              // layernorm_backward.tc:16
+            const float t56 = rsqrtf(t55);                              // layernorm_backward.tc:16
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t45 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                const float t49 = t45 * t48;                                // layernorm_backward.tc:16
-                const float t50 = in_g[i1];                                 // layernorm_backward.tc:15
-                const float t51 = t49 * t50;                                // layernorm_backward.tc:16
-                out_out[sz_D*i0 + i1] = t51;                                // layernorm_backward.tc:16
+                const float t53 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
+                const float t57 = t53 * t56;                                // layernorm_backward.tc:16
+                const float t58 = in_g[i1];                                 // layernorm_backward.tc:15
+                const float t59 = t57 * t58;                                // layernorm_backward.tc:16
+                out_out[sz_D*i0 + i1] = t59;                                // layernorm_backward.tc:16
             }
             if (threadIdx.x == 0) {
-                out_saved_mean[i0] = t46;                                   // layernorm_backward.tc:16
+                out_saved_mean[i0] = t54;                                   // layernorm_backward.tc:16
             }
         }
     }
@@ -2477,12 +2475,12 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_add_rsqrt_sum_div_10(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[32]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_dout + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -2493,37 +2491,37 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_add_rsqrt_sum_div_10(
             float acc10 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:16
-                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_g + i1);  // layernorm_backward.tc:15
-                    pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:15
-                    const float t2 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);       // layernorm_backward.tc:16
-                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                    pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:15
-                    const float t4 = t2 * (pc2[j * 4 + 0]);                     // layernorm_backward.tc:16
-                    acc10 = tc_op_sum()(acc10, t4);                             // layernorm_backward.tc:16
-                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:16
-                    pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:15
-                    const float t5 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);       // layernorm_backward.tc:16
-                    pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:15
-                    const float t6 = t5 * (pc2[j * 4 + 1]);                     // layernorm_backward.tc:16
-                    acc10 = tc_op_sum()(acc10, t6);                             // layernorm_backward.tc:16
-                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:16
-                    pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:15
-                    const float t7 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);       // layernorm_backward.tc:16
-                    pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:15
-                    const float t8 = t7 * (pc2[j * 4 + 2]);                     // layernorm_backward.tc:16
-                    acc10 = tc_op_sum()(acc10, t8);                             // layernorm_backward.tc:16
-                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:16
-                    pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:15
-                    const float t9 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);       // layernorm_backward.tc:16
-                    pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:15
-                    const float t10 = t9 * (pc2[j * 4 + 3]);                    // layernorm_backward.tc:16
-                    acc10 = tc_op_sum()(acc10, t10);                            // layernorm_backward.tc:16
-                }
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
+                pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:16
+                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_g + i1);  // layernorm_backward.tc:15
+                pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:15
+                const float t2 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);       // layernorm_backward.tc:16
+                const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
+                pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:15
+                const float t4 = t2 * (pc2[j * 4 + 0]);                     // layernorm_backward.tc:16
+                acc10 = tc_in ? tc_op_sum()(acc10, t4) : acc10;             // layernorm_backward.tc:16
+                pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:16
+                pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:15
+                const float t5 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);       // layernorm_backward.tc:16
+                pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:15
+                const float t6 = t5 * (pc2[j * 4 + 1]);                     // layernorm_backward.tc:16
+                acc10 = tc_in ? tc_op_sum()(acc10, t6) : acc10;             // layernorm_backward.tc:16
+                pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:16
+                pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:15
+                const float t7 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);       // layernorm_backward.tc:16
+                pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:15
+                const float t8 = t7 * (pc2[j * 4 + 2]);                     // layernorm_backward.tc:16
+                acc10 = tc_in ? tc_op_sum()(acc10, t8) : acc10;             // layernorm_backward.tc:16
+                pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:16
+                pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:15
+                const float t9 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);       // layernorm_backward.tc:16
+                pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:15
+                const float t10 = t9 * (pc2[j * 4 + 3]);                    // layernorm_backward.tc:16
+                acc10 = tc_in ? tc_op_sum()(acc10, t10) : acc10;            // layernorm_backward.tc:16
             }
             acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
             const float r10 = acc10;
@@ -2537,8 +2535,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_add_rsqrt_sum_div_10(
             const float t20 = t19 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = (j * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t11 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:16
                     const float t15 = t11 * t14;                                // layernorm_backward.tc:16
@@ -2602,7 +2601,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_add_rsqrt_sum_div_10(
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_dout + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -2613,37 +2612,37 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_add_rsqrt_sum_div_10(
             float acc10 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v60 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                    pc0[j * 4 + 0] = v60.v[0];                                  // layernorm_backward.tc:16
-                    const tc_vec<float, 4> v61 = tc_vload<float, 4>(in_g + i1); // layernorm_backward.tc:15
-                    pc1[j * 4 + 0] = v61.v[0];                                  // layernorm_backward.tc:15
-                    const float t62 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:16
-                    const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                    pc2[j * 4 + 0] = v63.v[0];                                  // layernorm_backward.tc:15
-                    const float t64 = t62 * (pc2[j * 4 + 0]);                   // layernorm_backward.tc:16
-                    acc10 = tc_op_sum()(acc10, t64);                            // layernorm_backward.tc:16
-                    pc0[j * 4 + 1] = v60.v[1];                                  // layernorm_backward.tc:16
-                    pc1[j * 4 + 1] = v61.v[1];                                  // layernorm_backward.tc:15
-                    const float t65 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:16
-                    pc2[j * 4 + 1] = v63.v[1];                                  // layernorm_backward.tc:15
-                    const float t66 = t65 * (pc2[j * 4 + 1]);                   // layernorm_backward.tc:16
-                    acc10 = tc_op_sum()(acc10, t66);                            // layernorm_backward.tc:16
-                    pc0[j * 4 + 2] = v60.v[2];                                  // layernorm_backward.tc:16
-                    pc1[j * 4 + 2] = v61.v[2];                                  // layernorm_backward.tc:15
-                    const float t67 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:16
-                    pc2[j * 4 + 2] = v63.v[2];                                  // layernorm_backward.tc:15
-                    const float t68 = t67 * (pc2[j * 4 + 2]);                   // layernorm_backward.tc:16
-                    acc10 = tc_op_sum()(acc10, t68);                            // layernorm_backward.tc:16
-                    pc0[j * 4 + 3] = v60.v[3];                                  // layernorm_backward.tc:16
-                    pc1[j * 4 + 3] = v61.v[3];                                  // layernorm_backward.tc:15
-                    const float t69 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:16
-                    pc2[j * 4 + 3] = v63.v[3];                                  // layernorm_backward.tc:15
-                    const float t70 = t69 * (pc2[j * 4 + 3]);                   // layernorm_backward.tc:16
-                    acc10 = tc_op_sum()(acc10, t70);                            // layernorm_backward.tc:16
-                }
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const tc_vec<float, 4> v60 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
+                pc0[j * 4 + 0] = v60.v[0];                                  // layernorm_backward.tc:16
+                const tc_vec<float, 4> v61 = tc_vload<float, 4>(in_g + i1); // layernorm_backward.tc:15
+                pc1[j * 4 + 0] = v61.v[0];                                  // layernorm_backward.tc:15
+                const float t62 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:16
+                const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
+                pc2[j * 4 + 0] = v63.v[0];                                  // layernorm_backward.tc:15
+                const float t64 = t62 * (pc2[j * 4 + 0]);                   // layernorm_backward.tc:16
+                acc10 = tc_in ? tc_op_sum()(acc10, t64) : acc10;            // layernorm_backward.tc:16
+                pc0[j * 4 + 1] = v60.v[1];                                  // layernorm_backward.tc:16
+                pc1[j * 4 + 1] = v61.v[1];                                  // layernorm_backward.tc:15
+                const float t65 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:16
+                pc2[j * 4 + 1] = v63.v[1];                                  // layernorm_backward.tc:15
+                const float t66 = t65 * (pc2[j * 4 + 1]);                   // layernorm_backward.tc:16
+                acc10 = tc_in ? tc_op_sum()(acc10, t66) : acc10;            // layernorm_backward.tc:16
+                pc0[j * 4 + 2] = v60.v[2];                                  // layernorm_backward.tc:16
+                pc1[j * 4 + 2] = v61.v[2];                                  // layernorm_backward.tc:15
+                const float t67 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:16
+                pc2[j * 4 + 2] = v63.v[2];                                  // layernorm_backward.tc:15
+                const float t68 = t67 * (pc2[j * 4 + 2]);                   // layernorm_backward.tc:16
+                acc10 = tc_in ? tc_op_sum()(acc10, t68) : acc10;            // layernorm_backward.tc:16
+                pc0[j * 4 + 3] = v60.v[3];                                  // layernorm_backward.tc:16
+                pc1[j * 4 + 3] = v61.v[3];                                  // layernorm_backward.tc:15
+                const float t69 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:16
+                pc2[j * 4 + 3] = v63.v[3];                                  // layernorm_backward.tc:15
+                const float t70 = t69 * (pc2[j * 4 + 3]);                   // layernorm_backward.tc:16
+                acc10 = tc_in ? tc_op_sum()(acc10, t70) : acc10;            // layernorm_backward.tc:16
             }
             acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
@@ -2657,8 +2656,9 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_add_rsqrt_sum_div_10(
             const float t80 = t79 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
             #pragma unroll
             for (int j = 0; j < 4; j++) {
-                const idx_t r = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (r < len) {
+                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                if (rj_ < len) {
+                    const idx_t r = rj_;
                     const idx_t i1 = r;
                     const float t71 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:16
                     const float t75 = t71 * t74;                                // layernorm_backward.tc:16

@@ -4,18 +4,18 @@
 /* scans (src/codegen/scan.c): only in units with a scan kernel, before the
  * first one (unit.c) */
 /* log(e^a + e^b) with the larger term factored out (logcumsumexp's step):
- * NaN propagates, -inf is the empty sum, +inf stays +inf */
+ * NaN propagates, -inf is the empty sum, +inf stays +inf.  Every path is
+ * computed and selected (helpers.cuh's sigmoid says why): this is the walk's
+ * critical path. */
 template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
-    if (a != a || b != b) return a + b;
-    T m = a > b ? a : b, lo = a > b ? b : a;
-    if (m - m != m - m) return m; /* +-inf */
-    return m + log1p(exp(lo - m));
+    const T m = a > b ? a : b, lo = a > b ? b : a;
+    const T r = m + log1p(exp(lo - m));
+    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r; /* NaN; +-inf */
 }
 __device__ __forceinline__ float tc_logaddexp(float a, float b) {
-    if (a != a || b != b) return a + b;
-    float m = a > b ? a : b, lo = a > b ? b : a;
-    if (m - m != m - m) return m;
-    return m + log1pf(expf(lo - m));
+    const float m = a > b ? a : b, lo = a > b ? b : a;
+    const float r = m + log1pf(expf(lo - m));
+    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r;
 }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread
@@ -188,6 +188,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
 /* kernel 0: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
 extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1(
     const float *__restrict__ in_combined,
+    const float *__restrict__ in_dout,
+    const float *__restrict__ in_dnext,
+    float *__restrict__ out_dstate,
     float *__restrict__ buf7,
     float *__restrict__ buf21,
     const idx_t sz_T,
@@ -196,8 +199,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
     if (len <= 256) { /* a thread per lane walks it */
-        __shared__ float st0[16][128];
-        __shared__ float st1[16][128];
+        __shared__ float st0[12][128];
+        __shared__ float st1[12][128];
+        __shared__ float st2[12][128];
+        __shared__ float st3[12][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -207,15 +212,18 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
-            for (idx_t c_ = 0; c_ < len; c_ += 16) {
+            float c2 = 0; /* %90 sum */
+            for (idx_t c_ = 0; c_ < len; c_ += 12) {
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                for (int tt_ = 0; tt_ < 12; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
                     st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                const int n_ = len - c_ < 12 ? (int)(len - c_) : 12;
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -236,10 +244,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t13 = t3 + t12;                                 // mingru_backward.tc:34
                     const float t14 = t13 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
+                    float t15;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t15 = 0.0f;
+                    } else {
+                        const float t16 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t15 = t16;
+                    }
+                    const float t17 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t18 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t19 = tc_sigmoid(t18);                          // mingru_backward.tc:41
+                    const float t20 = t17 * t19;                                // mingru_backward.tc:41
+                    const float t21 = t15 + t20;                                // mingru_backward.tc:40
+                    const float t22 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t23 = t21 * t22;                                // mingru_backward.tc:40
+                    c2 = s_ == 0 ? t23 : tc_op_sum()(c2, t23);                  // mingru_backward.tc:40
                     buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                     // mingru_backward.tc:35
                     buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
                 }
             }
+            out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -250,38 +274,57 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
+            float c2 = 0; /* %90 sum */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
                 const bool act_ = threadIdx.x < len - c_;
                 const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t15 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t16 = tc_softplus(t15);                         // mingru_backward.tc:30
-                const float t17 = -t16;                                     // mingru_backward.tc:30
-                float tot19;                                                // mingru_backward.tc:35
-                float v18 = tc_block_scan(t17, tc_op_sum(), last_, &tot19); // mingru_backward.tc:35
-                if (c_ > 0) v18 = tc_op_sum()(c0, v18);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot19 : tc_op_sum()(c0, tot19);              // mingru_backward.tc:35
-                const float t20 = t15 + t17;                                // mingru_backward.tc:34
-                const float t21 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t22 = ((float)(t21 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t23 = tc_relu(t21);                             // mingru_backward.tc:32
-                const float t24 = t23 + 0.5f;                               // mingru_backward.tc:32
-                const float t25 = logf(t24);                                // mingru_backward.tc:32
-                const float t26 = -t21;                                     // mingru_backward.tc:32
-                const float t27 = tc_softplus(t26);                         // mingru_backward.tc:32
-                const float t28 = -t27;                                     // mingru_backward.tc:32
-                const float t29 = (t22 != 0.0f ? t25 : t28);                // mingru_backward.tc:32
-                const float t30 = t20 + t29;                                // mingru_backward.tc:34
-                const float t31 = t30 - v18;                                // mingru_backward.tc:36
-                float tot33;                                                // mingru_backward.tc:36
-                float v32 = tc_block_scan(t31, tc_op_logaddexp(), last_, &tot33); // mingru_backward.tc:36
-                if (c_ > 0) v32 = tc_op_logaddexp()(c1, v32);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot33 : tc_op_logaddexp()(c1, tot33);        // mingru_backward.tc:36
-                if (act_) buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = v18;          // mingru_backward.tc:35
-                if (act_) buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = v32;         // mingru_backward.tc:36
+                const float t24 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
+                const float t26 = -t25;                                     // mingru_backward.tc:30
+                float tot28;                                                // mingru_backward.tc:35
+                float v27 = tc_block_scan(t26, tc_op_sum(), last_, &tot28); // mingru_backward.tc:35
+                if (c_ > 0) v27 = tc_op_sum()(c0, v27);                     // mingru_backward.tc:35
+                c0 = c_ == 0 ? tot28 : tc_op_sum()(c0, tot28);              // mingru_backward.tc:35
+                const float t29 = t24 + t26;                                // mingru_backward.tc:34
+                const float t30 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t31 = ((float)(t30 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t32 = tc_relu(t30);                             // mingru_backward.tc:32
+                const float t33 = t32 + 0.5f;                               // mingru_backward.tc:32
+                const float t34 = logf(t33);                                // mingru_backward.tc:32
+                const float t35 = -t30;                                     // mingru_backward.tc:32
+                const float t36 = tc_softplus(t35);                         // mingru_backward.tc:32
+                const float t37 = -t36;                                     // mingru_backward.tc:32
+                const float t38 = (t31 != 0.0f ? t34 : t37);                // mingru_backward.tc:32
+                const float t39 = t29 + t38;                                // mingru_backward.tc:34
+                const float t40 = t39 - v27;                                // mingru_backward.tc:36
+                float tot42;                                                // mingru_backward.tc:36
+                float v41 = tc_block_scan(t40, tc_op_logaddexp(), last_, &tot42); // mingru_backward.tc:36
+                if (c_ > 0) v41 = tc_op_logaddexp()(c1, v41);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot42 : tc_op_logaddexp()(c1, tot42);        // mingru_backward.tc:36
+                float t43;                                                  // mingru_backward.tc:41
+                if (i1 < sz_T - 1) {
+                    t43 = 0.0f;
+                } else {
+                    const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                    t43 = t44;
+                }
+                const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
+                const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
+                const float t48 = t45 * t47;                                // mingru_backward.tc:41
+                const float t49 = t43 + t48;                                // mingru_backward.tc:40
+                const float t50 = expf(v27);                                // mingru_backward.tc:40
+                const float t51 = t49 * t50;                                // mingru_backward.tc:40
+                float tot53;                                                // mingru_backward.tc:40
+                float v52 = tc_block_scan(t51, tc_op_sum(), last_, &tot53); // mingru_backward.tc:40
+                c2 = c_ == 0 ? tot53 : tc_op_sum()(c2, tot53);              // mingru_backward.tc:40
+                if (act_) buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = v27;          // mingru_backward.tc:35
+                if (act_) buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = v41;         // mingru_backward.tc:36
             }
+            if (threadIdx.x == 0) out_dstate[sz_H*i0 + i2] = c2;        // mingru_backward.tc:40
         }
     }
 }
@@ -292,11 +335,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
     const float *__restrict__ in_state,
     const float *__restrict__ in_dout,
     const float *__restrict__ in_dnext,
+    float *__restrict__ out_dcombined,
     const float *__restrict__ buf7,
     const float *__restrict__ buf21,
-    float *__restrict__ buf46,
-    float *__restrict__ buf55,
-    float *__restrict__ buf64,
     const idx_t sz_T,
     const idx_t sz_H,
     const idx_t sz_B)
@@ -394,9 +435,40 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
                     const float t49 = -t48;                                     // mingru_backward.tc:36
                     const float t50 = t28 + t49;                                // mingru_backward.tc:35
                     c2 = s_ == 0 ? t50 : tc_op_sum()(c2, t50);                  // mingru_backward.tc:35
-                    buf46[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                    // mingru_backward.tc:36
-                    buf55[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
-                    buf64[sz_T*sz_H*i0 + sz_H*i1 + i2] = c2;                    // mingru_backward.tc:35
+                    const float t51 = 0.0f + 0.0f;                              // mingru_backward.tc:26
+                    const float t52 = (t34 != 0.0f ? 0.0f : t48);               // mingru_backward.tc:32
+                    const float t53 = -t52;                                     // mingru_backward.tc:32
+                    const bool t54 = ((float)(t38 > 20.0f)) != 0;               // mingru_backward.tc:32
+                    const float t55 = tc_sigmoid(t38);                          // mingru_backward.tc:32
+                    const float t56 = (t54 != 0.0f ? 1.0f : t55);               // mingru_backward.tc:32
+                    const float t57 = t53 * t56;                                // mingru_backward.tc:32
+                    const float t58 = -t57;                                     // mingru_backward.tc:32
+                    const bool t59 = ((float)(t33 > 0.0f)) != 0;                // mingru_backward.tc:32
+                    const float t60 = (t34 != 0.0f ? t48 : 0.0f);               // mingru_backward.tc:32
+                    const float t61 = t60 / t36;                                // mingru_backward.tc:32
+                    const float t62 = (t59 != 0.0f ? t61 : 0.0f);               // mingru_backward.tc:32
+                    const float t63 = t58 + t62;                                // mingru_backward.tc:27
+                    const float t64 = t51 + t63;                                // mingru_backward.tc:26
+                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t64;       // mingru_backward.tc:26
+                    const float t65 = c2 + t48;                                 // mingru_backward.tc:30
+                    const float t66 = -t65;                                     // mingru_backward.tc:30
+                    const bool t67 = ((float)(t29 > 20.0f)) != 0;               // mingru_backward.tc:30
+                    const float t68 = tc_sigmoid(t29);                          // mingru_backward.tc:30
+                    const float t69 = (t67 != 0.0f ? 1.0f : t68);               // mingru_backward.tc:30
+                    const float t70 = t66 * t69;                                // mingru_backward.tc:30
+                    const float t71 = t48 + t70;                                // mingru_backward.tc:28
+                    const float t72 = 0.0f + t71;                               // mingru_backward.tc:26
+                    const float t73 = t72 + 0.0f;                               // mingru_backward.tc:26
+                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t73; // mingru_backward.tc:26
+                    const float t74 = t24 * t26;                                // mingru_backward.tc:40
+                    const float t75 = t11 + t74;                                // mingru_backward.tc:40
+                    const float t76 = t4 * t75;                                 // mingru_backward.tc:41
+                    const float t77 = 1.0f - t6;                                // mingru_backward.tc:41
+                    const float t78 = t6 * t77;                                 // mingru_backward.tc:41
+                    const float t79 = t76 * t78;                                // mingru_backward.tc:41
+                    const float t80 = t79 + 0.0f;                               // mingru_backward.tc:26
+                    const float t81 = t80 + 0.0f;                               // mingru_backward.tc:26
+                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t81; // mingru_backward.tc:26
                 }
             }
         }
@@ -407,7 +479,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t79 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t110 = in_state[sz_H*i0 + i2];                  // mingru_backward.tc:26
             float c0 = 0; /* %46 logcumsumexp */
             float c1 = 0; /* %55 logcumsumexp */
             float c2 = 0; /* %64 cumsum */
@@ -417,830 +489,116 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = len - 1 - s_;
-                const float t51 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
-                const bool t52 = ((float)(t51 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                float t53;                                                  // mingru_backward.tc:41
+                const float t82 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
+                const bool t83 = ((float)(t82 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                float t84;                                                  // mingru_backward.tc:41
                 if (i1 < sz_T - 1) {
-                    t53 = 0.0f;
+                    t84 = 0.0f;
                 } else {
-                    const float t54 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t53 = t54;
+                    const float t85 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                    t84 = t85;
                 }
-                const float t55 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                const float t56 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t57 = tc_sigmoid(t56);                          // mingru_backward.tc:41
-                const float t58 = t55 * t57;                                // mingru_backward.tc:41
-                const float t59 = t53 + t58;                                // mingru_backward.tc:40
-                const float t60 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
-                const float t61 = t60 + t51;                                // mingru_backward.tc:40
-                const float t62 = expf(t61);                                // mingru_backward.tc:40
-                const float t63 = t59 * t62;                                // mingru_backward.tc:40
-                const bool t64 = ((float)(t63 > 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t65 = (t64 != 0.0f ? t63 : 0.0f);               // mingru_backward.tc:36
-                const float t66 = logf(t65);                                // mingru_backward.tc:36
-                const float t67 = t66 - t51;                                // mingru_backward.tc:36
-                const float t68 = (t52 != 0.0f ? __int_as_float(0xff800000) : t67); // mingru_backward.tc:36
-                float tot70;                                                // mingru_backward.tc:36
-                float v69 = tc_block_scan(t68, tc_op_logaddexp(), last_, &tot70); // mingru_backward.tc:36
-                if (c_ > 0) v69 = tc_op_logaddexp()(c0, v69);               // mingru_backward.tc:36
-                c0 = c_ == 0 ? tot70 : tc_op_logaddexp()(c0, tot70);        // mingru_backward.tc:36
-                const bool t71 = ((float)(t63 < 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t72 = -t63;                                     // mingru_backward.tc:36
-                const float t73 = (t71 != 0.0f ? t72 : 0.0f);               // mingru_backward.tc:36
-                const float t74 = logf(t73);                                // mingru_backward.tc:36
-                const float t75 = t74 - t51;                                // mingru_backward.tc:36
-                const float t76 = (t52 != 0.0f ? __int_as_float(0xff800000) : t75); // mingru_backward.tc:36
-                float tot78;                                                // mingru_backward.tc:36
-                float v77 = tc_block_scan(t76, tc_op_logaddexp(), last_, &tot78); // mingru_backward.tc:36
-                if (c_ > 0) v77 = tc_op_logaddexp()(c1, v77);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot78 : tc_op_logaddexp()(c1, tot78);        // mingru_backward.tc:36
-                const float t80 = t59 * t79;                                // mingru_backward.tc:40
-                const float t81 = expf(t60);                                // mingru_backward.tc:40
-                const float t82 = t80 * t81;                                // mingru_backward.tc:40
-                const float t83 = t82 + t63;                                // mingru_backward.tc:35
-                const float t84 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t85 = tc_softplus(t84);                         // mingru_backward.tc:30
-                const float t86 = -t85;                                     // mingru_backward.tc:30
-                const float t87 = t84 + t86;                                // mingru_backward.tc:34
-                const float t88 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t89 = ((float)(t88 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t90 = tc_relu(t88);                             // mingru_backward.tc:32
-                const float t91 = t90 + 0.5f;                               // mingru_backward.tc:32
-                const float t92 = logf(t91);                                // mingru_backward.tc:32
-                const float t93 = -t88;                                     // mingru_backward.tc:32
-                const float t94 = tc_softplus(t93);                         // mingru_backward.tc:32
-                const float t95 = -t94;                                     // mingru_backward.tc:32
-                const float t96 = (t89 != 0.0f ? t92 : t95);                // mingru_backward.tc:32
-                const float t97 = t87 + t96;                                // mingru_backward.tc:34
-                const float t98 = t97 - t60;                                // mingru_backward.tc:36
-                const float t99 = t98 + v69;                                // mingru_backward.tc:36
-                const float t100 = expf(t99);                               // mingru_backward.tc:36
-                const float t101 = t98 + v77;                               // mingru_backward.tc:36
-                const float t102 = expf(t101);                              // mingru_backward.tc:36
-                const float t103 = t100 - t102;                             // mingru_backward.tc:36
-                const float t104 = -t103;                                   // mingru_backward.tc:36
-                const float t105 = t83 + t104;                              // mingru_backward.tc:35
-                float tot107;                                               // mingru_backward.tc:35
-                float v106 = tc_block_scan(t105, tc_op_sum(), last_, &tot107); // mingru_backward.tc:35
-                if (c_ > 0) v106 = tc_op_sum()(c2, v106);                   // mingru_backward.tc:35
-                c2 = c_ == 0 ? tot107 : tc_op_sum()(c2, tot107);            // mingru_backward.tc:35
-                if (act_) buf46[sz_T*sz_H*i0 + sz_H*i1 + i2] = v69;         // mingru_backward.tc:36
-                if (act_) buf55[sz_T*sz_H*i0 + sz_H*i1 + i2] = v77;         // mingru_backward.tc:36
-                if (act_) buf64[sz_T*sz_H*i0 + sz_H*i1 + i2] = v106;        // mingru_backward.tc:35
+                const float t86 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
+                const float t87 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t88 = tc_sigmoid(t87);                          // mingru_backward.tc:41
+                const float t89 = t86 * t88;                                // mingru_backward.tc:41
+                const float t90 = t84 + t89;                                // mingru_backward.tc:40
+                const float t91 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
+                const float t92 = t91 + t82;                                // mingru_backward.tc:40
+                const float t93 = expf(t92);                                // mingru_backward.tc:40
+                const float t94 = t90 * t93;                                // mingru_backward.tc:40
+                const bool t95 = ((float)(t94 > 0.0f)) != 0;                // mingru_backward.tc:36
+                const float t96 = (t95 != 0.0f ? t94 : 0.0f);               // mingru_backward.tc:36
+                const float t97 = logf(t96);                                // mingru_backward.tc:36
+                const float t98 = t97 - t82;                                // mingru_backward.tc:36
+                const float t99 = (t83 != 0.0f ? __int_as_float(0xff800000) : t98); // mingru_backward.tc:36
+                float tot101;                                               // mingru_backward.tc:36
+                float v100 = tc_block_scan(t99, tc_op_logaddexp(), last_, &tot101); // mingru_backward.tc:36
+                if (c_ > 0) v100 = tc_op_logaddexp()(c0, v100);             // mingru_backward.tc:36
+                c0 = c_ == 0 ? tot101 : tc_op_logaddexp()(c0, tot101);      // mingru_backward.tc:36
+                const bool t102 = ((float)(t94 < 0.0f)) != 0;               // mingru_backward.tc:36
+                const float t103 = -t94;                                    // mingru_backward.tc:36
+                const float t104 = (t102 != 0.0f ? t103 : 0.0f);            // mingru_backward.tc:36
+                const float t105 = logf(t104);                              // mingru_backward.tc:36
+                const float t106 = t105 - t82;                              // mingru_backward.tc:36
+                const float t107 = (t83 != 0.0f ? __int_as_float(0xff800000) : t106); // mingru_backward.tc:36
+                float tot109;                                               // mingru_backward.tc:36
+                float v108 = tc_block_scan(t107, tc_op_logaddexp(), last_, &tot109); // mingru_backward.tc:36
+                if (c_ > 0) v108 = tc_op_logaddexp()(c1, v108);             // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot109 : tc_op_logaddexp()(c1, tot109);      // mingru_backward.tc:36
+                const float t111 = t90 * t110;                              // mingru_backward.tc:40
+                const float t112 = expf(t91);                               // mingru_backward.tc:40
+                const float t113 = t111 * t112;                             // mingru_backward.tc:40
+                const float t114 = t113 + t94;                              // mingru_backward.tc:35
+                const float t115 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t116 = tc_softplus(t115);                       // mingru_backward.tc:30
+                const float t117 = -t116;                                   // mingru_backward.tc:30
+                const float t118 = t115 + t117;                             // mingru_backward.tc:34
+                const float t119 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t120 = ((float)(t119 >= 0.0f)) != 0;             // mingru_backward.tc:32
+                const float t121 = tc_relu(t119);                           // mingru_backward.tc:32
+                const float t122 = t121 + 0.5f;                             // mingru_backward.tc:32
+                const float t123 = logf(t122);                              // mingru_backward.tc:32
+                const float t124 = -t119;                                   // mingru_backward.tc:32
+                const float t125 = tc_softplus(t124);                       // mingru_backward.tc:32
+                const float t126 = -t125;                                   // mingru_backward.tc:32
+                const float t127 = (t120 != 0.0f ? t123 : t126);            // mingru_backward.tc:32
+                const float t128 = t118 + t127;                             // mingru_backward.tc:34
+                const float t129 = t128 - t91;                              // mingru_backward.tc:36
+                const float t130 = t129 + v100;                             // mingru_backward.tc:36
+                const float t131 = expf(t130);                              // mingru_backward.tc:36
+                const float t132 = t129 + v108;                             // mingru_backward.tc:36
+                const float t133 = expf(t132);                              // mingru_backward.tc:36
+                const float t134 = t131 - t133;                             // mingru_backward.tc:36
+                const float t135 = -t134;                                   // mingru_backward.tc:36
+                const float t136 = t114 + t135;                             // mingru_backward.tc:35
+                float tot138;                                               // mingru_backward.tc:35
+                float v137 = tc_block_scan(t136, tc_op_sum(), last_, &tot138); // mingru_backward.tc:35
+                if (c_ > 0) v137 = tc_op_sum()(c2, v137);                   // mingru_backward.tc:35
+                c2 = c_ == 0 ? tot138 : tc_op_sum()(c2, tot138);            // mingru_backward.tc:35
+                const float t139 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                const float t140 = (t120 != 0.0f ? 0.0f : t134);            // mingru_backward.tc:32
+                const float t141 = -t140;                                   // mingru_backward.tc:32
+                const bool t142 = ((float)(t124 > 20.0f)) != 0;             // mingru_backward.tc:32
+                const float t143 = tc_sigmoid(t124);                        // mingru_backward.tc:32
+                const float t144 = (t142 != 0.0f ? 1.0f : t143);            // mingru_backward.tc:32
+                const float t145 = t141 * t144;                             // mingru_backward.tc:32
+                const float t146 = -t145;                                   // mingru_backward.tc:32
+                const bool t147 = ((float)(t119 > 0.0f)) != 0;              // mingru_backward.tc:32
+                const float t148 = (t120 != 0.0f ? t134 : 0.0f);            // mingru_backward.tc:32
+                const float t149 = t148 / t122;                             // mingru_backward.tc:32
+                const float t150 = (t147 != 0.0f ? t149 : 0.0f);            // mingru_backward.tc:32
+                const float t151 = t146 + t150;                             // mingru_backward.tc:27
+                const float t152 = t139 + t151;                             // mingru_backward.tc:26
+                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t152; // mingru_backward.tc:26
+                const float t153 = v137 + t134;                             // mingru_backward.tc:30
+                const float t154 = -t153;                                   // mingru_backward.tc:30
+                const bool t155 = ((float)(t115 > 20.0f)) != 0;             // mingru_backward.tc:30
+                const float t156 = tc_sigmoid(t115);                        // mingru_backward.tc:30
+                const float t157 = (t155 != 0.0f ? 1.0f : t156);            // mingru_backward.tc:30
+                const float t158 = t154 * t157;                             // mingru_backward.tc:30
+                const float t159 = t134 + t158;                             // mingru_backward.tc:28
+                const float t160 = 0.0f + t159;                             // mingru_backward.tc:26
+                const float t161 = t160 + 0.0f;                             // mingru_backward.tc:26
+                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t161; // mingru_backward.tc:26
+                const float t162 = t110 * t112;                             // mingru_backward.tc:40
+                const float t163 = t93 + t162;                              // mingru_backward.tc:40
+                const float t164 = t86 * t163;                              // mingru_backward.tc:41
+                const float t165 = 1.0f - t88;                              // mingru_backward.tc:41
+                const float t166 = t88 * t165;                              // mingru_backward.tc:41
+                const float t167 = t164 * t166;                             // mingru_backward.tc:41
+                const float t168 = t167 + 0.0f;                             // mingru_backward.tc:26
+                const float t169 = t168 + 0.0f;                             // mingru_backward.tc:26
+                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t169; // mingru_backward.tc:26
             }
         }
     }
-}
-
-/* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_ge_relu_log_3(
-    const float *__restrict__ in_combined,
-    const float *__restrict__ in_state,
-    const float *__restrict__ in_dout,
-    float *__restrict__ out_dcombined,
-    const float *__restrict__ buf7,
-    const float *__restrict__ buf21,
-    const float *__restrict__ buf46,
-    const float *__restrict__ buf55,
-    const float *__restrict__ buf64,
-    const idx_t sz_B,
-    const idx_t sz_T,
-    const idx_t sz_H)
-{
-    const idx_t n = 3*sz_B*sz_T*sz_H;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i3 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i2 = q_ % 3;
-        q_ /= 3;
-        const idx_t i1 = q_ % sz_T;
-        q_ /= sz_T;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_H - i3 >= 4 &&
-            tc_aligned(out_dcombined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H*i2 + i3, 16)) {
-            float t86;                                                  // mingru_backward.tc:29
-            if (i2 < 2) {
-                t86 = 0.0f;
-            } else {
-                const float t87 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:41
-                const float t88 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
-                const float t89 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
-                const float t90 = t88 + t89;                            // mingru_backward.tc:40
-                const float t91 = expf(t90);                            // mingru_backward.tc:40
-                const float t92 = in_state[sz_H*i0 + i3];               // mingru_backward.tc:26
-                const float t93 = expf(t88);                            // mingru_backward.tc:40
-                const float t94 = t92 * t93;                            // mingru_backward.tc:40
-                const float t95 = t91 + t94;                            // mingru_backward.tc:40
-                const float t96 = t87 * t95;                            // mingru_backward.tc:41
-                const float t97 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3]; // mingru_backward.tc:26
-                const float t98 = tc_sigmoid(t97);                      // mingru_backward.tc:41
-                const float t99 = 1.0f - t98;                           // mingru_backward.tc:41
-                const float t100 = t98 * t99;                           // mingru_backward.tc:41
-                const float t101 = t96 * t100;                          // mingru_backward.tc:41
-                t86 = t101;
-            }
-            float t102;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t102 = 0.0f;
-            } else if (i2 < 2) {
-                const float t103 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:26
-                const float t104 = tc_softplus(t103);                   // mingru_backward.tc:30
-                const float t105 = -t104;                               // mingru_backward.tc:30
-                const float t106 = t103 + t105;                         // mingru_backward.tc:34
-                const float t107 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3]; // mingru_backward.tc:26
-                const bool t108 = ((float)(t107 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t109 = tc_relu(t107);                       // mingru_backward.tc:32
-                const float t110 = t109 + 0.5f;                         // mingru_backward.tc:32
-                const float t111 = logf(t110);                          // mingru_backward.tc:32
-                const float t112 = -t107;                               // mingru_backward.tc:32
-                const float t113 = tc_softplus(t112);                   // mingru_backward.tc:32
-                const float t114 = -t113;                               // mingru_backward.tc:32
-                const float t115 = (t108 != 0.0f ? t111 : t114);        // mingru_backward.tc:32
-                const float t116 = t106 + t115;                         // mingru_backward.tc:34
-                const float t117 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                const float t118 = t116 - t117;                         // mingru_backward.tc:36
-                const float t119 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                const float t120 = t118 + t119;                         // mingru_backward.tc:36
-                const float t121 = expf(t120);                          // mingru_backward.tc:36
-                const float t122 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                const float t123 = t118 + t122;                         // mingru_backward.tc:36
-                const float t124 = expf(t123);                          // mingru_backward.tc:36
-                const float t125 = t121 - t124;                         // mingru_backward.tc:36
-                const float t126 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                const float t127 = t126 + t125;                         // mingru_backward.tc:30
-                const float t128 = -t127;                               // mingru_backward.tc:30
-                const bool t129 = ((float)(t103 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t130 = tc_sigmoid(t103);                    // mingru_backward.tc:30
-                const float t131 = (t129 != 0.0f ? 1.0f : t130);        // mingru_backward.tc:30
-                const float t132 = t128 * t131;                         // mingru_backward.tc:30
-                const float t133 = t125 + t132;                         // mingru_backward.tc:28
-                t102 = t133;
-            } else {
-                t102 = 0.0f;
-            }
-            const float t134 = t86 + t102;                              // mingru_backward.tc:26
-            float t135;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t136 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3]; // mingru_backward.tc:26
-                const bool t137 = ((float)(t136 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t138 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3]; // mingru_backward.tc:26
-                const float t139 = tc_softplus(t138);                   // mingru_backward.tc:30
-                const float t140 = -t139;                               // mingru_backward.tc:30
-                const float t141 = t138 + t140;                         // mingru_backward.tc:34
-                const float t142 = tc_relu(t136);                       // mingru_backward.tc:32
-                const float t143 = t142 + 0.5f;                         // mingru_backward.tc:32
-                const float t144 = logf(t143);                          // mingru_backward.tc:32
-                const float t145 = -t136;                               // mingru_backward.tc:32
-                const float t146 = tc_softplus(t145);                   // mingru_backward.tc:32
-                const float t147 = -t146;                               // mingru_backward.tc:32
-                const float t148 = (t137 != 0.0f ? t144 : t147);        // mingru_backward.tc:32
-                const float t149 = t141 + t148;                         // mingru_backward.tc:34
-                const float t150 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
-                const float t151 = t149 - t150;                         // mingru_backward.tc:36
-                const float t152 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                const float t153 = t151 + t152;                         // mingru_backward.tc:36
-                const float t154 = expf(t153);                          // mingru_backward.tc:36
-                const float t155 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                const float t156 = t151 + t155;                         // mingru_backward.tc:36
-                const float t157 = expf(t156);                          // mingru_backward.tc:36
-                const float t158 = t154 - t157;                         // mingru_backward.tc:36
-                const float t159 = (t137 != 0.0f ? 0.0f : t158);        // mingru_backward.tc:32
-                const float t160 = -t159;                               // mingru_backward.tc:32
-                const bool t161 = ((float)(t145 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t162 = tc_sigmoid(t145);                    // mingru_backward.tc:32
-                const float t163 = (t161 != 0.0f ? 1.0f : t162);        // mingru_backward.tc:32
-                const float t164 = t160 * t163;                         // mingru_backward.tc:32
-                const float t165 = -t164;                               // mingru_backward.tc:32
-                const bool t166 = ((float)(t136 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t167 = (t137 != 0.0f ? t158 : 0.0f);        // mingru_backward.tc:32
-                const float t168 = t167 / t143;                         // mingru_backward.tc:32
-                const float t169 = (t166 != 0.0f ? t168 : 0.0f);        // mingru_backward.tc:32
-                const float t170 = t165 + t169;                         // mingru_backward.tc:27
-                t135 = t170;
-            } else {
-                t135 = 0.0f;
-            }
-            const float t171 = t134 + t135;                             // mingru_backward.tc:26
-            float t172;                                                 // mingru_backward.tc:29
-            if (i2 < 2) {
-                t172 = 0.0f;
-            } else {
-                const float t173 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:41
-                const float t174 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t175 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:36
-                const float t176 = t174 + t175;                         // mingru_backward.tc:40
-                const float t177 = expf(t176);                          // mingru_backward.tc:40
-                const float t178 = in_state[sz_H*i0 + i3 + 1];          // mingru_backward.tc:26
-                const float t179 = expf(t174);                          // mingru_backward.tc:40
-                const float t180 = t178 * t179;                         // mingru_backward.tc:40
-                const float t181 = t177 + t180;                         // mingru_backward.tc:40
-                const float t182 = t173 * t181;                         // mingru_backward.tc:41
-                const float t183 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3 + 1]; // mingru_backward.tc:26
-                const float t184 = tc_sigmoid(t183);                    // mingru_backward.tc:41
-                const float t185 = 1.0f - t184;                         // mingru_backward.tc:41
-                const float t186 = t184 * t185;                         // mingru_backward.tc:41
-                const float t187 = t182 * t186;                         // mingru_backward.tc:41
-                t172 = t187;
-            }
-            float t188;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t188 = 0.0f;
-            } else if (i2 < 2) {
-                const float t189 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:26
-                const float t190 = tc_softplus(t189);                   // mingru_backward.tc:30
-                const float t191 = -t190;                               // mingru_backward.tc:30
-                const float t192 = t189 + t191;                         // mingru_backward.tc:34
-                const float t193 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3 + 1]; // mingru_backward.tc:26
-                const bool t194 = ((float)(t193 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t195 = tc_relu(t193);                       // mingru_backward.tc:32
-                const float t196 = t195 + 0.5f;                         // mingru_backward.tc:32
-                const float t197 = logf(t196);                          // mingru_backward.tc:32
-                const float t198 = -t193;                               // mingru_backward.tc:32
-                const float t199 = tc_softplus(t198);                   // mingru_backward.tc:32
-                const float t200 = -t199;                               // mingru_backward.tc:32
-                const float t201 = (t194 != 0.0f ? t197 : t200);        // mingru_backward.tc:32
-                const float t202 = t192 + t201;                         // mingru_backward.tc:34
-                const float t203 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t204 = t202 - t203;                         // mingru_backward.tc:36
-                const float t205 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
-                const float t206 = t204 + t205;                         // mingru_backward.tc:36
-                const float t207 = expf(t206);                          // mingru_backward.tc:36
-                const float t208 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
-                const float t209 = t204 + t208;                         // mingru_backward.tc:36
-                const float t210 = expf(t209);                          // mingru_backward.tc:36
-                const float t211 = t207 - t210;                         // mingru_backward.tc:36
-                const float t212 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t213 = t212 + t211;                         // mingru_backward.tc:30
-                const float t214 = -t213;                               // mingru_backward.tc:30
-                const bool t215 = ((float)(t189 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t216 = tc_sigmoid(t189);                    // mingru_backward.tc:30
-                const float t217 = (t215 != 0.0f ? 1.0f : t216);        // mingru_backward.tc:30
-                const float t218 = t214 * t217;                         // mingru_backward.tc:30
-                const float t219 = t211 + t218;                         // mingru_backward.tc:28
-                t188 = t219;
-            } else {
-                t188 = 0.0f;
-            }
-            const float t220 = t172 + t188;                             // mingru_backward.tc:26
-            float t221;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t222 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3 + 1]; // mingru_backward.tc:26
-                const bool t223 = ((float)(t222 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t224 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3 + 1]; // mingru_backward.tc:26
-                const float t225 = tc_softplus(t224);                   // mingru_backward.tc:30
-                const float t226 = -t225;                               // mingru_backward.tc:30
-                const float t227 = t224 + t226;                         // mingru_backward.tc:34
-                const float t228 = tc_relu(t222);                       // mingru_backward.tc:32
-                const float t229 = t228 + 0.5f;                         // mingru_backward.tc:32
-                const float t230 = logf(t229);                          // mingru_backward.tc:32
-                const float t231 = -t222;                               // mingru_backward.tc:32
-                const float t232 = tc_softplus(t231);                   // mingru_backward.tc:32
-                const float t233 = -t232;                               // mingru_backward.tc:32
-                const float t234 = (t223 != 0.0f ? t230 : t233);        // mingru_backward.tc:32
-                const float t235 = t227 + t234;                         // mingru_backward.tc:34
-                const float t236 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:35
-                const float t237 = t235 - t236;                         // mingru_backward.tc:36
-                const float t238 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
-                const float t239 = t237 + t238;                         // mingru_backward.tc:36
-                const float t240 = expf(t239);                          // mingru_backward.tc:36
-                const float t241 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
-                const float t242 = t237 + t241;                         // mingru_backward.tc:36
-                const float t243 = expf(t242);                          // mingru_backward.tc:36
-                const float t244 = t240 - t243;                         // mingru_backward.tc:36
-                const float t245 = (t223 != 0.0f ? 0.0f : t244);        // mingru_backward.tc:32
-                const float t246 = -t245;                               // mingru_backward.tc:32
-                const bool t247 = ((float)(t231 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t248 = tc_sigmoid(t231);                    // mingru_backward.tc:32
-                const float t249 = (t247 != 0.0f ? 1.0f : t248);        // mingru_backward.tc:32
-                const float t250 = t246 * t249;                         // mingru_backward.tc:32
-                const float t251 = -t250;                               // mingru_backward.tc:32
-                const bool t252 = ((float)(t222 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t253 = (t223 != 0.0f ? t244 : 0.0f);        // mingru_backward.tc:32
-                const float t254 = t253 / t229;                         // mingru_backward.tc:32
-                const float t255 = (t252 != 0.0f ? t254 : 0.0f);        // mingru_backward.tc:32
-                const float t256 = t251 + t255;                         // mingru_backward.tc:27
-                t221 = t256;
-            } else {
-                t221 = 0.0f;
-            }
-            const float t257 = t220 + t221;                             // mingru_backward.tc:26
-            float t258;                                                 // mingru_backward.tc:29
-            if (i2 < 2) {
-                t258 = 0.0f;
-            } else {
-                const float t259 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:41
-                const float t260 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t261 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:36
-                const float t262 = t260 + t261;                         // mingru_backward.tc:40
-                const float t263 = expf(t262);                          // mingru_backward.tc:40
-                const float t264 = in_state[sz_H*i0 + i3 + 2];          // mingru_backward.tc:26
-                const float t265 = expf(t260);                          // mingru_backward.tc:40
-                const float t266 = t264 * t265;                         // mingru_backward.tc:40
-                const float t267 = t263 + t266;                         // mingru_backward.tc:40
-                const float t268 = t259 * t267;                         // mingru_backward.tc:41
-                const float t269 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3 + 2]; // mingru_backward.tc:26
-                const float t270 = tc_sigmoid(t269);                    // mingru_backward.tc:41
-                const float t271 = 1.0f - t270;                         // mingru_backward.tc:41
-                const float t272 = t270 * t271;                         // mingru_backward.tc:41
-                const float t273 = t268 * t272;                         // mingru_backward.tc:41
-                t258 = t273;
-            }
-            float t274;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t274 = 0.0f;
-            } else if (i2 < 2) {
-                const float t275 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:26
-                const float t276 = tc_softplus(t275);                   // mingru_backward.tc:30
-                const float t277 = -t276;                               // mingru_backward.tc:30
-                const float t278 = t275 + t277;                         // mingru_backward.tc:34
-                const float t279 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3 + 2]; // mingru_backward.tc:26
-                const bool t280 = ((float)(t279 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t281 = tc_relu(t279);                       // mingru_backward.tc:32
-                const float t282 = t281 + 0.5f;                         // mingru_backward.tc:32
-                const float t283 = logf(t282);                          // mingru_backward.tc:32
-                const float t284 = -t279;                               // mingru_backward.tc:32
-                const float t285 = tc_softplus(t284);                   // mingru_backward.tc:32
-                const float t286 = -t285;                               // mingru_backward.tc:32
-                const float t287 = (t280 != 0.0f ? t283 : t286);        // mingru_backward.tc:32
-                const float t288 = t278 + t287;                         // mingru_backward.tc:34
-                const float t289 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t290 = t288 - t289;                         // mingru_backward.tc:36
-                const float t291 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
-                const float t292 = t290 + t291;                         // mingru_backward.tc:36
-                const float t293 = expf(t292);                          // mingru_backward.tc:36
-                const float t294 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
-                const float t295 = t290 + t294;                         // mingru_backward.tc:36
-                const float t296 = expf(t295);                          // mingru_backward.tc:36
-                const float t297 = t293 - t296;                         // mingru_backward.tc:36
-                const float t298 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t299 = t298 + t297;                         // mingru_backward.tc:30
-                const float t300 = -t299;                               // mingru_backward.tc:30
-                const bool t301 = ((float)(t275 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t302 = tc_sigmoid(t275);                    // mingru_backward.tc:30
-                const float t303 = (t301 != 0.0f ? 1.0f : t302);        // mingru_backward.tc:30
-                const float t304 = t300 * t303;                         // mingru_backward.tc:30
-                const float t305 = t297 + t304;                         // mingru_backward.tc:28
-                t274 = t305;
-            } else {
-                t274 = 0.0f;
-            }
-            const float t306 = t258 + t274;                             // mingru_backward.tc:26
-            float t307;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t308 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3 + 2]; // mingru_backward.tc:26
-                const bool t309 = ((float)(t308 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t310 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3 + 2]; // mingru_backward.tc:26
-                const float t311 = tc_softplus(t310);                   // mingru_backward.tc:30
-                const float t312 = -t311;                               // mingru_backward.tc:30
-                const float t313 = t310 + t312;                         // mingru_backward.tc:34
-                const float t314 = tc_relu(t308);                       // mingru_backward.tc:32
-                const float t315 = t314 + 0.5f;                         // mingru_backward.tc:32
-                const float t316 = logf(t315);                          // mingru_backward.tc:32
-                const float t317 = -t308;                               // mingru_backward.tc:32
-                const float t318 = tc_softplus(t317);                   // mingru_backward.tc:32
-                const float t319 = -t318;                               // mingru_backward.tc:32
-                const float t320 = (t309 != 0.0f ? t316 : t319);        // mingru_backward.tc:32
-                const float t321 = t313 + t320;                         // mingru_backward.tc:34
-                const float t322 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:35
-                const float t323 = t321 - t322;                         // mingru_backward.tc:36
-                const float t324 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
-                const float t325 = t323 + t324;                         // mingru_backward.tc:36
-                const float t326 = expf(t325);                          // mingru_backward.tc:36
-                const float t327 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
-                const float t328 = t323 + t327;                         // mingru_backward.tc:36
-                const float t329 = expf(t328);                          // mingru_backward.tc:36
-                const float t330 = t326 - t329;                         // mingru_backward.tc:36
-                const float t331 = (t309 != 0.0f ? 0.0f : t330);        // mingru_backward.tc:32
-                const float t332 = -t331;                               // mingru_backward.tc:32
-                const bool t333 = ((float)(t317 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t334 = tc_sigmoid(t317);                    // mingru_backward.tc:32
-                const float t335 = (t333 != 0.0f ? 1.0f : t334);        // mingru_backward.tc:32
-                const float t336 = t332 * t335;                         // mingru_backward.tc:32
-                const float t337 = -t336;                               // mingru_backward.tc:32
-                const bool t338 = ((float)(t308 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t339 = (t309 != 0.0f ? t330 : 0.0f);        // mingru_backward.tc:32
-                const float t340 = t339 / t315;                         // mingru_backward.tc:32
-                const float t341 = (t338 != 0.0f ? t340 : 0.0f);        // mingru_backward.tc:32
-                const float t342 = t337 + t341;                         // mingru_backward.tc:27
-                t307 = t342;
-            } else {
-                t307 = 0.0f;
-            }
-            const float t343 = t306 + t307;                             // mingru_backward.tc:26
-            float t344;                                                 // mingru_backward.tc:29
-            if (i2 < 2) {
-                t344 = 0.0f;
-            } else {
-                const float t345 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:41
-                const float t346 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t347 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:36
-                const float t348 = t346 + t347;                         // mingru_backward.tc:40
-                const float t349 = expf(t348);                          // mingru_backward.tc:40
-                const float t350 = in_state[sz_H*i0 + i3 + 3];          // mingru_backward.tc:26
-                const float t351 = expf(t346);                          // mingru_backward.tc:40
-                const float t352 = t350 * t351;                         // mingru_backward.tc:40
-                const float t353 = t349 + t352;                         // mingru_backward.tc:40
-                const float t354 = t345 * t353;                         // mingru_backward.tc:41
-                const float t355 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3 + 3]; // mingru_backward.tc:26
-                const float t356 = tc_sigmoid(t355);                    // mingru_backward.tc:41
-                const float t357 = 1.0f - t356;                         // mingru_backward.tc:41
-                const float t358 = t356 * t357;                         // mingru_backward.tc:41
-                const float t359 = t354 * t358;                         // mingru_backward.tc:41
-                t344 = t359;
-            }
-            float t360;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t360 = 0.0f;
-            } else if (i2 < 2) {
-                const float t361 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:26
-                const float t362 = tc_softplus(t361);                   // mingru_backward.tc:30
-                const float t363 = -t362;                               // mingru_backward.tc:30
-                const float t364 = t361 + t363;                         // mingru_backward.tc:34
-                const float t365 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3 + 3]; // mingru_backward.tc:26
-                const bool t366 = ((float)(t365 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t367 = tc_relu(t365);                       // mingru_backward.tc:32
-                const float t368 = t367 + 0.5f;                         // mingru_backward.tc:32
-                const float t369 = logf(t368);                          // mingru_backward.tc:32
-                const float t370 = -t365;                               // mingru_backward.tc:32
-                const float t371 = tc_softplus(t370);                   // mingru_backward.tc:32
-                const float t372 = -t371;                               // mingru_backward.tc:32
-                const float t373 = (t366 != 0.0f ? t369 : t372);        // mingru_backward.tc:32
-                const float t374 = t364 + t373;                         // mingru_backward.tc:34
-                const float t375 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t376 = t374 - t375;                         // mingru_backward.tc:36
-                const float t377 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
-                const float t378 = t376 + t377;                         // mingru_backward.tc:36
-                const float t379 = expf(t378);                          // mingru_backward.tc:36
-                const float t380 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
-                const float t381 = t376 + t380;                         // mingru_backward.tc:36
-                const float t382 = expf(t381);                          // mingru_backward.tc:36
-                const float t383 = t379 - t382;                         // mingru_backward.tc:36
-                const float t384 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t385 = t384 + t383;                         // mingru_backward.tc:30
-                const float t386 = -t385;                               // mingru_backward.tc:30
-                const bool t387 = ((float)(t361 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t388 = tc_sigmoid(t361);                    // mingru_backward.tc:30
-                const float t389 = (t387 != 0.0f ? 1.0f : t388);        // mingru_backward.tc:30
-                const float t390 = t386 * t389;                         // mingru_backward.tc:30
-                const float t391 = t383 + t390;                         // mingru_backward.tc:28
-                t360 = t391;
-            } else {
-                t360 = 0.0f;
-            }
-            const float t392 = t344 + t360;                             // mingru_backward.tc:26
-            float t393;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t394 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3 + 3]; // mingru_backward.tc:26
-                const bool t395 = ((float)(t394 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t396 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3 + 3]; // mingru_backward.tc:26
-                const float t397 = tc_softplus(t396);                   // mingru_backward.tc:30
-                const float t398 = -t397;                               // mingru_backward.tc:30
-                const float t399 = t396 + t398;                         // mingru_backward.tc:34
-                const float t400 = tc_relu(t394);                       // mingru_backward.tc:32
-                const float t401 = t400 + 0.5f;                         // mingru_backward.tc:32
-                const float t402 = logf(t401);                          // mingru_backward.tc:32
-                const float t403 = -t394;                               // mingru_backward.tc:32
-                const float t404 = tc_softplus(t403);                   // mingru_backward.tc:32
-                const float t405 = -t404;                               // mingru_backward.tc:32
-                const float t406 = (t395 != 0.0f ? t402 : t405);        // mingru_backward.tc:32
-                const float t407 = t399 + t406;                         // mingru_backward.tc:34
-                const float t408 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:35
-                const float t409 = t407 - t408;                         // mingru_backward.tc:36
-                const float t410 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
-                const float t411 = t409 + t410;                         // mingru_backward.tc:36
-                const float t412 = expf(t411);                          // mingru_backward.tc:36
-                const float t413 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
-                const float t414 = t409 + t413;                         // mingru_backward.tc:36
-                const float t415 = expf(t414);                          // mingru_backward.tc:36
-                const float t416 = t412 - t415;                         // mingru_backward.tc:36
-                const float t417 = (t395 != 0.0f ? 0.0f : t416);        // mingru_backward.tc:32
-                const float t418 = -t417;                               // mingru_backward.tc:32
-                const bool t419 = ((float)(t403 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t420 = tc_sigmoid(t403);                    // mingru_backward.tc:32
-                const float t421 = (t419 != 0.0f ? 1.0f : t420);        // mingru_backward.tc:32
-                const float t422 = t418 * t421;                         // mingru_backward.tc:32
-                const float t423 = -t422;                               // mingru_backward.tc:32
-                const bool t424 = ((float)(t394 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t425 = (t395 != 0.0f ? t416 : 0.0f);        // mingru_backward.tc:32
-                const float t426 = t425 / t401;                         // mingru_backward.tc:32
-                const float t427 = (t424 != 0.0f ? t426 : 0.0f);        // mingru_backward.tc:32
-                const float t428 = t423 + t427;                         // mingru_backward.tc:27
-                t393 = t428;
-            } else {
-                t393 = 0.0f;
-            }
-            const float t429 = t392 + t393;                             // mingru_backward.tc:26
-            tc_vstore<float, 4>(out_dcombined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H*i2 + i3, {{t171, t257, t343, t429}}); // mingru_backward.tc:26
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
-                const idx_t i3 = q_ % sz_H;
-                q_ /= sz_H;
-                const idx_t i2 = q_ % 3;
-                q_ /= 3;
-                const idx_t i1 = q_ % sz_T;
-                q_ /= sz_T;
-                const idx_t i0 = q_;
-                float t0;                                                   // mingru_backward.tc:29
-                if (i2 < 2) {
-                    t0 = 0.0f;
-                } else {
-                    const float t1 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:41
-                    const float t2 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
-                    const float t3 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
-                    const float t4 = t2 + t3;                               // mingru_backward.tc:40
-                    const float t5 = expf(t4);                              // mingru_backward.tc:40
-                    const float t6 = in_state[sz_H*i0 + i3];                // mingru_backward.tc:26
-                    const float t7 = expf(t2);                              // mingru_backward.tc:40
-                    const float t8 = t6 * t7;                               // mingru_backward.tc:40
-                    const float t9 = t5 + t8;                               // mingru_backward.tc:40
-                    const float t10 = t1 * t9;                              // mingru_backward.tc:41
-                    const float t11 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3]; // mingru_backward.tc:26
-                    const float t12 = tc_sigmoid(t11);                      // mingru_backward.tc:41
-                    const float t13 = 1.0f - t12;                           // mingru_backward.tc:41
-                    const float t14 = t12 * t13;                            // mingru_backward.tc:41
-                    const float t15 = t10 * t14;                            // mingru_backward.tc:41
-                    t0 = t15;
-                }
-                float t16;                                                  // mingru_backward.tc:28
-                if (i2 < 1) {
-                    t16 = 0.0f;
-                } else if (i2 < 2) {
-                    const float t17 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:26
-                    const float t18 = tc_softplus(t17);                     // mingru_backward.tc:30
-                    const float t19 = -t18;                                 // mingru_backward.tc:30
-                    const float t20 = t17 + t19;                            // mingru_backward.tc:34
-                    const float t21 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3]; // mingru_backward.tc:26
-                    const bool t22 = ((float)(t21 >= 0.0f)) != 0;           // mingru_backward.tc:32
-                    const float t23 = tc_relu(t21);                         // mingru_backward.tc:32
-                    const float t24 = t23 + 0.5f;                           // mingru_backward.tc:32
-                    const float t25 = logf(t24);                            // mingru_backward.tc:32
-                    const float t26 = -t21;                                 // mingru_backward.tc:32
-                    const float t27 = tc_softplus(t26);                     // mingru_backward.tc:32
-                    const float t28 = -t27;                                 // mingru_backward.tc:32
-                    const float t29 = (t22 != 0.0f ? t25 : t28);            // mingru_backward.tc:32
-                    const float t30 = t20 + t29;                            // mingru_backward.tc:34
-                    const float t31 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                    const float t32 = t30 - t31;                            // mingru_backward.tc:36
-                    const float t33 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                    const float t34 = t32 + t33;                            // mingru_backward.tc:36
-                    const float t35 = expf(t34);                            // mingru_backward.tc:36
-                    const float t36 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                    const float t37 = t32 + t36;                            // mingru_backward.tc:36
-                    const float t38 = expf(t37);                            // mingru_backward.tc:36
-                    const float t39 = t35 - t38;                            // mingru_backward.tc:36
-                    const float t40 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                    const float t41 = t40 + t39;                            // mingru_backward.tc:30
-                    const float t42 = -t41;                                 // mingru_backward.tc:30
-                    const bool t43 = ((float)(t17 > 20.0f)) != 0;           // mingru_backward.tc:30
-                    const float t44 = tc_sigmoid(t17);                      // mingru_backward.tc:30
-                    const float t45 = (t43 != 0.0f ? 1.0f : t44);           // mingru_backward.tc:30
-                    const float t46 = t42 * t45;                            // mingru_backward.tc:30
-                    const float t47 = t39 + t46;                            // mingru_backward.tc:28
-                    t16 = t47;
-                } else {
-                    t16 = 0.0f;
-                }
-                const float t48 = t0 + t16;                                 // mingru_backward.tc:26
-                float t49;                                                  // mingru_backward.tc:27
-                if (i2 < 1) {
-                    const float t50 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3]; // mingru_backward.tc:26
-                    const bool t51 = ((float)(t50 >= 0.0f)) != 0;           // mingru_backward.tc:32
-                    const float t52 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3]; // mingru_backward.tc:26
-                    const float t53 = tc_softplus(t52);                     // mingru_backward.tc:30
-                    const float t54 = -t53;                                 // mingru_backward.tc:30
-                    const float t55 = t52 + t54;                            // mingru_backward.tc:34
-                    const float t56 = tc_relu(t50);                         // mingru_backward.tc:32
-                    const float t57 = t56 + 0.5f;                           // mingru_backward.tc:32
-                    const float t58 = logf(t57);                            // mingru_backward.tc:32
-                    const float t59 = -t50;                                 // mingru_backward.tc:32
-                    const float t60 = tc_softplus(t59);                     // mingru_backward.tc:32
-                    const float t61 = -t60;                                 // mingru_backward.tc:32
-                    const float t62 = (t51 != 0.0f ? t58 : t61);            // mingru_backward.tc:32
-                    const float t63 = t55 + t62;                            // mingru_backward.tc:34
-                    const float t64 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
-                    const float t65 = t63 - t64;                            // mingru_backward.tc:36
-                    const float t66 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                    const float t67 = t65 + t66;                            // mingru_backward.tc:36
-                    const float t68 = expf(t67);                            // mingru_backward.tc:36
-                    const float t69 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                    const float t70 = t65 + t69;                            // mingru_backward.tc:36
-                    const float t71 = expf(t70);                            // mingru_backward.tc:36
-                    const float t72 = t68 - t71;                            // mingru_backward.tc:36
-                    const float t73 = (t51 != 0.0f ? 0.0f : t72);           // mingru_backward.tc:32
-                    const float t74 = -t73;                                 // mingru_backward.tc:32
-                    const bool t75 = ((float)(t59 > 20.0f)) != 0;           // mingru_backward.tc:32
-                    const float t76 = tc_sigmoid(t59);                      // mingru_backward.tc:32
-                    const float t77 = (t75 != 0.0f ? 1.0f : t76);           // mingru_backward.tc:32
-                    const float t78 = t74 * t77;                            // mingru_backward.tc:32
-                    const float t79 = -t78;                                 // mingru_backward.tc:32
-                    const bool t80 = ((float)(t50 > 0.0f)) != 0;            // mingru_backward.tc:32
-                    const float t81 = (t51 != 0.0f ? t72 : 0.0f);           // mingru_backward.tc:32
-                    const float t82 = t81 / t57;                            // mingru_backward.tc:32
-                    const float t83 = (t80 != 0.0f ? t82 : 0.0f);           // mingru_backward.tc:32
-                    const float t84 = t79 + t83;                            // mingru_backward.tc:27
-                    t49 = t84;
-                } else {
-                    t49 = 0.0f;
-                }
-                const float t85 = t48 + t49;                                // mingru_backward.tc:26
-                out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H*i2 + i3] = t85; // mingru_backward.tc:26
-            }
-        }
-    }
-}
-
-/* kernel 3: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_concat_mul_add_sum_4(
-    const float *__restrict__ in_combined,
-    const float *__restrict__ in_dout,
-    const float *__restrict__ in_dnext,
-    float *__restrict__ out_dstate,
-    const float *__restrict__ buf7,
-    const idx_t sz_T,
-    const idx_t sz_H,
-    const idx_t sz_B,
-    void *__restrict__ ws)
-{
-    __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_B*sz_H, len = sz_T;
-    const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
-    const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
-    const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc90[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc90[e] = (float)0;
-    {
-        const idx_t row = c0;
-        idx_t q_ = row;
-        const idx_t i2 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        if (c0 + 4 <= rows && i2 + 4 <= sz_H &&
-            tc_aligned(in_dout + sz_T*sz_H*i0 + i2, 16) &&
-            (sz_H) % 4 == 0 &&
-            tc_aligned(in_combined + 3*sz_T*sz_H*i0 + 2*sz_H + i2, 16) &&
-            (3*sz_H) % 4 == 0 &&
-            tc_aligned(buf7 + sz_T*sz_H*i0 + i2, 16)) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i1 = r;
-                float t0;                                                   // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t0 = 0.0f;
-                } else {
-                    const float t1 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t0 = t1;
-                }
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:41
-                const float t3 = v2.v[0];                                   // mingru_backward.tc:41
-                const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_combined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2); // mingru_backward.tc:26
-                const float t5 = v4.v[0];                                   // mingru_backward.tc:26
-                const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
-                const float t7 = t3 * t6;                                   // mingru_backward.tc:41
-                const float t8 = t0 + t7;                                   // mingru_backward.tc:40
-                const tc_vec<float, 4> v9 = tc_vload<float, 4>(buf7 + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:35
-                const float t10 = v9.v[0];                                  // mingru_backward.tc:35
-                const float t11 = expf(t10);                                // mingru_backward.tc:40
-                const float t12 = t8 * t11;                                 // mingru_backward.tc:40
-                acc90[0] = tc_op_sum()(acc90[0], t12);                      // mingru_backward.tc:40
-                float t13;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t13 = 0.0f;
-                } else {
-                    const float t14 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 1]; // mingru_backward.tc:41
-                    t13 = t14;
-                }
-                const float t15 = v2.v[1];                                  // mingru_backward.tc:41
-                const float t16 = v4.v[1];                                  // mingru_backward.tc:26
-                const float t17 = tc_sigmoid(t16);                          // mingru_backward.tc:41
-                const float t18 = t15 * t17;                                // mingru_backward.tc:41
-                const float t19 = t13 + t18;                                // mingru_backward.tc:40
-                const float t20 = v9.v[1];                                  // mingru_backward.tc:35
-                const float t21 = expf(t20);                                // mingru_backward.tc:40
-                const float t22 = t19 * t21;                                // mingru_backward.tc:40
-                acc90[1] = tc_op_sum()(acc90[1], t22);                      // mingru_backward.tc:40
-                float t23;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t23 = 0.0f;
-                } else {
-                    const float t24 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 2]; // mingru_backward.tc:41
-                    t23 = t24;
-                }
-                const float t25 = v2.v[2];                                  // mingru_backward.tc:41
-                const float t26 = v4.v[2];                                  // mingru_backward.tc:26
-                const float t27 = tc_sigmoid(t26);                          // mingru_backward.tc:41
-                const float t28 = t25 * t27;                                // mingru_backward.tc:41
-                const float t29 = t23 + t28;                                // mingru_backward.tc:40
-                const float t30 = v9.v[2];                                  // mingru_backward.tc:35
-                const float t31 = expf(t30);                                // mingru_backward.tc:40
-                const float t32 = t29 * t31;                                // mingru_backward.tc:40
-                acc90[2] = tc_op_sum()(acc90[2], t32);                      // mingru_backward.tc:40
-                float t33;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t33 = 0.0f;
-                } else {
-                    const float t34 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 3]; // mingru_backward.tc:41
-                    t33 = t34;
-                }
-                const float t35 = v2.v[3];                                  // mingru_backward.tc:41
-                const float t36 = v4.v[3];                                  // mingru_backward.tc:26
-                const float t37 = tc_sigmoid(t36);                          // mingru_backward.tc:41
-                const float t38 = t35 * t37;                                // mingru_backward.tc:41
-                const float t39 = t33 + t38;                                // mingru_backward.tc:40
-                const float t40 = v9.v[3];                                  // mingru_backward.tc:35
-                const float t41 = expf(t40);                                // mingru_backward.tc:40
-                const float t42 = t39 * t41;                                // mingru_backward.tc:40
-                acc90[3] = tc_op_sum()(acc90[3], t42);                      // mingru_backward.tc:40
-            }
-        } else {
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i1 = r;
-                #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    /* columns past the end read the last one, so loads stay in bounds */
-                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-                    idx_t q_ = row;
-                    const idx_t i2 = q_ % sz_H;
-                    q_ /= sz_H;
-                    const idx_t i0 = q_;
-                    float t43;                                                  // mingru_backward.tc:41
-                    if (i1 < sz_T - 1) {
-                        t43 = 0.0f;
-                    } else {
-                        const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t43 = t44;
-                    }
-                    const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                    const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                    const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
-                    const float t48 = t45 * t47;                                // mingru_backward.tc:41
-                    const float t49 = t43 + t48;                                // mingru_backward.tc:40
-                    const float t50 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
-                    const float t51 = expf(t50);                                // mingru_backward.tc:40
-                    const float t52 = t49 * t51;                                // mingru_backward.tc:40
-                    acc90[e] = tc_op_sum()(acc90[e], t52);                      // mingru_backward.tc:40
-                }
-            }
-        }
-    }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
-    unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part90 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        acc90[e] = tc_col_reduce(acc90[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part90[slice * rows + c0 + e] = acc90[e];
-    }
-    __shared__ bool last_block;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0)
-        last_block = atomicAdd(ticket, 1u) == 31u;
-    __syncthreads();
-    if (!last_block)
-        return;
-    __threadfence();
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc90[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc90[e] = tc_op_sum()(acc90[e], tc_ldcg(part90 + s * rows + row));
-    }
-    __syncthreads();
-    if (threadIdx.y == 0)
-        for (int e = 0; e < 4 && c0 + e < rows; e++)
-            for (int s = 0; s < 32; s++) {
-                part90[s * rows + c0 + e] = (float)0;
-            }
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const bool active = c0 + e < rows;
-        const idx_t row = active ? c0 + e : rows - 1;
-        idx_t q_ = row;
-        const idx_t i2 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        const float r90 = acc90[e];
-        if (threadIdx.y == 0 && active) {
-            out_dstate[sz_H*i0 + i2] = r90;                             // mingru_backward.tc:40
-        }
-    }
-    if (threadIdx.x == 0 && threadIdx.y == 0)
-        *ticket = 0; /* ready for the next launch */
 }
 
 /* ---- fn mingru_fwd ---- */
 
 /* kernel 0: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
-extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus_neg_cumsum_add_ge_5(
+extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus_neg_cumsum_add_ge_3(
     const float *__restrict__ in_combined,
     const float *__restrict__ in_state,
     float *__restrict__ out_out,
@@ -1374,8 +732,11 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
 /* ---- fn mingru_bwd ---- */
 
 /* kernel 0: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
-extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cumsum_add_ge_relu_6(
+extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cumsum_add_ge_relu_4(
     const float *__restrict__ in_combined,
+    const float *__restrict__ in_dout,
+    const float *__restrict__ in_dnext,
+    float *__restrict__ out_dstate,
     float *__restrict__ buf7,
     float *__restrict__ buf21,
     const idx_t sz_T,
@@ -1384,8 +745,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
     if (len <= 256) { /* a thread per lane walks it */
-        __shared__ float st0[16][128];
-        __shared__ float st1[16][128];
+        __shared__ float st0[12][128];
+        __shared__ float st1[12][128];
+        __shared__ float st2[12][128];
+        __shared__ float st3[12][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -1395,15 +758,18 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
-            for (idx_t c_ = 0; c_ < len; c_ += 16) {
+            float c2 = 0; /* %90 sum */
+            for (idx_t c_ = 0; c_ < len; c_ += 12) {
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                for (int tt_ = 0; tt_ < 12; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
                     st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                const int n_ = len - c_ < 12 ? (int)(len - c_) : 12;
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -1424,10 +790,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t13 = t3 + t12;                                 // mingru_backward.tc:34
                     const float t14 = t13 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
+                    float t15;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t15 = 0.0f;
+                    } else {
+                        const float t16 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t15 = t16;
+                    }
+                    const float t17 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t18 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t19 = tc_sigmoid(t18);                          // mingru_backward.tc:41
+                    const float t20 = t17 * t19;                                // mingru_backward.tc:41
+                    const float t21 = t15 + t20;                                // mingru_backward.tc:40
+                    const float t22 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t23 = t21 * t22;                                // mingru_backward.tc:40
+                    c2 = s_ == 0 ? t23 : tc_op_sum()(c2, t23);                  // mingru_backward.tc:40
                     buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                     // mingru_backward.tc:35
                     buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
                 }
             }
+            out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -1438,53 +820,70 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
+            float c2 = 0; /* %90 sum */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
                 const bool act_ = threadIdx.x < len - c_;
                 const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t15 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t16 = tc_softplus(t15);                         // mingru_backward.tc:30
-                const float t17 = -t16;                                     // mingru_backward.tc:30
-                float tot19;                                                // mingru_backward.tc:35
-                float v18 = tc_block_scan(t17, tc_op_sum(), last_, &tot19); // mingru_backward.tc:35
-                if (c_ > 0) v18 = tc_op_sum()(c0, v18);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot19 : tc_op_sum()(c0, tot19);              // mingru_backward.tc:35
-                const float t20 = t15 + t17;                                // mingru_backward.tc:34
-                const float t21 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t22 = ((float)(t21 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t23 = tc_relu(t21);                             // mingru_backward.tc:32
-                const float t24 = t23 + 0.5f;                               // mingru_backward.tc:32
-                const float t25 = logf(t24);                                // mingru_backward.tc:32
-                const float t26 = -t21;                                     // mingru_backward.tc:32
-                const float t27 = tc_softplus(t26);                         // mingru_backward.tc:32
-                const float t28 = -t27;                                     // mingru_backward.tc:32
-                const float t29 = (t22 != 0.0f ? t25 : t28);                // mingru_backward.tc:32
-                const float t30 = t20 + t29;                                // mingru_backward.tc:34
-                const float t31 = t30 - v18;                                // mingru_backward.tc:36
-                float tot33;                                                // mingru_backward.tc:36
-                float v32 = tc_block_scan(t31, tc_op_logaddexp(), last_, &tot33); // mingru_backward.tc:36
-                if (c_ > 0) v32 = tc_op_logaddexp()(c1, v32);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot33 : tc_op_logaddexp()(c1, tot33);        // mingru_backward.tc:36
-                if (act_) buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = v18;          // mingru_backward.tc:35
-                if (act_) buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = v32;         // mingru_backward.tc:36
+                const float t24 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
+                const float t26 = -t25;                                     // mingru_backward.tc:30
+                float tot28;                                                // mingru_backward.tc:35
+                float v27 = tc_block_scan(t26, tc_op_sum(), last_, &tot28); // mingru_backward.tc:35
+                if (c_ > 0) v27 = tc_op_sum()(c0, v27);                     // mingru_backward.tc:35
+                c0 = c_ == 0 ? tot28 : tc_op_sum()(c0, tot28);              // mingru_backward.tc:35
+                const float t29 = t24 + t26;                                // mingru_backward.tc:34
+                const float t30 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t31 = ((float)(t30 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t32 = tc_relu(t30);                             // mingru_backward.tc:32
+                const float t33 = t32 + 0.5f;                               // mingru_backward.tc:32
+                const float t34 = logf(t33);                                // mingru_backward.tc:32
+                const float t35 = -t30;                                     // mingru_backward.tc:32
+                const float t36 = tc_softplus(t35);                         // mingru_backward.tc:32
+                const float t37 = -t36;                                     // mingru_backward.tc:32
+                const float t38 = (t31 != 0.0f ? t34 : t37);                // mingru_backward.tc:32
+                const float t39 = t29 + t38;                                // mingru_backward.tc:34
+                const float t40 = t39 - v27;                                // mingru_backward.tc:36
+                float tot42;                                                // mingru_backward.tc:36
+                float v41 = tc_block_scan(t40, tc_op_logaddexp(), last_, &tot42); // mingru_backward.tc:36
+                if (c_ > 0) v41 = tc_op_logaddexp()(c1, v41);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot42 : tc_op_logaddexp()(c1, tot42);        // mingru_backward.tc:36
+                float t43;                                                  // mingru_backward.tc:41
+                if (i1 < sz_T - 1) {
+                    t43 = 0.0f;
+                } else {
+                    const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                    t43 = t44;
+                }
+                const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
+                const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
+                const float t48 = t45 * t47;                                // mingru_backward.tc:41
+                const float t49 = t43 + t48;                                // mingru_backward.tc:40
+                const float t50 = expf(v27);                                // mingru_backward.tc:40
+                const float t51 = t49 * t50;                                // mingru_backward.tc:40
+                float tot53;                                                // mingru_backward.tc:40
+                float v52 = tc_block_scan(t51, tc_op_sum(), last_, &tot53); // mingru_backward.tc:40
+                c2 = c_ == 0 ? tot53 : tc_op_sum()(c2, tot53);              // mingru_backward.tc:40
+                if (act_) buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = v27;          // mingru_backward.tc:35
+                if (act_) buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = v41;         // mingru_backward.tc:36
             }
+            if (threadIdx.x == 0) out_dstate[sz_H*i0 + i2] = c2;        // mingru_backward.tc:40
         }
     }
 }
 
 /* kernel 1: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
-extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add_ge_relu_log_7(
+extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add_ge_relu_log_5(
     const float *__restrict__ in_combined,
     const float *__restrict__ in_state,
     const float *__restrict__ in_dout,
     const float *__restrict__ in_dnext,
+    float *__restrict__ out_dcombined,
     const float *__restrict__ buf7,
     const float *__restrict__ buf21,
-    float *__restrict__ buf46,
-    float *__restrict__ buf55,
-    float *__restrict__ buf64,
     const idx_t sz_T,
     const idx_t sz_H,
     const idx_t sz_B)
@@ -1582,9 +981,40 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
                     const float t49 = -t48;                                     // mingru_backward.tc:36
                     const float t50 = t28 + t49;                                // mingru_backward.tc:35
                     c2 = s_ == 0 ? t50 : tc_op_sum()(c2, t50);                  // mingru_backward.tc:35
-                    buf46[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                    // mingru_backward.tc:36
-                    buf55[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
-                    buf64[sz_T*sz_H*i0 + sz_H*i1 + i2] = c2;                    // mingru_backward.tc:35
+                    const float t51 = 0.0f + 0.0f;                              // mingru_backward.tc:26
+                    const float t52 = (t34 != 0.0f ? 0.0f : t48);               // mingru_backward.tc:32
+                    const float t53 = -t52;                                     // mingru_backward.tc:32
+                    const bool t54 = ((float)(t38 > 20.0f)) != 0;               // mingru_backward.tc:32
+                    const float t55 = tc_sigmoid(t38);                          // mingru_backward.tc:32
+                    const float t56 = (t54 != 0.0f ? 1.0f : t55);               // mingru_backward.tc:32
+                    const float t57 = t53 * t56;                                // mingru_backward.tc:32
+                    const float t58 = -t57;                                     // mingru_backward.tc:32
+                    const bool t59 = ((float)(t33 > 0.0f)) != 0;                // mingru_backward.tc:32
+                    const float t60 = (t34 != 0.0f ? t48 : 0.0f);               // mingru_backward.tc:32
+                    const float t61 = t60 / t36;                                // mingru_backward.tc:32
+                    const float t62 = (t59 != 0.0f ? t61 : 0.0f);               // mingru_backward.tc:32
+                    const float t63 = t58 + t62;                                // mingru_backward.tc:27
+                    const float t64 = t51 + t63;                                // mingru_backward.tc:26
+                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t64;       // mingru_backward.tc:26
+                    const float t65 = c2 + t48;                                 // mingru_backward.tc:30
+                    const float t66 = -t65;                                     // mingru_backward.tc:30
+                    const bool t67 = ((float)(t29 > 20.0f)) != 0;               // mingru_backward.tc:30
+                    const float t68 = tc_sigmoid(t29);                          // mingru_backward.tc:30
+                    const float t69 = (t67 != 0.0f ? 1.0f : t68);               // mingru_backward.tc:30
+                    const float t70 = t66 * t69;                                // mingru_backward.tc:30
+                    const float t71 = t48 + t70;                                // mingru_backward.tc:28
+                    const float t72 = 0.0f + t71;                               // mingru_backward.tc:26
+                    const float t73 = t72 + 0.0f;                               // mingru_backward.tc:26
+                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t73; // mingru_backward.tc:26
+                    const float t74 = t24 * t26;                                // mingru_backward.tc:40
+                    const float t75 = t11 + t74;                                // mingru_backward.tc:40
+                    const float t76 = t4 * t75;                                 // mingru_backward.tc:41
+                    const float t77 = 1.0f - t6;                                // mingru_backward.tc:41
+                    const float t78 = t6 * t77;                                 // mingru_backward.tc:41
+                    const float t79 = t76 * t78;                                // mingru_backward.tc:41
+                    const float t80 = t79 + 0.0f;                               // mingru_backward.tc:26
+                    const float t81 = t80 + 0.0f;                               // mingru_backward.tc:26
+                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t81; // mingru_backward.tc:26
                 }
             }
         }
@@ -1595,7 +1025,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t79 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t110 = in_state[sz_H*i0 + i2];                  // mingru_backward.tc:26
             float c0 = 0; /* %46 logcumsumexp */
             float c1 = 0; /* %55 logcumsumexp */
             float c2 = 0; /* %64 cumsum */
@@ -1605,824 +1035,110 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = len - 1 - s_;
-                const float t51 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
-                const bool t52 = ((float)(t51 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                float t53;                                                  // mingru_backward.tc:41
+                const float t82 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
+                const bool t83 = ((float)(t82 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                float t84;                                                  // mingru_backward.tc:41
                 if (i1 < sz_T - 1) {
-                    t53 = 0.0f;
+                    t84 = 0.0f;
                 } else {
-                    const float t54 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t53 = t54;
+                    const float t85 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                    t84 = t85;
                 }
-                const float t55 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                const float t56 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t57 = tc_sigmoid(t56);                          // mingru_backward.tc:41
-                const float t58 = t55 * t57;                                // mingru_backward.tc:41
-                const float t59 = t53 + t58;                                // mingru_backward.tc:40
-                const float t60 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
-                const float t61 = t60 + t51;                                // mingru_backward.tc:40
-                const float t62 = expf(t61);                                // mingru_backward.tc:40
-                const float t63 = t59 * t62;                                // mingru_backward.tc:40
-                const bool t64 = ((float)(t63 > 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t65 = (t64 != 0.0f ? t63 : 0.0f);               // mingru_backward.tc:36
-                const float t66 = logf(t65);                                // mingru_backward.tc:36
-                const float t67 = t66 - t51;                                // mingru_backward.tc:36
-                const float t68 = (t52 != 0.0f ? __int_as_float(0xff800000) : t67); // mingru_backward.tc:36
-                float tot70;                                                // mingru_backward.tc:36
-                float v69 = tc_block_scan(t68, tc_op_logaddexp(), last_, &tot70); // mingru_backward.tc:36
-                if (c_ > 0) v69 = tc_op_logaddexp()(c0, v69);               // mingru_backward.tc:36
-                c0 = c_ == 0 ? tot70 : tc_op_logaddexp()(c0, tot70);        // mingru_backward.tc:36
-                const bool t71 = ((float)(t63 < 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t72 = -t63;                                     // mingru_backward.tc:36
-                const float t73 = (t71 != 0.0f ? t72 : 0.0f);               // mingru_backward.tc:36
-                const float t74 = logf(t73);                                // mingru_backward.tc:36
-                const float t75 = t74 - t51;                                // mingru_backward.tc:36
-                const float t76 = (t52 != 0.0f ? __int_as_float(0xff800000) : t75); // mingru_backward.tc:36
-                float tot78;                                                // mingru_backward.tc:36
-                float v77 = tc_block_scan(t76, tc_op_logaddexp(), last_, &tot78); // mingru_backward.tc:36
-                if (c_ > 0) v77 = tc_op_logaddexp()(c1, v77);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot78 : tc_op_logaddexp()(c1, tot78);        // mingru_backward.tc:36
-                const float t80 = t59 * t79;                                // mingru_backward.tc:40
-                const float t81 = expf(t60);                                // mingru_backward.tc:40
-                const float t82 = t80 * t81;                                // mingru_backward.tc:40
-                const float t83 = t82 + t63;                                // mingru_backward.tc:35
-                const float t84 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t85 = tc_softplus(t84);                         // mingru_backward.tc:30
-                const float t86 = -t85;                                     // mingru_backward.tc:30
-                const float t87 = t84 + t86;                                // mingru_backward.tc:34
-                const float t88 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t89 = ((float)(t88 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t90 = tc_relu(t88);                             // mingru_backward.tc:32
-                const float t91 = t90 + 0.5f;                               // mingru_backward.tc:32
-                const float t92 = logf(t91);                                // mingru_backward.tc:32
-                const float t93 = -t88;                                     // mingru_backward.tc:32
-                const float t94 = tc_softplus(t93);                         // mingru_backward.tc:32
-                const float t95 = -t94;                                     // mingru_backward.tc:32
-                const float t96 = (t89 != 0.0f ? t92 : t95);                // mingru_backward.tc:32
-                const float t97 = t87 + t96;                                // mingru_backward.tc:34
-                const float t98 = t97 - t60;                                // mingru_backward.tc:36
-                const float t99 = t98 + v69;                                // mingru_backward.tc:36
-                const float t100 = expf(t99);                               // mingru_backward.tc:36
-                const float t101 = t98 + v77;                               // mingru_backward.tc:36
-                const float t102 = expf(t101);                              // mingru_backward.tc:36
-                const float t103 = t100 - t102;                             // mingru_backward.tc:36
-                const float t104 = -t103;                                   // mingru_backward.tc:36
-                const float t105 = t83 + t104;                              // mingru_backward.tc:35
-                float tot107;                                               // mingru_backward.tc:35
-                float v106 = tc_block_scan(t105, tc_op_sum(), last_, &tot107); // mingru_backward.tc:35
-                if (c_ > 0) v106 = tc_op_sum()(c2, v106);                   // mingru_backward.tc:35
-                c2 = c_ == 0 ? tot107 : tc_op_sum()(c2, tot107);            // mingru_backward.tc:35
-                if (act_) buf46[sz_T*sz_H*i0 + sz_H*i1 + i2] = v69;         // mingru_backward.tc:36
-                if (act_) buf55[sz_T*sz_H*i0 + sz_H*i1 + i2] = v77;         // mingru_backward.tc:36
-                if (act_) buf64[sz_T*sz_H*i0 + sz_H*i1 + i2] = v106;        // mingru_backward.tc:35
+                const float t86 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
+                const float t87 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t88 = tc_sigmoid(t87);                          // mingru_backward.tc:41
+                const float t89 = t86 * t88;                                // mingru_backward.tc:41
+                const float t90 = t84 + t89;                                // mingru_backward.tc:40
+                const float t91 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
+                const float t92 = t91 + t82;                                // mingru_backward.tc:40
+                const float t93 = expf(t92);                                // mingru_backward.tc:40
+                const float t94 = t90 * t93;                                // mingru_backward.tc:40
+                const bool t95 = ((float)(t94 > 0.0f)) != 0;                // mingru_backward.tc:36
+                const float t96 = (t95 != 0.0f ? t94 : 0.0f);               // mingru_backward.tc:36
+                const float t97 = logf(t96);                                // mingru_backward.tc:36
+                const float t98 = t97 - t82;                                // mingru_backward.tc:36
+                const float t99 = (t83 != 0.0f ? __int_as_float(0xff800000) : t98); // mingru_backward.tc:36
+                float tot101;                                               // mingru_backward.tc:36
+                float v100 = tc_block_scan(t99, tc_op_logaddexp(), last_, &tot101); // mingru_backward.tc:36
+                if (c_ > 0) v100 = tc_op_logaddexp()(c0, v100);             // mingru_backward.tc:36
+                c0 = c_ == 0 ? tot101 : tc_op_logaddexp()(c0, tot101);      // mingru_backward.tc:36
+                const bool t102 = ((float)(t94 < 0.0f)) != 0;               // mingru_backward.tc:36
+                const float t103 = -t94;                                    // mingru_backward.tc:36
+                const float t104 = (t102 != 0.0f ? t103 : 0.0f);            // mingru_backward.tc:36
+                const float t105 = logf(t104);                              // mingru_backward.tc:36
+                const float t106 = t105 - t82;                              // mingru_backward.tc:36
+                const float t107 = (t83 != 0.0f ? __int_as_float(0xff800000) : t106); // mingru_backward.tc:36
+                float tot109;                                               // mingru_backward.tc:36
+                float v108 = tc_block_scan(t107, tc_op_logaddexp(), last_, &tot109); // mingru_backward.tc:36
+                if (c_ > 0) v108 = tc_op_logaddexp()(c1, v108);             // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot109 : tc_op_logaddexp()(c1, tot109);      // mingru_backward.tc:36
+                const float t111 = t90 * t110;                              // mingru_backward.tc:40
+                const float t112 = expf(t91);                               // mingru_backward.tc:40
+                const float t113 = t111 * t112;                             // mingru_backward.tc:40
+                const float t114 = t113 + t94;                              // mingru_backward.tc:35
+                const float t115 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t116 = tc_softplus(t115);                       // mingru_backward.tc:30
+                const float t117 = -t116;                                   // mingru_backward.tc:30
+                const float t118 = t115 + t117;                             // mingru_backward.tc:34
+                const float t119 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t120 = ((float)(t119 >= 0.0f)) != 0;             // mingru_backward.tc:32
+                const float t121 = tc_relu(t119);                           // mingru_backward.tc:32
+                const float t122 = t121 + 0.5f;                             // mingru_backward.tc:32
+                const float t123 = logf(t122);                              // mingru_backward.tc:32
+                const float t124 = -t119;                                   // mingru_backward.tc:32
+                const float t125 = tc_softplus(t124);                       // mingru_backward.tc:32
+                const float t126 = -t125;                                   // mingru_backward.tc:32
+                const float t127 = (t120 != 0.0f ? t123 : t126);            // mingru_backward.tc:32
+                const float t128 = t118 + t127;                             // mingru_backward.tc:34
+                const float t129 = t128 - t91;                              // mingru_backward.tc:36
+                const float t130 = t129 + v100;                             // mingru_backward.tc:36
+                const float t131 = expf(t130);                              // mingru_backward.tc:36
+                const float t132 = t129 + v108;                             // mingru_backward.tc:36
+                const float t133 = expf(t132);                              // mingru_backward.tc:36
+                const float t134 = t131 - t133;                             // mingru_backward.tc:36
+                const float t135 = -t134;                                   // mingru_backward.tc:36
+                const float t136 = t114 + t135;                             // mingru_backward.tc:35
+                float tot138;                                               // mingru_backward.tc:35
+                float v137 = tc_block_scan(t136, tc_op_sum(), last_, &tot138); // mingru_backward.tc:35
+                if (c_ > 0) v137 = tc_op_sum()(c2, v137);                   // mingru_backward.tc:35
+                c2 = c_ == 0 ? tot138 : tc_op_sum()(c2, tot138);            // mingru_backward.tc:35
+                const float t139 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                const float t140 = (t120 != 0.0f ? 0.0f : t134);            // mingru_backward.tc:32
+                const float t141 = -t140;                                   // mingru_backward.tc:32
+                const bool t142 = ((float)(t124 > 20.0f)) != 0;             // mingru_backward.tc:32
+                const float t143 = tc_sigmoid(t124);                        // mingru_backward.tc:32
+                const float t144 = (t142 != 0.0f ? 1.0f : t143);            // mingru_backward.tc:32
+                const float t145 = t141 * t144;                             // mingru_backward.tc:32
+                const float t146 = -t145;                                   // mingru_backward.tc:32
+                const bool t147 = ((float)(t119 > 0.0f)) != 0;              // mingru_backward.tc:32
+                const float t148 = (t120 != 0.0f ? t134 : 0.0f);            // mingru_backward.tc:32
+                const float t149 = t148 / t122;                             // mingru_backward.tc:32
+                const float t150 = (t147 != 0.0f ? t149 : 0.0f);            // mingru_backward.tc:32
+                const float t151 = t146 + t150;                             // mingru_backward.tc:27
+                const float t152 = t139 + t151;                             // mingru_backward.tc:26
+                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t152; // mingru_backward.tc:26
+                const float t153 = v137 + t134;                             // mingru_backward.tc:30
+                const float t154 = -t153;                                   // mingru_backward.tc:30
+                const bool t155 = ((float)(t115 > 20.0f)) != 0;             // mingru_backward.tc:30
+                const float t156 = tc_sigmoid(t115);                        // mingru_backward.tc:30
+                const float t157 = (t155 != 0.0f ? 1.0f : t156);            // mingru_backward.tc:30
+                const float t158 = t154 * t157;                             // mingru_backward.tc:30
+                const float t159 = t134 + t158;                             // mingru_backward.tc:28
+                const float t160 = 0.0f + t159;                             // mingru_backward.tc:26
+                const float t161 = t160 + 0.0f;                             // mingru_backward.tc:26
+                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t161; // mingru_backward.tc:26
+                const float t162 = t110 * t112;                             // mingru_backward.tc:40
+                const float t163 = t93 + t162;                              // mingru_backward.tc:40
+                const float t164 = t86 * t163;                              // mingru_backward.tc:41
+                const float t165 = 1.0f - t88;                              // mingru_backward.tc:41
+                const float t166 = t88 * t165;                              // mingru_backward.tc:41
+                const float t167 = t164 * t166;                             // mingru_backward.tc:41
+                const float t168 = t167 + 0.0f;                             // mingru_backward.tc:26
+                const float t169 = t168 + 0.0f;                             // mingru_backward.tc:26
+                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t169; // mingru_backward.tc:26
             }
         }
     }
-}
-
-/* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_softplus_neg_add_ge_relu_log_8(
-    const float *__restrict__ in_combined,
-    const float *__restrict__ in_state,
-    const float *__restrict__ in_dout,
-    float *__restrict__ out_dcombined,
-    const float *__restrict__ buf7,
-    const float *__restrict__ buf21,
-    const float *__restrict__ buf46,
-    const float *__restrict__ buf55,
-    const float *__restrict__ buf64,
-    const idx_t sz_B,
-    const idx_t sz_T,
-    const idx_t sz_H)
-{
-    const idx_t n = 3*sz_B*sz_T*sz_H;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i3 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i2 = q_ % 3;
-        q_ /= 3;
-        const idx_t i1 = q_ % sz_T;
-        q_ /= sz_T;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_H - i3 >= 4 &&
-            tc_aligned(out_dcombined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H*i2 + i3, 16)) {
-            float t86;                                                  // mingru_backward.tc:29
-            if (i2 < 2) {
-                t86 = 0.0f;
-            } else {
-                const float t87 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:41
-                const float t88 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
-                const float t89 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
-                const float t90 = t88 + t89;                            // mingru_backward.tc:40
-                const float t91 = expf(t90);                            // mingru_backward.tc:40
-                const float t92 = in_state[sz_H*i0 + i3];               // mingru_backward.tc:26
-                const float t93 = expf(t88);                            // mingru_backward.tc:40
-                const float t94 = t92 * t93;                            // mingru_backward.tc:40
-                const float t95 = t91 + t94;                            // mingru_backward.tc:40
-                const float t96 = t87 * t95;                            // mingru_backward.tc:41
-                const float t97 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3]; // mingru_backward.tc:26
-                const float t98 = tc_sigmoid(t97);                      // mingru_backward.tc:41
-                const float t99 = 1.0f - t98;                           // mingru_backward.tc:41
-                const float t100 = t98 * t99;                           // mingru_backward.tc:41
-                const float t101 = t96 * t100;                          // mingru_backward.tc:41
-                t86 = t101;
-            }
-            float t102;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t102 = 0.0f;
-            } else if (i2 < 2) {
-                const float t103 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:26
-                const float t104 = tc_softplus(t103);                   // mingru_backward.tc:30
-                const float t105 = -t104;                               // mingru_backward.tc:30
-                const float t106 = t103 + t105;                         // mingru_backward.tc:34
-                const float t107 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3]; // mingru_backward.tc:26
-                const bool t108 = ((float)(t107 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t109 = tc_relu(t107);                       // mingru_backward.tc:32
-                const float t110 = t109 + 0.5f;                         // mingru_backward.tc:32
-                const float t111 = logf(t110);                          // mingru_backward.tc:32
-                const float t112 = -t107;                               // mingru_backward.tc:32
-                const float t113 = tc_softplus(t112);                   // mingru_backward.tc:32
-                const float t114 = -t113;                               // mingru_backward.tc:32
-                const float t115 = (t108 != 0.0f ? t111 : t114);        // mingru_backward.tc:32
-                const float t116 = t106 + t115;                         // mingru_backward.tc:34
-                const float t117 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                const float t118 = t116 - t117;                         // mingru_backward.tc:36
-                const float t119 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                const float t120 = t118 + t119;                         // mingru_backward.tc:36
-                const float t121 = expf(t120);                          // mingru_backward.tc:36
-                const float t122 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                const float t123 = t118 + t122;                         // mingru_backward.tc:36
-                const float t124 = expf(t123);                          // mingru_backward.tc:36
-                const float t125 = t121 - t124;                         // mingru_backward.tc:36
-                const float t126 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                const float t127 = t126 + t125;                         // mingru_backward.tc:30
-                const float t128 = -t127;                               // mingru_backward.tc:30
-                const bool t129 = ((float)(t103 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t130 = tc_sigmoid(t103);                    // mingru_backward.tc:30
-                const float t131 = (t129 != 0.0f ? 1.0f : t130);        // mingru_backward.tc:30
-                const float t132 = t128 * t131;                         // mingru_backward.tc:30
-                const float t133 = t125 + t132;                         // mingru_backward.tc:28
-                t102 = t133;
-            } else {
-                t102 = 0.0f;
-            }
-            const float t134 = t86 + t102;                              // mingru_backward.tc:26
-            float t135;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t136 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3]; // mingru_backward.tc:26
-                const bool t137 = ((float)(t136 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t138 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3]; // mingru_backward.tc:26
-                const float t139 = tc_softplus(t138);                   // mingru_backward.tc:30
-                const float t140 = -t139;                               // mingru_backward.tc:30
-                const float t141 = t138 + t140;                         // mingru_backward.tc:34
-                const float t142 = tc_relu(t136);                       // mingru_backward.tc:32
-                const float t143 = t142 + 0.5f;                         // mingru_backward.tc:32
-                const float t144 = logf(t143);                          // mingru_backward.tc:32
-                const float t145 = -t136;                               // mingru_backward.tc:32
-                const float t146 = tc_softplus(t145);                   // mingru_backward.tc:32
-                const float t147 = -t146;                               // mingru_backward.tc:32
-                const float t148 = (t137 != 0.0f ? t144 : t147);        // mingru_backward.tc:32
-                const float t149 = t141 + t148;                         // mingru_backward.tc:34
-                const float t150 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
-                const float t151 = t149 - t150;                         // mingru_backward.tc:36
-                const float t152 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                const float t153 = t151 + t152;                         // mingru_backward.tc:36
-                const float t154 = expf(t153);                          // mingru_backward.tc:36
-                const float t155 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                const float t156 = t151 + t155;                         // mingru_backward.tc:36
-                const float t157 = expf(t156);                          // mingru_backward.tc:36
-                const float t158 = t154 - t157;                         // mingru_backward.tc:36
-                const float t159 = (t137 != 0.0f ? 0.0f : t158);        // mingru_backward.tc:32
-                const float t160 = -t159;                               // mingru_backward.tc:32
-                const bool t161 = ((float)(t145 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t162 = tc_sigmoid(t145);                    // mingru_backward.tc:32
-                const float t163 = (t161 != 0.0f ? 1.0f : t162);        // mingru_backward.tc:32
-                const float t164 = t160 * t163;                         // mingru_backward.tc:32
-                const float t165 = -t164;                               // mingru_backward.tc:32
-                const bool t166 = ((float)(t136 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t167 = (t137 != 0.0f ? t158 : 0.0f);        // mingru_backward.tc:32
-                const float t168 = t167 / t143;                         // mingru_backward.tc:32
-                const float t169 = (t166 != 0.0f ? t168 : 0.0f);        // mingru_backward.tc:32
-                const float t170 = t165 + t169;                         // mingru_backward.tc:27
-                t135 = t170;
-            } else {
-                t135 = 0.0f;
-            }
-            const float t171 = t134 + t135;                             // mingru_backward.tc:26
-            float t172;                                                 // mingru_backward.tc:29
-            if (i2 < 2) {
-                t172 = 0.0f;
-            } else {
-                const float t173 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:41
-                const float t174 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t175 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:36
-                const float t176 = t174 + t175;                         // mingru_backward.tc:40
-                const float t177 = expf(t176);                          // mingru_backward.tc:40
-                const float t178 = in_state[sz_H*i0 + i3 + 1];          // mingru_backward.tc:26
-                const float t179 = expf(t174);                          // mingru_backward.tc:40
-                const float t180 = t178 * t179;                         // mingru_backward.tc:40
-                const float t181 = t177 + t180;                         // mingru_backward.tc:40
-                const float t182 = t173 * t181;                         // mingru_backward.tc:41
-                const float t183 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3 + 1]; // mingru_backward.tc:26
-                const float t184 = tc_sigmoid(t183);                    // mingru_backward.tc:41
-                const float t185 = 1.0f - t184;                         // mingru_backward.tc:41
-                const float t186 = t184 * t185;                         // mingru_backward.tc:41
-                const float t187 = t182 * t186;                         // mingru_backward.tc:41
-                t172 = t187;
-            }
-            float t188;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t188 = 0.0f;
-            } else if (i2 < 2) {
-                const float t189 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3 + 1]; // mingru_backward.tc:26
-                const float t190 = tc_softplus(t189);                   // mingru_backward.tc:30
-                const float t191 = -t190;                               // mingru_backward.tc:30
-                const float t192 = t189 + t191;                         // mingru_backward.tc:34
-                const float t193 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3 + 1]; // mingru_backward.tc:26
-                const bool t194 = ((float)(t193 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t195 = tc_relu(t193);                       // mingru_backward.tc:32
-                const float t196 = t195 + 0.5f;                         // mingru_backward.tc:32
-                const float t197 = logf(t196);                          // mingru_backward.tc:32
-                const float t198 = -t193;                               // mingru_backward.tc:32
-                const float t199 = tc_softplus(t198);                   // mingru_backward.tc:32
-                const float t200 = -t199;                               // mingru_backward.tc:32
-                const float t201 = (t194 != 0.0f ? t197 : t200);        // mingru_backward.tc:32
-                const float t202 = t192 + t201;                         // mingru_backward.tc:34
-                const float t203 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t204 = t202 - t203;                         // mingru_backward.tc:36
-                const float t205 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
-                const float t206 = t204 + t205;                         // mingru_backward.tc:36
-                const float t207 = expf(t206);                          // mingru_backward.tc:36
-                const float t208 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:36
-                const float t209 = t204 + t208;                         // mingru_backward.tc:36
-                const float t210 = expf(t209);                          // mingru_backward.tc:36
-                const float t211 = t207 - t210;                         // mingru_backward.tc:36
-                const float t212 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 1]; // mingru_backward.tc:35
-                const float t213 = t212 + t211;                         // mingru_backward.tc:30
-                const float t214 = -t213;                               // mingru_backward.tc:30
-                const bool t215 = ((float)(t189 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t216 = tc_sigmoid(t189);                    // mingru_backward.tc:30
-                const float t217 = (t215 != 0.0f ? 1.0f : t216);        // mingru_backward.tc:30
-                const float t218 = t214 * t217;                         // mingru_backward.tc:30
-                const float t219 = t211 + t218;                         // mingru_backward.tc:28
-                t188 = t219;
-            } else {
-                t188 = 0.0f;
-            }
-            const float t220 = t172 + t188;                             // mingru_backward.tc:26
-            float t221;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t222 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3 + 1]; // mingru_backward.tc:26
-                const bool t223 = ((float)(t222 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t224 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3 + 1]; // mingru_backward.tc:26
-                const float t225 = tc_softplus(t224);                   // mingru_backward.tc:30
-                const float t226 = -t225;                               // mingru_backward.tc:30
-                const float t227 = t224 + t226;                         // mingru_backward.tc:34
-                const float t228 = tc_relu(t222);                       // mingru_backward.tc:32
-                const float t229 = t228 + 0.5f;                         // mingru_backward.tc:32
-                const float t230 = logf(t229);                          // mingru_backward.tc:32
-                const float t231 = -t222;                               // mingru_backward.tc:32
-                const float t232 = tc_softplus(t231);                   // mingru_backward.tc:32
-                const float t233 = -t232;                               // mingru_backward.tc:32
-                const float t234 = (t223 != 0.0f ? t230 : t233);        // mingru_backward.tc:32
-                const float t235 = t227 + t234;                         // mingru_backward.tc:34
-                const float t236 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:35
-                const float t237 = t235 - t236;                         // mingru_backward.tc:36
-                const float t238 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
-                const float t239 = t237 + t238;                         // mingru_backward.tc:36
-                const float t240 = expf(t239);                          // mingru_backward.tc:36
-                const float t241 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 1]; // mingru_backward.tc:36
-                const float t242 = t237 + t241;                         // mingru_backward.tc:36
-                const float t243 = expf(t242);                          // mingru_backward.tc:36
-                const float t244 = t240 - t243;                         // mingru_backward.tc:36
-                const float t245 = (t223 != 0.0f ? 0.0f : t244);        // mingru_backward.tc:32
-                const float t246 = -t245;                               // mingru_backward.tc:32
-                const bool t247 = ((float)(t231 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t248 = tc_sigmoid(t231);                    // mingru_backward.tc:32
-                const float t249 = (t247 != 0.0f ? 1.0f : t248);        // mingru_backward.tc:32
-                const float t250 = t246 * t249;                         // mingru_backward.tc:32
-                const float t251 = -t250;                               // mingru_backward.tc:32
-                const bool t252 = ((float)(t222 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t253 = (t223 != 0.0f ? t244 : 0.0f);        // mingru_backward.tc:32
-                const float t254 = t253 / t229;                         // mingru_backward.tc:32
-                const float t255 = (t252 != 0.0f ? t254 : 0.0f);        // mingru_backward.tc:32
-                const float t256 = t251 + t255;                         // mingru_backward.tc:27
-                t221 = t256;
-            } else {
-                t221 = 0.0f;
-            }
-            const float t257 = t220 + t221;                             // mingru_backward.tc:26
-            float t258;                                                 // mingru_backward.tc:29
-            if (i2 < 2) {
-                t258 = 0.0f;
-            } else {
-                const float t259 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:41
-                const float t260 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t261 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:36
-                const float t262 = t260 + t261;                         // mingru_backward.tc:40
-                const float t263 = expf(t262);                          // mingru_backward.tc:40
-                const float t264 = in_state[sz_H*i0 + i3 + 2];          // mingru_backward.tc:26
-                const float t265 = expf(t260);                          // mingru_backward.tc:40
-                const float t266 = t264 * t265;                         // mingru_backward.tc:40
-                const float t267 = t263 + t266;                         // mingru_backward.tc:40
-                const float t268 = t259 * t267;                         // mingru_backward.tc:41
-                const float t269 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3 + 2]; // mingru_backward.tc:26
-                const float t270 = tc_sigmoid(t269);                    // mingru_backward.tc:41
-                const float t271 = 1.0f - t270;                         // mingru_backward.tc:41
-                const float t272 = t270 * t271;                         // mingru_backward.tc:41
-                const float t273 = t268 * t272;                         // mingru_backward.tc:41
-                t258 = t273;
-            }
-            float t274;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t274 = 0.0f;
-            } else if (i2 < 2) {
-                const float t275 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3 + 2]; // mingru_backward.tc:26
-                const float t276 = tc_softplus(t275);                   // mingru_backward.tc:30
-                const float t277 = -t276;                               // mingru_backward.tc:30
-                const float t278 = t275 + t277;                         // mingru_backward.tc:34
-                const float t279 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3 + 2]; // mingru_backward.tc:26
-                const bool t280 = ((float)(t279 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t281 = tc_relu(t279);                       // mingru_backward.tc:32
-                const float t282 = t281 + 0.5f;                         // mingru_backward.tc:32
-                const float t283 = logf(t282);                          // mingru_backward.tc:32
-                const float t284 = -t279;                               // mingru_backward.tc:32
-                const float t285 = tc_softplus(t284);                   // mingru_backward.tc:32
-                const float t286 = -t285;                               // mingru_backward.tc:32
-                const float t287 = (t280 != 0.0f ? t283 : t286);        // mingru_backward.tc:32
-                const float t288 = t278 + t287;                         // mingru_backward.tc:34
-                const float t289 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t290 = t288 - t289;                         // mingru_backward.tc:36
-                const float t291 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
-                const float t292 = t290 + t291;                         // mingru_backward.tc:36
-                const float t293 = expf(t292);                          // mingru_backward.tc:36
-                const float t294 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:36
-                const float t295 = t290 + t294;                         // mingru_backward.tc:36
-                const float t296 = expf(t295);                          // mingru_backward.tc:36
-                const float t297 = t293 - t296;                         // mingru_backward.tc:36
-                const float t298 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 2]; // mingru_backward.tc:35
-                const float t299 = t298 + t297;                         // mingru_backward.tc:30
-                const float t300 = -t299;                               // mingru_backward.tc:30
-                const bool t301 = ((float)(t275 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t302 = tc_sigmoid(t275);                    // mingru_backward.tc:30
-                const float t303 = (t301 != 0.0f ? 1.0f : t302);        // mingru_backward.tc:30
-                const float t304 = t300 * t303;                         // mingru_backward.tc:30
-                const float t305 = t297 + t304;                         // mingru_backward.tc:28
-                t274 = t305;
-            } else {
-                t274 = 0.0f;
-            }
-            const float t306 = t258 + t274;                             // mingru_backward.tc:26
-            float t307;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t308 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3 + 2]; // mingru_backward.tc:26
-                const bool t309 = ((float)(t308 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t310 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3 + 2]; // mingru_backward.tc:26
-                const float t311 = tc_softplus(t310);                   // mingru_backward.tc:30
-                const float t312 = -t311;                               // mingru_backward.tc:30
-                const float t313 = t310 + t312;                         // mingru_backward.tc:34
-                const float t314 = tc_relu(t308);                       // mingru_backward.tc:32
-                const float t315 = t314 + 0.5f;                         // mingru_backward.tc:32
-                const float t316 = logf(t315);                          // mingru_backward.tc:32
-                const float t317 = -t308;                               // mingru_backward.tc:32
-                const float t318 = tc_softplus(t317);                   // mingru_backward.tc:32
-                const float t319 = -t318;                               // mingru_backward.tc:32
-                const float t320 = (t309 != 0.0f ? t316 : t319);        // mingru_backward.tc:32
-                const float t321 = t313 + t320;                         // mingru_backward.tc:34
-                const float t322 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:35
-                const float t323 = t321 - t322;                         // mingru_backward.tc:36
-                const float t324 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
-                const float t325 = t323 + t324;                         // mingru_backward.tc:36
-                const float t326 = expf(t325);                          // mingru_backward.tc:36
-                const float t327 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 2]; // mingru_backward.tc:36
-                const float t328 = t323 + t327;                         // mingru_backward.tc:36
-                const float t329 = expf(t328);                          // mingru_backward.tc:36
-                const float t330 = t326 - t329;                         // mingru_backward.tc:36
-                const float t331 = (t309 != 0.0f ? 0.0f : t330);        // mingru_backward.tc:32
-                const float t332 = -t331;                               // mingru_backward.tc:32
-                const bool t333 = ((float)(t317 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t334 = tc_sigmoid(t317);                    // mingru_backward.tc:32
-                const float t335 = (t333 != 0.0f ? 1.0f : t334);        // mingru_backward.tc:32
-                const float t336 = t332 * t335;                         // mingru_backward.tc:32
-                const float t337 = -t336;                               // mingru_backward.tc:32
-                const bool t338 = ((float)(t308 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t339 = (t309 != 0.0f ? t330 : 0.0f);        // mingru_backward.tc:32
-                const float t340 = t339 / t315;                         // mingru_backward.tc:32
-                const float t341 = (t338 != 0.0f ? t340 : 0.0f);        // mingru_backward.tc:32
-                const float t342 = t337 + t341;                         // mingru_backward.tc:27
-                t307 = t342;
-            } else {
-                t307 = 0.0f;
-            }
-            const float t343 = t306 + t307;                             // mingru_backward.tc:26
-            float t344;                                                 // mingru_backward.tc:29
-            if (i2 < 2) {
-                t344 = 0.0f;
-            } else {
-                const float t345 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:41
-                const float t346 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t347 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:36
-                const float t348 = t346 + t347;                         // mingru_backward.tc:40
-                const float t349 = expf(t348);                          // mingru_backward.tc:40
-                const float t350 = in_state[sz_H*i0 + i3 + 3];          // mingru_backward.tc:26
-                const float t351 = expf(t346);                          // mingru_backward.tc:40
-                const float t352 = t350 * t351;                         // mingru_backward.tc:40
-                const float t353 = t349 + t352;                         // mingru_backward.tc:40
-                const float t354 = t345 * t353;                         // mingru_backward.tc:41
-                const float t355 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3 + 3]; // mingru_backward.tc:26
-                const float t356 = tc_sigmoid(t355);                    // mingru_backward.tc:41
-                const float t357 = 1.0f - t356;                         // mingru_backward.tc:41
-                const float t358 = t356 * t357;                         // mingru_backward.tc:41
-                const float t359 = t354 * t358;                         // mingru_backward.tc:41
-                t344 = t359;
-            }
-            float t360;                                                 // mingru_backward.tc:28
-            if (i2 < 1) {
-                t360 = 0.0f;
-            } else if (i2 < 2) {
-                const float t361 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3 + 3]; // mingru_backward.tc:26
-                const float t362 = tc_softplus(t361);                   // mingru_backward.tc:30
-                const float t363 = -t362;                               // mingru_backward.tc:30
-                const float t364 = t361 + t363;                         // mingru_backward.tc:34
-                const float t365 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3 + 3]; // mingru_backward.tc:26
-                const bool t366 = ((float)(t365 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t367 = tc_relu(t365);                       // mingru_backward.tc:32
-                const float t368 = t367 + 0.5f;                         // mingru_backward.tc:32
-                const float t369 = logf(t368);                          // mingru_backward.tc:32
-                const float t370 = -t365;                               // mingru_backward.tc:32
-                const float t371 = tc_softplus(t370);                   // mingru_backward.tc:32
-                const float t372 = -t371;                               // mingru_backward.tc:32
-                const float t373 = (t366 != 0.0f ? t369 : t372);        // mingru_backward.tc:32
-                const float t374 = t364 + t373;                         // mingru_backward.tc:34
-                const float t375 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t376 = t374 - t375;                         // mingru_backward.tc:36
-                const float t377 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
-                const float t378 = t376 + t377;                         // mingru_backward.tc:36
-                const float t379 = expf(t378);                          // mingru_backward.tc:36
-                const float t380 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:36
-                const float t381 = t376 + t380;                         // mingru_backward.tc:36
-                const float t382 = expf(t381);                          // mingru_backward.tc:36
-                const float t383 = t379 - t382;                         // mingru_backward.tc:36
-                const float t384 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3 + 3]; // mingru_backward.tc:35
-                const float t385 = t384 + t383;                         // mingru_backward.tc:30
-                const float t386 = -t385;                               // mingru_backward.tc:30
-                const bool t387 = ((float)(t361 > 20.0f)) != 0;         // mingru_backward.tc:30
-                const float t388 = tc_sigmoid(t361);                    // mingru_backward.tc:30
-                const float t389 = (t387 != 0.0f ? 1.0f : t388);        // mingru_backward.tc:30
-                const float t390 = t386 * t389;                         // mingru_backward.tc:30
-                const float t391 = t383 + t390;                         // mingru_backward.tc:28
-                t360 = t391;
-            } else {
-                t360 = 0.0f;
-            }
-            const float t392 = t344 + t360;                             // mingru_backward.tc:26
-            float t393;                                                 // mingru_backward.tc:27
-            if (i2 < 1) {
-                const float t394 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3 + 3]; // mingru_backward.tc:26
-                const bool t395 = ((float)(t394 >= 0.0f)) != 0;         // mingru_backward.tc:32
-                const float t396 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3 + 3]; // mingru_backward.tc:26
-                const float t397 = tc_softplus(t396);                   // mingru_backward.tc:30
-                const float t398 = -t397;                               // mingru_backward.tc:30
-                const float t399 = t396 + t398;                         // mingru_backward.tc:34
-                const float t400 = tc_relu(t394);                       // mingru_backward.tc:32
-                const float t401 = t400 + 0.5f;                         // mingru_backward.tc:32
-                const float t402 = logf(t401);                          // mingru_backward.tc:32
-                const float t403 = -t394;                               // mingru_backward.tc:32
-                const float t404 = tc_softplus(t403);                   // mingru_backward.tc:32
-                const float t405 = -t404;                               // mingru_backward.tc:32
-                const float t406 = (t395 != 0.0f ? t402 : t405);        // mingru_backward.tc:32
-                const float t407 = t399 + t406;                         // mingru_backward.tc:34
-                const float t408 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:35
-                const float t409 = t407 - t408;                         // mingru_backward.tc:36
-                const float t410 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
-                const float t411 = t409 + t410;                         // mingru_backward.tc:36
-                const float t412 = expf(t411);                          // mingru_backward.tc:36
-                const float t413 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3 + 3]; // mingru_backward.tc:36
-                const float t414 = t409 + t413;                         // mingru_backward.tc:36
-                const float t415 = expf(t414);                          // mingru_backward.tc:36
-                const float t416 = t412 - t415;                         // mingru_backward.tc:36
-                const float t417 = (t395 != 0.0f ? 0.0f : t416);        // mingru_backward.tc:32
-                const float t418 = -t417;                               // mingru_backward.tc:32
-                const bool t419 = ((float)(t403 > 20.0f)) != 0;         // mingru_backward.tc:32
-                const float t420 = tc_sigmoid(t403);                    // mingru_backward.tc:32
-                const float t421 = (t419 != 0.0f ? 1.0f : t420);        // mingru_backward.tc:32
-                const float t422 = t418 * t421;                         // mingru_backward.tc:32
-                const float t423 = -t422;                               // mingru_backward.tc:32
-                const bool t424 = ((float)(t394 > 0.0f)) != 0;          // mingru_backward.tc:32
-                const float t425 = (t395 != 0.0f ? t416 : 0.0f);        // mingru_backward.tc:32
-                const float t426 = t425 / t401;                         // mingru_backward.tc:32
-                const float t427 = (t424 != 0.0f ? t426 : 0.0f);        // mingru_backward.tc:32
-                const float t428 = t423 + t427;                         // mingru_backward.tc:27
-                t393 = t428;
-            } else {
-                t393 = 0.0f;
-            }
-            const float t429 = t392 + t393;                             // mingru_backward.tc:26
-            tc_vstore<float, 4>(out_dcombined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H*i2 + i3, {{t171, t257, t343, t429}}); // mingru_backward.tc:26
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
-                const idx_t i3 = q_ % sz_H;
-                q_ /= sz_H;
-                const idx_t i2 = q_ % 3;
-                q_ /= 3;
-                const idx_t i1 = q_ % sz_T;
-                q_ /= sz_T;
-                const idx_t i0 = q_;
-                float t0;                                                   // mingru_backward.tc:29
-                if (i2 < 2) {
-                    t0 = 0.0f;
-                } else {
-                    const float t1 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:41
-                    const float t2 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:35
-                    const float t3 = buf21[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:36
-                    const float t4 = t2 + t3;                               // mingru_backward.tc:40
-                    const float t5 = expf(t4);                              // mingru_backward.tc:40
-                    const float t6 = in_state[sz_H*i0 + i3];                // mingru_backward.tc:26
-                    const float t7 = expf(t2);                              // mingru_backward.tc:40
-                    const float t8 = t6 * t7;                               // mingru_backward.tc:40
-                    const float t9 = t5 + t8;                               // mingru_backward.tc:40
-                    const float t10 = t1 * t9;                              // mingru_backward.tc:41
-                    const float t11 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 4*sz_H + i3]; // mingru_backward.tc:26
-                    const float t12 = tc_sigmoid(t11);                      // mingru_backward.tc:41
-                    const float t13 = 1.0f - t12;                           // mingru_backward.tc:41
-                    const float t14 = t12 * t13;                            // mingru_backward.tc:41
-                    const float t15 = t10 * t14;                            // mingru_backward.tc:41
-                    t0 = t15;
-                }
-                float t16;                                                  // mingru_backward.tc:28
-                if (i2 < 1) {
-                    t16 = 0.0f;
-                } else if (i2 < 2) {
-                    const float t17 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 2*sz_H + i3]; // mingru_backward.tc:26
-                    const float t18 = tc_softplus(t17);                     // mingru_backward.tc:30
-                    const float t19 = -t18;                                 // mingru_backward.tc:30
-                    const float t20 = t17 + t19;                            // mingru_backward.tc:34
-                    const float t21 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 - 3*sz_H + i3]; // mingru_backward.tc:26
-                    const bool t22 = ((float)(t21 >= 0.0f)) != 0;           // mingru_backward.tc:32
-                    const float t23 = tc_relu(t21);                         // mingru_backward.tc:32
-                    const float t24 = t23 + 0.5f;                           // mingru_backward.tc:32
-                    const float t25 = logf(t24);                            // mingru_backward.tc:32
-                    const float t26 = -t21;                                 // mingru_backward.tc:32
-                    const float t27 = tc_softplus(t26);                     // mingru_backward.tc:32
-                    const float t28 = -t27;                                 // mingru_backward.tc:32
-                    const float t29 = (t22 != 0.0f ? t25 : t28);            // mingru_backward.tc:32
-                    const float t30 = t20 + t29;                            // mingru_backward.tc:34
-                    const float t31 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                    const float t32 = t30 - t31;                            // mingru_backward.tc:36
-                    const float t33 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                    const float t34 = t32 + t33;                            // mingru_backward.tc:36
-                    const float t35 = expf(t34);                            // mingru_backward.tc:36
-                    const float t36 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:36
-                    const float t37 = t32 + t36;                            // mingru_backward.tc:36
-                    const float t38 = expf(t37);                            // mingru_backward.tc:36
-                    const float t39 = t35 - t38;                            // mingru_backward.tc:36
-                    const float t40 = buf64[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 - sz_H + i3]; // mingru_backward.tc:35
-                    const float t41 = t40 + t39;                            // mingru_backward.tc:30
-                    const float t42 = -t41;                                 // mingru_backward.tc:30
-                    const bool t43 = ((float)(t17 > 20.0f)) != 0;           // mingru_backward.tc:30
-                    const float t44 = tc_sigmoid(t17);                      // mingru_backward.tc:30
-                    const float t45 = (t43 != 0.0f ? 1.0f : t44);           // mingru_backward.tc:30
-                    const float t46 = t42 * t45;                            // mingru_backward.tc:30
-                    const float t47 = t39 + t46;                            // mingru_backward.tc:28
-                    t16 = t47;
-                } else {
-                    t16 = 0.0f;
-                }
-                const float t48 = t0 + t16;                                 // mingru_backward.tc:26
-                float t49;                                                  // mingru_backward.tc:27
-                if (i2 < 1) {
-                    const float t50 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + i3]; // mingru_backward.tc:26
-                    const bool t51 = ((float)(t50 >= 0.0f)) != 0;           // mingru_backward.tc:32
-                    const float t52 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 3*sz_H*i2 + sz_H + i3]; // mingru_backward.tc:26
-                    const float t53 = tc_softplus(t52);                     // mingru_backward.tc:30
-                    const float t54 = -t53;                                 // mingru_backward.tc:30
-                    const float t55 = t52 + t54;                            // mingru_backward.tc:34
-                    const float t56 = tc_relu(t50);                         // mingru_backward.tc:32
-                    const float t57 = t56 + 0.5f;                           // mingru_backward.tc:32
-                    const float t58 = logf(t57);                            // mingru_backward.tc:32
-                    const float t59 = -t50;                                 // mingru_backward.tc:32
-                    const float t60 = tc_softplus(t59);                     // mingru_backward.tc:32
-                    const float t61 = -t60;                                 // mingru_backward.tc:32
-                    const float t62 = (t51 != 0.0f ? t58 : t61);            // mingru_backward.tc:32
-                    const float t63 = t55 + t62;                            // mingru_backward.tc:34
-                    const float t64 = buf7[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:35
-                    const float t65 = t63 - t64;                            // mingru_backward.tc:36
-                    const float t66 = buf46[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                    const float t67 = t65 + t66;                            // mingru_backward.tc:36
-                    const float t68 = expf(t67);                            // mingru_backward.tc:36
-                    const float t69 = buf55[sz_T*sz_H*i0 + sz_H*i1 + sz_H*i2 + i3]; // mingru_backward.tc:36
-                    const float t70 = t65 + t69;                            // mingru_backward.tc:36
-                    const float t71 = expf(t70);                            // mingru_backward.tc:36
-                    const float t72 = t68 - t71;                            // mingru_backward.tc:36
-                    const float t73 = (t51 != 0.0f ? 0.0f : t72);           // mingru_backward.tc:32
-                    const float t74 = -t73;                                 // mingru_backward.tc:32
-                    const bool t75 = ((float)(t59 > 20.0f)) != 0;           // mingru_backward.tc:32
-                    const float t76 = tc_sigmoid(t59);                      // mingru_backward.tc:32
-                    const float t77 = (t75 != 0.0f ? 1.0f : t76);           // mingru_backward.tc:32
-                    const float t78 = t74 * t77;                            // mingru_backward.tc:32
-                    const float t79 = -t78;                                 // mingru_backward.tc:32
-                    const bool t80 = ((float)(t50 > 0.0f)) != 0;            // mingru_backward.tc:32
-                    const float t81 = (t51 != 0.0f ? t72 : 0.0f);           // mingru_backward.tc:32
-                    const float t82 = t81 / t57;                            // mingru_backward.tc:32
-                    const float t83 = (t80 != 0.0f ? t82 : 0.0f);           // mingru_backward.tc:32
-                    const float t84 = t79 + t83;                            // mingru_backward.tc:27
-                    t49 = t84;
-                } else {
-                    t49 = 0.0f;
-                }
-                const float t85 = t48 + t49;                                // mingru_backward.tc:26
-                out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H*i2 + i3] = t85; // mingru_backward.tc:26
-            }
-        }
-    }
-}
-
-/* kernel 3: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_concat_mul_add_sum_9(
-    const float *__restrict__ in_combined,
-    const float *__restrict__ in_dout,
-    const float *__restrict__ in_dnext,
-    float *__restrict__ out_dstate,
-    const float *__restrict__ buf7,
-    const idx_t sz_T,
-    const idx_t sz_H,
-    const idx_t sz_B,
-    void *__restrict__ ws)
-{
-    __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_B*sz_H, len = sz_T;
-    const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
-    const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
-    const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc90[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc90[e] = (float)0;
-    {
-        const idx_t row = c0;
-        idx_t q_ = row;
-        const idx_t i2 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        if (c0 + 4 <= rows && i2 + 4 <= sz_H &&
-            tc_aligned(in_dout + sz_T*sz_H*i0 + i2, 16) &&
-            (sz_H) % 4 == 0 &&
-            tc_aligned(in_combined + 3*sz_T*sz_H*i0 + 2*sz_H + i2, 16) &&
-            (3*sz_H) % 4 == 0 &&
-            tc_aligned(buf7 + sz_T*sz_H*i0 + i2, 16)) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i1 = r;
-                float t0;                                                   // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t0 = 0.0f;
-                } else {
-                    const float t1 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t0 = t1;
-                }
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:41
-                const float t3 = v2.v[0];                                   // mingru_backward.tc:41
-                const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_combined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2); // mingru_backward.tc:26
-                const float t5 = v4.v[0];                                   // mingru_backward.tc:26
-                const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
-                const float t7 = t3 * t6;                                   // mingru_backward.tc:41
-                const float t8 = t0 + t7;                                   // mingru_backward.tc:40
-                const tc_vec<float, 4> v9 = tc_vload<float, 4>(buf7 + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:35
-                const float t10 = v9.v[0];                                  // mingru_backward.tc:35
-                const float t11 = expf(t10);                                // mingru_backward.tc:40
-                const float t12 = t8 * t11;                                 // mingru_backward.tc:40
-                acc90[0] = tc_op_sum()(acc90[0], t12);                      // mingru_backward.tc:40
-                float t13;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t13 = 0.0f;
-                } else {
-                    const float t14 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 1]; // mingru_backward.tc:41
-                    t13 = t14;
-                }
-                const float t15 = v2.v[1];                                  // mingru_backward.tc:41
-                const float t16 = v4.v[1];                                  // mingru_backward.tc:26
-                const float t17 = tc_sigmoid(t16);                          // mingru_backward.tc:41
-                const float t18 = t15 * t17;                                // mingru_backward.tc:41
-                const float t19 = t13 + t18;                                // mingru_backward.tc:40
-                const float t20 = v9.v[1];                                  // mingru_backward.tc:35
-                const float t21 = expf(t20);                                // mingru_backward.tc:40
-                const float t22 = t19 * t21;                                // mingru_backward.tc:40
-                acc90[1] = tc_op_sum()(acc90[1], t22);                      // mingru_backward.tc:40
-                float t23;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t23 = 0.0f;
-                } else {
-                    const float t24 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 2]; // mingru_backward.tc:41
-                    t23 = t24;
-                }
-                const float t25 = v2.v[2];                                  // mingru_backward.tc:41
-                const float t26 = v4.v[2];                                  // mingru_backward.tc:26
-                const float t27 = tc_sigmoid(t26);                          // mingru_backward.tc:41
-                const float t28 = t25 * t27;                                // mingru_backward.tc:41
-                const float t29 = t23 + t28;                                // mingru_backward.tc:40
-                const float t30 = v9.v[2];                                  // mingru_backward.tc:35
-                const float t31 = expf(t30);                                // mingru_backward.tc:40
-                const float t32 = t29 * t31;                                // mingru_backward.tc:40
-                acc90[2] = tc_op_sum()(acc90[2], t32);                      // mingru_backward.tc:40
-                float t33;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t33 = 0.0f;
-                } else {
-                    const float t34 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 3]; // mingru_backward.tc:41
-                    t33 = t34;
-                }
-                const float t35 = v2.v[3];                                  // mingru_backward.tc:41
-                const float t36 = v4.v[3];                                  // mingru_backward.tc:26
-                const float t37 = tc_sigmoid(t36);                          // mingru_backward.tc:41
-                const float t38 = t35 * t37;                                // mingru_backward.tc:41
-                const float t39 = t33 + t38;                                // mingru_backward.tc:40
-                const float t40 = v9.v[3];                                  // mingru_backward.tc:35
-                const float t41 = expf(t40);                                // mingru_backward.tc:40
-                const float t42 = t39 * t41;                                // mingru_backward.tc:40
-                acc90[3] = tc_op_sum()(acc90[3], t42);                      // mingru_backward.tc:40
-            }
-        } else {
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i1 = r;
-                #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    /* columns past the end read the last one, so loads stay in bounds */
-                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-                    idx_t q_ = row;
-                    const idx_t i2 = q_ % sz_H;
-                    q_ /= sz_H;
-                    const idx_t i0 = q_;
-                    float t43;                                                  // mingru_backward.tc:41
-                    if (i1 < sz_T - 1) {
-                        t43 = 0.0f;
-                    } else {
-                        const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t43 = t44;
-                    }
-                    const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                    const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                    const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
-                    const float t48 = t45 * t47;                                // mingru_backward.tc:41
-                    const float t49 = t43 + t48;                                // mingru_backward.tc:40
-                    const float t50 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
-                    const float t51 = expf(t50);                                // mingru_backward.tc:40
-                    const float t52 = t49 * t51;                                // mingru_backward.tc:40
-                    acc90[e] = tc_op_sum()(acc90[e], t52);                      // mingru_backward.tc:40
-                }
-            }
-        }
-    }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
-    unsigned *ticket = (unsigned *)ws + 4 * group;
-    float *part90 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        acc90[e] = tc_col_reduce(acc90[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part90[slice * rows + c0 + e] = acc90[e];
-    }
-    __shared__ bool last_block;
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0 && threadIdx.y == 0)
-        last_block = atomicAdd(ticket, 1u) == 31u;
-    __syncthreads();
-    if (!last_block)
-        return;
-    __threadfence();
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc90[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc90[e] = tc_op_sum()(acc90[e], tc_ldcg(part90 + s * rows + row));
-    }
-    __syncthreads();
-    if (threadIdx.y == 0)
-        for (int e = 0; e < 4 && c0 + e < rows; e++)
-            for (int s = 0; s < 32; s++) {
-                part90[s * rows + c0 + e] = (float)0;
-            }
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const bool active = c0 + e < rows;
-        const idx_t row = active ? c0 + e : rows - 1;
-        idx_t q_ = row;
-        const idx_t i2 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        const float r90 = acc90[e];
-        if (threadIdx.y == 0 && active) {
-            out_dstate[sz_H*i0 + i2] = r90;                             // mingru_backward.tc:40
-        }
-    }
-    if (threadIdx.x == 0 && threadIdx.y == 0)
-        *ticket = 0; /* ready for the next launch */
 }
 
 /*
@@ -2439,21 +1155,16 @@ launch plan of mingru_grad (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer buf7         temp   f32[B, T, H]  live steps 0..3, slot 0
-  buffer buf21        temp   f32[B, T, H]  live steps 0..2, slot 1
-  buffer buf46        temp   f32[B, T, H]  live steps 1..2, slot 2
-  buffer buf55        temp   f32[B, T, H]  live steps 1..2, slot 3
-  buffer buf64        temp   f32[B, T, H]  live steps 1..2, slot 4
-  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, buf7, buf21, T, H, B)
-  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_2<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, buf7, buf21, buf46, buf55, buf64, T, H, B)
-  step 2: tc_poi_fused_softplus_neg_add_ge_relu_log_3<<<(3*B*T*H + 1023)/1024, [256, 1, 1]>>>(in_combined, in_state, in_dout, out_dcombined, buf7, buf21, buf46, buf55, buf64, B, T, H)
-  step 3: tc_red_fused_exp_sigmoid_concat_mul_add_sum_4<<<32*((B*H + 127)/128), [32, 8, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, T, H, B, workspace)
+  buffer buf7         temp   f32[B, T, H]  live steps 0..1, slot 0
+  buffer buf21        temp   f32[B, T, H]  live steps 0..1, slot 1
+  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, buf21, T, H, B)
+  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_2<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, buf7, buf21, T, H, B)
 launch plan of mingru_fwd (32-bit indices):
   buffer in_combined  param  f32[B, T, 3, H]
   buffer in_state     param  f32[B, 1, H]
   buffer out_out      output f32[B, T, H]
   buffer out_next     output f32[B, 1, H]
-  step 0: tc_scan_fused_sigmoid_softplus_neg_cumsum_add_ge_5<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, out_out, out_next, T, H, B)
+  step 0: tc_scan_fused_sigmoid_softplus_neg_cumsum_add_ge_3<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, out_out, out_next, T, H, B)
 launch plan of mingru_bwd (32-bit indices):
   buffer in_combined  param  f32[B, T, 3, H]
   buffer in_state     param  f32[B, 1, H]
@@ -2461,13 +1172,8 @@ launch plan of mingru_bwd (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer buf7         temp   f32[B, T, H]  live steps 0..3, slot 0
-  buffer buf21        temp   f32[B, T, H]  live steps 0..2, slot 1
-  buffer buf46        temp   f32[B, T, H]  live steps 1..2, slot 2
-  buffer buf55        temp   f32[B, T, H]  live steps 1..2, slot 3
-  buffer buf64        temp   f32[B, T, H]  live steps 1..2, slot 4
-  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_6<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, buf7, buf21, T, H, B)
-  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_7<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, buf7, buf21, buf46, buf55, buf64, T, H, B)
-  step 2: tc_poi_fused_softplus_neg_add_ge_relu_log_8<<<(3*B*T*H + 1023)/1024, [256, 1, 1]>>>(in_combined, in_state, in_dout, out_dcombined, buf7, buf21, buf46, buf55, buf64, B, T, H)
-  step 3: tc_red_fused_exp_sigmoid_concat_mul_add_sum_9<<<32*((B*H + 127)/128), [32, 8, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, T, H, B, workspace)
+  buffer buf7         temp   f32[B, T, H]  live steps 0..1, slot 0
+  buffer buf21        temp   f32[B, T, H]  live steps 0..1, slot 1
+  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_4<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, buf21, T, H, B)
+  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_5<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, buf7, buf21, T, H, B)
  */

@@ -4,18 +4,18 @@
 /* scans (src/codegen/scan.c): only in units with a scan kernel, before the
  * first one (unit.c) */
 /* log(e^a + e^b) with the larger term factored out (logcumsumexp's step):
- * NaN propagates, -inf is the empty sum, +inf stays +inf */
+ * NaN propagates, -inf is the empty sum, +inf stays +inf.  Every path is
+ * computed and selected (helpers.cuh's sigmoid says why): this is the walk's
+ * critical path. */
 template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
-    if (a != a || b != b) return a + b;
-    T m = a > b ? a : b, lo = a > b ? b : a;
-    if (m - m != m - m) return m; /* +-inf */
-    return m + log1p(exp(lo - m));
+    const T m = a > b ? a : b, lo = a > b ? b : a;
+    const T r = m + log1p(exp(lo - m));
+    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r; /* NaN; +-inf */
 }
 __device__ __forceinline__ float tc_logaddexp(float a, float b) {
-    if (a != a || b != b) return a + b;
-    float m = a > b ? a : b, lo = a > b ? b : a;
-    if (m - m != m - m) return m;
-    return m + log1pf(expf(lo - m));
+    const float m = a > b ? a : b, lo = a > b ? b : a;
+    const float r = m + log1pf(expf(lo - m));
+    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r;
 }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread

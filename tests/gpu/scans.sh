@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scans.sh BUILD_DIR - the scans on the GPU against the reference
 # interpreter (tensorc run --check) at T = 1, 3, 17, 64, 129 and 4097 (the
-# last two block-parallel), every float dtype, integers, NaN/inf; then
-# examples/mingru.tc at T = 17, 64 and 129 (at 257 f32's
+# last two block-parallel), every float dtype, integers, NaN/inf, reductions
+# over the scanned axis in the scan's walk, stores of several planes; the minGRU forward and gradient
+# at T = 1, 3, 17, 64, 129; then examples/mingru.tc at T = 17, 64 and 129 (at 257 f32's
 # own error in the log-space form, a cancelling a + s, reaches 2e-5).  (The benchmark sizes are
 # checked and timed by tc-bench: bench/run.sh.)  Needs a GPU; prints PASS/FAIL lines and
 # exits 1 on any failure.
@@ -11,19 +12,46 @@ b=${1:-build}
 tc=$b/tensorc
 here=$(cd "$(dirname "$0")" && pwd)
 prog=$here/scans.tc
-fail=0
+# run ARGS: queued, then run SCANS_JOBS at a time (default 4; the GPU is
+# shared, each run is mostly NVRTC and the interpreter on the CPU)
+jobs=$(mktemp)
 run() {
+    local l
+    l=$(printf '%q ' "$@")
+    echo "${l% }" >> "$jobs" # no trailing blank: xargs -L would join the next line
+}
+one() {
+    local out
     if out=$("$tc" run "$@" --device=cuda --random --check 2>&1); then
-        echo "PASS $*"
+        echo "PASS $* ($(echo "$out" | grep -o 'max rel err [^)]*'))"
     else
-        echo "FAIL $*"; echo "$out" | tail -5; fail=1
+        printf 'FAIL %s\n%s\n' "$*" "$(echo "$out" | tail -5)"
     fi
 }
 for dt in f32 f16 bf16 f64; do
     for L in 1 3 17 64 129 4097; do
         run "$prog" --fn rows --dtype T=$dt --shape N=5,L=$L --seed $L
         run "$prog" --fn chain --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        run "$prog" --fn scanred --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        run "$prog" --fn scanred_rev --dtype T=$dt --shape B=2,L=$L,H=65 --seed $L
+        run "$prog" --fn planes --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
     done
+done
+# The minGRU forward and its gradient (grad(): the forward's scans, dstate
+# as a sum carried by the forward walk, the reversed scans) at T = 1, 3, 17,
+# 64 in f32; at 129 the f32 backward's own error (cancelling log-space
+# terms: 2.2e-5 on an H200) passes --check's 2e-5 bound, so there the same
+# functions in f64 check the kernels (f64 also at every other T).
+mg=$here/../../examples/mingru_backward.tc
+tmp64=$(mktemp -d)
+sed 's/f32/f64/g' "$mg" > "$tmp64/mingru64.tc"
+for T in 1 3 17 64 129; do
+    if [ $T -le 64 ]; then
+        run "$here/../../examples/mingru.tc" --shape B=5,T=$T,H=67 --seed $T
+        run "$mg" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
+    fi
+    run "$tmp64/mingru64.tc" --fn mingru --shape B=5,T=$T,H=67 --seed $T
+    run "$tmp64/mingru64.tc" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
 done
 for L in 1 17 129 4097; do
     run "$prog" --fn ints --shape N=7,L=$L --seed $L
@@ -49,6 +77,13 @@ then
 else
     echo "SKIP NaN/inf and minGRU inputs: no NumPy"
 fi
-rm -rf "$tmp"
+export tc
+export -f one
+results=$(xargs -P "${SCANS_JOBS:-4}" -L 1 bash -c 'one "$@"' _ < "$jobs")
+echo "$results"
+rm -rf "$tmp" "$tmp64" "$jobs"
+fail=0
+echo "$results" | grep -q '^FAIL' && fail=1
+echo "scans.sh: $(echo "$results" | grep -c '^PASS') passed, $(echo "$results" | grep -c '^FAIL') failed"
 [ $fail -eq 0 ] && echo "scans.sh: all passed" || echo "scans.sh: FAILURES"
 exit $fail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/emu/run.sh [TENSORC_BIN] - rows kernels run on the host, no GPU.
+# tests/emu/rows.sh [TENSORC_BIN] - rows kernels run on the host, no GPU.
 #
 # bench/cases' softmax (f32), rmsnorm_bf16 and cross-entropy rows kernels,
 # as tensorc generates them (--emit=cuda), compiled as C++ against emu.h (a
