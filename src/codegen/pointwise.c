@@ -18,7 +18,7 @@ int cg_fe_count(const cg *g)
  * search over the groups' first blocks: log2(groups) loads, from the kernel
  * parameters or L2), takes the group's addresses as the buffers' names, and
  * runs the pointwise loop over its chunk. */
-static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_block *vbody, const cg_block *body)
+static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_vbody *vbody, const cg_block *body)
 {
     tc_plan *p = g->bufs->plan;
     int nt = cg_fe_count(g), chunk = g->ks->chunk;
@@ -77,16 +77,12 @@ void cg_pointwise(cg *g, tc_buf *o)
     cg_block scalar_body = g->body;
     cg_forget(g, T_ELEM);
 
-    cg_block vec_body = {0};
+    cg_vbody vec_body = {0};
     if (vec > 1) {
-        cg_vector_begin(g, vec, r - 1);
-        g->v.loads = (cg_block){0};
-        g->v.hoist = true;
+        cg_vbody_begin(g, vec, r - 1);
         for (int i = 0; i < k->nstores; i++)
             cg_vector_store(g, k->stores[i], vec);
-        g->v.hoist = false;
-        vec_body = g->v.loads;
-        cg_block_cat(&vec_body, g->a, &g->body);
+        vec_body = cg_vbody_end(g);
         g->v.n = 1;
         cg_forget(g, T_ELEM);
     }
