@@ -43,12 +43,9 @@ unsigned cg_all_axes(const fkernel *k)
     return k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
 }
 
-/* The grid-stride loop over every element of the domain (n of them): with
- * vec > 1, vec elements a step, vbody where the vector stays in one row of
- * the last dim and its accesses are aligned, else body element by element.
- * named: the element's flat position is the variable r (reductions use it).
- * range: NULL for the whole grid, else {first, end, step} (a foreach
- * block's chunk, which starts and ends at a multiple of vec). */
+/* A vector body (cg.h, cg_vbody): its vector loads go to g->v.loads as
+ * they are made (those of plain addresses; with ksched.unroll > 1 every
+ * one, also recorded in g->v.hl for the unrolled loop). */
 void cg_vbody_begin(cg *g, int vec, int last)
 {
     cg_vector_begin(g, vec, last);
@@ -67,7 +64,8 @@ cg_vbody cg_vbody_end(cg *g)
 
 /* The vector path's test for the vector at `base` (its index variables
  * made): the vector stays in one row of the last dim and its accesses are
- * aligned.  With `lead`, the test starts with it, else with " && ". */
+ * aligned.  Each condition is written after `lead` and " && " (lead NULL:
+ * the first without; "true" when there is none). */
 static void vector_test(cg *g, tc_buf *o, int ind, int vec, const char *lead)
 {
     int rank = g->k->rank;
@@ -186,6 +184,12 @@ static void unrolled(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec,
     cg_wclose(&w, "}");
 }
 
+/* The grid-stride loop over every element of the domain (n of them): with
+ * vec > 1, vec elements a step, vbody where the vector stays in one row of
+ * the last dim and its accesses are aligned, else body element by element.
+ * named: the element's flat position is the variable r (reductions use it).
+ * range: NULL for the whole grid, else {first, end, step} (a foreach
+ * block's chunk, which starts and ends at a multiple of vec). */
 void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const cg_vbody *vb,
                     const cg_block *body, bool named, const char *const *range)
 {

@@ -14,7 +14,7 @@ enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, 
 /* Vectors a thread of a pointwise or whole-tensor kernel loads before it
  * computes with any of them (ksched.unroll), and the split column
  * kernels' slices of a reduced range of unknown length. */
-enum { PW_UNROLL = 1, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 1 };
+enum { PW_UNROLL = 1, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 1, TILE_WHOLE = 0 };
 
 /* Tuning knobs for measuring launch shapes (bench/README.md): the
  * environment variable's value when it is a number in [lo, hi] and a
@@ -273,6 +273,7 @@ static void sched_tiles(const sctx *x, const fkernel *k, ksched *ks)
         if (v != ks->tile)
             batch = dim_mul(c, batch, k->dom[v]);
     ks->grid = dim_mul(c, tiles, batch);
+    ks->unroll = knob("TENSORC_TILE_WHOLE", TILE_WHOLE, 0, 1, 1) ? 2 : 1;
     ks->why = "a read is contiguous along another axis than the output's: 32 x 32 tiles "
               "through shared memory, so reads and writes are both coalesced";
 }

@@ -163,7 +163,7 @@ void sched_verify(const sfn *s, tc_arena *a, tc_diag *d)
          * chunk a whole number of its steps */
         if (ks->unroll < 1 || ks->unroll > 16 ||
             (ks->kind != SCH_COLUMNS && (ks->unroll > 8 || (ks->unroll & (ks->unroll - 1)))) ||
-            (ks->unroll > 1 && (ks->vec < 2 || ks->tile >= 0 || ks->kind == SCH_ROWS ||
+            (ks->unroll > 1 && ks->tile < 0 && (ks->vec < 2 || ks->kind == SCH_ROWS ||
                                 ks->kind == SCH_SCAN || ks->kind == SCH_EXTERN)) ||
             (ks->foreach && ks->chunk % (ks->block[0] * ks->vec * ks->unroll)))
             bad(s, i, d, "an unroll that is not a power of two up to 8 (columns: up to 16) of a "
