@@ -11,10 +11,25 @@
 
 enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, SCAN_BLOCK = 128 };
 
-/* Vectors a thread of a pointwise or whole-tensor kernel loads before it
- * computes with any of them (ksched.unroll), and the split column
- * kernels' slices of a reduced range of unknown length. */
-enum { PW_UNROLL = 1, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 1, TILE_WHOLE = 0 };
+/* Loads in flight (issue 14, bench/causes.json): a thread of a pointwise,
+ * whole-tensor or split-column kernel loads ksched.unroll vectors (rows of
+ * vectors) before it computes with any of them; tiles run whole without
+ * bounds tests (TILE_WHOLE).  One vector at a time was the suspected cause
+ * of gelu_chain, bias_gelu, col_sum and full_sum at 79-92 % of the
+ * ceiling, behind Inductor (H200, 2026-11-26): the SASS (sm_90) showed
+ * one LDG.128 in flight per thread (the column loop's `#pragma unroll 4`
+ * kept an exit test between its loads, and stores through pointers NVRTC
+ * cannot prove distinct, a foreach kernel's, pin each step's loads).  With
+ * 4: col_sum and full_sum issue 4 before the first add, fma4 8 before its
+ * first store, gelu_chain 2 and then 2 more (ptxas interleaves them with
+ * the math at 32 registers), bias_gelu 2 vectors of x and b at a time.
+ * Not yet timed on a GPU (the session's device budget ran out):
+ * bench/tune.sh compares the knobs below in one call, 1 against 4.
+ * At most LOADS_IN_FLIGHT vectors a step (AdamW reads 4 buffers: 2 vectors
+ * a step, 64 registers; at 4, 122), and the unrolled work within the budget.  COL_SPLIT:
+ * the split column kernels' slices of a reduced range of unknown length. */
+enum { PW_UNROLL = 4, FULL_UNROLL = 4, COL_SPLIT = 32, COL_UNROLL = 4, TILE_WHOLE = 1,
+       LOADS_IN_FLIGHT = 8 };
 
 /* Tuning knobs for measuring launch shapes (bench/README.md): the
  * environment variable's value when it is a number in [lo, hi] and a
@@ -93,6 +108,14 @@ static bool over_fn_budget(const ffn *f)
 #endif
 enum { FE_STEPS = TC_FE_STEPS };
 
+/* u, halved until its loads in flight and its unrolled work fit */
+static int cap_unroll(const fkernel *k, const ksched *ks, int u)
+{
+    while (u > 1 && ((int64_t)k->work * ks->vec * u > UNROLLED || u * k->nreads > LOADS_IN_FLIGHT))
+        u /= 2;
+    return u;
+}
+
 /* The pointwise unroll (a power of two up to 8) for a kernel with vectors;
  * 1 without them or past the budget (the work is written once per lane of
  * every vector). */
@@ -103,9 +126,7 @@ static int pw_unroll(const fkernel *k, const ksched *ks, const char *env, int df
     int u = knob(env, dflt, 1, 8, 1);
     if (u != 1 && u != 2 && u != 4 && u != 8)
         u = dflt;
-    while (u > 1 && (int64_t)k->work * ks->vec * u > UNROLLED)
-        u /= 2;
-    return u;
+    return cap_unroll(k, ks, u);
 }
 
 static const tc_dim *prod(tc_dimctx *c, const fkernel *k, bool reduced)
@@ -427,7 +448,7 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
      * the column count is the fix for both. */
     if (vec > 1) {
         ks->vec = vec;
-        ks->unroll = knob("TENSORC_COL_UNROLL", COL_UNROLL, 1, 16, 1);
+        ks->unroll = ks->compact ? 1 : cap_unroll(k, ks, knob("TENSORC_COL_UNROLL", COL_UNROLL, 1, 16, 1));
         ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, (int64_t)cx * vec));
     }
     ks->grid = dim_mul(c, ks->grid, dim_const(c, ks->split));
@@ -550,7 +571,12 @@ void sched_print(tc_buf *b, const sfn *s)
                        ks->k->rank - 1);
         else if (ks->kind == SCH_POINTWISE || (ks->kind == SCH_FULL && ks->vec > 1))
             buf_printf(b, "    vector width %d\n", ks->vec);
-        if (ks->unroll > 1)
+        if (ks->unroll > 1 && ks->tile >= 0)
+            buf_puts(b, "    whole tiles without bounds tests (their loads in flight together)\n");
+        else if (ks->unroll > 1 && ks->kind == SCH_COLUMNS)
+            buf_printf(b, "    %d rows a thread a step, all loaded before any is added (the same order)\n",
+                       ks->unroll);
+        else if (ks->unroll > 1)
             buf_printf(b, "    %d vectors a thread a step, all loaded before any is used\n", ks->unroll);
         if (ks->foreach)
             buf_printf(b, "    foreach: a block per chunk of %d elements of one tensor group\n", ks->chunk);

@@ -1081,9 +1081,97 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
             tc_aligned(in_combined + 3*sz_T*sz_H*i0 + 2*sz_H + i2, 16) &&
             (3*sz_H) % 4 == 0 &&
             tc_aligned(buf7 + sz_T*sz_H*i0 + i2, 16)) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+            idx_t r0 = lo + threadIdx.y;
+            for (; hi - r0 > (idx_t)blockDim.y * 1; r0 += (idx_t)blockDim.y * 2) {
+                tc_vec<float, 4> v2_u[2];
+                tc_vec<float, 4> v4_u[2];
+                tc_vec<float, 4> v9_u[2];
+                #pragma unroll
+                for (int u_ = 0; u_ < 2; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i1 = r;
+                    v2_u[u_] = tc_vload<float, 4>(in_dout + sz_T*sz_H*i0 + sz_H*i1 + i2);
+                    v4_u[u_] = tc_vload<float, 4>(in_combined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2);
+                    v9_u[u_] = tc_vload<float, 4>(buf7 + sz_T*sz_H*i0 + sz_H*i1 + i2);
+                }
+                #pragma unroll
+                for (int u_ = 0; u_ < 2; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i1 = r;
+                    const tc_vec<float, 4> v2 = v2_u[u_];
+                    const tc_vec<float, 4> v4 = v4_u[u_];
+                    const tc_vec<float, 4> v9 = v9_u[u_];
+                    float t0;                                                   // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t0 = 0.0f;
+                    } else {
+                        const float t1 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t0 = t1;
+                    }
+                    const float t3 = v2.v[0];                                   // mingru_backward.tc:41
+                    const float t5 = v4.v[0];                                   // mingru_backward.tc:26
+                    const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
+                    const float t7 = t3 * t6;                                   // mingru_backward.tc:41
+                    const float t8 = t0 + t7;                                   // mingru_backward.tc:40
+                    const float t10 = v9.v[0];                                  // mingru_backward.tc:35
+                    const float t11 = expf(t10);                                // mingru_backward.tc:40
+                    const float t12 = t8 * t11;                                 // mingru_backward.tc:40
+                    acc86[0] = tc_op_sum()(acc86[0], t12);                      // mingru_backward.tc:40
+                    float t13;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t13 = 0.0f;
+                    } else {
+                        const float t14 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 1]; // mingru_backward.tc:41
+                        t13 = t14;
+                    }
+                    const float t15 = v2.v[1];                                  // mingru_backward.tc:41
+                    const float t16 = v4.v[1];                                  // mingru_backward.tc:26
+                    const float t17 = tc_sigmoid(t16);                          // mingru_backward.tc:41
+                    const float t18 = t15 * t17;                                // mingru_backward.tc:41
+                    const float t19 = t13 + t18;                                // mingru_backward.tc:40
+                    const float t20 = v9.v[1];                                  // mingru_backward.tc:35
+                    const float t21 = expf(t20);                                // mingru_backward.tc:40
+                    const float t22 = t19 * t21;                                // mingru_backward.tc:40
+                    acc86[1] = tc_op_sum()(acc86[1], t22);                      // mingru_backward.tc:40
+                    float t23;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t23 = 0.0f;
+                    } else {
+                        const float t24 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 2]; // mingru_backward.tc:41
+                        t23 = t24;
+                    }
+                    const float t25 = v2.v[2];                                  // mingru_backward.tc:41
+                    const float t26 = v4.v[2];                                  // mingru_backward.tc:26
+                    const float t27 = tc_sigmoid(t26);                          // mingru_backward.tc:41
+                    const float t28 = t25 * t27;                                // mingru_backward.tc:41
+                    const float t29 = t23 + t28;                                // mingru_backward.tc:40
+                    const float t30 = v9.v[2];                                  // mingru_backward.tc:35
+                    const float t31 = expf(t30);                                // mingru_backward.tc:40
+                    const float t32 = t29 * t31;                                // mingru_backward.tc:40
+                    acc86[2] = tc_op_sum()(acc86[2], t32);                      // mingru_backward.tc:40
+                    float t33;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t33 = 0.0f;
+                    } else {
+                        const float t34 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2 + 3]; // mingru_backward.tc:41
+                        t33 = t34;
+                    }
+                    const float t35 = v2.v[3];                                  // mingru_backward.tc:41
+                    const float t36 = v4.v[3];                                  // mingru_backward.tc:26
+                    const float t37 = tc_sigmoid(t36);                          // mingru_backward.tc:41
+                    const float t38 = t35 * t37;                                // mingru_backward.tc:41
+                    const float t39 = t33 + t38;                                // mingru_backward.tc:40
+                    const float t40 = v9.v[3];                                  // mingru_backward.tc:35
+                    const float t41 = expf(t40);                                // mingru_backward.tc:40
+                    const float t42 = t39 * t41;                                // mingru_backward.tc:40
+                    acc86[3] = tc_op_sum()(acc86[3], t42);                      // mingru_backward.tc:40
+                }
+            }
+            for (idx_t r = r0; r < hi; r += blockDim.y) {
                 const idx_t i1 = r;
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:41
+                const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_combined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2); // mingru_backward.tc:26
+                const tc_vec<float, 4> v9 = tc_vload<float, 4>(buf7 + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:35
                 float t0;                                                   // mingru_backward.tc:41
                 if (i1 < sz_T - 1) {
                     t0 = 0.0f;
@@ -1091,14 +1179,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_exp_sigmoid_conca
                     const float t1 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
                     t0 = t1;
                 }
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:41
                 const float t3 = v2.v[0];                                   // mingru_backward.tc:41
-                const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_combined + 3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2); // mingru_backward.tc:26
                 const float t5 = v4.v[0];                                   // mingru_backward.tc:26
                 const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
                 const float t7 = t3 * t6;                                   // mingru_backward.tc:41
                 const float t8 = t0 + t7;                                   // mingru_backward.tc:40
-                const tc_vec<float, 4> v9 = tc_vload<float, 4>(buf7 + sz_T*sz_H*i0 + sz_H*i1 + i2); // mingru_backward.tc:35
                 const float t10 = v9.v[0];                                  // mingru_backward.tc:35
                 const float t11 = expf(t10);                                // mingru_backward.tc:40
                 const float t12 = t8 * t11;                                 // mingru_backward.tc:40
