@@ -167,6 +167,7 @@ static void unrolled(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec,
     cg_wclose(&w, "}");
     cg_wclose(&w, "} else {");
     cg_win(&w);
+    cg_wl(&w, "#pragma unroll 1 /* the edges: one copy of the bodies */");
     cg_wopen(&w, "for (int u_ = 0; u_ < %d && u_ * ustep_ < %s - base0; u_++) {", U, end);
     cg_wl(&w, "const idx_t base = base0 + u_ * ustep_;");
     cg_decompose(g, o, w.ind, "base", axes);

@@ -176,6 +176,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_pow_d
                 tc_vstore<float, 4>(io_p + i0, {{t90, t97, t104, t111}});   // adam.tc:18
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

@@ -70,6 +70,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_0(
                 tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t9, t13, t17, t21}}); // bias_gelu.tc:6
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;

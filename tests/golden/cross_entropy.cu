@@ -390,6 +390,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_ne_isinf_where_lo
                 acc30 = tc_op_sum()(acc30, (long long)t35);                 // <prelude>/loss.tc:24
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 2 && u_ * ustep_ < len - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;

@@ -111,6 +111,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_0(
                 tc_vstore<float, 4>(out_out + i0, {{t17, t24, t31, t38}});  // fma4.tc:5
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

@@ -48,6 +48,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
                 acc1 = tc_op_sum()(acc1, t5);                               // full_sum.tc:5
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

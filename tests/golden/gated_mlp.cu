@@ -451,6 +451,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_2(
                 tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_N*i0 + i1), {{tc_f2h2(t9, t13), tc_f2h2(t17, t21), tc_f2h2(t25, t29), tc_f2h2(t33, t37)}}); // gated_mlp.tc:10
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;

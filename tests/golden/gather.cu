@@ -67,6 +67,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_0(
                 tc_vstore<float, 4>(out_out + sz_K*i0 + i1, {{t8, t12, t16, t20}}); // gather.tc:6
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -278,6 +279,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_3(
                 tc_vstore<float, 2>(out_out + i0 + i1, {{t7, t10}});        // gather.tc:12
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -576,6 +578,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_copy_5(
                 tc_vstore<float, 2>(out_out + i0, {{t8, t12}});             // gather.tc:15
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

@@ -93,6 +93,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_relu_sub_
                 tc_vstore<float, 4>(out_out + i0, {{t14, t21, t28, t35}});  // gelu_chain.tc:6
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < hi - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

@@ -546,6 +546,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_2(
                 tc_vstore<float, 4>(io_y + i0, {{t9, t13, t17, t21}});      // lang_functions.tc:22
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < hi - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -728,6 +729,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_4(
                 tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // lang_functions.tc:38
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -1592,6 +1594,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
                 tc_vstore<float, 4>(io_w + sz_D*i0 + i1, {{t6, t9, t12, t15}}); // lang_functions.tc:52
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;

@@ -111,6 +111,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_gt_wh
                 tc_vstore<float, 4>(out_out + i0, {{t36, t54, t72, t90}});  // lang_operators.tc:10
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -333,6 +334,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_div_sub_m
                 tc_vstore<float, 4>(out_out + i0, {{t35, t52, t69, t86}});  // lang_operators.tc:19
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -514,6 +516,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_div_mod_mul_sub_2
                 tc_vstore<int, 4>(out_s + i0, {{t25, t27, t29, t31}});      // lang_operators.tc:24
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -697,6 +700,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_eq_ne_or_lt_le_an
                 tc_vstore<unsigned char, 4>(out_out + i0, {{(unsigned char)t40, (unsigned char)t59, (unsigned char)t78, (unsigned char)t97}}); // lang_operators.tc:32
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -881,6 +885,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_max_4(
                 tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t8, t12, t16, t20}}); // lang_operators.tc:38
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;

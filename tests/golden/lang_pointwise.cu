@@ -239,6 +239,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                 tc_vstore<float, 4>(out_out + i0, {{t100, t150, t200, t250}}); // lang_pointwise.tc:9
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -563,6 +564,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_isnan_isinf_1(
                 tc_vstore<unsigned char, 4>(out_isi + i0, {{(unsigned char)t12, (unsigned char)t13, (unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:13
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -710,6 +712,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_max_min_add_abs_p
                 tc_vstore<float, 4>(out_out + i0, {{t32, t47, t62, t77}});  // lang_pointwise.tc:17
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -873,6 +876,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_cast_3(
                 tc_vstore<unsigned char, 2>(out_t + i0, {{(unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:22
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -987,6 +991,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_4(
                 tc_vstore<unsigned, 4>((unsigned *)(out_out + i0), {{tc_f2h2(t6, t9), tc_f2h2(t12, t15), tc_f2h2(t18, t21), tc_f2h2(t24, t27)}}); // lang_pointwise.tc:28
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

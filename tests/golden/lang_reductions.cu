@@ -570,6 +570,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_prod_sum_4(
                 acc8 = tc_op_sum()(acc8, t5);                               // lang_reductions.tc:9
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -1253,6 +1254,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_max_8(
                 acc7 = tc_op_max()(acc7, t3);                               // lang_reductions.tc:23
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -1359,6 +1361,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_9(
                 acc3 = tc_op_sum()(acc3, (long long)t3);                    // lang_reductions.tc:23
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

@@ -166,6 +166,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_2(
                 tc_vstore<float, 4>(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:5
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -258,6 +259,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
                 tc_vstore<float, 4>(out_copy + i0, {{t7, t8, t9, t10}});    // lang_views.tc:10
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -345,6 +347,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_4(
                 tc_vstore<float, 4>(out_back + sz_D*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:8
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -435,6 +438,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
                 tc_vstore<float, 4>(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:14
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -532,6 +536,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_6(
                 tc_vstore<float, 4>(out_b + sz_D*i0 + i1, {{t8, t9, t10, t11}}); // lang_views.tc:15
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -626,6 +631,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_7(
                 tc_vstore<float, 4>(out_a + 4*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -704,6 +710,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_8(
                 tc_vstore<float, 4>(out_b + ((sz_D + 1)/2)*i0 + i1, {{t1, t2, t3, t4}}); // lang_views.tc:19
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -775,6 +782,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_9(
                 tc_vstore<float, 4>(out_c + i0, {{t2, t3, t4, t5}});        // lang_views.tc:19
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -837,6 +845,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_10(
                 tc_vstore<float, 4>(out_d + i0, {{t1, t2, t3, t4}});        // lang_views.tc:19
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -911,6 +920,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_11(
                 tc_vstore<float, 4>(out_e + 2*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -1019,6 +1029,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_12(
                 tc_vstore<float, 4>(out_rows + 4*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -1158,6 +1169,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_13(
                 tc_vstore<float, 4>(out_cols + 8*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;

@@ -135,6 +135,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_sign_
                 tc_vstore<float, 4>(io_m + i0, {{t62, t65, t68, t71}});     // lion.tc:17
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

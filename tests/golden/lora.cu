@@ -455,6 +455,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
                 tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_N*i0 + i1), {{tc_f2h2(t7, t10), tc_f2h2(t13, t16), tc_f2h2(t19, t22), tc_f2h2(t25, t28)}}); // lora.tc:9
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;

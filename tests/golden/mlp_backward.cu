@@ -70,6 +70,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_1(
                 tc_vstore<float, 4>(buf6 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_backward.tc:9
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -182,6 +183,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
                 tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:9
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -367,6 +369,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
                 tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:8
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;

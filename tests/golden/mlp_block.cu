@@ -245,6 +245,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_3(
                 tc_vstore<float, 4>(buf17 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -357,6 +358,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_5(
                 tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_block.tc:7
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -470,6 +472,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_7(
                 tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_block.tc:12
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;

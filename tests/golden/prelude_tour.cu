@@ -125,6 +125,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
                 tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t14, t20, t26, t32}}); // <prelude>/softmax.tc:14
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -1336,6 +1337,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sqrt_max_div_7(
                 tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t16, t21, t26}}); // <prelude>/norm.tc:28
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -1462,6 +1464,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
                 tc_vstore<float, 4>(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, {{t7, t10, t13, t16}}); // <prelude>/linear.tc:7
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -1579,6 +1582,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_12(
                 tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -1760,6 +1764,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_l
                 tc_vstore<float, 4>(out_mi + sz_D*i0 + i1, {{t81, t84, t87, t90}}); // <prelude>/activations.tc:31
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -2005,6 +2010,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
                 acc35 = tc_op_sum()(acc35, t66);                            // <prelude>/loss.tc:53
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -2545,6 +2551,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
                 acc22 = tc_op_sum()(acc22, t10);                            // <prelude>/loss.tc:46
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < len - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

@@ -105,6 +105,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_0(
                 tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // sgd_momentum.tc:8
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;

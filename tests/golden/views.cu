@@ -76,6 +76,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_0(
                 tc_vstore<float, 4>(out_out + 8*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:9
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -197,6 +198,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_1(
                 tc_vstore<float, 4>(out_out + ((sz_D + 1)/2)*i0 + i1, {{t5, t8, t11, t14}}); // views.tc:15
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -339,6 +341,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
                 tc_vstore<float, 4>(out_out + i0, {{t1, t2, t3, t4}});      // views.tc:26
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -421,6 +424,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_4(
                 tc_vstore<float, 4>(out_tiled + sz_D*i0 + i1, {{t6, t8, t10, t12}}); // views.tc:32
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
@@ -497,6 +501,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
                 tc_vstore<float, 4>(out_first + i0, {{t1, t2, t3, t4}});    // views.tc:31
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 const idx_t i0 = base;
@@ -597,6 +602,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_6(
                 tc_vstore<float, 4>(out_out + sz_N*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:38
             }
         } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
             for (int u_ = 0; u_ < 4 && u_ * ustep_ < n - base0; u_++) {
                 const idx_t base = base0 + u_ * ustep_;
                 idx_t q_ = base;
