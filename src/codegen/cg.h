@@ -156,6 +156,11 @@ typedef struct cg {
          * element never feeds a load of it. */
         bool hoist;
         cg_block loads;
+        /* with ksched.unroll > 1 every vector load of the body is hoisted,
+         * and also recorded here: the unrolled loop (loops.c) loads each
+         * into an array, one vector a step, before computing any */
+        struct cg_hload { const char *type, *name, *addr; int n; } *hl;
+        int nhl, caphl;
     } v;
     /* tiled pointwise: reads contiguous along `axis` come from shared memory
      * tiles, tileN[a][b], filled in a first phase */
@@ -278,8 +283,14 @@ unsigned cg_all_axes(const fkernel *k);
 void cg_decompose(cg *g, tc_buf *o, int ind, const char *pos, unsigned axes);
 /* The grid-stride loop over n elements (nd as a dim), vector and scalar
  * bodies (loops.c says more). */
-void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const cg_block *vbody,
+/* The body of a vector loop: all of it (its hoisted loads, g->v.loads,
+ * then the rest), and the rest alone; with ksched.unroll > 1 the loads are
+ * also recorded (g->v.hl) and the unrolled loop computes rest from them. */
+typedef struct cg_vbody { cg_block all, rest; } cg_vbody;
+void cg_grid_stride(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec, const cg_vbody *vb,
                     const cg_block *body, bool named, const char *const *range);
+void cg_vbody_begin(cg *g, int vec, int last);
+cg_vbody cg_vbody_end(cg *g);
 
 /* accum.c: reductions' accumulators */
 const char *cg_acc_type(cg *g, const lnode *r);

@@ -185,7 +185,11 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     /* the vector body: reduced variables vary, kept ones fixed per thread */
     g->elemvars = k->mask;
     g->rowvars = kept;
-    cg_vector_begin(g, CV, rank - 1);
+    int U = ks->unroll;
+    if (U > 1) /* loads recorded for the unrolled loop (cg_vbody) */
+        cg_vbody_begin(g, CV, rank - 1);
+    else
+        cg_vector_begin(g, CV, rank - 1);
     g->v.cols = true;
     for (int e = 0; e < CV; e++) {
         g->v.k = e;
@@ -194,7 +198,10 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     }
     g->v.cols = false;
     g->v.n = 1;
-    cg_block vbody = g->body, vrpre = g->rpre;
+    cg_vbody vb = U > 1 ? cg_vbody_end(g) : (cg_vbody){g->body, g->body};
+    cg_block vbody = vb.all, vrpre = g->rpre;
+    int nhl = g->v.nhl;
+    const struct cg_hload *hl = g->v.hl;
     int nalign = g->v.nalign;
     const char **align = g->v.align;
     g->v.align = NULL;
@@ -245,8 +252,37 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     buf_puts(o, ") {\n");
     cg_win(&w);
     cg_wput(&w, &vrpre);
-    cg_wl(&w, "#pragma unroll 4");
-    cg_wopen(&w, "for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {");
+    if (U > 1) {
+        /* U rows a step, every load into an array before the first add
+         * (one row at a time, and even a loop unrolled without exits,
+         * kept one or two 16-byte loads in flight a thread); then the rest
+         * one by one.  The same rows in the same order as the plain loop:
+         * the same bits. */
+        cg_wl(&w, "idx_t r0 = lo + threadIdx.y;");
+        cg_wopen(&w, "for (; hi - r0 > (idx_t)blockDim.y * %d; r0 += (idx_t)blockDim.y * %d) {", U - 1, U);
+        for (int i = 0; i < nhl; i++)
+            cg_wl(&w, "tc_vec<%s, %d> %s_u[%d];", hl[i].type, hl[i].n, hl[i].name, U);
+        cg_wl(&w, "#pragma unroll");
+        cg_wopen(&w, "for (int u_ = 0; u_ < %d; u_++) {", U);
+        cg_wl(&w, "const idx_t r = r0 + u_ * (idx_t)blockDim.y;");
+        cg_decompose(g, o, w.ind, "r", k->mask);
+        for (int i = 0; i < nhl; i++)
+            cg_wl(&w, "%s_u[u_] = tc_vload<%s, %d>(%s);", hl[i].name, hl[i].type, hl[i].n, hl[i].addr);
+        cg_wclose(&w, "}");
+        cg_wl(&w, "#pragma unroll");
+        cg_wopen(&w, "for (int u_ = 0; u_ < %d; u_++) {", U);
+        cg_wl(&w, "const idx_t r = r0 + u_ * (idx_t)blockDim.y;");
+        cg_decompose(g, o, w.ind, "r", k->mask);
+        for (int i = 0; i < nhl; i++)
+            cg_wl(&w, "const tc_vec<%s, %d> %s = %s_u[u_];", hl[i].type, hl[i].n, hl[i].name, hl[i].name);
+        cg_wput(&w, &vb.rest);
+        cg_wclose(&w, "}");
+        cg_wclose(&w, "}");
+        cg_wopen(&w, "for (idx_t r = r0; r < hi; r += blockDim.y) {");
+    } else {
+        cg_wl(&w, "#pragma unroll 4");
+        cg_wopen(&w, "for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {");
+    }
     cg_decompose(g, o, w.ind, "r", k->mask);
     cg_wput(&w, &vbody);
     cg_wclose(&w, "}");

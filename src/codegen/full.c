@@ -21,15 +21,19 @@ void cg_full(cg *g, tc_buf *o)
             cg_store(g, T_ELEM, k->stores[i], NULL);
     cg_block body = g->body;
     cg_forget(g, T_ELEM);
-    cg_block vbody = {0};
+    cg_vbody vbody = {0};
     if (vec > 1) {
-        /* VEC elements per step, from vector loads where contiguous and aligned */
-        cg_vector_begin(g, vec, rank - 1);
+        /* VEC elements per step, from vector loads where contiguous and
+         * aligned; unrolled, the loads of every vector of a step first */
+        if (ks->unroll > 1)
+            cg_vbody_begin(g, vec, rank - 1);
+        else
+            cg_vector_begin(g, vec, rank - 1);
         for (int e = 0; e < vec; e++) {
             g->v.k = e;
             cg_accumulate_at(g, 0, NULL, 0, "base", e, true);
         }
-        vbody = g->body;
+        vbody = ks->unroll > 1 ? cg_vbody_end(g) : (cg_vbody){g->body, g->body};
         g->v.n = 1;
         cg_forget(g, T_ELEM);
     }

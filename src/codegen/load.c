@@ -81,7 +81,8 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
         const char *T = cg_store_type(n->dtype);
         /* a load whose address is the buffer plus index variables (and a
          * number) may run first: see g->v.hoist */
-        if (g->v.hoist && cg_dim_plain_sum(g, f0))
+        bool unrolled = g->v.hoist && g->ks->unroll > 1;
+        if (g->v.hoist && (unrolled || cg_dim_plain_sum(g, f0)))
             vload_line(g, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->v.n, vec, T,
                        g->v.n, ptr, off);
         else
@@ -96,6 +97,17 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
             g->v.capload = cap;
         }
         g->v.load[g->v.nload++] = (struct cg_vload){n, f0, vec};
+        if (unrolled) {
+            if (g->v.nhl == g->v.caphl) {
+                int cap = g->v.caphl ? 2 * g->v.caphl : 8;
+                struct cg_hload *nv = ARENA_ARRAY(g->a, struct cg_hload, cap);
+                if (g->v.nhl)
+                    memcpy(nv, g->v.hl, sizeof *nv * (size_t)g->v.nhl);
+                g->v.hl = nv;
+                g->v.caphl = cap;
+            }
+            g->v.hl[g->v.nhl++] = (struct cg_hload){T, vec, arena_printf(g->a, "%s + %s", ptr, off), g->v.n};
+        }
         if (g->v.cols) {
             const tc_dim *at0 = dim_subst(g->c, f0, nred, vn0, zeros);
             cg_align(g, arena_printf(g->a, "%s + %s", ptr, cg_index(g, at0)), dtype_size(n->dtype) * g->v.n);

@@ -18,7 +18,7 @@ int cg_fe_count(const cg *g)
  * search over the groups' first blocks: log2(groups) loads, from the kernel
  * parameters or L2), takes the group's addresses as the buffers' names, and
  * runs the pointwise loop over its chunk. */
-static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_block *vbody, const cg_block *body)
+static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_vbody *vbody, const cg_block *body)
 {
     tc_plan *p = g->bufs->plan;
     int nt = cg_fe_count(g), chunk = g->ks->chunk;
@@ -77,16 +77,12 @@ void cg_pointwise(cg *g, tc_buf *o)
     cg_block scalar_body = g->body;
     cg_forget(g, T_ELEM);
 
-    cg_block vec_body = {0};
+    cg_vbody vec_body = {0};
     if (vec > 1) {
-        cg_vector_begin(g, vec, r - 1);
-        g->v.loads = (cg_block){0};
-        g->v.hoist = true;
+        cg_vbody_begin(g, vec, r - 1);
         for (int i = 0; i < k->nstores; i++)
             cg_vector_store(g, k->stores[i], vec);
-        g->v.hoist = false;
-        vec_body = g->v.loads;
-        cg_block_cat(&vec_body, g->a, &g->body);
+        vec_body = cg_vbody_end(g);
         g->v.n = 1;
         cg_forget(g, T_ELEM);
     }
@@ -147,22 +143,45 @@ void cg_tiled(cg *g, tc_buf *o)
     cg_wopen(&w, "for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {");
     cg_wl(&w, "const idx_t ta = t %% ta_n, tb = (t / ta_n) %% tb_n, rest = t / ta_n / tb_n;");
     cg_decompose(g, o, w.ind, "rest", others);
-    cg_wl(&w, "#pragma unroll");
-    cg_wopen(&w, "for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */");
-    cg_wl(&w, "const idx_t i%d = ta * 32 + threadIdx.y + 8 * kk, i%d = tb * 32 + threadIdx.x;", A, B);
-    cg_wopen(&w, "if (i%d < na && i%d < nb) {", A, B);
-    for (int i = 0; i < g->tl.nload; i++)
-        cg_wl(&w, "%s[threadIdx.y + 8 * kk][threadIdx.x] = %s;", g->tl.load[i].name, g->tl.load[i].expr);
-    cg_wclose(&w, "}");
-    cg_wclose(&w, "}");
-    cg_wl(&w, "__syncthreads();");
-    cg_wl(&w, "#pragma unroll");
-    cg_wopen(&w, "for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */");
-    cg_wl(&w, "const idx_t i%d = ta * 32 + threadIdx.x, i%d = tb * 32 + threadIdx.y + 8 * kk;", A, B);
-    cg_wopen(&w, "if (i%d < na && i%d < nb) {", A, B);
-    cg_wput(&w, &body);
-    cg_wclose(&w, "}");
-    cg_wclose(&w, "}");
+    /* A whole tile (ks->unroll > 1) runs its four steps without bounds
+     * tests, so their loads are all in flight at once; a test per step
+     * (the edges) kept one. */
+    bool whole = g->ks->unroll > 1;
+    if (whole)
+        cg_wl(&w, "const bool whole_ = na - ta * 32 >= 32 && nb - tb * 32 >= 32;");
+    for (int phase = 1; phase <= 2; phase++) {
+        if (whole)
+            cg_wopen(&w, "if (whole_) {");
+        for (int edge = whole ? 0 : 1; edge <= 1; edge++) {
+            if (whole && edge) {
+                cg_wclose(&w, "} else {");
+                cg_win(&w);
+            }
+            cg_wl(&w, "#pragma unroll");
+            if (phase == 1) {
+                cg_wopen(&w, "for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */");
+                cg_wl(&w, "const idx_t i%d = ta * 32 + threadIdx.y + 8 * kk, i%d = tb * 32 + threadIdx.x;", A, B);
+            } else {
+                cg_wopen(&w, "for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */");
+                cg_wl(&w, "const idx_t i%d = ta * 32 + threadIdx.x, i%d = tb * 32 + threadIdx.y + 8 * kk;", A, B);
+            }
+            if (edge)
+                cg_wopen(&w, "if (i%d < na && i%d < nb) {", A, B);
+            if (phase == 1)
+                for (int i = 0; i < g->tl.nload; i++)
+                    cg_wl(&w, "%s[threadIdx.y + 8 * kk][threadIdx.x] = %s;", g->tl.load[i].name,
+                          g->tl.load[i].expr);
+            else
+                cg_wput(&w, &body);
+            if (edge)
+                cg_wclose(&w, "}");
+            cg_wclose(&w, "}");
+        }
+        if (whole)
+            cg_wclose(&w, "}");
+        if (phase == 1)
+            cg_wl(&w, "__syncthreads();");
+    }
     cg_wl(&w, "__syncthreads(); /* the tiles are reused by the next iteration */");
     cg_wclose(&w, "}");
 }

@@ -6,9 +6,44 @@
  */
 #include "sched/sched.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, SCAN_BLOCK = 128 };
+
+/* Loads in flight (issue 14, bench/causes.json): a thread of a pointwise,
+ * whole-tensor or split-column kernel loads ksched.unroll vectors (rows of
+ * vectors) before it computes with any of them; tiles run whole without
+ * bounds tests (TILE_WHOLE).  One vector at a time was the suspected cause
+ * of gelu_chain, bias_gelu, col_sum and full_sum at 79-92 % of the
+ * ceiling, behind Inductor (H200, 2026-11-26): the SASS (sm_90) showed
+ * one LDG.128 in flight per thread (the column loop's `#pragma unroll 4`
+ * kept an exit test between its loads, and stores through pointers NVRTC
+ * cannot prove distinct, a foreach kernel's, pin each step's loads).  With
+ * 4: col_sum and full_sum issue 4 before the first add, fma4 8 before its
+ * first store, gelu_chain 2 and then 2 more (ptxas interleaves them with
+ * the math at 32 registers), bias_gelu 2 vectors of x and b at a time.
+ * Not yet timed on a GPU (the session's device budget ran out):
+ * bench/tune.sh compares the knobs below in one call, 1 against 4.
+ * At most LOADS_IN_FLIGHT vectors a step (AdamW reads 4 buffers: 2 vectors
+ * a step, 64 registers; at 4, 122), and the unrolled work within the budget.  COL_SPLIT:
+ * the split column kernels' slices of a reduced range of unknown length. */
+enum { PW_UNROLL = 4, FULL_UNROLL = 4, COL_SPLIT = 32, COL_UNROLL = 4, TILE_WHOLE = 1,
+       LOADS_IN_FLIGHT = 8 };
+
+/* Tuning knobs for measuring launch shapes (bench/README.md): the
+ * environment variable's value when it is a number in [lo, hi] and a
+ * multiple of `mult`, else dflt.  Read when a program is compiled; the
+ * generated source differs, so the kernel cache keeps the variants apart. */
+static int knob(const char *name, int dflt, int lo, int hi, int mult)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return dflt;
+    char *end;
+    long v = strtol(e, &end, 10);
+    return *end || v < lo || v > hi || v % mult ? dflt : (int)v;
+}
 /* Long rows: the most blocks of a cluster a row is split across (sched.h,
  * "Clusters").  16 is past the portable 8: the runtime takes 8 wherever 8
  * blocks of up to 1024 threads hold the row, 16 past that (runtime/exec.c,
@@ -74,6 +109,27 @@ static bool over_fn_budget(const ffn *f)
 #define TC_FE_STEPS 8
 #endif
 enum { FE_STEPS = TC_FE_STEPS };
+
+/* u, halved until its loads in flight and its unrolled work fit */
+static int cap_unroll(const fkernel *k, const ksched *ks, int u)
+{
+    while (u > 1 && ((int64_t)k->work * ks->vec * u > UNROLLED || u * k->nreads > LOADS_IN_FLIGHT))
+        u /= 2;
+    return u;
+}
+
+/* The pointwise unroll (a power of two up to 8) for a kernel with vectors;
+ * 1 without them or past the budget (the work is written once per lane of
+ * every vector). */
+static int pw_unroll(const fkernel *k, const ksched *ks, const char *env, int dflt)
+{
+    if (ks->vec < 2 || ks->compact)
+        return 1;
+    int u = knob(env, dflt, 1, 8, 1);
+    if (u != 1 && u != 2 && u != 4 && u != 8)
+        u = dflt;
+    return cap_unroll(k, ks, u);
+}
 
 static const tc_dim *prod(tc_dimctx *c, const fkernel *k, bool reduced)
 {
@@ -240,6 +296,7 @@ static void sched_tiles(const sctx *x, const fkernel *k, ksched *ks)
         if (v != ks->tile)
             batch = dim_mul(c, batch, k->dom[v]);
     ks->grid = dim_mul(c, tiles, batch);
+    ks->unroll = knob("TENSORC_TILE_WHOLE", TILE_WHOLE, 0, 1, 1) ? 2 : 1;
     ks->why = "a read is contiguous along another axis than the output's: 32 x 32 tiles "
               "through shared memory, so reads and writes are both coalesced";
 }
@@ -258,7 +315,8 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
         ks->vec = 1;
     /* as if 4 lanes wide whatever the dtype: the same rule for f64 */
     ks->compact = k->work * 4 > UNROLLED || x->s->big;
-    ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec));
+    ks->unroll = pw_unroll(k, ks, "TENSORC_PW_UNROLL", PW_UNROLL);
+    ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec * ks->unroll));
     ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
                             "accesses where contiguous and aligned"
               : big ? "one thread per element, grid-stride; scalar: the budget (the work "
@@ -266,7 +324,10 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
                     : "one thread per element, grid-stride";
     if (x->f->l->g->elementwise && x->f->nk == 1) {
         ks->foreach = true;
-        ks->chunk = BLOCK * ks->vec * FE_STEPS;
+        int steps = knob("TENSORC_FE_STEPS", FE_STEPS, 1, 64, 1);
+        if (steps % ks->unroll)
+            steps = ks->unroll;
+        ks->chunk = BLOCK * ks->vec * steps;
         ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, ks->chunk));
         ks->why = "elementwise function: blocks take chunks of one tensor group each (any "
                   "number of groups in one launch); 16-byte accesses where aligned";
@@ -285,8 +346,9 @@ static void sched_full(const sctx *x, const fkernel *k, ksched *ks)
     for (int j = 0; j < k->nstores; j++)
         elem_store |= fuse_is_element(k, k->stores[j]) && k->stores[j]->kind != LK_REDUCE;
     ks->vec = elem_store ? 1 : 16 / sched_widest(k);
+    ks->unroll = pw_unroll(k, ks, "TENSORC_FULL_UNROLL", FULL_UNROLL);
     ks->grid = dim_ceildiv(c, ks->rowlen, dim_const(c, BLOCK * 4 * ks->vec));
-    ks->grid_cap = FULL_GRID_CAP;
+    ks->grid_cap = knob("TENSORC_FULL_GRID", FULL_GRID_CAP, 1, 65536, 1);
     ks->why = "whole-tensor reduction: blocks reduce slices into a workspace, the last "
               "block combines them in order";
     if (ks->nphases > 1)
@@ -357,9 +419,11 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
     tc_dimctx *c = x->c;
     ks->kind = SCH_COLUMNS;
     ks->compact = x->s->big;
-    ks->block[0] = COL_X;
-    ks->block[1] = COL_Y;
-    ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, COL_X));
+    /* 256 threads in all (tc_col_reduce's shared memory) */
+    int cx = knob("TENSORC_COL_X", COL_X, 16, 256, 16);
+    ks->block[0] = cx;
+    ks->block[1] = 256 / cx;
+    ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, cx));
     ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
               "block.y splits the reduced range";
     /* One pass: split the reduced range across blocks too, or a
@@ -378,7 +442,7 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
             vec = ROW_ITEMS;
     }
     int64_t len;
-    ks->split = 32;
+    ks->split = knob("TENSORC_COL_SPLIT", COL_SPLIT, 2, 1024, 1);
     if (dim_is_const(ks->rowlen, &len))
         ks->split = len >= 32 * 256 ? 32 : len >= 2 * 256 ? (int)(len / 256) : 1;
     if (ks->nphases != 1 || ks->split < 2) {
@@ -394,7 +458,8 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
      * the column count is the fix for both. */
     if (vec > 1) {
         ks->vec = vec;
-        ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, (int64_t)COL_X * vec));
+        ks->unroll = ks->compact ? 1 : cap_unroll(k, ks, knob("TENSORC_COL_UNROLL", COL_UNROLL, 1, 16, 1));
+        ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, (int64_t)cx * vec));
     }
     ks->grid = dim_mul(c, ks->grid, dim_const(c, ks->split));
     ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
@@ -429,6 +494,7 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     ks->block[0] = ks->block[1] = ks->block[2] = 1;
     ks->grid_cap = GRID_MAX;
     ks->vec = 1;
+    ks->unroll = 1;
     if (k->kind == KK_EXTERN) {
         ks->kind = SCH_EXTERN;
         sched_matmul(k, ks, a);
@@ -523,6 +589,13 @@ void sched_print(tc_buf *b, const sfn *s)
                        ks->k->rank - 1);
         else if (ks->kind == SCH_POINTWISE || (ks->kind == SCH_FULL && ks->vec > 1))
             buf_printf(b, "    vector width %d\n", ks->vec);
+        if (ks->unroll > 1 && ks->tile >= 0)
+            buf_puts(b, "    whole tiles without bounds tests (their loads in flight together)\n");
+        else if (ks->unroll > 1 && ks->kind == SCH_COLUMNS)
+            buf_printf(b, "    %d rows a thread a step, all loaded before any is added (the same order)\n",
+                       ks->unroll);
+        else if (ks->unroll > 1)
+            buf_printf(b, "    %d vectors a thread a step, all loaded before any is used\n", ks->unroll);
         if (ks->foreach)
             buf_printf(b, "    foreach: a block per chunk of %d elements of one tensor group\n", ks->chunk);
         if (ks->kind == SCH_COLUMNS && ks->split)

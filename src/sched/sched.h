@@ -128,6 +128,10 @@ typedef struct ksched {
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */
     bool foreach;           /* SCH_POINTWISE of an elementwise function: runs over tensor groups */
     int chunk;              /* foreach: elements a block takes of one group */
+    int unroll;             /* POINTWISE, FULL with vectors: vectors a thread loads before
+                             * computing any (blockDim.x vectors apart), 1: one at a time;
+                             * COLUMNS split with vectors: rows a thread loads so; tiled
+                             * POINTWISE: > 1 runs whole tiles without bounds tests */
     bool compact;           /* past the unrolled budget: code size linear in the work with a
                              * small constant (see "Compact kernels" above) */
     const tc_dim *numel;    /* elements of the domain */

@@ -159,6 +159,15 @@ void sched_verify(const sfn *s, tc_arena *a, tc_diag *d)
             bad(s, i, d, "the strategy does not fit the kernel's kind");
         if (ks->tile < -1 || (ks->tile >= 0 && (ks->tile >= k->rank - 1 || ks->kind != SCH_POINTWISE)))
             bad(s, i, d, "tiles along no axis before the last");
+        /* codegen's unrolled loop: a power of two of vectors, and a foreach
+         * chunk a whole number of its steps */
+        if (ks->unroll < 1 || ks->unroll > 16 ||
+            (ks->kind != SCH_COLUMNS && (ks->unroll > 8 || (ks->unroll & (ks->unroll - 1)))) ||
+            (ks->unroll > 1 && ks->tile < 0 && (ks->vec < 2 || ks->kind == SCH_ROWS ||
+                                ks->kind == SCH_SCAN || ks->kind == SCH_EXTERN)) ||
+            (ks->foreach && ks->chunk % (ks->block[0] * ks->vec * ks->unroll)))
+            bad(s, i, d, "an unroll that is not a power of two up to 8 (columns: up to 16) of a "
+                         "vector loop");
         if (ks->foreach && (ks->kind != SCH_POINTWISE || ks->chunk < 1 || ks->tile >= 0))
             bad(s, i, d, "foreach without a pointwise chunk");
         if (ks->split < 0 || (ks->split && (ks->kind != SCH_COLUMNS || ks->nphases != 1)))

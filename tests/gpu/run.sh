@@ -18,6 +18,8 @@
 #                  `tensorc run --device=cuda --check`, compute-sanitizer
 #                  memcheck over a subset, the kernel cache and --bench
 #                  (suite.py's header has the details);
+#   launch_shapes.sh  the tuned pointwise, whole-tensor, column and tiled
+#                  launch shapes at every knob setting (sched.c);
 #   scans.sh, gather.py  scans, gather, iota and the class-index losses
 #                  against the interpreter at awkward lengths;
 #   vjp.sh         the examples' vjp pairs: each forward, then its backward on
@@ -179,6 +181,17 @@ if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
         passed=$((passed + p)); failed=$((failed + f))
     else
         say "gather.py ended without a summary"; failed=$((failed + 1))
+    fi
+    # the tuned launch shapes at every knob set (tests/gpu/launch_shapes.sh)
+    say "== launch_shapes.sh"
+    (cd "$root" && bash "$here/launch_shapes.sh" "$(dirname "$(realpath "$tc")")") 2>&1 |
+        tee "$work.shapes.out" | tee -a "$log"
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.shapes.out" | tail -1)
+    if [ -n "$last" ]; then
+        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
+        passed=$((passed + p)); failed=$((failed + f))
+    else
+        say "launch_shapes.sh ended without a summary"; failed=$((failed + 1))
     fi
 fi
 

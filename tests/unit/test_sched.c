@@ -9,6 +9,10 @@
  *               vectorizes only when it reduces the last (contiguous) axis
  *               alone, a columns kernel only when the last axis is kept and
  *               nothing is stored per element; items * vec is block_per;
+ *   unroll      vectors a thread loads a step: 1, or a power of two up to
+ *               8 (a split column kernel's rows: up to 16) where there are
+ *               vectors, at most 8 loads a step, never compact; pointwise
+ *               grids cover the domain with it (threads * vec * unroll);
  *   cluster     a rows kernel splits rows across a cluster only when it
  *               keeps them in registers (not compact), of a power of two
  *               of at most 16 blocks;
@@ -130,6 +134,17 @@ static void check_shape(const sfn *s, int i)
         FAIL(s, i, "vector width %d", v);
     if (v > 1 && v * widest(k) > 16)
         FAIL(s, i, "vector width %d of %d-byte elements passes 16 bytes", v, widest(k));
+    /* unrolled vector loops: with vectors, of pointwise, whole-tensor or
+     * split-column kernels (a tiled one: whole tiles), not compact, at most
+     * 8 vector loads a step (sched.c, LOADS_IN_FLIGHT) */
+    int u = ks->unroll;
+    if (u < 1 || u > 16 || (ks->kind != SCH_COLUMNS && (u & (u - 1))))
+        FAIL(s, i, "unroll %d", u);
+    if (u > 1 && ks->tile < 0 &&
+        (v < 2 || ks->compact || (long)u * k->nreads > 8 ||
+         (ks->kind != SCH_POINTWISE && ks->kind != SCH_FULL && !(ks->kind == SCH_COLUMNS && ks->split))))
+        FAIL(s, i, "unroll %d of a %d kernel, vector width %d, %d reads%s", u, ks->kind, v, k->nreads,
+             ks->compact ? ", compact" : "");
     unsigned all = k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
     switch (k->kind) {
     case KK_POINTWISE:
@@ -257,7 +272,7 @@ static int check_grids(const sfn *s, const tc_dimbind *b, int nb)
             FAIL(s, i, "grid cap %lld", (long long)ks->grid_cap);
         int64_t threads = (int64_t)ks->block[0] * ks->block[1] * ks->block[2];
         if (ks->kind == SCH_POINTWISE) {
-            int64_t per = ks->foreach ? ks->chunk : ks->tile >= 0 ? 32 * 32 : threads * ks->vec;
+            int64_t per = ks->foreach ? ks->chunk : ks->tile >= 0 ? 32 * 32 : threads * ks->vec * ks->unroll;
             if (grid * per < numel)
                 FAIL(s, i, "grid %lld of %lld elements each does not cover %lld", (long long)grid,
                      (long long)per, (long long)numel);

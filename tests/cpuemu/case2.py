@@ -1,0 +1,25 @@
+"""case2.py - tiled transpose_add and two_out, whole tiles or tested steps (6 shapes, a grid of 2), and split columns col_sum, col_stats, mid_mean at every column unroll (1 to 16) under three slice and block settings: bitwise equal."""
+import os
+import sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from emu import *
+P = Prog()
+base = {}
+# tiled: whole tiles vs tested steps, bitwise
+tv = [base, {"TENSORC_TILE_WHOLE": "0"}]
+for (N, M) in [(1, 1), (3, 5), (33, 65), (100, 31), (64, 96), (65, 33)]:
+    P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, specials=1)
+    P.plain(PROG, "two_out", tv, {"N": N, "D": M}, {"x": N * M, "s": N}, {"p": N * M, "q": N * M}, specials=1)
+    P.plain(PROG, "transpose_add", tv, {"N": N, "M": M}, {"x": N * M, "y": M * N}, {"out": M * N}, grid=2)
+# columns: the same split and block, any unroll: the same bits (floats, NaN/inf)
+C = lambda **kw: {("TENSORC_" + k): str(v) for k, v in kw.items()}
+for (N, D) in [(1, 1), (3, 5), (1031, 37), (517, 130), (2049, 4), (77, 1028), (40, 131)]:
+    for extra in [{}, dict(COL_SPLIT=16, COL_X=16), dict(COL_SPLIT=64, COL_X=64)]:
+        cv = [C(**extra), C(COL_UNROLL=1, **extra), C(COL_UNROLL=2, **extra), C(COL_UNROLL=3, **extra), C(COL_UNROLL=4, **extra), C(COL_UNROLL=8, **extra), C(COL_UNROLL=16, **extra)]
+        for off in [{}, {"x": 1}]:
+            P.plain(PROG, "col_sum", cv, {"N": N, "D": D}, {"x": N * D}, {"out": D}, off=off, specials=1)
+        P.plain(PROG, "col_stats", cv, {"N": N, "D": D}, {"x": N * D}, {"s": D, "m": D}, specials=1)
+for (B, N, D) in [(3, 1031, 37), (2, 513, 128), (5, 2, 4)]:
+    cv = [base, C(COL_UNROLL=1), C(COL_UNROLL=4), C(COL_UNROLL=3)]
+    P.plain(PROG, "mid_mean", cv, {"B": B, "N": N, "D": D}, {"x": B * N * D}, {"out": B * D}, specials=1)
+P.write(sys.argv[1])
