@@ -15,6 +15,7 @@ static dim3_ threadIdx, blockIdx, blockDim, gridDim;
 typedef int idx_t;
 typedef unsigned long long tc_u64;
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
 template <class T> inline T __shfl_up_sync(unsigned, T v, int) { abort(); return v; }
 static inline void __syncthreads() { abort(); }
 template <class T> inline T tc_max(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; }

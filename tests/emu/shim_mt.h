@@ -21,6 +21,7 @@ static std::barrier<> *wbar[32];
 typedef int idx_t;
 typedef unsigned long long tc_u64;
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+static inline double __longlong_as_double(long long i) { double d; memcpy(&d, &i, 8); return d; }
 static inline void __syncthreads() { bar->arrive_and_wait(); }
 static double xchg[1024];
 template <class T> inline T __shfl_up_sync(unsigned, T v, int o) {
