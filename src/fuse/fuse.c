@@ -178,6 +178,7 @@ ffn *fuse_fn_budget(const lfn *f, const fuse_budget *bud, tc_arena *a, tc_diag *
     if (f->g->elementwise)
         fuse_elementwise_one(&x);
     fuse_build_kernels(&x);
+    fuse_attention(o, a);
     return o;
 }
 

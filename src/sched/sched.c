@@ -421,7 +421,10 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     ks->vec = 1;
     if (k->kind == KK_EXTERN) {
         ks->kind = SCH_EXTERN;
-        sched_matmul(k, ks, a);
+        if (k->attn)
+            sched_attn(c, k, ks, a);
+        else
+            sched_matmul(k, ks, a);
         return;
     }
     if (k->kind == KK_SCAN) {
@@ -482,6 +485,10 @@ void sched_print(tc_buf *b, const sfn *s)
     for (int i = 0; i < s->nk; i++) {
         const ksched *ks = &s->k[i];
         buf_printf(b, "  kernel %d %s: %s\n", i, ks->k->name, kind_name(ks->kind));
+        if (ks->kind == SCH_EXTERN && ks->k->attn) {
+            sched_print_attn(b, ks);
+            continue;
+        }
         if (ks->kind == SCH_EXTERN) {
             sched_print_matmul(b, ks);
             continue;
