@@ -96,11 +96,9 @@ const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_di
     /* v is read over the output product's variables: $r-1 the head dim, $r the key */
     buf_puts(&fns, offset_fn(g, "voff", "long long kb_", at->v.src, zeroed(g, &at->v, r + 1, m | key | hd),
                              kv, 0));
-    lref oref = {(lnode *)m2, NULL};
     const tc_dim *oid[TC_MAX_RANK];
     for (int j = 0; j < r; j++)
         oid[j] = j == r - 1 ? dim_const(c, 0) : g->l->vars[j];
-    oref.idx = oid;
     buf_puts(&fns, offset_fn(g, "ooff", "long long kb_, long long r_", m2, oid, kv, rows));
     /* the score: the program's expression of the product at (kb, r, l) */
     tc_buf sc;
@@ -160,10 +158,10 @@ const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_di
     st->block[0] = ATTN_THREADS;
     st->block[1] = st->block[2] = 1;
     /* a 4-byte ticket per group (16-byte rounded), then per group and
-     * split ATTN_ROWS rows of (output, sum, max) in f32 */
+     * split ATTN_ROWS output rows (f32, float4-aligned), maxima and sums */
     st->ws_bytes = dim_add(c, dim_mul(c, dim_ceildiv(c, ks->at_groups, dim_const(c, 4)), dim_const(c, 16)),
                            dim_mul(c, dim_mul(c, ks->at_groups, ks->at_splits),
-                                   dim_const(c, (int64_t)ATTN_ROWS * (at->d + 2) * 4)));
+                                   dim_const(c, ((int64_t)ATTN_ROWS * ((at->d + 3) / 4 * 4) + 16) * 4)));
     st->idx64 = p->idx64 || g->wide;
     st->loops = g->loops;
     st->nloops = g->nloops;

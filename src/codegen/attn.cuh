@@ -37,20 +37,26 @@ template <int DT> __device__ __forceinline__ unsigned tc_at_pk(float lo, float h
     return DT == 1 ? tc_f2h2(lo, hi) : tc_f2bf2(lo, hi);
 }
 
-template <int DT> __device__ __forceinline__ void tc_at_mma(float *d, unsigned a0, unsigned a2, unsigned b0,
-                                                             unsigned b1) {
+/* d += A B, m16n8k16: A's registers a0..a3 (rows g, g + 8; columns 2c, 2c + 8), B's b0, b1 */
+template <int DT> __device__ __forceinline__ void tc_at_mma4(float *d, unsigned a0, unsigned a1, unsigned a2,
+                                                              unsigned a3, unsigned b0, unsigned b1) {
 #if __CUDA_ARCH__ >= 800
     if (DT == 1)
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
                      "{%8,%9}, {%0,%1,%2,%3};"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
     else
         asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
                      "{%8,%9}, {%0,%1,%2,%3};"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                     : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 #endif
+}
+/* the same with A's rows 8..15 zero (8 query rows) */
+template <int DT> __device__ __forceinline__ void tc_at_mma(float *d, unsigned a0, unsigned a2, unsigned b0,
+                                                             unsigned b1) {
+    tc_at_mma4<DT>(d, a0, 0u, a2, 0u, b0, b1);
 }
 
 __device__ __forceinline__ unsigned tc_at_trans(unsigned x) {
@@ -71,6 +77,8 @@ template <int D> struct tc_at_smem {
     float o[4][8][D];
     float q[8][D];
     float bm[8];
+    float red[128];
+    float w[64][8], lw[8];
     int last;
 };
 
@@ -91,28 +99,46 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D> &sh, const typename
             qa[2 * p + h][0] = tc_at_pk<DT>(qs[0], qs[1]);
             qa[2 * p + h][1] = tc_at_pk<DT>(qs[2], qs[3]);
         }
-    float o[P][4][4];
+    /* O^T = V^T P^T: o[p][h] holds O[row 2c + e][d] for e = 0, 1 at the
+     * head dims dcol(p, 2h) (entries 0, 1) and dcol(p, 2h + 1) (2, 3),
+     * dcol(p, j) = 32p + 8(g >> 1) + 2j + (g & 1) */
+    float o[P][2][4];
 #pragma unroll
     for (int p = 0; p < P; p++)
 #pragma unroll
-        for (int j = 0; j < 4; j++)
+        for (int h = 0; h < 2; h++)
 #pragma unroll
             for (int e = 0; e < 4; e++)
-                o[p][j][e] = 0.0f;
+                o[p][h][e] = 0.0f;
     float m = -__int_as_float(0x7f800000), lsum = 0.0f;
     const bool row_ok = g < nr;
-    for (long long key0 = l0 + 16 * warp; key0 < l1; key0 += 64) {
-        uint4 kr[2][P], vr[2][P];
+    /* the next step's k and v are loaded while this one computes */
+    uint4 kn[2][P], vn[2][P];
+    auto load = [&](long long key0) {
 #pragma unroll
         for (int t = 0; t < 2; t++) {
             const long long key = key0 + 8 * t + g;
             const bool ok = key < l1;
 #pragma unroll
             for (int p = 0; p < P; p++) {
-                kr[t][p] = ok ? *(const uint4 *)(kp + key * ks + 32 * p + 8 * c) : make_uint4(0, 0, 0, 0);
-                vr[t][p] = ok ? *(const uint4 *)(vp + key * vs + 32 * p + 8 * c) : make_uint4(0, 0, 0, 0);
+                kn[t][p] = ok ? __ldg((const uint4 *)(kp + key * ks + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
+                vn[t][p] = ok ? __ldg((const uint4 *)(vp + key * vs + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
             }
         }
+    };
+    if (l0 + 16 * warp < l1)
+        load(l0 + 16 * warp);
+    for (long long key0 = l0 + 16 * warp; key0 < l1; key0 += 64) {
+        uint4 kr[2][P], vr[2][P];
+#pragma unroll
+        for (int t = 0; t < 2; t++)
+#pragma unroll
+            for (int p = 0; p < P; p++) {
+                kr[t][p] = kn[t][p];
+                vr[t][p] = vn[t][p];
+            }
+        if (key0 + 64 < l1)
+            load(key0 + 64);
         float s[2][4];
 #pragma unroll
         for (int t = 0; t < 2; t++) {
@@ -150,19 +176,29 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D> &sh, const typename
                 lsum = lsum * (t == 0 && e == 0 ? alpha : 1.0f) + pr[t][e];
             }
         m = mn;
-        const unsigned a0 = tc_at_pk<DT>(pr[0][0], pr[0][1]), a2 = tc_at_pk<DT>(pr[1][0], pr[1][1]);
+        /* P^T as B: lane (g, c) has row g's keys 2c + e and 8 + 2c + e */
+        const unsigned b0 = tc_at_pk<DT>(pr[0][0], pr[0][1]), b1 = tc_at_pk<DT>(pr[1][0], pr[1][1]);
+        /* the rescale of rows 2c and 2c + 1, whose state lanes 8c and 8c + 4 hold */
+        const float al0 = __shfl_sync(0xffffffffu, alpha, 8 * c), al1 = __shfl_sync(0xffffffffu, alpha, 8 * c + 4);
 #pragma unroll
-        for (int p = 0; p < P; p++)
+        for (int p = 0; p < P; p++) {
+            /* V^T's 8 x 8 pieces: lane (g, c) gets V[key0 + 8t + 2c + e][dcol(p, j)] */
+            unsigned tv[2][4];
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int t = 0; t < 2; t++)
 #pragma unroll
-                for (int e = 0; e < 4; e++)
-                    o[p][j][e] *= alpha;
-                tc_at_mma<DT>(o[p][j], a0, a2, tc_at_trans(tc_at_word(vr[0][p], j)),
-                              tc_at_trans(tc_at_word(vr[1][p], j)));
+                for (int j = 0; j < 4; j++)
+                    tv[t][j] = tc_at_trans(tc_at_word(vr[t][p], j));
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                o[p][h][0] *= al0;
+                o[p][h][1] *= al1;
+                o[p][h][2] *= al0;
+                o[p][h][3] *= al1;
+                tc_at_mma4<DT>(o[p][h], tv[0][2 * h], tv[0][2 * h + 1], tv[1][2 * h], tv[1][2 * h + 1], b0, b1);
             }
+        }
     }
-    /* the row's sum over its four lanes; lane (g, c) has O[g][32p + 8c + 2j + e] */
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 1);
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 2);
     if (c == 0) {
@@ -172,10 +208,13 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D> &sh, const typename
 #pragma unroll
     for (int p = 0; p < P; p++)
 #pragma unroll
-        for (int j = 0; j < 4; j++) {
-            sh.o[warp][g][32 * p + 8 * c + 2 * j] = o[p][j][0];
-            sh.o[warp][g][32 * p + 8 * c + 2 * j + 1] = o[p][j][1];
-        }
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                const int d = 32 * p + 8 * (g >> 1) + 2 * (2 * h + u) + (g & 1);
+                sh.o[warp][2 * c][d] = o[p][h][2 * u];
+                sh.o[warp][2 * c + 1][d] = o[p][h][2 * u + 1];
+            }
 }
 
 /* The FMA path: a key at a time, the head dim across the lanes. */
@@ -268,7 +307,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     const long long l0 = split * 256, l1 = l0 + 256 < L ? l0 + 256 : L;
     unsigned *tickets = (unsigned *)ws;
     float *part = (float *)(ws + ((groups * 4 + 3) / 4) * 16);
-    const long long psz = 8 * (D + 2);
+    const long long psz = 8 * ((D + 3) / 4 * 4) + 16;
     for (int i = threadIdx.x; i < 8 * D; i += blockDim.x) {
         const int r = i / D, d = i % D;
         sh.q[r][d] = r < nr ? tc_at_ld<DT>(q[qoff(kb, r0 + r) + d]) : 0.0f;
@@ -283,7 +322,9 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     else
         tc_at_fma_path<DT, D>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score);
     __syncthreads();
-    /* the block's partial: the warps combined */
+    /* the block's partial: the warps combined; a split's partial is the
+     * output rows (f32, rows DP apart: float4 aligned), then max and sum */
+    constexpr int DP = (D + 3) / 4 * 4;
     float *mine = part + (grp * splits + split) * psz;
     if (threadIdx.x < 8) {
         const int r = threadIdx.x;
@@ -301,9 +342,12 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
             const float wt = sh.m[w][r] == ninf ? 0.0f : expf(sh.m[w][r] - bm);
             acc += wt * (d == D ? sh.l[w][r] : sh.o[w][r][d]);
         }
-        mine[r * (D + 2) + d] = acc;
-        if (d == D)
-            mine[r * (D + 2) + D + 1] = bm;
+        if (d == D) {
+            mine[8 * DP + r] = bm;
+            mine[8 * DP + 8 + r] = acc;
+        } else {
+            mine[r * DP + d] = acc;
+        }
     }
     __threadfence();
     __syncthreads();
@@ -315,32 +359,79 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     if (!sh.last)
         return;
     __threadfence();
+    /* the last block: the splits in order.  The maxima first (each thread
+     * a row and every 16th split, then the rows' 16 in order), then chunks
+     * of 64 splits: their weights, the sums in order, and each thread's
+     * float4 pieces of the output rows with many loads in flight. */
     float *gp = part + grp * splits * psz;
+    {
+        const int r = threadIdx.x & 7;
+        float mx = ninf;
+        for (long long s = threadIdx.x >> 3; s < splits; s += 16)
+            mx = tc_max(mx, __ldcg(gp + s * psz + 8 * DP + r));
+        sh.red[threadIdx.x] = mx;
+    }
+    __syncthreads();
     if (threadIdx.x < 8) {
-        const int r = threadIdx.x;
-        float M = ninf;
-        for (long long s = 0; s < splits; s++)
-            M = tc_max(M, __ldcg(gp + s * psz + r * (D + 2) + D + 1));
-        sh.bm[r] = M;
+        float mx = ninf;
+        for (int j = 0; j < 16; j++)
+            mx = tc_max(mx, sh.red[j * 8 + threadIdx.x]);
+        sh.bm[threadIdx.x] = mx;
+        sh.lw[threadIdx.x] = 0.0f;
     }
-    __syncthreads();
-    for (int i = threadIdx.x; i < 8 * D; i += blockDim.x) {
-        const int r = i / D, d = i % D;
-        const float M = sh.bm[r];
-        float acc = 0.0f, ls = 0.0f;
-        for (long long s = 0; s < splits; s++) {
-            const float *ps = gp + s * psz + r * (D + 2);
-            const float ms = __ldcg(ps + D + 1);
-            const float wt = ms == ninf ? 0.0f : expf(ms - M);
-            acc += wt * __ldcg(ps + d);
-            ls += wt * __ldcg(ps + D);
+    constexpr int NS = 8 * DP / 4;                /* float4 pieces of a partial's rows */
+    constexpr int PT = (NS + 127) / 128;          /* ... a thread */
+    float4 acc[PT];
+#pragma unroll
+    for (int j = 0; j < PT; j++)
+        acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (long long s0 = 0; s0 < splits; s0 += 64) {
+        const int ns = splits - s0 < 64 ? (int)(splits - s0) : 64;
+        __syncthreads();
+        for (int i = threadIdx.x; i < 8 * ns; i += blockDim.x) {
+            const int s = i >> 3, r = i & 7;
+            const float ms = __ldcg(gp + (s0 + s) * psz + 8 * DP + r);
+            sh.w[s][r] = ms == ninf ? 0.0f : expf(ms - sh.bm[r]);
         }
-        if (r < nr)
-            out[ooff(kb, r0 + r) + d] = tc_at_st<DT>(acc / ls);
+        __syncthreads();
+        if (threadIdx.x < 8)
+            for (int s = 0; s < ns; s++)
+                sh.lw[threadIdx.x] += sh.w[s][threadIdx.x] * __ldcg(gp + (s0 + s) * psz + 8 * DP + 8 + threadIdx.x);
+#pragma unroll
+        for (int j = 0; j < PT; j++) {
+            const int piece = threadIdx.x + 128 * j;
+            if (piece >= NS)
+                break;
+            const int r = piece / (DP / 4);
+            const float4 *src = (const float4 *)(gp + s0 * psz) + piece;
+#pragma unroll 8
+            for (int s = 0; s < ns; s++) {
+                const float4 x = __ldcg(src + s * (psz / 4));
+                const float wt = sh.w[s][r];
+                acc[j].x += wt * x.x;
+                acc[j].y += wt * x.y;
+                acc[j].z += wt * x.z;
+                acc[j].w += wt * x.w;
+            }
+        }
     }
     __syncthreads();
-    for (long long i = threadIdx.x; i < splits * psz; i += blockDim.x)
-        gp[i] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < PT; j++) {
+        const int piece = threadIdx.x + 128 * j;
+        if (piece >= NS)
+            break;
+        const int r = piece / (DP / 4), d0 = piece % (DP / 4) * 4;
+        const float ls = sh.lw[r];
+        const float a4[4] = {acc[j].x, acc[j].y, acc[j].z, acc[j].w};
+        if (r < nr)
+            for (int e = 0; e < 4; e++)
+                if (d0 + e < D)
+                    out[ooff(kb, r0 + r) + d0 + e] = tc_at_st<DT>(a4[e] / ls);
+    }
+    __syncthreads();
+    for (long long i = threadIdx.x; i < splits * psz / 4; i += blockDim.x)
+        ((float4 *)gp)[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (threadIdx.x == 0)
         tickets[grp] = 0;
 }
