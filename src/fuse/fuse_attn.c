@@ -183,8 +183,14 @@ static bool match(actx *x, lnode *m2, fattn *at)
     const tc_dim *hd = m2->shape[r - 1];
     if (!dim_is_const(hd, &at->d) || at->d < 1 || at->d > FUSE_ATTN_MAX_D)
         return false;
-    const lnode *kop = qk->in[1].src;   /* k^T as qk reads it: [.., D, L] */
-    if (!dim_eq(kop->shape[kop->rank - 2], hd) || !uses_var(f, qk->in[1].idx[kop->rank - 2], r))
+    /* the contraction of q @ k^T runs over the head dim: the dim of k that
+     * qk's contraction variable indexes */
+    const lnode *kop = qk->in[1].src;
+    bool hd_ok = false;
+    for (int j = 0; j < kop->rank; j++)
+        if (uses_var(f, qk->in[1].idx[j], r))
+            hd_ok = dim_eq(kop->shape[j], hd);
+    if (!hd_ok)
         return false;
     /* layouts: the head dim contiguous; keys a constant stride apart; q
      * and the output free of the key, k and v of the query rows */

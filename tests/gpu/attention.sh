@@ -4,6 +4,7 @@
 # interpreter (`run --check`), from examples/attention_decode.tc:
 #
 #   1. attention_decode (head dim 128), attention_decode_d64 and
+#      attention_gqa (the prelude's attention over [B, KVH, G, D]) and
 #      attention_decode_masked (a random bool mask over the keys: rows whose
 #      keys are all masked give NaN in both) in f16, bf16 and f32, at
 #      context lengths 1, 129, 8191 and 8192, batch 1, 3 and 8, groups of 1
@@ -23,7 +24,7 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL $*"; sed 's/^/    /' "$work/err" | head -4; }
 
-fns="attention_decode attention_decode_d64 attention_decode_masked"
+fns="attention_decode attention_decode_d64 attention_decode_masked attention_gqa"
 for fn in $fns; do
     if "$tc" compile "$prog" --fn "$fn" --dtype T=f16 --emit=plan >"$work/plan" 2>"$work/err" &&
         [ "$(grep -c 'step [0-9]*:' "$work/plan")" = 1 ] && grep -q tc_attn "$work/plan"; then
