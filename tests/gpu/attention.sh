@@ -8,7 +8,7 @@
 #      attention_decode_masked (a random bool mask over the keys: rows whose
 #      keys are all masked give NaN in both) in f16, bf16 and f32, at
 #      context lengths 1, 129, 8191 and 8192, batch 1, 3 and 8, groups of 1
-#      and 8 query heads per KV head.
+#      and 8 query heads per KV head (and 17: three groups of rows a block).
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
 #   3. Each function is one kernel (--emit=cuda's plan has one step).
 #
@@ -36,7 +36,7 @@ done
 for dt in ${TC_ATTN_DTYPES:-f16 bf16 f32}; do
     for fn in $fns; do
         for s in B=1,KVH=2,G=8,L=1 B=3,KVH=2,G=1,L=129 B=1,KVH=2,G=8,L=129 B=3,KVH=1,G=8,L=8191 \
-                 B=1,KVH=2,G=8,L=8192 B=8,KVH=2,G=8,L=8192; do
+                 B=1,KVH=2,G=8,L=8192 B=8,KVH=2,G=8,L=8192 B=2,KVH=1,G=17,L=300; do
             if "$tc" run "$prog" --fn "$fn" --shape "$s" --dtype "T=$dt" --random --seed 13 --check \
                 >"$work/out" 2>"$work/err"; then
                 ok
