@@ -8,9 +8,9 @@
 #      attention_decode_masked (a random bool mask over the keys: rows whose
 #      keys are all masked give NaN in both) in f16, bf16 and f32, at
 #      context lengths 1, 129, 8191 and 8192, batch 1, 3 and 8, groups of 1
-#      and 8 query heads per KV head (and 17: three groups of rows a block).
+#      and 8 query heads per KV head (and 17: three groups of 8 rows, blocks of their own).
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
-#   3. Each function is one kernel (--emit=cuda's plan has one step).
+#   3. Each function is one kernel (its --emit=plan has one step).
 #
 # TC_ATTN_DTYPES="f16" limits part 1.  Prints "N passed, M failed" last;
 # exit 0 when none failed.
