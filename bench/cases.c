@@ -129,6 +129,12 @@ const bench_case bench_cases[] = {
      CASE_PLAIN, NULL, NULL,
      "three generated matmul kernels and the sum: 4 launches (one kernel is issue 13's goal)",
      NULL, NULL},
+    /* issue 13: decode attention, 16 query heads over 2 KV heads, head dim
+     * 128, context 8192: one kernel (fusion's attention rule) */
+    {"gqa_decode_b1", "gqa_decode.tc", "gqa_decode", "B=1,KVH=2,G=8,L=8192", "B=1,KVH=2,G=8,L=512",
+     NULL, false, CASE_PLAIN, NULL, NULL, "one attention kernel (flash-decoding)", NULL, NULL},
+    {"gqa_decode_b8", "gqa_decode.tc", "gqa_decode", "B=8,KVH=2,G=8,L=8192", "B=8,KVH=2,G=8,L=512",
+     "B", false, CASE_PLAIN, NULL, NULL, "one attention kernel (flash-decoding)", NULL, NULL},
     /* F.cross_entropy of a language model's last layer (issue 14): one rows
      * kernel over the logits, a small one for the mean over rows; no split
      * (the mean reads every row), so the reference runs whole */

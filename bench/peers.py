@@ -312,6 +312,28 @@ def b_mlp_bwd(s):
     return fn, (x, w1, b1, w2, m, dout), nbytes(x, w1, b1, w2, m, dout) + nbytes(x, w1, b1, w2)
 
 
+def b_gqa_decode(s):
+    """../shared/bench/peers2.py's GQA decode: the math formulation (eager and
+    torch.compile), with SDPA beside it (run_case)."""
+    B, L = s["B"], s["L"]
+    q = torch.randn(B, 16, 1, 128, device=DEV, dtype=F16)
+    k = torch.randn(B, 2, L, 128, device=DEV, dtype=F16)
+    v = torch.randn(B, 2, L, 128, device=DEV, dtype=F16)
+
+    def fn(q, k, v):
+        b, hq, _, d = q.shape
+        hk = k.shape[1]
+        qg = q.view(b, hk, hq // hk, d)
+        sc = torch.einsum("bkgd,bknd->bkgn", qg.float(), k.float()) / math.sqrt(d)
+        p = torch.softmax(sc, dim=-1)
+        return torch.einsum("bkgn,bknd->bkgd", p, v.float()).to(q.dtype).reshape(b, hq, 1, d)
+    return fn, (q, k, v), nbytes(q, k, v) + nbytes(q)
+
+
+def sdpa_gqa(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+
 M64 = 64 << 20
 CASES = {
     # name: (shape, small shape (tc-bench's --quick), latency, builder)
@@ -368,6 +390,8 @@ CASES = {
                   b_gated_mlp),
     "lora": ({"M": 16, "K": 4096, "N": 4096, "R": 16}, {"M": 16, "K": 1024, "N": 1024, "R": 16}, False,
              b_lora),
+    "gqa_decode_b1": ({"B": 1, "L": 8192}, {"B": 1, "L": 512}, False, b_gqa_decode),
+    "gqa_decode_b8": ({"B": 8, "L": 8192}, {"B": 8, "L": 512}, False, b_gqa_decode),
     "cross_entropy_4096x128256": ({"N": 4096, "V": 128256}, {"N": 64, "V": 128256}, False,
                                   b_cross_entropy),
     # long rows (issue 14)
@@ -401,6 +425,19 @@ def run_case(name, quick):
     first = time.perf_counter() - t0
     row["inductor"] = measure(lambda: cf(*args), latency, quick)
     row["inductor"]["first_call_s"] = first
+    if name.startswith("gqa_decode"):
+        # SDPA eager (the peer to beat) and torch.compile of it, and the math
+        # formulation under max-autotune-no-cudagraphs (issue 13's table)
+        row["sdpa"] = measure(lambda: sdpa_gqa(*args), latency, quick)
+        torch._dynamo.reset()
+        cs = torch.compile(sdpa_gqa)
+        cs(*args)
+        row["inductor_sdpa"] = measure(lambda: cs(*args), latency, quick)
+        torch._dynamo.reset()
+        cm = torch.compile(fn, mode="max-autotune-no-cudagraphs")
+        cm(*args)
+        torch.cuda.synchronize()
+        row["inductor_max_autotune"] = measure(lambda: cm(*args), latency, quick)
     if latency:  # CUDA graphs: what Inductor offers for launch-bound work (not the table's figure)
         torch._dynamo.reset()
         cg = torch.compile(fn, mode="reduce-overhead")

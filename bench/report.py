@@ -465,6 +465,22 @@ def render(tc, peers, causes, stem, png_name, chart_note):
                 fmt(c.fused_host_us), fmt(c.eager_host_us),
                 fmt(chk.get("max_rel_err"), "%.1e") if chk.get("ok") else "–"))
         out.append("")
+    att = [c for c in cases if c.peer.get("sdpa")]
+    if att:
+        out.append("## Attention (issue 13: the peers beside SDPA)\n")
+        out.append("SDPA: F.scaled_dot_product_attention(enable_gqa=True) eager and under torch.compile; "
+                   "math: peers2.py's einsum formulation eager, torch.compile default and "
+                   "max-autotune-no-cudagraphs.\n")
+        out.append("| case | tensorc µs | SDPA µs | x SDPA | torch.compile(SDPA) µs | math eager µs | "
+                   "Inductor µs | max-autotune µs |")
+        out.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for c in att:
+            sd = num((c.peer.get("sdpa") or {}).get("us"))
+            out.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                c.name, c.tc_cell(), fmt(sd), fmt(sd / c.us if sd and c.us else None, "%.2f"),
+                fmt(num((c.peer.get("inductor_sdpa") or {}).get("us"))), fmt(c.eager_us),
+                fmt(c.ind_us), fmt(num((c.peer.get("inductor_max_autotune") or {}).get("us")))))
+        out.append("")
     out.append("## Latency cases (per call, 2000 back-to-back calls through the public API)\n")
     out.append("tensorc replay: the same call captured once (tc_capture, a CUDA graph) and run by "
                "tc_replay_run, 2000 back to back; per kernel: per replay over the kernels it launches. "

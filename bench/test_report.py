@@ -54,7 +54,8 @@ def fields_read_by_report():
 
 
 PEER_ONLY = {"eager", "inductor", "us", "skipped", "first_call_s", "eager_fused", "eager_forloop",
-             "inductor_reduce_overhead", "sdpa", "torch", "triton", "cuda", "full", "cases"}
+             "inductor_reduce_overhead", "torch", "triton", "cuda", "full", "cases",
+             "sdpa", "inductor_sdpa", "inductor_max_autotune"}
 PARAMS_240 = 302088192      # suite.md's 240 tensors
 
 

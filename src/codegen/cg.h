@@ -248,6 +248,9 @@ pkernel *cg_plan_table(cg_bufs *b, tc_arena *a, pstep *st, const char *name);
  * only): its plan steps, and its kernel's text (the unit puts matmul.cuh
  * before the first); NULL text for a cuBLAS-only matmul. */
 const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_dimctx *c, tc_arena *a);
+/* An attention kernel (attn.c, for a SCH_EXTERN kernel with k->attn): its
+ * plan step and its kernel's text (the unit puts attn.cuh before the first). */
+const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_dimctx *c, tc_arena *a);
 /* The state a kernel's generation starts from (kernel.c; cg_kernel and a
  * matmul's fused epilogue). */
 void cg_kernel_init(cg *g);

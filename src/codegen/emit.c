@@ -566,7 +566,9 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
         if (!own || !lir_is_identity(g->l, idx, n->rank))
             diag_error(g->d, TC_ERR_INTERNAL, n->loc,
                        "codegen: matmul %%%d read outside the element its epilogue is at", n->id);
-        v.s = n == g->k->ext ? "mm_v" : "mm_v2"; /* mm_v2: the pair rule's other product */
+        /* mm_v2: the pair rule's other product; an attention kernel's score
+         * reads its first product (q @ k.T) as mm_v (attn.c) */
+        v.s = n == g->k->ext || g->k->attn ? "mm_v" : "mm_v2";
     } else if (n->kind == LK_CONCAT) {
         v.s = concat_value(g, n, idx, t);
     } else if (n->kind == LK_GATHER) {

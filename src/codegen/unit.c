@@ -22,6 +22,7 @@
 #include "codegen_scan.inc"
 /* and in units with a generated matmul, matmul.cuh's tc_mm */
 #include "codegen_matmul.inc"
+#include "codegen_attn.inc"
 
 /* A kernel of the unit, and the other kernels of its function (by the
  * fused dump's numbers) whose code is the same, so their steps launch this
@@ -193,7 +194,7 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
                idx64 ? "64-bit" : "32-bit");
     buf_puts(&src, cg_helpers_cuh);
     unit_b ub = {.a = a};
-    bool foreach = false, compact = false, scan = false, matmul = false;
+    bool foreach = false, compact = false, scan = false, matmul = false, attn = false;
     bool *libcalls = ARENA_ARRAY(a, bool, OP_COUNT * 2);
     int kid = 0;
     for (int i = 0; i < n; i++) {
@@ -204,6 +205,19 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
         ub.nshared = 0;
         for (int j = 0; j < f->nk; j++) {
             const fkernel *k = f->k[j];
+            if (k->kind == KK_EXTERN && k->attn) {
+                const char *name = arena_printf(a, "tc_attn_%d", kid + k->id);
+                cg g;
+                cg_setup(&g, s, j, bufs, name, idx64, fe_param_bytes, libcalls, a, d);
+                const char *text = cg_attn(&g, bufs, &s->k[j], name, f->l->dims, a);
+                if (!attn) /* before the first kernel that needs it */
+                    add_piece(&ub, arena_printf(a, "\n%s", cg_attn_cuh), NULL);
+                attn = true;
+                ukernel *uk = ARENA_NEW(a, ukernel);
+                *uk = (ukernel){k->id, s->k[j].why, name, text, NULL, 0, 0, NULL, 0, 0};
+                add_piece(&ub, NULL, uk);
+                continue;
+            }
             if (k->kind == KK_EXTERN) {
                 const char *name = arena_printf(a, "tc_matmul_%d", kid + k->id);
                 cg g;

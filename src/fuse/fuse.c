@@ -178,6 +178,8 @@ ffn *fuse_fn_budget(const lfn *f, const fuse_budget *bud, tc_arena *a, tc_diag *
     if (f->g->elementwise)
         fuse_elementwise_one(&x);
     fuse_build_kernels(&x);
+    /* attention first: its matmuls become one kernel, which the matmul rules leave alone */
+    fuse_attention(o, a);
     fuse_mm_prologues(&x);
     return o;
 }

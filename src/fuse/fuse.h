@@ -109,6 +109,19 @@
 
 typedef enum { KK_POINTWISE, KK_REDUCE, KK_EXTERN, KK_SCAN } kernel_kind;
 
+/* An attention kernel (fuse_attn.c): softmax(s) @ v where s is a pointwise
+ * function of a product q @ k^T over the same key axis, as one kernel. */
+typedef struct fattn {
+    const lnode *qk;        /* the scores' product, [batch.., M, L] */
+    const lnode *score;     /* softmax's f32 input, a pointwise function of qk */
+    lref q, k, v;           /* the operands as buffers (through copies): q and k over
+                             * qk's variables ($rank: the head dim), v over the output
+                             * product's ($rank: the key) */
+    unsigned kvaxes;        /* batch axes of qk that k and v vary along */
+    int64_t d;              /* the head dim (a constant) */
+    int64_t kstride, vstride; /* elements from one key to the next in k and v */
+} fattn;
+
 typedef struct fkernel {
     int id;                 /* launch order */
     kernel_kind kind;
@@ -122,7 +135,8 @@ typedef struct fkernel {
     int nreds;
     lnode **stores;         /* values written to buffers, topological order */
     int nstores;
-    lnode *ext;             /* KK_EXTERN: the matmul */
+    lnode *ext;             /* KK_EXTERN: the matmul (attention: the output product) */
+    const fattn *attn;      /* KK_EXTERN: an attention kernel (fuse_attn.c), else NULL */
     lnode **inl;            /* pointwise and concat nodes computed inline, topological order */
     int ninl;
     lnode **reads;          /* stored nodes (parameters, other kernels' stores) it loads */
@@ -193,6 +207,16 @@ void fuse_explain_json(struct tc_json *j, const ffn *f);
 /* Check: every anchor in exactly one kernel, launch order respects reads,
  * reductions read only by their own row or from a buffer. */
 void fuse_verify(const ffn *f, tc_diag *d);
+
+/* The attention rule (fuse_attn.c, after the merges): a matmul whose
+ * left operand is a softmax over the key axis of a pointwise function of
+ * another matmul (q @ k^T) becomes one kernel with it, the softmax and
+ * q @ k^T, when the kernels between them compute nothing else, their
+ * values are read nowhere else, the head dim is a constant of at most
+ * FUSE_ATTN_MAX_D and both operands read their head dim contiguously.
+ * TENSORC_ATTENTION=off keeps the matmuls and softmax apart. */
+#define FUSE_ATTN_MAX_D 256
+void fuse_attention(ffn *o, tc_arena *a);
 
 /* The most rows (M) of a product the generated matmul kernel takes by
  * default (sched_matmul.c's cost model). */

@@ -79,7 +79,7 @@ static void kernel_label(tc_buf *t, const fkernel *k)
 {
     buf_printf(t, "kernel %d %s\n", k->id, k->name);
     if (k->kind == KK_EXTERN) {
-        buf_puts(t, "extern matmul");
+        buf_puts(t, k->attn ? "attention (extern)" : "extern matmul");
         return;
     }
     buf_puts(t, k->kind == KK_POINTWISE ? "pointwise over [" : "reduce over [");

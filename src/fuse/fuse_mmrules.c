@@ -154,7 +154,7 @@ bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
 {
     *out = (fmmnorm){0};
     const lnode *m = mk->ext;
-    if (!m || !may_generate(m))
+    if (!m || mk->attn || !may_generate(m)) /* an attention kernel (fuse_attn.c) is no matmul */
         return false;
     const lref *ra = &m->in[0];
     const lnode *a = ra->src;
@@ -278,7 +278,7 @@ bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a)
     if (!on || strcmp(on, "on") != 0)
         return false;
     const lnode *q = kq->ext;
-    if (!q || !may_generate(q) || layout(f, q, 0) != 0)
+    if (!q || kq->attn || !may_generate(q) || layout(f, q, 0) != 0)
         return false;
     const lnode *t = q->in[0].src;
     if (t->kind != LK_MATMUL || t->rank != 2 || t->nuses != 1 || t->output >= 0 || t->dtype != q->dtype ||
@@ -341,11 +341,12 @@ int *fuse_mm_pairs(const ffn *f, tc_arena *a)
             with[i] = with[lo.t->id] = with[lo.p->id] = f->nk;
     for (int i = 0; i < f->nk; i++) {
         const fkernel *kb = f->k[i];
-        if (kb->kind != KK_EXTERN || with[i] >= 0 || !may_generate(kb->ext) || fuse_mm_norm(f, kb, &nm))
+        if (kb->kind != KK_EXTERN || kb->attn || with[i] >= 0 || !may_generate(kb->ext) ||
+            fuse_mm_norm(f, kb, &nm))
             continue;
         for (int j = 0; j < i; j++) {
             const fkernel *ka = f->k[j];
-            if (ka->kind != KK_EXTERN || with[j] >= 0 || !may_generate(ka->ext) ||
+            if (ka->kind != KK_EXTERN || ka->attn || with[j] >= 0 || !may_generate(ka->ext) ||
                 fuse_mm_norm(f, ka, &nm) || !pairable(f, ka, kb, a))
                 continue;
             with[i] = j;

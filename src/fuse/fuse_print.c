@@ -43,7 +43,11 @@ void fuse_print(tc_buf *b, const ffn *f)
     for (int i = 0; i < f->nk; i++) {
         const fkernel *k = f->k[i];
         buf_printf(b, "  kernel %d %s: ", k->id, k->name);
-        if (k->kind == KK_EXTERN) {
+        if (k->kind == KK_EXTERN && k->attn) {
+            buf_printf(b, "attention: softmax(%%%d) @ v -> %%%d, %%%d = q @ k^T over ", k->attn->score->id,
+                       k->ext->id, k->attn->qk->id);
+            print_dom(b, k);
+        } else if (k->kind == KK_EXTERN) {
             buf_printf(b, "extern matmul %%%d", k->ext->id);
         } else if (k->kind == KK_POINTWISE) {
             buf_puts(b, "pointwise over ");

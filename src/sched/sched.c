@@ -497,7 +497,10 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     ks->unroll = 1;
     if (k->kind == KK_EXTERN) {
         ks->kind = SCH_EXTERN;
-        sched_matmul(k, ks, a);
+        if (k->attn)
+            sched_attn(c, k, ks, a);
+        else
+            sched_matmul(k, ks, a);
         return;
     }
     if (k->kind == KK_SCAN) {
@@ -566,6 +569,10 @@ void sched_print(tc_buf *b, const sfn *s)
                           "kernel computes this one's work: the %s rule)\n",
                        (ks->norm_into ? ks->norm_into : ks->pair_into) - 1,
                        ks->norm_into ? "row-scale" : "pair");
+        if (ks->kind == SCH_EXTERN && ks->k->attn) {
+            sched_print_attn(b, ks);
+            continue;
+        }
         if (ks->kind == SCH_EXTERN) {
             sched_print_matmul(b, ks);
             continue;

@@ -34,6 +34,16 @@
  *                  mm_max_rows, decode) that stream the weight once; larger
  *                  ones stay on cuBLAS.  With M symbolic both are in the
  *                  plan and the launch picks one by M.
+ *                  An attention kernel (fuse.h's fattn: softmax(q @ k^T ...)
+ *                  @ v) is SCH_EXTERN too (sched_attn.c): flash-decoding,
+ *                  a block per group of ATTN_ROWS query rows that share k
+ *                  and v and per ATTN_CHUNK keys; each keeps a running max,
+ *                  sum and output (tensor cores for f16/bf16 where the head
+ *                  dim is a multiple of 32 up to 128, FMAs otherwise), and
+ *                  the last block of a group to finish combines the splits
+ *                  in order (deterministic; the split depends on the
+ *                  context length alone, so results do not depend on the
+ *                  batch).
  *   SCH_SCAN       scans along one axis (KK_SCAN): one thread per lane (an
  *                  index of the other axes; `rows` lanes, consecutive lanes
  *                  along the innermost other axis, so a warp's loads are
@@ -158,6 +168,12 @@ typedef struct ksched {
                              * runs only where cuBLAS does */
     const fkernel *lora;    /* SCH_EXTERN: with pair, the adapter rule (fuse.h): the x @ A
                              * kernel whose product this one's operand is, else NULL */
+    /* SCH_EXTERN attention (sched_attn.c) */
+    const tc_dim *at_groups;  /* groups of query rows sharing k and v, ATTN_ROWS at most each */
+    const tc_dim *at_rows;    /* query rows that share k and v */
+    const tc_dim *at_kv;      /* distinct k and v (batch) */
+    const tc_dim *at_splits;  /* key chunks, a block each per group */
+    bool at_mma;              /* tensor cores (else FMAs) */
 } ksched;
 
 typedef struct sfn {
@@ -178,6 +194,11 @@ void sched_print_matmul(tc_buf *b, const ksched *ks);
 /* The row-scale, pair and adapter rules (fuse_mm_norm, fuse_mm_pairs,
  * fuse_mm_lora) for every generated matmul of s. */
 void sched_matmul_rules(sfn *s, tc_arena *a);
+/* An attention kernel's launch (sched_attn.c; codegen/attn.c generates it). */
+void sched_attn(tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a);
+void sched_print_attn(tc_buf *b, const ksched *ks);
+/* Query rows a block takes, keys a block takes, threads (attn.cuh's). */
+enum { ATTN_ROWS = 8, ATTN_CHUNK = 256, ATTN_THREADS = 128 };
 /* The matmul tile and block of the generated kernel (matmul.cuh's). */
 enum { MM_TILE_M = 16, MM_TILE_N = 64, MM_THREADS = 128 };
 /* The invariants above (sched/verify.c lists them): launch limits, vector

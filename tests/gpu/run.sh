@@ -27,6 +27,10 @@
 #   matmul.sh      the generated matmul kernel against the interpreter at
 #                  every layout and dtype, M = 1 ... 200 (forced on it), K
 #                  and N off every tile, batched, and the cost model's choice;
+#   attention.sh   decode attention as one kernel (issue 13) against the
+#                  interpreter: head dims 64 and 128, context 1 ... 8192,
+#                  batch 1/3/8, groups 1 and 8, a mask, f16/bf16/f32, and
+#                  bitwise determinism (about 2 minutes; quick: f16 only);
 #   long_rows.sh   last (after adamw_torch.py): row reductions at lengths 1
 #                  to 262144 (clusters on sm_90), deterministic and
 #                  batch-invariant (about 3 minutes; quick: about 1.5: the
@@ -192,6 +196,24 @@ if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
         passed=$((passed + p)); failed=$((failed + f))
     else
         say "launch_shapes.sh ended without a summary"; failed=$((failed + 1))
+    fi
+fi
+
+# Decode attention as one kernel (issue 13: fusion's attention rule,
+# src/codegen/attn.cuh) against the interpreter, and run to run bitwise
+# (tests/gpu/attention.sh).  TC_GPU_QUICK=1: f16 only.
+if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
+    say "== attention.sh"
+    at_dtypes="f16 bf16 f32"
+    [ "${TC_GPU_QUICK:-0}" = 1 ] && at_dtypes=f16
+    (cd "$root" && TC_ATTN_DTYPES="$at_dtypes" bash "$here/attention.sh" "$(realpath "$tc")") 2>&1 |
+        tee "$work.attention.out" | tee -a "$log"
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.attention.out" | tail -1)
+    if [ -n "$last" ]; then
+        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
+        passed=$((passed + p)); failed=$((failed + f))
+    else
+        say "attention.sh ended without a summary"; failed=$((failed + 1))
     fi
 fi
 

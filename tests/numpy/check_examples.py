@@ -762,6 +762,42 @@ case("mingru_backward.tc", "mingru_bwd", [{"B": 2, "T": 17, "H": 8}, {"B": 3, "T
      _mingru_backward, tol=2e-5)
 
 
+# appended last: each case's seed is its place in this list (1000 + index)
+def _attn_inputs(dh, five, masked=False):
+    def f(g, d):
+        if five:
+            qs, ks = (d["B"], d["KVH"], d["G"], 1, dh), (d["B"], d["KVH"], 1, d["L"], dh)
+        else:
+            qs, ks = (d["B"], d["KVH"], d["G"], dh), (d["B"], d["KVH"], d["L"], dh)
+        a = {"q": g.normal(qs), "k": g.normal(ks), "v": g.normal(ks)}
+        if masked:
+            m, _ = g.mask((d["B"], 1, 1, 1, d["L"]))
+            m[..., 0] = True              # every row has a key ...
+            if d["B"] == 3:
+                m[1] = False              # ... but batch 1's: NaN, as in PyTorch
+            a["mask"] = (m, "bool")
+        return a
+    return f
+
+
+def _attn_ref(dh, masked=False):
+    def f(a, d):
+        s = a["q"] @ np.swapaxes(a["k"], -1, -2) / math.sqrt(dh)
+        if masked:
+            s = np.where(a["mask"] != 0, s, -np.inf)
+        return {"out": (softmax(s) @ a["v"], "f32")}
+    return f
+
+
+ATTN_SIZES = [{"B": 1, "KVH": 2, "G": 8, "L": 300}, {"B": 3, "KVH": 1, "G": 3, "L": 1}]
+case("attention_decode.tc", "attention_decode", ATTN_SIZES, _attn_inputs(128, True), _attn_ref(128))
+case("attention_decode.tc", "attention_decode_masked", ATTN_SIZES, _attn_inputs(128, True, True),
+     _attn_ref(128, True))
+case("attention_decode.tc", "attention_decode_d64", ATTN_SIZES, _attn_inputs(64, True), _attn_ref(64))
+case("attention_decode.tc", "attention_gqa", ATTN_SIZES, _attn_inputs(128, False), _attn_ref(128))
+
+
+
 # --- running ------------------------------------------------------------------
 
 def write_input(path, values, dt):

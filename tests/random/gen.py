@@ -48,6 +48,10 @@ Families (issue 11 lists the bugs each one exists to catch):
           over the first, middle, last and several axes
   colcat  concat of slices of values made from a keepdim reduction, then
           reduced again (the fusion-cycle shape)
+  attn    decode attention softmax(q @ k.T * scale [masked]) @ v, GQA as
+          q [B, H, G, 1, D] against k, v [B, H, 1, L, D] or the prelude's
+          attention over [B, H, M, D]: head dims on and off the tensor-core
+          path, contexts 1 ... 300, f16/bf16/f32 (fusion's attention rule)
   ew      elementwise functions (every tensor [*], inout) with independent
           and dependent updates, run over tensor groups (--groups) or plain
 
@@ -596,7 +600,7 @@ class Gen:
     def build(self):
         r = self.r
         u = r.random()
-        fam = ("dag" if u < 0.40 else "gather" if u < 0.45 else "mmep" if u < 0.5 else "arg" if u < 0.6 else
+        fam = ("dag" if u < 0.37 else "attn" if u < 0.40 else "gather" if u < 0.45 else "mmep" if u < 0.5 else "arg" if u < 0.6 else
                "bmm" if u < 0.68 else "intred" if u < 0.78 else "colcat" if u < 0.85 else "ew")
         if fam in AVOID:
             fam = "dag"
@@ -1072,6 +1076,45 @@ class Gen:
             outs.append(("r1", "y", dt, "%s[%d, N]" % (dt, M)))
         src, outs = self.ret(params, lines, outs)
         return self.simple(src, ref, inputs, outs, dims, lowp=dt != "f32")
+
+    def build_attn(self):
+        # decode attention: one kernel where the attention rule matches
+        # (constant head dim), the general path elsewhere; both must agree
+        r = self.r
+        D = r.choice([16, 32, 40, 64, 128])
+        dims = {"B": r.choice([1, 2, 3]), "H": r.choice([1, 2]), "G": r.choice([1, 3, 8]),
+                "L": r.choice([1, 2, 17, 129, 300, self.one()])}
+        dt = r.choice(["f16", "bf16", "f32"])
+        rnd = {"f16": "r16", "bf16": "rbf", "f32": "r32"}[dt]
+        four = r.random() < 0.3
+        if four:   # the prelude's attention over [B, H, M, D], M = G
+            q_sh, kv_sh = ["B", "H", "G", str(D)], ["B", "H", "L", str(D)]
+        else:
+            q_sh, kv_sh = ["B", "H", "G", "1", str(D)], ["B", "H", "1", "L", str(D)]
+        def conc(sh):
+            return [int(x) if x.isdigit() else dims[x] for x in sh]
+        params = ["q: %s[%s]" % (dt, ", ".join(q_sh)), "k: %s[%s]" % (dt, ", ".join(kv_sh)),
+                  "v: %s[%s]" % (dt, ", ".join(kv_sh))]
+        inputs = [{"name": n, "shape": conc(q_sh if n == "q" else kv_sh), "dtype": dt} for n in "qkv"]
+        ref = ["kt = np.swapaxes(k, -1, -2)"]
+        masked = not four and r.random() < 0.4
+        if four:
+            lines = ["    o = attention(q, k, v)"]
+            ref += ["s = %s(np.matmul(q, kt))" % rnd, "s = %s(s / r32(np.sqrt(%d.0)))" % (rnd, D)]
+        else:
+            scale = r.choice([0.125, 1.0 / D ** 0.5, 0.5])
+            lines = ["    s = q @ k.T * %r" % scale]
+            ref += ["s = %s(np.matmul(q, kt))" % rnd, "s = %s(s * r32(%r))" % (rnd, scale)]
+            if masked:
+                params.append("mask: bool[B, 1, 1, 1, L]")
+                inputs.append({"name": "mask", "shape": [dims["B"], 1, 1, 1, dims["L"]], "dtype": "bool"})
+                lines.append("    sm = where(mask, s, -inf)")
+                ref.append("s = np.where(mask, s, -np.inf)")
+            lines.append("    o = softmax(%s, axis=-1) @ v" % ("sm" if masked else "s"))
+        ref += ["p = softmax(s, -1, %s)" % rnd, "o = %s(np.matmul(p, v))" % rnd]
+        out_t = "%s[%s]" % (dt, ", ".join(q_sh))
+        src, outs = self.ret(params, lines, [("out", "o", dt, out_t)])
+        return self.simple(src, ref, inputs, outs, dims, lowp=dt != "f32", nonfinite=masked)
 
     def build_intred(self):
         # integer and bool reductions over the first, middle, last and several axes

@@ -1,0 +1,437 @@
+/* attn.cuh - decode attention as one kernel, flash-decoding (sched_attn.c,
+ * codegen/attn.c): out = softmax(score(q @ k^T)) @ v for ATTN_ROWS query
+ * rows that share k and v, the keys split across blocks.
+ *
+ * Block = 4 warps over one (group of rows, chunk of 256 keys); each warp
+ * takes 16 keys at a time and keeps, per row, a running max, sum and
+ * unnormalized output.  f16/bf16 with a head dim a multiple of 32 (up to
+ * 128) and 16-byte aligned k and v use tensor cores: S = Q K^T and O += P V
+ * with mma.sync m16n8k16 (rows 8..15 of A zero), k and v loaded straight
+ * into registers, 16 bytes a lane; the head dim is permuted consistently
+ * inside each 32 so each lane's 16 bytes feed the mma as they are, and V's
+ * 8 x 8 pieces are transposed in registers (movmatrix).  Elsewhere (f32,
+ * other head dims, misaligned) a warp takes one key at a time with FMAs.
+ * The warps' states combine in shared memory into the block's partial (in
+ * the workspace); the last block of the group to finish (an atomic
+ * ticket) combines the partials in split order, writes the output and
+ * zeroes what it used.  A row whose every score is -inf gives NaN (0 / 0,
+ * as the reference's softmax); NaN scores propagate.
+ *
+ * The caller's lambdas give what the program says: qoff(kb, r), koff(kb),
+ * voff(kb), ooff(kb, r) element offsets (kb: the k/v batch, r: the query
+ * row among those sharing it), score(kb, r, l, s) the softmax input for
+ * key l where s is q . k rounded to the dtype (the product's value).
+ */
+template <int DT> struct tc_at_t { typedef unsigned short T; };
+template <> struct tc_at_t<0> { typedef float T; };
+template <int DT> __device__ __forceinline__ float tc_at_ld(typename tc_at_t<DT>::T v);
+template <> __device__ __forceinline__ float tc_at_ld<0>(float v) { return v; }
+template <> __device__ __forceinline__ float tc_at_ld<1>(unsigned short v) { return tc_h2f(v); }
+template <> __device__ __forceinline__ float tc_at_ld<2>(unsigned short v) { return tc_bf2f(v); }
+template <int DT> __device__ __forceinline__ typename tc_at_t<DT>::T tc_at_st(float v);
+template <> __device__ __forceinline__ float tc_at_st<0>(float v) { return v; }
+template <> __device__ __forceinline__ unsigned short tc_at_st<1>(float v) { return tc_f2h(v); }
+template <> __device__ __forceinline__ unsigned short tc_at_st<2>(float v) { return tc_f2bf(v); }
+template <int DT> __device__ __forceinline__ float tc_at_round(float v) { return tc_at_ld<DT>(tc_at_st<DT>(v)); }
+template <int DT> __device__ __forceinline__ unsigned tc_at_pk(float lo, float hi) {
+    return DT == 1 ? tc_f2h2(lo, hi) : tc_f2bf2(lo, hi);
+}
+
+/* d += A B, m16n8k16: A's registers a0..a3 (rows g, g + 8; columns 2c, 2c + 8), B's b0, b1 */
+template <int DT> __device__ __forceinline__ void tc_at_mma4(float *d, unsigned a0, unsigned a1, unsigned a2,
+                                                              unsigned a3, unsigned b0, unsigned b1) {
+#if __CUDA_ARCH__ >= 800
+    if (DT == 1)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+/* the same with A's rows 8..15 zero (8 query rows) */
+template <int DT> __device__ __forceinline__ void tc_at_mma(float *d, unsigned a0, unsigned a2, unsigned b0,
+                                                             unsigned b1) {
+    tc_at_mma4<DT>(d, a0, 0u, a2, 0u, b0, b1);
+}
+
+__device__ __forceinline__ unsigned tc_at_trans(unsigned x) {
+    unsigned y = x;
+#if __CUDA_ARCH__ >= 800
+    asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(y) : "r"(x));
+#endif
+    return y;
+}
+
+__device__ __forceinline__ unsigned tc_at_word(const uint4 &v, int j) {
+    return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
+}
+
+/* one warp's state over its keys, then the block's: max, sum, output per row */
+template <int D> struct tc_at_smem {
+    float m[4][8], l[4][8];
+    float o[4][8][D];
+    float q[8][D];
+    float bm[8];
+    float red[128];
+    float w[64][8], lw[8];
+    int last;
+};
+
+/* The tensor-core path: this warp's 16-key steps over [l0, l1). */
+template <int DT, int D, class SC>
+__device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
+                                               const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
+                                               long long vs, long long l0, long long l1, long long kb, long long r0,
+                                               long long nr, SC &score) {
+    constexpr int P = D / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+    unsigned qa[2 * P][2];
+#pragma unroll
+    for (int p = 0; p < P; p++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const float *qs = &sh.q[g][32 * p + 8 * c + 4 * h];
+            qa[2 * p + h][0] = tc_at_pk<DT>(qs[0], qs[1]);
+            qa[2 * p + h][1] = tc_at_pk<DT>(qs[2], qs[3]);
+        }
+    /* O^T = V^T P^T: o[p][h] holds O[row 2c + e][d] for e = 0, 1 at the
+     * head dims dcol(p, 2h) (entries 0, 1) and dcol(p, 2h + 1) (2, 3),
+     * dcol(p, j) = 32p + 8(g >> 1) + 2j + (g & 1) */
+    float o[P][2][4];
+#pragma unroll
+    for (int p = 0; p < P; p++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                o[p][h][e] = 0.0f;
+    float m = -__int_as_float(0x7f800000), lsum = 0.0f;
+    const bool row_ok = g < nr;
+    /* the next step's k and v are loaded while this one computes */
+    uint4 kn[2][P], vn[2][P];
+    auto load = [&](long long key0) {
+#pragma unroll
+        for (int t = 0; t < 2; t++) {
+            const long long key = key0 + 8 * t + g;
+            const bool ok = key < l1;
+#pragma unroll
+            for (int p = 0; p < P; p++) {
+                kn[t][p] = ok ? __ldg((const uint4 *)(kp + key * ks + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
+                vn[t][p] = ok ? __ldg((const uint4 *)(vp + key * vs + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
+            }
+        }
+    };
+    if (l0 + 16 * warp < l1)
+        load(l0 + 16 * warp);
+    for (long long key0 = l0 + 16 * warp; key0 < l1; key0 += 64) {
+        uint4 kr[2][P], vr[2][P];
+#pragma unroll
+        for (int t = 0; t < 2; t++)
+#pragma unroll
+            for (int p = 0; p < P; p++) {
+                kr[t][p] = kn[t][p];
+                vr[t][p] = vn[t][p];
+            }
+        if (key0 + 64 < l1)
+            load(key0 + 64);
+        float s[2][4];
+#pragma unroll
+        for (int t = 0; t < 2; t++) {
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                s[t][e] = 0.0f;
+#pragma unroll
+            for (int p = 0; p < P; p++) {
+                tc_at_mma<DT>(s[t], qa[2 * p][0], qa[2 * p][1], kr[t][p].x, kr[t][p].y);
+                tc_at_mma<DT>(s[t], qa[2 * p + 1][0], qa[2 * p + 1][1], kr[t][p].z, kr[t][p].w);
+            }
+        }
+        /* lane (g, c) holds row g's scores at keys key0 + 8t + 2c + e */
+        float x[2][2], tm = -__int_as_float(0x7f800000);
+#pragma unroll
+        for (int t = 0; t < 2; t++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const long long l = key0 + 8 * t + 2 * c + e;
+                x[t][e] = row_ok && l < l1 ? score(kb, r0 + g, l, tc_at_round<DT>(s[t][e]))
+                                           : -__int_as_float(0x7f800000);
+                tm = tc_max(tm, x[t][e]);
+            }
+        tm = tc_max(tm, __shfl_xor_sync(0xffffffffu, tm, 1));
+        tm = tc_max(tm, __shfl_xor_sync(0xffffffffu, tm, 2));
+        const float mn = tc_max(m, tm);
+        const bool none = mn == -__int_as_float(0x7f800000);
+        const float alpha = none ? 1.0f : __expf(m - mn);
+        float pr[2][2];
+#pragma unroll
+        for (int t = 0; t < 2; t++)
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                pr[t][e] = none ? 0.0f : __expf(x[t][e] - mn);
+                lsum = lsum * (t == 0 && e == 0 ? alpha : 1.0f) + pr[t][e];
+            }
+        m = mn;
+        /* P^T as B: lane (g, c) has row g's keys 2c + e and 8 + 2c + e */
+        const unsigned b0 = tc_at_pk<DT>(pr[0][0], pr[0][1]), b1 = tc_at_pk<DT>(pr[1][0], pr[1][1]);
+        /* the rescale of rows 2c and 2c + 1, whose state lanes 8c and 8c + 4 hold */
+        const float al0 = __shfl_sync(0xffffffffu, alpha, 8 * c), al1 = __shfl_sync(0xffffffffu, alpha, 8 * c + 4);
+#pragma unroll
+        for (int p = 0; p < P; p++) {
+            /* V^T's 8 x 8 pieces: lane (g, c) gets V[key0 + 8t + 2c + e][dcol(p, j)] */
+            unsigned tv[2][4];
+#pragma unroll
+            for (int t = 0; t < 2; t++)
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    tv[t][j] = tc_at_trans(tc_at_word(vr[t][p], j));
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                o[p][h][0] *= al0;
+                o[p][h][1] *= al1;
+                o[p][h][2] *= al0;
+                o[p][h][3] *= al1;
+                tc_at_mma4<DT>(o[p][h], tv[0][2 * h], tv[0][2 * h + 1], tv[1][2 * h], tv[1][2 * h + 1], b0, b1);
+            }
+        }
+    }
+    lsum += __shfl_xor_sync(0xffffffffu, lsum, 1);
+    lsum += __shfl_xor_sync(0xffffffffu, lsum, 2);
+    if (c == 0) {
+        sh.m[warp][g] = m;
+        sh.l[warp][g] = lsum;
+    }
+#pragma unroll
+    for (int p = 0; p < P; p++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int u = 0; u < 2; u++) {
+                const int d = 32 * p + 8 * (g >> 1) + 2 * (2 * h + u) + (g & 1);
+                sh.o[warp][2 * c][d] = o[p][h][2 * u];
+                sh.o[warp][2 * c + 1][d] = o[p][h][2 * u + 1];
+            }
+}
+
+/* The FMA path: a key at a time, the head dim across the lanes. */
+template <int DT, int D, class SC>
+__device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
+                                               const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
+                                               long long vs, long long l0, long long l1, long long kb, long long r0,
+                                               long long nr, SC &score) {
+    constexpr int J = (D + 31) / 32;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float m[8], lsum[8], o[8][J];
+#pragma unroll
+    for (int r = 0; r < 8; r++) {
+        m[r] = -__int_as_float(0x7f800000);
+        lsum[r] = 0.0f;
+#pragma unroll
+        for (int j = 0; j < J; j++)
+            o[r][j] = 0.0f;
+    }
+    for (long long l = l0 + warp; l < l1; l += 4) {
+        float kd[J], vd[J];
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            const int d = lane + 32 * j;
+            kd[j] = d < D ? tc_at_ld<DT>(kp[l * ks + d]) : 0.0f;
+            vd[j] = d < D ? tc_at_ld<DT>(vp[l * vs + d]) : 0.0f;
+        }
+#pragma unroll
+        for (int r = 0; r < 8; r++) {
+            if (r >= nr)
+                break;
+            float acc = 0.0f;
+#pragma unroll
+            for (int j = 0; j < J; j++)
+                if (lane + 32 * j < D)
+                    acc = fmaf(sh.q[r][lane + 32 * j], kd[j], acc);
+#pragma unroll
+            for (int w = 16; w > 0; w >>= 1)
+                acc += __shfl_xor_sync(0xffffffffu, acc, w);
+            const float x = score(kb, r0 + r, l, tc_at_round<DT>(acc));
+            const float mn = tc_max(m[r], x);
+            const bool none = mn == -__int_as_float(0x7f800000);
+            const float alpha = none ? 1.0f : expf(m[r] - mn);
+            const float p = none ? 0.0f : expf(x - mn);
+            m[r] = mn;
+            lsum[r] = lsum[r] * alpha + p;
+#pragma unroll
+            for (int j = 0; j < J; j++)
+                o[r][j] = o[r][j] * alpha + p * vd[j];
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < 8; r++) {
+        if (lane == 0) {
+            sh.m[warp][r] = m[r];
+            sh.l[warp][r] = lsum[r];
+        }
+#pragma unroll
+        for (int j = 0; j < J; j++)
+            if (lane + 32 * j < D)
+                sh.o[warp][r][lane + 32 * j] = o[r][j];
+    }
+}
+
+template <int DT, int D, class QO, class KO, class VO, class OO, class SC>
+__device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restrict__ q,
+                                        const typename tc_at_t<DT>::T *__restrict__ k,
+                                        const typename tc_at_t<DT>::T *__restrict__ v,
+                                        typename tc_at_t<DT>::T *__restrict__ out, long long nkv, long long R,
+                                        long long L, long long ks, long long vs, unsigned char *__restrict__ ws,
+                                        QO qoff, KO koff, VO voff, OO ooff, SC score) {
+    typedef typename tc_at_t<DT>::T T;
+    __shared__ tc_at_smem<D> sh;
+    const float ninf = -__int_as_float(0x7f800000);
+    const long long nrg = (R + 7) / 8, splits = (L + 255) / 256, groups = nkv * nrg;
+    if (splits == 0) { /* no keys: p @ v sums nothing */
+        for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < groups * 8 * D;
+             i += (long long)gridDim.x * blockDim.x) {
+            const long long gi = i / (8 * D), r = gi % nrg * 8 + i / D % 8;
+            if (r < R)
+                out[ooff(gi / nrg, r) + i % D] = tc_at_st<DT>(0.0f);
+        }
+        return;
+    }
+    const long long grp = blockIdx.x / splits, split = blockIdx.x % splits;
+    if (grp >= groups)
+        return;
+    const long long kb = grp / nrg, r0 = (grp % nrg) * 8;
+    const long long nr = R - r0 < 8 ? R - r0 : 8;
+    const long long l0 = split * 256, l1 = l0 + 256 < L ? l0 + 256 : L;
+    unsigned *tickets = (unsigned *)ws;
+    float *part = (float *)(ws + ((groups * 4 + 3) / 4) * 16);
+    const long long psz = 8 * ((D + 3) / 4 * 4) + 16;
+    for (int i = threadIdx.x; i < 8 * D; i += blockDim.x) {
+        const int r = i / D, d = i % D;
+        sh.q[r][d] = r < nr ? tc_at_ld<DT>(q[qoff(kb, r0 + r) + d]) : 0.0f;
+    }
+    __syncthreads();
+    const T *kp = k + koff(kb), *vp = v + voff(kb);
+    bool mma = DT != 0 && D % 32 == 0 && D <= 128 && ks % 8 == 0 && vs % 8 == 0 &&
+               (((unsigned long long)kp | (unsigned long long)vp) & 15) == 0;
+    if (mma)
+        tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32>(
+            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score);
+    else
+        tc_at_fma_path<DT, D>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score);
+    __syncthreads();
+    /* the block's partial: the warps combined; a split's partial is the
+     * output rows (f32, rows DP apart: float4 aligned), then max and sum */
+    constexpr int DP = (D + 3) / 4 * 4;
+    float *mine = part + (grp * splits + split) * psz;
+    if (threadIdx.x < 8) {
+        const int r = threadIdx.x;
+        float bm = ninf;
+        for (int w = 0; w < 4; w++)
+            bm = tc_max(bm, sh.m[w][r]);
+        sh.bm[r] = bm;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < 8 * (D + 1); i += blockDim.x) {
+        const int r = i / (D + 1), d = i % (D + 1);
+        const float bm = sh.bm[r];
+        float acc = 0.0f;
+        for (int w = 0; w < 4; w++) {
+            const float wt = sh.m[w][r] == ninf ? 0.0f : expf(sh.m[w][r] - bm);
+            acc += wt * (d == D ? sh.l[w][r] : sh.o[w][r][d]);
+        }
+        if (d == D) {
+            mine[8 * DP + r] = bm;
+            mine[8 * DP + 8 + r] = acc;
+        } else {
+            mine[r * DP + d] = acc;
+        }
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const unsigned t = atomicAdd(&tickets[grp], 1u);
+        sh.last = t == (unsigned)(splits - 1);
+    }
+    __syncthreads();
+    if (!sh.last)
+        return;
+    __threadfence();
+    /* the last block: the splits in order.  The maxima first (each thread
+     * a row and every 16th split, then the rows' 16 in order), then chunks
+     * of 64 splits: their weights, the sums in order, and each thread's
+     * float4 pieces of the output rows with many loads in flight. */
+    float *gp = part + grp * splits * psz;
+    {
+        const int r = threadIdx.x & 7;
+        float mx = ninf;
+        for (long long s = threadIdx.x >> 3; s < splits; s += 16)
+            mx = tc_max(mx, __ldcg(gp + s * psz + 8 * DP + r));
+        sh.red[threadIdx.x] = mx;
+    }
+    __syncthreads();
+    if (threadIdx.x < 8) {
+        float mx = ninf;
+        for (int j = 0; j < 16; j++)
+            mx = tc_max(mx, sh.red[j * 8 + threadIdx.x]);
+        sh.bm[threadIdx.x] = mx;
+        sh.lw[threadIdx.x] = 0.0f;
+    }
+    constexpr int NS = 8 * DP / 4;                /* float4 pieces of a partial's rows */
+    constexpr int PT = (NS + 127) / 128;          /* ... a thread */
+    float4 acc[PT];
+#pragma unroll
+    for (int j = 0; j < PT; j++)
+        acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (long long s0 = 0; s0 < splits; s0 += 64) {
+        const int ns = splits - s0 < 64 ? (int)(splits - s0) : 64;
+        __syncthreads();
+        for (int i = threadIdx.x; i < 8 * ns; i += blockDim.x) {
+            const int s = i >> 3, r = i & 7;
+            const float ms = __ldcg(gp + (s0 + s) * psz + 8 * DP + r);
+            sh.w[s][r] = ms == ninf ? 0.0f : expf(ms - sh.bm[r]);
+        }
+        __syncthreads();
+        if (threadIdx.x < 8)
+            for (int s = 0; s < ns; s++)
+                sh.lw[threadIdx.x] += sh.w[s][threadIdx.x] * __ldcg(gp + (s0 + s) * psz + 8 * DP + 8 + threadIdx.x);
+#pragma unroll
+        for (int j = 0; j < PT; j++) {
+            const int piece = threadIdx.x + 128 * j;
+            if (piece >= NS)
+                break;
+            const int r = piece / (DP / 4);
+            const float4 *src = (const float4 *)(gp + s0 * psz) + piece;
+#pragma unroll 8
+            for (int s = 0; s < ns; s++) {
+                const float4 x = __ldcg(src + s * (psz / 4));
+                const float wt = sh.w[s][r];
+                acc[j].x += wt * x.x;
+                acc[j].y += wt * x.y;
+                acc[j].z += wt * x.z;
+                acc[j].w += wt * x.w;
+            }
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < PT; j++) {
+        const int piece = threadIdx.x + 128 * j;
+        if (piece >= NS)
+            break;
+        const int r = piece / (DP / 4), d0 = piece % (DP / 4) * 4;
+        const float ls = sh.lw[r];
+        const float a4[4] = {acc[j].x, acc[j].y, acc[j].z, acc[j].w};
+        if (r < nr)
+            for (int e = 0; e < 4; e++)
+                if (d0 + e < D)
+                    out[ooff(kb, r0 + r) + d0 + e] = tc_at_st<DT>(a4[e] / ls);
+    }
+    __syncthreads();
+    for (long long i = threadIdx.x; i < splits * psz / 4; i += blockDim.x)
+        ((float4 *)gp)[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (threadIdx.x == 0)
+        tickets[grp] = 0;
+}

@@ -1,0 +1,70 @@
+/* sched_attn.c - the launch of an attention kernel (fuse.h's fattn;
+ * codegen/attn.c and attn.cuh generate it).
+ *
+ * Decode attention reads every key and value once per step and does
+ * little arithmetic per byte, so it is bound by streaming k and v, and at
+ * batch 1 a block per (batch, head) would leave most of the GPU idle.
+ * Flash-decoding: the query rows that share k and v (a group of query
+ * heads over one KV head, GQA; rows of M) go ATTN_ROWS to a block, and
+ * the keys are split in chunks of ATTN_CHUNK, a block each, so a context
+ * of 8192 gives 32 blocks per group (64 at batch 1 with 2 KV heads, 512
+ * at batch 8).  Each block keeps the running max, sum and unnormalized
+ * output of its rows over its keys; the last block of a group to finish
+ * (an atomic ticket) combines the splits in split order, so the result is
+ * the same bits on every run, and, the split depending on the context
+ * length alone, at every batch size.  The splits are a chunk of keys, not
+ * a count sized to the GPU, so one plan serves every length (symbolic L).
+ */
+#include "sched/sched.h"
+
+static const tc_dim *prod_axes(tc_dimctx *c, const fkernel *k, unsigned axes)
+{
+    const tc_dim *p = dim_const(c, 1);
+    for (int i = 0; i < k->rank; i++)
+        if (axes & (1u << i))
+            p = dim_mul(c, p, k->dom[i]);
+    return p;
+}
+
+void sched_attn(tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a)
+{
+    const fattn *at = k->attn;
+    int r = k->rank;
+    unsigned batch = (1u << (r - 2)) - 1;
+    unsigned rows = (batch & ~at->kvaxes) | 1u << (r - 2);
+    ks->block[0] = ATTN_THREADS;
+    ks->block[1] = ks->block[2] = 1;
+    ks->at_kv = prod_axes(c, k, at->kvaxes);
+    ks->at_rows = prod_axes(c, k, rows);
+    ks->at_groups = dim_mul(c, ks->at_kv, dim_ceildiv(c, ks->at_rows, dim_const(c, ATTN_ROWS)));
+    ks->at_splits = dim_ceildiv(c, k->dom[r - 1], dim_const(c, ATTN_CHUNK));
+    ks->grid = dim_mul(c, ks->at_groups, ks->at_splits);
+    ks->rows = ks->at_rows;
+    ks->rowlen = k->dom[r - 1];
+    ks->at_mma = k->ext->dtype != TC_F32 && at->d % 32 == 0 && at->d <= 128;
+    ks->why = arena_printf(a,
+                           "attention (flash-decoding): a block per %d query rows sharing k and v and "
+                           "per %d keys, running max, sum and output in registers (%s); the last "
+                           "block of a group combines the splits in order",
+                           ATTN_ROWS, ATTN_CHUNK,
+                           ks->at_mma ? "q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where "
+                                        "k and v are 16-byte aligned; FMAs elsewhere"
+                                      : "FMAs");
+}
+
+void sched_print_attn(tc_buf *b, const ksched *ks)
+{
+    buf_printf(b, "    attention: block [%d, 1, 1], grid ", ks->block[0]);
+    dim_print(b, ks->grid);
+    buf_puts(b, "\n    groups ");
+    dim_print(b, ks->at_groups);
+    buf_puts(b, " (");
+    dim_print(b, ks->at_kv);
+    buf_puts(b, " distinct k and v, ");
+    dim_print(b, ks->at_rows);
+    buf_printf(b, " query rows each), splits ");
+    dim_print(b, ks->at_splits);
+    buf_printf(b, " of %d keys, head dim %lld, %s\n", ATTN_CHUNK, (long long)ks->k->attn->d,
+               ks->at_mma ? "tensor cores" : "FMAs");
+    buf_printf(b, "    why: %s\n", ks->why);
+}

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# attention.sh TENSORC - decode attention as one kernel (issue 13; fuse.h's
+# attention rule, src/codegen/attn.cuh) on the GPU, against the reference
+# interpreter (`run --check`), from examples/attention_decode.tc:
+#
+#   1. attention_decode (head dim 128), attention_decode_d64 and
+#      attention_gqa (the prelude's attention over [B, KVH, G, D]) and
+#      attention_decode_masked (a random bool mask over the keys: rows whose
+#      keys are all masked give NaN in both) in f16, bf16 and f32, at
+#      context lengths 1, 129, 8191 and 8192, batch 1, 3 and 8, groups of 1
+#      and 8 query heads per KV head (and 17: three groups of 8 rows, blocks of their own).
+#   2. Bitwise determinism: the same call twice, outputs byte-identical.
+#   3. Each function is one kernel (its --emit=plan has one step).
+#
+# TC_ATTN_DTYPES="f16" limits part 1.  Prints "N passed, M failed" last;
+# exit 0 when none failed.
+set -u
+tc=$(realpath "${1:?usage: attention.sh TENSORC}")
+here=$(cd "$(dirname "$0")" && pwd)
+prog=$here/../../examples/attention_decode.tc
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; sed 's/^/    /' "$work/err" | head -4; }
+
+fns="attention_decode attention_decode_d64 attention_decode_masked attention_gqa"
+for fn in $fns; do
+    if "$tc" compile "$prog" --fn "$fn" --dtype T=f16 --emit=plan >"$work/plan" 2>"$work/err" &&
+        [ "$(grep -c 'step [0-9]*:' "$work/plan")" = 1 ] && grep -q tc_attn "$work/plan"; then
+        ok
+    else
+        bad "$fn: not one attention kernel"; cat "$work/plan" | head -20
+    fi
+done
+for dt in ${TC_ATTN_DTYPES:-f16 bf16 f32}; do
+    for fn in $fns; do
+        for s in B=1,KVH=2,G=8,L=1 B=3,KVH=2,G=1,L=129 B=1,KVH=2,G=8,L=129 B=3,KVH=1,G=8,L=8191 \
+                 B=1,KVH=2,G=8,L=8192 B=8,KVH=2,G=8,L=8192 B=2,KVH=1,G=17,L=300; do
+            if "$tc" run "$prog" --fn "$fn" --shape "$s" --dtype "T=$dt" --random --seed 13 --check \
+                >"$work/out" 2>"$work/err"; then
+                ok
+            else
+                bad "$fn $dt $s"
+            fi
+        done
+    done
+done
+for fn in $fns; do
+    for i in 1 2; do
+        "$tc" run "$prog" --fn "$fn" --shape B=8,KVH=2,G=8,L=8192 --dtype T=f16 --random --seed 5 \
+            --output "out=$work/o$i.npy" >/dev/null 2>"$work/err"
+    done
+    if cmp -s "$work/o1.npy" "$work/o2.npy"; then ok; else bad "$fn: not deterministic"; fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
