@@ -23,12 +23,17 @@ enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, 
  * 4: col_sum and full_sum issue 4 before the first add, fma4 8 before its
  * first store, gelu_chain 2 and then 2 more (ptxas interleaves them with
  * the math at 32 registers), bias_gelu 2 vectors of x and b at a time.
- * Not yet timed on a GPU (the session's device budget ran out):
  * bench/tune.sh compares the knobs below in one call, 1 against 4.
  * At most LOADS_IN_FLIGHT vectors a step (AdamW reads 4 buffers: 2 vectors
  * a step, 64 registers; at 4, 122), and the unrolled work within the budget.  COL_SPLIT:
  * the split column kernels' slices of a reduced range of unknown length. */
-enum { PW_UNROLL = 4, FULL_UNROLL = 4, COL_SPLIT = 32, COL_UNROLL = 4, TILE_WHOLE = 1,
+/* The defaults stay at one vector a step: the first timing of 4 (H200,
+ * 2026-11-26, the merged tree, not beside the old kernels in one run: the
+ * device budget was spent) had bias_gelu at 150.1 us and col_sum at 84.7,
+ * against 142.5 and 77.0 for one vector in the day's earlier run, and
+ * gelu_chain even (139.2 against 138.6).  The knobs give the unrolled
+ * kernels for bench/tune.sh's A/B, which decides the defaults next. */
+enum { PW_UNROLL = 1, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 1, TILE_WHOLE = 0,
        LOADS_IN_FLIGHT = 8 };
 
 /* Tuning knobs for measuring launch shapes (bench/README.md): the

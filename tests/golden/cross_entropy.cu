@@ -293,163 +293,80 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_ne_isinf_where_lo
     const idx_t len = sz_N;
     float acc29 = (float)0;
     long long acc30 = (long long)0;
-    const idx_t ustep_ = (idx_t)blockDim.x * 2;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, len);
-    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 2, len);
-         base0 < len; base0 = len - base0 > step_ ? base0 + step_ : len) {
-        bool vok_ = len - base0 >= ustep_ * 1 + 2;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % 1;
-                q_ /= 1;
-                const idx_t i0 = q_;
-                vok_ = vok_ && 1 - i1 >= 2 &&
-                    tc_aligned(buf17 + i0 + i1, 8) &&
-                    tc_aligned(buf11 + i0 + i1, 8) &&
-                    tc_aligned(buf9 + i0 + i1, 8);
-            }
-        }
-        if (vok_) {
-            tc_vec<float, 2> v22_u[2];
-            tc_vec<float, 2> v25_u[2];
-            tc_vec<float, 2> v30_u[2];
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % 1;
-                q_ /= 1;
-                const idx_t i0 = q_;
-                v22_u[u_] = tc_vload<float, 2>(buf17 + i0 + i1);
-                v25_u[u_] = tc_vload<float, 2>(buf11 + i0 + i1);
-                v30_u[u_] = tc_vload<float, 2>(buf9 + i0 + i1);
-            }
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % 1;
-                q_ /= 1;
-                const idx_t i0 = q_;
-                const tc_vec<float, 2> v22 = v22_u[u_];
-                const tc_vec<float, 2> v25 = v25_u[u_];
-                const tc_vec<float, 2> v30 = v30_u[u_];
-                const long long t16 = in_target[i0];                        // cross_entropy.tc:6
-                const bool t17 = ((float)(t16 != -100LL)) != 0;             // <prelude>/loss.tc:21
-                const bool t18 = ((float)(t16 < 0LL)) != 0;                 // <prelude>/loss.tc:23
-                const bool t19 = ((float)(t16 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
-                const bool t20 = ((float)(t18 != 0.0f || t19 != 0.0f)) != 0; // <prelude>/loss.tc:23
-                const bool t21 = ((float)(t17 != 0.0f && t20 != 0.0f)) != 0; // <prelude>/loss.tc:23
-                const float t23 = v22.v[0];                                 // <prelude>/loss.tc:22
-                const float t24 = logf(t23);                                // <prelude>/loss.tc:22
-                const float t26 = v25.v[0];                                 // <prelude>/loss.tc:22
-                const bool t27 = ((float)isinf(t26)) != 0;                  // <prelude>/loss.tc:22
-                const float t28 = (t27 != 0.0f ? 0.0f : t26);               // <prelude>/loss.tc:22
-                const float t29 = t24 + t28;                                // <prelude>/loss.tc:22
-                const float t31 = v30.v[0];                                 // <prelude>/loss.tc:20
-                const float t32 = t29 - t31;                                // <prelude>/loss.tc:22
-                const float t33 = (t17 != 0.0f ? t32 : 0.0f);               // <prelude>/loss.tc:22
-                const float t34 = (t21 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t33); // <prelude>/loss.tc:23
-                acc29 = tc_op_sum()(acc29, t34);                            // <prelude>/loss.tc:24
-                acc30 = tc_op_sum()(acc30, (long long)t17);                 // <prelude>/loss.tc:24
-                const bool t35 = ((float)(t16 != -100LL)) != 0;             // <prelude>/loss.tc:21
-                const bool t36 = ((float)(t16 < 0LL)) != 0;                 // <prelude>/loss.tc:23
-                const bool t37 = ((float)(t16 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
-                const bool t38 = ((float)(t36 != 0.0f || t37 != 0.0f)) != 0; // <prelude>/loss.tc:23
-                const bool t39 = ((float)(t35 != 0.0f && t38 != 0.0f)) != 0; // <prelude>/loss.tc:23
-                const float t40 = v22.v[1];                                 // <prelude>/loss.tc:22
-                const float t41 = logf(t40);                                // <prelude>/loss.tc:22
-                const float t42 = v25.v[1];                                 // <prelude>/loss.tc:22
-                const bool t43 = ((float)isinf(t42)) != 0;                  // <prelude>/loss.tc:22
-                const float t44 = (t43 != 0.0f ? 0.0f : t42);               // <prelude>/loss.tc:22
-                const float t45 = t41 + t44;                                // <prelude>/loss.tc:22
-                const float t46 = v30.v[1];                                 // <prelude>/loss.tc:20
-                const float t47 = t45 - t46;                                // <prelude>/loss.tc:22
-                const float t48 = (t35 != 0.0f ? t47 : 0.0f);               // <prelude>/loss.tc:22
-                const float t49 = (t39 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t48); // <prelude>/loss.tc:23
-                acc29 = tc_op_sum()(acc29, t49);                            // <prelude>/loss.tc:24
-                acc30 = tc_op_sum()(acc30, (long long)t35);                 // <prelude>/loss.tc:24
-            }
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, len);
+    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, len);
+         base < len; base = len - base > step_ ? base + step_ : len) {
+        idx_t q_ = base;
+        const idx_t i1 = q_ % 1;
+        q_ /= 1;
+        const idx_t i0 = q_;
+        if (len - base >= 2 && 1 - i1 >= 2 &&
+            tc_aligned(buf17 + i0 + i1, 8) &&
+            tc_aligned(buf11 + i0 + i1, 8) &&
+            tc_aligned(buf9 + i0 + i1, 8)) {
+            const long long t16 = in_target[i0];                        // cross_entropy.tc:6
+            const bool t17 = ((float)(t16 != -100LL)) != 0;             // <prelude>/loss.tc:21
+            const bool t18 = ((float)(t16 < 0LL)) != 0;                 // <prelude>/loss.tc:23
+            const bool t19 = ((float)(t16 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
+            const bool t20 = ((float)(t18 != 0.0f || t19 != 0.0f)) != 0; // <prelude>/loss.tc:23
+            const bool t21 = ((float)(t17 != 0.0f && t20 != 0.0f)) != 0; // <prelude>/loss.tc:23
+            const tc_vec<float, 2> v22 = tc_vload<float, 2>(buf17 + i0 + i1); // <prelude>/loss.tc:22
+            const float t23 = v22.v[0];                                 // <prelude>/loss.tc:22
+            const float t24 = logf(t23);                                // <prelude>/loss.tc:22
+            const tc_vec<float, 2> v25 = tc_vload<float, 2>(buf11 + i0 + i1); // <prelude>/loss.tc:22
+            const float t26 = v25.v[0];                                 // <prelude>/loss.tc:22
+            const bool t27 = ((float)isinf(t26)) != 0;                  // <prelude>/loss.tc:22
+            const float t28 = (t27 != 0.0f ? 0.0f : t26);               // <prelude>/loss.tc:22
+            const float t29 = t24 + t28;                                // <prelude>/loss.tc:22
+            const tc_vec<float, 2> v30 = tc_vload<float, 2>(buf9 + i0 + i1); // <prelude>/loss.tc:20
+            const float t31 = v30.v[0];                                 // <prelude>/loss.tc:20
+            const float t32 = t29 - t31;                                // <prelude>/loss.tc:22
+            const float t33 = (t17 != 0.0f ? t32 : 0.0f);               // <prelude>/loss.tc:22
+            const float t34 = (t21 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t33); // <prelude>/loss.tc:23
+            acc29 = tc_op_sum()(acc29, t34);                            // <prelude>/loss.tc:24
+            acc30 = tc_op_sum()(acc30, (long long)t17);                 // <prelude>/loss.tc:24
+            const bool t35 = ((float)(t16 != -100LL)) != 0;             // <prelude>/loss.tc:21
+            const bool t36 = ((float)(t16 < 0LL)) != 0;                 // <prelude>/loss.tc:23
+            const bool t37 = ((float)(t16 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
+            const bool t38 = ((float)(t36 != 0.0f || t37 != 0.0f)) != 0; // <prelude>/loss.tc:23
+            const bool t39 = ((float)(t35 != 0.0f && t38 != 0.0f)) != 0; // <prelude>/loss.tc:23
+            const float t40 = v22.v[1];                                 // <prelude>/loss.tc:22
+            const float t41 = logf(t40);                                // <prelude>/loss.tc:22
+            const float t42 = v25.v[1];                                 // <prelude>/loss.tc:22
+            const bool t43 = ((float)isinf(t42)) != 0;                  // <prelude>/loss.tc:22
+            const float t44 = (t43 != 0.0f ? 0.0f : t42);               // <prelude>/loss.tc:22
+            const float t45 = t41 + t44;                                // <prelude>/loss.tc:22
+            const float t46 = v30.v[1];                                 // <prelude>/loss.tc:20
+            const float t47 = t45 - t46;                                // <prelude>/loss.tc:22
+            const float t48 = (t35 != 0.0f ? t47 : 0.0f);               // <prelude>/loss.tc:22
+            const float t49 = (t39 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t48); // <prelude>/loss.tc:23
+            acc29 = tc_op_sum()(acc29, t49);                            // <prelude>/loss.tc:24
+            acc30 = tc_op_sum()(acc30, (long long)t35);                 // <prelude>/loss.tc:24
         } else {
-            #pragma unroll 1 /* the edges: one copy of the bodies */
-            for (int u_ = 0; u_ < 2 && u_ * ustep_ < len - base0; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
+            for (int e = 0; e < 2 && e < len - base; ++e) {
+                const idx_t r = base + e;
+                idx_t q_ = r;
                 const idx_t i1 = q_ % 1;
                 q_ /= 1;
                 const idx_t i0 = q_;
-                if (len - base >= 2 && 1 - i1 >= 2 &&
-                    tc_aligned(buf17 + i0 + i1, 8) &&
-                    tc_aligned(buf11 + i0 + i1, 8) &&
-                    tc_aligned(buf9 + i0 + i1, 8)) {
-                    const tc_vec<float, 2> v22 = tc_vload<float, 2>(buf17 + i0 + i1); // <prelude>/loss.tc:22
-                    const tc_vec<float, 2> v25 = tc_vload<float, 2>(buf11 + i0 + i1); // <prelude>/loss.tc:22
-                    const tc_vec<float, 2> v30 = tc_vload<float, 2>(buf9 + i0 + i1); // <prelude>/loss.tc:20
-                    const long long t16 = in_target[i0];                        // cross_entropy.tc:6
-                    const bool t17 = ((float)(t16 != -100LL)) != 0;             // <prelude>/loss.tc:21
-                    const bool t18 = ((float)(t16 < 0LL)) != 0;                 // <prelude>/loss.tc:23
-                    const bool t19 = ((float)(t16 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
-                    const bool t20 = ((float)(t18 != 0.0f || t19 != 0.0f)) != 0; // <prelude>/loss.tc:23
-                    const bool t21 = ((float)(t17 != 0.0f && t20 != 0.0f)) != 0; // <prelude>/loss.tc:23
-                    const float t23 = v22.v[0];                                 // <prelude>/loss.tc:22
-                    const float t24 = logf(t23);                                // <prelude>/loss.tc:22
-                    const float t26 = v25.v[0];                                 // <prelude>/loss.tc:22
-                    const bool t27 = ((float)isinf(t26)) != 0;                  // <prelude>/loss.tc:22
-                    const float t28 = (t27 != 0.0f ? 0.0f : t26);               // <prelude>/loss.tc:22
-                    const float t29 = t24 + t28;                                // <prelude>/loss.tc:22
-                    const float t31 = v30.v[0];                                 // <prelude>/loss.tc:20
-                    const float t32 = t29 - t31;                                // <prelude>/loss.tc:22
-                    const float t33 = (t17 != 0.0f ? t32 : 0.0f);               // <prelude>/loss.tc:22
-                    const float t34 = (t21 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t33); // <prelude>/loss.tc:23
-                    acc29 = tc_op_sum()(acc29, t34);                            // <prelude>/loss.tc:24
-                    acc30 = tc_op_sum()(acc30, (long long)t17);                 // <prelude>/loss.tc:24
-                    const bool t35 = ((float)(t16 != -100LL)) != 0;             // <prelude>/loss.tc:21
-                    const bool t36 = ((float)(t16 < 0LL)) != 0;                 // <prelude>/loss.tc:23
-                    const bool t37 = ((float)(t16 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
-                    const bool t38 = ((float)(t36 != 0.0f || t37 != 0.0f)) != 0; // <prelude>/loss.tc:23
-                    const bool t39 = ((float)(t35 != 0.0f && t38 != 0.0f)) != 0; // <prelude>/loss.tc:23
-                    const float t40 = v22.v[1];                                 // <prelude>/loss.tc:22
-                    const float t41 = logf(t40);                                // <prelude>/loss.tc:22
-                    const float t42 = v25.v[1];                                 // <prelude>/loss.tc:22
-                    const bool t43 = ((float)isinf(t42)) != 0;                  // <prelude>/loss.tc:22
-                    const float t44 = (t43 != 0.0f ? 0.0f : t42);               // <prelude>/loss.tc:22
-                    const float t45 = t41 + t44;                                // <prelude>/loss.tc:22
-                    const float t46 = v30.v[1];                                 // <prelude>/loss.tc:20
-                    const float t47 = t45 - t46;                                // <prelude>/loss.tc:22
-                    const float t48 = (t35 != 0.0f ? t47 : 0.0f);               // <prelude>/loss.tc:22
-                    const float t49 = (t39 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t48); // <prelude>/loss.tc:23
-                    acc29 = tc_op_sum()(acc29, t49);                            // <prelude>/loss.tc:24
-                    acc30 = tc_op_sum()(acc30, (long long)t35);                 // <prelude>/loss.tc:24
-                } else {
-                    for (int e = 0; e < 2 && e < len - base; ++e) {
-                        const idx_t r = base + e;
-                        idx_t q_ = r;
-                        const idx_t i1 = q_ % 1;
-                        q_ /= 1;
-                        const idx_t i0 = q_;
-                        const long long t0 = in_target[i0];                         // cross_entropy.tc:6
-                        const bool t1 = ((float)(t0 != -100LL)) != 0;               // <prelude>/loss.tc:21
-                        const bool t2 = ((float)(t0 < 0LL)) != 0;                   // <prelude>/loss.tc:23
-                        const bool t3 = ((float)(t0 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
-                        const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // <prelude>/loss.tc:23
-                        const bool t5 = ((float)(t1 != 0.0f && t4 != 0.0f)) != 0;   // <prelude>/loss.tc:23
-                        const float t6 = buf17[i0 + i1];                            // <prelude>/loss.tc:22
-                        const float t7 = logf(t6);                                  // <prelude>/loss.tc:22
-                        const float t8 = buf11[i0 + i1];                            // <prelude>/loss.tc:22
-                        const bool t9 = ((float)isinf(t8)) != 0;                    // <prelude>/loss.tc:22
-                        const float t10 = (t9 != 0.0f ? 0.0f : t8);                 // <prelude>/loss.tc:22
-                        const float t11 = t7 + t10;                                 // <prelude>/loss.tc:22
-                        const float t12 = buf9[i0 + i1];                            // <prelude>/loss.tc:20
-                        const float t13 = t11 - t12;                                // <prelude>/loss.tc:22
-                        const float t14 = (t1 != 0.0f ? t13 : 0.0f);                // <prelude>/loss.tc:22
-                        const float t15 = (t5 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t14); // <prelude>/loss.tc:23
-                        acc29 = tc_op_sum()(acc29, t15);                            // <prelude>/loss.tc:24
-                        acc30 = tc_op_sum()(acc30, (long long)t1);                  // <prelude>/loss.tc:24
-                    }
-                }
+                const long long t0 = in_target[i0];                         // cross_entropy.tc:6
+                const bool t1 = ((float)(t0 != -100LL)) != 0;               // <prelude>/loss.tc:21
+                const bool t2 = ((float)(t0 < 0LL)) != 0;                   // <prelude>/loss.tc:23
+                const bool t3 = ((float)(t0 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
+                const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // <prelude>/loss.tc:23
+                const bool t5 = ((float)(t1 != 0.0f && t4 != 0.0f)) != 0;   // <prelude>/loss.tc:23
+                const float t6 = buf17[i0 + i1];                            // <prelude>/loss.tc:22
+                const float t7 = logf(t6);                                  // <prelude>/loss.tc:22
+                const float t8 = buf11[i0 + i1];                            // <prelude>/loss.tc:22
+                const bool t9 = ((float)isinf(t8)) != 0;                    // <prelude>/loss.tc:22
+                const float t10 = (t9 != 0.0f ? 0.0f : t8);                 // <prelude>/loss.tc:22
+                const float t11 = t7 + t10;                                 // <prelude>/loss.tc:22
+                const float t12 = buf9[i0 + i1];                            // <prelude>/loss.tc:20
+                const float t13 = t11 - t12;                                // <prelude>/loss.tc:22
+                const float t14 = (t1 != 0.0f ? t13 : 0.0f);                // <prelude>/loss.tc:22
+                const float t15 = (t5 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t14); // <prelude>/loss.tc:23
+                acc29 = tc_op_sum()(acc29, t15);                            // <prelude>/loss.tc:24
+                acc30 = tc_op_sum()(acc30, (long long)t1);                  // <prelude>/loss.tc:24
             }
         }
     }

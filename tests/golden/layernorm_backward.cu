@@ -770,64 +770,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt
             tc_aligned(in_dout + i1, 16) &&
             (sz_D) % 4 == 0 &&
             tc_aligned(in_x + i1, 16)) {
-            idx_t r0 = lo + threadIdx.y;
-            for (; hi - r0 > (idx_t)blockDim.y * 1; r0 += (idx_t)blockDim.y * 2) {
-                tc_vec<float, 4> v0_u[2];
-                tc_vec<float, 4> v2_u[2];
-                #pragma unroll
-                for (int u_ = 0; u_ < 2; u_++) {
-                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
-                    const idx_t i0 = r;
-                    v0_u[u_] = tc_vload<float, 4>(in_dout + sz_D*i0 + i1);
-                    v2_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
-                }
-                #pragma unroll
-                for (int u_ = 0; u_ < 2; u_++) {
-                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
-                    const idx_t i0 = r;
-                    const tc_vec<float, 4> v0 = v0_u[u_];
-                    const tc_vec<float, 4> v2 = v2_u[u_];
-                    const float t1 = v0.v[0];                                   // layernorm_backward.tc:10
-                    const float t3 = v2.v[0];                                   // layernorm_backward.tc:8
-                    const float t4 = buf6[i0];                                  // layernorm_backward.tc:9
-                    const float t6 = t4 * rcp5;                                 // layernorm_backward.tc:9
-                    const float t7 = t3 - t6;                                   // layernorm_backward.tc:10
-                    const float t8 = buf14[i0];                                 // layernorm_backward.tc:10
-                    const float t9 = t8 * rcp5;                                 // layernorm_backward.tc:10
-                    const float t10 = t9 + s_eps;                               // layernorm_backward.tc:10
-                    const float t11 = rsqrtf(t10);                              // layernorm_backward.tc:10
-                    const float t12 = t7 * t11;                                 // layernorm_backward.tc:10
-                    const float t13 = t1 * t12;                                 // layernorm_backward.tc:10
-                    acc34[0] = tc_op_sum()(acc34[0], t13);                      // layernorm_backward.tc:10
-                    acc35[0] = tc_op_sum()(acc35[0], t1);                       // layernorm_backward.tc:10
-                    const float t14 = v0.v[1];                                  // layernorm_backward.tc:10
-                    const float t15 = v2.v[1];                                  // layernorm_backward.tc:8
-                    const float t16 = t15 - t6;                                 // layernorm_backward.tc:10
-                    const float t17 = t16 * t11;                                // layernorm_backward.tc:10
-                    const float t18 = t14 * t17;                                // layernorm_backward.tc:10
-                    acc34[1] = tc_op_sum()(acc34[1], t18);                      // layernorm_backward.tc:10
-                    acc35[1] = tc_op_sum()(acc35[1], t14);                      // layernorm_backward.tc:10
-                    const float t19 = v0.v[2];                                  // layernorm_backward.tc:10
-                    const float t20 = v2.v[2];                                  // layernorm_backward.tc:8
-                    const float t21 = t20 - t6;                                 // layernorm_backward.tc:10
-                    const float t22 = t21 * t11;                                // layernorm_backward.tc:10
-                    const float t23 = t19 * t22;                                // layernorm_backward.tc:10
-                    acc34[2] = tc_op_sum()(acc34[2], t23);                      // layernorm_backward.tc:10
-                    acc35[2] = tc_op_sum()(acc35[2], t19);                      // layernorm_backward.tc:10
-                    const float t24 = v0.v[3];                                  // layernorm_backward.tc:10
-                    const float t25 = v2.v[3];                                  // layernorm_backward.tc:8
-                    const float t26 = t25 - t6;                                 // layernorm_backward.tc:10
-                    const float t27 = t26 * t11;                                // layernorm_backward.tc:10
-                    const float t28 = t24 * t27;                                // layernorm_backward.tc:10
-                    acc34[3] = tc_op_sum()(acc34[3], t28);                      // layernorm_backward.tc:10
-                    acc35[3] = tc_op_sum()(acc35[3], t24);                      // layernorm_backward.tc:10
-                }
-            }
-            for (idx_t r = r0; r < hi; r += blockDim.y) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
                 const idx_t i0 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
                 const float t1 = v0.v[0];                                   // layernorm_backward.tc:10
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
                 const float t3 = v2.v[0];                                   // layernorm_backward.tc:8
                 const float t4 = buf6[i0];                                  // layernorm_backward.tc:9
                 const float t6 = t4 * rcp5;                                 // layernorm_backward.tc:9
@@ -1451,54 +1399,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul
             tc_aligned(in_dout + i1, 16) &&
             (sz_D) % 4 == 0 &&
             tc_aligned(in_x + i1, 16)) {
-            idx_t r0 = lo + threadIdx.y;
-            for (; hi - r0 > (idx_t)blockDim.y * 1; r0 += (idx_t)blockDim.y * 2) {
-                tc_vec<float, 4> v0_u[2];
-                tc_vec<float, 4> v2_u[2];
-                #pragma unroll
-                for (int u_ = 0; u_ < 2; u_++) {
-                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
-                    const idx_t i0 = r;
-                    v0_u[u_] = tc_vload<float, 4>(in_dout + sz_D*i0 + i1);
-                    v2_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
-                }
-                #pragma unroll
-                for (int u_ = 0; u_ < 2; u_++) {
-                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
-                    const idx_t i0 = r;
-                    const tc_vec<float, 4> v0 = v0_u[u_];
-                    const tc_vec<float, 4> v2 = v2_u[u_];
-                    const float t1 = v0.v[0];                                   // layernorm_backward.tc:16
-                    const float t3 = v2.v[0];                                   // layernorm_backward.tc:15
-                    const float t4 = buf6[i0];                                  // layernorm_backward.tc:16
-                    const float t6 = t4 * rcp5;                                 // layernorm_backward.tc:16
-                    const float t7 = t6 + s_eps;                                // layernorm_backward.tc:16
-                    const float t8 = rsqrtf(t7);                                // layernorm_backward.tc:16
-                    const float t9 = t3 * t8;                                   // layernorm_backward.tc:16
-                    const float t10 = t1 * t9;                                  // layernorm_backward.tc:16
-                    acc25[0] = tc_op_sum()(acc25[0], t10);                      // layernorm_backward.tc:16
-                    const float t11 = v0.v[1];                                  // layernorm_backward.tc:16
-                    const float t12 = v2.v[1];                                  // layernorm_backward.tc:15
-                    const float t13 = t12 * t8;                                 // layernorm_backward.tc:16
-                    const float t14 = t11 * t13;                                // layernorm_backward.tc:16
-                    acc25[1] = tc_op_sum()(acc25[1], t14);                      // layernorm_backward.tc:16
-                    const float t15 = v0.v[2];                                  // layernorm_backward.tc:16
-                    const float t16 = v2.v[2];                                  // layernorm_backward.tc:15
-                    const float t17 = t16 * t8;                                 // layernorm_backward.tc:16
-                    const float t18 = t15 * t17;                                // layernorm_backward.tc:16
-                    acc25[2] = tc_op_sum()(acc25[2], t18);                      // layernorm_backward.tc:16
-                    const float t19 = v0.v[3];                                  // layernorm_backward.tc:16
-                    const float t20 = v2.v[3];                                  // layernorm_backward.tc:15
-                    const float t21 = t20 * t8;                                 // layernorm_backward.tc:16
-                    const float t22 = t19 * t21;                                // layernorm_backward.tc:16
-                    acc25[3] = tc_op_sum()(acc25[3], t22);                      // layernorm_backward.tc:16
-                }
-            }
-            for (idx_t r = r0; r < hi; r += blockDim.y) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
                 const idx_t i0 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
                 const float t1 = v0.v[0];                                   // layernorm_backward.tc:16
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
                 const float t3 = v2.v[0];                                   // layernorm_backward.tc:15
                 const float t4 = buf6[i0];                                  // layernorm_backward.tc:16
                 const float t6 = t4 * rcp5;                                 // layernorm_backward.tc:16
@@ -2247,62 +2153,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_add_rsqrt_mul
             tc_aligned(in_dout + i1, 16) &&
             (sz_D) % 4 == 0 &&
             tc_aligned(in_x + i1, 16)) {
-            idx_t r0 = lo + threadIdx.y;
-            for (; hi - r0 > (idx_t)blockDim.y * 1; r0 += (idx_t)blockDim.y * 2) {
-                tc_vec<float, 4> v0_u[2];
-                tc_vec<float, 4> v2_u[2];
-                #pragma unroll
-                for (int u_ = 0; u_ < 2; u_++) {
-                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
-                    const idx_t i0 = r;
-                    v0_u[u_] = tc_vload<float, 4>(in_dout + sz_D*i0 + i1);
-                    v2_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
-                }
-                #pragma unroll
-                for (int u_ = 0; u_ < 2; u_++) {
-                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
-                    const idx_t i0 = r;
-                    const tc_vec<float, 4> v0 = v0_u[u_];
-                    const tc_vec<float, 4> v2 = v2_u[u_];
-                    const float t1 = v0.v[0];                                   // layernorm_backward.tc:10
-                    const float t3 = v2.v[0];                                   // layernorm_backward.tc:8
-                    const float t4 = in_saved_mean[i0];                         // layernorm_backward.tc:9
-                    const float t5 = t3 - t4;                                   // layernorm_backward.tc:10
-                    const float t6 = in_saved_var[i0];                          // layernorm_backward.tc:10
-                    const float t7 = t6 + s_eps;                                // layernorm_backward.tc:10
-                    const float t8 = rsqrtf(t7);                                // layernorm_backward.tc:10
-                    const float t9 = t5 * t8;                                   // layernorm_backward.tc:10
-                    const float t10 = t1 * t9;                                  // layernorm_backward.tc:10
-                    acc31[0] = tc_op_sum()(acc31[0], t10);                      // layernorm_backward.tc:10
-                    acc32[0] = tc_op_sum()(acc32[0], t1);                       // layernorm_backward.tc:10
-                    const float t11 = v0.v[1];                                  // layernorm_backward.tc:10
-                    const float t12 = v2.v[1];                                  // layernorm_backward.tc:8
-                    const float t13 = t12 - t4;                                 // layernorm_backward.tc:10
-                    const float t14 = t13 * t8;                                 // layernorm_backward.tc:10
-                    const float t15 = t11 * t14;                                // layernorm_backward.tc:10
-                    acc31[1] = tc_op_sum()(acc31[1], t15);                      // layernorm_backward.tc:10
-                    acc32[1] = tc_op_sum()(acc32[1], t11);                      // layernorm_backward.tc:10
-                    const float t16 = v0.v[2];                                  // layernorm_backward.tc:10
-                    const float t17 = v2.v[2];                                  // layernorm_backward.tc:8
-                    const float t18 = t17 - t4;                                 // layernorm_backward.tc:10
-                    const float t19 = t18 * t8;                                 // layernorm_backward.tc:10
-                    const float t20 = t16 * t19;                                // layernorm_backward.tc:10
-                    acc31[2] = tc_op_sum()(acc31[2], t20);                      // layernorm_backward.tc:10
-                    acc32[2] = tc_op_sum()(acc32[2], t16);                      // layernorm_backward.tc:10
-                    const float t21 = v0.v[3];                                  // layernorm_backward.tc:10
-                    const float t22 = v2.v[3];                                  // layernorm_backward.tc:8
-                    const float t23 = t22 - t4;                                 // layernorm_backward.tc:10
-                    const float t24 = t23 * t8;                                 // layernorm_backward.tc:10
-                    const float t25 = t21 * t24;                                // layernorm_backward.tc:10
-                    acc31[3] = tc_op_sum()(acc31[3], t25);                      // layernorm_backward.tc:10
-                    acc32[3] = tc_op_sum()(acc32[3], t21);                      // layernorm_backward.tc:10
-                }
-            }
-            for (idx_t r = r0; r < hi; r += blockDim.y) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
                 const idx_t i0 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
                 const float t1 = v0.v[0];                                   // layernorm_backward.tc:10
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
                 const float t3 = v2.v[0];                                   // layernorm_backward.tc:8
                 const float t4 = in_saved_mean[i0];                         // layernorm_backward.tc:9
                 const float t5 = t3 - t4;                                   // layernorm_backward.tc:10
@@ -2894,53 +2750,12 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_rsqrt_mul_sum
             tc_aligned(in_dout + i1, 16) &&
             (sz_D) % 4 == 0 &&
             tc_aligned(in_x + i1, 16)) {
-            idx_t r0 = lo + threadIdx.y;
-            for (; hi - r0 > (idx_t)blockDim.y * 1; r0 += (idx_t)blockDim.y * 2) {
-                tc_vec<float, 4> v0_u[2];
-                tc_vec<float, 4> v2_u[2];
-                #pragma unroll
-                for (int u_ = 0; u_ < 2; u_++) {
-                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
-                    const idx_t i0 = r;
-                    v0_u[u_] = tc_vload<float, 4>(in_dout + sz_D*i0 + i1);
-                    v2_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
-                }
-                #pragma unroll
-                for (int u_ = 0; u_ < 2; u_++) {
-                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
-                    const idx_t i0 = r;
-                    const tc_vec<float, 4> v0 = v0_u[u_];
-                    const tc_vec<float, 4> v2 = v2_u[u_];
-                    const float t1 = v0.v[0];                                   // layernorm_backward.tc:16
-                    const float t3 = v2.v[0];                                   // layernorm_backward.tc:15
-                    const float t4 = in_saved_mean[i0];                         // layernorm_backward.tc:16
-                    const float t5 = t4 + s_eps;                                // layernorm_backward.tc:16
-                    const float t6 = rsqrtf(t5);                                // layernorm_backward.tc:16
-                    const float t7 = t3 * t6;                                   // layernorm_backward.tc:16
-                    const float t8 = t1 * t7;                                   // layernorm_backward.tc:16
-                    acc23[0] = tc_op_sum()(acc23[0], t8);                       // layernorm_backward.tc:16
-                    const float t9 = v0.v[1];                                   // layernorm_backward.tc:16
-                    const float t10 = v2.v[1];                                  // layernorm_backward.tc:15
-                    const float t11 = t10 * t6;                                 // layernorm_backward.tc:16
-                    const float t12 = t9 * t11;                                 // layernorm_backward.tc:16
-                    acc23[1] = tc_op_sum()(acc23[1], t12);                      // layernorm_backward.tc:16
-                    const float t13 = v0.v[2];                                  // layernorm_backward.tc:16
-                    const float t14 = v2.v[2];                                  // layernorm_backward.tc:15
-                    const float t15 = t14 * t6;                                 // layernorm_backward.tc:16
-                    const float t16 = t13 * t15;                                // layernorm_backward.tc:16
-                    acc23[2] = tc_op_sum()(acc23[2], t16);                      // layernorm_backward.tc:16
-                    const float t17 = v0.v[3];                                  // layernorm_backward.tc:16
-                    const float t18 = v2.v[3];                                  // layernorm_backward.tc:15
-                    const float t19 = t18 * t6;                                 // layernorm_backward.tc:16
-                    const float t20 = t17 * t19;                                // layernorm_backward.tc:16
-                    acc23[3] = tc_op_sum()(acc23[3], t20);                      // layernorm_backward.tc:16
-                }
-            }
-            for (idx_t r = r0; r < hi; r += blockDim.y) {
+            #pragma unroll 4
+            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
                 const idx_t i0 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
                 const float t1 = v0.v[0];                                   // layernorm_backward.tc:16
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
                 const float t3 = v2.v[0];                                   // layernorm_backward.tc:15
                 const float t4 = in_saved_mean[i0];                         // layernorm_backward.tc:16
                 const float t5 = t4 + s_eps;                                // layernorm_backward.tc:16

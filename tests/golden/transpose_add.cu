@@ -15,42 +15,22 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_0(
     const idx_t tiles = ta_n * tb_n * 1;
     for (idx_t t = blockIdx.x; t < tiles; t = tiles - t > (idx_t)gridDim.x ? t + gridDim.x : tiles) {
         const idx_t ta = t % ta_n, tb = (t / ta_n) % tb_n, rest = t / ta_n / tb_n;
-        const bool whole_ = na - ta * 32 >= 32 && nb - tb * 32 >= 32;
-        if (whole_) {
-            #pragma unroll
-            for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
-                const idx_t i1 = ta * 32 + threadIdx.y + 8 * kk, i0 = tb * 32 + threadIdx.x;
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
+            const idx_t i1 = ta * 32 + threadIdx.y + 8 * kk, i0 = tb * 32 + threadIdx.x;
+            if (i1 < na && i0 < nb) {
                 tile0[threadIdx.y + 8 * kk][threadIdx.x] = in_x[sz_M*i1 + i0];
-            }
-        } else {
-            #pragma unroll
-            for (int kk = 0; kk < 4; kk++) { /* phase 1: transposed reads, coalesced */
-                const idx_t i1 = ta * 32 + threadIdx.y + 8 * kk, i0 = tb * 32 + threadIdx.x;
-                if (i1 < na && i0 < nb) {
-                    tile0[threadIdx.y + 8 * kk][threadIdx.x] = in_x[sz_M*i1 + i0];
-                }
             }
         }
         __syncthreads();
-        if (whole_) {
-            #pragma unroll
-            for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
-                const idx_t i1 = ta * 32 + threadIdx.x, i0 = tb * 32 + threadIdx.y + 8 * kk;
+        #pragma unroll
+        for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
+            const idx_t i1 = ta * 32 + threadIdx.x, i0 = tb * 32 + threadIdx.y + 8 * kk;
+            if (i1 < na && i0 < nb) {
                 const float t0 = tile0[threadIdx.x][threadIdx.y + 8 * kk];  // transpose_add.tc:5
                 const float t1 = in_y[sz_N*i0 + i1];                        // transpose_add.tc:5
                 const float t2 = t0 + t1;                                   // transpose_add.tc:6
                 out_out[sz_N*i0 + i1] = t2;                                 // transpose_add.tc:6
-            }
-        } else {
-            #pragma unroll
-            for (int kk = 0; kk < 4; kk++) { /* phase 2: compute and store, coalesced */
-                const idx_t i1 = ta * 32 + threadIdx.x, i0 = tb * 32 + threadIdx.y + 8 * kk;
-                if (i1 < na && i0 < nb) {
-                    const float t0 = tile0[threadIdx.x][threadIdx.y + 8 * kk];  // transpose_add.tc:5
-                    const float t1 = in_y[sz_N*i0 + i1];                        // transpose_add.tc:5
-                    const float t2 = t0 + t1;                                   // transpose_add.tc:6
-                    out_out[sz_N*i0 + i1] = t2;                                 // transpose_add.tc:6
-                }
             }
         }
         __syncthreads(); /* the tiles are reused by the next iteration */
