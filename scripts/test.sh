@@ -47,7 +47,7 @@ suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
 # NVRTC compile a program there (tests/nvrtc/run.sh)
 # LSan skips thread-local storage there: scanning NVRTC's crashed its tracer
 # (tests/lsan.supp says more)
-TC_NVRTC_QUICK=1 LSAN_OPTIONS="use_tls=0:suppressions=$root/tests/lsan.supp" suite build-asan "" -DCMAKE_BUILD_TYPE=Debug -DTC_WERROR=ON -DTC_SANITIZE=ON
+TC_NVRTC_QUICK=1 LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "" -DCMAKE_BUILD_TYPE=Debug -DTC_WERROR=ON -DTC_SANITIZE=ON
 suite build-ubsan "-E ^(nvrtc|fakegpu|adamw_example|package)$" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
