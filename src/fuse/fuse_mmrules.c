@@ -150,11 +150,18 @@ static bool may_generate(const lnode *m)
            (forced || !dim_is_const(m->shape[0], &rows) || rows <= FUSE_MM_MAX_ROWS);
 }
 
+/* k's matmul when the rules may move work into its generated kernel, else
+ * NULL (an attention kernel, fuse_attn.c, keeps ext but is no matmul) */
+static const lnode *generated(const fkernel *k)
+{
+    return k->kind == KK_EXTERN && !k->attn && k->ext && may_generate(k->ext) ? k->ext : NULL;
+}
+
 bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
 {
     *out = (fmmnorm){0};
-    const lnode *m = mk->ext;
-    if (!m || mk->attn || !may_generate(m)) /* an attention kernel (fuse_attn.c) is no matmul */
+    const lnode *m = generated(mk);
+    if (!m)
         return false;
     const lref *ra = &m->in[0];
     const lnode *a = ra->src;
@@ -277,8 +284,8 @@ bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a)
     const char *on = getenv("TENSORC_MATMUL_LORA");
     if (!on || strcmp(on, "on") != 0)
         return false;
-    const lnode *q = kq->ext;
-    if (!q || kq->attn || !may_generate(q) || layout(f, q, 0) != 0)
+    const lnode *q = generated(kq);
+    if (!q || layout(f, q, 0) != 0)
         return false;
     const lnode *t = q->in[0].src;
     if (t->kind != LK_MATMUL || t->rank != 2 || t->nuses != 1 || t->output >= 0 || t->dtype != q->dtype ||
@@ -341,12 +348,11 @@ int *fuse_mm_pairs(const ffn *f, tc_arena *a)
             with[i] = with[lo.t->id] = with[lo.p->id] = f->nk;
     for (int i = 0; i < f->nk; i++) {
         const fkernel *kb = f->k[i];
-        if (kb->kind != KK_EXTERN || kb->attn || with[i] >= 0 || !may_generate(kb->ext) ||
-            fuse_mm_norm(f, kb, &nm))
+        if (with[i] >= 0 || !generated(kb) || fuse_mm_norm(f, kb, &nm))
             continue;
         for (int j = 0; j < i; j++) {
             const fkernel *ka = f->k[j];
-            if (ka->kind != KK_EXTERN || ka->attn || with[j] >= 0 || !may_generate(ka->ext) ||
+            if (with[j] >= 0 || !generated(ka) ||
                 fuse_mm_norm(f, ka, &nm) || !pairable(f, ka, kb, a))
                 continue;
             with[i] = j;
