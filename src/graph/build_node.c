@@ -369,6 +369,10 @@ static gnode *fold_dims(builder *b, op_id op, gnode *const *in, int nin, tc_loc 
 {
     const tc_dim *d[2] = {NULL, NULL};
     bool any = false;
+    /* Only + - * and negation stay dims; clamp and where (three inputs) are
+     * left as nodes. */
+    if (op != OP_add && op != OP_sub && op != OP_mul && op != OP_neg)
+        return NULL;
     for (int k = 0; k < nin; k++) {
         if (in[k]->op == OP_dimval) {
             d[k] = in[k]->a.dim;
