@@ -88,6 +88,16 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
         const char *a = acc_name(g, r);
         if (decl)
             cg_block_add(decl, g->a, ind, arena_printf(g->a, "%s %s = %s;", at, a, cg_acc_init(g, r)));
+        if (g->k->partials) {
+            /* column partials (fuse.h): the sums of blocks of rows, one
+             * row of partials each, at position pos (a block) and column
+             * row of the split or plain columns loop */
+            int pb = g->bufs->part_of[r->id];
+            cg_use_buf(g, pb);
+            cg_line(g, T_ELEM, r, "%s = %s()(%s, %s[(idx_t)%s * rows + row]);", a, cg_red_op(r), a,
+                    cg_buf_name(g, pb), pos);
+            continue;
+        }
         const tc_dim *const *idx = r->in[0].idx;
         const tc_dim *sh[TC_MAX_RANK];
         if (shift) { /* element `shift` of a vector along the last axis */

@@ -74,6 +74,8 @@ typedef struct cg_entry {
 typedef struct cg_bufs {
     int *buf_of;            /* lnode id -> the buffer it is read from, or -1 */
     int **writes;           /* lnode id -> buffers a store writes (-1 terminated), or NULL */
+    int *part_of;           /* lnode id of a column sum carried as partials (fuse.h) -> its
+                             * partials buffer [blocks of rows, columns] (f32, f64 for f64), or -1 */
     tc_plan *plan;
     const tc_dim **extra;   /* limits kernels add (cg_limit) */
     int nextra, capextra;

@@ -79,6 +79,9 @@ bool cg_is_written(cg *g, int buf)
         for (const int *w = g->bufs->writes[g->k->stores[i]->id]; w && *w >= 0; w++)
             if (*w == buf)
                 return true;
+    for (int i = 0; i < g->k->ncols; i++) /* column partials (fuse.h) */
+        if (g->bufs->part_of[g->k->cols[i]->id] == buf)
+            return true;
     return false;
 }
 
@@ -219,7 +222,9 @@ void cg_kernel(cg *g, tc_buf *out)
      * 256-thread blocks fit an SM where 46 to 54 registers allowed four
      * (softmax 16384 x 4096 on an H200: 168 us to 160; 32768 x 1024: 82 to
      * 78; layernorm, rmsnorm unchanged; a cap of 32 spilled in them) */
-    if (ks->kind == SCH_ROWS)
+    if (ks->kind == SCH_ROWS && ks->rblock) /* column sums in registers too: up to 64 */
+        buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(1024) %s(", g->kname);
+    else if (ks->kind == SCH_ROWS)
         buf_printf(out, "extern \"C\" __global__ void TC_ROWS_BOUNDS %s(", g->kname);
     else
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, g->kname);

@@ -179,6 +179,22 @@ cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d)
         push_write(a, b, i, id);
         b->buf_of[i] = id;
     }
+    /* column partials (fuse.h): one row per block of FUSE_COL_ROWS rows of
+     * the rows kernel that carries the sum, one column per kept element */
+    b->part_of = ARENA_ARRAY(a, int, n);
+    for (int i = 0; i < n; i++)
+        b->part_of[i] = -1;
+    for (int i = 0; i < f->nk; i++)
+        for (int j = 0; j < f->k[i]->ncols; j++) {
+            const lnode *v = f->k[i]->cols[j];
+            const ksched *ks = &s->k[i];
+            const tc_dim **sh = ARENA_ARRAY(a, const tc_dim *, 2);
+            sh[0] = dim_ceildiv(c, ks->rows, dim_const(c, ks->rblock));
+            sh[1] = ks->rowlen;
+            pbuf pb = {PBUF_TEMP, -1, -1, v->dtype == TC_F64 ? TC_F64 : TC_F32, 2, sh, numel(c, 2, sh),
+                       -1, -1, -1, arena_printf(a, "cpart%d", v->id)};
+            b->part_of[v->id] = add_buf(p, &cap, a, pb);
+        }
     (void)d;
     return b;
 }

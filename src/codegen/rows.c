@@ -15,6 +15,39 @@
 
 #include <string.h>
 
+/* Column partials (fuse.h): in the epilogue, each column sum's input at
+ * this element added to the thread's sum for it: in registers (cpN, a slot
+ * per item and vector element) where the row is kept in them, else in the
+ * block's partial row (the thread owns element r in every row). */
+static void col_accumulate(cg *g, int items, int vec)
+{
+    const fkernel *k = g->k;
+    int rank = k->rank;
+    for (int e = 0; e < vec; e++) {
+        g->v.k = e;
+        const tc_dim *idx[TC_MAX_RANK];
+        for (int i = 0; i < rank; i++)
+            idx[i] = g->l->vars[i];
+        if (e) /* element e of the vector along the last axis */
+            idx[rank - 1] = dim_add(g->c, g->l->vars[rank - 1], dim_const(g->c, e));
+        for (int j = 0; j < k->ncols; j++) {
+            const lnode *c = k->cols[j];
+            const char *v = cg_convert(g, cg_value(g, c->in[0].src, idx), c->in[0].src->dtype, c->dtype);
+            if (items) {
+                const char *slot = arena_printf(g->a, "cp%d[j * %d + %d]", c->id, vec, e);
+                if (g->eguard)
+                    cg_line(g, T_ELEM, c, "%s = %s ? %s + %s : %s;", slot, g->eguard, slot, v, slot);
+                else
+                    cg_line(g, T_ELEM, c, "%s += %s;", slot, v);
+            } else {
+                int pb = g->bufs->part_of[c->id];
+                cg_use_buf(g, pb);
+                cg_line(g, T_ELEM, c, "%s[tc_pb + r] += %s;", cg_buf_name(g, pb), v);
+            }
+        }
+    }
+}
+
 /* The passes over one row, appended to row at indentation ind.  Looped:
  * each pass strides the row.  Persistent (items > 0): each thread takes
  * `items` elements of the row, fully unrolled, and what it loads in one
@@ -71,6 +104,10 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                     cg_store(g, T_ELEM, k->stores[i], columns ? "active" : NULL);
                 any_elem = true;
             }
+        if (last && !columns && k->ncols) {
+            col_accumulate(g, items, vec);
+            any_elem = true;
+        }
         g->v.n = 1;
         g->eguard = NULL;
         cg_block body = g->body;
@@ -151,7 +188,28 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
 
 /* One row's code (at indentation 8) into row: registers when the row fits
  * them, else the loop; `sliced`: the row is shared by the cluster. */
-static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced)
+/* Column partials: the first row of a block's rows that loops zeroes the
+ * block's partial row (the elements its threads own in the loop), and
+ * marks that the loop's sums are there. */
+static void col_zero(cg *g, tc_buf *row, int ind)
+{
+    const fkernel *k = g->k;
+    if (!k->ncols)
+        return;
+    cg_w w = {row, ind};
+    cg_wopen(&w, "if (!tc_looped) { /* this block's first looped row */");
+    cg_wopen(&w, "for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {");
+    for (int j = 0; j < k->ncols; j++) {
+        int pb = g->bufs->part_of[k->cols[j]->id];
+        cg_use_buf(g, pb);
+        cg_wl(&w, "%s[tc_pb + r] = 0;", cg_buf_name(g, pb));
+    }
+    cg_wclose(&w, "}");
+    cg_wl(&w, "tc_looped = true;");
+    cg_wclose(&w, "}");
+}
+
+static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced, int ind)
 {
     const ksched *ks = g->ks;
     int items = columns ? 0 : ks->items, vec = columns ? 1 : ks->vec;
@@ -161,26 +219,82 @@ static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced)
         tc_buf pers, loop;
         buf_init(&pers, g->a);
         buf_init(&loop, g->a);
-        passes(g, &pers, 12, columns, items, vec, sliced);
+        passes(g, &pers, ind + 4, columns, items, vec, sliced);
         int nalign = g->v.nalign;
         const char **align = g->v.align;
         g->v.align = NULL;
         g->v.nalign = g->v.capalign = 0;
         cg_forget(g, T_ROW); /* the other branch cannot see these */
-        passes(g, &loop, 12, columns, 0, 1, sliced);
-        buf_printf(row, "        if (0 < len && len <= %d * blockDim.x%s", items * vec, sliced ? " * ncl" : "");
+        col_zero(g, &loop, ind + 4);
+        passes(g, &loop, ind + 4, columns, 0, 1, sliced);
+        buf_printf(row, "%*sif (0 < len && len <= %d * blockDim.x%s", ind, "", items * vec, sliced ? " * ncl" : "");
         if (vec > 1)
             buf_printf(row, " && len %% %d == 0", vec);
         for (int i = 0; i < nalign; i++)
-            buf_printf(row, " &&\n            %s", align[i]);
+            buf_printf(row, " &&\n%*s%s", ind + 4, "", align[i]);
         buf_puts(row, ") { /* the row fits in registers: read it once */\n");
         buf_puts(row, buf_str(&pers));
-        buf_puts(row, "        } else {\n");
+        buf_printf(row, "%*s} else {\n", ind, "");
         buf_puts(row, buf_str(&loop));
-        buf_puts(row, "        }\n");
+        buf_printf(row, "%*s}\n", ind, "");
     } else {
-        passes(g, row, 8, columns, fits ? items : 0, 1, false);
+        if (!fits)
+            col_zero(g, row, ind);
+        passes(g, row, ind, columns, fits ? items : 0, 1, false);
     }
+}
+
+/* Column partials (fuse.h, sched.h): the block takes ks->rblock rows at a
+ * time (grid-stride over such blocks of rows), each row as any rows
+ * kernel's, and after them writes its partial row: the registers' sums
+ * (plus the loop's, when a row looped: those are in the partial row
+ * already, zeroed by the first looped row). */
+static void col_rows(cg *g, cg_w *w, tc_buf *row, int items, int vec)
+{
+    const fkernel *k = g->k;
+    const ksched *ks = g->ks;
+    int R = ks->rblock;
+    const tc_dim *nb = dim_ceildiv(g->c, ks->rows, dim_const(g->c, R));
+    const tc_dim *parts = dim_mul(g->c, nb, ks->rowlen);
+    cg_loop(g, "grp", nb, NULL);
+    cg_loop(g, "row", ks->rows, NULL);
+    cg_limit(g, ks->rows);
+    cg_loop(g, "tc_pb + r", parts, NULL);
+    cg_limit(g, parts);
+    cg_wl(w, "const idx_t tc_nb = (rows + %d) / %d; /* blocks of %d rows */", R - 1, R, R);
+    cg_wopen(w, "for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {");
+    cg_wl(w, "const idx_t rlo = grp * %d, rhi = rows - rlo > %d ? rlo + %d : rows;", R, R, R);
+    cg_wl(w, "const idx_t tc_pb = grp * len; /* this block's partial row */");
+    cg_wl(w, "bool tc_looped = false; /* a row looped: its sums are in the partial row */");
+    for (int j = 0; items && j < k->ncols; j++)
+        cg_wl(w, "%s cp%d[%d] = {}; /* a sum per element the thread holds */", cg_type(k->cols[j]->dtype),
+              k->cols[j]->id, items * vec);
+    cg_wopen(w, "for (idx_t row = rlo; row < rhi; row++) {");
+    cg_decompose(g, w->o, w->ind, "row", cg_all_axes(k) & ~k->mask);
+    buf_puts(w->o, buf_str(row));
+    cg_wclose(w, "}");
+    if (items) {
+        cg_wl(w, "if (tc_looped) /* the loop's sums: other threads' elements of the partial row */");
+        cg_wbody(w, "__syncthreads();");
+        cg_wl(w, "#pragma unroll");
+        cg_wopen(w, "for (int j = 0; j < %d; j++) {", items);
+        cg_wl(w, "#pragma unroll");
+        cg_wopen(w, "for (int e = 0; e < %d; e++) {", vec);
+        cg_wl(w, "const idx_t c_ = (j * blockDim.x + threadIdx.x) * %d + e;", vec);
+        cg_wopen(w, "if (c_ < len) {");
+        for (int j = 0; j < k->ncols; j++) {
+            int pb = g->bufs->part_of[k->cols[j]->id];
+            cg_use_buf(g, pb);
+            const char *p = cg_buf_name(g, pb);
+            int id = k->cols[j]->id;
+            cg_wl(w, "%s[tc_pb + c_] = tc_looped ? %s[tc_pb + c_] + cp%d[j * %d + e] : cp%d[j * %d + e];", p,
+                  p, id, vec, id, vec);
+        }
+        cg_wclose(w, "}");
+        cg_wclose(w, "}");
+        cg_wclose(w, "}");
+    }
+    cg_wclose(w, "}");
 }
 
 /* ROWS and COLUMNS: a loop over rows (kept elements), passes over each.
@@ -203,10 +317,11 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     tc_buf row, crow;
     buf_init(&row, g->a);
     buf_init(&crow, g->a);
-    row_body(g, &row, columns, fits, false);
+    int rind = ks->rblock ? 12 : 8; /* column partials: inside a block's rows */
+    row_body(g, &row, columns, fits, false, rind);
     if (sliced) {
         cg_forget(g, T_ROW);
-        row_body(g, &crow, columns, fits, true);
+        row_body(g, &crow, columns, fits, true, 8);
     }
     cg_w w = {o, 4};
     cg_wput(&w, &g->kpre);
@@ -215,6 +330,10 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */");
         cg_wl(&w, "unsigned tc_turn = 0;");
         cg_wl(&w, "const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();");
+    }
+    if (!columns && ks->rblock) {
+        col_rows(g, &w, &row, fits ? items : ks->items, vec);
+        return;
     }
     /* the row loops saturate at rows (plan_verify): row += gridDim.x
      * would wrap past 2^31 once rows > 2^30 */

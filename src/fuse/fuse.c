@@ -180,6 +180,7 @@ ffn *fuse_fn_budget(const lfn *f, const fuse_budget *bud, tc_arena *a, tc_diag *
     fuse_build_kernels(&x);
     /* attention first: its matmuls become one kernel, which the matmul rules leave alone */
     fuse_attention(o, a);
+    fuse_col_partials(&x);
     fuse_mm_prologues(&x);
     return o;
 }

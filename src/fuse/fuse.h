@@ -143,6 +143,13 @@ typedef struct fkernel {
     int nreads;
     const char *name;       /* tc_red_fused_exp_max_sub_sum_div_0; matmul_3 for an extern */
     const char *stem;       /* the name without "_" and id, for names built from parts */
+    /* column partials (fuse_colpart.c): a rows kernel carries the column
+     * reductions `cols` (another kernel's reds) as partial sums over blocks
+     * of FUSE_COL_ROWS rows, and that kernel (`partials`: this rows kernel)
+     * only combines them, reading no input of its own */
+    lnode **cols;
+    int ncols;
+    const struct fkernel *partials;
     int passes;             /* the cost model (fuse_budget): reduction passes, */
     int work;               /* nodes computed, once per pass that needs them, */
     int regs;               /* and estimated registers a thread */
@@ -207,6 +214,23 @@ void fuse_explain_json(struct tc_json *j, const ffn *f);
 /* Check: every anchor in exactly one kernel, launch order respects reads,
  * reductions read only by their own row or from a buffer. */
 void fuse_verify(const ffn *f, tc_diag *d);
+
+/* Column partials (fuse_colpart.c, after the merges): a column reduction
+ * kernel C (sums over the leading axes of [rows.., cols..]) whose inputs
+ * are pointwise in the values of a rows kernel K over the same domain (its
+ * stores at their element, its reductions at their own row: the row
+ * statistics), in x and in buffers written before K, is carried by K: each
+ * of K's blocks takes FUSE_COL_ROWS consecutive rows (a constant, so the
+ * sums' order does not depend on the launch), its threads keep each
+ * column's sum across those rows (registers where the row is, else the
+ * partials buffer), and writes partials[block][cols]; C then only sums the
+ * partials over blocks in block order.  So K's inputs are read once
+ * (layernorm's backward: x and dout once, dx, dw, db in 2 kernels).
+ * Only float sums; C must store nothing per element and have one pass.
+ * 32 rows a block: 16384 rows are 512 blocks, about 4 an SM of an H100 or
+ * H200, and the partials cost 2 x 4 bytes per column per 32 rows (3 % of
+ * layernorm's backward traffic at 16384 x 4096, two sums). */
+#define FUSE_COL_ROWS 32
 
 /* The attention rule (fuse_attn.c, after the merges): a matmul whose
  * left operand is a softmax over the key axis of a pointwise function of

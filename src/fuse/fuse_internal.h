@@ -12,6 +12,7 @@
  *   fuse_mmrules.c  the row-scale rule of a generated matmul (fuse_mm_norm)
  *   fuse_kernels.c the fkernels: launch order (Kahn), stored values, each
  *                  kernel's lists and name
+ *   fuse_colpart.c column reductions carried by a rows kernel as partials
  *   fuse_print.c   --emit=fused and `tensorc explain`
  *   fuse_dot.c     --emit=dot (graphviz)
  *   fuse_json.c    `tensorc explain --json`
@@ -158,6 +159,8 @@ void fuse_horizontal(fctx *x, ilist *readers);
 void fuse_elementwise_one(fctx *x);
 /* fuse_kernels.c: the fkernels of the final sets, in launch order. */
 void fuse_build_kernels(fctx *x);
+/* fuse_colpart.c: column partials (fuse.h), after the kernels are built */
+void fuse_col_partials(fctx *x);
 /* fuse_mmrules.c: record the row-scale rule (fuse.h) for explain */
 void fuse_mm_prologues(fctx *x);
 

@@ -173,7 +173,7 @@ bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
         return false;
     const fkernel *k = f->k[rk];
     if (k->kind != KK_REDUCE || !k->inner || k->rank != 2 || k->mask != 2u || k->nstores != 1 ||
-        k->stores[0] != a || k->nreds != 1 || k->reds[0]->a.red.kind != RK_SUM)
+        k->stores[0] != a || k->nreds != 1 || k->reds[0]->a.red.kind != RK_SUM || k->ncols)
         return false;
     mctx x = {f, f->l, rk, k->dom, out};
     if (a->shape[0] != k->dom[0] || a->shape[1] != k->dom[1])

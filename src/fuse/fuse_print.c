@@ -84,6 +84,14 @@ void fuse_print(tc_buf *b, const ffn *f)
             }
             buf_putc(b, '\n');
         }
+        if (k->ncols) {
+            buf_puts(b, "    column partials");
+            for (int j = 0; j < k->ncols; j++)
+                buf_printf(b, "%s %%%d %s", j ? "," : "", k->cols[j]->id, node_label(k->cols[j]));
+            buf_printf(b, " (a partial row per block of %d rows)\n", FUSE_COL_ROWS);
+        }
+        if (k->partials)
+            buf_printf(b, "    combines the partials of kernel %d in block order\n", k->partials->id);
         if (k->ninl) {
             buf_puts(b, "    inlines");
             for (int j = 0; j < k->ninl; j++)

@@ -390,6 +390,10 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     ks->packed = ks->vec == 8 && sched_widest(k) == 2;
     if (ks->packed)
         per = 4 * ROW_ITEMS;
+    /* column partials keep a sum per element a thread has (fuse.h): 8
+     * elements a thread, so the sums fit beside the row (not measured) */
+    if (k->ncols)
+        per = budget_per = ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
     /* rows past a block's registers: split across a cluster (sm_90), or
@@ -416,6 +420,8 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
                               "distributed shared memory in a fixed order)"
                   : "reduction over trailing axes: a block per row, one pass per phase, "
                     "epilogue pass writes the row";
+    if (k->ncols)
+        sched_colpart(x->c, k, ks);
 }
 
 /* SCH_COLUMNS: threads own kept elements; the reduced range split. */
@@ -441,7 +447,7 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
     for (int j = 0; j < k->nstores; j++)
         elem_store |= fuse_is_element(k, k->stores[j]);
     int vec = 1;
-    if (!elem_store && !(k->mask >> (k->rank - 1) & 1u)) {
+    if (!elem_store && !k->partials && !(k->mask >> (k->rank - 1) & 1u)) {
         vec = 16 / sched_widest(k);
         if (vec > ROW_ITEMS)
             vec = ROW_ITEMS;
@@ -528,6 +534,8 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     ks->rows = prod(c, k, false);
     ks->rowlen = prod(c, k, true);
     unsigned all = k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
+    if (k->partials)
+        sched_colpart(c, k, ks); /* the combining kernel's range: the partials */
     if (k->mask == all)
         sched_full(x, k, ks);
     else if (k->inner)
@@ -650,6 +658,7 @@ void sched_print(tc_buf *b, const sfn *s)
                           "budget: %s)\n",
                        s->big ? "the function's unrolled work passes its limit"
                               : "the kernel's unrolled work passes its limit");
+        sched_print_colpart(b, ks);
         buf_printf(b, "    why: %s\n", ks->why);
     }
 }

@@ -83,6 +83,14 @@
  * elements a register, so 32 a thread), and two reductions of one pass
  * share one set of barriers (tc_block_reduce2, tc_cluster_reduce2).
  *
+ * Column partials (fuse.h): a rows kernel that carries column sums takes
+ * rblock = FUSE_COL_ROWS consecutive rows a block (grid-stride over
+ * blocks of rows, so a clamped grid is still right), keeps no cluster, and
+ * writes one partial row a block per column sum; the column kernel is an
+ * ordinary SCH_COLUMNS kernel (scalar, no vectors) over those partials,
+ * rowlen = ceil(rows / rblock), summing them in block order.  The rows'
+ * own results do not depend on rblock or on where a row sits.
+ *
  * Foreach: the one pointwise kernel of an elementwise function (every tensor
  * [*], graph.h) is scheduled over tensor groups, as multi_tensor_apply does:
  * each block takes `chunk` elements of one group (group i's blocks follow
@@ -133,6 +141,8 @@ typedef struct ksched {
     int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
                              * slice each, in a thread-block cluster (0: none; see
                              * "Clusters" above) */
+    int rblock;             /* SCH_ROWS carrying column partials (fuse.h): rows a block takes
+                             * (FUSE_COL_ROWS; the grid is a block per rblock rows), else 0 */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
                              * along (32 x 32 shared-memory tiles), or -1 */
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */
@@ -197,6 +207,10 @@ void sched_matmul_rules(sfn *s, tc_arena *a);
 /* An attention kernel's launch (sched_attn.c; codegen/attn.c generates it). */
 void sched_attn(tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_attn(tc_buf *b, const ksched *ks);
+/* Column partials (fuse.h): the rows kernel's blocks of rows and the
+ * combining kernel's reduced range (sched_colpart.c), and their dump. */
+void sched_colpart(tc_dimctx *c, const fkernel *k, ksched *ks);
+void sched_print_colpart(tc_buf *b, const ksched *ks);
 /* Query rows a block takes, keys a block takes, threads (attn.cuh's). */
 enum { ATTN_ROWS = 8, ATTN_CHUNK = 256, ATTN_THREADS = 128 };
 /* The matmul tile and block of the generated kernel (matmul.cuh's). */

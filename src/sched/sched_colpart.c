@@ -1,0 +1,50 @@
+/* sched_colpart.c - column partials (fuse.h, sched.h): the rows kernel
+ * that carries column sums takes FUSE_COL_ROWS rows a block; the column
+ * kernel reduces the partials, one row of them per such block.
+ *
+ * Why a constant number of rows a block: the partial sums, and so dw and
+ * db, are then the same bits at every launch (no dependence on the grid
+ * the runtime clamps or on the GPU), and a row's own results (dx) are
+ * computed exactly as without partials.  32 rows: a 16384-row batch gives
+ * 512 blocks (about 4 an SM on 132 SMs, the rows kernel's occupancy), and
+ * the partials cost 4 bytes per column and sum per 32 rows written and read
+ * again (layernorm's backward at 16384 x 4096: 2 x 8 MB beside 805 MB).
+ */
+#include "sched/sched.h"
+
+void sched_colpart(tc_dimctx *c, const fkernel *k, ksched *ks)
+{
+    const tc_dim *R = dim_const(c, FUSE_COL_ROWS);
+    if (k->ncols) {
+        ks->rblock = FUSE_COL_ROWS;
+        ks->cluster = 0; /* a cluster's blocks share a row, not a block of rows */
+        ks->grid = dim_ceildiv(c, ks->rows, R);
+        ks->why = ks->compact ? "reduction over trailing axes with column partials: a block per 32 rows, "
+                                "one pass per phase, epilogue pass writes the row and adds it to the "
+                                "block's column sums; rows loop: the budget"
+                              : "reduction over trailing axes with column partials: a block per 32 rows, "
+                                "one pass per phase, epilogue pass writes the row and adds it to the "
+                                "block's column sums (registers where the row is)";
+    } else if (k->partials) {
+        ks->rowlen = dim_ceildiv(c, ks->rowlen, R);
+        ks->numel = dim_mul(c, ks->rows, ks->rowlen);
+    }
+}
+
+void sched_print_colpart(tc_buf *b, const ksched *ks)
+{
+    const fkernel *k = ks->k;
+    if (k->ncols) {
+        buf_puts(b, "    column partials:");
+        for (int j = 0; j < k->ncols; j++)
+            buf_printf(b, " %%%d %s%s", k->cols[j]->id, red_kind_name(k->cols[j]->a.red.kind),
+                       j + 1 < k->ncols ? "," : "");
+        buf_printf(b, " summed over each block's %d rows (a thread's columns, the same in every row: "
+                      "registers, or the partials where the row loops), one partial row a block\n",
+                   ks->rblock);
+    } else if (k->partials) {
+        buf_printf(b, "    sums kernel %d's partials (one row per block of %d rows) in block order; "
+                      "reads no input of its own\n",
+                   k->partials->id, FUSE_COL_ROWS);
+    }
+}
