@@ -9,7 +9,16 @@
  * two registers more and spilled under the 40-register cap).  Each pass's
  * combine also exchanges partials across the cluster (tc_cluster_reduce,
  * helpers.cuh).  With one block a cluster (no cluster launch, or before
- * sm_90) this is the plain row.
+ * sm_90) this is the plain row. *
+ * Column partials (fuse.h; ks->rblock): the block takes rblock rows at a
+ * time (col_rows), each row as above; the epilogue pass adds each column
+ * sum's input at the element to the thread's sum for it, in registers
+ * (cpN[item * vec + e]) where the row is kept in them, else straight into
+ * the block's partial row (cpartN[grp * len + r]; the first looped row of
+ * the block zeroes it), and after its rows the block writes (or, if a row
+ * looped, adds) the registers' sums into its partial row.  A thread owns
+ * the same elements in every row (blockDim.x is fixed by the row length),
+ * so the sums need no exchange, and their order is the rows' order.
  */
 #include "codegen/cg.h"
 

@@ -40,6 +40,11 @@
  *   - two matmuls of one left operand (a gated MLP): the later's generated
  *     kernel computes both (fuse_mm_pairs below), likewise; and LoRA's
  *     three (fuse_mm_lora);
+ *   - after the merges, a column-sum kernel whose input is pointwise in a
+ *     rows kernel's values over the same domain, or reads the same
+ *     buffers at its own element, is carried by the rows kernel as partial
+ *     sums per block of rows, and only combines them (column partials,
+ *     below: layernorm's backward reads x and dout once);
  *   - never another extern; never when the merged kernel would both feed and
  *     read another kernel (a cycle); never when a reduction would be read at
  *     another row than the one computing it (it would need a grid-wide sync).
@@ -224,7 +229,10 @@ void fuse_verify(const ffn *f, tc_diag *d);
  * sums' order does not depend on the launch), its threads keep each
  * column's sum across those rows (registers where the row is, else the
  * partials buffer), and writes partials[block][cols]; C then only sums the
- * partials over blocks in block order.  So K's inputs are read once
+ * partials over blocks in block order.  A C that reads none of K's values
+ * but one of K's buffers at its own element (the vjp pair's backward: x
+ * and dout, the statistics saved) is carried by the latest such K.  K's
+ * stores that only C read are no longer stored.  So K's inputs are read once
  * (layernorm's backward: x and dout once, dx, dw, db in 2 kernels).
  * Only float sums; C must store nothing per element and have one pass.
  * 32 rows a block: 16384 rows are 512 blocks, about 4 an SM of an H100 or

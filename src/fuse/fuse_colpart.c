@@ -22,7 +22,21 @@ typedef struct cpwalk {
     int latest;             /* the latest other kernel whose buffer is read */
     const char *why;
     int steps;
+    const lnode *full[8];   /* buffers it reads at its own element (over the whole domain) */
+    int nfull;
 } cpwalk;
+
+static void read_full(cpwalk *w, const lnode *n, const tc_dim **idx)
+{
+    const fkernel *c = w->c;
+    if (w->nfull == 8 || n->rank != c->rank || !same_shape(n->rank, n->shape, c->rank, c->dom) ||
+        !lir_is_identity(w->x->f, idx, n->rank))
+        return;
+    for (int i = 0; i < w->nfull; i++)
+        if (w->full[i] == n)
+            return;
+    w->full[w->nfull++] = n;
+}
 
 static bool is_rows_of(const fkernel *k, const fkernel *c)
 {
@@ -38,8 +52,11 @@ static bool walk(cpwalk *w, const lnode *n, const tc_dim **idx)
 {
     fctx *x = w->x;
     const ffn *o = x->out;
-    if (is_leaf(n))
+    if (is_leaf(n)) {
+        if (n->kind == LK_INPUT)
+            read_full(w, n, idx);
         return true;
+    }
     if (++w->steps > 100000) { /* a shared subexpression walked once per path: bounded */
         w->why = "the column sum's input is too large to walk";
         return false;
@@ -52,6 +69,7 @@ static bool walk(cpwalk *w, const lnode *n, const tc_dim **idx)
         }
         const fkernel *k = o->k[kid];
         if (!is_rows_of(k, w->c)) {
+            read_full(w, n, idx);
             if (kid > w->latest)
                 w->latest = kid; /* a buffer: it must be written before the rows kernel */
             return true;
@@ -116,6 +134,18 @@ static int carrier(cpwalk *w)
     for (int j = 0; j < c->nreds; j++)
         if (!walk(w, c->reds[j]->in[0].src, (const tc_dim **)x->f->vars))
             return -1;
+    /* none of its values read: a rows kernel over the domain that reads
+     * one of the same buffers at its own element (a vjp's backward: both
+     * read x and dout, the statistics saved), the latest such */
+    for (int i = c->id - 1; i >= 0 && w->rows < 0; i--) {
+        const fkernel *k = x->out->k[i];
+        if (!is_rows_of(k, c))
+            continue;
+        for (int j = 0; j < k->nreads && w->rows < 0; j++)
+            for (int q = 0; q < w->nfull; q++)
+                if (k->reads[j] == w->full[q])
+                    w->rows = i;
+    }
     if (w->rows < 0)
         return -1;
     if (w->latest >= w->rows) {
@@ -150,7 +180,7 @@ void fuse_col_partials(fctx *x)
     ffn *o = x->out;
     for (int i = 0; i < o->nk; i++) {
         fkernel *c = o->k[i];
-        cpwalk w = {x, c, -1, -1, NULL, 0};
+        cpwalk w = {x, c, -1, -1, NULL, 0, {0}, 0};
         int kr = carrier(&w);
         if (kr < 0) {
             if (w.why && w.rows >= 0)

@@ -95,6 +95,38 @@ static void emu_launch(unsigned grid, unsigned block, unsigned ncl, const std::f
             pthread_barrier_destroy(&emu_warp_bar[k][w]);
     }
 }
+/* one block of [bx, by] threads at a time (a columns kernel's 2-D block,
+ * or a row kernel's without a cluster), its threads started once and
+ * taking the blocks in order (barriers between blocks), so a grid of many
+ * blocks costs no thread starts; warps are 32 consecutive threads */
+static void emu_launch_xy(unsigned grid, unsigned bx, unsigned by, const std::function<void()> &body) {
+    unsigned n = bx * by;
+    blockDim = {bx, by, 1};
+    gridDim = {grid, 1, 1};
+    emu_ncl = 1;
+    pthread_barrier_init(&emu_block_bar[0], NULL, n);
+    for (unsigned w = 0; w < (n + 31) / 32; w++)
+        pthread_barrier_init(&emu_warp_bar[0][w], NULL, 32);
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < n; t++)
+        ts.emplace_back([=, &body] {
+            threadIdx = {t % bx, t / bx, 0};
+            emu_k = 0;
+            for (unsigned c = 0; c < grid; c++) {
+                if (t == 0)
+                    memset(emu_sh, 0xa5, sizeof emu_sh); /* garbage, as fresh shared memory */
+                pthread_barrier_wait(&emu_block_bar[0]);
+                blockIdx = {c, 0, 0};
+                body();
+                pthread_barrier_wait(&emu_block_bar[0]);
+            }
+        });
+    for (auto &t : ts)
+        t.join();
+    pthread_barrier_destroy(&emu_block_bar[0]);
+    for (unsigned w = 0; w < (n + 31) / 32; w++)
+        pthread_barrier_destroy(&emu_warp_bar[0][w]);
+}
 /* runtime/exec.c's sizing of a row kernel's launch (clusters up to 16, the
  * portable 8 first, blocks of 256 threads or more), from the row length */
 static void emu_size(long long len, int per, unsigned *ncl, unsigned *block) {

@@ -13,7 +13,8 @@
 # precision in rows.cpp.  What it cannot see: timing, the hardware's own
 # cluster scheduling, f16 (its conversions are inline PTX), sm_90 code paths
 # other than the cluster's.  TC_EMU_QUICK=1 leaves out the 16-block lengths
-# (16,384 threads at once).  Prints "N passed, M failed" last.
+# (16,384 threads at once); TC_EMU_ONLY=colpart runs only the column
+# partials' cases (below).  Prints "N passed, M failed" last.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -40,8 +41,43 @@ sm="1 3 8 13 4097 4104 16384 16392 65544"
 rm="1 3 8 13 4104 32768 32776 65544"
 ce="1 3 8 4104 32776 128256"
 [ $big = 1 ] && sm="$sm 131080" && rm="$rm 262152"
-one softmax softmax.tc softmax EMU_SOFTMAX $sm
-one rmsnorm rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $rm
-one cross_entropy cross_entropy.tc cross_entropy_loss EMU_CE $ce
+if [ "${TC_EMU_ONLY:-}" != colpart ]; then
+    one softmax softmax.tc softmax EMU_SOFTMAX $sm
+    one rmsnorm rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $rm
+    one cross_entropy cross_entropy.tc cross_entropy_loss EMU_CE $ce
+fi
+# Column partials (fuse.h): a rows kernel carrying column sums and the
+# kernel combining them (colpart.cpp), against the interpreter: rows
+# N = 1, 3, 31, 33 (around the 32 rows of a block), 1000; D = 1, 3, 129
+# (looped rows), 132/136 (in registers, the last items partly past the
+# row), 4096 (f32: 8 elements a thread, 512 threads).  TC_EMU_QUICK=1
+# leaves out 4096 and keeps N = 1000 for layernorm f32 at D = 129 alone
+# (each such shape takes about 30 s of emulation).
+colpart() { # name file fn-define dtype shapes...
+    local name=$1 file=$2 def=$3 dt=$4; shift 4
+    local flags=(); [ "$dt" = bf16 ] && flags=(--dtype T=bf16)
+    mkdir -p "$work/$name.d"
+    if ! TENSORC_COL_SPLIT=4 "$tc" compile "$file" --fn "$(fn_of "$def")" "${flags[@]}" --emit=cuda \
+            -o "$work/$name.gen.cu" 2>"$work/err" ||
+        ! python3 "$here/mk.py" "$work/$name.gen.cu" "$work/$name.cu" 2>>"$work/err" ||
+        ! "$cxx" -std=c++17 -O1 -pthread -w -I"$here" -I"$work" -D"$def" -DEMU_UNIT="\"$name.cu\"" \
+            "$here/colpart.cpp" -o "$work/$name" 2>>"$work/err"; then
+        echo "FAIL $name: could not build"; head -20 "$work/err"; fail=$((fail + 1)); return
+    fi
+    if "$work/$name" "$tc" "$file" "$work/$name.d" "$@" >"$work/$name.out" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+    cat "$work/$name.out"
+}
+fn_of() {
+    case $1 in EMU_RMS) echo rmsnorm_grad;; EMU_SMX) echo softmax_colsum;; EMU_LNBWD) echo layernorm_bwd;;
+        *) echo layernorm_grad;; esac
+}
+small="1,1 3,1 31,3 33,3 1,129 3,129 31,129 33,129"
+wide="" more=""
+[ $big = 1 ] && wide="33,4096" more="1000,3 1000,129"
+colpart ln_colpart "$root/examples/layernorm_backward.tc" EMU_LN f32 $small 1000,129 3,132 33,132 $wide
+colpart lnbwd_colpart "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 1,1 3,3 33,129 33,132 $more
+colpart rms_colpart "$root/examples/layernorm_backward.tc" EMU_RMS f32 $small 33,132 $more
+colpart ln_bf16_colpart "$here/colpart.tc" EMU_LN_BF16 bf16 $small 3,136 33,136 $more
+colpart smx_colpart "$here/colpart.tc" EMU_SMX f32 $small 33,132 $more
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

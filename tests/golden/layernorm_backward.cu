@@ -274,580 +274,318 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
 
 /* ---- fn layernorm_grad ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
-extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_sub_add_rsqrt_1(
+/* kernel 0: reduction over trailing axes with column partials: a block per 32 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_sub_add_rsqrt_1(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_dout,
     float *__restrict__ out_dx,
-    float *__restrict__ buf6,
-    float *__restrict__ buf14,
+    float *__restrict__ cpart34,
+    float *__restrict__ cpart35,
     const idx_t sz_N,
     const idx_t sz_D,
     const float s_eps)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
-        const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(in_dout + sz_D*i0, 16) &&
-            tc_aligned(in_w + 0, 16) &&
-            tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float acc6 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                const bool tc_in = rj_ < len;
-                const idx_t r = tc_in ? rj_ : 0;
-                const idx_t i1 = r;
-                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:8
-                acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 0]) : acc6;    // layernorm_backward.tc:9
-                pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:8
-                acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 1]) : acc6;    // layernorm_backward.tc:9
-                pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:8
-                acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 2]) : acc6;    // layernorm_backward.tc:9
-                pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:8
-                acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 3]) : acc6;    // layernorm_backward.tc:9
-            }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
-            const float r6 = acc6;
-            float pc1[16];
-            float pc2[16];
-            const float t4 = r6 / ((float)((long long)(sz_D)));         // layernorm_backward.tc:9
-            float acc11 = (float)0;
-            float acc14 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
+    const idx_t tc_nb = (rows + 31) / 32; /* blocks of 32 rows */
+    for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {
+        const idx_t rlo = grp * 32, rhi = rows - rlo > 32 ? rlo + 32 : rows;
+        const idx_t tc_pb = grp * len; /* this block's partial row */
+        bool tc_looped = false; /* a row looped: its sums are in the partial row */
+        float cp34[8] = {}; /* a sum per element the thread holds */
+        float cp35[8] = {}; /* a sum per element the thread holds */
+        for (idx_t row = rlo; row < rhi; row++) {
+            const idx_t i0 = row;
+            if (0 < len && len <= 8 * blockDim.x && len % 4 == 0 &&
+                tc_aligned(in_x + sz_D*i0, 16) &&
+                tc_aligned(in_dout + sz_D*i0, 16) &&
+                tc_aligned(in_w + 0, 16) &&
+                tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+                float pc0[8];
+                float acc6 = (float)0;
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    const bool tc_in = rj_ < len;
+                    const idx_t r = tc_in ? rj_ : 0;
                     const idx_t i1 = r;
-                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                    pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_w + i1);  // layernorm_backward.tc:8
-                    pc2[j * 4 + 0] = v2.v[0];                                   // layernorm_backward.tc:8
-                    const float t3 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);       // layernorm_backward.tc:10
-                    const float t5 = (pc0[j * 4 + 0]) - t4;                     // layernorm_backward.tc:10
-                    const float t6 = t3 * t5;                                   // layernorm_backward.tc:10
-                    acc11 = tc_op_sum()(acc11, t6);                             // layernorm_backward.tc:10
-                    const float t7 = t5 * t5;                                   // layernorm_backward.tc:10
-                    acc14 = tc_op_sum()(acc14, t7);                             // layernorm_backward.tc:10
-                    pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 1] = v2.v[1];                                   // layernorm_backward.tc:8
-                    const float t8 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);       // layernorm_backward.tc:10
-                    const float t9 = (pc0[j * 4 + 1]) - t4;                     // layernorm_backward.tc:10
-                    const float t10 = t8 * t9;                                  // layernorm_backward.tc:10
-                    acc11 = tc_op_sum()(acc11, t10);                            // layernorm_backward.tc:10
-                    const float t11 = t9 * t9;                                  // layernorm_backward.tc:10
-                    acc14 = tc_op_sum()(acc14, t11);                            // layernorm_backward.tc:10
-                    pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 2] = v2.v[2];                                   // layernorm_backward.tc:8
-                    const float t12 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
-                    const float t13 = (pc0[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
-                    const float t14 = t12 * t13;                                // layernorm_backward.tc:10
-                    acc11 = tc_op_sum()(acc11, t14);                            // layernorm_backward.tc:10
-                    const float t15 = t13 * t13;                                // layernorm_backward.tc:10
-                    acc14 = tc_op_sum()(acc14, t15);                            // layernorm_backward.tc:10
-                    pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:10
-                    pc2[j * 4 + 3] = v2.v[3];                                   // layernorm_backward.tc:8
-                    const float t16 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
-                    const float t17 = (pc0[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
-                    const float t18 = t16 * t17;                                // layernorm_backward.tc:10
-                    acc11 = tc_op_sum()(acc11, t18);                            // layernorm_backward.tc:10
-                    const float t19 = t17 * t17;                                // layernorm_backward.tc:10
-                    acc14 = tc_op_sum()(acc14, t19);                            // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
+                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:8
+                    acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 0]) : acc6;    // layernorm_backward.tc:9
+                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:8
+                    acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 1]) : acc6;    // layernorm_backward.tc:9
+                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:8
+                    acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 2]) : acc6;    // layernorm_backward.tc:9
+                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:8
+                    acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 3]) : acc6;    // layernorm_backward.tc:9
+                }
+                acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+                const float r6 = acc6;
+                float pc1[8];
+                float pc2[8];
+                const float t4 = r6 / ((float)((long long)(sz_D)));         // layernorm_backward.tc:9
+                float acc11 = (float)0;
+                float acc14 = (float)0;
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
+                        pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:10
+                        const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_w + i1);  // layernorm_backward.tc:8
+                        pc2[j * 4 + 0] = v2.v[0];                                   // layernorm_backward.tc:8
+                        const float t3 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);       // layernorm_backward.tc:10
+                        const float t5 = (pc0[j * 4 + 0]) - t4;                     // layernorm_backward.tc:10
+                        const float t6 = t3 * t5;                                   // layernorm_backward.tc:10
+                        acc11 = tc_op_sum()(acc11, t6);                             // layernorm_backward.tc:10
+                        const float t7 = t5 * t5;                                   // layernorm_backward.tc:10
+                        acc14 = tc_op_sum()(acc14, t7);                             // layernorm_backward.tc:10
+                        pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:10
+                        pc2[j * 4 + 1] = v2.v[1];                                   // layernorm_backward.tc:8
+                        const float t8 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);       // layernorm_backward.tc:10
+                        const float t9 = (pc0[j * 4 + 1]) - t4;                     // layernorm_backward.tc:10
+                        const float t10 = t8 * t9;                                  // layernorm_backward.tc:10
+                        acc11 = tc_op_sum()(acc11, t10);                            // layernorm_backward.tc:10
+                        const float t11 = t9 * t9;                                  // layernorm_backward.tc:10
+                        acc14 = tc_op_sum()(acc14, t11);                            // layernorm_backward.tc:10
+                        pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:10
+                        pc2[j * 4 + 2] = v2.v[2];                                   // layernorm_backward.tc:8
+                        const float t12 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
+                        const float t13 = (pc0[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
+                        const float t14 = t12 * t13;                                // layernorm_backward.tc:10
+                        acc11 = tc_op_sum()(acc11, t14);                            // layernorm_backward.tc:10
+                        const float t15 = t13 * t13;                                // layernorm_backward.tc:10
+                        acc14 = tc_op_sum()(acc14, t15);                            // layernorm_backward.tc:10
+                        pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:10
+                        pc2[j * 4 + 3] = v2.v[3];                                   // layernorm_backward.tc:8
+                        const float t16 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
+                        const float t17 = (pc0[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
+                        const float t18 = t16 * t17;                                // layernorm_backward.tc:10
+                        acc11 = tc_op_sum()(acc11, t18);                            // layernorm_backward.tc:10
+                        const float t19 = t17 * t17;                                // layernorm_backward.tc:10
+                        acc14 = tc_op_sum()(acc14, t19);                            // layernorm_backward.tc:10
+                    }
+                }
+                tc_block_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem);
+                const float r11 = acc11;
+                const float r14 = acc14;
+                const float t21 = r14 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
+                const float t22 = t21 + s_eps;                              // layernorm_backward.tc:10
+                const float t23 = rsqrtf(t22);                              // layernorm_backward.tc:10
+                float acc29 = (float)0;
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        const float t20 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:10
+                        const float t24 = t20 * t23;                                // layernorm_backward.tc:10
+                        const float t25 = -t24;                                     // layernorm_backward.tc:10
+                        acc29 = tc_op_sum()(acc29, t25);                            // layernorm_backward.tc:10
+                        const float t26 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:10
+                        const float t27 = t26 * t23;                                // layernorm_backward.tc:10
+                        const float t28 = -t27;                                     // layernorm_backward.tc:10
+                        acc29 = tc_op_sum()(acc29, t28);                            // layernorm_backward.tc:10
+                        const float t29 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
+                        const float t30 = t29 * t23;                                // layernorm_backward.tc:10
+                        const float t31 = -t30;                                     // layernorm_backward.tc:10
+                        acc29 = tc_op_sum()(acc29, t31);                            // layernorm_backward.tc:10
+                        const float t32 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
+                        const float t33 = t32 * t23;                                // layernorm_backward.tc:10
+                        const float t34 = -t33;                                     // layernorm_backward.tc:10
+                        acc29 = tc_op_sum()(acc29, t34);                            // layernorm_backward.tc:10
+                    }
+                }
+                acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
+                const float r29 = acc29;
+                const float t35 = t23 * t23;                                // layernorm_backward.tc:10
+                const float t36 = t23 * t35;                                // layernorm_backward.tc:10
+                const float t37 = -0.5f * t36;                              // layernorm_backward.tc:10
+                const float t38 = r11 * t37;                                // layernorm_backward.tc:10
+                const float t39 = t38 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
+                const float t40 = t39 * 2.0f;                               // layernorm_backward.tc:10
+                const float t46 = r29 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        const float t41 = (pc0[j * 4 + 0]) - t4;                    // layernorm_backward.tc:10
+                        const float t42 = t40 * t41;                                // layernorm_backward.tc:10
+                        const float t43 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:10
+                        const float t44 = t43 * t23;                                // layernorm_backward.tc:10
+                        const float t45 = t42 + t44;                                // layernorm_backward.tc:8
+                        const float t47 = t45 + t46;                                // layernorm_backward.tc:8
+                        const float t48 = (pc0[j * 4 + 1]) - t4;                    // layernorm_backward.tc:10
+                        const float t49 = t40 * t48;                                // layernorm_backward.tc:10
+                        const float t50 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:10
+                        const float t51 = t50 * t23;                                // layernorm_backward.tc:10
+                        const float t52 = t49 + t51;                                // layernorm_backward.tc:8
+                        const float t53 = t52 + t46;                                // layernorm_backward.tc:8
+                        const float t54 = (pc0[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
+                        const float t55 = t40 * t54;                                // layernorm_backward.tc:10
+                        const float t56 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
+                        const float t57 = t56 * t23;                                // layernorm_backward.tc:10
+                        const float t58 = t55 + t57;                                // layernorm_backward.tc:8
+                        const float t59 = t58 + t46;                                // layernorm_backward.tc:8
+                        const float t60 = (pc0[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
+                        const float t61 = t40 * t60;                                // layernorm_backward.tc:10
+                        const float t62 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
+                        const float t63 = t62 * t23;                                // layernorm_backward.tc:10
+                        const float t64 = t61 + t63;                                // layernorm_backward.tc:8
+                        const float t65 = t64 + t46;                                // layernorm_backward.tc:8
+                        tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t47, t53, t59, t65}}); // layernorm_backward.tc:8
+                        const float t66 = t41 * t23;                                // layernorm_backward.tc:10
+                        const float t67 = (pc1[j * 4 + 0]) * t66;                   // layernorm_backward.tc:10
+                        cp34[j * 4 + 0] += t67;                                     // layernorm_backward.tc:10
+                        cp35[j * 4 + 0] += pc1[j * 4 + 0];                          // layernorm_backward.tc:10
+                        const float t68 = t48 * t23;                                // layernorm_backward.tc:10
+                        const float t69 = (pc1[j * 4 + 1]) * t68;                   // layernorm_backward.tc:10
+                        cp34[j * 4 + 1] += t69;                                     // layernorm_backward.tc:10
+                        cp35[j * 4 + 1] += pc1[j * 4 + 1];                          // layernorm_backward.tc:10
+                        const float t70 = t54 * t23;                                // layernorm_backward.tc:10
+                        const float t71 = (pc1[j * 4 + 2]) * t70;                   // layernorm_backward.tc:10
+                        cp34[j * 4 + 2] += t71;                                     // layernorm_backward.tc:10
+                        cp35[j * 4 + 2] += pc1[j * 4 + 2];                          // layernorm_backward.tc:10
+                        const float t72 = t60 * t23;                                // layernorm_backward.tc:10
+                        const float t73 = (pc1[j * 4 + 3]) * t72;                   // layernorm_backward.tc:10
+                        cp34[j * 4 + 3] += t73;                                     // layernorm_backward.tc:10
+                        cp35[j * 4 + 3] += pc1[j * 4 + 3];                          // layernorm_backward.tc:10
+                    }
+                }
+            } else {
+                if (!tc_looped) { /* this block's first looped row */
+                    for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                        cpart34[tc_pb + r] = 0;
+                        cpart35[tc_pb + r] = 0;
+                    }
+                    tc_looped = true;
+                }
+                float acc6 = (float)0;
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t74 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                    acc6 = tc_op_sum()(acc6, t74);                              // layernorm_backward.tc:9
+                }
+                acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+                const float r6 = acc6;
+                const float t79 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
+                float acc11 = (float)0;
+                float acc14 = (float)0;
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t75 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
+                    const float t76 = in_w[i1];                                 // layernorm_backward.tc:8
+                    const float t77 = t75 * t76;                                // layernorm_backward.tc:10
+                    const float t78 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                    const float t80 = t78 - t79;                                // layernorm_backward.tc:10
+                    const float t81 = t77 * t80;                                // layernorm_backward.tc:10
+                    acc11 = tc_op_sum()(acc11, t81);                            // layernorm_backward.tc:10
+                    const float t82 = t80 * t80;                                // layernorm_backward.tc:10
+                    acc14 = tc_op_sum()(acc14, t82);                            // layernorm_backward.tc:10
+                }
+                tc_block_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem);
+                const float r11 = acc11;
+                const float r14 = acc14;
+                const float t86 = r14 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
+                const float t87 = t86 + s_eps;                              // layernorm_backward.tc:10
+                const float t88 = rsqrtf(t87);                              // layernorm_backward.tc:10
+                float acc29 = (float)0;
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t83 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
+                    const float t84 = in_w[i1];                                 // layernorm_backward.tc:8
+                    const float t85 = t83 * t84;                                // layernorm_backward.tc:10
+                    const float t89 = t85 * t88;                                // layernorm_backward.tc:10
+                    const float t90 = -t89;                                     // layernorm_backward.tc:10
+                    acc29 = tc_op_sum()(acc29, t90);                            // layernorm_backward.tc:10
+                }
+                acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
+                const float r29 = acc29;
+                const float t91 = t88 * t88;                                // layernorm_backward.tc:10
+                const float t92 = t88 * t91;                                // layernorm_backward.tc:10
+                const float t93 = -0.5f * t92;                              // layernorm_backward.tc:10
+                const float t94 = r11 * t93;                                // layernorm_backward.tc:10
+                const float t95 = t94 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
+                const float t96 = t95 * 2.0f;                               // layernorm_backward.tc:10
+                const float t105 = r29 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t97 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                    const float t98 = t97 - t79;                                // layernorm_backward.tc:10
+                    const float t99 = t96 * t98;                                // layernorm_backward.tc:10
+                    const float t100 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
+                    const float t101 = in_w[i1];                                // layernorm_backward.tc:8
+                    const float t102 = t100 * t101;                             // layernorm_backward.tc:10
+                    const float t103 = t102 * t88;                              // layernorm_backward.tc:10
+                    const float t104 = t99 + t103;                              // layernorm_backward.tc:8
+                    const float t106 = t104 + t105;                             // layernorm_backward.tc:8
+                    out_dx[sz_D*i0 + i1] = t106;                                // layernorm_backward.tc:8
+                    const float t107 = t98 * t88;                               // layernorm_backward.tc:10
+                    const float t108 = t100 * t107;                             // layernorm_backward.tc:10
+                    cpart34[tc_pb + r] += t108;                                 // layernorm_backward.tc:10
+                    cpart35[tc_pb + r] += t100;                                 // layernorm_backward.tc:10
                 }
             }
-            tc_block_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem);
-            const float r11 = acc11;
-            const float r14 = acc14;
-            const float t21 = r14 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
-            const float t22 = t21 + s_eps;                              // layernorm_backward.tc:10
-            const float t23 = rsqrtf(t22);                              // layernorm_backward.tc:10
-            float acc29 = (float)0;
+        }
+        if (tc_looped) /* the loop's sums: other threads' elements of the partial row */
+            __syncthreads();
+        #pragma unroll
+        for (int j = 0; j < 2; j++) {
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t20 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:10
-                    const float t24 = t20 * t23;                                // layernorm_backward.tc:10
-                    const float t25 = -t24;                                     // layernorm_backward.tc:10
-                    acc29 = tc_op_sum()(acc29, t25);                            // layernorm_backward.tc:10
-                    const float t26 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:10
-                    const float t27 = t26 * t23;                                // layernorm_backward.tc:10
-                    const float t28 = -t27;                                     // layernorm_backward.tc:10
-                    acc29 = tc_op_sum()(acc29, t28);                            // layernorm_backward.tc:10
-                    const float t29 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
-                    const float t30 = t29 * t23;                                // layernorm_backward.tc:10
-                    const float t31 = -t30;                                     // layernorm_backward.tc:10
-                    acc29 = tc_op_sum()(acc29, t31);                            // layernorm_backward.tc:10
-                    const float t32 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
-                    const float t33 = t32 * t23;                                // layernorm_backward.tc:10
-                    const float t34 = -t33;                                     // layernorm_backward.tc:10
-                    acc29 = tc_op_sum()(acc29, t34);                            // layernorm_backward.tc:10
+            for (int e = 0; e < 4; e++) {
+                const idx_t c_ = (j * blockDim.x + threadIdx.x) * 4 + e;
+                if (c_ < len) {
+                    cpart34[tc_pb + c_] = tc_looped ? cpart34[tc_pb + c_] + cp34[j * 4 + e] : cp34[j * 4 + e];
+                    cpart35[tc_pb + c_] = tc_looped ? cpart35[tc_pb + c_] + cp35[j * 4 + e] : cp35[j * 4 + e];
                 }
-            }
-            acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
-            const float r29 = acc29;
-            const float t35 = t23 * t23;                                // layernorm_backward.tc:10
-            const float t36 = t23 * t35;                                // layernorm_backward.tc:10
-            const float t37 = -0.5f * t36;                              // layernorm_backward.tc:10
-            const float t38 = r11 * t37;                                // layernorm_backward.tc:10
-            const float t39 = t38 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
-            const float t40 = t39 * 2.0f;                               // layernorm_backward.tc:10
-            const float t46 = r29 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t41 = (pc0[j * 4 + 0]) - t4;                    // layernorm_backward.tc:10
-                    const float t42 = t40 * t41;                                // layernorm_backward.tc:10
-                    const float t43 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:10
-                    const float t44 = t43 * t23;                                // layernorm_backward.tc:10
-                    const float t45 = t42 + t44;                                // layernorm_backward.tc:8
-                    const float t47 = t45 + t46;                                // layernorm_backward.tc:8
-                    const float t48 = (pc0[j * 4 + 1]) - t4;                    // layernorm_backward.tc:10
-                    const float t49 = t40 * t48;                                // layernorm_backward.tc:10
-                    const float t50 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:10
-                    const float t51 = t50 * t23;                                // layernorm_backward.tc:10
-                    const float t52 = t49 + t51;                                // layernorm_backward.tc:8
-                    const float t53 = t52 + t46;                                // layernorm_backward.tc:8
-                    const float t54 = (pc0[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
-                    const float t55 = t40 * t54;                                // layernorm_backward.tc:10
-                    const float t56 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:10
-                    const float t57 = t56 * t23;                                // layernorm_backward.tc:10
-                    const float t58 = t55 + t57;                                // layernorm_backward.tc:8
-                    const float t59 = t58 + t46;                                // layernorm_backward.tc:8
-                    const float t60 = (pc0[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
-                    const float t61 = t40 * t60;                                // layernorm_backward.tc:10
-                    const float t62 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:10
-                    const float t63 = t62 * t23;                                // layernorm_backward.tc:10
-                    const float t64 = t61 + t63;                                // layernorm_backward.tc:8
-                    const float t65 = t64 + t46;                                // layernorm_backward.tc:8
-                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t47, t53, t59, t65}}); // layernorm_backward.tc:8
-                }
-            }
-            if (threadIdx.x == 0) {
-                buf6[i0] = r6;                                              // layernorm_backward.tc:9
-                buf14[i0] = r14;                                            // layernorm_backward.tc:10
-            }
-        } else {
-            float acc6 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t66 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                acc6 = tc_op_sum()(acc6, t66);                              // layernorm_backward.tc:9
-            }
-            acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
-            const float r6 = acc6;
-            const float t71 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:9
-            float acc11 = (float)0;
-            float acc14 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t67 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
-                const float t68 = in_w[i1];                                 // layernorm_backward.tc:8
-                const float t69 = t67 * t68;                                // layernorm_backward.tc:10
-                const float t70 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t72 = t70 - t71;                                // layernorm_backward.tc:10
-                const float t73 = t69 * t72;                                // layernorm_backward.tc:10
-                acc11 = tc_op_sum()(acc11, t73);                            // layernorm_backward.tc:10
-                const float t74 = t72 * t72;                                // layernorm_backward.tc:10
-                acc14 = tc_op_sum()(acc14, t74);                            // layernorm_backward.tc:10
-            }
-            tc_block_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem);
-            const float r11 = acc11;
-            const float r14 = acc14;
-            const float t78 = r14 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
-            const float t79 = t78 + s_eps;                              // layernorm_backward.tc:10
-            const float t80 = rsqrtf(t79);                              // layernorm_backward.tc:10
-            float acc29 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t75 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
-                const float t76 = in_w[i1];                                 // layernorm_backward.tc:8
-                const float t77 = t75 * t76;                                // layernorm_backward.tc:10
-                const float t81 = t77 * t80;                                // layernorm_backward.tc:10
-                const float t82 = -t81;                                     // layernorm_backward.tc:10
-                acc29 = tc_op_sum()(acc29, t82);                            // layernorm_backward.tc:10
-            }
-            acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
-            const float r29 = acc29;
-            const float t83 = t80 * t80;                                // layernorm_backward.tc:10
-            const float t84 = t80 * t83;                                // layernorm_backward.tc:10
-            const float t85 = -0.5f * t84;                              // layernorm_backward.tc:10
-            const float t86 = r11 * t85;                                // layernorm_backward.tc:10
-            const float t87 = t86 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
-            const float t88 = t87 * 2.0f;                               // layernorm_backward.tc:10
-            const float t97 = r29 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t89 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t90 = t89 - t71;                                // layernorm_backward.tc:10
-                const float t91 = t88 * t90;                                // layernorm_backward.tc:10
-                const float t92 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
-                const float t93 = in_w[i1];                                 // layernorm_backward.tc:8
-                const float t94 = t92 * t93;                                // layernorm_backward.tc:10
-                const float t95 = t94 * t80;                                // layernorm_backward.tc:10
-                const float t96 = t91 + t95;                                // layernorm_backward.tc:8
-                const float t98 = t96 + t97;                                // layernorm_backward.tc:8
-                out_dx[sz_D*i0 + i1] = t98;                                 // layernorm_backward.tc:8
-            }
-            if (threadIdx.x == 0) {
-                buf6[i0] = r6;                                              // layernorm_backward.tc:9
-                buf14[i0] = r14;                                            // layernorm_backward.tc:10
             }
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
-        const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(in_dout + sz_D*i0, 16) &&
-            tc_aligned(in_w + 0, 16) &&
-            tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float acc6 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                const bool tc_in = rj_ < len;
-                const idx_t r = tc_in ? rj_ : 0;
-                const idx_t i1 = r;
-                const tc_vec<float, 4> v99 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                pc0[j * 4 + 0] = v99.v[0];                                  // layernorm_backward.tc:8
-                acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 0]) : acc6;    // layernorm_backward.tc:9
-                pc0[j * 4 + 1] = v99.v[1];                                  // layernorm_backward.tc:8
-                acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 1]) : acc6;    // layernorm_backward.tc:9
-                pc0[j * 4 + 2] = v99.v[2];                                  // layernorm_backward.tc:8
-                acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 2]) : acc6;    // layernorm_backward.tc:9
-                pc0[j * 4 + 3] = v99.v[3];                                  // layernorm_backward.tc:8
-                acc6 = tc_in ? tc_op_sum()(acc6, pc0[j * 4 + 3]) : acc6;    // layernorm_backward.tc:9
-            }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r6 = acc6;
-            float pc1[16];
-            float pc2[16];
-            const float t103 = r6 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
-            float acc11 = (float)0;
-            float acc14 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const tc_vec<float, 4> v100 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                    pc1[j * 4 + 0] = v100.v[0];                                 // layernorm_backward.tc:10
-                    const tc_vec<float, 4> v101 = tc_vload<float, 4>(in_w + i1); // layernorm_backward.tc:8
-                    pc2[j * 4 + 0] = v101.v[0];                                 // layernorm_backward.tc:8
-                    const float t102 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);     // layernorm_backward.tc:10
-                    const float t104 = (pc0[j * 4 + 0]) - t103;                 // layernorm_backward.tc:10
-                    const float t105 = t102 * t104;                             // layernorm_backward.tc:10
-                    acc11 = tc_op_sum()(acc11, t105);                           // layernorm_backward.tc:10
-                    const float t106 = t104 * t104;                             // layernorm_backward.tc:10
-                    acc14 = tc_op_sum()(acc14, t106);                           // layernorm_backward.tc:10
-                    pc1[j * 4 + 1] = v100.v[1];                                 // layernorm_backward.tc:10
-                    pc2[j * 4 + 1] = v101.v[1];                                 // layernorm_backward.tc:8
-                    const float t107 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);     // layernorm_backward.tc:10
-                    const float t108 = (pc0[j * 4 + 1]) - t103;                 // layernorm_backward.tc:10
-                    const float t109 = t107 * t108;                             // layernorm_backward.tc:10
-                    acc11 = tc_op_sum()(acc11, t109);                           // layernorm_backward.tc:10
-                    const float t110 = t108 * t108;                             // layernorm_backward.tc:10
-                    acc14 = tc_op_sum()(acc14, t110);                           // layernorm_backward.tc:10
-                    pc1[j * 4 + 2] = v100.v[2];                                 // layernorm_backward.tc:10
-                    pc2[j * 4 + 2] = v101.v[2];                                 // layernorm_backward.tc:8
-                    const float t111 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);     // layernorm_backward.tc:10
-                    const float t112 = (pc0[j * 4 + 2]) - t103;                 // layernorm_backward.tc:10
-                    const float t113 = t111 * t112;                             // layernorm_backward.tc:10
-                    acc11 = tc_op_sum()(acc11, t113);                           // layernorm_backward.tc:10
-                    const float t114 = t112 * t112;                             // layernorm_backward.tc:10
-                    acc14 = tc_op_sum()(acc14, t114);                           // layernorm_backward.tc:10
-                    pc1[j * 4 + 3] = v100.v[3];                                 // layernorm_backward.tc:10
-                    pc2[j * 4 + 3] = v101.v[3];                                 // layernorm_backward.tc:8
-                    const float t115 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);     // layernorm_backward.tc:10
-                    const float t116 = (pc0[j * 4 + 3]) - t103;                 // layernorm_backward.tc:10
-                    const float t117 = t115 * t116;                             // layernorm_backward.tc:10
-                    acc11 = tc_op_sum()(acc11, t117);                           // layernorm_backward.tc:10
-                    const float t118 = t116 * t116;                             // layernorm_backward.tc:10
-                    acc14 = tc_op_sum()(acc14, t118);                           // layernorm_backward.tc:10
-                }
-            }
-            tc_cluster_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r11 = acc11;
-            const float r14 = acc14;
-            const float t120 = r14 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:10
-            const float t121 = t120 + s_eps;                            // layernorm_backward.tc:10
-            const float t122 = rsqrtf(t121);                            // layernorm_backward.tc:10
-            float acc29 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t119 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);     // layernorm_backward.tc:10
-                    const float t123 = t119 * t122;                             // layernorm_backward.tc:10
-                    const float t124 = -t123;                                   // layernorm_backward.tc:10
-                    acc29 = tc_op_sum()(acc29, t124);                           // layernorm_backward.tc:10
-                    const float t125 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);     // layernorm_backward.tc:10
-                    const float t126 = t125 * t122;                             // layernorm_backward.tc:10
-                    const float t127 = -t126;                                   // layernorm_backward.tc:10
-                    acc29 = tc_op_sum()(acc29, t127);                           // layernorm_backward.tc:10
-                    const float t128 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);     // layernorm_backward.tc:10
-                    const float t129 = t128 * t122;                             // layernorm_backward.tc:10
-                    const float t130 = -t129;                                   // layernorm_backward.tc:10
-                    acc29 = tc_op_sum()(acc29, t130);                           // layernorm_backward.tc:10
-                    const float t131 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);     // layernorm_backward.tc:10
-                    const float t132 = t131 * t122;                             // layernorm_backward.tc:10
-                    const float t133 = -t132;                                   // layernorm_backward.tc:10
-                    acc29 = tc_op_sum()(acc29, t133);                           // layernorm_backward.tc:10
-                }
-            }
-            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r29 = acc29;
-            const float t134 = t122 * t122;                             // layernorm_backward.tc:10
-            const float t135 = t122 * t134;                             // layernorm_backward.tc:10
-            const float t136 = -0.5f * t135;                            // layernorm_backward.tc:10
-            const float t137 = r11 * t136;                              // layernorm_backward.tc:10
-            const float t138 = t137 / ((float)((long long)(sz_D)));     // layernorm_backward.tc:10
-            const float t139 = t138 * 2.0f;                             // layernorm_backward.tc:10
-            const float t145 = r29 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t140 = (pc0[j * 4 + 0]) - t103;                 // layernorm_backward.tc:10
-                    const float t141 = t139 * t140;                             // layernorm_backward.tc:10
-                    const float t142 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);     // layernorm_backward.tc:10
-                    const float t143 = t142 * t122;                             // layernorm_backward.tc:10
-                    const float t144 = t141 + t143;                             // layernorm_backward.tc:8
-                    const float t146 = t144 + t145;                             // layernorm_backward.tc:8
-                    const float t147 = (pc0[j * 4 + 1]) - t103;                 // layernorm_backward.tc:10
-                    const float t148 = t139 * t147;                             // layernorm_backward.tc:10
-                    const float t149 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);     // layernorm_backward.tc:10
-                    const float t150 = t149 * t122;                             // layernorm_backward.tc:10
-                    const float t151 = t148 + t150;                             // layernorm_backward.tc:8
-                    const float t152 = t151 + t145;                             // layernorm_backward.tc:8
-                    const float t153 = (pc0[j * 4 + 2]) - t103;                 // layernorm_backward.tc:10
-                    const float t154 = t139 * t153;                             // layernorm_backward.tc:10
-                    const float t155 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);     // layernorm_backward.tc:10
-                    const float t156 = t155 * t122;                             // layernorm_backward.tc:10
-                    const float t157 = t154 + t156;                             // layernorm_backward.tc:8
-                    const float t158 = t157 + t145;                             // layernorm_backward.tc:8
-                    const float t159 = (pc0[j * 4 + 3]) - t103;                 // layernorm_backward.tc:10
-                    const float t160 = t139 * t159;                             // layernorm_backward.tc:10
-                    const float t161 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);     // layernorm_backward.tc:10
-                    const float t162 = t161 * t122;                             // layernorm_backward.tc:10
-                    const float t163 = t160 + t162;                             // layernorm_backward.tc:8
-                    const float t164 = t163 + t145;                             // layernorm_backward.tc:8
-                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t146, t152, t158, t164}}); // layernorm_backward.tc:8
-                }
-            }
-            if (threadIdx.x == 0) {
-                buf6[i0] = r6;                                              // layernorm_backward.tc:9
-                buf14[i0] = r14;                                            // layernorm_backward.tc:10
-            }
-        } else {
-            float acc6 = (float)0;
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t165 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:8
-                acc6 = tc_op_sum()(acc6, t165);                             // layernorm_backward.tc:9
-            }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r6 = acc6;
-            const float t170 = r6 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
-            float acc11 = (float)0;
-            float acc14 = (float)0;
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t166 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
-                const float t167 = in_w[i1];                                // layernorm_backward.tc:8
-                const float t168 = t166 * t167;                             // layernorm_backward.tc:10
-                const float t169 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:8
-                const float t171 = t169 - t170;                             // layernorm_backward.tc:10
-                const float t172 = t168 * t171;                             // layernorm_backward.tc:10
-                acc11 = tc_op_sum()(acc11, t172);                           // layernorm_backward.tc:10
-                const float t173 = t171 * t171;                             // layernorm_backward.tc:10
-                acc14 = tc_op_sum()(acc14, t173);                           // layernorm_backward.tc:10
-            }
-            tc_cluster_reduce2(acc11, tc_op_sum(), acc14, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r11 = acc11;
-            const float r14 = acc14;
-            const float t177 = r14 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:10
-            const float t178 = t177 + s_eps;                            // layernorm_backward.tc:10
-            const float t179 = rsqrtf(t178);                            // layernorm_backward.tc:10
-            float acc29 = (float)0;
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t174 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
-                const float t175 = in_w[i1];                                // layernorm_backward.tc:8
-                const float t176 = t174 * t175;                             // layernorm_backward.tc:10
-                const float t180 = t176 * t179;                             // layernorm_backward.tc:10
-                const float t181 = -t180;                                   // layernorm_backward.tc:10
-                acc29 = tc_op_sum()(acc29, t181);                           // layernorm_backward.tc:10
-            }
-            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r29 = acc29;
-            const float t182 = t179 * t179;                             // layernorm_backward.tc:10
-            const float t183 = t179 * t182;                             // layernorm_backward.tc:10
-            const float t184 = -0.5f * t183;                            // layernorm_backward.tc:10
-            const float t185 = r11 * t184;                              // layernorm_backward.tc:10
-            const float t186 = t185 / ((float)((long long)(sz_D)));     // layernorm_backward.tc:10
-            const float t187 = t186 * 2.0f;                             // layernorm_backward.tc:10
-            const float t196 = r29 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t188 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:8
-                const float t189 = t188 - t170;                             // layernorm_backward.tc:10
-                const float t190 = t187 * t189;                             // layernorm_backward.tc:10
-                const float t191 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
-                const float t192 = in_w[i1];                                // layernorm_backward.tc:8
-                const float t193 = t191 * t192;                             // layernorm_backward.tc:10
-                const float t194 = t193 * t179;                             // layernorm_backward.tc:10
-                const float t195 = t190 + t194;                             // layernorm_backward.tc:8
-                const float t197 = t195 + t196;                             // layernorm_backward.tc:8
-                out_dx[sz_D*i0 + i1] = t197;                                // layernorm_backward.tc:8
-            }
-            if (threadIdx.x == 0) {
-                buf6[i0] = r6;                                              // layernorm_backward.tc:9
-                buf14[i0] = r14;                                            // layernorm_backward.tc:10
-            }
-        }
-    }
-    if (ncl > 1)
-        tc_cluster_sync();
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
 extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt_mul_sum_2(
-    const float *__restrict__ in_x,
-    const float *__restrict__ in_dout,
     float *__restrict__ out_dw,
     float *__restrict__ out_db,
-    const float *__restrict__ buf6,
-    const float *__restrict__ buf14,
-    const idx_t sz_D,
+    const float *__restrict__ cpart34,
+    const float *__restrict__ cpart35,
     const idx_t sz_N,
-    const float s_eps,
+    const idx_t sz_D,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
-    const float rcp5 = 1.0f / ((float)((long long)(sz_D)));     // layernorm_backward.tc:9
-    const idx_t rows = sz_D, len = sz_N;
+    const idx_t rows = sz_D, len = (sz_N + 31)/32;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc34[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc34[e] = (float)0;
-    float acc35[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc35[e] = (float)0;
-    {
-        const idx_t row = c0;
-        const idx_t i1 = row;
-        if (c0 + 4 <= rows &&
-            tc_aligned(in_dout + i1, 16) &&
-            (sz_D) % 4 == 0 &&
-            tc_aligned(in_x + i1, 16)) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i0 = r;
-                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                const float t1 = v0.v[0];                                   // layernorm_backward.tc:10
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                const float t3 = v2.v[0];                                   // layernorm_backward.tc:8
-                const float t4 = buf6[i0];                                  // layernorm_backward.tc:9
-                const float t6 = t4 * rcp5;                                 // layernorm_backward.tc:9
-                const float t7 = t3 - t6;                                   // layernorm_backward.tc:10
-                const float t8 = buf14[i0];                                 // layernorm_backward.tc:10
-                const float t9 = t8 * rcp5;                                 // layernorm_backward.tc:10
-                const float t10 = t9 + s_eps;                               // layernorm_backward.tc:10
-                const float t11 = rsqrtf(t10);                              // layernorm_backward.tc:10
-                const float t12 = t7 * t11;                                 // layernorm_backward.tc:10
-                const float t13 = t1 * t12;                                 // layernorm_backward.tc:10
-                acc34[0] = tc_op_sum()(acc34[0], t13);                      // layernorm_backward.tc:10
-                acc35[0] = tc_op_sum()(acc35[0], t1);                       // layernorm_backward.tc:10
-                const float t14 = v0.v[1];                                  // layernorm_backward.tc:10
-                const float t15 = v2.v[1];                                  // layernorm_backward.tc:8
-                const float t16 = t15 - t6;                                 // layernorm_backward.tc:10
-                const float t17 = t16 * t11;                                // layernorm_backward.tc:10
-                const float t18 = t14 * t17;                                // layernorm_backward.tc:10
-                acc34[1] = tc_op_sum()(acc34[1], t18);                      // layernorm_backward.tc:10
-                acc35[1] = tc_op_sum()(acc35[1], t14);                      // layernorm_backward.tc:10
-                const float t19 = v0.v[2];                                  // layernorm_backward.tc:10
-                const float t20 = v2.v[2];                                  // layernorm_backward.tc:8
-                const float t21 = t20 - t6;                                 // layernorm_backward.tc:10
-                const float t22 = t21 * t11;                                // layernorm_backward.tc:10
-                const float t23 = t19 * t22;                                // layernorm_backward.tc:10
-                acc34[2] = tc_op_sum()(acc34[2], t23);                      // layernorm_backward.tc:10
-                acc35[2] = tc_op_sum()(acc35[2], t19);                      // layernorm_backward.tc:10
-                const float t24 = v0.v[3];                                  // layernorm_backward.tc:10
-                const float t25 = v2.v[3];                                  // layernorm_backward.tc:8
-                const float t26 = t25 - t6;                                 // layernorm_backward.tc:10
-                const float t27 = t26 * t11;                                // layernorm_backward.tc:10
-                const float t28 = t24 * t27;                                // layernorm_backward.tc:10
-                acc34[3] = tc_op_sum()(acc34[3], t28);                      // layernorm_backward.tc:10
-                acc35[3] = tc_op_sum()(acc35[3], t24);                      // layernorm_backward.tc:10
-            }
-        } else {
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i0 = r;
-                #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    /* columns past the end read the last one, so loads stay in bounds */
-                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-                    const idx_t i1 = row;
-                    const float t29 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
-                    const float t30 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                    const float t31 = buf6[i0];                                 // layernorm_backward.tc:9
-                    const float t32 = t31 * rcp5;                               // layernorm_backward.tc:9
-                    const float t33 = t30 - t32;                                // layernorm_backward.tc:10
-                    const float t34 = buf14[i0];                                // layernorm_backward.tc:10
-                    const float t35 = t34 * rcp5;                               // layernorm_backward.tc:10
-                    const float t36 = t35 + s_eps;                              // layernorm_backward.tc:10
-                    const float t37 = rsqrtf(t36);                              // layernorm_backward.tc:10
-                    const float t38 = t33 * t37;                                // layernorm_backward.tc:10
-                    const float t39 = t29 * t38;                                // layernorm_backward.tc:10
-                    acc34[e] = tc_op_sum()(acc34[e], t39);                      // layernorm_backward.tc:10
-                    acc35[e] = tc_op_sum()(acc35[e], t29);                      // layernorm_backward.tc:10
-                }
-            }
-        }
+    const idx_t cb = group * blockDim.x;
+    const bool active = cb + threadIdx.x < rows;
+    /* idle threads work on the last column so every load stays in bounds */
+    const idx_t row = active ? cb + threadIdx.x : rows - 1;
+    const idx_t i1 = row;
+    float acc34 = (float)0;
+    float acc35 = (float)0;
+    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+        const idx_t i0 = r;
+        acc34 = tc_op_sum()(acc34, cpart34[(idx_t)r * rows + row]); // layernorm_backward.tc:10
+        acc35 = tc_op_sum()(acc35, cpart35[(idx_t)r * rows + row]); // layernorm_backward.tc:10
     }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
+    acc34 = tc_col_reduce(acc34, tc_op_sum(), (float *)tc_smem);
     float *part34 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
+    if (threadIdx.y == 0 && active)
+        part34[slice * rows + row] = acc34;
+    acc35 = tc_col_reduce(acc35, tc_op_sum(), (float *)tc_smem);
     float *part35 = (float *)((char *)ws + 16 * groups + (idx_t)1 * 32 * 16 * rows);
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        acc34[e] = tc_col_reduce(acc34[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part34[slice * rows + c0 + e] = acc34[e];
-        acc35[e] = tc_col_reduce(acc35[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part35[slice * rows + c0 + e] = acc35[e];
-    }
+    if (threadIdx.y == 0 && active)
+        part35[slice * rows + row] = acc35;
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -857,34 +595,23 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt
     if (!last_block)
         return;
     __threadfence();
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc34[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc34[e] = tc_op_sum()(acc34[e], tc_ldcg(part34 + s * rows + row));
-        acc35[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc35[e] = tc_op_sum()(acc35[e], tc_ldcg(part35 + s * rows + row));
-    }
+    acc34 = (float)0;
+    for (int s = 0; s < 32; s++)
+        acc34 = tc_op_sum()(acc34, tc_ldcg(part34 + s * rows + row));
+    acc35 = (float)0;
+    for (int s = 0; s < 32; s++)
+        acc35 = tc_op_sum()(acc35, tc_ldcg(part35 + s * rows + row));
     __syncthreads();
-    if (threadIdx.y == 0)
-        for (int e = 0; e < 4 && c0 + e < rows; e++)
-            for (int s = 0; s < 32; s++) {
-                part34[s * rows + c0 + e] = (float)0;
-                part35[s * rows + c0 + e] = (float)0;
-            }
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const bool active = c0 + e < rows;
-        const idx_t row = active ? c0 + e : rows - 1;
-        const idx_t i1 = row;
-        const float r34 = acc34[e];
-        const float r35 = acc35[e];
-        if (threadIdx.y == 0 && active) {
-            out_dw[i1] = r34;                                           // layernorm_backward.tc:10
-            out_db[i1] = r35;                                           // layernorm_backward.tc:10
+    if (threadIdx.y == 0 && active)
+        for (int s = 0; s < 32; s++) {
+            part34[s * rows + row] = (float)0;
+            part35[s * rows + row] = (float)0;
         }
+    const float r34 = acc34;
+    const float r35 = acc35;
+    if (threadIdx.y == 0 && active) {
+        out_dw[i1] = r34;                                           // layernorm_backward.tc:10
+        out_db[i1] = r35;                                           // layernorm_backward.tc:10
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
@@ -1070,395 +797,223 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_3(
 
 /* ---- fn rmsnorm_grad ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
-extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_4(
+/* kernel 0: reduction over trailing axes with column partials: a block per 32 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_rsqrt_4(
     const float *__restrict__ in_x,
     const float *__restrict__ in_g,
     const float *__restrict__ in_dout,
     float *__restrict__ out_dx,
-    float *__restrict__ buf6,
+    float *__restrict__ cpart25,
     const idx_t sz_N,
     const idx_t sz_D,
     const float s_eps)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
-        const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(in_dout + sz_D*i0, 16) &&
-            tc_aligned(in_g + 0, 16) &&
-            tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float pc1[16];
-            float pc2[16];
-            float acc6 = (float)0;
-            float acc13 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                const bool tc_in = rj_ < len;
-                const idx_t r = tc_in ? rj_ : 0;
-                const idx_t i1 = r;
-                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:15
-                const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // layernorm_backward.tc:16
-                acc6 = tc_in ? tc_op_sum()(acc6, t1) : acc6;                // layernorm_backward.tc:16
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                pc1[j * 4 + 0] = v2.v[0];                                   // layernorm_backward.tc:16
-                const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_g + i1);  // layernorm_backward.tc:15
-                pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:15
-                const float t4 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);       // layernorm_backward.tc:16
-                const float t5 = t4 * (pc0[j * 4 + 0]);                     // layernorm_backward.tc:16
-                acc13 = tc_in ? tc_op_sum()(acc13, t5) : acc13;             // layernorm_backward.tc:16
-                pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:15
-                const float t6 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // layernorm_backward.tc:16
-                acc6 = tc_in ? tc_op_sum()(acc6, t6) : acc6;                // layernorm_backward.tc:16
-                pc1[j * 4 + 1] = v2.v[1];                                   // layernorm_backward.tc:16
-                pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:15
-                const float t7 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);       // layernorm_backward.tc:16
-                const float t8 = t7 * (pc0[j * 4 + 1]);                     // layernorm_backward.tc:16
-                acc13 = tc_in ? tc_op_sum()(acc13, t8) : acc13;             // layernorm_backward.tc:16
-                pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:15
-                const float t9 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // layernorm_backward.tc:16
-                acc6 = tc_in ? tc_op_sum()(acc6, t9) : acc6;                // layernorm_backward.tc:16
-                pc1[j * 4 + 2] = v2.v[2];                                   // layernorm_backward.tc:16
-                pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:15
-                const float t10 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:16
-                const float t11 = t10 * (pc0[j * 4 + 2]);                   // layernorm_backward.tc:16
-                acc13 = tc_in ? tc_op_sum()(acc13, t11) : acc13;            // layernorm_backward.tc:16
-                pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:15
-                const float t12 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // layernorm_backward.tc:16
-                acc6 = tc_in ? tc_op_sum()(acc6, t12) : acc6;               // layernorm_backward.tc:16
-                pc1[j * 4 + 3] = v2.v[3];                                   // layernorm_backward.tc:16
-                pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:15
-                const float t13 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:16
-                const float t14 = t13 * (pc0[j * 4 + 3]);                   // layernorm_backward.tc:16
-                acc13 = tc_in ? tc_op_sum()(acc13, t14) : acc13;            // layernorm_backward.tc:16
-            }
-            tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
-            const float r6 = acc6;
-            const float r13 = acc13;
-            const float t16 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
-            const float t17 = t16 + s_eps;                              // layernorm_backward.tc:16
-            const float t18 = rsqrtf(t17);                              // layernorm_backward.tc:16
-            const float t20 = t18 * t18;                                // layernorm_backward.tc:16
-            const float t21 = t18 * t20;                                // layernorm_backward.tc:16
-            const float t22 = -0.5f * t21;                              // layernorm_backward.tc:16
-            const float t23 = r13 * t22;                                // layernorm_backward.tc:16
-            const float t24 = t23 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
+    const idx_t tc_nb = (rows + 31) / 32; /* blocks of 32 rows */
+    for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {
+        const idx_t rlo = grp * 32, rhi = rows - rlo > 32 ? rlo + 32 : rows;
+        const idx_t tc_pb = grp * len; /* this block's partial row */
+        bool tc_looped = false; /* a row looped: its sums are in the partial row */
+        float cp25[8] = {}; /* a sum per element the thread holds */
+        for (idx_t row = rlo; row < rhi; row++) {
+            const idx_t i0 = row;
+            if (0 < len && len <= 8 * blockDim.x && len % 4 == 0 &&
+                tc_aligned(in_x + sz_D*i0, 16) &&
+                tc_aligned(in_dout + sz_D*i0, 16) &&
+                tc_aligned(in_g + 0, 16) &&
+                tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+                float pc0[8];
+                float pc1[8];
+                float pc2[8];
+                float acc6 = (float)0;
+                float acc13 = (float)0;
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    const bool tc_in = rj_ < len;
+                    const idx_t r = tc_in ? rj_ : 0;
                     const idx_t i1 = r;
-                    const float t15 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:16
-                    const float t19 = t15 * t18;                                // layernorm_backward.tc:16
-                    const float t25 = t24 * (pc0[j * 4 + 0]);                   // layernorm_backward.tc:16
-                    const float t26 = t19 + t25;                                // layernorm_backward.tc:15
-                    const float t27 = t26 + t25;                                // layernorm_backward.tc:15
-                    const float t28 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:16
-                    const float t29 = t28 * t18;                                // layernorm_backward.tc:16
-                    const float t30 = t24 * (pc0[j * 4 + 1]);                   // layernorm_backward.tc:16
-                    const float t31 = t29 + t30;                                // layernorm_backward.tc:15
-                    const float t32 = t31 + t30;                                // layernorm_backward.tc:15
-                    const float t33 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:16
-                    const float t34 = t33 * t18;                                // layernorm_backward.tc:16
-                    const float t35 = t24 * (pc0[j * 4 + 2]);                   // layernorm_backward.tc:16
-                    const float t36 = t34 + t35;                                // layernorm_backward.tc:15
-                    const float t37 = t36 + t35;                                // layernorm_backward.tc:15
-                    const float t38 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:16
-                    const float t39 = t38 * t18;                                // layernorm_backward.tc:16
-                    const float t40 = t24 * (pc0[j * 4 + 3]);                   // layernorm_backward.tc:16
-                    const float t41 = t39 + t40;                                // layernorm_backward.tc:15
-                    const float t42 = t41 + t40;                                // layernorm_backward.tc:15
-                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t27, t32, t37, t42}}); // layernorm_backward.tc:15
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
+                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:15
+                    const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // layernorm_backward.tc:16
+                    acc6 = tc_in ? tc_op_sum()(acc6, t1) : acc6;                // layernorm_backward.tc:16
+                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
+                    pc1[j * 4 + 0] = v2.v[0];                                   // layernorm_backward.tc:16
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_g + i1);  // layernorm_backward.tc:15
+                    pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:15
+                    const float t4 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);       // layernorm_backward.tc:16
+                    const float t5 = t4 * (pc0[j * 4 + 0]);                     // layernorm_backward.tc:16
+                    acc13 = tc_in ? tc_op_sum()(acc13, t5) : acc13;             // layernorm_backward.tc:16
+                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:15
+                    const float t6 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // layernorm_backward.tc:16
+                    acc6 = tc_in ? tc_op_sum()(acc6, t6) : acc6;                // layernorm_backward.tc:16
+                    pc1[j * 4 + 1] = v2.v[1];                                   // layernorm_backward.tc:16
+                    pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:15
+                    const float t7 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);       // layernorm_backward.tc:16
+                    const float t8 = t7 * (pc0[j * 4 + 1]);                     // layernorm_backward.tc:16
+                    acc13 = tc_in ? tc_op_sum()(acc13, t8) : acc13;             // layernorm_backward.tc:16
+                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:15
+                    const float t9 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // layernorm_backward.tc:16
+                    acc6 = tc_in ? tc_op_sum()(acc6, t9) : acc6;                // layernorm_backward.tc:16
+                    pc1[j * 4 + 2] = v2.v[2];                                   // layernorm_backward.tc:16
+                    pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:15
+                    const float t10 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:16
+                    const float t11 = t10 * (pc0[j * 4 + 2]);                   // layernorm_backward.tc:16
+                    acc13 = tc_in ? tc_op_sum()(acc13, t11) : acc13;            // layernorm_backward.tc:16
+                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:15
+                    const float t12 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // layernorm_backward.tc:16
+                    acc6 = tc_in ? tc_op_sum()(acc6, t12) : acc6;               // layernorm_backward.tc:16
+                    pc1[j * 4 + 3] = v2.v[3];                                   // layernorm_backward.tc:16
+                    pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:15
+                    const float t13 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:16
+                    const float t14 = t13 * (pc0[j * 4 + 3]);                   // layernorm_backward.tc:16
+                    acc13 = tc_in ? tc_op_sum()(acc13, t14) : acc13;            // layernorm_backward.tc:16
+                }
+                tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
+                const float r6 = acc6;
+                const float r13 = acc13;
+                const float t16 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
+                const float t17 = t16 + s_eps;                              // layernorm_backward.tc:16
+                const float t18 = rsqrtf(t17);                              // layernorm_backward.tc:16
+                const float t20 = t18 * t18;                                // layernorm_backward.tc:16
+                const float t21 = t18 * t20;                                // layernorm_backward.tc:16
+                const float t22 = -0.5f * t21;                              // layernorm_backward.tc:16
+                const float t23 = r13 * t22;                                // layernorm_backward.tc:16
+                const float t24 = t23 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        const float t15 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:16
+                        const float t19 = t15 * t18;                                // layernorm_backward.tc:16
+                        const float t25 = t24 * (pc0[j * 4 + 0]);                   // layernorm_backward.tc:16
+                        const float t26 = t19 + t25;                                // layernorm_backward.tc:15
+                        const float t27 = t26 + t25;                                // layernorm_backward.tc:15
+                        const float t28 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:16
+                        const float t29 = t28 * t18;                                // layernorm_backward.tc:16
+                        const float t30 = t24 * (pc0[j * 4 + 1]);                   // layernorm_backward.tc:16
+                        const float t31 = t29 + t30;                                // layernorm_backward.tc:15
+                        const float t32 = t31 + t30;                                // layernorm_backward.tc:15
+                        const float t33 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:16
+                        const float t34 = t33 * t18;                                // layernorm_backward.tc:16
+                        const float t35 = t24 * (pc0[j * 4 + 2]);                   // layernorm_backward.tc:16
+                        const float t36 = t34 + t35;                                // layernorm_backward.tc:15
+                        const float t37 = t36 + t35;                                // layernorm_backward.tc:15
+                        const float t38 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:16
+                        const float t39 = t38 * t18;                                // layernorm_backward.tc:16
+                        const float t40 = t24 * (pc0[j * 4 + 3]);                   // layernorm_backward.tc:16
+                        const float t41 = t39 + t40;                                // layernorm_backward.tc:15
+                        const float t42 = t41 + t40;                                // layernorm_backward.tc:15
+                        tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t27, t32, t37, t42}}); // layernorm_backward.tc:15
+                        const float t43 = (pc0[j * 4 + 0]) * t18;                   // layernorm_backward.tc:16
+                        const float t44 = (pc1[j * 4 + 0]) * t43;                   // layernorm_backward.tc:16
+                        cp25[j * 4 + 0] += t44;                                     // layernorm_backward.tc:16
+                        const float t45 = (pc0[j * 4 + 1]) * t18;                   // layernorm_backward.tc:16
+                        const float t46 = (pc1[j * 4 + 1]) * t45;                   // layernorm_backward.tc:16
+                        cp25[j * 4 + 1] += t46;                                     // layernorm_backward.tc:16
+                        const float t47 = (pc0[j * 4 + 2]) * t18;                   // layernorm_backward.tc:16
+                        const float t48 = (pc1[j * 4 + 2]) * t47;                   // layernorm_backward.tc:16
+                        cp25[j * 4 + 2] += t48;                                     // layernorm_backward.tc:16
+                        const float t49 = (pc0[j * 4 + 3]) * t18;                   // layernorm_backward.tc:16
+                        const float t50 = (pc1[j * 4 + 3]) * t49;                   // layernorm_backward.tc:16
+                        cp25[j * 4 + 3] += t50;                                     // layernorm_backward.tc:16
+                    }
+                }
+            } else {
+                if (!tc_looped) { /* this block's first looped row */
+                    for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                        cpart25[tc_pb + r] = 0;
+                    }
+                    tc_looped = true;
+                }
+                float acc6 = (float)0;
+                float acc13 = (float)0;
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t51 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
+                    const float t52 = t51 * t51;                                // layernorm_backward.tc:16
+                    acc6 = tc_op_sum()(acc6, t52);                              // layernorm_backward.tc:16
+                    const float t53 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
+                    const float t54 = in_g[i1];                                 // layernorm_backward.tc:15
+                    const float t55 = t53 * t54;                                // layernorm_backward.tc:16
+                    const float t56 = t55 * t51;                                // layernorm_backward.tc:16
+                    acc13 = tc_op_sum()(acc13, t56);                            // layernorm_backward.tc:16
+                }
+                tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
+                const float r6 = acc6;
+                const float r13 = acc13;
+                const float t60 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
+                const float t61 = t60 + s_eps;                              // layernorm_backward.tc:16
+                const float t62 = rsqrtf(t61);                              // layernorm_backward.tc:16
+                const float t64 = t62 * t62;                                // layernorm_backward.tc:16
+                const float t65 = t62 * t64;                                // layernorm_backward.tc:16
+                const float t66 = -0.5f * t65;                              // layernorm_backward.tc:16
+                const float t67 = r13 * t66;                                // layernorm_backward.tc:16
+                const float t68 = t67 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t57 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
+                    const float t58 = in_g[i1];                                 // layernorm_backward.tc:15
+                    const float t59 = t57 * t58;                                // layernorm_backward.tc:16
+                    const float t63 = t59 * t62;                                // layernorm_backward.tc:16
+                    const float t69 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
+                    const float t70 = t68 * t69;                                // layernorm_backward.tc:16
+                    const float t71 = t63 + t70;                                // layernorm_backward.tc:15
+                    const float t72 = t71 + t70;                                // layernorm_backward.tc:15
+                    out_dx[sz_D*i0 + i1] = t72;                                 // layernorm_backward.tc:15
+                    const float t73 = t69 * t62;                                // layernorm_backward.tc:16
+                    const float t74 = t57 * t73;                                // layernorm_backward.tc:16
+                    cpart25[tc_pb + r] += t74;                                  // layernorm_backward.tc:16
                 }
             }
-            if (threadIdx.x == 0) {
-                buf6[i0] = r6;                                              // layernorm_backward.tc:16
-            }
-        } else {
-            float acc6 = (float)0;
-            float acc13 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t43 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                const float t44 = t43 * t43;                                // layernorm_backward.tc:16
-                acc6 = tc_op_sum()(acc6, t44);                              // layernorm_backward.tc:16
-                const float t45 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
-                const float t46 = in_g[i1];                                 // layernorm_backward.tc:15
-                const float t47 = t45 * t46;                                // layernorm_backward.tc:16
-                const float t48 = t47 * t43;                                // layernorm_backward.tc:16
-                acc13 = tc_op_sum()(acc13, t48);                            // layernorm_backward.tc:16
-            }
-            tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
-            const float r6 = acc6;
-            const float r13 = acc13;
-            const float t52 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
-            const float t53 = t52 + s_eps;                              // layernorm_backward.tc:16
-            const float t54 = rsqrtf(t53);                              // layernorm_backward.tc:16
-            const float t56 = t54 * t54;                                // layernorm_backward.tc:16
-            const float t57 = t54 * t56;                                // layernorm_backward.tc:16
-            const float t58 = -0.5f * t57;                              // layernorm_backward.tc:16
-            const float t59 = r13 * t58;                                // layernorm_backward.tc:16
-            const float t60 = t59 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t49 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
-                const float t50 = in_g[i1];                                 // layernorm_backward.tc:15
-                const float t51 = t49 * t50;                                // layernorm_backward.tc:16
-                const float t55 = t51 * t54;                                // layernorm_backward.tc:16
-                const float t61 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                const float t62 = t60 * t61;                                // layernorm_backward.tc:16
-                const float t63 = t55 + t62;                                // layernorm_backward.tc:15
-                const float t64 = t63 + t62;                                // layernorm_backward.tc:15
-                out_dx[sz_D*i0 + i1] = t64;                                 // layernorm_backward.tc:15
-            }
-            if (threadIdx.x == 0) {
-                buf6[i0] = r6;                                              // layernorm_backward.tc:16
+        }
+        if (tc_looped) /* the loop's sums: other threads' elements of the partial row */
+            __syncthreads();
+        #pragma unroll
+        for (int j = 0; j < 2; j++) {
+            #pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const idx_t c_ = (j * blockDim.x + threadIdx.x) * 4 + e;
+                if (c_ < len) {
+                    cpart25[tc_pb + c_] = tc_looped ? cpart25[tc_pb + c_] + cp25[j * 4 + e] : cp25[j * 4 + e];
+                }
             }
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
-        const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(in_dout + sz_D*i0, 16) &&
-            tc_aligned(in_g + 0, 16) &&
-            tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float pc1[16];
-            float pc2[16];
-            float acc6 = (float)0;
-            float acc13 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                const bool tc_in = rj_ < len;
-                const idx_t r = tc_in ? rj_ : 0;
-                const idx_t i1 = r;
-                const tc_vec<float, 4> v65 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                pc0[j * 4 + 0] = v65.v[0];                                  // layernorm_backward.tc:15
-                const float t66 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // layernorm_backward.tc:16
-                acc6 = tc_in ? tc_op_sum()(acc6, t66) : acc6;               // layernorm_backward.tc:16
-                const tc_vec<float, 4> v67 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                pc1[j * 4 + 0] = v67.v[0];                                  // layernorm_backward.tc:16
-                const tc_vec<float, 4> v68 = tc_vload<float, 4>(in_g + i1); // layernorm_backward.tc:15
-                pc2[j * 4 + 0] = v68.v[0];                                  // layernorm_backward.tc:15
-                const float t69 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:16
-                const float t70 = t69 * (pc0[j * 4 + 0]);                   // layernorm_backward.tc:16
-                acc13 = tc_in ? tc_op_sum()(acc13, t70) : acc13;            // layernorm_backward.tc:16
-                pc0[j * 4 + 1] = v65.v[1];                                  // layernorm_backward.tc:15
-                const float t71 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // layernorm_backward.tc:16
-                acc6 = tc_in ? tc_op_sum()(acc6, t71) : acc6;               // layernorm_backward.tc:16
-                pc1[j * 4 + 1] = v67.v[1];                                  // layernorm_backward.tc:16
-                pc2[j * 4 + 1] = v68.v[1];                                  // layernorm_backward.tc:15
-                const float t72 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:16
-                const float t73 = t72 * (pc0[j * 4 + 1]);                   // layernorm_backward.tc:16
-                acc13 = tc_in ? tc_op_sum()(acc13, t73) : acc13;            // layernorm_backward.tc:16
-                pc0[j * 4 + 2] = v65.v[2];                                  // layernorm_backward.tc:15
-                const float t74 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // layernorm_backward.tc:16
-                acc6 = tc_in ? tc_op_sum()(acc6, t74) : acc6;               // layernorm_backward.tc:16
-                pc1[j * 4 + 2] = v67.v[2];                                  // layernorm_backward.tc:16
-                pc2[j * 4 + 2] = v68.v[2];                                  // layernorm_backward.tc:15
-                const float t75 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:16
-                const float t76 = t75 * (pc0[j * 4 + 2]);                   // layernorm_backward.tc:16
-                acc13 = tc_in ? tc_op_sum()(acc13, t76) : acc13;            // layernorm_backward.tc:16
-                pc0[j * 4 + 3] = v65.v[3];                                  // layernorm_backward.tc:15
-                const float t77 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // layernorm_backward.tc:16
-                acc6 = tc_in ? tc_op_sum()(acc6, t77) : acc6;               // layernorm_backward.tc:16
-                pc1[j * 4 + 3] = v67.v[3];                                  // layernorm_backward.tc:16
-                pc2[j * 4 + 3] = v68.v[3];                                  // layernorm_backward.tc:15
-                const float t78 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);      // layernorm_backward.tc:16
-                const float t79 = t78 * (pc0[j * 4 + 3]);                   // layernorm_backward.tc:16
-                acc13 = tc_in ? tc_op_sum()(acc13, t79) : acc13;            // layernorm_backward.tc:16
-            }
-            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r6 = acc6;
-            const float r13 = acc13;
-            const float t81 = r6 / ((float)((long long)(sz_D)));        // layernorm_backward.tc:16
-            const float t82 = t81 + s_eps;                              // layernorm_backward.tc:16
-            const float t83 = rsqrtf(t82);                              // layernorm_backward.tc:16
-            const float t85 = t83 * t83;                                // layernorm_backward.tc:16
-            const float t86 = t83 * t85;                                // layernorm_backward.tc:16
-            const float t87 = -0.5f * t86;                              // layernorm_backward.tc:16
-            const float t88 = r13 * t87;                                // layernorm_backward.tc:16
-            const float t89 = t88 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t80 = (pc1[j * 4 + 0]) * (pc2[j * 4 + 0]);      // layernorm_backward.tc:16
-                    const float t84 = t80 * t83;                                // layernorm_backward.tc:16
-                    const float t90 = t89 * (pc0[j * 4 + 0]);                   // layernorm_backward.tc:16
-                    const float t91 = t84 + t90;                                // layernorm_backward.tc:15
-                    const float t92 = t91 + t90;                                // layernorm_backward.tc:15
-                    const float t93 = (pc1[j * 4 + 1]) * (pc2[j * 4 + 1]);      // layernorm_backward.tc:16
-                    const float t94 = t93 * t83;                                // layernorm_backward.tc:16
-                    const float t95 = t89 * (pc0[j * 4 + 1]);                   // layernorm_backward.tc:16
-                    const float t96 = t94 + t95;                                // layernorm_backward.tc:15
-                    const float t97 = t96 + t95;                                // layernorm_backward.tc:15
-                    const float t98 = (pc1[j * 4 + 2]) * (pc2[j * 4 + 2]);      // layernorm_backward.tc:16
-                    const float t99 = t98 * t83;                                // layernorm_backward.tc:16
-                    const float t100 = t89 * (pc0[j * 4 + 2]);                  // layernorm_backward.tc:16
-                    const float t101 = t99 + t100;                              // layernorm_backward.tc:15
-                    const float t102 = t101 + t100;                             // layernorm_backward.tc:15
-                    const float t103 = (pc1[j * 4 + 3]) * (pc2[j * 4 + 3]);     // layernorm_backward.tc:16
-                    const float t104 = t103 * t83;                              // layernorm_backward.tc:16
-                    const float t105 = t89 * (pc0[j * 4 + 3]);                  // layernorm_backward.tc:16
-                    const float t106 = t104 + t105;                             // layernorm_backward.tc:15
-                    const float t107 = t106 + t105;                             // layernorm_backward.tc:15
-                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t92, t97, t102, t107}}); // layernorm_backward.tc:15
-                }
-            }
-            if (threadIdx.x == 0) {
-                buf6[i0] = r6;                                              // layernorm_backward.tc:16
-            }
-        } else {
-            float acc6 = (float)0;
-            float acc13 = (float)0;
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t108 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:15
-                const float t109 = t108 * t108;                             // layernorm_backward.tc:16
-                acc6 = tc_op_sum()(acc6, t109);                             // layernorm_backward.tc:16
-                const float t110 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:16
-                const float t111 = in_g[i1];                                // layernorm_backward.tc:15
-                const float t112 = t110 * t111;                             // layernorm_backward.tc:16
-                const float t113 = t112 * t108;                             // layernorm_backward.tc:16
-                acc13 = tc_op_sum()(acc13, t113);                           // layernorm_backward.tc:16
-            }
-            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r6 = acc6;
-            const float r13 = acc13;
-            const float t117 = r6 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
-            const float t118 = t117 + s_eps;                            // layernorm_backward.tc:16
-            const float t119 = rsqrtf(t118);                            // layernorm_backward.tc:16
-            const float t121 = t119 * t119;                             // layernorm_backward.tc:16
-            const float t122 = t119 * t121;                             // layernorm_backward.tc:16
-            const float t123 = -0.5f * t122;                            // layernorm_backward.tc:16
-            const float t124 = r13 * t123;                              // layernorm_backward.tc:16
-            const float t125 = t124 / ((float)((long long)(sz_D)));     // layernorm_backward.tc:16
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t114 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:16
-                const float t115 = in_g[i1];                                // layernorm_backward.tc:15
-                const float t116 = t114 * t115;                             // layernorm_backward.tc:16
-                const float t120 = t116 * t119;                             // layernorm_backward.tc:16
-                const float t126 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:15
-                const float t127 = t125 * t126;                             // layernorm_backward.tc:16
-                const float t128 = t120 + t127;                             // layernorm_backward.tc:15
-                const float t129 = t128 + t127;                             // layernorm_backward.tc:15
-                out_dx[sz_D*i0 + i1] = t129;                                // layernorm_backward.tc:15
-            }
-            if (threadIdx.x == 0) {
-                buf6[i0] = r6;                                              // layernorm_backward.tc:16
-            }
-        }
-    }
-    if (ncl > 1)
-        tc_cluster_sync();
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
 extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul_sum_copy_5(
-    const float *__restrict__ in_x,
-    const float *__restrict__ in_dout,
     float *__restrict__ out_dg,
-    const float *__restrict__ buf6,
-    const idx_t sz_D,
+    const float *__restrict__ cpart25,
     const idx_t sz_N,
-    const float s_eps,
+    const idx_t sz_D,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
-    const float rcp5 = 1.0f / ((float)((long long)(sz_D)));     // layernorm_backward.tc:16
-    const idx_t rows = sz_D, len = sz_N;
+    const idx_t rows = sz_D, len = (sz_N + 31)/32;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc25[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc25[e] = (float)0;
-    {
-        const idx_t row = c0;
-        const idx_t i1 = row;
-        if (c0 + 4 <= rows &&
-            tc_aligned(in_dout + i1, 16) &&
-            (sz_D) % 4 == 0 &&
-            tc_aligned(in_x + i1, 16)) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i0 = r;
-                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                const float t1 = v0.v[0];                                   // layernorm_backward.tc:16
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                const float t3 = v2.v[0];                                   // layernorm_backward.tc:15
-                const float t4 = buf6[i0];                                  // layernorm_backward.tc:16
-                const float t6 = t4 * rcp5;                                 // layernorm_backward.tc:16
-                const float t7 = t6 + s_eps;                                // layernorm_backward.tc:16
-                const float t8 = rsqrtf(t7);                                // layernorm_backward.tc:16
-                const float t9 = t3 * t8;                                   // layernorm_backward.tc:16
-                const float t10 = t1 * t9;                                  // layernorm_backward.tc:16
-                acc25[0] = tc_op_sum()(acc25[0], t10);                      // layernorm_backward.tc:16
-                const float t11 = v0.v[1];                                  // layernorm_backward.tc:16
-                const float t12 = v2.v[1];                                  // layernorm_backward.tc:15
-                const float t13 = t12 * t8;                                 // layernorm_backward.tc:16
-                const float t14 = t11 * t13;                                // layernorm_backward.tc:16
-                acc25[1] = tc_op_sum()(acc25[1], t14);                      // layernorm_backward.tc:16
-                const float t15 = v0.v[2];                                  // layernorm_backward.tc:16
-                const float t16 = v2.v[2];                                  // layernorm_backward.tc:15
-                const float t17 = t16 * t8;                                 // layernorm_backward.tc:16
-                const float t18 = t15 * t17;                                // layernorm_backward.tc:16
-                acc25[2] = tc_op_sum()(acc25[2], t18);                      // layernorm_backward.tc:16
-                const float t19 = v0.v[3];                                  // layernorm_backward.tc:16
-                const float t20 = v2.v[3];                                  // layernorm_backward.tc:15
-                const float t21 = t20 * t8;                                 // layernorm_backward.tc:16
-                const float t22 = t19 * t21;                                // layernorm_backward.tc:16
-                acc25[3] = tc_op_sum()(acc25[3], t22);                      // layernorm_backward.tc:16
-            }
-        } else {
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i0 = r;
-                #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    /* columns past the end read the last one, so loads stay in bounds */
-                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-                    const idx_t i1 = row;
-                    const float t23 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
-                    const float t24 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                    const float t25 = buf6[i0];                                 // layernorm_backward.tc:16
-                    const float t26 = t25 * rcp5;                               // layernorm_backward.tc:16
-                    const float t27 = t26 + s_eps;                              // layernorm_backward.tc:16
-                    const float t28 = rsqrtf(t27);                              // layernorm_backward.tc:16
-                    const float t29 = t24 * t28;                                // layernorm_backward.tc:16
-                    const float t30 = t23 * t29;                                // layernorm_backward.tc:16
-                    acc25[e] = tc_op_sum()(acc25[e], t30);                      // layernorm_backward.tc:16
-                }
-            }
-        }
+    const idx_t cb = group * blockDim.x;
+    const bool active = cb + threadIdx.x < rows;
+    /* idle threads work on the last column so every load stays in bounds */
+    const idx_t row = active ? cb + threadIdx.x : rows - 1;
+    const idx_t i1 = row;
+    float acc25 = (float)0;
+    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+        const idx_t i0 = r;
+        acc25 = tc_op_sum()(acc25, cpart25[(idx_t)r * rows + row]); // layernorm_backward.tc:16
     }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
+    acc25 = tc_col_reduce(acc25, tc_op_sum(), (float *)tc_smem);
     float *part25 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        acc25[e] = tc_col_reduce(acc25[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part25[slice * rows + c0 + e] = acc25[e];
-    }
+    if (threadIdx.y == 0 && active)
+        part25[slice * rows + row] = acc25;
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -1468,28 +1023,17 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul
     if (!last_block)
         return;
     __threadfence();
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc25[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc25[e] = tc_op_sum()(acc25[e], tc_ldcg(part25 + s * rows + row));
-    }
+    acc25 = (float)0;
+    for (int s = 0; s < 32; s++)
+        acc25 = tc_op_sum()(acc25, tc_ldcg(part25 + s * rows + row));
     __syncthreads();
-    if (threadIdx.y == 0)
-        for (int e = 0; e < 4 && c0 + e < rows; e++)
-            for (int s = 0; s < 32; s++) {
-                part25[s * rows + c0 + e] = (float)0;
-            }
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const bool active = c0 + e < rows;
-        const idx_t row = active ? c0 + e : rows - 1;
-        const idx_t i1 = row;
-        const float r25 = acc25[e];
-        if (threadIdx.y == 0 && active) {
-            out_dg[i1] = r25;                                           // layernorm_backward.tc:16
+    if (threadIdx.y == 0 && active)
+        for (int s = 0; s < 32; s++) {
+            part25[s * rows + row] = (float)0;
         }
+    const float r25 = acc25;
+    if (threadIdx.y == 0 && active) {
+        out_dg[i1] = r25;                                           // layernorm_backward.tc:16
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
@@ -1788,445 +1332,263 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
 
 /* ---- fn layernorm_bwd ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
-extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sub_sum_add_rsqrt_div_7(
+/* kernel 0: reduction over trailing axes with column partials: a block per 32 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sub_sum_add_rsqrt_div_7(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
     const float *__restrict__ in_saved_mean,
     const float *__restrict__ in_saved_var,
     const float *__restrict__ in_dout,
     float *__restrict__ out_dx,
+    float *__restrict__ cpart31,
+    float *__restrict__ cpart32,
     const idx_t sz_N,
     const idx_t sz_D,
     const float s_eps)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
-        const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
-            tc_aligned(in_dout + sz_D*i0, 16) &&
-            tc_aligned(in_w + 0, 16) &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float pc1[16];
-            float pc2[16];
-            const float t4 = in_saved_mean[i0];                         // layernorm_backward.tc:9
-            const float t7 = in_saved_var[i0];                          // layernorm_backward.tc:10
-            const float t8 = t7 + s_eps;                                // layernorm_backward.tc:10
-            const float t9 = rsqrtf(t8);                                // layernorm_backward.tc:10
-            float acc10 = (float)0;
-            float acc26 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                const bool tc_in = rj_ < len;
-                const idx_t r = tc_in ? rj_ : 0;
-                const idx_t i1 = r;
-                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:10
-                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_w + i1);  // layernorm_backward.tc:8
-                pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:8
-                const float t2 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);       // layernorm_backward.tc:10
-                const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:8
-                const float t5 = (pc2[j * 4 + 0]) - t4;                     // layernorm_backward.tc:10
-                const float t6 = t2 * t5;                                   // layernorm_backward.tc:10
-                acc10 = tc_in ? tc_op_sum()(acc10, t6) : acc10;             // layernorm_backward.tc:10
-                const float t10 = t2 * t9;                                  // layernorm_backward.tc:10
-                const float t11 = -t10;                                     // layernorm_backward.tc:10
-                acc26 = tc_in ? tc_op_sum()(acc26, t11) : acc26;            // layernorm_backward.tc:10
-                pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:10
-                pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:8
-                const float t12 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:10
-                pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:8
-                const float t13 = (pc2[j * 4 + 1]) - t4;                    // layernorm_backward.tc:10
-                const float t14 = t12 * t13;                                // layernorm_backward.tc:10
-                acc10 = tc_in ? tc_op_sum()(acc10, t14) : acc10;            // layernorm_backward.tc:10
-                const float t15 = t12 * t9;                                 // layernorm_backward.tc:10
-                const float t16 = -t15;                                     // layernorm_backward.tc:10
-                acc26 = tc_in ? tc_op_sum()(acc26, t16) : acc26;            // layernorm_backward.tc:10
-                pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:10
-                pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:8
-                const float t17 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:10
-                pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:8
-                const float t18 = (pc2[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
-                const float t19 = t17 * t18;                                // layernorm_backward.tc:10
-                acc10 = tc_in ? tc_op_sum()(acc10, t19) : acc10;            // layernorm_backward.tc:10
-                const float t20 = t17 * t9;                                 // layernorm_backward.tc:10
-                const float t21 = -t20;                                     // layernorm_backward.tc:10
-                acc26 = tc_in ? tc_op_sum()(acc26, t21) : acc26;            // layernorm_backward.tc:10
-                pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:10
-                pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:8
-                const float t22 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:10
-                pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:8
-                const float t23 = (pc2[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
-                const float t24 = t22 * t23;                                // layernorm_backward.tc:10
-                acc10 = tc_in ? tc_op_sum()(acc10, t24) : acc10;            // layernorm_backward.tc:10
-                const float t25 = t22 * t9;                                 // layernorm_backward.tc:10
-                const float t26 = -t25;                                     // layernorm_backward.tc:10
-                acc26 = tc_in ? tc_op_sum()(acc26, t26) : acc26;            // layernorm_backward.tc:10
-            }
-            tc_block_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem);
-            const float r10 = acc10;
-            const float r26 = acc26;
-            const float t27 = t9 * t9;                                  // layernorm_backward.tc:10
-            const float t28 = t9 * t27;                                 // layernorm_backward.tc:10
-            const float t29 = -0.5f * t28;                              // layernorm_backward.tc:10
-            const float t30 = r10 * t29;                                // layernorm_backward.tc:10
-            const float t31 = t30 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
-            const float t32 = t31 * 2.0f;                               // layernorm_backward.tc:10
-            const float t38 = r26 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
+    const idx_t tc_nb = (rows + 31) / 32; /* blocks of 32 rows */
+    for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {
+        const idx_t rlo = grp * 32, rhi = rows - rlo > 32 ? rlo + 32 : rows;
+        const idx_t tc_pb = grp * len; /* this block's partial row */
+        bool tc_looped = false; /* a row looped: its sums are in the partial row */
+        float cp31[8] = {}; /* a sum per element the thread holds */
+        float cp32[8] = {}; /* a sum per element the thread holds */
+        for (idx_t row = rlo; row < rhi; row++) {
+            const idx_t i0 = row;
+            if (0 < len && len <= 8 * blockDim.x && len % 4 == 0 &&
+                tc_aligned(in_dout + sz_D*i0, 16) &&
+                tc_aligned(in_w + 0, 16) &&
+                tc_aligned(in_x + sz_D*i0, 16) &&
+                tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+                float pc0[8];
+                float pc1[8];
+                float pc2[8];
+                const float t4 = in_saved_mean[i0];                         // layernorm_backward.tc:9
+                const float t7 = in_saved_var[i0];                          // layernorm_backward.tc:10
+                const float t8 = t7 + s_eps;                                // layernorm_backward.tc:10
+                const float t9 = rsqrtf(t8);                                // layernorm_backward.tc:10
+                float acc10 = (float)0;
+                float acc26 = (float)0;
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    const bool tc_in = rj_ < len;
+                    const idx_t r = tc_in ? rj_ : 0;
                     const idx_t i1 = r;
-                    const float t33 = (pc2[j * 4 + 0]) - t4;                    // layernorm_backward.tc:10
-                    const float t34 = t32 * t33;                                // layernorm_backward.tc:10
-                    const float t35 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:10
-                    const float t36 = t35 * t9;                                 // layernorm_backward.tc:10
-                    const float t37 = t34 + t36;                                // layernorm_backward.tc:8
-                    const float t39 = t37 + t38;                                // layernorm_backward.tc:8
-                    const float t40 = (pc2[j * 4 + 1]) - t4;                    // layernorm_backward.tc:10
-                    const float t41 = t32 * t40;                                // layernorm_backward.tc:10
-                    const float t42 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:10
-                    const float t43 = t42 * t9;                                 // layernorm_backward.tc:10
-                    const float t44 = t41 + t43;                                // layernorm_backward.tc:8
-                    const float t45 = t44 + t38;                                // layernorm_backward.tc:8
-                    const float t46 = (pc2[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
-                    const float t47 = t32 * t46;                                // layernorm_backward.tc:10
-                    const float t48 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:10
-                    const float t49 = t48 * t9;                                 // layernorm_backward.tc:10
-                    const float t50 = t47 + t49;                                // layernorm_backward.tc:8
-                    const float t51 = t50 + t38;                                // layernorm_backward.tc:8
-                    const float t52 = (pc2[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
-                    const float t53 = t32 * t52;                                // layernorm_backward.tc:10
-                    const float t54 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:10
-                    const float t55 = t54 * t9;                                 // layernorm_backward.tc:10
-                    const float t56 = t53 + t55;                                // layernorm_backward.tc:8
-                    const float t57 = t56 + t38;                                // layernorm_backward.tc:8
-                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t39, t45, t51, t57}}); // layernorm_backward.tc:8
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
+                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_w + i1);  // layernorm_backward.tc:8
+                    pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:8
+                    const float t2 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);       // layernorm_backward.tc:10
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
+                    pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:8
+                    const float t5 = (pc2[j * 4 + 0]) - t4;                     // layernorm_backward.tc:10
+                    const float t6 = t2 * t5;                                   // layernorm_backward.tc:10
+                    acc10 = tc_in ? tc_op_sum()(acc10, t6) : acc10;             // layernorm_backward.tc:10
+                    const float t10 = t2 * t9;                                  // layernorm_backward.tc:10
+                    const float t11 = -t10;                                     // layernorm_backward.tc:10
+                    acc26 = tc_in ? tc_op_sum()(acc26, t11) : acc26;            // layernorm_backward.tc:10
+                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:10
+                    pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:8
+                    const float t12 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:10
+                    pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:8
+                    const float t13 = (pc2[j * 4 + 1]) - t4;                    // layernorm_backward.tc:10
+                    const float t14 = t12 * t13;                                // layernorm_backward.tc:10
+                    acc10 = tc_in ? tc_op_sum()(acc10, t14) : acc10;            // layernorm_backward.tc:10
+                    const float t15 = t12 * t9;                                 // layernorm_backward.tc:10
+                    const float t16 = -t15;                                     // layernorm_backward.tc:10
+                    acc26 = tc_in ? tc_op_sum()(acc26, t16) : acc26;            // layernorm_backward.tc:10
+                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:10
+                    pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:8
+                    const float t17 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:10
+                    pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:8
+                    const float t18 = (pc2[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
+                    const float t19 = t17 * t18;                                // layernorm_backward.tc:10
+                    acc10 = tc_in ? tc_op_sum()(acc10, t19) : acc10;            // layernorm_backward.tc:10
+                    const float t20 = t17 * t9;                                 // layernorm_backward.tc:10
+                    const float t21 = -t20;                                     // layernorm_backward.tc:10
+                    acc26 = tc_in ? tc_op_sum()(acc26, t21) : acc26;            // layernorm_backward.tc:10
+                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:10
+                    pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:8
+                    const float t22 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:10
+                    pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:8
+                    const float t23 = (pc2[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
+                    const float t24 = t22 * t23;                                // layernorm_backward.tc:10
+                    acc10 = tc_in ? tc_op_sum()(acc10, t24) : acc10;            // layernorm_backward.tc:10
+                    const float t25 = t22 * t9;                                 // layernorm_backward.tc:10
+                    const float t26 = -t25;                                     // layernorm_backward.tc:10
+                    acc26 = tc_in ? tc_op_sum()(acc26, t26) : acc26;            // layernorm_backward.tc:10
+                }
+                tc_block_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem);
+                const float r10 = acc10;
+                const float r26 = acc26;
+                const float t27 = t9 * t9;                                  // layernorm_backward.tc:10
+                const float t28 = t9 * t27;                                 // layernorm_backward.tc:10
+                const float t29 = -0.5f * t28;                              // layernorm_backward.tc:10
+                const float t30 = r10 * t29;                                // layernorm_backward.tc:10
+                const float t31 = t30 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
+                const float t32 = t31 * 2.0f;                               // layernorm_backward.tc:10
+                const float t38 = r26 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        const float t33 = (pc2[j * 4 + 0]) - t4;                    // layernorm_backward.tc:10
+                        const float t34 = t32 * t33;                                // layernorm_backward.tc:10
+                        const float t35 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:10
+                        const float t36 = t35 * t9;                                 // layernorm_backward.tc:10
+                        const float t37 = t34 + t36;                                // layernorm_backward.tc:8
+                        const float t39 = t37 + t38;                                // layernorm_backward.tc:8
+                        const float t40 = (pc2[j * 4 + 1]) - t4;                    // layernorm_backward.tc:10
+                        const float t41 = t32 * t40;                                // layernorm_backward.tc:10
+                        const float t42 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:10
+                        const float t43 = t42 * t9;                                 // layernorm_backward.tc:10
+                        const float t44 = t41 + t43;                                // layernorm_backward.tc:8
+                        const float t45 = t44 + t38;                                // layernorm_backward.tc:8
+                        const float t46 = (pc2[j * 4 + 2]) - t4;                    // layernorm_backward.tc:10
+                        const float t47 = t32 * t46;                                // layernorm_backward.tc:10
+                        const float t48 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:10
+                        const float t49 = t48 * t9;                                 // layernorm_backward.tc:10
+                        const float t50 = t47 + t49;                                // layernorm_backward.tc:8
+                        const float t51 = t50 + t38;                                // layernorm_backward.tc:8
+                        const float t52 = (pc2[j * 4 + 3]) - t4;                    // layernorm_backward.tc:10
+                        const float t53 = t32 * t52;                                // layernorm_backward.tc:10
+                        const float t54 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:10
+                        const float t55 = t54 * t9;                                 // layernorm_backward.tc:10
+                        const float t56 = t53 + t55;                                // layernorm_backward.tc:8
+                        const float t57 = t56 + t38;                                // layernorm_backward.tc:8
+                        tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t39, t45, t51, t57}}); // layernorm_backward.tc:8
+                        const float t58 = t33 * t9;                                 // layernorm_backward.tc:10
+                        const float t59 = (pc0[j * 4 + 0]) * t58;                   // layernorm_backward.tc:10
+                        cp31[j * 4 + 0] += t59;                                     // layernorm_backward.tc:10
+                        cp32[j * 4 + 0] += pc0[j * 4 + 0];                          // layernorm_backward.tc:10
+                        const float t60 = t40 * t9;                                 // layernorm_backward.tc:10
+                        const float t61 = (pc0[j * 4 + 1]) * t60;                   // layernorm_backward.tc:10
+                        cp31[j * 4 + 1] += t61;                                     // layernorm_backward.tc:10
+                        cp32[j * 4 + 1] += pc0[j * 4 + 1];                          // layernorm_backward.tc:10
+                        const float t62 = t46 * t9;                                 // layernorm_backward.tc:10
+                        const float t63 = (pc0[j * 4 + 2]) * t62;                   // layernorm_backward.tc:10
+                        cp31[j * 4 + 2] += t63;                                     // layernorm_backward.tc:10
+                        cp32[j * 4 + 2] += pc0[j * 4 + 2];                          // layernorm_backward.tc:10
+                        const float t64 = t52 * t9;                                 // layernorm_backward.tc:10
+                        const float t65 = (pc0[j * 4 + 3]) * t64;                   // layernorm_backward.tc:10
+                        cp31[j * 4 + 3] += t65;                                     // layernorm_backward.tc:10
+                        cp32[j * 4 + 3] += pc0[j * 4 + 3];                          // layernorm_backward.tc:10
+                    }
+                }
+            } else {
+                if (!tc_looped) { /* this block's first looped row */
+                    for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                        cpart31[tc_pb + r] = 0;
+                        cpart32[tc_pb + r] = 0;
+                    }
+                    tc_looped = true;
+                }
+                const float t70 = in_saved_mean[i0];                        // layernorm_backward.tc:9
+                const float t73 = in_saved_var[i0];                         // layernorm_backward.tc:10
+                const float t74 = t73 + s_eps;                              // layernorm_backward.tc:10
+                const float t75 = rsqrtf(t74);                              // layernorm_backward.tc:10
+                float acc10 = (float)0;
+                float acc26 = (float)0;
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t66 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
+                    const float t67 = in_w[i1];                                 // layernorm_backward.tc:8
+                    const float t68 = t66 * t67;                                // layernorm_backward.tc:10
+                    const float t69 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                    const float t71 = t69 - t70;                                // layernorm_backward.tc:10
+                    const float t72 = t68 * t71;                                // layernorm_backward.tc:10
+                    acc10 = tc_op_sum()(acc10, t72);                            // layernorm_backward.tc:10
+                    const float t76 = t68 * t75;                                // layernorm_backward.tc:10
+                    const float t77 = -t76;                                     // layernorm_backward.tc:10
+                    acc26 = tc_op_sum()(acc26, t77);                            // layernorm_backward.tc:10
+                }
+                tc_block_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem);
+                const float r10 = acc10;
+                const float r26 = acc26;
+                const float t78 = t75 * t75;                                // layernorm_backward.tc:10
+                const float t79 = t75 * t78;                                // layernorm_backward.tc:10
+                const float t80 = -0.5f * t79;                              // layernorm_backward.tc:10
+                const float t81 = r10 * t80;                                // layernorm_backward.tc:10
+                const float t82 = t81 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
+                const float t83 = t82 * 2.0f;                               // layernorm_backward.tc:10
+                const float t92 = r26 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t84 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
+                    const float t85 = t84 - t70;                                // layernorm_backward.tc:10
+                    const float t86 = t83 * t85;                                // layernorm_backward.tc:10
+                    const float t87 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
+                    const float t88 = in_w[i1];                                 // layernorm_backward.tc:8
+                    const float t89 = t87 * t88;                                // layernorm_backward.tc:10
+                    const float t90 = t89 * t75;                                // layernorm_backward.tc:10
+                    const float t91 = t86 + t90;                                // layernorm_backward.tc:8
+                    const float t93 = t91 + t92;                                // layernorm_backward.tc:8
+                    out_dx[sz_D*i0 + i1] = t93;                                 // layernorm_backward.tc:8
+                    const float t94 = t85 * t75;                                // layernorm_backward.tc:10
+                    const float t95 = t87 * t94;                                // layernorm_backward.tc:10
+                    cpart31[tc_pb + r] += t95;                                  // layernorm_backward.tc:10
+                    cpart32[tc_pb + r] += t87;                                  // layernorm_backward.tc:10
                 }
             }
-        } else {
-            const float t62 = in_saved_mean[i0];                        // layernorm_backward.tc:9
-            const float t65 = in_saved_var[i0];                         // layernorm_backward.tc:10
-            const float t66 = t65 + s_eps;                              // layernorm_backward.tc:10
-            const float t67 = rsqrtf(t66);                              // layernorm_backward.tc:10
-            float acc10 = (float)0;
-            float acc26 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t58 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
-                const float t59 = in_w[i1];                                 // layernorm_backward.tc:8
-                const float t60 = t58 * t59;                                // layernorm_backward.tc:10
-                const float t61 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t63 = t61 - t62;                                // layernorm_backward.tc:10
-                const float t64 = t60 * t63;                                // layernorm_backward.tc:10
-                acc10 = tc_op_sum()(acc10, t64);                            // layernorm_backward.tc:10
-                const float t68 = t60 * t67;                                // layernorm_backward.tc:10
-                const float t69 = -t68;                                     // layernorm_backward.tc:10
-                acc26 = tc_op_sum()(acc26, t69);                            // layernorm_backward.tc:10
-            }
-            tc_block_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem);
-            const float r10 = acc10;
-            const float r26 = acc26;
-            const float t70 = t67 * t67;                                // layernorm_backward.tc:10
-            const float t71 = t67 * t70;                                // layernorm_backward.tc:10
-            const float t72 = -0.5f * t71;                              // layernorm_backward.tc:10
-            const float t73 = r10 * t72;                                // layernorm_backward.tc:10
-            const float t74 = t73 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:10
-            const float t75 = t74 * 2.0f;                               // layernorm_backward.tc:10
-            const float t84 = r26 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:9
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t76 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                const float t77 = t76 - t62;                                // layernorm_backward.tc:10
-                const float t78 = t75 * t77;                                // layernorm_backward.tc:10
-                const float t79 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
-                const float t80 = in_w[i1];                                 // layernorm_backward.tc:8
-                const float t81 = t79 * t80;                                // layernorm_backward.tc:10
-                const float t82 = t81 * t67;                                // layernorm_backward.tc:10
-                const float t83 = t78 + t82;                                // layernorm_backward.tc:8
-                const float t85 = t83 + t84;                                // layernorm_backward.tc:8
-                out_dx[sz_D*i0 + i1] = t85;                                 // layernorm_backward.tc:8
+        }
+        if (tc_looped) /* the loop's sums: other threads' elements of the partial row */
+            __syncthreads();
+        #pragma unroll
+        for (int j = 0; j < 2; j++) {
+            #pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const idx_t c_ = (j * blockDim.x + threadIdx.x) * 4 + e;
+                if (c_ < len) {
+                    cpart31[tc_pb + c_] = tc_looped ? cpart31[tc_pb + c_] + cp31[j * 4 + e] : cp31[j * 4 + e];
+                    cpart32[tc_pb + c_] = tc_looped ? cpart32[tc_pb + c_] + cp32[j * 4 + e] : cp32[j * 4 + e];
+                }
             }
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
-        const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
-            tc_aligned(in_dout + sz_D*i0, 16) &&
-            tc_aligned(in_w + 0, 16) &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float pc1[16];
-            float pc2[16];
-            const float t90 = in_saved_mean[i0];                        // layernorm_backward.tc:9
-            const float t93 = in_saved_var[i0];                         // layernorm_backward.tc:10
-            const float t94 = t93 + s_eps;                              // layernorm_backward.tc:10
-            const float t95 = rsqrtf(t94);                              // layernorm_backward.tc:10
-            float acc10 = (float)0;
-            float acc26 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                const bool tc_in = rj_ < len;
-                const idx_t r = tc_in ? rj_ : 0;
-                const idx_t i1 = r;
-                const tc_vec<float, 4> v86 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                pc0[j * 4 + 0] = v86.v[0];                                  // layernorm_backward.tc:10
-                const tc_vec<float, 4> v87 = tc_vload<float, 4>(in_w + i1); // layernorm_backward.tc:8
-                pc1[j * 4 + 0] = v87.v[0];                                  // layernorm_backward.tc:8
-                const float t88 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:10
-                const tc_vec<float, 4> v89 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                pc2[j * 4 + 0] = v89.v[0];                                  // layernorm_backward.tc:8
-                const float t91 = (pc2[j * 4 + 0]) - t90;                   // layernorm_backward.tc:10
-                const float t92 = t88 * t91;                                // layernorm_backward.tc:10
-                acc10 = tc_in ? tc_op_sum()(acc10, t92) : acc10;            // layernorm_backward.tc:10
-                const float t96 = t88 * t95;                                // layernorm_backward.tc:10
-                const float t97 = -t96;                                     // layernorm_backward.tc:10
-                acc26 = tc_in ? tc_op_sum()(acc26, t97) : acc26;            // layernorm_backward.tc:10
-                pc0[j * 4 + 1] = v86.v[1];                                  // layernorm_backward.tc:10
-                pc1[j * 4 + 1] = v87.v[1];                                  // layernorm_backward.tc:8
-                const float t98 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:10
-                pc2[j * 4 + 1] = v89.v[1];                                  // layernorm_backward.tc:8
-                const float t99 = (pc2[j * 4 + 1]) - t90;                   // layernorm_backward.tc:10
-                const float t100 = t98 * t99;                               // layernorm_backward.tc:10
-                acc10 = tc_in ? tc_op_sum()(acc10, t100) : acc10;           // layernorm_backward.tc:10
-                const float t101 = t98 * t95;                               // layernorm_backward.tc:10
-                const float t102 = -t101;                                   // layernorm_backward.tc:10
-                acc26 = tc_in ? tc_op_sum()(acc26, t102) : acc26;           // layernorm_backward.tc:10
-                pc0[j * 4 + 2] = v86.v[2];                                  // layernorm_backward.tc:10
-                pc1[j * 4 + 2] = v87.v[2];                                  // layernorm_backward.tc:8
-                const float t103 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);     // layernorm_backward.tc:10
-                pc2[j * 4 + 2] = v89.v[2];                                  // layernorm_backward.tc:8
-                const float t104 = (pc2[j * 4 + 2]) - t90;                  // layernorm_backward.tc:10
-                const float t105 = t103 * t104;                             // layernorm_backward.tc:10
-                acc10 = tc_in ? tc_op_sum()(acc10, t105) : acc10;           // layernorm_backward.tc:10
-                const float t106 = t103 * t95;                              // layernorm_backward.tc:10
-                const float t107 = -t106;                                   // layernorm_backward.tc:10
-                acc26 = tc_in ? tc_op_sum()(acc26, t107) : acc26;           // layernorm_backward.tc:10
-                pc0[j * 4 + 3] = v86.v[3];                                  // layernorm_backward.tc:10
-                pc1[j * 4 + 3] = v87.v[3];                                  // layernorm_backward.tc:8
-                const float t108 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);     // layernorm_backward.tc:10
-                pc2[j * 4 + 3] = v89.v[3];                                  // layernorm_backward.tc:8
-                const float t109 = (pc2[j * 4 + 3]) - t90;                  // layernorm_backward.tc:10
-                const float t110 = t108 * t109;                             // layernorm_backward.tc:10
-                acc10 = tc_in ? tc_op_sum()(acc10, t110) : acc10;           // layernorm_backward.tc:10
-                const float t111 = t108 * t95;                              // layernorm_backward.tc:10
-                const float t112 = -t111;                                   // layernorm_backward.tc:10
-                acc26 = tc_in ? tc_op_sum()(acc26, t112) : acc26;           // layernorm_backward.tc:10
-            }
-            tc_cluster_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r10 = acc10;
-            const float r26 = acc26;
-            const float t113 = t95 * t95;                               // layernorm_backward.tc:10
-            const float t114 = t95 * t113;                              // layernorm_backward.tc:10
-            const float t115 = -0.5f * t114;                            // layernorm_backward.tc:10
-            const float t116 = r10 * t115;                              // layernorm_backward.tc:10
-            const float t117 = t116 / ((float)((long long)(sz_D)));     // layernorm_backward.tc:10
-            const float t118 = t117 * 2.0f;                             // layernorm_backward.tc:10
-            const float t124 = r26 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t119 = (pc2[j * 4 + 0]) - t90;                  // layernorm_backward.tc:10
-                    const float t120 = t118 * t119;                             // layernorm_backward.tc:10
-                    const float t121 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);     // layernorm_backward.tc:10
-                    const float t122 = t121 * t95;                              // layernorm_backward.tc:10
-                    const float t123 = t120 + t122;                             // layernorm_backward.tc:8
-                    const float t125 = t123 + t124;                             // layernorm_backward.tc:8
-                    const float t126 = (pc2[j * 4 + 1]) - t90;                  // layernorm_backward.tc:10
-                    const float t127 = t118 * t126;                             // layernorm_backward.tc:10
-                    const float t128 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);     // layernorm_backward.tc:10
-                    const float t129 = t128 * t95;                              // layernorm_backward.tc:10
-                    const float t130 = t127 + t129;                             // layernorm_backward.tc:8
-                    const float t131 = t130 + t124;                             // layernorm_backward.tc:8
-                    const float t132 = (pc2[j * 4 + 2]) - t90;                  // layernorm_backward.tc:10
-                    const float t133 = t118 * t132;                             // layernorm_backward.tc:10
-                    const float t134 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);     // layernorm_backward.tc:10
-                    const float t135 = t134 * t95;                              // layernorm_backward.tc:10
-                    const float t136 = t133 + t135;                             // layernorm_backward.tc:8
-                    const float t137 = t136 + t124;                             // layernorm_backward.tc:8
-                    const float t138 = (pc2[j * 4 + 3]) - t90;                  // layernorm_backward.tc:10
-                    const float t139 = t118 * t138;                             // layernorm_backward.tc:10
-                    const float t140 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);     // layernorm_backward.tc:10
-                    const float t141 = t140 * t95;                              // layernorm_backward.tc:10
-                    const float t142 = t139 + t141;                             // layernorm_backward.tc:8
-                    const float t143 = t142 + t124;                             // layernorm_backward.tc:8
-                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t125, t131, t137, t143}}); // layernorm_backward.tc:8
-                }
-            }
-        } else {
-            const float t148 = in_saved_mean[i0];                       // layernorm_backward.tc:9
-            const float t151 = in_saved_var[i0];                        // layernorm_backward.tc:10
-            const float t152 = t151 + s_eps;                            // layernorm_backward.tc:10
-            const float t153 = rsqrtf(t152);                            // layernorm_backward.tc:10
-            float acc10 = (float)0;
-            float acc26 = (float)0;
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t144 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
-                const float t145 = in_w[i1];                                // layernorm_backward.tc:8
-                const float t146 = t144 * t145;                             // layernorm_backward.tc:10
-                const float t147 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:8
-                const float t149 = t147 - t148;                             // layernorm_backward.tc:10
-                const float t150 = t146 * t149;                             // layernorm_backward.tc:10
-                acc10 = tc_op_sum()(acc10, t150);                           // layernorm_backward.tc:10
-                const float t154 = t146 * t153;                             // layernorm_backward.tc:10
-                const float t155 = -t154;                                   // layernorm_backward.tc:10
-                acc26 = tc_op_sum()(acc26, t155);                           // layernorm_backward.tc:10
-            }
-            tc_cluster_reduce2(acc10, tc_op_sum(), acc26, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r10 = acc10;
-            const float r26 = acc26;
-            const float t156 = t153 * t153;                             // layernorm_backward.tc:10
-            const float t157 = t153 * t156;                             // layernorm_backward.tc:10
-            const float t158 = -0.5f * t157;                            // layernorm_backward.tc:10
-            const float t159 = r10 * t158;                              // layernorm_backward.tc:10
-            const float t160 = t159 / ((float)((long long)(sz_D)));     // layernorm_backward.tc:10
-            const float t161 = t160 * 2.0f;                             // layernorm_backward.tc:10
-            const float t170 = r26 / ((float)((long long)(sz_D)));      // layernorm_backward.tc:9
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t162 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:8
-                const float t163 = t162 - t148;                             // layernorm_backward.tc:10
-                const float t164 = t161 * t163;                             // layernorm_backward.tc:10
-                const float t165 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:10
-                const float t166 = in_w[i1];                                // layernorm_backward.tc:8
-                const float t167 = t165 * t166;                             // layernorm_backward.tc:10
-                const float t168 = t167 * t153;                             // layernorm_backward.tc:10
-                const float t169 = t164 + t168;                             // layernorm_backward.tc:8
-                const float t171 = t169 + t170;                             // layernorm_backward.tc:8
-                out_dx[sz_D*i0 + i1] = t171;                                // layernorm_backward.tc:8
-            }
-        }
-    }
-    if (ncl > 1)
-        tc_cluster_sync();
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
 extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_add_rsqrt_mul_sum_copy_8(
-    const float *__restrict__ in_x,
-    const float *__restrict__ in_saved_mean,
-    const float *__restrict__ in_saved_var,
-    const float *__restrict__ in_dout,
     float *__restrict__ out_dw,
     float *__restrict__ out_db,
-    const idx_t sz_D,
+    const float *__restrict__ cpart31,
+    const float *__restrict__ cpart32,
     const idx_t sz_N,
-    const float s_eps,
+    const idx_t sz_D,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_D, len = sz_N;
+    const idx_t rows = sz_D, len = (sz_N + 31)/32;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc31[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc31[e] = (float)0;
-    float acc32[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc32[e] = (float)0;
-    {
-        const idx_t row = c0;
-        const idx_t i1 = row;
-        if (c0 + 4 <= rows &&
-            tc_aligned(in_dout + i1, 16) &&
-            (sz_D) % 4 == 0 &&
-            tc_aligned(in_x + i1, 16)) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i0 = r;
-                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:10
-                const float t1 = v0.v[0];                                   // layernorm_backward.tc:10
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:8
-                const float t3 = v2.v[0];                                   // layernorm_backward.tc:8
-                const float t4 = in_saved_mean[i0];                         // layernorm_backward.tc:9
-                const float t5 = t3 - t4;                                   // layernorm_backward.tc:10
-                const float t6 = in_saved_var[i0];                          // layernorm_backward.tc:10
-                const float t7 = t6 + s_eps;                                // layernorm_backward.tc:10
-                const float t8 = rsqrtf(t7);                                // layernorm_backward.tc:10
-                const float t9 = t5 * t8;                                   // layernorm_backward.tc:10
-                const float t10 = t1 * t9;                                  // layernorm_backward.tc:10
-                acc31[0] = tc_op_sum()(acc31[0], t10);                      // layernorm_backward.tc:10
-                acc32[0] = tc_op_sum()(acc32[0], t1);                       // layernorm_backward.tc:10
-                const float t11 = v0.v[1];                                  // layernorm_backward.tc:10
-                const float t12 = v2.v[1];                                  // layernorm_backward.tc:8
-                const float t13 = t12 - t4;                                 // layernorm_backward.tc:10
-                const float t14 = t13 * t8;                                 // layernorm_backward.tc:10
-                const float t15 = t11 * t14;                                // layernorm_backward.tc:10
-                acc31[1] = tc_op_sum()(acc31[1], t15);                      // layernorm_backward.tc:10
-                acc32[1] = tc_op_sum()(acc32[1], t11);                      // layernorm_backward.tc:10
-                const float t16 = v0.v[2];                                  // layernorm_backward.tc:10
-                const float t17 = v2.v[2];                                  // layernorm_backward.tc:8
-                const float t18 = t17 - t4;                                 // layernorm_backward.tc:10
-                const float t19 = t18 * t8;                                 // layernorm_backward.tc:10
-                const float t20 = t16 * t19;                                // layernorm_backward.tc:10
-                acc31[2] = tc_op_sum()(acc31[2], t20);                      // layernorm_backward.tc:10
-                acc32[2] = tc_op_sum()(acc32[2], t16);                      // layernorm_backward.tc:10
-                const float t21 = v0.v[3];                                  // layernorm_backward.tc:10
-                const float t22 = v2.v[3];                                  // layernorm_backward.tc:8
-                const float t23 = t22 - t4;                                 // layernorm_backward.tc:10
-                const float t24 = t23 * t8;                                 // layernorm_backward.tc:10
-                const float t25 = t21 * t24;                                // layernorm_backward.tc:10
-                acc31[3] = tc_op_sum()(acc31[3], t25);                      // layernorm_backward.tc:10
-                acc32[3] = tc_op_sum()(acc32[3], t21);                      // layernorm_backward.tc:10
-            }
-        } else {
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i0 = r;
-                #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    /* columns past the end read the last one, so loads stay in bounds */
-                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-                    const idx_t i1 = row;
-                    const float t26 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:10
-                    const float t27 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:8
-                    const float t28 = in_saved_mean[i0];                        // layernorm_backward.tc:9
-                    const float t29 = t27 - t28;                                // layernorm_backward.tc:10
-                    const float t30 = in_saved_var[i0];                         // layernorm_backward.tc:10
-                    const float t31 = t30 + s_eps;                              // layernorm_backward.tc:10
-                    const float t32 = rsqrtf(t31);                              // layernorm_backward.tc:10
-                    const float t33 = t29 * t32;                                // layernorm_backward.tc:10
-                    const float t34 = t26 * t33;                                // layernorm_backward.tc:10
-                    acc31[e] = tc_op_sum()(acc31[e], t34);                      // layernorm_backward.tc:10
-                    acc32[e] = tc_op_sum()(acc32[e], t26);                      // layernorm_backward.tc:10
-                }
-            }
-        }
+    const idx_t cb = group * blockDim.x;
+    const bool active = cb + threadIdx.x < rows;
+    /* idle threads work on the last column so every load stays in bounds */
+    const idx_t row = active ? cb + threadIdx.x : rows - 1;
+    const idx_t i1 = row;
+    float acc31 = (float)0;
+    float acc32 = (float)0;
+    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+        const idx_t i0 = r;
+        acc31 = tc_op_sum()(acc31, cpart31[(idx_t)r * rows + row]); // layernorm_backward.tc:10
+        acc32 = tc_op_sum()(acc32, cpart32[(idx_t)r * rows + row]); // layernorm_backward.tc:10
     }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
+    acc31 = tc_col_reduce(acc31, tc_op_sum(), (float *)tc_smem);
     float *part31 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
+    if (threadIdx.y == 0 && active)
+        part31[slice * rows + row] = acc31;
+    acc32 = tc_col_reduce(acc32, tc_op_sum(), (float *)tc_smem);
     float *part32 = (float *)((char *)ws + 16 * groups + (idx_t)1 * 32 * 16 * rows);
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        acc31[e] = tc_col_reduce(acc31[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part31[slice * rows + c0 + e] = acc31[e];
-        acc32[e] = tc_col_reduce(acc32[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part32[slice * rows + c0 + e] = acc32[e];
-    }
+    if (threadIdx.y == 0 && active)
+        part32[slice * rows + row] = acc32;
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -2236,34 +1598,23 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_add_rsqrt_mul
     if (!last_block)
         return;
     __threadfence();
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc31[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc31[e] = tc_op_sum()(acc31[e], tc_ldcg(part31 + s * rows + row));
-        acc32[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc32[e] = tc_op_sum()(acc32[e], tc_ldcg(part32 + s * rows + row));
-    }
+    acc31 = (float)0;
+    for (int s = 0; s < 32; s++)
+        acc31 = tc_op_sum()(acc31, tc_ldcg(part31 + s * rows + row));
+    acc32 = (float)0;
+    for (int s = 0; s < 32; s++)
+        acc32 = tc_op_sum()(acc32, tc_ldcg(part32 + s * rows + row));
     __syncthreads();
-    if (threadIdx.y == 0)
-        for (int e = 0; e < 4 && c0 + e < rows; e++)
-            for (int s = 0; s < 32; s++) {
-                part31[s * rows + c0 + e] = (float)0;
-                part32[s * rows + c0 + e] = (float)0;
-            }
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const bool active = c0 + e < rows;
-        const idx_t row = active ? c0 + e : rows - 1;
-        const idx_t i1 = row;
-        const float r31 = acc31[e];
-        const float r32 = acc32[e];
-        if (threadIdx.y == 0 && active) {
-            out_dw[i1] = r31;                                           // layernorm_backward.tc:10
-            out_db[i1] = r32;                                           // layernorm_backward.tc:10
+    if (threadIdx.y == 0 && active)
+        for (int s = 0; s < 32; s++) {
+            part31[s * rows + row] = (float)0;
+            part32[s * rows + row] = (float)0;
         }
+    const float r31 = acc31;
+    const float r32 = acc32;
+    if (threadIdx.y == 0 && active) {
+        out_dw[i1] = r31;                                           // layernorm_backward.tc:10
+        out_db[i1] = r32;                                           // layernorm_backward.tc:10
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
@@ -2462,352 +1813,210 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_9(
 
 /* ---- fn rmsnorm_bwd ---- */
 
-/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
-extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_add_rsqrt_sum_div_10(
+/* kernel 0: reduction over trailing axes with column partials: a block per 32 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
+extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_add_rsqrt_sum_div_10(
     const float *__restrict__ in_x,
     const float *__restrict__ in_g,
     const float *__restrict__ in_saved_mean,
     const float *__restrict__ in_dout,
     float *__restrict__ out_dx,
+    float *__restrict__ cpart23,
     const idx_t sz_N,
     const idx_t sz_D,
     const float s_eps)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
-        const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
-            tc_aligned(in_dout + sz_D*i0, 16) &&
-            tc_aligned(in_g + 0, 16) &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float pc1[16];
-            float pc2[16];
-            float acc10 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                const bool tc_in = rj_ < len;
-                const idx_t r = tc_in ? rj_ : 0;
-                const idx_t i1 = r;
-                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:16
-                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_g + i1);  // layernorm_backward.tc:15
-                pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:15
-                const float t2 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);       // layernorm_backward.tc:16
-                const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:15
-                const float t4 = t2 * (pc2[j * 4 + 0]);                     // layernorm_backward.tc:16
-                acc10 = tc_in ? tc_op_sum()(acc10, t4) : acc10;             // layernorm_backward.tc:16
-                pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:16
-                pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:15
-                const float t5 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);       // layernorm_backward.tc:16
-                pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:15
-                const float t6 = t5 * (pc2[j * 4 + 1]);                     // layernorm_backward.tc:16
-                acc10 = tc_in ? tc_op_sum()(acc10, t6) : acc10;             // layernorm_backward.tc:16
-                pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:16
-                pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:15
-                const float t7 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);       // layernorm_backward.tc:16
-                pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:15
-                const float t8 = t7 * (pc2[j * 4 + 2]);                     // layernorm_backward.tc:16
-                acc10 = tc_in ? tc_op_sum()(acc10, t8) : acc10;             // layernorm_backward.tc:16
-                pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:16
-                pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:15
-                const float t9 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);       // layernorm_backward.tc:16
-                pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:15
-                const float t10 = t9 * (pc2[j * 4 + 3]);                    // layernorm_backward.tc:16
-                acc10 = tc_in ? tc_op_sum()(acc10, t10) : acc10;            // layernorm_backward.tc:16
-            }
-            acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
-            const float r10 = acc10;
-            const float t12 = in_saved_mean[i0];                        // layernorm_backward.tc:16
-            const float t13 = t12 + s_eps;                              // layernorm_backward.tc:16
-            const float t14 = rsqrtf(t13);                              // layernorm_backward.tc:16
-            const float t16 = t14 * t14;                                // layernorm_backward.tc:16
-            const float t17 = t14 * t16;                                // layernorm_backward.tc:16
-            const float t18 = -0.5f * t17;                              // layernorm_backward.tc:16
-            const float t19 = r10 * t18;                                // layernorm_backward.tc:16
-            const float t20 = t19 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
+    const idx_t tc_nb = (rows + 31) / 32; /* blocks of 32 rows */
+    for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {
+        const idx_t rlo = grp * 32, rhi = rows - rlo > 32 ? rlo + 32 : rows;
+        const idx_t tc_pb = grp * len; /* this block's partial row */
+        bool tc_looped = false; /* a row looped: its sums are in the partial row */
+        float cp23[8] = {}; /* a sum per element the thread holds */
+        for (idx_t row = rlo; row < rhi; row++) {
+            const idx_t i0 = row;
+            if (0 < len && len <= 8 * blockDim.x && len % 4 == 0 &&
+                tc_aligned(in_dout + sz_D*i0, 16) &&
+                tc_aligned(in_g + 0, 16) &&
+                tc_aligned(in_x + sz_D*i0, 16) &&
+                tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+                float pc0[8];
+                float pc1[8];
+                float pc2[8];
+                float acc10 = (float)0;
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    const bool tc_in = rj_ < len;
+                    const idx_t r = tc_in ? rj_ : 0;
                     const idx_t i1 = r;
-                    const float t11 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:16
-                    const float t15 = t11 * t14;                                // layernorm_backward.tc:16
-                    const float t21 = t20 * (pc2[j * 4 + 0]);                   // layernorm_backward.tc:16
-                    const float t22 = t15 + t21;                                // layernorm_backward.tc:15
-                    const float t23 = t22 + t21;                                // layernorm_backward.tc:15
-                    const float t24 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:16
-                    const float t25 = t24 * t14;                                // layernorm_backward.tc:16
-                    const float t26 = t20 * (pc2[j * 4 + 1]);                   // layernorm_backward.tc:16
-                    const float t27 = t25 + t26;                                // layernorm_backward.tc:15
-                    const float t28 = t27 + t26;                                // layernorm_backward.tc:15
-                    const float t29 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:16
-                    const float t30 = t29 * t14;                                // layernorm_backward.tc:16
-                    const float t31 = t20 * (pc2[j * 4 + 2]);                   // layernorm_backward.tc:16
-                    const float t32 = t30 + t31;                                // layernorm_backward.tc:15
-                    const float t33 = t32 + t31;                                // layernorm_backward.tc:15
-                    const float t34 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:16
-                    const float t35 = t34 * t14;                                // layernorm_backward.tc:16
-                    const float t36 = t20 * (pc2[j * 4 + 3]);                   // layernorm_backward.tc:16
-                    const float t37 = t35 + t36;                                // layernorm_backward.tc:15
-                    const float t38 = t37 + t36;                                // layernorm_backward.tc:15
-                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t23, t28, t33, t38}}); // layernorm_backward.tc:15
+                    const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
+                    pc0[j * 4 + 0] = v0.v[0];                                   // layernorm_backward.tc:16
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_g + i1);  // layernorm_backward.tc:15
+                    pc1[j * 4 + 0] = v1.v[0];                                   // layernorm_backward.tc:15
+                    const float t2 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);       // layernorm_backward.tc:16
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
+                    pc2[j * 4 + 0] = v3.v[0];                                   // layernorm_backward.tc:15
+                    const float t4 = t2 * (pc2[j * 4 + 0]);                     // layernorm_backward.tc:16
+                    acc10 = tc_in ? tc_op_sum()(acc10, t4) : acc10;             // layernorm_backward.tc:16
+                    pc0[j * 4 + 1] = v0.v[1];                                   // layernorm_backward.tc:16
+                    pc1[j * 4 + 1] = v1.v[1];                                   // layernorm_backward.tc:15
+                    const float t5 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);       // layernorm_backward.tc:16
+                    pc2[j * 4 + 1] = v3.v[1];                                   // layernorm_backward.tc:15
+                    const float t6 = t5 * (pc2[j * 4 + 1]);                     // layernorm_backward.tc:16
+                    acc10 = tc_in ? tc_op_sum()(acc10, t6) : acc10;             // layernorm_backward.tc:16
+                    pc0[j * 4 + 2] = v0.v[2];                                   // layernorm_backward.tc:16
+                    pc1[j * 4 + 2] = v1.v[2];                                   // layernorm_backward.tc:15
+                    const float t7 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);       // layernorm_backward.tc:16
+                    pc2[j * 4 + 2] = v3.v[2];                                   // layernorm_backward.tc:15
+                    const float t8 = t7 * (pc2[j * 4 + 2]);                     // layernorm_backward.tc:16
+                    acc10 = tc_in ? tc_op_sum()(acc10, t8) : acc10;             // layernorm_backward.tc:16
+                    pc0[j * 4 + 3] = v0.v[3];                                   // layernorm_backward.tc:16
+                    pc1[j * 4 + 3] = v1.v[3];                                   // layernorm_backward.tc:15
+                    const float t9 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);       // layernorm_backward.tc:16
+                    pc2[j * 4 + 3] = v3.v[3];                                   // layernorm_backward.tc:15
+                    const float t10 = t9 * (pc2[j * 4 + 3]);                    // layernorm_backward.tc:16
+                    acc10 = tc_in ? tc_op_sum()(acc10, t10) : acc10;            // layernorm_backward.tc:16
+                }
+                acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
+                const float r10 = acc10;
+                const float t12 = in_saved_mean[i0];                        // layernorm_backward.tc:16
+                const float t13 = t12 + s_eps;                              // layernorm_backward.tc:16
+                const float t14 = rsqrtf(t13);                              // layernorm_backward.tc:16
+                const float t16 = t14 * t14;                                // layernorm_backward.tc:16
+                const float t17 = t14 * t16;                                // layernorm_backward.tc:16
+                const float t18 = -0.5f * t17;                              // layernorm_backward.tc:16
+                const float t19 = r10 * t18;                                // layernorm_backward.tc:16
+                const float t20 = t19 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
+                #pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        const float t11 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:16
+                        const float t15 = t11 * t14;                                // layernorm_backward.tc:16
+                        const float t21 = t20 * (pc2[j * 4 + 0]);                   // layernorm_backward.tc:16
+                        const float t22 = t15 + t21;                                // layernorm_backward.tc:15
+                        const float t23 = t22 + t21;                                // layernorm_backward.tc:15
+                        const float t24 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:16
+                        const float t25 = t24 * t14;                                // layernorm_backward.tc:16
+                        const float t26 = t20 * (pc2[j * 4 + 1]);                   // layernorm_backward.tc:16
+                        const float t27 = t25 + t26;                                // layernorm_backward.tc:15
+                        const float t28 = t27 + t26;                                // layernorm_backward.tc:15
+                        const float t29 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:16
+                        const float t30 = t29 * t14;                                // layernorm_backward.tc:16
+                        const float t31 = t20 * (pc2[j * 4 + 2]);                   // layernorm_backward.tc:16
+                        const float t32 = t30 + t31;                                // layernorm_backward.tc:15
+                        const float t33 = t32 + t31;                                // layernorm_backward.tc:15
+                        const float t34 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:16
+                        const float t35 = t34 * t14;                                // layernorm_backward.tc:16
+                        const float t36 = t20 * (pc2[j * 4 + 3]);                   // layernorm_backward.tc:16
+                        const float t37 = t35 + t36;                                // layernorm_backward.tc:15
+                        const float t38 = t37 + t36;                                // layernorm_backward.tc:15
+                        tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t23, t28, t33, t38}}); // layernorm_backward.tc:15
+                        const float t39 = (pc2[j * 4 + 0]) * t14;                   // layernorm_backward.tc:16
+                        const float t40 = (pc0[j * 4 + 0]) * t39;                   // layernorm_backward.tc:16
+                        cp23[j * 4 + 0] += t40;                                     // layernorm_backward.tc:16
+                        const float t41 = (pc2[j * 4 + 1]) * t14;                   // layernorm_backward.tc:16
+                        const float t42 = (pc0[j * 4 + 1]) * t41;                   // layernorm_backward.tc:16
+                        cp23[j * 4 + 1] += t42;                                     // layernorm_backward.tc:16
+                        const float t43 = (pc2[j * 4 + 2]) * t14;                   // layernorm_backward.tc:16
+                        const float t44 = (pc0[j * 4 + 2]) * t43;                   // layernorm_backward.tc:16
+                        cp23[j * 4 + 2] += t44;                                     // layernorm_backward.tc:16
+                        const float t45 = (pc2[j * 4 + 3]) * t14;                   // layernorm_backward.tc:16
+                        const float t46 = (pc0[j * 4 + 3]) * t45;                   // layernorm_backward.tc:16
+                        cp23[j * 4 + 3] += t46;                                     // layernorm_backward.tc:16
+                    }
+                }
+            } else {
+                if (!tc_looped) { /* this block's first looped row */
+                    for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                        cpart23[tc_pb + r] = 0;
+                    }
+                    tc_looped = true;
+                }
+                float acc10 = (float)0;
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t47 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
+                    const float t48 = in_g[i1];                                 // layernorm_backward.tc:15
+                    const float t49 = t47 * t48;                                // layernorm_backward.tc:16
+                    const float t50 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
+                    const float t51 = t49 * t50;                                // layernorm_backward.tc:16
+                    acc10 = tc_op_sum()(acc10, t51);                            // layernorm_backward.tc:16
+                }
+                acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
+                const float r10 = acc10;
+                const float t55 = in_saved_mean[i0];                        // layernorm_backward.tc:16
+                const float t56 = t55 + s_eps;                              // layernorm_backward.tc:16
+                const float t57 = rsqrtf(t56);                              // layernorm_backward.tc:16
+                const float t59 = t57 * t57;                                // layernorm_backward.tc:16
+                const float t60 = t57 * t59;                                // layernorm_backward.tc:16
+                const float t61 = -0.5f * t60;                              // layernorm_backward.tc:16
+                const float t62 = r10 * t61;                                // layernorm_backward.tc:16
+                const float t63 = t62 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
+                for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+                    const idx_t i1 = r;
+                    const float t52 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
+                    const float t53 = in_g[i1];                                 // layernorm_backward.tc:15
+                    const float t54 = t52 * t53;                                // layernorm_backward.tc:16
+                    const float t58 = t54 * t57;                                // layernorm_backward.tc:16
+                    const float t64 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
+                    const float t65 = t63 * t64;                                // layernorm_backward.tc:16
+                    const float t66 = t58 + t65;                                // layernorm_backward.tc:15
+                    const float t67 = t66 + t65;                                // layernorm_backward.tc:15
+                    out_dx[sz_D*i0 + i1] = t67;                                 // layernorm_backward.tc:15
+                    const float t68 = t64 * t57;                                // layernorm_backward.tc:16
+                    const float t69 = t52 * t68;                                // layernorm_backward.tc:16
+                    cpart23[tc_pb + r] += t69;                                  // layernorm_backward.tc:16
                 }
             }
-        } else {
-            float acc10 = (float)0;
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t39 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
-                const float t40 = in_g[i1];                                 // layernorm_backward.tc:15
-                const float t41 = t39 * t40;                                // layernorm_backward.tc:16
-                const float t42 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                const float t43 = t41 * t42;                                // layernorm_backward.tc:16
-                acc10 = tc_op_sum()(acc10, t43);                            // layernorm_backward.tc:16
-            }
-            acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
-            const float r10 = acc10;
-            const float t47 = in_saved_mean[i0];                        // layernorm_backward.tc:16
-            const float t48 = t47 + s_eps;                              // layernorm_backward.tc:16
-            const float t49 = rsqrtf(t48);                              // layernorm_backward.tc:16
-            const float t51 = t49 * t49;                                // layernorm_backward.tc:16
-            const float t52 = t49 * t51;                                // layernorm_backward.tc:16
-            const float t53 = -0.5f * t52;                              // layernorm_backward.tc:16
-            const float t54 = r10 * t53;                                // layernorm_backward.tc:16
-            const float t55 = t54 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
-            for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
-                const idx_t i1 = r;
-                const float t44 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
-                const float t45 = in_g[i1];                                 // layernorm_backward.tc:15
-                const float t46 = t44 * t45;                                // layernorm_backward.tc:16
-                const float t50 = t46 * t49;                                // layernorm_backward.tc:16
-                const float t56 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                const float t57 = t55 * t56;                                // layernorm_backward.tc:16
-                const float t58 = t50 + t57;                                // layernorm_backward.tc:15
-                const float t59 = t58 + t57;                                // layernorm_backward.tc:15
-                out_dx[sz_D*i0 + i1] = t59;                                 // layernorm_backward.tc:15
+        }
+        if (tc_looped) /* the loop's sums: other threads' elements of the partial row */
+            __syncthreads();
+        #pragma unroll
+        for (int j = 0; j < 2; j++) {
+            #pragma unroll
+            for (int e = 0; e < 4; e++) {
+                const idx_t c_ = (j * blockDim.x + threadIdx.x) * 4 + e;
+                if (c_ < len) {
+                    cpart23[tc_pb + c_] = tc_looped ? cpart23[tc_pb + c_] + cp23[j * 4 + e] : cp23[j * 4 + e];
+                }
             }
         }
     }
-    /* a row shared by the cluster's blocks */
-    for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
-         row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
-        const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
-            tc_aligned(in_dout + sz_D*i0, 16) &&
-            tc_aligned(in_g + 0, 16) &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(out_dx + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float pc1[16];
-            float pc2[16];
-            float acc10 = (float)0;
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                const bool tc_in = rj_ < len;
-                const idx_t r = tc_in ? rj_ : 0;
-                const idx_t i1 = r;
-                const tc_vec<float, 4> v60 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                pc0[j * 4 + 0] = v60.v[0];                                  // layernorm_backward.tc:16
-                const tc_vec<float, 4> v61 = tc_vload<float, 4>(in_g + i1); // layernorm_backward.tc:15
-                pc1[j * 4 + 0] = v61.v[0];                                  // layernorm_backward.tc:15
-                const float t62 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:16
-                const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                pc2[j * 4 + 0] = v63.v[0];                                  // layernorm_backward.tc:15
-                const float t64 = t62 * (pc2[j * 4 + 0]);                   // layernorm_backward.tc:16
-                acc10 = tc_in ? tc_op_sum()(acc10, t64) : acc10;            // layernorm_backward.tc:16
-                pc0[j * 4 + 1] = v60.v[1];                                  // layernorm_backward.tc:16
-                pc1[j * 4 + 1] = v61.v[1];                                  // layernorm_backward.tc:15
-                const float t65 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:16
-                pc2[j * 4 + 1] = v63.v[1];                                  // layernorm_backward.tc:15
-                const float t66 = t65 * (pc2[j * 4 + 1]);                   // layernorm_backward.tc:16
-                acc10 = tc_in ? tc_op_sum()(acc10, t66) : acc10;            // layernorm_backward.tc:16
-                pc0[j * 4 + 2] = v60.v[2];                                  // layernorm_backward.tc:16
-                pc1[j * 4 + 2] = v61.v[2];                                  // layernorm_backward.tc:15
-                const float t67 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:16
-                pc2[j * 4 + 2] = v63.v[2];                                  // layernorm_backward.tc:15
-                const float t68 = t67 * (pc2[j * 4 + 2]);                   // layernorm_backward.tc:16
-                acc10 = tc_in ? tc_op_sum()(acc10, t68) : acc10;            // layernorm_backward.tc:16
-                pc0[j * 4 + 3] = v60.v[3];                                  // layernorm_backward.tc:16
-                pc1[j * 4 + 3] = v61.v[3];                                  // layernorm_backward.tc:15
-                const float t69 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:16
-                pc2[j * 4 + 3] = v63.v[3];                                  // layernorm_backward.tc:15
-                const float t70 = t69 * (pc2[j * 4 + 3]);                   // layernorm_backward.tc:16
-                acc10 = tc_in ? tc_op_sum()(acc10, t70) : acc10;            // layernorm_backward.tc:16
-            }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r10 = acc10;
-            const float t72 = in_saved_mean[i0];                        // layernorm_backward.tc:16
-            const float t73 = t72 + s_eps;                              // layernorm_backward.tc:16
-            const float t74 = rsqrtf(t73);                              // layernorm_backward.tc:16
-            const float t76 = t74 * t74;                                // layernorm_backward.tc:16
-            const float t77 = t74 * t76;                                // layernorm_backward.tc:16
-            const float t78 = -0.5f * t77;                              // layernorm_backward.tc:16
-            const float t79 = r10 * t78;                                // layernorm_backward.tc:16
-            const float t80 = t79 / ((float)((long long)(sz_D)));       // layernorm_backward.tc:16
-            #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t71 = (pc0[j * 4 + 0]) * (pc1[j * 4 + 0]);      // layernorm_backward.tc:16
-                    const float t75 = t71 * t74;                                // layernorm_backward.tc:16
-                    const float t81 = t80 * (pc2[j * 4 + 0]);                   // layernorm_backward.tc:16
-                    const float t82 = t75 + t81;                                // layernorm_backward.tc:15
-                    const float t83 = t82 + t81;                                // layernorm_backward.tc:15
-                    const float t84 = (pc0[j * 4 + 1]) * (pc1[j * 4 + 1]);      // layernorm_backward.tc:16
-                    const float t85 = t84 * t74;                                // layernorm_backward.tc:16
-                    const float t86 = t80 * (pc2[j * 4 + 1]);                   // layernorm_backward.tc:16
-                    const float t87 = t85 + t86;                                // layernorm_backward.tc:15
-                    const float t88 = t87 + t86;                                // layernorm_backward.tc:15
-                    const float t89 = (pc0[j * 4 + 2]) * (pc1[j * 4 + 2]);      // layernorm_backward.tc:16
-                    const float t90 = t89 * t74;                                // layernorm_backward.tc:16
-                    const float t91 = t80 * (pc2[j * 4 + 2]);                   // layernorm_backward.tc:16
-                    const float t92 = t90 + t91;                                // layernorm_backward.tc:15
-                    const float t93 = t92 + t91;                                // layernorm_backward.tc:15
-                    const float t94 = (pc0[j * 4 + 3]) * (pc1[j * 4 + 3]);      // layernorm_backward.tc:16
-                    const float t95 = t94 * t74;                                // layernorm_backward.tc:16
-                    const float t96 = t80 * (pc2[j * 4 + 3]);                   // layernorm_backward.tc:16
-                    const float t97 = t95 + t96;                                // layernorm_backward.tc:15
-                    const float t98 = t97 + t96;                                // layernorm_backward.tc:15
-                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t83, t88, t93, t98}}); // layernorm_backward.tc:15
-                }
-            }
-        } else {
-            float acc10 = (float)0;
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t99 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
-                const float t100 = in_g[i1];                                // layernorm_backward.tc:15
-                const float t101 = t99 * t100;                              // layernorm_backward.tc:16
-                const float t102 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:15
-                const float t103 = t101 * t102;                             // layernorm_backward.tc:16
-                acc10 = tc_op_sum()(acc10, t103);                           // layernorm_backward.tc:16
-            }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r10 = acc10;
-            const float t107 = in_saved_mean[i0];                       // layernorm_backward.tc:16
-            const float t108 = t107 + s_eps;                            // layernorm_backward.tc:16
-            const float t109 = rsqrtf(t108);                            // layernorm_backward.tc:16
-            const float t111 = t109 * t109;                             // layernorm_backward.tc:16
-            const float t112 = t109 * t111;                             // layernorm_backward.tc:16
-            const float t113 = -0.5f * t112;                            // layernorm_backward.tc:16
-            const float t114 = r10 * t113;                              // layernorm_backward.tc:16
-            const float t115 = t114 / ((float)((long long)(sz_D)));     // layernorm_backward.tc:16
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t104 = in_dout[sz_D*i0 + i1];                   // layernorm_backward.tc:16
-                const float t105 = in_g[i1];                                // layernorm_backward.tc:15
-                const float t106 = t104 * t105;                             // layernorm_backward.tc:16
-                const float t110 = t106 * t109;                             // layernorm_backward.tc:16
-                const float t116 = in_x[sz_D*i0 + i1];                      // layernorm_backward.tc:15
-                const float t117 = t115 * t116;                             // layernorm_backward.tc:16
-                const float t118 = t110 + t117;                             // layernorm_backward.tc:15
-                const float t119 = t118 + t117;                             // layernorm_backward.tc:15
-                out_dx[sz_D*i0 + i1] = t119;                                // layernorm_backward.tc:15
-            }
-        }
-    }
-    if (ncl > 1)
-        tc_cluster_sync();
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
 extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_rsqrt_mul_sum_copy_11(
-    const float *__restrict__ in_x,
-    const float *__restrict__ in_saved_mean,
-    const float *__restrict__ in_dout,
     float *__restrict__ out_dg,
-    const idx_t sz_D,
+    const float *__restrict__ cpart23,
     const idx_t sz_N,
-    const float s_eps,
+    const idx_t sz_D,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_D, len = sz_N;
+    const idx_t rows = sz_D, len = (sz_N + 31)/32;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
-    const idx_t c0 = (group * blockDim.x + threadIdx.x) * 4; /* this thread's first column */
-    float acc23[4];
-    #pragma unroll
-    for (int e = 0; e < 4; e++)
-        acc23[e] = (float)0;
-    {
-        const idx_t row = c0;
-        const idx_t i1 = row;
-        if (c0 + 4 <= rows &&
-            tc_aligned(in_dout + i1, 16) &&
-            (sz_D) % 4 == 0 &&
-            tc_aligned(in_x + i1, 16)) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i0 = r;
-                const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // layernorm_backward.tc:16
-                const float t1 = v0.v[0];                                   // layernorm_backward.tc:16
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_backward.tc:15
-                const float t3 = v2.v[0];                                   // layernorm_backward.tc:15
-                const float t4 = in_saved_mean[i0];                         // layernorm_backward.tc:16
-                const float t5 = t4 + s_eps;                                // layernorm_backward.tc:16
-                const float t6 = rsqrtf(t5);                                // layernorm_backward.tc:16
-                const float t7 = t3 * t6;                                   // layernorm_backward.tc:16
-                const float t8 = t1 * t7;                                   // layernorm_backward.tc:16
-                acc23[0] = tc_op_sum()(acc23[0], t8);                       // layernorm_backward.tc:16
-                const float t9 = v0.v[1];                                   // layernorm_backward.tc:16
-                const float t10 = v2.v[1];                                  // layernorm_backward.tc:15
-                const float t11 = t10 * t6;                                 // layernorm_backward.tc:16
-                const float t12 = t9 * t11;                                 // layernorm_backward.tc:16
-                acc23[1] = tc_op_sum()(acc23[1], t12);                      // layernorm_backward.tc:16
-                const float t13 = v0.v[2];                                  // layernorm_backward.tc:16
-                const float t14 = v2.v[2];                                  // layernorm_backward.tc:15
-                const float t15 = t14 * t6;                                 // layernorm_backward.tc:16
-                const float t16 = t13 * t15;                                // layernorm_backward.tc:16
-                acc23[2] = tc_op_sum()(acc23[2], t16);                      // layernorm_backward.tc:16
-                const float t17 = v0.v[3];                                  // layernorm_backward.tc:16
-                const float t18 = v2.v[3];                                  // layernorm_backward.tc:15
-                const float t19 = t18 * t6;                                 // layernorm_backward.tc:16
-                const float t20 = t17 * t19;                                // layernorm_backward.tc:16
-                acc23[3] = tc_op_sum()(acc23[3], t20);                      // layernorm_backward.tc:16
-            }
-        } else {
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
-                const idx_t i0 = r;
-                #pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    /* columns past the end read the last one, so loads stay in bounds */
-                    const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-                    const idx_t i1 = row;
-                    const float t21 = in_dout[sz_D*i0 + i1];                    // layernorm_backward.tc:16
-                    const float t22 = in_x[sz_D*i0 + i1];                       // layernorm_backward.tc:15
-                    const float t23 = in_saved_mean[i0];                        // layernorm_backward.tc:16
-                    const float t24 = t23 + s_eps;                              // layernorm_backward.tc:16
-                    const float t25 = rsqrtf(t24);                              // layernorm_backward.tc:16
-                    const float t26 = t22 * t25;                                // layernorm_backward.tc:16
-                    const float t27 = t21 * t26;                                // layernorm_backward.tc:16
-                    acc23[e] = tc_op_sum()(acc23[e], t27);                      // layernorm_backward.tc:16
-                }
-            }
-        }
+    const idx_t cb = group * blockDim.x;
+    const bool active = cb + threadIdx.x < rows;
+    /* idle threads work on the last column so every load stays in bounds */
+    const idx_t row = active ? cb + threadIdx.x : rows - 1;
+    const idx_t i1 = row;
+    float acc23 = (float)0;
+    for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+        const idx_t i0 = r;
+        acc23 = tc_op_sum()(acc23, cpart23[(idx_t)r * rows + row]); // layernorm_backward.tc:16
     }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
+    acc23 = tc_col_reduce(acc23, tc_op_sum(), (float *)tc_smem);
     float *part23 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        acc23[e] = tc_col_reduce(acc23[e], tc_op_sum(), (float *)tc_smem);
-        if (threadIdx.y == 0 && c0 + e < rows)
-            part23[slice * rows + c0 + e] = acc23[e];
-    }
+    if (threadIdx.y == 0 && active)
+        part23[slice * rows + row] = acc23;
     __shared__ bool last_block;
     __threadfence();
     __syncthreads();
@@ -2817,28 +2026,17 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_rsqrt_mul_sum
     if (!last_block)
         return;
     __threadfence();
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const idx_t row = c0 + e < rows ? c0 + e : rows - 1;
-        acc23[e] = (float)0;
-        for (int s = 0; s < 32; s++)
-            acc23[e] = tc_op_sum()(acc23[e], tc_ldcg(part23 + s * rows + row));
-    }
+    acc23 = (float)0;
+    for (int s = 0; s < 32; s++)
+        acc23 = tc_op_sum()(acc23, tc_ldcg(part23 + s * rows + row));
     __syncthreads();
-    if (threadIdx.y == 0)
-        for (int e = 0; e < 4 && c0 + e < rows; e++)
-            for (int s = 0; s < 32; s++) {
-                part23[s * rows + c0 + e] = (float)0;
-            }
-    #pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const bool active = c0 + e < rows;
-        const idx_t row = active ? c0 + e : rows - 1;
-        const idx_t i1 = row;
-        const float r23 = acc23[e];
-        if (threadIdx.y == 0 && active) {
-            out_dg[i1] = r23;                                           // layernorm_backward.tc:16
+    if (threadIdx.y == 0 && active)
+        for (int s = 0; s < 32; s++) {
+            part23[s * rows + row] = (float)0;
         }
+    const float r23 = acc23;
+    if (threadIdx.y == 0 && active) {
+        out_dg[i1] = r23;                                           // layernorm_backward.tc:16
     }
     if (threadIdx.x == 0 && threadIdx.y == 0)
         *ticket = 0; /* ready for the next launch */
@@ -2859,10 +2057,10 @@ launch plan of layernorm_grad (32-bit indices):
   buffer out_dx       output f32[N, D]
   buffer out_dw       output f32[D]
   buffer out_db       output f32[D]
-  buffer buf6         temp   f32[N, 1]  live steps 0..1, slot 0
-  buffer buf14        temp   f32[N, 1]  live steps 0..1, slot 1
-  step 0: tc_red_fused_mul_sum_div_sub_add_rsqrt_1<<<N, [1024, 1, 1]>>>(in_x, in_w, in_dout, out_dx, buf6, buf14, N, D, eps)
-  step 1: tc_red_fused_div_sub_add_rsqrt_mul_sum_2<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, in_dout, out_dw, out_db, buf6, buf14, D, N, eps, workspace)
+  buffer cpart34      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
+  buffer cpart35      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 1
+  step 0: tc_red_fused_mul_sum_div_sub_add_rsqrt_1<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_w, in_dout, out_dx, cpart34, cpart35, N, D, eps)
+  step 1: tc_red_fused_div_sub_add_rsqrt_mul_sum_2<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dw, out_db, cpart34, cpart35, N, D, workspace)
 launch plan of rmsnorm (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
@@ -2874,9 +2072,9 @@ launch plan of rmsnorm_grad (32-bit indices):
   buffer in_dout      param  f32[N, D]
   buffer out_dx       output f32[N, D]
   buffer out_dg       output f32[D]
-  buffer buf6         temp   f32[N, 1]  live steps 0..1, slot 0
-  step 0: tc_red_fused_mul_sum_div_add_rsqrt_4<<<N, [1024, 1, 1]>>>(in_x, in_g, in_dout, out_dx, buf6, N, D, eps)
-  step 1: tc_red_fused_div_add_rsqrt_mul_sum_copy_5<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, in_dout, out_dg, buf6, D, N, eps, workspace)
+  buffer cpart25      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
+  step 0: tc_red_fused_mul_sum_div_add_rsqrt_4<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_g, in_dout, out_dx, cpart25, N, D, eps)
+  step 1: tc_red_fused_div_add_rsqrt_mul_sum_copy_5<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dg, cpart25, N, D, workspace)
 launch plan of layernorm_fwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
@@ -2895,8 +2093,10 @@ launch plan of layernorm_bwd (32-bit indices):
   buffer out_dx       output f32[N, D]
   buffer out_dw       output f32[D]
   buffer out_db       output f32[D]
-  step 0: tc_red_fused_mul_sub_sum_add_rsqrt_div_7<<<N, [1024, 1, 1]>>>(in_x, in_w, in_saved_mean, in_saved_var, in_dout, out_dx, N, D, eps)
-  step 1: tc_red_fused_sub_add_rsqrt_mul_sum_copy_8<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, in_saved_mean, in_saved_var, in_dout, out_dw, out_db, D, N, eps, workspace)
+  buffer cpart31      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
+  buffer cpart32      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 1
+  step 0: tc_red_fused_mul_sub_sum_add_rsqrt_div_7<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_w, in_saved_mean, in_saved_var, in_dout, out_dx, cpart31, cpart32, N, D, eps)
+  step 1: tc_red_fused_sub_add_rsqrt_mul_sum_copy_8<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dw, out_db, cpart31, cpart32, N, D, workspace)
 launch plan of rmsnorm_fwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
@@ -2910,6 +2110,7 @@ launch plan of rmsnorm_bwd (32-bit indices):
   buffer in_dout      param  f32[N, D]
   buffer out_dx       output f32[N, D]
   buffer out_dg       output f32[D]
-  step 0: tc_red_fused_mul_add_rsqrt_sum_div_10<<<N, [1024, 1, 1]>>>(in_x, in_g, in_saved_mean, in_dout, out_dx, N, D, eps)
-  step 1: tc_red_fused_add_rsqrt_mul_sum_copy_11<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, in_saved_mean, in_dout, out_dg, D, N, eps, workspace)
+  buffer cpart23      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
+  step 0: tc_red_fused_mul_add_rsqrt_sum_div_10<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_g, in_saved_mean, in_dout, out_dx, cpart23, N, D, eps)
+  step 1: tc_red_fused_add_rsqrt_mul_sum_copy_11<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dg, cpart23, N, D, workspace)
  */

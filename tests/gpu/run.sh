@@ -24,6 +24,10 @@
 #                  against the interpreter at awkward lengths;
 #   vjp.sh         the examples' vjp pairs: each forward, then its backward on
 #                  the values the forward saved, against the interpreter;
+#   colpart.sh     column partials (issue 15): layernorm/rmsnorm backward and a
+#                  softmax with a column sum at N = 1 ... 1000 around the 32
+#                  rows of a block, and 16384 x 4096, against the interpreter;
+#                  the same bits twice (not yet run on a GPU);
 #   matmul.sh      the generated matmul kernel against the interpreter at
 #                  every layout and dtype, M = 1 ... 200 (forced on it), K
 #                  and N off every tile, batched, and the cost model's choice;
@@ -173,6 +177,12 @@ if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
     p=$(grep -c '^PASS ' "$work.vjp.out"); f=$(grep -c '^FAIL ' "$work.vjp.out")
     [ "$p" -gt 0 ] || f=$((f + 1))
     say "vjp.sh: $p passed, $f failed"
+    passed=$((passed + p)); failed=$((failed + f))
+    say "== colpart.sh"
+    (cd "$root" && bash "$here/colpart.sh" "$(dirname "$(realpath "$tc")")") 2>&1 | tee "$work.colpart.out" | tee -a "$log"
+    p=$(grep -c '^PASS ' "$work.colpart.out"); f=$(grep -c '^FAIL ' "$work.colpart.out")
+    [ "$p" -gt 0 ] || f=$((f + 1))
+    say "colpart.sh: $p passed, $f failed"
     passed=$((passed + p)); failed=$((failed + f))
     say "== gather.py"
     gr=1500

@@ -20,6 +20,9 @@
 #   - issue 13's decode blocks (M = 16): RMSNorm -> matmul, the gated MLP and LoRA
 #     one generated kernel each, no cuBLAS step, explain naming the rule;
 #     with M symbolic the norm kernel and cuBLAS guarded by M > 16.
+#   - issue 15's layernorm and rmsnorm backward (grad and the vjp pair's
+#     backward): two kernels, x and dout read by the first step alone, the
+#     column partials passed to the second; explain and --emit=sched say so.
 # Prints one line per check and "N passed, M failed" last; exits 1 on failure.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -205,6 +208,38 @@ fi
 # --- the other optimizers (issue 6): one kernel each, as AdamW -----------------------
 count $ex/adam.tc adam 1
 count $ex/lion.tc lion 1
+
+# --- issue 15: layernorm / rmsnorm backward, x and dout read once -------------------
+# Two kernels (the rows kernel carries dw, db as column partials; the second
+# sums the partials), and from the plan: only step 0 reads x and dout, and
+# step 1 reads the partials step 0 writes.
+read_once() { # FILE FN
+    emit "$1" "$2" cuda || return 0
+    local s0 s1
+    s0=$(plan_steps | grep -E '^  step 0: ')
+    s1=$(plan_steps | grep -E '^  step 1: ')
+    if [ "$(plan_steps | wc -l)" -eq 2 ] && grep -qE '[(, ]in_x[,)]' <<<"$s0" && grep -qE '[(, ]in_dout[,)]' <<<"$s0" &&
+        ! grep -qE '[(, ]in_(x|dout)[,)]' <<<"$s1" && grep -qE '[(, ]cpart[0-9]+[,)]' <<<"$s0" &&
+        grep -qE '[(, ]cpart[0-9]+[,)]' <<<"$s1"; then
+        ok "$2: x and dout read once (step 0), step 1 sums the partials"
+    else
+        bad "$2: want x and dout in step 0 only and the partials passed to step 1" "$s0 | $s1"
+    fi
+}
+for fn in layernorm_grad layernorm_bwd rmsnorm_grad rmsnorm_bwd; do
+    count $ex/layernorm_backward.tc $fn 2
+    read_once $ex/layernorm_backward.tc $fn
+done
+if emit $ex/layernorm_backward.tc layernorm_grad explain; then
+    if grep -qE '^  fused .* sum: column partials' "$tmp/out"; then ok "layernorm_grad: explain names the column partials"
+    else bad "layernorm_grad: explain does not name the column partials"; fi
+fi
+if emit $ex/layernorm_backward.tc layernorm_bwd sched; then
+    if grep -qE '^    column partials: ' "$tmp/out" && grep -qE "^    sums kernel 0's partials" "$tmp/out"; then
+        ok "layernorm_bwd: --emit=sched shows the column partials and their combine"
+    else bad "layernorm_bwd: --emit=sched does not show the column partials"; fi
+fi
+count $ex/col_sum.tc col_sum 1   # a column sum alone: no rows kernel to carry it
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -431,6 +431,23 @@ class Gen:
         return self.emit(expr, "scan(%r, %s, %d, %s)" % (kind, a.name, ax, rev), a.shape, a.dtype,
                          a.nf)
 
+    def op_colpart(self):
+        # layernorm's dw: a column sum (axis 0 of [N, D]) of a value computed
+        # from the row's statistics, which fusion carries in the rows kernel
+        # as partial sums per block of rows (fuse.h, column partials)
+        a = self.pick(nf_ok=False)
+        if a is None or len(a.shape) != 2 or a.dtype not in FLOATS:
+            return None
+        b = self.pick2(a, nf_ok=False)
+        if b.shape != a.shape or b.dtype != a.dtype:
+            b = a
+        m = self.emit("mean(%s, axis=-1, keepdim=true)" % a.name,
+                      "np.mean(%s, axis=-1, keepdims=True)" % a.name, (a.shape[0], "1"), a.dtype)
+        R = self.rnd(a.dtype)
+        return self.emit("sum((%s - %s) * %s, axis=0)" % (a.name, m.name, b.name),
+                         "np.sum(%s(%s(%s - %s) * %s), axis=0)" % (R, R, a.name, m.name, b.name),
+                         (a.shape[1],), a.dtype)
+
     def op_softmax(self):
         # the prelude's softmax family over any axis (a called [*]/T function)
         a = self.pick(nf_ok=False)
@@ -652,6 +669,7 @@ class Gen:
         ops = [(self.op_binary, 5), (self.op_unary, 4), (self.op_where, 1.5),
                (self.op_reduce, 2.5), (self.op_view, 2), (self.op_concat, 1),
                (self.op_literal, 1.5), (self.op_classify, 0.5), (self.op_softmax, 0.6),
+               (self.op_colpart, 0.6),
                (self.op_helper, 0.8 if "helpers" not in AVOID else 0), (self.op_cast, 0.7),
                (self.op_scan, 1.0 if "scan" not in AVOID else 0)]
         if r.random() < 0.15 and "nonfinite" not in AVOID:

@@ -13,6 +13,8 @@
  *               8 (a split column kernel's rows: up to 16) where there are
  *               vectors, at most 8 loads a step, never compact; pointwise
  *               grids cover the domain with it (threads * vec * unroll);
+ *   colpart     a rows kernel takes FUSE_COL_ROWS rows a block exactly when
+ *               it carries column sums, and then no cluster;
  *   cluster     a rows kernel splits rows across a cluster only when it
  *               keeps them in registers (not compact), of a power of two
  *               of at most 16 blocks;
@@ -24,7 +26,8 @@
  *               function's constraints, the grid is at least 1 and at most
  *               2^31 - 1 and its cap, and the blocks cover the domain: every
  *               element (pointwise: grid * block * vec, or chunks, or 32 x 32
- *               tiles), every row (rows: a block per row), every column
+ *               tiles), every row (rows: a block per row, or per rblock
+ *               rows with column partials), every column
  *               group (columns); rows * rowlen = the elements;
  *   strategy    matches the kernel: pointwise kernels are SCH_POINTWISE,
  *               externs SCH_EXTERN, reductions rows / columns / full by
@@ -174,6 +177,12 @@ static void check_shape(const sfn *s, int i)
                                 (ks->cluster & (ks->cluster - 1))))
                 FAIL(s, i, "cluster %d with %d items%s", ks->cluster, ks->items,
                      ks->compact ? ", compact" : "");
+            /* column partials (fuse.h): blocks of FUSE_COL_ROWS rows exactly
+             * when the kernel carries column sums, never a cluster */
+            if ((ks->rblock != 0) != (ks->k->ncols != 0) || (ks->rblock && (ks->rblock != FUSE_COL_ROWS ||
+                                                                            ks->cluster)))
+                FAIL(s, i, "rows a block %d with %d column sums, cluster %d", ks->rblock, ks->k->ncols,
+                     ks->cluster);
         } else {
             if (ks->kind != SCH_COLUMNS)
                 FAIL(s, i, "a leading-axes reduction scheduled as %d", ks->kind);
@@ -284,7 +293,7 @@ static int check_grids(const sfn *s, const tc_dimbind *b, int nb)
             if (ks->kind == SCH_SCAN && grid * threads < rows)
                 FAIL(s, i, "grid %lld of %lld threads for %lld lanes", (long long)grid, (long long)threads,
                      (long long)rows);
-            if (ks->kind == SCH_ROWS && grid < rows)
+            if (ks->kind == SCH_ROWS && grid * (ks->rblock ? ks->rblock : 1) < rows)
                 FAIL(s, i, "grid %lld for %lld rows", (long long)grid, (long long)rows);
             if (ks->kind == SCH_COLUMNS) {
                 int64_t groups = grid / (ks->split ? ks->split : 1);
