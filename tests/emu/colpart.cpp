@@ -5,8 +5,9 @@
  * inputs.  Built by rows.sh once per case: -DEMU_LN (layernorm_grad of
  * examples/layernorm_backward.tc, f32), -DEMU_RMS (its rmsnorm_grad),
  * -DEMU_LNBWD (its layernorm_bwd, the vjp pair's backward: the bench
- * case), -DEMU_LN_BF16 (colpart.tc's layernorm_grad, bf16) or -DEMU_SMX
- * (colpart.tc's softmax_colsum), with -DEMU_UNIT the unit through mk.py,
+ * case), -DEMU_LN_BF16 (colpart.tc's layernorm_grad, bf16), -DEMU_SMX
+ * (colpart.tc's softmax_colsum) or -DEMU_3D (colpart.tc's
+ * colpart_3d_cols2: [B, 3, D], rows the flattened [B, 3]), with -DEMU_UNIT the unit through mk.py,
  * generated with TENSORC_COL_SPLIT=4 (the combine split in 4: fewer
  * emulated threads; the code is the default's with another constant).
  *
@@ -74,6 +75,14 @@ static const char *OUTS[] = {"dx", "dw", "db"};
 static const bool OUT_ROWS[] = {true, false, false};
 enum { NIN = 6, NOUT = 3, NPART = 2, DOUT = 5 };
 #define EPS 1e-5f
+#elif defined(EMU_3D) /* colpart.tc's colpart_3d_cols2: rows [B, 3] flattened, the column sum over both */
+static const char *FN = "colpart_3d_cols2";
+static const char *INS[] = {"x", "d"};
+static const int IN_ROWS[] = {1, 1};
+static const char *OUTS[] = {"y", "s"};
+static const bool OUT_ROWS[] = {true, false};
+enum { NIN = 2, NOUT = 2, NPART = 1, DOUT = 1 };
+#define TT 3
 #else /* EMU_SMX */
 static const char *FN = "softmax_colsum";
 static const char *INS[] = {"x"};
@@ -83,6 +92,9 @@ static const bool OUT_ROWS[] = {true, false};
 enum { NIN = 1, NOUT = 2, NPART = 1, DOUT = -1 };
 #endif
 
+#ifndef TT
+#define TT 1 /* rows a [B, T, D] case's B is multiplied by (its T) */
+#endif
 typedef std::vector<E> T;
 /* the rows kernel over rows [0, n) of in/out (offset by `row0` rows) */
 static void rows_kernel(std::vector<T> &in, std::vector<T> &out, std::vector<std::vector<float>> &part, long long row0,
@@ -103,6 +115,10 @@ static void rows_kernel(std::vector<T> &in, std::vector<T> &out, std::vector<std
         tc_red_fused_mul_sub_sum_add_rsqrt_div_0(in[0].data() + o, in[1].data(), in[3].data() + row0, in[4].data() + row0,
                                                  in[5].data() + o, out[0].data() + o, part[0].data(), part[1].data(),
                                                  (int)n, (int)d, EPS);
+#elif defined(EMU_3D) /* n rows: [n / 3, 3], or [n, 1] for a row alone */
+        int b3 = n % TT ? (int)n : (int)(n / TT), t3 = n % TT ? 1 : TT;
+        tc_red_fused_sum_div_sub_mul_0(in[0].data() + o, in[1].data() + o, out[0].data() + o, part[0].data(), b3, t3,
+                                       (int)d);
 #elif defined(EMU_RMS)
         tc_red_fused_mul_sum_div_add_rsqrt_0(in[0].data() + o, in[1].data(), in[2].data() + o, out[0].data() + o,
                                              part[0].data(), (int)n, (int)d, EPS);
@@ -125,6 +141,8 @@ static void combine_kernel(std::vector<T> &out, std::vector<std::vector<float>> 
 #elif defined(EMU_LNBWD)
         tc_red_fused_sub_add_rsqrt_mul_sum_copy_1(out[1].data(), out[2].data(), part[0].data(), part[1].data(), (int)n,
                                                   (int)d, ws.data());
+#elif defined(EMU_3D)
+        tc_red_fused_mul_sum_1(out[1].data(), part[0].data(), (int)(n / TT), TT, (int)d, ws.data());
 #elif defined(EMU_RMS)
         tc_red_fused_div_add_rsqrt_mul_sum_copy_1(out[1].data(), part[0].data(), (int)n, (int)d, ws.data());
 #else
@@ -136,7 +154,8 @@ static void combine_kernel(std::vector<T> &out, std::vector<std::vector<float>> 
 /* .npy files of f32 (bf16 values travel as the f32 they are exactly) */
 static void write_npy(const std::string &path, const T &v, long long n, long long d, int rows) {
     std::string h = "{'descr': '<f4', 'fortran_order': False, 'shape': (";
-    h += rows == 1   ? std::to_string(n) + ", " + std::to_string(d) + "), }"
+    h += rows == 1 && TT > 1 ? std::to_string(n / TT) + ", " + std::to_string(TT) + ", " + std::to_string(d) + "), }"
+         : rows == 1 ? std::to_string(n) + ", " + std::to_string(d) + "), }"
          : rows == 2 ? std::to_string(n) + ", 1), }"
                      : std::to_string(d) + ",), }";
     while ((10 + h.size() + 1) % 64)
@@ -198,6 +217,7 @@ int main(int argc, char **argv) {
         long long n = 0, d = 0;
         if (sscanf(argv[a], "%lld,%lld", &n, &d) != 2)
             return 2;
+        n *= TT; /* a [B, T, D] case: the argument is B */
         for (int special = 0; special < 2; special++) {
             std::vector<T> in(NIN), out(NOUT);
             std::uniform_real_distribution<float> u(-2, 2);

@@ -69,6 +69,7 @@ colpart() { # name file fn-define dtype shapes...
 }
 fn_of() {
     case $1 in EMU_RMS) echo rmsnorm_grad;; EMU_SMX) echo softmax_colsum;; EMU_LNBWD) echo layernorm_bwd;;
+        EMU_3D) echo colpart_3d_cols2;;
         *) echo layernorm_grad;; esac
 }
 small="1,1 3,1 31,3 33,3 1,129 3,129 31,129 33,129"
@@ -79,5 +80,6 @@ colpart lnbwd_colpart "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 1,1 3
 colpart rms_colpart "$root/examples/layernorm_backward.tc" EMU_RMS f32 $small 33,132 $more
 colpart ln_bf16_colpart "$here/colpart.tc" EMU_LN_BF16 bf16 $small 3,136 33,136 $more
 colpart smx_colpart "$here/colpart.tc" EMU_SMX f32 $small 33,132 $more
+colpart 3d_colpart "$here/colpart.tc" EMU_3D f32 1,3 11,129 11,132 $more   # B,D of [B, 3, D]
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -8,8 +8,9 @@
 #   1. layernorm_grad, rmsnorm_grad (examples/layernorm_backward.tc) in f32,
 #      tests/emu/colpart.tc's layernorm_grad in bf16 and softmax_colsum in
 #      f32, at N = 1, 3, 31, 33, 1000 (around the 32 rows of a block) and
-#      D = 1, 3, 129, 4096, and the bench size 16384 x 4096, against the
-#      interpreter (`run --check`).  (The vjp pairs' backwards: vjp.sh.)
+#      D = 1, 3, 129, 4096, and the bench size 16384 x 4096, and colpart.tc's
+#      rank-3 forms (rows over two axes, or the column sum over two), against
+#      the interpreter (`run --check`).  (The vjp pairs' backwards: vjp.sh.)
 #   2. Bitwise determinism: the same call twice, outputs byte-identical
 #      (dw, db summed in a fixed order whatever the launch).
 # Prints PASS/FAIL lines; exit 1 on any failure.
@@ -38,6 +39,12 @@ for n in 1 3 31 33 1000; do
         check "layernorm_grad bf16 [$s]" "$cp" --fn layernorm_grad --dtype T=bf16 --shape "$s" --seed 3
         check "softmax_colsum f32 [$s]" "$cp" --fn softmax_colsum --shape "$s" --seed 4
     done
+done
+for s in B=1,T=1,D=1 B=3,T=11,D=129 B=7,T=5,D=4096 B=33,T=32,D=3; do
+    check "colpart_3d_cols2 [$s]" "$cp" --fn colpart_3d_cols2 --shape "$s" --seed 8
+done
+for s in B=1 B=31 B=33 B=1000; do
+    check "colpart_3d_rows2 [$s]" "$cp" --fn colpart_3d_rows2 --shape "$s" --seed 9
 done
 check "layernorm_grad f32 [N=16384,D=4096]" "$lb" --fn layernorm_grad --shape N=16384,D=4096 --seed 5
 check "rmsnorm_grad f32 [N=16384,D=4096]" "$lb" --fn rmsnorm_grad --shape N=16384,D=4096 --seed 6
