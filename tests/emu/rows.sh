@@ -12,7 +12,9 @@
 # (131080 f32, 262152 bf16).  Each output is checked against double
 # precision in rows.cpp.  What it cannot see: timing, the hardware's own
 # cluster scheduling, f16 (its conversions are inline PTX), sm_90 code paths
-# other than the cluster's.  TC_EMU_QUICK=1 leaves out the 16-block lengths
+# other than the cluster's.  Then the column partials (fuse.h): a rows
+# kernel carrying column sums and the kernel combining them, run by
+# colpart.cpp against the interpreter (below).  TC_EMU_QUICK=1 leaves out the 16-block lengths
 # (16,384 threads at once); TC_EMU_ONLY=colpart runs only the column
 # partials' cases (below).  Prints "N passed, M failed" last.
 set -u
@@ -59,13 +61,23 @@ colpart() { # name file fn-define dtype shapes...
     mkdir -p "$work/$name.d"
     if ! TENSORC_COL_SPLIT=4 "$tc" compile "$file" --fn "$(fn_of "$def")" "${flags[@]}" --emit=cuda \
             -o "$work/$name.gen.cu" 2>"$work/err" ||
+        ! mix "$name" "$work/$name.gen.cu" 2>>"$work/err" ||
         ! python3 "$here/mk.py" "$work/$name.gen.cu" "$work/$name.cu" 2>>"$work/err" ||
         ! "$cxx" -std=c++17 -O1 -pthread -w -I"$here" -I"$work" -D"$def" -DEMU_UNIT="\"$name.cu\"" \
             "$here/colpart.cpp" -o "$work/$name" 2>>"$work/err"; then
         echo "FAIL $name: could not build"; head -20 "$work/err"; fail=$((fail + 1)); return
     fi
-    if "$work/$name" "$tc" "$file" "$work/$name.d" "$@" >"$work/$name.out" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+    local env=(); case $name in *_mix) env=(EMU_MIXED_PATHS=1);; esac
+    if env "${env[@]}" "$work/$name" "$tc" "$file" "$work/$name.d" "$@" >"$work/$name.out" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
     cat "$work/$name.out"
+}
+# a *_mix case: odd rows take the registers' path, even rows the loop (the
+# generated condition edited here; contiguous rows never mix by themselves),
+# so a block's sums come from both (codegen/rows.c's tc_looped)
+mix() { # name unit
+    case $1 in *_mix) ;; *) return 0;; esac
+    grep -q 'if (0 < len && len <= ' "$2" || { echo "mix: no registers' condition in $2"; return 1; }
+    sed -i 's/if (0 < len \&\& len <= /if ((row \& 1) \&\& 0 < len \&\& len <= /' "$2"
 }
 fn_of() {
     case $1 in EMU_RMS) echo rmsnorm_grad;; EMU_SMX) echo softmax_colsum;; EMU_LNBWD) echo layernorm_bwd;;
@@ -76,6 +88,7 @@ small="1,1 3,1 31,3 33,3 1,129 3,129 31,129 33,129"
 wide="" more=""
 [ $big = 1 ] && wide="33,4096" more="1000,3 1000,129"
 colpart ln_colpart "$root/examples/layernorm_backward.tc" EMU_LN f32 $small 1000,129 3,132 33,132 $wide
+colpart ln_colpart_mix "$root/examples/layernorm_backward.tc" EMU_LN f32 1,132 2,132 33,132 64,4 65,4
 colpart lnbwd_colpart "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 1,1 3,3 33,129 33,132 $more
 colpart rms_colpart "$root/examples/layernorm_backward.tc" EMU_RMS f32 $small 33,132 $more
 colpart ln_bf16_colpart "$here/colpart.tc" EMU_LN_BF16 bf16 $small 3,136 33,136 $more
