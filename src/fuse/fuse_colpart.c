@@ -79,6 +79,7 @@ static bool walk(cpwalk *w, const lnode *n, const tc_dim **idx)
             return false;
         }
         const tc_dim *want[TC_MAX_RANK];
+        w->rows = kid; /* (named by a refusal too) */
         if (!fuse_node_index(o, k, n, want)) {
             w->why = "a value of the rows kernel outside its domain";
             return false;
@@ -88,7 +89,6 @@ static bool walk(cpwalk *w, const lnode *n, const tc_dim **idx)
                 w->why = "the column sum reads the rows kernel's value at another row or element";
                 return false;
             }
-        w->rows = kid;
         return true;
     }
     if (n->kind != LK_POINTWISE) {

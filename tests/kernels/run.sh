@@ -240,6 +240,19 @@ if emit $ex/layernorm_backward.tc layernorm_bwd sched; then
     else bad "layernorm_bwd: --emit=sched does not show the column partials"; fi
 fi
 count $ex/col_sum.tc col_sum 1   # a column sum alone: no rows kernel to carry it
+# refused: the row statistic read at another row (m.T), or a column max: the
+# column kernel reads x itself
+for fn in colpart_other_row colpart_max; do
+    emit $kt $fn cuda || continue
+    if [ "$(plan_steps | wc -l)" -eq 2 ] && plan_steps | grep -E '^  step 1: ' | grep -qE '[(, ]in_x[,)]' &&
+        ! grep -q cpart "$tmp/out"; then ok "$fn: not carried as column partials"
+    else bad "$fn: want the column kernel to read x itself" "$(plan_steps | tr '\n' '|')"; fi
+done
+if emit $kt colpart_other_row explain; then
+    if grep -qE '^  refused .* column partials: .* at another row' "$tmp/out"; then
+        ok "colpart_other_row: explain says why it is not carried"
+    else bad "colpart_other_row: explain does not say why the column sum is not carried"; fi
+fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
