@@ -40,7 +40,9 @@ With --plumbing (tests/fakegpu/run.sh, no GPU: the driver is a fake whose
 kernels do nothing) every job runs without --check and must exit 0: the
 plans' arguments match the PTX signatures of their kernels and point into
 live memory; the large class, memcheck and all but 40 random programs are
-left out; and --check must report the (unwritten) outputs as wrong.
+left out (all but 10 with TC_PLUMBING_QUICK=1, the sanitizer build's run in
+scripts/test.sh, where NVRTC's allocations through ASan make each compile
+slow); and --check must report the (unwritten) outputs as wrong.
 
 TC_GPU_QUICK=1 keeps the tiny and odd classes, 50 random programs and 10
 memcheck runs: a first look in a minute or two.
@@ -60,6 +62,8 @@ import sys
 
 TIMEOUT = 900
 QUICK = os.environ.get("TC_GPU_QUICK") == "1"
+# the sanitizer build's fake-driver run (scripts/test.sh): 10 random programs
+NRAND_PLUMB = 10 if os.environ.get("TC_PLUMBING_QUICK") == "1" else 40
 
 
 def run(cmd, env=None, timeout=TIMEOUT):
@@ -304,7 +308,7 @@ class Suite:
             return []
         progs = []
         bases = sorted(f[:-3] for f in os.listdir(out) if f.endswith(".tc"))
-        for base in bases[:40] if self.plumbing else bases[:50] if QUICK else bases:
+        for base in bases[:NRAND_PLUMB] if self.plumbing else bases[:50] if QUICK else bases:
             with open(os.path.join(out, base + ".json")) as f:
                 desc = json.load(f)
             cmd = [self.tc, "run", os.path.join(out, base + ".tc"), "--fn", desc.get("fn", "f"),
@@ -345,7 +349,7 @@ class Suite:
             print("gen.py failed: %s" % err.strip()[:400])
             return
         bases = sorted(f[:-3] for f in os.listdir(out) if f.endswith(".tc"))
-        for base in bases[:40] if self.plumbing else bases[:50] if QUICK else bases:
+        for base in bases[:NRAND_PLUMB] if self.plumbing else bases[:50] if QUICK else bases:
             with open(os.path.join(out, base + ".json")) as f:
                 desc = json.load(f)
             if desc.get("groups") is not None or desc.get("nonfinite") or desc.get("fn", "f") != "f":
