@@ -3,8 +3,8 @@
 #   build/        the release-style build (warnings as errors): every test
 #   build-asan/   gcc, AddressSanitizer + UBSan (TC_SANITIZE=ON), where leaks,
 #                 overflows and undefined behaviour fail the tests: every test
-#                 (at -O1, as ASan's authors advise: the interpreter-heavy
-#                 tests ran three times slower at -O0)
+#                 (at -O1, as ASan's documentation advises for speed: the
+#                 reference interpreter's tests dominate this build's time)
 #   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON;
 #                 gcc's UBSan does not check float -> int conversions): every
 #                 test but the four that mostly wait for NVRTC or rebuild the
