@@ -153,6 +153,8 @@ typedef struct fdecision {
     bool fused;
     const char *why;
     const char *limit;      /* refused by the budget: "passes", "work" or "registers"; else NULL */
+    bool superseded;        /* both anchors went into one kernel by a later rule (the attention
+                             * rule): explain prints a count, --json marks it */
 } fdecision;
 
 /* A pointwise value stored because its inlined expression passed

@@ -383,7 +383,7 @@ void fuse_mm_prologues(fctx *x)
                          "cuBLAS does: M above %d)",
                          nm.g ? " scaled by the column weight as each tile arrives" : "", nm.rows->id,
                          FUSE_MM_MAX_ROWS),
-            NULL};
+            NULL, false};
     }
     for (int i = 0; i < o->nk; i++) {
         fmmlora lo;
@@ -399,7 +399,7 @@ void fuse_mm_prologues(fctx *x)
                          "cuBLAS does (M above %d)",
                          o->k[i]->ext->id, lo.p->ext->id, lo.t->ext->id, lo.p->id, lo.t->id,
                          FUSE_MM_MAX_ROWS),
-            NULL};
+            NULL, false};
     }
     int *with = fuse_mm_pairs(o, x->a);
     for (int i = 0; i < o->nk; i++) {
@@ -415,6 +415,6 @@ void fuse_mm_prologues(fctx *x)
                          "sums both, and its epilogue gets both); kernel %d runs only when cuBLAS "
                          "does (M above %d)",
                          mb->id, ma->id, with[i], FUSE_MM_MAX_ROWS),
-            NULL};
+            NULL, false};
     }
 }
