@@ -334,8 +334,7 @@ static bool rewrite(actx *x, lnode *m2, const fattn *at)
 
 void fuse_attention(ffn *o, tc_arena *a)
 {
-    const char *env = getenv("TENSORC_ATTENTION");
-    if (env && strcmp(env, "off") == 0)
+    if (!o->knobs.attention)
         return;
     const lfn *f = o->l;
     if (f->g->elementwise)
