@@ -82,34 +82,35 @@ _Static_assert(offsetof(DLTensor, device) == sizeof(void *) &&
                    offsetof(DLTensor, shape) == offsetof(DLTensor, device) + 16,
                "DLTensor's layout (dlpack.h)");
 
-static void take_dl(memo_args *m, const DLTensor *t)
+/* The snapshot of t; whether it is compact (same_compact may compare it:
+ * given, of rank 1 or 2 with a shape, strides NULL).  The DLTensor's
+ * fields are read once into locals: the stores into dims could alias them
+ * (int64_t both), which had the compiler read them again each element. */
+static bool take_dl(memo_args *m, const DLTensor *t)
 {
     memo_dl *s = &m->dls[m->ndls++];
-    memset(s, 0, sizeof *s);
-    s->null = !t;
-    if (!t)
-        return;
-    s->data = t->data;
-    memcpy(s->mid, &t->device, sizeof s->mid);
-    s->byte_offset = t->byte_offset;
-    s->ndim = t->ndim;
-    s->dims_at = (int32_t)m->ndims;
-    s->strides = t->strides != NULL;
-    for (int k = 0; k < t->ndim && t->shape; k++)
-        m->dims[m->ndims++] = t->shape[k];
-    for (int k = 0; k < t->ndim && t->strides; k++)
-        m->dims[m->ndims++] = t->strides[k];
-    if ((t->ndim == 1 || t->ndim == 2) && t->shape) {
-        s->d[0] = t->shape[0];
-        s->d[1] = t->shape[t->ndim - 1];
+    if (!t) {
+        *s = (memo_dl){.null = true};
+        return false;
     }
-}
-
-/* Whether t may be compared by same_compact: given, of rank 1 or 2 with
- * a shape, strides NULL. */
-static bool compact_dl(const DLTensor *t)
-{
-    return t && (t->ndim == 1 || t->ndim == 2) && t->shape && !t->strides;
+    int n = t->ndim;
+    const int64_t *shape = t->shape, *strides = t->strides;
+    *s = (memo_dl){.data = t->data, .byte_offset = t->byte_offset, .ndim = n,
+                   .dims_at = (int32_t)m->ndims, .strides = strides != NULL};
+    memcpy(s->mid, &t->device, sizeof s->mid);
+    int64_t *d = m->dims + m->ndims;
+    int k = 0;
+    for (int i = 0; shape && i < n; i++)
+        d[k++] = shape[i];
+    for (int i = 0; strides && i < n; i++)
+        d[k++] = strides[i];
+    m->ndims += (size_t)k;
+    bool compact = (n == 1 || n == 2) && shape && !strides;
+    if (compact) {
+        s->d[0] = shape[0];
+        s->d[1] = shape[n - 1];
+    }
+    return compact;
 }
 
 /* Field by field (the checks read nothing else of a DLTensor), without a
@@ -180,10 +181,8 @@ bool memo_args_take(memo_args *m, const char *fn, const tc_arg *args, size_t nar
         case TC_ARG_TENSOR: take_dl(m, a->v.tensor); break;
         case TC_ARG_TENSORS:
             k->compact = a->v.tensors != NULL;
-            for (size_t g = 0; a->v.tensors && g < ngroups; g++) {
-                take_dl(m, a->v.tensors[g]);
-                k->compact &= compact_dl(a->v.tensors[g]);
-            }
+            for (size_t g = 0; a->v.tensors && g < ngroups; g++)
+                k->compact &= take_dl(m, a->v.tensors[g]);
             k->bits = a->v.tensors != NULL;
             break;
         case TC_ARG_FLOAT: memcpy(&k->bits, &a->v.f, sizeof a->v.f); break;
