@@ -118,7 +118,8 @@ if has host; then
         status=1
     else
         hf=$out/$(date -u +%Y-%m-%d)-host.txt
-        { "$hb" && "$hb" --cold --calls 400; } > "$hf" 2>&1 || { say "tc-bench-host failed (see $hf)"; status=1; }
+        ex=$here/../examples/adamw.tc
+        { "$hb" --adamw "$ex" && "$hb" --adamw "$ex" --cold --calls 400; } > "$hf" 2>&1 || { say "tc-bench-host failed (see $hf)"; status=1; }
         say "host time: $hf"
         cat "$hf" >&2
     fi

@@ -1,7 +1,7 @@
 /* host_time.c - tc-bench-host: tensorc's own host time per call (issue 14),
  * with no kernel time in it.
  *
- *   tc-bench-host [--tensors N,N...] [--calls C] [--cold] [--only NAME] [--json]
+ *   tc-bench-host [--tensors N,N...] [--calls C] [--cold] [--only NAME] [--adamw FILE] [--json]
  *
  * Each figure is the median wall time of one API call (clock_gettime
  * around the call alone; the device is synchronized between calls, outside
@@ -22,6 +22,9 @@
  *   replay per kernel    tc_replay_run of a captured 4-kernel call (chain4),
  *                        with its arguments given (compared with the
  *                        capture's), divided by the kernels
+ *
+ * --adamw FILE names examples/adamw.tc where the source tree the binary
+ * was built from is not (a build carried to a GPU machine).
  *
  * The tensors are suite.md's transformer set (per layer 4 x 1024x1024,
  * 4096x1024, 1024x4096, 4 x 1024: ten tensors), cut or repeated to N, each
@@ -51,6 +54,7 @@
 static tc_ctx *ctx;
 static bool cold, json;
 static const char *only; /* --only NAME: that figure alone (for a profiler) */
+static const char *adamw = TC_EXAMPLES "/adamw.tc"; /* --adamw FILE: where the build's tree is not */
 static int calls = 2000;
 static unsigned char *evict;
 enum { EVICT_BYTES = 32 << 20 };
@@ -333,12 +337,14 @@ int main(int argc, char **argv)
             calls = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--cold"))
             cold = true;
+        else if (!strcmp(argv[i], "--adamw") && i + 1 < argc)
+            adamw = argv[++i];
         else if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else if (!strcmp(argv[i], "--json"))
             json = true;
         else {
-            fprintf(stderr, "usage: tc-bench-host [--tensors N,N...] [--calls C] [--cold] [--only NAME] [--json]\n");
+            fprintf(stderr, "usage: tc-bench-host [--tensors N,N...] [--calls C] [--cold] [--only NAME] [--adamw FILE] [--json]\n");
             return 2;
         }
     }
@@ -356,7 +362,7 @@ int main(int argc, char **argv)
         printf("device: %s; median host time of one call over %d calls%s\n", info.name, calls,
                cold ? ", caches evicted before each" : "");
     tc_program *p;
-    if ((st = tc_compile_file(ctx, TC_EXAMPLES "/adamw.tc", &p)) != TC_OK)
+    if ((st = tc_compile_file(ctx, adamw, &p)) != TC_OK)
         die("tc_compile_file", st);
     for (const char *c = list; *c;) {
         char *end;
