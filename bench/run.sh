@@ -8,6 +8,10 @@
 #   3. bench/peers.py          PyTorch eager and torch.compile, same cases
 #   4. bench/report.py         OUT/<date>-<gpu>.md and .png, the inputs kept
 #                              beside them as .tensorc.json and .peers.json
+#   5. tc-bench-host           tensorc's own host time per call (tc_run_foreach
+#                              over 240 and 2,000 tensors, a small tc_run, a
+#                              replay), warm and with the caches evicted, into
+#                              OUT/<date>-host.txt (bench/README.md)
 #
 # Results go to ${OUT:-bench/results}; the raw JSON and logs of each step to
 # ${BENCH_WORK:-OUT/raw}, where a later call finds them: with BENCH_STEPS a
@@ -17,7 +21,7 @@
 # Environment:
 #   OUT=DIR             where the results go (default: bench/results)
 #   BENCH_WORK=DIR      raw JSON and logs (default: OUT/raw)
-#   BENCH_STEPS="..."   which of: selftest tc peers report (default: all four)
+#   BENCH_STEPS="..."   which of: selftest tc peers report host (default: all five)
 #   BENCH_QUICK=1       small shapes, few iterations: a smoke test (the report
 #                       is named ...-quick.md and says so)
 #   BENCH_CASES="a b"   only these cases (tc-bench --list names them)
@@ -35,7 +39,7 @@ mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 work=${BENCH_WORK:-$out/raw}
 mkdir -p "$work" || exit 2
-steps=${BENCH_STEPS:-selftest tc peers report}
+steps=${BENCH_STEPS:-selftest tc peers report host}
 tcb=$build/tc-bench
 quick=()
 [ "${BENCH_QUICK:-0}" = 1 ] && quick=(--quick)
@@ -107,4 +111,18 @@ if has report; then
     [ -f "${md%.md}.png" ] && say "results: $md and ${md%.md}.png" || say "results: $md (no chart: see the file)"
     [ -z "${BENCH_WORK:-}" ] && rm -rf "$work" # the inputs are kept beside the results
 fi
+if has host; then
+    hb=$build/tc-bench-host
+    if [ ! -x "$hb" ]; then
+        say "no tc-bench-host in $build: build it with cmake --build $build --target tc-bench-host"
+        status=1
+    else
+        hf=$out/$(date -u +%Y-%m-%d)-host.txt
+        ex=$here/../examples/adamw.tc
+        { "$hb" --adamw "$ex" && "$hb" --adamw "$ex" --cold --calls 400; } > "$hf" 2>&1 || { say "tc-bench-host failed (see $hf)"; status=1; }
+        say "host time: $hf"
+        cat "$hf" >&2
+    fi
+fi
+
 exit $status

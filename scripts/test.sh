@@ -3,6 +3,8 @@
 #   build/        the release-style build (warnings as errors): every test
 #   build-asan/   gcc, AddressSanitizer + UBSan (TC_SANITIZE=ON), where leaks,
 #                 overflows and undefined behaviour fail the tests: every test
+#                 (at -O1, as ASan's documentation advises for speed: the
+#                 reference interpreter's tests dominate this build's time)
 #   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON;
 #                 gcc's UBSan does not check float -> int conversions): every
 #                 test but the four that mostly wait for NVRTC or rebuild the
@@ -43,11 +45,13 @@ suite() {
 }
 build_targets=
 suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
-# the sanitizers check tensorc's code, which is the same for every arch: one
-# NVRTC compile a program there (tests/nvrtc/run.sh)
+# the sanitizers check tensorc's code, which is the same for every arch and
+# every program's trip through NVRTC: a sample of the NVRTC compiles there
+# (tests/nvrtc/run.sh) and 10 random programs on the fake driver (suite.py)
 # LSan skips thread-local storage there: scanning NVRTC's crashed its tracer
 # (tests/lsan.supp says more)
-TC_NVRTC_QUICK=1 LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "" -DCMAKE_BUILD_TYPE=Debug -DTC_WERROR=ON -DTC_SANITIZE=ON
+TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
+    -DTC_WERROR=ON -DTC_SANITIZE=ON
 suite build-ubsan "-E ^(nvrtc|fakegpu|adamw_example|package)$" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some

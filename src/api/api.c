@@ -58,6 +58,7 @@ tc_status tc_ctx_create(tc_ctx **ctx)
     if (!*ctx)
         return TC_ERR_NOMEM;
     diag_init(&(*ctx)->diag);
+    knobs_from_env(&(*ctx)->knobs); /* once: every compilation and launch of the context */
     return TC_OK;
 }
 
@@ -237,24 +238,6 @@ void tc_program_free(tc_program *prog)
     api_memo_free(prog);
     arena_free(prog->run_scratch);
     free(prog);
-}
-
-/* --- the environment ------------------------------------------------------------ */
-
-int api_env_int(const char *name, int lo, int hi, int def, atomic_flag *warned)
-{
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return def;
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (end != s && !*end && errno == 0 && v >= lo && v <= hi)
-        return (int)v;
-    if (!atomic_flag_test_and_set(warned))
-        fprintf(stderr, "tensorc: warning: %s='%s' is not an integer from %d to %d: ignored "
-                "(taken as %d)\n", name, s, lo, hi, def);
-    return def;
 }
 
 /* --- entry functions -------------------------------------------------------------- */

@@ -48,10 +48,11 @@ tc_status tc_program_image_ex(tc_program *p, const char *fn, const tc_arg *dtype
     if ((st = api_cuda_source(p, f, &src)) != TC_OK)
         return st;
     /* the JIT context tc_run would use: made here if no run has made it */
-    if (!ctx->rt && !(ctx->rt = rt_new(TC_DEVICE_AUTO, NULL)))
+    if (!ctx->rt && !(ctx->rt = rt_new(TC_DEVICE_AUTO, NULL, &ctx->knobs)))
         return api_fail(ctx, diag_set(d, TC_ERR_NOMEM, none, "out of memory"));
     if (!ctx->rt->jit && !(ctx->rt->jit = jit_ctx_new(ctx->rt->cache_dir, 0)))
         return api_fail(ctx, diag_set(d, TC_ERR_NOMEM, none, "out of memory"));
+    jit_set_salt(ctx->rt->jit, ctx->rt->knobs); /* the knobs in the key, as rt_open does */
     /* the name NVRTC records (line info) and the cache key covers */
     const char *name = f ? arena_printf(p->arena, "%s.%s.cu", p->src->name, f->name)
                          : arena_printf(p->arena, "%s.cu", p->src->name);

@@ -24,10 +24,6 @@
 
 /* Clear the context's last error (every API call starts with this). */
 void api_begin(tc_ctx *ctx);
-/* The TENSORC_* variable name as an integer in [lo, hi]; unset or empty
- * gives def, and so does any other value, with one warning on stderr per
- * process (*warned: the caller's static flag). */
-int api_env_int(const char *name, int lo, int hi, int def, atomic_flag *warned);
 /* Finish a call that failed with st: keep a copy of the location (the
  * program's arena may be freed) and return st. */
 tc_status api_fail(tc_ctx *ctx, tc_status st);

@@ -46,7 +46,7 @@ tc_status api_gpu(tc_ctx *ctx, int ordinal, struct tc_rt **out)
 {
     *out = NULL;
     bool made = !ctx->rt;
-    if (made && !(ctx->rt = rt_new(ordinal, NULL)))
+    if (made && !(ctx->rt = rt_new(ordinal, NULL, &ctx->knobs)))
         return diag_set(&ctx->diag, TC_ERR_NOMEM, (tc_loc){0}, "out of memory");
     struct tc_rt *rt = ctx->rt;
     if (!rt->dev && rt->ordinal < 0 && ordinal >= 0)
@@ -88,10 +88,9 @@ tc_arena *api_scratch(tc_program *p)
  * (AdamW over 240 tensors), the 32 KB launch cost more host time than the
  * upload (72.6 vs 39.0 us a call in examples/c/run_adamw, 54.5 vs 42.3 in
  * tc-bench), and the wide build compiled slower (cold 202 vs 25 ms). */
-static bool wide_params(struct tc_rt *rt)
+static bool wide_params(const tc_ctx *ctx, struct tc_rt *rt)
 {
-    static atomic_flag warned = ATOMIC_FLAG_INIT;
-    if (api_env_int("TENSORC_FOREACH_WIDE", 0, 1, 0, &warned) != 1)
+    if (ctx->knobs.foreach_wide != 1) /* the knob (knobs.h; a bad value warned about there) */
         return false;
     return drv_version(rt->dev) >= 12010 && drv_arch(rt->dev) >= 70;
 }
@@ -136,7 +135,7 @@ static tc_status choose_variant(run_job *j, const rt_groups *G, int nonempty, st
         return st;
     unsigned v = rt_needs_idx64(plan, j->binds, j->nbinds, NULL, NULL) ? TC_VAR_IDX64 : 0;
     if (G && plan->nsteps == 1 && plan->steps[0].fe_n && nonempty > plan->steps[0].fe_cap &&
-        wide_params(rt)) {
+        wide_params(j->p->ctx, rt)) {
         const tc_plan *wp;
         st = api_unit_variant(j->p, j->f, v | TC_VAR_WIDE, &u, &wp);
         if (st == TC_OK && nonempty <= wp->steps[0].fe_cap)
@@ -310,7 +309,7 @@ tc_status tc_ctx_create_ex(tc_ctx **ctx, const tc_options *opts)
     tc_status st = tc_ctx_create(ctx);
     if (st != TC_OK)
         return st;
-    if (!((*ctx)->rt = rt_new(o.device, o.cache_dir))) {
+    if (!((*ctx)->rt = rt_new(o.device, o.cache_dir, &(*ctx)->knobs))) {
         tc_ctx_free(*ctx);
         *ctx = NULL;
         return TC_ERR_NOMEM;

@@ -82,23 +82,35 @@ _Static_assert(offsetof(DLTensor, device) == sizeof(void *) &&
                    offsetof(DLTensor, shape) == offsetof(DLTensor, device) + 16,
                "DLTensor's layout (dlpack.h)");
 
-static void take_dl(memo_args *m, const DLTensor *t)
+/* The snapshot of t; whether it is compact (same_compact may compare it:
+ * given, of rank 1 or 2 with a shape, strides NULL).  The DLTensor's
+ * fields are read once into locals: the stores into dims could alias them
+ * (int64_t both), which had the compiler read them again each element. */
+static bool take_dl(memo_args *m, const DLTensor *t)
 {
     memo_dl *s = &m->dls[m->ndls++];
-    memset(s, 0, sizeof *s);
-    s->null = !t;
-    if (!t)
-        return;
-    s->data = t->data;
+    if (!t) {
+        *s = (memo_dl){.null = true};
+        return false;
+    }
+    int n = t->ndim;
+    const int64_t *shape = t->shape, *strides = t->strides;
+    *s = (memo_dl){.data = t->data, .byte_offset = t->byte_offset, .ndim = n,
+                   .dims_at = (int32_t)m->ndims, .strides = strides != NULL};
     memcpy(s->mid, &t->device, sizeof s->mid);
-    s->byte_offset = t->byte_offset;
-    s->ndim = t->ndim;
-    s->dims_at = (int32_t)m->ndims;
-    s->strides = t->strides != NULL;
-    for (int k = 0; k < t->ndim && t->shape; k++)
-        m->dims[m->ndims++] = t->shape[k];
-    for (int k = 0; k < t->ndim && t->strides; k++)
-        m->dims[m->ndims++] = t->strides[k];
+    int64_t *d = m->dims + m->ndims;
+    int k = 0;
+    for (int i = 0; shape && i < n; i++)
+        d[k++] = shape[i];
+    for (int i = 0; strides && i < n; i++)
+        d[k++] = strides[i];
+    m->ndims += (size_t)k;
+    bool compact = (n == 1 || n == 2) && shape && !strides;
+    if (compact) {
+        s->d[0] = shape[0];
+        s->d[1] = shape[n - 1];
+    }
+    return compact;
 }
 
 /* Field by field (the checks read nothing else of a DLTensor), without a
@@ -164,11 +176,13 @@ bool memo_args_take(memo_args *m, const char *fn, const tc_arg *args, size_t nar
         k->dl_at = (int)m->ndls;
         k->dtype = -1;
         k->bits = 0;
+        k->compact = false;
         switch (a->kind) {
         case TC_ARG_TENSOR: take_dl(m, a->v.tensor); break;
         case TC_ARG_TENSORS:
+            k->compact = a->v.tensors != NULL;
             for (size_t g = 0; a->v.tensors && g < ngroups; g++)
-                take_dl(m, a->v.tensors[g]);
+                k->compact &= take_dl(m, a->v.tensors[g]);
             k->bits = a->v.tensors != NULL;
             break;
         case TC_ARG_FLOAT: memcpy(&k->bits, &a->v.f, sizeof a->v.f); break;
@@ -182,12 +196,58 @@ bool memo_args_take(memo_args *m, const char *fn, const tc_arg *args, size_t nar
     return ok;
 }
 
+/* same_dl for a tensor of a list whose snapshots are all compact
+ * (memo_arg.compact): one line of the snapshot, no loop.  The rank is
+ * compared (in mid) before the shape is read, so shape[n - 1] is inside
+ * the caller's array. */
+static inline bool same_compact(const memo_dl *s, const DLTensor *t)
+{
+    if (!t)
+        return false;
+    uint64_t mid[2];
+    memcpy(mid, &t->device, sizeof mid);
+    uint64_t diff = ((uint64_t)(uintptr_t)t->data ^ (uint64_t)(uintptr_t)s->data) |
+                    (mid[0] ^ s->mid[0]) | (mid[1] ^ s->mid[1]) |
+                    (t->byte_offset ^ s->byte_offset) | (uint64_t)(uintptr_t)t->strides;
+    if (diff || !t->shape)
+        return false;
+    return ((uint64_t)(t->shape[0] ^ s->d[0]) | (uint64_t)(t->shape[s->ndim - 1] ^ s->d[1])) == 0;
+}
+
+/* A foreach call's lists, list by list (a framework allocates a list's
+ * DLTensors together, so in order they stream).  The caller's DLTensors
+ * and their shapes are each a cache miss when the host's caches are cold
+ * (the model's forward and backward ran since the last step), so each
+ * tensor is asked for PF_T groups ahead and its shape PF_S ahead (its
+ * tensor, asked for earlier, is there by then). */
+static bool same_lists(const memo_args *m, const tc_arg *args, const int *li, int nl,
+                       size_t ngroups)
+{
+    enum { PF_T = 16, PF_S = 8 };
+    for (int k = 0; k < nl; k++) {
+        const DLTensor *const *l = args[li[k]].v.tensors;
+        const memo_arg *a = &m->a[li[k]];
+        const memo_dl *s = &m->dls[a->dl_at];
+        for (size_t g = 0; g < ngroups; g++) {
+            if (g + PF_T < ngroups)
+                __builtin_prefetch(l[g + PF_T]);
+            if (g + PF_S < ngroups && l[g + PF_S])
+                __builtin_prefetch(l[g + PF_S]->shape);
+            if (!(a->compact ? same_compact(&s[g], l[g]) : same_dl(m, &s[g], l[g])))
+                return false;
+        }
+    }
+    return true;
+}
+
 bool memo_args_same(const memo_args *m, const char *fn, const tc_arg *args, size_t nargs,
                     size_t ngroups, bool foreach, bool strict)
 {
     if (!m->valid || m->nargs != nargs || m->ngroups != ngroups || m->foreach != foreach ||
         !same_str(pool_str(m, m->fn), fn) || (nargs && !args))
         return false;
+    /* the lists last, all together (same_lists); the rest first, cheap */
+    int li[64], nl = 0;
     for (size_t i = 0; i < nargs; i++) {
         const tc_arg *a = &args[i];
         const memo_arg *k = &m->a[i];
@@ -204,15 +264,14 @@ bool memo_args_same(const memo_args *m, const char *fn, const tc_arg *args, size
             const DLTensor *const *l = a->v.tensors;
             if ((l != NULL) != (k->bits != 0))
                 return false;
-            const memo_dl *s = &m->dls[k->dl_at];
-            for (size_t g = 0; l && g < ngroups; g++) {
-                if (g + 8 < ngroups)
-                    __builtin_prefetch(l[g + 8]);
-                if (g + 4 < ngroups && l[g + 4])
-                    __builtin_prefetch(l[g + 4]->shape);
-                if (!same_dl(m, &s[g], l[g]))
+            if (!l)
+                break;
+            if (nl == (int)(sizeof li / sizeof li[0])) {
+                if (!same_lists(m, args, li, nl, ngroups))
                     return false;
+                nl = 0;
             }
+            li[nl++] = (int)i;
             break;
         }
         case TC_ARG_FLOAT:
@@ -234,7 +293,7 @@ bool memo_args_same(const memo_args *m, const char *fn, const tc_arg *args, size
         default: return false;
         }
     }
-    return true;
+    return same_lists(m, args, li, nl, ngroups);
 }
 
 void memo_args_diff(const memo_args *m, const tc_arg *args, size_t nargs, char *buf, size_t cap)

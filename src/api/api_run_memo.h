@@ -34,6 +34,8 @@ typedef struct memo_dl {
     void *data;
     uint64_t mid[2];            /* the DLTensor's device, ndim and dtype, as stored */
     uint64_t byte_offset;
+    int64_t d[2];               /* ndim 1 or 2: shape[0] and shape[ndim - 1], for the lists'
+                                 * compact comparison (memo_arg.compact) */
     int32_t ndim;
     int32_t dims_at;            /* its shape in dims[dims_at..], then its strides if any */
     bool null;                  /* the argument was a NULL DLTensor pointer */
@@ -46,6 +48,8 @@ typedef struct memo_arg {
     uint64_t bits;              /* a scalar's value (a double's bits) */
     int dtype;                  /* TC_ARG_DTYPE: its text in the pool, or -1 */
     int dl_at;                  /* its first snapshot in dls */
+    bool compact;               /* a list whose every tensor is given, of rank 1 or 2,
+                                 * strides NULL: compared from its memo_dl alone */
 } memo_arg;
 
 /* Every array keeps its capacity when taken again: recording a call that

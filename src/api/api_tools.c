@@ -43,10 +43,11 @@ tc_status tc_ctx_cache_warning(tc_ctx *ctx, const char **warning)
         return TC_ERR_INVALID_ARG;
     *warning = NULL;
     /* the JIT context tc_program_image would use: made here if no call has */
-    if (!ctx->rt && !(ctx->rt = rt_new(TC_DEVICE_AUTO, NULL)))
+    if (!ctx->rt && !(ctx->rt = rt_new(TC_DEVICE_AUTO, NULL, &ctx->knobs)))
         return TC_ERR_NOMEM;
     if (!ctx->rt->jit && !(ctx->rt->jit = jit_ctx_new(ctx->rt->cache_dir, 0)))
         return TC_ERR_NOMEM;
+    jit_set_salt(ctx->rt->jit, ctx->rt->knobs); /* the knobs in the key, as rt_open does */
     *warning = jit_warning(ctx->rt->jit);
     return TC_OK;
 }

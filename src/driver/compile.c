@@ -135,7 +135,7 @@ static cg_unit *build_unit(tc_program *p, tc_trace *t, const gfn *const *fns, in
         double t0 = tc_now_ms();
         for (int i = 0; i < n; i++)
             if (!fc[i]->fu) {
-                ffn *fu = fuse_fn(fc[i]->l, a, d);
+                ffn *fu = fuse_fn(fc[i]->l, &p->ctx->knobs, a, d);
                 fuse_verify(fu, d);
                 fc[i]->fu = fu;
             }

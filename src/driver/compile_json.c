@@ -14,8 +14,8 @@ void tc_drv_json(tc_buf *b, tc_program *p, tc_stage stage, const gfn *const *fns
     jw_obj(&j);
     jw_key(&j, "format");
     jw_str(&j, stage == STAGE_PLAN ? "tensorc-plan" : "tensorc-explain");
-    jw_key(&j, "version");
-    jw_int(&j, 1);
+    jw_key(&j, "version"); /* explain 2: decisions' "superseded", kernels of kind "attention" */
+    jw_int(&j, stage == STAGE_PLAN ? 1 : 2);
     jw_key(&j, "file");
     jw_str(&j, p->src ? p->src->name : NULL);
     jw_key(&j, "functions");

@@ -12,6 +12,7 @@
 #include "arena.h"
 #include "ast.h"
 #include "diag.h"
+#include "knobs.h"
 #include "graph/bind.h"
 #include "graph/graph.h"
 
@@ -30,6 +31,7 @@ struct tc_ctx {
     tc_diag diag;           /* the last error; its text is what tc_errmsg returns */
     char *err_file;         /* copy of the last error's file name: the source may be gone */
     int err_line, err_col;
+    tc_knobs knobs;         /* the tuning knobs, read from the environment once (tc_ctx_create) */
 };
 
 /* A compiled program: everything lives in its arena and goes with it. */

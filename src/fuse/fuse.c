@@ -122,12 +122,21 @@ static void mark_anchors(fctx *x)
     }
 }
 
-ffn *fuse_fn(const lfn *f, tc_arena *a, tc_diag *d)
+static ffn *fuse_all(const lfn *f, const fuse_budget *bud, const tc_knobs *k, tc_arena *a,
+                     tc_diag *d);
+
+ffn *fuse_fn(const lfn *f, const tc_knobs *k, tc_arena *a, tc_diag *d)
 {
-    return fuse_fn_budget(f, &fuse_default_budget, a, d);
+    return fuse_all(f, &fuse_default_budget, k ? k : &knobs_default, a, d);
 }
 
 ffn *fuse_fn_budget(const lfn *f, const fuse_budget *bud, tc_arena *a, tc_diag *d)
+{
+    return fuse_all(f, bud, &knobs_default, a, d);
+}
+
+static ffn *fuse_all(const lfn *f, const fuse_budget *bud, const tc_knobs *k, tc_arena *a,
+                     tc_diag *d)
 {
     fctx x = {0};
     x.f = f;
@@ -155,6 +164,7 @@ ffn *fuse_fn_budget(const lfn *f, const fuse_budget *bud, tc_arena *a, tc_diag *
     ffn *o = ARENA_NEW(a, ffn);
     o->l = f;
     o->budget = *bud;
+    o->knobs = *k;
     o->kernel_of = ARENA_ARRAY(a, int, n);
     o->stored = ARENA_ARRAY(a, bool, n);
     x.out = o;

@@ -110,6 +110,7 @@
 #ifndef TC_FUSE_H
 #define TC_FUSE_H
 
+#include "knobs.h"
 #include "lower/lir.h"
 
 typedef enum { KK_POINTWISE, KK_REDUCE, KK_EXTERN, KK_SCAN } kernel_kind;
@@ -165,6 +166,8 @@ typedef struct fdecision {
     bool fused;
     const char *why;
     const char *limit;      /* refused by the budget: "passes", "work" or "registers"; else NULL */
+    bool superseded;        /* both anchors went into one kernel by a later rule (the attention
+                             * rule): explain prints a count, --json marks it */
 } fdecision;
 
 /* A pointwise value stored because its inlined expression passed
@@ -196,11 +199,13 @@ typedef struct ffn {
     fcut *cut;
     int ncut;
     fuse_budget budget;     /* the budget it was fused under */
+    tc_knobs knobs;         /* the context's tuning knobs (knobs.h): fusion's and scheduling's */
 } ffn;
 
-/* Group f's nodes into kernels.  Errors unwind through d (TC_ERR_INTERNAL). */
-ffn *fuse_fn(const lfn *f, tc_arena *a, tc_diag *d);
-/* The same under another budget (tests). */
+/* Group f's nodes into kernels under the tuning knobs k (NULL: none set,
+ * knobs_default).  Errors unwind through d (TC_ERR_INTERNAL). */
+ffn *fuse_fn(const lfn *f, const tc_knobs *k, tc_arena *a, tc_diag *d);
+/* The same under another budget, no knobs (tests). */
 ffn *fuse_fn_budget(const lfn *f, const fuse_budget *b, tc_arena *a, tc_diag *d);
 
 void fuse_print(tc_buf *b, const ffn *f);
@@ -255,7 +260,7 @@ void fuse_attention(ffn *o, tc_arena *a);
 #define FUSE_MM_MAX_ROWS 16
 /* Whether matmul m runs on the generated kernel whatever M is at launch,
  * as sched_matmul.c decides it (so an epilogue may be fused into it). */
-bool fuse_matmul_generated(const lnode *m);
+bool fuse_matmul_generated(const tc_knobs *k, const lnode *m);
 
 /* The row-scale rule (fuse_mmrules.c says when and why): matmul kernel mk's
  * left operand A[i, k] = P[i, k] * R[i] (* G[k]) is the only store of an

@@ -315,6 +315,10 @@ static bool rewrite(actx *x, lnode *m2, const fattn *at)
     fdecision *dec = ARENA_ARRAY(x->a, fdecision, o->ndec + 1);
     if (o->ndec)
         memcpy(dec, o->dec, sizeof *dec * (size_t)o->ndec);
+    /* the merges' refusals between the pattern's nodes did not happen in
+     * the end: the attention kernel holds both */
+    for (int i = 0; i < o->ndec; i++)
+        dec[i].superseded |= x->pat[dec[i].producer->id] && x->pat[dec[i].consumer->id];
     dec[o->ndec++] = (fdecision){
         at->qk, m2, true,
         arena_printf(x->a,
@@ -323,15 +327,14 @@ static bool rewrite(actx *x, lnode *m2, const fattn *at)
                      "per group of query rows that share them, the keys split across blocks, "
                      "per-split max and sum combined in a fixed order)",
                      at->qk->id, (long long)at->d),
-        NULL};
+        NULL, false};
     o->dec = dec;
     return true;
 }
 
 void fuse_attention(ffn *o, tc_arena *a)
 {
-    const char *env = getenv("TENSORC_ATTENTION");
-    if (env && strcmp(env, "off") == 0)
+    if (!o->knobs.attention)
         return;
     const lfn *f = o->l;
     if (f->g->elementwise)

@@ -61,8 +61,8 @@ static void kernel(tc_json *j, const ffn *f, const fkernel *k, tc_arena *a)
     jw_int(j, k->id);
     jw_key(j, "name");
     jw_str(j, k->name);
-    jw_key(j, "kind");
-    jw_str(j, kinds[k->kind]);
+    jw_key(j, "kind"); /* an attention kernel is an extern of its own kind */
+    jw_str(j, k->kind == KK_EXTERN && k->attn ? "attention" : kinds[k->kind]);
     jw_key(j, "domain");
     if (k->kind == KK_EXTERN)
         jw_null(j);
@@ -184,6 +184,8 @@ void fuse_explain_json(tc_json *j, const ffn *f)
         jw_str(j, d->limit);
         jw_key(j, "why");
         jw_str(j, d->why ? d->why : "?");
+        jw_key(j, "superseded");
+        jw_bool(j, d->superseded);
         jw_end(j);
     }
     jw_end(j);

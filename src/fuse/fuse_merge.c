@@ -35,7 +35,7 @@ static void decide(fctx *x, const lnode *p, const lnode *c, bool fused, const ch
     if (decided(x, p, c, fused)) /* one line per pair and outcome */
         return;
     ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
-    o->dec[o->ndec++] = (fdecision){p, c, fused, why, fused ? NULL : x->limit};
+    o->dec[o->ndec++] = (fdecision){p, c, fused, why, fused ? NULL : x->limit, false};
 }
 
 static const char *fused_why(kdesc p, kdesc c, const lnode *prod, const lnode *cons)

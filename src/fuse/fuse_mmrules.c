@@ -137,30 +137,29 @@ static bool match_r(mctx *x, const lnode *n, int depth)
 /* whether the generated kernel may run matmul m (sched_matmul.c's model):
  * f16/bf16 (f32 under TENSORC_MATMUL=generated) unless M is a constant
  * past its limit; TENSORC_MATMUL_EPILOGUE=off keeps matmuls apart */
-static bool may_generate(const lnode *m)
+static bool may_generate(const tc_knobs *kn, const lnode *m)
 {
-    const char *off = getenv("TENSORC_MATMUL_EPILOGUE");
-    if ((off && strcmp(off, "off") == 0) || m->rank != 2 || m->nin != 2)
+    if (!kn->matmul_epilogue || m->rank != 2 || m->nin != 2)
         return false;
-    const char *force = getenv("TENSORC_MATMUL");
-    bool forced = force && strcmp(force, "generated") == 0;
+    bool forced = kn->matmul == KNOB_MM_GENERATED;
     int64_t rows;
-    return !(force && strcmp(force, "cublas") == 0) &&
+    return kn->matmul != KNOB_MM_CUBLAS &&
            (m->dtype == TC_F16 || m->dtype == TC_BF16 || (forced && m->dtype == TC_F32)) &&
            (forced || !dim_is_const(m->shape[0], &rows) || rows <= FUSE_MM_MAX_ROWS);
 }
 
 /* k's matmul when the rules may move work into its generated kernel, else
  * NULL (an attention kernel, fuse_attn.c, keeps ext but is no matmul) */
-static const lnode *generated(const fkernel *k)
+static const lnode *generated(const ffn *f, const fkernel *k)
 {
-    return k->kind == KK_EXTERN && !k->attn && k->ext && may_generate(k->ext) ? k->ext : NULL;
+    return k->kind == KK_EXTERN && !k->attn && k->ext && may_generate(&f->knobs, k->ext) ? k->ext
+                                                                                          : NULL;
 }
 
 bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
 {
     *out = (fmmnorm){0};
-    const lnode *m = generated(mk);
+    const lnode *m = generated(f, mk);
     if (!m)
         return false;
     const lref *ra = &m->in[0];
@@ -281,15 +280,14 @@ bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a)
     *out = (fmmlora){0};
     /* opt-in until its kernel has run on a GPU (issue 13: written when the
      * session's device time was spent; tests/gpu/matmul.sh turns it on) */
-    const char *on = getenv("TENSORC_MATMUL_LORA");
-    if (!on || strcmp(on, "on") != 0)
+    if (!f->knobs.matmul_lora)
         return false;
-    const lnode *q = generated(kq);
+    const lnode *q = generated(f, kq);
     if (!q || layout(f, q, 0) != 0)
         return false;
     const lnode *t = q->in[0].src;
     if (t->kind != LK_MATMUL || t->rank != 2 || t->nuses != 1 || t->output >= 0 || t->dtype != q->dtype ||
-        f->kernel_of[t->id] < 0 || !may_generate(t))
+        f->kernel_of[t->id] < 0 || !may_generate(&f->knobs, t))
         return false;
     const fkernel *kt = f->k[f->kernel_of[t->id]];
     int tb = layout(f, q, 1);
@@ -301,7 +299,7 @@ bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a)
         if (kp->kind != KK_EXTERN || kp == kt || kp == kq || kp->nstores > 0 || p->rank != 2 ||
             p->in[0].src != t->in[0].src || p->in[0].idx[0] != t->in[0].idx[0] ||
             p->in[0].idx[1] != t->in[0].idx[1] || p->dtype != q->dtype || p->shape[0] != q->shape[0] ||
-            p->shape[1] != q->shape[1] || layout(f, p, 1) != tb || !may_generate(p) ||
+            p->shape[1] != q->shape[1] || layout(f, p, 1) != tb || !may_generate(&f->knobs, p) ||
             !unread_before(f, p, kq->id) || !read_at_own_element(f, kq, p, a) ||
             (f->kernel_of[p->in[1].src->id] >= 0 && f->kernel_of[p->in[1].src->id] >= kq->id))
             continue; /* (W must be there when kq runs) */
@@ -348,11 +346,11 @@ int *fuse_mm_pairs(const ffn *f, tc_arena *a)
             with[i] = with[lo.t->id] = with[lo.p->id] = f->nk;
     for (int i = 0; i < f->nk; i++) {
         const fkernel *kb = f->k[i];
-        if (with[i] >= 0 || !generated(kb) || fuse_mm_norm(f, kb, &nm))
+        if (with[i] >= 0 || !generated(f, kb) || fuse_mm_norm(f, kb, &nm))
             continue;
         for (int j = 0; j < i; j++) {
             const fkernel *ka = f->k[j];
-            if (with[j] >= 0 || !generated(ka) ||
+            if (with[j] >= 0 || !generated(f, ka) ||
                 fuse_mm_norm(f, ka, &nm) || !pairable(f, ka, kb, a))
                 continue;
             with[i] = j;
@@ -383,7 +381,7 @@ void fuse_mm_prologues(fctx *x)
                          "cuBLAS does: M above %d)",
                          nm.g ? " scaled by the column weight as each tile arrives" : "", nm.rows->id,
                          FUSE_MM_MAX_ROWS),
-            NULL};
+            NULL, false};
     }
     for (int i = 0; i < o->nk; i++) {
         fmmlora lo;
@@ -399,7 +397,7 @@ void fuse_mm_prologues(fctx *x)
                          "cuBLAS does (M above %d)",
                          o->k[i]->ext->id, lo.p->ext->id, lo.t->ext->id, lo.p->id, lo.t->id,
                          FUSE_MM_MAX_ROWS),
-            NULL};
+            NULL, false};
     }
     int *with = fuse_mm_pairs(o, x->a);
     for (int i = 0; i < o->nk; i++) {
@@ -415,6 +413,6 @@ void fuse_mm_prologues(fctx *x)
                          "sums both, and its epilogue gets both); kernel %d runs only when cuBLAS "
                          "does (M above %d)",
                          mb->id, ma->id, with[i], FUSE_MM_MAX_ROWS),
-            NULL};
+            NULL, false};
     }
 }

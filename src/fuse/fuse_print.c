@@ -129,12 +129,21 @@ void fuse_explain(tc_buf *b, const ffn *f)
                    c->n->id, node_label(c->n), c->size, c->reds, bu->max_inline, bu->max_passes,
                    f->stored[c->n->id] ? " and stored for the kernels after" : ", inline in its readers' kernel");
     }
+    int superseded = 0;
     for (int i = 0; i < f->ndec; i++) {
         const fdecision *d = &f->dec[i];
+        if (d->superseded) { /* what happened is the rule that took both */
+            superseded++;
+            continue;
+        }
         buf_printf(b, "  %s %%%d %s -> %%%d %s: %s\n", d->fused ? "fused  " : d->limit ? "split  " : "refused",
                    d->producer->id, node_label(d->producer), d->consumer->id,
                    node_label(d->consumer), d->why ? d->why : "?");
     }
+    if (superseded)
+        buf_printf(b, "  (%d earlier decision%s between nodes the attention rule then took into one "
+                      "kernel not shown: explain --json lists them, \"superseded\": true)\n",
+                   superseded, superseded == 1 ? "" : "s");
     for (int i = 0; i < f->nk; i++) {
         const fkernel *k = f->k[i];
         if (k->kind != KK_EXTERN)

@@ -383,14 +383,13 @@ static bool scan_desc(fctx *x, int a, int b, kdesc *out)
     return true;
 }
 
-bool fuse_matmul_generated(const lnode *m)
+bool fuse_matmul_generated(const tc_knobs *k, const lnode *m)
 {
     if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16)
         return false;
-    const char *force = getenv("TENSORC_MATMUL");
-    if (force && strcmp(force, "cublas") == 0)
+    if (k->matmul == KNOB_MM_CUBLAS)
         return false;
-    if (force && strcmp(force, "generated") == 0)
+    if (k->matmul == KNOB_MM_GENERATED)
         return true;
     int64_t rows;
     return m->dtype != TC_F32 && dim_is_const(m->shape[m->rank - 2], &rows) &&
@@ -413,8 +412,7 @@ static bool epilogue_desc(fctx *x, int a, int b, kdesc *out)
     FOR_MEMBERS(x, e, -1, i)
         if (x->f->nodes[i]->kind == LK_MATMUL)
             m = x->f->nodes[i];
-    const char *off = getenv("TENSORC_MATMUL_EPILOGUE");
-    if (off && strcmp(off, "off") == 0) {
+    if (!x->out->knobs.matmul_epilogue) {
         x->why = "a matmul is a fusion barrier (TENSORC_MATMUL_EPILOGUE=off)";
         return false;
     }
@@ -422,7 +420,7 @@ static bool epilogue_desc(fctx *x, int a, int b, kdesc *out)
         x->why = "a matmul is a fusion barrier but for a pointwise epilogue";
         return false;
     }
-    if (!m || !fuse_matmul_generated(m)) {
+    if (!m || !fuse_matmul_generated(&x->out->knobs, m)) {
         x->why = "a matmul is a fusion barrier unless the generated kernel is certain at compile "
                  "time (f16/bf16, M a constant <= 16; cuBLAS takes no epilogue)";
         return false;

@@ -33,6 +33,7 @@ struct jit_ctx {
     bool facts_saved;
     jit_entry *table;
     size_t n, cap;
+    char salt[512];         /* jit_set_salt's: a part of every key when not empty */
 };
 
 const char *jit_origin_str(jit_origin o)
@@ -76,6 +77,11 @@ void jit_ctx_free(jit_ctx *j)
     free(j);
 }
 
+void jit_set_salt(jit_ctx *j, const char *salt)
+{
+    snprintf(j->salt, sizeof j->salt, "%s", salt ? salt : "");
+}
+
 const char *jit_warning(const jit_ctx *j)
 {
     return j ? cache_warning(j->cache) : NULL;
@@ -94,8 +100,21 @@ static tc_status fail(tc_diag *d, tc_status st, const char *what)
     return st;
 }
 
+static tc_status key_salted(const char *src, size_t len, const char *name, int arch, bool cubin,
+                            const char *const *opts, int nopts, const char *salt,
+                            tc_cache_key *key);
+
 tc_status jit_key(const char *src, size_t len, const char *name, int arch, bool cubin,
                   const char *const *opts, int nopts, tc_cache_key *key)
+{
+    return key_salted(src, len, name, arch, cubin, opts, nopts, "", key);
+}
+
+/* jit_key with a salt (jit_set_salt): a sixth part when not empty, so an
+ * unsalted key is what it always was and the caches made before hold. */
+static tc_status key_salted(const char *src, size_t len, const char *name, int arch, bool cubin,
+                            const char *const *opts, int nopts, const char *salt,
+                            tc_cache_key *key)
 {
     int major, minor;
     if (!nvrtc_version(&major, &minor))
@@ -117,9 +136,9 @@ tc_status jit_key(const char *src, size_t len, const char *name, int arch, bool 
     char target[32], version[32];
     snprintf(target, sizeof target, "%s_%d", cubin ? "sm" : "compute", arch);
     snprintf(version, sizeof version, "%d.%d", major, minor);
-    const void *parts[] = {src, name, joined, target, version};
-    size_t lens[] = {len, strlen(name), olen, strlen(target), strlen(version)};
-    *key = cache_key_make(parts, lens, sizeof parts / sizeof parts[0]);
+    const void *parts[] = {src, name, joined, target, version, salt};
+    size_t lens[] = {len, strlen(name), olen, strlen(target), strlen(version), strlen(salt)};
+    *key = cache_key_make(parts, lens, sizeof parts / sizeof parts[0] - !*salt);
     free(joined);
     return TC_OK;
 }
@@ -167,7 +186,7 @@ tc_status jit_image(jit_ctx *j, const char *src, size_t len, const char *name, i
     /* NVRTC is loaded only to compile, or when its facts are not known
      * (nvrtc_facts.h): the key needs its version */
     tc_cache_key key;
-    tc_status st = jit_key(src ? src : "", len, name, arch, cubin, opts, nopts, &key);
+    tc_status st = key_salted(src ? src : "", len, name, arch, cubin, opts, nopts, j->salt, &key);
     if (st == TC_ERR_NO_DEVICE)
         return nvrtc_load(d);
     if (st != TC_OK)

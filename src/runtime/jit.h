@@ -12,8 +12,9 @@
  * source, the file name given to NVRTC (it is recorded in the line info that
  * -lineinfo emits), the extra options in order (so --use_fast_math and
  * -lineinfo are part of it), the target ("sm_90" for a CUBIN, "compute_90"
- * for PTX) and the loaded NVRTC's version ("13.0").  The cache adds its own
- * format version.
+ * for PTX), the loaded NVRTC's version ("13.0") and, when any is set, the
+ * context's tuning knobs (jit_set_salt).  The cache adds its own format
+ * version.
  *
  * Ownership: images returned by jit_image belong to the jit_ctx and stay
  * valid, unchanged, until jit_ctx_free.  Thread safety: none; one jit_ctx is
@@ -49,6 +50,10 @@ const char *jit_origin_str(jit_origin o);
  *  directory still gives a working, uncached context (jit_warning says why).
  *  @return NULL only when out of memory. */
 jit_ctx *jit_ctx_new(const char *cache_dir, uint64_t max_bytes);
+/*! jit_set_salt(): one more part of every key j makes from now on (NULL or
+ *  "": none): the context's tuning knobs (knobs.h's knobs_text), so an
+ *  image built under other knobs is never found for these. */
+void jit_set_salt(jit_ctx *j, const char *salt);
 /*! jit_ctx_free(): frees the context and every image it handed out.  NULL is fine. */
 void jit_ctx_free(jit_ctx *j);
 

@@ -20,12 +20,18 @@
  * the cache key, so it stays fixed. */
 #define UNIT_NAME "tensorc.cu"
 
-struct tc_rt *rt_new(int ordinal, const char *cache_dir)
+struct tc_rt *rt_new(int ordinal, const char *cache_dir, const tc_knobs *k)
 {
     struct tc_rt *rt = calloc(1, sizeof *rt);
     if (!rt)
         return NULL;
     rt->ordinal = ordinal;
+    if (!k)
+        k = &knobs_default;
+    /* cu_clusters' defaults */
+    rt->cluster_max = k->cluster_max > 0 ? (unsigned)k->cluster_max : 16;
+    rt->cluster_block = k->cluster_block > 0 ? (unsigned)k->cluster_block : 256;
+    knobs_text(k, rt->knobs, sizeof rt->knobs);
     if (cache_dir && !(rt->cache_dir = strdup(cache_dir))) {
         free(rt);
         return NULL;
@@ -77,6 +83,7 @@ tc_status rt_open(struct tc_rt *rt, tc_diag *d)
         rt->dev = NULL;
         return SET(d, TC_ERR_NOMEM, "out of memory");
     }
+    jit_set_salt(rt->jit, rt->knobs);
     rt->ordinal = ordinal;
     return TC_OK;
 }
@@ -296,24 +303,16 @@ static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const un
  * compiled out before) and a device and driver that launch them.  Up to 16
  * blocks (the portable 8 wherever they hold the row, runtime/exec.c; 16
  * needs as many SMs free in one GPC, and a refused launch falls back to 8);
- * TENSORC_CLUSTER_MAX (1 to 16, a power of two) sets another, to measure.
- * Blocks of
- * TENSORC_CLUSTER_BLOCK threads or more (default 256; a power of two, 32 to
- * 1024), likewise. */
-static unsigned env_pow2(const char *name, long lo, long hi, unsigned dflt)
-{
-    const char *e = getenv(name);
-    long v = e ? strtol(e, NULL, 10) : 0;
-    return v >= lo && v <= hi && (v & (v - 1)) == 0 ? (unsigned)v : dflt;
-}
-
+ * the knob TENSORC_CLUSTER_MAX (1 to 16, a power of two) sets another, to
+ * measure.  Blocks of TENSORC_CLUSTER_BLOCK threads or more (default 256;
+ * a power of two, 32 to 1024), likewise (rt_new). */
 static unsigned cu_clusters(void *dev, unsigned *min_block)
 {
     struct tc_rt *rt = dev;
-    *min_block = env_pow2("TENSORC_CLUSTER_BLOCK", 32, 1024, 256);
+    *min_block = rt->cluster_block;
     if (rt->jit_arch < 90 || !drv_has_clusters(rt->dev))
         return 1;
-    return env_pow2("TENSORC_CLUSTER_MAX", 1, 16, 16);
+    return rt->cluster_max;
 }
 
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)

@@ -32,6 +32,7 @@
 #include "driver.h"
 #include "exec.h"
 #include "jit.h"
+#include "knobs.h"
 
 typedef struct rt_kernel {
     char *name;
@@ -66,12 +67,16 @@ struct tc_rt {
     double jit_ms;              /* and how long getting it took */
     int jit_arch;               /* what it was compiled for: sm_XX, or compute_XX when */
     bool jit_ptx;               /*   PTX (a device newer than NVRTC knows) */
+    unsigned cluster_max;       /* the context's knobs (knobs.h): the most blocks of a cluster, */
+    unsigned cluster_block;     /*   the fewest threads of its blocks */
+    char knobs[512];            /*   and all of them as text, a part of the kernel cache key */
 };
 
 /*! rt_new(): GPU state for device ordinal (-1: decided at the first run)
- *  and a kernel cache in cache_dir (NULL: the default; copied).  Touches no
- *  driver.  NULL when out of memory. */
-struct tc_rt *rt_new(int ordinal, const char *cache_dir);
+ *  and a kernel cache in cache_dir (NULL: the default; copied), under the
+ *  context's tuning knobs k (NULL: none).  Touches no driver.  NULL when
+ *  out of memory. */
+struct tc_rt *rt_new(int ordinal, const char *cache_dir, const tc_knobs *k);
 /*! rt_set_options(): the opt-in NVRTC options for later compilations. */
 void rt_set_options(struct tc_rt *rt, bool fast_math, bool line_info);
 /*! rt_free(): wait for the device, free everything (NULL is fine). */

@@ -37,17 +37,11 @@ enum { PW_UNROLL = 1, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 1, TILE_WHOL
        LOADS_IN_FLIGHT = 8 };
 
 /* Tuning knobs for measuring launch shapes (bench/README.md): the
- * environment variable's value when it is a number in [lo, hi] and a
- * multiple of `mult`, else dflt.  Read when a program is compiled; the
- * generated source differs, so the kernel cache keeps the variants apart. */
-static int knob(const char *name, int dflt, int lo, int hi, int mult)
+ * context's value (base/knobs.h: read from the environment once, checked
+ * against its range there; -1 unset) or this file's default. */
+static int knob(int v, int dflt)
 {
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return dflt;
-    char *end;
-    long v = strtol(e, &end, 10);
-    return *end || v < lo || v > hi || v % mult ? dflt : (int)v;
+    return v >= 0 ? v : dflt;
 }
 /* Long rows: the most blocks of a cluster a row is split across (sched.h,
  * "Clusters").  16 is past the portable 8: the runtime takes 8 wherever 8
@@ -126,13 +120,10 @@ static int cap_unroll(const fkernel *k, const ksched *ks, int u)
 /* The pointwise unroll (a power of two up to 8) for a kernel with vectors;
  * 1 without them or past the budget (the work is written once per lane of
  * every vector). */
-static int pw_unroll(const fkernel *k, const ksched *ks, const char *env, int dflt)
+static int pw_unroll(const fkernel *k, const ksched *ks, int u)
 {
     if (ks->vec < 2 || ks->compact)
         return 1;
-    int u = knob(env, dflt, 1, 8, 1);
-    if (u != 1 && u != 2 && u != 4 && u != 8)
-        u = dflt;
     return cap_unroll(k, ks, u);
 }
 
@@ -301,7 +292,7 @@ static void sched_tiles(const sctx *x, const fkernel *k, ksched *ks)
         if (v != ks->tile)
             batch = dim_mul(c, batch, k->dom[v]);
     ks->grid = dim_mul(c, tiles, batch);
-    ks->unroll = knob("TENSORC_TILE_WHOLE", TILE_WHOLE, 0, 1, 1) ? 2 : 1;
+    ks->unroll = knob(x->f->knobs.tile_whole, TILE_WHOLE) ? 2 : 1;
     ks->why = "a read is contiguous along another axis than the output's: 32 x 32 tiles "
               "through shared memory, so reads and writes are both coalesced";
 }
@@ -320,7 +311,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
         ks->vec = 1;
     /* as if 4 lanes wide whatever the dtype: the same rule for f64 */
     ks->compact = k->work * 4 > UNROLLED || x->s->big;
-    ks->unroll = pw_unroll(k, ks, "TENSORC_PW_UNROLL", PW_UNROLL);
+    ks->unroll = pw_unroll(k, ks, knob(x->f->knobs.pw_unroll, PW_UNROLL));
     ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec * ks->unroll));
     ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
                             "accesses where contiguous and aligned"
@@ -329,7 +320,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
                     : "one thread per element, grid-stride";
     if (x->f->l->g->elementwise && x->f->nk == 1) {
         ks->foreach = true;
-        int steps = knob("TENSORC_FE_STEPS", FE_STEPS, 1, 64, 1);
+        int steps = knob(x->f->knobs.fe_steps, FE_STEPS);
         if (steps % ks->unroll)
             steps = ks->unroll;
         ks->chunk = BLOCK * ks->vec * steps;
@@ -351,9 +342,9 @@ static void sched_full(const sctx *x, const fkernel *k, ksched *ks)
     for (int j = 0; j < k->nstores; j++)
         elem_store |= fuse_is_element(k, k->stores[j]) && k->stores[j]->kind != LK_REDUCE;
     ks->vec = elem_store ? 1 : 16 / sched_widest(k);
-    ks->unroll = pw_unroll(k, ks, "TENSORC_FULL_UNROLL", FULL_UNROLL);
+    ks->unroll = pw_unroll(k, ks, knob(x->f->knobs.full_unroll, FULL_UNROLL));
     ks->grid = dim_ceildiv(c, ks->rowlen, dim_const(c, BLOCK * 4 * ks->vec));
-    ks->grid_cap = knob("TENSORC_FULL_GRID", FULL_GRID_CAP, 1, 65536, 1);
+    ks->grid_cap = knob(x->f->knobs.full_grid, FULL_GRID_CAP);
     ks->why = "whole-tensor reduction: blocks reduce slices into a workspace, the last "
               "block combines them in order";
     if (ks->nphases > 1)
@@ -431,7 +422,7 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
     ks->kind = SCH_COLUMNS;
     ks->compact = x->s->big;
     /* 256 threads in all (tc_col_reduce's shared memory) */
-    int cx = knob("TENSORC_COL_X", COL_X, 16, 256, 16);
+    int cx = knob(x->f->knobs.col_x, COL_X);
     ks->block[0] = cx;
     ks->block[1] = 256 / cx;
     ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, cx));
@@ -453,7 +444,7 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
             vec = ROW_ITEMS;
     }
     int64_t len;
-    ks->split = knob("TENSORC_COL_SPLIT", COL_SPLIT, 2, 1024, 1);
+    ks->split = knob(x->f->knobs.col_split, COL_SPLIT);
     if (dim_is_const(ks->rowlen, &len))
         ks->split = len >= 32 * 256 ? 32 : len >= 2 * 256 ? (int)(len / 256) : 1;
     if (ks->nphases != 1 || ks->split < 2) {
@@ -469,7 +460,7 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
      * the column count is the fix for both. */
     if (vec > 1) {
         ks->vec = vec;
-        ks->unroll = ks->compact ? 1 : cap_unroll(k, ks, knob("TENSORC_COL_UNROLL", COL_UNROLL, 1, 16, 1));
+        ks->unroll = ks->compact ? 1 : cap_unroll(k, ks, knob(x->f->knobs.col_unroll, COL_UNROLL));
         ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, (int64_t)cx * vec));
     }
     ks->grid = dim_mul(c, ks->grid, dim_const(c, ks->split));
@@ -511,7 +502,7 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
         if (k->attn)
             sched_attn(c, k, ks, a);
         else
-            sched_matmul(k, ks, a);
+            sched_matmul(&x->f->knobs, k, ks, a);
         return;
     }
     if (k->kind == KK_SCAN) {

@@ -199,7 +199,7 @@ typedef struct sfn {
 sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d);
 void sched_print(tc_buf *b, const sfn *s);
 /* The matmul kernel k's engine, tile and launch (sched_matmul.c). */
-void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a);
+void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_matmul(tc_buf *b, const ksched *ks);
 /* The row-scale, pair and adapter rules (fuse_mm_norm, fuse_mm_pairs,
  * fuse_mm_lora) for every generated matmul of s. */

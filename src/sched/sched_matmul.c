@@ -30,14 +30,13 @@
 /* elements of K a block takes (K = 4096 makes 4 slices) */
 enum { MM_KSLICE = 1024 };
 
-void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a)
+void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
 {
     const lnode *m = k->ext;
     ks->mm_rows = m->shape[m->rank - 2];
     ks->mm_kslice = MM_KSLICE;
-    const char *kslice = getenv("TENSORC_MATMUL_KSLICE");
-    if (kslice && atoi(kslice) >= 64 && atoi(kslice) % 64 == 0)
-        ks->mm_kslice = atoi(kslice);
+    if (kn->matmul_kslice > 0)
+        ks->mm_kslice = kn->matmul_kslice;
     ks->mm_max_rows = FUSE_MM_MAX_ROWS;
     ks->block[0] = MM_THREADS;
     if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16) {
@@ -45,13 +44,12 @@ void sched_matmul(const fkernel *k, ksched *ks, tc_arena *a)
         ks->why = arena_printf(a, "matmul: cuBLAS (no generated kernel for %s)", dtype_name(m->dtype));
         return;
     }
-    const char *force = getenv("TENSORC_MATMUL");
-    if (force && strcmp(force, "cublas") == 0) {
+    if (kn->matmul == KNOB_MM_CUBLAS) {
         ks->mm = MM_CUBLAS;
         ks->why = "matmul: cuBLAS (TENSORC_MATMUL=cublas)";
         return;
     }
-    if (force && strcmp(force, "generated") == 0) {
+    if (kn->matmul == KNOB_MM_GENERATED) {
         ks->mm = MM_GENERATED;
         ks->why = "matmul: generated at every M (TENSORC_MATMUL=generated)";
         return;

@@ -95,11 +95,29 @@ done
 python3 - "$tmp/layernorm.explain.json" "$tmp/ln.txt" <<'PY' 2>"$tmp/err" && ok || bad "explain --json matches explain" "$tmp/err"
 import json, sys
 doc = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read().splitlines()
-dec = sum(len(f["decisions"]) for f in doc["functions"])
+dec = sum(1 for f in doc["functions"] for d in f["decisions"] if not d["superseded"])
 tdec = sum(1 for l in text if l.split()[0] in ("fused", "refused", "split") and "->" in l)
 ker = sum(len(f["kernels"]) for f in doc["functions"])
 tker = sum(1 for l in text if l.startswith("  kernel "))
 assert (dec, ker) == (tdec, tker), ((dec, ker), (tdec, tker))
+PY
+# the attention rule (examples/attention_decode.tc): its kernel is of kind "attention", the
+# refusals between the pattern's nodes are marked superseded and left out of the text, which
+# says how many; the rule's own decision stands
+"$tc" explain "$root/examples/attention_decode.tc" >"$tmp/att.txt"
+python3 - "$tmp/attention_decode.explain.json" "$tmp/att.txt" <<'PY' 2>"$tmp/err" && ok || bad "explain: the attention kernel and its superseded refusals" "$tmp/err"
+import json, re, sys
+doc = json.load(open(sys.argv[1])); text = open(sys.argv[2]).read()
+f = doc["functions"][0]
+assert doc["version"] == 2
+assert [k["kind"] for k in f["kernels"]] == ["attention"], [k["kind"] for k in f["kernels"]]
+sup = [d for d in f["decisions"] if d["superseded"]]
+assert sup and all(d["outcome"] in ("refused", "split") for d in sup), sup
+rule = [d for d in f["decisions"] if d["outcome"] == "fused" and d["why"].startswith("attention rule")]
+assert len(rule) == 1 and not rule[0]["superseded"], rule
+first = text.split("\n\n")[0]
+assert not re.search(r"^  refused", first, re.M), first
+assert "(%d earlier decisions between nodes the attention rule" % len(sup) in first, first
 PY
 # a file name that needs escaping
 cp "$root/examples/softmax.tc" "$tmp/we\"ird\\ name.tc"

@@ -306,6 +306,127 @@ static void foreach_calls(tc_program *p)
     tc_device_free(ctx, moved);
 }
 
+/* foreach over 2-D and 1-D tensors (the remembered lists' compact
+ * comparison, api_run_memo.c's same_compact): the call repeated until it
+ * is a graph, then exactly one thing of one group's tensor changed in
+ * place; each must be caught (a located error naming the group, or the
+ * full path's run with the new value in the table), and after it is
+ * undone the call runs again. */
+enum { G2 = 200 }; /* more than the kernel parameter holds: the table is uploaded (table_y) */
+static void foreach_one_change(tc_program *p)
+{
+    static DLTensor y[G2], x[G2];
+    static const DLTensor *ys[G2], *xs[G2];
+    static int64_t ysh[G2][2], xsh[G2][2], st[2];
+    static void *mem[2 * G2];
+    for (int i = 0; i < G2; i++) {
+        int rank = i % 3 ? 2 : 1;
+        ysh[i][0] = xsh[i][0] = rank == 2 ? 4 : 64;
+        ysh[i][1] = xsh[i][1] = 16;
+        mem[2 * i] = dev(128 * 4);
+        mem[2 * i + 1] = dev(128 * 4);
+        y[i] = (DLTensor){.data = mem[2 * i], .device = {kDLCUDA, 0}, .ndim = rank,
+                          .dtype = {kDLFloat, 32, 1}, .shape = ysh[i]};
+        x[i] = y[i];
+        x[i].data = mem[2 * i + 1];
+        x[i].shape = xsh[i];
+        ys[i] = &y[i];
+        xs[i] = &x[i];
+    }
+    tc_arg la[3] = {tc_arg_tensors("y", ys), tc_arg_tensors("x", xs), tc_arg_float("a", 1)};
+#define RUN() tc_run_foreach(p, "axpy", G2, la, 3, NULL)
+#define WARM()                                                                            \
+    do {                                                                                  \
+        for (int r = 0; r < API_MEMO_GRAPH_AFTER + 2; r++)                                \
+            CHECK(RUN() == TC_OK, "warm-up: %s", tc_errmsg(ctx));                         \
+    } while (0)
+#define REFUSED(what, sub)                                                                \
+    CHECK(RUN() == TC_ERR_INVALID_ARG && strstr(tc_errmsg(ctx), "group 40") &&            \
+              strstr(tc_errmsg(ctx), sub), "%s: %s", what, tc_errmsg(ctx))
+    WARM();
+    long g0 = *graph_launches;
+    CHECK(RUN() == TC_OK && *graph_launches == g0 + 1, "unchanged lists: the graph");
+    /* group 40 is 2-D (40 % 3 != 0): each dim of its y's shape, in place */
+    ysh[40][0] = 5;
+    REFUSED("dim 0 changed", "elements");
+    ysh[40][0] = 4;
+    WARM();
+    ysh[40][1] = 17;
+    REFUSED("dim 1 changed", "elements");
+    ysh[40][1] = 16;
+    WARM();
+    /* the same elements in another shape: checked again, and it runs */
+    ysh[40][0] = 16;
+    ysh[40][1] = 4;
+    g0 = *graph_launches;
+    CHECK(RUN() == TC_OK && *graph_launches == g0, "[16, 4]: %s", tc_errmsg(ctx));
+    ysh[40][0] = 4;
+    ysh[40][1] = 16;
+    WARM();
+    /* rank 2 -> 1 on the same shape array: [4], 4 elements, not 64 */
+    y[40].ndim = 1;
+    REFUSED("rank changed", "elements");
+    y[40].ndim = 2;
+    WARM();
+    y[40].dtype.bits = 64;
+    REFUSED("dtype changed", "'y'");
+    y[40].dtype.bits = 32;
+    WARM();
+    y[40].device.device_id = 1;
+    REFUSED("device changed", "'y'");
+    y[40].device.device_id = 0;
+    WARM();
+    /* strides set: row-major ones pass, others are refused */
+    st[0] = 16;
+    st[1] = 1;
+    y[40].strides = st;
+    CHECK(RUN() == TC_OK, "row-major strides: %s", tc_errmsg(ctx));
+    st[0] = 1;
+    st[1] = 4;
+    REFUSED("strides", "strides");
+    y[40].strides = NULL;
+    WARM();
+    /* no shape at all: an error, not a read through NULL */
+    y[40].shape = NULL;
+    REFUSED("shape NULL", "'y'");
+    y[40].shape = ysh[40];
+    WARM();
+    /* byte_offset and data: the new address is launched */
+    y[40].byte_offset = 64 * 4;
+    CHECK(RUN() == TC_OK && table_y(40) == (uint64_t)(uintptr_t)mem[80] + 256,
+          "byte_offset: %s", tc_errmsg(ctx));
+    y[40].byte_offset = 0;
+    WARM();
+    y[40].data = mem[81];
+    REFUSED("y made x's memory", "share memory");
+    y[40].data = mem[80];
+    WARM();
+    /* a NULL tensor in the list */
+    ys[40] = NULL;
+    REFUSED("NULL tensor", "'y'");
+    ys[40] = &y[40];
+    WARM();
+    /* a 1-D group (39): its one dim */
+    xsh[39][0] = 63;
+    CHECK(RUN() == TC_ERR_INVALID_ARG && strstr(tc_errmsg(ctx), "group 39"), "1-D dim: %s",
+          tc_errmsg(ctx));
+    xsh[39][0] = 64;
+    WARM();
+    /* another list of the same DLTensors: the same call, no full path */
+    static const DLTensor *ys2[G2];
+    memcpy(ys2, ys, sizeof ys2);
+    tc_arg lb[3] = {tc_arg_tensors("y", ys2), tc_arg_tensors("x", xs), tc_arg_float("a", 1)};
+    g0 = *graph_launches;
+    CHECK(tc_run_foreach(p, "axpy", G2, lb, 3, NULL) == TC_OK && *graph_launches == g0 + 1,
+          "the same tensors in another list: %s", tc_errmsg(ctx));
+#undef RUN
+#undef WARM
+#undef REFUSED
+    CHECK(tc_device_sync(ctx, NULL) == TC_OK, "%s", tc_errmsg(ctx));
+    for (int i = 0; i < 2 * G2; i++)
+        tc_device_free(ctx, mem[i]);
+}
+
 /* temporaries: a larger call grows (frees and reallocates) the pool; the
  * small call remembered before must not launch with the old block */
 static void pool_growth(tc_program *p)
@@ -476,6 +597,7 @@ int main(int argc, char **argv)
         caller_capture(p, h);
         scalars(p);
         foreach_calls(p);
+        foreach_one_change(p);
         pool_growth(p);
         capture(p);
     }

@@ -24,10 +24,6 @@
 #                  against the interpreter at awkward lengths;
 #   vjp.sh         the examples' vjp pairs: each forward, then its backward on
 #                  the values the forward saved, against the interpreter;
-#   colpart.sh     column partials (issue 15): layernorm/rmsnorm backward and a
-#                  softmax with a column sum at N = 1 ... 1000 around the 32
-#                  rows of a block, and 16384 x 4096, against the interpreter;
-#                  the same bits twice (not yet run on a GPU);
 #   matmul.sh      the generated matmul kernel against the interpreter at
 #                  every layout and dtype, M = 1 ... 200 (forced on it), K
 #                  and N off every tile, batched, and the cost model's choice;
@@ -35,13 +31,18 @@
 #                  interpreter: head dims 64 and 128, context 1 ... 8192,
 #                  batch 1/3/8, groups 1 and 8, a mask, f16/bf16/f32, and
 #                  bitwise determinism (about 2 minutes; quick: f16 only);
-#   long_rows.sh   last (after adamw_torch.py): row reductions at lengths 1
-#                  to 262144 (clusters on sm_90), deterministic and
-#                  batch-invariant (about 3 minutes; quick: about 1.5: the
-#                  lengths 8, 4104 and 65544 added by i14rows2 are not yet
-#                  timed on a GPU);
-# logs everything to ${OUT:-/tmp}/gpu-run.log (the suite's per-job log is
-# ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
+#   colpart.sh     column partials (issue 15): layernorm/rmsnorm backward and a
+#                  softmax with a column sum at N = 1 ... 1000 around the 32
+#                  rows of a block, and 16384 x 4096, against the interpreter;
+#                  the same bits twice (not yet run on a GPU);
+#   long_rows.sh   row reductions at lengths 1 to 262144 (clusters on
+#                  sm_90), deterministic and batch-invariant (about 3
+#                  minutes; quick: about 1.5);
+#   adamw_torch.py AdamW through tc_run_foreach against torch's, when python3
+#                  has torch;
+# the parts from suite.py on at once (TC_GPU_SERIAL=1: one after another),
+# each into ${OUT:-/tmp}/gpu-suite.NAME.out, all logged to ${OUT:-/tmp}/gpu-run.log
+# in order at the end (the suite's per-job log is ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
 # (the sum of each part's own last line).  Needs python3 (standard library
 # only) and nothing from the network.  TC_GPU_QUICK=1 runs a smaller suite
 # (a minute or two); TC_GPU_API_SMALL=1 skips tc-gpu-api's 2^30- and 2^31-element runs
@@ -113,160 +114,116 @@ for b in "${bins[@]}"; do
     fi
 done
 
-# The generated kernels, through tensorc itself.
+# The generated kernels, through tensorc itself: the parts below are
+# independent (each its own programs, work files and tally), so they run at
+# once, each into its own log ($work.NAME.out), printed here in order when
+# all are done: most of their time is the CPU's (the reference interpreter,
+# NVRTC) and a GPU machine has 16 cores, so the suite takes about as long as
+# its longest part instead of their sum.  TC_GPU_SERIAL=1: one after another.
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=${OUT:-/tmp}/gpu-suite
+rm -rf "$work" "$work".*.out
+names=() pids=() modes=()
+# part NAME MODE CMD...: run CMD (in the repository root) into $work.NAME.out;
+# MODE is how its result is read: "last" (its last "N passed, M failed"
+# line), "count" (its PASS and FAIL lines; none at all is a failure) or "rc"
+# (exit 0 passes, 77 is skipped, else a failure)
+part() {
+    local name=$1 mode=$2
+    shift 2
+    names+=("$name") modes+=("$mode")
+    if [ "${TC_GPU_SERIAL:-0}" = 1 ]; then
+        (cd "$root" && "$@") >"$work.$name.out" 2>&1
+        echo $? >"$work.$name.rc"
+        pids+=("")
+    else
+        ( (cd "$root" && "$@") >"$work.$name.out" 2>&1; echo $? >"$work.$name.rc") &
+        pids+=($!)
+    fi
+}
+tc=
 if [ $nogpu -ne 0 ]; then
-    say "no GPU: suite.py not run"
+    say "no GPU: the generated kernels' parts not run"
 elif ! tc=$(find_bin tensorc); then
     say "missing: tensorc (build it in $build)"
     failed=$((failed + 1))
 elif ! command -v python3 >/dev/null; then
-    say "python3 not found: the suite (suite.py) cannot run"
+    say "python3 not found: the suite's parts cannot run"
     failed=$((failed + 1))
+    tc=
 else
-    rm -rf "$work"
-    say "== suite.py ($tc)"
-    python3 "$here/suite.py" "$(realpath "$tc")" "$root" "$work" 2>&1 | tee "$work.out" | tee -a "$log"
-    rc=${PIPESTATUS[0]}
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.out" | tail -1)
-    if [ $rc -eq 3 ]; then
-        nogpu=1
-    elif [ -n "$last" ]; then
-        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
-        passed=$((passed + p)); failed=$((failed + f))
-        [ $rc -ne 0 ] && [ "$f" -eq 0 ] && failed=$((failed + 1))
-    else
-        say "suite.py exited $rc without a summary"
-        failed=$((failed + 1))
-    fi
-fi
-
-# The generated matmul kernel at every layout and dtype, M = 1 ... 200,
-# K and N off every tile, and the cost model's own choice (tests/gpu/matmul.sh; cd'd to the root: it names
-# examples/ relatively).
-if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
-    say "== matmul.sh"
-    (cd "$root" && bash "$here/matmul.sh" "$(dirname "$(realpath "$tc")")" "${OUT:-/tmp}") 2>&1 | tee "$work.matmul.out" | tee -a "$log"
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.matmul.out" | tail -1)
-    if [ -n "$last" ]; then
-        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
-        passed=$((passed + p)); failed=$((failed + f))
-    else
-        say "matmul.sh ended without a summary"
-        failed=$((failed + 1))
-    fi
-fi
-
-# The scans (tests/gpu/scans.sh: T = 1 ... 4097 in every dtype, integers,
-# NaN/inf, the minGRU) and gather, iota and the class-index losses
-# (tests/gpu/gather.py: row lengths 1 ... 128256, targets at 0 and V-1,
-# ignored rows, out-of-range indices, repeated bits), against the
-# interpreter.  TC_GPU_QUICK=1: gather.py's random programs from the first
-# 300 generated instead of 1500.
-if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
-    say "== scans.sh"
-    (cd "$root" && bash "$here/scans.sh" "$(dirname "$(realpath "$tc")")") 2>&1 | tee "$work.scans.out" | tee -a "$log"
-    p=$(grep -c '^PASS ' "$work.scans.out"); f=$(grep -c '^FAIL ' "$work.scans.out")
-    [ "$p" -gt 0 ] || f=$((f + 1)) # nothing ran: a failure, not a pass
-    say "scans.sh: $p passed, $f failed"
-    passed=$((passed + p)); failed=$((failed + f))
-    say "== vjp.sh"
-    (cd "$root" && bash "$here/vjp.sh" "$(dirname "$(realpath "$tc")")") 2>&1 | tee "$work.vjp.out" | tee -a "$log"
-    p=$(grep -c '^PASS ' "$work.vjp.out"); f=$(grep -c '^FAIL ' "$work.vjp.out")
-    [ "$p" -gt 0 ] || f=$((f + 1))
-    say "vjp.sh: $p passed, $f failed"
-    passed=$((passed + p)); failed=$((failed + f))
-    say "== colpart.sh"
-    (cd "$root" && bash "$here/colpart.sh" "$(dirname "$(realpath "$tc")")") 2>&1 | tee "$work.colpart.out" | tee -a "$log"
-    p=$(grep -c '^PASS ' "$work.colpart.out"); f=$(grep -c '^FAIL ' "$work.colpart.out")
-    [ "$p" -gt 0 ] || f=$((f + 1))
-    say "colpart.sh: $p passed, $f failed"
-    passed=$((passed + p)); failed=$((failed + f))
-    say "== gather.py"
+    tc=$(realpath "$tc")
+    tcdir=$(dirname "$tc")
+    quick=${TC_GPU_QUICK:-0}
+    # suite.py: every example function at several shapes, random programs,
+    # memcheck, the cache, --bench
+    part suite last python3 "$here/suite.py" "$tc" "$root" "$work"
+    # the generated matmul kernel at every layout and dtype, M = 1 ... 200,
+    # K and N off every tile, and the cost model's own choice
+    part matmul last bash "$here/matmul.sh" "$tcdir" "${OUT:-/tmp}"
+    # scans (T = 1 ... 4097 in every dtype, integers, NaN/inf, the minGRU)
+    part scans count bash "$here/scans.sh" "$tcdir"
+    # the examples' vjp pairs
+    part vjp count bash "$here/vjp.sh" "$tcdir"
+    # column partials: layernorm/rmsnorm backward, a softmax with a column sum
+    part colpart count bash "$here/colpart.sh" "$tcdir"
+    # gather, iota and the class-index losses (row lengths 1 ... 128256,
+    # targets at 0 and V-1, ignored rows, out-of-range indices); quick: the
+    # random programs from the first 300 generated instead of 1500
     gr=1500
-    [ "${TC_GPU_QUICK:-0}" = 1 ] && gr=300
-    (cd "$root" && TC_GATHER_RANDOM=$gr python3 "$here/gather.py" "$(realpath "$tc")" "$work.gather") 2>&1 |
-        tee "$work.gather.out" | tee -a "$log"
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.gather.out" | tail -1)
-    if [ -n "$last" ]; then
-        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
-        passed=$((passed + p)); failed=$((failed + f))
-    else
-        say "gather.py ended without a summary"; failed=$((failed + 1))
-    fi
-    # the tuned launch shapes at every knob set (tests/gpu/launch_shapes.sh)
-    say "== launch_shapes.sh"
-    (cd "$root" && bash "$here/launch_shapes.sh" "$(dirname "$(realpath "$tc")")") 2>&1 |
-        tee "$work.shapes.out" | tee -a "$log"
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.shapes.out" | tail -1)
-    if [ -n "$last" ]; then
-        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
-        passed=$((passed + p)); failed=$((failed + f))
-    else
-        say "launch_shapes.sh ended without a summary"; failed=$((failed + 1))
-    fi
-fi
-
-# Decode attention as one kernel (issue 13: fusion's attention rule,
-# src/codegen/attn.cuh) against the interpreter, and run to run bitwise
-# (tests/gpu/attention.sh).  TC_GPU_QUICK=1: f16 only.
-if [ $nogpu -eq 0 ] && tc=$(find_bin tensorc); then
-    say "== attention.sh"
+    [ "$quick" = 1 ] && gr=300
+    part gather last env TC_GATHER_RANDOM=$gr python3 "$here/gather.py" "$tc" "$work.gather"
+    # the tuned launch shapes at every knob set
+    part shapes last bash "$here/launch_shapes.sh" "$tcdir"
+    # decode attention as one kernel (issue 13), run to run bitwise; quick:
+    # f16 only
     at_dtypes="f16 bf16 f32"
-    [ "${TC_GPU_QUICK:-0}" = 1 ] && at_dtypes=f16
-    (cd "$root" && TC_ATTN_DTYPES="$at_dtypes" bash "$here/attention.sh" "$(realpath "$tc")") 2>&1 |
-        tee "$work.attention.out" | tee -a "$log"
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.attention.out" | tail -1)
-    if [ -n "$last" ]; then
-        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
-        passed=$((passed + p)); failed=$((failed + f))
+    [ "$quick" = 1 ] && at_dtypes=f16
+    part attention last env TC_ATTN_DTYPES="$at_dtypes" bash "$here/attention.sh" "$tc"
+    # long rows (issue 14): five row reductions in f32, f16, bf16 at lengths
+    # 1 to 262144 (clusters on sm_90), deterministic and batch-invariant
+    part long_rows last env TC_LONG_ROWS_QUICK="$quick" bash "$here/long_rows.sh" "$tc"
+    # AdamW over suite.md's 240 tensors, one tc_run_foreach per step, against
+    # torch.optim.AdamW(foreach=False) (issue 6), when python3 has torch; it
+    # takes examples/c's run_adamw from BUILD/examples/run_adamw (make -C
+    # examples/c TENSORC_BUILD=BUILD OUTDIR=BUILD/examples, where cuda.h is),
+    # or builds it here if it can.  Quick: 2 layers (20 tensors) instead of 24.
+    adamw_layers=24
+    [ "$quick" = 1 ] && adamw_layers=2
+    if python3 -c 'import torch' >/dev/null 2>&1; then
+        part adamw rc python3 "$here/adamw_torch.py" --build "$(realpath "$build")" --layers $adamw_layers
     else
-        say "attention.sh ended without a summary"; failed=$((failed + 1))
+        say "adamw_torch.py: skipped: python3 cannot import torch"
     fi
 fi
 
-# AdamW over suite.md's 240 tensors, one tc_run_foreach per step, against
-# torch.optim.AdamW(foreach=False) (issue 6): tests/gpu/adamw_torch.py, when
-# python3 has torch.  It takes examples/c's run_adamw from
-# BUILD/examples/run_adamw (make -C examples/c TENSORC_BUILD=BUILD
-# OUTDIR=BUILD/examples, where cuda.h is), or builds it here if it can.
-# TC_GPU_QUICK=1: 2 layers (20 tensors) instead of 24.
-adamw_layers=24
-[ "${TC_GPU_QUICK:-0}" = 1 ] && adamw_layers=2
-if [ $nogpu -ne 0 ]; then
-    say "no GPU: adamw_torch.py not run"
-elif ! python3 -c 'import torch' >/dev/null 2>&1; then
-    say "adamw_torch.py: skipped: python3 cannot import torch"
-else
-    say "== adamw_torch.py (--layers $adamw_layers)"
-    python3 "$here/adamw_torch.py" --build "$build" --layers $adamw_layers 2>&1 | tee "$work.adamw.out" | tee -a "$log"
-    rc=${PIPESTATUS[0]}
-    if [ $rc -eq 0 ]; then passed=$((passed + 1))
-    elif [ $rc -eq 77 ]; then say "adamw_torch.py: skipped"
-    else failed=$((failed + 1)); fi
-fi
-
-# Long rows (issue 14): five row reductions in f32, f16, bf16 at row lengths
-# 1 to 262144 against the interpreter, NaN/inf rows, bitwise determinism and
-# batch invariance (tests/gpu/long_rows.sh; sm_90 splits them across
-# clusters).  TC_GPU_QUICK=1: its quick form.
-if [ $nogpu -ne 0 ]; then
-    say "no GPU: long_rows.sh not run"
-elif tc=$(find_bin tensorc); then
-    say "== long_rows.sh"
-    lr_quick=0
-    [ "${TC_GPU_QUICK:-0}" = 1 ] && lr_quick=1
-    TC_LONG_ROWS_QUICK=$lr_quick bash "$here/long_rows.sh" "$tc" 2>&1 | tee "$work.long_rows.out" | tee -a "$log"
-    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work.long_rows.out" | tail -1)
-    if [ -n "$last" ]; then
-        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
-        passed=$((passed + p)); failed=$((failed + f))
-    else
-        say "long_rows.sh exited without a summary"; failed=$((failed + 1))
-    fi
-fi
+for i in "${!names[@]}"; do
+    name=${names[$i]} out=$work.${names[$i]}.out
+    [ -n "${pids[$i]}" ] && wait "${pids[$i]}"
+    rc=$(cat "$work.$name.rc" 2>/dev/null || echo 1)
+    say "== $name (exit $rc)"
+    tee -a "$log" <"$out"
+    case ${modes[$i]} in
+    last)
+        last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
+        if [ -n "$last" ]; then
+            p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
+            # a crash after its summary is a failure too
+            [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+        else
+            say "$name ended without a summary"; p=0 f=1
+        fi ;;
+    count)
+        p=$(grep -c '^PASS ' "$out"); f=$(grep -c '^FAIL ' "$out")
+        [ "$p" -gt 0 ] || f=$((f + 1)) # nothing ran: a failure, not a pass
+        say "$name: $p passed, $f failed" ;;
+    rc)
+        p=0 f=0
+        if [ "$rc" -eq 0 ]; then p=1; elif [ "$rc" -eq 77 ]; then say "$name: skipped"; else f=1; fi ;;
+    esac
+    passed=$((passed + p)); failed=$((failed + f))
+done
 
 say "log: $log"
 say "$passed passed, $failed failed"

@@ -16,6 +16,11 @@ the worst element on a mismatch):
                large  the biggest tensor ~40M elements (160 MB of f32, a few
                       times the L2 of an H100), or ~2M when the function has a
                       matmul (the reference interpreter's matmul is naive)
+  vjp pairs  fn f_fwd, f_bwd = vjp(f, ...) in the examples: the forward is
+             a function as above; the backward runs after it in the same job
+             (at the forward's sizes and seed) on the saved values the
+             forward wrote (--output, then --input, as tests/gpu/vjp.sh
+             does: random saved values would be no test), with --check
   dtypes     functions whose signature has dtype variables (x: T[N]),
              from the examples and the prelude, with every variable bound to
              f16, then bf16 (--dtype), at the tiny, odd and large classes
@@ -40,7 +45,9 @@ With --plumbing (tests/fakegpu/run.sh, no GPU: the driver is a fake whose
 kernels do nothing) every job runs without --check and must exit 0: the
 plans' arguments match the PTX signatures of their kernels and point into
 live memory; the large class, memcheck and all but 40 random programs are
-left out; and --check must report the (unwritten) outputs as wrong.
+left out (all but 10 with TC_PLUMBING_QUICK=1, the sanitizer build's run in
+scripts/test.sh, where NVRTC's allocations through ASan make each compile
+slow); and --check must report the (unwritten) outputs as wrong.
 
 TC_GPU_QUICK=1 keeps the tiny and odd classes, 50 random programs and 10
 memcheck runs: a first look in a minute or two.
@@ -54,12 +61,15 @@ import concurrent.futures
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 
 TIMEOUT = 900
 QUICK = os.environ.get("TC_GPU_QUICK") == "1"
+# the sanitizer build's fake-driver run (scripts/test.sh): 10 random programs
+NRAND_PLUMB = 10 if os.environ.get("TC_PLUMBING_QUICK") == "1" else 40
 
 
 def run(cmd, env=None, timeout=TIMEOUT):
@@ -110,6 +120,12 @@ def parse_signature(line):
             if (re.fullmatch(r"[A-Za-z_]\w*", d) or d == "*") and d not in syms:
                 syms.append(d)
     return params, syms
+
+
+def parse_outputs(line):
+    """'fn f(...) -> (out: f32[N, D], saved_mean: f32[N, 1])' -> ['out', 'saved_mean']."""
+    m = re.match(r"fn \w+\(.*\) -> \((.*)\)$", line.strip())
+    return [o.partition(":")[0].strip() for o in split_top(m.group(1))] if m else []
 
 
 def dtype_vars(source, fn):
@@ -185,6 +201,7 @@ def second_moment(work, n):
 # block-parallel scan path is checked on conditioned data by
 # tests/gpu/scans.sh (T = 4097).
 LONG_SCAN_CAP = {("examples/mingru.tc", "mingru"): {"T": 129},
+                 ("examples/mingru_backward.tc", "mingru_bwd"): {"T": 64},
                  ("examples/scans.tc", "decayed"): {"T": 129},
                  ("examples/mingru_backward.tc", "mingru"): {"T": 129},
                  ("examples/mingru_backward.tc", "mingru_grad"): {"T": 64},
@@ -245,6 +262,45 @@ class Suite:
                 cmd += ["--input", "v=" + second_moment(self.work, sizes["*"])]
             self.jobs.append(("%s [%s]" % (label, cls), cmd, self.env))
 
+    def add_pair(self, path, fwd, bwd, classes):
+        """The backward of a vjp pair on what its forward saved: one job,
+        the forward writing the saved values (.npy), then the backward
+        reading them, both at the same sizes and seed."""
+        where = os.path.relpath(path, self.root)
+        label = "%s:%s (on %s's saved values)" % (where, bwd, fwd)
+        fline, why, matmul = self.graph_line(path, fwd)
+        bline, bwhy, _ = self.graph_line(path, bwd)
+        if fline is None or bline is None:
+            self.skipped.append((label, "does not build as an entry point: %s" % (why or bwhy)))
+            return
+        fparams, fsyms = parse_signature(fline)
+        bparams, bsyms = parse_signature(bline)
+        if fparams is None or bparams is None:
+            self.skipped.append((label, "cannot read the signatures: %s / %s" % (fline, bline)))
+            return
+        saved = [n for n, _ in bparams if n in parse_outputs(fline)]
+        syms = fsyms + [x for x in bsyms if x not in fsyms]
+        for cls in classes:
+            if cls == "large" and (self.plumbing or QUICK) or cls == "one" and QUICK:
+                continue
+            sizes = sizes_for(cls, fparams + bparams, syms, matmul)
+            for key in ((where, fwd), (where, bwd)):
+                for d, cap in LONG_SCAN_CAP.get(key, {}).items():
+                    if d in sizes and sizes[d] > cap:
+                        sizes[d] = cap
+            d = os.path.join(self.work, "vjp", "%s-%s-%s" % (os.path.basename(path), bwd, cls))
+            common = ["--device=cuda", "--random", "--seed", "7"] + ([] if self.plumbing else ["--check"])
+            if sizes:
+                common += ["--shape", shape_arg(sizes)]
+            f = [self.tc, "run", path, "--fn", fwd] + common
+            b = [self.tc, "run", path, "--fn", bwd] + common
+            for n in saved:
+                f += ["--output", "%s=%s" % (n, os.path.join(d, n + ".npy"))]
+                b += ["--input", "%s=%s" % (n, os.path.join(d, n + ".npy"))]
+            script = "mkdir -p %s && %s && %s" % (shlex.quote(d), " ".join(map(shlex.quote, f)),
+                                                  " ".join(map(shlex.quote, b)))
+            self.jobs.append(("%s [%s]" % (label, cls), ["/bin/sh", "-c", script], self.env))
+
     def examples(self):
         exdir = os.path.join(self.root, "examples")
         for name in sorted(os.listdir(exdir)):
@@ -253,6 +309,8 @@ class Suite:
             path = os.path.join(exdir, name)
             with open(path) as f:
                 src = f.read()
+            for fwd, bwd in re.findall(r"^fn\s+(\w+)\s*,\s*(\w+)\s*=\s*vjp\s*\(", src, re.M):
+                self.add_pair(path, fwd, bwd, ["one", "tiny", "odd", "large"])
             for fn in re.findall(r"^fn\s+(\w+)", src, re.M):
                 self.add_function(path, fn, ["one", "tiny", "odd", "large"])
                 dv = dtype_vars(src, fn)
@@ -304,7 +362,7 @@ class Suite:
             return []
         progs = []
         bases = sorted(f[:-3] for f in os.listdir(out) if f.endswith(".tc"))
-        for base in bases[:40] if self.plumbing else bases[:50] if QUICK else bases:
+        for base in bases[:NRAND_PLUMB] if self.plumbing else bases[:50] if QUICK else bases:
             with open(os.path.join(out, base + ".json")) as f:
                 desc = json.load(f)
             cmd = [self.tc, "run", os.path.join(out, base + ".tc"), "--fn", desc.get("fn", "f"),
@@ -345,7 +403,7 @@ class Suite:
             print("gen.py failed: %s" % err.strip()[:400])
             return
         bases = sorted(f[:-3] for f in os.listdir(out) if f.endswith(".tc"))
-        for base in bases[:40] if self.plumbing else bases[:50] if QUICK else bases:
+        for base in bases[:NRAND_PLUMB] if self.plumbing else bases[:50] if QUICK else bases:
             with open(os.path.join(out, base + ".json")) as f:
                 desc = json.load(f)
             if desc.get("groups") is not None or desc.get("nonfinite") or desc.get("fn", "f") != "f":
@@ -474,8 +532,9 @@ def main():
     if plumbing:
         pass
     elif san:
-        mem = [(label, cmd, env) for label, cmd, env in s.jobs
-               if label.endswith("[odd]") and " --dtype " not in label and label.startswith("examples/")]
+        mem = [(label, cmd, env) for label, cmd, env in s.jobs  # a vjp pair's job is a shell's
+               if label.endswith("[odd]") and " --dtype " not in label and label.startswith("examples/")
+               and cmd[0] == tc]
         mem += [(label, cmd, s.env) for label, cmd in progs[:20]]
         for label, cmd, env in mem[:10] if QUICK else mem:
             s.jobs.append(("memcheck " + label, [san, "--tool", "memcheck", "--error-exitcode", "99"] + cmd, env))

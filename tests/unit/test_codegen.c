@@ -51,7 +51,7 @@ static const cg_unit *unit_of(const char *text, const char *fn, bool idx64)
         fail_msg("compiling '%s' failed (%s): %s", fn, tc_status_str(H.d.status), H.d.msg ? H.d.msg : "");
     }
     lfn *l = lower_fn(g, g->dims, H.a, &H.d);
-    ffn *f = fuse_fn(l, H.a, &H.d);
+    ffn *f = fuse_fn(l, NULL, H.a, &H.d);
     const sfn *s = sched_fn(f, idx64, H.a, &H.d);
     cg_unit *u = codegen_unit(&s, 1, idx64, H.a, &H.d);
     H.d.jb = NULL;
@@ -446,7 +446,7 @@ static const cg_unit *unit_all(const char *text, bool idx64)
     for (int i = 0; i < H.g->nfns; i++) {
         const gfn *g = H.g->fns[i];
         lfn *l = lower_fn(g, g->dims, H.a, &H.d);
-        fns[i] = sched_fn(fuse_fn(l, H.a, &H.d), idx64, H.a, &H.d);
+        fns[i] = sched_fn(fuse_fn(l, NULL, H.a, &H.d), idx64, H.a, &H.d);
     }
     cg_unit *u = codegen_unit(fns, H.g->nfns, idx64, H.a, &H.d);
     H.d.jb = NULL;

@@ -26,7 +26,7 @@ static ffn *lower_and_fuse(const gfn *g)
 {
     lfn *l = lower_fn(g, g->dims, H.a, &H.d);
     lir_verify(l, &H.d);
-    ffn *f = fuse_fn(l, H.a, &H.d);
+    ffn *f = fuse_fn(l, NULL, H.a, &H.d);
     fuse_verify(f, &H.d);
     return f;
 }

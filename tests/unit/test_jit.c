@@ -119,6 +119,41 @@ static void test_memory_then_disk(void **state)
     diag_release(&d);
 }
 
+/* The salt (the context's tuning knobs, jit_set_salt) is in the key: the
+ * same source under other knobs compiles again, never reading the image
+ * the other knobs built, and the same knobs find it on disk. */
+static void test_salt_in_key(void **state)
+{
+    const char *dir = *state;
+    require_nvrtc();
+    tc_diag d;
+    diag_init(&d);
+    size_t n = strlen(KERNEL);
+    const void *img;
+    size_t len;
+    jit_origin o = JIT_FROM_MEMORY;
+    jit_ctx *plain = jit_ctx_new(dir, 0), *a = jit_ctx_new(dir, 0), *b = jit_ctx_new(dir, 0);
+    assert_true(plain && a && b);
+    jit_set_salt(a, "TENSORC_PW_UNROLL=4");
+    jit_set_salt(b, "TENSORC_PW_UNROLL=4");
+    assert_int_equal(jit_image(plain, KERNEL, n, "k.cu", 80, true, NULL, 0, &img, &len, &o, &d), TC_OK);
+    assert_int_equal(o, JIT_COMPILED);
+    assert_int_equal(jit_image(a, KERNEL, n, "k.cu", 80, true, NULL, 0, &img, &len, &o, &d), TC_OK);
+    assert_int_equal(o, JIT_COMPILED);                  /* not the unsalted entry */
+    assert_int_equal(entries_in(dir), 2);
+    assert_int_equal(jit_image(b, KERNEL, n, "k.cu", 80, true, NULL, 0, &img, &len, &o, &d), TC_OK);
+    assert_int_equal(o, JIT_FROM_DISK);                 /* the same knobs: a's entry */
+    /* an empty salt is no salt: the key jit_key gives, as before salts */
+    jit_set_salt(b, "");
+    assert_int_equal(jit_image(b, KERNEL, n, "k.cu", 80, true, NULL, 0, &img, &len, &o, &d), TC_OK);
+    assert_int_equal(o, JIT_FROM_DISK);
+    assert_int_equal(entries_in(dir), 2);
+    jit_ctx_free(plain);
+    jit_ctx_free(a);
+    jit_ctx_free(b);
+    diag_release(&d);
+}
+
 /* Options, target and name are in the key; fast math changes the image. */
 static void test_options_in_key(void **state)
 {
@@ -199,6 +234,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_memory_then_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_options_in_key, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_salt_in_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compile_error, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,7 +81,7 @@ static sfn *schedule(const gfn *g, bool idx64)
     }
     lfn *l = lower_fn(g, g->dims, H.a, &H.d);
     lir_verify(l, &H.d);
-    ffn *f = fuse_fn(l, H.a, &H.d);
+    ffn *f = fuse_fn(l, NULL, H.a, &H.d);
     fuse_verify(f, &H.d);
     sfn *s = sched_fn(f, idx64, H.a, &H.d);
     sched_verify(s, H.a, &H.d); /* the scheduler's own verifier agrees */

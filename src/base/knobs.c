@@ -1,0 +1,124 @@
+/* knobs.c - the tuning knobs read from the environment (knobs.h). */
+#include "knobs.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const tc_knobs knobs_default = {
+    .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .attention = true,
+    .matmul_kslice = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
+    .tile_whole = -1, .fe_steps = -1, .full_grid = -1, .col_split = -1, .col_x = -1,
+    .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1,
+};
+
+/* The integer knobs: name, field, range, and what a value must also be. */
+enum { ANY, POW2, MULT16, MULT64 };
+static const struct {
+    const char *name;
+    size_t off;
+    long lo, hi;
+    int also;
+    bool warn;              /* a bad value is warned about (once a process), not ignored */
+} INTS[] = {
+    {"TENSORC_MATMUL_KSLICE", offsetof(tc_knobs, matmul_kslice), 64, 1 << 30, MULT64, false},
+    {"TENSORC_PW_UNROLL", offsetof(tc_knobs, pw_unroll), 1, 8, POW2, false},
+    {"TENSORC_FULL_UNROLL", offsetof(tc_knobs, full_unroll), 1, 8, POW2, false},
+    {"TENSORC_COL_UNROLL", offsetof(tc_knobs, col_unroll), 1, 16, ANY, false},
+    {"TENSORC_TILE_WHOLE", offsetof(tc_knobs, tile_whole), 0, 1, ANY, false},
+    {"TENSORC_FE_STEPS", offsetof(tc_knobs, fe_steps), 1, 64, ANY, false},
+    {"TENSORC_FULL_GRID", offsetof(tc_knobs, full_grid), 1, 65536, ANY, false},
+    {"TENSORC_COL_SPLIT", offsetof(tc_knobs, col_split), 2, 1024, ANY, false},
+    {"TENSORC_COL_X", offsetof(tc_knobs, col_x), 16, 256, MULT16, false},
+    {"TENSORC_CLUSTER_MAX", offsetof(tc_knobs, cluster_max), 1, 16, POW2, false},
+    {"TENSORC_CLUSTER_BLOCK", offsetof(tc_knobs, cluster_block), 32, 1024, POW2, false},
+    {"TENSORC_FOREACH_WIDE", offsetof(tc_knobs, foreach_wide), 0, 1, ANY, true},
+};
+enum { NINTS = sizeof INTS / sizeof INTS[0] };
+
+static atomic_flag warned[NINTS];
+
+static int *field(tc_knobs *k, int i)
+{
+    return (int *)(void *)((char *)k + INTS[i].off);
+}
+
+static int get(const tc_knobs *k, int i)
+{
+    return *(const int *)(const void *)((const char *)k + INTS[i].off);
+}
+
+/* the value of INTS[i] in s, or -1 */
+static int parse(int i, const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    bool ok = end != s && !*end && errno == 0 && v >= INTS[i].lo && v <= INTS[i].hi &&
+              (INTS[i].also != POW2 || (v & (v - 1)) == 0) &&
+              (INTS[i].also != MULT16 || v % 16 == 0) && (INTS[i].also != MULT64 || v % 64 == 0);
+    if (ok)
+        return (int)v;
+    if (INTS[i].warn && !atomic_flag_test_and_set(&warned[i]))
+        fprintf(stderr, "tensorc: warning: %s='%s' is not an integer from %ld to %ld: ignored "
+                "(taken as %ld)\n", INTS[i].name, s, INTS[i].lo, INTS[i].hi, INTS[i].lo);
+    return -1;
+}
+
+static const char *env(const char *name)
+{
+    const char *s = getenv(name);
+    return s && *s ? s : NULL;
+}
+
+static bool is(const char *name, const char *value)
+{
+    const char *s = env(name);
+    return s && strcmp(s, value) == 0;
+}
+
+void knobs_from_env(tc_knobs *k)
+{
+    *k = knobs_default;
+    k->matmul = is("TENSORC_MATMUL", "cublas")      ? KNOB_MM_CUBLAS
+                : is("TENSORC_MATMUL", "generated") ? KNOB_MM_GENERATED
+                                                    : KNOB_MM_AUTO;
+    k->matmul_epilogue = !is("TENSORC_MATMUL_EPILOGUE", "off");
+    k->matmul_lora = is("TENSORC_MATMUL_LORA", "on");
+    k->attention = !is("TENSORC_ATTENTION", "off");
+    for (int i = 0; i < NINTS; i++) {
+        const char *s = env(INTS[i].name);
+        *field(k, i) = s ? parse(i, s) : -1;
+    }
+}
+
+/* " NAME=VALUE" (no space first) appended to buf, cut short at cap */
+static void add(char *buf, size_t cap, const char *name, const char *value)
+{
+    size_t at = strlen(buf);
+    snprintf(buf + at, cap - at, "%s%s=%s", at ? " " : "", name, value);
+}
+
+void knobs_text(const tc_knobs *k, char *buf, size_t cap)
+{
+    if (!cap)
+        return;
+    buf[0] = 0;
+    if (k->matmul != KNOB_MM_AUTO)
+        add(buf, cap, "TENSORC_MATMUL", k->matmul == KNOB_MM_CUBLAS ? "cublas" : "generated");
+    if (!k->matmul_epilogue)
+        add(buf, cap, "TENSORC_MATMUL_EPILOGUE", "off");
+    if (k->matmul_lora)
+        add(buf, cap, "TENSORC_MATMUL_LORA", "on");
+    if (!k->attention)
+        add(buf, cap, "TENSORC_ATTENTION", "off");
+    for (int i = 0; i < NINTS; i++)
+        if (get(k, i) >= 0) {
+            char v[16];
+            snprintf(v, sizeof v, "%d", get(k, i));
+            add(buf, cap, INTS[i].name, v);
+        }
+}

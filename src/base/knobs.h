@@ -1,0 +1,59 @@
+/* knobs.h - the tuning knobs: the environment variables that change what is
+ * compiled or how it is launched (README.md, "Tuning knobs", has the table).
+ *
+ * Stage: read once, when a context is made (tc_ctx_create: knobs_from_env),
+ * and kept in the context; compilation gets them from there (fusion's rules
+ * through the ffn, scheduling through the ffn it schedules) and so does the
+ * runtime (cluster sizes, the wide foreach table).  Nothing else reads
+ * these variables, so a context compiles and launches with one set of
+ * knobs however the environment changes meanwhile.  knobs_text names the
+ * knobs that are set, and is part of the kernel cache key (runtime/jit.h):
+ * an image built under other knobs is never taken for this one, even where
+ * the source would be the same.
+ *
+ * An integer knob is -1 when unset or given a value outside its range (the
+ * stage that uses it then takes its own default, which lives beside the
+ * measurements behind it); an empty value is unset. */
+#ifndef TC_KNOBS_H
+#define TC_KNOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum { KNOB_MM_AUTO, KNOB_MM_CUBLAS, KNOB_MM_GENERATED };
+
+typedef struct tc_knobs {
+    /* fusion (src/fuse) */
+    int matmul;             /* TENSORC_MATMUL: cublas, generated, else KNOB_MM_AUTO */
+    bool matmul_epilogue;   /* TENSORC_MATMUL_EPILOGUE: false when "off" */
+    bool matmul_lora;       /* TENSORC_MATMUL_LORA: true when "on" */
+    bool attention;         /* TENSORC_ATTENTION: false when "off" */
+    /* scheduling (src/sched): -1 unset */
+    int matmul_kslice;      /* TENSORC_MATMUL_KSLICE: a multiple of 64 */
+    int pw_unroll;          /* TENSORC_PW_UNROLL: 1, 2, 4 or 8 */
+    int full_unroll;        /* TENSORC_FULL_UNROLL: 1, 2, 4 or 8 */
+    int col_unroll;         /* TENSORC_COL_UNROLL: 1 to 16 */
+    int tile_whole;         /* TENSORC_TILE_WHOLE: 0 or 1 */
+    int fe_steps;           /* TENSORC_FE_STEPS: 1 to 64 */
+    int full_grid;          /* TENSORC_FULL_GRID: 1 to 65536 */
+    int col_split;          /* TENSORC_COL_SPLIT: 2 to 1024 */
+    int col_x;              /* TENSORC_COL_X: 16 to 256, a multiple of 16 */
+    /* launches (src/runtime, src/api): -1 unset */
+    int cluster_max;        /* TENSORC_CLUSTER_MAX: 1 to 16, a power of two */
+    int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */
+    int foreach_wide;       /* TENSORC_FOREACH_WIDE: 0 or 1 (another value is warned about) */
+} tc_knobs;
+
+/* Every knob unset: what compilation uses without a context's knobs (unit
+ * tests that call fuse_fn directly). */
+extern const tc_knobs knobs_default;
+
+/*! knobs_from_env(): the knobs the environment sets, into *k. */
+void knobs_from_env(tc_knobs *k);
+
+/*! knobs_text(): the knobs set in k as "NAME=VALUE" words separated by
+ *  spaces, in a fixed order ("" when none), into buf (cap bytes, cut
+ *  short only past 512). */
+void knobs_text(const tc_knobs *k, char *buf, size_t cap);
+
+#endif

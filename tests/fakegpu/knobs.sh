@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# knobs.sh TENSORC FAKE_LIB - the tuning knobs (src/base/knobs.h, README.md's
+# "Tuning knobs") are part of the kernel cache key: on the fake driver
+# (tests/fakegpu), a program run under other knobs is a cache miss even
+# where its generated source is the same (TENSORC_MATMUL_LORA=on on a
+# softmax, which has no matmul: checked first), and a hit under the same
+# knobs; a knob that changes the source (TENSORC_PW_UNROLL=4) likewise.
+# Prints PASS/FAIL per check and "N passed, M failed" last; exit 1 on a
+# failure, 77 without NVRTC.
+set -u
+tc=$(realpath "${1:?usage: knobs.sh TENSORC FAKE_LIB}")
+fake=$(realpath "${2:?usage: knobs.sh TENSORC FAKE_LIB}")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+export TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$work/cache
+unset TENSORC_MATMUL_LORA TENSORC_PW_UNROLL
+pass=0 fail=0
+check() { local what=$1; shift; if "$@"; then echo "PASS $what"; pass=$((pass + 1)); else echo "FAIL $what"; fail=$((fail + 1)); fi; }
+sm=$root/examples/softmax.tc
+gelu=$root/examples/gelu_chain.tc
+# cache FILE SHAPE: "miss" or "hit", what --verbose says of the run's kernels
+cache() {
+    "$tc" run "$1" --device=cuda --random --shape "$2" --verbose >"$work/out" 2>&1
+    local rc=$?
+    [ $rc = 3 ] && { echo "skipped: $(tail -1 "$work/out")"; exit 77; }
+    sed -n 's/.*cache: \([a-z]*\).*/\1/p' "$work/out" | head -1
+}
+"$tc" compile "$sm" --emit=cuda >"$work/plain.cu" 2>&1
+TENSORC_MATMUL_LORA=on "$tc" compile "$sm" --emit=cuda >"$work/lora.cu" 2>&1
+check "softmax's source is the same under TENSORC_MATMUL_LORA=on" cmp -s "$work/plain.cu" "$work/lora.cu"
+check "softmax: a miss first" [ "$(cache "$sm" N=3,D=5)" = miss ]
+check "softmax: then a hit" [ "$(cache "$sm" N=3,D=5)" = hit ]
+check "softmax under TENSORC_MATMUL_LORA=on: a miss (other knobs)" [ "$(TENSORC_MATMUL_LORA=on cache "$sm" N=3,D=5)" = miss ]
+check "softmax under TENSORC_MATMUL_LORA=on again: a hit" [ "$(TENSORC_MATMUL_LORA=on cache "$sm" N=3,D=5)" = hit ]
+check "softmax with no knobs: still a hit" [ "$(cache "$sm" N=3,D=5)" = hit ]
+check "gelu_chain: a miss first" [ "$(cache "$gelu" '*=1000')" = miss ]
+check "gelu_chain under TENSORC_PW_UNROLL=4: a miss" [ "$(TENSORC_PW_UNROLL=4 cache "$gelu" '*=1000')" = miss ]
+check "gelu_chain under TENSORC_PW_UNROLL=4 again: a hit" [ "$(TENSORC_PW_UNROLL=4 cache "$gelu" '*=1000')" = hit ]
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,120 @@
+/* test_knobs.c - the tuning knobs (src/base/knobs.h): read from the
+ * environment with their ranges, named in the cache key's text, and read
+ * once per context: a context compiles with the knobs it was made under,
+ * whatever the environment says later. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "knobs.h"
+#include "tensorc.h"
+
+static const char *const ALL[] = {
+    "TENSORC_MATMUL", "TENSORC_MATMUL_EPILOGUE", "TENSORC_MATMUL_LORA", "TENSORC_ATTENTION",
+    "TENSORC_MATMUL_KSLICE", "TENSORC_PW_UNROLL", "TENSORC_FULL_UNROLL", "TENSORC_COL_UNROLL",
+    "TENSORC_TILE_WHOLE", "TENSORC_FE_STEPS", "TENSORC_FULL_GRID", "TENSORC_COL_SPLIT",
+    "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
+};
+
+static void clear_env(void)
+{
+    for (size_t i = 0; i < sizeof ALL / sizeof ALL[0]; i++)
+        unsetenv(ALL[i]);
+}
+
+static const char *text(void)
+{
+    static char buf[512];
+    tc_knobs k;
+    knobs_from_env(&k);
+    knobs_text(&k, buf, sizeof buf);
+    return buf;
+}
+
+static void test_none(void **state)
+{
+    (void)state;
+    clear_env();
+    tc_knobs k;
+    knobs_from_env(&k);
+    assert_memory_equal(&k, &knobs_default, sizeof k);
+    assert_string_equal(text(), "");
+    /* an empty value is unset; so is a word a switch does not know */
+    setenv("TENSORC_PW_UNROLL", "", 1);
+    setenv("TENSORC_MATMUL", "fastest", 1);
+    setenv("TENSORC_ATTENTION", "on", 1);
+    assert_string_equal(text(), "");
+    clear_env();
+}
+
+static void test_ranges(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("TENSORC_MATMUL", "generated", 1);
+    setenv("TENSORC_ATTENTION", "off", 1);
+    setenv("TENSORC_PW_UNROLL", "4", 1);
+    setenv("TENSORC_FULL_UNROLL", "3", 1);     /* not a power of two */
+    setenv("TENSORC_COL_X", "17", 1);          /* not a multiple of 16 */
+    setenv("TENSORC_COL_SPLIT", "1", 1);       /* below 2 */
+    setenv("TENSORC_MATMUL_KSLICE", "128", 1);
+    setenv("TENSORC_CLUSTER_MAX", "8x", 1);    /* not a number */
+    setenv("TENSORC_TILE_WHOLE", "0", 1);      /* 0 is a value, not unset */
+    assert_string_equal(text(), "TENSORC_MATMUL=generated TENSORC_ATTENTION=off "
+                                "TENSORC_MATMUL_KSLICE=128 TENSORC_PW_UNROLL=4 "
+                                "TENSORC_TILE_WHOLE=0");
+    tc_knobs k;
+    knobs_from_env(&k);
+    assert_int_equal(k.matmul, KNOB_MM_GENERATED);
+    assert_false(k.attention);
+    assert_int_equal(k.pw_unroll, 4);
+    assert_int_equal(k.full_unroll, -1);
+    assert_int_equal(k.col_x, -1);
+    assert_int_equal(k.cluster_max, -1);
+    assert_int_equal(k.tile_whole, 0);
+    clear_env();
+}
+
+/* the unrolled pointwise kernel says so in --emit=sched */
+static bool unrolled(tc_ctx *ctx)
+{
+    static const char src[] = "fn f(x: f32[*]) -> f32[*] { return exp(x) * 2 + 1 }\n";
+    tc_program *p;
+    assert_int_equal(tc_compile(ctx, src, sizeof src - 1, "k.tc", &p), TC_OK);
+    const char *out;
+    assert_int_equal(tc_program_dump(p, "sched", "f", &out), TC_OK);
+    bool u = strstr(out, "4 vectors a thread a step") != NULL;
+    tc_program_free(p);
+    return u;
+}
+
+static void test_once_per_context(void **state)
+{
+    (void)state;
+    clear_env();
+    tc_ctx *before, *after;
+    assert_int_equal(tc_ctx_create(&before), TC_OK);
+    setenv("TENSORC_PW_UNROLL", "4", 1);
+    assert_int_equal(tc_ctx_create(&after), TC_OK);
+    assert_false(unrolled(before)); /* made before the knob was set: never sees it */
+    assert_true(unrolled(after));
+    unsetenv("TENSORC_PW_UNROLL");
+    assert_true(unrolled(after));   /* nor does it lose it */
+    tc_ctx_free(before);
+    tc_ctx_free(after);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_none),
+        cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_once_per_context),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
