@@ -160,7 +160,7 @@ static void add_decision(fctx *x, const lnode *p, const lnode *c, bool fused, co
 {
     ffn *o = x->out;
     ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 16);
-    o->dec[o->ndec++] = (fdecision){p, c, fused, why, limit};
+    o->dec[o->ndec++] = (fdecision){.producer = p, .consumer = c, .fused = fused, .why = why, .limit = limit};
 }
 
 static void append(tc_arena *a, lnode ***v, int *n, lnode *e)
