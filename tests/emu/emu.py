@@ -1,118 +1,324 @@
 #!/usr/bin/env python3
-"""emu.py TENSORC FILE FN SHAPE SEED - a function's scan kernels run on the host
-against the reference interpreter, without a GPU.
+"""emu.py TENSORC FILE FN SHAPE SEED [--dtype T=bf16]... [--arch N] [--quiet]
+- a function's whole launch plan run on the host (emu.h), against the
+reference interpreter, without a GPU.
 
-The CUDA that `tensorc compile --emit=cuda` makes for FN is compiled as C++
-with shim.h (the helpers the scan kernels use, as in helpers.cuh and
-scan.cuh), and each launch of the plan is run block by block: one thread at
-a time for the lane path (its shared memory is per-thread columns, no
-barrier), or with EMU_MT=1 a std::thread per CUDA thread (shim_mt.h:
-barriers and warp shuffles) for the block path of axes over 256.  Inputs are
-uniform in [-1, 1); every output must be within 2e-5 (f32) or 1e-12 (f64) of
-max(1, max |want|) of `tensorc run --device=cpu`.  glibc's expf/log1pf stand
-in for CUDA's, so this checks the kernels' logic (indices, carries, stores,
-fusion), not the GPU's rounding: tests/gpu/scans.sh does that.  Only plans
-of scan kernels and f32/f64 buffers; prints PASS/FAIL and exits 1 on FAIL."""
-import sys, re, subprocess, random, struct, os, tempfile
-tc, path, fn, shape, seed = sys.argv[1:6]
-sym = {k: int(v) for k, v in (p.split("=") for p in shape.split(","))}
-src = subprocess.run([tc, "compile", path, "--fn", fn, "--emit=cuda"], capture_output=True, text=True, check=True).stdout
-body = src[src.index("/* ---- fn"):src.index("/*\nlaunch plan")]
+`tensorc compile FILE --fn FN --emit=cuda` (the environment passes through:
+TENSORC_MATMUL=generated, TENSORC_MATMUL_LORA=on, the knobs of sched.c) gives
+the unit and its launch plan; unit.py readies the unit for emu.h, and a C++
+program built here runs the plan as exec.c would: every step whose guard
+holds, kernels at the plan's grid (at least 1) and block, cuBLAS steps by a
+plain f32-accumulating product, copies; temporaries in their plan slots (a
+slot as large as its largest), outputs and temporaries filled with NaN
+bytes first, every buffer 256-byte aligned, one workspace that must be all
+zero again after every kernel (the plan's promise).  Inputs: floats
+uniform in [-1, 1) (rounded to f16/bf16), integers in [-10, 10), bools
+50/50, from SEED; scalars their default, else a value in (0, 1].  The same
+inputs go to `tensorc run --device=cpu`, and every output must match it:
+integers and bools exactly, floats within the tolerance of `run --check`
+(f16/bf16 1e-2, f32 2e-5; f64 1e-12 here) of max(1, max |want|), the
+loosest of the plan's float dtypes, NaN where the reference has NaN, the
+same infinities.  --arch N compiles the unit for __CUDA_ARCH__ N (900 by
+default; 750 takes the paths without cp.async, mma.sync and clusters).
+Prints one PASS or FAIL line; exit 0 on PASS, 1 on FAIL, 2 when the plan
+cannot be emulated (foreach group tables)."""
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+import unit  # noqa: E402
+
+argv = sys.argv[1:]
+opts = {"dtype": [], "arch": "900", "quiet": False}
+pos = []
+i = 0
+while i < len(argv):
+    a = argv[i]
+    if a == "--dtype":
+        opts["dtype"].append(argv[i + 1])
+        i += 1
+    elif a == "--arch":
+        opts["arch"] = argv[i + 1]
+        i += 1
+    elif a == "--quiet":
+        opts["quiet"] = True
+    else:
+        pos.append(a)
+    i += 1
+tc, path, fn, shape, seed = pos[:5]
+sym = {k: int(v) for k, v in (p.split("=") for p in shape.split(",") if p)}
+dtflags = sum((["--dtype", d] for d in opts["dtype"]), [])
+label = "%s %s %s%s%s" % (os.path.basename(path), fn, shape, "".join(" " + d for d in opts["dtype"]),
+                          "" if opts["arch"] == "900" else " arch " + opts["arch"])
+for k in ("TENSORC_MATMUL", "TENSORC_MATMUL_LORA"):
+    if os.environ.get(k):
+        label += " %s=%s" % (k, os.environ[k])
+
+
+def die(code, msg):
+    print("%s %s: %s" % ("FAIL" if code == 1 else "SKIP", label, msg))
+    sys.exit(code)
+
+
+r = subprocess.run([tc, "compile", path, "--fn", fn, "--emit=cuda"] + dtflags, capture_output=True, text=True)
+if r.returncode:
+    die(1, "tensorc compile: " + r.stderr.strip()[:800])
+src = r.stdout
 plan = src[src.index("launch plan of"):]
-bufs, steps = [], []
-for l in plan.splitlines():
-    m = re.match(r"\s+buffer (\S+)\s+(param|output|temp)\s+(f32|f64)\[(.*?)\]", l)
+
+
+def ev(expr):
+    e = re.sub(r"\b([A-Za-z_]\w*)\b", lambda m: str(sym[m.group(1)]) if m.group(1) in sym else m.group(1), expr)
+    return eval(e.replace("/", "//"), {"__builtins__": {}}, {})
+
+
+# ---- the plan ----
+SIZES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
+CT = {"f16": "unsigned short", "bf16": "unsigned short", "f32": "float", "f64": "double", "i32": "int",
+      "i64": "long long", "bool": "unsigned char"}
+bufs = {}     # name -> dict(kind, dt, dims, n, slot)
+steps = []    # (kind, ...)
+guard = {}
+for line in plan.splitlines():
+    m = re.match(r"\s+buffer (\S+)\s+(\w+)\s+(\w+)\[(.*?)\](.*)", line)
     if m:
-        DT = m.group(3)
+        dims = [ev(d) for d in m.group(4).split(",")] if m.group(4).strip() else []
         n = 1
-        for d in m.group(4).split(","):
-            n *= eval(d.strip(), {}, dict(sym))
-        bufs.append((m.group(1), m.group(2), n))
-    m = re.match(r"\s+step \d+: (\S+)<<<(.*), \[(\d+), 1, 1\]>>>\((.*)\)", l)
+        for d in dims:
+            n *= d
+        slot = re.search(r"slot (\d+)", m.group(5))
+        bufs[m.group(1)] = dict(kind=m.group(2), dt=m.group(3), dims=dims, n=n,
+                                slot=int(slot.group(1)) if slot else None)
+        continue
+    m = re.match(r"\s+step (\d+) runs when (.*) (>|<=) (-?\d+):", line)
     if m:
-        steps.append((m.group(1), m.group(2), int(m.group(3)), [a.strip() for a in m.group(4).split(",")]))
-    elif "step" in l and "copy" in l:
-        sys.exit("copy step: not emulated")
+        v = ev(m.group(2))
+        guard[int(m.group(1))] = v > int(m.group(4)) if m.group(3) == ">" else v <= int(m.group(4))
+        continue
+    m = re.match(r"\s+step (\d+): (\w+)<<<(.*), \[(\d+), (\d+), (\d+)\]>>>\((.*)\)\s*$", line)
+    if m:
+        steps.append(("kernel", int(m.group(1)), m.group(2), m.group(3), [int(m.group(k)) for k in (4, 5, 6)],
+                      [a.strip() for a in unit._split(m.group(7), ",")] if m.group(7).strip() else []))
+        continue
+    m = re.match(r"\s+step (\d+): matmul (\S+) = (\S+?)(\.T)? @ (\S+?)(\.T)? \(cuBLAS\)", line)
+    if m:
+        steps.append(["matmul", int(m.group(1)), m.group(2), m.group(3), bool(m.group(4)), m.group(5),
+                      bool(m.group(6)), "1", "0", "0", "0"])
+        continue
+    m = re.match(r"\s+batch (.*), strides \(elements\): a (.*), b (.*), c (.*)$", line)
+    if m:
+        steps[-1][7:11] = [m.group(1), m.group(2), m.group(3), m.group(4)]
+        continue
+    m = re.match(r"\s+step (\d+): copy (\S+) -> (\S+)", line)
+    if m:
+        steps.append(("copy", int(m.group(1)), m.group(2), m.group(3)))
+        continue
+    if "foreach:" in line:
+        die(2, "a foreach step (group tables): tests/cpuemu emulates those")
+    if re.match(r"\s+step \d+", line):
+        die(2, "a plan step emu.py does not know: " + line.strip())
+
+# ---- the signature's scalars (a value each, the same for both runs) ----
+tcsrc = open(path).read()
+m = re.search(r"\bfn\s+%s\s*\(" % re.escape(fn), tcsrc)
+params = unit._split(tcsrc[m.end():unit._balanced(tcsrc, m.end() - 1)], ",")
 rng = random.Random(int(seed))
-work = tempfile.mkdtemp(prefix="tc-emu-")
-ES = 8 if DT == "f64" else 4
-FC = "d" if ES == 8 else "f"
-CT = "double" if ES == 8 else "float"
-def wnpy(p, vals, shape):
-    hdr = "{'descr': '<%s%d', 'fortran_order': False, 'shape': (%s), }" % ("f", ES, ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
+scalars = {}
+for p in params:
+    pm = re.match(r"\s*(\w+)\s*:\s*(\w+)\s*(?:=\s*(.*?))?\s*$", p, re.S)
+    if pm and "[" not in p:
+        name, dt, dflt = pm.groups()
+        dt = dict((d.split("=") for d in opts["dtype"])).get(dt, dt)
+        if dflt is not None:
+            v = float(dflt) if dt in ("f16", "bf16", "f32", "f64") else int(dflt) if dt != "bool" else dflt == "true"
+        elif dt in ("f16", "bf16", "f32", "f64"):
+            v = round(rng.uniform(0.05, 1.0), 4)
+        elif dt == "bool":
+            v = True
+        else:
+            v = rng.randint(1, 10)
+        scalars[name] = (dt, v)
+
+
+# ---- inputs ----
+def f2bf(x):
+    u = struct.unpack("<I", struct.pack("<f", x))[0]
+    u += 0x7fff + ((u >> 16) & 1)
+    return (u >> 16) & 0xffff
+
+
+def bf2f(h):
+    return struct.unpack("<f", struct.pack("<I", h << 16))[0]
+
+
+NPY = {"f16": "<f2", "bf16": "<f4", "f32": "<f4", "f64": "<f8", "i32": "<i4", "i64": "<i8", "bool": "|b1"}
+PK = {"f16": "e", "f32": "f", "f64": "d", "i32": "i", "i64": "q", "bool": "B"}
+
+
+def npy_write(p, dt, dims, raw):
+    hdr = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        NPY[dt], ", ".join(map(str, dims)) + ("," if len(dims) == 1 else ""))
     hdr += " " * (63 - (len(hdr) + 10) % 64) + "\n"
     with open(p, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + struct.pack("<%d%s" % (len(vals), FC), *vals))
-def rnpy(p):
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + raw)
+
+
+def npy_read(p):
     b = open(p, "rb").read()
     hl = struct.unpack("<H", b[8:10])[0]
-    n = (len(b) - 10 - hl) // ES
-    return list(struct.unpack("<%d%s" % (n, FC), b[10 + hl:]))
-# shapes of params from the signature line of --emit=graph? use the plan's dims
-shapes = {}
-for l in plan.splitlines():
-    m = re.match(r"\s+buffer (\S+)\s+(param|output)\s+f(?:32|64)\[(.*?)\]", l)
-    if m:
-        shapes[m.group(1)] = [eval(d.strip(), {}, dict(sym)) for d in m.group(3).split(",")]
-args = [tc, "run", path, "--fn", fn, "--device=cpu"]
-for name, kind, n in bufs:
-    if kind == "param":
-        vals = [rng.uniform(-1, 1) for _ in range(n)]
-        wnpy(f"{work}/{name}.npy", vals, shapes[name])
-        args += ["--input", "%s=%s/%s.npy" % (name[3:], work, name)]
-    if kind == "output":
-        args += ["--output", "%s=%s/ref_%s.npy" % (name[4:], work, name)]
-subprocess.run(args, check=True, capture_output=True)
-# the host program
-MT = os.environ.get("EMU_MT") == "1"
-here = os.path.dirname(os.path.abspath(__file__))
-cpp = ['#include "%s/shim%s.h"' % (here, "_mt" if MT else ""), body, "int main() {"]
-for name, kind, n in bufs:
-    cpp.append(f"  {CT} *{name} = ({CT} *)calloc({n} + 1, {ES});")
-    if kind == "param":
-        cpp.append(f'  {{ FILE *f = fopen("{work}/{name}.npy", "rb"); fseek(f, -{n} * {ES}, SEEK_END); if (fread({name}, {ES}, {n}, f) != {n}) return 2; fclose(f); }}')
-    else:
-        cpp.append(f"  for (int i = 0; i < {n}; i++) {name}[i] = NAN;")
-for k, grid, block, a in steps:
-    g = eval(grid.replace("/", "//"), {}, dict(sym))
-    aa = [x if x in [b[0] for b in bufs] else str(eval(x, {}, dict(sym))) for x in a]
-    cpp.append(f"  gridDim.x = {g}; blockDim.x = {block};")
-    if MT:
-        cpp.append(f"  for (unsigned b = 0; b < {g}; b++) {{ std::barrier<> br({block}); bar = &br; std::vector<std::barrier<> *> wb; for (unsigned w = 0; w < {block} / 32; w++) {{ wb.push_back(new std::barrier<>(32)); wbar[w] = wb.back(); }} std::vector<std::thread> th; for (unsigned t = 0; t < {block}; t++) th.emplace_back([=] {{ blockIdx.x = b; threadIdx.x = t; {k}({', '.join(aa)}); }}); for (auto &x : th) x.join(); }}")
-    else:
-        cpp.append(f"  for (unsigned b = 0; b < {g}; b++) for (unsigned t = 0; t < {block}; t++) {{ blockIdx.x = b; threadIdx.x = t; {k}({', '.join(aa)}); }}")
-for name, kind, n in bufs:
-    if kind == "output":
-        cpp.append(f'  {{ FILE *f = fopen("{work}/got_{name}.bin", "wb"); fwrite({name}, {ES}, {n}, f); fclose(f); }}')
-cpp.append("  return 0; }")
-open(f"{work}/m.cpp", "w").write("\n".join(cpp))
-r = subprocess.run([os.environ.get("CXX", "g++"), "-O1", "-w", "-std=c++20", "-pthread", "-o", f"{work}/m", f"{work}/m.cpp"], capture_output=True, text=True)
-if r.returncode:
-    sys.exit(r.stderr[:3000])
-subprocess.run([f"{work}/m"], check=True)
-worst = 0.0
-ok = True
-for name, kind, n in bufs:
-    if kind != "output":
+    h = b[10:10 + hl].decode()
+    descr = re.search(r"'descr': '(.*?)'", h).group(1)
+    code = {"<f2": "e", "<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "B", "|u1": "B"}[descr]
+    n = (len(b) - 10 - hl) // struct.calcsize(code)
+    return list(struct.unpack("<%d%s" % (n, code), b[10 + hl:]))
+
+
+work = tempfile.mkdtemp(prefix="tc-emu-")
+args = [tc, "run", path, "--fn", fn, "--device=cpu", "--shape", shape] + dtflags
+host = {}  # param name -> values as the device stores them (f16/bf16: bits)
+for name, b in bufs.items():
+    if b["kind"] != "param":
         continue
-    want = rnpy(f"{work}/ref_{name}.npy")
-    b = open(f"{work}/got_{name}.bin", "rb").read()
-    got = list(struct.unpack("<%d%s" % (n, FC), b))
+    dt, n = b["dt"], b["n"]
+    if dt in ("f16", "bf16", "f32", "f64"):
+        vals = [rng.uniform(-1, 1) for _ in range(n)]
+    elif dt == "bool":
+        vals = [rng.random() < 0.5 for _ in range(n)]
+    else:
+        vals = [rng.randint(-10, 9) for _ in range(n)]
+    if dt == "bf16":
+        dev = [f2bf(v) for v in vals]
+        raw_npy = struct.pack("<%df" % n, *[bf2f(h) for h in dev])
+        raw_dev = struct.pack("<%dH" % n, *dev)
+    else:
+        raw_dev = raw_npy = struct.pack("<%d%s" % (n, PK[dt]), *vals)
+    npy_write("%s/%s.npy" % (work, name), dt, b["dims"], raw_npy)
+    open("%s/%s.bin" % (work, name), "wb").write(raw_dev)
+    args += ["--input", "%s=%s/%s.npy" % (name[3:] if name.startswith("in_") else name, work, name)]
+for name, (dt, v) in scalars.items():
+    args += ["--input", "%s=%s" % (name, ("true" if v else "false") if dt == "bool" else repr(v))]
+outs = [n for n, b in bufs.items() if b["kind"] == "output"]
+for name in outs:
+    args += ["--output", "%s=%s/ref_%s.npy" % (name[4:] if name.startswith("out_") else name, work, name)]
+r = subprocess.run(args, capture_output=True, text=True)
+if r.returncode:
+    die(1, "the interpreter: " + r.stderr.strip()[:800])
+
+# ---- the host program ----
+cpp = ['#include "%s/emu.h"' % here, "#line 1 \"unit.cu\"", unit.rewrite(src[:src.index("/*\nlaunch plan")]),
+       '#include "%s/plan.h"' % here, "int main() {"]
+slots = {}
+for name, b in bufs.items():
+    if b["kind"] == "temp" and b["slot"] is not None:
+        slots[b["slot"]] = max(slots.get(b["slot"], 0), b["n"] * SIZES[b["dt"]])
+for s, nb in slots.items():
+    cpp.append("  void *slot%d = emu_buf(%d, 0xff);" % (s, nb))
+for name, b in bufs.items():
+    nb = b["n"] * SIZES[b["dt"]]
+    if b["kind"] == "param":
+        cpp.append('  void *%s = emu_load("%s/%s.bin", %d);' % (name, work, name, nb))
+    elif b["kind"] == "temp" and b["slot"] is not None:
+        cpp.append("  void *%s = slot%d;" % (name, b["slot"]))
+    else:
+        cpp.append("  void *%s = emu_buf(%d, 0xff);" % (name, nb))
+cpp.append("  unsigned char *workspace = (unsigned char *)emu_buf(EMU_WS, 0);")
+
+
+def carg(a):
+    if a in bufs:
+        return "emu_p{%s}" % a
+    if a == "workspace":
+        return "emu_p{workspace}"
+    if a in scalars:
+        dt, v = scalars[a]
+        return "(%s)%s" % ({"f16": "float", "bf16": "float"}.get(dt, CT[dt]), int(v) if dt == "bool" else repr(v))
+    return "(long long)%d" % ev(a)
+
+
+for st in steps:
+    if st[1] in guard and not guard[st[1]]:
+        continue
+    if st[0] == "kernel":
+        _, i, k, grid, block, a = st
+        g = max(1, ev(grid))
+        cpp.append("  emu_launch(dim3(%d), dim3(%d, %d, %d), 1, [&] { %s(%s); });"
+                   % (g, block[0], block[1], block[2], k, ", ".join(carg(x) for x in a)))
+        cpp.append('  emu_ws_zero(workspace, "%s");' % k)
+    elif st[0] == "matmul":
+        _, i, c, a, ta, b, tb, batch, sa, sb, sc = st
+        dm, dn = bufs[c]["dims"][-2:]
+        dk = bufs[a]["dims"][-2] if ta else bufs[a]["dims"][-1]
+        dt = bufs[c]["dt"]
+        cpp.append("  emu_blas<%s>((const %s *)%s, (const %s *)%s, (%s *)%s, %d, %d, %d, %d, %d, %d, %d, %d, %d);"
+                   % ({"f16": "1", "bf16": "2", "f32": "0", "f64": "3"}[dt], CT[dt], a, CT[dt], b, CT[dt], c,
+                      dm, dn, dk, int(ta), int(tb), ev(batch), ev(sa), ev(sb), ev(sc)))
+    else:
+        _, i, s_, d_ = st
+        cpp.append("  memcpy(%s, %s, %d);" % (d_, s_, bufs[d_]["n"] * SIZES[bufs[d_]["dt"]]))
+for name in outs:
+    cpp.append('  emu_save("%s/got_%s.bin", %s, %d);' % (work, name, name, bufs[name]["n"] * SIZES[bufs[name]["dt"]]))
+cpp.append("  return 0;\n}")
+open(work + "/m.cpp", "w").write("\n".join(cpp) + "\n")
+cxx = os.environ.get("CXX", "g++")
+r = subprocess.run([cxx, "-std=c++17", "-O1", "-w", "-DEMU_ARCH=" + opts["arch"], "-o", work + "/m", work + "/m.cpp"],
+                   capture_output=True, text=True)
+if r.returncode:
+    die(1, "the host build (kept in %s): %s" % (work, r.stderr[:3000]))
+r = subprocess.run([work + "/m"], capture_output=True, text=True)
+if r.returncode:
+    die(1, "the host run (kept in %s): %s" % (work, (r.stdout + r.stderr).strip()[-1500:]))
+
+# ---- compare ----
+TOL = {"f16": 1e-2, "bf16": 1e-2, "f32": 2e-5, "f64": 1e-12}
+tol = max([TOL.get(b["dt"], 0) for b in bufs.values()] + [0])
+ok, worst, notes = True, 0.0, []
+for name in outs:
+    dt, n = bufs[name]["dt"], bufs[name]["n"]
+    want = npy_read("%s/ref_%s.npy" % (work, name))
+    raw = open("%s/got_%s.bin" % (work, name), "rb").read()
+    if dt == "bf16":
+        got = [bf2f(h) for h in struct.unpack("<%dH" % n, raw)]
+    else:
+        got = list(struct.unpack("<%d%s" % (n, PK[dt]), raw))
+    if len(want) != n:
+        ok = False
+        notes.append("%s: %d elements, the reference %d" % (name, n, len(want)))
+        continue
+    if dt not in TOL:
+        bad = [j for j in range(n) if int(got[j]) != int(want[j])]
+        if bad:
+            ok = False
+            notes.append("%s[%d] = %s, want %s (%d differ)" % (name, bad[0], got[bad[0]], want[bad[0]], len(bad)))
+        continue
     scale = max([1.0] + [abs(w) for w in want if w == w and abs(w) != float("inf")])
-    e = 0.0
-    for g_, w in zip(got, want):
+    e, at = 0.0, -1
+    for j, (g_, w) in enumerate(zip(got, want)):
         if w != w:
             d = 0.0 if g_ != g_ else float("inf")
         elif g_ != g_:
             d = float("inf")
+        elif abs(w) == float("inf") or abs(g_) == float("inf"):
+            d = 0.0 if g_ == w else float("inf")
         else:
-            d = abs(g_ - w) if abs(w) != float("inf") else (0.0 if g_ == w else float("inf"))
-        e = max(e, d)
+            d = abs(g_ - w)
+        if d > e:
+            e, at = d, j
     rel = e / scale
     worst = max(worst, rel)
-    if rel > (1e-12 if ES == 8 else 2e-5):
+    if rel > tol:
         ok = False
-        print("  %s: max rel err %.3g" % (name, rel))
-print("%s %s %s %s: max rel err %.3g" % ("PASS" if ok else "FAIL", os.path.basename(path), fn, shape, worst))
-subprocess.run(["rm", "-rf", work])
+        notes.append("%s[%d] = %.9g, want %.9g (max rel err %.3g, tolerance %g)" % (name, at, got[at], want[at], rel, tol))
+nk = sum(1 for s in steps if s[0] == "kernel" and not (s[1] in guard and not guard[s[1]]))
+print("%s %s: %d kernel launch(es), max rel err %.3g%s" % ("PASS" if ok else "FAIL", label, nk, worst,
+                                                          "" if ok else "; " + "; ".join(notes)))
+if ok:
+    subprocess.run(["rm", "-rf", work])
+else:
+    print("  (kept in %s)" % work)
 sys.exit(0 if ok else 1)
