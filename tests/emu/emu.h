@@ -378,7 +378,11 @@ static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
 /* library math: glibc's, not CUDA's (results may differ in the last bits) */
 static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-/* __expf, __logf: glibc's own */
+/* CUDA's fast exp and log: glibc declares these names but does not export them */
+static inline float emu_expf(float x) { return expf(x); }
+static inline float emu_logf(float x) { return logf(x); }
+#define __expf(x) emu_expf(x)
+#define __logf(x) emu_logf(x)
 static inline float __fdividef(float a, float b) { return a / b; }
 static inline float __saturatef(float x) { return x != x ? 0.0f : x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 
