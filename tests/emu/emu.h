@@ -23,6 +23,8 @@
  */
 #ifndef EMU_H
 #define EMU_H
+#undef _FORTIFY_SOURCE /* its longjmp check refuses a jump to another fiber's stack */
+#include <setjmp.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -91,7 +93,9 @@ struct emu_bar {
 };
 struct emu_cp { unsigned char *dst; const unsigned char *src; int n, srcn; long long group; };
 struct emu_fiber {
-    ucontext_t ctx;
+    ucontext_t ctx; /* how it starts; then _setjmp/_longjmp (no signal-mask syscalls) */
+    jmp_buf jb;
+    bool started;
     dim3 tid;
     unsigned rank, bx, by, bz, lane, warp;
     bool done;
@@ -102,6 +106,7 @@ struct emu_fiber {
 static std::vector<emu_fiber> emu_f;
 static emu_fiber *emu_cur;
 static ucontext_t emu_sched;
+static jmp_buf emu_sched_jb;
 static unsigned long long emu_progress;
 static char *emu_stacks;
 static size_t emu_nstacks;
@@ -110,7 +115,13 @@ static emu_bar emu_block_bar[EMU_MAXCL], emu_cluster_bar, emu_warp_bar[EMU_MAXCL
 static unsigned char *emu_win; /* EMU_MAXCL windows of EMU_WIN bytes */
 static size_t emu_win_used = 0;
 
-static inline void emu_yield() { swapcontext(&emu_cur->ctx, &emu_sched); }
+static bool emu_fibers = true; /* false: a launch whose caller knows it has no barrier */
+static inline void emu_yield() {
+    if (!emu_fibers)
+        emu_die("a barrier in a launch run without fibers%s", "");
+    if (!_setjmp(emu_cur->jb))
+        _longjmp(emu_sched_jb, 1);
+}
 /* arrive and wait; the last to arrive runs `last` first (a collective's work) */
 template <class F> static inline void emu_bar_wait(emu_bar &b, F last) {
     const unsigned g = b.gen;
@@ -196,13 +207,20 @@ static void emu_fiber_main() {
     (*emu_body)();
     f->done = true;
     emu_progress++;
+    _longjmp(emu_sched_jb, 1); /* never returns: its stack is left as it is */
 }
 static void emu_switch_to(emu_fiber &f) {
     emu_cur = &f;
     threadIdx = f.tid;
     blockIdx = dim3(f.bx, f.by, f.bz);
     emu_k = f.rank;
-    swapcontext(&emu_sched, &f.ctx);
+    if (!_setjmp(emu_sched_jb)) {
+        if (!f.started) {
+            f.started = true;
+            setcontext(&f.ctx);
+        }
+        _longjmp(f.jb, 1);
+    }
 }
 /* one cluster: blocks bx0 .. bx0 + ncl - 1 (x), by, bz */
 static void emu_run_cluster(unsigned bx0, unsigned by, unsigned bz, unsigned ncl) {
@@ -231,6 +249,14 @@ static void emu_run_cluster(unsigned bx0, unsigned by, unsigned bz, unsigned ncl
     for (unsigned i = 0; i < n; i++) {
         emu_fiber &f = emu_f[i];
         const unsigned k = i / nt, t = i % nt;
+        if (!emu_fibers) { /* one thread after another, each to its end */
+            f.rank = k, f.tid = dim3(t % blockDim.x, t / blockDim.x % blockDim.y, t / (blockDim.x * blockDim.y));
+            f.bx = bx0 + k, f.by = by, f.bz = bz, f.lane = t & 31, f.warp = t >> 5;
+            emu_cur = &f;
+            threadIdx = f.tid, blockIdx = dim3(f.bx, by, bz), emu_k = k;
+            (*emu_body)();
+            continue;
+        }
         f.rank = k;
         f.tid = dim3(t % blockDim.x, t / blockDim.x % blockDim.y, t / (blockDim.x * blockDim.y));
         f.bx = bx0 + k, f.by = by, f.bz = bz;
@@ -239,10 +265,11 @@ static void emu_run_cluster(unsigned bx0, unsigned by, unsigned bz, unsigned ncl
         getcontext(&f.ctx);
         f.ctx.uc_stack.ss_sp = emu_stacks + (size_t)i * EMU_STACK;
         f.ctx.uc_stack.ss_size = EMU_STACK;
-        f.ctx.uc_link = &emu_sched;
+        f.ctx.uc_link = nullptr;
+        f.started = false;
         makecontext(&f.ctx, emu_fiber_main, 0);
     }
-    for (unsigned live = n; live;) {
+    for (unsigned live = emu_fibers ? n : 0; live;) {
         const unsigned long long before = emu_progress;
         live = 0;
         for (unsigned i = 0; i < n; i++) {
@@ -264,7 +291,7 @@ static void emu_run_cluster(unsigned bx0, unsigned by, unsigned bz, unsigned ncl
     }
     emu_cur = nullptr;
 }
-static void emu_launch(dim3 grid, dim3 block, unsigned ncl, const std::function<void()> &body) {
+static void emu_launch(dim3 grid, dim3 block, unsigned ncl, const std::function<void()> &body, bool fibers = true) {
     if (ncl < 1 || ncl > EMU_MAXCL || grid.x % ncl)
         emu_die("cluster of %s%lld blocks: not emulated", "", (long long)ncl);
     if (block.x * block.y * block.z > 1024 || block.x * block.y * block.z == 0)
@@ -273,6 +300,7 @@ static void emu_launch(dim3 grid, dim3 block, unsigned ncl, const std::function<
     blockDim = block;
     emu_ncl = ncl;
     emu_body = &body;
+    emu_fibers = fibers;
     for (unsigned z = 0; z < grid.z; z++)
         for (unsigned y = 0; y < grid.y; y++)
             for (unsigned x = 0; x < grid.x; x += ncl)
