@@ -173,7 +173,8 @@ static size_t emu_shared_alloc(size_t bytes, size_t align) {
     if (off + bytes > EMU_WIN)
         emu_die("shared variables past the emulator's %s window of %lld bytes", "", (long long)EMU_WIN);
     emu_win_used = off + bytes;
-    memset(emu_win + off, 0xa5, bytes); /* garbage, as fresh shared memory */
+    for (unsigned r = 0; r < EMU_MAXCL; r++)
+        memset(emu_window(r) + off, 0xa5, bytes); /* garbage, as fresh shared memory */
     return off;
 }
 template <class T, int ID, int AL = 16> static inline T &emu_shared() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""emu.py TENSORC FILE FN SHAPE[;SHAPE...] SEED [--dtype T=bf16]... [--arch N]
+"""emu.py TENSORC FILE FN SHAPE[;SHAPE...] SEED [--dtype T=bf16]... [--arch N] [--grid-caps N,...]
 - a function's whole launch plan run on the host (emu.h), against the
 reference interpreter, without a GPU.  Several shapes (';' between them)
 share one compile of the host program.
@@ -19,7 +19,10 @@ inputs go to `tensorc run --device=cpu`, and every output must match it:
 integers and bools exactly, floats within the tolerance of `run --check`
 (f16/bf16 1e-2, f32 2e-5; f64 1e-12 here) of max(1, max |want|), the
 loosest of the plan's float dtypes, NaN where the reference has NaN, the
-same infinities.  --arch N compiles the unit for __CUDA_ARCH__ N (900 by
+same infinities.  --grid-caps 1,3 runs the plan again with each generated
+matmul's grid capped at each (its work items are grid-strided and each
+tile's K slices sum in slice order, whoever is last: the same bits at any
+grid) and requires the same bits as at the plan's grid.  --arch N compiles the unit for __CUDA_ARCH__ N (900 by
 default; 750 takes the paths without cp.async, mma.sync and clusters).
 Prints a PASS or FAIL line a shape; exit 0 when all pass, 1 on FAIL, 2 when the plan
 cannot be emulated (foreach group tables)."""
@@ -36,13 +39,16 @@ sys.path.insert(0, here)
 import unit  # noqa: E402
 
 argv = sys.argv[1:]
-opts = {"dtype": [], "arch": "900", "quiet": False}
+opts = {"dtype": [], "arch": "900", "quiet": False, "caps": []}
 pos = []
 i = 0
 while i < len(argv):
     a = argv[i]
     if a == "--dtype":
         opts["dtype"].append(argv[i + 1])
+        i += 1
+    elif a == "--grid-caps":
+        opts["caps"] = [int(x) for x in argv[i + 1].split(",")]
         i += 1
     elif a == "--arch":
         opts["arch"] = argv[i + 1]
@@ -260,13 +266,26 @@ for si, shape in enumerate(shapes):
         else:
             cpp.append("    void *%s = emu_buf(%d, 0xff);" % (name, nb))
     cpp.append("    unsigned char *workspace = (unsigned char *)emu_buf(EMU_WS, 0);")
+    caps = [0] + opts["caps"]
+    cpp.append("    static const long long caps[] = {%s};" % ", ".join(map(str, caps)))
+    cpp.append("    for (int v = 0; v < %d; v++) {" % len(caps))
+    cpp.append("    if (v) {")
+    for s_, nb in slots.items():
+        cpp.append("      memset(slot%d, 0xff, %d);" % (s_, nb))
+    for name, b in bufs.items():
+        if b["kind"] == "output":
+            cpp.append("      memset(%s, 0xff, %d);" % (name, numel(name) * SIZES[b["dt"]]))
+    cpp.append("    }")
     for st in steps:
         if not runs(st):
             continue
         if st[0] == "kernel":
             _, i, k, grid, block, a = st
-            cpp.append("    emu_launch(dim3(%d), dim3(%d, %d, %d), 1, [&] { %s(%s); });"
-                       % (max(1, ev(grid)), block[0], block[1], block[2], k, ", ".join(carg(x) for x in a)))
+            g = "%d" % max(1, ev(grid))
+            if k.startswith("tc_matmul_"): # work items grid-strided: any grid, the same bits
+                g = "v ? std::min(%s, caps[v]) : %s" % (g + "LL", g)
+            cpp.append("    emu_launch(dim3(%s), dim3(%d, %d, %d), 1, [&] { %s(%s); });"
+                       % (g, block[0], block[1], block[2], k, ", ".join(carg(x) for x in a)))
             cpp.append('    emu_ws_zero(workspace, "%s");' % k)
         elif st[0] == "matmul":
             _, i, c, a, ta, b, tb, batch, sa, sb, sc = st
@@ -280,7 +299,9 @@ for si, shape in enumerate(shapes):
             _, i, s_, d_ = st
             cpp.append("    memcpy(%s, %s, %d);" % (d_, s_, numel(d_) * SIZES[bufs[d_]["dt"]]))
     for name in outs:
-        cpp.append('    emu_save("%s/got_%s.bin", %s, %d);' % (d, name, name, numel(name) * SIZES[bufs[name]["dt"]]))
+        cpp.append('    emu_save(("%s/got" + std::to_string(v) + "_%s.bin").c_str(), %s, %d);'
+                   % (d, name, name, numel(name) * SIZES[bufs[name]["dt"]]))
+    cpp.append("    }")
     cpp.append("  }")
 cpp.append("  return 0;\n}")
 open(work + "/m.cpp", "w").write("\n".join(cpp) + "\n")
@@ -308,7 +329,11 @@ for si, shape in enumerate(shapes):
     for name in outs:
         dt, n = bufs[name]["dt"], numel(name)
         want = npy_read("%s/ref_%s.npy" % (d, name))
-        raw = open("%s/got_%s.bin" % (d, name), "rb").read()
+        raw = open("%s/got0_%s.bin" % (d, name), "rb").read()
+        for v, cap in enumerate(opts["caps"], 1):
+            if open("%s/got%d_%s.bin" % (d, v, name), "rb").read() != raw:
+                ok = False
+                notes.append("%s: not the same bits with the matmul grid capped at %d" % (name, cap))
         if dt == "bf16":
             got = [bf2f(h) for h in struct.unpack("<%dH" % n, raw)]
         else:

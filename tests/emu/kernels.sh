@@ -9,7 +9,8 @@
 # batched products, the fused epilogues, the row-scale rule, the pair rule,
 # the adapter rule (TENSORC_MATMUL_LORA=on, the rank within one 64-column
 # chunk and past it) and the SKINNY kernels (M = 16 fixed, the cost model's
-# own choice) in f16, bf16 and f32 (f32: fewer functions).  Attention:
+# own choice) in f16, bf16 and f32 (f32: fewer functions); each again with
+# the matmul's grid capped at 1 and 5 blocks, to the same bits.  Attention:
 # head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
 # 1000; batch 1 and 3; groups of 1, 8 and 17 query rows; f16, bf16 and f32.
 # Both again at __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  Prints a
@@ -24,13 +25,13 @@ root=$(cd "$here/../.." && pwd)
 cxx=${CXX:-g++}
 command -v python3 >/dev/null && command -v "$cxx" >/dev/null || { echo "SKIP: no python3 or $cxx"; exit 77; }
 cd "$root" || exit 1
-pass=0 fail=0
+pass=0 fail=0 caps=
 one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
     local env=()
     while [ "$1" != -- ]; do env+=("$1"); shift; done
     shift
     local file=$1 fn=$2 shapes=$3 dt=$4 arch=${5:-900} out
-    out=$(env "${env[@]}" python3 "$here/emu.py" "$tc" "$file" "$fn" "$shapes" 7 --dtype "T=$dt" --arch "$arch" 2>&1)
+    out=$(env "${env[@]}" python3 "$here/emu.py" "$tc" "$file" "$fn" "$shapes" 7 --dtype "T=$dt" --arch "$arch" $caps 2>&1)
     echo "$out"
     pass=$((pass + $(grep -c '^PASS' <<<"$out")))
     fail=$((fail + $(grep -c '^FAIL' <<<"$out")))
@@ -39,6 +40,7 @@ one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
 G=TENSORC_MATMUL=generated
 MN="M=1,K=37,N=13;M=3,K=1100,N=77;M=17,K=1100,N=130"
 if [ "$what" != attention ]; then
+    caps="--grid-caps 1,5" # the same bits at any matmul grid
     for dt in f16 bf16 f32; do
         full=1
         [ $dt = f32 ] && full=0
@@ -69,6 +71,7 @@ if [ "$what" != attention ]; then
     one $G -- examples/skinny_matmul.tc linear_t "$MN" f16 750
     one $G -- tests/gpu/matmul_pair.tc gated "$MN" bf16 750
 fi
+caps=
 if [ "$what" != matmul ]; then
     A=examples/attention_decode.tc
     S="B=1,KVH=2,G=8,L=1;B=3,KVH=1,G=1,L=129;B=1,KVH=1,G=17,L=1000"
