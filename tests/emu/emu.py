@@ -24,8 +24,10 @@ matmul's grid capped at each (its work items are grid-strided and each
 tile's K slices sum in slice order, whoever is last: the same bits at any
 grid) and requires the same bits as at the plan's grid.  --arch N compiles the unit for __CUDA_ARCH__ N (900 by
 default; 750 takes the paths without cp.async, mma.sync and clusters).
-Prints a PASS or FAIL line a shape; exit 0 when all pass, 1 on FAIL, 2 when the plan
-cannot be emulated (foreach group tables)."""
+Foreach kernels run over one group (the whole tensors, as a call without
+--groups); outputs written in place alias their inputs.  Prints a PASS or
+FAIL line a shape; exit 0 when all pass, 1 on FAIL, 2 when the plan cannot
+be emulated."""
 import os
 import random
 import re
@@ -82,6 +84,7 @@ plan = src[src.index("launch plan of"):]
 
 
 def ev(expr):
+    expr = re.sub(r"(^|\()\s*\*(?=\s*([-+)/*]|$))", lambda m: m.group(1) + str(sym.get("*", 0)), expr.strip())
     e = re.sub(r"\b([A-Za-z_]\w*)\b", lambda m: str(sym[m.group(1)]) if m.group(1) in sym else m.group(1), expr)
     return eval(e.replace("/", "//"), {"__builtins__": {}}, {})
 
@@ -93,12 +96,15 @@ CT = {"f16": "unsigned short", "bf16": "unsigned short", "f32": "float", "f64": 
 bufs = {}     # name -> dict(kind, dt, dims (text), slot)
 steps = []    # (kind, ...)
 guard = {}    # step -> (expr, op, value)
+fe_chunk = {} # step -> elements a block of a foreach kernel (one group here: the whole tensors)
 for line in plan.splitlines():
-    m = re.match(r"\s+buffer (\S+)\s+(\w+)\s+(\w+)\[(.*?)\](.*)", line)
+    m = re.match(r"\s+buffer (\S+)\s+(\w+)\s+(\w+)(?:\[(.*?)\])?(.*)", line)
     if m:
         slot = re.search(r"slot (\d+)", m.group(5))
-        bufs[m.group(1)] = dict(kind=m.group(2), dt=m.group(3), dims=[d for d in m.group(4).split(",") if d.strip()],
-                                slot=int(slot.group(1)) if slot else None)
+        alias = re.search(r"written in place into (\w+)", m.group(5))
+        bufs[m.group(1)] = dict(kind=m.group(2), dt=m.group(3),
+                                dims=[d for d in (m.group(4) or "").split(",") if d.strip()],
+                                slot=int(slot.group(1)) if slot else None, alias=alias.group(1) if alias else None)
         continue
     m = re.match(r"\s+step (\d+) runs when (.*) (>|<=) (-?\d+):", line)
     if m:
@@ -122,10 +128,16 @@ for line in plan.splitlines():
     if m:
         steps.append(("copy", int(m.group(1)), m.group(2), m.group(3)))
         continue
-    if "foreach:" in line:
-        die(2, "a foreach step (group tables): tests/cpuemu emulates those")
+    m = re.match(r"\s+foreach: one launch over any number of groups, (\d+) elements a block", line)
+    if m:
+        fe_chunk[steps[-1][1]] = int(m.group(1))
+        continue
     if re.match(r"\s+step \d+", line):
         die(2, "a plan step emu.py does not know: " + line.strip())
+
+
+if any(b.get("alias") for b in bufs.values()):
+    opts["caps"] = []  # outputs written in place: a second run would start from the first's
 
 
 def dims(name):
@@ -241,7 +253,7 @@ for si, shape in enumerate(shapes):
             raw_dev = raw_npy = struct.pack("<%d%s" % (n, PK[dt]), *vals)
         npy_write("%s/%s.npy" % (d, name), dt, dims(name), raw_npy)
         open("%s/%s.bin" % (d, name), "wb").write(raw_dev)
-        args += ["--input", "%s=%s/%s.npy" % (name[3:] if name.startswith("in_") else name, d, name)]
+        args += ["--input", "%s=%s/%s.npy" % (re.sub(r"^(in|io)_", "", name), d, name)]
     for name, (dt, v) in scalars.items():
         args += ["--input", "%s=%s" % (name, ("true" if v else "false") if dt == "bool" else repr(v))]
     for name in outs:
@@ -263,6 +275,8 @@ for si, shape in enumerate(shapes):
             cpp.append('    void *%s = emu_load("%s/%s.bin", %d);' % (name, d, name, nb))
         elif b["kind"] == "temp" and b["slot"] is not None:
             cpp.append("    void *%s = slot%d;" % (name, b["slot"]))
+        elif b.get("alias"):
+            cpp.append("    void *%s = %s; /* written in place */" % (name, b["alias"]))
         else:
             cpp.append("    void *%s = emu_buf(%d, 0xff);" % (name, nb))
     cpp.append("    unsigned char *workspace = (unsigned char *)emu_buf(EMU_WS, 0);")
@@ -273,7 +287,7 @@ for si, shape in enumerate(shapes):
     for s_, nb in slots.items():
         cpp.append("      memset(slot%d, 0xff, %d);" % (s_, nb))
     for name, b in bufs.items():
-        if b["kind"] == "output":
+        if b["kind"] == "output" and not b.get("alias"):
             cpp.append("      memset(%s, 0xff, %d);" % (name, numel(name) * SIZES[b["dt"]]))
     cpp.append("    }")
     for st in steps:
@@ -281,6 +295,22 @@ for si, shape in enumerate(shapes):
             continue
         if st[0] == "kernel":
             _, i, k, grid, block, a = st
+            if i in fe_chunk: # a foreach kernel: a table of one group, its buffers in the kernel's slots
+                kt = src[src.index(" " + k + "("):]
+                kt = kt[:kt.index("\n}\n")]
+                nt, cap = re.search(r"tc_fe_table<(\d+), (\d+)>", kt).groups()
+                names = [x.strip() for x in a[0][a[0].index("{") + 1:a[0].index("}")].split(",")]
+                cpp.append("    static tc_fe_table<%s, %s> fe%d; fe%d.dev = nullptr; fe%d.ngroups = 1;" % (nt, cap, i, i, i))
+                for nm, slot in re.findall(r"\*__restrict__ (\w+) = \(.*\)grp\.ptr\[(\d+)\]", kt):
+                    if nm not in names:
+                        die(2, "foreach kernel %s: buffer %s not in the plan's group" % (k, nm))
+                    cpp.append("    fe%d.g[0].ptr[%s] = (unsigned long long)%s;" % (i, slot, nm))
+                n = numel(names[0])
+                cpp.append("    fe%d.g[0].n = %d; fe%d.g[0].first = 0;" % (i, n, i))
+                cpp.append("    emu_launch(dim3(%d), dim3(%d, %d, %d), 1, [&] { %s(%s); });"
+                           % (max(1, -(-n // fe_chunk[i])), block[0], block[1], block[2], k,
+                              ", ".join(["fe%d" % i] + [carg(x) for x in a[1:]])))
+                continue
             g = "%d" % max(1, ev(grid))
             if k.startswith("tc_matmul_"): # work items grid-strided: any grid, the same bits
                 g = "v ? std::min(%s, caps[v]) : %s" % (g + "LL", g)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/emu/kernels.sh TENSORC [matmul|attention|all] - the generated matmul
+# tests/emu/kernels.sh TENSORC [matmul|attention|plans|all] - the generated matmul
 # (src/codegen/matmul.cuh) and decode attention (attn.cuh) kernels run on
 # the host (emu.py, emu.h: mma.sync, movmatrix, cp.async groups, the split-K
 # and split-key combines through the workspace) against the interpreter, no
@@ -13,7 +13,8 @@
 # the matmul's grid capped at 1 and 5 blocks, to the same bits.  Attention:
 # head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
 # 1000; batch 1 and 3; groups of 1, 8 and 17 query rows; f16, bf16 and f32.
-# Both again at __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  Prints a
+# Both again at __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  plans: a
+# function of every other kind through the same driver (emu.py).  Prints a
 # line a case and "N passed, M failed" last; exit 1 on a failure, 77 (skip)
 # without python3 or a C++17 compiler.  What the emulator cannot check:
 # tests/emu/README.md.
@@ -31,7 +32,9 @@ one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
     while [ "$1" != -- ]; do env+=("$1"); shift; done
     shift
     local file=$1 fn=$2 shapes=$3 dt=$4 arch=${5:-900} out
-    out=$(env "${env[@]}" python3 "$here/emu.py" "$tc" "$file" "$fn" "$shapes" 7 --dtype "T=$dt" --arch "$arch" $caps 2>&1)
+    local dtf=(--dtype "T=$dt")
+    [ "$dt" = - ] && dtf=() # no dtype variable
+    out=$(env "${env[@]}" python3 "$here/emu.py" "$tc" "$file" "$fn" "$shapes" 7 "${dtf[@]}" --arch "$arch" $caps 2>&1)
     echo "$out"
     pass=$((pass + $(grep -c '^PASS' <<<"$out")))
     fail=$((fail + $(grep -c '^FAIL' <<<"$out")))
@@ -39,7 +42,7 @@ one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
 }
 G=TENSORC_MATMUL=generated
 MN="M=1,K=37,N=13;M=3,K=1100,N=77;M=17,K=1100,N=130"
-if [ "$what" != attention ]; then
+if [ "$what" = matmul ] || [ "$what" = all ]; then
     caps="--grid-caps 1,5" # the same bits at any matmul grid
     for dt in f16 bf16 f32; do
         full=1
@@ -72,7 +75,7 @@ if [ "$what" != attention ]; then
     one $G -- tests/gpu/matmul_pair.tc gated "$MN" bf16 750
 fi
 caps=
-if [ "$what" != matmul ]; then
+if [ "$what" = attention ] || [ "$what" = all ]; then
     A=examples/attention_decode.tc
     S="B=1,KVH=2,G=8,L=1;B=3,KVH=1,G=1,L=129;B=1,KVH=1,G=17,L=1000"
     for dt in f16 bf16 f32; do
@@ -83,6 +86,24 @@ if [ "$what" != matmul ]; then
     one -- $A attention_gqa "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=1,L=1" bf16
     one -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
     one -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1000" bf16 750
+fi
+# plans of every other kind through the same driver: rows, columns, whole
+# tensors, tiles, foreach (one group, outputs written in place), several
+# kernels with temporaries, cuBLAS steps, gradients, integer and bool inputs
+if [ "$what" = plans ] || [ "$what" = all ]; then
+    one -- examples/layernorm.tc layernorm "N=1,D=1;N=3,D=1000" -
+    one -- examples/cross_entropy.tc cross_entropy_loss "N=1,V=3;N=5,V=1031" -
+    one -- examples/masked_softmax.tc masked_softmax "N=3,D=1000" -
+    one -- examples/col_sum.tc col_sum "N=1,D=1;N=1031,D=37" -
+    one -- examples/full_sum.tc full_sum "*=1;*=100003" -
+    one -- examples/transpose_add.tc transpose_add "N=33,M=65" -
+    one -- examples/views.tc permute_add "A=3,B=5,C=7" -
+    one -- tests/gpu/launch_shapes.tc chain "*=1;*=100003" -
+    one -- examples/adamw.tc adamw "*=1;*=10003" -
+    one -- examples/mlp_backward.tc mlp_grad "N=5,D=64,H=33" -
+    one -- examples/layernorm_backward.tc layernorm_grad "N=5,D=100" -
+    one -- examples/gated_mlp.tc gated_mlp "M=3,K=1000,N=130" -
+    one -- examples/mlp_block.tc mlp_block "N=3,D=64,H=256" -
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
