@@ -12,7 +12,7 @@
 # own choice) in f16, bf16 and f32 (f32: fewer functions); each again with
 # the matmul's grid capped at 1 and 5 blocks, to the same bits.  Attention:
 # head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
-# 1000; batch 1 and 3; groups of 1, 8 and 17 query rows; f16, bf16 and f32.
+# 1000 (and 16500: 65 splits, combined in two chunks); batch 1 and 3; groups of 1, 8 and 17 query rows; f16, bf16 and f32.
 # Both again at __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  plans: a
 # function of every other kind through the same driver (emu.py).  Prints a
 # line a case and "N passed, M failed" last; exit 1 on a failure, 77 (skip)
@@ -86,6 +86,8 @@ if [ "$what" = attention ] || [ "$what" = all ]; then
     one -- $A attention_gqa "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=1,L=1" bf16
     one -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
     one -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1000" bf16 750
+    # 65 splits of 256 keys: the last block combines them in two chunks of 64
+    one -- $A attention_decode_masked "B=1,KVH=1,G=8,L=16500" bf16
 fi
 # plans of every other kind through the same driver: rows, columns, whole
 # tensors, tiles, foreach (one group, outputs written in place), several
