@@ -13,8 +13,9 @@
 # the matmul's grid capped at 1 and 5 blocks, to the same bits.  Attention:
 # head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
 # 1000 (and 16500: 65 splits, combined in two chunks); batch 1 and 3;
-# groups of 1, 8 and 17 query rows; f16, bf16 and f32.  Both again at __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  plans: a
-# function of every other kind through the same driver (emu.py).  Prints a
+# groups of 1, 8 and 17 query rows; f16, bf16 and f32.  Both again at
+# __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  plans: a function of
+# every other kind through the same driver (emu.py).  Prints a
 # line a case and "N passed, M failed" last; exit 1 on a failure, 77 (skip)
 # without python3 or a C++17 compiler.  What the emulator cannot check:
 # tests/emu/README.md.
