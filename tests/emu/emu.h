@@ -7,7 +7,7 @@
  * __syncthreads, the cluster barrier (arrive and wait apart) and the warp
  * collectives (shuffles, votes, mma.sync, movmatrix, ldmatrix) are counted
  * barriers; a collective's last lane to arrive computes every lane's result.
- * Each block has its own shared memory, poisoned (0xa5) at its start:
+ * Each block has its own shared memory, poisoned (NaN bytes) at its start:
  * unit.py rewrites each __shared__ declaration into emu_shared<>(), whose
  * storage sits at the same offset in every rank's window, so mapa is a move
  * between windows and a shared address (__cvta_generic_to_shared) is the
@@ -88,6 +88,11 @@ static dim3 threadIdx, blockIdx, blockDim, gridDim;
 static unsigned emu_k;   /* the running thread's block: its rank in the cluster */
 static unsigned emu_ncl = 1;
 enum { EMU_MAXCL = 16, EMU_WIN = 4 << 20 }; /* ranks; bytes of shared window a rank */
+/* fresh shared memory's bytes: NaN in every float type (a GPU's may hold
+ * anything; a NaN read and multiplied by a zero pad shows), -1 in integers */
+#ifndef EMU_POISON
+#define EMU_POISON 0xff
+#endif
 struct emu_bar {
     unsigned count = 0, arrived = 0, gen = 0;
 };
@@ -174,7 +179,7 @@ static size_t emu_shared_alloc(size_t bytes, size_t align) {
         emu_die("shared variables past the emulator's %s window of %lld bytes", "", (long long)EMU_WIN);
     emu_win_used = off + bytes;
     for (unsigned r = 0; r < EMU_MAXCL; r++)
-        memset(emu_window(r) + off, 0xa5, bytes); /* garbage, as fresh shared memory */
+        memset(emu_window(r) + off, EMU_POISON, bytes); /* garbage, as fresh shared memory */
     return off;
 }
 template <class T, int ID, int AL = 16> static inline T &emu_shared() {
@@ -237,7 +242,7 @@ static void emu_run_cluster(unsigned bx0, unsigned by, unsigned bz, unsigned ncl
     }
     emu_f.assign(n, emu_fiber());
     for (unsigned k = 0; k < ncl; k++) {
-        memset(emu_window(k), 0xa5, emu_win_used);
+        memset(emu_window(k), EMU_POISON, emu_win_used);
         emu_block_bar[k] = emu_bar();
         emu_block_bar[k].count = nt;
         for (unsigned w = 0; w < (nt + 31) / 32; w++) {

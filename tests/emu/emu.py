@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
 """emu.py TENSORC FILE FN SHAPE[;SHAPE...] SEED [--dtype T=bf16]... [--arch N] [--grid-caps N,...]
+[--specials]
 - a function's whole launch plan run on the host (emu.h), against the
 reference interpreter, without a GPU.  Several shapes (';' between them)
 share one compile of the host program.
@@ -14,7 +15,8 @@ slot as large as its largest), outputs and temporaries filled with NaN
 bytes first, every buffer 256-byte aligned, one workspace that must be all
 zero again after every kernel (the plan's promise).  Inputs: floats
 uniform in [-1, 1) (rounded to f16/bf16), integers in [-10, 10), bools
-50/50, from SEED; scalars their default, else a value in (0, 1].  The same
+50/50, from SEED (--specials: NaN, inf and -inf in each float input of 4 or
+more elements); scalars their default, else a value in (0, 1].  The same
 inputs go to `tensorc run --device=cpu`, and every output must match it:
 integers and bools exactly, floats within the tolerance of `run --check`
 (f16/bf16 1e-2, f32 2e-5; f64 1e-12 here) of max(1, max |want|), the
@@ -41,7 +43,7 @@ sys.path.insert(0, here)
 import unit  # noqa: E402
 
 argv = sys.argv[1:]
-opts = {"dtype": [], "arch": "900", "quiet": False, "caps": []}
+opts = {"dtype": [], "arch": "900", "quiet": False, "caps": [], "specials": False}
 pos = []
 i = 0
 while i < len(argv):
@@ -55,6 +57,8 @@ while i < len(argv):
     elif a == "--arch":
         opts["arch"] = argv[i + 1]
         i += 1
+    elif a == "--specials":
+        opts["specials"] = True
     elif a == "--quiet":
         opts["quiet"] = True
     else:
@@ -241,6 +245,8 @@ for si, shape in enumerate(shapes):
         dt, n = b["dt"], numel(name)
         if dt in ("f16", "bf16", "f32", "f64"):
             vals = [rng.uniform(-1, 1) for _ in range(n)]
+            if opts["specials"] and n >= 4: # NaN, inf and -inf at a few places
+                vals[n // 2], vals[n - 1], vals[n // 3] = float("nan"), float("inf"), float("-inf")
         elif dt == "bool":
             vals = [rng.random() < 0.5 for _ in range(n)]
         else:

@@ -10,7 +10,8 @@
 # the adapter rule (TENSORC_MATMUL_LORA=on, the rank within one 64-column
 # chunk and past it) and the SKINNY kernels (M = 16 fixed, the cost model's
 # own choice) in f16, bf16 and f32 (f32: fewer functions); each again with
-# the matmul's grid capped at 1 and 5 blocks, to the same bits.  Attention:
+# the matmul's grid capped at 1 and 5 blocks, to the same bits; a few with
+# NaN and infinities in the inputs.  Attention:
 # head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
 # 1000 (and 16500: 65 splits, combined in two chunks); batch 1 and 3;
 # groups of 1, 8 and 17 query rows; f16, bf16 and f32.  Both again at
@@ -71,6 +72,11 @@ if [ "$what" = matmul ] || [ "$what" = all ]; then
         [ $full = 1 ] && one -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" $dt
         [ $full = 1 ] && one TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora_t_16 "K=37,N=13,R=3;K=1100,N=77,R=65" $dt
     done
+    # NaN, inf and -inf in every float input
+    caps="--grid-caps 1,5 --specials"
+    one $G -- tests/gpu/matmul_epilogue.tc bias_gelu "M=1,K=37,N=13;M=17,K=1100,N=130" f16
+    one $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1100,N=77" bf16
+    caps="--grid-caps 1,5"
     # before sm_80: FMAs for f16/bf16 too
     one $G -- examples/skinny_matmul.tc linear_t "$MN" f16 750
     one $G -- tests/gpu/matmul_pair.tc gated "$MN" bf16 750
@@ -87,6 +93,9 @@ if [ "$what" = attention ] || [ "$what" = all ]; then
     one -- $A attention_gqa "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=1,L=1" bf16
     one -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
     one -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1000" bf16 750
+    caps=--specials
+    one -- $A attention_decode_masked "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f16
+    caps=
     # 65 splits of 256 keys: the last block combines them in two chunks of 64
     one -- $A attention_decode_masked "B=1,KVH=1,G=8,L=16500" bf16
 fi
