@@ -5,10 +5,13 @@ index logic without a GPU: each case*.py builds one C++ program from
 compares the outputs bitwise between them, or exactly against a reference
 on small-integer data where the summation order differs (whole-tensor
 kernels).  Vector loads and stores count misaligned addresses (a GPU would
-fault).  Not part of ctest (a few minutes); run.sh runs every case.  The
+fault).  run.sh runs every case (ctest cpuemu).  The threads, barriers and shared
+memory are tests/emu/emu.h's (the emulator's core).  The
 block reductions here combine in thread order, not the GPU's tree: only
 agreement between kernels under this same emulation is meaningful."""
 import os, re, subprocess, sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "emu"))
+import unit  # tests/emu/unit.py: __shared__ per block, inline PTX interpreted
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TC = os.environ.get("TC_BIN", os.path.join(ROOT, "build", "tensorc"))
 PROG = os.path.join(ROOT, "tests", "gpu", "launch_shapes.tc")
@@ -22,7 +25,7 @@ def gen(tcfile, fn, env, tag):
     t = next(i for i in range(s, len(lines)) if lines[i] == "}")
     ktext = "\n".join(lines[s:t + 1])
     name = re.search(r"(tc_\w+)\(", ktext).group(1)
-    ktext = ktext.replace(name, "K_" + tag)
+    ktext = unit.rewrite(ktext.replace(name, "K_" + tag))
     sig = ktext[ktext.index("(") + 1: ktext.index(")\n{")]
     params = [p.strip().split()[-1] for p in sig.split(",")]
     plan = re.search(r"<<<(.*), \[(\d+), (\d+), 1\]>>>", out)

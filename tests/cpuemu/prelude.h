@@ -1,38 +1,13 @@
-/* prelude.h - the CUDA that tests/gpu/launch_shapes.tc's kernels use, on
- * the CPU (emu.py): blocks in turn, a block's threads as fibers when the
- * kernel synchronizes, alignment-checked vector accesses. */
+/* prelude.h - the helpers that tests/gpu/launch_shapes.tc's kernels use, on
+ * the CPU (emu.py), over tests/emu/emu.h (blocks in turn, a block's threads
+ * as fibers when the kernel synchronizes): block reductions in thread order,
+ * alignment-counted vector accesses, the data and the comparisons. */
+#include "../emu/emu.h" /* the emulator's core: threads, barriers, shared memory */
 #include <atomic>
-#include <barrier>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <thread>
-#include <ucontext.h>
 #include <vector>
-#include <functional>
 typedef int idx_t;
 static int nfail = 0, npass = 0;
 typedef unsigned long long tc_u64;
-struct u3 { unsigned x = 0, y = 0, z = 0; };
-static u3 threadIdx;
-static u3 blockIdx, blockDim, gridDim;
-/* a block's threads as fibers on one OS thread: __syncthreads switches
- * back to the scheduler, which runs every live fiber to its next barrier */
-static ucontext_t g_sched, *g_cur = nullptr;
-static bool g_fibers = false;
-#define __global__
-#define __device__
-#define __forceinline__ inline
-#define __launch_bounds__(...)
-#define __restrict__ __restrict
-#define __grid_constant__
-#define __shared__ static
-#define __builtin_assume(x) ((void)0)
-#define __isGlobal(p) 1
-inline void __syncthreads() { if (g_fibers) swapcontext(g_cur, &g_sched); }
-inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 template <class T> T tc_max(T a, T b) { return a != a ? a : b != b ? b : a > b ? a : b; }
 template <class T> T tc_relu(T x) { return x != x ? x : x > (T)0 ? x : (T)0; }
 inline float tc_gelu(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
@@ -83,48 +58,9 @@ template <int NT> const tc_fe_group<NT> &tc_fe_find(const tc_fe_group<NT> *gs, l
     while (lo < hi) { const long long mid = (lo + hi + 1) >> 1; if (gs[mid].first <= (long long)blockIdx.x) lo = mid; else hi = mid - 1; }
     return gs[lo];
 }
-// a launch: blocks in order; threads in order, or as fibers with barriers
-static const std::function<void()> *g_k;
-static bool *g_done_flag;
-static void fiber_main() { (*g_k)(); *g_done_flag = true; }
+// a launch: the core's, its threads as fibers when the kernel synchronizes
 static void launch(unsigned gx, unsigned bx, unsigned by, bool sync, const std::function<void()> &k) {
-    gridDim = {gx, 1, 1}; blockDim = {bx, by, 1};
-    const unsigned n = bx * by;
-    static std::vector<ucontext_t> ctx;
-    static std::vector<char> stacks;
-    static std::vector<char> done;
-    const size_t SS = 256 * 1024;
-    if (sync && ctx.size() < n) { ctx.resize(n); stacks.resize(n * SS); done.resize(n); }
-    for (unsigned b = 0; b < gx; b++) {
-        blockIdx = {b, 0, 0};
-        if (!sync) {
-            for (unsigned y = 0; y < by; y++) for (unsigned x = 0; x < bx; x++) { threadIdx = {x, y, 0}; k(); }
-            continue;
-        }
-        g_k = &k;
-        g_fibers = true;
-        for (unsigned t = 0; t < n; t++) {
-            getcontext(&ctx[t]);
-            ctx[t].uc_stack.ss_sp = &stacks[t * SS];
-            ctx[t].uc_stack.ss_size = SS;
-            ctx[t].uc_link = &g_sched;
-            makecontext(&ctx[t], fiber_main, 0);
-            done[t] = 0;
-        }
-        for (unsigned live = n; live;) {
-            live = 0;
-            for (unsigned t = 0; t < n; t++) {
-                if (done[t]) continue;
-                threadIdx = {t % bx, t / bx, 0};
-                g_cur = &ctx[t];
-                bool fin = false;
-                g_done_flag = &fin;
-                swapcontext(&g_sched, &ctx[t]);
-                if (fin) done[t] = 1; else live++;
-            }
-        }
-        g_fibers = false;
-    }
+    emu_launch(dim3(gx), dim3(bx, by), 1, k, sync);
 }
 static unsigned long long rng_s = 88172645463325252ull;
 static float frand() { rng_s ^= rng_s << 13; rng_s ^= rng_s >> 7; rng_s ^= rng_s << 17; return (float)((rng_s >> 40) * (2.0 / 16777216.0) - 1.0); }

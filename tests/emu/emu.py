@@ -1,118 +1,414 @@
 #!/usr/bin/env python3
-"""emu.py TENSORC FILE FN SHAPE SEED - a function's scan kernels run on the host
-against the reference interpreter, without a GPU.
+"""emu.py TENSORC FILE FN SHAPE[;SHAPE...] SEED [--dtype T=bf16]... [--arch N] [--grid-caps N,...]
+[--specials]
+- a function's whole launch plan run on the host (emu.h), against the
+reference interpreter, without a GPU.  Several shapes (';' between them)
+share one compile of the host program.
 
-The CUDA that `tensorc compile --emit=cuda` makes for FN is compiled as C++
-with shim.h (the helpers the scan kernels use, as in helpers.cuh and
-scan.cuh), and each launch of the plan is run block by block: one thread at
-a time for the lane path (its shared memory is per-thread columns, no
-barrier), or with EMU_MT=1 a std::thread per CUDA thread (shim_mt.h:
-barriers and warp shuffles) for the block path of axes over 256.  Inputs are
-uniform in [-1, 1); every output must be within 2e-5 (f32) or 1e-12 (f64) of
-max(1, max |want|) of `tensorc run --device=cpu`.  glibc's expf/log1pf stand
-in for CUDA's, so this checks the kernels' logic (indices, carries, stores,
-fusion), not the GPU's rounding: tests/gpu/scans.sh does that.  Only plans
-of scan kernels and f32/f64 buffers; prints PASS/FAIL and exits 1 on FAIL."""
-import sys, re, subprocess, random, struct, os, tempfile
-tc, path, fn, shape, seed = sys.argv[1:6]
-sym = {k: int(v) for k, v in (p.split("=") for p in shape.split(","))}
-src = subprocess.run([tc, "compile", path, "--fn", fn, "--emit=cuda"], capture_output=True, text=True, check=True).stdout
-body = src[src.index("/* ---- fn"):src.index("/*\nlaunch plan")]
+`tensorc compile FILE --fn FN --emit=cuda` (the environment passes through:
+TENSORC_MATMUL=generated, TENSORC_MATMUL_LORA=on, the knobs of sched.c) gives
+the unit and its launch plan; unit.py readies the unit for emu.h, and a C++
+program built here runs the plan as exec.c would: every step whose guard
+holds, kernels at the plan's grid (at least 1) and block, cuBLAS steps by a
+plain f32-accumulating product, copies; temporaries in their plan slots (a
+slot as large as its largest), outputs and temporaries filled with NaN
+bytes first, every buffer 256-byte aligned, one workspace that must be all
+zero again after every kernel (the plan's promise).  Inputs: floats
+uniform in [-1, 1) (rounded to f16/bf16), integers in [-10, 10), bools
+50/50, from SEED (--specials: NaN, inf and -inf in each float input of 4 or
+more elements); scalars their default, else a value in (0, 1].  The same
+inputs go to `tensorc run --device=cpu`, and every output must match it:
+integers and bools exactly, floats within the tolerance of `run --check`
+(f16/bf16 1e-2, f32 2e-5; f64 1e-12 here) of max(1, max |want|), the
+loosest of the plan's float dtypes, NaN where the reference has NaN, the
+same infinities.  --grid-caps 1,3 runs the plan again with each generated
+matmul's grid capped at each (its work items are grid-strided and each
+tile's K slices sum in slice order, whoever is last: the same bits at any
+grid) and requires the same bits as at the plan's grid.  --arch N compiles the unit for __CUDA_ARCH__ N (900 by
+default; 750 takes the paths without cp.async, mma.sync and clusters).
+Foreach kernels run over one group (the whole tensors, as a call without
+--groups); outputs written in place alias their inputs.  Prints a PASS or
+FAIL line a shape; exit 0 when all pass, 1 on FAIL, 2 when the plan cannot
+be emulated."""
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+import unit  # noqa: E402
+
+argv = sys.argv[1:]
+opts = {"dtype": [], "arch": "900", "quiet": False, "caps": [], "specials": False}
+pos = []
+i = 0
+while i < len(argv):
+    a = argv[i]
+    if a == "--dtype":
+        opts["dtype"].append(argv[i + 1])
+        i += 1
+    elif a == "--grid-caps":
+        opts["caps"] = [int(x) for x in argv[i + 1].split(",")]
+        i += 1
+    elif a == "--arch":
+        opts["arch"] = argv[i + 1]
+        i += 1
+    elif a == "--specials":
+        opts["specials"] = True
+    elif a == "--quiet":
+        opts["quiet"] = True
+    else:
+        pos.append(a)
+    i += 1
+tc, path, fn, shapes, seed = pos[:5]
+shapes = [x for x in shapes.split(";") if x.strip()]
+sym = {}
+dtflags = sum((["--dtype", d] for d in opts["dtype"]), [])
+tail = "%s%s" % ("".join(" " + d for d in opts["dtype"]), "" if opts["arch"] == "900" else " arch " + opts["arch"])
+for k in ("TENSORC_MATMUL", "TENSORC_MATMUL_LORA"):
+    if os.environ.get(k):
+        tail += " %s=%s" % (k, os.environ[k])
+label = "%s %s %s%s" % (os.path.basename(path), fn, ";".join(shapes), tail)
+
+
+def die(code, msg):
+    print("%s %s: %s" % ("FAIL" if code == 1 else "SKIP", label, msg))
+    sys.exit(code)
+
+
+r = subprocess.run([tc, "compile", path, "--fn", fn, "--emit=cuda"] + dtflags, capture_output=True, text=True)
+if r.returncode:
+    die(1, "tensorc compile: " + r.stderr.strip()[:800])
+src = r.stdout
 plan = src[src.index("launch plan of"):]
-bufs, steps = [], []
-for l in plan.splitlines():
-    m = re.match(r"\s+buffer (\S+)\s+(param|output|temp)\s+(f32|f64)\[(.*?)\]", l)
+
+
+def ev(expr):
+    expr = re.sub(r"(^|\()\s*\*(?=\s*([-+)/*]|$))", lambda m: m.group(1) + str(sym.get("*", 0)), expr.strip())
+    e = re.sub(r"\b([A-Za-z_]\w*)\b", lambda m: str(sym[m.group(1)]) if m.group(1) in sym else m.group(1), expr)
+    return eval(e.replace("/", "//"), {"__builtins__": {}}, {})
+
+
+# ---- the plan (its expressions evaluated per shape) ----
+SIZES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i32": 4, "i64": 8, "bool": 1}
+CT = {"f16": "unsigned short", "bf16": "unsigned short", "f32": "float", "f64": "double", "i32": "int",
+      "i64": "long long", "bool": "unsigned char"}
+bufs = {}     # name -> dict(kind, dt, dims (text), slot)
+steps = []    # (kind, ...)
+guard = {}    # step -> (expr, op, value)
+fe_chunk = {} # step -> elements a block of a foreach kernel (one group here: the whole tensors)
+for line in plan.splitlines():
+    m = re.match(r"\s+buffer (\S+)\s+(\w+)\s+(\w+)(?:\[(.*?)\])?(.*)", line)
     if m:
-        DT = m.group(3)
-        n = 1
-        for d in m.group(4).split(","):
-            n *= eval(d.strip(), {}, dict(sym))
-        bufs.append((m.group(1), m.group(2), n))
-    m = re.match(r"\s+step \d+: (\S+)<<<(.*), \[(\d+), 1, 1\]>>>\((.*)\)", l)
+        slot = re.search(r"slot (\d+)", m.group(5))
+        alias = re.search(r"written in place into (\w+)", m.group(5))
+        bufs[m.group(1)] = dict(kind=m.group(2), dt=m.group(3),
+                                dims=[d for d in (m.group(4) or "").split(",") if d.strip()],
+                                slot=int(slot.group(1)) if slot else None, alias=alias.group(1) if alias else None)
+        continue
+    m = re.match(r"\s+step (\d+) runs when (.*) (>|<=) (-?\d+):", line)
     if m:
-        steps.append((m.group(1), m.group(2), int(m.group(3)), [a.strip() for a in m.group(4).split(",")]))
-    elif "step" in l and "copy" in l:
-        sys.exit("copy step: not emulated")
+        guard[int(m.group(1))] = (m.group(2), m.group(3), int(m.group(4)))
+        continue
+    m = re.match(r"\s+step (\d+): (\w+)<<<(.*), \[(\d+), (\d+), (\d+)\]>>>\((.*)\)\s*$", line)
+    if m:
+        steps.append(("kernel", int(m.group(1)), m.group(2), m.group(3), [int(m.group(k)) for k in (4, 5, 6)],
+                      [a.strip() for a in unit._split(m.group(7), ",")] if m.group(7).strip() else []))
+        continue
+    m = re.match(r"\s+step (\d+): matmul (\S+) = (\S+?)(\.T)? @ (\S+?)(\.T)? \(cuBLAS\)", line)
+    if m:
+        steps.append(["matmul", int(m.group(1)), m.group(2), m.group(3), bool(m.group(4)), m.group(5),
+                      bool(m.group(6)), "1", "0", "0", "0"])
+        continue
+    m = re.match(r"\s+batch (.*), strides \(elements\): a (.*), b (.*), c (.*)$", line)
+    if m:
+        steps[-1][7:11] = [m.group(1), m.group(2), m.group(3), m.group(4)]
+        continue
+    m = re.match(r"\s+step (\d+): copy (\S+) -> (\S+)", line)
+    if m:
+        steps.append(("copy", int(m.group(1)), m.group(2), m.group(3)))
+        continue
+    m = re.match(r"\s+foreach: one launch over any number of groups, (\d+) elements a block", line)
+    if m:
+        fe_chunk[steps[-1][1]] = int(m.group(1))
+        continue
+    if re.match(r"\s+step \d+", line):
+        die(2, "a plan step emu.py does not know: " + line.strip())
+
+
+if any(b.get("alias") for b in bufs.values()):
+    opts["caps"] = []  # outputs written in place: a second run would start from the first's
+
+
+def dims(name):
+    return [ev(d) for d in bufs[name]["dims"]]
+
+
+def numel(name):
+    n = 1
+    for d in dims(name):
+        n *= d
+    return n
+
+
+def runs(st):
+    if st[1] not in guard:
+        return True
+    e, op, v = guard[st[1]]
+    return ev(e) > v if op == ">" else ev(e) <= v
+
+
+# ---- the signature's scalars (a value each, the same for both runs) ----
+r = subprocess.run([tc, "compile", path, "--fn", fn, "--emit=graph"] + dtflags, capture_output=True, text=True)
+sig = r.stdout.split("\n", 1)[0]
+if r.returncode or not sig.startswith("fn "):
+    die(1, "tensorc compile --emit=graph: " + r.stderr.strip()[:800])
+params = unit._split(sig[sig.index("(") + 1:unit._balanced(sig, sig.index("("))], ",")
 rng = random.Random(int(seed))
-work = tempfile.mkdtemp(prefix="tc-emu-")
-ES = 8 if DT == "f64" else 4
-FC = "d" if ES == 8 else "f"
-CT = "double" if ES == 8 else "float"
-def wnpy(p, vals, shape):
-    hdr = "{'descr': '<%s%d', 'fortran_order': False, 'shape': (%s), }" % ("f", ES, ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
+scalars = {}
+for p in params:
+    pm = re.match(r"\s*(\w+)\s*:\s*(\w+)\s*(?:=\s*(.*?))?\s*$", p, re.S)
+    if pm and "[" not in p:
+        name, dt, dflt = pm.groups()
+        if dflt is not None:
+            v = float(dflt) if dt in ("f16", "bf16", "f32", "f64") else int(dflt) if dt != "bool" else dflt == "true"
+        elif dt in ("f16", "bf16", "f32", "f64"):
+            v = round(rng.uniform(0.05, 1.0), 4)
+        elif dt == "bool":
+            v = True
+        else:
+            v = rng.randint(1, 10)
+        scalars[name] = (dt, v)
+
+
+def f2bf(x):
+    u = struct.unpack("<I", struct.pack("<f", x))[0]
+    u += 0x7fff + ((u >> 16) & 1)
+    return (u >> 16) & 0xffff
+
+
+def bf2f(h):
+    return struct.unpack("<f", struct.pack("<I", h << 16))[0]
+
+
+NPY = {"f16": "<f2", "bf16": "<f4", "f32": "<f4", "f64": "<f8", "i32": "<i4", "i64": "<i8", "bool": "|b1"}
+PK = {"f16": "e", "f32": "f", "f64": "d", "i32": "i", "i64": "q", "bool": "B"}
+
+
+def npy_write(p, dt, shape, raw):
+    hdr = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (
+        NPY[dt], ", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
     hdr += " " * (63 - (len(hdr) + 10) % 64) + "\n"
     with open(p, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + struct.pack("<%d%s" % (len(vals), FC), *vals))
-def rnpy(p):
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode() + raw)
+
+
+def npy_read(p):
     b = open(p, "rb").read()
     hl = struct.unpack("<H", b[8:10])[0]
-    n = (len(b) - 10 - hl) // ES
-    return list(struct.unpack("<%d%s" % (n, FC), b[10 + hl:]))
-# shapes of params from the signature line of --emit=graph? use the plan's dims
-shapes = {}
-for l in plan.splitlines():
-    m = re.match(r"\s+buffer (\S+)\s+(param|output)\s+f(?:32|64)\[(.*?)\]", l)
-    if m:
-        shapes[m.group(1)] = [eval(d.strip(), {}, dict(sym)) for d in m.group(3).split(",")]
-args = [tc, "run", path, "--fn", fn, "--device=cpu"]
-for name, kind, n in bufs:
-    if kind == "param":
-        vals = [rng.uniform(-1, 1) for _ in range(n)]
-        wnpy(f"{work}/{name}.npy", vals, shapes[name])
-        args += ["--input", "%s=%s/%s.npy" % (name[3:], work, name)]
-    if kind == "output":
-        args += ["--output", "%s=%s/ref_%s.npy" % (name[4:], work, name)]
-subprocess.run(args, check=True, capture_output=True)
-# the host program
-MT = os.environ.get("EMU_MT") == "1"
-here = os.path.dirname(os.path.abspath(__file__))
-cpp = ['#include "%s/shim%s.h"' % (here, "_mt" if MT else ""), body, "int main() {"]
-for name, kind, n in bufs:
-    cpp.append(f"  {CT} *{name} = ({CT} *)calloc({n} + 1, {ES});")
-    if kind == "param":
-        cpp.append(f'  {{ FILE *f = fopen("{work}/{name}.npy", "rb"); fseek(f, -{n} * {ES}, SEEK_END); if (fread({name}, {ES}, {n}, f) != {n}) return 2; fclose(f); }}')
-    else:
-        cpp.append(f"  for (int i = 0; i < {n}; i++) {name}[i] = NAN;")
-for k, grid, block, a in steps:
-    g = eval(grid.replace("/", "//"), {}, dict(sym))
-    aa = [x if x in [b[0] for b in bufs] else str(eval(x, {}, dict(sym))) for x in a]
-    cpp.append(f"  gridDim.x = {g}; blockDim.x = {block};")
-    if MT:
-        cpp.append(f"  for (unsigned b = 0; b < {g}; b++) {{ std::barrier<> br({block}); bar = &br; std::vector<std::barrier<> *> wb; for (unsigned w = 0; w < {block} / 32; w++) {{ wb.push_back(new std::barrier<>(32)); wbar[w] = wb.back(); }} std::vector<std::thread> th; for (unsigned t = 0; t < {block}; t++) th.emplace_back([=] {{ blockIdx.x = b; threadIdx.x = t; {k}({', '.join(aa)}); }}); for (auto &x : th) x.join(); }}")
-    else:
-        cpp.append(f"  for (unsigned b = 0; b < {g}; b++) for (unsigned t = 0; t < {block}; t++) {{ blockIdx.x = b; threadIdx.x = t; {k}({', '.join(aa)}); }}")
-for name, kind, n in bufs:
-    if kind == "output":
-        cpp.append(f'  {{ FILE *f = fopen("{work}/got_{name}.bin", "wb"); fwrite({name}, {ES}, {n}, f); fclose(f); }}')
-cpp.append("  return 0; }")
-open(f"{work}/m.cpp", "w").write("\n".join(cpp))
-r = subprocess.run([os.environ.get("CXX", "g++"), "-O1", "-w", "-std=c++20", "-pthread", "-o", f"{work}/m", f"{work}/m.cpp"], capture_output=True, text=True)
-if r.returncode:
-    sys.exit(r.stderr[:3000])
-subprocess.run([f"{work}/m"], check=True)
-worst = 0.0
-ok = True
-for name, kind, n in bufs:
-    if kind != "output":
-        continue
-    want = rnpy(f"{work}/ref_{name}.npy")
-    b = open(f"{work}/got_{name}.bin", "rb").read()
-    got = list(struct.unpack("<%d%s" % (n, FC), b))
-    scale = max([1.0] + [abs(w) for w in want if w == w and abs(w) != float("inf")])
-    e = 0.0
-    for g_, w in zip(got, want):
-        if w != w:
-            d = 0.0 if g_ != g_ else float("inf")
-        elif g_ != g_:
-            d = float("inf")
+    h = b[10:10 + hl].decode()
+    descr = re.search(r"'descr': '(.*?)'", h).group(1)
+    code = {"<f2": "e", "<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "|b1": "B", "|u1": "B"}[descr]
+    n = (len(b) - 10 - hl) // struct.calcsize(code)
+    return list(struct.unpack("<%d%s" % (n, code), b[10 + hl:]))
+
+
+def carg(a):
+    if a in bufs:
+        return "emu_p{%s}" % a
+    if a == "workspace":
+        return "emu_p{workspace}"
+    if a in scalars:
+        dt, v = scalars[a]
+        return "(%s)%s" % ({"f16": "float", "bf16": "float"}.get(dt, CT[dt]), int(v) if dt == "bool" else repr(v))
+    return "(long long)%d" % ev(a)
+
+
+work = tempfile.mkdtemp(prefix="tc-emu-")
+outs = [n for n, b in bufs.items() if b["kind"] == "output"]
+cpp = ['#include "%s/emu.h"' % here, "#line 1 \"unit.cu\"", unit.rewrite(src[:src.index("/*\nlaunch plan")]),
+       '#include "%s/plan.h"' % here, "int main(int argc, char **argv) {", "  const int which = atoi(argv[1]);"]
+for si, shape in enumerate(shapes):
+    sym.clear()
+    sym.update({k: int(v) for k, v in (p.split("=") for p in shape.split(",") if p)})
+    d = "%s/%d" % (work, si)
+    os.mkdir(d)
+    # ---- inputs, the interpreter's outputs ----
+    args = [tc, "run", path, "--fn", fn, "--device=cpu", "--shape", shape] + dtflags
+    for name, b in bufs.items():
+        if b["kind"] != "param":
+            continue
+        dt, n = b["dt"], numel(name)
+        if dt in ("f16", "bf16", "f32", "f64"):
+            vals = [rng.uniform(-1, 1) for _ in range(n)]
+            if opts["specials"] and n >= 4: # NaN, inf and -inf at a few places
+                vals[n // 2], vals[n - 1], vals[n // 3] = float("nan"), float("inf"), float("-inf")
+        elif dt == "bool":
+            vals = [rng.random() < 0.5 for _ in range(n)]
         else:
-            d = abs(g_ - w) if abs(w) != float("inf") else (0.0 if g_ == w else float("inf"))
-        e = max(e, d)
-    rel = e / scale
-    worst = max(worst, rel)
-    if rel > (1e-12 if ES == 8 else 2e-5):
-        ok = False
-        print("  %s: max rel err %.3g" % (name, rel))
-print("%s %s %s %s: max rel err %.3g" % ("PASS" if ok else "FAIL", os.path.basename(path), fn, shape, worst))
-subprocess.run(["rm", "-rf", work])
-sys.exit(0 if ok else 1)
+            vals = [rng.randint(-10, 9) for _ in range(n)]
+        if dt == "bf16":
+            dev = [f2bf(v) for v in vals]
+            raw_npy = struct.pack("<%df" % n, *[bf2f(h) for h in dev])
+            raw_dev = struct.pack("<%dH" % n, *dev)
+        else:
+            raw_dev = raw_npy = struct.pack("<%d%s" % (n, PK[dt]), *vals)
+        npy_write("%s/%s.npy" % (d, name), dt, dims(name), raw_npy)
+        open("%s/%s.bin" % (d, name), "wb").write(raw_dev)
+        args += ["--input", "%s=%s/%s.npy" % (re.sub(r"^(in|io)_", "", name), d, name)]
+    for name, (dt, v) in scalars.items():
+        args += ["--input", "%s=%s" % (name, ("true" if v else "false") if dt == "bool" else repr(v))]
+    for name in outs:
+        args += ["--output", "%s=%s/ref_%s.npy" % (name[4:] if name.startswith("out_") else name, d, name)]
+    r = subprocess.run(args, capture_output=True, text=True)
+    if r.returncode:
+        die(1, "the interpreter at %s: %s" % (shape, r.stderr.strip()[:800]))
+    # ---- this shape's run in the host program ----
+    cpp.append("  if (which == %d) {" % si)
+    slots = {}
+    for name, b in bufs.items():
+        if b["kind"] == "temp" and b["slot"] is not None:
+            slots[b["slot"]] = max(slots.get(b["slot"], 0), numel(name) * SIZES[b["dt"]])
+    for s_, nb in slots.items():
+        cpp.append("    void *slot%d = emu_buf(%d, 0xff);" % (s_, nb))
+    for name, b in bufs.items():
+        nb = numel(name) * SIZES[b["dt"]]
+        if b["kind"] == "param":
+            cpp.append('    void *%s = emu_load("%s/%s.bin", %d);' % (name, d, name, nb))
+        elif b["kind"] == "temp" and b["slot"] is not None:
+            cpp.append("    void *%s = slot%d;" % (name, b["slot"]))
+        elif b.get("alias"):
+            cpp.append("    void *%s = %s; /* written in place */" % (name, b["alias"]))
+        else:
+            cpp.append("    void *%s = emu_buf(%d, 0xff);" % (name, nb))
+    cpp.append("    unsigned char *workspace = (unsigned char *)emu_buf(EMU_WS, 0);")
+    caps = [0] + opts["caps"]
+    cpp.append("    static const long long caps[] = {%s};" % ", ".join(map(str, caps)))
+    cpp.append("    for (int v = 0; v < %d; v++) {" % len(caps))
+    cpp.append("    if (v) {")
+    for s_, nb in slots.items():
+        cpp.append("      memset(slot%d, 0xff, %d);" % (s_, nb))
+    for name, b in bufs.items():
+        if b["kind"] == "output" and not b.get("alias"):
+            cpp.append("      memset(%s, 0xff, %d);" % (name, numel(name) * SIZES[b["dt"]]))
+    cpp.append("    }")
+    for st in steps:
+        if not runs(st):
+            continue
+        if st[0] == "kernel":
+            _, i, k, grid, block, a = st
+            if i in fe_chunk: # a foreach kernel: a table of one group, its buffers in the kernel's slots
+                kt = src[src.index(" " + k + "("):]
+                kt = kt[:kt.index("\n}\n")]
+                nt, cap = re.search(r"tc_fe_table<(\d+), (\d+)>", kt).groups()
+                names = [x.strip() for x in a[0][a[0].index("{") + 1:a[0].index("}")].split(",")]
+                cpp.append("    static tc_fe_table<%s, %s> fe%d; fe%d.dev = nullptr; fe%d.ngroups = 1;" % (nt, cap, i, i, i))
+                for nm, slot in re.findall(r"\*__restrict__ (\w+) = \(.*\)grp\.ptr\[(\d+)\]", kt):
+                    if nm not in names:
+                        die(2, "foreach kernel %s: buffer %s not in the plan's group" % (k, nm))
+                    cpp.append("    fe%d.g[0].ptr[%s] = (unsigned long long)%s;" % (i, slot, nm))
+                n = numel(names[0])
+                cpp.append("    fe%d.g[0].n = %d; fe%d.g[0].first = 0;" % (i, n, i))
+                cpp.append("    emu_launch(dim3(%d), dim3(%d, %d, %d), 1, [&] { %s(%s); });"
+                           % (max(1, -(-n // fe_chunk[i])), block[0], block[1], block[2], k,
+                              ", ".join(["fe%d" % i] + [carg(x) for x in a[1:]])))
+                continue
+            g = "%d" % max(1, ev(grid))
+            if k.startswith("tc_matmul_"): # work items grid-strided: any grid, the same bits
+                g = "v ? std::min(%s, caps[v]) : %s" % (g + "LL", g)
+            cpp.append("    emu_launch(dim3(%s), dim3(%d, %d, %d), 1, [&] { %s(%s); });"
+                       % (g, block[0], block[1], block[2], k, ", ".join(carg(x) for x in a)))
+            cpp.append('    emu_ws_zero(workspace, "%s");' % k)
+        elif st[0] == "matmul":
+            _, i, c, a, ta, b, tb, batch, sa, sb, sc = st
+            dm, dn = dims(c)[-2:]
+            dk = dims(a)[-2] if ta else dims(a)[-1]
+            dt = bufs[c]["dt"]
+            cpp.append("    emu_blas<%s>((const %s *)%s, (const %s *)%s, (%s *)%s, %d, %d, %d, %d, %d, %d, %d, %d, %d);"
+                       % ({"f16": "1", "bf16": "2", "f32": "0", "f64": "3"}[dt], CT[dt], a, CT[dt], b, CT[dt], c,
+                          dm, dn, dk, int(ta), int(tb), ev(batch), ev(sa), ev(sb), ev(sc)))
+        else:
+            _, i, s_, d_ = st
+            cpp.append("    memcpy(%s, %s, %d);" % (d_, s_, numel(d_) * SIZES[bufs[d_]["dt"]]))
+    for name in outs:
+        cpp.append('    emu_save(("%s/got" + std::to_string(v) + "_%s.bin").c_str(), %s, %d);'
+                   % (d, name, name, numel(name) * SIZES[bufs[name]["dt"]]))
+    cpp.append("    }")
+    cpp.append("  }")
+cpp.append("  return 0;\n}")
+open(work + "/m.cpp", "w").write("\n".join(cpp) + "\n")
+cxx = os.environ.get("CXX", "g++")
+r = subprocess.run([cxx, "-std=c++17", "-O1", "-w", "-DEMU_ARCH=" + opts["arch"], "-o", work + "/m", work + "/m.cpp"],
+                   capture_output=True, text=True)
+if r.returncode:
+    die(1, "the host build (kept in %s): %s" % (work, r.stderr[:3000]))
+
+# ---- run and compare, shape by shape ----
+TOL = {"f16": 1e-2, "bf16": 1e-2, "f32": 2e-5, "f64": 1e-12}
+tol = max([TOL.get(b["dt"], 0) for b in bufs.values()] + [0])
+allok = True
+for si, shape in enumerate(shapes):
+    sym.clear()
+    sym.update({k: int(v) for k, v in (p.split("=") for p in shape.split(",") if p)})
+    d = "%s/%d" % (work, si)
+    lab = "%s %s %s%s" % (os.path.basename(path), fn, shape, tail)
+    r = subprocess.run([work + "/m", str(si)], capture_output=True, text=True)
+    if r.returncode:
+        print("FAIL %s: the host run (kept in %s): %s" % (lab, work, (r.stdout + r.stderr).strip()[-1500:]))
+        allok = False
+        continue
+    ok, worst, notes = True, 0.0, []
+    for name in outs:
+        dt, n = bufs[name]["dt"], numel(name)
+        want = npy_read("%s/ref_%s.npy" % (d, name))
+        raw = open("%s/got0_%s.bin" % (d, name), "rb").read()
+        for v, cap in enumerate(opts["caps"], 1):
+            if open("%s/got%d_%s.bin" % (d, v, name), "rb").read() != raw:
+                ok = False
+                notes.append("%s: not the same bits with the matmul grid capped at %d" % (name, cap))
+        if dt == "bf16":
+            got = [bf2f(h) for h in struct.unpack("<%dH" % n, raw)]
+        else:
+            got = list(struct.unpack("<%d%s" % (n, PK[dt]), raw))
+        if len(want) != n:
+            ok = False
+            notes.append("%s: %d elements, the reference %d" % (name, n, len(want)))
+            continue
+        if dt not in TOL:
+            bad = [j for j in range(n) if int(got[j]) != int(want[j])]
+            if bad:
+                ok = False
+                notes.append("%s[%d] = %s, want %s (%d differ)" % (name, bad[0], got[bad[0]], want[bad[0]], len(bad)))
+            continue
+        scale = max([1.0] + [abs(w) for w in want if w == w and abs(w) != float("inf")])
+        e, at = 0.0, -1
+        for j, (g_, w) in enumerate(zip(got, want)):
+            if w != w:
+                dd = 0.0 if g_ != g_ else float("inf")
+            elif g_ != g_:
+                dd = float("inf")
+            elif abs(w) == float("inf") or abs(g_) == float("inf"):
+                dd = 0.0 if g_ == w else float("inf")
+            else:
+                dd = abs(g_ - w)
+            if dd > e:
+                e, at = dd, j
+        rel = e / scale
+        worst = max(worst, rel)
+        if rel > tol:
+            ok = False
+            notes.append("%s[%d] = %.9g, want %.9g (max rel err %.3g, tolerance %g)"
+                         % (name, at, got[at], want[at], rel, tol))
+    nk = sum(1 for s_ in steps if s_[0] == "kernel" and runs(s_))
+    print("%s %s: %d kernel launch(es), max rel err %.3g%s" % ("PASS" if ok else "FAIL", lab, nk, worst,
+                                                              "" if ok else "; " + "; ".join(notes)))
+    allok &= ok
+if allok:
+    subprocess.run(["rm", "-rf", work])
+else:
+    print("  (kept in %s)" % work)
+sys.exit(0 if allok else 1)

@@ -40,6 +40,15 @@ template <int DT> __device__ __forceinline__ unsigned tc_at_pk(float lo, float h
     return DT == 1 ? tc_f2h2(lo, hi) : tc_f2bf2(lo, hi);
 }
 
+/* mma.sync m16n8k16 needs sm_80: before it (an sm_75 GPU) the FMA path,
+ * else the tensor-core path would run with its mma and movmatrix compiled
+ * out (zeros: a wrong answer, found by tests/emu at __CUDA_ARCH__ 750) */
+#if __CUDA_ARCH__ >= 800
+#define TC_AT_TENSOR 1
+#else
+#define TC_AT_TENSOR 0
+#endif
+
 /* d += A B, m16n8k16: A's registers a0..a3 (rows g, g + 8; columns 2c, 2c + 8), B's b0, b1 */
 template <int DT> __device__ __forceinline__ void tc_at_mma4(float *d, unsigned a0, unsigned a1, unsigned a2,
                                                               unsigned a3, unsigned b0, unsigned b1) {
@@ -317,7 +326,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     }
     __syncthreads();
     const T *kp = k + koff(kb), *vp = v + voff(kb);
-    bool mma = DT != 0 && D % 32 == 0 && D <= 128 && ks % 8 == 0 && vs % 8 == 0 &&
+    bool mma = TC_AT_TENSOR && DT != 0 && D % 32 == 0 && D <= 128 && ks % 8 == 0 && vs % 8 == 0 &&
                (((unsigned long long)kp | (unsigned long long)vp) & 15) == 0;
     if (mma)
         tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32>(

@@ -11,6 +11,8 @@
 #      and 8 query heads per KV head (and 17: three groups of 8 rows, blocks of their own).
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
 #   3. Each function is one kernel (its --emit=plan has one step).
+#   4. tests/gpu/attention_fma.tc (head dim 40) in f16 and bf16: the FMA
+#      path, which an sm_75 GPU takes at every head dim.
 #
 # TC_ATTN_DTYPES="f16" limits part 1.  Prints "N passed, M failed" last;
 # exit 0 when none failed.
@@ -44,6 +46,20 @@ for dt in ${TC_ATTN_DTYPES:-f16 bf16 f32}; do
                 bad "$fn $dt $s"
             fi
         done
+    done
+done
+# the FMA path in f16 and bf16 (head dim 40): every head dim's path on an
+# sm_75 GPU, where attn.cuh used to run the tensor-core path with its mma
+# compiled out (zeros; found on the host emulator, tests/emu)
+for dt in ${TC_ATTN_DTYPES:-f16 bf16}; do
+    [ "$dt" = f32 ] && continue
+    for s in B=1,KVH=2,G=8,L=1 B=3,KVH=1,G=17,L=300 B=2,KVH=2,G=8,L=8192; do
+        if "$tc" run "$here/attention_fma.tc" --fn attention_d40 --shape "$s" --dtype "T=$dt" --random --seed 13 \
+            --check >"$work/out" 2>"$work/err"; then
+            ok
+        else
+            bad "attention_d40 $dt $s"
+        fi
     done
 done
 for fn in $fns; do

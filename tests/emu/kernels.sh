@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# tests/emu/kernels.sh TENSORC [matmul|attention|plans|all] - the generated matmul
+# (src/codegen/matmul.cuh) and decode attention (attn.cuh) kernels run on
+# the host (emu.py, emu.h: mma.sync, movmatrix, cp.async groups, the split-K
+# and split-key combines through the workspace) against the interpreter, no
+# GPU.  Matmul under TENSORC_MATMUL=generated (the kernel at every M: 16-row
+# tiles at M <= 16, 64-row tensor-core tiles past it) at M = 1, 3, 17 with K
+# and N off every tile, K = 1100 in two slices (the combine); the layouts,
+# batched products, the fused epilogues, the row-scale rule, the pair rule,
+# the adapter rule (TENSORC_MATMUL_LORA=on, the rank within one 64-column
+# chunk and past it) and the SKINNY kernels (M = 16 fixed, the cost model's
+# own choice) in f16, bf16 and f32 (f32: fewer functions); each again with
+# the matmul's grid capped at 1 and 5 blocks, to the same bits; a few with
+# NaN and infinities in the inputs.  Attention:
+# head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
+# 1000 (and 16500: 65 splits, combined in two chunks); batch 1 and 3;
+# groups of 1, 8 and 17 query rows; f16, bf16 and f32.  Both again at
+# __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  plans: a function of
+# every other kind through the same driver (emu.py).  Prints a
+# line a case and "N passed, M failed" last; exit 1 on a failure, 77 (skip)
+# without python3 or a C++17 compiler.  What the emulator cannot check:
+# tests/emu/README.md.
+set -u
+tc=$(realpath "${1:-build/tensorc}")
+what=${2:-all}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cxx=${CXX:-g++}
+command -v python3 >/dev/null && command -v "$cxx" >/dev/null || { echo "SKIP: no python3 or $cxx"; exit 77; }
+cd "$root" || exit 1
+pass=0 fail=0 caps=
+one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
+    local env=()
+    while [ "$1" != -- ]; do env+=("$1"); shift; done
+    shift
+    local file=$1 fn=$2 shapes=$3 dt=$4 arch=${5:-900} out
+    local dtf=(--dtype "T=$dt")
+    [ "$dt" = - ] && dtf=() # no dtype variable
+    out=$(env "${env[@]}" python3 "$here/emu.py" "$tc" "$file" "$fn" "$shapes" 7 "${dtf[@]}" --arch "$arch" $caps 2>&1)
+    echo "$out"
+    pass=$((pass + $(grep -c '^PASS' <<<"$out")))
+    fail=$((fail + $(grep -c '^FAIL' <<<"$out")))
+    grep -q '^PASS' <<<"$out" || grep -q '^FAIL' <<<"$out" || fail=$((fail + 1))
+}
+G=TENSORC_MATMUL=generated
+MN="M=1,K=37,N=13;M=3,K=1100,N=77;M=17,K=1100,N=130"
+if [ "$what" = matmul ] || [ "$what" = all ]; then
+    caps="--grid-caps 1,5" # the same bits at any matmul grid
+    for dt in f16 bf16 f32; do
+        full=1
+        [ $dt = f32 ] && full=0
+        for fn in linear_t matmul_ta $([ $full = 1 ] && echo matmul_kn); do
+            one $G -- examples/skinny_matmul.tc $fn "$MN" $dt
+        done
+        one $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=37,N=13;B=2,M=17,K=1100,N=77" $dt
+        for fn in bias_gelu $([ $full = 1 ] && echo linear_residual gate_input cast_scale relu_clip); do
+            one $G -- tests/gpu/matmul_epilogue.tc $fn "$MN" $dt
+        done
+        for fn in rms_g $([ $full = 1 ] && echo rms_plain rms_bias_silu rms_out); do
+            one $G -- tests/gpu/matmul_norm.tc $fn "$MN" $dt
+        done
+        for fn in gated $([ $full = 1 ] && echo two_linear mixed); do
+            one $G -- tests/gpu/matmul_pair.tc $fn "$MN" $dt
+        done
+        for fn in lora $([ $full = 1 ] && echo lora_t lora_out); do
+            one $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc $fn \
+                "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=16;M=17,K=1100,N=130,R=65" $dt
+        done
+        # SKINNY: M = 16 fixed, the cost model's kernels (no override)
+        one -- tests/gpu/matmul_epilogue.tc bias_gelu_16 "K=37,N=13;K=1100,N=77" $dt
+        [ $full = 1 ] && one -- tests/gpu/matmul_norm.tc rms_g_16 "K=37,N=13;K=1100,N=77" $dt
+        [ $full = 1 ] && one -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" $dt
+        [ $full = 1 ] && one TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora_t_16 "K=37,N=13,R=3;K=1100,N=77,R=65" $dt
+    done
+    # NaN, inf and -inf in every float input
+    caps="--grid-caps 1,5 --specials"
+    one $G -- tests/gpu/matmul_epilogue.tc bias_gelu "M=1,K=37,N=13;M=17,K=1100,N=130" f16
+    one $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1100,N=77" bf16
+    caps="--grid-caps 1,5"
+    # before sm_80: FMAs for f16/bf16 too
+    one $G -- examples/skinny_matmul.tc linear_t "$MN" f16 750
+    one $G -- tests/gpu/matmul_pair.tc gated "$MN" bf16 750
+fi
+caps=
+if [ "$what" = attention ] || [ "$what" = all ]; then
+    A=examples/attention_decode.tc
+    S="B=1,KVH=2,G=8,L=1;B=3,KVH=1,G=1,L=129;B=1,KVH=1,G=17,L=1000"
+    for dt in f16 bf16 f32; do
+        one -- $A attention_decode "$S" $dt
+        one -- $A attention_decode_d64 "$S" $dt
+        one -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" $dt
+    done
+    one -- $A attention_gqa "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=1,L=1" bf16
+    one -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
+    one -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1000" bf16 750
+    caps=--specials
+    one -- $A attention_decode_masked "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f16
+    caps=
+    # 65 splits of 256 keys: the last block combines them in two chunks of 64
+    one -- $A attention_decode_masked "B=1,KVH=1,G=8,L=16500" bf16
+fi
+# plans of every other kind through the same driver: rows, columns, whole
+# tensors, tiles, foreach (one group, outputs written in place), several
+# kernels with temporaries, cuBLAS steps, gradients, integer and bool inputs
+if [ "$what" = plans ] || [ "$what" = all ]; then
+    one -- examples/layernorm.tc layernorm "N=1,D=1;N=3,D=1000" -
+    one -- examples/cross_entropy.tc cross_entropy_loss "N=1,V=3;N=5,V=1031" -
+    one -- examples/masked_softmax.tc masked_softmax "N=3,D=1000" -
+    one -- examples/col_sum.tc col_sum "N=1,D=1;N=1031,D=37" -
+    one -- examples/full_sum.tc full_sum "*=1;*=100003" -
+    one -- examples/transpose_add.tc transpose_add "N=33,M=65" -
+    one -- examples/views.tc permute_add "A=3,B=5,C=7" -
+    one -- tests/gpu/launch_shapes.tc chain "*=1;*=100003" -
+    one -- examples/adamw.tc adamw "*=1;*=10003" -
+    one -- examples/mlp_backward.tc mlp_grad "N=5,D=64,H=33" -
+    one -- examples/layernorm_backward.tc layernorm_grad "N=5,D=100" -
+    one -- examples/gated_mlp.tc gated_mlp "M=3,K=1000,N=130" -
+    one -- examples/mlp_block.tc mlp_block "N=3,D=64,H=256" -
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
