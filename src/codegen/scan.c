@@ -57,13 +57,9 @@ const char *cg_stage_load(cg *g, const lnode *n, const char *raw)
     return arena_printf(g->a, "%s[tt_][threadIdx.x]", name);
 }
 
-/* The carry's dtype: f32 for 16-bit floats, int for bool (shuffles), else
- * the scan's own. */
 static tc_dtype carry_dtype(const lnode *n)
 {
-    if (n->dtype == TC_F16 || n->dtype == TC_BF16)
-        return TC_F32;
-    return n->dtype == TC_BOOL ? TC_I32 : n->dtype;
+    return sched_carry_dtype(n);
 }
 
 static const char *op_functor(const lnode *n)
@@ -111,12 +107,15 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
     const fkernel *k = g->k;
     const tc_dim **id = (const tc_dim **)g->l->vars;
     cg_reset_bufs(g);
+    const char *cpre = g->ck.cpre ? g->ck.cpre : "c";
     for (int j = 0; j < k->nreds; j++) {
         const lnode *n = k->reds[j];
         tc_dtype cdt = carry_dtype(n);
-        const char *c = arena_printf(g->a, "c%d", j), *f = op_functor(n);
+        const char *c = arena_printf(g->a, "%s%d", cpre, j), *f = op_functor(n);
         /* a reduction's carry starts at its identity: an empty axis reads it */
         bool red = n->kind == LK_REDUCE;
+        if (red && g->ck.recompute) /* complete after the first walk; nothing reads it here */
+            continue;
         const char *init = "0", *ct = cg_type(cdt);
         if (red && n->a.red.kind != RK_SUM)
             init = n->a.red.kind == RK_PROD  ? "1"
@@ -144,7 +143,13 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
     }
     for (int i = 0; i < k->nstores; i++) {
         const lnode *st = k->stores[i];
-        int q, e;
+        int q, e, sv = g->bufs->sv_of[st->id];
+        if (g->ck.recompute) { /* only the values the reversed walk reads, into its arrays */
+            if (sv)
+                cg_line(g, T_ELEM, st, "sv%d_[tt_] = %s;", sv - 1,
+                        cg_store_conv(g, st, cg_value(g, st, (const tc_dim *const *)id)));
+            continue;
+        }
         if (fuse_is_element(k, st)) {
             cg_store(g, T_ELEM, st, block ? "act_" : NULL);
         } else if (fuse_plane(k, st, &q, &e)) { /* each plane at this element */
@@ -179,7 +184,7 @@ static cg_block end_stores(cg *g, const char *guard)
         any |= !fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e);
     for (int j = 0; j < k->nreds && any; j++) {
         const lnode *n = k->reds[j];
-        g->acc[n->id] = reader_value(g, n, T_ROW, arena_printf(g->a, "c%d", j));
+        g->acc[n->id] = reader_value(g, n, T_ROW, arena_printf(g->a, "%s%d", g->ck.cpre ? g->ck.cpre : "c", j));
     }
     for (int i = 0; i < k->nstores; i++)
         if (!fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e))
@@ -197,6 +202,83 @@ static void axis_index(cg *g, tc_buf *o, int ind)
         buf_printf(o, "%*sconst idx_t i%d = len - 1 - s_;\n", ind, "", scan_axis(g->k));
     else
         buf_printf(o, "%*sconst idx_t i%d = s_;\n", ind, "", scan_axis(g->k));
+}
+
+/* A checkpointed pair's first walk (sched_ckpt.c): every scan carry
+ * before each K-th step, into [ceil(T/K), lanes] (a warp's stores
+ * coalesced). */
+static void ckpt_store(cg *g, tc_buf *o, int ind)
+{
+    const ksched *ks = g->ks;
+    if (!ks->ckpt)
+        return;
+    int b = g->bufs->ck_first[ks - g->s->k];
+    buf_printf(o, "%*sif (s_ %% %d == 0) { /* a checkpoint */\n", ind, "", ks->ckpt);
+    for (int j = 0; j < g->k->nreds; j++)
+        if (g->k->reds[j]->kind == LK_SCAN) {
+            cg_use_buf(g, b);
+            buf_printf(o, "%*s    %s[s_ / %d * lanes + lane] = c%d;\n", ind, "", cg_buf_name(g, b), ks->ckpt, j);
+            b++;
+        }
+    buf_printf(o, "%*s}\n", ind, "");
+}
+
+/* The reversed walk of a checkpointed pair, after the first walk of the
+ * lane: segment by segment from the last, the carries restored, the K
+ * forward steps recomputed into register arrays (sv0_[K], ...: fully
+ * unrolled, so the arrays are registers), then walked back with the other
+ * kernel's body, which reads them there instead of from memory. */
+static void ckpt_tail(cg *g, tc_buf *o)
+{
+    const ksched *kf = g->ks;
+    const fkernel *F = g->k;
+    int fi = (int)(kf - g->s->k), K = kf->ckpt, b = g->bufs->ck_first[fi];
+    cg_switch_kernel(g, fi);
+    g->ck.recompute = true;
+    cg_block d1 = {0};
+    cg_block rec = walk_body(g, &d1, 20, false);
+    cg_block pre1 = g->rpre;
+    g->ck.recompute = false;
+    cg_switch_kernel(g, kf->ckpt_with - 1);
+    g->ck.cpre = "r";
+    cg_block d2 = {0};
+    cg_block rb = walk_body(g, &d2, 12, false);
+    cg_block after = end_stores(g, NULL);
+    cg_put(o, 12, &pre1);
+    cg_put(o, 12, &g->rpre);
+    cg_put(o, 0, &d2);
+    buf_printf(o, "            for (idx_t g_ = (len + %d) / %d - 1; g_ >= 0; g_--) { /* segments, the last first */\n"
+                  "                const idx_t b_ = g_ * %d;\n"
+                  "                const int n_ = len - b_ < %d ? (int)(len - b_) : %d;\n",
+               K - 1, K, K, K, K);
+    for (int j = 0; j < F->nreds; j++)
+        if (F->reds[j]->kind == LK_SCAN) {
+            cg_use_buf(g, b);
+            buf_printf(o, "                c%d = %s[g_ * lanes + lane];\n", j, cg_buf_name(g, b++));
+        }
+    for (int q = 0; q < kf->nckpt; q++)
+        buf_printf(o, "                %s sv%d_[%d];\n", cg_store_type(kf->ckpt_vals[q]->dtype), q, K);
+    int ax = scan_axis(F);
+    buf_printf(o, "                #pragma unroll\n"
+                  "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment again, into registers */\n"
+                  "                    if (tt_ < n_) {\n"
+                  "                        const idx_t s_ = b_ + tt_;\n"
+                  "                        const idx_t i%d = %s;\n", K, ax, F->reverse ? "len - 1 - s_" : "s_");
+    cg_put(o, 24, &rec);
+    buf_printf(o, "                    }\n"
+                  "                }\n"
+                  "                #pragma unroll\n"
+                  "                for (int tt_ = %d; tt_ >= 0; tt_--) { /* walked back */\n"
+                  "                    if (tt_ < n_) {\n"
+                  "                        const idx_t s_ = len - 1 - (b_ + tt_);\n"
+                  "                        const idx_t i%d = %s;\n", K - 1, ax, F->reverse ? "s_" : "len - 1 - s_");
+    cg_put(o, 24, &rb);
+    buf_puts(o, "                    }\n"
+                "                }\n"
+                "            }\n");
+    cg_put(o, 12, &after);
+    g->ck.cpre = NULL;
+    cg_switch_kernel(g, fi);
 }
 
 /* short axes: a thread per lane.  Its loads along the axis are made
@@ -239,6 +321,7 @@ static void lane_path(cg *g, tc_buf *o)
     if (steps < 2) {
         buf_puts(o, "            for (idx_t s_ = 0; s_ < len; s_++) {\n");
         axis_index(g, o, 16);
+        ckpt_store(g, o, 16);
         cg_put(o, 16, &body);
         buf_puts(o, "            }\n");
     } else {
@@ -255,11 +338,14 @@ static void lane_path(cg *g, tc_buf *o)
                       "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
                       "                    const idx_t s_ = c_ + tt_;\n", steps, steps);
         axis_index(g, o, 20);
+        ckpt_store(g, o, 20);
         cg_put(o, 20, &body);
         buf_puts(o, "                }\n"
                     "            }\n");
     }
     cg_put(o, 12, &after);
+    if (g->ks->ckpt)
+        ckpt_tail(g, o);
     buf_puts(o, "        }\n");
 }
 
@@ -300,7 +386,8 @@ void cg_scan(cg *g, tc_buf *o)
     buf_init(&bp, g->a);
     lane_path(g, &lp);
     cg_forget(g, T_ROW); /* the other branch cannot see these */
-    block_path(g, &bp);
+    if (!ks->ckpt)
+        block_path(g, &bp);
 
     /* lanes saturate at their count (plan_verify); s_ reaches len, c_
      * len - 1 + a block's threads (at most 1024) */
@@ -312,6 +399,13 @@ void cg_scan(cg *g, tc_buf *o)
     cg_limit(g, dim_add(g->c, ks->rowlen, c1024));
     cg_put(o, 4, &g->kpre);
     buf_printf(o, "    const idx_t lanes = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    if (ks->ckpt) {
+        buf_printf(o, "    { /* a thread per lane walks it, then kernel %d's reversed walk (checkpoints "
+                      "every %d steps) */\n", ks->ckpt_with - 1, ks->ckpt);
+        buf_puts(o, buf_str(&lp));
+        buf_puts(o, "    }\n");
+        return;
+    }
     buf_printf(o, "    if (len <= %d) { /* a thread per lane walks it */\n", SCAN_SEQ);
     buf_puts(o, buf_str(&lp));
     buf_puts(o, "    } else { /* a block per lane, a chunk of blockDim.x elements at a time */\n");
