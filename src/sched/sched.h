@@ -210,6 +210,7 @@ void sched_matmul_rules(sfn *s, tc_arena *a);
  * = off keeps them apart, = K (1..64) sets the interval. */
 void sched_ckpt(sfn *s, tc_arena *a);
 void sched_print_ckpt(tc_buf *b, const sfn *s, int i);
+void sched_explain_ckpt(tc_buf *b, const sfn *s); /* the same for `tensorc explain` */
 /* The carry dtype of scan or reduction n in a scan's walk (f32 for 16-bit
  * floats, i32 for bool: codegen/scan.c's). */
 tc_dtype sched_carry_dtype(const lnode *n);

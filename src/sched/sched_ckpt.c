@@ -252,3 +252,11 @@ void sched_print_ckpt(tc_buf *b, const sfn *s, int i)
         buf_printf(b, "    not launched: kernel %d runs this walk after its own, recomputing its "
                       "values from checkpoints\n", ks->ckpt_into - 1);
 }
+
+void sched_explain_ckpt(tc_buf *b, const sfn *s)
+{
+    for (int i = 0; i < s->nk; i++)
+        if (s->k[i].ckpt)
+            buf_printf(b, "  scan pair: kernel %d runs kernel %d's reversed walk too (sched); %s\n", i,
+                       s->k[i].ckpt_with - 1, s->k[i].ckpt_why);
+}

@@ -113,6 +113,10 @@ for name, kind, n in bufs:
     if rel > (1e-12 if ES == 8 else 2e-5):
         ok = False
         print("  %s: max rel err %.3g" % (name, rel))
+if os.environ.get("EMU_KEEP"):  # the outputs' bytes, for comparing two builds of a function
+    for name, kind, n in bufs:
+        if kind == "output":
+            subprocess.run(["cp", f"{work}/got_{name}.bin", "%s.%s" % (os.environ["EMU_KEEP"], name)], check=True)
 print("%s %s %s %s: max rel err %.3g" % ("PASS" if ok else "FAIL", os.path.basename(path), fn, shape, worst))
 subprocess.run(["rm", "-rf", work])
 sys.exit(0 if ok else 1)
