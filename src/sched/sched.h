@@ -55,6 +55,9 @@
  *                  instead: a block per lane scans chunks of blockDim.x
  *                  elements (warp shuffles, then the warps' totals) and
  *                  combines the carry in front (src/codegen/scan.c).
+ *                  A scan kernel whose stored values only the next one, a
+ *                  scan the other way, reads runs that one too, keeping its
+ *                  carries every K steps (sched_ckpt.c: checkpointed pairs).
  *
  * Clusters (long rows, SCH_ROWS with registers): a row longer than one
  * block's registers hold (block * items * vec elements) is split across a
