@@ -291,7 +291,8 @@ void tc_drv_print_built(tc_buf *b, tc_program *p, tc_stage stage, const gfn *con
             fuse_print(b, fc->fu);
         else if (stage == STAGE_EXPLAIN) {
             fuse_explain(b, fc->fu);
-            sched_explain_ckpt(b, fc->s[idx64]);
+            if (fc->s[idx64]) /* not yet when traced right after fusion */
+                sched_explain_ckpt(b, fc->s[idx64]);
         }
         else if (stage == STAGE_SCHED)
             sched_print(b, fc->s[idx64]);
