@@ -44,6 +44,9 @@
  * The lane path's loads are staged STAGE_STEPS steps ahead in shared memory
  * (at most STAGE_BYTES a block; SCAN_THREADS is sched.c's block). */
 enum { SCAN_SEQ = 256, STAGE_STEPS = 16, STAGE_BYTES = 24576, SCAN_THREADS = 128 };
+/* A checkpointed pair's staging: K rows of each load of its walks (the
+ * minGRU gradient: 4 loads, K = 16, 32 KB a block) */
+enum { PAIR_STAGE_BYTES = 32768 };
 
 const char *cg_stage_load(cg *g, const lnode *n, const char *raw)
 {
@@ -204,83 +207,6 @@ static void axis_index(cg *g, tc_buf *o, int ind)
         buf_printf(o, "%*sconst idx_t i%d = s_;\n", ind, "", scan_axis(g->k));
 }
 
-/* A checkpointed pair's first walk (sched_ckpt.c): every scan carry
- * before each K-th step, into [ceil(T/K), lanes] (a warp's stores
- * coalesced). */
-static void ckpt_store(cg *g, tc_buf *o, int ind)
-{
-    const ksched *ks = g->ks;
-    if (!ks->ckpt)
-        return;
-    int b = g->bufs->ck_first[ks - g->s->k];
-    buf_printf(o, "%*sif (s_ %% %d == 0) { /* a checkpoint */\n", ind, "", ks->ckpt);
-    for (int j = 0; j < g->k->nreds; j++)
-        if (g->k->reds[j]->kind == LK_SCAN) {
-            cg_use_buf(g, b);
-            buf_printf(o, "%*s    %s[s_ / %d * lanes + lane] = c%d;\n", ind, "", cg_buf_name(g, b), ks->ckpt, j);
-            b++;
-        }
-    buf_printf(o, "%*s}\n", ind, "");
-}
-
-/* The reversed walk of a checkpointed pair, after the first walk of the
- * lane: segment by segment from the last, the carries restored, the K
- * forward steps recomputed into register arrays (sv0_[K], ...: fully
- * unrolled, so the arrays are registers), then walked back with the other
- * kernel's body, which reads them there instead of from memory. */
-static void ckpt_tail(cg *g, tc_buf *o)
-{
-    const ksched *kf = g->ks;
-    const fkernel *F = g->k;
-    int fi = (int)(kf - g->s->k), K = kf->ckpt, b = g->bufs->ck_first[fi];
-    cg_switch_kernel(g, fi);
-    g->ck.recompute = true;
-    cg_block d1 = {0};
-    cg_block rec = walk_body(g, &d1, 20, false);
-    cg_block pre1 = g->rpre;
-    g->ck.recompute = false;
-    cg_switch_kernel(g, kf->ckpt_with - 1);
-    g->ck.cpre = "r";
-    cg_block d2 = {0};
-    cg_block rb = walk_body(g, &d2, 12, false);
-    cg_block after = end_stores(g, NULL);
-    cg_put(o, 12, &pre1);
-    cg_put(o, 12, &g->rpre);
-    cg_put(o, 0, &d2);
-    buf_printf(o, "            for (idx_t g_ = (len + %d) / %d - 1; g_ >= 0; g_--) { /* segments, the last first */\n"
-                  "                const idx_t b_ = g_ * %d;\n"
-                  "                const int n_ = len - b_ < %d ? (int)(len - b_) : %d;\n",
-               K - 1, K, K, K, K);
-    for (int j = 0; j < F->nreds; j++)
-        if (F->reds[j]->kind == LK_SCAN) {
-            cg_use_buf(g, b);
-            buf_printf(o, "                c%d = %s[g_ * lanes + lane];\n", j, cg_buf_name(g, b++));
-        }
-    for (int q = 0; q < kf->nckpt; q++)
-        buf_printf(o, "                %s sv%d_[%d];\n", cg_store_type(kf->ckpt_vals[q]->dtype), q, K);
-    int ax = scan_axis(F);
-    buf_printf(o, "                #pragma unroll\n"
-                  "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment again, into registers */\n"
-                  "                    if (tt_ < n_) {\n"
-                  "                        const idx_t s_ = b_ + tt_;\n"
-                  "                        const idx_t i%d = %s;\n", K, ax, F->reverse ? "len - 1 - s_" : "s_");
-    cg_put(o, 24, &rec);
-    buf_printf(o, "                    }\n"
-                  "                }\n"
-                  "                #pragma unroll\n"
-                  "                for (int tt_ = %d; tt_ >= 0; tt_--) { /* walked back */\n"
-                  "                    if (tt_ < n_) {\n"
-                  "                        const idx_t s_ = len - 1 - (b_ + tt_);\n"
-                  "                        const idx_t i%d = %s;\n", K - 1, ax, F->reverse ? "s_" : "len - 1 - s_");
-    cg_put(o, 24, &rb);
-    buf_puts(o, "                    }\n"
-                "                }\n"
-                "            }\n");
-    cg_put(o, 12, &after);
-    g->ck.cpre = NULL;
-    cg_switch_kernel(g, fi);
-}
-
 /* short axes: a thread per lane.  Its loads along the axis are made
  * `steps` steps ahead into the thread's own shared-memory column (no sync:
  * only the thread reads it), a chunk at a time, so a warp has a chunk's
@@ -321,7 +247,6 @@ static void lane_path(cg *g, tc_buf *o)
     if (steps < 2) {
         buf_puts(o, "            for (idx_t s_ = 0; s_ < len; s_++) {\n");
         axis_index(g, o, 16);
-        ckpt_store(g, o, 16);
         cg_put(o, 16, &body);
         buf_puts(o, "            }\n");
     } else {
@@ -338,15 +263,140 @@ static void lane_path(cg *g, tc_buf *o)
                       "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
                       "                    const idx_t s_ = c_ + tt_;\n", steps, steps);
         axis_index(g, o, 20);
-        ckpt_store(g, o, 20);
         cg_put(o, 20, &body);
         buf_puts(o, "                }\n"
                     "            }\n");
     }
     cg_put(o, 12, &after);
-    if (g->ks->ckpt)
-        ckpt_tail(g, o);
     buf_puts(o, "        }\n");
+}
+
+/* A checkpointed pair (sched_ckpt.c): a thread per lane at every length
+ * walks this kernel (F) in chunks of K steps, storing its scan carries at
+ * each chunk's start ([ceil(T/K), lanes] a carry, a warp's stores
+ * coalesced), then the reversed walk (R, the next kernel) segment by
+ * segment from the end: the segment's carries restored, its K steps of F
+ * recomputed into register arrays (sv0_[K], ...: unrolled, so registers;
+ * steps past the end recompute the last one again, unread), then walked
+ * back with R's body, which reads them there instead of from memory.
+ * Loads of all three walks are staged a segment at a time in shared
+ * memory (K rows a load, at most PAIR_STAGE_BYTES a block; the walks read
+ * the same elements, so F's and R's common loads share their arrays);
+ * past that, loads where they are used. */
+static void pair_path(cg *g, tc_buf *o)
+{
+    const ksched *kf = g->ks;
+    const fkernel *F = g->k;
+    int fi = (int)(kf - g->s->k), ri = kf->ckpt_with - 1, K = kf->ckpt, ax = scan_axis(F);
+    cg_block d0, body, after, pre0, d1, rec, pre1, d2, rb, rafter, pre2;
+    int nf = 0;
+    bool stage = K >= 2;
+    for (;;) {
+        cg_switch_kernel(g, fi);
+        g->st = (struct cg_staged){.on = stage};
+        d0 = (cg_block){0};
+        body = walk_body(g, &d0, 12, false);
+        nf = g->st.nload;
+        after = end_stores(g, NULL);
+        pre0 = g->rpre;
+        cg_switch_kernel(g, fi);
+        g->ck.recompute = true;
+        d1 = (cg_block){0};
+        rec = walk_body(g, &d1, 20, false);
+        pre1 = g->rpre;
+        g->ck.recompute = false;
+        cg_switch_kernel(g, ri);
+        g->ck.cpre = "r";
+        d2 = (cg_block){0};
+        rb = walk_body(g, &d2, 12, false);
+        rafter = end_stores(g, NULL);
+        pre2 = g->rpre;
+        g->ck.cpre = NULL;
+        g->st.on = false;
+        int bytes = 0;
+        for (int i = 0; i < g->st.nload; i++)
+            bytes += dtype_size(g->st.load[i].n->dtype);
+        if (!stage || bytes * K * SCAN_THREADS <= PAIR_STAGE_BYTES)
+            break;
+        stage = false; /* too wide to stage: again, loads where they are used */
+    }
+    cg_switch_kernel(g, fi);
+    int nst = stage ? g->st.nload : 0;
+    const char *fstep = F->reverse ? "len - 1 - s_" : "s_", *rstep = F->reverse ? "s_" : "len - 1 - s_";
+    for (int i = 0; i < nst; i++)
+        buf_printf(o, "        __shared__ %s %s[%d][%d];\n", cg_store_type(g->st.load[i].n->dtype),
+                   g->st.load[i].name, K, SCAN_THREADS);
+    buf_puts(o, "        const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);\n"
+                "        for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;\n"
+                "             lane = lanes - lane > step_ ? lane + step_ : lanes) {\n");
+    cg_decompose(g, o, 12, "lane", g->rowvars);
+    cg_put(o, 12, &pre0);
+    cg_put(o, 0, &d0);
+    /* the first walk, a checkpoint at each chunk's start */
+    buf_printf(o, "            for (idx_t c_ = 0; c_ < len; c_ += %d) {\n", K);
+    for (int j = 0, b = g->bufs->ck_first[fi]; j < F->nreds; j++)
+        if (F->reds[j]->kind == LK_SCAN) {
+            cg_use_buf(g, b);
+            buf_printf(o, "                %s[c_ / %d * lanes + lane] = c%d; /* the checkpoint */\n",
+                       cg_buf_name(g, b++), K, j);
+        }
+    if (nf && stage) {
+        buf_printf(o, "                #pragma unroll\n"
+                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n"
+                      "                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n"
+                      "                    const idx_t i%d = %s;\n", K, ax, fstep);
+        for (int i = 0; i < nf; i++)
+            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name, g->st.load[i].raw);
+        buf_puts(o, "                }\n");
+    }
+    buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n"
+                  "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
+                  "                    const idx_t s_ = c_ + tt_;\n"
+                  "                    const idx_t i%d = %s;\n", K, K, ax, fstep);
+    cg_put(o, 20, &body);
+    buf_puts(o, "                }\n"
+                "            }\n");
+    cg_put(o, 12, &after);
+    /* the reversed walk */
+    cg_put(o, 12, &pre1);
+    cg_put(o, 12, &pre2);
+    cg_put(o, 0, &d2);
+    buf_printf(o, "            for (idx_t g_ = (len + %d) / %d - 1; g_ >= 0; g_--) { /* segments, the last first */\n"
+                  "                const idx_t b_ = g_ * %d;\n"
+                  "                const int n_ = len - b_ < %d ? (int)(len - b_) : %d;\n",
+               K - 1, K, K, K, K);
+    for (int j = 0, b = g->bufs->ck_first[fi]; j < F->nreds; j++)
+        if (F->reds[j]->kind == LK_SCAN)
+            buf_printf(o, "                c%d = %s[g_ * lanes + lane];\n", j, cg_buf_name(g, b++));
+    for (int q = 0; q < kf->nckpt; q++)
+        buf_printf(o, "                %s sv%d_[%d];\n", cg_store_type(kf->ckpt_vals[q]->dtype), q, K);
+    if (nst) {
+        buf_printf(o, "                #pragma unroll\n"
+                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment's loads */\n"
+                      "                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;\n"
+                      "                    const idx_t i%d = %s;\n", K, ax, fstep);
+        for (int i = 0; i < nst; i++)
+            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name, g->st.load[i].raw);
+        buf_puts(o, "                }\n");
+    }
+    buf_printf(o, "                #pragma unroll\n"
+                  "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment again, into registers */\n"
+                  "                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;\n"
+                  "                    const idx_t i%d = %s;\n", K, ax, fstep);
+    cg_put(o, 20, &rec);
+    buf_printf(o, "                }\n"
+                  "                #pragma unroll\n"
+                  "                for (int tt_ = %d; tt_ >= 0; tt_--) { /* walked back */\n"
+                  "                    if (tt_ < n_) {\n"
+                  "                        const idx_t s_ = len - 1 - (b_ + tt_);\n"
+                  "                        const idx_t i%d = %s;\n", K - 1, ax, rstep);
+    cg_put(o, 24, &rb);
+    buf_puts(o, "                    }\n"
+                "                }\n"
+                "            }\n");
+    cg_put(o, 12, &rafter);
+    buf_puts(o, "        }\n");
+    (void)d1;
 }
 
 /* long axes: a block per lane, chunks of blockDim.x elements */
@@ -384,7 +434,10 @@ void cg_scan(cg *g, tc_buf *o)
     tc_buf lp, bp;
     buf_init(&lp, g->a);
     buf_init(&bp, g->a);
-    lane_path(g, &lp);
+    if (ks->ckpt)
+        pair_path(g, &lp);
+    else
+        lane_path(g, &lp);
     cg_forget(g, T_ROW); /* the other branch cannot see these */
     if (!ks->ckpt)
         block_path(g, &bp);

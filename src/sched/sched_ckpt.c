@@ -24,10 +24,14 @@
  *
  * K: the register arrays hold K values of each such value a thread, and
  * take at most CKPT_REGS = 32 registers (an f64 two): K is the largest
- * power of 2 with K x (registers a step) <= 32, between 2 and 16 (the
- * minGRU gradient: a and s, 2 a step, K = 16: its 64-step walk is 4
- * segments, 8 x B x H x 4 bytes of checkpoints written and read against
- * 2 x 64 x B x H x 4 x 2 for the stored walk, 16x fewer).  A constant T
+ * power of 2 with K x (registers a step) <= 32, between 2 and 8.  The cap
+ * is NVRTC's time: both walks are unrolled K times, and the minGRU
+ * gradient took 1.4-1.7 s of CPU at K = 16 against 0.45-0.50 s for the two
+ * kernels, 0.54-0.60 at 8, 0.28 at 4 (sm_90 CUBIN, `tensorc compile
+ * --emit=cubin`, user time, a loaded 2-core machine, 2026-11-26).  So the
+ * minGRU gradient (a and s, 2 a step) takes K = 8: its 64-step walk is 8
+ * segments, 16 x B x H x 8 bytes of checkpoints written and read against
+ * 16 x B x 64 x H for the stored walk, 8x fewer.  A constant T
  * under K takes K = T (one segment).  TENSORC_SCAN_CHECKPOINT=off keeps
  * the two kernels (the A/B), =K with K in 1..64 sets the interval.  The
  * price is F's math twice (the first walk and the segments'): the minGRU
@@ -39,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CKPT_REGS = 32, CKPT_MIN = 2, CKPT_MAX = 16, CKPT_VALS = 8, CKPT_SEQ = 256, CKPT_ENV_MAX = 64 };
+enum { CKPT_REGS = 32, CKPT_MIN = 2, CKPT_MAX = 8, CKPT_VALS = 8, CKPT_SEQ = 256, CKPT_ENV_MAX = 64 };
 
 tc_dtype sched_carry_dtype(const lnode *n)
 {

@@ -7,7 +7,7 @@
 # error passes 2e-5).  Checkpointed pairs (sched_ckpt.c: a forward walk and
 # the reversed walk reading it, one kernel): the minGRU gradient and
 # pair_fwd/pair_rev (every scan kind, both directions) at T = 1, 3, 17, 64,
-# 129 with the compiler's K (16 and 4) and K = 5 (TENSORC_SCAN_CHECKPOINT),
+# 129 with the compiler's K (8 and 4) and K = 5 (TENSORC_SCAN_CHECKPOINT),
 # the gradient at T = 300 (f64) on the pair's lane path, and with
 # checkpointing off (the two kernels).  tests/gpu/scans.sh checks T = 1, 3, 17, 64, 129 on a
 # GPU.  Needs python3 and a C++20 compiler (g++); exit 77 (skipped) without.

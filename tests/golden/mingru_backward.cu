@@ -200,11 +200,11 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
     const idx_t sz_B)
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
-    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 16 steps) */
-        __shared__ float st0[12][128];
-        __shared__ float st1[12][128];
-        __shared__ float st2[12][128];
-        __shared__ float st3[12][128];
+    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 8 steps) */
+        __shared__ float st0[8][128];
+        __shared__ float st1[8][128];
+        __shared__ float st2[8][128];
+        __shared__ float st3[8][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -215,9 +215,11 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
             float c2 = 0; /* %90 sum */
-            for (idx_t c_ = 0; c_ < len; c_ += 12) {
+            for (idx_t c_ = 0; c_ < len; c_ += 8) {
+                ckpt7[c_ / 8 * lanes + lane] = c0; /* the checkpoint */
+                ckpt21[c_ / 8 * lanes + lane] = c1; /* the checkpoint */
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 12; tt_++) { /* the chunk's loads, in flight together */
+                for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
@@ -225,14 +227,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 12 ? (int)(len - c_) : 12;
+                const int n_ = len - c_ < 8 ? (int)(len - c_) : 8;
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
-                    if (s_ % 16 == 0) { /* a checkpoint */
-                        ckpt7[s_ / 16 * lanes + lane] = c0;
-                        ckpt21[s_ / 16 * lanes + lane] = c1;
-                    }
                     const float t0 = st0[tt_][threadIdx.x];                     // mingru_backward.tc:26
                     const float t1 = tc_softplus(t0);                           // mingru_backward.tc:30
                     const float t2 = -t1;                                       // mingru_backward.tc:30
@@ -272,41 +270,48 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float r0 = 0; /* %46 logcumsumexp */
             float r1 = 0; /* %55 logcumsumexp */
             float r2 = 0; /* %64 cumsum */
-            for (idx_t g_ = (len + 15) / 16 - 1; g_ >= 0; g_--) { /* segments, the last first */
-                const idx_t b_ = g_ * 16;
-                const int n_ = len - b_ < 16 ? (int)(len - b_) : 16;
+            for (idx_t g_ = (len + 7) / 8 - 1; g_ >= 0; g_--) { /* segments, the last first */
+                const idx_t b_ = g_ * 8;
+                const int n_ = len - b_ < 8 ? (int)(len - b_) : 8;
                 c0 = ckpt7[g_ * lanes + lane];
                 c1 = ckpt21[g_ * lanes + lane];
-                float sv0_[16];
-                float sv1_[16];
+                float sv0_[8];
+                float sv1_[8];
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the segment again, into registers */
-                    if (tt_ < n_) {
-                        const idx_t s_ = b_ + tt_;
-                        const idx_t i1 = s_;
-                        const float t24 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                        const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
-                        const float t26 = -t25;                                     // mingru_backward.tc:30
-                        c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
-                        const float t27 = t24 + t26;                                // mingru_backward.tc:34
-                        const float t28 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                        const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                        const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
-                        const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
-                        const float t32 = logf(t31);                                // mingru_backward.tc:32
-                        const float t33 = -t28;                                     // mingru_backward.tc:32
-                        const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
-                        const float t35 = -t34;                                     // mingru_backward.tc:32
-                        const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
-                        const float t37 = t27 + t36;                                // mingru_backward.tc:34
-                        const float t38 = t37 - c0;                                 // mingru_backward.tc:36
-                        c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
-                        sv0_[tt_] = c0;                                             // mingru_backward.tc:35
-                        sv1_[tt_] = c1;                                             // mingru_backward.tc:36
-                    }
+                for (int tt_ = 0; tt_ < 8; tt_++) { /* the segment's loads */
+                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
                 #pragma unroll
-                for (int tt_ = 15; tt_ >= 0; tt_--) { /* walked back */
+                for (int tt_ = 0; tt_ < 8; tt_++) { /* the segment again, into registers */
+                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
+                    const float t26 = -t25;                                     // mingru_backward.tc:30
+                    c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
+                    const float t27 = t24 + t26;                                // mingru_backward.tc:34
+                    const float t28 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
+                    const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
+                    const float t32 = logf(t31);                                // mingru_backward.tc:32
+                    const float t33 = -t28;                                     // mingru_backward.tc:32
+                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
+                    const float t35 = -t34;                                     // mingru_backward.tc:32
+                    const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
+                    const float t37 = t27 + t36;                                // mingru_backward.tc:34
+                    const float t38 = t37 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
+                    sv0_[tt_] = c0;                                             // mingru_backward.tc:35
+                    sv1_[tt_] = c1;                                             // mingru_backward.tc:36
+                }
+                #pragma unroll
+                for (int tt_ = 7; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
@@ -319,8 +324,8 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                             const float t42 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
                             t41 = t42;
                         }
-                        const float t43 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                        const float t44 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                        const float t43 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                        const float t44 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
                         const float t45 = tc_sigmoid(t44);                          // mingru_backward.tc:41
                         const float t46 = t43 * t45;                                // mingru_backward.tc:41
                         const float t47 = t41 + t46;                                // mingru_backward.tc:40
@@ -345,11 +350,11 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                         const float t65 = expf(t48);                                // mingru_backward.tc:40
                         const float t66 = t64 * t65;                                // mingru_backward.tc:40
                         const float t67 = t66 + t51;                                // mingru_backward.tc:35
-                        const float t68 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                        const float t68 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
                         const float t69 = tc_softplus(t68);                         // mingru_backward.tc:30
                         const float t70 = -t69;                                     // mingru_backward.tc:30
                         const float t71 = t68 + t70;                                // mingru_backward.tc:34
-                        const float t72 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                        const float t72 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
                         const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
                         const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
                         const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
@@ -560,11 +565,11 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
     const idx_t sz_B)
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
-    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 16 steps) */
-        __shared__ float st0[12][128];
-        __shared__ float st1[12][128];
-        __shared__ float st2[12][128];
-        __shared__ float st3[12][128];
+    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 8 steps) */
+        __shared__ float st0[8][128];
+        __shared__ float st1[8][128];
+        __shared__ float st2[8][128];
+        __shared__ float st3[8][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -575,9 +580,11 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
             float c2 = 0; /* %90 sum */
-            for (idx_t c_ = 0; c_ < len; c_ += 12) {
+            for (idx_t c_ = 0; c_ < len; c_ += 8) {
+                ckpt7[c_ / 8 * lanes + lane] = c0; /* the checkpoint */
+                ckpt21[c_ / 8 * lanes + lane] = c1; /* the checkpoint */
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 12; tt_++) { /* the chunk's loads, in flight together */
+                for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
@@ -585,14 +592,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 12 ? (int)(len - c_) : 12;
+                const int n_ = len - c_ < 8 ? (int)(len - c_) : 8;
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
-                    if (s_ % 16 == 0) { /* a checkpoint */
-                        ckpt7[s_ / 16 * lanes + lane] = c0;
-                        ckpt21[s_ / 16 * lanes + lane] = c1;
-                    }
                     const float t0 = st0[tt_][threadIdx.x];                     // mingru_backward.tc:26
                     const float t1 = tc_softplus(t0);                           // mingru_backward.tc:30
                     const float t2 = -t1;                                       // mingru_backward.tc:30
@@ -632,41 +635,48 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float r0 = 0; /* %46 logcumsumexp */
             float r1 = 0; /* %55 logcumsumexp */
             float r2 = 0; /* %64 cumsum */
-            for (idx_t g_ = (len + 15) / 16 - 1; g_ >= 0; g_--) { /* segments, the last first */
-                const idx_t b_ = g_ * 16;
-                const int n_ = len - b_ < 16 ? (int)(len - b_) : 16;
+            for (idx_t g_ = (len + 7) / 8 - 1; g_ >= 0; g_--) { /* segments, the last first */
+                const idx_t b_ = g_ * 8;
+                const int n_ = len - b_ < 8 ? (int)(len - b_) : 8;
                 c0 = ckpt7[g_ * lanes + lane];
                 c1 = ckpt21[g_ * lanes + lane];
-                float sv0_[16];
-                float sv1_[16];
+                float sv0_[8];
+                float sv1_[8];
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the segment again, into registers */
-                    if (tt_ < n_) {
-                        const idx_t s_ = b_ + tt_;
-                        const idx_t i1 = s_;
-                        const float t24 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                        const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
-                        const float t26 = -t25;                                     // mingru_backward.tc:30
-                        c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
-                        const float t27 = t24 + t26;                                // mingru_backward.tc:34
-                        const float t28 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                        const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                        const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
-                        const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
-                        const float t32 = logf(t31);                                // mingru_backward.tc:32
-                        const float t33 = -t28;                                     // mingru_backward.tc:32
-                        const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
-                        const float t35 = -t34;                                     // mingru_backward.tc:32
-                        const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
-                        const float t37 = t27 + t36;                                // mingru_backward.tc:34
-                        const float t38 = t37 - c0;                                 // mingru_backward.tc:36
-                        c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
-                        sv0_[tt_] = c0;                                             // mingru_backward.tc:35
-                        sv1_[tt_] = c1;                                             // mingru_backward.tc:36
-                    }
+                for (int tt_ = 0; tt_ < 8; tt_++) { /* the segment's loads */
+                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
                 #pragma unroll
-                for (int tt_ = 15; tt_ >= 0; tt_--) { /* walked back */
+                for (int tt_ = 0; tt_ < 8; tt_++) { /* the segment again, into registers */
+                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
+                    const float t26 = -t25;                                     // mingru_backward.tc:30
+                    c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
+                    const float t27 = t24 + t26;                                // mingru_backward.tc:34
+                    const float t28 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
+                    const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
+                    const float t32 = logf(t31);                                // mingru_backward.tc:32
+                    const float t33 = -t28;                                     // mingru_backward.tc:32
+                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
+                    const float t35 = -t34;                                     // mingru_backward.tc:32
+                    const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
+                    const float t37 = t27 + t36;                                // mingru_backward.tc:34
+                    const float t38 = t37 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
+                    sv0_[tt_] = c0;                                             // mingru_backward.tc:35
+                    sv1_[tt_] = c1;                                             // mingru_backward.tc:36
+                }
+                #pragma unroll
+                for (int tt_ = 7; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
@@ -679,8 +689,8 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                             const float t42 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
                             t41 = t42;
                         }
-                        const float t43 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                        const float t44 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                        const float t43 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                        const float t44 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
                         const float t45 = tc_sigmoid(t44);                          // mingru_backward.tc:41
                         const float t46 = t43 * t45;                                // mingru_backward.tc:41
                         const float t47 = t41 + t46;                                // mingru_backward.tc:40
@@ -705,11 +715,11 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                         const float t65 = expf(t48);                                // mingru_backward.tc:40
                         const float t66 = t64 * t65;                                // mingru_backward.tc:40
                         const float t67 = t66 + t51;                                // mingru_backward.tc:35
-                        const float t68 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                        const float t68 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
                         const float t69 = tc_softplus(t68);                         // mingru_backward.tc:30
                         const float t70 = -t69;                                     // mingru_backward.tc:30
                         const float t71 = t68 + t70;                                // mingru_backward.tc:34
-                        const float t72 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                        const float t72 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
                         const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
                         const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
                         const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
@@ -783,8 +793,8 @@ launch plan of mingru_grad (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer ckpt7        temp   f32[(T + 15)/16, B*H]  live steps 0..0, slot 0
-  buffer ckpt21       temp   f32[(T + 15)/16, B*H]  live steps 0..0, slot 1
+  buffer ckpt7        temp   f32[(T + 7)/8, B*H]  live steps 0..0, slot 0
+  buffer ckpt21       temp   f32[(T + 7)/8, B*H]  live steps 0..0, slot 1
   step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, out_dstate, ckpt7, ckpt21, T, H, B)
 launch plan of mingru_fwd (32-bit indices):
   buffer in_combined  param  f32[B, T, 3, H]
@@ -799,7 +809,7 @@ launch plan of mingru_bwd (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer ckpt7        temp   f32[(T + 15)/16, B*H]  live steps 0..0, slot 0
-  buffer ckpt21       temp   f32[(T + 15)/16, B*H]  live steps 0..0, slot 1
+  buffer ckpt7        temp   f32[(T + 7)/8, B*H]  live steps 0..0, slot 0
+  buffer ckpt21       temp   f32[(T + 7)/8, B*H]  live steps 0..0, slot 1
   step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_4<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, out_dstate, ckpt7, ckpt21, T, H, B)
  */
