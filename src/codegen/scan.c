@@ -334,12 +334,16 @@ static void pair_path(cg *g, tc_buf *o)
     cg_put(o, 0, &d0);
     /* the first walk, a checkpoint at each chunk's start */
     buf_printf(o, "            for (idx_t c_ = 0; c_ < len; c_ += %d) {\n", K);
-    for (int j = 0, b = g->bufs->ck_first[fi]; j < F->nreds; j++)
+    int ck = g->bufs->ck_first[fi]; /* none: one segment */
+    if (ck >= 0)
+        buf_puts(o, "                if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */\n");
+    for (int j = 0, b = ck; j < F->nreds && ck >= 0; j++)
         if (F->reds[j]->kind == LK_SCAN) {
             cg_use_buf(g, b);
-            buf_printf(o, "                %s[c_ / %d * lanes + lane] = c%d; /* the checkpoint */\n",
-                       cg_buf_name(g, b++), K, j);
+            buf_printf(o, "                    %s[(c_ / %d - 1) * lanes + lane] = c%d;\n", cg_buf_name(g, b++), K, j);
         }
+    if (ck >= 0)
+        buf_puts(o, "                }\n");
     if (nf && stage) {
         buf_printf(o, "                #pragma unroll\n"
                       "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n"
@@ -365,9 +369,13 @@ static void pair_path(cg *g, tc_buf *o)
                   "                const idx_t b_ = g_ * %d;\n"
                   "                const int n_ = len - b_ < %d ? (int)(len - b_) : %d;\n",
                K - 1, K, K, K, K);
-    for (int j = 0, b = g->bufs->ck_first[fi]; j < F->nreds; j++)
+    if (ck >= 0)
+        buf_puts(o, "                if (g_ > 0) { /* the segment's carries (the first's are its first step's) */\n");
+    for (int j = 0, b = ck; j < F->nreds && ck >= 0; j++)
         if (F->reds[j]->kind == LK_SCAN)
-            buf_printf(o, "                c%d = %s[g_ * lanes + lane];\n", j, cg_buf_name(g, b++));
+            buf_printf(o, "                    c%d = %s[(g_ - 1) * lanes + lane];\n", j, cg_buf_name(g, b++));
+    if (ck >= 0)
+        buf_puts(o, "                }\n");
     for (int q = 0; q < kf->nckpt; q++)
         buf_printf(o, "                %s sv%d_[%d];\n", cg_store_type(kf->ckpt_vals[q]->dtype), q, K);
     if (nst) {

@@ -8,7 +8,10 @@
  * element it is at.  Those stores are 2 x T x lanes x 4 bytes written and
  * read for the minGRU.  Here the pair becomes one kernel (codegen/scan.c):
  * a thread per lane runs F's walk keeping its scan carries every K steps
- * in a scratch buffer (ceil(T/K) x lanes per carry: T is symbolic), then
+ * in a scratch buffer (ceil(T/K) - 1 x lanes per carry, T symbolic: the
+ * first segment starts from nothing; none for a constant T of one segment
+ * (the plan allocates ceil(T/K) rows for a symbolic T: no negative size
+ * at T = 0)), then
  * walks the segments from the last: restores the segment's carries,
  * recomputes its K forward steps into a register array (fully unrolled, K
  * a constant) and walks them back with R's body.  F's other stores (its
@@ -30,8 +33,8 @@
  * kernels, 0.54-0.60 at 8, 0.28 at 4 (sm_90 CUBIN, `tensorc compile
  * --emit=cubin`, user time, a loaded 2-core machine, 2026-11-26).  So the
  * minGRU gradient (a and s, 2 a step) takes K = 8: its 64-step walk is 8
- * segments, 16 x B x H x 8 bytes of checkpoints written and read against
- * 16 x B x 64 x H for the stored walk, 8x fewer.  A constant T
+ * segments, 16 x B x H x 7 bytes of checkpoints written and read against
+ * 16 x B x 64 x H for the stored walk, 9x fewer.  A constant T
  * under K takes K = T (one segment).  TENSORC_SCAN_CHECKPOINT=off keeps
  * the two kernels (the A/B), =K with K in 1..64 sets the interval.  The
  * price is F's math twice (the first walk and the segments'): the minGRU
@@ -217,7 +220,10 @@ static bool pair(sfn *s, int i, tc_arena *a)
             cbytes += dtype_size(sched_carry_dtype(F->reds[j]));
     for (int j = 0; j < nv; j++)
         vbytes += dtype_size(vals[j]->dtype);
-    const tc_dim *segs = dim_ceildiv(c, kf->rowlen, dim_const(c, K));
+    /* the first segment needs no checkpoint (a scan's first step starts it) */
+    const tc_dim *segs = dim_sub(c, dim_ceildiv(c, kf->rowlen, dim_const(c, K)), dim_const(c, 1));
+    if (dim_is_const(kf->rowlen, &T) && T <= K)
+        segs = dim_const(c, 0);
     const tc_dim *with = dim_mul(c, dim_mul(c, segs, kf->rows), dim_const(c, 2 * (int64_t)cbytes));
     const tc_dim *without = dim_mul(c, dim_mul(c, kf->rowlen, kf->rows), dim_const(c, 2 * (int64_t)vbytes));
     tc_buf b;

@@ -9,7 +9,8 @@
 # pair_fwd/pair_rev (every scan kind, both directions) at T = 1, 3, 17, 64,
 # 129 with the compiler's K (8 and 4; the gradient also at 1, 17, 129 above
 # and tests/grad/ckpt.sh), K = 5 (TENSORC_SCAN_CHECKPOINT) at T = 3, 17, 129,
-# the gradient at T = 300 (f64) on the pair's lane path, and with
+# constant T = 5 and 21 (one segment, no checkpoint; three), the gradient
+# at T = 300 (f64) on the pair's lane path, and with
 # checkpointing off (the two kernels).  tests/gpu/scans.sh checks T = 1, 3, 17, 64, 129 on a
 # GPU.  Needs python3 and a C++20 compiler (g++); exit 77 (skipped) without.
 set -u
@@ -47,6 +48,8 @@ for L in 3 17 129; do
     done
 done
 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=64,H=33" 64
+one python3 "$here/emu.py" "$tc" "$s" pair_short "B=2,H=33" 5
+one python3 "$here/emu.py" "$tc" "$s" pair_k "B=2,H=33" 21
 TENSORC_SCAN_CHECKPOINT=5 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=17,H=33" 17
 TENSORC_SCAN_CHECKPOINT=off one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=17,H=33" 17
 TENSORC_SCAN_CHECKPOINT=off one python3 "$here/emu.py" "$tc" "$s" pair_rev "B=2,L=17,H=33" 17

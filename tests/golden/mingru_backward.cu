@@ -216,8 +216,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float c1 = 0; /* %21 logcumsumexp */
             float c2 = 0; /* %90 sum */
             for (idx_t c_ = 0; c_ < len; c_ += 8) {
-                ckpt7[c_ / 8 * lanes + lane] = c0; /* the checkpoint */
-                ckpt21[c_ / 8 * lanes + lane] = c1; /* the checkpoint */
+                if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
+                    ckpt7[(c_ / 8 - 1) * lanes + lane] = c0;
+                    ckpt21[(c_ / 8 - 1) * lanes + lane] = c1;
+                }
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
@@ -273,8 +275,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             for (idx_t g_ = (len + 7) / 8 - 1; g_ >= 0; g_--) { /* segments, the last first */
                 const idx_t b_ = g_ * 8;
                 const int n_ = len - b_ < 8 ? (int)(len - b_) : 8;
-                c0 = ckpt7[g_ * lanes + lane];
-                c1 = ckpt21[g_ * lanes + lane];
+                if (g_ > 0) { /* the segment's carries (the first's are its first step's) */
+                    c0 = ckpt7[(g_ - 1) * lanes + lane];
+                    c1 = ckpt21[(g_ - 1) * lanes + lane];
+                }
                 float sv0_[8];
                 float sv1_[8];
                 #pragma unroll
@@ -581,8 +585,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float c1 = 0; /* %21 logcumsumexp */
             float c2 = 0; /* %90 sum */
             for (idx_t c_ = 0; c_ < len; c_ += 8) {
-                ckpt7[c_ / 8 * lanes + lane] = c0; /* the checkpoint */
-                ckpt21[c_ / 8 * lanes + lane] = c1; /* the checkpoint */
+                if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
+                    ckpt7[(c_ / 8 - 1) * lanes + lane] = c0;
+                    ckpt21[(c_ / 8 - 1) * lanes + lane] = c1;
+                }
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
@@ -638,8 +644,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             for (idx_t g_ = (len + 7) / 8 - 1; g_ >= 0; g_--) { /* segments, the last first */
                 const idx_t b_ = g_ * 8;
                 const int n_ = len - b_ < 8 ? (int)(len - b_) : 8;
-                c0 = ckpt7[g_ * lanes + lane];
-                c1 = ckpt21[g_ * lanes + lane];
+                if (g_ > 0) { /* the segment's carries (the first's are its first step's) */
+                    c0 = ckpt7[(g_ - 1) * lanes + lane];
+                    c1 = ckpt21[(g_ - 1) * lanes + lane];
+                }
                 float sv0_[8];
                 float sv1_[8];
                 #pragma unroll

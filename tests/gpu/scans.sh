@@ -45,6 +45,8 @@ for dt in f32 f16 bf16 f64; do
         run "$prog" --fn pair_rev --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         run ckpt=5 "$prog" --fn pair_fwd --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
     done
+    run "$prog" --fn pair_short --dtype T=$dt --shape B=3,H=33 --seed 5
+    run "$prog" --fn pair_k --dtype T=$dt --shape B=3,H=33 --seed 21
 done
 # The minGRU forward and its gradient (grad(): the forward's scans, dstate
 # as a sum carried by the forward walk, the reversed scans) at T = 1, 3, 17,
