@@ -45,7 +45,7 @@
  * (at most STAGE_BYTES a block; SCAN_THREADS is sched.c's block). */
 enum { SCAN_SEQ = 256, STAGE_STEPS = 16, STAGE_BYTES = 24576, SCAN_THREADS = 128 };
 /* A checkpointed pair's staging: K rows of each load of its walks (the
- * minGRU gradient: 4 loads, K = 16, 32 KB a block) */
+ * minGRU gradient: 4 loads, K = 8, 16 KB a block) */
 enum { PAIR_STAGE_BYTES = 32768 };
 
 const char *cg_stage_load(cg *g, const lnode *n, const char *raw)
@@ -60,6 +60,8 @@ const char *cg_stage_load(cg *g, const lnode *n, const char *raw)
     return arena_printf(g->a, "%s[tt_][threadIdx.x]", name);
 }
 
+/* The carry's dtype: f32 for 16-bit floats, int for bool (shuffles), else
+ * the scan's own (sched.h's, which sizes a checkpointed pair's buffers). */
 static tc_dtype carry_dtype(const lnode *n)
 {
     return sched_carry_dtype(n);
@@ -187,7 +189,8 @@ static cg_block end_stores(cg *g, const char *guard)
         any |= !fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e);
     for (int j = 0; j < k->nreds && any; j++) {
         const lnode *n = k->reds[j];
-        g->acc[n->id] = reader_value(g, n, T_ROW, arena_printf(g->a, "%s%d", g->ck.cpre ? g->ck.cpre : "c", j));
+        const char *c = arena_printf(g->a, "%s%d", g->ck.cpre ? g->ck.cpre : "c", j);
+        g->acc[n->id] = reader_value(g, n, T_ROW, c);
     }
     for (int i = 0; i < k->nstores; i++)
         if (!fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e))
@@ -273,8 +276,8 @@ static void lane_path(cg *g, tc_buf *o)
 
 /* A checkpointed pair (sched_ckpt.c): a thread per lane at every length
  * walks this kernel (F) in chunks of K steps, storing its scan carries at
- * each chunk's start ([ceil(T/K), lanes] a carry, a warp's stores
- * coalesced), then the reversed walk (R, the next kernel) segment by
+ * each chunk's start but the first ([ceil(T/K) - 1, lanes] a carry, a
+ * warp's stores coalesced; none for a constant T of one segment), then the reversed walk (R, the next kernel) segment by
  * segment from the end: the segment's carries restored, its K steps of F
  * recomputed into register arrays (sv0_[K], ...: unrolled, so registers;
  * steps past the end recompute the last one again, unread), then walked
