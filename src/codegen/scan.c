@@ -45,7 +45,7 @@
  * (at most STAGE_BYTES a block; SCAN_THREADS is sched.c's block). */
 enum { SCAN_SEQ = 256, STAGE_STEPS = 16, STAGE_BYTES = 24576, SCAN_THREADS = 128 };
 /* A checkpointed pair's staging: K rows of each load of its walks (the
- * minGRU gradient: 4 loads, K = 8, 16 KB a block) */
+ * minGRU gradient: 4 loads, K = 4, 8 KB a block) */
 enum { PAIR_STAGE_BYTES = 32768 };
 
 const char *cg_stage_load(cg *g, const lnode *n, const char *raw)

@@ -25,16 +25,20 @@
  * inputs again); a constant T is at most 256 (longer ones keep the two
  * block-parallel kernels; a symbolic T runs the lane path at every length).
  *
- * K: the register arrays hold K values of each such value a thread, and
- * take at most CKPT_REGS = 32 registers (an f64 two): K is the largest
- * power of 2 with K x (registers a step) <= 32, between 2 and 8.  The cap
- * is NVRTC's time: both walks are unrolled K times, and the minGRU
- * gradient took 1.4-1.7 s of CPU at K = 16 against 0.45-0.50 s for the two
- * kernels, 0.54-0.60 at 8, 0.28 at 4 (sm_90 CUBIN, `tensorc compile
- * --emit=cubin`, user time, a loaded 2-core machine, 2026-11-26).  So the
- * minGRU gradient (a and s, 2 a step) takes K = 8: its 64-step walk is 8
- * segments, 16 x B x H x 7 bytes of checkpoints written and read against
- * 16 x B x 64 x H for the stored walk, 9x fewer.  A constant T
+ * K: the largest power of 2 from 2 to 8 whose register arrays take at
+ * most CKPT_REGS = 32 registers (K values of each value a step, an f64 two)
+ * and whose unrolled segment, K steps of both walks, computes at most
+ * CKPT_WORK = 512 nodes (K x the two kernels' work, fusion's cost model).
+ * Registers and NVRTC's time grow with the unrolled code: the minGRU
+ * gradient (a and s; 27 + 76 = 103 nodes a step) used 56, 80, 136 and 222
+ * registers at K = 2, 4, 8, 16 (ptxas -v, sm_90; the two kernels 64
+ * each), and NVRTC took 0.22 and 0.41 s of CPU at K = 4 and 8 against
+ * 0.40 for the two kernels (sm_90 CUBIN, user time, 2 runs each on a loaded
+ * 2-core machine, 2026-11-26; K = 16, before loads were staged, 1.4-1.7 s
+ * against 0.45-0.50).  So it takes K = 4: at T = 64, 15 checkpoint rows
+ * (the first segment needs none) written and read against 64 rows of a
+ * and s stored, 4.3x fewer bytes.  pair_fwd's five values: K = 4 by the
+ * registers (48 of them; the two kernels 56 and 48).  A constant T
  * under K takes K = T (one segment).  TENSORC_SCAN_CHECKPOINT=off keeps
  * the two kernels (the A/B), =K with K in 1..64 sets the interval.  The
  * price is F's math twice (the first walk and the segments'): the minGRU
@@ -46,7 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { CKPT_REGS = 32, CKPT_MIN = 2, CKPT_MAX = 8, CKPT_VALS = 8, CKPT_SEQ = 256, CKPT_ENV_MAX = 64 };
+enum { CKPT_REGS = 32, CKPT_WORK = 512, CKPT_MIN = 2, CKPT_MAX = 8, CKPT_VALS = 8, CKPT_SEQ = 256, CKPT_ENV_MAX = 64 };
 
 tc_dtype sched_carry_dtype(const lnode *n)
 {
@@ -198,8 +202,8 @@ static bool pair(sfn *s, int i, tc_arena *a)
     int regs = 0;
     for (int j = 0; j < nv; j++)
         regs += dtype_size(vals[j]->dtype) > 4 ? 2 : 1;
-    int K = CKPT_MAX;
-    while (K > CKPT_MIN && K * regs > CKPT_REGS)
+    int K = CKPT_MAX, work = F->work + R->work;
+    while (K > CKPT_MIN && (K * regs > CKPT_REGS || K * work > CKPT_WORK))
         K /= 2;
     bool fromT = dim_is_const(kf->rowlen, &T) && T >= 1 && T < K;
     if (fromT)
@@ -233,9 +237,10 @@ static bool pair(sfn *s, int i, tc_arena *a)
         buf_printf(&b, "%s%%%d", j ? ", " : "", vals[j]->id);
     buf_printf(&b, " stored at every step; each written and read); K %s", forced > 0
                    ? "from TENSORC_SCAN_CHECKPOINT"
-                   : arena_printf(a, "%s: %d register%s a step, arrays of at most %d registers",
-                                  fromT ? "from T" : "from the registers",
-                                  regs, regs == 1 ? "" : "s", CKPT_REGS));
+                   : arena_printf(a, "%s: %d register%s and %d nodes of work a step, arrays of at most "
+                                     "%d registers, segments of at most %d nodes",
+                                  fromT ? "from T" : "from the registers and the work", regs,
+                                  regs == 1 ? "" : "s", work, CKPT_REGS, CKPT_WORK));
     kf->ckpt_why = buf_str(&b);
     kf->why = "scan pair: a thread per lane walks the axis at every length, this kernel's walk (its "
               "scan carries kept every K steps) then the next kernel's reversed walk, segment by "

@@ -7,7 +7,7 @@
 # error passes 2e-5).  Checkpointed pairs (sched_ckpt.c: a forward walk and
 # the reversed walk reading it, one kernel): the minGRU gradient and
 # pair_fwd/pair_rev (every scan kind, both directions) at T = 1, 3, 17, 64,
-# 129 with the compiler's K (8 and 4; the gradient also at 1, 17, 129 above
+# 129 with the compiler's K (4; the gradient also at 1, 17, 129 above
 # and tests/grad/ckpt.sh), K = 5 (TENSORC_SCAN_CHECKPOINT) at T = 3, 17, 129,
 # constant T = 5 and 21 (one segment, no checkpoint; three), the gradient
 # at T = 300 (f64) on the pair's lane path, and with

@@ -200,11 +200,11 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
     const idx_t sz_B)
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
-    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 8 steps) */
-        __shared__ float st0[8][128];
-        __shared__ float st1[8][128];
-        __shared__ float st2[8][128];
-        __shared__ float st3[8][128];
+    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 4 steps) */
+        __shared__ float st0[4][128];
+        __shared__ float st1[4][128];
+        __shared__ float st2[4][128];
+        __shared__ float st3[4][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -215,13 +215,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
             float c2 = 0; /* %90 sum */
-            for (idx_t c_ = 0; c_ < len; c_ += 8) {
+            for (idx_t c_ = 0; c_ < len; c_ += 4) {
                 if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
-                    ckpt7[(c_ / 8 - 1) * lanes + lane] = c0;
-                    ckpt21[(c_ / 8 - 1) * lanes + lane] = c1;
+                    ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
+                    ckpt21[(c_ / 4 - 1) * lanes + lane] = c1;
                 }
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
@@ -229,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 8 ? (int)(len - c_) : 8;
+                const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -272,17 +272,17 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float r0 = 0; /* %46 logcumsumexp */
             float r1 = 0; /* %55 logcumsumexp */
             float r2 = 0; /* %64 cumsum */
-            for (idx_t g_ = (len + 7) / 8 - 1; g_ >= 0; g_--) { /* segments, the last first */
-                const idx_t b_ = g_ * 8;
-                const int n_ = len - b_ < 8 ? (int)(len - b_) : 8;
+            for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
+                const idx_t b_ = g_ * 4;
+                const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
                 if (g_ > 0) { /* the segment's carries (the first's are its first step's) */
                     c0 = ckpt7[(g_ - 1) * lanes + lane];
                     c1 = ckpt21[(g_ - 1) * lanes + lane];
                 }
-                float sv0_[8];
-                float sv1_[8];
+                float sv0_[4];
+                float sv1_[4];
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 8; tt_++) { /* the segment's loads */
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
@@ -291,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 8; tt_++) { /* the segment again, into registers */
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
@@ -315,7 +315,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     sv1_[tt_] = c1;                                             // mingru_backward.tc:36
                 }
                 #pragma unroll
-                for (int tt_ = 7; tt_ >= 0; tt_--) { /* walked back */
+                for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
@@ -569,11 +569,11 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
     const idx_t sz_B)
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
-    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 8 steps) */
-        __shared__ float st0[8][128];
-        __shared__ float st1[8][128];
-        __shared__ float st2[8][128];
-        __shared__ float st3[8][128];
+    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 4 steps) */
+        __shared__ float st0[4][128];
+        __shared__ float st1[4][128];
+        __shared__ float st2[4][128];
+        __shared__ float st3[4][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -584,13 +584,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
             float c2 = 0; /* %90 sum */
-            for (idx_t c_ = 0; c_ < len; c_ += 8) {
+            for (idx_t c_ = 0; c_ < len; c_ += 4) {
                 if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
-                    ckpt7[(c_ / 8 - 1) * lanes + lane] = c0;
-                    ckpt21[(c_ / 8 - 1) * lanes + lane] = c1;
+                    ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
+                    ckpt21[(c_ / 4 - 1) * lanes + lane] = c1;
                 }
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
@@ -598,7 +598,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 8 ? (int)(len - c_) : 8;
+                const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -641,17 +641,17 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float r0 = 0; /* %46 logcumsumexp */
             float r1 = 0; /* %55 logcumsumexp */
             float r2 = 0; /* %64 cumsum */
-            for (idx_t g_ = (len + 7) / 8 - 1; g_ >= 0; g_--) { /* segments, the last first */
-                const idx_t b_ = g_ * 8;
-                const int n_ = len - b_ < 8 ? (int)(len - b_) : 8;
+            for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
+                const idx_t b_ = g_ * 4;
+                const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
                 if (g_ > 0) { /* the segment's carries (the first's are its first step's) */
                     c0 = ckpt7[(g_ - 1) * lanes + lane];
                     c1 = ckpt21[(g_ - 1) * lanes + lane];
                 }
-                float sv0_[8];
-                float sv1_[8];
+                float sv0_[4];
+                float sv1_[4];
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 8; tt_++) { /* the segment's loads */
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
@@ -660,7 +660,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 8; tt_++) { /* the segment again, into registers */
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
@@ -684,7 +684,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     sv1_[tt_] = c1;                                             // mingru_backward.tc:36
                 }
                 #pragma unroll
-                for (int tt_ = 7; tt_ >= 0; tt_--) { /* walked back */
+                for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
@@ -801,8 +801,8 @@ launch plan of mingru_grad (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer ckpt7        temp   f32[(T + 7)/8, B*H]  live steps 0..0, slot 0
-  buffer ckpt21       temp   f32[(T + 7)/8, B*H]  live steps 0..0, slot 1
+  buffer ckpt7        temp   f32[(T + 3)/4, B*H]  live steps 0..0, slot 0
+  buffer ckpt21       temp   f32[(T + 3)/4, B*H]  live steps 0..0, slot 1
   step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, out_dstate, ckpt7, ckpt21, T, H, B)
 launch plan of mingru_fwd (32-bit indices):
   buffer in_combined  param  f32[B, T, 3, H]
@@ -817,7 +817,7 @@ launch plan of mingru_bwd (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer ckpt7        temp   f32[(T + 7)/8, B*H]  live steps 0..0, slot 0
-  buffer ckpt21       temp   f32[(T + 7)/8, B*H]  live steps 0..0, slot 1
+  buffer ckpt7        temp   f32[(T + 3)/4, B*H]  live steps 0..0, slot 0
+  buffer ckpt21       temp   f32[(T + 3)/4, B*H]  live steps 0..0, slot 1
   step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_4<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, out_dstate, ckpt7, ckpt21, T, H, B)
  */
