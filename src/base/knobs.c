@@ -12,6 +12,7 @@ const tc_knobs knobs_default = {
     .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .attention = true,
     .matmul_kslice = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
     .tile_whole = -1, .fe_steps = -1, .full_grid = -1, .col_split = -1, .col_x = -1,
+    .scan_checkpoint = -1,
     .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1,
 };
 
@@ -33,6 +34,7 @@ static const struct {
     {"TENSORC_FULL_GRID", offsetof(tc_knobs, full_grid), 1, 65536, ANY, false},
     {"TENSORC_COL_SPLIT", offsetof(tc_knobs, col_split), 2, 1024, ANY, false},
     {"TENSORC_COL_X", offsetof(tc_knobs, col_x), 16, 256, MULT16, false},
+    {"TENSORC_SCAN_CHECKPOINT", offsetof(tc_knobs, scan_checkpoint), 0, 64, ANY, false},
     {"TENSORC_CLUSTER_MAX", offsetof(tc_knobs, cluster_max), 1, 16, POW2, false},
     {"TENSORC_CLUSTER_BLOCK", offsetof(tc_knobs, cluster_block), 32, 1024, POW2, false},
     {"TENSORC_FOREACH_WIDE", offsetof(tc_knobs, foreach_wide), 0, 1, ANY, true},
@@ -93,6 +95,8 @@ void knobs_from_env(tc_knobs *k)
         const char *s = env(INTS[i].name);
         *field(k, i) = s ? parse(i, s) : -1;
     }
+    if (is("TENSORC_SCAN_CHECKPOINT", "off"))
+        k->scan_checkpoint = 0;
 }
 
 /* " NAME=VALUE" (no space first) appended to buf, cut short at cap */

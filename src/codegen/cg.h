@@ -80,6 +80,12 @@ typedef struct cg_bufs {
     const tc_dim **extra;   /* limits kernels add (cg_limit) */
     int nextra, capextra;
     int capkernels;         /* of plan->kernels */
+    /* checkpointed scan pairs (sched_ckpt.c): lnode id -> its register
+     * array's number + 1 in the pair's kernel (a value the forward walk
+     * stored for the reversed one: no buffer), else 0; kernel index -> the
+     * first of its checkpoint buffers (one per scan carry, in order), -1 */
+    int *sv_of;
+    int *ck_first;
 } cg_bufs;
 
 typedef struct cg {
@@ -192,6 +198,13 @@ typedef struct cg {
         int param_bytes;     /* the parameter bytes the table may fill (codegen.h) */
     } fe;
     bool *libcalls;          /* [op * 2 + is_f64]: compact kernels called its wrapper (unit-wide) */
+    /* a checkpointed pair's kernel (scan.c): the carries' names ("c", the
+     * reversed walk's "r"), and recompute: the walk makes only the values
+     * the reversed walk reads, into their register arrays */
+    struct cg_ckpt {
+        const char *cpre;
+        bool recompute;
+    } ck;
 } cg;
 
 /* emit.c */
@@ -230,6 +243,11 @@ cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
  * and clamped, then its source loaded there */
 const char *cg_gather(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
 
+/* kernel.c: generate kernel j's code next (a checkpointed pair's reversed
+ * walk, scan.c): its own values, nothing cached from the other */
+void cg_switch_kernel(cg *g, int j);
+/* v (n's register value) as n's memory type holds it */
+const char *cg_store_conv(cg *g, const lnode *n, const char *v);
 /* scan.c: a staged load's shared-memory element (raw: the load's text) */
 const char *cg_stage_load(cg *g, const lnode *n, const char *raw);
 

@@ -30,6 +30,11 @@ static const char *store_value(cg *g, const lnode *n, const char *v)
     }
 }
 
+const char *cg_store_conv(cg *g, const lnode *n, const char *v)
+{
+    return store_value(g, n, v);
+}
+
 /* The register value whose conversion to n's storage type gives the bits
  * stored for n at idx.  A 16-bit float that is a cast of an f32 computed
  * here is stored from the f32 itself: rounding it first (tc_round_bf16)
@@ -73,16 +78,26 @@ void cg_store_at(cg *g, cg_target t, const lnode *n, const tc_dim *const *idx, c
     }
 }
 
-bool cg_is_written(cg *g, int buf)
+static bool writes_buf(const cg *g, const fkernel *k, int buf)
 {
-    for (int i = 0; i < g->k->nstores; i++)
-        for (const int *w = g->bufs->writes[g->k->stores[i]->id]; w && *w >= 0; w++)
+    for (int i = 0; i < k->nstores; i++)
+        for (const int *w = g->bufs->writes[k->stores[i]->id]; w && *w >= 0; w++)
             if (*w == buf)
                 return true;
     for (int i = 0; i < g->k->ncols; i++) /* column partials (fuse.h) */
         if (g->bufs->part_of[g->k->cols[i]->id] == buf)
             return true;
     return false;
+}
+
+bool cg_is_written(cg *g, int buf)
+{
+    /* a checkpointed pair writes its checkpoints and the reversed walk's stores too */
+    int j = g->ks->ckpt_with - 1, ck = g->bufs->ck_first ? g->bufs->ck_first[g->ks - g->s->k] : -1;
+    for (int q = 0; ck >= 0 && q < g->k->nreds; q++) /* one a scan carry, from ck on */
+        if (g->k->reds[q]->kind == LK_SCAN && buf == ck++)
+            return true;
+    return writes_buf(g, g->k, buf) || (j >= 0 && writes_buf(g, g->f->k[j], buf));
 }
 
 static void identity_idx(cg *g, const tc_dim **idx, int rank, int shift_last)
@@ -164,6 +179,16 @@ static bool *redep_of(cg *g)
             r[i] |= r[v->in[j].src->id];
     }
     return r;
+}
+
+void cg_switch_kernel(cg *g, int j)
+{
+    g->ks = &g->s->k[j];
+    g->k = g->f->k[j];
+    g->redep = redep_of(g);
+    g->ncache = 0;
+    g->nrcp = 0;
+    g->acc = ARENA_ARRAY(g->a, const char *, g->l->nnodes > 0 ? g->l->nnodes : 1);
 }
 
 void cg_kernel_init(cg *g)

@@ -289,6 +289,16 @@ static const char *tiled_load(cg *g, const lnode *n, const tc_dim *const *idx, c
  * parenthesized as an operand) */
 cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t)
 {
+    int sva = g->bufs->sv_of ? g->bufs->sv_of[n->id] : 0;
+    if (sva) { /* a checkpointed pair's value: the segment's register array (scan.c) */
+        if (t != T_ELEM || !lir_is_identity(g->l, idx, n->rank))
+            diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d read outside the element its walk is at",
+                       n->id);
+        const char *name = cg_temp(g, "t");
+        cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), name,
+                converted(g, n, arena_printf(g->a, "sv%d_[tt_]", sva - 1)));
+        return (cg_expr){name, true};
+    }
     int buf = g->bufs->buf_of[n->id];
     if (buf < 0)
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: %%%d is read but stored nowhere", n->id);

@@ -169,9 +169,37 @@ cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d)
         if (b->buf_of[on->id] < 0)
             b->buf_of[on->id] = target;
     }
+    /* a checkpointed pair's values pass in registers, its carries through
+     * checkpoint buffers [ceil(T/K) - 1, lanes] (sched_ckpt.c: the first
+     * segment starts from nothing; a symbolic T gets a spare row, so that
+     * T = 0 is no negative size), none when a constant T is one segment */
+    b->sv_of = ARENA_ARRAY(a, int, n);
+    b->ck_first = ARENA_ARRAY(a, int, s->nk > 0 ? s->nk : 1);
+    for (int j = 0; j < s->nk; j++) {
+        const ksched *ks = &s->k[j];
+        b->ck_first[j] = -1;
+        for (int q = 0; q < ks->nckpt; q++)
+            b->sv_of[ks->ckpt_vals[q]->id] = q + 1;
+        int64_t T;
+        bool konst = dim_is_const(ks->rowlen, &T);
+        for (int q = 0; q < ks->k->nreds && ks->ckpt && !(konst && T <= ks->ckpt); q++) {
+            const lnode *r = ks->k->reds[q];
+            if (r->kind != LK_SCAN)
+                continue;
+            const tc_dim **shape = ARENA_ARRAY(a, const tc_dim *, 2);
+            shape[0] = konst ? dim_const(c, (T + ks->ckpt - 1) / ks->ckpt - 1)
+                             : dim_ceildiv(c, ks->rowlen, dim_const(c, ks->ckpt));
+            shape[1] = ks->rows;
+            pbuf pb = {PBUF_TEMP, -1, -1, sched_carry_dtype(r), 2, shape, numel(c, 2, shape),
+                       -1, -1, -1, arena_printf(a, "ckpt%d", r->id)};
+            int id = add_buf(p, &cap, a, pb);
+            if (b->ck_first[j] < 0)
+                b->ck_first[j] = id;
+        }
+    }
     for (int i = 0; i < l->nnodes; i++) {
         const lnode *v = l->nodes[i];
-        if (!f->stored[i] || v->kind == LK_INPUT || b->writes[i])
+        if (!f->stored[i] || v->kind == LK_INPUT || b->writes[i] || b->sv_of[i])
             continue;
         pbuf pb = {PBUF_TEMP, -1, -1, v->dtype, v->rank, v->shape, numel(c, v->rank, v->shape),
                    -1, -1, -1, arena_printf(a, "buf%d", v->id)};

@@ -44,6 +44,9 @@
  * The lane path's loads are staged STAGE_STEPS steps ahead in shared memory
  * (at most STAGE_BYTES a block; SCAN_THREADS is sched.c's block). */
 enum { SCAN_SEQ = 256, STAGE_STEPS = 16, STAGE_BYTES = 24576, SCAN_THREADS = 128 };
+/* A checkpointed pair's staging: K rows of each load of its walks (the
+ * minGRU gradient: 4 loads, K = 4, 8 KB a block) */
+enum { PAIR_STAGE_BYTES = 32768 };
 
 const char *cg_stage_load(cg *g, const lnode *n, const char *raw)
 {
@@ -58,12 +61,10 @@ const char *cg_stage_load(cg *g, const lnode *n, const char *raw)
 }
 
 /* The carry's dtype: f32 for 16-bit floats, int for bool (shuffles), else
- * the scan's own. */
+ * the scan's own (sched.h's, which sizes a checkpointed pair's buffers). */
 static tc_dtype carry_dtype(const lnode *n)
 {
-    if (n->dtype == TC_F16 || n->dtype == TC_BF16)
-        return TC_F32;
-    return n->dtype == TC_BOOL ? TC_I32 : n->dtype;
+    return sched_carry_dtype(n);
 }
 
 static const char *op_functor(const lnode *n)
@@ -111,12 +112,15 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
     const fkernel *k = g->k;
     const tc_dim **id = (const tc_dim **)g->l->vars;
     cg_reset_bufs(g);
+    const char *cpre = g->ck.cpre ? g->ck.cpre : "c";
     for (int j = 0; j < k->nreds; j++) {
         const lnode *n = k->reds[j];
         tc_dtype cdt = carry_dtype(n);
-        const char *c = arena_printf(g->a, "c%d", j), *f = op_functor(n);
+        const char *c = arena_printf(g->a, "%s%d", cpre, j), *f = op_functor(n);
         /* a reduction's carry starts at its identity: an empty axis reads it */
         bool red = n->kind == LK_REDUCE;
+        if (red && g->ck.recompute) /* complete after the first walk; nothing reads it here */
+            continue;
         const char *init = "0", *ct = cg_type(cdt);
         if (red && n->a.red.kind != RK_SUM)
             init = n->a.red.kind == RK_PROD  ? "1"
@@ -144,7 +148,13 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
     }
     for (int i = 0; i < k->nstores; i++) {
         const lnode *st = k->stores[i];
-        int q, e;
+        int q, e, sv = g->bufs->sv_of[st->id];
+        if (g->ck.recompute) { /* only the values the reversed walk reads, into its arrays */
+            if (sv)
+                cg_line(g, T_ELEM, st, "sv%d_[tt_] = %s;", sv - 1,
+                        cg_store_conv(g, st, cg_value(g, st, (const tc_dim *const *)id)));
+            continue;
+        }
         if (fuse_is_element(k, st)) {
             cg_store(g, T_ELEM, st, block ? "act_" : NULL);
         } else if (fuse_plane(k, st, &q, &e)) { /* each plane at this element */
@@ -179,7 +189,8 @@ static cg_block end_stores(cg *g, const char *guard)
         any |= !fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e);
     for (int j = 0; j < k->nreds && any; j++) {
         const lnode *n = k->reds[j];
-        g->acc[n->id] = reader_value(g, n, T_ROW, arena_printf(g->a, "c%d", j));
+        const char *c = arena_printf(g->a, "%s%d", g->ck.cpre ? g->ck.cpre : "c", j);
+        g->acc[n->id] = reader_value(g, n, T_ROW, c);
     }
     for (int i = 0; i < k->nstores; i++)
         if (!fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e))
@@ -263,6 +274,142 @@ static void lane_path(cg *g, tc_buf *o)
     buf_puts(o, "        }\n");
 }
 
+/* A checkpointed pair (sched_ckpt.c): a thread per lane at every length
+ * walks this kernel (F) in chunks of K steps, storing its scan carries at
+ * each chunk's start but the first ([ceil(T/K) - 1, lanes] a carry, a
+ * warp's stores coalesced; none for a constant T of one segment), then the reversed walk (R, the next kernel) segment by
+ * segment from the end: the segment's carries restored, its K steps of F
+ * recomputed into register arrays (sv0_[K], ...: unrolled, so registers;
+ * steps past the end recompute the last one again, unread), then walked
+ * back with R's body, which reads them there instead of from memory.
+ * Loads of all three walks are staged a segment at a time in shared
+ * memory (K rows a load, at most PAIR_STAGE_BYTES a block; the walks read
+ * the same elements, so F's and R's common loads share their arrays);
+ * past that, loads where they are used. */
+static void pair_path(cg *g, tc_buf *o)
+{
+    const ksched *kf = g->ks;
+    const fkernel *F = g->k;
+    int fi = (int)(kf - g->s->k), ri = kf->ckpt_with - 1, K = kf->ckpt, ax = scan_axis(F);
+    cg_block d0, body, after, pre0, d1, rec, pre1, d2, rb, rafter, pre2;
+    int nf = 0;
+    bool stage = K >= 2;
+    for (;;) {
+        cg_switch_kernel(g, fi);
+        g->st = (struct cg_staged){.on = stage};
+        d0 = (cg_block){0};
+        body = walk_body(g, &d0, 12, false);
+        nf = g->st.nload;
+        after = end_stores(g, NULL);
+        pre0 = g->rpre;
+        cg_switch_kernel(g, fi);
+        g->ck.recompute = true;
+        d1 = (cg_block){0};
+        rec = walk_body(g, &d1, 20, false);
+        pre1 = g->rpre;
+        g->ck.recompute = false;
+        cg_switch_kernel(g, ri);
+        g->ck.cpre = "r";
+        d2 = (cg_block){0};
+        rb = walk_body(g, &d2, 12, false);
+        rafter = end_stores(g, NULL);
+        pre2 = g->rpre;
+        g->ck.cpre = NULL;
+        g->st.on = false;
+        int bytes = 0;
+        for (int i = 0; i < g->st.nload; i++)
+            bytes += dtype_size(g->st.load[i].n->dtype);
+        if (!stage || bytes * K * SCAN_THREADS <= PAIR_STAGE_BYTES)
+            break;
+        stage = false; /* too wide to stage: again, loads where they are used */
+    }
+    cg_switch_kernel(g, fi);
+    int nst = stage ? g->st.nload : 0;
+    const char *fstep = F->reverse ? "len - 1 - s_" : "s_", *rstep = F->reverse ? "s_" : "len - 1 - s_";
+    for (int i = 0; i < nst; i++)
+        buf_printf(o, "        __shared__ %s %s[%d][%d];\n", cg_store_type(g->st.load[i].n->dtype),
+                   g->st.load[i].name, K, SCAN_THREADS);
+    buf_puts(o, "        const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);\n"
+                "        for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;\n"
+                "             lane = lanes - lane > step_ ? lane + step_ : lanes) {\n");
+    cg_decompose(g, o, 12, "lane", g->rowvars);
+    cg_put(o, 12, &pre0);
+    cg_put(o, 0, &d0);
+    /* the first walk, a checkpoint at each chunk's start */
+    buf_printf(o, "            for (idx_t c_ = 0; c_ < len; c_ += %d) {\n", K);
+    int ck = g->bufs->ck_first[fi]; /* none: one segment */
+    if (ck >= 0)
+        buf_puts(o, "                if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */\n");
+    for (int j = 0, b = ck; j < F->nreds && ck >= 0; j++)
+        if (F->reds[j]->kind == LK_SCAN) {
+            cg_use_buf(g, b);
+            buf_printf(o, "                    %s[(c_ / %d - 1) * lanes + lane] = c%d;\n", cg_buf_name(g, b++), K, j);
+        }
+    if (ck >= 0)
+        buf_puts(o, "                }\n");
+    if (nf && stage) {
+        buf_printf(o, "                #pragma unroll\n"
+                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n"
+                      "                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n"
+                      "                    const idx_t i%d = %s;\n", K, ax, fstep);
+        for (int i = 0; i < nf; i++)
+            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name, g->st.load[i].raw);
+        buf_puts(o, "                }\n");
+    }
+    buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n"
+                  "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
+                  "                    const idx_t s_ = c_ + tt_;\n"
+                  "                    const idx_t i%d = %s;\n", K, K, ax, fstep);
+    cg_put(o, 20, &body);
+    buf_puts(o, "                }\n"
+                "            }\n");
+    cg_put(o, 12, &after);
+    /* the reversed walk */
+    cg_put(o, 12, &pre1);
+    cg_put(o, 12, &pre2);
+    cg_put(o, 0, &d2);
+    buf_printf(o, "            for (idx_t g_ = (len + %d) / %d - 1; g_ >= 0; g_--) { /* segments, the last first */\n"
+                  "                const idx_t b_ = g_ * %d;\n"
+                  "                const int n_ = len - b_ < %d ? (int)(len - b_) : %d;\n",
+               K - 1, K, K, K, K);
+    if (ck >= 0)
+        buf_puts(o, "                if (g_ > 0) { /* the segment's carries (the first's are its first step's) */\n");
+    for (int j = 0, b = ck; j < F->nreds && ck >= 0; j++)
+        if (F->reds[j]->kind == LK_SCAN)
+            buf_printf(o, "                    c%d = %s[(g_ - 1) * lanes + lane];\n", j, cg_buf_name(g, b++));
+    if (ck >= 0)
+        buf_puts(o, "                }\n");
+    for (int q = 0; q < kf->nckpt; q++)
+        buf_printf(o, "                %s sv%d_[%d];\n", cg_store_type(kf->ckpt_vals[q]->dtype), q, K);
+    if (nst) {
+        buf_printf(o, "                #pragma unroll\n"
+                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment's loads */\n"
+                      "                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;\n"
+                      "                    const idx_t i%d = %s;\n", K, ax, fstep);
+        for (int i = 0; i < nst; i++)
+            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name, g->st.load[i].raw);
+        buf_puts(o, "                }\n");
+    }
+    buf_printf(o, "                #pragma unroll\n"
+                  "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment again, into registers */\n"
+                  "                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;\n"
+                  "                    const idx_t i%d = %s;\n", K, ax, fstep);
+    cg_put(o, 20, &rec);
+    buf_printf(o, "                }\n"
+                  "                #pragma unroll\n"
+                  "                for (int tt_ = %d; tt_ >= 0; tt_--) { /* walked back */\n"
+                  "                    if (tt_ < n_) {\n"
+                  "                        const idx_t s_ = len - 1 - (b_ + tt_);\n"
+                  "                        const idx_t i%d = %s;\n", K - 1, ax, rstep);
+    cg_put(o, 24, &rb);
+    buf_puts(o, "                    }\n"
+                "                }\n"
+                "            }\n");
+    cg_put(o, 12, &rafter);
+    buf_puts(o, "        }\n");
+    (void)d1;
+}
+
 /* long axes: a block per lane, chunks of blockDim.x elements */
 static void block_path(cg *g, tc_buf *o)
 {
@@ -298,9 +445,13 @@ void cg_scan(cg *g, tc_buf *o)
     tc_buf lp, bp;
     buf_init(&lp, g->a);
     buf_init(&bp, g->a);
-    lane_path(g, &lp);
+    if (ks->ckpt)
+        pair_path(g, &lp);
+    else
+        lane_path(g, &lp);
     cg_forget(g, T_ROW); /* the other branch cannot see these */
-    block_path(g, &bp);
+    if (!ks->ckpt)
+        block_path(g, &bp);
 
     /* lanes saturate at their count (plan_verify); s_ reaches len, c_
      * len - 1 + a block's threads (at most 1024) */
@@ -312,6 +463,13 @@ void cg_scan(cg *g, tc_buf *o)
     cg_limit(g, dim_add(g->c, ks->rowlen, c1024));
     cg_put(o, 4, &g->kpre);
     buf_printf(o, "    const idx_t lanes = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    if (ks->ckpt) {
+        buf_printf(o, "    { /* a thread per lane walks it, then kernel %d's reversed walk (checkpoints "
+                      "every %d steps) */\n", ks->ckpt_with - 1, ks->ckpt);
+        buf_puts(o, buf_str(&lp));
+        buf_puts(o, "    }\n");
+        return;
+    }
     buf_printf(o, "    if (len <= %d) { /* a thread per lane walks it */\n", SCAN_SEQ);
     buf_puts(o, buf_str(&lp));
     buf_puts(o, "    } else { /* a block per lane, a chunk of blockDim.x elements at a time */\n");

@@ -243,8 +243,8 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
             /* a rows kernel a generated matmul computes (the row-scale
              * rule): not launched, or launched only beside cuBLAS */
             const ksched *into = s->k[j].norm_into ? &s->k[s->k[j].norm_into - 1] : NULL;
-            if (into && into->mm == MM_GENERATED)
-                continue;
+            if ((into && into->mm == MM_GENERATED) || s->k[j].ckpt_into)
+                continue; /* ckpt_into: the pair's kernel runs this walk (scan.c) */
             int ns = bufs->plan->nsteps;
             unit_kernel(&ub, s, j, bufs, kid + k->id, idx64, fe_param_bytes, libcalls, d);
             for (int q = ns; into && q < bufs->plan->nsteps; q++) {

@@ -289,8 +289,11 @@ void tc_drv_print_built(tc_buf *b, tc_program *p, tc_stage stage, const gfn *con
             lir_print(b, fc->l);
         else if (stage == STAGE_FUSED)
             fuse_print(b, fc->fu);
-        else if (stage == STAGE_EXPLAIN)
+        else if (stage == STAGE_EXPLAIN) {
             fuse_explain(b, fc->fu);
+            if (fc->s[idx64]) /* not yet when traced right after fusion */
+                sched_explain_ckpt(b, fc->s[idx64]);
+        }
         else if (stage == STAGE_SCHED)
             sched_print(b, fc->s[idx64]);
     }

@@ -20,7 +20,9 @@
  *   - a reduction, scan or matmul is saved: a reduction's result is smaller
  *     than what it reads (a row's mean and variance: 1/D of the row), a
  *     matmul costs compute to redo, and a scan saves its whole carry
- *     (checking every K steps inside the scan is not built);
+ *     (its carries every K steps between the halves is not built; inside
+ *     one function, sched_ckpt.c checkpoints a scan's walk for the
+ *     reversed walk that reads it);
  *   - a rank-0 value is recomputed (saved it would be a host scalar between
  *     the calls), so a full reduction's input is needed instead.
  * The cut this walk makes is the min-cut of bytes for the graphs the rules
@@ -240,6 +242,13 @@ static const char *choose(remat *r, const char *fwd_name, const char *bwd_name, 
                          : "saved: recomputing would read a parameter the backward does not read otherwise (");
         dim_print(&t, scan_bytes);
         buf_puts(&t, " bytes)");
+        /* the seed's alternative: the carries every K steps (sched_ckpt.c's K) */
+        buf_puts(&t, r->scans_recomputed
+                         ? "\n    checkpointing them instead (the carries every K steps: 1/K of those bytes, each "
+                           "segment recomputed by the backward) saves more than recomputing them (0 bytes): "
+                           "recomputed"
+                         : "\n    checkpointing them (the carries every K steps: 1/K of those bytes) is not built "
+                           "between a vjp pair's halves: saved whole");
     }
     buf_printf(&t, "\n    saving every forward value the backward reads instead: %d value%s, ", nall,
                nall == 1 ? "" : "s");

@@ -550,6 +550,7 @@ sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d)
     for (int i = 0; i < f->nk; i++)
         sched_kernel(&x, f->k[i], &s->k[i], phase_of, memo, a);
     sched_matmul_rules(s, a);
+    sched_ckpt(s, a);
     return s;
 }
 
@@ -573,6 +574,7 @@ void sched_print(tc_buf *b, const sfn *s)
                           "kernel computes this one's work: the %s rule)\n",
                        (ks->norm_into ? ks->norm_into : ks->pair_into) - 1,
                        ks->norm_into ? "row-scale" : "pair");
+        sched_print_ckpt(b, s, i);
         if (ks->kind == SCH_EXTERN && ks->k->attn) {
             sched_print_attn(b, ks);
             continue;

@@ -55,6 +55,9 @@
  *                  instead: a block per lane scans chunks of blockDim.x
  *                  elements (warp shuffles, then the warps' totals) and
  *                  combines the carry in front (src/codegen/scan.c).
+ *                  A scan kernel whose stored values only the next one, a
+ *                  scan the other way, reads runs that one too, keeping its
+ *                  carries every K steps (sched_ckpt.c: checkpointed pairs).
  *
  * Clusters (long rows, SCH_ROWS with registers): a row longer than one
  * block's registers hold (block * items * vec elements) is split across a
@@ -184,6 +187,16 @@ typedef struct ksched {
     const tc_dim *at_kv;      /* distinct k and v (batch) */
     const tc_dim *at_splits;  /* key chunks, a block each per group */
     bool at_mma;              /* tensor cores (else FMAs) */
+    /* SCH_SCAN checkpointed pair (sched_ckpt.c): this forward walk also runs
+     * the reversed walk of kernel ckpt_with - 1, which reads the values
+     * ckpt_vals[0..nckpt) of this walk at its own element; the carries are
+     * kept every ckpt steps and each segment recomputed into registers */
+    int ckpt;                 /* K, the checkpoint interval (0: no pair) */
+    int ckpt_with;            /* the reversed walk's kernel index + 1 */
+    int ckpt_into;            /* on the reversed walk: the kernel index + 1 that runs it */
+    const lnode **ckpt_vals;
+    int nckpt;
+    const char *ckpt_why;     /* the rule and the bytes, for the dump */
 } ksched;
 
 typedef struct sfn {
@@ -204,6 +217,16 @@ void sched_print_matmul(tc_buf *b, const ksched *ks);
 /* The row-scale, pair and adapter rules (fuse_mm_norm, fuse_mm_pairs,
  * fuse_mm_lora) for every generated matmul of s. */
 void sched_matmul_rules(sfn *s, tc_arena *a);
+/* Checkpointed scan pairs (sched_ckpt.c): a forward walk and the reversed
+ * walk that is the only reader of its stored values become one kernel (the
+ * first's ksched carries ckpt, the second's ckpt_into).  TENSORC_SCAN_CHECKPOINT
+ * = off keeps them apart, = K (1..64) sets the interval. */
+void sched_ckpt(sfn *s, tc_arena *a);
+void sched_print_ckpt(tc_buf *b, const sfn *s, int i);
+void sched_explain_ckpt(tc_buf *b, const sfn *s); /* the same for `tensorc explain` */
+/* The carry dtype of scan or reduction n in a scan's walk (f32 for 16-bit
+ * floats, i32 for bool: codegen/scan.c's). */
+tc_dtype sched_carry_dtype(const lnode *n);
 /* An attention kernel's launch (sched_attn.c; codegen/attn.c generates it). */
 void sched_attn(tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_attn(tc_buf *b, const ksched *ks);

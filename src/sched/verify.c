@@ -19,7 +19,10 @@
  *     at which every dim of the domain is non-negative;
  *   - the strategy's own fields: tiles along an axis before the last,
  *     foreach only pointwise with a chunk, splits only for columns, clusters
- *     only for rows kept in registers (a power of two, at most 16).
+ *     only for rows kept in registers (a power of two, at most 16);
+ *   - checkpointed scan pairs: a scan and the next kernel, a scan the other
+ *     way, marked on both sides, K from 1 to 64, each value an element
+ *     store of the first.
  */
 #include "sched/sched.h"
 
@@ -180,6 +183,18 @@ void sched_verify(const sfn *s, tc_arena *a, tc_diag *d)
                          "kernel kept in registers");
         if (ks->kind == SCH_FULL && ks->nphases > 1)
             bad(s, i, d, "a whole-tensor kernel with dependent reductions");
+        /* a checkpointed pair (sched_ckpt.c): this scan and the next, the
+         * other way, each marked; K in 1..64; each value an element store */
+        if (ks->ckpt && (ks->kind != SCH_SCAN || ks->ckpt > 64 || ks->ckpt_with != i + 2 || i + 1 >= s->nk ||
+                         s->k[i + 1].ckpt_into != i + 1 || s->k[i + 1].kind != SCH_SCAN ||
+                         s->k[i + 1].k->reverse == k->reverse || ks->nckpt < 1))
+            bad(s, i, d, "a checkpointed pair that is not this scan and the next one the other way");
+        for (int q = 0; q < ks->nckpt; q++)
+            if (!fuse_is_element(k, ks->ckpt_vals[q]))
+                bad(s, i, d, "a checkpointed pair's value that is not an element store of its walk");
+        if (ks->ckpt < 0 || (!ks->ckpt && (ks->nckpt || ks->ckpt_with)) ||
+            (ks->ckpt_into && (i == 0 || s->k[i - 1].ckpt_with != i + 1)))
+            bad(s, i, d, "a checkpointed pair marked on one side only");
         if (k->nreds && ks->kind != SCH_SCAN) { /* scans: one walk, no passes */
             if (!seen) {
                 seen = ARENA_ARRAY(a, int, n);

@@ -29,7 +29,9 @@ default; 750 takes the paths without cp.async, mma.sync and clusters).
 Foreach kernels run over one group (the whole tensors, as a call without
 --groups); outputs written in place alias their inputs.  Prints a PASS or
 FAIL line a shape; exit 0 when all pass, 1 on FAIL, 2 when the plan cannot
-be emulated."""
+be emulated.  EMU_KEEP=PREFIX writes each output's bytes (the first
+shape's) to PREFIX.NAME, to compare two builds of a function bit for bit
+(tests/grad/ckpt.sh: with and without scan checkpointing)."""
 import os
 import random
 import re
@@ -366,6 +368,8 @@ for si, shape in enumerate(shapes):
         dt, n = bufs[name]["dt"], numel(name)
         want = npy_read("%s/ref_%s.npy" % (d, name))
         raw = open("%s/got0_%s.bin" % (d, name), "rb").read()
+        if os.environ.get("EMU_KEEP"):  # the output's bytes, to compare two builds of a function
+            open("%s.%s" % (os.environ["EMU_KEEP"], name), "wb").write(raw)
         for v, cap in enumerate(opts["caps"], 1):
             if open("%s/got%d_%s.bin" % (d, v, name), "rb").read() != raw:
                 ok = False

@@ -185,24 +185,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
 
 /* ---- fn mingru_grad ---- */
 
-/* kernel 0: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
+/* kernel 0: scan pair: a thread per lane walks the axis at every length, this kernel's walk (its scan carries kept every K steps) then the next kernel's reversed walk, segment by segment from the end, each segment's forward steps recomputed into registers */
 extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1(
     const float *__restrict__ in_combined,
+    const float *__restrict__ in_state,
     const float *__restrict__ in_dout,
     const float *__restrict__ in_dnext,
+    float *__restrict__ out_dcombined,
     float *__restrict__ out_dstate,
-    float *__restrict__ buf7,
-    float *__restrict__ buf21,
+    float *__restrict__ ckpt7,
+    float *__restrict__ ckpt21,
     const idx_t sz_T,
     const idx_t sz_H,
     const idx_t sz_B)
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
-    if (len <= 256) { /* a thread per lane walks it */
-        __shared__ float st0[12][128];
-        __shared__ float st1[12][128];
-        __shared__ float st2[12][128];
-        __shared__ float st3[12][128];
+    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 4 steps) */
+        __shared__ float st0[4][128];
+        __shared__ float st1[4][128];
+        __shared__ float st2[4][128];
+        __shared__ float st3[4][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -213,9 +215,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
             float c2 = 0; /* %90 sum */
-            for (idx_t c_ = 0; c_ < len; c_ += 12) {
+            for (idx_t c_ = 0; c_ < len; c_ += 4) {
+                if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
+                    ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
+                    ckpt21[(c_ / 4 - 1) * lanes + lane] = c1;
+                }
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 12; tt_++) { /* the chunk's loads, in flight together */
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
@@ -223,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 12 ? (int)(len - c_) : 12;
+                const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -259,337 +265,154 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t22 = expf(c0);                                 // mingru_backward.tc:40
                     const float t23 = t21 * t22;                                // mingru_backward.tc:40
                     c2 = s_ == 0 ? t23 : tc_op_sum()(c2, t23);                  // mingru_backward.tc:40
-                    buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                     // mingru_backward.tc:35
-                    buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-        }
-    } else { /* a block per lane, a chunk of blockDim.x elements at a time */
-        for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
-             lane = lanes - lane > (idx_t)gridDim.x ? lane + gridDim.x : lanes) {
-            idx_t q_ = lane;
-            const idx_t i2 = q_ % sz_H;
-            q_ /= sz_H;
-            const idx_t i0 = q_;
-            float c0 = 0; /* %7 cumsum */
-            float c1 = 0; /* %21 logcumsumexp */
-            float c2 = 0; /* %90 sum */
-            for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
-                const bool act_ = threadIdx.x < len - c_;
-                const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
-                /* past the end: the last element, in bounds, stored by no one */
-                const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
-                const idx_t i1 = s_;
-                const float t24 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
-                const float t26 = -t25;                                     // mingru_backward.tc:30
-                float tot28;                                                // mingru_backward.tc:35
-                float v27 = tc_block_scan(t26, tc_op_sum(), last_, &tot28); // mingru_backward.tc:35
-                if (c_ > 0) v27 = tc_op_sum()(c0, v27);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot28 : tc_op_sum()(c0, tot28);              // mingru_backward.tc:35
-                const float t29 = t24 + t26;                                // mingru_backward.tc:34
-                const float t30 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t31 = ((float)(t30 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t32 = tc_relu(t30);                             // mingru_backward.tc:32
-                const float t33 = t32 + 0.5f;                               // mingru_backward.tc:32
-                const float t34 = logf(t33);                                // mingru_backward.tc:32
-                const float t35 = -t30;                                     // mingru_backward.tc:32
-                const float t36 = tc_softplus(t35);                         // mingru_backward.tc:32
-                const float t37 = -t36;                                     // mingru_backward.tc:32
-                const float t38 = (t31 != 0.0f ? t34 : t37);                // mingru_backward.tc:32
-                const float t39 = t29 + t38;                                // mingru_backward.tc:34
-                const float t40 = t39 - v27;                                // mingru_backward.tc:36
-                float tot42;                                                // mingru_backward.tc:36
-                float v41 = tc_block_scan(t40, tc_op_logaddexp(), last_, &tot42); // mingru_backward.tc:36
-                if (c_ > 0) v41 = tc_op_logaddexp()(c1, v41);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot42 : tc_op_logaddexp()(c1, tot42);        // mingru_backward.tc:36
-                float t43;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t43 = 0.0f;
-                } else {
-                    const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t43 = t44;
+            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float r0 = 0; /* %46 logcumsumexp */
+            float r1 = 0; /* %55 logcumsumexp */
+            float r2 = 0; /* %64 cumsum */
+            for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
+                const idx_t b_ = g_ * 4;
+                const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
+                if (g_ > 0) { /* the segment's carries (the first's are its first step's) */
+                    c0 = ckpt7[(g_ - 1) * lanes + lane];
+                    c1 = ckpt21[(g_ - 1) * lanes + lane];
                 }
-                const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
-                const float t48 = t45 * t47;                                // mingru_backward.tc:41
-                const float t49 = t43 + t48;                                // mingru_backward.tc:40
-                const float t50 = expf(v27);                                // mingru_backward.tc:40
-                const float t51 = t49 * t50;                                // mingru_backward.tc:40
-                float tot53;                                                // mingru_backward.tc:40
-                float v52 = tc_block_scan(t51, tc_op_sum(), last_, &tot53); // mingru_backward.tc:40
-                c2 = c_ == 0 ? tot53 : tc_op_sum()(c2, tot53);              // mingru_backward.tc:40
-                if (act_) buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = v27;          // mingru_backward.tc:35
-                if (act_) buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = v41;         // mingru_backward.tc:36
-            }
-            if (threadIdx.x == 0) out_dstate[sz_H*i0 + i2] = c2;        // mingru_backward.tc:40
-        }
-    }
-}
-
-/* kernel 1: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
-extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add_ge_relu_log_2(
-    const float *__restrict__ in_combined,
-    const float *__restrict__ in_state,
-    const float *__restrict__ in_dout,
-    const float *__restrict__ in_dnext,
-    float *__restrict__ out_dcombined,
-    const float *__restrict__ buf7,
-    const float *__restrict__ buf21,
-    const idx_t sz_T,
-    const idx_t sz_H,
-    const idx_t sz_B)
-{
-    const idx_t lanes = sz_B*sz_H, len = sz_T;
-    if (len <= 256) { /* a thread per lane walks it */
-        __shared__ float st0[8][128];
-        __shared__ float st1[8][128];
-        __shared__ float st2[8][128];
-        __shared__ float st3[8][128];
-        __shared__ float st4[8][128];
-        __shared__ float st5[8][128];
-        const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
-        for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
-             lane = lanes - lane > step_ ? lane + step_ : lanes) {
-            idx_t q_ = lane;
-            const idx_t i2 = q_ % sz_H;
-            q_ /= sz_H;
-            const idx_t i0 = q_;
-            const float t24 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float c0 = 0; /* %46 logcumsumexp */
-            float c1 = 0; /* %55 logcumsumexp */
-            float c2 = 0; /* %64 cumsum */
-            for (idx_t c_ = 0; c_ < len; c_ += 8) {
+                float sv0_[4];
+                float sv1_[4];
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = len - 1 - s_;
-                    st0[tt_][threadIdx.x] = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st1[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
-                    st3[tt_][threadIdx.x] = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st4[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st5[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
+                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 8 ? (int)(len - c_) : 8;
-                for (int tt_ = 0; tt_ < n_; tt_++) {
-                    const idx_t s_ = c_ + tt_;
-                    const idx_t i1 = len - 1 - s_;
-                    const float t0 = st0[tt_][threadIdx.x];                     // mingru_backward.tc:36
-                    const bool t1 = ((float)(t0 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                    float t2;                                                   // mingru_backward.tc:41
-                    if (i1 < sz_T - 1) {
-                        t2 = 0.0f;
-                    } else {
-                        const float t3 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t2 = t3;
+                #pragma unroll
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
+                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
+                    const float t26 = -t25;                                     // mingru_backward.tc:30
+                    c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
+                    const float t27 = t24 + t26;                                // mingru_backward.tc:34
+                    const float t28 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
+                    const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
+                    const float t32 = logf(t31);                                // mingru_backward.tc:32
+                    const float t33 = -t28;                                     // mingru_backward.tc:32
+                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
+                    const float t35 = -t34;                                     // mingru_backward.tc:32
+                    const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
+                    const float t37 = t27 + t36;                                // mingru_backward.tc:34
+                    const float t38 = t37 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
+                    sv0_[tt_] = c0;                                             // mingru_backward.tc:35
+                    sv1_[tt_] = c1;                                             // mingru_backward.tc:36
+                }
+                #pragma unroll
+                for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
+                    if (tt_ < n_) {
+                        const idx_t s_ = len - 1 - (b_ + tt_);
+                        const idx_t i1 = len - 1 - s_;
+                        const float t39 = sv1_[tt_];                                // mingru_backward.tc:36
+                        const bool t40 = ((float)(t39 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                        float t41;                                                  // mingru_backward.tc:41
+                        if (i1 < sz_T - 1) {
+                            t41 = 0.0f;
+                        } else {
+                            const float t42 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                            t41 = t42;
+                        }
+                        const float t43 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                        const float t44 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const float t45 = tc_sigmoid(t44);                          // mingru_backward.tc:41
+                        const float t46 = t43 * t45;                                // mingru_backward.tc:41
+                        const float t47 = t41 + t46;                                // mingru_backward.tc:40
+                        const float t48 = sv0_[tt_];                                // mingru_backward.tc:35
+                        const float t49 = t48 + t39;                                // mingru_backward.tc:40
+                        const float t50 = expf(t49);                                // mingru_backward.tc:40
+                        const float t51 = t47 * t50;                                // mingru_backward.tc:40
+                        const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
+                        const float t53 = (t52 != 0.0f ? t51 : 0.0f);               // mingru_backward.tc:36
+                        const float t54 = logf(t53);                                // mingru_backward.tc:36
+                        const float t55 = t54 - t39;                                // mingru_backward.tc:36
+                        const float t56 = (t40 != 0.0f ? __int_as_float(0xff800000) : t55); // mingru_backward.tc:36
+                        r0 = s_ == 0 ? t56 : tc_op_logaddexp()(r0, t56);            // mingru_backward.tc:36
+                        const bool t57 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
+                        const float t58 = -t51;                                     // mingru_backward.tc:36
+                        const float t59 = (t57 != 0.0f ? t58 : 0.0f);               // mingru_backward.tc:36
+                        const float t60 = logf(t59);                                // mingru_backward.tc:36
+                        const float t61 = t60 - t39;                                // mingru_backward.tc:36
+                        const float t62 = (t40 != 0.0f ? __int_as_float(0xff800000) : t61); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? t62 : tc_op_logaddexp()(r1, t62);            // mingru_backward.tc:36
+                        const float t64 = t47 * t63;                                // mingru_backward.tc:40
+                        const float t65 = expf(t48);                                // mingru_backward.tc:40
+                        const float t66 = t64 * t65;                                // mingru_backward.tc:40
+                        const float t67 = t66 + t51;                                // mingru_backward.tc:35
+                        const float t68 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const float t69 = tc_softplus(t68);                         // mingru_backward.tc:30
+                        const float t70 = -t69;                                     // mingru_backward.tc:30
+                        const float t71 = t68 + t70;                                // mingru_backward.tc:34
+                        const float t72 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                        const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
+                        const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
+                        const float t76 = logf(t75);                                // mingru_backward.tc:32
+                        const float t77 = -t72;                                     // mingru_backward.tc:32
+                        const float t78 = tc_softplus(t77);                         // mingru_backward.tc:32
+                        const float t79 = -t78;                                     // mingru_backward.tc:32
+                        const float t80 = (t73 != 0.0f ? t76 : t79);                // mingru_backward.tc:32
+                        const float t81 = t71 + t80;                                // mingru_backward.tc:34
+                        const float t82 = t81 - t48;                                // mingru_backward.tc:36
+                        const float t83 = t82 + r0;                                 // mingru_backward.tc:36
+                        const float t84 = expf(t83);                                // mingru_backward.tc:36
+                        const float t85 = t82 + r1;                                 // mingru_backward.tc:36
+                        const float t86 = expf(t85);                                // mingru_backward.tc:36
+                        const float t87 = t84 - t86;                                // mingru_backward.tc:36
+                        const float t88 = -t87;                                     // mingru_backward.tc:36
+                        const float t89 = t67 + t88;                                // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t89 : tc_op_sum()(r2, t89);                  // mingru_backward.tc:35
+                        const float t90 = 0.0f + 0.0f;                              // mingru_backward.tc:26
+                        const float t91 = (t73 != 0.0f ? 0.0f : t87);               // mingru_backward.tc:32
+                        const float t92 = -t91;                                     // mingru_backward.tc:32
+                        const bool t93 = ((float)(t77 > 20.0f)) != 0;               // mingru_backward.tc:32
+                        const float t94 = tc_sigmoid(t77);                          // mingru_backward.tc:32
+                        const float t95 = (t93 != 0.0f ? 1.0f : t94);               // mingru_backward.tc:32
+                        const float t96 = t92 * t95;                                // mingru_backward.tc:32
+                        const float t97 = -t96;                                     // mingru_backward.tc:32
+                        const bool t98 = ((float)(t72 > 0.0f)) != 0;                // mingru_backward.tc:32
+                        const float t99 = (t73 != 0.0f ? t87 : 0.0f);               // mingru_backward.tc:32
+                        const float t100 = t99 / t75;                               // mingru_backward.tc:32
+                        const float t101 = (t98 != 0.0f ? t100 : 0.0f);             // mingru_backward.tc:32
+                        const float t102 = t97 + t101;                              // mingru_backward.tc:27
+                        const float t103 = t90 + t102;                              // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t103;      // mingru_backward.tc:26
+                        const float t104 = r2 + t87;                                // mingru_backward.tc:30
+                        const float t105 = -t104;                                   // mingru_backward.tc:30
+                        const bool t106 = ((float)(t68 > 20.0f)) != 0;              // mingru_backward.tc:30
+                        const float t107 = tc_sigmoid(t68);                         // mingru_backward.tc:30
+                        const float t108 = (t106 != 0.0f ? 1.0f : t107);            // mingru_backward.tc:30
+                        const float t109 = t105 * t108;                             // mingru_backward.tc:30
+                        const float t110 = t87 + t109;                              // mingru_backward.tc:28
+                        const float t111 = 0.0f + t110;                             // mingru_backward.tc:26
+                        const float t112 = t111 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t112; // mingru_backward.tc:26
+                        const float t113 = t63 * t65;                               // mingru_backward.tc:40
+                        const float t114 = t50 + t113;                              // mingru_backward.tc:40
+                        const float t115 = t43 * t114;                              // mingru_backward.tc:41
+                        const float t116 = 1.0f - t45;                              // mingru_backward.tc:41
+                        const float t117 = t45 * t116;                              // mingru_backward.tc:41
+                        const float t118 = t115 * t117;                             // mingru_backward.tc:41
+                        const float t119 = t118 + 0.0f;                             // mingru_backward.tc:26
+                        const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t120; // mingru_backward.tc:26
                     }
-                    const float t4 = st1[tt_][threadIdx.x];                     // mingru_backward.tc:41
-                    const float t5 = st2[tt_][threadIdx.x];                     // mingru_backward.tc:26
-                    const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
-                    const float t7 = t4 * t6;                                   // mingru_backward.tc:41
-                    const float t8 = t2 + t7;                                   // mingru_backward.tc:40
-                    const float t9 = st3[tt_][threadIdx.x];                     // mingru_backward.tc:35
-                    const float t10 = t9 + t0;                                  // mingru_backward.tc:40
-                    const float t11 = expf(t10);                                // mingru_backward.tc:40
-                    const float t12 = t8 * t11;                                 // mingru_backward.tc:40
-                    const bool t13 = ((float)(t12 > 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t14 = (t13 != 0.0f ? t12 : 0.0f);               // mingru_backward.tc:36
-                    const float t15 = logf(t14);                                // mingru_backward.tc:36
-                    const float t16 = t15 - t0;                                 // mingru_backward.tc:36
-                    const float t17 = (t1 != 0.0f ? __int_as_float(0xff800000) : t16); // mingru_backward.tc:36
-                    c0 = s_ == 0 ? t17 : tc_op_logaddexp()(c0, t17);            // mingru_backward.tc:36
-                    const bool t18 = ((float)(t12 < 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t19 = -t12;                                     // mingru_backward.tc:36
-                    const float t20 = (t18 != 0.0f ? t19 : 0.0f);               // mingru_backward.tc:36
-                    const float t21 = logf(t20);                                // mingru_backward.tc:36
-                    const float t22 = t21 - t0;                                 // mingru_backward.tc:36
-                    const float t23 = (t1 != 0.0f ? __int_as_float(0xff800000) : t22); // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t23 : tc_op_logaddexp()(c1, t23);            // mingru_backward.tc:36
-                    const float t25 = t8 * t24;                                 // mingru_backward.tc:40
-                    const float t26 = expf(t9);                                 // mingru_backward.tc:40
-                    const float t27 = t25 * t26;                                // mingru_backward.tc:40
-                    const float t28 = t27 + t12;                                // mingru_backward.tc:35
-                    const float t29 = st4[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t30 = tc_softplus(t29);                         // mingru_backward.tc:30
-                    const float t31 = -t30;                                     // mingru_backward.tc:30
-                    const float t32 = t29 + t31;                                // mingru_backward.tc:34
-                    const float t33 = st5[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const bool t34 = ((float)(t33 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                    const float t35 = tc_relu(t33);                             // mingru_backward.tc:32
-                    const float t36 = t35 + 0.5f;                               // mingru_backward.tc:32
-                    const float t37 = logf(t36);                                // mingru_backward.tc:32
-                    const float t38 = -t33;                                     // mingru_backward.tc:32
-                    const float t39 = tc_softplus(t38);                         // mingru_backward.tc:32
-                    const float t40 = -t39;                                     // mingru_backward.tc:32
-                    const float t41 = (t34 != 0.0f ? t37 : t40);                // mingru_backward.tc:32
-                    const float t42 = t32 + t41;                                // mingru_backward.tc:34
-                    const float t43 = t42 - t9;                                 // mingru_backward.tc:36
-                    const float t44 = t43 + c0;                                 // mingru_backward.tc:36
-                    const float t45 = expf(t44);                                // mingru_backward.tc:36
-                    const float t46 = t43 + c1;                                 // mingru_backward.tc:36
-                    const float t47 = expf(t46);                                // mingru_backward.tc:36
-                    const float t48 = t45 - t47;                                // mingru_backward.tc:36
-                    const float t49 = -t48;                                     // mingru_backward.tc:36
-                    const float t50 = t28 + t49;                                // mingru_backward.tc:35
-                    c2 = s_ == 0 ? t50 : tc_op_sum()(c2, t50);                  // mingru_backward.tc:35
-                    const float t51 = 0.0f + 0.0f;                              // mingru_backward.tc:26
-                    const float t52 = (t34 != 0.0f ? 0.0f : t48);               // mingru_backward.tc:32
-                    const float t53 = -t52;                                     // mingru_backward.tc:32
-                    const bool t54 = ((float)(t38 > 20.0f)) != 0;               // mingru_backward.tc:32
-                    const float t55 = tc_sigmoid(t38);                          // mingru_backward.tc:32
-                    const float t56 = (t54 != 0.0f ? 1.0f : t55);               // mingru_backward.tc:32
-                    const float t57 = t53 * t56;                                // mingru_backward.tc:32
-                    const float t58 = -t57;                                     // mingru_backward.tc:32
-                    const bool t59 = ((float)(t33 > 0.0f)) != 0;                // mingru_backward.tc:32
-                    const float t60 = (t34 != 0.0f ? t48 : 0.0f);               // mingru_backward.tc:32
-                    const float t61 = t60 / t36;                                // mingru_backward.tc:32
-                    const float t62 = (t59 != 0.0f ? t61 : 0.0f);               // mingru_backward.tc:32
-                    const float t63 = t58 + t62;                                // mingru_backward.tc:27
-                    const float t64 = t51 + t63;                                // mingru_backward.tc:26
-                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t64;       // mingru_backward.tc:26
-                    const float t65 = c2 + t48;                                 // mingru_backward.tc:30
-                    const float t66 = -t65;                                     // mingru_backward.tc:30
-                    const bool t67 = ((float)(t29 > 20.0f)) != 0;               // mingru_backward.tc:30
-                    const float t68 = tc_sigmoid(t29);                          // mingru_backward.tc:30
-                    const float t69 = (t67 != 0.0f ? 1.0f : t68);               // mingru_backward.tc:30
-                    const float t70 = t66 * t69;                                // mingru_backward.tc:30
-                    const float t71 = t48 + t70;                                // mingru_backward.tc:28
-                    const float t72 = 0.0f + t71;                               // mingru_backward.tc:26
-                    const float t73 = t72 + 0.0f;                               // mingru_backward.tc:26
-                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t73; // mingru_backward.tc:26
-                    const float t74 = t24 * t26;                                // mingru_backward.tc:40
-                    const float t75 = t11 + t74;                                // mingru_backward.tc:40
-                    const float t76 = t4 * t75;                                 // mingru_backward.tc:41
-                    const float t77 = 1.0f - t6;                                // mingru_backward.tc:41
-                    const float t78 = t6 * t77;                                 // mingru_backward.tc:41
-                    const float t79 = t76 * t78;                                // mingru_backward.tc:41
-                    const float t80 = t79 + 0.0f;                               // mingru_backward.tc:26
-                    const float t81 = t80 + 0.0f;                               // mingru_backward.tc:26
-                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t81; // mingru_backward.tc:26
                 }
-            }
-        }
-    } else { /* a block per lane, a chunk of blockDim.x elements at a time */
-        for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
-             lane = lanes - lane > (idx_t)gridDim.x ? lane + gridDim.x : lanes) {
-            idx_t q_ = lane;
-            const idx_t i2 = q_ % sz_H;
-            q_ /= sz_H;
-            const idx_t i0 = q_;
-            const float t110 = in_state[sz_H*i0 + i2];                  // mingru_backward.tc:26
-            float c0 = 0; /* %46 logcumsumexp */
-            float c1 = 0; /* %55 logcumsumexp */
-            float c2 = 0; /* %64 cumsum */
-            for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
-                const bool act_ = threadIdx.x < len - c_;
-                const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
-                /* past the end: the last element, in bounds, stored by no one */
-                const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
-                const idx_t i1 = len - 1 - s_;
-                const float t82 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
-                const bool t83 = ((float)(t82 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                float t84;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t84 = 0.0f;
-                } else {
-                    const float t85 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t84 = t85;
-                }
-                const float t86 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                const float t87 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t88 = tc_sigmoid(t87);                          // mingru_backward.tc:41
-                const float t89 = t86 * t88;                                // mingru_backward.tc:41
-                const float t90 = t84 + t89;                                // mingru_backward.tc:40
-                const float t91 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
-                const float t92 = t91 + t82;                                // mingru_backward.tc:40
-                const float t93 = expf(t92);                                // mingru_backward.tc:40
-                const float t94 = t90 * t93;                                // mingru_backward.tc:40
-                const bool t95 = ((float)(t94 > 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t96 = (t95 != 0.0f ? t94 : 0.0f);               // mingru_backward.tc:36
-                const float t97 = logf(t96);                                // mingru_backward.tc:36
-                const float t98 = t97 - t82;                                // mingru_backward.tc:36
-                const float t99 = (t83 != 0.0f ? __int_as_float(0xff800000) : t98); // mingru_backward.tc:36
-                float tot101;                                               // mingru_backward.tc:36
-                float v100 = tc_block_scan(t99, tc_op_logaddexp(), last_, &tot101); // mingru_backward.tc:36
-                if (c_ > 0) v100 = tc_op_logaddexp()(c0, v100);             // mingru_backward.tc:36
-                c0 = c_ == 0 ? tot101 : tc_op_logaddexp()(c0, tot101);      // mingru_backward.tc:36
-                const bool t102 = ((float)(t94 < 0.0f)) != 0;               // mingru_backward.tc:36
-                const float t103 = -t94;                                    // mingru_backward.tc:36
-                const float t104 = (t102 != 0.0f ? t103 : 0.0f);            // mingru_backward.tc:36
-                const float t105 = logf(t104);                              // mingru_backward.tc:36
-                const float t106 = t105 - t82;                              // mingru_backward.tc:36
-                const float t107 = (t83 != 0.0f ? __int_as_float(0xff800000) : t106); // mingru_backward.tc:36
-                float tot109;                                               // mingru_backward.tc:36
-                float v108 = tc_block_scan(t107, tc_op_logaddexp(), last_, &tot109); // mingru_backward.tc:36
-                if (c_ > 0) v108 = tc_op_logaddexp()(c1, v108);             // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot109 : tc_op_logaddexp()(c1, tot109);      // mingru_backward.tc:36
-                const float t111 = t90 * t110;                              // mingru_backward.tc:40
-                const float t112 = expf(t91);                               // mingru_backward.tc:40
-                const float t113 = t111 * t112;                             // mingru_backward.tc:40
-                const float t114 = t113 + t94;                              // mingru_backward.tc:35
-                const float t115 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t116 = tc_softplus(t115);                       // mingru_backward.tc:30
-                const float t117 = -t116;                                   // mingru_backward.tc:30
-                const float t118 = t115 + t117;                             // mingru_backward.tc:34
-                const float t119 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t120 = ((float)(t119 >= 0.0f)) != 0;             // mingru_backward.tc:32
-                const float t121 = tc_relu(t119);                           // mingru_backward.tc:32
-                const float t122 = t121 + 0.5f;                             // mingru_backward.tc:32
-                const float t123 = logf(t122);                              // mingru_backward.tc:32
-                const float t124 = -t119;                                   // mingru_backward.tc:32
-                const float t125 = tc_softplus(t124);                       // mingru_backward.tc:32
-                const float t126 = -t125;                                   // mingru_backward.tc:32
-                const float t127 = (t120 != 0.0f ? t123 : t126);            // mingru_backward.tc:32
-                const float t128 = t118 + t127;                             // mingru_backward.tc:34
-                const float t129 = t128 - t91;                              // mingru_backward.tc:36
-                const float t130 = t129 + v100;                             // mingru_backward.tc:36
-                const float t131 = expf(t130);                              // mingru_backward.tc:36
-                const float t132 = t129 + v108;                             // mingru_backward.tc:36
-                const float t133 = expf(t132);                              // mingru_backward.tc:36
-                const float t134 = t131 - t133;                             // mingru_backward.tc:36
-                const float t135 = -t134;                                   // mingru_backward.tc:36
-                const float t136 = t114 + t135;                             // mingru_backward.tc:35
-                float tot138;                                               // mingru_backward.tc:35
-                float v137 = tc_block_scan(t136, tc_op_sum(), last_, &tot138); // mingru_backward.tc:35
-                if (c_ > 0) v137 = tc_op_sum()(c2, v137);                   // mingru_backward.tc:35
-                c2 = c_ == 0 ? tot138 : tc_op_sum()(c2, tot138);            // mingru_backward.tc:35
-                const float t139 = 0.0f + 0.0f;                             // mingru_backward.tc:26
-                const float t140 = (t120 != 0.0f ? 0.0f : t134);            // mingru_backward.tc:32
-                const float t141 = -t140;                                   // mingru_backward.tc:32
-                const bool t142 = ((float)(t124 > 20.0f)) != 0;             // mingru_backward.tc:32
-                const float t143 = tc_sigmoid(t124);                        // mingru_backward.tc:32
-                const float t144 = (t142 != 0.0f ? 1.0f : t143);            // mingru_backward.tc:32
-                const float t145 = t141 * t144;                             // mingru_backward.tc:32
-                const float t146 = -t145;                                   // mingru_backward.tc:32
-                const bool t147 = ((float)(t119 > 0.0f)) != 0;              // mingru_backward.tc:32
-                const float t148 = (t120 != 0.0f ? t134 : 0.0f);            // mingru_backward.tc:32
-                const float t149 = t148 / t122;                             // mingru_backward.tc:32
-                const float t150 = (t147 != 0.0f ? t149 : 0.0f);            // mingru_backward.tc:32
-                const float t151 = t146 + t150;                             // mingru_backward.tc:27
-                const float t152 = t139 + t151;                             // mingru_backward.tc:26
-                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t152; // mingru_backward.tc:26
-                const float t153 = v137 + t134;                             // mingru_backward.tc:30
-                const float t154 = -t153;                                   // mingru_backward.tc:30
-                const bool t155 = ((float)(t115 > 20.0f)) != 0;             // mingru_backward.tc:30
-                const float t156 = tc_sigmoid(t115);                        // mingru_backward.tc:30
-                const float t157 = (t155 != 0.0f ? 1.0f : t156);            // mingru_backward.tc:30
-                const float t158 = t154 * t157;                             // mingru_backward.tc:30
-                const float t159 = t134 + t158;                             // mingru_backward.tc:28
-                const float t160 = 0.0f + t159;                             // mingru_backward.tc:26
-                const float t161 = t160 + 0.0f;                             // mingru_backward.tc:26
-                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t161; // mingru_backward.tc:26
-                const float t162 = t110 * t112;                             // mingru_backward.tc:40
-                const float t163 = t93 + t162;                              // mingru_backward.tc:40
-                const float t164 = t86 * t163;                              // mingru_backward.tc:41
-                const float t165 = 1.0f - t88;                              // mingru_backward.tc:41
-                const float t166 = t88 * t165;                              // mingru_backward.tc:41
-                const float t167 = t164 * t166;                             // mingru_backward.tc:41
-                const float t168 = t167 + 0.0f;                             // mingru_backward.tc:26
-                const float t169 = t168 + 0.0f;                             // mingru_backward.tc:26
-                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t169; // mingru_backward.tc:26
             }
         }
     }
@@ -731,24 +554,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
 
 /* ---- fn mingru_bwd ---- */
 
-/* kernel 0: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
+/* kernel 0: scan pair: a thread per lane walks the axis at every length, this kernel's walk (its scan carries kept every K steps) then the next kernel's reversed walk, segment by segment from the end, each segment's forward steps recomputed into registers */
 extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cumsum_add_ge_relu_4(
     const float *__restrict__ in_combined,
+    const float *__restrict__ in_state,
     const float *__restrict__ in_dout,
     const float *__restrict__ in_dnext,
+    float *__restrict__ out_dcombined,
     float *__restrict__ out_dstate,
-    float *__restrict__ buf7,
-    float *__restrict__ buf21,
+    float *__restrict__ ckpt7,
+    float *__restrict__ ckpt21,
     const idx_t sz_T,
     const idx_t sz_H,
     const idx_t sz_B)
 {
     const idx_t lanes = sz_B*sz_H, len = sz_T;
-    if (len <= 256) { /* a thread per lane walks it */
-        __shared__ float st0[12][128];
-        __shared__ float st1[12][128];
-        __shared__ float st2[12][128];
-        __shared__ float st3[12][128];
+    { /* a thread per lane walks it, then kernel 1's reversed walk (checkpoints every 4 steps) */
+        __shared__ float st0[4][128];
+        __shared__ float st1[4][128];
+        __shared__ float st2[4][128];
+        __shared__ float st3[4][128];
         const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
@@ -759,9 +584,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
             float c2 = 0; /* %90 sum */
-            for (idx_t c_ = 0; c_ < len; c_ += 12) {
+            for (idx_t c_ = 0; c_ < len; c_ += 4) {
+                if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
+                    ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
+                    ckpt21[(c_ / 4 - 1) * lanes + lane] = c1;
+                }
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 12; tt_++) { /* the chunk's loads, in flight together */
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
                     const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
                     const idx_t i1 = s_;
                     st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
@@ -769,7 +598,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 12 ? (int)(len - c_) : 12;
+                const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -805,337 +634,154 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t22 = expf(c0);                                 // mingru_backward.tc:40
                     const float t23 = t21 * t22;                                // mingru_backward.tc:40
                     c2 = s_ == 0 ? t23 : tc_op_sum()(c2, t23);                  // mingru_backward.tc:40
-                    buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = c0;                     // mingru_backward.tc:35
-                    buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = c1;                    // mingru_backward.tc:36
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-        }
-    } else { /* a block per lane, a chunk of blockDim.x elements at a time */
-        for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
-             lane = lanes - lane > (idx_t)gridDim.x ? lane + gridDim.x : lanes) {
-            idx_t q_ = lane;
-            const idx_t i2 = q_ % sz_H;
-            q_ /= sz_H;
-            const idx_t i0 = q_;
-            float c0 = 0; /* %7 cumsum */
-            float c1 = 0; /* %21 logcumsumexp */
-            float c2 = 0; /* %90 sum */
-            for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
-                const bool act_ = threadIdx.x < len - c_;
-                const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
-                /* past the end: the last element, in bounds, stored by no one */
-                const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
-                const idx_t i1 = s_;
-                const float t24 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
-                const float t26 = -t25;                                     // mingru_backward.tc:30
-                float tot28;                                                // mingru_backward.tc:35
-                float v27 = tc_block_scan(t26, tc_op_sum(), last_, &tot28); // mingru_backward.tc:35
-                if (c_ > 0) v27 = tc_op_sum()(c0, v27);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot28 : tc_op_sum()(c0, tot28);              // mingru_backward.tc:35
-                const float t29 = t24 + t26;                                // mingru_backward.tc:34
-                const float t30 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t31 = ((float)(t30 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t32 = tc_relu(t30);                             // mingru_backward.tc:32
-                const float t33 = t32 + 0.5f;                               // mingru_backward.tc:32
-                const float t34 = logf(t33);                                // mingru_backward.tc:32
-                const float t35 = -t30;                                     // mingru_backward.tc:32
-                const float t36 = tc_softplus(t35);                         // mingru_backward.tc:32
-                const float t37 = -t36;                                     // mingru_backward.tc:32
-                const float t38 = (t31 != 0.0f ? t34 : t37);                // mingru_backward.tc:32
-                const float t39 = t29 + t38;                                // mingru_backward.tc:34
-                const float t40 = t39 - v27;                                // mingru_backward.tc:36
-                float tot42;                                                // mingru_backward.tc:36
-                float v41 = tc_block_scan(t40, tc_op_logaddexp(), last_, &tot42); // mingru_backward.tc:36
-                if (c_ > 0) v41 = tc_op_logaddexp()(c1, v41);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot42 : tc_op_logaddexp()(c1, tot42);        // mingru_backward.tc:36
-                float t43;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t43 = 0.0f;
-                } else {
-                    const float t44 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t43 = t44;
+            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float r0 = 0; /* %46 logcumsumexp */
+            float r1 = 0; /* %55 logcumsumexp */
+            float r2 = 0; /* %64 cumsum */
+            for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
+                const idx_t b_ = g_ * 4;
+                const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
+                if (g_ > 0) { /* the segment's carries (the first's are its first step's) */
+                    c0 = ckpt7[(g_ - 1) * lanes + lane];
+                    c1 = ckpt21[(g_ - 1) * lanes + lane];
                 }
-                const float t45 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                const float t46 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t47 = tc_sigmoid(t46);                          // mingru_backward.tc:41
-                const float t48 = t45 * t47;                                // mingru_backward.tc:41
-                const float t49 = t43 + t48;                                // mingru_backward.tc:40
-                const float t50 = expf(v27);                                // mingru_backward.tc:40
-                const float t51 = t49 * t50;                                // mingru_backward.tc:40
-                float tot53;                                                // mingru_backward.tc:40
-                float v52 = tc_block_scan(t51, tc_op_sum(), last_, &tot53); // mingru_backward.tc:40
-                c2 = c_ == 0 ? tot53 : tc_op_sum()(c2, tot53);              // mingru_backward.tc:40
-                if (act_) buf7[sz_T*sz_H*i0 + sz_H*i1 + i2] = v27;          // mingru_backward.tc:35
-                if (act_) buf21[sz_T*sz_H*i0 + sz_H*i1 + i2] = v41;         // mingru_backward.tc:36
-            }
-            if (threadIdx.x == 0) out_dstate[sz_H*i0 + i2] = c2;        // mingru_backward.tc:40
-        }
-    }
-}
-
-/* kernel 1: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
-extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_add_ge_relu_log_5(
-    const float *__restrict__ in_combined,
-    const float *__restrict__ in_state,
-    const float *__restrict__ in_dout,
-    const float *__restrict__ in_dnext,
-    float *__restrict__ out_dcombined,
-    const float *__restrict__ buf7,
-    const float *__restrict__ buf21,
-    const idx_t sz_T,
-    const idx_t sz_H,
-    const idx_t sz_B)
-{
-    const idx_t lanes = sz_B*sz_H, len = sz_T;
-    if (len <= 256) { /* a thread per lane walks it */
-        __shared__ float st0[8][128];
-        __shared__ float st1[8][128];
-        __shared__ float st2[8][128];
-        __shared__ float st3[8][128];
-        __shared__ float st4[8][128];
-        __shared__ float st5[8][128];
-        const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);
-        for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
-             lane = lanes - lane > step_ ? lane + step_ : lanes) {
-            idx_t q_ = lane;
-            const idx_t i2 = q_ % sz_H;
-            q_ /= sz_H;
-            const idx_t i0 = q_;
-            const float t24 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float c0 = 0; /* %46 logcumsumexp */
-            float c1 = 0; /* %55 logcumsumexp */
-            float c2 = 0; /* %64 cumsum */
-            for (idx_t c_ = 0; c_ < len; c_ += 8) {
+                float sv0_[4];
+                float sv1_[4];
                 #pragma unroll
-                for (int tt_ = 0; tt_ < 8; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = len - 1 - s_;
-                    st0[tt_][threadIdx.x] = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st1[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
-                    st3[tt_][threadIdx.x] = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st4[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st5[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
+                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
-                const int n_ = len - c_ < 8 ? (int)(len - c_) : 8;
-                for (int tt_ = 0; tt_ < n_; tt_++) {
-                    const idx_t s_ = c_ + tt_;
-                    const idx_t i1 = len - 1 - s_;
-                    const float t0 = st0[tt_][threadIdx.x];                     // mingru_backward.tc:36
-                    const bool t1 = ((float)(t0 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                    float t2;                                                   // mingru_backward.tc:41
-                    if (i1 < sz_T - 1) {
-                        t2 = 0.0f;
-                    } else {
-                        const float t3 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t2 = t3;
+                #pragma unroll
+                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
+                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
+                    const idx_t i1 = s_;
+                    const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
+                    const float t26 = -t25;                                     // mingru_backward.tc:30
+                    c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
+                    const float t27 = t24 + t26;                                // mingru_backward.tc:34
+                    const float t28 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
+                    const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
+                    const float t32 = logf(t31);                                // mingru_backward.tc:32
+                    const float t33 = -t28;                                     // mingru_backward.tc:32
+                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
+                    const float t35 = -t34;                                     // mingru_backward.tc:32
+                    const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
+                    const float t37 = t27 + t36;                                // mingru_backward.tc:34
+                    const float t38 = t37 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
+                    sv0_[tt_] = c0;                                             // mingru_backward.tc:35
+                    sv1_[tt_] = c1;                                             // mingru_backward.tc:36
+                }
+                #pragma unroll
+                for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
+                    if (tt_ < n_) {
+                        const idx_t s_ = len - 1 - (b_ + tt_);
+                        const idx_t i1 = len - 1 - s_;
+                        const float t39 = sv1_[tt_];                                // mingru_backward.tc:36
+                        const bool t40 = ((float)(t39 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                        float t41;                                                  // mingru_backward.tc:41
+                        if (i1 < sz_T - 1) {
+                            t41 = 0.0f;
+                        } else {
+                            const float t42 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                            t41 = t42;
+                        }
+                        const float t43 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                        const float t44 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const float t45 = tc_sigmoid(t44);                          // mingru_backward.tc:41
+                        const float t46 = t43 * t45;                                // mingru_backward.tc:41
+                        const float t47 = t41 + t46;                                // mingru_backward.tc:40
+                        const float t48 = sv0_[tt_];                                // mingru_backward.tc:35
+                        const float t49 = t48 + t39;                                // mingru_backward.tc:40
+                        const float t50 = expf(t49);                                // mingru_backward.tc:40
+                        const float t51 = t47 * t50;                                // mingru_backward.tc:40
+                        const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
+                        const float t53 = (t52 != 0.0f ? t51 : 0.0f);               // mingru_backward.tc:36
+                        const float t54 = logf(t53);                                // mingru_backward.tc:36
+                        const float t55 = t54 - t39;                                // mingru_backward.tc:36
+                        const float t56 = (t40 != 0.0f ? __int_as_float(0xff800000) : t55); // mingru_backward.tc:36
+                        r0 = s_ == 0 ? t56 : tc_op_logaddexp()(r0, t56);            // mingru_backward.tc:36
+                        const bool t57 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
+                        const float t58 = -t51;                                     // mingru_backward.tc:36
+                        const float t59 = (t57 != 0.0f ? t58 : 0.0f);               // mingru_backward.tc:36
+                        const float t60 = logf(t59);                                // mingru_backward.tc:36
+                        const float t61 = t60 - t39;                                // mingru_backward.tc:36
+                        const float t62 = (t40 != 0.0f ? __int_as_float(0xff800000) : t61); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? t62 : tc_op_logaddexp()(r1, t62);            // mingru_backward.tc:36
+                        const float t64 = t47 * t63;                                // mingru_backward.tc:40
+                        const float t65 = expf(t48);                                // mingru_backward.tc:40
+                        const float t66 = t64 * t65;                                // mingru_backward.tc:40
+                        const float t67 = t66 + t51;                                // mingru_backward.tc:35
+                        const float t68 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const float t69 = tc_softplus(t68);                         // mingru_backward.tc:30
+                        const float t70 = -t69;                                     // mingru_backward.tc:30
+                        const float t71 = t68 + t70;                                // mingru_backward.tc:34
+                        const float t72 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                        const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
+                        const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
+                        const float t76 = logf(t75);                                // mingru_backward.tc:32
+                        const float t77 = -t72;                                     // mingru_backward.tc:32
+                        const float t78 = tc_softplus(t77);                         // mingru_backward.tc:32
+                        const float t79 = -t78;                                     // mingru_backward.tc:32
+                        const float t80 = (t73 != 0.0f ? t76 : t79);                // mingru_backward.tc:32
+                        const float t81 = t71 + t80;                                // mingru_backward.tc:34
+                        const float t82 = t81 - t48;                                // mingru_backward.tc:36
+                        const float t83 = t82 + r0;                                 // mingru_backward.tc:36
+                        const float t84 = expf(t83);                                // mingru_backward.tc:36
+                        const float t85 = t82 + r1;                                 // mingru_backward.tc:36
+                        const float t86 = expf(t85);                                // mingru_backward.tc:36
+                        const float t87 = t84 - t86;                                // mingru_backward.tc:36
+                        const float t88 = -t87;                                     // mingru_backward.tc:36
+                        const float t89 = t67 + t88;                                // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t89 : tc_op_sum()(r2, t89);                  // mingru_backward.tc:35
+                        const float t90 = 0.0f + 0.0f;                              // mingru_backward.tc:26
+                        const float t91 = (t73 != 0.0f ? 0.0f : t87);               // mingru_backward.tc:32
+                        const float t92 = -t91;                                     // mingru_backward.tc:32
+                        const bool t93 = ((float)(t77 > 20.0f)) != 0;               // mingru_backward.tc:32
+                        const float t94 = tc_sigmoid(t77);                          // mingru_backward.tc:32
+                        const float t95 = (t93 != 0.0f ? 1.0f : t94);               // mingru_backward.tc:32
+                        const float t96 = t92 * t95;                                // mingru_backward.tc:32
+                        const float t97 = -t96;                                     // mingru_backward.tc:32
+                        const bool t98 = ((float)(t72 > 0.0f)) != 0;                // mingru_backward.tc:32
+                        const float t99 = (t73 != 0.0f ? t87 : 0.0f);               // mingru_backward.tc:32
+                        const float t100 = t99 / t75;                               // mingru_backward.tc:32
+                        const float t101 = (t98 != 0.0f ? t100 : 0.0f);             // mingru_backward.tc:32
+                        const float t102 = t97 + t101;                              // mingru_backward.tc:27
+                        const float t103 = t90 + t102;                              // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t103;      // mingru_backward.tc:26
+                        const float t104 = r2 + t87;                                // mingru_backward.tc:30
+                        const float t105 = -t104;                                   // mingru_backward.tc:30
+                        const bool t106 = ((float)(t68 > 20.0f)) != 0;              // mingru_backward.tc:30
+                        const float t107 = tc_sigmoid(t68);                         // mingru_backward.tc:30
+                        const float t108 = (t106 != 0.0f ? 1.0f : t107);            // mingru_backward.tc:30
+                        const float t109 = t105 * t108;                             // mingru_backward.tc:30
+                        const float t110 = t87 + t109;                              // mingru_backward.tc:28
+                        const float t111 = 0.0f + t110;                             // mingru_backward.tc:26
+                        const float t112 = t111 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t112; // mingru_backward.tc:26
+                        const float t113 = t63 * t65;                               // mingru_backward.tc:40
+                        const float t114 = t50 + t113;                              // mingru_backward.tc:40
+                        const float t115 = t43 * t114;                              // mingru_backward.tc:41
+                        const float t116 = 1.0f - t45;                              // mingru_backward.tc:41
+                        const float t117 = t45 * t116;                              // mingru_backward.tc:41
+                        const float t118 = t115 * t117;                             // mingru_backward.tc:41
+                        const float t119 = t118 + 0.0f;                             // mingru_backward.tc:26
+                        const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t120; // mingru_backward.tc:26
                     }
-                    const float t4 = st1[tt_][threadIdx.x];                     // mingru_backward.tc:41
-                    const float t5 = st2[tt_][threadIdx.x];                     // mingru_backward.tc:26
-                    const float t6 = tc_sigmoid(t5);                            // mingru_backward.tc:41
-                    const float t7 = t4 * t6;                                   // mingru_backward.tc:41
-                    const float t8 = t2 + t7;                                   // mingru_backward.tc:40
-                    const float t9 = st3[tt_][threadIdx.x];                     // mingru_backward.tc:35
-                    const float t10 = t9 + t0;                                  // mingru_backward.tc:40
-                    const float t11 = expf(t10);                                // mingru_backward.tc:40
-                    const float t12 = t8 * t11;                                 // mingru_backward.tc:40
-                    const bool t13 = ((float)(t12 > 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t14 = (t13 != 0.0f ? t12 : 0.0f);               // mingru_backward.tc:36
-                    const float t15 = logf(t14);                                // mingru_backward.tc:36
-                    const float t16 = t15 - t0;                                 // mingru_backward.tc:36
-                    const float t17 = (t1 != 0.0f ? __int_as_float(0xff800000) : t16); // mingru_backward.tc:36
-                    c0 = s_ == 0 ? t17 : tc_op_logaddexp()(c0, t17);            // mingru_backward.tc:36
-                    const bool t18 = ((float)(t12 < 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t19 = -t12;                                     // mingru_backward.tc:36
-                    const float t20 = (t18 != 0.0f ? t19 : 0.0f);               // mingru_backward.tc:36
-                    const float t21 = logf(t20);                                // mingru_backward.tc:36
-                    const float t22 = t21 - t0;                                 // mingru_backward.tc:36
-                    const float t23 = (t1 != 0.0f ? __int_as_float(0xff800000) : t22); // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t23 : tc_op_logaddexp()(c1, t23);            // mingru_backward.tc:36
-                    const float t25 = t8 * t24;                                 // mingru_backward.tc:40
-                    const float t26 = expf(t9);                                 // mingru_backward.tc:40
-                    const float t27 = t25 * t26;                                // mingru_backward.tc:40
-                    const float t28 = t27 + t12;                                // mingru_backward.tc:35
-                    const float t29 = st4[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t30 = tc_softplus(t29);                         // mingru_backward.tc:30
-                    const float t31 = -t30;                                     // mingru_backward.tc:30
-                    const float t32 = t29 + t31;                                // mingru_backward.tc:34
-                    const float t33 = st5[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const bool t34 = ((float)(t33 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                    const float t35 = tc_relu(t33);                             // mingru_backward.tc:32
-                    const float t36 = t35 + 0.5f;                               // mingru_backward.tc:32
-                    const float t37 = logf(t36);                                // mingru_backward.tc:32
-                    const float t38 = -t33;                                     // mingru_backward.tc:32
-                    const float t39 = tc_softplus(t38);                         // mingru_backward.tc:32
-                    const float t40 = -t39;                                     // mingru_backward.tc:32
-                    const float t41 = (t34 != 0.0f ? t37 : t40);                // mingru_backward.tc:32
-                    const float t42 = t32 + t41;                                // mingru_backward.tc:34
-                    const float t43 = t42 - t9;                                 // mingru_backward.tc:36
-                    const float t44 = t43 + c0;                                 // mingru_backward.tc:36
-                    const float t45 = expf(t44);                                // mingru_backward.tc:36
-                    const float t46 = t43 + c1;                                 // mingru_backward.tc:36
-                    const float t47 = expf(t46);                                // mingru_backward.tc:36
-                    const float t48 = t45 - t47;                                // mingru_backward.tc:36
-                    const float t49 = -t48;                                     // mingru_backward.tc:36
-                    const float t50 = t28 + t49;                                // mingru_backward.tc:35
-                    c2 = s_ == 0 ? t50 : tc_op_sum()(c2, t50);                  // mingru_backward.tc:35
-                    const float t51 = 0.0f + 0.0f;                              // mingru_backward.tc:26
-                    const float t52 = (t34 != 0.0f ? 0.0f : t48);               // mingru_backward.tc:32
-                    const float t53 = -t52;                                     // mingru_backward.tc:32
-                    const bool t54 = ((float)(t38 > 20.0f)) != 0;               // mingru_backward.tc:32
-                    const float t55 = tc_sigmoid(t38);                          // mingru_backward.tc:32
-                    const float t56 = (t54 != 0.0f ? 1.0f : t55);               // mingru_backward.tc:32
-                    const float t57 = t53 * t56;                                // mingru_backward.tc:32
-                    const float t58 = -t57;                                     // mingru_backward.tc:32
-                    const bool t59 = ((float)(t33 > 0.0f)) != 0;                // mingru_backward.tc:32
-                    const float t60 = (t34 != 0.0f ? t48 : 0.0f);               // mingru_backward.tc:32
-                    const float t61 = t60 / t36;                                // mingru_backward.tc:32
-                    const float t62 = (t59 != 0.0f ? t61 : 0.0f);               // mingru_backward.tc:32
-                    const float t63 = t58 + t62;                                // mingru_backward.tc:27
-                    const float t64 = t51 + t63;                                // mingru_backward.tc:26
-                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t64;       // mingru_backward.tc:26
-                    const float t65 = c2 + t48;                                 // mingru_backward.tc:30
-                    const float t66 = -t65;                                     // mingru_backward.tc:30
-                    const bool t67 = ((float)(t29 > 20.0f)) != 0;               // mingru_backward.tc:30
-                    const float t68 = tc_sigmoid(t29);                          // mingru_backward.tc:30
-                    const float t69 = (t67 != 0.0f ? 1.0f : t68);               // mingru_backward.tc:30
-                    const float t70 = t66 * t69;                                // mingru_backward.tc:30
-                    const float t71 = t48 + t70;                                // mingru_backward.tc:28
-                    const float t72 = 0.0f + t71;                               // mingru_backward.tc:26
-                    const float t73 = t72 + 0.0f;                               // mingru_backward.tc:26
-                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t73; // mingru_backward.tc:26
-                    const float t74 = t24 * t26;                                // mingru_backward.tc:40
-                    const float t75 = t11 + t74;                                // mingru_backward.tc:40
-                    const float t76 = t4 * t75;                                 // mingru_backward.tc:41
-                    const float t77 = 1.0f - t6;                                // mingru_backward.tc:41
-                    const float t78 = t6 * t77;                                 // mingru_backward.tc:41
-                    const float t79 = t76 * t78;                                // mingru_backward.tc:41
-                    const float t80 = t79 + 0.0f;                               // mingru_backward.tc:26
-                    const float t81 = t80 + 0.0f;                               // mingru_backward.tc:26
-                    out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t81; // mingru_backward.tc:26
                 }
-            }
-        }
-    } else { /* a block per lane, a chunk of blockDim.x elements at a time */
-        for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
-             lane = lanes - lane > (idx_t)gridDim.x ? lane + gridDim.x : lanes) {
-            idx_t q_ = lane;
-            const idx_t i2 = q_ % sz_H;
-            q_ /= sz_H;
-            const idx_t i0 = q_;
-            const float t110 = in_state[sz_H*i0 + i2];                  // mingru_backward.tc:26
-            float c0 = 0; /* %46 logcumsumexp */
-            float c1 = 0; /* %55 logcumsumexp */
-            float c2 = 0; /* %64 cumsum */
-            for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
-                const bool act_ = threadIdx.x < len - c_;
-                const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;
-                /* past the end: the last element, in bounds, stored by no one */
-                const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
-                const idx_t i1 = len - 1 - s_;
-                const float t82 = buf21[sz_T*sz_H*i0 + sz_H*i1 + i2];       // mingru_backward.tc:36
-                const bool t83 = ((float)(t82 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                float t84;                                                  // mingru_backward.tc:41
-                if (i1 < sz_T - 1) {
-                    t84 = 0.0f;
-                } else {
-                    const float t85 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                    t84 = t85;
-                }
-                const float t86 = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];     // mingru_backward.tc:41
-                const float t87 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t88 = tc_sigmoid(t87);                          // mingru_backward.tc:41
-                const float t89 = t86 * t88;                                // mingru_backward.tc:41
-                const float t90 = t84 + t89;                                // mingru_backward.tc:40
-                const float t91 = buf7[sz_T*sz_H*i0 + sz_H*i1 + i2];        // mingru_backward.tc:35
-                const float t92 = t91 + t82;                                // mingru_backward.tc:40
-                const float t93 = expf(t92);                                // mingru_backward.tc:40
-                const float t94 = t90 * t93;                                // mingru_backward.tc:40
-                const bool t95 = ((float)(t94 > 0.0f)) != 0;                // mingru_backward.tc:36
-                const float t96 = (t95 != 0.0f ? t94 : 0.0f);               // mingru_backward.tc:36
-                const float t97 = logf(t96);                                // mingru_backward.tc:36
-                const float t98 = t97 - t82;                                // mingru_backward.tc:36
-                const float t99 = (t83 != 0.0f ? __int_as_float(0xff800000) : t98); // mingru_backward.tc:36
-                float tot101;                                               // mingru_backward.tc:36
-                float v100 = tc_block_scan(t99, tc_op_logaddexp(), last_, &tot101); // mingru_backward.tc:36
-                if (c_ > 0) v100 = tc_op_logaddexp()(c0, v100);             // mingru_backward.tc:36
-                c0 = c_ == 0 ? tot101 : tc_op_logaddexp()(c0, tot101);      // mingru_backward.tc:36
-                const bool t102 = ((float)(t94 < 0.0f)) != 0;               // mingru_backward.tc:36
-                const float t103 = -t94;                                    // mingru_backward.tc:36
-                const float t104 = (t102 != 0.0f ? t103 : 0.0f);            // mingru_backward.tc:36
-                const float t105 = logf(t104);                              // mingru_backward.tc:36
-                const float t106 = t105 - t82;                              // mingru_backward.tc:36
-                const float t107 = (t83 != 0.0f ? __int_as_float(0xff800000) : t106); // mingru_backward.tc:36
-                float tot109;                                               // mingru_backward.tc:36
-                float v108 = tc_block_scan(t107, tc_op_logaddexp(), last_, &tot109); // mingru_backward.tc:36
-                if (c_ > 0) v108 = tc_op_logaddexp()(c1, v108);             // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot109 : tc_op_logaddexp()(c1, tot109);      // mingru_backward.tc:36
-                const float t111 = t90 * t110;                              // mingru_backward.tc:40
-                const float t112 = expf(t91);                               // mingru_backward.tc:40
-                const float t113 = t111 * t112;                             // mingru_backward.tc:40
-                const float t114 = t113 + t94;                              // mingru_backward.tc:35
-                const float t115 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t116 = tc_softplus(t115);                       // mingru_backward.tc:30
-                const float t117 = -t116;                                   // mingru_backward.tc:30
-                const float t118 = t115 + t117;                             // mingru_backward.tc:34
-                const float t119 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t120 = ((float)(t119 >= 0.0f)) != 0;             // mingru_backward.tc:32
-                const float t121 = tc_relu(t119);                           // mingru_backward.tc:32
-                const float t122 = t121 + 0.5f;                             // mingru_backward.tc:32
-                const float t123 = logf(t122);                              // mingru_backward.tc:32
-                const float t124 = -t119;                                   // mingru_backward.tc:32
-                const float t125 = tc_softplus(t124);                       // mingru_backward.tc:32
-                const float t126 = -t125;                                   // mingru_backward.tc:32
-                const float t127 = (t120 != 0.0f ? t123 : t126);            // mingru_backward.tc:32
-                const float t128 = t118 + t127;                             // mingru_backward.tc:34
-                const float t129 = t128 - t91;                              // mingru_backward.tc:36
-                const float t130 = t129 + v100;                             // mingru_backward.tc:36
-                const float t131 = expf(t130);                              // mingru_backward.tc:36
-                const float t132 = t129 + v108;                             // mingru_backward.tc:36
-                const float t133 = expf(t132);                              // mingru_backward.tc:36
-                const float t134 = t131 - t133;                             // mingru_backward.tc:36
-                const float t135 = -t134;                                   // mingru_backward.tc:36
-                const float t136 = t114 + t135;                             // mingru_backward.tc:35
-                float tot138;                                               // mingru_backward.tc:35
-                float v137 = tc_block_scan(t136, tc_op_sum(), last_, &tot138); // mingru_backward.tc:35
-                if (c_ > 0) v137 = tc_op_sum()(c2, v137);                   // mingru_backward.tc:35
-                c2 = c_ == 0 ? tot138 : tc_op_sum()(c2, tot138);            // mingru_backward.tc:35
-                const float t139 = 0.0f + 0.0f;                             // mingru_backward.tc:26
-                const float t140 = (t120 != 0.0f ? 0.0f : t134);            // mingru_backward.tc:32
-                const float t141 = -t140;                                   // mingru_backward.tc:32
-                const bool t142 = ((float)(t124 > 20.0f)) != 0;             // mingru_backward.tc:32
-                const float t143 = tc_sigmoid(t124);                        // mingru_backward.tc:32
-                const float t144 = (t142 != 0.0f ? 1.0f : t143);            // mingru_backward.tc:32
-                const float t145 = t141 * t144;                             // mingru_backward.tc:32
-                const float t146 = -t145;                                   // mingru_backward.tc:32
-                const bool t147 = ((float)(t119 > 0.0f)) != 0;              // mingru_backward.tc:32
-                const float t148 = (t120 != 0.0f ? t134 : 0.0f);            // mingru_backward.tc:32
-                const float t149 = t148 / t122;                             // mingru_backward.tc:32
-                const float t150 = (t147 != 0.0f ? t149 : 0.0f);            // mingru_backward.tc:32
-                const float t151 = t146 + t150;                             // mingru_backward.tc:27
-                const float t152 = t139 + t151;                             // mingru_backward.tc:26
-                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t152; // mingru_backward.tc:26
-                const float t153 = v137 + t134;                             // mingru_backward.tc:30
-                const float t154 = -t153;                                   // mingru_backward.tc:30
-                const bool t155 = ((float)(t115 > 20.0f)) != 0;             // mingru_backward.tc:30
-                const float t156 = tc_sigmoid(t115);                        // mingru_backward.tc:30
-                const float t157 = (t155 != 0.0f ? 1.0f : t156);            // mingru_backward.tc:30
-                const float t158 = t154 * t157;                             // mingru_backward.tc:30
-                const float t159 = t134 + t158;                             // mingru_backward.tc:28
-                const float t160 = 0.0f + t159;                             // mingru_backward.tc:26
-                const float t161 = t160 + 0.0f;                             // mingru_backward.tc:26
-                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t161; // mingru_backward.tc:26
-                const float t162 = t110 * t112;                             // mingru_backward.tc:40
-                const float t163 = t93 + t162;                              // mingru_backward.tc:40
-                const float t164 = t86 * t163;                              // mingru_backward.tc:41
-                const float t165 = 1.0f - t88;                              // mingru_backward.tc:41
-                const float t166 = t88 * t165;                              // mingru_backward.tc:41
-                const float t167 = t164 * t166;                             // mingru_backward.tc:41
-                const float t168 = t167 + 0.0f;                             // mingru_backward.tc:26
-                const float t169 = t168 + 0.0f;                             // mingru_backward.tc:26
-                if (act_) out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t169; // mingru_backward.tc:26
             }
         }
     }
@@ -1155,10 +801,9 @@ launch plan of mingru_grad (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer buf7         temp   f32[B, T, H]  live steps 0..1, slot 0
-  buffer buf21        temp   f32[B, T, H]  live steps 0..1, slot 1
-  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, buf21, T, H, B)
-  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_2<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, buf7, buf21, T, H, B)
+  buffer ckpt7        temp   f32[(T + 3)/4, B*H]  live steps 0..0, slot 0
+  buffer ckpt21       temp   f32[(T + 3)/4, B*H]  live steps 0..0, slot 1
+  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_1<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, out_dstate, ckpt7, ckpt21, T, H, B)
 launch plan of mingru_fwd (32-bit indices):
   buffer in_combined  param  f32[B, T, 3, H]
   buffer in_state     param  f32[B, 1, H]
@@ -1172,8 +817,7 @@ launch plan of mingru_bwd (32-bit indices):
   buffer in_dnext     param  f32[B, 1, H]
   buffer out_dcombined output f32[B, T, 3, H]
   buffer out_dstate   output f32[B, 1, H]
-  buffer buf7         temp   f32[B, T, H]  live steps 0..1, slot 0
-  buffer buf21        temp   f32[B, T, H]  live steps 0..1, slot 1
-  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_4<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_dout, in_dnext, out_dstate, buf7, buf21, T, H, B)
-  step 1: tc_scan_fused_softplus_neg_add_ge_relu_log_5<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, buf7, buf21, T, H, B)
+  buffer ckpt7        temp   f32[(T + 3)/4, B*H]  live steps 0..0, slot 0
+  buffer ckpt21       temp   f32[(T + 3)/4, B*H]  live steps 0..0, slot 1
+  step 0: tc_scan_fused_softplus_neg_cumsum_add_ge_relu_4<<<(B*H + 127)/128, [128, 1, 1]>>>(in_combined, in_state, in_dout, in_dnext, out_dcombined, out_dstate, ckpt7, ckpt21, T, H, B)
  */

@@ -6,7 +6,8 @@
 # at T = 1, 3, 17, 64, 129; then examples/mingru.tc at T = 17, 64 and 129 (at 257 f32's
 # own error in the log-space form, a cancelling a + s, reaches 2e-5).  (The benchmark sizes are
 # checked and timed by tc-bench: bench/run.sh.)  Needs a GPU; prints PASS/FAIL lines and
-# exits 1 on any failure.
+# exits 1 on any failure.  Checkpointed scan pairs (pair_fwd, pair_rev, the
+# minGRU gradient: one kernel) at every T and dtype, K = 5 and off too.
 set -u
 b=${1:-build}
 tc=$b/tensorc
@@ -20,12 +21,15 @@ run() {
     l=$(printf '%q ' "$@")
     echo "${l% }" >> "$jobs" # no trailing blank: xargs -L would join the next line
 }
+# one [ckpt=off|K] ARGS: a leading ckpt= sets TENSORC_SCAN_CHECKPOINT (the
+# checkpointed scan pairs' A/B: sched_ckpt.c)
 one() {
-    local out
-    if out=$("$tc" run "$@" --device=cuda --random --check 2>&1); then
-        echo "PASS $* ($(echo "$out" | grep -o 'max rel err [^)]*'))"
+    local out pre=()
+    case $1 in ckpt=*) pre=(env "TENSORC_SCAN_CHECKPOINT=${1#ckpt=}"); shift ;; esac
+    if out=$(${pre[@]+"${pre[@]}"} "$tc" run "$@" --device=cuda --random --check 2>&1); then
+        echo "PASS ${pre[*]+${pre[1]} }$* ($(echo "$out" | grep -o 'max rel err [^)]*'))"
     else
-        printf 'FAIL %s\n%s\n' "$*" "$(echo "$out" | tail -5)"
+        printf 'FAIL %s\n%s\n' "${pre[*]+${pre[1]} }$*" "$(echo "$out" | tail -5)"
     fi
 }
 for dt in f32 f16 bf16 f64; do
@@ -35,7 +39,14 @@ for dt in f32 f16 bf16 f64; do
         run "$prog" --fn scanred --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         run "$prog" --fn scanred_rev --dtype T=$dt --shape B=2,L=$L,H=65 --seed $L
         run "$prog" --fn planes --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        # checkpointed pairs (one kernel: the forward walk, then the reversed
+        # one segment by segment), every scan kind both ways; K = 5 too
+        run "$prog" --fn pair_fwd --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        run "$prog" --fn pair_rev --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        run ckpt=5 "$prog" --fn pair_fwd --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
     done
+    run "$prog" --fn pair_short --dtype T=$dt --shape B=3,H=33 --seed 5
+    run "$prog" --fn pair_k --dtype T=$dt --shape B=3,H=33 --seed 21
 done
 # The minGRU forward and its gradient (grad(): the forward's scans, dstate
 # as a sum carried by the forward walk, the reversed scans) at T = 1, 3, 17,
@@ -52,6 +63,9 @@ for T in 1 3 17 64 129; do
     fi
     run "$tmp64/mingru64.tc" --fn mingru --shape B=5,T=$T,H=67 --seed $T
     run "$tmp64/mingru64.tc" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
+    # the gradient's walks as two kernels (checkpointing off) and with K = 5
+    run ckpt=off "$tmp64/mingru64.tc" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
+    run ckpt=5 "$tmp64/mingru64.tc" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
 done
 for L in 1 17 129 4097; do
     run "$prog" --fn ints --shape N=7,L=$L --seed $L

@@ -5,7 +5,8 @@
 # A "# fdcheck:" line adds options (prelude.tc: f32 step and tolerance).
 #   tests/grad/run.sh FDCHECK [TENSORC]
 # With TENSORC, also the exact gradients at ties and kinks (ties.py) and
-# what the examples' vjp pairs save (remat.sh).
+# what the examples' vjp pairs save (remat.sh), and the checkpointed scan
+# pair of grad(mingru) (ckpt.sh: 1/K of the states, the same results).
 set -u
 fd=$(realpath "$1")
 tc=${2:+$(realpath "$2")}
@@ -22,5 +23,6 @@ done
 if [ -n "$tc" ]; then
   python3 ties.py "$tc" || fail=1
   bash remat.sh "$tc" || fail=1
+  bash ckpt.sh "$tc" || fail=1
 fi
 exit $fail

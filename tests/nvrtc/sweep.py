@@ -155,6 +155,11 @@ def main():
             add("reductions", "sc_" + n, "fn sc_%s(x: %s[B, T, H]) -> (y: R[B, T, H], z: R[B, 1, H]) "
                 "{ a = %s(x * 2, axis=1); b = cumsum(a, axis=1) + a; return b, b[:, -1:, :] }"
                 % (n, dt, sc))
+            # a checkpointed pair (sched_ckpt.c): the scan read only by a
+            # reversed walk, one kernel with 16-bit register arrays for f16
+            add("reductions", "sp_" + n, "fn sp_%s(x: %s[B, T, H]) -> (y: R[B, T, H], z: S[B, 1, H]) "
+                "{ a = %s(x, axis=1); return cumsum(a * x, axis=1, reverse=true), sum(x, axis=1, keepdim=true) }"
+                % (n, dt, sc))
 
     # TC_SWEEP_GROUPS=pointwise,reductions: only those groups (the ctest
     # default: every op's spelling and every accumulator; rows and split

@@ -34,7 +34,8 @@ Families (issue 11 lists the bugs each one exists to catch):
           helper functions with [*] and dtype-variable parameters called at
           concrete shapes, helpers defined and never called, and outputs that
           are also returned reduced again over other axes; scans (cumsum,
-          cumprod, cummax, cummin, logcumsumexp) along any axis, reversed or not
+          cumprod, cummax, cummin, logcumsumexp) along any axis, reversed or not,
+          and pairs of a scan read only by one the other way (one kernel)
   arg     argmin/argmax over every axis of ranks 2-4, inputs with many ties,
           keepdim both ways (NumPy's first-index rule)
   mmep    a 2-D matmul with M a constant <= 16 and pointwise neighbours (the
@@ -447,6 +448,23 @@ class Gen:
         return self.emit("sum((%s - %s) * %s, axis=0)" % (a.name, m.name, b.name),
                          "np.sum(%s(%s(%s - %s) * %s), axis=0)" % (R, R, a.name, m.name, b.name),
                          (a.shape[1],), a.dtype)
+    def op_scan_pair(self):
+        # a scan read only by a scan the other way along the same axis (a
+        # gradient's forward and reversed walks): the checkpointed pair,
+        # one kernel (src/sched/sched_ckpt.c)
+        a = self.pick()
+        if not a.shape or a.dtype not in FLOATS:
+            return None
+        kinds = ["cumsum", "cummax", "cummin"] + ([] if a.nf else ["logcumsumexp"])
+        k1, k2 = self.r.choice(kinds), self.r.choice(kinds)
+        ax = self.reduce_axes(len(a.shape))
+        rev = self.r.random() < 0.5
+        s = self.emit("%s(%s, axis=%d%s)" % (k1, a.name, ax, ", reverse=true" if rev else ""),
+                      "scan(%r, %s, %d, %s)" % (k1, a.name, ax, rev), a.shape, a.dtype, a.nf)
+        self.vals.pop()   # read only by the reversed walk
+        return self.emit("%s(%s + %s, axis=%d%s)" % (k2, s.name, a.name, ax, "" if rev else ", reverse=true"),
+                         "scan(%r, %s(%s + %s), %d, %s)" % (k2, self.rnd(a.dtype), s.name, a.name, ax, not rev),
+                         a.shape, a.dtype, a.nf)
 
     def op_softmax(self):
         # the prelude's softmax family over any axis (a called [*]/T function)
@@ -671,7 +689,8 @@ class Gen:
                (self.op_literal, 1.5), (self.op_classify, 0.5), (self.op_softmax, 0.6),
                (self.op_colpart, 0.6),
                (self.op_helper, 0.8 if "helpers" not in AVOID else 0), (self.op_cast, 0.7),
-               (self.op_scan, 1.0 if "scan" not in AVOID else 0)]
+               (self.op_scan, 1.0 if "scan" not in AVOID else 0),
+               (self.op_scan_pair, 0.5 if "scan" not in AVOID else 0)]
         if r.random() < 0.15 and "nonfinite" not in AVOID:
             ops += [(self.op_nonfinite, 1.0)]
         if self.matmul:
