@@ -44,6 +44,8 @@ typedef struct kdesc {
 typedef struct visit {
     struct visit *next;
     const tc_dim **idx;
+    bool scan_end;          /* visited for a store of a scan's final elements, where a
+                               reduction of the walk may be read; not in the walk */
 } visit;
 
 typedef struct kcost {

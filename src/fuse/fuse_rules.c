@@ -102,6 +102,9 @@ bool fuse_node_index(const ffn *f, const fkernel *k, const lnode *n, const tc_di
 
 /* ---- row consistency -------------------------------------------------------- */
 
+/* Has n been checked at idx already, in the same situation (the walk of a
+ * scan kernel, or its final store: a reduction of the walk is readable in
+ * the second only, so a visit from one is no answer for the other)? */
 static bool seen_before(fctx *x, const lnode *n, const tc_dim **idx)
 {
     if (x->seen_epoch[n->id] != x->epoch) {
@@ -109,7 +112,7 @@ static bool seen_before(fctx *x, const lnode *n, const tc_dim **idx)
         x->seen[n->id] = NULL;
     }
     for (visit *v = x->seen[n->id]; v; v = v->next) {
-        bool eq = true;
+        bool eq = v->scan_end == x->scan_end;
         for (int k = 0; k < n->rank && eq; k++)
             eq = v->idx[k] == idx[k];
         if (eq)
@@ -117,6 +120,7 @@ static bool seen_before(fctx *x, const lnode *n, const tc_dim **idx)
     }
     visit *v = ARENA_NEW(x->a, visit);
     v->idx = idx;
+    v->scan_end = x->scan_end;
     v->next = x->seen[n->id];
     x->seen[n->id] = v;
     return false;

@@ -30,6 +30,7 @@ fail=0
 one() { "$@" || fail=1; }
 one python3 "$here/emu.py" "$tc" "$s" rows "N=3,L=129" 129
 one python3 "$here/emu.py" "$tc" "$s" chain "B=2,L=129,H=33" 129
+one python3 "$here/emu.py" "$tc" "$s" walk_red_twice "N=3,L=129;N=1,L=1;N=5,L=17" 7
 for L in 1 17 129; do
     for fn in scanred scanred_rev planes; do
         one python3 "$here/emu.py" "$tc" "$s" $fn "B=2,L=$L,H=33" "$L"

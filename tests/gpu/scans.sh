@@ -39,6 +39,7 @@ for dt in f32 f16 bf16 f64; do
         run "$prog" --fn scanred --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         run "$prog" --fn scanred_rev --dtype T=$dt --shape B=2,L=$L,H=65 --seed $L
         run "$prog" --fn planes --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        run "$prog" --fn walk_red_twice --dtype T=$dt --shape N=5,L=$L --seed $L
         # checkpointed pairs (one kernel: the forward walk, then the reversed
         # one segment by segment), every scan kind both ways; K = 5 too
         run "$prog" --fn pair_fwd --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L

@@ -579,7 +579,9 @@ class Gen:
     def op_cast(self):
         a = self.pick()
         if a.dtype != self.base:
-            return self.emit("%s(%s)" % (self.base, a.name), a.name, a.shape, self.base, a.nf)
+            # T(...) where the signature says T: the program stays valid at
+            # every binding of T (tests/nvrtc compiles it with T unbound, f32)
+            return self.emit("%s(%s)" % (self.ty(self.base), a.name), a.name, a.shape, self.base, a.nf)
         if self.base == "f64":
             return self.emit("f32(%s)" % a.name, a.name, a.shape, "f32", a.nf)
         if self.base != "f32":
@@ -749,7 +751,7 @@ class Gen:
         fixed = []
         for v in outs:
             if v.dtype != self.base:
-                v = self.emit("%s(%s)" % (self.base, v.name), v.name, v.shape, self.base, v.nf)
+                v = self.emit("%s(%s)" % (self.ty(self.base), v.name), v.name, v.shape, self.base, v.nf)
             fixed.append(v)
         outs = fixed
         params = ["%s: %s" % (v.name, self.tystr(v)) for v in self.inputs]
