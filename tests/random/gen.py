@@ -302,7 +302,7 @@ class Gen:
                              "np.where(np.isinf(%s) | np.isnan(%s), 0, %s)" % (n, n, n),
                              a.shape, a.dtype)
         if k == 1:
-            return self.emit("%s(isnan(%s)) + %s(isinf(%s))" % (a.dtype, n, a.dtype, n),
+            return self.emit("%s(isnan(%s)) + %s(isinf(%s))" % (self.ty(a.dtype), n, self.ty(a.dtype), n),
                              "np.isnan(%s).astype(float) + np.isinf(%s)" % (n, n), a.shape, a.dtype)
         if k == 2:
             return self.emit("where(!(isnan(%s) || isinf(%s)), %s, -1)" % (n, n, n),
