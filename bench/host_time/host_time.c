@@ -304,7 +304,7 @@ static void bench_run(void)
     if (st != TC_OK)
         die("tc_compile", st);
     static int64_t shape[2] = {32, 128};
-    void *x, *y;
+    void *x = NULL, *y = NULL;
     if ((st = tc_device_alloc(ctx, 32 * 128 * 4, &x)) != TC_OK ||
         (st = tc_device_alloc(ctx, 32 * 128 * 4, &y)) != TC_OK)
         die("tc_device_alloc", st);

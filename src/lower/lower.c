@@ -620,7 +620,7 @@ lfn *lower_fn(const gfn *g, tc_dimctx *dims, tc_arena *a, tc_diag *d)
     f->g = g;
     f->dims = dims;
     for (int k = 0; k <= TC_MAX_RANK; k++) {
-        char nm[8];
+        char nm[16];
         snprintf(nm, sizeof nm, "$%d", k);
         f->varnames[k] = arena_strdup(a, nm);
         f->vars[k] = dim_sym(dims, f->varnames[k]);
