@@ -78,7 +78,7 @@ void sched_print_attn(tc_buf *b, const ksched *ks)
     buf_printf(b, " of %d keys, head dim %lld, %s", ks->at_chunk, (long long)ks->k->attn->d,
                ks->at_mma ? "tensor cores" : "FMAs");
     if (ks->at_knobs) /* the TENSORC_ATTN_* knobs' values */
-        buf_printf(b, ", %d warps, %d steps of k and v in flight", ks->at_warps, ks->at_prefetch);
+        buf_printf(b, ", %d warps, prefetch %d", ks->at_warps, ks->at_prefetch);
     buf_puts(b, "\n");
     buf_printf(b, "    why: %s\n", ks->why);
 }
