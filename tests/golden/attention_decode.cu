@@ -7,9 +7,9 @@
  *
  * Block = W warps (4) over one (group of rows, chunk of CH keys, 256); each
  * warp takes 16 keys at a time and keeps, per row, a running max, sum and
- * unnormalized output.  CH, W and PF (the 16-key steps of k and v a warp
- * has in flight while it computes, 1) are template parameters, set by the
- * TENSORC_ATTN_* knobs for timing variants (sched_attn.c); the split
+ * unnormalized output.  CH, W and PF (how far ahead a warp loads k and v,
+ * tc_at_mma_path; 1) are template parameters, set by the TENSORC_ATTN_*
+ * knobs for timing variants (sched_attn.c); the split
  * depends on CH and the context length alone.  f16/bf16 with a head dim a
  * multiple of 32 (up to 128) and 16-byte aligned k and v use tensor
  * cores: S = Q K^T and O += P V with mma.sync m16n8k16 (rows 8..15 of A
@@ -127,42 +127,28 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
                 o[p][h][e] = 0.0f;
     float m = -__int_as_float(0x7f800000), lsum = 0.0f;
     const bool row_ok = g < nr;
-    /* the next PF steps' k and v are loaded while this one computes: kn[f]
-     * is the step f + 1 ahead */
+    /* PF 1: the next step's k and v are loaded while this one computes.
+     * PF 2: two buffers, each reloaded with the step after next as soon
+     * as it is free (k after S, v after O): the loads lead their use by
+     * about 1.5 steps instead of 1, in the same registers (a third buffer,
+     * a true 2 steps ahead, spills at head dim 128) */
     constexpr int STEP = 16 * W;
-    uint4 kn[PF][2][P], vn[PF][2][P];
-    auto load = [&](int f, long long key0) {
+    auto load = [&](uint4 (&kn)[2][P], uint4 (&vn)[2][P], long long key0, bool dok, bool dov) {
 #pragma unroll
         for (int t = 0; t < 2; t++) {
             const long long key = key0 + 8 * t + g;
             const bool ok = key < l1;
 #pragma unroll
             for (int p = 0; p < P; p++) {
-                kn[f][t][p] = ok ? __ldg((const uint4 *)(kp + key * ks + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
-                vn[f][t][p] = ok ? __ldg((const uint4 *)(vp + key * vs + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
+                if (dok)
+                    kn[t][p] = ok ? __ldg((const uint4 *)(kp + key * ks + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
+                if (dov)
+                    vn[t][p] = ok ? __ldg((const uint4 *)(vp + key * vs + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
             }
         }
     };
-#pragma unroll
-    for (int f = 0; f < PF; f++)
-        if (l0 + 16 * warp + STEP * f < l1)
-            load(f, l0 + 16 * warp + STEP * f);
-    for (long long key0 = l0 + 16 * warp; key0 < l1; key0 += STEP) {
-        uint4 kr[2][P], vr[2][P];
-#pragma unroll
-        for (int t = 0; t < 2; t++)
-#pragma unroll
-            for (int p = 0; p < P; p++) {
-                kr[t][p] = kn[0][t][p];
-                vr[t][p] = vn[0][t][p];
-#pragma unroll
-                for (int f = 0; f + 1 < PF; f++) {
-                    kn[f][t][p] = kn[f + 1][t][p];
-                    vn[f][t][p] = vn[f + 1][t][p];
-                }
-            }
-        if (key0 + STEP * PF < l1)
-            load(PF - 1, key0 + STEP * PF);
+    /* one 16-key step from kr and vr */
+    auto step = [&](uint4 (&kr)[2][P], uint4 (&vr)[2][P], long long key0) {
         float s[2][4];
 #pragma unroll
         for (int t = 0; t < 2; t++) {
@@ -175,6 +161,8 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
                 tc_at_mma<DT>(s[t], qa[2 * p + 1][0], qa[2 * p + 1][1], kr[t][p].z, kr[t][p].w);
             }
         }
+        if (PF == 2 && key0 + 2 * STEP < l1) /* k's buffer is free: the step after next */
+            load(kr, vr, key0 + 2 * STEP, true, false);
         /* lane (g, c) holds row g's scores at keys key0 + 8t + 2c + e */
         float x[2][2], tm = -__int_as_float(0x7f800000);
 #pragma unroll
@@ -221,6 +209,38 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
                 o[p][h][3] *= al1;
                 tc_at_mma4<DT>(o[p][h], tv[0][2 * h], tv[0][2 * h + 1], tv[1][2 * h], tv[1][2 * h + 1], b0, b1);
             }
+        }
+        if (PF == 2 && key0 + 2 * STEP < l1)
+            load(kr, vr, key0 + 2 * STEP, false, true);
+    };
+    const long long first = l0 + 16 * warp;
+    if (PF == 1) {
+        uint4 kn[2][P], vn[2][P];
+        if (first < l1)
+            load(kn, vn, first, true, true);
+        for (long long key0 = first; key0 < l1; key0 += STEP) {
+            uint4 kr[2][P], vr[2][P];
+#pragma unroll
+            for (int t = 0; t < 2; t++)
+#pragma unroll
+                for (int p = 0; p < P; p++) {
+                    kr[t][p] = kn[t][p];
+                    vr[t][p] = vn[t][p];
+                }
+            if (key0 + STEP < l1)
+                load(kn, vn, key0 + STEP, true, true);
+            step(kr, vr, key0);
+        }
+    } else {
+        uint4 ka[2][P], va[2][P], kb2[2][P], vb2[2][P];
+        if (first < l1)
+            load(ka, va, first, true, true);
+        if (first + STEP < l1)
+            load(kb2, vb2, first + STEP, true, true);
+        for (long long key0 = first; key0 < l1; key0 += 2 * STEP) {
+            step(ka, va, key0);
+            if (key0 + STEP < l1)
+                step(kb2, vb2, key0 + STEP);
         }
     }
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 1);
