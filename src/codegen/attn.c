@@ -172,8 +172,11 @@ const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_di
     int dt = m2->dtype == TC_F32 ? 0 : m2->dtype == TC_F16 ? 1 : 2;
     tc_buf o;
     buf_init(&o, a);
-    buf_printf(&o, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)\n{\n", ks->block[0], name,
-               buf_str(&sig));
+    /* 8 warps: one block an SM is enough (at batch 1 the grid is far below
+     * the SMs' room); without saying so ptxas held head dim 64 to 128
+     * registers and spilled */
+    buf_printf(&o, "extern \"C\" __global__ void __launch_bounds__(%d%s) %s(%s)\n{\n", ks->block[0],
+               ks->block[0] > ATTN_THREADS ? ", 1" : "", name, buf_str(&sig));
     buf_printf(&o, "    /* softmax(%%%d) @ v, %%%d = q @ k^T: flash-decoding, %s, head dim %lld */\n",
                at->score->id, at->qk->id, dtype_name(m2->dtype), (long long)at->d);
     if (g->wide && !g->idx64)
