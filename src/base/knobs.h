@@ -39,6 +39,9 @@ typedef struct tc_knobs {
     int col_split;          /* TENSORC_COL_SPLIT: 2 to 1024 */
     int col_x;              /* TENSORC_COL_X: 16 to 256, a multiple of 16 */
     int scan_checkpoint;    /* TENSORC_SCAN_CHECKPOINT: 0 ("off" or 0), else K from 1 to 64 */
+    int attn_chunk;         /* TENSORC_ATTN_CHUNK: keys a split, 64, 128, 256 or 512 */
+    int attn_warps;         /* TENSORC_ATTN_WARPS: 4 or 8 */
+    int attn_prefetch;      /* TENSORC_ATTN_PREFETCH: 1 or 2 */
     /* launches (src/runtime, src/api): -1 unset */
     int cluster_max;        /* TENSORC_CLUSTER_MAX: 1 to 16, a power of two */
     int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */

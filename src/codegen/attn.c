@@ -155,7 +155,7 @@ const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_di
     st->grid[0] = ks->grid;
     st->grid[1] = st->grid[2] = dim_const(c, 1);
     st->grid_cap = 2147483647;
-    st->block[0] = ATTN_THREADS;
+    st->block[0] = ks->block[0];
     st->block[1] = st->block[2] = 1;
     /* a 4-byte ticket per group (16-byte rounded), then per group and
      * split ATTN_ROWS output rows (f32, float4-aligned), maxima and sums */
@@ -172,17 +172,23 @@ const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_di
     int dt = m2->dtype == TC_F32 ? 0 : m2->dtype == TC_F16 ? 1 : 2;
     tc_buf o;
     buf_init(&o, a);
-    buf_printf(&o, "extern \"C\" __global__ void __launch_bounds__(%d) %s(%s)\n{\n", ATTN_THREADS, name,
-               buf_str(&sig));
+    /* 8 warps: one block an SM is enough (at batch 1 the grid is far below
+     * the SMs' room); without saying so ptxas held head dim 64 to 128
+     * registers and spilled */
+    buf_printf(&o, "extern \"C\" __global__ void __launch_bounds__(%d%s) %s(%s)\n{\n", ks->block[0],
+               ks->block[0] > ATTN_THREADS ? ", 1" : "", name, buf_str(&sig));
     buf_printf(&o, "    /* softmax(%%%d) @ v, %%%d = q @ k^T: flash-decoding, %s, head dim %lld */\n",
                at->score->id, at->qk->id, dtype_name(m2->dtype), (long long)at->d);
     if (g->wide && !g->idx64)
         buf_puts(&o, "    typedef long long idx_t; /* an index divides and multiplies back */\n");
     buf_puts(&o, buf_str(&fns));
     buf_puts(&o, buf_str(&sc));
-    buf_printf(&o, "    tc_attn<%d, %lld>(%s, %s, %s, %s, nkv, nrows, nkeys, kstride, vstride,\n"
+    /* the knobs' variant (sched_attn.c) as template arguments; unset, the defaults */
+    const char *var = ks->at_knobs ? arena_printf(a, ", %d, %d, %d", ks->at_chunk, ks->at_warps, ks->at_prefetch)
+                                   : "";
+    buf_printf(&o, "    tc_attn<%d, %lld%s>(%s, %s, %s, %s, nkv, nrows, nkeys, kstride, vstride,\n"
                    "                   (unsigned char *)ws, qoff, koff, voff, ooff, score);\n}\n",
-               dt, (long long)at->d, cg_buf_name(g, qb), cg_buf_name(g, kb), cg_buf_name(g, vb),
+               dt, (long long)at->d, var, cg_buf_name(g, qb), cg_buf_name(g, kb), cg_buf_name(g, vb),
                cg_buf_name(g, ob));
     return buf_str(&o);
 }

@@ -2,12 +2,15 @@
  * codegen/attn.c): out = softmax(score(q @ k^T)) @ v for ATTN_ROWS query
  * rows that share k and v, the keys split across blocks.
  *
- * Block = 4 warps over one (group of rows, chunk of 256 keys); each warp
- * takes 16 keys at a time and keeps, per row, a running max, sum and
- * unnormalized output.  f16/bf16 with a head dim a multiple of 32 (up to
- * 128) and 16-byte aligned k and v use tensor cores: S = Q K^T and O += P V
- * with mma.sync m16n8k16 (rows 8..15 of A zero), k and v loaded straight
- * into registers, 16 bytes a lane; the head dim is permuted consistently
+ * Block = W warps (4) over one (group of rows, chunk of CH keys, 256); each
+ * warp takes 16 keys at a time and keeps, per row, a running max, sum and
+ * unnormalized output.  CH, W and PF (how far ahead a warp loads k and v,
+ * tc_at_mma_path; 1) are template parameters, set by the TENSORC_ATTN_*
+ * knobs for timing variants (sched_attn.c); the split
+ * depends on CH and the context length alone.  f16/bf16 with a head dim a
+ * multiple of 32 (up to 128) and 16-byte aligned k and v use tensor
+ * cores: S = Q K^T and O += P V with mma.sync m16n8k16 (rows 8..15 of A
+ * zero), k and v loaded straight into registers, 16 bytes a lane; the head dim is permuted consistently
  * inside each 32 so each lane's 16 bytes feed the mma as they are, and V's
  * 8 x 8 pieces are transposed in registers (movmatrix).  Elsewhere (f32,
  * other head dims, misaligned) a warp takes one key at a time with FMAs.
@@ -81,19 +84,19 @@ __device__ __forceinline__ unsigned tc_at_word(const uint4 &v, int j) {
 }
 
 /* one warp's state over its keys, then the block's: max, sum, output per row */
-template <int D> struct tc_at_smem {
-    float m[4][8], l[4][8];
-    float o[4][8][D];
+template <int D, int W> struct tc_at_smem {
+    float m[W][8], l[W][8];
+    float o[W][8][D];
     float q[8][D];
     float bm[8];
-    float red[128];
+    float red[32 * W];
     float w[64][8], lw[8];
     int last;
 };
 
 /* The tensor-core path: this warp's 16-key steps over [l0, l1). */
-template <int DT, int D, class SC>
-__device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
+template <int DT, int D, int W, int PF, class SC>
+__device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
                                                long long nr, SC &score) {
@@ -121,33 +124,28 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D> &sh, const typename
                 o[p][h][e] = 0.0f;
     float m = -__int_as_float(0x7f800000), lsum = 0.0f;
     const bool row_ok = g < nr;
-    /* the next step's k and v are loaded while this one computes */
-    uint4 kn[2][P], vn[2][P];
-    auto load = [&](long long key0) {
+    /* PF 1: the next step's k and v are loaded while this one computes.
+     * PF 2: two buffers, each reloaded with the step after next as soon
+     * as it is free (k after S, v after O): the loads lead their use by
+     * about 1.5 steps instead of 1, in the same registers (a third buffer,
+     * a true 2 steps ahead, spills at head dim 128) */
+    constexpr int STEP = 16 * W;
+    auto load = [&](uint4 (&kn)[2][P], uint4 (&vn)[2][P], long long key0, bool dok, bool dov) {
 #pragma unroll
         for (int t = 0; t < 2; t++) {
             const long long key = key0 + 8 * t + g;
             const bool ok = key < l1;
 #pragma unroll
             for (int p = 0; p < P; p++) {
-                kn[t][p] = ok ? __ldg((const uint4 *)(kp + key * ks + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
-                vn[t][p] = ok ? __ldg((const uint4 *)(vp + key * vs + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
+                if (dok)
+                    kn[t][p] = ok ? __ldg((const uint4 *)(kp + key * ks + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
+                if (dov)
+                    vn[t][p] = ok ? __ldg((const uint4 *)(vp + key * vs + 32 * p + 8 * c)) : make_uint4(0, 0, 0, 0);
             }
         }
     };
-    if (l0 + 16 * warp < l1)
-        load(l0 + 16 * warp);
-    for (long long key0 = l0 + 16 * warp; key0 < l1; key0 += 64) {
-        uint4 kr[2][P], vr[2][P];
-#pragma unroll
-        for (int t = 0; t < 2; t++)
-#pragma unroll
-            for (int p = 0; p < P; p++) {
-                kr[t][p] = kn[t][p];
-                vr[t][p] = vn[t][p];
-            }
-        if (key0 + 64 < l1)
-            load(key0 + 64);
+    /* one 16-key step from kr and vr */
+    auto step = [&](uint4 (&kr)[2][P], uint4 (&vr)[2][P], long long key0) {
         float s[2][4];
 #pragma unroll
         for (int t = 0; t < 2; t++) {
@@ -160,6 +158,8 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D> &sh, const typename
                 tc_at_mma<DT>(s[t], qa[2 * p + 1][0], qa[2 * p + 1][1], kr[t][p].z, kr[t][p].w);
             }
         }
+        if (PF == 2 && key0 + 2 * STEP < l1) /* k's buffer is free: the step after next */
+            load(kr, vr, key0 + 2 * STEP, true, false);
         /* lane (g, c) holds row g's scores at keys key0 + 8t + 2c + e */
         float x[2][2], tm = -__int_as_float(0x7f800000);
 #pragma unroll
@@ -207,6 +207,38 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D> &sh, const typename
                 tc_at_mma4<DT>(o[p][h], tv[0][2 * h], tv[0][2 * h + 1], tv[1][2 * h], tv[1][2 * h + 1], b0, b1);
             }
         }
+        if (PF == 2 && key0 + 2 * STEP < l1)
+            load(kr, vr, key0 + 2 * STEP, false, true);
+    };
+    const long long first = l0 + 16 * warp;
+    if (PF == 1) {
+        uint4 kn[2][P], vn[2][P];
+        if (first < l1)
+            load(kn, vn, first, true, true);
+        for (long long key0 = first; key0 < l1; key0 += STEP) {
+            uint4 kr[2][P], vr[2][P];
+#pragma unroll
+            for (int t = 0; t < 2; t++)
+#pragma unroll
+                for (int p = 0; p < P; p++) {
+                    kr[t][p] = kn[t][p];
+                    vr[t][p] = vn[t][p];
+                }
+            if (key0 + STEP < l1)
+                load(kn, vn, key0 + STEP, true, true);
+            step(kr, vr, key0);
+        }
+    } else {
+        uint4 ka[2][P], va[2][P], kb2[2][P], vb2[2][P];
+        if (first < l1)
+            load(ka, va, first, true, true);
+        if (first + STEP < l1)
+            load(kb2, vb2, first + STEP, true, true);
+        for (long long key0 = first; key0 < l1; key0 += 2 * STEP) {
+            step(ka, va, key0);
+            if (key0 + STEP < l1)
+                step(kb2, vb2, key0 + STEP);
+        }
     }
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 1);
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 2);
@@ -227,8 +259,8 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D> &sh, const typename
 }
 
 /* The FMA path: a key at a time, the head dim across the lanes. */
-template <int DT, int D, class SC>
-__device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
+template <int DT, int D, int W, class SC>
+__device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
                                                long long nr, SC &score) {
@@ -243,7 +275,7 @@ __device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D> &sh, const typename
         for (int j = 0; j < J; j++)
             o[r][j] = 0.0f;
     }
-    for (long long l = l0 + warp; l < l1; l += 4) {
+    for (long long l = l0 + warp; l < l1; l += W) {
         float kd[J], vd[J];
 #pragma unroll
         for (int j = 0; j < J; j++) {
@@ -288,7 +320,7 @@ __device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D> &sh, const typename
     }
 }
 
-template <int DT, int D, class QO, class KO, class VO, class OO, class SC>
+template <int DT, int D, int CH = 256, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
 __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restrict__ q,
                                         const typename tc_at_t<DT>::T *__restrict__ k,
                                         const typename tc_at_t<DT>::T *__restrict__ v,
@@ -296,9 +328,10 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
                                         long long L, long long ks, long long vs, unsigned char *__restrict__ ws,
                                         QO qoff, KO koff, VO voff, OO ooff, SC score) {
     typedef typename tc_at_t<DT>::T T;
-    __shared__ tc_at_smem<D> sh;
+    constexpr int NT = 32 * W; /* threads */
+    __shared__ tc_at_smem<D, W> sh;
     const float ninf = -__int_as_float(0x7f800000);
-    const long long nrg = (R + 7) / 8, splits = (L + 255) / 256, groups = nkv * nrg;
+    const long long nrg = (R + 7) / 8, splits = (L + CH - 1) / CH, groups = nkv * nrg;
     if (splits == 0) { /* no keys: p @ v sums nothing */
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < groups * 8 * D;
              i += (long long)gridDim.x * blockDim.x) {
@@ -313,7 +346,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
         return;
     const long long kb = grp / nrg, r0 = (grp % nrg) * 8;
     const long long nr = R - r0 < 8 ? R - r0 : 8;
-    const long long l0 = split * 256, l1 = l0 + 256 < L ? l0 + 256 : L;
+    const long long l0 = split * CH, l1 = l0 + CH < L ? l0 + CH : L;
     unsigned *tickets = (unsigned *)ws;
     float *part = (float *)(ws + ((groups * 4 + 3) / 4) * 16);
     const long long psz = 8 * ((D + 3) / 4 * 4) + 16;
@@ -326,10 +359,10 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     bool mma = TC_AT_TENSOR && DT != 0 && D % 32 == 0 && D <= 128 && ks % 8 == 0 && vs % 8 == 0 &&
                (((unsigned long long)kp | (unsigned long long)vp) & 15) == 0;
     if (mma)
-        tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32>(
-            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score);
+        tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32, W, PF>(
+            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32, W> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score);
     else
-        tc_at_fma_path<DT, D>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score);
+        tc_at_fma_path<DT, D, W>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score);
     __syncthreads();
     /* the block's partial: the warps combined; a split's partial is the
      * output rows (f32, rows DP apart: float4 aligned), then max and sum */
@@ -338,7 +371,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     if (threadIdx.x < 8) {
         const int r = threadIdx.x;
         float bm = ninf;
-        for (int w = 0; w < 4; w++)
+        for (int w = 0; w < W; w++)
             bm = tc_max(bm, sh.m[w][r]);
         sh.bm[r] = bm;
     }
@@ -347,7 +380,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
         const int r = i / (D + 1), d = i % (D + 1);
         const float bm = sh.bm[r];
         float acc = 0.0f;
-        for (int w = 0; w < 4; w++) {
+        for (int w = 0; w < W; w++) {
             const float wt = sh.m[w][r] == ninf ? 0.0f : expf(sh.m[w][r] - bm);
             acc += wt * (d == D ? sh.l[w][r] : sh.o[w][r][d]);
         }
@@ -371,25 +404,26 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     /* the last block: the splits in order.  The maxima first (each thread
      * a row and every 16th split, then the rows' 16 in order), then chunks
      * of 64 splits: their weights, the sums in order, and each thread's
-     * float4 pieces of the output rows with many loads in flight. */
+     * float4 pieces of the output rows with many loads in flight.  (NT / 8
+     * is 16 at 4 warps.) */
     float *gp = part + grp * splits * psz;
     {
         const int r = threadIdx.x & 7;
         float mx = ninf;
-        for (long long s = threadIdx.x >> 3; s < splits; s += 16)
+        for (long long s = threadIdx.x >> 3; s < splits; s += NT / 8)
             mx = tc_max(mx, __ldcg(gp + s * psz + 8 * DP + r));
         sh.red[threadIdx.x] = mx;
     }
     __syncthreads();
     if (threadIdx.x < 8) {
         float mx = ninf;
-        for (int j = 0; j < 16; j++)
+        for (int j = 0; j < NT / 8; j++)
             mx = tc_max(mx, sh.red[j * 8 + threadIdx.x]);
         sh.bm[threadIdx.x] = mx;
         sh.lw[threadIdx.x] = 0.0f;
     }
     constexpr int NS = 8 * DP / 4;                /* float4 pieces of a partial's rows */
-    constexpr int PT = (NS + 127) / 128;          /* ... a thread */
+    constexpr int PT = (NS + NT - 1) / NT;        /* ... a thread */
     float4 acc[PT];
 #pragma unroll
     for (int j = 0; j < PT; j++)
@@ -408,7 +442,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
                 sh.lw[threadIdx.x] += sh.w[s][threadIdx.x] * __ldcg(gp + (s0 + s) * psz + 8 * DP + 8 + threadIdx.x);
 #pragma unroll
         for (int j = 0; j < PT; j++) {
-            const int piece = threadIdx.x + 128 * j;
+            const int piece = threadIdx.x + NT * j;
             if (piece >= NS)
                 break;
             const int r = piece / (DP / 4);
@@ -427,7 +461,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     __syncthreads();
 #pragma unroll
     for (int j = 0; j < PT; j++) {
-        const int piece = threadIdx.x + 128 * j;
+        const int piece = threadIdx.x + NT * j;
         if (piece >= NS)
             break;
         const int r = piece / (DP / 4), d0 = piece % (DP / 4) * 4;

@@ -500,7 +500,7 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     if (k->kind == KK_EXTERN) {
         ks->kind = SCH_EXTERN;
         if (k->attn)
-            sched_attn(c, k, ks, a);
+            sched_attn(&x->f->knobs, c, k, ks, a);
         else
             sched_matmul(&x->f->knobs, k, ks, a);
         return;

@@ -187,6 +187,10 @@ typedef struct ksched {
     const tc_dim *at_kv;      /* distinct k and v (batch) */
     const tc_dim *at_splits;  /* key chunks, a block each per group */
     bool at_mma;              /* tensor cores (else FMAs) */
+    int at_chunk;             /* keys a split (TENSORC_ATTN_CHUNK, ATTN_CHUNK) */
+    int at_warps;             /* warps a block (TENSORC_ATTN_WARPS, ATTN_THREADS / 32) */
+    int at_prefetch;          /* 16-key steps in flight a warp (TENSORC_ATTN_PREFETCH, 1) */
+    bool at_knobs;            /* one of those set: printed, and the template's arguments */
     /* SCH_SCAN checkpointed pair (sched_ckpt.c): this forward walk also runs
      * the reversed walk of kernel ckpt_with - 1, which reads the values
      * ckpt_vals[0..nckpt) of this walk at its own element; the carries are
@@ -228,7 +232,7 @@ void sched_explain_ckpt(tc_buf *b, const sfn *s); /* the same for `tensorc expla
  * floats, i32 for bool: codegen/scan.c's). */
 tc_dtype sched_carry_dtype(const lnode *n);
 /* An attention kernel's launch (sched_attn.c; codegen/attn.c generates it). */
-void sched_attn(tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a);
+void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_attn(tc_buf *b, const ksched *ks);
 /* Column partials (fuse.h): the rows kernel's blocks of rows and the
  * combining kernel's reduced range (sched_colpart.c), and their dump. */

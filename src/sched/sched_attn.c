@@ -14,6 +14,13 @@
  * the same bits on every run, and, the split depending on the context
  * length alone, at every batch size.  The splits are a chunk of keys, not
  * a count sized to the GPU, so one plan serves every length (symbolic L).
+ *
+ * Knobs for timing variants (base/knobs.h, bench/README.md): the chunk
+ * (TENSORC_ATTN_CHUNK: more blocks at batch 1), the warps a block
+ * (TENSORC_ATTN_WARPS) and the 16-key steps of k and v a warp has in
+ * flight (TENSORC_ATTN_PREFETCH, the tensor-core path).  Unset, the
+ * defaults below, which the timings decide next.  8 warps only up to head
+ * dim 128: their partials in shared memory pass 48 KiB past it.
  */
 #include "sched/sched.h"
 
@@ -26,18 +33,22 @@ static const tc_dim *prod_axes(tc_dimctx *c, const fkernel *k, unsigned axes)
     return p;
 }
 
-void sched_attn(tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a)
+void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a)
 {
     const fattn *at = k->attn;
     int r = k->rank;
     unsigned batch = (1u << (r - 2)) - 1;
     unsigned rows = (batch & ~at->kvaxes) | 1u << (r - 2);
-    ks->block[0] = ATTN_THREADS;
+    ks->at_knobs = kn->attn_chunk >= 0 || kn->attn_warps >= 0 || kn->attn_prefetch >= 0;
+    ks->at_chunk = kn->attn_chunk >= 0 ? kn->attn_chunk : ATTN_CHUNK;
+    ks->at_warps = kn->attn_warps >= 0 && at->d <= 128 ? kn->attn_warps : ATTN_THREADS / 32;
+    ks->at_prefetch = kn->attn_prefetch >= 0 ? kn->attn_prefetch : 1;
+    ks->block[0] = 32 * ks->at_warps;
     ks->block[1] = ks->block[2] = 1;
     ks->at_kv = prod_axes(c, k, at->kvaxes);
     ks->at_rows = prod_axes(c, k, rows);
     ks->at_groups = dim_mul(c, ks->at_kv, dim_ceildiv(c, ks->at_rows, dim_const(c, ATTN_ROWS)));
-    ks->at_splits = dim_ceildiv(c, k->dom[r - 1], dim_const(c, ATTN_CHUNK));
+    ks->at_splits = dim_ceildiv(c, k->dom[r - 1], dim_const(c, ks->at_chunk));
     ks->grid = dim_mul(c, ks->at_groups, ks->at_splits);
     ks->rows = ks->at_rows;
     ks->rowlen = k->dom[r - 1];
@@ -46,7 +57,7 @@ void sched_attn(tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a)
                            "attention (flash-decoding): a block per %d query rows sharing k and v and "
                            "per %d keys, running max, sum and output in registers (%s); the last "
                            "block of a group combines the splits in order",
-                           ATTN_ROWS, ATTN_CHUNK,
+                           ATTN_ROWS, ks->at_chunk,
                            ks->at_mma ? "q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where "
                                         "k and v are 16-byte aligned; FMAs elsewhere"
                                       : "FMAs");
@@ -64,7 +75,10 @@ void sched_print_attn(tc_buf *b, const ksched *ks)
     dim_print(b, ks->at_rows);
     buf_printf(b, " query rows each), splits ");
     dim_print(b, ks->at_splits);
-    buf_printf(b, " of %d keys, head dim %lld, %s\n", ATTN_CHUNK, (long long)ks->k->attn->d,
+    buf_printf(b, " of %d keys, head dim %lld, %s", ks->at_chunk, (long long)ks->k->attn->d,
                ks->at_mma ? "tensor cores" : "FMAs");
+    if (ks->at_knobs) /* the TENSORC_ATTN_* knobs' values */
+        buf_printf(b, ", %d warps, prefetch %d", ks->at_warps, ks->at_prefetch);
+    buf_puts(b, "\n");
     buf_printf(b, "    why: %s\n", ks->why);
 }

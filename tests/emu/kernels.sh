@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/emu/kernels.sh TENSORC [matmul|attention|plans|all] - the generated matmul
+# tests/emu/kernels.sh TENSORC [matmul|attention|attnknobs|attnknobs-full|plans|all] - the generated matmul
 # (src/codegen/matmul.cuh) and decode attention (attn.cuh) kernels run on
 # the host (emu.py, emu.h: mma.sync, movmatrix, cp.async groups, the split-K
 # and split-key combines through the workspace) against the interpreter, no
@@ -15,7 +15,16 @@
 # head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
 # 1000 (and 16500: 65 splits, combined in two chunks); batch 1 and 3;
 # groups of 1, 8 and 17 query rows; f16, bf16 and f32.  Both again at
-# __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  plans: a function of
+# __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  attnknobs: the
+# attention variants of the TENSORC_ATTN_* knobs (sched_attn.c), every
+# value of each at least once (chunk 64/128/256/512, 4 and 8 warps,
+# prefetch 1 and 2), head dims 128, 64, 40 and 256, f16/bf16/f32, a mask,
+# contexts 1, 129, 1000 and past 64 splits, and each variant run twice to
+# the same bits (EMU_KEEP; on the host that finds a dependence on
+# uninitialized or racing memory only as far as the fibers' fixed order
+# shows it; tests/gpu/attention.sh repeats it on the GPU); attnknobs-full
+# (manual, minutes): all 16 combinations at the attention set's cases.
+# plans: a function of
 # every other kind through the same driver (emu.py).  Prints a
 # line a case and "N passed, M failed" last; exit 1 on a failure, 77 (skip)
 # without python3 or a C++17 compiler.  What the emulator cannot check:
@@ -98,6 +107,63 @@ if [ "$what" = attention ] || [ "$what" = all ]; then
     caps=
     # 65 splits of 256 keys: the last block combines them in two chunks of 64
     one -- $A attention_decode_masked "B=1,KVH=1,G=8,L=16500" bf16
+fi
+# the TENSORC_ATTN_* variants: CH/W/PF combinations (every value of each)
+AK_QUICK="64/8/2 128/4/2 256/8/1 512/4/1"
+AK_FULL=$(for c in 64 128 256 512; do for w in 4 8; do for p in 1 2; do echo -n "$c/$w/$p "; done; done; done)
+same_bits() { # ENV... -- FILE FN SHAPE DTYPE: two runs, the first shape's outputs byte-identical
+    local env=()
+    while [ "$1" != -- ]; do env+=("$1"); shift; done
+    shift
+    local d
+    d=$(mktemp -d)
+    for i in 1 2; do
+        env "${env[@]}" EMU_KEEP="$d/o$i" python3 "$here/emu.py" "$tc" "$1" "$2" "$3" 11 --dtype "T=$4" >/dev/null 2>&1
+    done
+    local n=0 bad=0
+    for f in "$d"/o1.*; do
+        [ -e "$f" ] || continue
+        n=$((n + 1))
+        cmp -s "$f" "$d/o2.${f##*/o1.}" || bad=1
+    done
+    if [ $n -gt 0 ] && [ $bad = 0 ]; then
+        echo "PASS same bits twice: ${env[*]} $2 $3 $4"; pass=$((pass + 1))
+    else
+        echo "FAIL same bits twice: ${env[*]} $2 $3 $4 ($n outputs)"; fail=$((fail + 1))
+    fi
+    rm -rf "$d"
+}
+if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
+    A=examples/attention_decode.tc F=tests/gpu/attention_fma.tc
+    S="B=1,KVH=2,G=8,L=1;B=3,KVH=1,G=1,L=129;B=1,KVH=1,G=17,L=1000"
+    sets=$AK_QUICK
+    [ "$what" = attnknobs-full ] && sets=$AK_FULL
+    for v in $sets; do
+        IFS=/ read -r c w p <<<"$v"
+        K=(TENSORC_ATTN_CHUNK=$c TENSORC_ATTN_WARPS=$w TENSORC_ATTN_PREFETCH=$p)
+        if [ "$what" = attnknobs-full ]; then
+            for dt in f16 bf16 f32; do
+                one "${K[@]}" -- $A attention_decode "$S" $dt
+                one "${K[@]}" -- $A attention_decode_d64 "$S" $dt
+                one "${K[@]}" -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" $dt
+                one "${K[@]}" -- $F attention_d40 "B=1,KVH=2,G=8,L=1;B=3,KVH=1,G=17,L=300" $dt
+            done
+            one "${K[@]}" -- $A attention_gqa "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=1,L=1" bf16
+            one "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
+        else
+            one "${K[@]}" -- $A attention_decode "$S" f16
+            one "${K[@]}" -- $A attention_decode_d64 "$S" bf16
+            one "${K[@]}" -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f32
+            one "${K[@]}" -- $F attention_d40 "B=3,KVH=1,G=17,L=300" f16
+        fi
+        # past 64 splits at this chunk: the last block combines them in chunks of 64
+        one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=$((64 * c + 100))" bf16
+        same_bits "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=1000" f16
+    done
+    # head dim 256: 4 warps whatever TENSORC_ATTN_WARPS says (shared memory)
+    one TENSORC_ATTN_CHUNK=64 TENSORC_ATTN_WARPS=8 -- tests/gpu/attention_fma.tc attention_d256 "B=1,KVH=1,G=8,L=200" f16
+    # before sm_80 (the FMA path at every head dim) under 8 warps
+    one TENSORC_ATTN_CHUNK=128 TENSORC_ATTN_WARPS=8 TENSORC_ATTN_PREFETCH=2 -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1000" bf16 750
 fi
 # plans of every other kind through the same driver: rows, columns, whole
 # tensors, tiles, foreach (one group, outputs written in place), several

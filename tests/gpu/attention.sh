@@ -13,6 +13,12 @@
 #   3. Each function is one kernel (its --emit=plan has one step).
 #   4. tests/gpu/attention_fma.tc (head dim 40) in f16 and bf16: the FMA
 #      path, which an sm_75 GPU takes at every head dim.
+#   5. The TENSORC_ATTN_* variants (chunk, warps, prefetch: sched_attn.c),
+#      the sets bench/README.md times (TC_ATTN_KNOBS="CH/W/PF ..." to
+#      change them): attention_decode and attention_decode_masked in f16
+#      at contexts 1, 129, 8192 (batch 1 and 8) and groups of 17 rows,
+#      attention_decode_d64 and attention_d40 in bf16, and each variant's
+#      output twice to the same bits.
 #
 # TC_ATTN_DTYPES="f16" limits part 1.  Prints "N passed, M failed" last;
 # exit 0 when none failed.
@@ -68,6 +74,33 @@ for fn in $fns; do
             --output "out=$work/o$i.npy" >/dev/null 2>"$work/err"
     done
     if cmp -s "$work/o1.npy" "$work/o2.npy"; then ok; else bad "$fn: not deterministic"; fi
+done
+# the TENSORC_ATTN_* variants (CH/W/PF; 256/4/1 is the default above)
+for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2 128/4/2 64/8/2}; do
+    IFS=/ read -r c w p <<<"$v"
+    K=(TENSORC_ATTN_CHUNK=$c TENSORC_ATTN_WARPS=$w TENSORC_ATTN_PREFETCH=$p)
+    runs=()
+    for fn in attention_decode attention_decode_masked; do
+        for s in B=1,KVH=2,G=8,L=1 B=3,KVH=1,G=17,L=129 B=1,KVH=2,G=8,L=8192 B=8,KVH=2,G=8,L=8192; do
+            runs+=("$prog $fn $s f16")
+        done
+    done
+    runs+=("$prog attention_decode_d64 B=3,KVH=2,G=8,L=1000 bf16" "$here/attention_fma.tc attention_d40 B=3,KVH=1,G=17,L=300 bf16")
+    for r in "${runs[@]}"; do
+        read -r f fn s dt <<<"$r"
+        if env "${K[@]}" "$tc" run "$f" --fn "$fn" --shape "$s" --dtype "T=$dt" --random --seed 13 --check \
+            >"$work/out" 2>"$work/err"; then
+            ok
+        else
+            bad "$v: $fn $dt $s"
+        fi
+    done
+    for i in 1 2; do
+        env "${K[@]}" "$tc" run "$prog" --fn attention_decode --shape B=8,KVH=2,G=8,L=8192 --dtype T=f16 --random \
+            --seed 5 --output "out=$work/o$i.npy" >/dev/null 2>"$work/err"
+    done
+    if [ -s "$work/o1.npy" ] && cmp -s "$work/o1.npy" "$work/o2.npy"; then ok; else bad "$v: not deterministic"; fi
+    rm -f "$work/o1.npy" "$work/o2.npy"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -19,6 +19,7 @@ static const char *const ALL[] = {
     "TENSORC_MATMUL_KSLICE", "TENSORC_PW_UNROLL", "TENSORC_FULL_UNROLL", "TENSORC_COL_UNROLL",
     "TENSORC_TILE_WHOLE", "TENSORC_FE_STEPS", "TENSORC_FULL_GRID", "TENSORC_COL_SPLIT",
     "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
+    "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH",
 };
 
 static void clear_env(void)
@@ -80,6 +81,26 @@ static void test_ranges(void **state)
     clear_env();
 }
 
+/* the attention variants' knobs: their values, and nothing else */
+static void test_attn(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("TENSORC_ATTN_CHUNK", "64", 1);
+    setenv("TENSORC_ATTN_WARPS", "8", 1);
+    setenv("TENSORC_ATTN_PREFETCH", "2", 1);
+    assert_string_equal(text(), "TENSORC_ATTN_CHUNK=64 TENSORC_ATTN_WARPS=8 TENSORC_ATTN_PREFETCH=2");
+    setenv("TENSORC_ATTN_CHUNK", "96", 1);    /* not a power of two */
+    setenv("TENSORC_ATTN_WARPS", "2", 1);     /* below 4 */
+    setenv("TENSORC_ATTN_PREFETCH", "3", 1);  /* above 2 */
+    assert_string_equal(text(), "");
+    setenv("TENSORC_ATTN_CHUNK", "1024", 1);  /* above 512 */
+    setenv("TENSORC_ATTN_WARPS", "16", 1);    /* above 8 */
+    setenv("TENSORC_ATTN_PREFETCH", "1", 1);
+    assert_string_equal(text(), "TENSORC_ATTN_PREFETCH=1");
+    clear_env();
+}
+
 /* the unrolled pointwise kernel says so in --emit=sched */
 static bool unrolled(tc_ctx *ctx)
 {
@@ -114,6 +135,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_none),
         cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_attn),
         cmocka_unit_test(test_once_per_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
