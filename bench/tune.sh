@@ -14,7 +14,9 @@
 # Knobs: TENSORC_PW_UNROLL, TENSORC_FE_STEPS, TENSORC_FULL_UNROLL,
 # TENSORC_FULL_GRID, TENSORC_COL_UNROLL, TENSORC_COL_SPLIT, TENSORC_COL_X,
 # TENSORC_TILE_WHOLE (sched.c's knob() calls say what each does),
-# TENSORC_SCAN_CHECKPOINT (sched_ckpt.c: off, or the interval K).  Prints a
+# TENSORC_SCAN_CHECKPOINT (sched_ckpt.c: off, or the interval K),
+# TENSORC_MATMUL_KSLICE, _STAGES, _BK, _RESIDENT (the generated matmul's
+# streaming variants: bench/README.md has their A/B set).  Prints a
 # table (microseconds, case by set) and writes it to OUT/tune.md.
 set -u
 build=$(cd "${1:?usage: bench/tune.sh BUILD_DIR}" && pwd) || exit 2

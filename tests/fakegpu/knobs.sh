@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$work/cache
-unset TENSORC_MATMUL_LORA TENSORC_PW_UNROLL
+unset TENSORC_MATMUL_LORA TENSORC_PW_UNROLL TENSORC_MATMUL_STAGES TENSORC_MATMUL_BK TENSORC_MATMUL_RESIDENT
 pass=0 fail=0
 check() { local what=$1; shift; if "$@"; then echo "PASS $what"; pass=$((pass + 1)); else echo "FAIL $what"; fail=$((fail + 1)); fi; }
 sm=$root/examples/softmax.tc
@@ -37,5 +37,15 @@ check "softmax with no knobs: still a hit" [ "$(cache "$sm" N=3,D=5)" = hit ]
 check "gelu_chain: a miss first" [ "$(cache "$gelu" '*=1000')" = miss ]
 check "gelu_chain under TENSORC_PW_UNROLL=4: a miss" [ "$(TENSORC_PW_UNROLL=4 cache "$gelu" '*=1000')" = miss ]
 check "gelu_chain under TENSORC_PW_UNROLL=4 again: a hit" [ "$(TENSORC_PW_UNROLL=4 cache "$gelu" '*=1000')" = hit ]
+# TENSORC_MATMUL_STAGES=8: 92160 bytes of dynamic shared memory a block, which
+# the fake driver launches only after cuFuncSetAttribute raised the limit
+rms=$root/examples/rmsnorm_matmul.tc
+check "rmsnorm_matmul: a miss first" [ "$(cache "$rms" M=3,K=1100,N=77)" = miss ]
+check "rmsnorm_matmul under TENSORC_MATMUL_STAGES=8 (dynamic shared memory past 48 KB): a miss" \
+    [ "$(TENSORC_MATMUL_STAGES=8 cache "$rms" M=3,K=1100,N=77)" = miss ]
+quiet() { "$@" >/dev/null 2>&1; }
+check "rmsnorm_matmul under TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 runs" \
+    quiet env TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 "$tc" run "$rms" --device=cuda --random \
+    --shape M=3,K=1100,N=77
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
