@@ -5,6 +5,10 @@
 # where its generated source is the same (TENSORC_MATMUL_LORA=on on a
 # softmax, which has no matmul: checked first), and a hit under the same
 # knobs; a knob that changes the source (TENSORC_PW_UNROLL=4) likewise.
+# The matmul streaming variants: a launch with dynamic shared memory past
+# 48 KB (TENSORC_MATMUL_STAGES=8), which the fake driver takes only once
+# cuFuncSetAttribute raised the kernel's limit; --emit=sched/plan show
+# them; stages past 227 KB are a located error.
 # Prints PASS/FAIL per check and "N passed, M failed" last; exit 1 on a
 # failure, 77 without NVRTC.
 set -u
@@ -47,5 +51,16 @@ quiet() { "$@" >/dev/null 2>&1; }
 check "rmsnorm_matmul under TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 runs" \
     quiet env TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 "$tc" run "$rms" --device=cuda --random \
     --shape M=3,K=1100,N=77
+# the variants are shown where they are set, and refused where the stages
+# pass a block's 227 KB (a located error, exit status 1)
+check "--emit=sched names TENSORC_MATMUL_STAGES=8 and RESIDENT=1" bash -c \
+    "TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 '$tc' compile '$rms' --emit=sched | grep -q '8 stages (TENSORC_MATMUL_STAGES), resident blocks'"
+check "--emit=plan: 92160 bytes of dynamic shared memory, a grid of at most 264" bash -c \
+    "TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 '$tc' compile '$rms' --emit=plan | tr '\n' ' ' | grep -q 'grid at most 264 (resident blocks) *dynamic shared memory 92160 bytes'"
+check "--emit=sched without the knobs names none" bash -c "! '$tc' compile '$rms' --emit=sched | grep -q 'TENSORC_MATMUL_'"
+TENSORC_MATMUL=generated TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 "$tc" compile "$rms" --emit=cuda >/dev/null 2>"$work/err"
+rc=$?
+check "STAGES=8 BK=128 with 64-row tiles (286720 bytes): refused, located" \
+    bash -c "[ $rc = 1 ] && grep -q 'rmsnorm_matmul.tc:[0-9]*:[0-9]*: error: .*286720 bytes' '$work/err'"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

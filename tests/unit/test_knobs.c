@@ -19,6 +19,7 @@ static const char *const ALL[] = {
     "TENSORC_MATMUL_KSLICE", "TENSORC_PW_UNROLL", "TENSORC_FULL_UNROLL", "TENSORC_COL_UNROLL",
     "TENSORC_TILE_WHOLE", "TENSORC_FE_STEPS", "TENSORC_FULL_GRID", "TENSORC_COL_SPLIT",
     "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
+    "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
 };
 
 static void clear_env(void)
@@ -80,6 +81,30 @@ static void test_ranges(void **state)
     clear_env();
 }
 
+/* the generated matmul's streaming variants (issue 13) */
+static void test_matmul_variants(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("TENSORC_MATMUL_STAGES", "9", 1);   /* past 8 */
+    setenv("TENSORC_MATMUL_BK", "96", 1);      /* not a power of two */
+    setenv("TENSORC_MATMUL_RESIDENT", "0", 1); /* 0 is a value (off), not unset */
+    assert_string_equal(text(), "TENSORC_MATMUL_RESIDENT=0");
+    setenv("TENSORC_MATMUL_STAGES", "2", 1);
+    setenv("TENSORC_MATMUL_BK", "128", 1);
+    setenv("TENSORC_MATMUL_RESIDENT", "65537", 1); /* past 65536 */
+    assert_string_equal(text(), "TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_BK=128");
+    setenv("TENSORC_MATMUL_STAGES", "1", 1);
+    setenv("TENSORC_MATMUL_BK", "16", 1);
+    setenv("TENSORC_MATMUL_RESIDENT", "528", 1);
+    tc_knobs k;
+    knobs_from_env(&k);
+    assert_int_equal(k.matmul_stages, -1);
+    assert_int_equal(k.matmul_bk, -1);
+    assert_int_equal(k.matmul_resident, 528);
+    clear_env();
+}
+
 /* the unrolled pointwise kernel says so in --emit=sched */
 static bool unrolled(tc_ctx *ctx)
 {
@@ -114,6 +139,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_none),
         cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_matmul_variants),
         cmocka_unit_test(test_once_per_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
