@@ -280,8 +280,10 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     const char *targs = arena_printf(a, "%d, %s, %s, %s, %d, %s, %s", dt, kd.mm.ta ? "true" : "false",
                                      kd.mm.tb ? "true" : "false", nm->rows ? "true" : "false", m2 ? 2 : 1,
                                      mt ? "true" : "false", skinny ? "true" : "false");
-    if (ks->mm_stages || ks->mm_bk) /* stages, K step, dynamic shared memory */
-        targs = arena_printf(a, "%s, %d, %d, %d", targs, ks->mm_stages, ks->mm_bk, st->shmem);
+    if (ks->mm_stages || ks->mm_bk || ks->mm_resident) /* stages, K step, dynamic shared memory,
+                                                           * the next item's stages issued early */
+        targs = arena_printf(a, "%s, %d, %d, %d, %s", targs, ks->mm_stages, ks->mm_bk, st->shmem,
+                             ks->mm_resident ? "true" : "false");
     const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
                         : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
                                        nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",

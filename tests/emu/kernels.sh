@@ -93,10 +93,10 @@ if [ "$what" = matmul-knobs ]; then
     caps="--grid-caps 1,5"
     R=TENSORC_MATMUL_RESIDENT
     sets=(TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 $R=3
-          TENSORC_MATMUL_STAGES=6,TENSORC_MATMUL_BK=128,$R=1)
+          TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1)
     [ "${3:-}" = every ] || [ "${3:-}" = full ] &&
         sets=(TENSORC_MATMUL_STAGES={2,3,4,5,6,7,8} TENSORC_MATMUL_BK={32,64,128} $R=1 $R=3
-              TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=6,TENSORC_MATMUL_BK=128,$R=1
+              TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
               TENSORC_MATMUL_STAGES=2,TENSORC_MATMUL_BK=128)
     for kn in "${sets[@]}"; do
         echo "== $kn"
