@@ -16,7 +16,11 @@
  * is right.  Two products of one A (NP = 2, the pair rule: a gated MLP's
  * x @ W1 and x @ W3) are one kernel: each (tile, slice) is a work item per
  * product, the last item of a tile (of both) sums both products' slices
- * and hands both values to the epilogue. */
+ * and hands both values to the epilogue.  Knobs for A/B timing (README):
+ * TENSORC_MATMUL_STAGES and _BK set the stages and their K step (dynamic
+ * shared memory past 47 KB), _RESIDENT caps the grid at resident blocks
+ * that issue their next item's first stages early (tc_mm's STG, BKK, SHM,
+ * XP; unset, the kernel is as before). */
 template <int DT> struct tc_mm_t { typedef unsigned short T; };  /* 1 f16, 2 bf16 */
 template <> struct tc_mm_t<0> { typedef float T; };               /* 0 f32 */
 __device__ __forceinline__ float tc_mm_f(float v, int dt) { (void)dt; return v; }
