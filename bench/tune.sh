@@ -16,7 +16,9 @@
 # TENSORC_TILE_WHOLE (sched.c's knob() calls say what each does),
 # TENSORC_SCAN_CHECKPOINT (sched_ckpt.c: off, or the interval K),
 # TENSORC_ATTN_CHUNK, TENSORC_ATTN_WARPS, TENSORC_ATTN_PREFETCH (sched_attn.c;
-# bench/README.md has the decode attention sets).  Prints a
+# bench/README.md has the decode attention sets), TENSORC_MATMUL_KSLICE,
+# _STAGES, _BK, _RESIDENT (the generated matmul's streaming variants:
+# bench/README.md has their A/B set).  Prints a
 # table (microseconds, case by set) and writes it to OUT/tune.md.
 set -u
 build=$(cd "${1:?usage: bench/tune.sh BUILD_DIR}" && pwd) || exit 2

@@ -109,6 +109,19 @@ static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm, co
     return buf_str(&o);
 }
 
+/* matmul.cuh's tc_mm_cfg: the bytes of one stage (an A and a B tile,
+ * each row padded by 16 bytes) of a bm-row tile, K steps of bk (0: its
+ * rule), and the stages (0: its rule: four, three where four pass 47 KB). */
+static int64_t stages_bytes(int dt, bool ta, bool tb, int bm, int bk, int stages)
+{
+    int sz = dt == 0 ? 4 : 2, v = 16 / sz;
+    if (!bk)
+        bk = bm == 16 && sz == 2 ? 64 : 32;
+    int ar = ta ? bk : bm, ac = ta ? bm : bk, br = tb ? MM_TILE_N : bk, bc = tb ? bk : MM_TILE_N;
+    int64_t stage = (int64_t)(ar * (ac + v) + br * (bc + v)) * sz;
+    return stage * (stages ? stages : stage * 4 <= 47 * 1024 ? 4 : 3);
+}
+
 const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_dimctx *c, tc_arena *a)
 {
     const lnode *m = ks->k->ext;
@@ -203,6 +216,28 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     st->grid[0] = dim_mul(c, dim_mul(c, m->dtype == TC_F32 ? t16 : t64, slices), dim_const(c, m2 ? 2 : 1));
     st->grid[1] = st->grid[2] = dim_const(c, 1);
     st->grid_cap = 2147483647;
+    /* the knobs' variants: the stages' shared memory (dynamic past 47 KB,
+     * whatever the 16- and 64-row tiles need), and a resident grid */
+    int dt = m->dtype == TC_F32 ? 0 : m->dtype == TC_F16 ? 1 : 2;
+    /* M <= 16 at every launch (a constant, or the guard of MM_BY_ROWS):
+     * only the 16-row tiles are instantiated */
+    int64_t mc;
+    bool skinny = ks->mm == MM_BY_ROWS ? ks->mm_max_rows <= MM_TILE_M
+                                       : dim_is_const(kd.mm.m, &mc) && mc <= MM_TILE_M;
+    int64_t smb = stages_bytes(dt, kd.mm.ta, kd.mm.tb, 16, ks->mm_bk, ks->mm_stages);
+    int64_t smb64 = dt && !skinny ? stages_bytes(dt, kd.mm.ta, kd.mm.tb, 64, ks->mm_bk, ks->mm_stages) : 0;
+    smb = smb > smb64 ? smb : smb64;
+    if (smb > 227 * 1024) /* only under the knobs: an sm_90 block's most */
+        diag_error(g->d, TC_ERR_LIMIT, m->loc, "matmul %%%d: TENSORC_MATMUL_STAGES and TENSORC_MATMUL_BK "
+                   "ask for %lld bytes of shared memory a block (at most %d)", m->id, (long long)smb,
+                   227 * 1024);
+    if ((ks->mm_stages || ks->mm_bk) && smb > 47 * 1024)
+        st->shmem = (int)smb;
+    st->resident = ks->mm_resident > 0;
+    if (ks->mm_resident == 1) /* SMs x blocks a SM (228 KB of shared memory, 4 by registers) */
+        st->grid_cap = MM_SMS * (228 * 1024 / (smb + 2048) < 4 ? 228 * 1024 / (smb + 2048) : 4);
+    else if (ks->mm_resident > 1)
+        st->grid_cap = ks->mm_resident;
     st->block[0] = MM_THREADS;
     st->block[1] = st->block[2] = 1;
     /* a 16-byte ticket per 16-row tile, then an f32 partial tile per tile
@@ -241,16 +276,14 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     for (int i = 0; i < st->nargs; i++)
         if (i > 2 && st->args[i].kind == PARG_BUF && cg_is_written(g, st->args[i].buf))
             k->params[i].written = true;
-    int dt = m->dtype == TC_F32 ? 0 : m->dtype == TC_F16 ? 1 : 2;
     /* tc_mm's template arguments and call arguments past the workspace */
-    /* M <= 16 at every launch (a constant, or the guard of MM_BY_ROWS):
-     * only the 16-row tiles are instantiated */
-    int64_t mc;
-    bool skinny = ks->mm == MM_BY_ROWS ? ks->mm_max_rows <= MM_TILE_M
-                                       : dim_is_const(kd.mm.m, &mc) && mc <= MM_TILE_M;
     const char *targs = arena_printf(a, "%d, %s, %s, %s, %d, %s, %s", dt, kd.mm.ta ? "true" : "false",
                                      kd.mm.tb ? "true" : "false", nm->rows ? "true" : "false", m2 ? 2 : 1,
                                      mt ? "true" : "false", skinny ? "true" : "false");
+    if (ks->mm_stages || ks->mm_bk || ks->mm_resident) /* stages, K step, dynamic shared memory,
+                                                           * the next item's stages issued early */
+        targs = arena_printf(a, "%s, %d, %d, %d, %s", targs, ks->mm_stages, ks->mm_bk, st->shmem,
+                             ks->mm_resident ? "true" : "false");
     const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
                         : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
                                        nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",

@@ -16,7 +16,11 @@
  * is right.  Two products of one A (NP = 2, the pair rule: a gated MLP's
  * x @ W1 and x @ W3) are one kernel: each (tile, slice) is a work item per
  * product, the last item of a tile (of both) sums both products' slices
- * and hands both values to the epilogue. */
+ * and hands both values to the epilogue.  Knobs for A/B timing (README):
+ * TENSORC_MATMUL_STAGES and _BK set the stages and their K step (dynamic
+ * shared memory past 47 KB), _RESIDENT caps the grid at resident blocks
+ * that issue their next item's first stages early (tc_mm's STG, BKK, SHM,
+ * XP; unset, the kernel is as before). */
 template <int DT> struct tc_mm_t { typedef unsigned short T; };  /* 1 f16, 2 bf16 */
 template <> struct tc_mm_t<0> { typedef float T; };               /* 0 f32 */
 __device__ __forceinline__ float tc_mm_f(float v, int dt) { (void)dt; return v; }
@@ -111,18 +115,20 @@ template <bool T, int P> __device__ __forceinline__ unsigned tc_mm_pair(const un
 
 /* The tile shapes of one instantiation: BM rows of C (16, or 64 on tensor
  * cores for M > 16, so the weight is read once for up to 64 rows). */
-template <int DT, bool TA, bool TB, int BM> struct tc_mm_cfg {
+template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0> struct tc_mm_cfg {
     typedef typename tc_mm_t<DT>::T T;
     enum { BMR = BM, DTV = DT };
-    /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types take 64) */
-    enum { BK = BM == 16 && sizeof(T) == 2 ? 64 : 32 };
+    /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types
+     * take 64); BKK (TENSORC_MATMUL_BK) sets them */
+    enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? 64 : 32 };
     typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
     typedef tc_mm_tile<T, TB ? TC_MM_BN : BK, TB ? BK : TC_MM_BN> TileB;
     enum {
         MMA = DT != 0 && TC_MM_TENSOR,
         NACC = MMA ? BM / 2 : 8, /* accumulators a thread: BM x 64 over 128 threads */
         STAGE = (TileA::ELEMS + TileB::ELEMS) * (int)sizeof(T),
-        ST = STAGE * 4 <= 47 * 1024 ? 4 : 3, /* stages: static shared memory stops at 48 KB */
+        /* stages: static shared memory stops at 48 KB; STG (TENSORC_MATMUL_STAGES) sets them */
+        ST = STG ? STG : STAGE * 4 <= 47 * 1024 ? 4 : 3,
         BYTES = STAGE * ST
     };
     /* element i of this thread's accumulators: on tensor cores the m16n8
@@ -223,7 +229,8 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
     }
 }
 
-template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, class EP, class RS>
+template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, class EP,
+          class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -234,7 +241,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                           const typename tc_mm_t<DT>::T *__restrict__ B2,
                                           typename tc_mm_t<DT>::T *__restrict__ C2,
                                           const typename tc_mm_t<DT>::T *__restrict__ Bd, long long R) {
-    typedef tc_mm_cfg<DT, TA, TB, BM> G;
+    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
@@ -248,6 +255,10 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     /* NORM: the slices' sums of squares after every partial tile (64-row tiles' room) */
     float *ssp = part + batch * nt * ((M + 63) / 64) * S * NP * (64 * BN);
     const bool scale = NORM && K > 0; /* an empty K: the product is zero whatever the scale */
+    /* XP (a resident grid, not LORA): the next work item's first stages are
+     * issued as soon as this one's are read, so their loads fly during
+     * this item's store and combine; pre: this item's were */
+    bool pre = false;
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
         /* a tile's work items are adjacent: its slices of product 0, then of product 1 */
         const long long tile = w / (S * NP), pr = w % (S * NP) / S, s = w % S;
@@ -276,17 +287,20 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     t[i] = 0.0f;
             }
             const int niter = k1 > k0 ? (int)((k1 - k0 + BK - 1) / BK) : 0;
-#define TC_MM_ISSUE(st, kk)                                                                            \
+#define TC_MM_ISSUE_AT(st, kk, Ab, Bb, m0, k1, nm0)                                                   \
     do {                                                                                               \
         T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                             \
         if (TA) TileA::load(sa_, Ab, M, k1, M, (kk), m0); else TileA::load(sa_, Ab, K, M, k1, m0, (kk)); \
         if (TB) TileB::load(sb_, Bb, K, Nm, k1, nm0, (kk)); else TileB::load(sb_, Bb, Nm, k1, Nm, (kk), nm0); \
     } while (0)
+#define TC_MM_ISSUE(st, kk) TC_MM_ISSUE_AT(st, kk, Ab, Bb, m0, k1, nm0)
+            if (!XP || !pre) {
 #pragma unroll
-            for (int st = 0; st < ST - 1; st++) {
-                if (st < niter)
-                    TC_MM_ISSUE(st, k0 + (long long)st * BK);
-                tc_mm_commit();
+                for (int st = 0; st < ST - 1; st++) {
+                    if (st < niter)
+                        TC_MM_ISSUE(st, k0 + (long long)st * BK);
+                    tc_mm_commit();
+                }
             }
             for (int it = 0; it < niter; it++) {
                 tc_mm_wait<ST - 2>();
@@ -305,12 +319,32 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                 else
                     tc_mm_block<G, TA, TB, BK, TileA::P, TileB::P>(acc, sA, sB);
             }
-#undef TC_MM_ISSUE
             tc_mm_wait<0>();
+            if (XP) {
+                __syncthreads(); /* every stage read: the next item's may land */
+                const long long w2 = w + gridDim.x;
+                pre = w2 < work;
+                if (pre) {
+                    const long long t2 = w2 / (S * NP), p2 = w2 % (S * NP) / S, s2 = w2 % S;
+                    const long long b2 = t2 / (mt * nt), m02 = t2 / nt % mt * BM, n02 = t2 % nt * BN;
+                    const long long k02 = s2 * KS, k12 = K < k02 + KS ? K : k02 + KS;
+                    const T *Ab2 = A + b2 * sa, *Bb2 = (NP > 1 && p2 ? B2 : B) + b2 * sb;
+                    const int n2 = k12 > k02 ? (int)((k12 - k02 + BK - 1) / BK) : 0;
+#pragma unroll
+                    for (int st = 0; st < ST - 1; st++) {
+                        if (st < n2)
+                            TC_MM_ISSUE_AT(st, k02 + (long long)st * BK, Ab2, Bb2, m02, k12, n02);
+                        tc_mm_commit();
+                    }
+                }
+            }
+#undef TC_MM_ISSUE
+#undef TC_MM_ISSUE_AT
             if (lora) {
                 /* t (rounded to T) and Bd's 64 x 64 tile at rows nm0, columns n0 */
                 typedef tc_mm_tile<T, BM, 64> TileT;
                 typedef tc_mm_tile<T, TB ? BN : 64, TB ? 64 : BN> TileD;
+                static_assert((TileT::ELEMS + TileD::ELEMS) * sizeof(T) <= G::BYTES, "the stages hold t and Bd");
                 T *st_ = (T *)smem, *sd_ = st_ + TileT::ELEMS;
                 __syncthreads(); /* every stage read */
                 if (R > 0) {
@@ -458,12 +492,35 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     }
 }
 
+/* The stages' shared memory: a static array, or (SHM > 0) the launch's
+ * dynamic shared memory of SHM bytes (more than static memory's 48 KB:
+ * the runtime raises the kernel's limit, plan.h's shmem). */
+template <int BYTES, bool DYN> struct tc_mm_smem {
+    static __device__ __forceinline__ unsigned char *get() {
+        __shared__ __align__(16) unsigned char smem[BYTES];
+        return smem;
+    }
+};
+template <int BYTES> struct tc_mm_smem<BYTES, true> {
+    static __device__ __forceinline__ unsigned char *get() {
+        extern __shared__ __align__(16) unsigned char tc_mm_dyn[];
+        return tc_mm_dyn;
+    }
+};
+
 /* The entry: 16-row tiles, or 64 on tensor cores when M > 16; the stages
  * in one shared array both use.  SKINNY: M <= 16 at every launch (the
  * cost model's kernels: a constant M or a guard), so the 64-row path is not
- * instantiated (half the template's compile time). */
+ * instantiated (half the template's compile time).  STG: the stages (0:
+ * four, or three where four pass 48 KB; TENSORC_MATMUL_STAGES), BKK:
+ * their steps of K (0: 64 for 16-row tiles of f16/bf16, else 32;
+ * TENSORC_MATMUL_BK), SHM: the dynamic shared memory they are in (0:
+ * static), XP: a resident grid's blocks issue their next work item's first
+ * stages before this one's store and combine (TENSORC_MATMUL_RESIDENT; not
+ * with LORA, whose second product reuses the stages). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
-          bool SKINNY = false, class EP = tc_mm_noep, class RS = tc_mm_nors>
+          bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false,
+          class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
@@ -478,14 +535,17 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     static_assert(!NORM || NP == 1, "the row-scale rule with one product");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
-        SM1 = tc_mm_cfg<DT, TA, TB, 16>::BYTES,
-        SM2 = tc_mm_cfg<DT, TA, TB, BIG>::BYTES
+        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK>::BYTES,
+        SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK>::BYTES,
+        SMB = SM1 > SM2 ? SM1 : SM2
     };
-    __shared__ __align__(16) unsigned char smem[SM1 > SM2 ? SM1 : SM2];
+    static_assert(SHM == 0 || SHM >= SMB, "the launch's dynamic shared memory holds the stages");
+    unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
+    enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs,
-                                                   gcol, B2, C2, Bd, R);
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+                                                                ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem, ep, rs,
-                                                  gcol, B2, C2, Bd, R);
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+                                                               ep, rs, gcol, B2, C2, Bd, R);
 }

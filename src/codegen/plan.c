@@ -605,6 +605,10 @@ void plan_print(tc_buf *b, const tc_plan *p, const gfn *g)
                     buf_puts(b, "workspace");
             }
             buf_puts(b, ")\n");
+            if (st->resident)
+                buf_printf(b, "    grid at most %lld (resident blocks)\n", (long long)st->grid_cap);
+            if (st->shmem)
+                buf_printf(b, "    dynamic shared memory %d bytes a block\n", st->shmem);
             if (st->fe_n)
                 buf_printf(b, "    foreach: one launch over any number of groups, %lld elements a "
                               "block; up to %d groups in the kernel parameter, more through device "

@@ -156,6 +156,9 @@ typedef struct pstep {
     const tc_dim *grid[3];
     int64_t grid_cap;
     int block[3];
+    int shmem;              /* dynamic shared memory a block, bytes (0: none; past 48 KB the
+                             * runtime raises the kernel's limit first) */
+    bool resident;          /* grid_cap is a resident grid (TENSORC_MATMUL_RESIDENT), printed */
     const tc_dim *block_len;    /* NULL: block[0] as it is; else see above */
     int block_per;
     int cluster;            /* row kernels: the most blocks a cluster may split a row across

@@ -118,6 +118,14 @@ static void step(tc_json *j, const tc_plan *p, const gfn *g, int i)
         jw_end(j);
         jw_key(j, "idx64");
         jw_bool(j, st->idx64);
+        if (st->resident) {
+            jw_key(j, "grid_cap");
+            jw_int(j, st->grid_cap);
+        }
+        if (st->shmem) {
+            jw_key(j, "shmem");
+            jw_int(j, st->shmem);
+        }
         if (st->fe_n) {
             jw_key(j, "foreach");
             jw_obj(j);

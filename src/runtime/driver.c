@@ -49,6 +49,7 @@ enum {
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     CU_EVENT_DEFAULT = 0,
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 
 /* cuLaunchKernelEx's configuration (CUDA 12.0+), for cluster launches */
@@ -428,11 +429,29 @@ tc_status drv_function_params(drv_fn fn, size_t *sizes, int max, int *n, tc_diag
     return TC_OK;
 }
 
+/* dynamic shared memory past the default 48 KB: the kernel must allow it */
+static CUresult allow_shmem(drv_fn fn, unsigned shmem)
+{
+    if (shmem <= 48 * 1024)
+        return CUDA_SUCCESS;
+    return cu.func_attr ? cu.func_attr((CUfunction)fn.handle, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                       (int)shmem)
+                        : CUDA_ERROR_NOT_FOUND;
+}
+
 tc_status drv_launch(drv_fn fn, const unsigned grid[3], const unsigned block[3], unsigned shmem,
                      void *stream, void **args, tc_diag *d)
 {
+    if (shmem > 48 * 1024 && !cu.func_attr)
+        return SET(d, TC_ERR_UNSUPPORTED, "this CUDA driver has no cuFuncSetAttribute (%u bytes of "
+                   "dynamic shared memory)", shmem);
     bool pushed = enter(fn.dev);
-    CUresult r = cu.launch((CUfunction)fn.handle, grid[0], grid[1], grid[2], block[0], block[1],
+    CUresult r = allow_shmem(fn, shmem);
+    if (r != CUDA_SUCCESS) {
+        leave(pushed);
+        return fail(d, "cuFuncSetAttribute (dynamic shared memory)", r);
+    }
+    r = cu.launch((CUfunction)fn.handle, grid[0], grid[1], grid[2], block[0], block[1],
                            block[2], shmem, (CUstream)stream, args, NULL);
     leave(pushed);
     return r == CUDA_SUCCESS ? TC_OK : fail(d, "cuLaunchKernel", r);
@@ -444,10 +463,10 @@ bool drv_has_clusters(const drv_device *dev)
 }
 
 tc_status drv_launch_cluster(drv_fn fn, const unsigned grid[3], const unsigned block[3],
-                             unsigned cluster, void *stream, void **args, tc_diag *d)
+                             unsigned cluster, unsigned shmem, void *stream, void **args, tc_diag *d)
 {
     if (cluster <= 1)
-        return drv_launch(fn, grid, block, 0, stream, args, d);
+        return drv_launch(fn, grid, block, shmem, stream, args, d);
     if (!cu.launch_ex)
         return SET(d, TC_ERR_UNSUPPORTED, "this CUDA driver has no cuLaunchKernelEx (clusters)");
     CUlaunchAttribute at;
@@ -455,11 +474,11 @@ tc_status drv_launch_cluster(drv_fn fn, const unsigned grid[3], const unsigned b
     at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
     at.value.cluster.x = cluster;
     at.value.cluster.y = at.value.cluster.z = 1;
-    CUlaunchConfig c = {grid[0], grid[1], grid[2], block[0], block[1], block[2], 0,
+    CUlaunchConfig c = {grid[0], grid[1], grid[2], block[0], block[1], block[2], shmem,
                         (CUstream)stream, &at, 1};
     bool pushed = enter(fn.dev);
-    CUresult r = CUDA_SUCCESS;
-    if (cluster > 8) /* past the portable size: the kernel must allow it */
+    CUresult r = allow_shmem(fn, shmem);
+    if (r == CUDA_SUCCESS && cluster > 8) /* past the portable size: the kernel must allow it */
         r = cu.func_attr((CUfunction)fn.handle, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
     if (r == CUDA_SUCCESS)
         r = cu.launch_ex(&c, (CUfunction)fn.handle, args, NULL);

@@ -99,8 +99,10 @@ tc_status drv_function_params(drv_fn fn, size_t *sizes, int max, int *n, tc_diag
 
 /*! drv_launch(): launch fn with grid[3] x block[3] threads, shmem bytes of
  *  dynamic shared memory, on stream (NULL: the default stream); args is the
- *  usual array of pointers to each kernel argument.  Asynchronous: errors in
- *  the kernel itself show up at the next drv_sync. */
+ *  usual array of pointers to each kernel argument.  Past 48 KB of dynamic
+ *  shared memory the kernel's limit is raised first (a driver without
+ *  cuFuncSetAttribute: TC_ERR_UNSUPPORTED).  Asynchronous: errors in the
+ *  kernel itself show up at the next drv_sync. */
 tc_status drv_launch(drv_fn fn, const unsigned grid[3], const unsigned block[3], unsigned shmem,
                      void *stream, void **args, tc_diag *d);
 
@@ -111,7 +113,7 @@ bool drv_has_clusters(const drv_device *dev);
  *  (grid[0] a multiple of it; 1: a plain launch); past 8 (the portable
  *  size) the kernel is first allowed a non-portable size. */
 tc_status drv_launch_cluster(drv_fn fn, const unsigned grid[3], const unsigned block[3],
-                             unsigned cluster, void *stream, void **args, tc_diag *d);
+                             unsigned cluster, unsigned shmem, void *stream, void **args, tc_diag *d);
 
 /*! Device memory: drv_alloc(bytes > 0), drv_free (0 is a no-op), and synchronous copies. */
 tc_status drv_alloc(drv_device *dev, size_t bytes, drv_ptr *ptr, tc_diag *d);

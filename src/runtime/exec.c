@@ -545,7 +545,7 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
     tc_status st = ops->kernel(dev, module, S->kernel, &fn, d);
     if (st != TC_OK)
         return st;
-    st = ops->launch(dev, fn, grid, block, cluster, p->argv, p->sizes, S->nargs, stream, d);
+    st = ops->launch(dev, fn, grid, block, cluster, (unsigned)S->shmem, p->argv, p->sizes, S->nargs, stream, d);
     if (st != TC_OK && cluster > 8) {
         /* past the portable 8 a device may not place the cluster (its GPCs
          * too small, a MIG slice): the portable 8 of the largest blocks,
@@ -553,7 +553,7 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
         diag_clear(d);
         grid[0] = grid[0] / cluster * 8;
         block[0] = (unsigned)S->block[0];
-        st = ops->launch(dev, fn, grid, block, 8, p->argv, p->sizes, S->nargs, stream, d);
+        st = ops->launch(dev, fn, grid, block, 8, (unsigned)S->shmem, p->argv, p->sizes, S->nargs, stream, d);
     }
     return st;
 }

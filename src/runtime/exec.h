@@ -58,9 +58,10 @@ typedef struct rt_ops {
     /* args: nargs pointers to each argument's value, typed as plan.h says;
      * sizes: each one's size in bytes (sizeof its C type), so the device
      * side can check them against the kernel's parameters.  cluster: blocks
-     * a thread-block cluster along x (1: none; grid[0] a multiple). */
+     * a thread-block cluster along x (1: none; grid[0] a multiple).
+     * shmem: dynamic shared memory a block, bytes (plan.h's). */
     tc_status (*launch)(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
-                        unsigned cluster, void **args, const size_t *sizes, int nargs,
+                        unsigned cluster, unsigned shmem, void **args, const size_t *sizes, int nargs,
                         void *stream, tc_diag *d);
     tc_status (*matmul)(void *dev, const blas_mm *mm, void *stream, tc_diag *d);
     /* Record event (for --bench) on stream. */

@@ -290,13 +290,13 @@ tc_status rt_kernel_check(rt_kernel *k, const size_t *sizes, int nargs, tc_diag 
 }
 
 static tc_status cu_launch(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
-                           unsigned cluster, void **args, const size_t *sizes, int nargs,
-                           void *stream, tc_diag *d)
+                           unsigned cluster, unsigned shmem, void **args, const size_t *sizes,
+                           int nargs, void *stream, tc_diag *d)
 {
     (void)dev;
     rt_kernel *k = fn;
     tc_status st = rt_kernel_check(k, sizes, nargs, d);
-    return st != TC_OK ? st : drv_launch_cluster(k->fn, grid, block, cluster, stream, args, d);
+    return st != TC_OK ? st : drv_launch_cluster(k->fn, grid, block, cluster, shmem, stream, args, d);
 }
 
 /* Clusters need the module compiled for sm_90 or later (its cluster code is

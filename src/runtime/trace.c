@@ -103,8 +103,8 @@ static tc_status r_copy(void *dev, uint64_t dst, uint64_t src, size_t bytes, voi
 }
 
 static tc_status r_launch(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
-                          unsigned cluster, void **args, const size_t *sizes, int nargs,
-                          void *stream, tc_diag *d)
+                          unsigned cluster, unsigned shmem, void **args, const size_t *sizes,
+                          int nargs, void *stream, tc_diag *d)
 {
     recorder *r = dev;
     rt_kernel *k = fn;
@@ -116,11 +116,11 @@ static tc_status r_launch(void *dev, void *fn, const unsigned grid[3], const uns
     if (!l || !add_args(r->t, args, sizes, nargs)) {
         r->t->failed = true;
     } else {
-        *l = (rt_launch){.fn = k->fn, .cluster = cluster, .nargs = nargs, .argv_at = at};
+        *l = (rt_launch){.fn = k->fn, .cluster = cluster, .shmem = shmem, .nargs = nargs, .argv_at = at};
         memcpy(l->grid, grid, sizeof l->grid);
         memcpy(l->block, block, sizeof l->block);
     }
-    return r->execute ? drv_launch_cluster(k->fn, grid, block, cluster, stream, args, d) : TC_OK;
+    return r->execute ? drv_launch_cluster(k->fn, grid, block, cluster, shmem, stream, args, d) : TC_OK;
 }
 
 /* The device's cluster limits, so a recorded run launches what an unrecorded
@@ -266,7 +266,7 @@ tc_status rt_trace_run(struct tc_rt *rt, const rt_trace *t, void *stream, tc_dia
     for (int i = 0; i < t->n && st == TC_OK; i++) {
         const rt_launch *l = &t->l[i];
         st = l->copy ? drv_memcpy_dtod_async(rt->dev, l->dst, l->src, l->bytes, stream, d)
-                     : drv_launch_cluster(l->fn, l->grid, l->block, l->cluster, stream,
+                     : drv_launch_cluster(l->fn, l->grid, l->block, l->cluster, l->shmem, stream,
                                           t->argv + l->argv_at, d);
     }
     drv_leave(pushed);

@@ -28,6 +28,7 @@ typedef struct rt_launch {
     drv_fn fn;
     unsigned grid[3], block[3];
     unsigned cluster;           /* blocks a cluster (sm_90 long rows); 0 or 1: none */
+    unsigned shmem;             /* dynamic shared memory a block, bytes */
     int nargs;
     int argv_at;                /* its arguments' pointers: argv[argv_at..] */
     uint64_t dst, src;          /* a copy */

@@ -170,6 +170,10 @@ typedef struct ksched {
     int64_t mm_max_rows;    /* MM_BY_ROWS: the largest M the generated kernel takes */
     const tc_dim *mm_rows;  /* M, the output's rows */
     int mm_kslice;          /* elements of K a block takes (slices combine in order) */
+    int mm_stages;          /* TENSORC_MATMUL_STAGES: cp.async stages, 0: matmul.cuh's rule */
+    int mm_bk;              /* TENSORC_MATMUL_BK: elements of K a stage, 0: matmul.cuh's rule */
+    int mm_resident;        /* TENSORC_MATMUL_RESIDENT: 0 a block a work item, else the grid's cap
+                             * (1: MM_SMS x the blocks a SM holds) */
     fmmnorm norm;           /* the row-scale rule (fuse.h), norm.rows NULL without: the
                              * generated kernel computes the left operand's rows kernel */
     /* a rows kernel that a generated matmul computes (the row-scale rule):
@@ -242,6 +246,8 @@ void sched_print_colpart(tc_buf *b, const ksched *ks);
 enum { ATTN_ROWS = 8, ATTN_CHUNK = 256, ATTN_THREADS = 128 };
 /* The matmul tile and block of the generated kernel (matmul.cuh's). */
 enum { MM_TILE_M = 16, MM_TILE_N = 64, MM_THREADS = 128 };
+/* SMs assumed by TENSORC_MATMUL_RESIDENT=1 (H100 and H200 SXM) */
+enum { MM_SMS = 132 };
 /* The invariants above (sched/verify.c lists them): launch limits, vector
  * widths, passes in dependency order, non-negative grids.  A broken one is
  * TC_ERR_INTERNAL through d. */

@@ -20,7 +20,10 @@
  * of f32, f16 or bf16 (benchmarks against cuBLAS; tests of the generated
  * kernel at any M); the sched dump says so.  TENSORC_MATMUL_KSLICE=N (a
  * multiple of 64) sets the K slice (tuning: 512 and 2048 were slower than
- * 1024 at M = 1 and 16 on the H200).
+ * 1024 at M = 1 and 16 on the H200).  TENSORC_MATMUL_STAGES (2 to 8),
+ * TENSORC_MATMUL_BK (32, 64, 128) and TENSORC_MATMUL_RESIDENT (0, 1, or a
+ * grid) are streaming variants for A/B timing (matmul.c, README), not yet
+ * measured; unset, the kernel is as it was.
  */
 #include "sched/sched.h"
 
@@ -37,6 +40,10 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     ks->mm_kslice = MM_KSLICE;
     if (kn->matmul_kslice > 0)
         ks->mm_kslice = kn->matmul_kslice;
+    /* streaming variants for A/B timing (matmul.cuh): unset, its own rules */
+    ks->mm_stages = kn->matmul_stages > 0 ? kn->matmul_stages : 0;
+    ks->mm_bk = kn->matmul_bk > 0 ? kn->matmul_bk : 0;
+    ks->mm_resident = kn->matmul_resident > 0 ? kn->matmul_resident : 0;
     ks->mm_max_rows = FUSE_MM_MAX_ROWS;
     ks->block[0] = MM_THREADS;
     if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16) {
@@ -87,6 +94,13 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
     if (ks->mm != MM_CUBLAS) {
         buf_printf(b, ": block [%d, 1, 1], tiles %d x %d, K slices of %d", MM_THREADS, MM_TILE_M,
                    MM_TILE_N, ks->mm_kslice);
+        if (ks->mm_stages)
+            buf_printf(b, ", %d stages (TENSORC_MATMUL_STAGES)", ks->mm_stages);
+        if (ks->mm_bk)
+            buf_printf(b, ", K steps of %d (TENSORC_MATMUL_BK)", ks->mm_bk);
+        if (ks->mm_resident)
+            buf_printf(b, ", resident blocks looping over the work items (TENSORC_MATMUL_RESIDENT=%d)",
+                       ks->mm_resident);
         if (ks->mm == MM_BY_ROWS) {
             buf_puts(b, "; generated when ");
             dim_print(b, ks->mm_rows);

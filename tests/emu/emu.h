@@ -88,6 +88,7 @@ static dim3 threadIdx, blockIdx, blockDim, gridDim;
 static unsigned emu_k;   /* the running thread's block: its rank in the cluster */
 static unsigned emu_ncl = 1;
 enum { EMU_MAXCL = 16, EMU_WIN = 4 << 20 }; /* ranks; bytes of shared window a rank */
+enum { EMU_DYN_SHARED = 227 << 10 }; /* extern __shared__: the most dynamic shared memory a block has */
 /* fresh shared memory's bytes: NaN in every float type (a GPU's may hold
  * anything; a NaN read and multiplied by a zero pad shows), -1 in integers */
 #ifndef EMU_POISON

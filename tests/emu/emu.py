@@ -103,6 +103,7 @@ bufs = {}     # name -> dict(kind, dt, dims (text), slot)
 steps = []    # (kind, ...)
 guard = {}    # step -> (expr, op, value)
 fe_chunk = {} # step -> elements a block of a foreach kernel (one group here: the whole tensors)
+grid_cap = {} # step -> a resident grid (TENSORC_MATMUL_RESIDENT): the grid is at most this
 for line in plan.splitlines():
     m = re.match(r"\s+buffer (\S+)\s+(\w+)\s+(\w+)(?:\[(.*?)\])?(.*)", line)
     if m:
@@ -133,6 +134,10 @@ for line in plan.splitlines():
     m = re.match(r"\s+step (\d+): copy (\S+) -> (\S+)", line)
     if m:
         steps.append(("copy", int(m.group(1)), m.group(2), m.group(3)))
+        continue
+    m = re.match(r"\s+grid at most (\d+) \(resident blocks\)", line)
+    if m:
+        grid_cap[steps[-1][1]] = int(m.group(1))
         continue
     m = re.match(r"\s+foreach: one launch over any number of groups, (\d+) elements a block", line)
     if m:
@@ -319,7 +324,7 @@ for si, shape in enumerate(shapes):
                            % (max(1, -(-n // fe_chunk[i])), block[0], block[1], block[2], k,
                               ", ".join(["fe%d" % i] + [carg(x) for x in a[1:]])))
                 continue
-            g = "%d" % max(1, ev(grid))
+            g = "%d" % max(1, min(ev(grid), grid_cap.get(i, 1 << 31)))
             if k.startswith("tc_matmul_"): # work items grid-strided: any grid, the same bits
                 g = "v ? std::min(%s, caps[v]) : %s" % (g + "LL", g)
             cpp.append("    emu_launch(dim3(%s), dim3(%d, %d, %d), 1, [&] { %s(%s); });"

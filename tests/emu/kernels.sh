@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/emu/kernels.sh TENSORC [matmul|attention|attnknobs|attnknobs-full|plans|all] - the generated matmul
+# tests/emu/kernels.sh TENSORC [matmul|matmul-knobs [every|full]|attention|attnknobs|attnknobs-full|plans|all] - the generated matmul
 # (src/codegen/matmul.cuh) and decode attention (attn.cuh) kernels run on
 # the host (emu.py, emu.h: mma.sync, movmatrix, cp.async groups, the split-K
 # and split-key combines through the workspace) against the interpreter, no
@@ -89,6 +89,38 @@ if [ "$what" = matmul ] || [ "$what" = all ]; then
     # before sm_80: FMAs for f16/bf16 too
     one $G -- examples/skinny_matmul.tc linear_t "$MN" f16 750
     one $G -- tests/gpu/matmul_pair.tc gated "$MN" bf16 750
+fi
+# matmul-knobs [every|full]: the streaming variants (TENSORC_MATMUL_STAGES,
+# _BK, _RESIDENT; README's knob table), each setting under a few cases (the
+# row-scale rule at M = 1, 3, 17 with two K slices, the adapter rule with
+# the pair, SKINNY pair, f32 with A transposed), every matmul grid capped
+# at 1 and 5 as well (the same bits).  ctest: five settings (the extremes,
+# a combination); `every`: every value of each knob and combinations
+# (manual, about 10 minutes); `full`: the whole matmul set above under each
+# of those (manual, about 3 minutes a setting).
+if [ "$what" = matmul-knobs ]; then
+    caps="--grid-caps 1,5"
+    R=TENSORC_MATMUL_RESIDENT
+    sets=(TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 $R=3
+          TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1)
+    [ "${3:-}" = every ] || [ "${3:-}" = full ] &&
+        sets=(TENSORC_MATMUL_STAGES={2,3,4,5,6,7,8} TENSORC_MATMUL_BK={32,64,128} $R=1 $R=3
+              TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
+              TENSORC_MATMUL_STAGES=2,TENSORC_MATMUL_BK=128)
+    for kn in "${sets[@]}"; do
+        echo "== $kn"
+        IFS=, read -ra kv <<<"$kn"
+        if [ "${3:-}" = full ]; then
+            env "${kv[@]}" bash "$0" "$tc" matmul | grep -v ' passed, '
+            [ "${PIPESTATUS[0]}" = 0 ] && pass=$((pass + 1)) || fail=$((fail + 1))
+            continue
+        fi
+        one "${kv[@]}" $G -- tests/gpu/matmul_norm.tc rms_g "$MN" f16
+        one "${kv[@]}" $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora \
+            "M=1,K=37,N=13,R=5;M=17,K=1100,N=130,R=65" bf16
+        one "${kv[@]}" -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" f16
+        one "${kv[@]}" $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=1100,N=77;M=17,K=37,N=130" f32
+    done
 fi
 caps=
 if [ "$what" = attention ] || [ "$what" = all ]; then

@@ -99,6 +99,13 @@ def rewrite_shared(s):
         dims = "".join("[(%s)]" % d for d in re.findall(r"\[([^\]]*)\]", dims))
         n[0] += 1
         return "auto &%s = emu_shared<%s%s, %d, %s>();" % (name, ty, dims, n[0], al)
+    # the launch's dynamic shared memory: as much as a block may have (227 KB)
+    def dyn(m):
+        n[0] += 1
+        return "auto &%s = emu_shared<%s[EMU_DYN_SHARED], %d, %s>();" % (m.group(3), m.group(2).strip(), n[0],
+                                                                         m.group(1) or "16")
+    s = re.sub(r"extern[ \t]+__shared__[ \t]+(?:__align__\((\d+)\)[ \t]+)?([^;\n=]*?)[ \t]*\b(\w+)[ \t]*\[\][ \t]*;",
+               dyn, s)
     pat = (r"__shared__[ \t]+(?:__align__\((\d+)\)[ \t]+)?([^;\n=]*?)[ \t]*\b(\w+)[ \t]*"
            r"((?:\[[^\]\n]*\][ \t]*)*)(?:__align__\((\d+)\))?[ \t]*;")
     s = re.sub(pat, one, s)

@@ -223,6 +223,7 @@ typedef struct {
     size_t sizes[256];
     bool ptr[256];          /* a .u64/.b64 parameter: may be an address (not .f64, not a table) */
     bool nonportable;       /* cuFuncSetAttribute allowed clusters past 8 blocks */
+    int max_dyn;            /* cuFuncSetAttribute's dynamic shared memory limit (0: 48 KB) */
 } fake_fn;
 
 typedef struct {
@@ -368,8 +369,11 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     (void)extra;
     fake_fn *f = fn;
     if (!gx || !gy || !gz || gy > 65535 || gz > 65535 || !bx || !by || !bz ||
-        (unsigned long)bx * by * bz > 1024 || shmem > 48 * 1024)
+        (unsigned long)bx * by * bz > 1024 || shmem > (f->max_dyn ? (unsigned)f->max_dyn : 48 * 1024)) {
+        fprintf(stderr, "fakecuda: %s: grid, block or %u bytes of dynamic shared memory out of "
+                "range\n", f->name, shmem);
         return LAUNCH_OUT_OF_RESOURCES;
+    }
     CUresult r = check_params(f, params);
     if (r != OK)
         return r;
@@ -612,13 +616,19 @@ typedef struct {
     fake_attr *attrs;
     unsigned nattrs;
 } fake_config;
-enum { FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14, LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
+enum { FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8, INVALID_VALUE_ATTR = 1,
+       FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14, LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
        INVALID_CLUSTER_SIZE = 912 };
 
 CUresult cuFuncSetAttribute(void *fn, int attr, int value)
 {
     if (attr == FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED)
         ((fake_fn *)fn)->nonportable = value != 0;
+    if (attr == FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) { /* an sm_90 block's most: 227 KB */
+        if (value < 0 || value > 227 * 1024)
+            return INVALID_VALUE_ATTR;
+        ((fake_fn *)fn)->max_dyn = value;
+    }
     return OK;
 }
 

@@ -5,6 +5,10 @@
 # where its generated source is the same (TENSORC_MATMUL_LORA=on on a
 # softmax, which has no matmul: checked first), and a hit under the same
 # knobs; a knob that changes the source (TENSORC_PW_UNROLL=4) likewise.
+# The matmul streaming variants: a launch with dynamic shared memory past
+# 48 KB (TENSORC_MATMUL_STAGES=8), which the fake driver takes only once
+# cuFuncSetAttribute raised the kernel's limit; --emit=sched/plan show
+# them; stages past 227 KB are a located error.
 # Prints PASS/FAIL per check and "N passed, M failed" last; exit 1 on a
 # failure, 77 without NVRTC.
 set -u
@@ -14,7 +18,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$work/cache
-unset TENSORC_MATMUL_LORA TENSORC_PW_UNROLL
+unset TENSORC_MATMUL_LORA TENSORC_PW_UNROLL TENSORC_MATMUL_STAGES TENSORC_MATMUL_BK TENSORC_MATMUL_RESIDENT
 pass=0 fail=0
 check() { local what=$1; shift; if "$@"; then echo "PASS $what"; pass=$((pass + 1)); else echo "FAIL $what"; fail=$((fail + 1)); fi; }
 sm=$root/examples/softmax.tc
@@ -37,5 +41,26 @@ check "softmax with no knobs: still a hit" [ "$(cache "$sm" N=3,D=5)" = hit ]
 check "gelu_chain: a miss first" [ "$(cache "$gelu" '*=1000')" = miss ]
 check "gelu_chain under TENSORC_PW_UNROLL=4: a miss" [ "$(TENSORC_PW_UNROLL=4 cache "$gelu" '*=1000')" = miss ]
 check "gelu_chain under TENSORC_PW_UNROLL=4 again: a hit" [ "$(TENSORC_PW_UNROLL=4 cache "$gelu" '*=1000')" = hit ]
+# TENSORC_MATMUL_STAGES=8: 92160 bytes of dynamic shared memory a block, which
+# the fake driver launches only after cuFuncSetAttribute raised the limit
+rms=$root/examples/rmsnorm_matmul.tc
+check "rmsnorm_matmul: a miss first" [ "$(cache "$rms" M=3,K=1100,N=77)" = miss ]
+check "rmsnorm_matmul under TENSORC_MATMUL_STAGES=8 (dynamic shared memory past 48 KB): a miss" \
+    [ "$(TENSORC_MATMUL_STAGES=8 cache "$rms" M=3,K=1100,N=77)" = miss ]
+quiet() { "$@" >/dev/null 2>&1; }
+check "rmsnorm_matmul under TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 runs" \
+    quiet env TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 "$tc" run "$rms" --device=cuda --random \
+    --shape M=3,K=1100,N=77
+# the variants are shown where they are set, and refused where the stages
+# pass a block's 227 KB (a located error, exit status 1)
+check "--emit=sched names TENSORC_MATMUL_STAGES=8 and RESIDENT=1" bash -c \
+    "TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 '$tc' compile '$rms' --emit=sched | grep -q '8 stages (TENSORC_MATMUL_STAGES), resident blocks'"
+check "--emit=plan: 92160 bytes of dynamic shared memory, a grid of at most 264" bash -c \
+    "TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_RESIDENT=1 '$tc' compile '$rms' --emit=plan | tr '\n' ' ' | grep -q 'grid at most 264 (resident blocks) *dynamic shared memory 92160 bytes'"
+check "--emit=sched without the knobs names none" bash -c "! '$tc' compile '$rms' --emit=sched | grep -q 'TENSORC_MATMUL_'"
+TENSORC_MATMUL=generated TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 "$tc" compile "$rms" --emit=cuda >/dev/null 2>"$work/err"
+rc=$?
+check "STAGES=8 BK=128 with 64-row tiles (286720 bytes): refused, located" \
+    bash -c "[ $rc = 1 ] && grep -q 'rmsnorm_matmul.tc:[0-9]*:[0-9]*: error: .*286720 bytes' '$work/err'"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -9,7 +9,8 @@
 # kernel (tests/gpu/matmul_epilogue.tc), the row-scale rule (an RMSNorm in the
 # kernel: tests/gpu/matmul_norm.tc), the pair rule (two products of one x in
 # one kernel: tests/gpu/matmul_pair.tc), the adapter rule (LoRA in one kernel:
-# tests/gpu/matmul_lora.tc) and the examples with a matmul.  Prints
+# tests/gpu/matmul_lora.tc) and the examples with a matmul; with
+# TC_MATMUL_KNOBS=1 the streaming variants' knobs too (below).  Prints
 # "N passed, M failed"; exit 1 on failure.
 set -u
 build=${1:-build}
@@ -140,16 +141,47 @@ echo "- examples/mlp_block.tc --fn mlp_block --shape N=3,D=64,H=256" >>"$jobs"
 echo "- examples/mlp_block.tc --fn dense_gelu --shape N=17,D=100,H=33" >>"$jobs"
 echo "- examples/attention_scores.tc --fn attention_scores --shape B=2,H=3,S=5,L=33,E=64" >>"$jobs"
 
+# TC_MATMUL_KNOBS=1: the streaming variants too (TENSORC_MATMUL_STAGES, _BK,
+# _RESIDENT, README's knob table), each setting over a quick set: the
+# row-scale, pair and adapter rules and plain layouts at M = 1, 3, 17 (K, N
+# off every tile, several K slices) under the override, and the decode
+# shapes by the cost model's own choice.  A job's first word is then
+# "knobs:VAR=V,VAR=V+FORCE".
+if [ "${TC_MATMUL_KNOBS:-0}" = 1 ]; then
+    R=TENSORC_MATMUL_RESIDENT
+    for kn in TENSORC_MATMUL_STAGES={2,3,5,6,8} TENSORC_MATMUL_BK={32,128} $R=1 $R=7 \
+              TENSORC_MATMUL_STAGES=6,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1; do
+        for dt in f16 bf16; do
+            for M in 1 3 17; do
+                echo "knobs:$kn+generated $nm --fn rms_g --shape M=$M,K=4097,N=77 --dtype T=$dt" >>"$jobs"
+                echo "knobs:$kn+generated $pr --fn gated --shape M=$M,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+                echo "knobs:$kn+lora+generated $lr --fn lora --shape M=$M,K=4097,N=77,R=65 --dtype T=$dt" >>"$jobs"
+                echo "knobs:$kn+generated examples/skinny_matmul.tc --fn matmul_ta --shape M=$M,K=1000,N=130 --dtype T=$dt" >>"$jobs"
+            done
+        done
+        echo "knobs:$kn+generated examples/skinny_matmul.tc --fn linear_t --shape M=3,K=1000,N=130 --dtype T=f32" >>"$jobs"
+        echo "knobs:$kn+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
+        echo "knobs:$kn+- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
+        echo "knobs:$kn+lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
+    done
+fi
+
 # TC_MATMUL_FILTER=REGEX: only the jobs whose line matches (a quick look at one part)
 if [ -n "${TC_MATMUL_FILTER:-}" ]; then
     grep -E -- "$TC_MATMUL_FILTER" "$jobs" >"$jobs.f" || true
     mv "$jobs.f" "$jobs"
 fi
-one() {
-    local force=$1
+one() ( # a subshell: a job's knobs stay its own
+    local force=$1 label=$1
     shift
-    local log
+    local log kv=()
     log=$(mktemp)
+    if [ "${force#knobs:}" != "$force" ]; then # knobs:VAR=V,VAR=V+FORCE
+        local k=${force#knobs:}
+        IFS=, read -ra kv <<<"${k%%+*}"
+        force=${k#*+}
+    fi
+    [ ${#kv[@]} -gt 0 ] && export "${kv[@]}"
     if [ "$force" = generated ]; then
         TENSORC_MATMUL=generated timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
     elif [ "$force" = lora ] || [ "$force" = lora+generated ]; then
@@ -160,9 +192,9 @@ one() {
         timeout 300 "$tc" run "$@" --random --check --device=cuda >"$log" 2>&1
     fi
     local rc=$?
-    if [ $rc -eq 0 ]; then echo "PASS $force $*"; else echo "FAIL($rc) $force $*"; tail -4 "$log" | sed 's/^/    /'; fi
+    if [ $rc -eq 0 ]; then echo "PASS $label $*"; else echo "FAIL($rc) $label $*"; tail -4 "$log" | sed 's/^/    /'; fi
     rm -f "$log"
-}
+)
 export -f one
 export tc
 # compile each unit once first (the kernel cache), then run in parallel

@@ -121,7 +121,7 @@ typedef struct {
 
 typedef struct {
     int allocs, frees, syncs, zeros, copies, launches, matmuls, uploads;
-    unsigned grid[3], block[3], cluster; /* of the last launch */
+    unsigned grid[3], block[3], cluster, shmem; /* of the last launch */
     unsigned cluster_max;               /* what the device allows (0 taken as 1) */
     unsigned cluster_block;             /* its blocks' fewest threads (0 taken as 1024) */
     size_t sizes[8][16];                /* arguments' sizes, by launch (the first 8) */
@@ -195,10 +195,11 @@ static tc_status h_kernel(void *dev, void *module, const char *name, void **fn, 
 }
 
 static tc_status h_launch(void *dev, void *fn, const unsigned grid[3], const unsigned block[3],
-                          unsigned cluster, void **args, const size_t *sizes, int nargs,
-                          void *stream, tc_diag *d)
+                          unsigned cluster, unsigned shmem, void **args, const size_t *sizes,
+                          int nargs, void *stream, tc_diag *d)
 {
     ((host_dev *)dev)->cluster = cluster;
+    ((host_dev *)dev)->shmem = shmem;
     (void)stream;
     host_dev *h = dev;
     h->clusters_tried |= cluster;
@@ -457,6 +458,7 @@ static pstep kstep(const char *name, const parg *args, int nargs)
     s.nargs = nargs;
     s.grid[0] = F.N;
     s.grid_cap = 4;
+    s.shmem = 64 * 1024 + 16; /* dynamic shared memory: passed to the launch as it is */
     s.block[0] = 128;
     s.block[1] = s.block[2] = 1;
     return s;
@@ -564,6 +566,7 @@ static void test_chain(void **state)
         assert_int_equal(h.grid[1], 1);
         assert_int_equal(h.grid[2], 1);
         assert_int_equal(h.block[0], 128);
+        assert_int_equal(h.shmem, 64 * 1024 + 16);
         /* buf2 (steps 0-1) and buf4 (steps 2-3) share memory; buf3 does not */
         assert_ptr_equal(g_seen[0], g_seen[3]);
         assert_ptr_not_equal(g_seen[0], g_seen[1]);

@@ -20,6 +20,7 @@ static const char *const ALL[] = {
     "TENSORC_TILE_WHOLE", "TENSORC_FE_STEPS", "TENSORC_FULL_GRID", "TENSORC_COL_SPLIT",
     "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH",
+    "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
 };
 
 static void clear_env(void)
@@ -98,6 +99,27 @@ static void test_attn(void **state)
     setenv("TENSORC_ATTN_WARPS", "16", 1);    /* above 8 */
     setenv("TENSORC_ATTN_PREFETCH", "1", 1);
     assert_string_equal(text(), "TENSORC_ATTN_PREFETCH=1");
+/* the generated matmul's streaming variants (issue 13) */
+static void test_matmul_variants(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("TENSORC_MATMUL_STAGES", "9", 1);   /* past 8 */
+    setenv("TENSORC_MATMUL_BK", "96", 1);      /* not a power of two */
+    setenv("TENSORC_MATMUL_RESIDENT", "0", 1); /* 0 is a value (off), not unset */
+    assert_string_equal(text(), "TENSORC_MATMUL_RESIDENT=0");
+    setenv("TENSORC_MATMUL_STAGES", "2", 1);
+    setenv("TENSORC_MATMUL_BK", "128", 1);
+    setenv("TENSORC_MATMUL_RESIDENT", "65537", 1); /* past 65536 */
+    assert_string_equal(text(), "TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_BK=128");
+    setenv("TENSORC_MATMUL_STAGES", "1", 1);
+    setenv("TENSORC_MATMUL_BK", "16", 1);
+    setenv("TENSORC_MATMUL_RESIDENT", "528", 1);
+    tc_knobs k;
+    knobs_from_env(&k);
+    assert_int_equal(k.matmul_stages, -1);
+    assert_int_equal(k.matmul_bk, -1);
+    assert_int_equal(k.matmul_resident, 528);
     clear_env();
 }
 
@@ -136,6 +158,7 @@ int main(void)
         cmocka_unit_test(test_none),
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_attn),
+        cmocka_unit_test(test_matmul_variants),
         cmocka_unit_test(test_once_per_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
