@@ -99,6 +99,9 @@ static void test_attn(void **state)
     setenv("TENSORC_ATTN_WARPS", "16", 1);    /* above 8 */
     setenv("TENSORC_ATTN_PREFETCH", "1", 1);
     assert_string_equal(text(), "TENSORC_ATTN_PREFETCH=1");
+    clear_env();
+}
+
 /* the generated matmul's streaming variants (issue 13) */
 static void test_matmul_variants(void **state)
 {
