@@ -57,7 +57,11 @@ static void split_loops(cg *g, int CV)
 static void split_head(cg *g, cg_w *w, int S)
 {
     const ksched *ks = g->ks;
-    cg_wl(w, "const idx_t rows = %s, len = %s;", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    /* one at a time: cg_index names a size parameter at its first use, so the
+     * signature's order must not hang on the order arguments are evaluated */
+    const char *rows = cg_index(g, ks->rows);
+    const char *len = cg_index(g, ks->rowlen);
+    cg_wl(w, "const idx_t rows = %s, len = %s;", rows, len);
     cg_wl(w, "const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;", S, S);
     cg_wl(w, "const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;", S, S);
     cg_wl(w, "const idx_t hi = lo + chunk < len ? lo + chunk : len;");

@@ -462,7 +462,10 @@ void cg_scan(cg *g, tc_buf *o)
     cg_limit(g, ks->rows);
     cg_limit(g, dim_add(g->c, ks->rowlen, c1024));
     cg_put(o, 4, &g->kpre);
-    buf_printf(o, "    const idx_t lanes = %s, len = %s;\n", cg_index(g, ks->rows), cg_index(g, ks->rowlen));
+    /* one at a time: the size parameters' order is their first use's */
+    const char *lanes = cg_index(g, ks->rows);
+    const char *len = cg_index(g, ks->rowlen);
+    buf_printf(o, "    const idx_t lanes = %s, len = %s;\n", lanes, len);
     if (ks->ckpt) {
         buf_printf(o, "    { /* a thread per lane walks it, then kernel %d's reversed walk (checkpoints "
                       "every %d steps) */\n", ks->ckpt_with - 1, ks->ckpt);

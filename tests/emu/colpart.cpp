@@ -128,25 +128,27 @@ static void rows_kernel(std::vector<T> &in, std::vector<T> &out, std::vector<std
     });
 }
 
+/* the combine kernel's sizes come in the order of their first use in its
+ * code: the columns (D) first, then the rows of partials */
 static void combine_kernel(std::vector<T> &out, std::vector<std::vector<float>> &part, long long n, long long d,
                            std::vector<unsigned char> &ws) {
     unsigned groups = (unsigned)((d + 31) / 32);
     emu_launch_xy(4 * groups, 32, 8, [&] {
 #if defined(EMU_LN)
-        tc_red_fused_div_sub_add_rsqrt_mul_sum_1(out[1].data(), out[2].data(), part[0].data(), part[1].data(), (int)n,
-                                                 (int)d, ws.data());
+        tc_red_fused_div_sub_add_rsqrt_mul_sum_1(out[1].data(), out[2].data(), part[0].data(), part[1].data(), (int)d,
+                                                 (int)n, ws.data());
 #elif defined(EMU_LN_BF16)
-        tc_red_fused_cast_div_sub_add_rsqrt_mul_1(out[1].data(), out[2].data(), part[0].data(), part[1].data(), (int)n,
-                                                  (int)d, ws.data());
+        tc_red_fused_cast_div_sub_add_rsqrt_mul_1(out[1].data(), out[2].data(), part[0].data(), part[1].data(), (int)d,
+                                                  (int)n, ws.data());
 #elif defined(EMU_LNBWD)
-        tc_red_fused_sub_add_rsqrt_mul_sum_copy_1(out[1].data(), out[2].data(), part[0].data(), part[1].data(), (int)n,
-                                                  (int)d, ws.data());
+        tc_red_fused_sub_add_rsqrt_mul_sum_copy_1(out[1].data(), out[2].data(), part[0].data(), part[1].data(), (int)d,
+                                                  (int)n, ws.data());
 #elif defined(EMU_3D)
-        tc_red_fused_mul_sum_1(out[1].data(), part[0].data(), (int)(n / TT), TT, (int)d, ws.data());
+        tc_red_fused_mul_sum_1(out[1].data(), part[0].data(), (int)d, (int)(n / TT), TT, ws.data());
 #elif defined(EMU_RMS)
-        tc_red_fused_div_add_rsqrt_mul_sum_copy_1(out[1].data(), part[0].data(), (int)n, (int)d, ws.data());
+        tc_red_fused_div_add_rsqrt_mul_sum_copy_1(out[1].data(), part[0].data(), (int)d, (int)n, ws.data());
 #else
-        tc_red_fused_sum_1(out[1].data(), part[0].data(), (int)n, (int)d, ws.data());
+        tc_red_fused_sum_1(out[1].data(), part[0].data(), (int)d, (int)n, ws.data());
 #endif
     });
 }

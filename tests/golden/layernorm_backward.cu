@@ -555,8 +555,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt
     float *__restrict__ out_db,
     const float *__restrict__ cpart34,
     const float *__restrict__ cpart35,
-    const idx_t sz_N,
     const idx_t sz_D,
+    const idx_t sz_N,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
@@ -989,8 +989,8 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_
 extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul_sum_copy_5(
     float *__restrict__ out_dg,
     const float *__restrict__ cpart25,
-    const idx_t sz_N,
     const idx_t sz_D,
+    const idx_t sz_N,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
@@ -1558,8 +1558,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_add_rsqrt_mul
     float *__restrict__ out_db,
     const float *__restrict__ cpart31,
     const float *__restrict__ cpart32,
-    const idx_t sz_N,
     const idx_t sz_D,
+    const idx_t sz_N,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
@@ -1992,8 +1992,8 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_add_rsqrt_su
 extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_rsqrt_mul_sum_copy_11(
     float *__restrict__ out_dg,
     const float *__restrict__ cpart23,
-    const idx_t sz_N,
     const idx_t sz_D,
+    const idx_t sz_N,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
@@ -2060,7 +2060,7 @@ launch plan of layernorm_grad (32-bit indices):
   buffer cpart34      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
   buffer cpart35      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 1
   step 0: tc_red_fused_mul_sum_div_sub_add_rsqrt_1<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_w, in_dout, out_dx, cpart34, cpart35, N, D, eps)
-  step 1: tc_red_fused_div_sub_add_rsqrt_mul_sum_2<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dw, out_db, cpart34, cpart35, N, D, workspace)
+  step 1: tc_red_fused_div_sub_add_rsqrt_mul_sum_2<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dw, out_db, cpart34, cpart35, D, N, workspace)
 launch plan of rmsnorm (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
@@ -2074,7 +2074,7 @@ launch plan of rmsnorm_grad (32-bit indices):
   buffer out_dg       output f32[D]
   buffer cpart25      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_4<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_g, in_dout, out_dx, cpart25, N, D, eps)
-  step 1: tc_red_fused_div_add_rsqrt_mul_sum_copy_5<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dg, cpart25, N, D, workspace)
+  step 1: tc_red_fused_div_add_rsqrt_mul_sum_copy_5<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dg, cpart25, D, N, workspace)
 launch plan of layernorm_fwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
@@ -2096,7 +2096,7 @@ launch plan of layernorm_bwd (32-bit indices):
   buffer cpart31      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
   buffer cpart32      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 1
   step 0: tc_red_fused_mul_sub_sum_add_rsqrt_div_7<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_w, in_saved_mean, in_saved_var, in_dout, out_dx, cpart31, cpart32, N, D, eps)
-  step 1: tc_red_fused_sub_add_rsqrt_mul_sum_copy_8<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dw, out_db, cpart31, cpart32, N, D, workspace)
+  step 1: tc_red_fused_sub_add_rsqrt_mul_sum_copy_8<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dw, out_db, cpart31, cpart32, D, N, workspace)
 launch plan of rmsnorm_fwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
@@ -2112,5 +2112,5 @@ launch plan of rmsnorm_bwd (32-bit indices):
   buffer out_dg       output f32[D]
   buffer cpart23      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
   step 0: tc_red_fused_mul_add_rsqrt_sum_div_10<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_g, in_saved_mean, in_dout, out_dx, cpart23, N, D, eps)
-  step 1: tc_red_fused_add_rsqrt_mul_sum_copy_11<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dg, cpart23, N, D, workspace)
+  step 1: tc_red_fused_add_rsqrt_mul_sum_copy_11<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dg, cpart23, D, N, workspace)
  */
