@@ -95,22 +95,32 @@ for b in "${bins[@]}" $(find_bin tensorc || true); do
     ldd "$b" 2>&1 | tee -a "$log"
 done
 
+# summary NAME RC < OUTPUT: p and f from the output's last "N passed, M
+# failed" line; none is a failure, and so is a non-zero exit after a clean
+# summary (a crash after it)
+summary() {
+    local last
+    last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
+    if [ -n "$last" ]; then
+        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
+        [ "$2" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+    else
+        say "$1 exited $2 without a summary"; p=0 f=1
+    fi
+    return 0
+}
+
 passed=0 failed=0 nogpu=0
 [ ${#bins[@]} -lt ${#programs[@]} ] && failed=$((failed + ${#programs[@]} - ${#bins[@]}))
 for b in "${bins[@]}"; do
     say "== $b"
     out=$("$b" 2>&1); rc=$?
     echo "$out" | tee -a "$log"
-    last=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
     if [ $rc -eq 3 ]; then
         nogpu=1
-    elif [ -n "$last" ]; then
-        p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
-        passed=$((passed + p)); failed=$((failed + f))
-        [ $rc -ne 0 ] && [ "$f" -eq 0 ] && failed=$((failed + 1))  # crashed after its summary
     else
-        say "$b exited $rc without a summary"
-        failed=$((failed + 1))
+        summary "$b" $rc <<<"$out"
+        passed=$((passed + p)); failed=$((failed + f))
     fi
 done
 
@@ -206,14 +216,7 @@ for i in "${!names[@]}"; do
     tee -a "$log" <"$out"
     case ${modes[$i]} in
     last)
-        last=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$out" | tail -1)
-        if [ -n "$last" ]; then
-            p=${last%% passed*}; f=${last#*, }; f=${f%% failed*}
-            # a crash after its summary is a failure too
-            [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
-        else
-            say "$name ended without a summary"; p=0 f=1
-        fi ;;
+        summary "$name" "$rc" <"$out" ;;
     count)
         p=$(grep -c '^PASS ' "$out"); f=$(grep -c '^FAIL ' "$out")
         [ "$p" -gt 0 ] || f=$((f + 1)) # nothing ran: a failure, not a pass
