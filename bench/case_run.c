@@ -101,6 +101,7 @@ static bool open_all(case_state *s)
     char *err = NULL;
     if (ok && !pool_open(&s->pool, path, s->c->fn, s->o->threads, &err))
         ok = fail_at(s, "compile", err);
+    s->pool.tol_f32 = s->c->tol_f32;
     free(path);
     return ok;
 }

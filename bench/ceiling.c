@@ -17,7 +17,7 @@
 
 static const bench_case sum_case = {"ceiling_sum", "full_sum.tc", "full_sum", "*=268435456",
                                     "*=16777216", NULL, false, CASE_PLAIN, NULL, NULL, NULL,
-                                    NULL, NULL};
+                                    NULL, NULL, 0};
 
 /* The copy part; its GB/s or NAN. */
 static double copy_part(json *j, tc_ctx *dev, bool quick)

@@ -78,7 +78,7 @@ static bool is_half(DLDataType t)
     return dt_is_float(t) && t.bits == 16;
 }
 
-double check_tol(tc_program *p, const tc_function_info *f, DLDataType out)
+double check_tol(tc_program *p, const tc_function_info *f, DLDataType out, double tol_f32)
 {
     if (!dt_is_float(out))
         return 0; /* integers and bools: exact */
@@ -87,7 +87,7 @@ double check_tol(tc_program *p, const tc_function_info *f, DLDataType out)
     int h = 0, b = 0;
     tc_function_computes_in(p, f->name, DT_F16, &h);
     tc_function_computes_in(p, f->name, DT_BF16, &b);
-    return h || b ? 1e-2 : 1e-5; /* f16/bf16 math feeding an f32 result */
+    return h || b ? 1e-2 : tol_f32 > 0 ? tol_f32 : 1e-5; /* f16/bf16 math feeding an f32 result */
 }
 
 /* --- where the split symbol sits ------------------------------------------------- */
@@ -415,7 +415,7 @@ bool check_inst(check_pool *pool, const tc_function_info *f, const bench_inst *i
             }
         }
         double scale = s.scale > 1 ? s.scale : 1, rel = s.maxerr / scale;
-        double tol = check_tol(pool->p[0], f, in->out_shapes[k].dtype);
+        double tol = check_tol(pool->p[0], f, in->out_shapes[k].dtype, pool->tol_f32);
         bool ok = rel == 0 || rel < tol;
         double ratio = tol > 0 ? rel / tol : (rel > 0 ? INFINITY : 0);
         if (rel > r->max_rel_err || k == 0)

@@ -74,6 +74,7 @@ int child_compile_time(const child_opts *o, const bench_case *c, bool cold)
     bool checked = false;
     if (!err) {
         stage = "check";
+        pool.tol_f32 = c->tol_f32;
         if (inst_download(dev, pool.f[0], &in, &err) && !check_inst(&pool, pool.f[0], &in, c->split, &r))
             err = msgf("%s", r.detail ? r.detail : "the reference check did not run");
         checked = !err;
