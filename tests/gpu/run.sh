@@ -40,13 +40,16 @@
 #                  minutes; quick: about 1.5);
 #   adamw_torch.py AdamW through tc_run_foreach against torch's, when python3
 #                  has torch;
-# the parts from suite.py on at once (TC_GPU_SERIAL=1: one after another),
-# each into ${OUT:-/tmp}/gpu-suite.NAME.out, all logged to ${OUT:-/tmp}/gpu-run.log
-# in order at the end (the suite's per-job log is ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
+# the parts from suite.py on one after another (TC_GPU_PARALLEL=N: N at
+# once), each into ${OUT:-/tmp}/gpu-suite.NAME.out with its wall time, all
+# logged to ${OUT:-/tmp}/gpu-run.log in order at the end (the suite's per-job log is ${OUT:-/tmp}/gpu-suite/suite.log), and prints "N passed, M failed" last
 # (the sum of each part's own last line).  Needs python3 (standard library
 # only) and nothing from the network.  TC_GPU_QUICK=1 runs a smaller suite
 # (a minute or two); TC_GPU_API_SMALL=1 skips tc-gpu-api's 2^30- and 2^31-element runs
-# (~18 GB of GPU memory).  Exit status: 0 all passed, 1 a failure, 3 no GPU.
+# (~18 GB of GPU memory).  TC_GPU_PARTS="bins colpart vjp" runs only those
+# (bins: the four test binaries; the parts: suite matmul scans vjp colpart
+# gather shapes attention long_rows adamw), so that a suite longer than
+# one call of a GPU machine can be split over calls.  Exit status: 0 all passed, 1 a failure, 3 no GPU.
 set -u
 build=${1:-build}
 log=${OUT:-/tmp}/gpu-run.log
@@ -111,7 +114,14 @@ summary() {
 }
 
 passed=0 failed=0 nogpu=0
-[ ${#bins[@]} -lt ${#programs[@]} ] && failed=$((failed + ${#programs[@]} - ${#bins[@]}))
+# want NAME: TC_GPU_PARTS names it (or is unset)
+want() { case " ${TC_GPU_PARTS:-all} " in *" all "* | *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+parallel=${TC_GPU_PARALLEL:-1}
+if ! want bins; then # still find out whether there is a GPU: parts run without one would not test it
+    bins=()
+    smoke=$(find_bin tc-gpu-smoke) && { "$smoke" >/dev/null 2>&1; [ $? -eq 3 ] && nogpu=1; }
+fi
+want bins && [ ${#bins[@]} -lt ${#programs[@]} ] && failed=$((failed + ${#programs[@]} - ${#bins[@]}))
 for b in "${bins[@]}"; do
     say "== $b"
     out=$("$b" 2>&1); rc=$?
@@ -125,15 +135,17 @@ for b in "${bins[@]}"; do
 done
 
 # The generated kernels, through tensorc itself: the parts below are
-# independent (each its own programs, work files and tally), so they run at
-# once, each into its own log ($work.NAME.out), printed here in order when
-# all are done: most of their time is the CPU's (the reference interpreter,
-# NVRTC) and a GPU machine has 16 cores, so the suite takes about as long as
-# its longest part instead of their sum.  TC_GPU_SERIAL=1: one after another.
+# independent (each its own programs, work files and tally), each into its
+# own log ($work.NAME.out), printed here in order when all are done.  One
+# at a time by default: all at once on an H200 machine's 16 cores
+# (2026-11-27) they starved each other (suite.py keeps every core busy, and
+# the reference interpreter of the large shapes is the CPU's): colpart and
+# vjp had not finished in 9 minutes what takes them 71 and 90 s alone.
+# TC_GPU_PARALLEL=N runs N at once.
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 work=${OUT:-/tmp}/gpu-suite
-rm -rf "$work" "$work".*.out
+rm -rf "$work" "$work".*.out "$work".*.rc "$work".*.secs
 names=() pids=() modes=()
 # part NAME MODE CMD...: run CMD (in the repository root) into $work.NAME.out;
 # MODE is how its result is read: "last" (its last "N passed, M failed"
@@ -142,15 +154,23 @@ names=() pids=() modes=()
 part() {
     local name=$1 mode=$2
     shift 2
+    want "$name" || return 0
     names+=("$name") modes+=("$mode")
-    if [ "${TC_GPU_SERIAL:-0}" = 1 ]; then
-        (cd "$root" && "$@") >"$work.$name.out" 2>&1
-        echo $? >"$work.$name.rc"
+    if [ "$parallel" -le 1 ]; then
+        run_part "$name" "$@"
         pids+=("")
     else
-        ( (cd "$root" && "$@") >"$work.$name.out" 2>&1; echo $? >"$work.$name.rc") &
+        while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
+        run_part "$name" "$@" &
         pids+=($!)
     fi
+}
+run_part() {
+    local name=$1 t0=$SECONDS
+    shift
+    (cd "$root" && "$@") >"$work.$name.out" 2>&1
+    echo $? >"$work.$name.rc"
+    echo $((SECONDS - t0)) >"$work.$name.secs"
 }
 tc=
 if [ $nogpu -ne 0 ]; then
@@ -212,7 +232,7 @@ for i in "${!names[@]}"; do
     name=${names[$i]} out=$work.${names[$i]}.out
     [ -n "${pids[$i]}" ] && wait "${pids[$i]}"
     rc=$(cat "$work.$name.rc" 2>/dev/null || echo 1)
-    say "== $name (exit $rc)"
+    say "== $name (exit $rc, $(cat "$work.$name.secs" 2>/dev/null || echo '?') s)"
     tee -a "$log" <"$out"
     case ${modes[$i]} in
     last)
