@@ -2,8 +2,9 @@
 # colpart.sh BUILD_DIR - column partials on the GPU (issue 15, fuse.h): a
 # rows kernel that also sums column reductions per block of 32 rows, and
 # the kernel that combines the partials (layernorm's and rmsnorm's backward:
-# x and dout read once).  Not yet run on a GPU (written without one, checked
-# on the CPU by tests/emu/rows.sh's emulated kernels).
+# x and dout read once).  First run on an H200 on 2026-11-27: 89 of 89
+# checks passed (part 1 through layernorm_grad at 16384 x 4096, 71 s, where
+# the call's limit stopped it).
 #
 #   1. layernorm_grad, rmsnorm_grad (examples/layernorm_backward.tc) in f32,
 #      tests/emu/colpart.tc's layernorm_grad in bf16 and softmax_colsum in
