@@ -136,18 +136,32 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         cg_put(row, ind, &g->rpre);
         cg_put(row, 0, &decl);
         if (!last || any_elem) {
-            if (items) {
+            /* the online pair (sched_online.c): nothing is kept for a later
+             * pass, so the registers' chunk steps over the row, its loads
+             * in flight together each step */
+            bool chunks = items && ks->online_sum;
+            if (chunks) {
+                const tc_dim *step = dim_const(g->c, (int64_t)items * 1024 * vec);
+                cg_loop(g, "r", ks->rowlen, step);
+                cg_limit(g, dim_add(g->c, ks->rowlen, step));
+                buf_printf(row, "%*sfor (idx_t tc_c = 0; tc_c < len; tc_c += %d * blockDim.x) {\n", ind, "",
+                           items * vec);
+                ind += 4;
+            } else if (items) {
                 const tc_dim *span = dim_const(g->c, (int64_t)items * 1024 * vec);
                 if (sliced) /* ncl blocks' runs, at most ks->cluster */
                     span = dim_const(g->c, (int64_t)items * 1024 * vec * ks->cluster);
                 cg_loop(g, "r", span, NULL);
+            }
+            if (items) {
                 buf_printf(row, "%*s#pragma unroll\n", ind, "");
                 buf_printf(row, "%*sfor (int j = 0; j < %d; j++) {\n", ind, "", items);
+                const char *c0 = chunks ? "tc_c + " : "";
                 if (vec > 1) /* len is a multiple of vec here: a vector is all in or all out */
-                    buf_printf(row, "%*sconst idx_t rj_ = (%s * blockDim.x + %s) * %d;\n", ind + 4, "", jrun,
-                               tid, vec);
+                    buf_printf(row, "%*sconst idx_t rj_ = %s(%s * blockDim.x + %s) * %d;\n", ind + 4, "", c0,
+                               jrun, tid, vec);
                 else
-                    buf_printf(row, "%*sconst idx_t rj_ = %s * blockDim.x + %s;\n", ind + 4, "", jrun, tid);
+                    buf_printf(row, "%*sconst idx_t rj_ = %s%s * blockDim.x + %s;\n", ind + 4, "", c0, jrun, tid);
                 /* no branch around the loads (g->eguard): past the row's
                  * end an item reads the row's first element (len > 0) and
                  * its accumulations and stores are predicated off */
@@ -180,6 +194,10 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 cg_put(row, ind + 4, &body);
             }
             buf_printf(row, "%*s}\n", ind, "");
+            if (chunks) {
+                ind -= 4;
+                buf_printf(row, "%*s}\n", ind, "");
+            }
         }
         if (!last)
             cg_finish_pass(g, p, row, ind, combine);
@@ -236,12 +254,17 @@ static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced, i
         cg_forget(g, T_ROW); /* the other branch cannot see these */
         col_zero(g, &loop, ind + 4);
         passes(g, &loop, ind + 4, columns, 0, 1, sliced);
-        buf_printf(row, "%*sif (0 < len && len <= %d * blockDim.x%s", ind, "", items * vec, sliced ? " * ncl" : "");
+        if (ks->online_sum) /* any length: the registers' chunk steps over the row */
+            buf_printf(row, "%*sif (0 < len", ind, "");
+        else
+            buf_printf(row, "%*sif (0 < len && len <= %d * blockDim.x%s", ind, "", items * vec,
+                       sliced ? " * ncl" : "");
         if (vec > 1)
             buf_printf(row, " && len %% %d == 0", vec);
         for (int i = 0; i < nalign; i++)
             buf_printf(row, " &&\n%*s%s", ind + 4, "", align[i]);
-        buf_puts(row, ") { /* the row fits in registers: read it once */\n");
+        buf_puts(row, ks->online_sum ? ") { /* whole aligned vectors */\n"
+                                     : ") { /* the row fits in registers: read it once */\n");
         buf_puts(row, buf_str(&pers));
         buf_printf(row, "%*s} else {\n", ind, "");
         buf_puts(row, buf_str(&loop));
