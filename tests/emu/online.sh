@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# tests/emu/online.sh [TENSORC_BIN] - the online pair (sched_online.c) on the
+# host emulator: tests/emu/online.tc's logsumexp, plain max and sum of
+# exp(x - max), cross-entropy (the mean, and each row's loss) in f32, f16
+# and bf16, through emu.py --rows (each kernel against the interpreter; row
+# r takes edge pattern r % 7: random, all -inf, a NaN, +inf, -inf first with
+# a tied maximum, large values rising along the row, all equal; targets 0,
+# V - 1, the ignore index, then random) at row lengths 1, 3, 8, 4096 (whole
+# vectors), 4097, 65537 (looped, scalar), 128256 and 262144, rows 1 to 7;
+# then the same with TENSORC_ROWS_ONLINE=0 (the two passes, for the A/B),
+# and --emit=sched says which.  Prints "N passed, M failed" last.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tc=$(realpath "${1:-$root/build/tensorc}")
+pass=0 fail=0
+shapes="N=1,V=1;N=7,V=3;N=2,V=8;N=3,V=4096;N=7,V=4097;N=5,V=65537;N=7,V=128256;N=4,V=262144;N=7,V=262144"
+small="N=1,V=1;N=7,V=3;N=7,V=4097;N=7,V=128256"
+run() { # what emu.py's arguments
+    local out
+    out=$(python3 "$here/emu.py" "$tc" "$here/online.tc" "$@" 2>&1)
+    echo "$out"
+    pass=$((pass + $(grep -c '^PASS' <<<"$out")))
+    fail=$((fail + $(grep -c '^FAIL' <<<"$out")))
+    grep -q '^\(PASS\|FAIL\)' <<<"$out" || fail=$((fail + 1))
+}
+sched() { # knob-value fn want: --emit=sched names the online pair, or not
+    local got
+    got=$(TENSORC_ROWS_ONLINE=$1 "$tc" compile "$here/online.tc" --fn "$2" --emit=sched 2>&1 | grep -c 'online pair')
+    if [ "$got" = "$3" ]; then pass=$((pass + 1)); else echo "FAIL sched $2 TENSORC_ROWS_ONLINE=$1: $got online pairs, want $3"; fail=$((fail + 1)); fi
+}
+for fn in lse max_sumexp ce ce_rows; do
+    sched "" $fn 1
+    sched 0 $fn 0
+    for dt in f32 f16 bf16; do
+        run $fn "$shapes" 1 --rows --dtype T=$dt
+        TENSORC_ROWS_ONLINE=0 run $fn "$small" 1 --rows --dtype T=$dt
+    done
+done
+# not a pair: softmax writes the row (it stays on the registers' and the cluster's path)
+got=$("$tc" compile "$root/bench/cases/softmax.tc" --fn softmax --emit=sched 2>&1 | grep -c 'online pair')
+if [ "$got" = 0 ]; then pass=$((pass + 1)); else echo "FAIL softmax has an online pair"; fail=$((fail + 1)); fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
