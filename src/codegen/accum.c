@@ -116,7 +116,13 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
         const char *guard = g->eguard ? g->eguard : "", *guard_q = g->eguard ? " ? " : "";
         const char *guard_else = g->eguard ? arena_printf(g->a, " : %s", a) : "";
         if (online) {
-            cg_line(g, T_ELEM, r, "%s = %s%stc_online_add(%s, %s)%s;", a, guard, guard_q, a, v, guard_else);
+            /* past the row's end the element is -inf, which leaves the pair as
+             * it is: no select around the exp (ptxas branched around it, and
+             * the chunk's loads were no longer in flight together) */
+            if (g->eguard)
+                cg_line(g, T_ELEM, r, "%s = tc_online_add(%s, %s ? %s : tc_lowest<float>());", a, a, g->eguard, v);
+            else
+                cg_line(g, T_ELEM, r, "%s = tc_online_add(%s, %s);", a, a, v);
         } else if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN) {
             const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
             cg_line(g, T_ELEM, r, "%s = %s%s%s()(%s, %s{(%s)%s, (long long)(%s)})%s;", a, guard, guard_q,

@@ -95,12 +95,22 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         g->v.nload = 0; /* vector temporaries live in one pass's loop */
         cg_block decl = {0};
         bool last = p == ks->nphases;
+        /* the online pair (sched_online.c): nothing is kept for a later
+         * pass, so the registers' chunk steps over the row, every vector
+         * load of a step first (g->v.hl), then the math on each */
+        bool chunks = items && ks->online_sum && !last && vec > 1;
+        if (chunks) {
+            g->v.hoist = true;
+            g->v.nhl = 0;
+            g->v.loads = (cg_block){0};
+        }
         if (!last) {
             for (int e = 0; e < vec; e++) {
                 g->v.k = e;
                 cg_accumulate_at(g, p, e == 0 ? &decl : NULL, ind, "r", e, true);
             }
         }
+        g->v.hoist = false;
         /* element-level stores: in the epilogue pass of a rows kernel, in
          * the first pass of a columns kernel (they need no reduction there) */
         bool elem_here = columns ? p == 0 : last;
@@ -136,10 +146,6 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         cg_put(row, ind, &g->rpre);
         cg_put(row, 0, &decl);
         if (!last || any_elem) {
-            /* the online pair (sched_online.c): nothing is kept for a later
-             * pass, so the registers' chunk steps over the row, its loads
-             * in flight together each step */
-            bool chunks = items && ks->online_sum;
             if (chunks) {
                 const tc_dim *step = dim_const(g->c, (int64_t)items * 1024 * vec);
                 cg_loop(g, "r", ks->rowlen, step);
@@ -147,6 +153,19 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 buf_printf(row, "%*sfor (idx_t tc_c = 0; tc_c < len; tc_c += %d * blockDim.x) {\n", ind, "",
                            items * vec);
                 ind += 4;
+                const struct cg_hload *hl = g->v.hl;
+                for (int i = 0; i < g->v.nhl; i++)
+                    buf_printf(row, "%*stc_vec<%s, %d> %s_u[%d];\n", ind, "", hl[i].type, hl[i].n, hl[i].name, items);
+                buf_printf(row, "%*s#pragma unroll\n", ind, "");
+                buf_printf(row, "%*sfor (int j = 0; j < %d; j++) { /* the loads of every item first */\n", ind, "",
+                           items);
+                buf_printf(row, "%*sconst idx_t rj_ = tc_c + (j * blockDim.x + %s) * %d;\n", ind + 4, "", tid, vec);
+                buf_printf(row, "%*sconst idx_t r = rj_ < len ? rj_ : 0;\n", ind + 4, "");
+                cg_decompose(g, row, ind + 4, "r", k->mask);
+                for (int i = 0; i < g->v.nhl; i++)
+                    buf_printf(row, "%*s%s_u[j] = tc_vload<%s, %d>(%s);\n", ind + 4, "", hl[i].name, hl[i].type,
+                               hl[i].n, hl[i].addr);
+                buf_printf(row, "%*s}\n", ind, "");
             } else if (items) {
                 const tc_dim *span = dim_const(g->c, (int64_t)items * 1024 * vec);
                 if (sliced) /* ncl blocks' runs, at most ks->cluster */
@@ -169,6 +188,9 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                     buf_printf(row, "%*sconst bool tc_in = rj_ < len;\n", ind + 4, "");
                     buf_printf(row, "%*sconst idx_t r = tc_in ? rj_ : 0;\n", ind + 4, "");
                     cg_decompose(g, row, ind + 4, "r", k->mask);
+                    for (int i = 0; chunks && i < g->v.nhl; i++)
+                        buf_printf(row, "%*sconst tc_vec<%s, %d> %s = %s_u[j];\n", ind + 4, "", g->v.hl[i].type,
+                                   g->v.hl[i].n, g->v.hl[i].name, g->v.hl[i].name);
                     cg_put(row, ind + 4, &body);
                 } else {
                     buf_printf(row, "%*sif (rj_ < len) {\n", ind + 4, "");

@@ -22,46 +22,54 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
             float acc9 = (float)0;
             tc_ms acc17 = tc_ms_init();
             for (idx_t tc_c = 0; tc_c < len; tc_c += 32 * blockDim.x) {
+                tc_vec<unsigned short, 8> v2_u[4];
+                #pragma unroll
+                for (int j = 0; j < 4; j++) { /* the loads of every item first */
+                    const idx_t rj_ = tc_c + (j * blockDim.x + threadIdx.x) * 8;
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    v2_u[j] = tc_vload<unsigned short, 8>(in_logits + sz_V*i0 + i1);
+                }
                 #pragma unroll
                 for (int j = 0; j < 4; j++) {
                     const idx_t rj_ = tc_c + (j * blockDim.x + threadIdx.x) * 8;
                     const bool tc_in = rj_ < len;
                     const idx_t r = tc_in ? rj_ : 0;
                     const idx_t i1 = r;
+                    const tc_vec<unsigned short, 8> v2 = v2_u[j];
                     const bool t1 = ((float)((((long long)(i1))) == t0)) != 0;  // <prelude>/loss.tc:20
-                    const tc_vec<unsigned short, 8> v2 = tc_vload<unsigned short, 8>(in_logits + sz_V*i0 + i1); // cross_entropy.tc:6
                     pc0[j] = v2;                                                // cross_entropy.tc:6
                     const float t3 = (t1 != 0.0f ? (tc_bf2f(v2.v[0])) : 0.0f);  // <prelude>/loss.tc:20
                     acc9 = tc_in ? tc_op_sum()(acc9, t3) : acc9;                // <prelude>/loss.tc:20
-                    acc17 = tc_in ? tc_online_add(acc17, tc_bf2f(v2.v[0])) : acc17; // <prelude>/loss.tc:22
+                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[0]) : tc_lowest<float>()); // <prelude>/loss.tc:22
                     const bool t4 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
                     const float t5 = (t4 != 0.0f ? (tc_bf2f(v2.v[1])) : 0.0f);  // <prelude>/loss.tc:20
                     acc9 = tc_in ? tc_op_sum()(acc9, t5) : acc9;                // <prelude>/loss.tc:20
-                    acc17 = tc_in ? tc_online_add(acc17, tc_bf2f(v2.v[1])) : acc17; // <prelude>/loss.tc:22
+                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[1]) : tc_lowest<float>()); // <prelude>/loss.tc:22
                     const bool t6 = ((float)((((long long)(i1 + 2))) == t0)) != 0; // <prelude>/loss.tc:20
                     const float t7 = (t6 != 0.0f ? (tc_bf2f(v2.v[2])) : 0.0f);  // <prelude>/loss.tc:20
                     acc9 = tc_in ? tc_op_sum()(acc9, t7) : acc9;                // <prelude>/loss.tc:20
-                    acc17 = tc_in ? tc_online_add(acc17, tc_bf2f(v2.v[2])) : acc17; // <prelude>/loss.tc:22
+                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[2]) : tc_lowest<float>()); // <prelude>/loss.tc:22
                     const bool t8 = ((float)((((long long)(i1 + 3))) == t0)) != 0; // <prelude>/loss.tc:20
                     const float t9 = (t8 != 0.0f ? (tc_bf2f(v2.v[3])) : 0.0f);  // <prelude>/loss.tc:20
                     acc9 = tc_in ? tc_op_sum()(acc9, t9) : acc9;                // <prelude>/loss.tc:20
-                    acc17 = tc_in ? tc_online_add(acc17, tc_bf2f(v2.v[3])) : acc17; // <prelude>/loss.tc:22
+                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[3]) : tc_lowest<float>()); // <prelude>/loss.tc:22
                     const bool t10 = ((float)((((long long)(i1 + 4))) == t0)) != 0; // <prelude>/loss.tc:20
                     const float t11 = (t10 != 0.0f ? (tc_bf2f(v2.v[4])) : 0.0f); // <prelude>/loss.tc:20
                     acc9 = tc_in ? tc_op_sum()(acc9, t11) : acc9;               // <prelude>/loss.tc:20
-                    acc17 = tc_in ? tc_online_add(acc17, tc_bf2f(v2.v[4])) : acc17; // <prelude>/loss.tc:22
+                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[4]) : tc_lowest<float>()); // <prelude>/loss.tc:22
                     const bool t12 = ((float)((((long long)(i1 + 5))) == t0)) != 0; // <prelude>/loss.tc:20
                     const float t13 = (t12 != 0.0f ? (tc_bf2f(v2.v[5])) : 0.0f); // <prelude>/loss.tc:20
                     acc9 = tc_in ? tc_op_sum()(acc9, t13) : acc9;               // <prelude>/loss.tc:20
-                    acc17 = tc_in ? tc_online_add(acc17, tc_bf2f(v2.v[5])) : acc17; // <prelude>/loss.tc:22
+                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[5]) : tc_lowest<float>()); // <prelude>/loss.tc:22
                     const bool t14 = ((float)((((long long)(i1 + 6))) == t0)) != 0; // <prelude>/loss.tc:20
                     const float t15 = (t14 != 0.0f ? (tc_bf2f(v2.v[6])) : 0.0f); // <prelude>/loss.tc:20
                     acc9 = tc_in ? tc_op_sum()(acc9, t15) : acc9;               // <prelude>/loss.tc:20
-                    acc17 = tc_in ? tc_online_add(acc17, tc_bf2f(v2.v[6])) : acc17; // <prelude>/loss.tc:22
+                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[6]) : tc_lowest<float>()); // <prelude>/loss.tc:22
                     const bool t16 = ((float)((((long long)(i1 + 7))) == t0)) != 0; // <prelude>/loss.tc:20
                     const float t17 = (t16 != 0.0f ? (tc_bf2f(v2.v[7])) : 0.0f); // <prelude>/loss.tc:20
                     acc9 = tc_in ? tc_op_sum()(acc9, t17) : acc9;               // <prelude>/loss.tc:20
-                    acc17 = tc_in ? tc_online_add(acc17, tc_bf2f(v2.v[7])) : acc17; // <prelude>/loss.tc:22
+                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[7]) : tc_lowest<float>()); // <prelude>/loss.tc:22
                 }
             }
             tc_block_reduce2(acc9, tc_op_sum(), acc17, tc_op_online(), (void *)tc_smem);
