@@ -56,8 +56,7 @@ static bool pair(const lfn *l, const fkernel *k, int mx, int s, const lnode **sh
 {
     const lnode *M = k->reds[mx], *S = k->reds[s];
     if (M->a.red.kind != RK_MAX || S->a.red.kind != RK_SUM || M->dtype != TC_F32 ||
-        S->dtype != TC_F32 || M->a.red.mask != S->a.red.mask || M->a.red.rin != S->a.red.rin ||
-        M->a.red.keepdim != S->a.red.keepdim)
+        S->dtype != TC_F32 || M->a.red.mask != S->a.red.mask || M->a.red.rin != S->a.red.rin)
         return false;
     int rin = S->a.red.rin;
     const lnode *E = S->in[0].src;
