@@ -77,7 +77,10 @@
  * 16-bit floats, or 8 x 1024 x 16 where 8 blocks are the most) loop and
  * re-read each pass (L2 usually holds them); without a cluster, rows past
  * one block's registers do so too: that is the documented fallback (no
- * second kernel over partials, no online single pass: not built).
+ * second kernel over partials: not built).  A kernel whose row is not
+ * needed after its max and sum of exp(x - max) (logsumexp, cross-entropy:
+ * nothing row-sized written) takes neither: the online pair below reads the
+ * row once at any length without a cluster.
  *
  * Registers (codegen/rows.c, load.c): the first pass issues every load of
  * a thread's items at once (no branch around them: an item past the row's
@@ -248,8 +251,8 @@ void sched_print_attn(tc_buf *b, const ksched *ks);
  * over the same x become one pair reduction in the max's pass (a running
  * max and a sum rescaled to it, codegen/accum.c, helpers.cuh tc_ms), so the
  * row is read once at any length; the kernel loops over its row in blocks
- * of ONLINE_BLOCK threads with no cluster.  TENSORC_ROWS_ONLINE=0 keeps the
- * two passes.  sched_print_online prints the pair and why. */
+ * of ONLINE_BLOCK threads (TENSORC_ONLINE_BLOCK) with no cluster.
+ * TENSORC_ROWS_ONLINE=0 keeps the two passes.  sched_print_online prints the pair and why. */
 void sched_online(const ffn *f, const fkernel *k, ksched *ks);
 void sched_print_online(tc_buf *b, const ksched *ks);
 enum { ONLINE_BLOCK = 512 };

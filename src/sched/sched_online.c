@@ -103,9 +103,10 @@ void sched_online(const ffn *f, const fkernel *k, ksched *ks)
             ks->nphases = 1;
             /* looped, no cluster: the row is read once at any length, so
              * blocks are sized for occupancy (512 threads at the 40-register
-             * cap: three a SM) rather than to hold a row (not yet timed) */
+             * cap: three a SM) rather than to hold a row (not yet timed;
+             * TENSORC_ONLINE_BLOCK for the A/B) */
             ks->cluster = 0;
-            ks->block[0] = ONLINE_BLOCK;
+            ks->block[0] = f->knobs.online_block > 0 ? f->knobs.online_block : ONLINE_BLOCK;
             ks->why = "reduction over trailing axes: a block per row; the max and the sum of "
                       "exp(x - max) in one online pass (nothing row-sized is written, so the row "
                       "need not be kept): loads and blocks sized for occupancy instead of a "

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tests/emu/online.sh [TENSORC_BIN] - the online pair (sched_online.c) on the
 # host emulator: tests/emu/online.tc's logsumexp, plain max and sum of
-# exp(x - max), cross-entropy (the mean, and each row's loss) in f32, f16
-# and bf16, through emu.py --rows (each kernel against the interpreter; row
+# exp(x - max) (with and without keepdim), cross-entropy (the mean, and
+# each row's loss) in f32, f16 and bf16, through emu.py --rows (each kernel against the interpreter; row
 # r takes edge pattern r % 7: random, all -inf, a NaN, +inf, -inf first with
 # a tied maximum, large values rising along the row, all equal; targets 0,
 # V - 1, the ignore index, then random) at row lengths 1, 3, 8, 4096 (whole
@@ -29,7 +29,7 @@ sched() { # knob-value fn want: --emit=sched names the online pair, or not
     got=$(TENSORC_ROWS_ONLINE=$1 "$tc" compile "$here/online.tc" --fn "$2" --emit=sched 2>&1 | grep -c 'online pair')
     if [ "$got" = "$3" ]; then pass=$((pass + 1)); else echo "FAIL sched $2 TENSORC_ROWS_ONLINE=$1: $got online pairs, want $3"; fail=$((fail + 1)); fi
 }
-for fn in lse max_sumexp ce ce_rows; do
+for fn in lse max_sumexp max_sumexp_flat ce ce_rows; do
     sched "" $fn 1
     sched 0 $fn 0
     for dt in f32 f16 bf16; do

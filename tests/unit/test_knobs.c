@@ -21,7 +21,7 @@ static const char *const ALL[] = {
     "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
-    "TENSORC_ROWS_ONLINE",
+    "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK",
 };
 
 static void clear_env(void)
@@ -113,6 +113,10 @@ static void test_rows_online(void **state)
     setenv("TENSORC_ROWS_ONLINE", "1", 1);
     assert_string_equal(text(), "TENSORC_ROWS_ONLINE=1");
     setenv("TENSORC_ROWS_ONLINE", "2", 1); /* above 1 */
+    assert_string_equal(text(), "");
+    setenv("TENSORC_ONLINE_BLOCK", "256", 1);
+    assert_string_equal(text(), "TENSORC_ONLINE_BLOCK=256");
+    setenv("TENSORC_ONLINE_BLOCK", "384", 1); /* not a power of two */
     assert_string_equal(text(), "");
     clear_env();
 }
