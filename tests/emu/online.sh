@@ -37,6 +37,20 @@ for fn in lse max_sumexp max_sumexp_flat ce ce_rows; do
         TENSORC_ROWS_ONLINE=0 run $fn "$small" 1 --rows --dtype T=$dt
     done
 done
+# other blocks (TENSORC_ONLINE_BLOCK): other trees, the same answers
+for b in 32 1024; do
+    TENSORC_ONLINE_BLOCK=$b run ce_rows "$small" 1 --rows --dtype T=bf16
+done
+# batch-invariant: row 0 alone and in a batch of 7 (emu.py fills rows in
+# order from the seed, so row 0 is the same data) gives the same bits
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for v in 4097 65536; do
+    EMU_KEEP=$work/one run lse "N=1,V=$v" 5 --dtype T=bf16 >/dev/null
+    EMU_KEEP=$work/seven run lse "N=7,V=$v" 5 --dtype T=bf16 >/dev/null
+    if cmp -s -n 4 "$work/one.out_out" "$work/seven.out_out"; then pass=$((pass + 1))
+    else echo "FAIL lse V=$v: row 0 alone differs from row 0 of 7"; fail=$((fail + 1)); fi
+done
 # not a pair: softmax writes the row (it stays on the registers' and the cluster's path)
 got=$("$tc" compile "$root/bench/cases/softmax.tc" --fn softmax --emit=sched 2>&1 | grep -c 'online pair')
 if [ "$got" = 0 ]; then pass=$((pass + 1)); else echo "FAIL softmax has an online pair"; fail=$((fail + 1)); fi
