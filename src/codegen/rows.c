@@ -276,7 +276,7 @@ static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced, i
         cg_forget(g, T_ROW); /* the other branch cannot see these */
         col_zero(g, &loop, ind + 4);
         passes(g, &loop, ind + 4, columns, 0, 1, sliced);
-        if (ks->online_sum) /* any length: the registers' chunk steps over the row */
+        if (ks->online_sum && vec > 1) /* any length: the registers' chunk steps over the row */
             buf_printf(row, "%*sif (0 < len", ind, "");
         else
             buf_printf(row, "%*sif (0 < len && len <= %d * blockDim.x%s", ind, "", items * vec,
@@ -285,7 +285,7 @@ static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced, i
             buf_printf(row, " && len %% %d == 0", vec);
         for (int i = 0; i < nalign; i++)
             buf_printf(row, " &&\n%*s%s", ind + 4, "", align[i]);
-        buf_puts(row, ks->online_sum ? ") { /* whole aligned vectors */\n"
+        buf_puts(row, ks->online_sum && vec > 1 ? ") { /* whole aligned vectors */\n"
                                      : ") { /* the row fits in registers: read it once */\n");
         buf_puts(row, buf_str(&pers));
         buf_printf(row, "%*s} else {\n", ind, "");

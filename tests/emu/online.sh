@@ -37,6 +37,9 @@ for fn in lse max_sumexp max_sumexp_flat ce ce_rows; do
         TENSORC_ROWS_ONLINE=0 run $fn "$small" 1 --rows --dtype T=$dt
     done
 done
+# over two trailing axes: scalar items, rows past them loop (A*B past 8 x 512)
+run lse2 "N=3,A=3,B=5;N=2,A=1,B=1;N=3,A=100,B=200;N=3,A=3,B=4000" 1 --specials
+run lse2 "N=7,A=100,B=200" 1 --rows --dtype T=bf16
 # other blocks (TENSORC_ONLINE_BLOCK): other trees, the same answers
 for b in 32 1024; do
     TENSORC_ONLINE_BLOCK=$b run ce_rows "$small" 1 --rows --dtype T=bf16
