@@ -16,6 +16,8 @@
  */
 #include "sched/sched.h"
 
+#include <stdio.h>
+
 static bool same_idx(const tc_dim *const *a, const tc_dim *const *b, int n)
 {
     for (int i = 0; i < n; i++)
@@ -123,11 +125,16 @@ void sched_print_online(tc_buf *b, const ksched *ks)
     if (!ks->online_sum)
         return;
     const lnode *M = ks->k->reds[ks->online_max - 1], *S = ks->k->reds[ks->online_sum - 1];
+    char step[96];
+    if (ks->vec > 1)
+        snprintf(step, sizeof step, "%d elements a thread a step (its 16-byte loads before its math)",
+                 ks->items * ks->vec);
+    else
+        snprintf(step, sizeof step, "scalar (no vectors: rows past the registers' items loop)");
     buf_printf(b, "    online pair: %%%d max and %%%d sum of exp(x - %s) in one pass (a running max and "
                   "the sum rescaled to it a thread, pairs combined in a fixed tree): the kernel writes "
                   "nothing row-sized, so the row is read once at any length; blocks of up to %d "
-                  "threads loop over it, %d elements a thread a step, no cluster "
-                  "(TENSORC_ROWS_ONLINE=0: two passes)\n",
+                  "threads loop over it, %s, no cluster (TENSORC_ROWS_ONLINE=0: two passes)\n",
                M->id, S->id, ks->online_shift == M ? "max" : "where(isinf(max), K, max)",
-               ks->block[0], ks->items * ks->vec);
+               ks->block[0], step);
 }
