@@ -156,6 +156,9 @@ const bench_case bench_cases[] = {
      CASE_PLAIN, NULL, NULL, NULL, NULL, NULL, 0},
     {"softmax_256x262144", "softmax.tc", "softmax", "N=256,D=262144", "N=4,D=262144", "N", false,
      CASE_PLAIN, NULL, NULL, NULL, NULL, NULL, 0},
+    /* logsumexp writes nothing row-sized: one online pass (sched_online.c) */
+    {"logsumexp_256x262144", "logsumexp.tc", "logsumexp_rows", "N=256,D=262144", "N=4,D=262144",
+     "N", false, CASE_PLAIN, NULL, NULL, NULL, NULL, NULL, 0},
     {"rmsnorm_bf16_1024x65536", "rmsnorm.tc", "rmsnorm_bf16", "N=1024,D=65536", "N=4,D=65536",
      "N", false, CASE_PLAIN, NULL, NULL, NULL, NULL, NULL, 0},
     {"rmsnorm_bf16_256x262144", "rmsnorm.tc", "rmsnorm_bf16", "N=256,D=262144", "N=4,D=262144",

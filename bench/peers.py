@@ -129,6 +129,11 @@ def b_softmax(s):
     return (lambda x: torch.softmax(x, dim=-1)), (x,), 2 * nbytes(x)
 
 
+def b_logsumexp(s):
+    x = torch.randn(s["N"], s["D"], device=DEV)
+    return (lambda x: torch.logsumexp(x, dim=-1)), (x,), nbytes(x) + s["N"] * 4
+
+
 def b_chain4(s):
     x = torch.randn(s["N"], s["D"], device=DEV)
 
@@ -398,6 +403,7 @@ CASES = {
     "softmax_1024x65536": ({"N": 1024, "D": 65536}, {"N": 4, "D": 65536}, False, b_softmax),
     "softmax_512x131072": ({"N": 512, "D": 131072}, {"N": 4, "D": 131072}, False, b_softmax),
     "softmax_256x262144": ({"N": 256, "D": 262144}, {"N": 4, "D": 262144}, False, b_softmax),
+    "logsumexp_256x262144": ({"N": 256, "D": 262144}, {"N": 4, "D": 262144}, False, b_logsumexp),
     "rmsnorm_bf16_1024x65536": ({"N": 1024, "D": 65536}, {"N": 4, "D": 65536}, False,
                                 b_rmsnorm_bf16),
     "rmsnorm_bf16_256x262144": ({"N": 256, "D": 262144}, {"N": 4, "D": 262144}, False,

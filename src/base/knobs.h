@@ -45,6 +45,8 @@ typedef struct tc_knobs {
     int attn_chunk;         /* TENSORC_ATTN_CHUNK: keys a split, 64, 128, 256 or 512 */
     int attn_warps;         /* TENSORC_ATTN_WARPS: 4 or 8 */
     int attn_prefetch;      /* TENSORC_ATTN_PREFETCH: 1 or 2 */
+    int rows_online;        /* TENSORC_ROWS_ONLINE: 0 (two passes, as before) or 1 */
+    int online_block;       /* TENSORC_ONLINE_BLOCK: 32 to 1024, a power of two */
     /* launches (src/runtime, src/api): -1 unset */
     int cluster_max;        /* TENSORC_CLUSTER_MAX: 1 to 16, a power of two */
     int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */

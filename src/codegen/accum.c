@@ -82,12 +82,16 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
 {
     for (int j = 0; j < g->k->nreds; j++) {
         const lnode *r = g->k->reds[j];
-        if (g->ks->phase[j] != phase)
-            continue;
-        const char *at = cg_acc_type(g, r);
+        if (g->ks->phase[j] != phase || j + 1 == g->ks->online_max)
+            continue; /* the online pair's max is its sum's accumulator's m */
+        bool online = j + 1 == g->ks->online_sum;
+        const char *at = online ? "tc_ms" : cg_acc_type(g, r);
         const char *a = acc_name(g, r);
         if (decl)
-            cg_block_add(decl, g->a, ind, arena_printf(g->a, "%s %s = %s;", at, a, cg_acc_init(g, r)));
+            cg_block_add(decl, g->a, ind,
+                         arena_printf(g->a, "%s %s = %s;", at, a, online ? "tc_ms_init()" : cg_acc_init(g, r)));
+        if (online) /* the pair reads the max's x (sched_online.c: the sum's is exp(x - shift)) */
+            r = g->k->reds[g->ks->online_max - 1];
         if (g->k->partials) {
             /* column partials (fuse.h): the sums of blocks of rows, one
              * row of partials each, at position pos (a block) and column
@@ -111,7 +115,15 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
         /* a predicated element (g->eguard): acc = in ? op(acc, v) : acc */
         const char *guard = g->eguard ? g->eguard : "", *guard_q = g->eguard ? " ? " : "";
         const char *guard_else = g->eguard ? arena_printf(g->a, " : %s", a) : "";
-        if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN) {
+        if (online) {
+            /* past the row's end the element is -inf, which leaves the pair as
+             * it is: no select around the exp (ptxas branched around it, and
+             * the chunk's loads were no longer in flight together) */
+            if (g->eguard)
+                cg_line(g, T_ELEM, r, "%s = tc_online_add(%s, %s ? %s : tc_lowest<float>());", a, a, g->eguard, v);
+            else
+                cg_line(g, T_ELEM, r, "%s = tc_online_add(%s, %s);", a, a, v);
+        } else if (r->a.red.kind == RK_ARGMAX || r->a.red.kind == RK_ARGMIN) {
             const char *vt = acc_dtype(r) == TC_BOOL ? "int" : cg_type(acc_dtype(r));
             cg_line(g, T_ELEM, r, "%s = %s%s%s()(%s, %s{(%s)%s, (long long)(%s)})%s;", a, guard, guard_q,
                     cg_red_op(r), a, at, vt, v,
@@ -147,6 +159,20 @@ static void result(cg *g, const lnode *r, tc_buf *o, int ind)
     g->acc[r->id] = res;
 }
 
+/* The online pair's results (sched_online.c): the max is the pair's m, the
+ * sum the pair's s, or the two passes' value where m is not finite */
+static void online_result(cg *g, const lnode *r, tc_buf *o, int ind)
+{
+    const lnode *M = g->k->reds[g->ks->online_max - 1], *c = g->ks->online_shift;
+    const char *a = acc_name(g, r);
+    const char *rm = arena_printf(g->a, "r%d", cg_rno(g, M)), *rs = arena_printf(g->a, "r%d", cg_rno(g, r));
+    const char *shift = c == M ? rm : arena_printf(g->a, "(float)%.17g", c->in[1].src->a.cnst.f);
+    buf_printf(o, "%*sconst float %s = %s.m;\n", ind, "", rm, a);
+    buf_printf(o, "%*sconst float %s = tc_online_sum(%s, %s, (long long)len);\n", ind, "", rs, a, shift);
+    g->acc[M->id] = rm;
+    g->acc[r->id] = rs;
+}
+
 /* After the pass's loop: combine across threads (how: `combine`, a helper
  * name; g->combine2, when set, combines two reductions at once, one set of
  * barriers for both) and name each result for the rest of the kernel. */
@@ -155,26 +181,37 @@ void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine)
     const lnode **mine = ARENA_ARRAY(g->a, const lnode *, g->k->nreds > 0 ? g->k->nreds : 1);
     int n = 0;
     for (int j = 0; j < g->k->nreds; j++)
-        if (g->ks->phase[j] == phase)
+        if (g->ks->phase[j] == phase && j + 1 != g->ks->online_max)
             mine[n++] = g->k->reds[j];
     const char *extra = g->combine_args ? g->combine_args : "";
     const char *comma = g->combine_args ? ", " : "";
+    const lnode *on = g->ks->online_sum ? g->k->reds[g->ks->online_sum - 1] : NULL;
     for (int i = 0; i < n; i++) {
         const lnode *r = mine[i];
-        const char *at = cg_acc_type(g, r);
+        const char *at = r == on ? "tc_ms" : cg_acc_type(g, r);
         const char *a = acc_name(g, r);
+        const char *op = r == on ? "tc_op_online" : cg_red_op(r);
         if (combine && g->combine2 && i + 1 < n) {
             const lnode *r2 = mine[i + 1];
             buf_printf(o, "%*s%s(%s, %s(), %s, %s(), (void *)tc_smem%s%s);\n", ind, "", g->combine2, a,
-                       cg_red_op(r), acc_name(g, r2), cg_red_op(r2), comma, extra);
-            result(g, r, o, ind);
-            result(g, r2, o, ind);
+                       op, acc_name(g, r2), r2 == on ? "tc_op_online" : cg_red_op(r2), comma, extra);
+            if (r == on)
+                online_result(g, r, o, ind);
+            else
+                result(g, r, o, ind);
+            if (r2 == on)
+                online_result(g, r2, o, ind);
+            else
+                result(g, r2, o, ind);
             i++;
             continue;
         }
         if (combine)
-            buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem%s%s);\n", ind, "", a, combine, a,
-                       cg_red_op(r), at, comma, extra);
-        result(g, r, o, ind);
+            buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem%s%s);\n", ind, "", a, combine, a, op, at,
+                       comma, extra);
+        if (r == on)
+            online_result(g, r, o, ind);
+        else
+            result(g, r, o, ind);
     }
 }

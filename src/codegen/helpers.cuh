@@ -148,10 +148,42 @@ struct tc_op_argmin {
         return (b.v < a.v || (b.v == a.v && b.i < a.i)) ? b : a;
     }
 };
+/* The online pair (sched_online.c): a running max m and s = the sum of
+ * exp(x - m) over what it has seen.  One exp an element: exp(-|x - m|) is
+ * the element's term or the old sum's rescaling.  Where x - m is NaN (both
+ * -inf, both +inf, a NaN) the term is left out: where the row's max ends
+ * finite that is an -inf element, whose term is 0; where it does not, s is
+ * replaced after the combine (tc_online_sum).  The pair's combine is
+ * commutative in bits (fmaf(small, t, big) either way round), so the
+ * butterfly's lanes agree. */
+struct tc_ms { float m, s; };
+__device__ __forceinline__ tc_ms tc_ms_init() { return tc_ms{-__int_as_float(0x7f800000), 0.0f}; }
+__device__ __forceinline__ tc_ms tc_online_add(tc_ms a, float x) {
+    const float d = x - a.m;
+    const bool up = d > 0.0f;
+    const float t = expf(up ? -d : d);
+    return tc_ms{tc_max(a.m, x), up ? fmaf(a.s, t, 1.0f) : d == d ? a.s + t : a.s};
+}
+struct tc_op_online {
+    __device__ __forceinline__ tc_ms operator()(tc_ms a, tc_ms b) const {
+        const float d = a.m - b.m;
+        const bool up = d > 0.0f;
+        const float t = expf(up ? -d : d);
+        return tc_ms{tc_max(a.m, b.m), d != d ? a.s + b.s : up ? fmaf(b.s, t, a.s) : fmaf(a.s, t, b.s)};
+    }
+};
+/* the sum of exp(x - c) over the row from its pair, c the shift the two
+ * passes subtract (m, or logsumexp's guard): where m is not finite, the
+ * two passes' exp(m - c) (NaN for a NaN, or m - m; +inf or 0 for the guard's
+ * constant), and 0 for an empty row */
+__device__ __forceinline__ float tc_online_sum(tc_ms a, float c, long long len) {
+    return fabsf(a.m) <= 3.402823466e38f || len == 0 ? a.s : expf(a.m - c);
+}
 template <class T> __device__ __forceinline__ T tc_shfl(T v, int o) { return __shfl_xor_sync(0xffffffffu, v, o); }
 template <class T> __device__ __forceinline__ tc_argv<T> tc_shfl(tc_argv<T> v, int o) {
     return tc_argv<T>{tc_shfl(v.v, o), tc_shfl(v.i, o)};
 }
+__device__ __forceinline__ tc_ms tc_shfl(tc_ms v, int o) { return tc_ms{tc_shfl(v.m, o), tc_shfl(v.s, o)}; }
 /* every thread of the block gets the result; sm holds 32 values */
 template <class T, class Op> __device__ T tc_block_reduce(T v, Op op, T *sm) {
     for (int o = 16; o > 0; o >>= 1) v = op(v, tc_shfl(v, o));

@@ -81,7 +81,8 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
         const char *T = cg_store_type(n->dtype);
         /* a load whose address is the buffer plus index variables (and a
          * number) may run first: see g->v.hoist */
-        bool unrolled = g->v.hoist && g->ks->unroll > 1;
+        /* (a rows kernel's online chunk, codegen/rows.c: every load too) */
+        bool unrolled = g->v.hoist && (g->ks->unroll > 1 || g->ks->online_sum);
         if (g->v.hoist && (unrolled || cg_dim_plain_sum(g, f0)))
             vload_line(g, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->v.n, vec, T,
                        g->v.n, ptr, off);

@@ -95,12 +95,22 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         g->v.nload = 0; /* vector temporaries live in one pass's loop */
         cg_block decl = {0};
         bool last = p == ks->nphases;
+        /* the online pair (sched_online.c): nothing is kept for a later
+         * pass, so the registers' chunk steps over the row, every vector
+         * load of a step first (g->v.hl), then the math on each */
+        bool chunks = items && ks->online_sum && !last && vec > 1;
+        if (chunks) {
+            g->v.hoist = true;
+            g->v.nhl = 0;
+            g->v.loads = (cg_block){0};
+        }
         if (!last) {
             for (int e = 0; e < vec; e++) {
                 g->v.k = e;
                 cg_accumulate_at(g, p, e == 0 ? &decl : NULL, ind, "r", e, true);
             }
         }
+        g->v.hoist = false;
         /* element-level stores: in the epilogue pass of a rows kernel, in
          * the first pass of a columns kernel (they need no reduction there) */
         bool elem_here = columns ? p == 0 : last;
@@ -136,18 +146,41 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         cg_put(row, ind, &g->rpre);
         cg_put(row, 0, &decl);
         if (!last || any_elem) {
-            if (items) {
+            if (chunks) {
+                const tc_dim *step = dim_const(g->c, (int64_t)items * 1024 * vec);
+                cg_loop(g, "r", ks->rowlen, step);
+                cg_limit(g, dim_add(g->c, ks->rowlen, step));
+                buf_printf(row, "%*sfor (idx_t tc_c = 0; tc_c < len; tc_c += %d * blockDim.x) {\n", ind, "",
+                           items * vec);
+                ind += 4;
+                const struct cg_hload *hl = g->v.hl;
+                for (int i = 0; i < g->v.nhl; i++)
+                    buf_printf(row, "%*stc_vec<%s, %d> %s_u[%d];\n", ind, "", hl[i].type, hl[i].n, hl[i].name, items);
+                buf_printf(row, "%*s#pragma unroll\n", ind, "");
+                buf_printf(row, "%*sfor (int j = 0; j < %d; j++) { /* the loads of every item first */\n", ind, "",
+                           items);
+                buf_printf(row, "%*sconst idx_t rj_ = tc_c + (j * blockDim.x + %s) * %d;\n", ind + 4, "", tid, vec);
+                buf_printf(row, "%*sconst idx_t r = rj_ < len ? rj_ : 0;\n", ind + 4, "");
+                cg_decompose(g, row, ind + 4, "r", k->mask);
+                for (int i = 0; i < g->v.nhl; i++)
+                    buf_printf(row, "%*s%s_u[j] = tc_vload<%s, %d>(%s);\n", ind + 4, "", hl[i].name, hl[i].type,
+                               hl[i].n, hl[i].addr);
+                buf_printf(row, "%*s}\n", ind, "");
+            } else if (items) {
                 const tc_dim *span = dim_const(g->c, (int64_t)items * 1024 * vec);
                 if (sliced) /* ncl blocks' runs, at most ks->cluster */
                     span = dim_const(g->c, (int64_t)items * 1024 * vec * ks->cluster);
                 cg_loop(g, "r", span, NULL);
+            }
+            if (items) {
                 buf_printf(row, "%*s#pragma unroll\n", ind, "");
                 buf_printf(row, "%*sfor (int j = 0; j < %d; j++) {\n", ind, "", items);
+                const char *c0 = chunks ? "tc_c + " : "";
                 if (vec > 1) /* len is a multiple of vec here: a vector is all in or all out */
-                    buf_printf(row, "%*sconst idx_t rj_ = (%s * blockDim.x + %s) * %d;\n", ind + 4, "", jrun,
-                               tid, vec);
+                    buf_printf(row, "%*sconst idx_t rj_ = %s(%s * blockDim.x + %s) * %d;\n", ind + 4, "", c0,
+                               jrun, tid, vec);
                 else
-                    buf_printf(row, "%*sconst idx_t rj_ = %s * blockDim.x + %s;\n", ind + 4, "", jrun, tid);
+                    buf_printf(row, "%*sconst idx_t rj_ = %s%s * blockDim.x + %s;\n", ind + 4, "", c0, jrun, tid);
                 /* no branch around the loads (g->eguard): past the row's
                  * end an item reads the row's first element (len > 0) and
                  * its accumulations and stores are predicated off */
@@ -155,6 +188,9 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                     buf_printf(row, "%*sconst bool tc_in = rj_ < len;\n", ind + 4, "");
                     buf_printf(row, "%*sconst idx_t r = tc_in ? rj_ : 0;\n", ind + 4, "");
                     cg_decompose(g, row, ind + 4, "r", k->mask);
+                    for (int i = 0; chunks && i < g->v.nhl; i++)
+                        buf_printf(row, "%*sconst tc_vec<%s, %d> %s = %s_u[j];\n", ind + 4, "", g->v.hl[i].type,
+                                   g->v.hl[i].n, g->v.hl[i].name, g->v.hl[i].name);
                     cg_put(row, ind + 4, &body);
                 } else {
                     buf_printf(row, "%*sif (rj_ < len) {\n", ind + 4, "");
@@ -180,6 +216,10 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 cg_put(row, ind + 4, &body);
             }
             buf_printf(row, "%*s}\n", ind, "");
+            if (chunks) {
+                ind -= 4;
+                buf_printf(row, "%*s}\n", ind, "");
+            }
         }
         if (!last)
             cg_finish_pass(g, p, row, ind, combine);
@@ -236,12 +276,17 @@ static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced, i
         cg_forget(g, T_ROW); /* the other branch cannot see these */
         col_zero(g, &loop, ind + 4);
         passes(g, &loop, ind + 4, columns, 0, 1, sliced);
-        buf_printf(row, "%*sif (0 < len && len <= %d * blockDim.x%s", ind, "", items * vec, sliced ? " * ncl" : "");
+        if (ks->online_sum && vec > 1) /* any length: the registers' chunk steps over the row */
+            buf_printf(row, "%*sif (0 < len", ind, "");
+        else
+            buf_printf(row, "%*sif (0 < len && len <= %d * blockDim.x%s", ind, "", items * vec,
+                       sliced ? " * ncl" : "");
         if (vec > 1)
             buf_printf(row, " && len %% %d == 0", vec);
         for (int i = 0; i < nalign; i++)
             buf_printf(row, " &&\n%*s%s", ind + 4, "", align[i]);
-        buf_puts(row, ") { /* the row fits in registers: read it once */\n");
+        buf_puts(row, ks->online_sum && vec > 1 ? ") { /* whole aligned vectors */\n"
+                                     : ") { /* the row fits in registers: read it once */\n");
         buf_puts(row, buf_str(&pers));
         buf_printf(row, "%*s} else {\n", ind, "");
         buf_puts(row, buf_str(&loop));

@@ -529,9 +529,10 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
         sched_colpart(c, k, ks); /* the combining kernel's range: the partials */
     if (k->mask == all)
         sched_full(x, k, ks);
-    else if (k->inner)
+    else if (k->inner) {
         sched_rows(x, k, ks);
-    else
+        sched_online(x->f, k, ks);
+    } else
         sched_columns(x, k, ks);
 }
 
@@ -615,7 +616,8 @@ void sched_print(tc_buf *b, const sfn *s)
             buf_printf(b, "    reduced range split in %d slices per column group\n", ks->split);
         if (ks->kind == SCH_COLUMNS && ks->vec > 1)
             buf_printf(b, "    %d columns a thread (one vector where contiguous and aligned)\n", ks->vec);
-        if (ks->kind == SCH_ROWS && ks->items)
+        sched_print_online(b, ks);
+        if (ks->kind == SCH_ROWS && ks->items && !ks->online_sum)
             buf_printf(b, "    block sized to the row at launch (32..%d threads, %d elements each%s, "
                           "the first pass's loads all in flight at once); rows of up to %d elements "
                           "stay in registers, longer rows loop\n",

@@ -77,7 +77,10 @@
  * 16-bit floats, or 8 x 1024 x 16 where 8 blocks are the most) loop and
  * re-read each pass (L2 usually holds them); without a cluster, rows past
  * one block's registers do so too: that is the documented fallback (no
- * second kernel over partials, no online single pass: not built).
+ * second kernel over partials: not built).  A kernel whose row is not
+ * needed after its max and sum of exp(x - max) (logsumexp, cross-entropy:
+ * nothing row-sized written) takes neither: the online pair below reads the
+ * row once at any length without a cluster.
  *
  * Registers (codegen/rows.c, load.c): the first pass issues every load of
  * a thread's items at once (no branch around them: an item past the row's
@@ -144,6 +147,11 @@ typedef struct ksched {
     int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
                              * slice each, in a thread-block cluster (0: none; see
                              * "Clusters" above) */
+    int online_max;         /* SCH_ROWS online pair (sched_online.c): the max's index in
+                             * k->reds + 1, else 0 */
+    int online_sum;         /* ... and the sum of exp(x - shift)'s index + 1 */
+    const lnode *online_shift; /* the shift that sum subtracts: the max itself, or
+                             * where(isinf(max), K, max) (logsumexp's guard) */
     int rblock;             /* SCH_ROWS carrying column partials (fuse.h): rows a block takes
                              * (FUSE_COL_ROWS; the grid is a block per rblock rows), else 0 */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
@@ -238,6 +246,16 @@ tc_dtype sched_carry_dtype(const lnode *n);
 /* An attention kernel's launch (sched_attn.c; codegen/attn.c generates it). */
 void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_attn(tc_buf *b, const ksched *ks);
+/* The online pair (sched_online.c): in a rows kernel that stores nothing
+ * row-sized, a max over the row and, a pass later, a sum of exp(x - max)
+ * over the same x become one pair reduction in the max's pass (a running
+ * max and a sum rescaled to it, codegen/accum.c, helpers.cuh tc_ms), so the
+ * row is read once at any length; the kernel loops over its row in blocks
+ * of ONLINE_BLOCK threads (TENSORC_ONLINE_BLOCK) with no cluster.
+ * TENSORC_ROWS_ONLINE=0 keeps the two passes.  sched_print_online prints the pair and why. */
+void sched_online(const ffn *f, const fkernel *k, ksched *ks);
+void sched_print_online(tc_buf *b, const ksched *ks);
+enum { ONLINE_BLOCK = 512 };
 /* Column partials (fuse.h): the rows kernel's blocks of rows and the
  * combining kernel's reduced range (sched_colpart.c), and their dump. */
 void sched_colpart(tc_dimctx *c, const fkernel *k, ksched *ks);

@@ -119,9 +119,15 @@ static void check_phases(const sfn *s, int i, int *red_phase, int *seen, int *st
     }
     if (ks->nphases != last + 1)
         bad(s, i, d, "the passes are not one more than the last reduction's");
-    for (int j = 0; j < k->nreds; j++)
-        if (!earlier(s->f, k, k->reds[j]->in[0].src, ks->phase[j], red_phase, seen, ++*stamp))
+    for (int j = 0; j < k->nreds; j++) {
+        /* the online pair's sum reads its max in the same pass, by design */
+        int before = j + 1 == ks->online_sum ? ks->phase[j] + 1 : ks->phase[j];
+        if (!earlier(s->f, k, k->reds[j]->in[0].src, before, red_phase, seen, ++*stamp))
             bad(s, i, d, "a reduction reads another of its kernel in the same or a later pass");
+    }
+    if (ks->online_sum && (ks->kind != SCH_ROWS || ks->cluster || !ks->online_max ||
+                           ks->phase[ks->online_max - 1] != ks->phase[ks->online_sum - 1]))
+        bad(s, i, d, "an online pair outside one pass of a rows kernel without a cluster");
     for (int j = 0; j < k->nreds; j++)
         red_phase[k->reds[j]->id] = -1;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """emu.py TENSORC FILE FN SHAPE[;SHAPE...] SEED [--dtype T=bf16]... [--arch N] [--grid-caps N,...]
-[--specials]
+[--specials] [--rows]
 - a function's whole launch plan run on the host (emu.h), against the
 reference interpreter, without a GPU.  Several shapes (';' between them)
 share one compile of the host program.
@@ -24,7 +24,13 @@ loosest of the plan's float dtypes, NaN where the reference has NaN, the
 same infinities.  --grid-caps 1,3 runs the plan again with each generated
 matmul's grid capped at each (its work items are grid-strided and each
 tile's K slices sum in slice order, whoever is last: the same bits at any
-grid) and requires the same bits as at the plan's grid.  --arch N compiles the unit for __CUDA_ARCH__ N (900 by
+grid) and requires the same bits as at the plan's grid.  --rows: the last
+axis of each float input of rank 2 or more is a row, and row r takes
+pattern r % 7 (the edges of a reduction over rows: random; all -inf; a NaN
+in the middle; +inf last; -inf first and the maximum twice; large values
+rising along the row, so a running maximum grows at every element; all
+equal), and an integer input of rank 1 the rows' targets: 0, V - 1, -100
+(ignore_index), then a random class, V the floats' last dimension.  --arch N compiles the unit for __CUDA_ARCH__ N (900 by
 default; 750 takes the paths without cp.async, mma.sync and clusters).
 Foreach kernels run over one group (the whole tensors, as a call without
 --groups); outputs written in place alias their inputs.  Prints a PASS or
@@ -45,7 +51,7 @@ sys.path.insert(0, here)
 import unit  # noqa: E402
 
 argv = sys.argv[1:]
-opts = {"dtype": [], "arch": "900", "quiet": False, "caps": [], "specials": False}
+opts = {"dtype": [], "arch": "900", "quiet": False, "caps": [], "specials": False, "rows": False}
 pos = []
 i = 0
 while i < len(argv):
@@ -61,6 +67,8 @@ while i < len(argv):
         i += 1
     elif a == "--specials":
         opts["specials"] = True
+    elif a == "--rows":
+        opts["rows"] = True
     elif a == "--quiet":
         opts["quiet"] = True
     else:
@@ -235,6 +243,28 @@ def carg(a):
     return "(long long)%d" % ev(a)
 
 
+def edge_rows(vals, v):
+    """--rows: row r of length v takes pattern r % 7 (the docstring's)"""
+    inf = float("inf")
+    for r in range(len(vals) // v):
+        row, k = vals[r * v:(r + 1) * v], r % 7
+        if k == 1:
+            row = [-inf] * v
+        elif k == 2:
+            row[v // 2] = float("nan")
+        elif k == 3:
+            row[v - 1] = inf
+        elif k == 4:
+            row[0] = -inf
+            row[v // 3] = row[v - 1] = 3.0
+        elif k == 5:
+            row = [-60.0 + 120.0 * i / v + x for i, x in enumerate(row)]
+        elif k == 6:
+            row = [0.75] * v
+        vals[r * v:(r + 1) * v] = row
+    return vals
+
+
 work = tempfile.mkdtemp(prefix="tc-emu-")
 outs = [n for n, b in bufs.items() if b["kind"] == "output"]
 cpp = ['#include "%s/emu.h"' % here, "#line 1 \"unit.cu\"", unit.rewrite(src[:src.index("/*\nlaunch plan")]),
@@ -246,6 +276,10 @@ for si, shape in enumerate(shapes):
     os.mkdir(d)
     # ---- inputs, the interpreter's outputs ----
     args = [tc, "run", path, "--fn", fn, "--device=cpu", "--shape", shape] + dtflags
+    rowlen = 1
+    for name, b in bufs.items():
+        if b["kind"] == "param" and b["dt"] in ("f16", "bf16", "f32", "f64") and len(dims(name)) >= 2:
+            rowlen = dims(name)[-1]
     for name, b in bufs.items():
         if b["kind"] != "param":
             continue
@@ -254,8 +288,12 @@ for si, shape in enumerate(shapes):
             vals = [rng.uniform(-1, 1) for _ in range(n)]
             if opts["specials"] and n >= 4: # NaN, inf and -inf at a few places
                 vals[n // 2], vals[n - 1], vals[n // 3] = float("nan"), float("inf"), float("-inf")
+            if opts["rows"] and len(dims(name)) >= 2:
+                vals = edge_rows(vals, dims(name)[-1])
         elif dt == "bool":
             vals = [rng.random() < 0.5 for _ in range(n)]
+        elif opts["rows"] and len(dims(name)) == 1:
+            vals = [[0, rowlen - 1, -100][i] if i < 3 else rng.randint(0, rowlen - 1) for i in range(n)]
         else:
             vals = [rng.randint(-10, 9) for _ in range(n)]
         if dt == "bf16":

@@ -46,7 +46,8 @@ ce="1 3 8 4104 32776 128256"
 if [ "${TC_EMU_ONLY:-}" != colpart ]; then
     one softmax softmax.tc softmax EMU_SOFTMAX $sm
     one rmsnorm rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $rm
-    one cross_entropy cross_entropy.tc cross_entropy_loss EMU_CE $ce
+    # the two passes with the cluster (the online pair is emu_online's, online.sh)
+    TENSORC_ROWS_ONLINE=0 one cross_entropy cross_entropy.tc cross_entropy_loss EMU_CE $ce
 fi
 # Column partials (fuse.h): a rows kernel carrying column sums and the
 # kernel combining them (colpart.cpp), against the interpreter: rows

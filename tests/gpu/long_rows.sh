@@ -10,6 +10,9 @@
 #      loads of codegen/rows.c), against the reference interpreter
 #      (`run --check`).  The input's rows: random, one NaN, +inf, -inf, and
 #      large values (1e4: exp overflows without the max).
+#      logsumexp_rows and max_sumexp_rows (the online pair, sched_online.c:
+#      one pass, no cluster) take a sixth row, all -inf, and run again with
+#      TENSORC_ROWS_ONLINE=0 (the two passes, rows in registers or a cluster).
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
 #   3. Batch invariance: a row alone (N=1) and the same row first in a
 #      batch of 1024 (--random fills rows in order, so row 0 is the same
@@ -57,6 +60,7 @@ for n in lens:
         if k == 4: row = [v * 2500 for v in row]
         rows += row
     npy("%s/x%d.npy" % (work, n), (5, n), rows)
+    npy("%s/xm%d.npy" % (work, n), (6, n), rows + [float("-inf")] * n)
     npy("%s/w%d.npy" % (work, n), (n,), [r.uniform(0.5, 1.5) for _ in range(n)])
     npy("%s/b%d.npy" % (work, n), (n,), [r.uniform(-1, 1) for _ in range(n)])
 EOF
@@ -67,11 +71,12 @@ inputs() { # fn len dtype: the --input arguments
     case $1 in
     rmsnorm_rows) echo "--input x=$work/x$2$e.npy --input g=$work/w$2$e.npy" ;;
     layernorm_rows) echo "--input x=$work/x$2$e.npy --input w=$work/w$2$e.npy --input b=$work/b$2$e.npy" ;;
+    logsumexp_rows|max_sumexp_rows) echo "--input x=$work/xm$2$e.npy" ;;
     *) echo "--input x=$work/x$2$e.npy" ;;
     esac
 }
 
-fns="softmax_rows log_softmax_rows logsumexp_rows rmsnorm_rows layernorm_rows"
+fns="softmax_rows log_softmax_rows logsumexp_rows max_sumexp_rows rmsnorm_rows layernorm_rows"
 echo "== against the interpreter"
 SECONDS=0
 for fn in $fns; do
@@ -80,6 +85,17 @@ for fn in $fns; do
             # shellcheck disable=SC2046
             if "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check \
                 >"$work/out" 2>"$work/err"; then ok; else bad "$fn $dt D=$n: --check"; fi
+        done
+    done
+done
+
+# the online pair's kernels with it off (TENSORC_ROWS_ONLINE=0): the two passes
+for fn in logsumexp_rows max_sumexp_rows; do
+    for dt in ${TC_LONG_ROWS_DTYPES:-f32 f16 bf16}; do
+        for n in $lens; do
+            # shellcheck disable=SC2046
+            if TENSORC_ROWS_ONLINE=0 "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda \
+                --check >"$work/out" 2>"$work/err"; then ok; else bad "$fn $dt D=$n TENSORC_ROWS_ONLINE=0: --check"; fi
         done
     done
 done

@@ -169,26 +169,31 @@ if [ "$nrandom" -gt 0 ]; then
 fi
 
 # --- long rows: cluster code for sm_90, compiled out for sm_80 ----------------------------------
-# tests/gpu/long_rows.tc's five row reductions (f32 is among the programs
+# tests/gpu/long_rows.tc's row reductions (f32 is among the programs
 # above) in f16 and bf16 (sched.h, "Clusters"): the sm_90 PTX exchanges
 # partials through distributed shared memory (mapa, barrier.cluster), the
-# sm_80 one has neither.
+# sm_80 one has neither.  logsumexp_rows and max_sumexp_rows are online
+# pairs (sched_online.c: one pass, no cluster on either arch), and with
+# TENSORC_ROWS_ONLINE=0 (":two") logsumexp_rows has the cluster code again.
 lr=0
-for fn in softmax_rows log_softmax_rows logsumexp_rows rmsnorm_rows layernorm_rows; do
+for spec in softmax_rows log_softmax_rows logsumexp_rows:online max_sumexp_rows:online rmsnorm_rows \
+        layernorm_rows logsumexp_rows:two; do
+    fn=${spec%%:*} online=1 cl=1
+    case $spec in *:online) cl=0;; *:two) online=0;; esac
     for dt in f16 bf16; do
         for arch in sm_80 sm_90; do
-            o=$tmp/long_rows.$fn.$dt.$arch
-            if ! "$tc" compile tests/gpu/long_rows.tc --fn $fn --dtype T=$dt --emit=ptx --arch=$arch \
-                    -o "$o.ptx" 2>"$o.err"; then
+            o=$tmp/long_rows.$fn.$dt.$arch.$online
+            if ! TENSORC_ROWS_ONLINE=$online "$tc" compile tests/gpu/long_rows.tc --fn $fn --dtype T=$dt --emit=ptx \
+                    --arch=$arch -o "$o.ptx" 2>"$o.err"; then
                 echo "FAIL long_rows.tc $fn T=$dt $arch: NVRTC"; sed 's/^/    /' "$o.err" | head -10
                 fail=$((fail + 1)) lr=$((lr + 1))
                 continue
             fi
             n_mapa=$(grep -c 'mapa' "$o.ptx")
             n_bar=$(grep -c 'barrier.cluster' "$o.ptx")
-            if { [ "$arch" = sm_90 ] && { [ "$n_mapa" -lt 1 ] || [ "$n_bar" -lt 1 ]; }; } ||
-                { [ "$arch" = sm_80 ] && [ $((n_mapa + n_bar)) -ne 0 ]; }; then
-                echo "FAIL long_rows.tc $fn T=$dt $arch: $n_mapa mapa, $n_bar barrier.cluster"
+            if { [ "$arch" = sm_90 ] && [ $cl = 1 ] && { [ "$n_mapa" -lt 1 ] || [ "$n_bar" -lt 1 ]; }; } ||
+                { { [ "$arch" = sm_80 ] || [ $cl = 0 ]; } && [ $((n_mapa + n_bar)) -ne 0 ]; }; then
+                echo "FAIL long_rows.tc $spec T=$dt $arch: $n_mapa mapa, $n_bar barrier.cluster"
                 fail=$((fail + 1)) lr=$((lr + 1))
             else
                 pass=$((pass + 1))
@@ -196,7 +201,7 @@ for fn in softmax_rows log_softmax_rows logsumexp_rows rmsnorm_rows layernorm_ro
         done
     done
 done
-echo "long_rows.tc x f16, bf16 x sm_80, sm_90 (cluster code for sm_90 only): $((20 - lr)) passed, $lr failed"
+echo "long_rows.tc x f16, bf16 x sm_80, sm_90 (cluster code for sm_90 only, none in online pairs): $((28 - lr)) passed, $lr failed"
 
 # --- the kernel cache: a miss, then a hit with the same image ------------------------------------
 vdir=$tmp/vcache

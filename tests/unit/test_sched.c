@@ -248,7 +248,12 @@ static void check_phases(const sfn *s, int i)
         if (ks->phase[j] < 0 || ks->phase[j] >= ks->nphases)
             FAIL(s, i, "%%%d in pass %d of %d", k->reds[j]->id, ks->phase[j], ks->nphases);
         int before = reads_pass(s, ks, k->reds[j]->in[0].src, 0);
-        if (before >= ks->phase[j])
+        /* the online pair's sum reads its max in the same pass (sched_online.c) */
+        if (j + 1 == ks->online_sum && ks->phase[ks->online_max - 1] != ks->phase[j])
+            FAIL(s, i, "the online pair %%%d apart from its max", k->reds[j]->id);
+        else if (j + 1 == ks->online_sum && before > ks->phase[j])
+            FAIL(s, i, "%%%d (online) in pass %d reads a reduction of pass %d", k->reds[j]->id, ks->phase[j], before);
+        else if (j + 1 != ks->online_sum && before >= ks->phase[j])
             FAIL(s, i, "%%%d in pass %d reads a reduction of pass %d", k->reds[j]->id, ks->phase[j], before);
     }
 }
