@@ -115,7 +115,7 @@ template <bool T, int P> __device__ __forceinline__ unsigned tc_mm_pair(const un
 
 /* The tile shapes of one instantiation: BM rows of C (16, or 64 on tensor
  * cores for M > 16, so the weight is read once for up to 64 rows). */
-template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0> struct tc_mm_cfg {
+template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM = false> struct tc_mm_cfg {
     typedef typename tc_mm_t<DT>::T T;
     enum { BMR = BM, DTV = DT };
     /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types
@@ -123,10 +123,14 @@ template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0> struct tc_
     enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? 64 : 32 };
     typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
     typedef tc_mm_tile<T, TB ? TC_MM_BN : BK, TB ? BK : TC_MM_BN> TileB;
+    /* NRM (the row-scale rule): the stage's BK elements of gcol ride the
+     * stage's copies after the B tile, so the prologue reads them from
+     * shared memory, not with a global load the stage waits on */
+    typedef tc_mm_tile<T, 1, BK> TileG;
     enum {
         MMA = DT != 0 && TC_MM_TENSOR,
         NACC = MMA ? BM / 2 : 8, /* accumulators a thread: BM x 64 over 128 threads */
-        STAGE = (TileA::ELEMS + TileB::ELEMS) * (int)sizeof(T),
+        STAGE = (TileA::ELEMS + TileB::ELEMS + (NRM ? TileG::ELEMS : 0)) * (int)sizeof(T),
         /* stages: static shared memory stops at 48 KB; STG (TENSORC_MATMUL_STAGES) sets them */
         ST = STG ? STG : STAGE * 4 <= 47 * 1024 ? 4 : 3,
         BYTES = STAGE * ST
@@ -206,12 +210,13 @@ struct tc_mm_nors {
     __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
 };
 /* A's tile of this stage (not transposed), the chunks this thread copied:
- * their squares into ss (one sum a chunk), then scaled by gcol in place;
- * elements past M or k1 stay the zeros they were loaded as. */
+ * their squares into ss (one sum a chunk), then scaled in place by gcol
+ * (when not null), whose elements kb... this stage copied to sg; elements
+ * past M or k1 stay the zeros they were loaded as. */
 template <int DT, class TileA>
 __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const typename tc_mm_t<DT>::T *gcol,
-                                               long long kb, long long k1, long long m0, long long M,
-                                               float *ss) {
+                                               const typename tc_mm_t<DT>::T *sg, long long kb, long long k1,
+                                               long long m0, long long M, float *ss) {
 #pragma unroll
     for (int i = 0; i < TileA::PER; i++) {
         const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
@@ -224,7 +229,7 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
             const float xv = tc_mm_f(d[v], DT);
             ss[i] += xv * xv;
             if (gcol && kb + cc + v < k1 && m0 + rr < M)
-                d[v] = tc_mm_out<DT>(xv * tc_mm_f(gcol[kb + cc + v], DT));
+                d[v] = tc_mm_out<DT>(xv * tc_mm_f(sg[cc + v], DT));
         }
     }
 }
@@ -241,10 +246,11 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                           const typename tc_mm_t<DT>::T *__restrict__ B2,
                                           typename tc_mm_t<DT>::T *__restrict__ C2,
                                           const typename tc_mm_t<DT>::T *__restrict__ Bd, long long R) {
-    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK> G;
+    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
+    typedef typename G::TileG TileG;
     enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
     __shared__ int last;
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
@@ -292,6 +298,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                             \
         if (TA) TileA::load(sa_, Ab, M, k1, M, (kk), m0); else TileA::load(sa_, Ab, K, M, k1, m0, (kk)); \
         if (TB) TileB::load(sb_, Bb, K, Nm, k1, nm0, (kk)); else TileB::load(sb_, Bb, Nm, k1, Nm, (kk), nm0); \
+        if (NORM && gcol) TileG::load(sb_ + TileB::ELEMS, gcol, 0, 1, k1, 0, (kk));                     \
     } while (0)
 #define TC_MM_ISSUE(st, kk) TC_MM_ISSUE_AT(st, kk, Ab, Bb, m0, k1, nm0)
             if (!XP || !pre) {
@@ -305,9 +312,11 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             for (int it = 0; it < niter; it++) {
                 tc_mm_wait<ST - 2>();
                 __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
-                if (NORM)
-                    tc_mm_prologue<DT, TileA>((T *)(smem + (it % ST) * G::STAGE), gcol, k0 + (long long)it * BK,
-                                              k1, m0, M, ssq);
+                if (NORM) {
+                    T *sa_ = (T *)(smem + (it % ST) * G::STAGE);
+                    tc_mm_prologue<DT, TileA>(sa_, gcol, sa_ + TileA::ELEMS + TileB::ELEMS,
+                                              k0 + (long long)it * BK, k1, m0, M, ssq);
+                }
                 if (it + ST - 1 < niter)
                     TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
                 tc_mm_commit();
@@ -535,8 +544,8 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     static_assert(!NORM || NP == 1, "the row-scale rule with one product");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
-        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK>::BYTES,
-        SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK>::BYTES,
+        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM>::BYTES,
+        SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES,
         SMB = SM1 > SM2 ? SM1 : SM2
     };
     static_assert(SHM == 0 || SHM >= SMB, "the launch's dynamic shared memory holds the stages");
