@@ -234,8 +234,8 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
     }
 }
 
-template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, class EP,
-          class RS>
+template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, bool FALL,
+          class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -413,17 +413,30 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                 if (m0 + r < M && n0 + c < N)
                     __stcg(pp + r * BN + c, acc[i]);
             }
-            __threadfence();
+            /* the ticket: one thread fences (release, then acquire when
+             * last) around the atomic, the barriers ordering the block's
+             * other threads' stores and loads with it, as cooperative
+             * groups' grid sync does; FALL (TENSORC_MATMUL_FENCE=0): every
+             * thread fences, as before (a fence and an L1 invalidation
+             * each, twice in the last block) */
+            if (FALL)
+                __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) {
+                if (!FALL)
+                    __threadfence();
                 unsigned *ticket = (unsigned *)ws + 4 * tile;
                 last = atomicAdd(ticket, 1u) == (unsigned)(S * NP - 1);
-                if (last)
+                if (last) {
                     *ticket = 0; /* ready for the next launch */
+                    if (!FALL)
+                        __threadfence();
+                }
             }
             __syncthreads();
             if (last) {
-                __threadfence();
+                if (FALL)
+                    __threadfence();
                 if (NORM) { /* the rows' sums in slice order, left zero */
                     if ((int)threadIdx.x < BM) {
                         float t = 0.0f;
@@ -526,9 +539,10 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * TENSORC_MATMUL_BK), SHM: the dynamic shared memory they are in (0:
  * static), XP: a resident grid's blocks issue their next work item's first
  * stages before this one's store and combine (TENSORC_MATMUL_RESIDENT; not
- * with LORA, whose second product reuses the stages). */
+ * with LORA, whose second product reuses the stages), FALL: every thread
+ * fences around the K slices' ticket, not one (TENSORC_MATMUL_FENCE=0). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
-          bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false,
+          bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, bool FALL = false,
           class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
@@ -552,9 +566,9 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FALL>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                 ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FALL>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                ep, rs, gcol, B2, C2, Bd, R);
 }

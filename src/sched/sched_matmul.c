@@ -44,6 +44,7 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     ks->mm_stages = kn->matmul_stages > 0 ? kn->matmul_stages : 0;
     ks->mm_bk = kn->matmul_bk > 0 ? kn->matmul_bk : 0;
     ks->mm_resident = kn->matmul_resident > 0 ? kn->matmul_resident : 0;
+    ks->mm_fence_all = kn->matmul_fence == 0;
     ks->mm_max_rows = FUSE_MM_MAX_ROWS;
     ks->block[0] = MM_THREADS;
     if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16) {
@@ -101,6 +102,8 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
         if (ks->mm_resident)
             buf_printf(b, ", resident blocks looping over the work items (TENSORC_MATMUL_RESIDENT=%d)",
                        ks->mm_resident);
+        if (ks->mm_fence_all)
+            buf_puts(b, ", every thread fencing around the K slices' ticket (TENSORC_MATMUL_FENCE=0)");
         if (ks->mm == MM_BY_ROWS) {
             buf_puts(b, "; generated when ");
             dim_print(b, ks->mm_rows);

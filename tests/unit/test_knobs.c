@@ -21,6 +21,7 @@ static const char *const ALL[] = {
     "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
+    "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM",
 };
 
 static void clear_env(void)
@@ -123,6 +124,22 @@ static void test_matmul_variants(void **state)
     assert_int_equal(k.matmul_stages, -1);
     assert_int_equal(k.matmul_bk, -1);
     assert_int_equal(k.matmul_resident, 528);
+    /* the K slices' ticket fenced by every thread (0) or one (1, unset) */
+    clear_env();
+    setenv("TENSORC_MATMUL_FENCE", "2", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_FENCE", "0", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_FENCE=0");
+    knobs_from_env(&k);
+    assert_int_equal(k.matmul_fence, 0);
+    /* the row-scale rule: on unless "off" */
+    clear_env();
+    setenv("TENSORC_MATMUL_NORM", "on", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_NORM", "off", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_NORM=off");
+    knobs_from_env(&k);
+    assert_false(k.matmul_norm);
     clear_env();
 }
 
