@@ -29,7 +29,7 @@ static const struct {
     {"TENSORC_MATMUL_STAGES", offsetof(tc_knobs, matmul_stages), 2, 8, ANY, false},
     {"TENSORC_MATMUL_BK", offsetof(tc_knobs, matmul_bk), 32, 128, POW2, false},
     {"TENSORC_MATMUL_RESIDENT", offsetof(tc_knobs, matmul_resident), 0, 65536, ANY, false},
-    {"TENSORC_MATMUL_FENCE", offsetof(tc_knobs, matmul_fence), 0, 1, ANY, false},
+    {"TENSORC_MATMUL_FENCE", offsetof(tc_knobs, matmul_fence), 0, 2, ANY, false},
     {"TENSORC_PW_UNROLL", offsetof(tc_knobs, pw_unroll), 1, 8, POW2, false},
     {"TENSORC_FULL_UNROLL", offsetof(tc_knobs, full_unroll), 1, 8, POW2, false},
     {"TENSORC_COL_UNROLL", offsetof(tc_knobs, col_unroll), 1, 16, ANY, false},

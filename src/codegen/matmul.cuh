@@ -48,6 +48,15 @@ __device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
     *(uint4 *)dst = __ldg((const uint4 *)src);
 #endif
 }
+/* a release and acquire fence at GPU scope (lighter than __threadfence's
+ * fence.sc; sm_70+) */
+__device__ __forceinline__ void tc_mm_fence_ar() {
+#if __CUDA_ARCH__ >= 700
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+    __threadfence();
+#endif
+}
 __device__ __forceinline__ void tc_mm_commit() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;");
@@ -69,6 +78,22 @@ template <class T, int R_, int C> struct tc_mm_tile {
     };
     static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
                                                 long long clim, long long r0, long long c0) {
+        /* the whole tile inside and every row's start aligned (tested once
+         * a tile, not a chunk: the per-chunk tests were most of a K step's
+         * instructions): the same copies without the tests */
+        if (r0 + R <= rlim && c0 + C <= clim && ld % V == 0 &&
+            ((unsigned long long)(src + r0 * ld + c0) & 15) == 0) {
+            const T *q = src + r0 * ld + c0;
+#pragma unroll
+            for (int i = 0; i < PER; i++) {
+                const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+                if (CH % TC_MM_THREADS != 0 && ch >= CH)
+                    break;
+                const int rr = ch / (C / V), cc = (ch % (C / V)) * V;
+                tc_mm_cp16(s + rr * P + cc, q + rr * ld + cc);
+            }
+            return;
+        }
 #pragma unroll
         for (int i = 0; i < PER; i++) {
             const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
@@ -234,7 +259,7 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
     }
 }
 
-template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, bool FALL,
+template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
           class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
@@ -416,26 +441,32 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             /* the ticket: one thread fences (release, then acquire when
              * last) around the atomic, the barriers ordering the block's
              * other threads' stores and loads with it, as cooperative
-             * groups' grid sync does; FALL (TENSORC_MATMUL_FENCE=0): every
-             * thread fences, as before (a fence and an L1 invalidation
-             * each, twice in the last block) */
-            if (FALL)
+             * groups' grid sync does (FEN 1: __threadfence, fence.sc; FEN
+             * 2: fence.acq_rel, which a release and an acquire need); FEN
+             * 0 (TENSORC_MATMUL_FENCE=0): every thread fences, as before
+             * (a fence and an L1 invalidation each, twice in the last
+             * block) */
+            if (FEN == 0)
                 __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) {
-                if (!FALL)
+                if (FEN == 1)
                     __threadfence();
+                else if (FEN == 2)
+                    tc_mm_fence_ar();
                 unsigned *ticket = (unsigned *)ws + 4 * tile;
                 last = atomicAdd(ticket, 1u) == (unsigned)(S * NP - 1);
                 if (last) {
                     *ticket = 0; /* ready for the next launch */
-                    if (!FALL)
+                    if (FEN == 1)
                         __threadfence();
+                    else if (FEN == 2)
+                        tc_mm_fence_ar();
                 }
             }
             __syncthreads();
             if (last) {
-                if (FALL)
+                if (FEN == 0)
                     __threadfence();
                 if (NORM) { /* the rows' sums in slice order, left zero */
                     if ((int)threadIdx.x < BM) {
@@ -539,10 +570,12 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * TENSORC_MATMUL_BK), SHM: the dynamic shared memory they are in (0:
  * static), XP: a resident grid's blocks issue their next work item's first
  * stages before this one's store and combine (TENSORC_MATMUL_RESIDENT; not
- * with LORA, whose second product reuses the stages), FALL: every thread
- * fences around the K slices' ticket, not one (TENSORC_MATMUL_FENCE=0). */
+ * with LORA, whose second product reuses the stages), FEN: who fences
+ * around the K slices' ticket and how (TENSORC_MATMUL_FENCE: 0 every
+ * thread, 1 one thread with __threadfence, 2 one thread with
+ * fence.acq_rel). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
-          bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, bool FALL = false,
+          bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1,
           class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
@@ -566,9 +599,9 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FALL>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                 ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FALL>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                ep, rs, gcol, B2, C2, Bd, R);
 }

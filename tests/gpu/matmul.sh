@@ -142,7 +142,7 @@ echo "- examples/mlp_block.tc --fn dense_gelu --shape N=17,D=100,H=33" >>"$jobs"
 echo "- examples/attention_scores.tc --fn attention_scores --shape B=2,H=3,S=5,L=33,E=64" >>"$jobs"
 
 # TC_MATMUL_KNOBS=1: the streaming variants too (TENSORC_MATMUL_STAGES, _BK,
-# _RESIDENT, README's knob table), each setting over a quick set: the
+# _RESIDENT, _FENCE=0 and 2, _NORM=off, README's knob table), each setting over a quick set: the
 # row-scale, pair and adapter rules and plain layouts at M = 1, 3, 17 (K, N
 # off every tile, several K slices) under the override, and the decode
 # shapes by the cost model's own choice.  A job's first word is then
@@ -150,7 +150,8 @@ echo "- examples/attention_scores.tc --fn attention_scores --shape B=2,H=3,S=5,L
 if [ "${TC_MATMUL_KNOBS:-0}" = 1 ]; then
     R=TENSORC_MATMUL_RESIDENT
     for kn in TENSORC_MATMUL_STAGES={2,3,5,6,8} TENSORC_MATMUL_BK={32,128} $R=1 $R=7 \
-              TENSORC_MATMUL_STAGES=6,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1; do
+              TENSORC_MATMUL_STAGES=6,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 \
+              TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off TENSORC_MATMUL_FENCE=0,$R=1; do
         for dt in f16 bf16; do
             for M in 1 3 17; do
                 echo "knobs:$kn+generated $nm --fn rms_g --shape M=$M,K=4097,N=77 --dtype T=$dt" >>"$jobs"

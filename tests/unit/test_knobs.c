@@ -124,10 +124,12 @@ static void test_matmul_variants(void **state)
     assert_int_equal(k.matmul_stages, -1);
     assert_int_equal(k.matmul_bk, -1);
     assert_int_equal(k.matmul_resident, 528);
-    /* the K slices' ticket fenced by every thread (0) or one (1, unset) */
+    /* the K slices' ticket fenced by every thread (0), one (1, unset), one with acq_rel (2) */
     clear_env();
-    setenv("TENSORC_MATMUL_FENCE", "2", 1);
+    setenv("TENSORC_MATMUL_FENCE", "3", 1);
     assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_FENCE", "2", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_FENCE=2");
     setenv("TENSORC_MATMUL_FENCE", "0", 1);
     assert_string_equal(text(), "TENSORC_MATMUL_FENCE=0");
     knobs_from_env(&k);
