@@ -140,6 +140,15 @@ echo "generated examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=64,K=40
 echo "- examples/mlp_block.tc --fn mlp_block --shape N=3,D=64,H=256" >>"$jobs"
 echo "- examples/mlp_block.tc --fn dense_gelu --shape N=17,D=100,H=33" >>"$jobs"
 echo "- examples/attention_scores.tc --fn attention_scores --shape B=2,H=3,S=5,L=33,E=64" >>"$jobs"
+# who fences around the K slices' ticket (TENSORC_MATMUL_FENCE: the default
+# one thread above; 2 one thread's fence.acq_rel; 0 every thread, the old),
+# at the decode shapes and with many slices (K = 16400: 17)
+for f in 0 2; do
+    echo "knobs:TENSORC_MATMUL_FENCE=$f+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
+    echo "knobs:TENSORC_MATMUL_FENCE=$f+- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
+    echo "knobs:TENSORC_MATMUL_FENCE=$f+lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
+    echo "knobs:TENSORC_MATMUL_FENCE=$f+generated $nm --fn rms_g --shape M=17,K=16400,N=130 --dtype T=bf16" >>"$jobs"
+done
 
 # TC_MATMUL_KNOBS=1: the streaming variants too (TENSORC_MATMUL_STAGES, _BK,
 # _RESIDENT, _FENCE=0 and 2, _NORM=off, README's knob table), each setting over a quick set: the
