@@ -35,6 +35,7 @@ typedef struct tc_knobs {
     int matmul_bk;          /* TENSORC_MATMUL_BK: 32, 64 or 128 */
     int matmul_resident;    /* TENSORC_MATMUL_RESIDENT: 0 to 65536 */
     int matmul_fence;       /* TENSORC_MATMUL_FENCE: 0 every thread, 1 one, 2 one with acq_rel */
+    int matmul_order;       /* TENSORC_MATMUL_ORDER: 0 tile by tile, 1 slice by slice */
     int pw_unroll;          /* TENSORC_PW_UNROLL: 1, 2, 4 or 8 */
     int full_unroll;        /* TENSORC_FULL_UNROLL: 1, 2, 4 or 8 */
     int col_unroll;         /* TENSORC_COL_UNROLL: 1 to 16 */

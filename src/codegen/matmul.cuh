@@ -260,7 +260,7 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
 }
 
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
-          class EP, class RS>
+          bool SO, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -291,8 +291,13 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
      * this item's store and combine; pre: this item's were */
     bool pre = false;
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
-        /* a tile's work items are adjacent: its slices of product 0, then of product 1 */
-        const long long tile = w / (S * NP), pr = w % (S * NP) / S, s = w % S;
+        /* a tile's work items are adjacent: its slices of product 0, then
+         * of product 1; SO (TENSORC_MATMUL_ORDER=1): every tile's item of
+         * slice 0 of product 0, then of slice 1, ..., so the blocks running
+         * at once read whole rows of the weight (the same sums: each
+         * tile's slices are summed in slice order whoever is last) */
+        const long long tile = SO ? w % tiles : w / (S * NP), pr = SO ? w / tiles / S : w % (S * NP) / S,
+                        s = SO ? w / tiles % S : w % S;
         const long long b = tile / (mt * nt), mi = tile / nt % mt, ni = tile % nt;
         const long long m0 = mi * BM, n0 = ni * BN, k0 = s * KS;
         const long long k1 = K < k0 + KS ? K : k0 + KS;
@@ -359,7 +364,8 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                 const long long w2 = w + gridDim.x;
                 pre = w2 < work;
                 if (pre) {
-                    const long long t2 = w2 / (S * NP), p2 = w2 % (S * NP) / S, s2 = w2 % S;
+                    const long long t2 = SO ? w2 % tiles : w2 / (S * NP),
+                                    p2 = SO ? w2 / tiles / S : w2 % (S * NP) / S, s2 = SO ? w2 / tiles % S : w2 % S;
                     const long long b2 = t2 / (mt * nt), m02 = t2 / nt % mt * BM, n02 = t2 % nt * BN;
                     const long long k02 = s2 * KS, k12 = K < k02 + KS ? K : k02 + KS;
                     const T *Ab2 = A + b2 * sa, *Bb2 = (NP > 1 && p2 ? B2 : B) + b2 * sb;
@@ -573,9 +579,10 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * with LORA, whose second product reuses the stages), FEN: who fences
  * around the K slices' ticket and how (TENSORC_MATMUL_FENCE: 0 every
  * thread, 1 one thread with __threadfence, 2 one thread with
- * fence.acq_rel). */
+ * fence.acq_rel), SO: the work items slice by slice over every tile, not
+ * tile by tile (TENSORC_MATMUL_ORDER=1). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
-          bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1,
+          bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
           class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
@@ -599,9 +606,9 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                 ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                ep, rs, gcol, B2, C2, Bd, R);
 }

@@ -74,6 +74,7 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     ks->mm_bk = kn->matmul_bk > 0 ? kn->matmul_bk : 0;
     ks->mm_resident = kn->matmul_resident > 0 ? kn->matmul_resident : 0;
     ks->mm_fence = kn->matmul_fence >= 0 ? kn->matmul_fence : 1;
+    ks->mm_slices_outer = kn->matmul_order == 1;
     ks->mm_max_rows = FUSE_MM_MAX_ROWS;
     ks->block[0] = MM_THREADS;
     if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16) {
@@ -134,6 +135,8 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
         if (ks->mm_fence != 1)
             buf_printf(b, ", %s around the K slices' ticket (TENSORC_MATMUL_FENCE=%d)",
                        ks->mm_fence ? "one thread's fence.acq_rel" : "every thread fencing", ks->mm_fence);
+        if (ks->mm_slices_outer)
+            buf_puts(b, ", work items slice by slice over every tile (TENSORC_MATMUL_ORDER=1)");
         if (ks->mm == MM_BY_ROWS) {
             buf_puts(b, "; generated when ");
             dim_print(b, ks->mm_rows);

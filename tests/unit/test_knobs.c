@@ -21,7 +21,7 @@ static const char *const ALL[] = {
     "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
-    "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM",
+    "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER",
 };
 
 static void clear_env(void)
@@ -142,6 +142,12 @@ static void test_matmul_variants(void **state)
     assert_string_equal(text(), "TENSORC_MATMUL_NORM=off");
     knobs_from_env(&k);
     assert_false(k.matmul_norm);
+    /* the work items' order: 0 or 1 */
+    clear_env();
+    setenv("TENSORC_MATMUL_ORDER", "2", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_ORDER", "1", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_ORDER=1");
     clear_env();
 }
 
