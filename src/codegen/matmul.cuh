@@ -249,6 +249,24 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
             break;
         const int per_row = TileA::CH / TileA::R, rr = ch / per_row, cc = (ch % per_row) * TileA::V;
         typename tc_mm_t<DT>::T *d = s + rr * TileA::P + cc;
+        if (m0 + rr < M && kb + cc + TileA::V <= k1) {
+            /* the whole chunk inside: one 16-byte shared load (and store)
+             * of x and of g, not one an element; the same arithmetic */
+            __align__(16) typename tc_mm_t<DT>::T xs[TileA::V], gs[TileA::V];
+            *(uint4 *)xs = *(const uint4 *)d;
+            if (gcol)
+                *(uint4 *)gs = *(const uint4 *)(sg + cc);
+#pragma unroll
+            for (int v = 0; v < TileA::V; v++) {
+                const float xv = tc_mm_f(xs[v], DT);
+                ss[i] += xv * xv;
+                if (gcol)
+                    xs[v] = tc_mm_out<DT>(xv * tc_mm_f(gs[v], DT));
+            }
+            if (gcol)
+                *(uint4 *)d = *(const uint4 *)xs;
+            continue;
+        }
 #pragma unroll
         for (int v = 0; v < TileA::V; v++) {
             const float xv = tc_mm_f(d[v], DT);
