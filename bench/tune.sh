@@ -17,7 +17,7 @@
 # TENSORC_SCAN_CHECKPOINT (sched_ckpt.c: off, or the interval K),
 # TENSORC_ATTN_CHUNK, TENSORC_ATTN_WARPS, TENSORC_ATTN_PREFETCH (sched_attn.c;
 # bench/README.md has the decode attention sets), TENSORC_MATMUL_KSLICE,
-# _STAGES, _BK, _RESIDENT (the generated matmul's streaming variants:
+# _STAGES, _BK, _RESIDENT, _FENCE, _NORM (the generated matmul's variants:
 # bench/README.md has their A/B set).  Prints a
 # table (microseconds, case by set) and writes it to OUT/tune.md.
 set -u

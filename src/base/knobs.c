@@ -9,8 +9,8 @@
 #include <string.h>
 
 const tc_knobs knobs_default = {
-    .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .attention = true,
-    .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
+    .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true, .attention = true,
+    .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
     .tile_whole = -1, .fe_steps = -1, .full_grid = -1, .col_split = -1, .col_x = -1,
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1,
     .rows_online = -1, .online_block = -1,
@@ -30,6 +30,8 @@ static const struct {
     {"TENSORC_MATMUL_STAGES", offsetof(tc_knobs, matmul_stages), 2, 8, ANY, false},
     {"TENSORC_MATMUL_BK", offsetof(tc_knobs, matmul_bk), 32, 128, POW2, false},
     {"TENSORC_MATMUL_RESIDENT", offsetof(tc_knobs, matmul_resident), 0, 65536, ANY, false},
+    {"TENSORC_MATMUL_FENCE", offsetof(tc_knobs, matmul_fence), 0, 2, ANY, false},
+    {"TENSORC_MATMUL_ORDER", offsetof(tc_knobs, matmul_order), 0, 1, ANY, false},
     {"TENSORC_PW_UNROLL", offsetof(tc_knobs, pw_unroll), 1, 8, POW2, false},
     {"TENSORC_FULL_UNROLL", offsetof(tc_knobs, full_unroll), 1, 8, POW2, false},
     {"TENSORC_COL_UNROLL", offsetof(tc_knobs, col_unroll), 1, 16, ANY, false},
@@ -99,6 +101,7 @@ void knobs_from_env(tc_knobs *k)
                                                     : KNOB_MM_AUTO;
     k->matmul_epilogue = !is("TENSORC_MATMUL_EPILOGUE", "off");
     k->matmul_lora = is("TENSORC_MATMUL_LORA", "on");
+    k->matmul_norm = !is("TENSORC_MATMUL_NORM", "off");
     k->attention = !is("TENSORC_ATTENTION", "off");
     for (int i = 0; i < NINTS; i++) {
         const char *s = env(INTS[i].name);
@@ -126,6 +129,8 @@ void knobs_text(const tc_knobs *k, char *buf, size_t cap)
         add(buf, cap, "TENSORC_MATMUL_EPILOGUE", "off");
     if (k->matmul_lora)
         add(buf, cap, "TENSORC_MATMUL_LORA", "on");
+    if (!k->matmul_norm)
+        add(buf, cap, "TENSORC_MATMUL_NORM", "off");
     if (!k->attention)
         add(buf, cap, "TENSORC_ATTENTION", "off");
     for (int i = 0; i < NINTS; i++)

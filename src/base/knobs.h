@@ -27,12 +27,15 @@ typedef struct tc_knobs {
     int matmul;             /* TENSORC_MATMUL: cublas, generated, else KNOB_MM_AUTO */
     bool matmul_epilogue;   /* TENSORC_MATMUL_EPILOGUE: false when "off" */
     bool matmul_lora;       /* TENSORC_MATMUL_LORA: true when "on" */
+    bool matmul_norm;       /* TENSORC_MATMUL_NORM: false when "off" (the row-scale rule) */
     bool attention;         /* TENSORC_ATTENTION: false when "off" */
     /* scheduling (src/sched): -1 unset */
     int matmul_kslice;      /* TENSORC_MATMUL_KSLICE: a multiple of 64 */
     int matmul_stages;      /* TENSORC_MATMUL_STAGES: 2 to 8 */
     int matmul_bk;          /* TENSORC_MATMUL_BK: 32, 64 or 128 */
     int matmul_resident;    /* TENSORC_MATMUL_RESIDENT: 0 to 65536 */
+    int matmul_fence;       /* TENSORC_MATMUL_FENCE: 0 every thread, 1 one, 2 one with acq_rel */
+    int matmul_order;       /* TENSORC_MATMUL_ORDER: 0 tile by tile, 1 slice by slice */
     int pw_unroll;          /* TENSORC_PW_UNROLL: 1, 2, 4 or 8 */
     int full_unroll;        /* TENSORC_FULL_UNROLL: 1, 2, 4 or 8 */
     int col_unroll;         /* TENSORC_COL_UNROLL: 1 to 16 */

@@ -110,15 +110,17 @@ static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm, co
 }
 
 /* matmul.cuh's tc_mm_cfg: the bytes of one stage (an A and a B tile,
- * each row padded by 16 bytes) of a bm-row tile, K steps of bk (0: its
- * rule), and the stages (0: its rule: four, three where four pass 47 KB). */
-static int64_t stages_bytes(int dt, bool ta, bool tb, int bm, int bk, int stages)
+ * each row padded by 16 bytes, and with the row-scale rule a padded row
+ * of bk elements of its column scale) of a bm-row tile, K steps of bk (0:
+ * its rule), and the stages (0: its rule: four, three where four pass 47
+ * KB). */
+static int64_t stages_bytes(int dt, bool ta, bool tb, bool norm, int bm, int bk, int stages)
 {
     int sz = dt == 0 ? 4 : 2, v = 16 / sz;
     if (!bk)
         bk = bm == 16 && sz == 2 ? 64 : 32;
     int ar = ta ? bk : bm, ac = ta ? bm : bk, br = tb ? MM_TILE_N : bk, bc = tb ? bk : MM_TILE_N;
-    int64_t stage = (int64_t)(ar * (ac + v) + br * (bc + v)) * sz;
+    int64_t stage = (int64_t)(ar * (ac + v) + br * (bc + v) + (norm ? bk + v : 0)) * sz;
     return stage * (stages ? stages : stage * 4 <= 47 * 1024 ? 4 : 3);
 }
 
@@ -224,8 +226,10 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     int64_t mc;
     bool skinny = ks->mm == MM_BY_ROWS ? ks->mm_max_rows <= MM_TILE_M
                                        : dim_is_const(kd.mm.m, &mc) && mc <= MM_TILE_M;
-    int64_t smb = stages_bytes(dt, kd.mm.ta, kd.mm.tb, 16, ks->mm_bk, ks->mm_stages);
-    int64_t smb64 = dt && !skinny ? stages_bytes(dt, kd.mm.ta, kd.mm.tb, 64, ks->mm_bk, ks->mm_stages) : 0;
+    bool norm = nm->rows != NULL;
+    int64_t smb = stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 16, ks->mm_bk, ks->mm_stages);
+    int64_t smb64 = dt && !skinny ? stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 64, ks->mm_bk, ks->mm_stages)
+                                  : 0;
     smb = smb > smb64 ? smb : smb64;
     if (smb > 227 * 1024) /* only under the knobs: an sm_90 block's most */
         diag_error(g->d, TC_ERR_LIMIT, m->loc, "matmul %%%d: TENSORC_MATMUL_STAGES and TENSORC_MATMUL_BK "
@@ -284,6 +288,11 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                                                            * the next item's stages issued early */
         targs = arena_printf(a, "%s, %d, %d, %d, %s", targs, ks->mm_stages, ks->mm_bk, st->shmem,
                              ks->mm_resident ? "true" : "false");
+    if (ks->mm_fence != 1 || ks->mm_slices_outer) /* who fences around the ticket and how; the
+                                                     * work items slice by slice */
+        targs = arena_printf(a, "%s%s, %d%s", targs, ks->mm_stages || ks->mm_bk || ks->mm_resident
+                                                          ? "" : ", 0, 0, 0, false", ks->mm_fence,
+                             ks->mm_slices_outer ? ", true" : "");
     const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
                         : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
                                        nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",

@@ -270,7 +270,8 @@ bool fuse_matmul_generated(const tc_knobs *k, const lnode *m);
  * accumulated beside the product, R(S) multiplied into each row), and the
  * rows kernel runs only for the launches cuBLAS takes.  The kernels stay
  * two in the fused function (the cuBLAS launches need both); `explain`
- * records the rule as a decision. */
+ * records the rule as a decision.  TENSORC_MATMUL_NORM=off turns it off
+ * (the A/B of the fused kernel against the rows kernel and the matmul). */
 typedef struct fmmnorm {
     const fkernel *rows;    /* the kernel that stores A */
     const lnode *x;         /* [M, K], the matmul's dtype, in a buffer */

@@ -159,6 +159,10 @@ static const lnode *generated(const ffn *f, const fkernel *k)
 bool fuse_mm_norm(const ffn *f, const fkernel *mk, fmmnorm *out)
 {
     *out = (fmmnorm){0};
+    /* TENSORC_MATMUL_NORM=off: the rows kernel and the matmul apart (the
+     * A/B against the fused kernel: sched_matmul.c) */
+    if (!f->knobs.matmul_norm)
+        return false;
     const lnode *m = generated(f, mk);
     if (!m)
         return false;

@@ -182,6 +182,11 @@ typedef struct ksched {
     int mm_bk;              /* TENSORC_MATMUL_BK: elements of K a stage, 0: matmul.cuh's rule */
     int mm_resident;        /* TENSORC_MATMUL_RESIDENT: 0 a block a work item, else the grid's cap
                              * (1: MM_SMS x the blocks a SM holds) */
+    int mm_fence;           /* TENSORC_MATMUL_FENCE: around the K slices' ticket 0 every
+                             * thread fences, 1 (unset) one thread, 2 one thread with
+                             * fence.acq_rel (matmul.cuh's FEN) */
+    bool mm_slices_outer;   /* TENSORC_MATMUL_ORDER=1: work items slice by slice over
+                             * every tile (matmul.cuh's SO), else tile by tile */
     fmmnorm norm;           /* the row-scale rule (fuse.h), norm.rows NULL without: the
                              * generated kernel computes the left operand's rows kernel */
     /* a rows kernel that a generated matmul computes (the row-scale rule):

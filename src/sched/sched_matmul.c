@@ -24,6 +24,37 @@
  * TENSORC_MATMUL_BK (32, 64, 128) and TENSORC_MATMUL_RESIDENT (0, 1, or a
  * grid) are streaming variants for A/B timing (matmul.c, README), not yet
  * measured; unset, the kernel is as it was.
+ *
+ * The critical path at rmsnorm_matmul's decode shape (M = 16, K = N = 4096,
+ * f16, H200: 132 SMs), read from the SASS of sm_90 (2026-11-27, no GPU at
+ * hand; L2 hit ~0.3 us, DRAM ~0.7, launch ~2.5): 64 tiles x 4 K slices =
+ * 256 blocks of 128 threads, 128 registers (the cap of 4 blocks a SM), 45
+ * KB of shared memory: one wave of ~2 blocks a SM, 2 warps a scheduler.  A
+ * block: its first 3 stages' copies (~0.7 us), then 16 K steps of 64, each
+ * a wait, a barrier, the x tile's squares and scaling, the next stage's
+ * copies, a barrier and 8 mma.sync: ~330 instructions a warp a step,
+ * ~0.35 us of issue a step with 2 warps a scheduler, ~5.5 us a block.
+ * Until 2026-11-27 each step's scaling also loaded its 64 elements of g
+ * from global memory after the wait and before the next copies (one
+ * dependent L2 round trip a step: ~16 x 0.3-0.5 = 5-8 us).  Then the
+ * partial tile's stores, every thread's __threadfence (MEMBAR.SC.GPU and
+ * an L1 invalidation in each warp, ~0.5-1 us), the ticket's atomic
+ * (~0.5), and in each tile's last block another fence, the slices' sums of
+ * squares (4 loads at once, ~0.3) and the partial tiles (4 x 8 loads at
+ * once, ~0.3).  Sum: ~2.5 + 0.7 + 16 x (0.35 + 0.3-0.5) + ~2.5 = 17-19 us
+ * of the 23.8 measured; more slices (KSLICE=512: 36 us) add blocks whose
+ * steps share the same schedulers and more fences, consistent with issue
+ * and fences, not the stream's depth, bounding it.  Now g rides the
+ * stage's copies, a whole-tile test replaces the per-chunk ones, the
+ * scaling uses 16-byte shared loads (~258 instructions a step: ~0.27 us),
+ * and one thread fences: ~6-9 us less by the same estimate, not yet
+ * measured (bench/README.md's A/B: TENSORC_MATMUL_FENCE=0 is the old
+ * fence, TENSORC_MATMUL_NORM=off the rows kernel and matmul apart,
+ * TENSORC_MATMUL=cublas the norm kernel and cuBLAS).  The cost model keeps
+ * the row-scale rule on: if that A/B has it slower than the norm kernel
+ * and cuBLAS by more than 5% at M = 16 (issue 13), its default should
+ * become off (knobs.c's matmul_norm, as TENSORC_MATMUL_LORA is) until it
+ * is not.
  */
 #include "sched/sched.h"
 
@@ -44,6 +75,8 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     ks->mm_stages = kn->matmul_stages > 0 ? kn->matmul_stages : 0;
     ks->mm_bk = kn->matmul_bk > 0 ? kn->matmul_bk : 0;
     ks->mm_resident = kn->matmul_resident > 0 ? kn->matmul_resident : 0;
+    ks->mm_fence = kn->matmul_fence >= 0 ? kn->matmul_fence : 1;
+    ks->mm_slices_outer = kn->matmul_order == 1;
     ks->mm_max_rows = FUSE_MM_MAX_ROWS;
     ks->block[0] = MM_THREADS;
     if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16) {
@@ -101,6 +134,11 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
         if (ks->mm_resident)
             buf_printf(b, ", resident blocks looping over the work items (TENSORC_MATMUL_RESIDENT=%d)",
                        ks->mm_resident);
+        if (ks->mm_fence != 1)
+            buf_printf(b, ", %s around the K slices' ticket (TENSORC_MATMUL_FENCE=%d)",
+                       ks->mm_fence ? "one thread's fence.acq_rel" : "every thread fencing", ks->mm_fence);
+        if (ks->mm_slices_outer)
+            buf_puts(b, ", work items slice by slice over every tile (TENSORC_MATMUL_ORDER=1)");
         if (ks->mm == MM_BY_ROWS) {
             buf_puts(b, "; generated when ");
             dim_print(b, ks->mm_rows);

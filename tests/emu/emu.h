@@ -728,6 +728,7 @@ struct emu_ptx {
                 const int srcn = in.ops.size() > 3 ? (int)in_u(R(3)) : n;
                 emu_cp_async(in_u(R(0)), (const void *)(uintptr_t)in_u(R(1)), n, srcn);
             } else if (op == "cp.async.commit_group") emu_cp_commit();
+            else if (op == "fence.acq_rel.gpu") {} /* blocks run one at a time here */
             else if (op == "cp.async.wait_group") emu_cp_wait(in.ops.at(0).regs.empty() ? atoll(in.ops.at(0).lit.c_str()) : (long long)in_u(R(0)));
             else if (op == "cp.async.wait_all") { emu_cp_commit(); emu_cp_wait(0); }
             else if (op.rfind("mma.sync.aligned.m16n8k16.row.col.f32.", 0) == 0) {

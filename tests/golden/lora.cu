@@ -51,6 +51,15 @@ __device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
     *(uint4 *)dst = __ldg((const uint4 *)src);
 #endif
 }
+/* a release and acquire fence at GPU scope (lighter than __threadfence's
+ * fence.sc; sm_70+) */
+__device__ __forceinline__ void tc_mm_fence_ar() {
+#if __CUDA_ARCH__ >= 700
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+    __threadfence();
+#endif
+}
 __device__ __forceinline__ void tc_mm_commit() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;");
@@ -72,6 +81,22 @@ template <class T, int R_, int C> struct tc_mm_tile {
     };
     static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
                                                 long long clim, long long r0, long long c0) {
+        /* the whole tile inside and every row's start aligned (tested once
+         * a tile, not a chunk: the per-chunk tests were most of a K step's
+         * instructions): the same copies without the tests */
+        if (r0 + R <= rlim && c0 + C <= clim && ld % V == 0 &&
+            ((unsigned long long)(src + r0 * ld + c0) & 15) == 0) {
+            const T *q = src + r0 * ld + c0;
+#pragma unroll
+            for (int i = 0; i < PER; i++) {
+                const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+                if (CH % TC_MM_THREADS != 0 && ch >= CH)
+                    break;
+                const int rr = ch / (C / V), cc = (ch % (C / V)) * V;
+                tc_mm_cp16(s + rr * P + cc, q + rr * ld + cc);
+            }
+            return;
+        }
 #pragma unroll
         for (int i = 0; i < PER; i++) {
             const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
@@ -118,7 +143,7 @@ template <bool T, int P> __device__ __forceinline__ unsigned tc_mm_pair(const un
 
 /* The tile shapes of one instantiation: BM rows of C (16, or 64 on tensor
  * cores for M > 16, so the weight is read once for up to 64 rows). */
-template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0> struct tc_mm_cfg {
+template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM = false> struct tc_mm_cfg {
     typedef typename tc_mm_t<DT>::T T;
     enum { BMR = BM, DTV = DT };
     /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types
@@ -126,10 +151,14 @@ template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0> struct tc_
     enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? 64 : 32 };
     typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
     typedef tc_mm_tile<T, TB ? TC_MM_BN : BK, TB ? BK : TC_MM_BN> TileB;
+    /* NRM (the row-scale rule): the stage's BK elements of gcol ride the
+     * stage's copies after the B tile, so the prologue reads them from
+     * shared memory, not with a global load the stage waits on */
+    typedef tc_mm_tile<T, 1, BK> TileG;
     enum {
         MMA = DT != 0 && TC_MM_TENSOR,
         NACC = MMA ? BM / 2 : 8, /* accumulators a thread: BM x 64 over 128 threads */
-        STAGE = (TileA::ELEMS + TileB::ELEMS) * (int)sizeof(T),
+        STAGE = (TileA::ELEMS + TileB::ELEMS + (NRM ? TileG::ELEMS : 0)) * (int)sizeof(T),
         /* stages: static shared memory stops at 48 KB; STG (TENSORC_MATMUL_STAGES) sets them */
         ST = STG ? STG : STAGE * 4 <= 47 * 1024 ? 4 : 3,
         BYTES = STAGE * ST
@@ -209,12 +238,13 @@ struct tc_mm_nors {
     __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
 };
 /* A's tile of this stage (not transposed), the chunks this thread copied:
- * their squares into ss (one sum a chunk), then scaled by gcol in place;
- * elements past M or k1 stay the zeros they were loaded as. */
+ * their squares into ss (one sum a chunk), then scaled in place by gcol
+ * (when not null), whose elements kb... this stage copied to sg; elements
+ * past M or k1 stay the zeros they were loaded as. */
 template <int DT, class TileA>
 __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const typename tc_mm_t<DT>::T *gcol,
-                                               long long kb, long long k1, long long m0, long long M,
-                                               float *ss) {
+                                               const typename tc_mm_t<DT>::T *sg, long long kb, long long k1,
+                                               long long m0, long long M, float *ss) {
 #pragma unroll
     for (int i = 0; i < TileA::PER; i++) {
         const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
@@ -222,18 +252,36 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
             break;
         const int per_row = TileA::CH / TileA::R, rr = ch / per_row, cc = (ch % per_row) * TileA::V;
         typename tc_mm_t<DT>::T *d = s + rr * TileA::P + cc;
+        if (m0 + rr < M && kb + cc + TileA::V <= k1) {
+            /* the whole chunk inside: one 16-byte shared load (and store)
+             * of x and of g, not one an element; the same arithmetic */
+            __align__(16) typename tc_mm_t<DT>::T xs[TileA::V], gs[TileA::V];
+            *(uint4 *)xs = *(const uint4 *)d;
+            if (gcol)
+                *(uint4 *)gs = *(const uint4 *)(sg + cc);
+#pragma unroll
+            for (int v = 0; v < TileA::V; v++) {
+                const float xv = tc_mm_f(xs[v], DT);
+                ss[i] += xv * xv;
+                if (gcol)
+                    xs[v] = tc_mm_out<DT>(xv * tc_mm_f(gs[v], DT));
+            }
+            if (gcol)
+                *(uint4 *)d = *(const uint4 *)xs;
+            continue;
+        }
 #pragma unroll
         for (int v = 0; v < TileA::V; v++) {
             const float xv = tc_mm_f(d[v], DT);
             ss[i] += xv * xv;
             if (gcol && kb + cc + v < k1 && m0 + rr < M)
-                d[v] = tc_mm_out<DT>(xv * tc_mm_f(gcol[kb + cc + v], DT));
+                d[v] = tc_mm_out<DT>(xv * tc_mm_f(sg[cc + v], DT));
         }
     }
 }
 
-template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, class EP,
-          class RS>
+template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
+          bool SO, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -244,10 +292,11 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                           const typename tc_mm_t<DT>::T *__restrict__ B2,
                                           typename tc_mm_t<DT>::T *__restrict__ C2,
                                           const typename tc_mm_t<DT>::T *__restrict__ Bd, long long R) {
-    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK> G;
+    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
+    typedef typename G::TileG TileG;
     enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
     __shared__ int last;
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
@@ -263,8 +312,13 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
      * this item's store and combine; pre: this item's were */
     bool pre = false;
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
-        /* a tile's work items are adjacent: its slices of product 0, then of product 1 */
-        const long long tile = w / (S * NP), pr = w % (S * NP) / S, s = w % S;
+        /* a tile's work items are adjacent: its slices of product 0, then
+         * of product 1; SO (TENSORC_MATMUL_ORDER=1): every tile's item of
+         * slice 0 of product 0, then of slice 1, ..., so the blocks running
+         * at once read whole rows of the weight (the same sums: each
+         * tile's slices are summed in slice order whoever is last) */
+        const long long tile = SO ? w % tiles : w / (S * NP), pr = SO ? w / tiles / S : w % (S * NP) / S,
+                        s = SO ? w / tiles % S : w % S;
         const long long b = tile / (mt * nt), mi = tile / nt % mt, ni = tile % nt;
         const long long m0 = mi * BM, n0 = ni * BN, k0 = s * KS;
         const long long k1 = K < k0 + KS ? K : k0 + KS;
@@ -295,6 +349,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                             \
         if (TA) TileA::load(sa_, Ab, M, k1, M, (kk), m0); else TileA::load(sa_, Ab, K, M, k1, m0, (kk)); \
         if (TB) TileB::load(sb_, Bb, K, Nm, k1, nm0, (kk)); else TileB::load(sb_, Bb, Nm, k1, Nm, (kk), nm0); \
+        if (NORM && gcol) TileG::load(sb_ + TileB::ELEMS, gcol, 0, 1, k1, 0, (kk));                     \
     } while (0)
 #define TC_MM_ISSUE(st, kk) TC_MM_ISSUE_AT(st, kk, Ab, Bb, m0, k1, nm0)
             if (!XP || !pre) {
@@ -308,9 +363,11 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             for (int it = 0; it < niter; it++) {
                 tc_mm_wait<ST - 2>();
                 __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
-                if (NORM)
-                    tc_mm_prologue<DT, TileA>((T *)(smem + (it % ST) * G::STAGE), gcol, k0 + (long long)it * BK,
-                                              k1, m0, M, ssq);
+                if (NORM) {
+                    T *sa_ = (T *)(smem + (it % ST) * G::STAGE);
+                    tc_mm_prologue<DT, TileA>(sa_, gcol, sa_ + TileA::ELEMS + TileB::ELEMS,
+                                              k0 + (long long)it * BK, k1, m0, M, ssq);
+                }
                 if (it + ST - 1 < niter)
                     TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
                 tc_mm_commit();
@@ -328,7 +385,8 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                 const long long w2 = w + gridDim.x;
                 pre = w2 < work;
                 if (pre) {
-                    const long long t2 = w2 / (S * NP), p2 = w2 % (S * NP) / S, s2 = w2 % S;
+                    const long long t2 = SO ? w2 % tiles : w2 / (S * NP),
+                                    p2 = SO ? w2 / tiles / S : w2 % (S * NP) / S, s2 = SO ? w2 / tiles % S : w2 % S;
                     const long long b2 = t2 / (mt * nt), m02 = t2 / nt % mt * BM, n02 = t2 % nt * BN;
                     const long long k02 = s2 * KS, k12 = K < k02 + KS ? K : k02 + KS;
                     const T *Ab2 = A + b2 * sa, *Bb2 = (NP > 1 && p2 ? B2 : B) + b2 * sb;
@@ -407,17 +465,36 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                 if (m0 + r < M && n0 + c < N)
                     __stcg(pp + r * BN + c, acc[i]);
             }
-            __threadfence();
+            /* the ticket: one thread fences (release, then acquire when
+             * last) around the atomic, the barriers ordering the block's
+             * other threads' stores and loads with it, as cooperative
+             * groups' grid sync does (FEN 1: __threadfence, fence.sc; FEN
+             * 2: fence.acq_rel, which a release and an acquire need); FEN
+             * 0 (TENSORC_MATMUL_FENCE=0): every thread fences, as before
+             * (a fence and an L1 invalidation each, twice in the last
+             * block) */
+            if (FEN == 0)
+                __threadfence();
             __syncthreads();
             if (threadIdx.x == 0) {
+                if (FEN == 1)
+                    __threadfence();
+                else if (FEN == 2)
+                    tc_mm_fence_ar();
                 unsigned *ticket = (unsigned *)ws + 4 * tile;
                 last = atomicAdd(ticket, 1u) == (unsigned)(S * NP - 1);
-                if (last)
+                if (last) {
                     *ticket = 0; /* ready for the next launch */
+                    if (FEN == 1)
+                        __threadfence();
+                    else if (FEN == 2)
+                        tc_mm_fence_ar();
+                }
             }
             __syncthreads();
             if (last) {
-                __threadfence();
+                if (FEN == 0)
+                    __threadfence();
                 if (NORM) { /* the rows' sums in slice order, left zero */
                     if ((int)threadIdx.x < BM) {
                         float t = 0.0f;
@@ -520,9 +597,13 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * TENSORC_MATMUL_BK), SHM: the dynamic shared memory they are in (0:
  * static), XP: a resident grid's blocks issue their next work item's first
  * stages before this one's store and combine (TENSORC_MATMUL_RESIDENT; not
- * with LORA, whose second product reuses the stages). */
+ * with LORA, whose second product reuses the stages), FEN: who fences
+ * around the K slices' ticket and how (TENSORC_MATMUL_FENCE: 0 every
+ * thread, 1 one thread with __threadfence, 2 one thread with
+ * fence.acq_rel), SO: the work items slice by slice over every tile, not
+ * tile by tile (TENSORC_MATMUL_ORDER=1). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
-          bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false,
+          bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
           class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
@@ -538,18 +619,18 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     static_assert(!NORM || NP == 1, "the row-scale rule with one product");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
-        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK>::BYTES,
-        SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK>::BYTES,
+        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM>::BYTES,
+        SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES,
         SMB = SM1 > SM2 ? SM1 : SM2
     };
     static_assert(SHM == 0 || SHM >= SMB, "the launch's dynamic shared memory holds the stages");
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                 ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                ep, rs, gcol, B2, C2, Bd, R);
 }
 

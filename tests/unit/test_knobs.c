@@ -22,6 +22,7 @@ static const char *const ALL[] = {
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
     "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK",
+    "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER",
 };
 
 static void clear_env(void)
@@ -142,6 +143,30 @@ static void test_matmul_variants(void **state)
     assert_int_equal(k.matmul_stages, -1);
     assert_int_equal(k.matmul_bk, -1);
     assert_int_equal(k.matmul_resident, 528);
+    /* the K slices' ticket fenced by every thread (0), one (1, unset), one with acq_rel (2) */
+    clear_env();
+    setenv("TENSORC_MATMUL_FENCE", "3", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_FENCE", "2", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_FENCE=2");
+    setenv("TENSORC_MATMUL_FENCE", "0", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_FENCE=0");
+    knobs_from_env(&k);
+    assert_int_equal(k.matmul_fence, 0);
+    /* the row-scale rule: on unless "off" */
+    clear_env();
+    setenv("TENSORC_MATMUL_NORM", "on", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_NORM", "off", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_NORM=off");
+    knobs_from_env(&k);
+    assert_false(k.matmul_norm);
+    /* the work items' order: 0 or 1 */
+    clear_env();
+    setenv("TENSORC_MATMUL_ORDER", "2", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_ORDER", "1", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_ORDER=1");
     clear_env();
 }
 
