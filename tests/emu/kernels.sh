@@ -55,13 +55,14 @@ one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
 # TC_EMU_QUICK=1 (scripts/test.sh): a deterministic subset, every function,
 # dtype class, knob value and shape kept (the shapes of a case are one
 # build, so they cost little; the cases are the builds).  matmul: f32's
-# functions all run in f32 as before, and each f16/bf16 function in one of
-# the two (alternately: 16-bit case k of a dtype's list runs in f16 when k
-# is even, in bf16 when odd), NaN/inf and sm_75 as before: 35 of 58
+# functions all run in f32 as before; of the 23 cases of the 16-bit list,
+# the 1st, 3rd, 5th, ... run in f16 and the 2nd, 4th, ... in bf16 (each
+# function in one of the two); NaN/inf and sm_75 as before: 35 of 58
 # builds.  matmul-knobs: every setting, each with two of its four cases
-# (odd settings cases 1 and 3, even ones 2 and 4): 10 of 20.  attnknobs: every setting
-# with one of its four cases (setting s runs case s), its past-64-splits
-# case and same-bits pair, and the head dims 256 and sm_75 cases: 18 of 30.
+# (odd settings cases 1 and 3, even ones 2 and 4): 10 of 20.  attnknobs:
+# every setting with one of its four cases (setting s runs case s), its
+# past-64-splits case and same-bits pair; head dim 256 and sm_75 as
+# before: 18 of 30.  Unset, the whole sets.
 quick=0
 [ "${TC_EMU_QUICK:-0}" = 1 ] && quick=1
 k16=0
