@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
 # test.sh - build tensorc in several configurations and run the tests:
-#   build/        the release-style build (warnings as errors): every test
+#   build/        the release-style build (warnings as errors): every test,
+#                 the emulators of the generated CUDA (tests/emu kernels.sh
+#                 and scans.sh) on their TC_EMU_QUICK=1 subsets (every
+#                 function, dtype class, knob value and shape class, fewer
+#                 of their combinations: the scripts' headers say which);
+#                 plain ctest runs them whole
 #   build-asan/   gcc, AddressSanitizer + UBSan (TC_SANITIZE=ON), where leaks,
 #                 overflows and undefined behaviour fail the tests: every test
 #                 (at -O1, as ASan's documentation advises for speed: the
-#                 reference interpreter's tests dominate this build's time)
+#                 reference interpreter's tests dominate this build's time),
+#                 but the emulators scan_emu and rows_emu: they check the
+#                 generated code, which the Release build runs (tensorc
+#                 built by the same gcc), and the golden, kernels, codegen
+#                 and grad tests take tensorc's same code paths under ASan
 #   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON;
 #                 gcc's UBSan does not check float -> int conversions): every
 #                 test but the four that mostly wait for NVRTC or rebuild the
 #                 package (nvrtc, fakegpu, adamw_example, package: two thirds
-#                 of the suite's time), which the two builds above run
+#                 of the suite's time), which the two builds above run;
+#                 scan_emu and rows_emu on their quick subsets (TC_EMU_QUICK,
+#                 TC_ROWS_QUICK): tensorc built by clang, whose order of
+#                 evaluation differs from gcc's, generating the code
 #   build-tsan/   clang, ThreadSanitizer (TC_TSAN=ON): unit/test_contexts,
 #                 contexts compiling and running in several threads at once
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
 #                 tests/fuzz/corpus, then TC_FUZZ_SECONDS (default 60) of
-#                 fuzzing for each harness
-# About 12 minutes on 2 cores.  Exits non-zero if anything fails.
+#                 fuzzing for each harness (the two at once, a core each)
+# Prints each build's wall time and the total.  About 12 minutes on 2
+# cores.  Exits non-zero if anything fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -44,15 +57,15 @@ suite() {
     echo "== $dir: $((SECONDS - start)) s"
 }
 build_targets=
-suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
+TC_EMU_QUICK=1 suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
 # the sanitizers check tensorc's code, which is the same for every arch and
 # every program's trip through NVRTC: a sample of the NVRTC compiles there
 # (tests/nvrtc/run.sh) and 10 random programs on the fake driver (suite.py)
 # LSan skips thread-local storage there: scanning NVRTC's crashed its tracer
 # (tests/lsan.supp says more)
-TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
+TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu)$" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
     -DTC_WERROR=ON -DTC_SANITIZE=ON
-suite build-ubsan "-E ^(nvrtc|fakegpu|adamw_example|package)$" \
+TC_EMU_QUICK=1 TC_ROWS_QUICK=1 suite build-ubsan "-E ^(nvrtc|fakegpu|adamw_example|package)$" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
 # kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/emu/kernels.sh TENSORC [matmul|matmul-knobs [every|full]|attention|attnknobs|attnknobs-full|plans|all] - the generated matmul
+# tests/emu/kernels.sh TENSORC [matmul|matmul-knobs [every|full]|attention|attnknobs|attnknobs-full|plans|all]
+# (TC_EMU_QUICK=1: a subset, below) - the generated matmul
 # (src/codegen/matmul.cuh) and decode attention (attn.cuh) kernels run on
 # the host (emu.py, emu.h: mma.sync, movmatrix, cp.async groups, the split-K
 # and split-key combines through the workspace) against the interpreter, no
@@ -51,35 +52,62 @@ one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
     fail=$((fail + $(grep -c '^FAIL' <<<"$out")))
     grep -q '^PASS' <<<"$out" || grep -q '^FAIL' <<<"$out" || fail=$((fail + 1))
 }
+# TC_EMU_QUICK=1 (scripts/test.sh): a deterministic subset, every function,
+# dtype class, knob value and shape kept (the shapes of a case are one
+# build, so they cost little; the cases are the builds).  matmul: f32's
+# functions all run in f32 as before; of the 23 cases of the 16-bit list,
+# the 1st, 3rd, 5th, ... run in f16 and the 2nd, 4th, ... in bf16 (each
+# function in one of the two); NaN/inf and sm_75 as before: 35 of 58
+# builds.  matmul-knobs: every setting, each with two of its four cases
+# (odd settings cases 1 and 3, even ones 2 and 4): 10 of 20.  attnknobs:
+# every setting with one of its four cases (setting s runs case s), its
+# past-64-splits case and same-bits pair; head dim 256 and sm_75 as
+# before: 18 of 30.  Unset, the whole sets.
+quick=0
+[ "${TC_EMU_QUICK:-0}" = 1 ] && quick=1
+k16=0
+mm() { # ARGS of one, DTYPE 4th after --: a matmul case, sampled under quick
+    local a dt= seen=0
+    for a in "$@"; do
+        [ $seen = 4 ] && { dt=$a; break; }
+        [ $seen -gt 0 ] && seen=$((seen + 1))
+        [ "$a" = -- ] && seen=1
+    done
+    if [ $quick = 1 ] && { [ "$dt" = f16 ] || [ "$dt" = bf16 ]; }; then
+        k16=$((k16 + 1))
+        if [ "$dt" = f16 ]; then [ $((k16 % 2)) = 1 ] || return 0; else [ $((k16 % 2)) = 0 ] || return 0; fi
+    fi
+    one "$@"
+}
 G=TENSORC_MATMUL=generated
 MN="M=1,K=37,N=13;M=3,K=1100,N=77;M=17,K=1100,N=130"
 if [ "$what" = matmul ] || [ "$what" = all ]; then
     caps="--grid-caps 1,5" # the same bits at any matmul grid
     for dt in f16 bf16 f32; do
-        full=1
+        k16=0 full=1
         [ $dt = f32 ] && full=0
         for fn in linear_t matmul_ta $([ $full = 1 ] && echo matmul_kn); do
-            one $G -- examples/skinny_matmul.tc $fn "$MN" $dt
+            mm $G -- examples/skinny_matmul.tc $fn "$MN" $dt
         done
-        one $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=37,N=13;B=2,M=17,K=1100,N=77" $dt
+        mm $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=37,N=13;B=2,M=17,K=1100,N=77" $dt
         for fn in bias_gelu $([ $full = 1 ] && echo linear_residual gate_input cast_scale relu_clip); do
-            one $G -- tests/gpu/matmul_epilogue.tc $fn "$MN" $dt
+            mm $G -- tests/gpu/matmul_epilogue.tc $fn "$MN" $dt
         done
         for fn in rms_g $([ $full = 1 ] && echo rms_plain rms_bias_silu rms_out); do
-            one $G -- tests/gpu/matmul_norm.tc $fn "$MN" $dt
+            mm $G -- tests/gpu/matmul_norm.tc $fn "$MN" $dt
         done
         for fn in gated $([ $full = 1 ] && echo two_linear mixed); do
-            one $G -- tests/gpu/matmul_pair.tc $fn "$MN" $dt
+            mm $G -- tests/gpu/matmul_pair.tc $fn "$MN" $dt
         done
         for fn in lora $([ $full = 1 ] && echo lora_t lora_out); do
-            one $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc $fn \
+            mm $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc $fn \
                 "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=16;M=17,K=1100,N=130,R=65" $dt
         done
         # SKINNY: M = 16 fixed, the cost model's kernels (no override)
-        one -- tests/gpu/matmul_epilogue.tc bias_gelu_16 "K=37,N=13;K=1100,N=77" $dt
-        [ $full = 1 ] && one -- tests/gpu/matmul_norm.tc rms_g_16 "K=37,N=13;K=1100,N=77" $dt
-        [ $full = 1 ] && one -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" $dt
-        [ $full = 1 ] && one TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora_t_16 "K=37,N=13,R=3;K=1100,N=77,R=65" $dt
+        mm -- tests/gpu/matmul_epilogue.tc bias_gelu_16 "K=37,N=13;K=1100,N=77" $dt
+        [ $full = 1 ] && mm -- tests/gpu/matmul_norm.tc rms_g_16 "K=37,N=13;K=1100,N=77" $dt
+        [ $full = 1 ] && mm -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" $dt
+        [ $full = 1 ] && mm TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora_t_16 "K=37,N=13,R=3;K=1100,N=77,R=65" $dt
     done
     # NaN, inf and -inf in every float input
     caps="--grid-caps 1,5 --specials"
@@ -109,7 +137,9 @@ if [ "$what" = matmul-knobs ]; then
               TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
               TENSORC_MATMUL_STAGES=2,TENSORC_MATMUL_BK=128 TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off
               TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=1)
+    ks=0
     for kn in "${sets[@]}"; do
+        ks=$((ks + 1))
         echo "== $kn"
         IFS=, read -ra kv <<<"$kn"
         if [ "${3:-}" = full ]; then
@@ -117,11 +147,17 @@ if [ "$what" = matmul-knobs ]; then
             [ "${PIPESTATUS[0]}" = 0 ] && pass=$((pass + 1)) || fail=$((fail + 1))
             continue
         fi
-        one "${kv[@]}" $G -- tests/gpu/matmul_norm.tc rms_g "$MN" f16
-        one "${kv[@]}" $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora \
-            "M=1,K=37,N=13,R=5;M=17,K=1100,N=130,R=65" bf16
-        one "${kv[@]}" -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" f16
-        one "${kv[@]}" $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=1100,N=77;M=17,K=37,N=130" f32
+        # quick: odd settings (1st, 3rd, 5th) the 1st and 3rd case, even ones the 2nd and 4th
+        odd=$((ks % 2))
+        [ $quick = 0 ] || [ $odd = 1 ] &&
+            one "${kv[@]}" $G -- tests/gpu/matmul_norm.tc rms_g "$MN" f16
+        [ $quick = 0 ] || [ $odd = 0 ] &&
+            one "${kv[@]}" $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora \
+                "M=1,K=37,N=13,R=5;M=17,K=1100,N=130,R=65" bf16
+        [ $quick = 0 ] || [ $odd = 1 ] &&
+            one "${kv[@]}" -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" f16
+        [ $quick = 0 ] || [ $odd = 0 ] &&
+            one "${kv[@]}" $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=1100,N=77;M=17,K=37,N=130" f32
     done
 fi
 caps=
@@ -172,7 +208,9 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
     S="B=1,KVH=2,G=8,L=1;B=3,KVH=1,G=1,L=129;B=1,KVH=1,G=17,L=1000"
     sets=$AK_QUICK
     [ "$what" = attnknobs-full ] && sets=$AK_FULL
+    ak=0
     for v in $sets; do
+        ak=$((ak + 1))
         IFS=/ read -r c w p <<<"$v"
         K=(TENSORC_ATTN_CHUNK=$c TENSORC_ATTN_WARPS=$w TENSORC_ATTN_PREFETCH=$p)
         if [ "$what" = attnknobs-full ]; then
@@ -185,10 +223,12 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
             one "${K[@]}" -- $A attention_gqa "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=1,L=1" bf16
             one "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
         else
-            one "${K[@]}" -- $A attention_decode "$S" f16
-            one "${K[@]}" -- $A attention_decode_d64 "$S" bf16
-            one "${K[@]}" -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f32
-            one "${K[@]}" -- $F attention_d40 "B=3,KVH=1,G=17,L=300" f16
+            # quick: the setting's own one of these four (the 1st setting the 1st case, ...)
+            [ $quick = 0 ] || [ $ak = 1 ] && one "${K[@]}" -- $A attention_decode "$S" f16
+            [ $quick = 0 ] || [ $ak = 2 ] && one "${K[@]}" -- $A attention_decode_d64 "$S" bf16
+            [ $quick = 0 ] || [ $ak = 3 ] &&
+                one "${K[@]}" -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f32
+            [ $quick = 0 ] || [ $ak = 4 ] && one "${K[@]}" -- $F attention_d40 "B=3,KVH=1,G=17,L=300" f16
         fi
         # past 64 splits at this chunk: the last block combines them in chunks of 64
         one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=$((64 * c + 100))" bf16

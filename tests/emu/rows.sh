@@ -14,9 +14,11 @@
 # cluster scheduling, f16 (its conversions are inline PTX), sm_90 code paths
 # other than the cluster's.  Then the column partials (fuse.h): a rows
 # kernel carrying column sums and the kernel combining them, run by
-# colpart.cpp against the interpreter (below).  TC_EMU_QUICK=1 leaves out the 16-block lengths
-# (16,384 threads at once); TC_EMU_ONLY=colpart runs only the column
-# partials' cases (below).  Prints "N passed, M failed" last.
+# colpart.cpp against the interpreter (below).  TC_ROWS_QUICK=1 (the UBSan
+# build of scripts/test.sh; the Release build runs all) leaves
+# out the 16-block lengths (16,384 threads at once); TC_EMU_ONLY=colpart
+# runs only the column partials' cases (below).  TC_EMU_QUICK, the other
+# emulators' subset, leaves this test whole.  Prints "N passed, M failed" last.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,7 +29,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
 big=1
-[ "${TC_EMU_QUICK:-0}" = 1 ] && big=0
+[ "${TC_ROWS_QUICK:-0}" = 1 ] && big=0
 one() { # name file fn define lengths...
     local name=$1 file=$2 fn=$3 def=$4; shift 4
     if ! "$tc" compile "$root/bench/cases/$file" --fn "$fn" --emit=cuda -o "$work/$name.gen.cu" 2>"$work/err" ||
@@ -53,7 +55,7 @@ fi
 # kernel combining them (colpart.cpp), against the interpreter: rows
 # N = 1, 3, 31, 33 (around the 32 rows of a block), 1000; D = 1, 3, 129
 # (looped rows), 132/136 (in registers, the last items partly past the
-# row), 4096 (f32: 8 elements a thread, 512 threads).  TC_EMU_QUICK=1
+# row), 4096 (f32: 8 elements a thread, 512 threads).  TC_ROWS_QUICK=1
 # leaves out 4096 and keeps N = 1000 for layernorm f32 at D = 129 alone
 # (each such shape takes about 30 s of emulation).
 colpart() { # name file fn-define dtype shapes...
