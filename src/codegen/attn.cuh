@@ -2,7 +2,7 @@
  * codegen/attn.c): out = softmax(score(q @ k^T)) @ v for ATTN_ROWS query
  * rows that share k and v, the keys split across blocks.
  *
- * Block = W warps (4) over one (group of rows, chunk of CH keys, 256); each
+ * Block = W warps (4) over one (group of rows, chunk of CH keys, 512); each
  * warp takes 16 keys at a time and keeps, per row, a running max, sum and
  * unnormalized output.  CH, W and PF (how far ahead a warp loads k and v,
  * tc_at_mma_path; 1) are template parameters, set by the TENSORC_ATTN_*
@@ -320,7 +320,7 @@ __device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typen
     }
 }
 
-template <int DT, int D, int CH = 256, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
+template <int DT, int D, int CH = 512, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
 __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restrict__ q,
                                         const typename tc_at_t<DT>::T *__restrict__ k,
                                         const typename tc_at_t<DT>::T *__restrict__ v,

@@ -6,9 +6,9 @@
  * batch 1 a block per (batch, head) would leave most of the GPU idle.
  * Flash-decoding: the query rows that share k and v (a group of query
  * heads over one KV head, GQA; rows of M) go ATTN_ROWS to a block, and
- * the keys are split in chunks of ATTN_CHUNK, a block each, so a context
- * of 8192 gives 32 blocks per group (64 at batch 1 with 2 KV heads, 512
- * at batch 8).  Each block keeps the running max, sum and unnormalized
+ * the keys are split in chunks of ATTN_CHUNK (512), a block each, so a
+ * context of 8192 gives 16 blocks per group (32 at batch 1 with 2 KV
+ * heads, 256 at batch 8).  Each block keeps the running max, sum and unnormalized
  * output of its rows over its keys; the last block of a group to finish
  * (an atomic ticket) combines the splits in split order, so the result is
  * the same bits on every run, and, the split depending on the context
@@ -18,8 +18,13 @@
  * Knobs for timing variants (base/knobs.h, bench/README.md): the chunk
  * (TENSORC_ATTN_CHUNK: more blocks at batch 1), the warps a block
  * (TENSORC_ATTN_WARPS) and the 16-key steps of k and v a warp has in
- * flight (TENSORC_ATTN_PREFETCH, the tensor-core path).  Unset, the
- * defaults below, which the timings decide next.  8 warps only up to head
+ * flight (TENSORC_ATTN_PREFETCH, the tensor-core path).  The chunk is 512
+ * since the H200 A/B of 2026-11-27 (GQA decode, 16 query heads over 2 KV
+ * heads, d 128, context 8192; us at batch 1 / batch 8): chunk 256 25.2 /
+ * 51.6, 512 23.1 / 35.7, 128 32.9 / 80.8; 8 warps 21.5 / 60.3, 512 with 8
+ * warps 19.1 / 40.6.  Fewer, longer splits win at both batches: each
+ * block's fixed cost (q, the partial's write, the ticket) is paid per
+ * split, not the stream's.  8 warps only up to head
  * dim 128: their partials in shared memory pass 48 KiB past it.
  */
 #include "sched/sched.h"

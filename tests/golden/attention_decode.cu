@@ -5,7 +5,7 @@
  * codegen/attn.c): out = softmax(score(q @ k^T)) @ v for ATTN_ROWS query
  * rows that share k and v, the keys split across blocks.
  *
- * Block = W warps (4) over one (group of rows, chunk of CH keys, 256); each
+ * Block = W warps (4) over one (group of rows, chunk of CH keys, 512); each
  * warp takes 16 keys at a time and keeps, per row, a running max, sum and
  * unnormalized output.  CH, W and PF (how far ahead a warp loads k and v,
  * tc_at_mma_path; 1) are template parameters, set by the TENSORC_ATTN_*
@@ -323,7 +323,7 @@ __device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typen
     }
 }
 
-template <int DT, int D, int CH = 256, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
+template <int DT, int D, int CH = 512, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
 __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restrict__ q,
                                         const typename tc_at_t<DT>::T *__restrict__ k,
                                         const typename tc_at_t<DT>::T *__restrict__ v,
@@ -506,7 +506,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
         tickets[grp] = 0;
 }
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 256 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -595,7 +595,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
 
 /* ---- fn attention_decode_masked ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 256 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_1(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -687,7 +687,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_1(
 
 /* ---- fn attention_decode_d64 ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 256 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_2(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -776,7 +776,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_2(
 
 /* ---- fn attention_gqa ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 256 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_3(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -863,24 +863,24 @@ launch plan of attention_decode (32-bit indices):
   buffer in_k         param  f32[B, KVH, 1, L, 128]
   buffer in_v         param  f32[B, KVH, 1, L, 128]
   buffer out_out      output f32[B, KVH, G, 1, 128]
-  step 0: tc_attn_0<<<B*KVH*((G + 7)/8)*((L + 255)/256), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_0<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
 launch plan of attention_decode_masked (32-bit indices):
   buffer in_q         param  f32[B, KVH, G, 1, 128]
   buffer in_k         param  f32[B, KVH, 1, L, 128]
   buffer in_v         param  f32[B, KVH, 1, L, 128]
   buffer in_mask      param  bool[B, 1, 1, 1, L]
   buffer out_out      output f32[B, KVH, G, 1, 128]
-  step 0: tc_attn_1<<<B*KVH*((G + 7)/8)*((L + 255)/256), [128, 1, 1]>>>(in_q, in_k, in_v, in_mask, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_1<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, in_mask, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
 launch plan of attention_decode_d64 (32-bit indices):
   buffer in_q         param  f32[B, KVH, G, 1, 64]
   buffer in_k         param  f32[B, KVH, 1, L, 64]
   buffer in_v         param  f32[B, KVH, 1, L, 64]
   buffer out_out      output f32[B, KVH, G, 1, 64]
-  step 0: tc_attn_2<<<B*KVH*((G + 7)/8)*((L + 255)/256), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 64, 64, workspace)
+  step 0: tc_attn_2<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 64, 64, workspace)
 launch plan of attention_gqa (32-bit indices):
   buffer in_q         param  f32[B, KVH, G, 128]
   buffer in_k         param  f32[B, KVH, L, 128]
   buffer in_v         param  f32[B, KVH, L, 128]
   buffer out_out      output f32[B, KVH, G, 128]
-  step 0: tc_attn_3<<<B*KVH*((G + 7)/8)*((L + 255)/256), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_3<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
  */

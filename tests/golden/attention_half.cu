@@ -5,7 +5,7 @@
  * codegen/attn.c): out = softmax(score(q @ k^T)) @ v for ATTN_ROWS query
  * rows that share k and v, the keys split across blocks.
  *
- * Block = W warps (4) over one (group of rows, chunk of CH keys, 256); each
+ * Block = W warps (4) over one (group of rows, chunk of CH keys, 512); each
  * warp takes 16 keys at a time and keeps, per row, a running max, sum and
  * unnormalized output.  CH, W and PF (how far ahead a warp loads k and v,
  * tc_at_mma_path; 1) are template parameters, set by the TENSORC_ATTN_*
@@ -323,7 +323,7 @@ __device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typen
     }
 }
 
-template <int DT, int D, int CH = 256, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
+template <int DT, int D, int CH = 512, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
 __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restrict__ q,
                                         const typename tc_at_t<DT>::T *__restrict__ k,
                                         const typename tc_at_t<DT>::T *__restrict__ v,
@@ -506,7 +506,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
         tickets[grp] = 0;
 }
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 256 keys, running max, sum and output in registers (q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where k and v are 16-byte aligned; FMAs elsewhere); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where k and v are 16-byte aligned; FMAs elsewhere); the last block of a group combines the splits in order */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
     const unsigned short *__restrict__ in_q,
     const unsigned short *__restrict__ in_k,
@@ -598,7 +598,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
 
 /* ---- fn mha_bf16 ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 256 keys, running max, sum and output in registers (q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where k and v are 16-byte aligned; FMAs elsewhere); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where k and v are 16-byte aligned; FMAs elsewhere); the last block of a group combines the splits in order */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_1(
     const unsigned short *__restrict__ in_q,
     const unsigned short *__restrict__ in_k,
@@ -686,11 +686,11 @@ launch plan of gqa_f16 (32-bit indices):
   buffer in_v         param  f16[B, KVH, 1, L, 128]
   buffer in_mask      param  bool[B, 1, 1, 1, L]
   buffer out_out      output f16[B, KVH, G, 1, 128]
-  step 0: tc_attn_0<<<B*KVH*((G + 7)/8)*((L + 255)/256), [128, 1, 1]>>>(in_q, in_k, in_v, in_mask, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_0<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, in_mask, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
 launch plan of mha_bf16 (32-bit indices):
   buffer in_q         param  bf16[B, H, M, 64]
   buffer in_k         param  bf16[B, H, L, 64]
   buffer in_v         param  bf16[B, H, L, 64]
   buffer out_out      output bf16[B, H, M, 64]
-  step 0: tc_attn_1<<<B*H*((L + 255)/256)*((M + 7)/8), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, H, B, M, L, B*H, M, L, 64, 64, workspace)
+  step 0: tc_attn_1<<<B*H*((L + 511)/512)*((M + 7)/8), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, H, B, M, L, B*H, M, L, 64, 64, workspace)
  */
