@@ -413,7 +413,6 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     {
         const int r = threadIdx.x & 7;
         float mx = ninf;
-#pragma unroll 4
         for (long long s = threadIdx.x >> 3; s < splits; s += NT / 8)
             mx = tc_max(mx, __ldcg(gp + s * psz + 8 * DP + r));
         sh.red[threadIdx.x] = mx;
@@ -435,53 +434,30 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     for (long long s0 = 0; s0 < splits; s0 += 64) {
         const int ns = splits - s0 < 64 ? (int)(splits - s0) : 64;
         __syncthreads();
-#pragma unroll 4
         for (int i = threadIdx.x; i < 8 * ns; i += blockDim.x) {
             const int s = i >> 3, r = i & 7;
             const float ms = __ldcg(gp + (s0 + s) * psz + 8 * DP + r);
             sh.w[s][r] = ms == ninf ? 0.0f : expf(ms - sh.bm[r]);
         }
         __syncthreads();
-        if (threadIdx.x < 8) {
-            /* the sums in split order, as before, but with 8 loads in flight:
-             * accumulated in shared memory one load after another, this loop
-             * was a chain of L2 round trips (~0.3 us a split: 10 of the 25 us
-             * at batch 1, H200) */
-            const float *lp = gp + s0 * psz + 8 * DP + 8 + threadIdx.x;
-            float lw = sh.lw[threadIdx.x];
-#pragma unroll 8
+        if (threadIdx.x < 8)
             for (int s = 0; s < ns; s++)
-                lw += sh.w[s][threadIdx.x] * __ldcg(lp + s * psz);
-            sh.lw[threadIdx.x] = lw;
-        }
-        /* U splits at a time, every piece's loads of them issued before
-         * their sums (each piece's in split order, as before): PT x U
-         * float4 in flight (16 at 4 warps and head dim 128) where one
-         * piece after another had U, within the main path's registers */
-        constexpr int U = PT <= 2 ? 8 : PT <= 4 ? 4 : 2;
-        for (int sb = 0; sb < ns; sb += U) {
-            float4 x[PT][U];
+                sh.lw[threadIdx.x] += sh.w[s][threadIdx.x] * __ldcg(gp + (s0 + s) * psz + 8 * DP + 8 + threadIdx.x);
 #pragma unroll
-            for (int j = 0; j < PT; j++) {
-                const float4 *src = (const float4 *)(gp + (s0 + sb) * psz) + threadIdx.x + NT * j;
-#pragma unroll
-                for (int u = 0; u < U; u++)
-                    if (threadIdx.x + NT * j < NS && sb + u < ns)
-                        x[j][u] = __ldcg(src + u * (psz / 4));
-            }
-#pragma unroll
-            for (int j = 0; j < PT; j++) {
-                const int piece = threadIdx.x + NT * j;
-                const int r = piece / (DP / 4);
-#pragma unroll
-                for (int u = 0; u < U; u++)
-                    if (piece < NS && sb + u < ns) {
-                        const float wt = sh.w[sb + u][r];
-                        acc[j].x += wt * x[j][u].x;
-                        acc[j].y += wt * x[j][u].y;
-                        acc[j].z += wt * x[j][u].z;
-                        acc[j].w += wt * x[j][u].w;
-                    }
+        for (int j = 0; j < PT; j++) {
+            const int piece = threadIdx.x + NT * j;
+            if (piece >= NS)
+                break;
+            const int r = piece / (DP / 4);
+            const float4 *src = (const float4 *)(gp + s0 * psz) + piece;
+#pragma unroll 8
+            for (int s = 0; s < ns; s++) {
+                const float4 x = __ldcg(src + s * (psz / 4));
+                const float wt = sh.w[s][r];
+                acc[j].x += wt * x.x;
+                acc[j].y += wt * x.y;
+                acc[j].z += wt * x.z;
+                acc[j].w += wt * x.w;
             }
         }
     }
