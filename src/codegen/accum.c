@@ -173,6 +173,21 @@ static void online_result(cg *g, const lnode *r, tc_buf *o, int ind)
     g->acc[r->id] = rs;
 }
 
+/* r's combine operator and its result's name: the online pair's own for
+ * `on`, the sum of the pair (NULL: none) */
+static const char *pass_op(const lnode *r, const lnode *on)
+{
+    return r == on ? "tc_op_online" : cg_red_op(r);
+}
+
+static void pass_result(cg *g, const lnode *r, const lnode *on, tc_buf *o, int ind)
+{
+    if (r == on)
+        online_result(g, r, o, ind);
+    else
+        result(g, r, o, ind);
+}
+
 /* After the pass's loop: combine across threads (how: `combine`, a helper
  * name; g->combine2, when set, combines two reductions at once, one set of
  * barriers for both) and name each result for the rest of the kernel. */
@@ -190,28 +205,19 @@ void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine)
         const lnode *r = mine[i];
         const char *at = r == on ? "tc_ms" : cg_acc_type(g, r);
         const char *a = acc_name(g, r);
-        const char *op = r == on ? "tc_op_online" : cg_red_op(r);
+        const char *op = pass_op(r, on);
         if (combine && g->combine2 && i + 1 < n) {
             const lnode *r2 = mine[i + 1];
             buf_printf(o, "%*s%s(%s, %s(), %s, %s(), (void *)tc_smem%s%s);\n", ind, "", g->combine2, a,
-                       op, acc_name(g, r2), r2 == on ? "tc_op_online" : cg_red_op(r2), comma, extra);
-            if (r == on)
-                online_result(g, r, o, ind);
-            else
-                result(g, r, o, ind);
-            if (r2 == on)
-                online_result(g, r2, o, ind);
-            else
-                result(g, r2, o, ind);
+                       op, acc_name(g, r2), pass_op(r2, on), comma, extra);
+            pass_result(g, r, on, o, ind);
+            pass_result(g, r2, on, o, ind);
             i++;
             continue;
         }
         if (combine)
             buf_printf(o, "%*s%s = %s(%s, %s(), (%s *)tc_smem%s%s);\n", ind, "", a, combine, a, op, at,
                        comma, extra);
-        if (r == on)
-            online_result(g, r, o, ind);
-        else
-            result(g, r, o, ind);
+        pass_result(g, r, on, o, ind);
     }
 }
