@@ -20,7 +20,8 @@
 #      attention_decode_d64 and attention_d40 in bf16, and each variant's
 #      output twice to the same bits.
 #
-# TC_ATTN_DTYPES="f16" limits part 1.  Prints "N passed, M failed" last;
+# TC_ATTN_DTYPES="f16" limits part 1.  Parts 1, 4 and 5's checks run
+# TC_GPU_JOBS at once (tests/gpu/pjobs.sh, default 8).  Prints "N passed, M failed" last;
 # exit 0 when none failed.
 set -u
 tc=$(realpath "${1:?usage: attention.sh TENSORC}")
@@ -41,16 +42,12 @@ for fn in $fns; do
         bad "$fn: not one attention kernel"; cat "$work/plan" | head -20
     fi
 done
+. "$here/pjobs.sh"
 for dt in ${TC_ATTN_DTYPES:-f16 bf16 f32}; do
     for fn in $fns; do
         for s in B=1,KVH=2,G=8,L=1 B=3,KVH=2,G=1,L=129 B=1,KVH=2,G=8,L=129 B=3,KVH=1,G=8,L=8191 \
                  B=1,KVH=2,G=8,L=8192 B=8,KVH=2,G=8,L=8192 B=2,KVH=1,G=17,L=300; do
-            if "$tc" run "$prog" --fn "$fn" --shape "$s" --dtype "T=$dt" --random --seed 13 --check \
-                >"$work/out" 2>"$work/err"; then
-                ok
-            else
-                bad "$fn $dt $s"
-            fi
+            pj_add "$fn $dt $s" "$tc" run "$prog" --fn "$fn" --shape "$s" --dtype "T=$dt" --random --seed 13 --check
         done
     done
 done
@@ -60,12 +57,8 @@ done
 for dt in ${TC_ATTN_DTYPES:-f16 bf16}; do
     [ "$dt" = f32 ] && continue
     for s in B=1,KVH=2,G=8,L=1 B=3,KVH=1,G=17,L=300 B=2,KVH=2,G=8,L=8192; do
-        if "$tc" run "$here/attention_fma.tc" --fn attention_d40 --shape "$s" --dtype "T=$dt" --random --seed 13 \
-            --check >"$work/out" 2>"$work/err"; then
-            ok
-        else
-            bad "attention_d40 $dt $s"
-        fi
+        pj_add "attention_d40 $dt $s" "$tc" run "$here/attention_fma.tc" --fn attention_d40 --shape "$s" \
+            --dtype "T=$dt" --random --seed 13 --check
     done
 done
 for fn in $fns; do
@@ -88,12 +81,8 @@ for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2 
     runs+=("$prog attention_decode_d64 B=3,KVH=2,G=8,L=1000 bf16" "$here/attention_fma.tc attention_d40 B=3,KVH=1,G=17,L=300 bf16")
     for r in "${runs[@]}"; do
         read -r f fn s dt <<<"$r"
-        if env "${K[@]}" "$tc" run "$f" --fn "$fn" --shape "$s" --dtype "T=$dt" --random --seed 13 --check \
-            >"$work/out" 2>"$work/err"; then
-            ok
-        else
-            bad "$v: $fn $dt $s"
-        fi
+        pj_add "$v: $fn $dt $s" env "${K[@]}" "$tc" run "$f" --fn "$fn" --shape "$s" --dtype "T=$dt" --random \
+            --seed 13 --check
     done
     for i in 1 2; do
         env "${K[@]}" "$tc" run "$prog" --fn attention_decode --shape B=8,KVH=2,G=8,L=8192 --dtype T=f16 --random \
@@ -102,5 +91,6 @@ for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2 
     if [ -s "$work/o1.npy" ] && cmp -s "$work/o1.npy" "$work/o2.npy"; then ok; else bad "$v: not deterministic"; fi
     rm -f "$work/o1.npy" "$work/o2.npy"
 done
+pj_run
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -21,7 +21,8 @@
 # TC_LONG_ROWS_QUICK=1: parts 2 and 3 for softmax f32 and rmsnorm bf16 only
 # (batches of 256 at 262144);
 # TC_LONG_ROWS_DTYPES="f16", TC_LONG_ROWS_LENS="65537": part 1 for those only;
-# TC_LONG_ROWS_PARTS=1 part 1 alone.  TENSORC_CLUSTER_MAX (runtime/rt.c) sets the
+# TC_LONG_ROWS_PARTS=1 part 1 alone.  Part 1's checks run TC_GPU_JOBS at once
+# (tests/gpu/pjobs.sh, default 8).  TENSORC_CLUSTER_MAX (runtime/rt.c) sets the
 # largest cluster.  Prints "N passed, M failed" last; exit 0 when none failed.
 set -u
 tc=$(realpath "${1:?usage: long_rows.sh TENSORC}")
@@ -79,12 +80,13 @@ inputs() { # fn len dtype: the --input arguments
 fns="softmax_rows log_softmax_rows logsumexp_rows max_sumexp_rows rmsnorm_rows layernorm_rows"
 echo "== against the interpreter"
 SECONDS=0
+. "$here/pjobs.sh"
 for fn in $fns; do
     for dt in ${TC_LONG_ROWS_DTYPES:-f32 f16 bf16}; do
         for n in $lens; do
             # shellcheck disable=SC2046
-            if "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check \
-                >"$work/out" 2>"$work/err"; then ok; else bad "$fn $dt D=$n: --check"; fi
+            pj_add "$fn $dt D=$n: --check" "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) \
+                --device=cuda --check
         done
     done
 done
@@ -94,11 +96,12 @@ for fn in logsumexp_rows max_sumexp_rows; do
     for dt in ${TC_LONG_ROWS_DTYPES:-f32 f16 bf16}; do
         for n in $lens; do
             # shellcheck disable=SC2046
-            if TENSORC_ROWS_ONLINE=0 "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda \
-                --check >"$work/out" 2>"$work/err"; then ok; else bad "$fn $dt D=$n TENSORC_ROWS_ONLINE=0: --check"; fi
+            pj_add "$fn $dt D=$n TENSORC_ROWS_ONLINE=0: --check" env TENSORC_ROWS_ONLINE=0 "$tc" run "$prog" \
+                --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
         done
     done
 done
+pj_run
 
 # the data bytes of an .npy (its header is 64-byte aligned, v1)
 data() { local h; h=$(od -An -tu2 -j8 -N2 "$1" | tr -d ' '); tail -c +$((11 + h)) "$1"; }
