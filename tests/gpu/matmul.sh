@@ -210,7 +210,7 @@ one() ( # a subshell: a job's knobs stay its own
 export -f one
 export tc
 # compile each unit once first (the kernel cache), then run in parallel
-xargs -P 12 -L 1 bash -c 'one "$@"' _ <"$jobs" >"$out/matmul_results.txt" 2>&1
+xargs -P "${TC_GPU_JOBS:-12}" -L 1 bash -c 'one "$@"' _ <"$jobs" >"$out/matmul_results.txt" 2>&1
 pass=$(grep -c '^PASS' "$out/matmul_results.txt")
 fail=$(grep -c '^FAIL' "$out/matmul_results.txt")
 grep -A4 '^FAIL' "$out/matmul_results.txt" | head -80
