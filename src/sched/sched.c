@@ -27,13 +27,15 @@ enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, 
  * At most LOADS_IN_FLIGHT vectors a step (AdamW reads 4 buffers: 2 vectors
  * a step, 64 registers; at 4, 122), and the unrolled work within the budget.  COL_SPLIT:
  * the split column kernels' slices of a reduced range of unknown length. */
-/* The defaults stay at one vector a step: the first timing of 4 (H200,
- * 2026-11-26, the merged tree, not beside the old kernels in one run: the
- * device budget was spent) had bias_gelu at 150.1 us and col_sum at 84.7,
- * against 142.5 and 77.0 for one vector in the day's earlier run, and
- * gelu_chain even (139.2 against 138.6).  The knobs give the unrolled
- * kernels for bench/tune.sh's A/B, which decides the defaults next. */
-enum { PW_UNROLL = 1, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 1, TILE_WHOLE = 0,
+/* Defaults from bench/tune.sh A/Bs on the H200 (each set beside the
+ * others in one call): pointwise 2 vectors a step (2026-11-27, twice:
+ * gelu_chain 133.2 / 133.3 us against 138.1 / 138.0 at 1, bias_gelu 140.8 /
+ * 142.3 against 143.3 / 143.0, fma4, transpose_add and AdamW within 0.4 %;
+ * 4 was slower: bias_gelu 150.6).  Columns stay at one vector a step and 32
+ * slices (col_sum 77.6 us; COL_UNROLL 4: 84.7, COL_SPLIT 64: 92.7, 16: 79.1);
+ * ncu shows col_sum waiting on memory (long scoreboard) at 74 % of DRAM
+ * bandwidth with 94 % occupancy, so more loads in flight is not its cure. */
+enum { PW_UNROLL = 2, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 1, TILE_WHOLE = 0,
        LOADS_IN_FLIGHT = 8 };
 
 /* Tuning knobs for measuring launch shapes (bench/README.md): the

@@ -53,127 +53,253 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_pow_d
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    const idx_t step_ = (idx_t)blockDim.x * 4;
-    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
-        const idx_t i0 = base;
-        if (hi - base >= 4 &&
-            tc_aligned(io_m + i0, 16) &&
-            tc_aligned(in_g + i0, 16) &&
-            tc_aligned(io_p + i0, 16) &&
-            tc_aligned(io_v + i0, 16)) {
-            const tc_vec<float, 4> v28 = tc_vload<float, 4>(io_m + i0); // adam.tc:11
-            const tc_vec<float, 4> v31 = tc_vload<float, 4>(in_g + i0); // adam.tc:11
-            const tc_vec<float, 4> v33 = tc_vload<float, 4>(io_p + i0); // adam.tc:11
-            const tc_vec<float, 4> v63 = tc_vload<float, 4>(io_v + i0); // adam.tc:11
-            const float t29 = v28.v[0];                                 // adam.tc:11
-            const float t30 = s_beta1 * t29;                            // adam.tc:14
-            const float t32 = v31.v[0];                                 // adam.tc:11
-            const float t34 = v33.v[0];                                 // adam.tc:11
-            const float t35 = s_wd * t34;                               // adam.tc:13
-            const float t36 = t32 + t35;                                // adam.tc:13
-            const float t37 = t2 * t36;                                 // adam.tc:14
-            const float t38 = t30 + t37;                                // adam.tc:14
-            const float t39 = v28.v[1];                                 // adam.tc:11
-            const float t40 = s_beta1 * t39;                            // adam.tc:14
-            const float t41 = v31.v[1];                                 // adam.tc:11
-            const float t42 = v33.v[1];                                 // adam.tc:11
-            const float t43 = s_wd * t42;                               // adam.tc:13
-            const float t44 = t41 + t43;                                // adam.tc:13
-            const float t45 = t2 * t44;                                 // adam.tc:14
-            const float t46 = t40 + t45;                                // adam.tc:14
-            const float t47 = v28.v[2];                                 // adam.tc:11
-            const float t48 = s_beta1 * t47;                            // adam.tc:14
-            const float t49 = v31.v[2];                                 // adam.tc:11
-            const float t50 = v33.v[2];                                 // adam.tc:11
-            const float t51 = s_wd * t50;                               // adam.tc:13
-            const float t52 = t49 + t51;                                // adam.tc:13
-            const float t53 = t2 * t52;                                 // adam.tc:14
-            const float t54 = t48 + t53;                                // adam.tc:14
-            const float t55 = v28.v[3];                                 // adam.tc:11
-            const float t56 = s_beta1 * t55;                            // adam.tc:14
-            const float t57 = v31.v[3];                                 // adam.tc:11
-            const float t58 = v33.v[3];                                 // adam.tc:11
-            const float t59 = s_wd * t58;                               // adam.tc:13
-            const float t60 = t57 + t59;                                // adam.tc:13
-            const float t61 = t2 * t60;                                 // adam.tc:14
-            const float t62 = t56 + t61;                                // adam.tc:14
-            tc_vstore<float, 4>(io_m + i0, {{t38, t46, t54, t62}});     // adam.tc:14
-            const float t64 = v63.v[0];                                 // adam.tc:11
-            const float t65 = s_beta2 * t64;                            // adam.tc:15
-            const float t66 = t11 * t36;                                // adam.tc:15
-            const float t67 = t66 * t36;                                // adam.tc:15
-            const float t68 = t65 + t67;                                // adam.tc:15
-            const float t69 = v63.v[1];                                 // adam.tc:11
-            const float t70 = s_beta2 * t69;                            // adam.tc:15
-            const float t71 = t11 * t44;                                // adam.tc:15
-            const float t72 = t71 * t44;                                // adam.tc:15
-            const float t73 = t70 + t72;                                // adam.tc:15
-            const float t74 = v63.v[2];                                 // adam.tc:11
-            const float t75 = s_beta2 * t74;                            // adam.tc:15
-            const float t76 = t11 * t52;                                // adam.tc:15
-            const float t77 = t76 * t52;                                // adam.tc:15
-            const float t78 = t75 + t77;                                // adam.tc:15
-            const float t79 = v63.v[3];                                 // adam.tc:11
-            const float t80 = s_beta2 * t79;                            // adam.tc:15
-            const float t81 = t11 * t60;                                // adam.tc:15
-            const float t82 = t81 * t60;                                // adam.tc:15
-            const float t83 = t80 + t82;                                // adam.tc:15
-            tc_vstore<float, 4>(io_v + i0, {{t68, t73, t78, t83}});     // adam.tc:15
-            const float t84 = t38 * rcp17;                              // adam.tc:16
-            const float t85 = s_lr * t84;                               // adam.tc:18
-            const float t86 = t68 * rcp22;                              // adam.tc:17
-            const float t87 = sqrtf(t86);                               // adam.tc:18
-            const float t88 = t87 + s_eps;                              // adam.tc:18
-            const float t89 = t85 / t88;                                // adam.tc:18
-            const float t90 = t34 - t89;                                // adam.tc:18
-            const float t91 = t46 * rcp17;                              // adam.tc:16
-            const float t92 = s_lr * t91;                               // adam.tc:18
-            const float t93 = t73 * rcp22;                              // adam.tc:17
-            const float t94 = sqrtf(t93);                               // adam.tc:18
-            const float t95 = t94 + s_eps;                              // adam.tc:18
-            const float t96 = t92 / t95;                                // adam.tc:18
-            const float t97 = t42 - t96;                                // adam.tc:18
-            const float t98 = t54 * rcp17;                              // adam.tc:16
-            const float t99 = s_lr * t98;                               // adam.tc:18
-            const float t100 = t78 * rcp22;                             // adam.tc:17
-            const float t101 = sqrtf(t100);                             // adam.tc:18
-            const float t102 = t101 + s_eps;                            // adam.tc:18
-            const float t103 = t99 / t102;                              // adam.tc:18
-            const float t104 = t50 - t103;                              // adam.tc:18
-            const float t105 = t62 * rcp17;                             // adam.tc:16
-            const float t106 = s_lr * t105;                             // adam.tc:18
-            const float t107 = t83 * rcp22;                             // adam.tc:17
-            const float t108 = sqrtf(t107);                             // adam.tc:18
-            const float t109 = t108 + s_eps;                            // adam.tc:18
-            const float t110 = t106 / t109;                             // adam.tc:18
-            const float t111 = t58 - t110;                              // adam.tc:18
-            tc_vstore<float, 4>(io_p + i0, {{t90, t97, t104, t111}});   // adam.tc:18
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = ustep_ * 2;
+    for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
+        bool vok_ = hi - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(io_m + i0, 16) &&
+                    tc_aligned(in_g + i0, 16) &&
+                    tc_aligned(io_p + i0, 16) &&
+                    tc_aligned(io_v + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v28_u[2];
+            tc_vec<float, 4> v31_u[2];
+            tc_vec<float, 4> v33_u[2];
+            tc_vec<float, 4> v63_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v28_u[u_] = tc_vload<float, 4>(io_m + i0);
+                v31_u[u_] = tc_vload<float, 4>(in_g + i0);
+                v33_u[u_] = tc_vload<float, 4>(io_p + i0);
+                v63_u[u_] = tc_vload<float, 4>(io_v + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v28 = v28_u[u_];
+                const tc_vec<float, 4> v31 = v31_u[u_];
+                const tc_vec<float, 4> v33 = v33_u[u_];
+                const tc_vec<float, 4> v63 = v63_u[u_];
+                const float t29 = v28.v[0];                                 // adam.tc:11
+                const float t30 = s_beta1 * t29;                            // adam.tc:14
+                const float t32 = v31.v[0];                                 // adam.tc:11
+                const float t34 = v33.v[0];                                 // adam.tc:11
+                const float t35 = s_wd * t34;                               // adam.tc:13
+                const float t36 = t32 + t35;                                // adam.tc:13
+                const float t37 = t2 * t36;                                 // adam.tc:14
+                const float t38 = t30 + t37;                                // adam.tc:14
+                const float t39 = v28.v[1];                                 // adam.tc:11
+                const float t40 = s_beta1 * t39;                            // adam.tc:14
+                const float t41 = v31.v[1];                                 // adam.tc:11
+                const float t42 = v33.v[1];                                 // adam.tc:11
+                const float t43 = s_wd * t42;                               // adam.tc:13
+                const float t44 = t41 + t43;                                // adam.tc:13
+                const float t45 = t2 * t44;                                 // adam.tc:14
+                const float t46 = t40 + t45;                                // adam.tc:14
+                const float t47 = v28.v[2];                                 // adam.tc:11
+                const float t48 = s_beta1 * t47;                            // adam.tc:14
+                const float t49 = v31.v[2];                                 // adam.tc:11
+                const float t50 = v33.v[2];                                 // adam.tc:11
+                const float t51 = s_wd * t50;                               // adam.tc:13
+                const float t52 = t49 + t51;                                // adam.tc:13
+                const float t53 = t2 * t52;                                 // adam.tc:14
+                const float t54 = t48 + t53;                                // adam.tc:14
+                const float t55 = v28.v[3];                                 // adam.tc:11
+                const float t56 = s_beta1 * t55;                            // adam.tc:14
+                const float t57 = v31.v[3];                                 // adam.tc:11
+                const float t58 = v33.v[3];                                 // adam.tc:11
+                const float t59 = s_wd * t58;                               // adam.tc:13
+                const float t60 = t57 + t59;                                // adam.tc:13
+                const float t61 = t2 * t60;                                 // adam.tc:14
+                const float t62 = t56 + t61;                                // adam.tc:14
+                tc_vstore<float, 4>(io_m + i0, {{t38, t46, t54, t62}});     // adam.tc:14
+                const float t64 = v63.v[0];                                 // adam.tc:11
+                const float t65 = s_beta2 * t64;                            // adam.tc:15
+                const float t66 = t11 * t36;                                // adam.tc:15
+                const float t67 = t66 * t36;                                // adam.tc:15
+                const float t68 = t65 + t67;                                // adam.tc:15
+                const float t69 = v63.v[1];                                 // adam.tc:11
+                const float t70 = s_beta2 * t69;                            // adam.tc:15
+                const float t71 = t11 * t44;                                // adam.tc:15
+                const float t72 = t71 * t44;                                // adam.tc:15
+                const float t73 = t70 + t72;                                // adam.tc:15
+                const float t74 = v63.v[2];                                 // adam.tc:11
+                const float t75 = s_beta2 * t74;                            // adam.tc:15
+                const float t76 = t11 * t52;                                // adam.tc:15
+                const float t77 = t76 * t52;                                // adam.tc:15
+                const float t78 = t75 + t77;                                // adam.tc:15
+                const float t79 = v63.v[3];                                 // adam.tc:11
+                const float t80 = s_beta2 * t79;                            // adam.tc:15
+                const float t81 = t11 * t60;                                // adam.tc:15
+                const float t82 = t81 * t60;                                // adam.tc:15
+                const float t83 = t80 + t82;                                // adam.tc:15
+                tc_vstore<float, 4>(io_v + i0, {{t68, t73, t78, t83}});     // adam.tc:15
+                const float t84 = t38 * rcp17;                              // adam.tc:16
+                const float t85 = s_lr * t84;                               // adam.tc:18
+                const float t86 = t68 * rcp22;                              // adam.tc:17
+                const float t87 = sqrtf(t86);                               // adam.tc:18
+                const float t88 = t87 + s_eps;                              // adam.tc:18
+                const float t89 = t85 / t88;                                // adam.tc:18
+                const float t90 = t34 - t89;                                // adam.tc:18
+                const float t91 = t46 * rcp17;                              // adam.tc:16
+                const float t92 = s_lr * t91;                               // adam.tc:18
+                const float t93 = t73 * rcp22;                              // adam.tc:17
+                const float t94 = sqrtf(t93);                               // adam.tc:18
+                const float t95 = t94 + s_eps;                              // adam.tc:18
+                const float t96 = t92 / t95;                                // adam.tc:18
+                const float t97 = t42 - t96;                                // adam.tc:18
+                const float t98 = t54 * rcp17;                              // adam.tc:16
+                const float t99 = s_lr * t98;                               // adam.tc:18
+                const float t100 = t78 * rcp22;                             // adam.tc:17
+                const float t101 = sqrtf(t100);                             // adam.tc:18
+                const float t102 = t101 + s_eps;                            // adam.tc:18
+                const float t103 = t99 / t102;                              // adam.tc:18
+                const float t104 = t50 - t103;                              // adam.tc:18
+                const float t105 = t62 * rcp17;                             // adam.tc:16
+                const float t106 = s_lr * t105;                             // adam.tc:18
+                const float t107 = t83 * rcp22;                             // adam.tc:17
+                const float t108 = sqrtf(t107);                             // adam.tc:18
+                const float t109 = t108 + s_eps;                            // adam.tc:18
+                const float t110 = t106 / t109;                             // adam.tc:18
+                const float t111 = t58 - t110;                              // adam.tc:18
+                tc_vstore<float, 4>(io_p + i0, {{t90, t97, t104, t111}});   // adam.tc:18
+            }
         } else {
-            for (int e = 0; e < 4 && e < hi - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = io_m[i0];                                  // adam.tc:11
-                const float t1 = s_beta1 * t0;                              // adam.tc:14
-                const float t3 = in_g[i0];                                  // adam.tc:11
-                const float t4 = io_p[i0];                                  // adam.tc:11
-                const float t5 = s_wd * t4;                                 // adam.tc:13
-                const float t6 = t3 + t5;                                   // adam.tc:13
-                const float t7 = t2 * t6;                                   // adam.tc:14
-                const float t8 = t1 + t7;                                   // adam.tc:14
-                io_m[i0] = t8;                                              // adam.tc:14
-                const float t9 = io_v[i0];                                  // adam.tc:11
-                const float t10 = s_beta2 * t9;                             // adam.tc:15
-                const float t12 = t11 * t6;                                 // adam.tc:15
-                const float t13 = t12 * t6;                                 // adam.tc:15
-                const float t14 = t10 + t13;                                // adam.tc:15
-                io_v[i0] = t14;                                             // adam.tc:15
-                const float t18 = t8 * rcp17;                               // adam.tc:16
-                const float t19 = s_lr * t18;                               // adam.tc:18
-                const float t23 = t14 * rcp22;                              // adam.tc:17
-                const float t24 = sqrtf(t23);                               // adam.tc:18
-                const float t25 = t24 + s_eps;                              // adam.tc:18
-                const float t26 = t19 / t25;                                // adam.tc:18
-                const float t27 = t4 - t26;                                 // adam.tc:18
-                io_p[i0] = t27;                                             // adam.tc:18
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (hi - base >= 4 &&
+                    tc_aligned(io_m + i0, 16) &&
+                    tc_aligned(in_g + i0, 16) &&
+                    tc_aligned(io_p + i0, 16) &&
+                    tc_aligned(io_v + i0, 16)) {
+                    const tc_vec<float, 4> v28 = tc_vload<float, 4>(io_m + i0); // adam.tc:11
+                    const tc_vec<float, 4> v31 = tc_vload<float, 4>(in_g + i0); // adam.tc:11
+                    const tc_vec<float, 4> v33 = tc_vload<float, 4>(io_p + i0); // adam.tc:11
+                    const tc_vec<float, 4> v63 = tc_vload<float, 4>(io_v + i0); // adam.tc:11
+                    const float t29 = v28.v[0];                                 // adam.tc:11
+                    const float t30 = s_beta1 * t29;                            // adam.tc:14
+                    const float t32 = v31.v[0];                                 // adam.tc:11
+                    const float t34 = v33.v[0];                                 // adam.tc:11
+                    const float t35 = s_wd * t34;                               // adam.tc:13
+                    const float t36 = t32 + t35;                                // adam.tc:13
+                    const float t37 = t2 * t36;                                 // adam.tc:14
+                    const float t38 = t30 + t37;                                // adam.tc:14
+                    const float t39 = v28.v[1];                                 // adam.tc:11
+                    const float t40 = s_beta1 * t39;                            // adam.tc:14
+                    const float t41 = v31.v[1];                                 // adam.tc:11
+                    const float t42 = v33.v[1];                                 // adam.tc:11
+                    const float t43 = s_wd * t42;                               // adam.tc:13
+                    const float t44 = t41 + t43;                                // adam.tc:13
+                    const float t45 = t2 * t44;                                 // adam.tc:14
+                    const float t46 = t40 + t45;                                // adam.tc:14
+                    const float t47 = v28.v[2];                                 // adam.tc:11
+                    const float t48 = s_beta1 * t47;                            // adam.tc:14
+                    const float t49 = v31.v[2];                                 // adam.tc:11
+                    const float t50 = v33.v[2];                                 // adam.tc:11
+                    const float t51 = s_wd * t50;                               // adam.tc:13
+                    const float t52 = t49 + t51;                                // adam.tc:13
+                    const float t53 = t2 * t52;                                 // adam.tc:14
+                    const float t54 = t48 + t53;                                // adam.tc:14
+                    const float t55 = v28.v[3];                                 // adam.tc:11
+                    const float t56 = s_beta1 * t55;                            // adam.tc:14
+                    const float t57 = v31.v[3];                                 // adam.tc:11
+                    const float t58 = v33.v[3];                                 // adam.tc:11
+                    const float t59 = s_wd * t58;                               // adam.tc:13
+                    const float t60 = t57 + t59;                                // adam.tc:13
+                    const float t61 = t2 * t60;                                 // adam.tc:14
+                    const float t62 = t56 + t61;                                // adam.tc:14
+                    tc_vstore<float, 4>(io_m + i0, {{t38, t46, t54, t62}});     // adam.tc:14
+                    const float t64 = v63.v[0];                                 // adam.tc:11
+                    const float t65 = s_beta2 * t64;                            // adam.tc:15
+                    const float t66 = t11 * t36;                                // adam.tc:15
+                    const float t67 = t66 * t36;                                // adam.tc:15
+                    const float t68 = t65 + t67;                                // adam.tc:15
+                    const float t69 = v63.v[1];                                 // adam.tc:11
+                    const float t70 = s_beta2 * t69;                            // adam.tc:15
+                    const float t71 = t11 * t44;                                // adam.tc:15
+                    const float t72 = t71 * t44;                                // adam.tc:15
+                    const float t73 = t70 + t72;                                // adam.tc:15
+                    const float t74 = v63.v[2];                                 // adam.tc:11
+                    const float t75 = s_beta2 * t74;                            // adam.tc:15
+                    const float t76 = t11 * t52;                                // adam.tc:15
+                    const float t77 = t76 * t52;                                // adam.tc:15
+                    const float t78 = t75 + t77;                                // adam.tc:15
+                    const float t79 = v63.v[3];                                 // adam.tc:11
+                    const float t80 = s_beta2 * t79;                            // adam.tc:15
+                    const float t81 = t11 * t60;                                // adam.tc:15
+                    const float t82 = t81 * t60;                                // adam.tc:15
+                    const float t83 = t80 + t82;                                // adam.tc:15
+                    tc_vstore<float, 4>(io_v + i0, {{t68, t73, t78, t83}});     // adam.tc:15
+                    const float t84 = t38 * rcp17;                              // adam.tc:16
+                    const float t85 = s_lr * t84;                               // adam.tc:18
+                    const float t86 = t68 * rcp22;                              // adam.tc:17
+                    const float t87 = sqrtf(t86);                               // adam.tc:18
+                    const float t88 = t87 + s_eps;                              // adam.tc:18
+                    const float t89 = t85 / t88;                                // adam.tc:18
+                    const float t90 = t34 - t89;                                // adam.tc:18
+                    const float t91 = t46 * rcp17;                              // adam.tc:16
+                    const float t92 = s_lr * t91;                               // adam.tc:18
+                    const float t93 = t73 * rcp22;                              // adam.tc:17
+                    const float t94 = sqrtf(t93);                               // adam.tc:18
+                    const float t95 = t94 + s_eps;                              // adam.tc:18
+                    const float t96 = t92 / t95;                                // adam.tc:18
+                    const float t97 = t42 - t96;                                // adam.tc:18
+                    const float t98 = t54 * rcp17;                              // adam.tc:16
+                    const float t99 = s_lr * t98;                               // adam.tc:18
+                    const float t100 = t78 * rcp22;                             // adam.tc:17
+                    const float t101 = sqrtf(t100);                             // adam.tc:18
+                    const float t102 = t101 + s_eps;                            // adam.tc:18
+                    const float t103 = t99 / t102;                              // adam.tc:18
+                    const float t104 = t50 - t103;                              // adam.tc:18
+                    const float t105 = t62 * rcp17;                             // adam.tc:16
+                    const float t106 = s_lr * t105;                             // adam.tc:18
+                    const float t107 = t83 * rcp22;                             // adam.tc:17
+                    const float t108 = sqrtf(t107);                             // adam.tc:18
+                    const float t109 = t108 + s_eps;                            // adam.tc:18
+                    const float t110 = t106 / t109;                             // adam.tc:18
+                    const float t111 = t58 - t110;                              // adam.tc:18
+                    tc_vstore<float, 4>(io_p + i0, {{t90, t97, t104, t111}});   // adam.tc:18
+                } else {
+                    for (int e = 0; e < 4 && e < hi - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = io_m[i0];                                  // adam.tc:11
+                        const float t1 = s_beta1 * t0;                              // adam.tc:14
+                        const float t3 = in_g[i0];                                  // adam.tc:11
+                        const float t4 = io_p[i0];                                  // adam.tc:11
+                        const float t5 = s_wd * t4;                                 // adam.tc:13
+                        const float t6 = t3 + t5;                                   // adam.tc:13
+                        const float t7 = t2 * t6;                                   // adam.tc:14
+                        const float t8 = t1 + t7;                                   // adam.tc:14
+                        io_m[i0] = t8;                                              // adam.tc:14
+                        const float t9 = io_v[i0];                                  // adam.tc:11
+                        const float t10 = s_beta2 * t9;                             // adam.tc:15
+                        const float t12 = t11 * t6;                                 // adam.tc:15
+                        const float t13 = t12 * t6;                                 // adam.tc:15
+                        const float t14 = t10 + t13;                                // adam.tc:15
+                        io_v[i0] = t14;                                             // adam.tc:15
+                        const float t18 = t8 * rcp17;                               // adam.tc:16
+                        const float t19 = s_lr * t18;                               // adam.tc:18
+                        const float t23 = t14 * rcp22;                              // adam.tc:17
+                        const float t24 = sqrtf(t23);                               // adam.tc:18
+                        const float t25 = t24 + s_eps;                              // adam.tc:18
+                        const float t26 = t19 / t25;                                // adam.tc:18
+                        const float t27 = t4 - t26;                                 // adam.tc:18
+                        io_p[i0] = t27;                                             // adam.tc:18
+                    }
+                }
             }
         }
     }

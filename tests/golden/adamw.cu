@@ -55,122 +55,244 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_pow_d
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    const idx_t step_ = (idx_t)blockDim.x * 4;
-    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
-        const idx_t i0 = base;
-        if (hi - base >= 4 &&
-            tc_aligned(io_m + i0, 16) &&
-            tc_aligned(in_g + i0, 16) &&
-            tc_aligned(io_v + i0, 16) &&
-            tc_aligned(io_p + i0, 16)) {
-            const tc_vec<float, 4> v29 = tc_vload<float, 4>(io_m + i0); // adamw.tc:15
-            const tc_vec<float, 4> v32 = tc_vload<float, 4>(in_g + i0); // adamw.tc:15
-            const tc_vec<float, 4> v51 = tc_vload<float, 4>(io_v + i0); // adamw.tc:15
-            const tc_vec<float, 4> v72 = tc_vload<float, 4>(io_p + i0); // adamw.tc:15
-            const float t30 = v29.v[0];                                 // adamw.tc:15
-            const float t31 = ((float)s_beta1) * t30;                   // adamw.tc:18
-            const float t33 = v32.v[0];                                 // adamw.tc:15
-            const float t34 = ((float)t2) * t33;                        // adamw.tc:18
-            const float t35 = t31 + t34;                                // adamw.tc:18
-            const float t36 = v29.v[1];                                 // adamw.tc:15
-            const float t37 = ((float)s_beta1) * t36;                   // adamw.tc:18
-            const float t38 = v32.v[1];                                 // adamw.tc:15
-            const float t39 = ((float)t2) * t38;                        // adamw.tc:18
-            const float t40 = t37 + t39;                                // adamw.tc:18
-            const float t41 = v29.v[2];                                 // adamw.tc:15
-            const float t42 = ((float)s_beta1) * t41;                   // adamw.tc:18
-            const float t43 = v32.v[2];                                 // adamw.tc:15
-            const float t44 = ((float)t2) * t43;                        // adamw.tc:18
-            const float t45 = t42 + t44;                                // adamw.tc:18
-            const float t46 = v29.v[3];                                 // adamw.tc:15
-            const float t47 = ((float)s_beta1) * t46;                   // adamw.tc:18
-            const float t48 = v32.v[3];                                 // adamw.tc:15
-            const float t49 = ((float)t2) * t48;                        // adamw.tc:18
-            const float t50 = t47 + t49;                                // adamw.tc:18
-            tc_vstore<float, 4>(io_m + i0, {{t35, t40, t45, t50}});     // adamw.tc:18
-            const float t52 = v51.v[0];                                 // adamw.tc:15
-            const float t53 = ((float)s_beta2) * t52;                   // adamw.tc:19
-            const float t54 = ((float)t8) * t33;                        // adamw.tc:19
-            const float t55 = t54 * t33;                                // adamw.tc:19
-            const float t56 = t53 + t55;                                // adamw.tc:19
-            const float t57 = v51.v[1];                                 // adamw.tc:15
-            const float t58 = ((float)s_beta2) * t57;                   // adamw.tc:19
-            const float t59 = ((float)t8) * t38;                        // adamw.tc:19
-            const float t60 = t59 * t38;                                // adamw.tc:19
-            const float t61 = t58 + t60;                                // adamw.tc:19
-            const float t62 = v51.v[2];                                 // adamw.tc:15
-            const float t63 = ((float)s_beta2) * t62;                   // adamw.tc:19
-            const float t64 = ((float)t8) * t43;                        // adamw.tc:19
-            const float t65 = t64 * t43;                                // adamw.tc:19
-            const float t66 = t63 + t65;                                // adamw.tc:19
-            const float t67 = v51.v[3];                                 // adamw.tc:15
-            const float t68 = ((float)s_beta2) * t67;                   // adamw.tc:19
-            const float t69 = ((float)t8) * t48;                        // adamw.tc:19
-            const float t70 = t69 * t48;                                // adamw.tc:19
-            const float t71 = t68 + t70;                                // adamw.tc:19
-            tc_vstore<float, 4>(io_v + i0, {{t56, t61, t66, t71}});     // adamw.tc:19
-            const float t73 = v72.v[0];                                 // adamw.tc:15
-            const float t74 = t73 * ((float)t14);                       // adamw.tc:17
-            const float t75 = t35 * rcp18;                              // adamw.tc:20
-            const float t76 = ((float)s_lr) * t75;                      // adamw.tc:22
-            const float t77 = t56 * rcp23;                              // adamw.tc:21
-            const float t78 = sqrtf(t77);                               // adamw.tc:22
-            const float t79 = t78 + ((float)s_eps);                     // adamw.tc:22
-            const float t80 = t76 / t79;                                // adamw.tc:22
-            const float t81 = t74 - t80;                                // adamw.tc:22
-            const float t82 = v72.v[1];                                 // adamw.tc:15
-            const float t83 = t82 * ((float)t14);                       // adamw.tc:17
-            const float t84 = t40 * rcp18;                              // adamw.tc:20
-            const float t85 = ((float)s_lr) * t84;                      // adamw.tc:22
-            const float t86 = t61 * rcp23;                              // adamw.tc:21
-            const float t87 = sqrtf(t86);                               // adamw.tc:22
-            const float t88 = t87 + ((float)s_eps);                     // adamw.tc:22
-            const float t89 = t85 / t88;                                // adamw.tc:22
-            const float t90 = t83 - t89;                                // adamw.tc:22
-            const float t91 = v72.v[2];                                 // adamw.tc:15
-            const float t92 = t91 * ((float)t14);                       // adamw.tc:17
-            const float t93 = t45 * rcp18;                              // adamw.tc:20
-            const float t94 = ((float)s_lr) * t93;                      // adamw.tc:22
-            const float t95 = t66 * rcp23;                              // adamw.tc:21
-            const float t96 = sqrtf(t95);                               // adamw.tc:22
-            const float t97 = t96 + ((float)s_eps);                     // adamw.tc:22
-            const float t98 = t94 / t97;                                // adamw.tc:22
-            const float t99 = t92 - t98;                                // adamw.tc:22
-            const float t100 = v72.v[3];                                // adamw.tc:15
-            const float t101 = t100 * ((float)t14);                     // adamw.tc:17
-            const float t102 = t50 * rcp18;                             // adamw.tc:20
-            const float t103 = ((float)s_lr) * t102;                    // adamw.tc:22
-            const float t104 = t71 * rcp23;                             // adamw.tc:21
-            const float t105 = sqrtf(t104);                             // adamw.tc:22
-            const float t106 = t105 + ((float)s_eps);                   // adamw.tc:22
-            const float t107 = t103 / t106;                             // adamw.tc:22
-            const float t108 = t101 - t107;                             // adamw.tc:22
-            tc_vstore<float, 4>(io_p + i0, {{t81, t90, t99, t108}});    // adamw.tc:22
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = ustep_ * 2;
+    for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
+        bool vok_ = hi - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(io_m + i0, 16) &&
+                    tc_aligned(in_g + i0, 16) &&
+                    tc_aligned(io_v + i0, 16) &&
+                    tc_aligned(io_p + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v29_u[2];
+            tc_vec<float, 4> v32_u[2];
+            tc_vec<float, 4> v51_u[2];
+            tc_vec<float, 4> v72_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v29_u[u_] = tc_vload<float, 4>(io_m + i0);
+                v32_u[u_] = tc_vload<float, 4>(in_g + i0);
+                v51_u[u_] = tc_vload<float, 4>(io_v + i0);
+                v72_u[u_] = tc_vload<float, 4>(io_p + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v29 = v29_u[u_];
+                const tc_vec<float, 4> v32 = v32_u[u_];
+                const tc_vec<float, 4> v51 = v51_u[u_];
+                const tc_vec<float, 4> v72 = v72_u[u_];
+                const float t30 = v29.v[0];                                 // adamw.tc:15
+                const float t31 = ((float)s_beta1) * t30;                   // adamw.tc:18
+                const float t33 = v32.v[0];                                 // adamw.tc:15
+                const float t34 = ((float)t2) * t33;                        // adamw.tc:18
+                const float t35 = t31 + t34;                                // adamw.tc:18
+                const float t36 = v29.v[1];                                 // adamw.tc:15
+                const float t37 = ((float)s_beta1) * t36;                   // adamw.tc:18
+                const float t38 = v32.v[1];                                 // adamw.tc:15
+                const float t39 = ((float)t2) * t38;                        // adamw.tc:18
+                const float t40 = t37 + t39;                                // adamw.tc:18
+                const float t41 = v29.v[2];                                 // adamw.tc:15
+                const float t42 = ((float)s_beta1) * t41;                   // adamw.tc:18
+                const float t43 = v32.v[2];                                 // adamw.tc:15
+                const float t44 = ((float)t2) * t43;                        // adamw.tc:18
+                const float t45 = t42 + t44;                                // adamw.tc:18
+                const float t46 = v29.v[3];                                 // adamw.tc:15
+                const float t47 = ((float)s_beta1) * t46;                   // adamw.tc:18
+                const float t48 = v32.v[3];                                 // adamw.tc:15
+                const float t49 = ((float)t2) * t48;                        // adamw.tc:18
+                const float t50 = t47 + t49;                                // adamw.tc:18
+                tc_vstore<float, 4>(io_m + i0, {{t35, t40, t45, t50}});     // adamw.tc:18
+                const float t52 = v51.v[0];                                 // adamw.tc:15
+                const float t53 = ((float)s_beta2) * t52;                   // adamw.tc:19
+                const float t54 = ((float)t8) * t33;                        // adamw.tc:19
+                const float t55 = t54 * t33;                                // adamw.tc:19
+                const float t56 = t53 + t55;                                // adamw.tc:19
+                const float t57 = v51.v[1];                                 // adamw.tc:15
+                const float t58 = ((float)s_beta2) * t57;                   // adamw.tc:19
+                const float t59 = ((float)t8) * t38;                        // adamw.tc:19
+                const float t60 = t59 * t38;                                // adamw.tc:19
+                const float t61 = t58 + t60;                                // adamw.tc:19
+                const float t62 = v51.v[2];                                 // adamw.tc:15
+                const float t63 = ((float)s_beta2) * t62;                   // adamw.tc:19
+                const float t64 = ((float)t8) * t43;                        // adamw.tc:19
+                const float t65 = t64 * t43;                                // adamw.tc:19
+                const float t66 = t63 + t65;                                // adamw.tc:19
+                const float t67 = v51.v[3];                                 // adamw.tc:15
+                const float t68 = ((float)s_beta2) * t67;                   // adamw.tc:19
+                const float t69 = ((float)t8) * t48;                        // adamw.tc:19
+                const float t70 = t69 * t48;                                // adamw.tc:19
+                const float t71 = t68 + t70;                                // adamw.tc:19
+                tc_vstore<float, 4>(io_v + i0, {{t56, t61, t66, t71}});     // adamw.tc:19
+                const float t73 = v72.v[0];                                 // adamw.tc:15
+                const float t74 = t73 * ((float)t14);                       // adamw.tc:17
+                const float t75 = t35 * rcp18;                              // adamw.tc:20
+                const float t76 = ((float)s_lr) * t75;                      // adamw.tc:22
+                const float t77 = t56 * rcp23;                              // adamw.tc:21
+                const float t78 = sqrtf(t77);                               // adamw.tc:22
+                const float t79 = t78 + ((float)s_eps);                     // adamw.tc:22
+                const float t80 = t76 / t79;                                // adamw.tc:22
+                const float t81 = t74 - t80;                                // adamw.tc:22
+                const float t82 = v72.v[1];                                 // adamw.tc:15
+                const float t83 = t82 * ((float)t14);                       // adamw.tc:17
+                const float t84 = t40 * rcp18;                              // adamw.tc:20
+                const float t85 = ((float)s_lr) * t84;                      // adamw.tc:22
+                const float t86 = t61 * rcp23;                              // adamw.tc:21
+                const float t87 = sqrtf(t86);                               // adamw.tc:22
+                const float t88 = t87 + ((float)s_eps);                     // adamw.tc:22
+                const float t89 = t85 / t88;                                // adamw.tc:22
+                const float t90 = t83 - t89;                                // adamw.tc:22
+                const float t91 = v72.v[2];                                 // adamw.tc:15
+                const float t92 = t91 * ((float)t14);                       // adamw.tc:17
+                const float t93 = t45 * rcp18;                              // adamw.tc:20
+                const float t94 = ((float)s_lr) * t93;                      // adamw.tc:22
+                const float t95 = t66 * rcp23;                              // adamw.tc:21
+                const float t96 = sqrtf(t95);                               // adamw.tc:22
+                const float t97 = t96 + ((float)s_eps);                     // adamw.tc:22
+                const float t98 = t94 / t97;                                // adamw.tc:22
+                const float t99 = t92 - t98;                                // adamw.tc:22
+                const float t100 = v72.v[3];                                // adamw.tc:15
+                const float t101 = t100 * ((float)t14);                     // adamw.tc:17
+                const float t102 = t50 * rcp18;                             // adamw.tc:20
+                const float t103 = ((float)s_lr) * t102;                    // adamw.tc:22
+                const float t104 = t71 * rcp23;                             // adamw.tc:21
+                const float t105 = sqrtf(t104);                             // adamw.tc:22
+                const float t106 = t105 + ((float)s_eps);                   // adamw.tc:22
+                const float t107 = t103 / t106;                             // adamw.tc:22
+                const float t108 = t101 - t107;                             // adamw.tc:22
+                tc_vstore<float, 4>(io_p + i0, {{t81, t90, t99, t108}});    // adamw.tc:22
+            }
         } else {
-            for (int e = 0; e < 4 && e < hi - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = io_m[i0];                                  // adamw.tc:15
-                const float t1 = ((float)s_beta1) * t0;                     // adamw.tc:18
-                const float t3 = in_g[i0];                                  // adamw.tc:15
-                const float t4 = ((float)t2) * t3;                          // adamw.tc:18
-                const float t5 = t1 + t4;                                   // adamw.tc:18
-                io_m[i0] = t5;                                              // adamw.tc:18
-                const float t6 = io_v[i0];                                  // adamw.tc:15
-                const float t7 = ((float)s_beta2) * t6;                     // adamw.tc:19
-                const float t9 = ((float)t8) * t3;                          // adamw.tc:19
-                const float t10 = t9 * t3;                                  // adamw.tc:19
-                const float t11 = t7 + t10;                                 // adamw.tc:19
-                io_v[i0] = t11;                                             // adamw.tc:19
-                const float t12 = io_p[i0];                                 // adamw.tc:15
-                const float t15 = t12 * ((float)t14);                       // adamw.tc:17
-                const float t19 = t5 * rcp18;                               // adamw.tc:20
-                const float t20 = ((float)s_lr) * t19;                      // adamw.tc:22
-                const float t24 = t11 * rcp23;                              // adamw.tc:21
-                const float t25 = sqrtf(t24);                               // adamw.tc:22
-                const float t26 = t25 + ((float)s_eps);                     // adamw.tc:22
-                const float t27 = t20 / t26;                                // adamw.tc:22
-                const float t28 = t15 - t27;                                // adamw.tc:22
-                io_p[i0] = t28;                                             // adamw.tc:22
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (hi - base >= 4 &&
+                    tc_aligned(io_m + i0, 16) &&
+                    tc_aligned(in_g + i0, 16) &&
+                    tc_aligned(io_v + i0, 16) &&
+                    tc_aligned(io_p + i0, 16)) {
+                    const tc_vec<float, 4> v29 = tc_vload<float, 4>(io_m + i0); // adamw.tc:15
+                    const tc_vec<float, 4> v32 = tc_vload<float, 4>(in_g + i0); // adamw.tc:15
+                    const tc_vec<float, 4> v51 = tc_vload<float, 4>(io_v + i0); // adamw.tc:15
+                    const tc_vec<float, 4> v72 = tc_vload<float, 4>(io_p + i0); // adamw.tc:15
+                    const float t30 = v29.v[0];                                 // adamw.tc:15
+                    const float t31 = ((float)s_beta1) * t30;                   // adamw.tc:18
+                    const float t33 = v32.v[0];                                 // adamw.tc:15
+                    const float t34 = ((float)t2) * t33;                        // adamw.tc:18
+                    const float t35 = t31 + t34;                                // adamw.tc:18
+                    const float t36 = v29.v[1];                                 // adamw.tc:15
+                    const float t37 = ((float)s_beta1) * t36;                   // adamw.tc:18
+                    const float t38 = v32.v[1];                                 // adamw.tc:15
+                    const float t39 = ((float)t2) * t38;                        // adamw.tc:18
+                    const float t40 = t37 + t39;                                // adamw.tc:18
+                    const float t41 = v29.v[2];                                 // adamw.tc:15
+                    const float t42 = ((float)s_beta1) * t41;                   // adamw.tc:18
+                    const float t43 = v32.v[2];                                 // adamw.tc:15
+                    const float t44 = ((float)t2) * t43;                        // adamw.tc:18
+                    const float t45 = t42 + t44;                                // adamw.tc:18
+                    const float t46 = v29.v[3];                                 // adamw.tc:15
+                    const float t47 = ((float)s_beta1) * t46;                   // adamw.tc:18
+                    const float t48 = v32.v[3];                                 // adamw.tc:15
+                    const float t49 = ((float)t2) * t48;                        // adamw.tc:18
+                    const float t50 = t47 + t49;                                // adamw.tc:18
+                    tc_vstore<float, 4>(io_m + i0, {{t35, t40, t45, t50}});     // adamw.tc:18
+                    const float t52 = v51.v[0];                                 // adamw.tc:15
+                    const float t53 = ((float)s_beta2) * t52;                   // adamw.tc:19
+                    const float t54 = ((float)t8) * t33;                        // adamw.tc:19
+                    const float t55 = t54 * t33;                                // adamw.tc:19
+                    const float t56 = t53 + t55;                                // adamw.tc:19
+                    const float t57 = v51.v[1];                                 // adamw.tc:15
+                    const float t58 = ((float)s_beta2) * t57;                   // adamw.tc:19
+                    const float t59 = ((float)t8) * t38;                        // adamw.tc:19
+                    const float t60 = t59 * t38;                                // adamw.tc:19
+                    const float t61 = t58 + t60;                                // adamw.tc:19
+                    const float t62 = v51.v[2];                                 // adamw.tc:15
+                    const float t63 = ((float)s_beta2) * t62;                   // adamw.tc:19
+                    const float t64 = ((float)t8) * t43;                        // adamw.tc:19
+                    const float t65 = t64 * t43;                                // adamw.tc:19
+                    const float t66 = t63 + t65;                                // adamw.tc:19
+                    const float t67 = v51.v[3];                                 // adamw.tc:15
+                    const float t68 = ((float)s_beta2) * t67;                   // adamw.tc:19
+                    const float t69 = ((float)t8) * t48;                        // adamw.tc:19
+                    const float t70 = t69 * t48;                                // adamw.tc:19
+                    const float t71 = t68 + t70;                                // adamw.tc:19
+                    tc_vstore<float, 4>(io_v + i0, {{t56, t61, t66, t71}});     // adamw.tc:19
+                    const float t73 = v72.v[0];                                 // adamw.tc:15
+                    const float t74 = t73 * ((float)t14);                       // adamw.tc:17
+                    const float t75 = t35 * rcp18;                              // adamw.tc:20
+                    const float t76 = ((float)s_lr) * t75;                      // adamw.tc:22
+                    const float t77 = t56 * rcp23;                              // adamw.tc:21
+                    const float t78 = sqrtf(t77);                               // adamw.tc:22
+                    const float t79 = t78 + ((float)s_eps);                     // adamw.tc:22
+                    const float t80 = t76 / t79;                                // adamw.tc:22
+                    const float t81 = t74 - t80;                                // adamw.tc:22
+                    const float t82 = v72.v[1];                                 // adamw.tc:15
+                    const float t83 = t82 * ((float)t14);                       // adamw.tc:17
+                    const float t84 = t40 * rcp18;                              // adamw.tc:20
+                    const float t85 = ((float)s_lr) * t84;                      // adamw.tc:22
+                    const float t86 = t61 * rcp23;                              // adamw.tc:21
+                    const float t87 = sqrtf(t86);                               // adamw.tc:22
+                    const float t88 = t87 + ((float)s_eps);                     // adamw.tc:22
+                    const float t89 = t85 / t88;                                // adamw.tc:22
+                    const float t90 = t83 - t89;                                // adamw.tc:22
+                    const float t91 = v72.v[2];                                 // adamw.tc:15
+                    const float t92 = t91 * ((float)t14);                       // adamw.tc:17
+                    const float t93 = t45 * rcp18;                              // adamw.tc:20
+                    const float t94 = ((float)s_lr) * t93;                      // adamw.tc:22
+                    const float t95 = t66 * rcp23;                              // adamw.tc:21
+                    const float t96 = sqrtf(t95);                               // adamw.tc:22
+                    const float t97 = t96 + ((float)s_eps);                     // adamw.tc:22
+                    const float t98 = t94 / t97;                                // adamw.tc:22
+                    const float t99 = t92 - t98;                                // adamw.tc:22
+                    const float t100 = v72.v[3];                                // adamw.tc:15
+                    const float t101 = t100 * ((float)t14);                     // adamw.tc:17
+                    const float t102 = t50 * rcp18;                             // adamw.tc:20
+                    const float t103 = ((float)s_lr) * t102;                    // adamw.tc:22
+                    const float t104 = t71 * rcp23;                             // adamw.tc:21
+                    const float t105 = sqrtf(t104);                             // adamw.tc:22
+                    const float t106 = t105 + ((float)s_eps);                   // adamw.tc:22
+                    const float t107 = t103 / t106;                             // adamw.tc:22
+                    const float t108 = t101 - t107;                             // adamw.tc:22
+                    tc_vstore<float, 4>(io_p + i0, {{t81, t90, t99, t108}});    // adamw.tc:22
+                } else {
+                    for (int e = 0; e < 4 && e < hi - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = io_m[i0];                                  // adamw.tc:15
+                        const float t1 = ((float)s_beta1) * t0;                     // adamw.tc:18
+                        const float t3 = in_g[i0];                                  // adamw.tc:15
+                        const float t4 = ((float)t2) * t3;                          // adamw.tc:18
+                        const float t5 = t1 + t4;                                   // adamw.tc:18
+                        io_m[i0] = t5;                                              // adamw.tc:18
+                        const float t6 = io_v[i0];                                  // adamw.tc:15
+                        const float t7 = ((float)s_beta2) * t6;                     // adamw.tc:19
+                        const float t9 = ((float)t8) * t3;                          // adamw.tc:19
+                        const float t10 = t9 * t3;                                  // adamw.tc:19
+                        const float t11 = t7 + t10;                                 // adamw.tc:19
+                        io_v[i0] = t11;                                             // adamw.tc:19
+                        const float t12 = io_p[i0];                                 // adamw.tc:15
+                        const float t15 = t12 * ((float)t14);                       // adamw.tc:17
+                        const float t19 = t5 * rcp18;                               // adamw.tc:20
+                        const float t20 = ((float)s_lr) * t19;                      // adamw.tc:22
+                        const float t24 = t11 * rcp23;                              // adamw.tc:21
+                        const float t25 = sqrtf(t24);                               // adamw.tc:22
+                        const float t26 = t25 + ((float)s_eps);                     // adamw.tc:22
+                        const float t27 = t20 / t26;                                // adamw.tc:22
+                        const float t28 = t15 - t27;                                // adamw.tc:22
+                        io_p[i0] = t28;                                             // adamw.tc:22
+                    }
+                }
             }
         }
     }

@@ -10,47 +10,109 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_0(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(in_b + i1, 16) &&
-            tc_aligned(out_out + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b + i1);  // bias_gelu.tc:5
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // bias_gelu.tc:5
-            const float t5 = v4.v[0];                                   // bias_gelu.tc:5
-            const float t7 = v6.v[0];                                   // bias_gelu.tc:5
-            const float t8 = t5 + t7;                                   // bias_gelu.tc:6
-            const float t9 = tc_gelu(t8);                               // bias_gelu.tc:6
-            const float t10 = v4.v[1];                                  // bias_gelu.tc:5
-            const float t11 = v6.v[1];                                  // bias_gelu.tc:5
-            const float t12 = t10 + t11;                                // bias_gelu.tc:6
-            const float t13 = tc_gelu(t12);                             // bias_gelu.tc:6
-            const float t14 = v4.v[2];                                  // bias_gelu.tc:5
-            const float t15 = v6.v[2];                                  // bias_gelu.tc:5
-            const float t16 = t14 + t15;                                // bias_gelu.tc:6
-            const float t17 = tc_gelu(t16);                             // bias_gelu.tc:6
-            const float t18 = v4.v[3];                                  // bias_gelu.tc:5
-            const float t19 = v6.v[3];                                  // bias_gelu.tc:5
-            const float t20 = t18 + t19;                                // bias_gelu.tc:6
-            const float t21 = tc_gelu(t20);                             // bias_gelu.tc:6
-            tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t9, t13, t17, t21}}); // bias_gelu.tc:6
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // bias_gelu.tc:5
-                const float t1 = in_b[i1];                                  // bias_gelu.tc:5
-                const float t2 = t0 + t1;                                   // bias_gelu.tc:6
-                const float t3 = tc_gelu(t2);                               // bias_gelu.tc:6
-                out_out[sz_D*i0 + i1] = t3;                                 // bias_gelu.tc:6
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(in_b + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v4_u[2];
+            tc_vec<float, 4> v6_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v4_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                v6_u[u_] = tc_vload<float, 4>(in_b + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v4 = v4_u[u_];
+                const tc_vec<float, 4> v6 = v6_u[u_];
+                const float t5 = v4.v[0];                                   // bias_gelu.tc:5
+                const float t7 = v6.v[0];                                   // bias_gelu.tc:5
+                const float t8 = t5 + t7;                                   // bias_gelu.tc:6
+                const float t9 = tc_gelu(t8);                               // bias_gelu.tc:6
+                const float t10 = v4.v[1];                                  // bias_gelu.tc:5
+                const float t11 = v6.v[1];                                  // bias_gelu.tc:5
+                const float t12 = t10 + t11;                                // bias_gelu.tc:6
+                const float t13 = tc_gelu(t12);                             // bias_gelu.tc:6
+                const float t14 = v4.v[2];                                  // bias_gelu.tc:5
+                const float t15 = v6.v[2];                                  // bias_gelu.tc:5
+                const float t16 = t14 + t15;                                // bias_gelu.tc:6
+                const float t17 = tc_gelu(t16);                             // bias_gelu.tc:6
+                const float t18 = v4.v[3];                                  // bias_gelu.tc:5
+                const float t19 = v6.v[3];                                  // bias_gelu.tc:5
+                const float t20 = t18 + t19;                                // bias_gelu.tc:6
+                const float t21 = tc_gelu(t20);                             // bias_gelu.tc:6
+                tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t9, t13, t17, t21}}); // bias_gelu.tc:6
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(in_b + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // bias_gelu.tc:5
+                    const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b + i1);  // bias_gelu.tc:5
+                    const float t5 = v4.v[0];                                   // bias_gelu.tc:5
+                    const float t7 = v6.v[0];                                   // bias_gelu.tc:5
+                    const float t8 = t5 + t7;                                   // bias_gelu.tc:6
+                    const float t9 = tc_gelu(t8);                               // bias_gelu.tc:6
+                    const float t10 = v4.v[1];                                  // bias_gelu.tc:5
+                    const float t11 = v6.v[1];                                  // bias_gelu.tc:5
+                    const float t12 = t10 + t11;                                // bias_gelu.tc:6
+                    const float t13 = tc_gelu(t12);                             // bias_gelu.tc:6
+                    const float t14 = v4.v[2];                                  // bias_gelu.tc:5
+                    const float t15 = v6.v[2];                                  // bias_gelu.tc:5
+                    const float t16 = t14 + t15;                                // bias_gelu.tc:6
+                    const float t17 = tc_gelu(t16);                             // bias_gelu.tc:6
+                    const float t18 = v4.v[3];                                  // bias_gelu.tc:5
+                    const float t19 = v6.v[3];                                  // bias_gelu.tc:5
+                    const float t20 = t18 + t19;                                // bias_gelu.tc:6
+                    const float t21 = tc_gelu(t20);                             // bias_gelu.tc:6
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t9, t13, t17, t21}}); // bias_gelu.tc:6
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // bias_gelu.tc:5
+                        const float t1 = in_b[i1];                                  // bias_gelu.tc:5
+                        const float t2 = t0 + t1;                                   // bias_gelu.tc:6
+                        const float t3 = tc_gelu(t2);                               // bias_gelu.tc:6
+                        out_out[sz_D*i0 + i1] = t3;                                 // bias_gelu.tc:6
+                    }
+                }
             }
         }
     }
@@ -61,5 +123,5 @@ launch plan of bias_gelu (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_b         param  f32[D]
   buffer out_out      output f32[N, D]
-  step 0: tc_poi_fused_add_gelu_0<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, in_b, out_out, N, D)
+  step 0: tc_poi_fused_add_gelu_0<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, in_b, out_out, N, D)
  */

@@ -41,59 +41,132 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_0(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    const idx_t step_ = (idx_t)blockDim.x * 4;
-    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
-        const idx_t i0 = base;
-        if (hi - base >= 4 &&
-            tc_aligned(in_d + i0, 16) &&
-            tc_aligned(in_a + i0, 16) &&
-            tc_aligned(in_b + i0, 16) &&
-            tc_aligned(in_c + i0, 16) &&
-            tc_aligned(out_out + i0, 16)) {
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_d + i0);  // fma4.tc:4
-            const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_a + i0);  // fma4.tc:4
-            const tc_vec<float, 4> v11 = tc_vload<float, 4>(in_b + i0); // fma4.tc:4
-            const tc_vec<float, 4> v14 = tc_vload<float, 4>(in_c + i0); // fma4.tc:4
-            const float t8 = v7.v[0];                                   // fma4.tc:4
-            const float t10 = v9.v[0];                                  // fma4.tc:4
-            const float t12 = v11.v[0];                                 // fma4.tc:4
-            const float t13 = t10 + t12;                                // fma4.tc:5
-            const float t15 = v14.v[0];                                 // fma4.tc:4
-            const float t16 = t13 * t15;                                // fma4.tc:5
-            const float t17 = t8 + t16;                                 // fma4.tc:5
-            const float t18 = v7.v[1];                                  // fma4.tc:4
-            const float t19 = v9.v[1];                                  // fma4.tc:4
-            const float t20 = v11.v[1];                                 // fma4.tc:4
-            const float t21 = t19 + t20;                                // fma4.tc:5
-            const float t22 = v14.v[1];                                 // fma4.tc:4
-            const float t23 = t21 * t22;                                // fma4.tc:5
-            const float t24 = t18 + t23;                                // fma4.tc:5
-            const float t25 = v7.v[2];                                  // fma4.tc:4
-            const float t26 = v9.v[2];                                  // fma4.tc:4
-            const float t27 = v11.v[2];                                 // fma4.tc:4
-            const float t28 = t26 + t27;                                // fma4.tc:5
-            const float t29 = v14.v[2];                                 // fma4.tc:4
-            const float t30 = t28 * t29;                                // fma4.tc:5
-            const float t31 = t25 + t30;                                // fma4.tc:5
-            const float t32 = v7.v[3];                                  // fma4.tc:4
-            const float t33 = v9.v[3];                                  // fma4.tc:4
-            const float t34 = v11.v[3];                                 // fma4.tc:4
-            const float t35 = t33 + t34;                                // fma4.tc:5
-            const float t36 = v14.v[3];                                 // fma4.tc:4
-            const float t37 = t35 * t36;                                // fma4.tc:5
-            const float t38 = t32 + t37;                                // fma4.tc:5
-            tc_vstore<float, 4>(out_out + i0, {{t17, t24, t31, t38}});  // fma4.tc:5
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = ustep_ * 2;
+    for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
+        bool vok_ = hi - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_d + i0, 16) &&
+                    tc_aligned(in_a + i0, 16) &&
+                    tc_aligned(in_b + i0, 16) &&
+                    tc_aligned(in_c + i0, 16) &&
+                    tc_aligned(out_out + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v7_u[2];
+            tc_vec<float, 4> v9_u[2];
+            tc_vec<float, 4> v11_u[2];
+            tc_vec<float, 4> v14_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v7_u[u_] = tc_vload<float, 4>(in_d + i0);
+                v9_u[u_] = tc_vload<float, 4>(in_a + i0);
+                v11_u[u_] = tc_vload<float, 4>(in_b + i0);
+                v14_u[u_] = tc_vload<float, 4>(in_c + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v7 = v7_u[u_];
+                const tc_vec<float, 4> v9 = v9_u[u_];
+                const tc_vec<float, 4> v11 = v11_u[u_];
+                const tc_vec<float, 4> v14 = v14_u[u_];
+                const float t8 = v7.v[0];                                   // fma4.tc:4
+                const float t10 = v9.v[0];                                  // fma4.tc:4
+                const float t12 = v11.v[0];                                 // fma4.tc:4
+                const float t13 = t10 + t12;                                // fma4.tc:5
+                const float t15 = v14.v[0];                                 // fma4.tc:4
+                const float t16 = t13 * t15;                                // fma4.tc:5
+                const float t17 = t8 + t16;                                 // fma4.tc:5
+                const float t18 = v7.v[1];                                  // fma4.tc:4
+                const float t19 = v9.v[1];                                  // fma4.tc:4
+                const float t20 = v11.v[1];                                 // fma4.tc:4
+                const float t21 = t19 + t20;                                // fma4.tc:5
+                const float t22 = v14.v[1];                                 // fma4.tc:4
+                const float t23 = t21 * t22;                                // fma4.tc:5
+                const float t24 = t18 + t23;                                // fma4.tc:5
+                const float t25 = v7.v[2];                                  // fma4.tc:4
+                const float t26 = v9.v[2];                                  // fma4.tc:4
+                const float t27 = v11.v[2];                                 // fma4.tc:4
+                const float t28 = t26 + t27;                                // fma4.tc:5
+                const float t29 = v14.v[2];                                 // fma4.tc:4
+                const float t30 = t28 * t29;                                // fma4.tc:5
+                const float t31 = t25 + t30;                                // fma4.tc:5
+                const float t32 = v7.v[3];                                  // fma4.tc:4
+                const float t33 = v9.v[3];                                  // fma4.tc:4
+                const float t34 = v11.v[3];                                 // fma4.tc:4
+                const float t35 = t33 + t34;                                // fma4.tc:5
+                const float t36 = v14.v[3];                                 // fma4.tc:4
+                const float t37 = t35 * t36;                                // fma4.tc:5
+                const float t38 = t32 + t37;                                // fma4.tc:5
+                tc_vstore<float, 4>(out_out + i0, {{t17, t24, t31, t38}});  // fma4.tc:5
+            }
         } else {
-            for (int e = 0; e < 4 && e < hi - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_d[i0];                                  // fma4.tc:4
-                const float t1 = in_a[i0];                                  // fma4.tc:4
-                const float t2 = in_b[i0];                                  // fma4.tc:4
-                const float t3 = t1 + t2;                                   // fma4.tc:5
-                const float t4 = in_c[i0];                                  // fma4.tc:4
-                const float t5 = t3 * t4;                                   // fma4.tc:5
-                const float t6 = t0 + t5;                                   // fma4.tc:5
-                out_out[i0] = t6;                                           // fma4.tc:5
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (hi - base >= 4 &&
+                    tc_aligned(in_d + i0, 16) &&
+                    tc_aligned(in_a + i0, 16) &&
+                    tc_aligned(in_b + i0, 16) &&
+                    tc_aligned(in_c + i0, 16) &&
+                    tc_aligned(out_out + i0, 16)) {
+                    const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_d + i0);  // fma4.tc:4
+                    const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_a + i0);  // fma4.tc:4
+                    const tc_vec<float, 4> v11 = tc_vload<float, 4>(in_b + i0); // fma4.tc:4
+                    const tc_vec<float, 4> v14 = tc_vload<float, 4>(in_c + i0); // fma4.tc:4
+                    const float t8 = v7.v[0];                                   // fma4.tc:4
+                    const float t10 = v9.v[0];                                  // fma4.tc:4
+                    const float t12 = v11.v[0];                                 // fma4.tc:4
+                    const float t13 = t10 + t12;                                // fma4.tc:5
+                    const float t15 = v14.v[0];                                 // fma4.tc:4
+                    const float t16 = t13 * t15;                                // fma4.tc:5
+                    const float t17 = t8 + t16;                                 // fma4.tc:5
+                    const float t18 = v7.v[1];                                  // fma4.tc:4
+                    const float t19 = v9.v[1];                                  // fma4.tc:4
+                    const float t20 = v11.v[1];                                 // fma4.tc:4
+                    const float t21 = t19 + t20;                                // fma4.tc:5
+                    const float t22 = v14.v[1];                                 // fma4.tc:4
+                    const float t23 = t21 * t22;                                // fma4.tc:5
+                    const float t24 = t18 + t23;                                // fma4.tc:5
+                    const float t25 = v7.v[2];                                  // fma4.tc:4
+                    const float t26 = v9.v[2];                                  // fma4.tc:4
+                    const float t27 = v11.v[2];                                 // fma4.tc:4
+                    const float t28 = t26 + t27;                                // fma4.tc:5
+                    const float t29 = v14.v[2];                                 // fma4.tc:4
+                    const float t30 = t28 * t29;                                // fma4.tc:5
+                    const float t31 = t25 + t30;                                // fma4.tc:5
+                    const float t32 = v7.v[3];                                  // fma4.tc:4
+                    const float t33 = v9.v[3];                                  // fma4.tc:4
+                    const float t34 = v11.v[3];                                 // fma4.tc:4
+                    const float t35 = t33 + t34;                                // fma4.tc:5
+                    const float t36 = v14.v[3];                                 // fma4.tc:4
+                    const float t37 = t35 * t36;                                // fma4.tc:5
+                    const float t38 = t32 + t37;                                // fma4.tc:5
+                    tc_vstore<float, 4>(out_out + i0, {{t17, t24, t31, t38}});  // fma4.tc:5
+                } else {
+                    for (int e = 0; e < 4 && e < hi - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_d[i0];                                  // fma4.tc:4
+                        const float t1 = in_a[i0];                                  // fma4.tc:4
+                        const float t2 = in_b[i0];                                  // fma4.tc:4
+                        const float t3 = t1 + t2;                                   // fma4.tc:5
+                        const float t4 = in_c[i0];                                  // fma4.tc:4
+                        const float t5 = t3 * t4;                                   // fma4.tc:5
+                        const float t6 = t0 + t5;                                   // fma4.tc:5
+                        out_out[i0] = t6;                                           // fma4.tc:5
+                    }
+                }
             }
         }
     }

@@ -656,63 +656,141 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_2(
     const idx_t sz_N)
 {
     const idx_t n = sz_M*sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_N;
-        q_ /= sz_N;
-        const idx_t i0 = q_;
-        if (n - base >= 8 && sz_N - i1 >= 8 &&
-            tc_aligned(buf3 + sz_N*i0 + i1, 16) &&
-            tc_aligned(buf5 + sz_N*i0 + i1, 16) &&
-            tc_aligned(out_out + sz_N*i0 + i1, 16)) {
-            const tc_vec<unsigned short, 8> v4 = tc_vload<unsigned short, 8>(buf3 + sz_N*i0 + i1); // gated_mlp.tc:10
-            const float t5 = tc_h2f(v4.v[0]);                           // gated_mlp.tc:10
-            const float t6 = tc_round_f16(tc_silu(t5));                 // gated_mlp.tc:10
-            const tc_vec<unsigned short, 8> v7 = tc_vload<unsigned short, 8>(buf5 + sz_N*i0 + i1); // gated_mlp.tc:10
-            const float t8 = tc_h2f(v7.v[0]);                           // gated_mlp.tc:10
-            const float t9 = tc_round_f16(t6 * t8);                     // gated_mlp.tc:10
-            const float t10 = tc_h2f(v4.v[1]);                          // gated_mlp.tc:10
-            const float t11 = tc_round_f16(tc_silu(t10));               // gated_mlp.tc:10
-            const float t12 = tc_h2f(v7.v[1]);                          // gated_mlp.tc:10
-            const float t13 = tc_round_f16(t11 * t12);                  // gated_mlp.tc:10
-            const float t14 = tc_h2f(v4.v[2]);                          // gated_mlp.tc:10
-            const float t15 = tc_round_f16(tc_silu(t14));               // gated_mlp.tc:10
-            const float t16 = tc_h2f(v7.v[2]);                          // gated_mlp.tc:10
-            const float t17 = tc_round_f16(t15 * t16);                  // gated_mlp.tc:10
-            const float t18 = tc_h2f(v4.v[3]);                          // gated_mlp.tc:10
-            const float t19 = tc_round_f16(tc_silu(t18));               // gated_mlp.tc:10
-            const float t20 = tc_h2f(v7.v[3]);                          // gated_mlp.tc:10
-            const float t21 = tc_round_f16(t19 * t20);                  // gated_mlp.tc:10
-            const float t22 = tc_h2f(v4.v[4]);                          // gated_mlp.tc:10
-            const float t23 = tc_round_f16(tc_silu(t22));               // gated_mlp.tc:10
-            const float t24 = tc_h2f(v7.v[4]);                          // gated_mlp.tc:10
-            const float t25 = tc_round_f16(t23 * t24);                  // gated_mlp.tc:10
-            const float t26 = tc_h2f(v4.v[5]);                          // gated_mlp.tc:10
-            const float t27 = tc_round_f16(tc_silu(t26));               // gated_mlp.tc:10
-            const float t28 = tc_h2f(v7.v[5]);                          // gated_mlp.tc:10
-            const float t29 = tc_round_f16(t27 * t28);                  // gated_mlp.tc:10
-            const float t30 = tc_h2f(v4.v[6]);                          // gated_mlp.tc:10
-            const float t31 = tc_round_f16(tc_silu(t30));               // gated_mlp.tc:10
-            const float t32 = tc_h2f(v7.v[6]);                          // gated_mlp.tc:10
-            const float t33 = tc_round_f16(t31 * t32);                  // gated_mlp.tc:10
-            const float t34 = tc_h2f(v4.v[7]);                          // gated_mlp.tc:10
-            const float t35 = tc_round_f16(tc_silu(t34));               // gated_mlp.tc:10
-            const float t36 = tc_h2f(v7.v[7]);                          // gated_mlp.tc:10
-            const float t37 = tc_round_f16(t35 * t36);                  // gated_mlp.tc:10
-            tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_N*i0 + i1), {{tc_f2h2(t9, t13), tc_f2h2(t17, t21), tc_f2h2(t25, t29), tc_f2h2(t33, t37)}}); // gated_mlp.tc:10
-        } else {
-            for (int e = 0; e < 8 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 8;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 16, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 8, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 8;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_N;
                 q_ /= sz_N;
                 const idx_t i0 = q_;
-                const float t0 = tc_h2f(buf3[sz_N*i0 + i1]);                // gated_mlp.tc:10
-                const float t1 = tc_round_f16(tc_silu(t0));                 // gated_mlp.tc:10
-                const float t2 = tc_h2f(buf5[sz_N*i0 + i1]);                // gated_mlp.tc:10
-                const float t3 = tc_round_f16(t1 * t2);                     // gated_mlp.tc:10
-                out_out[sz_N*i0 + i1] = tc_f2h(t3);                         // gated_mlp.tc:10
+                vok_ = vok_ && sz_N - i1 >= 8 &&
+                    tc_aligned(buf3 + sz_N*i0 + i1, 16) &&
+                    tc_aligned(buf5 + sz_N*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_N*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<unsigned short, 8> v4_u[2];
+            tc_vec<unsigned short, 8> v7_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                v4_u[u_] = tc_vload<unsigned short, 8>(buf3 + sz_N*i0 + i1);
+                v7_u[u_] = tc_vload<unsigned short, 8>(buf5 + sz_N*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                const tc_vec<unsigned short, 8> v4 = v4_u[u_];
+                const tc_vec<unsigned short, 8> v7 = v7_u[u_];
+                const float t5 = tc_h2f(v4.v[0]);                           // gated_mlp.tc:10
+                const float t6 = tc_round_f16(tc_silu(t5));                 // gated_mlp.tc:10
+                const float t8 = tc_h2f(v7.v[0]);                           // gated_mlp.tc:10
+                const float t9 = tc_round_f16(t6 * t8);                     // gated_mlp.tc:10
+                const float t10 = tc_h2f(v4.v[1]);                          // gated_mlp.tc:10
+                const float t11 = tc_round_f16(tc_silu(t10));               // gated_mlp.tc:10
+                const float t12 = tc_h2f(v7.v[1]);                          // gated_mlp.tc:10
+                const float t13 = tc_round_f16(t11 * t12);                  // gated_mlp.tc:10
+                const float t14 = tc_h2f(v4.v[2]);                          // gated_mlp.tc:10
+                const float t15 = tc_round_f16(tc_silu(t14));               // gated_mlp.tc:10
+                const float t16 = tc_h2f(v7.v[2]);                          // gated_mlp.tc:10
+                const float t17 = tc_round_f16(t15 * t16);                  // gated_mlp.tc:10
+                const float t18 = tc_h2f(v4.v[3]);                          // gated_mlp.tc:10
+                const float t19 = tc_round_f16(tc_silu(t18));               // gated_mlp.tc:10
+                const float t20 = tc_h2f(v7.v[3]);                          // gated_mlp.tc:10
+                const float t21 = tc_round_f16(t19 * t20);                  // gated_mlp.tc:10
+                const float t22 = tc_h2f(v4.v[4]);                          // gated_mlp.tc:10
+                const float t23 = tc_round_f16(tc_silu(t22));               // gated_mlp.tc:10
+                const float t24 = tc_h2f(v7.v[4]);                          // gated_mlp.tc:10
+                const float t25 = tc_round_f16(t23 * t24);                  // gated_mlp.tc:10
+                const float t26 = tc_h2f(v4.v[5]);                          // gated_mlp.tc:10
+                const float t27 = tc_round_f16(tc_silu(t26));               // gated_mlp.tc:10
+                const float t28 = tc_h2f(v7.v[5]);                          // gated_mlp.tc:10
+                const float t29 = tc_round_f16(t27 * t28);                  // gated_mlp.tc:10
+                const float t30 = tc_h2f(v4.v[6]);                          // gated_mlp.tc:10
+                const float t31 = tc_round_f16(tc_silu(t30));               // gated_mlp.tc:10
+                const float t32 = tc_h2f(v7.v[6]);                          // gated_mlp.tc:10
+                const float t33 = tc_round_f16(t31 * t32);                  // gated_mlp.tc:10
+                const float t34 = tc_h2f(v4.v[7]);                          // gated_mlp.tc:10
+                const float t35 = tc_round_f16(tc_silu(t34));               // gated_mlp.tc:10
+                const float t36 = tc_h2f(v7.v[7]);                          // gated_mlp.tc:10
+                const float t37 = tc_round_f16(t35 * t36);                  // gated_mlp.tc:10
+                tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_N*i0 + i1), {{tc_f2h2(t9, t13), tc_f2h2(t17, t21), tc_f2h2(t25, t29), tc_f2h2(t33, t37)}}); // gated_mlp.tc:10
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                if (n - base >= 8 && sz_N - i1 >= 8 &&
+                    tc_aligned(buf3 + sz_N*i0 + i1, 16) &&
+                    tc_aligned(buf5 + sz_N*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_N*i0 + i1, 16)) {
+                    const tc_vec<unsigned short, 8> v4 = tc_vload<unsigned short, 8>(buf3 + sz_N*i0 + i1); // gated_mlp.tc:10
+                    const tc_vec<unsigned short, 8> v7 = tc_vload<unsigned short, 8>(buf5 + sz_N*i0 + i1); // gated_mlp.tc:10
+                    const float t5 = tc_h2f(v4.v[0]);                           // gated_mlp.tc:10
+                    const float t6 = tc_round_f16(tc_silu(t5));                 // gated_mlp.tc:10
+                    const float t8 = tc_h2f(v7.v[0]);                           // gated_mlp.tc:10
+                    const float t9 = tc_round_f16(t6 * t8);                     // gated_mlp.tc:10
+                    const float t10 = tc_h2f(v4.v[1]);                          // gated_mlp.tc:10
+                    const float t11 = tc_round_f16(tc_silu(t10));               // gated_mlp.tc:10
+                    const float t12 = tc_h2f(v7.v[1]);                          // gated_mlp.tc:10
+                    const float t13 = tc_round_f16(t11 * t12);                  // gated_mlp.tc:10
+                    const float t14 = tc_h2f(v4.v[2]);                          // gated_mlp.tc:10
+                    const float t15 = tc_round_f16(tc_silu(t14));               // gated_mlp.tc:10
+                    const float t16 = tc_h2f(v7.v[2]);                          // gated_mlp.tc:10
+                    const float t17 = tc_round_f16(t15 * t16);                  // gated_mlp.tc:10
+                    const float t18 = tc_h2f(v4.v[3]);                          // gated_mlp.tc:10
+                    const float t19 = tc_round_f16(tc_silu(t18));               // gated_mlp.tc:10
+                    const float t20 = tc_h2f(v7.v[3]);                          // gated_mlp.tc:10
+                    const float t21 = tc_round_f16(t19 * t20);                  // gated_mlp.tc:10
+                    const float t22 = tc_h2f(v4.v[4]);                          // gated_mlp.tc:10
+                    const float t23 = tc_round_f16(tc_silu(t22));               // gated_mlp.tc:10
+                    const float t24 = tc_h2f(v7.v[4]);                          // gated_mlp.tc:10
+                    const float t25 = tc_round_f16(t23 * t24);                  // gated_mlp.tc:10
+                    const float t26 = tc_h2f(v4.v[5]);                          // gated_mlp.tc:10
+                    const float t27 = tc_round_f16(tc_silu(t26));               // gated_mlp.tc:10
+                    const float t28 = tc_h2f(v7.v[5]);                          // gated_mlp.tc:10
+                    const float t29 = tc_round_f16(t27 * t28);                  // gated_mlp.tc:10
+                    const float t30 = tc_h2f(v4.v[6]);                          // gated_mlp.tc:10
+                    const float t31 = tc_round_f16(tc_silu(t30));               // gated_mlp.tc:10
+                    const float t32 = tc_h2f(v7.v[6]);                          // gated_mlp.tc:10
+                    const float t33 = tc_round_f16(t31 * t32);                  // gated_mlp.tc:10
+                    const float t34 = tc_h2f(v4.v[7]);                          // gated_mlp.tc:10
+                    const float t35 = tc_round_f16(tc_silu(t34));               // gated_mlp.tc:10
+                    const float t36 = tc_h2f(v7.v[7]);                          // gated_mlp.tc:10
+                    const float t37 = tc_round_f16(t35 * t36);                  // gated_mlp.tc:10
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_N*i0 + i1), {{tc_f2h2(t9, t13), tc_f2h2(t17, t21), tc_f2h2(t25, t29), tc_f2h2(t33, t37)}}); // gated_mlp.tc:10
+                } else {
+                    for (int e = 0; e < 8 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_N;
+                        q_ /= sz_N;
+                        const idx_t i0 = q_;
+                        const float t0 = tc_h2f(buf3[sz_N*i0 + i1]);                // gated_mlp.tc:10
+                        const float t1 = tc_round_f16(tc_silu(t0));                 // gated_mlp.tc:10
+                        const float t2 = tc_h2f(buf5[sz_N*i0 + i1]);                // gated_mlp.tc:10
+                        const float t3 = tc_round_f16(t1 * t2);                     // gated_mlp.tc:10
+                        out_out[sz_N*i0 + i1] = tc_f2h(t3);                         // gated_mlp.tc:10
+                    }
+                }
             }
         }
     }
@@ -732,5 +810,5 @@ launch plan of gated_mlp (32-bit indices):
   step 1: matmul buf5 = in_x @ in_w3 (cuBLAS)
   step 2 runs when M <= 16:
   step 2: tc_matmul_1<<<2*((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(in_x, in_w3, buf5, M, N, K, 1, 0, 0, M*N, workspace, in_w1, buf3)
-  step 3: tc_poi_fused_silu_mul_2<<<(M*N + 2047)/2048, [256, 1, 1]>>>(out_out, buf3, buf5, M, N)
+  step 3: tc_poi_fused_silu_mul_2<<<(M*N + 4095)/4096, [256, 1, 1]>>>(out_out, buf3, buf5, M, N)
  */

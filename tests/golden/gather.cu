@@ -11,45 +11,103 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_0(
     const idx_t sz_C)
 {
     const idx_t n = sz_N*sz_K;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_K;
-        q_ /= sz_K;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_K - i1 >= 4 &&
-            tc_aligned(in_i + sz_K*i0 + i1, 16) &&
-            tc_aligned(out_out + sz_K*i0 + i1, 16)) {
-            const tc_vec<int, 4> v4 = tc_vload<int, 4>(in_i + sz_K*i0 + i1); // gather.tc:5
-            const int t5 = v4.v[0];                                     // gather.tc:5
-            const bool in6 = (unsigned long long)(long long)(t5) < (unsigned long long)(sz_C); // gather.tc:6
-            const long long pos7 = in6 ? (long long)(t5) : 0;           // gather.tc:6
-            const float t8 = in6 ? in_x[sz_C*i0 + pos7] : __int_as_float(0x7fc00000); // gather.tc:6
-            const int t9 = v4.v[1];                                     // gather.tc:5
-            const bool in10 = (unsigned long long)(long long)(t9) < (unsigned long long)(sz_C); // gather.tc:6
-            const long long pos11 = in10 ? (long long)(t9) : 0;         // gather.tc:6
-            const float t12 = in10 ? in_x[sz_C*i0 + pos11] : __int_as_float(0x7fc00000); // gather.tc:6
-            const int t13 = v4.v[2];                                    // gather.tc:5
-            const bool in14 = (unsigned long long)(long long)(t13) < (unsigned long long)(sz_C); // gather.tc:6
-            const long long pos15 = in14 ? (long long)(t13) : 0;        // gather.tc:6
-            const float t16 = in14 ? in_x[sz_C*i0 + pos15] : __int_as_float(0x7fc00000); // gather.tc:6
-            const int t17 = v4.v[3];                                    // gather.tc:5
-            const bool in18 = (unsigned long long)(long long)(t17) < (unsigned long long)(sz_C); // gather.tc:6
-            const long long pos19 = in18 ? (long long)(t17) : 0;        // gather.tc:6
-            const float t20 = in18 ? in_x[sz_C*i0 + pos19] : __int_as_float(0x7fc00000); // gather.tc:6
-            tc_vstore<float, 4>(out_out + sz_K*i0 + i1, {{t8, t12, t16, t20}}); // gather.tc:6
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_K;
                 q_ /= sz_K;
                 const idx_t i0 = q_;
-                const int t0 = in_i[sz_K*i0 + i1];                          // gather.tc:5
-                const bool in1 = (unsigned long long)(long long)(t0) < (unsigned long long)(sz_C); // gather.tc:6
-                const long long pos2 = in1 ? (long long)(t0) : 0;           // gather.tc:6
-                const float t3 = in1 ? in_x[sz_C*i0 + pos2] : __int_as_float(0x7fc00000); // gather.tc:6
-                out_out[sz_K*i0 + i1] = t3;                                 // gather.tc:6
+                vok_ = vok_ && sz_K - i1 >= 4 &&
+                    tc_aligned(in_i + sz_K*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_K*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<int, 4> v4_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_K;
+                q_ /= sz_K;
+                const idx_t i0 = q_;
+                v4_u[u_] = tc_vload<int, 4>(in_i + sz_K*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_K;
+                q_ /= sz_K;
+                const idx_t i0 = q_;
+                const tc_vec<int, 4> v4 = v4_u[u_];
+                const int t5 = v4.v[0];                                     // gather.tc:5
+                const bool in6 = (unsigned long long)(long long)(t5) < (unsigned long long)(sz_C); // gather.tc:6
+                const long long pos7 = in6 ? (long long)(t5) : 0;           // gather.tc:6
+                const float t8 = in6 ? in_x[sz_C*i0 + pos7] : __int_as_float(0x7fc00000); // gather.tc:6
+                const int t9 = v4.v[1];                                     // gather.tc:5
+                const bool in10 = (unsigned long long)(long long)(t9) < (unsigned long long)(sz_C); // gather.tc:6
+                const long long pos11 = in10 ? (long long)(t9) : 0;         // gather.tc:6
+                const float t12 = in10 ? in_x[sz_C*i0 + pos11] : __int_as_float(0x7fc00000); // gather.tc:6
+                const int t13 = v4.v[2];                                    // gather.tc:5
+                const bool in14 = (unsigned long long)(long long)(t13) < (unsigned long long)(sz_C); // gather.tc:6
+                const long long pos15 = in14 ? (long long)(t13) : 0;        // gather.tc:6
+                const float t16 = in14 ? in_x[sz_C*i0 + pos15] : __int_as_float(0x7fc00000); // gather.tc:6
+                const int t17 = v4.v[3];                                    // gather.tc:5
+                const bool in18 = (unsigned long long)(long long)(t17) < (unsigned long long)(sz_C); // gather.tc:6
+                const long long pos19 = in18 ? (long long)(t17) : 0;        // gather.tc:6
+                const float t20 = in18 ? in_x[sz_C*i0 + pos19] : __int_as_float(0x7fc00000); // gather.tc:6
+                tc_vstore<float, 4>(out_out + sz_K*i0 + i1, {{t8, t12, t16, t20}}); // gather.tc:6
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_K;
+                q_ /= sz_K;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_K - i1 >= 4 &&
+                    tc_aligned(in_i + sz_K*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_K*i0 + i1, 16)) {
+                    const tc_vec<int, 4> v4 = tc_vload<int, 4>(in_i + sz_K*i0 + i1); // gather.tc:5
+                    const int t5 = v4.v[0];                                     // gather.tc:5
+                    const bool in6 = (unsigned long long)(long long)(t5) < (unsigned long long)(sz_C); // gather.tc:6
+                    const long long pos7 = in6 ? (long long)(t5) : 0;           // gather.tc:6
+                    const float t8 = in6 ? in_x[sz_C*i0 + pos7] : __int_as_float(0x7fc00000); // gather.tc:6
+                    const int t9 = v4.v[1];                                     // gather.tc:5
+                    const bool in10 = (unsigned long long)(long long)(t9) < (unsigned long long)(sz_C); // gather.tc:6
+                    const long long pos11 = in10 ? (long long)(t9) : 0;         // gather.tc:6
+                    const float t12 = in10 ? in_x[sz_C*i0 + pos11] : __int_as_float(0x7fc00000); // gather.tc:6
+                    const int t13 = v4.v[2];                                    // gather.tc:5
+                    const bool in14 = (unsigned long long)(long long)(t13) < (unsigned long long)(sz_C); // gather.tc:6
+                    const long long pos15 = in14 ? (long long)(t13) : 0;        // gather.tc:6
+                    const float t16 = in14 ? in_x[sz_C*i0 + pos15] : __int_as_float(0x7fc00000); // gather.tc:6
+                    const int t17 = v4.v[3];                                    // gather.tc:5
+                    const bool in18 = (unsigned long long)(long long)(t17) < (unsigned long long)(sz_C); // gather.tc:6
+                    const long long pos19 = in18 ? (long long)(t17) : 0;        // gather.tc:6
+                    const float t20 = in18 ? in_x[sz_C*i0 + pos19] : __int_as_float(0x7fc00000); // gather.tc:6
+                    tc_vstore<float, 4>(out_out + sz_K*i0 + i1, {{t8, t12, t16, t20}}); // gather.tc:6
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_K;
+                        q_ /= sz_K;
+                        const idx_t i0 = q_;
+                        const int t0 = in_i[sz_K*i0 + i1];                          // gather.tc:5
+                        const bool in1 = (unsigned long long)(long long)(t0) < (unsigned long long)(sz_C); // gather.tc:6
+                        const long long pos2 = in1 ? (long long)(t0) : 0;           // gather.tc:6
+                        const float t3 = in1 ? in_x[sz_C*i0 + pos2] : __int_as_float(0x7fc00000); // gather.tc:6
+                        out_out[sz_K*i0 + i1] = t3;                                 // gather.tc:6
+                    }
+                }
             }
         }
     }
@@ -139,34 +197,79 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_3(
     const idx_t sz_C)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % 1;
-        q_ /= 1;
-        const idx_t i0 = q_;
-        if (n - base >= 2 && 1 - i1 >= 2 &&
-            tc_aligned(out_out + i0 + i1, 8)) {
-            const long long t4 = in_t[i0];                              // gather.tc:11
-            const bool in5 = (unsigned long long)(long long)(t4) < (unsigned long long)(sz_C); // gather.tc:12
-            const long long pos6 = in5 ? (long long)(t4) : 0;           // gather.tc:12
-            const float t7 = in5 ? buf2[sz_C*i0 + pos6] : __int_as_float(0x7fc00000); // gather.tc:12
-            const bool in8 = (unsigned long long)(long long)(t4) < (unsigned long long)(sz_C); // gather.tc:12
-            const long long pos9 = in8 ? (long long)(t4) : 0;           // gather.tc:12
-            const float t10 = in8 ? buf2[sz_C*i0 + pos9] : __int_as_float(0x7fc00000); // gather.tc:12
-            tc_vstore<float, 2>(out_out + i0 + i1, {{t7, t10}});        // gather.tc:12
-        } else {
-            for (int e = 0; e < 2 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 2;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 2, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 2;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % 1;
                 q_ /= 1;
                 const idx_t i0 = q_;
-                const long long t0 = in_t[i0];                              // gather.tc:11
-                const bool in1 = (unsigned long long)(long long)(t0) < (unsigned long long)(sz_C); // gather.tc:12
-                const long long pos2 = in1 ? (long long)(t0) : 0;           // gather.tc:12
-                const float t3 = in1 ? buf2[sz_C*i0 + pos2] : __int_as_float(0x7fc00000); // gather.tc:12
-                out_out[i0 + i1] = t3;                                      // gather.tc:12
+                vok_ = vok_ && 1 - i1 >= 2 &&
+                    tc_aligned(out_out + i0 + i1, 8);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 1;
+                q_ /= 1;
+                const idx_t i0 = q_;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 1;
+                q_ /= 1;
+                const idx_t i0 = q_;
+                const long long t4 = in_t[i0];                              // gather.tc:11
+                const bool in5 = (unsigned long long)(long long)(t4) < (unsigned long long)(sz_C); // gather.tc:12
+                const long long pos6 = in5 ? (long long)(t4) : 0;           // gather.tc:12
+                const float t7 = in5 ? buf2[sz_C*i0 + pos6] : __int_as_float(0x7fc00000); // gather.tc:12
+                const bool in8 = (unsigned long long)(long long)(t4) < (unsigned long long)(sz_C); // gather.tc:12
+                const long long pos9 = in8 ? (long long)(t4) : 0;           // gather.tc:12
+                const float t10 = in8 ? buf2[sz_C*i0 + pos9] : __int_as_float(0x7fc00000); // gather.tc:12
+                tc_vstore<float, 2>(out_out + i0 + i1, {{t7, t10}});        // gather.tc:12
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 1;
+                q_ /= 1;
+                const idx_t i0 = q_;
+                if (n - base >= 2 && 1 - i1 >= 2 &&
+                    tc_aligned(out_out + i0 + i1, 8)) {
+                    const long long t4 = in_t[i0];                              // gather.tc:11
+                    const bool in5 = (unsigned long long)(long long)(t4) < (unsigned long long)(sz_C); // gather.tc:12
+                    const long long pos6 = in5 ? (long long)(t4) : 0;           // gather.tc:12
+                    const float t7 = in5 ? buf2[sz_C*i0 + pos6] : __int_as_float(0x7fc00000); // gather.tc:12
+                    const bool in8 = (unsigned long long)(long long)(t4) < (unsigned long long)(sz_C); // gather.tc:12
+                    const long long pos9 = in8 ? (long long)(t4) : 0;           // gather.tc:12
+                    const float t10 = in8 ? buf2[sz_C*i0 + pos9] : __int_as_float(0x7fc00000); // gather.tc:12
+                    tc_vstore<float, 2>(out_out + i0 + i1, {{t7, t10}});        // gather.tc:12
+                } else {
+                    for (int e = 0; e < 2 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % 1;
+                        q_ /= 1;
+                        const idx_t i0 = q_;
+                        const long long t0 = in_t[i0];                              // gather.tc:11
+                        const bool in1 = (unsigned long long)(long long)(t0) < (unsigned long long)(sz_C); // gather.tc:12
+                        const long long pos2 = in1 ? (long long)(t0) : 0;           // gather.tc:12
+                        const float t3 = in1 ? buf2[sz_C*i0 + pos2] : __int_as_float(0x7fc00000); // gather.tc:12
+                        out_out[i0 + i1] = t3;                                      // gather.tc:12
+                    }
+                }
             }
         }
     }
@@ -395,31 +498,72 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_copy_5(
     const idx_t sz_C)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 2 &&
-            tc_aligned(in_t + i0, 16) &&
-            tc_aligned(out_out + i0, 8)) {
-            const tc_vec<long long, 2> v4 = tc_vload<long long, 2>(in_t + i0); // gather.tc:14
-            const long long t5 = v4.v[0];                               // gather.tc:14
-            const bool in6 = (unsigned long long)(long long)(t5) < (unsigned long long)(sz_C); // gather.tc:15
-            const long long pos7 = in6 ? (long long)(t5) : 0;           // gather.tc:15
-            const float t8 = in6 ? buf7[sz_C*i0 + pos7] : __int_as_float(0x7fc00000); // gather.tc:15
-            const long long t9 = v4.v[1];                               // gather.tc:14
-            const bool in10 = (unsigned long long)(long long)(t9) < (unsigned long long)(sz_C); // gather.tc:15
-            const long long pos11 = in10 ? (long long)(t9) : 0;         // gather.tc:15
-            const float t12 = in10 ? buf7[sz_C*i0 + sz_C + pos11] : __int_as_float(0x7fc00000); // gather.tc:15
-            tc_vstore<float, 2>(out_out + i0, {{t8, t12}});             // gather.tc:15
+    const idx_t ustep_ = (idx_t)blockDim.x * 2;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 2, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 2;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_t + i0, 16) &&
+                    tc_aligned(out_out + i0, 8);
+            }
+        }
+        if (vok_) {
+            tc_vec<long long, 2> v4_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v4_u[u_] = tc_vload<long long, 2>(in_t + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<long long, 2> v4 = v4_u[u_];
+                const long long t5 = v4.v[0];                               // gather.tc:14
+                const bool in6 = (unsigned long long)(long long)(t5) < (unsigned long long)(sz_C); // gather.tc:15
+                const long long pos7 = in6 ? (long long)(t5) : 0;           // gather.tc:15
+                const float t8 = in6 ? buf7[sz_C*i0 + pos7] : __int_as_float(0x7fc00000); // gather.tc:15
+                const long long t9 = v4.v[1];                               // gather.tc:14
+                const bool in10 = (unsigned long long)(long long)(t9) < (unsigned long long)(sz_C); // gather.tc:15
+                const long long pos11 = in10 ? (long long)(t9) : 0;         // gather.tc:15
+                const float t12 = in10 ? buf7[sz_C*i0 + sz_C + pos11] : __int_as_float(0x7fc00000); // gather.tc:15
+                tc_vstore<float, 2>(out_out + i0, {{t8, t12}});             // gather.tc:15
+            }
         } else {
-            for (int e = 0; e < 2 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const long long t0 = in_t[i0];                              // gather.tc:14
-                const bool in1 = (unsigned long long)(long long)(t0) < (unsigned long long)(sz_C); // gather.tc:15
-                const long long pos2 = in1 ? (long long)(t0) : 0;           // gather.tc:15
-                const float t3 = in1 ? buf7[sz_C*i0 + pos2] : __int_as_float(0x7fc00000); // gather.tc:15
-                out_out[i0] = t3;                                           // gather.tc:15
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 2 &&
+                    tc_aligned(in_t + i0, 16) &&
+                    tc_aligned(out_out + i0, 8)) {
+                    const tc_vec<long long, 2> v4 = tc_vload<long long, 2>(in_t + i0); // gather.tc:14
+                    const long long t5 = v4.v[0];                               // gather.tc:14
+                    const bool in6 = (unsigned long long)(long long)(t5) < (unsigned long long)(sz_C); // gather.tc:15
+                    const long long pos7 = in6 ? (long long)(t5) : 0;           // gather.tc:15
+                    const float t8 = in6 ? buf7[sz_C*i0 + pos7] : __int_as_float(0x7fc00000); // gather.tc:15
+                    const long long t9 = v4.v[1];                               // gather.tc:14
+                    const bool in10 = (unsigned long long)(long long)(t9) < (unsigned long long)(sz_C); // gather.tc:15
+                    const long long pos11 = in10 ? (long long)(t9) : 0;         // gather.tc:15
+                    const float t12 = in10 ? buf7[sz_C*i0 + sz_C + pos11] : __int_as_float(0x7fc00000); // gather.tc:15
+                    tc_vstore<float, 2>(out_out + i0, {{t8, t12}});             // gather.tc:15
+                } else {
+                    for (int e = 0; e < 2 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const long long t0 = in_t[i0];                              // gather.tc:14
+                        const bool in1 = (unsigned long long)(long long)(t0) < (unsigned long long)(sz_C); // gather.tc:15
+                        const long long pos2 = in1 ? (long long)(t0) : 0;           // gather.tc:15
+                        const float t3 = in1 ? buf7[sz_C*i0 + pos2] : __int_as_float(0x7fc00000); // gather.tc:15
+                        out_out[i0] = t3;                                           // gather.tc:15
+                    }
+                }
             }
         }
     }
@@ -588,7 +732,7 @@ launch plan of take_last (32-bit indices):
   buffer in_x         param  f32[N, C]
   buffer in_i         param  i32[N, K]
   buffer out_out      output f32[N, K]
-  step 0: tc_poi_fused_gather_0<<<(N*K + 1023)/1024, [256, 1, 1]>>>(in_x, in_i, out_out, N, K, C)
+  step 0: tc_poi_fused_gather_0<<<(N*K + 2047)/2048, [256, 1, 1]>>>(in_x, in_i, out_out, N, K, C)
 launch plan of take_first (32-bit indices):
   buffer in_x         param  bf16[N, C]
   buffer in_i         param  i64[K, 1]
@@ -600,14 +744,14 @@ launch plan of take_view (32-bit indices):
   buffer out_out      output f32[N, 1]
   buffer buf2         temp   f32[N, C]  live steps 0..1, slot 0
   step 0: tc_poi_fused_copy_2<<<((C + 31)/32)*((N + 31)/32), [32, 8, 1]>>>(in_x, buf2, N, C)
-  step 1: tc_poi_fused_gather_3<<<(N + 511)/512, [256, 1, 1]>>>(in_t, out_out, buf2, N, C)
+  step 1: tc_poi_fused_gather_3<<<(N + 1023)/1024, [256, 1, 1]>>>(in_t, out_out, buf2, N, C)
 launch plan of take_computed (32-bit indices):
   buffer in_x         param  f16[N, C]
   buffer in_t         param  i64[N]
   buffer out_out      output f32[N]
   buffer buf7         temp   f32[N, C]  live steps 0..1, slot 0
   step 0: tc_red_fused_cast_max_sub_exp_sum_div_4<<<N, [1024, 1, 1]>>>(in_x, buf7, N, C)
-  step 1: tc_poi_fused_gather_copy_5<<<(N + 511)/512, [256, 1, 1]>>>(in_t, out_out, buf7, N, C)
+  step 1: tc_poi_fused_gather_copy_5<<<(N + 1023)/1024, [256, 1, 1]>>>(in_t, out_out, buf7, N, C)
 launch plan of onehot (32-bit indices):
   buffer in_x         param  f32[N, C]
   buffer in_t         param  i32[N]

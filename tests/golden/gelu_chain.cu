@@ -35,53 +35,114 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_relu_sub_
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    const idx_t step_ = (idx_t)blockDim.x * 4;
-    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
-        const idx_t i0 = base;
-        if (hi - base >= 4 &&
-            tc_aligned(in_x + i0, 16) &&
-            tc_aligned(out_out + i0, 16)) {
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + i0);  // gelu_chain.tc:5
-            const float t8 = v7.v[0];                                   // gelu_chain.tc:5
-            const float t9 = t8 * 2.0f;                                 // gelu_chain.tc:6
-            const float t10 = t9 + 1.0f;                                // gelu_chain.tc:6
-            const float t11 = tc_relu(t10);                             // gelu_chain.tc:6
-            const float t12 = t11 - 0.5f;                               // gelu_chain.tc:6
-            const float t13 = tc_gelu(t12);                             // gelu_chain.tc:6
-            const float t14 = t13 * 1.5f;                               // gelu_chain.tc:6
-            const float t15 = v7.v[1];                                  // gelu_chain.tc:5
-            const float t16 = t15 * 2.0f;                               // gelu_chain.tc:6
-            const float t17 = t16 + 1.0f;                               // gelu_chain.tc:6
-            const float t18 = tc_relu(t17);                             // gelu_chain.tc:6
-            const float t19 = t18 - 0.5f;                               // gelu_chain.tc:6
-            const float t20 = tc_gelu(t19);                             // gelu_chain.tc:6
-            const float t21 = t20 * 1.5f;                               // gelu_chain.tc:6
-            const float t22 = v7.v[2];                                  // gelu_chain.tc:5
-            const float t23 = t22 * 2.0f;                               // gelu_chain.tc:6
-            const float t24 = t23 + 1.0f;                               // gelu_chain.tc:6
-            const float t25 = tc_relu(t24);                             // gelu_chain.tc:6
-            const float t26 = t25 - 0.5f;                               // gelu_chain.tc:6
-            const float t27 = tc_gelu(t26);                             // gelu_chain.tc:6
-            const float t28 = t27 * 1.5f;                               // gelu_chain.tc:6
-            const float t29 = v7.v[3];                                  // gelu_chain.tc:5
-            const float t30 = t29 * 2.0f;                               // gelu_chain.tc:6
-            const float t31 = t30 + 1.0f;                               // gelu_chain.tc:6
-            const float t32 = tc_relu(t31);                             // gelu_chain.tc:6
-            const float t33 = t32 - 0.5f;                               // gelu_chain.tc:6
-            const float t34 = tc_gelu(t33);                             // gelu_chain.tc:6
-            const float t35 = t34 * 1.5f;                               // gelu_chain.tc:6
-            tc_vstore<float, 4>(out_out + i0, {{t14, t21, t28, t35}});  // gelu_chain.tc:6
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = ustep_ * 2;
+    for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
+        bool vok_ = hi - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_out + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v7_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v7_u[u_] = tc_vload<float, 4>(in_x + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v7 = v7_u[u_];
+                const float t8 = v7.v[0];                                   // gelu_chain.tc:5
+                const float t9 = t8 * 2.0f;                                 // gelu_chain.tc:6
+                const float t10 = t9 + 1.0f;                                // gelu_chain.tc:6
+                const float t11 = tc_relu(t10);                             // gelu_chain.tc:6
+                const float t12 = t11 - 0.5f;                               // gelu_chain.tc:6
+                const float t13 = tc_gelu(t12);                             // gelu_chain.tc:6
+                const float t14 = t13 * 1.5f;                               // gelu_chain.tc:6
+                const float t15 = v7.v[1];                                  // gelu_chain.tc:5
+                const float t16 = t15 * 2.0f;                               // gelu_chain.tc:6
+                const float t17 = t16 + 1.0f;                               // gelu_chain.tc:6
+                const float t18 = tc_relu(t17);                             // gelu_chain.tc:6
+                const float t19 = t18 - 0.5f;                               // gelu_chain.tc:6
+                const float t20 = tc_gelu(t19);                             // gelu_chain.tc:6
+                const float t21 = t20 * 1.5f;                               // gelu_chain.tc:6
+                const float t22 = v7.v[2];                                  // gelu_chain.tc:5
+                const float t23 = t22 * 2.0f;                               // gelu_chain.tc:6
+                const float t24 = t23 + 1.0f;                               // gelu_chain.tc:6
+                const float t25 = tc_relu(t24);                             // gelu_chain.tc:6
+                const float t26 = t25 - 0.5f;                               // gelu_chain.tc:6
+                const float t27 = tc_gelu(t26);                             // gelu_chain.tc:6
+                const float t28 = t27 * 1.5f;                               // gelu_chain.tc:6
+                const float t29 = v7.v[3];                                  // gelu_chain.tc:5
+                const float t30 = t29 * 2.0f;                               // gelu_chain.tc:6
+                const float t31 = t30 + 1.0f;                               // gelu_chain.tc:6
+                const float t32 = tc_relu(t31);                             // gelu_chain.tc:6
+                const float t33 = t32 - 0.5f;                               // gelu_chain.tc:6
+                const float t34 = tc_gelu(t33);                             // gelu_chain.tc:6
+                const float t35 = t34 * 1.5f;                               // gelu_chain.tc:6
+                tc_vstore<float, 4>(out_out + i0, {{t14, t21, t28, t35}});  // gelu_chain.tc:6
+            }
         } else {
-            for (int e = 0; e < 4 && e < hi - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[i0];                                  // gelu_chain.tc:5
-                const float t1 = t0 * 2.0f;                                 // gelu_chain.tc:6
-                const float t2 = t1 + 1.0f;                                 // gelu_chain.tc:6
-                const float t3 = tc_relu(t2);                               // gelu_chain.tc:6
-                const float t4 = t3 - 0.5f;                                 // gelu_chain.tc:6
-                const float t5 = tc_gelu(t4);                               // gelu_chain.tc:6
-                const float t6 = t5 * 1.5f;                                 // gelu_chain.tc:6
-                out_out[i0] = t6;                                           // gelu_chain.tc:6
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (hi - base >= 4 &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_out + i0, 16)) {
+                    const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + i0);  // gelu_chain.tc:5
+                    const float t8 = v7.v[0];                                   // gelu_chain.tc:5
+                    const float t9 = t8 * 2.0f;                                 // gelu_chain.tc:6
+                    const float t10 = t9 + 1.0f;                                // gelu_chain.tc:6
+                    const float t11 = tc_relu(t10);                             // gelu_chain.tc:6
+                    const float t12 = t11 - 0.5f;                               // gelu_chain.tc:6
+                    const float t13 = tc_gelu(t12);                             // gelu_chain.tc:6
+                    const float t14 = t13 * 1.5f;                               // gelu_chain.tc:6
+                    const float t15 = v7.v[1];                                  // gelu_chain.tc:5
+                    const float t16 = t15 * 2.0f;                               // gelu_chain.tc:6
+                    const float t17 = t16 + 1.0f;                               // gelu_chain.tc:6
+                    const float t18 = tc_relu(t17);                             // gelu_chain.tc:6
+                    const float t19 = t18 - 0.5f;                               // gelu_chain.tc:6
+                    const float t20 = tc_gelu(t19);                             // gelu_chain.tc:6
+                    const float t21 = t20 * 1.5f;                               // gelu_chain.tc:6
+                    const float t22 = v7.v[2];                                  // gelu_chain.tc:5
+                    const float t23 = t22 * 2.0f;                               // gelu_chain.tc:6
+                    const float t24 = t23 + 1.0f;                               // gelu_chain.tc:6
+                    const float t25 = tc_relu(t24);                             // gelu_chain.tc:6
+                    const float t26 = t25 - 0.5f;                               // gelu_chain.tc:6
+                    const float t27 = tc_gelu(t26);                             // gelu_chain.tc:6
+                    const float t28 = t27 * 1.5f;                               // gelu_chain.tc:6
+                    const float t29 = v7.v[3];                                  // gelu_chain.tc:5
+                    const float t30 = t29 * 2.0f;                               // gelu_chain.tc:6
+                    const float t31 = t30 + 1.0f;                               // gelu_chain.tc:6
+                    const float t32 = tc_relu(t31);                             // gelu_chain.tc:6
+                    const float t33 = t32 - 0.5f;                               // gelu_chain.tc:6
+                    const float t34 = tc_gelu(t33);                             // gelu_chain.tc:6
+                    const float t35 = t34 * 1.5f;                               // gelu_chain.tc:6
+                    tc_vstore<float, 4>(out_out + i0, {{t14, t21, t28, t35}});  // gelu_chain.tc:6
+                } else {
+                    for (int e = 0; e < 4 && e < hi - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[i0];                                  // gelu_chain.tc:5
+                        const float t1 = t0 * 2.0f;                                 // gelu_chain.tc:6
+                        const float t2 = t1 + 1.0f;                                 // gelu_chain.tc:6
+                        const float t3 = tc_relu(t2);                               // gelu_chain.tc:6
+                        const float t4 = t3 - 0.5f;                                 // gelu_chain.tc:6
+                        const float t5 = tc_gelu(t4);                               // gelu_chain.tc:6
+                        const float t6 = t5 * 1.5f;                                 // gelu_chain.tc:6
+                        out_out[i0] = t6;                                           // gelu_chain.tc:6
+                    }
+                }
             }
         }
     }

@@ -499,39 +499,91 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_2(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    const idx_t step_ = (idx_t)blockDim.x * 4;
-    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
-        const idx_t i0 = base;
-        if (hi - base >= 4 &&
-            tc_aligned(io_y + i0, 16) &&
-            tc_aligned(in_x + i0, 16)) {
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(io_y + i0);  // lang_functions.tc:21
-            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_x + i0);  // lang_functions.tc:21
-            const float t5 = v4.v[0];                                   // lang_functions.tc:21
-            const float t7 = v6.v[0];                                   // lang_functions.tc:21
-            const float t8 = s_a * t7;                                  // lang_functions.tc:22
-            const float t9 = t5 + t8;                                   // lang_functions.tc:22
-            const float t10 = v4.v[1];                                  // lang_functions.tc:21
-            const float t11 = v6.v[1];                                  // lang_functions.tc:21
-            const float t12 = s_a * t11;                                // lang_functions.tc:22
-            const float t13 = t10 + t12;                                // lang_functions.tc:22
-            const float t14 = v4.v[2];                                  // lang_functions.tc:21
-            const float t15 = v6.v[2];                                  // lang_functions.tc:21
-            const float t16 = s_a * t15;                                // lang_functions.tc:22
-            const float t17 = t14 + t16;                                // lang_functions.tc:22
-            const float t18 = v4.v[3];                                  // lang_functions.tc:21
-            const float t19 = v6.v[3];                                  // lang_functions.tc:21
-            const float t20 = s_a * t19;                                // lang_functions.tc:22
-            const float t21 = t18 + t20;                                // lang_functions.tc:22
-            tc_vstore<float, 4>(io_y + i0, {{t9, t13, t17, t21}});      // lang_functions.tc:22
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = ustep_ * 2;
+    for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
+        bool vok_ = hi - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(io_y + i0, 16) &&
+                    tc_aligned(in_x + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v4_u[2];
+            tc_vec<float, 4> v6_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v4_u[u_] = tc_vload<float, 4>(io_y + i0);
+                v6_u[u_] = tc_vload<float, 4>(in_x + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v4 = v4_u[u_];
+                const tc_vec<float, 4> v6 = v6_u[u_];
+                const float t5 = v4.v[0];                                   // lang_functions.tc:21
+                const float t7 = v6.v[0];                                   // lang_functions.tc:21
+                const float t8 = s_a * t7;                                  // lang_functions.tc:22
+                const float t9 = t5 + t8;                                   // lang_functions.tc:22
+                const float t10 = v4.v[1];                                  // lang_functions.tc:21
+                const float t11 = v6.v[1];                                  // lang_functions.tc:21
+                const float t12 = s_a * t11;                                // lang_functions.tc:22
+                const float t13 = t10 + t12;                                // lang_functions.tc:22
+                const float t14 = v4.v[2];                                  // lang_functions.tc:21
+                const float t15 = v6.v[2];                                  // lang_functions.tc:21
+                const float t16 = s_a * t15;                                // lang_functions.tc:22
+                const float t17 = t14 + t16;                                // lang_functions.tc:22
+                const float t18 = v4.v[3];                                  // lang_functions.tc:21
+                const float t19 = v6.v[3];                                  // lang_functions.tc:21
+                const float t20 = s_a * t19;                                // lang_functions.tc:22
+                const float t21 = t18 + t20;                                // lang_functions.tc:22
+                tc_vstore<float, 4>(io_y + i0, {{t9, t13, t17, t21}});      // lang_functions.tc:22
+            }
         } else {
-            for (int e = 0; e < 4 && e < hi - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = io_y[i0];                                  // lang_functions.tc:21
-                const float t1 = in_x[i0];                                  // lang_functions.tc:21
-                const float t2 = s_a * t1;                                  // lang_functions.tc:22
-                const float t3 = t0 + t2;                                   // lang_functions.tc:22
-                io_y[i0] = t3;                                              // lang_functions.tc:22
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (hi - base >= 4 &&
+                    tc_aligned(io_y + i0, 16) &&
+                    tc_aligned(in_x + i0, 16)) {
+                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(io_y + i0);  // lang_functions.tc:21
+                    const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_x + i0);  // lang_functions.tc:21
+                    const float t5 = v4.v[0];                                   // lang_functions.tc:21
+                    const float t7 = v6.v[0];                                   // lang_functions.tc:21
+                    const float t8 = s_a * t7;                                  // lang_functions.tc:22
+                    const float t9 = t5 + t8;                                   // lang_functions.tc:22
+                    const float t10 = v4.v[1];                                  // lang_functions.tc:21
+                    const float t11 = v6.v[1];                                  // lang_functions.tc:21
+                    const float t12 = s_a * t11;                                // lang_functions.tc:22
+                    const float t13 = t10 + t12;                                // lang_functions.tc:22
+                    const float t14 = v4.v[2];                                  // lang_functions.tc:21
+                    const float t15 = v6.v[2];                                  // lang_functions.tc:21
+                    const float t16 = s_a * t15;                                // lang_functions.tc:22
+                    const float t17 = t14 + t16;                                // lang_functions.tc:22
+                    const float t18 = v4.v[3];                                  // lang_functions.tc:21
+                    const float t19 = v6.v[3];                                  // lang_functions.tc:21
+                    const float t20 = s_a * t19;                                // lang_functions.tc:22
+                    const float t21 = t18 + t20;                                // lang_functions.tc:22
+                    tc_vstore<float, 4>(io_y + i0, {{t9, t13, t17, t21}});      // lang_functions.tc:22
+                } else {
+                    for (int e = 0; e < 4 && e < hi - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = io_y[i0];                                  // lang_functions.tc:21
+                        const float t1 = in_x[i0];                                  // lang_functions.tc:21
+                        const float t2 = s_a * t1;                                  // lang_functions.tc:22
+                        const float t3 = t0 + t2;                                   // lang_functions.tc:22
+                        io_y[i0] = t3;                                              // lang_functions.tc:22
+                    }
+                }
             }
         }
     }
@@ -613,58 +665,127 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_4(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    const idx_t step_ = (idx_t)blockDim.x * 4;
-    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
-        const idx_t i0 = base;
-        if (hi - base >= 4 &&
-            tc_aligned(io_buf + i0, 16) &&
-            tc_aligned(in_g + i0, 16) &&
-            tc_aligned(io_p + i0, 16)) {
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(io_buf + i0); // lang_functions.tc:36
-            const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_g + i0); // lang_functions.tc:36
-            const tc_vec<float, 4> v25 = tc_vload<float, 4>(io_p + i0); // lang_functions.tc:36
-            const float t8 = v7.v[0];                                   // lang_functions.tc:36
-            const float t9 = s_mu * t8;                                 // lang_functions.tc:37
-            const float t11 = v10.v[0];                                 // lang_functions.tc:36
-            const float t12 = t9 + t11;                                 // lang_functions.tc:37
-            const float t13 = v7.v[1];                                  // lang_functions.tc:36
-            const float t14 = s_mu * t13;                               // lang_functions.tc:37
-            const float t15 = v10.v[1];                                 // lang_functions.tc:36
-            const float t16 = t14 + t15;                                // lang_functions.tc:37
-            const float t17 = v7.v[2];                                  // lang_functions.tc:36
-            const float t18 = s_mu * t17;                               // lang_functions.tc:37
-            const float t19 = v10.v[2];                                 // lang_functions.tc:36
-            const float t20 = t18 + t19;                                // lang_functions.tc:37
-            const float t21 = v7.v[3];                                  // lang_functions.tc:36
-            const float t22 = s_mu * t21;                               // lang_functions.tc:37
-            const float t23 = v10.v[3];                                 // lang_functions.tc:36
-            const float t24 = t22 + t23;                                // lang_functions.tc:37
-            tc_vstore<float, 4>(io_buf + i0, {{t12, t16, t20, t24}});   // lang_functions.tc:37
-            const float t26 = v25.v[0];                                 // lang_functions.tc:36
-            const float t27 = s_lr * t12;                               // lang_functions.tc:38
-            const float t28 = t26 - t27;                                // lang_functions.tc:38
-            const float t29 = v25.v[1];                                 // lang_functions.tc:36
-            const float t30 = s_lr * t16;                               // lang_functions.tc:38
-            const float t31 = t29 - t30;                                // lang_functions.tc:38
-            const float t32 = v25.v[2];                                 // lang_functions.tc:36
-            const float t33 = s_lr * t20;                               // lang_functions.tc:38
-            const float t34 = t32 - t33;                                // lang_functions.tc:38
-            const float t35 = v25.v[3];                                 // lang_functions.tc:36
-            const float t36 = s_lr * t24;                               // lang_functions.tc:38
-            const float t37 = t35 - t36;                                // lang_functions.tc:38
-            tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // lang_functions.tc:38
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = ustep_ * 2;
+    for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
+        bool vok_ = hi - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(io_buf + i0, 16) &&
+                    tc_aligned(in_g + i0, 16) &&
+                    tc_aligned(io_p + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v7_u[2];
+            tc_vec<float, 4> v10_u[2];
+            tc_vec<float, 4> v25_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v7_u[u_] = tc_vload<float, 4>(io_buf + i0);
+                v10_u[u_] = tc_vload<float, 4>(in_g + i0);
+                v25_u[u_] = tc_vload<float, 4>(io_p + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v7 = v7_u[u_];
+                const tc_vec<float, 4> v10 = v10_u[u_];
+                const tc_vec<float, 4> v25 = v25_u[u_];
+                const float t8 = v7.v[0];                                   // lang_functions.tc:36
+                const float t9 = s_mu * t8;                                 // lang_functions.tc:37
+                const float t11 = v10.v[0];                                 // lang_functions.tc:36
+                const float t12 = t9 + t11;                                 // lang_functions.tc:37
+                const float t13 = v7.v[1];                                  // lang_functions.tc:36
+                const float t14 = s_mu * t13;                               // lang_functions.tc:37
+                const float t15 = v10.v[1];                                 // lang_functions.tc:36
+                const float t16 = t14 + t15;                                // lang_functions.tc:37
+                const float t17 = v7.v[2];                                  // lang_functions.tc:36
+                const float t18 = s_mu * t17;                               // lang_functions.tc:37
+                const float t19 = v10.v[2];                                 // lang_functions.tc:36
+                const float t20 = t18 + t19;                                // lang_functions.tc:37
+                const float t21 = v7.v[3];                                  // lang_functions.tc:36
+                const float t22 = s_mu * t21;                               // lang_functions.tc:37
+                const float t23 = v10.v[3];                                 // lang_functions.tc:36
+                const float t24 = t22 + t23;                                // lang_functions.tc:37
+                tc_vstore<float, 4>(io_buf + i0, {{t12, t16, t20, t24}});   // lang_functions.tc:37
+                const float t26 = v25.v[0];                                 // lang_functions.tc:36
+                const float t27 = s_lr * t12;                               // lang_functions.tc:38
+                const float t28 = t26 - t27;                                // lang_functions.tc:38
+                const float t29 = v25.v[1];                                 // lang_functions.tc:36
+                const float t30 = s_lr * t16;                               // lang_functions.tc:38
+                const float t31 = t29 - t30;                                // lang_functions.tc:38
+                const float t32 = v25.v[2];                                 // lang_functions.tc:36
+                const float t33 = s_lr * t20;                               // lang_functions.tc:38
+                const float t34 = t32 - t33;                                // lang_functions.tc:38
+                const float t35 = v25.v[3];                                 // lang_functions.tc:36
+                const float t36 = s_lr * t24;                               // lang_functions.tc:38
+                const float t37 = t35 - t36;                                // lang_functions.tc:38
+                tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // lang_functions.tc:38
+            }
         } else {
-            for (int e = 0; e < 4 && e < hi - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = io_buf[i0];                                // lang_functions.tc:36
-                const float t1 = s_mu * t0;                                 // lang_functions.tc:37
-                const float t2 = in_g[i0];                                  // lang_functions.tc:36
-                const float t3 = t1 + t2;                                   // lang_functions.tc:37
-                io_buf[i0] = t3;                                            // lang_functions.tc:37
-                const float t4 = io_p[i0];                                  // lang_functions.tc:36
-                const float t5 = s_lr * t3;                                 // lang_functions.tc:38
-                const float t6 = t4 - t5;                                   // lang_functions.tc:38
-                io_p[i0] = t6;                                              // lang_functions.tc:38
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (hi - base >= 4 &&
+                    tc_aligned(io_buf + i0, 16) &&
+                    tc_aligned(in_g + i0, 16) &&
+                    tc_aligned(io_p + i0, 16)) {
+                    const tc_vec<float, 4> v7 = tc_vload<float, 4>(io_buf + i0); // lang_functions.tc:36
+                    const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_g + i0); // lang_functions.tc:36
+                    const tc_vec<float, 4> v25 = tc_vload<float, 4>(io_p + i0); // lang_functions.tc:36
+                    const float t8 = v7.v[0];                                   // lang_functions.tc:36
+                    const float t9 = s_mu * t8;                                 // lang_functions.tc:37
+                    const float t11 = v10.v[0];                                 // lang_functions.tc:36
+                    const float t12 = t9 + t11;                                 // lang_functions.tc:37
+                    const float t13 = v7.v[1];                                  // lang_functions.tc:36
+                    const float t14 = s_mu * t13;                               // lang_functions.tc:37
+                    const float t15 = v10.v[1];                                 // lang_functions.tc:36
+                    const float t16 = t14 + t15;                                // lang_functions.tc:37
+                    const float t17 = v7.v[2];                                  // lang_functions.tc:36
+                    const float t18 = s_mu * t17;                               // lang_functions.tc:37
+                    const float t19 = v10.v[2];                                 // lang_functions.tc:36
+                    const float t20 = t18 + t19;                                // lang_functions.tc:37
+                    const float t21 = v7.v[3];                                  // lang_functions.tc:36
+                    const float t22 = s_mu * t21;                               // lang_functions.tc:37
+                    const float t23 = v10.v[3];                                 // lang_functions.tc:36
+                    const float t24 = t22 + t23;                                // lang_functions.tc:37
+                    tc_vstore<float, 4>(io_buf + i0, {{t12, t16, t20, t24}});   // lang_functions.tc:37
+                    const float t26 = v25.v[0];                                 // lang_functions.tc:36
+                    const float t27 = s_lr * t12;                               // lang_functions.tc:38
+                    const float t28 = t26 - t27;                                // lang_functions.tc:38
+                    const float t29 = v25.v[1];                                 // lang_functions.tc:36
+                    const float t30 = s_lr * t16;                               // lang_functions.tc:38
+                    const float t31 = t29 - t30;                                // lang_functions.tc:38
+                    const float t32 = v25.v[2];                                 // lang_functions.tc:36
+                    const float t33 = s_lr * t20;                               // lang_functions.tc:38
+                    const float t34 = t32 - t33;                                // lang_functions.tc:38
+                    const float t35 = v25.v[3];                                 // lang_functions.tc:36
+                    const float t36 = s_lr * t24;                               // lang_functions.tc:38
+                    const float t37 = t35 - t36;                                // lang_functions.tc:38
+                    tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // lang_functions.tc:38
+                } else {
+                    for (int e = 0; e < 4 && e < hi - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = io_buf[i0];                                // lang_functions.tc:36
+                        const float t1 = s_mu * t0;                                 // lang_functions.tc:37
+                        const float t2 = in_g[i0];                                  // lang_functions.tc:36
+                        const float t3 = t1 + t2;                                   // lang_functions.tc:37
+                        io_buf[i0] = t3;                                            // lang_functions.tc:37
+                        const float t4 = io_p[i0];                                  // lang_functions.tc:36
+                        const float t5 = s_lr * t3;                                 // lang_functions.tc:38
+                        const float t6 = t4 - t5;                                   // lang_functions.tc:38
+                        io_p[i0] = t6;                                              // lang_functions.tc:38
+                    }
+                }
             }
         }
     }
@@ -1404,39 +1525,92 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(io_w + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v3 = tc_vload<float, 4>(io_w + sz_D*i0 + i1); // lang_functions.tc:54
-            const float t4 = v3.v[0];                                   // lang_functions.tc:54
-            const float t5 = t4 + 1.0f;                                 // lang_functions.tc:52
-            const float t6 = t5 + 2.0f;                                 // lang_functions.tc:52
-            const float t7 = v3.v[1];                                   // lang_functions.tc:54
-            const float t8 = t7 + 1.0f;                                 // lang_functions.tc:52
-            const float t9 = t8 + 2.0f;                                 // lang_functions.tc:52
-            const float t10 = v3.v[2];                                  // lang_functions.tc:54
-            const float t11 = t10 + 1.0f;                               // lang_functions.tc:52
-            const float t12 = t11 + 2.0f;                               // lang_functions.tc:52
-            const float t13 = v3.v[3];                                  // lang_functions.tc:54
-            const float t14 = t13 + 1.0f;                               // lang_functions.tc:52
-            const float t15 = t14 + 2.0f;                               // lang_functions.tc:52
-            tc_vstore<float, 4>(io_w + sz_D*i0 + i1, {{t6, t9, t12, t15}}); // lang_functions.tc:52
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = io_w[sz_D*i0 + i1];                        // lang_functions.tc:54
-                const float t1 = t0 + 1.0f;                                 // lang_functions.tc:52
-                const float t2 = t1 + 2.0f;                                 // lang_functions.tc:52
-                io_w[sz_D*i0 + i1] = t2;                                    // lang_functions.tc:52
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(io_w + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v3_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v3_u[u_] = tc_vload<float, 4>(io_w + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v3 = v3_u[u_];
+                const float t4 = v3.v[0];                                   // lang_functions.tc:54
+                const float t5 = t4 + 1.0f;                                 // lang_functions.tc:52
+                const float t6 = t5 + 2.0f;                                 // lang_functions.tc:52
+                const float t7 = v3.v[1];                                   // lang_functions.tc:54
+                const float t8 = t7 + 1.0f;                                 // lang_functions.tc:52
+                const float t9 = t8 + 2.0f;                                 // lang_functions.tc:52
+                const float t10 = v3.v[2];                                  // lang_functions.tc:54
+                const float t11 = t10 + 1.0f;                               // lang_functions.tc:52
+                const float t12 = t11 + 2.0f;                               // lang_functions.tc:52
+                const float t13 = v3.v[3];                                  // lang_functions.tc:54
+                const float t14 = t13 + 1.0f;                               // lang_functions.tc:52
+                const float t15 = t14 + 2.0f;                               // lang_functions.tc:52
+                tc_vstore<float, 4>(io_w + sz_D*i0 + i1, {{t6, t9, t12, t15}}); // lang_functions.tc:52
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(io_w + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(io_w + sz_D*i0 + i1); // lang_functions.tc:54
+                    const float t4 = v3.v[0];                                   // lang_functions.tc:54
+                    const float t5 = t4 + 1.0f;                                 // lang_functions.tc:52
+                    const float t6 = t5 + 2.0f;                                 // lang_functions.tc:52
+                    const float t7 = v3.v[1];                                   // lang_functions.tc:54
+                    const float t8 = t7 + 1.0f;                                 // lang_functions.tc:52
+                    const float t9 = t8 + 2.0f;                                 // lang_functions.tc:52
+                    const float t10 = v3.v[2];                                  // lang_functions.tc:54
+                    const float t11 = t10 + 1.0f;                               // lang_functions.tc:52
+                    const float t12 = t11 + 2.0f;                               // lang_functions.tc:52
+                    const float t13 = v3.v[3];                                  // lang_functions.tc:54
+                    const float t14 = t13 + 1.0f;                               // lang_functions.tc:52
+                    const float t15 = t14 + 2.0f;                               // lang_functions.tc:52
+                    tc_vstore<float, 4>(io_w + sz_D*i0 + i1, {{t6, t9, t12, t15}}); // lang_functions.tc:52
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = io_w[sz_D*i0 + i1];                        // lang_functions.tc:54
+                        const float t1 = t0 + 1.0f;                                 // lang_functions.tc:52
+                        const float t2 = t1 + 2.0f;                                 // lang_functions.tc:52
+                        io_w[sz_D*i0 + i1] = t2;                                    // lang_functions.tc:52
+                    }
+                }
             }
         }
     }
@@ -1495,5 +1669,5 @@ launch plan of bf16_norm (32-bit indices):
 launch plan of bump_twice (32-bit indices):
   buffer io_w         param  f32[N, D]
   buffer out_w        output f32[N, D]  (written in place into io_w)
-  step 0: tc_poi_fused_add_8<<<(N*D + 1023)/1024, [256, 1, 1]>>>(io_w, N, D)
+  step 0: tc_poi_fused_add_8<<<(N*D + 2047)/2048, [256, 1, 1]>>>(io_w, N, D)
  */

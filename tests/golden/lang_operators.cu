@@ -8,109 +8,214 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_gt_wh
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(in_x + i0, 16) &&
-            tc_aligned(out_out + i0, 16)) {
-            const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_x + i0); // lang_operators.tc:6
-            const float t19 = v18.v[0];                                 // lang_operators.tc:6
-            const float t20 = t19 * 2.0f;                               // lang_operators.tc:7
-            const float t21 = t20 + 2.5f;                               // lang_operators.tc:7
-            const float t22 = t21 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
-            const float t23 = t22 + 0.5f;                               // lang_operators.tc:7
-            const float t24 = t23 - 1500.0f;                            // lang_operators.tc:7
-            const bool t25 = ((float)(t19 > 0.0f)) != 0;                // lang_operators.tc:8
-            const float t26 = (t25 != 0.0f ? t19 : __int_as_float(0xff800000)); // lang_operators.tc:8
-            const bool t27 = ((float)(t19 < 0.0f)) != 0;                // lang_operators.tc:8
-            const float t28 = (t27 != 0.0f ? __int_as_float(0x7f800000) : t19); // lang_operators.tc:8
-            const float t29 = t26 + t28;                                // lang_operators.tc:8
-            const float t30 = (true != 0.0f ? t24 : t29);               // lang_operators.tc:9
-            const bool t31 = ((float)(t19 > 1.0f)) != 0;                // lang_operators.tc:9
-            const long long t32 = (t31 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
-            const float t33 = t30 * ((float)t32);                       // lang_operators.tc:9
-            const float t34 = (false != 0.0f ? t19 : 0.0f);             // lang_operators.tc:9
-            const float t35 = t33 + t34;                                // lang_operators.tc:9
-            const float t36 = tc_min(t35, 100.0f);                      // lang_operators.tc:10
-            const float t37 = v18.v[1];                                 // lang_operators.tc:6
-            const float t38 = t37 * 2.0f;                               // lang_operators.tc:7
-            const float t39 = t38 + 2.5f;                               // lang_operators.tc:7
-            const float t40 = t39 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
-            const float t41 = t40 + 0.5f;                               // lang_operators.tc:7
-            const float t42 = t41 - 1500.0f;                            // lang_operators.tc:7
-            const bool t43 = ((float)(t37 > 0.0f)) != 0;                // lang_operators.tc:8
-            const float t44 = (t43 != 0.0f ? t37 : __int_as_float(0xff800000)); // lang_operators.tc:8
-            const bool t45 = ((float)(t37 < 0.0f)) != 0;                // lang_operators.tc:8
-            const float t46 = (t45 != 0.0f ? __int_as_float(0x7f800000) : t37); // lang_operators.tc:8
-            const float t47 = t44 + t46;                                // lang_operators.tc:8
-            const float t48 = (true != 0.0f ? t42 : t47);               // lang_operators.tc:9
-            const bool t49 = ((float)(t37 > 1.0f)) != 0;                // lang_operators.tc:9
-            const long long t50 = (t49 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
-            const float t51 = t48 * ((float)t50);                       // lang_operators.tc:9
-            const float t52 = (false != 0.0f ? t37 : 0.0f);             // lang_operators.tc:9
-            const float t53 = t51 + t52;                                // lang_operators.tc:9
-            const float t54 = tc_min(t53, 100.0f);                      // lang_operators.tc:10
-            const float t55 = v18.v[2];                                 // lang_operators.tc:6
-            const float t56 = t55 * 2.0f;                               // lang_operators.tc:7
-            const float t57 = t56 + 2.5f;                               // lang_operators.tc:7
-            const float t58 = t57 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
-            const float t59 = t58 + 0.5f;                               // lang_operators.tc:7
-            const float t60 = t59 - 1500.0f;                            // lang_operators.tc:7
-            const bool t61 = ((float)(t55 > 0.0f)) != 0;                // lang_operators.tc:8
-            const float t62 = (t61 != 0.0f ? t55 : __int_as_float(0xff800000)); // lang_operators.tc:8
-            const bool t63 = ((float)(t55 < 0.0f)) != 0;                // lang_operators.tc:8
-            const float t64 = (t63 != 0.0f ? __int_as_float(0x7f800000) : t55); // lang_operators.tc:8
-            const float t65 = t62 + t64;                                // lang_operators.tc:8
-            const float t66 = (true != 0.0f ? t60 : t65);               // lang_operators.tc:9
-            const bool t67 = ((float)(t55 > 1.0f)) != 0;                // lang_operators.tc:9
-            const long long t68 = (t67 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
-            const float t69 = t66 * ((float)t68);                       // lang_operators.tc:9
-            const float t70 = (false != 0.0f ? t55 : 0.0f);             // lang_operators.tc:9
-            const float t71 = t69 + t70;                                // lang_operators.tc:9
-            const float t72 = tc_min(t71, 100.0f);                      // lang_operators.tc:10
-            const float t73 = v18.v[3];                                 // lang_operators.tc:6
-            const float t74 = t73 * 2.0f;                               // lang_operators.tc:7
-            const float t75 = t74 + 2.5f;                               // lang_operators.tc:7
-            const float t76 = t75 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
-            const float t77 = t76 + 0.5f;                               // lang_operators.tc:7
-            const float t78 = t77 - 1500.0f;                            // lang_operators.tc:7
-            const bool t79 = ((float)(t73 > 0.0f)) != 0;                // lang_operators.tc:8
-            const float t80 = (t79 != 0.0f ? t73 : __int_as_float(0xff800000)); // lang_operators.tc:8
-            const bool t81 = ((float)(t73 < 0.0f)) != 0;                // lang_operators.tc:8
-            const float t82 = (t81 != 0.0f ? __int_as_float(0x7f800000) : t73); // lang_operators.tc:8
-            const float t83 = t80 + t82;                                // lang_operators.tc:8
-            const float t84 = (true != 0.0f ? t78 : t83);               // lang_operators.tc:9
-            const bool t85 = ((float)(t73 > 1.0f)) != 0;                // lang_operators.tc:9
-            const long long t86 = (t85 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
-            const float t87 = t84 * ((float)t86);                       // lang_operators.tc:9
-            const float t88 = (false != 0.0f ? t73 : 0.0f);             // lang_operators.tc:9
-            const float t89 = t87 + t88;                                // lang_operators.tc:9
-            const float t90 = tc_min(t89, 100.0f);                      // lang_operators.tc:10
-            tc_vstore<float, 4>(out_out + i0, {{t36, t54, t72, t90}});  // lang_operators.tc:10
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_out + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v18_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v18_u[u_] = tc_vload<float, 4>(in_x + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v18 = v18_u[u_];
+                const float t19 = v18.v[0];                                 // lang_operators.tc:6
+                const float t20 = t19 * 2.0f;                               // lang_operators.tc:7
+                const float t21 = t20 + 2.5f;                               // lang_operators.tc:7
+                const float t22 = t21 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
+                const float t23 = t22 + 0.5f;                               // lang_operators.tc:7
+                const float t24 = t23 - 1500.0f;                            // lang_operators.tc:7
+                const bool t25 = ((float)(t19 > 0.0f)) != 0;                // lang_operators.tc:8
+                const float t26 = (t25 != 0.0f ? t19 : __int_as_float(0xff800000)); // lang_operators.tc:8
+                const bool t27 = ((float)(t19 < 0.0f)) != 0;                // lang_operators.tc:8
+                const float t28 = (t27 != 0.0f ? __int_as_float(0x7f800000) : t19); // lang_operators.tc:8
+                const float t29 = t26 + t28;                                // lang_operators.tc:8
+                const float t30 = (true != 0.0f ? t24 : t29);               // lang_operators.tc:9
+                const bool t31 = ((float)(t19 > 1.0f)) != 0;                // lang_operators.tc:9
+                const long long t32 = (t31 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
+                const float t33 = t30 * ((float)t32);                       // lang_operators.tc:9
+                const float t34 = (false != 0.0f ? t19 : 0.0f);             // lang_operators.tc:9
+                const float t35 = t33 + t34;                                // lang_operators.tc:9
+                const float t36 = tc_min(t35, 100.0f);                      // lang_operators.tc:10
+                const float t37 = v18.v[1];                                 // lang_operators.tc:6
+                const float t38 = t37 * 2.0f;                               // lang_operators.tc:7
+                const float t39 = t38 + 2.5f;                               // lang_operators.tc:7
+                const float t40 = t39 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
+                const float t41 = t40 + 0.5f;                               // lang_operators.tc:7
+                const float t42 = t41 - 1500.0f;                            // lang_operators.tc:7
+                const bool t43 = ((float)(t37 > 0.0f)) != 0;                // lang_operators.tc:8
+                const float t44 = (t43 != 0.0f ? t37 : __int_as_float(0xff800000)); // lang_operators.tc:8
+                const bool t45 = ((float)(t37 < 0.0f)) != 0;                // lang_operators.tc:8
+                const float t46 = (t45 != 0.0f ? __int_as_float(0x7f800000) : t37); // lang_operators.tc:8
+                const float t47 = t44 + t46;                                // lang_operators.tc:8
+                const float t48 = (true != 0.0f ? t42 : t47);               // lang_operators.tc:9
+                const bool t49 = ((float)(t37 > 1.0f)) != 0;                // lang_operators.tc:9
+                const long long t50 = (t49 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
+                const float t51 = t48 * ((float)t50);                       // lang_operators.tc:9
+                const float t52 = (false != 0.0f ? t37 : 0.0f);             // lang_operators.tc:9
+                const float t53 = t51 + t52;                                // lang_operators.tc:9
+                const float t54 = tc_min(t53, 100.0f);                      // lang_operators.tc:10
+                const float t55 = v18.v[2];                                 // lang_operators.tc:6
+                const float t56 = t55 * 2.0f;                               // lang_operators.tc:7
+                const float t57 = t56 + 2.5f;                               // lang_operators.tc:7
+                const float t58 = t57 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
+                const float t59 = t58 + 0.5f;                               // lang_operators.tc:7
+                const float t60 = t59 - 1500.0f;                            // lang_operators.tc:7
+                const bool t61 = ((float)(t55 > 0.0f)) != 0;                // lang_operators.tc:8
+                const float t62 = (t61 != 0.0f ? t55 : __int_as_float(0xff800000)); // lang_operators.tc:8
+                const bool t63 = ((float)(t55 < 0.0f)) != 0;                // lang_operators.tc:8
+                const float t64 = (t63 != 0.0f ? __int_as_float(0x7f800000) : t55); // lang_operators.tc:8
+                const float t65 = t62 + t64;                                // lang_operators.tc:8
+                const float t66 = (true != 0.0f ? t60 : t65);               // lang_operators.tc:9
+                const bool t67 = ((float)(t55 > 1.0f)) != 0;                // lang_operators.tc:9
+                const long long t68 = (t67 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
+                const float t69 = t66 * ((float)t68);                       // lang_operators.tc:9
+                const float t70 = (false != 0.0f ? t55 : 0.0f);             // lang_operators.tc:9
+                const float t71 = t69 + t70;                                // lang_operators.tc:9
+                const float t72 = tc_min(t71, 100.0f);                      // lang_operators.tc:10
+                const float t73 = v18.v[3];                                 // lang_operators.tc:6
+                const float t74 = t73 * 2.0f;                               // lang_operators.tc:7
+                const float t75 = t74 + 2.5f;                               // lang_operators.tc:7
+                const float t76 = t75 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
+                const float t77 = t76 + 0.5f;                               // lang_operators.tc:7
+                const float t78 = t77 - 1500.0f;                            // lang_operators.tc:7
+                const bool t79 = ((float)(t73 > 0.0f)) != 0;                // lang_operators.tc:8
+                const float t80 = (t79 != 0.0f ? t73 : __int_as_float(0xff800000)); // lang_operators.tc:8
+                const bool t81 = ((float)(t73 < 0.0f)) != 0;                // lang_operators.tc:8
+                const float t82 = (t81 != 0.0f ? __int_as_float(0x7f800000) : t73); // lang_operators.tc:8
+                const float t83 = t80 + t82;                                // lang_operators.tc:8
+                const float t84 = (true != 0.0f ? t78 : t83);               // lang_operators.tc:9
+                const bool t85 = ((float)(t73 > 1.0f)) != 0;                // lang_operators.tc:9
+                const long long t86 = (t85 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
+                const float t87 = t84 * ((float)t86);                       // lang_operators.tc:9
+                const float t88 = (false != 0.0f ? t73 : 0.0f);             // lang_operators.tc:9
+                const float t89 = t87 + t88;                                // lang_operators.tc:9
+                const float t90 = tc_min(t89, 100.0f);                      // lang_operators.tc:10
+                tc_vstore<float, 4>(out_out + i0, {{t36, t54, t72, t90}});  // lang_operators.tc:10
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[i0];                                  // lang_operators.tc:6
-                const float t1 = t0 * 2.0f;                                 // lang_operators.tc:7
-                const float t2 = t1 + 2.5f;                                 // lang_operators.tc:7
-                const float t3 = t2 - ((float)9.9999999999999995e-07);      // lang_operators.tc:7
-                const float t4 = t3 + 0.5f;                                 // lang_operators.tc:7
-                const float t5 = t4 - 1500.0f;                              // lang_operators.tc:7
-                const bool t6 = ((float)(t0 > 0.0f)) != 0;                  // lang_operators.tc:8
-                const float t7 = (t6 != 0.0f ? t0 : __int_as_float(0xff800000)); // lang_operators.tc:8
-                const bool t8 = ((float)(t0 < 0.0f)) != 0;                  // lang_operators.tc:8
-                const float t9 = (t8 != 0.0f ? __int_as_float(0x7f800000) : t0); // lang_operators.tc:8
-                const float t10 = t7 + t9;                                  // lang_operators.tc:8
-                const float t11 = (true != 0.0f ? t5 : t10);                // lang_operators.tc:9
-                const bool t12 = ((float)(t0 > 1.0f)) != 0;                 // lang_operators.tc:9
-                const long long t13 = (t12 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
-                const float t14 = t11 * ((float)t13);                       // lang_operators.tc:9
-                const float t15 = (false != 0.0f ? t0 : 0.0f);              // lang_operators.tc:9
-                const float t16 = t14 + t15;                                // lang_operators.tc:9
-                const float t17 = tc_min(t16, 100.0f);                      // lang_operators.tc:10
-                out_out[i0] = t17;                                          // lang_operators.tc:10
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_out + i0, 16)) {
+                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_x + i0); // lang_operators.tc:6
+                    const float t19 = v18.v[0];                                 // lang_operators.tc:6
+                    const float t20 = t19 * 2.0f;                               // lang_operators.tc:7
+                    const float t21 = t20 + 2.5f;                               // lang_operators.tc:7
+                    const float t22 = t21 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
+                    const float t23 = t22 + 0.5f;                               // lang_operators.tc:7
+                    const float t24 = t23 - 1500.0f;                            // lang_operators.tc:7
+                    const bool t25 = ((float)(t19 > 0.0f)) != 0;                // lang_operators.tc:8
+                    const float t26 = (t25 != 0.0f ? t19 : __int_as_float(0xff800000)); // lang_operators.tc:8
+                    const bool t27 = ((float)(t19 < 0.0f)) != 0;                // lang_operators.tc:8
+                    const float t28 = (t27 != 0.0f ? __int_as_float(0x7f800000) : t19); // lang_operators.tc:8
+                    const float t29 = t26 + t28;                                // lang_operators.tc:8
+                    const float t30 = (true != 0.0f ? t24 : t29);               // lang_operators.tc:9
+                    const bool t31 = ((float)(t19 > 1.0f)) != 0;                // lang_operators.tc:9
+                    const long long t32 = (t31 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
+                    const float t33 = t30 * ((float)t32);                       // lang_operators.tc:9
+                    const float t34 = (false != 0.0f ? t19 : 0.0f);             // lang_operators.tc:9
+                    const float t35 = t33 + t34;                                // lang_operators.tc:9
+                    const float t36 = tc_min(t35, 100.0f);                      // lang_operators.tc:10
+                    const float t37 = v18.v[1];                                 // lang_operators.tc:6
+                    const float t38 = t37 * 2.0f;                               // lang_operators.tc:7
+                    const float t39 = t38 + 2.5f;                               // lang_operators.tc:7
+                    const float t40 = t39 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
+                    const float t41 = t40 + 0.5f;                               // lang_operators.tc:7
+                    const float t42 = t41 - 1500.0f;                            // lang_operators.tc:7
+                    const bool t43 = ((float)(t37 > 0.0f)) != 0;                // lang_operators.tc:8
+                    const float t44 = (t43 != 0.0f ? t37 : __int_as_float(0xff800000)); // lang_operators.tc:8
+                    const bool t45 = ((float)(t37 < 0.0f)) != 0;                // lang_operators.tc:8
+                    const float t46 = (t45 != 0.0f ? __int_as_float(0x7f800000) : t37); // lang_operators.tc:8
+                    const float t47 = t44 + t46;                                // lang_operators.tc:8
+                    const float t48 = (true != 0.0f ? t42 : t47);               // lang_operators.tc:9
+                    const bool t49 = ((float)(t37 > 1.0f)) != 0;                // lang_operators.tc:9
+                    const long long t50 = (t49 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
+                    const float t51 = t48 * ((float)t50);                       // lang_operators.tc:9
+                    const float t52 = (false != 0.0f ? t37 : 0.0f);             // lang_operators.tc:9
+                    const float t53 = t51 + t52;                                // lang_operators.tc:9
+                    const float t54 = tc_min(t53, 100.0f);                      // lang_operators.tc:10
+                    const float t55 = v18.v[2];                                 // lang_operators.tc:6
+                    const float t56 = t55 * 2.0f;                               // lang_operators.tc:7
+                    const float t57 = t56 + 2.5f;                               // lang_operators.tc:7
+                    const float t58 = t57 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
+                    const float t59 = t58 + 0.5f;                               // lang_operators.tc:7
+                    const float t60 = t59 - 1500.0f;                            // lang_operators.tc:7
+                    const bool t61 = ((float)(t55 > 0.0f)) != 0;                // lang_operators.tc:8
+                    const float t62 = (t61 != 0.0f ? t55 : __int_as_float(0xff800000)); // lang_operators.tc:8
+                    const bool t63 = ((float)(t55 < 0.0f)) != 0;                // lang_operators.tc:8
+                    const float t64 = (t63 != 0.0f ? __int_as_float(0x7f800000) : t55); // lang_operators.tc:8
+                    const float t65 = t62 + t64;                                // lang_operators.tc:8
+                    const float t66 = (true != 0.0f ? t60 : t65);               // lang_operators.tc:9
+                    const bool t67 = ((float)(t55 > 1.0f)) != 0;                // lang_operators.tc:9
+                    const long long t68 = (t67 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
+                    const float t69 = t66 * ((float)t68);                       // lang_operators.tc:9
+                    const float t70 = (false != 0.0f ? t55 : 0.0f);             // lang_operators.tc:9
+                    const float t71 = t69 + t70;                                // lang_operators.tc:9
+                    const float t72 = tc_min(t71, 100.0f);                      // lang_operators.tc:10
+                    const float t73 = v18.v[3];                                 // lang_operators.tc:6
+                    const float t74 = t73 * 2.0f;                               // lang_operators.tc:7
+                    const float t75 = t74 + 2.5f;                               // lang_operators.tc:7
+                    const float t76 = t75 - ((float)9.9999999999999995e-07);    // lang_operators.tc:7
+                    const float t77 = t76 + 0.5f;                               // lang_operators.tc:7
+                    const float t78 = t77 - 1500.0f;                            // lang_operators.tc:7
+                    const bool t79 = ((float)(t73 > 0.0f)) != 0;                // lang_operators.tc:8
+                    const float t80 = (t79 != 0.0f ? t73 : __int_as_float(0xff800000)); // lang_operators.tc:8
+                    const bool t81 = ((float)(t73 < 0.0f)) != 0;                // lang_operators.tc:8
+                    const float t82 = (t81 != 0.0f ? __int_as_float(0x7f800000) : t73); // lang_operators.tc:8
+                    const float t83 = t80 + t82;                                // lang_operators.tc:8
+                    const float t84 = (true != 0.0f ? t78 : t83);               // lang_operators.tc:9
+                    const bool t85 = ((float)(t73 > 1.0f)) != 0;                // lang_operators.tc:9
+                    const long long t86 = (t85 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
+                    const float t87 = t84 * ((float)t86);                       // lang_operators.tc:9
+                    const float t88 = (false != 0.0f ? t73 : 0.0f);             // lang_operators.tc:9
+                    const float t89 = t87 + t88;                                // lang_operators.tc:9
+                    const float t90 = tc_min(t89, 100.0f);                      // lang_operators.tc:10
+                    tc_vstore<float, 4>(out_out + i0, {{t36, t54, t72, t90}});  // lang_operators.tc:10
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[i0];                                  // lang_operators.tc:6
+                        const float t1 = t0 * 2.0f;                                 // lang_operators.tc:7
+                        const float t2 = t1 + 2.5f;                                 // lang_operators.tc:7
+                        const float t3 = t2 - ((float)9.9999999999999995e-07);      // lang_operators.tc:7
+                        const float t4 = t3 + 0.5f;                                 // lang_operators.tc:7
+                        const float t5 = t4 - 1500.0f;                              // lang_operators.tc:7
+                        const bool t6 = ((float)(t0 > 0.0f)) != 0;                  // lang_operators.tc:8
+                        const float t7 = (t6 != 0.0f ? t0 : __int_as_float(0xff800000)); // lang_operators.tc:8
+                        const bool t8 = ((float)(t0 < 0.0f)) != 0;                  // lang_operators.tc:8
+                        const float t9 = (t8 != 0.0f ? __int_as_float(0x7f800000) : t0); // lang_operators.tc:8
+                        const float t10 = t7 + t9;                                  // lang_operators.tc:8
+                        const float t11 = (true != 0.0f ? t5 : t10);                // lang_operators.tc:9
+                        const bool t12 = ((float)(t0 > 1.0f)) != 0;                 // lang_operators.tc:9
+                        const long long t13 = (t12 != 0.0f ? 1LL : 2LL);            // lang_operators.tc:9
+                        const float t14 = t11 * ((float)t13);                       // lang_operators.tc:9
+                        const float t15 = (false != 0.0f ? t0 : 0.0f);              // lang_operators.tc:9
+                        const float t16 = t14 + t15;                                // lang_operators.tc:9
+                        const float t17 = tc_min(t16, 100.0f);                      // lang_operators.tc:10
+                        out_out[i0] = t17;                                          // lang_operators.tc:10
+                    }
+                }
             }
         }
     }
@@ -126,106 +231,211 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_div_sub_m
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(in_x + i0, 16) &&
-            tc_aligned(in_y + i0, 16) &&
-            tc_aligned(out_out + i0, 16)) {
-            const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_x + i0); // lang_operators.tc:15
-            const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_y + i0); // lang_operators.tc:15
-            const float t18 = v17.v[0];                                 // lang_operators.tc:15
-            const float t20 = v19.v[0];                                 // lang_operators.tc:15
-            const float t21 = t18 + t20;                                // lang_operators.tc:16
-            const float t22 = t18 * t20;                                // lang_operators.tc:16
-            const float t23 = t20 + 3.0f;                               // lang_operators.tc:16
-            const float t24 = t22 / t23;                                // lang_operators.tc:16
-            const float t25 = t21 - t24;                                // lang_operators.tc:16
-            const float t26 = tc_mod(t18, t20);                         // lang_operators.tc:17
-            const float t27 = t25 + t26;                                // lang_operators.tc:19
-            const float t28 = powf(t18, 2.0f);                          // lang_operators.tc:18
-            const float t29 = -t28;                                     // lang_operators.tc:18
-            const float t30 = t29 + 0.0f;                               // lang_operators.tc:18
-            const float t31 = powf(t20, 2.0f);                          // lang_operators.tc:18
-            const float t32 = powf(t18, t31);                           // lang_operators.tc:18
-            const float t33 = t30 + t32;                                // lang_operators.tc:18
-            const float t34 = t27 + t33;                                // lang_operators.tc:19
-            const float t35 = t34 + t18;                                // lang_operators.tc:19
-            const float t36 = v17.v[1];                                 // lang_operators.tc:15
-            const float t37 = v19.v[1];                                 // lang_operators.tc:15
-            const float t38 = t36 + t37;                                // lang_operators.tc:16
-            const float t39 = t36 * t37;                                // lang_operators.tc:16
-            const float t40 = t37 + 3.0f;                               // lang_operators.tc:16
-            const float t41 = t39 / t40;                                // lang_operators.tc:16
-            const float t42 = t38 - t41;                                // lang_operators.tc:16
-            const float t43 = tc_mod(t36, t37);                         // lang_operators.tc:17
-            const float t44 = t42 + t43;                                // lang_operators.tc:19
-            const float t45 = powf(t36, 2.0f);                          // lang_operators.tc:18
-            const float t46 = -t45;                                     // lang_operators.tc:18
-            const float t47 = t46 + 0.0f;                               // lang_operators.tc:18
-            const float t48 = powf(t37, 2.0f);                          // lang_operators.tc:18
-            const float t49 = powf(t36, t48);                           // lang_operators.tc:18
-            const float t50 = t47 + t49;                                // lang_operators.tc:18
-            const float t51 = t44 + t50;                                // lang_operators.tc:19
-            const float t52 = t51 + t36;                                // lang_operators.tc:19
-            const float t53 = v17.v[2];                                 // lang_operators.tc:15
-            const float t54 = v19.v[2];                                 // lang_operators.tc:15
-            const float t55 = t53 + t54;                                // lang_operators.tc:16
-            const float t56 = t53 * t54;                                // lang_operators.tc:16
-            const float t57 = t54 + 3.0f;                               // lang_operators.tc:16
-            const float t58 = t56 / t57;                                // lang_operators.tc:16
-            const float t59 = t55 - t58;                                // lang_operators.tc:16
-            const float t60 = tc_mod(t53, t54);                         // lang_operators.tc:17
-            const float t61 = t59 + t60;                                // lang_operators.tc:19
-            const float t62 = powf(t53, 2.0f);                          // lang_operators.tc:18
-            const float t63 = -t62;                                     // lang_operators.tc:18
-            const float t64 = t63 + 0.0f;                               // lang_operators.tc:18
-            const float t65 = powf(t54, 2.0f);                          // lang_operators.tc:18
-            const float t66 = powf(t53, t65);                           // lang_operators.tc:18
-            const float t67 = t64 + t66;                                // lang_operators.tc:18
-            const float t68 = t61 + t67;                                // lang_operators.tc:19
-            const float t69 = t68 + t53;                                // lang_operators.tc:19
-            const float t70 = v17.v[3];                                 // lang_operators.tc:15
-            const float t71 = v19.v[3];                                 // lang_operators.tc:15
-            const float t72 = t70 + t71;                                // lang_operators.tc:16
-            const float t73 = t70 * t71;                                // lang_operators.tc:16
-            const float t74 = t71 + 3.0f;                               // lang_operators.tc:16
-            const float t75 = t73 / t74;                                // lang_operators.tc:16
-            const float t76 = t72 - t75;                                // lang_operators.tc:16
-            const float t77 = tc_mod(t70, t71);                         // lang_operators.tc:17
-            const float t78 = t76 + t77;                                // lang_operators.tc:19
-            const float t79 = powf(t70, 2.0f);                          // lang_operators.tc:18
-            const float t80 = -t79;                                     // lang_operators.tc:18
-            const float t81 = t80 + 0.0f;                               // lang_operators.tc:18
-            const float t82 = powf(t71, 2.0f);                          // lang_operators.tc:18
-            const float t83 = powf(t70, t82);                           // lang_operators.tc:18
-            const float t84 = t81 + t83;                                // lang_operators.tc:18
-            const float t85 = t78 + t84;                                // lang_operators.tc:19
-            const float t86 = t85 + t70;                                // lang_operators.tc:19
-            tc_vstore<float, 4>(out_out + i0, {{t35, t52, t69, t86}});  // lang_operators.tc:19
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(in_y + i0, 16) &&
+                    tc_aligned(out_out + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v17_u[2];
+            tc_vec<float, 4> v19_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v17_u[u_] = tc_vload<float, 4>(in_x + i0);
+                v19_u[u_] = tc_vload<float, 4>(in_y + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v17 = v17_u[u_];
+                const tc_vec<float, 4> v19 = v19_u[u_];
+                const float t18 = v17.v[0];                                 // lang_operators.tc:15
+                const float t20 = v19.v[0];                                 // lang_operators.tc:15
+                const float t21 = t18 + t20;                                // lang_operators.tc:16
+                const float t22 = t18 * t20;                                // lang_operators.tc:16
+                const float t23 = t20 + 3.0f;                               // lang_operators.tc:16
+                const float t24 = t22 / t23;                                // lang_operators.tc:16
+                const float t25 = t21 - t24;                                // lang_operators.tc:16
+                const float t26 = tc_mod(t18, t20);                         // lang_operators.tc:17
+                const float t27 = t25 + t26;                                // lang_operators.tc:19
+                const float t28 = powf(t18, 2.0f);                          // lang_operators.tc:18
+                const float t29 = -t28;                                     // lang_operators.tc:18
+                const float t30 = t29 + 0.0f;                               // lang_operators.tc:18
+                const float t31 = powf(t20, 2.0f);                          // lang_operators.tc:18
+                const float t32 = powf(t18, t31);                           // lang_operators.tc:18
+                const float t33 = t30 + t32;                                // lang_operators.tc:18
+                const float t34 = t27 + t33;                                // lang_operators.tc:19
+                const float t35 = t34 + t18;                                // lang_operators.tc:19
+                const float t36 = v17.v[1];                                 // lang_operators.tc:15
+                const float t37 = v19.v[1];                                 // lang_operators.tc:15
+                const float t38 = t36 + t37;                                // lang_operators.tc:16
+                const float t39 = t36 * t37;                                // lang_operators.tc:16
+                const float t40 = t37 + 3.0f;                               // lang_operators.tc:16
+                const float t41 = t39 / t40;                                // lang_operators.tc:16
+                const float t42 = t38 - t41;                                // lang_operators.tc:16
+                const float t43 = tc_mod(t36, t37);                         // lang_operators.tc:17
+                const float t44 = t42 + t43;                                // lang_operators.tc:19
+                const float t45 = powf(t36, 2.0f);                          // lang_operators.tc:18
+                const float t46 = -t45;                                     // lang_operators.tc:18
+                const float t47 = t46 + 0.0f;                               // lang_operators.tc:18
+                const float t48 = powf(t37, 2.0f);                          // lang_operators.tc:18
+                const float t49 = powf(t36, t48);                           // lang_operators.tc:18
+                const float t50 = t47 + t49;                                // lang_operators.tc:18
+                const float t51 = t44 + t50;                                // lang_operators.tc:19
+                const float t52 = t51 + t36;                                // lang_operators.tc:19
+                const float t53 = v17.v[2];                                 // lang_operators.tc:15
+                const float t54 = v19.v[2];                                 // lang_operators.tc:15
+                const float t55 = t53 + t54;                                // lang_operators.tc:16
+                const float t56 = t53 * t54;                                // lang_operators.tc:16
+                const float t57 = t54 + 3.0f;                               // lang_operators.tc:16
+                const float t58 = t56 / t57;                                // lang_operators.tc:16
+                const float t59 = t55 - t58;                                // lang_operators.tc:16
+                const float t60 = tc_mod(t53, t54);                         // lang_operators.tc:17
+                const float t61 = t59 + t60;                                // lang_operators.tc:19
+                const float t62 = powf(t53, 2.0f);                          // lang_operators.tc:18
+                const float t63 = -t62;                                     // lang_operators.tc:18
+                const float t64 = t63 + 0.0f;                               // lang_operators.tc:18
+                const float t65 = powf(t54, 2.0f);                          // lang_operators.tc:18
+                const float t66 = powf(t53, t65);                           // lang_operators.tc:18
+                const float t67 = t64 + t66;                                // lang_operators.tc:18
+                const float t68 = t61 + t67;                                // lang_operators.tc:19
+                const float t69 = t68 + t53;                                // lang_operators.tc:19
+                const float t70 = v17.v[3];                                 // lang_operators.tc:15
+                const float t71 = v19.v[3];                                 // lang_operators.tc:15
+                const float t72 = t70 + t71;                                // lang_operators.tc:16
+                const float t73 = t70 * t71;                                // lang_operators.tc:16
+                const float t74 = t71 + 3.0f;                               // lang_operators.tc:16
+                const float t75 = t73 / t74;                                // lang_operators.tc:16
+                const float t76 = t72 - t75;                                // lang_operators.tc:16
+                const float t77 = tc_mod(t70, t71);                         // lang_operators.tc:17
+                const float t78 = t76 + t77;                                // lang_operators.tc:19
+                const float t79 = powf(t70, 2.0f);                          // lang_operators.tc:18
+                const float t80 = -t79;                                     // lang_operators.tc:18
+                const float t81 = t80 + 0.0f;                               // lang_operators.tc:18
+                const float t82 = powf(t71, 2.0f);                          // lang_operators.tc:18
+                const float t83 = powf(t70, t82);                           // lang_operators.tc:18
+                const float t84 = t81 + t83;                                // lang_operators.tc:18
+                const float t85 = t78 + t84;                                // lang_operators.tc:19
+                const float t86 = t85 + t70;                                // lang_operators.tc:19
+                tc_vstore<float, 4>(out_out + i0, {{t35, t52, t69, t86}});  // lang_operators.tc:19
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[i0];                                  // lang_operators.tc:15
-                const float t1 = in_y[i0];                                  // lang_operators.tc:15
-                const float t2 = t0 + t1;                                   // lang_operators.tc:16
-                const float t3 = t0 * t1;                                   // lang_operators.tc:16
-                const float t4 = t1 + 3.0f;                                 // lang_operators.tc:16
-                const float t5 = t3 / t4;                                   // lang_operators.tc:16
-                const float t6 = t2 - t5;                                   // lang_operators.tc:16
-                const float t7 = tc_mod(t0, t1);                            // lang_operators.tc:17
-                const float t8 = t6 + t7;                                   // lang_operators.tc:19
-                const float t9 = powf(t0, 2.0f);                            // lang_operators.tc:18
-                const float t10 = -t9;                                      // lang_operators.tc:18
-                const float t11 = t10 + 0.0f;                               // lang_operators.tc:18
-                const float t12 = powf(t1, 2.0f);                           // lang_operators.tc:18
-                const float t13 = powf(t0, t12);                            // lang_operators.tc:18
-                const float t14 = t11 + t13;                                // lang_operators.tc:18
-                const float t15 = t8 + t14;                                 // lang_operators.tc:19
-                const float t16 = t15 + t0;                                 // lang_operators.tc:19
-                out_out[i0] = t16;                                          // lang_operators.tc:19
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(in_y + i0, 16) &&
+                    tc_aligned(out_out + i0, 16)) {
+                    const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_x + i0); // lang_operators.tc:15
+                    const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_y + i0); // lang_operators.tc:15
+                    const float t18 = v17.v[0];                                 // lang_operators.tc:15
+                    const float t20 = v19.v[0];                                 // lang_operators.tc:15
+                    const float t21 = t18 + t20;                                // lang_operators.tc:16
+                    const float t22 = t18 * t20;                                // lang_operators.tc:16
+                    const float t23 = t20 + 3.0f;                               // lang_operators.tc:16
+                    const float t24 = t22 / t23;                                // lang_operators.tc:16
+                    const float t25 = t21 - t24;                                // lang_operators.tc:16
+                    const float t26 = tc_mod(t18, t20);                         // lang_operators.tc:17
+                    const float t27 = t25 + t26;                                // lang_operators.tc:19
+                    const float t28 = powf(t18, 2.0f);                          // lang_operators.tc:18
+                    const float t29 = -t28;                                     // lang_operators.tc:18
+                    const float t30 = t29 + 0.0f;                               // lang_operators.tc:18
+                    const float t31 = powf(t20, 2.0f);                          // lang_operators.tc:18
+                    const float t32 = powf(t18, t31);                           // lang_operators.tc:18
+                    const float t33 = t30 + t32;                                // lang_operators.tc:18
+                    const float t34 = t27 + t33;                                // lang_operators.tc:19
+                    const float t35 = t34 + t18;                                // lang_operators.tc:19
+                    const float t36 = v17.v[1];                                 // lang_operators.tc:15
+                    const float t37 = v19.v[1];                                 // lang_operators.tc:15
+                    const float t38 = t36 + t37;                                // lang_operators.tc:16
+                    const float t39 = t36 * t37;                                // lang_operators.tc:16
+                    const float t40 = t37 + 3.0f;                               // lang_operators.tc:16
+                    const float t41 = t39 / t40;                                // lang_operators.tc:16
+                    const float t42 = t38 - t41;                                // lang_operators.tc:16
+                    const float t43 = tc_mod(t36, t37);                         // lang_operators.tc:17
+                    const float t44 = t42 + t43;                                // lang_operators.tc:19
+                    const float t45 = powf(t36, 2.0f);                          // lang_operators.tc:18
+                    const float t46 = -t45;                                     // lang_operators.tc:18
+                    const float t47 = t46 + 0.0f;                               // lang_operators.tc:18
+                    const float t48 = powf(t37, 2.0f);                          // lang_operators.tc:18
+                    const float t49 = powf(t36, t48);                           // lang_operators.tc:18
+                    const float t50 = t47 + t49;                                // lang_operators.tc:18
+                    const float t51 = t44 + t50;                                // lang_operators.tc:19
+                    const float t52 = t51 + t36;                                // lang_operators.tc:19
+                    const float t53 = v17.v[2];                                 // lang_operators.tc:15
+                    const float t54 = v19.v[2];                                 // lang_operators.tc:15
+                    const float t55 = t53 + t54;                                // lang_operators.tc:16
+                    const float t56 = t53 * t54;                                // lang_operators.tc:16
+                    const float t57 = t54 + 3.0f;                               // lang_operators.tc:16
+                    const float t58 = t56 / t57;                                // lang_operators.tc:16
+                    const float t59 = t55 - t58;                                // lang_operators.tc:16
+                    const float t60 = tc_mod(t53, t54);                         // lang_operators.tc:17
+                    const float t61 = t59 + t60;                                // lang_operators.tc:19
+                    const float t62 = powf(t53, 2.0f);                          // lang_operators.tc:18
+                    const float t63 = -t62;                                     // lang_operators.tc:18
+                    const float t64 = t63 + 0.0f;                               // lang_operators.tc:18
+                    const float t65 = powf(t54, 2.0f);                          // lang_operators.tc:18
+                    const float t66 = powf(t53, t65);                           // lang_operators.tc:18
+                    const float t67 = t64 + t66;                                // lang_operators.tc:18
+                    const float t68 = t61 + t67;                                // lang_operators.tc:19
+                    const float t69 = t68 + t53;                                // lang_operators.tc:19
+                    const float t70 = v17.v[3];                                 // lang_operators.tc:15
+                    const float t71 = v19.v[3];                                 // lang_operators.tc:15
+                    const float t72 = t70 + t71;                                // lang_operators.tc:16
+                    const float t73 = t70 * t71;                                // lang_operators.tc:16
+                    const float t74 = t71 + 3.0f;                               // lang_operators.tc:16
+                    const float t75 = t73 / t74;                                // lang_operators.tc:16
+                    const float t76 = t72 - t75;                                // lang_operators.tc:16
+                    const float t77 = tc_mod(t70, t71);                         // lang_operators.tc:17
+                    const float t78 = t76 + t77;                                // lang_operators.tc:19
+                    const float t79 = powf(t70, 2.0f);                          // lang_operators.tc:18
+                    const float t80 = -t79;                                     // lang_operators.tc:18
+                    const float t81 = t80 + 0.0f;                               // lang_operators.tc:18
+                    const float t82 = powf(t71, 2.0f);                          // lang_operators.tc:18
+                    const float t83 = powf(t70, t82);                           // lang_operators.tc:18
+                    const float t84 = t81 + t83;                                // lang_operators.tc:18
+                    const float t85 = t78 + t84;                                // lang_operators.tc:19
+                    const float t86 = t85 + t70;                                // lang_operators.tc:19
+                    tc_vstore<float, 4>(out_out + i0, {{t35, t52, t69, t86}});  // lang_operators.tc:19
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[i0];                                  // lang_operators.tc:15
+                        const float t1 = in_y[i0];                                  // lang_operators.tc:15
+                        const float t2 = t0 + t1;                                   // lang_operators.tc:16
+                        const float t3 = t0 * t1;                                   // lang_operators.tc:16
+                        const float t4 = t1 + 3.0f;                                 // lang_operators.tc:16
+                        const float t5 = t3 / t4;                                   // lang_operators.tc:16
+                        const float t6 = t2 - t5;                                   // lang_operators.tc:16
+                        const float t7 = tc_mod(t0, t1);                            // lang_operators.tc:17
+                        const float t8 = t6 + t7;                                   // lang_operators.tc:19
+                        const float t9 = powf(t0, 2.0f);                            // lang_operators.tc:18
+                        const float t10 = -t9;                                      // lang_operators.tc:18
+                        const float t11 = t10 + 0.0f;                               // lang_operators.tc:18
+                        const float t12 = powf(t1, 2.0f);                           // lang_operators.tc:18
+                        const float t13 = powf(t0, t12);                            // lang_operators.tc:18
+                        const float t14 = t11 + t13;                                // lang_operators.tc:18
+                        const float t15 = t8 + t14;                                 // lang_operators.tc:19
+                        const float t16 = t15 + t0;                                 // lang_operators.tc:19
+                        out_out[i0] = t16;                                          // lang_operators.tc:19
+                    }
+                }
             }
         }
     }
@@ -243,57 +453,122 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_div_mod_mul_sub_2
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(in_i + i0, 16) &&
-            tc_aligned(in_j + i0, 16) &&
-            tc_aligned(out_q + i0, 16) &&
-            tc_aligned(out_r + i0, 16) &&
-            tc_aligned(out_s + i0, 16)) {
-            const tc_vec<int, 4> v6 = tc_vload<int, 4>(in_i + i0);      // lang_operators.tc:23
-            const tc_vec<int, 4> v8 = tc_vload<int, 4>(in_j + i0);      // lang_operators.tc:23
-            const int t7 = v6.v[0];                                     // lang_operators.tc:23
-            const int t9 = v8.v[0];                                     // lang_operators.tc:23
-            const float t10 = ((float)t7) / ((float)t9);                // lang_operators.tc:24
-            const int t11 = v6.v[1];                                    // lang_operators.tc:23
-            const int t12 = v8.v[1];                                    // lang_operators.tc:23
-            const float t13 = ((float)t11) / ((float)t12);              // lang_operators.tc:24
-            const int t14 = v6.v[2];                                    // lang_operators.tc:23
-            const int t15 = v8.v[2];                                    // lang_operators.tc:23
-            const float t16 = ((float)t14) / ((float)t15);              // lang_operators.tc:24
-            const int t17 = v6.v[3];                                    // lang_operators.tc:23
-            const int t18 = v8.v[3];                                    // lang_operators.tc:23
-            const float t19 = ((float)t17) / ((float)t18);              // lang_operators.tc:24
-            tc_vstore<float, 4>(out_q + i0, {{t10, t13, t16, t19}});    // lang_operators.tc:24
-            const int t20 = tc_mod(t7, t9);                             // lang_operators.tc:24
-            const int t21 = tc_mod(t11, t12);                           // lang_operators.tc:24
-            const int t22 = tc_mod(t14, t15);                           // lang_operators.tc:24
-            const int t23 = tc_mod(t17, t18);                           // lang_operators.tc:24
-            tc_vstore<int, 4>(out_r + i0, {{t20, t21, t22, t23}});      // lang_operators.tc:24
-            const int t24 = t7 * 2;                                     // lang_operators.tc:24
-            const int t25 = t24 - t9;                                   // lang_operators.tc:24
-            const int t26 = t11 * 2;                                    // lang_operators.tc:24
-            const int t27 = t26 - t12;                                  // lang_operators.tc:24
-            const int t28 = t14 * 2;                                    // lang_operators.tc:24
-            const int t29 = t28 - t15;                                  // lang_operators.tc:24
-            const int t30 = t17 * 2;                                    // lang_operators.tc:24
-            const int t31 = t30 - t18;                                  // lang_operators.tc:24
-            tc_vstore<int, 4>(out_s + i0, {{t25, t27, t29, t31}});      // lang_operators.tc:24
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_i + i0, 16) &&
+                    tc_aligned(in_j + i0, 16) &&
+                    tc_aligned(out_q + i0, 16) &&
+                    tc_aligned(out_r + i0, 16) &&
+                    tc_aligned(out_s + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<int, 4> v6_u[2];
+            tc_vec<int, 4> v8_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v6_u[u_] = tc_vload<int, 4>(in_i + i0);
+                v8_u[u_] = tc_vload<int, 4>(in_j + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<int, 4> v6 = v6_u[u_];
+                const tc_vec<int, 4> v8 = v8_u[u_];
+                const int t7 = v6.v[0];                                     // lang_operators.tc:23
+                const int t9 = v8.v[0];                                     // lang_operators.tc:23
+                const float t10 = ((float)t7) / ((float)t9);                // lang_operators.tc:24
+                const int t11 = v6.v[1];                                    // lang_operators.tc:23
+                const int t12 = v8.v[1];                                    // lang_operators.tc:23
+                const float t13 = ((float)t11) / ((float)t12);              // lang_operators.tc:24
+                const int t14 = v6.v[2];                                    // lang_operators.tc:23
+                const int t15 = v8.v[2];                                    // lang_operators.tc:23
+                const float t16 = ((float)t14) / ((float)t15);              // lang_operators.tc:24
+                const int t17 = v6.v[3];                                    // lang_operators.tc:23
+                const int t18 = v8.v[3];                                    // lang_operators.tc:23
+                const float t19 = ((float)t17) / ((float)t18);              // lang_operators.tc:24
+                tc_vstore<float, 4>(out_q + i0, {{t10, t13, t16, t19}});    // lang_operators.tc:24
+                const int t20 = tc_mod(t7, t9);                             // lang_operators.tc:24
+                const int t21 = tc_mod(t11, t12);                           // lang_operators.tc:24
+                const int t22 = tc_mod(t14, t15);                           // lang_operators.tc:24
+                const int t23 = tc_mod(t17, t18);                           // lang_operators.tc:24
+                tc_vstore<int, 4>(out_r + i0, {{t20, t21, t22, t23}});      // lang_operators.tc:24
+                const int t24 = t7 * 2;                                     // lang_operators.tc:24
+                const int t25 = t24 - t9;                                   // lang_operators.tc:24
+                const int t26 = t11 * 2;                                    // lang_operators.tc:24
+                const int t27 = t26 - t12;                                  // lang_operators.tc:24
+                const int t28 = t14 * 2;                                    // lang_operators.tc:24
+                const int t29 = t28 - t15;                                  // lang_operators.tc:24
+                const int t30 = t17 * 2;                                    // lang_operators.tc:24
+                const int t31 = t30 - t18;                                  // lang_operators.tc:24
+                tc_vstore<int, 4>(out_s + i0, {{t25, t27, t29, t31}});      // lang_operators.tc:24
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const int t0 = in_i[i0];                                    // lang_operators.tc:23
-                const int t1 = in_j[i0];                                    // lang_operators.tc:23
-                const float t2 = ((float)t0) / ((float)t1);                 // lang_operators.tc:24
-                out_q[i0] = t2;                                             // lang_operators.tc:24
-                const int t3 = tc_mod(t0, t1);                              // lang_operators.tc:24
-                out_r[i0] = t3;                                             // lang_operators.tc:24
-                const int t4 = t0 * 2;                                      // lang_operators.tc:24
-                const int t5 = t4 - t1;                                     // lang_operators.tc:24
-                out_s[i0] = t5;                                             // lang_operators.tc:24
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(in_i + i0, 16) &&
+                    tc_aligned(in_j + i0, 16) &&
+                    tc_aligned(out_q + i0, 16) &&
+                    tc_aligned(out_r + i0, 16) &&
+                    tc_aligned(out_s + i0, 16)) {
+                    const tc_vec<int, 4> v6 = tc_vload<int, 4>(in_i + i0);      // lang_operators.tc:23
+                    const tc_vec<int, 4> v8 = tc_vload<int, 4>(in_j + i0);      // lang_operators.tc:23
+                    const int t7 = v6.v[0];                                     // lang_operators.tc:23
+                    const int t9 = v8.v[0];                                     // lang_operators.tc:23
+                    const float t10 = ((float)t7) / ((float)t9);                // lang_operators.tc:24
+                    const int t11 = v6.v[1];                                    // lang_operators.tc:23
+                    const int t12 = v8.v[1];                                    // lang_operators.tc:23
+                    const float t13 = ((float)t11) / ((float)t12);              // lang_operators.tc:24
+                    const int t14 = v6.v[2];                                    // lang_operators.tc:23
+                    const int t15 = v8.v[2];                                    // lang_operators.tc:23
+                    const float t16 = ((float)t14) / ((float)t15);              // lang_operators.tc:24
+                    const int t17 = v6.v[3];                                    // lang_operators.tc:23
+                    const int t18 = v8.v[3];                                    // lang_operators.tc:23
+                    const float t19 = ((float)t17) / ((float)t18);              // lang_operators.tc:24
+                    tc_vstore<float, 4>(out_q + i0, {{t10, t13, t16, t19}});    // lang_operators.tc:24
+                    const int t20 = tc_mod(t7, t9);                             // lang_operators.tc:24
+                    const int t21 = tc_mod(t11, t12);                           // lang_operators.tc:24
+                    const int t22 = tc_mod(t14, t15);                           // lang_operators.tc:24
+                    const int t23 = tc_mod(t17, t18);                           // lang_operators.tc:24
+                    tc_vstore<int, 4>(out_r + i0, {{t20, t21, t22, t23}});      // lang_operators.tc:24
+                    const int t24 = t7 * 2;                                     // lang_operators.tc:24
+                    const int t25 = t24 - t9;                                   // lang_operators.tc:24
+                    const int t26 = t11 * 2;                                    // lang_operators.tc:24
+                    const int t27 = t26 - t12;                                  // lang_operators.tc:24
+                    const int t28 = t14 * 2;                                    // lang_operators.tc:24
+                    const int t29 = t28 - t15;                                  // lang_operators.tc:24
+                    const int t30 = t17 * 2;                                    // lang_operators.tc:24
+                    const int t31 = t30 - t18;                                  // lang_operators.tc:24
+                    tc_vstore<int, 4>(out_s + i0, {{t25, t27, t29, t31}});      // lang_operators.tc:24
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const int t0 = in_i[i0];                                    // lang_operators.tc:23
+                        const int t1 = in_j[i0];                                    // lang_operators.tc:23
+                        const float t2 = ((float)t0) / ((float)t1);                 // lang_operators.tc:24
+                        out_q[i0] = t2;                                             // lang_operators.tc:24
+                        const int t3 = tc_mod(t0, t1);                              // lang_operators.tc:24
+                        out_r[i0] = t3;                                             // lang_operators.tc:24
+                        const int t4 = t0 * 2;                                      // lang_operators.tc:24
+                        const int t5 = t4 - t1;                                     // lang_operators.tc:24
+                        out_s[i0] = t5;                                             // lang_operators.tc:24
+                    }
+                }
             }
         }
     }
@@ -310,118 +585,235 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_eq_ne_or_lt_le_an
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(in_x + i0, 16) &&
-            tc_aligned(in_y + i0, 16) &&
-            tc_aligned(in_m + i0, 4) &&
-            tc_aligned(out_out + i0, 4)) {
-            const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_x + i0); // lang_operators.tc:28
-            const tc_vec<float, 4> v21 = tc_vload<float, 4>(in_y + i0); // lang_operators.tc:28
-            const tc_vec<unsigned char, 4> v34 = tc_vload<unsigned char, 4>(in_m + i0); // lang_operators.tc:28
-            const float t20 = v19.v[0];                                 // lang_operators.tc:28
-            const float t22 = v21.v[0];                                 // lang_operators.tc:28
-            const bool t23 = ((float)(t20 == t22)) != 0;                // lang_operators.tc:29
-            const bool t24 = ((float)(t20 != t22)) != 0;                // lang_operators.tc:29
-            const bool t25 = ((float)(t23 != 0.0f || t24 != 0.0f)) != 0; // lang_operators.tc:29
-            const bool t26 = ((float)(t20 < t22)) != 0;                 // lang_operators.tc:30
-            const bool t27 = ((float)(t20 <= t22)) != 0;                // lang_operators.tc:30
-            const bool t28 = ((float)(t26 != 0.0f && t27 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t29 = ((float)(t20 > t22)) != 0;                 // lang_operators.tc:30
-            const bool t30 = ((float)(t20 >= t22)) != 0;                // lang_operators.tc:30
-            const bool t31 = ((float)(t29 != 0.0f && t30 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t32 = ((float)(t28 != 0.0f || t31 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t33 = ((float)(t25 != 0.0f && t32 != 0.0f)) != 0; // lang_operators.tc:32
-            const bool t35 = (v34.v[0] != 0);                           // lang_operators.tc:28
-            const bool t36 = ((float)(t35 == 0.0f)) != 0;               // lang_operators.tc:31
-            const bool t37 = ((float)(t20 < 0.0f)) != 0;                // lang_operators.tc:31
-            const bool t38 = ((float)(t37 == 0.0f)) != 0;               // lang_operators.tc:31
-            const bool t39 = ((float)(t36 != 0.0f && t38 != 0.0f)) != 0; // lang_operators.tc:31
-            const bool t40 = ((float)(t33 != 0.0f || t39 != 0.0f)) != 0; // lang_operators.tc:32
-            const float t41 = v19.v[1];                                 // lang_operators.tc:28
-            const float t42 = v21.v[1];                                 // lang_operators.tc:28
-            const bool t43 = ((float)(t41 == t42)) != 0;                // lang_operators.tc:29
-            const bool t44 = ((float)(t41 != t42)) != 0;                // lang_operators.tc:29
-            const bool t45 = ((float)(t43 != 0.0f || t44 != 0.0f)) != 0; // lang_operators.tc:29
-            const bool t46 = ((float)(t41 < t42)) != 0;                 // lang_operators.tc:30
-            const bool t47 = ((float)(t41 <= t42)) != 0;                // lang_operators.tc:30
-            const bool t48 = ((float)(t46 != 0.0f && t47 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t49 = ((float)(t41 > t42)) != 0;                 // lang_operators.tc:30
-            const bool t50 = ((float)(t41 >= t42)) != 0;                // lang_operators.tc:30
-            const bool t51 = ((float)(t49 != 0.0f && t50 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t52 = ((float)(t48 != 0.0f || t51 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t53 = ((float)(t45 != 0.0f && t52 != 0.0f)) != 0; // lang_operators.tc:32
-            const bool t54 = (v34.v[1] != 0);                           // lang_operators.tc:28
-            const bool t55 = ((float)(t54 == 0.0f)) != 0;               // lang_operators.tc:31
-            const bool t56 = ((float)(t41 < 0.0f)) != 0;                // lang_operators.tc:31
-            const bool t57 = ((float)(t56 == 0.0f)) != 0;               // lang_operators.tc:31
-            const bool t58 = ((float)(t55 != 0.0f && t57 != 0.0f)) != 0; // lang_operators.tc:31
-            const bool t59 = ((float)(t53 != 0.0f || t58 != 0.0f)) != 0; // lang_operators.tc:32
-            const float t60 = v19.v[2];                                 // lang_operators.tc:28
-            const float t61 = v21.v[2];                                 // lang_operators.tc:28
-            const bool t62 = ((float)(t60 == t61)) != 0;                // lang_operators.tc:29
-            const bool t63 = ((float)(t60 != t61)) != 0;                // lang_operators.tc:29
-            const bool t64 = ((float)(t62 != 0.0f || t63 != 0.0f)) != 0; // lang_operators.tc:29
-            const bool t65 = ((float)(t60 < t61)) != 0;                 // lang_operators.tc:30
-            const bool t66 = ((float)(t60 <= t61)) != 0;                // lang_operators.tc:30
-            const bool t67 = ((float)(t65 != 0.0f && t66 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t68 = ((float)(t60 > t61)) != 0;                 // lang_operators.tc:30
-            const bool t69 = ((float)(t60 >= t61)) != 0;                // lang_operators.tc:30
-            const bool t70 = ((float)(t68 != 0.0f && t69 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t71 = ((float)(t67 != 0.0f || t70 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t72 = ((float)(t64 != 0.0f && t71 != 0.0f)) != 0; // lang_operators.tc:32
-            const bool t73 = (v34.v[2] != 0);                           // lang_operators.tc:28
-            const bool t74 = ((float)(t73 == 0.0f)) != 0;               // lang_operators.tc:31
-            const bool t75 = ((float)(t60 < 0.0f)) != 0;                // lang_operators.tc:31
-            const bool t76 = ((float)(t75 == 0.0f)) != 0;               // lang_operators.tc:31
-            const bool t77 = ((float)(t74 != 0.0f && t76 != 0.0f)) != 0; // lang_operators.tc:31
-            const bool t78 = ((float)(t72 != 0.0f || t77 != 0.0f)) != 0; // lang_operators.tc:32
-            const float t79 = v19.v[3];                                 // lang_operators.tc:28
-            const float t80 = v21.v[3];                                 // lang_operators.tc:28
-            const bool t81 = ((float)(t79 == t80)) != 0;                // lang_operators.tc:29
-            const bool t82 = ((float)(t79 != t80)) != 0;                // lang_operators.tc:29
-            const bool t83 = ((float)(t81 != 0.0f || t82 != 0.0f)) != 0; // lang_operators.tc:29
-            const bool t84 = ((float)(t79 < t80)) != 0;                 // lang_operators.tc:30
-            const bool t85 = ((float)(t79 <= t80)) != 0;                // lang_operators.tc:30
-            const bool t86 = ((float)(t84 != 0.0f && t85 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t87 = ((float)(t79 > t80)) != 0;                 // lang_operators.tc:30
-            const bool t88 = ((float)(t79 >= t80)) != 0;                // lang_operators.tc:30
-            const bool t89 = ((float)(t87 != 0.0f && t88 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t90 = ((float)(t86 != 0.0f || t89 != 0.0f)) != 0; // lang_operators.tc:30
-            const bool t91 = ((float)(t83 != 0.0f && t90 != 0.0f)) != 0; // lang_operators.tc:32
-            const bool t92 = (v34.v[3] != 0);                           // lang_operators.tc:28
-            const bool t93 = ((float)(t92 == 0.0f)) != 0;               // lang_operators.tc:31
-            const bool t94 = ((float)(t79 < 0.0f)) != 0;                // lang_operators.tc:31
-            const bool t95 = ((float)(t94 == 0.0f)) != 0;               // lang_operators.tc:31
-            const bool t96 = ((float)(t93 != 0.0f && t95 != 0.0f)) != 0; // lang_operators.tc:31
-            const bool t97 = ((float)(t91 != 0.0f || t96 != 0.0f)) != 0; // lang_operators.tc:32
-            tc_vstore<unsigned char, 4>(out_out + i0, {{(unsigned char)t40, (unsigned char)t59, (unsigned char)t78, (unsigned char)t97}}); // lang_operators.tc:32
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(in_y + i0, 16) &&
+                    tc_aligned(in_m + i0, 4) &&
+                    tc_aligned(out_out + i0, 4);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v19_u[2];
+            tc_vec<float, 4> v21_u[2];
+            tc_vec<unsigned char, 4> v34_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v19_u[u_] = tc_vload<float, 4>(in_x + i0);
+                v21_u[u_] = tc_vload<float, 4>(in_y + i0);
+                v34_u[u_] = tc_vload<unsigned char, 4>(in_m + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v19 = v19_u[u_];
+                const tc_vec<float, 4> v21 = v21_u[u_];
+                const tc_vec<unsigned char, 4> v34 = v34_u[u_];
+                const float t20 = v19.v[0];                                 // lang_operators.tc:28
+                const float t22 = v21.v[0];                                 // lang_operators.tc:28
+                const bool t23 = ((float)(t20 == t22)) != 0;                // lang_operators.tc:29
+                const bool t24 = ((float)(t20 != t22)) != 0;                // lang_operators.tc:29
+                const bool t25 = ((float)(t23 != 0.0f || t24 != 0.0f)) != 0; // lang_operators.tc:29
+                const bool t26 = ((float)(t20 < t22)) != 0;                 // lang_operators.tc:30
+                const bool t27 = ((float)(t20 <= t22)) != 0;                // lang_operators.tc:30
+                const bool t28 = ((float)(t26 != 0.0f && t27 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t29 = ((float)(t20 > t22)) != 0;                 // lang_operators.tc:30
+                const bool t30 = ((float)(t20 >= t22)) != 0;                // lang_operators.tc:30
+                const bool t31 = ((float)(t29 != 0.0f && t30 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t32 = ((float)(t28 != 0.0f || t31 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t33 = ((float)(t25 != 0.0f && t32 != 0.0f)) != 0; // lang_operators.tc:32
+                const bool t35 = (v34.v[0] != 0);                           // lang_operators.tc:28
+                const bool t36 = ((float)(t35 == 0.0f)) != 0;               // lang_operators.tc:31
+                const bool t37 = ((float)(t20 < 0.0f)) != 0;                // lang_operators.tc:31
+                const bool t38 = ((float)(t37 == 0.0f)) != 0;               // lang_operators.tc:31
+                const bool t39 = ((float)(t36 != 0.0f && t38 != 0.0f)) != 0; // lang_operators.tc:31
+                const bool t40 = ((float)(t33 != 0.0f || t39 != 0.0f)) != 0; // lang_operators.tc:32
+                const float t41 = v19.v[1];                                 // lang_operators.tc:28
+                const float t42 = v21.v[1];                                 // lang_operators.tc:28
+                const bool t43 = ((float)(t41 == t42)) != 0;                // lang_operators.tc:29
+                const bool t44 = ((float)(t41 != t42)) != 0;                // lang_operators.tc:29
+                const bool t45 = ((float)(t43 != 0.0f || t44 != 0.0f)) != 0; // lang_operators.tc:29
+                const bool t46 = ((float)(t41 < t42)) != 0;                 // lang_operators.tc:30
+                const bool t47 = ((float)(t41 <= t42)) != 0;                // lang_operators.tc:30
+                const bool t48 = ((float)(t46 != 0.0f && t47 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t49 = ((float)(t41 > t42)) != 0;                 // lang_operators.tc:30
+                const bool t50 = ((float)(t41 >= t42)) != 0;                // lang_operators.tc:30
+                const bool t51 = ((float)(t49 != 0.0f && t50 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t52 = ((float)(t48 != 0.0f || t51 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t53 = ((float)(t45 != 0.0f && t52 != 0.0f)) != 0; // lang_operators.tc:32
+                const bool t54 = (v34.v[1] != 0);                           // lang_operators.tc:28
+                const bool t55 = ((float)(t54 == 0.0f)) != 0;               // lang_operators.tc:31
+                const bool t56 = ((float)(t41 < 0.0f)) != 0;                // lang_operators.tc:31
+                const bool t57 = ((float)(t56 == 0.0f)) != 0;               // lang_operators.tc:31
+                const bool t58 = ((float)(t55 != 0.0f && t57 != 0.0f)) != 0; // lang_operators.tc:31
+                const bool t59 = ((float)(t53 != 0.0f || t58 != 0.0f)) != 0; // lang_operators.tc:32
+                const float t60 = v19.v[2];                                 // lang_operators.tc:28
+                const float t61 = v21.v[2];                                 // lang_operators.tc:28
+                const bool t62 = ((float)(t60 == t61)) != 0;                // lang_operators.tc:29
+                const bool t63 = ((float)(t60 != t61)) != 0;                // lang_operators.tc:29
+                const bool t64 = ((float)(t62 != 0.0f || t63 != 0.0f)) != 0; // lang_operators.tc:29
+                const bool t65 = ((float)(t60 < t61)) != 0;                 // lang_operators.tc:30
+                const bool t66 = ((float)(t60 <= t61)) != 0;                // lang_operators.tc:30
+                const bool t67 = ((float)(t65 != 0.0f && t66 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t68 = ((float)(t60 > t61)) != 0;                 // lang_operators.tc:30
+                const bool t69 = ((float)(t60 >= t61)) != 0;                // lang_operators.tc:30
+                const bool t70 = ((float)(t68 != 0.0f && t69 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t71 = ((float)(t67 != 0.0f || t70 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t72 = ((float)(t64 != 0.0f && t71 != 0.0f)) != 0; // lang_operators.tc:32
+                const bool t73 = (v34.v[2] != 0);                           // lang_operators.tc:28
+                const bool t74 = ((float)(t73 == 0.0f)) != 0;               // lang_operators.tc:31
+                const bool t75 = ((float)(t60 < 0.0f)) != 0;                // lang_operators.tc:31
+                const bool t76 = ((float)(t75 == 0.0f)) != 0;               // lang_operators.tc:31
+                const bool t77 = ((float)(t74 != 0.0f && t76 != 0.0f)) != 0; // lang_operators.tc:31
+                const bool t78 = ((float)(t72 != 0.0f || t77 != 0.0f)) != 0; // lang_operators.tc:32
+                const float t79 = v19.v[3];                                 // lang_operators.tc:28
+                const float t80 = v21.v[3];                                 // lang_operators.tc:28
+                const bool t81 = ((float)(t79 == t80)) != 0;                // lang_operators.tc:29
+                const bool t82 = ((float)(t79 != t80)) != 0;                // lang_operators.tc:29
+                const bool t83 = ((float)(t81 != 0.0f || t82 != 0.0f)) != 0; // lang_operators.tc:29
+                const bool t84 = ((float)(t79 < t80)) != 0;                 // lang_operators.tc:30
+                const bool t85 = ((float)(t79 <= t80)) != 0;                // lang_operators.tc:30
+                const bool t86 = ((float)(t84 != 0.0f && t85 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t87 = ((float)(t79 > t80)) != 0;                 // lang_operators.tc:30
+                const bool t88 = ((float)(t79 >= t80)) != 0;                // lang_operators.tc:30
+                const bool t89 = ((float)(t87 != 0.0f && t88 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t90 = ((float)(t86 != 0.0f || t89 != 0.0f)) != 0; // lang_operators.tc:30
+                const bool t91 = ((float)(t83 != 0.0f && t90 != 0.0f)) != 0; // lang_operators.tc:32
+                const bool t92 = (v34.v[3] != 0);                           // lang_operators.tc:28
+                const bool t93 = ((float)(t92 == 0.0f)) != 0;               // lang_operators.tc:31
+                const bool t94 = ((float)(t79 < 0.0f)) != 0;                // lang_operators.tc:31
+                const bool t95 = ((float)(t94 == 0.0f)) != 0;               // lang_operators.tc:31
+                const bool t96 = ((float)(t93 != 0.0f && t95 != 0.0f)) != 0; // lang_operators.tc:31
+                const bool t97 = ((float)(t91 != 0.0f || t96 != 0.0f)) != 0; // lang_operators.tc:32
+                tc_vstore<unsigned char, 4>(out_out + i0, {{(unsigned char)t40, (unsigned char)t59, (unsigned char)t78, (unsigned char)t97}}); // lang_operators.tc:32
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[i0];                                  // lang_operators.tc:28
-                const float t1 = in_y[i0];                                  // lang_operators.tc:28
-                const bool t2 = ((float)(t0 == t1)) != 0;                   // lang_operators.tc:29
-                const bool t3 = ((float)(t0 != t1)) != 0;                   // lang_operators.tc:29
-                const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // lang_operators.tc:29
-                const bool t5 = ((float)(t0 < t1)) != 0;                    // lang_operators.tc:30
-                const bool t6 = ((float)(t0 <= t1)) != 0;                   // lang_operators.tc:30
-                const bool t7 = ((float)(t5 != 0.0f && t6 != 0.0f)) != 0;   // lang_operators.tc:30
-                const bool t8 = ((float)(t0 > t1)) != 0;                    // lang_operators.tc:30
-                const bool t9 = ((float)(t0 >= t1)) != 0;                   // lang_operators.tc:30
-                const bool t10 = ((float)(t8 != 0.0f && t9 != 0.0f)) != 0;  // lang_operators.tc:30
-                const bool t11 = ((float)(t7 != 0.0f || t10 != 0.0f)) != 0; // lang_operators.tc:30
-                const bool t12 = ((float)(t4 != 0.0f && t11 != 0.0f)) != 0; // lang_operators.tc:32
-                const bool t13 = (in_m[i0] != 0);                           // lang_operators.tc:28
-                const bool t14 = ((float)(t13 == 0.0f)) != 0;               // lang_operators.tc:31
-                const bool t15 = ((float)(t0 < 0.0f)) != 0;                 // lang_operators.tc:31
-                const bool t16 = ((float)(t15 == 0.0f)) != 0;               // lang_operators.tc:31
-                const bool t17 = ((float)(t14 != 0.0f && t16 != 0.0f)) != 0; // lang_operators.tc:31
-                const bool t18 = ((float)(t12 != 0.0f || t17 != 0.0f)) != 0; // lang_operators.tc:32
-                out_out[i0] = (unsigned char)t18;                           // lang_operators.tc:32
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(in_y + i0, 16) &&
+                    tc_aligned(in_m + i0, 4) &&
+                    tc_aligned(out_out + i0, 4)) {
+                    const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_x + i0); // lang_operators.tc:28
+                    const tc_vec<float, 4> v21 = tc_vload<float, 4>(in_y + i0); // lang_operators.tc:28
+                    const tc_vec<unsigned char, 4> v34 = tc_vload<unsigned char, 4>(in_m + i0); // lang_operators.tc:28
+                    const float t20 = v19.v[0];                                 // lang_operators.tc:28
+                    const float t22 = v21.v[0];                                 // lang_operators.tc:28
+                    const bool t23 = ((float)(t20 == t22)) != 0;                // lang_operators.tc:29
+                    const bool t24 = ((float)(t20 != t22)) != 0;                // lang_operators.tc:29
+                    const bool t25 = ((float)(t23 != 0.0f || t24 != 0.0f)) != 0; // lang_operators.tc:29
+                    const bool t26 = ((float)(t20 < t22)) != 0;                 // lang_operators.tc:30
+                    const bool t27 = ((float)(t20 <= t22)) != 0;                // lang_operators.tc:30
+                    const bool t28 = ((float)(t26 != 0.0f && t27 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t29 = ((float)(t20 > t22)) != 0;                 // lang_operators.tc:30
+                    const bool t30 = ((float)(t20 >= t22)) != 0;                // lang_operators.tc:30
+                    const bool t31 = ((float)(t29 != 0.0f && t30 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t32 = ((float)(t28 != 0.0f || t31 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t33 = ((float)(t25 != 0.0f && t32 != 0.0f)) != 0; // lang_operators.tc:32
+                    const bool t35 = (v34.v[0] != 0);                           // lang_operators.tc:28
+                    const bool t36 = ((float)(t35 == 0.0f)) != 0;               // lang_operators.tc:31
+                    const bool t37 = ((float)(t20 < 0.0f)) != 0;                // lang_operators.tc:31
+                    const bool t38 = ((float)(t37 == 0.0f)) != 0;               // lang_operators.tc:31
+                    const bool t39 = ((float)(t36 != 0.0f && t38 != 0.0f)) != 0; // lang_operators.tc:31
+                    const bool t40 = ((float)(t33 != 0.0f || t39 != 0.0f)) != 0; // lang_operators.tc:32
+                    const float t41 = v19.v[1];                                 // lang_operators.tc:28
+                    const float t42 = v21.v[1];                                 // lang_operators.tc:28
+                    const bool t43 = ((float)(t41 == t42)) != 0;                // lang_operators.tc:29
+                    const bool t44 = ((float)(t41 != t42)) != 0;                // lang_operators.tc:29
+                    const bool t45 = ((float)(t43 != 0.0f || t44 != 0.0f)) != 0; // lang_operators.tc:29
+                    const bool t46 = ((float)(t41 < t42)) != 0;                 // lang_operators.tc:30
+                    const bool t47 = ((float)(t41 <= t42)) != 0;                // lang_operators.tc:30
+                    const bool t48 = ((float)(t46 != 0.0f && t47 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t49 = ((float)(t41 > t42)) != 0;                 // lang_operators.tc:30
+                    const bool t50 = ((float)(t41 >= t42)) != 0;                // lang_operators.tc:30
+                    const bool t51 = ((float)(t49 != 0.0f && t50 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t52 = ((float)(t48 != 0.0f || t51 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t53 = ((float)(t45 != 0.0f && t52 != 0.0f)) != 0; // lang_operators.tc:32
+                    const bool t54 = (v34.v[1] != 0);                           // lang_operators.tc:28
+                    const bool t55 = ((float)(t54 == 0.0f)) != 0;               // lang_operators.tc:31
+                    const bool t56 = ((float)(t41 < 0.0f)) != 0;                // lang_operators.tc:31
+                    const bool t57 = ((float)(t56 == 0.0f)) != 0;               // lang_operators.tc:31
+                    const bool t58 = ((float)(t55 != 0.0f && t57 != 0.0f)) != 0; // lang_operators.tc:31
+                    const bool t59 = ((float)(t53 != 0.0f || t58 != 0.0f)) != 0; // lang_operators.tc:32
+                    const float t60 = v19.v[2];                                 // lang_operators.tc:28
+                    const float t61 = v21.v[2];                                 // lang_operators.tc:28
+                    const bool t62 = ((float)(t60 == t61)) != 0;                // lang_operators.tc:29
+                    const bool t63 = ((float)(t60 != t61)) != 0;                // lang_operators.tc:29
+                    const bool t64 = ((float)(t62 != 0.0f || t63 != 0.0f)) != 0; // lang_operators.tc:29
+                    const bool t65 = ((float)(t60 < t61)) != 0;                 // lang_operators.tc:30
+                    const bool t66 = ((float)(t60 <= t61)) != 0;                // lang_operators.tc:30
+                    const bool t67 = ((float)(t65 != 0.0f && t66 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t68 = ((float)(t60 > t61)) != 0;                 // lang_operators.tc:30
+                    const bool t69 = ((float)(t60 >= t61)) != 0;                // lang_operators.tc:30
+                    const bool t70 = ((float)(t68 != 0.0f && t69 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t71 = ((float)(t67 != 0.0f || t70 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t72 = ((float)(t64 != 0.0f && t71 != 0.0f)) != 0; // lang_operators.tc:32
+                    const bool t73 = (v34.v[2] != 0);                           // lang_operators.tc:28
+                    const bool t74 = ((float)(t73 == 0.0f)) != 0;               // lang_operators.tc:31
+                    const bool t75 = ((float)(t60 < 0.0f)) != 0;                // lang_operators.tc:31
+                    const bool t76 = ((float)(t75 == 0.0f)) != 0;               // lang_operators.tc:31
+                    const bool t77 = ((float)(t74 != 0.0f && t76 != 0.0f)) != 0; // lang_operators.tc:31
+                    const bool t78 = ((float)(t72 != 0.0f || t77 != 0.0f)) != 0; // lang_operators.tc:32
+                    const float t79 = v19.v[3];                                 // lang_operators.tc:28
+                    const float t80 = v21.v[3];                                 // lang_operators.tc:28
+                    const bool t81 = ((float)(t79 == t80)) != 0;                // lang_operators.tc:29
+                    const bool t82 = ((float)(t79 != t80)) != 0;                // lang_operators.tc:29
+                    const bool t83 = ((float)(t81 != 0.0f || t82 != 0.0f)) != 0; // lang_operators.tc:29
+                    const bool t84 = ((float)(t79 < t80)) != 0;                 // lang_operators.tc:30
+                    const bool t85 = ((float)(t79 <= t80)) != 0;                // lang_operators.tc:30
+                    const bool t86 = ((float)(t84 != 0.0f && t85 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t87 = ((float)(t79 > t80)) != 0;                 // lang_operators.tc:30
+                    const bool t88 = ((float)(t79 >= t80)) != 0;                // lang_operators.tc:30
+                    const bool t89 = ((float)(t87 != 0.0f && t88 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t90 = ((float)(t86 != 0.0f || t89 != 0.0f)) != 0; // lang_operators.tc:30
+                    const bool t91 = ((float)(t83 != 0.0f && t90 != 0.0f)) != 0; // lang_operators.tc:32
+                    const bool t92 = (v34.v[3] != 0);                           // lang_operators.tc:28
+                    const bool t93 = ((float)(t92 == 0.0f)) != 0;               // lang_operators.tc:31
+                    const bool t94 = ((float)(t79 < 0.0f)) != 0;                // lang_operators.tc:31
+                    const bool t95 = ((float)(t94 == 0.0f)) != 0;               // lang_operators.tc:31
+                    const bool t96 = ((float)(t93 != 0.0f && t95 != 0.0f)) != 0; // lang_operators.tc:31
+                    const bool t97 = ((float)(t91 != 0.0f || t96 != 0.0f)) != 0; // lang_operators.tc:32
+                    tc_vstore<unsigned char, 4>(out_out + i0, {{(unsigned char)t40, (unsigned char)t59, (unsigned char)t78, (unsigned char)t97}}); // lang_operators.tc:32
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[i0];                                  // lang_operators.tc:28
+                        const float t1 = in_y[i0];                                  // lang_operators.tc:28
+                        const bool t2 = ((float)(t0 == t1)) != 0;                   // lang_operators.tc:29
+                        const bool t3 = ((float)(t0 != t1)) != 0;                   // lang_operators.tc:29
+                        const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // lang_operators.tc:29
+                        const bool t5 = ((float)(t0 < t1)) != 0;                    // lang_operators.tc:30
+                        const bool t6 = ((float)(t0 <= t1)) != 0;                   // lang_operators.tc:30
+                        const bool t7 = ((float)(t5 != 0.0f && t6 != 0.0f)) != 0;   // lang_operators.tc:30
+                        const bool t8 = ((float)(t0 > t1)) != 0;                    // lang_operators.tc:30
+                        const bool t9 = ((float)(t0 >= t1)) != 0;                   // lang_operators.tc:30
+                        const bool t10 = ((float)(t8 != 0.0f && t9 != 0.0f)) != 0;  // lang_operators.tc:30
+                        const bool t11 = ((float)(t7 != 0.0f || t10 != 0.0f)) != 0; // lang_operators.tc:30
+                        const bool t12 = ((float)(t4 != 0.0f && t11 != 0.0f)) != 0; // lang_operators.tc:32
+                        const bool t13 = (in_m[i0] != 0);                           // lang_operators.tc:28
+                        const bool t14 = ((float)(t13 == 0.0f)) != 0;               // lang_operators.tc:31
+                        const bool t15 = ((float)(t0 < 0.0f)) != 0;                 // lang_operators.tc:31
+                        const bool t16 = ((float)(t15 == 0.0f)) != 0;               // lang_operators.tc:31
+                        const bool t17 = ((float)(t14 != 0.0f && t16 != 0.0f)) != 0; // lang_operators.tc:31
+                        const bool t18 = ((float)(t12 != 0.0f || t17 != 0.0f)) != 0; // lang_operators.tc:32
+                        out_out[i0] = (unsigned char)t18;                           // lang_operators.tc:32
+                    }
+                }
             }
         }
     }
@@ -437,45 +829,103 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_max_4(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_out + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_operators.tc:36
-            const float t5 = v4.v[0];                                   // lang_operators.tc:36
-            const float t6 = t5 * 2.0f;                                 // lang_operators.tc:37
-            const float t7 = t6 + 1.0f;                                 // lang_operators.tc:37
-            const float t8 = tc_max(t6, t7);                            // lang_operators.tc:38
-            const float t9 = v4.v[1];                                   // lang_operators.tc:36
-            const float t10 = t9 * 2.0f;                                // lang_operators.tc:37
-            const float t11 = t10 + 1.0f;                               // lang_operators.tc:37
-            const float t12 = tc_max(t10, t11);                         // lang_operators.tc:38
-            const float t13 = v4.v[2];                                  // lang_operators.tc:36
-            const float t14 = t13 * 2.0f;                               // lang_operators.tc:37
-            const float t15 = t14 + 1.0f;                               // lang_operators.tc:37
-            const float t16 = tc_max(t14, t15);                         // lang_operators.tc:38
-            const float t17 = v4.v[3];                                  // lang_operators.tc:36
-            const float t18 = t17 * 2.0f;                               // lang_operators.tc:37
-            const float t19 = t18 + 1.0f;                               // lang_operators.tc:37
-            const float t20 = tc_max(t18, t19);                         // lang_operators.tc:38
-            tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t8, t12, t16, t20}}); // lang_operators.tc:38
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // lang_operators.tc:36
-                const float t1 = t0 * 2.0f;                                 // lang_operators.tc:37
-                const float t2 = t1 + 1.0f;                                 // lang_operators.tc:37
-                const float t3 = tc_max(t1, t2);                            // lang_operators.tc:38
-                out_out[sz_D*i0 + i1] = t3;                                 // lang_operators.tc:38
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v4_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v4_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v4 = v4_u[u_];
+                const float t5 = v4.v[0];                                   // lang_operators.tc:36
+                const float t6 = t5 * 2.0f;                                 // lang_operators.tc:37
+                const float t7 = t6 + 1.0f;                                 // lang_operators.tc:37
+                const float t8 = tc_max(t6, t7);                            // lang_operators.tc:38
+                const float t9 = v4.v[1];                                   // lang_operators.tc:36
+                const float t10 = t9 * 2.0f;                                // lang_operators.tc:37
+                const float t11 = t10 + 1.0f;                               // lang_operators.tc:37
+                const float t12 = tc_max(t10, t11);                         // lang_operators.tc:38
+                const float t13 = v4.v[2];                                  // lang_operators.tc:36
+                const float t14 = t13 * 2.0f;                               // lang_operators.tc:37
+                const float t15 = t14 + 1.0f;                               // lang_operators.tc:37
+                const float t16 = tc_max(t14, t15);                         // lang_operators.tc:38
+                const float t17 = v4.v[3];                                  // lang_operators.tc:36
+                const float t18 = t17 * 2.0f;                               // lang_operators.tc:37
+                const float t19 = t18 + 1.0f;                               // lang_operators.tc:37
+                const float t20 = tc_max(t18, t19);                         // lang_operators.tc:38
+                tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t8, t12, t16, t20}}); // lang_operators.tc:38
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_operators.tc:36
+                    const float t5 = v4.v[0];                                   // lang_operators.tc:36
+                    const float t6 = t5 * 2.0f;                                 // lang_operators.tc:37
+                    const float t7 = t6 + 1.0f;                                 // lang_operators.tc:37
+                    const float t8 = tc_max(t6, t7);                            // lang_operators.tc:38
+                    const float t9 = v4.v[1];                                   // lang_operators.tc:36
+                    const float t10 = t9 * 2.0f;                                // lang_operators.tc:37
+                    const float t11 = t10 + 1.0f;                               // lang_operators.tc:37
+                    const float t12 = tc_max(t10, t11);                         // lang_operators.tc:38
+                    const float t13 = v4.v[2];                                  // lang_operators.tc:36
+                    const float t14 = t13 * 2.0f;                               // lang_operators.tc:37
+                    const float t15 = t14 + 1.0f;                               // lang_operators.tc:37
+                    const float t16 = tc_max(t14, t15);                         // lang_operators.tc:38
+                    const float t17 = v4.v[3];                                  // lang_operators.tc:36
+                    const float t18 = t17 * 2.0f;                               // lang_operators.tc:37
+                    const float t19 = t18 + 1.0f;                               // lang_operators.tc:37
+                    const float t20 = tc_max(t18, t19);                         // lang_operators.tc:38
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t8, t12, t16, t20}}); // lang_operators.tc:38
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // lang_operators.tc:36
+                        const float t1 = t0 * 2.0f;                                 // lang_operators.tc:37
+                        const float t2 = t1 + 1.0f;                                 // lang_operators.tc:37
+                        const float t3 = tc_max(t1, t2);                            // lang_operators.tc:38
+                        out_out[sz_D*i0 + i1] = t3;                                 // lang_operators.tc:38
+                    }
+                }
             }
         }
     }
@@ -485,27 +935,27 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_max_4(
 launch plan of literals (32-bit indices):
   buffer in_x         param  f32[N]
   buffer out_out      output f32[N]
-  step 0: tc_poi_fused_mul_add_sub_gt_where_lt_0<<<(N + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, N)
+  step 0: tc_poi_fused_mul_add_sub_gt_where_lt_0<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N)
 launch plan of arith (32-bit indices):
   buffer in_x         param  f32[N]
   buffer in_y         param  f32[N]
   buffer out_out      output f32[N]
-  step 0: tc_poi_fused_add_mul_div_sub_mod_pow_1<<<(N + 1023)/1024, [256, 1, 1]>>>(in_x, in_y, out_out, N)
+  step 0: tc_poi_fused_add_mul_div_sub_mod_pow_1<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_y, out_out, N)
 launch plan of int_math (32-bit indices):
   buffer in_i         param  i32[N]
   buffer in_j         param  i32[N]
   buffer out_q        output f32[N]
   buffer out_r        output i32[N]
   buffer out_s        output i32[N]
-  step 0: tc_poi_fused_div_mod_mul_sub_2<<<(N + 1023)/1024, [256, 1, 1]>>>(in_i, in_j, out_q, out_r, out_s, N)
+  step 0: tc_poi_fused_div_mod_mul_sub_2<<<(N + 2047)/2048, [256, 1, 1]>>>(in_i, in_j, out_q, out_r, out_s, N)
 launch plan of logic (32-bit indices):
   buffer in_x         param  f32[N]
   buffer in_y         param  f32[N]
   buffer in_m         param  bool[N]
   buffer out_out      output bool[N]
-  step 0: tc_poi_fused_eq_ne_or_lt_le_and_3<<<(N + 1023)/1024, [256, 1, 1]>>>(in_x, in_y, in_m, out_out, N)
+  step 0: tc_poi_fused_eq_ne_or_lt_le_and_3<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_y, in_m, out_out, N)
 launch plan of layout (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
-  step 0: tc_poi_fused_mul_add_max_4<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_poi_fused_mul_add_max_4<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N, D)
  */

@@ -8,269 +8,502 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(in_x + i0, 16) &&
-            tc_aligned(out_out + i0, 16)) {
-            const tc_vec<float, 4> v50 = tc_vload<float, 4>(in_x + i0); // lang_pointwise.tc:4
-            const float t51 = v50.v[0];                                 // lang_pointwise.tc:4
-            const float t52 = fabsf(t51);                               // lang_pointwise.tc:5
-            const float t53 = -t51;                                     // lang_pointwise.tc:5
-            const float t54 = t52 + t53;                                // lang_pointwise.tc:5
-            const float t55 = expf(t51);                                // lang_pointwise.tc:5
-            const float t56 = t54 + t55;                                // lang_pointwise.tc:5
-            const float t57 = exp2f(t51);                               // lang_pointwise.tc:5
-            const float t58 = t56 + t57;                                // lang_pointwise.tc:5
-            const float t59 = t52 + 1.0f;                               // lang_pointwise.tc:5
-            const float t60 = logf(t59);                                // lang_pointwise.tc:5
-            const float t61 = t58 + t60;                                // lang_pointwise.tc:5
-            const float t62 = log2f(t59);                               // lang_pointwise.tc:5
-            const float t63 = t61 + t62;                                // lang_pointwise.tc:5
-            const float t64 = log1pf(t52);                              // lang_pointwise.tc:6
-            const float t65 = sqrtf(t52);                               // lang_pointwise.tc:6
-            const float t66 = t64 + t65;                                // lang_pointwise.tc:6
-            const float t67 = rsqrtf(t59);                              // lang_pointwise.tc:6
-            const float t68 = t66 + t67;                                // lang_pointwise.tc:6
-            const float t69 = sinf(t51);                                // lang_pointwise.tc:6
-            const float t70 = t68 + t69;                                // lang_pointwise.tc:6
-            const float t71 = cosf(t51);                                // lang_pointwise.tc:6
-            const float t72 = t70 + t71;                                // lang_pointwise.tc:6
-            const float t73 = tanhf(t51);                               // lang_pointwise.tc:6
-            const float t74 = t72 + t73;                                // lang_pointwise.tc:6
-            const float t75 = t63 + t74;                                // lang_pointwise.tc:9
-            const float t76 = erff(t51);                                // lang_pointwise.tc:7
-            const float t77 = tc_sigmoid(t51);                          // lang_pointwise.tc:7
-            const float t78 = t76 + t77;                                // lang_pointwise.tc:7
-            const float t79 = tc_relu(t51);                             // lang_pointwise.tc:7
-            const float t80 = t78 + t79;                                // lang_pointwise.tc:7
-            const float t81 = tc_gelu(t51);                             // lang_pointwise.tc:7
-            const float t82 = t80 + t81;                                // lang_pointwise.tc:7
-            const float t83 = tc_gelu_tanh(t51);                        // lang_pointwise.tc:7
-            const float t84 = t82 + t83;                                // lang_pointwise.tc:7
-            const float t85 = tc_silu(t51);                             // lang_pointwise.tc:7
-            const float t86 = t84 + t85;                                // lang_pointwise.tc:7
-            const float t87 = tc_softplus(t51);                         // lang_pointwise.tc:7
-            const float t88 = t86 + t87;                                // lang_pointwise.tc:7
-            const float t89 = t75 + t88;                                // lang_pointwise.tc:9
-            const float t90 = floorf(t51);                              // lang_pointwise.tc:8
-            const float t91 = ceilf(t51);                               // lang_pointwise.tc:8
-            const float t92 = t90 + t91;                                // lang_pointwise.tc:8
-            const float t93 = rintf(t51);                               // lang_pointwise.tc:8
-            const float t94 = t92 + t93;                                // lang_pointwise.tc:8
-            const float t95 = tc_sign(t51);                             // lang_pointwise.tc:8
-            const float t96 = t94 + t95;                                // lang_pointwise.tc:8
-            const float t97 = t51 + 2.0f;                               // lang_pointwise.tc:8
-            const float t98 = 1.0f / t97;                               // lang_pointwise.tc:8
-            const float t99 = t96 + t98;                                // lang_pointwise.tc:8
-            const float t100 = t89 + t99;                               // lang_pointwise.tc:9
-            const float t101 = v50.v[1];                                // lang_pointwise.tc:4
-            const float t102 = fabsf(t101);                             // lang_pointwise.tc:5
-            const float t103 = -t101;                                   // lang_pointwise.tc:5
-            const float t104 = t102 + t103;                             // lang_pointwise.tc:5
-            const float t105 = expf(t101);                              // lang_pointwise.tc:5
-            const float t106 = t104 + t105;                             // lang_pointwise.tc:5
-            const float t107 = exp2f(t101);                             // lang_pointwise.tc:5
-            const float t108 = t106 + t107;                             // lang_pointwise.tc:5
-            const float t109 = t102 + 1.0f;                             // lang_pointwise.tc:5
-            const float t110 = logf(t109);                              // lang_pointwise.tc:5
-            const float t111 = t108 + t110;                             // lang_pointwise.tc:5
-            const float t112 = log2f(t109);                             // lang_pointwise.tc:5
-            const float t113 = t111 + t112;                             // lang_pointwise.tc:5
-            const float t114 = log1pf(t102);                            // lang_pointwise.tc:6
-            const float t115 = sqrtf(t102);                             // lang_pointwise.tc:6
-            const float t116 = t114 + t115;                             // lang_pointwise.tc:6
-            const float t117 = rsqrtf(t109);                            // lang_pointwise.tc:6
-            const float t118 = t116 + t117;                             // lang_pointwise.tc:6
-            const float t119 = sinf(t101);                              // lang_pointwise.tc:6
-            const float t120 = t118 + t119;                             // lang_pointwise.tc:6
-            const float t121 = cosf(t101);                              // lang_pointwise.tc:6
-            const float t122 = t120 + t121;                             // lang_pointwise.tc:6
-            const float t123 = tanhf(t101);                             // lang_pointwise.tc:6
-            const float t124 = t122 + t123;                             // lang_pointwise.tc:6
-            const float t125 = t113 + t124;                             // lang_pointwise.tc:9
-            const float t126 = erff(t101);                              // lang_pointwise.tc:7
-            const float t127 = tc_sigmoid(t101);                        // lang_pointwise.tc:7
-            const float t128 = t126 + t127;                             // lang_pointwise.tc:7
-            const float t129 = tc_relu(t101);                           // lang_pointwise.tc:7
-            const float t130 = t128 + t129;                             // lang_pointwise.tc:7
-            const float t131 = tc_gelu(t101);                           // lang_pointwise.tc:7
-            const float t132 = t130 + t131;                             // lang_pointwise.tc:7
-            const float t133 = tc_gelu_tanh(t101);                      // lang_pointwise.tc:7
-            const float t134 = t132 + t133;                             // lang_pointwise.tc:7
-            const float t135 = tc_silu(t101);                           // lang_pointwise.tc:7
-            const float t136 = t134 + t135;                             // lang_pointwise.tc:7
-            const float t137 = tc_softplus(t101);                       // lang_pointwise.tc:7
-            const float t138 = t136 + t137;                             // lang_pointwise.tc:7
-            const float t139 = t125 + t138;                             // lang_pointwise.tc:9
-            const float t140 = floorf(t101);                            // lang_pointwise.tc:8
-            const float t141 = ceilf(t101);                             // lang_pointwise.tc:8
-            const float t142 = t140 + t141;                             // lang_pointwise.tc:8
-            const float t143 = rintf(t101);                             // lang_pointwise.tc:8
-            const float t144 = t142 + t143;                             // lang_pointwise.tc:8
-            const float t145 = tc_sign(t101);                           // lang_pointwise.tc:8
-            const float t146 = t144 + t145;                             // lang_pointwise.tc:8
-            const float t147 = t101 + 2.0f;                             // lang_pointwise.tc:8
-            const float t148 = 1.0f / t147;                             // lang_pointwise.tc:8
-            const float t149 = t146 + t148;                             // lang_pointwise.tc:8
-            const float t150 = t139 + t149;                             // lang_pointwise.tc:9
-            const float t151 = v50.v[2];                                // lang_pointwise.tc:4
-            const float t152 = fabsf(t151);                             // lang_pointwise.tc:5
-            const float t153 = -t151;                                   // lang_pointwise.tc:5
-            const float t154 = t152 + t153;                             // lang_pointwise.tc:5
-            const float t155 = expf(t151);                              // lang_pointwise.tc:5
-            const float t156 = t154 + t155;                             // lang_pointwise.tc:5
-            const float t157 = exp2f(t151);                             // lang_pointwise.tc:5
-            const float t158 = t156 + t157;                             // lang_pointwise.tc:5
-            const float t159 = t152 + 1.0f;                             // lang_pointwise.tc:5
-            const float t160 = logf(t159);                              // lang_pointwise.tc:5
-            const float t161 = t158 + t160;                             // lang_pointwise.tc:5
-            const float t162 = log2f(t159);                             // lang_pointwise.tc:5
-            const float t163 = t161 + t162;                             // lang_pointwise.tc:5
-            const float t164 = log1pf(t152);                            // lang_pointwise.tc:6
-            const float t165 = sqrtf(t152);                             // lang_pointwise.tc:6
-            const float t166 = t164 + t165;                             // lang_pointwise.tc:6
-            const float t167 = rsqrtf(t159);                            // lang_pointwise.tc:6
-            const float t168 = t166 + t167;                             // lang_pointwise.tc:6
-            const float t169 = sinf(t151);                              // lang_pointwise.tc:6
-            const float t170 = t168 + t169;                             // lang_pointwise.tc:6
-            const float t171 = cosf(t151);                              // lang_pointwise.tc:6
-            const float t172 = t170 + t171;                             // lang_pointwise.tc:6
-            const float t173 = tanhf(t151);                             // lang_pointwise.tc:6
-            const float t174 = t172 + t173;                             // lang_pointwise.tc:6
-            const float t175 = t163 + t174;                             // lang_pointwise.tc:9
-            const float t176 = erff(t151);                              // lang_pointwise.tc:7
-            const float t177 = tc_sigmoid(t151);                        // lang_pointwise.tc:7
-            const float t178 = t176 + t177;                             // lang_pointwise.tc:7
-            const float t179 = tc_relu(t151);                           // lang_pointwise.tc:7
-            const float t180 = t178 + t179;                             // lang_pointwise.tc:7
-            const float t181 = tc_gelu(t151);                           // lang_pointwise.tc:7
-            const float t182 = t180 + t181;                             // lang_pointwise.tc:7
-            const float t183 = tc_gelu_tanh(t151);                      // lang_pointwise.tc:7
-            const float t184 = t182 + t183;                             // lang_pointwise.tc:7
-            const float t185 = tc_silu(t151);                           // lang_pointwise.tc:7
-            const float t186 = t184 + t185;                             // lang_pointwise.tc:7
-            const float t187 = tc_softplus(t151);                       // lang_pointwise.tc:7
-            const float t188 = t186 + t187;                             // lang_pointwise.tc:7
-            const float t189 = t175 + t188;                             // lang_pointwise.tc:9
-            const float t190 = floorf(t151);                            // lang_pointwise.tc:8
-            const float t191 = ceilf(t151);                             // lang_pointwise.tc:8
-            const float t192 = t190 + t191;                             // lang_pointwise.tc:8
-            const float t193 = rintf(t151);                             // lang_pointwise.tc:8
-            const float t194 = t192 + t193;                             // lang_pointwise.tc:8
-            const float t195 = tc_sign(t151);                           // lang_pointwise.tc:8
-            const float t196 = t194 + t195;                             // lang_pointwise.tc:8
-            const float t197 = t151 + 2.0f;                             // lang_pointwise.tc:8
-            const float t198 = 1.0f / t197;                             // lang_pointwise.tc:8
-            const float t199 = t196 + t198;                             // lang_pointwise.tc:8
-            const float t200 = t189 + t199;                             // lang_pointwise.tc:9
-            const float t201 = v50.v[3];                                // lang_pointwise.tc:4
-            const float t202 = fabsf(t201);                             // lang_pointwise.tc:5
-            const float t203 = -t201;                                   // lang_pointwise.tc:5
-            const float t204 = t202 + t203;                             // lang_pointwise.tc:5
-            const float t205 = expf(t201);                              // lang_pointwise.tc:5
-            const float t206 = t204 + t205;                             // lang_pointwise.tc:5
-            const float t207 = exp2f(t201);                             // lang_pointwise.tc:5
-            const float t208 = t206 + t207;                             // lang_pointwise.tc:5
-            const float t209 = t202 + 1.0f;                             // lang_pointwise.tc:5
-            const float t210 = logf(t209);                              // lang_pointwise.tc:5
-            const float t211 = t208 + t210;                             // lang_pointwise.tc:5
-            const float t212 = log2f(t209);                             // lang_pointwise.tc:5
-            const float t213 = t211 + t212;                             // lang_pointwise.tc:5
-            const float t214 = log1pf(t202);                            // lang_pointwise.tc:6
-            const float t215 = sqrtf(t202);                             // lang_pointwise.tc:6
-            const float t216 = t214 + t215;                             // lang_pointwise.tc:6
-            const float t217 = rsqrtf(t209);                            // lang_pointwise.tc:6
-            const float t218 = t216 + t217;                             // lang_pointwise.tc:6
-            const float t219 = sinf(t201);                              // lang_pointwise.tc:6
-            const float t220 = t218 + t219;                             // lang_pointwise.tc:6
-            const float t221 = cosf(t201);                              // lang_pointwise.tc:6
-            const float t222 = t220 + t221;                             // lang_pointwise.tc:6
-            const float t223 = tanhf(t201);                             // lang_pointwise.tc:6
-            const float t224 = t222 + t223;                             // lang_pointwise.tc:6
-            const float t225 = t213 + t224;                             // lang_pointwise.tc:9
-            const float t226 = erff(t201);                              // lang_pointwise.tc:7
-            const float t227 = tc_sigmoid(t201);                        // lang_pointwise.tc:7
-            const float t228 = t226 + t227;                             // lang_pointwise.tc:7
-            const float t229 = tc_relu(t201);                           // lang_pointwise.tc:7
-            const float t230 = t228 + t229;                             // lang_pointwise.tc:7
-            const float t231 = tc_gelu(t201);                           // lang_pointwise.tc:7
-            const float t232 = t230 + t231;                             // lang_pointwise.tc:7
-            const float t233 = tc_gelu_tanh(t201);                      // lang_pointwise.tc:7
-            const float t234 = t232 + t233;                             // lang_pointwise.tc:7
-            const float t235 = tc_silu(t201);                           // lang_pointwise.tc:7
-            const float t236 = t234 + t235;                             // lang_pointwise.tc:7
-            const float t237 = tc_softplus(t201);                       // lang_pointwise.tc:7
-            const float t238 = t236 + t237;                             // lang_pointwise.tc:7
-            const float t239 = t225 + t238;                             // lang_pointwise.tc:9
-            const float t240 = floorf(t201);                            // lang_pointwise.tc:8
-            const float t241 = ceilf(t201);                             // lang_pointwise.tc:8
-            const float t242 = t240 + t241;                             // lang_pointwise.tc:8
-            const float t243 = rintf(t201);                             // lang_pointwise.tc:8
-            const float t244 = t242 + t243;                             // lang_pointwise.tc:8
-            const float t245 = tc_sign(t201);                           // lang_pointwise.tc:8
-            const float t246 = t244 + t245;                             // lang_pointwise.tc:8
-            const float t247 = t201 + 2.0f;                             // lang_pointwise.tc:8
-            const float t248 = 1.0f / t247;                             // lang_pointwise.tc:8
-            const float t249 = t246 + t248;                             // lang_pointwise.tc:8
-            const float t250 = t239 + t249;                             // lang_pointwise.tc:9
-            tc_vstore<float, 4>(out_out + i0, {{t100, t150, t200, t250}}); // lang_pointwise.tc:9
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_out + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v50_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v50_u[u_] = tc_vload<float, 4>(in_x + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v50 = v50_u[u_];
+                const float t51 = v50.v[0];                                 // lang_pointwise.tc:4
+                const float t52 = fabsf(t51);                               // lang_pointwise.tc:5
+                const float t53 = -t51;                                     // lang_pointwise.tc:5
+                const float t54 = t52 + t53;                                // lang_pointwise.tc:5
+                const float t55 = expf(t51);                                // lang_pointwise.tc:5
+                const float t56 = t54 + t55;                                // lang_pointwise.tc:5
+                const float t57 = exp2f(t51);                               // lang_pointwise.tc:5
+                const float t58 = t56 + t57;                                // lang_pointwise.tc:5
+                const float t59 = t52 + 1.0f;                               // lang_pointwise.tc:5
+                const float t60 = logf(t59);                                // lang_pointwise.tc:5
+                const float t61 = t58 + t60;                                // lang_pointwise.tc:5
+                const float t62 = log2f(t59);                               // lang_pointwise.tc:5
+                const float t63 = t61 + t62;                                // lang_pointwise.tc:5
+                const float t64 = log1pf(t52);                              // lang_pointwise.tc:6
+                const float t65 = sqrtf(t52);                               // lang_pointwise.tc:6
+                const float t66 = t64 + t65;                                // lang_pointwise.tc:6
+                const float t67 = rsqrtf(t59);                              // lang_pointwise.tc:6
+                const float t68 = t66 + t67;                                // lang_pointwise.tc:6
+                const float t69 = sinf(t51);                                // lang_pointwise.tc:6
+                const float t70 = t68 + t69;                                // lang_pointwise.tc:6
+                const float t71 = cosf(t51);                                // lang_pointwise.tc:6
+                const float t72 = t70 + t71;                                // lang_pointwise.tc:6
+                const float t73 = tanhf(t51);                               // lang_pointwise.tc:6
+                const float t74 = t72 + t73;                                // lang_pointwise.tc:6
+                const float t75 = t63 + t74;                                // lang_pointwise.tc:9
+                const float t76 = erff(t51);                                // lang_pointwise.tc:7
+                const float t77 = tc_sigmoid(t51);                          // lang_pointwise.tc:7
+                const float t78 = t76 + t77;                                // lang_pointwise.tc:7
+                const float t79 = tc_relu(t51);                             // lang_pointwise.tc:7
+                const float t80 = t78 + t79;                                // lang_pointwise.tc:7
+                const float t81 = tc_gelu(t51);                             // lang_pointwise.tc:7
+                const float t82 = t80 + t81;                                // lang_pointwise.tc:7
+                const float t83 = tc_gelu_tanh(t51);                        // lang_pointwise.tc:7
+                const float t84 = t82 + t83;                                // lang_pointwise.tc:7
+                const float t85 = tc_silu(t51);                             // lang_pointwise.tc:7
+                const float t86 = t84 + t85;                                // lang_pointwise.tc:7
+                const float t87 = tc_softplus(t51);                         // lang_pointwise.tc:7
+                const float t88 = t86 + t87;                                // lang_pointwise.tc:7
+                const float t89 = t75 + t88;                                // lang_pointwise.tc:9
+                const float t90 = floorf(t51);                              // lang_pointwise.tc:8
+                const float t91 = ceilf(t51);                               // lang_pointwise.tc:8
+                const float t92 = t90 + t91;                                // lang_pointwise.tc:8
+                const float t93 = rintf(t51);                               // lang_pointwise.tc:8
+                const float t94 = t92 + t93;                                // lang_pointwise.tc:8
+                const float t95 = tc_sign(t51);                             // lang_pointwise.tc:8
+                const float t96 = t94 + t95;                                // lang_pointwise.tc:8
+                const float t97 = t51 + 2.0f;                               // lang_pointwise.tc:8
+                const float t98 = 1.0f / t97;                               // lang_pointwise.tc:8
+                const float t99 = t96 + t98;                                // lang_pointwise.tc:8
+                const float t100 = t89 + t99;                               // lang_pointwise.tc:9
+                const float t101 = v50.v[1];                                // lang_pointwise.tc:4
+                const float t102 = fabsf(t101);                             // lang_pointwise.tc:5
+                const float t103 = -t101;                                   // lang_pointwise.tc:5
+                const float t104 = t102 + t103;                             // lang_pointwise.tc:5
+                const float t105 = expf(t101);                              // lang_pointwise.tc:5
+                const float t106 = t104 + t105;                             // lang_pointwise.tc:5
+                const float t107 = exp2f(t101);                             // lang_pointwise.tc:5
+                const float t108 = t106 + t107;                             // lang_pointwise.tc:5
+                const float t109 = t102 + 1.0f;                             // lang_pointwise.tc:5
+                const float t110 = logf(t109);                              // lang_pointwise.tc:5
+                const float t111 = t108 + t110;                             // lang_pointwise.tc:5
+                const float t112 = log2f(t109);                             // lang_pointwise.tc:5
+                const float t113 = t111 + t112;                             // lang_pointwise.tc:5
+                const float t114 = log1pf(t102);                            // lang_pointwise.tc:6
+                const float t115 = sqrtf(t102);                             // lang_pointwise.tc:6
+                const float t116 = t114 + t115;                             // lang_pointwise.tc:6
+                const float t117 = rsqrtf(t109);                            // lang_pointwise.tc:6
+                const float t118 = t116 + t117;                             // lang_pointwise.tc:6
+                const float t119 = sinf(t101);                              // lang_pointwise.tc:6
+                const float t120 = t118 + t119;                             // lang_pointwise.tc:6
+                const float t121 = cosf(t101);                              // lang_pointwise.tc:6
+                const float t122 = t120 + t121;                             // lang_pointwise.tc:6
+                const float t123 = tanhf(t101);                             // lang_pointwise.tc:6
+                const float t124 = t122 + t123;                             // lang_pointwise.tc:6
+                const float t125 = t113 + t124;                             // lang_pointwise.tc:9
+                const float t126 = erff(t101);                              // lang_pointwise.tc:7
+                const float t127 = tc_sigmoid(t101);                        // lang_pointwise.tc:7
+                const float t128 = t126 + t127;                             // lang_pointwise.tc:7
+                const float t129 = tc_relu(t101);                           // lang_pointwise.tc:7
+                const float t130 = t128 + t129;                             // lang_pointwise.tc:7
+                const float t131 = tc_gelu(t101);                           // lang_pointwise.tc:7
+                const float t132 = t130 + t131;                             // lang_pointwise.tc:7
+                const float t133 = tc_gelu_tanh(t101);                      // lang_pointwise.tc:7
+                const float t134 = t132 + t133;                             // lang_pointwise.tc:7
+                const float t135 = tc_silu(t101);                           // lang_pointwise.tc:7
+                const float t136 = t134 + t135;                             // lang_pointwise.tc:7
+                const float t137 = tc_softplus(t101);                       // lang_pointwise.tc:7
+                const float t138 = t136 + t137;                             // lang_pointwise.tc:7
+                const float t139 = t125 + t138;                             // lang_pointwise.tc:9
+                const float t140 = floorf(t101);                            // lang_pointwise.tc:8
+                const float t141 = ceilf(t101);                             // lang_pointwise.tc:8
+                const float t142 = t140 + t141;                             // lang_pointwise.tc:8
+                const float t143 = rintf(t101);                             // lang_pointwise.tc:8
+                const float t144 = t142 + t143;                             // lang_pointwise.tc:8
+                const float t145 = tc_sign(t101);                           // lang_pointwise.tc:8
+                const float t146 = t144 + t145;                             // lang_pointwise.tc:8
+                const float t147 = t101 + 2.0f;                             // lang_pointwise.tc:8
+                const float t148 = 1.0f / t147;                             // lang_pointwise.tc:8
+                const float t149 = t146 + t148;                             // lang_pointwise.tc:8
+                const float t150 = t139 + t149;                             // lang_pointwise.tc:9
+                const float t151 = v50.v[2];                                // lang_pointwise.tc:4
+                const float t152 = fabsf(t151);                             // lang_pointwise.tc:5
+                const float t153 = -t151;                                   // lang_pointwise.tc:5
+                const float t154 = t152 + t153;                             // lang_pointwise.tc:5
+                const float t155 = expf(t151);                              // lang_pointwise.tc:5
+                const float t156 = t154 + t155;                             // lang_pointwise.tc:5
+                const float t157 = exp2f(t151);                             // lang_pointwise.tc:5
+                const float t158 = t156 + t157;                             // lang_pointwise.tc:5
+                const float t159 = t152 + 1.0f;                             // lang_pointwise.tc:5
+                const float t160 = logf(t159);                              // lang_pointwise.tc:5
+                const float t161 = t158 + t160;                             // lang_pointwise.tc:5
+                const float t162 = log2f(t159);                             // lang_pointwise.tc:5
+                const float t163 = t161 + t162;                             // lang_pointwise.tc:5
+                const float t164 = log1pf(t152);                            // lang_pointwise.tc:6
+                const float t165 = sqrtf(t152);                             // lang_pointwise.tc:6
+                const float t166 = t164 + t165;                             // lang_pointwise.tc:6
+                const float t167 = rsqrtf(t159);                            // lang_pointwise.tc:6
+                const float t168 = t166 + t167;                             // lang_pointwise.tc:6
+                const float t169 = sinf(t151);                              // lang_pointwise.tc:6
+                const float t170 = t168 + t169;                             // lang_pointwise.tc:6
+                const float t171 = cosf(t151);                              // lang_pointwise.tc:6
+                const float t172 = t170 + t171;                             // lang_pointwise.tc:6
+                const float t173 = tanhf(t151);                             // lang_pointwise.tc:6
+                const float t174 = t172 + t173;                             // lang_pointwise.tc:6
+                const float t175 = t163 + t174;                             // lang_pointwise.tc:9
+                const float t176 = erff(t151);                              // lang_pointwise.tc:7
+                const float t177 = tc_sigmoid(t151);                        // lang_pointwise.tc:7
+                const float t178 = t176 + t177;                             // lang_pointwise.tc:7
+                const float t179 = tc_relu(t151);                           // lang_pointwise.tc:7
+                const float t180 = t178 + t179;                             // lang_pointwise.tc:7
+                const float t181 = tc_gelu(t151);                           // lang_pointwise.tc:7
+                const float t182 = t180 + t181;                             // lang_pointwise.tc:7
+                const float t183 = tc_gelu_tanh(t151);                      // lang_pointwise.tc:7
+                const float t184 = t182 + t183;                             // lang_pointwise.tc:7
+                const float t185 = tc_silu(t151);                           // lang_pointwise.tc:7
+                const float t186 = t184 + t185;                             // lang_pointwise.tc:7
+                const float t187 = tc_softplus(t151);                       // lang_pointwise.tc:7
+                const float t188 = t186 + t187;                             // lang_pointwise.tc:7
+                const float t189 = t175 + t188;                             // lang_pointwise.tc:9
+                const float t190 = floorf(t151);                            // lang_pointwise.tc:8
+                const float t191 = ceilf(t151);                             // lang_pointwise.tc:8
+                const float t192 = t190 + t191;                             // lang_pointwise.tc:8
+                const float t193 = rintf(t151);                             // lang_pointwise.tc:8
+                const float t194 = t192 + t193;                             // lang_pointwise.tc:8
+                const float t195 = tc_sign(t151);                           // lang_pointwise.tc:8
+                const float t196 = t194 + t195;                             // lang_pointwise.tc:8
+                const float t197 = t151 + 2.0f;                             // lang_pointwise.tc:8
+                const float t198 = 1.0f / t197;                             // lang_pointwise.tc:8
+                const float t199 = t196 + t198;                             // lang_pointwise.tc:8
+                const float t200 = t189 + t199;                             // lang_pointwise.tc:9
+                const float t201 = v50.v[3];                                // lang_pointwise.tc:4
+                const float t202 = fabsf(t201);                             // lang_pointwise.tc:5
+                const float t203 = -t201;                                   // lang_pointwise.tc:5
+                const float t204 = t202 + t203;                             // lang_pointwise.tc:5
+                const float t205 = expf(t201);                              // lang_pointwise.tc:5
+                const float t206 = t204 + t205;                             // lang_pointwise.tc:5
+                const float t207 = exp2f(t201);                             // lang_pointwise.tc:5
+                const float t208 = t206 + t207;                             // lang_pointwise.tc:5
+                const float t209 = t202 + 1.0f;                             // lang_pointwise.tc:5
+                const float t210 = logf(t209);                              // lang_pointwise.tc:5
+                const float t211 = t208 + t210;                             // lang_pointwise.tc:5
+                const float t212 = log2f(t209);                             // lang_pointwise.tc:5
+                const float t213 = t211 + t212;                             // lang_pointwise.tc:5
+                const float t214 = log1pf(t202);                            // lang_pointwise.tc:6
+                const float t215 = sqrtf(t202);                             // lang_pointwise.tc:6
+                const float t216 = t214 + t215;                             // lang_pointwise.tc:6
+                const float t217 = rsqrtf(t209);                            // lang_pointwise.tc:6
+                const float t218 = t216 + t217;                             // lang_pointwise.tc:6
+                const float t219 = sinf(t201);                              // lang_pointwise.tc:6
+                const float t220 = t218 + t219;                             // lang_pointwise.tc:6
+                const float t221 = cosf(t201);                              // lang_pointwise.tc:6
+                const float t222 = t220 + t221;                             // lang_pointwise.tc:6
+                const float t223 = tanhf(t201);                             // lang_pointwise.tc:6
+                const float t224 = t222 + t223;                             // lang_pointwise.tc:6
+                const float t225 = t213 + t224;                             // lang_pointwise.tc:9
+                const float t226 = erff(t201);                              // lang_pointwise.tc:7
+                const float t227 = tc_sigmoid(t201);                        // lang_pointwise.tc:7
+                const float t228 = t226 + t227;                             // lang_pointwise.tc:7
+                const float t229 = tc_relu(t201);                           // lang_pointwise.tc:7
+                const float t230 = t228 + t229;                             // lang_pointwise.tc:7
+                const float t231 = tc_gelu(t201);                           // lang_pointwise.tc:7
+                const float t232 = t230 + t231;                             // lang_pointwise.tc:7
+                const float t233 = tc_gelu_tanh(t201);                      // lang_pointwise.tc:7
+                const float t234 = t232 + t233;                             // lang_pointwise.tc:7
+                const float t235 = tc_silu(t201);                           // lang_pointwise.tc:7
+                const float t236 = t234 + t235;                             // lang_pointwise.tc:7
+                const float t237 = tc_softplus(t201);                       // lang_pointwise.tc:7
+                const float t238 = t236 + t237;                             // lang_pointwise.tc:7
+                const float t239 = t225 + t238;                             // lang_pointwise.tc:9
+                const float t240 = floorf(t201);                            // lang_pointwise.tc:8
+                const float t241 = ceilf(t201);                             // lang_pointwise.tc:8
+                const float t242 = t240 + t241;                             // lang_pointwise.tc:8
+                const float t243 = rintf(t201);                             // lang_pointwise.tc:8
+                const float t244 = t242 + t243;                             // lang_pointwise.tc:8
+                const float t245 = tc_sign(t201);                           // lang_pointwise.tc:8
+                const float t246 = t244 + t245;                             // lang_pointwise.tc:8
+                const float t247 = t201 + 2.0f;                             // lang_pointwise.tc:8
+                const float t248 = 1.0f / t247;                             // lang_pointwise.tc:8
+                const float t249 = t246 + t248;                             // lang_pointwise.tc:8
+                const float t250 = t239 + t249;                             // lang_pointwise.tc:9
+                tc_vstore<float, 4>(out_out + i0, {{t100, t150, t200, t250}}); // lang_pointwise.tc:9
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[i0];                                  // lang_pointwise.tc:4
-                const float t1 = fabsf(t0);                                 // lang_pointwise.tc:5
-                const float t2 = -t0;                                       // lang_pointwise.tc:5
-                const float t3 = t1 + t2;                                   // lang_pointwise.tc:5
-                const float t4 = expf(t0);                                  // lang_pointwise.tc:5
-                const float t5 = t3 + t4;                                   // lang_pointwise.tc:5
-                const float t6 = exp2f(t0);                                 // lang_pointwise.tc:5
-                const float t7 = t5 + t6;                                   // lang_pointwise.tc:5
-                const float t8 = t1 + 1.0f;                                 // lang_pointwise.tc:5
-                const float t9 = logf(t8);                                  // lang_pointwise.tc:5
-                const float t10 = t7 + t9;                                  // lang_pointwise.tc:5
-                const float t11 = log2f(t8);                                // lang_pointwise.tc:5
-                const float t12 = t10 + t11;                                // lang_pointwise.tc:5
-                const float t13 = log1pf(t1);                               // lang_pointwise.tc:6
-                const float t14 = sqrtf(t1);                                // lang_pointwise.tc:6
-                const float t15 = t13 + t14;                                // lang_pointwise.tc:6
-                const float t16 = rsqrtf(t8);                               // lang_pointwise.tc:6
-                const float t17 = t15 + t16;                                // lang_pointwise.tc:6
-                const float t18 = sinf(t0);                                 // lang_pointwise.tc:6
-                const float t19 = t17 + t18;                                // lang_pointwise.tc:6
-                const float t20 = cosf(t0);                                 // lang_pointwise.tc:6
-                const float t21 = t19 + t20;                                // lang_pointwise.tc:6
-                const float t22 = tanhf(t0);                                // lang_pointwise.tc:6
-                const float t23 = t21 + t22;                                // lang_pointwise.tc:6
-                const float t24 = t12 + t23;                                // lang_pointwise.tc:9
-                const float t25 = erff(t0);                                 // lang_pointwise.tc:7
-                const float t26 = tc_sigmoid(t0);                           // lang_pointwise.tc:7
-                const float t27 = t25 + t26;                                // lang_pointwise.tc:7
-                const float t28 = tc_relu(t0);                              // lang_pointwise.tc:7
-                const float t29 = t27 + t28;                                // lang_pointwise.tc:7
-                const float t30 = tc_gelu(t0);                              // lang_pointwise.tc:7
-                const float t31 = t29 + t30;                                // lang_pointwise.tc:7
-                const float t32 = tc_gelu_tanh(t0);                         // lang_pointwise.tc:7
-                const float t33 = t31 + t32;                                // lang_pointwise.tc:7
-                const float t34 = tc_silu(t0);                              // lang_pointwise.tc:7
-                const float t35 = t33 + t34;                                // lang_pointwise.tc:7
-                const float t36 = tc_softplus(t0);                          // lang_pointwise.tc:7
-                const float t37 = t35 + t36;                                // lang_pointwise.tc:7
-                const float t38 = t24 + t37;                                // lang_pointwise.tc:9
-                const float t39 = floorf(t0);                               // lang_pointwise.tc:8
-                const float t40 = ceilf(t0);                                // lang_pointwise.tc:8
-                const float t41 = t39 + t40;                                // lang_pointwise.tc:8
-                const float t42 = rintf(t0);                                // lang_pointwise.tc:8
-                const float t43 = t41 + t42;                                // lang_pointwise.tc:8
-                const float t44 = tc_sign(t0);                              // lang_pointwise.tc:8
-                const float t45 = t43 + t44;                                // lang_pointwise.tc:8
-                const float t46 = t0 + 2.0f;                                // lang_pointwise.tc:8
-                const float t47 = 1.0f / t46;                               // lang_pointwise.tc:8
-                const float t48 = t45 + t47;                                // lang_pointwise.tc:8
-                const float t49 = t38 + t48;                                // lang_pointwise.tc:9
-                out_out[i0] = t49;                                          // lang_pointwise.tc:9
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_out + i0, 16)) {
+                    const tc_vec<float, 4> v50 = tc_vload<float, 4>(in_x + i0); // lang_pointwise.tc:4
+                    const float t51 = v50.v[0];                                 // lang_pointwise.tc:4
+                    const float t52 = fabsf(t51);                               // lang_pointwise.tc:5
+                    const float t53 = -t51;                                     // lang_pointwise.tc:5
+                    const float t54 = t52 + t53;                                // lang_pointwise.tc:5
+                    const float t55 = expf(t51);                                // lang_pointwise.tc:5
+                    const float t56 = t54 + t55;                                // lang_pointwise.tc:5
+                    const float t57 = exp2f(t51);                               // lang_pointwise.tc:5
+                    const float t58 = t56 + t57;                                // lang_pointwise.tc:5
+                    const float t59 = t52 + 1.0f;                               // lang_pointwise.tc:5
+                    const float t60 = logf(t59);                                // lang_pointwise.tc:5
+                    const float t61 = t58 + t60;                                // lang_pointwise.tc:5
+                    const float t62 = log2f(t59);                               // lang_pointwise.tc:5
+                    const float t63 = t61 + t62;                                // lang_pointwise.tc:5
+                    const float t64 = log1pf(t52);                              // lang_pointwise.tc:6
+                    const float t65 = sqrtf(t52);                               // lang_pointwise.tc:6
+                    const float t66 = t64 + t65;                                // lang_pointwise.tc:6
+                    const float t67 = rsqrtf(t59);                              // lang_pointwise.tc:6
+                    const float t68 = t66 + t67;                                // lang_pointwise.tc:6
+                    const float t69 = sinf(t51);                                // lang_pointwise.tc:6
+                    const float t70 = t68 + t69;                                // lang_pointwise.tc:6
+                    const float t71 = cosf(t51);                                // lang_pointwise.tc:6
+                    const float t72 = t70 + t71;                                // lang_pointwise.tc:6
+                    const float t73 = tanhf(t51);                               // lang_pointwise.tc:6
+                    const float t74 = t72 + t73;                                // lang_pointwise.tc:6
+                    const float t75 = t63 + t74;                                // lang_pointwise.tc:9
+                    const float t76 = erff(t51);                                // lang_pointwise.tc:7
+                    const float t77 = tc_sigmoid(t51);                          // lang_pointwise.tc:7
+                    const float t78 = t76 + t77;                                // lang_pointwise.tc:7
+                    const float t79 = tc_relu(t51);                             // lang_pointwise.tc:7
+                    const float t80 = t78 + t79;                                // lang_pointwise.tc:7
+                    const float t81 = tc_gelu(t51);                             // lang_pointwise.tc:7
+                    const float t82 = t80 + t81;                                // lang_pointwise.tc:7
+                    const float t83 = tc_gelu_tanh(t51);                        // lang_pointwise.tc:7
+                    const float t84 = t82 + t83;                                // lang_pointwise.tc:7
+                    const float t85 = tc_silu(t51);                             // lang_pointwise.tc:7
+                    const float t86 = t84 + t85;                                // lang_pointwise.tc:7
+                    const float t87 = tc_softplus(t51);                         // lang_pointwise.tc:7
+                    const float t88 = t86 + t87;                                // lang_pointwise.tc:7
+                    const float t89 = t75 + t88;                                // lang_pointwise.tc:9
+                    const float t90 = floorf(t51);                              // lang_pointwise.tc:8
+                    const float t91 = ceilf(t51);                               // lang_pointwise.tc:8
+                    const float t92 = t90 + t91;                                // lang_pointwise.tc:8
+                    const float t93 = rintf(t51);                               // lang_pointwise.tc:8
+                    const float t94 = t92 + t93;                                // lang_pointwise.tc:8
+                    const float t95 = tc_sign(t51);                             // lang_pointwise.tc:8
+                    const float t96 = t94 + t95;                                // lang_pointwise.tc:8
+                    const float t97 = t51 + 2.0f;                               // lang_pointwise.tc:8
+                    const float t98 = 1.0f / t97;                               // lang_pointwise.tc:8
+                    const float t99 = t96 + t98;                                // lang_pointwise.tc:8
+                    const float t100 = t89 + t99;                               // lang_pointwise.tc:9
+                    const float t101 = v50.v[1];                                // lang_pointwise.tc:4
+                    const float t102 = fabsf(t101);                             // lang_pointwise.tc:5
+                    const float t103 = -t101;                                   // lang_pointwise.tc:5
+                    const float t104 = t102 + t103;                             // lang_pointwise.tc:5
+                    const float t105 = expf(t101);                              // lang_pointwise.tc:5
+                    const float t106 = t104 + t105;                             // lang_pointwise.tc:5
+                    const float t107 = exp2f(t101);                             // lang_pointwise.tc:5
+                    const float t108 = t106 + t107;                             // lang_pointwise.tc:5
+                    const float t109 = t102 + 1.0f;                             // lang_pointwise.tc:5
+                    const float t110 = logf(t109);                              // lang_pointwise.tc:5
+                    const float t111 = t108 + t110;                             // lang_pointwise.tc:5
+                    const float t112 = log2f(t109);                             // lang_pointwise.tc:5
+                    const float t113 = t111 + t112;                             // lang_pointwise.tc:5
+                    const float t114 = log1pf(t102);                            // lang_pointwise.tc:6
+                    const float t115 = sqrtf(t102);                             // lang_pointwise.tc:6
+                    const float t116 = t114 + t115;                             // lang_pointwise.tc:6
+                    const float t117 = rsqrtf(t109);                            // lang_pointwise.tc:6
+                    const float t118 = t116 + t117;                             // lang_pointwise.tc:6
+                    const float t119 = sinf(t101);                              // lang_pointwise.tc:6
+                    const float t120 = t118 + t119;                             // lang_pointwise.tc:6
+                    const float t121 = cosf(t101);                              // lang_pointwise.tc:6
+                    const float t122 = t120 + t121;                             // lang_pointwise.tc:6
+                    const float t123 = tanhf(t101);                             // lang_pointwise.tc:6
+                    const float t124 = t122 + t123;                             // lang_pointwise.tc:6
+                    const float t125 = t113 + t124;                             // lang_pointwise.tc:9
+                    const float t126 = erff(t101);                              // lang_pointwise.tc:7
+                    const float t127 = tc_sigmoid(t101);                        // lang_pointwise.tc:7
+                    const float t128 = t126 + t127;                             // lang_pointwise.tc:7
+                    const float t129 = tc_relu(t101);                           // lang_pointwise.tc:7
+                    const float t130 = t128 + t129;                             // lang_pointwise.tc:7
+                    const float t131 = tc_gelu(t101);                           // lang_pointwise.tc:7
+                    const float t132 = t130 + t131;                             // lang_pointwise.tc:7
+                    const float t133 = tc_gelu_tanh(t101);                      // lang_pointwise.tc:7
+                    const float t134 = t132 + t133;                             // lang_pointwise.tc:7
+                    const float t135 = tc_silu(t101);                           // lang_pointwise.tc:7
+                    const float t136 = t134 + t135;                             // lang_pointwise.tc:7
+                    const float t137 = tc_softplus(t101);                       // lang_pointwise.tc:7
+                    const float t138 = t136 + t137;                             // lang_pointwise.tc:7
+                    const float t139 = t125 + t138;                             // lang_pointwise.tc:9
+                    const float t140 = floorf(t101);                            // lang_pointwise.tc:8
+                    const float t141 = ceilf(t101);                             // lang_pointwise.tc:8
+                    const float t142 = t140 + t141;                             // lang_pointwise.tc:8
+                    const float t143 = rintf(t101);                             // lang_pointwise.tc:8
+                    const float t144 = t142 + t143;                             // lang_pointwise.tc:8
+                    const float t145 = tc_sign(t101);                           // lang_pointwise.tc:8
+                    const float t146 = t144 + t145;                             // lang_pointwise.tc:8
+                    const float t147 = t101 + 2.0f;                             // lang_pointwise.tc:8
+                    const float t148 = 1.0f / t147;                             // lang_pointwise.tc:8
+                    const float t149 = t146 + t148;                             // lang_pointwise.tc:8
+                    const float t150 = t139 + t149;                             // lang_pointwise.tc:9
+                    const float t151 = v50.v[2];                                // lang_pointwise.tc:4
+                    const float t152 = fabsf(t151);                             // lang_pointwise.tc:5
+                    const float t153 = -t151;                                   // lang_pointwise.tc:5
+                    const float t154 = t152 + t153;                             // lang_pointwise.tc:5
+                    const float t155 = expf(t151);                              // lang_pointwise.tc:5
+                    const float t156 = t154 + t155;                             // lang_pointwise.tc:5
+                    const float t157 = exp2f(t151);                             // lang_pointwise.tc:5
+                    const float t158 = t156 + t157;                             // lang_pointwise.tc:5
+                    const float t159 = t152 + 1.0f;                             // lang_pointwise.tc:5
+                    const float t160 = logf(t159);                              // lang_pointwise.tc:5
+                    const float t161 = t158 + t160;                             // lang_pointwise.tc:5
+                    const float t162 = log2f(t159);                             // lang_pointwise.tc:5
+                    const float t163 = t161 + t162;                             // lang_pointwise.tc:5
+                    const float t164 = log1pf(t152);                            // lang_pointwise.tc:6
+                    const float t165 = sqrtf(t152);                             // lang_pointwise.tc:6
+                    const float t166 = t164 + t165;                             // lang_pointwise.tc:6
+                    const float t167 = rsqrtf(t159);                            // lang_pointwise.tc:6
+                    const float t168 = t166 + t167;                             // lang_pointwise.tc:6
+                    const float t169 = sinf(t151);                              // lang_pointwise.tc:6
+                    const float t170 = t168 + t169;                             // lang_pointwise.tc:6
+                    const float t171 = cosf(t151);                              // lang_pointwise.tc:6
+                    const float t172 = t170 + t171;                             // lang_pointwise.tc:6
+                    const float t173 = tanhf(t151);                             // lang_pointwise.tc:6
+                    const float t174 = t172 + t173;                             // lang_pointwise.tc:6
+                    const float t175 = t163 + t174;                             // lang_pointwise.tc:9
+                    const float t176 = erff(t151);                              // lang_pointwise.tc:7
+                    const float t177 = tc_sigmoid(t151);                        // lang_pointwise.tc:7
+                    const float t178 = t176 + t177;                             // lang_pointwise.tc:7
+                    const float t179 = tc_relu(t151);                           // lang_pointwise.tc:7
+                    const float t180 = t178 + t179;                             // lang_pointwise.tc:7
+                    const float t181 = tc_gelu(t151);                           // lang_pointwise.tc:7
+                    const float t182 = t180 + t181;                             // lang_pointwise.tc:7
+                    const float t183 = tc_gelu_tanh(t151);                      // lang_pointwise.tc:7
+                    const float t184 = t182 + t183;                             // lang_pointwise.tc:7
+                    const float t185 = tc_silu(t151);                           // lang_pointwise.tc:7
+                    const float t186 = t184 + t185;                             // lang_pointwise.tc:7
+                    const float t187 = tc_softplus(t151);                       // lang_pointwise.tc:7
+                    const float t188 = t186 + t187;                             // lang_pointwise.tc:7
+                    const float t189 = t175 + t188;                             // lang_pointwise.tc:9
+                    const float t190 = floorf(t151);                            // lang_pointwise.tc:8
+                    const float t191 = ceilf(t151);                             // lang_pointwise.tc:8
+                    const float t192 = t190 + t191;                             // lang_pointwise.tc:8
+                    const float t193 = rintf(t151);                             // lang_pointwise.tc:8
+                    const float t194 = t192 + t193;                             // lang_pointwise.tc:8
+                    const float t195 = tc_sign(t151);                           // lang_pointwise.tc:8
+                    const float t196 = t194 + t195;                             // lang_pointwise.tc:8
+                    const float t197 = t151 + 2.0f;                             // lang_pointwise.tc:8
+                    const float t198 = 1.0f / t197;                             // lang_pointwise.tc:8
+                    const float t199 = t196 + t198;                             // lang_pointwise.tc:8
+                    const float t200 = t189 + t199;                             // lang_pointwise.tc:9
+                    const float t201 = v50.v[3];                                // lang_pointwise.tc:4
+                    const float t202 = fabsf(t201);                             // lang_pointwise.tc:5
+                    const float t203 = -t201;                                   // lang_pointwise.tc:5
+                    const float t204 = t202 + t203;                             // lang_pointwise.tc:5
+                    const float t205 = expf(t201);                              // lang_pointwise.tc:5
+                    const float t206 = t204 + t205;                             // lang_pointwise.tc:5
+                    const float t207 = exp2f(t201);                             // lang_pointwise.tc:5
+                    const float t208 = t206 + t207;                             // lang_pointwise.tc:5
+                    const float t209 = t202 + 1.0f;                             // lang_pointwise.tc:5
+                    const float t210 = logf(t209);                              // lang_pointwise.tc:5
+                    const float t211 = t208 + t210;                             // lang_pointwise.tc:5
+                    const float t212 = log2f(t209);                             // lang_pointwise.tc:5
+                    const float t213 = t211 + t212;                             // lang_pointwise.tc:5
+                    const float t214 = log1pf(t202);                            // lang_pointwise.tc:6
+                    const float t215 = sqrtf(t202);                             // lang_pointwise.tc:6
+                    const float t216 = t214 + t215;                             // lang_pointwise.tc:6
+                    const float t217 = rsqrtf(t209);                            // lang_pointwise.tc:6
+                    const float t218 = t216 + t217;                             // lang_pointwise.tc:6
+                    const float t219 = sinf(t201);                              // lang_pointwise.tc:6
+                    const float t220 = t218 + t219;                             // lang_pointwise.tc:6
+                    const float t221 = cosf(t201);                              // lang_pointwise.tc:6
+                    const float t222 = t220 + t221;                             // lang_pointwise.tc:6
+                    const float t223 = tanhf(t201);                             // lang_pointwise.tc:6
+                    const float t224 = t222 + t223;                             // lang_pointwise.tc:6
+                    const float t225 = t213 + t224;                             // lang_pointwise.tc:9
+                    const float t226 = erff(t201);                              // lang_pointwise.tc:7
+                    const float t227 = tc_sigmoid(t201);                        // lang_pointwise.tc:7
+                    const float t228 = t226 + t227;                             // lang_pointwise.tc:7
+                    const float t229 = tc_relu(t201);                           // lang_pointwise.tc:7
+                    const float t230 = t228 + t229;                             // lang_pointwise.tc:7
+                    const float t231 = tc_gelu(t201);                           // lang_pointwise.tc:7
+                    const float t232 = t230 + t231;                             // lang_pointwise.tc:7
+                    const float t233 = tc_gelu_tanh(t201);                      // lang_pointwise.tc:7
+                    const float t234 = t232 + t233;                             // lang_pointwise.tc:7
+                    const float t235 = tc_silu(t201);                           // lang_pointwise.tc:7
+                    const float t236 = t234 + t235;                             // lang_pointwise.tc:7
+                    const float t237 = tc_softplus(t201);                       // lang_pointwise.tc:7
+                    const float t238 = t236 + t237;                             // lang_pointwise.tc:7
+                    const float t239 = t225 + t238;                             // lang_pointwise.tc:9
+                    const float t240 = floorf(t201);                            // lang_pointwise.tc:8
+                    const float t241 = ceilf(t201);                             // lang_pointwise.tc:8
+                    const float t242 = t240 + t241;                             // lang_pointwise.tc:8
+                    const float t243 = rintf(t201);                             // lang_pointwise.tc:8
+                    const float t244 = t242 + t243;                             // lang_pointwise.tc:8
+                    const float t245 = tc_sign(t201);                           // lang_pointwise.tc:8
+                    const float t246 = t244 + t245;                             // lang_pointwise.tc:8
+                    const float t247 = t201 + 2.0f;                             // lang_pointwise.tc:8
+                    const float t248 = 1.0f / t247;                             // lang_pointwise.tc:8
+                    const float t249 = t246 + t248;                             // lang_pointwise.tc:8
+                    const float t250 = t239 + t249;                             // lang_pointwise.tc:9
+                    tc_vstore<float, 4>(out_out + i0, {{t100, t150, t200, t250}}); // lang_pointwise.tc:9
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[i0];                                  // lang_pointwise.tc:4
+                        const float t1 = fabsf(t0);                                 // lang_pointwise.tc:5
+                        const float t2 = -t0;                                       // lang_pointwise.tc:5
+                        const float t3 = t1 + t2;                                   // lang_pointwise.tc:5
+                        const float t4 = expf(t0);                                  // lang_pointwise.tc:5
+                        const float t5 = t3 + t4;                                   // lang_pointwise.tc:5
+                        const float t6 = exp2f(t0);                                 // lang_pointwise.tc:5
+                        const float t7 = t5 + t6;                                   // lang_pointwise.tc:5
+                        const float t8 = t1 + 1.0f;                                 // lang_pointwise.tc:5
+                        const float t9 = logf(t8);                                  // lang_pointwise.tc:5
+                        const float t10 = t7 + t9;                                  // lang_pointwise.tc:5
+                        const float t11 = log2f(t8);                                // lang_pointwise.tc:5
+                        const float t12 = t10 + t11;                                // lang_pointwise.tc:5
+                        const float t13 = log1pf(t1);                               // lang_pointwise.tc:6
+                        const float t14 = sqrtf(t1);                                // lang_pointwise.tc:6
+                        const float t15 = t13 + t14;                                // lang_pointwise.tc:6
+                        const float t16 = rsqrtf(t8);                               // lang_pointwise.tc:6
+                        const float t17 = t15 + t16;                                // lang_pointwise.tc:6
+                        const float t18 = sinf(t0);                                 // lang_pointwise.tc:6
+                        const float t19 = t17 + t18;                                // lang_pointwise.tc:6
+                        const float t20 = cosf(t0);                                 // lang_pointwise.tc:6
+                        const float t21 = t19 + t20;                                // lang_pointwise.tc:6
+                        const float t22 = tanhf(t0);                                // lang_pointwise.tc:6
+                        const float t23 = t21 + t22;                                // lang_pointwise.tc:6
+                        const float t24 = t12 + t23;                                // lang_pointwise.tc:9
+                        const float t25 = erff(t0);                                 // lang_pointwise.tc:7
+                        const float t26 = tc_sigmoid(t0);                           // lang_pointwise.tc:7
+                        const float t27 = t25 + t26;                                // lang_pointwise.tc:7
+                        const float t28 = tc_relu(t0);                              // lang_pointwise.tc:7
+                        const float t29 = t27 + t28;                                // lang_pointwise.tc:7
+                        const float t30 = tc_gelu(t0);                              // lang_pointwise.tc:7
+                        const float t31 = t29 + t30;                                // lang_pointwise.tc:7
+                        const float t32 = tc_gelu_tanh(t0);                         // lang_pointwise.tc:7
+                        const float t33 = t31 + t32;                                // lang_pointwise.tc:7
+                        const float t34 = tc_silu(t0);                              // lang_pointwise.tc:7
+                        const float t35 = t33 + t34;                                // lang_pointwise.tc:7
+                        const float t36 = tc_softplus(t0);                          // lang_pointwise.tc:7
+                        const float t37 = t35 + t36;                                // lang_pointwise.tc:7
+                        const float t38 = t24 + t37;                                // lang_pointwise.tc:9
+                        const float t39 = floorf(t0);                               // lang_pointwise.tc:8
+                        const float t40 = ceilf(t0);                                // lang_pointwise.tc:8
+                        const float t41 = t39 + t40;                                // lang_pointwise.tc:8
+                        const float t42 = rintf(t0);                                // lang_pointwise.tc:8
+                        const float t43 = t41 + t42;                                // lang_pointwise.tc:8
+                        const float t44 = tc_sign(t0);                              // lang_pointwise.tc:8
+                        const float t45 = t43 + t44;                                // lang_pointwise.tc:8
+                        const float t46 = t0 + 2.0f;                                // lang_pointwise.tc:8
+                        const float t47 = 1.0f / t46;                               // lang_pointwise.tc:8
+                        const float t48 = t45 + t47;                                // lang_pointwise.tc:8
+                        const float t49 = t38 + t48;                                // lang_pointwise.tc:9
+                        out_out[i0] = t49;                                          // lang_pointwise.tc:9
+                    }
+                }
             }
         }
     }
@@ -286,37 +519,84 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_isnan_isinf_1(
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(in_x + i0, 16) &&
-            tc_aligned(out_isn + i0, 4) &&
-            tc_aligned(out_isi + i0, 4)) {
-            const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + i0);  // lang_pointwise.tc:12
-            const float t4 = v3.v[0];                                   // lang_pointwise.tc:12
-            const bool t5 = ((float)isnan(t4)) != 0;                    // lang_pointwise.tc:13
-            const float t6 = v3.v[1];                                   // lang_pointwise.tc:12
-            const bool t7 = ((float)isnan(t6)) != 0;                    // lang_pointwise.tc:13
-            const float t8 = v3.v[2];                                   // lang_pointwise.tc:12
-            const bool t9 = ((float)isnan(t8)) != 0;                    // lang_pointwise.tc:13
-            const float t10 = v3.v[3];                                  // lang_pointwise.tc:12
-            const bool t11 = ((float)isnan(t10)) != 0;                  // lang_pointwise.tc:13
-            tc_vstore<unsigned char, 4>(out_isn + i0, {{(unsigned char)t5, (unsigned char)t7, (unsigned char)t9, (unsigned char)t11}}); // lang_pointwise.tc:13
-            const bool t12 = ((float)isinf(t4)) != 0;                   // lang_pointwise.tc:13
-            const bool t13 = ((float)isinf(t6)) != 0;                   // lang_pointwise.tc:13
-            const bool t14 = ((float)isinf(t8)) != 0;                   // lang_pointwise.tc:13
-            const bool t15 = ((float)isinf(t10)) != 0;                  // lang_pointwise.tc:13
-            tc_vstore<unsigned char, 4>(out_isi + i0, {{(unsigned char)t12, (unsigned char)t13, (unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:13
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_isn + i0, 4) &&
+                    tc_aligned(out_isi + i0, 4);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v3_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v3_u[u_] = tc_vload<float, 4>(in_x + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v3 = v3_u[u_];
+                const float t4 = v3.v[0];                                   // lang_pointwise.tc:12
+                const bool t5 = ((float)isnan(t4)) != 0;                    // lang_pointwise.tc:13
+                const float t6 = v3.v[1];                                   // lang_pointwise.tc:12
+                const bool t7 = ((float)isnan(t6)) != 0;                    // lang_pointwise.tc:13
+                const float t8 = v3.v[2];                                   // lang_pointwise.tc:12
+                const bool t9 = ((float)isnan(t8)) != 0;                    // lang_pointwise.tc:13
+                const float t10 = v3.v[3];                                  // lang_pointwise.tc:12
+                const bool t11 = ((float)isnan(t10)) != 0;                  // lang_pointwise.tc:13
+                tc_vstore<unsigned char, 4>(out_isn + i0, {{(unsigned char)t5, (unsigned char)t7, (unsigned char)t9, (unsigned char)t11}}); // lang_pointwise.tc:13
+                const bool t12 = ((float)isinf(t4)) != 0;                   // lang_pointwise.tc:13
+                const bool t13 = ((float)isinf(t6)) != 0;                   // lang_pointwise.tc:13
+                const bool t14 = ((float)isinf(t8)) != 0;                   // lang_pointwise.tc:13
+                const bool t15 = ((float)isinf(t10)) != 0;                  // lang_pointwise.tc:13
+                tc_vstore<unsigned char, 4>(out_isi + i0, {{(unsigned char)t12, (unsigned char)t13, (unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:13
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[i0];                                  // lang_pointwise.tc:12
-                const bool t1 = ((float)isnan(t0)) != 0;                    // lang_pointwise.tc:13
-                out_isn[i0] = (unsigned char)t1;                            // lang_pointwise.tc:13
-                const bool t2 = ((float)isinf(t0)) != 0;                    // lang_pointwise.tc:13
-                out_isi[i0] = (unsigned char)t2;                            // lang_pointwise.tc:13
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_isn + i0, 4) &&
+                    tc_aligned(out_isi + i0, 4)) {
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + i0);  // lang_pointwise.tc:12
+                    const float t4 = v3.v[0];                                   // lang_pointwise.tc:12
+                    const bool t5 = ((float)isnan(t4)) != 0;                    // lang_pointwise.tc:13
+                    const float t6 = v3.v[1];                                   // lang_pointwise.tc:12
+                    const bool t7 = ((float)isnan(t6)) != 0;                    // lang_pointwise.tc:13
+                    const float t8 = v3.v[2];                                   // lang_pointwise.tc:12
+                    const bool t9 = ((float)isnan(t8)) != 0;                    // lang_pointwise.tc:13
+                    const float t10 = v3.v[3];                                  // lang_pointwise.tc:12
+                    const bool t11 = ((float)isnan(t10)) != 0;                  // lang_pointwise.tc:13
+                    tc_vstore<unsigned char, 4>(out_isn + i0, {{(unsigned char)t5, (unsigned char)t7, (unsigned char)t9, (unsigned char)t11}}); // lang_pointwise.tc:13
+                    const bool t12 = ((float)isinf(t4)) != 0;                   // lang_pointwise.tc:13
+                    const bool t13 = ((float)isinf(t6)) != 0;                   // lang_pointwise.tc:13
+                    const bool t14 = ((float)isinf(t8)) != 0;                   // lang_pointwise.tc:13
+                    const bool t15 = ((float)isinf(t10)) != 0;                  // lang_pointwise.tc:13
+                    tc_vstore<unsigned char, 4>(out_isi + i0, {{(unsigned char)t12, (unsigned char)t13, (unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:13
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[i0];                                  // lang_pointwise.tc:12
+                        const bool t1 = ((float)isnan(t0)) != 0;                    // lang_pointwise.tc:13
+                        out_isn[i0] = (unsigned char)t1;                            // lang_pointwise.tc:13
+                        const bool t2 = ((float)isinf(t0)) != 0;                    // lang_pointwise.tc:13
+                        out_isi[i0] = (unsigned char)t2;                            // lang_pointwise.tc:13
+                    }
+                }
             }
         }
     }
@@ -333,98 +613,199 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_max_min_add_abs_p
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(in_x + i0, 16) &&
-            tc_aligned(in_y + i0, 16) &&
-            tc_aligned(in_c + i0, 4) &&
-            tc_aligned(out_out + i0, 16)) {
-            const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_x + i0); // lang_pointwise.tc:16
-            const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_y + i0); // lang_pointwise.tc:16
-            const tc_vec<unsigned char, 4> v27 = tc_vload<unsigned char, 4>(in_c + i0); // lang_pointwise.tc:16
-            const float t16 = v15.v[0];                                 // lang_pointwise.tc:16
-            const float t18 = v17.v[0];                                 // lang_pointwise.tc:16
-            const float t19 = tc_max(t16, t18);                         // lang_pointwise.tc:17
-            const float t20 = tc_min(t16, t18);                         // lang_pointwise.tc:17
-            const float t21 = t19 + t20;                                // lang_pointwise.tc:17
-            const float t22 = fabsf(t16);                               // lang_pointwise.tc:17
-            const float t23 = powf(t22, t18);                           // lang_pointwise.tc:17
-            const float t24 = t21 + t23;                                // lang_pointwise.tc:17
-            const float t25 = atan2f(t16, t18);                         // lang_pointwise.tc:17
-            const float t26 = t24 + t25;                                // lang_pointwise.tc:17
-            const bool t28 = (v27.v[0] != 0);                           // lang_pointwise.tc:16
-            const float t29 = (t28 != 0.0f ? t16 : t18);                // lang_pointwise.tc:17
-            const float t30 = t26 + t29;                                // lang_pointwise.tc:17
-            const float t31 = tc_clamp(t16, -1.0f, 1.0f);               // lang_pointwise.tc:17
-            const float t32 = t30 + t31;                                // lang_pointwise.tc:17
-            const float t33 = v15.v[1];                                 // lang_pointwise.tc:16
-            const float t34 = v17.v[1];                                 // lang_pointwise.tc:16
-            const float t35 = tc_max(t33, t34);                         // lang_pointwise.tc:17
-            const float t36 = tc_min(t33, t34);                         // lang_pointwise.tc:17
-            const float t37 = t35 + t36;                                // lang_pointwise.tc:17
-            const float t38 = fabsf(t33);                               // lang_pointwise.tc:17
-            const float t39 = powf(t38, t34);                           // lang_pointwise.tc:17
-            const float t40 = t37 + t39;                                // lang_pointwise.tc:17
-            const float t41 = atan2f(t33, t34);                         // lang_pointwise.tc:17
-            const float t42 = t40 + t41;                                // lang_pointwise.tc:17
-            const bool t43 = (v27.v[1] != 0);                           // lang_pointwise.tc:16
-            const float t44 = (t43 != 0.0f ? t33 : t34);                // lang_pointwise.tc:17
-            const float t45 = t42 + t44;                                // lang_pointwise.tc:17
-            const float t46 = tc_clamp(t33, -1.0f, 1.0f);               // lang_pointwise.tc:17
-            const float t47 = t45 + t46;                                // lang_pointwise.tc:17
-            const float t48 = v15.v[2];                                 // lang_pointwise.tc:16
-            const float t49 = v17.v[2];                                 // lang_pointwise.tc:16
-            const float t50 = tc_max(t48, t49);                         // lang_pointwise.tc:17
-            const float t51 = tc_min(t48, t49);                         // lang_pointwise.tc:17
-            const float t52 = t50 + t51;                                // lang_pointwise.tc:17
-            const float t53 = fabsf(t48);                               // lang_pointwise.tc:17
-            const float t54 = powf(t53, t49);                           // lang_pointwise.tc:17
-            const float t55 = t52 + t54;                                // lang_pointwise.tc:17
-            const float t56 = atan2f(t48, t49);                         // lang_pointwise.tc:17
-            const float t57 = t55 + t56;                                // lang_pointwise.tc:17
-            const bool t58 = (v27.v[2] != 0);                           // lang_pointwise.tc:16
-            const float t59 = (t58 != 0.0f ? t48 : t49);                // lang_pointwise.tc:17
-            const float t60 = t57 + t59;                                // lang_pointwise.tc:17
-            const float t61 = tc_clamp(t48, -1.0f, 1.0f);               // lang_pointwise.tc:17
-            const float t62 = t60 + t61;                                // lang_pointwise.tc:17
-            const float t63 = v15.v[3];                                 // lang_pointwise.tc:16
-            const float t64 = v17.v[3];                                 // lang_pointwise.tc:16
-            const float t65 = tc_max(t63, t64);                         // lang_pointwise.tc:17
-            const float t66 = tc_min(t63, t64);                         // lang_pointwise.tc:17
-            const float t67 = t65 + t66;                                // lang_pointwise.tc:17
-            const float t68 = fabsf(t63);                               // lang_pointwise.tc:17
-            const float t69 = powf(t68, t64);                           // lang_pointwise.tc:17
-            const float t70 = t67 + t69;                                // lang_pointwise.tc:17
-            const float t71 = atan2f(t63, t64);                         // lang_pointwise.tc:17
-            const float t72 = t70 + t71;                                // lang_pointwise.tc:17
-            const bool t73 = (v27.v[3] != 0);                           // lang_pointwise.tc:16
-            const float t74 = (t73 != 0.0f ? t63 : t64);                // lang_pointwise.tc:17
-            const float t75 = t72 + t74;                                // lang_pointwise.tc:17
-            const float t76 = tc_clamp(t63, -1.0f, 1.0f);               // lang_pointwise.tc:17
-            const float t77 = t75 + t76;                                // lang_pointwise.tc:17
-            tc_vstore<float, 4>(out_out + i0, {{t32, t47, t62, t77}});  // lang_pointwise.tc:17
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(in_y + i0, 16) &&
+                    tc_aligned(in_c + i0, 4) &&
+                    tc_aligned(out_out + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v15_u[2];
+            tc_vec<float, 4> v17_u[2];
+            tc_vec<unsigned char, 4> v27_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v15_u[u_] = tc_vload<float, 4>(in_x + i0);
+                v17_u[u_] = tc_vload<float, 4>(in_y + i0);
+                v27_u[u_] = tc_vload<unsigned char, 4>(in_c + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v15 = v15_u[u_];
+                const tc_vec<float, 4> v17 = v17_u[u_];
+                const tc_vec<unsigned char, 4> v27 = v27_u[u_];
+                const float t16 = v15.v[0];                                 // lang_pointwise.tc:16
+                const float t18 = v17.v[0];                                 // lang_pointwise.tc:16
+                const float t19 = tc_max(t16, t18);                         // lang_pointwise.tc:17
+                const float t20 = tc_min(t16, t18);                         // lang_pointwise.tc:17
+                const float t21 = t19 + t20;                                // lang_pointwise.tc:17
+                const float t22 = fabsf(t16);                               // lang_pointwise.tc:17
+                const float t23 = powf(t22, t18);                           // lang_pointwise.tc:17
+                const float t24 = t21 + t23;                                // lang_pointwise.tc:17
+                const float t25 = atan2f(t16, t18);                         // lang_pointwise.tc:17
+                const float t26 = t24 + t25;                                // lang_pointwise.tc:17
+                const bool t28 = (v27.v[0] != 0);                           // lang_pointwise.tc:16
+                const float t29 = (t28 != 0.0f ? t16 : t18);                // lang_pointwise.tc:17
+                const float t30 = t26 + t29;                                // lang_pointwise.tc:17
+                const float t31 = tc_clamp(t16, -1.0f, 1.0f);               // lang_pointwise.tc:17
+                const float t32 = t30 + t31;                                // lang_pointwise.tc:17
+                const float t33 = v15.v[1];                                 // lang_pointwise.tc:16
+                const float t34 = v17.v[1];                                 // lang_pointwise.tc:16
+                const float t35 = tc_max(t33, t34);                         // lang_pointwise.tc:17
+                const float t36 = tc_min(t33, t34);                         // lang_pointwise.tc:17
+                const float t37 = t35 + t36;                                // lang_pointwise.tc:17
+                const float t38 = fabsf(t33);                               // lang_pointwise.tc:17
+                const float t39 = powf(t38, t34);                           // lang_pointwise.tc:17
+                const float t40 = t37 + t39;                                // lang_pointwise.tc:17
+                const float t41 = atan2f(t33, t34);                         // lang_pointwise.tc:17
+                const float t42 = t40 + t41;                                // lang_pointwise.tc:17
+                const bool t43 = (v27.v[1] != 0);                           // lang_pointwise.tc:16
+                const float t44 = (t43 != 0.0f ? t33 : t34);                // lang_pointwise.tc:17
+                const float t45 = t42 + t44;                                // lang_pointwise.tc:17
+                const float t46 = tc_clamp(t33, -1.0f, 1.0f);               // lang_pointwise.tc:17
+                const float t47 = t45 + t46;                                // lang_pointwise.tc:17
+                const float t48 = v15.v[2];                                 // lang_pointwise.tc:16
+                const float t49 = v17.v[2];                                 // lang_pointwise.tc:16
+                const float t50 = tc_max(t48, t49);                         // lang_pointwise.tc:17
+                const float t51 = tc_min(t48, t49);                         // lang_pointwise.tc:17
+                const float t52 = t50 + t51;                                // lang_pointwise.tc:17
+                const float t53 = fabsf(t48);                               // lang_pointwise.tc:17
+                const float t54 = powf(t53, t49);                           // lang_pointwise.tc:17
+                const float t55 = t52 + t54;                                // lang_pointwise.tc:17
+                const float t56 = atan2f(t48, t49);                         // lang_pointwise.tc:17
+                const float t57 = t55 + t56;                                // lang_pointwise.tc:17
+                const bool t58 = (v27.v[2] != 0);                           // lang_pointwise.tc:16
+                const float t59 = (t58 != 0.0f ? t48 : t49);                // lang_pointwise.tc:17
+                const float t60 = t57 + t59;                                // lang_pointwise.tc:17
+                const float t61 = tc_clamp(t48, -1.0f, 1.0f);               // lang_pointwise.tc:17
+                const float t62 = t60 + t61;                                // lang_pointwise.tc:17
+                const float t63 = v15.v[3];                                 // lang_pointwise.tc:16
+                const float t64 = v17.v[3];                                 // lang_pointwise.tc:16
+                const float t65 = tc_max(t63, t64);                         // lang_pointwise.tc:17
+                const float t66 = tc_min(t63, t64);                         // lang_pointwise.tc:17
+                const float t67 = t65 + t66;                                // lang_pointwise.tc:17
+                const float t68 = fabsf(t63);                               // lang_pointwise.tc:17
+                const float t69 = powf(t68, t64);                           // lang_pointwise.tc:17
+                const float t70 = t67 + t69;                                // lang_pointwise.tc:17
+                const float t71 = atan2f(t63, t64);                         // lang_pointwise.tc:17
+                const float t72 = t70 + t71;                                // lang_pointwise.tc:17
+                const bool t73 = (v27.v[3] != 0);                           // lang_pointwise.tc:16
+                const float t74 = (t73 != 0.0f ? t63 : t64);                // lang_pointwise.tc:17
+                const float t75 = t72 + t74;                                // lang_pointwise.tc:17
+                const float t76 = tc_clamp(t63, -1.0f, 1.0f);               // lang_pointwise.tc:17
+                const float t77 = t75 + t76;                                // lang_pointwise.tc:17
+                tc_vstore<float, 4>(out_out + i0, {{t32, t47, t62, t77}});  // lang_pointwise.tc:17
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[i0];                                  // lang_pointwise.tc:16
-                const float t1 = in_y[i0];                                  // lang_pointwise.tc:16
-                const float t2 = tc_max(t0, t1);                            // lang_pointwise.tc:17
-                const float t3 = tc_min(t0, t1);                            // lang_pointwise.tc:17
-                const float t4 = t2 + t3;                                   // lang_pointwise.tc:17
-                const float t5 = fabsf(t0);                                 // lang_pointwise.tc:17
-                const float t6 = powf(t5, t1);                              // lang_pointwise.tc:17
-                const float t7 = t4 + t6;                                   // lang_pointwise.tc:17
-                const float t8 = atan2f(t0, t1);                            // lang_pointwise.tc:17
-                const float t9 = t7 + t8;                                   // lang_pointwise.tc:17
-                const bool t10 = (in_c[i0] != 0);                           // lang_pointwise.tc:16
-                const float t11 = (t10 != 0.0f ? t0 : t1);                  // lang_pointwise.tc:17
-                const float t12 = t9 + t11;                                 // lang_pointwise.tc:17
-                const float t13 = tc_clamp(t0, -1.0f, 1.0f);                // lang_pointwise.tc:17
-                const float t14 = t12 + t13;                                // lang_pointwise.tc:17
-                out_out[i0] = t14;                                          // lang_pointwise.tc:17
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(in_y + i0, 16) &&
+                    tc_aligned(in_c + i0, 4) &&
+                    tc_aligned(out_out + i0, 16)) {
+                    const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_x + i0); // lang_pointwise.tc:16
+                    const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_y + i0); // lang_pointwise.tc:16
+                    const tc_vec<unsigned char, 4> v27 = tc_vload<unsigned char, 4>(in_c + i0); // lang_pointwise.tc:16
+                    const float t16 = v15.v[0];                                 // lang_pointwise.tc:16
+                    const float t18 = v17.v[0];                                 // lang_pointwise.tc:16
+                    const float t19 = tc_max(t16, t18);                         // lang_pointwise.tc:17
+                    const float t20 = tc_min(t16, t18);                         // lang_pointwise.tc:17
+                    const float t21 = t19 + t20;                                // lang_pointwise.tc:17
+                    const float t22 = fabsf(t16);                               // lang_pointwise.tc:17
+                    const float t23 = powf(t22, t18);                           // lang_pointwise.tc:17
+                    const float t24 = t21 + t23;                                // lang_pointwise.tc:17
+                    const float t25 = atan2f(t16, t18);                         // lang_pointwise.tc:17
+                    const float t26 = t24 + t25;                                // lang_pointwise.tc:17
+                    const bool t28 = (v27.v[0] != 0);                           // lang_pointwise.tc:16
+                    const float t29 = (t28 != 0.0f ? t16 : t18);                // lang_pointwise.tc:17
+                    const float t30 = t26 + t29;                                // lang_pointwise.tc:17
+                    const float t31 = tc_clamp(t16, -1.0f, 1.0f);               // lang_pointwise.tc:17
+                    const float t32 = t30 + t31;                                // lang_pointwise.tc:17
+                    const float t33 = v15.v[1];                                 // lang_pointwise.tc:16
+                    const float t34 = v17.v[1];                                 // lang_pointwise.tc:16
+                    const float t35 = tc_max(t33, t34);                         // lang_pointwise.tc:17
+                    const float t36 = tc_min(t33, t34);                         // lang_pointwise.tc:17
+                    const float t37 = t35 + t36;                                // lang_pointwise.tc:17
+                    const float t38 = fabsf(t33);                               // lang_pointwise.tc:17
+                    const float t39 = powf(t38, t34);                           // lang_pointwise.tc:17
+                    const float t40 = t37 + t39;                                // lang_pointwise.tc:17
+                    const float t41 = atan2f(t33, t34);                         // lang_pointwise.tc:17
+                    const float t42 = t40 + t41;                                // lang_pointwise.tc:17
+                    const bool t43 = (v27.v[1] != 0);                           // lang_pointwise.tc:16
+                    const float t44 = (t43 != 0.0f ? t33 : t34);                // lang_pointwise.tc:17
+                    const float t45 = t42 + t44;                                // lang_pointwise.tc:17
+                    const float t46 = tc_clamp(t33, -1.0f, 1.0f);               // lang_pointwise.tc:17
+                    const float t47 = t45 + t46;                                // lang_pointwise.tc:17
+                    const float t48 = v15.v[2];                                 // lang_pointwise.tc:16
+                    const float t49 = v17.v[2];                                 // lang_pointwise.tc:16
+                    const float t50 = tc_max(t48, t49);                         // lang_pointwise.tc:17
+                    const float t51 = tc_min(t48, t49);                         // lang_pointwise.tc:17
+                    const float t52 = t50 + t51;                                // lang_pointwise.tc:17
+                    const float t53 = fabsf(t48);                               // lang_pointwise.tc:17
+                    const float t54 = powf(t53, t49);                           // lang_pointwise.tc:17
+                    const float t55 = t52 + t54;                                // lang_pointwise.tc:17
+                    const float t56 = atan2f(t48, t49);                         // lang_pointwise.tc:17
+                    const float t57 = t55 + t56;                                // lang_pointwise.tc:17
+                    const bool t58 = (v27.v[2] != 0);                           // lang_pointwise.tc:16
+                    const float t59 = (t58 != 0.0f ? t48 : t49);                // lang_pointwise.tc:17
+                    const float t60 = t57 + t59;                                // lang_pointwise.tc:17
+                    const float t61 = tc_clamp(t48, -1.0f, 1.0f);               // lang_pointwise.tc:17
+                    const float t62 = t60 + t61;                                // lang_pointwise.tc:17
+                    const float t63 = v15.v[3];                                 // lang_pointwise.tc:16
+                    const float t64 = v17.v[3];                                 // lang_pointwise.tc:16
+                    const float t65 = tc_max(t63, t64);                         // lang_pointwise.tc:17
+                    const float t66 = tc_min(t63, t64);                         // lang_pointwise.tc:17
+                    const float t67 = t65 + t66;                                // lang_pointwise.tc:17
+                    const float t68 = fabsf(t63);                               // lang_pointwise.tc:17
+                    const float t69 = powf(t68, t64);                           // lang_pointwise.tc:17
+                    const float t70 = t67 + t69;                                // lang_pointwise.tc:17
+                    const float t71 = atan2f(t63, t64);                         // lang_pointwise.tc:17
+                    const float t72 = t70 + t71;                                // lang_pointwise.tc:17
+                    const bool t73 = (v27.v[3] != 0);                           // lang_pointwise.tc:16
+                    const float t74 = (t73 != 0.0f ? t63 : t64);                // lang_pointwise.tc:17
+                    const float t75 = t72 + t74;                                // lang_pointwise.tc:17
+                    const float t76 = tc_clamp(t63, -1.0f, 1.0f);               // lang_pointwise.tc:17
+                    const float t77 = t75 + t76;                                // lang_pointwise.tc:17
+                    tc_vstore<float, 4>(out_out + i0, {{t32, t47, t62, t77}});  // lang_pointwise.tc:17
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[i0];                                  // lang_pointwise.tc:16
+                        const float t1 = in_y[i0];                                  // lang_pointwise.tc:16
+                        const float t2 = tc_max(t0, t1);                            // lang_pointwise.tc:17
+                        const float t3 = tc_min(t0, t1);                            // lang_pointwise.tc:17
+                        const float t4 = t2 + t3;                                   // lang_pointwise.tc:17
+                        const float t5 = fabsf(t0);                                 // lang_pointwise.tc:17
+                        const float t6 = powf(t5, t1);                              // lang_pointwise.tc:17
+                        const float t7 = t4 + t6;                                   // lang_pointwise.tc:17
+                        const float t8 = atan2f(t0, t1);                            // lang_pointwise.tc:17
+                        const float t9 = t7 + t8;                                   // lang_pointwise.tc:17
+                        const bool t10 = (in_c[i0] != 0);                           // lang_pointwise.tc:16
+                        const float t11 = (t10 != 0.0f ? t0 : t1);                  // lang_pointwise.tc:17
+                        const float t12 = t9 + t11;                                 // lang_pointwise.tc:17
+                        const float t13 = tc_clamp(t0, -1.0f, 1.0f);                // lang_pointwise.tc:17
+                        const float t14 = t12 + t13;                                // lang_pointwise.tc:17
+                        out_out[i0] = t14;                                          // lang_pointwise.tc:17
+                    }
+                }
             }
         }
     }
@@ -444,49 +825,102 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_cast_3(
     const idx_t sz_N)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 2 &&
-            tc_aligned(in_x + i0, 8) &&
-            tc_aligned(out_h + i0, 4) &&
-            tc_aligned(out_b + i0, 4) &&
-            tc_aligned(out_d + i0, 16) &&
-            tc_aligned(out_i + i0, 8) &&
-            tc_aligned(out_l + i0, 16) &&
-            tc_aligned(out_t + i0, 2)) {
-            const tc_vec<float, 2> v5 = tc_vload<float, 2>(in_x + i0);  // lang_pointwise.tc:21
-            const float t6 = v5.v[0];                                   // lang_pointwise.tc:21
-            const float t7 = v5.v[1];                                   // lang_pointwise.tc:21
-            tc_vstore<unsigned, 1>((unsigned *)(out_h + i0), {{tc_f2h2(t6, t7)}}); // lang_pointwise.tc:22
-            tc_vstore<unsigned, 1>((unsigned *)(out_b + i0), {{tc_f2bf2(t6, t7)}}); // lang_pointwise.tc:22
-            const double t8 = (double)t6;                               // lang_pointwise.tc:22
-            const double t9 = (double)t7;                               // lang_pointwise.tc:22
-            tc_vstore<double, 2>(out_d + i0, {{t8, t9}});               // lang_pointwise.tc:22
-            const int t10 = tc_f2i32(t6);                               // lang_pointwise.tc:22
-            const int t11 = tc_f2i32(t7);                               // lang_pointwise.tc:22
-            tc_vstore<int, 2>(out_i + i0, {{t10, t11}});                // lang_pointwise.tc:22
-            const long long t12 = tc_f2i64(t6);                         // lang_pointwise.tc:22
-            const long long t13 = tc_f2i64(t7);                         // lang_pointwise.tc:22
-            tc_vstore<long long, 2>(out_l + i0, {{t12, t13}});          // lang_pointwise.tc:22
-            const bool t14 = ((t6 != 0)) != 0;                          // lang_pointwise.tc:22
-            const bool t15 = ((t7 != 0)) != 0;                          // lang_pointwise.tc:22
-            tc_vstore<unsigned char, 2>(out_t + i0, {{(unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:22
+    const idx_t ustep_ = (idx_t)blockDim.x * 2;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 2, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 2;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 8) &&
+                    tc_aligned(out_h + i0, 4) &&
+                    tc_aligned(out_b + i0, 4) &&
+                    tc_aligned(out_d + i0, 16) &&
+                    tc_aligned(out_i + i0, 8) &&
+                    tc_aligned(out_l + i0, 16) &&
+                    tc_aligned(out_t + i0, 2);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 2> v5_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v5_u[u_] = tc_vload<float, 2>(in_x + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 2> v5 = v5_u[u_];
+                const float t6 = v5.v[0];                                   // lang_pointwise.tc:21
+                const float t7 = v5.v[1];                                   // lang_pointwise.tc:21
+                tc_vstore<unsigned, 1>((unsigned *)(out_h + i0), {{tc_f2h2(t6, t7)}}); // lang_pointwise.tc:22
+                tc_vstore<unsigned, 1>((unsigned *)(out_b + i0), {{tc_f2bf2(t6, t7)}}); // lang_pointwise.tc:22
+                const double t8 = (double)t6;                               // lang_pointwise.tc:22
+                const double t9 = (double)t7;                               // lang_pointwise.tc:22
+                tc_vstore<double, 2>(out_d + i0, {{t8, t9}});               // lang_pointwise.tc:22
+                const int t10 = tc_f2i32(t6);                               // lang_pointwise.tc:22
+                const int t11 = tc_f2i32(t7);                               // lang_pointwise.tc:22
+                tc_vstore<int, 2>(out_i + i0, {{t10, t11}});                // lang_pointwise.tc:22
+                const long long t12 = tc_f2i64(t6);                         // lang_pointwise.tc:22
+                const long long t13 = tc_f2i64(t7);                         // lang_pointwise.tc:22
+                tc_vstore<long long, 2>(out_l + i0, {{t12, t13}});          // lang_pointwise.tc:22
+                const bool t14 = ((t6 != 0)) != 0;                          // lang_pointwise.tc:22
+                const bool t15 = ((t7 != 0)) != 0;                          // lang_pointwise.tc:22
+                tc_vstore<unsigned char, 2>(out_t + i0, {{(unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:22
+            }
         } else {
-            for (int e = 0; e < 2 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[i0];                                  // lang_pointwise.tc:21
-                out_h[i0] = tc_f2h(t0);                                     // lang_pointwise.tc:22
-                out_b[i0] = tc_f2bf(t0);                                    // lang_pointwise.tc:22
-                const double t1 = (double)t0;                               // lang_pointwise.tc:22
-                out_d[i0] = t1;                                             // lang_pointwise.tc:22
-                const int t2 = tc_f2i32(t0);                                // lang_pointwise.tc:22
-                out_i[i0] = t2;                                             // lang_pointwise.tc:22
-                const long long t3 = tc_f2i64(t0);                          // lang_pointwise.tc:22
-                out_l[i0] = t3;                                             // lang_pointwise.tc:22
-                const bool t4 = ((t0 != 0)) != 0;                           // lang_pointwise.tc:22
-                out_t[i0] = (unsigned char)t4;                              // lang_pointwise.tc:22
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 2 &&
+                    tc_aligned(in_x + i0, 8) &&
+                    tc_aligned(out_h + i0, 4) &&
+                    tc_aligned(out_b + i0, 4) &&
+                    tc_aligned(out_d + i0, 16) &&
+                    tc_aligned(out_i + i0, 8) &&
+                    tc_aligned(out_l + i0, 16) &&
+                    tc_aligned(out_t + i0, 2)) {
+                    const tc_vec<float, 2> v5 = tc_vload<float, 2>(in_x + i0);  // lang_pointwise.tc:21
+                    const float t6 = v5.v[0];                                   // lang_pointwise.tc:21
+                    const float t7 = v5.v[1];                                   // lang_pointwise.tc:21
+                    tc_vstore<unsigned, 1>((unsigned *)(out_h + i0), {{tc_f2h2(t6, t7)}}); // lang_pointwise.tc:22
+                    tc_vstore<unsigned, 1>((unsigned *)(out_b + i0), {{tc_f2bf2(t6, t7)}}); // lang_pointwise.tc:22
+                    const double t8 = (double)t6;                               // lang_pointwise.tc:22
+                    const double t9 = (double)t7;                               // lang_pointwise.tc:22
+                    tc_vstore<double, 2>(out_d + i0, {{t8, t9}});               // lang_pointwise.tc:22
+                    const int t10 = tc_f2i32(t6);                               // lang_pointwise.tc:22
+                    const int t11 = tc_f2i32(t7);                               // lang_pointwise.tc:22
+                    tc_vstore<int, 2>(out_i + i0, {{t10, t11}});                // lang_pointwise.tc:22
+                    const long long t12 = tc_f2i64(t6);                         // lang_pointwise.tc:22
+                    const long long t13 = tc_f2i64(t7);                         // lang_pointwise.tc:22
+                    tc_vstore<long long, 2>(out_l + i0, {{t12, t13}});          // lang_pointwise.tc:22
+                    const bool t14 = ((t6 != 0)) != 0;                          // lang_pointwise.tc:22
+                    const bool t15 = ((t7 != 0)) != 0;                          // lang_pointwise.tc:22
+                    tc_vstore<unsigned char, 2>(out_t + i0, {{(unsigned char)t14, (unsigned char)t15}}); // lang_pointwise.tc:22
+                } else {
+                    for (int e = 0; e < 2 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[i0];                                  // lang_pointwise.tc:21
+                        out_h[i0] = tc_f2h(t0);                                     // lang_pointwise.tc:22
+                        out_b[i0] = tc_f2bf(t0);                                    // lang_pointwise.tc:22
+                        const double t1 = (double)t0;                               // lang_pointwise.tc:22
+                        out_d[i0] = t1;                                             // lang_pointwise.tc:22
+                        const int t2 = tc_f2i32(t0);                                // lang_pointwise.tc:22
+                        out_i[i0] = t2;                                             // lang_pointwise.tc:22
+                        const long long t3 = tc_f2i64(t0);                          // lang_pointwise.tc:22
+                        out_l[i0] = t3;                                             // lang_pointwise.tc:22
+                        const bool t4 = ((t0 != 0)) != 0;                           // lang_pointwise.tc:22
+                        out_t[i0] = (unsigned char)t4;                              // lang_pointwise.tc:22
+                    }
+                }
             }
         }
     }
@@ -502,46 +936,103 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_4(
     const float s_lr)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 8 &&
-            tc_aligned(in_x + i0, 16) &&
-            tc_aligned(out_out + i0, 16)) {
-            const tc_vec<unsigned short, 8> v3 = tc_vload<unsigned short, 8>(in_x + i0); // lang_pointwise.tc:27
-            const float t4 = tc_h2f(v3.v[0]);                           // lang_pointwise.tc:27
-            const float t5 = tc_round_f16(t4 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
-            const float t6 = tc_round_f16(t5 + 1.0f);                   // lang_pointwise.tc:28
-            const float t7 = tc_h2f(v3.v[1]);                           // lang_pointwise.tc:27
-            const float t8 = tc_round_f16(t7 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
-            const float t9 = tc_round_f16(t8 + 1.0f);                   // lang_pointwise.tc:28
-            const float t10 = tc_h2f(v3.v[2]);                          // lang_pointwise.tc:27
-            const float t11 = tc_round_f16(t10 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
-            const float t12 = tc_round_f16(t11 + 1.0f);                 // lang_pointwise.tc:28
-            const float t13 = tc_h2f(v3.v[3]);                          // lang_pointwise.tc:27
-            const float t14 = tc_round_f16(t13 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
-            const float t15 = tc_round_f16(t14 + 1.0f);                 // lang_pointwise.tc:28
-            const float t16 = tc_h2f(v3.v[4]);                          // lang_pointwise.tc:27
-            const float t17 = tc_round_f16(t16 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
-            const float t18 = tc_round_f16(t17 + 1.0f);                 // lang_pointwise.tc:28
-            const float t19 = tc_h2f(v3.v[5]);                          // lang_pointwise.tc:27
-            const float t20 = tc_round_f16(t19 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
-            const float t21 = tc_round_f16(t20 + 1.0f);                 // lang_pointwise.tc:28
-            const float t22 = tc_h2f(v3.v[6]);                          // lang_pointwise.tc:27
-            const float t23 = tc_round_f16(t22 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
-            const float t24 = tc_round_f16(t23 + 1.0f);                 // lang_pointwise.tc:28
-            const float t25 = tc_h2f(v3.v[7]);                          // lang_pointwise.tc:27
-            const float t26 = tc_round_f16(t25 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
-            const float t27 = tc_round_f16(t26 + 1.0f);                 // lang_pointwise.tc:28
-            tc_vstore<unsigned, 4>((unsigned *)(out_out + i0), {{tc_f2h2(t6, t9), tc_f2h2(t12, t15), tc_f2h2(t18, t21), tc_f2h2(t24, t27)}}); // lang_pointwise.tc:28
+    const idx_t ustep_ = (idx_t)blockDim.x * 8;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 16, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 8, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 8;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_out + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<unsigned short, 8> v3_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v3_u[u_] = tc_vload<unsigned short, 8>(in_x + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<unsigned short, 8> v3 = v3_u[u_];
+                const float t4 = tc_h2f(v3.v[0]);                           // lang_pointwise.tc:27
+                const float t5 = tc_round_f16(t4 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
+                const float t6 = tc_round_f16(t5 + 1.0f);                   // lang_pointwise.tc:28
+                const float t7 = tc_h2f(v3.v[1]);                           // lang_pointwise.tc:27
+                const float t8 = tc_round_f16(t7 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
+                const float t9 = tc_round_f16(t8 + 1.0f);                   // lang_pointwise.tc:28
+                const float t10 = tc_h2f(v3.v[2]);                          // lang_pointwise.tc:27
+                const float t11 = tc_round_f16(t10 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                const float t12 = tc_round_f16(t11 + 1.0f);                 // lang_pointwise.tc:28
+                const float t13 = tc_h2f(v3.v[3]);                          // lang_pointwise.tc:27
+                const float t14 = tc_round_f16(t13 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                const float t15 = tc_round_f16(t14 + 1.0f);                 // lang_pointwise.tc:28
+                const float t16 = tc_h2f(v3.v[4]);                          // lang_pointwise.tc:27
+                const float t17 = tc_round_f16(t16 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                const float t18 = tc_round_f16(t17 + 1.0f);                 // lang_pointwise.tc:28
+                const float t19 = tc_h2f(v3.v[5]);                          // lang_pointwise.tc:27
+                const float t20 = tc_round_f16(t19 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                const float t21 = tc_round_f16(t20 + 1.0f);                 // lang_pointwise.tc:28
+                const float t22 = tc_h2f(v3.v[6]);                          // lang_pointwise.tc:27
+                const float t23 = tc_round_f16(t22 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                const float t24 = tc_round_f16(t23 + 1.0f);                 // lang_pointwise.tc:28
+                const float t25 = tc_h2f(v3.v[7]);                          // lang_pointwise.tc:27
+                const float t26 = tc_round_f16(t25 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                const float t27 = tc_round_f16(t26 + 1.0f);                 // lang_pointwise.tc:28
+                tc_vstore<unsigned, 4>((unsigned *)(out_out + i0), {{tc_f2h2(t6, t9), tc_f2h2(t12, t15), tc_f2h2(t18, t21), tc_f2h2(t24, t27)}}); // lang_pointwise.tc:28
+            }
         } else {
-            for (int e = 0; e < 8 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = tc_h2f(in_x[i0]);                          // lang_pointwise.tc:27
-                const float t1 = tc_round_f16(t0 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
-                const float t2 = tc_round_f16(t1 + 1.0f);                   // lang_pointwise.tc:28
-                out_out[i0] = tc_f2h(t2);                                   // lang_pointwise.tc:28
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 8 &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_out + i0, 16)) {
+                    const tc_vec<unsigned short, 8> v3 = tc_vload<unsigned short, 8>(in_x + i0); // lang_pointwise.tc:27
+                    const float t4 = tc_h2f(v3.v[0]);                           // lang_pointwise.tc:27
+                    const float t5 = tc_round_f16(t4 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
+                    const float t6 = tc_round_f16(t5 + 1.0f);                   // lang_pointwise.tc:28
+                    const float t7 = tc_h2f(v3.v[1]);                           // lang_pointwise.tc:27
+                    const float t8 = tc_round_f16(t7 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
+                    const float t9 = tc_round_f16(t8 + 1.0f);                   // lang_pointwise.tc:28
+                    const float t10 = tc_h2f(v3.v[2]);                          // lang_pointwise.tc:27
+                    const float t11 = tc_round_f16(t10 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                    const float t12 = tc_round_f16(t11 + 1.0f);                 // lang_pointwise.tc:28
+                    const float t13 = tc_h2f(v3.v[3]);                          // lang_pointwise.tc:27
+                    const float t14 = tc_round_f16(t13 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                    const float t15 = tc_round_f16(t14 + 1.0f);                 // lang_pointwise.tc:28
+                    const float t16 = tc_h2f(v3.v[4]);                          // lang_pointwise.tc:27
+                    const float t17 = tc_round_f16(t16 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                    const float t18 = tc_round_f16(t17 + 1.0f);                 // lang_pointwise.tc:28
+                    const float t19 = tc_h2f(v3.v[5]);                          // lang_pointwise.tc:27
+                    const float t20 = tc_round_f16(t19 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                    const float t21 = tc_round_f16(t20 + 1.0f);                 // lang_pointwise.tc:28
+                    const float t22 = tc_h2f(v3.v[6]);                          // lang_pointwise.tc:27
+                    const float t23 = tc_round_f16(t22 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                    const float t24 = tc_round_f16(t23 + 1.0f);                 // lang_pointwise.tc:28
+                    const float t25 = tc_h2f(v3.v[7]);                          // lang_pointwise.tc:27
+                    const float t26 = tc_round_f16(t25 * (tc_round_f16(s_lr))); // lang_pointwise.tc:28
+                    const float t27 = tc_round_f16(t26 + 1.0f);                 // lang_pointwise.tc:28
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + i0), {{tc_f2h2(t6, t9), tc_f2h2(t12, t15), tc_f2h2(t18, t21), tc_f2h2(t24, t27)}}); // lang_pointwise.tc:28
+                } else {
+                    for (int e = 0; e < 8 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = tc_h2f(in_x[i0]);                          // lang_pointwise.tc:27
+                        const float t1 = tc_round_f16(t0 * (tc_round_f16(s_lr)));   // lang_pointwise.tc:28
+                        const float t2 = tc_round_f16(t1 + 1.0f);                   // lang_pointwise.tc:28
+                        out_out[i0] = tc_f2h(t2);                                   // lang_pointwise.tc:28
+                    }
+                }
             }
         }
     }
@@ -551,18 +1042,18 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_4(
 launch plan of unary (32-bit indices):
   buffer in_x         param  f32[N]
   buffer out_out      output f32[N]
-  step 0: tc_poi_fused_abs_neg_add_exp_exp2_log_0<<<(N + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, N)
+  step 0: tc_poi_fused_abs_neg_add_exp_exp2_log_0<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N)
 launch plan of tests (32-bit indices):
   buffer in_x         param  f32[N]
   buffer out_isn      output bool[N]
   buffer out_isi      output bool[N]
-  step 0: tc_poi_fused_isnan_isinf_1<<<(N + 1023)/1024, [256, 1, 1]>>>(in_x, out_isn, out_isi, N)
+  step 0: tc_poi_fused_isnan_isinf_1<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, out_isn, out_isi, N)
 launch plan of binary (32-bit indices):
   buffer in_x         param  f32[N]
   buffer in_y         param  f32[N]
   buffer in_c         param  bool[N]
   buffer out_out      output f32[N]
-  step 0: tc_poi_fused_max_min_add_abs_pow_atan2_2<<<(N + 1023)/1024, [256, 1, 1]>>>(in_x, in_y, in_c, out_out, N)
+  step 0: tc_poi_fused_max_min_add_abs_pow_atan2_2<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_y, in_c, out_out, N)
 launch plan of casts (32-bit indices):
   buffer in_x         param  f32[N]
   buffer out_h        output f16[N]
@@ -571,9 +1062,9 @@ launch plan of casts (32-bit indices):
   buffer out_i        output i32[N]
   buffer out_l        output i64[N]
   buffer out_t        output bool[N]
-  step 0: tc_poi_fused_cast_3<<<(N + 511)/512, [256, 1, 1]>>>(in_x, out_h, out_b, out_d, out_i, out_l, out_t, N)
+  step 0: tc_poi_fused_cast_3<<<(N + 1023)/1024, [256, 1, 1]>>>(in_x, out_h, out_b, out_d, out_i, out_l, out_t, N)
 launch plan of half_math (32-bit indices):
   buffer in_x         param  f16[N]
   buffer out_out      output f16[N]
-  step 0: tc_poi_fused_mul_add_4<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N, lr)
+  step 0: tc_poi_fused_mul_add_4<<<(N + 4095)/4096, [256, 1, 1]>>>(in_x, out_out, N, lr)
  */

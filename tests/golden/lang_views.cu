@@ -80,34 +80,86 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_2(
     const idx_t sz_C)
 {
     const idx_t n = sz_A*sz_B*sz_C;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i2 = q_ % sz_C;
-        q_ /= sz_C;
-        const idx_t i1 = q_ % sz_A;
-        q_ /= sz_A;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_C - i2 >= 4 &&
-            tc_aligned(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2, 16) &&
-            tc_aligned(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, 16)) {
-            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2); // lang_views.tc:4
-            const float t2 = v1.v[0];                                   // lang_views.tc:4
-            const float t3 = v1.v[1];                                   // lang_views.tc:4
-            const float t4 = v1.v[2];                                   // lang_views.tc:4
-            const float t5 = v1.v[3];                                   // lang_views.tc:4
-            tc_vstore<float, 4>(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:5
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i2 = q_ % sz_C;
                 q_ /= sz_C;
                 const idx_t i1 = q_ % sz_A;
                 q_ /= sz_A;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_B*sz_C*i1 + sz_C*i0 + i2];         // lang_views.tc:4
-                out_s[sz_A*sz_C*i0 + sz_C*i1 + i2] = t0;                    // lang_views.tc:5
+                vok_ = vok_ && sz_C - i2 >= 4 &&
+                    tc_aligned(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2, 16) &&
+                    tc_aligned(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v1_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_C;
+                q_ /= sz_C;
+                const idx_t i1 = q_ % sz_A;
+                q_ /= sz_A;
+                const idx_t i0 = q_;
+                v1_u[u_] = tc_vload<float, 4>(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_C;
+                q_ /= sz_C;
+                const idx_t i1 = q_ % sz_A;
+                q_ /= sz_A;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v1 = v1_u[u_];
+                const float t2 = v1.v[0];                                   // lang_views.tc:4
+                const float t3 = v1.v[1];                                   // lang_views.tc:4
+                const float t4 = v1.v[2];                                   // lang_views.tc:4
+                const float t5 = v1.v[3];                                   // lang_views.tc:4
+                tc_vstore<float, 4>(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:5
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_C;
+                q_ /= sz_C;
+                const idx_t i1 = q_ % sz_A;
+                q_ /= sz_A;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_C - i2 >= 4 &&
+                    tc_aligned(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2, 16) &&
+                    tc_aligned(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, 16)) {
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2); // lang_views.tc:4
+                    const float t2 = v1.v[0];                                   // lang_views.tc:4
+                    const float t3 = v1.v[1];                                   // lang_views.tc:4
+                    const float t4 = v1.v[2];                                   // lang_views.tc:4
+                    const float t5 = v1.v[3];                                   // lang_views.tc:4
+                    tc_vstore<float, 4>(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:5
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i2 = q_ % sz_C;
+                        q_ /= sz_C;
+                        const idx_t i1 = q_ % sz_A;
+                        q_ /= sz_A;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_B*sz_C*i1 + sz_C*i0 + i2];         // lang_views.tc:4
+                        out_s[sz_A*sz_C*i0 + sz_C*i1 + i2] = t0;                    // lang_views.tc:5
+                    }
+                }
             }
         }
     }
@@ -128,35 +180,80 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
      * its terms can pass 2^31 even when every size fits, so 64-bit here */
     typedef long long idx_t;
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(in_x + i0, 16) &&
-            tc_aligned(out_flat + i0, 16) &&
-            tc_aligned(out_inferred + i0, 16) &&
-            tc_aligned(out_copy + i0, 16)) {
-            const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + i0);  // lang_views.tc:8
-            const float t3 = v2.v[0];                                   // lang_views.tc:8
-            const float t4 = v2.v[1];                                   // lang_views.tc:8
-            const float t5 = v2.v[2];                                   // lang_views.tc:8
-            const float t6 = v2.v[3];                                   // lang_views.tc:8
-            tc_vstore<float, 4>(out_flat + i0, {{t3, t4, t5, t6}});     // lang_views.tc:9
-            tc_vstore<float, 4>(out_inferred + i0, {{t3, t4, t5, t6}}); // lang_views.tc:9
-            const float t7 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // lang_views.tc:8
-            const float t8 = in_x[-sz_N*sz_D*((i0 + 1)/sz_N) + sz_D*i0 + sz_D + (i0 + 1)/sz_N]; // lang_views.tc:8
-            const float t9 = in_x[-sz_N*sz_D*((i0 + 2)/sz_N) + sz_D*i0 + 2*sz_D + (i0 + 2)/sz_N]; // lang_views.tc:8
-            const float t10 = in_x[-sz_N*sz_D*((i0 + 3)/sz_N) + sz_D*i0 + 3*sz_D + (i0 + 3)/sz_N]; // lang_views.tc:8
-            tc_vstore<float, 4>(out_copy + i0, {{t7, t8, t9, t10}});    // lang_views.tc:10
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_flat + i0, 16) &&
+                    tc_aligned(out_inferred + i0, 16) &&
+                    tc_aligned(out_copy + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v2_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v2_u[u_] = tc_vload<float, 4>(in_x + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v2 = v2_u[u_];
+                const float t3 = v2.v[0];                                   // lang_views.tc:8
+                const float t4 = v2.v[1];                                   // lang_views.tc:8
+                const float t5 = v2.v[2];                                   // lang_views.tc:8
+                const float t6 = v2.v[3];                                   // lang_views.tc:8
+                tc_vstore<float, 4>(out_flat + i0, {{t3, t4, t5, t6}});     // lang_views.tc:9
+                tc_vstore<float, 4>(out_inferred + i0, {{t3, t4, t5, t6}}); // lang_views.tc:9
+                const float t7 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // lang_views.tc:8
+                const float t8 = in_x[-sz_N*sz_D*((i0 + 1)/sz_N) + sz_D*i0 + sz_D + (i0 + 1)/sz_N]; // lang_views.tc:8
+                const float t9 = in_x[-sz_N*sz_D*((i0 + 2)/sz_N) + sz_D*i0 + 2*sz_D + (i0 + 2)/sz_N]; // lang_views.tc:8
+                const float t10 = in_x[-sz_N*sz_D*((i0 + 3)/sz_N) + sz_D*i0 + 3*sz_D + (i0 + 3)/sz_N]; // lang_views.tc:8
+                tc_vstore<float, 4>(out_copy + i0, {{t7, t8, t9, t10}});    // lang_views.tc:10
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[i0];                                  // lang_views.tc:8
-                out_flat[i0] = t0;                                          // lang_views.tc:9
-                out_inferred[i0] = t0;                                      // lang_views.tc:9
-                const float t1 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // lang_views.tc:8
-                out_copy[i0] = t1;                                          // lang_views.tc:10
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(in_x + i0, 16) &&
+                    tc_aligned(out_flat + i0, 16) &&
+                    tc_aligned(out_inferred + i0, 16) &&
+                    tc_aligned(out_copy + i0, 16)) {
+                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + i0);  // lang_views.tc:8
+                    const float t3 = v2.v[0];                                   // lang_views.tc:8
+                    const float t4 = v2.v[1];                                   // lang_views.tc:8
+                    const float t5 = v2.v[2];                                   // lang_views.tc:8
+                    const float t6 = v2.v[3];                                   // lang_views.tc:8
+                    tc_vstore<float, 4>(out_flat + i0, {{t3, t4, t5, t6}});     // lang_views.tc:9
+                    tc_vstore<float, 4>(out_inferred + i0, {{t3, t4, t5, t6}}); // lang_views.tc:9
+                    const float t7 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // lang_views.tc:8
+                    const float t8 = in_x[-sz_N*sz_D*((i0 + 1)/sz_N) + sz_D*i0 + sz_D + (i0 + 1)/sz_N]; // lang_views.tc:8
+                    const float t9 = in_x[-sz_N*sz_D*((i0 + 2)/sz_N) + sz_D*i0 + 2*sz_D + (i0 + 2)/sz_N]; // lang_views.tc:8
+                    const float t10 = in_x[-sz_N*sz_D*((i0 + 3)/sz_N) + sz_D*i0 + 3*sz_D + (i0 + 3)/sz_N]; // lang_views.tc:8
+                    tc_vstore<float, 4>(out_copy + i0, {{t7, t8, t9, t10}});    // lang_views.tc:10
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[i0];                                  // lang_views.tc:8
+                        out_flat[i0] = t0;                                          // lang_views.tc:9
+                        out_inferred[i0] = t0;                                      // lang_views.tc:9
+                        const float t1 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // lang_views.tc:8
+                        out_copy[i0] = t1;                                          // lang_views.tc:10
+                    }
+                }
             }
         }
     }
@@ -170,30 +267,76 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_4(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_back + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:8
-            const float t2 = v1.v[0];                                   // lang_views.tc:8
-            const float t3 = v1.v[1];                                   // lang_views.tc:8
-            const float t4 = v1.v[2];                                   // lang_views.tc:8
-            const float t5 = v1.v[3];                                   // lang_views.tc:8
-            tc_vstore<float, 4>(out_back + sz_D*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:8
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // lang_views.tc:8
-                out_back[sz_D*i0 + i1] = t0;                                // lang_views.tc:8
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_back + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v1_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v1_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v1 = v1_u[u_];
+                const float t2 = v1.v[0];                                   // lang_views.tc:8
+                const float t3 = v1.v[1];                                   // lang_views.tc:8
+                const float t4 = v1.v[2];                                   // lang_views.tc:8
+                const float t5 = v1.v[3];                                   // lang_views.tc:8
+                tc_vstore<float, 4>(out_back + sz_D*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:8
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_back + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:8
+                    const float t2 = v1.v[0];                                   // lang_views.tc:8
+                    const float t3 = v1.v[1];                                   // lang_views.tc:8
+                    const float t4 = v1.v[2];                                   // lang_views.tc:8
+                    const float t5 = v1.v[3];                                   // lang_views.tc:8
+                    tc_vstore<float, 4>(out_back + sz_D*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:8
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // lang_views.tc:8
+                        out_back[sz_D*i0 + i1] = t0;                                // lang_views.tc:8
+                    }
+                }
             }
         }
     }
@@ -209,34 +352,86 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i2 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i1 = q_ % sz_N;
-        q_ /= sz_N;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i2 >= 4 &&
-            tc_aligned(in_x + sz_D*i1 + i2, 16) &&
-            tc_aligned(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, 16)) {
-            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i1 + i2); // lang_views.tc:13
-            const float t2 = v1.v[0];                                   // lang_views.tc:13
-            const float t3 = v1.v[1];                                   // lang_views.tc:13
-            const float t4 = v1.v[2];                                   // lang_views.tc:13
-            const float t5 = v1.v[3];                                   // lang_views.tc:13
-            tc_vstore<float, 4>(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:14
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i2 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i1 = q_ % sz_N;
                 q_ /= sz_N;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i1 + i2];                        // lang_views.tc:13
-                out_u[sz_N*sz_D*i0 + sz_D*i1 + i2] = t0;                    // lang_views.tc:14
+                vok_ = vok_ && sz_D - i2 >= 4 &&
+                    tc_aligned(in_x + sz_D*i1 + i2, 16) &&
+                    tc_aligned(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v1_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                v1_u[u_] = tc_vload<float, 4>(in_x + sz_D*i1 + i2);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v1 = v1_u[u_];
+                const float t2 = v1.v[0];                                   // lang_views.tc:13
+                const float t3 = v1.v[1];                                   // lang_views.tc:13
+                const float t4 = v1.v[2];                                   // lang_views.tc:13
+                const float t5 = v1.v[3];                                   // lang_views.tc:13
+                tc_vstore<float, 4>(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:14
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i2 >= 4 &&
+                    tc_aligned(in_x + sz_D*i1 + i2, 16) &&
+                    tc_aligned(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, 16)) {
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i1 + i2); // lang_views.tc:13
+                    const float t2 = v1.v[0];                                   // lang_views.tc:13
+                    const float t3 = v1.v[1];                                   // lang_views.tc:13
+                    const float t4 = v1.v[2];                                   // lang_views.tc:13
+                    const float t5 = v1.v[3];                                   // lang_views.tc:13
+                    tc_vstore<float, 4>(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, {{t2, t3, t4, t5}}); // lang_views.tc:14
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i2 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i1 = q_ % sz_N;
+                        q_ /= sz_N;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i1 + i2];                        // lang_views.tc:13
+                        out_u[sz_N*sz_D*i0 + sz_D*i1 + i2] = t0;                    // lang_views.tc:14
+                    }
+                }
             }
         }
     }
@@ -251,40 +446,96 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_6(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_s + sz_D*i0 + i1, 16) &&
-            tc_aligned(in_x + i1, 16) &&
-            tc_aligned(out_b + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + i1);  // lang_views.tc:13
-            const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:13
-            const float t3 = v2.v[0];                                   // lang_views.tc:13
-            const float t4 = v2.v[1];                                   // lang_views.tc:13
-            const float t5 = v2.v[2];                                   // lang_views.tc:13
-            const float t6 = v2.v[3];                                   // lang_views.tc:13
-            tc_vstore<float, 4>(out_s + sz_D*i0 + i1, {{t3, t4, t5, t6}}); // lang_views.tc:13
-            const float t8 = v7.v[0];                                   // lang_views.tc:13
-            const float t9 = v7.v[1];                                   // lang_views.tc:13
-            const float t10 = v7.v[2];                                  // lang_views.tc:13
-            const float t11 = v7.v[3];                                  // lang_views.tc:13
-            tc_vstore<float, 4>(out_b + sz_D*i0 + i1, {{t8, t9, t10, t11}}); // lang_views.tc:15
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // lang_views.tc:13
-                out_s[sz_D*i0 + i1] = t0;                                   // lang_views.tc:13
-                const float t1 = in_x[i1];                                  // lang_views.tc:13
-                out_b[sz_D*i0 + i1] = t1;                                   // lang_views.tc:15
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_s + sz_D*i0 + i1, 16) &&
+                    tc_aligned(in_x + i1, 16) &&
+                    tc_aligned(out_b + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v2_u[2];
+            tc_vec<float, 4> v7_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v2_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                v7_u[u_] = tc_vload<float, 4>(in_x + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v2 = v2_u[u_];
+                const tc_vec<float, 4> v7 = v7_u[u_];
+                const float t3 = v2.v[0];                                   // lang_views.tc:13
+                const float t4 = v2.v[1];                                   // lang_views.tc:13
+                const float t5 = v2.v[2];                                   // lang_views.tc:13
+                const float t6 = v2.v[3];                                   // lang_views.tc:13
+                tc_vstore<float, 4>(out_s + sz_D*i0 + i1, {{t3, t4, t5, t6}}); // lang_views.tc:13
+                const float t8 = v7.v[0];                                   // lang_views.tc:13
+                const float t9 = v7.v[1];                                   // lang_views.tc:13
+                const float t10 = v7.v[2];                                  // lang_views.tc:13
+                const float t11 = v7.v[3];                                  // lang_views.tc:13
+                tc_vstore<float, 4>(out_b + sz_D*i0 + i1, {{t8, t9, t10, t11}}); // lang_views.tc:15
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_s + sz_D*i0 + i1, 16) &&
+                    tc_aligned(in_x + i1, 16) &&
+                    tc_aligned(out_b + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:13
+                    const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + i1);  // lang_views.tc:13
+                    const float t3 = v2.v[0];                                   // lang_views.tc:13
+                    const float t4 = v2.v[1];                                   // lang_views.tc:13
+                    const float t5 = v2.v[2];                                   // lang_views.tc:13
+                    const float t6 = v2.v[3];                                   // lang_views.tc:13
+                    tc_vstore<float, 4>(out_s + sz_D*i0 + i1, {{t3, t4, t5, t6}}); // lang_views.tc:13
+                    const float t8 = v7.v[0];                                   // lang_views.tc:13
+                    const float t9 = v7.v[1];                                   // lang_views.tc:13
+                    const float t10 = v7.v[2];                                  // lang_views.tc:13
+                    const float t11 = v7.v[3];                                  // lang_views.tc:13
+                    tc_vstore<float, 4>(out_b + sz_D*i0 + i1, {{t8, t9, t10, t11}}); // lang_views.tc:15
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // lang_views.tc:13
+                        out_s[sz_D*i0 + i1] = t0;                                   // lang_views.tc:13
+                        const float t1 = in_x[i1];                                  // lang_views.tc:13
+                        out_b[sz_D*i0 + i1] = t1;                                   // lang_views.tc:15
+                    }
+                }
             }
         }
     }
@@ -300,30 +551,76 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_7(
     const idx_t sz_D)
 {
     const idx_t n = 4*sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % 4;
-        q_ /= 4;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && 4 - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_a + 4*i0 + i1, 16)) {
-            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:18
-            const float t2 = v1.v[0];                                   // lang_views.tc:18
-            const float t3 = v1.v[1];                                   // lang_views.tc:18
-            const float t4 = v1.v[2];                                   // lang_views.tc:18
-            const float t5 = v1.v[3];                                   // lang_views.tc:18
-            tc_vstore<float, 4>(out_a + 4*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % 4;
                 q_ /= 4;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // lang_views.tc:18
-                out_a[4*i0 + i1] = t0;                                      // lang_views.tc:19
+                vok_ = vok_ && 4 - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_a + 4*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v1_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 4;
+                q_ /= 4;
+                const idx_t i0 = q_;
+                v1_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 4;
+                q_ /= 4;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v1 = v1_u[u_];
+                const float t2 = v1.v[0];                                   // lang_views.tc:18
+                const float t3 = v1.v[1];                                   // lang_views.tc:18
+                const float t4 = v1.v[2];                                   // lang_views.tc:18
+                const float t5 = v1.v[3];                                   // lang_views.tc:18
+                tc_vstore<float, 4>(out_a + 4*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 4;
+                q_ /= 4;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && 4 - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_a + 4*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_views.tc:18
+                    const float t2 = v1.v[0];                                   // lang_views.tc:18
+                    const float t3 = v1.v[1];                                   // lang_views.tc:18
+                    const float t4 = v1.v[2];                                   // lang_views.tc:18
+                    const float t5 = v1.v[3];                                   // lang_views.tc:18
+                    tc_vstore<float, 4>(out_a + 4*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % 4;
+                        q_ /= 4;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // lang_views.tc:18
+                        out_a[4*i0 + i1] = t0;                                      // lang_views.tc:19
+                    }
+                }
             }
         }
     }
@@ -337,28 +634,70 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_8(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*((sz_D + 1)/2) - (sz_D + 1)/2;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % ((sz_D + 1)/2);
-        q_ /= ((sz_D + 1)/2);
-        const idx_t i0 = q_;
-        if (n - base >= 4 && (sz_D + 1)/2 - i1 >= 4 &&
-            tc_aligned(out_b + ((sz_D + 1)/2)*i0 + i1, 16)) {
-            const float t1 = in_x[sz_D*i0 + sz_D + 2*i1];               // lang_views.tc:18
-            const float t2 = in_x[sz_D*i0 + sz_D + 2*i1 + 2];           // lang_views.tc:18
-            const float t3 = in_x[sz_D*i0 + sz_D + 2*i1 + 4];           // lang_views.tc:18
-            const float t4 = in_x[sz_D*i0 + sz_D + 2*i1 + 6];           // lang_views.tc:18
-            tc_vstore<float, 4>(out_b + ((sz_D + 1)/2)*i0 + i1, {{t1, t2, t3, t4}}); // lang_views.tc:19
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % ((sz_D + 1)/2);
                 q_ /= ((sz_D + 1)/2);
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + sz_D + 2*i1];               // lang_views.tc:18
-                out_b[((sz_D + 1)/2)*i0 + i1] = t0;                         // lang_views.tc:19
+                vok_ = vok_ && (sz_D + 1)/2 - i1 >= 4 &&
+                    tc_aligned(out_b + ((sz_D + 1)/2)*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % ((sz_D + 1)/2);
+                q_ /= ((sz_D + 1)/2);
+                const idx_t i0 = q_;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % ((sz_D + 1)/2);
+                q_ /= ((sz_D + 1)/2);
+                const idx_t i0 = q_;
+                const float t1 = in_x[sz_D*i0 + sz_D + 2*i1];               // lang_views.tc:18
+                const float t2 = in_x[sz_D*i0 + sz_D + 2*i1 + 2];           // lang_views.tc:18
+                const float t3 = in_x[sz_D*i0 + sz_D + 2*i1 + 4];           // lang_views.tc:18
+                const float t4 = in_x[sz_D*i0 + sz_D + 2*i1 + 6];           // lang_views.tc:18
+                tc_vstore<float, 4>(out_b + ((sz_D + 1)/2)*i0 + i1, {{t1, t2, t3, t4}}); // lang_views.tc:19
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % ((sz_D + 1)/2);
+                q_ /= ((sz_D + 1)/2);
+                const idx_t i0 = q_;
+                if (n - base >= 4 && (sz_D + 1)/2 - i1 >= 4 &&
+                    tc_aligned(out_b + ((sz_D + 1)/2)*i0 + i1, 16)) {
+                    const float t1 = in_x[sz_D*i0 + sz_D + 2*i1];               // lang_views.tc:18
+                    const float t2 = in_x[sz_D*i0 + sz_D + 2*i1 + 2];           // lang_views.tc:18
+                    const float t3 = in_x[sz_D*i0 + sz_D + 2*i1 + 4];           // lang_views.tc:18
+                    const float t4 = in_x[sz_D*i0 + sz_D + 2*i1 + 6];           // lang_views.tc:18
+                    tc_vstore<float, 4>(out_b + ((sz_D + 1)/2)*i0 + i1, {{t1, t2, t3, t4}}); // lang_views.tc:19
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % ((sz_D + 1)/2);
+                        q_ /= ((sz_D + 1)/2);
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + sz_D + 2*i1];               // lang_views.tc:18
+                        out_b[((sz_D + 1)/2)*i0 + i1] = t0;                         // lang_views.tc:19
+                    }
+                }
             }
         }
     }
@@ -372,24 +711,61 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_9(
     const idx_t sz_N)
 {
     const idx_t n = sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(in_x + sz_N*sz_D - sz_D + i0, 16) &&
-            tc_aligned(out_c + i0, 16)) {
-            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_N*sz_D - sz_D + i0); // lang_views.tc:18
-            const float t2 = v1.v[0];                                   // lang_views.tc:18
-            const float t3 = v1.v[1];                                   // lang_views.tc:18
-            const float t4 = v1.v[2];                                   // lang_views.tc:18
-            const float t5 = v1.v[3];                                   // lang_views.tc:18
-            tc_vstore<float, 4>(out_c + i0, {{t2, t3, t4, t5}});        // lang_views.tc:19
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(in_x + sz_N*sz_D - sz_D + i0, 16) &&
+                    tc_aligned(out_c + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v1_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v1_u[u_] = tc_vload<float, 4>(in_x + sz_N*sz_D - sz_D + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v1 = v1_u[u_];
+                const float t2 = v1.v[0];                                   // lang_views.tc:18
+                const float t3 = v1.v[1];                                   // lang_views.tc:18
+                const float t4 = v1.v[2];                                   // lang_views.tc:18
+                const float t5 = v1.v[3];                                   // lang_views.tc:18
+                tc_vstore<float, 4>(out_c + i0, {{t2, t3, t4, t5}});        // lang_views.tc:19
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[sz_N*sz_D - sz_D + i0];               // lang_views.tc:18
-                out_c[i0] = t0;                                             // lang_views.tc:19
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(in_x + sz_N*sz_D - sz_D + i0, 16) &&
+                    tc_aligned(out_c + i0, 16)) {
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_N*sz_D - sz_D + i0); // lang_views.tc:18
+                    const float t2 = v1.v[0];                                   // lang_views.tc:18
+                    const float t3 = v1.v[1];                                   // lang_views.tc:18
+                    const float t4 = v1.v[2];                                   // lang_views.tc:18
+                    const float t5 = v1.v[3];                                   // lang_views.tc:18
+                    tc_vstore<float, 4>(out_c + i0, {{t2, t3, t4, t5}});        // lang_views.tc:19
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[sz_N*sz_D - sz_D + i0];               // lang_views.tc:18
+                        out_c[i0] = t0;                                             // lang_views.tc:19
+                    }
+                }
             }
         }
     }
@@ -402,22 +778,55 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_10(
     const idx_t sz_D)
 {
     const idx_t n = 2;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(out_d + i0, 16)) {
-            const float t1 = in_x[sz_D*i0 + 1];                         // lang_views.tc:18
-            const float t2 = in_x[sz_D*i0 + sz_D + 1];                  // lang_views.tc:18
-            const float t3 = in_x[sz_D*i0 + 2*sz_D + 1];                // lang_views.tc:18
-            const float t4 = in_x[sz_D*i0 + 3*sz_D + 1];                // lang_views.tc:18
-            tc_vstore<float, 4>(out_d + i0, {{t1, t2, t3, t4}});        // lang_views.tc:19
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(out_d + i0, 16);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const float t1 = in_x[sz_D*i0 + 1];                         // lang_views.tc:18
+                const float t2 = in_x[sz_D*i0 + sz_D + 1];                  // lang_views.tc:18
+                const float t3 = in_x[sz_D*i0 + 2*sz_D + 1];                // lang_views.tc:18
+                const float t4 = in_x[sz_D*i0 + 3*sz_D + 1];                // lang_views.tc:18
+                tc_vstore<float, 4>(out_d + i0, {{t1, t2, t3, t4}});        // lang_views.tc:19
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[sz_D*i0 + 1];                         // lang_views.tc:18
-                out_d[i0] = t0;                                             // lang_views.tc:19
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(out_d + i0, 16)) {
+                    const float t1 = in_x[sz_D*i0 + 1];                         // lang_views.tc:18
+                    const float t2 = in_x[sz_D*i0 + sz_D + 1];                  // lang_views.tc:18
+                    const float t3 = in_x[sz_D*i0 + 2*sz_D + 1];                // lang_views.tc:18
+                    const float t4 = in_x[sz_D*i0 + 3*sz_D + 1];                // lang_views.tc:18
+                    tc_vstore<float, 4>(out_d + i0, {{t1, t2, t3, t4}});        // lang_views.tc:19
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[sz_D*i0 + 1];                         // lang_views.tc:18
+                        out_d[i0] = t0;                                             // lang_views.tc:19
+                    }
+                }
             }
         }
     }
@@ -431,30 +840,76 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_11(
     const idx_t sz_D)
 {
     const idx_t n = 2*((sz_N + 2)/3);
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % 2;
-        q_ /= 2;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && 2 - i1 >= 4 &&
-            tc_aligned(in_x + 3*sz_D*i0 + sz_D + i1 - 2, 16) &&
-            tc_aligned(out_e + 2*i0 + i1, 16)) {
-            const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + 3*sz_D*i0 + sz_D + i1 - 2); // lang_views.tc:18
-            const float t2 = v1.v[0];                                   // lang_views.tc:18
-            const float t3 = v1.v[1];                                   // lang_views.tc:18
-            const float t4 = v1.v[2];                                   // lang_views.tc:18
-            const float t5 = v1.v[3];                                   // lang_views.tc:18
-            tc_vstore<float, 4>(out_e + 2*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % 2;
                 q_ /= 2;
                 const idx_t i0 = q_;
-                const float t0 = in_x[3*sz_D*i0 + sz_D + i1 - 2];           // lang_views.tc:18
-                out_e[2*i0 + i1] = t0;                                      // lang_views.tc:19
+                vok_ = vok_ && 2 - i1 >= 4 &&
+                    tc_aligned(in_x + 3*sz_D*i0 + sz_D + i1 - 2, 16) &&
+                    tc_aligned(out_e + 2*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v1_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 2;
+                q_ /= 2;
+                const idx_t i0 = q_;
+                v1_u[u_] = tc_vload<float, 4>(in_x + 3*sz_D*i0 + sz_D + i1 - 2);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 2;
+                q_ /= 2;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v1 = v1_u[u_];
+                const float t2 = v1.v[0];                                   // lang_views.tc:18
+                const float t3 = v1.v[1];                                   // lang_views.tc:18
+                const float t4 = v1.v[2];                                   // lang_views.tc:18
+                const float t5 = v1.v[3];                                   // lang_views.tc:18
+                tc_vstore<float, 4>(out_e + 2*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 2;
+                q_ /= 2;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && 2 - i1 >= 4 &&
+                    tc_aligned(in_x + 3*sz_D*i0 + sz_D + i1 - 2, 16) &&
+                    tc_aligned(out_e + 2*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + 3*sz_D*i0 + sz_D + i1 - 2); // lang_views.tc:18
+                    const float t2 = v1.v[0];                                   // lang_views.tc:18
+                    const float t3 = v1.v[1];                                   // lang_views.tc:18
+                    const float t4 = v1.v[2];                                   // lang_views.tc:18
+                    const float t5 = v1.v[3];                                   // lang_views.tc:18
+                    tc_vstore<float, 4>(out_e + 2*i0 + i1, {{t2, t3, t4, t5}}); // lang_views.tc:19
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % 2;
+                        q_ /= 2;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[3*sz_D*i0 + sz_D + i1 - 2];           // lang_views.tc:18
+                        out_e[2*i0 + i1] = t0;                                      // lang_views.tc:19
+                    }
+                }
             }
         }
     }
@@ -470,63 +925,133 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_12(
     const idx_t sz_N)
 {
     const idx_t n = 8*sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % 4;
-        q_ /= 4;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && 4 - i1 >= 4 &&
-            tc_aligned(out_rows + 4*i0 + i1, 16)) {
-            float t3;                                                   // lang_views.tc:23
-            if (i0 < sz_N) {
-                const float t4 = in_a[4*i0 + i1];                       // lang_views.tc:22
-                t3 = t4;
-            } else {
-                const float t5 = in_b[-4*sz_N + 4*i0 + i1];             // lang_views.tc:22
-                t3 = t5;
-            }
-            float t6;                                                   // lang_views.tc:23
-            if (i0 < sz_N) {
-                const float t7 = in_a[4*i0 + i1 + 1];                   // lang_views.tc:22
-                t6 = t7;
-            } else {
-                const float t8 = in_b[-4*sz_N + 4*i0 + i1 + 1];         // lang_views.tc:22
-                t6 = t8;
-            }
-            float t9;                                                   // lang_views.tc:23
-            if (i0 < sz_N) {
-                const float t10 = in_a[4*i0 + i1 + 2];                  // lang_views.tc:22
-                t9 = t10;
-            } else {
-                const float t11 = in_b[-4*sz_N + 4*i0 + i1 + 2];        // lang_views.tc:22
-                t9 = t11;
-            }
-            float t12;                                                  // lang_views.tc:23
-            if (i0 < sz_N) {
-                const float t13 = in_a[4*i0 + i1 + 3];                  // lang_views.tc:22
-                t12 = t13;
-            } else {
-                const float t14 = in_b[-4*sz_N + 4*i0 + i1 + 3];        // lang_views.tc:22
-                t12 = t14;
-            }
-            tc_vstore<float, 4>(out_rows + 4*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % 4;
                 q_ /= 4;
                 const idx_t i0 = q_;
-                float t0;                                                   // lang_views.tc:23
+                vok_ = vok_ && 4 - i1 >= 4 &&
+                    tc_aligned(out_rows + 4*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 4;
+                q_ /= 4;
+                const idx_t i0 = q_;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 4;
+                q_ /= 4;
+                const idx_t i0 = q_;
+                float t3;                                                   // lang_views.tc:23
                 if (i0 < sz_N) {
-                    const float t1 = in_a[4*i0 + i1];                       // lang_views.tc:22
-                    t0 = t1;
+                    const float t4 = in_a[4*i0 + i1];                       // lang_views.tc:22
+                    t3 = t4;
                 } else {
-                    const float t2 = in_b[-4*sz_N + 4*i0 + i1];             // lang_views.tc:22
-                    t0 = t2;
+                    const float t5 = in_b[-4*sz_N + 4*i0 + i1];             // lang_views.tc:22
+                    t3 = t5;
                 }
-                out_rows[4*i0 + i1] = t0;                                   // lang_views.tc:23
+                float t6;                                                   // lang_views.tc:23
+                if (i0 < sz_N) {
+                    const float t7 = in_a[4*i0 + i1 + 1];                   // lang_views.tc:22
+                    t6 = t7;
+                } else {
+                    const float t8 = in_b[-4*sz_N + 4*i0 + i1 + 1];         // lang_views.tc:22
+                    t6 = t8;
+                }
+                float t9;                                                   // lang_views.tc:23
+                if (i0 < sz_N) {
+                    const float t10 = in_a[4*i0 + i1 + 2];                  // lang_views.tc:22
+                    t9 = t10;
+                } else {
+                    const float t11 = in_b[-4*sz_N + 4*i0 + i1 + 2];        // lang_views.tc:22
+                    t9 = t11;
+                }
+                float t12;                                                  // lang_views.tc:23
+                if (i0 < sz_N) {
+                    const float t13 = in_a[4*i0 + i1 + 3];                  // lang_views.tc:22
+                    t12 = t13;
+                } else {
+                    const float t14 = in_b[-4*sz_N + 4*i0 + i1 + 3];        // lang_views.tc:22
+                    t12 = t14;
+                }
+                tc_vstore<float, 4>(out_rows + 4*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 4;
+                q_ /= 4;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && 4 - i1 >= 4 &&
+                    tc_aligned(out_rows + 4*i0 + i1, 16)) {
+                    float t3;                                                   // lang_views.tc:23
+                    if (i0 < sz_N) {
+                        const float t4 = in_a[4*i0 + i1];                       // lang_views.tc:22
+                        t3 = t4;
+                    } else {
+                        const float t5 = in_b[-4*sz_N + 4*i0 + i1];             // lang_views.tc:22
+                        t3 = t5;
+                    }
+                    float t6;                                                   // lang_views.tc:23
+                    if (i0 < sz_N) {
+                        const float t7 = in_a[4*i0 + i1 + 1];                   // lang_views.tc:22
+                        t6 = t7;
+                    } else {
+                        const float t8 = in_b[-4*sz_N + 4*i0 + i1 + 1];         // lang_views.tc:22
+                        t6 = t8;
+                    }
+                    float t9;                                                   // lang_views.tc:23
+                    if (i0 < sz_N) {
+                        const float t10 = in_a[4*i0 + i1 + 2];                  // lang_views.tc:22
+                        t9 = t10;
+                    } else {
+                        const float t11 = in_b[-4*sz_N + 4*i0 + i1 + 2];        // lang_views.tc:22
+                        t9 = t11;
+                    }
+                    float t12;                                                  // lang_views.tc:23
+                    if (i0 < sz_N) {
+                        const float t13 = in_a[4*i0 + i1 + 3];                  // lang_views.tc:22
+                        t12 = t13;
+                    } else {
+                        const float t14 = in_b[-4*sz_N + 4*i0 + i1 + 3];        // lang_views.tc:22
+                        t12 = t14;
+                    }
+                    tc_vstore<float, 4>(out_rows + 4*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % 4;
+                        q_ /= 4;
+                        const idx_t i0 = q_;
+                        float t0;                                                   // lang_views.tc:23
+                        if (i0 < sz_N) {
+                            const float t1 = in_a[4*i0 + i1];                       // lang_views.tc:22
+                            t0 = t1;
+                        } else {
+                            const float t2 = in_b[-4*sz_N + 4*i0 + i1];             // lang_views.tc:22
+                            t0 = t2;
+                        }
+                        out_rows[4*i0 + i1] = t0;                                   // lang_views.tc:23
+                    }
+                }
             }
         }
     }
@@ -540,63 +1065,133 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_13(
     const idx_t sz_N)
 {
     const idx_t n = 8*sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % 8;
-        q_ /= 8;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && 8 - i1 >= 4 &&
-            tc_aligned(out_cols + 8*i0 + i1, 16)) {
-            float t3;                                                   // lang_views.tc:23
-            if (i1 < 4) {
-                const float t4 = in_a[4*i0 + i1];                       // lang_views.tc:22
-                t3 = t4;
-            } else {
-                const float t5 = in_b[4*i0 + i1 - 4];                   // lang_views.tc:22
-                t3 = t5;
-            }
-            float t6;                                                   // lang_views.tc:23
-            if (i1 + 1 < 4) {
-                const float t7 = in_a[4*i0 + i1 + 1];                   // lang_views.tc:22
-                t6 = t7;
-            } else {
-                const float t8 = in_b[4*i0 + i1 - 3];                   // lang_views.tc:22
-                t6 = t8;
-            }
-            float t9;                                                   // lang_views.tc:23
-            if (i1 + 2 < 4) {
-                const float t10 = in_a[4*i0 + i1 + 2];                  // lang_views.tc:22
-                t9 = t10;
-            } else {
-                const float t11 = in_b[4*i0 + i1 - 2];                  // lang_views.tc:22
-                t9 = t11;
-            }
-            float t12;                                                  // lang_views.tc:23
-            if (i1 + 3 < 4) {
-                const float t13 = in_a[4*i0 + i1 + 3];                  // lang_views.tc:22
-                t12 = t13;
-            } else {
-                const float t14 = in_b[4*i0 + i1 - 1];                  // lang_views.tc:22
-                t12 = t14;
-            }
-            tc_vstore<float, 4>(out_cols + 8*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % 8;
                 q_ /= 8;
                 const idx_t i0 = q_;
-                float t0;                                                   // lang_views.tc:23
+                vok_ = vok_ && 8 - i1 >= 4 &&
+                    tc_aligned(out_cols + 8*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 8;
+                q_ /= 8;
+                const idx_t i0 = q_;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 8;
+                q_ /= 8;
+                const idx_t i0 = q_;
+                float t3;                                                   // lang_views.tc:23
                 if (i1 < 4) {
-                    const float t1 = in_a[4*i0 + i1];                       // lang_views.tc:22
-                    t0 = t1;
+                    const float t4 = in_a[4*i0 + i1];                       // lang_views.tc:22
+                    t3 = t4;
                 } else {
-                    const float t2 = in_b[4*i0 + i1 - 4];                   // lang_views.tc:22
-                    t0 = t2;
+                    const float t5 = in_b[4*i0 + i1 - 4];                   // lang_views.tc:22
+                    t3 = t5;
                 }
-                out_cols[8*i0 + i1] = t0;                                   // lang_views.tc:23
+                float t6;                                                   // lang_views.tc:23
+                if (i1 + 1 < 4) {
+                    const float t7 = in_a[4*i0 + i1 + 1];                   // lang_views.tc:22
+                    t6 = t7;
+                } else {
+                    const float t8 = in_b[4*i0 + i1 - 3];                   // lang_views.tc:22
+                    t6 = t8;
+                }
+                float t9;                                                   // lang_views.tc:23
+                if (i1 + 2 < 4) {
+                    const float t10 = in_a[4*i0 + i1 + 2];                  // lang_views.tc:22
+                    t9 = t10;
+                } else {
+                    const float t11 = in_b[4*i0 + i1 - 2];                  // lang_views.tc:22
+                    t9 = t11;
+                }
+                float t12;                                                  // lang_views.tc:23
+                if (i1 + 3 < 4) {
+                    const float t13 = in_a[4*i0 + i1 + 3];                  // lang_views.tc:22
+                    t12 = t13;
+                } else {
+                    const float t14 = in_b[4*i0 + i1 - 1];                  // lang_views.tc:22
+                    t12 = t14;
+                }
+                tc_vstore<float, 4>(out_cols + 8*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 8;
+                q_ /= 8;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && 8 - i1 >= 4 &&
+                    tc_aligned(out_cols + 8*i0 + i1, 16)) {
+                    float t3;                                                   // lang_views.tc:23
+                    if (i1 < 4) {
+                        const float t4 = in_a[4*i0 + i1];                       // lang_views.tc:22
+                        t3 = t4;
+                    } else {
+                        const float t5 = in_b[4*i0 + i1 - 4];                   // lang_views.tc:22
+                        t3 = t5;
+                    }
+                    float t6;                                                   // lang_views.tc:23
+                    if (i1 + 1 < 4) {
+                        const float t7 = in_a[4*i0 + i1 + 1];                   // lang_views.tc:22
+                        t6 = t7;
+                    } else {
+                        const float t8 = in_b[4*i0 + i1 - 3];                   // lang_views.tc:22
+                        t6 = t8;
+                    }
+                    float t9;                                                   // lang_views.tc:23
+                    if (i1 + 2 < 4) {
+                        const float t10 = in_a[4*i0 + i1 + 2];                  // lang_views.tc:22
+                        t9 = t10;
+                    } else {
+                        const float t11 = in_b[4*i0 + i1 - 2];                  // lang_views.tc:22
+                        t9 = t11;
+                    }
+                    float t12;                                                  // lang_views.tc:23
+                    if (i1 + 3 < 4) {
+                        const float t13 = in_a[4*i0 + i1 + 3];                  // lang_views.tc:22
+                        t12 = t13;
+                    } else {
+                        const float t14 = in_b[4*i0 + i1 - 1];                  // lang_views.tc:22
+                        t12 = t14;
+                    }
+                    tc_vstore<float, 4>(out_cols + 8*i0 + i1, {{t3, t6, t9, t12}}); // lang_views.tc:23
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % 8;
+                        q_ /= 8;
+                        const idx_t i0 = q_;
+                        float t0;                                                   // lang_views.tc:23
+                        if (i1 < 4) {
+                            const float t1 = in_a[4*i0 + i1];                       // lang_views.tc:22
+                            t0 = t1;
+                        } else {
+                            const float t2 = in_b[4*i0 + i1 - 4];                   // lang_views.tc:22
+                            t0 = t2;
+                        }
+                        out_cols[8*i0 + i1] = t0;                                   // lang_views.tc:23
+                    }
+                }
             }
         }
     }
@@ -656,22 +1251,22 @@ launch plan of transposes (32-bit indices):
   buffer out_s        output f32[B, A, C]
   step 0: tc_poi_fused_copy_0<<<A*((C + 31)/32)*((B + 31)/32), [32, 8, 1]>>>(in_x, out_t, B, C, A)
   step 1: tc_poi_fused_copy_1<<<A*((C + 31)/32)*((B + 31)/32), [32, 8, 1]>>>(in_x, out_p, B, C, A)
-  step 2: tc_poi_fused_copy_2<<<(A*B*C + 1023)/1024, [256, 1, 1]>>>(in_x, out_s, A, B, C)
+  step 2: tc_poi_fused_copy_2<<<(A*B*C + 2047)/2048, [256, 1, 1]>>>(in_x, out_s, A, B, C)
 launch plan of reshapes (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_flat     output f32[N*D]
   buffer out_back     output f32[N, D]
   buffer out_inferred output f32[N*D]
   buffer out_copy     output f32[N*D]
-  step 0: tc_poi_fused_copy_3<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_flat, out_inferred, out_copy, N, D)
-  step 1: tc_poi_fused_copy_4<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_back, N, D)
+  step 0: tc_poi_fused_copy_3<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_flat, out_inferred, out_copy, N, D)
+  step 1: tc_poi_fused_copy_4<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_back, N, D)
 launch plan of unsqueeze_squeeze (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_u        output f32[1, N, D]
   buffer out_s        output f32[N, D]
   buffer out_b        output f32[N, D]
-  step 0: tc_poi_fused_copy_5<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_u, N, D)
-  step 1: tc_poi_fused_copy_6<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_s, out_b, N, D)
+  step 0: tc_poi_fused_copy_5<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_u, N, D)
+  step 1: tc_poi_fused_copy_6<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_s, out_b, N, D)
 launch plan of slices (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_a        output f32[N, 4]
@@ -679,18 +1274,18 @@ launch plan of slices (32-bit indices):
   buffer out_c        output f32[D]
   buffer out_d        output f32[2]
   buffer out_e        output f32[(N + 2)/3, 2]
-  step 0: tc_poi_fused_copy_7<<<(4*N + 1023)/1024, [256, 1, 1]>>>(in_x, out_a, N, D)
-  step 1: tc_poi_fused_copy_8<<<(N*((D + 1)/2) - (D + 1)/2 + 1023)/1024, [256, 1, 1]>>>(in_x, out_b, N, D)
-  step 2: tc_poi_fused_copy_9<<<(D + 1023)/1024, [256, 1, 1]>>>(in_x, out_c, D, N)
+  step 0: tc_poi_fused_copy_7<<<(4*N + 2047)/2048, [256, 1, 1]>>>(in_x, out_a, N, D)
+  step 1: tc_poi_fused_copy_8<<<(N*((D + 1)/2) - (D + 1)/2 + 2047)/2048, [256, 1, 1]>>>(in_x, out_b, N, D)
+  step 2: tc_poi_fused_copy_9<<<(D + 2047)/2048, [256, 1, 1]>>>(in_x, out_c, D, N)
   step 3: tc_poi_fused_copy_10<<<1, [256, 1, 1]>>>(in_x, out_d, D)
-  step 4: tc_poi_fused_copy_11<<<(2*((N + 2)/3) + 1023)/1024, [256, 1, 1]>>>(in_x, out_e, N, D)
+  step 4: tc_poi_fused_copy_11<<<(2*((N + 2)/3) + 2047)/2048, [256, 1, 1]>>>(in_x, out_e, N, D)
 launch plan of joins (32-bit indices):
   buffer in_a         param  f32[N, 4]
   buffer in_b         param  f32[N, 4]
   buffer out_rows     output f32[2*N, 4]
   buffer out_cols     output f32[N, 8]
-  step 0: tc_poi_fused_concat_12<<<(8*N + 1023)/1024, [256, 1, 1]>>>(in_a, in_b, out_rows, N)
-  step 1: tc_poi_fused_concat_13<<<(8*N + 1023)/1024, [256, 1, 1]>>>(in_a, in_b, out_cols, N)
+  step 0: tc_poi_fused_concat_12<<<(8*N + 2047)/2048, [256, 1, 1]>>>(in_a, in_b, out_rows, N)
+  step 1: tc_poi_fused_concat_13<<<(8*N + 2047)/2048, [256, 1, 1]>>>(in_a, in_b, out_cols, N)
 launch plan of matmuls (32-bit indices):
   buffer in_a         param  f32[M, K]
   buffer in_b         param  f32[K, N]

@@ -45,88 +45,181 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_sign_
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    const idx_t step_ = (idx_t)blockDim.x * 4;
-    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
-        const idx_t i0 = base;
-        if (hi - base >= 4 &&
-            tc_aligned(io_p + i0, 16) &&
-            tc_aligned(io_m + i0, 16) &&
-            tc_aligned(in_g + i0, 16)) {
-            const tc_vec<float, 4> v17 = tc_vload<float, 4>(io_p + i0); // lion.tc:13
-            const tc_vec<float, 4> v20 = tc_vload<float, 4>(io_m + i0); // lion.tc:13
-            const tc_vec<float, 4> v23 = tc_vload<float, 4>(in_g + i0); // lion.tc:13
-            const float t18 = v17.v[0];                                 // lion.tc:13
-            const float t19 = t18 * t2;                                 // lion.tc:16
-            const float t21 = v20.v[0];                                 // lion.tc:13
-            const float t22 = s_beta1 * t21;                            // lion.tc:15
-            const float t24 = v23.v[0];                                 // lion.tc:13
-            const float t25 = t6 * t24;                                 // lion.tc:15
-            const float t26 = t22 + t25;                                // lion.tc:15
-            const float t27 = tc_sign(t26);                             // lion.tc:15
-            const float t28 = s_lr * t27;                               // lion.tc:16
-            const float t29 = t19 - t28;                                // lion.tc:16
-            const float t30 = v17.v[1];                                 // lion.tc:13
-            const float t31 = t30 * t2;                                 // lion.tc:16
-            const float t32 = v20.v[1];                                 // lion.tc:13
-            const float t33 = s_beta1 * t32;                            // lion.tc:15
-            const float t34 = v23.v[1];                                 // lion.tc:13
-            const float t35 = t6 * t34;                                 // lion.tc:15
-            const float t36 = t33 + t35;                                // lion.tc:15
-            const float t37 = tc_sign(t36);                             // lion.tc:15
-            const float t38 = s_lr * t37;                               // lion.tc:16
-            const float t39 = t31 - t38;                                // lion.tc:16
-            const float t40 = v17.v[2];                                 // lion.tc:13
-            const float t41 = t40 * t2;                                 // lion.tc:16
-            const float t42 = v20.v[2];                                 // lion.tc:13
-            const float t43 = s_beta1 * t42;                            // lion.tc:15
-            const float t44 = v23.v[2];                                 // lion.tc:13
-            const float t45 = t6 * t44;                                 // lion.tc:15
-            const float t46 = t43 + t45;                                // lion.tc:15
-            const float t47 = tc_sign(t46);                             // lion.tc:15
-            const float t48 = s_lr * t47;                               // lion.tc:16
-            const float t49 = t41 - t48;                                // lion.tc:16
-            const float t50 = v17.v[3];                                 // lion.tc:13
-            const float t51 = t50 * t2;                                 // lion.tc:16
-            const float t52 = v20.v[3];                                 // lion.tc:13
-            const float t53 = s_beta1 * t52;                            // lion.tc:15
-            const float t54 = v23.v[3];                                 // lion.tc:13
-            const float t55 = t6 * t54;                                 // lion.tc:15
-            const float t56 = t53 + t55;                                // lion.tc:15
-            const float t57 = tc_sign(t56);                             // lion.tc:15
-            const float t58 = s_lr * t57;                               // lion.tc:16
-            const float t59 = t51 - t58;                                // lion.tc:16
-            tc_vstore<float, 4>(io_p + i0, {{t29, t39, t49, t59}});     // lion.tc:16
-            const float t60 = s_beta2 * t21;                            // lion.tc:17
-            const float t61 = t14 * t24;                                // lion.tc:17
-            const float t62 = t60 + t61;                                // lion.tc:17
-            const float t63 = s_beta2 * t32;                            // lion.tc:17
-            const float t64 = t14 * t34;                                // lion.tc:17
-            const float t65 = t63 + t64;                                // lion.tc:17
-            const float t66 = s_beta2 * t42;                            // lion.tc:17
-            const float t67 = t14 * t44;                                // lion.tc:17
-            const float t68 = t66 + t67;                                // lion.tc:17
-            const float t69 = s_beta2 * t52;                            // lion.tc:17
-            const float t70 = t14 * t54;                                // lion.tc:17
-            const float t71 = t69 + t70;                                // lion.tc:17
-            tc_vstore<float, 4>(io_m + i0, {{t62, t65, t68, t71}});     // lion.tc:17
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = ustep_ * 2;
+    for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
+        bool vok_ = hi - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(io_p + i0, 16) &&
+                    tc_aligned(io_m + i0, 16) &&
+                    tc_aligned(in_g + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v17_u[2];
+            tc_vec<float, 4> v20_u[2];
+            tc_vec<float, 4> v23_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v17_u[u_] = tc_vload<float, 4>(io_p + i0);
+                v20_u[u_] = tc_vload<float, 4>(io_m + i0);
+                v23_u[u_] = tc_vload<float, 4>(in_g + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v17 = v17_u[u_];
+                const tc_vec<float, 4> v20 = v20_u[u_];
+                const tc_vec<float, 4> v23 = v23_u[u_];
+                const float t18 = v17.v[0];                                 // lion.tc:13
+                const float t19 = t18 * t2;                                 // lion.tc:16
+                const float t21 = v20.v[0];                                 // lion.tc:13
+                const float t22 = s_beta1 * t21;                            // lion.tc:15
+                const float t24 = v23.v[0];                                 // lion.tc:13
+                const float t25 = t6 * t24;                                 // lion.tc:15
+                const float t26 = t22 + t25;                                // lion.tc:15
+                const float t27 = tc_sign(t26);                             // lion.tc:15
+                const float t28 = s_lr * t27;                               // lion.tc:16
+                const float t29 = t19 - t28;                                // lion.tc:16
+                const float t30 = v17.v[1];                                 // lion.tc:13
+                const float t31 = t30 * t2;                                 // lion.tc:16
+                const float t32 = v20.v[1];                                 // lion.tc:13
+                const float t33 = s_beta1 * t32;                            // lion.tc:15
+                const float t34 = v23.v[1];                                 // lion.tc:13
+                const float t35 = t6 * t34;                                 // lion.tc:15
+                const float t36 = t33 + t35;                                // lion.tc:15
+                const float t37 = tc_sign(t36);                             // lion.tc:15
+                const float t38 = s_lr * t37;                               // lion.tc:16
+                const float t39 = t31 - t38;                                // lion.tc:16
+                const float t40 = v17.v[2];                                 // lion.tc:13
+                const float t41 = t40 * t2;                                 // lion.tc:16
+                const float t42 = v20.v[2];                                 // lion.tc:13
+                const float t43 = s_beta1 * t42;                            // lion.tc:15
+                const float t44 = v23.v[2];                                 // lion.tc:13
+                const float t45 = t6 * t44;                                 // lion.tc:15
+                const float t46 = t43 + t45;                                // lion.tc:15
+                const float t47 = tc_sign(t46);                             // lion.tc:15
+                const float t48 = s_lr * t47;                               // lion.tc:16
+                const float t49 = t41 - t48;                                // lion.tc:16
+                const float t50 = v17.v[3];                                 // lion.tc:13
+                const float t51 = t50 * t2;                                 // lion.tc:16
+                const float t52 = v20.v[3];                                 // lion.tc:13
+                const float t53 = s_beta1 * t52;                            // lion.tc:15
+                const float t54 = v23.v[3];                                 // lion.tc:13
+                const float t55 = t6 * t54;                                 // lion.tc:15
+                const float t56 = t53 + t55;                                // lion.tc:15
+                const float t57 = tc_sign(t56);                             // lion.tc:15
+                const float t58 = s_lr * t57;                               // lion.tc:16
+                const float t59 = t51 - t58;                                // lion.tc:16
+                tc_vstore<float, 4>(io_p + i0, {{t29, t39, t49, t59}});     // lion.tc:16
+                const float t60 = s_beta2 * t21;                            // lion.tc:17
+                const float t61 = t14 * t24;                                // lion.tc:17
+                const float t62 = t60 + t61;                                // lion.tc:17
+                const float t63 = s_beta2 * t32;                            // lion.tc:17
+                const float t64 = t14 * t34;                                // lion.tc:17
+                const float t65 = t63 + t64;                                // lion.tc:17
+                const float t66 = s_beta2 * t42;                            // lion.tc:17
+                const float t67 = t14 * t44;                                // lion.tc:17
+                const float t68 = t66 + t67;                                // lion.tc:17
+                const float t69 = s_beta2 * t52;                            // lion.tc:17
+                const float t70 = t14 * t54;                                // lion.tc:17
+                const float t71 = t69 + t70;                                // lion.tc:17
+                tc_vstore<float, 4>(io_m + i0, {{t62, t65, t68, t71}});     // lion.tc:17
+            }
         } else {
-            for (int e = 0; e < 4 && e < hi - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = io_p[i0];                                  // lion.tc:13
-                const float t3 = t0 * t2;                                   // lion.tc:16
-                const float t4 = io_m[i0];                                  // lion.tc:13
-                const float t5 = s_beta1 * t4;                              // lion.tc:15
-                const float t7 = in_g[i0];                                  // lion.tc:13
-                const float t8 = t6 * t7;                                   // lion.tc:15
-                const float t9 = t5 + t8;                                   // lion.tc:15
-                const float t10 = tc_sign(t9);                              // lion.tc:15
-                const float t11 = s_lr * t10;                               // lion.tc:16
-                const float t12 = t3 - t11;                                 // lion.tc:16
-                io_p[i0] = t12;                                             // lion.tc:16
-                const float t13 = s_beta2 * t4;                             // lion.tc:17
-                const float t15 = t14 * t7;                                 // lion.tc:17
-                const float t16 = t13 + t15;                                // lion.tc:17
-                io_m[i0] = t16;                                             // lion.tc:17
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (hi - base >= 4 &&
+                    tc_aligned(io_p + i0, 16) &&
+                    tc_aligned(io_m + i0, 16) &&
+                    tc_aligned(in_g + i0, 16)) {
+                    const tc_vec<float, 4> v17 = tc_vload<float, 4>(io_p + i0); // lion.tc:13
+                    const tc_vec<float, 4> v20 = tc_vload<float, 4>(io_m + i0); // lion.tc:13
+                    const tc_vec<float, 4> v23 = tc_vload<float, 4>(in_g + i0); // lion.tc:13
+                    const float t18 = v17.v[0];                                 // lion.tc:13
+                    const float t19 = t18 * t2;                                 // lion.tc:16
+                    const float t21 = v20.v[0];                                 // lion.tc:13
+                    const float t22 = s_beta1 * t21;                            // lion.tc:15
+                    const float t24 = v23.v[0];                                 // lion.tc:13
+                    const float t25 = t6 * t24;                                 // lion.tc:15
+                    const float t26 = t22 + t25;                                // lion.tc:15
+                    const float t27 = tc_sign(t26);                             // lion.tc:15
+                    const float t28 = s_lr * t27;                               // lion.tc:16
+                    const float t29 = t19 - t28;                                // lion.tc:16
+                    const float t30 = v17.v[1];                                 // lion.tc:13
+                    const float t31 = t30 * t2;                                 // lion.tc:16
+                    const float t32 = v20.v[1];                                 // lion.tc:13
+                    const float t33 = s_beta1 * t32;                            // lion.tc:15
+                    const float t34 = v23.v[1];                                 // lion.tc:13
+                    const float t35 = t6 * t34;                                 // lion.tc:15
+                    const float t36 = t33 + t35;                                // lion.tc:15
+                    const float t37 = tc_sign(t36);                             // lion.tc:15
+                    const float t38 = s_lr * t37;                               // lion.tc:16
+                    const float t39 = t31 - t38;                                // lion.tc:16
+                    const float t40 = v17.v[2];                                 // lion.tc:13
+                    const float t41 = t40 * t2;                                 // lion.tc:16
+                    const float t42 = v20.v[2];                                 // lion.tc:13
+                    const float t43 = s_beta1 * t42;                            // lion.tc:15
+                    const float t44 = v23.v[2];                                 // lion.tc:13
+                    const float t45 = t6 * t44;                                 // lion.tc:15
+                    const float t46 = t43 + t45;                                // lion.tc:15
+                    const float t47 = tc_sign(t46);                             // lion.tc:15
+                    const float t48 = s_lr * t47;                               // lion.tc:16
+                    const float t49 = t41 - t48;                                // lion.tc:16
+                    const float t50 = v17.v[3];                                 // lion.tc:13
+                    const float t51 = t50 * t2;                                 // lion.tc:16
+                    const float t52 = v20.v[3];                                 // lion.tc:13
+                    const float t53 = s_beta1 * t52;                            // lion.tc:15
+                    const float t54 = v23.v[3];                                 // lion.tc:13
+                    const float t55 = t6 * t54;                                 // lion.tc:15
+                    const float t56 = t53 + t55;                                // lion.tc:15
+                    const float t57 = tc_sign(t56);                             // lion.tc:15
+                    const float t58 = s_lr * t57;                               // lion.tc:16
+                    const float t59 = t51 - t58;                                // lion.tc:16
+                    tc_vstore<float, 4>(io_p + i0, {{t29, t39, t49, t59}});     // lion.tc:16
+                    const float t60 = s_beta2 * t21;                            // lion.tc:17
+                    const float t61 = t14 * t24;                                // lion.tc:17
+                    const float t62 = t60 + t61;                                // lion.tc:17
+                    const float t63 = s_beta2 * t32;                            // lion.tc:17
+                    const float t64 = t14 * t34;                                // lion.tc:17
+                    const float t65 = t63 + t64;                                // lion.tc:17
+                    const float t66 = s_beta2 * t42;                            // lion.tc:17
+                    const float t67 = t14 * t44;                                // lion.tc:17
+                    const float t68 = t66 + t67;                                // lion.tc:17
+                    const float t69 = s_beta2 * t52;                            // lion.tc:17
+                    const float t70 = t14 * t54;                                // lion.tc:17
+                    const float t71 = t69 + t70;                                // lion.tc:17
+                    tc_vstore<float, 4>(io_m + i0, {{t62, t65, t68, t71}});     // lion.tc:17
+                } else {
+                    for (int e = 0; e < 4 && e < hi - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = io_p[i0];                                  // lion.tc:13
+                        const float t3 = t0 * t2;                                   // lion.tc:16
+                        const float t4 = io_m[i0];                                  // lion.tc:13
+                        const float t5 = s_beta1 * t4;                              // lion.tc:15
+                        const float t7 = in_g[i0];                                  // lion.tc:13
+                        const float t8 = t6 * t7;                                   // lion.tc:15
+                        const float t9 = t5 + t8;                                   // lion.tc:15
+                        const float t10 = tc_sign(t9);                              // lion.tc:15
+                        const float t11 = s_lr * t10;                               // lion.tc:16
+                        const float t12 = t3 - t11;                                 // lion.tc:16
+                        io_p[i0] = t12;                                             // lion.tc:16
+                        const float t13 = s_beta2 * t4;                             // lion.tc:17
+                        const float t15 = t14 * t7;                                 // lion.tc:17
+                        const float t16 = t13 + t15;                                // lion.tc:17
+                        io_m[i0] = t16;                                             // lion.tc:17
+                    }
+                }
             }
         }
     }

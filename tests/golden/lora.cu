@@ -679,54 +679,124 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
     const idx_t sz_N)
 {
     const idx_t n = sz_M*sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 8, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_N;
-        q_ /= sz_N;
-        const idx_t i0 = q_;
-        if (n - base >= 8 && sz_N - i1 >= 8 &&
-            tc_aligned(buf4 + sz_N*i0 + i1, 16) &&
-            tc_aligned(buf6 + sz_N*i0 + i1, 16) &&
-            tc_aligned(out_out + sz_N*i0 + i1, 16)) {
-            const tc_vec<unsigned short, 8> v3 = tc_vload<unsigned short, 8>(buf4 + sz_N*i0 + i1); // lora.tc:9
-            const float t4 = tc_h2f(v3.v[0]);                           // lora.tc:9
-            const tc_vec<unsigned short, 8> v5 = tc_vload<unsigned short, 8>(buf6 + sz_N*i0 + i1); // lora.tc:9
-            const float t6 = tc_h2f(v5.v[0]);                           // lora.tc:9
-            const float t7 = tc_round_f16(t4 + t6);                     // lora.tc:9
-            const float t8 = tc_h2f(v3.v[1]);                           // lora.tc:9
-            const float t9 = tc_h2f(v5.v[1]);                           // lora.tc:9
-            const float t10 = tc_round_f16(t8 + t9);                    // lora.tc:9
-            const float t11 = tc_h2f(v3.v[2]);                          // lora.tc:9
-            const float t12 = tc_h2f(v5.v[2]);                          // lora.tc:9
-            const float t13 = tc_round_f16(t11 + t12);                  // lora.tc:9
-            const float t14 = tc_h2f(v3.v[3]);                          // lora.tc:9
-            const float t15 = tc_h2f(v5.v[3]);                          // lora.tc:9
-            const float t16 = tc_round_f16(t14 + t15);                  // lora.tc:9
-            const float t17 = tc_h2f(v3.v[4]);                          // lora.tc:9
-            const float t18 = tc_h2f(v5.v[4]);                          // lora.tc:9
-            const float t19 = tc_round_f16(t17 + t18);                  // lora.tc:9
-            const float t20 = tc_h2f(v3.v[5]);                          // lora.tc:9
-            const float t21 = tc_h2f(v5.v[5]);                          // lora.tc:9
-            const float t22 = tc_round_f16(t20 + t21);                  // lora.tc:9
-            const float t23 = tc_h2f(v3.v[6]);                          // lora.tc:9
-            const float t24 = tc_h2f(v5.v[6]);                          // lora.tc:9
-            const float t25 = tc_round_f16(t23 + t24);                  // lora.tc:9
-            const float t26 = tc_h2f(v3.v[7]);                          // lora.tc:9
-            const float t27 = tc_h2f(v5.v[7]);                          // lora.tc:9
-            const float t28 = tc_round_f16(t26 + t27);                  // lora.tc:9
-            tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_N*i0 + i1), {{tc_f2h2(t7, t10), tc_f2h2(t13, t16), tc_f2h2(t19, t22), tc_f2h2(t25, t28)}}); // lora.tc:9
-        } else {
-            for (int e = 0; e < 8 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 8;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 16, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 8, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 8;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_N;
                 q_ /= sz_N;
                 const idx_t i0 = q_;
-                const float t0 = tc_h2f(buf4[sz_N*i0 + i1]);                // lora.tc:9
-                const float t1 = tc_h2f(buf6[sz_N*i0 + i1]);                // lora.tc:9
-                const float t2 = tc_round_f16(t0 + t1);                     // lora.tc:9
-                out_out[sz_N*i0 + i1] = tc_f2h(t2);                         // lora.tc:9
+                vok_ = vok_ && sz_N - i1 >= 8 &&
+                    tc_aligned(buf4 + sz_N*i0 + i1, 16) &&
+                    tc_aligned(buf6 + sz_N*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_N*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<unsigned short, 8> v3_u[2];
+            tc_vec<unsigned short, 8> v5_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                v3_u[u_] = tc_vload<unsigned short, 8>(buf4 + sz_N*i0 + i1);
+                v5_u[u_] = tc_vload<unsigned short, 8>(buf6 + sz_N*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                const tc_vec<unsigned short, 8> v3 = v3_u[u_];
+                const tc_vec<unsigned short, 8> v5 = v5_u[u_];
+                const float t4 = tc_h2f(v3.v[0]);                           // lora.tc:9
+                const float t6 = tc_h2f(v5.v[0]);                           // lora.tc:9
+                const float t7 = tc_round_f16(t4 + t6);                     // lora.tc:9
+                const float t8 = tc_h2f(v3.v[1]);                           // lora.tc:9
+                const float t9 = tc_h2f(v5.v[1]);                           // lora.tc:9
+                const float t10 = tc_round_f16(t8 + t9);                    // lora.tc:9
+                const float t11 = tc_h2f(v3.v[2]);                          // lora.tc:9
+                const float t12 = tc_h2f(v5.v[2]);                          // lora.tc:9
+                const float t13 = tc_round_f16(t11 + t12);                  // lora.tc:9
+                const float t14 = tc_h2f(v3.v[3]);                          // lora.tc:9
+                const float t15 = tc_h2f(v5.v[3]);                          // lora.tc:9
+                const float t16 = tc_round_f16(t14 + t15);                  // lora.tc:9
+                const float t17 = tc_h2f(v3.v[4]);                          // lora.tc:9
+                const float t18 = tc_h2f(v5.v[4]);                          // lora.tc:9
+                const float t19 = tc_round_f16(t17 + t18);                  // lora.tc:9
+                const float t20 = tc_h2f(v3.v[5]);                          // lora.tc:9
+                const float t21 = tc_h2f(v5.v[5]);                          // lora.tc:9
+                const float t22 = tc_round_f16(t20 + t21);                  // lora.tc:9
+                const float t23 = tc_h2f(v3.v[6]);                          // lora.tc:9
+                const float t24 = tc_h2f(v5.v[6]);                          // lora.tc:9
+                const float t25 = tc_round_f16(t23 + t24);                  // lora.tc:9
+                const float t26 = tc_h2f(v3.v[7]);                          // lora.tc:9
+                const float t27 = tc_h2f(v5.v[7]);                          // lora.tc:9
+                const float t28 = tc_round_f16(t26 + t27);                  // lora.tc:9
+                tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_N*i0 + i1), {{tc_f2h2(t7, t10), tc_f2h2(t13, t16), tc_f2h2(t19, t22), tc_f2h2(t25, t28)}}); // lora.tc:9
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                if (n - base >= 8 && sz_N - i1 >= 8 &&
+                    tc_aligned(buf4 + sz_N*i0 + i1, 16) &&
+                    tc_aligned(buf6 + sz_N*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_N*i0 + i1, 16)) {
+                    const tc_vec<unsigned short, 8> v3 = tc_vload<unsigned short, 8>(buf4 + sz_N*i0 + i1); // lora.tc:9
+                    const tc_vec<unsigned short, 8> v5 = tc_vload<unsigned short, 8>(buf6 + sz_N*i0 + i1); // lora.tc:9
+                    const float t4 = tc_h2f(v3.v[0]);                           // lora.tc:9
+                    const float t6 = tc_h2f(v5.v[0]);                           // lora.tc:9
+                    const float t7 = tc_round_f16(t4 + t6);                     // lora.tc:9
+                    const float t8 = tc_h2f(v3.v[1]);                           // lora.tc:9
+                    const float t9 = tc_h2f(v5.v[1]);                           // lora.tc:9
+                    const float t10 = tc_round_f16(t8 + t9);                    // lora.tc:9
+                    const float t11 = tc_h2f(v3.v[2]);                          // lora.tc:9
+                    const float t12 = tc_h2f(v5.v[2]);                          // lora.tc:9
+                    const float t13 = tc_round_f16(t11 + t12);                  // lora.tc:9
+                    const float t14 = tc_h2f(v3.v[3]);                          // lora.tc:9
+                    const float t15 = tc_h2f(v5.v[3]);                          // lora.tc:9
+                    const float t16 = tc_round_f16(t14 + t15);                  // lora.tc:9
+                    const float t17 = tc_h2f(v3.v[4]);                          // lora.tc:9
+                    const float t18 = tc_h2f(v5.v[4]);                          // lora.tc:9
+                    const float t19 = tc_round_f16(t17 + t18);                  // lora.tc:9
+                    const float t20 = tc_h2f(v3.v[5]);                          // lora.tc:9
+                    const float t21 = tc_h2f(v5.v[5]);                          // lora.tc:9
+                    const float t22 = tc_round_f16(t20 + t21);                  // lora.tc:9
+                    const float t23 = tc_h2f(v3.v[6]);                          // lora.tc:9
+                    const float t24 = tc_h2f(v5.v[6]);                          // lora.tc:9
+                    const float t25 = tc_round_f16(t23 + t24);                  // lora.tc:9
+                    const float t26 = tc_h2f(v3.v[7]);                          // lora.tc:9
+                    const float t27 = tc_h2f(v5.v[7]);                          // lora.tc:9
+                    const float t28 = tc_round_f16(t26 + t27);                  // lora.tc:9
+                    tc_vstore<unsigned, 4>((unsigned *)(out_out + sz_N*i0 + i1), {{tc_f2h2(t7, t10), tc_f2h2(t13, t16), tc_f2h2(t19, t22), tc_f2h2(t25, t28)}}); // lora.tc:9
+                } else {
+                    for (int e = 0; e < 8 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_N;
+                        q_ /= sz_N;
+                        const idx_t i0 = q_;
+                        const float t0 = tc_h2f(buf4[sz_N*i0 + i1]);                // lora.tc:9
+                        const float t1 = tc_h2f(buf6[sz_N*i0 + i1]);                // lora.tc:9
+                        const float t2 = tc_round_f16(t0 + t1);                     // lora.tc:9
+                        out_out[sz_N*i0 + i1] = tc_f2h(t2);                         // lora.tc:9
+                    }
+                }
             }
         }
     }
@@ -754,5 +824,5 @@ launch plan of lora (32-bit indices):
   step 4: matmul buf6 = buf5 @ in_b (cuBLAS)
   step 5 runs when M <= 16:
   step 5: tc_matmul_2<<<((N + 63)/64)*((M + 63)/64)*((R + 1023)/1024), [128, 1, 1]>>>(buf5, in_b, buf6, M, N, R, 1, 0, 0, M*N, workspace)
-  step 6: tc_poi_fused_add_3<<<(M*N + 2047)/2048, [256, 1, 1]>>>(out_out, buf4, buf6, M, N)
+  step 6: tc_poi_fused_add_3<<<(M*N + 4095)/4096, [256, 1, 1]>>>(out_out, buf4, buf6, M, N)
  */

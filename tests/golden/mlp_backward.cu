@@ -10,47 +10,109 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_1(
     const idx_t sz_H)
 {
     const idx_t n = sz_N*sz_H;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_H - i1 >= 4 &&
-            tc_aligned(buf4 + sz_H*i0 + i1, 16) &&
-            tc_aligned(in_b1 + i1, 16) &&
-            tc_aligned(buf6 + sz_H*i0 + i1, 16)) {
-            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b1 + i1); // mlp_backward.tc:8
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(buf4 + sz_H*i0 + i1); // mlp_backward.tc:9
-            const float t5 = v4.v[0];                                   // mlp_backward.tc:9
-            const float t7 = v6.v[0];                                   // mlp_backward.tc:8
-            const float t8 = t5 + t7;                                   // mlp_backward.tc:9
-            const float t9 = tc_gelu(t8);                               // mlp_backward.tc:9
-            const float t10 = v4.v[1];                                  // mlp_backward.tc:9
-            const float t11 = v6.v[1];                                  // mlp_backward.tc:8
-            const float t12 = t10 + t11;                                // mlp_backward.tc:9
-            const float t13 = tc_gelu(t12);                             // mlp_backward.tc:9
-            const float t14 = v4.v[2];                                  // mlp_backward.tc:9
-            const float t15 = v6.v[2];                                  // mlp_backward.tc:8
-            const float t16 = t14 + t15;                                // mlp_backward.tc:9
-            const float t17 = tc_gelu(t16);                             // mlp_backward.tc:9
-            const float t18 = v4.v[3];                                  // mlp_backward.tc:9
-            const float t19 = v6.v[3];                                  // mlp_backward.tc:8
-            const float t20 = t18 + t19;                                // mlp_backward.tc:9
-            const float t21 = tc_gelu(t20);                             // mlp_backward.tc:9
-            tc_vstore<float, 4>(buf6 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_backward.tc:9
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
                 const idx_t i0 = q_;
-                const float t0 = buf4[sz_H*i0 + i1];                        // mlp_backward.tc:9
-                const float t1 = in_b1[i1];                                 // mlp_backward.tc:8
-                const float t2 = t0 + t1;                                   // mlp_backward.tc:9
-                const float t3 = tc_gelu(t2);                               // mlp_backward.tc:9
-                buf6[sz_H*i0 + i1] = t3;                                    // mlp_backward.tc:9
+                vok_ = vok_ && sz_H - i1 >= 4 &&
+                    tc_aligned(buf4 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(in_b1 + i1, 16) &&
+                    tc_aligned(buf6 + sz_H*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v4_u[2];
+            tc_vec<float, 4> v6_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                v4_u[u_] = tc_vload<float, 4>(buf4 + sz_H*i0 + i1);
+                v6_u[u_] = tc_vload<float, 4>(in_b1 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v4 = v4_u[u_];
+                const tc_vec<float, 4> v6 = v6_u[u_];
+                const float t5 = v4.v[0];                                   // mlp_backward.tc:9
+                const float t7 = v6.v[0];                                   // mlp_backward.tc:8
+                const float t8 = t5 + t7;                                   // mlp_backward.tc:9
+                const float t9 = tc_gelu(t8);                               // mlp_backward.tc:9
+                const float t10 = v4.v[1];                                  // mlp_backward.tc:9
+                const float t11 = v6.v[1];                                  // mlp_backward.tc:8
+                const float t12 = t10 + t11;                                // mlp_backward.tc:9
+                const float t13 = tc_gelu(t12);                             // mlp_backward.tc:9
+                const float t14 = v4.v[2];                                  // mlp_backward.tc:9
+                const float t15 = v6.v[2];                                  // mlp_backward.tc:8
+                const float t16 = t14 + t15;                                // mlp_backward.tc:9
+                const float t17 = tc_gelu(t16);                             // mlp_backward.tc:9
+                const float t18 = v4.v[3];                                  // mlp_backward.tc:9
+                const float t19 = v6.v[3];                                  // mlp_backward.tc:8
+                const float t20 = t18 + t19;                                // mlp_backward.tc:9
+                const float t21 = tc_gelu(t20);                             // mlp_backward.tc:9
+                tc_vstore<float, 4>(buf6 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_backward.tc:9
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_H - i1 >= 4 &&
+                    tc_aligned(buf4 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(in_b1 + i1, 16) &&
+                    tc_aligned(buf6 + sz_H*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(buf4 + sz_H*i0 + i1); // mlp_backward.tc:9
+                    const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b1 + i1); // mlp_backward.tc:8
+                    const float t5 = v4.v[0];                                   // mlp_backward.tc:9
+                    const float t7 = v6.v[0];                                   // mlp_backward.tc:8
+                    const float t8 = t5 + t7;                                   // mlp_backward.tc:9
+                    const float t9 = tc_gelu(t8);                               // mlp_backward.tc:9
+                    const float t10 = v4.v[1];                                  // mlp_backward.tc:9
+                    const float t11 = v6.v[1];                                  // mlp_backward.tc:8
+                    const float t12 = t10 + t11;                                // mlp_backward.tc:9
+                    const float t13 = tc_gelu(t12);                             // mlp_backward.tc:9
+                    const float t14 = v4.v[2];                                  // mlp_backward.tc:9
+                    const float t15 = v6.v[2];                                  // mlp_backward.tc:8
+                    const float t16 = t14 + t15;                                // mlp_backward.tc:9
+                    const float t17 = tc_gelu(t16);                             // mlp_backward.tc:9
+                    const float t18 = v4.v[3];                                  // mlp_backward.tc:9
+                    const float t19 = v6.v[3];                                  // mlp_backward.tc:8
+                    const float t20 = t18 + t19;                                // mlp_backward.tc:9
+                    const float t21 = tc_gelu(t20);                             // mlp_backward.tc:9
+                    tc_vstore<float, 4>(buf6 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_backward.tc:9
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_H;
+                        q_ /= sz_H;
+                        const idx_t i0 = q_;
+                        const float t0 = buf4[sz_H*i0 + i1];                        // mlp_backward.tc:9
+                        const float t1 = in_b1[i1];                                 // mlp_backward.tc:8
+                        const float t2 = t0 + t1;                                   // mlp_backward.tc:9
+                        const float t3 = tc_gelu(t2);                               // mlp_backward.tc:9
+                        buf6[sz_H*i0 + i1] = t3;                                    // mlp_backward.tc:9
+                    }
+                }
             }
         }
     }
@@ -65,42 +127,100 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_out + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_backward.tc:8
-            const float t4 = v3.v[0];                                   // mlp_backward.tc:8
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf7 + sz_D*i0 + i1); // mlp_backward.tc:9
-            const float t6 = v5.v[0];                                   // mlp_backward.tc:9
-            const float t7 = t4 + t6;                                   // mlp_backward.tc:9
-            const float t8 = v3.v[1];                                   // mlp_backward.tc:8
-            const float t9 = v5.v[1];                                   // mlp_backward.tc:9
-            const float t10 = t8 + t9;                                  // mlp_backward.tc:9
-            const float t11 = v3.v[2];                                  // mlp_backward.tc:8
-            const float t12 = v5.v[2];                                  // mlp_backward.tc:9
-            const float t13 = t11 + t12;                                // mlp_backward.tc:9
-            const float t14 = v3.v[3];                                  // mlp_backward.tc:8
-            const float t15 = v5.v[3];                                  // mlp_backward.tc:9
-            const float t16 = t14 + t15;                                // mlp_backward.tc:9
-            tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:9
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // mlp_backward.tc:8
-                const float t1 = buf7[sz_D*i0 + i1];                        // mlp_backward.tc:9
-                const float t2 = t0 + t1;                                   // mlp_backward.tc:9
-                out_out[sz_D*i0 + i1] = t2;                                 // mlp_backward.tc:9
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v3_u[2];
+            tc_vec<float, 4> v5_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v3_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                v5_u[u_] = tc_vload<float, 4>(buf7 + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v3 = v3_u[u_];
+                const tc_vec<float, 4> v5 = v5_u[u_];
+                const float t4 = v3.v[0];                                   // mlp_backward.tc:8
+                const float t6 = v5.v[0];                                   // mlp_backward.tc:9
+                const float t7 = t4 + t6;                                   // mlp_backward.tc:9
+                const float t8 = v3.v[1];                                   // mlp_backward.tc:8
+                const float t9 = v5.v[1];                                   // mlp_backward.tc:9
+                const float t10 = t8 + t9;                                  // mlp_backward.tc:9
+                const float t11 = v3.v[2];                                  // mlp_backward.tc:8
+                const float t12 = v5.v[2];                                  // mlp_backward.tc:9
+                const float t13 = t11 + t12;                                // mlp_backward.tc:9
+                const float t14 = v3.v[3];                                  // mlp_backward.tc:8
+                const float t15 = v5.v[3];                                  // mlp_backward.tc:9
+                const float t16 = t14 + t15;                                // mlp_backward.tc:9
+                tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:9
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_backward.tc:8
+                    const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf7 + sz_D*i0 + i1); // mlp_backward.tc:9
+                    const float t4 = v3.v[0];                                   // mlp_backward.tc:8
+                    const float t6 = v5.v[0];                                   // mlp_backward.tc:9
+                    const float t7 = t4 + t6;                                   // mlp_backward.tc:9
+                    const float t8 = v3.v[1];                                   // mlp_backward.tc:8
+                    const float t9 = v5.v[1];                                   // mlp_backward.tc:9
+                    const float t10 = t8 + t9;                                  // mlp_backward.tc:9
+                    const float t11 = v3.v[2];                                  // mlp_backward.tc:8
+                    const float t12 = v5.v[2];                                  // mlp_backward.tc:9
+                    const float t13 = t11 + t12;                                // mlp_backward.tc:9
+                    const float t14 = v3.v[3];                                  // mlp_backward.tc:8
+                    const float t15 = v5.v[3];                                  // mlp_backward.tc:9
+                    const float t16 = t14 + t15;                                // mlp_backward.tc:9
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:9
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // mlp_backward.tc:8
+                        const float t1 = buf7[sz_D*i0 + i1];                        // mlp_backward.tc:9
+                        const float t2 = t0 + t1;                                   // mlp_backward.tc:9
+                        out_out[sz_D*i0 + i1] = t2;                                 // mlp_backward.tc:9
+                    }
+                }
             }
         }
     }
@@ -193,42 +313,100 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
-            tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_dx + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // mlp_backward.tc:9
-            const float t4 = v3.v[0];                                   // mlp_backward.tc:9
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf24 + sz_D*i0 + i1); // mlp_backward.tc:9
-            const float t6 = v5.v[0];                                   // mlp_backward.tc:9
-            const float t7 = t4 + t6;                                   // mlp_backward.tc:8
-            const float t8 = v3.v[1];                                   // mlp_backward.tc:9
-            const float t9 = v5.v[1];                                   // mlp_backward.tc:9
-            const float t10 = t8 + t9;                                  // mlp_backward.tc:8
-            const float t11 = v3.v[2];                                  // mlp_backward.tc:9
-            const float t12 = v5.v[2];                                  // mlp_backward.tc:9
-            const float t13 = t11 + t12;                                // mlp_backward.tc:8
-            const float t14 = v3.v[3];                                  // mlp_backward.tc:9
-            const float t15 = v5.v[3];                                  // mlp_backward.tc:9
-            const float t16 = t14 + t15;                                // mlp_backward.tc:8
-            tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:8
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_dout[sz_D*i0 + i1];                     // mlp_backward.tc:9
-                const float t1 = buf24[sz_D*i0 + i1];                       // mlp_backward.tc:9
-                const float t2 = t0 + t1;                                   // mlp_backward.tc:8
-                out_dx[sz_D*i0 + i1] = t2;                                  // mlp_backward.tc:8
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_dx + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v3_u[2];
+            tc_vec<float, 4> v5_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v3_u[u_] = tc_vload<float, 4>(in_dout + sz_D*i0 + i1);
+                v5_u[u_] = tc_vload<float, 4>(buf24 + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v3 = v3_u[u_];
+                const tc_vec<float, 4> v5 = v5_u[u_];
+                const float t4 = v3.v[0];                                   // mlp_backward.tc:9
+                const float t6 = v5.v[0];                                   // mlp_backward.tc:9
+                const float t7 = t4 + t6;                                   // mlp_backward.tc:8
+                const float t8 = v3.v[1];                                   // mlp_backward.tc:9
+                const float t9 = v5.v[1];                                   // mlp_backward.tc:9
+                const float t10 = t8 + t9;                                  // mlp_backward.tc:8
+                const float t11 = v3.v[2];                                  // mlp_backward.tc:9
+                const float t12 = v5.v[2];                                  // mlp_backward.tc:9
+                const float t13 = t11 + t12;                                // mlp_backward.tc:8
+                const float t14 = v3.v[3];                                  // mlp_backward.tc:9
+                const float t15 = v5.v[3];                                  // mlp_backward.tc:9
+                const float t16 = t14 + t15;                                // mlp_backward.tc:8
+                tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:8
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_dx + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // mlp_backward.tc:9
+                    const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf24 + sz_D*i0 + i1); // mlp_backward.tc:9
+                    const float t4 = v3.v[0];                                   // mlp_backward.tc:9
+                    const float t6 = v5.v[0];                                   // mlp_backward.tc:9
+                    const float t7 = t4 + t6;                                   // mlp_backward.tc:8
+                    const float t8 = v3.v[1];                                   // mlp_backward.tc:9
+                    const float t9 = v5.v[1];                                   // mlp_backward.tc:9
+                    const float t10 = t8 + t9;                                  // mlp_backward.tc:8
+                    const float t11 = v3.v[2];                                  // mlp_backward.tc:9
+                    const float t12 = v5.v[2];                                  // mlp_backward.tc:9
+                    const float t13 = t11 + t12;                                // mlp_backward.tc:8
+                    const float t14 = v3.v[3];                                  // mlp_backward.tc:9
+                    const float t15 = v5.v[3];                                  // mlp_backward.tc:9
+                    const float t16 = t14 + t15;                                // mlp_backward.tc:8
+                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:8
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_dout[sz_D*i0 + i1];                     // mlp_backward.tc:9
+                        const float t1 = buf24[sz_D*i0 + i1];                       // mlp_backward.tc:9
+                        const float t2 = t0 + t1;                                   // mlp_backward.tc:8
+                        out_dx[sz_D*i0 + i1] = t2;                                  // mlp_backward.tc:8
+                    }
+                }
             }
         }
     }
@@ -245,47 +423,109 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_12(
     const idx_t sz_H)
 {
     const idx_t n = sz_N*sz_H;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_H - i1 >= 4 &&
-            tc_aligned(out_saved_matmul + sz_H*i0 + i1, 16) &&
-            tc_aligned(in_b1 + i1, 16) &&
-            tc_aligned(buf6 + sz_H*i0 + i1, 16)) {
-            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b1 + i1); // mlp_backward.tc:8
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(out_saved_matmul + sz_H*i0 + i1); // mlp_backward.tc:9
-            const float t5 = v4.v[0];                                   // mlp_backward.tc:9
-            const float t7 = v6.v[0];                                   // mlp_backward.tc:8
-            const float t8 = t5 + t7;                                   // mlp_backward.tc:9
-            const float t9 = tc_gelu(t8);                               // mlp_backward.tc:9
-            const float t10 = v4.v[1];                                  // mlp_backward.tc:9
-            const float t11 = v6.v[1];                                  // mlp_backward.tc:8
-            const float t12 = t10 + t11;                                // mlp_backward.tc:9
-            const float t13 = tc_gelu(t12);                             // mlp_backward.tc:9
-            const float t14 = v4.v[2];                                  // mlp_backward.tc:9
-            const float t15 = v6.v[2];                                  // mlp_backward.tc:8
-            const float t16 = t14 + t15;                                // mlp_backward.tc:9
-            const float t17 = tc_gelu(t16);                             // mlp_backward.tc:9
-            const float t18 = v4.v[3];                                  // mlp_backward.tc:9
-            const float t19 = v6.v[3];                                  // mlp_backward.tc:8
-            const float t20 = t18 + t19;                                // mlp_backward.tc:9
-            const float t21 = tc_gelu(t20);                             // mlp_backward.tc:9
-            tc_vstore<float, 4>(buf6 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_backward.tc:9
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
                 const idx_t i0 = q_;
-                const float t0 = out_saved_matmul[sz_H*i0 + i1];            // mlp_backward.tc:9
-                const float t1 = in_b1[i1];                                 // mlp_backward.tc:8
-                const float t2 = t0 + t1;                                   // mlp_backward.tc:9
-                const float t3 = tc_gelu(t2);                               // mlp_backward.tc:9
-                buf6[sz_H*i0 + i1] = t3;                                    // mlp_backward.tc:9
+                vok_ = vok_ && sz_H - i1 >= 4 &&
+                    tc_aligned(out_saved_matmul + sz_H*i0 + i1, 16) &&
+                    tc_aligned(in_b1 + i1, 16) &&
+                    tc_aligned(buf6 + sz_H*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v4_u[2];
+            tc_vec<float, 4> v6_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                v4_u[u_] = tc_vload<float, 4>(out_saved_matmul + sz_H*i0 + i1);
+                v6_u[u_] = tc_vload<float, 4>(in_b1 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v4 = v4_u[u_];
+                const tc_vec<float, 4> v6 = v6_u[u_];
+                const float t5 = v4.v[0];                                   // mlp_backward.tc:9
+                const float t7 = v6.v[0];                                   // mlp_backward.tc:8
+                const float t8 = t5 + t7;                                   // mlp_backward.tc:9
+                const float t9 = tc_gelu(t8);                               // mlp_backward.tc:9
+                const float t10 = v4.v[1];                                  // mlp_backward.tc:9
+                const float t11 = v6.v[1];                                  // mlp_backward.tc:8
+                const float t12 = t10 + t11;                                // mlp_backward.tc:9
+                const float t13 = tc_gelu(t12);                             // mlp_backward.tc:9
+                const float t14 = v4.v[2];                                  // mlp_backward.tc:9
+                const float t15 = v6.v[2];                                  // mlp_backward.tc:8
+                const float t16 = t14 + t15;                                // mlp_backward.tc:9
+                const float t17 = tc_gelu(t16);                             // mlp_backward.tc:9
+                const float t18 = v4.v[3];                                  // mlp_backward.tc:9
+                const float t19 = v6.v[3];                                  // mlp_backward.tc:8
+                const float t20 = t18 + t19;                                // mlp_backward.tc:9
+                const float t21 = tc_gelu(t20);                             // mlp_backward.tc:9
+                tc_vstore<float, 4>(buf6 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_backward.tc:9
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_H - i1 >= 4 &&
+                    tc_aligned(out_saved_matmul + sz_H*i0 + i1, 16) &&
+                    tc_aligned(in_b1 + i1, 16) &&
+                    tc_aligned(buf6 + sz_H*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(out_saved_matmul + sz_H*i0 + i1); // mlp_backward.tc:9
+                    const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b1 + i1); // mlp_backward.tc:8
+                    const float t5 = v4.v[0];                                   // mlp_backward.tc:9
+                    const float t7 = v6.v[0];                                   // mlp_backward.tc:8
+                    const float t8 = t5 + t7;                                   // mlp_backward.tc:9
+                    const float t9 = tc_gelu(t8);                               // mlp_backward.tc:9
+                    const float t10 = v4.v[1];                                  // mlp_backward.tc:9
+                    const float t11 = v6.v[1];                                  // mlp_backward.tc:8
+                    const float t12 = t10 + t11;                                // mlp_backward.tc:9
+                    const float t13 = tc_gelu(t12);                             // mlp_backward.tc:9
+                    const float t14 = v4.v[2];                                  // mlp_backward.tc:9
+                    const float t15 = v6.v[2];                                  // mlp_backward.tc:8
+                    const float t16 = t14 + t15;                                // mlp_backward.tc:9
+                    const float t17 = tc_gelu(t16);                             // mlp_backward.tc:9
+                    const float t18 = v4.v[3];                                  // mlp_backward.tc:9
+                    const float t19 = v6.v[3];                                  // mlp_backward.tc:8
+                    const float t20 = t18 + t19;                                // mlp_backward.tc:9
+                    const float t21 = tc_gelu(t20);                             // mlp_backward.tc:9
+                    tc_vstore<float, 4>(buf6 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_backward.tc:9
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_H;
+                        q_ /= sz_H;
+                        const idx_t i0 = q_;
+                        const float t0 = out_saved_matmul[sz_H*i0 + i1];            // mlp_backward.tc:9
+                        const float t1 = in_b1[i1];                                 // mlp_backward.tc:8
+                        const float t2 = t0 + t1;                                   // mlp_backward.tc:9
+                        const float t3 = tc_gelu(t2);                               // mlp_backward.tc:9
+                        buf6[sz_H*i0 + i1] = t3;                                    // mlp_backward.tc:9
+                    }
+                }
             }
         }
     }
@@ -300,42 +540,100 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_14(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_out + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_backward.tc:8
-            const float t4 = v3.v[0];                                   // mlp_backward.tc:8
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf7 + sz_D*i0 + i1); // mlp_backward.tc:9
-            const float t6 = v5.v[0];                                   // mlp_backward.tc:9
-            const float t7 = t4 + t6;                                   // mlp_backward.tc:9
-            const float t8 = v3.v[1];                                   // mlp_backward.tc:8
-            const float t9 = v5.v[1];                                   // mlp_backward.tc:9
-            const float t10 = t8 + t9;                                  // mlp_backward.tc:9
-            const float t11 = v3.v[2];                                  // mlp_backward.tc:8
-            const float t12 = v5.v[2];                                  // mlp_backward.tc:9
-            const float t13 = t11 + t12;                                // mlp_backward.tc:9
-            const float t14 = v3.v[3];                                  // mlp_backward.tc:8
-            const float t15 = v5.v[3];                                  // mlp_backward.tc:9
-            const float t16 = t14 + t15;                                // mlp_backward.tc:9
-            tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:9
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // mlp_backward.tc:8
-                const float t1 = buf7[sz_D*i0 + i1];                        // mlp_backward.tc:9
-                const float t2 = t0 + t1;                                   // mlp_backward.tc:9
-                out_out[sz_D*i0 + i1] = t2;                                 // mlp_backward.tc:9
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v3_u[2];
+            tc_vec<float, 4> v5_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v3_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                v5_u[u_] = tc_vload<float, 4>(buf7 + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v3 = v3_u[u_];
+                const tc_vec<float, 4> v5 = v5_u[u_];
+                const float t4 = v3.v[0];                                   // mlp_backward.tc:8
+                const float t6 = v5.v[0];                                   // mlp_backward.tc:9
+                const float t7 = t4 + t6;                                   // mlp_backward.tc:9
+                const float t8 = v3.v[1];                                   // mlp_backward.tc:8
+                const float t9 = v5.v[1];                                   // mlp_backward.tc:9
+                const float t10 = t8 + t9;                                  // mlp_backward.tc:9
+                const float t11 = v3.v[2];                                  // mlp_backward.tc:8
+                const float t12 = v5.v[2];                                  // mlp_backward.tc:9
+                const float t13 = t11 + t12;                                // mlp_backward.tc:9
+                const float t14 = v3.v[3];                                  // mlp_backward.tc:8
+                const float t15 = v5.v[3];                                  // mlp_backward.tc:9
+                const float t16 = t14 + t15;                                // mlp_backward.tc:9
+                tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:9
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_backward.tc:8
+                    const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf7 + sz_D*i0 + i1); // mlp_backward.tc:9
+                    const float t4 = v3.v[0];                                   // mlp_backward.tc:8
+                    const float t6 = v5.v[0];                                   // mlp_backward.tc:9
+                    const float t7 = t4 + t6;                                   // mlp_backward.tc:9
+                    const float t8 = v3.v[1];                                   // mlp_backward.tc:8
+                    const float t9 = v5.v[1];                                   // mlp_backward.tc:9
+                    const float t10 = t8 + t9;                                  // mlp_backward.tc:9
+                    const float t11 = v3.v[2];                                  // mlp_backward.tc:8
+                    const float t12 = v5.v[2];                                  // mlp_backward.tc:9
+                    const float t13 = t11 + t12;                                // mlp_backward.tc:9
+                    const float t14 = v3.v[3];                                  // mlp_backward.tc:8
+                    const float t15 = v5.v[3];                                  // mlp_backward.tc:9
+                    const float t16 = t14 + t15;                                // mlp_backward.tc:9
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:9
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // mlp_backward.tc:8
+                        const float t1 = buf7[sz_D*i0 + i1];                        // mlp_backward.tc:9
+                        const float t2 = t0 + t1;                                   // mlp_backward.tc:9
+                        out_out[sz_D*i0 + i1] = t2;                                 // mlp_backward.tc:9
+                    }
+                }
             }
         }
     }
@@ -428,42 +726,100 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_18(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
-            tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_dx + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // mlp_backward.tc:9
-            const float t4 = v3.v[0];                                   // mlp_backward.tc:9
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf24 + sz_D*i0 + i1); // mlp_backward.tc:9
-            const float t6 = v5.v[0];                                   // mlp_backward.tc:9
-            const float t7 = t4 + t6;                                   // mlp_backward.tc:8
-            const float t8 = v3.v[1];                                   // mlp_backward.tc:9
-            const float t9 = v5.v[1];                                   // mlp_backward.tc:9
-            const float t10 = t8 + t9;                                  // mlp_backward.tc:8
-            const float t11 = v3.v[2];                                  // mlp_backward.tc:9
-            const float t12 = v5.v[2];                                  // mlp_backward.tc:9
-            const float t13 = t11 + t12;                                // mlp_backward.tc:8
-            const float t14 = v3.v[3];                                  // mlp_backward.tc:9
-            const float t15 = v5.v[3];                                  // mlp_backward.tc:9
-            const float t16 = t14 + t15;                                // mlp_backward.tc:8
-            tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:8
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_dout[sz_D*i0 + i1];                     // mlp_backward.tc:9
-                const float t1 = buf24[sz_D*i0 + i1];                       // mlp_backward.tc:9
-                const float t2 = t0 + t1;                                   // mlp_backward.tc:8
-                out_dx[sz_D*i0 + i1] = t2;                                  // mlp_backward.tc:8
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_dx + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v3_u[2];
+            tc_vec<float, 4> v5_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v3_u[u_] = tc_vload<float, 4>(in_dout + sz_D*i0 + i1);
+                v5_u[u_] = tc_vload<float, 4>(buf24 + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v3 = v3_u[u_];
+                const tc_vec<float, 4> v5 = v5_u[u_];
+                const float t4 = v3.v[0];                                   // mlp_backward.tc:9
+                const float t6 = v5.v[0];                                   // mlp_backward.tc:9
+                const float t7 = t4 + t6;                                   // mlp_backward.tc:8
+                const float t8 = v3.v[1];                                   // mlp_backward.tc:9
+                const float t9 = v5.v[1];                                   // mlp_backward.tc:9
+                const float t10 = t8 + t9;                                  // mlp_backward.tc:8
+                const float t11 = v3.v[2];                                  // mlp_backward.tc:9
+                const float t12 = v5.v[2];                                  // mlp_backward.tc:9
+                const float t13 = t11 + t12;                                // mlp_backward.tc:8
+                const float t14 = v3.v[3];                                  // mlp_backward.tc:9
+                const float t15 = v5.v[3];                                  // mlp_backward.tc:9
+                const float t16 = t14 + t15;                                // mlp_backward.tc:8
+                tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:8
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_dx + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_dout + sz_D*i0 + i1); // mlp_backward.tc:9
+                    const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf24 + sz_D*i0 + i1); // mlp_backward.tc:9
+                    const float t4 = v3.v[0];                                   // mlp_backward.tc:9
+                    const float t6 = v5.v[0];                                   // mlp_backward.tc:9
+                    const float t7 = t4 + t6;                                   // mlp_backward.tc:8
+                    const float t8 = v3.v[1];                                   // mlp_backward.tc:9
+                    const float t9 = v5.v[1];                                   // mlp_backward.tc:9
+                    const float t10 = t8 + t9;                                  // mlp_backward.tc:8
+                    const float t11 = v3.v[2];                                  // mlp_backward.tc:9
+                    const float t12 = v5.v[2];                                  // mlp_backward.tc:9
+                    const float t13 = t11 + t12;                                // mlp_backward.tc:8
+                    const float t14 = v3.v[3];                                  // mlp_backward.tc:9
+                    const float t15 = v5.v[3];                                  // mlp_backward.tc:9
+                    const float t16 = t14 + t15;                                // mlp_backward.tc:8
+                    tc_vstore<float, 4>(out_dx + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_backward.tc:8
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_dout[sz_D*i0 + i1];                     // mlp_backward.tc:9
+                        const float t1 = buf24[sz_D*i0 + i1];                       // mlp_backward.tc:9
+                        const float t2 = t0 + t1;                                   // mlp_backward.tc:8
+                        out_dx[sz_D*i0 + i1] = t2;                                  // mlp_backward.tc:8
+                    }
+                }
             }
         }
     }
@@ -480,9 +836,9 @@ launch plan of mlp (32-bit indices):
   buffer buf6         temp   f32[N, H]  live steps 1..2, slot 1
   buffer buf7         temp   f32[N, D]  live steps 2..3, slot 0
   step 0: matmul buf4 = in_x @ in_w1.T (cuBLAS)
-  step 1: tc_poi_fused_add_gelu_1<<<(N*H + 1023)/1024, [256, 1, 1]>>>(in_b1, buf4, buf6, N, H)
+  step 1: tc_poi_fused_add_gelu_1<<<(N*H + 2047)/2048, [256, 1, 1]>>>(in_b1, buf4, buf6, N, H)
   step 2: matmul buf7 = buf6 @ in_w2.T (cuBLAS)
-  step 3: tc_poi_fused_add_3<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, buf7, N, D)
+  step 3: tc_poi_fused_add_3<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf7, N, D)
 launch plan of mlp_grad (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w1        param  f32[H, D]
@@ -502,7 +858,7 @@ launch plan of mlp_grad (32-bit indices):
   step 1: matmul buf8 = in_x @ in_w1.T (cuBLAS)
   step 2: tc_red_fused_add_mul_erf_exp_sum_gelu_6<<<32*((H + 31)/32), [32, 8, 1]>>>(in_b1, out_db1, buf5, buf8, buf23, buf28, H, N, workspace)
   step 3: matmul buf24 = buf23 @ in_w1 (cuBLAS)
-  step 4: tc_poi_fused_add_8<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_dout, out_dx, buf24, N, D)
+  step 4: tc_poi_fused_add_8<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_dout, out_dx, buf24, N, D)
   step 5: matmul out_dw1 = buf23.T @ in_x (cuBLAS)
   step 6: matmul out_dw2 = in_dout.T @ buf28 (cuBLAS)
 launch plan of mlp_fwd (32-bit indices):
@@ -515,9 +871,9 @@ launch plan of mlp_fwd (32-bit indices):
   buffer buf6         temp   f32[N, H]  live steps 1..2, slot 0
   buffer buf7         temp   f32[N, D]  live steps 2..3, slot 1
   step 0: matmul out_saved_matmul = in_x @ in_w1.T (cuBLAS)
-  step 1: tc_poi_fused_add_gelu_12<<<(N*H + 1023)/1024, [256, 1, 1]>>>(in_b1, out_saved_matmul, buf6, N, H)
+  step 1: tc_poi_fused_add_gelu_12<<<(N*H + 2047)/2048, [256, 1, 1]>>>(in_b1, out_saved_matmul, buf6, N, H)
   step 2: matmul buf7 = buf6 @ in_w2.T (cuBLAS)
-  step 3: tc_poi_fused_add_14<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, buf7, N, D)
+  step 3: tc_poi_fused_add_14<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf7, N, D)
 launch plan of mlp_bwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w1        param  f32[H, D]
@@ -536,7 +892,7 @@ launch plan of mlp_bwd (32-bit indices):
   step 0: matmul buf6 = in_dout @ in_w2 (cuBLAS)
   step 1: tc_red_fused_add_mul_erf_exp_sum_gelu_16<<<32*((H + 31)/32), [32, 8, 1]>>>(in_b1, in_saved_matmul, out_db1, buf6, buf23, buf28, H, N, workspace)
   step 2: matmul buf24 = buf23 @ in_w1 (cuBLAS)
-  step 3: tc_poi_fused_add_18<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_dout, out_dx, buf24, N, D)
+  step 3: tc_poi_fused_add_18<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_dout, out_dx, buf24, N, D)
   step 4: matmul out_dw1 = buf23.T @ in_x (cuBLAS)
   step 5: matmul out_dw2 = in_dout.T @ buf28 (cuBLAS)
  */

@@ -185,47 +185,109 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_3(
     const idx_t sz_H)
 {
     const idx_t n = sz_N*sz_H;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_H - i1 >= 4 &&
-            tc_aligned(buf14 + sz_H*i0 + i1, 16) &&
-            tc_aligned(buf16 + sz_H*i0 + i1, 16) &&
-            tc_aligned(buf17 + sz_H*i0 + i1, 16)) {
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(buf14 + sz_H*i0 + i1); // <prelude>/linear.tc:14
-            const float t5 = v4.v[0];                                   // <prelude>/linear.tc:14
-            const float t6 = tc_silu(t5);                               // <prelude>/linear.tc:14
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(buf16 + sz_H*i0 + i1); // <prelude>/linear.tc:14
-            const float t8 = v7.v[0];                                   // <prelude>/linear.tc:14
-            const float t9 = t6 * t8;                                   // <prelude>/linear.tc:14
-            const float t10 = v4.v[1];                                  // <prelude>/linear.tc:14
-            const float t11 = tc_silu(t10);                             // <prelude>/linear.tc:14
-            const float t12 = v7.v[1];                                  // <prelude>/linear.tc:14
-            const float t13 = t11 * t12;                                // <prelude>/linear.tc:14
-            const float t14 = v4.v[2];                                  // <prelude>/linear.tc:14
-            const float t15 = tc_silu(t14);                             // <prelude>/linear.tc:14
-            const float t16 = v7.v[2];                                  // <prelude>/linear.tc:14
-            const float t17 = t15 * t16;                                // <prelude>/linear.tc:14
-            const float t18 = v4.v[3];                                  // <prelude>/linear.tc:14
-            const float t19 = tc_silu(t18);                             // <prelude>/linear.tc:14
-            const float t20 = v7.v[3];                                  // <prelude>/linear.tc:14
-            const float t21 = t19 * t20;                                // <prelude>/linear.tc:14
-            tc_vstore<float, 4>(buf17 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
                 const idx_t i0 = q_;
-                const float t0 = buf14[sz_H*i0 + i1];                       // <prelude>/linear.tc:14
-                const float t1 = tc_silu(t0);                               // <prelude>/linear.tc:14
-                const float t2 = buf16[sz_H*i0 + i1];                       // <prelude>/linear.tc:14
-                const float t3 = t1 * t2;                                   // <prelude>/linear.tc:14
-                buf17[sz_H*i0 + i1] = t3;                                   // <prelude>/linear.tc:14
+                vok_ = vok_ && sz_H - i1 >= 4 &&
+                    tc_aligned(buf14 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(buf16 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(buf17 + sz_H*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v4_u[2];
+            tc_vec<float, 4> v7_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                v4_u[u_] = tc_vload<float, 4>(buf14 + sz_H*i0 + i1);
+                v7_u[u_] = tc_vload<float, 4>(buf16 + sz_H*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v4 = v4_u[u_];
+                const tc_vec<float, 4> v7 = v7_u[u_];
+                const float t5 = v4.v[0];                                   // <prelude>/linear.tc:14
+                const float t6 = tc_silu(t5);                               // <prelude>/linear.tc:14
+                const float t8 = v7.v[0];                                   // <prelude>/linear.tc:14
+                const float t9 = t6 * t8;                                   // <prelude>/linear.tc:14
+                const float t10 = v4.v[1];                                  // <prelude>/linear.tc:14
+                const float t11 = tc_silu(t10);                             // <prelude>/linear.tc:14
+                const float t12 = v7.v[1];                                  // <prelude>/linear.tc:14
+                const float t13 = t11 * t12;                                // <prelude>/linear.tc:14
+                const float t14 = v4.v[2];                                  // <prelude>/linear.tc:14
+                const float t15 = tc_silu(t14);                             // <prelude>/linear.tc:14
+                const float t16 = v7.v[2];                                  // <prelude>/linear.tc:14
+                const float t17 = t15 * t16;                                // <prelude>/linear.tc:14
+                const float t18 = v4.v[3];                                  // <prelude>/linear.tc:14
+                const float t19 = tc_silu(t18);                             // <prelude>/linear.tc:14
+                const float t20 = v7.v[3];                                  // <prelude>/linear.tc:14
+                const float t21 = t19 * t20;                                // <prelude>/linear.tc:14
+                tc_vstore<float, 4>(buf17 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_H - i1 >= 4 &&
+                    tc_aligned(buf14 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(buf16 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(buf17 + sz_H*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(buf14 + sz_H*i0 + i1); // <prelude>/linear.tc:14
+                    const tc_vec<float, 4> v7 = tc_vload<float, 4>(buf16 + sz_H*i0 + i1); // <prelude>/linear.tc:14
+                    const float t5 = v4.v[0];                                   // <prelude>/linear.tc:14
+                    const float t6 = tc_silu(t5);                               // <prelude>/linear.tc:14
+                    const float t8 = v7.v[0];                                   // <prelude>/linear.tc:14
+                    const float t9 = t6 * t8;                                   // <prelude>/linear.tc:14
+                    const float t10 = v4.v[1];                                  // <prelude>/linear.tc:14
+                    const float t11 = tc_silu(t10);                             // <prelude>/linear.tc:14
+                    const float t12 = v7.v[1];                                  // <prelude>/linear.tc:14
+                    const float t13 = t11 * t12;                                // <prelude>/linear.tc:14
+                    const float t14 = v4.v[2];                                  // <prelude>/linear.tc:14
+                    const float t15 = tc_silu(t14);                             // <prelude>/linear.tc:14
+                    const float t16 = v7.v[2];                                  // <prelude>/linear.tc:14
+                    const float t17 = t15 * t16;                                // <prelude>/linear.tc:14
+                    const float t18 = v4.v[3];                                  // <prelude>/linear.tc:14
+                    const float t19 = tc_silu(t18);                             // <prelude>/linear.tc:14
+                    const float t20 = v7.v[3];                                  // <prelude>/linear.tc:14
+                    const float t21 = t19 * t20;                                // <prelude>/linear.tc:14
+                    tc_vstore<float, 4>(buf17 + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_H;
+                        q_ /= sz_H;
+                        const idx_t i0 = q_;
+                        const float t0 = buf14[sz_H*i0 + i1];                       // <prelude>/linear.tc:14
+                        const float t1 = tc_silu(t0);                               // <prelude>/linear.tc:14
+                        const float t2 = buf16[sz_H*i0 + i1];                       // <prelude>/linear.tc:14
+                        const float t3 = t1 * t2;                                   // <prelude>/linear.tc:14
+                        buf17[sz_H*i0 + i1] = t3;                                   // <prelude>/linear.tc:14
+                    }
+                }
             }
         }
     }
@@ -240,42 +302,100 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_5(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(buf18 + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_out + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_block.tc:6
-            const float t4 = v3.v[0];                                   // mlp_block.tc:6
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf18 + sz_D*i0 + i1); // mlp_block.tc:7
-            const float t6 = v5.v[0];                                   // mlp_block.tc:7
-            const float t7 = t4 + t6;                                   // mlp_block.tc:7
-            const float t8 = v3.v[1];                                   // mlp_block.tc:6
-            const float t9 = v5.v[1];                                   // mlp_block.tc:7
-            const float t10 = t8 + t9;                                  // mlp_block.tc:7
-            const float t11 = v3.v[2];                                  // mlp_block.tc:6
-            const float t12 = v5.v[2];                                  // mlp_block.tc:7
-            const float t13 = t11 + t12;                                // mlp_block.tc:7
-            const float t14 = v3.v[3];                                  // mlp_block.tc:6
-            const float t15 = v5.v[3];                                  // mlp_block.tc:7
-            const float t16 = t14 + t15;                                // mlp_block.tc:7
-            tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_block.tc:7
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // mlp_block.tc:6
-                const float t1 = buf18[sz_D*i0 + i1];                       // mlp_block.tc:7
-                const float t2 = t0 + t1;                                   // mlp_block.tc:7
-                out_out[sz_D*i0 + i1] = t2;                                 // mlp_block.tc:7
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf18 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v3_u[2];
+            tc_vec<float, 4> v5_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v3_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                v5_u[u_] = tc_vload<float, 4>(buf18 + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v3 = v3_u[u_];
+                const tc_vec<float, 4> v5 = v5_u[u_];
+                const float t4 = v3.v[0];                                   // mlp_block.tc:6
+                const float t6 = v5.v[0];                                   // mlp_block.tc:7
+                const float t7 = t4 + t6;                                   // mlp_block.tc:7
+                const float t8 = v3.v[1];                                   // mlp_block.tc:6
+                const float t9 = v5.v[1];                                   // mlp_block.tc:7
+                const float t10 = t8 + t9;                                  // mlp_block.tc:7
+                const float t11 = v3.v[2];                                  // mlp_block.tc:6
+                const float t12 = v5.v[2];                                  // mlp_block.tc:7
+                const float t13 = t11 + t12;                                // mlp_block.tc:7
+                const float t14 = v3.v[3];                                  // mlp_block.tc:6
+                const float t15 = v5.v[3];                                  // mlp_block.tc:7
+                const float t16 = t14 + t15;                                // mlp_block.tc:7
+                tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_block.tc:7
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf18 + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_block.tc:6
+                    const tc_vec<float, 4> v5 = tc_vload<float, 4>(buf18 + sz_D*i0 + i1); // mlp_block.tc:7
+                    const float t4 = v3.v[0];                                   // mlp_block.tc:6
+                    const float t6 = v5.v[0];                                   // mlp_block.tc:7
+                    const float t7 = t4 + t6;                                   // mlp_block.tc:7
+                    const float t8 = v3.v[1];                                   // mlp_block.tc:6
+                    const float t9 = v5.v[1];                                   // mlp_block.tc:7
+                    const float t10 = t8 + t9;                                  // mlp_block.tc:7
+                    const float t11 = v3.v[2];                                  // mlp_block.tc:6
+                    const float t12 = v5.v[2];                                  // mlp_block.tc:7
+                    const float t13 = t11 + t12;                                // mlp_block.tc:7
+                    const float t14 = v3.v[3];                                  // mlp_block.tc:6
+                    const float t15 = v5.v[3];                                  // mlp_block.tc:7
+                    const float t16 = t14 + t15;                                // mlp_block.tc:7
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t7, t10, t13, t16}}); // mlp_block.tc:7
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // mlp_block.tc:6
+                        const float t1 = buf18[sz_D*i0 + i1];                       // mlp_block.tc:7
+                        const float t2 = t0 + t1;                                   // mlp_block.tc:7
+                        out_out[sz_D*i0 + i1] = t2;                                 // mlp_block.tc:7
+                    }
+                }
             }
         }
     }
@@ -292,47 +412,109 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_7(
     const idx_t sz_H)
 {
     const idx_t n = sz_N*sz_H;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_H - i1 >= 4 &&
-            tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
-            tc_aligned(in_b + i1, 16) &&
-            tc_aligned(out_out + sz_H*i0 + i1, 16)) {
-            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b + i1);  // mlp_block.tc:11
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(buf3 + sz_H*i0 + i1); // <prelude>/linear.tc:7
-            const float t5 = v4.v[0];                                   // <prelude>/linear.tc:7
-            const float t7 = v6.v[0];                                   // mlp_block.tc:11
-            const float t8 = t5 + t7;                                   // <prelude>/linear.tc:7
-            const float t9 = tc_gelu(t8);                               // mlp_block.tc:12
-            const float t10 = v4.v[1];                                  // <prelude>/linear.tc:7
-            const float t11 = v6.v[1];                                  // mlp_block.tc:11
-            const float t12 = t10 + t11;                                // <prelude>/linear.tc:7
-            const float t13 = tc_gelu(t12);                             // mlp_block.tc:12
-            const float t14 = v4.v[2];                                  // <prelude>/linear.tc:7
-            const float t15 = v6.v[2];                                  // mlp_block.tc:11
-            const float t16 = t14 + t15;                                // <prelude>/linear.tc:7
-            const float t17 = tc_gelu(t16);                             // mlp_block.tc:12
-            const float t18 = v4.v[3];                                  // <prelude>/linear.tc:7
-            const float t19 = v6.v[3];                                  // mlp_block.tc:11
-            const float t20 = t18 + t19;                                // <prelude>/linear.tc:7
-            const float t21 = tc_gelu(t20);                             // mlp_block.tc:12
-            tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_block.tc:12
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
                 const idx_t i0 = q_;
-                const float t0 = buf3[sz_H*i0 + i1];                        // <prelude>/linear.tc:7
-                const float t1 = in_b[i1];                                  // mlp_block.tc:11
-                const float t2 = t0 + t1;                                   // <prelude>/linear.tc:7
-                const float t3 = tc_gelu(t2);                               // mlp_block.tc:12
-                out_out[sz_H*i0 + i1] = t3;                                 // mlp_block.tc:12
+                vok_ = vok_ && sz_H - i1 >= 4 &&
+                    tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(in_b + i1, 16) &&
+                    tc_aligned(out_out + sz_H*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v4_u[2];
+            tc_vec<float, 4> v6_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                v4_u[u_] = tc_vload<float, 4>(buf3 + sz_H*i0 + i1);
+                v6_u[u_] = tc_vload<float, 4>(in_b + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v4 = v4_u[u_];
+                const tc_vec<float, 4> v6 = v6_u[u_];
+                const float t5 = v4.v[0];                                   // <prelude>/linear.tc:7
+                const float t7 = v6.v[0];                                   // mlp_block.tc:11
+                const float t8 = t5 + t7;                                   // <prelude>/linear.tc:7
+                const float t9 = tc_gelu(t8);                               // mlp_block.tc:12
+                const float t10 = v4.v[1];                                  // <prelude>/linear.tc:7
+                const float t11 = v6.v[1];                                  // mlp_block.tc:11
+                const float t12 = t10 + t11;                                // <prelude>/linear.tc:7
+                const float t13 = tc_gelu(t12);                             // mlp_block.tc:12
+                const float t14 = v4.v[2];                                  // <prelude>/linear.tc:7
+                const float t15 = v6.v[2];                                  // mlp_block.tc:11
+                const float t16 = t14 + t15;                                // <prelude>/linear.tc:7
+                const float t17 = tc_gelu(t16);                             // mlp_block.tc:12
+                const float t18 = v4.v[3];                                  // <prelude>/linear.tc:7
+                const float t19 = v6.v[3];                                  // mlp_block.tc:11
+                const float t20 = t18 + t19;                                // <prelude>/linear.tc:7
+                const float t21 = tc_gelu(t20);                             // mlp_block.tc:12
+                tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_block.tc:12
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_H - i1 >= 4 &&
+                    tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(in_b + i1, 16) &&
+                    tc_aligned(out_out + sz_H*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(buf3 + sz_H*i0 + i1); // <prelude>/linear.tc:7
+                    const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_b + i1);  // mlp_block.tc:11
+                    const float t5 = v4.v[0];                                   // <prelude>/linear.tc:7
+                    const float t7 = v6.v[0];                                   // mlp_block.tc:11
+                    const float t8 = t5 + t7;                                   // <prelude>/linear.tc:7
+                    const float t9 = tc_gelu(t8);                               // mlp_block.tc:12
+                    const float t10 = v4.v[1];                                  // <prelude>/linear.tc:7
+                    const float t11 = v6.v[1];                                  // mlp_block.tc:11
+                    const float t12 = t10 + t11;                                // <prelude>/linear.tc:7
+                    const float t13 = tc_gelu(t12);                             // mlp_block.tc:12
+                    const float t14 = v4.v[2];                                  // <prelude>/linear.tc:7
+                    const float t15 = v6.v[2];                                  // mlp_block.tc:11
+                    const float t16 = t14 + t15;                                // <prelude>/linear.tc:7
+                    const float t17 = tc_gelu(t16);                             // mlp_block.tc:12
+                    const float t18 = v4.v[3];                                  // <prelude>/linear.tc:7
+                    const float t19 = v6.v[3];                                  // mlp_block.tc:11
+                    const float t20 = t18 + t19;                                // <prelude>/linear.tc:7
+                    const float t21 = tc_gelu(t20);                             // mlp_block.tc:12
+                    tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // mlp_block.tc:12
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_H;
+                        q_ /= sz_H;
+                        const idx_t i0 = q_;
+                        const float t0 = buf3[sz_H*i0 + i1];                        // <prelude>/linear.tc:7
+                        const float t1 = in_b[i1];                                  // mlp_block.tc:11
+                        const float t2 = t0 + t1;                                   // <prelude>/linear.tc:7
+                        const float t3 = tc_gelu(t2);                               // mlp_block.tc:12
+                        out_out[sz_H*i0 + i1] = t3;                                 // mlp_block.tc:12
+                    }
+                }
             }
         }
     }
@@ -354,9 +536,9 @@ launch plan of mlp_block (32-bit indices):
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_g, buf13, N, D)
   step 1: matmul buf14 = buf13 @ in_w1.T (cuBLAS)
   step 2: matmul buf16 = buf13 @ in_w3.T (cuBLAS)
-  step 3: tc_poi_fused_silu_mul_3<<<(N*H + 1023)/1024, [256, 1, 1]>>>(buf14, buf16, buf17, N, H)
+  step 3: tc_poi_fused_silu_mul_3<<<(N*H + 2047)/2048, [256, 1, 1]>>>(buf14, buf16, buf17, N, H)
   step 4: matmul buf18 = buf17 @ in_w2.T (cuBLAS)
-  step 5: tc_poi_fused_add_5<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, buf18, N, D)
+  step 5: tc_poi_fused_add_5<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf18, N, D)
 launch plan of dense_gelu (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[H, D]
@@ -364,5 +546,5 @@ launch plan of dense_gelu (32-bit indices):
   buffer out_out      output f32[N, H]
   buffer buf3         temp   f32[N, H]  live steps 0..1, slot 0
   step 0: matmul buf3 = in_x @ in_w.T (cuBLAS)
-  step 1: tc_poi_fused_add_gelu_7<<<(N*H + 1023)/1024, [256, 1, 1]>>>(in_b, out_out, buf3, N, H)
+  step 1: tc_poi_fused_add_gelu_7<<<(N*H + 2047)/2048, [256, 1, 1]>>>(in_b, out_out, buf3, N, H)
  */

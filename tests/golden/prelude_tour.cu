@@ -53,59 +53,133 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(buf1 + i1, 16) &&
-            tc_aligned(buf4 + i1, 16) &&
-            tc_aligned(out_out + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v8 = tc_vload<float, 4>(buf1 + i1);  // <prelude>/softmax.tc:13
-            const tc_vec<float, 4> v12 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:14
-            const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:6
-            const float t7 = v6.v[0];                                   // prelude_tour.tc:6
-            const float t9 = v8.v[0];                                   // <prelude>/softmax.tc:13
-            const float t10 = t7 - t9;                                  // <prelude>/softmax.tc:13
-            const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
-            const float t13 = v12.v[0];                                 // <prelude>/softmax.tc:14
-            const float t14 = t11 / t13;                                // <prelude>/softmax.tc:14
-            const float t15 = v6.v[1];                                  // prelude_tour.tc:6
-            const float t16 = v8.v[1];                                  // <prelude>/softmax.tc:13
-            const float t17 = t15 - t16;                                // <prelude>/softmax.tc:13
-            const float t18 = expf(t17);                                // <prelude>/softmax.tc:13
-            const float t19 = v12.v[1];                                 // <prelude>/softmax.tc:14
-            const float t20 = t18 / t19;                                // <prelude>/softmax.tc:14
-            const float t21 = v6.v[2];                                  // prelude_tour.tc:6
-            const float t22 = v8.v[2];                                  // <prelude>/softmax.tc:13
-            const float t23 = t21 - t22;                                // <prelude>/softmax.tc:13
-            const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
-            const float t25 = v12.v[2];                                 // <prelude>/softmax.tc:14
-            const float t26 = t24 / t25;                                // <prelude>/softmax.tc:14
-            const float t27 = v6.v[3];                                  // prelude_tour.tc:6
-            const float t28 = v8.v[3];                                  // <prelude>/softmax.tc:13
-            const float t29 = t27 - t28;                                // <prelude>/softmax.tc:13
-            const float t30 = expf(t29);                                // <prelude>/softmax.tc:13
-            const float t31 = v12.v[3];                                 // <prelude>/softmax.tc:14
-            const float t32 = t30 / t31;                                // <prelude>/softmax.tc:14
-            tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t14, t20, t26, t32}}); // <prelude>/softmax.tc:14
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:6
-                const float t1 = buf1[i1];                                  // <prelude>/softmax.tc:13
-                const float t2 = t0 - t1;                                   // <prelude>/softmax.tc:13
-                const float t3 = expf(t2);                                  // <prelude>/softmax.tc:13
-                const float t4 = buf4[i1];                                  // <prelude>/softmax.tc:14
-                const float t5 = t3 / t4;                                   // <prelude>/softmax.tc:14
-                out_out[sz_D*i0 + i1] = t5;                                 // <prelude>/softmax.tc:14
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf1 + i1, 16) &&
+                    tc_aligned(buf4 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v6_u[2];
+            tc_vec<float, 4> v8_u[2];
+            tc_vec<float, 4> v12_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v6_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                v8_u[u_] = tc_vload<float, 4>(buf1 + i1);
+                v12_u[u_] = tc_vload<float, 4>(buf4 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v6 = v6_u[u_];
+                const tc_vec<float, 4> v8 = v8_u[u_];
+                const tc_vec<float, 4> v12 = v12_u[u_];
+                const float t7 = v6.v[0];                                   // prelude_tour.tc:6
+                const float t9 = v8.v[0];                                   // <prelude>/softmax.tc:13
+                const float t10 = t7 - t9;                                  // <prelude>/softmax.tc:13
+                const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
+                const float t13 = v12.v[0];                                 // <prelude>/softmax.tc:14
+                const float t14 = t11 / t13;                                // <prelude>/softmax.tc:14
+                const float t15 = v6.v[1];                                  // prelude_tour.tc:6
+                const float t16 = v8.v[1];                                  // <prelude>/softmax.tc:13
+                const float t17 = t15 - t16;                                // <prelude>/softmax.tc:13
+                const float t18 = expf(t17);                                // <prelude>/softmax.tc:13
+                const float t19 = v12.v[1];                                 // <prelude>/softmax.tc:14
+                const float t20 = t18 / t19;                                // <prelude>/softmax.tc:14
+                const float t21 = v6.v[2];                                  // prelude_tour.tc:6
+                const float t22 = v8.v[2];                                  // <prelude>/softmax.tc:13
+                const float t23 = t21 - t22;                                // <prelude>/softmax.tc:13
+                const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
+                const float t25 = v12.v[2];                                 // <prelude>/softmax.tc:14
+                const float t26 = t24 / t25;                                // <prelude>/softmax.tc:14
+                const float t27 = v6.v[3];                                  // prelude_tour.tc:6
+                const float t28 = v8.v[3];                                  // <prelude>/softmax.tc:13
+                const float t29 = t27 - t28;                                // <prelude>/softmax.tc:13
+                const float t30 = expf(t29);                                // <prelude>/softmax.tc:13
+                const float t31 = v12.v[3];                                 // <prelude>/softmax.tc:14
+                const float t32 = t30 / t31;                                // <prelude>/softmax.tc:14
+                tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t14, t20, t26, t32}}); // <prelude>/softmax.tc:14
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf1 + i1, 16) &&
+                    tc_aligned(buf4 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:6
+                    const tc_vec<float, 4> v8 = tc_vload<float, 4>(buf1 + i1);  // <prelude>/softmax.tc:13
+                    const tc_vec<float, 4> v12 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:14
+                    const float t7 = v6.v[0];                                   // prelude_tour.tc:6
+                    const float t9 = v8.v[0];                                   // <prelude>/softmax.tc:13
+                    const float t10 = t7 - t9;                                  // <prelude>/softmax.tc:13
+                    const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
+                    const float t13 = v12.v[0];                                 // <prelude>/softmax.tc:14
+                    const float t14 = t11 / t13;                                // <prelude>/softmax.tc:14
+                    const float t15 = v6.v[1];                                  // prelude_tour.tc:6
+                    const float t16 = v8.v[1];                                  // <prelude>/softmax.tc:13
+                    const float t17 = t15 - t16;                                // <prelude>/softmax.tc:13
+                    const float t18 = expf(t17);                                // <prelude>/softmax.tc:13
+                    const float t19 = v12.v[1];                                 // <prelude>/softmax.tc:14
+                    const float t20 = t18 / t19;                                // <prelude>/softmax.tc:14
+                    const float t21 = v6.v[2];                                  // prelude_tour.tc:6
+                    const float t22 = v8.v[2];                                  // <prelude>/softmax.tc:13
+                    const float t23 = t21 - t22;                                // <prelude>/softmax.tc:13
+                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
+                    const float t25 = v12.v[2];                                 // <prelude>/softmax.tc:14
+                    const float t26 = t24 / t25;                                // <prelude>/softmax.tc:14
+                    const float t27 = v6.v[3];                                  // prelude_tour.tc:6
+                    const float t28 = v8.v[3];                                  // <prelude>/softmax.tc:13
+                    const float t29 = t27 - t28;                                // <prelude>/softmax.tc:13
+                    const float t30 = expf(t29);                                // <prelude>/softmax.tc:13
+                    const float t31 = v12.v[3];                                 // <prelude>/softmax.tc:14
+                    const float t32 = t30 / t31;                                // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t14, t20, t26, t32}}); // <prelude>/softmax.tc:14
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:6
+                        const float t1 = buf1[i1];                                  // <prelude>/softmax.tc:13
+                        const float t2 = t0 - t1;                                   // <prelude>/softmax.tc:13
+                        const float t3 = expf(t2);                                  // <prelude>/softmax.tc:13
+                        const float t4 = buf4[i1];                                  // <prelude>/softmax.tc:14
+                        const float t5 = t3 / t4;                                   // <prelude>/softmax.tc:14
+                        out_out[sz_D*i0 + i1] = t5;                                 // <prelude>/softmax.tc:14
+                    }
+                }
             }
         }
     }
@@ -1160,52 +1234,118 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sqrt_max_div_7(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(buf3 + i1, 16) &&
-            tc_aligned(out_out + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(buf3 + i1);  // <prelude>/norm.tc:28
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:28
-            const float t6 = v5.v[0];                                   // prelude_tour.tc:28
-            const float t8 = v7.v[0];                                   // <prelude>/norm.tc:28
-            const float t9 = sqrtf(t8);                                 // <prelude>/norm.tc:28
-            const float t10 = tc_max(t9, (9.99999996e-13f));            // <prelude>/norm.tc:28
-            const float t11 = t6 / t10;                                 // <prelude>/norm.tc:28
-            const float t12 = v5.v[1];                                  // prelude_tour.tc:28
-            const float t13 = v7.v[1];                                  // <prelude>/norm.tc:28
-            const float t14 = sqrtf(t13);                               // <prelude>/norm.tc:28
-            const float t15 = tc_max(t14, (9.99999996e-13f));           // <prelude>/norm.tc:28
-            const float t16 = t12 / t15;                                // <prelude>/norm.tc:28
-            const float t17 = v5.v[2];                                  // prelude_tour.tc:28
-            const float t18 = v7.v[2];                                  // <prelude>/norm.tc:28
-            const float t19 = sqrtf(t18);                               // <prelude>/norm.tc:28
-            const float t20 = tc_max(t19, (9.99999996e-13f));           // <prelude>/norm.tc:28
-            const float t21 = t17 / t20;                                // <prelude>/norm.tc:28
-            const float t22 = v5.v[3];                                  // prelude_tour.tc:28
-            const float t23 = v7.v[3];                                  // <prelude>/norm.tc:28
-            const float t24 = sqrtf(t23);                               // <prelude>/norm.tc:28
-            const float t25 = tc_max(t24, (9.99999996e-13f));           // <prelude>/norm.tc:28
-            const float t26 = t22 / t25;                                // <prelude>/norm.tc:28
-            tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t16, t21, t26}}); // <prelude>/norm.tc:28
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:28
-                const float t1 = buf3[i1];                                  // <prelude>/norm.tc:28
-                const float t2 = sqrtf(t1);                                 // <prelude>/norm.tc:28
-                const float t3 = tc_max(t2, (9.99999996e-13f));             // <prelude>/norm.tc:28
-                const float t4 = t0 / t3;                                   // <prelude>/norm.tc:28
-                out_out[sz_D*i0 + i1] = t4;                                 // <prelude>/norm.tc:28
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf3 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v5_u[2];
+            tc_vec<float, 4> v7_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v5_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                v7_u[u_] = tc_vload<float, 4>(buf3 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v5 = v5_u[u_];
+                const tc_vec<float, 4> v7 = v7_u[u_];
+                const float t6 = v5.v[0];                                   // prelude_tour.tc:28
+                const float t8 = v7.v[0];                                   // <prelude>/norm.tc:28
+                const float t9 = sqrtf(t8);                                 // <prelude>/norm.tc:28
+                const float t10 = tc_max(t9, (9.99999996e-13f));            // <prelude>/norm.tc:28
+                const float t11 = t6 / t10;                                 // <prelude>/norm.tc:28
+                const float t12 = v5.v[1];                                  // prelude_tour.tc:28
+                const float t13 = v7.v[1];                                  // <prelude>/norm.tc:28
+                const float t14 = sqrtf(t13);                               // <prelude>/norm.tc:28
+                const float t15 = tc_max(t14, (9.99999996e-13f));           // <prelude>/norm.tc:28
+                const float t16 = t12 / t15;                                // <prelude>/norm.tc:28
+                const float t17 = v5.v[2];                                  // prelude_tour.tc:28
+                const float t18 = v7.v[2];                                  // <prelude>/norm.tc:28
+                const float t19 = sqrtf(t18);                               // <prelude>/norm.tc:28
+                const float t20 = tc_max(t19, (9.99999996e-13f));           // <prelude>/norm.tc:28
+                const float t21 = t17 / t20;                                // <prelude>/norm.tc:28
+                const float t22 = v5.v[3];                                  // prelude_tour.tc:28
+                const float t23 = v7.v[3];                                  // <prelude>/norm.tc:28
+                const float t24 = sqrtf(t23);                               // <prelude>/norm.tc:28
+                const float t25 = tc_max(t24, (9.99999996e-13f));           // <prelude>/norm.tc:28
+                const float t26 = t22 / t25;                                // <prelude>/norm.tc:28
+                tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t16, t21, t26}}); // <prelude>/norm.tc:28
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(buf3 + i1, 16) &&
+                    tc_aligned(out_out + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v5 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:28
+                    const tc_vec<float, 4> v7 = tc_vload<float, 4>(buf3 + i1);  // <prelude>/norm.tc:28
+                    const float t6 = v5.v[0];                                   // prelude_tour.tc:28
+                    const float t8 = v7.v[0];                                   // <prelude>/norm.tc:28
+                    const float t9 = sqrtf(t8);                                 // <prelude>/norm.tc:28
+                    const float t10 = tc_max(t9, (9.99999996e-13f));            // <prelude>/norm.tc:28
+                    const float t11 = t6 / t10;                                 // <prelude>/norm.tc:28
+                    const float t12 = v5.v[1];                                  // prelude_tour.tc:28
+                    const float t13 = v7.v[1];                                  // <prelude>/norm.tc:28
+                    const float t14 = sqrtf(t13);                               // <prelude>/norm.tc:28
+                    const float t15 = tc_max(t14, (9.99999996e-13f));           // <prelude>/norm.tc:28
+                    const float t16 = t12 / t15;                                // <prelude>/norm.tc:28
+                    const float t17 = v5.v[2];                                  // prelude_tour.tc:28
+                    const float t18 = v7.v[2];                                  // <prelude>/norm.tc:28
+                    const float t19 = sqrtf(t18);                               // <prelude>/norm.tc:28
+                    const float t20 = tc_max(t19, (9.99999996e-13f));           // <prelude>/norm.tc:28
+                    const float t21 = t17 / t20;                                // <prelude>/norm.tc:28
+                    const float t22 = v5.v[3];                                  // prelude_tour.tc:28
+                    const float t23 = v7.v[3];                                  // <prelude>/norm.tc:28
+                    const float t24 = sqrtf(t23);                               // <prelude>/norm.tc:28
+                    const float t25 = tc_max(t24, (9.99999996e-13f));           // <prelude>/norm.tc:28
+                    const float t26 = t22 / t25;                                // <prelude>/norm.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t11, t16, t21, t26}}); // <prelude>/norm.tc:28
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:28
+                        const float t1 = buf3[i1];                                  // <prelude>/norm.tc:28
+                        const float t2 = sqrtf(t1);                                 // <prelude>/norm.tc:28
+                        const float t3 = tc_max(t2, (9.99999996e-13f));             // <prelude>/norm.tc:28
+                        const float t4 = t0 / t3;                                   // <prelude>/norm.tc:28
+                        out_out[sz_D*i0 + i1] = t4;                                 // <prelude>/norm.tc:28
+                    }
+                }
             }
         }
     }
@@ -1223,46 +1363,110 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
     const idx_t sz_O)
 {
     const idx_t n = sz_B*sz_S*sz_O;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i2 = q_ % sz_O;
-        q_ /= sz_O;
-        const idx_t i1 = q_ % sz_S;
-        q_ /= sz_S;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_O - i2 >= 4 &&
-            tc_aligned(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2, 16) &&
-            tc_aligned(in_b + i2, 16) &&
-            tc_aligned(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, 16)) {
-            const tc_vec<float, 4> v5 = tc_vload<float, 4>(in_b + i2);  // prelude_tour.tc:33
-            const tc_vec<float, 4> v3 = tc_vload<float, 4>(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2); // <prelude>/linear.tc:7
-            const float t4 = v3.v[0];                                   // <prelude>/linear.tc:7
-            const float t6 = v5.v[0];                                   // prelude_tour.tc:33
-            const float t7 = t4 + t6;                                   // <prelude>/linear.tc:7
-            const float t8 = v3.v[1];                                   // <prelude>/linear.tc:7
-            const float t9 = v5.v[1];                                   // prelude_tour.tc:33
-            const float t10 = t8 + t9;                                  // <prelude>/linear.tc:7
-            const float t11 = v3.v[2];                                  // <prelude>/linear.tc:7
-            const float t12 = v5.v[2];                                  // prelude_tour.tc:33
-            const float t13 = t11 + t12;                                // <prelude>/linear.tc:7
-            const float t14 = v3.v[3];                                  // <prelude>/linear.tc:7
-            const float t15 = v5.v[3];                                  // prelude_tour.tc:33
-            const float t16 = t14 + t15;                                // <prelude>/linear.tc:7
-            tc_vstore<float, 4>(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, {{t7, t10, t13, t16}}); // <prelude>/linear.tc:7
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i2 = q_ % sz_O;
                 q_ /= sz_O;
                 const idx_t i1 = q_ % sz_S;
                 q_ /= sz_S;
                 const idx_t i0 = q_;
-                const float t0 = buf3[sz_S*sz_O*i0 + sz_O*i1 + i2];         // <prelude>/linear.tc:7
-                const float t1 = in_b[i2];                                  // prelude_tour.tc:33
-                const float t2 = t0 + t1;                                   // <prelude>/linear.tc:7
-                out_out[sz_S*sz_O*i0 + sz_O*i1 + i2] = t2;                  // <prelude>/linear.tc:7
+                vok_ = vok_ && sz_O - i2 >= 4 &&
+                    tc_aligned(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2, 16) &&
+                    tc_aligned(in_b + i2, 16) &&
+                    tc_aligned(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v3_u[2];
+            tc_vec<float, 4> v5_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_O;
+                q_ /= sz_O;
+                const idx_t i1 = q_ % sz_S;
+                q_ /= sz_S;
+                const idx_t i0 = q_;
+                v3_u[u_] = tc_vload<float, 4>(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2);
+                v5_u[u_] = tc_vload<float, 4>(in_b + i2);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_O;
+                q_ /= sz_O;
+                const idx_t i1 = q_ % sz_S;
+                q_ /= sz_S;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v3 = v3_u[u_];
+                const tc_vec<float, 4> v5 = v5_u[u_];
+                const float t4 = v3.v[0];                                   // <prelude>/linear.tc:7
+                const float t6 = v5.v[0];                                   // prelude_tour.tc:33
+                const float t7 = t4 + t6;                                   // <prelude>/linear.tc:7
+                const float t8 = v3.v[1];                                   // <prelude>/linear.tc:7
+                const float t9 = v5.v[1];                                   // prelude_tour.tc:33
+                const float t10 = t8 + t9;                                  // <prelude>/linear.tc:7
+                const float t11 = v3.v[2];                                  // <prelude>/linear.tc:7
+                const float t12 = v5.v[2];                                  // prelude_tour.tc:33
+                const float t13 = t11 + t12;                                // <prelude>/linear.tc:7
+                const float t14 = v3.v[3];                                  // <prelude>/linear.tc:7
+                const float t15 = v5.v[3];                                  // prelude_tour.tc:33
+                const float t16 = t14 + t15;                                // <prelude>/linear.tc:7
+                tc_vstore<float, 4>(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, {{t7, t10, t13, t16}}); // <prelude>/linear.tc:7
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i2 = q_ % sz_O;
+                q_ /= sz_O;
+                const idx_t i1 = q_ % sz_S;
+                q_ /= sz_S;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_O - i2 >= 4 &&
+                    tc_aligned(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2, 16) &&
+                    tc_aligned(in_b + i2, 16) &&
+                    tc_aligned(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, 16)) {
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2); // <prelude>/linear.tc:7
+                    const tc_vec<float, 4> v5 = tc_vload<float, 4>(in_b + i2);  // prelude_tour.tc:33
+                    const float t4 = v3.v[0];                                   // <prelude>/linear.tc:7
+                    const float t6 = v5.v[0];                                   // prelude_tour.tc:33
+                    const float t7 = t4 + t6;                                   // <prelude>/linear.tc:7
+                    const float t8 = v3.v[1];                                   // <prelude>/linear.tc:7
+                    const float t9 = v5.v[1];                                   // prelude_tour.tc:33
+                    const float t10 = t8 + t9;                                  // <prelude>/linear.tc:7
+                    const float t11 = v3.v[2];                                  // <prelude>/linear.tc:7
+                    const float t12 = v5.v[2];                                  // prelude_tour.tc:33
+                    const float t13 = t11 + t12;                                // <prelude>/linear.tc:7
+                    const float t14 = v3.v[3];                                  // <prelude>/linear.tc:7
+                    const float t15 = v5.v[3];                                  // prelude_tour.tc:33
+                    const float t16 = t14 + t15;                                // <prelude>/linear.tc:7
+                    tc_vstore<float, 4>(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, {{t7, t10, t13, t16}}); // <prelude>/linear.tc:7
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i2 = q_ % sz_O;
+                        q_ /= sz_O;
+                        const idx_t i1 = q_ % sz_S;
+                        q_ /= sz_S;
+                        const idx_t i0 = q_;
+                        const float t0 = buf3[sz_S*sz_O*i0 + sz_O*i1 + i2];         // <prelude>/linear.tc:7
+                        const float t1 = in_b[i2];                                  // prelude_tour.tc:33
+                        const float t2 = t0 + t1;                                   // <prelude>/linear.tc:7
+                        out_out[sz_S*sz_O*i0 + sz_O*i1 + i2] = t2;                  // <prelude>/linear.tc:7
+                    }
+                }
             }
         }
     }
@@ -1279,47 +1483,109 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_12(
     const idx_t sz_H)
 {
     const idx_t n = sz_N*sz_H;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_H;
-        q_ /= sz_H;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_H - i1 >= 4 &&
-            tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
-            tc_aligned(buf5 + sz_H*i0 + i1, 16) &&
-            tc_aligned(out_out + sz_H*i0 + i1, 16)) {
-            const tc_vec<float, 4> v4 = tc_vload<float, 4>(buf3 + sz_H*i0 + i1); // <prelude>/linear.tc:14
-            const float t5 = v4.v[0];                                   // <prelude>/linear.tc:14
-            const float t6 = tc_silu(t5);                               // <prelude>/linear.tc:14
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(buf5 + sz_H*i0 + i1); // <prelude>/linear.tc:14
-            const float t8 = v7.v[0];                                   // <prelude>/linear.tc:14
-            const float t9 = t6 * t8;                                   // <prelude>/linear.tc:14
-            const float t10 = v4.v[1];                                  // <prelude>/linear.tc:14
-            const float t11 = tc_silu(t10);                             // <prelude>/linear.tc:14
-            const float t12 = v7.v[1];                                  // <prelude>/linear.tc:14
-            const float t13 = t11 * t12;                                // <prelude>/linear.tc:14
-            const float t14 = v4.v[2];                                  // <prelude>/linear.tc:14
-            const float t15 = tc_silu(t14);                             // <prelude>/linear.tc:14
-            const float t16 = v7.v[2];                                  // <prelude>/linear.tc:14
-            const float t17 = t15 * t16;                                // <prelude>/linear.tc:14
-            const float t18 = v4.v[3];                                  // <prelude>/linear.tc:14
-            const float t19 = tc_silu(t18);                             // <prelude>/linear.tc:14
-            const float t20 = v7.v[3];                                  // <prelude>/linear.tc:14
-            const float t21 = t19 * t20;                                // <prelude>/linear.tc:14
-            tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
                 const idx_t i0 = q_;
-                const float t0 = buf3[sz_H*i0 + i1];                        // <prelude>/linear.tc:14
-                const float t1 = tc_silu(t0);                               // <prelude>/linear.tc:14
-                const float t2 = buf5[sz_H*i0 + i1];                        // <prelude>/linear.tc:14
-                const float t3 = t1 * t2;                                   // <prelude>/linear.tc:14
-                out_out[sz_H*i0 + i1] = t3;                                 // <prelude>/linear.tc:14
+                vok_ = vok_ && sz_H - i1 >= 4 &&
+                    tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(buf5 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_H*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v4_u[2];
+            tc_vec<float, 4> v7_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                v4_u[u_] = tc_vload<float, 4>(buf3 + sz_H*i0 + i1);
+                v7_u[u_] = tc_vload<float, 4>(buf5 + sz_H*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v4 = v4_u[u_];
+                const tc_vec<float, 4> v7 = v7_u[u_];
+                const float t5 = v4.v[0];                                   // <prelude>/linear.tc:14
+                const float t6 = tc_silu(t5);                               // <prelude>/linear.tc:14
+                const float t8 = v7.v[0];                                   // <prelude>/linear.tc:14
+                const float t9 = t6 * t8;                                   // <prelude>/linear.tc:14
+                const float t10 = v4.v[1];                                  // <prelude>/linear.tc:14
+                const float t11 = tc_silu(t10);                             // <prelude>/linear.tc:14
+                const float t12 = v7.v[1];                                  // <prelude>/linear.tc:14
+                const float t13 = t11 * t12;                                // <prelude>/linear.tc:14
+                const float t14 = v4.v[2];                                  // <prelude>/linear.tc:14
+                const float t15 = tc_silu(t14);                             // <prelude>/linear.tc:14
+                const float t16 = v7.v[2];                                  // <prelude>/linear.tc:14
+                const float t17 = t15 * t16;                                // <prelude>/linear.tc:14
+                const float t18 = v4.v[3];                                  // <prelude>/linear.tc:14
+                const float t19 = tc_silu(t18);                             // <prelude>/linear.tc:14
+                const float t20 = v7.v[3];                                  // <prelude>/linear.tc:14
+                const float t21 = t19 * t20;                                // <prelude>/linear.tc:14
+                tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_H;
+                q_ /= sz_H;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_H - i1 >= 4 &&
+                    tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(buf5 + sz_H*i0 + i1, 16) &&
+                    tc_aligned(out_out + sz_H*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v4 = tc_vload<float, 4>(buf3 + sz_H*i0 + i1); // <prelude>/linear.tc:14
+                    const tc_vec<float, 4> v7 = tc_vload<float, 4>(buf5 + sz_H*i0 + i1); // <prelude>/linear.tc:14
+                    const float t5 = v4.v[0];                                   // <prelude>/linear.tc:14
+                    const float t6 = tc_silu(t5);                               // <prelude>/linear.tc:14
+                    const float t8 = v7.v[0];                                   // <prelude>/linear.tc:14
+                    const float t9 = t6 * t8;                                   // <prelude>/linear.tc:14
+                    const float t10 = v4.v[1];                                  // <prelude>/linear.tc:14
+                    const float t11 = tc_silu(t10);                             // <prelude>/linear.tc:14
+                    const float t12 = v7.v[1];                                  // <prelude>/linear.tc:14
+                    const float t13 = t11 * t12;                                // <prelude>/linear.tc:14
+                    const float t14 = v4.v[2];                                  // <prelude>/linear.tc:14
+                    const float t15 = tc_silu(t14);                             // <prelude>/linear.tc:14
+                    const float t16 = v7.v[2];                                  // <prelude>/linear.tc:14
+                    const float t17 = t15 * t16;                                // <prelude>/linear.tc:14
+                    const float t18 = v4.v[3];                                  // <prelude>/linear.tc:14
+                    const float t19 = tc_silu(t18);                             // <prelude>/linear.tc:14
+                    const float t20 = v7.v[3];                                  // <prelude>/linear.tc:14
+                    const float t21 = t19 * t20;                                // <prelude>/linear.tc:14
+                    tc_vstore<float, 4>(out_out + sz_H*i0 + i1, {{t9, t13, t17, t21}}); // <prelude>/linear.tc:14
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_H;
+                        q_ /= sz_H;
+                        const idx_t i0 = q_;
+                        const float t0 = buf3[sz_H*i0 + i1];                        // <prelude>/linear.tc:14
+                        const float t1 = tc_silu(t0);                               // <prelude>/linear.tc:14
+                        const float t2 = buf5[sz_H*i0 + i1];                        // <prelude>/linear.tc:14
+                        const float t3 = t1 * t2;                                   // <prelude>/linear.tc:14
+                        out_out[sz_H*i0 + i1] = t3;                                 // <prelude>/linear.tc:14
+                    }
+                }
             }
         }
     }
@@ -1339,127 +1605,249 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_l
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_ls + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_lr + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_hs + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_hw + sz_D*i0 + i1, 16) &&
-            tc_aligned(out_mi + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:42
-            const float t19 = v18.v[0];                                 // prelude_tour.tc:42
-            const float t20 = tc_min(t19, 0.0f);                        // <prelude>/activations.tc:8
-            const float t21 = fabsf(t19);                               // <prelude>/activations.tc:8
-            const float t22 = -t21;                                     // <prelude>/activations.tc:8
-            const float t23 = expf(t22);                                // <prelude>/activations.tc:8
-            const float t24 = log1pf(t23);                              // <prelude>/activations.tc:8
-            const float t25 = t20 - t24;                                // <prelude>/activations.tc:8
-            const float t26 = v18.v[1];                                 // prelude_tour.tc:42
-            const float t27 = tc_min(t26, 0.0f);                        // <prelude>/activations.tc:8
-            const float t28 = fabsf(t26);                               // <prelude>/activations.tc:8
-            const float t29 = -t28;                                     // <prelude>/activations.tc:8
-            const float t30 = expf(t29);                                // <prelude>/activations.tc:8
-            const float t31 = log1pf(t30);                              // <prelude>/activations.tc:8
-            const float t32 = t27 - t31;                                // <prelude>/activations.tc:8
-            const float t33 = v18.v[2];                                 // prelude_tour.tc:42
-            const float t34 = tc_min(t33, 0.0f);                        // <prelude>/activations.tc:8
-            const float t35 = fabsf(t33);                               // <prelude>/activations.tc:8
-            const float t36 = -t35;                                     // <prelude>/activations.tc:8
-            const float t37 = expf(t36);                                // <prelude>/activations.tc:8
-            const float t38 = log1pf(t37);                              // <prelude>/activations.tc:8
-            const float t39 = t34 - t38;                                // <prelude>/activations.tc:8
-            const float t40 = v18.v[3];                                 // prelude_tour.tc:42
-            const float t41 = tc_min(t40, 0.0f);                        // <prelude>/activations.tc:8
-            const float t42 = fabsf(t40);                               // <prelude>/activations.tc:8
-            const float t43 = -t42;                                     // <prelude>/activations.tc:8
-            const float t44 = expf(t43);                                // <prelude>/activations.tc:8
-            const float t45 = log1pf(t44);                              // <prelude>/activations.tc:8
-            const float t46 = t41 - t45;                                // <prelude>/activations.tc:8
-            tc_vstore<float, 4>(out_ls + sz_D*i0 + i1, {{t25, t32, t39, t46}}); // <prelude>/activations.tc:8
-            const bool t47 = ((float)(t19 > 0.0f)) != 0;                // <prelude>/activations.tc:14
-            const float t48 = t19 * 0.100000001f;                       // <prelude>/activations.tc:14
-            const float t49 = (t47 != 0.0f ? t19 : t48);                // <prelude>/activations.tc:14
-            const bool t50 = ((float)(t26 > 0.0f)) != 0;                // <prelude>/activations.tc:14
-            const float t51 = t26 * 0.100000001f;                       // <prelude>/activations.tc:14
-            const float t52 = (t50 != 0.0f ? t26 : t51);                // <prelude>/activations.tc:14
-            const bool t53 = ((float)(t33 > 0.0f)) != 0;                // <prelude>/activations.tc:14
-            const float t54 = t33 * 0.100000001f;                       // <prelude>/activations.tc:14
-            const float t55 = (t53 != 0.0f ? t33 : t54);                // <prelude>/activations.tc:14
-            const bool t56 = ((float)(t40 > 0.0f)) != 0;                // <prelude>/activations.tc:14
-            const float t57 = t40 * 0.100000001f;                       // <prelude>/activations.tc:14
-            const float t58 = (t56 != 0.0f ? t40 : t57);                // <prelude>/activations.tc:14
-            tc_vstore<float, 4>(out_lr + sz_D*i0 + i1, {{t49, t52, t55, t58}}); // <prelude>/activations.tc:14
-            const float t59 = t19 + 3.0f;                               // <prelude>/activations.tc:19
-            const float t60 = tc_clamp(t59, 0.0f, 6.0f);                // <prelude>/activations.tc:19
-            const float t61 = t60 / 6.0f;                               // <prelude>/activations.tc:19
-            const float t62 = t26 + 3.0f;                               // <prelude>/activations.tc:19
-            const float t63 = tc_clamp(t62, 0.0f, 6.0f);                // <prelude>/activations.tc:19
-            const float t64 = t63 / 6.0f;                               // <prelude>/activations.tc:19
-            const float t65 = t33 + 3.0f;                               // <prelude>/activations.tc:19
-            const float t66 = tc_clamp(t65, 0.0f, 6.0f);                // <prelude>/activations.tc:19
-            const float t67 = t66 / 6.0f;                               // <prelude>/activations.tc:19
-            const float t68 = t40 + 3.0f;                               // <prelude>/activations.tc:19
-            const float t69 = tc_clamp(t68, 0.0f, 6.0f);                // <prelude>/activations.tc:19
-            const float t70 = t69 / 6.0f;                               // <prelude>/activations.tc:19
-            tc_vstore<float, 4>(out_hs + sz_D*i0 + i1, {{t61, t64, t67, t70}}); // <prelude>/activations.tc:19
-            const float t71 = t19 * t60;                                // <prelude>/activations.tc:25
-            const float t72 = t71 / 6.0f;                               // <prelude>/activations.tc:25
-            const float t73 = t26 * t63;                                // <prelude>/activations.tc:25
-            const float t74 = t73 / 6.0f;                               // <prelude>/activations.tc:25
-            const float t75 = t33 * t66;                                // <prelude>/activations.tc:25
-            const float t76 = t75 / 6.0f;                               // <prelude>/activations.tc:25
-            const float t77 = t40 * t69;                                // <prelude>/activations.tc:25
-            const float t78 = t77 / 6.0f;                               // <prelude>/activations.tc:25
-            tc_vstore<float, 4>(out_hw + sz_D*i0 + i1, {{t72, t74, t76, t78}}); // <prelude>/activations.tc:25
-            const float t79 = tc_softplus(t19);                         // <prelude>/activations.tc:31
-            const float t80 = tanhf(t79);                               // <prelude>/activations.tc:31
-            const float t81 = t19 * t80;                                // <prelude>/activations.tc:31
-            const float t82 = tc_softplus(t26);                         // <prelude>/activations.tc:31
-            const float t83 = tanhf(t82);                               // <prelude>/activations.tc:31
-            const float t84 = t26 * t83;                                // <prelude>/activations.tc:31
-            const float t85 = tc_softplus(t33);                         // <prelude>/activations.tc:31
-            const float t86 = tanhf(t85);                               // <prelude>/activations.tc:31
-            const float t87 = t33 * t86;                                // <prelude>/activations.tc:31
-            const float t88 = tc_softplus(t40);                         // <prelude>/activations.tc:31
-            const float t89 = tanhf(t88);                               // <prelude>/activations.tc:31
-            const float t90 = t40 * t89;                                // <prelude>/activations.tc:31
-            tc_vstore<float, 4>(out_mi + sz_D*i0 + i1, {{t81, t84, t87, t90}}); // <prelude>/activations.tc:31
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:42
-                const float t1 = tc_min(t0, 0.0f);                          // <prelude>/activations.tc:8
-                const float t2 = fabsf(t0);                                 // <prelude>/activations.tc:8
-                const float t3 = -t2;                                       // <prelude>/activations.tc:8
-                const float t4 = expf(t3);                                  // <prelude>/activations.tc:8
-                const float t5 = log1pf(t4);                                // <prelude>/activations.tc:8
-                const float t6 = t1 - t5;                                   // <prelude>/activations.tc:8
-                out_ls[sz_D*i0 + i1] = t6;                                  // <prelude>/activations.tc:8
-                const bool t7 = ((float)(t0 > 0.0f)) != 0;                  // <prelude>/activations.tc:14
-                const float t8 = t0 * 0.100000001f;                         // <prelude>/activations.tc:14
-                const float t9 = (t7 != 0.0f ? t0 : t8);                    // <prelude>/activations.tc:14
-                out_lr[sz_D*i0 + i1] = t9;                                  // <prelude>/activations.tc:14
-                const float t10 = t0 + 3.0f;                                // <prelude>/activations.tc:19
-                const float t11 = tc_clamp(t10, 0.0f, 6.0f);                // <prelude>/activations.tc:19
-                const float t12 = t11 / 6.0f;                               // <prelude>/activations.tc:19
-                out_hs[sz_D*i0 + i1] = t12;                                 // <prelude>/activations.tc:19
-                const float t13 = t0 * t11;                                 // <prelude>/activations.tc:25
-                const float t14 = t13 / 6.0f;                               // <prelude>/activations.tc:25
-                out_hw[sz_D*i0 + i1] = t14;                                 // <prelude>/activations.tc:25
-                const float t15 = tc_softplus(t0);                          // <prelude>/activations.tc:31
-                const float t16 = tanhf(t15);                               // <prelude>/activations.tc:31
-                const float t17 = t0 * t16;                                 // <prelude>/activations.tc:31
-                out_mi[sz_D*i0 + i1] = t17;                                 // <prelude>/activations.tc:31
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_ls + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_lr + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_hs + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_hw + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_mi + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v18_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v18_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v18 = v18_u[u_];
+                const float t19 = v18.v[0];                                 // prelude_tour.tc:42
+                const float t20 = tc_min(t19, 0.0f);                        // <prelude>/activations.tc:8
+                const float t21 = fabsf(t19);                               // <prelude>/activations.tc:8
+                const float t22 = -t21;                                     // <prelude>/activations.tc:8
+                const float t23 = expf(t22);                                // <prelude>/activations.tc:8
+                const float t24 = log1pf(t23);                              // <prelude>/activations.tc:8
+                const float t25 = t20 - t24;                                // <prelude>/activations.tc:8
+                const float t26 = v18.v[1];                                 // prelude_tour.tc:42
+                const float t27 = tc_min(t26, 0.0f);                        // <prelude>/activations.tc:8
+                const float t28 = fabsf(t26);                               // <prelude>/activations.tc:8
+                const float t29 = -t28;                                     // <prelude>/activations.tc:8
+                const float t30 = expf(t29);                                // <prelude>/activations.tc:8
+                const float t31 = log1pf(t30);                              // <prelude>/activations.tc:8
+                const float t32 = t27 - t31;                                // <prelude>/activations.tc:8
+                const float t33 = v18.v[2];                                 // prelude_tour.tc:42
+                const float t34 = tc_min(t33, 0.0f);                        // <prelude>/activations.tc:8
+                const float t35 = fabsf(t33);                               // <prelude>/activations.tc:8
+                const float t36 = -t35;                                     // <prelude>/activations.tc:8
+                const float t37 = expf(t36);                                // <prelude>/activations.tc:8
+                const float t38 = log1pf(t37);                              // <prelude>/activations.tc:8
+                const float t39 = t34 - t38;                                // <prelude>/activations.tc:8
+                const float t40 = v18.v[3];                                 // prelude_tour.tc:42
+                const float t41 = tc_min(t40, 0.0f);                        // <prelude>/activations.tc:8
+                const float t42 = fabsf(t40);                               // <prelude>/activations.tc:8
+                const float t43 = -t42;                                     // <prelude>/activations.tc:8
+                const float t44 = expf(t43);                                // <prelude>/activations.tc:8
+                const float t45 = log1pf(t44);                              // <prelude>/activations.tc:8
+                const float t46 = t41 - t45;                                // <prelude>/activations.tc:8
+                tc_vstore<float, 4>(out_ls + sz_D*i0 + i1, {{t25, t32, t39, t46}}); // <prelude>/activations.tc:8
+                const bool t47 = ((float)(t19 > 0.0f)) != 0;                // <prelude>/activations.tc:14
+                const float t48 = t19 * 0.100000001f;                       // <prelude>/activations.tc:14
+                const float t49 = (t47 != 0.0f ? t19 : t48);                // <prelude>/activations.tc:14
+                const bool t50 = ((float)(t26 > 0.0f)) != 0;                // <prelude>/activations.tc:14
+                const float t51 = t26 * 0.100000001f;                       // <prelude>/activations.tc:14
+                const float t52 = (t50 != 0.0f ? t26 : t51);                // <prelude>/activations.tc:14
+                const bool t53 = ((float)(t33 > 0.0f)) != 0;                // <prelude>/activations.tc:14
+                const float t54 = t33 * 0.100000001f;                       // <prelude>/activations.tc:14
+                const float t55 = (t53 != 0.0f ? t33 : t54);                // <prelude>/activations.tc:14
+                const bool t56 = ((float)(t40 > 0.0f)) != 0;                // <prelude>/activations.tc:14
+                const float t57 = t40 * 0.100000001f;                       // <prelude>/activations.tc:14
+                const float t58 = (t56 != 0.0f ? t40 : t57);                // <prelude>/activations.tc:14
+                tc_vstore<float, 4>(out_lr + sz_D*i0 + i1, {{t49, t52, t55, t58}}); // <prelude>/activations.tc:14
+                const float t59 = t19 + 3.0f;                               // <prelude>/activations.tc:19
+                const float t60 = tc_clamp(t59, 0.0f, 6.0f);                // <prelude>/activations.tc:19
+                const float t61 = t60 / 6.0f;                               // <prelude>/activations.tc:19
+                const float t62 = t26 + 3.0f;                               // <prelude>/activations.tc:19
+                const float t63 = tc_clamp(t62, 0.0f, 6.0f);                // <prelude>/activations.tc:19
+                const float t64 = t63 / 6.0f;                               // <prelude>/activations.tc:19
+                const float t65 = t33 + 3.0f;                               // <prelude>/activations.tc:19
+                const float t66 = tc_clamp(t65, 0.0f, 6.0f);                // <prelude>/activations.tc:19
+                const float t67 = t66 / 6.0f;                               // <prelude>/activations.tc:19
+                const float t68 = t40 + 3.0f;                               // <prelude>/activations.tc:19
+                const float t69 = tc_clamp(t68, 0.0f, 6.0f);                // <prelude>/activations.tc:19
+                const float t70 = t69 / 6.0f;                               // <prelude>/activations.tc:19
+                tc_vstore<float, 4>(out_hs + sz_D*i0 + i1, {{t61, t64, t67, t70}}); // <prelude>/activations.tc:19
+                const float t71 = t19 * t60;                                // <prelude>/activations.tc:25
+                const float t72 = t71 / 6.0f;                               // <prelude>/activations.tc:25
+                const float t73 = t26 * t63;                                // <prelude>/activations.tc:25
+                const float t74 = t73 / 6.0f;                               // <prelude>/activations.tc:25
+                const float t75 = t33 * t66;                                // <prelude>/activations.tc:25
+                const float t76 = t75 / 6.0f;                               // <prelude>/activations.tc:25
+                const float t77 = t40 * t69;                                // <prelude>/activations.tc:25
+                const float t78 = t77 / 6.0f;                               // <prelude>/activations.tc:25
+                tc_vstore<float, 4>(out_hw + sz_D*i0 + i1, {{t72, t74, t76, t78}}); // <prelude>/activations.tc:25
+                const float t79 = tc_softplus(t19);                         // <prelude>/activations.tc:31
+                const float t80 = tanhf(t79);                               // <prelude>/activations.tc:31
+                const float t81 = t19 * t80;                                // <prelude>/activations.tc:31
+                const float t82 = tc_softplus(t26);                         // <prelude>/activations.tc:31
+                const float t83 = tanhf(t82);                               // <prelude>/activations.tc:31
+                const float t84 = t26 * t83;                                // <prelude>/activations.tc:31
+                const float t85 = tc_softplus(t33);                         // <prelude>/activations.tc:31
+                const float t86 = tanhf(t85);                               // <prelude>/activations.tc:31
+                const float t87 = t33 * t86;                                // <prelude>/activations.tc:31
+                const float t88 = tc_softplus(t40);                         // <prelude>/activations.tc:31
+                const float t89 = tanhf(t88);                               // <prelude>/activations.tc:31
+                const float t90 = t40 * t89;                                // <prelude>/activations.tc:31
+                tc_vstore<float, 4>(out_mi + sz_D*i0 + i1, {{t81, t84, t87, t90}}); // <prelude>/activations.tc:31
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_ls + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_lr + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_hs + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_hw + sz_D*i0 + i1, 16) &&
+                    tc_aligned(out_mi + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:42
+                    const float t19 = v18.v[0];                                 // prelude_tour.tc:42
+                    const float t20 = tc_min(t19, 0.0f);                        // <prelude>/activations.tc:8
+                    const float t21 = fabsf(t19);                               // <prelude>/activations.tc:8
+                    const float t22 = -t21;                                     // <prelude>/activations.tc:8
+                    const float t23 = expf(t22);                                // <prelude>/activations.tc:8
+                    const float t24 = log1pf(t23);                              // <prelude>/activations.tc:8
+                    const float t25 = t20 - t24;                                // <prelude>/activations.tc:8
+                    const float t26 = v18.v[1];                                 // prelude_tour.tc:42
+                    const float t27 = tc_min(t26, 0.0f);                        // <prelude>/activations.tc:8
+                    const float t28 = fabsf(t26);                               // <prelude>/activations.tc:8
+                    const float t29 = -t28;                                     // <prelude>/activations.tc:8
+                    const float t30 = expf(t29);                                // <prelude>/activations.tc:8
+                    const float t31 = log1pf(t30);                              // <prelude>/activations.tc:8
+                    const float t32 = t27 - t31;                                // <prelude>/activations.tc:8
+                    const float t33 = v18.v[2];                                 // prelude_tour.tc:42
+                    const float t34 = tc_min(t33, 0.0f);                        // <prelude>/activations.tc:8
+                    const float t35 = fabsf(t33);                               // <prelude>/activations.tc:8
+                    const float t36 = -t35;                                     // <prelude>/activations.tc:8
+                    const float t37 = expf(t36);                                // <prelude>/activations.tc:8
+                    const float t38 = log1pf(t37);                              // <prelude>/activations.tc:8
+                    const float t39 = t34 - t38;                                // <prelude>/activations.tc:8
+                    const float t40 = v18.v[3];                                 // prelude_tour.tc:42
+                    const float t41 = tc_min(t40, 0.0f);                        // <prelude>/activations.tc:8
+                    const float t42 = fabsf(t40);                               // <prelude>/activations.tc:8
+                    const float t43 = -t42;                                     // <prelude>/activations.tc:8
+                    const float t44 = expf(t43);                                // <prelude>/activations.tc:8
+                    const float t45 = log1pf(t44);                              // <prelude>/activations.tc:8
+                    const float t46 = t41 - t45;                                // <prelude>/activations.tc:8
+                    tc_vstore<float, 4>(out_ls + sz_D*i0 + i1, {{t25, t32, t39, t46}}); // <prelude>/activations.tc:8
+                    const bool t47 = ((float)(t19 > 0.0f)) != 0;                // <prelude>/activations.tc:14
+                    const float t48 = t19 * 0.100000001f;                       // <prelude>/activations.tc:14
+                    const float t49 = (t47 != 0.0f ? t19 : t48);                // <prelude>/activations.tc:14
+                    const bool t50 = ((float)(t26 > 0.0f)) != 0;                // <prelude>/activations.tc:14
+                    const float t51 = t26 * 0.100000001f;                       // <prelude>/activations.tc:14
+                    const float t52 = (t50 != 0.0f ? t26 : t51);                // <prelude>/activations.tc:14
+                    const bool t53 = ((float)(t33 > 0.0f)) != 0;                // <prelude>/activations.tc:14
+                    const float t54 = t33 * 0.100000001f;                       // <prelude>/activations.tc:14
+                    const float t55 = (t53 != 0.0f ? t33 : t54);                // <prelude>/activations.tc:14
+                    const bool t56 = ((float)(t40 > 0.0f)) != 0;                // <prelude>/activations.tc:14
+                    const float t57 = t40 * 0.100000001f;                       // <prelude>/activations.tc:14
+                    const float t58 = (t56 != 0.0f ? t40 : t57);                // <prelude>/activations.tc:14
+                    tc_vstore<float, 4>(out_lr + sz_D*i0 + i1, {{t49, t52, t55, t58}}); // <prelude>/activations.tc:14
+                    const float t59 = t19 + 3.0f;                               // <prelude>/activations.tc:19
+                    const float t60 = tc_clamp(t59, 0.0f, 6.0f);                // <prelude>/activations.tc:19
+                    const float t61 = t60 / 6.0f;                               // <prelude>/activations.tc:19
+                    const float t62 = t26 + 3.0f;                               // <prelude>/activations.tc:19
+                    const float t63 = tc_clamp(t62, 0.0f, 6.0f);                // <prelude>/activations.tc:19
+                    const float t64 = t63 / 6.0f;                               // <prelude>/activations.tc:19
+                    const float t65 = t33 + 3.0f;                               // <prelude>/activations.tc:19
+                    const float t66 = tc_clamp(t65, 0.0f, 6.0f);                // <prelude>/activations.tc:19
+                    const float t67 = t66 / 6.0f;                               // <prelude>/activations.tc:19
+                    const float t68 = t40 + 3.0f;                               // <prelude>/activations.tc:19
+                    const float t69 = tc_clamp(t68, 0.0f, 6.0f);                // <prelude>/activations.tc:19
+                    const float t70 = t69 / 6.0f;                               // <prelude>/activations.tc:19
+                    tc_vstore<float, 4>(out_hs + sz_D*i0 + i1, {{t61, t64, t67, t70}}); // <prelude>/activations.tc:19
+                    const float t71 = t19 * t60;                                // <prelude>/activations.tc:25
+                    const float t72 = t71 / 6.0f;                               // <prelude>/activations.tc:25
+                    const float t73 = t26 * t63;                                // <prelude>/activations.tc:25
+                    const float t74 = t73 / 6.0f;                               // <prelude>/activations.tc:25
+                    const float t75 = t33 * t66;                                // <prelude>/activations.tc:25
+                    const float t76 = t75 / 6.0f;                               // <prelude>/activations.tc:25
+                    const float t77 = t40 * t69;                                // <prelude>/activations.tc:25
+                    const float t78 = t77 / 6.0f;                               // <prelude>/activations.tc:25
+                    tc_vstore<float, 4>(out_hw + sz_D*i0 + i1, {{t72, t74, t76, t78}}); // <prelude>/activations.tc:25
+                    const float t79 = tc_softplus(t19);                         // <prelude>/activations.tc:31
+                    const float t80 = tanhf(t79);                               // <prelude>/activations.tc:31
+                    const float t81 = t19 * t80;                                // <prelude>/activations.tc:31
+                    const float t82 = tc_softplus(t26);                         // <prelude>/activations.tc:31
+                    const float t83 = tanhf(t82);                               // <prelude>/activations.tc:31
+                    const float t84 = t26 * t83;                                // <prelude>/activations.tc:31
+                    const float t85 = tc_softplus(t33);                         // <prelude>/activations.tc:31
+                    const float t86 = tanhf(t85);                               // <prelude>/activations.tc:31
+                    const float t87 = t33 * t86;                                // <prelude>/activations.tc:31
+                    const float t88 = tc_softplus(t40);                         // <prelude>/activations.tc:31
+                    const float t89 = tanhf(t88);                               // <prelude>/activations.tc:31
+                    const float t90 = t40 * t89;                                // <prelude>/activations.tc:31
+                    tc_vstore<float, 4>(out_mi + sz_D*i0 + i1, {{t81, t84, t87, t90}}); // <prelude>/activations.tc:31
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:42
+                        const float t1 = tc_min(t0, 0.0f);                          // <prelude>/activations.tc:8
+                        const float t2 = fabsf(t0);                                 // <prelude>/activations.tc:8
+                        const float t3 = -t2;                                       // <prelude>/activations.tc:8
+                        const float t4 = expf(t3);                                  // <prelude>/activations.tc:8
+                        const float t5 = log1pf(t4);                                // <prelude>/activations.tc:8
+                        const float t6 = t1 - t5;                                   // <prelude>/activations.tc:8
+                        out_ls[sz_D*i0 + i1] = t6;                                  // <prelude>/activations.tc:8
+                        const bool t7 = ((float)(t0 > 0.0f)) != 0;                  // <prelude>/activations.tc:14
+                        const float t8 = t0 * 0.100000001f;                         // <prelude>/activations.tc:14
+                        const float t9 = (t7 != 0.0f ? t0 : t8);                    // <prelude>/activations.tc:14
+                        out_lr[sz_D*i0 + i1] = t9;                                  // <prelude>/activations.tc:14
+                        const float t10 = t0 + 3.0f;                                // <prelude>/activations.tc:19
+                        const float t11 = tc_clamp(t10, 0.0f, 6.0f);                // <prelude>/activations.tc:19
+                        const float t12 = t11 / 6.0f;                               // <prelude>/activations.tc:19
+                        out_hs[sz_D*i0 + i1] = t12;                                 // <prelude>/activations.tc:19
+                        const float t13 = t0 * t11;                                 // <prelude>/activations.tc:25
+                        const float t14 = t13 / 6.0f;                               // <prelude>/activations.tc:25
+                        out_hw[sz_D*i0 + i1] = t14;                                 // <prelude>/activations.tc:25
+                        const float t15 = tc_softplus(t0);                          // <prelude>/activations.tc:31
+                        const float t16 = tanhf(t15);                               // <prelude>/activations.tc:31
+                        const float t17 = t0 * t16;                                 // <prelude>/activations.tc:31
+                        out_mi[sz_D*i0 + i1] = t17;                                 // <prelude>/activations.tc:31
+                    }
+                }
             }
         }
     }
@@ -2543,7 +2931,7 @@ launch plan of softmax_cols (32-bit indices):
   buffer buf1         temp   f32[1, D]  live steps 0..1, slot 0
   buffer buf4         temp   f32[1, D]  live steps 0..1, slot 1
   step 0: tc_red_fused_max_sub_exp_sum_0<<<(D + 31)/32, [32, 8, 1]>>>(in_x, buf1, buf4, D, N)
-  step 1: tc_poi_fused_sub_exp_div_1<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, buf1, buf4, N, D)
+  step 1: tc_poi_fused_sub_exp_div_1<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf1, buf4, N, D)
 launch plan of log_softmax_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
@@ -2568,7 +2956,7 @@ launch plan of l2_normalize_cols (32-bit indices):
   buffer out_out      output f32[N, D]
   buffer buf3         temp   f32[1, D]  live steps 0..1, slot 0
   step 0: tc_red_fused_mul_sum_6<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, buf3, D, N, workspace)
-  step 1: tc_poi_fused_sqrt_max_div_7<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, buf3, N, D)
+  step 1: tc_poi_fused_sqrt_max_div_7<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf3, N, D)
 launch plan of linear_3d (32-bit indices):
   buffer in_x         param  f32[B, S, I]
   buffer in_w         param  f32[O, I]
@@ -2577,7 +2965,7 @@ launch plan of linear_3d (32-bit indices):
   buffer buf3         temp   f32[B, S, O]  live steps 0..1, slot 0
   step 0: matmul buf3 = in_x @ in_w.T (cuBLAS)
     batch B, strides (elements): a S*I, b 0, c S*O
-  step 1: tc_poi_fused_add_9<<<(B*S*O + 1023)/1024, [256, 1, 1]>>>(in_b, out_out, buf3, B, S, O)
+  step 1: tc_poi_fused_add_9<<<(B*S*O + 2047)/2048, [256, 1, 1]>>>(in_b, out_out, buf3, B, S, O)
 launch plan of swiglu_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w1        param  f32[H, D]
@@ -2587,7 +2975,7 @@ launch plan of swiglu_rows (32-bit indices):
   buffer buf5         temp   f32[N, H]  live steps 1..2, slot 1
   step 0: matmul buf3 = in_x @ in_w1.T (cuBLAS)
   step 1: matmul buf5 = in_x @ in_w3.T (cuBLAS)
-  step 2: tc_poi_fused_silu_mul_12<<<(N*H + 1023)/1024, [256, 1, 1]>>>(out_out, buf3, buf5, N, H)
+  step 2: tc_poi_fused_silu_mul_12<<<(N*H + 2047)/2048, [256, 1, 1]>>>(out_out, buf3, buf5, N, H)
 launch plan of activations (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_ls       output f32[N, D]
@@ -2595,7 +2983,7 @@ launch plan of activations (32-bit indices):
   buffer out_hs       output f32[N, D]
   buffer out_hw       output f32[N, D]
   buffer out_mi       output f32[N, D]
-  step 0: tc_poi_fused_min_abs_neg_exp_log1p_sub_13<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_ls, out_lr, out_hs, out_hw, out_mi, N, D)
+  step 0: tc_poi_fused_min_abs_neg_exp_log1p_sub_13<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_ls, out_lr, out_hs, out_hw, out_mi, N, D)
 launch plan of losses (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_y         param  f32[N, D]

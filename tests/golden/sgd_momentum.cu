@@ -39,58 +39,127 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_0(
     const idx_t n = (idx_t)grp.n;
     const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
     const idx_t hi = n - lo < 8192 ? n : lo + 8192;
-    const idx_t step_ = (idx_t)blockDim.x * 4;
-    for (idx_t base = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base < hi; base = hi - base > step_ ? base + step_ : hi) {
-        const idx_t i0 = base;
-        if (hi - base >= 4 &&
-            tc_aligned(io_buf + i0, 16) &&
-            tc_aligned(in_g + i0, 16) &&
-            tc_aligned(io_p + i0, 16)) {
-            const tc_vec<float, 4> v7 = tc_vload<float, 4>(io_buf + i0); // sgd_momentum.tc:6
-            const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_g + i0); // sgd_momentum.tc:6
-            const tc_vec<float, 4> v25 = tc_vload<float, 4>(io_p + i0); // sgd_momentum.tc:6
-            const float t8 = v7.v[0];                                   // sgd_momentum.tc:6
-            const float t9 = s_mu * t8;                                 // sgd_momentum.tc:7
-            const float t11 = v10.v[0];                                 // sgd_momentum.tc:6
-            const float t12 = t9 + t11;                                 // sgd_momentum.tc:7
-            const float t13 = v7.v[1];                                  // sgd_momentum.tc:6
-            const float t14 = s_mu * t13;                               // sgd_momentum.tc:7
-            const float t15 = v10.v[1];                                 // sgd_momentum.tc:6
-            const float t16 = t14 + t15;                                // sgd_momentum.tc:7
-            const float t17 = v7.v[2];                                  // sgd_momentum.tc:6
-            const float t18 = s_mu * t17;                               // sgd_momentum.tc:7
-            const float t19 = v10.v[2];                                 // sgd_momentum.tc:6
-            const float t20 = t18 + t19;                                // sgd_momentum.tc:7
-            const float t21 = v7.v[3];                                  // sgd_momentum.tc:6
-            const float t22 = s_mu * t21;                               // sgd_momentum.tc:7
-            const float t23 = v10.v[3];                                 // sgd_momentum.tc:6
-            const float t24 = t22 + t23;                                // sgd_momentum.tc:7
-            tc_vstore<float, 4>(io_buf + i0, {{t12, t16, t20, t24}});   // sgd_momentum.tc:7
-            const float t26 = v25.v[0];                                 // sgd_momentum.tc:6
-            const float t27 = s_lr * t12;                               // sgd_momentum.tc:8
-            const float t28 = t26 - t27;                                // sgd_momentum.tc:8
-            const float t29 = v25.v[1];                                 // sgd_momentum.tc:6
-            const float t30 = s_lr * t16;                               // sgd_momentum.tc:8
-            const float t31 = t29 - t30;                                // sgd_momentum.tc:8
-            const float t32 = v25.v[2];                                 // sgd_momentum.tc:6
-            const float t33 = s_lr * t20;                               // sgd_momentum.tc:8
-            const float t34 = t32 - t33;                                // sgd_momentum.tc:8
-            const float t35 = v25.v[3];                                 // sgd_momentum.tc:6
-            const float t36 = s_lr * t24;                               // sgd_momentum.tc:8
-            const float t37 = t35 - t36;                                // sgd_momentum.tc:8
-            tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // sgd_momentum.tc:8
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = ustep_ * 2;
+    for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
+        bool vok_ = hi - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(io_buf + i0, 16) &&
+                    tc_aligned(in_g + i0, 16) &&
+                    tc_aligned(io_p + i0, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v7_u[2];
+            tc_vec<float, 4> v10_u[2];
+            tc_vec<float, 4> v25_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                v7_u[u_] = tc_vload<float, 4>(io_buf + i0);
+                v10_u[u_] = tc_vload<float, 4>(in_g + i0);
+                v25_u[u_] = tc_vload<float, 4>(io_p + i0);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const tc_vec<float, 4> v7 = v7_u[u_];
+                const tc_vec<float, 4> v10 = v10_u[u_];
+                const tc_vec<float, 4> v25 = v25_u[u_];
+                const float t8 = v7.v[0];                                   // sgd_momentum.tc:6
+                const float t9 = s_mu * t8;                                 // sgd_momentum.tc:7
+                const float t11 = v10.v[0];                                 // sgd_momentum.tc:6
+                const float t12 = t9 + t11;                                 // sgd_momentum.tc:7
+                const float t13 = v7.v[1];                                  // sgd_momentum.tc:6
+                const float t14 = s_mu * t13;                               // sgd_momentum.tc:7
+                const float t15 = v10.v[1];                                 // sgd_momentum.tc:6
+                const float t16 = t14 + t15;                                // sgd_momentum.tc:7
+                const float t17 = v7.v[2];                                  // sgd_momentum.tc:6
+                const float t18 = s_mu * t17;                               // sgd_momentum.tc:7
+                const float t19 = v10.v[2];                                 // sgd_momentum.tc:6
+                const float t20 = t18 + t19;                                // sgd_momentum.tc:7
+                const float t21 = v7.v[3];                                  // sgd_momentum.tc:6
+                const float t22 = s_mu * t21;                               // sgd_momentum.tc:7
+                const float t23 = v10.v[3];                                 // sgd_momentum.tc:6
+                const float t24 = t22 + t23;                                // sgd_momentum.tc:7
+                tc_vstore<float, 4>(io_buf + i0, {{t12, t16, t20, t24}});   // sgd_momentum.tc:7
+                const float t26 = v25.v[0];                                 // sgd_momentum.tc:6
+                const float t27 = s_lr * t12;                               // sgd_momentum.tc:8
+                const float t28 = t26 - t27;                                // sgd_momentum.tc:8
+                const float t29 = v25.v[1];                                 // sgd_momentum.tc:6
+                const float t30 = s_lr * t16;                               // sgd_momentum.tc:8
+                const float t31 = t29 - t30;                                // sgd_momentum.tc:8
+                const float t32 = v25.v[2];                                 // sgd_momentum.tc:6
+                const float t33 = s_lr * t20;                               // sgd_momentum.tc:8
+                const float t34 = t32 - t33;                                // sgd_momentum.tc:8
+                const float t35 = v25.v[3];                                 // sgd_momentum.tc:6
+                const float t36 = s_lr * t24;                               // sgd_momentum.tc:8
+                const float t37 = t35 - t36;                                // sgd_momentum.tc:8
+                tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // sgd_momentum.tc:8
+            }
         } else {
-            for (int e = 0; e < 4 && e < hi - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = io_buf[i0];                                // sgd_momentum.tc:6
-                const float t1 = s_mu * t0;                                 // sgd_momentum.tc:7
-                const float t2 = in_g[i0];                                  // sgd_momentum.tc:6
-                const float t3 = t1 + t2;                                   // sgd_momentum.tc:7
-                io_buf[i0] = t3;                                            // sgd_momentum.tc:7
-                const float t4 = io_p[i0];                                  // sgd_momentum.tc:6
-                const float t5 = s_lr * t3;                                 // sgd_momentum.tc:8
-                const float t6 = t4 - t5;                                   // sgd_momentum.tc:8
-                io_p[i0] = t6;                                              // sgd_momentum.tc:8
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < hi - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (hi - base >= 4 &&
+                    tc_aligned(io_buf + i0, 16) &&
+                    tc_aligned(in_g + i0, 16) &&
+                    tc_aligned(io_p + i0, 16)) {
+                    const tc_vec<float, 4> v7 = tc_vload<float, 4>(io_buf + i0); // sgd_momentum.tc:6
+                    const tc_vec<float, 4> v10 = tc_vload<float, 4>(in_g + i0); // sgd_momentum.tc:6
+                    const tc_vec<float, 4> v25 = tc_vload<float, 4>(io_p + i0); // sgd_momentum.tc:6
+                    const float t8 = v7.v[0];                                   // sgd_momentum.tc:6
+                    const float t9 = s_mu * t8;                                 // sgd_momentum.tc:7
+                    const float t11 = v10.v[0];                                 // sgd_momentum.tc:6
+                    const float t12 = t9 + t11;                                 // sgd_momentum.tc:7
+                    const float t13 = v7.v[1];                                  // sgd_momentum.tc:6
+                    const float t14 = s_mu * t13;                               // sgd_momentum.tc:7
+                    const float t15 = v10.v[1];                                 // sgd_momentum.tc:6
+                    const float t16 = t14 + t15;                                // sgd_momentum.tc:7
+                    const float t17 = v7.v[2];                                  // sgd_momentum.tc:6
+                    const float t18 = s_mu * t17;                               // sgd_momentum.tc:7
+                    const float t19 = v10.v[2];                                 // sgd_momentum.tc:6
+                    const float t20 = t18 + t19;                                // sgd_momentum.tc:7
+                    const float t21 = v7.v[3];                                  // sgd_momentum.tc:6
+                    const float t22 = s_mu * t21;                               // sgd_momentum.tc:7
+                    const float t23 = v10.v[3];                                 // sgd_momentum.tc:6
+                    const float t24 = t22 + t23;                                // sgd_momentum.tc:7
+                    tc_vstore<float, 4>(io_buf + i0, {{t12, t16, t20, t24}});   // sgd_momentum.tc:7
+                    const float t26 = v25.v[0];                                 // sgd_momentum.tc:6
+                    const float t27 = s_lr * t12;                               // sgd_momentum.tc:8
+                    const float t28 = t26 - t27;                                // sgd_momentum.tc:8
+                    const float t29 = v25.v[1];                                 // sgd_momentum.tc:6
+                    const float t30 = s_lr * t16;                               // sgd_momentum.tc:8
+                    const float t31 = t29 - t30;                                // sgd_momentum.tc:8
+                    const float t32 = v25.v[2];                                 // sgd_momentum.tc:6
+                    const float t33 = s_lr * t20;                               // sgd_momentum.tc:8
+                    const float t34 = t32 - t33;                                // sgd_momentum.tc:8
+                    const float t35 = v25.v[3];                                 // sgd_momentum.tc:6
+                    const float t36 = s_lr * t24;                               // sgd_momentum.tc:8
+                    const float t37 = t35 - t36;                                // sgd_momentum.tc:8
+                    tc_vstore<float, 4>(io_p + i0, {{t28, t31, t34, t37}});     // sgd_momentum.tc:8
+                } else {
+                    for (int e = 0; e < 4 && e < hi - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = io_buf[i0];                                // sgd_momentum.tc:6
+                        const float t1 = s_mu * t0;                                 // sgd_momentum.tc:7
+                        const float t2 = in_g[i0];                                  // sgd_momentum.tc:6
+                        const float t3 = t1 + t2;                                   // sgd_momentum.tc:7
+                        io_buf[i0] = t3;                                            // sgd_momentum.tc:7
+                        const float t4 = io_p[i0];                                  // sgd_momentum.tc:6
+                        const float t5 = s_lr * t3;                                 // sgd_momentum.tc:8
+                        const float t6 = t4 - t5;                                   // sgd_momentum.tc:8
+                        io_p[i0] = t6;                                              // sgd_momentum.tc:8
+                    }
+                }
             }
         }
     }

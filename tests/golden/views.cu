@@ -8,63 +8,133 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_0(
     const idx_t sz_N)
 {
     const idx_t n = 8*sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % 8;
-        q_ /= 8;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && 8 - i1 >= 4 &&
-            tc_aligned(out_out + 8*i0 + i1, 16)) {
-            float t3;                                                   // views.tc:9
-            if (i1 < 4) {
-                const float t4 = in_x[8*i0 + i1 + 4];                   // views.tc:8
-                t3 = t4;
-            } else {
-                const float t5 = in_x[8*i0 + i1 - 4];                   // views.tc:8
-                t3 = t5;
-            }
-            float t6;                                                   // views.tc:9
-            if (i1 + 1 < 4) {
-                const float t7 = in_x[8*i0 + i1 + 5];                   // views.tc:8
-                t6 = t7;
-            } else {
-                const float t8 = in_x[8*i0 + i1 - 3];                   // views.tc:8
-                t6 = t8;
-            }
-            float t9;                                                   // views.tc:9
-            if (i1 + 2 < 4) {
-                const float t10 = in_x[8*i0 + i1 + 6];                  // views.tc:8
-                t9 = t10;
-            } else {
-                const float t11 = in_x[8*i0 + i1 - 2];                  // views.tc:8
-                t9 = t11;
-            }
-            float t12;                                                  // views.tc:9
-            if (i1 + 3 < 4) {
-                const float t13 = in_x[8*i0 + i1 + 7];                  // views.tc:8
-                t12 = t13;
-            } else {
-                const float t14 = in_x[8*i0 + i1 - 1];                  // views.tc:8
-                t12 = t14;
-            }
-            tc_vstore<float, 4>(out_out + 8*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:9
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % 8;
                 q_ /= 8;
                 const idx_t i0 = q_;
-                float t0;                                                   // views.tc:9
+                vok_ = vok_ && 8 - i1 >= 4 &&
+                    tc_aligned(out_out + 8*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 8;
+                q_ /= 8;
+                const idx_t i0 = q_;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 8;
+                q_ /= 8;
+                const idx_t i0 = q_;
+                float t3;                                                   // views.tc:9
                 if (i1 < 4) {
-                    const float t1 = in_x[8*i0 + i1 + 4];                   // views.tc:8
-                    t0 = t1;
+                    const float t4 = in_x[8*i0 + i1 + 4];                   // views.tc:8
+                    t3 = t4;
                 } else {
-                    const float t2 = in_x[8*i0 + i1 - 4];                   // views.tc:8
-                    t0 = t2;
+                    const float t5 = in_x[8*i0 + i1 - 4];                   // views.tc:8
+                    t3 = t5;
                 }
-                out_out[8*i0 + i1] = t0;                                    // views.tc:9
+                float t6;                                                   // views.tc:9
+                if (i1 + 1 < 4) {
+                    const float t7 = in_x[8*i0 + i1 + 5];                   // views.tc:8
+                    t6 = t7;
+                } else {
+                    const float t8 = in_x[8*i0 + i1 - 3];                   // views.tc:8
+                    t6 = t8;
+                }
+                float t9;                                                   // views.tc:9
+                if (i1 + 2 < 4) {
+                    const float t10 = in_x[8*i0 + i1 + 6];                  // views.tc:8
+                    t9 = t10;
+                } else {
+                    const float t11 = in_x[8*i0 + i1 - 2];                  // views.tc:8
+                    t9 = t11;
+                }
+                float t12;                                                  // views.tc:9
+                if (i1 + 3 < 4) {
+                    const float t13 = in_x[8*i0 + i1 + 7];                  // views.tc:8
+                    t12 = t13;
+                } else {
+                    const float t14 = in_x[8*i0 + i1 - 1];                  // views.tc:8
+                    t12 = t14;
+                }
+                tc_vstore<float, 4>(out_out + 8*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:9
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % 8;
+                q_ /= 8;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && 8 - i1 >= 4 &&
+                    tc_aligned(out_out + 8*i0 + i1, 16)) {
+                    float t3;                                                   // views.tc:9
+                    if (i1 < 4) {
+                        const float t4 = in_x[8*i0 + i1 + 4];                   // views.tc:8
+                        t3 = t4;
+                    } else {
+                        const float t5 = in_x[8*i0 + i1 - 4];                   // views.tc:8
+                        t3 = t5;
+                    }
+                    float t6;                                                   // views.tc:9
+                    if (i1 + 1 < 4) {
+                        const float t7 = in_x[8*i0 + i1 + 5];                   // views.tc:8
+                        t6 = t7;
+                    } else {
+                        const float t8 = in_x[8*i0 + i1 - 3];                   // views.tc:8
+                        t6 = t8;
+                    }
+                    float t9;                                                   // views.tc:9
+                    if (i1 + 2 < 4) {
+                        const float t10 = in_x[8*i0 + i1 + 6];                  // views.tc:8
+                        t9 = t10;
+                    } else {
+                        const float t11 = in_x[8*i0 + i1 - 2];                  // views.tc:8
+                        t9 = t11;
+                    }
+                    float t12;                                                  // views.tc:9
+                    if (i1 + 3 < 4) {
+                        const float t13 = in_x[8*i0 + i1 + 7];                  // views.tc:8
+                        t12 = t13;
+                    } else {
+                        const float t14 = in_x[8*i0 + i1 - 1];                  // views.tc:8
+                        t12 = t14;
+                    }
+                    tc_vstore<float, 4>(out_out + 8*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:9
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % 8;
+                        q_ /= 8;
+                        const idx_t i0 = q_;
+                        float t0;                                                   // views.tc:9
+                        if (i1 < 4) {
+                            const float t1 = in_x[8*i0 + i1 + 4];                   // views.tc:8
+                            t0 = t1;
+                        } else {
+                            const float t2 = in_x[8*i0 + i1 - 4];                   // views.tc:8
+                            t0 = t2;
+                        }
+                        out_out[8*i0 + i1] = t0;                                    // views.tc:9
+                    }
+                }
             }
         }
     }
@@ -80,38 +150,88 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_1(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*((sz_D + 1)/2) - (sz_D + 1)/2;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % ((sz_D + 1)/2);
-        q_ /= ((sz_D + 1)/2);
-        const idx_t i0 = q_;
-        if (n - base >= 4 && (sz_D + 1)/2 - i1 >= 4 &&
-            tc_aligned(out_out + ((sz_D + 1)/2)*i0 + i1, 16)) {
-            const float t3 = in_x[sz_D*i0 + sz_D + 2*i1];               // views.tc:14
-            const float t4 = in_x[sz_N*sz_D - sz_D + 2*i1];             // views.tc:14
-            const float t5 = t3 + t4;                                   // views.tc:15
-            const float t6 = in_x[sz_D*i0 + sz_D + 2*i1 + 2];           // views.tc:14
-            const float t7 = in_x[sz_N*sz_D - sz_D + 2*i1 + 2];         // views.tc:14
-            const float t8 = t6 + t7;                                   // views.tc:15
-            const float t9 = in_x[sz_D*i0 + sz_D + 2*i1 + 4];           // views.tc:14
-            const float t10 = in_x[sz_N*sz_D - sz_D + 2*i1 + 4];        // views.tc:14
-            const float t11 = t9 + t10;                                 // views.tc:15
-            const float t12 = in_x[sz_D*i0 + sz_D + 2*i1 + 6];          // views.tc:14
-            const float t13 = in_x[sz_N*sz_D - sz_D + 2*i1 + 6];        // views.tc:14
-            const float t14 = t12 + t13;                                // views.tc:15
-            tc_vstore<float, 4>(out_out + ((sz_D + 1)/2)*i0 + i1, {{t5, t8, t11, t14}}); // views.tc:15
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % ((sz_D + 1)/2);
                 q_ /= ((sz_D + 1)/2);
                 const idx_t i0 = q_;
-                const float t0 = in_x[sz_D*i0 + sz_D + 2*i1];               // views.tc:14
-                const float t1 = in_x[sz_N*sz_D - sz_D + 2*i1];             // views.tc:14
-                const float t2 = t0 + t1;                                   // views.tc:15
-                out_out[((sz_D + 1)/2)*i0 + i1] = t2;                       // views.tc:15
+                vok_ = vok_ && (sz_D + 1)/2 - i1 >= 4 &&
+                    tc_aligned(out_out + ((sz_D + 1)/2)*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % ((sz_D + 1)/2);
+                q_ /= ((sz_D + 1)/2);
+                const idx_t i0 = q_;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % ((sz_D + 1)/2);
+                q_ /= ((sz_D + 1)/2);
+                const idx_t i0 = q_;
+                const float t3 = in_x[sz_D*i0 + sz_D + 2*i1];               // views.tc:14
+                const float t4 = in_x[sz_N*sz_D - sz_D + 2*i1];             // views.tc:14
+                const float t5 = t3 + t4;                                   // views.tc:15
+                const float t6 = in_x[sz_D*i0 + sz_D + 2*i1 + 2];           // views.tc:14
+                const float t7 = in_x[sz_N*sz_D - sz_D + 2*i1 + 2];         // views.tc:14
+                const float t8 = t6 + t7;                                   // views.tc:15
+                const float t9 = in_x[sz_D*i0 + sz_D + 2*i1 + 4];           // views.tc:14
+                const float t10 = in_x[sz_N*sz_D - sz_D + 2*i1 + 4];        // views.tc:14
+                const float t11 = t9 + t10;                                 // views.tc:15
+                const float t12 = in_x[sz_D*i0 + sz_D + 2*i1 + 6];          // views.tc:14
+                const float t13 = in_x[sz_N*sz_D - sz_D + 2*i1 + 6];        // views.tc:14
+                const float t14 = t12 + t13;                                // views.tc:15
+                tc_vstore<float, 4>(out_out + ((sz_D + 1)/2)*i0 + i1, {{t5, t8, t11, t14}}); // views.tc:15
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % ((sz_D + 1)/2);
+                q_ /= ((sz_D + 1)/2);
+                const idx_t i0 = q_;
+                if (n - base >= 4 && (sz_D + 1)/2 - i1 >= 4 &&
+                    tc_aligned(out_out + ((sz_D + 1)/2)*i0 + i1, 16)) {
+                    const float t3 = in_x[sz_D*i0 + sz_D + 2*i1];               // views.tc:14
+                    const float t4 = in_x[sz_N*sz_D - sz_D + 2*i1];             // views.tc:14
+                    const float t5 = t3 + t4;                                   // views.tc:15
+                    const float t6 = in_x[sz_D*i0 + sz_D + 2*i1 + 2];           // views.tc:14
+                    const float t7 = in_x[sz_N*sz_D - sz_D + 2*i1 + 2];         // views.tc:14
+                    const float t8 = t6 + t7;                                   // views.tc:15
+                    const float t9 = in_x[sz_D*i0 + sz_D + 2*i1 + 4];           // views.tc:14
+                    const float t10 = in_x[sz_N*sz_D - sz_D + 2*i1 + 4];        // views.tc:14
+                    const float t11 = t9 + t10;                                 // views.tc:15
+                    const float t12 = in_x[sz_D*i0 + sz_D + 2*i1 + 6];          // views.tc:14
+                    const float t13 = in_x[sz_N*sz_D - sz_D + 2*i1 + 6];        // views.tc:14
+                    const float t14 = t12 + t13;                                // views.tc:15
+                    tc_vstore<float, 4>(out_out + ((sz_D + 1)/2)*i0 + i1, {{t5, t8, t11, t14}}); // views.tc:15
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % ((sz_D + 1)/2);
+                        q_ /= ((sz_D + 1)/2);
+                        const idx_t i0 = q_;
+                        const float t0 = in_x[sz_D*i0 + sz_D + 2*i1];               // views.tc:14
+                        const float t1 = in_x[sz_N*sz_D - sz_D + 2*i1];             // views.tc:14
+                        const float t2 = t0 + t1;                                   // views.tc:15
+                        out_out[((sz_D + 1)/2)*i0 + i1] = t2;                       // views.tc:15
+                    }
+                }
             }
         }
     }
@@ -170,22 +290,55 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
      * its terms can pass 2^31 even when every size fits, so 64-bit here */
     typedef long long idx_t;
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(out_out + i0, 16)) {
-            const float t1 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // views.tc:25
-            const float t2 = in_x[-sz_N*sz_D*((i0 + 1)/sz_N) + sz_D*i0 + sz_D + (i0 + 1)/sz_N]; // views.tc:25
-            const float t3 = in_x[-sz_N*sz_D*((i0 + 2)/sz_N) + sz_D*i0 + 2*sz_D + (i0 + 2)/sz_N]; // views.tc:25
-            const float t4 = in_x[-sz_N*sz_D*((i0 + 3)/sz_N) + sz_D*i0 + 3*sz_D + (i0 + 3)/sz_N]; // views.tc:25
-            tc_vstore<float, 4>(out_out + i0, {{t1, t2, t3, t4}});      // views.tc:26
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(out_out + i0, 16);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const float t1 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // views.tc:25
+                const float t2 = in_x[-sz_N*sz_D*((i0 + 1)/sz_N) + sz_D*i0 + sz_D + (i0 + 1)/sz_N]; // views.tc:25
+                const float t3 = in_x[-sz_N*sz_D*((i0 + 2)/sz_N) + sz_D*i0 + 2*sz_D + (i0 + 2)/sz_N]; // views.tc:25
+                const float t4 = in_x[-sz_N*sz_D*((i0 + 3)/sz_N) + sz_D*i0 + 3*sz_D + (i0 + 3)/sz_N]; // views.tc:25
+                tc_vstore<float, 4>(out_out + i0, {{t1, t2, t3, t4}});      // views.tc:26
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // views.tc:25
-                out_out[i0] = t0;                                           // views.tc:26
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(out_out + i0, 16)) {
+                    const float t1 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // views.tc:25
+                    const float t2 = in_x[-sz_N*sz_D*((i0 + 1)/sz_N) + sz_D*i0 + sz_D + (i0 + 1)/sz_N]; // views.tc:25
+                    const float t3 = in_x[-sz_N*sz_D*((i0 + 2)/sz_N) + sz_D*i0 + 2*sz_D + (i0 + 2)/sz_N]; // views.tc:25
+                    const float t4 = in_x[-sz_N*sz_D*((i0 + 3)/sz_N) + sz_D*i0 + 3*sz_D + (i0 + 3)/sz_N]; // views.tc:25
+                    tc_vstore<float, 4>(out_out + i0, {{t1, t2, t3, t4}});      // views.tc:26
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[-sz_N*sz_D*(i0/sz_N) + sz_D*i0 + i0/sz_N]; // views.tc:25
+                        out_out[i0] = t0;                                           // views.tc:26
+                    }
+                }
             }
         }
     }
@@ -202,37 +355,88 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_4(
     const idx_t sz_D)
 {
     const idx_t n = sz_N*sz_D;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_D;
-        q_ /= sz_D;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_D - i1 >= 4 &&
-            tc_aligned(in_v + i1, 16) &&
-            tc_aligned(out_tiled + sz_D*i0 + i1, 16)) {
-            const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_v + i1);  // views.tc:30
-            const float t4 = v3.v[0];                                   // views.tc:30
-            const float t5 = in_x[sz_D*i0];                             // views.tc:30
-            const float t6 = t4 + t5;                                   // views.tc:32
-            const float t7 = v3.v[1];                                   // views.tc:30
-            const float t8 = t7 + t5;                                   // views.tc:32
-            const float t9 = v3.v[2];                                   // views.tc:30
-            const float t10 = t9 + t5;                                  // views.tc:32
-            const float t11 = v3.v[3];                                  // views.tc:30
-            const float t12 = t11 + t5;                                 // views.tc:32
-            tc_vstore<float, 4>(out_tiled + sz_D*i0 + i1, {{t6, t8, t10, t12}}); // views.tc:32
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
                 const idx_t i0 = q_;
-                const float t0 = in_v[i1];                                  // views.tc:30
-                const float t1 = in_x[sz_D*i0];                             // views.tc:30
-                const float t2 = t0 + t1;                                   // views.tc:32
-                out_tiled[sz_D*i0 + i1] = t2;                               // views.tc:32
+                vok_ = vok_ && sz_D - i1 >= 4 &&
+                    tc_aligned(in_v + i1, 16) &&
+                    tc_aligned(out_tiled + sz_D*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            tc_vec<float, 4> v3_u[2];
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                v3_u[u_] = tc_vload<float, 4>(in_v + i1);
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                const tc_vec<float, 4> v3 = v3_u[u_];
+                const float t4 = v3.v[0];                                   // views.tc:30
+                const float t5 = in_x[sz_D*i0];                             // views.tc:30
+                const float t6 = t4 + t5;                                   // views.tc:32
+                const float t7 = v3.v[1];                                   // views.tc:30
+                const float t8 = t7 + t5;                                   // views.tc:32
+                const float t9 = v3.v[2];                                   // views.tc:30
+                const float t10 = t9 + t5;                                  // views.tc:32
+                const float t11 = v3.v[3];                                  // views.tc:30
+                const float t12 = t11 + t5;                                 // views.tc:32
+                tc_vstore<float, 4>(out_tiled + sz_D*i0 + i1, {{t6, t8, t10, t12}}); // views.tc:32
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_D;
+                q_ /= sz_D;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_D - i1 >= 4 &&
+                    tc_aligned(in_v + i1, 16) &&
+                    tc_aligned(out_tiled + sz_D*i0 + i1, 16)) {
+                    const tc_vec<float, 4> v3 = tc_vload<float, 4>(in_v + i1);  // views.tc:30
+                    const float t4 = v3.v[0];                                   // views.tc:30
+                    const float t5 = in_x[sz_D*i0];                             // views.tc:30
+                    const float t6 = t4 + t5;                                   // views.tc:32
+                    const float t7 = v3.v[1];                                   // views.tc:30
+                    const float t8 = t7 + t5;                                   // views.tc:32
+                    const float t9 = v3.v[2];                                   // views.tc:30
+                    const float t10 = t9 + t5;                                  // views.tc:32
+                    const float t11 = v3.v[3];                                  // views.tc:30
+                    const float t12 = t11 + t5;                                 // views.tc:32
+                    tc_vstore<float, 4>(out_tiled + sz_D*i0 + i1, {{t6, t8, t10, t12}}); // views.tc:32
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_D;
+                        q_ /= sz_D;
+                        const idx_t i0 = q_;
+                        const float t0 = in_v[i1];                                  // views.tc:30
+                        const float t1 = in_x[sz_D*i0];                             // views.tc:30
+                        const float t2 = t0 + t1;                                   // views.tc:32
+                        out_tiled[sz_D*i0 + i1] = t2;                               // views.tc:32
+                    }
+                }
             }
         }
     }
@@ -246,22 +450,55 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
     const idx_t sz_D)
 {
     const idx_t n = sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        const idx_t i0 = base;
-        if (n - base >= 4 &&
-            tc_aligned(out_first + i0, 16)) {
-            const float t1 = in_x[sz_D*i0];                             // views.tc:30
-            const float t2 = in_x[sz_D*i0 + sz_D];                      // views.tc:30
-            const float t3 = in_x[sz_D*i0 + 2*sz_D];                    // views.tc:30
-            const float t4 = in_x[sz_D*i0 + 3*sz_D];                    // views.tc:30
-            tc_vstore<float, 4>(out_first + i0, {{t1, t2, t3, t4}});    // views.tc:31
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                vok_ = vok_ &&
+                    tc_aligned(out_first + i0, 16);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                const float t1 = in_x[sz_D*i0];                             // views.tc:30
+                const float t2 = in_x[sz_D*i0 + sz_D];                      // views.tc:30
+                const float t3 = in_x[sz_D*i0 + 2*sz_D];                    // views.tc:30
+                const float t4 = in_x[sz_D*i0 + 3*sz_D];                    // views.tc:30
+                tc_vstore<float, 4>(out_first + i0, {{t1, t2, t3, t4}});    // views.tc:31
+            }
         } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                const idx_t i0 = base + e;
-                const float t0 = in_x[sz_D*i0];                             // views.tc:30
-                out_first[i0] = t0;                                         // views.tc:31
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                const idx_t i0 = base;
+                if (n - base >= 4 &&
+                    tc_aligned(out_first + i0, 16)) {
+                    const float t1 = in_x[sz_D*i0];                             // views.tc:30
+                    const float t2 = in_x[sz_D*i0 + sz_D];                      // views.tc:30
+                    const float t3 = in_x[sz_D*i0 + 2*sz_D];                    // views.tc:30
+                    const float t4 = in_x[sz_D*i0 + 3*sz_D];                    // views.tc:30
+                    tc_vstore<float, 4>(out_first + i0, {{t1, t2, t3, t4}});    // views.tc:31
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        const idx_t i0 = base + e;
+                        const float t0 = in_x[sz_D*i0];                             // views.tc:30
+                        out_first[i0] = t0;                                         // views.tc:31
+                    }
+                }
             }
         }
     }
@@ -277,63 +514,133 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_6(
     const idx_t sz_N)
 {
     const idx_t n = 2*sz_N;
-    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
-    for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 4, n);
-         base < n; base = n - base > step_ ? base + step_ : n) {
-        idx_t q_ = base;
-        const idx_t i1 = q_ % sz_N;
-        q_ /= sz_N;
-        const idx_t i0 = q_;
-        if (n - base >= 4 && sz_N - i1 >= 4 &&
-            tc_aligned(out_out + sz_N*i0 + i1, 16)) {
-            float t3;                                                   // views.tc:38
-            if (i0 < 1) {
-                const float t4 = in_a[i1];                              // views.tc:37
-                t3 = t4;
-            } else {
-                const float t5 = in_b[i1];                              // views.tc:37
-                t3 = t5;
-            }
-            float t6;                                                   // views.tc:38
-            if (i0 < 1) {
-                const float t7 = in_a[i1 + 1];                          // views.tc:37
-                t6 = t7;
-            } else {
-                const float t8 = in_b[i1 + 1];                          // views.tc:37
-                t6 = t8;
-            }
-            float t9;                                                   // views.tc:38
-            if (i0 < 1) {
-                const float t10 = in_a[i1 + 2];                         // views.tc:37
-                t9 = t10;
-            } else {
-                const float t11 = in_b[i1 + 2];                         // views.tc:37
-                t9 = t11;
-            }
-            float t12;                                                  // views.tc:38
-            if (i0 < 1) {
-                const float t13 = in_a[i1 + 3];                         // views.tc:37
-                t12 = t13;
-            } else {
-                const float t14 = in_b[i1 + 3];                         // views.tc:37
-                t12 = t14;
-            }
-            tc_vstore<float, 4>(out_out + sz_N*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:38
-        } else {
-            for (int e = 0; e < 4 && e < n - base; ++e) {
-                idx_t q_ = base + e;
+    const idx_t ustep_ = (idx_t)blockDim.x * 4;
+    const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
+    for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
+         base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
+        bool vok_ = n - base0 >= ustep_ * 1 + 4;
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
                 const idx_t i1 = q_ % sz_N;
                 q_ /= sz_N;
                 const idx_t i0 = q_;
-                float t0;                                                   // views.tc:38
+                vok_ = vok_ && sz_N - i1 >= 4 &&
+                    tc_aligned(out_out + sz_N*i0 + i1, 16);
+            }
+        }
+        if (vok_) {
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+            }
+            #pragma unroll
+            for (int u_ = 0; u_ < 2; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                float t3;                                                   // views.tc:38
                 if (i0 < 1) {
-                    const float t1 = in_a[i1];                              // views.tc:37
-                    t0 = t1;
+                    const float t4 = in_a[i1];                              // views.tc:37
+                    t3 = t4;
                 } else {
-                    const float t2 = in_b[i1];                              // views.tc:37
-                    t0 = t2;
+                    const float t5 = in_b[i1];                              // views.tc:37
+                    t3 = t5;
                 }
-                out_out[sz_N*i0 + i1] = t0;                                 // views.tc:38
+                float t6;                                                   // views.tc:38
+                if (i0 < 1) {
+                    const float t7 = in_a[i1 + 1];                          // views.tc:37
+                    t6 = t7;
+                } else {
+                    const float t8 = in_b[i1 + 1];                          // views.tc:37
+                    t6 = t8;
+                }
+                float t9;                                                   // views.tc:38
+                if (i0 < 1) {
+                    const float t10 = in_a[i1 + 2];                         // views.tc:37
+                    t9 = t10;
+                } else {
+                    const float t11 = in_b[i1 + 2];                         // views.tc:37
+                    t9 = t11;
+                }
+                float t12;                                                  // views.tc:38
+                if (i0 < 1) {
+                    const float t13 = in_a[i1 + 3];                         // views.tc:37
+                    t12 = t13;
+                } else {
+                    const float t14 = in_b[i1 + 3];                         // views.tc:37
+                    t12 = t14;
+                }
+                tc_vstore<float, 4>(out_out + sz_N*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:38
+            }
+        } else {
+            #pragma unroll 1 /* the edges: one copy of the bodies */
+            for (int u_ = 0; u_ < 2 && u_ * ustep_ < n - base0; u_++) {
+                const idx_t base = base0 + u_ * ustep_;
+                idx_t q_ = base;
+                const idx_t i1 = q_ % sz_N;
+                q_ /= sz_N;
+                const idx_t i0 = q_;
+                if (n - base >= 4 && sz_N - i1 >= 4 &&
+                    tc_aligned(out_out + sz_N*i0 + i1, 16)) {
+                    float t3;                                                   // views.tc:38
+                    if (i0 < 1) {
+                        const float t4 = in_a[i1];                              // views.tc:37
+                        t3 = t4;
+                    } else {
+                        const float t5 = in_b[i1];                              // views.tc:37
+                        t3 = t5;
+                    }
+                    float t6;                                                   // views.tc:38
+                    if (i0 < 1) {
+                        const float t7 = in_a[i1 + 1];                          // views.tc:37
+                        t6 = t7;
+                    } else {
+                        const float t8 = in_b[i1 + 1];                          // views.tc:37
+                        t6 = t8;
+                    }
+                    float t9;                                                   // views.tc:38
+                    if (i0 < 1) {
+                        const float t10 = in_a[i1 + 2];                         // views.tc:37
+                        t9 = t10;
+                    } else {
+                        const float t11 = in_b[i1 + 2];                         // views.tc:37
+                        t9 = t11;
+                    }
+                    float t12;                                                  // views.tc:38
+                    if (i0 < 1) {
+                        const float t13 = in_a[i1 + 3];                         // views.tc:37
+                        t12 = t13;
+                    } else {
+                        const float t14 = in_b[i1 + 3];                         // views.tc:37
+                        t12 = t14;
+                    }
+                    tc_vstore<float, 4>(out_out + sz_N*i0 + i1, {{t3, t6, t9, t12}}); // views.tc:38
+                } else {
+                    for (int e = 0; e < 4 && e < n - base; ++e) {
+                        idx_t q_ = base + e;
+                        const idx_t i1 = q_ % sz_N;
+                        q_ /= sz_N;
+                        const idx_t i0 = q_;
+                        float t0;                                                   // views.tc:38
+                        if (i0 < 1) {
+                            const float t1 = in_a[i1];                              // views.tc:37
+                            t0 = t1;
+                        } else {
+                            const float t2 = in_b[i1];                              // views.tc:37
+                            t0 = t2;
+                        }
+                        out_out[sz_N*i0 + i1] = t0;                                 // views.tc:38
+                    }
+                }
             }
         }
     }
@@ -343,11 +650,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_6(
 launch plan of swap_halves (32-bit indices):
   buffer in_x         param  f32[N, 8]
   buffer out_out      output f32[N, 8]
-  step 0: tc_poi_fused_concat_0<<<(8*N + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, N)
+  step 0: tc_poi_fused_concat_0<<<(8*N + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N)
 launch plan of strided_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N - 1, (D + 1)/2]
-  step 0: tc_poi_fused_add_1<<<(N*((D + 1)/2) - (D + 1)/2 + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_poi_fused_add_1<<<(N*((D + 1)/2) - (D + 1)/2 + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N, D)
 launch plan of permute_add (32-bit indices):
   buffer in_x         param  f32[A, B, C]
   buffer in_y         param  f32[C, A, B]
@@ -356,17 +663,17 @@ launch plan of permute_add (32-bit indices):
 launch plan of transpose_flatten (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N*D]
-  step 0: tc_poi_fused_copy_3<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_poi_fused_copy_3<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N, D)
 launch plan of column_and_row (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_v         param  f32[D]
   buffer out_first    output f32[N]
   buffer out_tiled    output f32[N, D]
-  step 0: tc_poi_fused_add_4<<<(N*D + 1023)/1024, [256, 1, 1]>>>(in_x, in_v, out_tiled, N, D)
-  step 1: tc_poi_fused_copy_5<<<(N + 1023)/1024, [256, 1, 1]>>>(in_x, out_first, N, D)
+  step 0: tc_poi_fused_add_4<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, in_v, out_tiled, N, D)
+  step 1: tc_poi_fused_copy_5<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, out_first, N, D)
 launch plan of stack2 (32-bit indices):
   buffer in_a         param  f32[N]
   buffer in_b         param  f32[N]
   buffer out_out      output f32[2, N]
-  step 0: tc_poi_fused_concat_6<<<(2*N + 1023)/1024, [256, 1, 1]>>>(in_a, in_b, out_out, N)
+  step 0: tc_poi_fused_concat_6<<<(2*N + 2047)/2048, [256, 1, 1]>>>(in_a, in_b, out_out, N)
  */
