@@ -34,14 +34,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_isinf_where_sub_
                     const idx_t i1 = r;
                     const tc_vec<unsigned short, 8> v0 = v0_u[j];
                     pc0[j] = v0;                                                // cross_entropy.tc:6
-                    acc19 = tc_online_add(acc19, tc_in ? tc_bf2f(v0.v[0]) : tc_lowest<float>()); // <prelude>/loss.tc:24
-                    acc19 = tc_online_add(acc19, tc_in ? tc_bf2f(v0.v[1]) : tc_lowest<float>()); // <prelude>/loss.tc:24
-                    acc19 = tc_online_add(acc19, tc_in ? tc_bf2f(v0.v[2]) : tc_lowest<float>()); // <prelude>/loss.tc:24
-                    acc19 = tc_online_add(acc19, tc_in ? tc_bf2f(v0.v[3]) : tc_lowest<float>()); // <prelude>/loss.tc:24
-                    acc19 = tc_online_add(acc19, tc_in ? tc_bf2f(v0.v[4]) : tc_lowest<float>()); // <prelude>/loss.tc:24
-                    acc19 = tc_online_add(acc19, tc_in ? tc_bf2f(v0.v[5]) : tc_lowest<float>()); // <prelude>/loss.tc:24
-                    acc19 = tc_online_add(acc19, tc_in ? tc_bf2f(v0.v[6]) : tc_lowest<float>()); // <prelude>/loss.tc:24
-                    acc19 = tc_online_add(acc19, tc_in ? tc_bf2f(v0.v[7]) : tc_lowest<float>()); // <prelude>/loss.tc:24
+                    const float tc_x13[8] = {tc_bf2f(v0.v[0]), tc_bf2f(v0.v[1]), tc_bf2f(v0.v[2]), tc_bf2f(v0.v[3]), tc_bf2f(v0.v[4]), tc_bf2f(v0.v[5]), tc_bf2f(v0.v[6]), tc_bf2f(v0.v[7])}; // <prelude>/loss.tc:24
+                    acc19 = tc_online_addv(acc19, tc_x13, tc_in);               // <prelude>/loss.tc:24
                 }
             }
             acc19 = tc_block_reduce(acc19, tc_op_online(), (tc_ms *)tc_smem);
