@@ -172,8 +172,8 @@ __device__ __forceinline__ float tc_ex2(float x) {
 /* The pair updated with a thread's whole vector x at once (a rows chunk's
  * item; `in` false: past the row's end, the pair is left as it is): the
  * vector's max first, one rescale of the sum, then an exp an element, as
- * 2^((x - M) log2 e): about 6 instructions an element against 20 for
- * tc_online_add's accurate expf.  The same pair as K tc_online_add calls
+ * 2^((x - M) log2 e): cross-entropy's bf16 loop has 9 SASS instructions an
+ * element, 23 with tc_online_add's accurate expf (sm_90, not yet timed).  The same pair as K tc_online_add calls
  * wherever it counts: the new max M is fmaxf's, which passes a NaN over;
  * its exp (or the rescale of a NaN m) makes s NaN, and a NaN s makes m NaN.
  * M infinite: the shift is 0 instead, so an all -inf row keeps s = 0 and a
