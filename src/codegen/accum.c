@@ -115,7 +115,21 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
         /* a predicated element (g->eguard): acc = in ? op(acc, v) : acc */
         const char *guard = g->eguard ? g->eguard : "", *guard_q = g->eguard ? " ? " : "";
         const char *guard_else = g->eguard ? arena_printf(g->a, " : %s", a) : "";
-        if (online) {
+        if (online && g->v.onvec && g->eguard && g->v.n <= CG_ONVEC_MAX) {
+            /* a whole vector, all in the row or all past its end (the
+             * length is a multiple of it): one update of the pair for the
+             * thread's vector once its last element is here (helpers.cuh) */
+            g->v.onx[shift] = v;
+            if (shift + 1 == g->v.n) {
+                tc_buf x;
+                buf_init(&x, g->a);
+                for (int e = 0; e < g->v.n; e++)
+                    buf_printf(&x, "%s%s", e ? ", " : "", g->v.onx[e]);
+                const char *xs = arena_printf(g->a, "tc_x%d", cg_rno(g, r));
+                cg_line(g, T_ELEM, r, "const float %s[%d] = {%s};", xs, g->v.n, buf_str(&x));
+                cg_line(g, T_ELEM, r, "%s = tc_online_addv(%s, %s, %s);", a, a, xs, g->eguard);
+            }
+        } else if (online) {
             /* past the row's end the element is -inf, which leaves the pair as
              * it is: no select around the exp (ptxas branched around it, and
              * the chunk's loads were no longer in flight together) */

@@ -14,6 +14,9 @@
 
 #include "codegen/codegen.h"
 
+/* the most elements of a vector the online pair takes in one update */
+#define CG_ONVEC_MAX 16
+
 /* Where a statement goes: before every loop (uses nothing that varies),
  * in the current row's code before the current loop, or in the loop body. */
 typedef enum { T_KERNEL, T_ROW, T_ELEM } cg_target;
@@ -169,6 +172,10 @@ typedef struct cg {
          * into an array, one vector a step, before computing any */
         struct cg_hload { const char *type, *name, *addr; int n; } *hl;
         int nhl, caphl;
+        /* rows chunks (the online pair's whole vectors): the pair takes a
+         * thread's vector in one update (accum.c), its values gathered here */
+        bool onvec;
+        const char *onx[CG_ONVEC_MAX];
     } v;
     /* tiled pointwise: reads contiguous along `axis` come from shared memory
      * tiles, tileN[a][b], filled in a first phase */

@@ -164,6 +164,37 @@ __device__ __forceinline__ tc_ms tc_online_add(tc_ms a, float x) {
     const float t = expf(up ? -d : d);
     return tc_ms{tc_max(a.m, x), up ? fmaf(a.s, t, 1.0f) : d == d ? a.s + t : a.s};
 }
+/* 2^x on the MUFU (one instruction): results below 2^-126 flushed to 0,
+ * which beside the pair's sum (at least 1 where it counts) is nothing */
+__device__ __forceinline__ float tc_ex2(float x) {
+    float r; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r;
+}
+/* The pair updated with a thread's whole vector x at once (a rows chunk's
+ * item; `in` false: past the row's end, the pair is left as it is): the
+ * vector's max first, one rescale of the sum, then an exp an element, as
+ * 2^((x - M) log2 e): cross-entropy's bf16 loop has 9 SASS instructions an
+ * element, 23 with tc_online_add's accurate expf (sm_90, not yet timed).  The same pair as K tc_online_add calls
+ * wherever it counts: the new max M is fmaxf's, which passes a NaN over;
+ * its exp (or the rescale of a NaN m) makes s NaN, and a NaN s makes m NaN.
+ * M infinite: the shift is 0 instead, so an all -inf row keeps s = 0 and a
+ * +inf keeps m = +inf (its s is replaced after the combine, as a NaN's is). */
+template <int K> __device__ __forceinline__ tc_ms tc_online_addv(tc_ms a, const float (&x)[K], bool in) {
+    float mx = x[0];
+#pragma unroll
+    for (int k = 1; k < K; k++) mx = fmaxf(mx, x[k]);
+    const float M = fmaxf(a.m, in ? mx : -__int_as_float(0x7f800000));
+    const float c = fabsf(M) <= 3.402823466e38f ? M : 0.0f;
+    const float L = 1.4426950408889634f; /* log2 e */
+    float t[K];
+#pragma unroll
+    for (int k = 0; k < K; k++) t[k] = tc_ex2((x[k] - c) * L);
+#pragma unroll
+    for (int w = 1; w < K; w *= 2) /* a tree: short dependency chains */
+#pragma unroll
+        for (int k = 0; k + w < K; k += 2 * w) t[k] += t[k + w];
+    const float s = fmaf(a.s, tc_ex2((a.m - c) * L), in ? t[0] : 0.0f);
+    return tc_ms{s != s ? s : M, s};
+}
 struct tc_op_online {
     __device__ __forceinline__ tc_ms operator()(tc_ms a, tc_ms b) const {
         const float d = a.m - b.m;

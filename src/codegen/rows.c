@@ -99,6 +99,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
          * pass, so the registers' chunk steps over the row, every vector
          * load of a step first (g->v.hl), then the math on each */
         bool chunks = items && ks->online_sum && !last && vec > 1;
+        g->v.onvec = chunks && ks->online_vec;
         if (chunks) {
             g->v.hoist = true;
             g->v.nhl = 0;
@@ -111,6 +112,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
             }
         }
         g->v.hoist = false;
+        g->v.onvec = false;
         /* element-level stores: in the epilogue pass of a rows kernel, in
          * the first pass of a columns kernel (they need no reduction there) */
         bool elem_here = columns ? p == 0 : last;

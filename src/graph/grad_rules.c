@@ -503,6 +503,25 @@ static const gnode *transposed(grad_ctx *c, const gnode *v)
     return x;
 }
 
+/* gather(x, index, axis) with one index along the axis (as the prelude's
+ * losses pick each row's target): its adjoint, a scatter-add, is then a
+ * one-hot, g where iota == index along the axis, 0 elsewhere.  More than one
+ * index along the axis would need a sum over them (a true scatter-add). */
+static void gather_rule(grad_ctx *c, const gnode *n, gnode *g)
+{
+    tc_loc l = n->loc;
+    const gnode *nx = n->in[0];
+    int axis = n->a.axis;
+    if (!is_one(n->shape[axis]))
+        diag_error(c->b->d, TC_ERR_UNSUPPORTED, l,
+                   "grad: 'gather' has a gradient rule only for one index along the axis "
+                   "(size 1 there, as gather(x, unsqueeze(t, 1)) has); more would need a scatter-add");
+    gnode t = build_tmpl(OP_iota, TC_I64, nx->rank, nx->shape, NULL, 0, l);
+    t.a.axis = axis;
+    gnode *hit = bin(c, OP_eq, node_emit(c->b, &t), P(n->in[1]), l);
+    grad_accum(c, nx, where(c, hit, g, k(c, 0, l), l));
+}
+
 /* d(a @ b) = g @ b^T, a^T @ g.  An operand that is a transposed parameter
  * (x @ w.T) gets its gradient in its own layout (dw = g^T @ x), so that no
  * copy transposes it back. */
@@ -537,8 +556,6 @@ void grad_rule(grad_ctx *c, const gnode *n, gnode *g)
     case OPK_COPY: grad_accum(c, n->in[0], g); return;
     case OPK_CONCAT: concat_rule(c, n, g); return;
     case OPK_MATMUL: matmul_rule(c, n, g); return;
-    case OPK_GATHER: /* its adjoint is a scatter-add, which the language has not */
-        diag_error(c->b->d, TC_ERR_UNSUPPORTED, n->loc,
-                   "grad: 'gather' has no gradient rule yet (its adjoint is a scatter-add)");
+    case OPK_GATHER: gather_rule(c, n, g); return;
     }
 }

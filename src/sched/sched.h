@@ -152,6 +152,9 @@ typedef struct ksched {
     int online_sum;         /* ... and the sum of exp(x - shift)'s index + 1 */
     const lnode *online_shift; /* the shift that sum subtracts: the max itself, or
                              * where(isinf(max), K, max) (logsumexp's guard) */
+    bool online_vec;        /* the online pair's update takes a thread's whole vector at
+                             * once (codegen/accum.c; TENSORC_ONLINE_VEC=0: an element
+                             * at a time) */
     int rblock;             /* SCH_ROWS carrying column partials (fuse.h): rows a block takes
                              * (FUSE_COL_ROWS; the grid is a block per rblock rows), else 0 */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous

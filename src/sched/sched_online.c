@@ -101,6 +101,7 @@ void sched_online(const ffn *f, const fkernel *k, ksched *ks)
             ks->online_max = j + 1;
             ks->online_sum = s + 1;
             ks->online_shift = shift;
+            ks->online_vec = f->knobs.online_vec != 0;
             ks->phase[s] = 0;
             ks->nphases = 1;
             /* looped, no cluster: the row is read once at any length, so
@@ -125,10 +126,10 @@ void sched_print_online(tc_buf *b, const ksched *ks)
     if (!ks->online_sum)
         return;
     const lnode *M = ks->k->reds[ks->online_max - 1], *S = ks->k->reds[ks->online_sum - 1];
-    char step[96];
+    char step[128];
     if (ks->vec > 1)
-        snprintf(step, sizeof step, "%d elements a thread a step (its 16-byte loads before its math)",
-                 ks->items * ks->vec);
+        snprintf(step, sizeof step, "%d elements a thread a step (its 16-byte loads before its math%s)",
+                 ks->items * ks->vec, ks->online_vec ? ", an update of the pair a vector" : "");
     else
         snprintf(step, sizeof step, "scalar (no vectors: rows past the registers' items loop)");
     buf_printf(b, "    online pair: %%%d max and %%%d sum of exp(x - %s) in one pass (a running max and "

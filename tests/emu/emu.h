@@ -714,6 +714,10 @@ struct emu_ptx {
             /* d = {a in the upper half, b in the lower} */
             else if (op == "cvt.rn.bf16x2.f32") put(R(0), (unsigned)emu_f2bf(in_f(R(1))) << 16 | emu_f2bf(in_f(R(2))));
             else if (op == "cvt.rn.f16x2.f32") put(R(0), (unsigned)emu_f2h(in_f(R(1))) << 16 | emu_f2h(in_f(R(2))));
+            else if (op == "ex2.approx.ftz.f32") { /* exact here; the MUFU's is within 2 ulp */
+                const float r = exp2f(in_f(R(1)));
+                putf(R(0), fabsf(r) < 1.17549435e-38f ? 0.0f : r);
+            }
             else if (op == "cvt.rzi.s32.f32") put(R(0), (unsigned)emu_rzi<int>(in_f(R(1))));
             else if (op == "cvt.rzi.s32.f64") put(R(0), (unsigned)emu_rzi<int>(in_d(R(1))));
             else if (op == "cvt.rzi.s64.f32") put(R(0), (unsigned long long)emu_rzi<long long>(in_f(R(1))));

@@ -26,10 +26,12 @@ matmul's grid capped at each (its work items are grid-strided and each
 tile's K slices sum in slice order, whoever is last: the same bits at any
 grid) and requires the same bits as at the plan's grid.  --rows: the last
 axis of each float input of rank 2 or more is a row, and row r takes
-pattern r % 7 (the edges of a reduction over rows: random; all -inf; a NaN
+pattern r % 12 (the edges of a reduction over rows: random; all -inf; a NaN
 in the middle; +inf last; -inf first and the maximum twice; large values
 rising along the row, so a running maximum grows at every element; all
-equal), and an integer input of rank 1 the rows' targets: 0, V - 1, -100
+equal; +inf first and NaN last; -inf beside the maximum in the middle and
+-inf last; -inf and +inf close together in the middle; NaN first; all -inf
+but a finite last element), and an integer input of rank 1 the rows' targets: 0, V - 1, -100
 (ignore_index), then a random class, V the floats' last dimension.  --arch N compiles the unit for __CUDA_ARCH__ N (900 by
 default; 750 takes the paths without cp.async, mma.sync and clusters).
 Foreach kernels run over one group (the whole tensors, as a call without
@@ -244,10 +246,10 @@ def carg(a):
 
 
 def edge_rows(vals, v):
-    """--rows: row r of length v takes pattern r % 7 (the docstring's)"""
+    """--rows: row r of length v takes pattern r % 12 (the docstring's)"""
     inf = float("inf")
     for r in range(len(vals) // v):
-        row, k = vals[r * v:(r + 1) * v], r % 7
+        row, k = vals[r * v:(r + 1) * v], r % 12
         if k == 1:
             row = [-inf] * v
         elif k == 2:
@@ -261,6 +263,19 @@ def edge_rows(vals, v):
             row = [-60.0 + 120.0 * i / v + x for i, x in enumerate(row)]
         elif k == 6:
             row = [0.75] * v
+        elif k == 7:  # +inf first, NaN last
+            row[0], row[v - 1] = inf, float("nan")
+        elif k == 8:  # -inf inside a vector beside the maximum, -inf last
+            row[v // 2] = -inf
+            row[min(v // 2 + 1, v - 1)] = 5.0
+            row[v - 1] = -inf
+        elif k == 9:  # -inf and +inf inside one vector
+            row[v // 2] = -inf
+            row[min(v // 2 + 3, v - 1)] = inf
+        elif k == 10:  # NaN first
+            row[0] = float("nan")
+        elif k == 11:  # all -inf but the last, finite (the max turns finite at the end)
+            row = [-inf] * (v - 1) + [-2.0]
         vals[r * v:(r + 1) * v] = row
     return vals
 

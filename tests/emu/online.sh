@@ -3,7 +3,7 @@
 # host emulator: tests/emu/online.tc's logsumexp, plain max and sum of
 # exp(x - max) (with and without keepdim), cross-entropy (the mean, and
 # each row's loss) in f32, f16 and bf16, through emu.py --rows (each kernel against the interpreter; row
-# r takes edge pattern r % 7: random, all -inf, a NaN, +inf, -inf first with
+# r takes edge pattern r % 12 (emu.py's docstring): random, all -inf, a NaN, +inf, -inf first with
 # a tied maximum, large values rising along the row, all equal; targets 0,
 # V - 1, the ignore index, then random) at row lengths 1, 3, 8, 4096 (whole
 # vectors), 4097, 65537 (looped, scalar), 128256 and 262144, rows 1 to 7;
@@ -37,6 +37,17 @@ for fn in lse max_sumexp max_sumexp_flat ce ce_rows; do
         TENSORC_ROWS_ONLINE=0 run $fn "$small" 1 --rows --dtype T=$dt
     done
 done
+# the vector update (TENSORC_ONLINE_VEC, helpers.cuh's tc_online_addv):
+# rows 7 to 11's patterns too (infinities and NaNs at a vector's ends and
+# inside it, the max turning finite at the row's end), and the update an
+# element at a time (TENSORC_ONLINE_VEC=0) for the A/B
+edges="N=12,V=1;N=12,V=3;N=12,V=8;N=12,V=4096;N=12,V=4097;N=12,V=65537;N=12,V=262144"
+for dt in f32 f16 bf16; do
+    run max_sumexp "$edges" 2 --rows --dtype T=$dt
+done
+run lse "$edges" 3 --rows --dtype T=bf16
+run ce_rows "$edges" 4 --rows --dtype T=bf16
+TENSORC_ONLINE_VEC=0 run max_sumexp "N=12,V=8;N=12,V=4096;N=12,V=65536" 2 --rows --dtype T=bf16
 # over two trailing axes: scalar items, rows past them loop (A*B past 8 x 512)
 run lse2 "N=3,A=3,B=5;N=2,A=1,B=1;N=3,A=100,B=200;N=3,A=3,B=4000" 1 --specials
 run lse2 "N=7,A=100,B=200" 1 --rows --dtype T=bf16

@@ -2,12 +2,10 @@
 /* ---- fn cross_entropy_loss ---- */
 
 /* kernel 0: reduction over trailing axes: a block per row; the max and the sum of exp(x - max) in one online pass (nothing row-sized is written, so the row need not be kept): loads and blocks sized for occupancy instead of a cluster holding the row */
-extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_max_0(
+extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_isinf_where_sub_exp_0(
     const unsigned short *__restrict__ in_logits,
-    const long long *__restrict__ in_target,
-    float *__restrict__ buf9,
-    float *__restrict__ buf11,
-    float *__restrict__ buf17,
+    float *__restrict__ buf13,
+    float *__restrict__ buf19,
     const idx_t sz_N,
     const idx_t sz_V)
 {
@@ -17,18 +15,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
         const idx_t i0 = row;
         if (0 < len && len % 8 == 0 &&
             tc_aligned(in_logits + sz_V*i0, 16)) { /* whole aligned vectors */
-            const long long t0 = in_target[i0];                         // cross_entropy.tc:6
             tc_vec<unsigned short, 8> pc0[4];
-            float acc9 = (float)0;
-            tc_ms acc17 = tc_ms_init();
+            tc_ms acc19 = tc_ms_init();
             for (idx_t tc_c = 0; tc_c < len; tc_c += 32 * blockDim.x) {
-                tc_vec<unsigned short, 8> v2_u[4];
+                tc_vec<unsigned short, 8> v0_u[4];
                 #pragma unroll
                 for (int j = 0; j < 4; j++) { /* the loads of every item first */
                     const idx_t rj_ = tc_c + (j * blockDim.x + threadIdx.x) * 8;
                     const idx_t r = rj_ < len ? rj_ : 0;
                     const idx_t i1 = r;
-                    v2_u[j] = tc_vload<unsigned short, 8>(in_logits + sz_V*i0 + i1);
+                    v0_u[j] = tc_vload<unsigned short, 8>(in_logits + sz_V*i0 + i1);
                 }
                 #pragma unroll
                 for (int j = 0; j < 4; j++) {
@@ -36,91 +32,52 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_iota_eq_where_sum_ma
                     const bool tc_in = rj_ < len;
                     const idx_t r = tc_in ? rj_ : 0;
                     const idx_t i1 = r;
-                    const tc_vec<unsigned short, 8> v2 = v2_u[j];
-                    const bool t1 = ((float)((((long long)(i1))) == t0)) != 0;  // <prelude>/loss.tc:20
-                    pc0[j] = v2;                                                // cross_entropy.tc:6
-                    const float t3 = (t1 != 0.0f ? (tc_bf2f(v2.v[0])) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_in ? tc_op_sum()(acc9, t3) : acc9;                // <prelude>/loss.tc:20
-                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[0]) : tc_lowest<float>()); // <prelude>/loss.tc:22
-                    const bool t4 = ((float)((((long long)(i1 + 1))) == t0)) != 0; // <prelude>/loss.tc:20
-                    const float t5 = (t4 != 0.0f ? (tc_bf2f(v2.v[1])) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_in ? tc_op_sum()(acc9, t5) : acc9;                // <prelude>/loss.tc:20
-                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[1]) : tc_lowest<float>()); // <prelude>/loss.tc:22
-                    const bool t6 = ((float)((((long long)(i1 + 2))) == t0)) != 0; // <prelude>/loss.tc:20
-                    const float t7 = (t6 != 0.0f ? (tc_bf2f(v2.v[2])) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_in ? tc_op_sum()(acc9, t7) : acc9;                // <prelude>/loss.tc:20
-                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[2]) : tc_lowest<float>()); // <prelude>/loss.tc:22
-                    const bool t8 = ((float)((((long long)(i1 + 3))) == t0)) != 0; // <prelude>/loss.tc:20
-                    const float t9 = (t8 != 0.0f ? (tc_bf2f(v2.v[3])) : 0.0f);  // <prelude>/loss.tc:20
-                    acc9 = tc_in ? tc_op_sum()(acc9, t9) : acc9;                // <prelude>/loss.tc:20
-                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[3]) : tc_lowest<float>()); // <prelude>/loss.tc:22
-                    const bool t10 = ((float)((((long long)(i1 + 4))) == t0)) != 0; // <prelude>/loss.tc:20
-                    const float t11 = (t10 != 0.0f ? (tc_bf2f(v2.v[4])) : 0.0f); // <prelude>/loss.tc:20
-                    acc9 = tc_in ? tc_op_sum()(acc9, t11) : acc9;               // <prelude>/loss.tc:20
-                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[4]) : tc_lowest<float>()); // <prelude>/loss.tc:22
-                    const bool t12 = ((float)((((long long)(i1 + 5))) == t0)) != 0; // <prelude>/loss.tc:20
-                    const float t13 = (t12 != 0.0f ? (tc_bf2f(v2.v[5])) : 0.0f); // <prelude>/loss.tc:20
-                    acc9 = tc_in ? tc_op_sum()(acc9, t13) : acc9;               // <prelude>/loss.tc:20
-                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[5]) : tc_lowest<float>()); // <prelude>/loss.tc:22
-                    const bool t14 = ((float)((((long long)(i1 + 6))) == t0)) != 0; // <prelude>/loss.tc:20
-                    const float t15 = (t14 != 0.0f ? (tc_bf2f(v2.v[6])) : 0.0f); // <prelude>/loss.tc:20
-                    acc9 = tc_in ? tc_op_sum()(acc9, t15) : acc9;               // <prelude>/loss.tc:20
-                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[6]) : tc_lowest<float>()); // <prelude>/loss.tc:22
-                    const bool t16 = ((float)((((long long)(i1 + 7))) == t0)) != 0; // <prelude>/loss.tc:20
-                    const float t17 = (t16 != 0.0f ? (tc_bf2f(v2.v[7])) : 0.0f); // <prelude>/loss.tc:20
-                    acc9 = tc_in ? tc_op_sum()(acc9, t17) : acc9;               // <prelude>/loss.tc:20
-                    acc17 = tc_online_add(acc17, tc_in ? tc_bf2f(v2.v[7]) : tc_lowest<float>()); // <prelude>/loss.tc:22
+                    const tc_vec<unsigned short, 8> v0 = v0_u[j];
+                    pc0[j] = v0;                                                // cross_entropy.tc:6
+                    const float tc_x13[8] = {tc_bf2f(v0.v[0]), tc_bf2f(v0.v[1]), tc_bf2f(v0.v[2]), tc_bf2f(v0.v[3]), tc_bf2f(v0.v[4]), tc_bf2f(v0.v[5]), tc_bf2f(v0.v[6]), tc_bf2f(v0.v[7])}; // <prelude>/loss.tc:24
+                    acc19 = tc_online_addv(acc19, tc_x13, tc_in);               // <prelude>/loss.tc:24
                 }
             }
-            tc_block_reduce2(acc9, tc_op_sum(), acc17, tc_op_online(), (void *)tc_smem);
-            const float r9 = acc9;
-            const float r11 = acc17.m;
-            const float r17 = tc_online_sum(acc17, (float)0, (long long)len);
+            acc19 = tc_block_reduce(acc19, tc_op_online(), (tc_ms *)tc_smem);
+            const float r13 = acc19.m;
+            const float r19 = tc_online_sum(acc19, (float)0, (long long)len);
             if (threadIdx.x == 0) {
-                buf9[i0] = r9;                                              // <prelude>/loss.tc:20
-                buf11[i0] = r11;                                            // <prelude>/loss.tc:22
-                buf17[i0] = r17;                                            // <prelude>/loss.tc:22
+                buf13[i0] = r13;                                            // <prelude>/loss.tc:24
+                buf19[i0] = r19;                                            // <prelude>/loss.tc:24
             }
         } else {
-            const long long t18 = in_target[i0];                        // cross_entropy.tc:6
-            float acc9 = (float)0;
-            tc_ms acc17 = tc_ms_init();
+            tc_ms acc19 = tc_ms_init();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t19 = ((float)((((long long)(i1))) == t18)) != 0; // <prelude>/loss.tc:20
-                const float t20 = tc_bf2f(in_logits[sz_V*i0 + i1]);         // cross_entropy.tc:6
-                const float t21 = (t19 != 0.0f ? t20 : 0.0f);               // <prelude>/loss.tc:20
-                acc9 = tc_op_sum()(acc9, t21);                              // <prelude>/loss.tc:20
-                acc17 = tc_online_add(acc17, t20);                          // <prelude>/loss.tc:22
+                const float t1 = tc_bf2f(in_logits[sz_V*i0 + i1]);          // cross_entropy.tc:6
+                acc19 = tc_online_add(acc19, t1);                           // <prelude>/loss.tc:24
             }
-            tc_block_reduce2(acc9, tc_op_sum(), acc17, tc_op_online(), (void *)tc_smem);
-            const float r9 = acc9;
-            const float r11 = acc17.m;
-            const float r17 = tc_online_sum(acc17, (float)0, (long long)len);
+            acc19 = tc_block_reduce(acc19, tc_op_online(), (tc_ms *)tc_smem);
+            const float r13 = acc19.m;
+            const float r19 = tc_online_sum(acc19, (float)0, (long long)len);
             if (threadIdx.x == 0) {
-                buf9[i0] = r9;                                              // <prelude>/loss.tc:20
-                buf11[i0] = r11;                                            // <prelude>/loss.tc:22
-                buf17[i0] = r17;                                            // <prelude>/loss.tc:22
+                buf13[i0] = r13;                                            // <prelude>/loss.tc:24
+                buf19[i0] = r19;                                            // <prelude>/loss.tc:24
             }
         }
     }
 }
 
 /* kernel 1: whole-tensor reduction: blocks reduce slices into a workspace, the last block combines them in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_ne_isinf_where_log_add_sub_1(
+extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_gather_cast_1(
+    const unsigned short *__restrict__ in_logits,
     const long long *__restrict__ in_target,
     unsigned short *__restrict__ out_out,
-    const float *__restrict__ buf9,
-    const float *__restrict__ buf11,
-    const float *__restrict__ buf17,
+    const float *__restrict__ buf13,
+    const float *__restrict__ buf19,
     const idx_t sz_V,
     const idx_t sz_N,
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t len = sz_N;
-    float acc29 = (float)0;
-    long long acc30 = (long long)0;
+    float acc28 = (float)0;
+    long long acc29 = (long long)0;
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, len);
     for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, len);
          base < len; base = len - base > step_ ? base + step_ : len) {
@@ -129,47 +86,51 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_ne_isinf_where_lo
         q_ /= 1;
         const idx_t i0 = q_;
         if (len - base >= 2 && 1 - i1 >= 2 &&
-            tc_aligned(buf17 + i0 + i1, 8) &&
-            tc_aligned(buf11 + i0 + i1, 8) &&
-            tc_aligned(buf9 + i0 + i1, 8)) {
-            const long long t16 = in_target[i0];                        // cross_entropy.tc:6
-            const bool t17 = ((float)(t16 != -100LL)) != 0;             // <prelude>/loss.tc:21
-            const bool t18 = ((float)(t16 < 0LL)) != 0;                 // <prelude>/loss.tc:23
-            const bool t19 = ((float)(t16 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
-            const bool t20 = ((float)(t18 != 0.0f || t19 != 0.0f)) != 0; // <prelude>/loss.tc:23
-            const bool t21 = ((float)(t17 != 0.0f && t20 != 0.0f)) != 0; // <prelude>/loss.tc:23
-            const tc_vec<float, 2> v22 = tc_vload<float, 2>(buf17 + i0 + i1); // <prelude>/loss.tc:22
-            const float t23 = v22.v[0];                                 // <prelude>/loss.tc:22
-            const float t24 = logf(t23);                                // <prelude>/loss.tc:22
-            const tc_vec<float, 2> v25 = tc_vload<float, 2>(buf11 + i0 + i1); // <prelude>/loss.tc:22
-            const float t26 = v25.v[0];                                 // <prelude>/loss.tc:22
-            const bool t27 = ((float)isinf(t26)) != 0;                  // <prelude>/loss.tc:22
-            const float t28 = (t27 != 0.0f ? 0.0f : t26);               // <prelude>/loss.tc:22
-            const float t29 = t24 + t28;                                // <prelude>/loss.tc:22
-            const tc_vec<float, 2> v30 = tc_vload<float, 2>(buf9 + i0 + i1); // <prelude>/loss.tc:20
-            const float t31 = v30.v[0];                                 // <prelude>/loss.tc:20
-            const float t32 = t29 - t31;                                // <prelude>/loss.tc:22
-            const float t33 = (t17 != 0.0f ? t32 : 0.0f);               // <prelude>/loss.tc:22
-            const float t34 = (t21 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t33); // <prelude>/loss.tc:23
-            acc29 = tc_op_sum()(acc29, t34);                            // <prelude>/loss.tc:24
-            acc30 = tc_op_sum()(acc30, (long long)t17);                 // <prelude>/loss.tc:24
-            const bool t35 = ((float)(t16 != -100LL)) != 0;             // <prelude>/loss.tc:21
-            const bool t36 = ((float)(t16 < 0LL)) != 0;                 // <prelude>/loss.tc:23
-            const bool t37 = ((float)(t16 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
-            const bool t38 = ((float)(t36 != 0.0f || t37 != 0.0f)) != 0; // <prelude>/loss.tc:23
-            const bool t39 = ((float)(t35 != 0.0f && t38 != 0.0f)) != 0; // <prelude>/loss.tc:23
-            const float t40 = v22.v[1];                                 // <prelude>/loss.tc:22
-            const float t41 = logf(t40);                                // <prelude>/loss.tc:22
-            const float t42 = v25.v[1];                                 // <prelude>/loss.tc:22
-            const bool t43 = ((float)isinf(t42)) != 0;                  // <prelude>/loss.tc:22
-            const float t44 = (t43 != 0.0f ? 0.0f : t42);               // <prelude>/loss.tc:22
-            const float t45 = t41 + t44;                                // <prelude>/loss.tc:22
-            const float t46 = v30.v[1];                                 // <prelude>/loss.tc:20
-            const float t47 = t45 - t46;                                // <prelude>/loss.tc:22
-            const float t48 = (t35 != 0.0f ? t47 : 0.0f);               // <prelude>/loss.tc:22
-            const float t49 = (t39 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t48); // <prelude>/loss.tc:23
-            acc29 = tc_op_sum()(acc29, t49);                            // <prelude>/loss.tc:24
-            acc30 = tc_op_sum()(acc30, (long long)t35);                 // <prelude>/loss.tc:24
+            tc_aligned(buf19 + i0 + i1, 8) &&
+            tc_aligned(buf13 + i0 + i1, 8)) {
+            const long long t19 = in_target[i0];                        // cross_entropy.tc:6
+            const bool t20 = ((float)(t19 != -100LL)) != 0;             // <prelude>/loss.tc:23
+            const bool t21 = ((float)(t19 < 0LL)) != 0;                 // <prelude>/loss.tc:21
+            const bool t22 = ((float)(t19 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
+            const bool t23 = ((float)(t21 != 0.0f || t22 != 0.0f)) != 0; // <prelude>/loss.tc:21
+            const bool t24 = ((float)(t20 != 0.0f && t23 != 0.0f)) != 0; // <prelude>/loss.tc:25
+            const tc_vec<float, 2> v25 = tc_vload<float, 2>(buf19 + i0 + i1); // <prelude>/loss.tc:24
+            const float t26 = v25.v[0];                                 // <prelude>/loss.tc:24
+            const float t27 = logf(t26);                                // <prelude>/loss.tc:24
+            const tc_vec<float, 2> v28 = tc_vload<float, 2>(buf13 + i0 + i1); // <prelude>/loss.tc:24
+            const float t29 = v28.v[0];                                 // <prelude>/loss.tc:24
+            const bool t30 = ((float)isinf(t29)) != 0;                  // <prelude>/loss.tc:24
+            const float t31 = (t30 != 0.0f ? 0.0f : t29);               // <prelude>/loss.tc:24
+            const float t32 = t27 + t31;                                // <prelude>/loss.tc:24
+            const long long t33 = (t23 != 0.0f ? 0LL : t19);            // <prelude>/loss.tc:22
+            const bool in34 = (unsigned long long)(long long)(t33) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
+            const long long pos35 = in34 ? (long long)(t33) : 0;        // <prelude>/loss.tc:22
+            const float t36 = in34 ? tc_bf2f(in_logits[sz_V*i0 + pos35]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+            const float t37 = t32 - t36;                                // <prelude>/loss.tc:24
+            const float t38 = (t20 != 0.0f ? t37 : 0.0f);               // <prelude>/loss.tc:24
+            const float t39 = (t24 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t38); // <prelude>/loss.tc:25
+            acc28 = tc_op_sum()(acc28, t39);                            // <prelude>/loss.tc:26
+            acc29 = tc_op_sum()(acc29, (long long)t20);                 // <prelude>/loss.tc:26
+            const bool t40 = ((float)(t19 != -100LL)) != 0;             // <prelude>/loss.tc:23
+            const bool t41 = ((float)(t19 < 0LL)) != 0;                 // <prelude>/loss.tc:21
+            const bool t42 = ((float)(t19 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
+            const bool t43 = ((float)(t41 != 0.0f || t42 != 0.0f)) != 0; // <prelude>/loss.tc:21
+            const bool t44 = ((float)(t40 != 0.0f && t43 != 0.0f)) != 0; // <prelude>/loss.tc:25
+            const float t45 = v25.v[1];                                 // <prelude>/loss.tc:24
+            const float t46 = logf(t45);                                // <prelude>/loss.tc:24
+            const float t47 = v28.v[1];                                 // <prelude>/loss.tc:24
+            const bool t48 = ((float)isinf(t47)) != 0;                  // <prelude>/loss.tc:24
+            const float t49 = (t48 != 0.0f ? 0.0f : t47);               // <prelude>/loss.tc:24
+            const float t50 = t46 + t49;                                // <prelude>/loss.tc:24
+            const long long t51 = (t43 != 0.0f ? 0LL : t19);            // <prelude>/loss.tc:22
+            const bool in52 = (unsigned long long)(long long)(t51) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
+            const long long pos53 = in52 ? (long long)(t51) : 0;        // <prelude>/loss.tc:22
+            const float t54 = in52 ? tc_bf2f(in_logits[sz_V*i0 + pos53]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+            const float t55 = t50 - t54;                                // <prelude>/loss.tc:24
+            const float t56 = (t40 != 0.0f ? t55 : 0.0f);               // <prelude>/loss.tc:24
+            const float t57 = (t44 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t56); // <prelude>/loss.tc:25
+            acc28 = tc_op_sum()(acc28, t57);                            // <prelude>/loss.tc:26
+            acc29 = tc_op_sum()(acc29, (long long)t40);                 // <prelude>/loss.tc:26
         } else {
             for (int e = 0; e < 2 && e < len - base; ++e) {
                 const idx_t r = base + e;
@@ -178,35 +139,38 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_ne_isinf_where_lo
                 q_ /= 1;
                 const idx_t i0 = q_;
                 const long long t0 = in_target[i0];                         // cross_entropy.tc:6
-                const bool t1 = ((float)(t0 != -100LL)) != 0;               // <prelude>/loss.tc:21
-                const bool t2 = ((float)(t0 < 0LL)) != 0;                   // <prelude>/loss.tc:23
-                const bool t3 = ((float)(t0 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:23
-                const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // <prelude>/loss.tc:23
-                const bool t5 = ((float)(t1 != 0.0f && t4 != 0.0f)) != 0;   // <prelude>/loss.tc:23
-                const float t6 = buf17[i0 + i1];                            // <prelude>/loss.tc:22
-                const float t7 = logf(t6);                                  // <prelude>/loss.tc:22
-                const float t8 = buf11[i0 + i1];                            // <prelude>/loss.tc:22
-                const bool t9 = ((float)isinf(t8)) != 0;                    // <prelude>/loss.tc:22
-                const float t10 = (t9 != 0.0f ? 0.0f : t8);                 // <prelude>/loss.tc:22
-                const float t11 = t7 + t10;                                 // <prelude>/loss.tc:22
-                const float t12 = buf9[i0 + i1];                            // <prelude>/loss.tc:20
-                const float t13 = t11 - t12;                                // <prelude>/loss.tc:22
-                const float t14 = (t1 != 0.0f ? t13 : 0.0f);                // <prelude>/loss.tc:22
-                const float t15 = (t5 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t14); // <prelude>/loss.tc:23
-                acc29 = tc_op_sum()(acc29, t15);                            // <prelude>/loss.tc:24
-                acc30 = tc_op_sum()(acc30, (long long)t1);                  // <prelude>/loss.tc:24
+                const bool t1 = ((float)(t0 != -100LL)) != 0;               // <prelude>/loss.tc:23
+                const bool t2 = ((float)(t0 < 0LL)) != 0;                   // <prelude>/loss.tc:21
+                const bool t3 = ((float)(t0 >= (((long long)(sz_V))))) != 0; // <prelude>/loss.tc:21
+                const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // <prelude>/loss.tc:21
+                const bool t5 = ((float)(t1 != 0.0f && t4 != 0.0f)) != 0;   // <prelude>/loss.tc:25
+                const float t6 = buf19[i0 + i1];                            // <prelude>/loss.tc:24
+                const float t7 = logf(t6);                                  // <prelude>/loss.tc:24
+                const float t8 = buf13[i0 + i1];                            // <prelude>/loss.tc:24
+                const bool t9 = ((float)isinf(t8)) != 0;                    // <prelude>/loss.tc:24
+                const float t10 = (t9 != 0.0f ? 0.0f : t8);                 // <prelude>/loss.tc:24
+                const float t11 = t7 + t10;                                 // <prelude>/loss.tc:24
+                const long long t12 = (t4 != 0.0f ? 0LL : t0);              // <prelude>/loss.tc:22
+                const bool in13 = (unsigned long long)(long long)(t12) < (unsigned long long)(sz_V); // <prelude>/loss.tc:22
+                const long long pos14 = in13 ? (long long)(t12) : 0;        // <prelude>/loss.tc:22
+                const float t15 = in13 ? tc_bf2f(in_logits[sz_V*i0 + pos14]) : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+                const float t16 = t11 - t15;                                // <prelude>/loss.tc:24
+                const float t17 = (t1 != 0.0f ? t16 : 0.0f);                // <prelude>/loss.tc:24
+                const float t18 = (t5 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t17); // <prelude>/loss.tc:25
+                acc28 = tc_op_sum()(acc28, t18);                            // <prelude>/loss.tc:26
+                acc29 = tc_op_sum()(acc29, (long long)t1);                  // <prelude>/loss.tc:26
             }
         }
     }
     unsigned *ticket = (unsigned *)ws;
-    acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
-    float *part29 = (float *)((char *)ws + 16 + 0 * 16384);
+    acc28 = tc_block_reduce(acc28, tc_op_sum(), (float *)tc_smem);
+    float *part28 = (float *)((char *)ws + 16 + 0 * 16384);
+    if (threadIdx.x == 0)
+        part28[blockIdx.x] = acc28;
+    acc29 = tc_block_reduce(acc29, tc_op_sum(), (long long *)tc_smem);
+    long long *part29 = (long long *)((char *)ws + 16 + 1 * 16384);
     if (threadIdx.x == 0)
         part29[blockIdx.x] = acc29;
-    acc30 = tc_block_reduce(acc30, tc_op_sum(), (long long *)tc_smem);
-    long long *part30 = (long long *)((char *)ws + 16 + 1 * 16384);
-    if (threadIdx.x == 0)
-        part30[blockIdx.x] = acc30;
     __shared__ bool last_block;
     __threadfence();
     if (threadIdx.x == 0)
@@ -215,13 +179,13 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_ne_isinf_where_lo
     if (!last_block)
         return;
     __threadfence();
-    acc29 = tc_partials(part29, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
-    acc30 = tc_partials(part30, gridDim.x, (long long)0, tc_op_sum(), (long long *)tc_smem);
-    const float r29 = acc29;
-    const long long r30 = acc30;
-    const float t50 = r29 / ((float)r30);                       // <prelude>/loss.tc:24
+    acc28 = tc_partials(part28, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
+    acc29 = tc_partials(part29, gridDim.x, (long long)0, tc_op_sum(), (long long *)tc_smem);
+    const float r28 = acc28;
+    const long long r29 = acc29;
+    const float t58 = r28 / ((float)r29);                       // <prelude>/loss.tc:26
     if (threadIdx.x == 0) {
-        out_out[0] = tc_f2bf(t50);                                  // <prelude>/loss.tc:24
+        out_out[0] = tc_f2bf(t58);                                  // <prelude>/loss.tc:26
         *ticket = 0; /* ready for the next launch */
     }
 }
@@ -231,9 +195,8 @@ launch plan of cross_entropy_loss (32-bit indices):
   buffer in_logits    param  bf16[N, V]
   buffer in_target    param  i64[N]
   buffer out_out      output bf16
-  buffer buf9         temp   f32[N, 1]  live steps 0..1, slot 0
-  buffer buf11        temp   f32[N, 1]  live steps 0..1, slot 1
-  buffer buf17        temp   f32[N, 1]  live steps 0..1, slot 2
-  step 0: tc_red_fused_cast_iota_eq_where_sum_max_0<<<N, [512, 1, 1]>>>(in_logits, in_target, buf9, buf11, buf17, N, V)
-  step 1: tc_red_fused_ne_isinf_where_log_add_sub_1<<<(N + 2047)/2048, [256, 1, 1]>>>(in_target, out_out, buf9, buf11, buf17, V, N, workspace)
+  buffer buf13        temp   f32[N, 1]  live steps 0..1, slot 0
+  buffer buf19        temp   f32[N, 1]  live steps 0..1, slot 1
+  step 0: tc_red_fused_cast_max_isinf_where_sub_exp_0<<<N, [512, 1, 1]>>>(in_logits, buf13, buf19, N, V)
+  step 1: tc_red_fused_lt_ge_or_where_gather_cast_1<<<(N + 2047)/2048, [256, 1, 1]>>>(in_logits, in_target, out_out, buf13, buf19, V, N, workspace)
  */

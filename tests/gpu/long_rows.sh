@@ -13,6 +13,8 @@
 #      logsumexp_rows and max_sumexp_rows (the online pair, sched_online.c:
 #      one pass, no cluster) take a sixth row, all -inf, and run again with
 #      TENSORC_ROWS_ONLINE=0 (the two passes, rows in registers or a cluster).
+#      Both again on five rows of infinities and NaNs at a vector's ends
+#      and inside it (xe), with TENSORC_ONLINE_VEC=1 and 0.
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
 #   3. Batch invariance: a row alone (N=1) and the same row first in a
 #      batch of 1024 (--random fills rows in order, so row 0 is the same
@@ -62,6 +64,19 @@ for n in lens:
         rows += row
     npy("%s/x%d.npy" % (work, n), (5, n), rows)
     npy("%s/xm%d.npy" % (work, n), (6, n), rows + [float("-inf")] * n)
+    # the vector update's edges (tests/emu/emu.py's rows 7 to 11): +inf
+    # first and NaN last; -inf beside the max inside a vector, -inf last;
+    # -inf and +inf in one vector; NaN first; all -inf but the last
+    inf, nan, e = float("inf"), float("nan"), []
+    for k in range(5):
+        row = [r.uniform(-4, 4) for _ in range(n)]
+        if k == 0: row[0], row[n - 1] = inf, nan
+        if k == 1: row[n // 2], row[min(n // 2 + 1, n - 1)], row[n - 1] = -inf, 5.0, -inf
+        if k == 2: row[n // 2], row[min(n // 2 + 3, n - 1)] = -inf, inf
+        if k == 3: row[0] = nan
+        if k == 4: row = [-inf] * (n - 1) + [-2.0]
+        e += row
+    npy("%s/xe%d.npy" % (work, n), (5, n), e)
     npy("%s/w%d.npy" % (work, n), (n,), [r.uniform(0.5, 1.5) for _ in range(n)])
     npy("%s/b%d.npy" % (work, n), (n,), [r.uniform(-1, 1) for _ in range(n)])
 EOF
@@ -98,6 +113,19 @@ for fn in logsumexp_rows max_sumexp_rows; do
             # shellcheck disable=SC2046
             pj_add "$fn $dt D=$n TENSORC_ROWS_ONLINE=0: --check" env TENSORC_ROWS_ONLINE=0 "$tc" run "$prog" \
                 --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
+        done
+    done
+done
+# the online pair's vector update (TENSORC_ONLINE_VEC, helpers.cuh's
+# tc_online_addv) at its edges, and an update an element (=0) for the A/B
+for fn in logsumexp_rows max_sumexp_rows; do
+    for dt in ${TC_LONG_ROWS_DTYPES:-f32 f16 bf16}; do
+        e=; [ "$dt" = f16 ] && e=-f16
+        for n in $lens; do
+            for v in 1 0; do
+                pj_add "$fn $dt D=$n edges TENSORC_ONLINE_VEC=$v: --check" env TENSORC_ONLINE_VEC=$v "$tc" run \
+                    "$prog" --fn "$fn" --dtype T=$dt --input x=$work/xe$n$e.npy --device=cuda --check
+            done
         done
     done
 done
