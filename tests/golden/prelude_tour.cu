@@ -1886,61 +1886,61 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
             const float t17 = t14 - t16;                                // <prelude>/loss.tc:6
             const float t18 = t17 * t17;                                // <prelude>/loss.tc:7
             acc5 = tc_op_sum()(acc5, t18);                              // <prelude>/loss.tc:7
-            const float t19 = tc_max(t14, 0.0f);                        // <prelude>/loss.tc:56
+            const float t19 = tc_max(t14, 0.0f);                        // <prelude>/loss.tc:58
             const float t20 = tc_sigmoid(t16);                          // prelude_tour.tc:48
-            const float t21 = t14 * t20;                                // <prelude>/loss.tc:56
-            const float t22 = t19 - t21;                                // <prelude>/loss.tc:56
-            const float t23 = fabsf(t14);                               // <prelude>/loss.tc:56
-            const float t24 = -t23;                                     // <prelude>/loss.tc:56
-            const float t25 = expf(t24);                                // <prelude>/loss.tc:56
-            const float t26 = log1pf(t25);                              // <prelude>/loss.tc:56
-            const float t27 = t22 + t26;                                // <prelude>/loss.tc:56
-            acc35 = tc_op_sum()(acc35, t27);                            // <prelude>/loss.tc:56
+            const float t21 = t14 * t20;                                // <prelude>/loss.tc:58
+            const float t22 = t19 - t21;                                // <prelude>/loss.tc:58
+            const float t23 = fabsf(t14);                               // <prelude>/loss.tc:58
+            const float t24 = -t23;                                     // <prelude>/loss.tc:58
+            const float t25 = expf(t24);                                // <prelude>/loss.tc:58
+            const float t26 = log1pf(t25);                              // <prelude>/loss.tc:58
+            const float t27 = t22 + t26;                                // <prelude>/loss.tc:58
+            acc35 = tc_op_sum()(acc35, t27);                            // <prelude>/loss.tc:58
             const float t28 = v13.v[1];                                 // prelude_tour.tc:47
             const float t29 = v15.v[1];                                 // prelude_tour.tc:47
             const float t30 = t28 - t29;                                // <prelude>/loss.tc:6
             const float t31 = t30 * t30;                                // <prelude>/loss.tc:7
             acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/loss.tc:7
-            const float t32 = tc_max(t28, 0.0f);                        // <prelude>/loss.tc:56
+            const float t32 = tc_max(t28, 0.0f);                        // <prelude>/loss.tc:58
             const float t33 = tc_sigmoid(t29);                          // prelude_tour.tc:48
-            const float t34 = t28 * t33;                                // <prelude>/loss.tc:56
-            const float t35 = t32 - t34;                                // <prelude>/loss.tc:56
-            const float t36 = fabsf(t28);                               // <prelude>/loss.tc:56
-            const float t37 = -t36;                                     // <prelude>/loss.tc:56
-            const float t38 = expf(t37);                                // <prelude>/loss.tc:56
-            const float t39 = log1pf(t38);                              // <prelude>/loss.tc:56
-            const float t40 = t35 + t39;                                // <prelude>/loss.tc:56
-            acc35 = tc_op_sum()(acc35, t40);                            // <prelude>/loss.tc:56
+            const float t34 = t28 * t33;                                // <prelude>/loss.tc:58
+            const float t35 = t32 - t34;                                // <prelude>/loss.tc:58
+            const float t36 = fabsf(t28);                               // <prelude>/loss.tc:58
+            const float t37 = -t36;                                     // <prelude>/loss.tc:58
+            const float t38 = expf(t37);                                // <prelude>/loss.tc:58
+            const float t39 = log1pf(t38);                              // <prelude>/loss.tc:58
+            const float t40 = t35 + t39;                                // <prelude>/loss.tc:58
+            acc35 = tc_op_sum()(acc35, t40);                            // <prelude>/loss.tc:58
             const float t41 = v13.v[2];                                 // prelude_tour.tc:47
             const float t42 = v15.v[2];                                 // prelude_tour.tc:47
             const float t43 = t41 - t42;                                // <prelude>/loss.tc:6
             const float t44 = t43 * t43;                                // <prelude>/loss.tc:7
             acc5 = tc_op_sum()(acc5, t44);                              // <prelude>/loss.tc:7
-            const float t45 = tc_max(t41, 0.0f);                        // <prelude>/loss.tc:56
+            const float t45 = tc_max(t41, 0.0f);                        // <prelude>/loss.tc:58
             const float t46 = tc_sigmoid(t42);                          // prelude_tour.tc:48
-            const float t47 = t41 * t46;                                // <prelude>/loss.tc:56
-            const float t48 = t45 - t47;                                // <prelude>/loss.tc:56
-            const float t49 = fabsf(t41);                               // <prelude>/loss.tc:56
-            const float t50 = -t49;                                     // <prelude>/loss.tc:56
-            const float t51 = expf(t50);                                // <prelude>/loss.tc:56
-            const float t52 = log1pf(t51);                              // <prelude>/loss.tc:56
-            const float t53 = t48 + t52;                                // <prelude>/loss.tc:56
-            acc35 = tc_op_sum()(acc35, t53);                            // <prelude>/loss.tc:56
+            const float t47 = t41 * t46;                                // <prelude>/loss.tc:58
+            const float t48 = t45 - t47;                                // <prelude>/loss.tc:58
+            const float t49 = fabsf(t41);                               // <prelude>/loss.tc:58
+            const float t50 = -t49;                                     // <prelude>/loss.tc:58
+            const float t51 = expf(t50);                                // <prelude>/loss.tc:58
+            const float t52 = log1pf(t51);                              // <prelude>/loss.tc:58
+            const float t53 = t48 + t52;                                // <prelude>/loss.tc:58
+            acc35 = tc_op_sum()(acc35, t53);                            // <prelude>/loss.tc:58
             const float t54 = v13.v[3];                                 // prelude_tour.tc:47
             const float t55 = v15.v[3];                                 // prelude_tour.tc:47
             const float t56 = t54 - t55;                                // <prelude>/loss.tc:6
             const float t57 = t56 * t56;                                // <prelude>/loss.tc:7
             acc5 = tc_op_sum()(acc5, t57);                              // <prelude>/loss.tc:7
-            const float t58 = tc_max(t54, 0.0f);                        // <prelude>/loss.tc:56
+            const float t58 = tc_max(t54, 0.0f);                        // <prelude>/loss.tc:58
             const float t59 = tc_sigmoid(t55);                          // prelude_tour.tc:48
-            const float t60 = t54 * t59;                                // <prelude>/loss.tc:56
-            const float t61 = t58 - t60;                                // <prelude>/loss.tc:56
-            const float t62 = fabsf(t54);                               // <prelude>/loss.tc:56
-            const float t63 = -t62;                                     // <prelude>/loss.tc:56
-            const float t64 = expf(t63);                                // <prelude>/loss.tc:56
-            const float t65 = log1pf(t64);                              // <prelude>/loss.tc:56
-            const float t66 = t61 + t65;                                // <prelude>/loss.tc:56
-            acc35 = tc_op_sum()(acc35, t66);                            // <prelude>/loss.tc:56
+            const float t60 = t54 * t59;                                // <prelude>/loss.tc:58
+            const float t61 = t58 - t60;                                // <prelude>/loss.tc:58
+            const float t62 = fabsf(t54);                               // <prelude>/loss.tc:58
+            const float t63 = -t62;                                     // <prelude>/loss.tc:58
+            const float t64 = expf(t63);                                // <prelude>/loss.tc:58
+            const float t65 = log1pf(t64);                              // <prelude>/loss.tc:58
+            const float t66 = t61 + t65;                                // <prelude>/loss.tc:58
+            acc35 = tc_op_sum()(acc35, t66);                            // <prelude>/loss.tc:58
         } else {
             for (int e = 0; e < 4 && e < len - base; ++e) {
                 const idx_t r = base + e;
@@ -1953,16 +1953,16 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
                 const float t2 = t0 - t1;                                   // <prelude>/loss.tc:6
                 const float t3 = t2 * t2;                                   // <prelude>/loss.tc:7
                 acc5 = tc_op_sum()(acc5, t3);                               // <prelude>/loss.tc:7
-                const float t4 = tc_max(t0, 0.0f);                          // <prelude>/loss.tc:56
+                const float t4 = tc_max(t0, 0.0f);                          // <prelude>/loss.tc:58
                 const float t5 = tc_sigmoid(t1);                            // prelude_tour.tc:48
-                const float t6 = t0 * t5;                                   // <prelude>/loss.tc:56
-                const float t7 = t4 - t6;                                   // <prelude>/loss.tc:56
-                const float t8 = fabsf(t0);                                 // <prelude>/loss.tc:56
-                const float t9 = -t8;                                       // <prelude>/loss.tc:56
-                const float t10 = expf(t9);                                 // <prelude>/loss.tc:56
-                const float t11 = log1pf(t10);                              // <prelude>/loss.tc:56
-                const float t12 = t7 + t11;                                 // <prelude>/loss.tc:56
-                acc35 = tc_op_sum()(acc35, t12);                            // <prelude>/loss.tc:56
+                const float t6 = t0 * t5;                                   // <prelude>/loss.tc:58
+                const float t7 = t4 - t6;                                   // <prelude>/loss.tc:58
+                const float t8 = fabsf(t0);                                 // <prelude>/loss.tc:58
+                const float t9 = -t8;                                       // <prelude>/loss.tc:58
+                const float t10 = expf(t9);                                 // <prelude>/loss.tc:58
+                const float t11 = log1pf(t10);                              // <prelude>/loss.tc:58
+                const float t12 = t7 + t11;                                 // <prelude>/loss.tc:58
+                acc35 = tc_op_sum()(acc35, t12);                            // <prelude>/loss.tc:58
             }
         }
     }
@@ -1988,10 +1988,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
     const float r5 = acc5;
     const float r35 = acc35;
     const float t67 = r5 / ((float)((long long)(sz_N*sz_D)));   // <prelude>/loss.tc:7
-    const float t68 = r35 / ((float)((long long)(sz_N*sz_D)));  // <prelude>/loss.tc:56
+    const float t68 = r35 / ((float)((long long)(sz_N*sz_D)));  // <prelude>/loss.tc:58
     if (threadIdx.x == 0) {
         out_mse[0] = t67;                                           // <prelude>/loss.tc:7
-        out_bce[0] = t68;                                           // <prelude>/loss.tc:56
+        out_bce[0] = t68;                                           // <prelude>/loss.tc:58
         *ticket = 0; /* ready for the next launch */
     }
 }
@@ -2029,19 +2029,19 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 0]) : acc8;    // <prelude>/softmax.tc:13
                 const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
                 pc1[j * 4 + 0] = v1.v[0];                                   // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 0]) : acc13; // <prelude>/loss.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 0]) : acc13; // <prelude>/loss.tc:49
                 pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 1]) : acc8;    // <prelude>/softmax.tc:13
                 pc1[j * 4 + 1] = v1.v[1];                                   // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 1]) : acc13; // <prelude>/loss.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 1]) : acc13; // <prelude>/loss.tc:49
                 pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 2]) : acc8;    // <prelude>/softmax.tc:13
                 pc1[j * 4 + 2] = v1.v[2];                                   // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 2]) : acc13; // <prelude>/loss.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 2]) : acc13; // <prelude>/loss.tc:49
                 pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 3]) : acc8;    // <prelude>/softmax.tc:13
                 pc1[j * 4 + 3] = v1.v[3];                                   // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:49
             }
             tc_block_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
@@ -2057,34 +2057,34 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     const float t2 = (pc0[j * 4 + 0]) - r8;                     // <prelude>/softmax.tc:13
                     const float t3 = expf(t2);                                  // <prelude>/softmax.tc:13
                     acc11 = tc_op_sum()(acc11, t3);                             // <prelude>/softmax.tc:14
-                    const float t4 = (pc1[j * 4 + 0]) - r13;                    // <prelude>/loss.tc:47
-                    const float t5 = expf(t4);                                  // <prelude>/loss.tc:48
-                    acc16 = tc_op_sum()(acc16, t5);                             // <prelude>/loss.tc:48
+                    const float t4 = (pc1[j * 4 + 0]) - r13;                    // <prelude>/loss.tc:49
+                    const float t5 = expf(t4);                                  // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t5);                             // <prelude>/loss.tc:50
                     const float t6 = (pc0[j * 4 + 1]) - r8;                     // <prelude>/softmax.tc:13
                     const float t7 = expf(t6);                                  // <prelude>/softmax.tc:13
                     acc11 = tc_op_sum()(acc11, t7);                             // <prelude>/softmax.tc:14
-                    const float t8 = (pc1[j * 4 + 1]) - r13;                    // <prelude>/loss.tc:47
-                    const float t9 = expf(t8);                                  // <prelude>/loss.tc:48
-                    acc16 = tc_op_sum()(acc16, t9);                             // <prelude>/loss.tc:48
+                    const float t8 = (pc1[j * 4 + 1]) - r13;                    // <prelude>/loss.tc:49
+                    const float t9 = expf(t8);                                  // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t9);                             // <prelude>/loss.tc:50
                     const float t10 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
                     const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
                     acc11 = tc_op_sum()(acc11, t11);                            // <prelude>/softmax.tc:14
-                    const float t12 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:47
-                    const float t13 = expf(t12);                                // <prelude>/loss.tc:48
-                    acc16 = tc_op_sum()(acc16, t13);                            // <prelude>/loss.tc:48
+                    const float t12 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:49
+                    const float t13 = expf(t12);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t13);                            // <prelude>/loss.tc:50
                     const float t14 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
                     const float t15 = expf(t14);                                // <prelude>/softmax.tc:13
                     acc11 = tc_op_sum()(acc11, t15);                            // <prelude>/softmax.tc:14
-                    const float t16 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:47
-                    const float t17 = expf(t16);                                // <prelude>/loss.tc:48
-                    acc16 = tc_op_sum()(acc16, t17);                            // <prelude>/loss.tc:48
+                    const float t16 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:49
+                    const float t17 = expf(t16);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t17);                            // <prelude>/loss.tc:50
                 }
             }
             tc_block_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp20 = 1.0f / r11;                             // <prelude>/softmax.tc:14
-            const float t23 = logf(r16);                                // <prelude>/loss.tc:48
+            const float t23 = logf(r16);                                // <prelude>/loss.tc:50
             float acc20 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -2095,37 +2095,37 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     const float t18 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
                     const float t19 = expf(t18);                                // <prelude>/softmax.tc:13
                     const float t21 = t19 * rcp20;                              // <prelude>/softmax.tc:14
-                    const float t22 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:47
-                    const float t24 = t22 - t23;                                // <prelude>/loss.tc:48
-                    const float t25 = t21 * t24;                                // <prelude>/loss.tc:49
-                    acc20 = tc_op_sum()(acc20, t25);                            // <prelude>/loss.tc:49
+                    const float t22 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:49
+                    const float t24 = t22 - t23;                                // <prelude>/loss.tc:50
+                    const float t25 = t21 * t24;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t25);                            // <prelude>/loss.tc:51
                     const float t26 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
                     const float t27 = expf(t26);                                // <prelude>/softmax.tc:13
                     const float t28 = t27 * rcp20;                              // <prelude>/softmax.tc:14
-                    const float t29 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:47
-                    const float t30 = t29 - t23;                                // <prelude>/loss.tc:48
-                    const float t31 = t28 * t30;                                // <prelude>/loss.tc:49
-                    acc20 = tc_op_sum()(acc20, t31);                            // <prelude>/loss.tc:49
+                    const float t29 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:49
+                    const float t30 = t29 - t23;                                // <prelude>/loss.tc:50
+                    const float t31 = t28 * t30;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t31);                            // <prelude>/loss.tc:51
                     const float t32 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
                     const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
                     const float t34 = t33 * rcp20;                              // <prelude>/softmax.tc:14
-                    const float t35 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:47
-                    const float t36 = t35 - t23;                                // <prelude>/loss.tc:48
-                    const float t37 = t34 * t36;                                // <prelude>/loss.tc:49
-                    acc20 = tc_op_sum()(acc20, t37);                            // <prelude>/loss.tc:49
+                    const float t35 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:49
+                    const float t36 = t35 - t23;                                // <prelude>/loss.tc:50
+                    const float t37 = t34 * t36;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t37);                            // <prelude>/loss.tc:51
                     const float t38 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
                     const float t39 = expf(t38);                                // <prelude>/softmax.tc:13
                     const float t40 = t39 * rcp20;                              // <prelude>/softmax.tc:14
-                    const float t41 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:47
-                    const float t42 = t41 - t23;                                // <prelude>/loss.tc:48
-                    const float t43 = t40 * t42;                                // <prelude>/loss.tc:49
-                    acc20 = tc_op_sum()(acc20, t43);                            // <prelude>/loss.tc:49
+                    const float t41 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:49
+                    const float t42 = t41 - t23;                                // <prelude>/loss.tc:50
+                    const float t43 = t40 * t42;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t43);                            // <prelude>/loss.tc:51
                 }
             }
             acc20 = tc_block_reduce(acc20, tc_op_sum(), (float *)tc_smem);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
-                buf20[i0] = r20;                                            // <prelude>/loss.tc:49
+                buf20[i0] = r20;                                            // <prelude>/loss.tc:51
             }
         } else {
             float acc8 = tc_lowest<float>();
@@ -2135,7 +2135,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t44 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
                 acc8 = tc_op_max()(acc8, t44);                              // <prelude>/softmax.tc:13
                 const float t45 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                acc13 = tc_op_max()(acc13, t45);                            // <prelude>/loss.tc:47
+                acc13 = tc_op_max()(acc13, t45);                            // <prelude>/loss.tc:49
             }
             tc_block_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
@@ -2149,15 +2149,15 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t48 = expf(t47);                                // <prelude>/softmax.tc:13
                 acc11 = tc_op_sum()(acc11, t48);                            // <prelude>/softmax.tc:14
                 const float t49 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t50 = t49 - r13;                                // <prelude>/loss.tc:47
-                const float t51 = expf(t50);                                // <prelude>/loss.tc:48
-                acc16 = tc_op_sum()(acc16, t51);                            // <prelude>/loss.tc:48
+                const float t50 = t49 - r13;                                // <prelude>/loss.tc:49
+                const float t51 = expf(t50);                                // <prelude>/loss.tc:50
+                acc16 = tc_op_sum()(acc16, t51);                            // <prelude>/loss.tc:50
             }
             tc_block_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem);
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp55 = 1.0f / r11;                             // <prelude>/softmax.tc:14
-            const float t59 = logf(r16);                                // <prelude>/loss.tc:48
+            const float t59 = logf(r16);                                // <prelude>/loss.tc:50
             float acc20 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
@@ -2166,15 +2166,15 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t54 = expf(t53);                                // <prelude>/softmax.tc:13
                 const float t56 = t54 * rcp55;                              // <prelude>/softmax.tc:14
                 const float t57 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
-                const float t58 = t57 - r13;                                // <prelude>/loss.tc:47
-                const float t60 = t58 - t59;                                // <prelude>/loss.tc:48
-                const float t61 = t56 * t60;                                // <prelude>/loss.tc:49
-                acc20 = tc_op_sum()(acc20, t61);                            // <prelude>/loss.tc:49
+                const float t58 = t57 - r13;                                // <prelude>/loss.tc:49
+                const float t60 = t58 - t59;                                // <prelude>/loss.tc:50
+                const float t61 = t56 * t60;                                // <prelude>/loss.tc:51
+                acc20 = tc_op_sum()(acc20, t61);                            // <prelude>/loss.tc:51
             }
             acc20 = tc_block_reduce(acc20, tc_op_sum(), (float *)tc_smem);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
-                buf20[i0] = r20;                                            // <prelude>/loss.tc:49
+                buf20[i0] = r20;                                            // <prelude>/loss.tc:51
             }
         }
     }
@@ -2200,19 +2200,19 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 0]) : acc8;    // <prelude>/softmax.tc:13
                 const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
                 pc1[j * 4 + 0] = v63.v[0];                                  // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 0]) : acc13; // <prelude>/loss.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 0]) : acc13; // <prelude>/loss.tc:49
                 pc0[j * 4 + 1] = v62.v[1];                                  // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 1]) : acc8;    // <prelude>/softmax.tc:13
                 pc1[j * 4 + 1] = v63.v[1];                                  // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 1]) : acc13; // <prelude>/loss.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 1]) : acc13; // <prelude>/loss.tc:49
                 pc0[j * 4 + 2] = v62.v[2];                                  // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 2]) : acc8;    // <prelude>/softmax.tc:13
                 pc1[j * 4 + 2] = v63.v[2];                                  // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 2]) : acc13; // <prelude>/loss.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 2]) : acc13; // <prelude>/loss.tc:49
                 pc0[j * 4 + 3] = v62.v[3];                                  // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 3]) : acc8;    // <prelude>/softmax.tc:13
                 pc1[j * 4 + 3] = v63.v[3];                                  // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:47
+                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:49
             }
             tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
@@ -2228,34 +2228,34 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     const float t64 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
                     const float t65 = expf(t64);                                // <prelude>/softmax.tc:13
                     acc11 = tc_op_sum()(acc11, t65);                            // <prelude>/softmax.tc:14
-                    const float t66 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:47
-                    const float t67 = expf(t66);                                // <prelude>/loss.tc:48
-                    acc16 = tc_op_sum()(acc16, t67);                            // <prelude>/loss.tc:48
+                    const float t66 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:49
+                    const float t67 = expf(t66);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t67);                            // <prelude>/loss.tc:50
                     const float t68 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
                     const float t69 = expf(t68);                                // <prelude>/softmax.tc:13
                     acc11 = tc_op_sum()(acc11, t69);                            // <prelude>/softmax.tc:14
-                    const float t70 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:47
-                    const float t71 = expf(t70);                                // <prelude>/loss.tc:48
-                    acc16 = tc_op_sum()(acc16, t71);                            // <prelude>/loss.tc:48
+                    const float t70 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:49
+                    const float t71 = expf(t70);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t71);                            // <prelude>/loss.tc:50
                     const float t72 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
                     const float t73 = expf(t72);                                // <prelude>/softmax.tc:13
                     acc11 = tc_op_sum()(acc11, t73);                            // <prelude>/softmax.tc:14
-                    const float t74 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:47
-                    const float t75 = expf(t74);                                // <prelude>/loss.tc:48
-                    acc16 = tc_op_sum()(acc16, t75);                            // <prelude>/loss.tc:48
+                    const float t74 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:49
+                    const float t75 = expf(t74);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t75);                            // <prelude>/loss.tc:50
                     const float t76 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
                     const float t77 = expf(t76);                                // <prelude>/softmax.tc:13
                     acc11 = tc_op_sum()(acc11, t77);                            // <prelude>/softmax.tc:14
-                    const float t78 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:47
-                    const float t79 = expf(t78);                                // <prelude>/loss.tc:48
-                    acc16 = tc_op_sum()(acc16, t79);                            // <prelude>/loss.tc:48
+                    const float t78 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:49
+                    const float t79 = expf(t78);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t79);                            // <prelude>/loss.tc:50
                 }
             }
             tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp82 = 1.0f / r11;                             // <prelude>/softmax.tc:14
-            const float t85 = logf(r16);                                // <prelude>/loss.tc:48
+            const float t85 = logf(r16);                                // <prelude>/loss.tc:50
             float acc20 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -2266,37 +2266,37 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                     const float t80 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
                     const float t81 = expf(t80);                                // <prelude>/softmax.tc:13
                     const float t83 = t81 * rcp82;                              // <prelude>/softmax.tc:14
-                    const float t84 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:47
-                    const float t86 = t84 - t85;                                // <prelude>/loss.tc:48
-                    const float t87 = t83 * t86;                                // <prelude>/loss.tc:49
-                    acc20 = tc_op_sum()(acc20, t87);                            // <prelude>/loss.tc:49
+                    const float t84 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:49
+                    const float t86 = t84 - t85;                                // <prelude>/loss.tc:50
+                    const float t87 = t83 * t86;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t87);                            // <prelude>/loss.tc:51
                     const float t88 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
                     const float t89 = expf(t88);                                // <prelude>/softmax.tc:13
                     const float t90 = t89 * rcp82;                              // <prelude>/softmax.tc:14
-                    const float t91 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:47
-                    const float t92 = t91 - t85;                                // <prelude>/loss.tc:48
-                    const float t93 = t90 * t92;                                // <prelude>/loss.tc:49
-                    acc20 = tc_op_sum()(acc20, t93);                            // <prelude>/loss.tc:49
+                    const float t91 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:49
+                    const float t92 = t91 - t85;                                // <prelude>/loss.tc:50
+                    const float t93 = t90 * t92;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t93);                            // <prelude>/loss.tc:51
                     const float t94 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
                     const float t95 = expf(t94);                                // <prelude>/softmax.tc:13
                     const float t96 = t95 * rcp82;                              // <prelude>/softmax.tc:14
-                    const float t97 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:47
-                    const float t98 = t97 - t85;                                // <prelude>/loss.tc:48
-                    const float t99 = t96 * t98;                                // <prelude>/loss.tc:49
-                    acc20 = tc_op_sum()(acc20, t99);                            // <prelude>/loss.tc:49
+                    const float t97 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:49
+                    const float t98 = t97 - t85;                                // <prelude>/loss.tc:50
+                    const float t99 = t96 * t98;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t99);                            // <prelude>/loss.tc:51
                     const float t100 = (pc0[j * 4 + 3]) - r8;                   // <prelude>/softmax.tc:13
                     const float t101 = expf(t100);                              // <prelude>/softmax.tc:13
                     const float t102 = t101 * rcp82;                            // <prelude>/softmax.tc:14
-                    const float t103 = (pc1[j * 4 + 3]) - r13;                  // <prelude>/loss.tc:47
-                    const float t104 = t103 - t85;                              // <prelude>/loss.tc:48
-                    const float t105 = t102 * t104;                             // <prelude>/loss.tc:49
-                    acc20 = tc_op_sum()(acc20, t105);                           // <prelude>/loss.tc:49
+                    const float t103 = (pc1[j * 4 + 3]) - r13;                  // <prelude>/loss.tc:49
+                    const float t104 = t103 - t85;                              // <prelude>/loss.tc:50
+                    const float t105 = t102 * t104;                             // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t105);                           // <prelude>/loss.tc:51
                 }
             }
             acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
-                buf20[i0] = r20;                                            // <prelude>/loss.tc:49
+                buf20[i0] = r20;                                            // <prelude>/loss.tc:51
             }
         } else {
             float acc8 = tc_lowest<float>();
@@ -2306,7 +2306,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t106 = in_p[sz_D*i0 + i1];                      // prelude_tour.tc:47
                 acc8 = tc_op_max()(acc8, t106);                             // <prelude>/softmax.tc:13
                 const float t107 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
-                acc13 = tc_op_max()(acc13, t107);                           // <prelude>/loss.tc:47
+                acc13 = tc_op_max()(acc13, t107);                           // <prelude>/loss.tc:49
             }
             tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
@@ -2320,15 +2320,15 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t110 = expf(t109);                              // <prelude>/softmax.tc:13
                 acc11 = tc_op_sum()(acc11, t110);                           // <prelude>/softmax.tc:14
                 const float t111 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
-                const float t112 = t111 - r13;                              // <prelude>/loss.tc:47
-                const float t113 = expf(t112);                              // <prelude>/loss.tc:48
-                acc16 = tc_op_sum()(acc16, t113);                           // <prelude>/loss.tc:48
+                const float t112 = t111 - r13;                              // <prelude>/loss.tc:49
+                const float t113 = expf(t112);                              // <prelude>/loss.tc:50
+                acc16 = tc_op_sum()(acc16, t113);                           // <prelude>/loss.tc:50
             }
             tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp117 = 1.0f / r11;                            // <prelude>/softmax.tc:14
-            const float t121 = logf(r16);                               // <prelude>/loss.tc:48
+            const float t121 = logf(r16);                               // <prelude>/loss.tc:50
             float acc20 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
@@ -2337,15 +2337,15 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const float t116 = expf(t115);                              // <prelude>/softmax.tc:13
                 const float t118 = t116 * rcp117;                           // <prelude>/softmax.tc:14
                 const float t119 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
-                const float t120 = t119 - r13;                              // <prelude>/loss.tc:47
-                const float t122 = t120 - t121;                             // <prelude>/loss.tc:48
-                const float t123 = t118 * t122;                             // <prelude>/loss.tc:49
-                acc20 = tc_op_sum()(acc20, t123);                           // <prelude>/loss.tc:49
+                const float t120 = t119 - r13;                              // <prelude>/loss.tc:49
+                const float t122 = t120 - t121;                             // <prelude>/loss.tc:50
+                const float t123 = t118 * t122;                             // <prelude>/loss.tc:51
+                acc20 = tc_op_sum()(acc20, t123);                           // <prelude>/loss.tc:51
             }
             acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
-                buf20[i0] = r20;                                            // <prelude>/loss.tc:49
+                buf20[i0] = r20;                                            // <prelude>/loss.tc:51
             }
         }
     }
@@ -2369,26 +2369,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
         const idx_t i0 = base;
         if (len - base >= 4 &&
             tc_aligned(buf20 + i0, 16)) {
-            const tc_vec<float, 4> v2 = tc_vload<float, 4>(buf20 + i0); // <prelude>/loss.tc:49
-            const float t3 = v2.v[0];                                   // <prelude>/loss.tc:49
-            const float t4 = -t3;                                       // <prelude>/loss.tc:49
-            acc22 = tc_op_sum()(acc22, t4);                             // <prelude>/loss.tc:49
-            const float t5 = v2.v[1];                                   // <prelude>/loss.tc:49
-            const float t6 = -t5;                                       // <prelude>/loss.tc:49
-            acc22 = tc_op_sum()(acc22, t6);                             // <prelude>/loss.tc:49
-            const float t7 = v2.v[2];                                   // <prelude>/loss.tc:49
-            const float t8 = -t7;                                       // <prelude>/loss.tc:49
-            acc22 = tc_op_sum()(acc22, t8);                             // <prelude>/loss.tc:49
-            const float t9 = v2.v[3];                                   // <prelude>/loss.tc:49
-            const float t10 = -t9;                                      // <prelude>/loss.tc:49
-            acc22 = tc_op_sum()(acc22, t10);                            // <prelude>/loss.tc:49
+            const tc_vec<float, 4> v2 = tc_vload<float, 4>(buf20 + i0); // <prelude>/loss.tc:51
+            const float t3 = v2.v[0];                                   // <prelude>/loss.tc:51
+            const float t4 = -t3;                                       // <prelude>/loss.tc:51
+            acc22 = tc_op_sum()(acc22, t4);                             // <prelude>/loss.tc:51
+            const float t5 = v2.v[1];                                   // <prelude>/loss.tc:51
+            const float t6 = -t5;                                       // <prelude>/loss.tc:51
+            acc22 = tc_op_sum()(acc22, t6);                             // <prelude>/loss.tc:51
+            const float t7 = v2.v[2];                                   // <prelude>/loss.tc:51
+            const float t8 = -t7;                                       // <prelude>/loss.tc:51
+            acc22 = tc_op_sum()(acc22, t8);                             // <prelude>/loss.tc:51
+            const float t9 = v2.v[3];                                   // <prelude>/loss.tc:51
+            const float t10 = -t9;                                      // <prelude>/loss.tc:51
+            acc22 = tc_op_sum()(acc22, t10);                            // <prelude>/loss.tc:51
         } else {
             for (int e = 0; e < 4 && e < len - base; ++e) {
                 const idx_t r = base + e;
                 const idx_t i0 = r;
-                const float t0 = buf20[i0];                                 // <prelude>/loss.tc:49
-                const float t1 = -t0;                                       // <prelude>/loss.tc:49
-                acc22 = tc_op_sum()(acc22, t1);                             // <prelude>/loss.tc:49
+                const float t0 = buf20[i0];                                 // <prelude>/loss.tc:51
+                const float t1 = -t0;                                       // <prelude>/loss.tc:51
+                acc22 = tc_op_sum()(acc22, t1);                             // <prelude>/loss.tc:51
             }
         }
     }
@@ -2407,9 +2407,9 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
     __threadfence();
     acc22 = tc_partials(part22, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
     const float r22 = acc22;
-    const float t11 = r22 / ((float)((long long)(sz_N)));       // <prelude>/loss.tc:49
+    const float t11 = r22 / ((float)((long long)(sz_N)));       // <prelude>/loss.tc:51
     if (threadIdx.x == 0) {
-        out_ce[0] = t11;                                            // <prelude>/loss.tc:49
+        out_ce[0] = t11;                                            // <prelude>/loss.tc:51
         *ticket = 0; /* ready for the next launch */
     }
 }
@@ -2419,9 +2419,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_neg_sum_div_16(
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_sum_17(
     const float *__restrict__ in_x,
+    const long long *__restrict__ in_t,
     float *__restrict__ buf11,
     float *__restrict__ buf17,
-    float *__restrict__ buf33,
+    float *__restrict__ buf37,
     const idx_t sz_N,
     const idx_t sz_D)
 {
@@ -2433,8 +2434,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(buf33 + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc11 = tc_lowest<float>();
             #pragma unroll
@@ -2494,65 +2494,88 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
             tc_block_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem);
             const float r17 = acc17;
             const float r31 = acc31;
-            const float t20 = logf(r31);                                // <prelude>/softmax.tc:21
+            const long long t19 = in_t[i0];                             // prelude_tour.tc:52
+            const float t22 = logf(r31);                                // <prelude>/softmax.tc:21
+            float acc37 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t19 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t21 = t19 - t20;                                // <prelude>/softmax.tc:21
-                    const float t22 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t23 = t22 - t20;                                // <prelude>/softmax.tc:21
-                    const float t24 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t25 = t24 - t20;                                // <prelude>/softmax.tc:21
-                    const float t26 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t27 = t26 - t20;                                // <prelude>/softmax.tc:21
-                    tc_vstore<float, 4>(buf33 + sz_D*i0 + i1, {{t21, t23, t25, t27}}); // <prelude>/softmax.tc:21
+                    const bool t20 = ((float)((((long long)(i1))) == t19)) != 0; // <prelude>/loss.tc:38
+                    const float t21 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t23 = t21 - t22;                                // <prelude>/softmax.tc:21
+                    const float t24 = (t20 != 0.0f ? t23 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t24);                            // <prelude>/loss.tc:38
+                    const bool t25 = ((float)((((long long)(i1 + 1))) == t19)) != 0; // <prelude>/loss.tc:38
+                    const float t26 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t27 = t26 - t22;                                // <prelude>/softmax.tc:21
+                    const float t28 = (t25 != 0.0f ? t27 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t28);                            // <prelude>/loss.tc:38
+                    const bool t29 = ((float)((((long long)(i1 + 2))) == t19)) != 0; // <prelude>/loss.tc:38
+                    const float t30 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t31 = t30 - t22;                                // <prelude>/softmax.tc:21
+                    const float t32 = (t29 != 0.0f ? t31 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t32);                            // <prelude>/loss.tc:38
+                    const bool t33 = ((float)((((long long)(i1 + 3))) == t19)) != 0; // <prelude>/loss.tc:38
+                    const float t34 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t35 = t34 - t22;                                // <prelude>/softmax.tc:21
+                    const float t36 = (t33 != 0.0f ? t35 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t36);                            // <prelude>/loss.tc:38
                 }
             }
+            acc37 = tc_block_reduce(acc37, tc_op_sum(), (float *)tc_smem);
+            const float r37 = acc37;
             if (threadIdx.x == 0) {
                 buf11[i0] = r11;                                            // <prelude>/loss.tc:24
                 buf17[i0] = r17;                                            // <prelude>/loss.tc:24
+                buf37[i0] = r37;                                            // <prelude>/loss.tc:38
             }
         } else {
             float acc11 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t28 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                acc11 = tc_op_max()(acc11, t28);                            // <prelude>/loss.tc:24
+                const float t37 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                acc11 = tc_op_max()(acc11, t37);                            // <prelude>/loss.tc:24
             }
             acc11 = tc_block_reduce(acc11, tc_op_max(), (float *)tc_smem);
             const float r11 = acc11;
-            const bool t30 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
-            const float t31 = (t30 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
+            const bool t39 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
+            const float t40 = (t39 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
             float acc17 = (float)0;
             float acc31 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t29 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                const float t32 = t29 - t31;                                // <prelude>/loss.tc:24
-                const float t33 = expf(t32);                                // <prelude>/loss.tc:24
-                acc17 = tc_op_sum()(acc17, t33);                            // <prelude>/loss.tc:24
-                const float t34 = t29 - r11;                                // <prelude>/softmax.tc:20
-                const float t35 = expf(t34);                                // <prelude>/softmax.tc:21
-                acc31 = tc_op_sum()(acc31, t35);                            // <prelude>/softmax.tc:21
+                const float t38 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                const float t41 = t38 - t40;                                // <prelude>/loss.tc:24
+                const float t42 = expf(t41);                                // <prelude>/loss.tc:24
+                acc17 = tc_op_sum()(acc17, t42);                            // <prelude>/loss.tc:24
+                const float t43 = t38 - r11;                                // <prelude>/softmax.tc:20
+                const float t44 = expf(t43);                                // <prelude>/softmax.tc:21
+                acc31 = tc_op_sum()(acc31, t44);                            // <prelude>/softmax.tc:21
             }
             tc_block_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem);
             const float r17 = acc17;
             const float r31 = acc31;
-            const float t38 = logf(r31);                                // <prelude>/softmax.tc:21
+            const long long t45 = in_t[i0];                             // prelude_tour.tc:52
+            const float t49 = logf(r31);                                // <prelude>/softmax.tc:21
+            float acc37 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t36 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                const float t37 = t36 - r11;                                // <prelude>/softmax.tc:20
-                const float t39 = t37 - t38;                                // <prelude>/softmax.tc:21
-                buf33[sz_D*i0 + i1] = t39;                                  // <prelude>/softmax.tc:21
+                const bool t46 = ((float)((((long long)(i1))) == t45)) != 0; // <prelude>/loss.tc:38
+                const float t47 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                const float t48 = t47 - r11;                                // <prelude>/softmax.tc:20
+                const float t50 = t48 - t49;                                // <prelude>/softmax.tc:21
+                const float t51 = (t46 != 0.0f ? t50 : 0.0f);               // <prelude>/loss.tc:38
+                acc37 = tc_op_sum()(acc37, t51);                            // <prelude>/loss.tc:38
             }
+            acc37 = tc_block_reduce(acc37, tc_op_sum(), (float *)tc_smem);
+            const float r37 = acc37;
             if (threadIdx.x == 0) {
                 buf11[i0] = r11;                                            // <prelude>/loss.tc:24
                 buf17[i0] = r17;                                            // <prelude>/loss.tc:24
+                buf37[i0] = r37;                                            // <prelude>/loss.tc:38
             }
         }
     }
@@ -2561,8 +2584,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
-            tc_aligned(in_x + sz_D*i0, 16) &&
-            tc_aligned(buf33 + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
             float pc0[16];
             float acc11 = tc_lowest<float>();
             #pragma unroll
@@ -2571,20 +2593,20 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v40 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
-                pc0[j * 4 + 0] = v40.v[0];                                  // prelude_tour.tc:52
+                const tc_vec<float, 4> v52 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
+                pc0[j * 4 + 0] = v52.v[0];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 0]) : acc11; // <prelude>/loss.tc:24
-                pc0[j * 4 + 1] = v40.v[1];                                  // prelude_tour.tc:52
+                pc0[j * 4 + 1] = v52.v[1];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 1]) : acc11; // <prelude>/loss.tc:24
-                pc0[j * 4 + 2] = v40.v[2];                                  // prelude_tour.tc:52
+                pc0[j * 4 + 2] = v52.v[2];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 2]) : acc11; // <prelude>/loss.tc:24
-                pc0[j * 4 + 3] = v40.v[3];                                  // prelude_tour.tc:52
+                pc0[j * 4 + 3] = v52.v[3];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 3]) : acc11; // <prelude>/loss.tc:24
             }
             acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            const bool t41 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
-            const float t42 = (t41 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
+            const bool t53 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
+            const float t54 = (t53 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
             float acc17 = (float)0;
             float acc31 = (float)0;
             #pragma unroll
@@ -2593,94 +2615,117 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t43 = (pc0[j * 4 + 0]) - t42;                   // <prelude>/loss.tc:24
-                    const float t44 = expf(t43);                                // <prelude>/loss.tc:24
-                    acc17 = tc_op_sum()(acc17, t44);                            // <prelude>/loss.tc:24
-                    const float t45 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t46 = expf(t45);                                // <prelude>/softmax.tc:21
-                    acc31 = tc_op_sum()(acc31, t46);                            // <prelude>/softmax.tc:21
-                    const float t47 = (pc0[j * 4 + 1]) - t42;                   // <prelude>/loss.tc:24
-                    const float t48 = expf(t47);                                // <prelude>/loss.tc:24
-                    acc17 = tc_op_sum()(acc17, t48);                            // <prelude>/loss.tc:24
-                    const float t49 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t50 = expf(t49);                                // <prelude>/softmax.tc:21
-                    acc31 = tc_op_sum()(acc31, t50);                            // <prelude>/softmax.tc:21
-                    const float t51 = (pc0[j * 4 + 2]) - t42;                   // <prelude>/loss.tc:24
-                    const float t52 = expf(t51);                                // <prelude>/loss.tc:24
-                    acc17 = tc_op_sum()(acc17, t52);                            // <prelude>/loss.tc:24
-                    const float t53 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t54 = expf(t53);                                // <prelude>/softmax.tc:21
-                    acc31 = tc_op_sum()(acc31, t54);                            // <prelude>/softmax.tc:21
-                    const float t55 = (pc0[j * 4 + 3]) - t42;                   // <prelude>/loss.tc:24
+                    const float t55 = (pc0[j * 4 + 0]) - t54;                   // <prelude>/loss.tc:24
                     const float t56 = expf(t55);                                // <prelude>/loss.tc:24
                     acc17 = tc_op_sum()(acc17, t56);                            // <prelude>/loss.tc:24
-                    const float t57 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t57 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
                     const float t58 = expf(t57);                                // <prelude>/softmax.tc:21
                     acc31 = tc_op_sum()(acc31, t58);                            // <prelude>/softmax.tc:21
+                    const float t59 = (pc0[j * 4 + 1]) - t54;                   // <prelude>/loss.tc:24
+                    const float t60 = expf(t59);                                // <prelude>/loss.tc:24
+                    acc17 = tc_op_sum()(acc17, t60);                            // <prelude>/loss.tc:24
+                    const float t61 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t62 = expf(t61);                                // <prelude>/softmax.tc:21
+                    acc31 = tc_op_sum()(acc31, t62);                            // <prelude>/softmax.tc:21
+                    const float t63 = (pc0[j * 4 + 2]) - t54;                   // <prelude>/loss.tc:24
+                    const float t64 = expf(t63);                                // <prelude>/loss.tc:24
+                    acc17 = tc_op_sum()(acc17, t64);                            // <prelude>/loss.tc:24
+                    const float t65 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t66 = expf(t65);                                // <prelude>/softmax.tc:21
+                    acc31 = tc_op_sum()(acc31, t66);                            // <prelude>/softmax.tc:21
+                    const float t67 = (pc0[j * 4 + 3]) - t54;                   // <prelude>/loss.tc:24
+                    const float t68 = expf(t67);                                // <prelude>/loss.tc:24
+                    acc17 = tc_op_sum()(acc17, t68);                            // <prelude>/loss.tc:24
+                    const float t69 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t70 = expf(t69);                                // <prelude>/softmax.tc:21
+                    acc31 = tc_op_sum()(acc31, t70);                            // <prelude>/softmax.tc:21
                 }
             }
             tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
             const float r31 = acc31;
-            const float t60 = logf(r31);                                // <prelude>/softmax.tc:21
+            const long long t71 = in_t[i0];                             // prelude_tour.tc:52
+            const float t74 = logf(r31);                                // <prelude>/softmax.tc:21
+            float acc37 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t59 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t61 = t59 - t60;                                // <prelude>/softmax.tc:21
-                    const float t62 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t63 = t62 - t60;                                // <prelude>/softmax.tc:21
-                    const float t64 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t65 = t64 - t60;                                // <prelude>/softmax.tc:21
-                    const float t66 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t67 = t66 - t60;                                // <prelude>/softmax.tc:21
-                    tc_vstore<float, 4>(buf33 + sz_D*i0 + i1, {{t61, t63, t65, t67}}); // <prelude>/softmax.tc:21
+                    const bool t72 = ((float)((((long long)(i1))) == t71)) != 0; // <prelude>/loss.tc:38
+                    const float t73 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t75 = t73 - t74;                                // <prelude>/softmax.tc:21
+                    const float t76 = (t72 != 0.0f ? t75 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t76);                            // <prelude>/loss.tc:38
+                    const bool t77 = ((float)((((long long)(i1 + 1))) == t71)) != 0; // <prelude>/loss.tc:38
+                    const float t78 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t79 = t78 - t74;                                // <prelude>/softmax.tc:21
+                    const float t80 = (t77 != 0.0f ? t79 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t80);                            // <prelude>/loss.tc:38
+                    const bool t81 = ((float)((((long long)(i1 + 2))) == t71)) != 0; // <prelude>/loss.tc:38
+                    const float t82 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t83 = t82 - t74;                                // <prelude>/softmax.tc:21
+                    const float t84 = (t81 != 0.0f ? t83 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t84);                            // <prelude>/loss.tc:38
+                    const bool t85 = ((float)((((long long)(i1 + 3))) == t71)) != 0; // <prelude>/loss.tc:38
+                    const float t86 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t87 = t86 - t74;                                // <prelude>/softmax.tc:21
+                    const float t88 = (t85 != 0.0f ? t87 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t88);                            // <prelude>/loss.tc:38
                 }
             }
+            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r37 = acc37;
             if (threadIdx.x == 0) {
                 buf11[i0] = r11;                                            // <prelude>/loss.tc:24
                 buf17[i0] = r17;                                            // <prelude>/loss.tc:24
+                buf37[i0] = r37;                                            // <prelude>/loss.tc:38
             }
         } else {
             float acc11 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t68 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                acc11 = tc_op_max()(acc11, t68);                            // <prelude>/loss.tc:24
+                const float t89 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                acc11 = tc_op_max()(acc11, t89);                            // <prelude>/loss.tc:24
             }
             acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            const bool t70 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
-            const float t71 = (t70 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
+            const bool t91 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
+            const float t92 = (t91 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
             float acc17 = (float)0;
             float acc31 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t69 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                const float t72 = t69 - t71;                                // <prelude>/loss.tc:24
-                const float t73 = expf(t72);                                // <prelude>/loss.tc:24
-                acc17 = tc_op_sum()(acc17, t73);                            // <prelude>/loss.tc:24
-                const float t74 = t69 - r11;                                // <prelude>/softmax.tc:20
-                const float t75 = expf(t74);                                // <prelude>/softmax.tc:21
-                acc31 = tc_op_sum()(acc31, t75);                            // <prelude>/softmax.tc:21
+                const float t90 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                const float t93 = t90 - t92;                                // <prelude>/loss.tc:24
+                const float t94 = expf(t93);                                // <prelude>/loss.tc:24
+                acc17 = tc_op_sum()(acc17, t94);                            // <prelude>/loss.tc:24
+                const float t95 = t90 - r11;                                // <prelude>/softmax.tc:20
+                const float t96 = expf(t95);                                // <prelude>/softmax.tc:21
+                acc31 = tc_op_sum()(acc31, t96);                            // <prelude>/softmax.tc:21
             }
             tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
             const float r31 = acc31;
-            const float t78 = logf(r31);                                // <prelude>/softmax.tc:21
+            const long long t97 = in_t[i0];                             // prelude_tour.tc:52
+            const float t101 = logf(r31);                               // <prelude>/softmax.tc:21
+            float acc37 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t76 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                const float t77 = t76 - r11;                                // <prelude>/softmax.tc:20
-                const float t79 = t77 - t78;                                // <prelude>/softmax.tc:21
-                buf33[sz_D*i0 + i1] = t79;                                  // <prelude>/softmax.tc:21
+                const bool t98 = ((float)((((long long)(i1))) == t97)) != 0; // <prelude>/loss.tc:38
+                const float t99 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                const float t100 = t99 - r11;                               // <prelude>/softmax.tc:20
+                const float t102 = t100 - t101;                             // <prelude>/softmax.tc:21
+                const float t103 = (t98 != 0.0f ? t102 : 0.0f);             // <prelude>/loss.tc:38
+                acc37 = tc_op_sum()(acc37, t103);                           // <prelude>/loss.tc:38
             }
+            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r37 = acc37;
             if (threadIdx.x == 0) {
                 buf11[i0] = r11;                                            // <prelude>/loss.tc:24
                 buf17[i0] = r17;                                            // <prelude>/loss.tc:24
+                buf37[i0] = r37;                                            // <prelude>/loss.tc:38
             }
         }
     }
@@ -2696,7 +2741,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
     float *__restrict__ out_nll,
     const float *__restrict__ buf11,
     const float *__restrict__ buf17,
-    const float *__restrict__ buf33,
+    const float *__restrict__ buf37,
     const idx_t sz_D,
     const idx_t sz_N,
     void *__restrict__ ws)
@@ -2705,7 +2750,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
     const idx_t len = sz_N;
     float acc26 = (float)0;
     long long acc27 = (long long)0;
-    float acc38 = (float)0;
+    float acc41 = (float)0;
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 2, len);
     for (idx_t base = tc_upto(((long long)blockIdx.x * blockDim.x + threadIdx.x) * 2, len);
          base < len; base = len - base > step_ ? base + step_ : len) {
@@ -2715,64 +2760,62 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
         const idx_t i0 = q_;
         if (len - base >= 2 && 1 - i1 >= 2 &&
             tc_aligned(buf17 + i0 + i1, 8) &&
-            tc_aligned(buf11 + i0 + i1, 8)) {
-            const long long t25 = in_t[i0];                             // prelude_tour.tc:52
-            const bool t26 = ((float)(t25 != -100LL)) != 0;             // <prelude>/loss.tc:23
-            const bool t27 = ((float)(t25 < 0LL)) != 0;                 // <prelude>/loss.tc:21
-            const bool t28 = ((float)(t25 >= (((long long)(sz_D))))) != 0; // <prelude>/loss.tc:21
-            const bool t29 = ((float)(t27 != 0.0f || t28 != 0.0f)) != 0; // <prelude>/loss.tc:21
-            const bool t30 = ((float)(t26 != 0.0f && t29 != 0.0f)) != 0; // <prelude>/loss.tc:25
-            const tc_vec<float, 2> v31 = tc_vload<float, 2>(buf17 + i0 + i1); // <prelude>/loss.tc:24
-            const float t32 = v31.v[0];                                 // <prelude>/loss.tc:24
-            const float t33 = logf(t32);                                // <prelude>/loss.tc:24
-            const tc_vec<float, 2> v34 = tc_vload<float, 2>(buf11 + i0 + i1); // <prelude>/loss.tc:24
-            const float t35 = v34.v[0];                                 // <prelude>/loss.tc:24
-            const bool t36 = ((float)isinf(t35)) != 0;                  // <prelude>/loss.tc:24
-            const float t37 = (t36 != 0.0f ? 0.0f : t35);               // <prelude>/loss.tc:24
-            const float t38 = t33 + t37;                                // <prelude>/loss.tc:24
-            const long long t39 = (t29 != 0.0f ? 0LL : t25);            // <prelude>/loss.tc:22
-            const bool in40 = (unsigned long long)(long long)(t39) < (unsigned long long)(sz_D); // <prelude>/loss.tc:22
-            const long long pos41 = in40 ? (long long)(t39) : 0;        // <prelude>/loss.tc:22
-            const float t42 = in40 ? in_x[sz_D*i0 + pos41] : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
-            const float t43 = t38 - t42;                                // <prelude>/loss.tc:24
-            const float t44 = (t26 != 0.0f ? t43 : 0.0f);               // <prelude>/loss.tc:24
-            const float t45 = (t30 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t44); // <prelude>/loss.tc:25
-            acc26 = tc_op_sum()(acc26, t45);                            // <prelude>/loss.tc:26
-            acc27 = tc_op_sum()(acc27, (long long)t26);                 // <prelude>/loss.tc:26
-            const bool in46 = (unsigned long long)(long long)(t39) < (unsigned long long)(sz_D); // <prelude>/loss.tc:36
-            const long long pos47 = in46 ? (long long)(t39) : 0;        // <prelude>/loss.tc:36
-            const float t48 = in46 ? buf33[sz_D*i0 + pos47] : __int_as_float(0x7fc00000); // <prelude>/loss.tc:36
-            const float t49 = -t48;                                     // <prelude>/loss.tc:38
-            const float t50 = (t26 != 0.0f ? t49 : 0.0f);               // <prelude>/loss.tc:38
-            const float t51 = (t30 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t50); // <prelude>/loss.tc:38
-            acc38 = tc_op_sum()(acc38, t51);                            // <prelude>/loss.tc:39
-            const bool t52 = ((float)(t25 != -100LL)) != 0;             // <prelude>/loss.tc:23
-            const bool t53 = ((float)(t25 < 0LL)) != 0;                 // <prelude>/loss.tc:21
-            const bool t54 = ((float)(t25 >= (((long long)(sz_D))))) != 0; // <prelude>/loss.tc:21
-            const bool t55 = ((float)(t53 != 0.0f || t54 != 0.0f)) != 0; // <prelude>/loss.tc:21
-            const bool t56 = ((float)(t52 != 0.0f && t55 != 0.0f)) != 0; // <prelude>/loss.tc:25
-            const float t57 = v31.v[1];                                 // <prelude>/loss.tc:24
-            const float t58 = logf(t57);                                // <prelude>/loss.tc:24
-            const float t59 = v34.v[1];                                 // <prelude>/loss.tc:24
-            const bool t60 = ((float)isinf(t59)) != 0;                  // <prelude>/loss.tc:24
-            const float t61 = (t60 != 0.0f ? 0.0f : t59);               // <prelude>/loss.tc:24
-            const float t62 = t58 + t61;                                // <prelude>/loss.tc:24
-            const long long t63 = (t55 != 0.0f ? 0LL : t25);            // <prelude>/loss.tc:22
-            const bool in64 = (unsigned long long)(long long)(t63) < (unsigned long long)(sz_D); // <prelude>/loss.tc:22
-            const long long pos65 = in64 ? (long long)(t63) : 0;        // <prelude>/loss.tc:22
-            const float t66 = in64 ? in_x[sz_D*i0 + pos65] : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
-            const float t67 = t62 - t66;                                // <prelude>/loss.tc:24
-            const float t68 = (t52 != 0.0f ? t67 : 0.0f);               // <prelude>/loss.tc:24
-            const float t69 = (t56 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t68); // <prelude>/loss.tc:25
-            acc26 = tc_op_sum()(acc26, t69);                            // <prelude>/loss.tc:26
-            acc27 = tc_op_sum()(acc27, (long long)t52);                 // <prelude>/loss.tc:26
-            const bool in70 = (unsigned long long)(long long)(t63) < (unsigned long long)(sz_D); // <prelude>/loss.tc:36
-            const long long pos71 = in70 ? (long long)(t63) : 0;        // <prelude>/loss.tc:36
-            const float t72 = in70 ? buf33[sz_D*i0 + pos71] : __int_as_float(0x7fc00000); // <prelude>/loss.tc:36
-            const float t73 = -t72;                                     // <prelude>/loss.tc:38
-            const float t74 = (t52 != 0.0f ? t73 : 0.0f);               // <prelude>/loss.tc:38
-            const float t75 = (t56 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t74); // <prelude>/loss.tc:38
-            acc38 = tc_op_sum()(acc38, t75);                            // <prelude>/loss.tc:39
+            tc_aligned(buf11 + i0 + i1, 8) &&
+            tc_aligned(buf37 + i0 + i1, 8)) {
+            const long long t23 = in_t[i0];                             // prelude_tour.tc:52
+            const bool t24 = ((float)(t23 != -100LL)) != 0;             // <prelude>/loss.tc:23
+            const bool t25 = ((float)(t23 < 0LL)) != 0;                 // <prelude>/loss.tc:21
+            const bool t26 = ((float)(t23 >= (((long long)(sz_D))))) != 0; // <prelude>/loss.tc:21
+            const bool t27 = ((float)(t25 != 0.0f || t26 != 0.0f)) != 0; // <prelude>/loss.tc:21
+            const bool t28 = ((float)(t24 != 0.0f && t27 != 0.0f)) != 0; // <prelude>/loss.tc:25
+            const tc_vec<float, 2> v29 = tc_vload<float, 2>(buf17 + i0 + i1); // <prelude>/loss.tc:24
+            const float t30 = v29.v[0];                                 // <prelude>/loss.tc:24
+            const float t31 = logf(t30);                                // <prelude>/loss.tc:24
+            const tc_vec<float, 2> v32 = tc_vload<float, 2>(buf11 + i0 + i1); // <prelude>/loss.tc:24
+            const float t33 = v32.v[0];                                 // <prelude>/loss.tc:24
+            const bool t34 = ((float)isinf(t33)) != 0;                  // <prelude>/loss.tc:24
+            const float t35 = (t34 != 0.0f ? 0.0f : t33);               // <prelude>/loss.tc:24
+            const float t36 = t31 + t35;                                // <prelude>/loss.tc:24
+            const long long t37 = (t27 != 0.0f ? 0LL : t23);            // <prelude>/loss.tc:22
+            const bool in38 = (unsigned long long)(long long)(t37) < (unsigned long long)(sz_D); // <prelude>/loss.tc:22
+            const long long pos39 = in38 ? (long long)(t37) : 0;        // <prelude>/loss.tc:22
+            const float t40 = in38 ? in_x[sz_D*i0 + pos39] : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+            const float t41 = t36 - t40;                                // <prelude>/loss.tc:24
+            const float t42 = (t24 != 0.0f ? t41 : 0.0f);               // <prelude>/loss.tc:24
+            const float t43 = (t28 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t42); // <prelude>/loss.tc:25
+            acc26 = tc_op_sum()(acc26, t43);                            // <prelude>/loss.tc:26
+            acc27 = tc_op_sum()(acc27, (long long)t24);                 // <prelude>/loss.tc:26
+            const tc_vec<float, 2> v44 = tc_vload<float, 2>(buf37 + i0 + i1); // <prelude>/loss.tc:38
+            const float t45 = v44.v[0];                                 // <prelude>/loss.tc:38
+            const float t46 = -t45;                                     // <prelude>/loss.tc:40
+            const float t47 = (t24 != 0.0f ? t46 : 0.0f);               // <prelude>/loss.tc:40
+            const float t48 = (t28 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t47); // <prelude>/loss.tc:40
+            acc41 = tc_op_sum()(acc41, t48);                            // <prelude>/loss.tc:41
+            const bool t49 = ((float)(t23 != -100LL)) != 0;             // <prelude>/loss.tc:23
+            const bool t50 = ((float)(t23 < 0LL)) != 0;                 // <prelude>/loss.tc:21
+            const bool t51 = ((float)(t23 >= (((long long)(sz_D))))) != 0; // <prelude>/loss.tc:21
+            const bool t52 = ((float)(t50 != 0.0f || t51 != 0.0f)) != 0; // <prelude>/loss.tc:21
+            const bool t53 = ((float)(t49 != 0.0f && t52 != 0.0f)) != 0; // <prelude>/loss.tc:25
+            const float t54 = v29.v[1];                                 // <prelude>/loss.tc:24
+            const float t55 = logf(t54);                                // <prelude>/loss.tc:24
+            const float t56 = v32.v[1];                                 // <prelude>/loss.tc:24
+            const bool t57 = ((float)isinf(t56)) != 0;                  // <prelude>/loss.tc:24
+            const float t58 = (t57 != 0.0f ? 0.0f : t56);               // <prelude>/loss.tc:24
+            const float t59 = t55 + t58;                                // <prelude>/loss.tc:24
+            const long long t60 = (t52 != 0.0f ? 0LL : t23);            // <prelude>/loss.tc:22
+            const bool in61 = (unsigned long long)(long long)(t60) < (unsigned long long)(sz_D); // <prelude>/loss.tc:22
+            const long long pos62 = in61 ? (long long)(t60) : 0;        // <prelude>/loss.tc:22
+            const float t63 = in61 ? in_x[sz_D*i0 + pos62] : __int_as_float(0x7fc00000); // <prelude>/loss.tc:22
+            const float t64 = t59 - t63;                                // <prelude>/loss.tc:24
+            const float t65 = (t49 != 0.0f ? t64 : 0.0f);               // <prelude>/loss.tc:24
+            const float t66 = (t53 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t65); // <prelude>/loss.tc:25
+            acc26 = tc_op_sum()(acc26, t66);                            // <prelude>/loss.tc:26
+            acc27 = tc_op_sum()(acc27, (long long)t49);                 // <prelude>/loss.tc:26
+            const float t67 = v44.v[1];                                 // <prelude>/loss.tc:38
+            const float t68 = -t67;                                     // <prelude>/loss.tc:40
+            const float t69 = (t49 != 0.0f ? t68 : 0.0f);               // <prelude>/loss.tc:40
+            const float t70 = (t53 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t69); // <prelude>/loss.tc:40
+            acc41 = tc_op_sum()(acc41, t70);                            // <prelude>/loss.tc:41
         } else {
             for (int e = 0; e < 2 && e < len - base; ++e) {
                 const idx_t r = base + e;
@@ -2801,13 +2844,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
                 const float t18 = (t5 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t17); // <prelude>/loss.tc:25
                 acc26 = tc_op_sum()(acc26, t18);                            // <prelude>/loss.tc:26
                 acc27 = tc_op_sum()(acc27, (long long)t1);                  // <prelude>/loss.tc:26
-                const bool in19 = (unsigned long long)(long long)(t12) < (unsigned long long)(sz_D); // <prelude>/loss.tc:36
-                const long long pos20 = in19 ? (long long)(t12) : 0;        // <prelude>/loss.tc:36
-                const float t21 = in19 ? buf33[sz_D*i0 + pos20] : __int_as_float(0x7fc00000); // <prelude>/loss.tc:36
-                const float t22 = -t21;                                     // <prelude>/loss.tc:38
-                const float t23 = (t1 != 0.0f ? t22 : 0.0f);                // <prelude>/loss.tc:38
-                const float t24 = (t5 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t23); // <prelude>/loss.tc:38
-                acc38 = tc_op_sum()(acc38, t24);                            // <prelude>/loss.tc:39
+                const float t19 = buf37[i0 + i1];                           // <prelude>/loss.tc:38
+                const float t20 = -t19;                                     // <prelude>/loss.tc:40
+                const float t21 = (t1 != 0.0f ? t20 : 0.0f);                // <prelude>/loss.tc:40
+                const float t22 = (t5 != 0.0f ? ((float)__longlong_as_double(0x7ff8000000000000LL)) : t21); // <prelude>/loss.tc:40
+                acc41 = tc_op_sum()(acc41, t22);                            // <prelude>/loss.tc:41
             }
         }
     }
@@ -2820,10 +2861,10 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
     long long *part27 = (long long *)((char *)ws + 16 + 1 * 16384);
     if (threadIdx.x == 0)
         part27[blockIdx.x] = acc27;
-    acc38 = tc_block_reduce(acc38, tc_op_sum(), (float *)tc_smem);
-    float *part38 = (float *)((char *)ws + 16 + 2 * 16384);
+    acc41 = tc_block_reduce(acc41, tc_op_sum(), (float *)tc_smem);
+    float *part41 = (float *)((char *)ws + 16 + 2 * 16384);
     if (threadIdx.x == 0)
-        part38[blockIdx.x] = acc38;
+        part41[blockIdx.x] = acc41;
     __shared__ bool last_block;
     __threadfence();
     if (threadIdx.x == 0)
@@ -2834,15 +2875,15 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
     __threadfence();
     acc26 = tc_partials(part26, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
     acc27 = tc_partials(part27, gridDim.x, (long long)0, tc_op_sum(), (long long *)tc_smem);
-    acc38 = tc_partials(part38, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
+    acc41 = tc_partials(part41, gridDim.x, (float)0, tc_op_sum(), (float *)tc_smem);
     const float r26 = acc26;
     const long long r27 = acc27;
-    const float r38 = acc38;
-    const float t76 = r26 / ((float)r27);                       // <prelude>/loss.tc:26
-    const float t77 = r38 / ((float)r27);                       // <prelude>/loss.tc:39
+    const float r41 = acc41;
+    const float t71 = r26 / ((float)r27);                       // <prelude>/loss.tc:26
+    const float t72 = r41 / ((float)r27);                       // <prelude>/loss.tc:41
     if (threadIdx.x == 0) {
-        out_ce[0] = t76;                                            // <prelude>/loss.tc:26
-        out_nll[0] = t77;                                           // <prelude>/loss.tc:39
+        out_ce[0] = t71;                                            // <prelude>/loss.tc:26
+        out_nll[0] = t72;                                           // <prelude>/loss.tc:41
         *ticket = 0; /* ready for the next launch */
     }
 }
@@ -2925,7 +2966,7 @@ launch plan of class_losses (32-bit indices):
   buffer out_nll      output f32
   buffer buf11        temp   f32[N, 1]  live steps 0..1, slot 0
   buffer buf17        temp   f32[N, 1]  live steps 0..1, slot 1
-  buffer buf33        temp   f32[N, D]  live steps 0..1, slot 2
-  step 0: tc_red_fused_max_isinf_where_sub_exp_sum_17<<<N, [1024, 1, 1]>>>(in_x, buf11, buf17, buf33, N, D)
-  step 1: tc_red_fused_lt_ge_or_where_gather_ne_18<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_t, out_ce, out_nll, buf11, buf17, buf33, D, N, workspace)
+  buffer buf37        temp   f32[N, 1]  live steps 0..1, slot 2
+  step 0: tc_red_fused_max_isinf_where_sub_exp_sum_17<<<N, [1024, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D)
+  step 1: tc_red_fused_lt_ge_or_where_gather_ne_18<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_t, out_ce, out_nll, buf11, buf17, buf37, D, N, workspace)
  */
