@@ -117,7 +117,7 @@ sys.exit(0 if a and len(b) == 8 * len(a) and a == b[:len(a)] else 1)" "$work/b1.
     fi
 done
 # the TENSORC_ATTN_* variants (CH/W/PF; 128/4/1 is the default above, also run as a knob set)
-for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2 128/4/2 64/8/2}; do
+for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 256/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2 128/4/2 64/8/2}; do
     IFS=/ read -r c w p <<<"$v"
     K=(TENSORC_ATTN_CHUNK=$c TENSORC_ATTN_WARPS=$w TENSORC_ATTN_PREFETCH=$p)
     runs=()
