@@ -369,14 +369,21 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     constexpr int DP = (D + 3) / 4 * 4;   /* a partial's row: f32, float4 aligned */
     const long long psz = 8 * DP + 16;    /* a partial: 8 rows, then 8 maxima and 8 sums */
     const T *kp = k + koff(kb), *vp = v + voff(kb);
-    /* q to shared memory, a row per NT / 8 threads (one qoff each) */
+    /* q to shared memory, a row per NT / 8 threads (one qoff each), a
+     * thread's loads all issued before its stores */
     auto stage = [&]() {
-        constexpr int TR = NT / 8;
-        const int r = threadIdx.x / TR;
+        constexpr int TR = NT / 8, QJ = (D + TR - 1) / TR;
+        const int r = threadIdx.x / TR, d0 = threadIdx.x % TR;
         const bool ok = r < nr;
         const T *qr = q + (ok ? qoff(kb, r0 + r) : 0);
-        for (int d = threadIdx.x % TR; d < D; d += TR)
-            sh.q[r][d] = ok ? tc_at_ld<DT>(qr[d]) : 0.0f;
+        float qv[QJ];
+#pragma unroll
+        for (int j = 0; j < QJ; j++)
+            qv[j] = ok && d0 + TR * j < D ? tc_at_ld<DT>(qr[d0 + TR * j]) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < QJ; j++)
+            if (d0 + TR * j < D)
+                sh.q[r][d0 + TR * j] = qv[j];
         __syncthreads();
     };
     bool mma = TC_AT_TENSOR && DT != 0 && D % 32 == 0 && D <= 128 && ks % 8 == 0 && vs % 8 == 0 &&

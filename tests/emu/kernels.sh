@@ -243,6 +243,10 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
             one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=19195" bf16
             one "${K[@]}" -- $A attention_decode "B=1,KVH=1,G=17,L=1100;B=1,KVH=2,G=8,L=63;B=2,KVH=1,G=3,L=65" f16
             one "${K[@]}" -- $A attention_decode_d64 "B=1,KVH=2,G=8,L=8191" bf16
+            # head dim 30: the partials' float4 padding, NaN and inf inputs (21 splits)
+            caps=--specials
+            one "${K[@]}" -- $F attention_d30 "B=1,KVH=2,G=8,L=1300;B=2,KVH=1,G=17,L=63" f16
+            caps=
         fi
     done
     # head dim 256: 4 warps whatever TENSORC_ATTN_WARPS says (shared memory)

@@ -11,8 +11,8 @@
 #      and 8 query heads per KV head (and 17: three groups of 8 rows, blocks of their own).
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
 #   3. Each function is one kernel (its --emit=plan has one step).
-#   4. tests/gpu/attention_fma.tc (head dim 40) in f16 and bf16: the FMA
-#      path, which an sm_75 GPU takes at every head dim.
+#   4. tests/gpu/attention_fma.tc (head dims 40 and 30) in f16 and bf16:
+#      the FMA path, which an sm_75 GPU takes at every head dim.
 #   5. The TENSORC_ATTN_* variants (chunk, warps, prefetch: sched_attn.c),
 #      the sets bench/README.md times (TC_ATTN_KNOBS="CH/W/PF ..." to
 #      change them): attention_decode and attention_decode_masked in f16
@@ -61,6 +61,8 @@ for dt in ${TC_ATTN_DTYPES:-f16 bf16}; do
     [ "$dt" = f32 ] && continue
     for s in B=1,KVH=2,G=8,L=1 B=3,KVH=1,G=17,L=300 B=2,KVH=2,G=8,L=8192; do
         pj_add "attention_d40 $dt $s" "$tc" run "$here/attention_fma.tc" --fn attention_d40 --shape "$s" \
+            --dtype "T=$dt" --random --seed 13 --check
+        pj_add "attention_d30 $dt $s" "$tc" run "$here/attention_fma.tc" --fn attention_d30 --shape "$s" \
             --dtype "T=$dt" --random --seed 13 --check
     done
 done
