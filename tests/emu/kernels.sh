@@ -14,7 +14,7 @@
 # the matmul's grid capped at 1 and 5 blocks, to the same bits; a few with
 # NaN and infinities in the inputs.  Attention:
 # head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
-# 1000 (and 32800: 65 splits, combined in two chunks); batch 1 and 3;
+# 1000 (and 32800: 257 splits, the combine tree's 3 levels); batch 1 and 3;
 # groups of 1, 8 and 17 query rows; f16, bf16 and f32.  Both again at
 # __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  attnknobs: the
 # attention variants of the TENSORC_ATTN_* knobs (sched_attn.c), every
@@ -175,7 +175,7 @@ if [ "$what" = attention ] || [ "$what" = all ]; then
     caps=--specials
     one -- $A attention_decode_masked "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f16
     caps=
-    # 65 splits of 512 keys: the last block combines them in two chunks of 64
+    # 257 splits of 128 keys: the combine tree's three levels (17 nodes, 2, the root)
     one -- $A attention_decode_masked "B=1,KVH=1,G=8,L=32800" bf16
 fi
 # the TENSORC_ATTN_* variants: CH/W/PF combinations (every value of each)
