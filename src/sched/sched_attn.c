@@ -6,26 +6,32 @@
  * batch 1 a block per (batch, head) would leave most of the GPU idle.
  * Flash-decoding: the query rows that share k and v (a group of query
  * heads over one KV head, GQA; rows of M) go ATTN_ROWS to a block, and
- * the keys are split in chunks of ATTN_CHUNK (512), a block each, so a
- * context of 8192 gives 16 blocks per group (32 at batch 1 with 2 KV
- * heads, 256 at batch 8).  Each block keeps the running max, sum and unnormalized
- * output of its rows over its keys; the last block of a group to finish
- * (an atomic ticket) combines the splits in split order, so the result is
- * the same bits on every run, and, the split depending on the context
- * length alone, at every batch size.  The splits are a chunk of keys, not
- * a count sized to the GPU, so one plan serves every length (symbolic L).
+ * the keys are split in chunks of ATTN_CHUNK (128), a block each, so a
+ * context of 8192 gives 64 blocks per group (128 at batch 1 with 2 KV
+ * heads: about one an SM of an H100/H200, 1024 at batch 8).  Each block
+ * keeps the running max, sum and unnormalized output of its rows over its
+ * keys; the partials combine up a fixed tree over the split index (16
+ * children a node; the last child block to finish, an atomic ticket,
+ * combines a node), so the result is the same bits on every run and, the
+ * split depending on the context length alone, at every batch size.  The
+ * splits are a chunk of keys, not a count sized to the GPU, so one plan
+ * serves every length (symbolic L).
  *
  * Knobs for timing variants (base/knobs.h, bench/README.md): the chunk
- * (TENSORC_ATTN_CHUNK: more blocks at batch 1), the warps a block
- * (TENSORC_ATTN_WARPS) and the 16-key steps of k and v a warp has in
- * flight (TENSORC_ATTN_PREFETCH, the tensor-core path).  The chunk is 512
- * since the H200 A/B of 2026-11-27 (GQA decode, 16 query heads over 2 KV
- * heads, d 128, context 8192; us at batch 1 / batch 8): chunk 256 25.2 /
- * 51.6, 512 23.1 / 35.7, 128 32.9 / 80.8; 8 warps 21.5 / 60.3, 512 with 8
- * warps 19.1 / 40.6.  Fewer, longer splits win at both batches: each
- * block's fixed cost (q, the partial's write, the ticket) is paid per
- * split, not the stream's.  8 warps only up to head
- * dim 128: their partials in shared memory pass 48 KiB past it.
+ * (TENSORC_ATTN_CHUNK), the warps a block (TENSORC_ATTN_WARPS) and the
+ * 16-key steps of k and v a warp has in flight (TENSORC_ATTN_PREFETCH,
+ * the tensor-core path).  The H200 A/B of 2026-11-27 (GQA decode, 16
+ * query heads over 2 KV heads, d 128, context 8192; us at batch 1 / batch
+ * 8) had chunk 512 best: 256 25.2 / 51.6, 512 23.1 / 35.7, 128 32.9 /
+ * 80.8; 8 warps 21.5 / 60.3, 512 with 8 warps 19.1 / 40.6.  Then the last
+ * block combined every split alone, its loads a serial chain of one L2
+ * round trip a split, and zeroed every partial; q's staging cost 64-bit
+ * divisions per element before the first k/v load.  Since the tree, the
+ * per-row staging and the loads issued first, a split costs little past
+ * its keys, and the default is 128 (one block an SM at batch 1) by that
+ * reasoning, not yet timed: bench/README.md has the A/B to run.  8 warps
+ * only up to head dim 128: their partials in shared memory pass 48 KiB
+ * past it.
  */
 #include "sched/sched.h"
 
@@ -60,8 +66,8 @@ void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, 
     ks->at_mma = k->ext->dtype != TC_F32 && at->d % 32 == 0 && at->d <= 128;
     ks->why = arena_printf(a,
                            "attention (flash-decoding): a block per %d query rows sharing k and v and "
-                           "per %d keys, running max, sum and output in registers (%s); the last "
-                           "block of a group combines the splits in order",
+                           "per %d keys, running max, sum and output in registers (%s); the splits "
+                           "combine up a fixed tree, 16 a node, by the last block of each node",
                            ATTN_ROWS, ks->at_chunk,
                            ks->at_mma ? "q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where "
                                         "k and v are 16-byte aligned; FMAs elsewhere"

@@ -33,6 +33,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <sys/mman.h>
 #include <type_traits>
@@ -308,10 +309,21 @@ static void emu_launch(dim3 grid, dim3 block, unsigned ncl, const std::function<
     emu_ncl = ncl;
     emu_body = &body;
     emu_fibers = fibers;
+    /* EMU_BLOCK_ORDER=shuffle: the x clusters in a fixed scrambled order
+     * (odd strides of the cluster count), so a result that depends on which
+     * block finishes last (a ticket's combine) shows as different bits */
+    const char *ord = getenv("EMU_BLOCK_ORDER");
+    const bool shuffle = ord && !strcmp(ord, "shuffle");
+    const unsigned nx = grid.x / ncl;
+    unsigned step = 1;
+    if (shuffle && nx > 2) /* an odd step coprime to nx, past nx / 2: neighbours far apart */
+        for (step = nx / 2 | 1; std::gcd(step, nx) != 1; step += 2)
+            ;
     for (unsigned z = 0; z < grid.z; z++)
         for (unsigned y = 0; y < grid.y; y++)
-            for (unsigned x = 0; x < grid.x; x += ncl)
-                emu_run_cluster(x, y, z, ncl);
+            for (unsigned i = 0; i < nx; i++)
+                emu_run_cluster((unsigned)((shuffle ? (nx - 1 - (unsigned long long)i * step % nx) : i) * ncl), y,
+                                z, ncl);
 }
 /* tests/emu/rows.cpp's form: a 1-D grid of 1-D blocks */
 static void emu_launch(unsigned grid, unsigned block, unsigned ncl, const std::function<void()> &body) {

@@ -14,7 +14,7 @@
 # the matmul's grid capped at 1 and 5 blocks, to the same bits; a few with
 # NaN and infinities in the inputs.  Attention:
 # head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
-# 1000 (and 32800: 65 splits, combined in two chunks); batch 1 and 3;
+# 1000 (and 32800: 257 splits, the combine tree's 3 levels); batch 1 and 3;
 # groups of 1, 8 and 17 query rows; f16, bf16 and f32.  Both again at
 # __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  attnknobs: the
 # attention variants of the TENSORC_ATTN_* knobs (sched_attn.c), every
@@ -175,20 +175,23 @@ if [ "$what" = attention ] || [ "$what" = all ]; then
     caps=--specials
     one -- $A attention_decode_masked "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f16
     caps=
-    # 65 splits of 512 keys: the last block combines them in two chunks of 64
+    # 257 splits of 128 keys: the combine tree's three levels (17 nodes, 2, the root)
     one -- $A attention_decode_masked "B=1,KVH=1,G=8,L=32800" bf16
 fi
 # the TENSORC_ATTN_* variants: CH/W/PF combinations (every value of each)
 AK_QUICK="64/8/2 128/4/2 256/8/1 512/4/1"
 AK_FULL=$(for c in 64 128 256 512; do for w in 4 8; do for p in 1 2; do echo -n "$c/$w/$p "; done; done; done)
-same_bits() { # ENV... -- FILE FN SHAPE DTYPE: two runs, the first shape's outputs byte-identical
+same_bits() { # ENV... -- FILE FN SHAPE DTYPE: two runs (blocks in two orders), the first shape's outputs byte-identical
     local env=()
     while [ "$1" != -- ]; do env+=("$1"); shift; done
     shift
     local d
     d=$(mktemp -d)
+    # the second run takes the blocks in a scrambled order (emu.h's
+    # EMU_BLOCK_ORDER): another block is the last of each ticket
     for i in 1 2; do
-        env "${env[@]}" EMU_KEEP="$d/o$i" python3 "$here/emu.py" "$tc" "$1" "$2" "$3" 11 --dtype "T=$4" >/dev/null 2>&1
+        env "${env[@]}" EMU_KEEP="$d/o$i" EMU_BLOCK_ORDER=$([ $i = 2 ] && echo shuffle) \
+            python3 "$here/emu.py" "$tc" "$1" "$2" "$3" 11 --dtype "T=$4" >/dev/null 2>&1
     done
     local n=0 bad=0
     for f in "$d"/o1.*; do
@@ -230,9 +233,21 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
                 one "${K[@]}" -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f32
             [ $quick = 0 ] || [ $ak = 4 ] && one "${K[@]}" -- $F attention_d40 "B=3,KVH=1,G=17,L=300" f16
         fi
-        # past 64 splits at this chunk: the last block combines them in chunks of 64
+        # past 64 splits at this chunk: the combine tree's two levels (16 a node, a lone child)
         one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=$((64 * c + 100))" bf16
-        same_bits "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=1000" f16
+        # 21 splits: two nodes, then the root; the same bits whichever block is last
+        same_bits "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=$((20 * c + 7))" f16
+        if [ "$c" = 64 ]; then
+            # 300 splits (three levels: 19 nodes, 2, the root); 18 splits with a group of
+            # one row (rows 1..7 all -inf through a level); 63, 65 and 8191 keys
+            one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=19195" bf16
+            one "${K[@]}" -- $A attention_decode "B=1,KVH=1,G=17,L=1100;B=1,KVH=2,G=8,L=63;B=2,KVH=1,G=3,L=65" f16
+            one "${K[@]}" -- $A attention_decode_d64 "B=1,KVH=2,G=8,L=8191" bf16
+            # head dim 30: the partials' float4 padding, NaN and inf inputs (21 splits)
+            caps=--specials
+            one "${K[@]}" -- $F attention_d30 "B=1,KVH=2,G=8,L=1300;B=2,KVH=1,G=17,L=63" f16
+            caps=
+        fi
     done
     # head dim 256: 4 warps whatever TENSORC_ATTN_WARPS says (shared memory)
     one TENSORC_ATTN_CHUNK=64 TENSORC_ATTN_WARPS=8 -- tests/gpu/attention_fma.tc attention_d256 "B=1,KVH=1,G=8,L=200" f16

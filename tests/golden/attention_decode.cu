@@ -5,7 +5,7 @@
  * codegen/attn.c): out = softmax(score(q @ k^T)) @ v for ATTN_ROWS query
  * rows that share k and v, the keys split across blocks.
  *
- * Block = W warps (4) over one (group of rows, chunk of CH keys, 512); each
+ * Block = W warps (4) over one (group of rows, chunk of CH keys, 128 unless a knob says); each
  * warp takes 16 keys at a time and keeps, per row, a running max, sum and
  * unnormalized output.  CH, W and PF (how far ahead a warp loads k and v,
  * tc_at_mma_path; 1) are template parameters, set by the TENSORC_ATTN_*
@@ -17,11 +17,15 @@
  * inside each 32 so each lane's 16 bytes feed the mma as they are, and V's
  * 8 x 8 pieces are transposed in registers (movmatrix).  Elsewhere (f32,
  * other head dims, misaligned) a warp takes one key at a time with FMAs.
- * The warps' states combine in shared memory into the block's partial (in
- * the workspace); the last block of the group to finish (an atomic
- * ticket) combines the partials in split order, writes the output and
- * zeroes what it used.  A row whose every score is -inf gives NaN (0 / 0,
- * as the reference's softmax); NaN scores propagate.
+ * q is staged in shared memory (one qoff a thread) while the warps' first
+ * k and v loads are in flight.  The warps' states combine in shared memory
+ * into the block's partial (in the workspace; with one split, straight
+ * into the output).  The partials then combine up a fixed tree, 16
+ * children a node in split order (the tail of tc_attn): the last child
+ * block of a node to finish (an atomic ticket) combines them, every load
+ * in flight at once, and zeroes what it read; the root writes the output.
+ * A row whose every score is -inf gives NaN (0 / 0, as the reference's
+ * softmax); NaN scores propagate.
  *
  * The caller's lambdas give what the program says: qoff(kb, r), koff(kb),
  * voff(kb), ooff(kb, r) element offsets (kb: the k/v batch, r: the query
@@ -86,34 +90,42 @@ __device__ __forceinline__ unsigned tc_at_word(const uint4 &v, int j) {
     return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }
 
+/* partials combined a node of the tree (tc_attn's tail) */
+#define TC_AT_FAN 16
+
 /* one warp's state over its keys, then the block's: max, sum, output per row */
 template <int D, int W> struct tc_at_smem {
     float m[W][8], l[W][8];
     float o[W][8][D];
     float q[8][D];
-    float bm[8];
-    float red[32 * W];
-    float w[64][8], lw[8];
+    float bm[8], bl[8], wt[W][8];          /* the block's max, sum; each warp's weight */
+    float cm[TC_AT_FAN][8], cl[TC_AT_FAN][8], cw[TC_AT_FAN][8]; /* a combine's children */
+    long long orow[8];                     /* the output rows' offsets (the final write) */
     int last;
 };
 
 /* The tensor-core path: this warp's 16-key steps over [l0, l1). */
-template <int DT, int D, int W, int PF, class SC>
+template <int DT, int D, int W, int PF, class SC, class ST>
 __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
-                                               long long nr, SC &score) {
+                                               long long nr, SC &score, ST &stage) {
     constexpr int P = D / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
+    /* q in registers once stage() has put it in shared memory: after the
+     * first k and v loads are issued, so that their latency and q's overlap */
     unsigned qa[2 * P][2];
+    auto fillq = [&]() {
+        stage();
 #pragma unroll
-    for (int p = 0; p < P; p++)
+        for (int p = 0; p < P; p++)
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const float *qs = &sh.q[g][32 * p + 8 * c + 4 * h];
-            qa[2 * p + h][0] = tc_at_pk<DT>(qs[0], qs[1]);
-            qa[2 * p + h][1] = tc_at_pk<DT>(qs[2], qs[3]);
-        }
+            for (int h = 0; h < 2; h++) {
+                const float *qs = &sh.q[g][32 * p + 8 * c + 4 * h];
+                qa[2 * p + h][0] = tc_at_pk<DT>(qs[0], qs[1]);
+                qa[2 * p + h][1] = tc_at_pk<DT>(qs[2], qs[3]);
+            }
+    };
     /* O^T = V^T P^T: o[p][h] holds O[row 2c + e][d] for e = 0, 1 at the
      * head dims dcol(p, 2h) (entries 0, 1) and dcol(p, 2h + 1) (2, 3),
      * dcol(p, j) = 32p + 8(g >> 1) + 2j + (g & 1) */
@@ -218,6 +230,7 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
         uint4 kn[2][P], vn[2][P];
         if (first < l1)
             load(kn, vn, first, true, true);
+        fillq();
         for (long long key0 = first; key0 < l1; key0 += STEP) {
             uint4 kr[2][P], vr[2][P];
 #pragma unroll
@@ -237,6 +250,7 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
             load(ka, va, first, true, true);
         if (first + STEP < l1)
             load(kb2, vb2, first + STEP, true, true);
+        fillq();
         for (long long key0 = first; key0 < l1; key0 += 2 * STEP) {
             step(ka, va, key0);
             if (key0 + STEP < l1)
@@ -262,11 +276,12 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
 }
 
 /* The FMA path: a key at a time, the head dim across the lanes. */
-template <int DT, int D, int W, class SC>
+template <int DT, int D, int W, class SC, class ST>
 __device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
-                                               long long nr, SC &score) {
+                                               long long nr, SC &score, ST &stage) {
+    stage();
     constexpr int J = (D + 31) / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     float m[8], lsum[8], o[8][J];
@@ -323,7 +338,7 @@ __device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typen
     }
 }
 
-template <int DT, int D, int CH = 512, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
+template <int DT, int D, int CH, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
 __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restrict__ q,
                                         const typename tc_at_t<DT>::T *__restrict__ k,
                                         const typename tc_at_t<DT>::T *__restrict__ v,
@@ -350,139 +365,203 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     const long long kb = grp / nrg, r0 = (grp % nrg) * 8;
     const long long nr = R - r0 < 8 ? R - r0 : 8;
     const long long l0 = split * CH, l1 = l0 + CH < L ? l0 + CH : L;
-    unsigned *tickets = (unsigned *)ws;
-    float *part = (float *)(ws + ((groups * 4 + 3) / 4) * 16);
-    const long long psz = 8 * ((D + 3) / 4 * 4) + 16;
-    for (int i = threadIdx.x; i < 8 * D; i += blockDim.x) {
-        const int r = i / D, d = i % D;
-        sh.q[r][d] = r < nr ? tc_at_ld<DT>(q[qoff(kb, r0 + r) + d]) : 0.0f;
-    }
-    __syncthreads();
+    /* the workspace: a ticket per group and split (the tree's nodes need
+     * fewer), then the partials, a slot per group and split */
+    unsigned *tk = (unsigned *)ws + grp * splits;
+    float *part = (float *)(ws + ((groups * splits + 3) / 4) * 16);
+    constexpr int DP = (D + 3) / 4 * 4;   /* a partial's row: f32, float4 aligned */
+    const long long psz = 8 * DP + 16;    /* a partial: 8 rows, then 8 maxima and 8 sums */
     const T *kp = k + koff(kb), *vp = v + voff(kb);
+    /* q to shared memory, a row per NT / 8 threads (one qoff each), a
+     * thread's loads all issued before its stores */
+    auto stage = [&]() {
+        constexpr int TR = NT / 8, QJ = (D + TR - 1) / TR;
+        const int r = threadIdx.x / TR, d0 = threadIdx.x % TR;
+        const bool ok = r < nr;
+        const T *qr = q + (ok ? qoff(kb, r0 + r) : 0);
+        float qv[QJ];
+#pragma unroll
+        for (int j = 0; j < QJ; j++)
+            qv[j] = ok && d0 + TR * j < D ? tc_at_ld<DT>(qr[d0 + TR * j]) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < QJ; j++)
+            if (d0 + TR * j < D)
+                sh.q[r][d0 + TR * j] = qv[j];
+        __syncthreads();
+    };
     bool mma = TC_AT_TENSOR && DT != 0 && D % 32 == 0 && D <= 128 && ks % 8 == 0 && vs % 8 == 0 &&
                (((unsigned long long)kp | (unsigned long long)vp) & 15) == 0;
     if (mma)
         tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32, W, PF>(
-            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32, W> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score);
+            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32, W> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score,
+            stage);
     else
-        tc_at_fma_path<DT, D, W>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score);
+        tc_at_fma_path<DT, D, W>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score, stage);
     __syncthreads();
-    /* the block's partial: the warps combined; a split's partial is the
-     * output rows (f32, rows DP apart: float4 aligned), then max and sum */
-    constexpr int DP = (D + 3) / 4 * 4;
-    float *mine = part + (grp * splits + split) * psz;
+    /* the block's partial: the warps combined, each warp's weight once */
     if (threadIdx.x < 8) {
         const int r = threadIdx.x;
-        float bm = ninf;
+        float bm = ninf, bl = 0.0f;
         for (int w = 0; w < W; w++)
             bm = tc_max(bm, sh.m[w][r]);
-        sh.bm[r] = bm;
-    }
-    __syncthreads();
-    for (int i = threadIdx.x; i < 8 * (D + 1); i += blockDim.x) {
-        const int r = i / (D + 1), d = i % (D + 1);
-        const float bm = sh.bm[r];
-        float acc = 0.0f;
         for (int w = 0; w < W; w++) {
             const float wt = sh.m[w][r] == ninf ? 0.0f : expf(sh.m[w][r] - bm);
-            acc += wt * (d == D ? sh.l[w][r] : sh.o[w][r][d]);
+            sh.wt[w][r] = wt;
+            bl += wt * sh.l[w][r];
         }
-        if (d == D) {
-            mine[8 * DP + r] = bm;
-            mine[8 * DP + 8 + r] = acc;
-        } else {
-            mine[r * DP + d] = acc;
-        }
-    }
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const unsigned t = atomicAdd(&tickets[grp], 1u);
-        sh.last = t == (unsigned)(splits - 1);
+        sh.bm[r] = bm;
+        sh.bl[r] = bl;
+        if (splits == 1)
+            sh.orow[r] = r < nr ? ooff(kb, r0 + r) : 0;
     }
     __syncthreads();
-    if (!sh.last)
-        return;
-    __threadfence();
-    /* the last block: the splits in order.  The maxima first (each thread
-     * a row and every 16th split, then the rows' 16 in order), then chunks
-     * of 64 splits: their weights, the sums in order, and each thread's
-     * float4 pieces of the output rows with many loads in flight.  (NT / 8
-     * is 16 at 4 warps.) */
     float *gp = part + grp * splits * psz;
-    {
-        const int r = threadIdx.x & 7;
-        float mx = ninf;
-        for (long long s = threadIdx.x >> 3; s < splits; s += NT / 8)
-            mx = tc_max(mx, __ldcg(gp + s * psz + 8 * DP + r));
-        sh.red[threadIdx.x] = mx;
+    float *mine = gp + split * psz;
+    for (int i = threadIdx.x; i < 8 * D; i += NT) {
+        const int r = i / D, d = i % D;
+        float acc = 0.0f;
+        for (int w = 0; w < W; w++)
+            acc += sh.wt[w][r] * sh.o[w][r][d];
+        if (splits > 1)
+            mine[r * DP + d] = acc;
+        else if (r < nr) /* one split: it is the output */
+            out[sh.orow[r] + d] = tc_at_st<DT>(acc / sh.bl[r]);
     }
-    __syncthreads();
+    if (splits == 1)
+        return;
     if (threadIdx.x < 8) {
-        float mx = ninf;
-        for (int j = 0; j < NT / 8; j++)
-            mx = tc_max(mx, sh.red[j * 8 + threadIdx.x]);
-        sh.bm[threadIdx.x] = mx;
-        sh.lw[threadIdx.x] = 0.0f;
+        mine[8 * DP + threadIdx.x] = sh.bm[threadIdx.x];
+        mine[8 * DP + 8 + threadIdx.x] = sh.bl[threadIdx.x];
     }
+    /* The splits' partials combine up a fixed tree of TC_AT_FAN children a
+     * node (on the split index alone: the same order at every run and
+     * batch).  A node's last child block to finish (its ticket) combines
+     * them into the first child's slot, which its parent reads; the root
+     * writes the output.  A combine's loads are independent and all in
+     * flight (a thread's float4 pieces of every child), so its time does
+     * not grow with the splits serially, and the tree's depth is
+     * log16(splits).  Whoever reads a slot zeroes it (the workspace's
+     * contract), in the same pass. */
     constexpr int NS = 8 * DP / 4;                /* float4 pieces of a partial's rows */
     constexpr int PT = (NS + NT - 1) / NT;        /* ... a thread */
-    float4 acc[PT];
+    constexpr int FB = PT <= 2 ? TC_AT_FAN : 32 / PT < 1 ? 1 : 32 / PT; /* children a batch of loads */
+    long long idx = split, n = splits, span = 1, tb = 0;
+    while (n > 1) {
+        const long long node = idx / TC_AT_FAN, nn = (n + TC_AT_FAN - 1) / TC_AT_FAN;
+        const int cnt = (int)(n - node * TC_AT_FAN < TC_AT_FAN ? n - node * TC_AT_FAN : TC_AT_FAN);
+        if (cnt > 1) {
+            __threadfence();
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const unsigned t = atomicAdd(&tk[tb + node], 1u);
+                sh.last = t == (unsigned)(cnt - 1);
+            }
+            __syncthreads();
+            if (!sh.last)
+                return;
+            __threadfence();
+            if (threadIdx.x == 0)
+                tk[tb + node] = 0;
+            const bool root = nn == 1;
+            float *cp = gp + node * TC_AT_FAN * span * psz; /* the first child; the others span * psz apart */
+            const long long cs = span * psz;
+            float4 x[PT][FB];
+            auto ld = [&](int s0) {
 #pragma unroll
-    for (int j = 0; j < PT; j++)
-        acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (long long s0 = 0; s0 < splits; s0 += 64) {
-        const int ns = splits - s0 < 64 ? (int)(splits - s0) : 64;
-        __syncthreads();
-        for (int i = threadIdx.x; i < 8 * ns; i += blockDim.x) {
-            const int s = i >> 3, r = i & 7;
-            const float ms = __ldcg(gp + (s0 + s) * psz + 8 * DP + r);
-            sh.w[s][r] = ms == ninf ? 0.0f : expf(ms - sh.bm[r]);
-        }
-        __syncthreads();
-        if (threadIdx.x < 8)
-            for (int s = 0; s < ns; s++)
-                sh.lw[threadIdx.x] += sh.w[s][threadIdx.x] * __ldcg(gp + (s0 + s) * psz + 8 * DP + 8 + threadIdx.x);
+                for (int j = 0; j < PT; j++)
 #pragma unroll
-        for (int j = 0; j < PT; j++) {
-            const int piece = threadIdx.x + NT * j;
-            if (piece >= NS)
-                break;
-            const int r = piece / (DP / 4);
-            const float4 *src = (const float4 *)(gp + s0 * psz) + piece;
-#pragma unroll 8
-            for (int s = 0; s < ns; s++) {
-                const float4 x = __ldcg(src + s * (psz / 4));
-                const float wt = sh.w[s][r];
-                acc[j].x += wt * x.x;
-                acc[j].y += wt * x.y;
-                acc[j].z += wt * x.z;
-                acc[j].w += wt * x.w;
+                    for (int s = 0; s < FB; s++) {
+                        const int piece = threadIdx.x + NT * j;
+                        x[j][s] = piece < NS && s0 + s < cnt ? __ldcg((const float4 *)(cp + (s0 + s) * cs) + piece)
+                                                             : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    }
+            };
+            ld(0);
+            for (int i = threadIdx.x; i < 8 * cnt; i += NT) {
+                float *ml = cp + (i >> 3) * cs + 8 * DP + (i & 7);
+                sh.cm[i >> 3][i & 7] = __ldcg(ml);
+                sh.cl[i >> 3][i & 7] = __ldcg(ml + 8);
+                if (root || i >= 8) {
+                    ml[0] = 0.0f;
+                    ml[8] = 0.0f;
+                }
+            }
+            __syncthreads();
+            if (threadIdx.x < 8) { /* a row's max, its children's weights and the sum, in child order */
+                const int r = threadIdx.x;
+                float mx = ninf, ls = 0.0f;
+                for (int s = 0; s < cnt; s++)
+                    mx = tc_max(mx, sh.cm[s][r]);
+                for (int s = 0; s < cnt; s++) {
+                    const float wt = sh.cm[s][r] == ninf ? 0.0f : expf(sh.cm[s][r] - mx);
+                    sh.cw[s][r] = wt;
+                    ls += wt * sh.cl[s][r];
+                }
+                sh.bm[r] = mx;
+                sh.bl[r] = ls;
+                if (root)
+                    sh.orow[r] = r < nr ? ooff(kb, r0 + r) : 0;
+            }
+            __syncthreads();
+            float4 acc[PT];
+#pragma unroll
+            for (int j = 0; j < PT; j++)
+                acc[j] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            for (int s0 = 0; s0 < cnt; s0 += FB) {
+                if (s0 > 0)
+                    ld(s0);
+#pragma unroll
+                for (int j = 0; j < PT; j++) {
+                    const int piece = threadIdx.x + NT * j;
+                    if (piece >= NS)
+                        break;
+                    const int r = piece / (DP / 4);
+#pragma unroll
+                    for (int s = 0; s < FB; s++) {
+                        if (s0 + s >= cnt)
+                            break;
+                        const float wt = sh.cw[s0 + s][r];
+                        acc[j].x += wt * x[j][s].x;
+                        acc[j].y += wt * x[j][s].y;
+                        acc[j].z += wt * x[j][s].z;
+                        acc[j].w += wt * x[j][s].w;
+                        if (root || s0 + s > 0)
+                            ((float4 *)(cp + (s0 + s) * cs))[piece] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                    }
+                }
+            }
+#pragma unroll
+            for (int j = 0; j < PT; j++) {
+                const int piece = threadIdx.x + NT * j;
+                if (piece >= NS)
+                    break;
+                const int r = piece / (DP / 4), d0 = piece % (DP / 4) * 4;
+                if (!root) {
+                    ((float4 *)cp)[piece] = acc[j];
+                    continue;
+                }
+                const float ls = sh.bl[r];
+                const float a4[4] = {acc[j].x, acc[j].y, acc[j].z, acc[j].w};
+                if (r < nr)
+                    for (int e = 0; e < 4; e++)
+                        if (d0 + e < D)
+                            out[sh.orow[r] + d0 + e] = tc_at_st<DT>(a4[e] / ls);
+            }
+            if (root)
+                return;
+            if (threadIdx.x < 8) {
+                cp[8 * DP + threadIdx.x] = sh.bm[threadIdx.x];
+                cp[8 * DP + 8 + threadIdx.x] = sh.bl[threadIdx.x];
             }
         }
+        idx = node;
+        n = nn;
+        span *= TC_AT_FAN;
+        tb += nn;
     }
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < PT; j++) {
-        const int piece = threadIdx.x + NT * j;
-        if (piece >= NS)
-            break;
-        const int r = piece / (DP / 4), d0 = piece % (DP / 4) * 4;
-        const float ls = sh.lw[r];
-        const float a4[4] = {acc[j].x, acc[j].y, acc[j].z, acc[j].w};
-        if (r < nr)
-            for (int e = 0; e < 4; e++)
-                if (d0 + e < D)
-                    out[ooff(kb, r0 + r) + d0 + e] = tc_at_st<DT>(a4[e] / ls);
-    }
-    __syncthreads();
-    for (long long i = threadIdx.x; i < splits * psz / 4; i += blockDim.x)
-        ((float4 *)gp)[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (threadIdx.x == 0)
-        tickets[grp] = 0;
 }
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 128 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -565,13 +644,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
         const float t0 = mm_v / ((float)11.313708498984761);        // attention_decode.tc:17
         return t0;
     };
-    tc_attn<0, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<0, 128, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
 /* ---- fn attention_decode_masked ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 128 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_1(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -657,13 +736,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_1(
         const float t2 = (t0 != 0.0f ? t1 : __int_as_float(0xff800000)); // attention_decode.tc:24
         return t2;
     };
-    tc_attn<0, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<0, 128, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
 /* ---- fn attention_decode_d64 ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 128 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_2(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -746,13 +825,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_2(
         const float t0 = mm_v / 8.0f;                               // attention_decode.tc:30
         return t0;
     };
-    tc_attn<0, 64>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<0, 64, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
 /* ---- fn attention_gqa ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the last block of a group combines the splits in order */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 128 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_3(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -829,7 +908,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_3(
         const float t0 = mm_v / 11.3137083f;                        // <prelude>/attention.tc:9
         return t0;
     };
-    tc_attn<0, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<0, 128, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
@@ -839,24 +918,24 @@ launch plan of attention_decode (32-bit indices):
   buffer in_k         param  f32[B, KVH, 1, L, 128]
   buffer in_v         param  f32[B, KVH, 1, L, 128]
   buffer out_out      output f32[B, KVH, G, 1, 128]
-  step 0: tc_attn_0<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_0<<<B*KVH*((G + 7)/8)*((L + 127)/128), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
 launch plan of attention_decode_masked (32-bit indices):
   buffer in_q         param  f32[B, KVH, G, 1, 128]
   buffer in_k         param  f32[B, KVH, 1, L, 128]
   buffer in_v         param  f32[B, KVH, 1, L, 128]
   buffer in_mask      param  bool[B, 1, 1, 1, L]
   buffer out_out      output f32[B, KVH, G, 1, 128]
-  step 0: tc_attn_1<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, in_mask, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_1<<<B*KVH*((G + 7)/8)*((L + 127)/128), [128, 1, 1]>>>(in_q, in_k, in_v, in_mask, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
 launch plan of attention_decode_d64 (32-bit indices):
   buffer in_q         param  f32[B, KVH, G, 1, 64]
   buffer in_k         param  f32[B, KVH, 1, L, 64]
   buffer in_v         param  f32[B, KVH, 1, L, 64]
   buffer out_out      output f32[B, KVH, G, 1, 64]
-  step 0: tc_attn_2<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 64, 64, workspace)
+  step 0: tc_attn_2<<<B*KVH*((G + 7)/8)*((L + 127)/128), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 64, 64, workspace)
 launch plan of attention_gqa (32-bit indices):
   buffer in_q         param  f32[B, KVH, G, 128]
   buffer in_k         param  f32[B, KVH, L, 128]
   buffer in_v         param  f32[B, KVH, L, 128]
   buffer out_out      output f32[B, KVH, G, 128]
-  step 0: tc_attn_3<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_3<<<B*KVH*((G + 7)/8)*((L + 127)/128), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
  */

@@ -11,14 +11,17 @@
 #      and 8 query heads per KV head (and 17: three groups of 8 rows, blocks of their own).
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
 #   3. Each function is one kernel (its --emit=plan has one step).
-#   4. tests/gpu/attention_fma.tc (head dim 40) in f16 and bf16: the FMA
-#      path, which an sm_75 GPU takes at every head dim.
+#   4. tests/gpu/attention_fma.tc (head dims 40 and 30) in f16 and bf16:
+#      the FMA path, which an sm_75 GPU takes at every head dim.
 #   5. The TENSORC_ATTN_* variants (chunk, warps, prefetch: sched_attn.c),
 #      the sets bench/README.md times (TC_ATTN_KNOBS="CH/W/PF ..." to
 #      change them): attention_decode and attention_decode_masked in f16
 #      at contexts 1, 129, 8192 (batch 1 and 8) and groups of 17 rows,
 #      attention_decode_d64 and attention_d40 in bf16, and each variant's
 #      output twice to the same bits.
+#   6. Batch invariance: batch item 0 of B=8 and the same item at B=1 give
+#      the same bits (at 8192 and 38395 keys: the combine tree's 2 and 3
+#      levels at chunk 128).
 #
 # TC_ATTN_DTYPES="f16" limits part 1.  Parts 1, 4 and 5's checks run
 # TC_GPU_JOBS at once (tests/gpu/pjobs.sh, default 8).  Prints "N passed, M failed" last;
@@ -46,7 +49,7 @@ done
 for dt in ${TC_ATTN_DTYPES:-f16 bf16 f32}; do
     for fn in $fns; do
         for s in B=1,KVH=2,G=8,L=1 B=3,KVH=2,G=1,L=129 B=1,KVH=2,G=8,L=129 B=3,KVH=1,G=8,L=8191 \
-                 B=1,KVH=2,G=8,L=8192 B=8,KVH=2,G=8,L=8192 B=2,KVH=1,G=17,L=300; do
+                 B=1,KVH=2,G=8,L=8192 B=8,KVH=2,G=8,L=8192 B=2,KVH=1,G=17,L=300 B=1,KVH=1,G=8,L=38395; do
             pj_add "$fn $dt $s" "$tc" run "$prog" --fn "$fn" --shape "$s" --dtype "T=$dt" --random --seed 13 --check
         done
     done
@@ -59,6 +62,8 @@ for dt in ${TC_ATTN_DTYPES:-f16 bf16}; do
     for s in B=1,KVH=2,G=8,L=1 B=3,KVH=1,G=17,L=300 B=2,KVH=2,G=8,L=8192; do
         pj_add "attention_d40 $dt $s" "$tc" run "$here/attention_fma.tc" --fn attention_d40 --shape "$s" \
             --dtype "T=$dt" --random --seed 13 --check
+        pj_add "attention_d30 $dt $s" "$tc" run "$here/attention_fma.tc" --fn attention_d30 --shape "$s" \
+            --dtype "T=$dt" --random --seed 13 --check
     done
 done
 for fn in $fns; do
@@ -68,8 +73,53 @@ for fn in $fns; do
     done
     if cmp -s "$work/o1.npy" "$work/o2.npy"; then ok; else bad "$fn: not deterministic"; fi
 done
-# the TENSORC_ATTN_* variants (CH/W/PF; 256/4/1 is the default above)
-for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2 128/4/2 64/8/2}; do
+# 6. Batch invariance: batch item 0 at B=8 and alone at B=1 give the same
+# bits (the split, and so the combine tree, depends on the context alone),
+# at 8192 keys (64 splits: two levels) and 38395 (300: three)
+for L in 8192 38395; do
+    if python3 - "$work" "$L" <<'PY' 2>"$work/err"
+import random, struct, sys
+d, L = sys.argv[1], int(sys.argv[2])
+rnd = random.Random(3)
+# random f16 bits with the exponent's top bit clear: finite, |x| < 2
+table = bytes(b & 0xBF for b in range(256))
+def save(path, shape, data):  # .npy version 1.0, little-endian f16
+    hdr = "{'descr': '<f2', 'fortran_order': False, 'shape': (%s), }" % "".join("%d, " % n for n in shape)
+    hdr += " " * (63 - (10 + len(hdr)) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
+        f.write(data)
+for n, shape in (("q", (8, 2, 8, 1, 128)), ("k", (8, 2, 1, L, 128)), ("v", (8, 2, 1, L, 128))):
+    count = 1
+    for x in shape:
+        count *= x
+    data = bytearray(rnd.randbytes(2 * count))
+    data[1::2] = data[1::2].translate(table)
+    save(f"{d}/{n}8.npy", shape, data)
+    save(f"{d}/{n}1.npy", (1,) + shape[1:], data[: len(data) // 8])
+PY
+    then
+        for b in 1 8; do
+            "$tc" run "$prog" --fn attention_decode --dtype T=f16 --input "q=$work/q$b.npy" --input "k=$work/k$b.npy" \
+                --input "v=$work/v$b.npy" --output "out=$work/b$b.npy" >/dev/null 2>>"$work/err"
+        done
+        # the data after each header: batch 1's must be batch 8's first eighth
+        if python3 -c "import sys
+def data(p):
+    b = open(p, 'rb').read()
+    return b[10 + int.from_bytes(b[8:10], 'little'):]
+a, b = data(sys.argv[1]), data(sys.argv[2])
+sys.exit(0 if a and len(b) == 8 * len(a) and a == b[:len(a)] else 1)" "$work/b1.npy" "$work/b8.npy" 2>>"$work/err"; then
+            ok
+        else
+            bad "batch 1 and 8 differ at L=$L"
+        fi
+    else
+        bad "batch invariance: could not write the inputs"
+    fi
+done
+# the TENSORC_ATTN_* variants (CH/W/PF; 128/4/1 is the default above, also run as a knob set)
+for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 256/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2 128/4/2 64/8/2}; do
     IFS=/ read -r c w p <<<"$v"
     K=(TENSORC_ATTN_CHUNK=$c TENSORC_ATTN_WARPS=$w TENSORC_ATTN_PREFETCH=$p)
     runs=()
