@@ -269,7 +269,7 @@ enum { ONLINE_BLOCK = 512 };
 void sched_colpart(tc_dimctx *c, const fkernel *k, ksched *ks);
 void sched_print_colpart(tc_buf *b, const ksched *ks);
 /* Query rows a block takes, keys a block takes, threads (attn.cuh's). */
-enum { ATTN_ROWS = 8, ATTN_CHUNK = 128, ATTN_THREADS = 128 };
+enum { ATTN_ROWS = 8, ATTN_CHUNK = 512, ATTN_THREADS = 128 };
 /* The matmul tile and block of the generated kernel (matmul.cuh's). */
 enum { MM_TILE_M = 16, MM_TILE_N = 64, MM_THREADS = 128 };
 /* SMs assumed by TENSORC_MATMUL_RESIDENT=1 (H100 and H200 SXM) */

@@ -6,9 +6,9 @@
  * batch 1 a block per (batch, head) would leave most of the GPU idle.
  * Flash-decoding: the query rows that share k and v (a group of query
  * heads over one KV head, GQA; rows of M) go ATTN_ROWS to a block, and
- * the keys are split in chunks of ATTN_CHUNK (128), a block each, so a
- * context of 8192 gives 64 blocks per group (128 at batch 1 with 2 KV
- * heads: about one an SM of an H100/H200, 1024 at batch 8).  Each block
+ * the keys are split in chunks of ATTN_CHUNK (512), a block each, so a
+ * context of 8192 gives 16 blocks per group (32 at batch 1 with 2 KV
+ * heads, 256 at batch 8).  Each block
  * keeps the running max, sum and unnormalized output of its rows over its
  * keys; the partials combine up a fixed tree over the split index (16
  * children a node; the last child block to finish, an atomic ticket,
@@ -28,8 +28,12 @@
  * round trip a split, and zeroed every partial; q's staging cost 64-bit
  * divisions per element before the first k/v load.  Since the tree, the
  * per-row staging and the loads issued first, a split costs little past
- * its keys, and the default is 128 (one block an SM at batch 1) by that
- * reasoning, not yet timed: bench/README.md has the A/B to run.  8 warps
+ * its keys.  Timed with the tree (H200, 2026-11-27, bench/tune.sh, one
+ * call, checked): chunk 128 14.05 / 42.72 us, 64 16.99 / 58.24, 256 15.25
+ * / 34.70, 512 15.56 / 28.61; 128 with 8 warps 13.59 / 62.54.  Small chunks
+ * win a little at batch 1 and lose much at batch 8 (more blocks, each
+ * paying its q, partial and ticket), so the default stays 512: the split
+ * may depend on the context length alone, not on the batch.  8 warps
  * only up to head dim 128: their partials in shared memory pass 48 KiB
  * past it.
  */

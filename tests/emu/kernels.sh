@@ -176,7 +176,7 @@ if [ "$what" = attention ] || [ "$what" = all ]; then
     one -- $A attention_decode_masked "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f16
     caps=
     # 257 splits of 128 keys: the combine tree's three levels (17 nodes, 2, the root)
-    one -- $A attention_decode_masked "B=1,KVH=1,G=8,L=32800" bf16
+    one TENSORC_ATTN_CHUNK=128 -- $A attention_decode_masked "B=1,KVH=1,G=8,L=32800" bf16
 fi
 # the TENSORC_ATTN_* variants: CH/W/PF combinations (every value of each)
 AK_QUICK="64/8/2 128/4/2 256/8/1 512/4/1"

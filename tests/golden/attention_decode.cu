@@ -561,7 +561,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     }
 }
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 128 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -644,13 +644,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
         const float t0 = mm_v / ((float)11.313708498984761);        // attention_decode.tc:17
         return t0;
     };
-    tc_attn<0, 128, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<0, 128, 512>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
 /* ---- fn attention_decode_masked ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 128 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_1(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -736,13 +736,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_1(
         const float t2 = (t0 != 0.0f ? t1 : __int_as_float(0xff800000)); // attention_decode.tc:24
         return t2;
     };
-    tc_attn<0, 128, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<0, 128, 512>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
 /* ---- fn attention_decode_d64 ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 128 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_2(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -825,13 +825,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_2(
         const float t0 = mm_v / 8.0f;                               // attention_decode.tc:30
         return t0;
     };
-    tc_attn<0, 64, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<0, 64, 512>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
 /* ---- fn attention_gqa ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 128 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (FMAs); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_3(
     const float *__restrict__ in_q,
     const float *__restrict__ in_k,
@@ -908,7 +908,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_3(
         const float t0 = mm_v / 11.3137083f;                        // <prelude>/attention.tc:9
         return t0;
     };
-    tc_attn<0, 128, 128>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<0, 128, 512>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
@@ -918,24 +918,24 @@ launch plan of attention_decode (32-bit indices):
   buffer in_k         param  f32[B, KVH, 1, L, 128]
   buffer in_v         param  f32[B, KVH, 1, L, 128]
   buffer out_out      output f32[B, KVH, G, 1, 128]
-  step 0: tc_attn_0<<<B*KVH*((G + 7)/8)*((L + 127)/128), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_0<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
 launch plan of attention_decode_masked (32-bit indices):
   buffer in_q         param  f32[B, KVH, G, 1, 128]
   buffer in_k         param  f32[B, KVH, 1, L, 128]
   buffer in_v         param  f32[B, KVH, 1, L, 128]
   buffer in_mask      param  bool[B, 1, 1, 1, L]
   buffer out_out      output f32[B, KVH, G, 1, 128]
-  step 0: tc_attn_1<<<B*KVH*((G + 7)/8)*((L + 127)/128), [128, 1, 1]>>>(in_q, in_k, in_v, in_mask, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_1<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, in_mask, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
 launch plan of attention_decode_d64 (32-bit indices):
   buffer in_q         param  f32[B, KVH, G, 1, 64]
   buffer in_k         param  f32[B, KVH, 1, L, 64]
   buffer in_v         param  f32[B, KVH, 1, L, 64]
   buffer out_out      output f32[B, KVH, G, 1, 64]
-  step 0: tc_attn_2<<<B*KVH*((G + 7)/8)*((L + 127)/128), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 64, 64, workspace)
+  step 0: tc_attn_2<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 64, 64, workspace)
 launch plan of attention_gqa (32-bit indices):
   buffer in_q         param  f32[B, KVH, G, 128]
   buffer in_k         param  f32[B, KVH, L, 128]
   buffer in_v         param  f32[B, KVH, L, 128]
   buffer out_out      output f32[B, KVH, G, 128]
-  step 0: tc_attn_3<<<B*KVH*((G + 7)/8)*((L + 127)/128), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
+  step 0: tc_attn_3<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
  */
