@@ -117,6 +117,27 @@ if [ "$what" = matmul ] || [ "$what" = all ]; then
     # before sm_80: FMAs for f16/bf16 too
     one $G -- examples/skinny_matmul.tc linear_t "$MN" f16 750
     one $G -- tests/gpu/matmul_pair.tc gated "$MN" bf16 750
+    # rows of whole 16-byte chunks (K, N, R multiples of 8, of no tile): the
+    # stages' plans (mmtile.cuh: copies without edge tests, x's rows past M
+    # stored as zeros), the last K step and N tile still partial
+    MA="M=1,K=1096,N=136;M=3,K=2056,N=72;M=17,K=1096,N=200"
+    for dt in f16 bf16 f32; do
+        for fn in linear_t matmul_kn matmul_ta; do
+            one $G -- examples/skinny_matmul.tc $fn "$MA" $dt
+        done
+    done
+    for dt in f16 bf16; do
+        for fn in rms_g rms_plain; do one $G -- tests/gpu/matmul_norm.tc $fn "$MA" $dt; done
+        one $G -- tests/gpu/matmul_pair.tc mixed "$MA" $dt
+        one $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora \
+            "M=1,K=1096,N=136,R=16;M=17,K=1096,N=72,R=72" $dt
+        one $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora_t "M=3,K=1096,N=136,R=8" $dt
+        one -- tests/gpu/matmul_norm.tc rms_g_16 "K=1096,N=136;K=2056,N=72" $dt
+    done
+    one $G -- tests/gpu/matmul_norm.tc rms_g "$MA" f16 750
+    caps="--grid-caps 1,5 --specials"
+    one $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1096,N=136" f16
+    caps="--grid-caps 1,5"
 fi
 # matmul-knobs [every|full]: the streaming variants (TENSORC_MATMUL_STAGES,
 # _BK, _RESIDENT, _FENCE, _ORDER; README's knob table), each setting under a few cases (the
