@@ -1,4 +1,5 @@
-/* Generated matrix products (codegen/matmul.c, sched/sched_matmul.c), in
+/* Generated matrix products (codegen/matmul.c, sched/sched_matmul.c; the
+ * tiles, fragments and types in mmtile.cuh, just before this), in
  * units with one: C[b] = A[b] @ B[b], row-major, A m x k (TA: stored k x m),
  * B k x n (TB: stored n x k), f32 accumulation.  Built for skinny M
  * (decode): a block computes a 16 x 64 tile of C (64 x 64 on tensor cores
@@ -21,204 +22,6 @@
  * shared memory past 47 KB), _RESIDENT caps the grid at resident blocks
  * that issue their next item's first stages early (tc_mm's STG, BKK, SHM,
  * XP; unset, the kernel is as before). */
-template <int DT> struct tc_mm_t { typedef unsigned short T; };  /* 1 f16, 2 bf16 */
-template <> struct tc_mm_t<0> { typedef float T; };               /* 0 f32 */
-__device__ __forceinline__ float tc_mm_f(float v, int dt) { (void)dt; return v; }
-__device__ __forceinline__ float tc_mm_f(unsigned short v, int dt) { return dt == 1 ? tc_h2f(v) : tc_bf2f(v); }
-template <int DT> __device__ __forceinline__ typename tc_mm_t<DT>::T tc_mm_out(float v);
-template <> __device__ __forceinline__ float tc_mm_out<0>(float v) { return v; }
-template <> __device__ __forceinline__ unsigned short tc_mm_out<1>(float v) { return tc_f2h(v); }
-template <> __device__ __forceinline__ unsigned short tc_mm_out<2>(float v) { return tc_f2bf(v); }
-
-#define TC_MM_THREADS 128
-#define TC_MM_BN 64
-#if __CUDA_ARCH__ >= 800
-#define TC_MM_TENSOR 1
-#else
-#define TC_MM_TENSOR 0
-#endif
-
-/* 16 bytes global -> shared: cp.async where there is one (sm_80+, the copy
- * runs while the block computes), else through a register */
-__device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
-#if __CUDA_ARCH__ >= 800
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
-#else
-    *(uint4 *)dst = __ldg((const uint4 *)src);
-#endif
-}
-/* a release and acquire fence at GPU scope (lighter than __threadfence's
- * fence.sc; sm_70+) */
-__device__ __forceinline__ void tc_mm_fence_ar() {
-#if __CUDA_ARCH__ >= 700
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");
-#else
-    __threadfence();
-#endif
-}
-__device__ __forceinline__ void tc_mm_commit() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.commit_group;");
-#endif
-}
-template <int N> __device__ __forceinline__ void tc_mm_wait() {
-#if __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_group %0;" ::"n"(N));
-#endif
-}
-
-/* A tile of a stored matrix, R x C elements with a pitch of P in shared
- * memory: 16-byte chunks copied asynchronously where whole and aligned,
- * else element by element, zero past the edges. */
-template <class T, int R_, int C> struct tc_mm_tile {
-    enum {
-        R = R_, V = 16 / (int)sizeof(T), CH = R * C / V, PER = (CH + TC_MM_THREADS - 1) / TC_MM_THREADS,
-        P = C + V, ELEMS = R * P
-    };
-    static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
-                                                long long clim, long long r0, long long c0) {
-        /* the whole tile inside and every row's start aligned (tested once
-         * a tile, not a chunk: the per-chunk tests were most of a K step's
-         * instructions): the same copies without the tests */
-        if (r0 + R <= rlim && c0 + C <= clim && ld % V == 0 &&
-            ((unsigned long long)(src + r0 * ld + c0) & 15) == 0) {
-            const T *q = src + r0 * ld + c0;
-#pragma unroll
-            for (int i = 0; i < PER; i++) {
-                const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
-                if (CH % TC_MM_THREADS != 0 && ch >= CH)
-                    break;
-                const int rr = ch / (C / V), cc = (ch % (C / V)) * V;
-                tc_mm_cp16(s + rr * P + cc, q + rr * ld + cc);
-            }
-            return;
-        }
-#pragma unroll
-        for (int i = 0; i < PER; i++) {
-            const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
-            if (CH % TC_MM_THREADS != 0 && ch >= CH)
-                break;
-            const int rr = ch / (C / V), cc = (ch % (C / V)) * V;
-            const long long gr = r0 + rr, gc = c0 + cc;
-            const T *p = src + gr * ld + gc;
-            T *d = s + rr * P + cc;
-            if (gr < rlim && gc + V <= clim && ((unsigned long long)p & 15) == 0) {
-                tc_mm_cp16(d, p);
-            } else {
-#pragma unroll
-                for (int v = 0; v < V; v++)
-                    d[v] = gr < rlim && gc + v < clim ? p[v] : (T)0;
-            }
-        }
-    }
-};
-
-__device__ __forceinline__ unsigned tc_mm_pk(unsigned short lo, unsigned short hi) {
-    return (unsigned)lo | (unsigned)hi << 16;
-}
-/* d += a (16 x 16, row) * b (16 x 8, col), f32 accumulators */
-template <int DT> __device__ __forceinline__ void tc_mm_mma(float *d, const unsigned *a, const unsigned *b) {
-#if __CUDA_ARCH__ >= 800
-    if (DT == 1)
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-    else
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-            "{%8,%9}, {%0,%1,%2,%3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
-}
-/* two 16-bit elements at (i, j), (i, j + 1) of a tile stored row-major
- * with pitch P (one 32-bit load), or transposed (two loads) */
-template <bool T, int P> __device__ __forceinline__ unsigned tc_mm_pair(const unsigned short *s, int i, int j) {
-    return T ? tc_mm_pk(s[j * P + i], s[(j + 1) * P + i]) : *(const unsigned *)(s + i * P + j);
-}
-
-/* The tile shapes of one instantiation: BM rows of C (16, or 64 on tensor
- * cores for M > 16, so the weight is read once for up to 64 rows). */
-template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM = false> struct tc_mm_cfg {
-    typedef typename tc_mm_t<DT>::T T;
-    enum { BMR = BM, DTV = DT };
-    /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types
-     * take 64); BKK (TENSORC_MATMUL_BK) sets them */
-    enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? 64 : 32 };
-    typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
-    typedef tc_mm_tile<T, TB ? TC_MM_BN : BK, TB ? BK : TC_MM_BN> TileB;
-    /* NRM (the row-scale rule): the stage's BK elements of gcol ride the
-     * stage's copies after the B tile, so the prologue reads them from
-     * shared memory, not with a global load the stage waits on */
-    typedef tc_mm_tile<T, 1, BK> TileG;
-    enum {
-        MMA = DT != 0 && TC_MM_TENSOR,
-        NACC = MMA ? BM / 2 : 8, /* accumulators a thread: BM x 64 over 128 threads */
-        STAGE = (TileA::ELEMS + TileB::ELEMS + (NRM ? TileG::ELEMS : 0)) * (int)sizeof(T),
-        /* stages: static shared memory stops at 48 KB; STG (TENSORC_MATMUL_STAGES) sets them */
-        ST = STG ? STG : STAGE * 4 <= 47 * 1024 ? 4 : 3,
-        BYTES = STAGE * ST
-    };
-    /* element i of this thread's accumulators: on tensor cores the m16n8
-     * fragments of its warp's 16 columns (m-fragment i / 8), else column
-     * tid % 64 of rows (tid / 64) * 8 ... + 7 */
-    static __device__ __forceinline__ void pos(int i, int &r, int &c) {
-        const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5;
-        if (MMA) {
-            r = (i >> 3) * 16 + (lane >> 2) + (i & 2 ? 8 : 0);
-            c = w * 16 + ((i >> 2) & 1) * 8 + 2 * (lane & 3) + (i & 1);
-        } else {
-            r = (tid / TC_MM_BN) * 8 + i;
-            c = tid % TC_MM_BN;
-        }
-    }
-};
-
-/* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x 64, B's layout
- * TB, pitch PB), both in shared memory: tensor cores or FMAs (cfg G). */
-template <class G, bool TA, bool TB, int KK, int PA, int PB>
-__device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA, const typename G::T *sB) {
-    enum { BM = G::BMR, DT = G::DTV };
-    if (G::MMA) {
-        const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-        const unsigned short *a16 = (const unsigned short *)sA, *b16 = (const unsigned short *)sB;
-#pragma unroll
-        for (int kk = 0; kk < KK; kk += 16) {
-            unsigned bf[2][2];
-#pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const int n = w4 * 16 + j * 8 + g;
-                bf[j][0] = tc_mm_pair<!TB, PB>(b16, n, kk + 2 * t);
-                bf[j][1] = tc_mm_pair<!TB, PB>(b16, n, kk + 2 * t + 8);
-            }
-#pragma unroll
-            for (int f = 0; f < BM / 16; f++) {
-                unsigned af[4];
-                const int m = f * 16 + g;
-                af[0] = tc_mm_pair<TA, PA>(a16, m, kk + 2 * t);
-                af[1] = tc_mm_pair<TA, PA>(a16, m + 8, kk + 2 * t);
-                af[2] = tc_mm_pair<TA, PA>(a16, m, kk + 2 * t + 8);
-                af[3] = tc_mm_pair<TA, PA>(a16, m + 8, kk + 2 * t + 8);
-#pragma unroll
-                for (int j = 0; j < 2; j++)
-                    tc_mm_mma<DT>(acc + (f * 2 + j) * 4, af, bf[j]);
-            }
-        }
-    } else {
-        int r0, c;
-        G::pos(0, r0, c);
-#pragma unroll 8
-        for (int k = 0; k < KK; k++) {
-            const float bv = tc_mm_f(sB[TB ? c * PB + k : k * PB + c], DT);
-#pragma unroll
-            for (int i = 0; i < 8; i++)
-                acc[i] = fmaf(tc_mm_f(sA[TA ? k * PA + r0 + i : (r0 + i) * PA + k], DT),
-                              bv, acc[i]);
-        }
-    }
-}
-
 /* No epilogue; else a functor (the generated kernel's lambda) called with
  * each element of C as it is stored: its row, column and value (rounded to
  * C's dtype, as a reader of C would load it), and with two products (NP =
@@ -234,49 +37,6 @@ struct tc_mm_noep {
 struct tc_mm_nors {
     __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
 };
-/* A's tile of this stage (not transposed), the chunks this thread copied:
- * their squares into ss (one sum a chunk), then scaled in place by gcol
- * (when not null), whose elements kb... this stage copied to sg; elements
- * past M or k1 stay the zeros they were loaded as. */
-template <int DT, class TileA>
-__device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const typename tc_mm_t<DT>::T *gcol,
-                                               const typename tc_mm_t<DT>::T *sg, long long kb, long long k1,
-                                               long long m0, long long M, float *ss) {
-#pragma unroll
-    for (int i = 0; i < TileA::PER; i++) {
-        const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
-        if (TileA::CH % TC_MM_THREADS != 0 && ch >= TileA::CH)
-            break;
-        const int per_row = TileA::CH / TileA::R, rr = ch / per_row, cc = (ch % per_row) * TileA::V;
-        typename tc_mm_t<DT>::T *d = s + rr * TileA::P + cc;
-        if (m0 + rr < M && kb + cc + TileA::V <= k1) {
-            /* the whole chunk inside: one 16-byte shared load (and store)
-             * of x and of g, not one an element; the same arithmetic */
-            __align__(16) typename tc_mm_t<DT>::T xs[TileA::V], gs[TileA::V];
-            *(uint4 *)xs = *(const uint4 *)d;
-            if (gcol)
-                *(uint4 *)gs = *(const uint4 *)(sg + cc);
-#pragma unroll
-            for (int v = 0; v < TileA::V; v++) {
-                const float xv = tc_mm_f(xs[v], DT);
-                ss[i] += xv * xv;
-                if (gcol)
-                    xs[v] = tc_mm_out<DT>(xv * tc_mm_f(gs[v], DT));
-            }
-            if (gcol)
-                *(uint4 *)d = *(const uint4 *)xs;
-            continue;
-        }
-#pragma unroll
-        for (int v = 0; v < TileA::V; v++) {
-            const float xv = tc_mm_f(d[v], DT);
-            ss[i] += xv * xv;
-            if (gcol && kb + cc + v < k1 && m0 + rr < M)
-                d[v] = tc_mm_out<DT>(xv * tc_mm_f(sg[cc + v], DT));
-        }
-    }
-}
-
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
           bool SO, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
@@ -297,6 +57,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
     __shared__ int last;
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
+    __shared__ float ss_w[NORM && G::MMA ? TC_MM_THREADS / 32 * BM : 1]; /* each warp's (tc_mm_ssq) */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
     const long long tiles = batch * mt * nt, work = tiles * S * NP;
@@ -308,6 +69,15 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
      * issued as soon as this one's are read, so their loads fly during
      * this item's store and combine; pre: this item's were */
     bool pre = false;
+    /* the lanes' fragment rows in stage 0 (tc_mm_block_tc), hoisted */
+    const tc_mm_lanes<TA, TB, TileA::P, TileB::P> ln;
+    unsigned su = (unsigned)__cvta_generic_to_shared(smem), la = su + ln.a,
+             lb = su + TileA::ELEMS * (unsigned)sizeof(T) + ln.b, lx = su + ln.x;
+    /* kept in registers: else the compiler derives them from threadIdx
+     * again at every K step (~25 instructions a warp) */
+    tc_mm_opaque(la);
+    tc_mm_opaque(lb);
+    tc_mm_opaque(lx);
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
         /* a tile's work items are adjacent: its slices of product 0, then
          * of product 1; SO (TENSORC_MATMUL_ORDER=1): every tile's item of
@@ -324,9 +94,12 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             acc[i] = 0.0f;
-        float ssq[NORM ? TileA::PER : 1];
+        /* NORM: the squares' sums, by chunk of x (FMA path: the prologue)
+         * or in the warp's mma fragments (tensor cores: tc_mm_block) */
+        enum { NSQ = !NORM ? 1 : G::MMA ? (BM == 16 ? 8 : BM / 8) : TileA::PER };
+        float ssq[NSQ];
 #pragma unroll
-        for (int i = 0; i < (NORM ? TileA::PER : 1); i++)
+        for (int i = 0; i < NSQ; i++)
             ssq[i] = 0.0f;
         /* LORA, product 0: (x @ Ad) @ Bd over this slice of K, x @ Ad a
          * chunk of 64 of its R columns at a time (the main loop below with
@@ -348,32 +121,72 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         if (TB) TileB::load(sb_, Bb, K, Nm, k1, nm0, (kk)); else TileB::load(sb_, Bb, Nm, k1, Nm, (kk), nm0); \
         if (NORM && gcol) TileG::load(sb_ + TileB::ELEMS, gcol, 0, 1, k1, 0, (kk));                     \
     } while (0)
-#define TC_MM_ISSUE(st, kk) TC_MM_ISSUE_AT(st, kk, Ab, Bb, m0, k1, nm0)
+            /* this item's stages: the first nfull whole in K; with every
+             * tile's plan ok, their copies without the edge tests */
+            typename TileA::plan pa;
+            typename TileB::plan pb;
+            typename TileG::plan pg;
+            const long long KX = 0x4000000000000000LL; /* no limit: the K extent is nfull's */
+            if (TA) TileA::start(pa, Ab, M, KX, M, k0, m0, (long long)BK * M);
+            else TileA::template start<true>(pa, Ab, K, M, KX, m0, k0, BK);
+            if (TB) TileB::start(pb, Bb, K, Nm, KX, nm0, k0, BK);
+            else TileB::start(pb, Bb, Nm, KX, Nm, k0, nm0, (long long)BK * Nm);
+            pg.ok = true;
+            if (NORM && gcol)
+                TileG::start(pg, gcol, 0, 1, KX, 0, k0, BK);
+            const int nfull = pa.ok && pb.ok && pg.ok ? (int)((k1 - k0) / BK) : 0;
+            /* i_: the stages in order (the whole ones first: the plans move a stage each) */
+#define TC_MM_ISSUE(st, i_)                                                                            \
+    do {                                                                                               \
+        if ((i_) < nfull) {                                                                            \
+            T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                         \
+            TileA::template issue<!TA>(sa_, pa);                                                       \
+            TileB::issue(sb_, pb);                                                                     \
+            if (NORM && gcol) TileG::issue(sb_ + TileB::ELEMS, pg);                                    \
+        } else                                                                                         \
+            TC_MM_ISSUE_AT(st, k0 + (long long)(i_) * BK, Ab, Bb, m0, k1, nm0);                        \
+    } while (0)
             if (!XP || !pre) {
 #pragma unroll
                 for (int st = 0; st < ST - 1; st++) {
                     if (st < niter)
-                        TC_MM_ISSUE(st, k0 + (long long)st * BK);
+                        TC_MM_ISSUE(st, st);
                     tc_mm_commit();
                 }
+            } else { /* the last item issued them: the plans past them */
+                pa.q += (ST - 1) * pa.step;
+                pb.q += (ST - 1) * pb.step;
+                if (NORM && gcol)
+                    pg.q += (ST - 1) * pg.step;
             }
             for (int it = 0; it < niter; it++) {
                 tc_mm_wait<ST - 2>();
                 __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
-                if (NORM) {
+                if (NORM && !G::MMA) {
                     T *sa_ = (T *)(smem + (it % ST) * G::STAGE);
                     tc_mm_prologue<DT, TileA>(sa_, gcol, sa_ + TileA::ELEMS + TileB::ELEMS,
                                               k0 + (long long)it * BK, k1, m0, M, ssq);
                 }
                 if (it + ST - 1 < niter)
-                    TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
+                    TC_MM_ISSUE((it + ST - 1) % ST, it + ST - 1);
                 tc_mm_commit();
-                if (NORM)
+                if (NORM && !G::MMA)
                     __syncthreads(); /* the scaled tile */
                 const T *sA = (const T *)(smem + (it % ST) * G::STAGE), *sB = sA + TileA::ELEMS;
                 if (lora) /* (LORA is a template argument: the plain kernel has one path) */
                     tc_mm_block<G, TA, TB, BK, TileA::P, TileB::P>(t, sA, sB);
-                else
+                else if (G::MMA) {
+                    const unsigned so = (it % ST) * G::STAGE;
+                    if (NORM && gcol)
+                        tc_mm_block_tc<G, TA, TB, BK, TileA::P, TileB::P, 2>(acc, la + so, lb + so, lx + so,
+                                                                             sB + TileB::ELEMS, ssq);
+                    else if (NORM)
+                        tc_mm_block_tc<G, TA, TB, BK, TileA::P, TileB::P, 1>(acc, la + so, lb + so, lx + so,
+                                                                             nullptr, ssq);
+                    else
+                        tc_mm_block_tc<G, TA, TB, BK, TileA::P, TileB::P>(acc, la + so, lb + so, 0, nullptr,
+                                                                          nullptr);
+                } else
                     tc_mm_block<G, TA, TB, BK, TileA::P, TileB::P>(acc, sA, sB);
             }
             tc_mm_wait<0>();
@@ -422,7 +235,23 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             }
         }
         T *Cb = C + b * sc;
-        if (NORM) {
+        if (NORM && G::MMA) {
+            tc_mm_ssq<BM>(ssq, ss_w);
+            __syncthreads();
+            if ((int)threadIdx.x < BM) {
+                const int r = (int)threadIdx.x;
+                float v = 0.0f;
+#pragma unroll
+                for (int q = 0; q < TC_MM_THREADS / 32; q++)
+                    v += ss_w[q * BM + r];
+                if (S == 1)
+                    ss_s[r] = v;
+                else
+                    __stcg(ssp + (tile * S + s) * BM + r, v);
+            }
+            if (S == 1)
+                __syncthreads();
+        } else if (NORM) {
             /* each row's sum: the chunks of a row are consecutive threads */
             enum { PR = TileA::CH / TileA::R };
 #pragma unroll

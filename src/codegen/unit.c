@@ -20,7 +20,9 @@
 #include "codegen_helpers.inc"
 #include "codegen_foreach.inc"
 #include "codegen_scan.inc"
-/* and in units with a generated matmul, matmul.cuh's tc_mm */
+/* and in units with a generated matmul, matmul.cuh's tc_mm (after
+ * mmtile.cuh, its tiles and fragments) */
+#include "codegen_mmtile.inc"
 #include "codegen_matmul.inc"
 #include "codegen_attn.inc"
 
@@ -224,7 +226,7 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
                 cg_setup(&g, s, j, bufs, name, idx64, fe_param_bytes, libcalls, a, d);
                 const char *text = cg_matmul(&g, bufs, &s->k[j], name, f->l->dims, a);
                 if (text && !matmul) /* before the first kernel that needs it */
-                    add_piece(&ub, arena_printf(a, "\n%s", cg_matmul_cuh), NULL);
+                    add_piece(&ub, arena_printf(a, "\n%s\n%s", cg_mmtile_cuh, cg_matmul_cuh), NULL);
                 if (text) {
                     ukernel *uk = ARENA_NEW(a, ukernel);
                     *uk = (ukernel){k->id, s->k[j].why, name, text, NULL, 0, 0, NULL, 0, 0};

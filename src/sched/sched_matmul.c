@@ -55,6 +55,25 @@
  * and cuBLAS by more than 5% at M = 16 (issue 13), its default should
  * become off (knobs.c's matmul_norm, as TENSORC_MATMUL_LORA is) until it
  * is not.
+ *
+ * The H200's profile then (ncu, same shape: 20.1 us, 1.75 TB/s, 5.05 M warp
+ * instructions, ~77 a 512 bytes of W, stalls on fixed-latency dependencies
+ * and issue) made it instruction-bound.  The sm_90 SASS of one K step of
+ * 64 (a warp's instructions along the whole-tile path, bench/sass_path.py;
+ * a block's step reads 8 KB of W, 16 x 512 bytes): the row-scale rule with
+ * g 263 before, 113 after (~66 then ~28 a 512 bytes of W), a plain product
+ * (gated_mlp's pair kernel) 197 before, 65 after (~49 then ~16).  What
+ * changed (mmtile.cuh): ldmatrix for every fragment (A's m16k16 and two of
+ * B's n8k16 an instruction each, where scalar shared loads and packing
+ * took ~16), x's squares and scaling by g in the fragments (no prologue in
+ * shared memory, one barrier a step), a plan a work item for the copies
+ * (an add a chunk), the lanes' fragment addresses kept in registers.  M = 1
+ * has the same schedule as M = 16 (grid 256, 16 x 64 tiles, K steps of 64,
+ * four stages): it was slower because x's tile (1 row of 16) was never
+ * whole, so every stage took the per-element edge path for its 15 zero rows
+ * (394 instructions a warp a step with g, 256 for the pair); the plan now
+ * stores those rows' zeros, the same count as at M = 16.  Not yet timed on
+ * a GPU.
  */
 #include "sched/sched.h"
 

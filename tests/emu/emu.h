@@ -730,10 +730,24 @@ struct emu_ptx {
                 const float r = exp2f(in_f(R(1)));
                 putf(R(0), fabsf(r) < 1.17549435e-38f ? 0.0f : r);
             }
+            /* per 16-bit half: the f32 product of two f16/bf16 is exact, then one rounding
+             * (fma: exact in double for the -0 addend matmul.cuh gives, rounded once) */
+            else if (op == "mul.rn.f16x2") {
+                const unsigned a = (unsigned)in_u(R(1)), b = (unsigned)in_u(R(2));
+                put(R(0), (unsigned)emu_f2h(emu_h2f(a >> 16) * emu_h2f(b >> 16)) << 16 |
+                              emu_f2h(emu_h2f(a & 0xffff) * emu_h2f(b & 0xffff)));
+            } else if (op == "fma.rn.bf16x2") {
+                const unsigned a = (unsigned)in_u(R(1)), b = (unsigned)in_u(R(2)), c = (unsigned)in_u(R(3));
+                auto h = [](unsigned x, unsigned y, unsigned z) {
+                    return emu_f2bf((float)((double)emu_bf2f(x) * emu_bf2f(y) + emu_bf2f(z)));
+                };
+                put(R(0), (unsigned)h(a >> 16, b >> 16, c >> 16) << 16 | h(a & 0xffff, b & 0xffff, c & 0xffff));
+            }
             else if (op == "cvt.rzi.s32.f32") put(R(0), (unsigned)emu_rzi<int>(in_f(R(1))));
             else if (op == "cvt.rzi.s32.f64") put(R(0), (unsigned)emu_rzi<int>(in_d(R(1))));
             else if (op == "cvt.rzi.s64.f32") put(R(0), (unsigned long long)emu_rzi<long long>(in_f(R(1))));
             else if (op == "cvt.rzi.s64.f64") put(R(0), (unsigned long long)emu_rzi<long long>(in_d(R(1))));
+            else if (op == "mov.b32" && !in.ops.at(1).regs.empty()) put(R(0), (unsigned)in_u(R(1)));
             else if (op == "mov.u32" && in.ops.at(1).lit == "cluster_nctarank") put(R(0), emu_ncl);
             else if (op == "mov.u32" && in.ops.at(1).lit == "cluster_ctarank") put(R(0), emu_k);
             else if (op.rfind("barrier.cluster.arrive", 0) == 0) emu_cluster_arrive();

@@ -57,7 +57,7 @@ one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
 # build, so they cost little; the cases are the builds).  matmul: f32's
 # functions all run in f32 as before; of the 23 cases of the 16-bit list,
 # the 1st, 3rd, 5th, ... run in f16 and the 2nd, 4th, ... in bf16 (each
-# function in one of the two); NaN/inf and sm_75 as before: 35 of 58
+# function in one of the two); NaN/inf, sm_75 and the 12 whole-chunk builds as before: 47 of 70
 # builds.  matmul-knobs: every setting, each with two of its four cases
 # (odd settings cases 1 and 3, even ones 2 and 4): 10 of 20.  attnknobs:
 # every setting with one of its four cases (setting s runs case s), its
@@ -117,6 +117,26 @@ if [ "$what" = matmul ] || [ "$what" = all ]; then
     # before sm_80: FMAs for f16/bf16 too
     one $G -- examples/skinny_matmul.tc linear_t "$MN" f16 750
     one $G -- tests/gpu/matmul_pair.tc gated "$MN" bf16 750
+    # rows of whole 16-byte chunks (K, N, R multiples of 8, of no tile): the
+    # stages' plans (mmtile.cuh: copies without edge tests, x's rows past M
+    # stored as zeros), the last K step and N tile still partial; each
+    # layout, rule and 16-bit type once (12 builds: the set's time is near
+    # its ctest limit on a loaded machine)
+    MA="M=1,K=1096,N=136;M=3,K=2056,N=72;M=17,K=1096,N=200"
+    one $G -- examples/skinny_matmul.tc linear_t "$MA" f16
+    one $G -- examples/skinny_matmul.tc matmul_kn "$MA" bf16
+    one $G -- examples/skinny_matmul.tc matmul_ta "$MA" f16
+    one $G -- examples/skinny_matmul.tc matmul_kn "$MA" f32
+    one $G -- tests/gpu/matmul_norm.tc rms_g "$MA" f16
+    one $G -- tests/gpu/matmul_norm.tc rms_plain "$MA" bf16
+    one $G -- tests/gpu/matmul_pair.tc mixed "$MA" f16
+    one $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora "M=1,K=1096,N=136,R=16;M=17,K=1096,N=72,R=72" f16
+    one $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora_t "M=3,K=1096,N=136,R=8" bf16
+    one -- tests/gpu/matmul_norm.tc rms_g_16 "K=1096,N=136;K=2056,N=72" bf16
+    one $G -- tests/gpu/matmul_norm.tc rms_g "$MA" f16 750
+    caps="--grid-caps 1,5 --specials"
+    one $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1096,N=136" f16
+    caps="--grid-caps 1,5"
 fi
 # matmul-knobs [every|full]: the streaming variants (TENSORC_MATMUL_STAGES,
 # _BK, _RESIDENT, _FENCE, _ORDER; README's knob table), each setting under a few cases (the

@@ -108,6 +108,44 @@ int main() {
             expect(out[6 * i + 5] == (unsigned)T[i].rzi, "cvt.rzi.s32.f32", i, out[6 * i + 5], (unsigned)T[i].rzi);
         }
     }
+    /* mul.rn.f16x2, fma.rn.bf16x2 (+ -0): a, b, the correctly rounded product
+     * (ties to even, subnormals, overflow to inf), worked out by hand; 0xffff:
+     * any NaN */
+    {
+        struct { unsigned short a, b, p; } H[] = {
+            {0x3c00, 0x3c00, 0x3c00}, {0x3e00, 0x3e00, 0x4080},  /* 1 * 1, 1.5 * 1.5 */
+            {0x3c01, 0x3c01, 0x3c02},                            /* (1 + 2^-10)^2: down */
+            {0x3c01, 0x3e00, 0x3e02},                            /* 1.5 + 1.5 ulp: tie to even */
+            {0x0400, 0x3800, 0x0200},                            /* 2^-14 / 2: subnormal */
+            {0x0001, 0x3800, 0x0000}, {0x0003, 0x3800, 0x0002}, /* ties at the smallest */
+            {0x5c00, 0x5c00, 0x7c00}, {0xc000, 0x4200, 0xc600},  /* 256^2: inf; -2 * 3 */
+            {0x7c00, 0x0000, 0xffff}, {0x8000, 0x4500, 0x8000},  /* inf * 0: NaN; -0 * 5 */
+        }, B[] = {
+            {0x3f80, 0x3f80, 0x3f80}, {0x3f81, 0x3f81, 0x3f82}, /* 1 * 1, (1 + 2^-7)^2: down */
+            {0x3f81, 0x3fc0, 0x3fc2},                           /* tie to even */
+            {0x0080, 0x3f00, 0x0040},                           /* 2^-126 / 2: subnormal */
+            {0x5f80, 0x5f80, 0x7f80}, {0xc000, 0x4040, 0xc0c0}, /* 2^128: inf; -2 * 3 */
+            {0x0000, 0x40a0, 0x0000}, {0x8000, 0x40a0, 0x8000}, /* 0 * 5 + -0 = +0; -0 * 5 = -0 */
+            {0x7f80, 0x0000, 0xffff}, {0x3f80, 0x7fc0, 0xffff}, /* inf * 0, 1 * NaN: NaN */
+            {0x3f80, 0x3f80, 0x3f80},
+        };
+        const int n = sizeof H / sizeof H[0];
+        static_assert(sizeof H == sizeof B, "as many bf16 cases");
+        std::vector<unsigned> a(n), b(n), out(3 * n);
+        for (int i = 0; i < n; i++) { /* f16 lane i beside bf16 lane i in one register each */
+            a[i] = (unsigned)B[i].a << 16 | H[i].a;
+            b[i] = (unsigned)B[i].b << 16 | H[i].b;
+        }
+        emu_launch(1, 1, 1, [&] { k_mul2(a.data(), b.data(), out.data(), n); });
+        auto nan16 = [](unsigned v, bool bf) { return bf ? (v & 0x7f80) == 0x7f80 && (v & 0x7f) : (v & 0x7c00) == 0x7c00 && (v & 0x3ff); };
+        for (int i = 0; i < n; i++) {
+            /* low halves: the f16 case through mul.f16x2, the bf16 one through fma.bf16x2 */
+            const unsigned hl = out[3 * i] & 0xffff, bh = out[3 * i + 1] >> 16;
+            expect(H[i].p == 0xffff ? nan16(hl, false) : hl == H[i].p, "mul.rn.f16x2", i, hl, H[i].p);
+            expect(B[i].p == 0xffff ? nan16(bh, true) : bh == B[i].p, "fma.rn.bf16x2", i, bh, B[i].p);
+            expect(out[3 * i + 2] == a[i], "mov.b32", i, out[3 * i + 2], a[i]);
+        }
+    }
     printf("%d checks, %d failed\n", checks, fails);
     return fails != 0;
 }

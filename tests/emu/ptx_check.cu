@@ -106,3 +106,19 @@ __global__ void k_cvt(const float *x, unsigned *out, int n) {
         out[6 * i + 5] = (unsigned)r;
     }
 }
+
+/* two f16 products (mul.rn.f16x2) and two bf16 ones (fma.rn.bf16x2 with a
+ * -0 addend: matmul.cuh's scaling of x by g), each half on its own; and the
+ * register copy tc_mm_opaque hides values behind */
+__global__ void k_mul2(const unsigned *a, const unsigned *b, unsigned *out, int n) {
+    for (int i = 0; i < n; i++) {
+        unsigned h, f, m = a[i];
+        asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(h) : "r"(a[i]), "r"(b[i]));
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(f) : "r"(a[i]), "r"(b[i]), "r"(0x80008000u));
+        asm("mov.b32 %0, %0;" : "+r"(m));
+        out[3 * i] = h;
+        out[3 * i + 1] = f;
+        out[3 * i + 2] = m;
+    }
+}
+

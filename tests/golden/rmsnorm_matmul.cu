@@ -229,29 +229,15 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
         tc_cluster_sync();
 }
 
-/* Generated matrix products (codegen/matmul.c, sched/sched_matmul.c), in
- * units with one: C[b] = A[b] @ B[b], row-major, A m x k (TA: stored k x m),
- * B k x n (TB: stored n x k), f32 accumulation.  Built for skinny M
- * (decode): a block computes a 16 x 64 tile of C (64 x 64 on tensor cores
- * when M > 16) over one slice of KS elements of K, so the tiles and the K
- * slices together cover every SM and the weight is streamed once, in
- * 16-byte cp.async copies three steps of K ahead of the one being
- * multiplied (four stages in shared memory, three where four pass 48 KB;
- * steps of 64 for 16-row tiles of f16/bf16, else 32).  f16/bf16 on
- * tensor cores (mma.sync m16n8k16, sm_80+), f32 (and f16/bf16 before
- * sm_80) with FMAs.  K slices combine deterministically: each writes its
- * partial tile to the workspace, and the last of a tile's slices to finish
- * (an atomic ticket) sums them in slice order, stores C, and zeroes the
- * partials and the ticket again (the workspace is all zero between
- * launches).  Work items (batch, tile, slice) are grid-strided, so any grid
- * is right.  Two products of one A (NP = 2, the pair rule: a gated MLP's
- * x @ W1 and x @ W3) are one kernel: each (tile, slice) is a work item per
- * product, the last item of a tile (of both) sums both products' slices
- * and hands both values to the epilogue.  Knobs for A/B timing (README):
- * TENSORC_MATMUL_STAGES and _BK set the stages and their K step (dynamic
- * shared memory past 47 KB), _RESIDENT caps the grid at resident blocks
- * that issue their next item's first stages early (tc_mm's STG, BKK, SHM,
- * XP; unset, the kernel is as before). */
+/* The generated matrix product's tiles and fragments (matmul.cuh's
+ * tc_mm_run, which a unit with a generated matmul gets right after this
+ * file: codegen/unit.c): its types, the stages' tiles in shared memory
+ * and their cp.async copies (tc_mm_tile: a plan per work item, so a whole
+ * stage is its copies and an add each), and a stage's product
+ * (tc_mm_block): on tensor cores (sm_80+) every fragment by one ldmatrix
+ * (A's m16k16, B's two n8k16) feeding mma.sync m16n8k16, the row-scale
+ * rule's squares and scale in the fragments; else FMAs (f32, and f16/bf16
+ * before sm_80), the row-scale rule then in shared memory (the prologue). */
 template <int DT> struct tc_mm_t { typedef unsigned short T; };  /* 1 f16, 2 bf16 */
 template <> struct tc_mm_t<0> { typedef float T; };               /* 0 f32 */
 __device__ __forceinline__ float tc_mm_f(float v, int dt) { (void)dt; return v; }
@@ -343,11 +329,56 @@ template <class T, int R_, int C> struct tc_mm_tile {
             }
         }
     }
+    /* The K loop's stages of one work item, whole tiles (the first
+     * nfull, whose steps of K are inside): each thread's first chunk's
+     * address, moved a stage at a time, and the distance to its next chunk
+     * (its chunks are rows TC_MM_THREADS / (C / V) apart, one column), so
+     * a stage is an add a chunk and the copies, not 64-bit products and
+     * edge tests.  ok: the tile inside across (the caller gives K no
+     * limit), ld whole chunks and the first row aligned, which every stage
+     * keeps (they move by steps of K of whole 16-byte chunks).  ZR: rows
+     * past rlim (x's rows past M: 15 of 16 at M = 1) are no reason to
+     * leave the plan: their chunks are zeros stored (rv: the thread's
+     * rows inside, from its first). */
+    struct plan {
+        const char *q;
+        long long d, step;
+        int rv;
+        bool ok;
+    };
+    static_assert(TC_MM_THREADS % (C / V) == 0, "a thread's chunks share a column");
+    enum { RS = TC_MM_THREADS / (C / V) }; /* rows between a thread's chunks */
+    template <bool ZR = false>
+    static __device__ __forceinline__ void start(plan &pl, const T *src, long long ld, long long rlim,
+                                                 long long clim, long long r0, long long c0, long long step) {
+        const int t = (int)threadIdx.x;
+        const long long rv = rlim - r0 - t / (C / V);
+        pl.q = (const char *)(src + (r0 + t / (C / V)) * ld + c0 + t % (C / V) * V);
+        pl.d = (long long)RS * ld * (long long)sizeof(T);
+        pl.step = step * (long long)sizeof(T);
+        pl.rv = rv < 0 ? 0 : rv > R ? R : (int)rv;
+        pl.ok = (ZR || r0 + R <= rlim) && c0 + C <= clim && ld % V == 0 &&
+                ((unsigned long long)(src + r0 * ld + c0) & 15) == 0;
+    }
+    /* the next whole stage's copies into s */
+    template <bool ZR = false> static __device__ __forceinline__ void issue(T *s, plan &pl) {
+        const int t = (int)threadIdx.x;
+        const char *q = pl.q;
+        T *d = s + t / (C / V) * P + t % (C / V) * V;
+#pragma unroll
+        for (int i = 0; i < PER; i++) {
+            if (CH % TC_MM_THREADS != 0 && t + i * TC_MM_THREADS >= CH)
+                break;
+            if (!ZR || i * RS < pl.rv)
+                tc_mm_cp16(d + i * RS * P, q);
+            else
+                *(uint4 *)(d + i * RS * P) = make_uint4(0, 0, 0, 0);
+            q += pl.d;
+        }
+        pl.q += pl.step;
+    }
 };
 
-__device__ __forceinline__ unsigned tc_mm_pk(unsigned short lo, unsigned short hi) {
-    return (unsigned)lo | (unsigned)hi << 16;
-}
 /* d += a (16 x 16, row) * b (16 x 8, col), f32 accumulators */
 template <int DT> __device__ __forceinline__ void tc_mm_mma(float *d, const unsigned *a, const unsigned *b) {
 #if __CUDA_ARCH__ >= 800
@@ -363,10 +394,44 @@ template <int DT> __device__ __forceinline__ void tc_mm_mma(float *d, const unsi
             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
-/* two 16-bit elements at (i, j), (i, j + 1) of a tile stored row-major
- * with pitch P (one 32-bit load), or transposed (two loads) */
-template <bool T, int P> __device__ __forceinline__ unsigned tc_mm_pair(const unsigned short *s, int i, int j) {
-    return T ? tc_mm_pk(s[j * P + i], s[(j + 1) * P + i]) : *(const unsigned *)(s + i * P + j);
+/* Four 8 x 8 matrices of 16-bit elements from shared memory, each row's
+ * address given by 8 lanes (lanes 8i .. 8i + 7: matrix i): one
+ * instruction for a whole m16k16 A fragment or two n8k16 B fragments,
+ * where scalar loads took a dozen and their packing.  Plain: lane (g, t)
+ * gets row g, elements 2t and 2t + 1; TR (.trans): rows 2t and 2t + 1 of
+ * column g.  Rows are 16-byte aligned: the tiles' pitches are whole
+ * 16-byte chunks (tc_mm_tile's P), their columns multiples of 8. */
+template <bool TR> __device__ __forceinline__ void tc_mm_ldsm(unsigned *r, unsigned addr) {
+#if __CUDA_ARCH__ >= 800
+    if (TR)
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+    else
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+#else
+    (void)r, (void)addr;
+#endif
+}
+/* v, which the compiler can no longer recompute from what made it */
+__device__ __forceinline__ void tc_mm_opaque(unsigned &v) {
+    asm("mov.b32 %0, %0;" : "+r"(v));
+}
+/* two f16 (DT 1) or bf16 (2) products at once, each rounded once to the
+ * type: the f32 product of two 16-bit floats is exact, so this is the
+ * bits of tc_mm_out(f(a) * f(b)) (bf16: a fused multiply-add of -0, there
+ * being no bf16x2 mul before sm_90) */
+template <int DT> __device__ __forceinline__ unsigned tc_mm_hmul2(unsigned a, unsigned b) {
+    unsigned d = a;
+#if __CUDA_ARCH__ >= 800
+    if (DT == 1)
+        asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b));
+    else
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(0x80008000u));
+#else
+    (void)b;
+#endif
+    return d;
 }
 
 /* The tile shapes of one instantiation: BM rows of C (16, or 64 on tensor
@@ -406,36 +471,100 @@ template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM =
     }
 };
 
+/* This lane's row addresses for tc_mm_ldsm (bytes from its tile), the
+ * same at every stage: a (A's fragment a0..a3), b (B's b0, b1 of the
+ * warp's columns w * 16 ..., then of + 8) and x (NRM: A's matrices in the
+ * order a0, a2, a1, a3) */
+template <bool TA, bool TB, int PA, int PB> struct tc_mm_lanes {
+    unsigned a, b, x;
+    __device__ __forceinline__ tc_mm_lanes() {
+        const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, li = lane >> 3, lr = lane & 7;
+        a = 2 * (TA ? (lr + (li >> 1) * 8) * PA + (li & 1) * 8 : (lr + (li & 1) * 8) * PA + (li >> 1) * 8);
+        b = 2 * (TB ? (w4 * 16 + (li >> 1) * 8 + lr) * PB + (li & 1) * 8
+                    : (lr + (li & 1) * 8) * PB + w4 * 16 + (li >> 1) * 8);
+        x = 2 * ((lr + (li >> 1) * 8) * PA + (li & 1) * 8);
+    }
+};
+
 /* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x 64, B's layout
- * TB, pitch PB), both in shared memory: tensor cores or FMAs (cfg G). */
-template <class G, bool TA, bool TB, int KK, int PA, int PB>
-__device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA, const typename G::T *sB) {
+ * TB, pitch PB), both in shared memory: tensor cores (tc_mm_block_tc, its
+ * lanes' row addresses given) or FMAs (cfg G, tc_mm_block).
+ * NRM (the row-scale rule, tensor cores; A not transposed): A's tile is x
+ * as loaded: warp w adds x's squares of its steps of 16 (kk = 16 w, + 64
+ * ...) to ssa, by mma of the fragment with itself (x x^T, whose diagonal
+ * is each row's sum of squares: tc_mm_ssq); NRM 2 scales the fragments by
+ * sg's elements (gcol's) before the product, as the FMA path's prologue
+ * does in shared memory. */
+/* (tc_mm_block_tc: a0, b0, x0 the lane's addresses, shared space, of its
+ * rows in this stage's tiles: tc_mm_lanes) */
+template <class G, bool TA, bool TB, int KK, int PA, int PB, int NRM = 0>
+__device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned b0, unsigned x0,
+                                               const typename G::T *sg, float *ssa) {
     enum { BM = G::BMR, DT = G::DTV };
-    if (G::MMA) {
-        const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-        const unsigned short *a16 = (const unsigned short *)sA, *b16 = (const unsigned short *)sB;
+    {
+        if (NRM) {
+            const int w4 = (int)threadIdx.x >> 5;
+            /* x's squares, warp w4 its steps kk = w4 * 16 (+ 64 ...): the
+             * fragment (a0..a3) times x^T, whose B fragments are (a0, a2)
+             * for rows 0-7 and (a1, a3) for rows 8-15: a second load of
+             * the same rows with the matrices in that order */
+#pragma unroll
+            for (int q = 0; q < (KK + 63) / 64; q++) {
+                const int kq = w4 * 16 + q * 64;
+                if (KK % 64 == 0 || kq < KK) {
+#pragma unroll
+                    for (int f = 0; f < BM / 16; f++) {
+                        unsigned af[4], xt[4];
+                        tc_mm_ldsm<false>(af, a0 + 2 * (f * 16 * PA + kq));
+                        tc_mm_ldsm<false>(xt, x0 + 2 * (f * 16 * PA + kq));
+                        if (BM == 16) { /* accumulated in the fragments */
+                            tc_mm_mma<DT>(ssa, af, xt);
+                            tc_mm_mma<DT>(ssa + 4, af, xt + 2);
+                        } else { /* the diagonal's two sums alone (registers) */
+                            float d[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+                            const int odd = (int)threadIdx.x >> 2 & 1;
+                            tc_mm_mma<DT>(d, af, xt);
+                            tc_mm_mma<DT>(d + 4, af, xt + 2);
+                            ssa[f * 2] += odd ? d[1] : d[0];
+                            ssa[f * 2 + 1] += odd ? d[7] : d[6];
+                        }
+                    }
+                }
+            }
+        }
 #pragma unroll
         for (int kk = 0; kk < KK; kk += 16) {
-            unsigned bf[2][2];
-#pragma unroll
-            for (int j = 0; j < 2; j++) {
-                const int n = w4 * 16 + j * 8 + g;
-                bf[j][0] = tc_mm_pair<!TB, PB>(b16, n, kk + 2 * t);
-                bf[j][1] = tc_mm_pair<!TB, PB>(b16, n, kk + 2 * t + 8);
+            unsigned bf[4];
+            tc_mm_ldsm<!TB>(bf, b0 + 2 * (TB ? kk : kk * PB));
+            unsigned g2[2];
+            if (NRM == 2) { /* g at columns kk + 2t, + 1 and kk + 2t + 8, + 9 */
+                const int t = (int)threadIdx.x & 3;
+                g2[0] = *(const unsigned *)(sg + kk + 2 * t);
+                g2[1] = *(const unsigned *)(sg + kk + 2 * t + 8);
             }
 #pragma unroll
             for (int f = 0; f < BM / 16; f++) {
                 unsigned af[4];
-                const int m = f * 16 + g;
-                af[0] = tc_mm_pair<TA, PA>(a16, m, kk + 2 * t);
-                af[1] = tc_mm_pair<TA, PA>(a16, m + 8, kk + 2 * t);
-                af[2] = tc_mm_pair<TA, PA>(a16, m, kk + 2 * t + 8);
-                af[3] = tc_mm_pair<TA, PA>(a16, m + 8, kk + 2 * t + 8);
-#pragma unroll
-                for (int j = 0; j < 2; j++)
-                    tc_mm_mma<DT>(acc + (f * 2 + j) * 4, af, bf[j]);
+                tc_mm_ldsm<TA>(af, a0 + 2 * (TA ? kk * PA + f * 16 : f * 16 * PA + kk));
+                if (NRM == 2) {
+                    af[0] = tc_mm_hmul2<DT>(af[0], g2[0]);
+                    af[1] = tc_mm_hmul2<DT>(af[1], g2[0]);
+                    af[2] = tc_mm_hmul2<DT>(af[2], g2[1]);
+                    af[3] = tc_mm_hmul2<DT>(af[3], g2[1]);
+                }
+                tc_mm_mma<DT>(acc + (f * 2) * 4, af, bf);
+                tc_mm_mma<DT>(acc + (f * 2 + 1) * 4, af, bf + 2);
             }
         }
+    }
+}
+template <class G, bool TA, bool TB, int KK, int PA, int PB>
+__device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA, const typename G::T *sB) {
+    enum { DT = G::DTV };
+    if (G::MMA) {
+        const tc_mm_lanes<TA, TB, PA, PB> ln;
+        tc_mm_block_tc<G, TA, TB, KK, PA, PB>(acc, (unsigned)__cvta_generic_to_shared(sA) + ln.a,
+                                              (unsigned)__cvta_generic_to_shared(sB) + ln.b, 0, nullptr, nullptr);
     } else {
         int r0, c;
         G::pos(0, r0, c);
@@ -450,21 +579,26 @@ __device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA,
     }
 }
 
-/* No epilogue; else a functor (the generated kernel's lambda) called with
- * each element of C as it is stored: its row, column and value (rounded to
- * C's dtype, as a reader of C would load it), and with two products (NP =
- * 2, the pair rule) the other product's element likewise (else 0).
- * Batched products have none. */
-struct tc_mm_noep {
-    __device__ __forceinline__ void operator()(long long, long long, float, float) const {}
-};
-/* The row-scale rule (NORM, fuse.h's fuse_mm_norm): A is x, each tile's
- * elements scaled by gcol[k] (when not null) as it arrives, each row's sum
- * of squares of x accumulated beside the product, and the product's row i
- * multiplied by rs(i, that sum) before it is rounded and stored. */
-struct tc_mm_nors {
-    __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
-};
+/* NRM on tensor cores: the rows' sums of squares from the warps' ssa
+ * (tc_mm_block): fragment f's mma with x's rows 0-7 as B holds row f * 16
+ * + g's sum at (g, g) (lane (g, g / 2), element g % 2), with rows 8-15 row
+ * f * 16 + 8 + g's at (8 + g, g) (element 2 + g % 2 of the second); at BM
+ * 16 ssa is the two fragments (8), else those two elements of each f (2
+ * an f: 64 rows' fragments spilled registers);
+ * each warp's in ssw[w][row], then summed over the warps in order by
+ * thread row (after a barrier: the caller's). */
+template <int BM> __device__ __forceinline__ void tc_mm_ssq(const float *ssa, float *ssw) {
+    const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, g = lane >> 2;
+    if ((lane & 3) == g >> 1) {
+#pragma unroll
+        for (int f = 0; f < BM / 16; f++) {
+            ssw[w4 * BM + f * 16 + g] = BM == 16 ? ssa[g & 1] : ssa[f * 2];
+            ssw[w4 * BM + f * 16 + 8 + g] = BM == 16 ? ssa[6 + (g & 1)] : ssa[f * 2 + 1];
+        }
+    }
+}
+
+
 /* A's tile of this stage (not transposed), the chunks this thread copied:
  * their squares into ss (one sum a chunk), then scaled in place by gcol
  * (when not null), whose elements kb... this stage copied to sg; elements
@@ -508,6 +642,46 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
     }
 }
 
+
+/* Generated matrix products (codegen/matmul.c, sched/sched_matmul.c; the
+ * tiles, fragments and types in mmtile.cuh, just before this), in
+ * units with one: C[b] = A[b] @ B[b], row-major, A m x k (TA: stored k x m),
+ * B k x n (TB: stored n x k), f32 accumulation.  Built for skinny M
+ * (decode): a block computes a 16 x 64 tile of C (64 x 64 on tensor cores
+ * when M > 16) over one slice of KS elements of K, so the tiles and the K
+ * slices together cover every SM and the weight is streamed once, in
+ * 16-byte cp.async copies three steps of K ahead of the one being
+ * multiplied (four stages in shared memory, three where four pass 48 KB;
+ * steps of 64 for 16-row tiles of f16/bf16, else 32).  f16/bf16 on
+ * tensor cores (mma.sync m16n8k16, sm_80+), f32 (and f16/bf16 before
+ * sm_80) with FMAs.  K slices combine deterministically: each writes its
+ * partial tile to the workspace, and the last of a tile's slices to finish
+ * (an atomic ticket) sums them in slice order, stores C, and zeroes the
+ * partials and the ticket again (the workspace is all zero between
+ * launches).  Work items (batch, tile, slice) are grid-strided, so any grid
+ * is right.  Two products of one A (NP = 2, the pair rule: a gated MLP's
+ * x @ W1 and x @ W3) are one kernel: each (tile, slice) is a work item per
+ * product, the last item of a tile (of both) sums both products' slices
+ * and hands both values to the epilogue.  Knobs for A/B timing (README):
+ * TENSORC_MATMUL_STAGES and _BK set the stages and their K step (dynamic
+ * shared memory past 47 KB), _RESIDENT caps the grid at resident blocks
+ * that issue their next item's first stages early (tc_mm's STG, BKK, SHM,
+ * XP; unset, the kernel is as before). */
+/* No epilogue; else a functor (the generated kernel's lambda) called with
+ * each element of C as it is stored: its row, column and value (rounded to
+ * C's dtype, as a reader of C would load it), and with two products (NP =
+ * 2, the pair rule) the other product's element likewise (else 0).
+ * Batched products have none. */
+struct tc_mm_noep {
+    __device__ __forceinline__ void operator()(long long, long long, float, float) const {}
+};
+/* The row-scale rule (NORM, fuse.h's fuse_mm_norm): A is x, each tile's
+ * elements scaled by gcol[k] (when not null) as it arrives, each row's sum
+ * of squares of x accumulated beside the product, and the product's row i
+ * multiplied by rs(i, that sum) before it is rounded and stored. */
+struct tc_mm_nors {
+    __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
+};
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
           bool SO, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
@@ -528,6 +702,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
     __shared__ int last;
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
+    __shared__ float ss_w[NORM && G::MMA ? TC_MM_THREADS / 32 * BM : 1]; /* each warp's (tc_mm_ssq) */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
     const long long tiles = batch * mt * nt, work = tiles * S * NP;
@@ -539,6 +714,15 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
      * issued as soon as this one's are read, so their loads fly during
      * this item's store and combine; pre: this item's were */
     bool pre = false;
+    /* the lanes' fragment rows in stage 0 (tc_mm_block_tc), hoisted */
+    const tc_mm_lanes<TA, TB, TileA::P, TileB::P> ln;
+    unsigned su = (unsigned)__cvta_generic_to_shared(smem), la = su + ln.a,
+             lb = su + TileA::ELEMS * (unsigned)sizeof(T) + ln.b, lx = su + ln.x;
+    /* kept in registers: else the compiler derives them from threadIdx
+     * again at every K step (~25 instructions a warp) */
+    tc_mm_opaque(la);
+    tc_mm_opaque(lb);
+    tc_mm_opaque(lx);
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
         /* a tile's work items are adjacent: its slices of product 0, then
          * of product 1; SO (TENSORC_MATMUL_ORDER=1): every tile's item of
@@ -555,9 +739,12 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 #pragma unroll
         for (int i = 0; i < NACC; i++)
             acc[i] = 0.0f;
-        float ssq[NORM ? TileA::PER : 1];
+        /* NORM: the squares' sums, by chunk of x (FMA path: the prologue)
+         * or in the warp's mma fragments (tensor cores: tc_mm_block) */
+        enum { NSQ = !NORM ? 1 : G::MMA ? (BM == 16 ? 8 : BM / 8) : TileA::PER };
+        float ssq[NSQ];
 #pragma unroll
-        for (int i = 0; i < (NORM ? TileA::PER : 1); i++)
+        for (int i = 0; i < NSQ; i++)
             ssq[i] = 0.0f;
         /* LORA, product 0: (x @ Ad) @ Bd over this slice of K, x @ Ad a
          * chunk of 64 of its R columns at a time (the main loop below with
@@ -579,32 +766,72 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         if (TB) TileB::load(sb_, Bb, K, Nm, k1, nm0, (kk)); else TileB::load(sb_, Bb, Nm, k1, Nm, (kk), nm0); \
         if (NORM && gcol) TileG::load(sb_ + TileB::ELEMS, gcol, 0, 1, k1, 0, (kk));                     \
     } while (0)
-#define TC_MM_ISSUE(st, kk) TC_MM_ISSUE_AT(st, kk, Ab, Bb, m0, k1, nm0)
+            /* this item's stages: the first nfull whole in K; with every
+             * tile's plan ok, their copies without the edge tests */
+            typename TileA::plan pa;
+            typename TileB::plan pb;
+            typename TileG::plan pg;
+            const long long KX = 0x4000000000000000LL; /* no limit: the K extent is nfull's */
+            if (TA) TileA::start(pa, Ab, M, KX, M, k0, m0, (long long)BK * M);
+            else TileA::template start<true>(pa, Ab, K, M, KX, m0, k0, BK);
+            if (TB) TileB::start(pb, Bb, K, Nm, KX, nm0, k0, BK);
+            else TileB::start(pb, Bb, Nm, KX, Nm, k0, nm0, (long long)BK * Nm);
+            pg.ok = true;
+            if (NORM && gcol)
+                TileG::start(pg, gcol, 0, 1, KX, 0, k0, BK);
+            const int nfull = pa.ok && pb.ok && pg.ok ? (int)((k1 - k0) / BK) : 0;
+            /* i_: the stages in order (the whole ones first: the plans move a stage each) */
+#define TC_MM_ISSUE(st, i_)                                                                            \
+    do {                                                                                               \
+        if ((i_) < nfull) {                                                                            \
+            T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                         \
+            TileA::template issue<!TA>(sa_, pa);                                                       \
+            TileB::issue(sb_, pb);                                                                     \
+            if (NORM && gcol) TileG::issue(sb_ + TileB::ELEMS, pg);                                    \
+        } else                                                                                         \
+            TC_MM_ISSUE_AT(st, k0 + (long long)(i_) * BK, Ab, Bb, m0, k1, nm0);                        \
+    } while (0)
             if (!XP || !pre) {
 #pragma unroll
                 for (int st = 0; st < ST - 1; st++) {
                     if (st < niter)
-                        TC_MM_ISSUE(st, k0 + (long long)st * BK);
+                        TC_MM_ISSUE(st, st);
                     tc_mm_commit();
                 }
+            } else { /* the last item issued them: the plans past them */
+                pa.q += (ST - 1) * pa.step;
+                pb.q += (ST - 1) * pb.step;
+                if (NORM && gcol)
+                    pg.q += (ST - 1) * pg.step;
             }
             for (int it = 0; it < niter; it++) {
                 tc_mm_wait<ST - 2>();
                 __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
-                if (NORM) {
+                if (NORM && !G::MMA) {
                     T *sa_ = (T *)(smem + (it % ST) * G::STAGE);
                     tc_mm_prologue<DT, TileA>(sa_, gcol, sa_ + TileA::ELEMS + TileB::ELEMS,
                                               k0 + (long long)it * BK, k1, m0, M, ssq);
                 }
                 if (it + ST - 1 < niter)
-                    TC_MM_ISSUE((it + ST - 1) % ST, k0 + (long long)(it + ST - 1) * BK);
+                    TC_MM_ISSUE((it + ST - 1) % ST, it + ST - 1);
                 tc_mm_commit();
-                if (NORM)
+                if (NORM && !G::MMA)
                     __syncthreads(); /* the scaled tile */
                 const T *sA = (const T *)(smem + (it % ST) * G::STAGE), *sB = sA + TileA::ELEMS;
                 if (lora) /* (LORA is a template argument: the plain kernel has one path) */
                     tc_mm_block<G, TA, TB, BK, TileA::P, TileB::P>(t, sA, sB);
-                else
+                else if (G::MMA) {
+                    const unsigned so = (it % ST) * G::STAGE;
+                    if (NORM && gcol)
+                        tc_mm_block_tc<G, TA, TB, BK, TileA::P, TileB::P, 2>(acc, la + so, lb + so, lx + so,
+                                                                             sB + TileB::ELEMS, ssq);
+                    else if (NORM)
+                        tc_mm_block_tc<G, TA, TB, BK, TileA::P, TileB::P, 1>(acc, la + so, lb + so, lx + so,
+                                                                             nullptr, ssq);
+                    else
+                        tc_mm_block_tc<G, TA, TB, BK, TileA::P, TileB::P>(acc, la + so, lb + so, 0, nullptr,
+                                                                          nullptr);
+                } else
                     tc_mm_block<G, TA, TB, BK, TileA::P, TileB::P>(acc, sA, sB);
             }
             tc_mm_wait<0>();
@@ -653,7 +880,23 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             }
         }
         T *Cb = C + b * sc;
-        if (NORM) {
+        if (NORM && G::MMA) {
+            tc_mm_ssq<BM>(ssq, ss_w);
+            __syncthreads();
+            if ((int)threadIdx.x < BM) {
+                const int r = (int)threadIdx.x;
+                float v = 0.0f;
+#pragma unroll
+                for (int q = 0; q < TC_MM_THREADS / 32; q++)
+                    v += ss_w[q * BM + r];
+                if (S == 1)
+                    ss_s[r] = v;
+                else
+                    __stcg(ssp + (tile * S + s) * BM + r, v);
+            }
+            if (S == 1)
+                __syncthreads();
+        } else if (NORM) {
             /* each row's sum: the chunks of a row are consecutive threads */
             enum { PR = TileA::CH / TileA::R };
 #pragma unroll

@@ -129,6 +129,24 @@ for dt in f16 bf16 f32; do
         done
     done
 done
+# rows of whole 16-byte chunks (K, N, R multiples of 8, of no tile): the
+# stages' plans of mmtile.cuh (copies without edge tests; x's rows past M
+# stored as zeros) under the row-scale, pair and adapter rules, the ldmatrix
+# fragments of every layout
+for dt in f16 bf16; do
+    for M in 1 3 17; do
+        for fn in rms_g rms_plain; do
+            echo "generated $nm --fn $fn --shape M=$M,K=1096,N=136 --dtype T=$dt" >>"$jobs"
+        done
+        for fn in gated mixed; do
+            echo "generated $pr --fn $fn --shape M=$M,K=4096,N=520 --dtype T=$dt" >>"$jobs"
+        done
+        echo "lora+generated $lr --fn lora --shape M=$M,K=1096,N=136,R=16 --dtype T=$dt" >>"$jobs"
+        for fn in linear_t matmul_kn matmul_ta; do
+            echo "generated examples/skinny_matmul.tc --fn $fn --shape M=$M,K=2056,N=72 --dtype T=$dt" >>"$jobs"
+        done
+    done
+done
 echo "- examples/gated_mlp.tc --shape M=3,K=1000,N=130" >>"$jobs"
 echo "- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
 echo "- examples/lora.tc --shape M=5,K=1000,N=130,R=16" >>"$jobs"
