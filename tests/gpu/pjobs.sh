@@ -3,7 +3,8 @@
 #   pj_add LABEL CMD ARGS...   queue a command (env VAR=V ... for knobs)
 #   pj_run                     run the queue, TC_GPU_JOBS at once (default 8),
 #                              print "FAIL LABEL" and the error's first lines
-#                              for each failure; adds to $pass and $fail
+#                              for each failure (TC_GPU_VERBOSE=1: every
+#                              job's PASS line too); adds to $pass and $fail
 #
 # Each job is a `tensorc run --check` that compiles (NVRTC, one core) and runs
 # the interpreter (one core) around a short GPU call, so run serially a
@@ -33,7 +34,7 @@ pj_run() {
     res=$(mktemp)
     export -f pj_one
     xargs -d '\n' -r -P "${TC_GPU_JOBS:-8}" -I{} bash -c 'pj_one "$1"' _ {} <"$pj_queue" | tee "$res" |
-        awk '/^FAIL/ { p = 1; print; next } /^    / { if (p) print; next } { p = 0 }'
+        awk '/^FAIL/ { p = 1; print; next } /^    / { if (p) print; next } { p = 0; if (ENVIRON["TC_GPU_VERBOSE"] != "") print }'
     pass=$((pass + $(grep -c '^PASS' "$res")))
     fail=$((fail + $(grep -c '^FAIL' "$res")))
     : >"$pj_queue"
