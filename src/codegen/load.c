@@ -239,6 +239,52 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
     return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
 }
 
+/* TENSORC_ROWS_REUSE (rows.c): a value a pass computed at an element of a
+ * persistent row, kept for a later pass in pkN[slot] (float for f16/bf16:
+ * the value as computed, so the later pass reads the same bits) rather
+ * than computed again (softmax: one expf an element fewer). */
+static struct cg_pcache *kept_entry(cg *g, const lnode *n, const tc_dim **key)
+{
+    for (int i = 0; i < g->pr.ncache; i++) {
+        struct cg_pcache *e = &g->pr.cache[i];
+        bool eq = e->n == n;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = e->idx[k] == key[k];
+        if (eq)
+            return e;
+    }
+    return NULL;
+}
+
+const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    const struct cg_pcache *e = kept_entry(g, n, pc_key(g, n, idx));
+    if (e && e->phase < g->phase)
+        return arena_printf(g->a, "%s[%s]", e->name, pc_slot(g));
+    return NULL;
+}
+
+void cg_keep(cg *g, const lnode *n, const tc_dim *const *idx, const char *v)
+{
+    const tc_dim **key = pc_key(g, n, idx);
+    const struct cg_pcache *e = kept_entry(g, n, key);
+    const char *name = e ? e->name : NULL;
+    if (!name) {
+        if (g->pr.ncache == g->pr.capcache) {
+            int cap = g->pr.capcache ? 2 * g->pr.capcache : 16;
+            struct cg_pcache *nv = ARENA_ARRAY(g->a, struct cg_pcache, cap);
+            if (g->pr.ncache)
+                memcpy(nv, g->pr.cache, sizeof *nv * (size_t)g->pr.ncache);
+            g->pr.cache = nv;
+            g->pr.capcache = cap;
+        }
+        name = arena_printf(g->a, "pk%d", g->pr.ncache);
+        g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase, false};
+        cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
+    }
+    cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), v);
+}
+
 /* A load's value, converted to its register type. */
 static const char *converted(cg *g, const lnode *n, const char *raw)
 {

@@ -57,6 +57,52 @@ static void col_accumulate(cg *g, int items, int vec)
     }
 }
 
+/* TENSORC_ROWS_REUSE: into set, n and the values it is computed from in
+ * this kernel, down to loads, reductions and anything not pointwise */
+static void reach(const cg *g, const lnode *n, bool *set)
+{
+    bool own = g->f->kernel_of[n->id] == g->k->id;
+    if (set[n->id] || n->kind != LK_POINTWISE || n->op == OP_iota || (g->f->stored[n->id] && !own))
+        return;
+    set[n->id] = true;
+    for (int i = 0; i < n->nin; i++)
+        reach(g, n->in[i].src, set);
+}
+
+/* TENSORC_ROWS_REUSE (ks->reuse): the values pass p (not the epilogue)
+ * computes that the epilogue reads again, kept in registers (cg_keep) when
+ * the row is: those the epilogue stores or consumes in a value of its own.
+ * By node alone: the epilogue reuses one only at the same element. */
+static const bool *keep_set(cg *g, int p)
+{
+    const fkernel *k = g->k;
+    int nn = g->l->nnodes > 0 ? g->l->nnodes : 1;
+    bool *keep = ARENA_ARRAY(g->a, bool, nn);
+    if (p == g->ks->nphases)
+        return keep; /* the epilogue keeps nothing, and reads what was kept */
+    bool *epi = ARENA_ARRAY(g->a, bool, nn), *mine = ARENA_ARRAY(g->a, bool, nn);
+    for (int j = 0; j < k->nreds; j++)
+        if (g->ks->phase[j] == p)
+            reach(g, k->reds[j]->in[0].src, mine);
+    for (int i = 0; i < k->nstores; i++)
+        if (fuse_is_element(k, k->stores[i])) {
+            reach(g, k->stores[i], epi);
+            keep[k->stores[i]->id] = mine[k->stores[i]->id];
+        }
+    for (int j = 0; j < k->ncols; j++) {
+        const lnode *c = k->cols[j]->in[0].src;
+        reach(g, c, epi);
+        keep[c->id] |= mine[c->id];
+    }
+    for (int i = 0; i < g->l->nnodes; i++) {
+        const lnode *m = g->l->nodes[i];
+        if (epi[i] && !mine[i])
+            for (int j = 0; j < m->nin; j++)
+                keep[m->in[j].src->id] |= mine[m->in[j].src->id];
+    }
+    return keep;
+}
+
 /* The passes over one row, appended to row at indentation ind.  Looped:
  * each pass strides the row.  Persistent (items > 0): each thread takes
  * `items` elements of the row, fully unrolled, and what it loads in one
@@ -100,6 +146,8 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
          * load of a step first (g->v.hl), then the math on each */
         bool chunks = items && ks->online_sum && !last && vec > 1;
         g->v.onvec = chunks && ks->online_vec;
+        /* the online pair keeps nothing (its exp is inside its update) */
+        g->pr.keep = items && ks->reuse && !ks->online_sum ? keep_set(g, p) : NULL;
         if (chunks) {
             g->v.hoist = true;
             g->v.nhl = 0;
@@ -232,6 +280,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         }
     }
     g->pr.items = 0;
+    g->pr.keep = NULL;
     g->v.row = false;
     g->combine_args = NULL;
     g->combine2 = NULL;

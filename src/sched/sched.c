@@ -389,6 +389,7 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
         per = budget_per = ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
+    ks->reuse = x->f->knobs.rows_reuse == 1;
     /* rows past a block's registers: split across a cluster (sm_90), or
      * loop where none forms; past the cluster's registers, loop only */
     ks->cluster = ROW_CLUSTER;
