@@ -323,7 +323,7 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                             "a @ b not stored), c2 = a @ b2%s (%%%d)", kd.mm.tb ? ".T" : "",
                             kd.mm.tb ? ".T" : "", mt->id, kd.mm.tb ? ".T" : "", m2->id);
     return arena_printf(a,
-                        "extern \"C\" __global__ void __launch_bounds__(%d, 4) %s(\n"
+                        "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(\n"
                         "    const %s *__restrict__ a, const %s *__restrict__ b, %s *__restrict__ c,\n"
                         "    const idx_t m, const idx_t n, const idx_t k, const idx_t batch,\n"
                         "    const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,\n"
@@ -334,7 +334,10 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         "    tc_mm<%s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
                         "                     (unsigned char *)ws, %d%s);\n"
                         "}\n",
-                        MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
+                        /* 4 blocks a SM: 128 registers a thread; the wide
+                         * tiles' 16 accumulators spilled a few bytes at 128
+                         * (ptxas, sm_80/sm_90): 3 blocks, up to 168 */
+                        MM_THREADS, bn == MM_TILE_N ? 4 : 3, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
                         kd.mm.ta ? ".T" : "", kd.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
                         fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
                         ks->mm_kslice, cargs);

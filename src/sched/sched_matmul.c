@@ -23,7 +23,10 @@
  * 1024 at M = 1 and 16 on the H200).  TENSORC_MATMUL_STAGES (2 to 8),
  * TENSORC_MATMUL_BK (32, 64, 128) and TENSORC_MATMUL_RESIDENT (0, 1, or a
  * grid) are streaming variants for A/B timing (matmul.c, README), not yet
- * measured; unset, the kernel is as it was.
+ * measured; unset, the kernel is as it was.  TENSORC_MATMUL_BN=128 makes the
+ * 16-row f16/bf16 tiles 128 columns wide (256 contiguous bytes of a weight
+ * row a stage: issue 13's hypothesis that 128-byte pieces stream worse);
+ * the grid (codegen/matmul.c) counts those tiles.
  *
  * The critical path at rmsnorm_matmul's decode shape (M = 16, K = N = 4096,
  * f16, H200: 132 SMs), read from the SASS of sm_90 (2026-11-27, no GPU at

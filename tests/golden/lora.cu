@@ -429,8 +429,8 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
  * tiles, fragments and types in mmtile.cuh, just before this), in
  * units with one: C[b] = A[b] @ B[b], row-major, A m x k (TA: stored k x m),
  * B k x n (TB: stored n x k), f32 accumulation.  Built for skinny M
- * (decode): a block computes a 16 x 64 tile of C (64 x 64 on tensor cores
- * when M > 16) over one slice of KS elements of K, so the tiles and the K
+ * (decode): a block computes a 16 x 64 tile of C (16 x 128 for f16/bf16
+ * under TENSORC_MATMUL_BN=128; 64 x 64 on tensor cores when M > 16) over one slice of KS elements of K, so the tiles and the K
  * slices together cover every SM and the weight is streamed once, in
  * 16-byte cp.async copies three steps of K ahead of the one being
  * multiplied (four stages in shared memory, three where four pass 48 KB;
