@@ -248,8 +248,9 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     if ((ks->mm_stages || ks->mm_bk) && smb > 47 * 1024)
         st->shmem = (int)smb;
     st->resident = ks->mm_resident > 0;
-    if (ks->mm_resident == 1) /* SMs x blocks a SM (228 KB of shared memory, 4 by registers) */
-        st->grid_cap = MM_SMS * (228 * 1024 / (smb + 2048) < 4 ? 228 * 1024 / (smb + 2048) : 4);
+    int per = bn == MM_TILE_N ? 4 : 3; /* blocks a SM by registers (the kernel's __launch_bounds__) */
+    if (ks->mm_resident == 1) /* SMs x blocks a SM (228 KB of shared memory, per by registers) */
+        st->grid_cap = MM_SMS * (228 * 1024 / (smb + 2048) < per ? 228 * 1024 / (smb + 2048) : per);
     else if (ks->mm_resident > 1)
         st->grid_cap = ks->mm_resident;
     st->block[0] = MM_THREADS;
@@ -337,7 +338,7 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         /* 4 blocks a SM: 128 registers a thread; the wide
                          * tiles' 16 accumulators spilled a few bytes at 128
                          * (ptxas, sm_80/sm_90): 3 blocks, up to 168 */
-                        MM_THREADS, bn == MM_TILE_N ? 4 : 3, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
+                        MM_THREADS, per, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
                         kd.mm.ta ? ".T" : "", kd.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
                         fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
                         ks->mm_kslice, cargs);
