@@ -23,7 +23,10 @@
  * 1024 at M = 1 and 16 on the H200).  TENSORC_MATMUL_STAGES (2 to 8),
  * TENSORC_MATMUL_BK (32, 64, 128) and TENSORC_MATMUL_RESIDENT (0, 1, or a
  * grid) are streaming variants for A/B timing (matmul.c, README), not yet
- * measured; unset, the kernel is as it was.
+ * measured; unset, the kernel is as it was.  TENSORC_MATMUL_BN=128 makes the
+ * 16-row f16/bf16 tiles 128 columns wide (256 contiguous bytes of a weight
+ * row a stage: issue 13's hypothesis that 128-byte pieces stream worse);
+ * the grid (codegen/matmul.c) counts those tiles.
  *
  * The critical path at rmsnorm_matmul's decode shape (M = 16, K = N = 4096,
  * f16, H200: 132 SMs), read from the SASS of sm_90 (2026-11-27, no GPU at
@@ -93,6 +96,8 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     /* streaming variants for A/B timing (matmul.cuh): unset, its own rules */
     ks->mm_stages = kn->matmul_stages > 0 ? kn->matmul_stages : 0;
     ks->mm_bk = kn->matmul_bk > 0 ? kn->matmul_bk : 0;
+    /* the 16-row tiles' columns: 128 for f16/bf16 only (matmul.cuh's BN) */
+    ks->mm_bn = kn->matmul_bn == 128 && (m->dtype == TC_F16 || m->dtype == TC_BF16) ? 128 : 0;
     ks->mm_resident = kn->matmul_resident > 0 ? kn->matmul_resident : 0;
     ks->mm_fence = kn->matmul_fence >= 0 ? kn->matmul_fence : 1;
     ks->mm_slices_outer = kn->matmul_order == 1;
@@ -130,11 +135,11 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     ks->mm = known ? MM_GENERATED : MM_BY_ROWS;
 
     ks->why = arena_printf(a, "matmul: generated%s (skinny M is bound by streaming the weight "
-                           "once: a block per 16 x 64 output tile and %d-element slice of K, on %s; "
+                           "once: a block per 16 x %d output tile and %d-element slice of K, on %s; "
                            "the last slice of a tile to finish sums the slices in order)%s",
                            known ? "" : arena_printf(a, " when M <= %lld at launch",
                                                      (long long)ks->mm_max_rows),
-                           ks->mm_kslice,
+                           ks->mm_bn ? ks->mm_bn : MM_TILE_N, ks->mm_kslice,
                            m->dtype == TC_F32 ? "FMAs" : "tensor cores (mma.sync m16n8k16, sm_80+)",
                            known ? "" : "; cuBLAS above it");
 }
@@ -145,7 +150,10 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
     buf_printf(b, "    engine %s", eng[ks->mm]);
     if (ks->mm != MM_CUBLAS) {
         buf_printf(b, ": block [%d, 1, 1], tiles %d x %d, K slices of %d", MM_THREADS, MM_TILE_M,
-                   MM_TILE_N, ks->mm_kslice);
+                   ks->mm_bn ? ks->mm_bn : MM_TILE_N, ks->mm_kslice);
+        if (ks->mm_bn) /* the grid counts these tiles (codegen/matmul.c) */
+            buf_printf(b, " (TENSORC_MATMUL_BN=%d; 64-row tiles stay 64 wide)%s", ks->mm_bn,
+                       ks->mm_bk ? "" : ", K steps of 32");
         if (ks->mm_stages)
             buf_printf(b, ", %d stages (TENSORC_MATMUL_STAGES)", ks->mm_stages);
         if (ks->mm_bk)
