@@ -46,6 +46,14 @@ static void check(bool ok, const char *what, long long n, int row, long long i, 
     if (!ok && fails++ < 10)
         printf("FAIL %s, rows of %lld: row %d at %lld: got %.9g, want %.9g\n", what, n, row, i, got, want);
 }
+/* row r of x (rows of n): its max in double, and whether it holds a NaN */
+static double row_max(const std::vector<float> &x, long long n, int r, bool *nan) {
+    double m = -INFINITY;
+    *nan = false;
+    for (long long i = 0; i < n; i++)
+        *nan |= x[r * n + i] != x[r * n + i], m = std::max(m, (double)x[r * n + i]);
+    return m;
+}
 
 /* EMU_DUMP=PREFIX: the output's bytes at each length to PREFIX.LENGTH, to
  * compare two builds bit for bit (rows.sh: TENSORC_ROWS_REUSE) */
@@ -71,10 +79,9 @@ int main(int argc, char **argv) {
         std::vector<float> x = rows5(n, 2500), out(5 * n, -777.0f);
         emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n); });
         for (int r = 0; r < 5; r++) {
-            double m = -INFINITY, s = 0;
-            bool nan = false;
-            for (long long i = 0; i < n; i++)
-                nan |= x[r * n + i] != x[r * n + i], m = std::max(m, (double)x[r * n + i]);
+            bool nan;
+            const double m = row_max(x, n, r, &nan);
+            double s = 0;
             for (long long i = 0; i < n; i++)
                 s += exp((double)x[r * n + i] - m);
             for (long long i = 0; i < n; i++) {
@@ -90,10 +97,9 @@ int main(int argc, char **argv) {
         std::vector<unsigned short> out(5 * n, 0xffff);
         emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_cast_sum_div_0(x.data(), out.data(), 5, (int)n); });
         for (int r = 0; r < 5; r++) {
-            double m = -INFINITY, s = 0;
-            bool nan = false;
-            for (long long i = 0; i < n; i++)
-                nan |= x[r * n + i] != x[r * n + i], m = std::max(m, (double)x[r * n + i]);
+            bool nan;
+            const double m = row_max(x, n, r, &nan);
+            double s = 0;
             for (long long i = 0; i < n; i++)
                 s += bf2f(f2bf((float)exp((double)x[r * n + i] - m)));
             for (long long i = 0; i < n; i++) {
