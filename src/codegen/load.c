@@ -178,72 +178,8 @@ static const tc_dim **pc_key(cg *g, const lnode *n, const tc_dim *const *idx)
     return key;
 }
 
-static const char *persistent_hit(cg *g, const lnode *n, const tc_dim *const *idx)
-{
-    const tc_dim **key = pc_key(g, n, idx);
-    for (int i = 0; i < g->pr.ncache; i++) {
-        const struct cg_pcache *e = &g->pr.cache[i];
-        bool eq = e->n == n;
-        for (int k = 0; k < n->rank && eq; k++)
-            eq = e->idx[k] == key[k];
-        /* filled in an earlier pass; in the pass that loads it, each
-         * element is still stored into its slot (persistent_load) */
-        if (eq && e->phase < g->phase && e->packed)
-            return converted(g, n, arena_printf(g->a, "%s[j].v[%d]", e->name, g->v.k));
-        if (eq && e->phase < g->phase)
-            return arena_printf(g->a, "%s[%s]", e->name, pc_slot(g));
-    }
-    return NULL;
-}
-
-static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *raw,
-                                   const char *vecname)
-{
-    const tc_dim **key = pc_key(g, n, idx);
-    /* a vector of 16-bit floats (or narrower: bool): kept as loaded, half
-     * the registers of its floats or fewer (so a thread holds twice the
-     * elements: sched.c, sched_rows), converted at each use */
-    bool packed = vecname && dtype_size(n->dtype) < 4;
-    const char *name = NULL;
-    for (int i = 0; i < g->pr.ncache && !name; i++) { /* another element of the same vector */
-        const struct cg_pcache *e = &g->pr.cache[i];
-        bool eq = e->n == n;
-        for (int k = 0; k < n->rank && eq; k++)
-            eq = e->idx[k] == key[k];
-        if (eq)
-            name = e->name;
-    }
-    if (!name) {
-        if (g->pr.ncache == g->pr.capcache) {
-            int cap = g->pr.capcache ? 2 * g->pr.capcache : 16;
-            struct cg_pcache *v = ARENA_ARRAY(g->a, struct cg_pcache, cap);
-            if (g->pr.ncache)
-                memcpy(v, g->pr.cache, sizeof *v * (size_t)g->pr.ncache);
-            g->pr.cache = v;
-            g->pr.capcache = cap;
-        }
-        name = arena_printf(g->a, "pc%d", g->pr.ncache);
-        g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase, packed};
-        /* declared before the passes, in the row's code */
-        if (packed) {
-            cg_line(g, T_ROW, NULL, "tc_vec<%s, %d> %s[%d];", cg_store_type(n->dtype), g->v.n, name,
-                    g->pr.items);
-            cg_line(g, T_ELEM, n, "%s[j] = %s;", name, vecname);
-        } else {
-            cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
-        }
-    }
-    if (packed) /* the vector is stored once, at its first element */
-        return converted(g, n, raw);
-    cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), converted(g, n, raw));
-    return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
-}
-
-/* TENSORC_ROWS_REUSE (rows.c): a value a pass computed at an element of a
- * persistent row, kept for a later pass in pkN[slot] (float for f16/bf16:
- * the value as computed, so the later pass reads the same bits) rather
- * than computed again (softmax: one expf an element fewer). */
-static struct cg_pcache *kept_entry(cg *g, const lnode *n, const tc_dim **key)
+/* n's cache entry at key (each element of a vector shares it), or NULL */
+static struct cg_pcache *pc_find(cg *g, const lnode *n, const tc_dim **key)
 {
     for (int i = 0; i < g->pr.ncache; i++) {
         struct cg_pcache *e = &g->pr.cache[i];
@@ -256,32 +192,75 @@ static struct cg_pcache *kept_entry(cg *g, const lnode *n, const tc_dim **key)
     return NULL;
 }
 
-const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx)
+/* a new entry for n at key, its registers NAME<entry> declared before the
+ * passes, in the row's code (a packed entry declares its own) */
+static const char *pc_add(cg *g, const lnode *n, const tc_dim **key, const char *prefix, bool packed)
 {
-    const struct cg_pcache *e = kept_entry(g, n, pc_key(g, n, idx));
+    if (g->pr.ncache == g->pr.capcache) {
+        int cap = g->pr.capcache ? 2 * g->pr.capcache : 16;
+        struct cg_pcache *v = ARENA_ARRAY(g->a, struct cg_pcache, cap);
+        if (g->pr.ncache)
+            memcpy(v, g->pr.cache, sizeof *v * (size_t)g->pr.ncache);
+        g->pr.cache = v;
+        g->pr.capcache = cap;
+    }
+    const char *name = arena_printf(g->a, "%s%d", prefix, g->pr.ncache);
+    g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase, packed};
+    if (!packed)
+        cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
+    return name;
+}
+
+static const char *persistent_hit(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    const struct cg_pcache *e = pc_find(g, n, pc_key(g, n, idx));
+    /* filled in an earlier pass; in the pass that loads it, each element
+     * is still stored into its slot (persistent_load) */
+    if (e && e->phase < g->phase && e->packed)
+        return converted(g, n, arena_printf(g->a, "%s[j].v[%d]", e->name, g->v.k));
     if (e && e->phase < g->phase)
         return arena_printf(g->a, "%s[%s]", e->name, pc_slot(g));
     return NULL;
 }
 
+static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *idx, const char *raw,
+                                   const char *vecname)
+{
+    const tc_dim **key = pc_key(g, n, idx);
+    /* a vector of 16-bit floats (or narrower: bool): kept as loaded, half
+     * the registers of its floats or fewer (so a thread holds twice the
+     * elements: sched.c, sched_rows), converted at each use */
+    bool packed = vecname && dtype_size(n->dtype) < 4;
+    const struct cg_pcache *e = pc_find(g, n, key); /* another element of the same vector */
+    const char *name = e ? e->name : NULL;
+    if (!name) {
+        name = pc_add(g, n, key, "pc", packed);
+        if (packed) {
+            cg_line(g, T_ROW, NULL, "tc_vec<%s, %d> %s[%d];", cg_store_type(n->dtype), g->v.n, name,
+                    g->pr.items);
+            cg_line(g, T_ELEM, n, "%s[j] = %s;", name, vecname);
+        }
+    }
+    if (packed) /* the vector is stored once, at its first element */
+        return converted(g, n, raw);
+    cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), converted(g, n, raw));
+    return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
+}
+
+/* TENSORC_ROWS_REUSE (rows.c): a value a pass computed at an element of a
+ * persistent row, kept for a later pass in pkN[slot] (float for f16/bf16:
+ * the value as computed, so the later pass reads the same bits) rather
+ * than computed again (softmax: one expf an element fewer). */
+const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    return persistent_hit(g, n, idx); /* kept entries are never packed */
+}
+
 void cg_keep(cg *g, const lnode *n, const tc_dim *const *idx, const char *v)
 {
     const tc_dim **key = pc_key(g, n, idx);
-    const struct cg_pcache *e = kept_entry(g, n, key);
-    const char *name = e ? e->name : NULL;
-    if (!name) {
-        if (g->pr.ncache == g->pr.capcache) {
-            int cap = g->pr.capcache ? 2 * g->pr.capcache : 16;
-            struct cg_pcache *nv = ARENA_ARRAY(g->a, struct cg_pcache, cap);
-            if (g->pr.ncache)
-                memcpy(nv, g->pr.cache, sizeof *nv * (size_t)g->pr.ncache);
-            g->pr.cache = nv;
-            g->pr.capcache = cap;
-        }
-        name = arena_printf(g->a, "pk%d", g->pr.ncache);
-        g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase, false};
-        cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
-    }
+    const struct cg_pcache *e = pc_find(g, n, key);
+    const char *name = e ? e->name : pc_add(g, n, key, "pk", false);
     cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), v);
 }
 
