@@ -91,6 +91,24 @@ __device__ __forceinline__ unsigned tc_at_word(const uint4 &v, int j) {
 #define TC_AT_FAN 16
 
 /* one warp's state over its keys, then the block's: max, sum, output per row */
+/* Row r of n partials (max m[i][r], sum l[i][r]), in order: their max into
+ * *bm, each one's weight exp(m - max) into w[i][r] (0 for an empty one,
+ * whose max is -inf) and the weighted sum of the sums into *bl. */
+__device__ __forceinline__ void tc_at_weigh(const float (*m)[8], const float (*l)[8], float (*w)[8], int n, int r,
+                                            float *bm, float *bl) {
+    const float ninf = -__int_as_float(0x7f800000);
+    float mx = ninf, ls = 0.0f;
+    for (int i = 0; i < n; i++)
+        mx = tc_max(mx, m[i][r]);
+    for (int i = 0; i < n; i++) {
+        const float wt = m[i][r] == ninf ? 0.0f : expf(m[i][r] - mx);
+        w[i][r] = wt;
+        ls += wt * l[i][r];
+    }
+    *bm = mx;
+    *bl = ls;
+}
+
 template <int D, int W> struct tc_at_smem {
     float m[W][8], l[W][8];
     float o[W][8][D];
@@ -345,7 +363,6 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     typedef typename tc_at_t<DT>::T T;
     constexpr int NT = 32 * W; /* threads */
     __shared__ tc_at_smem<D, W> sh;
-    const float ninf = -__int_as_float(0x7f800000);
     const long long nrg = (R + 7) / 8, splits = (L + CH - 1) / CH, groups = nkv * nrg;
     if (splits == 0) { /* no keys: p @ v sums nothing */
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < groups * 8 * D;
@@ -398,16 +415,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     /* the block's partial: the warps combined, each warp's weight once */
     if (threadIdx.x < 8) {
         const int r = threadIdx.x;
-        float bm = ninf, bl = 0.0f;
-        for (int w = 0; w < W; w++)
-            bm = tc_max(bm, sh.m[w][r]);
-        for (int w = 0; w < W; w++) {
-            const float wt = sh.m[w][r] == ninf ? 0.0f : expf(sh.m[w][r] - bm);
-            sh.wt[w][r] = wt;
-            bl += wt * sh.l[w][r];
-        }
-        sh.bm[r] = bm;
-        sh.bl[r] = bl;
+        tc_at_weigh(sh.m, sh.l, sh.wt, W, r, &sh.bm[r], &sh.bl[r]);
         if (splits == 1)
             sh.orow[r] = r < nr ? ooff(kb, r0 + r) : 0;
     }
@@ -486,16 +494,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
             __syncthreads();
             if (threadIdx.x < 8) { /* a row's max, its children's weights and the sum, in child order */
                 const int r = threadIdx.x;
-                float mx = ninf, ls = 0.0f;
-                for (int s = 0; s < cnt; s++)
-                    mx = tc_max(mx, sh.cm[s][r]);
-                for (int s = 0; s < cnt; s++) {
-                    const float wt = sh.cm[s][r] == ninf ? 0.0f : expf(sh.cm[s][r] - mx);
-                    sh.cw[s][r] = wt;
-                    ls += wt * sh.cl[s][r];
-                }
-                sh.bm[r] = mx;
-                sh.bl[r] = ls;
+                tc_at_weigh(sh.cm, sh.cl, sh.cw, cnt, r, &sh.bm[r], &sh.bl[r]);
                 if (root)
                     sh.orow[r] = r < nr ? ooff(kb, r0 + r) : 0;
             }
