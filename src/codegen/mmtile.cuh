@@ -62,6 +62,16 @@ template <class T, int R_, int C> struct tc_mm_tile {
         R = R_, V = 16 / (int)sizeof(T), CH = R * C / V, PER = (CH + TC_MM_THREADS - 1) / TC_MM_THREADS,
         P = C + V, ELEMS = R * P
     };
+    /* this thread's i-th 16-byte chunk of the tile: its row and column,
+     * or false past the tile's last chunk */
+    static __device__ __forceinline__ bool chunk(int i, int &rr, int &cc) {
+        const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
+        if (CH % TC_MM_THREADS != 0 && ch >= CH)
+            return false;
+        rr = ch / (C / V);
+        cc = (ch % (C / V)) * V;
+        return true;
+    }
     static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
                                                 long long clim, long long r0, long long c0) {
         /* the whole tile inside and every row's start aligned (tested once
@@ -72,20 +82,18 @@ template <class T, int R_, int C> struct tc_mm_tile {
             const T *q = src + r0 * ld + c0;
 #pragma unroll
             for (int i = 0; i < PER; i++) {
-                const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
-                if (CH % TC_MM_THREADS != 0 && ch >= CH)
+                int rr, cc;
+                if (!chunk(i, rr, cc))
                     break;
-                const int rr = ch / (C / V), cc = (ch % (C / V)) * V;
                 tc_mm_cp16(s + rr * P + cc, q + rr * ld + cc);
             }
             return;
         }
 #pragma unroll
         for (int i = 0; i < PER; i++) {
-            const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
-            if (CH % TC_MM_THREADS != 0 && ch >= CH)
+            int rr, cc;
+            if (!chunk(i, rr, cc))
                 break;
-            const int rr = ch / (C / V), cc = (ch % (C / V)) * V;
             const long long gr = r0 + rr, gc = c0 + cc;
             const T *p = src + gr * ld + gc;
             T *d = s + rr * P + cc;
@@ -388,10 +396,9 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
                                                long long m0, long long M, float *ss) {
 #pragma unroll
     for (int i = 0; i < TileA::PER; i++) {
-        const int ch = (int)threadIdx.x + i * TC_MM_THREADS;
-        if (TileA::CH % TC_MM_THREADS != 0 && ch >= TileA::CH)
+        int rr, cc;
+        if (!TileA::chunk(i, rr, cc))
             break;
-        const int per_row = TileA::CH / TileA::R, rr = ch / per_row, cc = (ch % per_row) * TileA::V;
         typename tc_mm_t<DT>::T *d = s + rr * TileA::P + cc;
         if (m0 + rr < M && kb + cc + TileA::V <= k1) {
             /* the whole chunk inside: one 16-byte shared load (and store)
