@@ -15,6 +15,7 @@
 set -u
 build=${1:-build}
 out=${2:-${OUT:-/tmp}}
+mkdir -p "$out" || exit 1
 tc="$build/tensorc"
 jobs="$out/matmul_jobs.txt"
 : >"$jobs"
