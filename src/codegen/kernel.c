@@ -249,6 +249,8 @@ void cg_kernel(cg *g, tc_buf *out)
      * 78; layernorm, rmsnorm unchanged; a cap of 32 spilled in them) */
     if (ks->kind == SCH_ROWS && ks->rblock) /* column sums in registers too: up to 64 */
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(1024) %s(", g->kname);
+    else if (ks->kind == SCH_ROWS && ks->wide) /* 32 registers of row: 64, two blocks of 512 a SM */
+        buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(512, 2) %s(", g->kname);
     else if (ks->kind == SCH_ROWS)
         buf_printf(out, "extern \"C\" __global__ void TC_ROWS_BOUNDS %s(", g->kname);
     else

@@ -383,6 +383,15 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     ks->packed = ks->vec == 8 && sched_widest(k) == 2;
     if (ks->packed)
         per = 4 * ROW_ITEMS;
+    /* TENSORC_ROWS_REGS=32 (vector rows, no column partials): twice the
+     * row a thread, in blocks of at most 512 so that two fit a SM at 64
+     * registers: a 262144-element f32 row is then 16 blocks of 512, two
+     * rows' blocks a SM, one's loads in flight while the other reduces */
+    ks->wide = x->f->knobs.rows_regs == 32 && ks->vec > 1 && !k->ncols;
+    if (ks->wide) {
+        per *= 2;
+        ks->block[0] = 512;
+    }
     /* column partials keep a sum per element a thread has (fuse.h): 8
      * elements a thread, so the sums fit beside the row (not measured) */
     if (k->ncols)

@@ -144,6 +144,9 @@ typedef struct ksched {
     int block_per;          /* SCH_ROWS: the launch sizes block[0] to rowlen / block_per */
     bool packed;            /* SCH_ROWS: 16-bit float vectors kept as loaded, two
                              * elements a register (codegen/load.c), 32 a thread */
+    bool wide;              /* SCH_ROWS: twice the registers of a row a thread
+                             * (TENSORC_ROWS_REGS=32): blocks of up to 512 threads at 64
+                             * registers, two a SM (codegen/kernel.c's bounds) */
     int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
                              * slice each, in a thread-block cluster (0: none; see
                              * "Clusters" above) */

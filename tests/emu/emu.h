@@ -786,16 +786,17 @@ struct emu_ptx {
 /* runtime/exec.c's sizing of a row kernel's launch (clusters up to 16, the
  * portable 8 first, blocks of 256 threads or more), from the row length:
  * rows.cpp sizes its launches with it */
-static void emu_size(long long len, int per, unsigned *ncl, unsigned *block) {
+/* bmax: the kernel's block[0] (sched: 512 for TENSORC_ROWS_REGS=32 rows) */
+static void emu_size(long long len, int per, unsigned *ncl, unsigned *block, unsigned bmax = 1024) {
     unsigned cl = 1, b = 256;
-    if (len > 1024LL * per) {
+    if (len > (long long)bmax * per) {
         for (int tries = 0; tries < 2; tries++) {
             unsigned cap = tries == 0 ? 8 : 16;
             for (b = 256;; b *= 2) {
                 cl = 1;
                 while (cl < cap && len > (long long)b * per * cl)
                     cl *= 2;
-                if (len <= (long long)b * per * cl || b >= 1024)
+                if (len <= (long long)b * per * cl || b >= bmax)
                     break;
             }
             if (len <= (long long)b * per * cl)
@@ -805,7 +806,7 @@ static void emu_size(long long len, int per, unsigned *ncl, unsigned *block) {
     }
     long long want = (len + per - 1) / per;
     unsigned bb = 32;
-    while (bb < 1024 && (long long)bb < want)
+    while (bb < bmax && (long long)bb < want)
         bb *= 2;
     *ncl = cl;
     *block = bb;

@@ -70,12 +70,18 @@ static double row_max(const std::vector<float> &x, long long n, int r, bool *nan
         fclose(f);
 }
 
+/* EMU_WIDE 2: the kernels of TENSORC_ROWS_REGS=32 (twice the row a thread,
+ * blocks of at most 512: sched.c's wide rows) */
+#ifndef EMU_WIDE
+#define EMU_WIDE 1
+#endif
+
 int main(int argc, char **argv) {
     for (int a = 1; a < argc; a++) {
         long long n = atoll(argv[a]);
         unsigned block, ncl;
 #if defined(EMU_SOFTMAX) /* softmax.tc, f32: 16 elements a thread */
-        emu_size(n, 16, &ncl, &block);
+        emu_size(n, 16 * EMU_WIDE, &ncl, &block, 1024 / EMU_WIDE);
         std::vector<float> x = rows5(n, 2500), out(5 * n, -777.0f);
         emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n); });
         for (int r = 0; r < 5; r++) {
@@ -92,7 +98,7 @@ int main(int argc, char **argv) {
         const char *what = "softmax f32";
         dump(out.data(), out.size() * sizeof out[0], n);
 #elif defined(EMU_SOFTMAX_LP) /* tests/emu/reuse.tc's softmax_lp_bf16: f32 rows, bf16 out */
-        emu_size(n, 16, &ncl, &block);
+        emu_size(n, 16 * EMU_WIDE, &ncl, &block, 1024 / EMU_WIDE);
         std::vector<float> x = rows5(n, 2500);
         std::vector<unsigned short> out(5 * n, 0xffff);
         emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_cast_sum_div_0(x.data(), out.data(), 5, (int)n); });
@@ -111,7 +117,7 @@ int main(int argc, char **argv) {
         const char *what = "softmax_lp bf16";
         dump(out.data(), out.size() * sizeof out[0], n);
 #elif defined(EMU_RMSNORM) /* rmsnorm.tc's rmsnorm_bf16: 32 elements a thread, two a register */
-        emu_size(n, 32, &ncl, &block);
+        emu_size(n, 32 * EMU_WIDE, &ncl, &block, 1024 / EMU_WIDE);
         std::vector<float> xf = rows5(n, 1);
         std::vector<unsigned short> x(5 * n), g(n), out(5 * n, 0xffff);
         for (long long i = 0; i < 5 * n; i++)
@@ -133,7 +139,7 @@ int main(int argc, char **argv) {
         }
         const char *what = "rmsnorm bf16";
 #elif defined(EMU_CE) /* cross_entropy.tc's rows kernel: max, sum of exp (the target's logit is a gather after it) */
-        emu_size(n, 32, &ncl, &block);
+        emu_size(n, 32 * EMU_WIDE, &ncl, &block, 1024 / EMU_WIDE);
         std::vector<float> xf = rows5(n, 25);
         std::vector<unsigned short> x(5 * n);
         for (long long i = 0; i < 5 * n; i++)

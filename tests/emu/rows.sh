@@ -17,8 +17,8 @@
 # colpart.cpp against the interpreter (below).  TC_ROWS_QUICK=1 (the UBSan
 # build of scripts/test.sh; the Release build runs all) leaves
 # out the 16-block lengths (16,384 threads at once); TC_EMU_ONLY=colpart
-# runs only the column partials' cases (below), TC_EMU_ONLY=reuse only
-# TENSORC_ROWS_REUSE's.  TC_EMU_QUICK, the other
+# runs only the column partials' cases (below), TC_EMU_ONLY=reuse only TENSORC_ROWS_REUSE's, =wide only TENSORC_ROWS_REGS=32's;
+# TC_EMU_QUICK, the other
 # emulators' subset, leaves this test whole.  Prints "N passed, M failed" last.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,7 +35,7 @@ one() { # name file fn define lengths...
     local name=$1 file=$2 fn=$3 def=$4; shift 4
     if ! "$tc" compile "$root/bench/cases/$file" --fn "$fn" --emit=cuda -o "$work/$name.gen.cu" 2>"$work/err" ||
         ! python3 "$here/mk.py" "$work/$name.gen.cu" "$work/$name.cu" 2>>"$work/err" ||
-        ! "$cxx" -std=c++17 -O1 -pthread -w -I"$here" -I"$work" -D"$def" -DEMU_UNIT="\"$name.cu\"" \
+        ! "$cxx" -std=c++17 -O1 -pthread -w -I"$here" -I"$work" -D"$def" ${EMU_DEFS:-} -DEMU_UNIT="\"$name.cu\"" \
             "$here/rows.cpp" -o "$work/$name" 2>>"$work/err"; then
         echo "FAIL $name: could not build"; head -20 "$work/err"; fail=$((fail + 1)); return
     fi
@@ -46,11 +46,23 @@ sm="1 3 8 13 4097 4104 16384 16392 65544"
 rm="1 3 8 13 4104 32768 32776 65544"
 ce="1 3 8 4104 32776 128256"
 [ $big = 1 ] && sm="$sm 131080" && rm="$rm 262152"
-if [ "${TC_EMU_ONLY:-}" != colpart ] && [ "${TC_EMU_ONLY:-}" != reuse ]; then
+if [ -z "${TC_EMU_ONLY:-}" ]; then
     one softmax softmax.tc softmax EMU_SOFTMAX $sm
     one rmsnorm rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $rm
     # the two passes with the cluster (the online pair is emu_online's, online.sh)
     TENSORC_ROWS_ONLINE=0 one cross_entropy cross_entropy.tc cross_entropy_loss EMU_CE $ce
+fi
+# TENSORC_ROWS_REGS=32 (sched.c: twice the row a thread, blocks of at most
+# 512): the same paths at the lengths where they change (one block's
+# registers now hold 16384 f32 / 32768 bf16 at 512 threads; clusters of 8
+# and 16 of 512-thread blocks: 131080 f32 is 16 x 512 x 32, 262152 bf16 8 x
+# 512 x 64)
+if [ -z "${TC_EMU_ONLY:-}" ] || [ "${TC_EMU_ONLY:-}" = wide ]; then
+    wsm="1 3 8 13 4097 16384 16392 65544"
+    wrm="1 13 32768 32776 65544"
+    [ $big = 1 ] && wsm="$wsm 131080 262144" && wrm="$wrm 262152"
+    TENSORC_ROWS_REGS=32 EMU_DEFS=-DEMU_WIDE=2 one softmax_wide softmax.tc softmax EMU_SOFTMAX $wsm
+    TENSORC_ROWS_REGS=32 EMU_DEFS=-DEMU_WIDE=2 one rmsnorm_wide rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $wrm
 fi
 # TENSORC_ROWS_REUSE=1 (codegen/rows.c: a value a pass computes that the
 # epilogue reads again, softmax's exp(x - max), kept in registers): the
@@ -103,7 +115,7 @@ reuse_emu() { # fn dtype shapes (dtype "-": none to bind)
     done
     if [ $bad = 0 ]; then pass=$((pass + 1)); echo "PASS $fn T=$dt: the same bits with TENSORC_ROWS_REUSE=1"; else fail=$((fail + 1)); fi
 }
-if [ "${TC_EMU_ONLY:-}" != colpart ]; then
+if [ "${TC_EMU_ONLY:-}" != colpart ] && [ "${TC_EMU_ONLY:-}" != wide ]; then
     lp="1 3 8 13 4097 4104 16384 65537 65544"
     [ $big = 1 ] && lp="$lp 131080"
     reuse softmax_reuse "$root/bench/cases/softmax.tc" softmax EMU_SOFTMAX $lp
@@ -154,7 +166,7 @@ fn_of() {
 small="1,1 3,1 31,3 33,3 1,129 3,129 31,129 33,129"
 wide="" more=""
 [ $big = 1 ] && wide="33,4096" more="1000,3 1000,129"
-if [ "${TC_EMU_ONLY:-}" = reuse ]; then echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; fi
+if [ "${TC_EMU_ONLY:-}" = reuse ] || [ "${TC_EMU_ONLY:-}" = wide ]; then echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; fi
 colpart ln_colpart "$root/examples/layernorm_backward.tc" EMU_LN f32 $small 1000,129 3,132 33,132 $wide
 colpart ln_colpart_mix "$root/examples/layernorm_backward.tc" EMU_LN f32 1,132 2,132 33,132 64,4 65,4
 colpart lnbwd_colpart "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 1,1 3,3 33,129 33,132 $more

@@ -142,6 +142,18 @@ for dt in ${TC_LONG_ROWS_DTYPES:-f32 bf16}; do
             --fn softmax_rows --dtype T=$dt $(inputs softmax_rows $n $dt) --device=cuda --check
     done
 done
+# TENSORC_ROWS_REGS=32 (sched.c: twice the row a thread in blocks of at most
+# 512, two a SM): every function at every length, f32 and bf16
+for fn in $fns; do
+    for dt in ${TC_LONG_ROWS_DTYPES:-f32 bf16}; do
+        [ "$dt" = f16 ] && continue
+        for n in $lens; do
+            # shellcheck disable=SC2046
+            pj_add "$fn $dt D=$n TENSORC_ROWS_REGS=32: --check" env TENSORC_ROWS_REGS=32 "$tc" run "$prog" \
+                --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
+        done
+    done
+done
 pj_run
 
 # the data bytes of an .npy (its header is 64-byte aligned, v1)
