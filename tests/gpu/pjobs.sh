@@ -4,7 +4,9 @@
 #   pj_run                     run the queue, TC_GPU_JOBS at once (default 8),
 #                              print "FAIL LABEL" and the error's first lines
 #                              for each failure (TC_GPU_VERBOSE=1: every
-#                              job's PASS line too); adds to $pass and $fail
+#                              job's PASS line too); adds to $pass and $fail;
+#                              TC_PJ_FILTER=REGEX runs only the jobs whose
+#                              label matches (grep -E)
 #
 # Each job is a `tensorc run --check` that compiles (NVRTC, one core) and runs
 # the interpreter (one core) around a short GPU call, so run serially a
@@ -33,6 +35,10 @@ pj_run() {
     local res
     res=$(mktemp)
     export -f pj_one
+    if [ -n "${TC_PJ_FILTER:-}" ]; then
+        grep -E -- "^[^	]*(${TC_PJ_FILTER})" "$pj_queue" >"$pj_queue.f"
+        mv "$pj_queue.f" "$pj_queue"
+    fi
     xargs -d '\n' -r -P "${TC_GPU_JOBS:-8}" -I{} bash -c 'pj_one "$1"' _ {} <"$pj_queue" | tee "$res" |
         awk '/^FAIL/ { p = 1; print; next } /^    / { if (p) print; next } { p = 0; if (ENVIRON["TC_GPU_VERBOSE"] != "") print }'
     pass=$((pass + $(grep -c '^PASS' "$res")))
