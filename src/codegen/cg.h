@@ -98,8 +98,9 @@ typedef struct cg {
     const lfn *l;
     const ffn *f;
     const sfn *s;
-    const ksched *ks;
+    const ksched *ks;        /* its schedule (a variant's copy: unit.c's wide_split) */
     const fkernel *k;
+    int kj;                  /* the kernel's index in s->k and f->k */
     const char *kname;       /* the kernel's name in the unit */
     bool comments;           /* statements carry their .tc line (not in a sharing key) */
     /* positional names (compact kernels, which unit.c shares between steps

@@ -93,7 +93,7 @@ static bool writes_buf(const cg *g, const fkernel *k, int buf)
 bool cg_is_written(cg *g, int buf)
 {
     /* a checkpointed pair writes its checkpoints and the reversed walk's stores too */
-    int j = g->ks->ckpt_with - 1, ck = g->bufs->ck_first ? g->bufs->ck_first[g->ks - g->s->k] : -1;
+    int j = g->ks->ckpt_with - 1, ck = g->bufs->ck_first ? g->bufs->ck_first[g->kj] : -1;
     for (int q = 0; ck >= 0 && q < g->k->nreds; q++) /* one a scan carry, from ck on */
         if (g->k->reds[q]->kind == LK_SCAN && buf == ck++)
             return true;

@@ -327,7 +327,8 @@ static void col_zero(cg *g, tc_buf *row, int ind)
 static void row_body(cg *g, tc_buf *row, bool columns, bool fits, bool sliced, int ind)
 {
     const ksched *ks = g->ks;
-    int items = columns ? 0 : ks->items, vec = columns ? 1 : ks->vec;
+    /* long_only: a block without a cluster never holds such a row */
+    int items = columns || (ks->long_only && !sliced) ? 0 : ks->items, vec = columns ? 1 : ks->vec;
     if (items && !fits) {
         /* both: registers when the row fits (with vector loads: when the
          * row is a whole number of aligned vectors), a loop otherwise */

@@ -108,6 +108,7 @@ static void cg_setup(cg *g, const sfn *s, int j, cg_bufs *bufs, const char *name
     g->s = s;
     g->ks = &s->k[j];
     g->k = f->k[j];
+    g->kj = j;
     g->bufs = bufs;
     g->idx64 = idx64;
     g->fe.param_bytes = fe_param_bytes;
@@ -151,17 +152,55 @@ static void unit_kernel(unit_b *u, const sfn *s, int j, cg_bufs *bufs, int num, 
         /* new: built again, readable (its lines' .tc places) */
         cg_setup(&g, s, j, bufs, name, idx64, fe_param_bytes, libcalls, a, d);
     }
+    /* a rows kernel whose row length is known only at launch (sched.h's
+     * wide_split): this kernel, without its cluster path, for rows one
+     * block holds, and the wide variant for longer ones, each step
+     * guarded by the row's length (plan.h), so one of them runs */
+    const ksched *ks = &s->k[j];
+    ksched narrow, wide;
+    if (ks->wide_split) {
+        narrow = wide = *ks;
+        narrow.wide_split = wide.wide_split = false;
+        narrow.cluster = 0;
+        sched_rows_widen(&wide);
+        wide.long_only = true;
+        g.ks = &narrow;
+    }
     tc_buf tb;
     buf_init(&tb, a);
     cg_kernel(&g, &tb);
     cg_plan_kernel(&g, name);
+    if (ks->wide_split) {
+        pstep *st = &bufs->plan->steps[bufs->plan->nsteps - 1];
+        st->guard = ks->rowlen;
+        st->guard_max = SCHED_WIDE_FROM(ks);
+    }
     ukernel *uk = ARENA_NEW(a, ukernel);
-    *uk = (ukernel){k->id, s->k[j].why, name, buf_str(&tb), key, keylen, h, NULL, 0, 0};
+    *uk = (ukernel){k->id, ks->why, name, buf_str(&tb), key, keylen, h, NULL, 0, 0};
     if (key) {
         GROW(a, u->shared, u->nshared, u->capshared, ukernel *);
         u->shared[u->nshared++] = uk;
     }
     add_piece(u, NULL, uk);
+    if (ks->wide_split) {
+        const char *wname = arena_printf(a, "%s_w", name);
+        cg_setup(&g, s, j, bufs, wname, idx64, fe_param_bytes, libcalls, a, d);
+        g.ks = &wide;
+        tc_buf wb;
+        buf_init(&wb, a);
+        cg_kernel(&g, &wb);
+        cg_plan_kernel(&g, wname);
+        pstep *st = &bufs->plan->steps[bufs->plan->nsteps - 1];
+        st->guard = ks->rowlen;
+        st->guard_max = SCHED_WIDE_FROM(ks);
+        st->guard_above = true;
+        ukernel *uw = ARENA_NEW(a, ukernel);
+        *uw = (ukernel){k->id, arena_printf(a, "%s; rows past %lld elements: twice the row a thread in "
+                                            "blocks of up to 512, two a SM", ks->why,
+                                            (long long)SCHED_WIDE_FROM(ks)),
+                        wname, buf_str(&wb), NULL, 0, 0, NULL, 0, 0};
+        add_piece(u, NULL, uw);
+    }
 }
 
 static void render(tc_buf *o, const ukernel *k)

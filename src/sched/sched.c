@@ -354,6 +354,45 @@ static void sched_full(const sctx *x, const fkernel *k, ksched *ks)
                    "scheduling: a whole-tensor kernel with dependent reductions");
 }
 
+/* Twice the row a thread, in blocks of at most 512 at 64 registers (two a
+ * SM: one row's blocks load while another's reduce and store), for rows a
+ * cluster takes.  Measured on an H200 (tc-bench us, one call, f32; the
+ * 16-a-thread kernel / this one): softmax 1024 x 65536 209.7 / 181.4, 512 x
+ * 131072 340.8 / 205.4, 256 x 262144 453.8 / 242.2 (a 16 x 512 cluster,
+ * against 16 x 1024 at one block a SM); but rows one block holds lost
+ * (softmax 16384 x 4096 132.4 / 134.2, 32768 x 1024 66.6 / 69.1: 64
+ * registers leave fewer warps), and so did bf16 1024 x 65536 (94.1 /
+ * 122.3: 64 a thread spill), hence f32 rows past one block only. */
+void sched_rows_widen(ksched *ks)
+{
+    ks->block_per *= 2;
+    ks->items *= 2;
+    ks->block[0] = 512;
+    ks->wide = true;
+    ks->wide_split = false;
+}
+
+/* After sched_rows and sched_online: f32 rows a cluster may take get twice
+ * the row a thread (sched_rows_widen) where the row is known to be long,
+ * and both variants where its length is known only at launch (codegen
+ * emits the wide one too, each step guarded by the length);
+ * TENSORC_ROWS_REGS=16 or 32 keeps one of them for every length (32 also
+ * for 16-bit rows and the online pair). */
+static void sched_rows_wide(const sctx *x, const fkernel *k, ksched *ks)
+{
+    int64_t len;
+    int rr = x->f->knobs.rows_regs;
+    bool can = ks->vec > 1 && !k->ncols && ks->items && !ks->compact &&
+               k->work * 2 * 2 * ROW_ITEMS <= UNROLLED; /* the budget of sched_rows, twice */
+    if (!can || !(rr == 32 || (rr < 0 && ks->vec == 4 && !ks->packed && ks->cluster)))
+        return;
+    if (rr == 32 || dim_is_const(ks->rowlen, &len)) {
+        sched_rows_widen(ks);
+        ks->long_only = rr != 32; /* known to be past one block */
+    } else
+        ks->wide_split = true;
+}
+
 /* SCH_ROWS: a block per row, registers for short rows. */
 static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
 {
@@ -383,15 +422,6 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     ks->packed = ks->vec == 8 && sched_widest(k) == 2;
     if (ks->packed)
         per = 4 * ROW_ITEMS;
-    /* TENSORC_ROWS_REGS=32 (vector rows, no column partials): twice the
-     * row a thread, in blocks of at most 512 so that two fit a SM at 64
-     * registers: a 262144-element f32 row is then 16 blocks of 512, two
-     * rows' blocks a SM, one's loads in flight while the other reduces */
-    ks->wide = x->f->knobs.rows_regs == 32 && ks->vec > 1 && !k->ncols;
-    if (ks->wide) {
-        per *= 2;
-        ks->block[0] = 512;
-    }
     /* column partials keep a sum per element a thread has (fuse.h): 8
      * elements a thread, so the sums fit beside the row (not measured) */
     if (k->ncols)
@@ -544,6 +574,7 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     else if (k->inner) {
         sched_rows(x, k, ks);
         sched_online(x->f, k, ks);
+        sched_rows_wide(x, k, ks);
     } else
         sched_columns(x, k, ks);
 }
@@ -640,6 +671,12 @@ void sched_print(tc_buf *b, const sfn *s)
                           "registers hold the row, sized at launch: up to 8, or up to %d where 8 "
                           "blocks of %d threads do not hold it); elsewhere they loop\n",
                        ks->cluster, ks->block[0]);
+        if (ks->kind == SCH_ROWS && ks->wide_split)
+            buf_printf(b, "    rows past %d elements: a second kernel (suffix _w) with %d elements a "
+                          "thread in blocks of up to 512, two a SM, chosen at launch by the row's "
+                          "length\n", ks->block[0] * ks->block_per, 2 * ks->block_per);
+        else if (ks->kind == SCH_ROWS && ks->wide)
+            buf_puts(b, "    twice the row a thread in blocks of up to 512 at 64 registers, two a SM\n");
         if (ks->kind == SCH_ROWS && ks->vec > 1)
             buf_printf(b, "    vector width %d along the row (rows that are a whole number of aligned "
                           "vectors)\n", ks->vec);

@@ -145,8 +145,14 @@ typedef struct ksched {
     bool packed;            /* SCH_ROWS: 16-bit float vectors kept as loaded, two
                              * elements a register (codegen/load.c), 32 a thread */
     bool wide;              /* SCH_ROWS: twice the registers of a row a thread
-                             * (TENSORC_ROWS_REGS=32): blocks of up to 512 threads at 64
+                             * (sched_rows_widen): blocks of up to 512 threads at 64
                              * registers, two a SM (codegen/kernel.c's bounds) */
+    bool long_only;         /* SCH_ROWS: every row is past one block's registers (the wide
+                             * variant's rows): a block with no cluster loops, no register
+                             * path (codegen/rows.c) */
+    bool wide_split;        /* SCH_ROWS: the row's length is known only at launch: codegen
+                             * emits this kernel for rows one block holds and a widened
+                             * copy (suffix _w) for longer ones, each step guarded */
     int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
                              * slice each, in a thread-block cluster (0: none; see
                              * "Clusters" above) */
@@ -242,6 +248,11 @@ typedef struct sfn {
  * full; extern for matmuls. */
 sfn *sched_fn(const ffn *f, bool idx64, tc_arena *a, tc_diag *d);
 void sched_print(tc_buf *b, const sfn *s);
+/*! sched_rows_widen(): a rows kernel's schedule with twice the row a thread
+ *  in blocks of at most 512 (the wide variant; sched.c says when) */
+void sched_rows_widen(ksched *ks);
+/* Rows one block of the narrow variant holds: longer rows take the wide one */
+#define SCHED_WIDE_FROM(ks) ((int64_t)(ks)->block[0] * (ks)->block_per)
 /* The matmul kernel k's engine, tile and launch (sched_matmul.c). */
 void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_matmul(tc_buf *b, const ksched *ks);

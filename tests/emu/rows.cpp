@@ -75,15 +75,28 @@ static double row_max(const std::vector<float> &x, long long n, int r, bool *nan
 #ifndef EMU_WIDE
 #define EMU_WIDE 1
 #endif
+#ifndef EMU_SPLIT
+#define EMU_SPLIT 0
+#endif
 
 int main(int argc, char **argv) {
     for (int a = 1; a < argc; a++) {
         long long n = atoll(argv[a]);
         unsigned block, ncl;
 #if defined(EMU_SOFTMAX) /* softmax.tc, f32: 16 elements a thread */
-        emu_size(n, 16 * EMU_WIDE, &ncl, &block, 1024 / EMU_WIDE);
         std::vector<float> x = rows5(n, 2500), out(5 * n, -777.0f);
+#if EMU_SPLIT /* the plan's two variants (sched.h's wide_split): the wide one past 16384 */
+        if (n > 16384) {
+            emu_size(n, 32, &ncl, &block, 512);
+            emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0_w(x.data(), out.data(), 5, (int)n); });
+        } else {
+            emu_size(n, 16, &ncl, &block);
+            emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n); });
+        }
+#else
+        emu_size(n, 16 * EMU_WIDE, &ncl, &block, 1024 / EMU_WIDE);
         emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n); });
+#endif
         for (int r = 0; r < 5; r++) {
             bool nan;
             const double m = row_max(x, n, r, &nan);

@@ -47,13 +47,16 @@ rm="1 3 8 13 4104 32768 32776 65544"
 ce="1 3 8 4104 32776 128256"
 [ $big = 1 ] && sm="$sm 131080" && rm="$rm 262152"
 if [ -z "${TC_EMU_ONLY:-}" ]; then
-    one softmax softmax.tc softmax EMU_SOFTMAX $sm
+    EMU_DEFS=-DEMU_SPLIT=1 one softmax softmax.tc softmax EMU_SOFTMAX $sm
+    TENSORC_ROWS_REGS=16 one softmax_narrow softmax.tc softmax EMU_SOFTMAX $sm
     one rmsnorm rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $rm
     # the two passes with the cluster (the online pair is emu_online's, online.sh)
     TENSORC_ROWS_ONLINE=0 one cross_entropy cross_entropy.tc cross_entropy_loss EMU_CE $ce
 fi
-# TENSORC_ROWS_REGS=32 (sched.c: twice the row a thread, blocks of at most
-# 512): the same paths at the lengths where they change (one block's
+# softmax f32 as compiled (two variants, the wide one past 16384: sched.h's
+# wide_split) and with TENSORC_ROWS_REGS=16 (one 16-a-thread kernel, its
+# cluster of 1024-thread blocks); TENSORC_ROWS_REGS=32 (sched.c: twice the
+# row a thread, blocks of at most 512, for every length): the same paths at the lengths where they change (one block's
 # registers now hold 16384 f32 / 32768 bf16 at 512 threads; clusters of 8
 # and 16 of 512-thread blocks: 131080 f32 is 16 x 512 x 32, 262152 bf16 8 x
 # 512 x 64)

@@ -15,10 +15,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
     const float t1 = sqrtf(((float)((long long)(sz_E))));       // attention_scores.tc:9
     const float rcp2 = 1.0f / t1;                               // attention_scores.tc:9
     const idx_t rows = sz_B*sz_H*sz_S, len = sz_L;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         idx_t q_ = row;
         const idx_t i2 = q_ % sz_S;
         q_ /= sz_S;
@@ -138,6 +135,63 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
             }
         }
     }
+}
+
+/* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_sub_exp_sum_1_w(
+    float *__restrict__ out_out,
+    const float *__restrict__ buf2,
+    const idx_t sz_B,
+    const idx_t sz_H,
+    const idx_t sz_S,
+    const idx_t sz_L,
+    const idx_t sz_E)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const float t1 = sqrtf(((float)((long long)(sz_E))));       // attention_scores.tc:9
+    const float rcp2 = 1.0f / t1;                               // attention_scores.tc:9
+    const idx_t rows = sz_B*sz_H*sz_S, len = sz_L;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        idx_t q_ = row;
+        const idx_t i2 = q_ % sz_S;
+        q_ /= sz_S;
+        const idx_t i1 = q_ % sz_H;
+        q_ /= sz_H;
+        const idx_t i0 = q_;
+        float acc6 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i3 = r;
+            const float t0 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+            const float t3 = t0 * rcp2;                                 // attention_scores.tc:9
+            acc6 = tc_op_max()(acc6, t3);                               // <prelude>/softmax.tc:13
+        }
+        acc6 = tc_block_reduce(acc6, tc_op_max(), (float *)tc_smem);
+        const float r6 = acc6;
+        float acc9 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i3 = r;
+            const float t4 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+            const float t5 = t4 * rcp2;                                 // attention_scores.tc:9
+            const float t6 = t5 - r6;                                   // <prelude>/softmax.tc:13
+            const float t7 = expf(t6);                                  // <prelude>/softmax.tc:13
+            acc9 = tc_op_sum()(acc9, t7);                               // <prelude>/softmax.tc:14
+        }
+        acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
+        const float r9 = acc9;
+        const float rcp12 = 1.0f / r9;                              // <prelude>/softmax.tc:14
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i3 = r;
+            const float t8 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+            const float t9 = t8 * rcp2;                                 // attention_scores.tc:9
+            const float t10 = t9 - r6;                                  // <prelude>/softmax.tc:13
+            const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
+            const float t13 = t11 * rcp12;                              // <prelude>/softmax.tc:14
+            out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t13; // <prelude>/softmax.tc:14
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
@@ -147,116 +201,116 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
         const idx_t i1 = q_ % sz_H;
         q_ /= sz_H;
         const idx_t i0 = q_;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2, 16) &&
             tc_aligned(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc6 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i3 = r;
-                const tc_vec<float, 4> v48 = tc_vload<float, 4>(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3); // attention_scores.tc:9
-                pc0[j * 4 + 0] = v48.v[0];                                  // attention_scores.tc:9
-                const float t49 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t49) : acc6;               // <prelude>/softmax.tc:13
-                pc0[j * 4 + 1] = v48.v[1];                                  // attention_scores.tc:9
-                const float t50 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t50) : acc6;               // <prelude>/softmax.tc:13
-                pc0[j * 4 + 2] = v48.v[2];                                  // attention_scores.tc:9
-                const float t51 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t51) : acc6;               // <prelude>/softmax.tc:13
-                pc0[j * 4 + 3] = v48.v[3];                                  // attention_scores.tc:9
-                const float t52 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t52) : acc6;               // <prelude>/softmax.tc:13
+                const tc_vec<float, 4> v14 = tc_vload<float, 4>(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3); // attention_scores.tc:9
+                pc0[j * 4 + 0] = v14.v[0];                                  // attention_scores.tc:9
+                const float t15 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t15) : acc6;               // <prelude>/softmax.tc:13
+                pc0[j * 4 + 1] = v14.v[1];                                  // attention_scores.tc:9
+                const float t16 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t16) : acc6;               // <prelude>/softmax.tc:13
+                pc0[j * 4 + 2] = v14.v[2];                                  // attention_scores.tc:9
+                const float t17 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t17) : acc6;               // <prelude>/softmax.tc:13
+                pc0[j * 4 + 3] = v14.v[3];                                  // attention_scores.tc:9
+                const float t18 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
+                acc6 = tc_in ? tc_op_max()(acc6, t18) : acc6;               // <prelude>/softmax.tc:13
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
             float acc9 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i3 = r;
-                    const float t53 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
-                    const float t54 = t53 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t55 = expf(t54);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t55);                              // <prelude>/softmax.tc:14
-                    const float t56 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
-                    const float t57 = t56 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t58 = expf(t57);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t58);                              // <prelude>/softmax.tc:14
-                    const float t59 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
-                    const float t60 = t59 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t61 = expf(t60);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t61);                              // <prelude>/softmax.tc:14
-                    const float t62 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
-                    const float t63 = t62 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t64 = expf(t63);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t64);                              // <prelude>/softmax.tc:14
+                    const float t19 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
+                    const float t20 = t19 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t21 = expf(t20);                                // <prelude>/softmax.tc:13
+                    acc9 = tc_op_sum()(acc9, t21);                              // <prelude>/softmax.tc:14
+                    const float t22 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
+                    const float t23 = t22 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
+                    acc9 = tc_op_sum()(acc9, t24);                              // <prelude>/softmax.tc:14
+                    const float t25 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
+                    const float t26 = t25 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t27 = expf(t26);                                // <prelude>/softmax.tc:13
+                    acc9 = tc_op_sum()(acc9, t27);                              // <prelude>/softmax.tc:14
+                    const float t28 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
+                    const float t29 = t28 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t30 = expf(t29);                                // <prelude>/softmax.tc:13
+                    acc9 = tc_op_sum()(acc9, t30);                              // <prelude>/softmax.tc:14
                 }
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float rcp68 = 1.0f / r9;                              // <prelude>/softmax.tc:14
+            const float rcp34 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i3 = r;
-                    const float t65 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
-                    const float t66 = t65 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t67 = expf(t66);                                // <prelude>/softmax.tc:13
-                    const float t69 = t67 * rcp68;                              // <prelude>/softmax.tc:14
-                    const float t70 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
-                    const float t71 = t70 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t72 = expf(t71);                                // <prelude>/softmax.tc:13
-                    const float t73 = t72 * rcp68;                              // <prelude>/softmax.tc:14
-                    const float t74 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
-                    const float t75 = t74 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t76 = expf(t75);                                // <prelude>/softmax.tc:13
-                    const float t77 = t76 * rcp68;                              // <prelude>/softmax.tc:14
-                    const float t78 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
-                    const float t79 = t78 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t80 = expf(t79);                                // <prelude>/softmax.tc:13
-                    const float t81 = t80 * rcp68;                              // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3, {{t69, t73, t77, t81}}); // <prelude>/softmax.tc:14
+                    const float t31 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
+                    const float t32 = t31 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
+                    const float t35 = t33 * rcp34;                              // <prelude>/softmax.tc:14
+                    const float t36 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
+                    const float t37 = t36 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t38 = expf(t37);                                // <prelude>/softmax.tc:13
+                    const float t39 = t38 * rcp34;                              // <prelude>/softmax.tc:14
+                    const float t40 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
+                    const float t41 = t40 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t42 = expf(t41);                                // <prelude>/softmax.tc:13
+                    const float t43 = t42 * rcp34;                              // <prelude>/softmax.tc:14
+                    const float t44 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
+                    const float t45 = t44 - r6;                                 // <prelude>/softmax.tc:13
+                    const float t46 = expf(t45);                                // <prelude>/softmax.tc:13
+                    const float t47 = t46 * rcp34;                              // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3, {{t35, t39, t43, t47}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc6 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i3 = r;
-                const float t82 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t83 = t82 * rcp2;                               // attention_scores.tc:9
-                acc6 = tc_op_max()(acc6, t83);                              // <prelude>/softmax.tc:13
+                const float t48 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t49 = t48 * rcp2;                               // attention_scores.tc:9
+                acc6 = tc_op_max()(acc6, t49);                              // <prelude>/softmax.tc:13
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
             float acc9 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i3 = r;
-                const float t84 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t85 = t84 * rcp2;                               // attention_scores.tc:9
-                const float t86 = t85 - r6;                                 // <prelude>/softmax.tc:13
-                const float t87 = expf(t86);                                // <prelude>/softmax.tc:13
-                acc9 = tc_op_sum()(acc9, t87);                              // <prelude>/softmax.tc:14
+                const float t50 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t51 = t50 * rcp2;                               // attention_scores.tc:9
+                const float t52 = t51 - r6;                                 // <prelude>/softmax.tc:13
+                const float t53 = expf(t52);                                // <prelude>/softmax.tc:13
+                acc9 = tc_op_sum()(acc9, t53);                              // <prelude>/softmax.tc:14
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float rcp92 = 1.0f / r9;                              // <prelude>/softmax.tc:14
+            const float rcp58 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i3 = r;
-                const float t88 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t89 = t88 * rcp2;                               // attention_scores.tc:9
-                const float t90 = t89 - r6;                                 // <prelude>/softmax.tc:13
-                const float t91 = expf(t90);                                // <prelude>/softmax.tc:13
-                const float t93 = t91 * rcp92;                              // <prelude>/softmax.tc:14
-                out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t93; // <prelude>/softmax.tc:14
+                const float t54 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t55 = t54 * rcp2;                               // attention_scores.tc:9
+                const float t56 = t55 - r6;                                 // <prelude>/softmax.tc:13
+                const float t57 = expf(t56);                                // <prelude>/softmax.tc:13
+                const float t59 = t57 * rcp58;                              // <prelude>/softmax.tc:14
+                out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t59; // <prelude>/softmax.tc:14
             }
         }
     }
@@ -269,8 +323,11 @@ launch plan of attention_scores (32-bit indices):
   buffer in_q         param  f32[B, H, S, E]
   buffer in_k         param  f32[B, H, L, E]
   buffer out_out      output f32[B, H, S, L]
-  buffer buf2         temp   f32[B, H, S, L]  live steps 0..1, slot 0
+  buffer buf2         temp   f32[B, H, S, L]  live steps 0..2, slot 0
   step 0: matmul buf2 = in_q @ in_k.T (cuBLAS)
     batch B*H, strides (elements): a S*E, b E*L, c S*L
+  step 1 runs when L <= 16384:
   step 1: tc_red_fused_sqrt_div_max_sub_exp_sum_1<<<B*H*S, [1024, 1, 1]>>>(out_out, buf2, B, H, S, L, E)
+  step 2 runs when L > 16384:
+  step 2: tc_red_fused_sqrt_div_max_sub_exp_sum_1_w<<<B*H*S, [512, 1, 1]>>>(out_out, buf2, B, H, S, L, E)
  */

@@ -286,10 +286,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_C;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
@@ -386,102 +383,146 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_exp_sum_div_4_w(
+    const unsigned short *__restrict__ in_x,
+    float *__restrict__ buf7,
+    const idx_t sz_N,
+    const idx_t sz_C)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_C;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc3 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = tc_h2f(in_x[sz_C*i0 + i1]);                // gather.tc:14
+            acc3 = tc_op_max()(acc3, t0);                               // <prelude>/softmax.tc:13
+        }
+        acc3 = tc_block_reduce(acc3, tc_op_max(), (float *)tc_smem);
+        const float r3 = acc3;
+        float acc6 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t1 = tc_h2f(in_x[sz_C*i0 + i1]);                // gather.tc:14
+            const float t2 = t1 - r3;                                   // <prelude>/softmax.tc:13
+            const float t3 = expf(t2);                                  // <prelude>/softmax.tc:13
+            acc6 = tc_op_sum()(acc6, t3);                               // <prelude>/softmax.tc:14
+        }
+        acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+        const float r6 = acc6;
+        const float rcp7 = 1.0f / r6;                               // <prelude>/softmax.tc:14
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t4 = tc_h2f(in_x[sz_C*i0 + i1]);                // gather.tc:14
+            const float t5 = t4 - r3;                                   // <prelude>/softmax.tc:13
+            const float t6 = expf(t5);                                  // <prelude>/softmax.tc:13
+            const float t8 = t6 * rcp7;                                 // <prelude>/softmax.tc:14
+            buf7[sz_C*i0 + i1] = t8;                                    // <prelude>/softmax.tc:14
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
             tc_aligned(buf7 + sz_C*i0, 16)) { /* the row fits in registers: read it once */
-            tc_vec<unsigned short, 4> pc0[4];
+            tc_vec<unsigned short, 4> pc0[8];
             float acc3 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<unsigned short, 4> v31 = tc_vload<unsigned short, 4>(in_x + sz_C*i0 + i1); // gather.tc:14
-                pc0[j] = v31;                                               // gather.tc:14
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v31.v[0])) : acc3;  // <prelude>/softmax.tc:13
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v31.v[1])) : acc3;  // <prelude>/softmax.tc:13
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v31.v[2])) : acc3;  // <prelude>/softmax.tc:13
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v31.v[3])) : acc3;  // <prelude>/softmax.tc:13
+                const tc_vec<unsigned short, 4> v9 = tc_vload<unsigned short, 4>(in_x + sz_C*i0 + i1); // gather.tc:14
+                pc0[j] = v9;                                                // gather.tc:14
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[0])) : acc3;   // <prelude>/softmax.tc:13
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[1])) : acc3;   // <prelude>/softmax.tc:13
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[2])) : acc3;   // <prelude>/softmax.tc:13
+                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[3])) : acc3;   // <prelude>/softmax.tc:13
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
             float acc6 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t32 = (tc_h2f(pc0[j].v[0])) - r3;               // <prelude>/softmax.tc:13
-                    const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
-                    acc6 = tc_op_sum()(acc6, t33);                              // <prelude>/softmax.tc:14
-                    const float t34 = (tc_h2f(pc0[j].v[1])) - r3;               // <prelude>/softmax.tc:13
-                    const float t35 = expf(t34);                                // <prelude>/softmax.tc:13
-                    acc6 = tc_op_sum()(acc6, t35);                              // <prelude>/softmax.tc:14
-                    const float t36 = (tc_h2f(pc0[j].v[2])) - r3;               // <prelude>/softmax.tc:13
-                    const float t37 = expf(t36);                                // <prelude>/softmax.tc:13
-                    acc6 = tc_op_sum()(acc6, t37);                              // <prelude>/softmax.tc:14
-                    const float t38 = (tc_h2f(pc0[j].v[3])) - r3;               // <prelude>/softmax.tc:13
-                    const float t39 = expf(t38);                                // <prelude>/softmax.tc:13
-                    acc6 = tc_op_sum()(acc6, t39);                              // <prelude>/softmax.tc:14
+                    const float t10 = (tc_h2f(pc0[j].v[0])) - r3;               // <prelude>/softmax.tc:13
+                    const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
+                    acc6 = tc_op_sum()(acc6, t11);                              // <prelude>/softmax.tc:14
+                    const float t12 = (tc_h2f(pc0[j].v[1])) - r3;               // <prelude>/softmax.tc:13
+                    const float t13 = expf(t12);                                // <prelude>/softmax.tc:13
+                    acc6 = tc_op_sum()(acc6, t13);                              // <prelude>/softmax.tc:14
+                    const float t14 = (tc_h2f(pc0[j].v[2])) - r3;               // <prelude>/softmax.tc:13
+                    const float t15 = expf(t14);                                // <prelude>/softmax.tc:13
+                    acc6 = tc_op_sum()(acc6, t15);                              // <prelude>/softmax.tc:14
+                    const float t16 = (tc_h2f(pc0[j].v[3])) - r3;               // <prelude>/softmax.tc:13
+                    const float t17 = expf(t16);                                // <prelude>/softmax.tc:13
+                    acc6 = tc_op_sum()(acc6, t17);                              // <prelude>/softmax.tc:14
                 }
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            const float rcp42 = 1.0f / r6;                              // <prelude>/softmax.tc:14
+            const float rcp20 = 1.0f / r6;                              // <prelude>/softmax.tc:14
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t40 = (tc_h2f(pc0[j].v[0])) - r3;               // <prelude>/softmax.tc:13
-                    const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
-                    const float t43 = t41 * rcp42;                              // <prelude>/softmax.tc:14
-                    const float t44 = (tc_h2f(pc0[j].v[1])) - r3;               // <prelude>/softmax.tc:13
-                    const float t45 = expf(t44);                                // <prelude>/softmax.tc:13
-                    const float t46 = t45 * rcp42;                              // <prelude>/softmax.tc:14
-                    const float t47 = (tc_h2f(pc0[j].v[2])) - r3;               // <prelude>/softmax.tc:13
-                    const float t48 = expf(t47);                                // <prelude>/softmax.tc:13
-                    const float t49 = t48 * rcp42;                              // <prelude>/softmax.tc:14
-                    const float t50 = (tc_h2f(pc0[j].v[3])) - r3;               // <prelude>/softmax.tc:13
-                    const float t51 = expf(t50);                                // <prelude>/softmax.tc:13
-                    const float t52 = t51 * rcp42;                              // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(buf7 + sz_C*i0 + i1, {{t43, t46, t49, t52}}); // <prelude>/softmax.tc:14
+                    const float t18 = (tc_h2f(pc0[j].v[0])) - r3;               // <prelude>/softmax.tc:13
+                    const float t19 = expf(t18);                                // <prelude>/softmax.tc:13
+                    const float t21 = t19 * rcp20;                              // <prelude>/softmax.tc:14
+                    const float t22 = (tc_h2f(pc0[j].v[1])) - r3;               // <prelude>/softmax.tc:13
+                    const float t23 = expf(t22);                                // <prelude>/softmax.tc:13
+                    const float t24 = t23 * rcp20;                              // <prelude>/softmax.tc:14
+                    const float t25 = (tc_h2f(pc0[j].v[2])) - r3;               // <prelude>/softmax.tc:13
+                    const float t26 = expf(t25);                                // <prelude>/softmax.tc:13
+                    const float t27 = t26 * rcp20;                              // <prelude>/softmax.tc:14
+                    const float t28 = (tc_h2f(pc0[j].v[3])) - r3;               // <prelude>/softmax.tc:13
+                    const float t29 = expf(t28);                                // <prelude>/softmax.tc:13
+                    const float t30 = t29 * rcp20;                              // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(buf7 + sz_C*i0 + i1, {{t21, t24, t27, t30}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc3 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t53 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
-                acc3 = tc_op_max()(acc3, t53);                              // <prelude>/softmax.tc:13
+                const float t31 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
+                acc3 = tc_op_max()(acc3, t31);                              // <prelude>/softmax.tc:13
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
             float acc6 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t54 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
-                const float t55 = t54 - r3;                                 // <prelude>/softmax.tc:13
-                const float t56 = expf(t55);                                // <prelude>/softmax.tc:13
-                acc6 = tc_op_sum()(acc6, t56);                              // <prelude>/softmax.tc:14
+                const float t32 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
+                const float t33 = t32 - r3;                                 // <prelude>/softmax.tc:13
+                const float t34 = expf(t33);                                // <prelude>/softmax.tc:13
+                acc6 = tc_op_sum()(acc6, t34);                              // <prelude>/softmax.tc:14
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            const float rcp60 = 1.0f / r6;                              // <prelude>/softmax.tc:14
+            const float rcp38 = 1.0f / r6;                              // <prelude>/softmax.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t57 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
-                const float t58 = t57 - r3;                                 // <prelude>/softmax.tc:13
-                const float t59 = expf(t58);                                // <prelude>/softmax.tc:13
-                const float t61 = t59 * rcp60;                              // <prelude>/softmax.tc:14
-                buf7[sz_C*i0 + i1] = t61;                                   // <prelude>/softmax.tc:14
+                const float t35 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
+                const float t36 = t35 - r3;                                 // <prelude>/softmax.tc:13
+                const float t37 = expf(t36);                                // <prelude>/softmax.tc:13
+                const float t39 = t37 * rcp38;                              // <prelude>/softmax.tc:14
+                buf7[sz_C*i0 + i1] = t39;                                   // <prelude>/softmax.tc:14
             }
         }
     }
@@ -749,9 +790,12 @@ launch plan of take_computed (32-bit indices):
   buffer in_x         param  f16[N, C]
   buffer in_t         param  i64[N]
   buffer out_out      output f32[N]
-  buffer buf7         temp   f32[N, C]  live steps 0..1, slot 0
+  buffer buf7         temp   f32[N, C]  live steps 0..2, slot 0
+  step 0 runs when C <= 16384:
   step 0: tc_red_fused_cast_max_sub_exp_sum_div_4<<<N, [1024, 1, 1]>>>(in_x, buf7, N, C)
-  step 1: tc_poi_fused_gather_copy_5<<<(N + 1023)/1024, [256, 1, 1]>>>(in_t, out_out, buf7, N, C)
+  step 1 runs when C > 16384:
+  step 1: tc_red_fused_cast_max_sub_exp_sum_div_4_w<<<N, [512, 1, 1]>>>(in_x, buf7, N, C)
+  step 2: tc_poi_fused_gather_copy_5<<<(N + 1023)/1024, [256, 1, 1]>>>(in_t, out_out, buf7, N, C)
 launch plan of onehot (32-bit indices):
   buffer in_x         param  f32[N, C]
   buffer in_t         param  i32[N]

@@ -11,10 +11,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -94,85 +91,127 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_0(
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_pow_0_w(
+    const float *__restrict__ in_x,
+    float *__restrict__ out_mu,
+    float *__restrict__ out_var,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc1 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:9
+            acc1 = tc_op_sum()(acc1, t0);                               // lang_functions.tc:10
+        }
+        acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+        const float r1 = acc1;
+        const float t2 = r1 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
+        float acc7 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t1 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:9
+            const float t3 = t1 - t2;                                   // lang_functions.tc:11
+            const float t4 = powf(t3, 2.0f);                            // lang_functions.tc:11
+            acc7 = tc_op_sum()(acc7, t4);                               // lang_functions.tc:11
+        }
+        acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
+        const float r7 = acc7;
+        const float t5 = r7 / ((float)((long long)(sz_D)));         // lang_functions.tc:11
+        if (threadIdx.x == 0) {
+            out_mu[i0] = t2;                                            // lang_functions.tc:10
+            out_var[i0] = t5;                                           // lang_functions.tc:11
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc1 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v17 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:9
-                pc0[j * 4 + 0] = v17.v[0];                                  // lang_functions.tc:9
+                const tc_vec<float, 4> v6 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:9
+                pc0[j * 4 + 0] = v6.v[0];                                   // lang_functions.tc:9
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_functions.tc:10
-                pc0[j * 4 + 1] = v17.v[1];                                  // lang_functions.tc:9
+                pc0[j * 4 + 1] = v6.v[1];                                   // lang_functions.tc:9
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_functions.tc:10
-                pc0[j * 4 + 2] = v17.v[2];                                  // lang_functions.tc:9
+                pc0[j * 4 + 2] = v6.v[2];                                   // lang_functions.tc:9
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_functions.tc:10
-                pc0[j * 4 + 3] = v17.v[3];                                  // lang_functions.tc:9
+                pc0[j * 4 + 3] = v6.v[3];                                   // lang_functions.tc:9
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_functions.tc:10
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
-            const float t18 = r1 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
+            const float t7 = r1 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
             float acc7 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t19 = (pc0[j * 4 + 0]) - t18;                   // lang_functions.tc:11
-                    const float t20 = powf(t19, 2.0f);                          // lang_functions.tc:11
-                    acc7 = tc_op_sum()(acc7, t20);                              // lang_functions.tc:11
-                    const float t21 = (pc0[j * 4 + 1]) - t18;                   // lang_functions.tc:11
-                    const float t22 = powf(t21, 2.0f);                          // lang_functions.tc:11
-                    acc7 = tc_op_sum()(acc7, t22);                              // lang_functions.tc:11
-                    const float t23 = (pc0[j * 4 + 2]) - t18;                   // lang_functions.tc:11
-                    const float t24 = powf(t23, 2.0f);                          // lang_functions.tc:11
-                    acc7 = tc_op_sum()(acc7, t24);                              // lang_functions.tc:11
-                    const float t25 = (pc0[j * 4 + 3]) - t18;                   // lang_functions.tc:11
-                    const float t26 = powf(t25, 2.0f);                          // lang_functions.tc:11
-                    acc7 = tc_op_sum()(acc7, t26);                              // lang_functions.tc:11
+                    const float t8 = (pc0[j * 4 + 0]) - t7;                     // lang_functions.tc:11
+                    const float t9 = powf(t8, 2.0f);                            // lang_functions.tc:11
+                    acc7 = tc_op_sum()(acc7, t9);                               // lang_functions.tc:11
+                    const float t10 = (pc0[j * 4 + 1]) - t7;                    // lang_functions.tc:11
+                    const float t11 = powf(t10, 2.0f);                          // lang_functions.tc:11
+                    acc7 = tc_op_sum()(acc7, t11);                              // lang_functions.tc:11
+                    const float t12 = (pc0[j * 4 + 2]) - t7;                    // lang_functions.tc:11
+                    const float t13 = powf(t12, 2.0f);                          // lang_functions.tc:11
+                    acc7 = tc_op_sum()(acc7, t13);                              // lang_functions.tc:11
+                    const float t14 = (pc0[j * 4 + 3]) - t7;                    // lang_functions.tc:11
+                    const float t15 = powf(t14, 2.0f);                          // lang_functions.tc:11
+                    acc7 = tc_op_sum()(acc7, t15);                              // lang_functions.tc:11
                 }
             }
             acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r7 = acc7;
-            const float t27 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
+            const float t16 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             if (threadIdx.x == 0) {
-                out_mu[i0] = t18;                                           // lang_functions.tc:10
-                out_var[i0] = t27;                                          // lang_functions.tc:11
+                out_mu[i0] = t7;                                            // lang_functions.tc:10
+                out_var[i0] = t16;                                          // lang_functions.tc:11
             }
         } else {
             float acc1 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t28 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
-                acc1 = tc_op_sum()(acc1, t28);                              // lang_functions.tc:10
+                const float t17 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
+                acc1 = tc_op_sum()(acc1, t17);                              // lang_functions.tc:10
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
-            const float t30 = r1 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
+            const float t19 = r1 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc7 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t29 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
-                const float t31 = t29 - t30;                                // lang_functions.tc:11
-                const float t32 = powf(t31, 2.0f);                          // lang_functions.tc:11
-                acc7 = tc_op_sum()(acc7, t32);                              // lang_functions.tc:11
+                const float t18 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
+                const float t20 = t18 - t19;                                // lang_functions.tc:11
+                const float t21 = powf(t20, 2.0f);                          // lang_functions.tc:11
+                acc7 = tc_op_sum()(acc7, t21);                              // lang_functions.tc:11
             }
             acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r7 = acc7;
-            const float t33 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
+            const float t22 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             if (threadIdx.x == 0) {
-                out_mu[i0] = t30;                                           // lang_functions.tc:10
-                out_var[i0] = t33;                                          // lang_functions.tc:11
+                out_mu[i0] = t19;                                           // lang_functions.tc:10
+                out_var[i0] = t22;                                          // lang_functions.tc:11
             }
         }
     }
@@ -193,10 +232,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -326,135 +362,188 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_pow_add_rsqrt
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_pow_add_rsqrt_1_w(
+    const float *__restrict__ in_x,
+    const float *__restrict__ in_w,
+    const float *__restrict__ in_b,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc3 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:15
+            acc3 = tc_op_sum()(acc3, t0);                               // lang_functions.tc:10
+        }
+        acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
+        const float r3 = acc3;
+        const float t2 = r3 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
+        float acc9 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t1 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:15
+            const float t3 = t1 - t2;                                   // lang_functions.tc:11
+            const float t4 = powf(t3, 2.0f);                            // lang_functions.tc:11
+            acc9 = tc_op_sum()(acc9, t4);                               // lang_functions.tc:11
+        }
+        acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
+        const float r9 = acc9;
+        const float t7 = r9 / ((float)((long long)(sz_D)));         // lang_functions.tc:11
+        const float t8 = t7 + ((float)1.0000000000000001e-05);      // lang_functions.tc:17
+        const float t9 = rsqrtf(t8);                                // lang_functions.tc:17
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t5 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:15
+            const float t6 = t5 - t2;                                   // lang_functions.tc:11
+            const float t10 = t6 * t9;                                  // lang_functions.tc:17
+            const float t11 = in_w[i1];                                 // lang_functions.tc:15
+            const float t12 = t10 * t11;                                // lang_functions.tc:6
+            const float t13 = t12 * 2.0f;                               // lang_functions.tc:6
+            const float t14 = in_b[i1];                                 // lang_functions.tc:15
+            const float t15 = t13 + t14;                                // lang_functions.tc:6
+            out_out[sz_D*i0 + i1] = t15;                                // lang_functions.tc:6
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc3 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v59 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:15
-                pc0[j * 4 + 0] = v59.v[0];                                  // lang_functions.tc:15
+                const tc_vec<float, 4> v16 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:15
+                pc0[j * 4 + 0] = v16.v[0];                                  // lang_functions.tc:15
                 acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 0]) : acc3;    // lang_functions.tc:10
-                pc0[j * 4 + 1] = v59.v[1];                                  // lang_functions.tc:15
+                pc0[j * 4 + 1] = v16.v[1];                                  // lang_functions.tc:15
                 acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 1]) : acc3;    // lang_functions.tc:10
-                pc0[j * 4 + 2] = v59.v[2];                                  // lang_functions.tc:15
+                pc0[j * 4 + 2] = v16.v[2];                                  // lang_functions.tc:15
                 acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 2]) : acc3;    // lang_functions.tc:10
-                pc0[j * 4 + 3] = v59.v[3];                                  // lang_functions.tc:15
+                pc0[j * 4 + 3] = v16.v[3];                                  // lang_functions.tc:15
                 acc3 = tc_in ? tc_op_sum()(acc3, pc0[j * 4 + 3]) : acc3;    // lang_functions.tc:10
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
-            const float t60 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
+            const float t17 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc9 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t61 = (pc0[j * 4 + 0]) - t60;                   // lang_functions.tc:11
-                    const float t62 = powf(t61, 2.0f);                          // lang_functions.tc:11
-                    acc9 = tc_op_sum()(acc9, t62);                              // lang_functions.tc:11
-                    const float t63 = (pc0[j * 4 + 1]) - t60;                   // lang_functions.tc:11
-                    const float t64 = powf(t63, 2.0f);                          // lang_functions.tc:11
-                    acc9 = tc_op_sum()(acc9, t64);                              // lang_functions.tc:11
-                    const float t65 = (pc0[j * 4 + 2]) - t60;                   // lang_functions.tc:11
-                    const float t66 = powf(t65, 2.0f);                          // lang_functions.tc:11
-                    acc9 = tc_op_sum()(acc9, t66);                              // lang_functions.tc:11
-                    const float t67 = (pc0[j * 4 + 3]) - t60;                   // lang_functions.tc:11
-                    const float t68 = powf(t67, 2.0f);                          // lang_functions.tc:11
-                    acc9 = tc_op_sum()(acc9, t68);                              // lang_functions.tc:11
+                    const float t18 = (pc0[j * 4 + 0]) - t17;                   // lang_functions.tc:11
+                    const float t19 = powf(t18, 2.0f);                          // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t19);                              // lang_functions.tc:11
+                    const float t20 = (pc0[j * 4 + 1]) - t17;                   // lang_functions.tc:11
+                    const float t21 = powf(t20, 2.0f);                          // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t21);                              // lang_functions.tc:11
+                    const float t22 = (pc0[j * 4 + 2]) - t17;                   // lang_functions.tc:11
+                    const float t23 = powf(t22, 2.0f);                          // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t23);                              // lang_functions.tc:11
+                    const float t24 = (pc0[j * 4 + 3]) - t17;                   // lang_functions.tc:11
+                    const float t25 = powf(t24, 2.0f);                          // lang_functions.tc:11
+                    acc9 = tc_op_sum()(acc9, t25);                              // lang_functions.tc:11
                 }
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t70 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
-            const float t71 = t70 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
-            const float t72 = rsqrtf(t71);                              // lang_functions.tc:17
+            const float t27 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
+            const float t28 = t27 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
+            const float t29 = rsqrtf(t28);                              // lang_functions.tc:17
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t69 = (pc0[j * 4 + 0]) - t60;                   // lang_functions.tc:11
-                    const float t73 = t69 * t72;                                // lang_functions.tc:17
-                    const tc_vec<float, 4> v74 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:15
-                    const float t75 = v74.v[0];                                 // lang_functions.tc:15
-                    const float t76 = t73 * t75;                                // lang_functions.tc:6
-                    const float t77 = t76 * 2.0f;                               // lang_functions.tc:6
-                    const tc_vec<float, 4> v78 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:15
-                    const float t79 = v78.v[0];                                 // lang_functions.tc:15
-                    const float t80 = t77 + t79;                                // lang_functions.tc:6
-                    const float t81 = (pc0[j * 4 + 1]) - t60;                   // lang_functions.tc:11
-                    const float t82 = t81 * t72;                                // lang_functions.tc:17
-                    const float t83 = v74.v[1];                                 // lang_functions.tc:15
-                    const float t84 = t82 * t83;                                // lang_functions.tc:6
-                    const float t85 = t84 * 2.0f;                               // lang_functions.tc:6
-                    const float t86 = v78.v[1];                                 // lang_functions.tc:15
-                    const float t87 = t85 + t86;                                // lang_functions.tc:6
-                    const float t88 = (pc0[j * 4 + 2]) - t60;                   // lang_functions.tc:11
-                    const float t89 = t88 * t72;                                // lang_functions.tc:17
-                    const float t90 = v74.v[2];                                 // lang_functions.tc:15
-                    const float t91 = t89 * t90;                                // lang_functions.tc:6
-                    const float t92 = t91 * 2.0f;                               // lang_functions.tc:6
-                    const float t93 = v78.v[2];                                 // lang_functions.tc:15
-                    const float t94 = t92 + t93;                                // lang_functions.tc:6
-                    const float t95 = (pc0[j * 4 + 3]) - t60;                   // lang_functions.tc:11
-                    const float t96 = t95 * t72;                                // lang_functions.tc:17
-                    const float t97 = v74.v[3];                                 // lang_functions.tc:15
-                    const float t98 = t96 * t97;                                // lang_functions.tc:6
-                    const float t99 = t98 * 2.0f;                               // lang_functions.tc:6
-                    const float t100 = v78.v[3];                                // lang_functions.tc:15
-                    const float t101 = t99 + t100;                              // lang_functions.tc:6
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t80, t87, t94, t101}}); // lang_functions.tc:6
+                    const float t26 = (pc0[j * 4 + 0]) - t17;                   // lang_functions.tc:11
+                    const float t30 = t26 * t29;                                // lang_functions.tc:17
+                    const tc_vec<float, 4> v31 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:15
+                    const float t32 = v31.v[0];                                 // lang_functions.tc:15
+                    const float t33 = t30 * t32;                                // lang_functions.tc:6
+                    const float t34 = t33 * 2.0f;                               // lang_functions.tc:6
+                    const tc_vec<float, 4> v35 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:15
+                    const float t36 = v35.v[0];                                 // lang_functions.tc:15
+                    const float t37 = t34 + t36;                                // lang_functions.tc:6
+                    const float t38 = (pc0[j * 4 + 1]) - t17;                   // lang_functions.tc:11
+                    const float t39 = t38 * t29;                                // lang_functions.tc:17
+                    const float t40 = v31.v[1];                                 // lang_functions.tc:15
+                    const float t41 = t39 * t40;                                // lang_functions.tc:6
+                    const float t42 = t41 * 2.0f;                               // lang_functions.tc:6
+                    const float t43 = v35.v[1];                                 // lang_functions.tc:15
+                    const float t44 = t42 + t43;                                // lang_functions.tc:6
+                    const float t45 = (pc0[j * 4 + 2]) - t17;                   // lang_functions.tc:11
+                    const float t46 = t45 * t29;                                // lang_functions.tc:17
+                    const float t47 = v31.v[2];                                 // lang_functions.tc:15
+                    const float t48 = t46 * t47;                                // lang_functions.tc:6
+                    const float t49 = t48 * 2.0f;                               // lang_functions.tc:6
+                    const float t50 = v35.v[2];                                 // lang_functions.tc:15
+                    const float t51 = t49 + t50;                                // lang_functions.tc:6
+                    const float t52 = (pc0[j * 4 + 3]) - t17;                   // lang_functions.tc:11
+                    const float t53 = t52 * t29;                                // lang_functions.tc:17
+                    const float t54 = v31.v[3];                                 // lang_functions.tc:15
+                    const float t55 = t53 * t54;                                // lang_functions.tc:6
+                    const float t56 = t55 * 2.0f;                               // lang_functions.tc:6
+                    const float t57 = v35.v[3];                                 // lang_functions.tc:15
+                    const float t58 = t56 + t57;                                // lang_functions.tc:6
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t37, t44, t51, t58}}); // lang_functions.tc:6
                 }
             }
         } else {
             float acc3 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t102 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:15
-                acc3 = tc_op_sum()(acc3, t102);                             // lang_functions.tc:10
+                const float t59 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
+                acc3 = tc_op_sum()(acc3, t59);                              // lang_functions.tc:10
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
-            const float t104 = r3 / ((float)((long long)(sz_D)));       // lang_functions.tc:10
+            const float t61 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc9 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t103 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:15
-                const float t105 = t103 - t104;                             // lang_functions.tc:11
-                const float t106 = powf(t105, 2.0f);                        // lang_functions.tc:11
-                acc9 = tc_op_sum()(acc9, t106);                             // lang_functions.tc:11
+                const float t60 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
+                const float t62 = t60 - t61;                                // lang_functions.tc:11
+                const float t63 = powf(t62, 2.0f);                          // lang_functions.tc:11
+                acc9 = tc_op_sum()(acc9, t63);                              // lang_functions.tc:11
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t109 = r9 / ((float)((long long)(sz_D)));       // lang_functions.tc:11
-            const float t110 = t109 + ((float)1.0000000000000001e-05);  // lang_functions.tc:17
-            const float t111 = rsqrtf(t110);                            // lang_functions.tc:17
+            const float t66 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
+            const float t67 = t66 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
+            const float t68 = rsqrtf(t67);                              // lang_functions.tc:17
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t107 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:15
-                const float t108 = t107 - t104;                             // lang_functions.tc:11
-                const float t112 = t108 * t111;                             // lang_functions.tc:17
-                const float t113 = in_w[i1];                                // lang_functions.tc:15
-                const float t114 = t112 * t113;                             // lang_functions.tc:6
-                const float t115 = t114 * 2.0f;                             // lang_functions.tc:6
-                const float t116 = in_b[i1];                                // lang_functions.tc:15
-                const float t117 = t115 + t116;                             // lang_functions.tc:6
-                out_out[sz_D*i0 + i1] = t117;                               // lang_functions.tc:6
+                const float t64 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
+                const float t65 = t64 - t61;                                // lang_functions.tc:11
+                const float t69 = t65 * t68;                                // lang_functions.tc:17
+                const float t70 = in_w[i1];                                 // lang_functions.tc:15
+                const float t71 = t69 * t70;                                // lang_functions.tc:6
+                const float t72 = t71 * 2.0f;                               // lang_functions.tc:6
+                const float t73 = in_b[i1];                                 // lang_functions.tc:15
+                const float t74 = t72 + t73;                                // lang_functions.tc:6
+                out_out[sz_D*i0 + i1] = t74;                                // lang_functions.tc:6
             }
         }
     }
@@ -852,10 +941,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -1097,11 +1183,99 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             }
         }
     }
+}
+
+/* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_max_sum_log_6_w(
+    const float *__restrict__ in_x,
+    const float *__restrict__ in_w,
+    const float *__restrict__ in_b,
+    const float *__restrict__ in_g,
+    float *__restrict__ out_a,
+    float *__restrict__ out_c,
+    float *__restrict__ out_d,
+    float *__restrict__ out_e,
+    const float *__restrict__ buf4,
+    const float *__restrict__ buf7,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc9 = tc_lowest<float>();
+        float acc16 = (float)0;
+        float acc29 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:42
+            acc9 = tc_op_max()(acc9, t0);                               // <prelude>/softmax.tc:20
+            acc16 = tc_op_sum()(acc16, t0);                             // <prelude>/norm.tc:13
+            const float t1 = t0 * t0;                                   // <prelude>/norm.tc:22
+            acc29 = tc_op_sum()(acc29, t1);                             // <prelude>/norm.tc:22
+        }
+        tc_block_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem);
+        const float r9 = acc9;
+        const float r16 = acc16;
+        acc29 = tc_block_reduce(acc29, tc_op_sum(), (float *)tc_smem);
+        const float r29 = acc29;
+        const float t5 = r16 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+        float acc12 = (float)0;
+        float acc21 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t2 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:42
+            const float t3 = t2 - r9;                                   // <prelude>/softmax.tc:20
+            const float t4 = expf(t3);                                  // <prelude>/softmax.tc:21
+            acc12 = tc_op_sum()(acc12, t4);                             // <prelude>/softmax.tc:21
+            const float t6 = t2 - t5;                                   // <prelude>/norm.tc:14
+            const float t7 = t6 * t6;                                   // <prelude>/norm.tc:14
+            acc21 = tc_op_sum()(acc21, t7);                             // <prelude>/norm.tc:14
+        }
+        tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
+        const float r12 = acc12;
+        const float r21 = acc21;
+        const float t15 = logf(r12);                                // <prelude>/softmax.tc:21
+        const float t18 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+        const float t19 = t18 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
+        const float t20 = rsqrtf(t19);                              // <prelude>/norm.tc:14
+        const float t26 = r29 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:22
+        const float t27 = t26 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+        const float t28 = rsqrtf(t27);                              // <prelude>/norm.tc:22
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t8 = in_x[sz_D*i0 + i1];                        // lang_functions.tc:42
+            const float t9 = buf4[i1];                                  // <prelude>/softmax.tc:13
+            const float t10 = t8 - t9;                                  // <prelude>/softmax.tc:13
+            const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
+            const float t12 = buf7[i1];                                 // <prelude>/softmax.tc:14
+            const float t13 = t11 / t12;                                // <prelude>/softmax.tc:14
+            out_a[sz_D*i0 + i1] = t13;                                  // <prelude>/softmax.tc:14
+            const float t14 = t8 - r9;                                  // <prelude>/softmax.tc:20
+            const float t16 = t14 - t15;                                // <prelude>/softmax.tc:21
+            out_c[sz_D*i0 + i1] = t16;                                  // <prelude>/softmax.tc:21
+            const float t17 = t8 - t5;                                  // <prelude>/norm.tc:14
+            const float t21 = t17 * t20;                                // <prelude>/norm.tc:15
+            const float t22 = in_w[i1];                                 // lang_functions.tc:42
+            const float t23 = t21 * t22;                                // <prelude>/norm.tc:15
+            const float t24 = in_b[i1];                                 // lang_functions.tc:42
+            const float t25 = t23 + t24;                                // <prelude>/norm.tc:15
+            out_d[sz_D*i0 + i1] = t25;                                  // <prelude>/norm.tc:15
+            const float t29 = t8 * t28;                                 // <prelude>/norm.tc:22
+            const float t30 = in_g[i1];                                 // lang_functions.tc:42
+            const float t31 = t29 * t30;                                // <prelude>/norm.tc:22
+            out_e[sz_D*i0 + i1] = t31;                                  // <prelude>/norm.tc:22
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(buf4 + 0, 16) &&
             tc_aligned(buf7 + 0, 16) &&
@@ -1112,167 +1286,167 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             tc_aligned(out_d + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_e + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc9 = tc_lowest<float>();
             float acc16 = (float)0;
             float acc29 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v130 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:42
-                pc0[j * 4 + 0] = v130.v[0];                                 // lang_functions.tc:42
+                const tc_vec<float, 4> v32 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:42
+                pc0[j * 4 + 0] = v32.v[0];                                  // lang_functions.tc:42
                 acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 0]) : acc9;    // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 0]) : acc16; // <prelude>/norm.tc:13
-                const float t131 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);     // <prelude>/norm.tc:22
-                acc29 = tc_in ? tc_op_sum()(acc29, t131) : acc29;           // <prelude>/norm.tc:22
-                pc0[j * 4 + 1] = v130.v[1];                                 // lang_functions.tc:42
+                const float t33 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t33) : acc29;            // <prelude>/norm.tc:22
+                pc0[j * 4 + 1] = v32.v[1];                                  // lang_functions.tc:42
                 acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 1]) : acc9;    // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 1]) : acc16; // <prelude>/norm.tc:13
-                const float t132 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);     // <prelude>/norm.tc:22
-                acc29 = tc_in ? tc_op_sum()(acc29, t132) : acc29;           // <prelude>/norm.tc:22
-                pc0[j * 4 + 2] = v130.v[2];                                 // lang_functions.tc:42
+                const float t34 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t34) : acc29;            // <prelude>/norm.tc:22
+                pc0[j * 4 + 2] = v32.v[2];                                  // lang_functions.tc:42
                 acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 2]) : acc9;    // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 2]) : acc16; // <prelude>/norm.tc:13
-                const float t133 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);     // <prelude>/norm.tc:22
-                acc29 = tc_in ? tc_op_sum()(acc29, t133) : acc29;           // <prelude>/norm.tc:22
-                pc0[j * 4 + 3] = v130.v[3];                                 // lang_functions.tc:42
+                const float t35 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t35) : acc29;            // <prelude>/norm.tc:22
+                pc0[j * 4 + 3] = v32.v[3];                                  // lang_functions.tc:42
                 acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 3]) : acc9;    // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 3]) : acc16; // <prelude>/norm.tc:13
-                const float t134 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);     // <prelude>/norm.tc:22
-                acc29 = tc_in ? tc_op_sum()(acc29, t134) : acc29;           // <prelude>/norm.tc:22
+                const float t36 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // <prelude>/norm.tc:22
+                acc29 = tc_in ? tc_op_sum()(acc29, t36) : acc29;            // <prelude>/norm.tc:22
             }
             tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
             const float r16 = acc16;
             acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r29 = acc29;
-            const float t137 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
+            const float t39 = r16 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:13
             float acc12 = (float)0;
             float acc21 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t135 = (pc0[j * 4 + 0]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t136 = expf(t135);                              // <prelude>/softmax.tc:21
-                    acc12 = tc_op_sum()(acc12, t136);                           // <prelude>/softmax.tc:21
-                    const float t138 = (pc0[j * 4 + 0]) - t137;                 // <prelude>/norm.tc:14
-                    const float t139 = t138 * t138;                             // <prelude>/norm.tc:14
-                    acc21 = tc_op_sum()(acc21, t139);                           // <prelude>/norm.tc:14
-                    const float t140 = (pc0[j * 4 + 1]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t141 = expf(t140);                              // <prelude>/softmax.tc:21
-                    acc12 = tc_op_sum()(acc12, t141);                           // <prelude>/softmax.tc:21
-                    const float t142 = (pc0[j * 4 + 1]) - t137;                 // <prelude>/norm.tc:14
-                    const float t143 = t142 * t142;                             // <prelude>/norm.tc:14
-                    acc21 = tc_op_sum()(acc21, t143);                           // <prelude>/norm.tc:14
-                    const float t144 = (pc0[j * 4 + 2]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t145 = expf(t144);                              // <prelude>/softmax.tc:21
-                    acc12 = tc_op_sum()(acc12, t145);                           // <prelude>/softmax.tc:21
-                    const float t146 = (pc0[j * 4 + 2]) - t137;                 // <prelude>/norm.tc:14
-                    const float t147 = t146 * t146;                             // <prelude>/norm.tc:14
-                    acc21 = tc_op_sum()(acc21, t147);                           // <prelude>/norm.tc:14
-                    const float t148 = (pc0[j * 4 + 3]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t149 = expf(t148);                              // <prelude>/softmax.tc:21
-                    acc12 = tc_op_sum()(acc12, t149);                           // <prelude>/softmax.tc:21
-                    const float t150 = (pc0[j * 4 + 3]) - t137;                 // <prelude>/norm.tc:14
-                    const float t151 = t150 * t150;                             // <prelude>/norm.tc:14
-                    acc21 = tc_op_sum()(acc21, t151);                           // <prelude>/norm.tc:14
+                    const float t37 = (pc0[j * 4 + 0]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t38 = expf(t37);                                // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t38);                            // <prelude>/softmax.tc:21
+                    const float t40 = (pc0[j * 4 + 0]) - t39;                   // <prelude>/norm.tc:14
+                    const float t41 = t40 * t40;                                // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t41);                            // <prelude>/norm.tc:14
+                    const float t42 = (pc0[j * 4 + 1]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t43 = expf(t42);                                // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t43);                            // <prelude>/softmax.tc:21
+                    const float t44 = (pc0[j * 4 + 1]) - t39;                   // <prelude>/norm.tc:14
+                    const float t45 = t44 * t44;                                // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t45);                            // <prelude>/norm.tc:14
+                    const float t46 = (pc0[j * 4 + 2]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t47 = expf(t46);                                // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t47);                            // <prelude>/softmax.tc:21
+                    const float t48 = (pc0[j * 4 + 2]) - t39;                   // <prelude>/norm.tc:14
+                    const float t49 = t48 * t48;                                // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t49);                            // <prelude>/norm.tc:14
+                    const float t50 = (pc0[j * 4 + 3]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t51 = expf(t50);                                // <prelude>/softmax.tc:21
+                    acc12 = tc_op_sum()(acc12, t51);                            // <prelude>/softmax.tc:21
+                    const float t52 = (pc0[j * 4 + 3]) - t39;                   // <prelude>/norm.tc:14
+                    const float t53 = t52 * t52;                                // <prelude>/norm.tc:14
+                    acc21 = tc_op_sum()(acc21, t53);                            // <prelude>/norm.tc:14
                 }
             }
             tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t175 = logf(r12);                               // <prelude>/softmax.tc:21
-            const float t184 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
-            const float t185 = t184 + (9.99999997e-07f);                // <prelude>/norm.tc:14
-            const float t186 = rsqrtf(t185);                            // <prelude>/norm.tc:14
-            const float t212 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
-            const float t213 = t212 + (9.99999997e-07f);                // <prelude>/norm.tc:22
-            const float t214 = rsqrtf(t213);                            // <prelude>/norm.tc:22
+            const float t77 = logf(r12);                                // <prelude>/softmax.tc:21
+            const float t86 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t87 = t86 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
+            const float t88 = rsqrtf(t87);                              // <prelude>/norm.tc:14
+            const float t114 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
+            const float t115 = t114 + (9.99999997e-07f);                // <prelude>/norm.tc:22
+            const float t116 = rsqrtf(t115);                            // <prelude>/norm.tc:22
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const tc_vec<float, 4> v152 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:13
-                    const float t153 = v152.v[0];                               // <prelude>/softmax.tc:13
-                    const float t154 = (pc0[j * 4 + 0]) - t153;                 // <prelude>/softmax.tc:13
-                    const float t155 = expf(t154);                              // <prelude>/softmax.tc:13
-                    const tc_vec<float, 4> v156 = tc_vload<float, 4>(buf7 + i1); // <prelude>/softmax.tc:14
-                    const float t157 = v156.v[0];                               // <prelude>/softmax.tc:14
-                    const float t158 = t155 / t157;                             // <prelude>/softmax.tc:14
-                    const float t159 = v152.v[1];                               // <prelude>/softmax.tc:13
-                    const float t160 = (pc0[j * 4 + 1]) - t159;                 // <prelude>/softmax.tc:13
-                    const float t161 = expf(t160);                              // <prelude>/softmax.tc:13
-                    const float t162 = v156.v[1];                               // <prelude>/softmax.tc:14
-                    const float t163 = t161 / t162;                             // <prelude>/softmax.tc:14
-                    const float t164 = v152.v[2];                               // <prelude>/softmax.tc:13
-                    const float t165 = (pc0[j * 4 + 2]) - t164;                 // <prelude>/softmax.tc:13
-                    const float t166 = expf(t165);                              // <prelude>/softmax.tc:13
-                    const float t167 = v156.v[2];                               // <prelude>/softmax.tc:14
-                    const float t168 = t166 / t167;                             // <prelude>/softmax.tc:14
-                    const float t169 = v152.v[3];                               // <prelude>/softmax.tc:13
-                    const float t170 = (pc0[j * 4 + 3]) - t169;                 // <prelude>/softmax.tc:13
-                    const float t171 = expf(t170);                              // <prelude>/softmax.tc:13
-                    const float t172 = v156.v[3];                               // <prelude>/softmax.tc:14
-                    const float t173 = t171 / t172;                             // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_a + sz_D*i0 + i1, {{t158, t163, t168, t173}}); // <prelude>/softmax.tc:14
-                    const float t174 = (pc0[j * 4 + 0]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t176 = t174 - t175;                             // <prelude>/softmax.tc:21
-                    const float t177 = (pc0[j * 4 + 1]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t178 = t177 - t175;                             // <prelude>/softmax.tc:21
-                    const float t179 = (pc0[j * 4 + 2]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t180 = t179 - t175;                             // <prelude>/softmax.tc:21
-                    const float t181 = (pc0[j * 4 + 3]) - r9;                   // <prelude>/softmax.tc:20
-                    const float t182 = t181 - t175;                             // <prelude>/softmax.tc:21
-                    tc_vstore<float, 4>(out_c + sz_D*i0 + i1, {{t176, t178, t180, t182}}); // <prelude>/softmax.tc:21
-                    const float t183 = (pc0[j * 4 + 0]) - t137;                 // <prelude>/norm.tc:14
-                    const float t187 = t183 * t186;                             // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v188 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:42
-                    const float t189 = v188.v[0];                               // lang_functions.tc:42
-                    const float t190 = t187 * t189;                             // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v191 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:42
-                    const float t192 = v191.v[0];                               // lang_functions.tc:42
-                    const float t193 = t190 + t192;                             // <prelude>/norm.tc:15
-                    const float t194 = (pc0[j * 4 + 1]) - t137;                 // <prelude>/norm.tc:14
-                    const float t195 = t194 * t186;                             // <prelude>/norm.tc:15
-                    const float t196 = v188.v[1];                               // lang_functions.tc:42
-                    const float t197 = t195 * t196;                             // <prelude>/norm.tc:15
-                    const float t198 = v191.v[1];                               // lang_functions.tc:42
-                    const float t199 = t197 + t198;                             // <prelude>/norm.tc:15
-                    const float t200 = (pc0[j * 4 + 2]) - t137;                 // <prelude>/norm.tc:14
-                    const float t201 = t200 * t186;                             // <prelude>/norm.tc:15
-                    const float t202 = v188.v[2];                               // lang_functions.tc:42
-                    const float t203 = t201 * t202;                             // <prelude>/norm.tc:15
-                    const float t204 = v191.v[2];                               // lang_functions.tc:42
-                    const float t205 = t203 + t204;                             // <prelude>/norm.tc:15
-                    const float t206 = (pc0[j * 4 + 3]) - t137;                 // <prelude>/norm.tc:14
-                    const float t207 = t206 * t186;                             // <prelude>/norm.tc:15
-                    const float t208 = v188.v[3];                               // lang_functions.tc:42
-                    const float t209 = t207 * t208;                             // <prelude>/norm.tc:15
-                    const float t210 = v191.v[3];                               // lang_functions.tc:42
-                    const float t211 = t209 + t210;                             // <prelude>/norm.tc:15
-                    tc_vstore<float, 4>(out_d + sz_D*i0 + i1, {{t193, t199, t205, t211}}); // <prelude>/norm.tc:15
-                    const float t215 = (pc0[j * 4 + 0]) * t214;                 // <prelude>/norm.tc:22
-                    const tc_vec<float, 4> v216 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:42
-                    const float t217 = v216.v[0];                               // lang_functions.tc:42
-                    const float t218 = t215 * t217;                             // <prelude>/norm.tc:22
-                    const float t219 = (pc0[j * 4 + 1]) * t214;                 // <prelude>/norm.tc:22
-                    const float t220 = v216.v[1];                               // lang_functions.tc:42
-                    const float t221 = t219 * t220;                             // <prelude>/norm.tc:22
-                    const float t222 = (pc0[j * 4 + 2]) * t214;                 // <prelude>/norm.tc:22
-                    const float t223 = v216.v[2];                               // lang_functions.tc:42
-                    const float t224 = t222 * t223;                             // <prelude>/norm.tc:22
-                    const float t225 = (pc0[j * 4 + 3]) * t214;                 // <prelude>/norm.tc:22
-                    const float t226 = v216.v[3];                               // lang_functions.tc:42
-                    const float t227 = t225 * t226;                             // <prelude>/norm.tc:22
-                    tc_vstore<float, 4>(out_e + sz_D*i0 + i1, {{t218, t221, t224, t227}}); // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v54 = tc_vload<float, 4>(buf4 + i1); // <prelude>/softmax.tc:13
+                    const float t55 = v54.v[0];                                 // <prelude>/softmax.tc:13
+                    const float t56 = (pc0[j * 4 + 0]) - t55;                   // <prelude>/softmax.tc:13
+                    const float t57 = expf(t56);                                // <prelude>/softmax.tc:13
+                    const tc_vec<float, 4> v58 = tc_vload<float, 4>(buf7 + i1); // <prelude>/softmax.tc:14
+                    const float t59 = v58.v[0];                                 // <prelude>/softmax.tc:14
+                    const float t60 = t57 / t59;                                // <prelude>/softmax.tc:14
+                    const float t61 = v54.v[1];                                 // <prelude>/softmax.tc:13
+                    const float t62 = (pc0[j * 4 + 1]) - t61;                   // <prelude>/softmax.tc:13
+                    const float t63 = expf(t62);                                // <prelude>/softmax.tc:13
+                    const float t64 = v58.v[1];                                 // <prelude>/softmax.tc:14
+                    const float t65 = t63 / t64;                                // <prelude>/softmax.tc:14
+                    const float t66 = v54.v[2];                                 // <prelude>/softmax.tc:13
+                    const float t67 = (pc0[j * 4 + 2]) - t66;                   // <prelude>/softmax.tc:13
+                    const float t68 = expf(t67);                                // <prelude>/softmax.tc:13
+                    const float t69 = v58.v[2];                                 // <prelude>/softmax.tc:14
+                    const float t70 = t68 / t69;                                // <prelude>/softmax.tc:14
+                    const float t71 = v54.v[3];                                 // <prelude>/softmax.tc:13
+                    const float t72 = (pc0[j * 4 + 3]) - t71;                   // <prelude>/softmax.tc:13
+                    const float t73 = expf(t72);                                // <prelude>/softmax.tc:13
+                    const float t74 = v58.v[3];                                 // <prelude>/softmax.tc:14
+                    const float t75 = t73 / t74;                                // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_a + sz_D*i0 + i1, {{t60, t65, t70, t75}}); // <prelude>/softmax.tc:14
+                    const float t76 = (pc0[j * 4 + 0]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t78 = t76 - t77;                                // <prelude>/softmax.tc:21
+                    const float t79 = (pc0[j * 4 + 1]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t80 = t79 - t77;                                // <prelude>/softmax.tc:21
+                    const float t81 = (pc0[j * 4 + 2]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t82 = t81 - t77;                                // <prelude>/softmax.tc:21
+                    const float t83 = (pc0[j * 4 + 3]) - r9;                    // <prelude>/softmax.tc:20
+                    const float t84 = t83 - t77;                                // <prelude>/softmax.tc:21
+                    tc_vstore<float, 4>(out_c + sz_D*i0 + i1, {{t78, t80, t82, t84}}); // <prelude>/softmax.tc:21
+                    const float t85 = (pc0[j * 4 + 0]) - t39;                   // <prelude>/norm.tc:14
+                    const float t89 = t85 * t88;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v90 = tc_vload<float, 4>(in_w + i1); // lang_functions.tc:42
+                    const float t91 = v90.v[0];                                 // lang_functions.tc:42
+                    const float t92 = t89 * t91;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v93 = tc_vload<float, 4>(in_b + i1); // lang_functions.tc:42
+                    const float t94 = v93.v[0];                                 // lang_functions.tc:42
+                    const float t95 = t92 + t94;                                // <prelude>/norm.tc:15
+                    const float t96 = (pc0[j * 4 + 1]) - t39;                   // <prelude>/norm.tc:14
+                    const float t97 = t96 * t88;                                // <prelude>/norm.tc:15
+                    const float t98 = v90.v[1];                                 // lang_functions.tc:42
+                    const float t99 = t97 * t98;                                // <prelude>/norm.tc:15
+                    const float t100 = v93.v[1];                                // lang_functions.tc:42
+                    const float t101 = t99 + t100;                              // <prelude>/norm.tc:15
+                    const float t102 = (pc0[j * 4 + 2]) - t39;                  // <prelude>/norm.tc:14
+                    const float t103 = t102 * t88;                              // <prelude>/norm.tc:15
+                    const float t104 = v90.v[2];                                // lang_functions.tc:42
+                    const float t105 = t103 * t104;                             // <prelude>/norm.tc:15
+                    const float t106 = v93.v[2];                                // lang_functions.tc:42
+                    const float t107 = t105 + t106;                             // <prelude>/norm.tc:15
+                    const float t108 = (pc0[j * 4 + 3]) - t39;                  // <prelude>/norm.tc:14
+                    const float t109 = t108 * t88;                              // <prelude>/norm.tc:15
+                    const float t110 = v90.v[3];                                // lang_functions.tc:42
+                    const float t111 = t109 * t110;                             // <prelude>/norm.tc:15
+                    const float t112 = v93.v[3];                                // lang_functions.tc:42
+                    const float t113 = t111 + t112;                             // <prelude>/norm.tc:15
+                    tc_vstore<float, 4>(out_d + sz_D*i0 + i1, {{t95, t101, t107, t113}}); // <prelude>/norm.tc:15
+                    const float t117 = (pc0[j * 4 + 0]) * t116;                 // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v118 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:42
+                    const float t119 = v118.v[0];                               // lang_functions.tc:42
+                    const float t120 = t117 * t119;                             // <prelude>/norm.tc:22
+                    const float t121 = (pc0[j * 4 + 1]) * t116;                 // <prelude>/norm.tc:22
+                    const float t122 = v118.v[1];                               // lang_functions.tc:42
+                    const float t123 = t121 * t122;                             // <prelude>/norm.tc:22
+                    const float t124 = (pc0[j * 4 + 2]) * t116;                 // <prelude>/norm.tc:22
+                    const float t125 = v118.v[2];                               // lang_functions.tc:42
+                    const float t126 = t124 * t125;                             // <prelude>/norm.tc:22
+                    const float t127 = (pc0[j * 4 + 3]) * t116;                 // <prelude>/norm.tc:22
+                    const float t128 = v118.v[3];                               // lang_functions.tc:42
+                    const float t129 = t127 * t128;                             // <prelude>/norm.tc:22
+                    tc_vstore<float, 4>(out_e + sz_D*i0 + i1, {{t120, t123, t126, t129}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
@@ -1281,63 +1455,63 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             float acc29 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t228 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
-                acc9 = tc_op_max()(acc9, t228);                             // <prelude>/softmax.tc:20
-                acc16 = tc_op_sum()(acc16, t228);                           // <prelude>/norm.tc:13
-                const float t229 = t228 * t228;                             // <prelude>/norm.tc:22
-                acc29 = tc_op_sum()(acc29, t229);                           // <prelude>/norm.tc:22
+                const float t130 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
+                acc9 = tc_op_max()(acc9, t130);                             // <prelude>/softmax.tc:20
+                acc16 = tc_op_sum()(acc16, t130);                           // <prelude>/norm.tc:13
+                const float t131 = t130 * t130;                             // <prelude>/norm.tc:22
+                acc29 = tc_op_sum()(acc29, t131);                           // <prelude>/norm.tc:22
             }
             tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
             const float r16 = acc16;
             acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r29 = acc29;
-            const float t233 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
+            const float t135 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
             float acc12 = (float)0;
             float acc21 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t230 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
-                const float t231 = t230 - r9;                               // <prelude>/softmax.tc:20
-                const float t232 = expf(t231);                              // <prelude>/softmax.tc:21
-                acc12 = tc_op_sum()(acc12, t232);                           // <prelude>/softmax.tc:21
-                const float t234 = t230 - t233;                             // <prelude>/norm.tc:14
-                const float t235 = t234 * t234;                             // <prelude>/norm.tc:14
-                acc21 = tc_op_sum()(acc21, t235);                           // <prelude>/norm.tc:14
+                const float t132 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
+                const float t133 = t132 - r9;                               // <prelude>/softmax.tc:20
+                const float t134 = expf(t133);                              // <prelude>/softmax.tc:21
+                acc12 = tc_op_sum()(acc12, t134);                           // <prelude>/softmax.tc:21
+                const float t136 = t132 - t135;                             // <prelude>/norm.tc:14
+                const float t137 = t136 * t136;                             // <prelude>/norm.tc:14
+                acc21 = tc_op_sum()(acc21, t137);                           // <prelude>/norm.tc:14
             }
             tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t243 = logf(r12);                               // <prelude>/softmax.tc:21
-            const float t246 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
-            const float t247 = t246 + (9.99999997e-07f);                // <prelude>/norm.tc:14
-            const float t248 = rsqrtf(t247);                            // <prelude>/norm.tc:14
-            const float t254 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
-            const float t255 = t254 + (9.99999997e-07f);                // <prelude>/norm.tc:22
-            const float t256 = rsqrtf(t255);                            // <prelude>/norm.tc:22
+            const float t145 = logf(r12);                               // <prelude>/softmax.tc:21
+            const float t148 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
+            const float t149 = t148 + (9.99999997e-07f);                // <prelude>/norm.tc:14
+            const float t150 = rsqrtf(t149);                            // <prelude>/norm.tc:14
+            const float t156 = r29 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:22
+            const float t157 = t156 + (9.99999997e-07f);                // <prelude>/norm.tc:22
+            const float t158 = rsqrtf(t157);                            // <prelude>/norm.tc:22
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t236 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
-                const float t237 = buf4[i1];                                // <prelude>/softmax.tc:13
-                const float t238 = t236 - t237;                             // <prelude>/softmax.tc:13
-                const float t239 = expf(t238);                              // <prelude>/softmax.tc:13
-                const float t240 = buf7[i1];                                // <prelude>/softmax.tc:14
-                const float t241 = t239 / t240;                             // <prelude>/softmax.tc:14
-                out_a[sz_D*i0 + i1] = t241;                                 // <prelude>/softmax.tc:14
-                const float t242 = t236 - r9;                               // <prelude>/softmax.tc:20
-                const float t244 = t242 - t243;                             // <prelude>/softmax.tc:21
-                out_c[sz_D*i0 + i1] = t244;                                 // <prelude>/softmax.tc:21
-                const float t245 = t236 - t233;                             // <prelude>/norm.tc:14
-                const float t249 = t245 * t248;                             // <prelude>/norm.tc:15
-                const float t250 = in_w[i1];                                // lang_functions.tc:42
-                const float t251 = t249 * t250;                             // <prelude>/norm.tc:15
-                const float t252 = in_b[i1];                                // lang_functions.tc:42
-                const float t253 = t251 + t252;                             // <prelude>/norm.tc:15
-                out_d[sz_D*i0 + i1] = t253;                                 // <prelude>/norm.tc:15
-                const float t257 = t236 * t256;                             // <prelude>/norm.tc:22
-                const float t258 = in_g[i1];                                // lang_functions.tc:42
-                const float t259 = t257 * t258;                             // <prelude>/norm.tc:22
-                out_e[sz_D*i0 + i1] = t259;                                 // <prelude>/norm.tc:22
+                const float t138 = in_x[sz_D*i0 + i1];                      // lang_functions.tc:42
+                const float t139 = buf4[i1];                                // <prelude>/softmax.tc:13
+                const float t140 = t138 - t139;                             // <prelude>/softmax.tc:13
+                const float t141 = expf(t140);                              // <prelude>/softmax.tc:13
+                const float t142 = buf7[i1];                                // <prelude>/softmax.tc:14
+                const float t143 = t141 / t142;                             // <prelude>/softmax.tc:14
+                out_a[sz_D*i0 + i1] = t143;                                 // <prelude>/softmax.tc:14
+                const float t144 = t138 - r9;                               // <prelude>/softmax.tc:20
+                const float t146 = t144 - t145;                             // <prelude>/softmax.tc:21
+                out_c[sz_D*i0 + i1] = t146;                                 // <prelude>/softmax.tc:21
+                const float t147 = t138 - t135;                             // <prelude>/norm.tc:14
+                const float t151 = t147 * t150;                             // <prelude>/norm.tc:15
+                const float t152 = in_w[i1];                                // lang_functions.tc:42
+                const float t153 = t151 * t152;                             // <prelude>/norm.tc:15
+                const float t154 = in_b[i1];                                // lang_functions.tc:42
+                const float t155 = t153 + t154;                             // <prelude>/norm.tc:15
+                out_d[sz_D*i0 + i1] = t155;                                 // <prelude>/norm.tc:15
+                const float t159 = t138 * t158;                             // <prelude>/norm.tc:22
+                const float t160 = in_g[i1];                                // lang_functions.tc:42
+                const float t161 = t159 * t160;                             // <prelude>/norm.tc:22
+                out_e[sz_D*i0 + i1] = t161;                                 // <prelude>/norm.tc:22
             }
         }
     }
@@ -1357,10 +1531,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
@@ -1435,80 +1606,118 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_div_add_rsqrt_7_w(
+    const unsigned short *__restrict__ in_x,
+    const float *__restrict__ in_g,
+    unsigned short *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc5 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = tc_bf2f(in_x[sz_D*i0 + i1]);               // lang_functions.tc:46
+            const float t1 = t0 * t0;                                   // <prelude>/norm.tc:22
+            acc5 = tc_op_sum()(acc5, t1);                               // <prelude>/norm.tc:22
+        }
+        acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+        const float r5 = acc5;
+        const float t3 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
+        const float t4 = t3 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
+        const float t5 = rsqrtf(t4);                                // <prelude>/norm.tc:22
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t2 = tc_bf2f(in_x[sz_D*i0 + i1]);               // lang_functions.tc:46
+            const float t6 = t2 * t5;                                   // <prelude>/norm.tc:22
+            const float t7 = in_g[i1];                                  // lang_functions.tc:46
+            const float t8 = t6 * t7;                                   // <prelude>/norm.tc:22
+            out_out[sz_D*i0 + i1] = tc_f2bf(t8);                        // <prelude>/norm.tc:22
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
-            tc_vec<unsigned short, 4> pc0[4];
+            tc_vec<unsigned short, 4> pc0[8];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<unsigned short, 4> v30 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:46
-                pc0[j] = v30;                                               // lang_functions.tc:46
-                const float t31 = (tc_bf2f(v30.v[0])) * (tc_bf2f(v30.v[0])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t31) : acc5;               // <prelude>/norm.tc:22
-                const float t32 = (tc_bf2f(v30.v[1])) * (tc_bf2f(v30.v[1])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t32) : acc5;               // <prelude>/norm.tc:22
-                const float t33 = (tc_bf2f(v30.v[2])) * (tc_bf2f(v30.v[2])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t33) : acc5;               // <prelude>/norm.tc:22
-                const float t34 = (tc_bf2f(v30.v[3])) * (tc_bf2f(v30.v[3])); // <prelude>/norm.tc:22
-                acc5 = tc_in ? tc_op_sum()(acc5, t34) : acc5;               // <prelude>/norm.tc:22
+                const tc_vec<unsigned short, 4> v9 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:46
+                pc0[j] = v9;                                                // lang_functions.tc:46
+                const float t10 = (tc_bf2f(v9.v[0])) * (tc_bf2f(v9.v[0]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t10) : acc5;               // <prelude>/norm.tc:22
+                const float t11 = (tc_bf2f(v9.v[1])) * (tc_bf2f(v9.v[1]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t11) : acc5;               // <prelude>/norm.tc:22
+                const float t12 = (tc_bf2f(v9.v[2])) * (tc_bf2f(v9.v[2]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t12) : acc5;               // <prelude>/norm.tc:22
+                const float t13 = (tc_bf2f(v9.v[3])) * (tc_bf2f(v9.v[3]));  // <prelude>/norm.tc:22
+                acc5 = tc_in ? tc_op_sum()(acc5, t13) : acc5;               // <prelude>/norm.tc:22
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t35 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t36 = t35 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t37 = rsqrtf(t36);                              // <prelude>/norm.tc:22
+            const float t14 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t15 = t14 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t16 = rsqrtf(t15);                              // <prelude>/norm.tc:22
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t38 = (tc_bf2f(pc0[j].v[0])) * t37;             // <prelude>/norm.tc:22
-                    const tc_vec<float, 4> v39 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:46
-                    const float t40 = v39.v[0];                                 // lang_functions.tc:46
-                    const float t41 = t38 * t40;                                // <prelude>/norm.tc:22
-                    const float t42 = (tc_bf2f(pc0[j].v[1])) * t37;             // <prelude>/norm.tc:22
-                    const float t43 = v39.v[1];                                 // lang_functions.tc:46
-                    const float t44 = t42 * t43;                                // <prelude>/norm.tc:22
-                    const float t45 = (tc_bf2f(pc0[j].v[2])) * t37;             // <prelude>/norm.tc:22
-                    const float t46 = v39.v[2];                                 // lang_functions.tc:46
-                    const float t47 = t45 * t46;                                // <prelude>/norm.tc:22
-                    const float t48 = (tc_bf2f(pc0[j].v[3])) * t37;             // <prelude>/norm.tc:22
-                    const float t49 = v39.v[3];                                 // lang_functions.tc:46
-                    const float t50 = t48 * t49;                                // <prelude>/norm.tc:22
-                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t41, t44), tc_f2bf2(t47, t50)}}); // <prelude>/norm.tc:22
+                    const float t17 = (tc_bf2f(pc0[j].v[0])) * t16;             // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_g + i1); // lang_functions.tc:46
+                    const float t19 = v18.v[0];                                 // lang_functions.tc:46
+                    const float t20 = t17 * t19;                                // <prelude>/norm.tc:22
+                    const float t21 = (tc_bf2f(pc0[j].v[1])) * t16;             // <prelude>/norm.tc:22
+                    const float t22 = v18.v[1];                                 // lang_functions.tc:46
+                    const float t23 = t21 * t22;                                // <prelude>/norm.tc:22
+                    const float t24 = (tc_bf2f(pc0[j].v[2])) * t16;             // <prelude>/norm.tc:22
+                    const float t25 = v18.v[2];                                 // lang_functions.tc:46
+                    const float t26 = t24 * t25;                                // <prelude>/norm.tc:22
+                    const float t27 = (tc_bf2f(pc0[j].v[3])) * t16;             // <prelude>/norm.tc:22
+                    const float t28 = v18.v[3];                                 // lang_functions.tc:46
+                    const float t29 = t27 * t28;                                // <prelude>/norm.tc:22
+                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t20, t23), tc_f2bf2(t26, t29)}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t51 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
-                const float t52 = t51 * t51;                                // <prelude>/norm.tc:22
-                acc5 = tc_op_sum()(acc5, t52);                              // <prelude>/norm.tc:22
+                const float t30 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t31 = t30 * t30;                                // <prelude>/norm.tc:22
+                acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/norm.tc:22
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t54 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t55 = t54 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t56 = rsqrtf(t55);                              // <prelude>/norm.tc:22
+            const float t33 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t34 = t33 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t35 = rsqrtf(t34);                              // <prelude>/norm.tc:22
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t53 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
-                const float t57 = t53 * t56;                                // <prelude>/norm.tc:22
-                const float t58 = in_g[i1];                                 // lang_functions.tc:46
-                const float t59 = t57 * t58;                                // <prelude>/norm.tc:22
-                out_out[sz_D*i0 + i1] = tc_f2bf(t59);                       // <prelude>/norm.tc:22
+                const float t32 = tc_bf2f(in_x[sz_D*i0 + i1]);              // lang_functions.tc:46
+                const float t36 = t32 * t35;                                // <prelude>/norm.tc:22
+                const float t37 = in_g[i1];                                 // lang_functions.tc:46
+                const float t38 = t36 * t37;                                // <prelude>/norm.tc:22
+                out_out[sz_D*i0 + i1] = tc_f2bf(t38);                       // <prelude>/norm.tc:22
             }
         }
     }
@@ -1621,13 +1830,19 @@ launch plan of moments (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_mu       output f32[N, 1]
   buffer out_var      output f32[N, 1]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_sub_pow_0<<<N, [1024, 1, 1]>>>(in_x, out_mu, out_var, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_sum_div_sub_pow_0_w<<<N, [512, 1, 1]>>>(in_x, out_mu, out_var, N, D)
 launch plan of normalize (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
   buffer in_b         param  f32[D]
   buffer out_out      output f32[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_sub_pow_add_rsqrt_1<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_sum_div_sub_pow_add_rsqrt_1_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
 launch plan of axpy (32-bit indices):
   buffer io_y         param  f32[*]
   buffer in_x         param  f32[*]
@@ -1657,15 +1872,21 @@ launch plan of prelude_calls (32-bit indices):
   buffer out_c        output f32[N, D]
   buffer out_d        output f32[N, D]
   buffer out_e        output f32[N, D]
-  buffer buf4         temp   f32[1, D]  live steps 0..1, slot 0
-  buffer buf7         temp   f32[1, D]  live steps 0..1, slot 1
+  buffer buf4         temp   f32[1, D]  live steps 0..2, slot 0
+  buffer buf7         temp   f32[1, D]  live steps 0..2, slot 1
   step 0: tc_red_fused_max_sub_exp_sum_5<<<(D + 31)/32, [32, 8, 1]>>>(in_x, buf4, buf7, D, N)
+  step 1 runs when D <= 16384:
   step 1: tc_red_fused_sub_exp_div_max_sum_log_6<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
+  step 2 runs when D > 16384:
+  step 2: tc_red_fused_sub_exp_div_max_sum_log_6_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
 launch plan of bf16_norm (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  f32[D]
   buffer out_out      output bf16[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_7<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_cast_mul_sum_div_add_rsqrt_7_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D)
 launch plan of bump_twice (32-bit indices):
   buffer io_w         param  f32[N, D]
   buffer out_w        output f32[N, D]  (written in place into io_w)

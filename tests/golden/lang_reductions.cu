@@ -224,10 +224,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_A*sz_B, len = sz_C;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         idx_t q_ = row;
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
@@ -271,6 +268,38 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
             }
         }
     }
+}
+
+/* kernel 2: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
+    const float *__restrict__ in_x,
+    float *__restrict__ out_mx,
+    const idx_t sz_A,
+    const idx_t sz_B,
+    const idx_t sz_C)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_A*sz_B, len = sz_C;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        idx_t q_ = row;
+        const idx_t i1 = q_ % sz_B;
+        q_ /= sz_B;
+        const idx_t i0 = q_;
+        float acc5 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i2 = r;
+            const float t0 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
+            acc5 = tc_op_max()(acc5, t0);                               // lang_reductions.tc:8
+        }
+        acc5 = tc_block_reduce(acc5, tc_op_max(), (float *)tc_smem);
+        const float r5 = acc5;
+        if (threadIdx.x == 0) {
+            out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
@@ -278,24 +307,24 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
         const idx_t i1 = q_ % sz_B;
         q_ /= sz_B;
         const idx_t i0 = q_;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc5 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i2 = r;
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
-                pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:4
+                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                pc0[j * 4 + 0] = v1.v[0];                                   // lang_reductions.tc:4
                 acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 0]) : acc5;    // lang_reductions.tc:8
-                pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:4
+                pc0[j * 4 + 1] = v1.v[1];                                   // lang_reductions.tc:4
                 acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 1]) : acc5;    // lang_reductions.tc:8
-                pc0[j * 4 + 2] = v2.v[2];                                   // lang_reductions.tc:4
+                pc0[j * 4 + 2] = v1.v[2];                                   // lang_reductions.tc:4
                 acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 2]) : acc5;    // lang_reductions.tc:8
-                pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:4
+                pc0[j * 4 + 3] = v1.v[3];                                   // lang_reductions.tc:4
                 acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 3]) : acc5;    // lang_reductions.tc:8
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
@@ -307,8 +336,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
             float acc5 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i2 = r;
-                const float t3 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
-                acc5 = tc_op_max()(acc5, t3);                               // lang_reductions.tc:8
+                const float t2 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
+                acc5 = tc_op_max()(acc5, t2);                               // lang_reductions.tc:8
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
@@ -517,10 +546,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -561,28 +587,56 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
+    const float *__restrict__ in_x,
+    long long *__restrict__ out_amax,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
+            acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)t0, (long long)(r)}); // lang_reductions.tc:13
+        }
+        acc1 = tc_block_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem);
+        const long long r1 = acc1.i;
+        if (threadIdx.x == 0) {
+            out_amax[i0] = r1;                                          // lang_reductions.tc:13
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
-                pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:12
+                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
+                pc0[j * 4 + 0] = v1.v[0];                                   // lang_reductions.tc:12
                 acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 0], (long long)(r)}) : acc1; // lang_reductions.tc:13
-                pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:12
+                pc0[j * 4 + 1] = v1.v[1];                                   // lang_reductions.tc:12
                 acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 1], (long long)(r + 1)}) : acc1; // lang_reductions.tc:13
-                pc0[j * 4 + 2] = v2.v[2];                                   // lang_reductions.tc:12
+                pc0[j * 4 + 2] = v1.v[2];                                   // lang_reductions.tc:12
                 acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 2], (long long)(r + 2)}) : acc1; // lang_reductions.tc:13
-                pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:12
+                pc0[j * 4 + 3] = v1.v[3];                                   // lang_reductions.tc:12
                 acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 3], (long long)(r + 3)}) : acc1; // lang_reductions.tc:13
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
@@ -594,8 +648,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_argmax_5(
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t3 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
-                acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)t3, (long long)(r)}); // lang_reductions.tc:13
+                const float t2 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
+                acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)t2, (long long)(r)}); // lang_reductions.tc:13
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
             const long long r1 = acc1.i;
@@ -714,10 +768,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -877,36 +928,108 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mul_sqrt_max_7_w(
+    const float *__restrict__ in_x,
+    float *__restrict__ out_v,
+    float *__restrict__ out_s,
+    float *__restrict__ out_v0,
+    float *__restrict__ out_l,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc1 = (float)0;
+        float acc9 = (float)0;
+        float acc17 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:16
+            acc1 = tc_op_sum()(acc1, t0);                               // lang_reductions.tc:17
+            acc9 = tc_op_sum()(acc9, t0);                               // lang_reductions.tc:18
+            acc17 = tc_op_max()(acc17, t0);                             // lang_reductions.tc:18
+        }
+        tc_block_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem);
+        const float r1 = acc1;
+        const float r9 = acc9;
+        acc17 = tc_block_reduce(acc17, tc_op_max(), (float *)tc_smem);
+        const float r17 = acc17;
+        const float t2 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:17
+        const float t5 = r9 / ((float)((long long)(sz_D)));         // lang_reductions.tc:18
+        const bool t8 = ((float)isinf(r17)) != 0;                   // lang_reductions.tc:18
+        const float t9 = (t8 != 0.0f ? 0.0f : r17);                 // lang_reductions.tc:18
+        float acc6 = (float)0;
+        float acc13 = (float)0;
+        float acc23 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t1 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:16
+            const float t3 = t1 - t2;                                   // lang_reductions.tc:17
+            const float t4 = t3 * t3;                                   // lang_reductions.tc:17
+            acc6 = tc_op_sum()(acc6, t4);                               // lang_reductions.tc:17
+            const float t6 = t1 - t5;                                   // lang_reductions.tc:18
+            const float t7 = t6 * t6;                                   // lang_reductions.tc:18
+            acc13 = tc_op_sum()(acc13, t7);                             // lang_reductions.tc:18
+            const float t10 = t1 - t9;                                  // lang_reductions.tc:18
+            const float t11 = expf(t10);                                // lang_reductions.tc:18
+            acc23 = tc_op_sum()(acc23, t11);                            // lang_reductions.tc:18
+        }
+        tc_block_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem);
+        const float r6 = acc6;
+        const float r13 = acc13;
+        acc23 = tc_block_reduce(acc23, tc_op_sum(), (float *)tc_smem);
+        const float r23 = acc23;
+        const float t12 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
+        const float t13 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
+        const float t14 = sqrtf(t13);                               // lang_reductions.tc:18
+        const float t15 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+        const float t16 = logf(r23);                                // lang_reductions.tc:18
+        const float t17 = t16 + t9;                                 // lang_reductions.tc:18
+        if (threadIdx.x == 0) {
+            out_v[i0] = t12;                                            // lang_reductions.tc:17
+            out_s[i0] = t14;                                            // lang_reductions.tc:18
+            out_v0[i0] = t15;                                           // lang_reductions.tc:18
+            out_l[i0] = t17;                                            // lang_reductions.tc:18
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc1 = (float)0;
             float acc9 = (float)0;
             float acc17 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v53 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
-                pc0[j * 4 + 0] = v53.v[0];                                  // lang_reductions.tc:16
+                const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
+                pc0[j * 4 + 0] = v18.v[0];                                  // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 0]) : acc9;    // lang_reductions.tc:18
                 acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 0]) : acc17; // lang_reductions.tc:18
-                pc0[j * 4 + 1] = v53.v[1];                                  // lang_reductions.tc:16
+                pc0[j * 4 + 1] = v18.v[1];                                  // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 1]) : acc9;    // lang_reductions.tc:18
                 acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 1]) : acc17; // lang_reductions.tc:18
-                pc0[j * 4 + 2] = v53.v[2];                                  // lang_reductions.tc:16
+                pc0[j * 4 + 2] = v18.v[2];                                  // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 2]) : acc9;    // lang_reductions.tc:18
                 acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 2]) : acc17; // lang_reductions.tc:18
-                pc0[j * 4 + 3] = v53.v[3];                                  // lang_reductions.tc:16
+                pc0[j * 4 + 3] = v18.v[3];                                  // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 3]) : acc9;    // lang_reductions.tc:18
                 acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 3]) : acc17; // lang_reductions.tc:18
@@ -916,55 +1039,55 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             const float r9 = acc9;
             acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
-            const float t54 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
-            const float t57 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const bool t60 = ((float)isinf(r17)) != 0;                  // lang_reductions.tc:18
-            const float t61 = (t60 != 0.0f ? 0.0f : r17);               // lang_reductions.tc:18
+            const float t19 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
+            const float t22 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const bool t25 = ((float)isinf(r17)) != 0;                  // lang_reductions.tc:18
+            const float t26 = (t25 != 0.0f ? 0.0f : r17);               // lang_reductions.tc:18
             float acc6 = (float)0;
             float acc13 = (float)0;
             float acc23 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t55 = (pc0[j * 4 + 0]) - t54;                   // lang_reductions.tc:17
-                    const float t56 = t55 * t55;                                // lang_reductions.tc:17
-                    acc6 = tc_op_sum()(acc6, t56);                              // lang_reductions.tc:17
-                    const float t58 = (pc0[j * 4 + 0]) - t57;                   // lang_reductions.tc:18
-                    const float t59 = t58 * t58;                                // lang_reductions.tc:18
-                    acc13 = tc_op_sum()(acc13, t59);                            // lang_reductions.tc:18
-                    const float t62 = (pc0[j * 4 + 0]) - t61;                   // lang_reductions.tc:18
-                    const float t63 = expf(t62);                                // lang_reductions.tc:18
-                    acc23 = tc_op_sum()(acc23, t63);                            // lang_reductions.tc:18
-                    const float t64 = (pc0[j * 4 + 1]) - t54;                   // lang_reductions.tc:17
-                    const float t65 = t64 * t64;                                // lang_reductions.tc:17
-                    acc6 = tc_op_sum()(acc6, t65);                              // lang_reductions.tc:17
-                    const float t66 = (pc0[j * 4 + 1]) - t57;                   // lang_reductions.tc:18
-                    const float t67 = t66 * t66;                                // lang_reductions.tc:18
-                    acc13 = tc_op_sum()(acc13, t67);                            // lang_reductions.tc:18
-                    const float t68 = (pc0[j * 4 + 1]) - t61;                   // lang_reductions.tc:18
-                    const float t69 = expf(t68);                                // lang_reductions.tc:18
-                    acc23 = tc_op_sum()(acc23, t69);                            // lang_reductions.tc:18
-                    const float t70 = (pc0[j * 4 + 2]) - t54;                   // lang_reductions.tc:17
-                    const float t71 = t70 * t70;                                // lang_reductions.tc:17
-                    acc6 = tc_op_sum()(acc6, t71);                              // lang_reductions.tc:17
-                    const float t72 = (pc0[j * 4 + 2]) - t57;                   // lang_reductions.tc:18
-                    const float t73 = t72 * t72;                                // lang_reductions.tc:18
-                    acc13 = tc_op_sum()(acc13, t73);                            // lang_reductions.tc:18
-                    const float t74 = (pc0[j * 4 + 2]) - t61;                   // lang_reductions.tc:18
-                    const float t75 = expf(t74);                                // lang_reductions.tc:18
-                    acc23 = tc_op_sum()(acc23, t75);                            // lang_reductions.tc:18
-                    const float t76 = (pc0[j * 4 + 3]) - t54;                   // lang_reductions.tc:17
-                    const float t77 = t76 * t76;                                // lang_reductions.tc:17
-                    acc6 = tc_op_sum()(acc6, t77);                              // lang_reductions.tc:17
-                    const float t78 = (pc0[j * 4 + 3]) - t57;                   // lang_reductions.tc:18
-                    const float t79 = t78 * t78;                                // lang_reductions.tc:18
-                    acc13 = tc_op_sum()(acc13, t79);                            // lang_reductions.tc:18
-                    const float t80 = (pc0[j * 4 + 3]) - t61;                   // lang_reductions.tc:18
-                    const float t81 = expf(t80);                                // lang_reductions.tc:18
-                    acc23 = tc_op_sum()(acc23, t81);                            // lang_reductions.tc:18
+                    const float t20 = (pc0[j * 4 + 0]) - t19;                   // lang_reductions.tc:17
+                    const float t21 = t20 * t20;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t21);                              // lang_reductions.tc:17
+                    const float t23 = (pc0[j * 4 + 0]) - t22;                   // lang_reductions.tc:18
+                    const float t24 = t23 * t23;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t24);                            // lang_reductions.tc:18
+                    const float t27 = (pc0[j * 4 + 0]) - t26;                   // lang_reductions.tc:18
+                    const float t28 = expf(t27);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t28);                            // lang_reductions.tc:18
+                    const float t29 = (pc0[j * 4 + 1]) - t19;                   // lang_reductions.tc:17
+                    const float t30 = t29 * t29;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t30);                              // lang_reductions.tc:17
+                    const float t31 = (pc0[j * 4 + 1]) - t22;                   // lang_reductions.tc:18
+                    const float t32 = t31 * t31;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t32);                            // lang_reductions.tc:18
+                    const float t33 = (pc0[j * 4 + 1]) - t26;                   // lang_reductions.tc:18
+                    const float t34 = expf(t33);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t34);                            // lang_reductions.tc:18
+                    const float t35 = (pc0[j * 4 + 2]) - t19;                   // lang_reductions.tc:17
+                    const float t36 = t35 * t35;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t36);                              // lang_reductions.tc:17
+                    const float t37 = (pc0[j * 4 + 2]) - t22;                   // lang_reductions.tc:18
+                    const float t38 = t37 * t37;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t38);                            // lang_reductions.tc:18
+                    const float t39 = (pc0[j * 4 + 2]) - t26;                   // lang_reductions.tc:18
+                    const float t40 = expf(t39);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t40);                            // lang_reductions.tc:18
+                    const float t41 = (pc0[j * 4 + 3]) - t19;                   // lang_reductions.tc:17
+                    const float t42 = t41 * t41;                                // lang_reductions.tc:17
+                    acc6 = tc_op_sum()(acc6, t42);                              // lang_reductions.tc:17
+                    const float t43 = (pc0[j * 4 + 3]) - t22;                   // lang_reductions.tc:18
+                    const float t44 = t43 * t43;                                // lang_reductions.tc:18
+                    acc13 = tc_op_sum()(acc13, t44);                            // lang_reductions.tc:18
+                    const float t45 = (pc0[j * 4 + 3]) - t26;                   // lang_reductions.tc:18
+                    const float t46 = expf(t45);                                // lang_reductions.tc:18
+                    acc23 = tc_op_sum()(acc23, t46);                            // lang_reductions.tc:18
                 }
             }
             tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
@@ -972,17 +1095,17 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             const float r13 = acc13;
             acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r23 = acc23;
-            const float t82 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
-            const float t83 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
-            const float t84 = sqrtf(t83);                               // lang_reductions.tc:18
-            const float t85 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t86 = logf(r23);                                // lang_reductions.tc:18
-            const float t87 = t86 + t61;                                // lang_reductions.tc:18
+            const float t47 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
+            const float t48 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
+            const float t49 = sqrtf(t48);                               // lang_reductions.tc:18
+            const float t50 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const float t51 = logf(r23);                                // lang_reductions.tc:18
+            const float t52 = t51 + t26;                                // lang_reductions.tc:18
             if (threadIdx.x == 0) {
-                out_v[i0] = t82;                                            // lang_reductions.tc:17
-                out_s[i0] = t84;                                            // lang_reductions.tc:18
-                out_v0[i0] = t85;                                           // lang_reductions.tc:18
-                out_l[i0] = t87;                                            // lang_reductions.tc:18
+                out_v[i0] = t47;                                            // lang_reductions.tc:17
+                out_s[i0] = t49;                                            // lang_reductions.tc:18
+                out_v0[i0] = t50;                                           // lang_reductions.tc:18
+                out_l[i0] = t52;                                            // lang_reductions.tc:18
             }
         } else {
             float acc1 = (float)0;
@@ -990,52 +1113,52 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             float acc17 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t88 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
-                acc1 = tc_op_sum()(acc1, t88);                              // lang_reductions.tc:17
-                acc9 = tc_op_sum()(acc9, t88);                              // lang_reductions.tc:18
-                acc17 = tc_op_max()(acc17, t88);                            // lang_reductions.tc:18
+                const float t53 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
+                acc1 = tc_op_sum()(acc1, t53);                              // lang_reductions.tc:17
+                acc9 = tc_op_sum()(acc9, t53);                              // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, t53);                            // lang_reductions.tc:18
             }
             tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             const float r9 = acc9;
             acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
-            const float t90 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
-            const float t93 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const bool t96 = ((float)isinf(r17)) != 0;                  // lang_reductions.tc:18
-            const float t97 = (t96 != 0.0f ? 0.0f : r17);               // lang_reductions.tc:18
+            const float t55 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
+            const float t58 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const bool t61 = ((float)isinf(r17)) != 0;                  // lang_reductions.tc:18
+            const float t62 = (t61 != 0.0f ? 0.0f : r17);               // lang_reductions.tc:18
             float acc6 = (float)0;
             float acc13 = (float)0;
             float acc23 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t89 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
-                const float t91 = t89 - t90;                                // lang_reductions.tc:17
-                const float t92 = t91 * t91;                                // lang_reductions.tc:17
-                acc6 = tc_op_sum()(acc6, t92);                              // lang_reductions.tc:17
-                const float t94 = t89 - t93;                                // lang_reductions.tc:18
-                const float t95 = t94 * t94;                                // lang_reductions.tc:18
-                acc13 = tc_op_sum()(acc13, t95);                            // lang_reductions.tc:18
-                const float t98 = t89 - t97;                                // lang_reductions.tc:18
-                const float t99 = expf(t98);                                // lang_reductions.tc:18
-                acc23 = tc_op_sum()(acc23, t99);                            // lang_reductions.tc:18
+                const float t54 = in_x[sz_D*i0 + i1];                       // lang_reductions.tc:16
+                const float t56 = t54 - t55;                                // lang_reductions.tc:17
+                const float t57 = t56 * t56;                                // lang_reductions.tc:17
+                acc6 = tc_op_sum()(acc6, t57);                              // lang_reductions.tc:17
+                const float t59 = t54 - t58;                                // lang_reductions.tc:18
+                const float t60 = t59 * t59;                                // lang_reductions.tc:18
+                acc13 = tc_op_sum()(acc13, t60);                            // lang_reductions.tc:18
+                const float t63 = t54 - t62;                                // lang_reductions.tc:18
+                const float t64 = expf(t63);                                // lang_reductions.tc:18
+                acc23 = tc_op_sum()(acc23, t64);                            // lang_reductions.tc:18
             }
             tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
             const float r13 = acc13;
             acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r23 = acc23;
-            const float t100 = r6 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:17
-            const float t101 = r13 / ((float)((long long)(sz_D - 1)));  // lang_reductions.tc:18
-            const float t102 = sqrtf(t101);                             // lang_reductions.tc:18
-            const float t103 = r6 / ((float)((long long)(sz_D)));       // lang_reductions.tc:18
-            const float t104 = logf(r23);                               // lang_reductions.tc:18
-            const float t105 = t104 + t97;                              // lang_reductions.tc:18
+            const float t65 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
+            const float t66 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
+            const float t67 = sqrtf(t66);                               // lang_reductions.tc:18
+            const float t68 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
+            const float t69 = logf(r23);                                // lang_reductions.tc:18
+            const float t70 = t69 + t62;                                // lang_reductions.tc:18
             if (threadIdx.x == 0) {
-                out_v[i0] = t100;                                           // lang_reductions.tc:17
-                out_s[i0] = t102;                                           // lang_reductions.tc:18
-                out_v0[i0] = t103;                                          // lang_reductions.tc:18
-                out_l[i0] = t105;                                           // lang_reductions.tc:18
+                out_v[i0] = t65;                                            // lang_reductions.tc:17
+                out_s[i0] = t67;                                            // lang_reductions.tc:18
+                out_v0[i0] = t68;                                           // lang_reductions.tc:18
+                out_l[i0] = t70;                                            // lang_reductions.tc:18
             }
         }
     }
@@ -1183,10 +1306,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -1229,48 +1349,77 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_10(
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
+    const float *__restrict__ in_x,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc1 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:27
+            acc1 = tc_op_sum()(acc1, t0);                               // lang_reductions.tc:28
+        }
+        acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+        const float r1 = acc1;
+        const float t1 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
+        if (threadIdx.x == 0) {
+            out_out[i0] = t1;                                           // lang_reductions.tc:28
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc1 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v4 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
-                pc0[j * 4 + 0] = v4.v[0];                                   // lang_reductions.tc:27
+                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
+                pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:27
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:28
-                pc0[j * 4 + 1] = v4.v[1];                                   // lang_reductions.tc:27
+                pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:27
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_reductions.tc:28
-                pc0[j * 4 + 2] = v4.v[2];                                   // lang_reductions.tc:27
+                pc0[j * 4 + 2] = v2.v[2];                                   // lang_reductions.tc:27
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_reductions.tc:28
-                pc0[j * 4 + 3] = v4.v[3];                                   // lang_reductions.tc:27
+                pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:27
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:28
+            }
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            const float r1 = acc1;
+            const float t3 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
+            if (threadIdx.x == 0) {
+                out_out[i0] = t3;                                           // lang_reductions.tc:28
+            }
+        } else {
+            float acc1 = (float)0;
+            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
+                const idx_t i1 = r;
+                const float t4 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:27
+                acc1 = tc_op_sum()(acc1, t4);                               // lang_reductions.tc:28
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             const float t5 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
             if (threadIdx.x == 0) {
                 out_out[i0] = t5;                                           // lang_reductions.tc:28
-            }
-        } else {
-            float acc1 = (float)0;
-            for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
-                const idx_t i1 = r;
-                const float t6 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:27
-                acc1 = tc_op_sum()(acc1, t6);                               // lang_reductions.tc:28
-            }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
-            const float r1 = acc1;
-            const float t7 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
-            if (threadIdx.x == 0) {
-                out_out[i0] = t7;                                           // lang_reductions.tc:28
             }
         }
     }
@@ -1289,22 +1438,31 @@ launch plan of reductions (32-bit indices):
   buffer out_all      output f32
   step 0: tc_red_fused_sum_0<<<32*((B*C + 127)/128), [32, 8, 1]>>>(in_x, out_s, B, C, A, workspace)
   step 1: tc_red_fused_sum_div_1<<<32*((A*C + 127)/128), [32, 8, 1]>>>(in_x, out_m, B, C, A, workspace)
+  step 2 runs when C <= 16384:
   step 2: tc_red_fused_max_2<<<A*B, [1024, 1, 1]>>>(in_x, out_mx, A, B, C)
-  step 3: tc_red_fused_min_3<<<32*((C + 127)/128), [32, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
-  step 4: tc_red_fused_prod_sum_4<<<(A*B*C + 4095)/4096, [256, 1, 1]>>>(in_x, out_p, out_all, B, C, A, workspace)
+  step 3 runs when C > 16384:
+  step 3: tc_red_fused_max_2_w<<<A*B, [512, 1, 1]>>>(in_x, out_mx, A, B, C)
+  step 4: tc_red_fused_min_3<<<32*((C + 127)/128), [32, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
+  step 5: tc_red_fused_prod_sum_4<<<(A*B*C + 4095)/4096, [256, 1, 1]>>>(in_x, out_p, out_all, B, C, A, workspace)
 launch plan of indices (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_amax     output i64[N]
   buffer out_amin     output i64[D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_argmax_5<<<N, [1024, 1, 1]>>>(in_x, out_amax, N, D)
-  step 1: tc_red_fused_argmin_6<<<32*((D + 63)/64), [32, 8, 1]>>>(in_x, out_amin, D, N, workspace)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_argmax_5_w<<<N, [512, 1, 1]>>>(in_x, out_amax, N, D)
+  step 2: tc_red_fused_argmin_6<<<32*((D + 63)/64), [32, 8, 1]>>>(in_x, out_amin, D, N, workspace)
 launch plan of statistics (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_v        output f32[N]
   buffer out_s        output f32[N, 1]
   buffer out_v0       output f32[N]
   buffer out_l        output f32[N]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_sub_mul_sqrt_max_7<<<N, [1024, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_sum_div_sub_mul_sqrt_max_7_w<<<N, [512, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D)
 launch plan of int_reductions (32-bit indices):
   buffer in_i         param  i32[N]
   buffer in_m         param  bool[N]
@@ -1317,5 +1475,8 @@ launch plan of int_reductions (32-bit indices):
 launch plan of mean_by_hand (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_10<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_sum_div_10_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
  */

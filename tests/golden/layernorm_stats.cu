@@ -15,10 +15,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -151,138 +148,197 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_add_rsqrt
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mul_add_rsqrt_0_w(
+    const float *__restrict__ in_x,
+    const float *__restrict__ in_w,
+    const float *__restrict__ in_b,
+    float *__restrict__ out_y,
+    float *__restrict__ out_mean,
+    float *__restrict__ out_rstd,
+    const idx_t sz_N,
+    const idx_t sz_D,
+    const float s_eps)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc4 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // layernorm_stats.tc:7
+            acc4 = tc_op_sum()(acc4, t0);                               // layernorm_stats.tc:9
+        }
+        acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
+        const float r4 = acc4;
+        const float t2 = r4 / ((float)((long long)(sz_D)));         // layernorm_stats.tc:9
+        float acc9 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t1 = in_x[sz_D*i0 + i1];                        // layernorm_stats.tc:7
+            const float t3 = t1 - t2;                                   // layernorm_stats.tc:10
+            const float t4 = t3 * t3;                                   // layernorm_stats.tc:10
+            acc9 = tc_op_sum()(acc9, t4);                               // layernorm_stats.tc:10
+        }
+        acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
+        const float r9 = acc9;
+        const float t7 = r9 / ((float)((long long)(sz_D)));         // layernorm_stats.tc:10
+        const float t8 = t7 + s_eps;                                // layernorm_stats.tc:10
+        const float t9 = rsqrtf(t8);                                // layernorm_stats.tc:10
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t5 = in_x[sz_D*i0 + i1];                        // layernorm_stats.tc:7
+            const float t6 = t5 - t2;                                   // layernorm_stats.tc:10
+            const float t10 = t6 * t9;                                  // layernorm_stats.tc:11
+            const float t11 = in_w[i1];                                 // layernorm_stats.tc:7
+            const float t12 = t10 * t11;                                // layernorm_stats.tc:11
+            const float t13 = in_b[i1];                                 // layernorm_stats.tc:7
+            const float t14 = t12 + t13;                                // layernorm_stats.tc:11
+            out_y[sz_D*i0 + i1] = t14;                                  // layernorm_stats.tc:11
+        }
+        if (threadIdx.x == 0) {
+            out_mean[i0] = t2;                                          // layernorm_stats.tc:9
+            out_rstd[i0] = t9;                                          // layernorm_stats.tc:10
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
             tc_aligned(out_y + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v54 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_stats.tc:7
-                pc0[j * 4 + 0] = v54.v[0];                                  // layernorm_stats.tc:7
+                const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // layernorm_stats.tc:7
+                pc0[j * 4 + 0] = v15.v[0];                                  // layernorm_stats.tc:7
                 acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 0]) : acc4;    // layernorm_stats.tc:9
-                pc0[j * 4 + 1] = v54.v[1];                                  // layernorm_stats.tc:7
+                pc0[j * 4 + 1] = v15.v[1];                                  // layernorm_stats.tc:7
                 acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 1]) : acc4;    // layernorm_stats.tc:9
-                pc0[j * 4 + 2] = v54.v[2];                                  // layernorm_stats.tc:7
+                pc0[j * 4 + 2] = v15.v[2];                                  // layernorm_stats.tc:7
                 acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 2]) : acc4;    // layernorm_stats.tc:9
-                pc0[j * 4 + 3] = v54.v[3];                                  // layernorm_stats.tc:7
+                pc0[j * 4 + 3] = v15.v[3];                                  // layernorm_stats.tc:7
                 acc4 = tc_in ? tc_op_sum()(acc4, pc0[j * 4 + 3]) : acc4;    // layernorm_stats.tc:9
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t55 = r4 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:9
+            const float t16 = r4 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:9
             float acc9 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t56 = (pc0[j * 4 + 0]) - t55;                   // layernorm_stats.tc:10
-                    const float t57 = t56 * t56;                                // layernorm_stats.tc:10
-                    acc9 = tc_op_sum()(acc9, t57);                              // layernorm_stats.tc:10
-                    const float t58 = (pc0[j * 4 + 1]) - t55;                   // layernorm_stats.tc:10
-                    const float t59 = t58 * t58;                                // layernorm_stats.tc:10
-                    acc9 = tc_op_sum()(acc9, t59);                              // layernorm_stats.tc:10
-                    const float t60 = (pc0[j * 4 + 2]) - t55;                   // layernorm_stats.tc:10
-                    const float t61 = t60 * t60;                                // layernorm_stats.tc:10
-                    acc9 = tc_op_sum()(acc9, t61);                              // layernorm_stats.tc:10
-                    const float t62 = (pc0[j * 4 + 3]) - t55;                   // layernorm_stats.tc:10
-                    const float t63 = t62 * t62;                                // layernorm_stats.tc:10
-                    acc9 = tc_op_sum()(acc9, t63);                              // layernorm_stats.tc:10
+                    const float t17 = (pc0[j * 4 + 0]) - t16;                   // layernorm_stats.tc:10
+                    const float t18 = t17 * t17;                                // layernorm_stats.tc:10
+                    acc9 = tc_op_sum()(acc9, t18);                              // layernorm_stats.tc:10
+                    const float t19 = (pc0[j * 4 + 1]) - t16;                   // layernorm_stats.tc:10
+                    const float t20 = t19 * t19;                                // layernorm_stats.tc:10
+                    acc9 = tc_op_sum()(acc9, t20);                              // layernorm_stats.tc:10
+                    const float t21 = (pc0[j * 4 + 2]) - t16;                   // layernorm_stats.tc:10
+                    const float t22 = t21 * t21;                                // layernorm_stats.tc:10
+                    acc9 = tc_op_sum()(acc9, t22);                              // layernorm_stats.tc:10
+                    const float t23 = (pc0[j * 4 + 3]) - t16;                   // layernorm_stats.tc:10
+                    const float t24 = t23 * t23;                                // layernorm_stats.tc:10
+                    acc9 = tc_op_sum()(acc9, t24);                              // layernorm_stats.tc:10
                 }
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t65 = r9 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:10
-            const float t66 = t65 + s_eps;                              // layernorm_stats.tc:10
-            const float t67 = rsqrtf(t66);                              // layernorm_stats.tc:10
+            const float t26 = r9 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:10
+            const float t27 = t26 + s_eps;                              // layernorm_stats.tc:10
+            const float t28 = rsqrtf(t27);                              // layernorm_stats.tc:10
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t64 = (pc0[j * 4 + 0]) - t55;                   // layernorm_stats.tc:10
-                    const float t68 = t64 * t67;                                // layernorm_stats.tc:11
-                    const tc_vec<float, 4> v69 = tc_vload<float, 4>(in_w + i1); // layernorm_stats.tc:7
-                    const float t70 = v69.v[0];                                 // layernorm_stats.tc:7
-                    const float t71 = t68 * t70;                                // layernorm_stats.tc:11
-                    const tc_vec<float, 4> v72 = tc_vload<float, 4>(in_b + i1); // layernorm_stats.tc:7
-                    const float t73 = v72.v[0];                                 // layernorm_stats.tc:7
-                    const float t74 = t71 + t73;                                // layernorm_stats.tc:11
-                    const float t75 = (pc0[j * 4 + 1]) - t55;                   // layernorm_stats.tc:10
-                    const float t76 = t75 * t67;                                // layernorm_stats.tc:11
-                    const float t77 = v69.v[1];                                 // layernorm_stats.tc:7
-                    const float t78 = t76 * t77;                                // layernorm_stats.tc:11
-                    const float t79 = v72.v[1];                                 // layernorm_stats.tc:7
-                    const float t80 = t78 + t79;                                // layernorm_stats.tc:11
-                    const float t81 = (pc0[j * 4 + 2]) - t55;                   // layernorm_stats.tc:10
-                    const float t82 = t81 * t67;                                // layernorm_stats.tc:11
-                    const float t83 = v69.v[2];                                 // layernorm_stats.tc:7
-                    const float t84 = t82 * t83;                                // layernorm_stats.tc:11
-                    const float t85 = v72.v[2];                                 // layernorm_stats.tc:7
-                    const float t86 = t84 + t85;                                // layernorm_stats.tc:11
-                    const float t87 = (pc0[j * 4 + 3]) - t55;                   // layernorm_stats.tc:10
-                    const float t88 = t87 * t67;                                // layernorm_stats.tc:11
-                    const float t89 = v69.v[3];                                 // layernorm_stats.tc:7
-                    const float t90 = t88 * t89;                                // layernorm_stats.tc:11
-                    const float t91 = v72.v[3];                                 // layernorm_stats.tc:7
-                    const float t92 = t90 + t91;                                // layernorm_stats.tc:11
-                    tc_vstore<float, 4>(out_y + sz_D*i0 + i1, {{t74, t80, t86, t92}}); // layernorm_stats.tc:11
+                    const float t25 = (pc0[j * 4 + 0]) - t16;                   // layernorm_stats.tc:10
+                    const float t29 = t25 * t28;                                // layernorm_stats.tc:11
+                    const tc_vec<float, 4> v30 = tc_vload<float, 4>(in_w + i1); // layernorm_stats.tc:7
+                    const float t31 = v30.v[0];                                 // layernorm_stats.tc:7
+                    const float t32 = t29 * t31;                                // layernorm_stats.tc:11
+                    const tc_vec<float, 4> v33 = tc_vload<float, 4>(in_b + i1); // layernorm_stats.tc:7
+                    const float t34 = v33.v[0];                                 // layernorm_stats.tc:7
+                    const float t35 = t32 + t34;                                // layernorm_stats.tc:11
+                    const float t36 = (pc0[j * 4 + 1]) - t16;                   // layernorm_stats.tc:10
+                    const float t37 = t36 * t28;                                // layernorm_stats.tc:11
+                    const float t38 = v30.v[1];                                 // layernorm_stats.tc:7
+                    const float t39 = t37 * t38;                                // layernorm_stats.tc:11
+                    const float t40 = v33.v[1];                                 // layernorm_stats.tc:7
+                    const float t41 = t39 + t40;                                // layernorm_stats.tc:11
+                    const float t42 = (pc0[j * 4 + 2]) - t16;                   // layernorm_stats.tc:10
+                    const float t43 = t42 * t28;                                // layernorm_stats.tc:11
+                    const float t44 = v30.v[2];                                 // layernorm_stats.tc:7
+                    const float t45 = t43 * t44;                                // layernorm_stats.tc:11
+                    const float t46 = v33.v[2];                                 // layernorm_stats.tc:7
+                    const float t47 = t45 + t46;                                // layernorm_stats.tc:11
+                    const float t48 = (pc0[j * 4 + 3]) - t16;                   // layernorm_stats.tc:10
+                    const float t49 = t48 * t28;                                // layernorm_stats.tc:11
+                    const float t50 = v30.v[3];                                 // layernorm_stats.tc:7
+                    const float t51 = t49 * t50;                                // layernorm_stats.tc:11
+                    const float t52 = v33.v[3];                                 // layernorm_stats.tc:7
+                    const float t53 = t51 + t52;                                // layernorm_stats.tc:11
+                    tc_vstore<float, 4>(out_y + sz_D*i0 + i1, {{t35, t41, t47, t53}}); // layernorm_stats.tc:11
                 }
             }
             if (threadIdx.x == 0) {
-                out_mean[i0] = t55;                                         // layernorm_stats.tc:9
-                out_rstd[i0] = t67;                                         // layernorm_stats.tc:10
+                out_mean[i0] = t16;                                         // layernorm_stats.tc:9
+                out_rstd[i0] = t28;                                         // layernorm_stats.tc:10
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t93 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
-                acc4 = tc_op_sum()(acc4, t93);                              // layernorm_stats.tc:9
+                const float t54 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
+                acc4 = tc_op_sum()(acc4, t54);                              // layernorm_stats.tc:9
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t95 = r4 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:9
+            const float t56 = r4 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:9
             float acc9 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t94 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
-                const float t96 = t94 - t95;                                // layernorm_stats.tc:10
-                const float t97 = t96 * t96;                                // layernorm_stats.tc:10
-                acc9 = tc_op_sum()(acc9, t97);                              // layernorm_stats.tc:10
+                const float t55 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
+                const float t57 = t55 - t56;                                // layernorm_stats.tc:10
+                const float t58 = t57 * t57;                                // layernorm_stats.tc:10
+                acc9 = tc_op_sum()(acc9, t58);                              // layernorm_stats.tc:10
             }
             acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r9 = acc9;
-            const float t100 = r9 / ((float)((long long)(sz_D)));       // layernorm_stats.tc:10
-            const float t101 = t100 + s_eps;                            // layernorm_stats.tc:10
-            const float t102 = rsqrtf(t101);                            // layernorm_stats.tc:10
+            const float t61 = r9 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:10
+            const float t62 = t61 + s_eps;                              // layernorm_stats.tc:10
+            const float t63 = rsqrtf(t62);                              // layernorm_stats.tc:10
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t98 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
-                const float t99 = t98 - t95;                                // layernorm_stats.tc:10
-                const float t103 = t99 * t102;                              // layernorm_stats.tc:11
-                const float t104 = in_w[i1];                                // layernorm_stats.tc:7
-                const float t105 = t103 * t104;                             // layernorm_stats.tc:11
-                const float t106 = in_b[i1];                                // layernorm_stats.tc:7
-                const float t107 = t105 + t106;                             // layernorm_stats.tc:11
-                out_y[sz_D*i0 + i1] = t107;                                 // layernorm_stats.tc:11
+                const float t59 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
+                const float t60 = t59 - t56;                                // layernorm_stats.tc:10
+                const float t64 = t60 * t63;                                // layernorm_stats.tc:11
+                const float t65 = in_w[i1];                                 // layernorm_stats.tc:7
+                const float t66 = t64 * t65;                                // layernorm_stats.tc:11
+                const float t67 = in_b[i1];                                 // layernorm_stats.tc:7
+                const float t68 = t66 + t67;                                // layernorm_stats.tc:11
+                out_y[sz_D*i0 + i1] = t68;                                  // layernorm_stats.tc:11
             }
             if (threadIdx.x == 0) {
-                out_mean[i0] = t95;                                         // layernorm_stats.tc:9
-                out_rstd[i0] = t102;                                        // layernorm_stats.tc:10
+                out_mean[i0] = t56;                                         // layernorm_stats.tc:9
+                out_rstd[i0] = t63;                                         // layernorm_stats.tc:10
             }
         }
     }
@@ -298,5 +354,8 @@ launch plan of layernorm_stats (32-bit indices):
   buffer out_y        output f32[N, D]
   buffer out_mean     output f32[N]
   buffer out_rstd     output f32[N]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_div_sub_mul_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_y, out_mean, out_rstd, N, D, eps)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_sum_div_sub_mul_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_y, out_mean, out_rstd, N, D, eps)
  */

@@ -11,10 +11,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_where_max_sub_exp_sum_div
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_mask + sz_D*i0, 4) &&
@@ -136,127 +133,178 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_where_max_sub_exp_sum_div
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_exp_sum_div_0_w(
+    const float *__restrict__ in_x,
+    const unsigned char *__restrict__ in_mask,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc4 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const bool t0 = (in_mask[sz_D*i0 + i1] != 0);               // masked_softmax.tc:6
+            const float t1 = in_x[sz_D*i0 + i1];                        // masked_softmax.tc:6
+            const float t2 = (t0 != 0.0f ? t1 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+            acc4 = tc_op_max()(acc4, t2);                               // <prelude>/softmax.tc:13
+        }
+        acc4 = tc_block_reduce(acc4, tc_op_max(), (float *)tc_smem);
+        const float r4 = acc4;
+        float acc7 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const bool t3 = (in_mask[sz_D*i0 + i1] != 0);               // masked_softmax.tc:6
+            const float t4 = in_x[sz_D*i0 + i1];                        // masked_softmax.tc:6
+            const float t5 = (t3 != 0.0f ? t4 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+            const float t6 = t5 - r4;                                   // <prelude>/softmax.tc:13
+            const float t7 = expf(t6);                                  // <prelude>/softmax.tc:13
+            acc7 = tc_op_sum()(acc7, t7);                               // <prelude>/softmax.tc:14
+        }
+        acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
+        const float r7 = acc7;
+        const float rcp13 = 1.0f / r7;                              // <prelude>/softmax.tc:14
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const bool t8 = (in_mask[sz_D*i0 + i1] != 0);               // masked_softmax.tc:6
+            const float t9 = in_x[sz_D*i0 + i1];                        // masked_softmax.tc:6
+            const float t10 = (t8 != 0.0f ? t9 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+            const float t11 = t10 - r4;                                 // <prelude>/softmax.tc:13
+            const float t12 = expf(t11);                                // <prelude>/softmax.tc:13
+            const float t14 = t12 * rcp13;                              // <prelude>/softmax.tc:14
+            out_out[sz_D*i0 + i1] = t14;                                // <prelude>/softmax.tc:14
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_mask + sz_D*i0, 4) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            tc_vec<unsigned char, 4> pc0[4];
-            float pc1[16];
+            tc_vec<unsigned char, 4> pc0[8];
+            float pc1[32];
             float acc4 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<unsigned char, 4> v50 = tc_vload<unsigned char, 4>(in_mask + sz_D*i0 + i1); // masked_softmax.tc:6
-                pc0[j] = v50;                                               // masked_softmax.tc:6
-                const tc_vec<float, 4> v51 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // masked_softmax.tc:6
-                pc1[j * 4 + 0] = v51.v[0];                                  // masked_softmax.tc:6
-                const float t52 = (((v50.v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t52) : acc4;               // <prelude>/softmax.tc:13
-                pc1[j * 4 + 1] = v51.v[1];                                  // masked_softmax.tc:6
-                const float t53 = (((v50.v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t53) : acc4;               // <prelude>/softmax.tc:13
-                pc1[j * 4 + 2] = v51.v[2];                                  // masked_softmax.tc:6
-                const float t54 = (((v50.v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t54) : acc4;               // <prelude>/softmax.tc:13
-                pc1[j * 4 + 3] = v51.v[3];                                  // masked_softmax.tc:6
-                const float t55 = (((v50.v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t55) : acc4;               // <prelude>/softmax.tc:13
+                const tc_vec<unsigned char, 4> v15 = tc_vload<unsigned char, 4>(in_mask + sz_D*i0 + i1); // masked_softmax.tc:6
+                pc0[j] = v15;                                               // masked_softmax.tc:6
+                const tc_vec<float, 4> v16 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // masked_softmax.tc:6
+                pc1[j * 4 + 0] = v16.v[0];                                  // masked_softmax.tc:6
+                const float t17 = (((v15.v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t17) : acc4;               // <prelude>/softmax.tc:13
+                pc1[j * 4 + 1] = v16.v[1];                                  // masked_softmax.tc:6
+                const float t18 = (((v15.v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t18) : acc4;               // <prelude>/softmax.tc:13
+                pc1[j * 4 + 2] = v16.v[2];                                  // masked_softmax.tc:6
+                const float t19 = (((v15.v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t19) : acc4;               // <prelude>/softmax.tc:13
+                pc1[j * 4 + 3] = v16.v[3];                                  // masked_softmax.tc:6
+                const float t20 = (((v15.v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_in ? tc_op_max()(acc4, t20) : acc4;               // <prelude>/softmax.tc:13
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
             float acc7 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t56 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t57 = t56 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t58 = expf(t57);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t58);                              // <prelude>/softmax.tc:14
-                    const float t59 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t60 = t59 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t61 = expf(t60);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t61);                              // <prelude>/softmax.tc:14
-                    const float t62 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t63 = t62 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t64 = expf(t63);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t64);                              // <prelude>/softmax.tc:14
-                    const float t65 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t66 = t65 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t67 = expf(t66);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t67);                              // <prelude>/softmax.tc:14
+                    const float t21 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t22 = t21 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t23 = expf(t22);                                // <prelude>/softmax.tc:13
+                    acc7 = tc_op_sum()(acc7, t23);                              // <prelude>/softmax.tc:14
+                    const float t24 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t25 = t24 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t26 = expf(t25);                                // <prelude>/softmax.tc:13
+                    acc7 = tc_op_sum()(acc7, t26);                              // <prelude>/softmax.tc:14
+                    const float t27 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t28 = t27 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t29 = expf(t28);                                // <prelude>/softmax.tc:13
+                    acc7 = tc_op_sum()(acc7, t29);                              // <prelude>/softmax.tc:14
+                    const float t30 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t31 = t30 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:13
+                    acc7 = tc_op_sum()(acc7, t32);                              // <prelude>/softmax.tc:14
                 }
             }
             acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r7 = acc7;
-            const float rcp71 = 1.0f / r7;                              // <prelude>/softmax.tc:14
+            const float rcp36 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t68 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t69 = t68 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t70 = expf(t69);                                // <prelude>/softmax.tc:13
-                    const float t72 = t70 * rcp71;                              // <prelude>/softmax.tc:14
-                    const float t73 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t74 = t73 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t75 = expf(t74);                                // <prelude>/softmax.tc:13
-                    const float t76 = t75 * rcp71;                              // <prelude>/softmax.tc:14
-                    const float t77 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t78 = t77 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t79 = expf(t78);                                // <prelude>/softmax.tc:13
-                    const float t80 = t79 * rcp71;                              // <prelude>/softmax.tc:14
-                    const float t81 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t82 = t81 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t83 = expf(t82);                                // <prelude>/softmax.tc:13
-                    const float t84 = t83 * rcp71;                              // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t72, t76, t80, t84}}); // <prelude>/softmax.tc:14
+                    const float t33 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t34 = t33 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t35 = expf(t34);                                // <prelude>/softmax.tc:13
+                    const float t37 = t35 * rcp36;                              // <prelude>/softmax.tc:14
+                    const float t38 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t39 = t38 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t40 = expf(t39);                                // <prelude>/softmax.tc:13
+                    const float t41 = t40 * rcp36;                              // <prelude>/softmax.tc:14
+                    const float t42 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t43 = t42 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t44 = expf(t43);                                // <prelude>/softmax.tc:13
+                    const float t45 = t44 * rcp36;                              // <prelude>/softmax.tc:14
+                    const float t46 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                    const float t47 = t46 - r4;                                 // <prelude>/softmax.tc:13
+                    const float t48 = expf(t47);                                // <prelude>/softmax.tc:13
+                    const float t49 = t48 * rcp36;                              // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t37, t41, t45, t49}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc4 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const bool t85 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t86 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t87 = (t85 != 0.0f ? t86 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_op_max()(acc4, t87);                              // <prelude>/softmax.tc:13
+                const bool t50 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t51 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t52 = (t50 != 0.0f ? t51 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_op_max()(acc4, t52);                              // <prelude>/softmax.tc:13
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
             float acc7 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const bool t88 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t89 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t90 = (t88 != 0.0f ? t89 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t91 = t90 - r4;                                 // <prelude>/softmax.tc:13
-                const float t92 = expf(t91);                                // <prelude>/softmax.tc:13
-                acc7 = tc_op_sum()(acc7, t92);                              // <prelude>/softmax.tc:14
+                const bool t53 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t54 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t55 = (t53 != 0.0f ? t54 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t56 = t55 - r4;                                 // <prelude>/softmax.tc:13
+                const float t57 = expf(t56);                                // <prelude>/softmax.tc:13
+                acc7 = tc_op_sum()(acc7, t57);                              // <prelude>/softmax.tc:14
             }
             acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r7 = acc7;
-            const float rcp98 = 1.0f / r7;                              // <prelude>/softmax.tc:14
+            const float rcp63 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const bool t93 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t94 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t95 = (t93 != 0.0f ? t94 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t96 = t95 - r4;                                 // <prelude>/softmax.tc:13
-                const float t97 = expf(t96);                                // <prelude>/softmax.tc:13
-                const float t99 = t97 * rcp98;                              // <prelude>/softmax.tc:14
-                out_out[sz_D*i0 + i1] = t99;                                // <prelude>/softmax.tc:14
+                const bool t58 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t59 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t60 = (t58 != 0.0f ? t59 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t61 = t60 - r4;                                 // <prelude>/softmax.tc:13
+                const float t62 = expf(t61);                                // <prelude>/softmax.tc:13
+                const float t64 = t62 * rcp63;                              // <prelude>/softmax.tc:14
+                out_out[sz_D*i0 + i1] = t64;                                // <prelude>/softmax.tc:14
             }
         }
     }
@@ -269,5 +317,8 @@ launch plan of masked_softmax (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_mask      param  bool[N, D]
   buffer out_out      output f32[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_where_max_sub_exp_sum_div_0<<<N, [1024, 1, 1]>>>(in_x, in_mask, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_where_max_sub_exp_sum_div_0_w<<<N, [512, 1, 1]>>>(in_x, in_mask, out_out, N, D)
  */

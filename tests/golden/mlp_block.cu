@@ -11,10 +11,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -92,83 +89,121 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_add_rsqrt_0_w(
+    const float *__restrict__ in_x,
+    const float *__restrict__ in_g,
+    float *__restrict__ buf13,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc7 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // mlp_block.tc:6
+            const float t1 = t0 * t0;                                   // <prelude>/norm.tc:22
+            acc7 = tc_op_sum()(acc7, t1);                               // <prelude>/norm.tc:22
+        }
+        acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
+        const float r7 = acc7;
+        const float t3 = r7 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:22
+        const float t4 = t3 + (9.99999997e-07f);                    // <prelude>/norm.tc:22
+        const float t5 = rsqrtf(t4);                                // <prelude>/norm.tc:22
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t2 = in_x[sz_D*i0 + i1];                        // mlp_block.tc:6
+            const float t6 = t2 * t5;                                   // <prelude>/norm.tc:22
+            const float t7 = in_g[i1];                                  // mlp_block.tc:6
+            const float t8 = t6 * t7;                                   // <prelude>/norm.tc:22
+            buf13[sz_D*i0 + i1] = t8;                                   // <prelude>/norm.tc:22
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(buf13 + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc7 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v30 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_block.tc:6
-                pc0[j * 4 + 0] = v30.v[0];                                  // mlp_block.tc:6
-                const float t31 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // <prelude>/norm.tc:22
-                acc7 = tc_in ? tc_op_sum()(acc7, t31) : acc7;               // <prelude>/norm.tc:22
-                pc0[j * 4 + 1] = v30.v[1];                                  // mlp_block.tc:6
-                const float t32 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // <prelude>/norm.tc:22
-                acc7 = tc_in ? tc_op_sum()(acc7, t32) : acc7;               // <prelude>/norm.tc:22
-                pc0[j * 4 + 2] = v30.v[2];                                  // mlp_block.tc:6
-                const float t33 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // <prelude>/norm.tc:22
-                acc7 = tc_in ? tc_op_sum()(acc7, t33) : acc7;               // <prelude>/norm.tc:22
-                pc0[j * 4 + 3] = v30.v[3];                                  // mlp_block.tc:6
-                const float t34 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // <prelude>/norm.tc:22
-                acc7 = tc_in ? tc_op_sum()(acc7, t34) : acc7;               // <prelude>/norm.tc:22
+                const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // mlp_block.tc:6
+                pc0[j * 4 + 0] = v9.v[0];                                   // mlp_block.tc:6
+                const float t10 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t10) : acc7;               // <prelude>/norm.tc:22
+                pc0[j * 4 + 1] = v9.v[1];                                   // mlp_block.tc:6
+                const float t11 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t11) : acc7;               // <prelude>/norm.tc:22
+                pc0[j * 4 + 2] = v9.v[2];                                   // mlp_block.tc:6
+                const float t12 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t12) : acc7;               // <prelude>/norm.tc:22
+                pc0[j * 4 + 3] = v9.v[3];                                   // mlp_block.tc:6
+                const float t13 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // <prelude>/norm.tc:22
+                acc7 = tc_in ? tc_op_sum()(acc7, t13) : acc7;               // <prelude>/norm.tc:22
             }
             acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r7 = acc7;
-            const float t35 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t36 = t35 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t37 = rsqrtf(t36);                              // <prelude>/norm.tc:22
+            const float t14 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t15 = t14 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t16 = rsqrtf(t15);                              // <prelude>/norm.tc:22
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t38 = (pc0[j * 4 + 0]) * t37;                   // <prelude>/norm.tc:22
-                    const tc_vec<float, 4> v39 = tc_vload<float, 4>(in_g + i1); // mlp_block.tc:6
-                    const float t40 = v39.v[0];                                 // mlp_block.tc:6
-                    const float t41 = t38 * t40;                                // <prelude>/norm.tc:22
-                    const float t42 = (pc0[j * 4 + 1]) * t37;                   // <prelude>/norm.tc:22
-                    const float t43 = v39.v[1];                                 // mlp_block.tc:6
-                    const float t44 = t42 * t43;                                // <prelude>/norm.tc:22
-                    const float t45 = (pc0[j * 4 + 2]) * t37;                   // <prelude>/norm.tc:22
-                    const float t46 = v39.v[2];                                 // mlp_block.tc:6
-                    const float t47 = t45 * t46;                                // <prelude>/norm.tc:22
-                    const float t48 = (pc0[j * 4 + 3]) * t37;                   // <prelude>/norm.tc:22
-                    const float t49 = v39.v[3];                                 // mlp_block.tc:6
-                    const float t50 = t48 * t49;                                // <prelude>/norm.tc:22
-                    tc_vstore<float, 4>(buf13 + sz_D*i0 + i1, {{t41, t44, t47, t50}}); // <prelude>/norm.tc:22
+                    const float t17 = (pc0[j * 4 + 0]) * t16;                   // <prelude>/norm.tc:22
+                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_g + i1); // mlp_block.tc:6
+                    const float t19 = v18.v[0];                                 // mlp_block.tc:6
+                    const float t20 = t17 * t19;                                // <prelude>/norm.tc:22
+                    const float t21 = (pc0[j * 4 + 1]) * t16;                   // <prelude>/norm.tc:22
+                    const float t22 = v18.v[1];                                 // mlp_block.tc:6
+                    const float t23 = t21 * t22;                                // <prelude>/norm.tc:22
+                    const float t24 = (pc0[j * 4 + 2]) * t16;                   // <prelude>/norm.tc:22
+                    const float t25 = v18.v[2];                                 // mlp_block.tc:6
+                    const float t26 = t24 * t25;                                // <prelude>/norm.tc:22
+                    const float t27 = (pc0[j * 4 + 3]) * t16;                   // <prelude>/norm.tc:22
+                    const float t28 = v18.v[3];                                 // mlp_block.tc:6
+                    const float t29 = t27 * t28;                                // <prelude>/norm.tc:22
+                    tc_vstore<float, 4>(buf13 + sz_D*i0 + i1, {{t20, t23, t26, t29}}); // <prelude>/norm.tc:22
                 }
             }
         } else {
             float acc7 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t51 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
-                const float t52 = t51 * t51;                                // <prelude>/norm.tc:22
-                acc7 = tc_op_sum()(acc7, t52);                              // <prelude>/norm.tc:22
+                const float t30 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
+                const float t31 = t30 * t30;                                // <prelude>/norm.tc:22
+                acc7 = tc_op_sum()(acc7, t31);                              // <prelude>/norm.tc:22
             }
             acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r7 = acc7;
-            const float t54 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
-            const float t55 = t54 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
-            const float t56 = rsqrtf(t55);                              // <prelude>/norm.tc:22
+            const float t33 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
+            const float t34 = t33 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
+            const float t35 = rsqrtf(t34);                              // <prelude>/norm.tc:22
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t53 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
-                const float t57 = t53 * t56;                                // <prelude>/norm.tc:22
-                const float t58 = in_g[i1];                                 // mlp_block.tc:6
-                const float t59 = t57 * t58;                                // <prelude>/norm.tc:22
-                buf13[sz_D*i0 + i1] = t59;                                  // <prelude>/norm.tc:22
+                const float t32 = in_x[sz_D*i0 + i1];                       // mlp_block.tc:6
+                const float t36 = t32 * t35;                                // <prelude>/norm.tc:22
+                const float t37 = in_g[i1];                                 // mlp_block.tc:6
+                const float t38 = t36 * t37;                                // <prelude>/norm.tc:22
+                buf13[sz_D*i0 + i1] = t38;                                  // <prelude>/norm.tc:22
             }
         }
     }
@@ -528,17 +563,20 @@ launch plan of mlp_block (32-bit indices):
   buffer in_w3        param  f32[H, D]
   buffer in_w2        param  f32[D, H]
   buffer out_out      output f32[N, D]
-  buffer buf13        temp   f32[N, D]  live steps 0..2, slot 0
-  buffer buf14        temp   f32[N, H]  live steps 1..3, slot 1
-  buffer buf16        temp   f32[N, H]  live steps 2..3, slot 2
-  buffer buf17        temp   f32[N, H]  live steps 3..4, slot 0
-  buffer buf18        temp   f32[N, D]  live steps 4..5, slot 1
+  buffer buf13        temp   f32[N, D]  live steps 0..3, slot 0
+  buffer buf14        temp   f32[N, H]  live steps 2..4, slot 1
+  buffer buf16        temp   f32[N, H]  live steps 3..4, slot 2
+  buffer buf17        temp   f32[N, H]  live steps 4..5, slot 0
+  buffer buf18        temp   f32[N, D]  live steps 5..6, slot 1
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_g, buf13, N, D)
-  step 1: matmul buf14 = buf13 @ in_w1.T (cuBLAS)
-  step 2: matmul buf16 = buf13 @ in_w3.T (cuBLAS)
-  step 3: tc_poi_fused_silu_mul_3<<<(N*H + 2047)/2048, [256, 1, 1]>>>(buf14, buf16, buf17, N, H)
-  step 4: matmul buf18 = buf17 @ in_w2.T (cuBLAS)
-  step 5: tc_poi_fused_add_5<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf18, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_mul_sum_div_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_g, buf13, N, D)
+  step 2: matmul buf14 = buf13 @ in_w1.T (cuBLAS)
+  step 3: matmul buf16 = buf13 @ in_w3.T (cuBLAS)
+  step 4: tc_poi_fused_silu_mul_3<<<(N*H + 2047)/2048, [256, 1, 1]>>>(buf14, buf16, buf17, N, H)
+  step 5: matmul buf18 = buf17 @ in_w2.T (cuBLAS)
+  step 6: tc_poi_fused_add_5<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf18, N, D)
 launch plan of dense_gelu (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[H, D]

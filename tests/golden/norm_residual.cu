@@ -12,10 +12,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_h + sz_D*i0, 16) &&
@@ -179,169 +176,232 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_mul_sum_sqrt_max_div_
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sqrt_max_div_0_w(
+    const float *__restrict__ in_x,
+    const float *__restrict__ in_h,
+    const float *__restrict__ in_a,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc6 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_h[sz_D*i0 + i1];                        // norm_residual.tc:8
+            const float t1 = in_x[sz_D*i0 + i1];                        // norm_residual.tc:8
+            const float t2 = t0 - t1;                                   // norm_residual.tc:9
+            const float t3 = t2 * t2;                                   // <prelude>/norm.tc:28
+            acc6 = tc_op_sum()(acc6, t3);                               // <prelude>/norm.tc:28
+        }
+        acc6 = tc_block_reduce(acc6, tc_op_sum(), (float *)tc_smem);
+        const float r6 = acc6;
+        const float t8 = sqrtf(r6);                                 // <prelude>/norm.tc:28
+        const float t9 = tc_max(t8, (9.99999996e-13f));             // <prelude>/norm.tc:28
+        const float rcp10 = 1.0f / t9;                              // <prelude>/norm.tc:28
+        float acc13 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t4 = in_x[sz_D*i0 + i1];                        // norm_residual.tc:8
+            const float t5 = in_a[i1];                                  // norm_residual.tc:8
+            const float t6 = in_h[sz_D*i0 + i1];                        // norm_residual.tc:8
+            const float t7 = t6 - t4;                                   // norm_residual.tc:9
+            const float t11 = t7 * rcp10;                               // <prelude>/norm.tc:28
+            const float t12 = t5 * t11;                                 // norm_residual.tc:9
+            const float t13 = t4 + t12;                                 // norm_residual.tc:9
+            const float t14 = t13 * t13;                                // <prelude>/norm.tc:28
+            acc13 = tc_op_sum()(acc13, t14);                            // <prelude>/norm.tc:28
+        }
+        acc13 = tc_block_reduce(acc13, tc_op_sum(), (float *)tc_smem);
+        const float r13 = acc13;
+        const float t22 = sqrtf(r13);                               // <prelude>/norm.tc:28
+        const float t23 = tc_max(t22, (9.99999996e-13f));           // <prelude>/norm.tc:28
+        const float rcp24 = 1.0f / t23;                             // <prelude>/norm.tc:28
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t15 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+            const float t16 = in_a[i1];                                 // norm_residual.tc:8
+            const float t17 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
+            const float t18 = t17 - t15;                                // norm_residual.tc:9
+            const float t19 = t18 * rcp10;                              // <prelude>/norm.tc:28
+            const float t20 = t16 * t19;                                // norm_residual.tc:9
+            const float t21 = t15 + t20;                                // norm_residual.tc:9
+            const float t25 = t21 * rcp24;                              // <prelude>/norm.tc:28
+            out_out[sz_D*i0 + i1] = t25;                                // <prelude>/norm.tc:28
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_h + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_a + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float pc1[16];
+            float pc0[32];
+            float pc1[32];
             float acc6 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v83 = tc_vload<float, 4>(in_h + sz_D*i0 + i1); // norm_residual.tc:8
-                pc0[j * 4 + 0] = v83.v[0];                                  // norm_residual.tc:8
-                const tc_vec<float, 4> v84 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // norm_residual.tc:8
-                pc1[j * 4 + 0] = v84.v[0];                                  // norm_residual.tc:8
-                const float t85 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
-                const float t86 = t85 * t85;                                // <prelude>/norm.tc:28
-                acc6 = tc_in ? tc_op_sum()(acc6, t86) : acc6;               // <prelude>/norm.tc:28
-                pc0[j * 4 + 1] = v83.v[1];                                  // norm_residual.tc:8
-                pc1[j * 4 + 1] = v84.v[1];                                  // norm_residual.tc:8
-                const float t87 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
-                const float t88 = t87 * t87;                                // <prelude>/norm.tc:28
-                acc6 = tc_in ? tc_op_sum()(acc6, t88) : acc6;               // <prelude>/norm.tc:28
-                pc0[j * 4 + 2] = v83.v[2];                                  // norm_residual.tc:8
-                pc1[j * 4 + 2] = v84.v[2];                                  // norm_residual.tc:8
-                const float t89 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
-                const float t90 = t89 * t89;                                // <prelude>/norm.tc:28
-                acc6 = tc_in ? tc_op_sum()(acc6, t90) : acc6;               // <prelude>/norm.tc:28
-                pc0[j * 4 + 3] = v83.v[3];                                  // norm_residual.tc:8
-                pc1[j * 4 + 3] = v84.v[3];                                  // norm_residual.tc:8
-                const float t91 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
-                const float t92 = t91 * t91;                                // <prelude>/norm.tc:28
-                acc6 = tc_in ? tc_op_sum()(acc6, t92) : acc6;               // <prelude>/norm.tc:28
+                const tc_vec<float, 4> v26 = tc_vload<float, 4>(in_h + sz_D*i0 + i1); // norm_residual.tc:8
+                pc0[j * 4 + 0] = v26.v[0];                                  // norm_residual.tc:8
+                const tc_vec<float, 4> v27 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // norm_residual.tc:8
+                pc1[j * 4 + 0] = v27.v[0];                                  // norm_residual.tc:8
+                const float t28 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
+                const float t29 = t28 * t28;                                // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t29) : acc6;               // <prelude>/norm.tc:28
+                pc0[j * 4 + 1] = v26.v[1];                                  // norm_residual.tc:8
+                pc1[j * 4 + 1] = v27.v[1];                                  // norm_residual.tc:8
+                const float t30 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
+                const float t31 = t30 * t30;                                // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t31) : acc6;               // <prelude>/norm.tc:28
+                pc0[j * 4 + 2] = v26.v[2];                                  // norm_residual.tc:8
+                pc1[j * 4 + 2] = v27.v[2];                                  // norm_residual.tc:8
+                const float t32 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
+                const float t33 = t32 * t32;                                // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t33) : acc6;               // <prelude>/norm.tc:28
+                pc0[j * 4 + 3] = v26.v[3];                                  // norm_residual.tc:8
+                pc1[j * 4 + 3] = v27.v[3];                                  // norm_residual.tc:8
+                const float t34 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
+                const float t35 = t34 * t34;                                // <prelude>/norm.tc:28
+                acc6 = tc_in ? tc_op_sum()(acc6, t35) : acc6;               // <prelude>/norm.tc:28
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            float pc2[16];
-            const float t95 = sqrtf(r6);                                // <prelude>/norm.tc:28
-            const float t96 = tc_max(t95, (9.99999996e-13f));           // <prelude>/norm.tc:28
-            const float rcp97 = 1.0f / t96;                             // <prelude>/norm.tc:28
+            float pc2[32];
+            const float t38 = sqrtf(r6);                                // <prelude>/norm.tc:28
+            const float t39 = tc_max(t38, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float rcp40 = 1.0f / t39;                             // <prelude>/norm.tc:28
             float acc13 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const tc_vec<float, 4> v93 = tc_vload<float, 4>(in_a + i1); // norm_residual.tc:8
-                    pc2[j * 4 + 0] = v93.v[0];                                  // norm_residual.tc:8
-                    const float t94 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
-                    const float t98 = t94 * rcp97;                              // <prelude>/norm.tc:28
-                    const float t99 = (pc2[j * 4 + 0]) * t98;                   // norm_residual.tc:9
-                    const float t100 = (pc1[j * 4 + 0]) + t99;                  // norm_residual.tc:9
-                    const float t101 = t100 * t100;                             // <prelude>/norm.tc:28
-                    acc13 = tc_op_sum()(acc13, t101);                           // <prelude>/norm.tc:28
-                    pc2[j * 4 + 1] = v93.v[1];                                  // norm_residual.tc:8
-                    const float t102 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);     // norm_residual.tc:9
-                    const float t103 = t102 * rcp97;                            // <prelude>/norm.tc:28
-                    const float t104 = (pc2[j * 4 + 1]) * t103;                 // norm_residual.tc:9
-                    const float t105 = (pc1[j * 4 + 1]) + t104;                 // norm_residual.tc:9
-                    const float t106 = t105 * t105;                             // <prelude>/norm.tc:28
-                    acc13 = tc_op_sum()(acc13, t106);                           // <prelude>/norm.tc:28
-                    pc2[j * 4 + 2] = v93.v[2];                                  // norm_residual.tc:8
-                    const float t107 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);     // norm_residual.tc:9
-                    const float t108 = t107 * rcp97;                            // <prelude>/norm.tc:28
-                    const float t109 = (pc2[j * 4 + 2]) * t108;                 // norm_residual.tc:9
-                    const float t110 = (pc1[j * 4 + 2]) + t109;                 // norm_residual.tc:9
-                    const float t111 = t110 * t110;                             // <prelude>/norm.tc:28
-                    acc13 = tc_op_sum()(acc13, t111);                           // <prelude>/norm.tc:28
-                    pc2[j * 4 + 3] = v93.v[3];                                  // norm_residual.tc:8
-                    const float t112 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);     // norm_residual.tc:9
-                    const float t113 = t112 * rcp97;                            // <prelude>/norm.tc:28
-                    const float t114 = (pc2[j * 4 + 3]) * t113;                 // norm_residual.tc:9
-                    const float t115 = (pc1[j * 4 + 3]) + t114;                 // norm_residual.tc:9
-                    const float t116 = t115 * t115;                             // <prelude>/norm.tc:28
-                    acc13 = tc_op_sum()(acc13, t116);                           // <prelude>/norm.tc:28
+                    const tc_vec<float, 4> v36 = tc_vload<float, 4>(in_a + i1); // norm_residual.tc:8
+                    pc2[j * 4 + 0] = v36.v[0];                                  // norm_residual.tc:8
+                    const float t37 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
+                    const float t41 = t37 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t42 = (pc2[j * 4 + 0]) * t41;                   // norm_residual.tc:9
+                    const float t43 = (pc1[j * 4 + 0]) + t42;                   // norm_residual.tc:9
+                    const float t44 = t43 * t43;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t44);                            // <prelude>/norm.tc:28
+                    pc2[j * 4 + 1] = v36.v[1];                                  // norm_residual.tc:8
+                    const float t45 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
+                    const float t46 = t45 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t47 = (pc2[j * 4 + 1]) * t46;                   // norm_residual.tc:9
+                    const float t48 = (pc1[j * 4 + 1]) + t47;                   // norm_residual.tc:9
+                    const float t49 = t48 * t48;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t49);                            // <prelude>/norm.tc:28
+                    pc2[j * 4 + 2] = v36.v[2];                                  // norm_residual.tc:8
+                    const float t50 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
+                    const float t51 = t50 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t52 = (pc2[j * 4 + 2]) * t51;                   // norm_residual.tc:9
+                    const float t53 = (pc1[j * 4 + 2]) + t52;                   // norm_residual.tc:9
+                    const float t54 = t53 * t53;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t54);                            // <prelude>/norm.tc:28
+                    pc2[j * 4 + 3] = v36.v[3];                                  // norm_residual.tc:8
+                    const float t55 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
+                    const float t56 = t55 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t57 = (pc2[j * 4 + 3]) * t56;                   // norm_residual.tc:9
+                    const float t58 = (pc1[j * 4 + 3]) + t57;                   // norm_residual.tc:9
+                    const float t59 = t58 * t58;                                // <prelude>/norm.tc:28
+                    acc13 = tc_op_sum()(acc13, t59);                            // <prelude>/norm.tc:28
                 }
             }
             acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
-            const float t121 = sqrtf(r13);                              // <prelude>/norm.tc:28
-            const float t122 = tc_max(t121, (9.99999996e-13f));         // <prelude>/norm.tc:28
-            const float rcp123 = 1.0f / t122;                           // <prelude>/norm.tc:28
+            const float t64 = sqrtf(r13);                               // <prelude>/norm.tc:28
+            const float t65 = tc_max(t64, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float rcp66 = 1.0f / t65;                             // <prelude>/norm.tc:28
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t117 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);     // norm_residual.tc:9
-                    const float t118 = t117 * rcp97;                            // <prelude>/norm.tc:28
-                    const float t119 = (pc2[j * 4 + 0]) * t118;                 // norm_residual.tc:9
-                    const float t120 = (pc1[j * 4 + 0]) + t119;                 // norm_residual.tc:9
-                    const float t124 = t120 * rcp123;                           // <prelude>/norm.tc:28
-                    const float t125 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);     // norm_residual.tc:9
-                    const float t126 = t125 * rcp97;                            // <prelude>/norm.tc:28
-                    const float t127 = (pc2[j * 4 + 1]) * t126;                 // norm_residual.tc:9
-                    const float t128 = (pc1[j * 4 + 1]) + t127;                 // norm_residual.tc:9
-                    const float t129 = t128 * rcp123;                           // <prelude>/norm.tc:28
-                    const float t130 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);     // norm_residual.tc:9
-                    const float t131 = t130 * rcp97;                            // <prelude>/norm.tc:28
-                    const float t132 = (pc2[j * 4 + 2]) * t131;                 // norm_residual.tc:9
-                    const float t133 = (pc1[j * 4 + 2]) + t132;                 // norm_residual.tc:9
-                    const float t134 = t133 * rcp123;                           // <prelude>/norm.tc:28
-                    const float t135 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);     // norm_residual.tc:9
-                    const float t136 = t135 * rcp97;                            // <prelude>/norm.tc:28
-                    const float t137 = (pc2[j * 4 + 3]) * t136;                 // norm_residual.tc:9
-                    const float t138 = (pc1[j * 4 + 3]) + t137;                 // norm_residual.tc:9
-                    const float t139 = t138 * rcp123;                           // <prelude>/norm.tc:28
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t124, t129, t134, t139}}); // <prelude>/norm.tc:28
+                    const float t60 = (pc0[j * 4 + 0]) - (pc1[j * 4 + 0]);      // norm_residual.tc:9
+                    const float t61 = t60 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t62 = (pc2[j * 4 + 0]) * t61;                   // norm_residual.tc:9
+                    const float t63 = (pc1[j * 4 + 0]) + t62;                   // norm_residual.tc:9
+                    const float t67 = t63 * rcp66;                              // <prelude>/norm.tc:28
+                    const float t68 = (pc0[j * 4 + 1]) - (pc1[j * 4 + 1]);      // norm_residual.tc:9
+                    const float t69 = t68 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t70 = (pc2[j * 4 + 1]) * t69;                   // norm_residual.tc:9
+                    const float t71 = (pc1[j * 4 + 1]) + t70;                   // norm_residual.tc:9
+                    const float t72 = t71 * rcp66;                              // <prelude>/norm.tc:28
+                    const float t73 = (pc0[j * 4 + 2]) - (pc1[j * 4 + 2]);      // norm_residual.tc:9
+                    const float t74 = t73 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t75 = (pc2[j * 4 + 2]) * t74;                   // norm_residual.tc:9
+                    const float t76 = (pc1[j * 4 + 2]) + t75;                   // norm_residual.tc:9
+                    const float t77 = t76 * rcp66;                              // <prelude>/norm.tc:28
+                    const float t78 = (pc0[j * 4 + 3]) - (pc1[j * 4 + 3]);      // norm_residual.tc:9
+                    const float t79 = t78 * rcp40;                              // <prelude>/norm.tc:28
+                    const float t80 = (pc2[j * 4 + 3]) * t79;                   // norm_residual.tc:9
+                    const float t81 = (pc1[j * 4 + 3]) + t80;                   // norm_residual.tc:9
+                    const float t82 = t81 * rcp66;                              // <prelude>/norm.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t67, t72, t77, t82}}); // <prelude>/norm.tc:28
                 }
             }
         } else {
             float acc6 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t140 = in_h[sz_D*i0 + i1];                      // norm_residual.tc:8
-                const float t141 = in_x[sz_D*i0 + i1];                      // norm_residual.tc:8
-                const float t142 = t140 - t141;                             // norm_residual.tc:9
-                const float t143 = t142 * t142;                             // <prelude>/norm.tc:28
-                acc6 = tc_op_sum()(acc6, t143);                             // <prelude>/norm.tc:28
+                const float t83 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t84 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t85 = t83 - t84;                                // norm_residual.tc:9
+                const float t86 = t85 * t85;                                // <prelude>/norm.tc:28
+                acc6 = tc_op_sum()(acc6, t86);                              // <prelude>/norm.tc:28
             }
             acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r6 = acc6;
-            const float t148 = sqrtf(r6);                               // <prelude>/norm.tc:28
-            const float t149 = tc_max(t148, (9.99999996e-13f));         // <prelude>/norm.tc:28
-            const float rcp150 = 1.0f / t149;                           // <prelude>/norm.tc:28
+            const float t91 = sqrtf(r6);                                // <prelude>/norm.tc:28
+            const float t92 = tc_max(t91, (9.99999996e-13f));           // <prelude>/norm.tc:28
+            const float rcp93 = 1.0f / t92;                             // <prelude>/norm.tc:28
             float acc13 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t144 = in_x[sz_D*i0 + i1];                      // norm_residual.tc:8
-                const float t145 = in_a[i1];                                // norm_residual.tc:8
-                const float t146 = in_h[sz_D*i0 + i1];                      // norm_residual.tc:8
-                const float t147 = t146 - t144;                             // norm_residual.tc:9
-                const float t151 = t147 * rcp150;                           // <prelude>/norm.tc:28
-                const float t152 = t145 * t151;                             // norm_residual.tc:9
-                const float t153 = t144 + t152;                             // norm_residual.tc:9
-                const float t154 = t153 * t153;                             // <prelude>/norm.tc:28
-                acc13 = tc_op_sum()(acc13, t154);                           // <prelude>/norm.tc:28
+                const float t87 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t88 = in_a[i1];                                 // norm_residual.tc:8
+                const float t89 = in_h[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t90 = t89 - t87;                                // norm_residual.tc:9
+                const float t94 = t90 * rcp93;                              // <prelude>/norm.tc:28
+                const float t95 = t88 * t94;                                // norm_residual.tc:9
+                const float t96 = t87 + t95;                                // norm_residual.tc:9
+                const float t97 = t96 * t96;                                // <prelude>/norm.tc:28
+                acc13 = tc_op_sum()(acc13, t97);                            // <prelude>/norm.tc:28
             }
             acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r13 = acc13;
-            const float t162 = sqrtf(r13);                              // <prelude>/norm.tc:28
-            const float t163 = tc_max(t162, (9.99999996e-13f));         // <prelude>/norm.tc:28
-            const float rcp164 = 1.0f / t163;                           // <prelude>/norm.tc:28
+            const float t105 = sqrtf(r13);                              // <prelude>/norm.tc:28
+            const float t106 = tc_max(t105, (9.99999996e-13f));         // <prelude>/norm.tc:28
+            const float rcp107 = 1.0f / t106;                           // <prelude>/norm.tc:28
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t155 = in_x[sz_D*i0 + i1];                      // norm_residual.tc:8
-                const float t156 = in_a[i1];                                // norm_residual.tc:8
-                const float t157 = in_h[sz_D*i0 + i1];                      // norm_residual.tc:8
-                const float t158 = t157 - t155;                             // norm_residual.tc:9
-                const float t159 = t158 * rcp150;                           // <prelude>/norm.tc:28
-                const float t160 = t156 * t159;                             // norm_residual.tc:9
-                const float t161 = t155 + t160;                             // norm_residual.tc:9
-                const float t165 = t161 * rcp164;                           // <prelude>/norm.tc:28
-                out_out[sz_D*i0 + i1] = t165;                               // <prelude>/norm.tc:28
+                const float t98 = in_x[sz_D*i0 + i1];                       // norm_residual.tc:8
+                const float t99 = in_a[i1];                                 // norm_residual.tc:8
+                const float t100 = in_h[sz_D*i0 + i1];                      // norm_residual.tc:8
+                const float t101 = t100 - t98;                              // norm_residual.tc:9
+                const float t102 = t101 * rcp93;                            // <prelude>/norm.tc:28
+                const float t103 = t99 * t102;                              // norm_residual.tc:9
+                const float t104 = t98 + t103;                              // norm_residual.tc:9
+                const float t108 = t104 * rcp107;                           // <prelude>/norm.tc:28
+                out_out[sz_D*i0 + i1] = t108;                               // <prelude>/norm.tc:28
             }
         }
     }
@@ -355,5 +415,8 @@ launch plan of norm_residual (32-bit indices):
   buffer in_h         param  f32[N, D]
   buffer in_a         param  f32[D]
   buffer out_out      output f32[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_sub_mul_sum_sqrt_max_div_0<<<N, [1024, 1, 1]>>>(in_x, in_h, in_a, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_sub_mul_sum_sqrt_max_div_0_w<<<N, [512, 1, 1]>>>(in_x, in_h, in_a, out_out, N, D)
  */

@@ -11,10 +11,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_sqrt_max_div_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -80,71 +77,107 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_sqrt_max_div_0(
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_sqrt_max_div_0_w(
+    const float *__restrict__ in_x,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D,
+    const float s_eps)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc3 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // normalize_rows.tc:6
+            const float t1 = t0 * t0;                                   // normalize_rows.tc:7
+            acc3 = tc_op_sum()(acc3, t1);                               // normalize_rows.tc:7
+        }
+        acc3 = tc_block_reduce(acc3, tc_op_sum(), (float *)tc_smem);
+        const float r3 = acc3;
+        const float t3 = sqrtf(r3);                                 // normalize_rows.tc:7
+        const float t4 = tc_max(t3, s_eps);                         // normalize_rows.tc:7
+        const float rcp5 = 1.0f / t4;                               // normalize_rows.tc:7
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t2 = in_x[sz_D*i0 + i1];                        // normalize_rows.tc:6
+            const float t6 = t2 * rcp5;                                 // normalize_rows.tc:7
+            out_out[sz_D*i0 + i1] = t6;                                 // normalize_rows.tc:7
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc3 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // normalize_rows.tc:6
-                pc0[j * 4 + 0] = v19.v[0];                                  // normalize_rows.tc:6
-                const float t20 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // normalize_rows.tc:7
-                acc3 = tc_in ? tc_op_sum()(acc3, t20) : acc3;               // normalize_rows.tc:7
-                pc0[j * 4 + 1] = v19.v[1];                                  // normalize_rows.tc:6
-                const float t21 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // normalize_rows.tc:7
-                acc3 = tc_in ? tc_op_sum()(acc3, t21) : acc3;               // normalize_rows.tc:7
-                pc0[j * 4 + 2] = v19.v[2];                                  // normalize_rows.tc:6
-                const float t22 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // normalize_rows.tc:7
-                acc3 = tc_in ? tc_op_sum()(acc3, t22) : acc3;               // normalize_rows.tc:7
-                pc0[j * 4 + 3] = v19.v[3];                                  // normalize_rows.tc:6
-                const float t23 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // normalize_rows.tc:7
-                acc3 = tc_in ? tc_op_sum()(acc3, t23) : acc3;               // normalize_rows.tc:7
+                const tc_vec<float, 4> v7 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // normalize_rows.tc:6
+                pc0[j * 4 + 0] = v7.v[0];                                   // normalize_rows.tc:6
+                const float t8 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t8) : acc3;                // normalize_rows.tc:7
+                pc0[j * 4 + 1] = v7.v[1];                                   // normalize_rows.tc:6
+                const float t9 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t9) : acc3;                // normalize_rows.tc:7
+                pc0[j * 4 + 2] = v7.v[2];                                   // normalize_rows.tc:6
+                const float t10 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t10) : acc3;               // normalize_rows.tc:7
+                pc0[j * 4 + 3] = v7.v[3];                                   // normalize_rows.tc:6
+                const float t11 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // normalize_rows.tc:7
+                acc3 = tc_in ? tc_op_sum()(acc3, t11) : acc3;               // normalize_rows.tc:7
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
-            const float t24 = sqrtf(r3);                                // normalize_rows.tc:7
-            const float t25 = tc_max(t24, s_eps);                       // normalize_rows.tc:7
-            const float rcp26 = 1.0f / t25;                             // normalize_rows.tc:7
+            const float t12 = sqrtf(r3);                                // normalize_rows.tc:7
+            const float t13 = tc_max(t12, s_eps);                       // normalize_rows.tc:7
+            const float rcp14 = 1.0f / t13;                             // normalize_rows.tc:7
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t27 = (pc0[j * 4 + 0]) * rcp26;                 // normalize_rows.tc:7
-                    const float t28 = (pc0[j * 4 + 1]) * rcp26;                 // normalize_rows.tc:7
-                    const float t29 = (pc0[j * 4 + 2]) * rcp26;                 // normalize_rows.tc:7
-                    const float t30 = (pc0[j * 4 + 3]) * rcp26;                 // normalize_rows.tc:7
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t27, t28, t29, t30}}); // normalize_rows.tc:7
+                    const float t15 = (pc0[j * 4 + 0]) * rcp14;                 // normalize_rows.tc:7
+                    const float t16 = (pc0[j * 4 + 1]) * rcp14;                 // normalize_rows.tc:7
+                    const float t17 = (pc0[j * 4 + 2]) * rcp14;                 // normalize_rows.tc:7
+                    const float t18 = (pc0[j * 4 + 3]) * rcp14;                 // normalize_rows.tc:7
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t15, t16, t17, t18}}); // normalize_rows.tc:7
                 }
             }
         } else {
             float acc3 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t31 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
-                const float t32 = t31 * t31;                                // normalize_rows.tc:7
-                acc3 = tc_op_sum()(acc3, t32);                              // normalize_rows.tc:7
+                const float t19 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
+                const float t20 = t19 * t19;                                // normalize_rows.tc:7
+                acc3 = tc_op_sum()(acc3, t20);                              // normalize_rows.tc:7
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
-            const float t34 = sqrtf(r3);                                // normalize_rows.tc:7
-            const float t35 = tc_max(t34, s_eps);                       // normalize_rows.tc:7
-            const float rcp36 = 1.0f / t35;                             // normalize_rows.tc:7
+            const float t22 = sqrtf(r3);                                // normalize_rows.tc:7
+            const float t23 = tc_max(t22, s_eps);                       // normalize_rows.tc:7
+            const float rcp24 = 1.0f / t23;                             // normalize_rows.tc:7
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t33 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
-                const float t37 = t33 * rcp36;                              // normalize_rows.tc:7
-                out_out[sz_D*i0 + i1] = t37;                                // normalize_rows.tc:7
+                const float t21 = in_x[sz_D*i0 + i1];                       // normalize_rows.tc:6
+                const float t25 = t21 * rcp24;                              // normalize_rows.tc:7
+                out_out[sz_D*i0 + i1] = t25;                                // normalize_rows.tc:7
             }
         }
     }
@@ -156,5 +189,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_sqrt_max_div_0(
 launch plan of normalize_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_mul_sum_sqrt_max_div_0<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D, eps)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_mul_sum_sqrt_max_div_0_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D, eps)
  */

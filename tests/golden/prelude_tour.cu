@@ -196,10 +196,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -294,100 +291,143 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_sum_log_2_w(
+    const float *__restrict__ in_x,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc1 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:10
+            acc1 = tc_op_max()(acc1, t0);                               // <prelude>/softmax.tc:20
+        }
+        acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
+        const float r1 = acc1;
+        float acc4 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t1 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:10
+            const float t2 = t1 - r1;                                   // <prelude>/softmax.tc:20
+            const float t3 = expf(t2);                                  // <prelude>/softmax.tc:21
+            acc4 = tc_op_sum()(acc4, t3);                               // <prelude>/softmax.tc:21
+        }
+        acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
+        const float r4 = acc4;
+        const float t6 = logf(r4);                                  // <prelude>/softmax.tc:21
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t4 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:10
+            const float t5 = t4 - r1;                                   // <prelude>/softmax.tc:20
+            const float t7 = t5 - t6;                                   // <prelude>/softmax.tc:21
+            out_out[sz_D*i0 + i1] = t7;                                 // <prelude>/softmax.tc:21
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc1 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v26 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
-                pc0[j * 4 + 0] = v26.v[0];                                  // prelude_tour.tc:10
+                const tc_vec<float, 4> v8 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
+                pc0[j * 4 + 0] = v8.v[0];                                   // prelude_tour.tc:10
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 0]) : acc1;    // <prelude>/softmax.tc:20
-                pc0[j * 4 + 1] = v26.v[1];                                  // prelude_tour.tc:10
+                pc0[j * 4 + 1] = v8.v[1];                                   // prelude_tour.tc:10
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 1]) : acc1;    // <prelude>/softmax.tc:20
-                pc0[j * 4 + 2] = v26.v[2];                                  // prelude_tour.tc:10
+                pc0[j * 4 + 2] = v8.v[2];                                   // prelude_tour.tc:10
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 2]) : acc1;    // <prelude>/softmax.tc:20
-                pc0[j * 4 + 3] = v26.v[3];                                  // prelude_tour.tc:10
+                pc0[j * 4 + 3] = v8.v[3];                                   // prelude_tour.tc:10
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 3]) : acc1;    // <prelude>/softmax.tc:20
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t27 = (pc0[j * 4 + 0]) - r1;                    // <prelude>/softmax.tc:20
-                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:21
-                    acc4 = tc_op_sum()(acc4, t28);                              // <prelude>/softmax.tc:21
-                    const float t29 = (pc0[j * 4 + 1]) - r1;                    // <prelude>/softmax.tc:20
-                    const float t30 = expf(t29);                                // <prelude>/softmax.tc:21
-                    acc4 = tc_op_sum()(acc4, t30);                              // <prelude>/softmax.tc:21
-                    const float t31 = (pc0[j * 4 + 2]) - r1;                    // <prelude>/softmax.tc:20
-                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:21
-                    acc4 = tc_op_sum()(acc4, t32);                              // <prelude>/softmax.tc:21
-                    const float t33 = (pc0[j * 4 + 3]) - r1;                    // <prelude>/softmax.tc:20
-                    const float t34 = expf(t33);                                // <prelude>/softmax.tc:21
-                    acc4 = tc_op_sum()(acc4, t34);                              // <prelude>/softmax.tc:21
+                    const float t9 = (pc0[j * 4 + 0]) - r1;                     // <prelude>/softmax.tc:20
+                    const float t10 = expf(t9);                                 // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t10);                              // <prelude>/softmax.tc:21
+                    const float t11 = (pc0[j * 4 + 1]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t12 = expf(t11);                                // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t12);                              // <prelude>/softmax.tc:21
+                    const float t13 = (pc0[j * 4 + 2]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t14 = expf(t13);                                // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t14);                              // <prelude>/softmax.tc:21
+                    const float t15 = (pc0[j * 4 + 3]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t16 = expf(t15);                                // <prelude>/softmax.tc:21
+                    acc4 = tc_op_sum()(acc4, t16);                              // <prelude>/softmax.tc:21
                 }
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t36 = logf(r4);                                 // <prelude>/softmax.tc:21
+            const float t18 = logf(r4);                                 // <prelude>/softmax.tc:21
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t35 = (pc0[j * 4 + 0]) - r1;                    // <prelude>/softmax.tc:20
-                    const float t37 = t35 - t36;                                // <prelude>/softmax.tc:21
-                    const float t38 = (pc0[j * 4 + 1]) - r1;                    // <prelude>/softmax.tc:20
-                    const float t39 = t38 - t36;                                // <prelude>/softmax.tc:21
-                    const float t40 = (pc0[j * 4 + 2]) - r1;                    // <prelude>/softmax.tc:20
-                    const float t41 = t40 - t36;                                // <prelude>/softmax.tc:21
-                    const float t42 = (pc0[j * 4 + 3]) - r1;                    // <prelude>/softmax.tc:20
-                    const float t43 = t42 - t36;                                // <prelude>/softmax.tc:21
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t37, t39, t41, t43}}); // <prelude>/softmax.tc:21
+                    const float t17 = (pc0[j * 4 + 0]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t19 = t17 - t18;                                // <prelude>/softmax.tc:21
+                    const float t20 = (pc0[j * 4 + 1]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t21 = t20 - t18;                                // <prelude>/softmax.tc:21
+                    const float t22 = (pc0[j * 4 + 2]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t23 = t22 - t18;                                // <prelude>/softmax.tc:21
+                    const float t24 = (pc0[j * 4 + 3]) - r1;                    // <prelude>/softmax.tc:20
+                    const float t25 = t24 - t18;                                // <prelude>/softmax.tc:21
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t19, t21, t23, t25}}); // <prelude>/softmax.tc:21
                 }
             }
         } else {
             float acc1 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t44 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
-                acc1 = tc_op_max()(acc1, t44);                              // <prelude>/softmax.tc:20
+                const float t26 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
+                acc1 = tc_op_max()(acc1, t26);                              // <prelude>/softmax.tc:20
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t45 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
-                const float t46 = t45 - r1;                                 // <prelude>/softmax.tc:20
-                const float t47 = expf(t46);                                // <prelude>/softmax.tc:21
-                acc4 = tc_op_sum()(acc4, t47);                              // <prelude>/softmax.tc:21
+                const float t27 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
+                const float t28 = t27 - r1;                                 // <prelude>/softmax.tc:20
+                const float t29 = expf(t28);                                // <prelude>/softmax.tc:21
+                acc4 = tc_op_sum()(acc4, t29);                              // <prelude>/softmax.tc:21
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t50 = logf(r4);                                 // <prelude>/softmax.tc:21
+            const float t32 = logf(r4);                                 // <prelude>/softmax.tc:21
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t48 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
-                const float t49 = t48 - r1;                                 // <prelude>/softmax.tc:20
-                const float t51 = t49 - t50;                                // <prelude>/softmax.tc:21
-                out_out[sz_D*i0 + i1] = t51;                                // <prelude>/softmax.tc:21
+                const float t30 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
+                const float t31 = t30 - r1;                                 // <prelude>/softmax.tc:20
+                const float t33 = t31 - t32;                                // <prelude>/softmax.tc:21
+                out_out[sz_D*i0 + i1] = t33;                                // <prelude>/softmax.tc:21
             }
         }
     }
@@ -406,10 +446,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -524,120 +561,167 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_exp_sum_div_3_w(
+    const float *__restrict__ in_x,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc2 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:14
+            const float t1 = -t0;                                       // <prelude>/softmax.tc:26
+            acc2 = tc_op_max()(acc2, t1);                               // <prelude>/softmax.tc:27
+        }
+        acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
+        const float r2 = acc2;
+        float acc5 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t2 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:14
+            const float t3 = -t2;                                       // <prelude>/softmax.tc:26
+            const float t4 = t3 - r2;                                   // <prelude>/softmax.tc:27
+            const float t5 = expf(t4);                                  // <prelude>/softmax.tc:27
+            acc5 = tc_op_sum()(acc5, t5);                               // <prelude>/softmax.tc:28
+        }
+        acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+        const float r5 = acc5;
+        const float rcp10 = 1.0f / r5;                              // <prelude>/softmax.tc:28
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t6 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:14
+            const float t7 = -t6;                                       // <prelude>/softmax.tc:26
+            const float t8 = t7 - r2;                                   // <prelude>/softmax.tc:27
+            const float t9 = expf(t8);                                  // <prelude>/softmax.tc:27
+            const float t11 = t9 * rcp10;                               // <prelude>/softmax.tc:28
+            out_out[sz_D*i0 + i1] = t11;                                // <prelude>/softmax.tc:28
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc2 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v46 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
-                pc0[j * 4 + 0] = v46.v[0];                                  // prelude_tour.tc:14
-                const float t47 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t47) : acc2;               // <prelude>/softmax.tc:27
-                pc0[j * 4 + 1] = v46.v[1];                                  // prelude_tour.tc:14
-                const float t48 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t48) : acc2;               // <prelude>/softmax.tc:27
-                pc0[j * 4 + 2] = v46.v[2];                                  // prelude_tour.tc:14
-                const float t49 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t49) : acc2;               // <prelude>/softmax.tc:27
-                pc0[j * 4 + 3] = v46.v[3];                                  // prelude_tour.tc:14
-                const float t50 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t50) : acc2;               // <prelude>/softmax.tc:27
+                const tc_vec<float, 4> v12 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
+                pc0[j * 4 + 0] = v12.v[0];                                  // prelude_tour.tc:14
+                const float t13 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t13) : acc2;               // <prelude>/softmax.tc:27
+                pc0[j * 4 + 1] = v12.v[1];                                  // prelude_tour.tc:14
+                const float t14 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t14) : acc2;               // <prelude>/softmax.tc:27
+                pc0[j * 4 + 2] = v12.v[2];                                  // prelude_tour.tc:14
+                const float t15 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t15) : acc2;               // <prelude>/softmax.tc:27
+                pc0[j * 4 + 3] = v12.v[3];                                  // prelude_tour.tc:14
+                const float t16 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                acc2 = tc_in ? tc_op_max()(acc2, t16) : acc2;               // <prelude>/softmax.tc:27
             }
             acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r2 = acc2;
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t51 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
-                    const float t52 = t51 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t53 = expf(t52);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t53);                              // <prelude>/softmax.tc:28
-                    const float t54 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
-                    const float t55 = t54 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t56 = expf(t55);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t56);                              // <prelude>/softmax.tc:28
-                    const float t57 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                    const float t58 = t57 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t59 = expf(t58);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t59);                              // <prelude>/softmax.tc:28
-                    const float t60 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                    const float t61 = t60 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t62 = expf(t61);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t62);                              // <prelude>/softmax.tc:28
+                    const float t17 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
+                    const float t18 = t17 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t19 = expf(t18);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t19);                              // <prelude>/softmax.tc:28
+                    const float t20 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                    const float t21 = t20 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t22 = expf(t21);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t22);                              // <prelude>/softmax.tc:28
+                    const float t23 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                    const float t24 = t23 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t25 = expf(t24);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t25);                              // <prelude>/softmax.tc:28
+                    const float t26 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                    const float t27 = t26 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:27
+                    acc5 = tc_op_sum()(acc5, t28);                              // <prelude>/softmax.tc:28
                 }
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float rcp66 = 1.0f / r5;                              // <prelude>/softmax.tc:28
+            const float rcp32 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t63 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
-                    const float t64 = t63 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t65 = expf(t64);                                // <prelude>/softmax.tc:27
-                    const float t67 = t65 * rcp66;                              // <prelude>/softmax.tc:28
-                    const float t68 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
-                    const float t69 = t68 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t70 = expf(t69);                                // <prelude>/softmax.tc:27
-                    const float t71 = t70 * rcp66;                              // <prelude>/softmax.tc:28
-                    const float t72 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                    const float t73 = t72 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t74 = expf(t73);                                // <prelude>/softmax.tc:27
-                    const float t75 = t74 * rcp66;                              // <prelude>/softmax.tc:28
-                    const float t76 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                    const float t77 = t76 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t78 = expf(t77);                                // <prelude>/softmax.tc:27
-                    const float t79 = t78 * rcp66;                              // <prelude>/softmax.tc:28
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t67, t71, t75, t79}}); // <prelude>/softmax.tc:28
+                    const float t29 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
+                    const float t30 = t29 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t31 = expf(t30);                                // <prelude>/softmax.tc:27
+                    const float t33 = t31 * rcp32;                              // <prelude>/softmax.tc:28
+                    const float t34 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                    const float t35 = t34 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t36 = expf(t35);                                // <prelude>/softmax.tc:27
+                    const float t37 = t36 * rcp32;                              // <prelude>/softmax.tc:28
+                    const float t38 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                    const float t39 = t38 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t40 = expf(t39);                                // <prelude>/softmax.tc:27
+                    const float t41 = t40 * rcp32;                              // <prelude>/softmax.tc:28
+                    const float t42 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                    const float t43 = t42 - r2;                                 // <prelude>/softmax.tc:27
+                    const float t44 = expf(t43);                                // <prelude>/softmax.tc:27
+                    const float t45 = t44 * rcp32;                              // <prelude>/softmax.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t33, t37, t41, t45}}); // <prelude>/softmax.tc:28
                 }
             }
         } else {
             float acc2 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t80 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t81 = -t80;                                     // <prelude>/softmax.tc:26
-                acc2 = tc_op_max()(acc2, t81);                              // <prelude>/softmax.tc:27
+                const float t46 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t47 = -t46;                                     // <prelude>/softmax.tc:26
+                acc2 = tc_op_max()(acc2, t47);                              // <prelude>/softmax.tc:27
             }
             acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r2 = acc2;
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t82 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t83 = -t82;                                     // <prelude>/softmax.tc:26
-                const float t84 = t83 - r2;                                 // <prelude>/softmax.tc:27
-                const float t85 = expf(t84);                                // <prelude>/softmax.tc:27
-                acc5 = tc_op_sum()(acc5, t85);                              // <prelude>/softmax.tc:28
+                const float t48 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t49 = -t48;                                     // <prelude>/softmax.tc:26
+                const float t50 = t49 - r2;                                 // <prelude>/softmax.tc:27
+                const float t51 = expf(t50);                                // <prelude>/softmax.tc:27
+                acc5 = tc_op_sum()(acc5, t51);                              // <prelude>/softmax.tc:28
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float rcp90 = 1.0f / r5;                              // <prelude>/softmax.tc:28
+            const float rcp56 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t86 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t87 = -t86;                                     // <prelude>/softmax.tc:26
-                const float t88 = t87 - r2;                                 // <prelude>/softmax.tc:27
-                const float t89 = expf(t88);                                // <prelude>/softmax.tc:27
-                const float t91 = t89 * rcp90;                              // <prelude>/softmax.tc:28
-                out_out[sz_D*i0 + i1] = t91;                                // <prelude>/softmax.tc:28
+                const float t52 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t53 = -t52;                                     // <prelude>/softmax.tc:26
+                const float t54 = t53 - r2;                                 // <prelude>/softmax.tc:27
+                const float t55 = expf(t54);                                // <prelude>/softmax.tc:27
+                const float t57 = t55 * rcp56;                              // <prelude>/softmax.tc:28
+                out_out[sz_D*i0 + i1] = t57;                                // <prelude>/softmax.tc:28
             }
         }
     }
@@ -658,10 +742,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
@@ -783,127 +864,179 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_sum_div_sub_mul_add_
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_sub_mul_add_4_w(
+    const unsigned short *__restrict__ in_x,
+    const float *__restrict__ in_w,
+    const float *__restrict__ in_b,
+    unsigned short *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc5 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = tc_bf2f(in_x[sz_D*i0 + i1]);               // prelude_tour.tc:19
+            acc5 = tc_op_sum()(acc5, t0);                               // <prelude>/norm.tc:13
+        }
+        acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
+        const float r5 = acc5;
+        const float t2 = r5 / ((float)((long long)(sz_D)));         // <prelude>/norm.tc:13
+        float acc10 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t1 = tc_bf2f(in_x[sz_D*i0 + i1]);               // prelude_tour.tc:19
+            const float t3 = t1 - t2;                                   // <prelude>/norm.tc:14
+            const float t4 = t3 * t3;                                   // <prelude>/norm.tc:14
+            acc10 = tc_op_sum()(acc10, t4);                             // <prelude>/norm.tc:14
+        }
+        acc10 = tc_block_reduce(acc10, tc_op_sum(), (float *)tc_smem);
+        const float r10 = acc10;
+        const float t7 = r10 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:14
+        const float t8 = t7 + (9.99999975e-06f);                    // <prelude>/norm.tc:14
+        const float t9 = rsqrtf(t8);                                // <prelude>/norm.tc:14
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t5 = tc_bf2f(in_x[sz_D*i0 + i1]);               // prelude_tour.tc:19
+            const float t6 = t5 - t2;                                   // <prelude>/norm.tc:14
+            const float t10 = t6 * t9;                                  // <prelude>/norm.tc:15
+            const float t11 = in_w[i1];                                 // prelude_tour.tc:19
+            const float t12 = t10 * t11;                                // <prelude>/norm.tc:15
+            const float t13 = in_b[i1];                                 // prelude_tour.tc:19
+            const float t14 = t12 + t13;                                // <prelude>/norm.tc:15
+            out_out[sz_D*i0 + i1] = tc_f2bf(t14);                       // <prelude>/norm.tc:15
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 8) &&
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
-            tc_vec<unsigned short, 4> pc0[4];
+            tc_vec<unsigned short, 4> pc0[8];
             float acc5 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<unsigned short, 4> v54 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
-                pc0[j] = v54;                                               // prelude_tour.tc:19
-                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v54.v[0])) : acc5; // <prelude>/norm.tc:13
-                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v54.v[1])) : acc5; // <prelude>/norm.tc:13
-                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v54.v[2])) : acc5; // <prelude>/norm.tc:13
-                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v54.v[3])) : acc5; // <prelude>/norm.tc:13
+                const tc_vec<unsigned short, 4> v15 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
+                pc0[j] = v15;                                               // prelude_tour.tc:19
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v15.v[0])) : acc5; // <prelude>/norm.tc:13
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v15.v[1])) : acc5; // <prelude>/norm.tc:13
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v15.v[2])) : acc5; // <prelude>/norm.tc:13
+                acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v15.v[3])) : acc5; // <prelude>/norm.tc:13
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t55 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            const float t16 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t56 = (tc_bf2f(pc0[j].v[0])) - t55;             // <prelude>/norm.tc:14
-                    const float t57 = t56 * t56;                                // <prelude>/norm.tc:14
-                    acc10 = tc_op_sum()(acc10, t57);                            // <prelude>/norm.tc:14
-                    const float t58 = (tc_bf2f(pc0[j].v[1])) - t55;             // <prelude>/norm.tc:14
-                    const float t59 = t58 * t58;                                // <prelude>/norm.tc:14
-                    acc10 = tc_op_sum()(acc10, t59);                            // <prelude>/norm.tc:14
-                    const float t60 = (tc_bf2f(pc0[j].v[2])) - t55;             // <prelude>/norm.tc:14
-                    const float t61 = t60 * t60;                                // <prelude>/norm.tc:14
-                    acc10 = tc_op_sum()(acc10, t61);                            // <prelude>/norm.tc:14
-                    const float t62 = (tc_bf2f(pc0[j].v[3])) - t55;             // <prelude>/norm.tc:14
-                    const float t63 = t62 * t62;                                // <prelude>/norm.tc:14
-                    acc10 = tc_op_sum()(acc10, t63);                            // <prelude>/norm.tc:14
+                    const float t17 = (tc_bf2f(pc0[j].v[0])) - t16;             // <prelude>/norm.tc:14
+                    const float t18 = t17 * t17;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t18);                            // <prelude>/norm.tc:14
+                    const float t19 = (tc_bf2f(pc0[j].v[1])) - t16;             // <prelude>/norm.tc:14
+                    const float t20 = t19 * t19;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t20);                            // <prelude>/norm.tc:14
+                    const float t21 = (tc_bf2f(pc0[j].v[2])) - t16;             // <prelude>/norm.tc:14
+                    const float t22 = t21 * t21;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t22);                            // <prelude>/norm.tc:14
+                    const float t23 = (tc_bf2f(pc0[j].v[3])) - t16;             // <prelude>/norm.tc:14
+                    const float t24 = t23 * t23;                                // <prelude>/norm.tc:14
+                    acc10 = tc_op_sum()(acc10, t24);                            // <prelude>/norm.tc:14
                 }
             }
             acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
-            const float t65 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
-            const float t66 = t65 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
-            const float t67 = rsqrtf(t66);                              // <prelude>/norm.tc:14
+            const float t26 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t27 = t26 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
+            const float t28 = rsqrtf(t27);                              // <prelude>/norm.tc:14
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t64 = (tc_bf2f(pc0[j].v[0])) - t55;             // <prelude>/norm.tc:14
-                    const float t68 = t64 * t67;                                // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v69 = tc_vload<float, 4>(in_w + i1); // prelude_tour.tc:19
-                    const float t70 = v69.v[0];                                 // prelude_tour.tc:19
-                    const float t71 = t68 * t70;                                // <prelude>/norm.tc:15
-                    const tc_vec<float, 4> v72 = tc_vload<float, 4>(in_b + i1); // prelude_tour.tc:19
-                    const float t73 = v72.v[0];                                 // prelude_tour.tc:19
-                    const float t74 = t71 + t73;                                // <prelude>/norm.tc:15
-                    const float t75 = (tc_bf2f(pc0[j].v[1])) - t55;             // <prelude>/norm.tc:14
-                    const float t76 = t75 * t67;                                // <prelude>/norm.tc:15
-                    const float t77 = v69.v[1];                                 // prelude_tour.tc:19
-                    const float t78 = t76 * t77;                                // <prelude>/norm.tc:15
-                    const float t79 = v72.v[1];                                 // prelude_tour.tc:19
-                    const float t80 = t78 + t79;                                // <prelude>/norm.tc:15
-                    const float t81 = (tc_bf2f(pc0[j].v[2])) - t55;             // <prelude>/norm.tc:14
-                    const float t82 = t81 * t67;                                // <prelude>/norm.tc:15
-                    const float t83 = v69.v[2];                                 // prelude_tour.tc:19
-                    const float t84 = t82 * t83;                                // <prelude>/norm.tc:15
-                    const float t85 = v72.v[2];                                 // prelude_tour.tc:19
-                    const float t86 = t84 + t85;                                // <prelude>/norm.tc:15
-                    const float t87 = (tc_bf2f(pc0[j].v[3])) - t55;             // <prelude>/norm.tc:14
-                    const float t88 = t87 * t67;                                // <prelude>/norm.tc:15
-                    const float t89 = v69.v[3];                                 // prelude_tour.tc:19
-                    const float t90 = t88 * t89;                                // <prelude>/norm.tc:15
-                    const float t91 = v72.v[3];                                 // prelude_tour.tc:19
-                    const float t92 = t90 + t91;                                // <prelude>/norm.tc:15
-                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t74, t80), tc_f2bf2(t86, t92)}}); // <prelude>/norm.tc:15
+                    const float t25 = (tc_bf2f(pc0[j].v[0])) - t16;             // <prelude>/norm.tc:14
+                    const float t29 = t25 * t28;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v30 = tc_vload<float, 4>(in_w + i1); // prelude_tour.tc:19
+                    const float t31 = v30.v[0];                                 // prelude_tour.tc:19
+                    const float t32 = t29 * t31;                                // <prelude>/norm.tc:15
+                    const tc_vec<float, 4> v33 = tc_vload<float, 4>(in_b + i1); // prelude_tour.tc:19
+                    const float t34 = v33.v[0];                                 // prelude_tour.tc:19
+                    const float t35 = t32 + t34;                                // <prelude>/norm.tc:15
+                    const float t36 = (tc_bf2f(pc0[j].v[1])) - t16;             // <prelude>/norm.tc:14
+                    const float t37 = t36 * t28;                                // <prelude>/norm.tc:15
+                    const float t38 = v30.v[1];                                 // prelude_tour.tc:19
+                    const float t39 = t37 * t38;                                // <prelude>/norm.tc:15
+                    const float t40 = v33.v[1];                                 // prelude_tour.tc:19
+                    const float t41 = t39 + t40;                                // <prelude>/norm.tc:15
+                    const float t42 = (tc_bf2f(pc0[j].v[2])) - t16;             // <prelude>/norm.tc:14
+                    const float t43 = t42 * t28;                                // <prelude>/norm.tc:15
+                    const float t44 = v30.v[2];                                 // prelude_tour.tc:19
+                    const float t45 = t43 * t44;                                // <prelude>/norm.tc:15
+                    const float t46 = v33.v[2];                                 // prelude_tour.tc:19
+                    const float t47 = t45 + t46;                                // <prelude>/norm.tc:15
+                    const float t48 = (tc_bf2f(pc0[j].v[3])) - t16;             // <prelude>/norm.tc:14
+                    const float t49 = t48 * t28;                                // <prelude>/norm.tc:15
+                    const float t50 = v30.v[3];                                 // prelude_tour.tc:19
+                    const float t51 = t49 * t50;                                // <prelude>/norm.tc:15
+                    const float t52 = v33.v[3];                                 // prelude_tour.tc:19
+                    const float t53 = t51 + t52;                                // <prelude>/norm.tc:15
+                    tc_vstore<unsigned, 2>((unsigned *)(out_out + sz_D*i0 + i1), {{tc_f2bf2(t35, t41), tc_f2bf2(t47, t53)}}); // <prelude>/norm.tc:15
                 }
             }
         } else {
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t93 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                acc5 = tc_op_sum()(acc5, t93);                              // <prelude>/norm.tc:13
+                const float t54 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                acc5 = tc_op_sum()(acc5, t54);                              // <prelude>/norm.tc:13
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
-            const float t95 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
+            const float t56 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t94 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t96 = t94 - t95;                                // <prelude>/norm.tc:14
-                const float t97 = t96 * t96;                                // <prelude>/norm.tc:14
-                acc10 = tc_op_sum()(acc10, t97);                            // <prelude>/norm.tc:14
+                const float t55 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t57 = t55 - t56;                                // <prelude>/norm.tc:14
+                const float t58 = t57 * t57;                                // <prelude>/norm.tc:14
+                acc10 = tc_op_sum()(acc10, t58);                            // <prelude>/norm.tc:14
             }
             acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r10 = acc10;
-            const float t100 = r10 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
-            const float t101 = t100 + (9.99999975e-06f);                // <prelude>/norm.tc:14
-            const float t102 = rsqrtf(t101);                            // <prelude>/norm.tc:14
+            const float t61 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
+            const float t62 = t61 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
+            const float t63 = rsqrtf(t62);                              // <prelude>/norm.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t98 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
-                const float t99 = t98 - t95;                                // <prelude>/norm.tc:14
-                const float t103 = t99 * t102;                              // <prelude>/norm.tc:15
-                const float t104 = in_w[i1];                                // prelude_tour.tc:19
-                const float t105 = t103 * t104;                             // <prelude>/norm.tc:15
-                const float t106 = in_b[i1];                                // prelude_tour.tc:19
-                const float t107 = t105 + t106;                             // <prelude>/norm.tc:15
-                out_out[sz_D*i0 + i1] = tc_f2bf(t107);                      // <prelude>/norm.tc:15
+                const float t59 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
+                const float t60 = t59 - t56;                                // <prelude>/norm.tc:14
+                const float t64 = t60 * t63;                                // <prelude>/norm.tc:15
+                const float t65 = in_w[i1];                                 // prelude_tour.tc:19
+                const float t66 = t64 * t65;                                // <prelude>/norm.tc:15
+                const float t67 = in_b[i1];                                 // prelude_tour.tc:19
+                const float t68 = t66 + t67;                                // <prelude>/norm.tc:15
+                out_out[sz_D*i0 + i1] = tc_f2bf(t68);                       // <prelude>/norm.tc:15
             }
         }
     }
@@ -2006,10 +2139,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
@@ -2178,40 +2308,106 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             }
         }
     }
+}
+
+/* kernel 1: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_sum_div_log_15_w(
+    const float *__restrict__ in_x,
+    const float *__restrict__ in_p,
+    float *__restrict__ buf20,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc8 = tc_lowest<float>();
+        float acc13 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_p[sz_D*i0 + i1];                        // prelude_tour.tc:47
+            acc8 = tc_op_max()(acc8, t0);                               // <prelude>/softmax.tc:13
+            const float t1 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:47
+            acc13 = tc_op_max()(acc13, t1);                             // <prelude>/loss.tc:49
+        }
+        tc_block_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem);
+        const float r8 = acc8;
+        const float r13 = acc13;
+        float acc11 = (float)0;
+        float acc16 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t2 = in_p[sz_D*i0 + i1];                        // prelude_tour.tc:47
+            const float t3 = t2 - r8;                                   // <prelude>/softmax.tc:13
+            const float t4 = expf(t3);                                  // <prelude>/softmax.tc:13
+            acc11 = tc_op_sum()(acc11, t4);                             // <prelude>/softmax.tc:14
+            const float t5 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:47
+            const float t6 = t5 - r13;                                  // <prelude>/loss.tc:49
+            const float t7 = expf(t6);                                  // <prelude>/loss.tc:50
+            acc16 = tc_op_sum()(acc16, t7);                             // <prelude>/loss.tc:50
+        }
+        tc_block_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem);
+        const float r11 = acc11;
+        const float r16 = acc16;
+        const float rcp11 = 1.0f / r11;                             // <prelude>/softmax.tc:14
+        const float t15 = logf(r16);                                // <prelude>/loss.tc:50
+        float acc20 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t8 = in_p[sz_D*i0 + i1];                        // prelude_tour.tc:47
+            const float t9 = t8 - r8;                                   // <prelude>/softmax.tc:13
+            const float t10 = expf(t9);                                 // <prelude>/softmax.tc:13
+            const float t12 = t10 * rcp11;                              // <prelude>/softmax.tc:14
+            const float t13 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+            const float t14 = t13 - r13;                                // <prelude>/loss.tc:49
+            const float t16 = t14 - t15;                                // <prelude>/loss.tc:50
+            const float t17 = t12 * t16;                                // <prelude>/loss.tc:51
+            acc20 = tc_op_sum()(acc20, t17);                            // <prelude>/loss.tc:51
+        }
+        acc20 = tc_block_reduce(acc20, tc_op_sum(), (float *)tc_smem);
+        const float r20 = acc20;
+        if (threadIdx.x == 0) {
+            buf20[i0] = r20;                                            // <prelude>/loss.tc:51
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
-            float pc1[16];
+            float pc0[32];
+            float pc1[32];
             float acc8 = tc_lowest<float>();
             float acc13 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v62 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
-                pc0[j * 4 + 0] = v62.v[0];                                  // prelude_tour.tc:47
+                const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
+                pc0[j * 4 + 0] = v18.v[0];                                  // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 0]) : acc8;    // <prelude>/softmax.tc:13
-                const tc_vec<float, 4> v63 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
-                pc1[j * 4 + 0] = v63.v[0];                                  // prelude_tour.tc:47
+                const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
+                pc1[j * 4 + 0] = v19.v[0];                                  // prelude_tour.tc:47
                 acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 0]) : acc13; // <prelude>/loss.tc:49
-                pc0[j * 4 + 1] = v62.v[1];                                  // prelude_tour.tc:47
+                pc0[j * 4 + 1] = v18.v[1];                                  // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 1]) : acc8;    // <prelude>/softmax.tc:13
-                pc1[j * 4 + 1] = v63.v[1];                                  // prelude_tour.tc:47
+                pc1[j * 4 + 1] = v19.v[1];                                  // prelude_tour.tc:47
                 acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 1]) : acc13; // <prelude>/loss.tc:49
-                pc0[j * 4 + 2] = v62.v[2];                                  // prelude_tour.tc:47
+                pc0[j * 4 + 2] = v18.v[2];                                  // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 2]) : acc8;    // <prelude>/softmax.tc:13
-                pc1[j * 4 + 2] = v63.v[2];                                  // prelude_tour.tc:47
+                pc1[j * 4 + 2] = v19.v[2];                                  // prelude_tour.tc:47
                 acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 2]) : acc13; // <prelude>/loss.tc:49
-                pc0[j * 4 + 3] = v62.v[3];                                  // prelude_tour.tc:47
+                pc0[j * 4 + 3] = v18.v[3];                                  // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 3]) : acc8;    // <prelude>/softmax.tc:13
-                pc1[j * 4 + 3] = v63.v[3];                                  // prelude_tour.tc:47
+                pc1[j * 4 + 3] = v19.v[3];                                  // prelude_tour.tc:47
                 acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:49
             }
             tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
@@ -2220,77 +2416,77 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             float acc11 = (float)0;
             float acc16 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t64 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t65 = expf(t64);                                // <prelude>/softmax.tc:13
-                    acc11 = tc_op_sum()(acc11, t65);                            // <prelude>/softmax.tc:14
-                    const float t66 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:49
-                    const float t67 = expf(t66);                                // <prelude>/loss.tc:50
-                    acc16 = tc_op_sum()(acc16, t67);                            // <prelude>/loss.tc:50
-                    const float t68 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t69 = expf(t68);                                // <prelude>/softmax.tc:13
-                    acc11 = tc_op_sum()(acc11, t69);                            // <prelude>/softmax.tc:14
-                    const float t70 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:49
-                    const float t71 = expf(t70);                                // <prelude>/loss.tc:50
-                    acc16 = tc_op_sum()(acc16, t71);                            // <prelude>/loss.tc:50
-                    const float t72 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t73 = expf(t72);                                // <prelude>/softmax.tc:13
-                    acc11 = tc_op_sum()(acc11, t73);                            // <prelude>/softmax.tc:14
-                    const float t74 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:49
-                    const float t75 = expf(t74);                                // <prelude>/loss.tc:50
-                    acc16 = tc_op_sum()(acc16, t75);                            // <prelude>/loss.tc:50
-                    const float t76 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t77 = expf(t76);                                // <prelude>/softmax.tc:13
-                    acc11 = tc_op_sum()(acc11, t77);                            // <prelude>/softmax.tc:14
-                    const float t78 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:49
-                    const float t79 = expf(t78);                                // <prelude>/loss.tc:50
-                    acc16 = tc_op_sum()(acc16, t79);                            // <prelude>/loss.tc:50
+                    const float t20 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t21 = expf(t20);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t21);                            // <prelude>/softmax.tc:14
+                    const float t22 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:49
+                    const float t23 = expf(t22);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t23);                            // <prelude>/loss.tc:50
+                    const float t24 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t25 = expf(t24);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t25);                            // <prelude>/softmax.tc:14
+                    const float t26 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:49
+                    const float t27 = expf(t26);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t27);                            // <prelude>/loss.tc:50
+                    const float t28 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t29 = expf(t28);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t29);                            // <prelude>/softmax.tc:14
+                    const float t30 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:49
+                    const float t31 = expf(t30);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t31);                            // <prelude>/loss.tc:50
+                    const float t32 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
+                    acc11 = tc_op_sum()(acc11, t33);                            // <prelude>/softmax.tc:14
+                    const float t34 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:49
+                    const float t35 = expf(t34);                                // <prelude>/loss.tc:50
+                    acc16 = tc_op_sum()(acc16, t35);                            // <prelude>/loss.tc:50
                 }
             }
             tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
             const float r16 = acc16;
-            const float rcp82 = 1.0f / r11;                             // <prelude>/softmax.tc:14
-            const float t85 = logf(r16);                                // <prelude>/loss.tc:50
+            const float rcp38 = 1.0f / r11;                             // <prelude>/softmax.tc:14
+            const float t41 = logf(r16);                                // <prelude>/loss.tc:50
             float acc20 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t80 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t81 = expf(t80);                                // <prelude>/softmax.tc:13
-                    const float t83 = t81 * rcp82;                              // <prelude>/softmax.tc:14
-                    const float t84 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:49
-                    const float t86 = t84 - t85;                                // <prelude>/loss.tc:50
-                    const float t87 = t83 * t86;                                // <prelude>/loss.tc:51
-                    acc20 = tc_op_sum()(acc20, t87);                            // <prelude>/loss.tc:51
-                    const float t88 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t89 = expf(t88);                                // <prelude>/softmax.tc:13
-                    const float t90 = t89 * rcp82;                              // <prelude>/softmax.tc:14
-                    const float t91 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:49
-                    const float t92 = t91 - t85;                                // <prelude>/loss.tc:50
-                    const float t93 = t90 * t92;                                // <prelude>/loss.tc:51
-                    acc20 = tc_op_sum()(acc20, t93);                            // <prelude>/loss.tc:51
-                    const float t94 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
-                    const float t95 = expf(t94);                                // <prelude>/softmax.tc:13
-                    const float t96 = t95 * rcp82;                              // <prelude>/softmax.tc:14
-                    const float t97 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:49
-                    const float t98 = t97 - t85;                                // <prelude>/loss.tc:50
-                    const float t99 = t96 * t98;                                // <prelude>/loss.tc:51
-                    acc20 = tc_op_sum()(acc20, t99);                            // <prelude>/loss.tc:51
-                    const float t100 = (pc0[j * 4 + 3]) - r8;                   // <prelude>/softmax.tc:13
-                    const float t101 = expf(t100);                              // <prelude>/softmax.tc:13
-                    const float t102 = t101 * rcp82;                            // <prelude>/softmax.tc:14
-                    const float t103 = (pc1[j * 4 + 3]) - r13;                  // <prelude>/loss.tc:49
-                    const float t104 = t103 - t85;                              // <prelude>/loss.tc:50
-                    const float t105 = t102 * t104;                             // <prelude>/loss.tc:51
-                    acc20 = tc_op_sum()(acc20, t105);                           // <prelude>/loss.tc:51
+                    const float t36 = (pc0[j * 4 + 0]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t37 = expf(t36);                                // <prelude>/softmax.tc:13
+                    const float t39 = t37 * rcp38;                              // <prelude>/softmax.tc:14
+                    const float t40 = (pc1[j * 4 + 0]) - r13;                   // <prelude>/loss.tc:49
+                    const float t42 = t40 - t41;                                // <prelude>/loss.tc:50
+                    const float t43 = t39 * t42;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t43);                            // <prelude>/loss.tc:51
+                    const float t44 = (pc0[j * 4 + 1]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t45 = expf(t44);                                // <prelude>/softmax.tc:13
+                    const float t46 = t45 * rcp38;                              // <prelude>/softmax.tc:14
+                    const float t47 = (pc1[j * 4 + 1]) - r13;                   // <prelude>/loss.tc:49
+                    const float t48 = t47 - t41;                                // <prelude>/loss.tc:50
+                    const float t49 = t46 * t48;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t49);                            // <prelude>/loss.tc:51
+                    const float t50 = (pc0[j * 4 + 2]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t51 = expf(t50);                                // <prelude>/softmax.tc:13
+                    const float t52 = t51 * rcp38;                              // <prelude>/softmax.tc:14
+                    const float t53 = (pc1[j * 4 + 2]) - r13;                   // <prelude>/loss.tc:49
+                    const float t54 = t53 - t41;                                // <prelude>/loss.tc:50
+                    const float t55 = t52 * t54;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t55);                            // <prelude>/loss.tc:51
+                    const float t56 = (pc0[j * 4 + 3]) - r8;                    // <prelude>/softmax.tc:13
+                    const float t57 = expf(t56);                                // <prelude>/softmax.tc:13
+                    const float t58 = t57 * rcp38;                              // <prelude>/softmax.tc:14
+                    const float t59 = (pc1[j * 4 + 3]) - r13;                   // <prelude>/loss.tc:49
+                    const float t60 = t59 - t41;                                // <prelude>/loss.tc:50
+                    const float t61 = t58 * t60;                                // <prelude>/loss.tc:51
+                    acc20 = tc_op_sum()(acc20, t61);                            // <prelude>/loss.tc:51
                 }
             }
             acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
@@ -2303,10 +2499,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             float acc13 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t106 = in_p[sz_D*i0 + i1];                      // prelude_tour.tc:47
-                acc8 = tc_op_max()(acc8, t106);                             // <prelude>/softmax.tc:13
-                const float t107 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
-                acc13 = tc_op_max()(acc13, t107);                           // <prelude>/loss.tc:49
+                const float t62 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                acc8 = tc_op_max()(acc8, t62);                              // <prelude>/softmax.tc:13
+                const float t63 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                acc13 = tc_op_max()(acc13, t63);                            // <prelude>/loss.tc:49
             }
             tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
@@ -2315,32 +2511,32 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             float acc16 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t108 = in_p[sz_D*i0 + i1];                      // prelude_tour.tc:47
-                const float t109 = t108 - r8;                               // <prelude>/softmax.tc:13
-                const float t110 = expf(t109);                              // <prelude>/softmax.tc:13
-                acc11 = tc_op_sum()(acc11, t110);                           // <prelude>/softmax.tc:14
-                const float t111 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
-                const float t112 = t111 - r13;                              // <prelude>/loss.tc:49
-                const float t113 = expf(t112);                              // <prelude>/loss.tc:50
-                acc16 = tc_op_sum()(acc16, t113);                           // <prelude>/loss.tc:50
+                const float t64 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t65 = t64 - r8;                                 // <prelude>/softmax.tc:13
+                const float t66 = expf(t65);                                // <prelude>/softmax.tc:13
+                acc11 = tc_op_sum()(acc11, t66);                            // <prelude>/softmax.tc:14
+                const float t67 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t68 = t67 - r13;                                // <prelude>/loss.tc:49
+                const float t69 = expf(t68);                                // <prelude>/loss.tc:50
+                acc16 = tc_op_sum()(acc16, t69);                            // <prelude>/loss.tc:50
             }
             tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
             const float r16 = acc16;
-            const float rcp117 = 1.0f / r11;                            // <prelude>/softmax.tc:14
-            const float t121 = logf(r16);                               // <prelude>/loss.tc:50
+            const float rcp73 = 1.0f / r11;                             // <prelude>/softmax.tc:14
+            const float t77 = logf(r16);                                // <prelude>/loss.tc:50
             float acc20 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t114 = in_p[sz_D*i0 + i1];                      // prelude_tour.tc:47
-                const float t115 = t114 - r8;                               // <prelude>/softmax.tc:13
-                const float t116 = expf(t115);                              // <prelude>/softmax.tc:13
-                const float t118 = t116 * rcp117;                           // <prelude>/softmax.tc:14
-                const float t119 = in_x[sz_D*i0 + i1];                      // prelude_tour.tc:47
-                const float t120 = t119 - r13;                              // <prelude>/loss.tc:49
-                const float t122 = t120 - t121;                             // <prelude>/loss.tc:50
-                const float t123 = t118 * t122;                             // <prelude>/loss.tc:51
-                acc20 = tc_op_sum()(acc20, t123);                           // <prelude>/loss.tc:51
+                const float t70 = in_p[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t71 = t70 - r8;                                 // <prelude>/softmax.tc:13
+                const float t72 = expf(t71);                                // <prelude>/softmax.tc:13
+                const float t74 = t72 * rcp73;                              // <prelude>/softmax.tc:14
+                const float t75 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
+                const float t76 = t75 - r13;                                // <prelude>/loss.tc:49
+                const float t78 = t76 - t77;                                // <prelude>/loss.tc:50
+                const float t79 = t74 * t78;                                // <prelude>/loss.tc:51
+                acc20 = tc_op_sum()(acc20, t79);                            // <prelude>/loss.tc:51
             }
             acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r20 = acc20;
@@ -2428,10 +2624,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -2579,100 +2772,164 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_where_sub_exp_sum_17_w(
+    const float *__restrict__ in_x,
+    const long long *__restrict__ in_t,
+    float *__restrict__ buf11,
+    float *__restrict__ buf17,
+    float *__restrict__ buf37,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc11 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:52
+            acc11 = tc_op_max()(acc11, t0);                             // <prelude>/loss.tc:24
+        }
+        acc11 = tc_block_reduce(acc11, tc_op_max(), (float *)tc_smem);
+        const float r11 = acc11;
+        const bool t2 = ((float)isinf(r11)) != 0;                   // <prelude>/loss.tc:24
+        const float t3 = (t2 != 0.0f ? 0.0f : r11);                 // <prelude>/loss.tc:24
+        float acc17 = (float)0;
+        float acc31 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t1 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:52
+            const float t4 = t1 - t3;                                   // <prelude>/loss.tc:24
+            const float t5 = expf(t4);                                  // <prelude>/loss.tc:24
+            acc17 = tc_op_sum()(acc17, t5);                             // <prelude>/loss.tc:24
+            const float t6 = t1 - r11;                                  // <prelude>/softmax.tc:20
+            const float t7 = expf(t6);                                  // <prelude>/softmax.tc:21
+            acc31 = tc_op_sum()(acc31, t7);                             // <prelude>/softmax.tc:21
+        }
+        tc_block_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem);
+        const float r17 = acc17;
+        const float r31 = acc31;
+        const long long t8 = in_t[i0];                              // prelude_tour.tc:52
+        const float t12 = logf(r31);                                // <prelude>/softmax.tc:21
+        float acc37 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const bool t9 = ((float)((((long long)(i1))) == t8)) != 0;  // <prelude>/loss.tc:38
+            const float t10 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+            const float t11 = t10 - r11;                                // <prelude>/softmax.tc:20
+            const float t13 = t11 - t12;                                // <prelude>/softmax.tc:21
+            const float t14 = (t9 != 0.0f ? t13 : 0.0f);                // <prelude>/loss.tc:38
+            acc37 = tc_op_sum()(acc37, t14);                            // <prelude>/loss.tc:38
+        }
+        acc37 = tc_block_reduce(acc37, tc_op_sum(), (float *)tc_smem);
+        const float r37 = acc37;
+        if (threadIdx.x == 0) {
+            buf11[i0] = r11;                                            // <prelude>/loss.tc:24
+            buf17[i0] = r17;                                            // <prelude>/loss.tc:24
+            buf37[i0] = r37;                                            // <prelude>/loss.tc:38
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc11 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v52 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
-                pc0[j * 4 + 0] = v52.v[0];                                  // prelude_tour.tc:52
+                const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
+                pc0[j * 4 + 0] = v15.v[0];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 0]) : acc11; // <prelude>/loss.tc:24
-                pc0[j * 4 + 1] = v52.v[1];                                  // prelude_tour.tc:52
+                pc0[j * 4 + 1] = v15.v[1];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 1]) : acc11; // <prelude>/loss.tc:24
-                pc0[j * 4 + 2] = v52.v[2];                                  // prelude_tour.tc:52
+                pc0[j * 4 + 2] = v15.v[2];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 2]) : acc11; // <prelude>/loss.tc:24
-                pc0[j * 4 + 3] = v52.v[3];                                  // prelude_tour.tc:52
+                pc0[j * 4 + 3] = v15.v[3];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 3]) : acc11; // <prelude>/loss.tc:24
             }
             acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            const bool t53 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
-            const float t54 = (t53 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
+            const bool t16 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
+            const float t17 = (t16 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
             float acc17 = (float)0;
             float acc31 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t55 = (pc0[j * 4 + 0]) - t54;                   // <prelude>/loss.tc:24
-                    const float t56 = expf(t55);                                // <prelude>/loss.tc:24
-                    acc17 = tc_op_sum()(acc17, t56);                            // <prelude>/loss.tc:24
-                    const float t57 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t58 = expf(t57);                                // <prelude>/softmax.tc:21
-                    acc31 = tc_op_sum()(acc31, t58);                            // <prelude>/softmax.tc:21
-                    const float t59 = (pc0[j * 4 + 1]) - t54;                   // <prelude>/loss.tc:24
-                    const float t60 = expf(t59);                                // <prelude>/loss.tc:24
-                    acc17 = tc_op_sum()(acc17, t60);                            // <prelude>/loss.tc:24
-                    const float t61 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t62 = expf(t61);                                // <prelude>/softmax.tc:21
-                    acc31 = tc_op_sum()(acc31, t62);                            // <prelude>/softmax.tc:21
-                    const float t63 = (pc0[j * 4 + 2]) - t54;                   // <prelude>/loss.tc:24
-                    const float t64 = expf(t63);                                // <prelude>/loss.tc:24
-                    acc17 = tc_op_sum()(acc17, t64);                            // <prelude>/loss.tc:24
-                    const float t65 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t66 = expf(t65);                                // <prelude>/softmax.tc:21
-                    acc31 = tc_op_sum()(acc31, t66);                            // <prelude>/softmax.tc:21
-                    const float t67 = (pc0[j * 4 + 3]) - t54;                   // <prelude>/loss.tc:24
-                    const float t68 = expf(t67);                                // <prelude>/loss.tc:24
-                    acc17 = tc_op_sum()(acc17, t68);                            // <prelude>/loss.tc:24
-                    const float t69 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t70 = expf(t69);                                // <prelude>/softmax.tc:21
-                    acc31 = tc_op_sum()(acc31, t70);                            // <prelude>/softmax.tc:21
+                    const float t18 = (pc0[j * 4 + 0]) - t17;                   // <prelude>/loss.tc:24
+                    const float t19 = expf(t18);                                // <prelude>/loss.tc:24
+                    acc17 = tc_op_sum()(acc17, t19);                            // <prelude>/loss.tc:24
+                    const float t20 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t21 = expf(t20);                                // <prelude>/softmax.tc:21
+                    acc31 = tc_op_sum()(acc31, t21);                            // <prelude>/softmax.tc:21
+                    const float t22 = (pc0[j * 4 + 1]) - t17;                   // <prelude>/loss.tc:24
+                    const float t23 = expf(t22);                                // <prelude>/loss.tc:24
+                    acc17 = tc_op_sum()(acc17, t23);                            // <prelude>/loss.tc:24
+                    const float t24 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t25 = expf(t24);                                // <prelude>/softmax.tc:21
+                    acc31 = tc_op_sum()(acc31, t25);                            // <prelude>/softmax.tc:21
+                    const float t26 = (pc0[j * 4 + 2]) - t17;                   // <prelude>/loss.tc:24
+                    const float t27 = expf(t26);                                // <prelude>/loss.tc:24
+                    acc17 = tc_op_sum()(acc17, t27);                            // <prelude>/loss.tc:24
+                    const float t28 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t29 = expf(t28);                                // <prelude>/softmax.tc:21
+                    acc31 = tc_op_sum()(acc31, t29);                            // <prelude>/softmax.tc:21
+                    const float t30 = (pc0[j * 4 + 3]) - t17;                   // <prelude>/loss.tc:24
+                    const float t31 = expf(t30);                                // <prelude>/loss.tc:24
+                    acc17 = tc_op_sum()(acc17, t31);                            // <prelude>/loss.tc:24
+                    const float t32 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t33 = expf(t32);                                // <prelude>/softmax.tc:21
+                    acc31 = tc_op_sum()(acc31, t33);                            // <prelude>/softmax.tc:21
                 }
             }
             tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
             const float r31 = acc31;
-            const long long t71 = in_t[i0];                             // prelude_tour.tc:52
-            const float t74 = logf(r31);                                // <prelude>/softmax.tc:21
+            const long long t34 = in_t[i0];                             // prelude_tour.tc:52
+            const float t37 = logf(r31);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const bool t72 = ((float)((((long long)(i1))) == t71)) != 0; // <prelude>/loss.tc:38
-                    const float t73 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t75 = t73 - t74;                                // <prelude>/softmax.tc:21
-                    const float t76 = (t72 != 0.0f ? t75 : 0.0f);               // <prelude>/loss.tc:38
-                    acc37 = tc_op_sum()(acc37, t76);                            // <prelude>/loss.tc:38
-                    const bool t77 = ((float)((((long long)(i1 + 1))) == t71)) != 0; // <prelude>/loss.tc:38
-                    const float t78 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t79 = t78 - t74;                                // <prelude>/softmax.tc:21
-                    const float t80 = (t77 != 0.0f ? t79 : 0.0f);               // <prelude>/loss.tc:38
-                    acc37 = tc_op_sum()(acc37, t80);                            // <prelude>/loss.tc:38
-                    const bool t81 = ((float)((((long long)(i1 + 2))) == t71)) != 0; // <prelude>/loss.tc:38
-                    const float t82 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t83 = t82 - t74;                                // <prelude>/softmax.tc:21
-                    const float t84 = (t81 != 0.0f ? t83 : 0.0f);               // <prelude>/loss.tc:38
-                    acc37 = tc_op_sum()(acc37, t84);                            // <prelude>/loss.tc:38
-                    const bool t85 = ((float)((((long long)(i1 + 3))) == t71)) != 0; // <prelude>/loss.tc:38
-                    const float t86 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
-                    const float t87 = t86 - t74;                                // <prelude>/softmax.tc:21
-                    const float t88 = (t85 != 0.0f ? t87 : 0.0f);               // <prelude>/loss.tc:38
-                    acc37 = tc_op_sum()(acc37, t88);                            // <prelude>/loss.tc:38
+                    const bool t35 = ((float)((((long long)(i1))) == t34)) != 0; // <prelude>/loss.tc:38
+                    const float t36 = (pc0[j * 4 + 0]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t38 = t36 - t37;                                // <prelude>/softmax.tc:21
+                    const float t39 = (t35 != 0.0f ? t38 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t39);                            // <prelude>/loss.tc:38
+                    const bool t40 = ((float)((((long long)(i1 + 1))) == t34)) != 0; // <prelude>/loss.tc:38
+                    const float t41 = (pc0[j * 4 + 1]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t42 = t41 - t37;                                // <prelude>/softmax.tc:21
+                    const float t43 = (t40 != 0.0f ? t42 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t43);                            // <prelude>/loss.tc:38
+                    const bool t44 = ((float)((((long long)(i1 + 2))) == t34)) != 0; // <prelude>/loss.tc:38
+                    const float t45 = (pc0[j * 4 + 2]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t46 = t45 - t37;                                // <prelude>/softmax.tc:21
+                    const float t47 = (t44 != 0.0f ? t46 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t47);                            // <prelude>/loss.tc:38
+                    const bool t48 = ((float)((((long long)(i1 + 3))) == t34)) != 0; // <prelude>/loss.tc:38
+                    const float t49 = (pc0[j * 4 + 3]) - r11;                   // <prelude>/softmax.tc:20
+                    const float t50 = t49 - t37;                                // <prelude>/softmax.tc:21
+                    const float t51 = (t48 != 0.0f ? t50 : 0.0f);               // <prelude>/loss.tc:38
+                    acc37 = tc_op_sum()(acc37, t51);                            // <prelude>/loss.tc:38
                 }
             }
             acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
@@ -2686,39 +2943,39 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
             float acc11 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t89 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                acc11 = tc_op_max()(acc11, t89);                            // <prelude>/loss.tc:24
+                const float t52 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                acc11 = tc_op_max()(acc11, t52);                            // <prelude>/loss.tc:24
             }
             acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
-            const bool t91 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
-            const float t92 = (t91 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
+            const bool t54 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
+            const float t55 = (t54 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
             float acc17 = (float)0;
             float acc31 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t90 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                const float t93 = t90 - t92;                                // <prelude>/loss.tc:24
-                const float t94 = expf(t93);                                // <prelude>/loss.tc:24
-                acc17 = tc_op_sum()(acc17, t94);                            // <prelude>/loss.tc:24
-                const float t95 = t90 - r11;                                // <prelude>/softmax.tc:20
-                const float t96 = expf(t95);                                // <prelude>/softmax.tc:21
-                acc31 = tc_op_sum()(acc31, t96);                            // <prelude>/softmax.tc:21
+                const float t53 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                const float t56 = t53 - t55;                                // <prelude>/loss.tc:24
+                const float t57 = expf(t56);                                // <prelude>/loss.tc:24
+                acc17 = tc_op_sum()(acc17, t57);                            // <prelude>/loss.tc:24
+                const float t58 = t53 - r11;                                // <prelude>/softmax.tc:20
+                const float t59 = expf(t58);                                // <prelude>/softmax.tc:21
+                acc31 = tc_op_sum()(acc31, t59);                            // <prelude>/softmax.tc:21
             }
             tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r17 = acc17;
             const float r31 = acc31;
-            const long long t97 = in_t[i0];                             // prelude_tour.tc:52
-            const float t101 = logf(r31);                               // <prelude>/softmax.tc:21
+            const long long t60 = in_t[i0];                             // prelude_tour.tc:52
+            const float t64 = logf(r31);                                // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const bool t98 = ((float)((((long long)(i1))) == t97)) != 0; // <prelude>/loss.tc:38
-                const float t99 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
-                const float t100 = t99 - r11;                               // <prelude>/softmax.tc:20
-                const float t102 = t100 - t101;                             // <prelude>/softmax.tc:21
-                const float t103 = (t98 != 0.0f ? t102 : 0.0f);             // <prelude>/loss.tc:38
-                acc37 = tc_op_sum()(acc37, t103);                           // <prelude>/loss.tc:38
+                const bool t61 = ((float)((((long long)(i1))) == t60)) != 0; // <prelude>/loss.tc:38
+                const float t62 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
+                const float t63 = t62 - r11;                                // <prelude>/softmax.tc:20
+                const float t65 = t63 - t64;                                // <prelude>/softmax.tc:21
+                const float t66 = (t61 != 0.0f ? t65 : 0.0f);               // <prelude>/loss.tc:38
+                acc37 = tc_op_sum()(acc37, t66);                            // <prelude>/loss.tc:38
             }
             acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r37 = acc37;
@@ -2899,17 +3156,26 @@ launch plan of softmax_cols (32-bit indices):
 launch plan of log_softmax_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_max_sub_exp_sum_log_2<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_max_sub_exp_sum_log_2_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
 launch plan of softmin_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_neg_max_sub_exp_sum_div_3<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_neg_max_sub_exp_sum_div_3_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
 launch plan of layernorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_w         param  f32[D]
   buffer in_b         param  f32[D]
   buffer out_out      output bf16[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_cast_sum_div_sub_mul_add_4<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_cast_sum_div_sub_mul_add_4_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
 launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  bf16[D]
@@ -2955,18 +3221,24 @@ launch plan of losses (32-bit indices):
   buffer out_mse      output f32
   buffer out_ce       output f32
   buffer out_bce      output f32
-  buffer buf20        temp   f32[N]  live steps 1..2, slot 0
+  buffer buf20        temp   f32[N]  live steps 1..3, slot 0
   step 0: tc_red_fused_sub_mul_sum_div_sigmoid_max_14<<<(N*D + 4095)/4096, [256, 1, 1]>>>(in_x, in_y, out_mse, out_bce, D, N, workspace)
+  step 1 runs when D <= 16384:
   step 1: tc_red_fused_max_sub_exp_sum_div_log_15<<<N, [1024, 1, 1]>>>(in_x, in_p, buf20, N, D)
-  step 2: tc_red_fused_neg_sum_div_16<<<(N + 4095)/4096, [256, 1, 1]>>>(out_ce, buf20, N, workspace)
+  step 2 runs when D > 16384:
+  step 2: tc_red_fused_max_sub_exp_sum_div_log_15_w<<<N, [512, 1, 1]>>>(in_x, in_p, buf20, N, D)
+  step 3: tc_red_fused_neg_sum_div_16<<<(N + 4095)/4096, [256, 1, 1]>>>(out_ce, buf20, N, workspace)
 launch plan of class_losses (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_t         param  i64[N]
   buffer out_ce       output f32
   buffer out_nll      output f32
-  buffer buf11        temp   f32[N, 1]  live steps 0..1, slot 0
-  buffer buf17        temp   f32[N, 1]  live steps 0..1, slot 1
-  buffer buf37        temp   f32[N, 1]  live steps 0..1, slot 2
+  buffer buf11        temp   f32[N, 1]  live steps 0..2, slot 0
+  buffer buf17        temp   f32[N, 1]  live steps 0..2, slot 1
+  buffer buf37        temp   f32[N, 1]  live steps 0..2, slot 2
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_max_isinf_where_sub_exp_sum_17<<<N, [1024, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D)
-  step 1: tc_red_fused_lt_ge_or_where_gather_ne_18<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_t, out_ce, out_nll, buf11, buf17, buf37, D, N, workspace)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_max_isinf_where_sub_exp_sum_17_w<<<N, [512, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D)
+  step 2: tc_red_fused_lt_ge_or_where_gather_ne_18<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_t, out_ce, out_nll, buf11, buf17, buf37, D, N, workspace)
  */

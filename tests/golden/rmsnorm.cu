@@ -12,10 +12,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -93,83 +90,122 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_mul_sum_div_add_rsqrt_0(
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_add_rsqrt_0_w(
+    const float *__restrict__ in_x,
+    const float *__restrict__ in_g,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D,
+    const float s_eps)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc4 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // rmsnorm.tc:8
+            const float t1 = t0 * t0;                                   // rmsnorm.tc:9
+            acc4 = tc_op_sum()(acc4, t1);                               // rmsnorm.tc:9
+        }
+        acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
+        const float r4 = acc4;
+        const float t3 = r4 / ((float)((long long)(sz_D)));         // rmsnorm.tc:9
+        const float t4 = t3 + s_eps;                                // rmsnorm.tc:10
+        const float t5 = rsqrtf(t4);                                // rmsnorm.tc:10
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t2 = in_x[sz_D*i0 + i1];                        // rmsnorm.tc:8
+            const float t6 = t2 * t5;                                   // rmsnorm.tc:10
+            const float t7 = in_g[i1];                                  // rmsnorm.tc:8
+            const float t8 = t6 * t7;                                   // rmsnorm.tc:10
+            out_out[sz_D*i0 + i1] = t8;                                 // rmsnorm.tc:10
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(in_g + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v30 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // rmsnorm.tc:8
-                pc0[j * 4 + 0] = v30.v[0];                                  // rmsnorm.tc:8
-                const float t31 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // rmsnorm.tc:9
-                acc4 = tc_in ? tc_op_sum()(acc4, t31) : acc4;               // rmsnorm.tc:9
-                pc0[j * 4 + 1] = v30.v[1];                                  // rmsnorm.tc:8
-                const float t32 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // rmsnorm.tc:9
-                acc4 = tc_in ? tc_op_sum()(acc4, t32) : acc4;               // rmsnorm.tc:9
-                pc0[j * 4 + 2] = v30.v[2];                                  // rmsnorm.tc:8
-                const float t33 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // rmsnorm.tc:9
-                acc4 = tc_in ? tc_op_sum()(acc4, t33) : acc4;               // rmsnorm.tc:9
-                pc0[j * 4 + 3] = v30.v[3];                                  // rmsnorm.tc:8
-                const float t34 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // rmsnorm.tc:9
-                acc4 = tc_in ? tc_op_sum()(acc4, t34) : acc4;               // rmsnorm.tc:9
+                const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // rmsnorm.tc:8
+                pc0[j * 4 + 0] = v9.v[0];                                   // rmsnorm.tc:8
+                const float t10 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t10) : acc4;               // rmsnorm.tc:9
+                pc0[j * 4 + 1] = v9.v[1];                                   // rmsnorm.tc:8
+                const float t11 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t11) : acc4;               // rmsnorm.tc:9
+                pc0[j * 4 + 2] = v9.v[2];                                   // rmsnorm.tc:8
+                const float t12 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t12) : acc4;               // rmsnorm.tc:9
+                pc0[j * 4 + 3] = v9.v[3];                                   // rmsnorm.tc:8
+                const float t13 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // rmsnorm.tc:9
+                acc4 = tc_in ? tc_op_sum()(acc4, t13) : acc4;               // rmsnorm.tc:9
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t35 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
-            const float t36 = t35 + s_eps;                              // rmsnorm.tc:10
-            const float t37 = rsqrtf(t36);                              // rmsnorm.tc:10
+            const float t14 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
+            const float t15 = t14 + s_eps;                              // rmsnorm.tc:10
+            const float t16 = rsqrtf(t15);                              // rmsnorm.tc:10
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t38 = (pc0[j * 4 + 0]) * t37;                   // rmsnorm.tc:10
-                    const tc_vec<float, 4> v39 = tc_vload<float, 4>(in_g + i1); // rmsnorm.tc:8
-                    const float t40 = v39.v[0];                                 // rmsnorm.tc:8
-                    const float t41 = t38 * t40;                                // rmsnorm.tc:10
-                    const float t42 = (pc0[j * 4 + 1]) * t37;                   // rmsnorm.tc:10
-                    const float t43 = v39.v[1];                                 // rmsnorm.tc:8
-                    const float t44 = t42 * t43;                                // rmsnorm.tc:10
-                    const float t45 = (pc0[j * 4 + 2]) * t37;                   // rmsnorm.tc:10
-                    const float t46 = v39.v[2];                                 // rmsnorm.tc:8
-                    const float t47 = t45 * t46;                                // rmsnorm.tc:10
-                    const float t48 = (pc0[j * 4 + 3]) * t37;                   // rmsnorm.tc:10
-                    const float t49 = v39.v[3];                                 // rmsnorm.tc:8
-                    const float t50 = t48 * t49;                                // rmsnorm.tc:10
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t41, t44, t47, t50}}); // rmsnorm.tc:10
+                    const float t17 = (pc0[j * 4 + 0]) * t16;                   // rmsnorm.tc:10
+                    const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_g + i1); // rmsnorm.tc:8
+                    const float t19 = v18.v[0];                                 // rmsnorm.tc:8
+                    const float t20 = t17 * t19;                                // rmsnorm.tc:10
+                    const float t21 = (pc0[j * 4 + 1]) * t16;                   // rmsnorm.tc:10
+                    const float t22 = v18.v[1];                                 // rmsnorm.tc:8
+                    const float t23 = t21 * t22;                                // rmsnorm.tc:10
+                    const float t24 = (pc0[j * 4 + 2]) * t16;                   // rmsnorm.tc:10
+                    const float t25 = v18.v[2];                                 // rmsnorm.tc:8
+                    const float t26 = t24 * t25;                                // rmsnorm.tc:10
+                    const float t27 = (pc0[j * 4 + 3]) * t16;                   // rmsnorm.tc:10
+                    const float t28 = v18.v[3];                                 // rmsnorm.tc:8
+                    const float t29 = t27 * t28;                                // rmsnorm.tc:10
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t20, t23, t26, t29}}); // rmsnorm.tc:10
                 }
             }
         } else {
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t51 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
-                const float t52 = t51 * t51;                                // rmsnorm.tc:9
-                acc4 = tc_op_sum()(acc4, t52);                              // rmsnorm.tc:9
+                const float t30 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
+                const float t31 = t30 * t30;                                // rmsnorm.tc:9
+                acc4 = tc_op_sum()(acc4, t31);                              // rmsnorm.tc:9
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t54 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
-            const float t55 = t54 + s_eps;                              // rmsnorm.tc:10
-            const float t56 = rsqrtf(t55);                              // rmsnorm.tc:10
+            const float t33 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
+            const float t34 = t33 + s_eps;                              // rmsnorm.tc:10
+            const float t35 = rsqrtf(t34);                              // rmsnorm.tc:10
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t53 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
-                const float t57 = t53 * t56;                                // rmsnorm.tc:10
-                const float t58 = in_g[i1];                                 // rmsnorm.tc:8
-                const float t59 = t57 * t58;                                // rmsnorm.tc:10
-                out_out[sz_D*i0 + i1] = t59;                                // rmsnorm.tc:10
+                const float t32 = in_x[sz_D*i0 + i1];                       // rmsnorm.tc:8
+                const float t36 = t32 * t35;                                // rmsnorm.tc:10
+                const float t37 = in_g[i1];                                 // rmsnorm.tc:8
+                const float t38 = t36 * t37;                                // rmsnorm.tc:10
+                out_out[sz_D*i0 + i1] = t38;                                // rmsnorm.tc:10
             }
         }
     }
@@ -412,7 +448,10 @@ launch plan of rmsnorm_f32 (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
   buffer out_out      output f32[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_0<<<N, [1024, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_mul_sum_div_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_g, out_out, N, D, eps)
 launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  bf16[D]

@@ -10,10 +10,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
@@ -54,28 +51,56 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_0(
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_0_w(
+    const float *__restrict__ in_x,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc1 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // row_sum.tc:4
+            acc1 = tc_op_sum()(acc1, t0);                               // row_sum.tc:5
+        }
+        acc1 = tc_block_reduce(acc1, tc_op_sum(), (float *)tc_smem);
+        const float r1 = acc1;
+        if (threadIdx.x == 0) {
+            out_out[i0] = r1;                                           // row_sum.tc:5
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc1 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // row_sum.tc:4
-                pc0[j * 4 + 0] = v2.v[0];                                   // row_sum.tc:4
+                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // row_sum.tc:4
+                pc0[j * 4 + 0] = v1.v[0];                                   // row_sum.tc:4
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // row_sum.tc:5
-                pc0[j * 4 + 1] = v2.v[1];                                   // row_sum.tc:4
+                pc0[j * 4 + 1] = v1.v[1];                                   // row_sum.tc:4
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // row_sum.tc:5
-                pc0[j * 4 + 2] = v2.v[2];                                   // row_sum.tc:4
+                pc0[j * 4 + 2] = v1.v[2];                                   // row_sum.tc:4
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // row_sum.tc:5
-                pc0[j * 4 + 3] = v2.v[3];                                   // row_sum.tc:4
+                pc0[j * 4 + 3] = v1.v[3];                                   // row_sum.tc:4
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // row_sum.tc:5
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
@@ -87,8 +112,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_0(
             float acc1 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t3 = in_x[sz_D*i0 + i1];                        // row_sum.tc:4
-                acc1 = tc_op_sum()(acc1, t3);                               // row_sum.tc:5
+                const float t2 = in_x[sz_D*i0 + i1];                        // row_sum.tc:4
+                acc1 = tc_op_sum()(acc1, t2);                               // row_sum.tc:5
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
@@ -105,5 +130,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_0(
 launch plan of row_sum (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_sum_0<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_sum_0_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
  */

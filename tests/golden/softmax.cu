@@ -10,10 +10,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
-    unsigned tc_turn = 0;
-    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+    for (idx_t row = blockIdx.x; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
@@ -113,105 +110,149 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_0(
             }
         }
     }
+}
+
+/* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order); rows past 16384 elements: twice the row a thread in blocks of up to 512, two a SM */
+extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_sum_div_0_w(
+    const float *__restrict__ in_x,
+    float *__restrict__ out_out,
+    const idx_t sz_N,
+    const idx_t sz_D)
+{
+    __shared__ double tc_smem[2 * 32 * 8];
+    const idx_t rows = sz_N, len = sz_D;
+    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    unsigned tc_turn = 0;
+    const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
+        const idx_t i0 = row;
+        float acc1 = tc_lowest<float>();
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t0 = in_x[sz_D*i0 + i1];                        // softmax.tc:6
+            acc1 = tc_op_max()(acc1, t0);                               // softmax.tc:7
+        }
+        acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
+        const float r1 = acc1;
+        float acc4 = (float)0;
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t1 = in_x[sz_D*i0 + i1];                        // softmax.tc:6
+            const float t2 = t1 - r1;                                   // softmax.tc:7
+            const float t3 = expf(t2);                                  // softmax.tc:7
+            acc4 = tc_op_sum()(acc4, t3);                               // softmax.tc:8
+        }
+        acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
+        const float r4 = acc4;
+        const float rcp7 = 1.0f / r4;                               // softmax.tc:8
+        for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
+            const idx_t i1 = r;
+            const float t4 = in_x[sz_D*i0 + i1];                        // softmax.tc:6
+            const float t5 = t4 - r1;                                   // softmax.tc:7
+            const float t6 = expf(t5);                                  // softmax.tc:7
+            const float t8 = t6 * rcp7;                                 // softmax.tc:8
+            out_out[sz_D*i0 + i1] = t8;                                 // softmax.tc:8
+        }
+    }
     /* a row shared by the cluster's blocks */
     for (idx_t row = ncl > 1 ? blockIdx.x / ncl : rows; row < rows;
          row = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows) {
         const idx_t i0 = row;
-        if (0 < len && len <= 16 * blockDim.x * ncl && len % 4 == 0 &&
+        if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
-            float pc0[16];
+            float pc0[32];
             float acc1 = tc_lowest<float>();
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v31 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // softmax.tc:6
-                pc0[j * 4 + 0] = v31.v[0];                                  // softmax.tc:6
+                const tc_vec<float, 4> v9 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // softmax.tc:6
+                pc0[j * 4 + 0] = v9.v[0];                                   // softmax.tc:6
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 0]) : acc1;    // softmax.tc:7
-                pc0[j * 4 + 1] = v31.v[1];                                  // softmax.tc:6
+                pc0[j * 4 + 1] = v9.v[1];                                   // softmax.tc:6
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 1]) : acc1;    // softmax.tc:7
-                pc0[j * 4 + 2] = v31.v[2];                                  // softmax.tc:6
+                pc0[j * 4 + 2] = v9.v[2];                                   // softmax.tc:6
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 2]) : acc1;    // softmax.tc:7
-                pc0[j * 4 + 3] = v31.v[3];                                  // softmax.tc:6
+                pc0[j * 4 + 3] = v9.v[3];                                   // softmax.tc:6
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 3]) : acc1;    // softmax.tc:7
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t32 = (pc0[j * 4 + 0]) - r1;                    // softmax.tc:7
-                    const float t33 = expf(t32);                                // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t33);                              // softmax.tc:8
-                    const float t34 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
-                    const float t35 = expf(t34);                                // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t35);                              // softmax.tc:8
-                    const float t36 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
-                    const float t37 = expf(t36);                                // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t37);                              // softmax.tc:8
-                    const float t38 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
-                    const float t39 = expf(t38);                                // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t39);                              // softmax.tc:8
+                    const float t10 = (pc0[j * 4 + 0]) - r1;                    // softmax.tc:7
+                    const float t11 = expf(t10);                                // softmax.tc:7
+                    acc4 = tc_op_sum()(acc4, t11);                              // softmax.tc:8
+                    const float t12 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
+                    const float t13 = expf(t12);                                // softmax.tc:7
+                    acc4 = tc_op_sum()(acc4, t13);                              // softmax.tc:8
+                    const float t14 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
+                    const float t15 = expf(t14);                                // softmax.tc:7
+                    acc4 = tc_op_sum()(acc4, t15);                              // softmax.tc:8
+                    const float t16 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
+                    const float t17 = expf(t16);                                // softmax.tc:7
+                    acc4 = tc_op_sum()(acc4, t17);                              // softmax.tc:8
                 }
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float rcp42 = 1.0f / r4;                              // softmax.tc:8
+            const float rcp20 = 1.0f / r4;                              // softmax.tc:8
             #pragma unroll
-            for (int j = 0; j < 4; j++) {
+            for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t40 = (pc0[j * 4 + 0]) - r1;                    // softmax.tc:7
-                    const float t41 = expf(t40);                                // softmax.tc:7
-                    const float t43 = t41 * rcp42;                              // softmax.tc:8
-                    const float t44 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
-                    const float t45 = expf(t44);                                // softmax.tc:7
-                    const float t46 = t45 * rcp42;                              // softmax.tc:8
-                    const float t47 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
-                    const float t48 = expf(t47);                                // softmax.tc:7
-                    const float t49 = t48 * rcp42;                              // softmax.tc:8
-                    const float t50 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
-                    const float t51 = expf(t50);                                // softmax.tc:7
-                    const float t52 = t51 * rcp42;                              // softmax.tc:8
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t43, t46, t49, t52}}); // softmax.tc:8
+                    const float t18 = (pc0[j * 4 + 0]) - r1;                    // softmax.tc:7
+                    const float t19 = expf(t18);                                // softmax.tc:7
+                    const float t21 = t19 * rcp20;                              // softmax.tc:8
+                    const float t22 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
+                    const float t23 = expf(t22);                                // softmax.tc:7
+                    const float t24 = t23 * rcp20;                              // softmax.tc:8
+                    const float t25 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
+                    const float t26 = expf(t25);                                // softmax.tc:7
+                    const float t27 = t26 * rcp20;                              // softmax.tc:8
+                    const float t28 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
+                    const float t29 = expf(t28);                                // softmax.tc:7
+                    const float t30 = t29 * rcp20;                              // softmax.tc:8
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t21, t24, t27, t30}}); // softmax.tc:8
                 }
             }
         } else {
             float acc1 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t53 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                acc1 = tc_op_max()(acc1, t53);                              // softmax.tc:7
+                const float t31 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                acc1 = tc_op_max()(acc1, t31);                              // softmax.tc:7
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t54 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                const float t55 = t54 - r1;                                 // softmax.tc:7
-                const float t56 = expf(t55);                                // softmax.tc:7
-                acc4 = tc_op_sum()(acc4, t56);                              // softmax.tc:8
+                const float t32 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t33 = t32 - r1;                                 // softmax.tc:7
+                const float t34 = expf(t33);                                // softmax.tc:7
+                acc4 = tc_op_sum()(acc4, t34);                              // softmax.tc:8
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float rcp60 = 1.0f / r4;                              // softmax.tc:8
+            const float rcp38 = 1.0f / r4;                              // softmax.tc:8
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t57 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                const float t58 = t57 - r1;                                 // softmax.tc:7
-                const float t59 = expf(t58);                                // softmax.tc:7
-                const float t61 = t59 * rcp60;                              // softmax.tc:8
-                out_out[sz_D*i0 + i1] = t61;                                // softmax.tc:8
+                const float t35 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t36 = t35 - r1;                                 // softmax.tc:7
+                const float t37 = expf(t36);                                // softmax.tc:7
+                const float t39 = t37 * rcp38;                              // softmax.tc:8
+                out_out[sz_D*i0 + i1] = t39;                                // softmax.tc:8
             }
         }
     }
@@ -223,5 +264,8 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_0(
 launch plan of softmax (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
+  step 0 runs when D <= 16384:
   step 0: tc_red_fused_max_sub_exp_sum_div_0<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
+  step 1 runs when D > 16384:
+  step 1: tc_red_fused_max_sub_exp_sum_div_0_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
  */

@@ -50,9 +50,11 @@ emit() {
     fi
 }
 
-# globals: the number of __global__ in $tmp/out; kernel_names: their names
-# (the identifier before the last '(' of each __global__ line).
-globals() { grep -o '__global__' "$tmp/out" | wc -l; }
+# globals: the number of __global__ in $tmp/out, a rows kernel's wide
+# variant (`..._w`, sched.h's wide_split: launched instead of the kernel for
+# long rows, never beside it, its step guarded) not counted; kernel_names:
+# their names (the identifier before the last '(' of each __global__ line).
+globals() { grep '__global__' "$tmp/out" | grep -vcE '_w\($'; }
 kernel_names() {
     sed -nE 's/.*__global__.*[^A-Za-z0-9_]([A-Za-z_][A-Za-z0-9_]*)\(.*$/\1/p' "$tmp/out" | tr '\n' ' '
 }
@@ -67,11 +69,27 @@ count() {
 }
 
 # plan_steps: the launch plan's step lines (the comment after the source).
-plan_steps() { sed -n '/^launch plan of /,$p' "$tmp/out" | grep -E '^  step [0-9]+: '; }
+# (a wide variant's step left out: it replaces the step before it for long rows)
+plan_steps() { sed -n '/^launch plan of /,$p' "$tmp/out" | grep -E '^  step [0-9]+: ' | grep -vE '_w<<<'; }
 
 ex=examples
 kt=tests/kernels/counts.tc
 count $ex/softmax.tc        softmax          1
+# f32 rows of a length known at launch: the wide variant's step and the
+# kernel's are guarded by the row's length, complementary (plan.h), so exactly
+# one launches; a constant length past one block gets the wide kernel alone
+if emit $ex/softmax.tc softmax cuda; then
+    if sed -n '/^launch plan of /,$p' "$tmp/out" | tr '\n' '|' |
+        grep -qE 'step 0 runs when D <= 16384:\|  step 0: [a-z_0-9]+_0<<<[^|]*\|  step 1 runs when D > 16384:\|  step 1: [a-z_0-9]+_0_w<<<'
+    then ok "softmax: the 16-a-thread kernel for D <= 16384, the wide one past it"
+    else bad "softmax: want two guarded steps" "$(sed -n '/^launch plan of /,$p' "$tmp/out" | tr '\n' '|')"; fi
+fi
+printf 'fn s(x: f32[N, 65536]) -> f32[N, 65536] { return softmax(x, axis=-1) }\n' >"$tmp/wide.tc"
+if emit "$tmp/wide.tc" s cuda; then
+    if [ "$(globals)" -eq 1 ] && grep -q '__launch_bounds__(512, 2)' "$tmp/out" && ! grep -q 'runs when' "$tmp/out"
+    then ok "softmax at a constant 65536: the wide kernel alone, unguarded"
+    else bad "softmax at a constant 65536: want the wide kernel alone" "$(kernel_names)"; fi
+fi
 count $kt                   log_softmax_rows 1
 count $ex/layernorm.tc      layernorm        1
 count $ex/rmsnorm.tc        rmsnorm_f32      1
@@ -244,7 +262,7 @@ count $ex/col_sum.tc col_sum 1   # a column sum alone: no rows kernel to carry i
 # column kernel reads x itself
 for fn in colpart_other_row colpart_max; do
     emit $kt $fn cuda || continue
-    if [ "$(plan_steps | wc -l)" -eq 2 ] && plan_steps | grep -E '^  step 1: ' | grep -qE '[(, ]in_x[,)]' &&
+    if [ "$(plan_steps | wc -l)" -eq 2 ] && plan_steps | tail -1 | grep -qE '[(, ]in_x[,)]' &&
         ! grep -q cpart "$tmp/out"; then ok "$fn: not carried as column partials"
     else bad "$fn: want the column kernel to read x itself" "$(plan_steps | tr '\n' '|')"; fi
 done
