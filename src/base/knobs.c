@@ -10,7 +10,7 @@
 
 const tc_knobs knobs_default = {
     .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true, .attention = true,
-    .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_bn = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
+    .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
     .tile_whole = -1, .fe_steps = -1, .full_grid = -1, .col_split = -1, .col_x = -1,
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1,
     .rows_online = -1, .online_block = -1, .online_vec = -1, .rows_reuse = -1,
@@ -29,7 +29,6 @@ static const struct {
     {"TENSORC_MATMUL_KSLICE", offsetof(tc_knobs, matmul_kslice), 64, 1 << 30, MULT64, false},
     {"TENSORC_MATMUL_STAGES", offsetof(tc_knobs, matmul_stages), 2, 8, ANY, false},
     {"TENSORC_MATMUL_BK", offsetof(tc_knobs, matmul_bk), 32, 128, POW2, false},
-    {"TENSORC_MATMUL_BN", offsetof(tc_knobs, matmul_bn), 64, 128, POW2, false},
     {"TENSORC_MATMUL_RESIDENT", offsetof(tc_knobs, matmul_resident), 0, 65536, ANY, false},
     {"TENSORC_MATMUL_FENCE", offsetof(tc_knobs, matmul_fence), 0, 2, ANY, false},
     {"TENSORC_MATMUL_ORDER", offsetof(tc_knobs, matmul_order), 0, 1, ANY, false},

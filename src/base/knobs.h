@@ -33,7 +33,6 @@ typedef struct tc_knobs {
     int matmul_kslice;      /* TENSORC_MATMUL_KSLICE: a multiple of 64 */
     int matmul_stages;      /* TENSORC_MATMUL_STAGES: 2 to 8 */
     int matmul_bk;          /* TENSORC_MATMUL_BK: 32, 64 or 128 */
-    int matmul_bn;          /* TENSORC_MATMUL_BN: 64 or 128 (f16/bf16 16-row tiles' columns) */
     int matmul_resident;    /* TENSORC_MATMUL_RESIDENT: 0 to 65536 */
     int matmul_fence;       /* TENSORC_MATMUL_FENCE: 0 every thread, 1 one, 2 one with acq_rel */
     int matmul_order;       /* TENSORC_MATMUL_ORDER: 0 tile by tile, 1 slice by slice */

@@ -186,7 +186,6 @@ typedef struct ksched {
     int mm_kslice;          /* elements of K a block takes (slices combine in order) */
     int mm_stages;          /* TENSORC_MATMUL_STAGES: cp.async stages, 0: matmul.cuh's rule */
     int mm_bk;              /* TENSORC_MATMUL_BK: elements of K a stage, 0: matmul.cuh's rule */
-    int mm_bn;              /* TENSORC_MATMUL_BN: 128 (f16/bf16 16-row tiles' columns), 0: 64 */
     int mm_resident;        /* TENSORC_MATMUL_RESIDENT: 0 a block a work item, else the grid's cap
                              * (1: MM_SMS x the blocks a SM holds) */
     int mm_fence;           /* TENSORC_MATMUL_FENCE: around the K slices' ticket 0 every
