@@ -51,7 +51,6 @@ typedef struct tc_knobs {
     int rows_online;        /* TENSORC_ROWS_ONLINE: 0 (two passes, as before) or 1 */
     int online_block;       /* TENSORC_ONLINE_BLOCK: 32 to 1024, a power of two */
     int online_vec;         /* TENSORC_ONLINE_VEC: 0 (an update an element, as before) or 1 */
-    int rows_reuse;         /* TENSORC_ROWS_REUSE: 0 (recompute, as before) or 1 */
     /* launches (src/runtime, src/api): -1 unset */
     int cluster_max;        /* TENSORC_CLUSTER_MAX: 1 to 16, a power of two */
     int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */

@@ -155,9 +155,6 @@ typedef struct ksched {
     bool online_vec;        /* the online pair's update takes a thread's whole vector at
                              * once (codegen/accum.c; TENSORC_ONLINE_VEC=0: an element
                              * at a time) */
-    bool reuse;             /* SCH_ROWS kept in registers: a value a pass computes that the
-                             * epilogue reads again is kept in registers for it
-                             * (codegen/rows.c; TENSORC_ROWS_REUSE=1, default off) */
     int rblock;             /* SCH_ROWS carrying column partials (fuse.h): rows a block takes
                              * (FUSE_COL_ROWS; the grid is a block per rblock rows), else 0 */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
