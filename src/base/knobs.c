@@ -10,10 +10,10 @@
 
 const tc_knobs knobs_default = {
     .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true, .attention = true,
-    .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_bn = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
+    .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
     .tile_whole = -1, .fe_steps = -1, .full_grid = -1, .col_split = -1, .col_x = -1,
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1,
-    .rows_online = -1, .online_block = -1, .online_vec = -1, .rows_reuse = -1,
+    .rows_online = -1, .online_block = -1, .online_vec = -1,
     .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1,
 };
 
@@ -29,7 +29,6 @@ static const struct {
     {"TENSORC_MATMUL_KSLICE", offsetof(tc_knobs, matmul_kslice), 64, 1 << 30, MULT64, false},
     {"TENSORC_MATMUL_STAGES", offsetof(tc_knobs, matmul_stages), 2, 8, ANY, false},
     {"TENSORC_MATMUL_BK", offsetof(tc_knobs, matmul_bk), 32, 128, POW2, false},
-    {"TENSORC_MATMUL_BN", offsetof(tc_knobs, matmul_bn), 64, 128, POW2, false},
     {"TENSORC_MATMUL_RESIDENT", offsetof(tc_knobs, matmul_resident), 0, 65536, ANY, false},
     {"TENSORC_MATMUL_FENCE", offsetof(tc_knobs, matmul_fence), 0, 2, ANY, false},
     {"TENSORC_MATMUL_ORDER", offsetof(tc_knobs, matmul_order), 0, 1, ANY, false},
@@ -48,7 +47,6 @@ static const struct {
     {"TENSORC_ROWS_ONLINE", offsetof(tc_knobs, rows_online), 0, 1, ANY, false},
     {"TENSORC_ONLINE_BLOCK", offsetof(tc_knobs, online_block), 32, 1024, POW2, false},
     {"TENSORC_ONLINE_VEC", offsetof(tc_knobs, online_vec), 0, 1, ANY, false},
-    {"TENSORC_ROWS_REUSE", offsetof(tc_knobs, rows_reuse), 0, 1, ANY, false},
     {"TENSORC_CLUSTER_MAX", offsetof(tc_knobs, cluster_max), 1, 16, POW2, false},
     {"TENSORC_CLUSTER_BLOCK", offsetof(tc_knobs, cluster_block), 32, 1024, POW2, false},
     {"TENSORC_FOREACH_WIDE", offsetof(tc_knobs, foreach_wide), 0, 1, ANY, true},

@@ -33,7 +33,6 @@ typedef struct tc_knobs {
     int matmul_kslice;      /* TENSORC_MATMUL_KSLICE: a multiple of 64 */
     int matmul_stages;      /* TENSORC_MATMUL_STAGES: 2 to 8 */
     int matmul_bk;          /* TENSORC_MATMUL_BK: 32, 64 or 128 */
-    int matmul_bn;          /* TENSORC_MATMUL_BN: 64 or 128 (f16/bf16 16-row tiles' columns) */
     int matmul_resident;    /* TENSORC_MATMUL_RESIDENT: 0 to 65536 */
     int matmul_fence;       /* TENSORC_MATMUL_FENCE: 0 every thread, 1 one, 2 one with acq_rel */
     int matmul_order;       /* TENSORC_MATMUL_ORDER: 0 tile by tile, 1 slice by slice */
@@ -52,7 +51,6 @@ typedef struct tc_knobs {
     int rows_online;        /* TENSORC_ROWS_ONLINE: 0 (two passes, as before) or 1 */
     int online_block;       /* TENSORC_ONLINE_BLOCK: 32 to 1024, a power of two */
     int online_vec;         /* TENSORC_ONLINE_VEC: 0 (an update an element, as before) or 1 */
-    int rows_reuse;         /* TENSORC_ROWS_REUSE: 0 (recompute, as before) or 1 */
     /* launches (src/runtime, src/api): -1 unset */
     int cluster_max;        /* TENSORC_CLUSTER_MAX: 1 to 16, a power of two */
     int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */

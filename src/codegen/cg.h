@@ -200,10 +200,6 @@ typedef struct cg {
          * converted where used */
         struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; bool packed; } *cache;
         int ncache, capcache;
-        /* TENSORC_ROWS_REUSE (ks->reuse): lnode id -> the pass being made
-         * keeps its value in pkN[slot] for the epilogue (rows.c), else NULL;
-         * kept values are cache entries of computed nodes, named pkN */
-        const bool *keep;
     } pr;
     struct cg_foreach {
         int cap;             /* groups the table parameter holds */
@@ -251,10 +247,6 @@ const tc_dim *cg_row_part(cg *g, const tc_dim *f0);
 /* load.c: n's value at idx read from its buffer into a temporary (at
  * target t), or in a persistent row its register slot */
 cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
-/* TENSORC_ROWS_REUSE: n's value at idx kept by an earlier pass (pkN[slot]),
- * else NULL; and keep v, n's value at idx, for the passes after this one */
-const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx);
-void cg_keep(cg *g, const lnode *n, const tc_dim *const *idx, const char *v);
 /* A gather's value at idx (a temporary at target t): its index read, checked
  * and clamped, then its source loaded there */
 const char *cg_gather(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);

@@ -576,13 +576,6 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
     } else if (n->kind == LK_POINTWISE && n->op == OP_iota) {
         return (cg_expr){arena_printf(g->a, "((long long)(%s))", cg_index(g, idx[n->a.axis])), false};
     } else if (n->kind == LK_POINTWISE) {
-        /* TENSORC_ROWS_REUSE: kept in registers by an earlier pass */
-        const char *kept = g->pr.keep && t == T_ELEM && g->scope == 0 ? cg_kept(g, n, idx) : NULL;
-        if (kept) {
-            v = (cg_expr){kept, g->v.n <= 1};
-            remember(g, n, idx, t, v);
-            return v;
-        }
         cg_expr ops[3] = {{"", true}, {"", true}, {"", true}};
         for (int i = 0; i < n->nin; i++) {
             const lref *r = &n->in[i];
@@ -637,8 +630,6 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
             cg_line(g, t, n, "const float %s = tc_round_%s(%s);", v.s, dtype_name(n->dtype), e);
         else
             cg_line(g, t, n, "const %s %s = %s;", cg_type(n->dtype), v.s, e);
-        if (g->pr.keep && g->pr.keep[n->id] && t == T_ELEM && g->scope == 0)
-            cg_keep(g, n, idx, v.s);
     } else {
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: cannot compute %%%d here", n->id);
     }

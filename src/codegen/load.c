@@ -192,9 +192,9 @@ static struct cg_pcache *pc_find(cg *g, const lnode *n, const tc_dim **key)
     return NULL;
 }
 
-/* a new entry for n at key, its registers NAME<entry> declared before the
+/* a new entry for n at key, its registers pc<entry> declared before the
  * passes, in the row's code (a packed entry declares its own) */
-static const char *pc_add(cg *g, const lnode *n, const tc_dim **key, const char *prefix, bool packed)
+static const char *pc_add(cg *g, const lnode *n, const tc_dim **key, bool packed)
 {
     if (g->pr.ncache == g->pr.capcache) {
         int cap = g->pr.capcache ? 2 * g->pr.capcache : 16;
@@ -204,7 +204,7 @@ static const char *pc_add(cg *g, const lnode *n, const tc_dim **key, const char 
         g->pr.cache = v;
         g->pr.capcache = cap;
     }
-    const char *name = arena_printf(g->a, "%s%d", prefix, g->pr.ncache);
+    const char *name = arena_printf(g->a, "pc%d", g->pr.ncache);
     g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase, packed};
     if (!packed)
         cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
@@ -234,7 +234,7 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
     const struct cg_pcache *e = pc_find(g, n, key); /* another element of the same vector */
     const char *name = e ? e->name : NULL;
     if (!name) {
-        name = pc_add(g, n, key, "pc", packed);
+        name = pc_add(g, n, key, packed);
         if (packed) {
             cg_line(g, T_ROW, NULL, "tc_vec<%s, %d> %s[%d];", cg_store_type(n->dtype), g->v.n, name,
                     g->pr.items);
@@ -245,23 +245,6 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
         return converted(g, n, raw);
     cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), converted(g, n, raw));
     return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
-}
-
-/* TENSORC_ROWS_REUSE (rows.c): a value a pass computed at an element of a
- * persistent row, kept for a later pass in pkN[slot] (float for f16/bf16:
- * the value as computed, so the later pass reads the same bits) rather
- * than computed again (softmax: one expf an element fewer). */
-const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx)
-{
-    return persistent_hit(g, n, idx); /* kept entries are never packed */
-}
-
-void cg_keep(cg *g, const lnode *n, const tc_dim *const *idx, const char *v)
-{
-    const tc_dim **key = pc_key(g, n, idx);
-    const struct cg_pcache *e = pc_find(g, n, key);
-    const char *name = e ? e->name : pc_add(g, n, key, "pk", false);
-    cg_line(g, T_ELEM, n, "%s[%s] = %s;", name, pc_slot(g), v);
 }
 
 /* A load's value, converted to its register type. */

@@ -111,16 +111,15 @@ static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm, co
 
 /* matmul.cuh's tc_mm_cfg: the bytes of one stage (an A and a B tile,
  * each row padded by 16 bytes, and with the row-scale rule a padded row
- * of bk elements of its column scale) of a bm x bn tile, K steps of bk (0:
+ * of bk elements of its column scale) of a bm-row tile, K steps of bk (0:
  * its rule), and the stages (0: its rule: four, three where four pass 47
- * KB).  (The adapter rule's t and Bd tiles after the stages, tc_mm's LB,
- * are at most 39 KB: static memory whatever the stages.) */
-static int64_t stages_bytes(int dt, bool ta, bool tb, bool norm, int bm, int bn, int bk, int stages)
+ * KB). */
+static int64_t stages_bytes(int dt, bool ta, bool tb, bool norm, int bm, int bk, int stages)
 {
     int sz = dt == 0 ? 4 : 2, v = 16 / sz;
     if (!bk)
-        bk = bm == 16 && sz == 2 ? 64 * 64 / bn : 32;
-    int ar = ta ? bk : bm, ac = ta ? bm : bk, br = tb ? bn : bk, bc = tb ? bk : bn;
+        bk = bm == 16 && sz == 2 ? 64 : 32;
+    int ar = ta ? bk : bm, ac = ta ? bm : bk, br = tb ? MM_TILE_N : bk, bc = tb ? bk : MM_TILE_N;
     int64_t stage = (int64_t)(ar * (ac + v) + br * (bc + v) + (norm ? bk + v : 0)) * sz;
     return stage * (stages ? stages : stage * 4 <= 47 * 1024 ? 4 : 3);
 }
@@ -216,29 +215,20 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     const tc_dim *t16 = dim_mul(c, nt, dim_ceildiv(c, kd.mm.m, dim_const(c, MM_TILE_M)));
     const tc_dim *t64 = dim_mul(c, nt, dim_ceildiv(c, kd.mm.m, dim_const(c, 64)));
     const tc_dim *slices = dim_ceildiv(c, kd.mm.k, dim_const(c, ks->mm_kslice));
+    st->grid[0] = dim_mul(c, dim_mul(c, m->dtype == TC_F32 ? t16 : t64, slices), dim_const(c, m2 ? 2 : 1));
+    st->grid[1] = st->grid[2] = dim_const(c, 1);
+    st->grid_cap = 2147483647;
+    /* the knobs' variants: the stages' shared memory (dynamic past 47 KB,
+     * whatever the 16- and 64-row tiles need), and a resident grid */
     int dt = m->dtype == TC_F32 ? 0 : m->dtype == TC_F16 ? 1 : 2;
     /* M <= 16 at every launch (a constant, or the guard of MM_BY_ROWS):
      * only the 16-row tiles are instantiated */
     int64_t mc;
     bool skinny = ks->mm == MM_BY_ROWS ? ks->mm_max_rows <= MM_TILE_M
                                        : dim_is_const(kd.mm.m, &mc) && mc <= MM_TILE_M;
-    /* TENSORC_MATMUL_BN: the 16-row f16/bf16 tiles are bn wide (the
-     * 64-row ones stay MM_TILE_N); ntw, wt: their column and whole tiles
-     * (rows rounded up to 64, as t64's: the workspace's partial tiles) */
-    int bn = dt && ks->mm_bn ? ks->mm_bn : MM_TILE_N;
-    const tc_dim *ntw = bn == MM_TILE_N ? nt : dim_mul(c, kd.mm.batch, dim_ceildiv(c, kd.mm.n, dim_const(c, bn)));
-    const tc_dim *wt = bn == MM_TILE_N ? t64 : dim_mul(c, ntw, dim_ceildiv(c, kd.mm.m, dim_const(c, 64)));
-    /* (skinny at bn 128: M <= 16, one row of wide tiles) */
-    const tc_dim *tg = m->dtype == TC_F32 ? t16 : skinny ? wt : t64;
-    st->grid[0] = dim_mul(c, dim_mul(c, tg, slices), dim_const(c, m2 ? 2 : 1));
-    st->grid[1] = st->grid[2] = dim_const(c, 1);
-    st->grid_cap = 2147483647;
-    /* the knobs' variants: the stages' shared memory (dynamic past 47 KB,
-     * whatever the 16- and 64-row tiles need), and a resident grid */
     bool norm = nm->rows != NULL;
-    int64_t smb = stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 16, bn, ks->mm_bk, ks->mm_stages);
-    int64_t smb64 = dt && !skinny ? stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 64, MM_TILE_N, ks->mm_bk,
-                                                 ks->mm_stages)
+    int64_t smb = stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 16, ks->mm_bk, ks->mm_stages);
+    int64_t smb64 = dt && !skinny ? stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 64, ks->mm_bk, ks->mm_stages)
                                   : 0;
     smb = smb > smb64 ? smb : smb64;
     if (smb > 227 * 1024) /* only under the knobs: an sm_90 block's most */
@@ -248,19 +238,17 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     if ((ks->mm_stages || ks->mm_bk) && smb > 47 * 1024)
         st->shmem = (int)smb;
     st->resident = ks->mm_resident > 0;
-    int per = bn == MM_TILE_N ? 4 : 3; /* blocks a SM by registers (the kernel's __launch_bounds__) */
-    if (ks->mm_resident == 1) /* SMs x blocks a SM (228 KB of shared memory, per by registers) */
-        st->grid_cap = MM_SMS * (228 * 1024 / (smb + 2048) < per ? 228 * 1024 / (smb + 2048) : per);
+    if (ks->mm_resident == 1) /* SMs x blocks a SM (228 KB of shared memory, 4 by registers) */
+        st->grid_cap = MM_SMS * (228 * 1024 / (smb + 2048) < 4 ? 228 * 1024 / (smb + 2048) : 4);
     else if (ks->mm_resident > 1)
         st->grid_cap = ks->mm_resident;
     st->block[0] = MM_THREADS;
     st->block[1] = st->block[2] = 1;
     /* a 16-byte ticket per 16-row tile, then an f32 partial tile per tile
-     * and slice, rows rounded up to 64: room for either tiling (at bn 128
-     * the wide tiles' room, at least the 64-wide ones') */
+     * and slice, rows rounded up to 64: room for either tiling */
     st->ws_bytes = dim_add(c, dim_mul(c, t16, dim_const(c, 16)),
-                           dim_mul(c, dim_mul(c, wt, slices),
-                                   dim_const(c, (int64_t)64 * bn * 4 * (m2 ? 2 : 1))));
+                           dim_mul(c, dim_mul(c, t64, slices),
+                                   dim_const(c, (int64_t)64 * MM_TILE_N * 4 * (m2 ? 2 : 1))));
     if (nm->rows) /* and each slice's sums of squares, 64 rows a tile */
         st->ws_bytes = dim_add(c, st->ws_bytes,
                                dim_mul(c, dim_mul(c, t64, slices), dim_const(c, (int64_t)64 * 4)));
@@ -300,13 +288,11 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                                                            * the next item's stages issued early */
         targs = arena_printf(a, "%s, %d, %d, %d, %s", targs, ks->mm_stages, ks->mm_bk, st->shmem,
                              ks->mm_resident ? "true" : "false");
-    if (ks->mm_fence != 1 || ks->mm_slices_outer || bn != MM_TILE_N) /* who fences around the ticket
-                                                                       * and how; the work items slice
-                                                                       * by slice; the tiles' columns */
-        targs = arena_printf(a, "%s%s, %d%s%s", targs, ks->mm_stages || ks->mm_bk || ks->mm_resident
-                                                            ? "" : ", 0, 0, 0, false", ks->mm_fence,
-                             ks->mm_slices_outer ? ", true" : bn != MM_TILE_N ? ", false" : "",
-                             bn != MM_TILE_N ? arena_printf(a, ", %d", bn) : "");
+    if (ks->mm_fence != 1 || ks->mm_slices_outer) /* who fences around the ticket and how; the
+                                                     * work items slice by slice */
+        targs = arena_printf(a, "%s%s, %d%s", targs, ks->mm_stages || ks->mm_bk || ks->mm_resident
+                                                          ? "" : ", 0, 0, 0, false", ks->mm_fence,
+                             ks->mm_slices_outer ? ", true" : "");
     const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
                         : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
                                        nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",
@@ -324,7 +310,7 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                             "a @ b not stored), c2 = a @ b2%s (%%%d)", kd.mm.tb ? ".T" : "",
                             kd.mm.tb ? ".T" : "", mt->id, kd.mm.tb ? ".T" : "", m2->id);
     return arena_printf(a,
-                        "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(\n"
+                        "extern \"C\" __global__ void __launch_bounds__(%d, 4) %s(\n"
                         "    const %s *__restrict__ a, const %s *__restrict__ b, %s *__restrict__ c,\n"
                         "    const idx_t m, const idx_t n, const idx_t k, const idx_t batch,\n"
                         "    const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,\n"
@@ -335,10 +321,7 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         "    tc_mm<%s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
                         "                     (unsigned char *)ws, %d%s);\n"
                         "}\n",
-                        /* 4 blocks a SM: 128 registers a thread; the wide
-                         * tiles' 16 accumulators spilled a few bytes at 128
-                         * (ptxas, sm_80/sm_90): 3 blocks, up to 168 */
-                        MM_THREADS, per, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
+                        MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
                         kd.mm.ta ? ".T" : "", kd.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
                         fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
                         ks->mm_kslice, cargs);

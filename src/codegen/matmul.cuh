@@ -2,8 +2,8 @@
  * tiles, fragments and types in mmtile.cuh, just before this), in
  * units with one: C[b] = A[b] @ B[b], row-major, A m x k (TA: stored k x m),
  * B k x n (TB: stored n x k), f32 accumulation.  Built for skinny M
- * (decode): a block computes a 16 x 64 tile of C (16 x 128 for f16/bf16
- * under TENSORC_MATMUL_BN=128; 64 x 64 on tensor cores when M > 16) over one slice of KS elements of K, so the tiles and the K
+ * (decode): a block computes a 16 x 64 tile of C (64 x 64 on tensor cores
+ * when M > 16) over one slice of KS elements of K, so the tiles and the K
  * slices together cover every SM and the weight is streamed once, in
  * 16-byte cp.async copies three steps of K ahead of the one being
  * multiplied (four stages in shared memory, three where four pass 48 KB;
@@ -38,7 +38,7 @@ struct tc_mm_nors {
     __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
 };
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
-          bool SO, int BNT, class EP, class RS>
+          bool SO, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -49,12 +49,12 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                           const typename tc_mm_t<DT>::T *__restrict__ B2,
                                           typename tc_mm_t<DT>::T *__restrict__ C2,
                                           const typename tc_mm_t<DT>::T *__restrict__ Bd, long long R) {
-    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM, BNT> G;
+    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
     typedef typename G::TileG TileG;
-    enum { BN = G::BNV, BK = G::BK, ST = G::ST, NACC = G::NACC };
+    enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
     __shared__ int last;
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     __shared__ float ss_w[NORM && G::MMA ? TC_MM_THREADS / 32 * BM : 1]; /* each warp's (tc_mm_ssq) */
@@ -70,7 +70,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
      * this item's store and combine; pre: this item's were */
     bool pre = false;
     /* the lanes' fragment rows in stage 0 (tc_mm_block_tc), hoisted */
-    const tc_mm_lanes<TA, TB, TileA::P, TileB::P, BN / 4> ln;
+    const tc_mm_lanes<TA, TB, TileA::P, TileB::P> ln;
     unsigned su = (unsigned)__cvta_generic_to_shared(smem), la = su + ln.a,
              lb = su + TileA::ELEMS * (unsigned)sizeof(T) + ln.b, lx = su + ln.x;
     /* kept in registers: else the compiler derives them from threadIdx
@@ -102,7 +102,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         for (int i = 0; i < NSQ; i++)
             ssq[i] = 0.0f;
         /* LORA, product 0: (x @ Ad) @ Bd over this slice of K, x @ Ad a
-         * chunk of BN of its R columns at a time (the main loop below with
+         * chunk of 64 of its R columns at a time (the main loop below with
          * Ad for B, into t), each chunk then times Bd's rows into acc */
         const bool lora = LORA && pr == 0;
         float t[NACC];
@@ -212,10 +212,10 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 #undef TC_MM_ISSUE
 #undef TC_MM_ISSUE_AT
             if (lora) {
-                /* t (rounded to T) and Bd's BN x BN tile at rows nm0, columns n0 */
-                typedef tc_mm_tile<T, BM, BN> TileT;
-                typedef tc_mm_tile<T, BN, BN> TileD;
-                /* (tc_mm's shared array holds them: its LB) */
+                /* t (rounded to T) and Bd's 64 x 64 tile at rows nm0, columns n0 */
+                typedef tc_mm_tile<T, BM, 64> TileT;
+                typedef tc_mm_tile<T, TB ? BN : 64, TB ? 64 : BN> TileD;
+                static_assert((TileT::ELEMS + TileD::ELEMS) * sizeof(T) <= G::BYTES, "the stages hold t and Bd");
                 T *st_ = (T *)smem, *sd_ = st_ + TileT::ELEMS;
                 __syncthreads(); /* every stage read */
                 if (R > 0) {
@@ -229,7 +229,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     tc_mm_commit();
                     tc_mm_wait<0>();
                     __syncthreads();
-                    tc_mm_block<G, false, TB, BN, TileT::P, TileD::P>(acc, st_, sd_);
+                    tc_mm_block<G, false, TB, 64, TileT::P, TileD::P>(acc, st_, sd_);
                     __syncthreads(); /* before the next chunk's stages */
                 }
             }
@@ -427,12 +427,10 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * around the K slices' ticket and how (TENSORC_MATMUL_FENCE: 0 every
  * thread, 1 one thread with __threadfence, 2 one thread with
  * fence.acq_rel), SO: the work items slice by slice over every tile, not
- * tile by tile (TENSORC_MATMUL_ORDER=1), BN: the 16-row f16/bf16 tiles'
- * columns (TENSORC_MATMUL_BN=128; the 64-row and f32 tiles keep 64: 64 x
- * 128 would be 64 accumulators a thread, f32's stages past 48 KB). */
+ * tile by tile (TENSORC_MATMUL_ORDER=1). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
           bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
-          int BN = TC_MM_BN, class EP = tc_mm_noep, class RS = tc_mm_nors>
+          class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
@@ -447,25 +445,17 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     static_assert(!NORM || NP == 1, "the row-scale rule with one product");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
-        BN1 = DT != 0 ? BN : TC_MM_BN, /* the 16-row tiles' */
-        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM, BN1>::BYTES,
+        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM>::BYTES,
         SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES,
-        SMS = SM1 > SM2 ? SM1 : SM2,
-        /* LORA: t and Bd's tile after the stages (tc_mm_run), BN1 x BN1 of
-         * 16-bit types past a few stages' bytes (at most 39 KB: static) */
-        VE = 16 / (int)sizeof(typename tc_mm_t<DT>::T),
-        LB1 = LORA ? (16 * (BN1 + VE) + BN1 * (BN1 + VE)) * (int)sizeof(typename tc_mm_t<DT>::T) : 0,
-        LB2 = LORA && BIG > 16 ? 2 * 64 * (64 + VE) * (int)sizeof(typename tc_mm_t<DT>::T) : 0,
-        LB = LB1 > LB2 ? LB1 : LB2,
-        SMB = SMS > LB ? SMS : LB
+        SMB = SM1 > SM2 ? SM1 : SM2
     };
     static_assert(SHM == 0 || SHM >= SMB, "the launch's dynamic shared memory holds the stages");
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO, TC_MM_BN>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                 ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO, BN1>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                ep, rs, gcol, B2, C2, Bd, R);
 }

@@ -57,64 +57,6 @@ static void col_accumulate(cg *g, int items, int vec)
     }
 }
 
-/* TENSORC_ROWS_REUSE: into set, n and the values it is computed from in
- * this kernel, down to loads, reductions and anything not pointwise; into
- * costly (when not NULL), those computed with library math (expf, ...) */
-static void reach(const cg *g, const lnode *n, bool *set, bool *costly)
-{
-    bool own = g->f->kernel_of[n->id] == g->k->id;
-    if (set[n->id] || n->kind != LK_POINTWISE || n->op == OP_iota || (g->f->stored[n->id] && !own))
-        return;
-    set[n->id] = true;
-    bool c = cg_is_libcall(n->op) && n->opdt != TC_I32 && n->opdt != TC_I64 && n->opdt != TC_BOOL;
-    for (int i = 0; i < n->nin; i++) {
-        reach(g, n->in[i].src, set, costly);
-        c |= costly && costly[n->in[i].src->id];
-    }
-    if (costly)
-        costly[n->id] = c;
-}
-
-/* TENSORC_ROWS_REUSE (ks->reuse): the values pass p (not the epilogue)
- * computes that the epilogue reads again, kept in registers (cg_keep) when
- * the row is: those the epilogue stores or consumes in a value of its own,
- * and only those made with library math (softmax's exp(x - max)): keeping
- * layernorm's x - mean spared an add an element and spilled 76 bytes (f32,
- * sm_90, at the 40-register cap; 4 without).  By node alone: the epilogue
- * reuses one only at the same element. */
-static const bool *keep_set(cg *g, int p)
-{
-    const fkernel *k = g->k;
-    int nn = g->l->nnodes > 0 ? g->l->nnodes : 1;
-    bool *keep = ARENA_ARRAY(g->a, bool, nn);
-    if (p == g->ks->nphases)
-        return keep; /* the epilogue keeps nothing, and reads what was kept */
-    bool *epi = ARENA_ARRAY(g->a, bool, nn), *mine = ARENA_ARRAY(g->a, bool, nn);
-    bool *costly = ARENA_ARRAY(g->a, bool, nn);
-    for (int j = 0; j < k->nreds; j++)
-        if (g->ks->phase[j] == p)
-            reach(g, k->reds[j]->in[0].src, mine, costly);
-    for (int i = 0; i < k->nstores; i++)
-        if (fuse_is_element(k, k->stores[i])) {
-            reach(g, k->stores[i], epi, NULL);
-            keep[k->stores[i]->id] = mine[k->stores[i]->id];
-        }
-    for (int j = 0; j < k->ncols; j++) {
-        const lnode *c = k->cols[j]->in[0].src;
-        reach(g, c, epi, NULL);
-        keep[c->id] |= mine[c->id];
-    }
-    for (int i = 0; i < g->l->nnodes; i++) {
-        const lnode *m = g->l->nodes[i];
-        if (epi[i] && !mine[i])
-            for (int j = 0; j < m->nin; j++)
-                keep[m->in[j].src->id] |= mine[m->in[j].src->id];
-    }
-    for (int i = 0; i < nn; i++)
-        keep[i] &= costly[i];
-    return keep;
-}
-
 /* The passes over one row, appended to row at indentation ind.  Looped:
  * each pass strides the row.  Persistent (items > 0): each thread takes
  * `items` elements of the row, fully unrolled, and what it loads in one
@@ -158,11 +100,6 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
          * load of a step first (g->v.hl), then the math on each */
         bool chunks = items && ks->online_sum && !last && vec > 1;
         g->v.onvec = chunks && ks->online_vec;
-        /* the online pair keeps nothing (its exp is inside its update);
-         * nor do 16-bit rows held two elements a register (32 a thread:
-         * softmax bf16 kept its exps as floats and spilled 156 bytes at the
-         * 40-register cap, sm_90; 156 too kept packed, two a register) */
-        g->pr.keep = items && ks->reuse && !ks->online_sum && !ks->packed ? keep_set(g, p) : NULL;
         if (chunks) {
             g->v.hoist = true;
             g->v.nhl = 0;
@@ -295,7 +232,6 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         }
     }
     g->pr.items = 0;
-    g->pr.keep = NULL;
     g->v.row = false;
     g->combine_args = NULL;
     g->combine2 = NULL;

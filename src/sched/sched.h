@@ -164,9 +164,6 @@ typedef struct ksched {
     bool online_vec;        /* the online pair's update takes a thread's whole vector at
                              * once (codegen/accum.c; TENSORC_ONLINE_VEC=0: an element
                              * at a time) */
-    bool reuse;             /* SCH_ROWS kept in registers: a value a pass computes that the
-                             * epilogue reads again is kept in registers for it
-                             * (codegen/rows.c; TENSORC_ROWS_REUSE=1, default off) */
     int rblock;             /* SCH_ROWS carrying column partials (fuse.h): rows a block takes
                              * (FUSE_COL_ROWS; the grid is a block per rblock rows), else 0 */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
@@ -195,7 +192,6 @@ typedef struct ksched {
     int mm_kslice;          /* elements of K a block takes (slices combine in order) */
     int mm_stages;          /* TENSORC_MATMUL_STAGES: cp.async stages, 0: matmul.cuh's rule */
     int mm_bk;              /* TENSORC_MATMUL_BK: elements of K a stage, 0: matmul.cuh's rule */
-    int mm_bn;              /* TENSORC_MATMUL_BN: 128 (f16/bf16 16-row tiles' columns), 0: 64 */
     int mm_resident;        /* TENSORC_MATMUL_RESIDENT: 0 a block a work item, else the grid's cap
                              * (1: MM_SMS x the blocks a SM holds) */
     int mm_fence;           /* TENSORC_MATMUL_FENCE: around the K slices' ticket 0 every

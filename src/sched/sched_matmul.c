@@ -23,10 +23,10 @@
  * 1024 at M = 1 and 16 on the H200).  TENSORC_MATMUL_STAGES (2 to 8),
  * TENSORC_MATMUL_BK (32, 64, 128) and TENSORC_MATMUL_RESIDENT (0, 1, or a
  * grid) are streaming variants for A/B timing (matmul.c, README), not yet
- * measured; unset, the kernel is as it was.  TENSORC_MATMUL_BN=128 makes the
- * 16-row f16/bf16 tiles 128 columns wide (256 contiguous bytes of a weight
- * row a stage: issue 13's hypothesis that 128-byte pieces stream worse);
- * the grid (codegen/matmul.c) counts those tiles.
+ * measured; unset, the kernel is as it was.  128-column 16-row tiles (the
+ * removed TENSORC_MATMUL_BN=128) lost on the H200 (tc-bench us, BN 128 vs
+ * 64): rmsnorm_matmul 19.42 vs 16.79, rmsnorm_matmul_m1 16.69 vs 13.93,
+ * gated_mlp 90.51 vs 78.13, lora 52.85 vs 38.36 (KSLICE=512: worse still).
  *
  * The critical path at rmsnorm_matmul's decode shape (M = 16, K = N = 4096,
  * f16, H200: 132 SMs), read from the SASS of sm_90 (2026-11-27, no GPU at
@@ -96,8 +96,6 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     /* streaming variants for A/B timing (matmul.cuh): unset, its own rules */
     ks->mm_stages = kn->matmul_stages > 0 ? kn->matmul_stages : 0;
     ks->mm_bk = kn->matmul_bk > 0 ? kn->matmul_bk : 0;
-    /* the 16-row tiles' columns: 128 for f16/bf16 only (matmul.cuh's BN) */
-    ks->mm_bn = kn->matmul_bn == 128 && (m->dtype == TC_F16 || m->dtype == TC_BF16) ? 128 : 0;
     ks->mm_resident = kn->matmul_resident > 0 ? kn->matmul_resident : 0;
     ks->mm_fence = kn->matmul_fence >= 0 ? kn->matmul_fence : 1;
     ks->mm_slices_outer = kn->matmul_order == 1;
@@ -139,7 +137,7 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
                            "the last slice of a tile to finish sums the slices in order)%s",
                            known ? "" : arena_printf(a, " when M <= %lld at launch",
                                                      (long long)ks->mm_max_rows),
-                           ks->mm_bn ? ks->mm_bn : MM_TILE_N, ks->mm_kslice,
+                           MM_TILE_N, ks->mm_kslice,
                            m->dtype == TC_F32 ? "FMAs" : "tensor cores (mma.sync m16n8k16, sm_80+)",
                            known ? "" : "; cuBLAS above it");
 }
@@ -150,10 +148,7 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
     buf_printf(b, "    engine %s", eng[ks->mm]);
     if (ks->mm != MM_CUBLAS) {
         buf_printf(b, ": block [%d, 1, 1], tiles %d x %d, K slices of %d", MM_THREADS, MM_TILE_M,
-                   ks->mm_bn ? ks->mm_bn : MM_TILE_N, ks->mm_kslice);
-        if (ks->mm_bn) /* the grid counts these tiles (codegen/matmul.c) */
-            buf_printf(b, " (TENSORC_MATMUL_BN=%d; 64-row tiles stay 64 wide)%s", ks->mm_bn,
-                       ks->mm_bk ? "" : ", K steps of 32");
+                   MM_TILE_N, ks->mm_kslice);
         if (ks->mm_stages)
             buf_printf(b, ", %d stages (TENSORC_MATMUL_STAGES)", ks->mm_stages);
         if (ks->mm_bk)

@@ -38,7 +38,7 @@ Foreach kernels run over one group (the whole tensors, as a call without
 --groups); outputs written in place alias their inputs.  Prints a PASS or
 FAIL line a shape; exit 0 when all pass, 1 on FAIL, 2 when the plan cannot
 be emulated.  EMU_KEEP=PREFIX writes each output's bytes (the first
-shape's) to PREFIX.NAME, and shape I's to PREFIX.I.NAME, to compare two builds of a function bit for bit
+shape's) to PREFIX.NAME, to compare two builds of a function bit for bit
 (tests/grad/ckpt.sh: with and without scan checkpointing)."""
 import os
 import random
@@ -428,7 +428,6 @@ for si, shape in enumerate(shapes):
         raw = open("%s/got0_%s.bin" % (d, name), "rb").read()
         if os.environ.get("EMU_KEEP"):  # the output's bytes, to compare two builds of a function
             open("%s.%s" % (os.environ["EMU_KEEP"], name), "wb").write(raw)
-            open("%s.%d.%s" % (os.environ["EMU_KEEP"], si, name), "wb").write(raw)  # each shape's too
         for v, cap in enumerate(opts["caps"], 1):
             if open("%s/got%d_%s.bin" % (d, v, name), "rb").read() != raw:
                 ok = False

@@ -145,21 +145,18 @@ fi
 # at 1 and 5 as well (the same bits).  ctest: eight settings (the extremes,
 # a combination, each fence); `every`: every value of each knob and combinations
 # (manual, about 10 minutes); `full`: the whole matmul set above under each
-# of those (manual, about 3 minutes a setting).  Then TENSORC_MATMUL_BN=128's
-# own cases (below).
+# of those (manual, about 3 minutes a setting).
 if [ "$what" = matmul-knobs ]; then
     caps="--grid-caps 1,5"
     R=TENSORC_MATMUL_RESIDENT
     sets=(TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 $R=3
           TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 TENSORC_MATMUL_FENCE=0,$R=3 TENSORC_MATMUL_FENCE=2
-          TENSORC_MATMUL_ORDER=1,$R=3 TENSORC_MATMUL_BN=128 TENSORC_MATMUL_BN=128,TENSORC_MATMUL_STAGES=2,$R=3)
+          TENSORC_MATMUL_ORDER=1,$R=3)
     [ "${3:-}" = every ] || [ "${3:-}" = full ] &&
         sets=(TENSORC_MATMUL_STAGES={2,3,4,5,6,7,8} TENSORC_MATMUL_BK={32,64,128} $R=1 $R=3
               TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
               TENSORC_MATMUL_STAGES=2,TENSORC_MATMUL_BK=128 TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off
-              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=1 TENSORC_MATMUL_BN={64,128}
-              TENSORC_MATMUL_BN=128,TENSORC_MATMUL_STAGES={2,8},$R=1 TENSORC_MATMUL_BN=128,TENSORC_MATMUL_BK={64,128}
-              TENSORC_MATMUL_BN=128,TENSORC_MATMUL_FENCE=2,TENSORC_MATMUL_ORDER=1)
+              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=1)
     ks=0
     for kn in "${sets[@]}"; do
         ks=$((ks + 1))
@@ -182,32 +179,6 @@ if [ "$what" = matmul-knobs ]; then
         [ $quick = 0 ] || [ $odd = 0 ] &&
             one "${kv[@]}" $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=1100,N=77;M=17,K=37,N=130" f32
     done
-    # TENSORC_MATMUL_BN=128's own cases: N off the 128-wide tile (136, 200,
-    # 257, 4097; 130 and 13 above), K off the step of 32 and the slice,
-    # every layout, the rules, the cost model's SKINNY kernels (whose grid
-    # counts the wide tiles), the adapter's rank past one 128-column chunk,
-    # f16/bf16 (f32 keeps 64: above) and the FMA path (sm_75); quick: the
-    # first four
-    echo "== TENSORC_MATMUL_BN=128 cases"
-    B=TENSORC_MATMUL_BN=128
-    WN="M=1,K=1096,N=136;M=3,K=37,N=257;M=17,K=1100,N=200"
-    one $B $G -- examples/skinny_matmul.tc linear_t "$WN;M=1,K=64,N=4097" f16
-    one $B -- tests/gpu/matmul_pair.tc gated_out_16 "K=1100,N=200;K=37,N=257" bf16
-    one $B $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora \
-        "M=1,K=1096,N=130,R=129;M=17,K=37,N=13,R=5;M=3,K=1100,N=257,R=128" bf16
-    one $B -- tests/gpu/matmul_norm.tc rms_g_16 "K=1100,N=200;K=1096,N=136" f16
-    if [ $quick = 0 ]; then
-        one $B $G -- examples/skinny_matmul.tc matmul_kn "$WN" bf16
-        one $B $G -- examples/skinny_matmul.tc matmul_ta "$WN" f16
-        one $B $G -- tests/gpu/matmul_norm.tc rms_plain "$WN" bf16
-        one $B $G -- tests/gpu/matmul_pair.tc mixed "$WN" f16
-        one $B $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora_t "M=3,K=1096,N=136,R=200" f16
-        one $B $G -- tests/gpu/matmul_epilogue.tc bias_gelu "$WN" bf16
-        one $B $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1100,N=200" f16 750
-        caps="--grid-caps 1,5 --specials"
-        one $B $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1096,N=136" bf16
-        caps="--grid-caps 1,5"
-    fi
 fi
 caps=
 if [ "$what" = attention ] || [ "$what" = all ]; then

@@ -1,6 +1,6 @@
 /* rows.cpp - one of bench/cases' rows kernels run on the host (emu.h) at the
  * row lengths given, against a double-precision computation here; built by
- * run.sh once per case with -DEMU_SOFTMAX, -DEMU_SOFTMAX_LP, -DEMU_RMSNORM or -DEMU_CE and
+ * run.sh once per case with -DEMU_SOFTMAX, -DEMU_RMSNORM or -DEMU_CE and
  * -DEMU_UNIT='"the unit, through mk.py"'.  Five rows each: random, a NaN, +inf
  * last, -inf first, large values; the cross-entropy rows also hold a unique
  * maximum off the cluster's rank 0 and targets at 0, V-1, -100 (ignored).
@@ -55,21 +55,6 @@ static double row_max(const std::vector<float> &x, long long n, int r, bool *nan
     return m;
 }
 
-/* EMU_DUMP=PREFIX: the output's bytes at each length to PREFIX.LENGTH, to
- * compare two builds bit for bit (rows.sh: TENSORC_ROWS_REUSE) */
-[[maybe_unused]] static void dump(const void *p, size_t bytes, long long n) {
-    const char *pre = getenv("EMU_DUMP");
-    if (!pre)
-        return;
-    char path[4096];
-    snprintf(path, sizeof path, "%s.%lld", pre, n);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(p, 1, bytes, f) != bytes)
-        fails++, printf("FAIL could not write %s\n", path);
-    if (f)
-        fclose(f);
-}
-
 /* EMU_WIDE 2: the kernels of TENSORC_ROWS_REGS=32 (twice the row a thread,
  * blocks of at most 512: sched.c's wide rows) */
 #ifndef EMU_WIDE
@@ -109,26 +94,6 @@ int main(int argc, char **argv) {
             }
         }
         const char *what = "softmax f32";
-        dump(out.data(), out.size() * sizeof out[0], n);
-#elif defined(EMU_SOFTMAX_LP) /* tests/emu/reuse.tc's softmax_lp_bf16: f32 rows, bf16 out */
-        emu_size(n, 16 * EMU_WIDE, &ncl, &block, 1024 / EMU_WIDE);
-        std::vector<float> x = rows5(n, 2500);
-        std::vector<unsigned short> out(5 * n, 0xffff);
-        emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_cast_sum_div_0(x.data(), out.data(), 5, (int)n); });
-        for (int r = 0; r < 5; r++) {
-            bool nan;
-            const double m = row_max(x, n, r, &nan);
-            double s = 0;
-            for (long long i = 0; i < n; i++)
-                s += bf2f(f2bf((float)exp((double)x[r * n + i] - m)));
-            for (long long i = 0; i < n; i++) {
-                double e = bf2f(f2bf((float)exp((double)x[r * n + i] - m)));
-                double want = nan ? NAN : e / bf2f(f2bf((float)s));
-                check(near(bf2f(out[r * n + i]), want, 1e-2), "softmax_lp bf16", n, r, i, bf2f(out[r * n + i]), want);
-            }
-        }
-        const char *what = "softmax_lp bf16";
-        dump(out.data(), out.size() * sizeof out[0], n);
 #elif defined(EMU_RMSNORM) /* rmsnorm.tc's rmsnorm_bf16: 32 elements a thread, two a register */
         emu_size(n, 32 * EMU_WIDE, &ncl, &block, 1024 / EMU_WIDE);
         std::vector<float> xf = rows5(n, 1);

@@ -17,7 +17,7 @@
 # colpart.cpp against the interpreter (below).  TC_ROWS_QUICK=1 (the UBSan
 # build of scripts/test.sh; the Release build runs all) leaves
 # out the 16-block lengths (16,384 threads at once); TC_EMU_ONLY=colpart
-# runs only the column partials' cases (below), TC_EMU_ONLY=reuse only TENSORC_ROWS_REUSE's, =wide only TENSORC_ROWS_REGS=32's;
+# runs only the column partials' cases (below), =wide only TENSORC_ROWS_REGS=32's.
 # TC_EMU_QUICK, the other
 # emulators' subset, leaves this test whole.  Prints "N passed, M failed" last.
 set -u
@@ -67,69 +67,6 @@ if [ -z "${TC_EMU_ONLY:-}" ] || [ "${TC_EMU_ONLY:-}" = wide ]; then
     TENSORC_ROWS_REGS=32 EMU_DEFS=-DEMU_WIDE=2 one softmax_wide softmax.tc softmax EMU_SOFTMAX $wsm
     TENSORC_ROWS_REGS=32 EMU_DEFS=-DEMU_WIDE=2 one rmsnorm_wide rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $wrm
 fi
-# TENSORC_ROWS_REUSE=1 (codegen/rows.c: a value a pass computes that the
-# epilogue reads again, softmax's exp(x - max), kept in registers): the
-# same bits as with it unset, on every path.  Through rows.cpp (EMU_DUMP):
-# bench/cases' softmax f32 and reuse.tc's softmax_lp (f32 rows, a bf16
-# value kept) at the lengths above, clusters of 8 and 16 among them; and
-# through emu.py (EMU_KEEP, emu.py --rows' twelve edge rows: NaN, infinities,
-# ties) reuse.tc's functions in f32, f16 and bf16, one block a row.  Each
-# run is also checked against its reference, and the knob must change the
-# generated code (else the comparison would prove nothing).
-reuse() { # name file fn define lengths...
-    local name=$1 file=$2 fn=$3 def=$4; shift 4
-    local k
-    for k in 0 1; do
-        local env=(env -u TENSORC_ROWS_REUSE); [ $k = 1 ] && env=(env TENSORC_ROWS_REUSE=1)
-        if ! "${env[@]}" "$tc" compile "$file" --fn "$fn" --emit=cuda -o "$work/$name.$k.gen.cu" 2>"$work/err" ||
-            ! python3 "$here/mk.py" "$work/$name.$k.gen.cu" "$work/$name.$k.cu" 2>>"$work/err" ||
-            ! "$cxx" -std=c++17 -O1 -pthread -w -I"$here" -I"$work" -D"$def" -DEMU_UNIT="\"$name.$k.cu\"" \
-                "$here/rows.cpp" -o "$work/$name.$k" 2>>"$work/err"; then
-            echo "FAIL $name TENSORC_ROWS_REUSE=$k: could not build"; head -20 "$work/err"; fail=$((fail + 1)); return
-        fi
-        if EMU_DUMP="$work/$name.$k.d" "$work/$name.$k" "$@" >"$work/$name.out" 2>&1; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
-        sed "s/^/TENSORC_ROWS_REUSE=$k: /" "$work/$name.out"
-    done
-    if cmp -s "$work/$name.0.gen.cu" "$work/$name.1.gen.cu"; then
-        echo "FAIL $name: TENSORC_ROWS_REUSE=1 changed nothing"; fail=$((fail + 1))
-    fi
-    local n bad=0
-    for n in "$@"; do
-        cmp -s "$work/$name.0.d.$n" "$work/$name.1.d.$n" || { echo "FAIL $name, rows of $n: TENSORC_ROWS_REUSE=1 gives other bits"; bad=1; }
-    done
-    if [ $bad = 0 ]; then pass=$((pass + 1)); echo "PASS $name: the same bits with TENSORC_ROWS_REUSE=1 at $*"; else fail=$((fail + 1)); fi
-}
-reuse_emu() { # fn dtype shapes (dtype "-": none to bind)
-    local fn=$1 dt=$2 shapes=$3 k out i bad=0 dtf=(--dtype "T=$2")
-    [ "$dt" = - ] && dtf=()
-    for k in 0 1; do
-        local env=(env -u TENSORC_ROWS_REUSE); [ $k = 1 ] && env=(env TENSORC_ROWS_REUSE=1)
-        out=$("${env[@]}" EMU_KEEP="$work/re.$fn.$dt.$k" python3 "$here/emu.py" "$tc" "$here/reuse.tc" "$fn" "$shapes" 5 \
-            --rows "${dtf[@]}" 2>&1)
-        sed "s/^/TENSORC_ROWS_REUSE=$k: /" <<<"$out"
-        pass=$((pass + $(grep -c '^PASS' <<<"$out")))
-        fail=$((fail + $(grep -c '^FAIL' <<<"$out")))
-        grep -q '^PASS' <<<"$out" || { fail=$((fail + 1)); return; }
-    done
-    IFS=';' read -ra list <<<"$shapes"
-    for i in "${!list[@]}"; do
-        cmp -s "$work/re.$fn.$dt.0.$i.out_out" "$work/re.$fn.$dt.1.$i.out_out" ||
-            { echo "FAIL $fn T=$dt ${list[$i]}: TENSORC_ROWS_REUSE=1 gives other bits"; bad=1; }
-    done
-    if [ $bad = 0 ]; then pass=$((pass + 1)); echo "PASS $fn T=$dt: the same bits with TENSORC_ROWS_REUSE=1"; else fail=$((fail + 1)); fi
-}
-if [ "${TC_EMU_ONLY:-}" != colpart ] && [ "${TC_EMU_ONLY:-}" != wide ]; then
-    lp="1 3 8 13 4097 4104 16384 65537 65544"
-    [ $big = 1 ] && lp="$lp 131080"
-    reuse softmax_reuse "$root/bench/cases/softmax.tc" softmax EMU_SOFTMAX $lp
-    reuse softmax_lp_reuse "$here/reuse.tc" softmax_lp_bf16 EMU_SOFTMAX_LP $lp
-    rs="N=12,D=1;N=12,D=3;N=12,D=8;N=12,D=12;N=12,D=4096;N=12,D=4097;N=12,D=4104;N=12,D=65537"
-    for dt in f32 f16 bf16; do
-        reuse_emu softmax_t $dt "$rs"
-    done
-    reuse_emu softmax_lp_bf16 - "$rs"
-    reuse_emu softmax_lp_f16 - "$rs"
-fi
 # Column partials (fuse.h): a rows kernel carrying column sums and the
 # kernel combining them (colpart.cpp), against the interpreter: rows
 # N = 1, 3, 31, 33 (around the 32 rows of a block), 1000; D = 1, 3, 129
@@ -169,7 +106,7 @@ fn_of() {
 small="1,1 3,1 31,3 33,3 1,129 3,129 31,129 33,129"
 wide="" more=""
 [ $big = 1 ] && wide="33,4096" more="1000,3 1000,129"
-if [ "${TC_EMU_ONLY:-}" = reuse ] || [ "${TC_EMU_ONLY:-}" = wide ]; then echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; fi
+if [ "${TC_EMU_ONLY:-}" = wide ]; then echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; fi
 colpart ln_colpart "$root/examples/layernorm_backward.tc" EMU_LN f32 $small 1000,129 3,132 33,132 $wide
 colpart ln_colpart_mix "$root/examples/layernorm_backward.tc" EMU_LN f32 1,132 2,132 33,132 64,4 65,4
 colpart lnbwd_colpart "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 1,1 3,3 33,129 33,132 $more

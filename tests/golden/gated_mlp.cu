@@ -215,63 +215,58 @@ template <int DT> __device__ __forceinline__ unsigned tc_mm_hmul2(unsigned a, un
 }
 
 /* The tile shapes of one instantiation: BM rows of C (16, or 64 on tensor
- * cores for M > 16, so the weight is read once for up to 64 rows), BN
- * columns (64, or 128 under TENSORC_MATMUL_BN: each weight row's piece a
- * stage 256 contiguous bytes, not 128; each warp then BN / 4 columns). */
-template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM = false, int BN = TC_MM_BN>
-struct tc_mm_cfg {
+ * cores for M > 16, so the weight is read once for up to 64 rows). */
+template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM = false> struct tc_mm_cfg {
     typedef typename tc_mm_t<DT>::T T;
-    enum { BMR = BM, DTV = DT, BNV = BN };
+    enum { BMR = BM, DTV = DT };
     /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types
-     * take 64, 32 at BN 128: the same bytes of weight a stage); BKK
-     * (TENSORC_MATMUL_BK) sets them */
-    enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? 64 * 64 / BN : 32 };
+     * take 64); BKK (TENSORC_MATMUL_BK) sets them */
+    enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? 64 : 32 };
     typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
-    typedef tc_mm_tile<T, TB ? BN : BK, TB ? BK : BN> TileB;
+    typedef tc_mm_tile<T, TB ? TC_MM_BN : BK, TB ? BK : TC_MM_BN> TileB;
     /* NRM (the row-scale rule): the stage's BK elements of gcol ride the
      * stage's copies after the B tile, so the prologue reads them from
      * shared memory, not with a global load the stage waits on */
     typedef tc_mm_tile<T, 1, BK> TileG;
     enum {
         MMA = DT != 0 && TC_MM_TENSOR,
-        NACC = BM * BN / TC_MM_THREADS, /* accumulators a thread: BM x BN over 128 threads */
-        NF = BN / 32,                   /* tensor cores: a warp's n8 fragments an m16 row */
+        NACC = MMA ? BM / 2 : 8, /* accumulators a thread: BM x 64 over 128 threads */
         STAGE = (TileA::ELEMS + TileB::ELEMS + (NRM ? TileG::ELEMS : 0)) * (int)sizeof(T),
         /* stages: static shared memory stops at 48 KB; STG (TENSORC_MATMUL_STAGES) sets them */
         ST = STG ? STG : STAGE * 4 <= 47 * 1024 ? 4 : 3,
         BYTES = STAGE * ST
     };
     /* element i of this thread's accumulators: on tensor cores the m16n8
-     * fragments of its warp's BN / 4 columns (m-fragment i / (4 NF)), else
-     * column tid % BN of rows (tid / BN) * NACC ... + NACC - 1 */
+     * fragments of its warp's 16 columns (m-fragment i / 8), else column
+     * tid % 64 of rows (tid / 64) * 8 ... + 7 */
     static __device__ __forceinline__ void pos(int i, int &r, int &c) {
         const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5;
         if (MMA) {
-            r = i / (4 * NF) * 16 + (lane >> 2) + (i & 2 ? 8 : 0);
-            c = w * (BN / 4) + i / 4 % NF * 8 + 2 * (lane & 3) + (i & 1);
+            r = (i >> 3) * 16 + (lane >> 2) + (i & 2 ? 8 : 0);
+            c = w * 16 + ((i >> 2) & 1) * 8 + 2 * (lane & 3) + (i & 1);
         } else {
-            r = (tid / BN) * NACC + i;
-            c = tid % BN;
+            r = (tid / TC_MM_BN) * 8 + i;
+            c = tid % TC_MM_BN;
         }
     }
 };
 
 /* This lane's row addresses for tc_mm_ldsm (bytes from its tile), the
  * same at every stage: a (A's fragment a0..a3), b (B's b0, b1 of the
- * warp's columns w * WN ..., then of + 8; at WN 32 the next 16 are + 16
- * columns) and x (NRM: A's matrices in the order a0, a2, a1, a3) */
-template <bool TA, bool TB, int PA, int PB, int WN = 16> struct tc_mm_lanes {
+ * warp's columns w * 16 ..., then of + 8) and x (NRM: A's matrices in the
+ * order a0, a2, a1, a3) */
+template <bool TA, bool TB, int PA, int PB> struct tc_mm_lanes {
     unsigned a, b, x;
     __device__ __forceinline__ tc_mm_lanes() {
         const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, li = lane >> 3, lr = lane & 7;
         a = 2 * (TA ? (lr + (li >> 1) * 8) * PA + (li & 1) * 8 : (lr + (li & 1) * 8) * PA + (li >> 1) * 8);
-        b = 2 * (TB ? (w4 * WN + (li >> 1) * 8 + lr) * PB + (li & 1) * 8
-                    : (lr + (li & 1) * 8) * PB + w4 * WN + (li >> 1) * 8);
+        b = 2 * (TB ? (w4 * 16 + (li >> 1) * 8 + lr) * PB + (li & 1) * 8
+                    : (lr + (li & 1) * 8) * PB + w4 * 16 + (li >> 1) * 8);
         x = 2 * ((lr + (li >> 1) * 8) * PA + (li & 1) * 8);
     }
 };
 
-/* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x BN, B's layout
+/* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x 64, B's layout
  * TB, pitch PB), both in shared memory: tensor cores (tc_mm_block_tc, its
  * lanes' row addresses given) or FMAs (cfg G, tc_mm_block).
  * NRM (the row-scale rule, tensor cores; A not transposed): A's tile is x
@@ -285,7 +280,7 @@ template <bool TA, bool TB, int PA, int PB, int WN = 16> struct tc_mm_lanes {
 template <class G, bool TA, bool TB, int KK, int PA, int PB, int NRM = 0>
 __device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned b0, unsigned x0,
                                                const typename G::T *sg, float *ssa) {
-    enum { BM = G::BMR, DT = G::DTV, NH = G::BNV / 64 }; /* NH: a warp's 16-column B fragment pairs */
+    enum { BM = G::BMR, DT = G::DTV };
     {
         if (NRM) {
             const int w4 = (int)threadIdx.x >> 5;
@@ -319,10 +314,8 @@ __device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned
         }
 #pragma unroll
         for (int kk = 0; kk < KK; kk += 16) {
-            unsigned bf[NH][4];
-#pragma unroll
-            for (int h = 0; h < NH; h++)
-                tc_mm_ldsm<!TB>(bf[h], b0 + 2 * (TB ? h * 16 * PB + kk : kk * PB + h * 16));
+            unsigned bf[4];
+            tc_mm_ldsm<!TB>(bf, b0 + 2 * (TB ? kk : kk * PB));
             unsigned g2[2];
             if (NRM == 2) { /* g at columns kk + 2t, + 1 and kk + 2t + 8, + 9 */
                 const int t = (int)threadIdx.x & 3;
@@ -339,11 +332,8 @@ __device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned
                     af[2] = tc_mm_hmul2<DT>(af[2], g2[1]);
                     af[3] = tc_mm_hmul2<DT>(af[3], g2[1]);
                 }
-#pragma unroll
-                for (int h = 0; h < NH; h++) {
-                    tc_mm_mma<DT>(acc + (f * 2 * NH + 2 * h) * 4, af, bf[h]);
-                    tc_mm_mma<DT>(acc + (f * 2 * NH + 2 * h + 1) * 4, af, bf[h] + 2);
-                }
+                tc_mm_mma<DT>(acc + (f * 2) * 4, af, bf);
+                tc_mm_mma<DT>(acc + (f * 2 + 1) * 4, af, bf + 2);
             }
         }
     }
@@ -352,7 +342,7 @@ template <class G, bool TA, bool TB, int KK, int PA, int PB>
 __device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA, const typename G::T *sB) {
     enum { DT = G::DTV };
     if (G::MMA) {
-        const tc_mm_lanes<TA, TB, PA, PB, G::BNV / 4> ln;
+        const tc_mm_lanes<TA, TB, PA, PB> ln;
         tc_mm_block_tc<G, TA, TB, KK, PA, PB>(acc, (unsigned)__cvta_generic_to_shared(sA) + ln.a,
                                               (unsigned)__cvta_generic_to_shared(sB) + ln.b, 0, nullptr, nullptr);
     } else {
@@ -362,7 +352,7 @@ __device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA,
         for (int k = 0; k < KK; k++) {
             const float bv = tc_mm_f(sB[TB ? c * PB + k : k * PB + c], DT);
 #pragma unroll
-            for (int i = 0; i < G::NACC; i++)
+            for (int i = 0; i < 8; i++)
                 acc[i] = fmaf(tc_mm_f(sA[TA ? k * PA + r0 + i : (r0 + i) * PA + k], DT),
                               bv, acc[i]);
         }
@@ -436,8 +426,8 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
  * tiles, fragments and types in mmtile.cuh, just before this), in
  * units with one: C[b] = A[b] @ B[b], row-major, A m x k (TA: stored k x m),
  * B k x n (TB: stored n x k), f32 accumulation.  Built for skinny M
- * (decode): a block computes a 16 x 64 tile of C (16 x 128 for f16/bf16
- * under TENSORC_MATMUL_BN=128; 64 x 64 on tensor cores when M > 16) over one slice of KS elements of K, so the tiles and the K
+ * (decode): a block computes a 16 x 64 tile of C (64 x 64 on tensor cores
+ * when M > 16) over one slice of KS elements of K, so the tiles and the K
  * slices together cover every SM and the weight is streamed once, in
  * 16-byte cp.async copies three steps of K ahead of the one being
  * multiplied (four stages in shared memory, three where four pass 48 KB;
@@ -472,7 +462,7 @@ struct tc_mm_nors {
     __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
 };
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
-          bool SO, int BNT, class EP, class RS>
+          bool SO, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -483,12 +473,12 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                           const typename tc_mm_t<DT>::T *__restrict__ B2,
                                           typename tc_mm_t<DT>::T *__restrict__ C2,
                                           const typename tc_mm_t<DT>::T *__restrict__ Bd, long long R) {
-    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM, BNT> G;
+    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
     typedef typename G::TileG TileG;
-    enum { BN = G::BNV, BK = G::BK, ST = G::ST, NACC = G::NACC };
+    enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
     __shared__ int last;
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     __shared__ float ss_w[NORM && G::MMA ? TC_MM_THREADS / 32 * BM : 1]; /* each warp's (tc_mm_ssq) */
@@ -504,7 +494,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
      * this item's store and combine; pre: this item's were */
     bool pre = false;
     /* the lanes' fragment rows in stage 0 (tc_mm_block_tc), hoisted */
-    const tc_mm_lanes<TA, TB, TileA::P, TileB::P, BN / 4> ln;
+    const tc_mm_lanes<TA, TB, TileA::P, TileB::P> ln;
     unsigned su = (unsigned)__cvta_generic_to_shared(smem), la = su + ln.a,
              lb = su + TileA::ELEMS * (unsigned)sizeof(T) + ln.b, lx = su + ln.x;
     /* kept in registers: else the compiler derives them from threadIdx
@@ -536,7 +526,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         for (int i = 0; i < NSQ; i++)
             ssq[i] = 0.0f;
         /* LORA, product 0: (x @ Ad) @ Bd over this slice of K, x @ Ad a
-         * chunk of BN of its R columns at a time (the main loop below with
+         * chunk of 64 of its R columns at a time (the main loop below with
          * Ad for B, into t), each chunk then times Bd's rows into acc */
         const bool lora = LORA && pr == 0;
         float t[NACC];
@@ -646,10 +636,10 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
 #undef TC_MM_ISSUE
 #undef TC_MM_ISSUE_AT
             if (lora) {
-                /* t (rounded to T) and Bd's BN x BN tile at rows nm0, columns n0 */
-                typedef tc_mm_tile<T, BM, BN> TileT;
-                typedef tc_mm_tile<T, BN, BN> TileD;
-                /* (tc_mm's shared array holds them: its LB) */
+                /* t (rounded to T) and Bd's 64 x 64 tile at rows nm0, columns n0 */
+                typedef tc_mm_tile<T, BM, 64> TileT;
+                typedef tc_mm_tile<T, TB ? BN : 64, TB ? 64 : BN> TileD;
+                static_assert((TileT::ELEMS + TileD::ELEMS) * sizeof(T) <= G::BYTES, "the stages hold t and Bd");
                 T *st_ = (T *)smem, *sd_ = st_ + TileT::ELEMS;
                 __syncthreads(); /* every stage read */
                 if (R > 0) {
@@ -663,7 +653,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     tc_mm_commit();
                     tc_mm_wait<0>();
                     __syncthreads();
-                    tc_mm_block<G, false, TB, BN, TileT::P, TileD::P>(acc, st_, sd_);
+                    tc_mm_block<G, false, TB, 64, TileT::P, TileD::P>(acc, st_, sd_);
                     __syncthreads(); /* before the next chunk's stages */
                 }
             }
@@ -861,12 +851,10 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * around the K slices' ticket and how (TENSORC_MATMUL_FENCE: 0 every
  * thread, 1 one thread with __threadfence, 2 one thread with
  * fence.acq_rel), SO: the work items slice by slice over every tile, not
- * tile by tile (TENSORC_MATMUL_ORDER=1), BN: the 16-row f16/bf16 tiles'
- * columns (TENSORC_MATMUL_BN=128; the 64-row and f32 tiles keep 64: 64 x
- * 128 would be 64 accumulators a thread, f32's stages past 48 KB). */
+ * tile by tile (TENSORC_MATMUL_ORDER=1). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
           bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
-          int BN = TC_MM_BN, class EP = tc_mm_noep, class RS = tc_mm_nors>
+          class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
@@ -881,26 +869,18 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     static_assert(!NORM || NP == 1, "the row-scale rule with one product");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
-        BN1 = DT != 0 ? BN : TC_MM_BN, /* the 16-row tiles' */
-        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM, BN1>::BYTES,
+        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM>::BYTES,
         SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES,
-        SMS = SM1 > SM2 ? SM1 : SM2,
-        /* LORA: t and Bd's tile after the stages (tc_mm_run), BN1 x BN1 of
-         * 16-bit types past a few stages' bytes (at most 39 KB: static) */
-        VE = 16 / (int)sizeof(typename tc_mm_t<DT>::T),
-        LB1 = LORA ? (16 * (BN1 + VE) + BN1 * (BN1 + VE)) * (int)sizeof(typename tc_mm_t<DT>::T) : 0,
-        LB2 = LORA && BIG > 16 ? 2 * 64 * (64 + VE) * (int)sizeof(typename tc_mm_t<DT>::T) : 0,
-        LB = LB1 > LB2 ? LB1 : LB2,
-        SMB = SMS > LB ? SMS : LB
+        SMB = SM1 > SM2 ? SM1 : SM2
     };
     static_assert(SHM == 0 || SHM >= SMB, "the launch's dynamic shared memory holds the stages");
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO, TC_MM_BN>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                 ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO, BN1>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
                                                                ep, rs, gcol, B2, C2, Bd, R);
 }
 

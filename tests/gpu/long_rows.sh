@@ -18,9 +18,7 @@
 #   2. Bitwise determinism: the same call twice, outputs byte-identical.
 #   3. Batch invariance: a row alone (N=1) and the same row first in a
 #      batch of 1024 (--random fills rows in order, so row 0 is the same
-#      data) give identical bits.  TENSORC_ROWS_REUSE=1 (softmax's exps
-#      kept for the epilogue): softmax_rows f32/bf16 --check at 8, 4104,
-#      65544, 262144 in part 1, and f32 the same bits as unset here.
+#      data) give identical bits.
 #
 # TC_LONG_ROWS_QUICK=1: parts 2 and 3 for softmax f32 and rmsnorm bf16 only
 # (batches of 256 at 262144);
@@ -131,17 +129,6 @@ for fn in logsumexp_rows max_sumexp_rows; do
         done
     done
 done
-# TENSORC_ROWS_REUSE=1 (codegen/rows.c: softmax's exps kept in registers
-# for the epilogue, f32 rows; 16-bit rows keep nothing) on the registers'
-# path, a cluster of 8 and of 16
-for dt in ${TC_LONG_ROWS_DTYPES:-f32 bf16}; do
-    for n in $lens; do
-        case $n in 8|4104|65544|262144) ;; *) continue ;; esac
-        # shellcheck disable=SC2046
-        pj_add "softmax_rows $dt D=$n TENSORC_ROWS_REUSE=1: --check" env TENSORC_ROWS_REUSE=1 "$tc" run "$prog" \
-            --fn softmax_rows --dtype T=$dt $(inputs softmax_rows $n $dt) --device=cuda --check
-    done
-done
 # TENSORC_ROWS_REGS (sched.c): 16, the 16-a-thread kernel alone (its
 # cluster of 1024-thread blocks, which the compiler's choice no longer takes
 # for f32); 32, twice the row a thread in blocks of at most 512 at every
@@ -190,18 +177,6 @@ for pair in $pairs; do
             else bad "$fn $dt D=$n: the row alone differs from row 0 of $rows"; fi
         done
     }
-done
-# TENSORC_ROWS_REUSE=1 gives the same bits as unset (the same expf of the
-# same value, kept instead of made again)
-for n in 4104 65544 262144; do
-    a=(run "$prog" --fn softmax_rows --dtype T=f32 --random --seed 3 --shape N=256,D=$n --device=cuda)
-    if ! env -u TENSORC_ROWS_REUSE "$tc" "${a[@]}" --output out=$work/r0.npy >/dev/null 2>"$work/err" ||
-        ! TENSORC_ROWS_REUSE=1 "$tc" "${a[@]}" --output out=$work/r1.npy >/dev/null 2>"$work/err"; then
-        bad "softmax_rows f32 D=$n TENSORC_ROWS_REUSE: a run failed"
-        continue
-    fi
-    if cmp -s "$work/r0.npy" "$work/r1.npy"; then ok
-    else bad "softmax_rows f32 D=$n N=256: TENSORC_ROWS_REUSE=1 gives other bits"; fi
 done
 echo "($SECONDS s)"
 echo "$pass passed, $fail failed"

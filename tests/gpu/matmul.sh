@@ -169,16 +169,9 @@ for f in FENCE=0 FENCE=2 ORDER=1; do
     echo "knobs:TENSORC_MATMUL_$f+lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
     echo "knobs:TENSORC_MATMUL_$f+generated $nm --fn rms_g --shape M=17,K=16400,N=130 --dtype T=bf16" >>"$jobs"
 done
-# 128-column 16-row tiles (TENSORC_MATMUL_BN=128, issue 13's A/B) at the
-# decode shapes by the cost model's own choice, and N off the wide tile
-echo "knobs:TENSORC_MATMUL_BN=128+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
-echo "knobs:TENSORC_MATMUL_BN=128+- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
-echo "knobs:TENSORC_MATMUL_BN=128+lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
-echo "knobs:TENSORC_MATMUL_BN=128+generated $nm --fn rms_g --shape M=1,K=4097,N=200 --dtype T=f16" >>"$jobs"
-echo "knobs:TENSORC_MATMUL_BN=128+generated $pr --fn gated --shape M=3,K=1000,N=4097 --dtype T=bf16" >>"$jobs"
 
 # TC_MATMUL_KNOBS=1: the streaming variants too (TENSORC_MATMUL_STAGES, _BK,
-# _RESIDENT, _FENCE=0 and 2, _NORM=off, _ORDER=1, _BN=128, README's knob table), each setting over a quick set: the
+# _RESIDENT, _FENCE=0 and 2, _NORM=off, _ORDER=1, README's knob table), each setting over a quick set: the
 # row-scale, pair and adapter rules and plain layouts at M = 1, 3, 17 (K, N
 # off every tile, several K slices) under the override, and the decode
 # shapes by the cost model's own choice.  A job's first word is then
@@ -188,8 +181,7 @@ if [ "${TC_MATMUL_KNOBS:-0}" = 1 ]; then
     for kn in TENSORC_MATMUL_STAGES={2,3,5,6,8} TENSORC_MATMUL_BK={32,128} $R=1 $R=7 \
               TENSORC_MATMUL_STAGES=6,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 \
               TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off TENSORC_MATMUL_FENCE=0,$R=1 \
-              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=7 TENSORC_MATMUL_BN=128 \
-              TENSORC_MATMUL_BN=128,TENSORC_MATMUL_STAGES=6,$R=1 TENSORC_MATMUL_BN=128,TENSORC_MATMUL_BK=64; do
+              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=7; do
         for dt in f16 bf16; do
             for M in 1 3 17; do
                 echo "knobs:$kn+generated $nm --fn rms_g --shape M=$M,K=4097,N=77 --dtype T=$dt" >>"$jobs"

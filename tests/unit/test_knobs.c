@@ -22,8 +22,7 @@ static const char *const ALL[] = {
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
     "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC",
-    "TENSORC_ROWS_REUSE",
-    "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_BN",
+    "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER",
 };
 
 static void clear_env(void)
@@ -154,16 +153,6 @@ static void test_matmul_variants(void **state)
     assert_string_equal(text(), "TENSORC_MATMUL_FENCE=0");
     knobs_from_env(&k);
     assert_int_equal(k.matmul_fence, 0);
-    /* the 16-row tiles' columns: 64 or 128 (a power of two in range) */
-    clear_env();
-    setenv("TENSORC_MATMUL_BN", "96", 1);
-    assert_string_equal(text(), "");
-    setenv("TENSORC_MATMUL_BN", "256", 1);
-    assert_string_equal(text(), "");
-    setenv("TENSORC_MATMUL_BN", "128", 1);
-    assert_string_equal(text(), "TENSORC_MATMUL_BN=128");
-    knobs_from_env(&k);
-    assert_int_equal(k.matmul_bn, 128);
     /* the row-scale rule: on unless "off" */
     clear_env();
     setenv("TENSORC_MATMUL_NORM", "on", 1);
