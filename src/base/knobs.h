@@ -56,6 +56,7 @@ typedef struct tc_knobs {
     int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */
     int foreach_wide;       /* TENSORC_FOREACH_WIDE: 0 or 1 (another value is warned about) */
     int rows_regs;          /* TENSORC_ROWS_REGS: 16 (as before) or 32 registers of a row a thread */
+    int rows_block;         /* TENSORC_ROWS_BLOCK: 64 to 1024, a power of two: a rows kernel's largest block */
 } tc_knobs;
 
 /* Every knob unset: what compilation uses without a context's knobs (unit

@@ -382,6 +382,11 @@ static void sched_rows_wide(const sctx *x, const fkernel *k, ksched *ks)
 {
     int64_t len;
     int rr = x->f->knobs.rows_regs;
+    /* TENSORC_ROWS_BLOCK (A/B): smaller blocks, more of them a SM; a row
+     * past 8 of them takes a 16-block cluster (16-bit rows of 262144: 16 x
+     * 512 x 32 at 40 registers, three blocks a SM, against 8 x 1024) */
+    if (x->f->knobs.rows_block > 0 && !k->ncols && ks->block[0] > x->f->knobs.rows_block)
+        ks->block[0] = x->f->knobs.rows_block;
     bool can = ks->vec > 1 && !k->ncols && ks->items && !ks->compact &&
                k->work * 2 * 2 * ROW_ITEMS <= UNROLLED; /* the budget of sched_rows, twice */
     if (!can || !(rr == 32 || (rr < 0 && ks->vec == 4 && !ks->packed && ks->cluster)))
