@@ -163,7 +163,8 @@ static void unit_kernel(unit_b *u, const sfn *s, int j, cg_bufs *bufs, int num, 
         narrow.wide_split = wide.wide_split = false;
         narrow.cluster = 0;
         sched_rows_widen(&wide);
-        wide.long_only = true;
+        /* its rows are past WIDE_FROM: past one of its own blocks too? */
+        wide.long_only = SCHED_WIDE_FROM(ks) >= SCHED_WIDE_FROM(&wide);
         g.ks = &narrow;
     }
     tc_buf tb;

@@ -150,6 +150,10 @@ typedef struct rt_pool {
     bool last_used;                     /* the last run used block, ws or fe_dev */
 } rt_pool;
 
+/*! rt_step_runs(): whether step s of plan runs at a's sizes (plan.h's
+ *  guards: a step skipped there launches nothing) */
+tc_status rt_step_runs(const tc_plan *plan, int s, const rt_args *a, bool *runs, tc_diag *d);
+
 /*! rt_exec(): enqueue every step of plan on stream.  module holds the
  *  plan's kernels (ops->kernel looks them up).  events: NULL, or
  *  plan->nsteps + 1 events; events[i] is recorded before step i and

@@ -158,7 +158,7 @@ static const rt_ops recording_ops = {
 /* Which recorded arguments are scalar parameters: the k-th kernel launch
  * is the plan's k-th kernel step (rt_exec goes in order, and skips a
  * kernel only when a foreach run has no element at all: no launch then). */
-static bool find_patches(rt_trace *t, const tc_plan *plan)
+static bool find_patches(rt_trace *t, const tc_plan *plan, const rt_args *a)
 {
     t->npatches = 0;
     int kernels = 0;
@@ -170,6 +170,13 @@ static bool find_patches(rt_trace *t, const tc_plan *plan)
     for (int s = 0; s < plan->nsteps; s++) {
         const pstep *S = &plan->steps[s];
         if (S->kind != PSTEP_KERNEL)
+            continue;
+        bool runs;
+        tc_diag d;
+        diag_init(&d);
+        if (rt_step_runs(plan, s, a, &runs, &d) != TC_OK)
+            return false;
+        if (!runs) /* guarded off at these sizes (plan.h): it launched nothing */
             continue;
         while (k < t->n && t->l[k].copy)
             k++;
@@ -239,7 +246,7 @@ tc_status rt_run_traced(struct tc_rt *rt, rt_pool *pool, rt_module *mod, const t
         t->replayable = false;
         t->why = "out of memory while recording";
     }
-    if (st == TC_OK && t->replayable && !find_patches(t, plan)) {
+    if (st == TC_OK && t->replayable && !find_patches(t, plan, a)) {
         t->replayable = false;
         t->why = "launches that do not follow the plan's kernel steps";
     }

@@ -382,18 +382,14 @@ static void sched_rows_wide(const sctx *x, const fkernel *k, ksched *ks)
 {
     int64_t len;
     int rr = x->f->knobs.rows_regs;
-    /* TENSORC_ROWS_BLOCK (A/B): smaller blocks, more of them a SM; a row
-     * past 8 of them takes a 16-block cluster (16-bit rows of 262144: 16 x
-     * 512 x 32 at 40 registers, three blocks a SM, against 8 x 1024) */
-    if (x->f->knobs.rows_block > 0 && !k->ncols && ks->block[0] > x->f->knobs.rows_block)
-        ks->block[0] = x->f->knobs.rows_block;
     bool can = ks->vec > 1 && !k->ncols && ks->items && !ks->compact &&
                k->work * 2 * 2 * ROW_ITEMS <= UNROLLED; /* the budget of sched_rows, twice */
     if (!can || !(rr == 32 || (rr < 0 && ks->vec == 4 && !ks->packed && ks->cluster)))
         return;
     if (rr == 32 || dim_is_const(ks->rowlen, &len)) {
         sched_rows_widen(ks);
-        ks->long_only = rr != 32; /* known to be past one block */
+        /* known to be past one block of the wide kernel too */
+        ks->long_only = rr != 32 && len > (int64_t)ks->block[0] * ks->block_per;
     } else
         ks->wide_split = true;
 }
@@ -427,6 +423,9 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     ks->packed = ks->vec == 8 && sched_widest(k) == 2;
     if (ks->packed)
         per = 4 * ROW_ITEMS;
+    /* TENSORC_ROWS_BLOCK: the largest block (A/B; not for column partials) */
+    if (x->f->knobs.rows_block > 0 && !k->ncols)
+        ks->block[0] = x->f->knobs.rows_block;
     /* column partials keep a sum per element a thread has (fuse.h): 8
      * elements a thread, so the sums fit beside the row (not measured) */
     if (k->ncols)
@@ -439,9 +438,9 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
      * loop where none forms; past the cluster's registers, loop only */
     ks->cluster = ROW_CLUSTER;
     bool clen = dim_is_const(ks->rowlen, &len);
-    if (clen && len <= (int64_t)1024 * per)
+    if (clen && len <= (int64_t)ks->block[0] * per)
         ks->cluster = 0;
-    if (clen && len > (int64_t)1024 * per * ROW_CLUSTER)
+    if (clen && len > (int64_t)ks->block[0] * per * ROW_CLUSTER)
         ks->items = 0;
     bool big = k->work * budget_per > UNROLLED || x->s->big;
     if (big)

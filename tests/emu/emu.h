@@ -790,13 +790,13 @@ struct emu_ptx {
 static void emu_size(long long len, int per, unsigned *ncl, unsigned *block, unsigned bmax = 1024) {
     unsigned cl = 1, b = 256;
     if (len > (long long)bmax * per) {
-        for (int tries = 0; tries < 2; tries++) {
-            unsigned cap = tries == 0 ? 8 : 16;
+        for (int tries = 0; tries < 4; tries++) {
+            unsigned cap = tries % 2 == 0 ? 8 : 16, bm = tries < 2 && bmax > 512 ? 512 : bmax;
             for (b = 256;; b *= 2) {
                 cl = 1;
                 while (cl < cap && len > (long long)b * per * cl)
                     cl *= 2;
-                if (len <= (long long)b * per * cl || b >= bmax)
+                if (len <= (long long)b * per * cl || b >= bm)
                     break;
             }
             if (len <= (long long)b * per * cl)

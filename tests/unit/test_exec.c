@@ -606,8 +606,8 @@ static void test_chain(void **state)
 
 /* A row kernel's cluster (sched.h, "Clusters"): the fewest blocks, a power
  * of two, whose slices fit block_per * 1024 elements each, at most what the
- * step and the device allow (else the most: slices loop), 8 blocks of any
- * size before 16; the grid is the rows times the cluster, and the block
+ * step and the device allow (else the most: slices loop), 8 blocks of up to
+ * 512 threads, then 16 of up to 512, then 8 and 16 of any size; the grid is the rows times the cluster, and the block
  * fits the slice.  A device that refuses 16 gets the portable 8.  Step 2 (neg) is
  * made a row kernel of N-long rows, grid_cap rows. */
 static void test_cluster(void **state)
@@ -627,7 +627,8 @@ static void test_cluster(void **state)
         {16385, 8, 256, 16, 8, 256, 0},        /* small blocks first: 8 of 256 threads */
         {65536, 8, 256, 16, 8, 512, 0},        /* 16 of 256 would pass 8: 8 of 512 */
         {65536, 16, 256, 16, 8, 512, 0},       /* 8 blocks of 512 before 16 of 256 */
-        {131072, 16, 256, 16, 8, 1024, 0},     /* 8 blocks hold it: not 16 */
+        {131072, 16, 256, 16, 16, 512, 0},     /* 16 of 512 (two a SM) before 8 of 1024 */
+        {131072, 8, 256, 16, 8, 1024, 0},      /* a device of 8: 8 of 1024 */
         {131073, 16, 256, 16, 16, 1024, 0},    /* past 8 x 1024: 16 blocks, the largest */
         {262144, 16, 256, 16, 16, 1024, 0},
         {524288, 16, 256, 16, 16, 1024, 0},    /* past every cluster: the most, looped */
