@@ -57,6 +57,8 @@ typedef struct tc_knobs {
     int cluster_max;        /* TENSORC_CLUSTER_MAX: 1 to 16, a power of two */
     int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */
     int foreach_wide;       /* TENSORC_FOREACH_WIDE: 0 or 1 (another value is warned about) */
+    /* code generation (src/codegen): -1 unset */
+    int fast_math;          /* TENSORC_FAST_MATH: 0 (libm's accurate f32 functions) or 1 */
 } tc_knobs;
 
 /* Every knob unset: what compilation uses without a context's knobs (unit

@@ -943,7 +943,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t45 = logf(r12);                                // <prelude>/softmax.tc:21
+            const float t45 = tc_logf(r12);                             // <prelude>/softmax.tc:21
             const float t54 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t55 = t54 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
             const float t56 = rsqrtf(t55);                              // <prelude>/norm.tc:14
@@ -1064,7 +1064,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t113 = logf(r12);                               // <prelude>/softmax.tc:21
+            const float t113 = tc_logf(r12);                            // <prelude>/softmax.tc:21
             const float t116 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
             const float t117 = t116 + (9.99999997e-07f);                // <prelude>/norm.tc:14
             const float t118 = rsqrtf(t117);                            // <prelude>/norm.tc:14
@@ -1187,7 +1187,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t175 = logf(r12);                               // <prelude>/softmax.tc:21
+            const float t175 = tc_logf(r12);                            // <prelude>/softmax.tc:21
             const float t184 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
             const float t185 = t184 + (9.99999997e-07f);                // <prelude>/norm.tc:14
             const float t186 = rsqrtf(t185);                            // <prelude>/norm.tc:14
@@ -1308,7 +1308,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t243 = logf(r12);                               // <prelude>/softmax.tc:21
+            const float t243 = tc_logf(r12);                            // <prelude>/softmax.tc:21
             const float t246 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
             const float t247 = t246 + (9.99999997e-07f);                // <prelude>/norm.tc:14
             const float t248 = rsqrtf(t247);                            // <prelude>/norm.tc:14

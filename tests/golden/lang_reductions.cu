@@ -814,7 +814,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             const float t30 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
             const float t31 = sqrtf(t30);                               // lang_reductions.tc:18
             const float t32 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t33 = logf(r23);                                // lang_reductions.tc:18
+            const float t33 = tc_logf(r23);                             // lang_reductions.tc:18
             const float t34 = t33 + t8;                                 // lang_reductions.tc:18
             if (threadIdx.x == 0) {
                 out_v[i0] = t29;                                            // lang_reductions.tc:17
@@ -867,7 +867,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             const float t48 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
             const float t49 = sqrtf(t48);                               // lang_reductions.tc:18
             const float t50 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t51 = logf(r23);                                // lang_reductions.tc:18
+            const float t51 = tc_logf(r23);                             // lang_reductions.tc:18
             const float t52 = t51 + t44;                                // lang_reductions.tc:18
             if (threadIdx.x == 0) {
                 out_v[i0] = t47;                                            // lang_reductions.tc:17
@@ -976,7 +976,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             const float t83 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
             const float t84 = sqrtf(t83);                               // lang_reductions.tc:18
             const float t85 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t86 = logf(r23);                                // lang_reductions.tc:18
+            const float t86 = tc_logf(r23);                             // lang_reductions.tc:18
             const float t87 = t86 + t61;                                // lang_reductions.tc:18
             if (threadIdx.x == 0) {
                 out_v[i0] = t82;                                            // lang_reductions.tc:17
@@ -1029,7 +1029,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             const float t101 = r13 / ((float)((long long)(sz_D - 1)));  // lang_reductions.tc:18
             const float t102 = sqrtf(t101);                             // lang_reductions.tc:18
             const float t103 = r6 / ((float)((long long)(sz_D)));       // lang_reductions.tc:18
-            const float t104 = logf(r23);                               // lang_reductions.tc:18
+            const float t104 = tc_logf(r23);                            // lang_reductions.tc:18
             const float t105 = t104 + t97;                              // lang_reductions.tc:18
             if (threadIdx.x == 0) {
                 out_v[i0] = t100;                                           // lang_reductions.tc:17
