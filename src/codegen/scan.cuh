@@ -11,7 +11,11 @@ template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
 }
 __device__ __forceinline__ float tc_logaddexp(float a, float b) {
     const float m = a > b ? a : b, lo = a > b ? b : a;
+#if TC_FAST_MATH /* helpers.cuh: lo - m <= 0, so the argument is in [0, 1] */
+    const float r = m + tc_log1p_mid(expf(lo - m));
+#else
     const float r = m + log1pf(expf(lo - m));
+#endif
     return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r;
 }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };

@@ -234,6 +234,10 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
                n == 1 ? "" : "s");
     buf_printf(&src, "typedef %s idx_t; /* %s index arithmetic */\n", idx64 ? "long long" : "int",
                idx64 ? "64-bit" : "32-bit");
+    /* TENSORC_FAST_MATH=0: helpers.cuh's f32 math is libm's (its "f32 math
+     * on the MUFU"); a unit's functions share one context's knobs */
+    if (n > 0 && fns[0]->f->knobs.fast_math == 0)
+        buf_puts(&src, "#define TC_FAST_MATH 0 /* TENSORC_FAST_MATH=0 */\n");
     buf_puts(&src, cg_helpers_cuh);
     unit_b ub = {.a = a};
     bool foreach = false, compact = false, scan = false, matmul = false, attn = false;

@@ -613,6 +613,10 @@ static inline void emu_ldmatrix(int num, bool trans, unsigned *d, unsigned long 
 }
 
 /* ---- inline PTX: unit.py makes each asm statement an emu_ptx, decoded once ---- */
+/* 0: the MUFU approximations (rcp, lg2) correctly rounded; +1 / -1: each
+ * result off by its documented bound upward / downward (fastmath.cpp's
+ * sweeps); EMU_APPROX_BIAS in the environment sets it */
+static int emu_approx_bias = getenv("EMU_APPROX_BIAS") ? atoi(getenv("EMU_APPROX_BIAS")) : 0;
 struct emu_arg {
     void *p;        /* the operand's variable (outputs) or bits (inputs) */
     int size;
@@ -729,6 +733,18 @@ struct emu_ptx {
             else if (op == "ex2.approx.ftz.f32") { /* exact here; the MUFU's is within 2 ulp */
                 const float r = exp2f(in_f(R(1)));
                 putf(R(0), fabsf(r) < 1.17549435e-38f ? 0.0f : r);
+            }
+            /* the MUFU's approximations, correctly rounded here, or (emu_approx_bias)
+             * off by the PTX ISA's bound in one direction: rcp 1 ulp, lg2 2^-22.6 */
+            else if (op == "rcp.approx.ftz.f32") {
+                const float a = in_f(R(1));
+                float r = fabsf(a) < 1.17549435e-38f ? copysignf(INFINITY, a) : (float)(1.0 / (double)a);
+                if (emu_approx_bias && std::isfinite(r) && r != 0.0f)
+                    r = nextafterf(r, emu_approx_bias > 0 ? INFINITY : -INFINITY);
+                putf(R(0), fabsf(r) < 1.17549435e-38f ? copysignf(0.0f, r) : r);
+            } else if (op == "lg2.approx.f32") {
+                const double l = log2((double)in_f(R(1)));
+                putf(R(0), (float)(std::isfinite(l) ? l + emu_approx_bias * exp2(-22.6) : l));
             }
             /* per 16-bit half: the f32 product of two f16/bf16 is exact, then one rounding
              * (fma: exact in double for the -0 addend matmul.cuh gives, rounded once) */

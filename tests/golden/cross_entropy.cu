@@ -96,7 +96,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
             const bool t24 = ((float)(t20 != 0.0f && t23 != 0.0f)) != 0; // <prelude>/loss.tc:25
             const tc_vec<float, 2> v25 = tc_vload<float, 2>(buf19 + i0 + i1); // <prelude>/loss.tc:24
             const float t26 = v25.v[0];                                 // <prelude>/loss.tc:24
-            const float t27 = logf(t26);                                // <prelude>/loss.tc:24
+            const float t27 = tc_logf(t26);                             // <prelude>/loss.tc:24
             const tc_vec<float, 2> v28 = tc_vload<float, 2>(buf13 + i0 + i1); // <prelude>/loss.tc:24
             const float t29 = v28.v[0];                                 // <prelude>/loss.tc:24
             const bool t30 = ((float)isinf(t29)) != 0;                  // <prelude>/loss.tc:24
@@ -117,7 +117,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
             const bool t43 = ((float)(t41 != 0.0f || t42 != 0.0f)) != 0; // <prelude>/loss.tc:21
             const bool t44 = ((float)(t40 != 0.0f && t43 != 0.0f)) != 0; // <prelude>/loss.tc:25
             const float t45 = v25.v[1];                                 // <prelude>/loss.tc:24
-            const float t46 = logf(t45);                                // <prelude>/loss.tc:24
+            const float t46 = tc_logf(t45);                             // <prelude>/loss.tc:24
             const float t47 = v28.v[1];                                 // <prelude>/loss.tc:24
             const bool t48 = ((float)isinf(t47)) != 0;                  // <prelude>/loss.tc:24
             const float t49 = (t48 != 0.0f ? 0.0f : t47);               // <prelude>/loss.tc:24
@@ -145,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
                 const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // <prelude>/loss.tc:21
                 const bool t5 = ((float)(t1 != 0.0f && t4 != 0.0f)) != 0;   // <prelude>/loss.tc:25
                 const float t6 = buf19[i0 + i1];                            // <prelude>/loss.tc:24
-                const float t7 = logf(t6);                                  // <prelude>/loss.tc:24
+                const float t7 = tc_logf(t6);                               // <prelude>/loss.tc:24
                 const float t8 = buf13[i0 + i1];                            // <prelude>/loss.tc:24
                 const bool t9 = ((float)isinf(t8)) != 0;                    // <prelude>/loss.tc:24
                 const float t10 = (t9 != 0.0f ? 0.0f : t8);                 // <prelude>/loss.tc:24

@@ -85,14 +85,74 @@ __device__ __forceinline__ int tc_f2i32(float x) { int r; asm("cvt.rzi.s32.f32 %
 __device__ __forceinline__ int tc_f2i32(double x) { int r; asm("cvt.rzi.s32.f64 %0, %1;" : "=r"(r) : "d"(x)); return r; }
 __device__ __forceinline__ long long tc_f2i64(float x) { long long r; asm("cvt.rzi.s64.f32 %0, %1;" : "=l"(r) : "f"(x)); return r; }
 __device__ __forceinline__ long long tc_f2i64(double x) { long long r; asm("cvt.rzi.s64.f64 %0, %1;" : "=l"(r) : "d"(x)); return r; }
+/* f32 math on the MUFU (docs/internals.md, "Math"): TC_FAST_MATH, 1 unless
+ * the unit defines it 0 first (TENSORC_FAST_MATH=0: the accurate libm
+ * functions throughout).  rcp.approx is within 1 ulp, lg2.approx within
+ * 2^-22.6 absolute (the PTX ISA); the inputs below keep both away from
+ * subnormals and ranges where that costs accuracy. */
+#ifndef TC_FAST_MATH
+#define TC_FAST_MATH 1
+#endif
+__device__ __forceinline__ float tc_rcp(float x) {
+    float r; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r;
+}
+__device__ __forceinline__ float tc_lg2(float x) {
+    float r; asm("lg2.approx.f32 %0, %1;" : "=f"(r) : "f"(x)); return r;
+}
+/* log1p(t) for t in [-1/2, 1] (tests/emu/fastmath.cpp sweeps every bound):
+ * 2 atanh(s), s = t / (2 + t) in [-1/3, 1/3], as u + u w p(w) with u = 2s =
+ * t (2 / (2 + t)) and w = u^2 in [0, 4/9]: a tiny t (even subnormal) gives
+ * u = t exactly; NaN propagates.  p is the cubic nearest the series' sum
+ * (weighted by w, fitted by least squares reweighted to the minimax: its
+ * error below 2^-27 of the result; Taylor to z^6 took two more terms).
+ * 11 SASS instructions (log1pf: 32). */
+__device__ __forceinline__ float tc_log1p_mid(float t) {
+    const float u = t * (2.0f * tc_rcp(2.0f + t)), w = u * u;
+    float p = 0.000547353236f;
+    p = fmaf(p, w, 0.00218743226f);
+    p = fmaf(p, w, 0.0125067811f);
+    p = fmaf(p, w, 0.0833330154f);
+    return fmaf(u, w * p, u);
+}
+/* log(x): the series on [1/2, 2] (x - 1 exact there), else lg2(x) ln 2,
+ * whose result is at least ln 2 there, so lg2's absolute error is a few
+ * ulp of it; lg2.approx gives 0 -> -inf, negative -> NaN, inf -> inf,
+ * subnormals their log (not .ftz) */
+__device__ __forceinline__ float tc_logf(float x) {
+#if TC_FAST_MATH
+    const float f = x - 1.0f, l = tc_lg2(x) * 0.69314718055994531f;
+    return f >= -0.5f && f <= 1.0f ? tc_log1p_mid(f) : l;
+#else
+    return logf(x);
+#endif
+}
+/* log1p(x): the series on [-1/2, 1], else lg2(1 + x) ln 2 (1 + x exact
+ * below -1/2; above 1 its rounding is 2^-24 of a log at least ln 2) */
+__device__ __forceinline__ float tc_log1pf(float x) {
+#if TC_FAST_MATH
+    const float l = tc_lg2(1.0f + x) * 0.69314718055994531f;
+    return x >= -0.5f && x <= 1.0f ? tc_log1p_mid(x) : l;
+#else
+    return log1pf(x);
+#endif
+}
 /* sigmoid, softplus (and scan.cuh's logaddexp) compute every path and
  * select, the same bits as a branch would give: a branch around library math
  * splits the code into blocks the compiler schedules one at a time, and a
  * sign-dependent one diverges on mixed signs (both paths run).  The log-space
- * minGRU scan, issue-bound, went from 58.7 to 46.4 us (H200, B512 T64 H128). */
+ * minGRU scan, issue-bound, went from 58.7 to 46.4 us (H200, B512 T64 H128).
+ * Fast: e / (1 + e) by a reciprocal (rcp.approx; 1 + e is in [1, 2]) and a
+ * product, and 1 minus it for x >= 0, which is never above 1 whatever the
+ * reciprocal's last bit. */
 __device__ __forceinline__ float tc_sigmoid(float x) {
+#if TC_FAST_MATH
+    const float e = expf(x > 0.0f ? -x : x); /* softplus's: one expf for both of an x */
+    const float q = e * tc_rcp(1.0f + e);
+    return x >= 0.0f ? 1.0f - q : q;
+#else
     const float e = expf(x >= 0.0f ? -x : x);
     return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
+#endif
 }
 __device__ __forceinline__ double tc_sigmoid(double x) {
     const double e = exp(x >= 0.0 ? -x : x);
@@ -108,9 +168,14 @@ __device__ __forceinline__ double tc_gelu_tanh(double x) {
 }
 __device__ __forceinline__ float tc_silu(float x) { return x * tc_sigmoid(x); }
 __device__ __forceinline__ double tc_silu(double x) { return x * tc_sigmoid(x); }
-/* x above 20 (the math clamped there, unused); NaN passes the clamp */
+/* x above 20 (the math clamped there, unused); NaN passes the clamp.  Fast:
+ * max(x, 0) + log1p(e^-|x|), the argument in [0, 1] (-inf: 0, NaN: NaN) */
 __device__ __forceinline__ float tc_softplus(float x) {
+#if TC_FAST_MATH
+    const float y = (x > 0.0f ? x : 0.0f) + tc_log1p_mid(expf(x > 0.0f ? -x : x));
+#else
     const float y = log1pf(expf(x > 20.0f ? 20.0f : x));
+#endif
     return x > 20.0f ? x : y;
 }
 __device__ __forceinline__ double tc_softplus(double x) {

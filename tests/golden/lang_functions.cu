@@ -1029,7 +1029,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t45 = logf(r12);                                // <prelude>/softmax.tc:21
+            const float t45 = tc_logf(r12);                             // <prelude>/softmax.tc:21
             const float t54 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t55 = t54 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
             const float t56 = rsqrtf(t55);                              // <prelude>/norm.tc:14
@@ -1150,7 +1150,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
             tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t113 = logf(r12);                               // <prelude>/softmax.tc:21
+            const float t113 = tc_logf(r12);                            // <prelude>/softmax.tc:21
             const float t116 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
             const float t117 = t116 + (9.99999997e-07f);                // <prelude>/norm.tc:14
             const float t118 = rsqrtf(t117);                            // <prelude>/norm.tc:14
@@ -1239,7 +1239,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
         tc_block_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem);
         const float r12 = acc12;
         const float r21 = acc21;
-        const float t15 = logf(r12);                                // <prelude>/softmax.tc:21
+        const float t15 = tc_logf(r12);                             // <prelude>/softmax.tc:21
         const float t18 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
         const float t19 = t18 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
         const float t20 = rsqrtf(t19);                              // <prelude>/norm.tc:14
@@ -1361,7 +1361,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
             tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t77 = logf(r12);                                // <prelude>/softmax.tc:21
+            const float t77 = tc_logf(r12);                             // <prelude>/softmax.tc:21
             const float t86 = r21 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t87 = t86 + (9.99999997e-07f);                  // <prelude>/norm.tc:14
             const float t88 = rsqrtf(t87);                              // <prelude>/norm.tc:14
@@ -1482,7 +1482,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
             tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r12 = acc12;
             const float r21 = acc21;
-            const float t145 = logf(r12);                               // <prelude>/softmax.tc:21
+            const float t145 = tc_logf(r12);                            // <prelude>/softmax.tc:21
             const float t148 = r21 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:14
             const float t149 = t148 + (9.99999997e-07f);                // <prelude>/norm.tc:14
             const float t150 = rsqrtf(t149);                            // <prelude>/norm.tc:14

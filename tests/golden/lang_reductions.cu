@@ -865,7 +865,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             const float t30 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
             const float t31 = sqrtf(t30);                               // lang_reductions.tc:18
             const float t32 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t33 = logf(r23);                                // lang_reductions.tc:18
+            const float t33 = tc_logf(r23);                             // lang_reductions.tc:18
             const float t34 = t33 + t8;                                 // lang_reductions.tc:18
             if (threadIdx.x == 0) {
                 out_v[i0] = t29;                                            // lang_reductions.tc:17
@@ -918,7 +918,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
             const float t48 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
             const float t49 = sqrtf(t48);                               // lang_reductions.tc:18
             const float t50 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t51 = logf(r23);                                // lang_reductions.tc:18
+            const float t51 = tc_logf(r23);                             // lang_reductions.tc:18
             const float t52 = t51 + t44;                                // lang_reductions.tc:18
             if (threadIdx.x == 0) {
                 out_v[i0] = t47;                                            // lang_reductions.tc:17
@@ -991,7 +991,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
         const float t13 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
         const float t14 = sqrtf(t13);                               // lang_reductions.tc:18
         const float t15 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-        const float t16 = logf(r23);                                // lang_reductions.tc:18
+        const float t16 = tc_logf(r23);                             // lang_reductions.tc:18
         const float t17 = t16 + t9;                                 // lang_reductions.tc:18
         if (threadIdx.x == 0) {
             out_v[i0] = t12;                                            // lang_reductions.tc:17
@@ -1099,7 +1099,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
             const float t48 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
             const float t49 = sqrtf(t48);                               // lang_reductions.tc:18
             const float t50 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t51 = logf(r23);                                // lang_reductions.tc:18
+            const float t51 = tc_logf(r23);                             // lang_reductions.tc:18
             const float t52 = t51 + t26;                                // lang_reductions.tc:18
             if (threadIdx.x == 0) {
                 out_v[i0] = t47;                                            // lang_reductions.tc:17
@@ -1152,7 +1152,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
             const float t66 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
             const float t67 = sqrtf(t66);                               // lang_reductions.tc:18
             const float t68 = r6 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
-            const float t69 = logf(r23);                                // lang_reductions.tc:18
+            const float t69 = tc_logf(r23);                             // lang_reductions.tc:18
             const float t70 = t69 + t62;                                // lang_reductions.tc:18
             if (threadIdx.x == 0) {
                 out_v[i0] = t65;                                            // lang_reductions.tc:17

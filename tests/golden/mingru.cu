@@ -14,7 +14,11 @@ template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
 }
 __device__ __forceinline__ float tc_logaddexp(float a, float b) {
     const float m = a > b ? a : b, lo = a > b ? b : a;
+#if TC_FAST_MATH /* helpers.cuh: lo - m <= 0, so the argument is in [0, 1] */
+    const float r = m + tc_log1p_mid(expf(lo - m));
+#else
     const float r = m + log1pf(expf(lo - m));
+#endif
     return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r;
 }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
@@ -98,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru.tc:28
                     const float t6 = tc_relu(t4);                               // mingru.tc:28
                     const float t7 = t6 + 0.5f;                                 // mingru.tc:28
-                    const float t8 = logf(t7);                                  // mingru.tc:28
+                    const float t8 = tc_logf(t7);                               // mingru.tc:28
                     const float t9 = -t4;                                       // mingru.tc:28
                     const float t10 = tc_softplus(t9);                          // mingru.tc:28
                     const float t11 = -t10;                                     // mingru.tc:28
@@ -152,7 +156,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 const bool t36 = ((float)(t35 >= 0.0f)) != 0;               // mingru.tc:28
                 const float t37 = tc_relu(t35);                             // mingru.tc:28
                 const float t38 = t37 + 0.5f;                               // mingru.tc:28
-                const float t39 = logf(t38);                                // mingru.tc:28
+                const float t39 = tc_logf(t38);                             // mingru.tc:28
                 const float t40 = -t35;                                     // mingru.tc:28
                 const float t41 = tc_softplus(t40);                         // mingru.tc:28
                 const float t42 = -t41;                                     // mingru.tc:28

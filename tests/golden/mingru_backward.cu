@@ -14,7 +14,11 @@ template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
 }
 __device__ __forceinline__ float tc_logaddexp(float a, float b) {
     const float m = a > b ? a : b, lo = a > b ? b : a;
+#if TC_FAST_MATH /* helpers.cuh: lo - m <= 0, so the argument is in [0, 1] */
+    const float r = m + tc_log1p_mid(expf(lo - m));
+#else
     const float r = m + log1pf(expf(lo - m));
+#endif
     return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r;
 }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
@@ -98,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = logf(t7);                                  // mingru_backward.tc:32
+                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
                     const float t9 = -t4;                                       // mingru_backward.tc:32
                     const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
                     const float t11 = -t10;                                     // mingru_backward.tc:32
@@ -152,7 +156,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 const bool t36 = ((float)(t35 >= 0.0f)) != 0;               // mingru_backward.tc:32
                 const float t37 = tc_relu(t35);                             // mingru_backward.tc:32
                 const float t38 = t37 + 0.5f;                               // mingru_backward.tc:32
-                const float t39 = logf(t38);                                // mingru_backward.tc:32
+                const float t39 = tc_logf(t38);                             // mingru_backward.tc:32
                 const float t40 = -t35;                                     // mingru_backward.tc:32
                 const float t41 = tc_softplus(t40);                         // mingru_backward.tc:32
                 const float t42 = -t41;                                     // mingru_backward.tc:32
@@ -242,7 +246,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = logf(t7);                                  // mingru_backward.tc:32
+                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
                     const float t9 = -t4;                                       // mingru_backward.tc:32
                     const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
                     const float t11 = -t10;                                     // mingru_backward.tc:32
@@ -303,7 +307,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
                     const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
                     const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
-                    const float t32 = logf(t31);                                // mingru_backward.tc:32
+                    const float t32 = tc_logf(t31);                             // mingru_backward.tc:32
                     const float t33 = -t28;                                     // mingru_backward.tc:32
                     const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
                     const float t35 = -t34;                                     // mingru_backward.tc:32
@@ -339,14 +343,14 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                         const float t51 = t47 * t50;                                // mingru_backward.tc:40
                         const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
                         const float t53 = (t52 != 0.0f ? t51 : 0.0f);               // mingru_backward.tc:36
-                        const float t54 = logf(t53);                                // mingru_backward.tc:36
+                        const float t54 = tc_logf(t53);                             // mingru_backward.tc:36
                         const float t55 = t54 - t39;                                // mingru_backward.tc:36
                         const float t56 = (t40 != 0.0f ? __int_as_float(0xff800000) : t55); // mingru_backward.tc:36
                         r0 = s_ == 0 ? t56 : tc_op_logaddexp()(r0, t56);            // mingru_backward.tc:36
                         const bool t57 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
                         const float t58 = -t51;                                     // mingru_backward.tc:36
                         const float t59 = (t57 != 0.0f ? t58 : 0.0f);               // mingru_backward.tc:36
-                        const float t60 = logf(t59);                                // mingru_backward.tc:36
+                        const float t60 = tc_logf(t59);                             // mingru_backward.tc:36
                         const float t61 = t60 - t39;                                // mingru_backward.tc:36
                         const float t62 = (t40 != 0.0f ? __int_as_float(0xff800000) : t61); // mingru_backward.tc:36
                         r1 = s_ == 0 ? t62 : tc_op_logaddexp()(r1, t62);            // mingru_backward.tc:36
@@ -362,7 +366,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                         const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
                         const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
                         const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
-                        const float t76 = logf(t75);                                // mingru_backward.tc:32
+                        const float t76 = tc_logf(t75);                             // mingru_backward.tc:32
                         const float t77 = -t72;                                     // mingru_backward.tc:32
                         const float t78 = tc_softplus(t77);                         // mingru_backward.tc:32
                         const float t79 = -t78;                                     // mingru_backward.tc:32
@@ -467,7 +471,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = logf(t7);                                  // mingru_backward.tc:32
+                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
                     const float t9 = -t4;                                       // mingru_backward.tc:32
                     const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
                     const float t11 = -t10;                                     // mingru_backward.tc:32
@@ -521,7 +525,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                 const bool t36 = ((float)(t35 >= 0.0f)) != 0;               // mingru_backward.tc:32
                 const float t37 = tc_relu(t35);                             // mingru_backward.tc:32
                 const float t38 = t37 + 0.5f;                               // mingru_backward.tc:32
-                const float t39 = logf(t38);                                // mingru_backward.tc:32
+                const float t39 = tc_logf(t38);                             // mingru_backward.tc:32
                 const float t40 = -t35;                                     // mingru_backward.tc:32
                 const float t41 = tc_softplus(t40);                         // mingru_backward.tc:32
                 const float t42 = -t41;                                     // mingru_backward.tc:32
@@ -611,7 +615,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = logf(t7);                                  // mingru_backward.tc:32
+                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
                     const float t9 = -t4;                                       // mingru_backward.tc:32
                     const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
                     const float t11 = -t10;                                     // mingru_backward.tc:32
@@ -672,7 +676,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
                     const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
                     const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
-                    const float t32 = logf(t31);                                // mingru_backward.tc:32
+                    const float t32 = tc_logf(t31);                             // mingru_backward.tc:32
                     const float t33 = -t28;                                     // mingru_backward.tc:32
                     const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
                     const float t35 = -t34;                                     // mingru_backward.tc:32
@@ -708,14 +712,14 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                         const float t51 = t47 * t50;                                // mingru_backward.tc:40
                         const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
                         const float t53 = (t52 != 0.0f ? t51 : 0.0f);               // mingru_backward.tc:36
-                        const float t54 = logf(t53);                                // mingru_backward.tc:36
+                        const float t54 = tc_logf(t53);                             // mingru_backward.tc:36
                         const float t55 = t54 - t39;                                // mingru_backward.tc:36
                         const float t56 = (t40 != 0.0f ? __int_as_float(0xff800000) : t55); // mingru_backward.tc:36
                         r0 = s_ == 0 ? t56 : tc_op_logaddexp()(r0, t56);            // mingru_backward.tc:36
                         const bool t57 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
                         const float t58 = -t51;                                     // mingru_backward.tc:36
                         const float t59 = (t57 != 0.0f ? t58 : 0.0f);               // mingru_backward.tc:36
-                        const float t60 = logf(t59);                                // mingru_backward.tc:36
+                        const float t60 = tc_logf(t59);                             // mingru_backward.tc:36
                         const float t61 = t60 - t39;                                // mingru_backward.tc:36
                         const float t62 = (t40 != 0.0f ? __int_as_float(0xff800000) : t61); // mingru_backward.tc:36
                         r1 = s_ == 0 ? t62 : tc_op_logaddexp()(r1, t62);            // mingru_backward.tc:36
@@ -731,7 +735,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                         const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
                         const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
                         const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
-                        const float t76 = logf(t75);                                // mingru_backward.tc:32
+                        const float t76 = tc_logf(t75);                             // mingru_backward.tc:32
                         const float t77 = -t72;                                     // mingru_backward.tc:32
                         const float t78 = tc_softplus(t77);                         // mingru_backward.tc:32
                         const float t79 = -t78;                                     // mingru_backward.tc:32

@@ -244,7 +244,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t10 = logf(r4);                                 // <prelude>/softmax.tc:21
+            const float t10 = tc_logf(r4);                              // <prelude>/softmax.tc:21
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
@@ -281,7 +281,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float t24 = logf(r4);                                 // <prelude>/softmax.tc:21
+            const float t24 = tc_logf(r4);                              // <prelude>/softmax.tc:21
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
                 const float t22 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
@@ -325,7 +325,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
         }
         acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
         const float r4 = acc4;
-        const float t6 = logf(r4);                                  // <prelude>/softmax.tc:21
+        const float t6 = tc_logf(r4);                               // <prelude>/softmax.tc:21
         for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
             const idx_t i1 = r;
             const float t4 = in_x[sz_D*i0 + i1];                        // prelude_tour.tc:10
@@ -384,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t18 = logf(r4);                                 // <prelude>/softmax.tc:21
+            const float t18 = tc_logf(r4);                              // <prelude>/softmax.tc:21
             #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
@@ -421,7 +421,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
             }
             acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r4 = acc4;
-            const float t32 = logf(r4);                                 // <prelude>/softmax.tc:21
+            const float t32 = tc_logf(r4);                              // <prelude>/softmax.tc:21
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
                 const float t30 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
@@ -1784,28 +1784,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_l
                 const float t21 = fabsf(t19);                               // <prelude>/activations.tc:8
                 const float t22 = -t21;                                     // <prelude>/activations.tc:8
                 const float t23 = expf(t22);                                // <prelude>/activations.tc:8
-                const float t24 = log1pf(t23);                              // <prelude>/activations.tc:8
+                const float t24 = tc_log1pf(t23);                           // <prelude>/activations.tc:8
                 const float t25 = t20 - t24;                                // <prelude>/activations.tc:8
                 const float t26 = v18.v[1];                                 // prelude_tour.tc:42
                 const float t27 = tc_min(t26, 0.0f);                        // <prelude>/activations.tc:8
                 const float t28 = fabsf(t26);                               // <prelude>/activations.tc:8
                 const float t29 = -t28;                                     // <prelude>/activations.tc:8
                 const float t30 = expf(t29);                                // <prelude>/activations.tc:8
-                const float t31 = log1pf(t30);                              // <prelude>/activations.tc:8
+                const float t31 = tc_log1pf(t30);                           // <prelude>/activations.tc:8
                 const float t32 = t27 - t31;                                // <prelude>/activations.tc:8
                 const float t33 = v18.v[2];                                 // prelude_tour.tc:42
                 const float t34 = tc_min(t33, 0.0f);                        // <prelude>/activations.tc:8
                 const float t35 = fabsf(t33);                               // <prelude>/activations.tc:8
                 const float t36 = -t35;                                     // <prelude>/activations.tc:8
                 const float t37 = expf(t36);                                // <prelude>/activations.tc:8
-                const float t38 = log1pf(t37);                              // <prelude>/activations.tc:8
+                const float t38 = tc_log1pf(t37);                           // <prelude>/activations.tc:8
                 const float t39 = t34 - t38;                                // <prelude>/activations.tc:8
                 const float t40 = v18.v[3];                                 // prelude_tour.tc:42
                 const float t41 = tc_min(t40, 0.0f);                        // <prelude>/activations.tc:8
                 const float t42 = fabsf(t40);                               // <prelude>/activations.tc:8
                 const float t43 = -t42;                                     // <prelude>/activations.tc:8
                 const float t44 = expf(t43);                                // <prelude>/activations.tc:8
-                const float t45 = log1pf(t44);                              // <prelude>/activations.tc:8
+                const float t45 = tc_log1pf(t44);                           // <prelude>/activations.tc:8
                 const float t46 = t41 - t45;                                // <prelude>/activations.tc:8
                 tc_vstore<float, 4>(out_ls + sz_D*i0 + i1, {{t25, t32, t39, t46}}); // <prelude>/activations.tc:8
                 const bool t47 = ((float)(t19 > 0.0f)) != 0;                // <prelude>/activations.tc:14
@@ -1878,28 +1878,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_l
                     const float t21 = fabsf(t19);                               // <prelude>/activations.tc:8
                     const float t22 = -t21;                                     // <prelude>/activations.tc:8
                     const float t23 = expf(t22);                                // <prelude>/activations.tc:8
-                    const float t24 = log1pf(t23);                              // <prelude>/activations.tc:8
+                    const float t24 = tc_log1pf(t23);                           // <prelude>/activations.tc:8
                     const float t25 = t20 - t24;                                // <prelude>/activations.tc:8
                     const float t26 = v18.v[1];                                 // prelude_tour.tc:42
                     const float t27 = tc_min(t26, 0.0f);                        // <prelude>/activations.tc:8
                     const float t28 = fabsf(t26);                               // <prelude>/activations.tc:8
                     const float t29 = -t28;                                     // <prelude>/activations.tc:8
                     const float t30 = expf(t29);                                // <prelude>/activations.tc:8
-                    const float t31 = log1pf(t30);                              // <prelude>/activations.tc:8
+                    const float t31 = tc_log1pf(t30);                           // <prelude>/activations.tc:8
                     const float t32 = t27 - t31;                                // <prelude>/activations.tc:8
                     const float t33 = v18.v[2];                                 // prelude_tour.tc:42
                     const float t34 = tc_min(t33, 0.0f);                        // <prelude>/activations.tc:8
                     const float t35 = fabsf(t33);                               // <prelude>/activations.tc:8
                     const float t36 = -t35;                                     // <prelude>/activations.tc:8
                     const float t37 = expf(t36);                                // <prelude>/activations.tc:8
-                    const float t38 = log1pf(t37);                              // <prelude>/activations.tc:8
+                    const float t38 = tc_log1pf(t37);                           // <prelude>/activations.tc:8
                     const float t39 = t34 - t38;                                // <prelude>/activations.tc:8
                     const float t40 = v18.v[3];                                 // prelude_tour.tc:42
                     const float t41 = tc_min(t40, 0.0f);                        // <prelude>/activations.tc:8
                     const float t42 = fabsf(t40);                               // <prelude>/activations.tc:8
                     const float t43 = -t42;                                     // <prelude>/activations.tc:8
                     const float t44 = expf(t43);                                // <prelude>/activations.tc:8
-                    const float t45 = log1pf(t44);                              // <prelude>/activations.tc:8
+                    const float t45 = tc_log1pf(t44);                           // <prelude>/activations.tc:8
                     const float t46 = t41 - t45;                                // <prelude>/activations.tc:8
                     tc_vstore<float, 4>(out_ls + sz_D*i0 + i1, {{t25, t32, t39, t46}}); // <prelude>/activations.tc:8
                     const bool t47 = ((float)(t19 > 0.0f)) != 0;                // <prelude>/activations.tc:14
@@ -1961,7 +1961,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_l
                         const float t2 = fabsf(t0);                                 // <prelude>/activations.tc:8
                         const float t3 = -t2;                                       // <prelude>/activations.tc:8
                         const float t4 = expf(t3);                                  // <prelude>/activations.tc:8
-                        const float t5 = log1pf(t4);                                // <prelude>/activations.tc:8
+                        const float t5 = tc_log1pf(t4);                             // <prelude>/activations.tc:8
                         const float t6 = t1 - t5;                                   // <prelude>/activations.tc:8
                         out_ls[sz_D*i0 + i1] = t6;                                  // <prelude>/activations.tc:8
                         const bool t7 = ((float)(t0 > 0.0f)) != 0;                  // <prelude>/activations.tc:14
@@ -2026,7 +2026,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
             const float t23 = fabsf(t14);                               // <prelude>/loss.tc:58
             const float t24 = -t23;                                     // <prelude>/loss.tc:58
             const float t25 = expf(t24);                                // <prelude>/loss.tc:58
-            const float t26 = log1pf(t25);                              // <prelude>/loss.tc:58
+            const float t26 = tc_log1pf(t25);                           // <prelude>/loss.tc:58
             const float t27 = t22 + t26;                                // <prelude>/loss.tc:58
             acc35 = tc_op_sum()(acc35, t27);                            // <prelude>/loss.tc:58
             const float t28 = v13.v[1];                                 // prelude_tour.tc:47
@@ -2041,7 +2041,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
             const float t36 = fabsf(t28);                               // <prelude>/loss.tc:58
             const float t37 = -t36;                                     // <prelude>/loss.tc:58
             const float t38 = expf(t37);                                // <prelude>/loss.tc:58
-            const float t39 = log1pf(t38);                              // <prelude>/loss.tc:58
+            const float t39 = tc_log1pf(t38);                           // <prelude>/loss.tc:58
             const float t40 = t35 + t39;                                // <prelude>/loss.tc:58
             acc35 = tc_op_sum()(acc35, t40);                            // <prelude>/loss.tc:58
             const float t41 = v13.v[2];                                 // prelude_tour.tc:47
@@ -2056,7 +2056,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
             const float t49 = fabsf(t41);                               // <prelude>/loss.tc:58
             const float t50 = -t49;                                     // <prelude>/loss.tc:58
             const float t51 = expf(t50);                                // <prelude>/loss.tc:58
-            const float t52 = log1pf(t51);                              // <prelude>/loss.tc:58
+            const float t52 = tc_log1pf(t51);                           // <prelude>/loss.tc:58
             const float t53 = t48 + t52;                                // <prelude>/loss.tc:58
             acc35 = tc_op_sum()(acc35, t53);                            // <prelude>/loss.tc:58
             const float t54 = v13.v[3];                                 // prelude_tour.tc:47
@@ -2071,7 +2071,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
             const float t62 = fabsf(t54);                               // <prelude>/loss.tc:58
             const float t63 = -t62;                                     // <prelude>/loss.tc:58
             const float t64 = expf(t63);                                // <prelude>/loss.tc:58
-            const float t65 = log1pf(t64);                              // <prelude>/loss.tc:58
+            const float t65 = tc_log1pf(t64);                           // <prelude>/loss.tc:58
             const float t66 = t61 + t65;                                // <prelude>/loss.tc:58
             acc35 = tc_op_sum()(acc35, t66);                            // <prelude>/loss.tc:58
         } else {
@@ -2093,7 +2093,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_mul_sum_div_s
                 const float t8 = fabsf(t0);                                 // <prelude>/loss.tc:58
                 const float t9 = -t8;                                       // <prelude>/loss.tc:58
                 const float t10 = expf(t9);                                 // <prelude>/loss.tc:58
-                const float t11 = log1pf(t10);                              // <prelude>/loss.tc:58
+                const float t11 = tc_log1pf(t10);                           // <prelude>/loss.tc:58
                 const float t12 = t7 + t11;                                 // <prelude>/loss.tc:58
                 acc35 = tc_op_sum()(acc35, t12);                            // <prelude>/loss.tc:58
             }
@@ -2214,7 +2214,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp20 = 1.0f / r11;                             // <prelude>/softmax.tc:14
-            const float t23 = logf(r16);                                // <prelude>/loss.tc:50
+            const float t23 = tc_logf(r16);                             // <prelude>/loss.tc:50
             float acc20 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -2287,7 +2287,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp55 = 1.0f / r11;                             // <prelude>/softmax.tc:14
-            const float t59 = logf(r16);                                // <prelude>/loss.tc:50
+            const float t59 = tc_logf(r16);                             // <prelude>/loss.tc:50
             float acc20 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
@@ -2354,7 +2354,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
         const float r11 = acc11;
         const float r16 = acc16;
         const float rcp11 = 1.0f / r11;                             // <prelude>/softmax.tc:14
-        const float t15 = logf(r16);                                // <prelude>/loss.tc:50
+        const float t15 = tc_logf(r16);                             // <prelude>/loss.tc:50
         float acc20 = (float)0;
         for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
             const idx_t i1 = r;
@@ -2451,7 +2451,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp38 = 1.0f / r11;                             // <prelude>/softmax.tc:14
-            const float t41 = logf(r16);                                // <prelude>/loss.tc:50
+            const float t41 = tc_logf(r16);                             // <prelude>/loss.tc:50
             float acc20 = (float)0;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
@@ -2524,7 +2524,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp73 = 1.0f / r11;                             // <prelude>/softmax.tc:14
-            const float t77 = logf(r16);                                // <prelude>/loss.tc:50
+            const float t77 = tc_logf(r16);                             // <prelude>/loss.tc:50
             float acc20 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
@@ -2688,7 +2688,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
             const float r17 = acc17;
             const float r31 = acc31;
             const long long t19 = in_t[i0];                             // prelude_tour.tc:52
-            const float t22 = logf(r31);                                // <prelude>/softmax.tc:21
+            const float t22 = tc_logf(r31);                             // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -2752,7 +2752,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
             const float r17 = acc17;
             const float r31 = acc31;
             const long long t45 = in_t[i0];                             // prelude_tour.tc:52
-            const float t49 = logf(r31);                                // <prelude>/softmax.tc:21
+            const float t49 = tc_logf(r31);                             // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
@@ -2817,7 +2817,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
         const float r17 = acc17;
         const float r31 = acc31;
         const long long t8 = in_t[i0];                              // prelude_tour.tc:52
-        const float t12 = logf(r31);                                // <prelude>/softmax.tc:21
+        const float t12 = tc_logf(r31);                             // <prelude>/softmax.tc:21
         float acc37 = (float)0;
         for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
             const idx_t i1 = r;
@@ -2902,7 +2902,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
             const float r17 = acc17;
             const float r31 = acc31;
             const long long t34 = in_t[i0];                             // prelude_tour.tc:52
-            const float t37 = logf(r31);                                // <prelude>/softmax.tc:21
+            const float t37 = tc_logf(r31);                             // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
@@ -2966,7 +2966,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
             const float r17 = acc17;
             const float r31 = acc31;
             const long long t60 = in_t[i0];                             // prelude_tour.tc:52
-            const float t64 = logf(r31);                                // <prelude>/softmax.tc:21
+            const float t64 = tc_logf(r31);                             // <prelude>/softmax.tc:21
             float acc37 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
@@ -3027,7 +3027,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
             const bool t28 = ((float)(t24 != 0.0f && t27 != 0.0f)) != 0; // <prelude>/loss.tc:25
             const tc_vec<float, 2> v29 = tc_vload<float, 2>(buf17 + i0 + i1); // <prelude>/loss.tc:24
             const float t30 = v29.v[0];                                 // <prelude>/loss.tc:24
-            const float t31 = logf(t30);                                // <prelude>/loss.tc:24
+            const float t31 = tc_logf(t30);                             // <prelude>/loss.tc:24
             const tc_vec<float, 2> v32 = tc_vload<float, 2>(buf11 + i0 + i1); // <prelude>/loss.tc:24
             const float t33 = v32.v[0];                                 // <prelude>/loss.tc:24
             const bool t34 = ((float)isinf(t33)) != 0;                  // <prelude>/loss.tc:24
@@ -3054,7 +3054,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
             const bool t52 = ((float)(t50 != 0.0f || t51 != 0.0f)) != 0; // <prelude>/loss.tc:21
             const bool t53 = ((float)(t49 != 0.0f && t52 != 0.0f)) != 0; // <prelude>/loss.tc:25
             const float t54 = v29.v[1];                                 // <prelude>/loss.tc:24
-            const float t55 = logf(t54);                                // <prelude>/loss.tc:24
+            const float t55 = tc_logf(t54);                             // <prelude>/loss.tc:24
             const float t56 = v32.v[1];                                 // <prelude>/loss.tc:24
             const bool t57 = ((float)isinf(t56)) != 0;                  // <prelude>/loss.tc:24
             const float t58 = (t57 != 0.0f ? 0.0f : t56);               // <prelude>/loss.tc:24
@@ -3087,7 +3087,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_lt_ge_or_where_ga
                 const bool t4 = ((float)(t2 != 0.0f || t3 != 0.0f)) != 0;   // <prelude>/loss.tc:21
                 const bool t5 = ((float)(t1 != 0.0f && t4 != 0.0f)) != 0;   // <prelude>/loss.tc:25
                 const float t6 = buf17[i0 + i1];                            // <prelude>/loss.tc:24
-                const float t7 = logf(t6);                                  // <prelude>/loss.tc:24
+                const float t7 = tc_logf(t6);                               // <prelude>/loss.tc:24
                 const float t8 = buf11[i0 + i1];                            // <prelude>/loss.tc:24
                 const bool t9 = ((float)isinf(t8)) != 0;                    // <prelude>/loss.tc:24
                 const float t10 = (t9 != 0.0f ? 0.0f : t8);                 // <prelude>/loss.tc:24

@@ -22,6 +22,9 @@
 #                  launch shapes at every knob setting (sched.c);
 #   scans.sh, gather.py  scans, gather, iota and the class-index losses
 #                  against the interpreter at awkward lengths;
+#   fastmath.py    the f32 functions TENSORC_FAST_MATH puts on the MUFU (log,
+#                  log1p, sigmoid, softplus, silu, logaddexp) in ulps against
+#                  double precision, fast and accurate;
 #   vjp.sh         the examples' vjp pairs: each forward, then its backward on
 #                  the values the forward saved, against the interpreter;
 #   matmul.sh      the generated matmul kernel against the interpreter at
@@ -47,8 +50,8 @@
 # only) and nothing from the network.  TC_GPU_QUICK=1 runs a smaller suite
 # (a minute or two); TC_GPU_API_SMALL=1 skips tc-gpu-api's 2^30- and 2^31-element runs
 # (~18 GB of GPU memory).  TC_GPU_PARTS="bins colpart vjp" runs only those
-# (bins: the four test binaries; the parts: suite matmul scans vjp colpart
-# gather shapes attention long_rows adamw), so that a suite longer than
+# (bins: the four test binaries; the parts: suite matmul scans fastmath vjp
+# colpart gather shapes attention long_rows adamw), so that a suite longer than
 # one call of a GPU machine can be split over calls.  Exit status: 0 all passed, 1 a failure, 3 no GPU.
 set -u
 build=${1:-build}
@@ -197,6 +200,9 @@ else
     part matmul last env TC_MATMUL_SAMPLE="${TC_MATMUL_SAMPLE:-$mm_sample}" bash "$here/matmul.sh" "$tcdir" "${OUT:-/tmp}"
     # scans (T = 1 ... 4097 in every dtype, integers, NaN/inf, the minGRU)
     part scans count bash "$here/scans.sh" "$tcdir"
+    # helpers.cuh's f32 math on the MUFU (TENSORC_FAST_MATH) against double
+    # precision, in ulps, with the knob unset and 0 (seconds)
+    part fastmath last python3 "$here/fastmath.py" "$tc" "$work.fastmath"
     # the examples' vjp pairs
     part vjp count bash "$here/vjp.sh" "$tcdir"
     # column partials: layernorm/rmsnorm backward, a softmax with a column sum
