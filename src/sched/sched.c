@@ -47,8 +47,9 @@ static int knob(int v, int dflt)
 }
 /* Long rows: the most blocks of a cluster a row is split across (sched.h,
  * "Clusters").  16 is past the portable 8: the runtime takes 8 wherever 8
- * blocks of up to 1024 threads hold the row, 16 past that (runtime/exec.c,
- * TENSORC_CLUSTER_MAX caps it).  Measured on an H200, tc-bench, us, one
+ * blocks of up to 512 threads hold the row, then 16 of up to 512, then 8
+ * or 16 of the largest (runtime/exec.c, TENSORC_CLUSTER_MAX caps it; until
+ * session 11, 8 of any size first).  Measured on an H200, tc-bench, us, one
  * call (i14rows2's first), the tree before (dc26e33) and this one (loads
  * in flight at once, 16-bit rows 32 a thread two a register; the paired
  * combines came later, unmeasured):
@@ -673,8 +674,8 @@ void sched_print(tc_buf *b, const sfn *s)
                        ks->items * ks->vec * ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->cluster)
             buf_printf(b, "    long rows: split across a cluster on sm_90 (the fewest blocks whose "
-                          "registers hold the row, sized at launch: up to 8, or up to %d where 8 "
-                          "blocks of %d threads do not hold it); elsewhere they loop\n",
+                          "registers hold the row, sized at launch: 8, then %d, of up to 512 "
+                          "threads, then of up to %d); elsewhere they loop\n",
                        ks->cluster, ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->wide_split)
             buf_printf(b, "    rows past %d elements: a second kernel (suffix _w) with %d elements a "

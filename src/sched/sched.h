@@ -69,7 +69,8 @@
  * the exchange, and the result has the same bits in every block and every
  * run.  The runtime sizes the cluster and its blocks from the row length
  * alone (runtime/exec.c: blocks of 256 threads or more, the fewest of them
- * whose registers hold the row, 8 blocks of any size before 16), so a
+ * whose registers hold the row: 8, then 16, of up to 512 threads, then 8
+ * or 16 of the largest), so a
  * row's result does not depend on the number of rows.  The kernel keeps
  * its plain row loop for launches without a cluster: before sm_90, on a
  * driver without cuLaunchKernelEx, and for rows one block holds.  Rows

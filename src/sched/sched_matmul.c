@@ -77,6 +77,22 @@
  * (394 instructions a warp a step with g, 256 for the pair); the plan now
  * stores those rows' zeros, the same count as at M = 16.  Not yet timed on
  * a GPU.
+ *
+ * Where the time goes now (session 11, H200, `tensorc run --bench`, M 16,
+ * N 4096, f16, the row-scale rule; us, the generated kernel / the norm
+ * kernel + cuBLAS): K 1024 (8.5 MB of W) 14.5 / 22.5, 4096 22.2 / 28.1,
+ * 16384 77.6 / 54.0, 65536 277.0 / 141.1 (cuBLAS's product alone 130.0:
+ * 4.15 TB/s).  So past the L2 the generated kernel streams W at ~1.95 TB/s,
+ * half of cuBLAS's rate: a steady-state limit, not the launch, fill or
+ * combine (those favour it at small K).  ncu (gated_mlp's pair, 1376
+ * blocks, 4 a SM by registers): 53 % of DRAM, long-scoreboard stalls 40 %,
+ * SM active 77 % of the time.  At K 65536 eight stages (TENSORC_MATMUL_STAGES)
+ * took 251.2 (-9 %: more bytes in flight helps a little), slices outer
+ * (_ORDER=1) 289.7; gated_mlp: STAGES=8 76.3 against 78.0, RESIDENT=1 110.2,
+ * ORDER=1 83.4, BK=128 78.2.  Next: far more bytes in flight per SM than
+ * 3 x 8 KB stages of 128-byte row pieces (TMA bulk copies of whole tiles, or
+ * wider contiguous pieces with the grid kept full); until then the gated
+ * pair (180 MB of W) loses to two cuBLAS calls (78.1 against 57.6).
  */
 #include "sched/sched.h"
 
