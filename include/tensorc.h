@@ -531,7 +531,8 @@ typedef struct tc_run_info {
                                    step i and events[nsteps] after the last */
     int nevents;
     const char **step_names;    /* room for cap_steps names ("k0_softmax", "matmul
-                                   (cuBLAS)", "copy": owned by the program), or NULL */
+                                   (cuBLAS)", "copy", or, with step_bytes, "(not run at these sizes)"
+                                   for a step its guard skips: owned by the program), or NULL */
     int64_t *step_bytes;        /* room for cap_steps byte counts (what each step reads and
                                    writes, -1 unknown), or NULL */
     int cap_steps;

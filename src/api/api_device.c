@@ -152,6 +152,10 @@ static bool add_bytes(tc_program *p, const gfn *f, const tc_plan *plan, const tc
     api_host_call c;
     bool ok = api_host_begin(&c, p, f, "tc_run_ex", args, nargs, false, NULL, 0) == TC_OK;
     for (int i = 0; ok && i < plan->nsteps && i < info->cap_steps; i++) {
+        /* a step guarded off at these sizes launched nothing: its events
+         * time only the gap between them */
+        if (info->step_names && rt_step_skipped(plan, i, c.binds, c.nbinds))
+            info->step_names[i] = "(not run at these sizes)";
         int64_t b = rt_step_bytes(plan, i, c.binds, c.nbinds);
         if (b < 0 || info->step_bytes[i] < 0)
             info->step_bytes[i] = -1;

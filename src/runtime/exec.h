@@ -180,6 +180,10 @@ bool rt_needs_idx64(const tc_plan *plan, const tc_dimbind *dims, int ndims, cons
  *  For --bench's GB/s; -1 if a size cannot be evaluated. */
 int64_t rt_step_bytes(const tc_plan *plan, int step, const tc_dimbind *dims, int ndims);
 
+/*! rt_step_skipped(): whether step `step` (in range) is guarded off at
+ *  these sizes (plan.h); false when its guard cannot be evaluated */
+bool rt_step_skipped(const tc_plan *plan, int step, const tc_dimbind *dims, int ndims);
+
 /*! rt_buf_bytes(): the bytes of buffer b at these sizes, or -1 when b is
  *  out of range or its size cannot be evaluated. */
 int64_t rt_buf_bytes(const tc_plan *plan, int b, const tc_dimbind *dims, int ndims);

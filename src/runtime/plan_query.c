@@ -44,14 +44,20 @@ int64_t rt_buf_bytes(const tc_plan *plan, int b, const tc_dimbind *dims, int ndi
     return n * dtype_size(plan->bufs[b].dtype);
 }
 
+bool rt_step_skipped(const tc_plan *plan, int step, const tc_dimbind *dims, int ndims)
+{
+    const pstep *s = &plan->steps[step];
+    int64_t g;
+    return s->guard && dim_eval(s->guard, dims, ndims, &g, NULL) &&
+           (s->guard_above ? g <= s->guard_max : g > s->guard_max);
+}
+
 int64_t rt_step_bytes(const tc_plan *plan, int step, const tc_dimbind *dims, int ndims)
 {
     if (step < 0 || step >= plan->nsteps)
         return -1;
     const pstep *s = &plan->steps[step];
-    int64_t g;
-    if (s->guard && dim_eval(s->guard, dims, ndims, &g, NULL) &&
-        (s->guard_above ? g <= s->guard_max : g > s->guard_max))
+    if (rt_step_skipped(plan, step, dims, ndims))
         return 0; /* skipped at these sizes (plan.h's guards) */
     if (s->kind == PSTEP_COPY) {
         int64_t n;

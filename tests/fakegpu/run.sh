@@ -126,6 +126,12 @@ check "cluster: none for a row of 16384" [ -z "$(cluster_line)" ]
 check "cluster: grid of 5 rows" [ "$(grid_x)" = 5 ]
 TENSORC_CLUSTER_MAX=16 t run "$sm" --fn softmax --random --shape N=2,D=262144 --device=cuda
 check "cluster: 16 blocks (non-portable) a row of 262144" [ "$(cluster_line)" = 16 ]
+# --bench over a plan with guarded steps: the one guarded off is named so,
+# the wide kernel (rows past 16384) is the one timed
+t run "$sm" --fn softmax --random --shape N=2,D=65537 --device=cuda --bench
+expect "bench: guarded steps" 0
+check "bench: the narrow step not run at a row of 65537" grep -qE '^  0 .*\(not run at these sizes\)$' "$work/out"
+check "bench: the wide kernel timed" grep -qE '^  1 .*_w$' "$work/out"
 
 echo "run --groups: $pass passed, $fail failed"
 [ "$status" -eq 0 ] && [ "$fail" -eq 0 ]
