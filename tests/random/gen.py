@@ -638,7 +638,7 @@ class Gen:
         r = self.r
         u = r.random()
         fam = ("dag" if u < 0.37 else "attn" if u < 0.40 else "gather" if u < 0.45 else "mmep" if u < 0.5 else "arg" if u < 0.6 else
-               "bmm" if u < 0.68 else "intred" if u < 0.78 else "colcat" if u < 0.85 else "ew")
+               "bmm" if u < 0.68 else "intred" if u < 0.78 else "colcat" if u < 0.85 else "ew" if u < 0.97 else "longrow")
         if fam in AVOID:
             fam = "dag"
         self.family = fam
@@ -971,6 +971,36 @@ class Gen:
         ref.append("l32 = %s(l)" % R)
         src, outs = self.ret(params, lines, [("out", "l32", "f32", "f32")])
         return self.simple(src, ref, inputs, outs, dims, lowp=dt != "f32", nonfinite=True)
+
+    def build_longrow(self):
+        # rows past one block's registers: the f32 wide kernel and its guard
+        # at 16384 elements (sched.c's sched_rows_wide), clusters of 8 and 16
+        # blocks on sm_90 (512-thread blocks first: runtime/exec.c), 16-bit
+        # rows two a register; lengths around each edge
+        r = self.r
+        dims = {"N": r.choice([1, 2, 3]),
+                "D": r.choice([16383, 16384, 16385, 24577, 32768, 32769, 65537, 131073])}
+        while dims["N"] * dims["D"] > 270000:
+            dims["N"] -= 1
+        dt = r.choice(["f32", "f32", "f32", "bf16", "f16"])
+        R = self.rnd(dt)
+        inputs = [{"name": "x", "shape": [dims["N"], dims["D"]], "dtype": dt, "scale": 4.0}]
+        params = ["x: %s[N, D]" % dt]
+        k = r.randrange(4)
+        if k == 0:
+            lines, ref, oty = ["    o = softmax(x)"], ["o = softmax(x, -1, %s)" % R], "%s[N, D]" % dt
+        elif k == 1:
+            lines, ref, oty = ["    o = log_softmax(x)"], ["o = log_softmax(x, -1, %s)" % R], "%s[N, D]" % dt
+        elif k == 2:
+            lines = ["    o = logsumexp(x, axis=-1)"]
+            ref, oty = ["o = %s(logsumexp(x, -1, False))" % R], "%s[N]" % dt
+        else:  # an RMS scale in f32, rounded once to the input's type
+            lines = ["    xf = f32(x)",
+                     "    o = %s(xf * rsqrt(mean(xf * xf, axis=-1, keepdim=true) + 1e-6))" % dt]
+            ref = ["o = %s(x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6))" % R]
+            oty = "%s[N, D]" % dt
+        src, outs = self.ret(params, lines, [("out", "o", dt, oty)])
+        return self.simple(src, ref, inputs, outs, dims, lowp=dt != "f32")
 
     def build_bmm(self):
         # batched matmul with explicit size-1 batch dims on either side
