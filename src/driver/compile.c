@@ -292,7 +292,7 @@ void tc_drv_print_built(tc_buf *b, tc_program *p, tc_stage stage, const gfn *con
         else if (stage == STAGE_EXPLAIN) {
             fuse_explain(b, fc->fu);
             if (fc->s[idx64]) /* not yet when traced right after fusion */
-                sched_explain_ckpt(b, fc->s[idx64]);
+                sched_explain(b, fc->s[idx64]);
         }
         else if (stage == STAGE_SCHED)
             sched_print(b, fc->s[idx64]);

@@ -355,24 +355,6 @@ static void sched_full(const sctx *x, const fkernel *k, ksched *ks)
                    "scheduling: a whole-tensor kernel with dependent reductions");
 }
 
-/* Twice the row a thread, in blocks of at most 512 at 64 registers (two a
- * SM: one row's blocks load while another's reduce and store), for rows a
- * cluster takes.  Measured on an H200 (tc-bench us, one call, f32; the
- * 16-a-thread kernel / this one): softmax 1024 x 65536 209.7 / 181.4, 512 x
- * 131072 340.8 / 205.4, 256 x 262144 453.8 / 242.2 (a 16 x 512 cluster,
- * against 16 x 1024 at one block a SM); but rows one block holds lost
- * (softmax 16384 x 4096 132.4 / 134.2, 32768 x 1024 66.6 / 69.1: 64
- * registers leave fewer warps), and so did bf16 1024 x 65536 (94.1 /
- * 122.3: 64 a thread spill), hence f32 rows past one block only. */
-void sched_rows_widen(ksched *ks)
-{
-    ks->block_per *= 2;
-    ks->items *= 2;
-    ks->block[0] = 512;
-    ks->wide = true;
-    ks->wide_split = false;
-}
-
 /* After sched_rows and sched_online: f32 rows a cluster may take get twice
  * the row a thread (sched_rows_widen) where the row is known to be long,
  * and both variants where its length is known only at launch (codegen

@@ -263,6 +263,9 @@ void sched_matmul_rules(sfn *s, tc_arena *a);
 void sched_ckpt(sfn *s, tc_arena *a);
 void sched_print_ckpt(tc_buf *b, const sfn *s, int i);
 void sched_explain_ckpt(tc_buf *b, const sfn *s); /* the same for `tensorc explain` */
+/*! sched_explain(): what `tensorc explain` adds from the schedules: the rows
+ *  kernels' wide variants and the checkpointed scan pairs */
+void sched_explain(tc_buf *b, const sfn *s);
 /* The carry dtype of scan or reduction n in a scan's walk (f32 for 16-bit
  * floats, i32 for bool: codegen/scan.c's). */
 tc_dtype sched_carry_dtype(const lnode *n);

@@ -84,6 +84,11 @@ if emit $ex/softmax.tc softmax cuda; then
     then ok "softmax: the 16-a-thread kernel for D <= 16384, the wide one past it"
     else bad "softmax: want two guarded steps" "$(sed -n '/^launch plan of /,$p' "$tmp/out" | tr '\n' '|')"; fi
 fi
+if emit $ex/softmax.tc softmax explain; then
+    if grep -qE '^  rows: kernel 0 has a wide variant \(suffix _w\) for rows past 16384 elements' "$tmp/out"
+    then ok "softmax: explain names the wide variant and its guard"
+    else bad "softmax: explain does not name the wide variant"; fi
+fi
 printf 'fn s(x: f32[N, 65536]) -> f32[N, 65536] { return softmax(x, axis=-1) }\n' >"$tmp/wide.tc"
 if emit "$tmp/wide.tc" s cuda; then
     if [ "$(globals)" -eq 1 ] && grep -q '__launch_bounds__(512, 2)' "$tmp/out" && ! grep -q 'runs when' "$tmp/out"

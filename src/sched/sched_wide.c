@@ -1,0 +1,46 @@
+/* sched_wide.c - the rows kernels' wide variant (sched.h's wide,
+ * wide_split): twice the row a thread in blocks of at most 512 at 64
+ * registers, two blocks a SM, so one row's blocks load while another's
+ * reduce and store.  sched.c's sched_rows_wide decides where (f32 rows a
+ * cluster may take: alone for a known long length, beside the 16-a-thread
+ * kernel, each plan step guarded by the row's length, where the length is
+ * known only at launch: codegen/unit.c emits both); what `tensorc explain`
+ * says of it is here too.
+ */
+#include "sched/sched.h"
+
+/* Twice the row a thread, in blocks of at most 512 at 64 registers (two a
+ * SM: one row's blocks load while another's reduce and store), for rows a
+ * cluster takes.  Measured on an H200 (tc-bench us, one call, f32; the
+ * 16-a-thread kernel / this one): softmax 1024 x 65536 209.7 / 181.4, 512 x
+ * 131072 340.8 / 205.4, 256 x 262144 453.8 / 242.2 (a 16 x 512 cluster,
+ * against 16 x 1024 at one block a SM); but rows one block holds lost
+ * (softmax 16384 x 4096 132.4 / 134.2, 32768 x 1024 66.6 / 69.1: 64
+ * registers leave fewer warps), and so did bf16 1024 x 65536 (94.1 /
+ * 122.3: 64 a thread spill), hence f32 rows past one block only. */
+void sched_rows_widen(ksched *ks)
+{
+    ks->block_per *= 2;
+    ks->items *= 2;
+    ks->block[0] = 512;
+    ks->wide = true;
+    ks->wide_split = false;
+}
+
+void sched_explain(tc_buf *b, const sfn *s)
+{
+    for (int i = 0; i < s->nk; i++) {
+        const ksched *ks = &s->k[i];
+        if (ks->kind != SCH_ROWS)
+            continue;
+        if (ks->wide_split)
+            buf_printf(b, "  rows: kernel %d has a wide variant (suffix _w) for rows past %lld elements, "
+                          "chosen at launch by the row's length: %d elements a thread in blocks of up "
+                          "to 512, two a SM, so one row's blocks load while another's reduce (sched)\n",
+                       i, (long long)SCHED_WIDE_FROM(ks), 2 * ks->block_per);
+        else if (ks->wide)
+            buf_printf(b, "  rows: kernel %d keeps %d elements a thread in blocks of up to 512, two a SM "
+                          "(its rows are long, or TENSORC_ROWS_REGS=32) (sched)\n", i, ks->block_per);
+    }
+    sched_explain_ckpt(b, s);
+}
