@@ -64,14 +64,11 @@ static int knob(int v, int dflt)
  * Still 47-75 % of the ceiling: a block's phases (load, block reduction,
  * cluster barrier, exchange) do not overlap its own loads, and the blocks
  * of one SM start in step, so they reduce together with no loads in
- * flight; registers allow at most 3 blocks of 512 a SM.  Session 11 (same
- * cases, H200): f32 rows past 16384 take the wide kernel (sched_wide.c:
- * two blocks of 512 a SM, so one row's loads overlap another's phases) and
- * clusters take blocks of up to 512 first (runtime/exec.c): softmax 179.3 /
- * 201.2 / 237.7 (69 / 61 / 52 % of the ceiling), rmsnorm bf16 262144 120.8
- * (16 x 512 x 32).  Next: stage the next row's slice in shared memory
- * (cp.async or TMA) while the current one reduces, with a grid of resident
- * blocks looping over rows. */
+ * flight; registers allow at most 3 blocks of 512 a SM.  Session 11: the
+ * wide f32 kernel (sched_wide.c) and 512-first clusters (runtime/exec.c):
+ * softmax 179.3 / 201.2 / 237.7 (69 / 61 / 52 %), rmsnorm bf16 262144
+ * 120.8.  Next: stage the next row's slice in shared memory (cp.async or
+ * TMA) while the current one reduces, resident blocks looping over rows. */
 enum { ROW_CLUSTER = 16 };
 static const int64_t GRID_MAX = 2147483647;
 
