@@ -13,3 +13,9 @@ numpy_python() {
     done
     return 1
 }
+
+# cuda_kernels FILE: the __global__ functions of a `tensorc compile
+# --emit=cuda` dump, a rows kernel's wide variant (`..._w`, sched.h's
+# wide_split: launched instead of its kernel for long rows, never beside it,
+# its step guarded) not counted
+cuda_kernels() { grep '__global__' "$1" | grep -vcE '_w\($'; }

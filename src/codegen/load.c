@@ -193,7 +193,8 @@ static struct cg_pcache *pc_find(cg *g, const lnode *n, const tc_dim **key)
 }
 
 /* a new entry for n at key, its registers pc<entry> declared before the
- * passes, in the row's code (a packed entry declares its own) */
+ * passes, in the row's code: a packed entry (16-bit vectors kept as
+ * loaded) a vector a thread's item, else an element a slot */
 static const char *pc_add(cg *g, const lnode *n, const tc_dim **key, bool packed)
 {
     if (g->pr.ncache == g->pr.capcache) {
@@ -206,7 +207,10 @@ static const char *pc_add(cg *g, const lnode *n, const tc_dim **key, bool packed
     }
     const char *name = arena_printf(g->a, "pc%d", g->pr.ncache);
     g->pr.cache[g->pr.ncache++] = (struct cg_pcache){n, key, name, g->phase, packed};
-    if (!packed)
+    if (packed)
+        cg_line(g, T_ROW, NULL, "tc_vec<%s, %d> %s[%d];", cg_store_type(n->dtype), g->v.n, name,
+                g->pr.items);
+    else
         cg_line(g, T_ROW, NULL, "%s %s[%d];", cg_type(n->dtype), name, g->pr.items * g->v.n);
     return name;
 }
@@ -235,11 +239,8 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
     const char *name = e ? e->name : NULL;
     if (!name) {
         name = pc_add(g, n, key, packed);
-        if (packed) {
-            cg_line(g, T_ROW, NULL, "tc_vec<%s, %d> %s[%d];", cg_store_type(n->dtype), g->v.n, name,
-                    g->pr.items);
+        if (packed)
             cg_line(g, T_ELEM, n, "%s[j] = %s;", name, vecname);
-        }
     }
     if (packed) /* the vector is stored once, at its first element */
         return converted(g, n, raw);

@@ -118,6 +118,16 @@ static void cg_setup(cg *g, const sfn *s, int j, cg_bufs *bufs, const char *name
     g->positional = s->k[j].compact && !s->k[j].foreach;
 }
 
+/* The step just planned runs only for rows up to (or, above, past) the
+ * narrow variant's one-block length (sched.h's wide_split) */
+static void guard_rows(cg_bufs *bufs, const ksched *ks, bool above)
+{
+    pstep *st = &bufs->plan->steps[bufs->plan->nsteps - 1];
+    st->guard = ks->rowlen;
+    st->guard_max = SCHED_WIDE_FROM(ks);
+    st->guard_above = above;
+}
+
 /* Kernel j of s: its code once, or, when a kernel of the same code is
  * already in the unit, a step that launches that one. */
 static void unit_kernel(unit_b *u, const sfn *s, int j, cg_bufs *bufs, int num, bool idx64,
@@ -171,11 +181,8 @@ static void unit_kernel(unit_b *u, const sfn *s, int j, cg_bufs *bufs, int num, 
     buf_init(&tb, a);
     cg_kernel(&g, &tb);
     cg_plan_kernel(&g, name);
-    if (ks->wide_split) {
-        pstep *st = &bufs->plan->steps[bufs->plan->nsteps - 1];
-        st->guard = ks->rowlen;
-        st->guard_max = SCHED_WIDE_FROM(ks);
-    }
+    if (ks->wide_split)
+        guard_rows(bufs, ks, false);
     ukernel *uk = ARENA_NEW(a, ukernel);
     *uk = (ukernel){k->id, ks->why, name, buf_str(&tb), key, keylen, h, NULL, 0, 0};
     if (key) {
@@ -191,10 +198,7 @@ static void unit_kernel(unit_b *u, const sfn *s, int j, cg_bufs *bufs, int num, 
         buf_init(&wb, a);
         cg_kernel(&g, &wb);
         cg_plan_kernel(&g, wname);
-        pstep *st = &bufs->plan->steps[bufs->plan->nsteps - 1];
-        st->guard = ks->rowlen;
-        st->guard_max = SCHED_WIDE_FROM(ks);
-        st->guard_above = true;
+        guard_rows(bufs, ks, true);
         ukernel *uw = ARENA_NEW(a, ukernel);
         *uw = (ukernel){k->id, arena_printf(a, "%s; rows past %lld elements: twice the row a thread in "
                                             "blocks of up to 512, two a SM", ks->why,

@@ -52,7 +52,7 @@ tc_status rt_step_runs(const tc_plan *plan, int s, const rt_args *a, bool *runs,
     if (!S->guard)
         return TC_OK;
     tc_status st = eval(plan, S->guard, a, "the step's guard", s, &v, d);
-    *runs = S->guard_above ? v > S->guard_max : v <= S->guard_max;
+    *runs = rt_guard_passes(S, v);
     return st;
 }
 

@@ -150,6 +150,12 @@ typedef struct rt_pool {
     bool last_used;                     /* the last run used block, ws or fe_dev */
 } rt_pool;
 
+/* Whether a guarded step runs where its guard's value is v (plan.h) */
+static inline bool rt_guard_passes(const pstep *s, int64_t v)
+{
+    return s->guard_above ? v > s->guard_max : v <= s->guard_max;
+}
+
 /*! rt_step_runs(): whether step s of plan runs at a's sizes (plan.h's
  *  guards: a step skipped there launches nothing) */
 tc_status rt_step_runs(const tc_plan *plan, int s, const rt_args *a, bool *runs, tc_diag *d);

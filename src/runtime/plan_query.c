@@ -48,8 +48,7 @@ bool rt_step_skipped(const tc_plan *plan, int step, const tc_dimbind *dims, int 
 {
     const pstep *s = &plan->steps[step];
     int64_t g;
-    return s->guard && dim_eval(s->guard, dims, ndims, &g, NULL) &&
-           (s->guard_above ? g <= s->guard_max : g > s->guard_max);
+    return s->guard && dim_eval(s->guard, dims, ndims, &g, NULL) && !rt_guard_passes(s, g);
 }
 
 int64_t rt_step_bytes(const tc_plan *plan, int step, const tc_dimbind *dims, int ndims)

@@ -417,8 +417,9 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
         per = budget_per = ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
-    /* Exps kept in registers for the epilogue (removed TENSORC_ROWS_REUSE=1) lost or tied on the H200 vs
-     * base: softmax 134.81/132.84 us, 214.89/210.04, 468.53/454.29 (16384x4096, 1024x65536, 256x262144) */
+    /* Exps kept in registers for the epilogue (the removed TENSORC_ROWS_REUSE=1)
+     * lost or tied on the H200: softmax 134.81 / 132.84 us, 214.89 / 210.04,
+     * 468.53 / 454.29 (16384x4096, 1024x65536, 256x262144; kept / base) */
     /* rows past a block's registers: split across a cluster (sm_90), or
      * loop where none forms; past the cluster's registers, loop only */
     ks->cluster = ROW_CLUSTER;
@@ -662,9 +663,9 @@ void sched_print(tc_buf *b, const sfn *s)
                           "threads, then of up to %d); elsewhere they loop\n",
                        ks->cluster, ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->wide_split)
-            buf_printf(b, "    rows past %d elements: a second kernel (suffix _w) with %d elements a "
+            buf_printf(b, "    rows past %lld elements: a second kernel (suffix _w) with %d elements a "
                           "thread in blocks of up to 512, two a SM, chosen at launch by the row's "
-                          "length\n", ks->block[0] * ks->block_per, 2 * ks->block_per);
+                          "length\n", (long long)SCHED_WIDE_FROM(ks), 2 * ks->block_per);
         else if (ks->kind == SCH_ROWS && ks->wide)
             buf_puts(b, "    twice the row a thread in blocks of up to 512 at 64 registers, two a SM\n");
         if (ks->kind == SCH_ROWS && ks->vec > 1)

@@ -124,8 +124,7 @@ t cache dir x;              expect_line "cache extra arg" 2 "error: 'tensorc cac
 
 # --- compile: the back half's stages, and explain ------------------------------------
 # nglobals: the number of __global__ kernels in stdout.
-# (a rows kernel's wide variant, `..._w`, launched instead of it for long rows, not counted)
-nglobals() { grep '__global__' "$tmp/out" | grep -vcE '_w\($'; }
+nglobals() { cuda_kernels "$tmp/out"; }
 t compile single.tc;        expect "default emit is cuda" 0
 check "cuda: one kernel" [ "$(nglobals)" -eq 1 ]
 check "cuda: extern \"C\" kernels" grep -q '^extern "C" __global__ ' "$tmp/out"

@@ -32,6 +32,7 @@ if [ ! -x "$tc" ]; then echo "no tensorc binary at $tc (build first)"; exit 2; f
 cd "$root"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+. "$here/../lib.sh"
 
 pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
@@ -50,11 +51,10 @@ emit() {
     fi
 }
 
-# globals: the number of __global__ in $tmp/out, a rows kernel's wide
-# variant (`..._w`, sched.h's wide_split: launched instead of the kernel for
-# long rows, never beside it, its step guarded) not counted; kernel_names:
-# their names (the identifier before the last '(' of each __global__ line).
-globals() { grep '__global__' "$tmp/out" | grep -vcE '_w\($'; }
+# globals: the kernels in $tmp/out (lib.sh's cuda_kernels); kernel_names:
+# the names of every __global__ (the identifier before the last '(' of each
+# __global__ line).
+globals() { cuda_kernels "$tmp/out"; }
 kernel_names() {
     sed -nE 's/.*__global__.*[^A-Za-z0-9_]([A-Za-z_][A-Za-z0-9_]*)\(.*$/\1/p' "$tmp/out" | tr '\n' ' '
 }
