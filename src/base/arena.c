@@ -3,6 +3,7 @@
 #include "diag.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,7 +109,7 @@ static void too_big(tc_arena *a, size_t elems)
 /* Doubling from *cap (or first, when *cap is 0) until need fits; the old
  * block's first n bytes are copied and it is abandoned.  The one growth
  * rule, shared by arena_grow and the string buffer. */
-static void *grow_bytes(tc_arena *a, void *v, size_t n, size_t need, size_t *cap, size_t first)
+static void *grow_bytes(tc_arena *a, void *v, size_t n, size_t need, size_t *cap, size_t first, bool zero)
 {
     size_t c = *cap ? *cap : first;
     while (c < need) {
@@ -116,7 +117,7 @@ static void *grow_bytes(tc_arena *a, void *v, size_t n, size_t need, size_t *cap
             too_big(a, c);
         c *= 2;
     }
-    unsigned char *nv = arena_alloc(a, c);
+    unsigned char *nv = zero ? arena_alloc(a, c) : arena_alloc_uninit(a, c);
     if (n)
         memcpy(nv, v, n);
     *cap = c;
@@ -131,7 +132,7 @@ void *arena_grow(tc_arena *a, void *v, size_t size, int n, int *cap, int first)
     if (c > (size_t)INT_MAX || size > SIZE_MAX / 4 / c)
         too_big(a, (size_t)*cap);
     size_t bytes = 0;
-    void *nv = grow_bytes(a, v, (size_t)n * size, c * size, &bytes, c * size);
+    void *nv = grow_bytes(a, v, (size_t)n * size, c * size, &bytes, c * size, true);
     *cap = (int)c;
     return nv;
 }
@@ -162,26 +163,35 @@ void buf_init(tc_buf *b, tc_arena *a)
     b->a = a;
     b->len = 0;
     b->cap = 64;
-    b->data = arena_alloc(a, b->cap);
+    b->data = arena_alloc_uninit(a, b->cap); /* text: only up to len + 1 is ever read */
+    b->data[0] = 0;
 }
 
 static void buf_reserve(tc_buf *b, size_t extra)
 {
     if (b->len + extra + 1 <= b->cap)
         return;
-    b->data = grow_bytes(b->a, b->data, b->len + 1, b->len + extra + 1, &b->cap, 64);
+    b->data = grow_bytes(b->a, b->data, b->len + 1, b->len + extra + 1, &b->cap, 64, false);
 }
 
+/* One vsnprintf into the room left where the text fits (nearly always: codegen
+ * prints a kernel a line at a time), a second only when the buffer must grow;
+ * measuring first took half of a small program's compile time. */
 void buf_vprintf(tc_buf *b, const char *fmt, va_list ap)
 {
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    size_t room = b->cap - b->len;
+    int n = vsnprintf(b->data + b->len, room, fmt, ap2);
     va_end(ap2);
-    if (n < 0)
+    if (n < 0) {
+        b->data[b->len] = 0;
         return;
-    buf_reserve(b, (size_t)n);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    }
+    if ((size_t)n >= room) {
+        buf_reserve(b, (size_t)n);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    }
     b->len += (size_t)n;
 }
 
