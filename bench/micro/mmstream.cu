@@ -20,6 +20,7 @@
  *
  * Variants (bench/README.md "mmstream"):
  *  a  cp.async 16 B, 128 threads, 16 x 64 tiles, K slice 1024, 3 stages of 64 rows (the generator's now)
+ *     (_slicefirst: a tile's K slices on consecutive blocks, the generator's work order)
  *  b  the same with 6 and 8 stages
  *  c  wider tiles (128, 256 columns: 256/512-byte row pieces), fewer rows a stage
  *  d  cp.async.bulk 1D of each row piece into an mbarrier ring (one thread, or a warp, issues)
@@ -226,14 +227,18 @@ __device__ __forceinline__ void epilogue(float (*acc)[4], float *red, float *out
 }
 
 /* ------------------------------------------------ (a)(b)(c)(g): cp.async */
-template <int BN, int BK, int ST, int WN, int WK, int H>
+template <int BN, int BK, int ST, int WN, int WK, int H, bool SF = false>
 __global__ void __launch_bounds__(WN *WK * 32) k_cpasync(Prob p) {
     constexpr int T = WN * WK * 32, CH = BK * BN / 8, NT = BN / WN / 8, KSW = BK / 16 / WK;
     static_assert(CH % T == 0, "chunks");
     typedef Lay<BN, BK, true> L;
     extern __shared__ __align__(128) unsigned char smem_raw[];
     __half *sm = (__half *)smem_raw;
-    const int mat = blockIdx.z, n0 = blockIdx.x * BN, slice = blockIdx.y, k0 = slice * p.kslice;
+    /* SF: a tile's slices on consecutive blocks (the generator's work order,
+     * w / S the tile, w % S the slice), else the tiles of one slice */
+    const int lin = blockIdx.x + blockIdx.y * gridDim.x;
+    const int mat = blockIdx.z, n0 = (SF ? lin / gridDim.y : blockIdx.x) * BN;
+    const int slice = SF ? lin % gridDim.y : blockIdx.y, k0 = slice * p.kslice;
     const int nsteps = p.kslice / BK;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wn = warp % WN, wk = warp / WN;
     const __half *W = p.W[mat];
@@ -587,6 +592,10 @@ template <int BN, int BK, int ST, int WN, int WK, int H>
 void L_cp(dim3 g, int th, int sm, const Prob &p, const Maps &) {
     k_cpasync<BN, BK, ST, WN, WK, H><<<g, th, sm>>>(p);
 }
+template <int BN, int BK, int ST, int WN, int WK, int H>
+void L_cpsf(dim3 g, int th, int sm, const Prob &p, const Maps &) {
+    k_cpasync<BN, BK, ST, WN, WK, H, true><<<g, th, sm>>>(p);
+}
 template <int BN, int BK, int ST, int WN, int WK, int I>
 void L_bulk(dim3 g, int th, int sm, const Prob &p, const Maps &) {
     k_bulk<BN, BK, ST, WN, WK, I><<<g, th, sm>>>(p);
@@ -611,6 +620,9 @@ static int red_bytes(int bn, int wk) { return wk > 1 ? wk * MROWS * bn * 4 : 0; 
 #define VCPOCC4(nm, BN, BK, ST, WN, WK, H, KS)                                                                    \
     Variant { nm, (const void *)k_cpasync<BN, BK, ST, WN, WK, H>, WN * WK * 32, 52 * 1024, BN, KS, 0, 0,           \
               L_cp<BN, BK, ST, WN, WK, H> }
+#define VCPSF(nm, BN, BK, ST, WN, WK, H, KS)                                                                      \
+    Variant { nm, (const void *)k_cpasync<BN, BK, ST, WN, WK, H, true>, WN * WK * 32,                              \
+              std::max(ST * BK * BN * 2, red_bytes(BN, WK)), BN, KS, 0, 0, L_cpsf<BN, BK, ST, WN, WK, H> }
 #define VBULK(nm, BN, BK, ST, WN, WK, I, KS)                                                                      \
     Variant { nm, (const void *)k_bulk<BN, BK, ST, WN, WK, I>, WN * WK * 32,                                       \
               128 + std::max(ST * BK * (BN + 8) * 2, red_bytes(BN, WK)), BN, KS, 0, 0, L_bulk<BN, BK, ST, WN, WK, I> }
@@ -629,6 +641,8 @@ static std::vector<Variant> variants() {
         VCP("a_cp_bn64_bk64_s3", 64, 64, 3, 1, 4, 0, 1024),
         VCPOCC4("a_cp_bn64_bk64_s3_occ4", 64, 64, 3, 1, 4, 0, 1024),
         VCP("a_cp_bn64_bk64_s4", 64, 64, 4, 1, 4, 0, 1024),
+        VCPSF("a_cp_bn64_bk64_s4_slicefirst", 64, 64, 4, 1, 4, 0, 1024),
+        VCPSF("b_cp_bn64_bk64_s8_slicefirst", 64, 64, 8, 1, 4, 0, 1024),
         VCP("b_cp_bn64_bk64_s6", 64, 64, 6, 1, 4, 0, 1024),
         VCP("b_cp_bn64_bk64_s8", 64, 64, 8, 1, 4, 0, 1024),
         VCP("b_cp_bn64_bk64_s8_ks2048", 64, 64, 8, 1, 4, 0, 2048),
