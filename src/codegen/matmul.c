@@ -288,11 +288,13 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                                                            * the next item's stages issued early */
         targs = arena_printf(a, "%s, %d, %d, %d, %s", targs, ks->mm_stages, ks->mm_bk, st->shmem,
                              ks->mm_resident ? "true" : "false");
-    if (ks->mm_fence != 1 || ks->mm_slices_outer) /* who fences around the ticket and how; the
-                                                     * work items slice by slice */
-        targs = arena_printf(a, "%s%s, %d%s", targs, ks->mm_stages || ks->mm_bk || ks->mm_resident
-                                                          ? "" : ", 0, 0, 0, false", ks->mm_fence,
-                             ks->mm_slices_outer ? ", true" : "");
+    if (ks->mm_fence != 1 || ks->mm_slices_outer || ks->mm_stream) /* who fences around the ticket
+                                                                      * and how; the work items slice
+                                                                      * by slice; the weight's copies */
+        targs = arena_printf(a, "%s%s, %d%s%s", targs, ks->mm_stages || ks->mm_bk || ks->mm_resident
+                                                            ? "" : ", 0, 0, 0, false", ks->mm_fence,
+                             ks->mm_slices_outer ? ", true" : ks->mm_stream ? ", false" : "",
+                             ks->mm_stream ? arena_printf(a, ", %d", ks->mm_stream) : "");
     const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
                         : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
                                        nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",

@@ -200,6 +200,8 @@ typedef struct ksched {
                              * fence.acq_rel (matmul.cuh's FEN) */
     bool mm_slices_outer;   /* TENSORC_MATMUL_ORDER=1: work items slice by slice over
                              * every tile (matmul.cuh's SO), else tile by tile */
+    int mm_stream;          /* TENSORC_MATMUL_STREAM: how the weight is copied (knobs.h's
+                             * KNOB_MM_STREAM_*, matmul.cuh's STR), 0 cp.async as before */
     fmmnorm norm;           /* the row-scale rule (fuse.h), norm.rows NULL without: the
                              * generated kernel computes the left operand's rows kernel */
     /* a rows kernel that a generated matmul computes (the row-scale rule):

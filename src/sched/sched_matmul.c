@@ -115,6 +115,7 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     ks->mm_resident = kn->matmul_resident > 0 ? kn->matmul_resident : 0;
     ks->mm_fence = kn->matmul_fence >= 0 ? kn->matmul_fence : 1;
     ks->mm_slices_outer = kn->matmul_order == 1;
+    ks->mm_stream = kn->matmul_stream > 0 ? kn->matmul_stream : 0;
     ks->mm_max_rows = FUSE_MM_MAX_ROWS;
     ks->block[0] = MM_THREADS;
     if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16) {
@@ -177,6 +178,11 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
                        ks->mm_fence ? "one thread's fence.acq_rel" : "every thread fencing", ks->mm_fence);
         if (ks->mm_slices_outer)
             buf_puts(b, ", work items slice by slice over every tile (TENSORC_MATMUL_ORDER=1)");
+        if (ks->mm_stream)
+            buf_printf(b, ", the weight's copies %s (TENSORC_MATMUL_STREAM=%s)",
+                       ks->mm_stream == KNOB_MM_STREAM_L2PF ? "with the L2's 256-byte prefetch"
+                                                            : "with the L2's 256-byte prefetch, evict-first",
+                       knob_mm_streams[ks->mm_stream]);
         if (ks->mm == MM_BY_ROWS) {
             buf_puts(b, "; generated when ");
             dim_print(b, ks->mm_rows);

@@ -15,7 +15,7 @@
  * statement into emu_ptx::run with its template and operands): the cvt
  * conversions (f16 and bf16, round to nearest even; saturating rzi), cluster
  * registers, barrier.cluster, mapa, cp.async (ca/cg, 4/8/16 bytes, the
- * source size for zero fill) with commit and wait groups, mma.sync m16n8k16
+ * source size for zero fill, L2 hints ignored) with commit and wait groups, mma.sync m16n8k16
  * f16/bf16 -> f32, movmatrix and ldmatrix.  cp.async copies are made when a
  * wait_group retires their group, not at issue, so a read before the wait
  * sees the stage's old contents.  Vector loads check alignment (a GPU
@@ -770,10 +770,14 @@ struct emu_ptx {
             else if (op.rfind("barrier.cluster.wait", 0) == 0) emu_cluster_wait();
             else if (op == "mapa.u64") put(R(0), (uintptr_t)emu_cluster_map((const char *)(uintptr_t)in_u(R(1)), (unsigned)in_u(R(2))));
             else if (op.rfind("cp.async.c", 0) == 0 && has(op, ".shared.global")) {
+                /* .L2::256B (a prefetch) and .L2::cache_hint (its policy the
+                 * last operand) change nothing here */
                 const int n = atoi(in.ops.at(2).lit.c_str());
-                const int srcn = in.ops.size() > 3 ? (int)in_u(R(3)) : n;
+                const size_t nsrc = in.ops.size() - (has(op, ".L2::cache_hint") ? 1 : 0);
+                const int srcn = nsrc > 3 ? (int)in_u(R(3)) : n;
                 emu_cp_async(in_u(R(0)), (const void *)(uintptr_t)in_u(R(1)), n, srcn);
-            } else if (op == "cp.async.commit_group") emu_cp_commit();
+            } else if (op.rfind("createpolicy.fractional.L2::", 0) == 0) put(R(0), 0); /* a hint */
+            else if (op == "cp.async.commit_group") emu_cp_commit();
             else if (op == "fence.acq_rel.gpu") {} /* blocks run one at a time here */
             else if (op == "cp.async.wait_group") emu_cp_wait(in.ops.at(0).regs.empty() ? atoll(in.ops.at(0).lit.c_str()) : (long long)in_u(R(0)));
             else if (op == "cp.async.wait_all") { emu_cp_commit(); emu_cp_wait(0); }
