@@ -178,10 +178,11 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
                        ks->mm_fence ? "one thread's fence.acq_rel" : "every thread fencing", ks->mm_fence);
         if (ks->mm_slices_outer)
             buf_puts(b, ", work items slice by slice over every tile (TENSORC_MATMUL_ORDER=1)");
+        static const char *const how[KNOB_MM_STREAM_N] = {
+            "", "cp.async with the L2's 256-byte prefetch", "cp.async with the L2's 256-byte prefetch, evict-first",
+            "a bulk copy a row piece on sm_90+ (mbarriers)"};
         if (ks->mm_stream)
-            buf_printf(b, ", the weight's copies %s (TENSORC_MATMUL_STREAM=%s)",
-                       ks->mm_stream == KNOB_MM_STREAM_L2PF ? "with the L2's 256-byte prefetch"
-                                                            : "with the L2's 256-byte prefetch, evict-first",
+            buf_printf(b, ", the weight's copies %s (TENSORC_MATMUL_STREAM=%s)", how[ks->mm_stream],
                        knob_mm_streams[ks->mm_stream]);
         if (ks->mm == MM_BY_ROWS) {
             buf_puts(b, "; generated when ");

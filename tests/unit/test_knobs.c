@@ -177,6 +177,9 @@ static void test_matmul_variants(void **state)
     assert_int_equal(k.matmul_stream, KNOB_MM_STREAM_EVF);
     setenv("TENSORC_MATMUL_STREAM", "cpasync", 1);
     assert_string_equal(text(), "TENSORC_MATMUL_STREAM=cpasync");
+    setenv("TENSORC_MATMUL_STREAM", "bulk", 1);
+    knobs_from_env(&k);
+    assert_int_equal(k.matmul_stream, KNOB_MM_STREAM_BULK);
     clear_env();
 }
 
