@@ -18,7 +18,7 @@ const tc_knobs knobs_default = {
     .fast_math = -1,
 };
 
-const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "evf", "bulk"};
+const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "occ5", "occ6"};
 
 /* The integer knobs: name, field, range, and what a value must also be. */
 enum { ANY, POW2, MULT16, MULT64 };
@@ -123,7 +123,7 @@ void knobs_from_env(tc_knobs *k)
             k->matmul_stream = i;
     static atomic_flag warned_stream;
     if (st && k->matmul_stream < 0 && !atomic_flag_test_and_set(&warned_stream))
-        fprintf(stderr, "tensorc: warning: TENSORC_MATMUL_STREAM='%s' is not cpasync, l2pf, evf or bulk: "
+        fprintf(stderr, "tensorc: warning: TENSORC_MATMUL_STREAM='%s' is not cpasync, l2pf, occ5 or occ6: "
                 "ignored\n", st);
 }
 

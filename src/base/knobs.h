@@ -22,8 +22,8 @@
 
 enum { KNOB_MM_AUTO, KNOB_MM_CUBLAS, KNOB_MM_GENERATED };
 
-/* TENSORC_MATMUL_STREAM's names, in the order of KNOB_MM_STREAM_* (matmul.cuh's STR) */
-enum { KNOB_MM_STREAM_CPASYNC, KNOB_MM_STREAM_L2PF, KNOB_MM_STREAM_EVF, KNOB_MM_STREAM_BULK, KNOB_MM_STREAM_N };
+/* TENSORC_MATMUL_STREAM's names, in the order of KNOB_MM_STREAM_* (sched_matmul.c) */
+enum { KNOB_MM_STREAM_CPASYNC, KNOB_MM_STREAM_L2PF, KNOB_MM_STREAM_OCC5, KNOB_MM_STREAM_OCC6, KNOB_MM_STREAM_N };
 extern const char *const knob_mm_streams[KNOB_MM_STREAM_N];
 
 typedef struct tc_knobs {

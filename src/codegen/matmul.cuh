@@ -78,20 +78,6 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     tc_mm_opaque(la);
     tc_mm_opaque(lb);
     tc_mm_opaque(lx);
-    /* BULK (TENSORC_MATMUL_STREAM=bulk, sm_90+): the weight's whole stages
-     * as bulk copies, stage s's on barrier s (mmtile.cuh); ph: the parity
-     * of each barrier's phase a wait is for */
-    enum { BULK = STR == 3 && TC_MM_BULK };
-    __shared__ __align__(8) unsigned long long bars[BULK ? ST : 1];
-    const unsigned bar0 = (unsigned)__cvta_generic_to_shared(bars);
-    unsigned ph = 0;
-    if (BULK) {
-        if (threadIdx.x == 0)
-            for (int i = 0; i < ST; i++)
-                tc_mm_bar_init(bar0 + 8 * i);
-        tc_mm_fence_proxy();
-        __syncthreads();
-    }
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
         /* a tile's work items are adjacent: its slices of product 0, then
          * of product 1; SO (TENSORC_MATMUL_ORDER=1): every tile's item of
@@ -156,13 +142,10 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         if ((i_) < nfull) {                                                                            \
             T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                         \
             TileA::template issue<!TA>(sa_, pa);                                                       \
-            if (BULK) TileB::issue_bulk(sb_, pb, bar0 + 8 * (st));                                     \
-            else TileB::template issue<false, STR>(sb_, pb);                                           \
+            TileB::template issue<false, STR>(sb_, pb);                                                \
             if (NORM && gcol) TileG::issue(sb_ + TileB::ELEMS, pg);                                    \
-        } else {                                                                                       \
+        } else                                                                                         \
             TC_MM_ISSUE_AT(st, k0 + (long long)(i_) * BK, Ab, Bb, m0, k1, nm0);                        \
-            if (BULK && threadIdx.x == 0) tc_mm_bar_arrive(bar0 + 8 * (st), 0);                        \
-        }                                                                                              \
     } while (0)
             if (!XP || !pre) {
 #pragma unroll
@@ -174,20 +157,12 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             } else { /* the last item issued them: the plans past them */
                 pa.q += (ST - 1) * pa.step;
                 pb.q += (ST - 1) * pb.step;
-                pb.qb += (ST - 1) * pb.step;
                 if (NORM && gcol)
                     pg.q += (ST - 1) * pg.step;
             }
             for (int it = 0; it < niter; it++) {
                 tc_mm_wait<ST - 2>();
-                if (BULK)
-                    tc_mm_fence_proxy(); /* this thread's reads of stage it - 1 before the next copies */
                 __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
-                if (BULK) { /* (after the barrier: every thread's copies of stage it issued) */
-                    const int sl = it % ST;
-                    tc_mm_bar_wait(bar0 + 8 * sl, ph >> sl & 1);
-                    ph ^= 1u << sl;
-                }
                 if (NORM && !G::MMA) {
                     T *sa_ = (T *)(smem + (it % ST) * G::STAGE);
                     tc_mm_prologue<DT, TileA>(sa_, gcol, sa_ + TileA::ELEMS + TileB::ELEMS,
@@ -229,11 +204,8 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     const int n2 = k12 > k02 ? (int)((k12 - k02 + BK - 1) / BK) : 0;
 #pragma unroll
                     for (int st = 0; st < ST - 1; st++) {
-                        if (st < n2) {
+                        if (st < n2)
                             TC_MM_ISSUE_AT(st, k02 + (long long)st * BK, Ab2, Bb2, m02, k12, n02);
-                            if (BULK && threadIdx.x == 0)
-                                tc_mm_bar_arrive(bar0 + 8 * st, 0);
-                        }
                         tc_mm_commit();
                     }
                 }
@@ -259,8 +231,6 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     tc_mm_wait<0>();
                     __syncthreads();
                     tc_mm_block<G, false, TB, 64, TileT::P, TileD::P>(acc, st_, sd_);
-                    if (BULK)
-                        tc_mm_fence_proxy(); /* t's and Bd's stores before the next bulk copies */
                     __syncthreads(); /* before the next chunk's stages */
                 }
             }
@@ -425,8 +395,6 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                 }
             }
         }
-        if (BULK)
-            tc_mm_fence_proxy(); /* the stages' reads before the next item's bulk copies */
         __syncthreads(); /* `last` and the stages are reused by the next work item */
     }
 }
@@ -461,9 +429,8 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * thread, 1 one thread with __threadfence, 2 one thread with
  * fence.acq_rel), SO: the work items slice by slice over every tile, not
  * tile by tile (TENSORC_MATMUL_ORDER=1), STR: how the weight's tiles are
- * copied (TENSORC_MATMUL_STREAM: 0 cp.async, 1 with the L2's 256-byte
- * prefetch, 2 that and evict-first, mmtile.cuh's tc_mm_cp16; 3 a bulk copy
- * a row piece on sm_90+, else as 0: tc_mm_tile's issue_bulk). */
+ * copied (0 cp.async, 1 with the L2's 256-byte prefetch:
+ * TENSORC_MATMUL_STREAM=l2pf; mmtile.cuh's tc_mm_cp16). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
           bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
           int STR = 0, class EP = tc_mm_noep, class RS = tc_mm_nors>

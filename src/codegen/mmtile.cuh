@@ -25,19 +25,13 @@ template <> __device__ __forceinline__ unsigned short tc_mm_out<2>(float v) { re
 #endif
 
 /* 16 bytes global -> shared: cp.async where there is one (sm_80+, the copy
- * runs while the block computes), else through a register.  H, the
- * weight's copies under TENSORC_MATMUL_STREAM (matmul.cuh's STR): 1 (l2pf)
- * asks the L2 to fetch the whole 256-byte block from DRAM, 2 (evf) that and
- * an evict-first policy (the weight is read once; x stays) */
+ * runs while the block computes), else through a register.  H 1, the
+ * weight's copies under TENSORC_MATMUL_STREAM=l2pf (matmul.cuh's STR): the
+ * L2 fetches the whole 256-byte block from DRAM (.L2::256B) */
 template <int H = 0> __device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
 #if __CUDA_ARCH__ >= 800
     unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    if (H == 2) {
-        unsigned long long pol;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-        asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
-                     "l"(pol));
-    } else if (H == 1)
+    if (H == 1)
         asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src));
     else
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
@@ -62,57 +56,6 @@ __device__ __forceinline__ void tc_mm_commit() {
 template <int N> __device__ __forceinline__ void tc_mm_wait() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;" ::"n"(N));
-#endif
-}
-
-/* TENSORC_MATMUL_STREAM=bulk (sm_90+): a stage's weight tile as one bulk
- * copy a row piece (cp.async.bulk, the TMA unit's 1D form; no tensor map),
- * each stage's copies counted in by an mbarrier (its bytes: the
- * transaction count); a stage taken by the per-chunk path (edges) only
- * arrives on it.  bar: a shared-space address. */
-#if __CUDA_ARCH__ >= 900
-#define TC_MM_BULK 1
-#else
-#define TC_MM_BULK 0
-#endif
-__device__ __forceinline__ void tc_mm_bar_init(unsigned bar) {
-#if TC_MM_BULK
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-#endif
-}
-/* the barriers' initialization (and the generic proxy's earlier accesses
- * of shared memory) seen by the bulk copies that follow */
-__device__ __forceinline__ void tc_mm_fence_proxy() {
-#if TC_MM_BULK
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void tc_mm_bar_arrive(unsigned bar, unsigned bytes) {
-#if TC_MM_BULK
-    if (bytes)
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-    else
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-#endif
-}
-__device__ __forceinline__ void tc_mm_bulk(void *dst, const void *src, unsigned bytes, unsigned bar) {
-#if TC_MM_BULK
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-#endif
-}
-/* until the barrier's phase of this parity has completed */
-__device__ __forceinline__ void tc_mm_bar_wait(unsigned bar, unsigned parity) {
-#if TC_MM_BULK
-    unsigned ok = 0;
-    do
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(ok)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    while (!ok);
 #endif
 }
 
@@ -181,7 +124,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
      * leave the plan: their chunks are zeros stored (rv: the thread's
      * rows inside, from its first). */
     struct plan {
-        const char *q, *qb; /* qb: row min(t, R - 1)'s start (the bulk copies) */
+        const char *q;
         long long d, step;
         int rv;
         bool ok;
@@ -194,7 +137,6 @@ template <class T, int R_, int C> struct tc_mm_tile {
         const int t = (int)threadIdx.x;
         const long long rv = rlim - r0 - t / (C / V);
         pl.q = (const char *)(src + (r0 + t / (C / V)) * ld + c0 + t % (C / V) * V);
-        pl.qb = (const char *)(src + (r0 + (t < R ? t : R - 1)) * ld + c0);
         pl.d = (long long)RS * ld * (long long)sizeof(T);
         pl.step = step * (long long)sizeof(T);
         pl.rv = rv < 0 ? 0 : rv > R ? R : (int)rv;
@@ -217,19 +159,6 @@ template <class T, int R_, int C> struct tc_mm_tile {
             q += pl.d;
         }
         pl.q += pl.step;
-        pl.qb += pl.step;
-    }
-    /* the same stage as bulk copies: thread t < R its row (rows are whole
-     * 16-byte chunks, aligned: ok), thread 0 the stage's bytes on bar */
-    static __device__ __forceinline__ void issue_bulk(T *s, plan &pl, unsigned bar) {
-        static_assert(R <= TC_MM_THREADS, "a thread a row");
-        const int t = (int)threadIdx.x;
-        if (t == 0)
-            tc_mm_bar_arrive(bar, R * C * (unsigned)sizeof(T));
-        if (t < R)
-            tc_mm_bulk(s + t * P, pl.qb, C * (unsigned)sizeof(T), bar);
-        pl.q += pl.step;
-        pl.qb += pl.step;
     }
 };
 

@@ -15,9 +15,8 @@
  * statement into emu_ptx::run with its template and operands): the cvt
  * conversions (f16 and bf16, round to nearest even; saturating rzi), cluster
  * registers, barrier.cluster, mapa, cp.async (ca/cg, 4/8/16 bytes, the
- * source size for zero fill, L2 hints ignored) with commit and wait groups, mma.sync m16n8k16
- * f16/bf16 -> f32, movmatrix, ldmatrix, mbarriers (init, arrive, expect_tx,
- * try_wait.parity) and 1D bulk copies.  cp.async copies are made when a
+ * source size for zero fill) with commit and wait groups, mma.sync m16n8k16
+ * f16/bf16 -> f32, movmatrix and ldmatrix.  cp.async copies are made when a
  * wait_group retires their group, not at issue, so a read before the wait
  * sees the stage's old contents.  Vector loads check alignment (a GPU
  * faults).  __CUDA_ARCH__ is EMU_ARCH (900 unless given): sm_90 paths.
@@ -34,7 +33,6 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <map>
 #include <numeric>
 #include <string>
 #include <sys/mman.h>
@@ -523,51 +521,6 @@ static inline void emu_cp_wait(long long keep) {
     v.resize(j);
 }
 
-/* ---- mbarriers and 1D bulk copies (matmul.cuh's TENSORC_MATMUL_STREAM=bulk): a copy is
- * made at issue and counted off its barrier's transactions at once (a GPU makes it
- * later; the kernel's waits and block barriers order every read of it either way);
- * a phase completes when its arrivals and transactions are all in.  A wait for a
- * phase that has not completed dies: no other fiber runs while this one spins, so
- * on a GPU that order would hang or race. ---- */
-struct emu_mbar { int expected = 0, pending = 0; long long tx = 0; unsigned phase = 0; };
-static std::map<unsigned char *, emu_mbar> emu_mbars;
-static inline emu_mbar &emu_mbar_at(unsigned long long a, bool init = false) {
-    unsigned char *p = emu_shared_ptr(a, 8);
-    if (a % 8)
-        emu_die("misaligned mbarrier%s", "");
-    if (!init && !emu_mbars.count(p))
-        emu_die("mbarrier used before mbarrier.init%s", "");
-    return emu_mbars[p];
-}
-static inline void emu_mbar_step(emu_mbar &b) {
-    if (b.pending == 0 && b.tx == 0) {
-        b.phase ^= 1;
-        b.pending = b.expected;
-    }
-}
-static inline void emu_mbar_arrive(unsigned long long a, long long tx) {
-    emu_mbar &b = emu_mbar_at(a);
-    if (b.pending <= 0)
-        emu_die("mbarrier arrival past its count%s", "");
-    b.tx += tx;
-    b.pending--;
-    emu_mbar_step(b);
-}
-static inline void emu_bulk_copy(unsigned long long dst, const void *src, long long n, unsigned long long bar) {
-    if (n <= 0 || n % 16 || dst % 16 || (uintptr_t)src % 16)
-        emu_die("cp.async.bulk of %s%lld bytes misaligned or not a multiple of 16", "", n);
-    memcpy(emu_shared_ptr(dst, (int)n), src, (size_t)n);
-    emu_mbar &b = emu_mbar_at(bar);
-    b.tx -= n;
-    emu_mbar_step(b);
-}
-static inline bool emu_mbar_done(unsigned long long a, unsigned parity) {
-    const emu_mbar &b = emu_mbar_at(a);
-    if ((b.phase & 1) == (parity & 1))
-        emu_die("mbarrier wait for a phase not complete (it would spin)%s", "");
-    return true;
-}
-
 /* ---- mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: a (4 regs), b (2), c (4) -> d (4) ---- */
 static inline void emu_mma_m16n8k16(bool bf16, float *d, const unsigned *a, const unsigned *b, const float *c) {
     unsigned char in[40];
@@ -767,7 +720,6 @@ struct emu_ptx {
     void bad(const insn &in) const { emu_die("PTX not emulated: %s", (in.op + " in \"" + text + "\"").c_str()); }
     void run(std::initializer_list<emu_arg> il) const {
         std::vector<emu_arg> A(il);
-        bool pred = false; /* the one predicate a statement declares ("p") */
         for (const insn &in : code) {
             const std::string &op = in.op;
             auto R = [&](int o, int k = 0) -> const emu_arg & { return A.at(in.ops.at(o).regs.at(k)); };
@@ -818,28 +770,10 @@ struct emu_ptx {
             else if (op.rfind("barrier.cluster.wait", 0) == 0) emu_cluster_wait();
             else if (op == "mapa.u64") put(R(0), (uintptr_t)emu_cluster_map((const char *)(uintptr_t)in_u(R(1)), (unsigned)in_u(R(2))));
             else if (op.rfind("cp.async.c", 0) == 0 && has(op, ".shared.global")) {
-                /* .L2::256B (a prefetch) and .L2::cache_hint (its policy the
-                 * last operand) change nothing here */
                 const int n = atoi(in.ops.at(2).lit.c_str());
-                const size_t nsrc = in.ops.size() - (has(op, ".L2::cache_hint") ? 1 : 0);
-                const int srcn = nsrc > 3 ? (int)in_u(R(3)) : n;
+                const int srcn = in.ops.size() > 3 ? (int)in_u(R(3)) : n;
                 emu_cp_async(in_u(R(0)), (const void *)(uintptr_t)in_u(R(1)), n, srcn);
-            } else if (op.rfind("createpolicy.fractional.L2::", 0) == 0) put(R(0), 0); /* a hint */
-            else if (op == "{" || op == "}" || op == ".reg") {} /* a scope and its predicate */
-            else if (op == "mbarrier.init.shared::cta.b64") {
-                emu_mbar &b = emu_mbar_at(in_u(R(0)), true);
-                b = emu_mbar{};
-                b.expected = b.pending = atoi(in.ops.at(1).lit.c_str());
-            } else if (op == "fence.proxy.async.shared::cta" || op == "fence.mbarrier_init.release.cluster") {}
-            else if (op == "mbarrier.arrive.expect_tx.shared::cta.b64") emu_mbar_arrive(in_u(R(1)), (long long)in_u(R(2)));
-            else if (op == "mbarrier.arrive.shared::cta.b64") emu_mbar_arrive(in_u(R(1)), 0);
-            else if (op == "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes")
-                emu_bulk_copy(in_u(R(0)), (const void *)(uintptr_t)in_u(R(1)), (long long)in_u(R(2)), in_u(R(3)));
-            else if (op == "mbarrier.try_wait.parity.shared::cta.b64" && in.ops.at(0).lit == "p")
-                pred = emu_mbar_done(in_u(R(1)), (unsigned)in_u(R(2)));
-            else if (op == "selp.u32" && in.ops.size() == 4 && in.ops.at(3).lit == "p")
-                put(R(0), pred ? (unsigned)atoi(in.ops.at(1).lit.c_str()) : (unsigned)atoi(in.ops.at(2).lit.c_str()));
-            else if (op == "cp.async.commit_group") emu_cp_commit();
+            } else if (op == "cp.async.commit_group") emu_cp_commit();
             else if (op == "fence.acq_rel.gpu") {} /* blocks run one at a time here */
             else if (op == "cp.async.wait_group") emu_cp_wait(in.ops.at(0).regs.empty() ? atoll(in.ops.at(0).lit.c_str()) : (long long)in_u(R(0)));
             else if (op == "cp.async.wait_all") { emu_cp_commit(); emu_cp_wait(0); }

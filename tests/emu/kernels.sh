@@ -142,9 +142,8 @@ fi
 # _BK, _RESIDENT, _FENCE, _ORDER, _STREAM; README's knob table), each setting under a few cases (the
 # row-scale rule at M = 1, 3, 17 with two K slices, the adapter rule with
 # the pair, SKINNY pair, f32 with A transposed), every matmul grid capped
-# at 1 and 5 as well (the same bits).  ctest: eleven settings (the extremes,
-# a combination, each fence, each copy hint, bulk copies; bulk again on
-# rows of whole chunks, the only ones it copies in bulk); `every`: every value of each knob and combinations
+# at 1 and 5 as well (the same bits).  ctest: ten settings (the extremes,
+# a combination, each fence, the L2 prefetch, 6 blocks a SM); `every`: every value of each knob and combinations
 # (manual, about 10 minutes); `full`: the whole matmul set above under each
 # of those (manual, about 3 minutes a setting).
 if [ "$what" = matmul-knobs ]; then
@@ -152,14 +151,13 @@ if [ "$what" = matmul-knobs ]; then
     R=TENSORC_MATMUL_RESIDENT
     sets=(TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 $R=3
           TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 TENSORC_MATMUL_FENCE=0,$R=3 TENSORC_MATMUL_FENCE=2
-          TENSORC_MATMUL_ORDER=1,$R=3 TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=evf,$R=3
-          TENSORC_MATMUL_STREAM=bulk)
+          TENSORC_MATMUL_ORDER=1,$R=3 TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=occ6,$R=1)
     [ "${3:-}" = every ] || [ "${3:-}" = full ] &&
         sets=(TENSORC_MATMUL_STAGES={2,3,4,5,6,7,8} TENSORC_MATMUL_BK={32,64,128} $R=1 $R=3
               TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
               TENSORC_MATMUL_STAGES=2,TENSORC_MATMUL_BK=128 TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off
-              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=1 TENSORC_MATMUL_STREAM={cpasync,l2pf,evf,bulk}
-              TENSORC_MATMUL_STREAM=evf,TENSORC_MATMUL_STAGES=8,$R=1)
+              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=1 TENSORC_MATMUL_STREAM={cpasync,l2pf,occ5,occ6}
+              TENSORC_MATMUL_STREAM=occ6,TENSORC_MATMUL_STAGES=4,$R=3)
     ks=0
     for kn in "${sets[@]}"; do
         ks=$((ks + 1))
@@ -181,20 +179,6 @@ if [ "$what" = matmul-knobs ]; then
             one "${kv[@]}" -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" f16
         [ $quick = 0 ] || [ $odd = 0 ] &&
             one "${kv[@]}" $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=1100,N=77;M=17,K=37,N=130" f32
-    done
-    # TENSORC_MATMUL_STREAM=bulk copies whole stages of rows of whole 16-byte
-    # chunks only (the cases above take the per-chunk path): rows aligned
-    # (K, N, R multiples of 8), each rule, layout and type, a resident grid
-    # issuing the next item's stages early, eight stages
-    MA="M=1,K=1096,N=136;M=3,K=2056,N=72;M=17,K=1096,N=200"
-    for kn in TENSORC_MATMUL_STREAM=bulk TENSORC_MATMUL_STREAM=bulk,$R=3,TENSORC_MATMUL_STAGES=8; do
-        echo "== $kn (aligned rows)"
-        IFS=, read -ra kv <<<"$kn"
-        one "${kv[@]}" $G -- tests/gpu/matmul_norm.tc rms_g "$MA" f16
-        one "${kv[@]}" $G -- tests/gpu/matmul_pair.tc gated "$MA" bf16
-        one "${kv[@]}" $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora "M=1,K=1096,N=136,R=16;M=17,K=1096,N=72,R=72" f16
-        one "${kv[@]}" $G -- examples/skinny_matmul.tc linear_t "$MA" bf16
-        one "${kv[@]}" $G -- examples/skinny_matmul.tc matmul_kn "M=3,K=1096,N=136" f32
     done
 fi
 caps=

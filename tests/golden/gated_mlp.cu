@@ -28,19 +28,13 @@ template <> __device__ __forceinline__ unsigned short tc_mm_out<2>(float v) { re
 #endif
 
 /* 16 bytes global -> shared: cp.async where there is one (sm_80+, the copy
- * runs while the block computes), else through a register.  H, the
- * weight's copies under TENSORC_MATMUL_STREAM (matmul.cuh's STR): 1 (l2pf)
- * asks the L2 to fetch the whole 256-byte block from DRAM, 2 (evf) that and
- * an evict-first policy (the weight is read once; x stays) */
+ * runs while the block computes), else through a register.  H 1, the
+ * weight's copies under TENSORC_MATMUL_STREAM=l2pf (matmul.cuh's STR): the
+ * L2 fetches the whole 256-byte block from DRAM (.L2::256B) */
 template <int H = 0> __device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
 #if __CUDA_ARCH__ >= 800
     unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    if (H == 2) {
-        unsigned long long pol;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-        asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
-                     "l"(pol));
-    } else if (H == 1)
+    if (H == 1)
         asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src));
     else
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
@@ -65,57 +59,6 @@ __device__ __forceinline__ void tc_mm_commit() {
 template <int N> __device__ __forceinline__ void tc_mm_wait() {
 #if __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;" ::"n"(N));
-#endif
-}
-
-/* TENSORC_MATMUL_STREAM=bulk (sm_90+): a stage's weight tile as one bulk
- * copy a row piece (cp.async.bulk, the TMA unit's 1D form; no tensor map),
- * each stage's copies counted in by an mbarrier (its bytes: the
- * transaction count); a stage taken by the per-chunk path (edges) only
- * arrives on it.  bar: a shared-space address. */
-#if __CUDA_ARCH__ >= 900
-#define TC_MM_BULK 1
-#else
-#define TC_MM_BULK 0
-#endif
-__device__ __forceinline__ void tc_mm_bar_init(unsigned bar) {
-#if TC_MM_BULK
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-#endif
-}
-/* the barriers' initialization (and the generic proxy's earlier accesses
- * of shared memory) seen by the bulk copies that follow */
-__device__ __forceinline__ void tc_mm_fence_proxy() {
-#if TC_MM_BULK
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void tc_mm_bar_arrive(unsigned bar, unsigned bytes) {
-#if TC_MM_BULK
-    if (bytes)
-        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-    else
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-#endif
-}
-__device__ __forceinline__ void tc_mm_bulk(void *dst, const void *src, unsigned bytes, unsigned bar) {
-#if TC_MM_BULK
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     (unsigned)__cvta_generic_to_shared(dst)),
-                 "l"(src), "r"(bytes), "r"(bar)
-                 : "memory");
-#endif
-}
-/* until the barrier's phase of this parity has completed */
-__device__ __forceinline__ void tc_mm_bar_wait(unsigned bar, unsigned parity) {
-#if TC_MM_BULK
-    unsigned ok = 0;
-    do
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(ok)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    while (!ok);
 #endif
 }
 
@@ -184,7 +127,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
      * leave the plan: their chunks are zeros stored (rv: the thread's
      * rows inside, from its first). */
     struct plan {
-        const char *q, *qb; /* qb: row min(t, R - 1)'s start (the bulk copies) */
+        const char *q;
         long long d, step;
         int rv;
         bool ok;
@@ -197,7 +140,6 @@ template <class T, int R_, int C> struct tc_mm_tile {
         const int t = (int)threadIdx.x;
         const long long rv = rlim - r0 - t / (C / V);
         pl.q = (const char *)(src + (r0 + t / (C / V)) * ld + c0 + t % (C / V) * V);
-        pl.qb = (const char *)(src + (r0 + (t < R ? t : R - 1)) * ld + c0);
         pl.d = (long long)RS * ld * (long long)sizeof(T);
         pl.step = step * (long long)sizeof(T);
         pl.rv = rv < 0 ? 0 : rv > R ? R : (int)rv;
@@ -220,19 +162,6 @@ template <class T, int R_, int C> struct tc_mm_tile {
             q += pl.d;
         }
         pl.q += pl.step;
-        pl.qb += pl.step;
-    }
-    /* the same stage as bulk copies: thread t < R its row (rows are whole
-     * 16-byte chunks, aligned: ok), thread 0 the stage's bytes on bar */
-    static __device__ __forceinline__ void issue_bulk(T *s, plan &pl, unsigned bar) {
-        static_assert(R <= TC_MM_THREADS, "a thread a row");
-        const int t = (int)threadIdx.x;
-        if (t == 0)
-            tc_mm_bar_arrive(bar, R * C * (unsigned)sizeof(T));
-        if (t < R)
-            tc_mm_bulk(s + t * P, pl.qb, C * (unsigned)sizeof(T), bar);
-        pl.q += pl.step;
-        pl.qb += pl.step;
     }
 };
 
@@ -579,20 +508,6 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     tc_mm_opaque(la);
     tc_mm_opaque(lb);
     tc_mm_opaque(lx);
-    /* BULK (TENSORC_MATMUL_STREAM=bulk, sm_90+): the weight's whole stages
-     * as bulk copies, stage s's on barrier s (mmtile.cuh); ph: the parity
-     * of each barrier's phase a wait is for */
-    enum { BULK = STR == 3 && TC_MM_BULK };
-    __shared__ __align__(8) unsigned long long bars[BULK ? ST : 1];
-    const unsigned bar0 = (unsigned)__cvta_generic_to_shared(bars);
-    unsigned ph = 0;
-    if (BULK) {
-        if (threadIdx.x == 0)
-            for (int i = 0; i < ST; i++)
-                tc_mm_bar_init(bar0 + 8 * i);
-        tc_mm_fence_proxy();
-        __syncthreads();
-    }
     for (long long w = blockIdx.x; w < work; w += gridDim.x) {
         /* a tile's work items are adjacent: its slices of product 0, then
          * of product 1; SO (TENSORC_MATMUL_ORDER=1): every tile's item of
@@ -657,13 +572,10 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         if ((i_) < nfull) {                                                                            \
             T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                         \
             TileA::template issue<!TA>(sa_, pa);                                                       \
-            if (BULK) TileB::issue_bulk(sb_, pb, bar0 + 8 * (st));                                     \
-            else TileB::template issue<false, STR>(sb_, pb);                                           \
+            TileB::template issue<false, STR>(sb_, pb);                                                \
             if (NORM && gcol) TileG::issue(sb_ + TileB::ELEMS, pg);                                    \
-        } else {                                                                                       \
+        } else                                                                                         \
             TC_MM_ISSUE_AT(st, k0 + (long long)(i_) * BK, Ab, Bb, m0, k1, nm0);                        \
-            if (BULK && threadIdx.x == 0) tc_mm_bar_arrive(bar0 + 8 * (st), 0);                        \
-        }                                                                                              \
     } while (0)
             if (!XP || !pre) {
 #pragma unroll
@@ -675,20 +587,12 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
             } else { /* the last item issued them: the plans past them */
                 pa.q += (ST - 1) * pa.step;
                 pb.q += (ST - 1) * pb.step;
-                pb.qb += (ST - 1) * pb.step;
                 if (NORM && gcol)
                     pg.q += (ST - 1) * pg.step;
             }
             for (int it = 0; it < niter; it++) {
                 tc_mm_wait<ST - 2>();
-                if (BULK)
-                    tc_mm_fence_proxy(); /* this thread's reads of stage it - 1 before the next copies */
                 __syncthreads(); /* stage it is in; everyone is done with stage it - 1 */
-                if (BULK) { /* (after the barrier: every thread's copies of stage it issued) */
-                    const int sl = it % ST;
-                    tc_mm_bar_wait(bar0 + 8 * sl, ph >> sl & 1);
-                    ph ^= 1u << sl;
-                }
                 if (NORM && !G::MMA) {
                     T *sa_ = (T *)(smem + (it % ST) * G::STAGE);
                     tc_mm_prologue<DT, TileA>(sa_, gcol, sa_ + TileA::ELEMS + TileB::ELEMS,
@@ -730,11 +634,8 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     const int n2 = k12 > k02 ? (int)((k12 - k02 + BK - 1) / BK) : 0;
 #pragma unroll
                     for (int st = 0; st < ST - 1; st++) {
-                        if (st < n2) {
+                        if (st < n2)
                             TC_MM_ISSUE_AT(st, k02 + (long long)st * BK, Ab2, Bb2, m02, k12, n02);
-                            if (BULK && threadIdx.x == 0)
-                                tc_mm_bar_arrive(bar0 + 8 * st, 0);
-                        }
                         tc_mm_commit();
                     }
                 }
@@ -760,8 +661,6 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     tc_mm_wait<0>();
                     __syncthreads();
                     tc_mm_block<G, false, TB, 64, TileT::P, TileD::P>(acc, st_, sd_);
-                    if (BULK)
-                        tc_mm_fence_proxy(); /* t's and Bd's stores before the next bulk copies */
                     __syncthreads(); /* before the next chunk's stages */
                 }
             }
@@ -926,8 +825,6 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                 }
             }
         }
-        if (BULK)
-            tc_mm_fence_proxy(); /* the stages' reads before the next item's bulk copies */
         __syncthreads(); /* `last` and the stages are reused by the next work item */
     }
 }
@@ -962,9 +859,8 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * thread, 1 one thread with __threadfence, 2 one thread with
  * fence.acq_rel), SO: the work items slice by slice over every tile, not
  * tile by tile (TENSORC_MATMUL_ORDER=1), STR: how the weight's tiles are
- * copied (TENSORC_MATMUL_STREAM: 0 cp.async, 1 with the L2's 256-byte
- * prefetch, 2 that and evict-first, mmtile.cuh's tc_mm_cp16; 3 a bulk copy
- * a row piece on sm_90+, else as 0: tc_mm_tile's issue_bulk). */
+ * copied (0 cp.async, 1 with the L2's 256-byte prefetch:
+ * TENSORC_MATMUL_STREAM=l2pf; mmtile.cuh's tc_mm_cp16). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
           bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
           int STR = 0, class EP = tc_mm_noep, class RS = tc_mm_nors>

@@ -162,21 +162,14 @@ echo "- examples/attention_scores.tc --fn attention_scores --shape B=2,H=3,S=5,L
 # who fences around the K slices' ticket (TENSORC_MATMUL_FENCE: the default
 # one thread above; 2 one thread's fence.acq_rel; 0 every thread, the old)
 # and the work items slice by slice (TENSORC_MATMUL_ORDER=1), the weight's
-# copies with L2 hints or in bulk (TENSORC_MATMUL_STREAM=l2pf, evf, bulk), at the decode
+# copies with the L2's prefetch, the kernel for 5 or 6 blocks a SM
+# (TENSORC_MATMUL_STREAM=l2pf, occ5, occ6), at the decode
 # shapes and with many slices (K = 16400: 17)
-for f in FENCE=0 FENCE=2 ORDER=1 STREAM=l2pf STREAM=evf STREAM=bulk; do
+for f in FENCE=0 FENCE=2 ORDER=1 STREAM=l2pf STREAM=occ5 STREAM=occ6; do
     echo "knobs:TENSORC_MATMUL_$f+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
     echo "knobs:TENSORC_MATMUL_$f+- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
     echo "knobs:TENSORC_MATMUL_$f+lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
     echo "knobs:TENSORC_MATMUL_$f+generated $nm --fn rms_g --shape M=17,K=16400,N=130 --dtype T=bf16" >>"$jobs"
-done
-# the bulk copies take whole stages of rows of whole 16-byte chunks only:
-# more shapes with K and N multiples of 8 (of no tile), each rule and layout
-for dt in f16 bf16; do
-    echo "knobs:TENSORC_MATMUL_STREAM=bulk+generated $nm --fn rms_g --shape M=3,K=2056,N=72 --dtype T=$dt" >>"$jobs"
-    echo "knobs:TENSORC_MATMUL_STREAM=bulk+generated tests/gpu/matmul_pair.tc --fn gated --shape M=17,K=1096,N=200 --dtype T=$dt" >>"$jobs"
-    echo "knobs:TENSORC_MATMUL_STREAM=bulk+generated examples/skinny_matmul.tc --fn linear_t --shape M=1,K=1096,N=136 --dtype T=$dt" >>"$jobs"
-    echo "knobs:TENSORC_MATMUL_STREAM=bulk+lora+generated tests/gpu/matmul_lora.tc --fn lora --shape M=16,K=1096,N=136,R=16 --dtype T=$dt" >>"$jobs"
 done
 
 # TC_MATMUL_KNOBS=1: the streaming variants too (TENSORC_MATMUL_STAGES, _BK,
@@ -191,8 +184,7 @@ if [ "${TC_MATMUL_KNOBS:-0}" = 1 ]; then
               TENSORC_MATMUL_STAGES=6,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 \
               TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off TENSORC_MATMUL_FENCE=0,$R=1 \
               TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=7 \
-              TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=evf,$R=1 TENSORC_MATMUL_STREAM=bulk \
-              TENSORC_MATMUL_STREAM=bulk,$R=1; do
+              TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=occ6 TENSORC_MATMUL_STREAM=occ6,$R=1; do
         for dt in f16 bf16; do
             for M in 1 3 17; do
                 echo "knobs:$kn+generated $nm --fn rms_g --shape M=$M,K=4097,N=77 --dtype T=$dt" >>"$jobs"

@@ -171,15 +171,12 @@ static void test_matmul_variants(void **state)
     clear_env();
     setenv("TENSORC_MATMUL_STREAM", "tma", 1);
     assert_string_equal(text(), "");
-    setenv("TENSORC_MATMUL_STREAM", "evf", 1);
-    assert_string_equal(text(), "TENSORC_MATMUL_STREAM=evf");
+    setenv("TENSORC_MATMUL_STREAM", "occ6", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_STREAM=occ6");
     knobs_from_env(&k);
-    assert_int_equal(k.matmul_stream, KNOB_MM_STREAM_EVF);
+    assert_int_equal(k.matmul_stream, KNOB_MM_STREAM_OCC6);
     setenv("TENSORC_MATMUL_STREAM", "cpasync", 1);
     assert_string_equal(text(), "TENSORC_MATMUL_STREAM=cpasync");
-    setenv("TENSORC_MATMUL_STREAM", "bulk", 1);
-    knobs_from_env(&k);
-    assert_int_equal(k.matmul_stream, KNOB_MM_STREAM_BULK);
     clear_env();
 }
 
