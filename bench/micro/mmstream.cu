@@ -28,6 +28,9 @@
  *  f  ld.global.nc.v4 into registers, no shared memory, each warp 64 columns, U k16 steps in flight
  *  g  Marlin-like: 256 threads, 16 x 256 tiles, 4 stages, cp.async with L2::256B prefetch;
  *     (a) with the prefetch; persistent grids keeping one pipeline across work items
+ *  h  the generated kernel's features one at a time: its warp layout and work order,
+ *     x's tiles through shared memory (_xs), the slices summed in the kernel by a
+ *     ticket (_tk: us_main is then the whole product), 4 blocks a SM (_occ4)
  */
 #include <cuda.h>
 #include <cuda_fp16.h>
@@ -59,6 +62,9 @@ struct Prob {
     float *part[2];   /* [K/kslice][16][N] */
     int K, N, kslice;
     int ntiles, nslices, nmat; /* the persistent kernels' work items */
+    const __half *x;           /* x row-major (16 x K): the h_ family's x tiles */
+    float *y[2];               /* the h_ family's in-kernel sum writes y */
+    int *tickets;              /* [2][tiles], zero between launches */
 };
 struct Maps {
     CUtensorMap m[2];
@@ -74,6 +80,12 @@ __device__ __forceinline__ void mma16816(float c[4], const uint4 &a, uint32_t b0
                  "{%0,%1,%2,%3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void ldsm_x4(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3)
+                 : "r"(addr)
+                 : "memory");
 }
 __device__ __forceinline__ void ldsm_x4_t(uint32_t addr, uint32_t &r0, uint32_t &r1, uint32_t &r2, uint32_t &r3) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -346,6 +358,123 @@ __global__ void __launch_bounds__(WN *WK * 32) k_persist(Prob p) {
     cp_wait<0>();
 }
 
+/* ---------- (h) the generated kernel's features one at a time (a bisection
+ * of its gap to (a)): 16 x 64 tiles, 64-row stages, 128 threads, a tile's
+ * K slices on consecutive blocks (its work order), each warp 16 columns over
+ * every k16 step of a stage (its warp layout: chains of 4 dependent mma);
+ * XS: x's 16 x 64 tile copied with the stage by cp.async and read by
+ * ldmatrix (as the generator does), else x's fragments from global memory;
+ * TK: the slices summed in the kernel (partials, a fence, an atomic ticket,
+ * the tile's last block sums them in slice order into y), else by k_reduce */
+template <int ST, bool XS, bool TK>
+__global__ void __launch_bounds__(128) k_gen(Prob p) {
+    constexpr int BN = 64, BK = 64, T = 128, CH = BK * BN / 8;
+    typedef Lay<BN, BK, true> L;
+    constexpr int SH = L::STAGE_HALVES + (XS ? 16 * BK : 0);
+    extern __shared__ __align__(128) unsigned char smem_raw[];
+    __shared__ int last;
+    __half *sm = (__half *)smem_raw;
+    const int S = gridDim.y, lin = blockIdx.x + blockIdx.y * gridDim.x;
+    const int mat = blockIdx.z, tile = lin / S, slice = lin % S, n0 = tile * BN, k0 = slice * p.kslice;
+    const int nsteps = p.kslice / BK, N = p.N;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+    const __half *W = p.W[mat];
+    float acc[2][4];
+#pragma unroll
+    for (int j = 0; j < 2; j++)
+        acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+    auto issue = [&](int it) {
+        __half *st = sm + (it % ST) * SH;
+        const __half *src = W + (size_t)(k0 + it * BK) * N + n0;
+#pragma unroll
+        for (int q = 0; q < CH / T; q++) {
+            const int i = tid + q * T, r = i / (BN / 8), c = (i % (BN / 8)) * 8;
+            cp16<0>(smem_u32(st + L::off(r, c)), src + (size_t)r * N + c, 0);
+        }
+        if (XS) { /* 16 rows of 64: a 16-byte chunk a thread, swizzled as W's */
+            const int r = tid / 8, c = (tid % 8) * 8;
+            cp16<0>(smem_u32(st + L::STAGE_HALVES + r * 64 + ((((c >> 3) ^ (r & 7))) << 3)),
+                    p.x + (size_t)r * p.K + k0 + it * BK + c, 0);
+        }
+    };
+#pragma unroll
+    for (int s = 0; s < ST - 1; s++) {
+        if (s < nsteps)
+            issue(s);
+        cp_commit();
+    }
+    const int lr = (lane & 7) + ((lane >> 3) & 1) * 8, lc = (lane >> 4) * 8, ar = lane & 15, ac = (lane >> 4) * 8;
+    for (int it = 0; it < nsteps; it++) {
+        uint4 afr[4];
+        if (!XS)
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++)
+                afr[ks] = __ldg(p.xf + (size_t)((k0 + it * BK) / 16 + ks) * 32 + lane);
+        cp_wait<ST - 2>();
+        __syncthreads();
+        if (it + ST - 1 < nsteps)
+            issue(it + ST - 1);
+        cp_commit();
+        const __half *st = sm + (it % ST) * SH;
+        const uint32_t base = smem_u32(st);
+#pragma unroll
+        for (int ks = 0; ks < 4; ks++) {
+            uint4 a;
+            if (XS) {
+                const int col = ks * 16 + ac;
+                ldsm_x4(base + 2u * (uint32_t)(L::STAGE_HALVES + ar * 64 + (((col >> 3) ^ (ar & 7)) << 3)), a.x, a.y,
+                        a.z, a.w);
+            } else
+                a = afr[ks];
+            uint32_t b0, b1, b2, b3;
+            ldsm_x4_t(base + 2u * (uint32_t)L::off(ks * 16 + lr, warp * 16 + lc), b0, b1, b2, b3);
+            mma16816(acc[0], a, b0, b1);
+            mma16816(acc[1], a, b2, b3);
+        }
+    }
+    cp_wait<0>();
+    float *out = p.part[mat] + (size_t)slice * MROWS * N + n0;
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        const int c = warp * 16 + j * 8 + 2 * t;
+        __stcg((float2 *)(out + (size_t)g * N + c), make_float2(acc[j][0], acc[j][1]));
+        __stcg((float2 *)(out + (size_t)(g + 8) * N + c), make_float2(acc[j][2], acc[j][3]));
+    }
+    if (!TK)
+        return;
+    __syncthreads();
+    if (tid == 0) {
+        __threadfence();
+        int *tk = p.tickets + mat * gridDim.x * gridDim.y / S + tile;
+        last = atomicAdd(tk, 1) == S - 1;
+        if (last) {
+            *tk = 0;
+            __threadfence();
+        }
+    }
+    __syncthreads();
+    if (last) { /* the slices in order, four loads in flight a thread */
+        const float *p0 = p.part[mat] + n0;
+        for (int i = tid; i < MROWS * BN; i += T) {
+            const int m = i / BN, c = i % BN;
+            float sum = 0.f;
+            int q = 0;
+            for (; q + 4 <= S; q += 4) {
+                float v[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    v[u] = __ldcg(p0 + (size_t)(q + u) * MROWS * N + (size_t)m * N + c);
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    sum += v[u];
+            }
+            for (; q < S; q++)
+                sum += __ldcg(p0 + (size_t)q * MROWS * N + (size_t)m * N + c);
+            p.y[mat][(size_t)m * N + n0 + c] = sum;
+        }
+    }
+}
+
 /* ------------------------------- (d) bulk 1D copies of row pieces, mbarriers */
 template <int BN, int BK, int ST, int WN, int WK, int ISS>
 __global__ void __launch_bounds__(WN *WK * 32) k_bulk(Prob p) {
@@ -581,6 +710,7 @@ struct Variant {
     const void *kfn;
     int threads, smem, bn, kslice, tma_bk; /* bn: columns a block; tma_bk > 0: needs tensor maps */
     int persist;                           /* grid: SMs x resident blocks, work items in a loop */
+    int selfsum;                           /* the kernel sums the slices into y (no k_reduce) */
     void (*launch)(dim3, int, int, const Prob &, const Maps &);
 };
 template <int BN, int BK, int ST, int WN, int WK, int H>
@@ -603,32 +733,39 @@ template <int BN, int BK, int ST, int WN, int WK, int H>
 void L_persist(dim3 g, int th, int sm, const Prob &p, const Maps &) {
     k_persist<BN, BK, ST, WN, WK, H><<<g, th, sm>>>(p);
 }
+template <int ST, bool XS, bool TK> void L_gen(dim3 g, int th, int sm, const Prob &p, const Maps &) {
+    k_gen<ST, XS, TK><<<g, th, sm>>>(p);
+}
 template <int U, int WPB, int H> void L_ldg(dim3 g, int th, int sm, const Prob &p, const Maps &) {
     k_ldg<U, WPB, H><<<g, th, sm>>>(p);
 }
 static int red_bytes(int bn, int wk) { return wk > 1 ? wk * MROWS * bn * 4 : 0; }
 #define VCP(nm, BN, BK, ST, WN, WK, H, KS)                                                                        \
     Variant { nm, (const void *)k_cpasync<BN, BK, ST, WN, WK, H>, WN * WK * 32,                                    \
-              std::max(ST * BK * BN * 2, red_bytes(BN, WK)), BN, KS, 0, 0, L_cp<BN, BK, ST, WN, WK, H> }
+              std::max(ST * BK * BN * 2, red_bytes(BN, WK)), BN, KS, 0, 0, 0, L_cp<BN, BK, ST, WN, WK, H> }
 /* the same kernel held to 4 blocks a SM by padding its shared memory (the
  * generated kernel's 128 registers allow 4) */
 #define VCPOCC4(nm, BN, BK, ST, WN, WK, H, KS)                                                                    \
-    Variant { nm, (const void *)k_cpasync<BN, BK, ST, WN, WK, H>, WN * WK * 32, 52 * 1024, BN, KS, 0, 0,           \
+    Variant { nm, (const void *)k_cpasync<BN, BK, ST, WN, WK, H>, WN * WK * 32, 52 * 1024, BN, KS, 0, 0, 0,        \
               L_cp<BN, BK, ST, WN, WK, H> }
 #define VCPSF(nm, BN, BK, ST, WN, WK, H, KS)                                                                      \
     Variant { nm, (const void *)k_cpasync<BN, BK, ST, WN, WK, H, true>, WN * WK * 32,                              \
-              std::max(ST * BK * BN * 2, red_bytes(BN, WK)), BN, KS, 0, 0, L_cpsf<BN, BK, ST, WN, WK, H> }
+              std::max(ST * BK * BN * 2, red_bytes(BN, WK)), BN, KS, 0, 0, 0, L_cpsf<BN, BK, ST, WN, WK, H> }
 #define VBULK(nm, BN, BK, ST, WN, WK, I, KS)                                                                      \
     Variant { nm, (const void *)k_bulk<BN, BK, ST, WN, WK, I>, WN * WK * 32,                                       \
-              128 + std::max(ST * BK * (BN + 8) * 2, red_bytes(BN, WK)), BN, KS, 0, 0, L_bulk<BN, BK, ST, WN, WK, I> }
+              128 + std::max(ST * BK * (BN + 8) * 2, red_bytes(BN, WK)), BN, KS, 0, 0, 0, L_bulk<BN, BK, ST, WN, WK, I> }
 #define VTMA(nm, BN, BK, ST, WN, WK, KS)                                                                          \
     Variant { nm, (const void *)k_tma<BN, BK, ST, WN, WK>, WN * WK * 32,                                           \
-              1024 + 128 + std::max(ST * BK * BN * 2, red_bytes(BN, WK)), BN, KS, BK, 0, L_tma<BN, BK, ST, WN, WK> }
+              1024 + 128 + std::max(ST * BK * BN * 2, red_bytes(BN, WK)), BN, KS, BK, 0, 0, L_tma<BN, BK, ST, WN, WK> }
 #define VPER(nm, BN, BK, ST, WN, WK, H, KS)                                                                       \
     Variant { nm, (const void *)k_persist<BN, BK, ST, WN, WK, H>, WN * WK * 32,                                    \
-              ST * BK * BN * 2 + red_bytes(BN, WK), BN, KS, 0, 1, L_persist<BN, BK, ST, WN, WK, H> }
+              ST * BK * BN * 2 + red_bytes(BN, WK), BN, KS, 0, 1, 0, L_persist<BN, BK, ST, WN, WK, H> }
+/* SMEM 0: the stages' bytes; else that many (52 KB: 4 blocks a SM, as the generator's registers allow) */
+#define VGEN(nm, ST, XS, TK, SMEM)                                                                                \
+    Variant { nm, (const void *)k_gen<ST, XS, TK>, 128, SMEM ? SMEM : ST * (64 * 64 + (XS ? 16 * 64 : 0)) * 2, 64,  \
+              1024, 0, 0, TK, L_gen<ST, XS, TK> }
 #define VLDG(nm, U, WPB, H, KS) \
-    Variant { nm, (const void *)k_ldg<U, WPB, H>, WPB * 32, 0, 64 * WPB, KS, 0, 0, L_ldg<U, WPB, H> }
+    Variant { nm, (const void *)k_ldg<U, WPB, H>, WPB * 32, 0, 64 * WPB, KS, 0, 0, 0, L_ldg<U, WPB, H> }
 
 static std::vector<Variant> variants() {
     return {
@@ -656,6 +793,11 @@ static std::vector<Variant> variants() {
         VPER("g_persist_bn64_bk64_s8_l2pf", 64, 64, 8, 1, 4, 2, 1024),
         VPER("g_persist_bn128_bk64_s4_t256", 128, 64, 4, 2, 4, 2, 1024),
         VPER("g_persist_bn256_bk32_s6", 256, 32, 6, 4, 1, 2, 1024),
+        VGEN("h_gen_wn4_s4", 4, false, false, 0),
+        VGEN("h_gen_wn4_s4_xs", 4, true, false, 0),
+        VGEN("h_gen_wn4_s4_xs_tk", 4, true, true, 0),
+        VGEN("h_gen_wn4_s4_xs_tk_occ4", 4, true, true, 52 * 1024),
+        VGEN("h_gen_wn4_s4_tk", 4, false, true, 0),
         VLDG("f_ldg_u2_w4_ks256", 2, 4, 0, 256),
         VLDG("f_ldg_u4_w4_ks256", 4, 4, 0, 256),
         VLDG("f_ldg_u4_w4_ks512", 4, 4, 0, 512),
@@ -701,6 +843,7 @@ struct Bufs {
     __half *W[2] = {nullptr, nullptr}, *x = nullptr;
     uint4 *xf = nullptr;
     float *part = nullptr, *y = nullptr, *yref = nullptr, *sink = nullptr;
+    int *tickets = nullptr;
     float4 *flush = nullptr;
     size_t flush_n = 0, part_floats = 0;
 };
@@ -758,10 +901,11 @@ static bool run_variant(const Variant &v, const Case &c, Bufs &b, int sms) {
         return true;
     }
     Prob p;
-    p.K = c.K, p.N = c.N, p.kslice = ks, p.xf = b.xf;
+    p.K = c.K, p.N = c.N, p.kslice = ks, p.xf = b.xf, p.x = b.x, p.tickets = b.tickets;
     for (int m = 0; m < 2; m++) {
         p.W[m] = b.W[m < c.nmat ? m : 0];
         p.part[m] = b.part + (size_t)(m < c.nmat ? m : 0) * S * MROWS * c.N;
+        p.y[m] = b.y + (size_t)(m < c.nmat ? m : 0) * MROWS * c.N;
     }
     Maps maps;
     memset(&maps, 0, sizeof maps);
@@ -804,7 +948,8 @@ static bool run_variant(const Variant &v, const Case &c, Bufs &b, int sms) {
     CK(cudaMemset(b.y, 0xFF, sizeof(float) * c.nmat * MN));
     v.launch(grid, v.threads, v.smem, p, maps);
     CK(cudaGetLastError());
-    k_reduce<<<rgrid, 256>>>(b.part, b.y, S, MN);
+    if (!v.selfsum)
+        k_reduce<<<rgrid, 256>>>(b.part, b.y, S, MN);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
     int to = 0;
@@ -835,7 +980,8 @@ static bool run_variant(const Variant &v, const Case &c, Bufs &b, int sms) {
         CK(cudaEventRecord(e0));
         v.launch(grid, v.threads, v.smem, p, maps);
         CK(cudaEventRecord(e1));
-        k_reduce<<<rgrid, 256>>>(b.part, b.y, S, MN);
+        if (!v.selfsum)
+            k_reduce<<<rgrid, 256>>>(b.part, b.y, S, MN);
         CK(cudaEventRecord(e2));
         CK(cudaEventSynchronize(e2));
         float m1, m2;
@@ -871,6 +1017,8 @@ static bool run_case(const Case &c, Bufs &b, int sms, const char *only) {
     CK(cudaMalloc(&b.part, b.part_floats * 4));
     CK(cudaMalloc(&b.y, (size_t)c.nmat * MROWS * c.N * 4));
     CK(cudaMalloc(&b.yref, (size_t)c.nmat * MROWS * c.N * 4));
+    CK(cudaMalloc(&b.tickets, (size_t)2 * (c.N / 64) * 4));
+    CK(cudaMemset(b.tickets, 0, (size_t)2 * (c.N / 64) * 4));
     CK(cudaMemset(b.yref, 0, (size_t)c.nmat * MROWS * c.N * 4));
     for (int m = 0; m < c.nmat; m++)
         k_ref<<<dim3((c.N + 127) / 128, (c.K + 255) / 256), 128>>>(b.W[m], b.x, b.yref + (size_t)m * MROWS * c.N, c.K,
@@ -889,7 +1037,7 @@ static bool run_case(const Case &c, Bufs &b, int sms, const char *only) {
                 return false;
     for (int m = 0; m < c.nmat; m++)
         cudaFree(b.W[m]), b.W[m] = nullptr;
-    cudaFree(b.x), cudaFree(b.xf), cudaFree(b.part), cudaFree(b.y), cudaFree(b.yref);
+    cudaFree(b.x), cudaFree(b.xf), cudaFree(b.part), cudaFree(b.y), cudaFree(b.yref), cudaFree(b.tickets);
     return true;
 }
 
@@ -934,6 +1082,34 @@ static void emu_ldsm_t(const uint16_t *sm, const int addr[32], uint32_t r[32][4]
             r[l][i] = (uint32_t)r0[g] | ((uint32_t)r1[g] << 16);
         }
     }
+}
+/* k_gen's x tile (16 rows of 64, swizzled as W's) read by ldmatrix.x4:
+ * the A fragments it gives against xf's (k_xfrag's order); mismatches */
+static int host_check_xtile(const std::vector<uint16_t> &x, int K) {
+    std::vector<uint16_t> sm(16 * 64, 0);
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < K; c += 8)
+            for (int e = 0; e < 8; e++)
+                sm[r * 64 + ((((c >> 3) ^ (r & 7))) << 3) + e] = x[r * K + c + e];
+    int bad = 0;
+    for (int ks = 0; ks < K / 16; ks++) {
+        int addr[32];
+        for (int l = 0; l < 32; l++) {
+            const int ar = l & 15, col = ks * 16 + (l >> 4) * 8;
+            addr[l] = ar * 64 + (((col >> 3) ^ (ar & 7)) << 3);
+        }
+        for (int l = 0; l < 32; l++) {
+            const int g = l >> 2, t = l & 3, k = ks * 16 + 2 * t;
+            auto pk = [&](int m, int kc) { return (uint32_t)x[m * K + kc] | ((uint32_t)x[m * K + kc + 1] << 16); };
+            const uint32_t want[4] = {pk(g, k), pk(g + 8, k), pk(g, k + 8), pk(g + 8, k + 8)};
+            for (int i = 0; i < 4; i++) { /* plain ldmatrix: matrix i's row g, elements 2t, 2t + 1 */
+                const uint16_t *row = sm.data() + addr[i * 8 + g];
+                if (((uint32_t)row[2 * t] | ((uint32_t)row[2 * t + 1] << 16)) != want[i])
+                    bad++;
+            }
+        }
+    }
+    return bad;
 }
 template <bool SWZ> static double host_check_smem(const std::vector<uint16_t> &W, const std::vector<uint16_t> &x,
                                                   const std::vector<float> &ref, int K, int N) {
@@ -1045,8 +1221,10 @@ static int host_check() {
     }
     const double e1 = host_check_smem<true>(W, x, ref, K, N), e2 = host_check_smem<false>(W, x, ref, K, N);
     const double e3 = host_check_ldg(W, x, ref, K, N);
-    printf("host check: swizzle collisions %d; max |err| swizzled %.3g, padded %.3g, registers %.3g\n", bad, e1, e2, e3);
-    const bool ok = bad == 0 && e1 < 1e-3 && e2 < 1e-3 && e3 < 1e-3;
+    const int xb = host_check_xtile(x, K);
+    printf("host check: swizzle collisions %d; max |err| swizzled %.3g, padded %.3g, registers %.3g; x tile "
+           "fragments wrong %d\n", bad, e1, e2, e3, xb);
+    const bool ok = bad == 0 && e1 < 1e-3 && e2 < 1e-3 && e3 < 1e-3 && xb == 0;
     printf("host check %s\n", ok ? "ok" : "FAILED");
     return ok ? 0 : 1;
 }
