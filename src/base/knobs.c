@@ -10,13 +10,15 @@
 
 const tc_knobs knobs_default = {
     .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true, .attention = true,
-    .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
+    .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .matmul_stream = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
     .tile_whole = -1, .fe_steps = -1, .full_grid = -1, .col_split = -1, .col_x = -1,
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1,
     .rows_online = -1, .online_block = -1, .online_vec = -1,
     .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1, .rows_block = -1,
     .fast_math = -1,
 };
+
+const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "occ5", "occ6"};
 
 /* The integer knobs: name, field, range, and what a value must also be. */
 enum { ANY, POW2, MULT16, MULT64 };
@@ -114,6 +116,15 @@ void knobs_from_env(tc_knobs *k)
     }
     if (is("TENSORC_SCAN_CHECKPOINT", "off"))
         k->scan_checkpoint = 0;
+    k->matmul_stream = -1;
+    const char *st = env("TENSORC_MATMUL_STREAM");
+    for (int i = 0; st && i < KNOB_MM_STREAM_N; i++)
+        if (strcmp(st, knob_mm_streams[i]) == 0)
+            k->matmul_stream = i;
+    static atomic_flag warned_stream;
+    if (st && k->matmul_stream < 0 && !atomic_flag_test_and_set(&warned_stream))
+        fprintf(stderr, "tensorc: warning: TENSORC_MATMUL_STREAM='%s' is not cpasync, l2pf, occ5 or occ6: "
+                "ignored\n", st);
 }
 
 /* " NAME=VALUE" (no space first) appended to buf, cut short at cap */
@@ -138,6 +149,8 @@ void knobs_text(const tc_knobs *k, char *buf, size_t cap)
         add(buf, cap, "TENSORC_MATMUL_NORM", "off");
     if (!k->attention)
         add(buf, cap, "TENSORC_ATTENTION", "off");
+    if (k->matmul_stream >= 0)
+        add(buf, cap, "TENSORC_MATMUL_STREAM", knob_mm_streams[k->matmul_stream]);
     for (int i = 0; i < NINTS; i++)
         if (get(k, i) >= 0) {
             char v[16];

@@ -22,6 +22,10 @@
 
 enum { KNOB_MM_AUTO, KNOB_MM_CUBLAS, KNOB_MM_GENERATED };
 
+/* TENSORC_MATMUL_STREAM's names, in the order of KNOB_MM_STREAM_* (sched_matmul.c) */
+enum { KNOB_MM_STREAM_CPASYNC, KNOB_MM_STREAM_L2PF, KNOB_MM_STREAM_OCC5, KNOB_MM_STREAM_OCC6, KNOB_MM_STREAM_N };
+extern const char *const knob_mm_streams[KNOB_MM_STREAM_N];
+
 typedef struct tc_knobs {
     /* fusion (src/fuse) */
     int matmul;             /* TENSORC_MATMUL: cublas, generated, else KNOB_MM_AUTO */
@@ -36,6 +40,8 @@ typedef struct tc_knobs {
     int matmul_resident;    /* TENSORC_MATMUL_RESIDENT: 0 to 65536 */
     int matmul_fence;       /* TENSORC_MATMUL_FENCE: 0 every thread, 1 one, 2 one with acq_rel */
     int matmul_order;       /* TENSORC_MATMUL_ORDER: 0 tile by tile, 1 slice by slice */
+    int matmul_stream;      /* TENSORC_MATMUL_STREAM: an index of knob_mm_streams (0 "cpasync",
+                             * as before), -1 unset */
     int pw_unroll;          /* TENSORC_PW_UNROLL: 1, 2, 4 or 8 */
     int full_unroll;        /* TENSORC_FULL_UNROLL: 1, 2, 4 or 8 */
     int col_unroll;         /* TENSORC_COL_UNROLL: 1 to 16 */

@@ -227,19 +227,23 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     bool skinny = ks->mm == MM_BY_ROWS ? ks->mm_max_rows <= MM_TILE_M
                                        : dim_is_const(kd.mm.m, &mc) && mc <= MM_TILE_M;
     bool norm = nm->rows != NULL;
-    int64_t smb = stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 16, ks->mm_bk, ks->mm_stages);
-    int64_t smb64 = dt && !skinny ? stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 64, ks->mm_bk, ks->mm_stages)
+    /* TENSORC_MATMUL_STREAM=occ5/occ6: 3 stages (unless TENSORC_MATMUL_STAGES
+     * says), so 5 or 6 blocks' stages fit a SM's 228 KB */
+    int occ = ks->mm_occ > 4 ? ks->mm_occ : 4; /* blocks a SM by registers */
+    int stg = ks->mm_stages ? ks->mm_stages : occ > 4 ? 3 : 0;
+    int64_t smb = stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 16, ks->mm_bk, stg);
+    int64_t smb64 = dt && !skinny ? stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 64, ks->mm_bk, stg)
                                   : 0;
     smb = smb > smb64 ? smb : smb64;
     if (smb > 227 * 1024) /* only under the knobs: an sm_90 block's most */
         diag_error(g->d, TC_ERR_LIMIT, m->loc, "matmul %%%d: TENSORC_MATMUL_STAGES and TENSORC_MATMUL_BK "
                    "ask for %lld bytes of shared memory a block (at most %d)", m->id, (long long)smb,
                    227 * 1024);
-    if ((ks->mm_stages || ks->mm_bk) && smb > 47 * 1024)
+    if ((stg || ks->mm_bk) && smb > 47 * 1024)
         st->shmem = (int)smb;
     st->resident = ks->mm_resident > 0;
-    if (ks->mm_resident == 1) /* SMs x blocks a SM (228 KB of shared memory, 4 by registers) */
-        st->grid_cap = MM_SMS * (228 * 1024 / (smb + 2048) < 4 ? 228 * 1024 / (smb + 2048) : 4);
+    if (ks->mm_resident == 1) /* SMs x blocks a SM (228 KB of shared memory, occ by registers) */
+        st->grid_cap = MM_SMS * (228 * 1024 / (smb + 2048) < occ ? 228 * 1024 / (smb + 2048) : occ);
     else if (ks->mm_resident > 1)
         st->grid_cap = ks->mm_resident;
     st->block[0] = MM_THREADS;
@@ -284,15 +288,17 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     const char *targs = arena_printf(a, "%d, %s, %s, %s, %d, %s, %s", dt, kd.mm.ta ? "true" : "false",
                                      kd.mm.tb ? "true" : "false", nm->rows ? "true" : "false", m2 ? 2 : 1,
                                      mt ? "true" : "false", skinny ? "true" : "false");
-    if (ks->mm_stages || ks->mm_bk || ks->mm_resident) /* stages, K step, dynamic shared memory,
+    if (stg || ks->mm_bk || ks->mm_resident) /* stages, K step, dynamic shared memory,
                                                            * the next item's stages issued early */
-        targs = arena_printf(a, "%s, %d, %d, %d, %s", targs, ks->mm_stages, ks->mm_bk, st->shmem,
+        targs = arena_printf(a, "%s, %d, %d, %d, %s", targs, stg, ks->mm_bk, st->shmem,
                              ks->mm_resident ? "true" : "false");
-    if (ks->mm_fence != 1 || ks->mm_slices_outer) /* who fences around the ticket and how; the
-                                                     * work items slice by slice */
-        targs = arena_printf(a, "%s%s, %d%s", targs, ks->mm_stages || ks->mm_bk || ks->mm_resident
-                                                          ? "" : ", 0, 0, 0, false", ks->mm_fence,
-                             ks->mm_slices_outer ? ", true" : "");
+    if (ks->mm_fence != 1 || ks->mm_slices_outer || ks->mm_copy) /* who fences around the ticket
+                                                                      * and how; the work items slice
+                                                                      * by slice; the weight's copies */
+        targs = arena_printf(a, "%s%s, %d%s%s", targs, stg || ks->mm_bk || ks->mm_resident
+                                                            ? "" : ", 0, 0, 0, false", ks->mm_fence,
+                             ks->mm_slices_outer ? ", true" : ks->mm_copy ? ", false" : "",
+                             ks->mm_copy ? arena_printf(a, ", %d", ks->mm_copy) : "");
     const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
                         : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
                                        nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",
@@ -310,7 +316,7 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                             "a @ b not stored), c2 = a @ b2%s (%%%d)", kd.mm.tb ? ".T" : "",
                             kd.mm.tb ? ".T" : "", mt->id, kd.mm.tb ? ".T" : "", m2->id);
     return arena_printf(a,
-                        "extern \"C\" __global__ void __launch_bounds__(%d, 4) %s(\n"
+                        "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(\n"
                         "    const %s *__restrict__ a, const %s *__restrict__ b, %s *__restrict__ c,\n"
                         "    const idx_t m, const idx_t n, const idx_t k, const idx_t batch,\n"
                         "    const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,\n"
@@ -321,7 +327,7 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         "    tc_mm<%s>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,\n"
                         "                     (unsigned char *)ws, %d%s);\n"
                         "}\n",
-                        MM_THREADS, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
+                        MM_THREADS, occ, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
                         kd.mm.ta ? ".T" : "", kd.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
                         fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
                         ks->mm_kslice, cargs);

@@ -38,7 +38,7 @@ struct tc_mm_nors {
     __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
 };
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
-          bool SO, class EP, class RS>
+          bool SO, int STR, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -118,7 +118,8 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     do {                                                                                               \
         T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                             \
         if (TA) TileA::load(sa_, Ab, M, k1, M, (kk), m0); else TileA::load(sa_, Ab, K, M, k1, m0, (kk)); \
-        if (TB) TileB::load(sb_, Bb, K, Nm, k1, nm0, (kk)); else TileB::load(sb_, Bb, Nm, k1, Nm, (kk), nm0); \
+        if (TB) TileB::template load<STR>(sb_, Bb, K, Nm, k1, nm0, (kk));                               \
+        else TileB::template load<STR>(sb_, Bb, Nm, k1, Nm, (kk), nm0);                                  \
         if (NORM && gcol) TileG::load(sb_ + TileB::ELEMS, gcol, 0, 1, k1, 0, (kk));                     \
     } while (0)
             /* this item's stages: the first nfull whole in K; with every
@@ -141,7 +142,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         if ((i_) < nfull) {                                                                            \
             T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                         \
             TileA::template issue<!TA>(sa_, pa);                                                       \
-            TileB::issue(sb_, pb);                                                                     \
+            TileB::template issue<false, STR>(sb_, pb);                                                \
             if (NORM && gcol) TileG::issue(sb_ + TileB::ELEMS, pg);                                    \
         } else                                                                                         \
             TC_MM_ISSUE_AT(st, k0 + (long long)(i_) * BK, Ab, Bb, m0, k1, nm0);                        \
@@ -427,10 +428,12 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * around the K slices' ticket and how (TENSORC_MATMUL_FENCE: 0 every
  * thread, 1 one thread with __threadfence, 2 one thread with
  * fence.acq_rel), SO: the work items slice by slice over every tile, not
- * tile by tile (TENSORC_MATMUL_ORDER=1). */
+ * tile by tile (TENSORC_MATMUL_ORDER=1), STR: how the weight's tiles are
+ * copied (0 cp.async, 1 with the L2's 256-byte prefetch:
+ * TENSORC_MATMUL_STREAM=l2pf; mmtile.cuh's tc_mm_cp16). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
           bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
-          class EP = tc_mm_noep, class RS = tc_mm_nors>
+          int STR = 0, class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
@@ -453,9 +456,9 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
-                                                                ep, rs, gcol, B2, C2, Bd, R);
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
+                                                                     KS, smem, ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
-                                                               ep, rs, gcol, B2, C2, Bd, R);
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
+                                                                    KS, smem, ep, rs, gcol, B2, C2, Bd, R);
 }

@@ -25,11 +25,16 @@ template <> __device__ __forceinline__ unsigned short tc_mm_out<2>(float v) { re
 #endif
 
 /* 16 bytes global -> shared: cp.async where there is one (sm_80+, the copy
- * runs while the block computes), else through a register */
-__device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
+ * runs while the block computes), else through a register.  H 1, the
+ * weight's copies under TENSORC_MATMUL_STREAM=l2pf (matmul.cuh's STR): the
+ * L2 fetches the whole 256-byte block from DRAM (.L2::256B) */
+template <int H = 0> __device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
 #if __CUDA_ARCH__ >= 800
     unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
+    if (H == 1)
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src));
+    else
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
 #else
     *(uint4 *)dst = __ldg((const uint4 *)src);
 #endif
@@ -72,6 +77,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
         cc = (ch % (C / V)) * V;
         return true;
     }
+    template <int H = 0>
     static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
                                                 long long clim, long long r0, long long c0) {
         /* the whole tile inside and every row's start aligned (tested once
@@ -85,7 +91,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
                 int rr, cc;
                 if (!chunk(i, rr, cc))
                     break;
-                tc_mm_cp16(s + rr * P + cc, q + rr * ld + cc);
+                tc_mm_cp16<H>(s + rr * P + cc, q + rr * ld + cc);
             }
             return;
         }
@@ -98,7 +104,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
             const T *p = src + gr * ld + gc;
             T *d = s + rr * P + cc;
             if (gr < rlim && gc + V <= clim && ((unsigned long long)p & 15) == 0) {
-                tc_mm_cp16(d, p);
+                tc_mm_cp16<H>(d, p);
             } else {
 #pragma unroll
                 for (int v = 0; v < V; v++)
@@ -138,7 +144,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
                 ((unsigned long long)(src + r0 * ld + c0) & 15) == 0;
     }
     /* the next whole stage's copies into s */
-    template <bool ZR = false> static __device__ __forceinline__ void issue(T *s, plan &pl) {
+    template <bool ZR = false, int H = 0> static __device__ __forceinline__ void issue(T *s, plan &pl) {
         const int t = (int)threadIdx.x;
         const char *q = pl.q;
         T *d = s + t / (C / V) * P + t % (C / V) * V;
@@ -147,7 +153,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
             if (CH % TC_MM_THREADS != 0 && t + i * TC_MM_THREADS >= CH)
                 break;
             if (!ZR || i * RS < pl.rv)
-                tc_mm_cp16(d + i * RS * P, q);
+                tc_mm_cp16<H>(d + i * RS * P, q);
             else
                 *(uint4 *)(d + i * RS * P) = make_uint4(0, 0, 0, 0);
             q += pl.d;

@@ -200,6 +200,13 @@ typedef struct ksched {
                              * fence.acq_rel (matmul.cuh's FEN) */
     bool mm_slices_outer;   /* TENSORC_MATMUL_ORDER=1: work items slice by slice over
                              * every tile (matmul.cuh's SO), else tile by tile */
+    int mm_stream;          /* TENSORC_MATMUL_STREAM (knobs.h's KNOB_MM_STREAM_*), 0 as before */
+    int mm_copy;            /* the weight's copies (matmul.cuh's STR): 1 with the L2's
+                             * 256-byte prefetch (l2pf), 0 plain cp.async */
+    int mm_occ;             /* blocks a SM the kernel's registers allow (__launch_bounds__'s
+                             * second argument): 4, or 5 and 6 (occ5, occ6; codegen's
+                             * matmul.c then makes 3 stages unless TENSORC_MATMUL_STAGES
+                             * sets them) */
     fmmnorm norm;           /* the row-scale rule (fuse.h), norm.rows NULL without: the
                              * generated kernel computes the left operand's rows kernel */
     /* a rows kernel that a generated matmul computes (the row-scale rule):

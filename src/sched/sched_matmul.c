@@ -93,6 +93,24 @@
  * 3 x 8 KB stages of 128-byte row pieces (TMA bulk copies of whole tiles, or
  * wider contiguous pieces with the grid kept full); until then the gated
  * pair (180 MB of W) loses to two cuBLAS calls (78.1 against 57.6).
+ *
+ * bench/micro/mmstream.cu (session 12, H200, L2 flushed, y checked; TB/s of
+ * W, the streaming kernel without its split-K sum): a plain read of W 4.44
+ * at K 65536 (3.83 for gated_mlp's 180 MB, 2.85 for 33.6 MB); this kernel's
+ * tile and pipeline alone (16 x 64, 3 stages of 64 rows, 128 threads, 80
+ * registers: 6 blocks a SM) 3.38, 3.30 held to 4 blocks a SM, 3.12 with a
+ * tile's slices on consecutive blocks, 2.73 with 8 stages (3 blocks a SM);
+ * 256- and 512-byte row pieces (16 x 128 and 16 x 256 tiles, 32 or 16 rows
+ * a stage) 3.72 and 3.91 at K 65536, 3.53 and 3.77 for gated_mlp, but 1.46
+ * and 1.41 at K = N = 4096 (64 and 16 tiles: too few blocks); 1D bulk
+ * copies of 128-byte pieces 2.05-2.32, TMA 2D tiles 2.68-3.69, registers
+ * without shared memory 1.87-2.78, the L2's 256-byte prefetch 3.35.  So the
+ * pattern streams at 3.4 where this kernel took 1.95: the gap is what the
+ * kernel does beyond it (registers, x's tiles, the combine), and wider row
+ * pieces with enough blocks add ~10-15 %.  TENSORC_MATMUL_STREAM's occ5 and
+ * occ6 (96 and 80 registers, 3 stages; ptxas spills 0 and 96-168 bytes
+ * for gated_mlp's pair, 12-16 and 8 for the row-scale kernel, 340-764 for
+ * lora's) and l2pf are the A/B of that (bench/README.md).
  */
 #include "sched/sched.h"
 
@@ -115,6 +133,9 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     ks->mm_resident = kn->matmul_resident > 0 ? kn->matmul_resident : 0;
     ks->mm_fence = kn->matmul_fence >= 0 ? kn->matmul_fence : 1;
     ks->mm_slices_outer = kn->matmul_order == 1;
+    ks->mm_stream = kn->matmul_stream > 0 ? kn->matmul_stream : 0;
+    ks->mm_copy = ks->mm_stream == KNOB_MM_STREAM_L2PF;
+    ks->mm_occ = ks->mm_stream == KNOB_MM_STREAM_OCC5 ? 5 : ks->mm_stream == KNOB_MM_STREAM_OCC6 ? 6 : 4;
     ks->mm_max_rows = FUSE_MM_MAX_ROWS;
     ks->block[0] = MM_THREADS;
     if (m->dtype != TC_F32 && m->dtype != TC_F16 && m->dtype != TC_BF16) {
@@ -177,6 +198,12 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
                        ks->mm_fence ? "one thread's fence.acq_rel" : "every thread fencing", ks->mm_fence);
         if (ks->mm_slices_outer)
             buf_puts(b, ", work items slice by slice over every tile (TENSORC_MATMUL_ORDER=1)");
+        if (ks->mm_copy)
+            buf_printf(b, ", the weight's copies with the L2's 256-byte prefetch (TENSORC_MATMUL_STREAM=%s)",
+                       knob_mm_streams[ks->mm_stream]);
+        if (ks->mm_occ > 4)
+            buf_printf(b, ", registers for %d blocks a SM%s (TENSORC_MATMUL_STREAM=%s)", ks->mm_occ,
+                       ks->mm_stages ? "" : " and 3 stages", knob_mm_streams[ks->mm_stream]);
         if (ks->mm == MM_BY_ROWS) {
             buf_puts(b, "; generated when ");
             dim_print(b, ks->mm_rows);

@@ -139,11 +139,11 @@ if [ "$what" = matmul ] || [ "$what" = all ]; then
     caps="--grid-caps 1,5"
 fi
 # matmul-knobs [every|full]: the streaming variants (TENSORC_MATMUL_STAGES,
-# _BK, _RESIDENT, _FENCE, _ORDER; README's knob table), each setting under a few cases (the
+# _BK, _RESIDENT, _FENCE, _ORDER, _STREAM; README's knob table), each setting under a few cases (the
 # row-scale rule at M = 1, 3, 17 with two K slices, the adapter rule with
 # the pair, SKINNY pair, f32 with A transposed), every matmul grid capped
-# at 1 and 5 as well (the same bits).  ctest: eight settings (the extremes,
-# a combination, each fence); `every`: every value of each knob and combinations
+# at 1 and 5 as well (the same bits).  ctest: ten settings (the extremes,
+# a combination, each fence, the L2 prefetch, 6 blocks a SM); `every`: every value of each knob and combinations
 # (manual, about 10 minutes); `full`: the whole matmul set above under each
 # of those (manual, about 3 minutes a setting).
 if [ "$what" = matmul-knobs ]; then
@@ -151,12 +151,13 @@ if [ "$what" = matmul-knobs ]; then
     R=TENSORC_MATMUL_RESIDENT
     sets=(TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 $R=3
           TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 TENSORC_MATMUL_FENCE=0,$R=3 TENSORC_MATMUL_FENCE=2
-          TENSORC_MATMUL_ORDER=1,$R=3)
+          TENSORC_MATMUL_ORDER=1,$R=3 TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=occ6,$R=1)
     [ "${3:-}" = every ] || [ "${3:-}" = full ] &&
         sets=(TENSORC_MATMUL_STAGES={2,3,4,5,6,7,8} TENSORC_MATMUL_BK={32,64,128} $R=1 $R=3
               TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
               TENSORC_MATMUL_STAGES=2,TENSORC_MATMUL_BK=128 TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off
-              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=1)
+              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=1 TENSORC_MATMUL_STREAM={cpasync,l2pf,occ5,occ6}
+              TENSORC_MATMUL_STREAM=occ6,TENSORC_MATMUL_STAGES=4,$R=3)
     ks=0
     for kn in "${sets[@]}"; do
         ks=$((ks + 1))

@@ -28,11 +28,16 @@ template <> __device__ __forceinline__ unsigned short tc_mm_out<2>(float v) { re
 #endif
 
 /* 16 bytes global -> shared: cp.async where there is one (sm_80+, the copy
- * runs while the block computes), else through a register */
-__device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
+ * runs while the block computes), else through a register.  H 1, the
+ * weight's copies under TENSORC_MATMUL_STREAM=l2pf (matmul.cuh's STR): the
+ * L2 fetches the whole 256-byte block from DRAM (.L2::256B) */
+template <int H = 0> __device__ __forceinline__ void tc_mm_cp16(void *dst, const void *src) {
 #if __CUDA_ARCH__ >= 800
     unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
+    if (H == 1)
+        asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src));
+    else
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src));
 #else
     *(uint4 *)dst = __ldg((const uint4 *)src);
 #endif
@@ -75,6 +80,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
         cc = (ch % (C / V)) * V;
         return true;
     }
+    template <int H = 0>
     static __device__ __forceinline__ void load(T *s, const T *src, long long ld, long long rlim,
                                                 long long clim, long long r0, long long c0) {
         /* the whole tile inside and every row's start aligned (tested once
@@ -88,7 +94,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
                 int rr, cc;
                 if (!chunk(i, rr, cc))
                     break;
-                tc_mm_cp16(s + rr * P + cc, q + rr * ld + cc);
+                tc_mm_cp16<H>(s + rr * P + cc, q + rr * ld + cc);
             }
             return;
         }
@@ -101,7 +107,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
             const T *p = src + gr * ld + gc;
             T *d = s + rr * P + cc;
             if (gr < rlim && gc + V <= clim && ((unsigned long long)p & 15) == 0) {
-                tc_mm_cp16(d, p);
+                tc_mm_cp16<H>(d, p);
             } else {
 #pragma unroll
                 for (int v = 0; v < V; v++)
@@ -141,7 +147,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
                 ((unsigned long long)(src + r0 * ld + c0) & 15) == 0;
     }
     /* the next whole stage's copies into s */
-    template <bool ZR = false> static __device__ __forceinline__ void issue(T *s, plan &pl) {
+    template <bool ZR = false, int H = 0> static __device__ __forceinline__ void issue(T *s, plan &pl) {
         const int t = (int)threadIdx.x;
         const char *q = pl.q;
         T *d = s + t / (C / V) * P + t % (C / V) * V;
@@ -150,7 +156,7 @@ template <class T, int R_, int C> struct tc_mm_tile {
             if (CH % TC_MM_THREADS != 0 && t + i * TC_MM_THREADS >= CH)
                 break;
             if (!ZR || i * RS < pl.rv)
-                tc_mm_cp16(d + i * RS * P, q);
+                tc_mm_cp16<H>(d + i * RS * P, q);
             else
                 *(uint4 *)(d + i * RS * P) = make_uint4(0, 0, 0, 0);
             q += pl.d;
@@ -462,7 +468,7 @@ struct tc_mm_nors {
     __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
 };
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
-          bool SO, class EP, class RS>
+          bool SO, int STR, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -542,7 +548,8 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     do {                                                                                               \
         T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                             \
         if (TA) TileA::load(sa_, Ab, M, k1, M, (kk), m0); else TileA::load(sa_, Ab, K, M, k1, m0, (kk)); \
-        if (TB) TileB::load(sb_, Bb, K, Nm, k1, nm0, (kk)); else TileB::load(sb_, Bb, Nm, k1, Nm, (kk), nm0); \
+        if (TB) TileB::template load<STR>(sb_, Bb, K, Nm, k1, nm0, (kk));                               \
+        else TileB::template load<STR>(sb_, Bb, Nm, k1, Nm, (kk), nm0);                                  \
         if (NORM && gcol) TileG::load(sb_ + TileB::ELEMS, gcol, 0, 1, k1, 0, (kk));                     \
     } while (0)
             /* this item's stages: the first nfull whole in K; with every
@@ -565,7 +572,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
         if ((i_) < nfull) {                                                                            \
             T *sa_ = (T *)(smem + (st) * G::STAGE), *sb_ = sa_ + TileA::ELEMS;                         \
             TileA::template issue<!TA>(sa_, pa);                                                       \
-            TileB::issue(sb_, pb);                                                                     \
+            TileB::template issue<false, STR>(sb_, pb);                                                \
             if (NORM && gcol) TileG::issue(sb_ + TileB::ELEMS, pg);                                    \
         } else                                                                                         \
             TC_MM_ISSUE_AT(st, k0 + (long long)(i_) * BK, Ab, Bb, m0, k1, nm0);                        \
@@ -851,10 +858,12 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * around the K slices' ticket and how (TENSORC_MATMUL_FENCE: 0 every
  * thread, 1 one thread with __threadfence, 2 one thread with
  * fence.acq_rel), SO: the work items slice by slice over every tile, not
- * tile by tile (TENSORC_MATMUL_ORDER=1). */
+ * tile by tile (TENSORC_MATMUL_ORDER=1), STR: how the weight's tiles are
+ * copied (0 cp.async, 1 with the L2's 256-byte prefetch:
+ * TENSORC_MATMUL_STREAM=l2pf; mmtile.cuh's tc_mm_cp16). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
           bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
-          class EP = tc_mm_noep, class RS = tc_mm_nors>
+          int STR = 0, class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
@@ -877,11 +886,11 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
-                                                                ep, rs, gcol, B2, C2, Bd, R);
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
+                                                                     KS, smem, ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO>(A, B, C, M, N, K, batch, sa, sb, sc, ws, KS, smem,
-                                                               ep, rs, gcol, B2, C2, Bd, R);
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
+                                                                    KS, smem, ep, rs, gcol, B2, C2, Bd, R);
 }
 
 /* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; pair: it computes %3 (kernel 0) too, a work item per tile, slice and product, the last of a tile's summing both; kernel 0 runs only when cuBLAS does */

@@ -161,9 +161,11 @@ echo "- examples/mlp_block.tc --fn dense_gelu --shape N=17,D=100,H=33" >>"$jobs"
 echo "- examples/attention_scores.tc --fn attention_scores --shape B=2,H=3,S=5,L=33,E=64" >>"$jobs"
 # who fences around the K slices' ticket (TENSORC_MATMUL_FENCE: the default
 # one thread above; 2 one thread's fence.acq_rel; 0 every thread, the old)
-# and the work items slice by slice (TENSORC_MATMUL_ORDER=1), at the decode
+# and the work items slice by slice (TENSORC_MATMUL_ORDER=1), the weight's
+# copies with the L2's prefetch, the kernel for 5 or 6 blocks a SM
+# (TENSORC_MATMUL_STREAM=l2pf, occ5, occ6), at the decode
 # shapes and with many slices (K = 16400: 17)
-for f in FENCE=0 FENCE=2 ORDER=1; do
+for f in FENCE=0 FENCE=2 ORDER=1 STREAM=l2pf STREAM=occ5 STREAM=occ6; do
     echo "knobs:TENSORC_MATMUL_$f+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
     echo "knobs:TENSORC_MATMUL_$f+- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
     echo "knobs:TENSORC_MATMUL_$f+lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
@@ -171,7 +173,7 @@ for f in FENCE=0 FENCE=2 ORDER=1; do
 done
 
 # TC_MATMUL_KNOBS=1: the streaming variants too (TENSORC_MATMUL_STAGES, _BK,
-# _RESIDENT, _FENCE=0 and 2, _NORM=off, _ORDER=1, README's knob table), each setting over a quick set: the
+# _RESIDENT, _FENCE=0 and 2, _NORM=off, _ORDER=1, _STREAM, README's knob table), each setting over a quick set: the
 # row-scale, pair and adapter rules and plain layouts at M = 1, 3, 17 (K, N
 # off every tile, several K slices) under the override, and the decode
 # shapes by the cost model's own choice.  A job's first word is then
@@ -181,7 +183,8 @@ if [ "${TC_MATMUL_KNOBS:-0}" = 1 ]; then
     for kn in TENSORC_MATMUL_STAGES={2,3,5,6,8} TENSORC_MATMUL_BK={32,128} $R=1 $R=7 \
               TENSORC_MATMUL_STAGES=6,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 \
               TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off TENSORC_MATMUL_FENCE=0,$R=1 \
-              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=7; do
+              TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=7 \
+              TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=occ6 TENSORC_MATMUL_STREAM=occ6,$R=1; do
         for dt in f16 bf16; do
             for M in 1 3 17; do
                 echo "knobs:$kn+generated $nm --fn rms_g --shape M=$M,K=4097,N=77 --dtype T=$dt" >>"$jobs"

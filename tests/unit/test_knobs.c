@@ -22,7 +22,7 @@ static const char *const ALL[] = {
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
     "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC",
-    "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER",
+    "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_STREAM",
 };
 
 static void clear_env(void)
@@ -167,6 +167,16 @@ static void test_matmul_variants(void **state)
     assert_string_equal(text(), "");
     setenv("TENSORC_MATMUL_ORDER", "1", 1);
     assert_string_equal(text(), "TENSORC_MATMUL_ORDER=1");
+    /* the weight's copies: a name of knob_mm_streams (another is warned about, ignored) */
+    clear_env();
+    setenv("TENSORC_MATMUL_STREAM", "tma", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_STREAM", "occ6", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_STREAM=occ6");
+    knobs_from_env(&k);
+    assert_int_equal(k.matmul_stream, KNOB_MM_STREAM_OCC6);
+    setenv("TENSORC_MATMUL_STREAM", "cpasync", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_STREAM=cpasync");
     clear_env();
 }
 
