@@ -307,7 +307,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
 {
     tc_dimctx *c = x->c;
     ks->kind = SCH_POINTWISE;
-    ks->block[0] = BLOCK;
+    ks->block[0] = knob(x->f->knobs.pw_block, BLOCK);
     ks->vec = k->rank > 0 ? 16 / sched_widest(k) : 1;
     if (ks->vec < 1)
         ks->vec = 1;
@@ -317,7 +317,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
     /* as if 4 lanes wide whatever the dtype: the same rule for f64 */
     ks->compact = k->work * 4 > UNROLLED || x->s->big;
     ks->unroll = pw_unroll(k, ks, knob(x->f->knobs.pw_unroll, PW_UNROLL));
-    ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec * ks->unroll));
+    ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)ks->block[0] * ks->vec * ks->unroll));
     ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
                             "accesses where contiguous and aligned"
               : big ? "one thread per element, grid-stride; scalar: the budget (the work "
@@ -328,7 +328,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
         int steps = knob(x->f->knobs.fe_steps, FE_STEPS);
         if (steps % ks->unroll)
             steps = ks->unroll;
-        ks->chunk = BLOCK * ks->vec * steps;
+        ks->chunk = ks->block[0] * ks->vec * steps;
         ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, ks->chunk));
         ks->why = "elementwise function: blocks take chunks of one tensor group each (any "
                   "number of groups in one launch); 16-byte accesses where aligned";
