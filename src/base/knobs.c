@@ -53,7 +53,7 @@ static const struct {
     {"TENSORC_CLUSTER_MAX", offsetof(tc_knobs, cluster_max), 1, 16, POW2, false},
     {"TENSORC_CLUSTER_BLOCK", offsetof(tc_knobs, cluster_block), 32, 1024, POW2, false},
     {"TENSORC_FOREACH_WIDE", offsetof(tc_knobs, foreach_wide), 0, 1, ANY, true},
-    {"TENSORC_ROWS_REGS", offsetof(tc_knobs, rows_regs), 16, 32, MULT16, false},
+    {"TENSORC_ROWS_REGS", offsetof(tc_knobs, rows_regs), 8, 32, POW2, false},
     {"TENSORC_ROWS_BLOCK", offsetof(tc_knobs, rows_block), 64, 1024, POW2, false},
     {"TENSORC_FAST_MATH", offsetof(tc_knobs, fast_math), 0, 1, ANY, false},
 };

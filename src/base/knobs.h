@@ -57,7 +57,7 @@ typedef struct tc_knobs {
     int cluster_max;        /* TENSORC_CLUSTER_MAX: 1 to 16, a power of two */
     int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */
     int foreach_wide;       /* TENSORC_FOREACH_WIDE: 0 or 1 (another value is warned about) */
-    int rows_regs;          /* TENSORC_ROWS_REGS: 16 (as before) or 32 registers of a row a thread */
+    int rows_regs;          /* TENSORC_ROWS_REGS: 8, 16 (as before) or 32 registers of a row a thread */
     int rows_block;         /* TENSORC_ROWS_BLOCK: 64 to 1024, a power of two: a rows kernel's largest block */
     /* code generation (src/codegen): -1 unset */
     int fast_math;          /* TENSORC_FAST_MATH: 0 (libm's accurate f32 functions) or 1 */

@@ -411,9 +411,9 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     /* TENSORC_ROWS_BLOCK: the largest block (A/B; not for column partials) */
     if (x->f->knobs.rows_block > 0 && !k->ncols)
         ks->block[0] = x->f->knobs.rows_block;
-    /* column partials keep a sum per element a thread has (fuse.h): 8
-     * elements a thread, so the sums fit beside the row (not measured) */
-    if (k->ncols)
+    /* column partials keep a sum per element a thread has (fuse.h): 8 a thread, so the
+     * sums fit beside the row; TENSORC_ROWS_REGS=8 too (Inductor's rmsnorm: 512 x 8, A/B) */
+    if (k->ncols || (x->f->knobs.rows_regs == 8 && !ks->packed))
         per = budget_per = ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
