@@ -45,6 +45,7 @@ typedef struct tc_knobs {
     int fe_param;           /* TENSORC_FE_PARAM: 0 (the group through a generic pointer, as before) or 1 */
     int full_grid;          /* TENSORC_FULL_GRID: 1 to 65536 */
     int col_split;          /* TENSORC_COL_SPLIT: 2 to 1024 */
+    int col_y;              /* TENSORC_COL_Y: 1 to 256, a power of two (COL_X * COL_Y <= 256) */
     int col_x;              /* TENSORC_COL_X: 16 to 256, a multiple of 16 */
     int scan_checkpoint;    /* TENSORC_SCAN_CHECKPOINT: 0 ("off" or 0), else K from 1 to 64 */
     int attn_chunk;         /* TENSORC_ATTN_CHUNK: keys a split, 64, 128, 256 or 512 */

@@ -454,10 +454,10 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
     tc_dimctx *c = x->c;
     ks->kind = SCH_COLUMNS;
     ks->compact = x->s->big;
-    /* 256 threads in all (tc_col_reduce's shared memory) */
-    int cx = knob(x->f->knobs.col_x, COL_X);
+    /* 256 threads in all (tc_col_reduce's shared memory), at most (TENSORC_COL_Y) */
+    int cx = knob(x->f->knobs.col_x, COL_X), cy = knob(x->f->knobs.col_y, 256 / cx);
     ks->block[0] = cx;
-    ks->block[1] = 256 / cx;
+    ks->block[1] = cx * cy <= 256 ? cy : 256 / cx;
     ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, cx));
     ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
               "block.y splits the reduced range";
