@@ -61,6 +61,7 @@ typedef struct tc_knobs {
     int rows_regs;          /* TENSORC_ROWS_REGS: 8, 16 (as before) or 32 registers of a row a thread */
     int rows_block;         /* TENSORC_ROWS_BLOCK: 64 to 1024, a power of two: a rows kernel's largest block */
     /* code generation (src/codegen): -1 unset */
+    int load_ef;            /* TENSORC_LOAD_EF: 0 or 1 (16-byte loads with the evict-first hint) */
     int fast_math;          /* TENSORC_FAST_MATH: 0 (libm's accurate f32 functions) or 1 */
 } tc_knobs;
 
