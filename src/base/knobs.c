@@ -11,7 +11,7 @@
 const tc_knobs knobs_default = {
     .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true, .attention = true,
     .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
-    .tile_whole = -1, .fe_steps = -1, .fe_param = -1, .pw_block = -1, .full_grid = -1, .col_split = -1, .col_x = -1, .col_y = -1,
+    .tile_whole = -1, .fe_steps = -1, .fe_param = -1, .pw_once = -1, .pw_block = -1, .full_grid = -1, .col_split = -1, .col_x = -1, .col_y = -1,
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1,
     .rows_online = -1, .online_block = -1, .online_vec = -1,
     .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1, .rows_block = -1,
@@ -39,6 +39,7 @@ static const struct {
     {"TENSORC_TILE_WHOLE", offsetof(tc_knobs, tile_whole), 0, 1, ANY, false},
     {"TENSORC_FE_STEPS", offsetof(tc_knobs, fe_steps), 1, 64, ANY, false},
     {"TENSORC_PW_BLOCK", offsetof(tc_knobs, pw_block), 32, 1024, POW2, false},
+    {"TENSORC_PW_ONCE", offsetof(tc_knobs, pw_once), 0, 1, ANY, false},
     {"TENSORC_FE_PARAM", offsetof(tc_knobs, fe_param), 0, 1, ANY, false},
     {"TENSORC_FULL_GRID", offsetof(tc_knobs, full_grid), 1, 65536, ANY, false},
     {"TENSORC_COL_SPLIT", offsetof(tc_knobs, col_split), 2, 1024, ANY, false},

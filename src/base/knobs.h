@@ -42,6 +42,7 @@ typedef struct tc_knobs {
     int tile_whole;         /* TENSORC_TILE_WHOLE: 0 or 1 */
     int fe_steps;           /* TENSORC_FE_STEPS: 1 to 64 */
     int pw_block;           /* TENSORC_PW_BLOCK: 32 to 1024, a power of two */
+    int pw_once;            /* TENSORC_PW_ONCE: 0 (the vector test inside if (vok_), as before) or 1 */
     int fe_param;           /* TENSORC_FE_PARAM: 0 (the group through a generic pointer, as before) or 1 */
     int full_grid;          /* TENSORC_FULL_GRID: 1 to 65536 */
     int col_split;          /* TENSORC_COL_SPLIT: 2 to 1024 */

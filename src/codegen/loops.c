@@ -141,8 +141,9 @@ static void unrolled(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec,
      * made once: bias_gelu's path to its last store, 393 SASS instructions
      * a thread to 336 (sm_90, NVCC 13; Inductor's, the sizes constant, 304).
      * One axis keeps the test inside if (vok_): unconditional, gelu_chain's
-     * second LDG.128 was issued after the first vector's math again. */
-    bool once = __builtin_popcount(axes) > 1;
+     * second LDG.128 was issued after the first vector's math again.
+     * TENSORC_PW_ONCE=0: the old form everywhere, for A/B timing. */
+    bool once = __builtin_popcount(axes) > 1 && g->f->knobs.pw_once != 0;
     const char *ubase = once ? "wv_ ? base0 + u_ * ustep_ : base0" : "base0 + u_ * ustep_";
     if (once) {
         cg_wl(&w, "const bool wv_ = %s - base0 >= ustep_ * %d + %d;", end, U - 1, vec);

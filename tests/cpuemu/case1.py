@@ -14,7 +14,8 @@ groups = [(1, 0), (3, 1), (4097, 0), (12289, 1), (8192, 0), (8193, 3), (40000, 0
 P.foreach(PROG, "chain", pwv, groups, 1, specials=1)
 P.foreach(PROG, "fma4", pwv, groups, 4)
 # 2-D pointwise, bias per vector; misaligned x; small grids too (grid-stride)
-pv = [base, U(1), U(2), U(4), U(8), {"TENSORC_PW_BLOCK": "128"}, U(1, TENSORC_PW_BLOCK="32"), U(4, TENSORC_PW_BLOCK="1024")]
+pv = [base, U(1), U(2), U(4), U(8), {"TENSORC_PW_BLOCK": "128"}, U(1, TENSORC_PW_BLOCK="32"), U(4, TENSORC_PW_BLOCK="1024"),
+      U(4, TENSORC_PW_ONCE="0")]
 for (N, D) in [(1, 1), (3, 5), (7, 1031), (5, 4096), (33, 4100), (17, 8190), (1000, 12), (64, 1024)]:
     for off in [{}, {"x": 1}, {"b": 2}]:
         P.plain(PROG, "bias_gelu", pv, {"N": N, "D": D}, {"x": N * D, "b": D}, {"out": N * D}, off=off, specials=1)

@@ -25,6 +25,7 @@ sets=(
     # issue 14's Inductor-shaped launches (bench/causes.json) and the old foreach table read
     "TENSORC_PW_BLOCK=128 TENSORC_FE_STEPS=2 TENSORC_COL_X=16 TENSORC_COL_Y=8 TENSORC_COL_UNROLL=4 TENSORC_LOAD_EF=1 TENSORC_FE_PARAM=0"
     "TENSORC_PW_BLOCK=1024 TENSORC_PW_UNROLL=1 TENSORC_FE_STEPS=1 TENSORC_COL_Y=1 TENSORC_LOAD_EF=1"
+    "TENSORC_PW_ONCE=0 TENSORC_PW_UNROLL=4"
 )
 [ -n "${LS_SETS:-}" ] && IFS='|' read -r -a sets <<< "$LS_SETS"
 jobs=$tmp/jobs
