@@ -183,14 +183,14 @@ def describe(a, case_dir, tri_dir):
                         except Exception:  # noqa: BLE001
                             pass
         b = getattr(L, "bin", None)
-        if not copied and b is not None:
+        if b is not None:  # what the cache dir lacks (Triton 3.6 keeps no .cubin there)
             asm = getattr(b, "asm", {}) or {}
             for ext, key in ((".ptx", "ptx"), (".cubin", "cubin"), (".ttgir", "ttgir"), (".llir", "llir")):
-                if key in asm:
+                if key in asm and not os.path.exists(os.path.join(case_dir, name + ext)):
                     v = asm[key]
                     write(os.path.join(case_dir, name + ext), v, "wb" if isinstance(v, bytes) else "w")
             md = getattr(b, "metadata", None)
-            if md is not None:
+            if md is not None and not copied:
                 d["triton_metadata"] = jsonable(md)
         cub = os.path.join(case_dir, name + ".cubin")
         if os.path.exists(cub):
