@@ -13,7 +13,9 @@
 #
 # Knobs: TENSORC_PW_UNROLL, TENSORC_FE_STEPS, TENSORC_FULL_UNROLL,
 # TENSORC_FULL_GRID, TENSORC_COL_UNROLL, TENSORC_COL_SPLIT, TENSORC_COL_X,
-# TENSORC_TILE_WHOLE (sched.c's knob() calls say what each does),
+# TENSORC_TILE_WHOLE, TENSORC_PW_BLOCK, TENSORC_COL_Y (sched.c's knob() calls say
+# what each does), TENSORC_FE_PARAM, TENSORC_PW_ONCE, TENSORC_LOAD_EF (codegen;
+# README.md's knob table),
 # TENSORC_SCAN_CHECKPOINT (sched_ckpt.c: off, or the interval K),
 # TENSORC_ATTN_CHUNK, TENSORC_ATTN_WARPS, TENSORC_ATTN_PREFETCH (sched_attn.c;
 # bench/README.md has the decode attention sets), TENSORC_MATMUL_KSLICE,

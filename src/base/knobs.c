@@ -11,11 +11,11 @@
 const tc_knobs knobs_default = {
     .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true, .attention = true,
     .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .matmul_stream = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
-    .tile_whole = -1, .fe_steps = -1, .full_grid = -1, .col_split = -1, .col_x = -1,
+    .tile_whole = -1, .fe_steps = -1, .fe_param = -1, .pw_once = -1, .pw_block = -1, .full_grid = -1, .col_split = -1, .col_x = -1, .col_y = -1,
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1,
     .rows_online = -1, .online_block = -1, .online_vec = -1,
     .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1, .rows_block = -1,
-    .fast_math = -1,
+    .fast_math = -1, .load_ef = -1,
 };
 
 const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "occ5", "occ6"};
@@ -40,8 +40,12 @@ static const struct {
     {"TENSORC_COL_UNROLL", offsetof(tc_knobs, col_unroll), 1, 16, ANY, false},
     {"TENSORC_TILE_WHOLE", offsetof(tc_knobs, tile_whole), 0, 1, ANY, false},
     {"TENSORC_FE_STEPS", offsetof(tc_knobs, fe_steps), 1, 64, ANY, false},
+    {"TENSORC_PW_BLOCK", offsetof(tc_knobs, pw_block), 32, 1024, POW2, false},
+    {"TENSORC_PW_ONCE", offsetof(tc_knobs, pw_once), 0, 1, ANY, false},
+    {"TENSORC_FE_PARAM", offsetof(tc_knobs, fe_param), 0, 1, ANY, false},
     {"TENSORC_FULL_GRID", offsetof(tc_knobs, full_grid), 1, 65536, ANY, false},
     {"TENSORC_COL_SPLIT", offsetof(tc_knobs, col_split), 2, 1024, ANY, false},
+    {"TENSORC_COL_Y", offsetof(tc_knobs, col_y), 1, 256, POW2, false},
     {"TENSORC_COL_X", offsetof(tc_knobs, col_x), 16, 256, MULT16, false},
     {"TENSORC_SCAN_CHECKPOINT", offsetof(tc_knobs, scan_checkpoint), 0, 64, ANY, false},
     {"TENSORC_ATTN_CHUNK", offsetof(tc_knobs, attn_chunk), 64, 512, POW2, false},
@@ -53,8 +57,9 @@ static const struct {
     {"TENSORC_CLUSTER_MAX", offsetof(tc_knobs, cluster_max), 1, 16, POW2, false},
     {"TENSORC_CLUSTER_BLOCK", offsetof(tc_knobs, cluster_block), 32, 1024, POW2, false},
     {"TENSORC_FOREACH_WIDE", offsetof(tc_knobs, foreach_wide), 0, 1, ANY, true},
-    {"TENSORC_ROWS_REGS", offsetof(tc_knobs, rows_regs), 16, 32, MULT16, false},
+    {"TENSORC_ROWS_REGS", offsetof(tc_knobs, rows_regs), 8, 32, POW2, false},
     {"TENSORC_ROWS_BLOCK", offsetof(tc_knobs, rows_block), 64, 1024, POW2, false},
+    {"TENSORC_LOAD_EF", offsetof(tc_knobs, load_ef), 0, 1, ANY, false},
     {"TENSORC_FAST_MATH", offsetof(tc_knobs, fast_math), 0, 1, ANY, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };

@@ -47,8 +47,12 @@ typedef struct tc_knobs {
     int col_unroll;         /* TENSORC_COL_UNROLL: 1 to 16 */
     int tile_whole;         /* TENSORC_TILE_WHOLE: 0 or 1 */
     int fe_steps;           /* TENSORC_FE_STEPS: 1 to 64 */
+    int pw_block;           /* TENSORC_PW_BLOCK: 32 to 1024, a power of two */
+    int pw_once;            /* TENSORC_PW_ONCE: 0 (the vector test inside if (vok_), as before) or 1 */
+    int fe_param;           /* TENSORC_FE_PARAM: 0 (the group through a generic pointer, as before) or 1 */
     int full_grid;          /* TENSORC_FULL_GRID: 1 to 65536 */
     int col_split;          /* TENSORC_COL_SPLIT: 2 to 1024 */
+    int col_y;              /* TENSORC_COL_Y: 1 to 256, a power of two (COL_X * COL_Y <= 256) */
     int col_x;              /* TENSORC_COL_X: 16 to 256, a multiple of 16 */
     int scan_checkpoint;    /* TENSORC_SCAN_CHECKPOINT: 0 ("off" or 0), else K from 1 to 64 */
     int attn_chunk;         /* TENSORC_ATTN_CHUNK: keys a split, 64, 128, 256 or 512 */
@@ -61,9 +65,10 @@ typedef struct tc_knobs {
     int cluster_max;        /* TENSORC_CLUSTER_MAX: 1 to 16, a power of two */
     int cluster_block;      /* TENSORC_CLUSTER_BLOCK: 32 to 1024, a power of two */
     int foreach_wide;       /* TENSORC_FOREACH_WIDE: 0 or 1 (another value is warned about) */
-    int rows_regs;          /* TENSORC_ROWS_REGS: 16 (as before) or 32 registers of a row a thread */
+    int rows_regs;          /* TENSORC_ROWS_REGS: 8, 16 (as before) or 32 registers of a row a thread */
     int rows_block;         /* TENSORC_ROWS_BLOCK: 64 to 1024, a power of two: a rows kernel's largest block */
     /* code generation (src/codegen): -1 unset */
+    int load_ef;            /* TENSORC_LOAD_EF: 0 or 1 (16-byte loads with the evict-first hint) */
     int fast_math;          /* TENSORC_FAST_MATH: 0 (libm's accurate f32 functions) or 1 */
 } tc_knobs;
 

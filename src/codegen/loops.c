@@ -133,24 +133,41 @@ static void unrolled(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec,
     }
     cg_loop(g, "base0", nd, NULL);
     cg_loop(g, "base", nd, NULL);
-    /* every vector whole: base0 + (U - 1) * ustep_ + vec <= end */
-    cg_wl(&w, "bool vok_ = %s - base0 >= ustep_ * %d + %d;", end, U - 1, vec);
-    cg_wopen(&w, "if (vok_) {");
+    /* every vector whole: base0 + (U - 1) * ustep_ + vec <= end.  Where
+     * the index variables take a division and a remainder a vector (more
+     * than one axis), the test's loop runs whatever wv_ says (at base0 where
+     * it is false, so no index passes the end), so the arithmetic it makes
+     * dominates the loops below, which compute the same expressions, and is
+     * made once: bias_gelu's path to its last store, 393 SASS instructions
+     * a thread to 336 (sm_90, NVCC 13; Inductor's, the sizes constant, 304).
+     * One axis keeps the test inside if (vok_): unconditional, gelu_chain's
+     * second LDG.128 was issued after the first vector's math again.
+     * TENSORC_PW_ONCE=0: the old form everywhere, for A/B timing. */
+    bool once = __builtin_popcount(axes) > 1 && g->f->knobs.pw_once != 0;
+    const char *ubase = once ? "wv_ ? base0 + u_ * ustep_ : base0" : "base0 + u_ * ustep_";
+    if (once) {
+        cg_wl(&w, "const bool wv_ = %s - base0 >= ustep_ * %d + %d;", end, U - 1, vec);
+        cg_wl(&w, "bool vok_ = wv_;");
+    } else {
+        cg_wl(&w, "bool vok_ = %s - base0 >= ustep_ * %d + %d;", end, U - 1, vec);
+        cg_wopen(&w, "if (vok_) {");
+    }
     cg_wl(&w, "#pragma unroll");
     cg_wopen(&w, "for (int u_ = 0; u_ < %d; u_++) {", U);
-    cg_wl(&w, "const idx_t base = base0 + u_ * ustep_;");
+    cg_wl(&w, "const idx_t base = %s;", ubase);
     cg_decompose(g, o, w.ind, "base", axes);
     buf_printf(o, "%*svok_ = vok_", w.ind, "");
     vector_test(g, o, w.ind + 4, vec, "");
     buf_puts(o, ";\n");
     cg_wclose(&w, "}");
-    cg_wclose(&w, "}");
+    if (!once)
+        cg_wclose(&w, "}");
     cg_wopen(&w, "if (vok_) {");
     for (int i = 0; i < g->v.nhl; i++)
         cg_wl(&w, "tc_vec<%s, %d> %s_u[%d];", g->v.hl[i].type, g->v.hl[i].n, g->v.hl[i].name, U);
     cg_wl(&w, "#pragma unroll");
     cg_wopen(&w, "for (int u_ = 0; u_ < %d; u_++) { /* the loads of every vector first */", U);
-    cg_wl(&w, "const idx_t base = base0 + u_ * ustep_;");
+    cg_wl(&w, "const idx_t base = %s;", ubase);
     cg_decompose(g, o, w.ind, "base", axes);
     for (int i = 0; i < g->v.nhl; i++)
         cg_wl(&w, "%s_u[u_] = tc_vload<%s, %d>(%s);", g->v.hl[i].name, g->v.hl[i].type, g->v.hl[i].n,
@@ -158,7 +175,7 @@ static void unrolled(cg *g, tc_buf *o, const char *n, const tc_dim *nd, int vec,
     cg_wclose(&w, "}");
     cg_wl(&w, "#pragma unroll");
     cg_wopen(&w, "for (int u_ = 0; u_ < %d; u_++) {", U);
-    cg_wl(&w, "const idx_t base = base0 + u_ * ustep_;");
+    cg_wl(&w, "const idx_t base = %s;", ubase);
     cg_decompose(g, o, w.ind, "base", axes);
     for (int i = 0; i < g->v.nhl; i++)
         cg_wl(&w, "const tc_vec<%s, %d> %s = %s_u[u_];", g->v.hl[i].type, g->v.hl[i].n, g->v.hl[i].name,

@@ -17,13 +17,31 @@ int cg_fe_count(const cg *g)
 /* Foreach (sched.h): the block finds its group in the table (a binary
  * search over the groups' first blocks: log2(groups) loads, from the kernel
  * parameters or L2), takes the group's addresses as the buffers' names, and
- * runs the pointwise loop over its chunk. */
+ * runs the pointwise loop over its chunk.  Each field is read from one
+ * table or the other by the group's index: a reference to either (fe.dev ?
+ * fe.dev : fe.g) is a generic pointer, so a parameter's table was read with
+ * generic loads (LD.E, two dependent round trips before a block's first
+ * LDG), where this reads it as constants (ULDC; NVCC 13, sm_90).  A copy of
+ * the whole group chosen by a branch also reads ULDC, but its addresses
+ * lost __isGlobal: the data accesses became generic LD.E/ST.E.
+ * TENSORC_FE_PARAM=0 keeps the reference, for A/B timing. */
 static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_vbody *vbody, const cg_block *body)
 {
     tc_plan *p = g->bufs->plan;
     int nt = cg_fe_count(g), chunk = g->ks->chunk;
     cg_w w = {o, 4};
-    cg_wl(&w, "const tc_fe_group<%d> &grp = tc_fe_find<%d>(fe.dev ? fe.dev : fe.g, fe.ngroups);", nt, nt);
+    if (g->f->knobs.fe_param == 0) {
+        cg_wl(&w, "const tc_fe_group<%d> &grp = tc_fe_find<%d>(fe.dev ? fe.dev : fe.g, fe.ngroups);", nt, nt);
+    } else {
+        cg_wl(&w, "const long long gi_ = fe.dev ? tc_fe_index<%d>(fe.dev, fe.ngroups) : tc_fe_index<%d>(fe.g, fe.ngroups);",
+              nt, nt);
+        cg_wl(&w, "tc_fe_group<%d> grp; /* field by field: the parameter's table read as constants */", nt);
+        cg_wl(&w, "#pragma unroll");
+        cg_wl(&w, "for (int q_ = 0; q_ < %d; q_++)", nt);
+        cg_wl(&w, "    grp.ptr[q_] = fe.dev ? fe.dev[gi_].ptr[q_] : fe.g[gi_].ptr[q_];");
+        cg_wl(&w, "grp.n = fe.dev ? fe.dev[gi_].n : fe.g[gi_].n;");
+        cg_wl(&w, "grp.first = fe.dev ? fe.dev[gi_].first : fe.g[gi_].first;");
+    }
     for (int i = 0, k = 0; i < p->nbufs; i++) {
         if (!g->used_buf[i])
             continue;

@@ -307,7 +307,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
 {
     tc_dimctx *c = x->c;
     ks->kind = SCH_POINTWISE;
-    ks->block[0] = BLOCK;
+    ks->block[0] = knob(x->f->knobs.pw_block, BLOCK);
     ks->vec = k->rank > 0 ? 16 / sched_widest(k) : 1;
     if (ks->vec < 1)
         ks->vec = 1;
@@ -317,7 +317,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
     /* as if 4 lanes wide whatever the dtype: the same rule for f64 */
     ks->compact = k->work * 4 > UNROLLED || x->s->big;
     ks->unroll = pw_unroll(k, ks, knob(x->f->knobs.pw_unroll, PW_UNROLL));
-    ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)BLOCK * ks->vec * ks->unroll));
+    ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, (int64_t)ks->block[0] * ks->vec * ks->unroll));
     ks->why = ks->vec > 1 ? "one thread per vector of elements, grid-stride; 16-byte "
                             "accesses where contiguous and aligned"
               : big ? "one thread per element, grid-stride; scalar: the budget (the work "
@@ -328,7 +328,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
         int steps = knob(x->f->knobs.fe_steps, FE_STEPS);
         if (steps % ks->unroll)
             steps = ks->unroll;
-        ks->chunk = BLOCK * ks->vec * steps;
+        ks->chunk = ks->block[0] * ks->vec * steps;
         ks->grid = dim_ceildiv(c, ks->numel, dim_const(c, ks->chunk));
         ks->why = "elementwise function: blocks take chunks of one tensor group each (any "
                   "number of groups in one launch); 16-byte accesses where aligned";
@@ -411,9 +411,9 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     /* TENSORC_ROWS_BLOCK: the largest block (A/B; not for column partials) */
     if (x->f->knobs.rows_block > 0 && !k->ncols)
         ks->block[0] = x->f->knobs.rows_block;
-    /* column partials keep a sum per element a thread has (fuse.h): 8
-     * elements a thread, so the sums fit beside the row (not measured) */
-    if (k->ncols)
+    /* column partials keep a sum per element a thread has (fuse.h): 8 a thread, so the
+     * sums fit beside the row; TENSORC_ROWS_REGS=8 too (Inductor's rmsnorm: 512 x 8, A/B) */
+    if (k->ncols || (x->f->knobs.rows_regs == 8 && !ks->packed))
         per = budget_per = ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
@@ -454,10 +454,10 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
     tc_dimctx *c = x->c;
     ks->kind = SCH_COLUMNS;
     ks->compact = x->s->big;
-    /* 256 threads in all (tc_col_reduce's shared memory) */
-    int cx = knob(x->f->knobs.col_x, COL_X);
+    /* 256 threads in all (tc_col_reduce's shared memory), at most (TENSORC_COL_Y) */
+    int cx = knob(x->f->knobs.col_x, COL_X), cy = knob(x->f->knobs.col_y, 256 / cx);
     ks->block[0] = cx;
-    ks->block[1] = 256 / cx;
+    ks->block[1] = cx * cy <= 256 ? cy : 256 / cx;
     ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, cx));
     ks->why = "reduction over leading axes: threads own kept elements (coalesced), "
               "block.y splits the reduced range";
@@ -645,7 +645,8 @@ void sched_print(tc_buf *b, const sfn *s)
         else if (ks->unroll > 1)
             buf_printf(b, "    %d vectors a thread a step, all loaded before any is used\n", ks->unroll);
         if (ks->foreach)
-            buf_printf(b, "    foreach: a block per chunk of %d elements of one tensor group\n", ks->chunk);
+            buf_printf(b, "    foreach: a block per chunk of %d elements of one tensor group%s\n", ks->chunk,
+                       s->f->knobs.fe_param == 0 ? " (its table through a generic pointer: TENSORC_FE_PARAM=0)" : "");
         if (ks->kind == SCH_COLUMNS && ks->split)
             buf_printf(b, "    reduced range split in %d slices per column group\n", ks->split);
         if (ks->kind == SCH_COLUMNS && ks->vec > 1)

@@ -1,4 +1,4 @@
-"""case1.py - pointwise: foreach chain and fma4 over 8 groups (sizes 1 to 100003, offsets 0-3, NaN/inf) and the 2-D bias_gelu (8 shapes, misaligned x or b, a grid of 3), bitwise equal at every pointwise unroll and foreach chunk."""
+"""case1.py - pointwise: foreach chain and fma4 over 8 groups (sizes 1 to 100003, offsets 0-3, NaN/inf) and the 2-D bias_gelu (8 shapes, misaligned x or b, a grid of 3), bitwise equal at every pointwise unroll and foreach chunk, blocks of 32 to 1024 threads (TENSORC_PW_BLOCK), the group table read either way (TENSORC_FE_PARAM) from the parameter or device memory (TC_EMU_FE_DEV)."""
 import os
 import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -6,13 +6,16 @@ from emu import *
 P = Prog()
 base = {}
 U = lambda u, **kw: dict({"TENSORC_PW_UNROLL": str(u)}, **kw)
-pwv = [base, U(1), U(2), U(4), U(8), U(4, TENSORC_FE_STEPS="4"), U(8, TENSORC_FE_STEPS="16"), U(1, TENSORC_FE_STEPS="3")]
+pwv = [base, U(1), U(2), U(4), U(8), U(4, TENSORC_FE_STEPS="4"), U(8, TENSORC_FE_STEPS="16"), U(1, TENSORC_FE_STEPS="3"),
+       {"TENSORC_FE_PARAM": "0"}, {"TC_EMU_FE_DEV": "1"}, {"TENSORC_FE_PARAM": "0", "TC_EMU_FE_DEV": "1"},
+       {"TENSORC_PW_BLOCK": "128", "TENSORC_FE_STEPS": "2"}, U(1, TENSORC_PW_BLOCK="64"), U(4, TENSORC_PW_BLOCK="1024")]
 # foreach pointwise: groups of awkward sizes, some misaligned
 groups = [(1, 0), (3, 1), (4097, 0), (12289, 1), (8192, 0), (8193, 3), (40000, 0), (100003, 2)]
 P.foreach(PROG, "chain", pwv, groups, 1, specials=1)
 P.foreach(PROG, "fma4", pwv, groups, 4)
 # 2-D pointwise, bias per vector; misaligned x; small grids too (grid-stride)
-pv = [base, U(1), U(2), U(4), U(8)]
+pv = [base, U(1), U(2), U(4), U(8), {"TENSORC_PW_BLOCK": "128"}, U(1, TENSORC_PW_BLOCK="32"), U(4, TENSORC_PW_BLOCK="1024"),
+      U(4, TENSORC_PW_ONCE="0")]
 for (N, D) in [(1, 1), (3, 5), (7, 1031), (5, 4096), (33, 4100), (17, 8190), (1000, 12), (64, 1024)]:
     for off in [{}, {"x": 1}, {"b": 2}]:
         P.plain(PROG, "bias_gelu", pv, {"N": N, "D": D}, {"x": N * D, "b": D}, {"out": N * D}, off=off, specials=1)

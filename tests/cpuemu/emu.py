@@ -129,6 +129,8 @@ class Prog:
                     b.append("fe.g[%d].ptr[%s] = (unsigned long long)%s;" % (gi, slot, src))
                 b.append("fe.g[%d].n = %d; fe.g[%d].first = %d;" % (gi, n, gi, first))
                 first += -(-n // k["chunk"])
+            if env.get("TC_EMU_FE_DEV") == "1":  # the table through device memory (fe.dev), as past CAP groups
+                b.append("fe.dev = fe.g;")
             b.append("launch(%d, %d, %d, false, [&] { K_%s(fe); });" % (first, k["bx"], k["by"], k["tag"]))
             b.append("}")
         G = len(groups)

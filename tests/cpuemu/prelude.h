@@ -53,11 +53,12 @@ inline bool tc_aligned(const void *p, int bytes) { return ((tc_u64)p & (tc_u64)(
 template <class I> I tc_upto(long long v, I n) { return v < (long long)n ? (I)v : n; }
 template <int NT> struct tc_fe_group { unsigned long long ptr[NT]; long long n; long long first; };
 template <int NT, int CAP> struct tc_fe_table { const tc_fe_group<NT> *dev; long long ngroups; tc_fe_group<NT> g[CAP]; };
-template <int NT> const tc_fe_group<NT> &tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
+template <int NT> long long tc_fe_index(const tc_fe_group<NT> *gs, long long ng) {
     long long lo = 0, hi = ng - 1;
     while (lo < hi) { const long long mid = (lo + hi + 1) >> 1; if (gs[mid].first <= (long long)blockIdx.x) lo = mid; else hi = mid - 1; }
-    return gs[lo];
+    return lo;
 }
+template <int NT> const tc_fe_group<NT> &tc_fe_find(const tc_fe_group<NT> *gs, long long ng) { return gs[tc_fe_index<NT>(gs, ng)]; }
 // a launch: the core's, its threads as fibers when the kernel synchronizes
 static void launch(unsigned gx, unsigned bx, unsigned by, bool sync, const std::function<void()> &k) {
     emu_launch(dim3(gx), dim3(bx, by), 1, k, sync);

@@ -63,6 +63,10 @@ static double row_max(const std::vector<float> &x, long long n, int r, bool *nan
 #ifndef EMU_SPLIT
 #define EMU_SPLIT 0
 #endif
+/* f32 softmax's elements a thread (the runtime's block_per): 8 for TENSORC_ROWS_REGS=8 */
+#ifndef EMU_PER
+#define EMU_PER (16 * EMU_WIDE)
+#endif
 
 int main(int argc, char **argv) {
     for (int a = 1; a < argc; a++) {
@@ -79,7 +83,7 @@ int main(int argc, char **argv) {
             emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n); });
         }
 #else
-        emu_size(n, 16 * EMU_WIDE, &ncl, &block, 1024 / EMU_WIDE);
+        emu_size(n, EMU_PER, &ncl, &block, 1024 / EMU_WIDE);
         emu_launch(5 * ncl, block, ncl, [&] { tc_red_fused_max_sub_exp_sum_div_0(x.data(), out.data(), 5, (int)n); });
 #endif
         for (int r = 0; r < 5; r++) {

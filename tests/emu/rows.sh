@@ -49,6 +49,8 @@ ce="1 3 8 4104 32776 128256"
 if [ -z "${TC_EMU_ONLY:-}" ]; then
     EMU_DEFS=-DEMU_SPLIT=1 one softmax softmax.tc softmax EMU_SOFTMAX $sm
     TENSORC_ROWS_REGS=16 one softmax_narrow softmax.tc softmax EMU_SOFTMAX $sm
+    # 8 a thread (Inductor's rows shape: 512 threads for 4096; clusters past 8192)
+    TENSORC_ROWS_REGS=8 EMU_DEFS=-DEMU_PER=8 one softmax_r8 softmax.tc softmax EMU_SOFTMAX $sm 4096 8192 8200
     one rmsnorm rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $rm
     # the two passes with the cluster (the online pair is emu_online's, online.sh)
     TENSORC_ROWS_ONLINE=0 one cross_entropy cross_entropy.tc cross_entropy_loss EMU_CE $ce

@@ -919,27 +919,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_2(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 16, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 8, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 8;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_N;
-                q_ /= sz_N;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_N - i1 >= 8 &&
-                    tc_aligned(buf3 + sz_N*i0 + i1, 16) &&
-                    tc_aligned(buf5 + sz_N*i0 + i1, 16) &&
-                    tc_aligned(out_out + sz_N*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 8;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_N;
+            q_ /= sz_N;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_N - i1 >= 8 &&
+                tc_aligned(buf3 + sz_N*i0 + i1, 16) &&
+                tc_aligned(buf5 + sz_N*i0 + i1, 16) &&
+                tc_aligned(out_out + sz_N*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<unsigned short, 8> v4_u[2];
             tc_vec<unsigned short, 8> v7_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_N;
                 q_ /= sz_N;
@@ -949,7 +948,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_2(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_N;
                 q_ /= sz_N;

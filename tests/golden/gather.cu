@@ -15,25 +15,24 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_0(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_K;
-                q_ /= sz_K;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_K - i1 >= 4 &&
-                    tc_aligned(in_i + sz_K*i0 + i1, 16) &&
-                    tc_aligned(out_out + sz_K*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_K;
+            q_ /= sz_K;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_K - i1 >= 4 &&
+                tc_aligned(in_i + sz_K*i0 + i1, 16) &&
+                tc_aligned(out_out + sz_K*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<int, 4> v4_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_K;
                 q_ /= sz_K;
@@ -42,7 +41,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_0(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_K;
                 q_ /= sz_K;
@@ -201,23 +200,22 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_3(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 4, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 2, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 2;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % 1;
-                q_ /= 1;
-                const idx_t i0 = q_;
-                vok_ = vok_ && 1 - i1 >= 2 &&
-                    tc_aligned(out_out + i0 + i1, 8);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 2;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % 1;
+            q_ /= 1;
+            const idx_t i0 = q_;
+            vok_ = vok_ && 1 - i1 >= 2 &&
+                tc_aligned(out_out + i0 + i1, 8);
         }
         if (vok_) {
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 1;
                 q_ /= 1;
@@ -225,7 +223,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_3(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 1;
                 q_ /= 1;

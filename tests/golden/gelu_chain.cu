@@ -13,21 +13,30 @@ template <int NT, int CAP> struct tc_fe_table {
     tc_fe_group<NT> g[CAP];
 };
 /* this block's group: the last whose first block is <= blockIdx.x */
-template <int NT> __device__ __forceinline__ const tc_fe_group<NT> &
-tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
+template <int NT> __device__ __forceinline__ long long tc_fe_index(const tc_fe_group<NT> *gs, long long ng) {
     long long lo = 0, hi = ng - 1;
     while (lo < hi) {
         const long long mid = (lo + hi + 1) >> 1;
         if (gs[mid].first <= (long long)blockIdx.x) lo = mid; else hi = mid - 1;
     }
-    return gs[lo];
+    return lo;
+}
+template <int NT> __device__ __forceinline__ const tc_fe_group<NT> &
+tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
+    return gs[tc_fe_index<NT>(gs, ng)];
 }
 
 /* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_relu_sub_gelu_0(
     const __grid_constant__ tc_fe_table<2, 127> fe)
 {
-    const tc_fe_group<2> &grp = tc_fe_find<2>(fe.dev ? fe.dev : fe.g, fe.ngroups);
+    const long long gi_ = fe.dev ? tc_fe_index<2>(fe.dev, fe.ngroups) : tc_fe_index<2>(fe.g, fe.ngroups);
+    tc_fe_group<2> grp; /* field by field: the parameter's table read as constants */
+    #pragma unroll
+    for (int q_ = 0; q_ < 2; q_++)
+        grp.ptr[q_] = fe.dev ? fe.dev[gi_].ptr[q_] : fe.g[gi_].ptr[q_];
+    grp.n = fe.dev ? fe.dev[gi_].n : fe.g[gi_].n;
+    grp.first = fe.dev ? fe.dev[gi_].first : fe.g[gi_].first;
     const float *__restrict__ in_x = (const float *)grp.ptr[0];
     __builtin_assume(__isGlobal(in_x));
     float *__restrict__ out_out = (float *)grp.ptr[1];

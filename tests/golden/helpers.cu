@@ -408,7 +408,21 @@ template <class T, class Op> __device__ T tc_partials(T *part, unsigned n, T ini
 
 /* 16-byte (or narrower) vector accesses */
 template <class T, int N> struct alignas(sizeof(T) * N) tc_vec { T v[N]; };
+/* TC_LOAD_EF 1 (TENSORC_LOAD_EF=1, for A/B): 16-byte loads with the
+ * evict-first hint (__ldcs: SASS LDG.E.EF.128), as Inductor's reductions
+ * stream their input (peer_kernels.py: col_sum, rmsnorm's second pass);
+ * else as the pointer says (ld.global.nc for a const __restrict__ input) */
+#ifndef TC_LOAD_EF
+#define TC_LOAD_EF 0
+#endif
 template <class T, int N> __device__ __forceinline__ tc_vec<T, N> tc_vload(const T *p) {
+#if TC_LOAD_EF
+    if constexpr (sizeof(tc_vec<T, N>) == 16) {
+        tc_vec<T, N> r;
+        *reinterpret_cast<float4 *>(&r) = __ldcs(reinterpret_cast<const float4 *>(p));
+        return r;
+    }
+#endif
     return *reinterpret_cast<const tc_vec<T, N> *>(p);
 }
 template <class T, int N> __device__ __forceinline__ void tc_vstore(T *p, tc_vec<T, N> v) {

@@ -565,14 +565,17 @@ template <int NT, int CAP> struct tc_fe_table {
     tc_fe_group<NT> g[CAP];
 };
 /* this block's group: the last whose first block is <= blockIdx.x */
-template <int NT> __device__ __forceinline__ const tc_fe_group<NT> &
-tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
+template <int NT> __device__ __forceinline__ long long tc_fe_index(const tc_fe_group<NT> *gs, long long ng) {
     long long lo = 0, hi = ng - 1;
     while (lo < hi) {
         const long long mid = (lo + hi + 1) >> 1;
         if (gs[mid].first <= (long long)blockIdx.x) lo = mid; else hi = mid - 1;
     }
-    return gs[lo];
+    return lo;
+}
+template <int NT> __device__ __forceinline__ const tc_fe_group<NT> &
+tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
+    return gs[tc_fe_index<NT>(gs, ng)];
 }
 
 /* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
@@ -580,7 +583,13 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_2(
     const __grid_constant__ tc_fe_table<2, 127> fe,
     const float s_a)
 {
-    const tc_fe_group<2> &grp = tc_fe_find<2>(fe.dev ? fe.dev : fe.g, fe.ngroups);
+    const long long gi_ = fe.dev ? tc_fe_index<2>(fe.dev, fe.ngroups) : tc_fe_index<2>(fe.g, fe.ngroups);
+    tc_fe_group<2> grp; /* field by field: the parameter's table read as constants */
+    #pragma unroll
+    for (int q_ = 0; q_ < 2; q_++)
+        grp.ptr[q_] = fe.dev ? fe.dev[gi_].ptr[q_] : fe.g[gi_].ptr[q_];
+    grp.n = fe.dev ? fe.dev[gi_].n : fe.g[gi_].n;
+    grp.first = fe.dev ? fe.dev[gi_].first : fe.g[gi_].first;
     float *__restrict__ io_y = (float *)grp.ptr[0];
     __builtin_assume(__isGlobal(io_y));
     const float *__restrict__ in_x = (const float *)grp.ptr[1];
@@ -744,7 +753,13 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_4(
     const float s_lr,
     const float s_mu)
 {
-    const tc_fe_group<3> &grp = tc_fe_find<3>(fe.dev ? fe.dev : fe.g, fe.ngroups);
+    const long long gi_ = fe.dev ? tc_fe_index<3>(fe.dev, fe.ngroups) : tc_fe_index<3>(fe.g, fe.ngroups);
+    tc_fe_group<3> grp; /* field by field: the parameter's table read as constants */
+    #pragma unroll
+    for (int q_ = 0; q_ < 3; q_++)
+        grp.ptr[q_] = fe.dev ? fe.dev[gi_].ptr[q_] : fe.g[gi_].ptr[q_];
+    grp.n = fe.dev ? fe.dev[gi_].n : fe.g[gi_].n;
+    grp.first = fe.dev ? fe.dev[gi_].first : fe.g[gi_].first;
     float *__restrict__ io_p = (float *)grp.ptr[0];
     __builtin_assume(__isGlobal(io_p));
     const float *__restrict__ in_g = (const float *)grp.ptr[1];
@@ -1738,24 +1753,23 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(io_w + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(io_w + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v3_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -1764,7 +1778,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;

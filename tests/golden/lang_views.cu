@@ -84,27 +84,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_2(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i2 = q_ % sz_C;
-                q_ /= sz_C;
-                const idx_t i1 = q_ % sz_A;
-                q_ /= sz_A;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_C - i2 >= 4 &&
-                    tc_aligned(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2, 16) &&
-                    tc_aligned(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i2 = q_ % sz_C;
+            q_ /= sz_C;
+            const idx_t i1 = q_ % sz_A;
+            q_ /= sz_A;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_C - i2 >= 4 &&
+                tc_aligned(in_x + sz_B*sz_C*i1 + sz_C*i0 + i2, 16) &&
+                tc_aligned(out_s + sz_A*sz_C*i0 + sz_C*i1 + i2, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v1_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i2 = q_ % sz_C;
                 q_ /= sz_C;
@@ -115,7 +114,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_2(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i2 = q_ % sz_C;
                 q_ /= sz_C;
@@ -271,25 +270,24 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_4(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_back + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_back + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v1_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -298,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_4(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -356,27 +354,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i2 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i1 = q_ % sz_N;
-                q_ /= sz_N;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i2 >= 4 &&
-                    tc_aligned(in_x + sz_D*i1 + i2, 16) &&
-                    tc_aligned(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i2 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i1 = q_ % sz_N;
+            q_ /= sz_N;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i2 >= 4 &&
+                tc_aligned(in_x + sz_D*i1 + i2, 16) &&
+                tc_aligned(out_u + sz_N*sz_D*i0 + sz_D*i1 + i2, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v1_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i2 = q_ % sz_D;
                 q_ /= sz_D;
@@ -387,7 +384,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i2 = q_ % sz_D;
                 q_ /= sz_D;
@@ -450,28 +447,27 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_6(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_s + sz_D*i0 + i1, 16) &&
-                    tc_aligned(in_x + i1, 16) &&
-                    tc_aligned(out_b + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_s + sz_D*i0 + i1, 16) &&
+                tc_aligned(in_x + i1, 16) &&
+                tc_aligned(out_b + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v2_u[2];
             tc_vec<float, 4> v7_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -481,7 +477,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_6(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -555,25 +551,24 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_7(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % 4;
-                q_ /= 4;
-                const idx_t i0 = q_;
-                vok_ = vok_ && 4 - i1 >= 4 &&
-                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_a + 4*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % 4;
+            q_ /= 4;
+            const idx_t i0 = q_;
+            vok_ = vok_ && 4 - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_a + 4*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v1_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 4;
                 q_ /= 4;
@@ -582,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_7(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 4;
                 q_ /= 4;
@@ -638,23 +633,22 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_8(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % ((sz_D + 1)/2);
-                q_ /= ((sz_D + 1)/2);
-                const idx_t i0 = q_;
-                vok_ = vok_ && (sz_D + 1)/2 - i1 >= 4 &&
-                    tc_aligned(out_b + ((sz_D + 1)/2)*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % ((sz_D + 1)/2);
+            q_ /= ((sz_D + 1)/2);
+            const idx_t i0 = q_;
+            vok_ = vok_ && (sz_D + 1)/2 - i1 >= 4 &&
+                tc_aligned(out_b + ((sz_D + 1)/2)*i0 + i1, 16);
         }
         if (vok_) {
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % ((sz_D + 1)/2);
                 q_ /= ((sz_D + 1)/2);
@@ -662,7 +656,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_8(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % ((sz_D + 1)/2);
                 q_ /= ((sz_D + 1)/2);
@@ -844,25 +838,24 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_11(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % 2;
-                q_ /= 2;
-                const idx_t i0 = q_;
-                vok_ = vok_ && 2 - i1 >= 4 &&
-                    tc_aligned(in_x + 3*sz_D*i0 + sz_D + i1 - 2, 16) &&
-                    tc_aligned(out_e + 2*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % 2;
+            q_ /= 2;
+            const idx_t i0 = q_;
+            vok_ = vok_ && 2 - i1 >= 4 &&
+                tc_aligned(in_x + 3*sz_D*i0 + sz_D + i1 - 2, 16) &&
+                tc_aligned(out_e + 2*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v1_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 2;
                 q_ /= 2;
@@ -871,7 +864,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_11(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 2;
                 q_ /= 2;
@@ -929,23 +922,22 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_12(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % 4;
-                q_ /= 4;
-                const idx_t i0 = q_;
-                vok_ = vok_ && 4 - i1 >= 4 &&
-                    tc_aligned(out_rows + 4*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % 4;
+            q_ /= 4;
+            const idx_t i0 = q_;
+            vok_ = vok_ && 4 - i1 >= 4 &&
+                tc_aligned(out_rows + 4*i0 + i1, 16);
         }
         if (vok_) {
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 4;
                 q_ /= 4;
@@ -953,7 +945,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_12(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 4;
                 q_ /= 4;
@@ -1069,23 +1061,22 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_13(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % 8;
-                q_ /= 8;
-                const idx_t i0 = q_;
-                vok_ = vok_ && 8 - i1 >= 4 &&
-                    tc_aligned(out_cols + 8*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % 8;
+            q_ /= 8;
+            const idx_t i0 = q_;
+            vok_ = vok_ && 8 - i1 >= 4 &&
+                tc_aligned(out_cols + 8*i0 + i1, 16);
         }
         if (vok_) {
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 8;
                 q_ /= 8;
@@ -1093,7 +1084,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_13(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % 8;
                 q_ /= 8;

@@ -14,27 +14,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_1(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_H;
-                q_ /= sz_H;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_H - i1 >= 4 &&
-                    tc_aligned(buf4 + sz_H*i0 + i1, 16) &&
-                    tc_aligned(in_b1 + i1, 16) &&
-                    tc_aligned(buf6 + sz_H*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_H;
+            q_ /= sz_H;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_H - i1 >= 4 &&
+                tc_aligned(buf4 + sz_H*i0 + i1, 16) &&
+                tc_aligned(in_b1 + i1, 16) &&
+                tc_aligned(buf6 + sz_H*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v4_u[2];
             tc_vec<float, 4> v6_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -44,7 +43,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_1(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -131,27 +130,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-                    tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_out + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_out + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v3_u[2];
             tc_vec<float, 4> v5_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -161,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -317,27 +315,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
-                    tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_dx + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
+                tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_dx + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v3_u[2];
             tc_vec<float, 4> v5_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -347,7 +344,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -427,27 +424,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_12(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_H;
-                q_ /= sz_H;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_H - i1 >= 4 &&
-                    tc_aligned(out_saved_matmul + sz_H*i0 + i1, 16) &&
-                    tc_aligned(in_b1 + i1, 16) &&
-                    tc_aligned(buf6 + sz_H*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_H;
+            q_ /= sz_H;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_H - i1 >= 4 &&
+                tc_aligned(out_saved_matmul + sz_H*i0 + i1, 16) &&
+                tc_aligned(in_b1 + i1, 16) &&
+                tc_aligned(buf6 + sz_H*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v4_u[2];
             tc_vec<float, 4> v6_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -457,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_12(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -544,27 +540,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_14(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-                    tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_out + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(buf7 + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_out + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v3_u[2];
             tc_vec<float, 4> v5_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -574,7 +569,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_14(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -730,27 +725,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_18(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
-                    tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_dx + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_dout + sz_D*i0 + i1, 16) &&
+                tc_aligned(buf24 + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_dx + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v3_u[2];
             tc_vec<float, 4> v5_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -760,7 +754,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_18(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;

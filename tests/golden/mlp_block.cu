@@ -224,27 +224,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_3(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_H;
-                q_ /= sz_H;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_H - i1 >= 4 &&
-                    tc_aligned(buf14 + sz_H*i0 + i1, 16) &&
-                    tc_aligned(buf16 + sz_H*i0 + i1, 16) &&
-                    tc_aligned(buf17 + sz_H*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_H;
+            q_ /= sz_H;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_H - i1 >= 4 &&
+                tc_aligned(buf14 + sz_H*i0 + i1, 16) &&
+                tc_aligned(buf16 + sz_H*i0 + i1, 16) &&
+                tc_aligned(buf17 + sz_H*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v4_u[2];
             tc_vec<float, 4> v7_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -254,7 +253,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_3(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -341,27 +340,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_5(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-                    tc_aligned(buf18 + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_out + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(buf18 + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_out + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v3_u[2];
             tc_vec<float, 4> v5_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -371,7 +369,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_5(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -451,27 +449,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_7(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_H;
-                q_ /= sz_H;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_H - i1 >= 4 &&
-                    tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
-                    tc_aligned(in_b + i1, 16) &&
-                    tc_aligned(out_out + sz_H*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_H;
+            q_ /= sz_H;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_H - i1 >= 4 &&
+                tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
+                tc_aligned(in_b + i1, 16) &&
+                tc_aligned(out_out + sz_H*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v4_u[2];
             tc_vec<float, 4> v6_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -481,7 +478,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_7(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;

@@ -57,21 +57,20 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-                    tc_aligned(buf1 + i1, 16) &&
-                    tc_aligned(buf4 + i1, 16) &&
-                    tc_aligned(out_out + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(buf1 + i1, 16) &&
+                tc_aligned(buf4 + i1, 16) &&
+                tc_aligned(out_out + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v6_u[2];
@@ -79,7 +78,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
             tc_vec<float, 4> v12_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -90,7 +89,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -1371,27 +1370,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sqrt_max_div_7(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-                    tc_aligned(buf3 + i1, 16) &&
-                    tc_aligned(out_out + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(buf3 + i1, 16) &&
+                tc_aligned(out_out + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v5_u[2];
             tc_vec<float, 4> v7_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -1401,7 +1399,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sqrt_max_div_7(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -1500,29 +1498,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i2 = q_ % sz_O;
-                q_ /= sz_O;
-                const idx_t i1 = q_ % sz_S;
-                q_ /= sz_S;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_O - i2 >= 4 &&
-                    tc_aligned(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2, 16) &&
-                    tc_aligned(in_b + i2, 16) &&
-                    tc_aligned(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i2 = q_ % sz_O;
+            q_ /= sz_O;
+            const idx_t i1 = q_ % sz_S;
+            q_ /= sz_S;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_O - i2 >= 4 &&
+                tc_aligned(buf3 + sz_S*sz_O*i0 + sz_O*i1 + i2, 16) &&
+                tc_aligned(in_b + i2, 16) &&
+                tc_aligned(out_out + sz_S*sz_O*i0 + sz_O*i1 + i2, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v3_u[2];
             tc_vec<float, 4> v5_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i2 = q_ % sz_O;
                 q_ /= sz_O;
@@ -1534,7 +1531,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i2 = q_ % sz_O;
                 q_ /= sz_O;
@@ -1620,27 +1617,26 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_12(
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_H;
-                q_ /= sz_H;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_H - i1 >= 4 &&
-                    tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
-                    tc_aligned(buf5 + sz_H*i0 + i1, 16) &&
-                    tc_aligned(out_out + sz_H*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_H;
+            q_ /= sz_H;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_H - i1 >= 4 &&
+                tc_aligned(buf3 + sz_H*i0 + i1, 16) &&
+                tc_aligned(buf5 + sz_H*i0 + i1, 16) &&
+                tc_aligned(out_out + sz_H*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v4_u[2];
             tc_vec<float, 4> v7_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -1650,7 +1646,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_12(
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_H;
                 q_ /= sz_H;
@@ -1742,29 +1738,28 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_l
     const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x * 8, n);
     for (idx_t base0 = tc_upto(((long long)blockIdx.x * blockDim.x * 2 + threadIdx.x) * 4, n);
          base0 < n; base0 = n - base0 > step_ ? base0 + step_ : n) {
-        bool vok_ = n - base0 >= ustep_ * 1 + 4;
-        if (vok_) {
-            #pragma unroll
-            for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
-                idx_t q_ = base;
-                const idx_t i1 = q_ % sz_D;
-                q_ /= sz_D;
-                const idx_t i0 = q_;
-                vok_ = vok_ && sz_D - i1 >= 4 &&
-                    tc_aligned(in_x + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_ls + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_lr + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_hs + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_hw + sz_D*i0 + i1, 16) &&
-                    tc_aligned(out_mi + sz_D*i0 + i1, 16);
-            }
+        const bool wv_ = n - base0 >= ustep_ * 1 + 4;
+        bool vok_ = wv_;
+        #pragma unroll
+        for (int u_ = 0; u_ < 2; u_++) {
+            const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
+            idx_t q_ = base;
+            const idx_t i1 = q_ % sz_D;
+            q_ /= sz_D;
+            const idx_t i0 = q_;
+            vok_ = vok_ && sz_D - i1 >= 4 &&
+                tc_aligned(in_x + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_ls + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_lr + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_hs + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_hw + sz_D*i0 + i1, 16) &&
+                tc_aligned(out_mi + sz_D*i0 + i1, 16);
         }
         if (vok_) {
             tc_vec<float, 4> v18_u[2];
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) { /* the loads of every vector first */
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;
@@ -1773,7 +1768,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_l
             }
             #pragma unroll
             for (int u_ = 0; u_ < 2; u_++) {
-                const idx_t base = base0 + u_ * ustep_;
+                const idx_t base = wv_ ? base0 + u_ * ustep_ : base0;
                 idx_t q_ = base;
                 const idx_t i1 = q_ % sz_D;
                 q_ /= sz_D;

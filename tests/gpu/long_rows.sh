@@ -132,8 +132,9 @@ done
 # TENSORC_ROWS_REGS (sched.c): 16, the 16-a-thread kernel alone (its
 # cluster of 1024-thread blocks, which the compiler's choice no longer takes
 # for f32); 32, twice the row a thread in blocks of at most 512 at every
-# length: every function at every length, f32 and bf16
-for v in 16 32; do
+# length; 8, 8 f32 a thread (Inductor's 512 x 8 for a 4096 row; 16-bit rows
+# keep their own): every function at every length, f32 and bf16
+for v in 8 16 32; do
     for fn in $fns; do
         for dt in ${TC_LONG_ROWS_DTYPES:-f32 bf16}; do
             [ "$dt" = f16 ] && continue
