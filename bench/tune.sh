@@ -15,7 +15,7 @@
 # TENSORC_FULL_GRID, TENSORC_COL_UNROLL, TENSORC_COL_SPLIT, TENSORC_COL_X,
 # TENSORC_TILE_WHOLE (sched.c's knob() calls say what each does),
 # TENSORC_SCAN_CHECKPOINT (sched_ckpt.c: off, or the interval K),
-# TENSORC_ATTN_CHUNK, TENSORC_ATTN_WARPS, TENSORC_ATTN_PREFETCH (sched_attn.c;
+# TENSORC_ATTN_CHUNK, TENSORC_ATTN_WARPS, TENSORC_ATTN_PREFETCH, TENSORC_ATTN_RING (sched_attn.c;
 # bench/README.md has the decode attention sets), TENSORC_MATMUL_KSLICE,
 # _STAGES, _BK, _RESIDENT, _FENCE, _NORM (the generated matmul's variants:
 # bench/README.md has their A/B set).  Prints a

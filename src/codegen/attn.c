@@ -163,7 +163,7 @@ const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_di
      * for past a block's shared memory is refused (sched_attn.c fits its
      * default) */
     st->shmem = ks->at_shmem;
-    int stat = sched_attn_static((int)at->d, ks->at_warps);
+    int stat = sched_attn_static((int)at->d, ks->at_warps, ks->at_ring > 0);
     if (stat + ks->at_shmem > ATTN_SMEM_MAX)
         diag_error(g->d, TC_ERR_LIMIT, m2->loc, "attention %%%d: TENSORC_ATTN_RING=%d asks for %d bytes of shared "
                    "memory a block (at most %d)", m2->id, ks->at_ring, stat + ks->at_shmem, ATTN_SMEM_MAX);

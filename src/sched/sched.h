@@ -292,8 +292,9 @@ void sched_print_colpart(tc_buf *b, const ksched *ks);
 /* Query rows a block takes, keys a block takes, threads, the ring's
  * stages (attn.cuh's), and the most shared memory a block has (sm_90). */
 enum { ATTN_ROWS = 8, ATTN_CHUNK = 512, ATTN_THREADS = 128, ATTN_RING = 4, ATTN_SMEM_MAX = 227 * 1024 };
-/* attn.cuh's static shared memory (tc_at_smem) at head dim d and w warps */
-int sched_attn_static(int d, int w);
+/* attn.cuh's static shared memory (tc_at_smem) at head dim d, w warps,
+ * with a ring or without */
+int sched_attn_static(int d, int w, bool ring);
 /* The matmul tile and block of the generated kernel (matmul.cuh's). */
 enum { MM_TILE_M = 16, MM_TILE_N = 64, MM_THREADS = 128 };
 /* SMs assumed by TENSORC_MATMUL_RESIDENT=1 (H100 and H200 SXM) */

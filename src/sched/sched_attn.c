@@ -36,6 +36,14 @@
  * may depend on the context length alone, not on the batch.  8 warps
  * only up to head dim 128: their partials in shared memory pass 48 KiB
  * past it.
+ *
+ * TENSORC_ATTN_RING (at_ring, tensor cores only): each warp streams its
+ * k and v through a ring of stages in dynamic shared memory (attn.cuh),
+ * all but one in flight.  ncu at batch 1 (H200, 2026-11-27) had the
+ * register path (TENSORC_ATTN_RING=0) at one warp a scheduler waiting on
+ * a DRAM round trip each 16-key step (~12 us a block, 32 blocks).  The
+ * ring depth changes neither the split nor a warp's keys, so neither the
+ * bits.  Default ATTN_RING stages, or as many as fit ATTN_SMEM_MAX.
  */
 #include "sched/sched.h"
 
@@ -73,7 +81,7 @@ void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, 
     int d = (int)at->d, stage = 64 * d * ks->at_warps; /* a stage of k and v, every warp's */
     ks->at_ring = !ks->at_mma ? 0 : kn->attn_ring >= 0 ? kn->attn_ring : ATTN_RING;
     if (kn->attn_ring < 0)
-        while (ks->at_ring > 1 && sched_attn_static(d, ks->at_warps) + ks->at_ring * stage > ATTN_SMEM_MAX)
+        while (ks->at_ring > 1 && sched_attn_static(d, ks->at_warps, true) + ks->at_ring * stage > ATTN_SMEM_MAX)
             ks->at_ring--;
     ks->at_shmem = ks->at_ring * stage;
     ks->why = arena_printf(a,
@@ -89,12 +97,13 @@ void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, 
                                        : ks->at_mma ? "; k and v loaded into registers a step or two ahead" : "");
 }
 
-/* sizeof(tc_at_smem<d, w>): floats m, l, o, q, bm, bl, wt, cm, cl, cw;
- * then 8 long longs and an int, padded to 8 bytes; and 16 bytes to spare
- * (ptxas counts 8 more beside the ring's extern array) */
-int sched_attn_static(int d, int w)
+/* sizeof(tc_at_smem<d, w, !ring>): floats m, l, o (not with a ring: its
+ * stages hold it), q, bm, bl, wt, cm, cl, cw; then 8 long longs and an
+ * int, padded to 8 bytes; and 16 bytes to spare (ptxas counts 8 more
+ * beside the ring's extern array) */
+int sched_attn_static(int d, int w, bool ring)
 {
-    return 4 * (2 * w * 8 + w * 8 * d + 8 * d + 16 + w * 8 + 3 * 16 * 8) + 8 * 8 + 8 + 16;
+    return 4 * (2 * w * 8 + (ring ? 0 : w * 8 * d) + 8 * d + 16 + w * 8 + 3 * 16 * 8) + 8 * 8 + 8 + 16;
 }
 
 void sched_print_attn(tc_buf *b, const ksched *ks)

@@ -136,7 +136,9 @@ __device__ __forceinline__ void tc_at_weigh(const float (*m)[8], const float (*l
     *bl = ls;
 }
 
-template <int D, int W> struct tc_at_smem {
+/* The block's static shared memory: with O, the warps' outputs o too
+ * (else they sit in the ring's dynamic shared memory, tc_at_o) */
+template <int D, int W, bool O = true> struct tc_at_smem {
     float m[W][8], l[W][8];
     float o[W][8][D];
     float q[8][D];
@@ -145,10 +147,36 @@ template <int D, int W> struct tc_at_smem {
     long long orow[8];                     /* the output rows' offsets (the final write) */
     int last;
 };
+template <int D, int W> struct tc_at_smem<D, W, false> {
+    float m[W][8], l[W][8];
+    float q[8][D];
+    float bm[8], bl[8], wt[W][8];
+    float cm[TC_AT_FAN][8], cl[TC_AT_FAN][8], cw[TC_AT_FAN][8];
+    long long orow[8];
+    int last;
+};
+
+/* the launch's dynamic shared memory (one declaration: the host emulator
+ * gives each its own storage) */
+__device__ __forceinline__ unsigned char *tc_at_dyn() {
+    extern __shared__ __align__(16) unsigned char tc_at_dyn_[];
+    return tc_at_dyn_;
+}
+
+/* warp w's output at row r, head dim d: with a ring (RG > 0) at the start
+ * of the warp's own ring (free once its keys are done: 32 D bytes of its
+ * 64 RG D), which keeps 16 KB (4 warps, head dim 128) out of the static
+ * shared memory; else in sh.o */
+template <int D, int RG, class SH> __device__ __forceinline__ float &tc_at_o(SH &sh, int w, int r, int d) {
+    if constexpr (RG > 0)
+        return ((float *)(tc_at_dyn() + w * (RG * 64 * D)))[r * D + d];
+    else
+        return sh.o[w][r][d];
+}
 
 /* The tensor-core path: this warp's 16-key steps over [l0, l1). */
-template <int DT, int D, int W, int PF, int RG, class SC, class ST>
-__device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
+template <int DT, int D, int W, int PF, int RG, class SH, class SC, class ST>
+__device__ __forceinline__ void tc_at_mma_path(SH &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
                                                long long nr, SC &score, ST &stage) {
@@ -280,9 +308,8 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
          * a step.  Row i's 16-byte piece j sits at piece j ^ 4 for odd i
          * where a row is a multiple of 128 bytes, so a fragment read (rows
          * g, 8 + g, pieces 4p + c) hits each bank once a quarter warp. */
-        extern __shared__ __align__(16) unsigned char tc_at_dyn[];
         constexpr int CR = D / 8, SB = 64 * D; /* 16-byte pieces a row; a stage's bytes */
-        unsigned char *ring = tc_at_dyn + warp * (RG * SB);
+        unsigned char *ring = tc_at_dyn() + warp * (RG * SB);
         const unsigned rs = (unsigned)__cvta_generic_to_shared(ring);
         auto at = [](int row, int j) { return row * (2 * D) + ((D % 64 == 0 ? j ^ ((row & 1) << 2) : j) << 4); };
         /* 16 keys from key0 into stage st, the warp's pieces in order
@@ -359,6 +386,8 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
         sh.m[warp][g] = m;
         sh.l[warp][g] = lsum;
     }
+    if constexpr (RG > 0)
+        __syncwarp(); /* every lane past its last stage: o goes over the ring */
 #pragma unroll
     for (int p = 0; p < P; p++)
 #pragma unroll
@@ -366,14 +395,14 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
 #pragma unroll
             for (int u = 0; u < 2; u++) {
                 const int d = 32 * p + 8 * (g >> 1) + 2 * (2 * h + u) + (g & 1);
-                sh.o[warp][2 * c][d] = o[p][h][2 * u];
-                sh.o[warp][2 * c + 1][d] = o[p][h][2 * u + 1];
+                tc_at_o<D, RG>(sh, warp, 2 * c, d) = o[p][h][2 * u];
+                tc_at_o<D, RG>(sh, warp, 2 * c + 1, d) = o[p][h][2 * u + 1];
             }
 }
 
 /* The FMA path: a key at a time, the head dim across the lanes. */
-template <int DT, int D, int W, class SC, class ST>
-__device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
+template <int DT, int D, int W, int RG, class SH, class SC, class ST>
+__device__ __forceinline__ void tc_at_fma_path(SH &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
                                                long long nr, SC &score, ST &stage) {
@@ -430,7 +459,7 @@ __device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typen
 #pragma unroll
         for (int j = 0; j < J; j++)
             if (lane + 32 * j < D)
-                sh.o[warp][r][lane + 32 * j] = o[r][j];
+                tc_at_o<D, RG>(sh, warp, r, lane + 32 * j) = o[r][j];
     }
 }
 
@@ -443,7 +472,8 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
                                         QO qoff, KO koff, VO voff, OO ooff, SC score) {
     typedef typename tc_at_t<DT>::T T;
     constexpr int NT = 32 * W; /* threads */
-    __shared__ tc_at_smem<D, W> sh;
+    constexpr bool SO = RG == 0; /* the warps' outputs in static shared memory (no ring) */
+    __shared__ tc_at_smem<D, W, SO> sh;
     const long long nrg = (R + 7) / 8, splits = (L + CH - 1) / CH, groups = nkv * nrg;
     if (splits == 0) { /* no keys: p @ v sums nothing */
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < groups * 8 * D;
@@ -488,10 +518,10 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
                (((unsigned long long)kp | (unsigned long long)vp) & 15) == 0;
     if (mma)
         tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32, W, PF, RG>(
-            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32, W> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score,
-            stage);
+            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32, W, SO> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0,
+            nr, score, stage);
     else
-        tc_at_fma_path<DT, D, W>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score, stage);
+        tc_at_fma_path<DT, D, W, RG>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score, stage);
     __syncthreads();
     /* the block's partial: the warps combined, each warp's weight once */
     if (threadIdx.x < 8) {
@@ -507,7 +537,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
         const int r = i / D, d = i % D;
         float acc = 0.0f;
         for (int w = 0; w < W; w++)
-            acc += sh.wt[w][r] * sh.o[w][r][d];
+            acc += sh.wt[w][r] * tc_at_o<D, RG>(sh, w, r, d);
         if (splits > 1)
             mine[r * DP + d] = acc;
         else if (r < nr) /* one split: it is the output */
