@@ -158,6 +158,15 @@ const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_di
     st->grid_cap = 2147483647;
     st->block[0] = ks->block[0];
     st->block[1] = st->block[2] = 1;
+    /* the ring of k and v (attn.cuh's tc_at_dyn), past 48 KB where the
+     * runtime raises the kernel's limit; a depth TENSORC_ATTN_RING asks
+     * for past a block's shared memory is refused (sched_attn.c fits its
+     * default) */
+    st->shmem = ks->at_shmem;
+    int stat = sched_attn_static((int)at->d, ks->at_warps, ks->at_ring > 0);
+    if (stat + ks->at_shmem > ATTN_SMEM_MAX)
+        diag_error(g->d, TC_ERR_LIMIT, m2->loc, "attention %%%d: TENSORC_ATTN_RING=%d asks for %d bytes of shared "
+                   "memory a block (at most %d)", m2->id, ks->at_ring, stat + ks->at_shmem, ATTN_SMEM_MAX);
     /* a 4-byte ticket per group and split (the combine tree's nodes;
      * 16-byte rounded), then per group and split ATTN_ROWS output rows
      * (f32, float4-aligned), maxima and sums */
@@ -187,8 +196,9 @@ const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_di
     buf_puts(&o, buf_str(&sc));
     /* the chunk (the plan's grid has it too), and the knobs' variant
      * (sched_attn.c) as template arguments; unset, the defaults */
-    const char *var = ks->at_knobs ? arena_printf(a, ", %d, %d, %d", ks->at_chunk, ks->at_warps, ks->at_prefetch)
-                                   : arena_printf(a, ", %d", ks->at_chunk);
+    const char *var = ks->at_knobs || ks->at_ring
+                          ? arena_printf(a, ", %d, %d, %d, %d", ks->at_chunk, ks->at_warps, ks->at_prefetch, ks->at_ring)
+                          : arena_printf(a, ", %d", ks->at_chunk);
     buf_printf(&o, "    tc_attn<%d, %lld%s>(%s, %s, %s, %s, nkv, nrows, nkeys, kstride, vstride,\n"
                    "                   (unsigned char *)ws, qoff, koff, voff, ooff, score);\n}\n",
                dt, (long long)at->d, var, cg_buf_name(g, qb), cg_buf_name(g, kb), cg_buf_name(g, vb),

@@ -135,6 +135,8 @@ static void check_kernel(const tc_plan *p, int s, const gfn *g, bool *written,
         bad_step(p, s, d, "launches no kernel");
     if (st->block[0] < 1 || st->block[1] < 1 || st->block[2] < 1 || st->grid_cap < 1)
         bad_step(p, s, d, "a block dim or the grid cap below 1");
+    if (st->shmem < 0 || st->shmem > 227 * 1024) /* an sm_90 block's most */
+        bad_step(p, s, d, "dynamic shared memory below 0 or past 227 KB");
     for (int i = 0; i < 3; i++)
         if (!st->grid[i] || !sched_nonneg_where(st->grid[i], dom, ndom))
             bad_step(p, s, d, "a grid dim that can be negative");

@@ -227,6 +227,9 @@ typedef struct ksched {
     int at_chunk;             /* keys a split (TENSORC_ATTN_CHUNK, ATTN_CHUNK) */
     int at_warps;             /* warps a block (TENSORC_ATTN_WARPS, ATTN_THREADS / 32) */
     int at_prefetch;          /* 16-key steps in flight a warp (TENSORC_ATTN_PREFETCH, 1) */
+    int at_ring;              /* tensor cores: stages of k and v a warp streams through shared
+                               * memory (TENSORC_ATTN_RING, ATTN_RING; 0: registers, at_prefetch) */
+    int at_shmem;             /* its dynamic shared memory a block, bytes (0: none) */
     bool at_knobs;            /* one of those set: printed, and the template's arguments */
     /* SCH_SCAN checkpointed pair (sched_ckpt.c): this forward walk also runs
      * the reversed walk of kernel ckpt_with - 1, which reads the values
@@ -293,8 +296,12 @@ enum { ONLINE_BLOCK = 512 };
  * combining kernel's reduced range (sched_colpart.c), and their dump. */
 void sched_colpart(tc_dimctx *c, const fkernel *k, ksched *ks);
 void sched_print_colpart(tc_buf *b, const ksched *ks);
-/* Query rows a block takes, keys a block takes, threads (attn.cuh's). */
-enum { ATTN_ROWS = 8, ATTN_CHUNK = 512, ATTN_THREADS = 128 };
+/* Query rows a block takes, keys a block takes, threads, the ring's
+ * stages (attn.cuh's), and the most shared memory a block has (sm_90). */
+enum { ATTN_ROWS = 8, ATTN_CHUNK = 512, ATTN_THREADS = 128, ATTN_RING = 4, ATTN_SMEM_MAX = 227 * 1024 };
+/* attn.cuh's static shared memory (tc_at_smem) at head dim d, w warps,
+ * with a ring or without */
+int sched_attn_static(int d, int w, bool ring);
 /* The matmul tile and block of the generated kernel (matmul.cuh's). */
 enum { MM_TILE_M = 16, MM_TILE_N = 64, MM_THREADS = 128 };
 /* SMs assumed by TENSORC_MATMUL_RESIDENT=1 (H100 and H200 SXM) */

@@ -36,6 +36,14 @@
  * may depend on the context length alone, not on the batch.  8 warps
  * only up to head dim 128: their partials in shared memory pass 48 KiB
  * past it.
+ *
+ * TENSORC_ATTN_RING (at_ring, tensor cores only): each warp streams its
+ * k and v through a ring of stages in dynamic shared memory (attn.cuh),
+ * all but one in flight.  ncu at batch 1 (H200, 2026-11-27) had the
+ * register path (TENSORC_ATTN_RING=0) at one warp a scheduler waiting on
+ * a DRAM round trip each 16-key step (~12 us a block, 32 blocks).  The
+ * ring depth changes neither the split nor a warp's keys, so neither the
+ * bits.  Default ATTN_RING stages, or as many as fit ATTN_SMEM_MAX.
  */
 #include "sched/sched.h"
 
@@ -54,7 +62,7 @@ void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, 
     int r = k->rank;
     unsigned batch = (1u << (r - 2)) - 1;
     unsigned rows = (batch & ~at->kvaxes) | 1u << (r - 2);
-    ks->at_knobs = kn->attn_chunk >= 0 || kn->attn_warps >= 0 || kn->attn_prefetch >= 0;
+    ks->at_knobs = kn->attn_chunk >= 0 || kn->attn_warps >= 0 || kn->attn_prefetch >= 0 || kn->attn_ring >= 0;
     ks->at_chunk = kn->attn_chunk >= 0 ? kn->attn_chunk : ATTN_CHUNK;
     ks->at_warps = kn->attn_warps >= 0 && at->d <= 128 ? kn->attn_warps : ATTN_THREADS / 32;
     ks->at_prefetch = kn->attn_prefetch >= 0 ? kn->attn_prefetch : 1;
@@ -68,14 +76,34 @@ void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, 
     ks->rows = ks->at_rows;
     ks->rowlen = k->dom[r - 1];
     ks->at_mma = k->ext->dtype != TC_F32 && at->d % 32 == 0 && at->d <= 128;
+    /* the ring: a knob's depth as it is (codegen/attn.c refuses one past
+     * the shared memory), else ATTN_RING stages or as many as fit */
+    int d = (int)at->d, stage = 64 * d * ks->at_warps; /* a stage of k and v, every warp's */
+    ks->at_ring = !ks->at_mma ? 0 : kn->attn_ring >= 0 ? kn->attn_ring : ATTN_RING;
+    if (kn->attn_ring < 0)
+        while (ks->at_ring > 1 && sched_attn_static(d, ks->at_warps, true) + ks->at_ring * stage > ATTN_SMEM_MAX)
+            ks->at_ring--;
+    ks->at_shmem = ks->at_ring * stage;
     ks->why = arena_printf(a,
                            "attention (flash-decoding): a block per %d query rows sharing k and v and "
-                           "per %d keys, running max, sum and output in registers (%s); the splits "
+                           "per %d keys, running max, sum and output in registers (%s%s); the splits "
                            "combine up a fixed tree, 16 a node, by the last block of each node",
                            ATTN_ROWS, ks->at_chunk,
                            ks->at_mma ? "q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where "
                                         "k and v are 16-byte aligned; FMAs elsewhere"
-                                      : "FMAs");
+                                      : "FMAs",
+                           ks->at_ring ? "; k and v stream through a ring of stages in shared memory a "
+                                         "warp (cp.async), all but one in flight"
+                                       : ks->at_mma ? "; k and v loaded into registers a step or two ahead" : "");
+}
+
+/* sizeof(tc_at_smem<d, w, !ring>): floats m, l, o (not with a ring: its
+ * stages hold it), q, bm, bl, wt, cm, cl, cw; then 8 long longs and an
+ * int, padded to 8 bytes; and 16 bytes to spare (ptxas counts 8 more
+ * beside the ring's extern array) */
+int sched_attn_static(int d, int w, bool ring)
+{
+    return 4 * (2 * w * 8 + (ring ? 0 : w * 8 * d) + 8 * d + 16 + w * 8 + 3 * 16 * 8) + 8 * 8 + 8 + 16;
 }
 
 void sched_print_attn(tc_buf *b, const ksched *ks)
@@ -94,6 +122,11 @@ void sched_print_attn(tc_buf *b, const ksched *ks)
                ks->at_mma ? "tensor cores" : "FMAs");
     if (ks->at_knobs) /* the TENSORC_ATTN_* knobs' values */
         buf_printf(b, ", %d warps, prefetch %d", ks->at_warps, ks->at_prefetch);
+    if (ks->at_ring) /* TENSORC_ATTN_RING, or its default */
+        buf_printf(b, ", ring of %d stages a warp (%d bytes of dynamic shared memory a block)", ks->at_ring,
+                   ks->at_shmem);
+    else if (ks->at_mma)
+        buf_puts(b, ", k and v through registers (TENSORC_ATTN_RING=0)");
     buf_puts(b, "\n");
     buf_printf(b, "    why: %s\n", ks->why);
 }

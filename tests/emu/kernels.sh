@@ -19,12 +19,14 @@
 # __CUDA_ARCH__ 750 (no mma.sync: the FMA paths).  attnknobs: the
 # attention variants of the TENSORC_ATTN_* knobs (sched_attn.c), every
 # value of each at least once (chunk 64/128/256/512, 4 and 8 warps,
-# prefetch 1 and 2), head dims 128, 64, 40 and 256, f16/bf16/f32, a mask,
-# contexts 1, 129, 1000 and past 64 splits, and each variant run twice to
-# the same bits (EMU_KEEP; on the host that finds a dependence on
+# prefetch 1 and 2, the ring's depths 0 to 6), head dims 128, 64, 40 and
+# 256, f16/bf16/f32, a mask, contexts 1, 129, 1000 and past 64 splits, each
+# variant run twice to the same bits, and the ring (TENSORC_ATTN_RING) to
+# the same bits as the register path at head dims 128, 96, 64 and 32 (EMU_KEEP; on the host that finds a dependence on
 # uninitialized or racing memory only as far as the fibers' fixed order
 # shows it; tests/gpu/attention.sh repeats it on the GPU); attnknobs-full
-# (manual, minutes): all 16 combinations at the attention set's cases.
+# (manual, minutes): all 16 combinations, with the ring and without, at
+# the attention set's cases.
 # plans: a function of
 # every other kind through the same driver (emu.py).  Prints a
 # line a case and "N passed, M failed" last; exit 1 on a failure, 77 (skip)
@@ -60,9 +62,10 @@ one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
 # function in one of the two); NaN/inf, sm_75 and the 12 whole-chunk builds as before: 47 of 70
 # builds.  matmul-knobs: every setting, each with two of its four cases
 # (odd settings cases 1 and 3, even ones 2 and 4): 10 of 20.  attnknobs:
-# every setting with one of its four cases (setting s runs case s), its
-# past-64-splits case and same-bits pair; head dim 256 and sm_75 as
-# before: 18 of 30.  Unset, the whole sets.
+# every setting with one of its four cases (setting s runs case (s - 1) %
+# 4 + 1), its past-64-splits case and same-bits pair; the ring against the
+# register path at the default depth, head dim 96 and 8 warps (3 of 11
+# pairs); head dim 256 and sm_75 as before.  Unset, the whole sets.
 quick=0
 [ "${TC_EMU_QUICK:-0}" = 1 ] && quick=1
 k16=0
@@ -199,9 +202,12 @@ if [ "$what" = attention ] || [ "$what" = all ]; then
     # 257 splits of 128 keys: the combine tree's three levels (17 nodes, 2, the root)
     one TENSORC_ATTN_CHUNK=128 -- $A attention_decode_masked "B=1,KVH=1,G=8,L=32800" bf16
 fi
-# the TENSORC_ATTN_* variants: CH/W/PF combinations (every value of each)
-AK_QUICK="64/8/2 128/4/2 256/8/1 512/4/1"
-AK_FULL=$(for c in 64 128 256 512; do for w in 4 8; do for p in 1 2; do echo -n "$c/$w/$p "; done; done; done)
+# the TENSORC_ATTN_* variants: CH/W/PF[/RG] combinations (every value of
+# each; RG, TENSORC_ATTN_RING: unset its default, 4 stages, 2 at 8 warps
+# and head dim 128; 0 the register path, where PF counts)
+AK_QUICK="64/8/2/0 128/4/2/0 256/8/1 512/4/1 128/4/1/1 512/4/1/6 256/8/2/3"
+AK_FULL=$(for c in 64 128 256 512; do for w in 4 8; do for p in 1 2; do for r in "" /0; do
+    echo -n "$c/$w/$p$r "; done; done; done; done)
 same_bits() { # ENV... -- FILE FN SHAPE DTYPE: two runs (blocks in two orders), the first shape's outputs byte-identical
     local env=()
     while [ "$1" != -- ]; do env+=("$1"); shift; done
@@ -227,6 +233,30 @@ same_bits() { # ENV... -- FILE FN SHAPE DTYPE: two runs (blocks in two orders), 
     fi
     rm -rf "$d"
 }
+same_as() { # ENV_A... -- ENV_B... -- FILE FN SHAPE DTYPE: the two settings' outputs byte-identical
+    local ea=() eb=()
+    while [ "$1" != -- ]; do ea+=("$1"); shift; done
+    shift
+    while [ "$1" != -- ]; do eb+=("$1"); shift; done
+    shift
+    local d n=0 bad=0 ok=0
+    d=$(mktemp -d)
+    env "${ea[@]}" EMU_KEEP="$d/a" python3 "$here/emu.py" "$tc" "$1" "$2" "$3" 11 --dtype "T=$4" >"$d/la" 2>&1
+    env "${eb[@]}" EMU_KEEP="$d/b" python3 "$here/emu.py" "$tc" "$1" "$2" "$3" 11 --dtype "T=$4" >"$d/lb" 2>&1
+    grep -q '^PASS' "$d/la" && grep -q '^PASS' "$d/lb" && ok=1
+    for f in "$d"/a.*; do
+        [ -e "$f" ] || continue
+        n=$((n + 1))
+        cmp -s "$f" "$d/b.${f##*/a.}" || bad=1
+    done
+    if [ $ok = 1 ] && [ $n -gt 0 ] && [ $bad = 0 ]; then
+        echo "PASS same bits: ${ea[*]} and ${eb[*]} $2 $3 $4"; pass=$((pass + 1))
+    else
+        echo "FAIL same bits: ${ea[*]} and ${eb[*]} $2 $3 $4 ($n outputs, checks $ok)"; fail=$((fail + 1))
+        cat "$d/la" "$d/lb" | grep -v '^PASS' | head -4
+    fi
+    rm -rf "$d"
+}
 if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
     A=examples/attention_decode.tc F=tests/gpu/attention_fma.tc
     S="B=1,KVH=2,G=8,L=1;B=3,KVH=1,G=1,L=129;B=1,KVH=1,G=17,L=1000"
@@ -235,8 +265,10 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
     ak=0
     for v in $sets; do
         ak=$((ak + 1))
-        IFS=/ read -r c w p <<<"$v"
+        IFS=/ read -r c w p rg <<<"$v"
         K=(TENSORC_ATTN_CHUNK=$c TENSORC_ATTN_WARPS=$w TENSORC_ATTN_PREFETCH=$p)
+        [ -n "$rg" ] && K+=(TENSORC_ATTN_RING=$rg)
+        q4=$(((ak - 1) % 4 + 1))
         if [ "$what" = attnknobs-full ]; then
             for dt in f16 bf16 f32; do
                 one "${K[@]}" -- $A attention_decode "$S" $dt
@@ -248,11 +280,11 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
             one "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
         else
             # quick: the setting's own one of these four (the 1st setting the 1st case, ...)
-            [ $quick = 0 ] || [ $ak = 1 ] && one "${K[@]}" -- $A attention_decode "$S" f16
-            [ $quick = 0 ] || [ $ak = 2 ] && one "${K[@]}" -- $A attention_decode_d64 "$S" bf16
-            [ $quick = 0 ] || [ $ak = 3 ] &&
+            [ $quick = 0 ] || [ $q4 = 1 ] && one "${K[@]}" -- $A attention_decode "$S" f16
+            [ $quick = 0 ] || [ $q4 = 2 ] && one "${K[@]}" -- $A attention_decode_d64 "$S" bf16
+            [ $quick = 0 ] || [ $q4 = 3 ] &&
                 one "${K[@]}" -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f32
-            [ $quick = 0 ] || [ $ak = 4 ] && one "${K[@]}" -- $F attention_d40 "B=3,KVH=1,G=17,L=300" f16
+            [ $quick = 0 ] || [ $q4 = 4 ] && one "${K[@]}" -- $F attention_d40 "B=3,KVH=1,G=17,L=300" f16
         fi
         # past 64 splits at this chunk: the combine tree's two levels (16 a node, a lone child)
         one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=$((64 * c + 100))" bf16
@@ -270,6 +302,33 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
             caps=
         fi
     done
+    # the ring (TENSORC_ATTN_RING=S) against the register path (0): the same
+    # values into the same mmas in the same order, so the same bytes; its
+    # depths 1 (no step ahead), 2, the default 4, 6, 8 warps; head dims 128
+    # and 64 (its swizzle) and 96 (none), contexts off 16 and past a split
+    # (quick: the default depth, head dim 96 and 8 warps)
+    R1="B=1,KVH=2,G=8,L=8191" R3="B=3,KVH=1,G=17,L=129" R8="B=8,KVH=2,G=8,L=1000"
+    same_as TENSORC_ATTN_RING=0 -- TENSORC_ATTN_RING=4 -- $A attention_decode "$R1" f16
+    same_as TENSORC_ATTN_RING=0 TENSORC_ATTN_PREFETCH=2 -- TENSORC_ATTN_RING=3 -- $F attention_d96 "B=1,KVH=2,G=8,L=700" f16
+    same_as TENSORC_ATTN_WARPS=8 TENSORC_ATTN_RING=0 -- TENSORC_ATTN_WARPS=8 TENSORC_ATTN_RING=3 -- $A attention_decode "$R8" bf16
+    if [ $quick = 0 ]; then
+        for rg in 1 2 6; do
+            same_as TENSORC_ATTN_RING=0 -- TENSORC_ATTN_RING=$rg -- $A attention_decode "$R1" f16
+        done
+        same_as TENSORC_ATTN_RING=0 -- TENSORC_ATTN_RING=4 -- $A attention_decode_d64 "$R3" bf16
+        same_as TENSORC_ATTN_RING=0 -- TENSORC_ATTN_RING=4 -- $A attention_decode_masked "$R8" bf16
+        same_as TENSORC_ATTN_RING=0 -- TENSORC_ATTN_RING=4 -- $A attention_gqa "B=3,KVH=2,G=8,L=1" f16
+        same_as TENSORC_ATTN_RING=0 -- TENSORC_ATTN_RING=2 -- $F attention_d32 "B=3,KVH=1,G=17,L=300" bf16
+        same_as TENSORC_ATTN_CHUNK=64 TENSORC_ATTN_RING=0 -- TENSORC_ATTN_CHUNK=64 TENSORC_ATTN_RING=6 -- $A attention_decode_masked "B=1,KVH=1,G=8,L=1100" f16
+    fi
+    # a depth past the shared memory: refused, located
+    if out=$(TENSORC_ATTN_RING=8 "$tc" compile $A --fn attention_decode --dtype T=f16 2>&1); then
+        echo "FAIL TENSORC_ATTN_RING=8 at head dim 128: compiled"; fail=$((fail + 1))
+    elif grep -q 'attention_decode.tc:[0-9]*:[0-9]*: .*TENSORC_ATTN_RING=8 asks for' <<<"$out"; then
+        echo "PASS TENSORC_ATTN_RING=8 at head dim 128 refused"; pass=$((pass + 1))
+    else
+        echo "FAIL TENSORC_ATTN_RING=8 at head dim 128: $out"; fail=$((fail + 1))
+    fi
     # head dim 256: 4 warps whatever TENSORC_ATTN_WARPS says (shared memory)
     one TENSORC_ATTN_CHUNK=64 TENSORC_ATTN_WARPS=8 -- tests/gpu/attention_fma.tc attention_d256 "B=1,KVH=1,G=8,L=200" f16
     # before sm_80 (the FMA path at every head dim) under 8 warps

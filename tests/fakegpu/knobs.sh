@@ -8,7 +8,8 @@
 # The matmul streaming variants: a launch with dynamic shared memory past
 # 48 KB (TENSORC_MATMUL_STAGES=8), which the fake driver takes only once
 # cuFuncSetAttribute raised the kernel's limit; --emit=sched/plan show
-# them; stages past 227 KB are a located error.
+# them; stages past 227 KB are a located error.  The attention ring's
+# dynamic shared memory likewise.
 # Prints PASS/FAIL per check and "N passed, M failed" last; exit 1 on a
 # failure, 77 without NVRTC.
 set -u
@@ -18,7 +19,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TENSORC_LIBCUDA=$fake TENSORC_CUBLAS=$fake TENSORC_CACHE_DIR=$work/cache
-unset TENSORC_MATMUL_LORA TENSORC_PW_UNROLL TENSORC_MATMUL_STAGES TENSORC_MATMUL_BK TENSORC_MATMUL_RESIDENT
+unset TENSORC_MATMUL_LORA TENSORC_PW_UNROLL TENSORC_MATMUL_STAGES TENSORC_MATMUL_BK TENSORC_MATMUL_RESIDENT TENSORC_ATTN_RING
 pass=0 fail=0
 check() { local what=$1; shift; if "$@"; then echo "PASS $what"; pass=$((pass + 1)); else echo "FAIL $what"; fail=$((fail + 1)); fi; }
 sm=$root/examples/softmax.tc
@@ -63,5 +64,15 @@ TENSORC_MATMUL=generated TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 "$tc" com
 rc=$?
 check "STAGES=8 BK=128 with 64-row tiles (288896 bytes): refused, located" \
     bash -c "[ $rc = 1 ] && grep -q 'rmsnorm_matmul.tc:[0-9]*:[0-9]*: error: .*288896 bytes' '$work/err'"
+# the attention kernel's ring (TENSORC_ATTN_RING, default 4 stages: 131072
+# bytes of dynamic shared memory at head dim 128), launched past 48 KB the
+# same way; the register path (0) asks for none
+att=$root/examples/attention_decode.tc
+check "attention_decode (f16) with the ring's 131072 bytes of dynamic shared memory runs" \
+    quiet "$tc" run "$att" --fn attention_decode --dtype T=f16 --device=cuda --random --shape B=1,KVH=2,G=8,L=129
+check "--emit=plan: 131072 bytes of dynamic shared memory" bash -c \
+    "'$tc' compile '$att' --fn attention_decode --dtype T=f16 --emit=plan | grep -q 'dynamic shared memory 131072 bytes'"
+check "--emit=plan under TENSORC_ATTN_RING=0: none" bash -c \
+    "! TENSORC_ATTN_RING=0 '$tc' compile '$att' --fn attention_decode --dtype T=f16 --emit=plan | grep -q 'dynamic shared'"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -5,18 +5,24 @@
  * codegen/attn.c): out = softmax(score(q @ k^T)) @ v for ATTN_ROWS query
  * rows that share k and v, the keys split across blocks.
  *
- * Block = W warps (4) over one (group of rows, chunk of CH keys, 128 unless a knob says); each
- * warp takes 16 keys at a time and keeps, per row, a running max, sum and
- * unnormalized output.  CH, W and PF (how far ahead a warp loads k and v,
- * tc_at_mma_path; 1) are template parameters, set by the TENSORC_ATTN_*
- * knobs for timing variants (sched_attn.c); the split
+ * Block = W warps (4) over one (group of rows, chunk of CH keys, 512 unless
+ * a knob says); each warp takes 16 keys at a time and keeps, per row, a
+ * running max, sum and unnormalized output.  CH, W, PF (how far ahead a
+ * warp loads k and v into registers, tc_at_mma_path; 1) and RG (the stages
+ * of its ring in shared memory; 0: registers) are template parameters, set
+ * by the TENSORC_ATTN_* knobs for timing variants (sched_attn.c); the split
  * depends on CH and the context length alone.  f16/bf16 with a head dim a
- * multiple of 32 (up to 128) and 16-byte aligned k and v use tensor
- * cores: S = Q K^T and O += P V with mma.sync m16n8k16 (rows 8..15 of A
- * zero), k and v loaded straight into registers, 16 bytes a lane; the head dim is permuted consistently
- * inside each 32 so each lane's 16 bytes feed the mma as they are, and V's
- * 8 x 8 pieces are transposed in registers (movmatrix).  Elsewhere (f32,
- * other head dims, misaligned) a warp takes one key at a time with FMAs.
+ * multiple of 32 (up to 128) and 16-byte aligned k and v use tensor cores:
+ * S = Q K^T and O += P V with mma.sync m16n8k16 (rows 8..15 of A zero), k
+ * and v streamed through a warp's ring of RG 16-key stages in the launch's
+ * dynamic shared memory (cp.async, RG - 1 steps in flight: a step's loads
+ * are one DRAM round trip, so one step ahead left a warp waiting on each),
+ * or with RG 0 loaded straight into registers; 16 bytes a lane feed the mma
+ * either way, the same values in the same order (the same bits); the head
+ * dim is permuted consistently inside each 32 so each lane's 16 bytes feed
+ * the mma as they are, and V's 8 x 8 pieces are transposed in registers
+ * (movmatrix).  Elsewhere (f32, other head dims, misaligned) a warp takes
+ * one key at a time with FMAs.
  * q is staged in shared memory (one qoff a thread) while the warps' first
  * k and v loads are in flight.  The warps' states combine in shared memory
  * into the block's partial (in the workspace; with one split, straight
@@ -90,6 +96,24 @@ __device__ __forceinline__ unsigned tc_at_word(const uint4 &v, int j) {
     return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
 }
 
+/* 16 bytes global -> shared (a shared-window address), asynchronously;
+ * zeros, nothing read, where !ok (cp.async's source size 0) */
+__device__ __forceinline__ void tc_at_cp16(unsigned dst, const void *src, bool ok) {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0));
+#endif
+}
+__device__ __forceinline__ void tc_at_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;");
+#endif
+}
+template <int N> __device__ __forceinline__ void tc_at_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N));
+#endif
+}
+
 /* partials combined a node of the tree (tc_attn's tail) */
 #define TC_AT_FAN 16
 
@@ -112,7 +136,9 @@ __device__ __forceinline__ void tc_at_weigh(const float (*m)[8], const float (*l
     *bl = ls;
 }
 
-template <int D, int W> struct tc_at_smem {
+/* The block's static shared memory: with O, the warps' outputs o too
+ * (else they sit in the ring's dynamic shared memory, tc_at_o) */
+template <int D, int W, bool O = true> struct tc_at_smem {
     float m[W][8], l[W][8];
     float o[W][8][D];
     float q[8][D];
@@ -121,10 +147,36 @@ template <int D, int W> struct tc_at_smem {
     long long orow[8];                     /* the output rows' offsets (the final write) */
     int last;
 };
+template <int D, int W> struct tc_at_smem<D, W, false> {
+    float m[W][8], l[W][8];
+    float q[8][D];
+    float bm[8], bl[8], wt[W][8];
+    float cm[TC_AT_FAN][8], cl[TC_AT_FAN][8], cw[TC_AT_FAN][8];
+    long long orow[8];
+    int last;
+};
+
+/* the launch's dynamic shared memory (one declaration: the host emulator
+ * gives each its own storage) */
+__device__ __forceinline__ unsigned char *tc_at_dyn() {
+    extern __shared__ __align__(16) unsigned char tc_at_dyn_[];
+    return tc_at_dyn_;
+}
+
+/* warp w's output at row r, head dim d: with a ring (RG > 0) at the start
+ * of the warp's own ring (free once its keys are done: 32 D bytes of its
+ * 64 RG D), which keeps 16 KB (4 warps, head dim 128) out of the static
+ * shared memory; else in sh.o */
+template <int D, int RG, class SH> __device__ __forceinline__ float &tc_at_o(SH &sh, int w, int r, int d) {
+    if constexpr (RG > 0)
+        return ((float *)(tc_at_dyn() + w * (RG * 64 * D)))[r * D + d];
+    else
+        return sh.o[w][r][d];
+}
 
 /* The tensor-core path: this warp's 16-key steps over [l0, l1). */
-template <int DT, int D, int W, int PF, class SC, class ST>
-__device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
+template <int DT, int D, int W, int PF, int RG, class SH, class SC, class ST>
+__device__ __forceinline__ void tc_at_mma_path(SH &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
                                                long long nr, SC &score, ST &stage) {
@@ -177,8 +229,10 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
             }
         }
     };
-    /* one 16-key step from kr and vr */
-    auto step = [&](uint4 (&kr)[2][P], uint4 (&vr)[2][P], long long key0) {
+    /* one 16-key step: kf(t, p) and vf(t, p) give the lane's 16 bytes of
+     * k and v (kr, vr in registers or the ring's stage); mid() runs once S
+     * is computed (k's registers free), end() last */
+    auto step = [&](auto kf, auto vf, long long key0, auto mid, auto end) {
         float s[2][4];
 #pragma unroll
         for (int t = 0; t < 2; t++) {
@@ -187,12 +241,12 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
                 s[t][e] = 0.0f;
 #pragma unroll
             for (int p = 0; p < P; p++) {
-                tc_at_mma<DT>(s[t], qa[2 * p][0], qa[2 * p][1], kr[t][p].x, kr[t][p].y);
-                tc_at_mma<DT>(s[t], qa[2 * p + 1][0], qa[2 * p + 1][1], kr[t][p].z, kr[t][p].w);
+                const uint4 kw = kf(t, p);
+                tc_at_mma<DT>(s[t], qa[2 * p][0], qa[2 * p][1], kw.x, kw.y);
+                tc_at_mma<DT>(s[t], qa[2 * p + 1][0], qa[2 * p + 1][1], kw.z, kw.w);
             }
         }
-        if (PF == 2 && key0 + 2 * STEP < l1) /* k's buffer is free: the step after next */
-            load(kr, vr, key0 + 2 * STEP, true, false);
+        mid();
         /* lane (g, c) holds row g's scores at keys key0 + 8t + 2c + e */
         float x[2][2], tm = -__int_as_float(0x7f800000);
 #pragma unroll
@@ -227,10 +281,12 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
             /* V^T's 8 x 8 pieces: lane (g, c) gets V[key0 + 8t + 2c + e][dcol(p, j)] */
             unsigned tv[2][4];
 #pragma unroll
-            for (int t = 0; t < 2; t++)
+            for (int t = 0; t < 2; t++) {
+                const uint4 vw = vf(t, p);
 #pragma unroll
                 for (int j = 0; j < 4; j++)
-                    tv[t][j] = tc_at_trans(tc_at_word(vr[t][p], j));
+                    tv[t][j] = tc_at_trans(tc_at_word(vw, j));
+            }
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 o[p][h][0] *= al0;
@@ -240,11 +296,53 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
                 tc_at_mma4<DT>(o[p][h], tv[0][2 * h], tv[0][2 * h + 1], tv[1][2 * h], tv[1][2 * h + 1], b0, b1);
             }
         }
-        if (PF == 2 && key0 + 2 * STEP < l1)
-            load(kr, vr, key0 + 2 * STEP, false, true);
+        end();
     };
     const long long first = l0 + 16 * warp;
-    if (PF == 1) {
+    auto none = [] {};
+    auto regs = [](uint4 (&r)[2][P]) { return [&r](int t, int p) { return r[t][p]; }; };
+    if constexpr (RG > 0) {
+        /* RG stages of this warp's own (16 keys of k, then of v, a row of
+         * D halves each) in the launch's dynamic shared memory, RG - 1
+         * steps in flight while one computes: no k/v registers held across
+         * a step.  Row i's 16-byte piece j sits at piece j ^ 4 for odd i
+         * where a row is a multiple of 128 bytes, so a fragment read (rows
+         * g, 8 + g, pieces 4p + c) hits each bank once a quarter warp. */
+        constexpr int CR = D / 8, SB = 64 * D; /* 16-byte pieces a row; a stage's bytes */
+        unsigned char *ring = tc_at_dyn() + warp * (RG * SB);
+        const unsigned rs = (unsigned)__cvta_generic_to_shared(ring);
+        auto at = [](int row, int j) { return row * (2 * D) + ((D % 64 == 0 ? j ^ ((row & 1) << 2) : j) << 4); };
+        /* 16 keys from key0 into stage st, the warp's pieces in order
+         * (coalesced), keys past l1 zero; then the group's commit */
+        auto issue = [&](long long key0, int st) {
+            if (key0 < l1)
+#pragma unroll
+                for (int j = 0; j < CR / 2; j++) {
+                    const int i = lane + 32 * j, row = i / CR, pc = i % CR;
+                    const long long key = key0 + row;
+                    const bool ok = key < l1;
+                    const unsigned d = rs + st * SB + at(row, pc);
+                    tc_at_cp16(d, ok ? kp + key * ks + 8 * pc : kp, ok);
+                    tc_at_cp16(d + 32 * D, ok ? vp + key * vs + 8 * pc : vp, ok);
+                }
+            tc_at_commit();
+        };
+#pragma unroll
+        for (int i = 0; i < RG - 1; i++)
+            issue(first + i * STEP, i);
+        fillq();
+        int st = 0; /* the stage of key0's step */
+        for (long long key0 = first; key0 < l1; key0 += STEP) {
+            __syncwarp(); /* every lane is past the step that read the stage refilled here */
+            issue(key0 + (RG - 1) * STEP, st == 0 ? RG - 1 : st - 1);
+            tc_at_wait<(RG > 0 ? RG - 1 : 0)>(); /* key0's group has landed (this lane's copies) */
+            __syncwarp();         /* ... and every lane's */
+            const unsigned char *kst = ring + st * SB, *vst = kst + 32 * D;
+            step([&](int t, int p) { return *(const uint4 *)(kst + at(8 * t + g, 4 * p + c)); },
+                 [&](int t, int p) { return *(const uint4 *)(vst + at(8 * t + g, 4 * p + c)); }, key0, none, none);
+            st = st + 1 == RG ? 0 : st + 1;
+        }
+    } else if (PF == 1) {
         uint4 kn[2][P], vn[2][P];
         if (first < l1)
             load(kn, vn, first, true, true);
@@ -260,7 +358,7 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
                 }
             if (key0 + STEP < l1)
                 load(kn, vn, key0 + STEP, true, true);
-            step(kr, vr, key0);
+            step(regs(kr), regs(vr), key0, none, none);
         }
     } else {
         uint4 ka[2][P], va[2][P], kb2[2][P], vb2[2][P];
@@ -269,10 +367,17 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
         if (first + STEP < l1)
             load(kb2, vb2, first + STEP, true, true);
         fillq();
+        /* each buffer reloaded with the step after next as soon as it is
+         * free: k after S, v after O */
+        auto two = [&](uint4 (&kr)[2][P], uint4 (&vr)[2][P], long long key0) {
+            const bool more = key0 + 2 * STEP < l1;
+            step(regs(kr), regs(vr), key0, [&] { if (more) load(kr, vr, key0 + 2 * STEP, true, false); },
+                 [&] { if (more) load(kr, vr, key0 + 2 * STEP, false, true); });
+        };
         for (long long key0 = first; key0 < l1; key0 += 2 * STEP) {
-            step(ka, va, key0);
+            two(ka, va, key0);
             if (key0 + STEP < l1)
-                step(kb2, vb2, key0 + STEP);
+                two(kb2, vb2, key0 + STEP);
         }
     }
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 1);
@@ -281,6 +386,8 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
         sh.m[warp][g] = m;
         sh.l[warp][g] = lsum;
     }
+    if constexpr (RG > 0)
+        __syncwarp(); /* every lane past its last stage: o goes over the ring */
 #pragma unroll
     for (int p = 0; p < P; p++)
 #pragma unroll
@@ -288,14 +395,14 @@ __device__ __forceinline__ void tc_at_mma_path(tc_at_smem<D, W> &sh, const typen
 #pragma unroll
             for (int u = 0; u < 2; u++) {
                 const int d = 32 * p + 8 * (g >> 1) + 2 * (2 * h + u) + (g & 1);
-                sh.o[warp][2 * c][d] = o[p][h][2 * u];
-                sh.o[warp][2 * c + 1][d] = o[p][h][2 * u + 1];
+                tc_at_o<D, RG>(sh, warp, 2 * c, d) = o[p][h][2 * u];
+                tc_at_o<D, RG>(sh, warp, 2 * c + 1, d) = o[p][h][2 * u + 1];
             }
 }
 
 /* The FMA path: a key at a time, the head dim across the lanes. */
-template <int DT, int D, int W, class SC, class ST>
-__device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
+template <int DT, int D, int W, int RG, class SH, class SC, class ST>
+__device__ __forceinline__ void tc_at_fma_path(SH &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
                                                long long nr, SC &score, ST &stage) {
@@ -352,11 +459,11 @@ __device__ __forceinline__ void tc_at_fma_path(tc_at_smem<D, W> &sh, const typen
 #pragma unroll
         for (int j = 0; j < J; j++)
             if (lane + 32 * j < D)
-                sh.o[warp][r][lane + 32 * j] = o[r][j];
+                tc_at_o<D, RG>(sh, warp, r, lane + 32 * j) = o[r][j];
     }
 }
 
-template <int DT, int D, int CH, int W = 4, int PF = 1, class QO, class KO, class VO, class OO, class SC>
+template <int DT, int D, int CH, int W = 4, int PF = 1, int RG = 0, class QO, class KO, class VO, class OO, class SC>
 __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restrict__ q,
                                         const typename tc_at_t<DT>::T *__restrict__ k,
                                         const typename tc_at_t<DT>::T *__restrict__ v,
@@ -365,7 +472,8 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
                                         QO qoff, KO koff, VO voff, OO ooff, SC score) {
     typedef typename tc_at_t<DT>::T T;
     constexpr int NT = 32 * W; /* threads */
-    __shared__ tc_at_smem<D, W> sh;
+    constexpr bool SO = RG == 0; /* the warps' outputs in static shared memory (no ring) */
+    __shared__ tc_at_smem<D, W, SO> sh;
     const long long nrg = (R + 7) / 8, splits = (L + CH - 1) / CH, groups = nkv * nrg;
     if (splits == 0) { /* no keys: p @ v sums nothing */
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < groups * 8 * D;
@@ -409,11 +517,11 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     bool mma = TC_AT_TENSOR && DT != 0 && D % 32 == 0 && D <= 128 && ks % 8 == 0 && vs % 8 == 0 &&
                (((unsigned long long)kp | (unsigned long long)vp) & 15) == 0;
     if (mma)
-        tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32, W, PF>(
-            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32, W> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score,
-            stage);
+        tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32, W, PF, RG>(
+            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32, W, SO> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0,
+            nr, score, stage);
     else
-        tc_at_fma_path<DT, D, W>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score, stage);
+        tc_at_fma_path<DT, D, W, RG>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score, stage);
     __syncthreads();
     /* the block's partial: the warps combined, each warp's weight once */
     if (threadIdx.x < 8) {
@@ -429,7 +537,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
         const int r = i / D, d = i % D;
         float acc = 0.0f;
         for (int w = 0; w < W; w++)
-            acc += sh.wt[w][r] * sh.o[w][r][d];
+            acc += sh.wt[w][r] * tc_at_o<D, RG>(sh, w, r, d);
         if (splits > 1)
             mine[r * DP + d] = acc;
         else if (r < nr) /* one split: it is the output */

@@ -13,15 +13,21 @@
 #   3. Each function is one kernel (its --emit=plan has one step).
 #   4. tests/gpu/attention_fma.tc (head dims 40 and 30) in f16 and bf16:
 #      the FMA path, which an sm_75 GPU takes at every head dim.
-#   5. The TENSORC_ATTN_* variants (chunk, warps, prefetch: sched_attn.c),
-#      the sets bench/README.md times (TC_ATTN_KNOBS="CH/W/PF ..." to
-#      change them): attention_decode and attention_decode_masked in f16
+#   5. The TENSORC_ATTN_* variants (chunk, warps, prefetch, the ring's
+#      depth: sched_attn.c), the sets bench/README.md times
+#      (TC_ATTN_KNOBS="CH/W/PF[/RING] ..." to change them; RING unset: its
+#      default, 4 stages, 3 at 8 warps): attention_decode and attention_decode_masked in f16
 #      at contexts 1, 129, 8192 (batch 1 and 8) and groups of 17 rows,
 #      attention_decode_d64 and attention_d40 in bf16, and each variant's
 #      output twice to the same bits.
 #   6. Batch invariance: batch item 0 of B=8 and the same item at B=1 give
 #      the same bits (at 8192 and 38395 keys: the combine tree's 2 and 3
 #      levels at chunk 128).
+#   7. The ring (TENSORC_ATTN_RING=1, 2, 3, 6 and the default 4) gives the
+#      same bits as the register path (TENSORC_ATTN_RING=0): head dims 128,
+#      96, 64 and 32, f16 and bf16, a mask, contexts 1, 129 and 8191, batch
+#      1, 3 and 8, 4 and 8 warps (TC_ATTN_RINGS="1 2 ..." to change the
+#      depths).
 #
 # TC_ATTN_DTYPES="f16" limits part 1.  Parts 1, 4 and 5's checks run
 # TC_GPU_JOBS at once (tests/gpu/pjobs.sh, default 8).  Prints "N passed, M failed" last;
@@ -120,10 +126,35 @@ sys.exit(0 if a and len(b) == 8 * len(a) and a == b[:len(a)] else 1)" "$work/b1.
         bad "batch invariance: could not write the inputs"
     fi
 done
-# the TENSORC_ATTN_* variants (CH/W/PF; 128/4/1 is the default above, also run as a knob set)
-for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 256/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2 128/4/2 64/8/2}; do
-    IFS=/ read -r c w p <<<"$v"
+# 7. the ring against the register path: the same bits (side by side: a
+# job runs both and compares their outputs)
+fma=$here/attention_fma.tc
+ringcmp='d=$(mktemp -d); trap "rm -rf $d" EXIT; tc=$1 f=$2 fn=$3 s=$4 dt=$5 w=$6; shift 6
+run() { env TENSORC_ATTN_WARPS=$w "$@" "$tc" run "$f" --fn "$fn" --shape "$s" --dtype "T=$dt" --random --seed 7 \
+    --output "out=$d/$x.npy" >/dev/null; }
+x=a run TENSORC_ATTN_RING=0 && x=b run "$@" && [ -s "$d/a.npy" ] && cmp "$d/a.npy" "$d/b.npy"'
+for rg in ${TC_ATTN_RINGS:-1 2 3 6 -}; do
+    R=(TENSORC_ATTN_RING=$rg)
+    [ "$rg" = - ] && R=() # the default depth
+    for r in "$prog attention_decode B=1,KVH=2,G=8,L=8191 f16" "$prog attention_decode B=8,KVH=2,G=8,L=8191 bf16" \
+             "$prog attention_decode B=3,KVH=1,G=17,L=129 f16" "$prog attention_decode_masked B=3,KVH=2,G=8,L=8191 bf16" \
+             "$prog attention_decode_masked B=1,KVH=2,G=8,L=1 f16" "$prog attention_decode_d64 B=8,KVH=2,G=8,L=1000 bf16" \
+             "$fma attention_d96 B=3,KVH=2,G=8,L=8191 f16" "$fma attention_d32 B=1,KVH=1,G=17,L=300 bf16"; do
+        read -r f fn s dt <<<"$r"
+        for w in 4 8; do
+            # 8 warps: attention_decode, at the depths that fit (3 at most at head dim 128)
+            [ $w = 8 ] && { [ "$fn" != attention_decode ] || [ "$rg" = 6 ]; } && continue
+            pj_add "ring ${rg/-/default} ($w warps) = ring 0: $fn $dt $s" bash -c "$ringcmp" _ "$tc" "$f" "$fn" "$s" \
+                "$dt" "$w" "${R[@]}"
+        done
+    done
+done
+pj_run
+# the TENSORC_ATTN_* variants (CH/W/PF[/RING]; 512/4/1 is the default above, also run as a knob set)
+for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 256/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2/0 128/4/2/0 64/8/2/0 512/4/1/0 512/4/1/3 512/4/1/6 512/8/1/2 128/4/1/1}; do
+    IFS=/ read -r c w p rg <<<"$v"
     K=(TENSORC_ATTN_CHUNK=$c TENSORC_ATTN_WARPS=$w TENSORC_ATTN_PREFETCH=$p)
+    [ -n "$rg" ] && K+=(TENSORC_ATTN_RING=$rg)
     runs=()
     for fn in attention_decode attention_decode_masked; do
         for s in B=1,KVH=2,G=8,L=1 B=3,KVH=1,G=17,L=129 B=1,KVH=2,G=8,L=8192 B=8,KVH=2,G=8,L=8192; do

@@ -19,7 +19,7 @@ static const char *const ALL[] = {
     "TENSORC_MATMUL_KSLICE", "TENSORC_PW_UNROLL", "TENSORC_FULL_UNROLL", "TENSORC_COL_UNROLL",
     "TENSORC_TILE_WHOLE", "TENSORC_FE_STEPS", "TENSORC_FULL_GRID", "TENSORC_COL_SPLIT",
     "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
-    "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH",
+    "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH", "TENSORC_ATTN_RING",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
     "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC",
     "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_STREAM",
@@ -101,6 +101,15 @@ static void test_attn(void **state)
     setenv("TENSORC_ATTN_WARPS", "16", 1);    /* above 8 */
     setenv("TENSORC_ATTN_PREFETCH", "1", 1);
     assert_string_equal(text(), "TENSORC_ATTN_PREFETCH=1");
+    clear_env();
+    setenv("TENSORC_ATTN_RING", "0", 1);      /* the register path */
+    assert_string_equal(text(), "TENSORC_ATTN_RING=0");
+    setenv("TENSORC_ATTN_RING", "8", 1);
+    assert_string_equal(text(), "TENSORC_ATTN_RING=8");
+    setenv("TENSORC_ATTN_RING", "9", 1);      /* above 8 */
+    assert_string_equal(text(), "");
+    setenv("TENSORC_ATTN_RING", "-1", 1);
+    assert_string_equal(text(), "");
     clear_env();
 }
 
