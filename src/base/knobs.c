@@ -14,7 +14,7 @@ const tc_knobs knobs_default = {
     .tile_whole = -1, .fe_steps = -1, .full_grid = -1, .col_split = -1, .col_x = -1,
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1,
     .rows_online = -1, .online_block = -1, .online_vec = -1,
-    .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1, .rows_block = -1,
+    .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1, .rows_block = -1, .rows_pipe = -1,
     .fast_math = -1,
 };
 
@@ -53,6 +53,7 @@ static const struct {
     {"TENSORC_FOREACH_WIDE", offsetof(tc_knobs, foreach_wide), 0, 1, ANY, true},
     {"TENSORC_ROWS_REGS", offsetof(tc_knobs, rows_regs), 16, 32, MULT16, false},
     {"TENSORC_ROWS_BLOCK", offsetof(tc_knobs, rows_block), 64, 1024, POW2, false},
+    {"TENSORC_ROWS_PIPE", offsetof(tc_knobs, rows_pipe), 0, 1, ANY, false},
     {"TENSORC_FAST_MATH", offsetof(tc_knobs, fast_math), 0, 1, ANY, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };

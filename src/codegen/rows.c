@@ -57,6 +57,43 @@ static void col_accumulate(cg *g, int items, int vec)
     }
 }
 
+/* TENSORC_ROWS_PIPE (sched_rows_pipe): after the first pass has the row in
+ * registers, each thread copies its slice of the cluster's next row (the
+ * same elements, the first pass's vector loads at that row) into its own
+ * slots of tc_pipe, 16 bytes an item a load, and tc_pre names that row; the
+ * register path of the next row waits for its copies and reads the slots
+ * (tc_hit) instead of global memory.  The next row's register condition
+ * need not hold: its copies are then waited for and left unread. */
+static void pipe_prefetch(cg *g, tc_buf *row, int ind, int items, int vec)
+{
+    const fkernel *k = g->k;
+    g->pipe_bytes = g->v.npl * items * 16;
+    cg_w w = {row, ind};
+    cg_wopen(&w, "{ /* the cluster's next row: this thread's slice into its own slots while this row reduces */");
+    cg_wl(&w, "const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;");
+    cg_wl(&w, "const idx_t row = tc_nx;");
+    cg_decompose(g, row, w.ind, "row", cg_all_axes(k) & ~k->mask);
+    buf_printf(row, "%*stc_pre = row < rows", w.ind, "");
+    for (int q = 0; q < g->v.npl; q++)
+        buf_printf(row, " && tc_aligned(%s, %d)", g->v.pl[q].start, g->v.pl[q].bytes);
+    buf_puts(row, " ? row : rows;\n");
+    cg_wopen(&w, "if (tc_pre < rows) {");
+    cg_wl(&w, "#pragma unroll");
+    cg_wopen(&w, "for (int j = 0; j < %d; j++) {", items);
+    cg_wl(&w, "const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * %d;", vec);
+    cg_wopen(&w, "if (rj_ < len) {");
+    cg_wl(&w, "const idx_t r = rj_;");
+    cg_decompose(g, row, w.ind, "r", k->mask);
+    for (int q = 0; q < g->v.npl; q++)
+        cg_wl(&w, "tc_cp_async<%d>(tc_pipe + ((%d + j) * blockDim.x + threadIdx.x) * 16, %s);", g->v.pl[q].bytes,
+              q * items, g->v.pl[q].addr);
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+    cg_wl(&w, "tc_cp_commit();");
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+}
+
 /* The passes over one row, appended to row at indentation ind.  Looped:
  * each pass strides the row.  Persistent (items > 0): each thread takes
  * `items` elements of the row, fully unrolled, and what it loads in one
@@ -82,6 +119,14 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     g->v.row = vec > 1;
     g->v.last = k->rank - 1;
     g->v.nalign = 0;
+    /* the next row's slice prefetched (pipe_prefetch): this row's, if it
+     * was, has landed once this thread's copies are waited for */
+    bool pipe = sliced && items && ks->pipe && vec > 1;
+    g->v.npl = 0;
+    if (pipe)
+        buf_printf(row, "%*sif (tc_pre < rows) /* a row's slice in flight: landed */\n%*stc_cp_wait();\n"
+                        "%*sconst bool tc_hit = tc_pre == row; /* this row's slice is in tc_pipe */\n",
+                   ind, "", ind + 4, "", ind, "");
     for (int p = 0; p <= ks->nphases; p++) {
         cg_reset_bufs(g);
         /* the first pass reads the row: its loads all in flight at once;
@@ -105,12 +150,14 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
             g->v.nhl = 0;
             g->v.loads = (cg_block){0};
         }
+        g->v.pipe = pipe && p == 0 && !chunks;
         if (!last) {
             for (int e = 0; e < vec; e++) {
                 g->v.k = e;
                 cg_accumulate_at(g, p, e == 0 ? &decl : NULL, ind, "r", e, true);
             }
         }
+        g->v.pipe = false;
         g->v.hoist = false;
         g->v.onvec = false;
         /* element-level stores: in the epilogue pass of a rows kernel, in
@@ -223,6 +270,8 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 buf_printf(row, "%*s}\n", ind, "");
             }
         }
+        if (pipe && p == 0 && !chunks && g->v.npl)
+            pipe_prefetch(g, row, ind, items, vec);
         if (!last)
             cg_finish_pass(g, p, row, ind, combine);
         if (rstores.n) {
@@ -387,6 +436,11 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */");
         cg_wl(&w, "unsigned tc_turn = 0;");
         cg_wl(&w, "const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();");
+        if (ks->pipe) {
+            cg_wl(&w, "extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices "
+                      "(TENSORC_ROWS_PIPE) */");
+            cg_wl(&w, "idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */");
+        }
     }
     if (!columns && ks->rblock) {
         col_rows(g, &w, &row, fits ? items : ks->items, vec);
@@ -425,6 +479,10 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         cg_decompose(g, o, w.ind, "row", cg_all_axes(k) & ~k->mask);
         buf_puts(o, buf_str(&crow));
         cg_wclose(&w, "}");
+        if (ks->pipe) { /* a loop path's row after a prefetch: no copy outlives the kernel */
+            cg_wl(&w, "if (tc_pre < rows)");
+            cg_wbody(&w, "tc_cp_wait();");
+        }
         /* no block leaves while another may read its partials */
         cg_wl(&w, "if (ncl > 1)");
         cg_wbody(&w, "tc_cluster_sync();");

@@ -315,6 +315,12 @@ static unsigned cu_clusters(void *dev, unsigned *min_block)
     return rt->cluster_max;
 }
 
+static unsigned cu_resident(void *dev, void *fn, const unsigned block[3], unsigned cluster, unsigned shmem)
+{
+    (void)dev;
+    return drv_resident_clusters(((rt_kernel *)fn)->fn, block, cluster, shmem);
+}
+
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)
 {
     struct tc_rt *rt = dev;
@@ -340,6 +346,7 @@ const rt_ops rt_ops_cuda = {
     .kernel = cu_kernel,
     .launch = cu_launch,
     .clusters = cu_clusters,
+    .resident = cu_resident,
     .matmul = cu_matmul,
     .record = cu_record,
     .upload = cu_upload,
