@@ -180,9 +180,9 @@ typedef struct cg {
         bool onvec;
         const char *onx[CG_ONVEC_MAX];
         /* TENSORC_ROWS_PIPE (rows.c): the first pass's vector loads read
-         * shared-memory slot q of item j where tc_hit (the row was
-         * prefetched), and are recorded here for the next row's prefetch:
-         * the address, and its row start (whose alignment cp.async needs) */
+         * shared-memory slot q of item j (copied there by cp.async), and are
+         * recorded here for those copies: the address, and its row start
+         * (whose alignment cp.async needs) */
         bool pipe;
         struct cg_pload { const char *type, *addr, *start; int n, bytes; } *pl;
         int npl, cappl;

@@ -57,19 +57,50 @@ static void col_accumulate(cg *g, int items, int vec)
     }
 }
 
-/* TENSORC_ROWS_PIPE (sched_rows_pipe): after the first pass has the row in
- * registers, each thread copies its slice of the cluster's next row (the
- * same elements, the first pass's vector loads at that row) into its own
- * slots of tc_pipe, 16 bytes an item a load, and tc_pre names that row; the
- * register path of the next row waits for its copies and reads the slots
- * (tc_hit) instead of global memory.  The next row's register condition
- * need not hold: its copies are then waited for and left unread. */
+/* TENSORC_ROWS_PIPE (sched_rows_pipe): the first pass reads the row from
+ * this thread's own slots of tc_pipe (16 bytes an item a load: the first
+ * pass's vector loads, g->v.pl), filled by cp.async copies of exactly those
+ * vectors.  A row's copies are made once the previous row of the cluster
+ * is in registers (pipe_prefetch), so they land while that row reduces and
+ * stores; the cluster's first row, or one after a looped row, makes its
+ * own first (pipe_enter).  A thread reads only what it copied, after its
+ * own wait: no barrier.  The same elements a thread, the same order: the
+ * same bits as without the pipe. */
+static void pipe_copies(cg *g, cg_w *w, int items, int vec)
+{
+    cg_wl(w, "#pragma unroll");
+    cg_wopen(w, "for (int j = 0; j < %d; j++) {", items);
+    cg_wl(w, "const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * %d;", vec);
+    cg_wopen(w, "if (rj_ < len) {");
+    cg_wl(w, "const idx_t r = rj_;");
+    cg_decompose(g, w->o, w->ind, "r", g->k->mask);
+    for (int q = 0; q < g->v.npl; q++)
+        cg_wl(w, "tc_cp_async<%d>(tc_pipe + ((%d + j) * blockDim.x + threadIdx.x) * 16, %s);", g->v.pl[q].bytes,
+              q * items, g->v.pl[q].addr);
+    cg_wclose(w, "}");
+    cg_wclose(w, "}");
+    cg_wl(w, "tc_cp_commit();");
+}
+
+/* before the first pass: this row's slice in the slots */
+static void pipe_enter(cg *g, tc_buf *row, int ind, int items, int vec)
+{
+    cg_w w = {row, ind};
+    cg_wopen(&w, "if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */");
+    cg_wl(&w, "if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */");
+    cg_wbody(&w, "tc_cp_wait();");
+    pipe_copies(g, &w, items, vec);
+    cg_wclose(&w, "}");
+    cg_wl(&w, "tc_cp_wait(); /* this thread's copies of the row have landed */");
+}
+
+/* after the first pass: the cluster's next row's slice on its way, if that
+ * row's vectors are aligned (tc_pre: that row, else rows) */
 static void pipe_prefetch(cg *g, tc_buf *row, int ind, int items, int vec)
 {
     const fkernel *k = g->k;
-    g->pipe_bytes = g->v.npl * items * 16;
     cg_w w = {row, ind};
-    cg_wopen(&w, "{ /* the cluster's next row: this thread's slice into its own slots while this row reduces */");
+    cg_wopen(&w, "{ /* the cluster's next row: this thread's slice into its slots while this row reduces */");
     cg_wl(&w, "const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;");
     cg_wl(&w, "const idx_t row = tc_nx;");
     cg_decompose(g, row, w.ind, "row", cg_all_axes(k) & ~k->mask);
@@ -78,18 +109,7 @@ static void pipe_prefetch(cg *g, tc_buf *row, int ind, int items, int vec)
         buf_printf(row, " && tc_aligned(%s, %d)", g->v.pl[q].start, g->v.pl[q].bytes);
     buf_puts(row, " ? row : rows;\n");
     cg_wopen(&w, "if (tc_pre < rows) {");
-    cg_wl(&w, "#pragma unroll");
-    cg_wopen(&w, "for (int j = 0; j < %d; j++) {", items);
-    cg_wl(&w, "const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * %d;", vec);
-    cg_wopen(&w, "if (rj_ < len) {");
-    cg_wl(&w, "const idx_t r = rj_;");
-    cg_decompose(g, row, w.ind, "r", k->mask);
-    for (int q = 0; q < g->v.npl; q++)
-        cg_wl(&w, "tc_cp_async<%d>(tc_pipe + ((%d + j) * blockDim.x + threadIdx.x) * 16, %s);", g->v.pl[q].bytes,
-              q * items, g->v.pl[q].addr);
-    cg_wclose(&w, "}");
-    cg_wclose(&w, "}");
-    cg_wl(&w, "tc_cp_commit();");
+    pipe_copies(g, &w, items, vec);
     cg_wclose(&w, "}");
     cg_wclose(&w, "}");
 }
@@ -119,14 +139,15 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     g->v.row = vec > 1;
     g->v.last = k->rank - 1;
     g->v.nalign = 0;
-    /* the next row's slice prefetched (pipe_prefetch): this row's, if it
-     * was, has landed once this thread's copies are waited for */
-    bool pipe = sliced && items && ks->pipe && vec > 1;
+    /* TENSORC_ROWS_PIPE: the first pass goes to p0, after pipe_enter's
+     * copies, which only its loads name */
+    bool pipe = sliced && items && ks->pipe && vec > 1 && !(ks->online_sum && vec > 1);
+    tc_buf *out = row, p0;
+    if (pipe) {
+        buf_init(&p0, g->a);
+        row = &p0;
+    }
     g->v.npl = 0;
-    if (pipe)
-        buf_printf(row, "%*sif (tc_pre < rows) /* a row's slice in flight: landed */\n%*stc_cp_wait();\n"
-                        "%*sconst bool tc_hit = tc_pre == row; /* this row's slice is in tc_pipe */\n",
-                   ind, "", ind + 4, "", ind, "");
     for (int p = 0; p <= ks->nphases; p++) {
         cg_reset_bufs(g);
         /* the first pass reads the row: its loads all in flight at once;
@@ -150,7 +171,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
             g->v.nhl = 0;
             g->v.loads = (cg_block){0};
         }
-        g->v.pipe = pipe && p == 0 && !chunks;
+        g->v.pipe = pipe && p == 0;
         if (!last) {
             for (int e = 0; e < vec; e++) {
                 g->v.k = e;
@@ -270,8 +291,13 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 buf_printf(row, "%*s}\n", ind, "");
             }
         }
-        if (pipe && p == 0 && !chunks && g->v.npl)
+        if (pipe && p == 0) {
             pipe_prefetch(g, row, ind, items, vec);
+            g->pipe_bytes = g->v.npl * items * 16;
+            pipe_enter(g, out, ind, items, vec);
+            buf_puts(out, buf_str(&p0));
+            row = out;
+        }
         if (!last)
             cg_finish_pass(g, p, row, ind, combine);
         if (rstores.n) {
