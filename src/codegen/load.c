@@ -83,7 +83,9 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
          * number) may run first: see g->v.hoist */
         /* (a rows kernel's online chunk, codegen/rows.c: every load too) */
         bool unrolled = g->v.hoist && (g->ks->unroll > 1 || g->ks->online_sum);
-        if (g->v.pipe) {
+        /* at most 64 KB of slots a block (two wide blocks a SM); loads past
+         * that read global memory as without the pipe */
+        if (g->v.pipe && (int64_t)(g->v.npl + 1) * g->pr.items * 16 * g->ks->block[0] <= 64 * 1024) {
             /* the row in this thread's slot q of item j (rows.c's pipe) */
             if (g->v.npl == g->v.cappl) {
                 int cap = g->v.cappl ? 2 * g->v.cappl : 4;

@@ -38,8 +38,14 @@ Foreach kernels run over one group (the whole tensors, as a call without
 --groups); outputs written in place alias their inputs.  Prints a PASS or
 FAIL line a shape; exit 0 when all pass, 1 on FAIL, 2 when the plan cannot
 be emulated.  EMU_KEEP=PREFIX writes each output's bytes (the first
-shape's) to PREFIX.NAME, to compare two builds of a function bit for bit
-(tests/grad/ckpt.sh: with and without scan checkpointing)."""
+shape's) to PREFIX.NAME (shape i's to PREFIX.NAME.si), to compare two builds
+of a function bit for bit (tests/grad/ckpt.sh: with and without scan
+checkpointing; tests/emu/rowpipe.sh).  --clusters R: a rows kernel with a
+cluster path is launched as runtime/exec.c sizes it (clusters of 8, then
+16, blocks of 256 threads or more: emu.h's emu_size), a cluster a row, a
+step of TENSORC_ROWS_PIPE ("in a cluster: at most the resident clusters")
+at most R clusters, as a device holding R at once.  EMU_KEEP_WORK=1 keeps
+the work directory of a passing run too."""
 import os
 import random
 import re
