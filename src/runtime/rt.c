@@ -318,7 +318,12 @@ static unsigned cu_clusters(void *dev, unsigned *min_block)
 static unsigned cu_resident(void *dev, void *fn, const unsigned block[3], unsigned cluster, unsigned shmem)
 {
     (void)dev;
-    return drv_resident_clusters(((rt_kernel *)fn)->fn, block, cluster, shmem);
+    rt_kernel *k = fn;
+    if (k->res_cluster != cluster || k->res_block != block[0] || k->res_shmem != shmem) {
+        k->res = drv_resident_clusters(k->fn, block, cluster, shmem);
+        k->res_block = block[0], k->res_cluster = cluster, k->res_shmem = shmem;
+    }
+    return k->res;
 }
 
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)

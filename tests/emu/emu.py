@@ -414,9 +414,9 @@ for si, shape in enumerate(shapes):
                            % (max(1, -(-n // fe_chunk[i])), block[0], block[1], block[2], k,
                               ", ".join(["fe%d" % i] + [carg(x) for x in a[1:]])))
                 continue
-            kt = src[src.index(" " + k + "("):]
-            kt = kt[:kt.index("\n}\n")]
-            if opts["clusters"] and "tc_cluster_rank()" in kt:
+            kt = src[src.index(" " + k + "("):] if opts["clusters"] else ""
+            kt = kt[:kt.find("\n}\n")]
+            if "tc_cluster_rank()" in kt:
                 # --clusters R: a rows kernel with a cluster path sized as
                 # runtime/exec.c sizes it (emu.h's emu_size: clusters of 8,
                 # then 16, blocks of 256 or more), a cluster a row, or at
