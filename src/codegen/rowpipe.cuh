@@ -1,11 +1,10 @@
 /* rowpipe.cuh - in units with a rows kernel of TENSORC_ROWS_PIPE=1
- * (codegen/rows.c, unit.c), after helpers.cuh: the copies of the next
- * row's slice into shared memory. */
-/* TENSORC_ROWS_PIPE (codegen/rows.c): the next row's slice, B bytes
- * (4, 8 or 16) global -> a 16-byte slot of shared memory, copied and later
- * read by the same thread, so its own wait (tc_cp_wait) is all the order it
- * needs: cp.async on sm_80+ (the copy lands while the row reduces), else a
- * plain copy.  "memory": no access to the slots moves across these. */
+ * (codegen/rows.c; unit.c adds it), after helpers.cuh: a row's slice, B
+ * bytes (4, 8 or 16) global -> a 16-byte slot of shared memory, copied and
+ * later read by the same thread, so its own wait (tc_cp_wait) is all the
+ * order it needs: cp.async on sm_80+ (the copy lands while the previous
+ * row reduces), else a plain copy.  "memory": no access to the slots moves
+ * across these. */
 template <int B> __device__ __forceinline__ void tc_cp_async(unsigned char *dst, const void *src) {
 #if __CUDA_ARCH__ >= 800
     unsigned d = (unsigned)__cvta_generic_to_shared(dst);

@@ -141,7 +141,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     g->v.nalign = 0;
     /* TENSORC_ROWS_PIPE: the first pass goes to p0, after pipe_enter's
      * copies, which only its loads name */
-    bool pipe = sliced && items && ks->pipe && vec > 1 && !(ks->online_sum && vec > 1);
+    bool pipe = sliced && items && ks->pipe && vec > 1; /* sched_rows_pipe: no online pair */
     tc_buf *out = row, p0;
     if (pipe) {
         buf_init(&p0, g->a);

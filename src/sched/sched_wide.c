@@ -62,7 +62,7 @@ void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
 void sched_print_pipe(tc_buf *b, const ksched *ks)
 {
     if (ks->pipe)
-        buf_puts(b, "    rows a cluster takes: a persistent grid (the resident clusters), each cluster "
-                    "prefetching its next row's slice into shared memory while this row reduces "
-                    "(TENSORC_ROWS_PIPE=1)\n");
+        buf_puts(b, "    rows a cluster takes (the _w kernel's, where there is one): a persistent grid "
+                    "(the resident clusters), each cluster prefetching its next row's slice into "
+                    "shared memory while this row reduces (TENSORC_ROWS_PIPE=1)\n");
 }
