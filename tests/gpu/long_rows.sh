@@ -188,13 +188,20 @@ for pair in $pairs; do
                 continue
             fi
             if cmp -s "$work/b1.npy" "$work/b2.npy"; then ok; else bad "$fn $dt D=$n N=$rows: two runs differ"; fi
-            # TENSORC_ROWS_PIPE=1 (part 4): the same bits, its rows looping over the resident clusters
+            # TENSORC_ROWS_PIPE=1 (part 4): the same bits, its rows looping over the resident
+            # clusters (the online pair has no pipe: its two passes, TENSORC_ROWS_ONLINE=0, on and off)
             if [ $n != 4097 ]; then
-                if TENSORC_ROWS_PIPE=1 "$tc" "${a[@]}" --shape N=$rows,D=$n --output out=$work/p.npy >/dev/null \
-                        2>"$work/err" && cmp -s "$work/b1.npy" "$work/p.npy"; then ok
-                else bad "$fn $dt D=$n N=$rows: TENSORC_ROWS_PIPE=1 differs (or failed)"; fi
-                if TENSORC_ROWS_PIPE=1 "$tc" "${a[@]}" --shape N=100,D=$n --check >/dev/null 2>"$work/err"; then ok
-                else bad "$fn $dt D=$n N=100 TENSORC_ROWS_PIPE=1: --check"; fi
+                e=(TENSORC_ROWS_ONLINE=1) ref=$work/b1.npy
+                case $fn in logsumexp_rows|max_sumexp_rows)
+                    e=(TENSORC_ROWS_ONLINE=0) ref=$work/q.npy
+                    env "${e[@]}" "$tc" "${a[@]}" --shape N=$rows,D=$n --output out=$ref >/dev/null 2>"$work/err" ;;
+                esac
+                if env "${e[@]}" TENSORC_ROWS_PIPE=1 "$tc" "${a[@]}" --shape N=$rows,D=$n --output out=$work/p.npy \
+                        >/dev/null 2>"$work/err" && cmp -s "$ref" "$work/p.npy"; then ok
+                else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_PIPE=1 differs (or failed)"; fi
+                if env "${e[@]}" TENSORC_ROWS_PIPE=1 "$tc" "${a[@]}" --shape N=100,D=$n --check >/dev/null \
+                        2>"$work/err"; then ok
+                else bad "$fn $dt D=$n N=100 ${e[*]} TENSORC_ROWS_PIPE=1: --check"; fi
             fi
             data "$work/s.npy" >"$work/s.bin"
             size=$(stat -c %s "$work/s.bin")
