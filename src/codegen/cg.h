@@ -138,6 +138,8 @@ typedef struct cg {
     const char *eguard;
     const char *combine2;    /* cg_finish_pass: the combine of two reductions at once
                               * (tc_block_reduce2, tc_cluster_reduce2), or NULL */
+    int pipe_bytes;          /* TENSORC_ROWS_PIPE: shared memory a thread for the next
+                              * row's slice (rows.c; plan.h's pipe), 0: none */
     const char *combine_args; /* cg_finish_pass: more arguments of the combine (a
                                * cluster's), or NULL */
     /* reciprocals of divisors fixed per row or kernel, by the divisor's name */
@@ -177,6 +179,13 @@ typedef struct cg {
          * thread's vector in one update (accum.c), its values gathered here */
         bool onvec;
         const char *onx[CG_ONVEC_MAX];
+        /* TENSORC_ROWS_PIPE (rows.c): the first pass's vector loads read
+         * shared-memory slot q of item j (copied there by cp.async), and are
+         * recorded here for those copies: the address, and its row start
+         * (whose alignment cp.async needs) */
+        bool pipe;
+        struct cg_pload { const char *type, *addr, *start; int n, bytes; } *pl;
+        int npl, cappl;
     } v;
     /* tiled pointwise: reads contiguous along `axis` come from shared memory
      * tiles, tileN[a][b], filled in a first phase */

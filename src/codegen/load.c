@@ -83,7 +83,25 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
          * number) may run first: see g->v.hoist */
         /* (a rows kernel's online chunk, codegen/rows.c: every load too) */
         bool unrolled = g->v.hoist && (g->ks->unroll > 1 || g->ks->online_sum);
-        if (g->v.hoist && (unrolled || cg_dim_plain_sum(g, f0)))
+        /* at most 64 KB of slots a block (two wide blocks a SM); loads past
+         * that read global memory as without the pipe */
+        if (g->v.pipe && (int64_t)(g->v.npl + 1) * g->pr.items * 16 * g->ks->block[0] <= 64 * 1024) {
+            /* the row in this thread's slot q of item j (rows.c's pipe) */
+            if (g->v.npl == g->v.cappl) {
+                int cap = g->v.cappl ? 2 * g->v.cappl : 4;
+                struct cg_pload *nv = ARENA_ARRAY(g->a, struct cg_pload, cap);
+                if (g->v.npl)
+                    memcpy(nv, g->v.pl, sizeof *nv * (size_t)g->v.npl);
+                g->v.pl = nv;
+                g->v.cappl = cap;
+            }
+            int q = g->v.npl;
+            g->v.pl[g->v.npl++] = (struct cg_pload){T, arena_printf(g->a, "%s + %s", ptr, off),
+                                                    arena_printf(g->a, "%s + %s", ptr, cg_index(g, cg_row_part(g, f0))),
+                                                    g->v.n, dtype_size(n->dtype) * g->v.n};
+            cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_sget<%s, %d>(tc_pipe, (%d + j) * blockDim.x + "
+                    "threadIdx.x); /* %s + %s */", T, g->v.n, vec, T, g->v.n, q * g->pr.items, ptr, off);
+        } else if (g->v.hoist && (unrolled || cg_dim_plain_sum(g, f0)))
             vload_line(g, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->v.n, vec, T,
                        g->v.n, ptr, off);
         else

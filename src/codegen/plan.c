@@ -343,6 +343,7 @@ void cg_plan_kernel(cg *g, const char *name)
         st->block_len = ks->rowlen;
         st->block_per = ks->block_per;
         st->cluster = ks->cluster;
+        st->pipe = g->pipe_bytes;
     }
     st->grid[0] = ks->grid;
     st->grid[1] = st->grid[2] = dim_const(g->c, 1);
@@ -609,6 +610,10 @@ void plan_print(tc_buf *b, const tc_plan *p, const gfn *g)
                 buf_printf(b, "    grid at most %lld (resident blocks)\n", (long long)st->grid_cap);
             if (st->shmem)
                 buf_printf(b, "    dynamic shared memory %d bytes a block\n", st->shmem);
+            if (st->pipe)
+                buf_printf(b, "    in a cluster: at most the resident clusters, each taking rows in turn, the "
+                              "next row's slice prefetched into %d bytes a thread of dynamic shared memory "
+                              "(TENSORC_ROWS_PIPE)\n", st->pipe);
             if (st->fe_n)
                 buf_printf(b, "    foreach: one launch over any number of groups, %lld elements a "
                               "block; up to %d groups in the kernel parameter, more through device "

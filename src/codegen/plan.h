@@ -163,6 +163,10 @@ typedef struct pstep {
     int block_per;
     int cluster;            /* row kernels: the most blocks a cluster may split a row across
                              * (sched.h, "Clusters"; the runtime sizes it), 0: none */
+    int pipe;               /* row kernels with a cluster (TENSORC_ROWS_PIPE=1): bytes a thread
+                             * of dynamic shared memory for the next row's slice; the
+                             * runtime then launches at most the resident clusters
+                             * (a persistent grid; codegen/rows.c), 0: none */
     const tc_dim *ws_bytes; /* NULL when no PARG_WORKSPACE */
     bool idx64;             /* this kernel takes 64-bit sizes even in a 32-bit plan */
     ploop *loops;           /* its index variables' bounds (see ploop) */

@@ -126,6 +126,10 @@ static void step(tc_json *j, const tc_plan *p, const gfn *g, int i)
             jw_key(j, "shmem");
             jw_int(j, st->shmem);
         }
+        if (st->pipe) {
+            jw_key(j, "rows_pipe_bytes");
+            jw_int(j, st->pipe);
+        }
         if (st->fe_n) {
             jw_key(j, "foreach");
             jw_obj(j);

@@ -57,6 +57,63 @@ static void col_accumulate(cg *g, int items, int vec)
     }
 }
 
+/* TENSORC_ROWS_PIPE (sched_rows_pipe): the first pass reads the row from
+ * this thread's own slots of tc_pipe (16 bytes an item a load: the first
+ * pass's vector loads, g->v.pl), filled by cp.async copies of exactly those
+ * vectors.  A row's copies are made once the previous row of the cluster
+ * is in registers (pipe_prefetch), so they land while that row reduces and
+ * stores; the cluster's first row, or one after a looped row, makes its
+ * own first (pipe_enter).  A thread reads only what it copied, after its
+ * own wait: no barrier.  The same elements a thread, the same order: the
+ * same bits as without the pipe. */
+static void pipe_copies(cg *g, cg_w *w, int items, int vec)
+{
+    cg_wl(w, "#pragma unroll");
+    cg_wopen(w, "for (int j = 0; j < %d; j++) {", items);
+    cg_wl(w, "const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * %d;", vec);
+    cg_wopen(w, "if (rj_ < len) {");
+    cg_wl(w, "const idx_t r = rj_;");
+    cg_decompose(g, w->o, w->ind, "r", g->k->mask);
+    for (int q = 0; q < g->v.npl; q++)
+        cg_wl(w, "tc_cp_async<%d>(tc_pipe + ((%d + j) * blockDim.x + threadIdx.x) * 16, %s);", g->v.pl[q].bytes,
+              q * items, g->v.pl[q].addr);
+    cg_wclose(w, "}");
+    cg_wclose(w, "}");
+    cg_wl(w, "tc_cp_commit();");
+}
+
+/* before the first pass: this row's slice in the slots */
+static void pipe_enter(cg *g, tc_buf *row, int ind, int items, int vec)
+{
+    cg_w w = {row, ind};
+    cg_wopen(&w, "if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */");
+    cg_wl(&w, "if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */");
+    cg_wbody(&w, "tc_cp_wait();");
+    pipe_copies(g, &w, items, vec);
+    cg_wclose(&w, "}");
+    cg_wl(&w, "tc_cp_wait(); /* this thread's copies of the row have landed */");
+}
+
+/* after the first pass: the cluster's next row's slice on its way, if that
+ * row's vectors are aligned (tc_pre: that row, else rows) */
+static void pipe_prefetch(cg *g, tc_buf *row, int ind, int items, int vec)
+{
+    const fkernel *k = g->k;
+    cg_w w = {row, ind};
+    cg_wopen(&w, "{ /* the cluster's next row: this thread's slice into its slots while this row reduces */");
+    cg_wl(&w, "const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;");
+    cg_wl(&w, "const idx_t row = tc_nx;");
+    cg_decompose(g, row, w.ind, "row", cg_all_axes(k) & ~k->mask);
+    buf_printf(row, "%*stc_pre = row < rows", w.ind, "");
+    for (int q = 0; q < g->v.npl; q++)
+        buf_printf(row, " && tc_aligned(%s, %d)", g->v.pl[q].start, g->v.pl[q].bytes);
+    buf_puts(row, " ? row : rows;\n");
+    cg_wopen(&w, "if (tc_pre < rows) {");
+    pipe_copies(g, &w, items, vec);
+    cg_wclose(&w, "}");
+    cg_wclose(&w, "}");
+}
+
 /* The passes over one row, appended to row at indentation ind.  Looped:
  * each pass strides the row.  Persistent (items > 0): each thread takes
  * `items` elements of the row, fully unrolled, and what it loads in one
@@ -82,6 +139,15 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     g->v.row = vec > 1;
     g->v.last = k->rank - 1;
     g->v.nalign = 0;
+    /* TENSORC_ROWS_PIPE: the first pass goes to p0, after pipe_enter's
+     * copies, which only its loads name */
+    bool pipe = sliced && items && ks->pipe && vec > 1; /* sched_rows_pipe: no online pair */
+    tc_buf *out = row, p0;
+    if (pipe) {
+        buf_init(&p0, g->a);
+        row = &p0;
+    }
+    g->v.npl = 0;
     for (int p = 0; p <= ks->nphases; p++) {
         cg_reset_bufs(g);
         /* the first pass reads the row: its loads all in flight at once;
@@ -105,12 +171,14 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
             g->v.nhl = 0;
             g->v.loads = (cg_block){0};
         }
+        g->v.pipe = pipe && p == 0;
         if (!last) {
             for (int e = 0; e < vec; e++) {
                 g->v.k = e;
                 cg_accumulate_at(g, p, e == 0 ? &decl : NULL, ind, "r", e, true);
             }
         }
+        g->v.pipe = false;
         g->v.hoist = false;
         g->v.onvec = false;
         /* element-level stores: in the epilogue pass of a rows kernel, in
@@ -222,6 +290,13 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
                 ind -= 4;
                 buf_printf(row, "%*s}\n", ind, "");
             }
+        }
+        if (pipe && p == 0) {
+            pipe_prefetch(g, row, ind, items, vec);
+            g->pipe_bytes = g->v.npl * items * 16;
+            pipe_enter(g, out, ind, items, vec);
+            buf_puts(out, buf_str(&p0));
+            row = out;
         }
         if (!last)
             cg_finish_pass(g, p, row, ind, combine);
@@ -387,6 +462,11 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */");
         cg_wl(&w, "unsigned tc_turn = 0;");
         cg_wl(&w, "const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();");
+        if (ks->pipe) {
+            cg_wl(&w, "extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices "
+                      "(TENSORC_ROWS_PIPE) */");
+            cg_wl(&w, "idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */");
+        }
     }
     if (!columns && ks->rblock) {
         col_rows(g, &w, &row, fits ? items : ks->items, vec);
@@ -425,6 +505,10 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         cg_decompose(g, o, w.ind, "row", cg_all_axes(k) & ~k->mask);
         buf_puts(o, buf_str(&crow));
         cg_wclose(&w, "}");
+        if (ks->pipe) { /* a loop path's row after a prefetch: no copy outlives the kernel */
+            cg_wl(&w, "if (tc_pre < rows)");
+            cg_wbody(&w, "tc_cp_wait();");
+        }
         /* no block leaves while another may read its partials */
         cg_wl(&w, "if (ncl > 1)");
         cg_wbody(&w, "tc_cluster_sync();");

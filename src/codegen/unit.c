@@ -25,6 +25,8 @@
 #include "codegen_mmtile.inc"
 #include "codegen_matmul.inc"
 #include "codegen_attn.inc"
+/* and rowpipe.cuh in units with a rows kernel of TENSORC_ROWS_PIPE=1 */
+#include "codegen_rowpipe.inc"
 
 /* A kernel of the unit, and the other kernels of its function (by the
  * fused dump's numbers) whose code is the same, so their steps launch this
@@ -246,7 +248,7 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
         buf_puts(&src, "#define TC_LOAD_EF 1 /* TENSORC_LOAD_EF=1: 16-byte loads evict-first */\n");
     buf_puts(&src, cg_helpers_cuh);
     unit_b ub = {.a = a};
-    bool foreach = false, compact = false, scan = false, matmul = false, attn = false;
+    bool foreach = false, compact = false, scan = false, matmul = false, attn = false, pipe = false;
     bool *libcalls = ARENA_ARRAY(a, bool, OP_COUNT * 2);
     int kid = 0;
     for (int i = 0; i < n; i++) {
@@ -292,6 +294,9 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
             if (s->k[j].kind == SCH_SCAN && !scan) /* likewise scan.cuh */
                 add_piece(&ub, arena_printf(a, "\n%s", cg_scan_cuh), NULL);
             scan |= s->k[j].kind == SCH_SCAN;
+            if (s->k[j].pipe && !pipe) /* likewise rowpipe.cuh */
+                add_piece(&ub, arena_printf(a, "\n%s", cg_rowpipe_cuh), NULL);
+            pipe |= s->k[j].pipe;
             /* a rows kernel a generated matmul computes (the row-scale
              * rule): not launched, or launched only beside cuBLAS */
             const ksched *into = s->k[j].norm_into ? &s->k[s->k[j].norm_into - 1] : NULL;

@@ -106,6 +106,7 @@ static struct {
     CUresult (*param_info)(CUfunction f, size_t i, size_t *offset, size_t *size); /* optional */
     CUresult (*launch_ex)(const CUlaunchConfig *c, CUfunction f, void **params, void **extra); /* optional */
     CUresult (*func_attr)(CUfunction f, int attr, int value); /* optional */
+    CUresult (*max_clusters)(int *n, CUfunction f, const CUlaunchConfig *c); /* optional (12.0+) */
     CUresult (*total_mem)(size_t *bytes, CUdevice dev); /* optional: tensorc doctor's report */
     CUresult (*addr_range)(CUdeviceptr *base, size_t *size, CUdeviceptr p); /* optional */
     CUresult (*error_name)(CUresult r, const char **s);
@@ -170,6 +171,8 @@ static bool load_from(const char *path, const char **missing)
         cu.param_info = NULL;
     if (!dl_sym(h, "cuLaunchKernelEx", &cu.launch_ex) || !dl_sym(h, "cuFuncSetAttribute", &cu.func_attr))
         cu.launch_ex = NULL, cu.func_attr = NULL; /* CUDA 12.0+: clusters */
+    if (!dl_sym(h, "cuOccupancyMaxActiveClusters", &cu.max_clusters))
+        cu.max_clusters = NULL;
     if (!dl_sym(h, "cuDeviceTotalMem_v2", &cu.total_mem))
         cu.total_mem = NULL;
     if (!dl_sym(h, "cuMemGetAddressRange_v2", &cu.addr_range))
@@ -484,6 +487,28 @@ tc_status drv_launch_cluster(drv_fn fn, const unsigned grid[3], const unsigned b
         r = cu.launch_ex(&c, (CUfunction)fn.handle, args, NULL);
     leave(pushed);
     return r == CUDA_SUCCESS ? TC_OK : fail(d, "cuLaunchKernelEx (a cluster launch)", r);
+}
+
+unsigned drv_resident_clusters(drv_fn fn, const unsigned block[3], unsigned cluster, unsigned shmem)
+{
+    if (!cu.max_clusters || !cu.func_attr || cluster < 2)
+        return 0;
+    CUlaunchAttribute at;
+    memset(&at, 0, sizeof at);
+    at.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    at.value.cluster.x = cluster;
+    at.value.cluster.y = at.value.cluster.z = 1;
+    /* the grid: one cluster (the query's answer does not depend on it) */
+    CUlaunchConfig c = {cluster, 1, 1, block[0], block[1], block[2], shmem, NULL, &at, 1};
+    bool pushed = enter(fn.dev);
+    int n = 0;
+    CUresult r = allow_shmem(fn, shmem);
+    if (r == CUDA_SUCCESS && cluster > 8)
+        r = cu.func_attr((CUfunction)fn.handle, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+    if (r == CUDA_SUCCESS)
+        r = cu.max_clusters(&n, (CUfunction)fn.handle, &c);
+    leave(pushed);
+    return r == CUDA_SUCCESS && n > 0 ? (unsigned)n : 0;
 }
 
 tc_status drv_alloc(drv_device *dev, size_t bytes, drv_ptr *ptr, tc_diag *d)

@@ -115,6 +115,11 @@ bool drv_has_clusters(const drv_device *dev);
 tc_status drv_launch_cluster(drv_fn fn, const unsigned grid[3], const unsigned block[3],
                              unsigned cluster, unsigned shmem, void *stream, void **args, tc_diag *d);
 
+/*! drv_resident_clusters(): how many clusters of `cluster` blocks of
+ *  block[3] threads and shmem bytes of dynamic shared memory fn's device
+ *  holds at once (cuOccupancyMaxActiveClusters); 0 when it cannot tell. */
+unsigned drv_resident_clusters(drv_fn fn, const unsigned block[3], unsigned cluster, unsigned shmem);
+
 /*! Device memory: drv_alloc(bytes > 0), drv_free (0 is a no-op), and synchronous copies. */
 tc_status drv_alloc(drv_device *dev, size_t bytes, drv_ptr *ptr, tc_diag *d);
 void drv_free(drv_device *dev, drv_ptr ptr);

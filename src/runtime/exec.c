@@ -443,6 +443,21 @@ static tc_status pack_groups(rt_pool *p, const rt_ops *ops, void *dev, const tc_
     return TC_OK;
 }
 
+/* TENSORC_ROWS_PIPE (plan.h's pipe): a rows kernel launched in clusters
+ * takes its rows in turn, each cluster prefetching its next row into
+ * pipe bytes a thread of dynamic shared memory (codegen/rows.c): as many
+ * clusters as the device holds at once (more would wait for a whole
+ * cluster's rows), at most one a row.  Each row is still one cluster's,
+ * its elements a thread the same: the bits do not depend on the grid. */
+static void persistent(const rt_ops *ops, void *dev, void *fn, const pstep *S, unsigned rows, unsigned grid[3],
+                       const unsigned block[3], unsigned cluster, unsigned *shmem)
+{
+    *shmem = (unsigned)S->pipe * block[0];
+    unsigned res = ops->resident ? ops->resident(dev, fn, block, cluster, *shmem) : 0;
+    if (res > 0 && res < rows)
+        grid[0] = res * cluster;
+}
+
 static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *module,
                             const tc_plan *plan, const rt_args *a, int step, void *stream,
                             tc_diag *d)
@@ -551,15 +566,21 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
     tc_status st = ops->kernel(dev, module, S->kernel, &fn, d);
     if (st != TC_OK)
         return st;
-    st = ops->launch(dev, fn, grid, block, cluster, (unsigned)S->shmem, p->argv, p->sizes, S->nargs, stream, d);
+    unsigned rows = grid[0] / cluster, shmem = (unsigned)S->shmem;
+    if (S->pipe > 0 && cluster > 1)
+        persistent(ops, dev, fn, S, rows, grid, block, cluster, &shmem);
+    st = ops->launch(dev, fn, grid, block, cluster, shmem, p->argv, p->sizes, S->nargs, stream, d);
     if (st != TC_OK && cluster > 8) {
         /* past the portable 8 a device may not place the cluster (its GPCs
          * too small, a MIG slice): the portable 8 of the largest blocks,
          * whose slices loop (correct, slower; the same on every call) */
         diag_clear(d);
-        grid[0] = grid[0] / cluster * 8;
+        grid[0] = rows * 8;
         block[0] = (unsigned)S->block[0];
-        st = ops->launch(dev, fn, grid, block, 8, (unsigned)S->shmem, p->argv, p->sizes, S->nargs, stream, d);
+        shmem = (unsigned)S->shmem;
+        if (S->pipe > 0)
+            persistent(ops, dev, fn, S, rows, grid, block, 8, &shmem);
+        st = ops->launch(dev, fn, grid, block, 8, shmem, p->argv, p->sizes, S->nargs, stream, d);
     }
     return st;
 }

@@ -73,6 +73,10 @@ typedef struct rt_ops {
     /* The most blocks a cluster launch may have here (1: no clusters), and
      * the fewest threads a block of one should have; NULL: no clusters. */
     unsigned (*clusters)(void *dev, unsigned *min_block);
+    /* How many clusters of `cluster` blocks fn (from `kernel`) has resident
+     * at once with this block and dynamic shared memory (a persistent grid:
+     * plan.h's pipe); 0 or NULL: unknown (the grid stays a cluster a row). */
+    unsigned (*resident)(void *dev, void *fn, const unsigned block[3], unsigned cluster, unsigned shmem);
 } rt_ops;
 
 /* A scalar parameter's value, rounded to the parameter's dtype, both ways:

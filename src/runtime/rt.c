@@ -315,6 +315,17 @@ static unsigned cu_clusters(void *dev, unsigned *min_block)
     return rt->cluster_max;
 }
 
+static unsigned cu_resident(void *dev, void *fn, const unsigned block[3], unsigned cluster, unsigned shmem)
+{
+    (void)dev;
+    rt_kernel *k = fn;
+    if (k->res_cluster != cluster || k->res_block != block[0] || k->res_shmem != shmem) {
+        k->res = drv_resident_clusters(k->fn, block, cluster, shmem);
+        k->res_block = block[0], k->res_cluster = cluster, k->res_shmem = shmem;
+    }
+    return k->res;
+}
+
 static tc_status cu_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)
 {
     struct tc_rt *rt = dev;
@@ -340,6 +351,7 @@ const rt_ops rt_ops_cuda = {
     .kernel = cu_kernel,
     .launch = cu_launch,
     .clusters = cu_clusters,
+    .resident = cu_resident,
     .matmul = cu_matmul,
     .record = cu_record,
     .upload = cu_upload,

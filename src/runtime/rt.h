@@ -40,6 +40,10 @@ typedef struct rt_kernel {
     int nparams;                /* parameters known (see cu_launch); -1: the driver cannot say */
     bool probed;                /* nparams and param_sizes are filled */
     size_t *param_sizes;        /* nparams sizes in bytes */
+    /* cu_resident's last answer (TENSORC_ROWS_PIPE's persistent grid), for
+     * clusters of res_cluster blocks of res_block threads with res_shmem
+     * bytes (res_cluster 0: none yet): the query once, not every launch */
+    unsigned res_block, res_cluster, res_shmem, res;
 } rt_kernel;
 
 typedef struct rt_module {

@@ -130,6 +130,11 @@ static unsigned r_clusters(void *dev, unsigned *min_block)
     return rt_ops_cuda.clusters(((recorder *)dev)->rt, min_block);
 }
 
+static unsigned r_resident(void *dev, void *fn, const unsigned block[3], unsigned cluster, unsigned shmem)
+{
+    return rt_ops_cuda.resident(((recorder *)dev)->rt, fn, block, cluster, shmem);
+}
+
 static tc_status r_matmul(void *dev, const blas_mm *mm, void *stream, tc_diag *d)
 {
     recorder *r = dev;
@@ -150,6 +155,7 @@ static const rt_ops recording_ops = {
     .kernel = r_kernel,
     .launch = r_launch,
     .clusters = r_clusters,
+    .resident = r_resident,
     .matmul = r_matmul,
     .record = r_record,
     .upload = r_upload,

@@ -5,7 +5,6 @@
  * grid-stride loops over rows) and the grid is an expression.
  */
 #include "sched/sched.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -566,6 +565,7 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
         sched_rows(x, k, ks);
         sched_online(x->f, k, ks);
         sched_rows_wide(x, k, ks);
+        sched_rows_pipe(&x->f->knobs, k, ks);
     } else
         sched_columns(x, k, ks);
 }
@@ -652,6 +652,7 @@ void sched_print(tc_buf *b, const sfn *s)
         if (ks->kind == SCH_COLUMNS && ks->vec > 1)
             buf_printf(b, "    %d columns a thread (one vector where contiguous and aligned)\n", ks->vec);
         sched_print_online(b, ks);
+        sched_print_pipe(b, ks);
         if (ks->kind == SCH_ROWS && ks->items && !ks->online_sum)
             buf_printf(b, "    block sized to the row at launch (32..%d threads, %d elements each%s, "
                           "the first pass's loads all in flight at once); rows of up to %d elements "

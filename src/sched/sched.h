@@ -154,6 +154,9 @@ typedef struct ksched {
     bool wide_split;        /* SCH_ROWS: the row's length is known only at launch: codegen
                              * emits this kernel for rows one block holds and a widened
                              * copy (suffix _w) for longer ones, each step guarded */
+    bool pipe;              /* SCH_ROWS with a cluster (TENSORC_ROWS_PIPE=1, sched_rows_pipe):
+                             * a persistent grid of clusters, each prefetching its next
+                             * row's slice into shared memory while this one reduces */
     int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
                              * slice each, in a thread-block cluster (0: none; see
                              * "Clusters" above) */
@@ -258,6 +261,10 @@ void sched_print(tc_buf *b, const sfn *s);
 /*! sched_rows_widen(): a rows kernel's schedule with twice the row a thread
  *  in blocks of at most 512 (the wide variant; sched.c says when) */
 void sched_rows_widen(ksched *ks);
+/*! sched_rows_pipe(): ks->pipe where TENSORC_ROWS_PIPE=1 and the rows kernel
+ *  may take a row in a cluster's registers; sched_print_pipe says so */
+void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks);
+void sched_print_pipe(tc_buf *b, const ksched *ks);
 /* Rows one block of the narrow variant holds: longer rows take the wide one */
 #define SCHED_WIDE_FROM(ks) ((int64_t)(ks)->block[0] * (ks)->block_per)
 /* The matmul kernel k's engine, tile and launch (sched_matmul.c). */

@@ -44,3 +44,25 @@ void sched_explain(tc_buf *b, const sfn *s)
     }
     sched_explain_ckpt(b, s);
 }
+
+/* TENSORC_ROWS_PIPE=1 (issue 14): rows kernels that may hold a row in a
+ * cluster's registers run a persistent grid (runtime/exec.c: as many
+ * clusters as are resident), and each thread copies its slice of the
+ * cluster's next row into its own shared-memory slots (cp.async) as soon as
+ * this row is in its registers, so the row's loads overlap the previous
+ * row's reductions and stores (codegen/rows.c).  The same elements a
+ * thread in the same order: the same bits.  Not for the online pair's
+ * chunks (no register path), column partials or compact kernels. */
+void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
+{
+    ks->pipe = kn->rows_pipe == 1 && ks->kind == SCH_ROWS && ks->cluster && ks->items && ks->vec > 1 &&
+               !ks->online_sum && !k->ncols && !ks->compact;
+}
+
+void sched_print_pipe(tc_buf *b, const ksched *ks)
+{
+    if (ks->pipe)
+        buf_puts(b, "    rows a cluster takes (the _w kernel's, where there is one): a persistent grid "
+                    "(the resident clusters), each cluster prefetching its next row's slice into "
+                    "shared memory while this row reduces (TENSORC_ROWS_PIPE=1)\n");
+}

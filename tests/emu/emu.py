@@ -38,8 +38,14 @@ Foreach kernels run over one group (the whole tensors, as a call without
 --groups); outputs written in place alias their inputs.  Prints a PASS or
 FAIL line a shape; exit 0 when all pass, 1 on FAIL, 2 when the plan cannot
 be emulated.  EMU_KEEP=PREFIX writes each output's bytes (the first
-shape's) to PREFIX.NAME, to compare two builds of a function bit for bit
-(tests/grad/ckpt.sh: with and without scan checkpointing)."""
+shape's) to PREFIX.NAME (shape i's to PREFIX.NAME.si), to compare two builds
+of a function bit for bit (tests/grad/ckpt.sh: with and without scan
+checkpointing; tests/emu/rowpipe.sh).  --clusters R: a rows kernel with a
+cluster path is launched as runtime/exec.c sizes it (clusters of 8, then
+16, blocks of 256 threads or more: emu.h's emu_size), a cluster a row, a
+step of TENSORC_ROWS_PIPE ("in a cluster: at most the resident clusters")
+at most R clusters, as a device holding R at once.  EMU_KEEP_WORK=1 keeps
+the work directory of a passing run too."""
 import os
 import random
 import re
@@ -53,7 +59,7 @@ sys.path.insert(0, here)
 import unit  # noqa: E402
 
 argv = sys.argv[1:]
-opts = {"dtype": [], "arch": "900", "quiet": False, "caps": [], "specials": False, "rows": False}
+opts = {"dtype": [], "arch": "900", "quiet": False, "caps": [], "specials": False, "rows": False, "clusters": 0}
 pos = []
 i = 0
 while i < len(argv):
@@ -63,6 +69,9 @@ while i < len(argv):
         i += 1
     elif a == "--grid-caps":
         opts["caps"] = [int(x) for x in argv[i + 1].split(",")]
+        i += 1
+    elif a == "--clusters":
+        opts["clusters"] = int(argv[i + 1])
         i += 1
     elif a == "--arch":
         opts["arch"] = argv[i + 1]
@@ -114,6 +123,7 @@ steps = []    # (kind, ...)
 guard = {}    # step -> (expr, op, value)
 fe_chunk = {} # step -> elements a block of a foreach kernel (one group here: the whole tensors)
 grid_cap = {} # step -> a resident grid (TENSORC_MATMUL_RESIDENT): the grid is at most this
+pipe = set()  # steps of TENSORC_ROWS_PIPE: at most the resident clusters (--clusters R: R)
 for line in plan.splitlines():
     m = re.match(r"\s+buffer (\S+)\s+(\w+)\s+(\w+)(?:\[(.*?)\])?(.*)", line)
     if m:
@@ -149,6 +159,9 @@ for line in plan.splitlines():
     if m:
         grid_cap[steps[-1][1]] = int(m.group(1))
         continue
+    if re.match(r"\s+in a cluster: at most the resident clusters", line):
+        pipe.add(steps[-1][1])
+        continue
     m = re.match(r"\s+foreach: one launch over any number of groups, (\d+) elements a block", line)
     if m:
         fe_chunk[steps[-1][1]] = int(m.group(1))
@@ -170,6 +183,30 @@ def numel(name):
     for d in dims(name):
         n *= d
     return n
+
+
+def emu_size(ln, per, bmax):
+    """runtime/exec.c's row-kernel sizing (emu.h's emu_size): (blocks a cluster, threads a block)"""
+    cl, b = 1, 256
+    if ln > bmax * per:
+        for tries in range(4):
+            cap, bm = (8 if tries % 2 == 0 else 16), (512 if tries < 2 and bmax > 512 else bmax)
+            b = 256
+            while True:
+                cl = 1
+                while cl < cap and ln > b * per * cl:
+                    cl *= 2
+                if ln <= b * per * cl or b >= bm:
+                    break
+                b *= 2
+            if ln <= b * per * cl:
+                break
+        ln = (ln + cl - 1) // cl
+    want = (ln + per - 1) // per
+    bb = 32
+    while bb < bmax and bb < want:
+        bb *= 2
+    return cl, bb
 
 
 def runs(st):
@@ -377,6 +414,23 @@ for si, shape in enumerate(shapes):
                            % (max(1, -(-n // fe_chunk[i])), block[0], block[1], block[2], k,
                               ", ".join(["fe%d" % i] + [carg(x) for x in a[1:]])))
                 continue
+            kt = src[src.index(" " + k + "("):] if opts["clusters"] else ""
+            kt = kt[:kt.find("\n}\n")]
+            if "tc_cluster_rank()" in kt:
+                # --clusters R: a rows kernel with a cluster path sized as
+                # runtime/exec.c sizes it (emu.h's emu_size: clusters of 8,
+                # then 16, blocks of 256 or more), a cluster a row, or at
+                # most R clusters for a TENSORC_ROWS_PIPE step (its rows loop)
+                per = int(re.search(r"len <= (\d+) \* blockDim\.x \* ncl", kt).group(1))
+                ln = ev(re.sub(r"\bsz_(\w+)", r"\1", re.search(r"const idx_t rows = .*?, len = (.*?);", kt).group(1)))
+                ncl, blk = emu_size(ln, per, block[0])
+                nrows = max(1, ev(grid))
+                if i in pipe and ncl > 1:
+                    nrows = min(nrows, opts["clusters"])
+                cpp.append("    emu_launch(dim3(%d), dim3(%d, 1, 1), %d, [&] { %s(%s); });"
+                           % (nrows * ncl, blk, ncl, k, ", ".join(carg(x) for x in a)))
+                cpp.append('    emu_ws_zero(workspace, "%s");' % k)
+                continue
             g = "%d" % max(1, min(ev(grid), grid_cap.get(i, 1 << 31)))
             if k.startswith("tc_matmul_"): # work items grid-strided: any grid, the same bits
                 g = "v ? std::min(%s, caps[v]) : %s" % (g + "LL", g)
@@ -427,7 +481,7 @@ for si, shape in enumerate(shapes):
         want = npy_read("%s/ref_%s.npy" % (d, name))
         raw = open("%s/got0_%s.bin" % (d, name), "rb").read()
         if os.environ.get("EMU_KEEP"):  # the output's bytes, to compare two builds of a function
-            open("%s.%s" % (os.environ["EMU_KEEP"], name), "wb").write(raw)
+            open("%s.%s%s" % (os.environ["EMU_KEEP"], name, ".s%d" % si if si else ""), "wb").write(raw)
         for v, cap in enumerate(opts["caps"], 1):
             if open("%s/got%d_%s.bin" % (d, v, name), "rb").read() != raw:
                 ok = False
@@ -469,7 +523,7 @@ for si, shape in enumerate(shapes):
     print("%s %s: %d kernel launch(es), max rel err %.3g%s" % ("PASS" if ok else "FAIL", lab, nk, worst,
                                                               "" if ok else "; " + "; ".join(notes)))
     allok &= ok
-if allok:
+if allok and not os.environ.get("EMU_KEEP_WORK"):
     subprocess.run(["rm", "-rf", work])
 else:
     print("  (kept in %s)" % work)

@@ -19,6 +19,12 @@
 #   3. Batch invariance: a row alone (N=1) and the same row first in a
 #      batch of 1024 (--random fills rows in order, so row 0 is the same
 #      data) give identical bits.
+#   4. TENSORC_ROWS_PIPE=1 (a persistent grid of clusters, each prefetching
+#      its next row: codegen/rows.c): part 1's checks at 65537, 65544 and
+#      262144 (f32, bf16, f16; five rows: a cluster a row), and in parts 2
+#      and 3 the batch of 1024 (256) again with the knob: the same bits as
+#      without it (rows loop over the resident clusters there), and a
+#      random batch of 100 against the interpreter (--check).
 #
 # TC_LONG_ROWS_QUICK=1: parts 2 and 3 for softmax f32 and rmsnorm bf16 only
 # (batches of 256 at 262144);
@@ -146,6 +152,17 @@ for v in 8 16 32; do
         done
     done
 done
+# TENSORC_ROWS_PIPE=1: every function where a cluster takes the row
+for fn in $fns; do
+    for dt in ${TC_LONG_ROWS_DTYPES:-f32 f16 bf16}; do
+        for n in $lens; do
+            case $n in 65537|65544|262144) ;; *) continue ;; esac
+            # shellcheck disable=SC2046
+            pj_add "$fn $dt D=$n TENSORC_ROWS_PIPE=1: --check" env TENSORC_ROWS_PIPE=1 TENSORC_ROWS_ONLINE=0 \
+                "$tc" run "$prog" --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
+        done
+    done
+done
 pj_run
 
 # the data bytes of an .npy (its header is 64-byte aligned, v1)
@@ -172,6 +189,21 @@ for pair in $pairs; do
                 continue
             fi
             if cmp -s "$work/b1.npy" "$work/b2.npy"; then ok; else bad "$fn $dt D=$n N=$rows: two runs differ"; fi
+            # TENSORC_ROWS_PIPE=1 (part 4): the same bits, its rows looping over the resident
+            # clusters (the online pair has no pipe: its two passes, TENSORC_ROWS_ONLINE=0, on and off)
+            if [ $n != 4097 ]; then
+                e=(TENSORC_ROWS_ONLINE=1) ref=$work/b1.npy
+                case $fn in logsumexp_rows|max_sumexp_rows)
+                    e=(TENSORC_ROWS_ONLINE=0) ref=$work/q.npy
+                    env "${e[@]}" "$tc" "${a[@]}" --shape N=$rows,D=$n --output out=$ref >/dev/null 2>"$work/err" ;;
+                esac
+                if env "${e[@]}" TENSORC_ROWS_PIPE=1 "$tc" "${a[@]}" --shape N=$rows,D=$n --output out=$work/p.npy \
+                        >/dev/null 2>"$work/err" && cmp -s "$ref" "$work/p.npy"; then ok
+                else bad "$fn $dt D=$n N=$rows ${e[*]}: TENSORC_ROWS_PIPE=1 differs (or failed)"; fi
+                if env "${e[@]}" TENSORC_ROWS_PIPE=1 "$tc" "${a[@]}" --shape N=100,D=$n --check >/dev/null \
+                        2>"$work/err"; then ok
+                else bad "$fn $dt D=$n N=100 ${e[*]} TENSORC_ROWS_PIPE=1: --check"; fi
+            fi
             data "$work/s.npy" >"$work/s.bin"
             size=$(stat -c %s "$work/s.bin")
             if cmp -s -n "$size" "$work/s.bin" <(data "$work/b1.npy"); then ok

@@ -89,6 +89,20 @@ if emit $ex/softmax.tc softmax explain; then
     then ok "softmax: explain names the wide variant and its guard"
     else bad "softmax: explain does not name the wide variant"; fi
 fi
+# TENSORC_ROWS_PIPE=1 (codegen/rows.c): the wide kernel alone gets the
+# pipe (the 16-a-thread one takes no cluster), and the plan says so; off, no trace of it
+if TENSORC_ROWS_PIPE=1 emit $ex/softmax.tc softmax cuda; then
+    if [ "$(grep -c 'tc_cp_async<16>' "$tmp/out")" -eq 2 ] &&
+        [ "$(grep -c 'in a cluster: at most the resident clusters' "$tmp/out")" -eq 1 ] &&
+        sed -n '/^launch plan of /,$p' "$tmp/out" | grep -A1 '_0_w<<<' | grep -q 'prefetched into 128 bytes a thread'
+    then ok "softmax TENSORC_ROWS_PIPE=1: the wide kernel's row prefetched, 128 bytes a thread"
+    else bad "softmax TENSORC_ROWS_PIPE=1: want the wide kernel's two copies and the plan's line"; fi
+fi
+if emit $ex/softmax.tc softmax cuda; then
+    if ! grep -qE 'tc_pipe|tc_cp_async|resident clusters' "$tmp/out"
+    then ok "softmax: no pipe without TENSORC_ROWS_PIPE=1"
+    else bad "softmax: pipe code without TENSORC_ROWS_PIPE=1"; fi
+fi
 printf 'fn s(x: f32[N, 65536]) -> f32[N, 65536] { return softmax(x, axis=-1) }\n' >"$tmp/wide.tc"
 if emit "$tmp/wide.tc" s cuda; then
     if [ "$(globals)" -eq 1 ] && grep -q '__launch_bounds__(512, 2)' "$tmp/out" && ! grep -q 'runs when' "$tmp/out"

@@ -131,6 +131,8 @@ typedef struct {
     bool fail_alloc;
     unsigned cluster_fail;              /* launches of clusters past this fail (0: none) */
     unsigned clusters_tried;            /* the sizes launched, OR'd */
+    unsigned resident;                  /* clusters held at once (0: unknown) */
+    unsigned resident_cluster, resident_shmem; /* what the last query asked about */
 } host_dev;
 
 static tc_status h_alloc(void *dev, size_t bytes, uint64_t *ptr, tc_diag *d)
@@ -264,8 +266,18 @@ static unsigned h_clusters(void *dev, unsigned *min_block)
     return h->cluster_max ? h->cluster_max : 1;
 }
 
+static unsigned h_resident(void *dev, void *fn, const unsigned block[3], unsigned cluster, unsigned shmem)
+{
+    host_dev *h = dev;
+    (void)fn;
+    (void)block;
+    h->resident_cluster = cluster;
+    h->resident_shmem = shmem;
+    return h->resident;
+}
+
 static const rt_ops host_ops = {h_alloc, h_release, h_sync, h_zero, h_copy, h_kernel,
-                                h_launch, h_matmul, h_record, h_upload, h_clusters};
+                                h_launch, h_matmul, h_record, h_upload, h_clusters, h_resident};
 
 /* --- kernels, reading their arguments as CUDA would ------------------------------------ */
 
@@ -662,6 +674,58 @@ static void test_cluster(void **state)
                      cases[c].block, 4 * cases[c].cluster);
         if (cases[c].fail && !(h.clusters_tried & 16))
             fail_msg("case %zu: the 16-block cluster was not tried first", c);
+        chain_io_free(&io);
+        rt_pool_release(&pool, &host_ops, &h);
+        diag_release(&d);
+    }
+}
+
+/* TENSORC_ROWS_PIPE (plan.h's pipe): a row kernel launched in clusters
+ * gets pipe bytes a thread of dynamic shared memory and at most the
+ * resident clusters (the rows loop); without a cluster, neither; a device
+ * that cannot tell keeps a cluster a row.  4 rows (test_cluster's plan). */
+static void test_cluster_pipe(void **state)
+{
+    (void)state;
+    struct { int64_t n; unsigned dev_max, resident, fail, cluster, block, grid, shmem; } cases[] = {
+        {262144, 16, 3, 0, 16, 1024, 3 * 16, 128 * 1024},  /* 3 clusters for 4 rows */
+        {262144, 16, 1, 0, 16, 1024, 16, 128 * 1024},      /* one: it takes every row */
+        {262144, 16, 9, 0, 16, 1024, 4 * 16, 128 * 1024},  /* more than the rows: a cluster a row */
+        {262144, 16, 0, 0, 16, 1024, 4 * 16, 128 * 1024},  /* unknown: a cluster a row */
+        {65536, 8, 2, 0, 4, 1024, 2 * 4, 128 * 1024},
+        {262144, 16, 3, 8, 8, 1024, 3 * 8, 128 * 1024},    /* 16 refused: 8, asked again */
+        {262144, 1, 3, 0, 1, 1024, 4, 0},                  /* no clusters: no pipe (the step's shmem) */
+        {10, 16, 3, 0, 1, 32, 4, 0},                       /* one block a row: no pipe */
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        tc_plan *plan = chain_plan(false);
+        pstep *S = &plan->steps[2];
+        S->block[0] = 1024;
+        S->block_len = F.N;
+        S->block_per = 16;
+        S->cluster = 16;
+        S->pipe = 128;
+        host_dev h = {0};
+        h.cluster_max = cases[c].dev_max;
+        h.resident = cases[c].resident;
+        h.cluster_fail = cases[c].fail;
+        rt_pool pool = {0};
+        tc_diag d;
+        diag_init(&d);
+        chain_io io;
+        chain_io_init(&io, cases[c].n);
+        tc_status st = rt_exec(&pool, &host_ops, &h, (void *)KERNELS, plan, &io.args, NULL, NULL, &d);
+        if (st != TC_OK)
+            fail_msg("%s", d.msg);
+        unsigned shmem = cases[c].shmem ? cases[c].shmem : (unsigned)S->shmem;
+        if (h.cluster != cases[c].cluster || h.block[0] != cases[c].block || h.grid[0] != cases[c].grid ||
+            h.shmem != shmem)
+            fail_msg("case %zu (rows of %lld): cluster %u, block %u, grid %u, shmem %u; want %u, %u, %u, %u", c,
+                     (long long)cases[c].n, h.cluster, h.block[0], h.grid[0], h.shmem, cases[c].cluster,
+                     cases[c].block, cases[c].grid, shmem);
+        if (cases[c].cluster > 1 && (h.resident_cluster != cases[c].cluster || h.resident_shmem != cases[c].shmem))
+            fail_msg("case %zu: asked about clusters of %u with %u bytes", c, h.resident_cluster,
+                     h.resident_shmem);
         chain_io_free(&io);
         rt_pool_release(&pool, &host_ops, &h);
         diag_release(&d);
@@ -1114,6 +1178,7 @@ int main(void)
         cmocka_unit_test(test_memplan_random),
         cmocka_unit_test(test_chain),
         cmocka_unit_test(test_cluster),
+        cmocka_unit_test(test_cluster_pipe),
         cmocka_unit_test(test_step_idx64),
         cmocka_unit_test(test_needs_idx64),
         cmocka_unit_test(test_dim_overflow),

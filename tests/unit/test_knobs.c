@@ -21,7 +21,7 @@ static const char *const ALL[] = {
     "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH", "TENSORC_ATTN_RING",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
-    "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC",
+    "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC", "TENSORC_ROWS_PIPE",
     "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_STREAM",
 };
 
@@ -131,6 +131,20 @@ static void test_rows_online(void **state)
     clear_env();
 }
 
+/* TENSORC_ROWS_PIPE (codegen/rows.c): 0 or 1, in the cache key */
+static void test_rows_pipe(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("TENSORC_ROWS_PIPE", "1", 1);
+    assert_string_equal(text(), "TENSORC_ROWS_PIPE=1");
+    setenv("TENSORC_ROWS_PIPE", "0", 1);
+    assert_string_equal(text(), "TENSORC_ROWS_PIPE=0");
+    setenv("TENSORC_ROWS_PIPE", "2", 1); /* above 1 */
+    assert_string_equal(text(), "");
+    clear_env();
+}
+
 /* the generated matmul's streaming variants (issue 13) */
 static void test_matmul_variants(void **state)
 {
@@ -226,6 +240,7 @@ int main(void)
         cmocka_unit_test(test_attn),
         cmocka_unit_test(test_matmul_variants),
         cmocka_unit_test(test_rows_online),
+        cmocka_unit_test(test_rows_pipe),
         cmocka_unit_test(test_once_per_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
