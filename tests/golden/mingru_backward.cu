@@ -218,7 +218,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
-            float c2 = 0; /* %90 sum */
+            float c2 = 0; /* %89 sum */
             for (idx_t c_ = 0; c_ < len; c_ += 4) {
                 if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
                     ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
@@ -272,10 +272,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float r0 = 0; /* %46 logcumsumexp */
-            float r1 = 0; /* %55 logcumsumexp */
-            float r2 = 0; /* %64 cumsum */
+            const float t62 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float r0 = 0; /* %47 logcumsumexp */
+            float r1 = 0; /* %54 logcumsumexp */
+            float r2 = 0; /* %63 cumsum */
             for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
                 const idx_t b_ = g_ * 4;
                 const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
@@ -342,79 +342,78 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                         const float t50 = expf(t49);                                // mingru_backward.tc:40
                         const float t51 = t47 * t50;                                // mingru_backward.tc:40
                         const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t53 = (t52 != 0.0f ? t51 : 0.0f);               // mingru_backward.tc:36
+                        const float t53 = fabsf(t51);                               // mingru_backward.tc:36
                         const float t54 = tc_logf(t53);                             // mingru_backward.tc:36
-                        const float t55 = t54 - t39;                                // mingru_backward.tc:36
-                        const float t56 = (t40 != 0.0f ? __int_as_float(0xff800000) : t55); // mingru_backward.tc:36
-                        r0 = s_ == 0 ? t56 : tc_op_logaddexp()(r0, t56);            // mingru_backward.tc:36
-                        const bool t57 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t58 = -t51;                                     // mingru_backward.tc:36
-                        const float t59 = (t57 != 0.0f ? t58 : 0.0f);               // mingru_backward.tc:36
-                        const float t60 = tc_logf(t59);                             // mingru_backward.tc:36
-                        const float t61 = t60 - t39;                                // mingru_backward.tc:36
-                        const float t62 = (t40 != 0.0f ? __int_as_float(0xff800000) : t61); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? t62 : tc_op_logaddexp()(r1, t62);            // mingru_backward.tc:36
-                        const float t64 = t47 * t63;                                // mingru_backward.tc:40
-                        const float t65 = expf(t48);                                // mingru_backward.tc:40
-                        const float t66 = t64 * t65;                                // mingru_backward.tc:40
-                        const float t67 = t66 + t51;                                // mingru_backward.tc:35
-                        const float t68 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t69 = tc_softplus(t68);                         // mingru_backward.tc:30
-                        const float t70 = -t69;                                     // mingru_backward.tc:30
-                        const float t71 = t68 + t70;                                // mingru_backward.tc:34
-                        const float t72 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                        const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
-                        const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
-                        const float t76 = tc_logf(t75);                             // mingru_backward.tc:32
-                        const float t77 = -t72;                                     // mingru_backward.tc:32
-                        const float t78 = tc_softplus(t77);                         // mingru_backward.tc:32
-                        const float t79 = -t78;                                     // mingru_backward.tc:32
-                        const float t80 = (t73 != 0.0f ? t76 : t79);                // mingru_backward.tc:32
-                        const float t81 = t71 + t80;                                // mingru_backward.tc:34
-                        const float t82 = t81 - t48;                                // mingru_backward.tc:36
-                        const float t83 = t82 + r0;                                 // mingru_backward.tc:36
-                        const float t84 = expf(t83);                                // mingru_backward.tc:36
-                        const float t85 = t82 + r1;                                 // mingru_backward.tc:36
-                        const float t86 = expf(t85);                                // mingru_backward.tc:36
-                        const float t87 = t84 - t86;                                // mingru_backward.tc:36
-                        const float t88 = -t87;                                     // mingru_backward.tc:36
-                        const float t89 = t67 + t88;                                // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t89 : tc_op_sum()(r2, t89);                  // mingru_backward.tc:35
-                        const float t90 = 0.0f + 0.0f;                              // mingru_backward.tc:26
-                        const float t91 = (t73 != 0.0f ? 0.0f : t87);               // mingru_backward.tc:32
-                        const float t92 = -t91;                                     // mingru_backward.tc:32
-                        const bool t93 = ((float)(t77 > 20.0f)) != 0;               // mingru_backward.tc:32
-                        const float t94 = tc_sigmoid(t77);                          // mingru_backward.tc:32
-                        const float t95 = (t93 != 0.0f ? 1.0f : t94);               // mingru_backward.tc:32
-                        const float t96 = t92 * t95;                                // mingru_backward.tc:32
-                        const float t97 = -t96;                                     // mingru_backward.tc:32
-                        const bool t98 = ((float)(t72 > 0.0f)) != 0;                // mingru_backward.tc:32
-                        const float t99 = (t73 != 0.0f ? t87 : 0.0f);               // mingru_backward.tc:32
-                        const float t100 = t99 / t75;                               // mingru_backward.tc:32
-                        const float t101 = (t98 != 0.0f ? t100 : 0.0f);             // mingru_backward.tc:32
-                        const float t102 = t97 + t101;                              // mingru_backward.tc:27
-                        const float t103 = t90 + t102;                              // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t103;      // mingru_backward.tc:26
-                        const float t104 = r2 + t87;                                // mingru_backward.tc:30
-                        const float t105 = -t104;                                   // mingru_backward.tc:30
-                        const bool t106 = ((float)(t68 > 20.0f)) != 0;              // mingru_backward.tc:30
-                        const float t107 = tc_sigmoid(t68);                         // mingru_backward.tc:30
-                        const float t108 = (t106 != 0.0f ? 1.0f : t107);            // mingru_backward.tc:30
-                        const float t109 = t105 * t108;                             // mingru_backward.tc:30
-                        const float t110 = t87 + t109;                              // mingru_backward.tc:28
-                        const float t111 = 0.0f + t110;                             // mingru_backward.tc:26
-                        const float t112 = t111 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t112; // mingru_backward.tc:26
-                        const float t113 = t63 * t65;                               // mingru_backward.tc:40
-                        const float t114 = t50 + t113;                              // mingru_backward.tc:40
-                        const float t115 = t43 * t114;                              // mingru_backward.tc:41
-                        const float t116 = 1.0f - t45;                              // mingru_backward.tc:41
-                        const float t117 = t45 * t116;                              // mingru_backward.tc:41
-                        const float t118 = t115 * t117;                             // mingru_backward.tc:41
+                        const float t55 = (t52 != 0.0f ? t54 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                        const float t56 = t55 - t39;                                // mingru_backward.tc:36
+                        const float t57 = (t40 != 0.0f ? __int_as_float(0xff800000) : t56); // mingru_backward.tc:36
+                        r0 = s_ == 0 ? t57 : tc_op_logaddexp()(r0, t57);            // mingru_backward.tc:36
+                        const bool t58 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
+                        const float t59 = (t58 != 0.0f ? t54 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                        const float t60 = t59 - t39;                                // mingru_backward.tc:36
+                        const float t61 = (t40 != 0.0f ? __int_as_float(0xff800000) : t60); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? t61 : tc_op_logaddexp()(r1, t61);            // mingru_backward.tc:36
+                        const float t63 = t47 * t62;                                // mingru_backward.tc:40
+                        const float t64 = expf(t48);                                // mingru_backward.tc:40
+                        const float t65 = t63 * t64;                                // mingru_backward.tc:40
+                        const float t66 = t65 + t51;                                // mingru_backward.tc:35
+                        const float t67 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const float t68 = tc_softplus(t67);                         // mingru_backward.tc:30
+                        const float t69 = -t68;                                     // mingru_backward.tc:30
+                        const float t70 = t67 + t69;                                // mingru_backward.tc:34
+                        const float t71 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const bool t72 = ((float)(t71 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                        const float t73 = tc_relu(t71);                             // mingru_backward.tc:32
+                        const float t74 = t73 + 0.5f;                               // mingru_backward.tc:32
+                        const float t75 = tc_logf(t74);                             // mingru_backward.tc:32
+                        const float t76 = -t71;                                     // mingru_backward.tc:32
+                        const float t77 = tc_softplus(t76);                         // mingru_backward.tc:32
+                        const float t78 = -t77;                                     // mingru_backward.tc:32
+                        const float t79 = (t72 != 0.0f ? t75 : t78);                // mingru_backward.tc:32
+                        const float t80 = t70 + t79;                                // mingru_backward.tc:34
+                        const float t81 = t80 - t48;                                // mingru_backward.tc:36
+                        const float t82 = t81 + r0;                                 // mingru_backward.tc:36
+                        const float t83 = expf(t82);                                // mingru_backward.tc:36
+                        const float t84 = t81 + r1;                                 // mingru_backward.tc:36
+                        const float t85 = expf(t84);                                // mingru_backward.tc:36
+                        const float t86 = t83 - t85;                                // mingru_backward.tc:36
+                        const float t87 = -t86;                                     // mingru_backward.tc:36
+                        const float t88 = t66 + t87;                                // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t88 : tc_op_sum()(r2, t88);                  // mingru_backward.tc:35
+                        const float t89 = 0.0f + 0.0f;                              // mingru_backward.tc:26
+                        const float t90 = (t72 != 0.0f ? 0.0f : t86);               // mingru_backward.tc:32
+                        const float t91 = -t90;                                     // mingru_backward.tc:32
+                        const bool t92 = ((float)(t76 > 20.0f)) != 0;               // mingru_backward.tc:32
+                        const float t93 = tc_sigmoid(t76);                          // mingru_backward.tc:32
+                        const float t94 = (t92 != 0.0f ? 1.0f : t93);               // mingru_backward.tc:32
+                        const float t95 = t91 * t94;                                // mingru_backward.tc:32
+                        const float t96 = -t95;                                     // mingru_backward.tc:32
+                        const bool t97 = ((float)(t71 > 0.0f)) != 0;                // mingru_backward.tc:32
+                        const float t98 = (t72 != 0.0f ? t86 : 0.0f);               // mingru_backward.tc:32
+                        const float t99 = t98 / t74;                                // mingru_backward.tc:32
+                        const float t100 = (t97 != 0.0f ? t99 : 0.0f);              // mingru_backward.tc:32
+                        const float t101 = t96 + t100;                              // mingru_backward.tc:27
+                        const float t102 = t89 + t101;                              // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t102;      // mingru_backward.tc:26
+                        const float t103 = r2 + t86;                                // mingru_backward.tc:30
+                        const float t104 = -t103;                                   // mingru_backward.tc:30
+                        const bool t105 = ((float)(t67 > 20.0f)) != 0;              // mingru_backward.tc:30
+                        const float t106 = tc_sigmoid(t67);                         // mingru_backward.tc:30
+                        const float t107 = (t105 != 0.0f ? 1.0f : t106);            // mingru_backward.tc:30
+                        const float t108 = t104 * t107;                             // mingru_backward.tc:30
+                        const float t109 = t86 + t108;                              // mingru_backward.tc:28
+                        const float t110 = 0.0f + t109;                             // mingru_backward.tc:26
+                        const float t111 = t110 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t111; // mingru_backward.tc:26
+                        const float t112 = t62 * t64;                               // mingru_backward.tc:40
+                        const float t113 = t50 + t112;                              // mingru_backward.tc:40
+                        const float t114 = t43 * t113;                              // mingru_backward.tc:41
+                        const float t115 = 1.0f - t45;                              // mingru_backward.tc:41
+                        const float t116 = t45 * t115;                              // mingru_backward.tc:41
+                        const float t117 = t114 * t116;                             // mingru_backward.tc:41
+                        const float t118 = t117 + 0.0f;                             // mingru_backward.tc:26
                         const float t119 = t118 + 0.0f;                             // mingru_backward.tc:26
-                        const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t120; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t119; // mingru_backward.tc:26
                     }
                 }
             }
@@ -587,7 +586,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
-            float c2 = 0; /* %90 sum */
+            float c2 = 0; /* %89 sum */
             for (idx_t c_ = 0; c_ < len; c_ += 4) {
                 if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
                     ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
@@ -641,10 +640,10 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float r0 = 0; /* %46 logcumsumexp */
-            float r1 = 0; /* %55 logcumsumexp */
-            float r2 = 0; /* %64 cumsum */
+            const float t62 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float r0 = 0; /* %47 logcumsumexp */
+            float r1 = 0; /* %54 logcumsumexp */
+            float r2 = 0; /* %63 cumsum */
             for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
                 const idx_t b_ = g_ * 4;
                 const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
@@ -711,79 +710,78 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                         const float t50 = expf(t49);                                // mingru_backward.tc:40
                         const float t51 = t47 * t50;                                // mingru_backward.tc:40
                         const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t53 = (t52 != 0.0f ? t51 : 0.0f);               // mingru_backward.tc:36
+                        const float t53 = fabsf(t51);                               // mingru_backward.tc:36
                         const float t54 = tc_logf(t53);                             // mingru_backward.tc:36
-                        const float t55 = t54 - t39;                                // mingru_backward.tc:36
-                        const float t56 = (t40 != 0.0f ? __int_as_float(0xff800000) : t55); // mingru_backward.tc:36
-                        r0 = s_ == 0 ? t56 : tc_op_logaddexp()(r0, t56);            // mingru_backward.tc:36
-                        const bool t57 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t58 = -t51;                                     // mingru_backward.tc:36
-                        const float t59 = (t57 != 0.0f ? t58 : 0.0f);               // mingru_backward.tc:36
-                        const float t60 = tc_logf(t59);                             // mingru_backward.tc:36
-                        const float t61 = t60 - t39;                                // mingru_backward.tc:36
-                        const float t62 = (t40 != 0.0f ? __int_as_float(0xff800000) : t61); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? t62 : tc_op_logaddexp()(r1, t62);            // mingru_backward.tc:36
-                        const float t64 = t47 * t63;                                // mingru_backward.tc:40
-                        const float t65 = expf(t48);                                // mingru_backward.tc:40
-                        const float t66 = t64 * t65;                                // mingru_backward.tc:40
-                        const float t67 = t66 + t51;                                // mingru_backward.tc:35
-                        const float t68 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t69 = tc_softplus(t68);                         // mingru_backward.tc:30
-                        const float t70 = -t69;                                     // mingru_backward.tc:30
-                        const float t71 = t68 + t70;                                // mingru_backward.tc:34
-                        const float t72 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                        const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
-                        const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
-                        const float t76 = tc_logf(t75);                             // mingru_backward.tc:32
-                        const float t77 = -t72;                                     // mingru_backward.tc:32
-                        const float t78 = tc_softplus(t77);                         // mingru_backward.tc:32
-                        const float t79 = -t78;                                     // mingru_backward.tc:32
-                        const float t80 = (t73 != 0.0f ? t76 : t79);                // mingru_backward.tc:32
-                        const float t81 = t71 + t80;                                // mingru_backward.tc:34
-                        const float t82 = t81 - t48;                                // mingru_backward.tc:36
-                        const float t83 = t82 + r0;                                 // mingru_backward.tc:36
-                        const float t84 = expf(t83);                                // mingru_backward.tc:36
-                        const float t85 = t82 + r1;                                 // mingru_backward.tc:36
-                        const float t86 = expf(t85);                                // mingru_backward.tc:36
-                        const float t87 = t84 - t86;                                // mingru_backward.tc:36
-                        const float t88 = -t87;                                     // mingru_backward.tc:36
-                        const float t89 = t67 + t88;                                // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t89 : tc_op_sum()(r2, t89);                  // mingru_backward.tc:35
-                        const float t90 = 0.0f + 0.0f;                              // mingru_backward.tc:26
-                        const float t91 = (t73 != 0.0f ? 0.0f : t87);               // mingru_backward.tc:32
-                        const float t92 = -t91;                                     // mingru_backward.tc:32
-                        const bool t93 = ((float)(t77 > 20.0f)) != 0;               // mingru_backward.tc:32
-                        const float t94 = tc_sigmoid(t77);                          // mingru_backward.tc:32
-                        const float t95 = (t93 != 0.0f ? 1.0f : t94);               // mingru_backward.tc:32
-                        const float t96 = t92 * t95;                                // mingru_backward.tc:32
-                        const float t97 = -t96;                                     // mingru_backward.tc:32
-                        const bool t98 = ((float)(t72 > 0.0f)) != 0;                // mingru_backward.tc:32
-                        const float t99 = (t73 != 0.0f ? t87 : 0.0f);               // mingru_backward.tc:32
-                        const float t100 = t99 / t75;                               // mingru_backward.tc:32
-                        const float t101 = (t98 != 0.0f ? t100 : 0.0f);             // mingru_backward.tc:32
-                        const float t102 = t97 + t101;                              // mingru_backward.tc:27
-                        const float t103 = t90 + t102;                              // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t103;      // mingru_backward.tc:26
-                        const float t104 = r2 + t87;                                // mingru_backward.tc:30
-                        const float t105 = -t104;                                   // mingru_backward.tc:30
-                        const bool t106 = ((float)(t68 > 20.0f)) != 0;              // mingru_backward.tc:30
-                        const float t107 = tc_sigmoid(t68);                         // mingru_backward.tc:30
-                        const float t108 = (t106 != 0.0f ? 1.0f : t107);            // mingru_backward.tc:30
-                        const float t109 = t105 * t108;                             // mingru_backward.tc:30
-                        const float t110 = t87 + t109;                              // mingru_backward.tc:28
-                        const float t111 = 0.0f + t110;                             // mingru_backward.tc:26
-                        const float t112 = t111 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t112; // mingru_backward.tc:26
-                        const float t113 = t63 * t65;                               // mingru_backward.tc:40
-                        const float t114 = t50 + t113;                              // mingru_backward.tc:40
-                        const float t115 = t43 * t114;                              // mingru_backward.tc:41
-                        const float t116 = 1.0f - t45;                              // mingru_backward.tc:41
-                        const float t117 = t45 * t116;                              // mingru_backward.tc:41
-                        const float t118 = t115 * t117;                             // mingru_backward.tc:41
+                        const float t55 = (t52 != 0.0f ? t54 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                        const float t56 = t55 - t39;                                // mingru_backward.tc:36
+                        const float t57 = (t40 != 0.0f ? __int_as_float(0xff800000) : t56); // mingru_backward.tc:36
+                        r0 = s_ == 0 ? t57 : tc_op_logaddexp()(r0, t57);            // mingru_backward.tc:36
+                        const bool t58 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
+                        const float t59 = (t58 != 0.0f ? t54 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                        const float t60 = t59 - t39;                                // mingru_backward.tc:36
+                        const float t61 = (t40 != 0.0f ? __int_as_float(0xff800000) : t60); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? t61 : tc_op_logaddexp()(r1, t61);            // mingru_backward.tc:36
+                        const float t63 = t47 * t62;                                // mingru_backward.tc:40
+                        const float t64 = expf(t48);                                // mingru_backward.tc:40
+                        const float t65 = t63 * t64;                                // mingru_backward.tc:40
+                        const float t66 = t65 + t51;                                // mingru_backward.tc:35
+                        const float t67 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const float t68 = tc_softplus(t67);                         // mingru_backward.tc:30
+                        const float t69 = -t68;                                     // mingru_backward.tc:30
+                        const float t70 = t67 + t69;                                // mingru_backward.tc:34
+                        const float t71 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                        const bool t72 = ((float)(t71 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                        const float t73 = tc_relu(t71);                             // mingru_backward.tc:32
+                        const float t74 = t73 + 0.5f;                               // mingru_backward.tc:32
+                        const float t75 = tc_logf(t74);                             // mingru_backward.tc:32
+                        const float t76 = -t71;                                     // mingru_backward.tc:32
+                        const float t77 = tc_softplus(t76);                         // mingru_backward.tc:32
+                        const float t78 = -t77;                                     // mingru_backward.tc:32
+                        const float t79 = (t72 != 0.0f ? t75 : t78);                // mingru_backward.tc:32
+                        const float t80 = t70 + t79;                                // mingru_backward.tc:34
+                        const float t81 = t80 - t48;                                // mingru_backward.tc:36
+                        const float t82 = t81 + r0;                                 // mingru_backward.tc:36
+                        const float t83 = expf(t82);                                // mingru_backward.tc:36
+                        const float t84 = t81 + r1;                                 // mingru_backward.tc:36
+                        const float t85 = expf(t84);                                // mingru_backward.tc:36
+                        const float t86 = t83 - t85;                                // mingru_backward.tc:36
+                        const float t87 = -t86;                                     // mingru_backward.tc:36
+                        const float t88 = t66 + t87;                                // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t88 : tc_op_sum()(r2, t88);                  // mingru_backward.tc:35
+                        const float t89 = 0.0f + 0.0f;                              // mingru_backward.tc:26
+                        const float t90 = (t72 != 0.0f ? 0.0f : t86);               // mingru_backward.tc:32
+                        const float t91 = -t90;                                     // mingru_backward.tc:32
+                        const bool t92 = ((float)(t76 > 20.0f)) != 0;               // mingru_backward.tc:32
+                        const float t93 = tc_sigmoid(t76);                          // mingru_backward.tc:32
+                        const float t94 = (t92 != 0.0f ? 1.0f : t93);               // mingru_backward.tc:32
+                        const float t95 = t91 * t94;                                // mingru_backward.tc:32
+                        const float t96 = -t95;                                     // mingru_backward.tc:32
+                        const bool t97 = ((float)(t71 > 0.0f)) != 0;                // mingru_backward.tc:32
+                        const float t98 = (t72 != 0.0f ? t86 : 0.0f);               // mingru_backward.tc:32
+                        const float t99 = t98 / t74;                                // mingru_backward.tc:32
+                        const float t100 = (t97 != 0.0f ? t99 : 0.0f);              // mingru_backward.tc:32
+                        const float t101 = t96 + t100;                              // mingru_backward.tc:27
+                        const float t102 = t89 + t101;                              // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t102;      // mingru_backward.tc:26
+                        const float t103 = r2 + t86;                                // mingru_backward.tc:30
+                        const float t104 = -t103;                                   // mingru_backward.tc:30
+                        const bool t105 = ((float)(t67 > 20.0f)) != 0;              // mingru_backward.tc:30
+                        const float t106 = tc_sigmoid(t67);                         // mingru_backward.tc:30
+                        const float t107 = (t105 != 0.0f ? 1.0f : t106);            // mingru_backward.tc:30
+                        const float t108 = t104 * t107;                             // mingru_backward.tc:30
+                        const float t109 = t86 + t108;                              // mingru_backward.tc:28
+                        const float t110 = 0.0f + t109;                             // mingru_backward.tc:26
+                        const float t111 = t110 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t111; // mingru_backward.tc:26
+                        const float t112 = t62 * t64;                               // mingru_backward.tc:40
+                        const float t113 = t50 + t112;                              // mingru_backward.tc:40
+                        const float t114 = t43 * t113;                              // mingru_backward.tc:41
+                        const float t115 = 1.0f - t45;                              // mingru_backward.tc:41
+                        const float t116 = t45 * t115;                              // mingru_backward.tc:41
+                        const float t117 = t114 * t116;                             // mingru_backward.tc:41
+                        const float t118 = t117 + 0.0f;                             // mingru_backward.tc:26
                         const float t119 = t118 + 0.0f;                             // mingru_backward.tc:26
-                        const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t120; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t119; // mingru_backward.tc:26
                     }
                 }
             }
