@@ -15,7 +15,7 @@ const tc_knobs knobs_default = {
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1,
     .rows_online = -1, .online_block = -1, .online_vec = -1,
     .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1, .rows_block = -1,
-    .fast_math = -1,
+    .fast_math = -1, .scan_unroll = -1, .scan_hoist = -1,
 };
 
 /* The integer knobs: name, field, range, and what a value must also be. */
@@ -54,6 +54,8 @@ static const struct {
     {"TENSORC_ROWS_REGS", offsetof(tc_knobs, rows_regs), 16, 32, MULT16, false},
     {"TENSORC_ROWS_BLOCK", offsetof(tc_knobs, rows_block), 64, 1024, POW2, false},
     {"TENSORC_FAST_MATH", offsetof(tc_knobs, fast_math), 0, 1, ANY, false},
+    {"TENSORC_SCAN_UNROLL", offsetof(tc_knobs, scan_unroll), 1, 16, POW2, false},
+    {"TENSORC_SCAN_HOIST", offsetof(tc_knobs, scan_hoist), 0, 1, ANY, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };
 
