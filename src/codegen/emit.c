@@ -637,6 +637,11 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
     return v;
 }
 
+void cg_known(cg *g, const lnode *n, const tc_dim *const *idx, const char *name)
+{
+    remember(g, n, idx, T_ELEM, (cg_expr){name, true});
+}
+
 const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     return value(g, n, idx).s;

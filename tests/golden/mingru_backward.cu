@@ -272,7 +272,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-            const float t62 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float r0 = 0; /* %47 logcumsumexp */
             float r1 = 0; /* %54 logcumsumexp */
             float r2 = 0; /* %63 cumsum */
@@ -285,6 +285,16 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
                 float sv0_[4];
                 float sv1_[4];
+                float e55_[4];
+                float e72_[4];
+                float e76_[4];
+                bool e77_[4];
+                float e81_[4];
+                float e82_[4];
+                bool e84_[4];
+                float e92_[4];
+                float e97_[4];
+                float e106_[4];
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
@@ -317,103 +327,113 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
                     sv0_[tt_] = c0;                                             // mingru_backward.tc:35
                     sv1_[tt_] = c1;                                             // mingru_backward.tc:36
+                    const float t39 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t40 = tc_softplus(t39);                         // mingru_backward.tc:30
+                    const float t41 = -t40;                                     // mingru_backward.tc:30
+                    const float t42 = t39 + t41;                                // mingru_backward.tc:34
+                    const float t43 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t44 = ((float)(t43 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t45 = tc_relu(t43);                             // mingru_backward.tc:32
+                    const float t46 = t45 + 0.5f;                               // mingru_backward.tc:32
+                    const float t47 = tc_logf(t46);                             // mingru_backward.tc:32
+                    const float t48 = -t43;                                     // mingru_backward.tc:32
+                    const float t49 = tc_softplus(t48);                         // mingru_backward.tc:32
+                    const float t50 = -t49;                                     // mingru_backward.tc:32
+                    const float t51 = (t44 != 0.0f ? t47 : t50);                // mingru_backward.tc:32
+                    const float t52 = t42 + t51;                                // mingru_backward.tc:34
+                    const float t53 = sv0_[tt_];                                // mingru_backward.tc:35
+                    const float t54 = t52 - t53;                                // mingru_backward.tc:36
+                    e55_[tt_] = t54;                                            // mingru_backward.tc:36
+                    float t56;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t56 = 0.0f;
+                    } else {
+                        const float t57 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t56 = t57;
+                    }
+                    const float t58 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t59 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t60 = tc_sigmoid(t59);                          // mingru_backward.tc:41
+                    const float t61 = t58 * t60;                                // mingru_backward.tc:41
+                    const float t62 = t56 + t61;                                // mingru_backward.tc:40
+                    const float t64 = t62 * t63;                                // mingru_backward.tc:40
+                    const float t65 = expf(t53);                                // mingru_backward.tc:40
+                    const float t66 = t64 * t65;                                // mingru_backward.tc:40
+                    const float t67 = sv1_[tt_];                                // mingru_backward.tc:36
+                    const float t68 = t53 + t67;                                // mingru_backward.tc:40
+                    const float t69 = expf(t68);                                // mingru_backward.tc:40
+                    const float t70 = t62 * t69;                                // mingru_backward.tc:40
+                    const float t71 = t66 + t70;                                // mingru_backward.tc:35
+                    e72_[tt_] = t71;                                            // mingru_backward.tc:35
+                    const bool t73 = ((float)(t39 > 20.0f)) != 0;               // mingru_backward.tc:30
+                    const float t74 = tc_sigmoid(t39);                          // mingru_backward.tc:30
+                    const float t75 = (t73 != 0.0f ? 1.0f : t74);               // mingru_backward.tc:30
+                    e76_[tt_] = t75;                                            // mingru_backward.tc:30
+                    e77_[tt_] = t44;                                            // mingru_backward.tc:32
+                    const bool t78 = ((float)(t48 > 20.0f)) != 0;               // mingru_backward.tc:32
+                    const float t79 = tc_sigmoid(t48);                          // mingru_backward.tc:32
+                    const float t80 = (t78 != 0.0f ? 1.0f : t79);               // mingru_backward.tc:32
+                    e81_[tt_] = t80;                                            // mingru_backward.tc:32
+                    e82_[tt_] = t46;                                            // mingru_backward.tc:32
+                    const bool t83 = ((float)(t43 > 0.0f)) != 0;                // mingru_backward.tc:32
+                    e84_[tt_] = t83;                                            // mingru_backward.tc:32
+                    const bool t85 = ((float)(t67 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                    const bool t86 = ((float)(t70 > 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t87 = fabsf(t70);                               // mingru_backward.tc:36
+                    const float t88 = tc_logf(t87);                             // mingru_backward.tc:36
+                    const float t89 = (t86 != 0.0f ? t88 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t90 = t89 - t67;                                // mingru_backward.tc:36
+                    const float t91 = (t85 != 0.0f ? __int_as_float(0xff800000) : t90); // mingru_backward.tc:36
+                    e92_[tt_] = t91;                                            // mingru_backward.tc:36
+                    const bool t93 = ((float)(t70 < 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t94 = (t93 != 0.0f ? t88 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t95 = t94 - t67;                                // mingru_backward.tc:36
+                    const float t96 = (t85 != 0.0f ? __int_as_float(0xff800000) : t95); // mingru_backward.tc:36
+                    e97_[tt_] = t96;                                            // mingru_backward.tc:36
+                    const float t98 = t63 * t65;                                // mingru_backward.tc:40
+                    const float t99 = t69 + t98;                                // mingru_backward.tc:40
+                    const float t100 = t58 * t99;                               // mingru_backward.tc:41
+                    const float t101 = 1.0f - t60;                              // mingru_backward.tc:41
+                    const float t102 = t60 * t101;                              // mingru_backward.tc:41
+                    const float t103 = t100 * t102;                             // mingru_backward.tc:41
+                    const float t104 = t103 + 0.0f;                             // mingru_backward.tc:26
+                    const float t105 = t104 + 0.0f;                             // mingru_backward.tc:26
+                    e106_[tt_] = t105;                                          // mingru_backward.tc:26
                 }
                 #pragma unroll
                 for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
-                        const float t39 = sv1_[tt_];                                // mingru_backward.tc:36
-                        const bool t40 = ((float)(t39 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                        float t41;                                                  // mingru_backward.tc:41
-                        if (i1 < sz_T - 1) {
-                            t41 = 0.0f;
-                        } else {
-                            const float t42 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                            t41 = t42;
-                        }
-                        const float t43 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                        const float t44 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t45 = tc_sigmoid(t44);                          // mingru_backward.tc:41
-                        const float t46 = t43 * t45;                                // mingru_backward.tc:41
-                        const float t47 = t41 + t46;                                // mingru_backward.tc:40
-                        const float t48 = sv0_[tt_];                                // mingru_backward.tc:35
-                        const float t49 = t48 + t39;                                // mingru_backward.tc:40
-                        const float t50 = expf(t49);                                // mingru_backward.tc:40
-                        const float t51 = t47 * t50;                                // mingru_backward.tc:40
-                        const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t53 = fabsf(t51);                               // mingru_backward.tc:36
-                        const float t54 = tc_logf(t53);                             // mingru_backward.tc:36
-                        const float t55 = (t52 != 0.0f ? t54 : __int_as_float(0xff800000)); // mingru_backward.tc:36
-                        const float t56 = t55 - t39;                                // mingru_backward.tc:36
-                        const float t57 = (t40 != 0.0f ? __int_as_float(0xff800000) : t56); // mingru_backward.tc:36
-                        r0 = s_ == 0 ? t57 : tc_op_logaddexp()(r0, t57);            // mingru_backward.tc:36
-                        const bool t58 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t59 = (t58 != 0.0f ? t54 : __int_as_float(0xff800000)); // mingru_backward.tc:36
-                        const float t60 = t59 - t39;                                // mingru_backward.tc:36
-                        const float t61 = (t40 != 0.0f ? __int_as_float(0xff800000) : t60); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? t61 : tc_op_logaddexp()(r1, t61);            // mingru_backward.tc:36
-                        const float t63 = t47 * t62;                                // mingru_backward.tc:40
-                        const float t64 = expf(t48);                                // mingru_backward.tc:40
-                        const float t65 = t63 * t64;                                // mingru_backward.tc:40
-                        const float t66 = t65 + t51;                                // mingru_backward.tc:35
-                        const float t67 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t68 = tc_softplus(t67);                         // mingru_backward.tc:30
-                        const float t69 = -t68;                                     // mingru_backward.tc:30
-                        const float t70 = t67 + t69;                                // mingru_backward.tc:34
-                        const float t71 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const bool t72 = ((float)(t71 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                        const float t73 = tc_relu(t71);                             // mingru_backward.tc:32
-                        const float t74 = t73 + 0.5f;                               // mingru_backward.tc:32
-                        const float t75 = tc_logf(t74);                             // mingru_backward.tc:32
-                        const float t76 = -t71;                                     // mingru_backward.tc:32
-                        const float t77 = tc_softplus(t76);                         // mingru_backward.tc:32
-                        const float t78 = -t77;                                     // mingru_backward.tc:32
-                        const float t79 = (t72 != 0.0f ? t75 : t78);                // mingru_backward.tc:32
-                        const float t80 = t70 + t79;                                // mingru_backward.tc:34
-                        const float t81 = t80 - t48;                                // mingru_backward.tc:36
-                        const float t82 = t81 + r0;                                 // mingru_backward.tc:36
-                        const float t83 = expf(t82);                                // mingru_backward.tc:36
-                        const float t84 = t81 + r1;                                 // mingru_backward.tc:36
-                        const float t85 = expf(t84);                                // mingru_backward.tc:36
-                        const float t86 = t83 - t85;                                // mingru_backward.tc:36
-                        const float t87 = -t86;                                     // mingru_backward.tc:36
-                        const float t88 = t66 + t87;                                // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t88 : tc_op_sum()(r2, t88);                  // mingru_backward.tc:35
-                        const float t89 = 0.0f + 0.0f;                              // mingru_backward.tc:26
-                        const float t90 = (t72 != 0.0f ? 0.0f : t86);               // mingru_backward.tc:32
-                        const float t91 = -t90;                                     // mingru_backward.tc:32
-                        const bool t92 = ((float)(t76 > 20.0f)) != 0;               // mingru_backward.tc:32
-                        const float t93 = tc_sigmoid(t76);                          // mingru_backward.tc:32
-                        const float t94 = (t92 != 0.0f ? 1.0f : t93);               // mingru_backward.tc:32
-                        const float t95 = t91 * t94;                                // mingru_backward.tc:32
-                        const float t96 = -t95;                                     // mingru_backward.tc:32
-                        const bool t97 = ((float)(t71 > 0.0f)) != 0;                // mingru_backward.tc:32
-                        const float t98 = (t72 != 0.0f ? t86 : 0.0f);               // mingru_backward.tc:32
-                        const float t99 = t98 / t74;                                // mingru_backward.tc:32
-                        const float t100 = (t97 != 0.0f ? t99 : 0.0f);              // mingru_backward.tc:32
-                        const float t101 = t96 + t100;                              // mingru_backward.tc:27
-                        const float t102 = t89 + t101;                              // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t102;      // mingru_backward.tc:26
-                        const float t103 = r2 + t86;                                // mingru_backward.tc:30
-                        const float t104 = -t103;                                   // mingru_backward.tc:30
-                        const bool t105 = ((float)(t67 > 20.0f)) != 0;              // mingru_backward.tc:30
-                        const float t106 = tc_sigmoid(t67);                         // mingru_backward.tc:30
-                        const float t107 = (t105 != 0.0f ? 1.0f : t106);            // mingru_backward.tc:30
-                        const float t108 = t104 * t107;                             // mingru_backward.tc:30
-                        const float t109 = t86 + t108;                              // mingru_backward.tc:28
-                        const float t110 = 0.0f + t109;                             // mingru_backward.tc:26
-                        const float t111 = t110 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t111; // mingru_backward.tc:26
-                        const float t112 = t62 * t64;                               // mingru_backward.tc:40
-                        const float t113 = t50 + t112;                              // mingru_backward.tc:40
-                        const float t114 = t43 * t113;                              // mingru_backward.tc:41
-                        const float t115 = 1.0f - t45;                              // mingru_backward.tc:41
-                        const float t116 = t45 * t115;                              // mingru_backward.tc:41
-                        const float t117 = t114 * t116;                             // mingru_backward.tc:41
-                        const float t118 = t117 + 0.0f;                             // mingru_backward.tc:26
-                        const float t119 = t118 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t119; // mingru_backward.tc:26
+                        r0 = s_ == 0 ? e92_[tt_] : tc_op_logaddexp()(r0, e92_[tt_]); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? e97_[tt_] : tc_op_logaddexp()(r1, e97_[tt_]); // mingru_backward.tc:36
+                        const float t107 = e55_[tt_] + r0;                          // mingru_backward.tc:36
+                        const float t108 = expf(t107);                              // mingru_backward.tc:36
+                        const float t109 = e55_[tt_] + r1;                          // mingru_backward.tc:36
+                        const float t110 = expf(t109);                              // mingru_backward.tc:36
+                        const float t111 = t108 - t110;                             // mingru_backward.tc:36
+                        const float t112 = -t111;                                   // mingru_backward.tc:36
+                        const float t113 = e72_[tt_] + t112;                        // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t113 : tc_op_sum()(r2, t113);                // mingru_backward.tc:35
+                        const float t114 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                        const float t115 = (e77_[tt_] != 0.0f ? 0.0f : t111);       // mingru_backward.tc:32
+                        const float t116 = -t115;                                   // mingru_backward.tc:32
+                        const float t117 = t116 * e81_[tt_];                        // mingru_backward.tc:32
+                        const float t118 = -t117;                                   // mingru_backward.tc:32
+                        const float t119 = (e77_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
+                        const float t120 = t119 / e82_[tt_];                        // mingru_backward.tc:32
+                        const float t121 = (e84_[tt_] != 0.0f ? t120 : 0.0f);       // mingru_backward.tc:32
+                        const float t122 = t118 + t121;                             // mingru_backward.tc:27
+                        const float t123 = t114 + t122;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t123;      // mingru_backward.tc:26
+                        const float t124 = r2 + t111;                               // mingru_backward.tc:30
+                        const float t125 = -t124;                                   // mingru_backward.tc:30
+                        const float t126 = t125 * e76_[tt_];                        // mingru_backward.tc:30
+                        const float t127 = t111 + t126;                             // mingru_backward.tc:28
+                        const float t128 = 0.0f + t127;                             // mingru_backward.tc:26
+                        const float t129 = t128 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t129; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e106_[tt_]; // mingru_backward.tc:26
                     }
                 }
             }
@@ -640,7 +660,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-            const float t62 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float r0 = 0; /* %47 logcumsumexp */
             float r1 = 0; /* %54 logcumsumexp */
             float r2 = 0; /* %63 cumsum */
@@ -653,6 +673,16 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
                 float sv0_[4];
                 float sv1_[4];
+                float e55_[4];
+                float e72_[4];
+                float e76_[4];
+                bool e77_[4];
+                float e81_[4];
+                float e82_[4];
+                bool e84_[4];
+                float e92_[4];
+                float e97_[4];
+                float e106_[4];
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
@@ -685,103 +715,113 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
                     sv0_[tt_] = c0;                                             // mingru_backward.tc:35
                     sv1_[tt_] = c1;                                             // mingru_backward.tc:36
+                    const float t39 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t40 = tc_softplus(t39);                         // mingru_backward.tc:30
+                    const float t41 = -t40;                                     // mingru_backward.tc:30
+                    const float t42 = t39 + t41;                                // mingru_backward.tc:34
+                    const float t43 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t44 = ((float)(t43 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t45 = tc_relu(t43);                             // mingru_backward.tc:32
+                    const float t46 = t45 + 0.5f;                               // mingru_backward.tc:32
+                    const float t47 = tc_logf(t46);                             // mingru_backward.tc:32
+                    const float t48 = -t43;                                     // mingru_backward.tc:32
+                    const float t49 = tc_softplus(t48);                         // mingru_backward.tc:32
+                    const float t50 = -t49;                                     // mingru_backward.tc:32
+                    const float t51 = (t44 != 0.0f ? t47 : t50);                // mingru_backward.tc:32
+                    const float t52 = t42 + t51;                                // mingru_backward.tc:34
+                    const float t53 = sv0_[tt_];                                // mingru_backward.tc:35
+                    const float t54 = t52 - t53;                                // mingru_backward.tc:36
+                    e55_[tt_] = t54;                                            // mingru_backward.tc:36
+                    float t56;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t56 = 0.0f;
+                    } else {
+                        const float t57 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t56 = t57;
+                    }
+                    const float t58 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t59 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t60 = tc_sigmoid(t59);                          // mingru_backward.tc:41
+                    const float t61 = t58 * t60;                                // mingru_backward.tc:41
+                    const float t62 = t56 + t61;                                // mingru_backward.tc:40
+                    const float t64 = t62 * t63;                                // mingru_backward.tc:40
+                    const float t65 = expf(t53);                                // mingru_backward.tc:40
+                    const float t66 = t64 * t65;                                // mingru_backward.tc:40
+                    const float t67 = sv1_[tt_];                                // mingru_backward.tc:36
+                    const float t68 = t53 + t67;                                // mingru_backward.tc:40
+                    const float t69 = expf(t68);                                // mingru_backward.tc:40
+                    const float t70 = t62 * t69;                                // mingru_backward.tc:40
+                    const float t71 = t66 + t70;                                // mingru_backward.tc:35
+                    e72_[tt_] = t71;                                            // mingru_backward.tc:35
+                    const bool t73 = ((float)(t39 > 20.0f)) != 0;               // mingru_backward.tc:30
+                    const float t74 = tc_sigmoid(t39);                          // mingru_backward.tc:30
+                    const float t75 = (t73 != 0.0f ? 1.0f : t74);               // mingru_backward.tc:30
+                    e76_[tt_] = t75;                                            // mingru_backward.tc:30
+                    e77_[tt_] = t44;                                            // mingru_backward.tc:32
+                    const bool t78 = ((float)(t48 > 20.0f)) != 0;               // mingru_backward.tc:32
+                    const float t79 = tc_sigmoid(t48);                          // mingru_backward.tc:32
+                    const float t80 = (t78 != 0.0f ? 1.0f : t79);               // mingru_backward.tc:32
+                    e81_[tt_] = t80;                                            // mingru_backward.tc:32
+                    e82_[tt_] = t46;                                            // mingru_backward.tc:32
+                    const bool t83 = ((float)(t43 > 0.0f)) != 0;                // mingru_backward.tc:32
+                    e84_[tt_] = t83;                                            // mingru_backward.tc:32
+                    const bool t85 = ((float)(t67 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                    const bool t86 = ((float)(t70 > 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t87 = fabsf(t70);                               // mingru_backward.tc:36
+                    const float t88 = tc_logf(t87);                             // mingru_backward.tc:36
+                    const float t89 = (t86 != 0.0f ? t88 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t90 = t89 - t67;                                // mingru_backward.tc:36
+                    const float t91 = (t85 != 0.0f ? __int_as_float(0xff800000) : t90); // mingru_backward.tc:36
+                    e92_[tt_] = t91;                                            // mingru_backward.tc:36
+                    const bool t93 = ((float)(t70 < 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t94 = (t93 != 0.0f ? t88 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t95 = t94 - t67;                                // mingru_backward.tc:36
+                    const float t96 = (t85 != 0.0f ? __int_as_float(0xff800000) : t95); // mingru_backward.tc:36
+                    e97_[tt_] = t96;                                            // mingru_backward.tc:36
+                    const float t98 = t63 * t65;                                // mingru_backward.tc:40
+                    const float t99 = t69 + t98;                                // mingru_backward.tc:40
+                    const float t100 = t58 * t99;                               // mingru_backward.tc:41
+                    const float t101 = 1.0f - t60;                              // mingru_backward.tc:41
+                    const float t102 = t60 * t101;                              // mingru_backward.tc:41
+                    const float t103 = t100 * t102;                             // mingru_backward.tc:41
+                    const float t104 = t103 + 0.0f;                             // mingru_backward.tc:26
+                    const float t105 = t104 + 0.0f;                             // mingru_backward.tc:26
+                    e106_[tt_] = t105;                                          // mingru_backward.tc:26
                 }
                 #pragma unroll
                 for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
-                        const float t39 = sv1_[tt_];                                // mingru_backward.tc:36
-                        const bool t40 = ((float)(t39 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                        float t41;                                                  // mingru_backward.tc:41
-                        if (i1 < sz_T - 1) {
-                            t41 = 0.0f;
-                        } else {
-                            const float t42 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                            t41 = t42;
-                        }
-                        const float t43 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                        const float t44 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t45 = tc_sigmoid(t44);                          // mingru_backward.tc:41
-                        const float t46 = t43 * t45;                                // mingru_backward.tc:41
-                        const float t47 = t41 + t46;                                // mingru_backward.tc:40
-                        const float t48 = sv0_[tt_];                                // mingru_backward.tc:35
-                        const float t49 = t48 + t39;                                // mingru_backward.tc:40
-                        const float t50 = expf(t49);                                // mingru_backward.tc:40
-                        const float t51 = t47 * t50;                                // mingru_backward.tc:40
-                        const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t53 = fabsf(t51);                               // mingru_backward.tc:36
-                        const float t54 = tc_logf(t53);                             // mingru_backward.tc:36
-                        const float t55 = (t52 != 0.0f ? t54 : __int_as_float(0xff800000)); // mingru_backward.tc:36
-                        const float t56 = t55 - t39;                                // mingru_backward.tc:36
-                        const float t57 = (t40 != 0.0f ? __int_as_float(0xff800000) : t56); // mingru_backward.tc:36
-                        r0 = s_ == 0 ? t57 : tc_op_logaddexp()(r0, t57);            // mingru_backward.tc:36
-                        const bool t58 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t59 = (t58 != 0.0f ? t54 : __int_as_float(0xff800000)); // mingru_backward.tc:36
-                        const float t60 = t59 - t39;                                // mingru_backward.tc:36
-                        const float t61 = (t40 != 0.0f ? __int_as_float(0xff800000) : t60); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? t61 : tc_op_logaddexp()(r1, t61);            // mingru_backward.tc:36
-                        const float t63 = t47 * t62;                                // mingru_backward.tc:40
-                        const float t64 = expf(t48);                                // mingru_backward.tc:40
-                        const float t65 = t63 * t64;                                // mingru_backward.tc:40
-                        const float t66 = t65 + t51;                                // mingru_backward.tc:35
-                        const float t67 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t68 = tc_softplus(t67);                         // mingru_backward.tc:30
-                        const float t69 = -t68;                                     // mingru_backward.tc:30
-                        const float t70 = t67 + t69;                                // mingru_backward.tc:34
-                        const float t71 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const bool t72 = ((float)(t71 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                        const float t73 = tc_relu(t71);                             // mingru_backward.tc:32
-                        const float t74 = t73 + 0.5f;                               // mingru_backward.tc:32
-                        const float t75 = tc_logf(t74);                             // mingru_backward.tc:32
-                        const float t76 = -t71;                                     // mingru_backward.tc:32
-                        const float t77 = tc_softplus(t76);                         // mingru_backward.tc:32
-                        const float t78 = -t77;                                     // mingru_backward.tc:32
-                        const float t79 = (t72 != 0.0f ? t75 : t78);                // mingru_backward.tc:32
-                        const float t80 = t70 + t79;                                // mingru_backward.tc:34
-                        const float t81 = t80 - t48;                                // mingru_backward.tc:36
-                        const float t82 = t81 + r0;                                 // mingru_backward.tc:36
-                        const float t83 = expf(t82);                                // mingru_backward.tc:36
-                        const float t84 = t81 + r1;                                 // mingru_backward.tc:36
-                        const float t85 = expf(t84);                                // mingru_backward.tc:36
-                        const float t86 = t83 - t85;                                // mingru_backward.tc:36
-                        const float t87 = -t86;                                     // mingru_backward.tc:36
-                        const float t88 = t66 + t87;                                // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t88 : tc_op_sum()(r2, t88);                  // mingru_backward.tc:35
-                        const float t89 = 0.0f + 0.0f;                              // mingru_backward.tc:26
-                        const float t90 = (t72 != 0.0f ? 0.0f : t86);               // mingru_backward.tc:32
-                        const float t91 = -t90;                                     // mingru_backward.tc:32
-                        const bool t92 = ((float)(t76 > 20.0f)) != 0;               // mingru_backward.tc:32
-                        const float t93 = tc_sigmoid(t76);                          // mingru_backward.tc:32
-                        const float t94 = (t92 != 0.0f ? 1.0f : t93);               // mingru_backward.tc:32
-                        const float t95 = t91 * t94;                                // mingru_backward.tc:32
-                        const float t96 = -t95;                                     // mingru_backward.tc:32
-                        const bool t97 = ((float)(t71 > 0.0f)) != 0;                // mingru_backward.tc:32
-                        const float t98 = (t72 != 0.0f ? t86 : 0.0f);               // mingru_backward.tc:32
-                        const float t99 = t98 / t74;                                // mingru_backward.tc:32
-                        const float t100 = (t97 != 0.0f ? t99 : 0.0f);              // mingru_backward.tc:32
-                        const float t101 = t96 + t100;                              // mingru_backward.tc:27
-                        const float t102 = t89 + t101;                              // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t102;      // mingru_backward.tc:26
-                        const float t103 = r2 + t86;                                // mingru_backward.tc:30
-                        const float t104 = -t103;                                   // mingru_backward.tc:30
-                        const bool t105 = ((float)(t67 > 20.0f)) != 0;              // mingru_backward.tc:30
-                        const float t106 = tc_sigmoid(t67);                         // mingru_backward.tc:30
-                        const float t107 = (t105 != 0.0f ? 1.0f : t106);            // mingru_backward.tc:30
-                        const float t108 = t104 * t107;                             // mingru_backward.tc:30
-                        const float t109 = t86 + t108;                              // mingru_backward.tc:28
-                        const float t110 = 0.0f + t109;                             // mingru_backward.tc:26
-                        const float t111 = t110 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t111; // mingru_backward.tc:26
-                        const float t112 = t62 * t64;                               // mingru_backward.tc:40
-                        const float t113 = t50 + t112;                              // mingru_backward.tc:40
-                        const float t114 = t43 * t113;                              // mingru_backward.tc:41
-                        const float t115 = 1.0f - t45;                              // mingru_backward.tc:41
-                        const float t116 = t45 * t115;                              // mingru_backward.tc:41
-                        const float t117 = t114 * t116;                             // mingru_backward.tc:41
-                        const float t118 = t117 + 0.0f;                             // mingru_backward.tc:26
-                        const float t119 = t118 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t119; // mingru_backward.tc:26
+                        r0 = s_ == 0 ? e92_[tt_] : tc_op_logaddexp()(r0, e92_[tt_]); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? e97_[tt_] : tc_op_logaddexp()(r1, e97_[tt_]); // mingru_backward.tc:36
+                        const float t107 = e55_[tt_] + r0;                          // mingru_backward.tc:36
+                        const float t108 = expf(t107);                              // mingru_backward.tc:36
+                        const float t109 = e55_[tt_] + r1;                          // mingru_backward.tc:36
+                        const float t110 = expf(t109);                              // mingru_backward.tc:36
+                        const float t111 = t108 - t110;                             // mingru_backward.tc:36
+                        const float t112 = -t111;                                   // mingru_backward.tc:36
+                        const float t113 = e72_[tt_] + t112;                        // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t113 : tc_op_sum()(r2, t113);                // mingru_backward.tc:35
+                        const float t114 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                        const float t115 = (e77_[tt_] != 0.0f ? 0.0f : t111);       // mingru_backward.tc:32
+                        const float t116 = -t115;                                   // mingru_backward.tc:32
+                        const float t117 = t116 * e81_[tt_];                        // mingru_backward.tc:32
+                        const float t118 = -t117;                                   // mingru_backward.tc:32
+                        const float t119 = (e77_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
+                        const float t120 = t119 / e82_[tt_];                        // mingru_backward.tc:32
+                        const float t121 = (e84_[tt_] != 0.0f ? t120 : 0.0f);       // mingru_backward.tc:32
+                        const float t122 = t118 + t121;                             // mingru_backward.tc:27
+                        const float t123 = t114 + t122;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t123;      // mingru_backward.tc:26
+                        const float t124 = r2 + t111;                               // mingru_backward.tc:30
+                        const float t125 = -t124;                                   // mingru_backward.tc:30
+                        const float t126 = t125 * e76_[tt_];                        // mingru_backward.tc:30
+                        const float t127 = t111 + t126;                             // mingru_backward.tc:28
+                        const float t128 = 0.0f + t127;                             // mingru_backward.tc:26
+                        const float t129 = t128 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t129; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e106_[tt_]; // mingru_backward.tc:26
                     }
                 }
             }
