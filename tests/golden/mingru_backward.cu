@@ -77,7 +77,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t19 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t16 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %16 cumsum */
             float c1 = 0; /* %18 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
@@ -102,31 +102,28 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
-                    const float t9 = -t4;                                       // mingru_backward.tc:32
-                    const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
-                    const float t11 = -t10;                                     // mingru_backward.tc:32
-                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru_backward.tc:32
-                    const float t13 = t3 + t12;                                 // mingru_backward.tc:34
-                    const float t14 = t13 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
-                    const float t15 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t16 = tc_sigmoid(t15);                          // mingru_backward.tc:41
-                    const float t17 = c0 + c1;                                  // mingru_backward.tc:40
-                    const float t18 = expf(t17);                                // mingru_backward.tc:40
-                    const float t20 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t21 = t19 * t20;                                // mingru_backward.tc:40
-                    const float t22 = t18 + t21;                                // mingru_backward.tc:40
-                    const float t23 = t16 * t22;                                // mingru_backward.tc:41
-                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t23;                 // mingru_backward.tc:41
+                    const float t8 = -t4;                                       // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t10 = t3 + t9;                                  // mingru_backward.tc:34
+                    const float t11 = t10 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    const float t12 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t13 = tc_sigmoid(t12);                          // mingru_backward.tc:41
+                    const float t14 = c0 + c1;                                  // mingru_backward.tc:40
+                    const float t15 = expf(t14);                                // mingru_backward.tc:40
+                    const float t17 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t18 = t16 * t17;                                // mingru_backward.tc:40
+                    const float t19 = t15 + t18;                                // mingru_backward.tc:40
+                    const float t20 = t13 * t19;                                // mingru_backward.tc:41
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t20;                 // mingru_backward.tc:41
                 }
             }
-            const float t24 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t25 = expf(t24);                                // mingru_backward.tc:40
-            const float t26 = expf(c0);                                 // mingru_backward.tc:40
-            const float t27 = t19 * t26;                                // mingru_backward.tc:40
-            const float t28 = t25 + t27;                                // mingru_backward.tc:40
-            out_next[sz_H*i0 + i2] = t28;                               // mingru_backward.tc:41
+            const float t21 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t22 = expf(t21);                                // mingru_backward.tc:40
+            const float t23 = expf(c0);                                 // mingru_backward.tc:40
+            const float t24 = t16 * t23;                                // mingru_backward.tc:40
+            const float t25 = t22 + t24;                                // mingru_backward.tc:40
+            out_next[sz_H*i0 + i2] = t25;                               // mingru_backward.tc:41
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -135,7 +132,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t52 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t46 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %16 cumsum */
             float c1 = 0; /* %18 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
@@ -144,45 +141,42 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t29 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t30 = tc_softplus(t29);                         // mingru_backward.tc:30
-                const float t31 = -t30;                                     // mingru_backward.tc:30
-                float tot33;                                                // mingru_backward.tc:35
-                float v32 = tc_block_scan(t31, tc_op_sum(), last_, &tot33); // mingru_backward.tc:35
-                if (c_ > 0) v32 = tc_op_sum()(c0, v32);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot33 : tc_op_sum()(c0, tot33);              // mingru_backward.tc:35
-                const float t34 = t29 + t31;                                // mingru_backward.tc:34
-                const float t35 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t36 = ((float)(t35 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t37 = tc_relu(t35);                             // mingru_backward.tc:32
-                const float t38 = t37 + 0.5f;                               // mingru_backward.tc:32
-                const float t39 = tc_logf(t38);                             // mingru_backward.tc:32
-                const float t40 = -t35;                                     // mingru_backward.tc:32
-                const float t41 = tc_softplus(t40);                         // mingru_backward.tc:32
-                const float t42 = -t41;                                     // mingru_backward.tc:32
-                const float t43 = (t36 != 0.0f ? t39 : t42);                // mingru_backward.tc:32
-                const float t44 = t34 + t43;                                // mingru_backward.tc:34
-                const float t45 = t44 - v32;                                // mingru_backward.tc:36
-                float tot47;                                                // mingru_backward.tc:36
-                float v46 = tc_block_scan(t45, tc_op_logaddexp(), last_, &tot47); // mingru_backward.tc:36
-                if (c_ > 0) v46 = tc_op_logaddexp()(c1, v46);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot47 : tc_op_logaddexp()(c1, tot47);        // mingru_backward.tc:36
-                const float t48 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t49 = tc_sigmoid(t48);                          // mingru_backward.tc:41
-                const float t50 = v32 + v46;                                // mingru_backward.tc:40
-                const float t51 = expf(t50);                                // mingru_backward.tc:40
-                const float t53 = expf(v32);                                // mingru_backward.tc:40
-                const float t54 = t52 * t53;                                // mingru_backward.tc:40
-                const float t55 = t51 + t54;                                // mingru_backward.tc:40
-                const float t56 = t49 * t55;                                // mingru_backward.tc:41
-                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t56;       // mingru_backward.tc:41
+                const float t26 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t27 = tc_softplus(t26);                         // mingru_backward.tc:30
+                const float t28 = -t27;                                     // mingru_backward.tc:30
+                float tot30;                                                // mingru_backward.tc:35
+                float v29 = tc_block_scan(t28, tc_op_sum(), last_, &tot30); // mingru_backward.tc:35
+                if (c_ > 0) v29 = tc_op_sum()(c0, v29);                     // mingru_backward.tc:35
+                c0 = c_ == 0 ? tot30 : tc_op_sum()(c0, tot30);              // mingru_backward.tc:35
+                const float t31 = t26 + t28;                                // mingru_backward.tc:34
+                const float t32 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t33 = ((float)(t32 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t34 = tc_relu(t32);                             // mingru_backward.tc:32
+                const float t35 = t34 + 0.5f;                               // mingru_backward.tc:32
+                const float t36 = -t32;                                     // mingru_backward.tc:32
+                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
+                const float t38 = t31 + t37;                                // mingru_backward.tc:34
+                const float t39 = t38 - v29;                                // mingru_backward.tc:36
+                float tot41;                                                // mingru_backward.tc:36
+                float v40 = tc_block_scan(t39, tc_op_logaddexp(), last_, &tot41); // mingru_backward.tc:36
+                if (c_ > 0) v40 = tc_op_logaddexp()(c1, v40);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot41 : tc_op_logaddexp()(c1, tot41);        // mingru_backward.tc:36
+                const float t42 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t43 = tc_sigmoid(t42);                          // mingru_backward.tc:41
+                const float t44 = v29 + v40;                                // mingru_backward.tc:40
+                const float t45 = expf(t44);                                // mingru_backward.tc:40
+                const float t47 = expf(v29);                                // mingru_backward.tc:40
+                const float t48 = t46 * t47;                                // mingru_backward.tc:40
+                const float t49 = t45 + t48;                                // mingru_backward.tc:40
+                const float t50 = t43 * t49;                                // mingru_backward.tc:41
+                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t50;       // mingru_backward.tc:41
             }
-            const float t57 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t58 = expf(t57);                                // mingru_backward.tc:40
-            const float t59 = expf(c0);                                 // mingru_backward.tc:40
-            const float t60 = t52 * t59;                                // mingru_backward.tc:40
-            const float t61 = t58 + t60;                                // mingru_backward.tc:40
-            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t61;         // mingru_backward.tc:41
+            const float t51 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t52 = expf(t51);                                // mingru_backward.tc:40
+            const float t53 = expf(c0);                                 // mingru_backward.tc:40
+            const float t54 = t46 * t53;                                // mingru_backward.tc:40
+            const float t55 = t52 + t54;                                // mingru_backward.tc:40
+            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t55;         // mingru_backward.tc:41
         }
     }
 }
@@ -246,33 +240,30 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
-                    const float t9 = -t4;                                       // mingru_backward.tc:32
-                    const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
-                    const float t11 = -t10;                                     // mingru_backward.tc:32
-                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru_backward.tc:32
-                    const float t13 = t3 + t12;                                 // mingru_backward.tc:34
-                    const float t14 = t13 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
-                    float t15;                                                  // mingru_backward.tc:41
+                    const float t8 = -t4;                                       // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t10 = t3 + t9;                                  // mingru_backward.tc:34
+                    const float t11 = t10 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    float t12;                                                  // mingru_backward.tc:41
                     if (i1 < sz_T - 1) {
-                        t15 = 0.0f;
+                        t12 = 0.0f;
                     } else {
-                        const float t16 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t15 = t16;
+                        const float t13 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t12 = t13;
                     }
-                    const float t17 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                    const float t18 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t19 = tc_sigmoid(t18);                          // mingru_backward.tc:41
-                    const float t20 = t17 * t19;                                // mingru_backward.tc:41
-                    const float t21 = t15 + t20;                                // mingru_backward.tc:40
-                    const float t22 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t23 = t21 * t22;                                // mingru_backward.tc:40
-                    c2 = s_ == 0 ? t23 : tc_op_sum()(c2, t23);                  // mingru_backward.tc:40
+                    const float t14 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t15 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t16 = tc_sigmoid(t15);                          // mingru_backward.tc:41
+                    const float t17 = t14 * t16;                                // mingru_backward.tc:41
+                    const float t18 = t12 + t17;                                // mingru_backward.tc:40
+                    const float t19 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t20 = t18 * t19;                                // mingru_backward.tc:40
+                    c2 = s_ == 0 ? t20 : tc_op_sum()(c2, t20);                  // mingru_backward.tc:40
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t54 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float r0 = 0; /* %47 logcumsumexp */
             float r1 = 0; /* %54 logcumsumexp */
             float r2 = 0; /* %63 cumsum */
@@ -285,16 +276,16 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
                 float sv0_[4];
                 float sv1_[4];
-                float e55_[4];
+                float e46_[4];
+                float e63_[4];
+                float e67_[4];
+                bool e68_[4];
                 float e72_[4];
-                float e76_[4];
-                bool e77_[4];
-                float e81_[4];
-                float e82_[4];
-                bool e84_[4];
-                float e92_[4];
+                float e73_[4];
+                bool e75_[4];
+                float e83_[4];
+                float e88_[4];
                 float e97_[4];
-                float e106_[4];
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
@@ -308,132 +299,126 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
                     const idx_t i1 = s_;
-                    const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
-                    const float t26 = -t25;                                     // mingru_backward.tc:30
-                    c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
-                    const float t27 = t24 + t26;                                // mingru_backward.tc:34
-                    const float t28 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                    const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
-                    const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
-                    const float t32 = tc_logf(t31);                             // mingru_backward.tc:32
-                    const float t33 = -t28;                                     // mingru_backward.tc:32
-                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
-                    const float t35 = -t34;                                     // mingru_backward.tc:32
-                    const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
-                    const float t37 = t27 + t36;                                // mingru_backward.tc:34
-                    const float t38 = t37 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
+                    const float t21 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t22 = tc_softplus(t21);                         // mingru_backward.tc:30
+                    const float t23 = -t22;                                     // mingru_backward.tc:30
+                    c0 = s_ == 0 ? t23 : tc_op_sum()(c0, t23);                  // mingru_backward.tc:35
+                    const float t24 = t21 + t23;                                // mingru_backward.tc:34
+                    const float t25 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t26 = ((float)(t25 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t27 = tc_relu(t25);                             // mingru_backward.tc:32
+                    const float t28 = t27 + 0.5f;                               // mingru_backward.tc:32
+                    const float t29 = -t25;                                     // mingru_backward.tc:32
+                    const float t30 = tc_lf_value(tc_where_lf(t26, tc_log_lf(t28), tc_neg_lf(tc_softplus_lf(t29)))); // mingru_backward.tc:32
+                    const float t31 = t24 + t30;                                // mingru_backward.tc:34
+                    const float t32 = t31 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t32 : tc_op_logaddexp()(c1, t32);            // mingru_backward.tc:36
                     sv0_[tt_] = c0;                                             // mingru_backward.tc:35
                     sv1_[tt_] = c1;                                             // mingru_backward.tc:36
-                    const float t39 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t40 = tc_softplus(t39);                         // mingru_backward.tc:30
-                    const float t41 = -t40;                                     // mingru_backward.tc:30
-                    const float t42 = t39 + t41;                                // mingru_backward.tc:34
-                    const float t43 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const bool t44 = ((float)(t43 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                    const float t45 = tc_relu(t43);                             // mingru_backward.tc:32
-                    const float t46 = t45 + 0.5f;                               // mingru_backward.tc:32
-                    const float t47 = tc_logf(t46);                             // mingru_backward.tc:32
-                    const float t48 = -t43;                                     // mingru_backward.tc:32
-                    const float t49 = tc_softplus(t48);                         // mingru_backward.tc:32
-                    const float t50 = -t49;                                     // mingru_backward.tc:32
-                    const float t51 = (t44 != 0.0f ? t47 : t50);                // mingru_backward.tc:32
-                    const float t52 = t42 + t51;                                // mingru_backward.tc:34
-                    const float t53 = sv0_[tt_];                                // mingru_backward.tc:35
-                    const float t54 = t52 - t53;                                // mingru_backward.tc:36
-                    e55_[tt_] = t54;                                            // mingru_backward.tc:36
-                    float t56;                                                  // mingru_backward.tc:41
+                    const float t33 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:30
+                    const float t35 = -t34;                                     // mingru_backward.tc:30
+                    const float t36 = t33 + t35;                                // mingru_backward.tc:34
+                    const float t37 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t38 = ((float)(t37 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t39 = tc_relu(t37);                             // mingru_backward.tc:32
+                    const float t40 = t39 + 0.5f;                               // mingru_backward.tc:32
+                    const float t41 = -t37;                                     // mingru_backward.tc:32
+                    const float t42 = tc_lf_value(tc_where_lf(t38, tc_log_lf(t40), tc_neg_lf(tc_softplus_lf(t41)))); // mingru_backward.tc:32
+                    const float t43 = t36 + t42;                                // mingru_backward.tc:34
+                    const float t44 = sv0_[tt_];                                // mingru_backward.tc:35
+                    const float t45 = t43 - t44;                                // mingru_backward.tc:36
+                    e46_[tt_] = t45;                                            // mingru_backward.tc:36
+                    float t47;                                                  // mingru_backward.tc:41
                     if (i1 < sz_T - 1) {
-                        t56 = 0.0f;
+                        t47 = 0.0f;
                     } else {
-                        const float t57 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t56 = t57;
+                        const float t48 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t47 = t48;
                     }
-                    const float t58 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                    const float t59 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t60 = tc_sigmoid(t59);                          // mingru_backward.tc:41
-                    const float t61 = t58 * t60;                                // mingru_backward.tc:41
-                    const float t62 = t56 + t61;                                // mingru_backward.tc:40
-                    const float t64 = t62 * t63;                                // mingru_backward.tc:40
-                    const float t65 = expf(t53);                                // mingru_backward.tc:40
-                    const float t66 = t64 * t65;                                // mingru_backward.tc:40
-                    const float t67 = sv1_[tt_];                                // mingru_backward.tc:36
-                    const float t68 = t53 + t67;                                // mingru_backward.tc:40
-                    const float t69 = expf(t68);                                // mingru_backward.tc:40
-                    const float t70 = t62 * t69;                                // mingru_backward.tc:40
-                    const float t71 = t66 + t70;                                // mingru_backward.tc:35
-                    e72_[tt_] = t71;                                            // mingru_backward.tc:35
-                    const bool t73 = ((float)(t39 > 20.0f)) != 0;               // mingru_backward.tc:30
-                    const float t74 = tc_sigmoid(t39);                          // mingru_backward.tc:30
-                    const float t75 = (t73 != 0.0f ? 1.0f : t74);               // mingru_backward.tc:30
-                    e76_[tt_] = t75;                                            // mingru_backward.tc:30
-                    e77_[tt_] = t44;                                            // mingru_backward.tc:32
-                    const bool t78 = ((float)(t48 > 20.0f)) != 0;               // mingru_backward.tc:32
-                    const float t79 = tc_sigmoid(t48);                          // mingru_backward.tc:32
-                    const float t80 = (t78 != 0.0f ? 1.0f : t79);               // mingru_backward.tc:32
-                    e81_[tt_] = t80;                                            // mingru_backward.tc:32
-                    e82_[tt_] = t46;                                            // mingru_backward.tc:32
-                    const bool t83 = ((float)(t43 > 0.0f)) != 0;                // mingru_backward.tc:32
-                    e84_[tt_] = t83;                                            // mingru_backward.tc:32
-                    const bool t85 = ((float)(t67 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                    const bool t86 = ((float)(t70 > 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t87 = fabsf(t70);                               // mingru_backward.tc:36
-                    const float t88 = tc_logf(t87);                             // mingru_backward.tc:36
-                    const float t89 = (t86 != 0.0f ? t88 : __int_as_float(0xff800000)); // mingru_backward.tc:36
-                    const float t90 = t89 - t67;                                // mingru_backward.tc:36
-                    const float t91 = (t85 != 0.0f ? __int_as_float(0xff800000) : t90); // mingru_backward.tc:36
-                    e92_[tt_] = t91;                                            // mingru_backward.tc:36
-                    const bool t93 = ((float)(t70 < 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t94 = (t93 != 0.0f ? t88 : __int_as_float(0xff800000)); // mingru_backward.tc:36
-                    const float t95 = t94 - t67;                                // mingru_backward.tc:36
-                    const float t96 = (t85 != 0.0f ? __int_as_float(0xff800000) : t95); // mingru_backward.tc:36
-                    e97_[tt_] = t96;                                            // mingru_backward.tc:36
-                    const float t98 = t63 * t65;                                // mingru_backward.tc:40
-                    const float t99 = t69 + t98;                                // mingru_backward.tc:40
-                    const float t100 = t58 * t99;                               // mingru_backward.tc:41
-                    const float t101 = 1.0f - t60;                              // mingru_backward.tc:41
-                    const float t102 = t60 * t101;                              // mingru_backward.tc:41
-                    const float t103 = t100 * t102;                             // mingru_backward.tc:41
-                    const float t104 = t103 + 0.0f;                             // mingru_backward.tc:26
-                    const float t105 = t104 + 0.0f;                             // mingru_backward.tc:26
-                    e106_[tt_] = t105;                                          // mingru_backward.tc:26
+                    const float t49 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t50 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t51 = tc_sigmoid(t50);                          // mingru_backward.tc:41
+                    const float t52 = t49 * t51;                                // mingru_backward.tc:41
+                    const float t53 = t47 + t52;                                // mingru_backward.tc:40
+                    const float t55 = t53 * t54;                                // mingru_backward.tc:40
+                    const float t56 = expf(t44);                                // mingru_backward.tc:40
+                    const float t57 = t55 * t56;                                // mingru_backward.tc:40
+                    const float t58 = sv1_[tt_];                                // mingru_backward.tc:36
+                    const float t59 = t44 + t58;                                // mingru_backward.tc:40
+                    const float t60 = expf(t59);                                // mingru_backward.tc:40
+                    const float t61 = t53 * t60;                                // mingru_backward.tc:40
+                    const float t62 = t57 + t61;                                // mingru_backward.tc:35
+                    e63_[tt_] = t62;                                            // mingru_backward.tc:35
+                    const bool t64 = ((float)(t33 > 20.0f)) != 0;               // mingru_backward.tc:30
+                    const float t65 = tc_sigmoid(t33);                          // mingru_backward.tc:30
+                    const float t66 = (t64 != 0.0f ? 1.0f : t65);               // mingru_backward.tc:30
+                    e67_[tt_] = t66;                                            // mingru_backward.tc:30
+                    e68_[tt_] = t38;                                            // mingru_backward.tc:32
+                    const bool t69 = ((float)(t41 > 20.0f)) != 0;               // mingru_backward.tc:32
+                    const float t70 = tc_sigmoid(t41);                          // mingru_backward.tc:32
+                    const float t71 = (t69 != 0.0f ? 1.0f : t70);               // mingru_backward.tc:32
+                    e72_[tt_] = t71;                                            // mingru_backward.tc:32
+                    e73_[tt_] = t40;                                            // mingru_backward.tc:32
+                    const bool t74 = ((float)(t37 > 0.0f)) != 0;                // mingru_backward.tc:32
+                    e75_[tt_] = t74;                                            // mingru_backward.tc:32
+                    const bool t76 = ((float)(t58 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                    const bool t77 = ((float)(t61 > 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t78 = fabsf(t61);                               // mingru_backward.tc:36
+                    const float t79 = tc_logf(t78);                             // mingru_backward.tc:36
+                    const float t80 = (t77 != 0.0f ? t79 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t81 = t80 - t58;                                // mingru_backward.tc:36
+                    const float t82 = (t76 != 0.0f ? __int_as_float(0xff800000) : t81); // mingru_backward.tc:36
+                    e83_[tt_] = t82;                                            // mingru_backward.tc:36
+                    const bool t84 = ((float)(t61 < 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t85 = (t84 != 0.0f ? t79 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t86 = t85 - t58;                                // mingru_backward.tc:36
+                    const float t87 = (t76 != 0.0f ? __int_as_float(0xff800000) : t86); // mingru_backward.tc:36
+                    e88_[tt_] = t87;                                            // mingru_backward.tc:36
+                    const float t89 = t54 * t56;                                // mingru_backward.tc:40
+                    const float t90 = t60 + t89;                                // mingru_backward.tc:40
+                    const float t91 = t49 * t90;                                // mingru_backward.tc:41
+                    const float t92 = 1.0f - t51;                               // mingru_backward.tc:41
+                    const float t93 = t51 * t92;                                // mingru_backward.tc:41
+                    const float t94 = t91 * t93;                                // mingru_backward.tc:41
+                    const float t95 = t94 + 0.0f;                               // mingru_backward.tc:26
+                    const float t96 = t95 + 0.0f;                               // mingru_backward.tc:26
+                    e97_[tt_] = t96;                                            // mingru_backward.tc:26
                 }
                 #pragma unroll
                 for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
-                        r0 = s_ == 0 ? e92_[tt_] : tc_op_logaddexp()(r0, e92_[tt_]); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? e97_[tt_] : tc_op_logaddexp()(r1, e97_[tt_]); // mingru_backward.tc:36
-                        const float t107 = e55_[tt_] + r0;                          // mingru_backward.tc:36
-                        const float t108 = expf(t107);                              // mingru_backward.tc:36
-                        const float t109 = e55_[tt_] + r1;                          // mingru_backward.tc:36
-                        const float t110 = expf(t109);                              // mingru_backward.tc:36
-                        const float t111 = t108 - t110;                             // mingru_backward.tc:36
-                        const float t112 = -t111;                                   // mingru_backward.tc:36
-                        const float t113 = e72_[tt_] + t112;                        // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t113 : tc_op_sum()(r2, t113);                // mingru_backward.tc:35
-                        const float t114 = 0.0f + 0.0f;                             // mingru_backward.tc:26
-                        const float t115 = (e77_[tt_] != 0.0f ? 0.0f : t111);       // mingru_backward.tc:32
-                        const float t116 = -t115;                                   // mingru_backward.tc:32
-                        const float t117 = t116 * e81_[tt_];                        // mingru_backward.tc:32
-                        const float t118 = -t117;                                   // mingru_backward.tc:32
-                        const float t119 = (e77_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
-                        const float t120 = t119 / e82_[tt_];                        // mingru_backward.tc:32
-                        const float t121 = (e84_[tt_] != 0.0f ? t120 : 0.0f);       // mingru_backward.tc:32
-                        const float t122 = t118 + t121;                             // mingru_backward.tc:27
-                        const float t123 = t114 + t122;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t123;      // mingru_backward.tc:26
-                        const float t124 = r2 + t111;                               // mingru_backward.tc:30
-                        const float t125 = -t124;                                   // mingru_backward.tc:30
-                        const float t126 = t125 * e76_[tt_];                        // mingru_backward.tc:30
-                        const float t127 = t111 + t126;                             // mingru_backward.tc:28
-                        const float t128 = 0.0f + t127;                             // mingru_backward.tc:26
-                        const float t129 = t128 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t129; // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e106_[tt_]; // mingru_backward.tc:26
+                        r0 = s_ == 0 ? e83_[tt_] : tc_op_logaddexp()(r0, e83_[tt_]); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? e88_[tt_] : tc_op_logaddexp()(r1, e88_[tt_]); // mingru_backward.tc:36
+                        const float t98 = e46_[tt_] + r0;                           // mingru_backward.tc:36
+                        const float t99 = expf(t98);                                // mingru_backward.tc:36
+                        const float t100 = e46_[tt_] + r1;                          // mingru_backward.tc:36
+                        const float t101 = expf(t100);                              // mingru_backward.tc:36
+                        const float t102 = t99 - t101;                              // mingru_backward.tc:36
+                        const float t103 = -t102;                                   // mingru_backward.tc:36
+                        const float t104 = e63_[tt_] + t103;                        // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t104 : tc_op_sum()(r2, t104);                // mingru_backward.tc:35
+                        const float t105 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                        const float t106 = (e68_[tt_] != 0.0f ? 0.0f : t102);       // mingru_backward.tc:32
+                        const float t107 = -t106;                                   // mingru_backward.tc:32
+                        const float t108 = t107 * e72_[tt_];                        // mingru_backward.tc:32
+                        const float t109 = -t108;                                   // mingru_backward.tc:32
+                        const float t110 = (e68_[tt_] != 0.0f ? t102 : 0.0f);       // mingru_backward.tc:32
+                        const float t111 = t110 / e73_[tt_];                        // mingru_backward.tc:32
+                        const float t112 = (e75_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
+                        const float t113 = t109 + t112;                             // mingru_backward.tc:27
+                        const float t114 = t105 + t113;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t114;      // mingru_backward.tc:26
+                        const float t115 = r2 + t102;                               // mingru_backward.tc:30
+                        const float t116 = -t115;                                   // mingru_backward.tc:30
+                        const float t117 = t116 * e67_[tt_];                        // mingru_backward.tc:30
+                        const float t118 = t102 + t117;                             // mingru_backward.tc:28
+                        const float t119 = 0.0f + t118;                             // mingru_backward.tc:26
+                        const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t120; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e97_[tt_]; // mingru_backward.tc:26
                     }
                 }
             }
@@ -465,7 +450,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t19 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t16 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %5 cumsum */
             float c1 = 0; /* %19 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
@@ -490,31 +475,28 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
-                    const float t9 = -t4;                                       // mingru_backward.tc:32
-                    const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
-                    const float t11 = -t10;                                     // mingru_backward.tc:32
-                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru_backward.tc:32
-                    const float t13 = t3 + t12;                                 // mingru_backward.tc:34
-                    const float t14 = t13 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
-                    const float t15 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t16 = tc_sigmoid(t15);                          // mingru_backward.tc:41
-                    const float t17 = c0 + c1;                                  // mingru_backward.tc:40
-                    const float t18 = expf(t17);                                // mingru_backward.tc:40
-                    const float t20 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t21 = t19 * t20;                                // mingru_backward.tc:40
-                    const float t22 = t18 + t21;                                // mingru_backward.tc:40
-                    const float t23 = t16 * t22;                                // mingru_backward.tc:41
-                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t23;                 // mingru_backward.tc:41
+                    const float t8 = -t4;                                       // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t10 = t3 + t9;                                  // mingru_backward.tc:34
+                    const float t11 = t10 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    const float t12 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t13 = tc_sigmoid(t12);                          // mingru_backward.tc:41
+                    const float t14 = c0 + c1;                                  // mingru_backward.tc:40
+                    const float t15 = expf(t14);                                // mingru_backward.tc:40
+                    const float t17 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t18 = t16 * t17;                                // mingru_backward.tc:40
+                    const float t19 = t15 + t18;                                // mingru_backward.tc:40
+                    const float t20 = t13 * t19;                                // mingru_backward.tc:41
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t20;                 // mingru_backward.tc:41
                 }
             }
-            const float t24 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t25 = expf(t24);                                // mingru_backward.tc:40
-            const float t26 = expf(c0);                                 // mingru_backward.tc:40
-            const float t27 = t19 * t26;                                // mingru_backward.tc:40
-            const float t28 = t25 + t27;                                // mingru_backward.tc:40
-            out_next[sz_H*i0 + i2] = t28;                               // mingru_backward.tc:41
+            const float t21 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t22 = expf(t21);                                // mingru_backward.tc:40
+            const float t23 = expf(c0);                                 // mingru_backward.tc:40
+            const float t24 = t16 * t23;                                // mingru_backward.tc:40
+            const float t25 = t22 + t24;                                // mingru_backward.tc:40
+            out_next[sz_H*i0 + i2] = t25;                               // mingru_backward.tc:41
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -523,7 +505,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t52 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t46 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %5 cumsum */
             float c1 = 0; /* %19 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
@@ -532,45 +514,42 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t29 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t30 = tc_softplus(t29);                         // mingru_backward.tc:30
-                const float t31 = -t30;                                     // mingru_backward.tc:30
-                float tot33;                                                // mingru_backward.tc:35
-                float v32 = tc_block_scan(t31, tc_op_sum(), last_, &tot33); // mingru_backward.tc:35
-                if (c_ > 0) v32 = tc_op_sum()(c0, v32);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot33 : tc_op_sum()(c0, tot33);              // mingru_backward.tc:35
-                const float t34 = t29 + t31;                                // mingru_backward.tc:34
-                const float t35 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t36 = ((float)(t35 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t37 = tc_relu(t35);                             // mingru_backward.tc:32
-                const float t38 = t37 + 0.5f;                               // mingru_backward.tc:32
-                const float t39 = tc_logf(t38);                             // mingru_backward.tc:32
-                const float t40 = -t35;                                     // mingru_backward.tc:32
-                const float t41 = tc_softplus(t40);                         // mingru_backward.tc:32
-                const float t42 = -t41;                                     // mingru_backward.tc:32
-                const float t43 = (t36 != 0.0f ? t39 : t42);                // mingru_backward.tc:32
-                const float t44 = t34 + t43;                                // mingru_backward.tc:34
-                const float t45 = t44 - v32;                                // mingru_backward.tc:36
-                float tot47;                                                // mingru_backward.tc:36
-                float v46 = tc_block_scan(t45, tc_op_logaddexp(), last_, &tot47); // mingru_backward.tc:36
-                if (c_ > 0) v46 = tc_op_logaddexp()(c1, v46);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot47 : tc_op_logaddexp()(c1, tot47);        // mingru_backward.tc:36
-                const float t48 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t49 = tc_sigmoid(t48);                          // mingru_backward.tc:41
-                const float t50 = v32 + v46;                                // mingru_backward.tc:40
-                const float t51 = expf(t50);                                // mingru_backward.tc:40
-                const float t53 = expf(v32);                                // mingru_backward.tc:40
-                const float t54 = t52 * t53;                                // mingru_backward.tc:40
-                const float t55 = t51 + t54;                                // mingru_backward.tc:40
-                const float t56 = t49 * t55;                                // mingru_backward.tc:41
-                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t56;       // mingru_backward.tc:41
+                const float t26 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t27 = tc_softplus(t26);                         // mingru_backward.tc:30
+                const float t28 = -t27;                                     // mingru_backward.tc:30
+                float tot30;                                                // mingru_backward.tc:35
+                float v29 = tc_block_scan(t28, tc_op_sum(), last_, &tot30); // mingru_backward.tc:35
+                if (c_ > 0) v29 = tc_op_sum()(c0, v29);                     // mingru_backward.tc:35
+                c0 = c_ == 0 ? tot30 : tc_op_sum()(c0, tot30);              // mingru_backward.tc:35
+                const float t31 = t26 + t28;                                // mingru_backward.tc:34
+                const float t32 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t33 = ((float)(t32 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t34 = tc_relu(t32);                             // mingru_backward.tc:32
+                const float t35 = t34 + 0.5f;                               // mingru_backward.tc:32
+                const float t36 = -t32;                                     // mingru_backward.tc:32
+                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
+                const float t38 = t31 + t37;                                // mingru_backward.tc:34
+                const float t39 = t38 - v29;                                // mingru_backward.tc:36
+                float tot41;                                                // mingru_backward.tc:36
+                float v40 = tc_block_scan(t39, tc_op_logaddexp(), last_, &tot41); // mingru_backward.tc:36
+                if (c_ > 0) v40 = tc_op_logaddexp()(c1, v40);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot41 : tc_op_logaddexp()(c1, tot41);        // mingru_backward.tc:36
+                const float t42 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t43 = tc_sigmoid(t42);                          // mingru_backward.tc:41
+                const float t44 = v29 + v40;                                // mingru_backward.tc:40
+                const float t45 = expf(t44);                                // mingru_backward.tc:40
+                const float t47 = expf(v29);                                // mingru_backward.tc:40
+                const float t48 = t46 * t47;                                // mingru_backward.tc:40
+                const float t49 = t45 + t48;                                // mingru_backward.tc:40
+                const float t50 = t43 * t49;                                // mingru_backward.tc:41
+                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t50;       // mingru_backward.tc:41
             }
-            const float t57 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t58 = expf(t57);                                // mingru_backward.tc:40
-            const float t59 = expf(c0);                                 // mingru_backward.tc:40
-            const float t60 = t52 * t59;                                // mingru_backward.tc:40
-            const float t61 = t58 + t60;                                // mingru_backward.tc:40
-            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t61;         // mingru_backward.tc:41
+            const float t51 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t52 = expf(t51);                                // mingru_backward.tc:40
+            const float t53 = expf(c0);                                 // mingru_backward.tc:40
+            const float t54 = t46 * t53;                                // mingru_backward.tc:40
+            const float t55 = t52 + t54;                                // mingru_backward.tc:40
+            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t55;         // mingru_backward.tc:41
         }
     }
 }
@@ -634,33 +613,30 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
-                    const float t9 = -t4;                                       // mingru_backward.tc:32
-                    const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
-                    const float t11 = -t10;                                     // mingru_backward.tc:32
-                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru_backward.tc:32
-                    const float t13 = t3 + t12;                                 // mingru_backward.tc:34
-                    const float t14 = t13 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
-                    float t15;                                                  // mingru_backward.tc:41
+                    const float t8 = -t4;                                       // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t10 = t3 + t9;                                  // mingru_backward.tc:34
+                    const float t11 = t10 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    float t12;                                                  // mingru_backward.tc:41
                     if (i1 < sz_T - 1) {
-                        t15 = 0.0f;
+                        t12 = 0.0f;
                     } else {
-                        const float t16 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t15 = t16;
+                        const float t13 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t12 = t13;
                     }
-                    const float t17 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                    const float t18 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t19 = tc_sigmoid(t18);                          // mingru_backward.tc:41
-                    const float t20 = t17 * t19;                                // mingru_backward.tc:41
-                    const float t21 = t15 + t20;                                // mingru_backward.tc:40
-                    const float t22 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t23 = t21 * t22;                                // mingru_backward.tc:40
-                    c2 = s_ == 0 ? t23 : tc_op_sum()(c2, t23);                  // mingru_backward.tc:40
+                    const float t14 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t15 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t16 = tc_sigmoid(t15);                          // mingru_backward.tc:41
+                    const float t17 = t14 * t16;                                // mingru_backward.tc:41
+                    const float t18 = t12 + t17;                                // mingru_backward.tc:40
+                    const float t19 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t20 = t18 * t19;                                // mingru_backward.tc:40
+                    c2 = s_ == 0 ? t20 : tc_op_sum()(c2, t20);                  // mingru_backward.tc:40
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t54 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float r0 = 0; /* %47 logcumsumexp */
             float r1 = 0; /* %54 logcumsumexp */
             float r2 = 0; /* %63 cumsum */
@@ -673,16 +649,16 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
                 float sv0_[4];
                 float sv1_[4];
-                float e55_[4];
+                float e46_[4];
+                float e63_[4];
+                float e67_[4];
+                bool e68_[4];
                 float e72_[4];
-                float e76_[4];
-                bool e77_[4];
-                float e81_[4];
-                float e82_[4];
-                bool e84_[4];
-                float e92_[4];
+                float e73_[4];
+                bool e75_[4];
+                float e83_[4];
+                float e88_[4];
                 float e97_[4];
-                float e106_[4];
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
@@ -696,132 +672,126 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
                     const idx_t i1 = s_;
-                    const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
-                    const float t26 = -t25;                                     // mingru_backward.tc:30
-                    c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
-                    const float t27 = t24 + t26;                                // mingru_backward.tc:34
-                    const float t28 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                    const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
-                    const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
-                    const float t32 = tc_logf(t31);                             // mingru_backward.tc:32
-                    const float t33 = -t28;                                     // mingru_backward.tc:32
-                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
-                    const float t35 = -t34;                                     // mingru_backward.tc:32
-                    const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
-                    const float t37 = t27 + t36;                                // mingru_backward.tc:34
-                    const float t38 = t37 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
+                    const float t21 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t22 = tc_softplus(t21);                         // mingru_backward.tc:30
+                    const float t23 = -t22;                                     // mingru_backward.tc:30
+                    c0 = s_ == 0 ? t23 : tc_op_sum()(c0, t23);                  // mingru_backward.tc:35
+                    const float t24 = t21 + t23;                                // mingru_backward.tc:34
+                    const float t25 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t26 = ((float)(t25 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t27 = tc_relu(t25);                             // mingru_backward.tc:32
+                    const float t28 = t27 + 0.5f;                               // mingru_backward.tc:32
+                    const float t29 = -t25;                                     // mingru_backward.tc:32
+                    const float t30 = tc_lf_value(tc_where_lf(t26, tc_log_lf(t28), tc_neg_lf(tc_softplus_lf(t29)))); // mingru_backward.tc:32
+                    const float t31 = t24 + t30;                                // mingru_backward.tc:34
+                    const float t32 = t31 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t32 : tc_op_logaddexp()(c1, t32);            // mingru_backward.tc:36
                     sv0_[tt_] = c0;                                             // mingru_backward.tc:35
                     sv1_[tt_] = c1;                                             // mingru_backward.tc:36
-                    const float t39 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t40 = tc_softplus(t39);                         // mingru_backward.tc:30
-                    const float t41 = -t40;                                     // mingru_backward.tc:30
-                    const float t42 = t39 + t41;                                // mingru_backward.tc:34
-                    const float t43 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const bool t44 = ((float)(t43 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                    const float t45 = tc_relu(t43);                             // mingru_backward.tc:32
-                    const float t46 = t45 + 0.5f;                               // mingru_backward.tc:32
-                    const float t47 = tc_logf(t46);                             // mingru_backward.tc:32
-                    const float t48 = -t43;                                     // mingru_backward.tc:32
-                    const float t49 = tc_softplus(t48);                         // mingru_backward.tc:32
-                    const float t50 = -t49;                                     // mingru_backward.tc:32
-                    const float t51 = (t44 != 0.0f ? t47 : t50);                // mingru_backward.tc:32
-                    const float t52 = t42 + t51;                                // mingru_backward.tc:34
-                    const float t53 = sv0_[tt_];                                // mingru_backward.tc:35
-                    const float t54 = t52 - t53;                                // mingru_backward.tc:36
-                    e55_[tt_] = t54;                                            // mingru_backward.tc:36
-                    float t56;                                                  // mingru_backward.tc:41
+                    const float t33 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:30
+                    const float t35 = -t34;                                     // mingru_backward.tc:30
+                    const float t36 = t33 + t35;                                // mingru_backward.tc:34
+                    const float t37 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t38 = ((float)(t37 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t39 = tc_relu(t37);                             // mingru_backward.tc:32
+                    const float t40 = t39 + 0.5f;                               // mingru_backward.tc:32
+                    const float t41 = -t37;                                     // mingru_backward.tc:32
+                    const float t42 = tc_lf_value(tc_where_lf(t38, tc_log_lf(t40), tc_neg_lf(tc_softplus_lf(t41)))); // mingru_backward.tc:32
+                    const float t43 = t36 + t42;                                // mingru_backward.tc:34
+                    const float t44 = sv0_[tt_];                                // mingru_backward.tc:35
+                    const float t45 = t43 - t44;                                // mingru_backward.tc:36
+                    e46_[tt_] = t45;                                            // mingru_backward.tc:36
+                    float t47;                                                  // mingru_backward.tc:41
                     if (i1 < sz_T - 1) {
-                        t56 = 0.0f;
+                        t47 = 0.0f;
                     } else {
-                        const float t57 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t56 = t57;
+                        const float t48 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t47 = t48;
                     }
-                    const float t58 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                    const float t59 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t60 = tc_sigmoid(t59);                          // mingru_backward.tc:41
-                    const float t61 = t58 * t60;                                // mingru_backward.tc:41
-                    const float t62 = t56 + t61;                                // mingru_backward.tc:40
-                    const float t64 = t62 * t63;                                // mingru_backward.tc:40
-                    const float t65 = expf(t53);                                // mingru_backward.tc:40
-                    const float t66 = t64 * t65;                                // mingru_backward.tc:40
-                    const float t67 = sv1_[tt_];                                // mingru_backward.tc:36
-                    const float t68 = t53 + t67;                                // mingru_backward.tc:40
-                    const float t69 = expf(t68);                                // mingru_backward.tc:40
-                    const float t70 = t62 * t69;                                // mingru_backward.tc:40
-                    const float t71 = t66 + t70;                                // mingru_backward.tc:35
-                    e72_[tt_] = t71;                                            // mingru_backward.tc:35
-                    const bool t73 = ((float)(t39 > 20.0f)) != 0;               // mingru_backward.tc:30
-                    const float t74 = tc_sigmoid(t39);                          // mingru_backward.tc:30
-                    const float t75 = (t73 != 0.0f ? 1.0f : t74);               // mingru_backward.tc:30
-                    e76_[tt_] = t75;                                            // mingru_backward.tc:30
-                    e77_[tt_] = t44;                                            // mingru_backward.tc:32
-                    const bool t78 = ((float)(t48 > 20.0f)) != 0;               // mingru_backward.tc:32
-                    const float t79 = tc_sigmoid(t48);                          // mingru_backward.tc:32
-                    const float t80 = (t78 != 0.0f ? 1.0f : t79);               // mingru_backward.tc:32
-                    e81_[tt_] = t80;                                            // mingru_backward.tc:32
-                    e82_[tt_] = t46;                                            // mingru_backward.tc:32
-                    const bool t83 = ((float)(t43 > 0.0f)) != 0;                // mingru_backward.tc:32
-                    e84_[tt_] = t83;                                            // mingru_backward.tc:32
-                    const bool t85 = ((float)(t67 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                    const bool t86 = ((float)(t70 > 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t87 = fabsf(t70);                               // mingru_backward.tc:36
-                    const float t88 = tc_logf(t87);                             // mingru_backward.tc:36
-                    const float t89 = (t86 != 0.0f ? t88 : __int_as_float(0xff800000)); // mingru_backward.tc:36
-                    const float t90 = t89 - t67;                                // mingru_backward.tc:36
-                    const float t91 = (t85 != 0.0f ? __int_as_float(0xff800000) : t90); // mingru_backward.tc:36
-                    e92_[tt_] = t91;                                            // mingru_backward.tc:36
-                    const bool t93 = ((float)(t70 < 0.0f)) != 0;                // mingru_backward.tc:36
-                    const float t94 = (t93 != 0.0f ? t88 : __int_as_float(0xff800000)); // mingru_backward.tc:36
-                    const float t95 = t94 - t67;                                // mingru_backward.tc:36
-                    const float t96 = (t85 != 0.0f ? __int_as_float(0xff800000) : t95); // mingru_backward.tc:36
-                    e97_[tt_] = t96;                                            // mingru_backward.tc:36
-                    const float t98 = t63 * t65;                                // mingru_backward.tc:40
-                    const float t99 = t69 + t98;                                // mingru_backward.tc:40
-                    const float t100 = t58 * t99;                               // mingru_backward.tc:41
-                    const float t101 = 1.0f - t60;                              // mingru_backward.tc:41
-                    const float t102 = t60 * t101;                              // mingru_backward.tc:41
-                    const float t103 = t100 * t102;                             // mingru_backward.tc:41
-                    const float t104 = t103 + 0.0f;                             // mingru_backward.tc:26
-                    const float t105 = t104 + 0.0f;                             // mingru_backward.tc:26
-                    e106_[tt_] = t105;                                          // mingru_backward.tc:26
+                    const float t49 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t50 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t51 = tc_sigmoid(t50);                          // mingru_backward.tc:41
+                    const float t52 = t49 * t51;                                // mingru_backward.tc:41
+                    const float t53 = t47 + t52;                                // mingru_backward.tc:40
+                    const float t55 = t53 * t54;                                // mingru_backward.tc:40
+                    const float t56 = expf(t44);                                // mingru_backward.tc:40
+                    const float t57 = t55 * t56;                                // mingru_backward.tc:40
+                    const float t58 = sv1_[tt_];                                // mingru_backward.tc:36
+                    const float t59 = t44 + t58;                                // mingru_backward.tc:40
+                    const float t60 = expf(t59);                                // mingru_backward.tc:40
+                    const float t61 = t53 * t60;                                // mingru_backward.tc:40
+                    const float t62 = t57 + t61;                                // mingru_backward.tc:35
+                    e63_[tt_] = t62;                                            // mingru_backward.tc:35
+                    const bool t64 = ((float)(t33 > 20.0f)) != 0;               // mingru_backward.tc:30
+                    const float t65 = tc_sigmoid(t33);                          // mingru_backward.tc:30
+                    const float t66 = (t64 != 0.0f ? 1.0f : t65);               // mingru_backward.tc:30
+                    e67_[tt_] = t66;                                            // mingru_backward.tc:30
+                    e68_[tt_] = t38;                                            // mingru_backward.tc:32
+                    const bool t69 = ((float)(t41 > 20.0f)) != 0;               // mingru_backward.tc:32
+                    const float t70 = tc_sigmoid(t41);                          // mingru_backward.tc:32
+                    const float t71 = (t69 != 0.0f ? 1.0f : t70);               // mingru_backward.tc:32
+                    e72_[tt_] = t71;                                            // mingru_backward.tc:32
+                    e73_[tt_] = t40;                                            // mingru_backward.tc:32
+                    const bool t74 = ((float)(t37 > 0.0f)) != 0;                // mingru_backward.tc:32
+                    e75_[tt_] = t74;                                            // mingru_backward.tc:32
+                    const bool t76 = ((float)(t58 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                    const bool t77 = ((float)(t61 > 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t78 = fabsf(t61);                               // mingru_backward.tc:36
+                    const float t79 = tc_logf(t78);                             // mingru_backward.tc:36
+                    const float t80 = (t77 != 0.0f ? t79 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t81 = t80 - t58;                                // mingru_backward.tc:36
+                    const float t82 = (t76 != 0.0f ? __int_as_float(0xff800000) : t81); // mingru_backward.tc:36
+                    e83_[tt_] = t82;                                            // mingru_backward.tc:36
+                    const bool t84 = ((float)(t61 < 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t85 = (t84 != 0.0f ? t79 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t86 = t85 - t58;                                // mingru_backward.tc:36
+                    const float t87 = (t76 != 0.0f ? __int_as_float(0xff800000) : t86); // mingru_backward.tc:36
+                    e88_[tt_] = t87;                                            // mingru_backward.tc:36
+                    const float t89 = t54 * t56;                                // mingru_backward.tc:40
+                    const float t90 = t60 + t89;                                // mingru_backward.tc:40
+                    const float t91 = t49 * t90;                                // mingru_backward.tc:41
+                    const float t92 = 1.0f - t51;                               // mingru_backward.tc:41
+                    const float t93 = t51 * t92;                                // mingru_backward.tc:41
+                    const float t94 = t91 * t93;                                // mingru_backward.tc:41
+                    const float t95 = t94 + 0.0f;                               // mingru_backward.tc:26
+                    const float t96 = t95 + 0.0f;                               // mingru_backward.tc:26
+                    e97_[tt_] = t96;                                            // mingru_backward.tc:26
                 }
                 #pragma unroll
                 for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
-                        r0 = s_ == 0 ? e92_[tt_] : tc_op_logaddexp()(r0, e92_[tt_]); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? e97_[tt_] : tc_op_logaddexp()(r1, e97_[tt_]); // mingru_backward.tc:36
-                        const float t107 = e55_[tt_] + r0;                          // mingru_backward.tc:36
-                        const float t108 = expf(t107);                              // mingru_backward.tc:36
-                        const float t109 = e55_[tt_] + r1;                          // mingru_backward.tc:36
-                        const float t110 = expf(t109);                              // mingru_backward.tc:36
-                        const float t111 = t108 - t110;                             // mingru_backward.tc:36
-                        const float t112 = -t111;                                   // mingru_backward.tc:36
-                        const float t113 = e72_[tt_] + t112;                        // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t113 : tc_op_sum()(r2, t113);                // mingru_backward.tc:35
-                        const float t114 = 0.0f + 0.0f;                             // mingru_backward.tc:26
-                        const float t115 = (e77_[tt_] != 0.0f ? 0.0f : t111);       // mingru_backward.tc:32
-                        const float t116 = -t115;                                   // mingru_backward.tc:32
-                        const float t117 = t116 * e81_[tt_];                        // mingru_backward.tc:32
-                        const float t118 = -t117;                                   // mingru_backward.tc:32
-                        const float t119 = (e77_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
-                        const float t120 = t119 / e82_[tt_];                        // mingru_backward.tc:32
-                        const float t121 = (e84_[tt_] != 0.0f ? t120 : 0.0f);       // mingru_backward.tc:32
-                        const float t122 = t118 + t121;                             // mingru_backward.tc:27
-                        const float t123 = t114 + t122;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t123;      // mingru_backward.tc:26
-                        const float t124 = r2 + t111;                               // mingru_backward.tc:30
-                        const float t125 = -t124;                                   // mingru_backward.tc:30
-                        const float t126 = t125 * e76_[tt_];                        // mingru_backward.tc:30
-                        const float t127 = t111 + t126;                             // mingru_backward.tc:28
-                        const float t128 = 0.0f + t127;                             // mingru_backward.tc:26
-                        const float t129 = t128 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t129; // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e106_[tt_]; // mingru_backward.tc:26
+                        r0 = s_ == 0 ? e83_[tt_] : tc_op_logaddexp()(r0, e83_[tt_]); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? e88_[tt_] : tc_op_logaddexp()(r1, e88_[tt_]); // mingru_backward.tc:36
+                        const float t98 = e46_[tt_] + r0;                           // mingru_backward.tc:36
+                        const float t99 = expf(t98);                                // mingru_backward.tc:36
+                        const float t100 = e46_[tt_] + r1;                          // mingru_backward.tc:36
+                        const float t101 = expf(t100);                              // mingru_backward.tc:36
+                        const float t102 = t99 - t101;                              // mingru_backward.tc:36
+                        const float t103 = -t102;                                   // mingru_backward.tc:36
+                        const float t104 = e63_[tt_] + t103;                        // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t104 : tc_op_sum()(r2, t104);                // mingru_backward.tc:35
+                        const float t105 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                        const float t106 = (e68_[tt_] != 0.0f ? 0.0f : t102);       // mingru_backward.tc:32
+                        const float t107 = -t106;                                   // mingru_backward.tc:32
+                        const float t108 = t107 * e72_[tt_];                        // mingru_backward.tc:32
+                        const float t109 = -t108;                                   // mingru_backward.tc:32
+                        const float t110 = (e68_[tt_] != 0.0f ? t102 : 0.0f);       // mingru_backward.tc:32
+                        const float t111 = t110 / e73_[tt_];                        // mingru_backward.tc:32
+                        const float t112 = (e75_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
+                        const float t113 = t109 + t112;                             // mingru_backward.tc:27
+                        const float t114 = t105 + t113;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t114;      // mingru_backward.tc:26
+                        const float t115 = r2 + t102;                               // mingru_backward.tc:30
+                        const float t116 = -t115;                                   // mingru_backward.tc:30
+                        const float t117 = t116 * e67_[tt_];                        // mingru_backward.tc:30
+                        const float t118 = t102 + t117;                             // mingru_backward.tc:28
+                        const float t119 = 0.0f + t118;                             // mingru_backward.tc:26
+                        const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t120; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e97_[tt_]; // mingru_backward.tc:26
                     }
                 }
             }
