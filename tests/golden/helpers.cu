@@ -190,13 +190,14 @@ __device__ __forceinline__ float tc_softplus(float x) {
  * of x), and a negation comes last. */
 struct tc_lform { float a, t; bool n; };
 __device__ __forceinline__ tc_lform tc_log_lf(float x) {
-    const float f = x - 1.0f;
+    const float f = x - 1.0f, l = tc_lg2(x) * 0.69314718055994531f; /* unconditional, as tc_logf */
     const bool in = f >= -0.5f && f <= 1.0f;
-    return tc_lform{in ? -0.0f : tc_lg2(x) * 0.69314718055994531f, in ? f : 0.0f, false};
+    return tc_lform{in ? -0.0f : l, in ? f : 0.0f, false};
 }
 __device__ __forceinline__ tc_lform tc_log1p_lf(float x) {
+    const float l = tc_lg2(1.0f + x) * 0.69314718055994531f;
     const bool in = x >= -0.5f && x <= 1.0f;
-    return tc_lform{in ? -0.0f : tc_lg2(1.0f + x) * 0.69314718055994531f, in ? x : 0.0f, false};
+    return tc_lform{in ? -0.0f : l, in ? x : 0.0f, false};
 }
 __device__ __forceinline__ tc_lform tc_softplus_lf(float x) {
     return tc_lform{x > 0.0f ? x : 0.0f, expf(x > 0.0f ? -x : x), false};
