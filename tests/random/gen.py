@@ -355,6 +355,31 @@ class Gen:
         rf = rf.replace("R(", self.rnd(a.dtype) + "(")
         return self.emit(t % ((a.name,) * n), rf % ((a.name,) * n), a.shape, a.dtype, a.nf)
 
+    # a where between two logarithms (codegen's logform.c runs one series
+    # for both sides when each is log, log1p or softplus, negated or not,
+    # read by the where alone)
+    LOGSIDES = [
+        ("log(abs(%s) + 0.5)", "np.log(R(np.abs(%s) + 0.5))"),
+        ("-log(abs(%s) + 0.5)", "-np.log(R(np.abs(%s) + 0.5))"),
+        ("log1p(abs(%s))", "np.log1p(np.abs(%s))"),
+        ("softplus(clamp(%s, -30, 30))", "np.logaddexp(0, np.clip(%s, -30, 30))"),
+        ("-softplus(clamp(-%s, -30, 30))", "-np.logaddexp(0, np.clip(-(%s), -30, 30))"),
+    ]
+
+    def op_where_logs(self):
+        c, a, b = self.pick(nf_ok=False), self.pick(nf_ok=False), self.pick(nf_ok=False)
+        if a is None or b is None or c is None or a.dtype not in FLOATS or b.dtype not in FLOATS:
+            return None
+        cmp = self.r.choice([">", "<", ">=", "<="])
+        shape = self.bshape(self.bshape(c.shape, a.shape), b.shape)
+        dt = self.promote(a.dtype, b.dtype)
+        (ta, ra), (tb, rb) = self.r.choice(self.LOGSIDES), self.r.choice(self.LOGSIDES)
+        ra, rb = ra.replace("R(", self.rnd(a.dtype) + "("), rb.replace("R(", self.rnd(b.dtype) + "(")
+        cond = "%s %s 0" % (c.name, cmp)
+        return self.emit("where(%s, %s, %s)" % (cond, ta % a.name, tb % b.name),
+                         "np.broadcast_to(np.where(%s, %s, %s), %s)"
+                         % (cond, ra % a.name, rb % b.name, self.concrete(shape)), shape, dt)
+
     def op_where(self):
         c, a, b = self.pick(), self.pick(), self.pick()
         cmp = self.r.choice([">", "<", ">=", "<="])
@@ -686,7 +711,7 @@ class Gen:
         if self.base in ("f16", "bf16"):
             self.lowp = True
         nops = r.randint(3, 15)
-        ops = [(self.op_binary, 5), (self.op_unary, 4), (self.op_where, 1.5),
+        ops = [(self.op_binary, 5), (self.op_unary, 4), (self.op_where, 1.5), (self.op_where_logs, 0.5),
                (self.op_reduce, 2.5), (self.op_view, 2), (self.op_concat, 1),
                (self.op_literal, 1.5), (self.op_classify, 0.5), (self.op_softmax, 0.6),
                (self.op_colpart, 0.6),
