@@ -180,6 +180,10 @@ int main(int argc, char **argv) {
                  x < 1.0f ? tc_log1pf(x) : tc_softplus(x));
             if (x > 20.0f)
                 same("softplus above 20", x, tc_softplus(x), x);
+            if (!(x < 0x1p-126f)) { /* lg2.approx.ftz: normal arguments (and NaN, inf) */
+                same("logf_n", x, tc_logf_n(x), tc_logf(x));
+                same("log_lf_n", x, tc_lf_value(tc_log_lf_n(x)), tc_logf(x));
+            }
         };
         sweep(-3.40282347e38f, 3.40282347e38f, stride, lf);
         sweep(-40.0f, 40.0f, std::max(1LL, stride / 16), lf);

@@ -103,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const float t6 = tc_relu(t4);                               // mingru.tc:28
                     const float t7 = t6 + 0.5f;                                 // mingru.tc:28
                     const float t8 = -t4;                                       // mingru.tc:28
-                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru.tc:28
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru.tc:28
                     const float t10 = t3 + t9;                                  // mingru.tc:30
                     const float t11 = t10 - c0;                                 // mingru.tc:32
                     c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru.tc:32
@@ -154,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 const float t34 = tc_relu(t32);                             // mingru.tc:28
                 const float t35 = t34 + 0.5f;                               // mingru.tc:28
                 const float t36 = -t32;                                     // mingru.tc:28
-                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru.tc:28
+                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf_n(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru.tc:28
                 const float t38 = t31 + t37;                                // mingru.tc:30
                 const float t39 = t38 - v29;                                // mingru.tc:32
                 float tot41;                                                // mingru.tc:32

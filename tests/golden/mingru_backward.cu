@@ -103,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
                     const float t8 = -t4;                                       // mingru_backward.tc:32
-                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
                     const float t10 = t3 + t9;                                  // mingru_backward.tc:34
                     const float t11 = t10 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
@@ -154,7 +154,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 const float t34 = tc_relu(t32);                             // mingru_backward.tc:32
                 const float t35 = t34 + 0.5f;                               // mingru_backward.tc:32
                 const float t36 = -t32;                                     // mingru_backward.tc:32
-                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
+                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf_n(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
                 const float t38 = t31 + t37;                                // mingru_backward.tc:34
                 const float t39 = t38 - v29;                                // mingru_backward.tc:36
                 float tot41;                                                // mingru_backward.tc:36
@@ -241,7 +241,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
                     const float t8 = -t4;                                       // mingru_backward.tc:32
-                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
                     const float t10 = t3 + t9;                                  // mingru_backward.tc:34
                     const float t11 = t10 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
@@ -309,7 +309,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t27 = tc_relu(t25);                             // mingru_backward.tc:32
                     const float t28 = t27 + 0.5f;                               // mingru_backward.tc:32
                     const float t29 = -t25;                                     // mingru_backward.tc:32
-                    const float t30 = tc_lf_value(tc_where_lf(t26, tc_log_lf(t28), tc_neg_lf(tc_softplus_lf(t29)))); // mingru_backward.tc:32
+                    const float t30 = tc_lf_value(tc_where_lf(t26, tc_log_lf_n(t28), tc_neg_lf(tc_softplus_lf(t29)))); // mingru_backward.tc:32
                     const float t31 = t24 + t30;                                // mingru_backward.tc:34
                     const float t32 = t31 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t32 : tc_op_logaddexp()(c1, t32);            // mingru_backward.tc:36
@@ -324,7 +324,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t39 = tc_relu(t37);                             // mingru_backward.tc:32
                     const float t40 = t39 + 0.5f;                               // mingru_backward.tc:32
                     const float t41 = -t37;                                     // mingru_backward.tc:32
-                    const float t42 = tc_lf_value(tc_where_lf(t38, tc_log_lf(t40), tc_neg_lf(tc_softplus_lf(t41)))); // mingru_backward.tc:32
+                    const float t42 = tc_lf_value(tc_where_lf(t38, tc_log_lf_n(t40), tc_neg_lf(tc_softplus_lf(t41)))); // mingru_backward.tc:32
                     const float t43 = t36 + t42;                                // mingru_backward.tc:34
                     const float t44 = sv0_[tt_];                                // mingru_backward.tc:35
                     const float t45 = t43 - t44;                                // mingru_backward.tc:36
@@ -476,7 +476,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
                     const float t8 = -t4;                                       // mingru_backward.tc:32
-                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
                     const float t10 = t3 + t9;                                  // mingru_backward.tc:34
                     const float t11 = t10 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
@@ -527,7 +527,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                 const float t34 = tc_relu(t32);                             // mingru_backward.tc:32
                 const float t35 = t34 + 0.5f;                               // mingru_backward.tc:32
                 const float t36 = -t32;                                     // mingru_backward.tc:32
-                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
+                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf_n(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
                 const float t38 = t31 + t37;                                // mingru_backward.tc:34
                 const float t39 = t38 - v29;                                // mingru_backward.tc:36
                 float tot41;                                                // mingru_backward.tc:36
@@ -614,7 +614,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
                     const float t8 = -t4;                                       // mingru_backward.tc:32
-                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
                     const float t10 = t3 + t9;                                  // mingru_backward.tc:34
                     const float t11 = t10 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
@@ -682,7 +682,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t27 = tc_relu(t25);                             // mingru_backward.tc:32
                     const float t28 = t27 + 0.5f;                               // mingru_backward.tc:32
                     const float t29 = -t25;                                     // mingru_backward.tc:32
-                    const float t30 = tc_lf_value(tc_where_lf(t26, tc_log_lf(t28), tc_neg_lf(tc_softplus_lf(t29)))); // mingru_backward.tc:32
+                    const float t30 = tc_lf_value(tc_where_lf(t26, tc_log_lf_n(t28), tc_neg_lf(tc_softplus_lf(t29)))); // mingru_backward.tc:32
                     const float t31 = t24 + t30;                                // mingru_backward.tc:34
                     const float t32 = t31 - c0;                                 // mingru_backward.tc:36
                     c1 = s_ == 0 ? t32 : tc_op_logaddexp()(c1, t32);            // mingru_backward.tc:36
@@ -697,7 +697,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t39 = tc_relu(t37);                             // mingru_backward.tc:32
                     const float t40 = t39 + 0.5f;                               // mingru_backward.tc:32
                     const float t41 = -t37;                                     // mingru_backward.tc:32
-                    const float t42 = tc_lf_value(tc_where_lf(t38, tc_log_lf(t40), tc_neg_lf(tc_softplus_lf(t41)))); // mingru_backward.tc:32
+                    const float t42 = tc_lf_value(tc_where_lf(t38, tc_log_lf_n(t40), tc_neg_lf(tc_softplus_lf(t41)))); // mingru_backward.tc:32
                     const float t43 = t36 + t42;                                // mingru_backward.tc:34
                     const float t44 = sv0_[tt_];                                // mingru_backward.tc:35
                     const float t45 = t43 - t44;                                // mingru_backward.tc:36
