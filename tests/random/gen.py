@@ -165,6 +165,10 @@ class Gen:
     def __init__(self, rng, idx):
         self.r = rng
         self.idx = idx
+        # op_where's own choices between a plain where and a where of two logs
+        # (op_where_logs), drawn apart so that the main stream, and with it
+        # every program without such a where, is what it was before
+        self.side = random.Random(hash(rng.getstate()[1]) ^ idx)
         self.lines = []       # tensorc statements
         self.ref = []         # reference statements
         self.vals = []
@@ -381,6 +385,14 @@ class Gen:
                          % (cond, ra % a.name, rb % b.name, self.concrete(shape)), shape, dt)
 
     def op_where(self):
+        if self.side.random() < 0.3:
+            main, self.r = self.r, self.side
+            try:
+                v = self.op_where_logs()
+            finally:
+                self.r = main
+            if v is not None:
+                return v
         c, a, b = self.pick(), self.pick(), self.pick()
         cmp = self.r.choice([">", "<", ">=", "<="])
         shape = self.bshape(self.bshape(c.shape, a.shape), b.shape)
@@ -711,7 +723,7 @@ class Gen:
         if self.base in ("f16", "bf16"):
             self.lowp = True
         nops = r.randint(3, 15)
-        ops = [(self.op_binary, 5), (self.op_unary, 4), (self.op_where, 1.5), (self.op_where_logs, 0.5),
+        ops = [(self.op_binary, 5), (self.op_unary, 4), (self.op_where, 1.5),
                (self.op_reduce, 2.5), (self.op_view, 2), (self.op_concat, 1),
                (self.op_literal, 1.5), (self.op_classify, 0.5), (self.op_softmax, 0.6),
                (self.op_colpart, 0.6),
