@@ -148,7 +148,7 @@ __device__ __forceinline__ float tc_sigmoid(float x) {
 #if TC_FAST_MATH
     const float e = expf(x > 0.0f ? -x : x); /* softplus's: one expf for both of an x */
     const float q = e * tc_rcp(1.0f + e);
-    return x >= 0.0f ? 1.0f - q : q;
+    return x > 0.0f ? 1.0f - q : q; /* the same test (at +-0 q is 0.5 = 1 - q) */
 #else
     const float e = expf(x >= 0.0f ? -x : x);
     return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
