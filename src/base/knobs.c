@@ -15,7 +15,7 @@ const tc_knobs knobs_default = {
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1, .attn_ring = -1,
     .rows_online = -1, .online_block = -1, .online_vec = -1,
     .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1, .rows_block = -1,
-    .fast_math = -1, .load_ef = -1, .rows_pipe = -1,
+    .fast_math = -1, .load_ef = -1, .rows_pipe = -1, .scan_unroll = -1, .scan_hoist = -1,
 };
 
 const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "occ5", "occ6"};
@@ -63,6 +63,8 @@ static const struct {
     {"TENSORC_LOAD_EF", offsetof(tc_knobs, load_ef), 0, 1, ANY, false},
     {"TENSORC_ROWS_PIPE", offsetof(tc_knobs, rows_pipe), 0, 1, ANY, false},
     {"TENSORC_FAST_MATH", offsetof(tc_knobs, fast_math), 0, 1, ANY, false},
+    {"TENSORC_SCAN_UNROLL", offsetof(tc_knobs, scan_unroll), 1, 16, POW2, false},
+    {"TENSORC_SCAN_HOIST", offsetof(tc_knobs, scan_hoist), 0, 1, ANY, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };
 

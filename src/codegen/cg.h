@@ -237,6 +237,11 @@ bool cg_dim_atom(cg *g, const tc_dim *e);       /* cg_index(e) is one name or nu
 bool cg_dim_plain_sum(cg *g, const tc_dim *e);  /* ... names and a number added */
 const char *cg_flat(cg *g, const lnode *n, const tc_dim *const *idx); /* flat offset into n's buffer */
 const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx);
+/* where(c, f(x), g(y)) of two logs, a log of a normal argument (logform.c):
+ * the expression, else NULL */
+const char *cg_logform(cg *g, const lnode *n, const tc_dim *const *idx);
+/* n at idx is already in the element-level name (scan.c's hoisted values) */
+void cg_known(cg *g, const lnode *n, const tc_dim *const *idx, const char *name);
 const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to);
 void cg_line(cg *g, cg_target t, const lnode *n, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -575,6 +575,10 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
         v.s = cg_gather(g, n, idx, t);
     } else if (n->kind == LK_POINTWISE && n->op == OP_iota) {
         return (cg_expr){arena_printf(g->a, "((long long)(%s))", cg_index(g, idx[n->a.axis])), false};
+    } else if (n->kind == LK_POINTWISE && (v.s = cg_logform(g, n, idx))) {
+        const char *e = v.s;
+        v.s = cg_temp(g, "t");
+        cg_line(g, t, n, "const float %s = %s;", v.s, e);
     } else if (n->kind == LK_POINTWISE) {
         cg_expr ops[3] = {{"", true}, {"", true}, {"", true}};
         for (int i = 0; i < n->nin; i++) {
@@ -635,6 +639,11 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
     }
     remember(g, n, idx, t, v);
     return v;
+}
+
+void cg_known(cg *g, const lnode *n, const tc_dim *const *idx, const char *name)
+{
+    remember(g, n, idx, T_ELEM, (cg_expr){name, true});
 }
 
 const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx)

@@ -147,7 +147,7 @@ __device__ __forceinline__ float tc_sigmoid(float x) {
 #if TC_FAST_MATH
     const float e = expf(x > 0.0f ? -x : x); /* softplus's: one expf for both of an x */
     const float q = e * tc_rcp(1.0f + e);
-    return x >= 0.0f ? 1.0f - q : q;
+    return x > 0.0f ? 1.0f - q : q; /* the same test (at +-0 q is 0.5 = 1 - q) */
 #else
     const float e = expf(x >= 0.0f ? -x : x);
     return (x >= 0.0f ? 1.0f : e) / (1.0f + e);
@@ -168,14 +168,66 @@ __device__ __forceinline__ double tc_gelu_tanh(double x) {
 __device__ __forceinline__ float tc_silu(float x) { return x * tc_sigmoid(x); }
 __device__ __forceinline__ double tc_silu(double x) { return x * tc_sigmoid(x); }
 /* x above 20 (the math clamped there, unused); NaN passes the clamp.  Fast:
- * max(x, 0) + log1p(e^-|x|), the argument in [0, 1] (-inf: 0, NaN: NaN) */
+ * max(x, 0) + log1p(e^-|x|), the argument in [0, 1] (-inf: 0, NaN: NaN),
+ * with no clamp: above 20 the log1p is below 2.1e-9, under half an ulp of
+ * x, so the sum is x, the same bits */
 __device__ __forceinline__ float tc_softplus(float x) {
 #if TC_FAST_MATH
-    const float y = (x > 0.0f ? x : 0.0f) + tc_log1p_mid(expf(x > 0.0f ? -x : x));
+    return (x > 0.0f ? x : 0.0f) + tc_log1p_mid(expf(x > 0.0f ? -x : x));
 #else
     const float y = log1pf(expf(x > 20.0f ? 20.0f : x));
-#endif
     return x > 20.0f ? x : y;
+#endif
+}
+/* The fast log, log1p and softplus split before their series: a +
+ * log1p_mid(t), negated where n.  A `where` of two of them (codegen's
+ * logform.c) selects the parts and runs one series, not two (the minGRU's
+ * log(relu(h) + 0.5) against -softplus(-h)).  The same bits as the
+ * functions: a is -0 where the series alone is the value (L + -0 is L, -0
+ * included), t is 0 where a alone is (L(0) = 0, and a is never -0 there),
+ * softplus above 20 is x + L(e^-x) = x (L below 2.1e-9, under half an ulp
+ * of x), and a negation comes last. */
+struct tc_lform { float a, t; bool n; };
+__device__ __forceinline__ tc_lform tc_log_lf(float x) {
+    const float f = x - 1.0f, l = tc_lg2(x) * 0.69314718055994531f; /* unconditional, as tc_logf */
+    const bool in = f >= -0.5f && f <= 1.0f;
+    return tc_lform{in ? -0.0f : l, in ? f : 0.0f, false};
+}
+/* log of an argument at least 2^-126 or NaN (codegen's logform.c proves
+ * it: relu(y) + 0.5 and the like): lg2.approx.ftz, which differs from
+ * lg2.approx only on subnormal inputs, so no rescaling around it (3 SASS
+ * instructions); the same bits as tc_logf there */
+__device__ __forceinline__ float tc_lg2n(float x) {
+    float r; asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r;
+}
+__device__ __forceinline__ float tc_logf_n(float x) {
+#if TC_FAST_MATH
+    const float f = x - 1.0f, l = tc_lg2n(x) * 0.69314718055994531f;
+    return f >= -0.5f && f <= 1.0f ? tc_log1p_mid(f) : l;
+#else
+    return logf(x);
+#endif
+}
+__device__ __forceinline__ tc_lform tc_log_lf_n(float x) {
+    const float f = x - 1.0f, l = tc_lg2n(x) * 0.69314718055994531f;
+    const bool in = f >= -0.5f && f <= 1.0f;
+    return tc_lform{in ? -0.0f : l, in ? f : 0.0f, false};
+}
+__device__ __forceinline__ tc_lform tc_log1p_lf(float x) {
+    const float l = tc_lg2(1.0f + x) * 0.69314718055994531f;
+    const bool in = x >= -0.5f && x <= 1.0f;
+    return tc_lform{in ? -0.0f : l, in ? x : 0.0f, false};
+}
+__device__ __forceinline__ tc_lform tc_softplus_lf(float x) {
+    return tc_lform{x > 0.0f ? x : 0.0f, expf(x > 0.0f ? -x : x), false};
+}
+__device__ __forceinline__ tc_lform tc_neg_lf(tc_lform v) { return tc_lform{v.a, v.t, !v.n}; }
+__device__ __forceinline__ tc_lform tc_where_lf(bool c, tc_lform x, tc_lform y) {
+    return tc_lform{c ? x.a : y.a, c ? x.t : y.t, c ? x.n : y.n};
+}
+__device__ __forceinline__ float tc_lf_value(tc_lform v) {
+    const float r = v.a + tc_log1p_mid(v.t);
+    return v.n ? -r : r;
 }
 __device__ __forceinline__ double tc_softplus(double x) {
     const double y = log1p(exp(x > 20.0 ? 20.0 : x));

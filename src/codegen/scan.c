@@ -210,6 +210,19 @@ static void axis_index(cg *g, tc_buf *o, int ind)
         buf_printf(o, "%*sconst idx_t i%d = s_;\n", ind, "", scan_axis(g->k));
 }
 
+/* TENSORC_SCAN_UNROLL (knobs.h): the walk's steps unrolled U at a time (the
+ * chunk's count n_ is a run-time value; nvcc adds the remainder loop).
+ * Unrolled, a step's carry-free work (its loads' math) overlaps the last
+ * step's carry chain, and the staged loads take constant offsets: the
+ * minGRU forward's step 139 -> 132 SASS instructions at 4, 129 at 16
+ * (sm_90).  Unset: 1, the loop as before (not measured on a GPU yet). */
+static void walk_unroll(cg *g, tc_buf *o)
+{
+    int u = g->f->knobs.scan_unroll;
+    if (u > 1)
+        buf_printf(o, "                #pragma unroll %d\n", u);
+}
+
 /* short axes: a thread per lane.  Its loads along the axis are made
  * `steps` steps ahead into the thread's own shared-memory column (no sync:
  * only the thread reads it), a chunk at a time, so a warp has a chunk's
@@ -262,9 +275,10 @@ static void lane_path(cg *g, tc_buf *o)
             buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name,
                        g->st.load[i].raw);
         buf_printf(o, "                }\n"
-                      "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n"
-                      "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
-                      "                    const idx_t s_ = c_ + tt_;\n", steps, steps);
+                      "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", steps, steps);
+        walk_unroll(g, o);
+        buf_puts(o, "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
+                    "                    const idx_t s_ = c_ + tt_;\n");
         axis_index(g, o, 20);
         cg_put(o, 20, &body);
         buf_puts(o, "                }\n"
@@ -272,6 +286,132 @@ static void lane_path(cg *g, tc_buf *o)
     }
     cg_put(o, 12, &after);
     buf_puts(o, "        }\n");
+}
+
+/* Whether R's value n at idx is free of R's carries: a node that depends on
+ * none, or a concat at a constant index whose piece there is (a plane
+ * store of a gradient's concat, some planes carry-free), or an op of such
+ * values. */
+static bool carry_free(cg *g, const lnode *n, const tc_dim *const *idx, int depth)
+{
+    if (!g->redep[n->id])
+        return true;
+    if (depth > 8 || (n->kind != LK_POINTWISE && n->kind != LK_CONCAT))
+        return false;
+    int64_t at, lo, hi;
+    if (n->kind == LK_CONCAT && !dim_is_const(idx[n->a.cat.axis], &at))
+        return false;
+    for (int j = 0; j < n->nin; j++) {
+        if (n->kind == LK_CONCAT && !(dim_is_const(n->a.cat.offsets[j], &lo) &&
+                                      dim_is_const(n->a.cat.offsets[j + 1], &hi) && lo <= at && at < hi))
+            continue;
+        const tc_dim *ci[TC_MAX_RANK];
+        lir_compose(g->l, &n->in[j], idx, n->rank, ci);
+        if (!carry_free(g, n->in[j].src, ci, depth + 1))
+            return false;
+    }
+    return true;
+}
+
+/* Whether R's value n, read at the element (idx NULL) by a carry-dependent
+ * reader, or stored at idx (a plane of the element), is made in the replay: computed there (not a load, a
+ * constant or a row value) and free of R's carries. */
+static bool hoistable(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    bool own = g->f->kernel_of[n->id] == g->k->id;
+    if ((n->kind != LK_POINTWISE && n->kind != LK_CONCAT) || (g->f->stored[n->id] && !own) ||
+        (n->kind == LK_POINTWISE && n->op == OP_iota))
+        return false;
+    if (!idx)
+        return n->rank == g->k->rank && !g->redep[n->id];
+    return cg_uses_vars(g, idx, n->rank, g->elemvars) && carry_free(g, n, idx, 0);
+}
+
+struct hoisted { const lnode *n; const tc_dim **idx; };
+
+static void hoist_add(cg *g, struct hoisted *h, int *nh, int cap, const lnode *n, const tc_dim *const *idx)
+{
+    for (int i = 0; i < *nh; i++) {
+        bool eq = h[i].n == n;
+        for (int a = 0; a < n->rank && eq; a++)
+            eq = h[i].idx[a] == idx[a];
+        if (eq)
+            return;
+    }
+    if (*nh == cap)
+        return;
+    const tc_dim **c = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
+    for (int a = 0; a < n->rank; a++)
+        c[a] = idx[a];
+    h[(*nh)++] = (struct hoisted){n, c};
+}
+
+/* TENSORC_SCAN_HOIST (knobs.h; unset: on, 0: off): R's values that do not depend on
+ * R's carries and that a carry-dependent value or a store of R reads at the
+ * element (or a plane of it), computed in the replay of F's steps (after
+ * F's step, so F's values are there: the same nodes, inlined in both, and
+ * the math they share, such as sigmoid's and softplus's exp of one
+ * argument, are made once) into register arrays e0_[K], ...; the walk back
+ * reads those.  Past the end the replay makes them for the last element
+ * again, unread.  Returns the replay's part (R's context); the arrays'
+ * declarations go to decl, row values to *pre. */
+enum { HOIST_MAX = 32 };
+static cg_block hoist_early(cg *g, cg_block *decl, cg_block *pre, int K)
+{
+    const fkernel *k = g->k;
+    const tc_dim **id = (const tc_dim **)g->l->vars;
+    cg_reset_bufs(g);
+    *pre = (cg_block){0};
+    if (g->f->knobs.scan_hoist == 0)
+        return (cg_block){0};
+    struct hoisted h[HOIST_MAX];
+    int nh = 0;
+    const tc_dim *ci[TC_MAX_RANK];
+    for (int i = 0; i < k->ninl; i++) {
+        const lnode *n = k->inl[i];
+        if (!g->redep[n->id] || n->rank != k->rank)
+            continue;
+        for (int j = 0; j < n->nin; j++) {
+            lir_compose(g->l, &n->in[j], id, n->rank, ci);
+            if (lir_is_identity(g->l, ci, n->in[j].src->rank) && hoistable(g, n->in[j].src, NULL))
+                hoist_add(g, h, &nh, HOIST_MAX, n->in[j].src, id);
+        }
+    }
+    for (int j = 0; j < k->nreds; j++) {
+        const lnode *n = k->reds[j];
+        if (n->kind != LK_SCAN)
+            continue;
+        lir_compose(g->l, &n->in[0], id, n->rank, ci);
+        if (lir_is_identity(g->l, ci, n->in[0].src->rank) && hoistable(g, n->in[0].src, NULL))
+            hoist_add(g, h, &nh, HOIST_MAX, n->in[0].src, id);
+    }
+    for (int i = 0; i < k->nstores; i++) {
+        const lnode *st = k->stores[i];
+        int q, e;
+        if (fuse_is_element(k, st) && hoistable(g, st, NULL))
+            hoist_add(g, h, &nh, HOIST_MAX, st, id);
+        else if (!fuse_is_element(k, st) && fuse_plane(k, st, &q, &e))
+            for (int c = 0; c < e; c++) {
+                const tc_dim *pi[TC_MAX_RANK];
+                for (int a = 0, v = 0; a < st->rank; a++)
+                    pi[a] = a == q ? dim_const(g->c, c) : id[v++];
+                if (hoistable(g, st, pi))
+                    hoist_add(g, h, &nh, HOIST_MAX, st, pi);
+            }
+    }
+    const char **names = ARENA_ARRAY(g->a, const char *, nh > 0 ? nh : 1);
+    for (int i = 0; i < nh; i++) {
+        const char *v = cg_value(g, h[i].n, h[i].idx), *e = cg_temp(g, "e");
+        cg_block_add(decl, g->a, 16, arena_printf(g->a, "%s %s_[%d];", cg_type(h[i].n->dtype), e, K));
+        cg_line(g, T_ELEM, h[i].n, "%s_[tt_] = %s;", e, v);
+        names[i] = arena_printf(g->a, "%s_[tt_]", e);
+    }
+    cg_block early = g->body;
+    *pre = g->rpre;
+    cg_forget(g, T_ELEM);
+    for (int i = 0; i < nh; i++)
+        cg_known(g, h[i].n, h[i].idx, names[i]);
+    return early;
 }
 
 /* A checkpointed pair (sched_ckpt.c): a thread per lane at every length
@@ -291,7 +431,7 @@ static void pair_path(cg *g, tc_buf *o)
     const ksched *kf = g->ks;
     const fkernel *F = g->k;
     int fi = (int)(kf - g->s->k), ri = kf->ckpt_with - 1, K = kf->ckpt, ax = scan_axis(F);
-    cg_block d0, body, after, pre0, d1, rec, pre1, d2, rb, rafter, pre2;
+    cg_block d0, body, after, pre0, d1, rec, pre1, d2, rb, rafter, pre2, dh, early, preh;
     int nf = 0;
     bool stage = K >= 2;
     for (;;) {
@@ -310,6 +450,8 @@ static void pair_path(cg *g, tc_buf *o)
         g->ck.recompute = false;
         cg_switch_kernel(g, ri);
         g->ck.cpre = "r";
+        dh = (cg_block){0};
+        early = hoist_early(g, &dh, &preh, K);
         d2 = (cg_block){0};
         rb = walk_body(g, &d2, 12, false);
         rafter = end_stores(g, NULL);
@@ -356,16 +498,18 @@ static void pair_path(cg *g, tc_buf *o)
             buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name, g->st.load[i].raw);
         buf_puts(o, "                }\n");
     }
-    buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n"
-                  "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
+    buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", K, K);
+    walk_unroll(g, o);
+    buf_printf(o, "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
                   "                    const idx_t s_ = c_ + tt_;\n"
-                  "                    const idx_t i%d = %s;\n", K, K, ax, fstep);
+                  "                    const idx_t i%d = %s;\n", ax, fstep);
     cg_put(o, 20, &body);
     buf_puts(o, "                }\n"
                 "            }\n");
     cg_put(o, 12, &after);
     /* the reversed walk */
     cg_put(o, 12, &pre1);
+    cg_put(o, 12, &preh);
     cg_put(o, 12, &pre2);
     cg_put(o, 0, &d2);
     buf_printf(o, "            for (idx_t g_ = (len + %d) / %d - 1; g_ >= 0; g_--) { /* segments, the last first */\n"
@@ -381,6 +525,7 @@ static void pair_path(cg *g, tc_buf *o)
         buf_puts(o, "                }\n");
     for (int q = 0; q < kf->nckpt; q++)
         buf_printf(o, "                %s sv%d_[%d];\n", cg_store_type(kf->ckpt_vals[q]->dtype), q, K);
+    cg_put(o, 0, &dh);
     if (nst) {
         buf_printf(o, "                #pragma unroll\n"
                       "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment's loads */\n"
@@ -395,6 +540,7 @@ static void pair_path(cg *g, tc_buf *o)
                   "                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;\n"
                   "                    const idx_t i%d = %s;\n", K, ax, fstep);
     cg_put(o, 20, &rec);
+    cg_put(o, 20, &early);
     buf_printf(o, "                }\n"
                   "                #pragma unroll\n"
                   "                for (int tt_ = %d; tt_ >= 0; tt_--) { /* walked back */\n"

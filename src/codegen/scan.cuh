@@ -3,11 +3,15 @@
 /* log(e^a + e^b) with the larger term factored out (logcumsumexp's step):
  * NaN propagates, -inf is the empty sum, +inf stays +inf.  Every path is
  * computed and selected (helpers.cuh's sigmoid says why): this is the walk's
- * critical path. */
+ * critical path.  r is NaN exactly when an input is NaN or both are the
+ * same infinity (inf - inf); a + b is then the NaN or that infinity, and
+ * where one is infinite and the other not, r is already it (m + log1p(0)).
+ * One test, where a NaN test of the inputs and an infinity test of m took
+ * three (the same bits, NaN payloads aside). */
 template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
     const T m = a > b ? a : b, lo = a > b ? b : a;
     const T r = m + log1p(exp(lo - m));
-    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r; /* NaN; +-inf */
+    return r != r ? a + b : r;
 }
 __device__ __forceinline__ float tc_logaddexp(float a, float b) {
     const float m = a > b ? a : b, lo = a > b ? b : a;
@@ -16,7 +20,7 @@ __device__ __forceinline__ float tc_logaddexp(float a, float b) {
 #else
     const float r = m + log1pf(expf(lo - m));
 #endif
-    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r;
+    return r != r ? a + b : r;
 }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread

@@ -742,8 +742,11 @@ struct emu_ptx {
                 if (emu_approx_bias && std::isfinite(r) && r != 0.0f)
                     r = nextafterf(r, emu_approx_bias > 0 ? INFINITY : -INFINITY);
                 putf(R(0), fabsf(r) < 1.17549435e-38f ? copysignf(0.0f, r) : r);
-            } else if (op == "lg2.approx.f32") {
-                const double l = log2((double)in_f(R(1)));
+            } else if (op == "lg2.approx.f32" || op == "lg2.approx.ftz.f32") {
+                float a = in_f(R(1));
+                if (op == "lg2.approx.ftz.f32" && fabsf(a) < 1.17549435e-38f)
+                    a = copysignf(0.0f, a); /* a subnormal input is flushed */
+                const double l = log2((double)a);
                 putf(R(0), (float)(std::isfinite(l) ? l + emu_approx_bias * exp2(-22.6) : l));
             }
             /* per 16-bit half: the f32 product of two f16/bf16 is exact, then one rounding

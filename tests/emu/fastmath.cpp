@@ -154,6 +154,40 @@ int main(int argc, char **argv) {
                 else if (std::isinf(m)) want = m; /* +-inf stays itself; -inf is the empty sum */
                 s_lae.add(a, tc_logaddexp(a, b), want);
             }
+        /* logform.c's split forms (one series for a `where` of two logs):
+         * the same bits as the functions, negated and selected too; and the
+         * fast softplus, unclamped, is x itself above 20 */
+        auto same = [&](const char *what, float x, float got, float want) {
+            if (memcmp(&got, &want, 4) != 0 && !(std::isnan(got) && std::isnan(want))) {
+                if (nfail < 20)
+                    printf("FAIL %s(%.9g) = %.9g, want %.9g (bits)\n", what, x, got, want);
+                nfail++;
+            }
+        };
+        auto lf = [&](float x) {
+            if (!TC_FAST_MATH)
+                return;
+            same("log_lf", x, tc_lf_value(tc_log_lf(x)), tc_logf(x));
+            same("neg log_lf", x, tc_lf_value(tc_neg_lf(tc_log_lf(x))), -tc_logf(x));
+            same("log1p_lf", x, tc_lf_value(tc_log1p_lf(x)), tc_log1pf(x));
+            same("neg log1p_lf", x, tc_lf_value(tc_neg_lf(tc_log1p_lf(x))), -tc_log1pf(x));
+            same("softplus_lf", x, tc_lf_value(tc_softplus_lf(x)), tc_softplus(x));
+            same("neg softplus_lf", x, tc_lf_value(tc_neg_lf(tc_softplus_lf(x))), -tc_softplus(x));
+            const float h = (x > 0.0f ? x : 0.0f) + 0.5f; /* the minGRU's log_g */
+            same("where_lf", x, tc_lf_value(tc_where_lf(x >= 0.0f, tc_log_lf(h), tc_neg_lf(tc_softplus_lf(-x)))),
+                 x >= 0.0f ? tc_logf(h) : -tc_softplus(-x));
+            same("where_lf 2", x, tc_lf_value(tc_where_lf(x < 1.0f, tc_log1p_lf(x), tc_softplus_lf(x))),
+                 x < 1.0f ? tc_log1pf(x) : tc_softplus(x));
+            if (x > 20.0f)
+                same("softplus above 20", x, tc_softplus(x), x);
+            if (!(x < 0x1p-126f)) { /* lg2.approx.ftz: normal arguments (and NaN, inf) */
+                same("logf_n", x, tc_logf_n(x), tc_logf(x));
+                same("log_lf_n", x, tc_lf_value(tc_log_lf_n(x)), tc_logf(x));
+            }
+        };
+        sweep(-3.40282347e38f, 3.40282347e38f, stride, lf);
+        sweep(-40.0f, 40.0f, std::max(1LL, stride / 16), lf);
+        for (float x : specials) lf(x), lf(-x);
         s_log.report(b_log);
         s_log1p.report(b_log1p);
         s_sig.report(b_sigmoid);

@@ -11,7 +11,9 @@
 # and tests/grad/ckpt.sh), K = 5 (TENSORC_SCAN_CHECKPOINT) at T = 3, 17, 129,
 # constant T = 5 and 21 (one segment, no checkpoint; three), the gradient
 # at T = 300 (f64) on the pair's lane path, and with
-# checkpointing off (the two kernels).  tests/gpu/scans.sh checks T = 1, 3, 17, 64, 129 on a
+# checkpointing off (the two kernels).  A where between two logs
+# (logform.c, function logs) with NaN/inf/huge inputs, and the knobs
+# TENSORC_SCAN_UNROLL and TENSORC_SCAN_HOIST=0.  tests/gpu/scans.sh checks T = 1, 3, 17, 64, 129 on a
 # GPU.  Needs python3 and a C++20 compiler (g++); exit 77 (skipped) without.
 # TC_EMU_QUICK=1 (scripts/test.sh): a deterministic subset, 33 of the 45
 # builds, every function, path and checkpoint setting kept: the lane path's
@@ -71,6 +73,14 @@ for L in 3 17 129; do
     li=$((li + 1))
 done
 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=64,H=33" 64
+# a where between two logs (codegen's logform.c), NaN/inf/huge inputs, lane
+# and block paths; the walks unrolled (TENSORC_SCAN_UNROLL) and the pair's
+# carry-free work left in the reversed walk (TENSORC_SCAN_HOIST=0)
+one python3 "$here/emu.py" "$tc" "$s" logs "B=2,L=17,H=33;B=1,L=1,H=5;B=2,L=300,H=3" 17 --specials
+one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru "B=2,T=67,H=33" 67 --specials
+TENSORC_SCAN_UNROLL=4 one python3 "$here/emu.py" "$tc" "$root/examples/mingru.tc" mingru "B=2,T=19,H=33" 19
+TENSORC_SCAN_UNROLL=16 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=19,H=33" 19
+TENSORC_SCAN_HOIST=0 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=19,H=33" 19
 one python3 "$here/emu.py" "$tc" "$s" pair_short "B=2,H=33" 5
 one python3 "$here/emu.py" "$tc" "$s" pair_k "B=2,H=33" 21
 TENSORC_SCAN_CHECKPOINT=5 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=17,H=33" 17

@@ -45,7 +45,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                 const float t57 = exp2f(t51);                               // lang_pointwise.tc:5
                 const float t58 = t56 + t57;                                // lang_pointwise.tc:5
                 const float t59 = t52 + 1.0f;                               // lang_pointwise.tc:5
-                const float t60 = tc_logf(t59);                             // lang_pointwise.tc:5
+                const float t60 = tc_logf_n(t59);                           // lang_pointwise.tc:5
                 const float t61 = t58 + t60;                                // lang_pointwise.tc:5
                 const float t62 = log2f(t59);                               // lang_pointwise.tc:5
                 const float t63 = t61 + t62;                                // lang_pointwise.tc:5
@@ -95,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                 const float t107 = exp2f(t101);                             // lang_pointwise.tc:5
                 const float t108 = t106 + t107;                             // lang_pointwise.tc:5
                 const float t109 = t102 + 1.0f;                             // lang_pointwise.tc:5
-                const float t110 = tc_logf(t109);                           // lang_pointwise.tc:5
+                const float t110 = tc_logf_n(t109);                         // lang_pointwise.tc:5
                 const float t111 = t108 + t110;                             // lang_pointwise.tc:5
                 const float t112 = log2f(t109);                             // lang_pointwise.tc:5
                 const float t113 = t111 + t112;                             // lang_pointwise.tc:5
@@ -145,7 +145,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                 const float t157 = exp2f(t151);                             // lang_pointwise.tc:5
                 const float t158 = t156 + t157;                             // lang_pointwise.tc:5
                 const float t159 = t152 + 1.0f;                             // lang_pointwise.tc:5
-                const float t160 = tc_logf(t159);                           // lang_pointwise.tc:5
+                const float t160 = tc_logf_n(t159);                         // lang_pointwise.tc:5
                 const float t161 = t158 + t160;                             // lang_pointwise.tc:5
                 const float t162 = log2f(t159);                             // lang_pointwise.tc:5
                 const float t163 = t161 + t162;                             // lang_pointwise.tc:5
@@ -195,7 +195,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                 const float t207 = exp2f(t201);                             // lang_pointwise.tc:5
                 const float t208 = t206 + t207;                             // lang_pointwise.tc:5
                 const float t209 = t202 + 1.0f;                             // lang_pointwise.tc:5
-                const float t210 = tc_logf(t209);                           // lang_pointwise.tc:5
+                const float t210 = tc_logf_n(t209);                         // lang_pointwise.tc:5
                 const float t211 = t208 + t210;                             // lang_pointwise.tc:5
                 const float t212 = log2f(t209);                             // lang_pointwise.tc:5
                 const float t213 = t211 + t212;                             // lang_pointwise.tc:5
@@ -256,7 +256,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                     const float t57 = exp2f(t51);                               // lang_pointwise.tc:5
                     const float t58 = t56 + t57;                                // lang_pointwise.tc:5
                     const float t59 = t52 + 1.0f;                               // lang_pointwise.tc:5
-                    const float t60 = tc_logf(t59);                             // lang_pointwise.tc:5
+                    const float t60 = tc_logf_n(t59);                           // lang_pointwise.tc:5
                     const float t61 = t58 + t60;                                // lang_pointwise.tc:5
                     const float t62 = log2f(t59);                               // lang_pointwise.tc:5
                     const float t63 = t61 + t62;                                // lang_pointwise.tc:5
@@ -306,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                     const float t107 = exp2f(t101);                             // lang_pointwise.tc:5
                     const float t108 = t106 + t107;                             // lang_pointwise.tc:5
                     const float t109 = t102 + 1.0f;                             // lang_pointwise.tc:5
-                    const float t110 = tc_logf(t109);                           // lang_pointwise.tc:5
+                    const float t110 = tc_logf_n(t109);                         // lang_pointwise.tc:5
                     const float t111 = t108 + t110;                             // lang_pointwise.tc:5
                     const float t112 = log2f(t109);                             // lang_pointwise.tc:5
                     const float t113 = t111 + t112;                             // lang_pointwise.tc:5
@@ -356,7 +356,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                     const float t157 = exp2f(t151);                             // lang_pointwise.tc:5
                     const float t158 = t156 + t157;                             // lang_pointwise.tc:5
                     const float t159 = t152 + 1.0f;                             // lang_pointwise.tc:5
-                    const float t160 = tc_logf(t159);                           // lang_pointwise.tc:5
+                    const float t160 = tc_logf_n(t159);                         // lang_pointwise.tc:5
                     const float t161 = t158 + t160;                             // lang_pointwise.tc:5
                     const float t162 = log2f(t159);                             // lang_pointwise.tc:5
                     const float t163 = t161 + t162;                             // lang_pointwise.tc:5
@@ -406,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                     const float t207 = exp2f(t201);                             // lang_pointwise.tc:5
                     const float t208 = t206 + t207;                             // lang_pointwise.tc:5
                     const float t209 = t202 + 1.0f;                             // lang_pointwise.tc:5
-                    const float t210 = tc_logf(t209);                           // lang_pointwise.tc:5
+                    const float t210 = tc_logf_n(t209);                         // lang_pointwise.tc:5
                     const float t211 = t208 + t210;                             // lang_pointwise.tc:5
                     const float t212 = log2f(t209);                             // lang_pointwise.tc:5
                     const float t213 = t211 + t212;                             // lang_pointwise.tc:5
@@ -460,7 +460,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
                         const float t6 = exp2f(t0);                                 // lang_pointwise.tc:5
                         const float t7 = t5 + t6;                                   // lang_pointwise.tc:5
                         const float t8 = t1 + 1.0f;                                 // lang_pointwise.tc:5
-                        const float t9 = tc_logf(t8);                               // lang_pointwise.tc:5
+                        const float t9 = tc_logf_n(t8);                             // lang_pointwise.tc:5
                         const float t10 = t7 + t9;                                  // lang_pointwise.tc:5
                         const float t11 = log2f(t8);                                // lang_pointwise.tc:5
                         const float t12 = t10 + t11;                                // lang_pointwise.tc:5

@@ -6,11 +6,15 @@
 /* log(e^a + e^b) with the larger term factored out (logcumsumexp's step):
  * NaN propagates, -inf is the empty sum, +inf stays +inf.  Every path is
  * computed and selected (helpers.cuh's sigmoid says why): this is the walk's
- * critical path. */
+ * critical path.  r is NaN exactly when an input is NaN or both are the
+ * same infinity (inf - inf); a + b is then the NaN or that infinity, and
+ * where one is infinite and the other not, r is already it (m + log1p(0)).
+ * One test, where a NaN test of the inputs and an infinity test of m took
+ * three (the same bits, NaN payloads aside). */
 template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
     const T m = a > b ? a : b, lo = a > b ? b : a;
     const T r = m + log1p(exp(lo - m));
-    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r; /* NaN; +-inf */
+    return r != r ? a + b : r;
 }
 __device__ __forceinline__ float tc_logaddexp(float a, float b) {
     const float m = a > b ? a : b, lo = a > b ? b : a;
@@ -19,7 +23,7 @@ __device__ __forceinline__ float tc_logaddexp(float a, float b) {
 #else
     const float r = m + log1pf(expf(lo - m));
 #endif
-    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r;
+    return r != r ? a + b : r;
 }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread
@@ -77,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t19 = in_state[sz_H*i0 + i2];                   // mingru.tc:22
+            const float t16 = in_state[sz_H*i0 + i2];                   // mingru.tc:22
             float c0 = 0; /* %16 cumsum */
             float c1 = 0; /* %18 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
@@ -102,31 +106,28 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru.tc:28
                     const float t6 = tc_relu(t4);                               // mingru.tc:28
                     const float t7 = t6 + 0.5f;                                 // mingru.tc:28
-                    const float t8 = tc_logf(t7);                               // mingru.tc:28
-                    const float t9 = -t4;                                       // mingru.tc:28
-                    const float t10 = tc_softplus(t9);                          // mingru.tc:28
-                    const float t11 = -t10;                                     // mingru.tc:28
-                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru.tc:28
-                    const float t13 = t3 + t12;                                 // mingru.tc:30
-                    const float t14 = t13 - c0;                                 // mingru.tc:32
-                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru.tc:32
-                    const float t15 = st2[tt_][threadIdx.x];                    // mingru.tc:22
-                    const float t16 = tc_sigmoid(t15);                          // mingru.tc:37
-                    const float t17 = c0 + c1;                                  // mingru.tc:36
-                    const float t18 = expf(t17);                                // mingru.tc:36
-                    const float t20 = expf(c0);                                 // mingru.tc:36
-                    const float t21 = t19 * t20;                                // mingru.tc:36
-                    const float t22 = t18 + t21;                                // mingru.tc:36
-                    const float t23 = t16 * t22;                                // mingru.tc:37
-                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t23;                 // mingru.tc:37
+                    const float t8 = -t4;                                       // mingru.tc:28
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru.tc:28
+                    const float t10 = t3 + t9;                                  // mingru.tc:30
+                    const float t11 = t10 - c0;                                 // mingru.tc:32
+                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru.tc:32
+                    const float t12 = st2[tt_][threadIdx.x];                    // mingru.tc:22
+                    const float t13 = tc_sigmoid(t12);                          // mingru.tc:37
+                    const float t14 = c0 + c1;                                  // mingru.tc:36
+                    const float t15 = expf(t14);                                // mingru.tc:36
+                    const float t17 = expf(c0);                                 // mingru.tc:36
+                    const float t18 = t16 * t17;                                // mingru.tc:36
+                    const float t19 = t15 + t18;                                // mingru.tc:36
+                    const float t20 = t13 * t19;                                // mingru.tc:37
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t20;                 // mingru.tc:37
                 }
             }
-            const float t24 = c0 + c1;                                  // mingru.tc:36
-            const float t25 = expf(t24);                                // mingru.tc:36
-            const float t26 = expf(c0);                                 // mingru.tc:36
-            const float t27 = t19 * t26;                                // mingru.tc:36
-            const float t28 = t25 + t27;                                // mingru.tc:36
-            out_next[sz_H*i0 + i2] = t28;                               // mingru.tc:37
+            const float t21 = c0 + c1;                                  // mingru.tc:36
+            const float t22 = expf(t21);                                // mingru.tc:36
+            const float t23 = expf(c0);                                 // mingru.tc:36
+            const float t24 = t16 * t23;                                // mingru.tc:36
+            const float t25 = t22 + t24;                                // mingru.tc:36
+            out_next[sz_H*i0 + i2] = t25;                               // mingru.tc:37
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -135,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t52 = in_state[sz_H*i0 + i2];                   // mingru.tc:22
+            const float t46 = in_state[sz_H*i0 + i2];                   // mingru.tc:22
             float c0 = 0; /* %16 cumsum */
             float c1 = 0; /* %18 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
@@ -144,45 +145,42 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t29 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru.tc:22
-                const float t30 = tc_softplus(t29);                         // mingru.tc:26
-                const float t31 = -t30;                                     // mingru.tc:26
-                float tot33;                                                // mingru.tc:31
-                float v32 = tc_block_scan(t31, tc_op_sum(), last_, &tot33); // mingru.tc:31
-                if (c_ > 0) v32 = tc_op_sum()(c0, v32);                     // mingru.tc:31
-                c0 = c_ == 0 ? tot33 : tc_op_sum()(c0, tot33);              // mingru.tc:31
-                const float t34 = t29 + t31;                                // mingru.tc:30
-                const float t35 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru.tc:22
-                const bool t36 = ((float)(t35 >= 0.0f)) != 0;               // mingru.tc:28
-                const float t37 = tc_relu(t35);                             // mingru.tc:28
-                const float t38 = t37 + 0.5f;                               // mingru.tc:28
-                const float t39 = tc_logf(t38);                             // mingru.tc:28
-                const float t40 = -t35;                                     // mingru.tc:28
-                const float t41 = tc_softplus(t40);                         // mingru.tc:28
-                const float t42 = -t41;                                     // mingru.tc:28
-                const float t43 = (t36 != 0.0f ? t39 : t42);                // mingru.tc:28
-                const float t44 = t34 + t43;                                // mingru.tc:30
-                const float t45 = t44 - v32;                                // mingru.tc:32
-                float tot47;                                                // mingru.tc:32
-                float v46 = tc_block_scan(t45, tc_op_logaddexp(), last_, &tot47); // mingru.tc:32
-                if (c_ > 0) v46 = tc_op_logaddexp()(c1, v46);               // mingru.tc:32
-                c1 = c_ == 0 ? tot47 : tc_op_logaddexp()(c1, tot47);        // mingru.tc:32
-                const float t48 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru.tc:22
-                const float t49 = tc_sigmoid(t48);                          // mingru.tc:37
-                const float t50 = v32 + v46;                                // mingru.tc:36
-                const float t51 = expf(t50);                                // mingru.tc:36
-                const float t53 = expf(v32);                                // mingru.tc:36
-                const float t54 = t52 * t53;                                // mingru.tc:36
-                const float t55 = t51 + t54;                                // mingru.tc:36
-                const float t56 = t49 * t55;                                // mingru.tc:37
-                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t56;       // mingru.tc:37
+                const float t26 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru.tc:22
+                const float t27 = tc_softplus(t26);                         // mingru.tc:26
+                const float t28 = -t27;                                     // mingru.tc:26
+                float tot30;                                                // mingru.tc:31
+                float v29 = tc_block_scan(t28, tc_op_sum(), last_, &tot30); // mingru.tc:31
+                if (c_ > 0) v29 = tc_op_sum()(c0, v29);                     // mingru.tc:31
+                c0 = c_ == 0 ? tot30 : tc_op_sum()(c0, tot30);              // mingru.tc:31
+                const float t31 = t26 + t28;                                // mingru.tc:30
+                const float t32 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru.tc:22
+                const bool t33 = ((float)(t32 >= 0.0f)) != 0;               // mingru.tc:28
+                const float t34 = tc_relu(t32);                             // mingru.tc:28
+                const float t35 = t34 + 0.5f;                               // mingru.tc:28
+                const float t36 = -t32;                                     // mingru.tc:28
+                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf_n(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru.tc:28
+                const float t38 = t31 + t37;                                // mingru.tc:30
+                const float t39 = t38 - v29;                                // mingru.tc:32
+                float tot41;                                                // mingru.tc:32
+                float v40 = tc_block_scan(t39, tc_op_logaddexp(), last_, &tot41); // mingru.tc:32
+                if (c_ > 0) v40 = tc_op_logaddexp()(c1, v40);               // mingru.tc:32
+                c1 = c_ == 0 ? tot41 : tc_op_logaddexp()(c1, tot41);        // mingru.tc:32
+                const float t42 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru.tc:22
+                const float t43 = tc_sigmoid(t42);                          // mingru.tc:37
+                const float t44 = v29 + v40;                                // mingru.tc:36
+                const float t45 = expf(t44);                                // mingru.tc:36
+                const float t47 = expf(v29);                                // mingru.tc:36
+                const float t48 = t46 * t47;                                // mingru.tc:36
+                const float t49 = t45 + t48;                                // mingru.tc:36
+                const float t50 = t43 * t49;                                // mingru.tc:37
+                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t50;       // mingru.tc:37
             }
-            const float t57 = c0 + c1;                                  // mingru.tc:36
-            const float t58 = expf(t57);                                // mingru.tc:36
-            const float t59 = expf(c0);                                 // mingru.tc:36
-            const float t60 = t52 * t59;                                // mingru.tc:36
-            const float t61 = t58 + t60;                                // mingru.tc:36
-            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t61;         // mingru.tc:37
+            const float t51 = c0 + c1;                                  // mingru.tc:36
+            const float t52 = expf(t51);                                // mingru.tc:36
+            const float t53 = expf(c0);                                 // mingru.tc:36
+            const float t54 = t46 * t53;                                // mingru.tc:36
+            const float t55 = t52 + t54;                                // mingru.tc:36
+            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t55;         // mingru.tc:37
         }
     }
 }

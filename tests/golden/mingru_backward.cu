@@ -6,11 +6,15 @@
 /* log(e^a + e^b) with the larger term factored out (logcumsumexp's step):
  * NaN propagates, -inf is the empty sum, +inf stays +inf.  Every path is
  * computed and selected (helpers.cuh's sigmoid says why): this is the walk's
- * critical path. */
+ * critical path.  r is NaN exactly when an input is NaN or both are the
+ * same infinity (inf - inf); a + b is then the NaN or that infinity, and
+ * where one is infinite and the other not, r is already it (m + log1p(0)).
+ * One test, where a NaN test of the inputs and an infinity test of m took
+ * three (the same bits, NaN payloads aside). */
 template <class T> __device__ __forceinline__ T tc_logaddexp(T a, T b) {
     const T m = a > b ? a : b, lo = a > b ? b : a;
     const T r = m + log1p(exp(lo - m));
-    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r; /* NaN; +-inf */
+    return r != r ? a + b : r;
 }
 __device__ __forceinline__ float tc_logaddexp(float a, float b) {
     const float m = a > b ? a : b, lo = a > b ? b : a;
@@ -19,7 +23,7 @@ __device__ __forceinline__ float tc_logaddexp(float a, float b) {
 #else
     const float r = m + log1pf(expf(lo - m));
 #endif
-    return (a != a || b != b) ? a + b : (m - m != m - m) ? m : r;
+    return r != r ? a + b : r;
 }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread
@@ -77,7 +81,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t19 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t16 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %16 cumsum */
             float c1 = 0; /* %18 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
@@ -102,31 +106,28 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
-                    const float t9 = -t4;                                       // mingru_backward.tc:32
-                    const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
-                    const float t11 = -t10;                                     // mingru_backward.tc:32
-                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru_backward.tc:32
-                    const float t13 = t3 + t12;                                 // mingru_backward.tc:34
-                    const float t14 = t13 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
-                    const float t15 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t16 = tc_sigmoid(t15);                          // mingru_backward.tc:41
-                    const float t17 = c0 + c1;                                  // mingru_backward.tc:40
-                    const float t18 = expf(t17);                                // mingru_backward.tc:40
-                    const float t20 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t21 = t19 * t20;                                // mingru_backward.tc:40
-                    const float t22 = t18 + t21;                                // mingru_backward.tc:40
-                    const float t23 = t16 * t22;                                // mingru_backward.tc:41
-                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t23;                 // mingru_backward.tc:41
+                    const float t8 = -t4;                                       // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t10 = t3 + t9;                                  // mingru_backward.tc:34
+                    const float t11 = t10 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    const float t12 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t13 = tc_sigmoid(t12);                          // mingru_backward.tc:41
+                    const float t14 = c0 + c1;                                  // mingru_backward.tc:40
+                    const float t15 = expf(t14);                                // mingru_backward.tc:40
+                    const float t17 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t18 = t16 * t17;                                // mingru_backward.tc:40
+                    const float t19 = t15 + t18;                                // mingru_backward.tc:40
+                    const float t20 = t13 * t19;                                // mingru_backward.tc:41
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t20;                 // mingru_backward.tc:41
                 }
             }
-            const float t24 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t25 = expf(t24);                                // mingru_backward.tc:40
-            const float t26 = expf(c0);                                 // mingru_backward.tc:40
-            const float t27 = t19 * t26;                                // mingru_backward.tc:40
-            const float t28 = t25 + t27;                                // mingru_backward.tc:40
-            out_next[sz_H*i0 + i2] = t28;                               // mingru_backward.tc:41
+            const float t21 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t22 = expf(t21);                                // mingru_backward.tc:40
+            const float t23 = expf(c0);                                 // mingru_backward.tc:40
+            const float t24 = t16 * t23;                                // mingru_backward.tc:40
+            const float t25 = t22 + t24;                                // mingru_backward.tc:40
+            out_next[sz_H*i0 + i2] = t25;                               // mingru_backward.tc:41
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -135,7 +136,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t52 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t46 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %16 cumsum */
             float c1 = 0; /* %18 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
@@ -144,45 +145,42 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t29 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t30 = tc_softplus(t29);                         // mingru_backward.tc:30
-                const float t31 = -t30;                                     // mingru_backward.tc:30
-                float tot33;                                                // mingru_backward.tc:35
-                float v32 = tc_block_scan(t31, tc_op_sum(), last_, &tot33); // mingru_backward.tc:35
-                if (c_ > 0) v32 = tc_op_sum()(c0, v32);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot33 : tc_op_sum()(c0, tot33);              // mingru_backward.tc:35
-                const float t34 = t29 + t31;                                // mingru_backward.tc:34
-                const float t35 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t36 = ((float)(t35 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t37 = tc_relu(t35);                             // mingru_backward.tc:32
-                const float t38 = t37 + 0.5f;                               // mingru_backward.tc:32
-                const float t39 = tc_logf(t38);                             // mingru_backward.tc:32
-                const float t40 = -t35;                                     // mingru_backward.tc:32
-                const float t41 = tc_softplus(t40);                         // mingru_backward.tc:32
-                const float t42 = -t41;                                     // mingru_backward.tc:32
-                const float t43 = (t36 != 0.0f ? t39 : t42);                // mingru_backward.tc:32
-                const float t44 = t34 + t43;                                // mingru_backward.tc:34
-                const float t45 = t44 - v32;                                // mingru_backward.tc:36
-                float tot47;                                                // mingru_backward.tc:36
-                float v46 = tc_block_scan(t45, tc_op_logaddexp(), last_, &tot47); // mingru_backward.tc:36
-                if (c_ > 0) v46 = tc_op_logaddexp()(c1, v46);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot47 : tc_op_logaddexp()(c1, tot47);        // mingru_backward.tc:36
-                const float t48 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t49 = tc_sigmoid(t48);                          // mingru_backward.tc:41
-                const float t50 = v32 + v46;                                // mingru_backward.tc:40
-                const float t51 = expf(t50);                                // mingru_backward.tc:40
-                const float t53 = expf(v32);                                // mingru_backward.tc:40
-                const float t54 = t52 * t53;                                // mingru_backward.tc:40
-                const float t55 = t51 + t54;                                // mingru_backward.tc:40
-                const float t56 = t49 * t55;                                // mingru_backward.tc:41
-                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t56;       // mingru_backward.tc:41
+                const float t26 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t27 = tc_softplus(t26);                         // mingru_backward.tc:30
+                const float t28 = -t27;                                     // mingru_backward.tc:30
+                float tot30;                                                // mingru_backward.tc:35
+                float v29 = tc_block_scan(t28, tc_op_sum(), last_, &tot30); // mingru_backward.tc:35
+                if (c_ > 0) v29 = tc_op_sum()(c0, v29);                     // mingru_backward.tc:35
+                c0 = c_ == 0 ? tot30 : tc_op_sum()(c0, tot30);              // mingru_backward.tc:35
+                const float t31 = t26 + t28;                                // mingru_backward.tc:34
+                const float t32 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t33 = ((float)(t32 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t34 = tc_relu(t32);                             // mingru_backward.tc:32
+                const float t35 = t34 + 0.5f;                               // mingru_backward.tc:32
+                const float t36 = -t32;                                     // mingru_backward.tc:32
+                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf_n(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
+                const float t38 = t31 + t37;                                // mingru_backward.tc:34
+                const float t39 = t38 - v29;                                // mingru_backward.tc:36
+                float tot41;                                                // mingru_backward.tc:36
+                float v40 = tc_block_scan(t39, tc_op_logaddexp(), last_, &tot41); // mingru_backward.tc:36
+                if (c_ > 0) v40 = tc_op_logaddexp()(c1, v40);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot41 : tc_op_logaddexp()(c1, tot41);        // mingru_backward.tc:36
+                const float t42 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t43 = tc_sigmoid(t42);                          // mingru_backward.tc:41
+                const float t44 = v29 + v40;                                // mingru_backward.tc:40
+                const float t45 = expf(t44);                                // mingru_backward.tc:40
+                const float t47 = expf(v29);                                // mingru_backward.tc:40
+                const float t48 = t46 * t47;                                // mingru_backward.tc:40
+                const float t49 = t45 + t48;                                // mingru_backward.tc:40
+                const float t50 = t43 * t49;                                // mingru_backward.tc:41
+                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t50;       // mingru_backward.tc:41
             }
-            const float t57 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t58 = expf(t57);                                // mingru_backward.tc:40
-            const float t59 = expf(c0);                                 // mingru_backward.tc:40
-            const float t60 = t52 * t59;                                // mingru_backward.tc:40
-            const float t61 = t58 + t60;                                // mingru_backward.tc:40
-            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t61;         // mingru_backward.tc:41
+            const float t51 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t52 = expf(t51);                                // mingru_backward.tc:40
+            const float t53 = expf(c0);                                 // mingru_backward.tc:40
+            const float t54 = t46 * t53;                                // mingru_backward.tc:40
+            const float t55 = t52 + t54;                                // mingru_backward.tc:40
+            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t55;         // mingru_backward.tc:41
         }
     }
 }
@@ -218,7 +216,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
-            float c2 = 0; /* %90 sum */
+            float c2 = 0; /* %89 sum */
             for (idx_t c_ = 0; c_ < len; c_ += 4) {
                 if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
                     ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
@@ -246,36 +244,33 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
-                    const float t9 = -t4;                                       // mingru_backward.tc:32
-                    const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
-                    const float t11 = -t10;                                     // mingru_backward.tc:32
-                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru_backward.tc:32
-                    const float t13 = t3 + t12;                                 // mingru_backward.tc:34
-                    const float t14 = t13 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
-                    float t15;                                                  // mingru_backward.tc:41
+                    const float t8 = -t4;                                       // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t10 = t3 + t9;                                  // mingru_backward.tc:34
+                    const float t11 = t10 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    float t12;                                                  // mingru_backward.tc:41
                     if (i1 < sz_T - 1) {
-                        t15 = 0.0f;
+                        t12 = 0.0f;
                     } else {
-                        const float t16 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t15 = t16;
+                        const float t13 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t12 = t13;
                     }
-                    const float t17 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                    const float t18 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t19 = tc_sigmoid(t18);                          // mingru_backward.tc:41
-                    const float t20 = t17 * t19;                                // mingru_backward.tc:41
-                    const float t21 = t15 + t20;                                // mingru_backward.tc:40
-                    const float t22 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t23 = t21 * t22;                                // mingru_backward.tc:40
-                    c2 = s_ == 0 ? t23 : tc_op_sum()(c2, t23);                  // mingru_backward.tc:40
+                    const float t14 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t15 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t16 = tc_sigmoid(t15);                          // mingru_backward.tc:41
+                    const float t17 = t14 * t16;                                // mingru_backward.tc:41
+                    const float t18 = t12 + t17;                                // mingru_backward.tc:40
+                    const float t19 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t20 = t18 * t19;                                // mingru_backward.tc:40
+                    c2 = s_ == 0 ? t20 : tc_op_sum()(c2, t20);                  // mingru_backward.tc:40
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float r0 = 0; /* %46 logcumsumexp */
-            float r1 = 0; /* %55 logcumsumexp */
-            float r2 = 0; /* %64 cumsum */
+            const float t54 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float r0 = 0; /* %47 logcumsumexp */
+            float r1 = 0; /* %54 logcumsumexp */
+            float r2 = 0; /* %63 cumsum */
             for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
                 const idx_t b_ = g_ * 4;
                 const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
@@ -285,6 +280,16 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
                 float sv0_[4];
                 float sv1_[4];
+                float e46_[4];
+                float e63_[4];
+                float e67_[4];
+                bool e68_[4];
+                float e72_[4];
+                float e73_[4];
+                bool e75_[4];
+                float e83_[4];
+                float e88_[4];
+                float e97_[4];
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
@@ -298,123 +303,126 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
                     const idx_t i1 = s_;
-                    const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
-                    const float t26 = -t25;                                     // mingru_backward.tc:30
-                    c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
-                    const float t27 = t24 + t26;                                // mingru_backward.tc:34
-                    const float t28 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                    const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
-                    const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
-                    const float t32 = tc_logf(t31);                             // mingru_backward.tc:32
-                    const float t33 = -t28;                                     // mingru_backward.tc:32
-                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
-                    const float t35 = -t34;                                     // mingru_backward.tc:32
-                    const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
-                    const float t37 = t27 + t36;                                // mingru_backward.tc:34
-                    const float t38 = t37 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
+                    const float t21 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t22 = tc_softplus(t21);                         // mingru_backward.tc:30
+                    const float t23 = -t22;                                     // mingru_backward.tc:30
+                    c0 = s_ == 0 ? t23 : tc_op_sum()(c0, t23);                  // mingru_backward.tc:35
+                    const float t24 = t21 + t23;                                // mingru_backward.tc:34
+                    const float t25 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t26 = ((float)(t25 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t27 = tc_relu(t25);                             // mingru_backward.tc:32
+                    const float t28 = t27 + 0.5f;                               // mingru_backward.tc:32
+                    const float t29 = -t25;                                     // mingru_backward.tc:32
+                    const float t30 = tc_lf_value(tc_where_lf(t26, tc_log_lf_n(t28), tc_neg_lf(tc_softplus_lf(t29)))); // mingru_backward.tc:32
+                    const float t31 = t24 + t30;                                // mingru_backward.tc:34
+                    const float t32 = t31 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t32 : tc_op_logaddexp()(c1, t32);            // mingru_backward.tc:36
                     sv0_[tt_] = c0;                                             // mingru_backward.tc:35
                     sv1_[tt_] = c1;                                             // mingru_backward.tc:36
+                    const float t33 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:30
+                    const float t35 = -t34;                                     // mingru_backward.tc:30
+                    const float t36 = t33 + t35;                                // mingru_backward.tc:34
+                    const float t37 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t38 = ((float)(t37 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t39 = tc_relu(t37);                             // mingru_backward.tc:32
+                    const float t40 = t39 + 0.5f;                               // mingru_backward.tc:32
+                    const float t41 = -t37;                                     // mingru_backward.tc:32
+                    const float t42 = tc_lf_value(tc_where_lf(t38, tc_log_lf_n(t40), tc_neg_lf(tc_softplus_lf(t41)))); // mingru_backward.tc:32
+                    const float t43 = t36 + t42;                                // mingru_backward.tc:34
+                    const float t44 = sv0_[tt_];                                // mingru_backward.tc:35
+                    const float t45 = t43 - t44;                                // mingru_backward.tc:36
+                    e46_[tt_] = t45;                                            // mingru_backward.tc:36
+                    float t47;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t47 = 0.0f;
+                    } else {
+                        const float t48 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t47 = t48;
+                    }
+                    const float t49 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t50 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t51 = tc_sigmoid(t50);                          // mingru_backward.tc:41
+                    const float t52 = t49 * t51;                                // mingru_backward.tc:41
+                    const float t53 = t47 + t52;                                // mingru_backward.tc:40
+                    const float t55 = t53 * t54;                                // mingru_backward.tc:40
+                    const float t56 = expf(t44);                                // mingru_backward.tc:40
+                    const float t57 = t55 * t56;                                // mingru_backward.tc:40
+                    const float t58 = sv1_[tt_];                                // mingru_backward.tc:36
+                    const float t59 = t44 + t58;                                // mingru_backward.tc:40
+                    const float t60 = expf(t59);                                // mingru_backward.tc:40
+                    const float t61 = t53 * t60;                                // mingru_backward.tc:40
+                    const float t62 = t57 + t61;                                // mingru_backward.tc:35
+                    e63_[tt_] = t62;                                            // mingru_backward.tc:35
+                    const bool t64 = ((float)(t33 > 20.0f)) != 0;               // mingru_backward.tc:30
+                    const float t65 = tc_sigmoid(t33);                          // mingru_backward.tc:30
+                    const float t66 = (t64 != 0.0f ? 1.0f : t65);               // mingru_backward.tc:30
+                    e67_[tt_] = t66;                                            // mingru_backward.tc:30
+                    e68_[tt_] = t38;                                            // mingru_backward.tc:32
+                    const bool t69 = ((float)(t41 > 20.0f)) != 0;               // mingru_backward.tc:32
+                    const float t70 = tc_sigmoid(t41);                          // mingru_backward.tc:32
+                    const float t71 = (t69 != 0.0f ? 1.0f : t70);               // mingru_backward.tc:32
+                    e72_[tt_] = t71;                                            // mingru_backward.tc:32
+                    e73_[tt_] = t40;                                            // mingru_backward.tc:32
+                    const bool t74 = ((float)(t37 > 0.0f)) != 0;                // mingru_backward.tc:32
+                    e75_[tt_] = t74;                                            // mingru_backward.tc:32
+                    const bool t76 = ((float)(t58 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                    const bool t77 = ((float)(t61 > 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t78 = fabsf(t61);                               // mingru_backward.tc:36
+                    const float t79 = tc_logf(t78);                             // mingru_backward.tc:36
+                    const float t80 = (t77 != 0.0f ? t79 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t81 = t80 - t58;                                // mingru_backward.tc:36
+                    const float t82 = (t76 != 0.0f ? __int_as_float(0xff800000) : t81); // mingru_backward.tc:36
+                    e83_[tt_] = t82;                                            // mingru_backward.tc:36
+                    const bool t84 = ((float)(t61 < 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t85 = (t84 != 0.0f ? t79 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t86 = t85 - t58;                                // mingru_backward.tc:36
+                    const float t87 = (t76 != 0.0f ? __int_as_float(0xff800000) : t86); // mingru_backward.tc:36
+                    e88_[tt_] = t87;                                            // mingru_backward.tc:36
+                    const float t89 = t54 * t56;                                // mingru_backward.tc:40
+                    const float t90 = t60 + t89;                                // mingru_backward.tc:40
+                    const float t91 = t49 * t90;                                // mingru_backward.tc:41
+                    const float t92 = 1.0f - t51;                               // mingru_backward.tc:41
+                    const float t93 = t51 * t92;                                // mingru_backward.tc:41
+                    const float t94 = t91 * t93;                                // mingru_backward.tc:41
+                    const float t95 = t94 + 0.0f;                               // mingru_backward.tc:26
+                    const float t96 = t95 + 0.0f;                               // mingru_backward.tc:26
+                    e97_[tt_] = t96;                                            // mingru_backward.tc:26
                 }
                 #pragma unroll
                 for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
-                        const float t39 = sv1_[tt_];                                // mingru_backward.tc:36
-                        const bool t40 = ((float)(t39 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                        float t41;                                                  // mingru_backward.tc:41
-                        if (i1 < sz_T - 1) {
-                            t41 = 0.0f;
-                        } else {
-                            const float t42 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                            t41 = t42;
-                        }
-                        const float t43 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                        const float t44 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t45 = tc_sigmoid(t44);                          // mingru_backward.tc:41
-                        const float t46 = t43 * t45;                                // mingru_backward.tc:41
-                        const float t47 = t41 + t46;                                // mingru_backward.tc:40
-                        const float t48 = sv0_[tt_];                                // mingru_backward.tc:35
-                        const float t49 = t48 + t39;                                // mingru_backward.tc:40
-                        const float t50 = expf(t49);                                // mingru_backward.tc:40
-                        const float t51 = t47 * t50;                                // mingru_backward.tc:40
-                        const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t53 = (t52 != 0.0f ? t51 : 0.0f);               // mingru_backward.tc:36
-                        const float t54 = tc_logf(t53);                             // mingru_backward.tc:36
-                        const float t55 = t54 - t39;                                // mingru_backward.tc:36
-                        const float t56 = (t40 != 0.0f ? __int_as_float(0xff800000) : t55); // mingru_backward.tc:36
-                        r0 = s_ == 0 ? t56 : tc_op_logaddexp()(r0, t56);            // mingru_backward.tc:36
-                        const bool t57 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t58 = -t51;                                     // mingru_backward.tc:36
-                        const float t59 = (t57 != 0.0f ? t58 : 0.0f);               // mingru_backward.tc:36
-                        const float t60 = tc_logf(t59);                             // mingru_backward.tc:36
-                        const float t61 = t60 - t39;                                // mingru_backward.tc:36
-                        const float t62 = (t40 != 0.0f ? __int_as_float(0xff800000) : t61); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? t62 : tc_op_logaddexp()(r1, t62);            // mingru_backward.tc:36
-                        const float t64 = t47 * t63;                                // mingru_backward.tc:40
-                        const float t65 = expf(t48);                                // mingru_backward.tc:40
-                        const float t66 = t64 * t65;                                // mingru_backward.tc:40
-                        const float t67 = t66 + t51;                                // mingru_backward.tc:35
-                        const float t68 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t69 = tc_softplus(t68);                         // mingru_backward.tc:30
-                        const float t70 = -t69;                                     // mingru_backward.tc:30
-                        const float t71 = t68 + t70;                                // mingru_backward.tc:34
-                        const float t72 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                        const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
-                        const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
-                        const float t76 = tc_logf(t75);                             // mingru_backward.tc:32
-                        const float t77 = -t72;                                     // mingru_backward.tc:32
-                        const float t78 = tc_softplus(t77);                         // mingru_backward.tc:32
-                        const float t79 = -t78;                                     // mingru_backward.tc:32
-                        const float t80 = (t73 != 0.0f ? t76 : t79);                // mingru_backward.tc:32
-                        const float t81 = t71 + t80;                                // mingru_backward.tc:34
-                        const float t82 = t81 - t48;                                // mingru_backward.tc:36
-                        const float t83 = t82 + r0;                                 // mingru_backward.tc:36
-                        const float t84 = expf(t83);                                // mingru_backward.tc:36
-                        const float t85 = t82 + r1;                                 // mingru_backward.tc:36
-                        const float t86 = expf(t85);                                // mingru_backward.tc:36
-                        const float t87 = t84 - t86;                                // mingru_backward.tc:36
-                        const float t88 = -t87;                                     // mingru_backward.tc:36
-                        const float t89 = t67 + t88;                                // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t89 : tc_op_sum()(r2, t89);                  // mingru_backward.tc:35
-                        const float t90 = 0.0f + 0.0f;                              // mingru_backward.tc:26
-                        const float t91 = (t73 != 0.0f ? 0.0f : t87);               // mingru_backward.tc:32
-                        const float t92 = -t91;                                     // mingru_backward.tc:32
-                        const bool t93 = ((float)(t77 > 20.0f)) != 0;               // mingru_backward.tc:32
-                        const float t94 = tc_sigmoid(t77);                          // mingru_backward.tc:32
-                        const float t95 = (t93 != 0.0f ? 1.0f : t94);               // mingru_backward.tc:32
-                        const float t96 = t92 * t95;                                // mingru_backward.tc:32
-                        const float t97 = -t96;                                     // mingru_backward.tc:32
-                        const bool t98 = ((float)(t72 > 0.0f)) != 0;                // mingru_backward.tc:32
-                        const float t99 = (t73 != 0.0f ? t87 : 0.0f);               // mingru_backward.tc:32
-                        const float t100 = t99 / t75;                               // mingru_backward.tc:32
-                        const float t101 = (t98 != 0.0f ? t100 : 0.0f);             // mingru_backward.tc:32
-                        const float t102 = t97 + t101;                              // mingru_backward.tc:27
-                        const float t103 = t90 + t102;                              // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t103;      // mingru_backward.tc:26
-                        const float t104 = r2 + t87;                                // mingru_backward.tc:30
-                        const float t105 = -t104;                                   // mingru_backward.tc:30
-                        const bool t106 = ((float)(t68 > 20.0f)) != 0;              // mingru_backward.tc:30
-                        const float t107 = tc_sigmoid(t68);                         // mingru_backward.tc:30
-                        const float t108 = (t106 != 0.0f ? 1.0f : t107);            // mingru_backward.tc:30
-                        const float t109 = t105 * t108;                             // mingru_backward.tc:30
-                        const float t110 = t87 + t109;                              // mingru_backward.tc:28
-                        const float t111 = 0.0f + t110;                             // mingru_backward.tc:26
-                        const float t112 = t111 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t112; // mingru_backward.tc:26
-                        const float t113 = t63 * t65;                               // mingru_backward.tc:40
-                        const float t114 = t50 + t113;                              // mingru_backward.tc:40
-                        const float t115 = t43 * t114;                              // mingru_backward.tc:41
-                        const float t116 = 1.0f - t45;                              // mingru_backward.tc:41
-                        const float t117 = t45 * t116;                              // mingru_backward.tc:41
-                        const float t118 = t115 * t117;                             // mingru_backward.tc:41
-                        const float t119 = t118 + 0.0f;                             // mingru_backward.tc:26
+                        r0 = s_ == 0 ? e83_[tt_] : tc_op_logaddexp()(r0, e83_[tt_]); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? e88_[tt_] : tc_op_logaddexp()(r1, e88_[tt_]); // mingru_backward.tc:36
+                        const float t98 = e46_[tt_] + r0;                           // mingru_backward.tc:36
+                        const float t99 = expf(t98);                                // mingru_backward.tc:36
+                        const float t100 = e46_[tt_] + r1;                          // mingru_backward.tc:36
+                        const float t101 = expf(t100);                              // mingru_backward.tc:36
+                        const float t102 = t99 - t101;                              // mingru_backward.tc:36
+                        const float t103 = -t102;                                   // mingru_backward.tc:36
+                        const float t104 = e63_[tt_] + t103;                        // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t104 : tc_op_sum()(r2, t104);                // mingru_backward.tc:35
+                        const float t105 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                        const float t106 = (e68_[tt_] != 0.0f ? 0.0f : t102);       // mingru_backward.tc:32
+                        const float t107 = -t106;                                   // mingru_backward.tc:32
+                        const float t108 = t107 * e72_[tt_];                        // mingru_backward.tc:32
+                        const float t109 = -t108;                                   // mingru_backward.tc:32
+                        const float t110 = (e68_[tt_] != 0.0f ? t102 : 0.0f);       // mingru_backward.tc:32
+                        const float t111 = t110 / e73_[tt_];                        // mingru_backward.tc:32
+                        const float t112 = (e75_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
+                        const float t113 = t109 + t112;                             // mingru_backward.tc:27
+                        const float t114 = t105 + t113;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t114;      // mingru_backward.tc:26
+                        const float t115 = r2 + t102;                               // mingru_backward.tc:30
+                        const float t116 = -t115;                                   // mingru_backward.tc:30
+                        const float t117 = t116 * e67_[tt_];                        // mingru_backward.tc:30
+                        const float t118 = t102 + t117;                             // mingru_backward.tc:28
+                        const float t119 = 0.0f + t118;                             // mingru_backward.tc:26
                         const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t120; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t120; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e97_[tt_]; // mingru_backward.tc:26
                     }
                 }
             }
@@ -446,7 +454,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t19 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t16 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %5 cumsum */
             float c1 = 0; /* %19 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
@@ -471,31 +479,28 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
-                    const float t9 = -t4;                                       // mingru_backward.tc:32
-                    const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
-                    const float t11 = -t10;                                     // mingru_backward.tc:32
-                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru_backward.tc:32
-                    const float t13 = t3 + t12;                                 // mingru_backward.tc:34
-                    const float t14 = t13 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
-                    const float t15 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t16 = tc_sigmoid(t15);                          // mingru_backward.tc:41
-                    const float t17 = c0 + c1;                                  // mingru_backward.tc:40
-                    const float t18 = expf(t17);                                // mingru_backward.tc:40
-                    const float t20 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t21 = t19 * t20;                                // mingru_backward.tc:40
-                    const float t22 = t18 + t21;                                // mingru_backward.tc:40
-                    const float t23 = t16 * t22;                                // mingru_backward.tc:41
-                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t23;                 // mingru_backward.tc:41
+                    const float t8 = -t4;                                       // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t10 = t3 + t9;                                  // mingru_backward.tc:34
+                    const float t11 = t10 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    const float t12 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t13 = tc_sigmoid(t12);                          // mingru_backward.tc:41
+                    const float t14 = c0 + c1;                                  // mingru_backward.tc:40
+                    const float t15 = expf(t14);                                // mingru_backward.tc:40
+                    const float t17 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t18 = t16 * t17;                                // mingru_backward.tc:40
+                    const float t19 = t15 + t18;                                // mingru_backward.tc:40
+                    const float t20 = t13 * t19;                                // mingru_backward.tc:41
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t20;                 // mingru_backward.tc:41
                 }
             }
-            const float t24 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t25 = expf(t24);                                // mingru_backward.tc:40
-            const float t26 = expf(c0);                                 // mingru_backward.tc:40
-            const float t27 = t19 * t26;                                // mingru_backward.tc:40
-            const float t28 = t25 + t27;                                // mingru_backward.tc:40
-            out_next[sz_H*i0 + i2] = t28;                               // mingru_backward.tc:41
+            const float t21 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t22 = expf(t21);                                // mingru_backward.tc:40
+            const float t23 = expf(c0);                                 // mingru_backward.tc:40
+            const float t24 = t16 * t23;                                // mingru_backward.tc:40
+            const float t25 = t22 + t24;                                // mingru_backward.tc:40
+            out_next[sz_H*i0 + i2] = t25;                               // mingru_backward.tc:41
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -504,7 +509,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t52 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t46 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %5 cumsum */
             float c1 = 0; /* %19 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
@@ -513,45 +518,42 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t29 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t30 = tc_softplus(t29);                         // mingru_backward.tc:30
-                const float t31 = -t30;                                     // mingru_backward.tc:30
-                float tot33;                                                // mingru_backward.tc:35
-                float v32 = tc_block_scan(t31, tc_op_sum(), last_, &tot33); // mingru_backward.tc:35
-                if (c_ > 0) v32 = tc_op_sum()(c0, v32);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot33 : tc_op_sum()(c0, tot33);              // mingru_backward.tc:35
-                const float t34 = t29 + t31;                                // mingru_backward.tc:34
-                const float t35 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t36 = ((float)(t35 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t37 = tc_relu(t35);                             // mingru_backward.tc:32
-                const float t38 = t37 + 0.5f;                               // mingru_backward.tc:32
-                const float t39 = tc_logf(t38);                             // mingru_backward.tc:32
-                const float t40 = -t35;                                     // mingru_backward.tc:32
-                const float t41 = tc_softplus(t40);                         // mingru_backward.tc:32
-                const float t42 = -t41;                                     // mingru_backward.tc:32
-                const float t43 = (t36 != 0.0f ? t39 : t42);                // mingru_backward.tc:32
-                const float t44 = t34 + t43;                                // mingru_backward.tc:34
-                const float t45 = t44 - v32;                                // mingru_backward.tc:36
-                float tot47;                                                // mingru_backward.tc:36
-                float v46 = tc_block_scan(t45, tc_op_logaddexp(), last_, &tot47); // mingru_backward.tc:36
-                if (c_ > 0) v46 = tc_op_logaddexp()(c1, v46);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot47 : tc_op_logaddexp()(c1, tot47);        // mingru_backward.tc:36
-                const float t48 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t49 = tc_sigmoid(t48);                          // mingru_backward.tc:41
-                const float t50 = v32 + v46;                                // mingru_backward.tc:40
-                const float t51 = expf(t50);                                // mingru_backward.tc:40
-                const float t53 = expf(v32);                                // mingru_backward.tc:40
-                const float t54 = t52 * t53;                                // mingru_backward.tc:40
-                const float t55 = t51 + t54;                                // mingru_backward.tc:40
-                const float t56 = t49 * t55;                                // mingru_backward.tc:41
-                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t56;       // mingru_backward.tc:41
+                const float t26 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t27 = tc_softplus(t26);                         // mingru_backward.tc:30
+                const float t28 = -t27;                                     // mingru_backward.tc:30
+                float tot30;                                                // mingru_backward.tc:35
+                float v29 = tc_block_scan(t28, tc_op_sum(), last_, &tot30); // mingru_backward.tc:35
+                if (c_ > 0) v29 = tc_op_sum()(c0, v29);                     // mingru_backward.tc:35
+                c0 = c_ == 0 ? tot30 : tc_op_sum()(c0, tot30);              // mingru_backward.tc:35
+                const float t31 = t26 + t28;                                // mingru_backward.tc:34
+                const float t32 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t33 = ((float)(t32 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t34 = tc_relu(t32);                             // mingru_backward.tc:32
+                const float t35 = t34 + 0.5f;                               // mingru_backward.tc:32
+                const float t36 = -t32;                                     // mingru_backward.tc:32
+                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf_n(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
+                const float t38 = t31 + t37;                                // mingru_backward.tc:34
+                const float t39 = t38 - v29;                                // mingru_backward.tc:36
+                float tot41;                                                // mingru_backward.tc:36
+                float v40 = tc_block_scan(t39, tc_op_logaddexp(), last_, &tot41); // mingru_backward.tc:36
+                if (c_ > 0) v40 = tc_op_logaddexp()(c1, v40);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot41 : tc_op_logaddexp()(c1, tot41);        // mingru_backward.tc:36
+                const float t42 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t43 = tc_sigmoid(t42);                          // mingru_backward.tc:41
+                const float t44 = v29 + v40;                                // mingru_backward.tc:40
+                const float t45 = expf(t44);                                // mingru_backward.tc:40
+                const float t47 = expf(v29);                                // mingru_backward.tc:40
+                const float t48 = t46 * t47;                                // mingru_backward.tc:40
+                const float t49 = t45 + t48;                                // mingru_backward.tc:40
+                const float t50 = t43 * t49;                                // mingru_backward.tc:41
+                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t50;       // mingru_backward.tc:41
             }
-            const float t57 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t58 = expf(t57);                                // mingru_backward.tc:40
-            const float t59 = expf(c0);                                 // mingru_backward.tc:40
-            const float t60 = t52 * t59;                                // mingru_backward.tc:40
-            const float t61 = t58 + t60;                                // mingru_backward.tc:40
-            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t61;         // mingru_backward.tc:41
+            const float t51 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t52 = expf(t51);                                // mingru_backward.tc:40
+            const float t53 = expf(c0);                                 // mingru_backward.tc:40
+            const float t54 = t46 * t53;                                // mingru_backward.tc:40
+            const float t55 = t52 + t54;                                // mingru_backward.tc:40
+            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t55;         // mingru_backward.tc:41
         }
     }
 }
@@ -587,7 +589,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i0 = q_;
             float c0 = 0; /* %7 cumsum */
             float c1 = 0; /* %21 logcumsumexp */
-            float c2 = 0; /* %90 sum */
+            float c2 = 0; /* %89 sum */
             for (idx_t c_ = 0; c_ < len; c_ += 4) {
                 if (c_ > 0) { /* the checkpoint (the first segment starts from nothing) */
                     ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
@@ -615,36 +617,33 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
                     const float t6 = tc_relu(t4);                               // mingru_backward.tc:32
                     const float t7 = t6 + 0.5f;                                 // mingru_backward.tc:32
-                    const float t8 = tc_logf(t7);                               // mingru_backward.tc:32
-                    const float t9 = -t4;                                       // mingru_backward.tc:32
-                    const float t10 = tc_softplus(t9);                          // mingru_backward.tc:32
-                    const float t11 = -t10;                                     // mingru_backward.tc:32
-                    const float t12 = (t5 != 0.0f ? t8 : t11);                  // mingru_backward.tc:32
-                    const float t13 = t3 + t12;                                 // mingru_backward.tc:34
-                    const float t14 = t13 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t14 : tc_op_logaddexp()(c1, t14);            // mingru_backward.tc:36
-                    float t15;                                                  // mingru_backward.tc:41
+                    const float t8 = -t4;                                       // mingru_backward.tc:32
+                    const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
+                    const float t10 = t3 + t9;                                  // mingru_backward.tc:34
+                    const float t11 = t10 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    float t12;                                                  // mingru_backward.tc:41
                     if (i1 < sz_T - 1) {
-                        t15 = 0.0f;
+                        t12 = 0.0f;
                     } else {
-                        const float t16 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                        t15 = t16;
+                        const float t13 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t12 = t13;
                     }
-                    const float t17 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                    const float t18 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t19 = tc_sigmoid(t18);                          // mingru_backward.tc:41
-                    const float t20 = t17 * t19;                                // mingru_backward.tc:41
-                    const float t21 = t15 + t20;                                // mingru_backward.tc:40
-                    const float t22 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t23 = t21 * t22;                                // mingru_backward.tc:40
-                    c2 = s_ == 0 ? t23 : tc_op_sum()(c2, t23);                  // mingru_backward.tc:40
+                    const float t14 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t15 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t16 = tc_sigmoid(t15);                          // mingru_backward.tc:41
+                    const float t17 = t14 * t16;                                // mingru_backward.tc:41
+                    const float t18 = t12 + t17;                                // mingru_backward.tc:40
+                    const float t19 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t20 = t18 * t19;                                // mingru_backward.tc:40
+                    c2 = s_ == 0 ? t20 : tc_op_sum()(c2, t20);                  // mingru_backward.tc:40
                 }
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
-            const float t63 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float r0 = 0; /* %46 logcumsumexp */
-            float r1 = 0; /* %55 logcumsumexp */
-            float r2 = 0; /* %64 cumsum */
+            const float t54 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float r0 = 0; /* %47 logcumsumexp */
+            float r1 = 0; /* %54 logcumsumexp */
+            float r2 = 0; /* %63 cumsum */
             for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
                 const idx_t b_ = g_ * 4;
                 const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
@@ -654,6 +653,16 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 }
                 float sv0_[4];
                 float sv1_[4];
+                float e46_[4];
+                float e63_[4];
+                float e67_[4];
+                bool e68_[4];
+                float e72_[4];
+                float e73_[4];
+                bool e75_[4];
+                float e83_[4];
+                float e88_[4];
+                float e97_[4];
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
@@ -667,123 +676,126 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
                     const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
                     const idx_t i1 = s_;
-                    const float t24 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
-                    const float t26 = -t25;                                     // mingru_backward.tc:30
-                    c0 = s_ == 0 ? t26 : tc_op_sum()(c0, t26);                  // mingru_backward.tc:35
-                    const float t27 = t24 + t26;                                // mingru_backward.tc:34
-                    const float t28 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                    const bool t29 = ((float)(t28 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                    const float t30 = tc_relu(t28);                             // mingru_backward.tc:32
-                    const float t31 = t30 + 0.5f;                               // mingru_backward.tc:32
-                    const float t32 = tc_logf(t31);                             // mingru_backward.tc:32
-                    const float t33 = -t28;                                     // mingru_backward.tc:32
-                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:32
-                    const float t35 = -t34;                                     // mingru_backward.tc:32
-                    const float t36 = (t29 != 0.0f ? t32 : t35);                // mingru_backward.tc:32
-                    const float t37 = t27 + t36;                                // mingru_backward.tc:34
-                    const float t38 = t37 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t38 : tc_op_logaddexp()(c1, t38);            // mingru_backward.tc:36
+                    const float t21 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t22 = tc_softplus(t21);                         // mingru_backward.tc:30
+                    const float t23 = -t22;                                     // mingru_backward.tc:30
+                    c0 = s_ == 0 ? t23 : tc_op_sum()(c0, t23);                  // mingru_backward.tc:35
+                    const float t24 = t21 + t23;                                // mingru_backward.tc:34
+                    const float t25 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t26 = ((float)(t25 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t27 = tc_relu(t25);                             // mingru_backward.tc:32
+                    const float t28 = t27 + 0.5f;                               // mingru_backward.tc:32
+                    const float t29 = -t25;                                     // mingru_backward.tc:32
+                    const float t30 = tc_lf_value(tc_where_lf(t26, tc_log_lf_n(t28), tc_neg_lf(tc_softplus_lf(t29)))); // mingru_backward.tc:32
+                    const float t31 = t24 + t30;                                // mingru_backward.tc:34
+                    const float t32 = t31 - c0;                                 // mingru_backward.tc:36
+                    c1 = s_ == 0 ? t32 : tc_op_logaddexp()(c1, t32);            // mingru_backward.tc:36
                     sv0_[tt_] = c0;                                             // mingru_backward.tc:35
                     sv1_[tt_] = c1;                                             // mingru_backward.tc:36
+                    const float t33 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t34 = tc_softplus(t33);                         // mingru_backward.tc:30
+                    const float t35 = -t34;                                     // mingru_backward.tc:30
+                    const float t36 = t33 + t35;                                // mingru_backward.tc:34
+                    const float t37 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const bool t38 = ((float)(t37 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                    const float t39 = tc_relu(t37);                             // mingru_backward.tc:32
+                    const float t40 = t39 + 0.5f;                               // mingru_backward.tc:32
+                    const float t41 = -t37;                                     // mingru_backward.tc:32
+                    const float t42 = tc_lf_value(tc_where_lf(t38, tc_log_lf_n(t40), tc_neg_lf(tc_softplus_lf(t41)))); // mingru_backward.tc:32
+                    const float t43 = t36 + t42;                                // mingru_backward.tc:34
+                    const float t44 = sv0_[tt_];                                // mingru_backward.tc:35
+                    const float t45 = t43 - t44;                                // mingru_backward.tc:36
+                    e46_[tt_] = t45;                                            // mingru_backward.tc:36
+                    float t47;                                                  // mingru_backward.tc:41
+                    if (i1 < sz_T - 1) {
+                        t47 = 0.0f;
+                    } else {
+                        const float t48 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
+                        t47 = t48;
+                    }
+                    const float t49 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
+                    const float t50 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
+                    const float t51 = tc_sigmoid(t50);                          // mingru_backward.tc:41
+                    const float t52 = t49 * t51;                                // mingru_backward.tc:41
+                    const float t53 = t47 + t52;                                // mingru_backward.tc:40
+                    const float t55 = t53 * t54;                                // mingru_backward.tc:40
+                    const float t56 = expf(t44);                                // mingru_backward.tc:40
+                    const float t57 = t55 * t56;                                // mingru_backward.tc:40
+                    const float t58 = sv1_[tt_];                                // mingru_backward.tc:36
+                    const float t59 = t44 + t58;                                // mingru_backward.tc:40
+                    const float t60 = expf(t59);                                // mingru_backward.tc:40
+                    const float t61 = t53 * t60;                                // mingru_backward.tc:40
+                    const float t62 = t57 + t61;                                // mingru_backward.tc:35
+                    e63_[tt_] = t62;                                            // mingru_backward.tc:35
+                    const bool t64 = ((float)(t33 > 20.0f)) != 0;               // mingru_backward.tc:30
+                    const float t65 = tc_sigmoid(t33);                          // mingru_backward.tc:30
+                    const float t66 = (t64 != 0.0f ? 1.0f : t65);               // mingru_backward.tc:30
+                    e67_[tt_] = t66;                                            // mingru_backward.tc:30
+                    e68_[tt_] = t38;                                            // mingru_backward.tc:32
+                    const bool t69 = ((float)(t41 > 20.0f)) != 0;               // mingru_backward.tc:32
+                    const float t70 = tc_sigmoid(t41);                          // mingru_backward.tc:32
+                    const float t71 = (t69 != 0.0f ? 1.0f : t70);               // mingru_backward.tc:32
+                    e72_[tt_] = t71;                                            // mingru_backward.tc:32
+                    e73_[tt_] = t40;                                            // mingru_backward.tc:32
+                    const bool t74 = ((float)(t37 > 0.0f)) != 0;                // mingru_backward.tc:32
+                    e75_[tt_] = t74;                                            // mingru_backward.tc:32
+                    const bool t76 = ((float)(t58 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
+                    const bool t77 = ((float)(t61 > 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t78 = fabsf(t61);                               // mingru_backward.tc:36
+                    const float t79 = tc_logf(t78);                             // mingru_backward.tc:36
+                    const float t80 = (t77 != 0.0f ? t79 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t81 = t80 - t58;                                // mingru_backward.tc:36
+                    const float t82 = (t76 != 0.0f ? __int_as_float(0xff800000) : t81); // mingru_backward.tc:36
+                    e83_[tt_] = t82;                                            // mingru_backward.tc:36
+                    const bool t84 = ((float)(t61 < 0.0f)) != 0;                // mingru_backward.tc:36
+                    const float t85 = (t84 != 0.0f ? t79 : __int_as_float(0xff800000)); // mingru_backward.tc:36
+                    const float t86 = t85 - t58;                                // mingru_backward.tc:36
+                    const float t87 = (t76 != 0.0f ? __int_as_float(0xff800000) : t86); // mingru_backward.tc:36
+                    e88_[tt_] = t87;                                            // mingru_backward.tc:36
+                    const float t89 = t54 * t56;                                // mingru_backward.tc:40
+                    const float t90 = t60 + t89;                                // mingru_backward.tc:40
+                    const float t91 = t49 * t90;                                // mingru_backward.tc:41
+                    const float t92 = 1.0f - t51;                               // mingru_backward.tc:41
+                    const float t93 = t51 * t92;                                // mingru_backward.tc:41
+                    const float t94 = t91 * t93;                                // mingru_backward.tc:41
+                    const float t95 = t94 + 0.0f;                               // mingru_backward.tc:26
+                    const float t96 = t95 + 0.0f;                               // mingru_backward.tc:26
+                    e97_[tt_] = t96;                                            // mingru_backward.tc:26
                 }
                 #pragma unroll
                 for (int tt_ = 3; tt_ >= 0; tt_--) { /* walked back */
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
-                        const float t39 = sv1_[tt_];                                // mingru_backward.tc:36
-                        const bool t40 = ((float)(t39 == __int_as_float(0xff800000))) != 0; // mingru_backward.tc:36
-                        float t41;                                                  // mingru_backward.tc:41
-                        if (i1 < sz_T - 1) {
-                            t41 = 0.0f;
-                        } else {
-                            const float t42 = in_dnext[-sz_T*sz_H + sz_H*i0 + sz_H*i1 + sz_H + i2]; // mingru_backward.tc:41
-                            t41 = t42;
-                        }
-                        const float t43 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:41
-                        const float t44 = st3[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t45 = tc_sigmoid(t44);                          // mingru_backward.tc:41
-                        const float t46 = t43 * t45;                                // mingru_backward.tc:41
-                        const float t47 = t41 + t46;                                // mingru_backward.tc:40
-                        const float t48 = sv0_[tt_];                                // mingru_backward.tc:35
-                        const float t49 = t48 + t39;                                // mingru_backward.tc:40
-                        const float t50 = expf(t49);                                // mingru_backward.tc:40
-                        const float t51 = t47 * t50;                                // mingru_backward.tc:40
-                        const bool t52 = ((float)(t51 > 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t53 = (t52 != 0.0f ? t51 : 0.0f);               // mingru_backward.tc:36
-                        const float t54 = tc_logf(t53);                             // mingru_backward.tc:36
-                        const float t55 = t54 - t39;                                // mingru_backward.tc:36
-                        const float t56 = (t40 != 0.0f ? __int_as_float(0xff800000) : t55); // mingru_backward.tc:36
-                        r0 = s_ == 0 ? t56 : tc_op_logaddexp()(r0, t56);            // mingru_backward.tc:36
-                        const bool t57 = ((float)(t51 < 0.0f)) != 0;                // mingru_backward.tc:36
-                        const float t58 = -t51;                                     // mingru_backward.tc:36
-                        const float t59 = (t57 != 0.0f ? t58 : 0.0f);               // mingru_backward.tc:36
-                        const float t60 = tc_logf(t59);                             // mingru_backward.tc:36
-                        const float t61 = t60 - t39;                                // mingru_backward.tc:36
-                        const float t62 = (t40 != 0.0f ? __int_as_float(0xff800000) : t61); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? t62 : tc_op_logaddexp()(r1, t62);            // mingru_backward.tc:36
-                        const float t64 = t47 * t63;                                // mingru_backward.tc:40
-                        const float t65 = expf(t48);                                // mingru_backward.tc:40
-                        const float t66 = t64 * t65;                                // mingru_backward.tc:40
-                        const float t67 = t66 + t51;                                // mingru_backward.tc:35
-                        const float t68 = st0[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const float t69 = tc_softplus(t68);                         // mingru_backward.tc:30
-                        const float t70 = -t69;                                     // mingru_backward.tc:30
-                        const float t71 = t68 + t70;                                // mingru_backward.tc:34
-                        const float t72 = st1[tt_][threadIdx.x];                    // mingru_backward.tc:26
-                        const bool t73 = ((float)(t72 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                        const float t74 = tc_relu(t72);                             // mingru_backward.tc:32
-                        const float t75 = t74 + 0.5f;                               // mingru_backward.tc:32
-                        const float t76 = tc_logf(t75);                             // mingru_backward.tc:32
-                        const float t77 = -t72;                                     // mingru_backward.tc:32
-                        const float t78 = tc_softplus(t77);                         // mingru_backward.tc:32
-                        const float t79 = -t78;                                     // mingru_backward.tc:32
-                        const float t80 = (t73 != 0.0f ? t76 : t79);                // mingru_backward.tc:32
-                        const float t81 = t71 + t80;                                // mingru_backward.tc:34
-                        const float t82 = t81 - t48;                                // mingru_backward.tc:36
-                        const float t83 = t82 + r0;                                 // mingru_backward.tc:36
-                        const float t84 = expf(t83);                                // mingru_backward.tc:36
-                        const float t85 = t82 + r1;                                 // mingru_backward.tc:36
-                        const float t86 = expf(t85);                                // mingru_backward.tc:36
-                        const float t87 = t84 - t86;                                // mingru_backward.tc:36
-                        const float t88 = -t87;                                     // mingru_backward.tc:36
-                        const float t89 = t67 + t88;                                // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t89 : tc_op_sum()(r2, t89);                  // mingru_backward.tc:35
-                        const float t90 = 0.0f + 0.0f;                              // mingru_backward.tc:26
-                        const float t91 = (t73 != 0.0f ? 0.0f : t87);               // mingru_backward.tc:32
-                        const float t92 = -t91;                                     // mingru_backward.tc:32
-                        const bool t93 = ((float)(t77 > 20.0f)) != 0;               // mingru_backward.tc:32
-                        const float t94 = tc_sigmoid(t77);                          // mingru_backward.tc:32
-                        const float t95 = (t93 != 0.0f ? 1.0f : t94);               // mingru_backward.tc:32
-                        const float t96 = t92 * t95;                                // mingru_backward.tc:32
-                        const float t97 = -t96;                                     // mingru_backward.tc:32
-                        const bool t98 = ((float)(t72 > 0.0f)) != 0;                // mingru_backward.tc:32
-                        const float t99 = (t73 != 0.0f ? t87 : 0.0f);               // mingru_backward.tc:32
-                        const float t100 = t99 / t75;                               // mingru_backward.tc:32
-                        const float t101 = (t98 != 0.0f ? t100 : 0.0f);             // mingru_backward.tc:32
-                        const float t102 = t97 + t101;                              // mingru_backward.tc:27
-                        const float t103 = t90 + t102;                              // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t103;      // mingru_backward.tc:26
-                        const float t104 = r2 + t87;                                // mingru_backward.tc:30
-                        const float t105 = -t104;                                   // mingru_backward.tc:30
-                        const bool t106 = ((float)(t68 > 20.0f)) != 0;              // mingru_backward.tc:30
-                        const float t107 = tc_sigmoid(t68);                         // mingru_backward.tc:30
-                        const float t108 = (t106 != 0.0f ? 1.0f : t107);            // mingru_backward.tc:30
-                        const float t109 = t105 * t108;                             // mingru_backward.tc:30
-                        const float t110 = t87 + t109;                              // mingru_backward.tc:28
-                        const float t111 = 0.0f + t110;                             // mingru_backward.tc:26
-                        const float t112 = t111 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t112; // mingru_backward.tc:26
-                        const float t113 = t63 * t65;                               // mingru_backward.tc:40
-                        const float t114 = t50 + t113;                              // mingru_backward.tc:40
-                        const float t115 = t43 * t114;                              // mingru_backward.tc:41
-                        const float t116 = 1.0f - t45;                              // mingru_backward.tc:41
-                        const float t117 = t45 * t116;                              // mingru_backward.tc:41
-                        const float t118 = t115 * t117;                             // mingru_backward.tc:41
-                        const float t119 = t118 + 0.0f;                             // mingru_backward.tc:26
+                        r0 = s_ == 0 ? e83_[tt_] : tc_op_logaddexp()(r0, e83_[tt_]); // mingru_backward.tc:36
+                        r1 = s_ == 0 ? e88_[tt_] : tc_op_logaddexp()(r1, e88_[tt_]); // mingru_backward.tc:36
+                        const float t98 = e46_[tt_] + r0;                           // mingru_backward.tc:36
+                        const float t99 = expf(t98);                                // mingru_backward.tc:36
+                        const float t100 = e46_[tt_] + r1;                          // mingru_backward.tc:36
+                        const float t101 = expf(t100);                              // mingru_backward.tc:36
+                        const float t102 = t99 - t101;                              // mingru_backward.tc:36
+                        const float t103 = -t102;                                   // mingru_backward.tc:36
+                        const float t104 = e63_[tt_] + t103;                        // mingru_backward.tc:35
+                        r2 = s_ == 0 ? t104 : tc_op_sum()(r2, t104);                // mingru_backward.tc:35
+                        const float t105 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                        const float t106 = (e68_[tt_] != 0.0f ? 0.0f : t102);       // mingru_backward.tc:32
+                        const float t107 = -t106;                                   // mingru_backward.tc:32
+                        const float t108 = t107 * e72_[tt_];                        // mingru_backward.tc:32
+                        const float t109 = -t108;                                   // mingru_backward.tc:32
+                        const float t110 = (e68_[tt_] != 0.0f ? t102 : 0.0f);       // mingru_backward.tc:32
+                        const float t111 = t110 / e73_[tt_];                        // mingru_backward.tc:32
+                        const float t112 = (e75_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
+                        const float t113 = t109 + t112;                             // mingru_backward.tc:27
+                        const float t114 = t105 + t113;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t114;      // mingru_backward.tc:26
+                        const float t115 = r2 + t102;                               // mingru_backward.tc:30
+                        const float t116 = -t115;                                   // mingru_backward.tc:30
+                        const float t117 = t116 * e67_[tt_];                        // mingru_backward.tc:30
+                        const float t118 = t102 + t117;                             // mingru_backward.tc:28
+                        const float t119 = 0.0f + t118;                             // mingru_backward.tc:26
                         const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = t120; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t120; // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e97_[tt_]; // mingru_backward.tc:26
                     }
                 }
             }

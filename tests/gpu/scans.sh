@@ -25,7 +25,10 @@ run() {
 # checkpointed scan pairs' A/B: sched_ckpt.c)
 one() {
     local out pre=()
-    case $1 in ckpt=*) pre=(env "TENSORC_SCAN_CHECKPOINT=${1#ckpt=}"); shift ;; esac
+    case $1 in
+    ckpt=*) pre=(env "TENSORC_SCAN_CHECKPOINT=${1#ckpt=}"); shift ;;
+    knob=*) pre=(env "${1#knob=}"); shift ;; # knob=NAME=VALUE: any knob
+    esac
     if out=$(${pre[@]+"${pre[@]}"} "$tc" run "$@" --device=cuda --random --check 2>&1); then
         echo "PASS ${pre[*]+${pre[1]} }$* ($(echo "$out" | grep -o 'max rel err [^)]*'))"
     else
@@ -40,6 +43,7 @@ for dt in f32 f16 bf16 f64; do
         run "$prog" --fn scanred_rev --dtype T=$dt --shape B=2,L=$L,H=65 --seed $L
         run "$prog" --fn planes --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         run "$prog" --fn walk_red_twice --dtype T=$dt --shape N=5,L=$L --seed $L
+        run "$prog" --fn logs --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         # checkpointed pairs (one kernel: the forward walk, then the reversed
         # one segment by segment), every scan kind both ways; K = 5 too
         run "$prog" --fn pair_fwd --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
@@ -67,6 +71,15 @@ for T in 1 3 17 64 129; do
     # the gradient's walks as two kernels (checkpointing off) and with K = 5
     run ckpt=off "$tmp64/mingru64.tc" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
     run ckpt=5 "$tmp64/mingru64.tc" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
+    # the walks unrolled (TENSORC_SCAN_UNROLL), the pair's reversed walk's
+    # carry-free work not hoisted into the replay (TENSORC_SCAN_HOIST=0)
+    run knob=TENSORC_SCAN_UNROLL=4 "$tmp64/mingru64.tc" --fn mingru --shape B=5,T=$T,H=67 --seed $T
+    run knob=TENSORC_SCAN_UNROLL=16 "$tmp64/mingru64.tc" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
+    run knob=TENSORC_SCAN_HOIST=0 "$tmp64/mingru64.tc" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
+    if [ $T -le 64 ]; then
+        run knob=TENSORC_SCAN_UNROLL=4 "$here/../../examples/mingru.tc" --shape B=5,T=$T,H=67 --seed $T
+        run knob=TENSORC_SCAN_HOIST=0 "$mg" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
+    fi
 done
 for L in 1 17 129 4097; do
     run "$prog" --fn ints --shape N=7,L=$L --seed $L
@@ -83,12 +96,23 @@ np.save(f"{d}/x.npy", x)
 for B, T, H in ((2, 17, 8), (64, 64, 128), (3, 129, 5)):
     np.save(f"{d}/c{B}.npy", rng.uniform(-1, 1, (B, T, 3, H)).astype(np.float32))
     np.save(f"{d}/s{B}.npy", (rng.random((B, 1, H)) + 0.1).astype(np.float32))
+# the where of two logs (codegen's logform.c: one series for log(relu(h) +
+# 0.5) and -softplus(-h)) at its edges: hidden at 0, -0, +-20, past them,
+# huge, inf, NaN (gate and proj moderate, so that the scans stay finite
+# where the hidden is)
+c = rng.standard_normal((3, 17, 3, 41)).astype(np.float32) * 4
+edge = np.array([0, -0.0, 20, -20, 20.5, -20.5, 1.5, 0.5, -0.5, 1e-40, 3e38, -3e38, np.inf, -np.inf, np.nan], np.float32)
+c[:, :, 0, :len(edge)] = edge
+np.save(f"{d}/cedge.npy", c)
+np.save(f"{d}/sedge.npy", (rng.random((3, 1, 41)) + 0.1).astype(np.float32))
 PY
 then
     run "$prog" --fn rows --shape N=4,L=67 --input x="$tmp/x.npy"
     for B in 2 64 3; do
         run "$here/../../examples/mingru.tc" --input combined="$tmp/c$B.npy" --input state="$tmp/s$B.npy"
     done
+    run "$here/../../examples/mingru.tc" --input combined="$tmp/cedge.npy" --input state="$tmp/sedge.npy"
+    run knob=TENSORC_SCAN_UNROLL=4 "$here/../../examples/mingru.tc" --input combined="$tmp/cedge.npy" --input state="$tmp/sedge.npy"
 else
     echo "SKIP NaN/inf and minGRU inputs: no NumPy"
 fi

@@ -165,6 +165,10 @@ class Gen:
     def __init__(self, rng, idx):
         self.r = rng
         self.idx = idx
+        # op_where's own choices between a plain where and a where of two logs
+        # (op_where_logs), drawn apart so that the main stream, and with it
+        # every program without such a where, is what it was before
+        self.side = random.Random(hash(rng.getstate()[1]) ^ idx)
         self.lines = []       # tensorc statements
         self.ref = []         # reference statements
         self.vals = []
@@ -355,7 +359,40 @@ class Gen:
         rf = rf.replace("R(", self.rnd(a.dtype) + "(")
         return self.emit(t % ((a.name,) * n), rf % ((a.name,) * n), a.shape, a.dtype, a.nf)
 
+    # a where between two logarithms (codegen's logform.c runs one series
+    # for both sides when each is log, log1p or softplus, negated or not,
+    # read by the where alone)
+    LOGSIDES = [
+        ("log(abs(%s) + 0.5)", "np.log(R(np.abs(%s) + 0.5))"),
+        ("-log(abs(%s) + 0.5)", "-np.log(R(np.abs(%s) + 0.5))"),
+        ("log1p(abs(%s))", "np.log1p(np.abs(%s))"),
+        ("softplus(clamp(%s, -30, 30))", "np.logaddexp(0, np.clip(%s, -30, 30))"),
+        ("-softplus(clamp(-%s, -30, 30))", "-np.logaddexp(0, np.clip(-(%s), -30, 30))"),
+    ]
+
+    def op_where_logs(self):
+        c, a, b = self.pick(nf_ok=False), self.pick(nf_ok=False), self.pick(nf_ok=False)
+        if a is None or b is None or c is None or a.dtype not in FLOATS or b.dtype not in FLOATS:
+            return None
+        cmp = self.r.choice([">", "<", ">=", "<="])
+        shape = self.bshape(self.bshape(c.shape, a.shape), b.shape)
+        dt = self.promote(a.dtype, b.dtype)
+        (ta, ra), (tb, rb) = self.r.choice(self.LOGSIDES), self.r.choice(self.LOGSIDES)
+        ra, rb = ra.replace("R(", self.rnd(a.dtype) + "("), rb.replace("R(", self.rnd(b.dtype) + "(")
+        cond = "%s %s 0" % (c.name, cmp)
+        return self.emit("where(%s, %s, %s)" % (cond, ta % a.name, tb % b.name),
+                         "np.broadcast_to(np.where(%s, %s, %s), %s)"
+                         % (cond, ra % a.name, rb % b.name, self.concrete(shape)), shape, dt)
+
     def op_where(self):
+        if self.side.random() < 0.3:
+            main, self.r = self.r, self.side
+            try:
+                v = self.op_where_logs()
+            finally:
+                self.r = main
+            if v is not None:
+                return v
         c, a, b = self.pick(), self.pick(), self.pick()
         cmp = self.r.choice([">", "<", ">=", "<="])
         shape = self.bshape(self.bshape(c.shape, a.shape), b.shape)
