@@ -356,12 +356,11 @@ static void sched_full(const sctx *x, const fkernel *k, ksched *ks)
                    "scheduling: a whole-tensor kernel with dependent reductions");
 }
 
-/* After sched_rows and sched_online: f32 rows a cluster may take get twice
- * the row a thread (sched_rows_widen) where the row is known to be long,
- * and both variants where its length is known only at launch (codegen
- * emits the wide one too, each step guarded by the length);
- * TENSORC_ROWS_REGS=16 or 32 keeps one of them for every length (32 also
- * for 16-bit rows and the online pair). */
+/* After sched_rows and sched_online: f32 rows a cluster may take get twice the row a
+ * thread (sched_rows_widen) where the row is known to be long, and both variants where its
+ * length is known only at launch (codegen emits the wide one too, each step guarded by the
+ * length); TENSORC_ROWS_REGS=16 or 32 keeps one of them for every length (32 also for
+ * 16-bit rows and the online pair); sched_rows_pipe follows (sched_wide.c). */
 static void sched_rows_wide(const sctx *x, const fkernel *k, ksched *ks)
 {
     int64_t len;
