@@ -23,14 +23,18 @@ int cg_fe_count(const cg *g)
  * generic loads (LD.E, two dependent round trips before a block's first
  * LDG), where this reads it as constants (ULDC; NVCC 13, sm_90).  A copy of
  * the whole group chosen by a branch also reads ULDC, but its addresses
- * lost __isGlobal: the data accesses became generic LD.E/ST.E.
- * TENSORC_FE_PARAM=0 keeps the reference, for A/B timing. */
+ * lost __isGlobal: the data accesses became generic LD.E/ST.E.  That form
+ * is TENSORC_FE_PARAM=1; the default keeps the reference: timed (H200,
+ * 2026-11-27, bench/tune.sh, checked) gelu_chain 139.6 us with the
+ * constants against 133.5 with the reference, fma4 309.1 / 310.1 (with 128
+ * threads and two vectors a step, TENSORC_PW_BLOCK=128 TENSORC_FE_STEPS=2,
+ * the constants gave 129.2 and 302.5: not yet timed on AdamW). */
 static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_vbody *vbody, const cg_block *body)
 {
     tc_plan *p = g->bufs->plan;
     int nt = cg_fe_count(g), chunk = g->ks->chunk;
     cg_w w = {o, 4};
-    if (g->f->knobs.fe_param == 0) {
+    if (g->f->knobs.fe_param != 1) {
         cg_wl(&w, "const tc_fe_group<%d> &grp = tc_fe_find<%d>(fe.dev ? fe.dev : fe.g, fe.ngroups);", nt, nt);
     } else {
         cg_wl(&w, "const long long gi_ = fe.dev ? tc_fe_index<%d>(fe.dev, fe.ngroups) : tc_fe_index<%d>(fe.g, fe.ngroups);",

@@ -215,10 +215,12 @@ static void axis_index(cg *g, tc_buf *o, int ind)
  * Unrolled, a step's carry-free work (its loads' math) overlaps the last
  * step's carry chain, and the staged loads take constant offsets: the
  * minGRU forward's step 139 -> 132 SASS instructions at 4, 129 at 16
- * (sm_90).  Unset: 1, the loop as before (not measured on a GPU yet). */
+ * (sm_90).  Timed (H200, 2026-11-27, bench/tune.sh, checked; us, 1 / 4):
+ * minGRU forward B512 34.95 / 31.44, B2048 388.2 / 366.7, gradient B512
+ * 110.4 / 107.9, B1024 367.2 / 367.4: 4 is the default. */
 static void walk_unroll(cg *g, tc_buf *o)
 {
-    int u = g->f->knobs.scan_unroll;
+    int u = g->f->knobs.scan_unroll > 0 ? g->f->knobs.scan_unroll : 4;
     if (u > 1)
         buf_printf(o, "                #pragma unroll %d\n", u);
 }

@@ -645,7 +645,7 @@ void sched_print(tc_buf *b, const sfn *s)
             buf_printf(b, "    %d vectors a thread a step, all loaded before any is used\n", ks->unroll);
         if (ks->foreach)
             buf_printf(b, "    foreach: a block per chunk of %d elements of one tensor group%s\n", ks->chunk,
-                       s->f->knobs.fe_param == 0 ? " (its table through a generic pointer: TENSORC_FE_PARAM=0)" : "");
+                       s->f->knobs.fe_param == 1 ? " (its table read as constants: TENSORC_FE_PARAM=1)" : "");
         if (ks->kind == SCH_COLUMNS && ks->split)
             buf_printf(b, "    reduced range split in %d slices per column group\n", ks->split);
         if (ks->kind == SCH_COLUMNS && ks->vec > 1)

@@ -305,7 +305,7 @@ void sched_colpart(tc_dimctx *c, const fkernel *k, ksched *ks);
 void sched_print_colpart(tc_buf *b, const ksched *ks);
 /* Query rows a block takes, keys a block takes, threads, the ring's
  * stages (attn.cuh's), and the most shared memory a block has (sm_90). */
-enum { ATTN_ROWS = 8, ATTN_CHUNK = 512, ATTN_THREADS = 128, ATTN_RING = 4, ATTN_SMEM_MAX = 227 * 1024 };
+enum { ATTN_ROWS = 8, ATTN_CHUNK = 512, ATTN_THREADS = 128, ATTN_RING = 0, ATTN_SMEM_MAX = 227 * 1024 };
 /* attn.cuh's static shared memory (tc_at_smem) at head dim d, w warps,
  * with a ring or without */
 int sched_attn_static(int d, int w, bool ring);

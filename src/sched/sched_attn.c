@@ -43,7 +43,13 @@
  * register path (TENSORC_ATTN_RING=0) at one warp a scheduler waiting on
  * a DRAM round trip each 16-key step (~12 us a block, 32 blocks).  The
  * ring depth changes neither the split nor a warp's keys, so neither the
- * bits.  Default ATTN_RING stages, or as many as fit ATTN_SMEM_MAX.
+ * bits.  Timed (H200, 2026-11-27, bench/tune.sh, one call, checked; us at
+ * batch 1 / 8): the register path 15.78 / 28.27, ring 4 18.39 / 35.56, 2
+ * 17.86 / 30.43, 3 18.38 / 30.62, 6 19.04 / 38.21; 8 warps with ring 3
+ * 17.06 / 34.45.  The ring lost at every depth, so the default is the
+ * register path (ATTN_RING 0); the knob asks for a ring of its depth
+ * (codegen/attn.c refuses one past ATTN_SMEM_MAX).  Not yet known why:
+ * 214 registers still (the combine's loads), one block a SM at depth 4.
  */
 #include "sched/sched.h"
 
@@ -122,11 +128,11 @@ void sched_print_attn(tc_buf *b, const ksched *ks)
                ks->at_mma ? "tensor cores" : "FMAs");
     if (ks->at_knobs) /* the TENSORC_ATTN_* knobs' values */
         buf_printf(b, ", %d warps, prefetch %d", ks->at_warps, ks->at_prefetch);
-    if (ks->at_ring) /* TENSORC_ATTN_RING, or its default */
+    if (ks->at_ring) /* TENSORC_ATTN_RING */
         buf_printf(b, ", ring of %d stages a warp (%d bytes of dynamic shared memory a block)", ks->at_ring,
                    ks->at_shmem);
     else if (ks->at_mma)
-        buf_puts(b, ", k and v through registers (TENSORC_ATTN_RING=0)");
+        buf_puts(b, ", k and v through registers (TENSORC_ATTN_RING=N: a ring of N stages)");
     buf_puts(b, "\n");
     buf_printf(b, "    why: %s\n", ks->why);
 }

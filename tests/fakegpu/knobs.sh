@@ -64,15 +64,15 @@ TENSORC_MATMUL=generated TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 "$tc" com
 rc=$?
 check "STAGES=8 BK=128 with 64-row tiles (288896 bytes): refused, located" \
     bash -c "[ $rc = 1 ] && grep -q 'rmsnorm_matmul.tc:[0-9]*:[0-9]*: error: .*288896 bytes' '$work/err'"
-# the attention kernel's ring (TENSORC_ATTN_RING, default 4 stages: 131072
-# bytes of dynamic shared memory at head dim 128), launched past 48 KB the
-# same way; the register path (0) asks for none
+# the attention kernel's ring (TENSORC_ATTN_RING=4: 131072 bytes of dynamic
+# shared memory at head dim 128), launched past 48 KB the same way; the
+# register path (0, the default) asks for none
 att=$root/examples/attention_decode.tc
 check "attention_decode (f16) with the ring's 131072 bytes of dynamic shared memory runs" \
-    quiet "$tc" run "$att" --fn attention_decode --dtype T=f16 --device=cuda --random --shape B=1,KVH=2,G=8,L=129
-check "--emit=plan: 131072 bytes of dynamic shared memory" bash -c \
-    "'$tc' compile '$att' --fn attention_decode --dtype T=f16 --emit=plan | grep -q 'dynamic shared memory 131072 bytes'"
-check "--emit=plan under TENSORC_ATTN_RING=0: none" bash -c \
-    "! TENSORC_ATTN_RING=0 '$tc' compile '$att' --fn attention_decode --dtype T=f16 --emit=plan | grep -q 'dynamic shared'"
+    quiet env TENSORC_ATTN_RING=4 "$tc" run "$att" --fn attention_decode --dtype T=f16 --device=cuda --random --shape B=1,KVH=2,G=8,L=129
+check "--emit=plan under TENSORC_ATTN_RING=4: 131072 bytes of dynamic shared memory" bash -c \
+    "TENSORC_ATTN_RING=4 '$tc' compile '$att' --fn attention_decode --dtype T=f16 --emit=plan | grep -q 'dynamic shared memory 131072 bytes'"
+check "--emit=plan by default (the register path): none" bash -c \
+    "! '$tc' compile '$att' --fn attention_decode --dtype T=f16 --emit=plan | grep -q 'dynamic shared'"
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]

@@ -46,13 +46,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_pow_d
     const double t21 = pow(s_beta2, ((double)s_step));          // adamw.tc:21
     const double t22 = 1.0 - t21;                               // adamw.tc:21
     const float rcp23 = 1.0f / ((float)t22);                    // adamw.tc:21
-    const long long gi_ = fe.dev ? tc_fe_index<4>(fe.dev, fe.ngroups) : tc_fe_index<4>(fe.g, fe.ngroups);
-    tc_fe_group<4> grp; /* field by field: the parameter's table read as constants */
-    #pragma unroll
-    for (int q_ = 0; q_ < 4; q_++)
-        grp.ptr[q_] = fe.dev ? fe.dev[gi_].ptr[q_] : fe.g[gi_].ptr[q_];
-    grp.n = fe.dev ? fe.dev[gi_].n : fe.g[gi_].n;
-    grp.first = fe.dev ? fe.dev[gi_].first : fe.g[gi_].first;
+    const tc_fe_group<4> &grp = tc_fe_find<4>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     float *__restrict__ io_p = (float *)grp.ptr[0];
     __builtin_assume(__isGlobal(io_p));
     const float *__restrict__ in_g = (const float *)grp.ptr[1];

@@ -668,7 +668,7 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     }
 }
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where k and v are 16-byte aligned; FMAs elsewhere; k and v stream through a ring of stages in shared memory a warp (cp.async), all but one in flight); the splits combine up a fixed tree, 16 a node, by the last block of each node */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where k and v are 16-byte aligned; FMAs elsewhere; k and v loaded into registers a step or two ahead); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
     const unsigned short *__restrict__ in_q,
     const unsigned short *__restrict__ in_k,
@@ -754,13 +754,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_0(
         const float t2 = tc_round_f16((t0 != 0.0f ? t1 : __int_as_float(0xff800000))); // attention_half.tc:7
         return t2;
     };
-    tc_attn<1, 128, 512, 4, 1, 4>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<1, 128, 512>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
 /* ---- fn mha_bf16 ---- */
 
-/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where k and v are 16-byte aligned; FMAs elsewhere; k and v stream through a ring of stages in shared memory a warp (cp.async), all but one in flight); the splits combine up a fixed tree, 16 a node, by the last block of each node */
+/* kernel 0: attention (flash-decoding): a block per 8 query rows sharing k and v and per 512 keys, running max, sum and output in registers (q @ k^T and p @ v on tensor cores, mma.sync m16n8k16, where k and v are 16-byte aligned; FMAs elsewhere; k and v loaded into registers a step or two ahead); the splits combine up a fixed tree, 16 a node, by the last block of each node */
 extern "C" __global__ void __launch_bounds__(128) tc_attn_1(
     const unsigned short *__restrict__ in_q,
     const unsigned short *__restrict__ in_k,
@@ -837,7 +837,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_attn_1(
         const float t0 = tc_round_bf16(mm_v / 8.0f);                // <prelude>/attention.tc:9
         return t0;
     };
-    tc_attn<2, 64, 512, 4, 1, 4>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
+    tc_attn<2, 64, 512>(in_q, in_k, in_v, out_out, nkv, nrows, nkeys, kstride, vstride,
                    (unsigned char *)ws, qoff, koff, voff, ooff, score);
 }
 
@@ -849,12 +849,10 @@ launch plan of gqa_f16 (32-bit indices):
   buffer in_mask      param  bool[B, 1, 1, 1, L]
   buffer out_out      output f16[B, KVH, G, 1, 128]
   step 0: tc_attn_0<<<B*KVH*((G + 7)/8)*((L + 511)/512), [128, 1, 1]>>>(in_q, in_k, in_v, in_mask, out_out, KVH, B, G, L, B*KVH, G, L, 128, 128, workspace)
-    dynamic shared memory 131072 bytes a block
 launch plan of mha_bf16 (32-bit indices):
   buffer in_q         param  bf16[B, H, M, 64]
   buffer in_k         param  bf16[B, H, L, 64]
   buffer in_v         param  bf16[B, H, L, 64]
   buffer out_out      output bf16[B, H, M, 64]
   step 0: tc_attn_1<<<B*H*((L + 511)/512)*((M + 7)/8), [128, 1, 1]>>>(in_q, in_k, in_v, out_out, H, B, M, L, B*H, M, L, 64, 64, workspace)
-    dynamic shared memory 65536 bytes a block
  */

@@ -30,13 +30,7 @@ tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
 extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_0(
     const __grid_constant__ tc_fe_table<5, 72> fe)
 {
-    const long long gi_ = fe.dev ? tc_fe_index<5>(fe.dev, fe.ngroups) : tc_fe_index<5>(fe.g, fe.ngroups);
-    tc_fe_group<5> grp; /* field by field: the parameter's table read as constants */
-    #pragma unroll
-    for (int q_ = 0; q_ < 5; q_++)
-        grp.ptr[q_] = fe.dev ? fe.dev[gi_].ptr[q_] : fe.g[gi_].ptr[q_];
-    grp.n = fe.dev ? fe.dev[gi_].n : fe.g[gi_].n;
-    grp.first = fe.dev ? fe.dev[gi_].first : fe.g[gi_].first;
+    const tc_fe_group<5> &grp = tc_fe_find<5>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     const float *__restrict__ in_a = (const float *)grp.ptr[0];
     __builtin_assume(__isGlobal(in_a));
     const float *__restrict__ in_b = (const float *)grp.ptr[1];

@@ -583,13 +583,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_2(
     const __grid_constant__ tc_fe_table<2, 127> fe,
     const float s_a)
 {
-    const long long gi_ = fe.dev ? tc_fe_index<2>(fe.dev, fe.ngroups) : tc_fe_index<2>(fe.g, fe.ngroups);
-    tc_fe_group<2> grp; /* field by field: the parameter's table read as constants */
-    #pragma unroll
-    for (int q_ = 0; q_ < 2; q_++)
-        grp.ptr[q_] = fe.dev ? fe.dev[gi_].ptr[q_] : fe.g[gi_].ptr[q_];
-    grp.n = fe.dev ? fe.dev[gi_].n : fe.g[gi_].n;
-    grp.first = fe.dev ? fe.dev[gi_].first : fe.g[gi_].first;
+    const tc_fe_group<2> &grp = tc_fe_find<2>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     float *__restrict__ io_y = (float *)grp.ptr[0];
     __builtin_assume(__isGlobal(io_y));
     const float *__restrict__ in_x = (const float *)grp.ptr[1];
@@ -753,13 +747,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_4(
     const float s_lr,
     const float s_mu)
 {
-    const long long gi_ = fe.dev ? tc_fe_index<3>(fe.dev, fe.ngroups) : tc_fe_index<3>(fe.g, fe.ngroups);
-    tc_fe_group<3> grp; /* field by field: the parameter's table read as constants */
-    #pragma unroll
-    for (int q_ = 0; q_ < 3; q_++)
-        grp.ptr[q_] = fe.dev ? fe.dev[gi_].ptr[q_] : fe.g[gi_].ptr[q_];
-    grp.n = fe.dev ? fe.dev[gi_].n : fe.g[gi_].n;
-    grp.first = fe.dev ? fe.dev[gi_].first : fe.g[gi_].first;
+    const tc_fe_group<3> &grp = tc_fe_find<3>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     float *__restrict__ io_p = (float *)grp.ptr[0];
     __builtin_assume(__isGlobal(io_p));
     const float *__restrict__ in_g = (const float *)grp.ptr[1];

@@ -38,13 +38,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_sign_
     const float t2 = 1.0f - t1;                                 // lion.tc:16
     const float t6 = 1.0f - s_beta1;                            // lion.tc:15
     const float t14 = 1.0f - s_beta2;                           // lion.tc:17
-    const long long gi_ = fe.dev ? tc_fe_index<3>(fe.dev, fe.ngroups) : tc_fe_index<3>(fe.g, fe.ngroups);
-    tc_fe_group<3> grp; /* field by field: the parameter's table read as constants */
-    #pragma unroll
-    for (int q_ = 0; q_ < 3; q_++)
-        grp.ptr[q_] = fe.dev ? fe.dev[gi_].ptr[q_] : fe.g[gi_].ptr[q_];
-    grp.n = fe.dev ? fe.dev[gi_].n : fe.g[gi_].n;
-    grp.first = fe.dev ? fe.dev[gi_].first : fe.g[gi_].first;
+    const tc_fe_group<3> &grp = tc_fe_find<3>(fe.dev ? fe.dev : fe.g, fe.ngroups);
     float *__restrict__ io_p = (float *)grp.ptr[0];
     __builtin_assume(__isGlobal(io_p));
     const float *__restrict__ in_g = (const float *)grp.ptr[1];

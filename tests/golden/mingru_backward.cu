@@ -94,6 +94,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                #pragma unroll 4
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -232,6 +233,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
                 const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
+                #pragma unroll 4
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -467,6 +469,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                     st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                #pragma unroll 4
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -605,6 +608,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
                 }
                 const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
+                #pragma unroll 4
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;

@@ -90,6 +90,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_cumsum_mul_add_c
                     st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                #pragma unroll 4
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
@@ -180,6 +181,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_mul_cumsum_1(
                     st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                #pragma unroll 4
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i0 = len - 1 - s_;
@@ -246,6 +248,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     st1[tt_][threadIdx.x] = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
+                #pragma unroll 4
                 for (int tt_ = 0; tt_ < n_; tt_++) {
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
