@@ -10,7 +10,7 @@
 #                 overflows and undefined behaviour fail the tests: every test
 #                 (at -O1, as ASan's documentation advises for speed: the
 #                 reference interpreter's tests dominate this build's time),
-#                 but the emulators scan_emu, rows_emu and emu_online: they check the
+#                 but the emulators (scan_emu, rows_emu, emu_*): they check the
 #                 generated code, which the Release build runs (tensorc
 #                 built by the same gcc), and the golden, kernels, codegen
 #                 and grad tests take tensorc's same code paths under ASan
@@ -23,7 +23,9 @@
 #                 TC_ROWS_QUICK): tensorc built by clang, whose order of
 #                 evaluation differs from gcc's, generating the code; not
 #                 emu_online (84 s; the golden test compares clang's
-#                 cross-entropy kernel, which takes the online pair, with gcc's)
+#                 cross-entropy kernel, which takes the online pair, with gcc's),
+#                 emu_rowpipe and emu_attnknobs (2-3 minutes each: knob
+#                 settings' bit-identity, which the Release build checks)
 #   build-tsan/   clang, ThreadSanitizer (TC_TSAN=ON): unit/test_contexts,
 #                 contexts compiling and running in several threads at once
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
@@ -66,9 +68,9 @@ TC_EMU_QUICK=1 suite build "" -DCMAKE_BUILD_TYPE=Release -DTC_WERROR=ON
 # (tests/nvrtc/run.sh) and 10 random programs on the fake driver (suite.py)
 # LSan skips thread-local storage there: scanning NVRTC's crashed its tracer
 # (tests/lsan.supp says more)
-TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu|emu_online)$" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
+TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu|emu_.*)$" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
     -DTC_WERROR=ON -DTC_SANITIZE=ON
-TC_EMU_QUICK=1 TC_ROWS_QUICK=1 suite build-ubsan "-E ^(nvrtc|fakegpu|adamw_example|package|emu_online)$" \
+TC_EMU_QUICK=1 TC_ROWS_QUICK=1 suite build-ubsan "-E ^(nvrtc|fakegpu|adamw_example|package|emu_online|emu_rowpipe|emu_attnknobs)$" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
 # kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")
