@@ -241,22 +241,6 @@ def profile_kernels(torch, cf, args, case_dir):
     return per
 
 
-def event_us(torch, fn, iters=30, warm=5):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(iters):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        ts.append(a.elapsed_time(b) * 1e3)
-    return statistics.median(ts)
-
-
 def run_case(torch, peers, name, quick, out, ind_dir, tri_dir):
     case_dir = os.path.join(out, name)
     os.makedirs(case_dir, exist_ok=True)
@@ -351,7 +335,7 @@ def run_case(torch, peers, name, quick, out, ind_dir, tri_dir):
         row["other_launches"] = per  # kernels that are not Triton's (aten, memset, copies)
     except Exception as e:  # noqa: BLE001
         row["profile_error"] = "%s: %s" % (type(e).__name__, e)
-    row["inductor_event_us"] = event_us(torch, lambda: cf(*args))
+    row["inductor_event_us"] = peers.ev_time(lambda: cf(*args), iters=30)
     write(os.path.join(case_dir, "kernels.json"), json.dumps(jsonable(row), indent=1) + "\n")
     del fn, args, cf
     return row

@@ -87,14 +87,7 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
          * that read global memory as without the pipe */
         if (g->v.pipe && (int64_t)(g->v.npl + 1) * g->pr.items * 16 * g->ks->block[0] <= 64 * 1024) {
             /* the row in this thread's slot q of item j (rows.c's pipe) */
-            if (g->v.npl == g->v.cappl) {
-                int cap = g->v.cappl ? 2 * g->v.cappl : 4;
-                struct cg_pload *nv = ARENA_ARRAY(g->a, struct cg_pload, cap);
-                if (g->v.npl)
-                    memcpy(nv, g->v.pl, sizeof *nv * (size_t)g->v.npl);
-                g->v.pl = nv;
-                g->v.cappl = cap;
-            }
+            ARENA_GROW(g->a, g->v.pl, g->v.npl, g->v.cappl, 4);
             int q = g->v.npl;
             g->v.pl[g->v.npl++] = (struct cg_pload){T, arena_printf(g->a, "%s + %s", ptr, off),
                                                     arena_printf(g->a, "%s + %s", ptr, cg_index(g, cg_row_part(g, f0))),
@@ -107,24 +100,10 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
         else
             cg_line(g, T_ELEM, n, "const tc_vec<%s, %d> %s = tc_vload<%s, %d>(%s + %s);", T, g->v.n, vec,
                     T, g->v.n, ptr, off);
-        if (g->v.nload == g->v.capload) {
-            int cap = g->v.capload ? 2 * g->v.capload : 16;
-            struct cg_vload *nv = ARENA_ARRAY(g->a, struct cg_vload, cap);
-            if (g->v.nload)
-                memcpy(nv, g->v.load, sizeof *nv * (size_t)g->v.nload);
-            g->v.load = nv;
-            g->v.capload = cap;
-        }
+        ARENA_GROW(g->a, g->v.load, g->v.nload, g->v.capload, 16);
         g->v.load[g->v.nload++] = (struct cg_vload){n, f0, vec};
         if (unrolled) {
-            if (g->v.nhl == g->v.caphl) {
-                int cap = g->v.caphl ? 2 * g->v.caphl : 8;
-                struct cg_hload *nv = ARENA_ARRAY(g->a, struct cg_hload, cap);
-                if (g->v.nhl)
-                    memcpy(nv, g->v.hl, sizeof *nv * (size_t)g->v.nhl);
-                g->v.hl = nv;
-                g->v.caphl = cap;
-            }
+            ARENA_GROW(g->a, g->v.hl, g->v.nhl, g->v.caphl, 8);
             g->v.hl[g->v.nhl++] = (struct cg_hload){T, vec, arena_printf(g->a, "%s + %s", ptr, off), g->v.n};
         }
         if (g->v.cols) {
