@@ -31,8 +31,8 @@
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
 #                 tests/fuzz/corpus, then TC_FUZZ_SECONDS (default 60) of
 #                 fuzzing for each harness (the two at once, a core each)
-# Prints each build's wall time and the total: 1138 s on 2 cores
-# (2026-11-27, a fresh clone: Release 560, asan 327, ubsan 166, tsan 6,
+# Prints each build's wall time and the total: 1059 s on 2 cores
+# (2026-11-27, a fresh clone: Release 511, asan 301, ubsan 162, tsan 6,
 # fuzz 79).  Exits non-zero if anything fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
