@@ -49,6 +49,7 @@ enum {
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
     CU_EVENT_DEFAULT = 0,
+    CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 
@@ -106,6 +107,7 @@ static struct {
     CUresult (*param_info)(CUfunction f, size_t i, size_t *offset, size_t *size); /* optional */
     CUresult (*launch_ex)(const CUlaunchConfig *c, CUfunction f, void **params, void **extra); /* optional */
     CUresult (*func_attr)(CUfunction f, int attr, int value); /* optional */
+    CUresult (*func_get_attr)(int *value, int attr, CUfunction f); /* optional */
     CUresult (*max_clusters)(int *n, CUfunction f, const CUlaunchConfig *c); /* optional (12.0+) */
     CUresult (*total_mem)(size_t *bytes, CUdevice dev); /* optional: tensorc doctor's report */
     CUresult (*addr_range)(CUdeviceptr *base, size_t *size, CUdeviceptr p); /* optional */
@@ -171,6 +173,8 @@ static bool load_from(const char *path, const char **missing)
         cu.param_info = NULL;
     if (!dl_sym(h, "cuLaunchKernelEx", &cu.launch_ex) || !dl_sym(h, "cuFuncSetAttribute", &cu.func_attr))
         cu.launch_ex = NULL, cu.func_attr = NULL; /* CUDA 12.0+: clusters */
+    if (!dl_sym(h, "cuFuncGetAttribute", &cu.func_get_attr))
+        cu.func_get_attr = NULL;
     if (!dl_sym(h, "cuOccupancyMaxActiveClusters", &cu.max_clusters))
         cu.max_clusters = NULL;
     if (!dl_sym(h, "cuDeviceTotalMem_v2", &cu.total_mem))
@@ -411,7 +415,16 @@ tc_status drv_function(drv_module *mod, const char *name, drv_fn *fn, tc_diag *d
                         name);
     if (r != CUDA_SUCCESS)
         return fail(d, "cuModuleGetFunction", r);
-    *fn = (drv_fn){mod->dev, f};
+    /* the static shared memory counts toward the 48 KB a launch gets
+     * without raising the kernel's limit (allow_shmem) */
+    int stat = 48 * 1024;
+    if (cu.func_get_attr) {
+        pushed = enter(mod->dev);
+        if (cu.func_get_attr(&stat, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f) != CUDA_SUCCESS || stat < 0)
+            stat = 48 * 1024;
+        leave(pushed);
+    }
+    *fn = (drv_fn){mod->dev, f, (unsigned)stat};
     return TC_OK;
 }
 
@@ -432,10 +445,12 @@ tc_status drv_function_params(drv_fn fn, size_t *sizes, int max, int *n, tc_diag
     return TC_OK;
 }
 
-/* dynamic shared memory past the default 48 KB: the kernel must allow it */
+/* static and dynamic shared memory past the default 48 KB: the kernel must
+ * allow the dynamic part (an attention ring of exactly 48 KB beside its
+ * 5 KB of static memory failed its launch when this counted the ring alone) */
 static CUresult allow_shmem(drv_fn fn, unsigned shmem)
 {
-    if (shmem <= 48 * 1024)
+    if (!shmem || (uint64_t)shmem + fn.statmem <= 48 * 1024)
         return CUDA_SUCCESS;
     return cu.func_attr ? cu.func_attr((CUfunction)fn.handle, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                        (int)shmem)
@@ -445,7 +460,7 @@ static CUresult allow_shmem(drv_fn fn, unsigned shmem)
 tc_status drv_launch(drv_fn fn, const unsigned grid[3], const unsigned block[3], unsigned shmem,
                      void *stream, void **args, tc_diag *d)
 {
-    if (shmem > 48 * 1024 && !cu.func_attr)
+    if (shmem && (uint64_t)shmem + fn.statmem > 48 * 1024 && !cu.func_attr)
         return SET(d, TC_ERR_UNSUPPORTED, "this CUDA driver has no cuFuncSetAttribute (%u bytes of "
                    "dynamic shared memory)", shmem);
     bool pushed = enter(fn.dev);

@@ -48,6 +48,7 @@ typedef uint64_t drv_ptr;              /* a device address (CUdeviceptr) */
 typedef struct drv_fn {
     drv_device *dev;
     void *handle;                      /* CUfunction */
+    unsigned statmem;                  /* its static shared memory, bytes (48 KB: not known) */
 } drv_fn;
 
 /*! drv_open(): load libcuda, cuInit, open device `ordinal` (0 = first).

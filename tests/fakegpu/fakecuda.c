@@ -224,6 +224,7 @@ typedef struct {
     bool ptr[256];          /* a .u64/.b64 parameter: may be an address (not .f64, not a table) */
     bool nonportable;       /* cuFuncSetAttribute allowed clusters past 8 blocks */
     int max_dyn;            /* cuFuncSetAttribute's dynamic shared memory limit (0: 48 KB) */
+    unsigned statmem;       /* the body's .shared arrays (bytes): a launch's 48 KB counts them */
 } fake_fn;
 
 typedef struct {
@@ -295,6 +296,13 @@ CUresult cuModuleGetFunction(void **out, void *mod, const char *name)
             ty += 4;
         f->ptr[f->nparams] = !strncmp(ty, ".u64", 4) || !strncmp(ty, ".b64", 4) || !strncmp(ty, ".s64", 4);
         f->sizes[f->nparams++] = ptx_size(ty);
+    }
+    /* static shared memory: ".shared .align A .b8 name[N];" up to the next entry */
+    const char *next = strstr(end, ".entry ");
+    for (const char *p = strstr(end, "\t.shared ."); p && (!next || p < next); p = strstr(p + 9, "\t.shared .")) {
+        const char *br = strchr(p, '['), *nl = strchr(p, '\n');
+        if (br && (!nl || br < nl))
+            f->statmem += (unsigned)strtoul(br + 1, NULL, 10);
     }
     *out = f;
     return OK;
@@ -369,7 +377,8 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     (void)extra;
     fake_fn *f = fn;
     if (!gx || !gy || !gz || gy > 65535 || gz > 65535 || !bx || !by || !bz ||
-        (unsigned long)bx * by * bz > 1024 || shmem > (f->max_dyn ? (unsigned)f->max_dyn : 48 * 1024)) {
+        (unsigned long)bx * by * bz > 1024 ||
+        (f->max_dyn ? shmem > (unsigned)f->max_dyn : f->statmem + shmem > 48 * 1024)) {
         fprintf(stderr, "fakecuda: %s: grid, block or %u bytes of dynamic shared memory out of "
                 "range\n", f->name, shmem);
         return LAUNCH_OUT_OF_RESOURCES;
@@ -619,6 +628,15 @@ typedef struct {
 enum { FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8, INVALID_VALUE_ATTR = 1,
        FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14, LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
        INVALID_CLUSTER_SIZE = 912 };
+
+enum { FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1 };
+CUresult cuFuncGetAttribute(int *value, int attr, void *fn)
+{
+    if (attr != FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        return INVALID_VALUE_ATTR;
+    *value = (int)((fake_fn *)fn)->statmem;
+    return OK;
+}
 
 CUresult cuFuncSetAttribute(void *fn, int attr, int value)
 {

@@ -72,6 +72,11 @@ check "attention_decode (f16) with the ring's 131072 bytes of dynamic shared mem
     quiet env TENSORC_ATTN_RING=4 "$tc" run "$att" --fn attention_decode --dtype T=f16 --device=cuda --random --shape B=1,KVH=2,G=8,L=129
 check "--emit=plan under TENSORC_ATTN_RING=4: 131072 bytes of dynamic shared memory" bash -c \
     "TENSORC_ATTN_RING=4 '$tc' compile '$att' --fn attention_decode --dtype T=f16 --emit=plan | grep -q 'dynamic shared memory 131072 bytes'"
+# a ring of exactly 48 KB (head dim 96, 2 stages) beside the kernel's ~5 KB
+# of static shared memory: past the default 48 KB together, so the limit is
+# raised too (the GPU refused this launch when only the ring was counted)
+check "attention_d96 (f16) with a 49152-byte ring beside its static shared memory runs" \
+    quiet env TENSORC_ATTN_RING=2 "$tc" run "$root/tests/gpu/attention_fma.tc" --fn attention_d96 --dtype T=f16 --device=cuda --random --shape B=1,KVH=2,G=8,L=129
 check "--emit=plan by default (the register path): none" bash -c \
     "! '$tc' compile '$att' --fn attention_decode --dtype T=f16 --emit=plan | grep -q 'dynamic shared'"
 echo "$pass passed, $fail failed"
