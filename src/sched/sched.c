@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, SCAN_BLOCK = 128 };
+enum { BLOCK = 256, PW_BLOCK = 128, FULL_GRID_CAP = 1024, COL_X = 16, COL_Y = 8, ROW_ITEMS = 8, SCAN_BLOCK = 128 };
 
 /* Loads in flight (issue 14, bench/causes.json): a thread of a pointwise,
  * whole-tensor or split-column kernel loads ksched.unroll vectors (rows of
@@ -27,14 +27,14 @@ enum { BLOCK = 256, FULL_GRID_CAP = 1024, COL_X = 32, COL_Y = 8, ROW_ITEMS = 8, 
  * a step, 64 registers; at 4, 122), and the unrolled work within the budget.  COL_SPLIT:
  * the split column kernels' slices of a reduced range of unknown length. */
 /* Defaults from bench/tune.sh A/Bs on the H200 (each set beside the
- * others in one call): pointwise 2 vectors a step (2026-11-27, twice:
- * gelu_chain 133.2 / 133.3 us against 138.1 / 138.0 at 1, bias_gelu 140.8 /
- * 142.3 against 143.3 / 143.0, fma4, transpose_add and AdamW within 0.4 %;
- * 4 was slower: bias_gelu 150.6).  Columns stay at one vector a step and 32
- * slices (col_sum 77.6 us; COL_UNROLL 4: 84.7, COL_SPLIT 64: 92.7, 16: 79.1);
- * ncu shows col_sum waiting on memory (long scoreboard) at 74 % of DRAM
- * bandwidth with 94 % occupancy, so more loads in flight is not its cure. */
-enum { PW_UNROLL = 2, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 1, TILE_WHOLE = 0,
+ * others in one call): pointwise 2 vectors a step (gelu_chain 133.2 against
+ * 138.1 at 1; 4 slower: bias_gelu 150.6).  Pointwise blocks of 128 threads
+ * and foreach chunks of 2 steps (Inductor's launch; 2026-11-27, session 13:
+ * gelu_chain 133.0 -> 129.4 us, fma4 313.7 -> 305.1, AdamW 240 tensors
+ * 2069 -> 2011, small_chain 3.38 -> 2.38).  Columns: blocks of 16 x 8
+ * threads, 8 vectors a step, 32 slices (same call: col_sum 78.0 -> 73.2;
+ * session 12: 77.0 -> 72.2; with 32 x 8 threads COL_UNROLL 4 lost: 84.7). */
+enum { PW_UNROLL = 2, FULL_UNROLL = 1, COL_SPLIT = 32, COL_UNROLL = 8, TILE_WHOLE = 0,
        LOADS_IN_FLIGHT = 8 };
 
 /* Tuning knobs for measuring launch shapes (bench/README.md): the
@@ -101,15 +101,15 @@ static bool over_fn_budget(const ffn *f)
     return total > FN_UNROLLED;
 }
 
-/* Foreach: grid-stride steps a thread makes in its block's chunk.  Eight
- * steps of 16 bytes keep the block's fixed cost (finding its group, loading
- * the group's addresses) small, and chunks small enough that a 302M-element
- * AdamW has ~37k blocks (a short tail wave).  Measured on the H200 (64M
- * elements, us): 1 step: gelu_chain 151, fma4 311, AdamW 565 (then with
- * generic loads); 4: 144, 317, 508; 8: 144, 321, 502; 16: 148, 325, 525.
- * -DTC_FE_STEPS=N at build time, to measure again. */
+/* Foreach: grid-stride steps a thread makes in its block's chunk.  Two
+ * steps of 16 bytes with 128-thread blocks (4 KB a chunk, Inductor's size):
+ * AdamW's 302M elements are ~300k blocks, each finding its group once.
+ * Measured on the H200 with 256 threads (64M elements, us): 1 step:
+ * gelu_chain 151, fma4 311, AdamW 565 (generic loads then); 4: 144, 317,
+ * 508; 8: 144, 321, 502; 16: 148, 325, 525; then 128 threads x 2 steps beat
+ * 256 x 8 (above).  -DTC_FE_STEPS=N at build time, to measure again. */
 #ifndef TC_FE_STEPS
-#define TC_FE_STEPS 8
+#define TC_FE_STEPS 2
 #endif
 enum { FE_STEPS = TC_FE_STEPS };
 
@@ -306,7 +306,7 @@ static void sched_pointwise(const sctx *x, const fkernel *k, ksched *ks)
 {
     tc_dimctx *c = x->c;
     ks->kind = SCH_POINTWISE;
-    ks->block[0] = knob(x->f->knobs.pw_block, BLOCK);
+    ks->block[0] = knob(x->f->knobs.pw_block, PW_BLOCK);
     ks->vec = k->rank > 0 ? 16 / sched_widest(k) : 1;
     if (ks->vec < 1)
         ks->vec = 1;
@@ -453,7 +453,7 @@ static void sched_columns(const sctx *x, const fkernel *k, ksched *ks)
     ks->kind = SCH_COLUMNS;
     ks->compact = x->s->big;
     /* 256 threads in all (tc_col_reduce's shared memory), at most (TENSORC_COL_Y) */
-    int cx = knob(x->f->knobs.col_x, COL_X), cy = knob(x->f->knobs.col_y, 256 / cx);
+    int cx = knob(x->f->knobs.col_x, COL_X), cy = knob(x->f->knobs.col_y, x->f->knobs.col_x < 0 ? COL_Y : 256 / cx);
     ks->block[0] = cx;
     ks->block[1] = cx * cy <= 256 ? cy : 256 / cx;
     ks->grid = dim_ceildiv(c, ks->rows, dim_const(c, cx));

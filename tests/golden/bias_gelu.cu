@@ -2,7 +2,7 @@
 /* ---- fn bias_gelu ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_0(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_gelu_0(
     const float *__restrict__ in_x,
     const float *__restrict__ in_b,
     float *__restrict__ out_out,
@@ -122,5 +122,5 @@ launch plan of bias_gelu (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_b         param  f32[D]
   buffer out_out      output f32[N, D]
-  step 0: tc_poi_fused_add_gelu_0<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, in_b, out_out, N, D)
+  step 0: tc_poi_fused_add_gelu_0<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, in_b, out_out, N, D)
  */

@@ -2,7 +2,7 @@
 /* ---- fn col_sum ---- */
 
 /* kernel 0: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_D,
@@ -25,8 +25,31 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
         if (c0 + 4 <= rows &&
             tc_aligned(in_x + i1, 16) &&
             (sz_D) % 4 == 0) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+            idx_t r0 = lo + threadIdx.y;
+            for (; hi - r0 > (idx_t)blockDim.y * 7; r0 += (idx_t)blockDim.y * 8) {
+                tc_vec<float, 4> v0_u[8];
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i0 = r;
+                    v0_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                }
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i0 = r;
+                    const tc_vec<float, 4> v0 = v0_u[u_];
+                    const float t1 = v0.v[0];                                   // col_sum.tc:5
+                    acc1[0] = tc_op_sum()(acc1[0], t1);                         // col_sum.tc:6
+                    const float t2 = v0.v[1];                                   // col_sum.tc:5
+                    acc1[1] = tc_op_sum()(acc1[1], t2);                         // col_sum.tc:6
+                    const float t3 = v0.v[2];                                   // col_sum.tc:5
+                    acc1[2] = tc_op_sum()(acc1[2], t3);                         // col_sum.tc:6
+                    const float t4 = v0.v[3];                                   // col_sum.tc:5
+                    acc1[3] = tc_op_sum()(acc1[3], t4);                         // col_sum.tc:6
+                }
+            }
+            for (idx_t r = r0; r < hi; r += blockDim.y) {
                 const idx_t i0 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // col_sum.tc:5
                 const float t1 = v0.v[0];                                   // col_sum.tc:5
@@ -101,5 +124,5 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
 launch plan of col_sum (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[D]
-  step 0: tc_red_fused_sum_0<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, out_out, D, N, workspace)
+  step 0: tc_red_fused_sum_0<<<32*((D + 63)/64), [16, 8, 1]>>>(in_x, out_out, D, N, workspace)
  */

@@ -27,7 +27,7 @@ tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
 }
 
 /* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_0(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_mul_0(
     const __grid_constant__ tc_fe_table<5, 72> fe)
 {
     const tc_fe_group<5> &grp = tc_fe_find<5>(fe.dev ? fe.dev : fe.g, fe.ngroups);
@@ -42,8 +42,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_0(
     float *__restrict__ out_out = (float *)grp.ptr[4];
     __builtin_assume(__isGlobal(out_out));
     const idx_t n = (idx_t)grp.n;
-    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
-    const idx_t hi = n - lo < 8192 ? n : lo + 8192;
+    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 1024;
+    const idx_t hi = n - lo < 1024 ? n : lo + 1024;
     const idx_t ustep_ = (idx_t)blockDim.x * 4;
     const idx_t step_ = ustep_ * 2;
     for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
@@ -182,6 +182,6 @@ launch plan of fma4 (32-bit indices):
   buffer in_c         param  f32[*]
   buffer in_d         param  f32[*]
   buffer out_out      output f32[*]
-  step 0: tc_poi_fused_add_mul_0<<<(* + 8191)/8192, [256, 1, 1]>>>(groups {in_a, in_b, in_c, in_d, out_out})
-    foreach: one launch over any number of groups, 8192 elements a block; up to 72 groups in the kernel parameter, more through device memory
+  step 0: tc_poi_fused_add_mul_0<<<(* + 1023)/1024, [128, 1, 1]>>>(groups {in_a, in_b, in_c, in_d, out_out})
+    foreach: one launch over any number of groups, 1024 elements a block; up to 72 groups in the kernel parameter, more through device memory
  */

@@ -907,7 +907,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
 }
 
 /* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_2(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_silu_mul_2(
     unsigned short *__restrict__ out_out,
     const unsigned short *__restrict__ buf3,
     const unsigned short *__restrict__ buf5,
@@ -1068,5 +1068,5 @@ launch plan of gated_mlp (32-bit indices):
   step 1: matmul buf5 = in_x @ in_w3 (cuBLAS)
   step 2 runs when M <= 16:
   step 2: tc_matmul_1<<<2*((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(in_x, in_w3, buf5, M, N, K, 1, 0, 0, M*N, workspace, in_w1, buf3)
-  step 3: tc_poi_fused_silu_mul_2<<<(M*N + 4095)/4096, [256, 1, 1]>>>(out_out, buf3, buf5, M, N)
+  step 3: tc_poi_fused_silu_mul_2<<<(M*N + 2047)/2048, [128, 1, 1]>>>(out_out, buf3, buf5, M, N)
  */

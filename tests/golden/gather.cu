@@ -2,7 +2,7 @@
 /* ---- fn take_last ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_0(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_gather_0(
     const float *__restrict__ in_x,
     const int *__restrict__ in_i,
     float *__restrict__ out_out,
@@ -188,7 +188,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_2(
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_3(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_gather_3(
     const long long *__restrict__ in_t,
     float *__restrict__ out_out,
     const float *__restrict__ buf2,
@@ -529,7 +529,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_gather_copy_5(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_gather_copy_5(
     const long long *__restrict__ in_t,
     float *__restrict__ out_out,
     const float *__restrict__ buf7,
@@ -771,7 +771,7 @@ launch plan of take_last (32-bit indices):
   buffer in_x         param  f32[N, C]
   buffer in_i         param  i32[N, K]
   buffer out_out      output f32[N, K]
-  step 0: tc_poi_fused_gather_0<<<(N*K + 2047)/2048, [256, 1, 1]>>>(in_x, in_i, out_out, N, K, C)
+  step 0: tc_poi_fused_gather_0<<<(N*K + 1023)/1024, [128, 1, 1]>>>(in_x, in_i, out_out, N, K, C)
 launch plan of take_first (32-bit indices):
   buffer in_x         param  bf16[N, C]
   buffer in_i         param  i64[K, 1]
@@ -783,7 +783,7 @@ launch plan of take_view (32-bit indices):
   buffer out_out      output f32[N, 1]
   buffer buf2         temp   f32[N, C]  live steps 0..1, slot 0
   step 0: tc_poi_fused_copy_2<<<((C + 31)/32)*((N + 31)/32), [32, 8, 1]>>>(in_x, buf2, N, C)
-  step 1: tc_poi_fused_gather_3<<<(N + 1023)/1024, [256, 1, 1]>>>(in_t, out_out, buf2, N, C)
+  step 1: tc_poi_fused_gather_3<<<(N + 511)/512, [128, 1, 1]>>>(in_t, out_out, buf2, N, C)
 launch plan of take_computed (32-bit indices):
   buffer in_x         param  f16[N, C]
   buffer in_t         param  i64[N]
@@ -793,7 +793,7 @@ launch plan of take_computed (32-bit indices):
   step 0: tc_red_fused_cast_max_sub_exp_sum_div_4<<<N, [1024, 1, 1]>>>(in_x, buf7, N, C)
   step 1 runs when C > 16384:
   step 1: tc_red_fused_cast_max_sub_exp_sum_div_4_w<<<N, [512, 1, 1]>>>(in_x, buf7, N, C)
-  step 2: tc_poi_fused_gather_copy_5<<<(N + 1023)/1024, [256, 1, 1]>>>(in_t, out_out, buf7, N, C)
+  step 2: tc_poi_fused_gather_copy_5<<<(N + 511)/512, [128, 1, 1]>>>(in_t, out_out, buf7, N, C)
 launch plan of onehot (32-bit indices):
   buffer in_x         param  f32[N, C]
   buffer in_t         param  i32[N]

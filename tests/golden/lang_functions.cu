@@ -579,7 +579,7 @@ tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
 }
 
 /* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_2(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_mul_add_2(
     const __grid_constant__ tc_fe_table<2, 127> fe,
     const float s_a)
 {
@@ -589,8 +589,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_2(
     const float *__restrict__ in_x = (const float *)grp.ptr[1];
     __builtin_assume(__isGlobal(in_x));
     const idx_t n = (idx_t)grp.n;
-    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
-    const idx_t hi = n - lo < 8192 ? n : lo + 8192;
+    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 1024;
+    const idx_t hi = n - lo < 1024 ? n : lo + 1024;
     const idx_t ustep_ = (idx_t)blockDim.x * 4;
     const idx_t step_ = ustep_ * 2;
     for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
@@ -742,7 +742,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_add_sum_3(
 /* ---- fn sgd_momentum ---- */
 
 /* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_4(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_mul_add_sub_4(
     const __grid_constant__ tc_fe_table<3, 101> fe,
     const float s_lr,
     const float s_mu)
@@ -755,8 +755,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_4(
     float *__restrict__ io_buf = (float *)grp.ptr[2];
     __builtin_assume(__isGlobal(io_buf));
     const idx_t n = (idx_t)grp.n;
-    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
-    const idx_t hi = n - lo < 8192 ? n : lo + 8192;
+    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 1024;
+    const idx_t hi = n - lo < 1024 ? n : lo + 1024;
     const idx_t ustep_ = (idx_t)blockDim.x * 4;
     const idx_t step_ = ustep_ * 2;
     for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
@@ -886,7 +886,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_4(
 /* ---- fn prelude_calls ---- */
 
 /* kernel 0: reduction over leading axes: threads own kept elements (coalesced), block.y splits the reduced range */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_5(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_max_sub_exp_sum_5(
     const float *__restrict__ in_x,
     float *__restrict__ buf4,
     float *__restrict__ buf7,
@@ -1731,7 +1731,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
 /* ---- fn bump_twice ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_8(
     float *__restrict__ io_w,
     const idx_t sz_N,
     const idx_t sz_D)
@@ -1849,8 +1849,8 @@ launch plan of axpy (32-bit indices):
   buffer io_y         param  f32[*]
   buffer in_x         param  f32[*]
   buffer out_y        output f32[*]  (written in place into io_y)
-  step 0: tc_poi_fused_mul_add_2<<<(* + 8191)/8192, [256, 1, 1]>>>(groups {io_y, in_x}, a)
-    foreach: one launch over any number of groups, 8192 elements a block; up to 127 groups in the kernel parameter, more through device memory
+  step 0: tc_poi_fused_mul_add_2<<<(* + 1023)/1024, [128, 1, 1]>>>(groups {io_y, in_x}, a)
+    foreach: one launch over any number of groups, 1024 elements a block; up to 127 groups in the kernel parameter, more through device memory
 launch plan of twice (32-bit indices):
   buffer io_y         param  f32[*]
   buffer in_x         param  f32[*]
@@ -1863,8 +1863,8 @@ launch plan of sgd_momentum (32-bit indices):
   buffer io_buf       param  f32[*]
   buffer out_p        output f32[*]  (written in place into io_p)
   buffer out_buf      output f32[*]  (written in place into io_buf)
-  step 0: tc_poi_fused_mul_add_sub_4<<<(* + 8191)/8192, [256, 1, 1]>>>(groups {io_p, in_g, io_buf}, lr, mu)
-    foreach: one launch over any number of groups, 8192 elements a block; up to 101 groups in the kernel parameter, more through device memory
+  step 0: tc_poi_fused_mul_add_sub_4<<<(* + 1023)/1024, [128, 1, 1]>>>(groups {io_p, in_g, io_buf}, lr, mu)
+    foreach: one launch over any number of groups, 1024 elements a block; up to 101 groups in the kernel parameter, more through device memory
 launch plan of prelude_calls (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
@@ -1876,7 +1876,7 @@ launch plan of prelude_calls (32-bit indices):
   buffer out_e        output f32[N, D]
   buffer buf4         temp   f32[1, D]  live steps 0..2, slot 0
   buffer buf7         temp   f32[1, D]  live steps 0..2, slot 1
-  step 0: tc_red_fused_max_sub_exp_sum_5<<<(D + 31)/32, [32, 8, 1]>>>(in_x, buf4, buf7, D, N)
+  step 0: tc_red_fused_max_sub_exp_sum_5<<<(D + 15)/16, [16, 8, 1]>>>(in_x, buf4, buf7, D, N)
   step 1 runs when D <= 16384:
   step 1: tc_red_fused_sub_exp_div_max_sum_log_6<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, in_g, out_a, out_c, out_d, out_e, buf4, buf7, N, D)
   step 2 runs when D > 16384:
@@ -1892,5 +1892,5 @@ launch plan of bf16_norm (32-bit indices):
 launch plan of bump_twice (32-bit indices):
   buffer io_w         param  f32[N, D]
   buffer out_w        output f32[N, D]  (written in place into io_w)
-  step 0: tc_poi_fused_add_8<<<(N*D + 2047)/2048, [256, 1, 1]>>>(io_w, N, D)
+  step 0: tc_poi_fused_add_8<<<(N*D + 1023)/1024, [128, 1, 1]>>>(io_w, N, D)
  */

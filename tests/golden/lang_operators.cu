@@ -2,7 +2,7 @@
 /* ---- fn literals ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_gt_where_lt_0(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_mul_add_sub_gt_where_lt_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N)
@@ -224,7 +224,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_sub_gt_wh
 /* ---- fn arith ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_div_sub_mod_pow_1(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_mul_div_sub_mod_pow_1(
     const float *__restrict__ in_x,
     const float *__restrict__ in_y,
     float *__restrict__ out_out,
@@ -444,7 +444,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_mul_div_sub_m
 /* ---- fn int_math ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_div_mod_mul_sub_2(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_div_mod_mul_sub_2(
     const int *__restrict__ in_i,
     const int *__restrict__ in_j,
     float *__restrict__ out_q,
@@ -577,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_div_mod_mul_sub_2
 /* ---- fn logic ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_eq_ne_or_lt_le_and_3(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_eq_ne_or_lt_le_and_3(
     const float *__restrict__ in_x,
     const float *__restrict__ in_y,
     const unsigned char *__restrict__ in_m,
@@ -822,7 +822,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_eq_ne_or_lt_le_an
 /* ---- fn layout ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_max_4(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_mul_add_max_4(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -934,27 +934,27 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_max_4(
 launch plan of literals (32-bit indices):
   buffer in_x         param  f32[N]
   buffer out_out      output f32[N]
-  step 0: tc_poi_fused_mul_add_sub_gt_where_lt_0<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N)
+  step 0: tc_poi_fused_mul_add_sub_gt_where_lt_0<<<(N + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, N)
 launch plan of arith (32-bit indices):
   buffer in_x         param  f32[N]
   buffer in_y         param  f32[N]
   buffer out_out      output f32[N]
-  step 0: tc_poi_fused_add_mul_div_sub_mod_pow_1<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_y, out_out, N)
+  step 0: tc_poi_fused_add_mul_div_sub_mod_pow_1<<<(N + 1023)/1024, [128, 1, 1]>>>(in_x, in_y, out_out, N)
 launch plan of int_math (32-bit indices):
   buffer in_i         param  i32[N]
   buffer in_j         param  i32[N]
   buffer out_q        output f32[N]
   buffer out_r        output i32[N]
   buffer out_s        output i32[N]
-  step 0: tc_poi_fused_div_mod_mul_sub_2<<<(N + 2047)/2048, [256, 1, 1]>>>(in_i, in_j, out_q, out_r, out_s, N)
+  step 0: tc_poi_fused_div_mod_mul_sub_2<<<(N + 1023)/1024, [128, 1, 1]>>>(in_i, in_j, out_q, out_r, out_s, N)
 launch plan of logic (32-bit indices):
   buffer in_x         param  f32[N]
   buffer in_y         param  f32[N]
   buffer in_m         param  bool[N]
   buffer out_out      output bool[N]
-  step 0: tc_poi_fused_eq_ne_or_lt_le_and_3<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_y, in_m, out_out, N)
+  step 0: tc_poi_fused_eq_ne_or_lt_le_and_3<<<(N + 1023)/1024, [128, 1, 1]>>>(in_x, in_y, in_m, out_out, N)
 launch plan of layout (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
-  step 0: tc_poi_fused_mul_add_max_4<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_poi_fused_mul_add_max_4<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, N, D)
  */

@@ -2,7 +2,7 @@
 /* ---- fn unary ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_exp2_log_0(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_abs_neg_add_exp_exp2_log_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N)
@@ -512,7 +512,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_abs_neg_add_exp_e
 /* ---- fn tests ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_isnan_isinf_1(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_isnan_isinf_1(
     const float *__restrict__ in_x,
     unsigned char *__restrict__ out_isn,
     unsigned char *__restrict__ out_isi,
@@ -605,7 +605,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_isnan_isinf_1(
 /* ---- fn binary ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_max_min_add_abs_pow_atan2_2(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_max_min_add_abs_pow_atan2_2(
     const float *__restrict__ in_x,
     const float *__restrict__ in_y,
     const unsigned char *__restrict__ in_c,
@@ -814,7 +814,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_max_min_add_abs_p
 /* ---- fn casts ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_cast_3(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_cast_3(
     const float *__restrict__ in_x,
     unsigned short *__restrict__ out_h,
     unsigned short *__restrict__ out_b,
@@ -929,7 +929,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_cast_3(
 /* ---- fn half_math ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_4(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_mul_add_4(
     const unsigned short *__restrict__ in_x,
     unsigned short *__restrict__ out_out,
     const idx_t sz_N,
@@ -1042,18 +1042,18 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_add_4(
 launch plan of unary (32-bit indices):
   buffer in_x         param  f32[N]
   buffer out_out      output f32[N]
-  step 0: tc_poi_fused_abs_neg_add_exp_exp2_log_0<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N)
+  step 0: tc_poi_fused_abs_neg_add_exp_exp2_log_0<<<(N + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, N)
 launch plan of tests (32-bit indices):
   buffer in_x         param  f32[N]
   buffer out_isn      output bool[N]
   buffer out_isi      output bool[N]
-  step 0: tc_poi_fused_isnan_isinf_1<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, out_isn, out_isi, N)
+  step 0: tc_poi_fused_isnan_isinf_1<<<(N + 1023)/1024, [128, 1, 1]>>>(in_x, out_isn, out_isi, N)
 launch plan of binary (32-bit indices):
   buffer in_x         param  f32[N]
   buffer in_y         param  f32[N]
   buffer in_c         param  bool[N]
   buffer out_out      output f32[N]
-  step 0: tc_poi_fused_max_min_add_abs_pow_atan2_2<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_y, in_c, out_out, N)
+  step 0: tc_poi_fused_max_min_add_abs_pow_atan2_2<<<(N + 1023)/1024, [128, 1, 1]>>>(in_x, in_y, in_c, out_out, N)
 launch plan of casts (32-bit indices):
   buffer in_x         param  f32[N]
   buffer out_h        output f16[N]
@@ -1062,9 +1062,9 @@ launch plan of casts (32-bit indices):
   buffer out_i        output i32[N]
   buffer out_l        output i64[N]
   buffer out_t        output bool[N]
-  step 0: tc_poi_fused_cast_3<<<(N + 1023)/1024, [256, 1, 1]>>>(in_x, out_h, out_b, out_d, out_i, out_l, out_t, N)
+  step 0: tc_poi_fused_cast_3<<<(N + 511)/512, [128, 1, 1]>>>(in_x, out_h, out_b, out_d, out_i, out_l, out_t, N)
 launch plan of half_math (32-bit indices):
   buffer in_x         param  f16[N]
   buffer out_out      output f16[N]
-  step 0: tc_poi_fused_mul_add_4<<<(N + 4095)/4096, [256, 1, 1]>>>(in_x, out_out, N, lr)
+  step 0: tc_poi_fused_mul_add_4<<<(N + 2047)/2048, [128, 1, 1]>>>(in_x, out_out, N, lr)
  */

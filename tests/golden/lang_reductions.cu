@@ -2,7 +2,7 @@
 /* ---- fn reductions ---- */
 
 /* kernel 0: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_s,
     const idx_t sz_B,
@@ -29,8 +29,31 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
         if (c0 + 4 <= rows && i2 + 4 <= sz_C &&
             tc_aligned(in_x + sz_C*i1 + i2, 16) &&
             (sz_B*sz_C) % 4 == 0) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+            idx_t r0 = lo + threadIdx.y;
+            for (; hi - r0 > (idx_t)blockDim.y * 7; r0 += (idx_t)blockDim.y * 8) {
+                tc_vec<float, 4> v0_u[8];
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i0 = r;
+                    v0_u[u_] = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
+                }
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i0 = r;
+                    const tc_vec<float, 4> v0 = v0_u[u_];
+                    const float t1 = v0.v[0];                                   // lang_reductions.tc:4
+                    acc1[0] = tc_op_sum()(acc1[0], t1);                         // lang_reductions.tc:6
+                    const float t2 = v0.v[1];                                   // lang_reductions.tc:4
+                    acc1[1] = tc_op_sum()(acc1[1], t2);                         // lang_reductions.tc:6
+                    const float t3 = v0.v[2];                                   // lang_reductions.tc:4
+                    acc1[2] = tc_op_sum()(acc1[2], t3);                         // lang_reductions.tc:6
+                    const float t4 = v0.v[3];                                   // lang_reductions.tc:4
+                    acc1[3] = tc_op_sum()(acc1[3], t4);                         // lang_reductions.tc:6
+                }
+            }
+            for (idx_t r = r0; r < hi; r += blockDim.y) {
                 const idx_t i0 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
                 const float t1 = v0.v[0];                                   // lang_reductions.tc:4
@@ -108,7 +131,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_0(
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_div_1(
     const float *__restrict__ in_x,
     float *__restrict__ out_m,
     const idx_t sz_B,
@@ -135,8 +158,31 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sum_div_1(
         if (c0 + 4 <= rows && i2 + 4 <= sz_C &&
             tc_aligned(in_x + sz_B*sz_C*i0 + i2, 16) &&
             (sz_C) % 4 == 0) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+            idx_t r0 = lo + threadIdx.y;
+            for (; hi - r0 > (idx_t)blockDim.y * 7; r0 += (idx_t)blockDim.y * 8) {
+                tc_vec<float, 4> v0_u[8];
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i1 = r;
+                    v0_u[u_] = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
+                }
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i1 = r;
+                    const tc_vec<float, 4> v0 = v0_u[u_];
+                    const float t1 = v0.v[0];                                   // lang_reductions.tc:4
+                    acc2[0] = tc_op_sum()(acc2[0], t1);                         // lang_reductions.tc:7
+                    const float t2 = v0.v[1];                                   // lang_reductions.tc:4
+                    acc2[1] = tc_op_sum()(acc2[1], t2);                         // lang_reductions.tc:7
+                    const float t3 = v0.v[2];                                   // lang_reductions.tc:4
+                    acc2[2] = tc_op_sum()(acc2[2], t3);                         // lang_reductions.tc:7
+                    const float t4 = v0.v[3];                                   // lang_reductions.tc:4
+                    acc2[3] = tc_op_sum()(acc2[3], t4);                         // lang_reductions.tc:7
+                }
+            }
+            for (idx_t r = r0; r < hi; r += blockDim.y) {
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
                 const float t1 = v0.v[0];                                   // lang_reductions.tc:4
@@ -351,7 +397,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
 }
 
 /* kernel 3: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_min_3(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_min_3(
     const float *__restrict__ in_x,
     float *__restrict__ out_mn,
     const idx_t sz_B,
@@ -376,8 +422,37 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_min_3(
             tc_aligned(in_x + i2, 16) &&
             (sz_B*sz_C) % 4 == 0 &&
             (sz_C) % 4 == 0) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+            idx_t r0 = lo + threadIdx.y;
+            for (; hi - r0 > (idx_t)blockDim.y * 7; r0 += (idx_t)blockDim.y * 8) {
+                tc_vec<float, 4> v0_u[8];
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    idx_t q_ = r;
+                    const idx_t i1 = q_ % sz_B;
+                    q_ /= sz_B;
+                    const idx_t i0 = q_;
+                    v0_u[u_] = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
+                }
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    idx_t q_ = r;
+                    const idx_t i1 = q_ % sz_B;
+                    q_ /= sz_B;
+                    const idx_t i0 = q_;
+                    const tc_vec<float, 4> v0 = v0_u[u_];
+                    const float t1 = v0.v[0];                                   // lang_reductions.tc:4
+                    acc6[0] = tc_op_min()(acc6[0], t1);                         // lang_reductions.tc:9
+                    const float t2 = v0.v[1];                                   // lang_reductions.tc:4
+                    acc6[1] = tc_op_min()(acc6[1], t2);                         // lang_reductions.tc:9
+                    const float t3 = v0.v[2];                                   // lang_reductions.tc:4
+                    acc6[2] = tc_op_min()(acc6[2], t3);                         // lang_reductions.tc:9
+                    const float t4 = v0.v[3];                                   // lang_reductions.tc:4
+                    acc6[3] = tc_op_min()(acc6[3], t4);                         // lang_reductions.tc:9
+                }
+            }
+            for (idx_t r = r0; r < hi; r += blockDim.y) {
                 idx_t q_ = r;
                 const idx_t i1 = q_ % sz_B;
                 q_ /= sz_B;
@@ -663,7 +738,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_argmin_6(
     const float *__restrict__ in_x,
     long long *__restrict__ out_amin,
     const idx_t sz_D,
@@ -686,8 +761,27 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_argmin_6(
         if (c0 + 2 <= rows &&
             tc_aligned(in_x + i1, 8) &&
             (sz_D) % 2 == 0) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+            idx_t r0 = lo + threadIdx.y;
+            for (; hi - r0 > (idx_t)blockDim.y * 7; r0 += (idx_t)blockDim.y * 8) {
+                tc_vec<float, 2> v0_u[8];
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i0 = r;
+                    v0_u[u_] = tc_vload<float, 2>(in_x + sz_D*i0 + i1);
+                }
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i0 = r;
+                    const tc_vec<float, 2> v0 = v0_u[u_];
+                    const float t1 = v0.v[0];                                   // lang_reductions.tc:12
+                    acc2[0] = tc_op_argmin()(acc2[0], tc_argv<float>{(float)t1, (long long)(r)}); // lang_reductions.tc:13
+                    const float t2 = v0.v[1];                                   // lang_reductions.tc:12
+                    acc2[1] = tc_op_argmin()(acc2[1], tc_argv<float>{(float)t2, (long long)(r)}); // lang_reductions.tc:13
+                }
+            }
+            for (idx_t r = r0; r < hi; r += blockDim.y) {
                 const idx_t i0 = r;
                 const tc_vec<float, 2> v0 = tc_vload<float, 2>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
                 const float t1 = v0.v[0];                                   // lang_reductions.tc:12
@@ -1436,13 +1530,13 @@ launch plan of reductions (32-bit indices):
   buffer out_mn       output f32[C]
   buffer out_p        output f32
   buffer out_all      output f32
-  step 0: tc_red_fused_sum_0<<<32*((B*C + 127)/128), [32, 8, 1]>>>(in_x, out_s, B, C, A, workspace)
-  step 1: tc_red_fused_sum_div_1<<<32*((A*C + 127)/128), [32, 8, 1]>>>(in_x, out_m, B, C, A, workspace)
+  step 0: tc_red_fused_sum_0<<<32*((B*C + 63)/64), [16, 8, 1]>>>(in_x, out_s, B, C, A, workspace)
+  step 1: tc_red_fused_sum_div_1<<<32*((A*C + 63)/64), [16, 8, 1]>>>(in_x, out_m, B, C, A, workspace)
   step 2 runs when C <= 16384:
   step 2: tc_red_fused_max_2<<<A*B, [1024, 1, 1]>>>(in_x, out_mx, A, B, C)
   step 3 runs when C > 16384:
   step 3: tc_red_fused_max_2_w<<<A*B, [512, 1, 1]>>>(in_x, out_mx, A, B, C)
-  step 4: tc_red_fused_min_3<<<32*((C + 127)/128), [32, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
+  step 4: tc_red_fused_min_3<<<32*((C + 63)/64), [16, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
   step 5: tc_red_fused_prod_sum_4<<<(A*B*C + 4095)/4096, [256, 1, 1]>>>(in_x, out_p, out_all, B, C, A, workspace)
 launch plan of indices (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -1452,7 +1546,7 @@ launch plan of indices (32-bit indices):
   step 0: tc_red_fused_argmax_5<<<N, [1024, 1, 1]>>>(in_x, out_amax, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_argmax_5_w<<<N, [512, 1, 1]>>>(in_x, out_amax, N, D)
-  step 2: tc_red_fused_argmin_6<<<32*((D + 63)/64), [32, 8, 1]>>>(in_x, out_amin, D, N, workspace)
+  step 2: tc_red_fused_argmin_6<<<32*((D + 31)/32), [16, 8, 1]>>>(in_x, out_amin, D, N, workspace)
 launch plan of statistics (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_v        output f32[N]

@@ -72,7 +72,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_1(
 }
 
 /* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_2(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_2(
     const float *__restrict__ in_x,
     float *__restrict__ out_s,
     const idx_t sz_A,
@@ -167,7 +167,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_2(
 /* ---- fn reshapes ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_3(
     const float *__restrict__ in_x,
     float *__restrict__ out_flat,
     float *__restrict__ out_inferred,
@@ -259,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_4(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_4(
     const float *__restrict__ in_x,
     float *__restrict__ out_back,
     const idx_t sz_N,
@@ -343,7 +343,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_4(
 /* ---- fn unsqueeze_squeeze ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_5(
     const float *__restrict__ in_x,
     float *__restrict__ out_u,
     const idx_t sz_N,
@@ -435,7 +435,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_6(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_6(
     const float *__restrict__ in_x,
     float *__restrict__ out_s,
     float *__restrict__ out_b,
@@ -540,7 +540,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_6(
 /* ---- fn slices ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_7(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_7(
     const float *__restrict__ in_x,
     float *__restrict__ out_a,
     const idx_t sz_N,
@@ -622,7 +622,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_7(
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_8(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_8(
     const float *__restrict__ in_x,
     float *__restrict__ out_b,
     const idx_t sz_N,
@@ -698,7 +698,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_8(
 }
 
 /* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_9(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_9(
     const float *__restrict__ in_x,
     float *__restrict__ out_c,
     const idx_t sz_D,
@@ -766,7 +766,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_9(
 }
 
 /* kernel 3: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_10(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_10(
     const float *__restrict__ in_x,
     float *__restrict__ out_d,
     const idx_t sz_D)
@@ -827,7 +827,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_10(
 }
 
 /* kernel 4: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_11(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_11(
     const float *__restrict__ in_x,
     float *__restrict__ out_e,
     const idx_t sz_N,
@@ -911,7 +911,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_11(
 /* ---- fn joins ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_12(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_concat_12(
     const float *__restrict__ in_a,
     const float *__restrict__ in_b,
     float *__restrict__ out_rows,
@@ -1050,7 +1050,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_12(
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_13(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_concat_13(
     const float *__restrict__ in_a,
     const float *__restrict__ in_b,
     float *__restrict__ out_cols,
@@ -1242,22 +1242,22 @@ launch plan of transposes (32-bit indices):
   buffer out_s        output f32[B, A, C]
   step 0: tc_poi_fused_copy_0<<<A*((C + 31)/32)*((B + 31)/32), [32, 8, 1]>>>(in_x, out_t, B, C, A)
   step 1: tc_poi_fused_copy_1<<<A*((C + 31)/32)*((B + 31)/32), [32, 8, 1]>>>(in_x, out_p, B, C, A)
-  step 2: tc_poi_fused_copy_2<<<(A*B*C + 2047)/2048, [256, 1, 1]>>>(in_x, out_s, A, B, C)
+  step 2: tc_poi_fused_copy_2<<<(A*B*C + 1023)/1024, [128, 1, 1]>>>(in_x, out_s, A, B, C)
 launch plan of reshapes (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_flat     output f32[N*D]
   buffer out_back     output f32[N, D]
   buffer out_inferred output f32[N*D]
   buffer out_copy     output f32[N*D]
-  step 0: tc_poi_fused_copy_3<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_flat, out_inferred, out_copy, N, D)
-  step 1: tc_poi_fused_copy_4<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_back, N, D)
+  step 0: tc_poi_fused_copy_3<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_flat, out_inferred, out_copy, N, D)
+  step 1: tc_poi_fused_copy_4<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_back, N, D)
 launch plan of unsqueeze_squeeze (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_u        output f32[1, N, D]
   buffer out_s        output f32[N, D]
   buffer out_b        output f32[N, D]
-  step 0: tc_poi_fused_copy_5<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_u, N, D)
-  step 1: tc_poi_fused_copy_6<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_s, out_b, N, D)
+  step 0: tc_poi_fused_copy_5<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_u, N, D)
+  step 1: tc_poi_fused_copy_6<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_s, out_b, N, D)
 launch plan of slices (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_a        output f32[N, 4]
@@ -1265,18 +1265,18 @@ launch plan of slices (32-bit indices):
   buffer out_c        output f32[D]
   buffer out_d        output f32[2]
   buffer out_e        output f32[(N + 2)/3, 2]
-  step 0: tc_poi_fused_copy_7<<<(4*N + 2047)/2048, [256, 1, 1]>>>(in_x, out_a, N, D)
-  step 1: tc_poi_fused_copy_8<<<(N*((D + 1)/2) - (D + 1)/2 + 2047)/2048, [256, 1, 1]>>>(in_x, out_b, N, D)
-  step 2: tc_poi_fused_copy_9<<<(D + 2047)/2048, [256, 1, 1]>>>(in_x, out_c, D, N)
-  step 3: tc_poi_fused_copy_10<<<1, [256, 1, 1]>>>(in_x, out_d, D)
-  step 4: tc_poi_fused_copy_11<<<(2*((N + 2)/3) + 2047)/2048, [256, 1, 1]>>>(in_x, out_e, N, D)
+  step 0: tc_poi_fused_copy_7<<<(4*N + 1023)/1024, [128, 1, 1]>>>(in_x, out_a, N, D)
+  step 1: tc_poi_fused_copy_8<<<(N*((D + 1)/2) - (D + 1)/2 + 1023)/1024, [128, 1, 1]>>>(in_x, out_b, N, D)
+  step 2: tc_poi_fused_copy_9<<<(D + 1023)/1024, [128, 1, 1]>>>(in_x, out_c, D, N)
+  step 3: tc_poi_fused_copy_10<<<1, [128, 1, 1]>>>(in_x, out_d, D)
+  step 4: tc_poi_fused_copy_11<<<(2*((N + 2)/3) + 1023)/1024, [128, 1, 1]>>>(in_x, out_e, N, D)
 launch plan of joins (32-bit indices):
   buffer in_a         param  f32[N, 4]
   buffer in_b         param  f32[N, 4]
   buffer out_rows     output f32[2*N, 4]
   buffer out_cols     output f32[N, 8]
-  step 0: tc_poi_fused_concat_12<<<(8*N + 2047)/2048, [256, 1, 1]>>>(in_a, in_b, out_rows, N)
-  step 1: tc_poi_fused_concat_13<<<(8*N + 2047)/2048, [256, 1, 1]>>>(in_a, in_b, out_cols, N)
+  step 0: tc_poi_fused_concat_12<<<(8*N + 1023)/1024, [128, 1, 1]>>>(in_a, in_b, out_rows, N)
+  step 1: tc_poi_fused_concat_13<<<(8*N + 1023)/1024, [128, 1, 1]>>>(in_a, in_b, out_cols, N)
 launch plan of matmuls (32-bit indices):
   buffer in_a         param  f32[M, K]
   buffer in_b         param  f32[K, N]

@@ -600,7 +600,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_sub_
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_sub_add_rsqrt_mul_sum_2(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_div_sub_add_rsqrt_mul_sum_2(
     float *__restrict__ out_dw,
     float *__restrict__ out_db,
     const float *__restrict__ cpart34,
@@ -1072,7 +1072,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_div_add_rsqrt_mul_sum_copy_5(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_div_add_rsqrt_mul_sum_copy_5(
     float *__restrict__ out_dg,
     const float *__restrict__ cpart25,
     const idx_t sz_D,
@@ -1695,7 +1695,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sub_sum_add_
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_sub_add_rsqrt_mul_sum_copy_8(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sub_add_rsqrt_mul_sum_copy_8(
     float *__restrict__ out_dw,
     float *__restrict__ out_db,
     const float *__restrict__ cpart31,
@@ -2171,7 +2171,7 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_add_rsqrt_su
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_rsqrt_mul_sum_copy_11(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_rsqrt_mul_sum_copy_11(
     float *__restrict__ out_dg,
     const float *__restrict__ cpart23,
     const idx_t sz_D,
@@ -2245,7 +2245,7 @@ launch plan of layernorm_grad (32-bit indices):
   buffer cpart34      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
   buffer cpart35      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 1
   step 0: tc_red_fused_mul_sum_div_sub_add_rsqrt_1<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_w, in_dout, out_dx, cpart34, cpart35, N, D, eps)
-  step 1: tc_red_fused_div_sub_add_rsqrt_mul_sum_2<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dw, out_db, cpart34, cpart35, D, N, workspace)
+  step 1: tc_red_fused_div_sub_add_rsqrt_mul_sum_2<<<32*((D + 15)/16), [16, 8, 1]>>>(out_dw, out_db, cpart34, cpart35, D, N, workspace)
 launch plan of rmsnorm (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
@@ -2262,7 +2262,7 @@ launch plan of rmsnorm_grad (32-bit indices):
   buffer out_dg       output f32[D]
   buffer cpart25      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
   step 0: tc_red_fused_mul_sum_div_add_rsqrt_4<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_g, in_dout, out_dx, cpart25, N, D, eps)
-  step 1: tc_red_fused_div_add_rsqrt_mul_sum_copy_5<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dg, cpart25, D, N, workspace)
+  step 1: tc_red_fused_div_add_rsqrt_mul_sum_copy_5<<<32*((D + 15)/16), [16, 8, 1]>>>(out_dg, cpart25, D, N, workspace)
 launch plan of layernorm_fwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[D]
@@ -2287,7 +2287,7 @@ launch plan of layernorm_bwd (32-bit indices):
   buffer cpart31      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
   buffer cpart32      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 1
   step 0: tc_red_fused_mul_sub_sum_add_rsqrt_div_7<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_w, in_saved_mean, in_saved_var, in_dout, out_dx, cpart31, cpart32, N, D, eps)
-  step 1: tc_red_fused_sub_add_rsqrt_mul_sum_copy_8<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dw, out_db, cpart31, cpart32, D, N, workspace)
+  step 1: tc_red_fused_sub_add_rsqrt_mul_sum_copy_8<<<32*((D + 15)/16), [16, 8, 1]>>>(out_dw, out_db, cpart31, cpart32, D, N, workspace)
 launch plan of rmsnorm_fwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_g         param  f32[D]
@@ -2306,5 +2306,5 @@ launch plan of rmsnorm_bwd (32-bit indices):
   buffer out_dg       output f32[D]
   buffer cpart23      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
   step 0: tc_red_fused_mul_add_rsqrt_sum_div_10<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_g, in_saved_mean, in_dout, out_dx, cpart23, N, D, eps)
-  step 1: tc_red_fused_add_rsqrt_mul_sum_copy_11<<<32*((D + 31)/32), [32, 8, 1]>>>(out_dg, cpart23, D, N, workspace)
+  step 1: tc_red_fused_add_rsqrt_mul_sum_copy_11<<<32*((D + 15)/16), [16, 8, 1]>>>(out_dg, cpart23, D, N, workspace)
  */

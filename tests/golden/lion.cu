@@ -27,7 +27,7 @@ tc_fe_find(const tc_fe_group<NT> *gs, long long ng) {
 }
 
 /* kernel 0: elementwise function: blocks take chunks of one tensor group each (any number of groups in one launch); 16-byte accesses where aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_sign_0(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_mul_sub_add_sign_0(
     const __grid_constant__ tc_fe_table<3, 101> fe,
     const float s_lr,
     const float s_beta1,
@@ -46,8 +46,8 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_mul_sub_add_sign_
     float *__restrict__ io_m = (float *)grp.ptr[2];
     __builtin_assume(__isGlobal(io_m));
     const idx_t n = (idx_t)grp.n;
-    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 8192;
-    const idx_t hi = n - lo < 8192 ? n : lo + 8192;
+    const idx_t lo = (idx_t)(blockIdx.x - grp.first) * 1024;
+    const idx_t hi = n - lo < 1024 ? n : lo + 1024;
     const idx_t ustep_ = (idx_t)blockDim.x * 4;
     const idx_t step_ = ustep_ * 2;
     for (idx_t base0 = tc_upto((long long)lo + (long long)threadIdx.x * 4, hi); base0 < hi; base0 = hi - base0 > step_ ? base0 + step_ : hi) {
@@ -235,6 +235,6 @@ launch plan of lion (32-bit indices):
   buffer io_m         param  f32[*]
   buffer out_p        output f32[*]  (written in place into io_p)
   buffer out_m        output f32[*]  (written in place into io_m)
-  step 0: tc_poi_fused_mul_sub_add_sign_0<<<(* + 8191)/8192, [256, 1, 1]>>>(groups {io_p, in_g, io_m}, lr, beta1, beta2, wd)
-    foreach: one launch over any number of groups, 8192 elements a block; up to 101 groups in the kernel parameter, more through device memory
+  step 0: tc_poi_fused_mul_sub_add_sign_0<<<(* + 1023)/1024, [128, 1, 1]>>>(groups {io_p, in_g, io_m}, lr, beta1, beta2, wd)
+    foreach: one launch over any number of groups, 1024 elements a block; up to 101 groups in the kernel parameter, more through device memory
  */

@@ -930,7 +930,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_2(
 }
 
 /* kernel 3: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_3(
     unsigned short *__restrict__ out_out,
     const unsigned short *__restrict__ buf4,
     const unsigned short *__restrict__ buf6,
@@ -1082,5 +1082,5 @@ launch plan of lora (32-bit indices):
   step 4: matmul buf6 = buf5 @ in_b (cuBLAS)
   step 5 runs when M <= 16:
   step 5: tc_matmul_2<<<((N + 63)/64)*((M + 63)/64)*((R + 1023)/1024), [128, 1, 1]>>>(buf5, in_b, buf6, M, N, R, 1, 0, 0, M*N, workspace)
-  step 6: tc_poi_fused_add_3<<<(M*N + 4095)/4096, [256, 1, 1]>>>(out_out, buf4, buf6, M, N)
+  step 6: tc_poi_fused_add_3<<<(M*N + 2047)/2048, [128, 1, 1]>>>(out_out, buf4, buf6, M, N)
  */

@@ -2,7 +2,7 @@
 /* ---- fn mlp ---- */
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_1(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_gelu_1(
     const float *__restrict__ in_b1,
     const float *__restrict__ buf4,
     float *__restrict__ buf6,
@@ -118,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_1(
 }
 
 /* kernel 3: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_3(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const float *__restrict__ buf7,
@@ -227,7 +227,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_3(
 /* ---- fn mlp_grad ---- */
 
 /* kernel 2: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_mul_erf_exp_sum_gelu_6(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_mul_erf_exp_sum_gelu_6(
     const float *__restrict__ in_b1,
     float *__restrict__ out_db1,
     const float *__restrict__ buf5,
@@ -303,7 +303,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_mul_erf_exp_s
 }
 
 /* kernel 4: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_8(
     const float *__restrict__ in_dout,
     float *__restrict__ out_dx,
     const float *__restrict__ buf24,
@@ -412,7 +412,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_8(
 /* ---- fn mlp_fwd ---- */
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_12(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_gelu_12(
     const float *__restrict__ in_b1,
     const float *__restrict__ out_saved_matmul,
     float *__restrict__ buf6,
@@ -528,7 +528,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_12(
 }
 
 /* kernel 3: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_14(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_14(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const float *__restrict__ buf7,
@@ -637,7 +637,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_14(
 /* ---- fn mlp_bwd ---- */
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_mul_erf_exp_sum_gelu_16(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_mul_erf_exp_sum_gelu_16(
     const float *__restrict__ in_b1,
     const float *__restrict__ in_saved_matmul,
     float *__restrict__ out_db1,
@@ -713,7 +713,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_add_mul_erf_exp_s
 }
 
 /* kernel 3: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_18(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_18(
     const float *__restrict__ in_dout,
     float *__restrict__ out_dx,
     const float *__restrict__ buf24,
@@ -830,9 +830,9 @@ launch plan of mlp (32-bit indices):
   buffer buf6         temp   f32[N, H]  live steps 1..2, slot 1
   buffer buf7         temp   f32[N, D]  live steps 2..3, slot 0
   step 0: matmul buf4 = in_x @ in_w1.T (cuBLAS)
-  step 1: tc_poi_fused_add_gelu_1<<<(N*H + 2047)/2048, [256, 1, 1]>>>(in_b1, buf4, buf6, N, H)
+  step 1: tc_poi_fused_add_gelu_1<<<(N*H + 1023)/1024, [128, 1, 1]>>>(in_b1, buf4, buf6, N, H)
   step 2: matmul buf7 = buf6 @ in_w2.T (cuBLAS)
-  step 3: tc_poi_fused_add_3<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf7, N, D)
+  step 3: tc_poi_fused_add_3<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, buf7, N, D)
 launch plan of mlp_grad (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w1        param  f32[H, D]
@@ -850,9 +850,9 @@ launch plan of mlp_grad (32-bit indices):
   buffer buf28        temp   f32[N, H]  live steps 2..6, slot 3
   step 0: matmul buf5 = in_dout @ in_w2 (cuBLAS)
   step 1: matmul buf8 = in_x @ in_w1.T (cuBLAS)
-  step 2: tc_red_fused_add_mul_erf_exp_sum_gelu_6<<<32*((H + 31)/32), [32, 8, 1]>>>(in_b1, out_db1, buf5, buf8, buf23, buf28, H, N, workspace)
+  step 2: tc_red_fused_add_mul_erf_exp_sum_gelu_6<<<32*((H + 15)/16), [16, 8, 1]>>>(in_b1, out_db1, buf5, buf8, buf23, buf28, H, N, workspace)
   step 3: matmul buf24 = buf23 @ in_w1 (cuBLAS)
-  step 4: tc_poi_fused_add_8<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_dout, out_dx, buf24, N, D)
+  step 4: tc_poi_fused_add_8<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_dout, out_dx, buf24, N, D)
   step 5: matmul out_dw1 = buf23.T @ in_x (cuBLAS)
   step 6: matmul out_dw2 = in_dout.T @ buf28 (cuBLAS)
 launch plan of mlp_fwd (32-bit indices):
@@ -865,9 +865,9 @@ launch plan of mlp_fwd (32-bit indices):
   buffer buf6         temp   f32[N, H]  live steps 1..2, slot 0
   buffer buf7         temp   f32[N, D]  live steps 2..3, slot 1
   step 0: matmul out_saved_matmul = in_x @ in_w1.T (cuBLAS)
-  step 1: tc_poi_fused_add_gelu_12<<<(N*H + 2047)/2048, [256, 1, 1]>>>(in_b1, out_saved_matmul, buf6, N, H)
+  step 1: tc_poi_fused_add_gelu_12<<<(N*H + 1023)/1024, [128, 1, 1]>>>(in_b1, out_saved_matmul, buf6, N, H)
   step 2: matmul buf7 = buf6 @ in_w2.T (cuBLAS)
-  step 3: tc_poi_fused_add_14<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf7, N, D)
+  step 3: tc_poi_fused_add_14<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, buf7, N, D)
 launch plan of mlp_bwd (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w1        param  f32[H, D]
@@ -884,9 +884,9 @@ launch plan of mlp_bwd (32-bit indices):
   buffer buf24        temp   f32[N, D]  live steps 2..3, slot 0
   buffer buf28        temp   f32[N, H]  live steps 1..5, slot 2
   step 0: matmul buf6 = in_dout @ in_w2 (cuBLAS)
-  step 1: tc_red_fused_add_mul_erf_exp_sum_gelu_16<<<32*((H + 31)/32), [32, 8, 1]>>>(in_b1, in_saved_matmul, out_db1, buf6, buf23, buf28, H, N, workspace)
+  step 1: tc_red_fused_add_mul_erf_exp_sum_gelu_16<<<32*((H + 15)/16), [16, 8, 1]>>>(in_b1, in_saved_matmul, out_db1, buf6, buf23, buf28, H, N, workspace)
   step 2: matmul buf24 = buf23 @ in_w1 (cuBLAS)
-  step 3: tc_poi_fused_add_18<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_dout, out_dx, buf24, N, D)
+  step 3: tc_poi_fused_add_18<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_dout, out_dx, buf24, N, D)
   step 4: matmul out_dw1 = buf23.T @ in_x (cuBLAS)
   step 5: matmul out_dw2 = in_dout.T @ buf28 (cuBLAS)
  */

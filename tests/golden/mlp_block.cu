@@ -212,7 +212,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
 }
 
 /* kernel 3: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_3(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_silu_mul_3(
     const float *__restrict__ buf14,
     const float *__restrict__ buf16,
     float *__restrict__ buf17,
@@ -328,7 +328,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_3(
 }
 
 /* kernel 5: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_5(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_5(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const float *__restrict__ buf18,
@@ -437,7 +437,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_5(
 /* ---- fn dense_gelu ---- */
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_gelu_7(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_gelu_7(
     const float *__restrict__ in_b,
     float *__restrict__ out_out,
     const float *__restrict__ buf3,
@@ -571,9 +571,9 @@ launch plan of mlp_block (32-bit indices):
   step 1: tc_red_fused_mul_sum_div_add_rsqrt_0_w<<<N, [512, 1, 1]>>>(in_x, in_g, buf13, N, D)
   step 2: matmul buf14 = buf13 @ in_w1.T (cuBLAS)
   step 3: matmul buf16 = buf13 @ in_w3.T (cuBLAS)
-  step 4: tc_poi_fused_silu_mul_3<<<(N*H + 2047)/2048, [256, 1, 1]>>>(buf14, buf16, buf17, N, H)
+  step 4: tc_poi_fused_silu_mul_3<<<(N*H + 1023)/1024, [128, 1, 1]>>>(buf14, buf16, buf17, N, H)
   step 5: matmul buf18 = buf17 @ in_w2.T (cuBLAS)
-  step 6: tc_poi_fused_add_5<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf18, N, D)
+  step 6: tc_poi_fused_add_5<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, buf18, N, D)
 launch plan of dense_gelu (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w         param  f32[H, D]
@@ -581,5 +581,5 @@ launch plan of dense_gelu (32-bit indices):
   buffer out_out      output f32[N, H]
   buffer buf3         temp   f32[N, H]  live steps 0..1, slot 0
   step 0: matmul buf3 = in_x @ in_w.T (cuBLAS)
-  step 1: tc_poi_fused_add_gelu_7<<<(N*H + 2047)/2048, [256, 1, 1]>>>(in_b, out_out, buf3, N, H)
+  step 1: tc_poi_fused_add_gelu_7<<<(N*H + 1023)/1024, [128, 1, 1]>>>(in_b, out_out, buf3, N, H)
  */

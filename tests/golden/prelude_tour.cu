@@ -2,7 +2,7 @@
 /* ---- fn softmax_cols ---- */
 
 /* kernel 0: reduction over leading axes: threads own kept elements (coalesced), block.y splits the reduced range */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_0(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_max_sub_exp_sum_0(
     const float *__restrict__ in_x,
     float *__restrict__ buf1,
     float *__restrict__ buf4,
@@ -44,7 +44,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_max_sub_exp_sum_0
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sub_exp_div_1(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_sub_exp_div_1(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const float *__restrict__ buf1,
@@ -1257,7 +1257,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 /* ---- fn l2_normalize_cols ---- */
 
 /* kernel 0: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
-extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_sum_6(
+extern "C" __global__ void __launch_bounds__(128) tc_red_fused_mul_sum_6(
     const float *__restrict__ in_x,
     float *__restrict__ buf3,
     const idx_t sz_D,
@@ -1280,8 +1280,35 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_sum_6(
         if (c0 + 4 <= rows &&
             tc_aligned(in_x + i1, 16) &&
             (sz_D) % 4 == 0) {
-            #pragma unroll 4
-            for (idx_t r = lo + threadIdx.y; r < hi; r += blockDim.y) {
+            idx_t r0 = lo + threadIdx.y;
+            for (; hi - r0 > (idx_t)blockDim.y * 7; r0 += (idx_t)blockDim.y * 8) {
+                tc_vec<float, 4> v0_u[8];
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i0 = r;
+                    v0_u[u_] = tc_vload<float, 4>(in_x + sz_D*i0 + i1);
+                }
+                #pragma unroll
+                for (int u_ = 0; u_ < 8; u_++) {
+                    const idx_t r = r0 + u_ * (idx_t)blockDim.y;
+                    const idx_t i0 = r;
+                    const tc_vec<float, 4> v0 = v0_u[u_];
+                    const float t1 = v0.v[0];                                   // prelude_tour.tc:28
+                    const float t2 = t1 * t1;                                   // <prelude>/norm.tc:28
+                    acc3[0] = tc_op_sum()(acc3[0], t2);                         // <prelude>/norm.tc:28
+                    const float t3 = v0.v[1];                                   // prelude_tour.tc:28
+                    const float t4 = t3 * t3;                                   // <prelude>/norm.tc:28
+                    acc3[1] = tc_op_sum()(acc3[1], t4);                         // <prelude>/norm.tc:28
+                    const float t5 = v0.v[2];                                   // prelude_tour.tc:28
+                    const float t6 = t5 * t5;                                   // <prelude>/norm.tc:28
+                    acc3[2] = tc_op_sum()(acc3[2], t6);                         // <prelude>/norm.tc:28
+                    const float t7 = v0.v[3];                                   // prelude_tour.tc:28
+                    const float t8 = t7 * t7;                                   // <prelude>/norm.tc:28
+                    acc3[3] = tc_op_sum()(acc3[3], t8);                         // <prelude>/norm.tc:28
+                }
+            }
+            for (idx_t r = r0; r < hi; r += blockDim.y) {
                 const idx_t i0 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:28
                 const float t1 = v0.v[0];                                   // prelude_tour.tc:28
@@ -1358,7 +1385,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_red_fused_mul_sum_6(
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sqrt_max_div_7(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_sqrt_max_div_7(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const float *__restrict__ buf3,
@@ -1485,7 +1512,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_sqrt_max_div_7(
 /* ---- fn linear_3d ---- */
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_9(
     const float *__restrict__ in_b,
     float *__restrict__ out_out,
     const float *__restrict__ buf3,
@@ -1605,7 +1632,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_9(
 /* ---- fn swiglu_rows ---- */
 
 /* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_12(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_silu_mul_12(
     float *__restrict__ out_out,
     const float *__restrict__ buf3,
     const float *__restrict__ buf5,
@@ -1723,7 +1750,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_silu_mul_12(
 /* ---- fn activations ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_min_abs_neg_exp_log1p_sub_13(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_min_abs_neg_exp_log1p_sub_13(
     const float *__restrict__ in_x,
     float *__restrict__ out_ls,
     float *__restrict__ out_lr,
@@ -3146,8 +3173,8 @@ launch plan of softmax_cols (32-bit indices):
   buffer out_out      output f32[N, D]
   buffer buf1         temp   f32[1, D]  live steps 0..1, slot 0
   buffer buf4         temp   f32[1, D]  live steps 0..1, slot 1
-  step 0: tc_red_fused_max_sub_exp_sum_0<<<(D + 31)/32, [32, 8, 1]>>>(in_x, buf1, buf4, D, N)
-  step 1: tc_poi_fused_sub_exp_div_1<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf1, buf4, N, D)
+  step 0: tc_red_fused_max_sub_exp_sum_0<<<(D + 15)/16, [16, 8, 1]>>>(in_x, buf1, buf4, D, N)
+  step 1: tc_poi_fused_sub_exp_div_1<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, buf1, buf4, N, D)
 launch plan of log_softmax_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
@@ -3180,8 +3207,8 @@ launch plan of l2_normalize_cols (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
   buffer buf3         temp   f32[1, D]  live steps 0..1, slot 0
-  step 0: tc_red_fused_mul_sum_6<<<32*((D + 127)/128), [32, 8, 1]>>>(in_x, buf3, D, N, workspace)
-  step 1: tc_poi_fused_sqrt_max_div_7<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, buf3, N, D)
+  step 0: tc_red_fused_mul_sum_6<<<32*((D + 63)/64), [16, 8, 1]>>>(in_x, buf3, D, N, workspace)
+  step 1: tc_poi_fused_sqrt_max_div_7<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, buf3, N, D)
 launch plan of linear_3d (32-bit indices):
   buffer in_x         param  f32[B, S, I]
   buffer in_w         param  f32[O, I]
@@ -3190,7 +3217,7 @@ launch plan of linear_3d (32-bit indices):
   buffer buf3         temp   f32[B, S, O]  live steps 0..1, slot 0
   step 0: matmul buf3 = in_x @ in_w.T (cuBLAS)
     batch B, strides (elements): a S*I, b 0, c S*O
-  step 1: tc_poi_fused_add_9<<<(B*S*O + 2047)/2048, [256, 1, 1]>>>(in_b, out_out, buf3, B, S, O)
+  step 1: tc_poi_fused_add_9<<<(B*S*O + 1023)/1024, [128, 1, 1]>>>(in_b, out_out, buf3, B, S, O)
 launch plan of swiglu_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_w1        param  f32[H, D]
@@ -3200,7 +3227,7 @@ launch plan of swiglu_rows (32-bit indices):
   buffer buf5         temp   f32[N, H]  live steps 1..2, slot 1
   step 0: matmul buf3 = in_x @ in_w1.T (cuBLAS)
   step 1: matmul buf5 = in_x @ in_w3.T (cuBLAS)
-  step 2: tc_poi_fused_silu_mul_12<<<(N*H + 2047)/2048, [256, 1, 1]>>>(out_out, buf3, buf5, N, H)
+  step 2: tc_poi_fused_silu_mul_12<<<(N*H + 1023)/1024, [128, 1, 1]>>>(out_out, buf3, buf5, N, H)
 launch plan of activations (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_ls       output f32[N, D]
@@ -3208,7 +3235,7 @@ launch plan of activations (32-bit indices):
   buffer out_hs       output f32[N, D]
   buffer out_hw       output f32[N, D]
   buffer out_mi       output f32[N, D]
-  step 0: tc_poi_fused_min_abs_neg_exp_log1p_sub_13<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_ls, out_lr, out_hs, out_hw, out_mi, N, D)
+  step 0: tc_poi_fused_min_abs_neg_exp_log1p_sub_13<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_ls, out_lr, out_hs, out_hw, out_mi, N, D)
 launch plan of losses (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_y         param  f32[N, D]

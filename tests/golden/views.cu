@@ -2,7 +2,7 @@
 /* ---- fn swap_halves ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_0(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_concat_0(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N)
@@ -142,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_0(
 /* ---- fn strided_rows ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_1(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_1(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const idx_t sz_N,
@@ -278,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_2(
 /* ---- fn transpose_flatten ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_3(
     const float *__restrict__ in_x,
     float *__restrict__ out_out,
     const long long sz_N,
@@ -345,7 +345,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_3(
 /* ---- fn column_and_row ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_4(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_add_4(
     const float *__restrict__ in_x,
     const float *__restrict__ in_v,
     float *__restrict__ out_tiled,
@@ -440,7 +440,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_add_4(
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_copy_5(
     const float *__restrict__ in_x,
     float *__restrict__ out_first,
     const idx_t sz_N,
@@ -504,7 +504,7 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_copy_5(
 /* ---- fn stack2 ---- */
 
 /* kernel 0: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
-extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_6(
+extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_concat_6(
     const float *__restrict__ in_a,
     const float *__restrict__ in_b,
     float *__restrict__ out_out,
@@ -646,11 +646,11 @@ extern "C" __global__ void __launch_bounds__(256) tc_poi_fused_concat_6(
 launch plan of swap_halves (32-bit indices):
   buffer in_x         param  f32[N, 8]
   buffer out_out      output f32[N, 8]
-  step 0: tc_poi_fused_concat_0<<<(8*N + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N)
+  step 0: tc_poi_fused_concat_0<<<(8*N + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, N)
 launch plan of strided_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N - 1, (D + 1)/2]
-  step 0: tc_poi_fused_add_1<<<(N*((D + 1)/2) - (D + 1)/2 + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_poi_fused_add_1<<<(N*((D + 1)/2) - (D + 1)/2 + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, N, D)
 launch plan of permute_add (32-bit indices):
   buffer in_x         param  f32[A, B, C]
   buffer in_y         param  f32[C, A, B]
@@ -659,17 +659,17 @@ launch plan of permute_add (32-bit indices):
 launch plan of transpose_flatten (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N*D]
-  step 0: tc_poi_fused_copy_3<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, out_out, N, D)
+  step 0: tc_poi_fused_copy_3<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, out_out, N, D)
 launch plan of column_and_row (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer in_v         param  f32[D]
   buffer out_first    output f32[N]
   buffer out_tiled    output f32[N, D]
-  step 0: tc_poi_fused_add_4<<<(N*D + 2047)/2048, [256, 1, 1]>>>(in_x, in_v, out_tiled, N, D)
-  step 1: tc_poi_fused_copy_5<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, out_first, N, D)
+  step 0: tc_poi_fused_add_4<<<(N*D + 1023)/1024, [128, 1, 1]>>>(in_x, in_v, out_tiled, N, D)
+  step 1: tc_poi_fused_copy_5<<<(N + 1023)/1024, [128, 1, 1]>>>(in_x, out_first, N, D)
 launch plan of stack2 (32-bit indices):
   buffer in_a         param  f32[N]
   buffer in_b         param  f32[N]
   buffer out_out      output f32[2, N]
-  step 0: tc_poi_fused_concat_6<<<(2*N + 2047)/2048, [256, 1, 1]>>>(in_a, in_b, out_out, N)
+  step 0: tc_poi_fused_concat_6<<<(2*N + 1023)/1024, [128, 1, 1]>>>(in_a, in_b, out_out, N)
  */
