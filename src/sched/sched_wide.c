@@ -45,17 +45,21 @@ void sched_explain(tc_buf *b, const sfn *s)
     sched_explain_ckpt(b, s);
 }
 
-/* TENSORC_ROWS_PIPE=1 (issue 14): rows kernels that may hold a row in a
+/* TENSORC_ROWS_PIPE (issue 14; on for f32 rows unless set): rows kernels that may hold a row in a
  * cluster's registers run a persistent grid (runtime/exec.c: as many
  * clusters as are resident), and each thread copies its slice of the
  * cluster's next row into its own shared-memory slots (cp.async) as soon as
  * this row is in its registers, so the row's loads overlap the previous
  * row's reductions and stores (codegen/rows.c).  The same elements a
  * thread in the same order: the same bits.  Not for the online pair's
- * chunks (no register path), column partials or compact kernels. */
+ * chunks (no register path), column partials or compact kernels.  The
+ * default: 4-byte rows only (H200, 2026-11-27: f32 softmax 1024 x 65536
+ * 178.3 -> 171.5 us, 256 x 262144 237.2 -> 217.8; bf16 rmsnorm 256 x
+ * 262144 121.2 -> 124.6, spilling at its 40-register cap). */
 void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
 {
-    ks->pipe = kn->rows_pipe == 1 && ks->kind == SCH_ROWS && ks->cluster && ks->items && ks->vec > 1 &&
+    bool on = kn->rows_pipe >= 0 ? kn->rows_pipe == 1 : ks->vec == 4;
+    ks->pipe = on && ks->kind == SCH_ROWS && ks->cluster && ks->items && ks->vec > 1 &&
                !ks->online_sum && !k->ncols && !ks->compact;
 }
 
@@ -64,5 +68,5 @@ void sched_print_pipe(tc_buf *b, const ksched *ks)
     if (ks->pipe)
         buf_puts(b, "    rows a cluster takes (the _w kernel's, where there is one): a persistent grid "
                     "(the resident clusters), each cluster prefetching its next row's slice into "
-                    "shared memory while this row reduces (TENSORC_ROWS_PIPE=1)\n");
+                    "shared memory while this row reduces (TENSORC_ROWS_PIPE: f32 rows by default)\n");
 }

@@ -275,6 +275,41 @@ extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_gather_3(
 
 /* ---- fn take_computed ---- */
 
+/* rowpipe.cuh - in units with a rows kernel of TENSORC_ROWS_PIPE=1
+ * (codegen/rows.c; unit.c adds it), after helpers.cuh: a row's slice, B
+ * bytes (4, 8 or 16) global -> a 16-byte slot of shared memory, copied and
+ * later read by the same thread, so its own wait (tc_cp_wait) is all the
+ * order it needs: cp.async on sm_80+ (the copy lands while the previous
+ * row reduces), else a plain copy.  "memory": no access to the slots moves
+ * across these. */
+template <int B> __device__ __forceinline__ void tc_cp_async(unsigned char *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    if (B == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+    else if (B == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
+#else
+    *reinterpret_cast<tc_vec<unsigned, B / 4> *>(dst) = *reinterpret_cast<const tc_vec<unsigned, B / 4> *>(src);
+#endif
+}
+__device__ __forceinline__ void tc_cp_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void tc_cp_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+/* slot i of the slots (16 bytes each) as a vector */
+template <class T, int N> __device__ __forceinline__ tc_vec<T, N> tc_sget(const unsigned char *s, idx_t i) {
+    return *reinterpret_cast<const tc_vec<T, N> *>(s + (tc_u64)i * 16);
+}
+
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_4(
     const unsigned short *__restrict__ in_x,
@@ -395,6 +430,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         float acc3 = tc_lowest<float>();
@@ -432,6 +469,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_C*i0, 8) &&
             tc_aligned(buf7 + sz_C*i0, 16)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_C*i0 + i1);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             tc_vec<unsigned short, 4> pc0[8];
             float acc3 = tc_lowest<float>();
             #pragma unroll
@@ -440,12 +492,30 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<unsigned short, 4> v9 = tc_vload<unsigned short, 4>(in_x + sz_C*i0 + i1); // gather.tc:14
+                const tc_vec<unsigned short, 4> v9 = tc_sget<unsigned short, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_C*i0 + i1 */ // gather.tc:14
                 pc0[j] = v9;                                                // gather.tc:14
                 acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[0])) : acc3;   // <prelude>/softmax.tc:13
                 acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[1])) : acc3;   // <prelude>/softmax.tc:13
                 acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[2])) : acc3;   // <prelude>/softmax.tc:13
                 acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[3])) : acc3;   // <prelude>/softmax.tc:13
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_C*i0, 8) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i1 = r;
+                            tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_C*i0 + i1);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r3 = acc3;
@@ -524,6 +594,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -793,6 +865,7 @@ launch plan of take_computed (32-bit indices):
   step 0: tc_red_fused_cast_max_sub_exp_sum_div_4<<<N, [1024, 1, 1]>>>(in_x, buf7, N, C)
   step 1 runs when C > 16384:
   step 1: tc_red_fused_cast_max_sub_exp_sum_div_4_w<<<N, [512, 1, 1]>>>(in_x, buf7, N, C)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 2: tc_poi_fused_gather_copy_5<<<(N + 511)/512, [128, 1, 1]>>>(in_t, out_out, buf7, N, C)
 launch plan of onehot (32-bit indices):
   buffer in_x         param  f32[N, C]

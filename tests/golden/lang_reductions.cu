@@ -260,6 +260,41 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_div_1(
         *ticket = 0; /* ready for the next launch */
 }
 
+/* rowpipe.cuh - in units with a rows kernel of TENSORC_ROWS_PIPE=1
+ * (codegen/rows.c; unit.c adds it), after helpers.cuh: a row's slice, B
+ * bytes (4, 8 or 16) global -> a 16-byte slot of shared memory, copied and
+ * later read by the same thread, so its own wait (tc_cp_wait) is all the
+ * order it needs: cp.async on sm_80+ (the copy lands while the previous
+ * row reduces), else a plain copy.  "memory": no access to the slots moves
+ * across these. */
+template <int B> __device__ __forceinline__ void tc_cp_async(unsigned char *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    if (B == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+    else if (B == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
+#else
+    *reinterpret_cast<tc_vec<unsigned, B / 4> *>(dst) = *reinterpret_cast<const tc_vec<unsigned, B / 4> *>(src);
+#endif
+}
+__device__ __forceinline__ void tc_cp_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void tc_cp_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+/* slot i of the slots (16 bytes each) as a vector */
+template <class T, int N> __device__ __forceinline__ tc_vec<T, N> tc_sget(const unsigned char *s, idx_t i) {
+    return *reinterpret_cast<const tc_vec<T, N> *>(s + (tc_u64)i * 16);
+}
+
 /* kernel 2: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
     const float *__restrict__ in_x,
@@ -329,6 +364,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         idx_t q_ = row;
         const idx_t i1 = q_ % sz_B;
@@ -355,6 +392,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
         const idx_t i0 = q_;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1, 16)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i2 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float pc0[32];
             float acc5 = tc_lowest<float>();
             #pragma unroll
@@ -363,7 +415,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i2 = r;
-                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
+                const tc_vec<float, 4> v1 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_B*sz_C*i0 + sz_C*i1 + i2 */ // lang_reductions.tc:4
                 pc0[j * 4 + 0] = v1.v[0];                                   // lang_reductions.tc:4
                 acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 0]) : acc5;    // lang_reductions.tc:8
                 pc0[j * 4 + 1] = v1.v[1];                                   // lang_reductions.tc:4
@@ -372,6 +424,27 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                 acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 2]) : acc5;    // lang_reductions.tc:8
                 pc0[j * 4 + 3] = v1.v[3];                                   // lang_reductions.tc:4
                 acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 3]) : acc5;    // lang_reductions.tc:8
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                idx_t q_ = row;
+                const idx_t i1 = q_ % sz_B;
+                q_ /= sz_B;
+                const idx_t i0 = q_;
+                tc_pre = row < rows && tc_aligned(in_x + sz_B*sz_C*i0 + sz_C*i1, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i2 = r;
+                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
@@ -392,6 +465,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -676,6 +751,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
@@ -696,6 +773,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float pc0[32];
             tc_argv<float> acc1 = tc_argv<float>{tc_lowest<float>(), -1};
             #pragma unroll
@@ -704,7 +796,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:12
+                const tc_vec<float, 4> v1 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // lang_reductions.tc:12
                 pc0[j * 4 + 0] = v1.v[0];                                   // lang_reductions.tc:12
                 acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 0], (long long)(r)}) : acc1; // lang_reductions.tc:13
                 pc0[j * 4 + 1] = v1.v[1];                                   // lang_reductions.tc:12
@@ -713,6 +805,24 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
                 acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 2], (long long)(r + 2)}) : acc1; // lang_reductions.tc:13
                 pc0[j * 4 + 3] = v1.v[3];                                   // lang_reductions.tc:12
                 acc1 = tc_in ? tc_op_argmax()(acc1, tc_argv<float>{(float)pc0[j * 4 + 3], (long long)(r + 3)}) : acc1; // lang_reductions.tc:13
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i1 = r;
+                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
             const long long r1 = acc1.i;
@@ -733,6 +843,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -1039,6 +1151,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         float acc1 = (float)0;
@@ -1100,6 +1214,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float pc0[32];
             float acc1 = (float)0;
             float acc9 = (float)0;
@@ -1110,7 +1239,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:16
+                const tc_vec<float, 4> v18 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // lang_reductions.tc:16
                 pc0[j * 4 + 0] = v18.v[0];                                  // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 0]) : acc9;    // lang_reductions.tc:18
@@ -1127,6 +1256,24 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 3]) : acc9;    // lang_reductions.tc:18
                 acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 3]) : acc17; // lang_reductions.tc:18
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i1 = r;
+                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
@@ -1256,6 +1403,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -1457,6 +1606,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         float acc1 = (float)0;
@@ -1478,6 +1629,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float pc0[32];
             float acc1 = (float)0;
             #pragma unroll
@@ -1486,7 +1652,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v2 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_reductions.tc:27
+                const tc_vec<float, 4> v2 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // lang_reductions.tc:27
                 pc0[j * 4 + 0] = v2.v[0];                                   // lang_reductions.tc:27
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:28
                 pc0[j * 4 + 1] = v2.v[1];                                   // lang_reductions.tc:27
@@ -1495,6 +1661,24 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_reductions.tc:28
                 pc0[j * 4 + 3] = v2.v[3];                                   // lang_reductions.tc:27
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:28
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i1 = r;
+                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
@@ -1517,6 +1701,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -1536,6 +1722,7 @@ launch plan of reductions (32-bit indices):
   step 2: tc_red_fused_max_2<<<A*B, [1024, 1, 1]>>>(in_x, out_mx, A, B, C)
   step 3 runs when C > 16384:
   step 3: tc_red_fused_max_2_w<<<A*B, [512, 1, 1]>>>(in_x, out_mx, A, B, C)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 4: tc_red_fused_min_3<<<32*((C + 63)/64), [16, 8, 1]>>>(in_x, out_mn, B, C, A, workspace)
   step 5: tc_red_fused_prod_sum_4<<<(A*B*C + 4095)/4096, [256, 1, 1]>>>(in_x, out_p, out_all, B, C, A, workspace)
 launch plan of indices (32-bit indices):
@@ -1546,6 +1733,7 @@ launch plan of indices (32-bit indices):
   step 0: tc_red_fused_argmax_5<<<N, [1024, 1, 1]>>>(in_x, out_amax, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_argmax_5_w<<<N, [512, 1, 1]>>>(in_x, out_amax, N, D)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 2: tc_red_fused_argmin_6<<<32*((D + 31)/32), [16, 8, 1]>>>(in_x, out_amin, D, N, workspace)
 launch plan of statistics (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -1557,6 +1745,7 @@ launch plan of statistics (32-bit indices):
   step 0: tc_red_fused_sum_div_sub_mul_sqrt_max_7<<<N, [1024, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_sum_div_sub_mul_sqrt_max_7_w<<<N, [512, 1, 1]>>>(in_x, out_v, out_s, out_v0, out_l, N, D)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of int_reductions (32-bit indices):
   buffer in_i         param  i32[N]
   buffer in_m         param  bool[N]
@@ -1573,4 +1762,5 @@ launch plan of mean_by_hand (32-bit indices):
   step 0: tc_red_fused_sum_div_10<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_sum_div_10_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
  */

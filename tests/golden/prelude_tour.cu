@@ -186,6 +186,41 @@ extern "C" __global__ void __launch_bounds__(128) tc_poi_fused_sub_exp_div_1(
 
 /* ---- fn log_softmax_rows ---- */
 
+/* rowpipe.cuh - in units with a rows kernel of TENSORC_ROWS_PIPE=1
+ * (codegen/rows.c; unit.c adds it), after helpers.cuh: a row's slice, B
+ * bytes (4, 8 or 16) global -> a 16-byte slot of shared memory, copied and
+ * later read by the same thread, so its own wait (tc_cp_wait) is all the
+ * order it needs: cp.async on sm_80+ (the copy lands while the previous
+ * row reduces), else a plain copy.  "memory": no access to the slots moves
+ * across these. */
+template <int B> __device__ __forceinline__ void tc_cp_async(unsigned char *dst, const void *src) {
+#if __CUDA_ARCH__ >= 800
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    if (B == 16)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+    else if (B == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
+#else
+    *reinterpret_cast<tc_vec<unsigned, B / 4> *>(dst) = *reinterpret_cast<const tc_vec<unsigned, B / 4> *>(src);
+#endif
+}
+__device__ __forceinline__ void tc_cp_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void tc_cp_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+/* slot i of the slots (16 bytes each) as a vector */
+template <class T, int N> __device__ __forceinline__ tc_vec<T, N> tc_sget(const unsigned char *s, idx_t i) {
+    return *reinterpret_cast<const tc_vec<T, N> *>(s + (tc_u64)i * 16);
+}
+
 /* kernel 0: reduction over trailing axes: a block per row, one pass per phase, epilogue pass writes the row; a row past one block's registers is split across a cluster (read once, partials exchanged through distributed shared memory in a fixed order) */
 extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
     const float *__restrict__ in_x,
@@ -304,6 +339,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         float acc1 = tc_lowest<float>();
@@ -340,6 +377,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float pc0[32];
             float acc1 = tc_lowest<float>();
             #pragma unroll
@@ -348,7 +400,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v8 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
+                const tc_vec<float, 4> v8 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // prelude_tour.tc:10
                 pc0[j * 4 + 0] = v8.v[0];                                   // prelude_tour.tc:10
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 0]) : acc1;    // <prelude>/softmax.tc:20
                 pc0[j * 4 + 1] = v8.v[1];                                   // prelude_tour.tc:10
@@ -357,6 +409,24 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 2]) : acc1;    // <prelude>/softmax.tc:20
                 pc0[j * 4 + 3] = v8.v[3];                                   // prelude_tour.tc:10
                 acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 3]) : acc1;    // <prelude>/softmax.tc:20
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i1 = r;
+                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r1 = acc1;
@@ -430,6 +500,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -574,6 +646,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         float acc2 = tc_lowest<float>();
@@ -614,6 +688,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16) &&
             tc_aligned(out_out + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float pc0[32];
             float acc2 = tc_lowest<float>();
             #pragma unroll
@@ -622,7 +711,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v12 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
+                const tc_vec<float, 4> v12 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // prelude_tour.tc:14
                 pc0[j * 4 + 0] = v12.v[0];                                  // prelude_tour.tc:14
                 const float t13 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
                 acc2 = tc_in ? tc_op_max()(acc2, t13) : acc2;               // <prelude>/softmax.tc:27
@@ -635,6 +724,24 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                 pc0[j * 4 + 3] = v12.v[3];                                  // prelude_tour.tc:14
                 const float t16 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
                 acc2 = tc_in ? tc_op_max()(acc2, t16) : acc2;               // <prelude>/softmax.tc:27
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i1 = r;
+                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r2 = acc2;
@@ -724,6 +831,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -879,6 +988,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         float acc5 = (float)0;
@@ -924,6 +1035,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
             tc_aligned(in_w + 0, 16) &&
             tc_aligned(in_b + 0, 16) &&
             tc_aligned(out_out + sz_D*i0, 8)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             tc_vec<unsigned short, 4> pc0[8];
             float acc5 = (float)0;
             #pragma unroll
@@ -932,12 +1058,30 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<unsigned short, 4> v15 = tc_vload<unsigned short, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:19
+                const tc_vec<unsigned short, 4> v15 = tc_sget<unsigned short, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // prelude_tour.tc:19
                 pc0[j] = v15;                                               // prelude_tour.tc:19
                 acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v15.v[0])) : acc5; // <prelude>/norm.tc:13
                 acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v15.v[1])) : acc5; // <prelude>/norm.tc:13
                 acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v15.v[2])) : acc5; // <prelude>/norm.tc:13
                 acc5 = tc_in ? tc_op_sum()(acc5, tc_bf2f(v15.v[3])) : acc5; // <prelude>/norm.tc:13
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 8) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i1 = r;
+                            tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r5 = acc5;
@@ -1039,6 +1183,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -2345,6 +2491,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         float acc8 = tc_lowest<float>();
@@ -2403,6 +2551,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_p + sz_D*i0, 16) &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_p + sz_D*i0 + i1);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float pc0[32];
             float pc1[32];
             float acc8 = tc_lowest<float>();
@@ -2413,7 +2576,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v18 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
+                const tc_vec<float, 4> v18 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_p + sz_D*i0 + i1 */ // prelude_tour.tc:47
                 pc0[j * 4 + 0] = v18.v[0];                                  // prelude_tour.tc:47
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 0]) : acc8;    // <prelude>/softmax.tc:13
                 const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
@@ -2431,6 +2594,24 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 3]) : acc8;    // <prelude>/softmax.tc:13
                 pc1[j * 4 + 3] = v19.v[3];                                  // prelude_tour.tc:47
                 acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:49
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_p + sz_D*i0, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i1 = r;
+                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_p + sz_D*i0 + i1);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
             const float r8 = acc8;
@@ -2567,6 +2748,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -2811,6 +2994,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
     __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
+    idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         float acc11 = tc_lowest<float>();
@@ -2864,6 +3049,21 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x * ncl && len % 4 == 0 &&
             tc_aligned(in_x + sz_D*i0, 16)) { /* the row fits in registers: read it once */
+            if (tc_pre != row) { /* not prefetched (the cluster's first row, or after a looped one) */
+                if (tc_pre < rows) /* a looped row's copies: landed before these overwrite them */
+                    tc_cp_wait();
+                #pragma unroll
+                for (int j = 0; j < 8; j++) {
+                    const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                    if (rj_ < len) {
+                        const idx_t r = rj_;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                    }
+                }
+                tc_cp_commit();
+            }
+            tc_cp_wait(); /* this thread's copies of the row have landed */
             float pc0[32];
             float acc11 = tc_lowest<float>();
             #pragma unroll
@@ -2872,7 +3072,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 const bool tc_in = rj_ < len;
                 const idx_t r = tc_in ? rj_ : 0;
                 const idx_t i1 = r;
-                const tc_vec<float, 4> v15 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
+                const tc_vec<float, 4> v15 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // prelude_tour.tc:52
                 pc0[j * 4 + 0] = v15.v[0];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 0]) : acc11; // <prelude>/loss.tc:24
                 pc0[j * 4 + 1] = v15.v[1];                                  // prelude_tour.tc:52
@@ -2881,6 +3081,24 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 2]) : acc11; // <prelude>/loss.tc:24
                 pc0[j * 4 + 3] = v15.v[3];                                  // prelude_tour.tc:52
                 acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 3]) : acc11; // <prelude>/loss.tc:24
+            }
+            { /* the cluster's next row: this thread's slice into its slots while this row reduces */
+                const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
+                const idx_t row = tc_nx;
+                const idx_t i0 = row;
+                tc_pre = row < rows && tc_aligned(in_x + sz_D*i0, 16) ? row : rows;
+                if (tc_pre < rows) {
+                    #pragma unroll
+                    for (int j = 0; j < 8; j++) {
+                        const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
+                        if (rj_ < len) {
+                            const idx_t r = rj_;
+                            const idx_t i1 = r;
+                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
+                        }
+                    }
+                    tc_cp_commit();
+                }
             }
             acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
             const float r11 = acc11;
@@ -3008,6 +3226,8 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
             }
         }
     }
+    if (tc_pre < rows)
+        tc_cp_wait();
     if (ncl > 1)
         tc_cluster_sync();
 }
@@ -3182,6 +3402,7 @@ launch plan of log_softmax_rows (32-bit indices):
   step 0: tc_red_fused_max_sub_exp_sum_log_2<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_max_sub_exp_sum_log_2_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of softmin_rows (32-bit indices):
   buffer in_x         param  f32[N, D]
   buffer out_out      output f32[N, D]
@@ -3189,6 +3410,7 @@ launch plan of softmin_rows (32-bit indices):
   step 0: tc_red_fused_neg_max_sub_exp_sum_div_3<<<N, [1024, 1, 1]>>>(in_x, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_neg_max_sub_exp_sum_div_3_w<<<N, [512, 1, 1]>>>(in_x, out_out, N, D)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of layernorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_w         param  f32[D]
@@ -3198,6 +3420,7 @@ launch plan of layernorm_bf16 (32-bit indices):
   step 0: tc_red_fused_cast_sum_div_sub_mul_add_4<<<N, [1024, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_cast_sum_div_sub_mul_add_4_w<<<N, [512, 1, 1]>>>(in_x, in_w, in_b, out_out, N, D)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
 launch plan of rmsnorm_bf16 (32-bit indices):
   buffer in_x         param  bf16[N, D]
   buffer in_g         param  bf16[D]
@@ -3249,6 +3472,7 @@ launch plan of losses (32-bit indices):
   step 1: tc_red_fused_max_sub_exp_sum_div_log_15<<<N, [1024, 1, 1]>>>(in_x, in_p, buf20, N, D)
   step 2 runs when D > 16384:
   step 2: tc_red_fused_max_sub_exp_sum_div_log_15_w<<<N, [512, 1, 1]>>>(in_x, in_p, buf20, N, D)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 3: tc_red_fused_neg_sum_div_16<<<(N + 4095)/4096, [256, 1, 1]>>>(out_ce, buf20, N, workspace)
 launch plan of class_losses (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -3262,5 +3486,6 @@ launch plan of class_losses (32-bit indices):
   step 0: tc_red_fused_max_isinf_where_sub_exp_sum_17<<<N, [1024, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D)
   step 1 runs when D > 16384:
   step 1: tc_red_fused_max_isinf_where_sub_exp_sum_17_w<<<N, [512, 1, 1]>>>(in_x, in_t, buf11, buf17, buf37, N, D)
+    in a cluster: at most the resident clusters, each taking rows in turn, the next row's slice prefetched into 128 bytes a thread of dynamic shared memory (TENSORC_ROWS_PIPE)
   step 2: tc_red_fused_lt_ge_or_where_gather_ne_18<<<(N + 2047)/2048, [256, 1, 1]>>>(in_x, in_t, out_ce, out_nll, buf11, buf17, buf37, D, N, workspace)
  */

@@ -89,8 +89,9 @@ if emit $ex/softmax.tc softmax explain; then
     then ok "softmax: explain names the wide variant and its guard"
     else bad "softmax: explain does not name the wide variant"; fi
 fi
-# TENSORC_ROWS_PIPE=1 (codegen/rows.c): the wide kernel alone gets the
-# pipe (the 16-a-thread one takes no cluster), and the plan says so; off, no trace of it
+# TENSORC_ROWS_PIPE (codegen/rows.c; on for f32 rows by default, =1 here):
+# the wide kernel alone gets the pipe (the 16-a-thread one takes no
+# cluster), and the plan says so; =0 or 16-bit rows, no trace of it
 if TENSORC_ROWS_PIPE=1 emit $ex/softmax.tc softmax cuda; then
     if [ "$(grep -c 'tc_cp_async<16>' "$tmp/out")" -eq 2 ] &&
         [ "$(grep -c 'in a cluster: at most the resident clusters' "$tmp/out")" -eq 1 ] &&
@@ -98,10 +99,22 @@ if TENSORC_ROWS_PIPE=1 emit $ex/softmax.tc softmax cuda; then
     then ok "softmax TENSORC_ROWS_PIPE=1: the wide kernel's row prefetched, 128 bytes a thread"
     else bad "softmax TENSORC_ROWS_PIPE=1: want the wide kernel's two copies and the plan's line"; fi
 fi
-if emit $ex/softmax.tc softmax cuda; then
+if emit $ex/softmax.tc softmax cuda && cp "$tmp/out" "$tmp/default" &&
+    TENSORC_ROWS_PIPE=1 emit $ex/softmax.tc softmax cuda; then
+    if cmp -s "$tmp/out" "$tmp/default"
+    then ok "softmax (f32): the pipe by default, as with TENSORC_ROWS_PIPE=1"
+    else bad "softmax (f32): the default differs from TENSORC_ROWS_PIPE=1"; fi
+fi
+if TENSORC_ROWS_PIPE=0 emit $ex/softmax.tc softmax cuda; then
     if ! grep -qE 'tc_pipe|tc_cp_async|resident clusters' "$tmp/out"
-    then ok "softmax: no pipe without TENSORC_ROWS_PIPE=1"
-    else bad "softmax: pipe code without TENSORC_ROWS_PIPE=1"; fi
+    then ok "softmax: no pipe with TENSORC_ROWS_PIPE=0"
+    else bad "softmax: pipe code with TENSORC_ROWS_PIPE=0"; fi
+fi
+printf 'fn s(x: bf16[N, D]) -> bf16[N, D] { return softmax(x, axis=-1) }\n' >"$tmp/sbf.tc"
+if emit "$tmp/sbf.tc" s cuda; then
+    if ! grep -qE 'tc_pipe|tc_cp_async|resident clusters' "$tmp/out"
+    then ok "softmax (bf16): no pipe by default (16-bit rows)"
+    else bad "softmax (bf16): pipe code by default"; fi
 fi
 printf 'fn s(x: f32[N, 65536]) -> f32[N, 65536] { return softmax(x, axis=-1) }\n' >"$tmp/wide.tc"
 if emit "$tmp/wide.tc" s cuda; then
