@@ -443,7 +443,7 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
                   : "reduction over trailing axes: a block per row, one pass per phase, "
                     "epilogue pass writes the row";
     if (k->ncols)
-        sched_colpart(x->c, k, ks);
+        sched_colpart(x->c, &x->f->knobs, k, ks);
 }
 
 /* SCH_COLUMNS: threads own kept elements; the reduced range split. */
@@ -557,7 +557,7 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     ks->rowlen = prod(c, k, true);
     unsigned all = k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
     if (k->partials)
-        sched_colpart(c, k, ks); /* the combining kernel's range: the partials */
+        sched_colpart(c, &x->f->knobs, k, ks); /* the combining kernel's range: the partials */
     if (k->mask == all)
         sched_full(x, k, ks);
     else if (k->inner) {
@@ -694,7 +694,7 @@ void sched_print(tc_buf *b, const sfn *s)
                           "budget: %s)\n",
                        s->big ? "the function's unrolled work passes its limit"
                               : "the kernel's unrolled work passes its limit");
-        sched_print_colpart(b, ks);
+        sched_print_colpart(b, &s->f->knobs, ks);
         buf_printf(b, "    why: %s\n", ks->why);
     }
 }

@@ -55,13 +55,22 @@ void sched_explain(tc_buf *b, const sfn *s)
  * chunks (no register path), column partials or compact kernels. */
 void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
 {
+    if (k->ncols) { /* column partials: TENSORC_COLPART_PREFETCH (sched_colpart.c) */
+        ks->pipe = kn->colpart_prefetch == 1 && ks->kind == SCH_ROWS && ks->rblock && ks->items &&
+                   ks->vec > 1 && !ks->online_sum && !ks->compact;
+        return;
+    }
     ks->pipe = kn->rows_pipe == 1 && ks->kind == SCH_ROWS && ks->cluster && ks->items && ks->vec > 1 &&
                !ks->online_sum && !k->ncols && !ks->compact;
 }
 
 void sched_print_pipe(tc_buf *b, const ksched *ks)
 {
-    if (ks->pipe)
+    if (ks->pipe && ks->rblock)
+        buf_puts(b, "    each row's slice copied into shared memory while the block's previous row "
+                    "reduces and stores (its next row, or its next block of rows' first): "
+                    "TENSORC_COLPART_PREFETCH=1\n");
+    else if (ks->pipe)
         buf_puts(b, "    rows a cluster takes (the _w kernel's, where there is one): a persistent grid "
                     "(the resident clusters), each cluster prefetching its next row's slice into "
                     "shared memory while this row reduces (TENSORC_ROWS_PIPE=1)\n");
