@@ -19,7 +19,8 @@
  * (deterministic, grid-independent); the last row's dx computed alone
  * (N = 1) must have the same bits (batch-invariant); the combine's
  * workspace must be left zero.  Prints a line per shape, exits 1 on any
- * mismatch.  -DEMU_COL_ROWS=R: the unit was generated with
+ * mismatch.  -DEMU_PER=16 -DEMU_BMAX=512: the unit was generated with
+ * TENSORC_ROWS_REGS=16 (16 elements a thread).  -DEMU_COL_ROWS=R: the unit was generated with
  * TENSORC_COL_ROWS=R (default 32).  The first run's outputs are written to
  * WORKDIR/bits_N_D_{0,1}.bin (clean, special) so that rows.sh can compare
  * two variants' bits (TENSORC_COLPART_PREFETCH=1 against 0). */
@@ -95,6 +96,10 @@ static const bool OUT_ROWS[] = {true, false};
 enum { NIN = 1, NOUT = 2, NPART = 1, DOUT = -1 };
 #endif
 
+#ifndef EMU_PER /* elements a thread (TENSORC_ROWS_REGS=16: 16, blocks of at most 512) */
+#define EMU_PER 8
+#define EMU_BMAX 1024
+#endif
 #ifndef EMU_COL_ROWS
 #define EMU_COL_ROWS 32 /* rows a block of the rows kernel (TENSORC_COL_ROWS) */
 #endif
@@ -105,9 +110,9 @@ typedef std::vector<E> T;
 /* the rows kernel over rows [0, n) of in/out (offset by `row0` rows) */
 static void rows_kernel(std::vector<T> &in, std::vector<T> &out, std::vector<std::vector<float>> &part, long long row0,
                         long long n, long long d, unsigned grid) {
-    long long want = (d + 7) / 8; /* 8 elements a thread with column partials (sched_rows) */
+    long long want = (d + EMU_PER - 1) / EMU_PER; /* 8 elements a thread with column partials (sched_rows) */
     unsigned block = 32;
-    while (block < 1024 && (long long)block < want)
+    while (block < EMU_BMAX && (long long)block < want)
         block *= 2;
     long long o = row0 * d;
     emu_launch_xy(grid, block, 1, [&] {

@@ -154,5 +154,21 @@ for r in 1 8 33; do
 done
 TENSORC_COL_ROWS=8 TENSORC_COLPART_PREFETCH=1 EMU_DEFS=-DEMU_COL_ROWS=8 colpart lnbwd_colpart_r8_pf \
     "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 1,1 3,3 33,129 100,132 70,4
+# TENSORC_ROWS_REGS=16 with column partials: 16 elements a thread, blocks of
+# at most 512 (rows of 8192 in registers, 8196 loops), with the prefetch
+# (the same bits as without it) and with 16 rows a block too.  (Against the
+# 8-a-thread kernel the bits differ: a row's block reductions add in
+# another order.)
+r16="1,1 3,3 33,129 33,264 100,132 17,8192 3,8196"
+EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 colpart lnbwd_colpart_g16 \
+    "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $r16
+EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 TENSORC_COLPART_PREFETCH=1 colpart lnbwd_colpart_g16_pf \
+    "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $r16
+same_bits lnbwd_colpart_g16_pf lnbwd_colpart_g16
+EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512 -DEMU_COL_ROWS=16" TENSORC_ROWS_REGS=16 TENSORC_COL_ROWS=16 \
+    TENSORC_COLPART_PREFETCH=1 colpart lnbwd_colpart_g16_r16_pf "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 \
+    1,1 33,129 100,132 40,4
+EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 colpart ln_bf16_colpart_g16 "$here/colpart.tc" \
+    EMU_LN_BF16 bf16 3,136 100,264 33,16
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
