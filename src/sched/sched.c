@@ -409,16 +409,10 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     /* TENSORC_ROWS_BLOCK: the largest block (A/B; not for column partials) */
     if (x->f->knobs.rows_block > 0 && !k->ncols)
         ks->block[0] = x->f->knobs.rows_block;
-    /* column partials keep a sum per element a thread has (fuse.h): 8 a thread, so the
-     * sums fit beside the row; TENSORC_ROWS_REGS=8 too (Inductor's rmsnorm: 512 x 8, A/B).
-     * TENSORC_ROWS_REGS=16 with column partials (A/B, issue 15: Inductor's layernorm
-     * backward, 8 warps x 16 a thread): 16 a thread in blocks of at most 512, so up to
-     * 128 registers (codegen/kernel.c's bounds) hold the row and its sums */
-    if (k->ncols && x->f->knobs.rows_regs == 16 && ks->vec > 1) {
-        per = budget_per = 2 * ROW_ITEMS;
-        ks->block[0] = 512;
-    } else if (k->ncols || (x->f->knobs.rows_regs == 8 && !ks->packed))
-        per = budget_per = ROW_ITEMS;
+    /* column partials keep a sum per element a thread has (fuse.h): 8 a thread (sched_colpart_per),
+     * so the sums fit beside the row; TENSORC_ROWS_REGS=8 too (Inductor's rmsnorm: 512 x 8, A/B) */
+    if (k->ncols || (x->f->knobs.rows_regs == 8 && !ks->packed))
+        per = budget_per = k->ncols ? sched_colpart_per(&x->f->knobs, ks) : ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
     /* Exps kept in registers for the epilogue (the removed TENSORC_ROWS_REUSE=1)

@@ -304,6 +304,8 @@ enum { ONLINE_BLOCK = 512 };
 /* Column partials (fuse.h): the rows kernel's blocks of rows and the
  * combining kernel's reduced range (sched_colpart.c), and their dump. */
 void sched_colpart(tc_dimctx *c, const tc_knobs *kn, const fkernel *k, ksched *ks);
+/* a rows kernel carrying column sums: elements a thread (block[0] may shrink) */
+int sched_colpart_per(const tc_knobs *kn, ksched *ks);
 void sched_print_colpart(tc_buf *b, const tc_knobs *kn, const ksched *ks);
 /* Query rows a block takes, keys a block takes, threads, the ring's
  * stages (attn.cuh's), and the most shared memory a block has (sm_90). */

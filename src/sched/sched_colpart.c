@@ -13,6 +13,20 @@
  */
 #include "sched/sched.h"
 
+/* 8 elements a thread (sched.c's ROW_ITEMS), so the sums fit beside the
+ * row at 64 registers; TENSORC_ROWS_REGS=16 (A/B, issue 15: Inductor's
+ * layernorm backward, 8 warps x 16 a thread): 16 in blocks of at most 512,
+ * so up to 128 registers (codegen/kernel.c's bounds) hold the row and its
+ * sums (126 for layernorm's backward at sm_90) */
+int sched_colpart_per(const tc_knobs *kn, ksched *ks)
+{
+    if (kn->rows_regs == 16 && ks->vec > 1) {
+        ks->block[0] = 512;
+        return 16;
+    }
+    return 8;
+}
+
 void sched_colpart(tc_dimctx *c, const tc_knobs *kn, const fkernel *k, ksched *ks)
 {
     int rb = fuse_col_rows(kn);
