@@ -52,7 +52,9 @@ void sched_explain(tc_buf *b, const sfn *s)
  * this row is in its registers, so the row's loads overlap the previous
  * row's reductions and stores (codegen/rows.c).  The same elements a
  * thread in the same order: the same bits.  Not for the online pair's
- * chunks (no register path), column partials or compact kernels. */
+ * chunks (no register path) or compact kernels.  Column partials take the
+ * same pipe under TENSORC_COLPART_PREFETCH=1 instead, in their own grid (a
+ * block per block of rows, each block prefetching its own next row). */
 void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
 {
     if (k->ncols) { /* column partials: TENSORC_COLPART_PREFETCH (sched_colpart.c) */
