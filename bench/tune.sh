@@ -20,7 +20,8 @@
 # TENSORC_ATTN_CHUNK, TENSORC_ATTN_WARPS, TENSORC_ATTN_PREFETCH, TENSORC_ATTN_RING (sched_attn.c;
 # bench/README.md has the decode attention sets), TENSORC_MATMUL_KSLICE,
 # _STAGES, _BK, _RESIDENT, _FENCE, _NORM (the generated matmul's variants:
-# bench/README.md has their A/B set).  Prints a
+# bench/README.md has their A/B set), TENSORC_COL_ROWS, TENSORC_COLPART_PREFETCH
+# (the column partials: bench/README.md's set).  Prints a
 # table (microseconds, case by set) and writes it to OUT/tune.md.
 set -u
 build=$(cd "${1:?usage: bench/tune.sh BUILD_DIR}" && pwd) || exit 2

@@ -76,6 +76,11 @@ typedef struct tc_knobs {
     int scan_unroll;        /* TENSORC_SCAN_UNROLL: 1 to 16, a power of two: a lane walk's steps unrolled */
     int scan_hoist;         /* TENSORC_SCAN_HOIST: 0 or 1: a checkpointed pair's reversed walk's
                              * carry-free work in the replay (scan.c) */
+    /* column partials (fuse.h, sched_colpart.c): -1 unset */
+    int col_rows;           /* TENSORC_COL_ROWS: 1 to 1024: rows a block of a rows kernel carrying
+                             * column sums takes (FUSE_COL_ROWS = 32 unset) */
+    int colpart_prefetch;   /* TENSORC_COLPART_PREFETCH: 0 (as before) or 1: such a block copies
+                             * its next row into shared memory while this one reduces */
 } tc_knobs;
 
 /* Every knob unset: what compilation uses without a context's knobs (unit

@@ -247,8 +247,8 @@ void cg_kernel(cg *g, tc_buf *out)
      * 256-thread blocks fit an SM where 46 to 54 registers allowed four
      * (softmax 16384 x 4096 on an H200: 168 us to 160; 32768 x 1024: 82 to
      * 78; layernorm, rmsnorm unchanged; a cap of 32 spilled in them) */
-    if (ks->kind == SCH_ROWS && ks->rblock) /* column sums in registers too: up to 64 */
-        buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(1024) %s(", g->kname);
+    if (ks->kind == SCH_ROWS && ks->rblock) /* column sums in registers too: up to 64 (128 at 512) */
+        buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", ks->block[0], g->kname);
     else if (ks->kind == SCH_ROWS && ks->wide) /* 32 registers of row: 64, two blocks of 512 a SM */
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(512, 2) %s(", g->kname);
     else if (ks->kind == SCH_ROWS)

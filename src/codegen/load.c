@@ -85,7 +85,11 @@ static const char *vector_load(cg *g, const lnode *n, const tc_dim *const *idx, 
         bool unrolled = g->v.hoist && (g->ks->unroll > 1 || g->ks->online_sum);
         /* at most 64 KB of slots a block (two wide blocks a SM); loads past
          * that read global memory as without the pipe */
-        if (g->v.pipe && (int64_t)(g->v.npl + 1) * g->pr.items * 16 * g->ks->block[0] <= 64 * 1024) {
+        /* (column partials: a load the same in every row, a weight, stays a
+         * load: an L1 hit, its slots better spent on a row's input) */
+        int64_t inv;
+        bool same_row = g->ks->rblock && dim_is_const(cg_row_part(g, f0), &inv);
+        if (g->v.pipe && !same_row && (int64_t)(g->v.npl + 1) * g->pr.items * 16 * g->ks->block[0] <= 64 * 1024) {
             /* the row in this thread's slot q of item j (rows.c's pipe) */
             ARENA_GROW(g->a, g->v.pl, g->v.npl, g->v.cappl, 4);
             int q = g->v.npl;

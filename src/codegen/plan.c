@@ -610,7 +610,10 @@ void plan_print(tc_buf *b, const tc_plan *p, const gfn *g)
                 buf_printf(b, "    grid at most %lld (resident blocks)\n", (long long)st->grid_cap);
             if (st->shmem)
                 buf_printf(b, "    dynamic shared memory %d bytes a block\n", st->shmem);
-            if (st->pipe)
+            if (st->pipe && !st->cluster)
+                buf_printf(b, "    the block's next row's slices prefetched into %d bytes a thread of dynamic "
+                              "shared memory (TENSORC_COLPART_PREFETCH)\n", st->pipe);
+            else if (st->pipe)
                 buf_printf(b, "    in a cluster: at most the resident clusters, each taking rows in turn, the "
                               "next row's slice prefetched into %d bytes a thread of dynamic shared memory "
                               "(TENSORC_ROWS_PIPE)\n", st->pipe);

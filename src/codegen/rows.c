@@ -95,13 +95,21 @@ static void pipe_enter(cg *g, tc_buf *row, int ind, int items, int vec)
 }
 
 /* after the first pass: the cluster's next row's slice on its way, if that
- * row's vectors are aligned (tc_pre: that row, else rows) */
+ * row's vectors are aligned (tc_pre: that row, else rows).  Column
+ * partials (TENSORC_COLPART_PREFETCH, no cluster: ncl 1): the block's next
+ * row, or its next block of rows' first (col_rows' grid stride). */
 static void pipe_prefetch(cg *g, tc_buf *row, int ind, int items, int vec)
 {
     const fkernel *k = g->k;
     cg_w w = {row, ind};
-    cg_wopen(&w, "{ /* the cluster's next row: this thread's slice into its slots while this row reduces */");
-    cg_wl(&w, "const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;");
+    if (g->ks->rblock) {
+        cg_wopen(&w, "{ /* the block's next row: this thread's slice into its slots while this row reduces */");
+        cg_wl(&w, "const idx_t tc_nx = rhi - row > 1 ? row + 1 : tc_nb - grp > (idx_t)gridDim.x ? "
+                  "(grp + gridDim.x) * %d : rows;", g->ks->rblock);
+    } else {
+        cg_wopen(&w, "{ /* the cluster's next row: this thread's slice into its slots while this row reduces */");
+        cg_wl(&w, "const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;");
+    }
     cg_wl(&w, "const idx_t row = tc_nx;");
     cg_decompose(g, row, w.ind, "row", cg_all_axes(k) & ~k->mask);
     buf_printf(row, "%*stc_pre = row < rows", w.ind, "");
@@ -141,7 +149,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     g->v.nalign = 0;
     /* TENSORC_ROWS_PIPE: the first pass goes to p0, after pipe_enter's
      * copies, which only its loads name */
-    bool pipe = sliced && items && ks->pipe && vec > 1; /* sched_rows_pipe: no online pair */
+    bool pipe = (sliced || ks->rblock) && items && ks->pipe && vec > 1; /* sched_rows_pipe: no online pair */
     tc_buf *out = row, p0;
     if (pipe) {
         buf_init(&p0, g->a);
@@ -394,6 +402,11 @@ static void col_rows(cg *g, cg_w *w, tc_buf *row, int items, int vec)
     cg_loop(g, "tc_pb + r", parts, NULL);
     cg_limit(g, parts);
     cg_wl(w, "const idx_t tc_nb = (rows + %d) / %d; /* blocks of %d rows */", R - 1, R, R);
+    if (ks->pipe) { /* TENSORC_COLPART_PREFETCH: rows.c's pipe, a block of one (ncl, crank) */
+        cg_wl(w, "extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices */");
+        cg_wl(w, "idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */");
+        cg_wl(w, "const idx_t ncl = 1, crank = 0;");
+    }
     cg_wopen(w, "for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {");
     cg_wl(w, "const idx_t rlo = grp * %d, rhi = rows - rlo > %d ? rlo + %d : rows;", R, R, R);
     cg_wl(w, "const idx_t tc_pb = grp * len; /* this block's partial row */");
@@ -427,6 +440,10 @@ static void col_rows(cg *g, cg_w *w, tc_buf *row, int items, int vec)
         cg_wclose(w, "}");
     }
     cg_wclose(w, "}");
+    if (ks->pipe) { /* a prefetched row that looped: no copy outlives the kernel */
+        cg_wl(w, "if (tc_pre < rows)");
+        cg_wbody(w, "tc_cp_wait();");
+    }
 }
 
 /* ROWS and COLUMNS: a loop over rows (kept elements), passes over each.

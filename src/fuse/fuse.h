@@ -244,6 +244,10 @@ void fuse_verify(const ffn *f, tc_diag *d);
  * H200, and the partials cost 2 x 4 bytes per column per 32 rows (3 % of
  * layernorm's backward traffic at 16384 x 4096, two sums). */
 #define FUSE_COL_ROWS 32
+/* The rows a block under the knobs k: TENSORC_COL_ROWS (an A/B: 1 to
+ * 1024), else FUSE_COL_ROWS.  The same for the rows kernel and the kernel
+ * combining its partials (both of one ffn, so of one set of knobs). */
+int fuse_col_rows(const tc_knobs *k);
 
 /* The attention rule (fuse_attn.c, after the merges): a matmul whose
  * left operand is a softmax over the key axis of a pointwise function of

@@ -15,6 +15,11 @@
  */
 #include "fuse/fuse_internal.h"
 
+int fuse_col_rows(const tc_knobs *k)
+{
+    return k && k->col_rows > 0 ? k->col_rows : FUSE_COL_ROWS;
+}
+
 typedef struct cpwalk {
     fctx *x;
     const fkernel *c;       /* the column kernel */
@@ -230,7 +235,7 @@ void fuse_col_partials(fctx *x)
         add_decision(x, k->reds[0], c->reds[0], true,
                      arena_printf(x->a, "column partials: kernel %d's blocks of %d rows sum the column "
                                         "reductions' inputs per column (read once), kernel %d sums "
-                                        "the partials in block order", k->id, FUSE_COL_ROWS, c->id),
+                                        "the partials in block order", k->id, fuse_col_rows(&o->knobs), c->id),
                      NULL);
     }
 }

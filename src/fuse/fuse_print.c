@@ -88,7 +88,7 @@ void fuse_print(tc_buf *b, const ffn *f)
             buf_puts(b, "    column partials");
             for (int j = 0; j < k->ncols; j++)
                 buf_printf(b, "%s %%%d %s", j ? "," : "", k->cols[j]->id, node_label(k->cols[j]));
-            buf_printf(b, " (a partial row per block of %d rows)\n", FUSE_COL_ROWS);
+            buf_printf(b, " (a partial row per block of %d rows)\n", fuse_col_rows(&f->knobs));
         }
         if (k->partials)
             buf_printf(b, "    combines the partials of kernel %d in block order\n", k->partials->id);

@@ -569,6 +569,8 @@ static tc_status run_kernel(rt_pool *p, const rt_ops *ops, void *dev, void *modu
     unsigned rows = grid[0] / cluster, shmem = (unsigned)S->shmem;
     if (S->pipe > 0 && cluster > 1)
         persistent(ops, dev, fn, S, rows, grid, block, cluster, &shmem);
+    else if (S->pipe > 0 && !S->cluster) /* column partials' prefetch: the grid as planned */
+        shmem = (unsigned)S->pipe * block[0];
     st = ops->launch(dev, fn, grid, block, cluster, shmem, p->argv, p->sizes, S->nargs, stream, d);
     if (st != TC_OK && cluster > 8) {
         /* past the portable 8 a device may not place the cluster (its GPCs

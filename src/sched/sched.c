@@ -409,10 +409,10 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
     /* TENSORC_ROWS_BLOCK: the largest block (A/B; not for column partials) */
     if (x->f->knobs.rows_block > 0 && !k->ncols)
         ks->block[0] = x->f->knobs.rows_block;
-    /* column partials keep a sum per element a thread has (fuse.h): 8 a thread, so the
-     * sums fit beside the row; TENSORC_ROWS_REGS=8 too (Inductor's rmsnorm: 512 x 8, A/B) */
+    /* column partials keep a sum per element a thread has (fuse.h): 8 a thread (sched_colpart_per),
+     * so the sums fit beside the row; TENSORC_ROWS_REGS=8 too (Inductor's rmsnorm: 512 x 8, A/B) */
     if (k->ncols || (x->f->knobs.rows_regs == 8 && !ks->packed))
-        per = budget_per = ROW_ITEMS;
+        per = budget_per = k->ncols ? sched_colpart_per(&x->f->knobs, ks) : ROW_ITEMS;
     ks->items = per / ks->vec;
     ks->block_per = per;
     /* Exps kept in registers for the epilogue (the removed TENSORC_ROWS_REUSE=1)
@@ -443,7 +443,7 @@ static void sched_rows(const sctx *x, const fkernel *k, ksched *ks)
                   : "reduction over trailing axes: a block per row, one pass per phase, "
                     "epilogue pass writes the row";
     if (k->ncols)
-        sched_colpart(x->c, k, ks);
+        sched_colpart(x->c, &x->f->knobs, k, ks);
 }
 
 /* SCH_COLUMNS: threads own kept elements; the reduced range split. */
@@ -557,7 +557,7 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
     ks->rowlen = prod(c, k, true);
     unsigned all = k->rank >= 32 ? ~0u : (1u << k->rank) - 1;
     if (k->partials)
-        sched_colpart(c, k, ks); /* the combining kernel's range: the partials */
+        sched_colpart(c, &x->f->knobs, k, ks); /* the combining kernel's range: the partials */
     if (k->mask == all)
         sched_full(x, k, ks);
     else if (k->inner) {
@@ -694,7 +694,7 @@ void sched_print(tc_buf *b, const sfn *s)
                           "budget: %s)\n",
                        s->big ? "the function's unrolled work passes its limit"
                               : "the kernel's unrolled work passes its limit");
-        sched_print_colpart(b, ks);
+        sched_print_colpart(b, &s->f->knobs, ks);
         buf_printf(b, "    why: %s\n", ks->why);
     }
 }

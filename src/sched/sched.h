@@ -91,7 +91,7 @@
  * share one set of barriers (tc_block_reduce2, tc_cluster_reduce2).
  *
  * Column partials (fuse.h): a rows kernel that carries column sums takes
- * rblock = FUSE_COL_ROWS consecutive rows a block (grid-stride over
+ * rblock = FUSE_COL_ROWS (TENSORC_COL_ROWS: fuse_col_rows) consecutive rows a block (grid-stride over
  * blocks of rows, so a clamped grid is still right), keeps no cluster, and
  * writes one partial row a block per column sum; the column kernel is an
  * ordinary SCH_COLUMNS kernel (scalar, no vectors) over those partials,
@@ -156,7 +156,9 @@ typedef struct ksched {
                              * copy (suffix _w) for longer ones, each step guarded */
     bool pipe;              /* SCH_ROWS with a cluster (TENSORC_ROWS_PIPE=1, sched_rows_pipe):
                              * a persistent grid of clusters, each prefetching its next
-                             * row's slice into shared memory while this one reduces */
+                             * row's slice into shared memory while this one reduces;
+                             * with column partials (rblock, TENSORC_COLPART_PREFETCH=1):
+                             * the block prefetches its own next row so, no cluster */
     int cluster;            /* SCH_ROWS: the most blocks a row may be split across, one
                              * slice each, in a thread-block cluster (0: none; see
                              * "Clusters" above) */
@@ -169,7 +171,7 @@ typedef struct ksched {
                              * once (codegen/accum.c; TENSORC_ONLINE_VEC=0: an element
                              * at a time) */
     int rblock;             /* SCH_ROWS carrying column partials (fuse.h): rows a block takes
-                             * (FUSE_COL_ROWS; the grid is a block per rblock rows), else 0 */
+                             * (fuse_col_rows; the grid is a block per rblock rows), else 0 */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous
                              * along (32 x 32 shared-memory tiles), or -1 */
     int split;              /* SCH_COLUMNS: slices of the reduced range, one block each (0: none) */
@@ -301,8 +303,10 @@ void sched_print_online(tc_buf *b, const ksched *ks);
 enum { ONLINE_BLOCK = 512 };
 /* Column partials (fuse.h): the rows kernel's blocks of rows and the
  * combining kernel's reduced range (sched_colpart.c), and their dump. */
-void sched_colpart(tc_dimctx *c, const fkernel *k, ksched *ks);
-void sched_print_colpart(tc_buf *b, const ksched *ks);
+void sched_colpart(tc_dimctx *c, const tc_knobs *kn, const fkernel *k, ksched *ks);
+/* a rows kernel carrying column sums: elements a thread (block[0] may shrink) */
+int sched_colpart_per(const tc_knobs *kn, ksched *ks);
+void sched_print_colpart(tc_buf *b, const tc_knobs *kn, const ksched *ks);
 /* Query rows a block takes, keys a block takes, threads, the ring's
  * stages (attn.cuh's), and the most shared memory a block has (sm_90). */
 enum { ATTN_ROWS = 8, ATTN_CHUNK = 512, ATTN_THREADS = 128, ATTN_RING = 0, ATTN_SMEM_MAX = 227 * 1024 };

@@ -1,5 +1,6 @@
 /* sched_colpart.c - column partials (fuse.h, sched.h): the rows kernel
- * that carries column sums takes FUSE_COL_ROWS rows a block; the column
+ * that carries column sums takes FUSE_COL_ROWS rows a block (TENSORC_COL_ROWS:
+ * another count, an A/B); the column
  * kernel reduces the partials, one row of them per such block.
  *
  * Why a constant number of rows a block: the partial sums, and so dw and
@@ -12,26 +13,49 @@
  */
 #include "sched/sched.h"
 
-void sched_colpart(tc_dimctx *c, const fkernel *k, ksched *ks)
+/* 8 elements a thread (sched.c's ROW_ITEMS), so the sums fit beside the
+ * row at 64 registers; TENSORC_ROWS_REGS=16 (A/B, issue 15: Inductor's
+ * layernorm backward, 8 warps x 16 a thread): 16 in blocks of at most 512,
+ * so up to 128 registers (codegen/kernel.c's bounds) hold the row and its
+ * sums (126 for layernorm's backward at sm_90) */
+int sched_colpart_per(const tc_knobs *kn, ksched *ks)
 {
-    const tc_dim *R = dim_const(c, FUSE_COL_ROWS);
+    if (kn->rows_regs == 16 && ks->vec > 1) {
+        ks->block[0] = 512;
+        return 16;
+    }
+    return 8;
+}
+
+void sched_colpart(tc_dimctx *c, const tc_knobs *kn, const fkernel *k, ksched *ks)
+{
+    int rb = fuse_col_rows(kn);
+    const tc_dim *R = dim_const(c, rb);
     if (k->ncols) {
-        ks->rblock = FUSE_COL_ROWS;
+        ks->rblock = rb;
         ks->cluster = 0; /* a cluster's blocks share a row, not a block of rows */
         ks->grid = dim_ceildiv(c, ks->rows, R);
-        ks->why = ks->compact ? "reduction over trailing axes with column partials: a block per 32 rows, "
-                                "one pass per phase, epilogue pass writes the row and adds it to the "
-                                "block's column sums; rows loop: the budget"
-                              : "reduction over trailing axes with column partials: a block per 32 rows, "
-                                "one pass per phase, epilogue pass writes the row and adds it to the "
-                                "block's column sums (registers where the row is)";
+        /* (the number is the column partials' line of the dump) */
+        bool dflt = rb == FUSE_COL_ROWS;
+        ks->why = ks->compact ? (dflt ? "reduction over trailing axes with column partials: a block per 32 rows, "
+                                        "one pass per phase, epilogue pass writes the row and adds it to the "
+                                        "block's column sums; rows loop: the budget"
+                                      : "reduction over trailing axes with column partials: a block per "
+                                        "TENSORC_COL_ROWS rows, one pass per phase, epilogue pass writes the "
+                                        "row and adds it to the block's column sums; rows loop: the budget")
+                  : dflt ? "reduction over trailing axes with column partials: a block per 32 rows, "
+                           "one pass per phase, epilogue pass writes the row and adds it to the "
+                           "block's column sums (registers where the row is)"
+                         : "reduction over trailing axes with column partials: a block per TENSORC_COL_ROWS "
+                           "rows, one pass per phase, epilogue pass writes the row and adds it to the "
+                           "block's column sums (registers where the row is)";
     } else if (k->partials) {
         ks->rowlen = dim_ceildiv(c, ks->rowlen, R);
         ks->numel = dim_mul(c, ks->rows, ks->rowlen);
     }
 }
 
-void sched_print_colpart(tc_buf *b, const ksched *ks)
+void sched_print_colpart(tc_buf *b, const tc_knobs *kn, const ksched *ks)
 {
     const fkernel *k = ks->k;
     if (k->ncols) {
@@ -45,6 +69,6 @@ void sched_print_colpart(tc_buf *b, const ksched *ks)
     } else if (k->partials) {
         buf_printf(b, "    sums kernel %d's partials (one row per block of %d rows) in block order; "
                       "reads no input of its own\n",
-                   k->partials->id, FUSE_COL_ROWS);
+                   k->partials->id, fuse_col_rows(kn));
     }
 }

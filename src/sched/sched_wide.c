@@ -52,12 +52,19 @@ void sched_explain(tc_buf *b, const sfn *s)
  * this row is in its registers, so the row's loads overlap the previous
  * row's reductions and stores (codegen/rows.c).  The same elements a
  * thread in the same order: the same bits.  Not for the online pair's
- * chunks (no register path), column partials or compact kernels.  The
- * default: 4-byte rows only (H200, 2026-11-27: f32 softmax 1024 x 65536
- * 178.3 -> 171.5 us, 256 x 262144 237.2 -> 217.8; bf16 rmsnorm 256 x
- * 262144 121.2 -> 124.6, spilling at its 40-register cap). */
+ * chunks (no register path) or compact kernels.  The default: 4-byte rows
+ * only (H200, 2026-11-27: f32 softmax 1024 x 65536 178.3 -> 171.5 us, 256 x
+ * 262144 237.2 -> 217.8; bf16 rmsnorm 256 x 262144 121.2 -> 124.6,
+ * spilling at its 40-register cap).  Column partials take the same pipe
+ * under TENSORC_COLPART_PREFETCH=1 instead, in their own grid (a block per
+ * block of rows, each block prefetching its own next row). */
 void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
 {
+    if (k->ncols) { /* column partials: TENSORC_COLPART_PREFETCH (sched_colpart.c) */
+        ks->pipe = kn->colpart_prefetch == 1 && ks->kind == SCH_ROWS && ks->rblock && ks->items &&
+                   ks->vec > 1 && !ks->online_sum && !ks->compact;
+        return;
+    }
     bool on = kn->rows_pipe >= 0 ? kn->rows_pipe == 1 : ks->vec == 4;
     ks->pipe = on && ks->kind == SCH_ROWS && ks->cluster && ks->items && ks->vec > 1 &&
                !ks->online_sum && !k->ncols && !ks->compact;
@@ -65,7 +72,11 @@ void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
 
 void sched_print_pipe(tc_buf *b, const ksched *ks)
 {
-    if (ks->pipe)
+    if (ks->pipe && ks->rblock)
+        buf_puts(b, "    each row's slice copied into shared memory while the block's previous row "
+                    "reduces and stores (its next row, or its next block of rows' first): "
+                    "TENSORC_COLPART_PREFETCH=1\n");
+    else if (ks->pipe)
         buf_puts(b, "    rows a cluster takes (the _w kernel's, where there is one): a persistent grid "
                     "(the resident clusters), each cluster prefetching its next row's slice into "
                     "shared memory while this row reduces (TENSORC_ROWS_PIPE: f32 rows by default)\n");

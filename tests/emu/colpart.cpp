@@ -19,7 +19,11 @@
  * (deterministic, grid-independent); the last row's dx computed alone
  * (N = 1) must have the same bits (batch-invariant); the combine's
  * workspace must be left zero.  Prints a line per shape, exits 1 on any
- * mismatch. */
+ * mismatch.  -DEMU_PER=16 -DEMU_BMAX=512: the unit was generated with
+ * TENSORC_ROWS_REGS=16 (16 elements a thread).  -DEMU_COL_ROWS=R: the unit was generated with
+ * TENSORC_COL_ROWS=R (default 32).  The first run's outputs are written to
+ * WORKDIR/bits_N_D_{0,1}.bin (clean, special) so that rows.sh can compare
+ * two variants' bits (TENSORC_COLPART_PREFETCH=1 against 0). */
 #include "emu.h"
 #include EMU_UNIT
 #include <algorithm>
@@ -92,6 +96,13 @@ static const bool OUT_ROWS[] = {true, false};
 enum { NIN = 1, NOUT = 2, NPART = 1, DOUT = -1 };
 #endif
 
+#ifndef EMU_PER /* elements a thread (TENSORC_ROWS_REGS=16: 16, blocks of at most 512) */
+#define EMU_PER 8
+#define EMU_BMAX 1024
+#endif
+#ifndef EMU_COL_ROWS
+#define EMU_COL_ROWS 32 /* rows a block of the rows kernel (TENSORC_COL_ROWS) */
+#endif
 #ifndef TT
 #define TT 1 /* rows a [B, T, D] case's B is multiplied by (its T) */
 #endif
@@ -99,9 +110,9 @@ typedef std::vector<E> T;
 /* the rows kernel over rows [0, n) of in/out (offset by `row0` rows) */
 static void rows_kernel(std::vector<T> &in, std::vector<T> &out, std::vector<std::vector<float>> &part, long long row0,
                         long long n, long long d, unsigned grid) {
-    long long want = (d + 7) / 8; /* 8 elements a thread with column partials (sched_rows) */
+    long long want = (d + EMU_PER - 1) / EMU_PER; /* 8 elements a thread with column partials (sched_rows) */
     unsigned block = 32;
-    while (block < 1024 && (long long)block < want)
+    while (block < EMU_BMAX && (long long)block < want)
         block *= 2;
     long long o = row0 * d;
     emu_launch_xy(grid, block, 1, [&] {
@@ -261,7 +272,7 @@ int main(int argc, char **argv) {
                 continue;
             }
             /* three runs: the full grid, the grid clamped to 2 blocks, the full grid again */
-            long long nb = (n + 31) / 32;
+            long long nb = (n + EMU_COL_ROWS - 1) / EMU_COL_ROWS;
             std::vector<T> res(3); /* each run's outputs, one after another */
             for (int run = 0; run < 3; run++) {
                 for (int i = 0; i < NOUT; i++)
@@ -280,6 +291,15 @@ int main(int argc, char **argv) {
                 check(want.size() == out[i].size(), OUTS[i], n, d, -1, (double)want.size(), (double)out[i].size());
                 for (size_t j = 0; j < want.size() && j < out[i].size(); j++)
                     check(near(from_e(out[i][j]), want[j]), OUTS[i], n, d, (long long)j, from_e(out[i][j]), want[j]);
+            }
+            {
+                std::string bits = dir + "/bits_" + std::to_string(n) + "_" + std::to_string(d) + "_" +
+                                   std::to_string(special) + ".bin";
+                FILE *bf = fopen(bits.c_str(), "wb");
+                bool ok = bf && fwrite(res[0].data(), sizeof(E), res[0].size(), bf) == res[0].size();
+                if (bf)
+                    ok = fclose(bf) == 0 && ok;
+                check(ok, "bits written", n, d, -1, ok, 1);
             }
             for (int run = 1; run < 3; run++) {
                 bool same = res[run].size() == res[0].size() &&

@@ -17,7 +17,9 @@
 # colpart.cpp against the interpreter (below).  TC_ROWS_QUICK=1 (the UBSan
 # build of scripts/test.sh; the Release build runs all) leaves
 # out the 16-block lengths (16,384 threads at once); TC_EMU_ONLY=colpart
-# runs only the column partials' cases (below), =wide only TENSORC_ROWS_REGS=32's.
+# runs only the column partials' cases (below), =prefetch only their
+# TENSORC_COLPART_PREFETCH and TENSORC_COL_ROWS cases, =wide only
+# TENSORC_ROWS_REGS=32's.
 # TC_EMU_QUICK, the other
 # emulators' subset, leaves this test whole.  Prints "N passed, M failed" last.
 set -u
@@ -84,7 +86,7 @@ colpart() { # name file fn-define dtype shapes...
             -o "$work/$name.gen.cu" 2>"$work/err" ||
         ! mix "$name" "$work/$name.gen.cu" 2>>"$work/err" ||
         ! python3 "$here/mk.py" "$work/$name.gen.cu" "$work/$name.cu" 2>>"$work/err" ||
-        ! "$cxx" -std=c++17 -O1 -pthread -w -I"$here" -I"$work" -D"$def" -DEMU_UNIT="\"$name.cu\"" \
+        ! "$cxx" -std=c++17 -O1 -pthread -w -I"$here" -I"$work" -D"$def" ${EMU_DEFS:-} -DEMU_UNIT="\"$name.cu\"" \
             "$here/colpart.cpp" -o "$work/$name" 2>>"$work/err"; then
         echo "FAIL $name: could not build"; head -20 "$work/err"; fail=$((fail + 1)); return
     fi
@@ -109,6 +111,7 @@ small="1,1 3,1 31,3 33,3 1,129 3,129 31,129 33,129"
 wide="" more=""
 [ $big = 1 ] && wide="33,4096" more="1000,3 1000,129"
 if [ "${TC_EMU_ONLY:-}" = wide ]; then echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; fi
+if [ "${TC_EMU_ONLY:-}" != prefetch ]; then
 colpart ln_colpart "$root/examples/layernorm_backward.tc" EMU_LN f32 $small 1000,129 3,132 33,132 $wide
 colpart ln_colpart_mix "$root/examples/layernorm_backward.tc" EMU_LN f32 1,132 2,132 33,132 64,4 65,4
 colpart lnbwd_colpart "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 1,1 3,3 33,129 33,132 $more
@@ -116,5 +119,56 @@ colpart rms_colpart "$root/examples/layernorm_backward.tc" EMU_RMS f32 $small 33
 colpart ln_bf16_colpart "$here/colpart.tc" EMU_LN_BF16 bf16 $small 3,136 33,136 $more
 colpart smx_colpart "$here/colpart.tc" EMU_SMX f32 $small 33,132 $more
 colpart 3d_colpart "$here/colpart.tc" EMU_3D f32 1,3 11,129 11,132 $more   # B,D of [B, 3, D]
+fi
+# TENSORC_COLPART_PREFETCH=1 (issue 15): each row's slices copied into
+# shared memory (cp.async, emu.h) while the block's previous row reduces:
+# the bench case's kernel at rows in registers (132, 4), looped (129), a
+# block's rows grid-stride (N = 100: 4 blocks of rows on the run's grid of
+# 2, the prefetch crossing into the next block of rows), rows that switch
+# paths (_mix: a prefetched row that loops), bf16 (8 a vector), rmsnorm,
+# rank 3 (rows over two axes); each case's outputs must have the same bits
+# as the same case without the prefetch (same_bits).  TENSORC_COL_ROWS: 1,
+# 8, 33 rows a block (the partials' shape with them; -DEMU_COL_ROWS).
+same_bits() { # name base: every output file of both runs byte-identical
+    local n=0 f
+    for f in "$work/$2.d"/bits_*.bin; do
+        [ -e "$f" ] || continue
+        if [ -e "$work/$1.d/${f##*/}" ] && cmp -s "$f" "$work/$1.d/${f##*/}"; then n=$((n + 1)); else
+            echo "FAIL $1: ${f##*/} differs from $2's (or is missing)"; fail=$((fail + 1)); return; fi
+    done
+    echo "$1: $n outputs the same bits as $2"; pass=$((pass + 1))
+}
+pfs="1,1 3,3 31,132 33,129 33,132 100,132 100,4 1000,4 3,4096 31,4097"
+colpart lnbwd_colpart_base "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $pfs
+TENSORC_COLPART_PREFETCH=1 colpart lnbwd_colpart_pf "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $pfs
+same_bits lnbwd_colpart_pf lnbwd_colpart_base
+TENSORC_COLPART_PREFETCH=1 colpart ln_colpart_pf_mix "$root/examples/layernorm_backward.tc" EMU_LN f32 1,132 2,132 33,132 65,4
+TENSORC_COLPART_PREFETCH=1 colpart rms_colpart_pf "$root/examples/layernorm_backward.tc" EMU_RMS f32 3,132 100,132
+colpart ln_bf16_colpart_base "$here/colpart.tc" EMU_LN_BF16 bf16 3,136 100,136 33,8
+TENSORC_COLPART_PREFETCH=1 colpart ln_bf16_colpart_pf "$here/colpart.tc" EMU_LN_BF16 bf16 3,136 100,136 33,8
+same_bits ln_bf16_colpart_pf ln_bf16_colpart_base
+TENSORC_COLPART_PREFETCH=1 colpart 3d_colpart_pf "$here/colpart.tc" EMU_3D f32 1,3 11,132 40,4
+for r in 1 8 33; do
+    TENSORC_COL_ROWS=$r EMU_DEFS=-DEMU_COL_ROWS=$r colpart lnbwd_colpart_r$r "$root/examples/layernorm_backward.tc" \
+        EMU_LNBWD f32 1,1 3,3 33,129 100,132 70,4
+done
+TENSORC_COL_ROWS=8 TENSORC_COLPART_PREFETCH=1 EMU_DEFS=-DEMU_COL_ROWS=8 colpart lnbwd_colpart_r8_pf \
+    "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 1,1 3,3 33,129 100,132 70,4
+# TENSORC_ROWS_REGS=16 with column partials: 16 elements a thread, blocks of
+# at most 512 (rows of 8192 in registers, 8196 loops), with the prefetch
+# (the same bits as without it) and with 16 rows a block too.  (Against the
+# 8-a-thread kernel the bits differ: a row's block reductions add in
+# another order.)
+r16="1,1 3,3 33,129 33,264 100,132 17,8192 3,8196"
+EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 colpart lnbwd_colpart_g16 \
+    "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $r16
+EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 TENSORC_COLPART_PREFETCH=1 colpart lnbwd_colpart_g16_pf \
+    "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $r16
+same_bits lnbwd_colpart_g16_pf lnbwd_colpart_g16
+EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512 -DEMU_COL_ROWS=16" TENSORC_ROWS_REGS=16 TENSORC_COL_ROWS=16 \
+    TENSORC_COLPART_PREFETCH=1 colpart lnbwd_colpart_g16_r16_pf "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 \
+    1,1 33,129 100,132 40,4
+EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 colpart ln_bf16_colpart_g16 "$here/colpart.tc" \
+    EMU_LN_BF16 bf16 3,136 100,264 33,16
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

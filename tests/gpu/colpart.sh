@@ -14,6 +14,15 @@
 #      the interpreter (`run --check`).  (The vjp pairs' backwards: vjp.sh.)
 #   2. Bitwise determinism: the same call twice, outputs byte-identical
 #      (dw, db summed in a fixed order whatever the launch).
+#   3. The knobs (issue 15, README.md's table): TENSORC_COLPART_PREFETCH=1,
+#      TENSORC_COL_ROWS=16, 63 and 1, TENSORC_ROWS_REGS=16 (with the
+#      prefetch too) against the interpreter at N = 1, 33, 100 and D = 3,
+#      129, 4096, 8192 (the 16-a-thread kernel's registers), 8196 (loops),
+#      and the bench size (the prefetching sets), the prefetch's outputs byte-identical to the same
+#      kernel's without it (x, w, dout the same seed), and the prefetch's
+#      dynamic shared memory past 48 KB (D = 8192: 1024 threads x 64 bytes)
+#      launching.  Not yet run on a GPU (written 2026-11-27, session 13).
+#      TC_COLPART_KNOBS=0 leaves part 3 out.
 # Prints PASS/FAIL lines; exit 1 on any failure.
 set -u
 b=${1:-build}
@@ -22,9 +31,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-check() { # label, then tensorc run's arguments
+check() { # label, then tensorc run's arguments (under the knobs in $kn)
     local label=$1; shift
-    if out=$("$tc" run "$@" --device=cuda --random --check 2>&1); then
+    # shellcheck disable=SC2086
+    if out=$(env ${kn:-} "$tc" run "$@" --device=cuda --random --check 2>&1); then
         echo "PASS $label"
     else
         echo "FAIL $label: tensorc run $*"; echo "$out" | tail -5; fail=1
@@ -62,5 +72,43 @@ for s in N=33,D=129 N=1000,D=4096 N=16384,D=4096; do
         echo "FAIL layernorm_grad [$s]: two runs differ (or did not run)"; fail=1
     fi
     rm -f "$tmp"/*.npy
+done
+[ "${TC_COLPART_KNOBS:-1}" = 0 ] && exit $fail
+# 3. the knobs
+for kn in "TENSORC_COLPART_PREFETCH=1" "TENSORC_COL_ROWS=16" "TENSORC_COL_ROWS=63 TENSORC_COLPART_PREFETCH=1" \
+    "TENSORC_COL_ROWS=1" "TENSORC_ROWS_REGS=16" "TENSORC_ROWS_REGS=16 TENSORC_COLPART_PREFETCH=1 TENSORC_COL_ROWS=16"; do
+    big=; case $kn in *PREFETCH=1*) big=N=16384,D=4096;; esac # the interpreter: ~30 s a check there
+    for s in N=1,D=3 N=33,D=129 N=100,D=4096 N=33,D=8192 N=3,D=8196 $big; do
+        check "[$kn] layernorm_grad f32 [$s]" "$lb" --fn layernorm_grad --shape "$s" --seed 11
+        check "[$kn] rmsnorm_grad f32 [$s]" "$lb" --fn rmsnorm_grad --shape "$s" --seed 12
+    done
+    for s in N=33,D=136 N=100,D=4096; do
+        check "[$kn] layernorm_grad bf16 [$s]" "$cp" --fn layernorm_grad --dtype T=bf16 --shape "$s" --seed 13
+    done
+    check "[$kn] colpart_3d_cols2 [B=7,T=5,D=4096]" "$cp" --fn colpart_3d_cols2 --shape B=7,T=5,D=4096 --seed 14
+done
+kn=
+# the prefetch: the same bits as without it (the same kernel otherwise)
+# (layernorm_grad: it computes the statistics, where layernorm_bwd's random
+# saved variances would be negative, its rows NaN)
+bits() { # label knobs shape: dx, dw, db of layernorm_grad's random inputs (seed 15)
+    # shellcheck disable=SC2086
+    env $2 "$tc" run "$lb" --fn layernorm_grad --shape "$3" --random --seed 15 --device=cuda \
+        --output dx="$tmp/$1_dx.npy" --output dw="$tmp/$1_dw.npy" --output db="$tmp/$1_db.npy" >/dev/null 2>&1
+}
+for s in N=100,D=4096 N=33,D=8192 N=16384,D=4096; do
+    for pair in "base|pf|TENSORC_COLPART_PREFETCH=1" "g16|g16pf|TENSORC_ROWS_REGS=16|TENSORC_ROWS_REGS=16 TENSORC_COLPART_PREFETCH=1"; do
+        IFS='|' read -r a b ka kb <<<"$pair"
+        [ "$a" = base ] && kb=$ka && ka=
+        bits "$a" "$ka" "$s"
+        bits "$b" "$kb" "$s"
+        if [ -s "$tmp/${a}_dx.npy" ] && cmp -s "$tmp/${a}_dx.npy" "$tmp/${b}_dx.npy" &&
+            cmp -s "$tmp/${a}_dw.npy" "$tmp/${b}_dw.npy" && cmp -s "$tmp/${a}_db.npy" "$tmp/${b}_db.npy"; then
+            echo "PASS layernorm_grad [$s] $b: the same bits as $a"
+        else
+            echo "FAIL layernorm_grad [$s] $b: outputs differ from $a's (or did not run)"; fail=1
+        fi
+        rm -f "$tmp"/*.npy
+    done
 done
 exit $fail

@@ -34,7 +34,7 @@
 #                  interpreter: head dims 64 and 128, context 1 ... 8192,
 #                  batch 1/3/8, groups 1 and 8, a mask, f16/bf16/f32, and
 #                  bitwise determinism (about 2 minutes; quick: f16 only);
-#   colpart.sh     column partials (issue 15): layernorm/rmsnorm backward and a
+#   colpart.sh     column partials (issue 15, and their knobs): layernorm/rmsnorm backward and a
 #                  softmax with a column sum at N = 1 ... 1000 around the 32
 #                  rows of a block, and 16384 x 4096, against the interpreter;
 #                  the same bits twice (not yet run on a GPU);

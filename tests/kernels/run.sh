@@ -289,6 +289,33 @@ if emit $ex/layernorm_backward.tc layernorm_bwd sched; then
         ok "layernorm_bwd: --emit=sched shows the column partials and their combine"
     else bad "layernorm_bwd: --emit=sched does not show the column partials"; fi
 fi
+# the column partials' knobs (issue 15): TENSORC_COLPART_PREFETCH=1 copies
+# x's and dout's slices (not w's: the same in every row) and the plan gives
+# the kernel its bytes; off, no trace of it; TENSORC_COL_ROWS=16 blocks of 16
+# rows and partials of (N + 15)/16 rows; TENSORC_ROWS_REGS=16 blocks of at
+# most 512 threads, 16 elements each
+if TENSORC_COLPART_PREFETCH=1 emit $ex/layernorm_backward.tc layernorm_bwd cuda; then
+    if [ "$(grep -c 'tc_cp_async<16>' "$tmp/out")" -eq 4 ] && ! grep -q 'tc_cp_async<16>(.*in_w' "$tmp/out" &&
+        sed -n '/^launch plan of /,$p' "$tmp/out" | grep -A1 '^  step 0: ' | grep -q 'prefetched into 64 bytes a thread'
+    then ok "layernorm_bwd TENSORC_COLPART_PREFETCH=1: x and dout prefetched (two copies twice), 64 bytes a thread"
+    else bad "layernorm_bwd TENSORC_COLPART_PREFETCH=1: want x's and dout's copies and the plan's line"; fi
+fi
+if emit $ex/layernorm_backward.tc layernorm_bwd cuda; then
+    if ! grep -qE 'tc_pipe|tc_cp_async|prefetched' "$tmp/out"
+    then ok "layernorm_bwd: no prefetch without TENSORC_COLPART_PREFETCH=1"
+    else bad "layernorm_bwd: prefetch code without TENSORC_COLPART_PREFETCH=1"; fi
+fi
+if TENSORC_COL_ROWS=16 emit $ex/layernorm_backward.tc layernorm_bwd plan; then
+    if grep -qE '^  buffer cpart[0-9]+ +temp +f32\[\(N \+ 15\)/16, D\]' "$tmp/out" &&
+        plan_steps | grep -q '^  step 0: .*<<<(N + 15)/16, '
+    then ok "layernorm_bwd TENSORC_COL_ROWS=16: blocks of 16 rows, partials of (N + 15)/16 rows"
+    else bad "layernorm_bwd TENSORC_COL_ROWS=16: want a block per 16 rows" "$(plan_steps | head -1)"; fi
+fi
+if TENSORC_ROWS_REGS=16 emit $ex/layernorm_backward.tc layernorm_bwd sched; then
+    if grep -q '^    block \[512, 1, 1\]' "$tmp/out" && grep -q '(32..512 threads, 16 elements each' "$tmp/out"
+    then ok "layernorm_bwd TENSORC_ROWS_REGS=16: 16 elements a thread, blocks of at most 512"
+    else bad "layernorm_bwd TENSORC_ROWS_REGS=16: want 16 a thread in blocks of at most 512"; fi
+fi
 count $ex/col_sum.tc col_sum 1   # a column sum alone: no rows kernel to carry it
 # refused: the row statistic read at another row (m.T), or a column max: the
 # column kernel reads x itself

@@ -732,6 +732,43 @@ static void test_cluster_pipe(void **state)
     }
 }
 
+/* TENSORC_COLPART_PREFETCH (plan.h's pipe with no cluster: a rows kernel
+ * carrying column partials): pipe bytes a thread of dynamic shared memory
+ * for the block the row sizes, the grid as planned (a block per block of
+ * rows, not the resident ones). */
+static void test_colpart_pipe(void **state)
+{
+    (void)state;
+    struct { int64_t n; unsigned block; } cases[] = {{4096, 512}, {4097, 1024}, {10, 32}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        tc_plan *plan = chain_plan(false);
+        pstep *S = &plan->steps[2];
+        S->block[0] = 1024;
+        S->block_len = F.N;
+        S->block_per = 8;
+        S->cluster = 0;
+        S->pipe = 64;
+        host_dev h = {0};
+        h.cluster_max = 16;
+        h.resident = 3;
+        rt_pool pool = {0};
+        tc_diag d;
+        diag_init(&d);
+        chain_io io;
+        chain_io_init(&io, cases[c].n);
+        tc_status st = rt_exec(&pool, &host_ops, &h, (void *)KERNELS, plan, &io.args, NULL, NULL, &d);
+        if (st != TC_OK)
+            fail_msg("%s", d.msg);
+        if (h.cluster > 1 || h.block[0] != cases[c].block || h.grid[0] != 4 || h.shmem != 64 * cases[c].block)
+            fail_msg("case %zu (rows of %lld): cluster %u, block %u, grid %u, shmem %u; want 1, %u, 4, %u", c,
+                     (long long)cases[c].n, h.cluster, h.block[0], h.grid[0], h.shmem, cases[c].block,
+                     64 * cases[c].block);
+        chain_io_free(&io);
+        rt_pool_release(&pool, &host_ops, &h);
+        diag_release(&d);
+    }
+}
+
 /* One kernel of a 32-bit plan may take 64-bit sizes (step idx64):
  * out = neg64(neg(x)), neg reading an int n and neg64 a long long. */
 static void test_step_idx64(void **state)
@@ -1179,6 +1216,7 @@ int main(void)
         cmocka_unit_test(test_chain),
         cmocka_unit_test(test_cluster),
         cmocka_unit_test(test_cluster_pipe),
+        cmocka_unit_test(test_colpart_pipe),
         cmocka_unit_test(test_step_idx64),
         cmocka_unit_test(test_needs_idx64),
         cmocka_unit_test(test_dim_overflow),

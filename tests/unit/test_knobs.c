@@ -23,6 +23,7 @@ static const char *const ALL[] = {
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
     "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC", "TENSORC_ROWS_PIPE",
     "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_STREAM",
+    "TENSORC_COL_ROWS", "TENSORC_COLPART_PREFETCH",
 };
 
 static void clear_env(void)
@@ -145,6 +146,31 @@ static void test_rows_pipe(void **state)
     clear_env();
 }
 
+/* column partials (issue 15, sched_colpart.c): rows a block, 1 to 1024;
+ * the next row's prefetch, 0 or 1; both in the cache key */
+static void test_colpart(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("TENSORC_COL_ROWS", "16", 1);
+    setenv("TENSORC_COLPART_PREFETCH", "1", 1);
+    assert_string_equal(text(), "TENSORC_COL_ROWS=16 TENSORC_COLPART_PREFETCH=1");
+    tc_knobs k;
+    knobs_from_env(&k);
+    assert_int_equal(k.col_rows, 16);
+    assert_int_equal(k.colpart_prefetch, 1);
+    setenv("TENSORC_COL_ROWS", "0", 1);          /* below 1 */
+    setenv("TENSORC_COLPART_PREFETCH", "2", 1);  /* above 1 */
+    assert_string_equal(text(), "");
+    setenv("TENSORC_COL_ROWS", "1025", 1);       /* above 1024 */
+    setenv("TENSORC_COLPART_PREFETCH", "0", 1);
+    assert_string_equal(text(), "TENSORC_COLPART_PREFETCH=0");
+    setenv("TENSORC_COL_ROWS", "33", 1);         /* any count */
+    knobs_from_env(&k);
+    assert_int_equal(k.col_rows, 33);
+    clear_env();
+}
+
 /* the generated matmul's streaming variants (issue 13) */
 static void test_matmul_variants(void **state)
 {
@@ -241,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_matmul_variants),
         cmocka_unit_test(test_rows_online),
         cmocka_unit_test(test_rows_pipe),
+        cmocka_unit_test(test_colpart),
         cmocka_unit_test(test_once_per_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

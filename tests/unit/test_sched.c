@@ -177,9 +177,9 @@ static void check_shape(const sfn *s, int i)
                                 (ks->cluster & (ks->cluster - 1))))
                 FAIL(s, i, "cluster %d with %d items%s", ks->cluster, ks->items,
                      ks->compact ? ", compact" : "");
-            /* column partials (fuse.h): blocks of FUSE_COL_ROWS rows exactly
+            /* column partials (fuse.h): blocks of fuse_col_rows rows exactly
              * when the kernel carries column sums, never a cluster */
-            if ((ks->rblock != 0) != (ks->k->ncols != 0) || (ks->rblock && (ks->rblock != FUSE_COL_ROWS ||
+            if ((ks->rblock != 0) != (ks->k->ncols != 0) || (ks->rblock && (ks->rblock != fuse_col_rows(&s->f->knobs) ||
                                                                             ks->cluster)))
                 FAIL(s, i, "rows a block %d with %d column sums, cluster %d", ks->rblock, ks->k->ncols,
                      ks->cluster);
