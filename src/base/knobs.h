@@ -76,6 +76,7 @@ typedef struct tc_knobs {
     int scan_unroll;        /* TENSORC_SCAN_UNROLL: 1 to 16, a power of two: a lane walk's steps unrolled */
     int scan_hoist;         /* TENSORC_SCAN_HOIST: 0 or 1: a checkpointed pair's reversed walk's
                              * carry-free work in the replay (scan.c) */
+    int matmul_bn;          /* TENSORC_MATMUL_BN: 64, 128 or 256 (16-row tensor-core tiles' columns) */
 } tc_knobs;
 
 /* Every knob unset: what compilation uses without a context's knobs (unit
