@@ -1150,7 +1150,7 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
         BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
         BN1 = DT != 0 && TC_MM_TENSOR ? BN : TC_MM_BN, /* the 16-row tiles' */
         SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM, BN1>::BYTES,
-        SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES,
+        SM2 = BIG > 16 ? tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES : SM1,
         SMB = SM1 > SM2 ? SM1 : SM2
     };
     static_assert(SHM == 0 || SHM >= SMB, "the launch's dynamic shared memory holds the stages");
