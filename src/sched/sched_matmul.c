@@ -27,6 +27,11 @@
  * removed TENSORC_MATMUL_BN=128) lost on the H200 (tc-bench us, BN 128 vs
  * 64): rmsnorm_matmul 19.42 vs 16.79, rmsnorm_matmul_m1 16.69 vs 13.93,
  * gated_mlp 90.51 vs 78.13, lora 52.85 vs 38.36 (KSLICE=512: worse still).
+ * TENSORC_MATMUL_BN=128|256 is back (session 13) for bench/micro/mmstream.cu's
+ * 16 x 256 tiles of 32-row steps (3.91 TB/s at K 65536 where the 64-wide
+ * geometry took 3.38): K steps of 32, four stages in dynamic shared memory,
+ * each warp 64 columns at 256, and K slices the kernel picks at launch so
+ * few wide tiles still fill the grid (wide_tiles below); not yet timed.
  *
  * The critical path at rmsnorm_matmul's decode shape (M = 16, K = N = 4096,
  * f16, H200: 132 SMs), read from the SASS of sm_90 (2026-11-27, no GPU at
