@@ -17,6 +17,7 @@ const tc_knobs knobs_default = {
     .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1, .rows_block = -1,
     .fast_math = -1, .load_ef = -1, .rows_pipe = -1, .scan_unroll = -1, .scan_hoist = -1,
     .col_rows = -1, .colpart_prefetch = -1,
+    .matmul_bn = -1,
 };
 
 const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "occ5", "occ6"};
@@ -68,6 +69,7 @@ static const struct {
     {"TENSORC_SCAN_HOIST", offsetof(tc_knobs, scan_hoist), 0, 1, ANY, false},
     {"TENSORC_COL_ROWS", offsetof(tc_knobs, col_rows), 1, 1024, ANY, false},
     {"TENSORC_COLPART_PREFETCH", offsetof(tc_knobs, colpart_prefetch), 0, 1, ANY, false},
+    {"TENSORC_MATMUL_BN", offsetof(tc_knobs, matmul_bn), 64, 256, POW2, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };
 

@@ -81,6 +81,7 @@ typedef struct tc_knobs {
                              * column sums takes (FUSE_COL_ROWS = 32 unset) */
     int colpart_prefetch;   /* TENSORC_COLPART_PREFETCH: 0 (as before) or 1: such a block copies
                              * its next row into shared memory while this one reduces */
+    int matmul_bn;          /* TENSORC_MATMUL_BN: 64, 128 or 256 (16-row tensor-core tiles' columns) */
 } tc_knobs;
 
 /* Every knob unset: what compilation uses without a context's knobs (unit

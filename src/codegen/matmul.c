@@ -111,17 +111,18 @@ static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm, co
 
 /* matmul.cuh's tc_mm_cfg: the bytes of one stage (an A and a B tile,
  * each row padded by 16 bytes, and with the row-scale rule a padded row
- * of bk elements of its column scale) of a bm-row tile, K steps of bk (0:
- * its rule), and the stages (0: its rule: four, three where four pass 47
- * KB). */
-static int64_t stages_bytes(int dt, bool ta, bool tb, bool norm, int bm, int bk, int stages)
+ * of bk elements of its column scale) of a bm x bn tile, K steps of bk (0:
+ * its rule: 64 for 16-row tiles of 16-bit types, 32 for wide ones and
+ * the rest), and the stages (0: its rule: four, three where four pass 47
+ * KB, wide tiles four whatever they take). */
+static int64_t stages_bytes(int dt, bool ta, bool tb, bool norm, int bm, int bn, int bk, int stages)
 {
     int sz = dt == 0 ? 4 : 2, v = 16 / sz;
     if (!bk)
-        bk = bm == 16 && sz == 2 ? 64 : 32;
-    int ar = ta ? bk : bm, ac = ta ? bm : bk, br = tb ? MM_TILE_N : bk, bc = tb ? bk : MM_TILE_N;
+        bk = bm == 16 && sz == 2 ? (bn > MM_TILE_N ? 32 : 64) : 32;
+    int ar = ta ? bk : bm, ac = ta ? bm : bk, br = tb ? bn : bk, bc = tb ? bk : bn;
     int64_t stage = (int64_t)(ar * (ac + v) + br * (bc + v) + (norm ? bk + v : 0)) * sz;
-    return stage * (stages ? stages : stage * 4 <= 47 * 1024 ? 4 : 3);
+    return stage * (stages ? stages : bn > MM_TILE_N || stage * 4 <= 47 * 1024 ? 4 : 3);
 }
 
 const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_dimctx *c, tc_arena *a)
@@ -214,32 +215,53 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     const tc_dim *nt = dim_mul(c, kd.mm.batch, dim_ceildiv(c, kd.mm.n, dim_const(c, MM_TILE_N)));
     const tc_dim *t16 = dim_mul(c, nt, dim_ceildiv(c, kd.mm.m, dim_const(c, MM_TILE_M)));
     const tc_dim *t64 = dim_mul(c, nt, dim_ceildiv(c, kd.mm.m, dim_const(c, 64)));
-    const tc_dim *slices = dim_ceildiv(c, kd.mm.k, dim_const(c, ks->mm_kslice));
-    st->grid[0] = dim_mul(c, dim_mul(c, m->dtype == TC_F32 ? t16 : t64, slices), dim_const(c, m2 ? 2 : 1));
-    st->grid[1] = st->grid[2] = dim_const(c, 1);
-    st->grid_cap = 2147483647;
-    /* the knobs' variants: the stages' shared memory (dynamic past 47 KB,
-     * whatever the 16- and 64-row tiles need), and a resident grid */
     int dt = m->dtype == TC_F32 ? 0 : m->dtype == TC_F16 ? 1 : 2;
     /* M <= 16 at every launch (a constant, or the guard of MM_BY_ROWS):
      * only the 16-row tiles are instantiated */
     int64_t mc;
     bool skinny = ks->mm == MM_BY_ROWS ? ks->mm_max_rows <= MM_TILE_M
                                        : dim_is_const(kd.mm.m, &mc) && mc <= MM_TILE_M;
+    /* TENSORC_MATMUL_BN: the 16-row f16/bf16 tiles are bn wide (the
+     * 64-row ones stay MM_TILE_N; so do all before sm_80, whose FMA path
+     * the kernel keeps 64 wide: this grid and workspace hold either); ntw,
+     * wt: their column and whole tiles (rows rounded up to 64, as t64's:
+     * the workspace's partial tiles) */
+    int bn = dt && ks->mm_bn ? ks->mm_bn : MM_TILE_N;
+    const tc_dim *ntw = bn == MM_TILE_N ? nt : dim_mul(c, kd.mm.batch, dim_ceildiv(c, kd.mm.n, dim_const(c, bn)));
+    const tc_dim *wt = bn == MM_TILE_N ? t64 : dim_mul(c, ntw, dim_ceildiv(c, kd.mm.m, dim_const(c, 64)));
+    /* (skinny: M <= 16, one row of wide tiles) */
+    const tc_dim *tg = m->dtype == TC_F32 ? t16 : skinny ? wt : t64;
+    /* the K slices: TENSORC_MATMUL_KSLICE's or 1024; wide tiles without
+     * it, matmul.cuh's tc_mm_kslice (the kernel's KS 0): 1024, or fewer
+     * where the tiles are few; S0 x f slices at most (S0 those of 1024, f
+     * = ceil(264 / (T S0 + 1)), T the work items a slice), the grid's */
+    bool ksauto = bn != MM_TILE_N && ks->mm_ks_auto;
+    const tc_dim *slices = dim_ceildiv(c, kd.mm.k, dim_const(c, ksauto ? 1024 : ks->mm_kslice));
+    if (ksauto) {
+        const tc_dim *x = dim_mul(c, dim_mul(c, wt, slices), dim_const(c, m2 ? 2 : 1));
+        slices = dim_mul(c, slices, dim_ceildiv(c, dim_const(c, 264), dim_add(c, x, dim_const(c, 1))));
+    }
+    st->grid[0] = dim_mul(c, dim_mul(c, tg, slices), dim_const(c, m2 ? 2 : 1));
+    st->grid[1] = st->grid[2] = dim_const(c, 1);
+    st->grid_cap = 2147483647;
+    /* the knobs' variants: the stages' shared memory (dynamic past 47 KB,
+     * whatever the 16- and 64-row tiles need), and a resident grid */
     bool norm = nm->rows != NULL;
     /* TENSORC_MATMUL_STREAM=occ5/occ6: 3 stages (unless TENSORC_MATMUL_STAGES
      * says), so 5 or 6 blocks' stages fit a SM's 228 KB */
-    int occ = ks->mm_occ > 4 ? ks->mm_occ : 4; /* blocks a SM by registers */
+    /* blocks a SM by registers; wide tiles 3 (168 registers: 16 or 32
+     * accumulators, and at 256 the stages' 72 KB allow 3) */
+    int occ = bn != MM_TILE_N ? 3 : ks->mm_occ > 4 ? ks->mm_occ : 4;
     int stg = ks->mm_stages ? ks->mm_stages : occ > 4 ? 3 : 0;
-    int64_t smb = stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 16, ks->mm_bk, stg);
-    int64_t smb64 = dt && !skinny ? stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 64, ks->mm_bk, stg)
+    int64_t smb = stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 16, bn, ks->mm_bk, stg);
+    int64_t smb64 = dt && !skinny ? stages_bytes(dt, kd.mm.ta, kd.mm.tb, norm, 64, MM_TILE_N, ks->mm_bk, stg)
                                   : 0;
     smb = smb > smb64 ? smb : smb64;
     if (smb > 227 * 1024) /* only under the knobs: an sm_90 block's most */
-        diag_error(g->d, TC_ERR_LIMIT, m->loc, "matmul %%%d: TENSORC_MATMUL_STAGES and TENSORC_MATMUL_BK "
+        diag_error(g->d, TC_ERR_LIMIT, m->loc, "matmul %%%d: TENSORC_MATMUL_STAGES, _BK and _BN "
                    "ask for %lld bytes of shared memory a block (at most %d)", m->id, (long long)smb,
                    227 * 1024);
-    if ((stg || ks->mm_bk) && smb > 47 * 1024)
+    if ((stg || ks->mm_bk || bn != MM_TILE_N) && smb > 47 * 1024)
         st->shmem = (int)smb;
     st->resident = ks->mm_resident > 0;
     if (ks->mm_resident == 1) /* SMs x blocks a SM (228 KB of shared memory, occ by registers) */
@@ -249,10 +271,11 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     st->block[0] = MM_THREADS;
     st->block[1] = st->block[2] = 1;
     /* a 16-byte ticket per 16-row tile, then an f32 partial tile per tile
-     * and slice, rows rounded up to 64: room for either tiling */
+     * and slice, rows rounded up to 64: room for either tiling (at bn > 64
+     * the wide tiles' room, at least the 64-wide ones') */
     st->ws_bytes = dim_add(c, dim_mul(c, t16, dim_const(c, 16)),
-                           dim_mul(c, dim_mul(c, t64, slices),
-                                   dim_const(c, (int64_t)64 * MM_TILE_N * 4 * (m2 ? 2 : 1))));
+                           dim_mul(c, dim_mul(c, wt, slices),
+                                   dim_const(c, (int64_t)64 * bn * 4 * (m2 ? 2 : 1))));
     if (nm->rows) /* and each slice's sums of squares, 64 rows a tile */
         st->ws_bytes = dim_add(c, st->ws_bytes,
                                dim_mul(c, dim_mul(c, t64, slices), dim_const(c, (int64_t)64 * 4)));
@@ -288,17 +311,19 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     const char *targs = arena_printf(a, "%d, %s, %s, %s, %d, %s, %s", dt, kd.mm.ta ? "true" : "false",
                                      kd.mm.tb ? "true" : "false", nm->rows ? "true" : "false", m2 ? 2 : 1,
                                      mt ? "true" : "false", skinny ? "true" : "false");
-    if (stg || ks->mm_bk || ks->mm_resident) /* stages, K step, dynamic shared memory,
-                                                           * the next item's stages issued early */
+    bool wide = bn != MM_TILE_N, g1 = stg || ks->mm_bk || ks->mm_resident || wide;
+    if (g1) /* stages, K step, dynamic shared memory, the next item's stages issued early */
         targs = arena_printf(a, "%s, %d, %d, %d, %s", targs, stg, ks->mm_bk, st->shmem,
                              ks->mm_resident ? "true" : "false");
-    if (ks->mm_fence != 1 || ks->mm_slices_outer || ks->mm_copy) /* who fences around the ticket
-                                                                      * and how; the work items slice
-                                                                      * by slice; the weight's copies */
-        targs = arena_printf(a, "%s%s, %d%s%s", targs, stg || ks->mm_bk || ks->mm_resident
-                                                            ? "" : ", 0, 0, 0, false", ks->mm_fence,
-                             ks->mm_slices_outer ? ", true" : ks->mm_copy ? ", false" : "",
-                             ks->mm_copy ? arena_printf(a, ", %d", ks->mm_copy) : "");
+    if (ks->mm_fence != 1 || ks->mm_slices_outer || ks->mm_copy || wide) /* who fences around the
+                                                                          * ticket and how; the work
+                                                                          * items slice by slice; the
+                                                                          * weight's copies; the
+                                                                          * 16-row tiles' columns */
+        targs = arena_printf(a, "%s%s, %d%s%s%s", targs, g1 ? "" : ", 0, 0, 0, false", ks->mm_fence,
+                             ks->mm_slices_outer ? ", true" : ks->mm_copy || wide ? ", false" : "",
+                             ks->mm_copy || wide ? arena_printf(a, ", %d", ks->mm_copy) : "",
+                             wide ? arena_printf(a, ", %d", bn) : "");
     const char *cargs = !nm->rows && !m2 ? (fused ? ", ep" : "")
                         : arena_printf(a, ", %s, %s, %s%s", fused ? "ep" : "tc_mm_noep()",
                                        nm->rows ? "rs" : "tc_mm_nors()", nm->g ? "mm_g" : "nullptr",
@@ -330,5 +355,5 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         MM_THREADS, occ, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
                         kd.mm.ta ? ".T" : "", kd.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
                         fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
-                        ks->mm_kslice, cargs);
+                        ksauto ? 0 : ks->mm_kslice, cargs);
 }

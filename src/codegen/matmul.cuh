@@ -2,8 +2,8 @@
  * tiles, fragments and types in mmtile.cuh, just before this), in
  * units with one: C[b] = A[b] @ B[b], row-major, A m x k (TA: stored k x m),
  * B k x n (TB: stored n x k), f32 accumulation.  Built for skinny M
- * (decode): a block computes a 16 x 64 tile of C (64 x 64 on tensor cores
- * when M > 16) over one slice of KS elements of K, so the tiles and the K
+ * (decode): a block computes a 16 x 64 tile of C (16 x 128 or 16 x 256
+ * on tensor cores under TENSORC_MATMUL_BN; 64 x 64 when M > 16) over one slice of KS elements of K, so the tiles and the K
  * slices together cover every SM and the weight is streamed once, in
  * 16-byte cp.async copies three steps of K ahead of the one being
  * multiplied (four stages in shared memory, three where four pass 48 KB;
@@ -37,8 +37,24 @@ struct tc_mm_noep {
 struct tc_mm_nors {
     __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
 };
+/* KS 0 (TENSORC_MATMUL_BN without TENSORC_MATMUL_KSLICE): the wide tiles'
+ * K slices, from the T work items (tiles x products) a slice: 1024 when
+ * its slices make at least 264 work items (two a SM), else S0 x f slices
+ * (S0 those of 1024, f = ceil(264 / (T S0 + 1))) of whole 64s, 256 to
+ * 1024 (4096 x 4096 at 256 columns: 16 tiles, slices of 256, 256 items).
+ * codegen/matmul.c's grid is T S0 f, at least the items this makes. */
+__device__ __forceinline__ int tc_mm_kslice(long long T, long long K) {
+    if (K <= 0 || T <= 0)
+        return 1024;
+    const long long s0 = (K + 1023) / 1024, f = (264 + T * s0) / (T * s0 + 1);
+    if (f <= 1)
+        return 1024;
+    long long ks = (K + s0 * f - 1) / (s0 * f);
+    ks = (ks + 63) / 64 * 64;
+    return ks < 256 ? 256 : ks > 1024 ? 1024 : (int)ks;
+}
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
-          bool SO, int STR, class EP, class RS>
+          bool SO, int STR, int BNT, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -49,16 +65,19 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                           const typename tc_mm_t<DT>::T *__restrict__ B2,
                                           typename tc_mm_t<DT>::T *__restrict__ C2,
                                           const typename tc_mm_t<DT>::T *__restrict__ Bd, long long R) {
-    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM> G;
+    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM, BNT> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
     typedef typename G::TileG TileG;
-    enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
+    enum { BN = G::BNV, BK = G::BK, ST = G::ST, NACC = G::NACC };
+    static_assert(!LORA || BN == TC_MM_BN, "the adapter rule's tiles are 64 wide");
     __shared__ int last;
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     __shared__ float ss_w[NORM && G::MMA ? TC_MM_THREADS / 32 * BM : 1]; /* each warp's (tc_mm_ssq) */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
+    if (KS <= 0) /* the wide tiles' rule; 64-column tiles (M > 16 there) 1024 */
+        KS = BN > TC_MM_BN ? tc_mm_kslice(batch * mt * nt * NP, K) : 1024;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
     const long long tiles = batch * mt * nt, work = tiles * S * NP;
     float *part = (float *)(ws + 16 * tiles);
@@ -70,7 +89,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
      * this item's store and combine; pre: this item's were */
     bool pre = false;
     /* the lanes' fragment rows in stage 0 (tc_mm_block_tc), hoisted */
-    const tc_mm_lanes<TA, TB, TileA::P, TileB::P> ln;
+    const tc_mm_lanes<TA, TB, TileA::P, TileB::P, BN / 4> ln;
     unsigned su = (unsigned)__cvta_generic_to_shared(smem), la = su + ln.a,
              lb = su + TileA::ELEMS * (unsigned)sizeof(T) + ln.b, lx = su + ln.x;
     /* kept in registers: else the compiler derives them from threadIdx
@@ -335,36 +354,41 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     __syncthreads();
                 }
                 /* product 1 (C2) first, then this kernel's own (C) and its
-                 * epilogue, which gets both (rounded as stored) */
-                float o2[NACC];
+                 * epilogue, which gets both (rounded as stored); wide tiles
+                 * (BN > 64) CW = 8 of a thread's NACC elements at a time,
+                 * both products (registers: 32 accumulators at 256) */
+                enum { CW = BN > TC_MM_BN ? 8 : NACC };
+#pragma unroll 1
+                for (int i0 = 0; i0 < NACC; i0 += CW) {
+                float o2[CW];
                 for (int p = NP - 1; p >= 0; p--) {
                     /* slice by slice, every element's load of a slice in flight at
                      * once (the sums' order is the slices', whoever is last) */
-                    float sum[NACC];
-                    bool ok[NACC];
-                    int off[NACC];
+                    float sum[CW];
+                    bool ok[CW];
+                    int off[CW];
 #pragma unroll
-                    for (int i = 0; i < NACC; i++) {
+                    for (int i = 0; i < CW; i++) {
                         int r, c;
-                        G::pos(i, r, c);
+                        G::pos(i0 + i, r, c);
                         sum[i] = 0.0f;
                         ok[i] = m0 + r < M && n0 + c < N;
                         off[i] = r * BN + c;
                     }
                     float *p0 = part + (tile * NP + p) * S * (BM * BN);
-                    enum { QU = NACC <= 8 ? 4 : 1 }; /* slices loaded before their sums */
+                    enum { QU = CW <= 8 ? 4 : 1 }; /* slices loaded before their sums */
                     long long q = 0;
                     for (; q + QU <= S; q += QU) {
-                        float v[QU][NACC];
+                        float v[QU][CW];
 #pragma unroll
                         for (int u = 0; u < QU; u++)
 #pragma unroll
-                            for (int i = 0; i < NACC; i++)
+                            for (int i = 0; i < CW; i++)
                                 v[u][i] = ok[i] ? __ldcg(p0 + (q + u) * (BM * BN) + off[i]) : 0.0f;
 #pragma unroll
                         for (int u = 0; u < QU; u++)
 #pragma unroll
-                            for (int i = 0; i < NACC; i++) {
+                            for (int i = 0; i < CW; i++) {
                                 sum[i] += v[u][i];
                                 if (ok[i])
                                     __stcg(p0 + (q + u) * (BM * BN) + off[i], 0.0f); /* leave it zero */
@@ -373,16 +397,16 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     for (; q < S; q++) {
                         float *pq = p0 + q * (BM * BN);
 #pragma unroll
-                        for (int i = 0; i < NACC; i++)
+                        for (int i = 0; i < CW; i++)
                             if (ok[i]) {
                                 sum[i] += __ldcg(pq + off[i]);
                                 __stcg(pq + off[i], 0.0f);
                             }
                     }
 #pragma unroll
-                    for (int i = 0; i < NACC; i++) {
+                    for (int i = 0; i < CW; i++) {
                         int r, c;
-                        G::pos(i, r, c);
+                        G::pos(i0 + i, r, c);
                         if (ok[i]) {
                             const T o = tc_mm_out<DT>(scale ? sum[i] * rs(m0 + r, ss_s[r]) : sum[i]);
                             (p ? C2 + b * sc : Cb)[(m0 + r) * N + n0 + c] = o;
@@ -392,6 +416,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                 ep(m0 + r, n0 + c, tc_mm_f(o, DT), NP > 1 ? o2[i] : 0.0f);
                         }
                     }
+                }
                 }
             }
         }
@@ -430,10 +455,13 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * fence.acq_rel), SO: the work items slice by slice over every tile, not
  * tile by tile (TENSORC_MATMUL_ORDER=1), STR: how the weight's tiles are
  * copied (0 cp.async, 1 with the L2's 256-byte prefetch:
- * TENSORC_MATMUL_STREAM=l2pf; mmtile.cuh's tc_mm_cp16). */
+ * TENSORC_MATMUL_STREAM=l2pf; mmtile.cuh's tc_mm_cp16), BN: the 16-row
+ * tiles' columns on tensor cores (TENSORC_MATMUL_BN=128 or 256, K steps
+ * of 32 unless BKK; the 64-row tiles, the FMA path and the adapter rule
+ * keep 64: 64 x 256 would be 128 accumulators a thread). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
           bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
-          int STR = 0, class EP = tc_mm_noep, class RS = tc_mm_nors>
+          int STR = 0, int BN = TC_MM_BN, class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
@@ -446,19 +474,21 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     static_assert(!NORM || !TA, "the row-scale rule loads x row-major");
     static_assert(!LORA || (NP == 2 && !NORM), "the adapter rule's two products");
     static_assert(!NORM || NP == 1, "the row-scale rule with one product");
+    static_assert(!LORA || BN == TC_MM_BN, "the adapter rule's tiles are 64 wide");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
-        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM>::BYTES,
-        SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES,
+        BN1 = DT != 0 && TC_MM_TENSOR ? BN : TC_MM_BN, /* the 16-row tiles' */
+        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM, BN1>::BYTES,
+        SM2 = BIG > 16 ? tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES : SM1,
         SMB = SM1 > SM2 ? SM1 : SM2
     };
     static_assert(SHM == 0 || SHM >= SMB, "the launch's dynamic shared memory holds the stages");
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR, TC_MM_BN>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
                                                                      KS, smem, ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR, BN1>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
                                                                     KS, smem, ep, rs, gcol, B2, C2, Bd, R);
 }

@@ -218,35 +218,43 @@ template <int DT> __device__ __forceinline__ unsigned tc_mm_hmul2(unsigned a, un
 }
 
 /* The tile shapes of one instantiation: BM rows of C (16, or 64 on tensor
- * cores for M > 16, so the weight is read once for up to 64 rows). */
-template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM = false> struct tc_mm_cfg {
+ * cores for M > 16, so the weight is read once for up to 64 rows), BN
+ * columns (64; 128 or 256 for 16-row tiles on tensor cores under
+ * TENSORC_MATMUL_BN: each weight row's piece a stage 256 or 512
+ * contiguous bytes, not 128; each warp then BN / 4 columns). */
+template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM = false, int BN = TC_MM_BN>
+struct tc_mm_cfg {
     typedef typename tc_mm_t<DT>::T T;
-    enum { BMR = BM, DTV = DT };
+    enum { BMR = BM, DTV = DT, BNV = BN };
     /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types
-     * take 64); BKK (TENSORC_MATMUL_BK) sets them */
-    enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? 64 : 32 };
+     * take 64; wide tiles 32: 8 or 16 KB of weight a stage, four stages
+     * in dynamic shared memory at 256); BKK (TENSORC_MATMUL_BK) sets them */
+    enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? (BN > 64 ? 32 : 64) : 32 };
     typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
-    typedef tc_mm_tile<T, TB ? TC_MM_BN : BK, TB ? BK : TC_MM_BN> TileB;
+    typedef tc_mm_tile<T, TB ? BN : BK, TB ? BK : BN> TileB;
     /* NRM (the row-scale rule): the stage's BK elements of gcol ride the
      * stage's copies after the B tile, so the prologue reads them from
      * shared memory, not with a global load the stage waits on */
     typedef tc_mm_tile<T, 1, BK> TileG;
     enum {
         MMA = DT != 0 && TC_MM_TENSOR,
-        NACC = MMA ? BM / 2 : 8, /* accumulators a thread: BM x 64 over 128 threads */
+        NACC = BM * BN / TC_MM_THREADS, /* accumulators a thread: BM x BN over 128 threads */
+        NF = BN / 32,                   /* tensor cores: a warp's n8 fragments an m16 row */
         STAGE = (TileA::ELEMS + TileB::ELEMS + (NRM ? TileG::ELEMS : 0)) * (int)sizeof(T),
-        /* stages: static shared memory stops at 48 KB; STG (TENSORC_MATMUL_STAGES) sets them */
-        ST = STG ? STG : STAGE * 4 <= 47 * 1024 ? 4 : 3,
+        /* stages: static shared memory stops at 48 KB (wide tiles: four,
+         * dynamic past it); STG (TENSORC_MATMUL_STAGES) sets them */
+        ST = STG ? STG : BN > 64 || STAGE * 4 <= 47 * 1024 ? 4 : 3,
         BYTES = STAGE * ST
     };
+    static_assert(BN == TC_MM_BN || (MMA && BM == 16), "wide tiles: 16 rows on tensor cores");
     /* element i of this thread's accumulators: on tensor cores the m16n8
-     * fragments of its warp's 16 columns (m-fragment i / 8), else column
-     * tid % 64 of rows (tid / 64) * 8 ... + 7 */
+     * fragments of its warp's BN / 4 columns (m-fragment i / (4 NF)), else
+     * column tid % 64 of rows (tid / 64) * 8 ... + 7 */
     static __device__ __forceinline__ void pos(int i, int &r, int &c) {
         const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5;
         if (MMA) {
-            r = (i >> 3) * 16 + (lane >> 2) + (i & 2 ? 8 : 0);
-            c = w * 16 + ((i >> 2) & 1) * 8 + 2 * (lane & 3) + (i & 1);
+            r = i / (4 * NF) * 16 + (lane >> 2) + (i & 2 ? 8 : 0);
+            c = w * (BN / 4) + i / 4 % NF * 8 + 2 * (lane & 3) + (i & 1);
         } else {
             r = (tid / TC_MM_BN) * 8 + i;
             c = tid % TC_MM_BN;
@@ -256,20 +264,20 @@ template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM =
 
 /* This lane's row addresses for tc_mm_ldsm (bytes from its tile), the
  * same at every stage: a (A's fragment a0..a3), b (B's b0, b1 of the
- * warp's columns w * 16 ..., then of + 8) and x (NRM: A's matrices in the
- * order a0, a2, a1, a3) */
-template <bool TA, bool TB, int PA, int PB> struct tc_mm_lanes {
+ * warp's columns w * WN ..., then of + 8; wider warps' next 16 columns
+ * are + 16) and x (NRM: A's matrices in the order a0, a2, a1, a3) */
+template <bool TA, bool TB, int PA, int PB, int WN = 16> struct tc_mm_lanes {
     unsigned a, b, x;
     __device__ __forceinline__ tc_mm_lanes() {
         const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, li = lane >> 3, lr = lane & 7;
         a = 2 * (TA ? (lr + (li >> 1) * 8) * PA + (li & 1) * 8 : (lr + (li & 1) * 8) * PA + (li >> 1) * 8);
-        b = 2 * (TB ? (w4 * 16 + (li >> 1) * 8 + lr) * PB + (li & 1) * 8
-                    : (lr + (li & 1) * 8) * PB + w4 * 16 + (li >> 1) * 8);
+        b = 2 * (TB ? (w4 * WN + (li >> 1) * 8 + lr) * PB + (li & 1) * 8
+                    : (lr + (li & 1) * 8) * PB + w4 * WN + (li >> 1) * 8);
         x = 2 * ((lr + (li >> 1) * 8) * PA + (li & 1) * 8);
     }
 };
 
-/* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x 64, B's layout
+/* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x BN, B's layout
  * TB, pitch PB), both in shared memory: tensor cores (tc_mm_block_tc, its
  * lanes' row addresses given) or FMAs (cfg G, tc_mm_block).
  * NRM (the row-scale rule, tensor cores; A not transposed): A's tile is x
@@ -283,7 +291,7 @@ template <bool TA, bool TB, int PA, int PB> struct tc_mm_lanes {
 template <class G, bool TA, bool TB, int KK, int PA, int PB, int NRM = 0>
 __device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned b0, unsigned x0,
                                                const typename G::T *sg, float *ssa) {
-    enum { BM = G::BMR, DT = G::DTV };
+    enum { BM = G::BMR, DT = G::DTV, NH = G::BNV / 64 }; /* NH: a warp's 16-column B fragment pairs */
     {
         if (NRM) {
             const int w4 = (int)threadIdx.x >> 5;
@@ -317,8 +325,10 @@ __device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned
         }
 #pragma unroll
         for (int kk = 0; kk < KK; kk += 16) {
-            unsigned bf[4];
-            tc_mm_ldsm<!TB>(bf, b0 + 2 * (TB ? kk : kk * PB));
+            unsigned bf[NH][4];
+#pragma unroll
+            for (int h = 0; h < NH; h++)
+                tc_mm_ldsm<!TB>(bf[h], b0 + 2 * (TB ? h * 16 * PB + kk : kk * PB + h * 16));
             unsigned g2[2];
             if (NRM == 2) { /* g at columns kk + 2t, + 1 and kk + 2t + 8, + 9 */
                 const int t = (int)threadIdx.x & 3;
@@ -335,8 +345,11 @@ __device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned
                     af[2] = tc_mm_hmul2<DT>(af[2], g2[1]);
                     af[3] = tc_mm_hmul2<DT>(af[3], g2[1]);
                 }
-                tc_mm_mma<DT>(acc + (f * 2) * 4, af, bf);
-                tc_mm_mma<DT>(acc + (f * 2 + 1) * 4, af, bf + 2);
+#pragma unroll
+                for (int h = 0; h < NH; h++) {
+                    tc_mm_mma<DT>(acc + (f * 2 * NH + 2 * h) * 4, af, bf[h]);
+                    tc_mm_mma<DT>(acc + (f * 2 * NH + 2 * h + 1) * 4, af, bf[h] + 2);
+                }
             }
         }
     }
@@ -345,7 +358,7 @@ template <class G, bool TA, bool TB, int KK, int PA, int PB>
 __device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA, const typename G::T *sB) {
     enum { DT = G::DTV };
     if (G::MMA) {
-        const tc_mm_lanes<TA, TB, PA, PB> ln;
+        const tc_mm_lanes<TA, TB, PA, PB, G::BNV / 4> ln;
         tc_mm_block_tc<G, TA, TB, KK, PA, PB>(acc, (unsigned)__cvta_generic_to_shared(sA) + ln.a,
                                               (unsigned)__cvta_generic_to_shared(sB) + ln.b, 0, nullptr, nullptr);
     } else {

@@ -212,6 +212,10 @@ typedef struct ksched {
                              * second argument): 4, or 5 and 6 (occ5, occ6; codegen's
                              * matmul.c then makes 3 stages unless TENSORC_MATMUL_STAGES
                              * sets them) */
+    int mm_bn;              /* TENSORC_MATMUL_BN: the 16-row tensor-core tiles' columns, 128
+                             * or 256 (matmul.cuh's BN; sched_matmul_rules: 0 for the
+                             * adapter rule), 0: 64 */
+    bool mm_ks_auto;        /* the K slice is the cost model's (no TENSORC_MATMUL_KSLICE) */
     fmmnorm norm;           /* the row-scale rule (fuse.h), norm.rows NULL without: the
                              * generated kernel computes the left operand's rows kernel */
     /* a rows kernel that a generated matmul computes (the row-scale rule):

@@ -27,6 +27,11 @@
  * removed TENSORC_MATMUL_BN=128) lost on the H200 (tc-bench us, BN 128 vs
  * 64): rmsnorm_matmul 19.42 vs 16.79, rmsnorm_matmul_m1 16.69 vs 13.93,
  * gated_mlp 90.51 vs 78.13, lora 52.85 vs 38.36 (KSLICE=512: worse still).
+ * TENSORC_MATMUL_BN=128|256 is back (session 13) for bench/micro/mmstream.cu's
+ * 16 x 256 tiles of 32-row steps (3.91 TB/s at K 65536 where the 64-wide
+ * geometry took 3.38): K steps of 32, four stages in dynamic shared memory,
+ * each warp 64 columns at 256, and K slices the kernel picks at launch so
+ * few wide tiles still fill the grid (wide_tiles below); not yet timed.
  *
  * The critical path at rmsnorm_matmul's decode shape (M = 16, K = N = 4096,
  * f16, H200: 132 SMs), read from the SASS of sm_90 (2026-11-27, no GPU at
@@ -125,8 +130,12 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     const lnode *m = k->ext;
     ks->mm_rows = m->shape[m->rank - 2];
     ks->mm_kslice = MM_KSLICE;
+    ks->mm_ks_auto = kn->matmul_kslice <= 0;
     if (kn->matmul_kslice > 0)
         ks->mm_kslice = kn->matmul_kslice;
+    /* wide tiles (f16/bf16 on tensor cores; sched_matmul_rules drops them
+     * for the adapter rule and picks their K slices) */
+    ks->mm_bn = kn->matmul_bn > MM_TILE_N && (m->dtype == TC_F16 || m->dtype == TC_BF16) ? kn->matmul_bn : 0;
     /* streaming variants for A/B timing (matmul.cuh): unset, its own rules */
     ks->mm_stages = kn->matmul_stages > 0 ? kn->matmul_stages : 0;
     ks->mm_bk = kn->matmul_bk > 0 ? kn->matmul_bk : 0;
@@ -174,7 +183,7 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
                            "the last slice of a tile to finish sums the slices in order)%s",
                            known ? "" : arena_printf(a, " when M <= %lld at launch",
                                                      (long long)ks->mm_max_rows),
-                           MM_TILE_N, ks->mm_kslice,
+                           ks->mm_bn ? ks->mm_bn : MM_TILE_N, ks->mm_kslice,
                            m->dtype == TC_F32 ? "FMAs" : "tensor cores (mma.sync m16n8k16, sm_80+)",
                            known ? "" : "; cuBLAS above it");
 }
@@ -185,7 +194,12 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
     buf_printf(b, "    engine %s", eng[ks->mm]);
     if (ks->mm != MM_CUBLAS) {
         buf_printf(b, ": block [%d, 1, 1], tiles %d x %d, K slices of %d", MM_THREADS, MM_TILE_M,
-                   MM_TILE_N, ks->mm_kslice);
+                   ks->mm_bn ? ks->mm_bn : MM_TILE_N, ks->mm_kslice);
+        if (ks->mm_bn) /* the grid counts these tiles (codegen/matmul.c) */
+            buf_printf(b, " (TENSORC_MATMUL_BN=%d; 64-row tiles stay 64 wide)%s%s", ks->mm_bn,
+                       ks->mm_ks_auto ? ", or 256 to 1024 where the wide tiles x slices of 1024 are "
+                                        "under 264 (matmul.cuh's tc_mm_kslice, at launch)" : "",
+                       ks->mm_bk ? "" : ", K steps of 32");
         if (ks->mm_stages)
             buf_printf(b, ", %d stages (TENSORC_MATMUL_STAGES)", ks->mm_stages);
         if (ks->mm_bk)
@@ -211,6 +225,23 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
         }
     }
     buf_printf(b, "\n    why: %s\n", ks->why);
+}
+
+/* TENSORC_MATMUL_BN's wide tiles, once the rules have paired the
+ * products: none for the adapter rule (its t and Bd tiles are 64 wide:
+ * the 64-column kernel, as documented).  Their K slices, unless
+ * TENSORC_MATMUL_KSLICE says: matmul.cuh's tc_mm_kslice at launch (N and
+ * K may be symbolic), 1024 where the tiles' slices of 1024 make 264 work
+ * items (two a SM), else fewer elements, 256 at least (a 4096 x 4096
+ * product at 256 columns: 16 tiles, slices of 256, 256 items; gated_mlp's
+ * pair of 4096 x 11008: 43 tiles x 4 x 2 = 344, 1024 stays). */
+static void wide_tiles(ksched *ks, tc_arena *a)
+{
+    if (ks->kind != SCH_EXTERN || ks->mm == MM_CUBLAS || !ks->mm_bn || ks->pair_into || !ks->lora)
+        return;
+    ks->mm_bn = 0;
+    ks->why = arena_printf(a, "%s; TENSORC_MATMUL_BN: 64-column tiles (the adapter rule has no wide tiles)",
+                           ks->why);
 }
 
 void sched_matmul_rules(sfn *s, tc_arena *a)
@@ -247,6 +278,8 @@ void sched_matmul_rules(sfn *s, tc_arena *a)
                                kb->why, ka->k->ext->id, with[i], with[i],
                                kb->mm == MM_GENERATED ? "is not launched" : "runs only when cuBLAS does");
     }
+    for (int i = 0; i < s->nk; i++)
+        wide_tiles(&s->k[i], a);
     for (int i = 0; i < s->nk; i++) {
         ksched *ks = &s->k[i];
         if (ks->kind != SCH_EXTERN || ks->mm == MM_CUBLAS || !fuse_mm_norm(s->f, ks->k, &ks->norm))

@@ -146,21 +146,28 @@ fi
 # row-scale rule at M = 1, 3, 17 with two K slices, the adapter rule with
 # the pair, SKINNY pair, f32 with A transposed), every matmul grid capped
 # at 1 and 5 as well (the same bits).  ctest: ten settings (the extremes,
-# a combination, each fence, the L2 prefetch, 6 blocks a SM); `every`: every value of each knob and combinations
+# a combination, each fence, the L2 prefetch, 6 blocks a SM, the wide tiles
+# at 256 and 128 with other knobs); `every`: every value of each knob and combinations
 # (manual, about 10 minutes); `full`: the whole matmul set above under each
-# of those (manual, about 3 minutes a setting).
+# of those (manual, about 3 minutes a setting).  Then TENSORC_MATMUL_BN's
+# own cases (below).
 if [ "$what" = matmul-knobs ]; then
     caps="--grid-caps 1,5"
     R=TENSORC_MATMUL_RESIDENT
     sets=(TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BK=128 $R=3
           TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 TENSORC_MATMUL_FENCE=0,$R=3 TENSORC_MATMUL_FENCE=2
-          TENSORC_MATMUL_ORDER=1,$R=3 TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=occ6,$R=1)
+          TENSORC_MATMUL_ORDER=1,$R=3 TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=occ6,$R=1
+          TENSORC_MATMUL_BN=256 TENSORC_MATMUL_BN=128,TENSORC_MATMUL_STAGES=2,$R=3
+          TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=512,TENSORC_MATMUL_FENCE=2)
     [ "${3:-}" = every ] || [ "${3:-}" = full ] &&
         sets=(TENSORC_MATMUL_STAGES={2,3,4,5,6,7,8} TENSORC_MATMUL_BK={32,64,128} $R=1 $R=3
               TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
               TENSORC_MATMUL_STAGES=2,TENSORC_MATMUL_BK=128 TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off
               TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=1 TENSORC_MATMUL_STREAM={cpasync,l2pf,occ5,occ6}
-              TENSORC_MATMUL_STREAM=occ6,TENSORC_MATMUL_STAGES=4,$R=3)
+              TENSORC_MATMUL_STREAM=occ6,TENSORC_MATMUL_STAGES=4,$R=3 TENSORC_MATMUL_BN={64,128,256}
+              TENSORC_MATMUL_BN=256,TENSORC_MATMUL_STAGES={2,8},$R=1 TENSORC_MATMUL_BN=256,TENSORC_MATMUL_BK={64,128},TENSORC_MATMUL_STAGES=2
+              TENSORC_MATMUL_BN=128,TENSORC_MATMUL_BK=64 TENSORC_MATMUL_BN=256,TENSORC_MATMUL_FENCE=0,TENSORC_MATMUL_ORDER=1
+              TENSORC_MATMUL_BN=256,TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=64)
     ks=0
     for kn in "${sets[@]}"; do
         ks=$((ks + 1))
@@ -182,6 +189,35 @@ if [ "$what" = matmul-knobs ]; then
             one "${kv[@]}" -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" f16
         [ $quick = 0 ] || [ $odd = 0 ] &&
             one "${kv[@]}" $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=1100,N=77;M=17,K=37,N=130" f32
+    done
+    # TENSORC_MATMUL_BN's own cases, at 256 and 128: N off the wide tile
+    # (136, 200, 257, 300, 4097), K off the step of 32 and the slice, the
+    # kernel's K-slice rule (KS 0: 256 to 1024, 1 to 9 slices), every
+    # layout, batch, the rules (the adapter rule falls back to 64 columns),
+    # the cost model's SKINNY kernels, f16/bf16, and sm_75 (FMAs: 64
+    # columns); quick: 256's first five
+    for bn in 256 128; do
+        [ $quick = 1 ] && [ $bn = 128 ] && continue
+        echo "== TENSORC_MATMUL_BN=$bn cases"
+        B=TENSORC_MATMUL_BN=$bn
+        WN="M=1,K=1096,N=136;M=3,K=37,N=257;M=17,K=1100,N=200"
+        one $B $G -- examples/skinny_matmul.tc linear_t "$WN;M=1,K=2100,N=4097" f16
+        one $B -- tests/gpu/matmul_pair.tc gated_out_16 "K=1100,N=200;K=37,N=257" bf16
+        one $B $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora \
+            "M=1,K=1096,N=130,R=129;M=17,K=37,N=13,R=5;M=3,K=1100,N=257,R=128" bf16
+        one $B -- tests/gpu/matmul_norm.tc rms_g_16 "K=1100,N=200;K=1096,N=136" f16
+        one $B $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=37,N=13;B=2,M=3,K=1100,N=300" bf16
+        [ $quick = 1 ] && continue
+        one $B $G -- examples/skinny_matmul.tc matmul_kn "$WN" bf16
+        one $B $G -- examples/skinny_matmul.tc matmul_ta "$WN" f16
+        one $B $G -- tests/gpu/matmul_norm.tc rms_plain "$WN" bf16
+        one $B $G -- tests/gpu/matmul_pair.tc mixed "$WN" f16
+        one $B $G -- tests/gpu/matmul_epilogue.tc bias_gelu "$WN" bf16
+        one $B $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1100,N=200" f16 750
+        caps="--grid-caps 1,5 --specials"
+        one $B $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1096,N=136" bf16
+        one $B $G -- tests/gpu/matmul_pair.tc gated "M=1,K=2100,N=300" f16
+        caps="--grid-caps 1,5"
     done
 fi
 caps=

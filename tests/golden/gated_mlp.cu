@@ -221,35 +221,43 @@ template <int DT> __device__ __forceinline__ unsigned tc_mm_hmul2(unsigned a, un
 }
 
 /* The tile shapes of one instantiation: BM rows of C (16, or 64 on tensor
- * cores for M > 16, so the weight is read once for up to 64 rows). */
-template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM = false> struct tc_mm_cfg {
+ * cores for M > 16, so the weight is read once for up to 64 rows), BN
+ * columns (64; 128 or 256 for 16-row tiles on tensor cores under
+ * TENSORC_MATMUL_BN: each weight row's piece a stage 256 or 512
+ * contiguous bytes, not 128; each warp then BN / 4 columns). */
+template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM = false, int BN = TC_MM_BN>
+struct tc_mm_cfg {
     typedef typename tc_mm_t<DT>::T T;
-    enum { BMR = BM, DTV = DT };
+    enum { BMR = BM, DTV = DT, BNV = BN };
     /* steps of K: four stages fit in 48 KB (16-row tiles of 16-bit types
-     * take 64); BKK (TENSORC_MATMUL_BK) sets them */
-    enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? 64 : 32 };
+     * take 64; wide tiles 32: 8 or 16 KB of weight a stage, four stages
+     * in dynamic shared memory at 256); BKK (TENSORC_MATMUL_BK) sets them */
+    enum { BK = BKK ? BKK : BM == 16 && sizeof(T) == 2 ? (BN > 64 ? 32 : 64) : 32 };
     typedef tc_mm_tile<T, TA ? BK : BM, TA ? BM : BK> TileA;
-    typedef tc_mm_tile<T, TB ? TC_MM_BN : BK, TB ? BK : TC_MM_BN> TileB;
+    typedef tc_mm_tile<T, TB ? BN : BK, TB ? BK : BN> TileB;
     /* NRM (the row-scale rule): the stage's BK elements of gcol ride the
      * stage's copies after the B tile, so the prologue reads them from
      * shared memory, not with a global load the stage waits on */
     typedef tc_mm_tile<T, 1, BK> TileG;
     enum {
         MMA = DT != 0 && TC_MM_TENSOR,
-        NACC = MMA ? BM / 2 : 8, /* accumulators a thread: BM x 64 over 128 threads */
+        NACC = BM * BN / TC_MM_THREADS, /* accumulators a thread: BM x BN over 128 threads */
+        NF = BN / 32,                   /* tensor cores: a warp's n8 fragments an m16 row */
         STAGE = (TileA::ELEMS + TileB::ELEMS + (NRM ? TileG::ELEMS : 0)) * (int)sizeof(T),
-        /* stages: static shared memory stops at 48 KB; STG (TENSORC_MATMUL_STAGES) sets them */
-        ST = STG ? STG : STAGE * 4 <= 47 * 1024 ? 4 : 3,
+        /* stages: static shared memory stops at 48 KB (wide tiles: four,
+         * dynamic past it); STG (TENSORC_MATMUL_STAGES) sets them */
+        ST = STG ? STG : BN > 64 || STAGE * 4 <= 47 * 1024 ? 4 : 3,
         BYTES = STAGE * ST
     };
+    static_assert(BN == TC_MM_BN || (MMA && BM == 16), "wide tiles: 16 rows on tensor cores");
     /* element i of this thread's accumulators: on tensor cores the m16n8
-     * fragments of its warp's 16 columns (m-fragment i / 8), else column
-     * tid % 64 of rows (tid / 64) * 8 ... + 7 */
+     * fragments of its warp's BN / 4 columns (m-fragment i / (4 NF)), else
+     * column tid % 64 of rows (tid / 64) * 8 ... + 7 */
     static __device__ __forceinline__ void pos(int i, int &r, int &c) {
         const int tid = (int)threadIdx.x, lane = tid & 31, w = tid >> 5;
         if (MMA) {
-            r = (i >> 3) * 16 + (lane >> 2) + (i & 2 ? 8 : 0);
-            c = w * 16 + ((i >> 2) & 1) * 8 + 2 * (lane & 3) + (i & 1);
+            r = i / (4 * NF) * 16 + (lane >> 2) + (i & 2 ? 8 : 0);
+            c = w * (BN / 4) + i / 4 % NF * 8 + 2 * (lane & 3) + (i & 1);
         } else {
             r = (tid / TC_MM_BN) * 8 + i;
             c = tid % TC_MM_BN;
@@ -259,20 +267,20 @@ template <int DT, bool TA, bool TB, int BM, int STG = 0, int BKK = 0, bool NRM =
 
 /* This lane's row addresses for tc_mm_ldsm (bytes from its tile), the
  * same at every stage: a (A's fragment a0..a3), b (B's b0, b1 of the
- * warp's columns w * 16 ..., then of + 8) and x (NRM: A's matrices in the
- * order a0, a2, a1, a3) */
-template <bool TA, bool TB, int PA, int PB> struct tc_mm_lanes {
+ * warp's columns w * WN ..., then of + 8; wider warps' next 16 columns
+ * are + 16) and x (NRM: A's matrices in the order a0, a2, a1, a3) */
+template <bool TA, bool TB, int PA, int PB, int WN = 16> struct tc_mm_lanes {
     unsigned a, b, x;
     __device__ __forceinline__ tc_mm_lanes() {
         const int lane = (int)threadIdx.x & 31, w4 = (int)threadIdx.x >> 5, li = lane >> 3, lr = lane & 7;
         a = 2 * (TA ? (lr + (li >> 1) * 8) * PA + (li & 1) * 8 : (lr + (li & 1) * 8) * PA + (li >> 1) * 8);
-        b = 2 * (TB ? (w4 * 16 + (li >> 1) * 8 + lr) * PB + (li & 1) * 8
-                    : (lr + (li & 1) * 8) * PB + w4 * 16 + (li >> 1) * 8);
+        b = 2 * (TB ? (w4 * WN + (li >> 1) * 8 + lr) * PB + (li & 1) * 8
+                    : (lr + (li & 1) * 8) * PB + w4 * WN + (li >> 1) * 8);
         x = 2 * ((lr + (li >> 1) * 8) * PA + (li & 1) * 8);
     }
 };
 
-/* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x 64, B's layout
+/* acc += sA (BM x KK, A's layout TA, pitch PA) @ sB (KK x BN, B's layout
  * TB, pitch PB), both in shared memory: tensor cores (tc_mm_block_tc, its
  * lanes' row addresses given) or FMAs (cfg G, tc_mm_block).
  * NRM (the row-scale rule, tensor cores; A not transposed): A's tile is x
@@ -286,7 +294,7 @@ template <bool TA, bool TB, int PA, int PB> struct tc_mm_lanes {
 template <class G, bool TA, bool TB, int KK, int PA, int PB, int NRM = 0>
 __device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned b0, unsigned x0,
                                                const typename G::T *sg, float *ssa) {
-    enum { BM = G::BMR, DT = G::DTV };
+    enum { BM = G::BMR, DT = G::DTV, NH = G::BNV / 64 }; /* NH: a warp's 16-column B fragment pairs */
     {
         if (NRM) {
             const int w4 = (int)threadIdx.x >> 5;
@@ -320,8 +328,10 @@ __device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned
         }
 #pragma unroll
         for (int kk = 0; kk < KK; kk += 16) {
-            unsigned bf[4];
-            tc_mm_ldsm<!TB>(bf, b0 + 2 * (TB ? kk : kk * PB));
+            unsigned bf[NH][4];
+#pragma unroll
+            for (int h = 0; h < NH; h++)
+                tc_mm_ldsm<!TB>(bf[h], b0 + 2 * (TB ? h * 16 * PB + kk : kk * PB + h * 16));
             unsigned g2[2];
             if (NRM == 2) { /* g at columns kk + 2t, + 1 and kk + 2t + 8, + 9 */
                 const int t = (int)threadIdx.x & 3;
@@ -338,8 +348,11 @@ __device__ __forceinline__ void tc_mm_block_tc(float *acc, unsigned a0, unsigned
                     af[2] = tc_mm_hmul2<DT>(af[2], g2[1]);
                     af[3] = tc_mm_hmul2<DT>(af[3], g2[1]);
                 }
-                tc_mm_mma<DT>(acc + (f * 2) * 4, af, bf);
-                tc_mm_mma<DT>(acc + (f * 2 + 1) * 4, af, bf + 2);
+#pragma unroll
+                for (int h = 0; h < NH; h++) {
+                    tc_mm_mma<DT>(acc + (f * 2 * NH + 2 * h) * 4, af, bf[h]);
+                    tc_mm_mma<DT>(acc + (f * 2 * NH + 2 * h + 1) * 4, af, bf[h] + 2);
+                }
             }
         }
     }
@@ -348,7 +361,7 @@ template <class G, bool TA, bool TB, int KK, int PA, int PB>
 __device__ __forceinline__ void tc_mm_block(float *acc, const typename G::T *sA, const typename G::T *sB) {
     enum { DT = G::DTV };
     if (G::MMA) {
-        const tc_mm_lanes<TA, TB, PA, PB> ln;
+        const tc_mm_lanes<TA, TB, PA, PB, G::BNV / 4> ln;
         tc_mm_block_tc<G, TA, TB, KK, PA, PB>(acc, (unsigned)__cvta_generic_to_shared(sA) + ln.a,
                                               (unsigned)__cvta_generic_to_shared(sB) + ln.b, 0, nullptr, nullptr);
     } else {
@@ -432,8 +445,8 @@ __device__ __forceinline__ void tc_mm_prologue(typename tc_mm_t<DT>::T *s, const
  * tiles, fragments and types in mmtile.cuh, just before this), in
  * units with one: C[b] = A[b] @ B[b], row-major, A m x k (TA: stored k x m),
  * B k x n (TB: stored n x k), f32 accumulation.  Built for skinny M
- * (decode): a block computes a 16 x 64 tile of C (64 x 64 on tensor cores
- * when M > 16) over one slice of KS elements of K, so the tiles and the K
+ * (decode): a block computes a 16 x 64 tile of C (16 x 128 or 16 x 256
+ * on tensor cores under TENSORC_MATMUL_BN; 64 x 64 when M > 16) over one slice of KS elements of K, so the tiles and the K
  * slices together cover every SM and the weight is streamed once, in
  * 16-byte cp.async copies three steps of K ahead of the one being
  * multiplied (four stages in shared memory, three where four pass 48 KB;
@@ -467,8 +480,24 @@ struct tc_mm_noep {
 struct tc_mm_nors {
     __device__ __forceinline__ float operator()(long long, float) const { return 1.0f; }
 };
+/* KS 0 (TENSORC_MATMUL_BN without TENSORC_MATMUL_KSLICE): the wide tiles'
+ * K slices, from the T work items (tiles x products) a slice: 1024 when
+ * its slices make at least 264 work items (two a SM), else S0 x f slices
+ * (S0 those of 1024, f = ceil(264 / (T S0 + 1))) of whole 64s, 256 to
+ * 1024 (4096 x 4096 at 256 columns: 16 tiles, slices of 256, 256 items).
+ * codegen/matmul.c's grid is T S0 f, at least the items this makes. */
+__device__ __forceinline__ int tc_mm_kslice(long long T, long long K) {
+    if (K <= 0 || T <= 0)
+        return 1024;
+    const long long s0 = (K + 1023) / 1024, f = (264 + T * s0) / (T * s0 + 1);
+    if (f <= 1)
+        return 1024;
+    long long ks = (K + s0 * f - 1) / (s0 * f);
+    ks = (ks + 63) / 64 * 64;
+    return ks < 256 ? 256 : ks > 1024 ? 1024 : (int)ks;
+}
 template <int DT, bool TA, bool TB, int BM, bool NORM, int NP, bool LORA, int STG, int BKK, bool XP, int FEN,
-          bool SO, int STR, class EP, class RS>
+          bool SO, int STR, int BNT, class EP, class RS>
 __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restrict__ A,
                                           const typename tc_mm_t<DT>::T *__restrict__ B,
                                           typename tc_mm_t<DT>::T *__restrict__ C, long long M,
@@ -479,16 +508,19 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                           const typename tc_mm_t<DT>::T *__restrict__ B2,
                                           typename tc_mm_t<DT>::T *__restrict__ C2,
                                           const typename tc_mm_t<DT>::T *__restrict__ Bd, long long R) {
-    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM> G;
+    typedef tc_mm_cfg<DT, TA, TB, BM, STG, BKK, NORM, BNT> G;
     typedef typename G::T T;
     typedef typename G::TileA TileA;
     typedef typename G::TileB TileB;
     typedef typename G::TileG TileG;
-    enum { BN = TC_MM_BN, BK = G::BK, ST = G::ST, NACC = G::NACC };
+    enum { BN = G::BNV, BK = G::BK, ST = G::ST, NACC = G::NACC };
+    static_assert(!LORA || BN == TC_MM_BN, "the adapter rule's tiles are 64 wide");
     __shared__ int last;
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     __shared__ float ss_w[NORM && G::MMA ? TC_MM_THREADS / 32 * BM : 1]; /* each warp's (tc_mm_ssq) */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
+    if (KS <= 0) /* the wide tiles' rule; 64-column tiles (M > 16 there) 1024 */
+        KS = BN > TC_MM_BN ? tc_mm_kslice(batch * mt * nt * NP, K) : 1024;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
     const long long tiles = batch * mt * nt, work = tiles * S * NP;
     float *part = (float *)(ws + 16 * tiles);
@@ -500,7 +532,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
      * this item's store and combine; pre: this item's were */
     bool pre = false;
     /* the lanes' fragment rows in stage 0 (tc_mm_block_tc), hoisted */
-    const tc_mm_lanes<TA, TB, TileA::P, TileB::P> ln;
+    const tc_mm_lanes<TA, TB, TileA::P, TileB::P, BN / 4> ln;
     unsigned su = (unsigned)__cvta_generic_to_shared(smem), la = su + ln.a,
              lb = su + TileA::ELEMS * (unsigned)sizeof(T) + ln.b, lx = su + ln.x;
     /* kept in registers: else the compiler derives them from threadIdx
@@ -765,36 +797,41 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     __syncthreads();
                 }
                 /* product 1 (C2) first, then this kernel's own (C) and its
-                 * epilogue, which gets both (rounded as stored) */
-                float o2[NACC];
+                 * epilogue, which gets both (rounded as stored); wide tiles
+                 * (BN > 64) CW = 8 of a thread's NACC elements at a time,
+                 * both products (registers: 32 accumulators at 256) */
+                enum { CW = BN > TC_MM_BN ? 8 : NACC };
+#pragma unroll 1
+                for (int i0 = 0; i0 < NACC; i0 += CW) {
+                float o2[CW];
                 for (int p = NP - 1; p >= 0; p--) {
                     /* slice by slice, every element's load of a slice in flight at
                      * once (the sums' order is the slices', whoever is last) */
-                    float sum[NACC];
-                    bool ok[NACC];
-                    int off[NACC];
+                    float sum[CW];
+                    bool ok[CW];
+                    int off[CW];
 #pragma unroll
-                    for (int i = 0; i < NACC; i++) {
+                    for (int i = 0; i < CW; i++) {
                         int r, c;
-                        G::pos(i, r, c);
+                        G::pos(i0 + i, r, c);
                         sum[i] = 0.0f;
                         ok[i] = m0 + r < M && n0 + c < N;
                         off[i] = r * BN + c;
                     }
                     float *p0 = part + (tile * NP + p) * S * (BM * BN);
-                    enum { QU = NACC <= 8 ? 4 : 1 }; /* slices loaded before their sums */
+                    enum { QU = CW <= 8 ? 4 : 1 }; /* slices loaded before their sums */
                     long long q = 0;
                     for (; q + QU <= S; q += QU) {
-                        float v[QU][NACC];
+                        float v[QU][CW];
 #pragma unroll
                         for (int u = 0; u < QU; u++)
 #pragma unroll
-                            for (int i = 0; i < NACC; i++)
+                            for (int i = 0; i < CW; i++)
                                 v[u][i] = ok[i] ? __ldcg(p0 + (q + u) * (BM * BN) + off[i]) : 0.0f;
 #pragma unroll
                         for (int u = 0; u < QU; u++)
 #pragma unroll
-                            for (int i = 0; i < NACC; i++) {
+                            for (int i = 0; i < CW; i++) {
                                 sum[i] += v[u][i];
                                 if (ok[i])
                                     __stcg(p0 + (q + u) * (BM * BN) + off[i], 0.0f); /* leave it zero */
@@ -803,16 +840,16 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                     for (; q < S; q++) {
                         float *pq = p0 + q * (BM * BN);
 #pragma unroll
-                        for (int i = 0; i < NACC; i++)
+                        for (int i = 0; i < CW; i++)
                             if (ok[i]) {
                                 sum[i] += __ldcg(pq + off[i]);
                                 __stcg(pq + off[i], 0.0f);
                             }
                     }
 #pragma unroll
-                    for (int i = 0; i < NACC; i++) {
+                    for (int i = 0; i < CW; i++) {
                         int r, c;
-                        G::pos(i, r, c);
+                        G::pos(i0 + i, r, c);
                         if (ok[i]) {
                             const T o = tc_mm_out<DT>(scale ? sum[i] * rs(m0 + r, ss_s[r]) : sum[i]);
                             (p ? C2 + b * sc : Cb)[(m0 + r) * N + n0 + c] = o;
@@ -822,6 +859,7 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
                                 ep(m0 + r, n0 + c, tc_mm_f(o, DT), NP > 1 ? o2[i] : 0.0f);
                         }
                     }
+                }
                 }
             }
         }
@@ -860,10 +898,13 @@ template <int BYTES> struct tc_mm_smem<BYTES, true> {
  * fence.acq_rel), SO: the work items slice by slice over every tile, not
  * tile by tile (TENSORC_MATMUL_ORDER=1), STR: how the weight's tiles are
  * copied (0 cp.async, 1 with the L2's 256-byte prefetch:
- * TENSORC_MATMUL_STREAM=l2pf; mmtile.cuh's tc_mm_cp16). */
+ * TENSORC_MATMUL_STREAM=l2pf; mmtile.cuh's tc_mm_cp16), BN: the 16-row
+ * tiles' columns on tensor cores (TENSORC_MATMUL_BN=128 or 256, K steps
+ * of 32 unless BKK; the 64-row tiles, the FMA path and the adapter rule
+ * keep 64: 64 x 256 would be 128 accumulators a thread). */
 template <int DT, bool TA, bool TB, bool NORM = false, int NP = 1, bool LORA = false,
           bool SKINNY = false, int STG = 0, int BKK = 0, int SHM = 0, bool XP = false, int FEN = 1, bool SO = false,
-          int STR = 0, class EP = tc_mm_noep, class RS = tc_mm_nors>
+          int STR = 0, int BN = TC_MM_BN, class EP = tc_mm_noep, class RS = tc_mm_nors>
 __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict__ A,
                                       const typename tc_mm_t<DT>::T *__restrict__ B,
                                       typename tc_mm_t<DT>::T *__restrict__ C, long long M, long long N,
@@ -876,20 +917,22 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
     static_assert(!NORM || !TA, "the row-scale rule loads x row-major");
     static_assert(!LORA || (NP == 2 && !NORM), "the adapter rule's two products");
     static_assert(!NORM || NP == 1, "the row-scale rule with one product");
+    static_assert(!LORA || BN == TC_MM_BN, "the adapter rule's tiles are 64 wide");
     enum {
         BIG = DT != 0 && TC_MM_TENSOR && !SKINNY ? 64 : 16,
-        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM>::BYTES,
-        SM2 = tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES,
+        BN1 = DT != 0 && TC_MM_TENSOR ? BN : TC_MM_BN, /* the 16-row tiles' */
+        SM1 = tc_mm_cfg<DT, TA, TB, 16, STG, BKK, NORM, BN1>::BYTES,
+        SM2 = BIG > 16 ? tc_mm_cfg<DT, TA, TB, BIG, STG, BKK, NORM>::BYTES : SM1,
         SMB = SM1 > SM2 ? SM1 : SM2
     };
     static_assert(SHM == 0 || SHM >= SMB, "the launch's dynamic shared memory holds the stages");
     unsigned char *smem = tc_mm_smem<SMB, (SHM > 0)>::get();
     enum { X = XP && !LORA };
     if (BIG > 16 && M > 16)
-        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
+        tc_mm_run<DT, TA, TB, BIG, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR, TC_MM_BN>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
                                                                      KS, smem, ep, rs, gcol, B2, C2, Bd, R);
     else
-        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
+        tc_mm_run<DT, TA, TB, 16, NORM, NP, LORA, STG, BKK, X, FEN, SO, STR, BN1>(A, B, C, M, N, K, batch, sa, sb, sc, ws,
                                                                     KS, smem, ep, rs, gcol, B2, C2, Bd, R);
 }
 

@@ -171,6 +171,38 @@ for f in FENCE=0 FENCE=2 ORDER=1 STREAM=l2pf STREAM=occ5 STREAM=occ6; do
     echo "knobs:TENSORC_MATMUL_$f+lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
     echo "knobs:TENSORC_MATMUL_$f+generated $nm --fn rms_g --shape M=17,K=16400,N=130 --dtype T=bf16" >>"$jobs"
 done
+# 128- and 256-column 16-row tiles (TENSORC_MATMUL_BN, issue 13's wide
+# row pieces; TC_MATMUL_FILTER=MATMUL_BN selects these): the decode shapes
+# by the cost model's own choice (the adapter rule falls back to 64), N off
+# the wide tile, the kernel's K-slice rule (KS 256 to 1024: K 4096 at N 520
+# is 16 slices of 256; K 16400 at N 4097 keeps 1024), TENSORC_MATMUL_KSLICE
+# over it, batch, and the stage knobs beside it
+for bn in 128 256; do
+    k="knobs:TENSORC_MATMUL_BN=$bn"
+    echo "$k+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
+    echo "$k+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=1,K=4096,N=4096" >>"$jobs"
+    echo "$k+- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
+    echo "$k+- examples/gated_mlp.tc --shape M=1,K=4096,N=11008" >>"$jobs"
+    echo "$k+- examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
+    echo "$k+lora examples/lora.tc --shape M=16,K=4096,N=4096,R=16" >>"$jobs"
+    for dt in f16 bf16; do
+        for M in 1 3 17; do
+            echo "$k+generated $nm --fn rms_g --shape M=$M,K=4097,N=200 --dtype T=$dt" >>"$jobs"
+            echo "$k+generated $pr --fn gated --shape M=$M,K=1000,N=4097 --dtype T=$dt" >>"$jobs"
+            echo "$k+generated examples/skinny_matmul.tc --fn matmul_ta --shape M=$M,K=1000,N=300 --dtype T=$dt" >>"$jobs"
+            echo "$k+generated examples/skinny_matmul.tc --fn matmul_kn --shape M=$M,K=4096,N=520 --dtype T=$dt" >>"$jobs"
+        done
+        echo "$k+generated examples/skinny_matmul.tc --fn linear_t --shape M=1,K=16400,N=4097 --dtype T=$dt" >>"$jobs"
+        echo "$k+generated examples/skinny_matmul.tc --fn batched --shape B=3,M=3,K=1000,N=300 --dtype T=$dt" >>"$jobs"
+    done
+done
+for kn in TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=512 TENSORC_MATMUL_BN=256,TENSORC_MATMUL_STAGES=2 \
+          TENSORC_MATMUL_BN=256,TENSORC_MATMUL_BK=64,TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_BN=256,TENSORC_MATMUL_RESIDENT=1 \
+          TENSORC_MATMUL_BN=128,TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_BN=256,TENSORC_MATMUL_FENCE=2; do
+    echo "knobs:$kn+- examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=16,K=4096,N=4096" >>"$jobs"
+    echo "knobs:$kn+- examples/gated_mlp.tc --shape M=16,K=4096,N=11008" >>"$jobs"
+    echo "knobs:$kn+generated $nm --fn rms_g --shape M=3,K=16400,N=130 --dtype T=bf16" >>"$jobs"
+done
 
 # TC_MATMUL_KNOBS=1: the streaming variants too (TENSORC_MATMUL_STAGES, _BK,
 # _RESIDENT, _FENCE=0 and 2, _NORM=off, _ORDER=1, _STREAM, README's knob table), each setting over a quick set: the
@@ -184,7 +216,8 @@ if [ "${TC_MATMUL_KNOBS:-0}" = 1 ]; then
               TENSORC_MATMUL_STAGES=6,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 \
               TENSORC_MATMUL_FENCE=0 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_NORM=off TENSORC_MATMUL_FENCE=0,$R=1 \
               TENSORC_MATMUL_ORDER=1 TENSORC_MATMUL_ORDER=1,$R=7 \
-              TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=occ6 TENSORC_MATMUL_STREAM=occ6,$R=1; do
+              TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=occ6 TENSORC_MATMUL_STREAM=occ6,$R=1 \
+              TENSORC_MATMUL_BN=256 TENSORC_MATMUL_BN=128 TENSORC_MATMUL_BN=256,$R=1; do
         for dt in f16 bf16; do
             for M in 1 3 17; do
                 echo "knobs:$kn+generated $nm --fn rms_g --shape M=$M,K=4097,N=77 --dtype T=$dt" >>"$jobs"

@@ -24,6 +24,7 @@ static const char *const ALL[] = {
     "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC", "TENSORC_ROWS_PIPE",
     "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_STREAM",
     "TENSORC_COL_ROWS", "TENSORC_COLPART_PREFETCH",
+    "TENSORC_MATMUL_BN",
 };
 
 static void clear_env(void)
@@ -226,6 +227,18 @@ static void test_matmul_variants(void **state)
     assert_int_equal(k.matmul_stream, KNOB_MM_STREAM_OCC6);
     setenv("TENSORC_MATMUL_STREAM", "cpasync", 1);
     assert_string_equal(text(), "TENSORC_MATMUL_STREAM=cpasync");
+    /* the 16-row tensor-core tiles' columns: 64, 128 or 256 */
+    clear_env();
+    setenv("TENSORC_MATMUL_BN", "96", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_BN", "512", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_BN", "32", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_BN", "256", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_BN=256");
+    knobs_from_env(&k);
+    assert_int_equal(k.matmul_bn, 256);
     clear_env();
 }
 
