@@ -16,6 +16,7 @@ const tc_knobs knobs_default = {
     .rows_online = -1, .online_block = -1, .online_vec = -1,
     .cluster_max = -1, .cluster_block = -1, .foreach_wide = -1, .rows_regs = -1, .rows_block = -1,
     .fast_math = -1, .load_ef = -1, .rows_pipe = -1, .scan_unroll = -1, .scan_hoist = -1,
+    .scan_lse = -1,
 };
 
 const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "occ5", "occ6"};
@@ -65,6 +66,7 @@ static const struct {
     {"TENSORC_FAST_MATH", offsetof(tc_knobs, fast_math), 0, 1, ANY, false},
     {"TENSORC_SCAN_UNROLL", offsetof(tc_knobs, scan_unroll), 1, 16, POW2, false},
     {"TENSORC_SCAN_HOIST", offsetof(tc_knobs, scan_hoist), 0, 1, ANY, false},
+    {"TENSORC_SCAN_LSE", offsetof(tc_knobs, scan_lse), 0, 1, ANY, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };
 

@@ -76,6 +76,8 @@ typedef struct tc_knobs {
     int scan_unroll;        /* TENSORC_SCAN_UNROLL: 1 to 16, a power of two: a lane walk's steps unrolled */
     int scan_hoist;         /* TENSORC_SCAN_HOIST: 0 or 1: a checkpointed pair's reversed walk's
                              * carry-free work in the replay (scan.c) */
+    int scan_lse;           /* TENSORC_SCAN_LSE: 0 or 1: a lane walk's f32 logcumsumexp carried as
+                             * (max, scaled sum), the log only where read (scan.c) */
 } tc_knobs;
 
 /* Every knob unset: what compilation uses without a context's knobs (unit

@@ -104,6 +104,29 @@ static const char *reader_value(cg *g, const lnode *n, cg_target t, const char *
     return r;
 }
 
+/* TENSORC_SCAN_LSE (knobs.h; unset: on): an f32 logcumsumexp walked a
+ * thread per lane carries (max, scaled sum), tc_ms (scan.cuh), not its log:
+ * a step is one exp (tc_online_add), where tc_logaddexp's was an exp and a
+ * log1p series, and its readers take the log (tc_lse_value), or none where
+ * they take exp(v + y) (logform.c's cg_expform: exp(v + m) s).  Not in the
+ * block path (its scan combines values) nor in a checkpointed pair's first
+ * walk (its checkpoints are values; the reversed walk's own carries are
+ * never stored, so they may).  And the walk starts from the identity there
+ * (the pair's (-inf, 0), an f32 sum's -0, which x + -0 is x for every x),
+ * not a select on the first step: the minGRU forward's step 126 -> 107 SASS
+ * instructions (sm_90, unrolled 4). */
+static bool lse_pair(const cg *g, const lnode *n, bool block)
+{
+    return !block && !g->ks->ckpt && g->f->knobs.scan_lse != 0 && n->kind == LK_SCAN &&
+           n->op == OP_logcumsumexp && n->dtype == TC_F32 && carry_dtype(n) == TC_F32;
+}
+
+static bool sum_fresh(const cg *g, const lnode *n, bool block)
+{
+    return !block && !g->ks->ckpt && g->f->knobs.scan_lse != 0 && n->kind == LK_SCAN &&
+           n->op == OP_cumsum && carry_dtype(n) == TC_F32;
+}
+
 /* One element's work: every carry updated in order, then the element
  * stores.  block: the chunk path (the scan across the block, stores by
  * active threads only).  Carry declarations go to decl. */
@@ -121,7 +144,22 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
         bool red = n->kind == LK_REDUCE;
         if (red && g->ck.recompute) /* complete after the first walk; nothing reads it here */
             continue;
+        g->lse[n->id] = NULL;
+        if (lse_pair(g, n, block)) {
+            cg_block_add(decl, g->a, ind, arena_printf(g->a, "tc_ms %s = tc_ms_init(); /* %%%d logcumsumexp: "
+                                                       "(max, sum of exp(x - max)) */", c, n->id));
+            const tc_dim *ci[TC_MAX_RANK];
+            lir_compose(g->l, &n->in[0], id, n->rank, ci);
+            const char *x = cg_convert(g, cg_value(g, n->in[0].src, ci), n->in[0].src->dtype, cdt);
+            cg_line(g, T_ELEM, n, "%s = tc_lse_add(%s, %s);", c, c, x);
+            g->lse[n->id] = c;
+            g->acc[n->id] = arena_printf(g->a, "tc_lse_value(%s)", c);
+            continue;
+        }
         const char *init = "0", *ct = cg_type(cdt);
+        bool fresh = sum_fresh(g, n, block);
+        if (fresh)
+            init = "-0.0f";
         if (red && n->a.red.kind != RK_SUM)
             init = n->a.red.kind == RK_PROD  ? "1"
                    : n->a.red.kind == RK_MAX ? arena_printf(g->a, "tc_lowest<%s>()", ct)
@@ -131,6 +169,11 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
         const tc_dim *ci[TC_MAX_RANK];
         lir_compose(g->l, &n->in[0], id, red ? n->a.red.rin : n->rank, ci);
         const char *x = cg_convert(g, cg_value(g, n->in[0].src, ci), n->in[0].src->dtype, cdt);
+        if (fresh) {
+            cg_line(g, T_ELEM, n, "%s += %s;", c, x);
+            g->acc[n->id] = reader_value(g, n, T_ELEM, c);
+            continue;
+        }
         if (!block) {
             cg_line(g, T_ELEM, n, "%s = s_ == 0 ? %s : %s()(%s, %s);", c, x, f, c, x);
             if (!red) /* a reduction is read after the walk only (end_stores) */
@@ -190,7 +233,8 @@ static cg_block end_stores(cg *g, const char *guard)
     for (int j = 0; j < k->nreds && any; j++) {
         const lnode *n = k->reds[j];
         const char *c = arena_printf(g->a, "%s%d", g->ck.cpre ? g->ck.cpre : "c", j);
-        g->acc[n->id] = reader_value(g, n, T_ROW, c);
+        g->lse[n->id] = lse_pair(g, n, guard != NULL) ? c : NULL;
+        g->acc[n->id] = g->lse[n->id] ? arena_printf(g->a, "tc_lse_value(%s)", c) : reader_value(g, n, T_ROW, c);
     }
     for (int i = 0; i < k->nstores; i++)
         if (!fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e))
