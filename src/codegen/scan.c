@@ -269,6 +269,35 @@ static void walk_unroll(cg *g, tc_buf *o)
         buf_printf(o, "                #pragma unroll %d\n", u);
 }
 
+/* The lane walk's loads of a chunk of `steps` steps into the shared-memory
+ * columns.  A whole chunk (TENSORC_SCAN_LSE: its own copy) indexes each
+ * step as c_ + tt_, affine, so that nvcc makes each address an add to the
+ * last (the minGRU forward: its three loads' clamp, index and address were
+ * 16 SASS instructions a step); the last chunk clamps to the axis' end. */
+static void stage_loads(cg *g, tc_buf *o, int steps)
+{
+    bool split = g->f->knobs.scan_lse != 0;
+    for (int part = split ? 0 : 1; part < 2; part++) {
+        int ind = split ? 20 : 16;
+        if (split)
+            buf_printf(o, part == 0 ? "                if (len - c_ >= %d) { /* a whole chunk */\n"
+                                    : "                } else {\n", steps);
+        buf_printf(o, "%*s#pragma unroll\n"
+                      "%*sfor (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n",
+                   ind, "", ind, "", steps);
+        if (part == 0)
+            buf_printf(o, "%*s    const idx_t s_ = c_ + tt_;\n", ind, "");
+        else
+            buf_printf(o, "%*s    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n", ind, "");
+        axis_index(g, o, ind + 4);
+        for (int i = 0; i < g->st.nload; i++)
+            buf_printf(o, "%*s    %s[tt_][threadIdx.x] = %s;\n", ind, "", g->st.load[i].name, g->st.load[i].raw);
+        buf_printf(o, "%*s}\n", ind, "");
+    }
+    if (split)
+        buf_puts(o, "                }\n");
+}
+
 /* short axes: a thread per lane.  Its loads along the axis are made
  * `steps` steps ahead into the thread's own shared-memory column (no sync:
  * only the thread reads it), a chunk at a time, so a warp has a chunk's
@@ -313,15 +342,8 @@ static void lane_path(cg *g, tc_buf *o)
         buf_puts(o, "            }\n");
     } else {
         buf_printf(o, "            for (idx_t c_ = 0; c_ < len; c_ += %d) {\n", steps);
-        buf_printf(o, "                #pragma unroll\n"
-                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n"
-                      "                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n", steps);
-        axis_index(g, o, 20);
-        for (int i = 0; i < g->st.nload; i++)
-            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name,
-                       g->st.load[i].raw);
-        buf_printf(o, "                }\n"
-                      "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", steps, steps);
+        stage_loads(g, o, steps);
+        buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", steps, steps);
         walk_unroll(g, o);
         buf_puts(o, "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
                     "                    const idx_t s_ = c_ + tt_;\n");

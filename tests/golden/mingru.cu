@@ -107,13 +107,24 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             float c0 = -0.0f; /* %16 cumsum */
             tc_ms c1 = tc_ms_init(); /* %18 logcumsumexp: (max, sum of exp(x - max)) */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                if (len - c_ >= 16) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
                 #pragma unroll 4

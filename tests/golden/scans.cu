@@ -105,11 +105,20 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_cumsum_mul_add_c
             float c3 = 0; /* %8 cummin */
             tc_ms c4 = tc_ms_init(); /* %9 logcumsumexp: (max, sum of exp(x - max)) */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                if (len - c_ >= 16) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                    }
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
                 #pragma unroll 4
@@ -196,11 +205,20 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_mul_cumsum_1(
             const idx_t i1 = lane;
             float c0 = -0.0f; /* %11 cumsum */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i0 = len - 1 - s_;
-                    st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                if (len - c_ >= 16) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i0 = len - 1 - s_;
+                        st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i0 = len - 1 - s_;
+                        st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                    }
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
                 #pragma unroll 4
@@ -262,12 +280,22 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             float c0 = -0.0f; /* %4 cumsum */
             tc_ms c1 = tc_ms_init(); /* %6 logcumsumexp: (max, sum of exp(x - max)) */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st1[tt_][threadIdx.x] = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                if (len - c_ >= 16) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st1[tt_][threadIdx.x] = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st1[tt_][threadIdx.x] = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    }
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
                 #pragma unroll 4
