@@ -113,8 +113,10 @@ static const char *reader_value(cg *g, const lnode *n, cg_target t, const char *
  * walk (its checkpoints are values; the reversed walk's own carries are
  * never stored, so they may).  And the walk starts from the identity there
  * (the pair's (-inf, 0), an f32 sum's -0, which x + -0 is x for every x),
- * not a select on the first step: the minGRU forward's step 126 -> 107 SASS
- * instructions (sm_90, unrolled 4). */
+ * not a select on the first step: the minGRU forward's step 126.25 -> 111
+ * SASS instructions (sm_90, unrolled 4: the pair with expf, the exp fold
+ * and no select 119.75; ex2 for its exp 112.75; the max's NaN test by the
+ * step's own compares 111). */
 static bool lse_pair(const cg *g, const lnode *n, bool block)
 {
     return !block && !g->ks->ckpt && g->f->knobs.scan_lse != 0 && n->kind == LK_SCAN &&
