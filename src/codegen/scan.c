@@ -271,11 +271,13 @@ static void walk_unroll(cg *g, tc_buf *o)
         buf_printf(o, "                #pragma unroll %d\n", u);
 }
 
-/* The lane walk's loads of a chunk of `steps` steps into the shared-memory
- * columns.  A whole chunk (TENSORC_SCAN_LSE: its own copy) indexes each
- * step as c_ + tt_, affine, so that nvcc makes each address an add to the
- * last (the minGRU forward: its three loads' clamp, index and address were
- * 16 SASS instructions a step); the last chunk clamps to the axis' end. */
+/* A walk's loads of a chunk of `steps` steps from c_ into the
+ * shared-memory columns (the lane walk's, a checkpointed pair's first
+ * walk's and its segments').  A whole chunk (TENSORC_SCAN_LSE: its own
+ * copy) indexes each step as c_ + tt_, affine, so that nvcc makes each
+ * address an add to the last (the minGRU forward: its three loads' clamp,
+ * index and address were 16 SASS instructions a step); the last chunk
+ * clamps to the axis' end. */
 static void stage_loads(cg *g, tc_buf *o, int steps)
 {
     bool split = g->f->knobs.scan_lse != 0;
@@ -560,13 +562,10 @@ static void pair_path(cg *g, tc_buf *o)
     if (ck >= 0)
         buf_puts(o, "                }\n");
     if (nf && stage) {
-        buf_printf(o, "                #pragma unroll\n"
-                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n"
-                      "                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n"
-                      "                    const idx_t i%d = %s;\n", K, ax, fstep);
-        for (int i = 0; i < nf; i++)
-            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name, g->st.load[i].raw);
-        buf_puts(o, "                }\n");
+        int sv = g->st.nload;
+        g->st.nload = nf; /* F's own loads */
+        stage_loads(g, o, K);
+        g->st.nload = sv;
     }
     buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", K, K);
     walk_unroll(g, o);
@@ -597,13 +596,8 @@ static void pair_path(cg *g, tc_buf *o)
         buf_printf(o, "                %s sv%d_[%d];\n", cg_store_type(kf->ckpt_vals[q]->dtype), q, K);
     cg_put(o, 0, &dh);
     if (nst) {
-        buf_printf(o, "                #pragma unroll\n"
-                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment's loads */\n"
-                      "                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;\n"
-                      "                    const idx_t i%d = %s;\n", K, ax, fstep);
-        for (int i = 0; i < nst; i++)
-            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name, g->st.load[i].raw);
-        buf_puts(o, "                }\n");
+        buf_puts(o, "                const idx_t c_ = b_;\n");
+        stage_loads(g, o, K);
     }
     buf_printf(o, "                #pragma unroll\n"
                   "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment again, into registers */\n"

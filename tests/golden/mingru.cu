@@ -38,7 +38,11 @@ __device__ __forceinline__ float tc_logaddexp(float a, float b) {
 __device__ __forceinline__ tc_ms tc_lse_add(tc_ms a, float x) {
     const float d = x - a.m;
     const bool up = d > 0.0f;
+#if TC_FAST_MATH
     const float t = tc_ex2(-fabsf(d) * 1.4426950408889634f);
+#else
+    const float t = expf(-fabsf(d));
+#endif
     return tc_ms{up ? x : d == d ? a.m : a.m + x, up ? fmaf(a.s, t, 1.0f) : d == d ? a.s + t : a.s};
 }
 __device__ __forceinline__ float tc_lse_value(tc_ms c) { return c.m + tc_logf_n(c.s); }

@@ -38,7 +38,11 @@ __device__ __forceinline__ float tc_logaddexp(float a, float b) {
 __device__ __forceinline__ tc_ms tc_lse_add(tc_ms a, float x) {
     const float d = x - a.m;
     const bool up = d > 0.0f;
+#if TC_FAST_MATH
     const float t = tc_ex2(-fabsf(d) * 1.4426950408889634f);
+#else
+    const float t = expf(-fabsf(d));
+#endif
     return tc_ms{up ? x : d == d ? a.m : a.m + x, up ? fmaf(a.s, t, 1.0f) : d == d ? a.s + t : a.s};
 }
 __device__ __forceinline__ float tc_lse_value(tc_ms c) { return c.m + tc_logf_n(c.s); }
@@ -254,14 +258,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
                     ckpt21[(c_ / 4 - 1) * lanes + lane] = c1;
                 }
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                if (len - c_ >= 4) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
                 #pragma unroll 4
@@ -323,14 +339,27 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 float e83_[4];
                 float e88_[4];
                 float e97_[4];
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
-                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                const idx_t c_ = b_;
+                if (len - c_ >= 4) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
@@ -636,14 +665,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
                     ckpt21[(c_ / 4 - 1) * lanes + lane] = c1;
                 }
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                if (len - c_ >= 4) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
                 #pragma unroll 4
@@ -705,14 +746,27 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 float e83_[4];
                 float e88_[4];
                 float e97_[4];
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
-                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                const idx_t c_ = b_;
+                if (len - c_ >= 4) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
