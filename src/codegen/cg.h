@@ -124,6 +124,7 @@ typedef struct cg {
     bool *redep;             /* lnode id -> depends on a reduction of this kernel */
     int *phase_of;           /* lnode id -> pass of this kernel's reduction */
     const char **acc;        /* lnode id -> accumulator of this kernel's reduction */
+    const char **lse;        /* lnode id -> a logcumsumexp's (max, scaled sum) carry (scan.c), else NULL */
     int phase;               /* the pass being generated; nphases for epilogue */
     bool *used_buf;          /* buffer id -> the kernel uses it */
     bool *used_param;        /* gfn param index -> scalar used */
@@ -240,6 +241,9 @@ const char *cg_value(cg *g, const lnode *n, const tc_dim *const *idx);
 /* where(c, f(x), g(y)) of two logs, a log of a normal argument (logform.c):
  * the expression, else NULL */
 const char *cg_logform(cg *g, const lnode *n, const tc_dim *const *idx);
+/* exp(v + y) or exp(y) of a logcumsumexp y carried as its pair (logform.c):
+ * the expression, no log, else NULL */
+const char *cg_expform(cg *g, const lnode *n, const tc_dim *const *idx);
 /* n at idx is already in the element-level name (scan.c's hoisted values) */
 void cg_known(cg *g, const lnode *n, const tc_dim *const *idx, const char *name);
 const char *cg_convert(cg *g, const char *v, tc_dtype from, tc_dtype to);

@@ -575,7 +575,7 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
         v.s = cg_gather(g, n, idx, t);
     } else if (n->kind == LK_POINTWISE && n->op == OP_iota) {
         return (cg_expr){arena_printf(g->a, "((long long)(%s))", cg_index(g, idx[n->a.axis])), false};
-    } else if (n->kind == LK_POINTWISE && (v.s = cg_logform(g, n, idx))) {
+    } else if (n->kind == LK_POINTWISE && ((v.s = cg_expform(g, n, idx)) || (v.s = cg_logform(g, n, idx)))) {
         const char *e = v.s;
         v.s = cg_temp(g, "t");
         cg_line(g, t, n, "const float %s = %s;", v.s, e);

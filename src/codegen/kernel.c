@@ -189,6 +189,7 @@ void cg_switch_kernel(cg *g, int j)
     g->ncache = 0;
     g->nrcp = 0;
     g->acc = ARENA_ARRAY(g->a, const char *, g->l->nnodes > 0 ? g->l->nnodes : 1);
+    g->lse = ARENA_ARRAY(g->a, const char *, g->l->nnodes > 0 ? g->l->nnodes : 1);
 }
 
 void cg_kernel_init(cg *g)
@@ -209,6 +210,7 @@ void cg_kernel_init(cg *g)
     g->used_param = ARENA_ARRAY(g->a, bool, g->l->g->nparams > 0 ? g->l->g->nparams : 1);
     g->syms = ARENA_ARRAY(g->a, const char *, 64);
     g->acc = ARENA_ARRAY(g->a, const char *, g->l->nnodes > 0 ? g->l->nnodes : 1);
+    g->lse = ARENA_ARRAY(g->a, const char *, g->l->nnodes > 0 ? g->l->nnodes : 1);
     g->phase_of = ARENA_ARRAY(g->a, int, g->l->nnodes > 0 ? g->l->nnodes : 1);
     for (int j = 0; j < k->nreds && g->ks->phase; j++)
         g->phase_of[k->reds[j]->id] = g->ks->phase[j];

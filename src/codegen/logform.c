@@ -112,3 +112,43 @@ const char *cg_logform(cg *g, const lnode *n, const tc_dim *const *idx)
     const char *a = split(g, n->in[1].src, ci[1]), *b = split(g, n->in[2].src, ci[2]);
     return arena_printf(g->a, "tc_lf_value(tc_where_lf(%s, %s, %s))", c, a, b);
 }
+
+/* y, read at ci, is a logcumsumexp of this kernel carried as its pair
+ * (scan.c's lse_pair): the carry's name, else NULL */
+static const char *lse_at(cg *g, const lnode *y, const tc_dim *const *ci)
+{
+    if (y->kind != LK_SCAN || !g->lse[y->id] || g->f->kernel_of[y->id] != g->k->id ||
+        (g->elemvars && !lir_is_identity(g->l, ci, y->rank)))
+        return NULL;
+    return g->lse[y->id];
+}
+
+/* exp(v + y), exp(y + v), exp(y - v) or exp(y) of such a y: tc_lse_exp,
+ * exp(v + m) s (scan.cuh; -v for y - v, the same sum), so that the walk
+ * takes no log where its value is read only in linear space (the minGRU's
+ * h = exp(a + s) + ...) */
+const char *cg_expform(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    if (n->kind != LK_POINTWISE || n->op != OP_exp || n->dtype != TC_F32 || n->opdt != TC_F32)
+        return NULL;
+    const tc_dim *ci[TC_MAX_RANK];
+    lir_compose(g->l, &n->in[0], idx, n->rank, ci);
+    const lnode *x = n->in[0].src;
+    const char *c = lse_at(g, x, ci);
+    if (c)
+        return arena_printf(g->a, "tc_lse_exp(%s, -0.0f)", c); /* -0 + m is m */
+    if (x->kind != LK_POINTWISE || (x->op != OP_add && x->op != OP_sub) || x->dtype != TC_F32 ||
+        x->opdt != TC_F32)
+        return NULL;
+    const tc_dim *ai[2][TC_MAX_RANK];
+    for (int i = 0; i < 2; i++)
+        lir_compose(g->l, &x->in[i], ci, x->rank, ai[i]);
+    for (int i = 0; i < (x->op == OP_sub ? 1 : 2); i++) {
+        const lnode *y = x->in[i].src, *v = x->in[1 - i].src;
+        if (!(c = lse_at(g, y, ai[i])))
+            continue;
+        const char *vs = cg_convert(g, cg_value(g, v, ai[1 - i]), v->dtype, TC_F32);
+        return arena_printf(g->a, x->op == OP_sub ? "tc_lse_exp(%s, -(%s))" : "tc_lse_exp(%s, %s)", c, vs);
+    }
+    return NULL;
+}

@@ -104,6 +104,31 @@ static const char *reader_value(cg *g, const lnode *n, cg_target t, const char *
     return r;
 }
 
+/* TENSORC_SCAN_LSE (knobs.h; unset: on): an f32 logcumsumexp walked a
+ * thread per lane carries (max, scaled sum), tc_ms (scan.cuh), not its log:
+ * a step is one exp (tc_online_add), where tc_logaddexp's was an exp and a
+ * log1p series, and its readers take the log (tc_lse_value), or none where
+ * they take exp(v + y) (logform.c's cg_expform: exp(v + m) s).  Not in the
+ * block path (its scan combines values) nor in a checkpointed pair's first
+ * walk (its checkpoints are values; the reversed walk's own carries are
+ * never stored, so they may).  And the walk starts from the identity there
+ * (the pair's (-inf, 0), an f32 sum's -0, which x + -0 is x for every x),
+ * not a select on the first step: the minGRU forward's step 126.25 -> 111
+ * SASS instructions (sm_90, unrolled 4: the pair with expf, the exp fold
+ * and no select 119.75; ex2 for its exp 112.75; the max's NaN test by the
+ * step's own compares 111). */
+static bool lse_pair(const cg *g, const lnode *n, bool block)
+{
+    return !block && !g->ks->ckpt && g->f->knobs.scan_lse != 0 && n->kind == LK_SCAN &&
+           n->op == OP_logcumsumexp && n->dtype == TC_F32 && carry_dtype(n) == TC_F32;
+}
+
+static bool sum_fresh(const cg *g, const lnode *n, bool block)
+{
+    return !block && !g->ks->ckpt && g->f->knobs.scan_lse != 0 && n->kind == LK_SCAN &&
+           n->op == OP_cumsum && carry_dtype(n) == TC_F32;
+}
+
 /* One element's work: every carry updated in order, then the element
  * stores.  block: the chunk path (the scan across the block, stores by
  * active threads only).  Carry declarations go to decl. */
@@ -121,7 +146,22 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
         bool red = n->kind == LK_REDUCE;
         if (red && g->ck.recompute) /* complete after the first walk; nothing reads it here */
             continue;
+        g->lse[n->id] = NULL;
+        if (lse_pair(g, n, block)) {
+            cg_block_add(decl, g->a, ind, arena_printf(g->a, "tc_ms %s = tc_ms_init(); /* %%%d logcumsumexp: "
+                                                       "(max, sum of exp(x - max)) */", c, n->id));
+            const tc_dim *ci[TC_MAX_RANK];
+            lir_compose(g->l, &n->in[0], id, n->rank, ci);
+            const char *x = cg_convert(g, cg_value(g, n->in[0].src, ci), n->in[0].src->dtype, cdt);
+            cg_line(g, T_ELEM, n, "%s = tc_lse_add(%s, %s);", c, c, x);
+            g->lse[n->id] = c;
+            g->acc[n->id] = arena_printf(g->a, "tc_lse_value(%s)", c);
+            continue;
+        }
         const char *init = "0", *ct = cg_type(cdt);
+        bool fresh = sum_fresh(g, n, block);
+        if (fresh)
+            init = "-0.0f";
         if (red && n->a.red.kind != RK_SUM)
             init = n->a.red.kind == RK_PROD  ? "1"
                    : n->a.red.kind == RK_MAX ? arena_printf(g->a, "tc_lowest<%s>()", ct)
@@ -131,6 +171,11 @@ static cg_block walk_body(cg *g, cg_block *decl, int ind, bool block)
         const tc_dim *ci[TC_MAX_RANK];
         lir_compose(g->l, &n->in[0], id, red ? n->a.red.rin : n->rank, ci);
         const char *x = cg_convert(g, cg_value(g, n->in[0].src, ci), n->in[0].src->dtype, cdt);
+        if (fresh) {
+            cg_line(g, T_ELEM, n, "%s += %s;", c, x);
+            g->acc[n->id] = reader_value(g, n, T_ELEM, c);
+            continue;
+        }
         if (!block) {
             cg_line(g, T_ELEM, n, "%s = s_ == 0 ? %s : %s()(%s, %s);", c, x, f, c, x);
             if (!red) /* a reduction is read after the walk only (end_stores) */
@@ -190,7 +235,8 @@ static cg_block end_stores(cg *g, const char *guard)
     for (int j = 0; j < k->nreds && any; j++) {
         const lnode *n = k->reds[j];
         const char *c = arena_printf(g->a, "%s%d", g->ck.cpre ? g->ck.cpre : "c", j);
-        g->acc[n->id] = reader_value(g, n, T_ROW, c);
+        g->lse[n->id] = lse_pair(g, n, guard != NULL) ? c : NULL;
+        g->acc[n->id] = g->lse[n->id] ? arena_printf(g->a, "tc_lse_value(%s)", c) : reader_value(g, n, T_ROW, c);
     }
     for (int i = 0; i < k->nstores; i++)
         if (!fuse_is_element(k, k->stores[i]) && !fuse_plane(k, k->stores[i], &q, &e))
@@ -223,6 +269,37 @@ static void walk_unroll(cg *g, tc_buf *o)
     int u = g->f->knobs.scan_unroll > 0 ? g->f->knobs.scan_unroll : 4;
     if (u > 1)
         buf_printf(o, "                #pragma unroll %d\n", u);
+}
+
+/* A walk's loads of a chunk of `steps` steps from c_ into the
+ * shared-memory columns (the lane walk's, a checkpointed pair's first
+ * walk's and its segments').  A whole chunk (TENSORC_SCAN_LSE: its own
+ * copy) indexes each step as c_ + tt_, affine, so that nvcc makes each
+ * address an add to the last (the minGRU forward: its three loads' clamp,
+ * index and address were 16 SASS instructions a step); the last chunk
+ * clamps to the axis' end. */
+static void stage_loads(cg *g, tc_buf *o, int steps)
+{
+    bool split = g->f->knobs.scan_lse != 0;
+    for (int part = split ? 0 : 1; part < 2; part++) {
+        int ind = split ? 20 : 16;
+        if (split)
+            buf_printf(o, part == 0 ? "                if (len - c_ >= %d) { /* a whole chunk */\n"
+                                    : "                } else {\n", steps);
+        buf_printf(o, "%*s#pragma unroll\n"
+                      "%*sfor (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n",
+                   ind, "", ind, "", steps);
+        if (part == 0)
+            buf_printf(o, "%*s    const idx_t s_ = c_ + tt_;\n", ind, "");
+        else
+            buf_printf(o, "%*s    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n", ind, "");
+        axis_index(g, o, ind + 4);
+        for (int i = 0; i < g->st.nload; i++)
+            buf_printf(o, "%*s    %s[tt_][threadIdx.x] = %s;\n", ind, "", g->st.load[i].name, g->st.load[i].raw);
+        buf_printf(o, "%*s}\n", ind, "");
+    }
+    if (split)
+        buf_puts(o, "                }\n");
 }
 
 /* short axes: a thread per lane.  Its loads along the axis are made
@@ -269,15 +346,8 @@ static void lane_path(cg *g, tc_buf *o)
         buf_puts(o, "            }\n");
     } else {
         buf_printf(o, "            for (idx_t c_ = 0; c_ < len; c_ += %d) {\n", steps);
-        buf_printf(o, "                #pragma unroll\n"
-                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n"
-                      "                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n", steps);
-        axis_index(g, o, 20);
-        for (int i = 0; i < g->st.nload; i++)
-            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name,
-                       g->st.load[i].raw);
-        buf_printf(o, "                }\n"
-                      "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", steps, steps);
+        stage_loads(g, o, steps);
+        buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", steps, steps);
         walk_unroll(g, o);
         buf_puts(o, "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
                     "                    const idx_t s_ = c_ + tt_;\n");
@@ -492,13 +562,10 @@ static void pair_path(cg *g, tc_buf *o)
     if (ck >= 0)
         buf_puts(o, "                }\n");
     if (nf && stage) {
-        buf_printf(o, "                #pragma unroll\n"
-                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n"
-                      "                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n"
-                      "                    const idx_t i%d = %s;\n", K, ax, fstep);
-        for (int i = 0; i < nf; i++)
-            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name, g->st.load[i].raw);
-        buf_puts(o, "                }\n");
+        int sv = g->st.nload;
+        g->st.nload = nf; /* F's own loads */
+        stage_loads(g, o, K);
+        g->st.nload = sv;
     }
     buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", K, K);
     walk_unroll(g, o);
@@ -529,13 +596,8 @@ static void pair_path(cg *g, tc_buf *o)
         buf_printf(o, "                %s sv%d_[%d];\n", cg_store_type(kf->ckpt_vals[q]->dtype), q, K);
     cg_put(o, 0, &dh);
     if (nst) {
-        buf_printf(o, "                #pragma unroll\n"
-                      "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment's loads */\n"
-                      "                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;\n"
-                      "                    const idx_t i%d = %s;\n", K, ax, fstep);
-        for (int i = 0; i < nst; i++)
-            buf_printf(o, "                    %s[tt_][threadIdx.x] = %s;\n", g->st.load[i].name, g->st.load[i].raw);
-        buf_puts(o, "                }\n");
+        buf_puts(o, "                const idx_t c_ = b_;\n");
+        stage_loads(g, o, K);
     }
     buf_printf(o, "                #pragma unroll\n"
                   "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment again, into registers */\n"

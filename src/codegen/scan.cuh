@@ -22,6 +22,32 @@ __device__ __forceinline__ float tc_logaddexp(float a, float b) {
 #endif
     return r != r ? a + b : r;
 }
+/* logcumsumexp's carry in a lane walk (scan.c, TENSORC_SCAN_LSE): the pair
+ * of helpers.cuh's online softmax, m the running max and s the sum of
+ * exp(x - m), started at (-inf, 0) and stepped by tc_online_add: one exp
+ * a step, no log (tc_logaddexp takes an exp and a log1p series).  s is 1
+ * or more once m is finite or +inf (the max's own term), 0 while m is
+ * -inf; a NaN makes m NaN for good, and a step whose x - m is NaN (the
+ * same infinity again) leaves s.  Its value is m + log(s): -inf from
+ * (-inf, 0), +inf and NaN from m.  m is an input, exact, and s's error is
+ * relative, where the chained logaddexp rounds its value (|c| large: an
+ * ulp of |c| a step). */
+__device__ __forceinline__ tc_ms tc_lse_add(tc_ms a, float x) {
+    const float d = x - a.m;
+    const bool up = d > 0.0f;
+#if TC_FAST_MATH
+    const float t = tc_ex2(-fabsf(d) * 1.4426950408889634f);
+#else
+    const float t = expf(-fabsf(d));
+#endif
+    return tc_ms{up ? x : d == d ? a.m : a.m + x, up ? fmaf(a.s, t, 1.0f) : d == d ? a.s + t : a.s};
+}
+__device__ __forceinline__ float tc_lse_value(tc_ms c) { return c.m + tc_logf_n(c.s); }
+/* exp(a + value) without the log: exp(a + m) s.  The same special values:
+ * (-inf, 0) gives exp(a - inf) 0, so 0 (NaN for a = +inf, as a + -inf);
+ * m = +inf gives inf s = inf (NaN for a = -inf); a NaN, NaN.  Where
+ * exp(a + m) overflows, so does the value's (log s >= 0). */
+__device__ __forceinline__ float tc_lse_exp(tc_ms c, float a) { return expf(a + c.m) * c.s; }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread
  * order (warp shuffles, then the warps' totals in shared memory), and in

@@ -613,7 +613,7 @@ static inline void emu_ldmatrix(int num, bool trans, unsigned *d, unsigned long 
 }
 
 /* ---- inline PTX: unit.py makes each asm statement an emu_ptx, decoded once ---- */
-/* 0: the MUFU approximations (rcp, lg2) correctly rounded; +1 / -1: each
+/* 0: the MUFU approximations (rcp, lg2, ex2) correctly rounded; +1 / -1: each
  * result off by its documented bound upward / downward (fastmath.cpp's
  * sweeps); EMU_APPROX_BIAS in the environment sets it */
 static int emu_approx_bias = getenv("EMU_APPROX_BIAS") ? atoi(getenv("EMU_APPROX_BIAS")) : 0;
@@ -730,8 +730,11 @@ struct emu_ptx {
             /* d = {a in the upper half, b in the lower} */
             else if (op == "cvt.rn.bf16x2.f32") put(R(0), (unsigned)emu_f2bf(in_f(R(1))) << 16 | emu_f2bf(in_f(R(2))));
             else if (op == "cvt.rn.f16x2.f32") put(R(0), (unsigned)emu_f2h(in_f(R(1))) << 16 | emu_f2h(in_f(R(2))));
-            else if (op == "ex2.approx.ftz.f32") { /* exact here; the MUFU's is within 2 ulp */
-                const float r = exp2f(in_f(R(1)));
+            else if (op == "ex2.approx.ftz.f32") { /* exact here; the MUFU's is within 2 ulp
+                                                  * (emu_approx_bias: off by those 2) */
+                float r = exp2f(in_f(R(1)));
+                for (int i = 0; i < 2 && emu_approx_bias && std::isfinite(r) && r != 0.0f; i++)
+                    r = nextafterf(r, emu_approx_bias > 0 ? INFINITY : -INFINITY);
                 putf(R(0), fabsf(r) < 1.17549435e-38f ? 0.0f : r);
             }
             /* the MUFU's approximations, correctly rounded here, or (emu_approx_bias)

@@ -13,7 +13,8 @@
 # at T = 300 (f64) on the pair's lane path, and with
 # checkpointing off (the two kernels).  A where between two logs
 # (logform.c, function logs) with NaN/inf/huge inputs, and the knobs
-# TENSORC_SCAN_UNROLL and TENSORC_SCAN_HOIST=0.  tests/gpu/scans.sh checks T = 1, 3, 17, 64, 129 on a
+# TENSORC_SCAN_UNROLL and TENSORC_SCAN_HOIST=0; logcumsumexp's (max, scaled
+# sum) carry (function lse, NaN/inf too) and TENSORC_SCAN_LSE=0.  tests/gpu/scans.sh checks T = 1, 3, 17, 64, 129 on a
 # GPU.  Needs python3 and a C++20 compiler (g++); exit 77 (skipped) without.
 # TC_EMU_QUICK=1 (scripts/test.sh): a deterministic subset, 33 of the 45
 # builds, every function, path and checkpoint setting kept: the lane path's
@@ -81,6 +82,13 @@ one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru "B=2
 TENSORC_SCAN_UNROLL=4 one python3 "$here/emu.py" "$tc" "$root/examples/mingru.tc" mingru "B=2,T=19,H=33" 19
 TENSORC_SCAN_UNROLL=16 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=19,H=33" 19
 TENSORC_SCAN_HOIST=0 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=19,H=33" 19
+# logcumsumexp carried as (max, scaled sum) (scan.c, TENSORC_SCAN_LSE): its
+# value, exp(v + it) and the like with no log, NaN/inf inputs; and off
+one python3 "$here/emu.py" "$tc" "$s" lse "B=2,L=17,H=33;B=1,L=1,H=5;B=2,L=129,H=3" 17 --specials
+one python3 "$here/emu.py" "$tc" "$s" lse "B=2,L=64,H=33" 64
+TENSORC_SCAN_LSE=0 one python3 "$here/emu.py" "$tc" "$s" lse "B=2,L=17,H=33" 17 --specials
+TENSORC_SCAN_LSE=0 one python3 "$here/emu.py" "$tc" "$root/examples/mingru.tc" mingru "B=2,T=19,H=33" 19
+TENSORC_SCAN_LSE=0 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=19,H=33" 19
 one python3 "$here/emu.py" "$tc" "$s" pair_short "B=2,H=33" 5
 one python3 "$here/emu.py" "$tc" "$s" pair_k "B=2,H=33" 21
 TENSORC_SCAN_CHECKPOINT=5 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=17,H=33" 17

@@ -25,6 +25,32 @@ __device__ __forceinline__ float tc_logaddexp(float a, float b) {
 #endif
     return r != r ? a + b : r;
 }
+/* logcumsumexp's carry in a lane walk (scan.c, TENSORC_SCAN_LSE): the pair
+ * of helpers.cuh's online softmax, m the running max and s the sum of
+ * exp(x - m), started at (-inf, 0) and stepped by tc_online_add: one exp
+ * a step, no log (tc_logaddexp takes an exp and a log1p series).  s is 1
+ * or more once m is finite or +inf (the max's own term), 0 while m is
+ * -inf; a NaN makes m NaN for good, and a step whose x - m is NaN (the
+ * same infinity again) leaves s.  Its value is m + log(s): -inf from
+ * (-inf, 0), +inf and NaN from m.  m is an input, exact, and s's error is
+ * relative, where the chained logaddexp rounds its value (|c| large: an
+ * ulp of |c| a step). */
+__device__ __forceinline__ tc_ms tc_lse_add(tc_ms a, float x) {
+    const float d = x - a.m;
+    const bool up = d > 0.0f;
+#if TC_FAST_MATH
+    const float t = tc_ex2(-fabsf(d) * 1.4426950408889634f);
+#else
+    const float t = expf(-fabsf(d));
+#endif
+    return tc_ms{up ? x : d == d ? a.m : a.m + x, up ? fmaf(a.s, t, 1.0f) : d == d ? a.s + t : a.s};
+}
+__device__ __forceinline__ float tc_lse_value(tc_ms c) { return c.m + tc_logf_n(c.s); }
+/* exp(a + value) without the log: exp(a + m) s.  The same special values:
+ * (-inf, 0) gives exp(a - inf) 0, so 0 (NaN for a = +inf, as a + -inf);
+ * m = +inf gives inf s = inf (NaN for a = -inf); a NaN, NaN.  Where
+ * exp(a + m) overflows, so does the value's (log s >= 0). */
+__device__ __forceinline__ float tc_lse_exp(tc_ms c, float a) { return expf(a + c.m) * c.s; }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread
  * order (warp shuffles, then the warps' totals in shared memory), and in
@@ -81,17 +107,28 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t16 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float c0 = 0; /* %16 cumsum */
-            float c1 = 0; /* %18 logcumsumexp */
+            const float t15 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float c0 = -0.0f; /* %16 cumsum */
+            tc_ms c1 = tc_ms_init(); /* %18 logcumsumexp: (max, sum of exp(x - max)) */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                if (len - c_ >= 16) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
                 #pragma unroll 4
@@ -101,7 +138,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const float t0 = st0[tt_][threadIdx.x];                     // mingru_backward.tc:26
                     const float t1 = tc_softplus(t0);                           // mingru_backward.tc:30
                     const float t2 = -t1;                                       // mingru_backward.tc:30
-                    c0 = s_ == 0 ? t2 : tc_op_sum()(c0, t2);                    // mingru_backward.tc:35
+                    c0 += t2;                                                   // mingru_backward.tc:35
                     const float t3 = t0 + t2;                                   // mingru_backward.tc:34
                     const float t4 = st1[tt_][threadIdx.x];                     // mingru_backward.tc:26
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
@@ -111,24 +148,22 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                     const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
                     const float t10 = t3 + t9;                                  // mingru_backward.tc:34
                     const float t11 = t10 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    c1 = tc_lse_add(c1, t11);                                   // mingru_backward.tc:36
                     const float t12 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
                     const float t13 = tc_sigmoid(t12);                          // mingru_backward.tc:41
-                    const float t14 = c0 + c1;                                  // mingru_backward.tc:40
-                    const float t15 = expf(t14);                                // mingru_backward.tc:40
-                    const float t17 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t18 = t16 * t17;                                // mingru_backward.tc:40
-                    const float t19 = t15 + t18;                                // mingru_backward.tc:40
-                    const float t20 = t13 * t19;                                // mingru_backward.tc:41
-                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t20;                 // mingru_backward.tc:41
+                    const float t14 = tc_lse_exp(c1, c0);                       // mingru_backward.tc:40
+                    const float t16 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t17 = t15 * t16;                                // mingru_backward.tc:40
+                    const float t18 = t14 + t17;                                // mingru_backward.tc:40
+                    const float t19 = t13 * t18;                                // mingru_backward.tc:41
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t19;                 // mingru_backward.tc:41
                 }
             }
-            const float t21 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t22 = expf(t21);                                // mingru_backward.tc:40
-            const float t23 = expf(c0);                                 // mingru_backward.tc:40
-            const float t24 = t16 * t23;                                // mingru_backward.tc:40
-            const float t25 = t22 + t24;                                // mingru_backward.tc:40
-            out_next[sz_H*i0 + i2] = t25;                               // mingru_backward.tc:41
+            const float t20 = tc_lse_exp(c1, c0);                       // mingru_backward.tc:40
+            const float t21 = expf(c0);                                 // mingru_backward.tc:40
+            const float t22 = t15 * t21;                                // mingru_backward.tc:40
+            const float t23 = t20 + t22;                                // mingru_backward.tc:40
+            out_next[sz_H*i0 + i2] = t23;                               // mingru_backward.tc:41
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -137,7 +172,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t46 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t44 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %16 cumsum */
             float c1 = 0; /* %18 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
@@ -146,42 +181,42 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_ge_
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t26 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t27 = tc_softplus(t26);                         // mingru_backward.tc:30
-                const float t28 = -t27;                                     // mingru_backward.tc:30
-                float tot30;                                                // mingru_backward.tc:35
-                float v29 = tc_block_scan(t28, tc_op_sum(), last_, &tot30); // mingru_backward.tc:35
-                if (c_ > 0) v29 = tc_op_sum()(c0, v29);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot30 : tc_op_sum()(c0, tot30);              // mingru_backward.tc:35
-                const float t31 = t26 + t28;                                // mingru_backward.tc:34
-                const float t32 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t33 = ((float)(t32 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t34 = tc_relu(t32);                             // mingru_backward.tc:32
-                const float t35 = t34 + 0.5f;                               // mingru_backward.tc:32
-                const float t36 = -t32;                                     // mingru_backward.tc:32
-                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf_n(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
-                const float t38 = t31 + t37;                                // mingru_backward.tc:34
-                const float t39 = t38 - v29;                                // mingru_backward.tc:36
-                float tot41;                                                // mingru_backward.tc:36
-                float v40 = tc_block_scan(t39, tc_op_logaddexp(), last_, &tot41); // mingru_backward.tc:36
-                if (c_ > 0) v40 = tc_op_logaddexp()(c1, v40);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot41 : tc_op_logaddexp()(c1, tot41);        // mingru_backward.tc:36
-                const float t42 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t43 = tc_sigmoid(t42);                          // mingru_backward.tc:41
-                const float t44 = v29 + v40;                                // mingru_backward.tc:40
-                const float t45 = expf(t44);                                // mingru_backward.tc:40
-                const float t47 = expf(v29);                                // mingru_backward.tc:40
-                const float t48 = t46 * t47;                                // mingru_backward.tc:40
-                const float t49 = t45 + t48;                                // mingru_backward.tc:40
-                const float t50 = t43 * t49;                                // mingru_backward.tc:41
-                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t50;       // mingru_backward.tc:41
+                const float t24 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
+                const float t26 = -t25;                                     // mingru_backward.tc:30
+                float tot28;                                                // mingru_backward.tc:35
+                float v27 = tc_block_scan(t26, tc_op_sum(), last_, &tot28); // mingru_backward.tc:35
+                if (c_ > 0) v27 = tc_op_sum()(c0, v27);                     // mingru_backward.tc:35
+                c0 = c_ == 0 ? tot28 : tc_op_sum()(c0, tot28);              // mingru_backward.tc:35
+                const float t29 = t24 + t26;                                // mingru_backward.tc:34
+                const float t30 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t31 = ((float)(t30 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t32 = tc_relu(t30);                             // mingru_backward.tc:32
+                const float t33 = t32 + 0.5f;                               // mingru_backward.tc:32
+                const float t34 = -t30;                                     // mingru_backward.tc:32
+                const float t35 = tc_lf_value(tc_where_lf(t31, tc_log_lf_n(t33), tc_neg_lf(tc_softplus_lf(t34)))); // mingru_backward.tc:32
+                const float t36 = t29 + t35;                                // mingru_backward.tc:34
+                const float t37 = t36 - v27;                                // mingru_backward.tc:36
+                float tot39;                                                // mingru_backward.tc:36
+                float v38 = tc_block_scan(t37, tc_op_logaddexp(), last_, &tot39); // mingru_backward.tc:36
+                if (c_ > 0) v38 = tc_op_logaddexp()(c1, v38);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot39 : tc_op_logaddexp()(c1, tot39);        // mingru_backward.tc:36
+                const float t40 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t41 = tc_sigmoid(t40);                          // mingru_backward.tc:41
+                const float t42 = v27 + v38;                                // mingru_backward.tc:40
+                const float t43 = expf(t42);                                // mingru_backward.tc:40
+                const float t45 = expf(v27);                                // mingru_backward.tc:40
+                const float t46 = t44 * t45;                                // mingru_backward.tc:40
+                const float t47 = t43 + t46;                                // mingru_backward.tc:40
+                const float t48 = t41 * t47;                                // mingru_backward.tc:41
+                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t48;       // mingru_backward.tc:41
             }
-            const float t51 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t52 = expf(t51);                                // mingru_backward.tc:40
-            const float t53 = expf(c0);                                 // mingru_backward.tc:40
-            const float t54 = t46 * t53;                                // mingru_backward.tc:40
-            const float t55 = t52 + t54;                                // mingru_backward.tc:40
-            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t55;         // mingru_backward.tc:41
+            const float t49 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t50 = expf(t49);                                // mingru_backward.tc:40
+            const float t51 = expf(c0);                                 // mingru_backward.tc:40
+            const float t52 = t44 * t51;                                // mingru_backward.tc:40
+            const float t53 = t50 + t52;                                // mingru_backward.tc:40
+            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t53;         // mingru_backward.tc:41
         }
     }
 }
@@ -223,14 +258,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
                     ckpt21[(c_ / 4 - 1) * lanes + lane] = c1;
                 }
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                if (len - c_ >= 4) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
                 #pragma unroll 4
@@ -270,9 +317,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
             const float t54 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float r0 = 0; /* %47 logcumsumexp */
-            float r1 = 0; /* %54 logcumsumexp */
-            float r2 = 0; /* %63 cumsum */
+            tc_ms r0 = tc_ms_init(); /* %47 logcumsumexp: (max, sum of exp(x - max)) */
+            tc_ms r1 = tc_ms_init(); /* %54 logcumsumexp: (max, sum of exp(x - max)) */
+            float r2 = -0.0f; /* %63 cumsum */
             for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
                 const idx_t b_ = g_ * 4;
                 const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
@@ -292,14 +339,27 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 float e83_[4];
                 float e88_[4];
                 float e97_[4];
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
-                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                const idx_t c_ = b_;
+                if (len - c_ >= 4) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
@@ -396,34 +456,32 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
-                        r0 = s_ == 0 ? e83_[tt_] : tc_op_logaddexp()(r0, e83_[tt_]); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? e88_[tt_] : tc_op_logaddexp()(r1, e88_[tt_]); // mingru_backward.tc:36
-                        const float t98 = e46_[tt_] + r0;                           // mingru_backward.tc:36
-                        const float t99 = expf(t98);                                // mingru_backward.tc:36
-                        const float t100 = e46_[tt_] + r1;                          // mingru_backward.tc:36
-                        const float t101 = expf(t100);                              // mingru_backward.tc:36
-                        const float t102 = t99 - t101;                              // mingru_backward.tc:36
-                        const float t103 = -t102;                                   // mingru_backward.tc:36
-                        const float t104 = e63_[tt_] + t103;                        // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t104 : tc_op_sum()(r2, t104);                // mingru_backward.tc:35
-                        const float t105 = 0.0f + 0.0f;                             // mingru_backward.tc:26
-                        const float t106 = (e68_[tt_] != 0.0f ? 0.0f : t102);       // mingru_backward.tc:32
+                        r0 = tc_lse_add(r0, e83_[tt_]);                             // mingru_backward.tc:36
+                        r1 = tc_lse_add(r1, e88_[tt_]);                             // mingru_backward.tc:36
+                        const float t98 = tc_lse_exp(r0, e46_[tt_]);                // mingru_backward.tc:36
+                        const float t99 = tc_lse_exp(r1, e46_[tt_]);                // mingru_backward.tc:36
+                        const float t100 = t98 - t99;                               // mingru_backward.tc:36
+                        const float t101 = -t100;                                   // mingru_backward.tc:36
+                        const float t102 = e63_[tt_] + t101;                        // mingru_backward.tc:35
+                        r2 += t102;                                                 // mingru_backward.tc:35
+                        const float t103 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                        const float t104 = (e68_[tt_] != 0.0f ? 0.0f : t100);       // mingru_backward.tc:32
+                        const float t105 = -t104;                                   // mingru_backward.tc:32
+                        const float t106 = t105 * e72_[tt_];                        // mingru_backward.tc:32
                         const float t107 = -t106;                                   // mingru_backward.tc:32
-                        const float t108 = t107 * e72_[tt_];                        // mingru_backward.tc:32
-                        const float t109 = -t108;                                   // mingru_backward.tc:32
-                        const float t110 = (e68_[tt_] != 0.0f ? t102 : 0.0f);       // mingru_backward.tc:32
-                        const float t111 = t110 / e73_[tt_];                        // mingru_backward.tc:32
-                        const float t112 = (e75_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
-                        const float t113 = t109 + t112;                             // mingru_backward.tc:27
-                        const float t114 = t105 + t113;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t114;      // mingru_backward.tc:26
-                        const float t115 = r2 + t102;                               // mingru_backward.tc:30
-                        const float t116 = -t115;                                   // mingru_backward.tc:30
-                        const float t117 = t116 * e67_[tt_];                        // mingru_backward.tc:30
-                        const float t118 = t102 + t117;                             // mingru_backward.tc:28
-                        const float t119 = 0.0f + t118;                             // mingru_backward.tc:26
-                        const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t120; // mingru_backward.tc:26
+                        const float t108 = (e68_[tt_] != 0.0f ? t100 : 0.0f);       // mingru_backward.tc:32
+                        const float t109 = t108 / e73_[tt_];                        // mingru_backward.tc:32
+                        const float t110 = (e75_[tt_] != 0.0f ? t109 : 0.0f);       // mingru_backward.tc:32
+                        const float t111 = t107 + t110;                             // mingru_backward.tc:27
+                        const float t112 = t103 + t111;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t112;      // mingru_backward.tc:26
+                        const float t113 = r2 + t100;                               // mingru_backward.tc:30
+                        const float t114 = -t113;                                   // mingru_backward.tc:30
+                        const float t115 = t114 * e67_[tt_];                        // mingru_backward.tc:30
+                        const float t116 = t100 + t115;                             // mingru_backward.tc:28
+                        const float t117 = 0.0f + t116;                             // mingru_backward.tc:26
+                        const float t118 = t117 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t118; // mingru_backward.tc:26
                         out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e97_[tt_]; // mingru_backward.tc:26
                     }
                 }
@@ -456,17 +514,28 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t16 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float c0 = 0; /* %5 cumsum */
-            float c1 = 0; /* %19 logcumsumexp */
+            const float t15 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            float c0 = -0.0f; /* %5 cumsum */
+            tc_ms c1 = tc_ms_init(); /* %19 logcumsumexp: (max, sum of exp(x - max)) */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                if (len - c_ >= 16) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
                 #pragma unroll 4
@@ -476,7 +545,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                     const float t0 = st0[tt_][threadIdx.x];                     // mingru_backward.tc:26
                     const float t1 = tc_softplus(t0);                           // mingru_backward.tc:30
                     const float t2 = -t1;                                       // mingru_backward.tc:30
-                    c0 = s_ == 0 ? t2 : tc_op_sum()(c0, t2);                    // mingru_backward.tc:35
+                    c0 += t2;                                                   // mingru_backward.tc:35
                     const float t3 = t0 + t2;                                   // mingru_backward.tc:34
                     const float t4 = st1[tt_][threadIdx.x];                     // mingru_backward.tc:26
                     const bool t5 = ((float)(t4 >= 0.0f)) != 0;                 // mingru_backward.tc:32
@@ -486,24 +555,22 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                     const float t9 = tc_lf_value(tc_where_lf(t5, tc_log_lf_n(t7), tc_neg_lf(tc_softplus_lf(t8)))); // mingru_backward.tc:32
                     const float t10 = t3 + t9;                                  // mingru_backward.tc:34
                     const float t11 = t10 - c0;                                 // mingru_backward.tc:36
-                    c1 = s_ == 0 ? t11 : tc_op_logaddexp()(c1, t11);            // mingru_backward.tc:36
+                    c1 = tc_lse_add(c1, t11);                                   // mingru_backward.tc:36
                     const float t12 = st2[tt_][threadIdx.x];                    // mingru_backward.tc:26
                     const float t13 = tc_sigmoid(t12);                          // mingru_backward.tc:41
-                    const float t14 = c0 + c1;                                  // mingru_backward.tc:40
-                    const float t15 = expf(t14);                                // mingru_backward.tc:40
-                    const float t17 = expf(c0);                                 // mingru_backward.tc:40
-                    const float t18 = t16 * t17;                                // mingru_backward.tc:40
-                    const float t19 = t15 + t18;                                // mingru_backward.tc:40
-                    const float t20 = t13 * t19;                                // mingru_backward.tc:41
-                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t20;                 // mingru_backward.tc:41
+                    const float t14 = tc_lse_exp(c1, c0);                       // mingru_backward.tc:40
+                    const float t16 = expf(c0);                                 // mingru_backward.tc:40
+                    const float t17 = t15 * t16;                                // mingru_backward.tc:40
+                    const float t18 = t14 + t17;                                // mingru_backward.tc:40
+                    const float t19 = t13 * t18;                                // mingru_backward.tc:41
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t19;                 // mingru_backward.tc:41
                 }
             }
-            const float t21 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t22 = expf(t21);                                // mingru_backward.tc:40
-            const float t23 = expf(c0);                                 // mingru_backward.tc:40
-            const float t24 = t16 * t23;                                // mingru_backward.tc:40
-            const float t25 = t22 + t24;                                // mingru_backward.tc:40
-            out_next[sz_H*i0 + i2] = t25;                               // mingru_backward.tc:41
+            const float t20 = tc_lse_exp(c1, c0);                       // mingru_backward.tc:40
+            const float t21 = expf(c0);                                 // mingru_backward.tc:40
+            const float t22 = t15 * t21;                                // mingru_backward.tc:40
+            const float t23 = t20 + t22;                                // mingru_backward.tc:40
+            out_next[sz_H*i0 + i2] = t23;                               // mingru_backward.tc:41
         }
     } else { /* a block per lane, a chunk of blockDim.x elements at a time */
         for (idx_t lane = tc_upto((long long)blockIdx.x, lanes); lane < lanes;
@@ -512,7 +579,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            const float t46 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
+            const float t44 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
             float c0 = 0; /* %5 cumsum */
             float c1 = 0; /* %19 logcumsumexp */
             for (idx_t c_ = 0; c_ < len; c_ += blockDim.x) {
@@ -521,42 +588,42 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_sigmoid_softplus
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t26 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
-                const float t27 = tc_softplus(t26);                         // mingru_backward.tc:30
-                const float t28 = -t27;                                     // mingru_backward.tc:30
-                float tot30;                                                // mingru_backward.tc:35
-                float v29 = tc_block_scan(t28, tc_op_sum(), last_, &tot30); // mingru_backward.tc:35
-                if (c_ > 0) v29 = tc_op_sum()(c0, v29);                     // mingru_backward.tc:35
-                c0 = c_ == 0 ? tot30 : tc_op_sum()(c0, tot30);              // mingru_backward.tc:35
-                const float t31 = t26 + t28;                                // mingru_backward.tc:34
-                const float t32 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
-                const bool t33 = ((float)(t32 >= 0.0f)) != 0;               // mingru_backward.tc:32
-                const float t34 = tc_relu(t32);                             // mingru_backward.tc:32
-                const float t35 = t34 + 0.5f;                               // mingru_backward.tc:32
-                const float t36 = -t32;                                     // mingru_backward.tc:32
-                const float t37 = tc_lf_value(tc_where_lf(t33, tc_log_lf_n(t35), tc_neg_lf(tc_softplus_lf(t36)))); // mingru_backward.tc:32
-                const float t38 = t31 + t37;                                // mingru_backward.tc:34
-                const float t39 = t38 - v29;                                // mingru_backward.tc:36
-                float tot41;                                                // mingru_backward.tc:36
-                float v40 = tc_block_scan(t39, tc_op_logaddexp(), last_, &tot41); // mingru_backward.tc:36
-                if (c_ > 0) v40 = tc_op_logaddexp()(c1, v40);               // mingru_backward.tc:36
-                c1 = c_ == 0 ? tot41 : tc_op_logaddexp()(c1, tot41);        // mingru_backward.tc:36
-                const float t42 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
-                const float t43 = tc_sigmoid(t42);                          // mingru_backward.tc:41
-                const float t44 = v29 + v40;                                // mingru_backward.tc:40
-                const float t45 = expf(t44);                                // mingru_backward.tc:40
-                const float t47 = expf(v29);                                // mingru_backward.tc:40
-                const float t48 = t46 * t47;                                // mingru_backward.tc:40
-                const float t49 = t45 + t48;                                // mingru_backward.tc:40
-                const float t50 = t43 * t49;                                // mingru_backward.tc:41
-                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t50;       // mingru_backward.tc:41
+                const float t24 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2]; // mingru_backward.tc:26
+                const float t25 = tc_softplus(t24);                         // mingru_backward.tc:30
+                const float t26 = -t25;                                     // mingru_backward.tc:30
+                float tot28;                                                // mingru_backward.tc:35
+                float v27 = tc_block_scan(t26, tc_op_sum(), last_, &tot28); // mingru_backward.tc:35
+                if (c_ > 0) v27 = tc_op_sum()(c0, v27);                     // mingru_backward.tc:35
+                c0 = c_ == 0 ? tot28 : tc_op_sum()(c0, tot28);              // mingru_backward.tc:35
+                const float t29 = t24 + t26;                                // mingru_backward.tc:34
+                const float t30 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2]; // mingru_backward.tc:26
+                const bool t31 = ((float)(t30 >= 0.0f)) != 0;               // mingru_backward.tc:32
+                const float t32 = tc_relu(t30);                             // mingru_backward.tc:32
+                const float t33 = t32 + 0.5f;                               // mingru_backward.tc:32
+                const float t34 = -t30;                                     // mingru_backward.tc:32
+                const float t35 = tc_lf_value(tc_where_lf(t31, tc_log_lf_n(t33), tc_neg_lf(tc_softplus_lf(t34)))); // mingru_backward.tc:32
+                const float t36 = t29 + t35;                                // mingru_backward.tc:34
+                const float t37 = t36 - v27;                                // mingru_backward.tc:36
+                float tot39;                                                // mingru_backward.tc:36
+                float v38 = tc_block_scan(t37, tc_op_logaddexp(), last_, &tot39); // mingru_backward.tc:36
+                if (c_ > 0) v38 = tc_op_logaddexp()(c1, v38);               // mingru_backward.tc:36
+                c1 = c_ == 0 ? tot39 : tc_op_logaddexp()(c1, tot39);        // mingru_backward.tc:36
+                const float t40 = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2]; // mingru_backward.tc:26
+                const float t41 = tc_sigmoid(t40);                          // mingru_backward.tc:41
+                const float t42 = v27 + v38;                                // mingru_backward.tc:40
+                const float t43 = expf(t42);                                // mingru_backward.tc:40
+                const float t45 = expf(v27);                                // mingru_backward.tc:40
+                const float t46 = t44 * t45;                                // mingru_backward.tc:40
+                const float t47 = t43 + t46;                                // mingru_backward.tc:40
+                const float t48 = t41 * t47;                                // mingru_backward.tc:41
+                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t48;       // mingru_backward.tc:41
             }
-            const float t51 = c0 + c1;                                  // mingru_backward.tc:40
-            const float t52 = expf(t51);                                // mingru_backward.tc:40
-            const float t53 = expf(c0);                                 // mingru_backward.tc:40
-            const float t54 = t46 * t53;                                // mingru_backward.tc:40
-            const float t55 = t52 + t54;                                // mingru_backward.tc:40
-            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t55;         // mingru_backward.tc:41
+            const float t49 = c0 + c1;                                  // mingru_backward.tc:40
+            const float t50 = expf(t49);                                // mingru_backward.tc:40
+            const float t51 = expf(c0);                                 // mingru_backward.tc:40
+            const float t52 = t44 * t51;                                // mingru_backward.tc:40
+            const float t53 = t50 + t52;                                // mingru_backward.tc:40
+            if (threadIdx.x == 0) out_next[sz_H*i0 + i2] = t53;         // mingru_backward.tc:41
         }
     }
 }
@@ -598,14 +665,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     ckpt7[(c_ / 4 - 1) * lanes + lane] = c0;
                     ckpt21[(c_ / 4 - 1) * lanes + lane] = c1;
                 }
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                if (len - c_ >= 4) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 const int n_ = len - c_ < 4 ? (int)(len - c_) : 4;
                 #pragma unroll 4
@@ -645,9 +724,9 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             }
             out_dstate[sz_H*i0 + i2] = c2;                              // mingru_backward.tc:40
             const float t54 = in_state[sz_H*i0 + i2];                   // mingru_backward.tc:26
-            float r0 = 0; /* %47 logcumsumexp */
-            float r1 = 0; /* %54 logcumsumexp */
-            float r2 = 0; /* %63 cumsum */
+            tc_ms r0 = tc_ms_init(); /* %47 logcumsumexp: (max, sum of exp(x - max)) */
+            tc_ms r1 = tc_ms_init(); /* %54 logcumsumexp: (max, sum of exp(x - max)) */
+            float r2 = -0.0f; /* %63 cumsum */
             for (idx_t g_ = (len + 3) / 4 - 1; g_ >= 0; g_--) { /* segments, the last first */
                 const idx_t b_ = g_ * 4;
                 const int n_ = len - b_ < 4 ? (int)(len - b_) : 4;
@@ -667,14 +746,27 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 float e83_[4];
                 float e88_[4];
                 float e97_[4];
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment's loads */
-                    const idx_t s_ = len - b_ > tt_ ? b_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
-                    st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
-                    st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                const idx_t c_ = b_;
+                if (len - c_ >= 4) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 4; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2];
+                        st1[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2];
+                        st2[tt_][threadIdx.x] = in_dout[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st3[tt_][threadIdx.x] = in_combined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2];
+                    }
                 }
                 #pragma unroll
                 for (int tt_ = 0; tt_ < 4; tt_++) { /* the segment again, into registers */
@@ -771,34 +863,32 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     if (tt_ < n_) {
                         const idx_t s_ = len - 1 - (b_ + tt_);
                         const idx_t i1 = len - 1 - s_;
-                        r0 = s_ == 0 ? e83_[tt_] : tc_op_logaddexp()(r0, e83_[tt_]); // mingru_backward.tc:36
-                        r1 = s_ == 0 ? e88_[tt_] : tc_op_logaddexp()(r1, e88_[tt_]); // mingru_backward.tc:36
-                        const float t98 = e46_[tt_] + r0;                           // mingru_backward.tc:36
-                        const float t99 = expf(t98);                                // mingru_backward.tc:36
-                        const float t100 = e46_[tt_] + r1;                          // mingru_backward.tc:36
-                        const float t101 = expf(t100);                              // mingru_backward.tc:36
-                        const float t102 = t99 - t101;                              // mingru_backward.tc:36
-                        const float t103 = -t102;                                   // mingru_backward.tc:36
-                        const float t104 = e63_[tt_] + t103;                        // mingru_backward.tc:35
-                        r2 = s_ == 0 ? t104 : tc_op_sum()(r2, t104);                // mingru_backward.tc:35
-                        const float t105 = 0.0f + 0.0f;                             // mingru_backward.tc:26
-                        const float t106 = (e68_[tt_] != 0.0f ? 0.0f : t102);       // mingru_backward.tc:32
+                        r0 = tc_lse_add(r0, e83_[tt_]);                             // mingru_backward.tc:36
+                        r1 = tc_lse_add(r1, e88_[tt_]);                             // mingru_backward.tc:36
+                        const float t98 = tc_lse_exp(r0, e46_[tt_]);                // mingru_backward.tc:36
+                        const float t99 = tc_lse_exp(r1, e46_[tt_]);                // mingru_backward.tc:36
+                        const float t100 = t98 - t99;                               // mingru_backward.tc:36
+                        const float t101 = -t100;                                   // mingru_backward.tc:36
+                        const float t102 = e63_[tt_] + t101;                        // mingru_backward.tc:35
+                        r2 += t102;                                                 // mingru_backward.tc:35
+                        const float t103 = 0.0f + 0.0f;                             // mingru_backward.tc:26
+                        const float t104 = (e68_[tt_] != 0.0f ? 0.0f : t100);       // mingru_backward.tc:32
+                        const float t105 = -t104;                                   // mingru_backward.tc:32
+                        const float t106 = t105 * e72_[tt_];                        // mingru_backward.tc:32
                         const float t107 = -t106;                                   // mingru_backward.tc:32
-                        const float t108 = t107 * e72_[tt_];                        // mingru_backward.tc:32
-                        const float t109 = -t108;                                   // mingru_backward.tc:32
-                        const float t110 = (e68_[tt_] != 0.0f ? t102 : 0.0f);       // mingru_backward.tc:32
-                        const float t111 = t110 / e73_[tt_];                        // mingru_backward.tc:32
-                        const float t112 = (e75_[tt_] != 0.0f ? t111 : 0.0f);       // mingru_backward.tc:32
-                        const float t113 = t109 + t112;                             // mingru_backward.tc:27
-                        const float t114 = t105 + t113;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t114;      // mingru_backward.tc:26
-                        const float t115 = r2 + t102;                               // mingru_backward.tc:30
-                        const float t116 = -t115;                                   // mingru_backward.tc:30
-                        const float t117 = t116 * e67_[tt_];                        // mingru_backward.tc:30
-                        const float t118 = t102 + t117;                             // mingru_backward.tc:28
-                        const float t119 = 0.0f + t118;                             // mingru_backward.tc:26
-                        const float t120 = t119 + 0.0f;                             // mingru_backward.tc:26
-                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t120; // mingru_backward.tc:26
+                        const float t108 = (e68_[tt_] != 0.0f ? t100 : 0.0f);       // mingru_backward.tc:32
+                        const float t109 = t108 / e73_[tt_];                        // mingru_backward.tc:32
+                        const float t110 = (e75_[tt_] != 0.0f ? t109 : 0.0f);       // mingru_backward.tc:32
+                        const float t111 = t107 + t110;                             // mingru_backward.tc:27
+                        const float t112 = t103 + t111;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + i2] = t112;      // mingru_backward.tc:26
+                        const float t113 = r2 + t100;                               // mingru_backward.tc:30
+                        const float t114 = -t113;                                   // mingru_backward.tc:30
+                        const float t115 = t114 * e67_[tt_];                        // mingru_backward.tc:30
+                        const float t116 = t100 + t115;                             // mingru_backward.tc:28
+                        const float t117 = 0.0f + t116;                             // mingru_backward.tc:26
+                        const float t118 = t117 + 0.0f;                             // mingru_backward.tc:26
+                        out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + sz_H + i2] = t118; // mingru_backward.tc:26
                         out_dcombined[3*sz_T*sz_H*i0 + 3*sz_H*i1 + 2*sz_H + i2] = e97_[tt_]; // mingru_backward.tc:26
                     }
                 }

@@ -25,6 +25,32 @@ __device__ __forceinline__ float tc_logaddexp(float a, float b) {
 #endif
     return r != r ? a + b : r;
 }
+/* logcumsumexp's carry in a lane walk (scan.c, TENSORC_SCAN_LSE): the pair
+ * of helpers.cuh's online softmax, m the running max and s the sum of
+ * exp(x - m), started at (-inf, 0) and stepped by tc_online_add: one exp
+ * a step, no log (tc_logaddexp takes an exp and a log1p series).  s is 1
+ * or more once m is finite or +inf (the max's own term), 0 while m is
+ * -inf; a NaN makes m NaN for good, and a step whose x - m is NaN (the
+ * same infinity again) leaves s.  Its value is m + log(s): -inf from
+ * (-inf, 0), +inf and NaN from m.  m is an input, exact, and s's error is
+ * relative, where the chained logaddexp rounds its value (|c| large: an
+ * ulp of |c| a step). */
+__device__ __forceinline__ tc_ms tc_lse_add(tc_ms a, float x) {
+    const float d = x - a.m;
+    const bool up = d > 0.0f;
+#if TC_FAST_MATH
+    const float t = tc_ex2(-fabsf(d) * 1.4426950408889634f);
+#else
+    const float t = expf(-fabsf(d));
+#endif
+    return tc_ms{up ? x : d == d ? a.m : a.m + x, up ? fmaf(a.s, t, 1.0f) : d == d ? a.s + t : a.s};
+}
+__device__ __forceinline__ float tc_lse_value(tc_ms c) { return c.m + tc_logf_n(c.s); }
+/* exp(a + value) without the log: exp(a + m) s.  The same special values:
+ * (-inf, 0) gives exp(a - inf) 0, so 0 (NaN for a = +inf, as a + -inf);
+ * m = +inf gives inf s = inf (NaN for a = -inf); a NaN, NaN.  Where
+ * exp(a + m) overflows, so does the value's (log s >= 0). */
+__device__ __forceinline__ float tc_lse_exp(tc_ms c, float a) { return expf(a + c.m) * c.s; }
 struct tc_op_logaddexp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_logaddexp(a, b); } };
 /* Scans (src/codegen/scan.c): the block's inclusive scan of v in thread
  * order (warp shuffles, then the warps' totals in shared memory), and in
@@ -77,17 +103,26 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_cumsum_mul_add_c
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
             const idx_t i0 = lane;
-            float c0 = 0; /* %1 cumsum */
+            float c0 = -0.0f; /* %1 cumsum */
             float c1 = 0; /* %6 cumprod */
             float c2 = 0; /* %7 cummax */
             float c3 = 0; /* %8 cummin */
-            float c4 = 0; /* %9 logcumsumexp */
+            tc_ms c4 = tc_ms_init(); /* %9 logcumsumexp: (max, sum of exp(x - max)) */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                if (len - c_ >= 16) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                    }
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
                 #pragma unroll 4
@@ -95,18 +130,18 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_cumsum_mul_add_c
                     const idx_t s_ = c_ + tt_;
                     const idx_t i1 = s_;
                     const float t0 = st0[tt_][threadIdx.x];                     // scans.tc:8
-                    c0 = s_ == 0 ? t0 : tc_op_sum()(c0, t0);                    // scans.tc:9
+                    c0 += t0;                                                   // scans.tc:9
                     const float t1 = ((float)0.10000000000000001) * t0;         // scans.tc:10
                     const float t2 = 1.0f + t1;                                 // scans.tc:10
                     c1 = s_ == 0 ? t2 : tc_op_prod()(c1, t2);                   // scans.tc:10
                     c2 = s_ == 0 ? t0 : tc_op_max()(c2, t0);                    // scans.tc:11
                     c3 = s_ == 0 ? t0 : tc_op_min()(c3, t0);                    // scans.tc:12
-                    c4 = s_ == 0 ? t0 : tc_op_logaddexp()(c4, t0);              // scans.tc:13
+                    c4 = tc_lse_add(c4, t0);                                    // scans.tc:13
                     out_s[sz_T*i0 + i1] = c0;                                   // scans.tc:9
                     out_p[sz_T*i0 + i1] = c1;                                   // scans.tc:10
                     out_hi[sz_T*i0 + i1] = c2;                                  // scans.tc:11
                     out_lo[sz_T*i0 + i1] = c3;                                  // scans.tc:12
-                    out_l[sz_T*i0 + i1] = c4;                                   // scans.tc:13
+                    out_l[sz_T*i0 + i1] = tc_lse_value(c4);                     // scans.tc:13
                 }
             }
         }
@@ -172,13 +207,22 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_mul_cumsum_1(
         for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;
              lane = lanes - lane > step_ ? lane + step_ : lanes) {
             const idx_t i1 = lane;
-            float c0 = 0; /* %11 cumsum */
+            float c0 = -0.0f; /* %11 cumsum */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i0 = len - 1 - s_;
-                    st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                if (len - c_ >= 16) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i0 = len - 1 - s_;
+                        st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i0 = len - 1 - s_;
+                        st0[tt_][threadIdx.x] = in_x[sz_T*i0 + i1];
+                    }
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
                 #pragma unroll 4
@@ -187,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_mul_cumsum_1(
                     const idx_t i0 = len - 1 - s_;
                     const float t0 = st0[tt_][threadIdx.x];                     // scans.tc:8
                     const float t1 = t0 * t0;                                   // scans.tc:14
-                    c0 = s_ == 0 ? t1 : tc_op_sum()(c0, t1);                    // scans.tc:14
+                    c0 += t1;                                                   // scans.tc:14
                     out_r[sz_T*i0 + i1] = c0;                                   // scans.tc:14
                 }
             }
@@ -237,15 +281,25 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
             const idx_t i2 = q_ % sz_H;
             q_ /= sz_H;
             const idx_t i0 = q_;
-            float c0 = 0; /* %4 cumsum */
-            float c1 = 0; /* %6 logcumsumexp */
+            float c0 = -0.0f; /* %4 cumsum */
+            tc_ms c1 = tc_ms_init(); /* %6 logcumsumexp: (max, sum of exp(x - max)) */
             for (idx_t c_ = 0; c_ < len; c_ += 16) {
-                #pragma unroll
-                for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
-                    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
-                    const idx_t i1 = s_;
-                    st0[tt_][threadIdx.x] = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];
-                    st1[tt_][threadIdx.x] = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                if (len - c_ >= 16) { /* a whole chunk */
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = c_ + tt_;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st1[tt_][threadIdx.x] = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    }
+                } else {
+                    #pragma unroll
+                    for (int tt_ = 0; tt_ < 16; tt_++) { /* the chunk's loads, in flight together */
+                        const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;
+                        const idx_t i1 = s_;
+                        st0[tt_][threadIdx.x] = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                        st1[tt_][threadIdx.x] = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];
+                    }
                 }
                 const int n_ = len - c_ < 16 ? (int)(len - c_) : 16;
                 #pragma unroll 4
@@ -255,13 +309,12 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                     const float t0 = st0[tt_][threadIdx.x];                     // scans.tc:20
                     const float t1 = tc_softplus(t0);                           // scans.tc:21
                     const float t2 = -t1;                                       // scans.tc:21
-                    c0 = s_ == 0 ? t2 : tc_op_sum()(c0, t2);                    // scans.tc:21
+                    c0 += t2;                                                   // scans.tc:21
                     const float t3 = st1[tt_][threadIdx.x];                     // scans.tc:20
                     const float t4 = t3 - c0;                                   // scans.tc:22
-                    c1 = s_ == 0 ? t4 : tc_op_logaddexp()(c1, t4);              // scans.tc:22
-                    const float t5 = c0 + c1;                                   // scans.tc:22
-                    const float t6 = expf(t5);                                  // scans.tc:22
-                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t6;                  // scans.tc:22
+                    c1 = tc_lse_add(c1, t4);                                    // scans.tc:22
+                    const float t5 = tc_lse_exp(c1, c0);                        // scans.tc:22
+                    out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t5;                  // scans.tc:22
                 }
             }
         }
@@ -280,22 +333,22 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_softplus_neg_cum
                 /* past the end: the last element, in bounds, stored by no one */
                 const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;
                 const idx_t i1 = s_;
-                const float t7 = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];         // scans.tc:20
-                const float t8 = tc_softplus(t7);                           // scans.tc:21
-                const float t9 = -t8;                                       // scans.tc:21
-                float tot11;                                                // scans.tc:21
-                float v10 = tc_block_scan(t9, tc_op_sum(), last_, &tot11);  // scans.tc:21
-                if (c_ > 0) v10 = tc_op_sum()(c0, v10);                     // scans.tc:21
-                c0 = c_ == 0 ? tot11 : tc_op_sum()(c0, tot11);              // scans.tc:21
-                const float t12 = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];        // scans.tc:20
-                const float t13 = t12 - v10;                                // scans.tc:22
-                float tot15;                                                // scans.tc:22
-                float v14 = tc_block_scan(t13, tc_op_logaddexp(), last_, &tot15); // scans.tc:22
-                if (c_ > 0) v14 = tc_op_logaddexp()(c1, v14);               // scans.tc:22
-                c1 = c_ == 0 ? tot15 : tc_op_logaddexp()(c1, tot15);        // scans.tc:22
-                const float t16 = v10 + v14;                                // scans.tc:22
-                const float t17 = expf(t16);                                // scans.tc:22
-                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t17;       // scans.tc:22
+                const float t6 = in_g[sz_T*sz_H*i0 + sz_H*i1 + i2];         // scans.tc:20
+                const float t7 = tc_softplus(t6);                           // scans.tc:21
+                const float t8 = -t7;                                       // scans.tc:21
+                float tot10;                                                // scans.tc:21
+                float v9 = tc_block_scan(t8, tc_op_sum(), last_, &tot10);   // scans.tc:21
+                if (c_ > 0) v9 = tc_op_sum()(c0, v9);                       // scans.tc:21
+                c0 = c_ == 0 ? tot10 : tc_op_sum()(c0, tot10);              // scans.tc:21
+                const float t11 = in_x[sz_T*sz_H*i0 + sz_H*i1 + i2];        // scans.tc:20
+                const float t12 = t11 - v9;                                 // scans.tc:22
+                float tot14;                                                // scans.tc:22
+                float v13 = tc_block_scan(t12, tc_op_logaddexp(), last_, &tot14); // scans.tc:22
+                if (c_ > 0) v13 = tc_op_logaddexp()(c1, v13);               // scans.tc:22
+                c1 = c_ == 0 ? tot14 : tc_op_logaddexp()(c1, tot14);        // scans.tc:22
+                const float t15 = v9 + v13;                                 // scans.tc:22
+                const float t16 = expf(t15);                                // scans.tc:22
+                if (act_) out_out[sz_T*sz_H*i0 + sz_H*i1 + i2] = t16;       // scans.tc:22
             }
         }
     }

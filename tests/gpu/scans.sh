@@ -44,6 +44,8 @@ for dt in f32 f16 bf16 f64; do
         run "$prog" --fn planes --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         run "$prog" --fn walk_red_twice --dtype T=$dt --shape N=5,L=$L --seed $L
         run "$prog" --fn logs --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        # logcumsumexp carried as (max, scaled sum) in f32 lane walks (the MUFU's ex2)
+        [ $L -le 129 ] && run "$prog" --fn lse --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         # checkpointed pairs (one kernel: the forward walk, then the reversed
         # one segment by segment), every scan kind both ways; K = 5 too
         run "$prog" --fn pair_fwd --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
@@ -79,6 +81,9 @@ for T in 1 3 17 64 129; do
     if [ $T -le 64 ]; then
         run knob=TENSORC_SCAN_UNROLL=4 "$here/../../examples/mingru.tc" --shape B=5,T=$T,H=67 --seed $T
         run knob=TENSORC_SCAN_HOIST=0 "$mg" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
+        # logcumsumexp's carry as its log, as before (scan.c, TENSORC_SCAN_LSE)
+        run knob=TENSORC_SCAN_LSE=0 "$here/../../examples/mingru.tc" --shape B=5,T=$T,H=67 --seed $T
+        run knob=TENSORC_SCAN_LSE=0 "$mg" --fn mingru_grad --shape B=5,T=$T,H=67 --seed $T
     fi
 done
 for L in 1 17 129 4097; do
@@ -113,6 +118,7 @@ then
     done
     run "$here/../../examples/mingru.tc" --input combined="$tmp/cedge.npy" --input state="$tmp/sedge.npy"
     run knob=TENSORC_SCAN_UNROLL=4 "$here/../../examples/mingru.tc" --input combined="$tmp/cedge.npy" --input state="$tmp/sedge.npy"
+    run knob=TENSORC_SCAN_LSE=0 "$here/../../examples/mingru.tc" --input combined="$tmp/cedge.npy" --input state="$tmp/sedge.npy"
 else
     echo "SKIP NaN/inf and minGRU inputs: no NumPy"
 fi

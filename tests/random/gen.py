@@ -469,6 +469,33 @@ class Gen:
         return self.emit(expr, "scan(%r, %s, %d, %s)" % (kind, a.name, ax, rev), a.shape, a.dtype,
                          a.nf)
 
+    def op_scan_exp(self):
+        # exp(v + logcumsumexp(x)), exp(logcumsumexp(x) - v) or
+        # exp(logcumsumexp(x)): a lane walk carries an f32 logcumsumexp as
+        # (max, scaled sum) and these read it with no log (codegen's
+        # cg_expform, TENSORC_SCAN_LSE); clamped, so they stay finite
+        a = self.pick(nf_ok=False)
+        if a is None or not a.shape or a.dtype not in FLOATS:
+            return None
+        b = self.pick2(a, nf_ok=False)
+        if b.shape != a.shape or b.dtype != a.dtype or b.nf:
+            b = a
+        ax = self.reduce_axes(len(a.shape))
+        rev = self.r.random() < 0.3
+        R = self.rnd(a.dtype)
+        s = self.emit("logcumsumexp(clamp(%s, -4, 4), axis=%d%s)" % (a.name, ax, ", reverse=true" if rev else ""),
+                      "scan('logcumsumexp', np.clip(%s, -4, 4), %d, %s)" % (a.name, ax, rev), a.shape, a.dtype)
+        self.vals.pop()   # read by the exp alone
+        k = self.r.choice(["add", "sub", "alone"])
+        if k == "alone":
+            return self.emit("exp(%s)" % s.name, "np.exp(%s)" % s.name, a.shape, a.dtype)
+        c = "clamp(%s, -4, 4)" % b.name
+        if k == "add":
+            return self.emit("exp(%s + %s)" % (c, s.name),
+                             "np.exp(%s(np.clip(%s, -4, 4) + %s))" % (R, b.name, s.name), a.shape, a.dtype)
+        return self.emit("exp(%s - %s)" % (s.name, c),
+                         "np.exp(%s(%s - np.clip(%s, -4, 4)))" % (R, s.name, b.name), a.shape, a.dtype)
+
     def op_colpart(self):
         # layernorm's dw: a column sum (axis 0 of [N, D]) of a value computed
         # from the row's statistics, which fusion carries in the rows kernel
@@ -729,7 +756,8 @@ class Gen:
                (self.op_colpart, 0.6),
                (self.op_helper, 0.8 if "helpers" not in AVOID else 0), (self.op_cast, 0.7),
                (self.op_scan, 1.0 if "scan" not in AVOID else 0),
-               (self.op_scan_pair, 0.5 if "scan" not in AVOID else 0)]
+               (self.op_scan_pair, 0.5 if "scan" not in AVOID else 0),
+               (self.op_scan_exp, 0.4 if "scan" not in AVOID else 0)]
         if r.random() < 0.15 and "nonfinite" not in AVOID:
             ops += [(self.op_nonfinite, 1.0)]
         if self.matmul:
