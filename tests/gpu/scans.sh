@@ -44,8 +44,13 @@ for dt in f32 f16 bf16 f64; do
         run "$prog" --fn planes --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         run "$prog" --fn walk_red_twice --dtype T=$dt --shape N=5,L=$L --seed $L
         run "$prog" --fn logs --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
-        # logcumsumexp carried as (max, scaled sum) in f32 lane walks (the MUFU's ex2)
-        [ $L -le 129 ] && run "$prog" --fn lse --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        # logcumsumexp carried as (max, scaled sum) in f32 lane walks (the MUFU's ex2).
+        # Not f16 at 129: exp(s + logcumsumexp(x - s)) with s ~ -90 there rounds
+        # x - s and the running value to f16 (ulp 0.0625), so the kernel and the
+        # interpreter differ by 2 % (H200, 2026-11-27: 1.988 against 1.868, the same
+        # with TENSORC_SCAN_LSE=0; 96 and 112 pass, bf16 passes at 129)
+        [ $L -le 129 ] && ! { [ $dt = f16 ] && [ $L = 129 ]; } &&
+            run "$prog" --fn lse --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
         # checkpointed pairs (one kernel: the forward walk, then the reversed
         # one segment by segment), every scan kind both ways; K = 5 too
         run "$prog" --fn pair_fwd --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
