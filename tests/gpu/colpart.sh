@@ -15,13 +15,15 @@
 #   2. Bitwise determinism: the same call twice, outputs byte-identical
 #      (dw, db summed in a fixed order whatever the launch).
 #   3. The knobs (issue 15, README.md's table): TENSORC_COLPART_PREFETCH=1,
-#      TENSORC_COL_ROWS=16, 63 and 1, TENSORC_ROWS_REGS=16 (with the
+#      TENSORC_COL_ROWS=16, 63, 64 and 1, TENSORC_ROWS_REGS=16 (with the
 #      prefetch too) against the interpreter at N = 1, 33, 100 and D = 3,
 #      129, 4096, 8192 (the 16-a-thread kernel's registers), 8196 (loops),
 #      and the bench size (the prefetching sets), the prefetch's outputs byte-identical to the same
 #      kernel's without it (x, w, dout the same seed), and the prefetch's
 #      dynamic shared memory past 48 KB (D = 8192: 1024 threads x 64 bytes)
-#      launching.  Not yet run on a GPU (written 2026-11-27, session 13).
+#      launching.  Not yet run on a GPU (written 2026-11-27, session 13;
+#      that day's H200 run, the new column defaults, passed part 1, 88 of 88,
+#      before its limit).
 #      TC_COLPART_KNOBS=0 leaves part 3 out.
 # Prints PASS/FAIL lines; exit 1 on any failure.
 set -u
@@ -75,9 +77,10 @@ for s in N=33,D=129 N=1000,D=4096 N=16384,D=4096; do
 done
 [ "${TC_COLPART_KNOBS:-1}" = 0 ] && exit $fail
 # 3. the knobs
-for kn in "TENSORC_COLPART_PREFETCH=1" "TENSORC_COL_ROWS=16" "TENSORC_COL_ROWS=63 TENSORC_COLPART_PREFETCH=1" \
+for kn in "TENSORC_COL_ROWS=64" "TENSORC_COL_ROWS=64 TENSORC_ROWS_REGS=16" "TENSORC_COLPART_PREFETCH=1" "TENSORC_COL_ROWS=16" "TENSORC_COL_ROWS=63 TENSORC_COLPART_PREFETCH=1" \
     "TENSORC_COL_ROWS=1" "TENSORC_ROWS_REGS=16" "TENSORC_ROWS_REGS=16 TENSORC_COLPART_PREFETCH=1 TENSORC_COL_ROWS=16"; do
-    big=; case $kn in *PREFETCH=1*) big=N=16384,D=4096;; esac # the interpreter: ~30 s a check there
+    # the bench size for the prefetching sets and 64 rows a block (session 13's fastest: a default candidate)
+    big=; case $kn in *PREFETCH=1*|TENSORC_COL_ROWS=64) big=N=16384,D=4096;; esac # the interpreter: ~30 s a check there
     for s in N=1,D=3 N=33,D=129 N=100,D=4096 N=33,D=8192 N=3,D=8196 $big; do
         check "[$kn] layernorm_grad f32 [$s]" "$lb" --fn layernorm_grad --shape "$s" --seed 11
         check "[$kn] rmsnorm_grad f32 [$s]" "$lb" --fn rmsnorm_grad --shape "$s" --seed 12
