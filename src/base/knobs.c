@@ -18,6 +18,7 @@ const tc_knobs knobs_default = {
     .fast_math = -1, .load_ef = -1, .rows_pipe = -1, .scan_unroll = -1, .scan_hoist = -1,
     .col_rows = -1, .colpart_prefetch = -1,
     .matmul_bn = -1,
+    .matmul_kauto = -1,
     .scan_lse = -1,
 };
 
@@ -71,6 +72,7 @@ static const struct {
     {"TENSORC_COL_ROWS", offsetof(tc_knobs, col_rows), 1, 1024, ANY, false},
     {"TENSORC_COLPART_PREFETCH", offsetof(tc_knobs, colpart_prefetch), 0, 1, ANY, false},
     {"TENSORC_MATMUL_BN", offsetof(tc_knobs, matmul_bn), 64, 256, POW2, false},
+    {"TENSORC_MATMUL_KAUTO", offsetof(tc_knobs, matmul_kauto), 0, 1, ANY, false},
     {"TENSORC_SCAN_LSE", offsetof(tc_knobs, scan_lse), 0, 1, ANY, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };

@@ -232,10 +232,11 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
     /* (skinny: M <= 16, one row of wide tiles) */
     const tc_dim *tg = m->dtype == TC_F32 ? t16 : skinny ? wt : t64;
     /* the K slices: TENSORC_MATMUL_KSLICE's or 1024; wide tiles without
-     * it, matmul.cuh's tc_mm_kslice (the kernel's KS 0): 1024, or fewer
+     * it (and 64-wide ones under TENSORC_MATMUL_KAUTO=1: the kernel's KS
+     * -1), matmul.cuh's tc_mm_kslice (the kernel's KS 0): 1024, or fewer
      * where the tiles are few; S0 x f slices at most (S0 those of 1024, f
      * = ceil(264 / (T S0 + 1)), T the work items a slice), the grid's */
-    bool ksauto = bn != MM_TILE_N && ks->mm_ks_auto;
+    bool ksauto = (bn != MM_TILE_N || ks->mm_kauto) && ks->mm_ks_auto;
     const tc_dim *slices = dim_ceildiv(c, kd.mm.k, dim_const(c, ksauto ? 1024 : ks->mm_kslice));
     if (ksauto) {
         const tc_dim *x = dim_mul(c, dim_mul(c, wt, slices), dim_const(c, m2 ? 2 : 1));
@@ -355,5 +356,5 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
                         MM_THREADS, occ, name, t, t, t, buf_str(&sig), dim_str(a, kd.mm.m), dim_str(a, kd.mm.n),
                         kd.mm.ta ? ".T" : "", kd.mm.tb ? ".T" : "", dtype_name(m->dtype), what,
                         fused ? "; the epilogue on each element as it is stored" : "", ep, targs,
-                        ksauto ? 0 : ks->mm_kslice, cargs);
+                        ksauto ? (bn != MM_TILE_N ? 0 : -1) : ks->mm_kslice, cargs);
 }

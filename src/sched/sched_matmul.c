@@ -131,6 +131,7 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
     ks->mm_rows = m->shape[m->rank - 2];
     ks->mm_kslice = MM_KSLICE;
     ks->mm_ks_auto = kn->matmul_kslice <= 0;
+    ks->mm_kauto = kn->matmul_kauto == 1;
     if (kn->matmul_kslice > 0)
         ks->mm_kslice = kn->matmul_kslice;
     /* wide tiles (f16/bf16 on tensor cores; sched_matmul_rules drops them
@@ -200,6 +201,9 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
                        ks->mm_ks_auto ? ", or 256 to 1024 where the wide tiles x slices of 1024 are "
                                         "under 264 (matmul.cuh's tc_mm_kslice, at launch)" : "",
                        ks->mm_bk ? "" : ", K steps of 32");
+        else if (ks->mm_kauto && ks->mm_ks_auto)
+            buf_puts(b, ", or 256 to 1024 where the tiles x slices of 1024 are under 264 (TENSORC_MATMUL_KAUTO=1: "
+                        "matmul.cuh's tc_mm_kslice, at launch)");
         if (ks->mm_stages)
             buf_printf(b, ", %d stages (TENSORC_MATMUL_STAGES)", ks->mm_stages);
         if (ks->mm_bk)

@@ -147,7 +147,7 @@ fi
 # the pair, SKINNY pair, f32 with A transposed), every matmul grid capped
 # at 1 and 5 as well (the same bits).  ctest: ten settings (the extremes,
 # a combination, each fence, the L2 prefetch, 6 blocks a SM, the wide tiles
-# at 256 and 128 with other knobs); `every`: every value of each knob and combinations
+# at 256 and 128 with other knobs, TENSORC_MATMUL_KAUTO=1); `every`: every value of each knob and combinations
 # (manual, about 10 minutes); `full`: the whole matmul set above under each
 # of those (manual, about 3 minutes a setting).  Then TENSORC_MATMUL_BN's
 # own cases (below).
@@ -158,7 +158,8 @@ if [ "$what" = matmul-knobs ]; then
           TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1 TENSORC_MATMUL_FENCE=0,$R=3 TENSORC_MATMUL_FENCE=2
           TENSORC_MATMUL_ORDER=1,$R=3 TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_STREAM=occ6,$R=1
           TENSORC_MATMUL_BN=256 TENSORC_MATMUL_BN=128,TENSORC_MATMUL_STAGES=2,$R=3
-          TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=512,TENSORC_MATMUL_FENCE=2)
+          TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=512,TENSORC_MATMUL_FENCE=2
+          TENSORC_MATMUL_KAUTO=1,$R=3)
     [ "${3:-}" = every ] || [ "${3:-}" = full ] &&
         sets=(TENSORC_MATMUL_STAGES={2,3,4,5,6,7,8} TENSORC_MATMUL_BK={32,64,128} $R=1 $R=3
               TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
@@ -167,7 +168,8 @@ if [ "$what" = matmul-knobs ]; then
               TENSORC_MATMUL_STREAM=occ6,TENSORC_MATMUL_STAGES=4,$R=3 TENSORC_MATMUL_BN={64,128,256}
               TENSORC_MATMUL_BN=256,TENSORC_MATMUL_STAGES={2,8},$R=1 TENSORC_MATMUL_BN=256,TENSORC_MATMUL_BK={64,128},TENSORC_MATMUL_STAGES=2
               TENSORC_MATMUL_BN=128,TENSORC_MATMUL_BK=64 TENSORC_MATMUL_BN=256,TENSORC_MATMUL_FENCE=0,TENSORC_MATMUL_ORDER=1
-              TENSORC_MATMUL_BN=256,TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=64)
+              TENSORC_MATMUL_BN=256,TENSORC_MATMUL_STREAM=l2pf TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=64
+              TENSORC_MATMUL_KAUTO={0,1} TENSORC_MATMUL_KAUTO=1,TENSORC_MATMUL_KSLICE=512 TENSORC_MATMUL_KAUTO=1,$R=1)
     ks=0
     for kn in "${sets[@]}"; do
         ks=$((ks + 1))
@@ -219,6 +221,18 @@ if [ "$what" = matmul-knobs ]; then
         one $B $G -- tests/gpu/matmul_pair.tc gated "M=1,K=2100,N=300" f16
         caps="--grid-caps 1,5"
     done
+    # TENSORC_MATMUL_KAUTO=1: 64-wide tiles take the launch-time K slices
+    # too; few tiles over a long K (a LoRA's x @ A: N = 13 and 16) get up
+    # to 17 slices of 256, the row-scale rule and the pair likewise
+    echo "== TENSORC_MATMUL_KAUTO=1 cases"
+    KA=TENSORC_MATMUL_KAUTO=1
+    one $KA $G -- examples/skinny_matmul.tc linear_t "M=1,K=4100,N=13;M=16,K=4096,N=16;M=3,K=2100,N=130" f16
+    one $KA -- tests/gpu/matmul_norm.tc rms_g_16 "K=4100,N=13;K=1096,N=136" bf16
+    [ $quick = 1 ] || {
+        one $KA -- tests/gpu/matmul_pair.tc gated_out_16 "K=4100,N=13;K=37,N=257" f16
+        one $KA $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=4100,N=13;M=17,K=2100,N=77" f32
+        one $KA $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=4100,N=13" bf16
+    }
 fi
 caps=
 if [ "$what" = attention ] || [ "$what" = all ]; then

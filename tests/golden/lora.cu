@@ -519,8 +519,8 @@ __device__ __forceinline__ void tc_mm_run(const typename tc_mm_t<DT>::T *__restr
     __shared__ float ss_s[NORM ? BM : 1]; /* NORM: each row's sum of squares */
     __shared__ float ss_w[NORM && G::MMA ? TC_MM_THREADS / 32 * BM : 1]; /* each warp's (tc_mm_ssq) */
     const long long mt = (M + BM - 1) / BM, nt = (N + BN - 1) / BN;
-    if (KS <= 0) /* the wide tiles' rule; 64-column tiles (M > 16 there) 1024 */
-        KS = BN > TC_MM_BN ? tc_mm_kslice(batch * mt * nt * NP, K) : 1024;
+    if (KS <= 0) /* the wide tiles' rule (0), any tiles' (-1: TENSORC_MATMUL_KAUTO=1); else 1024 */
+        KS = BN > TC_MM_BN || KS < 0 ? tc_mm_kslice(batch * mt * nt * NP, K) : 1024;
     const long long S = K > KS ? (K + KS - 1) / KS : 1;
     const long long tiles = batch * mt * nt, work = tiles * S * NP;
     float *part = (float *)(ws + 16 * tiles);
