@@ -31,9 +31,9 @@
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
 #                 tests/fuzz/corpus, then TC_FUZZ_SECONDS (default 60) of
 #                 fuzzing for each harness (the two at once, a core each)
-# Prints each build's wall time and the total: 1193 s on 2 cores
-# (2026-11-27, session 13, a fresh clone of 243c172: Release 578, asan 321,
-# ubsan 207, tsan 6, fuzz 81; past the 15 minutes CI should take: the
+# Prints each build's wall time and the total: 1182 s on 2 cores
+# (2026-11-27, session 13, a fresh clone of dced8a1: Release 591, asan 312,
+# ubsan 192, tsan 7, fuzz 80; past the 15 minutes CI should take: the
 # Release build's slowest are nvrtc 152 s and the emulators, 70-111 s each).
 # Exits non-zero if anything fails.
 set -euo pipefail
