@@ -28,7 +28,8 @@ int cg_fe_count(const cg *g)
  * 2026-11-27, bench/tune.sh, checked) gelu_chain 139.6 us with the
  * constants against 133.5 with the reference, fma4 309.1 / 310.1 (with 128
  * threads and two vectors a step, TENSORC_PW_BLOCK=128 TENSORC_FE_STEPS=2,
- * the constants gave 129.2 and 302.5: not yet timed on AdamW). */
+ * the constants gave 129.2 and 302.5; the reference, now the defaults'
+ * launch, 129.4 and 305.1 in another call). */
 static void foreach_chunk(cg *g, tc_buf *o, int vec, const cg_vbody *vbody, const cg_block *body)
 {
     tc_plan *p = g->bufs->plan;

@@ -448,9 +448,14 @@ tc_status drv_function_params(drv_fn fn, size_t *sizes, int max, int *n, tc_diag
 /* static and dynamic shared memory past the default 48 KB: the kernel must
  * allow the dynamic part (an attention ring of exactly 48 KB beside its
  * 5 KB of static memory failed its launch when this counted the ring alone) */
+static bool past_48k(drv_fn fn, unsigned shmem)
+{
+    return shmem && (uint64_t)shmem + fn.statmem > 48 * 1024;
+}
+
 static CUresult allow_shmem(drv_fn fn, unsigned shmem)
 {
-    if (!shmem || (uint64_t)shmem + fn.statmem <= 48 * 1024)
+    if (!past_48k(fn, shmem))
         return CUDA_SUCCESS;
     return cu.func_attr ? cu.func_attr((CUfunction)fn.handle, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                        (int)shmem)
@@ -460,7 +465,7 @@ static CUresult allow_shmem(drv_fn fn, unsigned shmem)
 tc_status drv_launch(drv_fn fn, const unsigned grid[3], const unsigned block[3], unsigned shmem,
                      void *stream, void **args, tc_diag *d)
 {
-    if (shmem && (uint64_t)shmem + fn.statmem > 48 * 1024 && !cu.func_attr)
+    if (past_48k(fn, shmem) && !cu.func_attr)
         return SET(d, TC_ERR_UNSUPPORTED, "this CUDA driver has no cuFuncSetAttribute (%u bytes of "
                    "dynamic shared memory)", shmem);
     bool pushed = enter(fn.dev);

@@ -67,7 +67,7 @@ void sched_rows_pipe(const tc_knobs *kn, const fkernel *k, ksched *ks)
     }
     bool on = kn->rows_pipe >= 0 ? kn->rows_pipe == 1 : ks->vec == 4;
     ks->pipe = on && ks->kind == SCH_ROWS && ks->cluster && ks->items && ks->vec > 1 &&
-               !ks->online_sum && !k->ncols && !ks->compact;
+               !ks->online_sum && !ks->compact;
 }
 
 void sched_print_pipe(tc_buf *b, const ksched *ks)
