@@ -78,7 +78,7 @@ typedef struct tc_knobs {
                              * carry-free work in the replay (scan.c) */
     /* column partials (fuse.h, sched_colpart.c): -1 unset */
     int col_rows;           /* TENSORC_COL_ROWS: 1 to 1024: rows a block of a rows kernel carrying
-                             * column sums takes (FUSE_COL_ROWS = 32 unset) */
+                             * column sums takes (FUSE_COL_ROWS = 64 unset) */
     int colpart_prefetch;   /* TENSORC_COLPART_PREFETCH: 0 (as before) or 1: such a block copies
                              * its next row into shared memory while this one reduces */
     int matmul_bn;          /* TENSORC_MATMUL_BN: 64, 128 or 256 (16-row tensor-core tiles' columns) */

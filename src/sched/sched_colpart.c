@@ -6,10 +6,10 @@
  * Why a constant number of rows a block: the partial sums, and so dw and
  * db, are then the same bits at every launch (no dependence on the grid
  * the runtime clamps or on the GPU), and a row's own results (dx) are
- * computed exactly as without partials.  32 rows: a 16384-row batch gives
- * 512 blocks (about 4 an SM on 132 SMs, the rows kernel's occupancy), and
- * the partials cost 4 bytes per column and sum per 32 rows written and read
- * again (layernorm's backward at 16384 x 4096: 2 x 8 MB beside 805 MB).
+ * computed exactly as without partials.  64 rows (fuse.h has the
+ * figures): a 16384-row batch gives 256 blocks (about 2 an SM on 132 SMs),
+ * and the partials cost 4 bytes per column and sum per 64 rows written and
+ * read again (layernorm's backward at 16384 x 4096: 2 x 4 MB beside 805 MB).
  */
 #include "sched/sched.h"
 
@@ -37,13 +37,13 @@ void sched_colpart(tc_dimctx *c, const tc_knobs *kn, const fkernel *k, ksched *k
         ks->grid = dim_ceildiv(c, ks->rows, R);
         /* (the number is the column partials' line of the dump) */
         bool dflt = rb == FUSE_COL_ROWS;
-        ks->why = ks->compact ? (dflt ? "reduction over trailing axes with column partials: a block per 32 rows, "
+        ks->why = ks->compact ? (dflt ? "reduction over trailing axes with column partials: a block per 64 rows, "
                                         "one pass per phase, epilogue pass writes the row and adds it to the "
                                         "block's column sums; rows loop: the budget"
                                       : "reduction over trailing axes with column partials: a block per "
                                         "TENSORC_COL_ROWS rows, one pass per phase, epilogue pass writes the "
                                         "row and adds it to the block's column sums; rows loop: the budget")
-                  : dflt ? "reduction over trailing axes with column partials: a block per 32 rows, "
+                  : dflt ? "reduction over trailing axes with column partials: a block per 64 rows, "
                            "one pass per phase, epilogue pass writes the row and adds it to the "
                            "block's column sums (registers where the row is)"
                          : "reduction over trailing axes with column partials: a block per TENSORC_COL_ROWS "

@@ -1,5 +1,5 @@
 /* colpart.cpp - column partials (fuse.h) run on the host (emu.h): the rows
- * kernel that carries column sums (blocks of 32 rows, a partial row each)
+ * kernel that carries column sums (blocks of 64 rows, a partial row each)
  * and the kernel that combines them, as tensorc generates them, checked
  * against the reference interpreter (tensorc run --device=cpu) on the same
  * inputs.  Built by rows.sh once per case: -DEMU_LN (layernorm_grad of
@@ -21,7 +21,7 @@
  * workspace must be left zero.  Prints a line per shape, exits 1 on any
  * mismatch.  -DEMU_PER=16 -DEMU_BMAX=512: the unit was generated with
  * TENSORC_ROWS_REGS=16 (16 elements a thread).  -DEMU_COL_ROWS=R: the unit was generated with
- * TENSORC_COL_ROWS=R (default 32).  The first run's outputs are written to
+ * TENSORC_COL_ROWS=R (default 64).  The first run's outputs are written to
  * WORKDIR/bits_N_D_{0,1}.bin (clean, special) so that rows.sh can compare
  * two variants' bits (TENSORC_COLPART_PREFETCH=1 against 0). */
 #include "emu.h"
@@ -101,7 +101,7 @@ enum { NIN = 1, NOUT = 2, NPART = 1, DOUT = -1 };
 #define EMU_BMAX 1024
 #endif
 #ifndef EMU_COL_ROWS
-#define EMU_COL_ROWS 32 /* rows a block of the rows kernel (TENSORC_COL_ROWS) */
+#define EMU_COL_ROWS 64 /* rows a block of the rows kernel (TENSORC_COL_ROWS) */
 #endif
 #ifndef TT
 #define TT 1 /* rows a [B, T, D] case's B is multiplied by (its T) */

@@ -396,7 +396,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
 
 /* ---- fn layernorm_grad ---- */
 
-/* kernel 0: reduction over trailing axes with column partials: a block per 32 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
+/* kernel 0: reduction over trailing axes with column partials: a block per 64 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
 extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_sub_add_rsqrt_1(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
@@ -410,9 +410,9 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_sub_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    const idx_t tc_nb = (rows + 31) / 32; /* blocks of 32 rows */
+    const idx_t tc_nb = (rows + 63) / 64; /* blocks of 64 rows */
     for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {
-        const idx_t rlo = grp * 32, rhi = rows - rlo > 32 ? rlo + 32 : rows;
+        const idx_t rlo = grp * 64, rhi = rows - rlo > 64 ? rlo + 64 : rows;
         const idx_t tc_pb = grp * len; /* this block's partial row */
         bool tc_looped = false; /* a row looped: its sums are in the partial row */
         float cp34[8] = {}; /* a sum per element the thread holds */
@@ -682,7 +682,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_div_sub_add_rsqrt
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_D, len = (sz_N + 31)/32;
+    const idx_t rows = sz_D, len = (sz_N + 63)/64;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -992,7 +992,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
 
 /* ---- fn rmsnorm_grad ---- */
 
-/* kernel 0: reduction over trailing axes with column partials: a block per 32 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
+/* kernel 0: reduction over trailing axes with column partials: a block per 64 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
 extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_rsqrt_4(
     const float *__restrict__ in_x,
     const float *__restrict__ in_g,
@@ -1005,9 +1005,9 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sum_div_add_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    const idx_t tc_nb = (rows + 31) / 32; /* blocks of 32 rows */
+    const idx_t tc_nb = (rows + 63) / 64; /* blocks of 64 rows */
     for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {
-        const idx_t rlo = grp * 32, rhi = rows - rlo > 32 ? rlo + 32 : rows;
+        const idx_t rlo = grp * 64, rhi = rows - rlo > 64 ? rlo + 64 : rows;
         const idx_t tc_pb = grp * len; /* this block's partial row */
         bool tc_looped = false; /* a row looped: its sums are in the partial row */
         float cp25[8] = {}; /* a sum per element the thread holds */
@@ -1189,7 +1189,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_div_add_rsqrt_mul
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_D, len = (sz_N + 31)/32;
+    const idx_t rows = sz_D, len = (sz_N + 63)/64;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -1620,7 +1620,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
 
 /* ---- fn layernorm_bwd ---- */
 
-/* kernel 0: reduction over trailing axes with column partials: a block per 32 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
+/* kernel 0: reduction over trailing axes with column partials: a block per 64 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
 extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sub_sum_add_rsqrt_div_7(
     const float *__restrict__ in_x,
     const float *__restrict__ in_w,
@@ -1636,9 +1636,9 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_sub_sum_add_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    const idx_t tc_nb = (rows + 31) / 32; /* blocks of 32 rows */
+    const idx_t tc_nb = (rows + 63) / 64; /* blocks of 64 rows */
     for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {
-        const idx_t rlo = grp * 32, rhi = rows - rlo > 32 ? rlo + 32 : rows;
+        const idx_t rlo = grp * 64, rhi = rows - rlo > 64 ? rlo + 64 : rows;
         const idx_t tc_pb = grp * len; /* this block's partial row */
         bool tc_looped = false; /* a row looped: its sums are in the partial row */
         float cp31[8] = {}; /* a sum per element the thread holds */
@@ -1851,7 +1851,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sub_add_rsqrt_mul
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_D, len = (sz_N + 31)/32;
+    const idx_t rows = sz_D, len = (sz_N + 63)/64;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -2178,7 +2178,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
 
 /* ---- fn rmsnorm_bwd ---- */
 
-/* kernel 0: reduction over trailing axes with column partials: a block per 32 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
+/* kernel 0: reduction over trailing axes with column partials: a block per 64 rows, one pass per phase, epilogue pass writes the row and adds it to the block's column sums (registers where the row is) */
 extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_add_rsqrt_sum_div_10(
     const float *__restrict__ in_x,
     const float *__restrict__ in_g,
@@ -2192,9 +2192,9 @@ extern "C" __global__ void __launch_bounds__(1024) tc_red_fused_mul_add_rsqrt_su
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    const idx_t tc_nb = (rows + 31) / 32; /* blocks of 32 rows */
+    const idx_t tc_nb = (rows + 63) / 64; /* blocks of 64 rows */
     for (idx_t grp = blockIdx.x; grp < tc_nb; grp = tc_nb - grp > (idx_t)gridDim.x ? grp + gridDim.x : tc_nb) {
-        const idx_t rlo = grp * 32, rhi = rows - rlo > 32 ? rlo + 32 : rows;
+        const idx_t rlo = grp * 64, rhi = rows - rlo > 64 ? rlo + 64 : rows;
         const idx_t tc_pb = grp * len; /* this block's partial row */
         bool tc_looped = false; /* a row looped: its sums are in the partial row */
         float cp23[8] = {}; /* a sum per element the thread holds */
@@ -2362,7 +2362,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_rsqrt_mul_sum
     void *__restrict__ ws)
 {
     __shared__ double tc_smem[2 * 32 * 8];
-    const idx_t rows = sz_D, len = (sz_N + 31)/32;
+    const idx_t rows = sz_D, len = (sz_N + 63)/64;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -2426,9 +2426,9 @@ launch plan of layernorm_grad (32-bit indices):
   buffer out_dx       output f32[N, D]
   buffer out_dw       output f32[D]
   buffer out_db       output f32[D]
-  buffer cpart34      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
-  buffer cpart35      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 1
-  step 0: tc_red_fused_mul_sum_div_sub_add_rsqrt_1<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_w, in_dout, out_dx, cpart34, cpart35, N, D, eps)
+  buffer cpart34      temp   f32[(N + 63)/64, D]  live steps 0..1, slot 0
+  buffer cpart35      temp   f32[(N + 63)/64, D]  live steps 0..1, slot 1
+  step 0: tc_red_fused_mul_sum_div_sub_add_rsqrt_1<<<(N + 63)/64, [1024, 1, 1]>>>(in_x, in_w, in_dout, out_dx, cpart34, cpart35, N, D, eps)
   step 1: tc_red_fused_div_sub_add_rsqrt_mul_sum_2<<<32*((D + 15)/16), [16, 8, 1]>>>(out_dw, out_db, cpart34, cpart35, D, N, workspace)
 launch plan of rmsnorm (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -2445,8 +2445,8 @@ launch plan of rmsnorm_grad (32-bit indices):
   buffer in_dout      param  f32[N, D]
   buffer out_dx       output f32[N, D]
   buffer out_dg       output f32[D]
-  buffer cpart25      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
-  step 0: tc_red_fused_mul_sum_div_add_rsqrt_4<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_g, in_dout, out_dx, cpart25, N, D, eps)
+  buffer cpart25      temp   f32[(N + 63)/64, D]  live steps 0..1, slot 0
+  step 0: tc_red_fused_mul_sum_div_add_rsqrt_4<<<(N + 63)/64, [1024, 1, 1]>>>(in_x, in_g, in_dout, out_dx, cpart25, N, D, eps)
   step 1: tc_red_fused_div_add_rsqrt_mul_sum_copy_5<<<32*((D + 15)/16), [16, 8, 1]>>>(out_dg, cpart25, D, N, workspace)
 launch plan of layernorm_fwd (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -2470,9 +2470,9 @@ launch plan of layernorm_bwd (32-bit indices):
   buffer out_dx       output f32[N, D]
   buffer out_dw       output f32[D]
   buffer out_db       output f32[D]
-  buffer cpart31      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
-  buffer cpart32      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 1
-  step 0: tc_red_fused_mul_sub_sum_add_rsqrt_div_7<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_w, in_saved_mean, in_saved_var, in_dout, out_dx, cpart31, cpart32, N, D, eps)
+  buffer cpart31      temp   f32[(N + 63)/64, D]  live steps 0..1, slot 0
+  buffer cpart32      temp   f32[(N + 63)/64, D]  live steps 0..1, slot 1
+  step 0: tc_red_fused_mul_sub_sum_add_rsqrt_div_7<<<(N + 63)/64, [1024, 1, 1]>>>(in_x, in_w, in_saved_mean, in_saved_var, in_dout, out_dx, cpart31, cpart32, N, D, eps)
   step 1: tc_red_fused_sub_add_rsqrt_mul_sum_copy_8<<<32*((D + 15)/16), [16, 8, 1]>>>(out_dw, out_db, cpart31, cpart32, D, N, workspace)
 launch plan of rmsnorm_fwd (32-bit indices):
   buffer in_x         param  f32[N, D]
@@ -2491,7 +2491,7 @@ launch plan of rmsnorm_bwd (32-bit indices):
   buffer in_dout      param  f32[N, D]
   buffer out_dx       output f32[N, D]
   buffer out_dg       output f32[D]
-  buffer cpart23      temp   f32[(N + 31)/32, D]  live steps 0..1, slot 0
-  step 0: tc_red_fused_mul_add_rsqrt_sum_div_10<<<(N + 31)/32, [1024, 1, 1]>>>(in_x, in_g, in_saved_mean, in_dout, out_dx, cpart23, N, D, eps)
+  buffer cpart23      temp   f32[(N + 63)/64, D]  live steps 0..1, slot 0
+  step 0: tc_red_fused_mul_add_rsqrt_sum_div_10<<<(N + 63)/64, [1024, 1, 1]>>>(in_x, in_g, in_saved_mean, in_dout, out_dx, cpart23, N, D, eps)
   step 1: tc_red_fused_add_rsqrt_mul_sum_copy_11<<<32*((D + 15)/16), [16, 8, 1]>>>(out_dg, cpart23, D, N, workspace)
  */

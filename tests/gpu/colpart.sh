@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # colpart.sh BUILD_DIR - column partials on the GPU (issue 15, fuse.h): a
-# rows kernel that also sums column reductions per block of 32 rows, and
+# rows kernel that also sums column reductions per block of 64 rows, and
 # the kernel that combines the partials (layernorm's and rmsnorm's backward:
 # x and dout read once).  First run on an H200 on 2026-11-27: 89 of 89
 # checks passed (part 1 through layernorm_grad at 16384 x 4096, 71 s, where
@@ -8,7 +8,7 @@
 #
 #   1. layernorm_grad, rmsnorm_grad (examples/layernorm_backward.tc) in f32,
 #      tests/emu/colpart.tc's layernorm_grad in bf16 and softmax_colsum in
-#      f32, at N = 1, 3, 31, 33, 1000 (around the 32 rows of a block) and
+#      f32, at N = 1, 3, 31, 33, 63, 65, 1000 (around 32 rows and the 64 rows of a block) and
 #      D = 1, 3, 129, 4096, and the bench size 16384 x 4096, and colpart.tc's
 #      rank-3 forms (rows over two axes, or the column sum over two), against
 #      the interpreter (`run --check`).  (The vjp pairs' backwards: vjp.sh.)
@@ -44,7 +44,7 @@ check() { # label, then tensorc run's arguments (under the knobs in $kn)
 }
 lb=$root/examples/layernorm_backward.tc
 cp=$root/tests/emu/colpart.tc
-for n in 1 3 31 33 1000; do
+for n in 1 3 31 33 63 65 1000; do
     for d in 1 3 129 4096; do
         s=N=$n,D=$d
         check "layernorm_grad f32 [$s]" "$lb" --fn layernorm_grad --shape "$s" --seed 1

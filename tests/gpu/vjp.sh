@@ -29,8 +29,8 @@ pair() { # file, forward, backward, saved names (comma list), shape, seed
     step "$fwd [$shape]" "$ex/$file" --fn "$fwd" --shape "$shape" --seed "$seed" "${outs[@]}"
     step "$bwd [$shape]" "$ex/$file" --fn "$bwd" --shape "$shape" --seed "$seed" "${ins[@]}"
 }
-# (N = 31, 33, 16384: blocks of 32 rows carrying dw, db as column partials)
-for shape in N=1,D=1 N=3,D=17 N=129,D=1031 N=64,D=4096 N=5,D=20000 N=31,D=129 N=33,D=4096 N=16384,D=4096; do
+# (N = 31, 33, 63, 65, 16384: blocks of 64 rows carrying dw, db as column partials)
+for shape in N=1,D=1 N=3,D=17 N=129,D=1031 N=64,D=4096 N=5,D=20000 N=31,D=129 N=33,D=4096 N=63,D=129 N=65,D=4096 N=16384,D=4096; do
     pair layernorm_backward.tc layernorm_fwd layernorm_bwd saved_mean,saved_var "$shape" 3
     pair layernorm_backward.tc rmsnorm_fwd rmsnorm_bwd saved_mean "$shape" 4
 done
