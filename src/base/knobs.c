@@ -20,6 +20,7 @@ const tc_knobs knobs_default = {
     .matmul_bn = -1,
     .matmul_kauto = -1,
     .scan_lse = -1,
+    .col_occ = -1, .pw_occ = -1, .col_order = -1,
 };
 
 const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "occ5", "occ6"};
@@ -74,6 +75,9 @@ static const struct {
     {"TENSORC_MATMUL_BN", offsetof(tc_knobs, matmul_bn), 64, 256, POW2, false},
     {"TENSORC_MATMUL_KAUTO", offsetof(tc_knobs, matmul_kauto), 0, 1, ANY, false},
     {"TENSORC_SCAN_LSE", offsetof(tc_knobs, scan_lse), 0, 1, ANY, false},
+    {"TENSORC_COL_OCC", offsetof(tc_knobs, col_occ), 1, 32, ANY, false},
+    {"TENSORC_PW_OCC", offsetof(tc_knobs, pw_occ), 1, 32, ANY, false},
+    {"TENSORC_COL_ORDER", offsetof(tc_knobs, col_order), 0, 1, ANY, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };
 

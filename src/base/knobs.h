@@ -86,6 +86,11 @@ typedef struct tc_knobs {
                              * launch-time K slices too (few tiles: more slices) */
     int scan_lse;           /* TENSORC_SCAN_LSE: 0 or 1: a lane walk's f32 logcumsumexp carried as
                              * (max, scaled sum), the log only where read (scan.c) */
+    int col_occ;            /* TENSORC_COL_OCC: 1 to 32: a column kernel's blocks a SM asked of
+                             * ptxas (__launch_bounds__'s second argument), -1 none */
+    int pw_occ;             /* TENSORC_PW_OCC: likewise for pointwise kernels (foreach too) */
+    int col_order;          /* TENSORC_COL_ORDER: 0 or 1: a split column kernel's blocks group-major
+                             * (0) or slice-major (1: columns.c) */
 } tc_knobs;
 
 /* Every knob unset: what compilation uses without a context's knobs (unit

@@ -54,7 +54,7 @@ static void split_loops(cg *g, int CV)
  * accumulator, the last block's combine of the S partials and its reset of
  * them, and the ticket's reset.  The scalar kernel's accumulators are
  * acc<n>, the vector kernel's acc<n>[e] (sfx "[e]"), at the writer's depth. */
-static void split_head(cg *g, cg_w *w, int S)
+static void split_head(cg *g, cg_w *w, int S, int CV)
 {
     const ksched *ks = g->ks;
     /* one at a time: cg_index names a size parameter at its first use, so the
@@ -62,7 +62,18 @@ static void split_head(cg *g, cg_w *w, int S)
     const char *rows = cg_index(g, ks->rows);
     const char *len = cg_index(g, ks->rowlen);
     cg_wl(w, "const idx_t rows = %s, len = %s;", rows, len);
-    cg_wl(w, "const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;", S, S);
+    if (CV > 1)
+        cg_wl(w, "const idx_t groups = (rows + blockDim.x * %d - 1) / (blockDim.x * %d);", CV, CV);
+    else
+        cg_wl(w, "const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;");
+    /* TENSORC_COL_ORDER=1: slice-major, so the blocks resident at once read
+     * whole rows of the input (every column group of a few slices) rather
+     * than one column group's 256 bytes in each of S distant rows; the same
+     * work per (group, slice), so the same bits */
+    if (g->f->knobs.col_order == 1)
+        cg_wl(w, "const idx_t group = blockIdx.x %% groups, slice = blockIdx.x / groups;");
+    else
+        cg_wl(w, "const idx_t group = blockIdx.x / %d, slice = blockIdx.x %% %d;", S, S);
     cg_wl(w, "const idx_t chunk = (len + %d - 1) / %d, lo = slice * chunk;", S, S);
     cg_wl(w, "const idx_t hi = lo + chunk < len ? lo + chunk : len;");
 }
@@ -133,7 +144,7 @@ void cg_columns_split(cg *g, tc_buf *o)
 
     cg_w w = {o, 4};
     cg_wput(&w, &g->kpre);
-    split_head(g, &w, S);
+    split_head(g, &w, S, 1);
     cg_wl(&w, "const idx_t cb = group * blockDim.x;");
     cg_wl(&w, "const bool active = cb + threadIdx.x < rows;");
     cg_wl(&w, "/* idle threads work on the last column so every load stays in bounds */");
@@ -145,7 +156,6 @@ void cg_columns_split(cg *g, tc_buf *o)
     cg_decompose(g, o, w.ind, "r", k->mask);
     cg_wput(&w, &body);
     cg_wclose(&w, "}");
-    cg_wl(&w, "const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;");
     cg_wl(&w, "unsigned *ticket = (unsigned *)ws + 4 * group;");
     for (int j = 0; j < k->nreds; j++) {
         int rn = cg_rno(g, k->reds[j]);
@@ -233,7 +243,7 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
 
     cg_w w = {o, 4};
     cg_wput(&w, &g->kpre);
-    split_head(g, &w, S);
+    split_head(g, &w, S, CV);
     cg_wl(&w, "const idx_t c0 = (group * blockDim.x + threadIdx.x) * %d; /* this thread's first column */",
           CV);
     for (int j = 0; j < k->nreds; j++) {
@@ -305,7 +315,6 @@ void cg_columns_split_vec(cg *g, tc_buf *o)
     cg_wclose(&w, "}");
     cg_wclose(&w, "}");
     cg_wclose(&w, "}");
-    cg_wl(&w, "const idx_t groups = (rows + blockDim.x * %d - 1) / (blockDim.x * %d);", CV, CV);
     cg_wl(&w, "unsigned *ticket = (unsigned *)ws + 4 * group;");
     for (int j = 0; j < k->nreds; j++)
         split_parts_decl(g, &w, j, S);

@@ -255,6 +255,10 @@ void cg_kernel(cg *g, tc_buf *out)
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(512, 2) %s(", g->kname);
     else if (ks->kind == SCH_ROWS)
         buf_printf(out, "extern \"C\" __global__ void TC_ROWS_BOUNDS %s(", g->kname);
+    else if ((ks->kind == SCH_COLUMNS && g->f->knobs.col_occ > 0) || /* TENSORC_COL_OCC, _PW_OCC: A/Bs */
+             (ks->kind == SCH_POINTWISE && g->f->knobs.pw_occ > 0))
+        buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", threads,
+                   ks->kind == SCH_COLUMNS ? g->f->knobs.col_occ : g->f->knobs.pw_occ, g->kname);
     else
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, g->kname);
     bool first = true;

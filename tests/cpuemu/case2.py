@@ -20,6 +20,6 @@ for (N, D) in [(1, 1), (3, 5), (1031, 37), (517, 130), (2049, 4), (77, 1028), (4
             P.plain(PROG, "col_sum", cv, {"N": N, "D": D}, {"x": N * D}, {"out": D}, off=off, specials=1)
         P.plain(PROG, "col_stats", cv, {"N": N, "D": D}, {"x": N * D}, {"s": D, "m": D}, specials=1)
 for (B, N, D) in [(3, 1031, 37), (2, 513, 128), (5, 2, 4)]:
-    cv = [base, C(COL_UNROLL=1), C(COL_UNROLL=4), C(COL_UNROLL=3)]
+    cv = [base, C(COL_UNROLL=1), C(COL_UNROLL=4), C(COL_UNROLL=3), C(COL_ORDER=1)]
     P.plain(PROG, "mid_mean", cv, {"B": B, "N": N, "D": D}, {"x": B * N * D}, {"out": B * D}, specials=1)
 P.write(sys.argv[1])

@@ -1,4 +1,4 @@
-"""case3.py - whole-tensor full_sum and full_stats at every unroll and grid caps of 3, 7 and 1024 (and a grid of 2), exact on small integers against an f64 sum, NaN sums; col_sum over slices 2 to 64, blocks 16 to 128 wide and 1 to 16 rows (TENSORC_COL_Y), exact."""
+"""case3.py - whole-tensor full_sum and full_stats at every unroll and grid caps of 3, 7 and 1024 (and a grid of 2), exact on small integers against an f64 sum, NaN sums; col_sum over slices 2 to 64, blocks 16 to 128 wide and 1 to 16 rows (TENSORC_COL_Y), group- and slice-major (TENSORC_COL_ORDER), exact."""
 import os
 import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -24,7 +24,8 @@ for n in [4103, 100003]:
 # columns over different splits and blocks: exact on integers
 C = lambda **kw: {("TENSORC_" + k): str(v) for k, v in kw.items()}
 cv = [C(), C(COL_UNROLL=1), C(COL_UNROLL=4), C(COL_UNROLL=8, COL_SPLIT=64, COL_X=64), C(COL_UNROLL=3, COL_SPLIT=16, COL_X=16), C(COL_SPLIT=2, COL_X=128, COL_UNROLL=4),
-      C(COL_X=16, COL_Y=8, COL_UNROLL=4), C(COL_Y=1), C(COL_X=64, COL_Y=2, COL_SPLIT=16)]
+      C(COL_X=16, COL_Y=8, COL_UNROLL=4), C(COL_Y=1), C(COL_X=64, COL_Y=2, COL_SPLIT=16),
+      C(COL_ORDER=1), C(COL_ORDER=1, COL_UNROLL=3, COL_SPLIT=16, COL_X=16), C(COL_ORDER=1, COL_Y=1, COL_SPLIT=2)]
 for (N, D) in [(1, 1), (3, 5), (1031, 37), (517, 130), (2049, 4), (77, 1028)]:
     ref = "double want[%d] = {0}; for (long i = 0; i < %d; i++) for (long j = 0; j < %d; j++) want[j] += in_x[i * %d + j]; exact(VNAME, got, want, %d);" % (D, N, D, D, D)
     for off in [{}, {"x": 1}]:

@@ -11,6 +11,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = sz_N;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -75,7 +76,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_0(
             }
         }
     }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
     float *part1 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll

@@ -12,6 +12,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_0(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_B*sz_C, len = sz_A;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -82,7 +83,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_0(
             }
         }
     }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
     float *part1 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
@@ -141,6 +141,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_div_1(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_A*sz_C, len = sz_B;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -211,7 +212,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sum_div_1(
             }
         }
     }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
     float *part2 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
@@ -482,6 +482,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_min_3(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_C, len = sz_A*sz_B;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -559,7 +560,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_min_3(
             }
         }
     }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
     float *part6 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
@@ -859,6 +859,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_argmin_6(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = sz_N;
+    const idx_t groups = (rows + blockDim.x * 2 - 1) / (blockDim.x * 2);
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -915,7 +916,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_argmin_6(
             }
         }
     }
-    const idx_t groups = (rows + blockDim.x * 2 - 1) / (blockDim.x * 2);
     unsigned *ticket = (unsigned *)ws + 4 * group;
     tc_argv<float> *part2 = (tc_argv<float> *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll

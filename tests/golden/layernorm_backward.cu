@@ -683,6 +683,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_div_sub_add_rsqrt
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = (sz_N + 63)/64;
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -698,7 +699,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_div_sub_add_rsqrt
         acc34 = tc_op_sum()(acc34, cpart34[(idx_t)r * rows + row]); // layernorm_backward.tc:10
         acc35 = tc_op_sum()(acc35, cpart35[(idx_t)r * rows + row]); // layernorm_backward.tc:10
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
     acc34 = tc_col_reduce(acc34, tc_op_sum(), (float *)tc_smem);
     float *part34 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
@@ -1190,6 +1190,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_div_add_rsqrt_mul
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = (sz_N + 63)/64;
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -1203,7 +1204,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_div_add_rsqrt_mul
         const idx_t i0 = r;
         acc25 = tc_op_sum()(acc25, cpart25[(idx_t)r * rows + row]); // layernorm_backward.tc:16
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
     acc25 = tc_col_reduce(acc25, tc_op_sum(), (float *)tc_smem);
     float *part25 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
@@ -1852,6 +1852,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sub_add_rsqrt_mul
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = (sz_N + 63)/64;
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -1867,7 +1868,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_sub_add_rsqrt_mul
         acc31 = tc_op_sum()(acc31, cpart31[(idx_t)r * rows + row]); // layernorm_backward.tc:10
         acc32 = tc_op_sum()(acc32, cpart32[(idx_t)r * rows + row]); // layernorm_backward.tc:10
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
     acc31 = tc_col_reduce(acc31, tc_op_sum(), (float *)tc_smem);
     float *part31 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
@@ -2363,6 +2363,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_rsqrt_mul_sum
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = (sz_N + 63)/64;
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -2376,7 +2377,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_rsqrt_mul_sum
         const idx_t i0 = r;
         acc23 = tc_op_sum()(acc23, cpart23[(idx_t)r * rows + row]); // layernorm_backward.tc:16
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
     acc23 = tc_col_reduce(acc23, tc_op_sum(), (float *)tc_smem);
     float *part23 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);

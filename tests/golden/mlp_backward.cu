@@ -240,6 +240,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_mul_erf_exp_s
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_H, len = sz_N;
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -271,7 +272,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_mul_erf_exp_s
         const float t15 = tc_gelu(t3);                              // mlp_backward.tc:9
         if (active) buf28[sz_H*i0 + i1] = t15;                      // mlp_backward.tc:9
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
     acc27 = tc_col_reduce(acc27, tc_op_sum(), (float *)tc_smem);
     float *part27 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
@@ -650,6 +650,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_mul_erf_exp_s
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_H, len = sz_N;
+    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -681,7 +682,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_add_mul_erf_exp_s
         const float t15 = tc_gelu(t3);                              // mlp_backward.tc:9
         if (active) buf28[sz_H*i0 + i1] = t15;                      // mlp_backward.tc:9
     }
-    const idx_t groups = (rows + blockDim.x - 1) / blockDim.x;
     unsigned *ticket = (unsigned *)ws + 4 * group;
     acc27 = tc_col_reduce(acc27, tc_op_sum(), (float *)tc_smem);
     float *part27 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);

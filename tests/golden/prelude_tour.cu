@@ -1412,6 +1412,7 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_mul_sum_6(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_D, len = sz_N;
+    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     const idx_t group = blockIdx.x / 32, slice = blockIdx.x % 32;
     const idx_t chunk = (len + 32 - 1) / 32, lo = slice * chunk;
     const idx_t hi = lo + chunk < len ? lo + chunk : len;
@@ -1485,7 +1486,6 @@ extern "C" __global__ void __launch_bounds__(128) tc_red_fused_mul_sum_6(
             }
         }
     }
-    const idx_t groups = (rows + blockDim.x * 4 - 1) / (blockDim.x * 4);
     unsigned *ticket = (unsigned *)ws + 4 * group;
     float *part3 = (float *)((char *)ws + 16 * groups + (idx_t)0 * 32 * 16 * rows);
     #pragma unroll
