@@ -20,6 +20,9 @@ const tc_knobs knobs_default = {
     .matmul_bn = -1,
     .matmul_kauto = -1,
     .scan_lse = -1,
+    .scan_async = -1,
+    .scan_minblocks = -1,
+    .scan_pair_lse = -1,
 };
 
 const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "occ5", "occ6"};
@@ -74,6 +77,9 @@ static const struct {
     {"TENSORC_MATMUL_BN", offsetof(tc_knobs, matmul_bn), 64, 256, POW2, false},
     {"TENSORC_MATMUL_KAUTO", offsetof(tc_knobs, matmul_kauto), 0, 1, ANY, false},
     {"TENSORC_SCAN_LSE", offsetof(tc_knobs, scan_lse), 0, 1, ANY, false},
+    {"TENSORC_SCAN_ASYNC", offsetof(tc_knobs, scan_async), 0, 1, ANY, false},
+    {"TENSORC_SCAN_MINBLOCKS", offsetof(tc_knobs, scan_minblocks), 1, 16, ANY, false},
+    {"TENSORC_SCAN_PAIR_LSE", offsetof(tc_knobs, scan_pair_lse), 0, 1, ANY, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };
 

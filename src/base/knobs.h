@@ -86,6 +86,13 @@ typedef struct tc_knobs {
                              * launch-time K slices too (few tiles: more slices) */
     int scan_lse;           /* TENSORC_SCAN_LSE: 0 or 1: a lane walk's f32 logcumsumexp carried as
                              * (max, scaled sum), the log only where read (scan.c) */
+    int scan_async;         /* TENSORC_SCAN_ASYNC: 0 (as before) or 1: a lane walk's staged loads
+                             * copied by cp.async a chunk ahead, two chunks of shared memory
+                             * (scan_stage.c) */
+    int scan_minblocks;     /* TENSORC_SCAN_MINBLOCKS: 1 to 16: a scan kernel's blocks a SM in its
+                             * __launch_bounds__ (a register cap; unset: none, as before) */
+    int scan_pair_lse;      /* TENSORC_SCAN_PAIR_LSE: 0 (as before) or 1: a checkpointed pair's
+                             * forward walks carry logcumsumexp as (max, scaled sum) too (scan.c) */
 } tc_knobs;
 
 /* Every knob unset: what compilation uses without a context's knobs (unit

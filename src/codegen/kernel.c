@@ -255,6 +255,9 @@ void cg_kernel(cg *g, tc_buf *out)
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(512, 2) %s(", g->kname);
     else if (ks->kind == SCH_ROWS)
         buf_printf(out, "extern \"C\" __global__ void TC_ROWS_BOUNDS %s(", g->kname);
+    else if (ks->kind == SCH_SCAN && g->f->knobs.scan_minblocks > 0) /* TENSORC_SCAN_MINBLOCKS: a register cap */
+        buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", threads,
+                   g->f->knobs.scan_minblocks, g->kname);
     else
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, g->kname);
     bool first = true;
