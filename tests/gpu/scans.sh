@@ -100,7 +100,7 @@ done
 # logcumsumexp as (max, scaled sum)): the lane path's functions and the
 # pairs at T = 1, 3, 9, 17, 64, 129 (chunk edges: 8 steps), f32 and f64
 # (8-byte copies), bf16 (staged as before); the minGRU at B=5, H=67.
-# TC_SCANS_FILTER=SCAN_ (below) runs only these.
+# TC_SCANS_FILTER='SCAN_(ASYNC|MINBLOCKS|PAIR_LSE)' (below) runs only these.
 for L in 1 3 9 17 64 129; do
     for dt in f32 f64 bf16; do
         for fn in rows walk_red_twice; do
@@ -155,9 +155,9 @@ then
 else
     echo "SKIP NaN/inf and minGRU inputs: no NumPy"
 fi
-# TC_SCANS_FILTER=TEXT: only the runs whose line holds TEXT (SCAN_ASYNC, ...)
+# TC_SCANS_FILTER=ERE: only the runs whose line matches it (grep -E)
 if [ -n "${TC_SCANS_FILTER:-}" ]; then
-    grep -F -e "$TC_SCANS_FILTER" "$jobs" > "$jobs.f"
+    grep -E -e "$TC_SCANS_FILTER" "$jobs" > "$jobs.f"
     mv "$jobs.f" "$jobs"
 fi
 export tc
