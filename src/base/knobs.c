@@ -21,6 +21,9 @@ const tc_knobs knobs_default = {
     .matmul_kauto = -1,
     .scan_lse = -1,
     .col_occ = -1, .pw_occ = -1, .col_order = -1,
+    .scan_async = -1,
+    .scan_minblocks = -1,
+    .scan_pair_lse = -1,
 };
 
 const char *const knob_mm_streams[KNOB_MM_STREAM_N] = {"cpasync", "l2pf", "occ5", "occ6"};
@@ -78,6 +81,9 @@ static const struct {
     {"TENSORC_COL_OCC", offsetof(tc_knobs, col_occ), 1, 32, ANY, false},
     {"TENSORC_PW_OCC", offsetof(tc_knobs, pw_occ), 1, 32, ANY, false},
     {"TENSORC_COL_ORDER", offsetof(tc_knobs, col_order), 0, 1, ANY, false},
+    {"TENSORC_SCAN_ASYNC", offsetof(tc_knobs, scan_async), 0, 1, ANY, false},
+    {"TENSORC_SCAN_MINBLOCKS", offsetof(tc_knobs, scan_minblocks), 1, 16, ANY, false},
+    {"TENSORC_SCAN_PAIR_LSE", offsetof(tc_knobs, scan_pair_lse), 0, 1, ANY, false},
 };
 enum { NINTS = sizeof INTS / sizeof INTS[0] };
 

@@ -91,6 +91,13 @@ typedef struct tc_knobs {
     int pw_occ;             /* TENSORC_PW_OCC: likewise for pointwise kernels (foreach too) */
     int col_order;          /* TENSORC_COL_ORDER: 0 or 1: a split column kernel's blocks group-major
                              * (0) or slice-major (1: columns.c) */
+    int scan_async;         /* TENSORC_SCAN_ASYNC: 0 (as before) or 1: a lane walk's staged loads
+                             * copied by cp.async a chunk ahead, two chunks of shared memory
+                             * (scan_stage.c) */
+    int scan_minblocks;     /* TENSORC_SCAN_MINBLOCKS: 1 to 16: a scan kernel's blocks a SM in its
+                             * __launch_bounds__ (a register cap; unset: none, as before) */
+    int scan_pair_lse;      /* TENSORC_SCAN_PAIR_LSE: 0 (as before) or 1: a checkpointed pair's
+                             * forward walks carry logcumsumexp as (max, scaled sum) too (scan.c) */
 } tc_knobs;
 
 /* Every knob unset: what compilation uses without a context's knobs (unit

@@ -199,6 +199,7 @@ typedef struct cg {
      * column each thread fills for the next steps of its lane, stN[tt_][tid] */
     struct cg_staged {
         bool on;
+        bool ring;           /* two chunk buffers, stN[b_][tt_][tid] (TENSORC_SCAN_ASYNC) */
         struct cg_sload { const lnode *n; const char *raw, *name; } *load;
         int nload, capload;
     } st;
@@ -274,8 +275,15 @@ const char *cg_gather(cg *g, const lnode *n, const tc_dim *const *idx, cg_target
 void cg_switch_kernel(cg *g, int j);
 /* v (n's register value) as n's memory type holds it */
 const char *cg_store_conv(cg *g, const lnode *n, const char *v);
-/* scan.c: a staged load's shared-memory element (raw: the load's text) */
+/* scan_stage.c: a staged load's shared-memory element (raw: the load's
+ * text); the scanned axis; its index i<axis> from s_; a chunk's staged
+ * loads from c_; whether they can be cp.async copies; the async chunk loop */
 const char *cg_stage_load(cg *g, const lnode *n, const char *raw);
+int cg_scan_axis(const fkernel *k);
+void cg_scan_axis_index(cg *g, tc_buf *o, int ind);
+void cg_scan_stage(cg *g, tc_buf *o, int steps);
+bool cg_scan_async_ok(const cg *g);
+void cg_scan_async_chunks(cg *g, tc_buf *o, int steps, const cg_block *body, int unroll);
 
 /* plan.c */
 cg_bufs *cg_plan_bufs(const sfn *s, tc_arena *a, tc_diag *d);

@@ -215,6 +215,18 @@ void cg_kernel_init(cg *g)
     for (int j = 0; j < k->nreds && g->ks->phase; j++)
         g->phase_of[k->reds[j]->id] = g->ks->phase[j];
 }
+/* the blocks a SM a knob asks of ptxas for this kind of kernel, else 0 */
+static int min_blocks(const cg *g)
+{
+    const tc_knobs *kn = &g->f->knobs;
+    switch (g->ks->kind) {
+    case SCH_COLUMNS: return kn->col_occ > 0 ? kn->col_occ : 0;
+    case SCH_POINTWISE: return kn->pw_occ > 0 ? kn->pw_occ : 0;
+    case SCH_SCAN: return kn->scan_minblocks > 0 ? kn->scan_minblocks : 0;
+    default: return 0;
+    }
+}
+
 
 void cg_kernel(cg *g, tc_buf *out)
 {
@@ -255,10 +267,9 @@ void cg_kernel(cg *g, tc_buf *out)
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(512, 2) %s(", g->kname);
     else if (ks->kind == SCH_ROWS)
         buf_printf(out, "extern \"C\" __global__ void TC_ROWS_BOUNDS %s(", g->kname);
-    else if ((ks->kind == SCH_COLUMNS && g->f->knobs.col_occ > 0) || /* TENSORC_COL_OCC, _PW_OCC: A/Bs */
-             (ks->kind == SCH_POINTWISE && g->f->knobs.pw_occ > 0))
+    else if (min_blocks(g) > 0) /* TENSORC_COL_OCC, _PW_OCC, _SCAN_MINBLOCKS: register caps (A/Bs) */
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", threads,
-                   ks->kind == SCH_COLUMNS ? g->f->knobs.col_occ : g->f->knobs.pw_occ, g->kname);
+                   min_blocks(g), g->kname);
     else
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, g->kname);
     bool first = true;

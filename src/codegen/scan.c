@@ -48,18 +48,6 @@ enum { SCAN_SEQ = 256, STAGE_STEPS = 16, STAGE_BYTES = 24576, SCAN_THREADS = 128
  * minGRU gradient: 4 loads, K = 4, 8 KB a block) */
 enum { PAIR_STAGE_BYTES = 32768 };
 
-const char *cg_stage_load(cg *g, const lnode *n, const char *raw)
-{
-    struct cg_staged *s = &g->st;
-    for (int i = 0; i < s->nload; i++)
-        if (strcmp(s->load[i].raw, raw) == 0) /* the text this file made: a key, never parsed */
-            return arena_printf(g->a, "%s[tt_][threadIdx.x]", s->load[i].name);
-    ARENA_GROW(g->a, s->load, s->nload, s->capload, 8);
-    const char *name = arena_printf(g->a, "st%d", s->nload);
-    s->load[s->nload++] = (struct cg_sload){n, raw, name};
-    return arena_printf(g->a, "%s[tt_][threadIdx.x]", name);
-}
-
 /* The carry's dtype: f32 for 16-bit floats, int for bool (shuffles), else
  * the scan's own (sched.h's, which sizes a checkpointed pair's buffers). */
 static tc_dtype carry_dtype(const lnode *n)
@@ -78,14 +66,6 @@ static const char *op_functor(const lnode *n)
     case OP_cummin: return "tc_op_min";
     default: return "tc_op_logaddexp";
     }
-}
-
-static int scan_axis(const fkernel *k)
-{
-    int ax = 0;
-    while (ax < k->rank - 1 && !(k->mask & (1u << ax)))
-        ax++;
-    return ax;
 }
 
 static const char *red_name(const lnode *n)
@@ -117,9 +97,15 @@ static const char *reader_value(cg *g, const lnode *n, cg_target t, const char *
  * SASS instructions (sm_90, unrolled 4: the pair with expf, the exp fold
  * and no select 119.75; ex2 for its exp 112.75; the max's NaN test by the
  * step's own compares 111). */
+/* TENSORC_SCAN_PAIR_LSE=1: in a checkpointed pair's walks of F too (the
+ * first and its replays, not R's): a checkpoint stores the value, m + log s,
+ * once a segment, and a replay restores it as (value, 1), exact, or starts
+ * from the identity in the first segment (pair_path).  Not bit-identical to
+ * 0: the replayed values round as the forward kernel's do. */
 static bool lse_pair(const cg *g, const lnode *n, bool block)
 {
-    return !block && !g->ks->ckpt && g->f->knobs.scan_lse != 0 && n->kind == LK_SCAN &&
+    bool pair = g->ks->ckpt && !g->ck.cpre && g->f->knobs.scan_pair_lse == 1;
+    return !block && (!g->ks->ckpt || pair) && g->f->knobs.scan_lse != 0 && n->kind == LK_SCAN &&
            n->op == OP_logcumsumexp && n->dtype == TC_F32 && carry_dtype(n) == TC_F32;
 }
 
@@ -248,14 +234,6 @@ static cg_block end_stores(cg *g, const char *guard)
     return after;
 }
 
-static void axis_index(cg *g, tc_buf *o, int ind)
-{
-    if (g->k->reverse)
-        buf_printf(o, "%*sconst idx_t i%d = len - 1 - s_;\n", ind, "", scan_axis(g->k));
-    else
-        buf_printf(o, "%*sconst idx_t i%d = s_;\n", ind, "", scan_axis(g->k));
-}
-
 /* TENSORC_SCAN_UNROLL (knobs.h): the walk's steps unrolled U at a time (the
  * chunk's count n_ is a run-time value; nvcc adds the remainder loop).
  * Unrolled, a step's carry-free work (its loads' math) overlaps the last
@@ -264,42 +242,15 @@ static void axis_index(cg *g, tc_buf *o, int ind)
  * (sm_90).  Timed (H200, 2026-11-27, bench/tune.sh, checked; us, 1 / 4):
  * minGRU forward B512 34.95 / 31.44, B2048 388.2 / 366.7, gradient B512
  * 110.4 / 107.9, B1024 367.2 / 367.4: 4 is the default. */
-static void walk_unroll(cg *g, tc_buf *o)
+static int unroll_of(const cg *g)
 {
-    int u = g->f->knobs.scan_unroll > 0 ? g->f->knobs.scan_unroll : 4;
-    if (u > 1)
-        buf_printf(o, "                #pragma unroll %d\n", u);
+    return g->f->knobs.scan_unroll > 0 ? g->f->knobs.scan_unroll : 4;
 }
 
-/* A walk's loads of a chunk of `steps` steps from c_ into the
- * shared-memory columns (the lane walk's, a checkpointed pair's first
- * walk's and its segments').  A whole chunk (TENSORC_SCAN_LSE: its own
- * copy) indexes each step as c_ + tt_, affine, so that nvcc makes each
- * address an add to the last (the minGRU forward: its three loads' clamp,
- * index and address were 16 SASS instructions a step); the last chunk
- * clamps to the axis' end. */
-static void stage_loads(cg *g, tc_buf *o, int steps)
+static void walk_unroll(cg *g, tc_buf *o)
 {
-    bool split = g->f->knobs.scan_lse != 0;
-    for (int part = split ? 0 : 1; part < 2; part++) {
-        int ind = split ? 20 : 16;
-        if (split)
-            buf_printf(o, part == 0 ? "                if (len - c_ >= %d) { /* a whole chunk */\n"
-                                    : "                } else {\n", steps);
-        buf_printf(o, "%*s#pragma unroll\n"
-                      "%*sfor (int tt_ = 0; tt_ < %d; tt_++) { /* the chunk's loads, in flight together */\n",
-                   ind, "", ind, "", steps);
-        if (part == 0)
-            buf_printf(o, "%*s    const idx_t s_ = c_ + tt_;\n", ind, "");
-        else
-            buf_printf(o, "%*s    const idx_t s_ = len - c_ > tt_ ? c_ + tt_ : len - 1;\n", ind, "");
-        axis_index(g, o, ind + 4);
-        for (int i = 0; i < g->st.nload; i++)
-            buf_printf(o, "%*s    %s[tt_][threadIdx.x] = %s;\n", ind, "", g->st.load[i].name, g->st.load[i].raw);
-        buf_printf(o, "%*s}\n", ind, "");
-    }
-    if (split)
-        buf_puts(o, "                }\n");
+    if (unroll_of(g) > 1)
+        buf_printf(o, "                #pragma unroll %d\n", unroll_of(g));
 }
 
 /* short axes: a thread per lane.  Its loads along the axis are made
@@ -312,7 +263,8 @@ static void lane_path(cg *g, tc_buf *o)
 {
     cg_block decl = {0};
     cg_reset_bufs(g);
-    g->st = (struct cg_staged){.on = true};
+    bool ring = g->f->knobs.scan_async == 1;
+    g->st = (struct cg_staged){.on = true, .ring = ring};
     cg_block body = walk_body(g, &decl, 12, false);
     g->st.on = false;
     int bytes = 0;
@@ -321,18 +273,23 @@ static void lane_path(cg *g, tc_buf *o)
     int steps = bytes ? STAGE_BYTES / (SCAN_THREADS * bytes) : 0;
     if (steps > STAGE_STEPS)
         steps = STAGE_STEPS;
-    if (steps < 2) { /* too wide to stage: loads where they are used */
+    bool redo = steps < 2 || (ring && (steps < 4 || !cg_scan_async_ok(g)));
+    if (redo) { /* too wide to stage, or to stage twice: loads where they are used, or staged once */
         cg_forget(g, T_ROW);
         cg_forget(g, T_ELEM);
-        g->st.nload = 0;
+        ring = false;
+        g->st = (struct cg_staged){.on = steps >= 2};
         decl = (cg_block){0};
         cg_reset_bufs(g);
         body = walk_body(g, &decl, 12, false);
+        g->st.on = false;
     }
+    if (ring) /* two chunks in the same bytes */
+        steps /= 2;
     cg_block after = end_stores(g, NULL);
     for (int i = 0; i < g->st.nload && steps >= 2; i++)
-        buf_printf(o, "        __shared__ %s %s[%d][%d];\n", cg_store_type(g->st.load[i].n->dtype),
-                   g->st.load[i].name, steps, SCAN_THREADS);
+        buf_printf(o, "        __shared__ %s %s%s[%d][%d];\n", cg_store_type(g->st.load[i].n->dtype),
+                   g->st.load[i].name, ring ? "[2]" : "", steps, SCAN_THREADS);
     buf_puts(o, "        const idx_t step_ = tc_upto((long long)gridDim.x * blockDim.x, lanes);\n"
                 "        for (idx_t lane = tc_upto((long long)blockIdx.x * blockDim.x + threadIdx.x, lanes); lane < lanes;\n"
                 "             lane = lanes - lane > step_ ? lane + step_ : lanes) {\n");
@@ -341,17 +298,19 @@ static void lane_path(cg *g, tc_buf *o)
     cg_put(o, 0, &decl);
     if (steps < 2) {
         buf_puts(o, "            for (idx_t s_ = 0; s_ < len; s_++) {\n");
-        axis_index(g, o, 16);
+        cg_scan_axis_index(g, o, 16);
         cg_put(o, 16, &body);
         buf_puts(o, "            }\n");
+    } else if (ring) {
+        cg_scan_async_chunks(g, o, steps, &body, unroll_of(g));
     } else {
         buf_printf(o, "            for (idx_t c_ = 0; c_ < len; c_ += %d) {\n", steps);
-        stage_loads(g, o, steps);
+        cg_scan_stage(g, o, steps);
         buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", steps, steps);
         walk_unroll(g, o);
         buf_puts(o, "                for (int tt_ = 0; tt_ < n_; tt_++) {\n"
                     "                    const idx_t s_ = c_ + tt_;\n");
-        axis_index(g, o, 20);
+        cg_scan_axis_index(g, o, 20);
         cg_put(o, 20, &body);
         buf_puts(o, "                }\n"
                     "            }\n");
@@ -502,7 +461,7 @@ static void pair_path(cg *g, tc_buf *o)
 {
     const ksched *kf = g->ks;
     const fkernel *F = g->k;
-    int fi = (int)(kf - g->s->k), ri = kf->ckpt_with - 1, K = kf->ckpt, ax = scan_axis(F);
+    int fi = (int)(kf - g->s->k), ri = kf->ckpt_with - 1, K = kf->ckpt, ax = cg_scan_axis(F);
     cg_block d0, body, after, pre0, d1, rec, pre1, d2, rb, rafter, pre2, dh, early, preh;
     int nf = 0;
     bool stage = K >= 2;
@@ -557,14 +516,16 @@ static void pair_path(cg *g, tc_buf *o)
     for (int j = 0, b = ck; j < F->nreds && ck >= 0; j++)
         if (F->reds[j]->kind == LK_SCAN) {
             cg_use_buf(g, b);
-            buf_printf(o, "                    %s[(c_ / %d - 1) * lanes + lane] = c%d;\n", cg_buf_name(g, b++), K, j);
+            buf_printf(o, "                    %s[(c_ / %d - 1) * lanes + lane] = %sc%d%s;\n", cg_buf_name(g, b++), K,
+                       lse_pair(g, F->reds[j], false) ? "tc_lse_value(" : "", j,
+                       lse_pair(g, F->reds[j], false) ? ")" : "");
         }
     if (ck >= 0)
         buf_puts(o, "                }\n");
     if (nf && stage) {
         int sv = g->st.nload;
         g->st.nload = nf; /* F's own loads */
-        stage_loads(g, o, K);
+        cg_scan_stage(g, o, K);
         g->st.nload = sv;
     }
     buf_printf(o, "                const int n_ = len - c_ < %d ? (int)(len - c_) : %d;\n", K, K);
@@ -589,15 +550,20 @@ static void pair_path(cg *g, tc_buf *o)
         buf_puts(o, "                if (g_ > 0) { /* the segment's carries (the first's are its first step's) */\n");
     for (int j = 0, b = ck; j < F->nreds && ck >= 0; j++)
         if (F->reds[j]->kind == LK_SCAN)
-            buf_printf(o, "                    c%d = %s[(g_ - 1) * lanes + lane];\n", j, cg_buf_name(g, b++));
+            buf_printf(o, lse_pair(g, F->reds[j], false) ? "                    c%d = tc_ms{%s[(g_ - 1) * lanes + lane], 1.0f};\n"
+                                                        : "                    c%d = %s[(g_ - 1) * lanes + lane];\n",
+                       j, cg_buf_name(g, b++));
     if (ck >= 0)
         buf_puts(o, "                }\n");
+    for (int j = 0; j < F->nreds; j++) /* no first-step select: the identity */
+        if (lse_pair(g, F->reds[j], false))
+            buf_printf(o, "                if (g_ == 0) c%d = tc_ms_init();\n", j);
     for (int q = 0; q < kf->nckpt; q++)
         buf_printf(o, "                %s sv%d_[%d];\n", cg_store_type(kf->ckpt_vals[q]->dtype), q, K);
     cg_put(o, 0, &dh);
     if (nst) {
         buf_puts(o, "                const idx_t c_ = b_;\n");
-        stage_loads(g, o, K);
+        cg_scan_stage(g, o, K);
     }
     buf_printf(o, "                #pragma unroll\n"
                   "                for (int tt_ = 0; tt_ < %d; tt_++) { /* the segment again, into registers */\n"
@@ -637,7 +603,7 @@ static void block_path(cg *g, tc_buf *o)
                 "                const int last_ = (len - c_ < blockDim.x ? (int)(len - c_) : (int)blockDim.x) - 1;\n"
                 "                /* past the end: the last element, in bounds, stored by no one */\n"
                 "                const idx_t s_ = act_ ? c_ + threadIdx.x : len - 1;\n");
-    axis_index(g, o, 16);
+    cg_scan_axis_index(g, o, 16);
     cg_put(o, 16, &body);
     buf_puts(o, "            }\n");
     cg_put(o, 12, &after);

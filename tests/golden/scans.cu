@@ -84,6 +84,32 @@ template <class T, class Op> __device__ __forceinline__ T tc_block_scan(T v, Op 
     *total = ws[32];
     return v;
 }
+/* A lane walk's staged load, global -> the thread's shared column, by
+ * cp.async (TENSORC_SCAN_ASYNC, scan_stage.c; 4 or 8 bytes, .ca: the only
+ * kind below 16), completed by tc_scan_cp_wait; before sm_80 a plain copy.
+ * The clobbers keep the compiler's own shared loads and stores in order
+ * around them. */
+template <class T> __device__ __forceinline__ void tc_scan_cp(T *dst, const T *src) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    if (sizeof(T) == 8)
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src) : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(d), "l"(src) : "memory");
+#else
+    *dst = *src;
+#endif
+}
+__device__ __forceinline__ void tc_scan_cp_commit() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void tc_scan_cp_wait() {
+#if __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+#endif
+}
 
 /* kernel 0: scan: up to 256 elements, a thread per lane walks the axis in order, each carry in a register, lanes consecutive along the innermost other axis (coalesced); longer, a block per lane scans chunks of 128 (warp shuffles) after the carry */
 extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_cumsum_mul_add_cumprod_cummax_cummin_0(

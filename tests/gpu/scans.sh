@@ -94,6 +94,32 @@ done
 for L in 1 17 129 4097; do
     run "$prog" --fn ints --shape N=7,L=$L --seed $L
 done
+# TENSORC_SCAN_ASYNC=1 (scan_stage.c: the lane walk's loads by cp.async a
+# chunk ahead, two buffers), TENSORC_SCAN_MINBLOCKS=9 (a register cap) and
+# TENSORC_SCAN_PAIR_LSE=1 (a checkpointed pair's forward walks carry
+# logcumsumexp as (max, scaled sum)): the lane path's functions and the
+# pairs at T = 1, 3, 9, 17, 64, 129 (chunk edges: 8 steps), f32 and f64
+# (8-byte copies), bf16 (staged as before); the minGRU at B=5, H=67.
+# TC_SCANS_FILTER='SCAN_(ASYNC|MINBLOCKS|PAIR_LSE)' (below) runs only these.
+for L in 1 3 9 17 64 129; do
+    for dt in f32 f64 bf16; do
+        for fn in rows walk_red_twice; do
+            run knob=TENSORC_SCAN_ASYNC=1 "$prog" --fn $fn --dtype T=$dt --shape N=5,L=$L --seed $L
+        done
+        for fn in chain scanred scanred_rev planes logs; do
+            run knob=TENSORC_SCAN_ASYNC=1 "$prog" --fn $fn --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        done
+        [ $dt = f32 ] && run knob=TENSORC_SCAN_ASYNC=1 "$prog" --fn lse --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        for fn in pair_fwd pair_rev; do
+            run knob=TENSORC_SCAN_PAIR_LSE=1 "$prog" --fn $fn --dtype T=$dt --shape B=3,L=$L,H=33 --seed $L
+        done
+    done
+    run knob=TENSORC_SCAN_ASYNC=1 "$here/../../examples/mingru.tc" --shape B=5,T=$L,H=67 --seed $L
+    run knob=TENSORC_SCAN_MINBLOCKS=9 "$here/../../examples/mingru.tc" --shape B=5,T=$L,H=67 --seed $L
+    run knob=TENSORC_SCAN_MINBLOCKS=9 "$mg" --fn mingru_grad --shape B=5,T=$L,H=67 --seed $L
+    [ $L -le 64 ] && run knob=TENSORC_SCAN_PAIR_LSE=1 "$mg" --fn mingru_grad --shape B=5,T=$L,H=67 --seed $L
+done
+run knob=TENSORC_SCAN_ASYNC=1 "$prog" --fn ints --shape N=7,L=17 --seed 17
 # NaN and inf: inputs with them at fixed places (needs NumPy here)
 tmp=$(mktemp -d)
 if python3 - "$tmp" <<'PY'
@@ -124,8 +150,15 @@ then
     run "$here/../../examples/mingru.tc" --input combined="$tmp/cedge.npy" --input state="$tmp/sedge.npy"
     run knob=TENSORC_SCAN_UNROLL=4 "$here/../../examples/mingru.tc" --input combined="$tmp/cedge.npy" --input state="$tmp/sedge.npy"
     run knob=TENSORC_SCAN_LSE=0 "$here/../../examples/mingru.tc" --input combined="$tmp/cedge.npy" --input state="$tmp/sedge.npy"
+    run knob=TENSORC_SCAN_ASYNC=1 "$here/../../examples/mingru.tc" --input combined="$tmp/cedge.npy" --input state="$tmp/sedge.npy"
+    run knob=TENSORC_SCAN_ASYNC=1 "$here/../../examples/mingru.tc" --input combined="$tmp/c64.npy" --input state="$tmp/s64.npy"
 else
     echo "SKIP NaN/inf and minGRU inputs: no NumPy"
+fi
+# TC_SCANS_FILTER=ERE: only the runs whose line matches it (grep -E)
+if [ -n "${TC_SCANS_FILTER:-}" ]; then
+    grep -E -e "$TC_SCANS_FILTER" "$jobs" > "$jobs.f"
+    mv "$jobs.f" "$jobs"
 fi
 export tc
 export -f one

@@ -25,6 +25,8 @@ static const char *const ALL[] = {
     "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_STREAM",
     "TENSORC_COL_ROWS", "TENSORC_COLPART_PREFETCH",
     "TENSORC_MATMUL_BN", "TENSORC_MATMUL_KAUTO", "TENSORC_COL_OCC", "TENSORC_PW_OCC", "TENSORC_COL_ORDER",
+    "TENSORC_MATMUL_BN", "TENSORC_MATMUL_KAUTO", "TENSORC_SCAN_ASYNC", "TENSORC_SCAN_MINBLOCKS",
+    "TENSORC_SCAN_PAIR_LSE",
 };
 
 static void clear_env(void)
@@ -242,6 +244,29 @@ static void test_matmul_variants(void **state)
     clear_env();
 }
 
+/* the scan walks' knobs (scan_stage.c, kernel.c, scan.c): their ranges, in the cache key */
+static void test_scan(void **state)
+{
+    (void)state;
+    clear_env();
+    setenv("TENSORC_SCAN_ASYNC", "2", 1);       /* 0 or 1 */
+    setenv("TENSORC_SCAN_MINBLOCKS", "0", 1);   /* 1 to 16 */
+    setenv("TENSORC_SCAN_PAIR_LSE", "on", 1);   /* not a number */
+    assert_string_equal(text(), "");
+    setenv("TENSORC_SCAN_MINBLOCKS", "17", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_SCAN_ASYNC", "1", 1);
+    setenv("TENSORC_SCAN_MINBLOCKS", "9", 1);
+    setenv("TENSORC_SCAN_PAIR_LSE", "0", 1);    /* 0 is a value, not unset */
+    assert_string_equal(text(), "TENSORC_SCAN_ASYNC=1 TENSORC_SCAN_MINBLOCKS=9 TENSORC_SCAN_PAIR_LSE=0");
+    tc_knobs k;
+    knobs_from_env(&k);
+    assert_int_equal(k.scan_async, 1);
+    assert_int_equal(k.scan_minblocks, 9);
+    assert_int_equal(k.scan_pair_lse, 0);
+    clear_env();
+}
+
 /* the unrolled pointwise kernel says so in --emit=sched */
 static bool unrolled(tc_ctx *ctx)
 {
@@ -281,6 +306,7 @@ int main(void)
         cmocka_unit_test(test_rows_online),
         cmocka_unit_test(test_rows_pipe),
         cmocka_unit_test(test_colpart),
+        cmocka_unit_test(test_scan),
         cmocka_unit_test(test_once_per_context),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
