@@ -215,6 +215,7 @@ void cg_kernel_init(cg *g)
     for (int j = 0; j < k->nreds && g->ks->phase; j++)
         g->phase_of[k->reds[j]->id] = g->ks->phase[j];
 }
+
 /* the blocks a SM a knob asks of ptxas for this kind of kernel, else 0 */
 static int min_blocks(const cg *g)
 {
