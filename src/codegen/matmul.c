@@ -12,10 +12,11 @@
 
 #include <string.h>
 
-/* The fused epilogue (fuse.h): the kernel's stores for one element (i0,
- * i1) of the product, whose value (rounded to its dtype) is mm_v, as the
- * body of a lambda `ep` tc_mm calls as it stores each element of C; and
- * with the row-scale rule (fuse_mm_norm) the row scale R of row i0 from
+/* The fused epilogue (fuse.h): the kernel's stores (with the epilogue
+ * rule, fuse_mm_epilogues, pointwise kernel e's, its values taken as this
+ * kernel's) for one element (i0, i1) of the product, whose value (rounded
+ * to its dtype) is mm_v, as the body of a lambda `ep` tc_mm calls as it
+ * stores each element of C; and with the row-scale rule (fuse_mm_norm) the row scale R of row i0 from
  * its sum of squares mm_ss, as the body of a lambda `rs` (R is computed by
  * the expression emitter as the rows kernel would, its reduction standing
  * for this kernel's own, so sizes, scalars and constants come the usual

@@ -1,6 +1,9 @@
-/* fuse_mmrules.c - the row-scale rule of a generated matmul (fuse.h's
- * fuse_mm_norm): an RMSNorm-like rows kernel whose only store is the
- * matmul's left operand runs inside the matmul instead.
+/* fuse_mmrules.c - the rules that move work into a generated matmul
+ * kernel (fuse.h): the row scale (fuse_mm_norm), pairs (fuse_mm_pairs),
+ * the adapter (fuse_mm_lora) and, with M symbolic, a pointwise epilogue
+ * kernel (fuse_mm_epilogues).  The row-scale rule: an RMSNorm-like rows
+ * kernel whose only store is the matmul's left operand runs inside the
+ * matmul instead.
  *
  * The operand is A[i, k] = P[i, k] * R[i] (* G[k]), with casts between
  * the factors, where P is x or a float cast of x (x stored, [M, K], the
