@@ -155,6 +155,8 @@ if [ "$what" = matmul ] || [ "$what" = all ]; then
     one TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora_t "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=65;M=16,K=100,N=130,R=16;M=17,K=1100,N=77,R=7" f16
     mm -- tests/gpu/matmul_norm.tc rms_bias_silu "$ME" f16
     mm -- tests/gpu/matmul_epilogue.tc cast_scale "$ME" bf16
+    mm -- tests/gpu/matmul_epilogue.tc mlp2 "$ME" f16        # the epilogue's store read by a second product
+    mm -- tests/gpu/matmul_epilogue.tc two_sources "$ME" bf16 # the earlier product read from memory
 fi
 # matmul-knobs [every|full]: the streaming variants (TENSORC_MATMUL_STAGES,
 # _BK, _RESIDENT, _FENCE, _ORDER, _STREAM; README's knob table), each setting under a few cases (the

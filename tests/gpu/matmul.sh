@@ -177,6 +177,11 @@ for dt in f16 bf16; do
             echo "$e+- $nm --fn rms_bias_silu --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
             echo "$e+- $lr --fn lora --shape M=$M,$KN,R=16 --dtype T=$dt" >>"$jobs"
             echo "$e+lora $lr --fn lora_t --shape M=$M,$KN,R=65 --dtype T=$dt" >>"$jobs"
+            # the rule's edges: two left operands, a chain, its refusals
+            for fn in two_sources mlp2 col_scaled; do
+                echo "$e+- $ep --fn $fn --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            done
+            echo "$e+- $ep --fn residual_io --shape M=$M,${KN%,N=*} --dtype T=$dt" >>"$jobs"
         done
     done
 done
