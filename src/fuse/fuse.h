@@ -320,8 +320,9 @@ bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a);
  * element being stored, everything else it reads written before the
  * matmul's kernel under either engine, and writing no output in place: the
  * generated kernel computes E's stores in its epilogue too, E runs only
- * for the launches cuBLAS takes.  Returns, per kernel, the matmul kernel
- * that computes it (E's id to the matmul kernel's), else -1. */
+ * for the launches cuBLAS takes (TENSORC_MATMUL_DUAL=off: never).
+ * Returns, per kernel, the matmul kernel that computes it (E's id to the
+ * matmul kernel's), else -1. */
 int *fuse_mm_epilogues(const ffn *f, tc_arena *a);
 
 /* For codegen and sched: the natural index of a store or reduction node n

@@ -408,8 +408,8 @@ int *fuse_mm_epilogues(const ffn *f, tc_arena *a)
     bool *taken = ARENA_ARRAY(a, bool, nk);
     for (int i = 0; i < f->nk; i++)
         into[i] = lp[i] = -1, at[i] = i;
-    bool any = false;
-    for (int i = 0; i < f->nk && !any; i++)
+    bool any = false; /* (TENSORC_MATMUL_DUAL=off: none, the A/B) */
+    for (int i = 0; i < f->nk && !any && f->knobs.matmul_dual; i++)
         any = generated(f, f->k[i]) != NULL;
     if (!any)
         return into;

@@ -265,6 +265,7 @@ epi_steps $ex/lora.tc lora 3 3 4 3                          # x @ W, x @ A, (x @
 epi_steps $ex/lora.tc lora 1 1 4 3 TENSORC_MATMUL_LORA=on   # the adapter rule and the sum: one
 epi_steps $kt gelu_linear_f16 1 1 2 1
 epi_steps $ex/gated_mlp.tc gated_mlp 3 2 3 2 TENSORC_MATMUL_EPILOGUE=off   # every matmul apart, as before
+epi_steps $ex/gated_mlp.tc gated_mlp 2 1 3 2 TENSORC_MATMUL_DUAL=off       # the pair alone, the gate apart
 if emit $ex/gated_mlp.tc gated_mlp explain; then
     if grep -qE '^  fused +%5 matmul -> %6 mul: the epilogue rule' "$tmp/out"; then ok "gated_mlp: explain names the epilogue rule"
     else bad "gated_mlp: explain does not show the epilogue rule" "$(grep fused "$tmp/out" | tr '\n' '|')"; fi
