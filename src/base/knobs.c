@@ -9,8 +9,8 @@
 #include <string.h>
 
 const tc_knobs knobs_default = {
-    .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true, .matmul_dual = true,
-    .attention = true,
+    .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true,
+    .matmul_dual = true, .attention = true,
     .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .matmul_stream = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
     .tile_whole = -1, .fe_steps = -1, .fe_param = -1, .pw_once = -1, .pw_block = -1, .full_grid = -1, .col_split = -1, .col_x = -1, .col_y = -1,
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1, .attn_ring = -1,

@@ -372,10 +372,12 @@ int *fuse_mm_pairs(const ffn *f, tc_arena *a)
     return with;
 }
 
-/* The epilogue rule (fuse.h).  at[j]: where kernel j's stores are written
- * under the generated kernels, the later of that and its own place: its
- * own, the kernel that computes it (the pair's and adapter's), or INT_MAX
- * for a row-scale rows kernel (not launched: its operand never written). */
+/* The epilogue rule (fuse.h): whether pointwise kernel e may run in matmul
+ * kernel mk's generated kernel, which computes the products own[] (mk's,
+ * and the pair's or adapter's other, or NULL).  at[j]: the later of kernel
+ * j's place and where the generated kernels write its stores (the kernel
+ * the pair or adapter rule moves it into), INT_MAX for a row-scale rows
+ * kernel (its operand never written there). */
 static bool epi_ok(const ffn *f, const fkernel *e, const lnode *const own[2], const int *at, int mk,
                    tc_arena *a)
 {
@@ -434,7 +436,8 @@ int *fuse_mm_epilogues(const ffn *f, tc_arena *a)
         int mk = -1; /* the last matmul kernel whose product it reads */
         for (int i = 0; i < k->nreads; i++) {
             int j = f->kernel_of[k->reads[i]->id];
-            if (j >= 0 && f->k[j]->kind == KK_EXTERN && f->k[j]->ext == k->reads[i] && at[j] < e && at[j] > mk)
+            if (j >= 0 && f->k[j]->kind == KK_EXTERN && f->k[j]->ext == k->reads[i] && at[j] < e &&
+                at[j] > mk)
                 mk = at[j];
         }
         const lnode *m = mk >= 0 && !taken[mk] && at[mk] == mk ? generated(f, f->k[mk]) : NULL;
