@@ -19,7 +19,7 @@
 # TENSORC_SCAN_CHECKPOINT (sched_ckpt.c: off, or the interval K),
 # TENSORC_ATTN_CHUNK, TENSORC_ATTN_WARPS, TENSORC_ATTN_PREFETCH, TENSORC_ATTN_RING (sched_attn.c;
 # bench/README.md has the decode attention sets), TENSORC_MATMUL_KSLICE,
-# _STAGES, _BK, _RESIDENT, _FENCE, _NORM (the generated matmul's variants:
+# _STAGES, _BK, _RESIDENT, _FENCE, _NORM, _DUAL (the generated matmul's variants:
 # bench/README.md has their A/B set), TENSORC_COL_ROWS, TENSORC_COLPART_PREFETCH
 # (the column partials: bench/README.md's set).  Prints a
 # table (microseconds, case by set) and writes it to OUT/tune.md.

@@ -9,7 +9,8 @@
 #include <string.h>
 
 const tc_knobs knobs_default = {
-    .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true, .attention = true,
+    .matmul = KNOB_MM_AUTO, .matmul_epilogue = true, .matmul_lora = false, .matmul_norm = true,
+    .matmul_dual = true, .attention = true,
     .matmul_kslice = -1, .matmul_stages = -1, .matmul_bk = -1, .matmul_resident = -1, .matmul_fence = -1, .matmul_order = -1, .matmul_stream = -1, .pw_unroll = -1, .full_unroll = -1, .col_unroll = -1,
     .tile_whole = -1, .fe_steps = -1, .fe_param = -1, .pw_once = -1, .pw_block = -1, .full_grid = -1, .col_split = -1, .col_x = -1, .col_y = -1,
     .scan_checkpoint = -1, .attn_chunk = -1, .attn_warps = -1, .attn_prefetch = -1, .attn_ring = -1,
@@ -137,6 +138,7 @@ void knobs_from_env(tc_knobs *k)
     k->matmul_epilogue = !is("TENSORC_MATMUL_EPILOGUE", "off");
     k->matmul_lora = is("TENSORC_MATMUL_LORA", "on");
     k->matmul_norm = !is("TENSORC_MATMUL_NORM", "off");
+    k->matmul_dual = !is("TENSORC_MATMUL_DUAL", "off");
     k->attention = !is("TENSORC_ATTENTION", "off");
     for (int i = 0; i < NINTS; i++) {
         const char *s = env(INTS[i].name);
@@ -175,6 +177,8 @@ void knobs_text(const tc_knobs *k, char *buf, size_t cap)
         add(buf, cap, "TENSORC_MATMUL_LORA", "on");
     if (!k->matmul_norm)
         add(buf, cap, "TENSORC_MATMUL_NORM", "off");
+    if (!k->matmul_dual)
+        add(buf, cap, "TENSORC_MATMUL_DUAL", "off");
     if (!k->attention)
         add(buf, cap, "TENSORC_ATTENTION", "off");
     if (k->matmul_stream >= 0)

@@ -32,6 +32,7 @@ typedef struct tc_knobs {
     bool matmul_epilogue;   /* TENSORC_MATMUL_EPILOGUE: false when "off" */
     bool matmul_lora;       /* TENSORC_MATMUL_LORA: true when "on" */
     bool matmul_norm;       /* TENSORC_MATMUL_NORM: false when "off" (the row-scale rule) */
+    bool matmul_dual;       /* TENSORC_MATMUL_DUAL: false when "off" (the epilogue rule, M symbolic) */
     bool attention;         /* TENSORC_ATTENTION: false when "off" */
     /* scheduling (src/sched): -1 unset */
     int matmul_kslice;      /* TENSORC_MATMUL_KSLICE: a multiple of 64 */

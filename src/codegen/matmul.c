@@ -12,19 +12,21 @@
 
 #include <string.h>
 
-/* The fused epilogue (fuse.h): the kernel's stores for one element (i0,
- * i1) of the product, whose value (rounded to its dtype) is mm_v, as the
- * body of a lambda `ep` tc_mm calls as it stores each element of C; and
- * with the row-scale rule (fuse_mm_norm) the row scale R of row i0 from
+/* The fused epilogue (fuse.h): the kernel's stores (with the epilogue
+ * rule, fuse_mm_epilogues, pointwise kernel e's, its values taken as this
+ * kernel's) for one element (i0, i1) of the product, whose value (rounded
+ * to its dtype) is mm_v, as the body of a lambda `ep` tc_mm calls as it
+ * stores each element of C; and with the row-scale rule (fuse_mm_norm) the row scale R of row i0 from
  * its sum of squares mm_ss, as the body of a lambda `rs` (R is computed by
  * the expression emitter as the rows kernel would, its reduction standing
  * for this kernel's own, so sizes, scalars and constants come the usual
  * way).  Their buffers, sizes and scalars are added to the signature (sig)
  * and the step's arguments after the matmul's own. */
-static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm, const lnode *m2)
+static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm, const lnode *m2,
+                            const fkernel *e)
 {
     const fkernel *k = g->k;
-    if (nm->rows || m2) { /* the reduction, the other product: this kernel's own */
+    if (nm->rows || m2 || e) { /* the reduction, the other product, E's values: this kernel's own */
         ffn *f2 = ARENA_NEW(g->a, ffn);
         *f2 = *g->f;
         int n = g->l->nnodes;
@@ -34,8 +36,18 @@ static const char *epilogue(cg *g, pstep *st, tc_buf *sig, const fmmnorm *nm, co
             ko[nm->ss->id] = k->id;
         if (m2)
             ko[m2->id] = k->id;
+        for (int i = 0; e && i < n; i++)
+            if (ko[i] == e->id)
+                ko[i] = k->id;
         f2->kernel_of = ko;
         g->f = f2;
+    }
+    if (e) { /* the epilogue rule: E's stores are this kernel's (written here) */
+        fkernel *kk = ARENA_NEW(g->a, fkernel);
+        *kk = *k;
+        kk->stores = e->stores;
+        kk->nstores = e->nstores;
+        g->k = k = kk;
     }
     cg_kernel_init(g);
     g->elemvars = cg_all_axes(k);
@@ -300,7 +312,9 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
         buf_printf(&sig, ",\n    const %s *__restrict__ mm_g", cg_store_type(m->dtype));
         cg_plan_arg(st, a, (parg){PARG_BUF, b->buf_of[nm->g->id], NULL, -1, TC_DT_NONE});
     }
-    const char *ep = fused || nm->rows ? epilogue(g, st, &sig, nm, m2) : "";
+    const fkernel *ek = ks->epi; /* the epilogue rule: E's stores as if fused */
+    const char *ep = fused || ek || nm->rows ? epilogue(g, st, &sig, nm, m2, ek) : "";
+    fused = fused || ek;
     pkernel *k = cg_plan_table(b, a, st, name);
     k->params[2].written = true;
     if (c2 >= 0)
@@ -341,6 +355,9 @@ const char *cg_matmul(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_
         what = arena_printf(a, "; with the adapter rule c = (a @ b%s) @ bd%s summed over K slices (%%%d = "
                             "a @ b not stored), c2 = a @ b2%s (%%%d)", kd.mm.tb ? ".T" : "",
                             kd.mm.tb ? ".T" : "", mt->id, kd.mm.tb ? ".T" : "", m2->id);
+    if (ek)
+        what = arena_printf(a, "%s; the epilogue stores kernel %d's values too (the epilogue rule: that "
+                            "kernel runs only beside cuBLAS)", what, ek->id);
     return arena_printf(a,
                         "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(\n"
                         "    const %s *__restrict__ a, const %s *__restrict__ b, %s *__restrict__ c,\n"

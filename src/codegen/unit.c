@@ -298,8 +298,10 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
                 add_piece(&ub, arena_printf(a, "\n%s", cg_rowpipe_cuh), NULL);
             pipe |= s->k[j].pipe;
             /* a rows kernel a generated matmul computes (the row-scale
-             * rule): not launched, or launched only beside cuBLAS */
-            const ksched *into = s->k[j].norm_into ? &s->k[s->k[j].norm_into - 1] : NULL;
+             * rule), or a pointwise one (the epilogue rule): not launched,
+             * or launched only beside cuBLAS */
+            int in = s->k[j].norm_into ? s->k[j].norm_into : s->k[j].epi_into;
+            const ksched *into = in ? &s->k[in - 1] : NULL;
             if ((into && into->mm == MM_GENERATED) || s->k[j].ckpt_into)
                 continue; /* ckpt_into: the pair's kernel runs this walk (scan.c) */
             int ns = bufs->plan->nsteps;

@@ -40,6 +40,9 @@
  *   - two matmuls of one left operand (a gated MLP): the later's generated
  *     kernel computes both (fuse_mm_pairs below), likewise; and LoRA's
  *     three (fuse_mm_lora);
+ *   - where M is symbolic, a matmul's pointwise epilogue kernel: the
+ *     generated kernel computes its stores too (fuse_mm_epilogues below),
+ *     the kernel staying for the launches cuBLAS takes;
  *   - after the merges, a column-sum kernel whose input is pointwise in a
  *     rows kernel's values over the same domain, or reads the same
  *     buffers at its own element, is carried by the rows kernel as partial
@@ -310,6 +313,17 @@ typedef struct fmmlora {
     const fkernel *p;       /* x @ W */
 } fmmlora;
 bool fuse_mm_lora(const ffn *f, const fkernel *kq, fmmlora *out, tc_arena *a);
+/* The epilogue rule (fuse_mmrules.c): where a matmul's generated kernel is
+ * possible but not certain (M symbolic), a later pointwise kernel E over
+ * the product's own 2-d shape, reading the product (and the other product
+ * the generated kernel computes by the pair or adapter rule) only at the
+ * element being stored, everything else it reads written before the
+ * matmul's kernel under either engine, and writing no output in place: the
+ * generated kernel computes E's stores in its epilogue too, E runs only
+ * for the launches cuBLAS takes (TENSORC_MATMUL_DUAL=off: never).
+ * Returns, per kernel, the matmul kernel that computes it (E's id to the
+ * matmul kernel's), else -1. */
+int *fuse_mm_epilogues(const ffn *f, tc_arena *a);
 
 /* For codegen and sched: the natural index of a store or reduction node n
  * of kernel k over k's element variables: identity for an element-level

@@ -9,7 +9,9 @@
  *   fuse_cost.c    a kernel's passes, work and registers against the budget
  *   fuse_merge.c   the merge passes: vertical, horizontal, elementwise, and
  *                  the record of every decision for `explain`
- *   fuse_mmrules.c  the row-scale rule of a generated matmul (fuse_mm_norm)
+ *   fuse_mmrules.c  the rules of a generated matmul: row scale, pair,
+ *                  adapter and epilogue (fuse_mm_norm, _pairs, _lora,
+ *                  _epilogues)
  *   fuse_kernels.c the fkernels: launch order (Kahn), stored values, each
  *                  kernel's lists and name
  *   fuse_colpart.c column reductions carried by a rows kernel as partials
@@ -163,7 +165,7 @@ void fuse_elementwise_one(fctx *x);
 void fuse_build_kernels(fctx *x);
 /* fuse_colpart.c: column partials (fuse.h), after the kernels are built */
 void fuse_col_partials(fctx *x);
-/* fuse_mmrules.c: record the row-scale rule (fuse.h) for explain */
+/* fuse_mmrules.c: record the generated matmul's rules (fuse.h) for explain */
 void fuse_mm_prologues(fctx *x);
 
 #endif

@@ -1,6 +1,9 @@
-/* fuse_mmrules.c - the row-scale rule of a generated matmul (fuse.h's
- * fuse_mm_norm): an RMSNorm-like rows kernel whose only store is the
- * matmul's left operand runs inside the matmul instead.
+/* fuse_mmrules.c - the rules that move work into a generated matmul
+ * kernel (fuse.h): the row scale (fuse_mm_norm), pairs (fuse_mm_pairs),
+ * the adapter (fuse_mm_lora) and, with M symbolic, a pointwise epilogue
+ * kernel (fuse_mm_epilogues).  The row-scale rule: an RMSNorm-like rows
+ * kernel whose only store is the matmul's left operand runs inside the
+ * matmul instead.
  *
  * The operand is A[i, k] = P[i, k] * R[i] (* G[k]), with casts between
  * the factors, where P is x or a float cast of x (x stored, [M, K], the
@@ -21,6 +24,7 @@
  */
 #include "fuse/fuse_internal.h"
 
+#include <limits.h>
 #include <stdlib.h>
 
 typedef struct mctx {
@@ -368,6 +372,88 @@ int *fuse_mm_pairs(const ffn *f, tc_arena *a)
     return with;
 }
 
+/* The epilogue rule (fuse.h): whether pointwise kernel e may run in matmul
+ * kernel mk's generated kernel, which computes the products own[] (mk's,
+ * and the pair's or adapter's other, or NULL).  at[j]: the later of kernel
+ * j's place and where the generated kernels write its stores (the kernel
+ * the pair or adapter rule moves it into), INT_MAX for a row-scale rows
+ * kernel (its operand never written there). */
+static bool epi_ok(const ffn *f, const fkernel *e, const lnode *const own[2], const int *at, int mk,
+                   tc_arena *a)
+{
+    if (!dim_eq(e->dom[0], own[0]->shape[0]) || !dim_eq(e->dom[1], own[0]->shape[1]))
+        return false;
+    for (int i = 0; i < e->nreads; i++) {
+        const lnode *n = e->reads[i];
+        int j = f->kernel_of[n->id];
+        if (n == own[0] || n == own[1]) {
+            if (!read_at_own_element(f, e, n, a))
+                return false;
+        } else if (j >= 0 && at[j] >= mk) { /* (the adapter's x @ A: never stored) */
+            return false;
+        }
+    }
+    for (int i = 0; i < e->nstores; i++) {
+        if (!fuse_is_element(e, e->stores[i]))
+            return false;
+        for (int o = 0; o < f->l->noutputs; o++) /* written in place: read before, maybe by mk */
+            if (f->l->outputs[o].node == e->stores[i] && f->l->outputs[o].inout_param >= 0)
+                return false;
+    }
+    return true;
+}
+
+int *fuse_mm_epilogues(const ffn *f, tc_arena *a)
+{
+    int nk = f->nk > 0 ? f->nk : 1;
+    int *into = ARENA_ARRAY(a, int, nk), *at = ARENA_ARRAY(a, int, nk), *lp = ARENA_ARRAY(a, int, nk);
+    bool *taken = ARENA_ARRAY(a, bool, nk);
+    for (int i = 0; i < f->nk; i++)
+        into[i] = lp[i] = -1, at[i] = i;
+    bool any = false; /* (TENSORC_MATMUL_DUAL=off: none, the A/B) */
+    for (int i = 0; i < f->nk && !any && f->knobs.matmul_dual; i++)
+        any = generated(f, f->k[i]) != NULL;
+    if (!any)
+        return into;
+    int *with = fuse_mm_pairs(f, a);
+    for (int i = 0; i < f->nk; i++) {
+        const fkernel *k = f->k[i];
+        fmmlora lo;
+        fmmnorm nm;
+        if (with[i] > i)
+            at[i] = with[i];
+        if (k->kind == KK_EXTERN && fuse_mm_lora(f, k, &lo, a)) {
+            at[lo.t->id] = at[lo.p->id] = i;
+            lp[i] = lo.p->id;
+        }
+        if (k->kind == KK_EXTERN && fuse_mm_norm(f, k, &nm))
+            at[nm.rows->id] = INT_MAX;
+    }
+    for (int e = 0; e < f->nk; e++) {
+        const fkernel *k = f->k[e];
+        if (k->kind != KK_POINTWISE || k->rank != 2 || k->nreds || k->ncols || !k->nstores)
+            continue;
+        int mk = -1; /* the last matmul kernel whose product it reads */
+        for (int i = 0; i < k->nreads; i++) {
+            int j = f->kernel_of[k->reads[i]->id];
+            if (j >= 0 && f->k[j]->kind == KK_EXTERN && f->k[j]->ext == k->reads[i] && at[j] < e &&
+                at[j] > mk)
+                mk = at[j];
+        }
+        const lnode *m = mk >= 0 && !taken[mk] && at[mk] == mk ? generated(f, f->k[mk]) : NULL;
+        if (!m || f->k[mk]->nstores || fuse_matmul_generated(&f->knobs, m))
+            continue;
+        const lnode *own[2] = {m, lp[mk] >= 0       ? f->k[lp[mk]]->ext
+                                  : with[mk] >= 0 && with[mk] < mk ? f->k[with[mk]]->ext
+                                                                    : NULL};
+        if (!epi_ok(f, k, own, at, mk, a))
+            continue;
+        into[e] = mk;
+        taken[mk] = true;
+    }
+    return into;
+}
+
 void fuse_mm_prologues(fctx *x)
 {
     ffn *o = x->out;
@@ -417,6 +503,22 @@ void fuse_mm_prologues(fctx *x)
                          "sums both, and its epilogue gets both); kernel %d runs only when cuBLAS "
                          "does (M above %d)",
                          mb->id, ma->id, with[i], FUSE_MM_MAX_ROWS),
+            NULL, false};
+    }
+    int *into = fuse_mm_epilogues(o, x->a);
+    for (int i = 0; i < o->nk; i++) {
+        if (into[i] < 0)
+            continue;
+        const lnode *m = o->k[into[i]]->ext;
+        ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
+        o->dec[o->ndec++] = (fdecision){
+            m, o->k[i]->stores[0], true,
+            arena_printf(x->a,
+                         "the epilogue rule: the generated kernel of %%%d computes kernel %d's stores "
+                         "too, on each element of the product as it is stored (which reads the product "
+                         "only there, and the rest written before it); kernel %d runs only when "
+                         "cuBLAS does (M above %d)",
+                         m->id, i, i, FUSE_MM_MAX_ROWS),
             NULL, false};
     }
 }

@@ -603,11 +603,11 @@ void sched_print(tc_buf *b, const sfn *s)
     for (int i = 0; i < s->nk; i++) {
         const ksched *ks = &s->k[i];
         buf_printf(b, "  kernel %d %s: %s\n", i, ks->k->name, kind_name(ks->kind));
-        if (ks->norm_into || ks->pair_into)
+        if (ks->norm_into || ks->pair_into || ks->epi_into)
             buf_printf(b, "    launched only when kernel %d's matmul runs on cuBLAS (its generated "
                           "kernel computes this one's work: the %s rule)\n",
-                       (ks->norm_into ? ks->norm_into : ks->pair_into) - 1,
-                       ks->norm_into ? "row-scale" : "pair");
+                       (ks->norm_into ? ks->norm_into : ks->pair_into ? ks->pair_into : ks->epi_into) - 1,
+                       ks->norm_into ? "row-scale" : ks->pair_into ? "pair" : "epilogue");
         sched_print_ckpt(b, s, i);
         if (ks->kind == SCH_EXTERN && ks->k->attn) {
             sched_print_attn(b, ks);

@@ -228,6 +228,10 @@ typedef struct ksched {
                              * runs only where cuBLAS does */
     const fkernel *lora;    /* SCH_EXTERN: with pair, the adapter rule (fuse.h): the x @ A
                              * kernel whose product this one's operand is, else NULL */
+    const fkernel *epi;     /* SCH_EXTERN: the pointwise kernel whose stores this generated
+                             * kernel computes too (the epilogue rule, fuse.h), else NULL */
+    int epi_into;           /* that kernel: the matmul kernel's index + 1 (else 0); it runs
+                             * only where cuBLAS does */
     /* SCH_EXTERN attention (sched_attn.c) */
     const tc_dim *at_groups;  /* groups of query rows sharing k and v, ATTN_ROWS at most each */
     const tc_dim *at_rows;    /* query rows that share k and v */
@@ -277,8 +281,9 @@ void sched_print_pipe(tc_buf *b, const ksched *ks);
 /* The matmul kernel k's engine, tile and launch (sched_matmul.c). */
 void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_matmul(tc_buf *b, const ksched *ks);
-/* The row-scale, pair and adapter rules (fuse_mm_norm, fuse_mm_pairs,
- * fuse_mm_lora) for every generated matmul of s. */
+/* The row-scale, pair, adapter and epilogue rules (fuse_mm_norm,
+ * fuse_mm_pairs, fuse_mm_lora, fuse_mm_epilogues) for every generated
+ * matmul of s. */
 void sched_matmul_rules(sfn *s, tc_arena *a);
 /* Checkpointed scan pairs (sched_ckpt.c): a forward walk and the reversed
  * walk that is the only reader of its stored values become one kernel (the

@@ -255,6 +255,23 @@ static void wide_tiles(ksched *ks, tc_arena *a)
                            ks->why);
 }
 
+/* The epilogue rule as the rules above were applied: each product E
+ * reads from memory is written before kernel mk (a pair's or adapter's
+ * product by the kernel it was paired into), or mk computes it. */
+static bool epi_agrees(const sfn *s, int mk, const fkernel *e)
+{
+    const ksched *km = &s->k[mk];
+    for (int i = 0; i < e->nreads; i++) {
+        const lnode *n = e->reads[i];
+        int j = s->f->kernel_of[n->id];
+        if (j < 0 || j == mk || s->f->k[j]->ext != n || (km->pair && km->pair->ext == n))
+            continue;
+        if ((s->k[j].pair_into ? s->k[j].pair_into - 1 : j) >= mk)
+            return false;
+    }
+    return true;
+}
+
 void sched_matmul_rules(sfn *s, tc_arena *a)
 {
     for (int i = 0; i < s->nk; i++) {
@@ -304,5 +321,16 @@ void sched_matmul_rules(sfn *s, tc_arena *a)
                                ks->norm.r->id, ks->norm.rows->id,
                                ks->mm == MM_GENERATED ? "is not launched"
                                                       : "runs only when cuBLAS does");
+    }
+    int *into = fuse_mm_epilogues(s->f, a);
+    for (int e = 0; e < s->nk; e++) {
+        ksched *km = into[e] >= 0 ? &s->k[into[e]] : NULL;
+        if (!km || km->kind != SCH_EXTERN || km->mm != MM_BY_ROWS || !epi_agrees(s, into[e], s->f->k[e]))
+            continue;
+        km->epi = s->f->k[e];
+        s->k[e].epi_into = into[e] + 1;
+        km->why = arena_printf(a, "%s; epilogue: it computes kernel %d's stores too, on each element "
+                               "of the product as it stores it; kernel %d runs only when cuBLAS does",
+                               km->why, e, e);
     }
 }

@@ -12,7 +12,9 @@
 # chunk and past it) and the SKINNY kernels (M = 16 fixed, the cost model's
 # own choice) in f16, bf16 and f32 (f32: fewer functions); each again with
 # the matmul's grid capped at 1 and 5 blocks, to the same bits; a few with
-# NaN and infinities in the inputs.  Attention:
+# NaN and infinities in the inputs; the epilogue rule with M symbolic and
+# no override (M = 1, 3, 16 the generated kernel, 17 cuBLAS and the
+# pointwise kernel).  Attention:
 # head dims 128 and 64, a mask, the prelude's attention; contexts 1, 129,
 # 1000 (and 32800: 257 splits, the combine tree's 3 levels); batch 1 and 3;
 # groups of 1, 8 and 17 query rows; f16, bf16 and f32.  Both again at
@@ -140,6 +142,21 @@ if [ "$what" = matmul ] || [ "$what" = all ]; then
     caps="--grid-caps 1,5 --specials"
     one $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1096,N=136" f16
     caps="--grid-caps 1,5"
+    # the epilogue rule (fuse.h's fuse_mm_epilogues), no override: M
+    # symbolic, so at M <= 16 the generated kernel stores the pointwise
+    # kernel's values too (that kernel not launched), at M = 17 cuBLAS and
+    # the pointwise kernel; the gate reading both products of the pair, the
+    # sum of LoRA (x @ W read from memory; with the adapter rule the other
+    # product), with the row-scale rule, and an f32 second output
+    ME="M=1,K=37,N=13;M=3,K=1100,N=77;M=16,K=100,N=130;M=17,K=1100,N=77"
+    one -- tests/gpu/matmul_pair.tc gated "$ME" f16
+    one -- tests/gpu/matmul_pair.tc gated "$ME" bf16
+    one -- tests/gpu/matmul_lora.tc lora "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=16;M=16,K=100,N=130,R=65;M=17,K=1100,N=77,R=7" bf16
+    one TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora_t "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=65;M=16,K=100,N=130,R=16;M=17,K=1100,N=77,R=7" f16
+    mm -- tests/gpu/matmul_norm.tc rms_bias_silu "$ME" f16
+    mm -- tests/gpu/matmul_epilogue.tc cast_scale "$ME" bf16
+    mm -- tests/gpu/matmul_epilogue.tc mlp2 "$ME" f16        # the epilogue's store read by a second product
+    mm -- tests/gpu/matmul_epilogue.tc two_sources "$ME" bf16 # the earlier product read from memory
 fi
 # matmul-knobs [every|full]: the streaming variants (TENSORC_MATMUL_STAGES,
 # _BK, _RESIDENT, _FENCE, _ORDER, _STREAM; README's knob table), each setting under a few cases (the

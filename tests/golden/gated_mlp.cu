@@ -936,17 +936,27 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
                                                                     KS, smem, ep, rs, gcol, B2, C2, Bd, R);
 }
 
-/* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; pair: it computes %3 (kernel 0) too, a work item per tile, slice and product, the last of a tile's summing both; kernel 0 runs only when cuBLAS does */
+/* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; pair: it computes %3 (kernel 0) too, a work item per tile, slice and product, the last of a tile's summing both; kernel 0 runs only when cuBLAS does; epilogue: it computes kernel 2's stores too, on each element of the product as it stores it; kernel 2 runs only when cuBLAS does */
 extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
     const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
     const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
     const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,
     void *__restrict__ ws,
-    const unsigned short *__restrict__ b2, unsigned short *__restrict__ c2)
+    const unsigned short *__restrict__ b2, unsigned short *__restrict__ c2,
+    unsigned short *__restrict__ out_out,
+    const idx_t sz_N)
 {
-    /* c[M, N] = a @ b, f16; c2 = a @ b2 (%3) too: the pair rule */
+    /* c[M, N] = a @ b, f16; c2 = a @ b2 (%3) too: the pair rule; the epilogue stores kernel 2's values too (the epilogue rule: that kernel runs only beside cuBLAS); the epilogue on each element as it is stored */
+    auto ep = [&](const long long r_, const long long c_, const float mm_v,
+                  const float mm_v2) {
+        const idx_t i0 = (idx_t)r_, i1 = (idx_t)c_;
+        (void)mm_v2;
+        const float t0 = tc_round_f16(tc_silu(mm_v2));              // gated_mlp.tc:10
+        const float t1 = tc_round_f16(t0 * mm_v);                   // gated_mlp.tc:10
+        out_out[sz_N*i0 + i1] = tc_f2h(t1);                         // gated_mlp.tc:10
+    };
     tc_mm<1, false, false, false, 2, false, true>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
-                     (unsigned char *)ws, 1024, tc_mm_noep(), tc_mm_nors(), nullptr, b2, c2);
+                     (unsigned char *)ws, 1024, ep, tc_mm_nors(), nullptr, b2, c2);
 }
 
 /* kernel 2: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
@@ -1110,6 +1120,7 @@ launch plan of gated_mlp (32-bit indices):
   step 1 runs when M > 16:
   step 1: matmul buf5 = in_x @ in_w3 (cuBLAS)
   step 2 runs when M <= 16:
-  step 2: tc_matmul_1<<<2*((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(in_x, in_w3, buf5, M, N, K, 1, 0, 0, M*N, workspace, in_w1, buf3)
+  step 2: tc_matmul_1<<<2*((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(in_x, in_w3, buf5, M, N, K, 1, 0, 0, M*N, workspace, in_w1, buf3, out_out, N)
+  step 3 runs when M > 16:
   step 3: tc_poi_fused_silu_mul_2<<<(M*N + 2047)/2048, [128, 1, 1]>>>(out_out, buf3, buf5, M, N)
  */

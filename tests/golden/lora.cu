@@ -960,16 +960,27 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
                      (unsigned char *)ws, 1024);
 }
 
-/* kernel 2: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */
+/* kernel 2: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; epilogue: it computes kernel 3's stores too, on each element of the product as it stores it; kernel 3 runs only when cuBLAS does */
 extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_2(
     const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
     const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
     const idx_t stride_a, const idx_t stride_b, const idx_t stride_c,
-    void *__restrict__ ws)
+    void *__restrict__ ws,
+    unsigned short *__restrict__ out_out,
+    const unsigned short *__restrict__ buf4,
+    const idx_t sz_N)
 {
-    /* c[M, N] = a @ b, f16 */
+    /* c[M, N] = a @ b, f16; the epilogue stores kernel 3's values too (the epilogue rule: that kernel runs only beside cuBLAS); the epilogue on each element as it is stored */
+    auto ep = [&](const long long r_, const long long c_, const float mm_v,
+                  const float mm_v2) {
+        const idx_t i0 = (idx_t)r_, i1 = (idx_t)c_;
+        (void)mm_v2;
+        const float t0 = tc_h2f(buf4[sz_N*i0 + i1]);                // lora.tc:9
+        const float t1 = tc_round_f16(t0 + mm_v);                   // lora.tc:9
+        out_out[sz_N*i0 + i1] = tc_f2h(t1);                         // lora.tc:9
+    };
     tc_mm<1, false, false, false, 1, false, true>(a, b, c, m, n, k, batch, stride_a, stride_b, stride_c,
-                     (unsigned char *)ws, 1024);
+                     (unsigned char *)ws, 1024, ep);
 }
 
 /* kernel 3: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
@@ -1124,6 +1135,7 @@ launch plan of lora (32-bit indices):
   step 4 runs when M > 16:
   step 4: matmul buf6 = buf5 @ in_b (cuBLAS)
   step 5 runs when M <= 16:
-  step 5: tc_matmul_2<<<((N + 63)/64)*((M + 63)/64)*((R + 1023)/1024), [128, 1, 1]>>>(buf5, in_b, buf6, M, N, R, 1, 0, 0, M*N, workspace)
+  step 5: tc_matmul_2<<<((N + 63)/64)*((M + 63)/64)*((R + 1023)/1024), [128, 1, 1]>>>(buf5, in_b, buf6, M, N, R, 1, 0, 0, M*N, workspace, out_out, buf4, N)
+  step 6 runs when M > 16:
   step 6: tc_poi_fused_add_3<<<(M*N + 2047)/2048, [128, 1, 1]>>>(out_out, buf4, buf6, M, N)
  */

@@ -9,7 +9,8 @@
 # kernel (tests/gpu/matmul_epilogue.tc), the row-scale rule (an RMSNorm in the
 # kernel: tests/gpu/matmul_norm.tc), the pair rule (two products of one x in
 # one kernel: tests/gpu/matmul_pair.tc), the adapter rule (LoRA in one kernel:
-# tests/gpu/matmul_lora.tc) and the examples with a matmul; with
+# tests/gpu/matmul_lora.tc), the epilogue rule (M symbolic: the pointwise
+# kernel in the generated one at M <= 16) and the examples with a matmul; with
 # TC_MATMUL_KNOBS=1 the streaming variants' knobs too (below).  Prints
 # "N passed, M failed"; exit 1 on failure.
 set -u
@@ -159,6 +160,36 @@ echo "generated examples/rmsnorm_matmul.tc --fn rmsnorm_matmul --shape M=64,K=40
 echo "- examples/mlp_block.tc --fn mlp_block --shape N=3,D=64,H=256" >>"$jobs"
 echo "- examples/mlp_block.tc --fn dense_gelu --shape N=17,D=100,H=33" >>"$jobs"
 echo "- examples/attention_scores.tc --fn attention_scores --shape B=2,H=3,S=5,L=33,E=64" >>"$jobs"
+# the epilogue rule (fuse.h's fuse_mm_epilogues; TC_MATMUL_FILTER=MATMUL_EPILOGUE
+# selects these): M symbolic and no override, so at M <= 16 the generated
+# kernel stores the pointwise kernel's values too (that kernel not
+# launched), past 16 cuBLAS and the pointwise kernel; gated's gate reads
+# both products, lora's sum x @ W from memory (lora_t under
+# TENSORC_MATMUL_LORA=on: the adapter's other product), rms_bias_silu with
+# the row-scale rule, cast_scale an f32 second output; K one slice and five
+e="knobs:TENSORC_MATMUL_EPILOGUE=on"
+for dt in f16 bf16; do
+    for M in 1 3 16 17 64; do
+        for KN in K=37,N=13 K=4097,N=77; do
+            echo "$e+- $pr --fn gated --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            echo "$e+- $ep --fn bias_gelu --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            echo "$e+- $ep --fn cast_scale --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            echo "$e+- $nm --fn rms_bias_silu --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            echo "$e+- $lr --fn lora --shape M=$M,$KN,R=16 --dtype T=$dt" >>"$jobs"
+            echo "$e+lora $lr --fn lora_t --shape M=$M,$KN,R=65 --dtype T=$dt" >>"$jobs"
+            # the rule's edges: two left operands, a chain, its refusals
+            for fn in two_sources mlp2 col_scaled; do
+                echo "$e+- $ep --fn $fn --shape M=$M,$KN --dtype T=$dt" >>"$jobs"
+            done
+            echo "$e+- $ep --fn residual_io --shape M=$M,${KN%,N=*} --dtype T=$dt" >>"$jobs"
+        done
+    done
+done
+for M in 1 3 16 17 64; do
+    echo "$e+- examples/gated_mlp.tc --shape M=$M,K=4096,N=11008" >>"$jobs"
+    echo "$e+- examples/lora.tc --shape M=$M,K=4096,N=4096,R=16" >>"$jobs"
+    echo "$e+lora examples/lora.tc --shape M=$M,K=4096,N=4096,R=16" >>"$jobs"
+done
 # who fences around the K slices' ticket (TENSORC_MATMUL_FENCE: the default
 # one thread above; 2 one thread's fence.acq_rel; 0 every thread, the old)
 # and the work items slice by slice (TENSORC_MATMUL_ORDER=1), the weight's

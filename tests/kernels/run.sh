@@ -230,6 +230,52 @@ if emit $ex/rmsnorm_matmul.tc rmsnorm_matmul cuda; then
         ok "rmsnorm_matmul: at M <= 16 one launch (the generated kernel reads x), else the norm and cuBLAS"
     else bad "rmsnorm_matmul: want the norm and cuBLAS guarded by M > 16, tc_matmul_1 on x by M <= 16" "$(tr '\n' '|' <"$tmp/plan")"; fi
 fi
+# issue 13 with M symbolic (the epilogue rule, fuse.h's fuse_mm_epilogues):
+# at_m M: the plan's steps that run at that M (unguarded, or guarded by M
+# against 16 and holding)
+at_m() {
+    sed -n '/^launch plan of /,$p' "$tmp/out" | awk -v m="$1" '
+        /^  step [0-9]+ runs when M <= 16:/ { g[$2 + 0] = m <= 16; next }
+        /^  step [0-9]+ runs when M > 16:/ { g[$2 + 0] = m > 16; next }
+        /^  step [0-9]+ runs when / { g[$2 + 0] = 1; next }
+        /^  step [0-9]+: / { n = $2 + 0; if (!(n in g) || g[n]) print }' | grep -vE '_w<<<'
+}
+# epi_steps FILE FN N16 G16 N17 C17 [ENV...]: N16 launches at M = 16, G16
+# of them generated matmul kernels and the rest pointwise, no cuBLAS; N17
+# at M = 17, C17 of them cuBLAS and the rest pointwise (the epilogue's
+# kernel, launched there alone)
+epi_steps() {
+    local file=$1 fn=$2 n16=$3 m16=$4 n17=$5 c17=$6
+    shift 6
+    env "$@" "$tc" compile "$file" --fn "$fn" --emit=cuda >"$tmp/out" 2>"$tmp/err" ||
+        { bad "$fn ($*): tensorc compile failed" "$(head -4 "$tmp/err")"; return 0; }
+    at_m 16 >"$tmp/s16"
+    at_m 17 >"$tmp/s17"
+    local g16 k16 c k17
+    g16=$(wc -l <"$tmp/s16") k16=$(grep -c ': tc_matmul_[0-9]*<<<' "$tmp/s16")
+    k17=$(wc -l <"$tmp/s17") c=$(grep -c ': matmul .*(cuBLAS)' "$tmp/s17")
+    if [ "$g16" -eq "$n16" ] && [ "$k16" -eq "$m16" ] && [ "$(grep -c ': tc_poi_' "$tmp/s16")" -eq $((n16 - m16)) ] &&
+        [ "$k17" -eq "$n17" ] && [ "$c" -eq "$c17" ] && [ "$(grep -c ': tc_poi_' "$tmp/s17")" -eq $((n17 - c17)) ]; then
+        ok "$fn${*:+ ($*)}, M symbolic: $m16 generated + $((n16 - m16)) at M = 16; $c17 cuBLAS + $((n17 - c17)) at M = 17"
+    else bad "$fn${*:+ ($*)}, M symbolic: want $m16 tc_matmul + $((n16 - m16)) at M = 16, $c17 cuBLAS + $((n17 - c17)) at 17" \
+        "M=16: $(tr '\n' '|' <"$tmp/s16") M=17: $(tr '\n' '|' <"$tmp/s17")"; fi
+}
+epi_steps $ex/gated_mlp.tc gated_mlp 1 1 3 2
+epi_steps $ex/lora.tc lora 3 3 4 3                          # x @ W, x @ A, (x @ A) @ B with the sum
+epi_steps $ex/lora.tc lora 1 1 4 3 TENSORC_MATMUL_LORA=on   # the adapter rule and the sum: one
+epi_steps $kt gelu_linear_f16 1 1 2 1
+epi_steps $ex/gated_mlp.tc gated_mlp 3 2 3 2 TENSORC_MATMUL_EPILOGUE=off   # every matmul apart, as before
+epi_steps $ex/gated_mlp.tc gated_mlp 2 1 3 2 TENSORC_MATMUL_DUAL=off       # the pair alone, the gate apart
+if emit $ex/gated_mlp.tc gated_mlp explain; then
+    if grep -qE '^  fused +%5 matmul -> %6 mul: the epilogue rule' "$tmp/out"; then ok "gated_mlp: explain names the epilogue rule"
+    else bad "gated_mlp: explain does not show the epilogue rule" "$(grep fused "$tmp/out" | tr '\n' '|')"; fi
+fi
+if emit $ex/gated_mlp.tc gated_mlp sched; then
+    if grep -qE "launched only when kernel 1's matmul runs on cuBLAS .*the epilogue rule" "$tmp/out"; then
+        ok "gated_mlp: --emit=sched says the pointwise kernel runs only beside cuBLAS"
+    else bad "gated_mlp: --emit=sched does not name the epilogue rule"; fi
+fi
+epi_steps $kt epi_off_element 2 1 2 1   # refused: the product read off its element
 count $kt prefill_proj 0   # M = 512 > 16
 if emit $kt prefill_proj cuda; then
     plan_steps >"$tmp/steps"

@@ -25,8 +25,7 @@ static const char *const ALL[] = {
     "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_STREAM",
     "TENSORC_COL_ROWS", "TENSORC_COLPART_PREFETCH",
     "TENSORC_MATMUL_BN", "TENSORC_MATMUL_KAUTO", "TENSORC_COL_OCC", "TENSORC_PW_OCC", "TENSORC_COL_ORDER",
-    "TENSORC_MATMUL_BN", "TENSORC_MATMUL_KAUTO", "TENSORC_SCAN_ASYNC", "TENSORC_SCAN_MINBLOCKS",
-    "TENSORC_SCAN_PAIR_LSE",
+    "TENSORC_SCAN_ASYNC", "TENSORC_SCAN_MINBLOCKS", "TENSORC_SCAN_PAIR_LSE", "TENSORC_MATMUL_DUAL",
 };
 
 static void clear_env(void)
@@ -213,6 +212,14 @@ static void test_matmul_variants(void **state)
     assert_string_equal(text(), "TENSORC_MATMUL_NORM=off");
     knobs_from_env(&k);
     assert_false(k.matmul_norm);
+    /* the epilogue rule: on unless "off" */
+    clear_env();
+    setenv("TENSORC_MATMUL_DUAL", "on", 1);
+    assert_string_equal(text(), "");
+    setenv("TENSORC_MATMUL_DUAL", "off", 1);
+    assert_string_equal(text(), "TENSORC_MATMUL_DUAL=off");
+    knobs_from_env(&k);
+    assert_false(k.matmul_dual);
     /* the work items' order: 0 or 1 */
     clear_env();
     setenv("TENSORC_MATMUL_ORDER", "2", 1);
