@@ -426,7 +426,8 @@ static bool epilogue_desc(fctx *x, int a, int b, kdesc *out)
     }
     if (!m || !fuse_matmul_generated(&x->out->knobs, m)) {
         x->why = "a matmul is a fusion barrier unless the generated kernel is certain at compile "
-                 "time (f16/bf16, M a constant <= 16; cuBLAS takes no epilogue)";
+                 "time (f16/bf16, M a constant <= 16; cuBLAS takes no epilogue); with M symbolic "
+                 "the epilogue rule may still run this kernel in the generated one (below)";
         return false;
     }
     if (de.rank != 2 || !same_shape(dp.rank, dp.dom, de.rank, de.dom)) {
