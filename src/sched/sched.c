@@ -533,7 +533,7 @@ static void sched_kernel(const sctx *x, const fkernel *k, ksched *ks, int *phase
         if (k->attn)
             sched_attn(&x->f->knobs, c, k, ks, a);
         else
-            sched_matmul(&x->f->knobs, k, ks, a);
+            sched_matmul(&x->f->knobs, c, k, ks, a);
         return;
     }
     if (k->kind == KK_SCAN) {

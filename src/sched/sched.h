@@ -194,7 +194,9 @@ typedef struct ksched {
     /* SCH_EXTERN (sched_matmul.c) */
     mm_engine mm;
     int64_t mm_max_rows;    /* MM_BY_ROWS: the largest M the generated kernel takes */
-    const tc_dim *mm_rows;  /* M, the output's rows */
+    const tc_dim *mm_rows;  /* the launch guard's value: M, the output's rows, plus (MM_BY_ROWS)
+                             * mm_max_rows + 1 when the weight passes MM_L2_BYTES */
+    const tc_dim *mm_wbytes; /* MM_BY_ROWS: the weight's bytes in that guard (sched_matmul.c), else NULL */
     int mm_kslice;          /* elements of K a block takes (slices combine in order) */
     int mm_stages;          /* TENSORC_MATMUL_STAGES: cp.async stages, 0: matmul.cuh's rule */
     int mm_bk;              /* TENSORC_MATMUL_BK: elements of K a stage, 0: matmul.cuh's rule */
@@ -279,7 +281,7 @@ void sched_print_pipe(tc_buf *b, const ksched *ks);
 /* Rows one block of the narrow variant holds: longer rows take the wide one */
 #define SCHED_WIDE_FROM(ks) ((int64_t)(ks)->block[0] * (ks)->block_per)
 /* The matmul kernel k's engine, tile and launch (sched_matmul.c). */
-void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a);
+void sched_matmul(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a);
 void sched_print_matmul(tc_buf *b, const ksched *ks);
 /* The row-scale, pair, adapter and epilogue rules (fuse_mm_norm,
  * fuse_mm_pairs, fuse_mm_lora, fuse_mm_epilogues) for every generated

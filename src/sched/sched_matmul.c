@@ -127,7 +127,20 @@
 /* elements of K a block takes (K = 4096 makes 4 slices) */
 enum { MM_KSLICE = 1024 };
 
-void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
+/* A weight past this many bytes cannot stay in the L2 between calls (40
+ * MB: an A100's; an H100's or H200's is 50), so the generated kernel
+ * streams it from DRAM, where cuBLAS streams about 1.7 times faster
+ * (H200, tc-bench, 2026-11-27: gated_mlp's two 90 MB weights 75.8 us
+ * generated, 58.3 on cuBLAS; the rmsnorm -> matmul K sweep: 134.9 MB 77.6
+ * us generated against 54.0 for the norm kernel and cuBLAS, 539 MB 277
+ * against 141), while a 33.5 MB weight that stays in the L2 is faster
+ * generated (rmsnorm_matmul 16.7 against 28.2).  With M symbolic the
+ * launch guard adds mm_max_rows + 1 to M when the weight is larger, so
+ * such a launch takes cuBLAS (and its epilogue kernels); a constant M
+ * decides at compile time as before. */
+#define MM_L2_BYTES (40ll << 20)
+
+void sched_matmul(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, tc_arena *a)
 {
     const lnode *m = k->ext;
     ks->mm_rows = m->shape[m->rank - 2];
@@ -180,12 +193,33 @@ void sched_matmul(const tc_knobs *kn, const fkernel *k, ksched *ks, tc_arena *a)
         return;
     }
     ks->mm = known ? MM_GENERATED : MM_BY_ROWS;
+    if (ks->mm == MM_BY_ROWS) { /* M + (max + 1) * (bytes / (MM_L2_BYTES + 1)) <= max */
+        const lnode *w = m->in[1].src;
+        const tc_dim *wb = dim_const(c, dtype_size(w->dtype));
+        for (int i = 0; i < w->rank; i++)
+            wb = dim_mul(c, wb, w->shape[i]);
+        int64_t bytes;
+        bool wk = dim_is_const(wb, &bytes);
+        if (wk && bytes > MM_L2_BYTES) {
+            ks->mm = MM_CUBLAS;
+            ks->why = arena_printf(a, "matmul: cuBLAS (the weight, %lld bytes, passes the L2's %lld: "
+                                   "streamed from DRAM, cuBLAS is faster)", (long long)bytes,
+                                   MM_L2_BYTES);
+            return;
+        }
+        ks->mm_wbytes = wk ? NULL : wb; /* (a known weight that fits: M alone) */
+        if (!wk)
+            ks->mm_rows = dim_add(c, ks->mm_rows,
+                              dim_mul(c, dim_const(c, ks->mm_max_rows + 1),
+                                      dim_floordiv(c, wb, dim_const(c, MM_L2_BYTES + 1))));
+    }
 
     ks->why = arena_printf(a, "matmul: generated%s (skinny M is bound by streaming the weight "
                            "once: a block per 16 x %d output tile and %d-element slice of K, on %s; "
                            "the last slice of a tile to finish sums the slices in order)%s",
-                           known ? "" : arena_printf(a, " when M <= %lld at launch",
-                                                     (long long)ks->mm_max_rows),
+                           known ? "" : arena_printf(a, " when M <= %lld and the weight fits the L2 "
+                                                     "(%lld MB) at launch", (long long)ks->mm_max_rows,
+                                                     MM_L2_BYTES >> 20),
                            ks->mm_bn ? ks->mm_bn : MM_TILE_N, ks->mm_kslice,
                            m->dtype == TC_F32 ? "FMAs" : "tensor cores (mma.sync m16n8k16, sm_80+)",
                            known ? "" : "; cuBLAS above it");
@@ -230,9 +264,16 @@ void sched_print_matmul(tc_buf *b, const ksched *ks)
             buf_printf(b, ", registers for %d blocks a SM%s (TENSORC_MATMUL_STREAM=%s)", ks->mm_occ,
                        ks->mm_stages ? "" : " and 3 stages", knob_mm_streams[ks->mm_stream]);
         if (ks->mm == MM_BY_ROWS) {
+            const lnode *m = ks->k->ext;
             buf_puts(b, "; generated when ");
-            dim_print(b, ks->mm_rows);
-            buf_printf(b, " <= %lld, else cuBLAS", (long long)ks->mm_max_rows);
+            dim_print(b, m->shape[m->rank - 2]);
+            buf_printf(b, " <= %lld", (long long)ks->mm_max_rows);
+            if (ks->mm_wbytes) {
+                buf_puts(b, " and the weight's ");
+                dim_print(b, ks->mm_wbytes);
+                buf_printf(b, " bytes <= %lld (the L2: MM_L2_BYTES)", MM_L2_BYTES);
+            }
+            buf_puts(b, ", else cuBLAS");
         }
     }
     buf_printf(b, "\n    why: %s\n", ks->why);
@@ -285,6 +326,7 @@ void sched_matmul_rules(sfn *s, tc_arena *a)
             continue;
         kq->pair = lo.p;
         kq->lora = lo.t;
+        kq->mm_rows = kt->mm_rows = kp->mm_rows; /* one guard for the three: x @ W's weight */
         kt->pair_into = kp->pair_into = i + 1;
         kq->why = arena_printf(a, "%s; adapter: it computes %%%d = x @ W (kernel %d) too, and its own "
                                "operand %%%d = x @ A (kernel %d) per K slice, each slice's (x @ A) @ B "

@@ -936,7 +936,7 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
                                                                     KS, smem, ep, rs, gcol, B2, C2, Bd, R);
 }
 
-/* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; pair: it computes %3 (kernel 0) too, a work item per tile, slice and product, the last of a tile's summing both; kernel 0 runs only when cuBLAS does; epilogue: it computes kernel 2's stores too, on each element of the product as it stores it; kernel 2 runs only when cuBLAS does */
+/* kernel 1: matmul: generated when M <= 16 and the weight fits the L2 (40 MB) at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; pair: it computes %3 (kernel 0) too, a work item per tile, slice and product, the last of a tile's summing both; kernel 0 runs only when cuBLAS does; epilogue: it computes kernel 2's stores too, on each element of the product as it stores it; kernel 2 runs only when cuBLAS does */
 extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
     const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
     const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
@@ -1115,12 +1115,12 @@ launch plan of gated_mlp (32-bit indices):
   buffer out_out      output f16[M, N]
   buffer buf3         temp   f16[M, N]  live steps 0..3, slot 0
   buffer buf5         temp   f16[M, N]  live steps 1..3, slot 1
-  step 0 runs when M > 16:
+  step 0 runs when M + 17*((2*K*N)/41943041) > 16:
   step 0: matmul buf3 = in_x @ in_w1 (cuBLAS)
-  step 1 runs when M > 16:
+  step 1 runs when M + 17*((2*K*N)/41943041) > 16:
   step 1: matmul buf5 = in_x @ in_w3 (cuBLAS)
-  step 2 runs when M <= 16:
+  step 2 runs when M + 17*((2*K*N)/41943041) <= 16:
   step 2: tc_matmul_1<<<2*((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(in_x, in_w3, buf5, M, N, K, 1, 0, 0, M*N, workspace, in_w1, buf3, out_out, N)
-  step 3 runs when M > 16:
+  step 3 runs when M + 17*((2*K*N)/41943041) > 16:
   step 3: tc_poi_fused_silu_mul_2<<<(M*N + 2047)/2048, [128, 1, 1]>>>(out_out, buf3, buf5, M, N)
  */

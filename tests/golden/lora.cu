@@ -936,7 +936,7 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
                                                                     KS, smem, ep, rs, gcol, B2, C2, Bd, R);
 }
 
-/* kernel 0: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */
+/* kernel 0: matmul: generated when M <= 16 and the weight fits the L2 (40 MB) at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */
 extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_0(
     const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
     const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
@@ -948,7 +948,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_0(
                      (unsigned char *)ws, 1024);
 }
 
-/* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */
+/* kernel 1: matmul: generated when M <= 16 and the weight fits the L2 (40 MB) at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it */
 extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
     const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
     const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
@@ -960,7 +960,7 @@ extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
                      (unsigned char *)ws, 1024);
 }
 
-/* kernel 2: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; epilogue: it computes kernel 3's stores too, on each element of the product as it stores it; kernel 3 runs only when cuBLAS does */
+/* kernel 2: matmul: generated when M <= 16 and the weight fits the L2 (40 MB) at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; epilogue: it computes kernel 3's stores too, on each element of the product as it stores it; kernel 3 runs only when cuBLAS does */
 extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_2(
     const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
     const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
@@ -1124,18 +1124,18 @@ launch plan of lora (32-bit indices):
   buffer buf4         temp   f16[M, N]  live steps 0..6, slot 0
   buffer buf5         temp   f16[M, R]  live steps 2..5, slot 1
   buffer buf6         temp   f16[M, N]  live steps 4..6, slot 2
-  step 0 runs when M > 16:
+  step 0 runs when M + 17*((2*K*N)/41943041) > 16:
   step 0: matmul buf4 = in_x @ in_w (cuBLAS)
-  step 1 runs when M <= 16:
+  step 1 runs when M + 17*((2*K*N)/41943041) <= 16:
   step 1: tc_matmul_0<<<((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(in_x, in_w, buf4, M, N, K, 1, 0, 0, M*N, workspace)
-  step 2 runs when M > 16:
+  step 2 runs when M + 17*((2*K*R)/41943041) > 16:
   step 2: matmul buf5 = in_x @ in_a (cuBLAS)
-  step 3 runs when M <= 16:
+  step 3 runs when M + 17*((2*K*R)/41943041) <= 16:
   step 3: tc_matmul_1<<<((M + 63)/64)*((K + 1023)/1024)*((R + 63)/64), [128, 1, 1]>>>(in_x, in_a, buf5, M, R, K, 1, 0, 0, M*R, workspace)
-  step 4 runs when M > 16:
+  step 4 runs when M + 17*((2*N*R)/41943041) > 16:
   step 4: matmul buf6 = buf5 @ in_b (cuBLAS)
-  step 5 runs when M <= 16:
+  step 5 runs when M + 17*((2*N*R)/41943041) <= 16:
   step 5: tc_matmul_2<<<((N + 63)/64)*((M + 63)/64)*((R + 1023)/1024), [128, 1, 1]>>>(buf5, in_b, buf6, M, N, R, 1, 0, 0, M*N, workspace, out_out, buf4, N)
-  step 6 runs when M > 16:
+  step 6 runs when M + 17*((2*N*R)/41943041) > 16:
   step 6: tc_poi_fused_add_3<<<(M*N + 2047)/2048, [128, 1, 1]>>>(out_out, buf4, buf6, M, N)
  */

@@ -1164,7 +1164,7 @@ __device__ __forceinline__ void tc_mm(const typename tc_mm_t<DT>::T *__restrict_
                                                                     KS, smem, ep, rs, gcol, B2, C2, Bd, R);
 }
 
-/* kernel 1: matmul: generated when M <= 16 at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; row scale: (r * x) @ W = r * (x @ W), so it loads x scaled by %1 as each tile arrives, sums x^2 of each row beside the product (the slices' sums in order) and multiplies the row's %10 into the product as it stores; kernel 0 runs only when cuBLAS does */
+/* kernel 1: matmul: generated when M <= 16 and the weight fits the L2 (40 MB) at launch (skinny M is bound by streaming the weight once: a block per 16 x 64 output tile and 1024-element slice of K, on tensor cores (mma.sync m16n8k16, sm_80+); the last slice of a tile to finish sums the slices in order); cuBLAS above it; row scale: (r * x) @ W = r * (x @ W), so it loads x scaled by %1 as each tile arrives, sums x^2 of each row beside the product (the slices' sums in order) and multiplies the row's %10 into the product as it stores; kernel 0 runs only when cuBLAS does */
 extern "C" __global__ void __launch_bounds__(128, 4) tc_matmul_1(
     const unsigned short *__restrict__ a, const unsigned short *__restrict__ b, unsigned short *__restrict__ c,
     const idx_t m, const idx_t n, const idx_t k, const idx_t batch,
@@ -1195,10 +1195,10 @@ launch plan of rmsnorm_matmul (32-bit indices):
   buffer in_w         param  f16[K, N]
   buffer out_out      output f16[M, N]
   buffer buf13        temp   f16[M, K]  live steps 0..1, slot 0
-  step 0 runs when M > 16:
+  step 0 runs when M + 17*((2*K*N)/41943041) > 16:
   step 0: tc_red_fused_cast_mul_sum_div_add_rsqrt_0<<<M, [1024, 1, 1]>>>(in_x, in_g, buf13, M, K, eps)
-  step 1 runs when M > 16:
+  step 1 runs when M + 17*((2*K*N)/41943041) > 16:
   step 1: matmul out_out = buf13 @ in_w (cuBLAS)
-  step 2 runs when M <= 16:
+  step 2 runs when M + 17*((2*K*N)/41943041) <= 16:
   step 2: tc_matmul_1<<<((N + 63)/64)*((M + 63)/64)*((K + 1023)/1024), [128, 1, 1]>>>(in_x, in_w, out_out, M, N, K, 1, 0, 0, M*N, workspace, in_g, K, eps)
  */

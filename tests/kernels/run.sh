@@ -19,7 +19,8 @@
 #     inout outputs written in place).
 #   - issue 13's decode blocks (M = 16): RMSNorm -> matmul, the gated MLP and LoRA
 #     one generated kernel each, no cuBLAS step, explain naming the rule;
-#     with M symbolic the norm kernel and cuBLAS guarded by M > 16.
+#     with M symbolic the norm kernel and cuBLAS guarded by M > 16; a weight
+#     past the L2 (40 MB) on cuBLAS, one of symbolic size guarded by its bytes too.
 #   - issue 15's layernorm and rmsnorm backward (grad and the vjp pair's
 #     backward): two kernels, x and dout read by the first step alone, the
 #     column partials passed to the second; explain and --emit=sched say so.
@@ -167,7 +168,7 @@ if emit $kt gelu_linear_f16 cuda; then
     ngen=$(grep -cE '^  step [0-9]+: tc_matmul_0<<<' "$tmp/steps")
     nall=$(wc -l <"$tmp/steps")
     if [ "$nmm" -eq 1 ] && [ "$ngen" -eq 1 ] && [ "$nall" -eq 3 ] &&
-        grep -qE '^  step 0 runs when M > 16:' "$tmp/plan" && grep -qE '^  step 1 runs when M <= 16:' "$tmp/plan"; then
+        grep -qE '^  step 0 runs when M( \+ 17\*\(\([^)]*\)\/41943041\))? > 16:' "$tmp/plan" && grep -qE '^  step 1 runs when M( \+ 17\*\(\([^)]*\)\/41943041\))? <= 16:' "$tmp/plan"; then
         ok "gelu_linear_f16: cuBLAS when M > 16, the generated kernel when M <= 16, then the epilogue"
     else bad "gelu_linear_f16: want a guarded cuBLAS step and a guarded tc_matmul step of 3" "$(tr '\n' '|' <"$tmp/plan")"; fi
     # both write the buffer that step 2 reads
@@ -225,8 +226,8 @@ count $kt decode_gated_col 2   # the first product read off its element: not a p
 # cuBLAS guarded by M > 16, the generated kernel (the norm inside) by M <= 16
 if emit $ex/rmsnorm_matmul.tc rmsnorm_matmul cuda; then
     sed -n '/^launch plan of /,$p' "$tmp/out" >"$tmp/plan"
-    if grep -qE '^  step 0 runs when M > 16:' "$tmp/plan" && grep -qE '^  step 1 runs when M > 16:' "$tmp/plan" &&
-        grep -qE '^  step 2 runs when M <= 16:' "$tmp/plan" && grep -qE '^  step 2: tc_matmul_1<<<.*\(in_x, in_w, ' "$tmp/plan"; then
+    if grep -qE '^  step 0 runs when M( \+ 17\*\(\([^)]*\)\/41943041\))? > 16:' "$tmp/plan" && grep -qE '^  step 1 runs when M( \+ 17\*\(\([^)]*\)\/41943041\))? > 16:' "$tmp/plan" &&
+        grep -qE '^  step 2 runs when M( \+ 17\*\(\([^)]*\)\/41943041\))? <= 16:' "$tmp/plan" && grep -qE '^  step 2: tc_matmul_1<<<.*\(in_x, in_w, ' "$tmp/plan"; then
         ok "rmsnorm_matmul: at M <= 16 one launch (the generated kernel reads x), else the norm and cuBLAS"
     else bad "rmsnorm_matmul: want the norm and cuBLAS guarded by M > 16, tc_matmul_1 on x by M <= 16" "$(tr '\n' '|' <"$tmp/plan")"; fi
 fi
@@ -235,8 +236,8 @@ fi
 # against 16 and holding)
 at_m() {
     sed -n '/^launch plan of /,$p' "$tmp/out" | awk -v m="$1" '
-        /^  step [0-9]+ runs when M <= 16:/ { g[$2 + 0] = m <= 16; next }
-        /^  step [0-9]+ runs when M > 16:/ { g[$2 + 0] = m > 16; next }
+        /^  step [0-9]+ runs when M( \+ 17\*\(\([^)]*\)\/41943041\))? <= 16:/ { g[$2 + 0] = m <= 16; next }
+        /^  step [0-9]+ runs when M( \+ 17\*\(\([^)]*\)\/41943041\))? > 16:/ { g[$2 + 0] = m > 16; next }
         /^  step [0-9]+ runs when / { g[$2 + 0] = 1; next }
         /^  step [0-9]+: / { n = $2 + 0; if (!(n in g) || g[n]) print }' | grep -vE '_w<<<'
 }
@@ -283,6 +284,18 @@ if emit $kt prefill_proj cuda; then
         ok "prefill_proj: M = 512, cuBLAS alone"
     else bad "prefill_proj: want one cuBLAS step" "$(tr '\n' '|' <"$tmp/steps")"; fi
 fi
+# the weight's bytes against the L2 (sched_matmul.c's MM_L2_BYTES, 40 MB)
+count $kt big_weight 0
+if emit $kt big_weight cuda && plan_steps >"$tmp/steps" && [ "$(wc -l <"$tmp/steps")" -eq 1 ] &&
+    ! grep -q 'runs when' "$tmp/out"; then ok "big_weight: 90 MB, cuBLAS alone at every M"
+else bad "big_weight: want one unguarded cuBLAS step" "$(tr '\n' '|' <"$tmp/out" | tail -c 600)"; fi
+if emit $kt small_weight cuda && grep -qE '^  step 0 runs when M > 16:' "$tmp/out" &&
+    grep -qE '^  step 1 runs when M <= 16:' "$tmp/out"; then ok "small_weight: 2 MB, guarded by M alone"
+else bad "small_weight: want the guards on M alone" "$(grep 'runs when' "$tmp/out" | tr '\n' '|')"; fi
+if emit $kt any_weight cuda && grep -qF 'step 0 runs when M + 17*((2*N*K)/41943041) > 16:' "$tmp/out" &&
+    grep -qF 'step 1 runs when M + 17*((2*N*K)/41943041) <= 16:' "$tmp/out"; then
+    ok "any_weight: guarded by M and the weight's bytes"
+else bad "any_weight: want the guards on M and 2*N*K" "$(grep 'runs when' "$tmp/out" | tr '\n' '|')"; fi
 
 # --- AdamW: one kernel writing p, m and v ----------------------------------------------
 count $ex/adamw.tc adamw 1
