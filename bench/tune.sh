@@ -17,7 +17,7 @@
 # what each does), TENSORC_FE_PARAM, TENSORC_PW_ONCE, TENSORC_LOAD_EF (codegen;
 # README.md's knob table),
 # TENSORC_SCAN_CHECKPOINT (sched_ckpt.c: off, or the interval K),
-# TENSORC_ATTN_CHUNK, TENSORC_ATTN_WARPS, TENSORC_ATTN_PREFETCH, TENSORC_ATTN_RING (sched_attn.c;
+# TENSORC_ATTN_CHUNK, TENSORC_ATTN_WARPS, TENSORC_ATTN_PREFETCH, TENSORC_ATTN_RING, TENSORC_ATTN_SPLIT (sched_attn.c;
 # bench/README.md has the decode attention sets), TENSORC_MATMUL_KSLICE,
 # _STAGES, _BK, _RESIDENT, _FENCE, _NORM, _DUAL (the generated matmul's variants:
 # bench/README.md has their A/B set), TENSORC_COL_ROWS, TENSORC_COLPART_PREFETCH

@@ -60,6 +60,7 @@ typedef struct tc_knobs {
     int attn_warps;         /* TENSORC_ATTN_WARPS: 4 or 8 */
     int attn_prefetch;      /* TENSORC_ATTN_PREFETCH: 1 or 2 */
     int attn_ring;          /* TENSORC_ATTN_RING: 0 (k and v through registers) or stages, 1 to 8 */
+    int attn_split;         /* TENSORC_ATTN_SPLIT: warps a block each on its own keys, 4, 8 or 16 */
     int rows_online;        /* TENSORC_ROWS_ONLINE: 0 (two passes, as before) or 1 */
     int online_block;       /* TENSORC_ONLINE_BLOCK: 32 to 1024, a power of two */
     int online_vec;         /* TENSORC_ONLINE_VEC: 0 (an update an element, as before) or 1 */

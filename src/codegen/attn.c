@@ -197,7 +197,8 @@ const char *cg_attn(cg *g, cg_bufs *b, const ksched *ks, const char *name, tc_di
     /* the chunk (the plan's grid has it too), and the knobs' variant
      * (sched_attn.c) as template arguments; unset, the defaults */
     const char *var = ks->at_knobs || ks->at_ring
-                          ? arena_printf(a, ", %d, %d, %d, %d", ks->at_chunk, ks->at_warps, ks->at_prefetch, ks->at_ring)
+                          ? arena_printf(a, ", %d, %d, %d, %d%s", ks->at_chunk, ks->at_warps, ks->at_prefetch, ks->at_ring,
+                                         ks->at_split ? ", 1" : "")
                           : arena_printf(a, ", %d", ks->at_chunk);
     buf_printf(&o, "    tc_attn<%d, %lld%s>(%s, %s, %s, %s, nkv, nrows, nkeys, kstride, vstride,\n"
                    "                   (unsigned char *)ws, qoff, koff, voff, ooff, score);\n}\n",

@@ -3,23 +3,21 @@
  * rows that share k and v, the keys split across blocks.
  *
  * Block = W warps (4) over one (group of rows, chunk of CH keys, 512 unless
- * a knob says); each warp takes 16 keys at a time and keeps, per row, a
- * running max, sum and unnormalized output.  CH, W, PF (how far ahead a
- * warp loads k and v into registers, tc_at_mma_path; 1) and RG (the stages
- * of its ring in shared memory; 0: registers) are template parameters, set
- * by the TENSORC_ATTN_* knobs for timing variants (sched_attn.c); the split
- * depends on CH and the context length alone.  f16/bf16 with a head dim a
- * multiple of 32 (up to 128) and 16-byte aligned k and v use tensor cores:
- * S = Q K^T and O += P V with mma.sync m16n8k16 (rows 8..15 of A zero), k
- * and v streamed through a warp's ring of RG 16-key stages in the launch's
- * dynamic shared memory (cp.async, RG - 1 steps in flight: a step's loads
- * are one DRAM round trip, so one step ahead left a warp waiting on each),
- * or with RG 0 loaded straight into registers; 16 bytes a lane feed the mma
- * either way, the same values in the same order (the same bits); the head
- * dim is permuted consistently inside each 32 so each lane's 16 bytes feed
- * the mma as they are, and V's 8 x 8 pieces are transposed in registers
- * (movmatrix).  Elsewhere (f32, other head dims, misaligned) a warp takes
- * one key at a time with FMAs.
+ * a knob says); each warp takes 16 keys at a time (the warps' in turn, or
+ * with SP each its own CH / W of the chunk) and keeps, per row, a running
+ * max, sum and unnormalized output.  CH, W, PF (the 16-key steps of k and
+ * v a warp loads ahead into registers, tc_at_mma_path), RG (the stages of
+ * its ring in shared memory; 0: registers) and SP are template parameters,
+ * set by the TENSORC_ATTN_* knobs (sched_attn.c); the split depends on CH
+ * and the context length alone.  f16/bf16 with a head dim a multiple of 32
+ * (up to 128) and 16-byte aligned k and v use tensor cores: S = Q K^T and
+ * O += P V with mma.sync m16n8k16 (rows 8..15 of A zero), k and v through
+ * registers or the ring (cp.async, RG - 1 steps in flight), 16 bytes a lane
+ * feeding the mma either way, the same values in the same order (the same
+ * bits); the head dim is permuted consistently inside each 32 so each
+ * lane's 16 bytes feed the mma as they are, and V's 8 x 8 pieces are
+ * transposed in registers (movmatrix).  Elsewhere (f32, other head dims,
+ * misaligned) a warp takes one key at a time with FMAs.
  * q is staged in shared memory (one qoff a thread) while the warps' first
  * k and v loads are in flight.  The warps' states combine in shared memory
  * into the block's partial (in the workspace; with one split, straight
@@ -114,7 +112,6 @@ template <int N> __device__ __forceinline__ void tc_at_wait() {
 /* partials combined a node of the tree (tc_attn's tail) */
 #define TC_AT_FAN 16
 
-/* one warp's state over its keys, then the block's: max, sum, output per row */
 /* Row r of n partials (max m[i][r], sum l[i][r]), in order: their max into
  * *bm, each one's weight exp(m - max) into w[i][r] (0 for an empty one,
  * whose max is -inf) and the weighted sum of the sums into *bl. */
@@ -133,26 +130,18 @@ __device__ __forceinline__ void tc_at_weigh(const float (*m)[8], const float (*l
     *bl = ls;
 }
 
-/* The block's static shared memory: with O, the warps' outputs o too
- * (else they sit in the ring's dynamic shared memory, tc_at_o) */
-template <int D, int W, bool O = true> struct tc_at_smem {
+/* The block's static shared memory: with O, the outputs o of S warps at
+ * a time too (S < W: in rounds, tc_attn's fin; else, 8 floats, they sit in
+ * the ring's dynamic shared memory, tc_at_o) */
+template <int D, int W, int S, bool O = true> struct tc_at_smem {
     float m[W][8], l[W][8];
-    float o[W][8][D];
+    float o[O ? S : 1][8][O ? D : 1];
     float q[8][D];
     float bm[8], bl[8], wt[W][8];          /* the block's max, sum; each warp's weight */
     float cm[TC_AT_FAN][8], cl[TC_AT_FAN][8], cw[TC_AT_FAN][8]; /* a combine's children */
     long long orow[8];                     /* the output rows' offsets (the final write) */
     int last;
 };
-template <int D, int W> struct tc_at_smem<D, W, false> {
-    float m[W][8], l[W][8];
-    float q[8][D];
-    float bm[8], bl[8], wt[W][8];
-    float cm[TC_AT_FAN][8], cl[TC_AT_FAN][8], cw[TC_AT_FAN][8];
-    long long orow[8];
-    int last;
-};
-
 /* the launch's dynamic shared memory (one declaration: the host emulator
  * gives each its own storage) */
 __device__ __forceinline__ unsigned char *tc_at_dyn() {
@@ -171,17 +160,23 @@ template <int D, int RG, class SH> __device__ __forceinline__ float &tc_at_o(SH 
         return sh.o[w][r][d];
 }
 
-/* The tensor-core path: this warp's 16-key steps over [l0, l1). */
-template <int DT, int D, int W, int PF, int RG, class SH, class SC, class ST>
+/* The tensor-core path: this warp's 16-key steps over [l0, l1) (KW > 0:
+ * its own KW keys from l0 + KW warp); its output goes to fin. */
+template <int DT, int D, int W, int PF, int RG, int KW, class SH, class SC, class ST, class FN>
 __device__ __forceinline__ void tc_at_mma_path(SH &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
-                                               long long nr, SC &score, ST &stage) {
+                                               long long nr, SC &score, ST &stage, FN &fin) {
     constexpr int P = D / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, c = lane & 3;
-    /* q in registers once stage() has put it in shared memory: after the
-     * first k and v loads are issued, so that their latency and q's overlap */
+    /* q in registers once stage() has put it in shared memory (after the
+     * first k and v loads are issued: their latency and q's overlap); with
+     * 16 warps (128 registers) read at each use, volatile: not hoisted */
     unsigned qa[2 * P][2];
+    auto qw = [&](int i, int e) -> unsigned {
+        const volatile float *qs = &sh.q[g][32 * (i >> 1) + 8 * c + 4 * (i & 1) + 2 * e];
+        return W > 8 ? tc_at_pk<DT>(qs[0], qs[1]) : qa[i][e];
+    };
     auto fillq = [&]() {
         stage();
 #pragma unroll
@@ -211,7 +206,10 @@ __device__ __forceinline__ void tc_at_mma_path(SH &sh, const typename tc_at_t<DT
      * as it is free (k after S, v after O): the loads lead their use by
      * about 1.5 steps instead of 1, in the same registers (a third buffer,
      * a true 2 steps ahead, spills at head dim 128) */
-    constexpr int STEP = 16 * W;
+    constexpr int STEP = KW > 0 ? 16 : 16 * W;
+    const long long first = KW > 0 ? l0 + (long long)KW * warp : l0 + 16 * warp;
+    if (KW > 0 && first + KW < l1)
+        l1 = first + KW;
     auto load = [&](uint4 (&kn)[2][P], uint4 (&vn)[2][P], long long key0, bool dok, bool dov) {
 #pragma unroll
         for (int t = 0; t < 2; t++) {
@@ -239,8 +237,8 @@ __device__ __forceinline__ void tc_at_mma_path(SH &sh, const typename tc_at_t<DT
 #pragma unroll
             for (int p = 0; p < P; p++) {
                 const uint4 kw = kf(t, p);
-                tc_at_mma<DT>(s[t], qa[2 * p][0], qa[2 * p][1], kw.x, kw.y);
-                tc_at_mma<DT>(s[t], qa[2 * p + 1][0], qa[2 * p + 1][1], kw.z, kw.w);
+                tc_at_mma<DT>(s[t], qw(2 * p, 0), qw(2 * p, 1), kw.x, kw.y);
+                tc_at_mma<DT>(s[t], qw(2 * p + 1, 0), qw(2 * p + 1, 1), kw.z, kw.w);
             }
         }
         mid();
@@ -295,7 +293,6 @@ __device__ __forceinline__ void tc_at_mma_path(SH &sh, const typename tc_at_t<DT
         }
         end();
     };
-    const long long first = l0 + 16 * warp;
     auto none = [] {};
     auto regs = [](uint4 (&r)[2][P]) { return [&r](int t, int p) { return r[t][p]; }; };
     if constexpr (RG > 0) {
@@ -339,7 +336,7 @@ __device__ __forceinline__ void tc_at_mma_path(SH &sh, const typename tc_at_t<DT
                  [&](int t, int p) { return *(const uint4 *)(vst + at(8 * t + g, 4 * p + c)); }, key0, none, none);
             st = st + 1 == RG ? 0 : st + 1;
         }
-    } else if (PF == 1) {
+    } else if (PF == 1 && KW == 0) {
         uint4 kn[2][P], vn[2][P];
         if (first < l1)
             load(kn, vn, first, true, true);
@@ -358,24 +355,24 @@ __device__ __forceinline__ void tc_at_mma_path(SH &sh, const typename tc_at_t<DT
             step(regs(kr), regs(vr), key0, none, none);
         }
     } else {
-        uint4 ka[2][P], va[2][P], kb2[2][P], vb2[2][P];
-        if (first < l1)
-            load(ka, va, first, true, true);
-        if (first + STEP < l1)
-            load(kb2, vb2, first + STEP, true, true);
+        /* PF buffers (PF 1 only with KW), the first PF steps' loads issued
+         * at once, each buffer reloaded with the step PF on as soon as it
+         * is free: k after S, v after O */
+        uint4 kr[PF][2][P], vr[PF][2][P];
+#pragma unroll
+        for (int i = 0; i < PF; i++)
+            if (first + i * STEP < l1)
+                load(kr[i], vr[i], first + i * STEP, true, true);
         fillq();
-        /* each buffer reloaded with the step after next as soon as it is
-         * free: k after S, v after O */
-        auto two = [&](uint4 (&kr)[2][P], uint4 (&vr)[2][P], long long key0) {
-            const bool more = key0 + 2 * STEP < l1;
-            step(regs(kr), regs(vr), key0, [&] { if (more) load(kr, vr, key0 + 2 * STEP, true, false); },
-                 [&] { if (more) load(kr, vr, key0 + 2 * STEP, false, true); });
-        };
-        for (long long key0 = first; key0 < l1; key0 += 2 * STEP) {
-            two(ka, va, key0);
-            if (key0 + STEP < l1)
-                two(kb2, vb2, key0 + STEP);
-        }
+        for (long long key0 = first; key0 < l1; key0 += PF * STEP)
+#pragma unroll
+            for (int i = 0; i < PF; i++) {
+                const long long k0 = key0 + i * STEP;
+                const bool more = k0 + PF * STEP < l1;
+                if (k0 < l1)
+                    step(regs(kr[i]), regs(vr[i]), k0, [&] { if (more) load(kr[i], vr[i], k0 + PF * STEP, true, false); },
+                         [&] { if (more) load(kr[i], vr[i], k0 + PF * STEP, false, true); });
+            }
     }
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 1);
     lsum += __shfl_xor_sync(0xffffffffu, lsum, 2);
@@ -385,24 +382,27 @@ __device__ __forceinline__ void tc_at_mma_path(SH &sh, const typename tc_at_t<DT
     }
     if constexpr (RG > 0)
         __syncwarp(); /* every lane past its last stage: o goes over the ring */
+    fin([&](auto put) {
 #pragma unroll
-    for (int p = 0; p < P; p++)
+        for (int p = 0; p < P; p++)
 #pragma unroll
-        for (int h = 0; h < 2; h++)
+            for (int h = 0; h < 2; h++)
 #pragma unroll
-            for (int u = 0; u < 2; u++) {
-                const int d = 32 * p + 8 * (g >> 1) + 2 * (2 * h + u) + (g & 1);
-                tc_at_o<D, RG>(sh, warp, 2 * c, d) = o[p][h][2 * u];
-                tc_at_o<D, RG>(sh, warp, 2 * c + 1, d) = o[p][h][2 * u + 1];
-            }
+                for (int u = 0; u < 2; u++) {
+                    const int d = 32 * p + 8 * (g >> 1) + 2 * (2 * h + u) + (g & 1);
+                    put(2 * c, d, o[p][h][2 * u]);
+                    put(2 * c + 1, d, o[p][h][2 * u + 1]);
+                }
+    });
 }
 
-/* The FMA path: a key at a time, the head dim across the lanes. */
-template <int DT, int D, int W, int RG, class SH, class SC, class ST>
+/* The FMA path: a key at a time (the warps' in turn, or with KW > 0 a
+ * warp's own KW), the head dim across the lanes. */
+template <int DT, int D, int W, int KW, class SH, class SC, class ST, class FN>
 __device__ __forceinline__ void tc_at_fma_path(SH &sh, const typename tc_at_t<DT>::T *__restrict__ kp,
                                                const typename tc_at_t<DT>::T *__restrict__ vp, long long ks,
                                                long long vs, long long l0, long long l1, long long kb, long long r0,
-                                               long long nr, SC &score, ST &stage) {
+                                               long long nr, SC &score, ST &stage, FN &fin) {
     stage();
     constexpr int J = (D + 31) / 32;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -415,7 +415,8 @@ __device__ __forceinline__ void tc_at_fma_path(SH &sh, const typename tc_at_t<DT
         for (int j = 0; j < J; j++)
             o[r][j] = 0.0f;
     }
-    for (long long l = l0 + warp; l < l1; l += W) {
+    const long long le = KW > 0 && l0 + (long long)KW * (warp + 1) < l1 ? l0 + (long long)KW * (warp + 1) : l1;
+    for (long long l = KW > 0 ? l0 + (long long)KW * warp : l0 + warp; l < le; l += KW > 0 ? 1 : W) {
         float kd[J], vd[J];
 #pragma unroll
         for (int j = 0; j < J; j++) {
@@ -448,19 +449,23 @@ __device__ __forceinline__ void tc_at_fma_path(SH &sh, const typename tc_at_t<DT
         }
     }
 #pragma unroll
-    for (int r = 0; r < 8; r++) {
+    for (int r = 0; r < 8; r++)
         if (lane == 0) {
             sh.m[warp][r] = m[r];
             sh.l[warp][r] = lsum[r];
         }
+    fin([&](auto put) {
 #pragma unroll
-        for (int j = 0; j < J; j++)
-            if (lane + 32 * j < D)
-                tc_at_o<D, RG>(sh, warp, r, lane + 32 * j) = o[r][j];
-    }
+        for (int r = 0; r < 8; r++)
+#pragma unroll
+            for (int j = 0; j < J; j++)
+                if (lane + 32 * j < D)
+                    put(r, lane + 32 * j, o[r][j]);
+    });
 }
 
-template <int DT, int D, int CH, int W = 4, int PF = 1, int RG = 0, class QO, class KO, class VO, class OO, class SC>
+template <int DT, int D, int CH, int W = 4, int PF = 1, int RG = 0, int SP = 0, class QO, class KO, class VO, class OO,
+          class SC>
 __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restrict__ q,
                                         const typename tc_at_t<DT>::T *__restrict__ k,
                                         const typename tc_at_t<DT>::T *__restrict__ v,
@@ -470,7 +475,10 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
     typedef typename tc_at_t<DT>::T T;
     constexpr int NT = 32 * W; /* threads */
     constexpr bool SO = RG == 0; /* the warps' outputs in static shared memory (no ring) */
-    __shared__ tc_at_smem<D, W, SO> sh;
+    /* SP (TENSORC_ATTN_SPLIT): each warp its own KW keys of the chunk, and
+     * the warps' outputs through S slots, RND rounds (the shared memory) */
+    constexpr int KW = SP ? (CH / W + 15) / 16 * 16 : 0, S = SO && W > 8 ? 8 : W, RND = W / S;
+    __shared__ tc_at_smem<D, W, S, SO> sh;
     const long long nrg = (R + 7) / 8, splits = (L + CH - 1) / CH, groups = nkv * nrg;
     if (splits == 0) { /* no keys: p @ v sums nothing */
         for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < groups * 8 * D;
@@ -511,35 +519,61 @@ __device__ __forceinline__ void tc_attn(const typename tc_at_t<DT>::T *__restric
                 sh.q[r][d0 + TR * j] = qv[j];
         __syncthreads();
     };
+    /* the block's partial: the warps combined, each warp's weight once,
+     * in warp order (with RND > 1 a slot's warps a round, the sums kept in
+     * registers between rounds: the same order) */
+    constexpr int NE = (8 * D + NT - 1) / NT; /* a thread's elements */
+    float *gp = part + grp * splits * psz;
+    float *mine = gp + split * psz;
+    /* each(put): this warp's outputs, put(r, d, value) */
+    auto fin = [&](auto each) {
+        const int warp = threadIdx.x >> 5;
+        float acc[NE];
+#pragma unroll
+        for (int j = 0; j < NE; j++)
+            acc[j] = 0.0f;
+        for (int rd = 0; rd < RND; rd++) {
+            if (rd > 0)
+                __syncthreads(); /* the last round's slots read */
+            if (warp / S == rd)
+                each([&](int r, int d, float x) { tc_at_o<D, RG>(sh, warp % S, r, d) = x; });
+            __syncthreads();
+            if (rd == 0 && threadIdx.x < 8) { /* the weights (every warp's m and l written) */
+                const int r = threadIdx.x;
+                tc_at_weigh(sh.m, sh.l, sh.wt, W, r, &sh.bm[r], &sh.bl[r]);
+                if (splits == 1)
+                    sh.orow[r] = r < nr ? ooff(kb, r0 + r) : 0;
+            }
+            if (rd == 0)
+                __syncthreads();
+            /* a round's sums, the last round's written (one round: a loop) */
+#pragma unroll(RND > 1 ? NE : 1)
+            for (int j = 0; j < NE; j++) {
+                const int i = threadIdx.x + NT * j, r = i / D, d = i % D;
+                if (i >= 8 * D)
+                    break;
+                float a = RND > 1 ? acc[j] : 0.0f;
+                for (int w = 0; w < S; w++)
+                    a += sh.wt[rd * S + w][r] * tc_at_o<D, RG>(sh, w, r, d);
+                if (rd < RND - 1) {
+                    acc[j] = a;
+                    continue;
+                }
+                if (splits > 1)
+                    mine[r * DP + d] = a;
+                else if (r < nr) /* one split: it is the output */
+                    out[sh.orow[r] + d] = tc_at_st<DT>(a / sh.bl[r]);
+            }
+        }
+    };
     bool mma = TC_AT_TENSOR && DT != 0 && D % 32 == 0 && D <= 128 && ks % 8 == 0 && vs % 8 == 0 &&
                (((unsigned long long)kp | (unsigned long long)vp) & 15) == 0;
     if (mma)
-        tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32, W, PF, RG>(
-            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32, W, SO> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0,
-            nr, score, stage);
+        tc_at_mma_path<DT, (D % 32 == 0 && D <= 128) ? D : 32, W, PF, RG, KW>(
+            *(tc_at_smem<(D % 32 == 0 && D <= 128) ? D : 32, W, S, SO> *)&sh, kp, vp, ks, vs, l0, l1, kb, r0,
+            nr, score, stage, fin);
     else
-        tc_at_fma_path<DT, D, W, RG>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score, stage);
-    __syncthreads();
-    /* the block's partial: the warps combined, each warp's weight once */
-    if (threadIdx.x < 8) {
-        const int r = threadIdx.x;
-        tc_at_weigh(sh.m, sh.l, sh.wt, W, r, &sh.bm[r], &sh.bl[r]);
-        if (splits == 1)
-            sh.orow[r] = r < nr ? ooff(kb, r0 + r) : 0;
-    }
-    __syncthreads();
-    float *gp = part + grp * splits * psz;
-    float *mine = gp + split * psz;
-    for (int i = threadIdx.x; i < 8 * D; i += NT) {
-        const int r = i / D, d = i % D;
-        float acc = 0.0f;
-        for (int w = 0; w < W; w++)
-            acc += sh.wt[w][r] * tc_at_o<D, RG>(sh, w, r, d);
-        if (splits > 1)
-            mine[r * DP + d] = acc;
-        else if (r < nr) /* one split: it is the output */
-            out[sh.orow[r] + d] = tc_at_st<DT>(acc / sh.bl[r]);
-    }
+        tc_at_fma_path<DT, D, W, KW>(sh, kp, vp, ks, vs, l0, l1, kb, r0, nr, score, stage, fin);
     if (splits == 1)
         return;
     if (threadIdx.x < 8) {

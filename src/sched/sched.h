@@ -246,6 +246,7 @@ typedef struct ksched {
     int at_ring;              /* tensor cores: stages of k and v a warp streams through shared
                                * memory (TENSORC_ATTN_RING, ATTN_RING; 0: registers, at_prefetch) */
     int at_shmem;             /* its dynamic shared memory a block, bytes (0: none) */
+    bool at_split;            /* each warp its own keys of the chunk (TENSORC_ATTN_SPLIT) */
     bool at_knobs;            /* one of those set: printed, and the template's arguments */
     /* SCH_SCAN checkpointed pair (sched_ckpt.c): this forward walk also runs
      * the reversed walk of kernel ckpt_with - 1, which reads the values

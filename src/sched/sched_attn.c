@@ -50,6 +50,19 @@
  * register path (ATTN_RING 0); the knob asks for a ring of its depth
  * (codegen/attn.c refuses one past ATTN_SMEM_MAX).  Not yet known why:
  * 214 registers still (the combine's loads), one block a SM at depth 4.
+ *
+ * TENSORC_ATTN_SPLIT (at_split): W warps (4, 8, 16), each walking its own
+ * CH / W keys with PF register buffers, the outputs combined 8 warps at a
+ * time in warp order (attn.cuh's fin).  Timed (H200, 2026-11-27, one
+ * call, checked; us at batch 1 / 8): unset 15.65 / 28.63, split 8 14.61 /
+ * 34.40, 8 with prefetch 1 14.44 / 33.40, 4 17.32 / 29.51, 16 25.74 /
+ * 54.65 (128 registers: spills), TENSORC_ATTN_WARPS=8 14.31 / 32.91.  ncu
+ * (batch 1) says why neither reaches issue 13's 6 us: a block is bound by
+ * its warps' instruction latency, not by k and v in flight (stalls: wait
+ * 32-35%, selected 24%, long scoreboard 11-13%; ~518 instructions a
+ * 16-key step, 24 HMMA, 32 MOVM, ~100 moves), and 512 keys take ~20K
+ * cycles a block at any context (2 blocks at L = 512: 16.7 us), the
+ * combine tree ~15-20K more at L = 8192 (sm__cycles_active.max 35-43K).
  */
 #include "sched/sched.h"
 
@@ -68,10 +81,19 @@ void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, 
     int r = k->rank;
     unsigned batch = (1u << (r - 2)) - 1;
     unsigned rows = (batch & ~at->kvaxes) | 1u << (r - 2);
-    ks->at_knobs = kn->attn_chunk >= 0 || kn->attn_warps >= 0 || kn->attn_prefetch >= 0 || kn->attn_ring >= 0;
+    ks->at_knobs = kn->attn_chunk >= 0 || kn->attn_warps >= 0 || kn->attn_prefetch >= 0 || kn->attn_ring >= 0 ||
+                   kn->attn_split >= 0;
     ks->at_chunk = kn->attn_chunk >= 0 ? kn->attn_chunk : ATTN_CHUNK;
     ks->at_warps = kn->attn_warps >= 0 && at->d <= 128 ? kn->attn_warps : ATTN_THREADS / 32;
     ks->at_prefetch = kn->attn_prefetch >= 0 ? kn->attn_prefetch : 1;
+    /* the split (TENSORC_ATTN_SPLIT): its warps each on its own keys, up to
+     * head dim 128 (the warps' outputs in shared memory, 8 at a time), no
+     * ring; 2 steps' buffers a warp unless 16 warps (128 registers) */
+    ks->at_split = kn->attn_split >= 0 && at->d <= 128;
+    if (ks->at_split) {
+        ks->at_warps = kn->attn_split;
+        ks->at_prefetch = kn->attn_prefetch >= 0 ? kn->attn_prefetch : kn->attn_split == 16 ? 1 : 2;
+    }
     ks->block[0] = 32 * ks->at_warps;
     ks->block[1] = ks->block[2] = 1;
     ks->at_kv = prod_axes(c, k, at->kvaxes);
@@ -85,7 +107,7 @@ void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, 
     /* the ring: a knob's depth as it is (codegen/attn.c refuses one past
      * the shared memory), else ATTN_RING stages or as many as fit */
     int d = (int)at->d, stage = 64 * d * ks->at_warps; /* a stage of k and v, every warp's */
-    ks->at_ring = !ks->at_mma ? 0 : kn->attn_ring >= 0 ? kn->attn_ring : ATTN_RING;
+    ks->at_ring = !ks->at_mma || ks->at_split ? 0 : kn->attn_ring >= 0 ? kn->attn_ring : ATTN_RING;
     if (kn->attn_ring < 0)
         while (ks->at_ring > 1 && sched_attn_static(d, ks->at_warps, true) + ks->at_ring * stage > ATTN_SMEM_MAX)
             ks->at_ring--;
@@ -103,13 +125,13 @@ void sched_attn(const tc_knobs *kn, tc_dimctx *c, const fkernel *k, ksched *ks, 
                                        : ks->at_mma ? "; k and v loaded into registers a step or two ahead" : "");
 }
 
-/* sizeof(tc_at_smem<d, w, !ring>): floats m, l, o (not with a ring: its
- * stages hold it), q, bm, bl, wt, cm, cl, cw; then 8 long longs and an
+/* sizeof(tc_at_smem<d, w, min(w, 8), !ring>): floats m, l, o (8 warps' at
+ * most; with a ring 8 floats: its stages hold it), q, bm, bl, wt, cm, cl, cw; then 8 long longs and an
  * int, padded to 8 bytes; and 16 bytes to spare (ptxas counts 8 more
  * beside the ring's extern array) */
 int sched_attn_static(int d, int w, bool ring)
 {
-    return 4 * (2 * w * 8 + (ring ? 0 : w * 8 * d) + 8 * d + 16 + w * 8 + 3 * 16 * 8) + 8 * 8 + 8 + 16;
+    return 4 * (2 * w * 8 + (ring ? 8 : (w > 8 ? 8 : w) * 8 * d) + 8 * d + 16 + w * 8 + 3 * 16 * 8) + 8 * 8 + 8 + 16;
 }
 
 void sched_print_attn(tc_buf *b, const ksched *ks)
@@ -127,7 +149,8 @@ void sched_print_attn(tc_buf *b, const ksched *ks)
     buf_printf(b, " of %d keys, head dim %lld, %s", ks->at_chunk, (long long)ks->k->attn->d,
                ks->at_mma ? "tensor cores" : "FMAs");
     if (ks->at_knobs) /* the TENSORC_ATTN_* knobs' values */
-        buf_printf(b, ", %d warps, prefetch %d", ks->at_warps, ks->at_prefetch);
+        buf_printf(b, ", %d warps, prefetch %d%s", ks->at_warps, ks->at_prefetch,
+                   ks->at_split ? ", each warp its own keys (TENSORC_ATTN_SPLIT)" : "");
     if (ks->at_ring) /* TENSORC_ATTN_RING */
         buf_printf(b, ", ring of %d stages a warp (%d bytes of dynamic shared memory a block)", ks->at_ring,
                    ks->at_shmem);

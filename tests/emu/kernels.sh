@@ -28,7 +28,8 @@
 # uninitialized or racing memory only as far as the fibers' fixed order
 # shows it; tests/gpu/attention.sh repeats it on the GPU); attnknobs-full
 # (manual, minutes): all 16 combinations, with the ring and without, at
-# the attention set's cases.
+# the attention set's cases.  attnknobs also runs TENSORC_ATTN_SPLIT (4, 8,
+# 16 warps each on its own keys; quick: each setting one of its 5 cases).
 # plans: a function of
 # every other kind through the same driver (emu.py).  Prints a
 # line a case and "N passed, M failed" last; exit 1 on a failure, 77 (skip)
@@ -396,8 +397,32 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
     else
         echo "FAIL TENSORC_ATTN_RING=8 at head dim 128: $out"; fail=$((fail + 1))
     fi
+    # the split (TENSORC_ATTN_SPLIT=W[/CHUNK[/PREFETCH]]: W warps, each its
+    # own keys of the chunk, their outputs combined 8 at a time in warp
+    # order): head dims 128, 64, 40, contexts 1, 63, 129, 8191, batch 1 and
+    # 3, groups of 1, 8, 17, a mask, f16/bf16/f32, sm_75 (8191 keys: the
+    # first set); twice to the same bits, blocks shuffled (3 splits and a
+    # part).  Quick: each set one of its five cases.
+    sp=0
+    for v in 16 8/512 4/64 16/64/2 8/128/1 16/256/2; do
+        sp=$((sp + 1))
+        IFS=/ read -r w c p <<<"$v"
+        K=(TENSORC_ATTN_SPLIT=$w)
+        [ -n "$c" ] && K+=(TENSORC_ATTN_CHUNK=$c)
+        [ -n "$p" ] && K+=(TENSORC_ATTN_PREFETCH=$p)
+        q5=$(((sp - 1) % 5 + 1))
+        [ $quick = 0 ] || [ $q5 = 1 ] && one "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=1;B=3,KVH=1,G=1,L=129;B=1,KVH=1,G=17,L=63" f16
+        [ $quick = 0 ] || [ $q5 = 2 ] && one "${K[@]}" -- $A attention_decode_d64 "B=1,KVH=2,G=8,L=63;B=3,KVH=1,G=17,L=129" bf16
+        [ $quick = 0 ] || [ $q5 = 3 ] &&
+            one "${K[@]}" -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f32
+        [ $quick = 0 ] || [ $q5 = 4 ] && one "${K[@]}" -- $F attention_d40 "B=1,KVH=2,G=8,L=63;B=3,KVH=1,G=17,L=300" bf16
+        [ $quick = 0 ] || [ $q5 = 5 ] && one "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
+        [ $sp = 1 ] && one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=8191" bf16
+        same_bits "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=$((3 * ${c:-512} + 7))" f16
+    done
     # head dim 256: 4 warps whatever TENSORC_ATTN_WARPS says (shared memory)
     one TENSORC_ATTN_CHUNK=64 TENSORC_ATTN_WARPS=8 -- tests/gpu/attention_fma.tc attention_d256 "B=1,KVH=1,G=8,L=200" f16
+    one TENSORC_ATTN_SPLIT=16 -- tests/gpu/attention_fma.tc attention_d256 "B=1,KVH=1,G=8,L=200" f16
     # before sm_80 (the FMA path at every head dim) under 8 warps
     one TENSORC_ATTN_CHUNK=128 TENSORC_ATTN_WARPS=8 TENSORC_ATTN_PREFETCH=2 -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1000" bf16 750
 fi

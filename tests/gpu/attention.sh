@@ -20,9 +20,12 @@
 #      at contexts 1, 129, 8192 (batch 1 and 8) and groups of 17 rows,
 #      attention_decode_d64 and attention_d40 in bf16, and each variant's
 #      output twice to the same bits.
+#      CH/W/PF/RING/SPLIT: a fifth field sets TENSORC_ATTN_SPLIT (each of
+#      SPLIT warps on its own keys of the chunk; W and RING then unused).
 #   6. Batch invariance: batch item 0 of B=8 and the same item at B=1 give
 #      the same bits (at 8192 and 38395 keys: the combine tree's 2 and 3
-#      levels at chunk 128).
+#      levels at chunk 128), by default and under TENSORC_ATTN_SPLIT=8 and
+#      16 (TC_ATTN_INV="..." the knob settings, "-" the default).
 #   7. The ring (TENSORC_ATTN_RING=1, 2, 3, 4 and 6; 0, the default) gives the
 #      same bits as the register path (TENSORC_ATTN_RING=0): head dims 128,
 #      96, 64 and 32, f16 and bf16, a mask, contexts 1, 129 and 8191, batch
@@ -107,8 +110,11 @@ for n, shape in (("q", (8, 2, 8, 1, 128)), ("k", (8, 2, 1, L, 128)), ("v", (8, 2
     save(f"{d}/{n}1.npy", (1,) + shape[1:], data[: len(data) // 8])
 PY
     then
+      for kn in ${TC_ATTN_INV:-- TENSORC_ATTN_SPLIT=8 TENSORC_ATTN_SPLIT=16}; do
+        [ "$kn" = - ] && kn=
+        rm -f "$work/b1.npy" "$work/b8.npy"
         for b in 1 8; do
-            "$tc" run "$prog" --fn attention_decode --dtype T=f16 --input "q=$work/q$b.npy" --input "k=$work/k$b.npy" \
+            env $kn "$tc" run "$prog" --fn attention_decode --dtype T=f16 --input "q=$work/q$b.npy" --input "k=$work/k$b.npy" \
                 --input "v=$work/v$b.npy" --output "out=$work/b$b.npy" >/dev/null 2>>"$work/err"
         done
         # the data after each header: batch 1's must be batch 8's first eighth
@@ -120,8 +126,9 @@ a, b = data(sys.argv[1]), data(sys.argv[2])
 sys.exit(0 if a and len(b) == 8 * len(a) and a == b[:len(a)] else 1)" "$work/b1.npy" "$work/b8.npy" 2>>"$work/err"; then
             ok
         else
-            bad "batch 1 and 8 differ at L=$L"
+            bad "batch 1 and 8 differ at L=$L ${kn:-(default)}"
         fi
+      done
     else
         bad "batch invariance: could not write the inputs"
     fi
@@ -151,10 +158,11 @@ for rg in ${TC_ATTN_RINGS:-1 2 3 4 6}; do
 done
 pj_run
 # the TENSORC_ATTN_* variants (CH/W/PF[/RING]; 512/4/1 is the default above, also run as a knob set)
-for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 256/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2/0 128/4/2/0 64/8/2/0 512/4/1/0 512/4/1/3 512/4/1/4 512/4/1/6 512/8/1/2 128/4/1/1}; do
-    IFS=/ read -r c w p rg <<<"$v"
+for v in ${TC_ATTN_KNOBS:-64/4/1 128/4/1 256/4/1 512/4/1 256/8/1 128/8/1 64/8/1 256/4/2/0 128/4/2/0 64/8/2/0 512/4/1/0 512/4/1/3 512/4/1/4 512/4/1/6 512/8/1/2 128/4/1/1 512/4/2//8 512/4/1//8 512/4/1//16 512/4/1//4 64/4/2//16 256/4/2//8}; do
+    IFS=/ read -r c w p rg sp <<<"$v"
     K=(TENSORC_ATTN_CHUNK=$c TENSORC_ATTN_WARPS=$w TENSORC_ATTN_PREFETCH=$p)
     [ -n "$rg" ] && K+=(TENSORC_ATTN_RING=$rg)
+    [ -n "$sp" ] && K+=(TENSORC_ATTN_SPLIT=$sp)
     runs=()
     for fn in attention_decode attention_decode_masked; do
         for s in B=1,KVH=2,G=8,L=1 B=3,KVH=1,G=17,L=129 B=1,KVH=2,G=8,L=8192 B=8,KVH=2,G=8,L=8192; do

@@ -20,6 +20,7 @@ static const char *const ALL[] = {
     "TENSORC_TILE_WHOLE", "TENSORC_FE_STEPS", "TENSORC_FULL_GRID", "TENSORC_COL_SPLIT",
     "TENSORC_COL_X", "TENSORC_CLUSTER_MAX", "TENSORC_CLUSTER_BLOCK", "TENSORC_FOREACH_WIDE",
     "TENSORC_ATTN_CHUNK", "TENSORC_ATTN_WARPS", "TENSORC_ATTN_PREFETCH", "TENSORC_ATTN_RING",
+    "TENSORC_ATTN_SPLIT",
     "TENSORC_MATMUL_STAGES", "TENSORC_MATMUL_BK", "TENSORC_MATMUL_RESIDENT", "TENSORC_SCAN_CHECKPOINT",
     "TENSORC_ROWS_ONLINE", "TENSORC_ONLINE_BLOCK", "TENSORC_ONLINE_VEC", "TENSORC_ROWS_PIPE",
     "TENSORC_MATMUL_FENCE", "TENSORC_MATMUL_NORM", "TENSORC_MATMUL_ORDER", "TENSORC_MATMUL_STREAM",
@@ -112,6 +113,18 @@ static void test_attn(void **state)
     setenv("TENSORC_ATTN_RING", "9", 1);      /* above 8 */
     assert_string_equal(text(), "");
     setenv("TENSORC_ATTN_RING", "-1", 1);
+    assert_string_equal(text(), "");
+    clear_env();
+    /* the split: 4, 8 or 16 warps, each on its own keys */
+    setenv("TENSORC_ATTN_SPLIT", "16", 1);
+    assert_string_equal(text(), "TENSORC_ATTN_SPLIT=16");
+    setenv("TENSORC_ATTN_SPLIT", "4", 1);
+    assert_string_equal(text(), "TENSORC_ATTN_SPLIT=4");
+    setenv("TENSORC_ATTN_SPLIT", "12", 1);    /* not a power of two */
+    assert_string_equal(text(), "");
+    setenv("TENSORC_ATTN_SPLIT", "32", 1);    /* above 16 */
+    assert_string_equal(text(), "");
+    setenv("TENSORC_ATTN_SPLIT", "0", 1);
     assert_string_equal(text(), "");
     clear_env();
 }
