@@ -9,7 +9,8 @@
  * in the same kernel.  It is chosen where it was measured at par with
  * cuBLAS: f16/bf16 with M <= 16 (H200, W 4096 x 4096: 17.6 us against
  * cuBLAS's 17.4 at M = 1, 19.2 against 18.9 at M = 16; at M = 64 it took
- * 38.7 against 17.7, so larger M stays on cuBLAS).  f32 was not measured
+ * 38.7 against 17.7, so larger M stays on cuBLAS), and a weight the L2
+ * can keep (MM_L2_BYTES below: past it cuBLAS streams faster).  f32 was not measured
  * against cuBLAS: cuBLAS, as f64 (no generated f64 kernel).  A constant M
  * decides at compile time; a symbolic M puts both in the plan, the
  * generated kernel guarded by M <= the limit and cuBLAS by M above it
