@@ -132,7 +132,9 @@ static bool is(const char *name, const char *value)
 
 void knobs_from_env(tc_knobs *k)
 {
-    *k = knobs_default;
+    /* every byte, padding too (an assignment may leave the padding after the
+     * bools as the stack had it: the knobs are compared as memory) */
+    memcpy(k, &knobs_default, sizeof *k);
     k->matmul = is("TENSORC_MATMUL", "cublas")      ? KNOB_MM_CUBLAS
                 : is("TENSORC_MATMUL", "generated") ? KNOB_MM_GENERATED
                                                     : KNOB_MM_AUTO;
