@@ -228,7 +228,6 @@ static int min_blocks(const cg *g)
     }
 }
 
-
 void cg_kernel(cg *g, tc_buf *out)
 {
     cg_kernel_init(g);
@@ -258,6 +257,7 @@ void cg_kernel(cg *g, tc_buf *out)
 
     const ksched *ks = g->ks;
     int threads = ks->block[0] * ks->block[1] * ks->block[2];
+    const int mb = min_blocks(g);
     /* rows kernels: at most 40 registers a thread (TC_ROWS_BOUNDS), so six
      * 256-thread blocks fit an SM where 46 to 54 registers allowed four
      * (softmax 16384 x 4096 on an H200: 168 us to 160; 32768 x 1024: 82 to
@@ -268,9 +268,8 @@ void cg_kernel(cg *g, tc_buf *out)
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(512, 2) %s(", g->kname);
     else if (ks->kind == SCH_ROWS)
         buf_printf(out, "extern \"C\" __global__ void TC_ROWS_BOUNDS %s(", g->kname);
-    else if (min_blocks(g) > 0) /* TENSORC_COL_OCC, _PW_OCC, _SCAN_MINBLOCKS: register caps (A/Bs) */
-        buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", threads,
-                   min_blocks(g), g->kname);
+    else if (mb > 0) /* TENSORC_COL_OCC, _PW_OCC, _SCAN_MINBLOCKS: register caps (A/Bs) */
+        buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", threads, mb, g->kname);
     else
         buf_printf(out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", threads, g->kname);
     bool first = true;
