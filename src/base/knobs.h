@@ -70,6 +70,8 @@ typedef struct tc_knobs {
     int foreach_wide;       /* TENSORC_FOREACH_WIDE: 0 or 1 (another value is warned about) */
     int rows_regs;          /* TENSORC_ROWS_REGS: 8, 16 (as before) or 32 registers of a row a thread */
     int rows_block;         /* TENSORC_ROWS_BLOCK: 64 to 1024, a power of two: a rows kernel's largest block */
+    int cluster_push;       /* TENSORC_CLUSTER_PUSH: 0 (a cluster barrier a combine, as before) or 1 */
+    int rows_keep;          /* TENSORC_ROWS_KEEP: 0 (every pass computes its values again, as before) or 1 */
     int rows_pipe;          /* TENSORC_ROWS_PIPE: 0 (as before) or 1: rows a cluster takes in a
                              * persistent grid, the next row's slice prefetched (codegen/rows.c) */
     /* code generation (src/codegen): -1 unset */

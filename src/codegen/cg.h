@@ -211,6 +211,11 @@ typedef struct cg {
          * converted where used */
         struct cg_pcache { const lnode *n; const tc_dim **idx; const char *name; int phase; bool packed; } *cache;
         int ncache, capcache;
+        /* values the last reduction pass computes and keeps for the
+         * epilogue (keep.c), each at its key (the index of its vector's
+         * first element); nkeep 0: none */
+        struct cg_keep { const lnode *n; const tc_dim **key; } *keep;
+        int nkeep, keep_phase;
     } pr;
     struct cg_foreach {
         int cap;             /* groups the table parameter holds */
@@ -256,6 +261,8 @@ void cg_line_v(cg *g, cg_block *b, const lnode *n, const char *fmt, va_list ap)
 const char *cg_temp(cg *g, const char *prefix);
 void cg_forget(cg *g, cg_target t);      /* drop cached values of a scope level */
 bool cg_uses_vars(const cg *g, const tc_dim *const *idx, int n, unsigned vars);
+/* where n's value at idx is made: before the loops, per row, or per element */
+cg_target cg_target_of(cg *g, const lnode *n, const tc_dim *const *idx);
 const char *cg_buf_name(cg *g, int buf);
 void cg_use_buf(cg *g, int buf);
 /* Record that the vector body needs addr aligned to bytes, or condition c. */
@@ -266,6 +273,13 @@ const tc_dim *cg_row_part(cg *g, const tc_dim *f0);
 /* load.c: n's value at idx read from its buffer into a temporary (at
  * target t), or in a persistent row its register slot */
 cg_expr cg_load(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);
+/* values kept from the last reduction pass (keep.c's plan): n's slot at
+ * idx where an earlier pass kept it (else NULL); in that pass, v into it */
+const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx);
+void cg_keep_put(cg *g, const lnode *n, const tc_dim *const *idx, const char *v);
+/* keep.c: which values a persistent row's last reduction pass keeps for
+ * its epilogue (g->pr.keep), for a row of vectors of vec */
+void cg_keep_plan(cg *g, int vec);
 /* A gather's value at idx (a temporary at target t): its index read, checked
  * and clamped, then its source loaded there */
 const char *cg_gather(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);

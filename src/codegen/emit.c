@@ -474,7 +474,7 @@ void cg_use_buf(cg *g, int buf)
     g->used_buf[buf] = true;
 }
 
-static cg_target target_of(cg *g, const lnode *n, const tc_dim *const *idx)
+cg_target cg_target_of(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     if (n->rank > 0 && cg_uses_vars(g, idx, n->rank, g->elemvars))
         return T_ELEM;
@@ -543,9 +543,15 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
     const cg_entry *hit = lookup(g, n, idx);
     if (hit)
         return (cg_expr){hit->name, hit->atom};
-    cg_target t = target_of(g, n, idx);
+    cg_target t = cg_target_of(g, n, idx);
     cg_expr v = {NULL, true};
     bool own = g->f->kernel_of[n->id] == g->k->id;
+    bool keep = g->pr.nkeep && n->kind == LK_POINTWISE && t == T_ELEM && g->scope == 0;
+    if (keep && (v.s = cg_kept(g, n, idx))) { /* kept by the last reduction pass (keep.c) */
+        v.atom = g->v.n <= 1;
+        remember(g, n, idx, t, v);
+        return v;
+    }
     if (n->kind == LK_INPUT || (g->f->stored[n->id] && !own)) {
         v = cg_load(g, n, idx, t);
     } else if (n->kind == LK_REDUCE) {
@@ -604,7 +610,7 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
             n->in[1].src->kind != LK_CONST) {
             const tc_dim *ci[TC_MAX_RANK];
             lir_compose(g->l, &n->in[1], idx, n->rank, ci);
-            cg_target dt = target_of(g, n->in[1].src, ci);
+            cg_target dt = cg_target_of(g, n->in[1].src, ci);
             if (dt != T_ELEM) {
                 const char *rn = NULL;
                 for (int i = 0; i < g->nrcp && !rn; i++)
@@ -621,6 +627,8 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
         }
         if ((n->op == OP_copy || n->op == OP_cast) && e == ops[0].s) {
             /* a copy, or a cast that changes nothing in registers */
+            if (keep)
+                cg_keep_put(g, n, idx, ops[0].s);
             remember(g, n, idx, t, ops[0]);
             return ops[0];
         }
@@ -637,6 +645,8 @@ static cg_expr value(cg *g, const lnode *n, const tc_dim *const *idx)
     } else {
         diag_error(g->d, TC_ERR_INTERNAL, n->loc, "codegen: cannot compute %%%d here", n->id);
     }
+    if (keep)
+        cg_keep_put(g, n, idx, v.s);
     remember(g, n, idx, t, v);
     return v;
 }

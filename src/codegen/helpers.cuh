@@ -390,42 +390,112 @@ __device__ __forceinline__ unsigned tc_cluster_rank() { return 0; }
 __device__ __forceinline__ void tc_cluster_sync() {}
 #endif
 /* The row's value over the cluster: the block's, then every block's partial
- * read from its shared memory and combined in a fixed tree over the ranks
- * (ncl a power of two, at most 32), so each block gets the same bits and
- * every run the same (deterministic).  slots: 2 x 32 bytes, used in turn:
- * a slot is written again two combines later, and every block has read it by
- * then (they passed the barrier of the combine between), so one barrier a
- * combine suffices; the kernel ends with a barrier so that no block exits
- * while another may still read its slots. */
-template <class T, class Op> __device__ T tc_cluster_reduce(T v, Op op, T *sm, unsigned char *slots,
-                                                           unsigned &turn, unsigned ncl) {
+ * combined in a fixed tree over the ranks (ncl a power of two, at most 16):
+ * lane l takes rank l % ncl's partial, then a butterfly, so each block gets
+ * the same bits and every run the same (deterministic).
+ *
+ * tc_cl (TC_CL_BYTES, codegen/rows.c): two mbarriers, then two turns of 16
+ * slots of 32 bytes (a combine's value at 0, reduce2's second at 16), used
+ * in turn.  Pushed (the default): thread p of each block writes the
+ * block's partial into rank p's slot for it with st.async, which counts
+ * its bytes on rank p's mbarrier of the turn, and each block waits on its
+ * own mbarrier alone: no cluster barrier, whose arrive.release made every
+ * thread wait for its outstanding global stores (the previous row's output:
+ * ERRBAR, 16 % of the long-row softmax's stall samples on an H200, the
+ * barrier's wait 14 %).  A slot (and its mbarrier's phase) is written again
+ * two combines later, by a block that has finished the combine between,
+ * which every block entered only after reading this one.  tc_cluster_init
+ * makes the mbarriers before any block pushes; the kernel ends with a
+ * cluster barrier all the same.  Not pushed (push false: the kernel's
+ * choice, codegen/rows.c): thread 0 writes its own slot, a cluster barrier,
+ * every lane reads rank l % ncl's slot through distributed shared memory:
+ * the same values in the same tree, so the same bits. */
+#define TC_CL_BYTES (16 + 2 * 16 * 32)
+__device__ __forceinline__ void tc_cluster_init(unsigned char *cl, unsigned ncl, bool push) {
+#if __CUDA_ARCH__ >= 900
+    if (ncl > 1 && push) {
+        if (threadIdx.x == 0) {
+            const unsigned b = (unsigned)__cvta_generic_to_shared(cl), one = 1;
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(b), "r"(one) : "memory");
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(b + 8), "r"(one) : "memory");
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        }
+        tc_cluster_sync();
+    }
+#endif
+}
+#if __CUDA_ARCH__ >= 900
+/* v's bytes into rank's copy of cl + off, counted on its mbarrier t */
+template <class T>
+__device__ __forceinline__ void tc_cl_push(unsigned char *cl, unsigned off, unsigned t, unsigned rank, const T &v) {
+    static_assert(sizeof(T) % 4 == 0 && sizeof(T) <= 16, "a cluster slot holds 16 bytes");
+    unsigned w[sizeof(T) / 4], dst, bar;
+    memcpy(w, &v, sizeof(T));
+    const unsigned ldst = (unsigned)__cvta_generic_to_shared(cl + off), lbar = (unsigned)__cvta_generic_to_shared(cl) + 8 * t;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(dst) : "r"(ldst), "r"(rank));
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(bar) : "r"(lbar), "r"(rank));
+    for (unsigned i = 0; i < sizeof(T) / 4; i++)
+        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(dst + 4 * i),
+                     "r"(w[i]), "r"(bar) : "memory");
+}
+/* this block's mbarrier t: expect bytes this turn, then wait for the turn's phase (parity ph) */
+__device__ __forceinline__ void tc_cl_wait(unsigned char *cl, unsigned t, unsigned ph, unsigned bytes) {
+    const unsigned bar = (unsigned)__cvta_generic_to_shared(cl) + 8 * t;
+    if (threadIdx.x == 0)
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+                     "selp.u32 %0, 1, 0, p;\n\t}" : "=r"(done) : "r"(bar), "r"(ph) : "memory");
+}
+#endif
+template <class T, class Op> __device__ T tc_cluster_reduce(T v, Op op, T *sm, unsigned char *cl,
+                                                           unsigned &turn, unsigned ncl, bool push) {
     v = tc_block_reduce(v, op, sm);
 #if __CUDA_ARCH__ >= 900
-    if (ncl > 1) {
-        T *slot = (T *)(slots + 32 * (turn++ & 1u));
+    if (ncl > 1 && push) {
+        const unsigned t = turn & 1u, ph = (turn >> 1) & 1u, me = tc_cluster_rank();
+        turn++;
+        if (threadIdx.x < ncl)
+            tc_cl_push(cl, 16 + (t * 16 + me) * 32, t, threadIdx.x, v);
+        tc_cl_wait(cl, t, ph, ncl * (unsigned)sizeof(T));
+        v = *(const T *)(cl + 16 + (t * 16 + (threadIdx.x & (ncl - 1))) * 32);
+        for (unsigned o = 1; o < ncl; o <<= 1) v = op(v, tc_shfl(v, (int)o));
+    } else if (ncl > 1) {
+        T *slot = (T *)(cl + 16 + 32 * (turn++ & 1u));
         if (threadIdx.x == 0) *slot = v;
         tc_cluster_sync();
-        /* lane l reads rank l % ncl's partial (one round trip for them all),
-         * then a butterfly over the ncl ranks: the same tree in every lane */
         v = *tc_cluster_map(slot, threadIdx.x & (ncl - 1));
         for (unsigned o = 1; o < ncl; o <<= 1) v = op(v, tc_shfl(v, (int)o));
     }
 #endif
     return v;
 }
-/* two of them at once (a slot's two halves): one cluster barrier for both */
+/* two of them at once (a slot's two halves): one exchange for both */
 template <class T, class Op, class U, class Op2>
-__device__ void tc_cluster_reduce2(T &a, Op op, U &b, Op2 op2, void *sm, unsigned char *slots,
-                                   unsigned &turn, unsigned ncl) {
+__device__ void tc_cluster_reduce2(T &a, Op op, U &b, Op2 op2, void *sm, unsigned char *cl,
+                                   unsigned &turn, unsigned ncl, bool push) {
     tc_block_reduce2(a, op, b, op2, sm);
 #if __CUDA_ARCH__ >= 900
     if (ncl > 1) {
-        unsigned char *slot = slots + 32 * (turn++ & 1u);
-        if (threadIdx.x == 0) { *(T *)slot = a; *(U *)(slot + 16) = b; }
-        tc_cluster_sync();
-        const unsigned rank = threadIdx.x & (ncl - 1);
-        a = *tc_cluster_map((const T *)slot, rank);
-        b = *tc_cluster_map((const U *)(slot + 16), rank);
+        const unsigned char *slot;
+        if (push) {
+            const unsigned t = turn & 1u, ph = (turn >> 1) & 1u, me = tc_cluster_rank();
+            turn++;
+            if (threadIdx.x < ncl) {
+                tc_cl_push(cl, 16 + (t * 16 + me) * 32, t, threadIdx.x, a);
+                tc_cl_push(cl, 16 + (t * 16 + me) * 32 + 16, t, threadIdx.x, b);
+            }
+            tc_cl_wait(cl, t, ph, ncl * (unsigned)(sizeof(T) + sizeof(U)));
+            slot = cl + 16 + (t * 16 + (threadIdx.x & (ncl - 1))) * 32;
+        } else {
+            unsigned char *own = cl + 16 + 32 * (turn++ & 1u);
+            if (threadIdx.x == 0) { *(T *)own = a; *(U *)(own + 16) = b; }
+            tc_cluster_sync();
+            slot = tc_cluster_map((const unsigned char *)own, threadIdx.x & (ncl - 1));
+        }
+        a = *(const T *)slot;
+        b = *(const U *)(slot + 16);
         for (unsigned o = 1; o < ncl; o <<= 1) {
             a = op(a, tc_shfl(a, (int)o));
             b = op2(b, tc_shfl(b, (int)o));

@@ -249,6 +249,42 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
     return arena_printf(g->a, "%s[%s]", name, pc_slot(g));
 }
 
+/* keep.c's plan: n at idx, a value the last reduction pass computes, kept
+ * for later passes.  cg_kept: its slot where an earlier pass kept it, else
+ * NULL; cg_keep_put: in the pass that computes it (value v), its slot
+ * filled, if the plan names it at this element. */
+static bool planned(cg *g, const lnode *n, const tc_dim **key)
+{
+    for (int i = 0; i < g->pr.nkeep; i++) {
+        bool eq = g->pr.keep[i].n == n;
+        for (int k = 0; k < n->rank && eq; k++)
+            eq = g->pr.keep[i].key[k] == key[k];
+        if (eq)
+            return true;
+    }
+    return false;
+}
+
+const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx)
+{
+    if (!g->pr.items || g->phase <= g->pr.keep_phase)
+        return NULL;
+    const struct cg_pcache *e = pc_find(g, n, pc_key(g, n, idx));
+    return e && e->phase < g->phase ? arena_printf(g->a, "%s[%s]", e->name, pc_slot(g)) : NULL;
+}
+
+void cg_keep_put(cg *g, const lnode *n, const tc_dim *const *idx, const char *v)
+{
+    if (!g->pr.items || g->phase != g->pr.keep_phase)
+        return;
+    const tc_dim **key = pc_key(g, n, idx);
+    if (!planned(g, n, key))
+        return;
+    const struct cg_pcache *e = pc_find(g, n, key);
+    const char *name = e ? e->name : pc_add(g, n, key, false);
+    cg_line(g, T_ELEM, n, "%s[%s] = %s; /* kept for the epilogue (TENSORC_ROWS_KEEP) */", name, pc_slot(g), v);
+}
+
 /* A load's value, converted to its register type. */
 static const char *converted(cg *g, const lnode *n, const char *raw)
 {

@@ -136,7 +136,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     const char *combine = columns ? "tc_col_reduce"
                           : g->ks->compact ? "tc_block_reduce_ni"
                           : sliced ? "tc_cluster_reduce" : "tc_block_reduce";
-    g->combine_args = sliced ? "tc_cl, tc_turn, ncl" : NULL;
+    g->combine_args = sliced ? "tc_cl, tc_turn, ncl, tc_push" : NULL;
     /* a pass's reductions two at a time: half the barriers (cross-entropy's
      * first pass: the target's logit and the max) */
     g->combine2 = columns || g->ks->compact ? NULL : sliced ? "tc_cluster_reduce2" : "tc_block_reduce2";
@@ -144,6 +144,9 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     const char *nth = columns ? "blockDim.y" : "blockDim.x";
     g->pr.items = items;
     g->pr.ncache = 0;
+    g->pr.nkeep = 0;
+    if (items && !columns) /* values the epilogue takes from the last pass (keep.c) */
+        cg_keep_plan(g, vec);
     g->v.row = vec > 1;
     g->v.last = k->rank - 1;
     g->v.nalign = 0;
@@ -162,7 +165,10 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
          * later passes read registers, and their loads (a weight) under the
          * branch keep registers for the row (layernorm f32 spilled 212
          * bytes at the 40-register cap with every pass unbranched) */
-        bool unbranched = items && p == 0;
+        /* the pass that keeps values for the epilogue (keep.c) runs
+         * unbranched too: under the branch ptxas spilled them (softmax's
+         * _w kernel, 100 bytes at the 64-register cap; none unbranched) */
+        bool unbranched = items && (p == 0 || (g->pr.nkeep && p == g->pr.keep_phase));
         g->eguard = unbranched ? "tc_in" : NULL;
         g->phase = p;
         g->v.n = vec;
@@ -315,6 +321,7 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
         }
     }
     g->pr.items = 0;
+    g->pr.nkeep = 0;
     g->v.row = false;
     g->combine_args = NULL;
     g->combine2 = NULL;
@@ -476,9 +483,22 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
     cg_wput(&w, &g->kpre);
     cg_wl(&w, "const idx_t rows = %s, len = %s;", nrows, len);
     if (sliced) {
-        cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */");
+        cg_wl(&w, "__shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */");
         cg_wl(&w, "unsigned tc_turn = 0;");
         cg_wl(&w, "const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();");
+        /* the cluster's exchange (helpers.cuh): partials pushed onto each
+         * block's mbarrier, or a cluster barrier a combine.  Pushed in a
+         * persistent grid (the barrier's arrive waited for the previous
+         * row's stores) and in clusters of 16; a grid of one row a block
+         * in clusters of 8 takes the barrier (pushing adds a barrier at
+         * the start).  H200, 2026-11-27: softmax 1024 x 65536 (persistent,
+         * 8) 176.9 -> 156.5 us, 256 x 262144 (persistent, 16) 222.1 ->
+         * 184.7; bf16 rmsnorm 256 x 262144 (16) 121.4 -> 108.1, 1024 x
+         * 65536 (8) 94.0 against 97.5 pushed.  TENSORC_CLUSTER_PUSH=0 or 1
+         * for every cluster. */
+        int kp = g->f->knobs.cluster_push;
+        cg_wl(&w, "const bool tc_push = %s;", kp == 0 ? "false" : kp == 1 || ks->pipe ? "true" : "ncl >= 16");
+        cg_wl(&w, "tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */");
         if (ks->pipe) {
             cg_wl(&w, "extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices "
                       "(TENSORC_ROWS_PIPE) */");

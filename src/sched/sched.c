@@ -659,10 +659,10 @@ void sched_print(tc_buf *b, const sfn *s)
                        ks->block[0], ks->items * ks->vec, ks->packed ? ", two a register" : "",
                        ks->items * ks->vec * ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->cluster)
-            buf_printf(b, "    long rows: split across a cluster on sm_90 (the fewest blocks whose "
-                          "registers hold the row, sized at launch: 8, then %d, of up to 512 "
-                          "threads, then of up to %d); elsewhere they loop\n",
-                       ks->cluster, ks->block[0]);
+            buf_printf(b, "    long rows: split across a cluster on sm_90 (the fewest blocks whose registers hold the "
+                          "row, sized at launch: 8, then %d, of up to 512 threads, then of up to %d; partials pushed onto "
+                          "each block's mbarrier in a persistent grid or a cluster of 16, else a cluster barrier a "
+                          "combine); elsewhere they loop\n", ks->cluster, ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->wide_split)
             buf_printf(b, "    rows past %lld elements: a second kernel (suffix _w) with %d elements a "
                           "thread in blocks of up to 512, two a SM, chosen at launch by the row's "

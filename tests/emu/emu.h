@@ -494,6 +494,64 @@ template <class I, class F> static inline I emu_rzi(F x) {
     return (I)x;
 }
 
+/* ---- mbarriers (helpers.cuh's cluster exchange): the 8 bytes hold the state ---- */
+/* a shared::cluster address: below EMU_WIN this rank's offset (a shared::cta
+ * address is one), else (rank + 1) * EMU_WIN + the offset (mapa.shared::cluster) */
+static inline unsigned char *emu_cluster_ptr(unsigned long long a, int n) {
+    const unsigned long long r = a / EMU_WIN;
+    if (r == 0)
+        return emu_shared_ptr(a, n);
+    if (r > emu_ncl || a % EMU_WIN + n > EMU_WIN)
+        emu_die("shared::cluster address %s%lld outside the cluster", "", (long long)a);
+    return emu_window((unsigned)r - 1) + a % EMU_WIN;
+}
+struct emu_mbar { unsigned short count, pending; short tx; unsigned short phase; };
+static inline emu_mbar *emu_mbar_at(unsigned char *p) {
+    if ((uintptr_t)p % 8)
+        emu_die("misaligned mbarrier%s", "");
+    return (emu_mbar *)p;
+}
+/* the phase completes when every arrival is in and every expected byte landed */
+static inline void emu_mbar_step(emu_mbar *b) {
+    emu_progress++;
+    if (b->pending == 0 && b->tx == 0) {
+        b->phase++;
+        b->pending = b->count;
+    }
+}
+static inline void emu_mbar_init(unsigned char *p, unsigned count) {
+    if (count == 0 || count > 0xffff)
+        emu_die("mbarrier count %s%lld", "", (long long)count);
+    *emu_mbar_at(p) = emu_mbar{(unsigned short)count, (unsigned short)count, 0, 0};
+}
+static inline void emu_mbar_arrive_tx(unsigned char *p, unsigned bytes) {
+    emu_mbar *b = emu_mbar_at(p);
+    if (b->count == 0 || b->pending == 0 || b->count == 0xffff)
+        emu_die("arrive on an mbarrier not made (or past its count)%s", "");
+    b->tx = (short)(b->tx + (int)bytes);
+    b->pending--;
+    emu_mbar_step(b);
+}
+/* st.async: the bytes land at once, then count on the destination's mbarrier */
+static inline void emu_st_async(unsigned long long dst, unsigned v, unsigned long long bar) {
+    memcpy(emu_cluster_ptr(dst, 4), &v, 4);
+    emu_mbar *b = emu_mbar_at(emu_cluster_ptr(bar, 8));
+    if (b->count == 0 || b->count == 0xffff)
+        emu_die("st.async counted on an mbarrier not made%s", "");
+    b->tx = (short)(b->tx - 4);
+    emu_mbar_step(b);
+}
+/* whether the phase of parity ph has completed; if not, others run first */
+static inline bool emu_mbar_try(unsigned char *p, unsigned ph) {
+    const emu_mbar *b = emu_mbar_at(p);
+    if (b->count == 0 || b->count == 0xffff)
+        emu_die("wait on an mbarrier not made%s", "");
+    if ((b->phase & 1u) != (ph & 1u))
+        return true;
+    emu_yield();
+    return false;
+}
+
 /* ---- cp.async: copies wait in their thread's list until a wait retires their group ---- */
 static inline void emu_cp_async(unsigned long long dst, const void *src, int n, int srcn) {
     if (n != 4 && n != 8 && n != 16)
@@ -720,6 +778,7 @@ struct emu_ptx {
     void bad(const insn &in) const { emu_die("PTX not emulated: %s", (in.op + " in \"" + text + "\"").c_str()); }
     void run(std::initializer_list<emu_arg> il) const {
         std::vector<emu_arg> A(il);
+        bool pred = false; /* the block's .pred p */
         for (const insn &in : code) {
             const std::string &op = in.op;
             auto R = [&](int o, int k = 0) -> const emu_arg & { return A.at(in.ops.at(o).regs.at(k)); };
@@ -774,6 +833,19 @@ struct emu_ptx {
             else if (op == "mov.u32" && in.ops.at(1).lit == "cluster_ctarank") put(R(0), emu_k);
             else if (op.rfind("barrier.cluster.arrive", 0) == 0) emu_cluster_arrive();
             else if (op.rfind("barrier.cluster.wait", 0) == 0) emu_cluster_wait();
+            else if (op == "mapa.shared::cluster.u32") {
+                const unsigned long long a = in_u(R(1)), r = in_u(R(2));
+                if (a >= EMU_WIN || r >= emu_ncl)
+                    emu_die("mapa.shared::cluster of %s%lld", "", (long long)a);
+                put(R(0), (r + 1) * EMU_WIN + a);
+            } else if (op == "mbarrier.init.shared::cta.b64") emu_mbar_init(emu_shared_ptr(in_u(R(0)), 8), (unsigned)in_u(R(1)));
+            else if (op == "fence.mbarrier_init.release.cluster") {}
+            else if (op == "mbarrier.arrive.expect_tx.shared::cta.b64") emu_mbar_arrive_tx(emu_shared_ptr(in_u(R(1)), 8), (unsigned)in_u(R(2)));
+            else if (op == "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32") emu_st_async(in_u(R(0)), (unsigned)in_u(R(1)), in_u(R(2)));
+            /* { .reg .pred p; mbarrier.try_wait.parity... p, [bar], ph; selp.u32 d, 1, 0, p; } */
+            else if (op == "mbarrier.try_wait.parity.shared::cta.b64") pred = emu_mbar_try(emu_shared_ptr(in_u(R(1)), 8), (unsigned)in_u(R(2)));
+            else if (op == "selp.u32" && in.ops.size() == 4 && in.ops[3].lit == "p") put(R(0), pred ? 1 : 0);
+            else if (op[0] == '{' || op[0] == '}') {} /* the block around a predicate (.reg .pred p) */
             else if (op == "mapa.u64") put(R(0), (uintptr_t)emu_cluster_map((const char *)(uintptr_t)in_u(R(1)), (unsigned)in_u(R(2))));
             else if (op.rfind("cp.async.c", 0) == 0 && has(op, ".shared.global")) {
                 const int n = atoi(in.ops.at(2).lit.c_str());

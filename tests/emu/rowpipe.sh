@@ -9,7 +9,8 @@
 # the next row's slice prefetched with cp.async into shared memory) at 2
 # clusters, so each cluster takes rows in turn (N = 3: 2 and 1 rows, N = 17:
 # 9 and 8).  Both against the interpreter (emu.py, --rows: the special
-# rows), and every output of the pair bit for bit (EMU_KEEP).  emu.h lands a
+# rows), and every output of the pair bit for bit (EMU_KEEP).  The same for
+# TENSORC_ROWS_KEEP and TENSORC_CLUSTER_PUSH, 0 against 1 (not quick).  emu.h lands a
 # cp.async copy only when a wait retires it, so a slot read before its wait
 # or another thread's slot shows (tried: both fail at N = 17).
 # Default (ctest): f32 and bf16, rows of 65536 (every item in registers)
@@ -31,17 +32,19 @@ if [ "${TC_ROWPIPE_FULL:-0}" = 1 ]; then lens="16385 65536 65537 131072 262144" 
 elif [ "${TC_EMU_QUICK:-0}" = 1 ]; then lens=131080 batches=17; fi # quick (scripts/test.sh): rows partly past the last items, 9 and 8 a cluster
 shapes=""
 for n in $batches; do for d in $lens; do shapes="$shapes;N=$n,D=$d"; done; done
-one() { # fn dtype [VAR=VALUE...]
-    local fn=$1 dt=$2; shift 2
-    local tag=$fn-$dt
-    if ! env "$@" TENSORC_ROWS_PIPE=1 "$tc" compile "$prog" --fn "$fn" --dtype "T=$dt" --emit=plan 2>&1 |
-            grep -q "in a cluster: at most the resident clusters"; then
-        echo "FAIL $tag: TENSORC_ROWS_PIPE=1 made no pipelined kernel"; fail=$((fail + 1)); return
+# pair KNOB GREP fn dtype [VAR=VALUE...]: the kernels with KNOB=0 and KNOB=1
+# against the interpreter, and bit for bit against each other; GREP: what
+# KNOB=1's --emit=cuda must show (the knob made a difference)
+pair() {
+    local knob=$1 want=$2 fn=$3 dt=$4; shift 4
+    local tag="$fn-$dt $knob"
+    if ! env "$@" "$knob=1" "$tc" compile "$prog" --fn "$fn" --dtype "T=$dt" 2>&1 | grep -q "$want"; then
+        echo "FAIL $tag: $knob=1 made no such kernel ($want)"; fail=$((fail + 1)); return
     fi
     rm -f "$work/off".* "$work/on".*
-    if ! env "$@" EMU_KEEP="$work/off" python3 "$here/emu.py" "$tc" "$prog" "$fn" "$shapes" 14 --dtype "T=$dt" \
-            --rows --clusters 2 --quiet >"$work/out" 2>&1 ||
-        ! env "$@" TENSORC_ROWS_PIPE=1 EMU_KEEP="$work/on" python3 "$here/emu.py" "$tc" "$prog" "$fn" "$shapes" 14 \
+    if ! env "$@" "$knob=0" EMU_KEEP="$work/off" python3 "$here/emu.py" "$tc" "$prog" "$fn" "$shapes" 14 \
+            --dtype "T=$dt" --rows --clusters 2 --quiet >"$work/out" 2>&1 ||
+        ! env "$@" "$knob=1" EMU_KEEP="$work/on" python3 "$here/emu.py" "$tc" "$prog" "$fn" "$shapes" 14 \
             --dtype "T=$dt" --rows --clusters 2 --quiet >>"$work/out" 2>&1; then
         echo "FAIL $tag:"; grep -v "^PASS" "$work/out" | head -8; fail=$((fail + 1)); return
     fi
@@ -49,12 +52,13 @@ one() { # fn dtype [VAR=VALUE...]
     for f in "$work/off".*; do
         n=$((n + 1))
         if ! cmp -s "$f" "$work/on.${f#"$work"/off.}"; then
-            echo "FAIL $tag: ${f#"$work"/off.}: not the same bits with TENSORC_ROWS_PIPE=1"; fail=$((fail + 1)); return
+            echo "FAIL $tag: ${f#"$work"/off.}: not the same bits with $knob=1"; fail=$((fail + 1)); return
         fi
     done
     echo "ok $tag: $n outputs (N = $batches; D = $lens) the same bits, both within the interpreter's tolerance"
     pass=$((pass + 1))
 }
+one() { pair TENSORC_ROWS_PIPE "in a cluster: at most the resident clusters" "$@"; }
 for dt in $dts; do
     one softmax_rows "$dt"
     one log_softmax_rows "$dt"
@@ -62,5 +66,16 @@ for dt in $dts; do
     one rmsnorm_rows "$dt"
     one layernorm_rows "$dt"
 done
+# TENSORC_ROWS_KEEP (codegen/keep.c): f32 softmax's epilogue takes exp(x -
+# max) from the sum pass's registers (16-bit rows keep nothing: their
+# packed loads free too few registers), with the pipe as by default; and
+# TENSORC_CLUSTER_PUSH (helpers.cuh: partials pushed with st.async onto
+# mbarriers, or a cluster barrier a combine).  Not in the quick subset:
+# rows.sh checks both defaults against double precision in every run.
+if [ "${TC_EMU_QUICK:-0}" != 1 ]; then
+    pair TENSORC_ROWS_KEEP "kept for the epilogue" softmax_rows f32
+    pair TENSORC_CLUSTER_PUSH "const bool tc_push = true" softmax_rows f32
+    pair TENSORC_CLUSTER_PUSH "const bool tc_push = true" rmsnorm_rows bf16
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -84,89 +84,81 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
             }
             acc6 = tc_block_reduce(acc6, tc_op_max(), (float *)tc_smem);
             const float r6 = acc6;
+            float pc1[16];
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i3 = r;
-                    const float t7 = (pc0[j * 4 + 0]) * rcp2;                   // attention_scores.tc:9
-                    const float t8 = t7 - r6;                                   // <prelude>/softmax.tc:13
-                    const float t9 = expf(t8);                                  // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t9);                               // <prelude>/softmax.tc:14
-                    const float t10 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
-                    const float t11 = t10 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t12 = expf(t11);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t12);                              // <prelude>/softmax.tc:14
-                    const float t13 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
-                    const float t14 = t13 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t15 = expf(t14);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t15);                              // <prelude>/softmax.tc:14
-                    const float t16 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
-                    const float t17 = t16 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t18 = expf(t17);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t18);                              // <prelude>/softmax.tc:14
-                }
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i3 = r;
+                const float t7 = (pc0[j * 4 + 0]) * rcp2;                   // attention_scores.tc:9
+                const float t8 = t7 - r6;                                   // <prelude>/softmax.tc:13
+                const float t9 = expf(t8);                                  // <prelude>/softmax.tc:13
+                pc1[j * 4 + 0] = t9; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc9 = tc_in ? tc_op_sum()(acc9, t9) : acc9;                // <prelude>/softmax.tc:14
+                const float t10 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
+                const float t11 = t10 - r6;                                 // <prelude>/softmax.tc:13
+                const float t12 = expf(t11);                                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 1] = t12; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc9 = tc_in ? tc_op_sum()(acc9, t12) : acc9;               // <prelude>/softmax.tc:14
+                const float t13 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
+                const float t14 = t13 - r6;                                 // <prelude>/softmax.tc:13
+                const float t15 = expf(t14);                                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 2] = t15; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc9 = tc_in ? tc_op_sum()(acc9, t15) : acc9;               // <prelude>/softmax.tc:14
+                const float t16 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
+                const float t17 = t16 - r6;                                 // <prelude>/softmax.tc:13
+                const float t18 = expf(t17);                                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 3] = t18; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc9 = tc_in ? tc_op_sum()(acc9, t18) : acc9;               // <prelude>/softmax.tc:14
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
-            const float rcp22 = 1.0f / r9;                              // <prelude>/softmax.tc:14
+            const float rcp19 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i3 = r;
-                    const float t19 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
-                    const float t20 = t19 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t21 = expf(t20);                                // <prelude>/softmax.tc:13
-                    const float t23 = t21 * rcp22;                              // <prelude>/softmax.tc:14
-                    const float t24 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
-                    const float t25 = t24 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t26 = expf(t25);                                // <prelude>/softmax.tc:13
-                    const float t27 = t26 * rcp22;                              // <prelude>/softmax.tc:14
-                    const float t28 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
-                    const float t29 = t28 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t30 = expf(t29);                                // <prelude>/softmax.tc:13
-                    const float t31 = t30 * rcp22;                              // <prelude>/softmax.tc:14
-                    const float t32 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
-                    const float t33 = t32 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t34 = expf(t33);                                // <prelude>/softmax.tc:13
-                    const float t35 = t34 * rcp22;                              // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3, {{t23, t27, t31, t35}}); // <prelude>/softmax.tc:14
+                    const float t20 = (pc1[j * 4 + 0]) * rcp19;                 // <prelude>/softmax.tc:14
+                    const float t21 = (pc1[j * 4 + 1]) * rcp19;                 // <prelude>/softmax.tc:14
+                    const float t22 = (pc1[j * 4 + 2]) * rcp19;                 // <prelude>/softmax.tc:14
+                    const float t23 = (pc1[j * 4 + 3]) * rcp19;                 // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3, {{t20, t21, t22, t23}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc6 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i3 = r;
-                const float t36 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t37 = t36 * rcp2;                               // attention_scores.tc:9
-                acc6 = tc_op_max()(acc6, t37);                              // <prelude>/softmax.tc:13
+                const float t24 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t25 = t24 * rcp2;                               // attention_scores.tc:9
+                acc6 = tc_op_max()(acc6, t25);                              // <prelude>/softmax.tc:13
             }
             acc6 = tc_block_reduce(acc6, tc_op_max(), (float *)tc_smem);
             const float r6 = acc6;
             float acc9 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i3 = r;
-                const float t38 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t39 = t38 * rcp2;                               // attention_scores.tc:9
-                const float t40 = t39 - r6;                                 // <prelude>/softmax.tc:13
-                const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
-                acc9 = tc_op_sum()(acc9, t41);                              // <prelude>/softmax.tc:14
+                const float t26 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t27 = t26 * rcp2;                               // attention_scores.tc:9
+                const float t28 = t27 - r6;                                 // <prelude>/softmax.tc:13
+                const float t29 = expf(t28);                                // <prelude>/softmax.tc:13
+                acc9 = tc_op_sum()(acc9, t29);                              // <prelude>/softmax.tc:14
             }
             acc9 = tc_block_reduce(acc9, tc_op_sum(), (float *)tc_smem);
             const float r9 = acc9;
-            const float rcp46 = 1.0f / r9;                              // <prelude>/softmax.tc:14
+            const float rcp34 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i3 = r;
-                const float t42 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t43 = t42 * rcp2;                               // attention_scores.tc:9
-                const float t44 = t43 - r6;                                 // <prelude>/softmax.tc:13
-                const float t45 = expf(t44);                                // <prelude>/softmax.tc:13
-                const float t47 = t45 * rcp46;                              // <prelude>/softmax.tc:14
-                out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t47; // <prelude>/softmax.tc:14
+                const float t30 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t31 = t30 * rcp2;                               // attention_scores.tc:9
+                const float t32 = t31 - r6;                                 // <prelude>/softmax.tc:13
+                const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
+                const float t35 = t33 * rcp34;                              // <prelude>/softmax.tc:14
+                out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t35; // <prelude>/softmax.tc:14
             }
         }
     }
@@ -186,9 +178,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
     const float t1 = sqrtf(((float)((long long)(sz_E))));       // attention_scores.tc:9
     const float rcp2 = 1.0f / t1;                               // attention_scores.tc:9
     const idx_t rows = sz_B*sz_H*sz_S, len = sz_L;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -301,91 +295,83 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                     tc_cp_commit();
                 }
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
+            float pc1[32];
             float acc9 = (float)0;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i3 = r;
-                    const float t19 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
-                    const float t20 = t19 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t21 = expf(t20);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t21);                              // <prelude>/softmax.tc:14
-                    const float t22 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
-                    const float t23 = t22 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t24);                              // <prelude>/softmax.tc:14
-                    const float t25 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
-                    const float t26 = t25 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t27 = expf(t26);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t27);                              // <prelude>/softmax.tc:14
-                    const float t28 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
-                    const float t29 = t28 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t30 = expf(t29);                                // <prelude>/softmax.tc:13
-                    acc9 = tc_op_sum()(acc9, t30);                              // <prelude>/softmax.tc:14
-                }
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i3 = r;
+                const float t19 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
+                const float t20 = t19 - r6;                                 // <prelude>/softmax.tc:13
+                const float t21 = expf(t20);                                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 0] = t21; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc9 = tc_in ? tc_op_sum()(acc9, t21) : acc9;               // <prelude>/softmax.tc:14
+                const float t22 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
+                const float t23 = t22 - r6;                                 // <prelude>/softmax.tc:13
+                const float t24 = expf(t23);                                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 1] = t24; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc9 = tc_in ? tc_op_sum()(acc9, t24) : acc9;               // <prelude>/softmax.tc:14
+                const float t25 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
+                const float t26 = t25 - r6;                                 // <prelude>/softmax.tc:13
+                const float t27 = expf(t26);                                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 2] = t27; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc9 = tc_in ? tc_op_sum()(acc9, t27) : acc9;               // <prelude>/softmax.tc:14
+                const float t28 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
+                const float t29 = t28 - r6;                                 // <prelude>/softmax.tc:13
+                const float t30 = expf(t29);                                // <prelude>/softmax.tc:13
+                pc1[j * 4 + 3] = t30; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc9 = tc_in ? tc_op_sum()(acc9, t30) : acc9;               // <prelude>/softmax.tc:14
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
-            const float rcp34 = 1.0f / r9;                              // <prelude>/softmax.tc:14
+            const float rcp31 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i3 = r;
-                    const float t31 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
-                    const float t32 = t31 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
-                    const float t35 = t33 * rcp34;                              // <prelude>/softmax.tc:14
-                    const float t36 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
-                    const float t37 = t36 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t38 = expf(t37);                                // <prelude>/softmax.tc:13
-                    const float t39 = t38 * rcp34;                              // <prelude>/softmax.tc:14
-                    const float t40 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
-                    const float t41 = t40 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t42 = expf(t41);                                // <prelude>/softmax.tc:13
-                    const float t43 = t42 * rcp34;                              // <prelude>/softmax.tc:14
-                    const float t44 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
-                    const float t45 = t44 - r6;                                 // <prelude>/softmax.tc:13
-                    const float t46 = expf(t45);                                // <prelude>/softmax.tc:13
-                    const float t47 = t46 * rcp34;                              // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3, {{t35, t39, t43, t47}}); // <prelude>/softmax.tc:14
+                    const float t32 = (pc1[j * 4 + 0]) * rcp31;                 // <prelude>/softmax.tc:14
+                    const float t33 = (pc1[j * 4 + 1]) * rcp31;                 // <prelude>/softmax.tc:14
+                    const float t34 = (pc1[j * 4 + 2]) * rcp31;                 // <prelude>/softmax.tc:14
+                    const float t35 = (pc1[j * 4 + 3]) * rcp31;                 // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3, {{t32, t33, t34, t35}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc6 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i3 = r;
-                const float t48 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t49 = t48 * rcp2;                               // attention_scores.tc:9
-                acc6 = tc_op_max()(acc6, t49);                              // <prelude>/softmax.tc:13
+                const float t36 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t37 = t36 * rcp2;                               // attention_scores.tc:9
+                acc6 = tc_op_max()(acc6, t37);                              // <prelude>/softmax.tc:13
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc6 = tc_cluster_reduce(acc6, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
             float acc9 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i3 = r;
-                const float t50 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t51 = t50 * rcp2;                               // attention_scores.tc:9
-                const float t52 = t51 - r6;                                 // <prelude>/softmax.tc:13
-                const float t53 = expf(t52);                                // <prelude>/softmax.tc:13
-                acc9 = tc_op_sum()(acc9, t53);                              // <prelude>/softmax.tc:14
+                const float t38 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t39 = t38 * rcp2;                               // attention_scores.tc:9
+                const float t40 = t39 - r6;                                 // <prelude>/softmax.tc:13
+                const float t41 = expf(t40);                                // <prelude>/softmax.tc:13
+                acc9 = tc_op_sum()(acc9, t41);                              // <prelude>/softmax.tc:14
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
-            const float rcp58 = 1.0f / r9;                              // <prelude>/softmax.tc:14
+            const float rcp46 = 1.0f / r9;                              // <prelude>/softmax.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i3 = r;
-                const float t54 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
-                const float t55 = t54 * rcp2;                               // attention_scores.tc:9
-                const float t56 = t55 - r6;                                 // <prelude>/softmax.tc:13
-                const float t57 = expf(t56);                                // <prelude>/softmax.tc:13
-                const float t59 = t57 * rcp58;                              // <prelude>/softmax.tc:14
-                out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t59; // <prelude>/softmax.tc:14
+                const float t42 = buf2[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3]; // attention_scores.tc:9
+                const float t43 = t42 * rcp2;                               // attention_scores.tc:9
+                const float t44 = t43 - r6;                                 // <prelude>/softmax.tc:13
+                const float t45 = expf(t44);                                // <prelude>/softmax.tc:13
+                const float t47 = t45 * rcp46;                              // <prelude>/softmax.tc:14
+                out_out[sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3] = t47; // <prelude>/softmax.tc:14
             }
         }
     }

@@ -427,9 +427,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_C;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -517,7 +519,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                     tc_cp_commit();
                 }
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r3 = acc3;
             float acc6 = (float)0;
             #pragma unroll
@@ -540,7 +542,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                     acc6 = tc_op_sum()(acc6, t17);                              // <prelude>/softmax.tc:14
                 }
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
             const float rcp20 = 1.0f / r6;                              // <prelude>/softmax.tc:14
             #pragma unroll
@@ -571,7 +573,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                 const float t31 = tc_h2f(in_x[sz_C*i0 + i1]);               // gather.tc:14
                 acc3 = tc_op_max()(acc3, t31);                              // <prelude>/softmax.tc:13
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc3 = tc_cluster_reduce(acc3, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r3 = acc3;
             float acc6 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -581,7 +583,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                 const float t34 = expf(t33);                                // <prelude>/softmax.tc:13
                 acc6 = tc_op_sum()(acc6, t34);                              // <prelude>/softmax.tc:14
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
             const float rcp38 = 1.0f / r6;                              // <prelude>/softmax.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -693,9 +695,11 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_C;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = ncl >= 16;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 16 * blockDim.x && len % 2 == 0 &&
@@ -790,7 +794,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
                 const float t24 = (t23 != 0.0f ? (pc0[j * 2 + 1]) : 0.0f);  // gather.tc:19
                 acc9 = tc_in ? tc_op_sum()(acc9, t24) : acc9;               // gather.tc:19
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
@@ -820,7 +824,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
                 const float t34 = (t32 != 0.0f ? t33 : 0.0f);               // gather.tc:19
                 acc9 = tc_op_sum()(acc9, t34);                              // gather.tc:19
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;

@@ -138,9 +138,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -227,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             const float t7 = r1 / ((float)((long long)(sz_D)));         // lang_functions.tc:10
             float acc7 = (float)0;
@@ -251,7 +253,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     acc7 = tc_op_sum()(acc7, t15);                              // lang_functions.tc:11
                 }
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r7 = acc7;
             const float t16 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             if (threadIdx.x == 0) {
@@ -265,7 +267,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const float t17 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:9
                 acc1 = tc_op_sum()(acc1, t17);                              // lang_functions.tc:10
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             const float t19 = r1 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc7 = (float)0;
@@ -276,7 +278,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const float t21 = powf(t20, 2.0f);                          // lang_functions.tc:11
                 acc7 = tc_op_sum()(acc7, t21);                              // lang_functions.tc:11
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r7 = acc7;
             const float t22 = r7 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             if (threadIdx.x == 0) {
@@ -447,9 +449,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -549,7 +553,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     tc_cp_commit();
                 }
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r3 = acc3;
             const float t17 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc9 = (float)0;
@@ -573,7 +577,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     acc9 = tc_op_sum()(acc9, t25);                              // lang_functions.tc:11
                 }
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
             const float t27 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             const float t28 = t27 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
@@ -624,7 +628,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const float t59 = in_x[sz_D*i0 + i1];                       // lang_functions.tc:15
                 acc3 = tc_op_sum()(acc3, t59);                              // lang_functions.tc:10
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r3 = acc3;
             const float t61 = r3 / ((float)((long long)(sz_D)));        // lang_functions.tc:10
             float acc9 = (float)0;
@@ -635,7 +639,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 const float t63 = powf(t62, 2.0f);                          // lang_functions.tc:11
                 acc9 = tc_op_sum()(acc9, t63);                              // lang_functions.tc:11
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
             const float t66 = r9 / ((float)((long long)(sz_D)));        // lang_functions.tc:11
             const float t67 = t66 + ((float)1.0000000000000001e-05);    // lang_functions.tc:17
@@ -1314,9 +1318,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -1465,10 +1471,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                     tc_cp_commit();
                 }
             }
-            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
             const float r16 = acc16;
-            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r29 = acc29;
             const float t39 = r16 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:13
             float acc12 = (float)0;
@@ -1505,7 +1511,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                     acc21 = tc_op_sum()(acc21, t53);                            // <prelude>/norm.tc:14
                 }
             }
-            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r12 = acc12;
             const float r21 = acc21;
             const float t77 = tc_logf(r12);                             // <prelude>/softmax.tc:21
@@ -1608,10 +1614,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                 const float t131 = t130 * t130;                             // <prelude>/norm.tc:22
                 acc29 = tc_op_sum()(acc29, t131);                           // <prelude>/norm.tc:22
             }
-            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc9, tc_op_max(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
             const float r16 = acc16;
-            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc29 = tc_cluster_reduce(acc29, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r29 = acc29;
             const float t135 = r16 / ((float)((long long)(sz_D)));      // <prelude>/norm.tc:13
             float acc12 = (float)0;
@@ -1626,7 +1632,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                 const float t137 = t136 * t136;                             // <prelude>/norm.tc:14
                 acc21 = tc_op_sum()(acc21, t137);                           // <prelude>/norm.tc:14
             }
-            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc12, tc_op_sum(), acc21, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r12 = acc12;
             const float r21 = acc21;
             const float t145 = tc_logf(r12);                            // <prelude>/softmax.tc:21
@@ -1767,9 +1773,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -1855,7 +1863,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
                     tc_cp_commit();
                 }
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             const float t14 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t15 = t14 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
@@ -1890,7 +1898,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
                 const float t31 = t30 * t30;                                // <prelude>/norm.tc:22
                 acc5 = tc_op_sum()(acc5, t31);                              // <prelude>/norm.tc:22
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             const float t33 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t34 = t33 + (9.99999997e-07f);                  // <prelude>/norm.tc:22

@@ -361,9 +361,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_A*sz_B, len = sz_C;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -446,7 +448,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                     tc_cp_commit();
                 }
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             if (threadIdx.x == 0) {
                 out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
@@ -458,7 +460,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                 const float t2 = in_x[sz_B*sz_C*i0 + sz_C*i1 + i2];         // lang_reductions.tc:4
                 acc5 = tc_op_max()(acc5, t2);                               // lang_reductions.tc:8
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             if (threadIdx.x == 0) {
                 out_mx[sz_B*i0 + i1] = r5;                                  // lang_reductions.tc:8
@@ -748,9 +750,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -824,7 +828,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const long long r1 = acc1.i;
             if (threadIdx.x == 0) {
                 out_amax[i0] = r1;                                          // lang_reductions.tc:13
@@ -836,7 +840,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
                 const float t2 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:12
                 acc1 = tc_op_argmax()(acc1, tc_argv<float>{(float)t2, (long long)(r)}); // lang_reductions.tc:13
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_argmax(), (tc_argv<float> *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const long long r1 = acc1.i;
             if (threadIdx.x == 0) {
                 out_amax[i0] = r1;                                          // lang_reductions.tc:13
@@ -1148,9 +1152,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -1275,10 +1281,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     tc_cp_commit();
                 }
             }
-            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             const float r9 = acc9;
-            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r17 = acc17;
             const float t19 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
             const float t22 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
@@ -1331,10 +1337,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     acc23 = tc_op_sum()(acc23, t46);                            // lang_reductions.tc:18
                 }
             }
-            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
             const float r13 = acc13;
-            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r23 = acc23;
             const float t47 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
             const float t48 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
@@ -1359,10 +1365,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 acc9 = tc_op_sum()(acc9, t53);                              // lang_reductions.tc:18
                 acc17 = tc_op_max()(acc17, t53);                            // lang_reductions.tc:18
             }
-            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             const float r9 = acc9;
-            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc17 = tc_cluster_reduce(acc17, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r17 = acc17;
             const float t55 = r1 / ((float)((long long)(sz_D)));        // lang_reductions.tc:17
             const float t58 = r9 / ((float)((long long)(sz_D)));        // lang_reductions.tc:18
@@ -1384,10 +1390,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 const float t64 = expf(t63);                                // lang_reductions.tc:18
                 acc23 = tc_op_sum()(acc23, t64);                            // lang_reductions.tc:18
             }
-            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc6, tc_op_sum(), acc13, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
             const float r13 = acc13;
-            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc23 = tc_cluster_reduce(acc23, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r23 = acc23;
             const float t65 = r6 / ((float)((long long)(sz_D - 1)));    // lang_reductions.tc:17
             const float t66 = r13 / ((float)((long long)(sz_D - 1)));   // lang_reductions.tc:18
@@ -1603,9 +1609,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -1680,7 +1688,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             const float t3 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
             if (threadIdx.x == 0) {
@@ -1693,7 +1701,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
                 const float t4 = in_x[sz_D*i0 + i1];                        // lang_reductions.tc:27
                 acc1 = tc_op_sum()(acc1, t4);                               // lang_reductions.tc:28
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             const float t5 = r1 / ((float)((long long)(sz_D)));         // lang_reductions.tc:28
             if (threadIdx.x == 0) {

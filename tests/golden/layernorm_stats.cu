@@ -199,9 +199,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -304,7 +306,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     tc_cp_commit();
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
             const float t16 = r4 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:9
             float acc9 = (float)0;
@@ -328,7 +330,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     acc9 = tc_op_sum()(acc9, t24);                              // layernorm_stats.tc:10
                 }
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
             const float t26 = r9 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:10
             const float t27 = t26 + s_eps;                              // layernorm_stats.tc:10
@@ -379,7 +381,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 const float t54 = in_x[sz_D*i0 + i1];                       // layernorm_stats.tc:7
                 acc4 = tc_op_sum()(acc4, t54);                              // layernorm_stats.tc:9
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
             const float t56 = r4 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:9
             float acc9 = (float)0;
@@ -390,7 +392,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 const float t58 = t57 * t57;                                // layernorm_stats.tc:10
                 acc9 = tc_op_sum()(acc9, t58);                              // layernorm_stats.tc:10
             }
-            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc9 = tc_cluster_reduce(acc9, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r9 = acc9;
             const float t61 = r9 / ((float)((long long)(sz_D)));        // layernorm_stats.tc:10
             const float t62 = t61 + s_eps;                              // layernorm_stats.tc:10

@@ -79,92 +79,84 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_where_max_sub_exp_sum_div
             }
             acc4 = tc_block_reduce(acc4, tc_op_max(), (float *)tc_smem);
             const float r4 = acc4;
+            float pc2[16];
             float acc7 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t6 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t7 = t6 - r4;                                   // <prelude>/softmax.tc:13
-                    const float t8 = expf(t7);                                  // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t8);                               // <prelude>/softmax.tc:14
-                    const float t9 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t10 = t9 - r4;                                  // <prelude>/softmax.tc:13
-                    const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t11);                              // <prelude>/softmax.tc:14
-                    const float t12 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t13 = t12 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t14 = expf(t13);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t14);                              // <prelude>/softmax.tc:14
-                    const float t15 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t16 = t15 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t17 = expf(t16);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t17);                              // <prelude>/softmax.tc:14
-                }
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const float t6 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t7 = t6 - r4;                                   // <prelude>/softmax.tc:13
+                const float t8 = expf(t7);                                  // <prelude>/softmax.tc:13
+                pc2[j * 4 + 0] = t8; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc7 = tc_in ? tc_op_sum()(acc7, t8) : acc7;                // <prelude>/softmax.tc:14
+                const float t9 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t10 = t9 - r4;                                  // <prelude>/softmax.tc:13
+                const float t11 = expf(t10);                                // <prelude>/softmax.tc:13
+                pc2[j * 4 + 1] = t11; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc7 = tc_in ? tc_op_sum()(acc7, t11) : acc7;               // <prelude>/softmax.tc:14
+                const float t12 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t13 = t12 - r4;                                 // <prelude>/softmax.tc:13
+                const float t14 = expf(t13);                                // <prelude>/softmax.tc:13
+                pc2[j * 4 + 2] = t14; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc7 = tc_in ? tc_op_sum()(acc7, t14) : acc7;               // <prelude>/softmax.tc:14
+                const float t15 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t16 = t15 - r4;                                 // <prelude>/softmax.tc:13
+                const float t17 = expf(t16);                                // <prelude>/softmax.tc:13
+                pc2[j * 4 + 3] = t17; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc7 = tc_in ? tc_op_sum()(acc7, t17) : acc7;               // <prelude>/softmax.tc:14
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
-            const float rcp21 = 1.0f / r7;                              // <prelude>/softmax.tc:14
+            const float rcp18 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t18 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t19 = t18 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t20 = expf(t19);                                // <prelude>/softmax.tc:13
-                    const float t22 = t20 * rcp21;                              // <prelude>/softmax.tc:14
-                    const float t23 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t24 = t23 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t25 = expf(t24);                                // <prelude>/softmax.tc:13
-                    const float t26 = t25 * rcp21;                              // <prelude>/softmax.tc:14
-                    const float t27 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t28 = t27 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t29 = expf(t28);                                // <prelude>/softmax.tc:13
-                    const float t30 = t29 * rcp21;                              // <prelude>/softmax.tc:14
-                    const float t31 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t32 = t31 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t33 = expf(t32);                                // <prelude>/softmax.tc:13
-                    const float t34 = t33 * rcp21;                              // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t22, t26, t30, t34}}); // <prelude>/softmax.tc:14
+                    const float t19 = (pc2[j * 4 + 0]) * rcp18;                 // <prelude>/softmax.tc:14
+                    const float t20 = (pc2[j * 4 + 1]) * rcp18;                 // <prelude>/softmax.tc:14
+                    const float t21 = (pc2[j * 4 + 2]) * rcp18;                 // <prelude>/softmax.tc:14
+                    const float t22 = (pc2[j * 4 + 3]) * rcp18;                 // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t19, t20, t21, t22}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc4 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t35 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t36 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t37 = (t35 != 0.0f ? t36 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_op_max()(acc4, t37);                              // <prelude>/softmax.tc:13
+                const bool t23 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t24 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t25 = (t23 != 0.0f ? t24 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_op_max()(acc4, t25);                              // <prelude>/softmax.tc:13
             }
             acc4 = tc_block_reduce(acc4, tc_op_max(), (float *)tc_smem);
             const float r4 = acc4;
             float acc7 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t38 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t39 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t40 = (t38 != 0.0f ? t39 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t41 = t40 - r4;                                 // <prelude>/softmax.tc:13
-                const float t42 = expf(t41);                                // <prelude>/softmax.tc:13
-                acc7 = tc_op_sum()(acc7, t42);                              // <prelude>/softmax.tc:14
+                const bool t26 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t27 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t28 = (t26 != 0.0f ? t27 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t29 = t28 - r4;                                 // <prelude>/softmax.tc:13
+                const float t30 = expf(t29);                                // <prelude>/softmax.tc:13
+                acc7 = tc_op_sum()(acc7, t30);                              // <prelude>/softmax.tc:14
             }
             acc7 = tc_block_reduce(acc7, tc_op_sum(), (float *)tc_smem);
             const float r7 = acc7;
-            const float rcp48 = 1.0f / r7;                              // <prelude>/softmax.tc:14
+            const float rcp36 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const bool t43 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t44 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t45 = (t43 != 0.0f ? t44 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t46 = t45 - r4;                                 // <prelude>/softmax.tc:13
-                const float t47 = expf(t46);                                // <prelude>/softmax.tc:13
-                const float t49 = t47 * rcp48;                              // <prelude>/softmax.tc:14
-                out_out[sz_D*i0 + i1] = t49;                                // <prelude>/softmax.tc:14
+                const bool t31 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t32 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t33 = (t31 != 0.0f ? t32 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t34 = t33 - r4;                                 // <prelude>/softmax.tc:13
+                const float t35 = expf(t34);                                // <prelude>/softmax.tc:13
+                const float t37 = t35 * rcp36;                              // <prelude>/softmax.tc:14
+                out_out[sz_D*i0 + i1] = t37;                                // <prelude>/softmax.tc:14
             }
         }
     }
@@ -180,9 +172,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -287,94 +281,86 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                     tc_cp_commit();
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
+            float pc2[32];
             float acc7 = (float)0;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t21 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t22 = t21 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t23 = expf(t22);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t23);                              // <prelude>/softmax.tc:14
-                    const float t24 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t25 = t24 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t26 = expf(t25);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t26);                              // <prelude>/softmax.tc:14
-                    const float t27 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t28 = t27 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t29 = expf(t28);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t29);                              // <prelude>/softmax.tc:14
-                    const float t30 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t31 = t30 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:13
-                    acc7 = tc_op_sum()(acc7, t32);                              // <prelude>/softmax.tc:14
-                }
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const float t21 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t22 = t21 - r4;                                 // <prelude>/softmax.tc:13
+                const float t23 = expf(t22);                                // <prelude>/softmax.tc:13
+                pc2[j * 4 + 0] = t23; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc7 = tc_in ? tc_op_sum()(acc7, t23) : acc7;               // <prelude>/softmax.tc:14
+                const float t24 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t25 = t24 - r4;                                 // <prelude>/softmax.tc:13
+                const float t26 = expf(t25);                                // <prelude>/softmax.tc:13
+                pc2[j * 4 + 1] = t26; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc7 = tc_in ? tc_op_sum()(acc7, t26) : acc7;               // <prelude>/softmax.tc:14
+                const float t27 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t28 = t27 - r4;                                 // <prelude>/softmax.tc:13
+                const float t29 = expf(t28);                                // <prelude>/softmax.tc:13
+                pc2[j * 4 + 2] = t29; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc7 = tc_in ? tc_op_sum()(acc7, t29) : acc7;               // <prelude>/softmax.tc:14
+                const float t30 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t31 = t30 - r4;                                 // <prelude>/softmax.tc:13
+                const float t32 = expf(t31);                                // <prelude>/softmax.tc:13
+                pc2[j * 4 + 3] = t32; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:13
+                acc7 = tc_in ? tc_op_sum()(acc7, t32) : acc7;               // <prelude>/softmax.tc:14
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r7 = acc7;
-            const float rcp36 = 1.0f / r7;                              // <prelude>/softmax.tc:14
+            const float rcp33 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t33 = (((pc0[j].v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t34 = t33 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t35 = expf(t34);                                // <prelude>/softmax.tc:13
-                    const float t37 = t35 * rcp36;                              // <prelude>/softmax.tc:14
-                    const float t38 = (((pc0[j].v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t39 = t38 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t40 = expf(t39);                                // <prelude>/softmax.tc:13
-                    const float t41 = t40 * rcp36;                              // <prelude>/softmax.tc:14
-                    const float t42 = (((pc0[j].v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t43 = t42 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t44 = expf(t43);                                // <prelude>/softmax.tc:13
-                    const float t45 = t44 * rcp36;                              // <prelude>/softmax.tc:14
-                    const float t46 = (((pc0[j].v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                    const float t47 = t46 - r4;                                 // <prelude>/softmax.tc:13
-                    const float t48 = expf(t47);                                // <prelude>/softmax.tc:13
-                    const float t49 = t48 * rcp36;                              // <prelude>/softmax.tc:14
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t37, t41, t45, t49}}); // <prelude>/softmax.tc:14
+                    const float t34 = (pc2[j * 4 + 0]) * rcp33;                 // <prelude>/softmax.tc:14
+                    const float t35 = (pc2[j * 4 + 1]) * rcp33;                 // <prelude>/softmax.tc:14
+                    const float t36 = (pc2[j * 4 + 2]) * rcp33;                 // <prelude>/softmax.tc:14
+                    const float t37 = (pc2[j * 4 + 3]) * rcp33;                 // <prelude>/softmax.tc:14
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t34, t35, t36, t37}}); // <prelude>/softmax.tc:14
                 }
             }
         } else {
             float acc4 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const bool t50 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t51 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t52 = (t50 != 0.0f ? t51 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_op_max()(acc4, t52);                              // <prelude>/softmax.tc:13
+                const bool t38 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t39 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t40 = (t38 != 0.0f ? t39 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                acc4 = tc_op_max()(acc4, t40);                              // <prelude>/softmax.tc:13
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
             float acc7 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const bool t53 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t54 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t55 = (t53 != 0.0f ? t54 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t56 = t55 - r4;                                 // <prelude>/softmax.tc:13
-                const float t57 = expf(t56);                                // <prelude>/softmax.tc:13
-                acc7 = tc_op_sum()(acc7, t57);                              // <prelude>/softmax.tc:14
+                const bool t41 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t42 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t43 = (t41 != 0.0f ? t42 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t44 = t43 - r4;                                 // <prelude>/softmax.tc:13
+                const float t45 = expf(t44);                                // <prelude>/softmax.tc:13
+                acc7 = tc_op_sum()(acc7, t45);                              // <prelude>/softmax.tc:14
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r7 = acc7;
-            const float rcp63 = 1.0f / r7;                              // <prelude>/softmax.tc:14
+            const float rcp51 = 1.0f / r7;                              // <prelude>/softmax.tc:14
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const bool t58 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
-                const float t59 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
-                const float t60 = (t58 != 0.0f ? t59 : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                const float t61 = t60 - r4;                                 // <prelude>/softmax.tc:13
-                const float t62 = expf(t61);                                // <prelude>/softmax.tc:13
-                const float t64 = t62 * rcp63;                              // <prelude>/softmax.tc:14
-                out_out[sz_D*i0 + i1] = t64;                                // <prelude>/softmax.tc:14
+                const bool t46 = (in_mask[sz_D*i0 + i1] != 0);              // masked_softmax.tc:6
+                const float t47 = in_x[sz_D*i0 + i1];                       // masked_softmax.tc:6
+                const float t48 = (t46 != 0.0f ? t47 : __int_as_float(0xff800000)); // masked_softmax.tc:7
+                const float t49 = t48 - r4;                                 // <prelude>/softmax.tc:13
+                const float t50 = expf(t49);                                // <prelude>/softmax.tc:13
+                const float t52 = t50 * rcp51;                              // <prelude>/softmax.tc:14
+                out_out[sz_D*i0 + i1] = t52;                                // <prelude>/softmax.tc:14
             }
         }
     }

@@ -136,9 +136,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -227,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                     tc_cp_commit();
                 }
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r7 = acc7;
             const float t14 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t15 = t14 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
@@ -262,7 +264,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 const float t31 = t30 * t30;                                // <prelude>/norm.tc:22
                 acc7 = tc_op_sum()(acc7, t31);                              // <prelude>/norm.tc:22
             }
-            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc7 = tc_cluster_reduce(acc7, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r7 = acc7;
             const float t33 = r7 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t34 = t33 + (9.99999997e-07f);                  // <prelude>/norm.tc:22

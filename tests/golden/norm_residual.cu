@@ -224,9 +224,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -350,7 +352,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                     tc_cp_commit();
                 }
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
             float pc2[32];
             const float t38 = sqrtf(r6);                                // <prelude>/norm.tc:28
@@ -394,7 +396,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                     acc13 = tc_op_sum()(acc13, t59);                            // <prelude>/norm.tc:28
                 }
             }
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r13 = acc13;
             const float t64 = sqrtf(r13);                               // <prelude>/norm.tc:28
             const float t65 = tc_max(t64, (9.99999996e-13f));           // <prelude>/norm.tc:28
@@ -438,7 +440,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                 const float t86 = t85 * t85;                                // <prelude>/norm.tc:28
                 acc6 = tc_op_sum()(acc6, t86);                              // <prelude>/norm.tc:28
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
             const float t91 = sqrtf(r6);                                // <prelude>/norm.tc:28
             const float t92 = tc_max(t91, (9.99999996e-13f));           // <prelude>/norm.tc:28
@@ -456,7 +458,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_mul_sum_sq
                 const float t97 = t96 * t96;                                // <prelude>/norm.tc:28
                 acc13 = tc_op_sum()(acc13, t97);                            // <prelude>/norm.tc:28
             }
-            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc13 = tc_cluster_reduce(acc13, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r13 = acc13;
             const float t105 = sqrtf(r13);                              // <prelude>/norm.tc:28
             const float t106 = tc_max(t105, (9.99999996e-13f));         // <prelude>/norm.tc:28

@@ -124,9 +124,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_sqrt_m
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -212,7 +214,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_sqrt_m
                     tc_cp_commit();
                 }
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r3 = acc3;
             const float t12 = sqrtf(r3);                                // normalize_rows.tc:7
             const float t13 = tc_max(t12, s_eps);                       // normalize_rows.tc:7
@@ -238,7 +240,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_sqrt_m
                 const float t20 = t19 * t19;                                // normalize_rows.tc:7
                 acc3 = tc_op_sum()(acc3, t20);                              // normalize_rows.tc:7
             }
-            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc3 = tc_cluster_reduce(acc3, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r3 = acc3;
             const float t22 = sqrtf(r3);                                // normalize_rows.tc:7
             const float t23 = tc_max(t22, s_eps);                       // normalize_rows.tc:7

@@ -336,9 +336,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -428,7 +430,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             float acc4 = (float)0;
             #pragma unroll
@@ -451,7 +453,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     acc4 = tc_op_sum()(acc4, t16);                              // <prelude>/softmax.tc:21
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
             const float t18 = tc_logf(r4);                              // <prelude>/softmax.tc:21
             #pragma unroll
@@ -478,7 +480,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t26 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:10
                 acc1 = tc_op_max()(acc1, t26);                              // <prelude>/softmax.tc:20
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -488,7 +490,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t29 = expf(t28);                                // <prelude>/softmax.tc:21
                 acc4 = tc_op_sum()(acc4, t29);                              // <prelude>/softmax.tc:21
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
             const float t32 = tc_logf(r4);                              // <prelude>/softmax.tc:21
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
@@ -546,89 +548,81 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
             }
             acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
             const float r2 = acc2;
+            float pc1[16];
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t5 = -(pc0[j * 4 + 0]);                         // <prelude>/softmax.tc:26
-                    const float t6 = t5 - r2;                                   // <prelude>/softmax.tc:27
-                    const float t7 = expf(t6);                                  // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t7);                               // <prelude>/softmax.tc:28
-                    const float t8 = -(pc0[j * 4 + 1]);                         // <prelude>/softmax.tc:26
-                    const float t9 = t8 - r2;                                   // <prelude>/softmax.tc:27
-                    const float t10 = expf(t9);                                 // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t10);                              // <prelude>/softmax.tc:28
-                    const float t11 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                    const float t12 = t11 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t13 = expf(t12);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t13);                              // <prelude>/softmax.tc:28
-                    const float t14 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                    const float t15 = t14 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t16 = expf(t15);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t16);                              // <prelude>/softmax.tc:28
-                }
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const float t5 = -(pc0[j * 4 + 0]);                         // <prelude>/softmax.tc:26
+                const float t6 = t5 - r2;                                   // <prelude>/softmax.tc:27
+                const float t7 = expf(t6);                                  // <prelude>/softmax.tc:27
+                pc1[j * 4 + 0] = t7; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:27
+                acc5 = tc_in ? tc_op_sum()(acc5, t7) : acc5;                // <prelude>/softmax.tc:28
+                const float t8 = -(pc0[j * 4 + 1]);                         // <prelude>/softmax.tc:26
+                const float t9 = t8 - r2;                                   // <prelude>/softmax.tc:27
+                const float t10 = expf(t9);                                 // <prelude>/softmax.tc:27
+                pc1[j * 4 + 1] = t10; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:27
+                acc5 = tc_in ? tc_op_sum()(acc5, t10) : acc5;               // <prelude>/softmax.tc:28
+                const float t11 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                const float t12 = t11 - r2;                                 // <prelude>/softmax.tc:27
+                const float t13 = expf(t12);                                // <prelude>/softmax.tc:27
+                pc1[j * 4 + 2] = t13; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:27
+                acc5 = tc_in ? tc_op_sum()(acc5, t13) : acc5;               // <prelude>/softmax.tc:28
+                const float t14 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                const float t15 = t14 - r2;                                 // <prelude>/softmax.tc:27
+                const float t16 = expf(t15);                                // <prelude>/softmax.tc:27
+                pc1[j * 4 + 3] = t16; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:27
+                acc5 = tc_in ? tc_op_sum()(acc5, t16) : acc5;               // <prelude>/softmax.tc:28
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float rcp20 = 1.0f / r5;                              // <prelude>/softmax.tc:28
+            const float rcp17 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t17 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
-                    const float t18 = t17 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t19 = expf(t18);                                // <prelude>/softmax.tc:27
-                    const float t21 = t19 * rcp20;                              // <prelude>/softmax.tc:28
-                    const float t22 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
-                    const float t23 = t22 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t24 = expf(t23);                                // <prelude>/softmax.tc:27
-                    const float t25 = t24 * rcp20;                              // <prelude>/softmax.tc:28
-                    const float t26 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                    const float t27 = t26 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:27
-                    const float t29 = t28 * rcp20;                              // <prelude>/softmax.tc:28
-                    const float t30 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                    const float t31 = t30 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t32 = expf(t31);                                // <prelude>/softmax.tc:27
-                    const float t33 = t32 * rcp20;                              // <prelude>/softmax.tc:28
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t21, t25, t29, t33}}); // <prelude>/softmax.tc:28
+                    const float t18 = (pc1[j * 4 + 0]) * rcp17;                 // <prelude>/softmax.tc:28
+                    const float t19 = (pc1[j * 4 + 1]) * rcp17;                 // <prelude>/softmax.tc:28
+                    const float t20 = (pc1[j * 4 + 2]) * rcp17;                 // <prelude>/softmax.tc:28
+                    const float t21 = (pc1[j * 4 + 3]) * rcp17;                 // <prelude>/softmax.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t18, t19, t20, t21}}); // <prelude>/softmax.tc:28
                 }
             }
         } else {
             float acc2 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t34 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t35 = -t34;                                     // <prelude>/softmax.tc:26
-                acc2 = tc_op_max()(acc2, t35);                              // <prelude>/softmax.tc:27
+                const float t22 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t23 = -t22;                                     // <prelude>/softmax.tc:26
+                acc2 = tc_op_max()(acc2, t23);                              // <prelude>/softmax.tc:27
             }
             acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
             const float r2 = acc2;
             float acc5 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t36 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t37 = -t36;                                     // <prelude>/softmax.tc:26
-                const float t38 = t37 - r2;                                 // <prelude>/softmax.tc:27
-                const float t39 = expf(t38);                                // <prelude>/softmax.tc:27
-                acc5 = tc_op_sum()(acc5, t39);                              // <prelude>/softmax.tc:28
+                const float t24 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t25 = -t24;                                     // <prelude>/softmax.tc:26
+                const float t26 = t25 - r2;                                 // <prelude>/softmax.tc:27
+                const float t27 = expf(t26);                                // <prelude>/softmax.tc:27
+                acc5 = tc_op_sum()(acc5, t27);                              // <prelude>/softmax.tc:28
             }
             acc5 = tc_block_reduce(acc5, tc_op_sum(), (float *)tc_smem);
             const float r5 = acc5;
-            const float rcp44 = 1.0f / r5;                              // <prelude>/softmax.tc:28
+            const float rcp32 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t40 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t41 = -t40;                                     // <prelude>/softmax.tc:26
-                const float t42 = t41 - r2;                                 // <prelude>/softmax.tc:27
-                const float t43 = expf(t42);                                // <prelude>/softmax.tc:27
-                const float t45 = t43 * rcp44;                              // <prelude>/softmax.tc:28
-                out_out[sz_D*i0 + i1] = t45;                                // <prelude>/softmax.tc:28
+                const float t28 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t29 = -t28;                                     // <prelude>/softmax.tc:26
+                const float t30 = t29 - r2;                                 // <prelude>/softmax.tc:27
+                const float t31 = expf(t30);                                // <prelude>/softmax.tc:27
+                const float t33 = t31 * rcp32;                              // <prelude>/softmax.tc:28
+                out_out[sz_D*i0 + i1] = t33;                                // <prelude>/softmax.tc:28
             }
         }
     }
@@ -643,9 +637,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -743,91 +739,83 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                     tc_cp_commit();
                 }
             }
-            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r2 = acc2;
+            float pc1[32];
             float acc5 = (float)0;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t17 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
-                    const float t18 = t17 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t19 = expf(t18);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t19);                              // <prelude>/softmax.tc:28
-                    const float t20 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
-                    const float t21 = t20 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t22 = expf(t21);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t22);                              // <prelude>/softmax.tc:28
-                    const float t23 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                    const float t24 = t23 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t25 = expf(t24);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t25);                              // <prelude>/softmax.tc:28
-                    const float t26 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                    const float t27 = t26 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t28 = expf(t27);                                // <prelude>/softmax.tc:27
-                    acc5 = tc_op_sum()(acc5, t28);                              // <prelude>/softmax.tc:28
-                }
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const float t17 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
+                const float t18 = t17 - r2;                                 // <prelude>/softmax.tc:27
+                const float t19 = expf(t18);                                // <prelude>/softmax.tc:27
+                pc1[j * 4 + 0] = t19; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:27
+                acc5 = tc_in ? tc_op_sum()(acc5, t19) : acc5;               // <prelude>/softmax.tc:28
+                const float t20 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
+                const float t21 = t20 - r2;                                 // <prelude>/softmax.tc:27
+                const float t22 = expf(t21);                                // <prelude>/softmax.tc:27
+                pc1[j * 4 + 1] = t22; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:27
+                acc5 = tc_in ? tc_op_sum()(acc5, t22) : acc5;               // <prelude>/softmax.tc:28
+                const float t23 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
+                const float t24 = t23 - r2;                                 // <prelude>/softmax.tc:27
+                const float t25 = expf(t24);                                // <prelude>/softmax.tc:27
+                pc1[j * 4 + 2] = t25; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:27
+                acc5 = tc_in ? tc_op_sum()(acc5, t25) : acc5;               // <prelude>/softmax.tc:28
+                const float t26 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
+                const float t27 = t26 - r2;                                 // <prelude>/softmax.tc:27
+                const float t28 = expf(t27);                                // <prelude>/softmax.tc:27
+                pc1[j * 4 + 3] = t28; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // <prelude>/softmax.tc:27
+                acc5 = tc_in ? tc_op_sum()(acc5, t28) : acc5;               // <prelude>/softmax.tc:28
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
-            const float rcp32 = 1.0f / r5;                              // <prelude>/softmax.tc:28
+            const float rcp29 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t29 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
-                    const float t30 = t29 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t31 = expf(t30);                                // <prelude>/softmax.tc:27
-                    const float t33 = t31 * rcp32;                              // <prelude>/softmax.tc:28
-                    const float t34 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
-                    const float t35 = t34 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t36 = expf(t35);                                // <prelude>/softmax.tc:27
-                    const float t37 = t36 * rcp32;                              // <prelude>/softmax.tc:28
-                    const float t38 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                    const float t39 = t38 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t40 = expf(t39);                                // <prelude>/softmax.tc:27
-                    const float t41 = t40 * rcp32;                              // <prelude>/softmax.tc:28
-                    const float t42 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                    const float t43 = t42 - r2;                                 // <prelude>/softmax.tc:27
-                    const float t44 = expf(t43);                                // <prelude>/softmax.tc:27
-                    const float t45 = t44 * rcp32;                              // <prelude>/softmax.tc:28
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t33, t37, t41, t45}}); // <prelude>/softmax.tc:28
+                    const float t30 = (pc1[j * 4 + 0]) * rcp29;                 // <prelude>/softmax.tc:28
+                    const float t31 = (pc1[j * 4 + 1]) * rcp29;                 // <prelude>/softmax.tc:28
+                    const float t32 = (pc1[j * 4 + 2]) * rcp29;                 // <prelude>/softmax.tc:28
+                    const float t33 = (pc1[j * 4 + 3]) * rcp29;                 // <prelude>/softmax.tc:28
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t30, t31, t32, t33}}); // <prelude>/softmax.tc:28
                 }
             }
         } else {
             float acc2 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t46 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t47 = -t46;                                     // <prelude>/softmax.tc:26
-                acc2 = tc_op_max()(acc2, t47);                              // <prelude>/softmax.tc:27
+                const float t34 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t35 = -t34;                                     // <prelude>/softmax.tc:26
+                acc2 = tc_op_max()(acc2, t35);                              // <prelude>/softmax.tc:27
             }
-            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc2 = tc_cluster_reduce(acc2, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r2 = acc2;
             float acc5 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t48 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t49 = -t48;                                     // <prelude>/softmax.tc:26
-                const float t50 = t49 - r2;                                 // <prelude>/softmax.tc:27
-                const float t51 = expf(t50);                                // <prelude>/softmax.tc:27
-                acc5 = tc_op_sum()(acc5, t51);                              // <prelude>/softmax.tc:28
+                const float t36 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t37 = -t36;                                     // <prelude>/softmax.tc:26
+                const float t38 = t37 - r2;                                 // <prelude>/softmax.tc:27
+                const float t39 = expf(t38);                                // <prelude>/softmax.tc:27
+                acc5 = tc_op_sum()(acc5, t39);                              // <prelude>/softmax.tc:28
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
-            const float rcp56 = 1.0f / r5;                              // <prelude>/softmax.tc:28
+            const float rcp44 = 1.0f / r5;                              // <prelude>/softmax.tc:28
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t52 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
-                const float t53 = -t52;                                     // <prelude>/softmax.tc:26
-                const float t54 = t53 - r2;                                 // <prelude>/softmax.tc:27
-                const float t55 = expf(t54);                                // <prelude>/softmax.tc:27
-                const float t57 = t55 * rcp56;                              // <prelude>/softmax.tc:28
-                out_out[sz_D*i0 + i1] = t57;                                // <prelude>/softmax.tc:28
+                const float t40 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:14
+                const float t41 = -t40;                                     // <prelude>/softmax.tc:26
+                const float t42 = t41 - r2;                                 // <prelude>/softmax.tc:27
+                const float t43 = expf(t42);                                // <prelude>/softmax.tc:27
+                const float t45 = t43 * rcp44;                              // <prelude>/softmax.tc:28
+                out_out[sz_D*i0 + i1] = t45;                                // <prelude>/softmax.tc:28
             }
         }
     }
@@ -985,9 +973,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -1083,7 +1073,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                     tc_cp_commit();
                 }
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             const float t16 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
@@ -1107,7 +1097,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                     acc10 = tc_op_sum()(acc10, t24);                            // <prelude>/norm.tc:14
                 }
             }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r10 = acc10;
             const float t26 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t27 = t26 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
@@ -1154,7 +1144,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                 const float t54 = tc_bf2f(in_x[sz_D*i0 + i1]);              // prelude_tour.tc:19
                 acc5 = tc_op_sum()(acc5, t54);                              // <prelude>/norm.tc:13
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             const float t56 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:13
             float acc10 = (float)0;
@@ -1165,7 +1155,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                 const float t58 = t57 * t57;                                // <prelude>/norm.tc:14
                 acc10 = tc_op_sum()(acc10, t58);                            // <prelude>/norm.tc:14
             }
-            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc10 = tc_cluster_reduce(acc10, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r10 = acc10;
             const float t61 = r10 / ((float)((long long)(sz_D)));       // <prelude>/norm.tc:14
             const float t62 = t61 + (9.99999975e-06f);                  // <prelude>/norm.tc:14
@@ -1201,9 +1191,11 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = ncl >= 16;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x && len % 8 == 0 &&
@@ -1334,7 +1326,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                 const float t54 = (tc_bf2f(v46.v[7])) * (tc_bf2f(v46.v[7])); // <prelude>/norm.tc:22
                 acc5 = tc_in ? tc_op_sum()(acc5, t54) : acc5;               // <prelude>/norm.tc:22
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             const float t55 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t56 = t55 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
@@ -1381,7 +1373,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                 const float t84 = t83 * t83;                                // <prelude>/norm.tc:22
                 acc5 = tc_op_sum()(acc5, t84);                              // <prelude>/norm.tc:22
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             const float t86 = r5 / ((float)((long long)(sz_D)));        // <prelude>/norm.tc:22
             const float t87 = t86 + (9.99999997e-07f);                  // <prelude>/norm.tc:22
@@ -2488,9 +2480,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -2613,7 +2607,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     tc_cp_commit();
                 }
             }
-            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r8 = acc8;
             const float r13 = acc13;
             float acc11 = (float)0;
@@ -2650,7 +2644,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     acc16 = tc_op_sum()(acc16, t35);                            // <prelude>/loss.tc:50
                 }
             }
-            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp38 = 1.0f / r11;                             // <prelude>/softmax.tc:14
@@ -2692,7 +2686,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     acc20 = tc_op_sum()(acc20, t61);                            // <prelude>/loss.tc:51
                 }
             }
-            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
                 buf20[i0] = r20;                                            // <prelude>/loss.tc:51
@@ -2707,7 +2701,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t63 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:47
                 acc13 = tc_op_max()(acc13, t63);                            // <prelude>/loss.tc:49
             }
-            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r8 = acc8;
             const float r13 = acc13;
             float acc11 = (float)0;
@@ -2723,7 +2717,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t69 = expf(t68);                                // <prelude>/loss.tc:50
                 acc16 = tc_op_sum()(acc16, t69);                            // <prelude>/loss.tc:50
             }
-            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc11, tc_op_sum(), acc16, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r11 = acc11;
             const float r16 = acc16;
             const float rcp73 = 1.0f / r11;                             // <prelude>/softmax.tc:14
@@ -2741,7 +2735,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const float t79 = t74 * t78;                                // <prelude>/loss.tc:51
                 acc20 = tc_op_sum()(acc20, t79);                            // <prelude>/loss.tc:51
             }
-            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc20 = tc_cluster_reduce(acc20, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r20 = acc20;
             if (threadIdx.x == 0) {
                 buf20[i0] = r20;                                            // <prelude>/loss.tc:51
@@ -2991,9 +2985,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -3100,7 +3096,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                     tc_cp_commit();
                 }
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r11 = acc11;
             const bool t16 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
             const float t17 = (t16 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
@@ -3138,7 +3134,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                     acc31 = tc_op_sum()(acc31, t33);                            // <prelude>/softmax.tc:21
                 }
             }
-            tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r17 = acc17;
             const float r31 = acc31;
             const long long t34 = in_t[i0];                             // prelude_tour.tc:52
@@ -3172,7 +3168,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                     acc37 = tc_op_sum()(acc37, t51);                            // <prelude>/loss.tc:38
                 }
             }
-            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r37 = acc37;
             if (threadIdx.x == 0) {
                 buf11[i0] = r11;                                            // <prelude>/loss.tc:24
@@ -3186,7 +3182,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 const float t52 = in_x[sz_D*i0 + i1];                       // prelude_tour.tc:52
                 acc11 = tc_op_max()(acc11, t52);                            // <prelude>/loss.tc:24
             }
-            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc11 = tc_cluster_reduce(acc11, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r11 = acc11;
             const bool t54 = ((float)isinf(r11)) != 0;                  // <prelude>/loss.tc:24
             const float t55 = (t54 != 0.0f ? 0.0f : r11);               // <prelude>/loss.tc:24
@@ -3202,7 +3198,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 const float t59 = expf(t58);                                // <prelude>/softmax.tc:21
                 acc31 = tc_op_sum()(acc31, t59);                            // <prelude>/softmax.tc:21
             }
-            tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl);
+            tc_cluster_reduce2(acc17, tc_op_sum(), acc31, tc_op_sum(), (void *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r17 = acc17;
             const float r31 = acc31;
             const long long t60 = in_t[i0];                             // prelude_tour.tc:52
@@ -3217,7 +3213,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 const float t66 = (t61 != 0.0f ? t65 : 0.0f);               // <prelude>/loss.tc:38
                 acc37 = tc_op_sum()(acc37, t66);                            // <prelude>/loss.tc:38
             }
-            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc37 = tc_cluster_reduce(acc37, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r37 = acc37;
             if (threadIdx.x == 0) {
                 buf11[i0] = r11;                                            // <prelude>/loss.tc:24

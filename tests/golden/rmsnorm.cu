@@ -138,9 +138,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -229,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                     tc_cp_commit();
                 }
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
             const float t14 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
             const float t15 = t14 + s_eps;                              // rmsnorm.tc:10
@@ -264,7 +266,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 const float t31 = t30 * t30;                                // rmsnorm.tc:9
                 acc4 = tc_op_sum()(acc4, t31);                              // rmsnorm.tc:9
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
             const float t33 = r4 / ((float)((long long)(sz_D)));        // rmsnorm.tc:9
             const float t34 = t33 + s_eps;                              // rmsnorm.tc:10
@@ -298,9 +300,11 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = ncl >= 16;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x && len % 8 == 0 &&
@@ -440,7 +444,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                 const float t63 = (tc_bf2f(v55.v[7])) * (tc_bf2f(v55.v[7])); // rmsnorm.tc:15
                 acc5 = tc_in ? tc_op_sum()(acc5, t63) : acc5;               // rmsnorm.tc:15
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             const float t64 = r5 / ((float)((long long)(sz_D)));        // rmsnorm.tc:15
             const float t65 = t64 + s_eps;                              // rmsnorm.tc:16
@@ -495,7 +499,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                 const float t101 = t100 * t100;                             // rmsnorm.tc:15
                 acc5 = tc_op_sum()(acc5, t101);                             // rmsnorm.tc:15
             }
-            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc5 = tc_cluster_reduce(acc5, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r5 = acc5;
             const float t103 = r5 / ((float)((long long)(sz_D)));       // rmsnorm.tc:15
             const float t104 = t103 + s_eps;                            // rmsnorm.tc:16

@@ -12,9 +12,11 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_M, len = sz_K;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = ncl >= 16;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
         if (0 < len && len <= 32 * blockDim.x && len % 8 == 0 &&
@@ -154,7 +156,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                 const float t63 = (tc_h2f(v55.v[7])) * (tc_h2f(v55.v[7]));  // rmsnorm_matmul.tc:10
                 acc6 = tc_in ? tc_op_sum()(acc6, t63) : acc6;               // rmsnorm_matmul.tc:10
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
             const float t64 = r6 / ((float)((long long)(sz_K)));        // rmsnorm_matmul.tc:10
             const float t65 = t64 + s_eps;                              // rmsnorm_matmul.tc:10
@@ -209,7 +211,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
                 const float t101 = t100 * t100;                             // rmsnorm_matmul.tc:10
                 acc6 = tc_op_sum()(acc6, t101);                             // rmsnorm_matmul.tc:10
             }
-            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc6 = tc_cluster_reduce(acc6, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r6 = acc6;
             const float t103 = r6 / ((float)((long long)(sz_K)));       // rmsnorm_matmul.tc:10
             const float t104 = t103 + s_eps;                            // rmsnorm_matmul.tc:10

@@ -97,9 +97,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_0_w(
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -173,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_0_w(
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             if (threadIdx.x == 0) {
                 out_out[i0] = r1;                                           // row_sum.tc:5
@@ -185,7 +187,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_0_w(
                 const float t2 = in_x[sz_D*i0 + i1];                        // row_sum.tc:4
                 acc1 = tc_op_sum()(acc1, t2);                               // row_sum.tc:5
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             if (threadIdx.x == 0) {
                 out_out[i0] = r1;                                           // row_sum.tc:5

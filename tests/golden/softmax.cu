@@ -70,78 +70,74 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_0(
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
+            float pc1[16];
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t1 = (pc0[j * 4 + 0]) - r1;                     // softmax.tc:7
-                    const float t2 = expf(t1);                                  // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t2);                               // softmax.tc:8
-                    const float t3 = (pc0[j * 4 + 1]) - r1;                     // softmax.tc:7
-                    const float t4 = expf(t3);                                  // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t4);                               // softmax.tc:8
-                    const float t5 = (pc0[j * 4 + 2]) - r1;                     // softmax.tc:7
-                    const float t6 = expf(t5);                                  // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t6);                               // softmax.tc:8
-                    const float t7 = (pc0[j * 4 + 3]) - r1;                     // softmax.tc:7
-                    const float t8 = expf(t7);                                  // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t8);                               // softmax.tc:8
-                }
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const float t1 = (pc0[j * 4 + 0]) - r1;                     // softmax.tc:7
+                const float t2 = expf(t1);                                  // softmax.tc:7
+                pc1[j * 4 + 0] = t2; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // softmax.tc:7
+                acc4 = tc_in ? tc_op_sum()(acc4, t2) : acc4;                // softmax.tc:8
+                const float t3 = (pc0[j * 4 + 1]) - r1;                     // softmax.tc:7
+                const float t4 = expf(t3);                                  // softmax.tc:7
+                pc1[j * 4 + 1] = t4; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // softmax.tc:7
+                acc4 = tc_in ? tc_op_sum()(acc4, t4) : acc4;                // softmax.tc:8
+                const float t5 = (pc0[j * 4 + 2]) - r1;                     // softmax.tc:7
+                const float t6 = expf(t5);                                  // softmax.tc:7
+                pc1[j * 4 + 2] = t6; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // softmax.tc:7
+                acc4 = tc_in ? tc_op_sum()(acc4, t6) : acc4;                // softmax.tc:8
+                const float t7 = (pc0[j * 4 + 3]) - r1;                     // softmax.tc:7
+                const float t8 = expf(t7);                                  // softmax.tc:7
+                pc1[j * 4 + 3] = t8; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // softmax.tc:7
+                acc4 = tc_in ? tc_op_sum()(acc4, t8) : acc4;                // softmax.tc:8
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float rcp11 = 1.0f / r4;                              // softmax.tc:8
+            const float rcp9 = 1.0f / r4;                               // softmax.tc:8
             #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const idx_t rj_ = (j * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t9 = (pc0[j * 4 + 0]) - r1;                     // softmax.tc:7
-                    const float t10 = expf(t9);                                 // softmax.tc:7
-                    const float t12 = t10 * rcp11;                              // softmax.tc:8
-                    const float t13 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
-                    const float t14 = expf(t13);                                // softmax.tc:7
-                    const float t15 = t14 * rcp11;                              // softmax.tc:8
-                    const float t16 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
-                    const float t17 = expf(t16);                                // softmax.tc:7
-                    const float t18 = t17 * rcp11;                              // softmax.tc:8
-                    const float t19 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
-                    const float t20 = expf(t19);                                // softmax.tc:7
-                    const float t21 = t20 * rcp11;                              // softmax.tc:8
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t12, t15, t18, t21}}); // softmax.tc:8
+                    const float t10 = (pc1[j * 4 + 0]) * rcp9;                  // softmax.tc:8
+                    const float t11 = (pc1[j * 4 + 1]) * rcp9;                  // softmax.tc:8
+                    const float t12 = (pc1[j * 4 + 2]) * rcp9;                  // softmax.tc:8
+                    const float t13 = (pc1[j * 4 + 3]) * rcp9;                  // softmax.tc:8
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t10, t11, t12, t13}}); // softmax.tc:8
                 }
             }
         } else {
             float acc1 = tc_lowest<float>();
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t22 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                acc1 = tc_op_max()(acc1, t22);                              // softmax.tc:7
+                const float t14 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                acc1 = tc_op_max()(acc1, t14);                              // softmax.tc:7
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t23 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                const float t24 = t23 - r1;                                 // softmax.tc:7
-                const float t25 = expf(t24);                                // softmax.tc:7
-                acc4 = tc_op_sum()(acc4, t25);                              // softmax.tc:8
+                const float t15 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t16 = t15 - r1;                                 // softmax.tc:7
+                const float t17 = expf(t16);                                // softmax.tc:7
+                acc4 = tc_op_sum()(acc4, t17);                              // softmax.tc:8
             }
             acc4 = tc_block_reduce(acc4, tc_op_sum(), (float *)tc_smem);
             const float r4 = acc4;
-            const float rcp29 = 1.0f / r4;                              // softmax.tc:8
+            const float rcp21 = 1.0f / r4;                              // softmax.tc:8
             for (idx_t r = threadIdx.x; r < len; r += blockDim.x) {
                 const idx_t i1 = r;
-                const float t26 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                const float t27 = t26 - r1;                                 // softmax.tc:7
-                const float t28 = expf(t27);                                // softmax.tc:7
-                const float t30 = t28 * rcp29;                              // softmax.tc:8
-                out_out[sz_D*i0 + i1] = t30;                                // softmax.tc:8
+                const float t18 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t19 = t18 - r1;                                 // softmax.tc:7
+                const float t20 = expf(t19);                                // softmax.tc:7
+                const float t22 = t20 * rcp21;                              // softmax.tc:8
+                out_out[sz_D*i0 + i1] = t22;                                // softmax.tc:8
             }
         }
     }
@@ -156,9 +152,11 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
 {
     __shared__ double tc_smem[2 * 32 * 8];
     const idx_t rows = sz_N, len = sz_D;
-    __shared__ __align__(16) unsigned char tc_cl[64]; /* the cluster's partials */
+    __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
+    const bool tc_push = true;
+    tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices (TENSORC_ROWS_PIPE) */
     idx_t tc_pre = rows; /* the row whose slice is in tc_pipe or on its way (rows: none) */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
@@ -249,80 +247,76 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     tc_cp_commit();
                 }
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
+            float pc1[32];
             float acc4 = (float)0;
             #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                if (rj_ < len) {
-                    const idx_t r = rj_;
-                    const idx_t i1 = r;
-                    const float t10 = (pc0[j * 4 + 0]) - r1;                    // softmax.tc:7
-                    const float t11 = expf(t10);                                // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t11);                              // softmax.tc:8
-                    const float t12 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
-                    const float t13 = expf(t12);                                // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t13);                              // softmax.tc:8
-                    const float t14 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
-                    const float t15 = expf(t14);                                // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t15);                              // softmax.tc:8
-                    const float t16 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
-                    const float t17 = expf(t16);                                // softmax.tc:7
-                    acc4 = tc_op_sum()(acc4, t17);                              // softmax.tc:8
-                }
+                const bool tc_in = rj_ < len;
+                const idx_t r = tc_in ? rj_ : 0;
+                const idx_t i1 = r;
+                const float t10 = (pc0[j * 4 + 0]) - r1;                    // softmax.tc:7
+                const float t11 = expf(t10);                                // softmax.tc:7
+                pc1[j * 4 + 0] = t11; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // softmax.tc:7
+                acc4 = tc_in ? tc_op_sum()(acc4, t11) : acc4;               // softmax.tc:8
+                const float t12 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
+                const float t13 = expf(t12);                                // softmax.tc:7
+                pc1[j * 4 + 1] = t13; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // softmax.tc:7
+                acc4 = tc_in ? tc_op_sum()(acc4, t13) : acc4;               // softmax.tc:8
+                const float t14 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
+                const float t15 = expf(t14);                                // softmax.tc:7
+                pc1[j * 4 + 2] = t15; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // softmax.tc:7
+                acc4 = tc_in ? tc_op_sum()(acc4, t15) : acc4;               // softmax.tc:8
+                const float t16 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
+                const float t17 = expf(t16);                                // softmax.tc:7
+                pc1[j * 4 + 3] = t17; /* kept for the epilogue (TENSORC_ROWS_KEEP) */ // softmax.tc:7
+                acc4 = tc_in ? tc_op_sum()(acc4, t17) : acc4;               // softmax.tc:8
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
-            const float rcp20 = 1.0f / r4;                              // softmax.tc:8
+            const float rcp18 = 1.0f / r4;                              // softmax.tc:8
             #pragma unroll
             for (int j = 0; j < 8; j++) {
                 const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
                 if (rj_ < len) {
                     const idx_t r = rj_;
                     const idx_t i1 = r;
-                    const float t18 = (pc0[j * 4 + 0]) - r1;                    // softmax.tc:7
-                    const float t19 = expf(t18);                                // softmax.tc:7
-                    const float t21 = t19 * rcp20;                              // softmax.tc:8
-                    const float t22 = (pc0[j * 4 + 1]) - r1;                    // softmax.tc:7
-                    const float t23 = expf(t22);                                // softmax.tc:7
-                    const float t24 = t23 * rcp20;                              // softmax.tc:8
-                    const float t25 = (pc0[j * 4 + 2]) - r1;                    // softmax.tc:7
-                    const float t26 = expf(t25);                                // softmax.tc:7
-                    const float t27 = t26 * rcp20;                              // softmax.tc:8
-                    const float t28 = (pc0[j * 4 + 3]) - r1;                    // softmax.tc:7
-                    const float t29 = expf(t28);                                // softmax.tc:7
-                    const float t30 = t29 * rcp20;                              // softmax.tc:8
-                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t21, t24, t27, t30}}); // softmax.tc:8
+                    const float t19 = (pc1[j * 4 + 0]) * rcp18;                 // softmax.tc:8
+                    const float t20 = (pc1[j * 4 + 1]) * rcp18;                 // softmax.tc:8
+                    const float t21 = (pc1[j * 4 + 2]) * rcp18;                 // softmax.tc:8
+                    const float t22 = (pc1[j * 4 + 3]) * rcp18;                 // softmax.tc:8
+                    tc_vstore<float, 4>(out_out + sz_D*i0 + i1, {{t19, t20, t21, t22}}); // softmax.tc:8
                 }
             }
         } else {
             float acc1 = tc_lowest<float>();
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t31 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                acc1 = tc_op_max()(acc1, t31);                              // softmax.tc:7
+                const float t23 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                acc1 = tc_op_max()(acc1, t23);                              // softmax.tc:7
             }
-            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc1 = tc_cluster_reduce(acc1, tc_op_max(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r1 = acc1;
             float acc4 = (float)0;
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t32 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                const float t33 = t32 - r1;                                 // softmax.tc:7
-                const float t34 = expf(t33);                                // softmax.tc:7
-                acc4 = tc_op_sum()(acc4, t34);                              // softmax.tc:8
+                const float t24 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t25 = t24 - r1;                                 // softmax.tc:7
+                const float t26 = expf(t25);                                // softmax.tc:7
+                acc4 = tc_op_sum()(acc4, t26);                              // softmax.tc:8
             }
-            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl);
+            acc4 = tc_cluster_reduce(acc4, tc_op_sum(), (float *)tc_smem, tc_cl, tc_turn, ncl, tc_push);
             const float r4 = acc4;
-            const float rcp38 = 1.0f / r4;                              // softmax.tc:8
+            const float rcp30 = 1.0f / r4;                              // softmax.tc:8
             for (idx_t r = crank * blockDim.x + threadIdx.x; r < len; r += ncl * blockDim.x) {
                 const idx_t i1 = r;
-                const float t35 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
-                const float t36 = t35 - r1;                                 // softmax.tc:7
-                const float t37 = expf(t36);                                // softmax.tc:7
-                const float t39 = t37 * rcp38;                              // softmax.tc:8
-                out_out[sz_D*i0 + i1] = t39;                                // softmax.tc:8
+                const float t27 = in_x[sz_D*i0 + i1];                       // softmax.tc:6
+                const float t28 = t27 - r1;                                 // softmax.tc:7
+                const float t29 = expf(t28);                                // softmax.tc:7
+                const float t31 = t29 * rcp30;                              // softmax.tc:8
+                out_out[sz_D*i0 + i1] = t31;                                // softmax.tc:8
             }
         }
     }
