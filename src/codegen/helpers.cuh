@@ -380,6 +380,12 @@ __device__ __forceinline__ unsigned tc_cluster_rank() {
 __device__ __forceinline__ void tc_cluster_sync() {
     asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
+/* every block of the cluster here, no memory order (the release's arrive
+ * waits for the thread's outstanding stores: MEMBAR.ALL.GPU): after the
+ * mbarriers' init, whose fence.mbarrier_init orders it (CUTLASS's order) */
+__device__ __forceinline__ void tc_cluster_sync_relaxed() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
+}
 /* p's place in the shared memory of block `rank` of the cluster (distributed shared memory) */
 template <class T> __device__ __forceinline__ const T *tc_cluster_map(const T *p, unsigned rank) {
     tc_u64 r; asm volatile("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(rank)); return (const T *)r;
@@ -388,6 +394,7 @@ template <class T> __device__ __forceinline__ const T *tc_cluster_map(const T *p
 __device__ __forceinline__ unsigned tc_cluster_size() { return 1; }
 __device__ __forceinline__ unsigned tc_cluster_rank() { return 0; }
 __device__ __forceinline__ void tc_cluster_sync() {}
+__device__ __forceinline__ void tc_cluster_sync_relaxed() {}
 #endif
 /* The row's value over the cluster: the block's, then every block's partial
  * combined in a fixed tree over the ranks (ncl a power of two, at most 16):
@@ -405,11 +412,12 @@ __device__ __forceinline__ void tc_cluster_sync() {}
  * barrier's wait 14 %).  A slot (and its mbarrier's phase) is written again
  * two combines later, by a block that has finished the combine between,
  * which every block entered only after reading this one.  tc_cluster_init
- * makes the mbarriers before any block pushes; the kernel ends with a
- * cluster barrier all the same.  Not pushed (push false: the kernel's
- * choice, codegen/rows.c): thread 0 writes its own slot, a cluster barrier,
- * every lane reads rank l % ncl's slot through distributed shared memory:
- * the same values in the same tree, so the same bits. */
+ * makes the mbarriers before any block pushes (a relaxed cluster barrier
+ * after fence.mbarrier_init); the kernel ends with one (tc_cluster_end).
+ * Not pushed (push false: the kernel's choice, codegen/rows.c): thread 0
+ * writes its own slot, a cluster barrier, every lane reads rank l % ncl's
+ * slot through distributed shared memory: the same values in the same
+ * tree, so the same bits. */
 #define TC_CL_BYTES (16 + 2 * 16 * 32)
 __device__ __forceinline__ void tc_cluster_init(unsigned char *cl, unsigned ncl, bool push) {
 #if __CUDA_ARCH__ >= 900
@@ -420,9 +428,17 @@ __device__ __forceinline__ void tc_cluster_init(unsigned char *cl, unsigned ncl,
             asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(b + 8), "r"(one) : "memory");
             asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         }
-        tc_cluster_sync();
+        tc_cluster_sync_relaxed();
     }
 #endif
+}
+/* the kernel's end: no block leaves while another may read its slots (not
+ * pushed) or push into them; pushed, no memory order is needed, only that */
+__device__ __forceinline__ void tc_cluster_end(unsigned ncl, bool push) {
+    if (ncl > 1 && push)
+        tc_cluster_sync_relaxed();
+    else if (ncl > 1)
+        tc_cluster_sync();
 }
 #if __CUDA_ARCH__ >= 900
 /* v's bytes into rank's copy of cl + off, counted on its mbarrier t */

@@ -487,17 +487,14 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
         cg_wl(&w, "unsigned tc_turn = 0;");
         cg_wl(&w, "const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();");
         /* the cluster's exchange (helpers.cuh): partials pushed onto each
-         * block's mbarrier, or a cluster barrier a combine.  Pushed in a
-         * persistent grid (the barrier's arrive waited for the previous
-         * row's stores) and in clusters of 16; a grid of one row a block
-         * in clusters of 8 takes the barrier (pushing adds a barrier at
-         * the start).  H200, 2026-11-27: softmax 1024 x 65536 (persistent,
-         * 8) 176.9 -> 156.5 us, 256 x 262144 (persistent, 16) 222.1 ->
-         * 184.7; bf16 rmsnorm 256 x 262144 (16) 121.4 -> 108.1, 1024 x
-         * 65536 (8) 94.0 against 97.5 pushed.  TENSORC_CLUSTER_PUSH=0 or 1
-         * for every cluster. */
-        int kp = g->f->knobs.cluster_push;
-        cg_wl(&w, "const bool tc_push = %s;", kp == 0 ? "false" : kp == 1 || ks->pipe ? "true" : "ncl >= 16");
+         * block's mbarrier, unless TENSORC_CLUSTER_PUSH=0 (a cluster barrier
+         * a combine, whose arrive waited for the previous row's stores in a
+         * persistent grid).  H200, 2026-11-27, pushed against the barrier:
+         * softmax 1024 x 65536 156.5 / 176.9 us, 256 x 262144 184.7 /
+         * 222.1; bf16 rmsnorm 256 x 262144 108.1 / 121.4, 1024 x 65536 97.5
+         * / 94.0 before the start's barrier was relaxed (README's row has
+         * the figures since). */
+        cg_wl(&w, "const bool tc_push = %s;", g->f->knobs.cluster_push == 0 ? "false" : "true");
         cg_wl(&w, "tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */");
         if (ks->pipe) {
             cg_wl(&w, "extern __shared__ __align__(16) unsigned char tc_pipe[]; /* the next row's slices "
@@ -547,7 +544,6 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
             cg_wbody(&w, "tc_cp_wait();");
         }
         /* no block leaves while another may read its partials */
-        cg_wl(&w, "if (ncl > 1)");
-        cg_wbody(&w, "tc_cluster_sync();");
+        cg_wl(&w, "tc_cluster_end(ncl, tc_push);");
     }
 }

@@ -661,7 +661,7 @@ void sched_print(tc_buf *b, const sfn *s)
         if (ks->kind == SCH_ROWS && ks->cluster)
             buf_printf(b, "    long rows: split across a cluster on sm_90 (the fewest blocks whose registers hold the "
                           "row, sized at launch: 8, then %d, of up to 512 threads, then of up to %d; partials pushed onto "
-                          "each block's mbarrier in a persistent grid or a cluster of 16, else a cluster barrier a "
+                          "each block's mbarrier, or with TENSORC_CLUSTER_PUSH=0 a cluster barrier a "
                           "combine); elsewhere they loop\n", ks->cluster, ks->block[0]);
         if (ks->kind == SCH_ROWS && ks->wide_split)
             buf_printf(b, "    rows past %lld elements: a second kernel (suffix _w) with %d elements a "

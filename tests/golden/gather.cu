@@ -598,8 +598,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* kernel 1: one thread per vector of elements, grid-stride; 16-byte accesses where contiguous and aligned */
@@ -698,7 +697,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
     __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    const bool tc_push = ncl >= 16;
+    const bool tc_push = true;
     tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
@@ -838,8 +837,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_iota_eq_cast_add_where_su
             }
         }
     }
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /*

@@ -289,8 +289,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* ---- fn normalize ---- */
@@ -660,8 +659,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* ---- fn axpy ---- */
@@ -1670,8 +1668,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* ---- fn bf16_norm ---- */
@@ -1915,8 +1912,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* ---- fn bump_twice ---- */

@@ -469,8 +469,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* kernel 3: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
@@ -849,8 +848,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* kernel 1: reduction over leading axes: threads own kept elements (coalesced), block.y and slices of the reduced range across blocks; the last slice to finish combines the partials in order */
@@ -1411,8 +1409,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* ---- fn int_reductions ---- */
@@ -1711,8 +1708,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /*

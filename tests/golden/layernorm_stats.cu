@@ -416,8 +416,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /*

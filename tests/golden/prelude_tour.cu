@@ -504,8 +504,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* ---- fn softmin_rows ---- */
@@ -821,8 +820,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* ---- fn layernorm_bf16 ---- */
@@ -1175,8 +1173,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* ---- fn rmsnorm_bf16 ---- */
@@ -1194,7 +1191,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
     __shared__ __align__(16) unsigned char tc_cl[TC_CL_BYTES]; /* the cluster's partials */
     unsigned tc_turn = 0;
     const idx_t ncl = (idx_t)tc_cluster_size(), crank = (idx_t)tc_cluster_rank();
-    const bool tc_push = ncl >= 16;
+    const bool tc_push = true;
     tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */
     for (idx_t row = ncl == 1 ? blockIdx.x : rows; row < rows; row = rows - row > (idx_t)gridDim.x ? row + gridDim.x : rows) {
         const idx_t i0 = row;
@@ -1388,8 +1385,7 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_mul_sum_div_add_rsqr
             }
         }
     }
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* ---- fn l2_normalize_cols ---- */
@@ -2744,8 +2740,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* kernel 2: whole-tensor reduction: blocks reduce slices into a workspace, the last block combines them in order */
@@ -3224,8 +3219,7 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
     }
     if (tc_pre < rows)
         tc_cp_wait();
-    if (ncl > 1)
-        tc_cluster_sync();
+    tc_cluster_end(ncl, tc_push);
 }
 
 /* kernel 1: whole-tensor reduction: blocks reduce slices into a workspace, the last block combines them in order */
