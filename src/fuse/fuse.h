@@ -199,6 +199,8 @@ typedef struct ffn {
     bool *stored;           /* lnode id -> lives in a buffer (parameter or written by a kernel) */
     fdecision *dec;
     int ndec;
+    int nbeside;            /* kernels the matmul rules launch only beside cuBLAS (M past the
+                             * generated kernel's rows at run time): fuse_mm_prologues */
     fcut *cut;
     int ncut;
     fuse_budget budget;     /* the budget it was fused under */

@@ -457,10 +457,14 @@ int *fuse_mm_epilogues(const ffn *f, tc_arena *a)
 void fuse_mm_prologues(fctx *x)
 {
     ffn *o = x->out;
+    /* the kernels each rule folds into a generated matmul: launched only
+     * when that product goes to cuBLAS (explain's count of launches) */
+    bool *beside = ARENA_ARRAY(x->a, bool, o->nk > 0 ? o->nk : 1);
     for (int i = 0; i < o->nk; i++) {
         fmmnorm nm;
         if (o->k[i]->kind != KK_EXTERN || !fuse_mm_norm(o, o->k[i], &nm))
             continue;
+        beside[nm.rows->id] = true;
         ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
         o->dec[o->ndec++] = (fdecision){
             nm.rows->stores[0], o->k[i]->ext, true,
@@ -477,6 +481,7 @@ void fuse_mm_prologues(fctx *x)
         fmmlora lo;
         if (o->k[i]->kind != KK_EXTERN || !fuse_mm_lora(o, o->k[i], &lo, x->a))
             continue;
+        beside[lo.p->id] = beside[lo.t->id] = true;
         ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
         o->dec[o->ndec++] = (fdecision){
             lo.t->ext, o->k[i]->ext, true,
@@ -494,6 +499,7 @@ void fuse_mm_prologues(fctx *x)
         if (with[i] < 0 || with[i] >= i)
             continue;
         const lnode *ma = o->k[with[i]]->ext, *mb = o->k[i]->ext;
+        beside[with[i]] = true;
         ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
         o->dec[o->ndec++] = (fdecision){
             ma, mb, true,
@@ -510,6 +516,7 @@ void fuse_mm_prologues(fctx *x)
         if (into[i] < 0)
             continue;
         const lnode *m = o->k[into[i]]->ext;
+        beside[i] = true;
         ARENA_GROW(x->a, o->dec, o->ndec, x->capdec, 32);
         o->dec[o->ndec++] = (fdecision){
             m, o->k[i]->stores[0], true,
@@ -521,4 +528,7 @@ void fuse_mm_prologues(fctx *x)
                          m->id, i, i, FUSE_MM_MAX_ROWS),
             NULL, false};
     }
+    o->nbeside = 0;
+    for (int i = 0; i < o->nk; i++)
+        o->nbeside += beside[i];
 }

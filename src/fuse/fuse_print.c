@@ -115,7 +115,12 @@ void fuse_print(tc_buf *b, const ffn *f)
 void fuse_explain(tc_buf *b, const ffn *f)
 {
     const fuse_budget *bu = &f->budget;
-    buf_printf(b, "fn %s: %d kernel%s\n", f->l->g->name, f->nk, f->nk == 1 ? "" : "s");
+    buf_printf(b, "fn %s: %d kernel%s", f->l->g->name, f->nk, f->nk == 1 ? "" : "s");
+    if (f->nbeside) /* the matmul rules' kernels (below): launched only beside cuBLAS */
+        buf_printf(b, ", %d launch%s where the generated matmul runs (%d %s only beside cuBLAS: "
+                      "--emit=sched says when)", f->nk - f->nbeside, f->nk - f->nbeside == 1 ? "" : "es",
+                   f->nbeside, f->nbeside == 1 ? "kernel runs" : "kernels run");
+    buf_putc(b, '\n');
     buf_printf(b, "  budget: %d passes, %d nodes of work, %d inlined nodes or %d reductions per value, "
                   "%d registers%s\n",
                bu->max_passes, bu->max_work, bu->max_inline, bu->max_passes, bu->max_regs,

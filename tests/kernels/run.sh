@@ -270,6 +270,15 @@ epi_steps $ex/gated_mlp.tc gated_mlp 2 1 3 2 TENSORC_MATMUL_DUAL=off       # the
 if emit $ex/gated_mlp.tc gated_mlp explain; then
     if grep -qE '^  fused +%5 matmul -> %6 mul: the epilogue rule' "$tmp/out"; then ok "gated_mlp: explain names the epilogue rule"
     else bad "gated_mlp: explain does not show the epilogue rule" "$(grep fused "$tmp/out" | tr '\n' '|')"; fi
+    # its first line counts the launches as well as fusion's kernels
+    if grep -q '^fn gated_mlp: 3 kernels, 1 launch where the generated matmul runs (2 kernels run only beside cuBLAS' "$tmp/out"
+    then ok "gated_mlp: explain's first line says 1 launch where the generated matmul runs"
+    else bad "gated_mlp: explain's first line does not count the launches" "$(head -1 "$tmp/out")"; fi
+fi
+if emit $ex/lora.tc lora explain; then
+    if grep -q '^fn lora: 4 kernels, 3 launches where the generated matmul runs (1 kernel runs only beside cuBLAS' "$tmp/out"
+    then ok "lora: explain's first line says 3 launches where the generated matmul runs"
+    else bad "lora: explain's first line does not count the launches" "$(head -1 "$tmp/out")"; fi
 fi
 if emit $ex/gated_mlp.tc gated_mlp sched; then
     if grep -qE "launched only when kernel 1's matmul runs on cuBLAS .*the epilogue rule" "$tmp/out"; then
