@@ -22,7 +22,6 @@
  */
 #include "codegen/cg.h"
 
-#include <string.h>
 
 typedef struct kset {
     struct cg_keep *v;
@@ -43,14 +42,7 @@ static int find(const kset *s, const lnode *n, const tc_dim *const *idx)
 
 static void add(cg *g, kset *s, const lnode *n, const tc_dim *const *idx)
 {
-    if (s->n == s->cap) {
-        int cap = s->cap ? 2 * s->cap : 16;
-        struct cg_keep *v = ARENA_ARRAY(g->a, struct cg_keep, cap);
-        if (s->n)
-            memcpy(v, s->v, sizeof *v * (size_t)s->n);
-        s->v = v;
-        s->cap = cap;
-    }
+    ARENA_GROW(g->a, s->v, s->n, s->cap, 16);
     const tc_dim **key = ARENA_ARRAY(g->a, const tc_dim *, n->rank > 0 ? n->rank : 1);
     for (int k = 0; k < n->rank; k++)
         key[k] = idx[k];
