@@ -21,6 +21,9 @@
 #     one generated kernel each, no cuBLAS step, explain naming the rule;
 #     with M symbolic the norm kernel and cuBLAS guarded by M > 16; a weight
 #     past the L2 (40 MB) on cuBLAS, one of symbolic size guarded by its bytes too.
+#   - codegen/keep.c's plan (tests/kernels/keep.tc): f32 softmax keeps its
+#     exp for the epilogue; bf16 softmax, layernorm, log_softmax and
+#     TENSORC_ROWS_KEEP=0 keep nothing.
 #   - issue 15's layernorm and rmsnorm backward (grad and the vjp pair's
 #     backward): two kernels, x and dout read by the first step alone, the
 #     column partials passed to the second; explain and --emit=sched say so.
@@ -398,6 +401,34 @@ if emit $kt colpart_other_row explain; then
         ok "colpart_other_row: explain says why it is not carried"
     else bad "colpart_other_row: explain does not say why the column sum is not carried"; fi
 fi
+
+# codegen/keep.c: f32 softmax's epilogue takes the sum pass's exp(x - max)
+# from registers (the loads' array dies with that pass); nothing is kept
+# where the kept array would take more registers than it frees (bf16: the
+# loads are packed), where it saves no library math (layernorm's x - mean,
+# log_softmax's x - max), or under TENSORC_ROWS_KEEP=0
+keep_lines() { # FN [VAR=VALUE...]: the kept slots' stores in its --emit=cuda
+    local fn=$1; shift
+    env "$@" "$tc" compile tests/kernels/keep.tc --fn "$fn" >"$tmp/out" 2>"$tmp/err" ||
+        { echo -1; return; }
+    grep -c "kept for the epilogue" "$tmp/out"
+}
+n=$(keep_lines softmax_rows)
+if [ "$n" -gt 0 ] && ! grep -qE "expf\(.*\) \* rcp" "$tmp/out" &&
+    grep -qE "= \(pc[0-9]+\[j \* 4 \+ 0\]\) \* rcp" "$tmp/out"
+then ok "softmax_rows f32: the epilogue multiplies the kept exp ($n kept stores), no expf of its own"
+else bad "softmax_rows f32: no kept exp in the epilogue ($n kept stores)"; fi
+n=$("$tc" compile tests/kernels/keep.tc --fn softmax_rows --dtype T=bf16 2>&1 | grep -c "kept for the epilogue")
+if [ "$n" = 0 ]; then ok "softmax_rows bf16: nothing kept (its packed loads free half an f32 array)"
+else bad "softmax_rows bf16: $n kept stores"; fi
+for fn in layernorm_rows log_softmax_rows; do
+    n=$(keep_lines $fn)
+    if [ "$n" = 0 ]; then ok "$fn: nothing kept (no library math saved)"
+    else bad "$fn: $n kept stores"; fi
+done
+n=$(keep_lines softmax_rows TENSORC_ROWS_KEEP=0)
+if [ "$n" = 0 ]; then ok "softmax_rows f32, TENSORC_ROWS_KEEP=0: nothing kept"
+else bad "softmax_rows f32, TENSORC_ROWS_KEEP=0: $n kept stores"; fi
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
