@@ -15,7 +15,8 @@
  * statement into emu_ptx::run with its template and operands): the cvt
  * conversions (f16 and bf16, round to nearest even; saturating rzi), cluster
  * registers, barrier.cluster, mapa, cp.async (ca/cg, 4/8/16 bytes, the
- * source size for zero fill) with commit and wait groups, mma.sync m16n8k16
+ * source size for zero fill) with commit and wait groups, mbarriers with
+ * st.async's complete_tx (the cluster's pushed exchange), mma.sync m16n8k16
  * f16/bf16 -> f32, movmatrix and ldmatrix.  cp.async copies are made when a
  * wait_group retires their group, not at issue, so a read before the wait
  * sees the stage's old contents.  Vector loads check alignment (a GPU
