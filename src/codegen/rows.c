@@ -490,10 +490,9 @@ void cg_rows(cg *g, tc_buf *o, bool columns)
          * block's mbarrier, unless TENSORC_CLUSTER_PUSH=0 (a cluster barrier
          * a combine, whose arrive waited for the previous row's stores in a
          * persistent grid).  H200, 2026-11-27, pushed against the barrier:
-         * softmax 1024 x 65536 156.5 / 176.9 us, 256 x 262144 184.7 /
-         * 222.1; bf16 rmsnorm 256 x 262144 108.1 / 121.4, 1024 x 65536 97.5
-         * / 94.0 before the start's barrier was relaxed (README's row has
-         * the figures since). */
+         * softmax 1024 x 65536 155.8 / 175.8 us, 256 x 262144 183.8 /
+         * 219.6; bf16 rmsnorm 1024 x 65536 85.8 / 93.5, 256 x 262144 95.1
+         * / 120.8 (README's row has the rest). */
         cg_wl(&w, "const bool tc_push = %s;", g->f->knobs.cluster_push == 0 ? "false" : "true");
         cg_wl(&w, "tc_cluster_init(tc_cl, ncl, tc_push); /* its mbarriers, before any block pushes */");
         if (ks->pipe) {
