@@ -15,6 +15,16 @@ import unit  # tests/emu/unit.py: __shared__ per block, inline PTX interpreted
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TC = os.environ.get("TC_BIN", os.path.join(ROOT, "build", "tensorc"))
 PROG = os.path.join(ROOT, "tests", "gpu", "launch_shapes.tc")
+# TC_EMU_QUICK=1 (scripts/test.sh, CI): each case keeps every kernel kind,
+# knob and its extreme values, and fewer of the values between and of the
+# shapes (each case*.py's docstring says which); the build (one kernel
+# a variant) is most of a case's time.  quick(FULL, KEEP): FULL, or under
+# quick the items of FULL at the indexes KEEP.
+QUICK = os.environ.get("TC_EMU_QUICK") == "1"
+
+
+def quick(full, keep):
+    return [full[i] for i in keep] if QUICK else full
 
 def gen(tcfile, fn, env, tag):
     e = dict(os.environ, **env)

@@ -57,40 +57,111 @@ one() { # ENV... -- FILE FN SHAPES DTYPE [ARCH]
     fail=$((fail + $(grep -c '^FAIL' <<<"$out")))
     grep -q '^PASS' <<<"$out" || grep -q '^FAIL' <<<"$out" || fail=$((fail + 1))
 }
-# TC_EMU_QUICK=1 (scripts/test.sh): a deterministic subset, every function,
-# dtype class, knob value and shape kept (the shapes of a case are one
-# build, so they cost little; the cases are the builds).  matmul: f32's
-# functions all run in f32 as before; of the 23 cases of the 16-bit list,
-# the 1st, 3rd, 5th, ... run in f16 and the 2nd, 4th, ... in bf16 (each
-# function in one of the two); NaN/inf, sm_75 and the 12 whole-chunk builds as before: 47 of 70
-# builds.  matmul-knobs: every setting, each with two of its four cases
-# (odd settings cases 1 and 3, even ones 2 and 4): 10 of 20.  attnknobs:
-# every setting with one of its four cases (setting s runs case (s - 1) %
-# 4 + 1), its past-64-splits case and same-bits pair; the ring against the
-# register path at the default depth, head dim 96 and 8 warps (3 of 11
-# pairs); head dim 256 and sm_75 as before.  Unset, the whole sets.
+# TC_EMU_QUICK=1 (scripts/test.sh, CI): a deterministic subset, each code
+# path once at the smallest shapes that take it (a build is most of a
+# case's time: the shapes of one build cost little); unset (plain ctest),
+# the whole sets.  What each keeps (and drops), in builds (quick before
+# this subset / quick / full):
+#   matmul (55 / 25 / 78).  Each layout once, with an epilogue (bias_gelu
+#     x @ w, linear_residual x @ w.T, gate_input x.T @ w; not the bare
+#     linear_t, matmul_kn, matmul_ta, nor relu_clip), batched, the row-scale rule
+#     (rms_g, rms_plain, refused in rms_out; not rms_bias_silu), the pair
+#     (gated, two_linear; not mixed), the adapter (lora, lora_t; not
+#     lora_out), the four SKINNY kernels, each in one 16-bit type; f32 in
+#     matmul_ta, lora and bias_gelu_16 (not linear_t, batched, rms_g, gated);
+#     the whole-chunk shapes (MA) in the edge shapes' build of bias_gelu,
+#     linear_residual, gate_input, rms_g, two_linear, lora, lora_t, rms_g_16,
+#     matmul_ta f32 and sm_75's gated (not their 12 builds of their own);
+#     NaN/inf once (rms_g f16, edge and whole-chunk shapes), sm_75 once
+#     (gated bf16), the epilogue rule's gated f16, lora, mlp2, two_sources,
+#     cast_scale (not gated bf16, lora_t, rms_bias_silu).  The grid capped at
+#     1 and 5 (the same bits) on the first build of each kernel and rule
+#     (10 builds; every build in the full set).
+#   matmul-knobs (35 / 15 / 87).  11 of the 14 settings, every value of
+#     each knob still set (not BK=128 alone, RESIDENT=3 alone, BN=256
+#     alone), each with one of the four cases in turn (not two); BN=256's
+#     linear_t, gated_out_16 and batched cases (not lora, rms_g_16: the
+#     adapter's fallback at BN=256 is the 10th setting's case); KAUTO's
+#     linear_t (not rms_g_16).
+#   attention (14 / 6 / 14).  attention_decode f16, _d64 bf16, _masked f32 (not
+#     each in all three types), gqa, sm_75 once (masked bf16), NaN/inf; not
+#     the 32800-key three-level tree (attnknobs keeps one: 19195 keys).
+#   attnknobs (47 / 18 / 121).  Every setting with one of its four cases (setting s
+#     runs case (s - 1) % 4 + 1); the first setting (chunk 64) with the
+#     contexts off a chunk (63, 65, 1100 keys) in its case's build, the
+#     combine tree past 64 splits and past 256 (4196 and 19195 keys, one
+#     build), the same bits in two block orders, head dim 30 with NaN/inf;
+#     the other settings' past-64-splits and same-bits runs, and the
+#     8191-key d64 case, left out (the combine's code is the same at every
+#     chunk).  The ring against the register path at head dim 96 alone (not
+#     the default depth or 8 warps at 8191 keys: each side is checked against
+#     the interpreter by a setting).  The split's 1st and 5th sets, one case
+#     each, no same-bits pair.  The refused ring depth, head dim 256 and
+#     sm_75 under 8 warps as in the full set.
+#   plans: whole.
 quick=0
 [ "${TC_EMU_QUICK:-0}" = 1 ] && quick=1
-k16=0
-mm() { # ARGS of one, DTYPE 4th after --: a matmul case, sampled under quick
-    local a dt= seen=0
-    for a in "$@"; do
-        [ $seen = 4 ] && { dt=$a; break; }
-        [ $seen -gt 0 ] && seen=$((seen + 1))
-        [ "$a" = -- ] && seen=1
-    done
-    if [ $quick = 1 ] && { [ "$dt" = f16 ] || [ "$dt" = bf16 ]; }; then
-        k16=$((k16 + 1))
-        if [ "$dt" = f16 ]; then [ $((k16 % 2)) = 1 ] || return 0; else [ $((k16 % 2)) = 0 ] || return 0; fi
-    fi
-    one "$@"
-}
+mm() { one "$@"; } # a case of the whole matmul set
 G=TENSORC_MATMUL=generated
 MN="M=1,K=37,N=13;M=3,K=1100,N=77;M=17,K=1100,N=130"
-if [ "$what" = matmul ] || [ "$what" = all ]; then
+MA="M=1,K=1096,N=136;M=3,K=2056,N=72;M=17,K=1096,N=200"
+ME="M=1,K=37,N=13;M=3,K=1100,N=77;M=16,K=100,N=130;M=17,K=1100,N=77"
+L=TENSORC_MATMUL_LORA=on
+if { [ "$what" = matmul ] || [ "$what" = all ]; } && [ $quick = 1 ]; then
+    # TC_EMU_QUICK=1 (CI): each layout, rule, refusal, SKINNY kernel, dtype
+    # class and arch once; the whole-chunk shapes (MA) in the same build as
+    # the edge shapes (the path is chosen at run time, by the sizes): 25
+    # builds (the header says what is left out).  The grid capped at 1 and 5 blocks (the same bits: two more
+    # runs of every shape, half a build's time) for the first build of each
+    # kernel (cg: the plain one, batched, the row-scale rule, the pair, the
+    # adapter, SKINNY, f32, sm_75, NaN/inf, the epilogue rule)
+    cg() { caps="--grid-caps 1,5"; one "$@"; caps=; }
+    caps=
+    # the three layouts, each with an epilogue: x @ w + bias, x @ w.T + a
+    # residual, x.T @ w times a second input
+    cg $G -- tests/gpu/matmul_epilogue.tc bias_gelu "$MN;$MA" f16
+    one $G -- tests/gpu/matmul_epilogue.tc linear_residual "$MN;$MA" bf16
+    one $G -- tests/gpu/matmul_epilogue.tc gate_input "$MN;$MA" f16
+    cg $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=37,N=13;B=2,M=17,K=1100,N=77" bf16
+    # the row-scale rule, without the weight, and refused (the rows an output)
+    cg $G -- tests/gpu/matmul_norm.tc rms_g "$MN;$MA" bf16
+    one $G -- tests/gpu/matmul_norm.tc rms_plain "$MN" f16
+    one $G -- tests/gpu/matmul_norm.tc rms_out "$MN" f16
+    # the pair rule: a gate, two outputs in nn.Linear's layout
+    cg $G -- tests/gpu/matmul_pair.tc gated "$MN" bf16
+    one $G -- tests/gpu/matmul_pair.tc two_linear "$MN;$MA" f16
+    # the adapter rule: the rank within a 64-column chunk and past it, whole chunks
+    cg $G $L -- tests/gpu/matmul_lora.tc lora \
+        "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=16;M=17,K=1100,N=130,R=65;M=1,K=1096,N=136,R=16;M=17,K=1096,N=72,R=72" f16
+    one $G $L -- tests/gpu/matmul_lora.tc lora_t \
+        "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=16;M=17,K=1100,N=130,R=65;M=3,K=1096,N=136,R=8" bf16
+    # SKINNY (M = 16, the cost model's own kernels)
+    cg -- tests/gpu/matmul_epilogue.tc bias_gelu_16 "K=37,N=13;K=1100,N=77" bf16
+    one -- tests/gpu/matmul_norm.tc rms_g_16 "K=37,N=13;K=1100,N=77;K=1096,N=136;K=2056,N=72" f16
+    one -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" bf16
+    one $L -- tests/gpu/matmul_lora.tc lora_t_16 "K=37,N=13,R=3;K=1100,N=77,R=65" f16
+    # f32: a layout (whole chunks of 4), the adapter rule, SKINNY
+    cg $G -- examples/skinny_matmul.tc matmul_ta "$MN;$MA" f32
+    one $G $L -- tests/gpu/matmul_lora.tc lora "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=16;M=17,K=1100,N=130,R=65" f32
+    one -- tests/gpu/matmul_epilogue.tc bias_gelu_16 "K=37,N=13;K=1100,N=77" f32
+    # NaN, inf and -inf in every float input (edges and whole chunks)
+    caps="--grid-caps 1,5 --specials"
+    one $G -- tests/gpu/matmul_norm.tc rms_g "M=3,K=1100,N=77;M=3,K=1096,N=136" f16
+    caps=
+    # before sm_80: FMAs for f16/bf16
+    cg $G -- tests/gpu/matmul_pair.tc gated "$MN;$MA" bf16 750
+    # the epilogue rule, no override: the pair's gate, LoRA's sum, the
+    # store read by a second product, the earlier product read from memory,
+    # an f32 second output
+    cg -- tests/gpu/matmul_pair.tc gated "$ME" f16
+    one -- tests/gpu/matmul_lora.tc lora "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=16;M=16,K=100,N=130,R=65;M=17,K=1100,N=77,R=7" bf16
+    one -- tests/gpu/matmul_epilogue.tc mlp2 "$ME" f16
+    one -- tests/gpu/matmul_epilogue.tc two_sources "$ME" bf16
+    one -- tests/gpu/matmul_epilogue.tc cast_scale "$ME" bf16
+elif [ "$what" = matmul ] || [ "$what" = all ]; then
     caps="--grid-caps 1,5" # the same bits at any matmul grid
     for dt in f16 bf16 f32; do
-        k16=0 full=1
+        full=1
         [ $dt = f32 ] && full=0
         for fn in linear_t matmul_ta $([ $full = 1 ] && echo matmul_kn); do
             mm $G -- examples/skinny_matmul.tc $fn "$MN" $dt
@@ -128,7 +199,6 @@ if [ "$what" = matmul ] || [ "$what" = all ]; then
     # stored as zeros), the last K step and N tile still partial; each
     # layout, rule and 16-bit type once (12 builds: the set's time is near
     # its ctest limit on a loaded machine)
-    MA="M=1,K=1096,N=136;M=3,K=2056,N=72;M=17,K=1096,N=200"
     one $G -- examples/skinny_matmul.tc linear_t "$MA" f16
     one $G -- examples/skinny_matmul.tc matmul_kn "$MA" bf16
     one $G -- examples/skinny_matmul.tc matmul_ta "$MA" f16
@@ -149,7 +219,6 @@ if [ "$what" = matmul ] || [ "$what" = all ]; then
     # the pointwise kernel; the gate reading both products of the pair, the
     # sum of LoRA (x @ W read from memory; with the adapter rule the other
     # product), with the row-scale rule, and an f32 second output
-    ME="M=1,K=37,N=13;M=3,K=1100,N=77;M=16,K=100,N=130;M=17,K=1100,N=77"
     one -- tests/gpu/matmul_pair.tc gated "$ME" f16
     one -- tests/gpu/matmul_pair.tc gated "$ME" bf16
     one -- tests/gpu/matmul_lora.tc lora "M=1,K=37,N=13,R=5;M=3,K=1100,N=77,R=16;M=16,K=100,N=130,R=65;M=17,K=1100,N=77,R=7" bf16
@@ -178,6 +247,14 @@ if [ "$what" = matmul-knobs ]; then
           TENSORC_MATMUL_BN=256 TENSORC_MATMUL_BN=128,TENSORC_MATMUL_STAGES=2,$R=3
           TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=512,TENSORC_MATMUL_FENCE=2
           TENSORC_MATMUL_KAUTO=1,$R=3)
+    # quick (CI): every value of each knob once (BK=128 in the 5th set, R=3
+    # in the 6th, BN=256 in the 13th: the 3rd, 4th and 11th sets left out),
+    # each set with one of the four cases below in turn
+    [ $quick = 1 ] &&
+        sets=(TENSORC_MATMUL_STAGES=2 TENSORC_MATMUL_STAGES=8 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
+              TENSORC_MATMUL_FENCE=0,$R=3 TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_ORDER=1,$R=3 TENSORC_MATMUL_STREAM=l2pf
+              TENSORC_MATMUL_STREAM=occ6,$R=1 TENSORC_MATMUL_BN=128,TENSORC_MATMUL_STAGES=2,$R=3
+              TENSORC_MATMUL_BN=256,TENSORC_MATMUL_KSLICE=512,TENSORC_MATMUL_FENCE=2 TENSORC_MATMUL_KAUTO=1,$R=3)
     [ "${3:-}" = every ] || [ "${3:-}" = full ] &&
         sets=(TENSORC_MATMUL_STAGES={2,3,4,5,6,7,8} TENSORC_MATMUL_BK={32,64,128} $R=1 $R=3
               TENSORC_MATMUL_STAGES=8,$R=1 TENSORC_MATMUL_STAGES=4,TENSORC_MATMUL_BK=128,$R=1
@@ -198,16 +275,16 @@ if [ "$what" = matmul-knobs ]; then
             [ "${PIPESTATUS[0]}" = 0 ] && pass=$((pass + 1)) || fail=$((fail + 1))
             continue
         fi
-        # quick: odd settings (1st, 3rd, 5th) the 1st and 3rd case, even ones the 2nd and 4th
-        odd=$((ks % 2))
-        [ $quick = 0 ] || [ $odd = 1 ] &&
+        # quick: the set's own one of these four (the 1st set the 1st case, ...)
+        q4=$(((ks - 1) % 4 + 1))
+        [ $quick = 0 ] || [ $q4 = 1 ] &&
             one "${kv[@]}" $G -- tests/gpu/matmul_norm.tc rms_g "$MN" f16
-        [ $quick = 0 ] || [ $odd = 0 ] &&
+        [ $quick = 0 ] || [ $q4 = 2 ] &&
             one "${kv[@]}" $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora \
                 "M=1,K=37,N=13,R=5;M=17,K=1100,N=130,R=65" bf16
-        [ $quick = 0 ] || [ $odd = 1 ] &&
+        [ $quick = 0 ] || [ $q4 = 3 ] &&
             one "${kv[@]}" -- tests/gpu/matmul_pair.tc gated_out_16 "K=37,N=13;K=1100,N=77" f16
-        [ $quick = 0 ] || [ $odd = 0 ] &&
+        [ $quick = 0 ] || [ $q4 = 4 ] &&
             one "${kv[@]}" $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=1100,N=77;M=17,K=37,N=130" f32
     done
     # TENSORC_MATMUL_BN's own cases, at 256 and 128: N off the wide tile
@@ -215,7 +292,8 @@ if [ "$what" = matmul-knobs ]; then
     # kernel's K-slice rule (KS 0: 256 to 1024, 1 to 9 slices), every
     # layout, batch, the rules (the adapter rule falls back to 64 columns),
     # the cost model's SKINNY kernels, f16/bf16, and sm_75 (FMAs: 64
-    # columns); quick: 256's first five
+    # columns); quick: 256's linear_t, SKINNY and batched cases (the
+    # adapter rule's fallback is the 10th quick set's case)
     for bn in 256 128; do
         [ $quick = 1 ] && [ $bn = 128 ] && continue
         echo "== TENSORC_MATMUL_BN=$bn cases"
@@ -223,9 +301,9 @@ if [ "$what" = matmul-knobs ]; then
         WN="M=1,K=1096,N=136;M=3,K=37,N=257;M=17,K=1100,N=200"
         one $B $G -- examples/skinny_matmul.tc linear_t "$WN;M=1,K=2100,N=4097" f16
         one $B -- tests/gpu/matmul_pair.tc gated_out_16 "K=1100,N=200;K=37,N=257" bf16
-        one $B $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora \
+        [ $quick = 0 ] && one $B $G TENSORC_MATMUL_LORA=on -- tests/gpu/matmul_lora.tc lora \
             "M=1,K=1096,N=130,R=129;M=17,K=37,N=13,R=5;M=3,K=1100,N=257,R=128" bf16
-        one $B -- tests/gpu/matmul_norm.tc rms_g_16 "K=1100,N=200;K=1096,N=136" f16
+        [ $quick = 0 ] && one $B -- tests/gpu/matmul_norm.tc rms_g_16 "K=1100,N=200;K=1096,N=136" f16
         one $B $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=37,N=13;B=2,M=3,K=1100,N=300" bf16
         [ $quick = 1 ] && continue
         one $B $G -- examples/skinny_matmul.tc matmul_kn "$WN" bf16
@@ -245,8 +323,8 @@ if [ "$what" = matmul-knobs ]; then
     echo "== TENSORC_MATMUL_KAUTO=1 cases"
     KA=TENSORC_MATMUL_KAUTO=1
     one $KA $G -- examples/skinny_matmul.tc linear_t "M=1,K=4100,N=13;M=16,K=4096,N=16;M=3,K=2100,N=130" f16
-    one $KA -- tests/gpu/matmul_norm.tc rms_g_16 "K=4100,N=13;K=1096,N=136" bf16
     [ $quick = 1 ] || {
+        one $KA -- tests/gpu/matmul_norm.tc rms_g_16 "K=4100,N=13;K=1096,N=136" bf16
         one $KA -- tests/gpu/matmul_pair.tc gated_out_16 "K=4100,N=13;K=37,N=257" f16
         one $KA $G -- examples/skinny_matmul.tc matmul_ta "M=3,K=4100,N=13;M=17,K=2100,N=77" f32
         one $KA $G -- examples/skinny_matmul.tc batched "B=3,M=1,K=4100,N=13" bf16
@@ -256,19 +334,25 @@ caps=
 if [ "$what" = attention ] || [ "$what" = all ]; then
     A=examples/attention_decode.tc
     S="B=1,KVH=2,G=8,L=1;B=3,KVH=1,G=1,L=129;B=1,KVH=1,G=17,L=1000"
+    # quick (CI): each function in one dtype (f16, bf16, f32 in turn), the
+    # FMA path once, and no 32800 (attnknobs' quick set keeps a three-level
+    # tree: 300 splits of 64 keys)
+    k=0
     for dt in f16 bf16 f32; do
-        one -- $A attention_decode "$S" $dt
-        one -- $A attention_decode_d64 "$S" $dt
-        one -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" $dt
+        k=$((k + 1))
+        [ $quick = 0 ] || [ $k = 1 ] && one -- $A attention_decode "$S" $dt
+        [ $quick = 0 ] || [ $k = 2 ] && one -- $A attention_decode_d64 "$S" $dt
+        [ $quick = 0 ] || [ $k = 3 ] &&
+            one -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" $dt
     done
     one -- $A attention_gqa "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=1,L=1" bf16
-    one -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
+    [ $quick = 0 ] && one -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
     one -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1000" bf16 750
     caps=--specials
     one -- $A attention_decode_masked "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f16
     caps=
     # 257 splits of 128 keys: the combine tree's three levels (17 nodes, 2, the root)
-    one TENSORC_ATTN_CHUNK=128 -- $A attention_decode_masked "B=1,KVH=1,G=8,L=32800" bf16
+    [ $quick = 0 ] && one TENSORC_ATTN_CHUNK=128 -- $A attention_decode_masked "B=1,KVH=1,G=8,L=32800" bf16
 fi
 # the TENSORC_ATTN_* variants: CH/W/PF[/RG] combinations (every value of
 # each; RG, TENSORC_ATTN_RING: unset its default, 4 stages, 2 at 8 warps
@@ -346,13 +430,33 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
             done
             one "${K[@]}" -- $A attention_gqa "B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=1,L=1" bf16
             one "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
-        else
-            # quick: the setting's own one of these four (the 1st setting the 1st case, ...)
-            [ $quick = 0 ] || [ $q4 = 1 ] && one "${K[@]}" -- $A attention_decode "$S" f16
-            [ $quick = 0 ] || [ $q4 = 2 ] && one "${K[@]}" -- $A attention_decode_d64 "$S" bf16
-            [ $quick = 0 ] || [ $q4 = 3 ] &&
+        elif [ $quick = 1 ]; then
+            # quick (CI): the setting's own one of these four (the 1st setting
+            # the 1st case, ...); the 1st setting (chunk 64) also its contexts
+            # off a chunk (63, 65, 1100 keys, 17 rows), the combine tree past 64
+            # splits and past 256 (three levels), the same bits in two block
+            # orders and head dim 30 below; the other chunks no more (the
+            # combine's code is the same at every chunk: the full set's
+            # past-64-splits and same-bits runs at each)
+            X=
+            [ $ak = 1 ] && X=";B=1,KVH=1,G=17,L=1100;B=1,KVH=2,G=8,L=63;B=2,KVH=1,G=3,L=65"
+            [ $q4 = 1 ] && one "${K[@]}" -- $A attention_decode "$S$X" f16
+            [ $q4 = 2 ] && one "${K[@]}" -- $A attention_decode_d64 "$S" bf16
+            [ $q4 = 3 ] &&
                 one "${K[@]}" -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f32
-            [ $quick = 0 ] || [ $q4 = 4 ] && one "${K[@]}" -- $F attention_d40 "B=3,KVH=1,G=17,L=300" f16
+            [ $q4 = 4 ] && one "${K[@]}" -- $F attention_d40 "B=3,KVH=1,G=17,L=300" f16
+            [ $ak = 1 ] || continue
+            one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=$((64 * c + 100));B=1,KVH=1,G=8,L=19195" bf16
+            same_bits "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=$((20 * c + 7))" f16
+            caps=--specials
+            one "${K[@]}" -- $F attention_d30 "B=1,KVH=2,G=8,L=1300;B=2,KVH=1,G=17,L=63" f16
+            caps=
+            continue
+        else
+            one "${K[@]}" -- $A attention_decode "$S" f16
+            one "${K[@]}" -- $A attention_decode_d64 "$S" bf16
+            one "${K[@]}" -- $A attention_decode_masked "B=3,KVH=1,G=8,L=1;B=1,KVH=2,G=8,L=129;B=3,KVH=1,G=8,L=1000" f32
+            one "${K[@]}" -- $F attention_d40 "B=3,KVH=1,G=17,L=300" f16
         fi
         # past 64 splits at this chunk: the combine tree's two levels (16 a node, a lone child)
         one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=$((64 * c + 100))" bf16
@@ -374,12 +478,14 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
     # values into the same mmas in the same order, so the same bytes; its
     # depths 1 (no step ahead), 2, the default 4, 6, 8 warps; head dims 128
     # and 64 (its swizzle) and 96 (none), contexts off 16 and past a split
-    # (quick: the default depth, head dim 96 and 8 warps)
+    # (quick: head dim 96's pair alone, its one run: the ring and the
+    # register path are each checked against the interpreter by the settings
+    # above)
     R1="B=1,KVH=2,G=8,L=8191" R3="B=3,KVH=1,G=17,L=129" R8="B=8,KVH=2,G=8,L=1000"
-    same_as TENSORC_ATTN_RING=0 -- TENSORC_ATTN_RING=4 -- $A attention_decode "$R1" f16
     same_as TENSORC_ATTN_RING=0 TENSORC_ATTN_PREFETCH=2 -- TENSORC_ATTN_RING=3 -- $F attention_d96 "B=1,KVH=2,G=8,L=700" f16
-    same_as TENSORC_ATTN_WARPS=8 TENSORC_ATTN_RING=0 -- TENSORC_ATTN_WARPS=8 TENSORC_ATTN_RING=3 -- $A attention_decode "$R8" bf16
     if [ $quick = 0 ]; then
+        same_as TENSORC_ATTN_RING=0 -- TENSORC_ATTN_RING=4 -- $A attention_decode "$R1" f16
+        same_as TENSORC_ATTN_WARPS=8 TENSORC_ATTN_RING=0 -- TENSORC_ATTN_WARPS=8 TENSORC_ATTN_RING=3 -- $A attention_decode "$R8" bf16
         for rg in 1 2 6; do
             same_as TENSORC_ATTN_RING=0 -- TENSORC_ATTN_RING=$rg -- $A attention_decode "$R1" f16
         done
@@ -402,8 +508,10 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
     # order): head dims 128, 64, 40, contexts 1, 63, 129, 8191, batch 1 and
     # 3, groups of 1, 8, 17, a mask, f16/bf16/f32, sm_75 (8191 keys: the
     # first set); twice to the same bits, blocks shuffled (3 splits and a
-    # part).  Quick: the first and fifth sets, each one of its five cases (the
-    # split measured slower on the H200, session 14: off, kept compiling and right).
+    # part).  Quick: the first and fifth sets, each one of its five cases, no
+    # same-bits pair (the blocks' combine is the one the settings above
+    # check in two orders; the split measured slower on the H200, session 14:
+    # off, kept compiling and right).
     sp=0
     for v in 16 8/512 4/64 16/64/2 8/128/1 16/256/2; do
         sp=$((sp + 1))
@@ -420,7 +528,7 @@ if [ "$what" = attnknobs ] || [ "$what" = attnknobs-full ]; then
         [ $quick = 0 ] || [ $q5 = 4 ] && one "${K[@]}" -- $F attention_d40 "B=1,KVH=2,G=8,L=63;B=3,KVH=1,G=17,L=300" bf16
         [ $quick = 0 ] || [ $q5 = 5 ] && one "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=129" f16 750
         [ $sp = 1 ] && [ $quick = 0 ] && one "${K[@]}" -- $A attention_decode_masked "B=1,KVH=1,G=8,L=8191" bf16
-        same_bits "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=$((3 * ${c:-512} + 7))" f16
+        [ $quick = 0 ] && same_bits "${K[@]}" -- $A attention_decode "B=1,KVH=2,G=8,L=$((3 * ${c:-512} + 7))" f16
     done
     # head dim 256: 4 warps whatever TENSORC_ATTN_WARPS says (shared memory)
     one TENSORC_ATTN_CHUNK=64 TENSORC_ATTN_WARPS=8 -- tests/gpu/attention_fma.tc attention_d256 "B=1,KVH=1,G=8,L=200" f16

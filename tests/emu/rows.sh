@@ -20,8 +20,15 @@
 # runs only the column partials' cases (below), =prefetch only their
 # TENSORC_COLPART_PREFETCH and TENSORC_COL_ROWS cases, =wide only
 # TENSORC_ROWS_REGS=32's.
-# TC_EMU_QUICK, the other
-# emulators' subset, leaves this test whole.  Prints "N passed, M failed" last.
+# TC_EMU_QUICK=1 (scripts/test.sh's Release build, CI): 21 of the 29
+# builds: the rows kernels whole; the column partials without their
+# N = 1000 and D = 4096 shapes (TC_ROWS_QUICK's, about 30 s of emulation
+# each; layernorm_grad's 1000 x 129 kept), the prefetch's kernels against
+# the interpreter (layernorm_bwd, the mixed paths, bf16) but not their bits
+# against the plain kernels' (the base builds and same_bits), nor rmsnorm or
+# rank 3 with the prefetch; TENSORC_COL_ROWS 1 and 33 (not 8, alone or with
+# the prefetch); TENSORC_ROWS_REGS=16's two kernels (not with the prefetch).
+# Prints "N passed, M failed" last.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -31,8 +38,9 @@ if ! command -v "$cxx" >/dev/null; then echo "no C++ compiler ($cxx)"; exit 77; 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
-big=1
+big=1 quick=0
 [ "${TC_ROWS_QUICK:-0}" = 1 ] && big=0
+[ "${TC_EMU_QUICK:-0}" = 1 ] && quick=1
 one() { # name file fn define lengths...
     local name=$1 file=$2 fn=$3 def=$4; shift 4
     if ! "$tc" compile "$root/bench/cases/$file" --fn "$fn" --emit=cuda -o "$work/$name.gen.cu" 2>"$work/err" ||
@@ -109,7 +117,7 @@ fn_of() {
 }
 small="1,1 3,1 63,3 65,3 1,129 3,129 63,129 65,129"
 wide="" more=""
-[ $big = 1 ] && wide="33,4096" more="1000,3 1000,129"
+[ $big = 1 ] && [ $quick = 0 ] && wide="33,4096" more="1000,3 1000,129"
 if [ "${TC_EMU_ONLY:-}" = wide ]; then echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; fi
 if [ "${TC_EMU_ONLY:-}" != prefetch ]; then
 colpart ln_colpart "$root/examples/layernorm_backward.tc" EMU_LN f32 $small 1000,129 3,132 33,132 $wide
@@ -139,20 +147,25 @@ same_bits() { # name base: every output file of both runs byte-identical
     echo "$1: $n outputs the same bits as $2"; pass=$((pass + 1))
 }
 pfs="1,1 3,3 31,132 33,129 33,132 100,132 100,4 1000,4 3,4096 31,4097"
-colpart lnbwd_colpart_base "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $pfs
+# quick (TC_EMU_QUICK=1, CI): the prefetch's kernels against the interpreter
+# (layernorm_bwd, the mixed paths, bf16), not its bits against the plain
+# kernels' (base and same_bits), rmsnorm or rank 3 with it; TENSORC_COL_ROWS 1
+# and 33, not 8 (with the prefetch or without)
+[ $quick = 0 ] && colpart lnbwd_colpart_base "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $pfs
 TENSORC_COLPART_PREFETCH=1 colpart lnbwd_colpart_pf "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $pfs
-same_bits lnbwd_colpart_pf lnbwd_colpart_base
+[ $quick = 0 ] && same_bits lnbwd_colpart_pf lnbwd_colpart_base
 TENSORC_COLPART_PREFETCH=1 colpart ln_colpart_pf_mix "$root/examples/layernorm_backward.tc" EMU_LN f32 1,132 2,132 33,132 65,4
-TENSORC_COLPART_PREFETCH=1 colpart rms_colpart_pf "$root/examples/layernorm_backward.tc" EMU_RMS f32 3,132 100,132
-colpart ln_bf16_colpart_base "$here/colpart.tc" EMU_LN_BF16 bf16 3,136 100,136 33,8
+[ $quick = 0 ] && TENSORC_COLPART_PREFETCH=1 colpart rms_colpart_pf "$root/examples/layernorm_backward.tc" EMU_RMS f32 3,132 100,132
+[ $quick = 0 ] && colpart ln_bf16_colpart_base "$here/colpart.tc" EMU_LN_BF16 bf16 3,136 100,136 33,8
 TENSORC_COLPART_PREFETCH=1 colpart ln_bf16_colpart_pf "$here/colpart.tc" EMU_LN_BF16 bf16 3,136 100,136 33,8
-same_bits ln_bf16_colpart_pf ln_bf16_colpart_base
-TENSORC_COLPART_PREFETCH=1 colpart 3d_colpart_pf "$here/colpart.tc" EMU_3D f32 1,3 11,132 40,4
+[ $quick = 0 ] && same_bits ln_bf16_colpart_pf ln_bf16_colpart_base
+[ $quick = 0 ] && TENSORC_COLPART_PREFETCH=1 colpart 3d_colpart_pf "$here/colpart.tc" EMU_3D f32 1,3 11,132 40,4
 for r in 1 8 33; do
+    [ $quick = 1 ] && [ $r = 8 ] && continue
     TENSORC_COL_ROWS=$r EMU_DEFS=-DEMU_COL_ROWS=$r colpart lnbwd_colpart_r$r "$root/examples/layernorm_backward.tc" \
         EMU_LNBWD f32 1,1 3,3 33,129 100,132 70,4
 done
-TENSORC_COL_ROWS=8 TENSORC_COLPART_PREFETCH=1 EMU_DEFS=-DEMU_COL_ROWS=8 colpart lnbwd_colpart_r8_pf \
+[ $quick = 0 ] && TENSORC_COL_ROWS=8 TENSORC_COLPART_PREFETCH=1 EMU_DEFS=-DEMU_COL_ROWS=8 colpart lnbwd_colpart_r8_pf \
     "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 1,1 3,3 33,129 100,132 70,4
 # TENSORC_ROWS_REGS=16 with column partials: 16 elements a thread, blocks of
 # at most 512 (rows of 8192 in registers, 8196 loops), with the prefetch
@@ -160,12 +173,13 @@ TENSORC_COL_ROWS=8 TENSORC_COLPART_PREFETCH=1 EMU_DEFS=-DEMU_COL_ROWS=8 colpart 
 # 8-a-thread kernel the bits differ: a row's block reductions add in
 # another order.)
 r16="1,1 3,3 33,129 33,264 100,132 17,8192 3,8196"
+# (quick: the two 16-a-thread kernels against the interpreter, no prefetch pair)
 EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 colpart lnbwd_colpart_g16 \
     "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $r16
-EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 TENSORC_COLPART_PREFETCH=1 colpart lnbwd_colpart_g16_pf \
+[ $quick = 0 ] && EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 TENSORC_COLPART_PREFETCH=1 colpart lnbwd_colpart_g16_pf \
     "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 $r16
-same_bits lnbwd_colpart_g16_pf lnbwd_colpart_g16
-EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512 -DEMU_COL_ROWS=16" TENSORC_ROWS_REGS=16 TENSORC_COL_ROWS=16 \
+[ $quick = 0 ] && same_bits lnbwd_colpart_g16_pf lnbwd_colpart_g16
+[ $quick = 0 ] && EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512 -DEMU_COL_ROWS=16" TENSORC_ROWS_REGS=16 TENSORC_COL_ROWS=16 \
     TENSORC_COLPART_PREFETCH=1 colpart lnbwd_colpart_g16_r16_pf "$root/examples/layernorm_backward.tc" EMU_LNBWD f32 \
     1,1 33,129 100,132 40,4
 EMU_DEFS="-DEMU_PER=16 -DEMU_BMAX=512" TENSORC_ROWS_REGS=16 colpart ln_bf16_colpart_g16 "$here/colpart.tc" \

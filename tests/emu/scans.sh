@@ -19,12 +19,21 @@
 # TENSORC_SCAN_MINBLOCKS=9 at the end (quick: the minGRU's shapes under ASYNC, its
 # gradient at 17 and 129 under PAIR_LSE, MINBLOCKS; all three off, measured slower).  tests/gpu/scans.sh checks T = 1, 3, 17, 64, 129 on a
 # GPU.  Needs python3 and a C++20 compiler (g++); exit 77 (skipped) without.
-# TC_EMU_QUICK=1 (scripts/test.sh): a deterministic subset, 33 of the 45
-# builds, every function, path and checkpoint setting kept: the lane path's
-# five functions each at T = 129 and one of 1, 17 (alternately); the pairs
-# both at T = 129 and alternately one of them at 1, 3, 17, 64; K = 5 one of
-# the pair at each of 3, 17, 129; the rest (the block path at 300 among
-# them) as in the full set.
+# TC_EMU_QUICK=1 (scripts/test.sh, CI): 28 builds (the full set: 101; the
+# quick subset before this one: 47), every function, path, checkpoint
+# setting and knob once: each function's lengths in one build (emu.py
+# compiles once for all the shapes of a call; the full set runs each length
+# alone, from its own seed): the lane path's five functions at T = 1, 17,
+# 129 (the minGRU gradient at 64 too) and the block path's three at 300 in
+# their lane builds; pair_fwd and pair_rev at 1, 3, 17, 64, 129, and with
+# K = 5 at 3, 17, 129; the constant-T pairs; the gradient with
+# checkpointing off at 17 (not also at 300, nor pair_rev off, nor K = 5's
+# gradient); f64's gradient at 300; logs, the minGRU with NaN/inf, the
+# UNROLL and HOIST knobs, lse (NaN/inf and T = 64); TENSORC_SCAN_LSE=0 on lse
+# and the gradient (not the forward alone: the gradient's walks recompute
+# it); TENSORC_SCAN_ASYNC=1, _PAIR_LSE=1 and _MINBLOCKS=9 each once against
+# the interpreter (not ASYNC's bits against the synchronous staging, nor
+# PAIR_LSE at every length).
 set -u
 tc=$(realpath "${1:-build/tensorc}")
 cxx=${CXX:-g++}
@@ -44,6 +53,48 @@ quick=0
 [ "${TC_EMU_QUICK:-0}" = 1 ] && quick=1
 # keep I J: under quick, whether case (I, J) of a cross product runs
 keep() { [ $quick = 0 ] || [ $(( ($1 + $2) % 2 )) = 0 ]; }
+if [ $quick = 1 ]; then
+# quick (TC_EMU_QUICK=1, CI): a function's lengths in one build (several
+# shapes share emu.py's compile; the full set below runs each length alone,
+# from its own seed): every function, path, checkpoint setting and knob
+# once, 28 builds
+for fn in scanred scanred_rev planes; do
+    # the lane path at T = 1, 17, 129 and the block path at 300
+    one python3 "$here/emu.py" "$tc" "$s" $fn "B=2,L=1,H=33;B=2,L=17,H=33;B=2,L=129,H=33;B=2,L=300,H=3" 17
+done
+one python3 "$here/emu.py" "$tc" "$s" rows "N=3,L=129" 129
+one python3 "$here/emu.py" "$tc" "$s" chain "B=2,L=129,H=33" 129
+one python3 "$here/emu.py" "$tc" "$s" walk_red_twice "N=3,L=129;N=1,L=1;N=5,L=17" 7
+one python3 "$here/emu.py" "$tc" "$root/examples/mingru.tc" mingru "B=2,T=1,H=33;B=2,T=17,H=33;B=2,T=129,H=33" 17
+one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=1,H=33;B=2,T=17,H=33;B=2,T=64,H=33;B=2,T=129,H=33" 17
+# the checkpointed pairs, the compiler's K and K = 5; constant T (one segment; three)
+one python3 "$here/emu.py" "$tc" "$s" pair_fwd "B=2,L=1,H=33;B=2,L=3,H=33;B=2,L=17,H=33;B=2,L=64,H=33;B=2,L=129,H=33" 17
+one python3 "$here/emu.py" "$tc" "$s" pair_rev "B=2,L=1,H=33;B=2,L=3,H=33;B=2,L=17,H=33;B=2,L=64,H=33;B=2,L=129,H=33" 17
+TENSORC_SCAN_CHECKPOINT=5 one python3 "$here/emu.py" "$tc" "$s" pair_fwd "B=2,L=3,H=33;B=2,L=17,H=33;B=2,L=129,H=33" 3
+TENSORC_SCAN_CHECKPOINT=5 one python3 "$here/emu.py" "$tc" "$s" pair_rev "B=2,L=3,H=33;B=2,L=17,H=33;B=2,L=129,H=33" 3
+one python3 "$here/emu.py" "$tc" "$s" pair_short "B=2,H=33" 5
+one python3 "$here/emu.py" "$tc" "$s" pair_k "B=2,H=33" 21
+TENSORC_SCAN_CHECKPOINT=off one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=17,H=33" 17
+one python3 "$here/emu.py" "$tc" "$tmp/mingru64.tc" mingru_grad "B=2,T=300,H=3" 300
+# logform.c's where between two logs and the minGRU with NaN/inf/huge inputs;
+# the knobs TENSORC_SCAN_UNROLL and TENSORC_SCAN_HOIST=0
+one python3 "$here/emu.py" "$tc" "$s" logs "B=2,L=17,H=33;B=1,L=1,H=5;B=2,L=300,H=3" 17 --specials
+one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru "B=2,T=67,H=33" 67 --specials
+TENSORC_SCAN_UNROLL=4 one python3 "$here/emu.py" "$tc" "$root/examples/mingru.tc" mingru "B=2,T=19,H=33" 19
+TENSORC_SCAN_UNROLL=16 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=19,H=33" 19
+TENSORC_SCAN_HOIST=0 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=19,H=33" 19
+# logcumsumexp's (max, scaled sum) carry, and TENSORC_SCAN_LSE=0 (the lse
+# function and the minGRU gradient's walks)
+one python3 "$here/emu.py" "$tc" "$s" lse "B=2,L=17,H=33;B=1,L=1,H=5;B=2,L=129,H=3" 17 --specials
+one python3 "$here/emu.py" "$tc" "$s" lse "B=2,L=64,H=33" 64
+TENSORC_SCAN_LSE=0 one python3 "$here/emu.py" "$tc" "$s" lse "B=2,L=17,H=33" 17 --specials
+TENSORC_SCAN_LSE=0 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=19,H=33" 19
+# the knobs measured slower (session 14, off): each against the interpreter
+# (ASYNC's bits against the synchronous staging: the full set)
+TENSORC_SCAN_ASYNC=1 one python3 "$here/emu.py" "$tc" "$root/examples/mingru.tc" mingru "B=3,T=1,H=33;B=1,T=17,H=33;B=3,T=9,H=33;B=5,T=129,H=7" 7
+TENSORC_SCAN_PAIR_LSE=1 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=3,T=17,H=33;B=2,T=129,H=5" 17
+TENSORC_SCAN_MINBLOCKS=9 one python3 "$here/emu.py" "$tc" "$root/examples/mingru.tc" mingru "B=3,T=17,H=33" 17
+else
 one python3 "$here/emu.py" "$tc" "$s" rows "N=3,L=129" 129
 one python3 "$here/emu.py" "$tc" "$s" chain "B=2,L=129,H=33" 129
 one python3 "$here/emu.py" "$tc" "$s" walk_red_twice "N=3,L=129;N=1,L=1;N=5,L=17" 7
@@ -153,5 +204,6 @@ if [ $quick = 0 ]; then
     TENSORC_SCAN_PAIR_LSE=1 one python3 "$here/emu.py" "$tc" "$root/examples/mingru_backward.tc" mingru_grad "B=2,T=67,H=33" 67 --specials
 fi
 TENSORC_SCAN_MINBLOCKS=9 one python3 "$here/emu.py" "$tc" "$root/examples/mingru.tc" mingru "B=3,T=17,H=33" 17
+fi
 [ $fail -eq 0 ] && echo "emu: all passed" || echo "emu: FAILURES"
 exit $fail

@@ -12,6 +12,15 @@
 # holds (the table goes through device memory), and over none with
 # elements (no launch).  Prints suite.py's "N passed, M failed", then the
 # groups' own tally last.  Needs python3 (standard library).
+#
+# TC_FAKEGPU_CACHE=DIR: suite.py's kernel cache is DIR (created, mode 700)
+# instead of a fresh one.  scripts/test.sh gives the Release and ASan builds
+# the same DIR, emptied before the Release build: the Release run compiles
+# every unit through NVRTC, the ASan run (tensorc's code under ASan, the same
+# generated source) finds them there, so its plans, launches and module loads
+# are checked without NVRTC's allocations through ASan's allocator, which were
+# most of its time.  The cache's miss, then hit (suite.py's own cache
+# directory) and the groups below always start fresh.
 set -u
 tc=$(realpath "${1:?usage: run.sh TENSORC FAKE_LIB}")
 lib=$(realpath "${2:?usage: run.sh TENSORC FAKE_LIB}")
@@ -20,6 +29,11 @@ root=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export TENSORC_LIBCUDA=$lib TENSORC_CUBLAS=$lib
+if [ -n "${TC_FAKEGPU_CACHE:-}" ]; then
+    mkdir -p "$TC_FAKEGPU_CACHE" && chmod 700 "$TC_FAKEGPU_CACHE" && ln -s "$(realpath "$TC_FAKEGPU_CACHE")" "$work/cache" ||
+        { echo "FAIL TC_FAKEGPU_CACHE=$TC_FAKEGPU_CACHE: cannot use it"; exit 1; }
+    echo "kernel cache: $TC_FAKEGPU_CACHE ($(find "$TC_FAKEGPU_CACHE" -maxdepth 1 -name '*.tck' | wc -l) entries)"
+fi
 python3 "$here/../gpu/suite.py" "$tc" "$root" "$work" --plumbing
 status=$?
 

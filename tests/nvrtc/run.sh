@@ -1,27 +1,41 @@
 #!/usr/bin/env bash
-# NVRTC in CI: every program compiles to PTX and CUBIN for sm_80 and sm_90.
+# NVRTC in CI: every kernel tensorc generates for the programs here compiles
+# to CUBIN for sm_80 and sm_90.
 #
 #   tests/nvrtc/run.sh [TENSORC_BIN] [RANDOM_COUNT]   (defaults: build/tensorc, 30)
 #
 # Programs: every examples/*.tc, and every .tc under tests/ that the front end
 # accepts (`--emit=graph` succeeds: tests/golden/extra, tests/kernels,
-# tests/cli's programs; tests/bad's are meant to fail and are left out).  Each
-# file is one NVRTC unit (no --fn: all its functions' kernels in one
-# compilation), built three ways with `tensorc compile F --emit=ptx|cubin
-# --arch=... -o OUT`: PTX for sm_90, CUBIN for sm_80 and sm_90 (a CUBIN is
-# the PTX then ptxas, so a PTX for sm_80 beside its CUBIN only repeated
-# it; TC_NVRTC_QUICK=1: the sm_90 CUBIN of every fourth program alone).  A PTX must target that arch
-# and hold one .entry per __global__ of the file's --emit=cuda; a CUBIN must
-# be an ELF file.  Then RANDOM_COUNT programs of the random generator (tests/random/
-# gen.py, seed $TC_RANDOM_SEED or 1) go to CUBIN for sm_90, and one program
+# tests/cli's programs, the fuzz corpus; tests/bad's are meant to fail and are
+# left out).  Each file is one NVRTC unit (no --fn: all its functions'
+# kernels in one compilation), built with `tensorc compile F --emit=cubin
+# --arch=sm_80|sm_90 -o OUT`.  A CUBIN must be an ELF file for that arch
+# holding one kernel entry per __global__ of the file's --emit=cuda
+# (tests/nvrtc/cubin.py reads its e_flags and symbol table: the checks a PTX's
+# .target and .entry lines gave when a PTX for sm_90 was compiled beside the
+# CUBINs, which repeated the CUBIN's first half).  A program each of whose
+# kernels an earlier program of the list already has (the same text, the
+# `// file:line` comments aside: the fuzz corpus's ex_*.tc copies of the
+# examples, some doc_*.tc) is not compiled again (tests/nvrtc/units.py;
+# TC_NVRTC_VERBOSE=1 names them and the programs that have their kernels).
+# Then RANDOM_COUNT programs of the random generator (tests/random/
+# gen.py, seed $TC_RANDOM_SEED or 1) go to CUBIN for sm_90; tests/gpu/long_rows.tc's
+# rows kernels in f16 and bf16 to PTX for sm_80 and sm_90 (the cluster code
+# in sm_90's alone, below: tensorc's --emit=ptx path); and one program
 # compiled twice with --verbose must report "cache: miss", then "cache: hit"
 # with the same bytes.
 #
-# The kernel cache is a fresh temporary directory (TENSORC_CACHE_DIR), so
-# every compile is a real NVRTC run.  Compiles run two at a time (the
-# machines have two cores; TC_NVRTC_JOBS=N to change it): minutes on two
-# idle cores (about 150 programs; a twelfth of the compiles with TC_NVRTC_QUICK).  A
-# failure prints tensorc's stderr, which holds the NVRTC log.
+# TC_NVRTC_QUICK=1 (scripts/test.sh's ASan build, where tensorc's own code is
+# what is checked, the same NVRTC wrapper and cache code for every program and
+# arch): the sm_90 CUBIN of every twelfth program, 3 random programs (seed
+# 1's first: --fn), long_rows.tc's f16 kernels for sm_90 (one PTX with the
+# cluster code, one online pair), and the cache's miss and hit.
+#
+# The kernel cache is a fresh temporary directory (TENSORC_CACHE_DIR) shared
+# by the compiles, so every compile is a real NVRTC run (no two units are the
+# same text).  Compiles run two at a time, the biggest units first (the
+# machines have two cores; TC_NVRTC_JOBS=N to change it).  A failure prints
+# tensorc's stderr, which holds the NVRTC log.
 # Prints one line per failure (TC_NVRTC_VERBOSE=1: per compile, with its
 # time), a summary per group, and "N passed, M failed" last; exits 1 on
 # failure, and 77 (ctest's SKIP_RETURN_CODE) when NVRTC is not installed.
@@ -35,7 +49,7 @@ if [ ! -x "$tc" ]; then echo "no tensorc binary at $tc (build first)"; exit 2; f
 cd "$root"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-export TENSORC_CACHE_DIR=$tmp/cache
+export TENSORC_CACHE_DIR=$tmp/cache TC_NVRTC_HERE=$here
 jobs=${TC_NVRTC_JOBS:-2}
 start=$SECONDS
 
@@ -60,29 +74,31 @@ while IFS= read -r f; do
     if "$tc" compile "$f" --emit=graph >/dev/null 2>&1; then progs+=("$f"); fi
 done < <(find tests -name '*.tc' | sort)
 
-# one.sh FILE EMIT ARCH: compile, check, and write "ok ..." or "FAIL ..." plus
-# the log to $tmp/res/<id>.  Kept a separate script so xargs can run it in
-# parallel.
+# one.sh ID FILE EMIT ARCH [FN DTYPE ROWS_ONLINE] (each "-" when not set):
+# compile, check, and write "ok ..." or "FAIL ..." plus the log to
+# $tmp/res/ID (the image stays in $tmp/img/ID.EMIT).  Kept a separate
+# script so xargs can run it in parallel.
 cat >"$tmp/one.sh" <<'EOF'
 #!/usr/bin/env bash
-tc=$1 tmp=$2 f=$3 emit=$4 arch=$5
-id=$(printf '%s.%s.%s' "$f" "$emit" "$arch" | tr '/' '_')
+tc=$1 tmp=$2 id=$3 f=$4 emit=$5 arch=$6 fn=${7:--} dt=${8:--} online=${9:--}
+args=() env=() # --fn: the entry to build (random programs also define generic helpers)
+[ "$fn" != - ] && args+=(--fn "$fn")
+[ "$dt" != - ] && args+=(--dtype "T=$dt")
+[ "$online" != - ] && env+=(TENSORC_ROWS_ONLINE="$online")
 res=$tmp/res/$id out=$tmp/img/$id.$emit err=$tmp/img/$id.err
+what="$f --emit=$emit --arch=$arch${args[*]:+ ${args[*]}}${env[*]:+ ${env[*]}}"
 t0=$(date +%s.%N)
-fnarg=() # TC_NVRTC_FN: the entry to build (random programs also define generic helpers)
-[ -n "${TC_NVRTC_FN:-}" ] && fnarg=(--fn "$TC_NVRTC_FN")
-"$tc" compile "$f" "${fnarg[@]}" --emit="$emit" --arch="$arch" -o "$out" 2>"$err"
+env "${env[@]}" "$tc" compile "$f" "${args[@]}" --emit="$emit" --arch="$arch" -o "$out" 2>"$err"
 rc=$?
 t1=$(date +%s.%N)
 ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", (b - a) * 1000 }')
-what="$f --emit=$emit --arch=$arch"
 if [ $rc -ne 0 ]; then
     { echo "FAIL $what: tensorc exited $rc"; sed 's/^/    /' "$err" | head -40; } >"$res"
     exit 0
 fi
 if [ ! -s "$out" ]; then echo "FAIL $what: empty output" >"$res"; exit 0; fi
+want=$(env "${env[@]}" "$tc" compile "$f" "${args[@]}" --emit=cuda 2>/dev/null | grep -o '__global__' | wc -l)
 if [ "$emit" = ptx ]; then
-    want=$("$tc" compile "$f" "${fnarg[@]}" --emit=cuda 2>/dev/null | grep -o '__global__' | wc -l)
     got=$(grep -c '^[.a-z ]*\.entry ' "$out")
     if ! grep -q "^\.target $arch\$" "$out"; then
         echo "FAIL $what: the PTX does not target $arch ($(grep -m1 '^\.target' "$out"))" >"$res"; exit 0
@@ -90,63 +106,65 @@ if [ "$emit" = ptx ]; then
     if [ "$got" -ne "$want" ]; then
         echo "FAIL $what: $got .entry in the PTX, $want __global__ in the source" >"$res"; exit 0
     fi
-else
-    if [ "$(head -c 4 "$out" | od -An -tx1 | tr -d ' \n')" != 7f454c46 ]; then
-        echo "FAIL $what: the CUBIN is not an ELF file" >"$res"; exit 0
-    fi
+elif ! why=$(python3 "$TC_NVRTC_HERE/cubin.py" "$out" "$arch" "$want" 2>&1); then
+    echo "FAIL $what: $why" >"$res"; exit 0
 fi
 echo "ok   $what ($ms ms)" >"$res"
 EOF
 mkdir -p "$tmp/res" "$tmp/img"
 
-# run_all LIST: each line "FILE EMIT ARCH", two at a time.
-run_all() {
-    xargs -P "$jobs" -L 1 bash "$tmp/one.sh" "$tc" "$tmp" <"$1"
-}
-
 pass=0 fail=0
-# collect LIST GROUP: count and print the results of LIST's jobs.
+# job GROUP FILE EMIT ARCH [FN DTYPE ROWS_ONLINE]: one line of
+# $tmp/GROUP.list ("GROUP.N FILE ..."), its id in $tmp/GROUP.ids
+nj=0
+job() {
+    local g=$1
+    shift
+    nj=$((nj + 1))
+    echo "$g.$nj $*" >>"$tmp/$g.list"
+    echo "$g.$nj" >>"$tmp/$g.ids"
+}
+# collect GROUP TITLE: count and print the results of GROUP's jobs.
 collect() {
-    local f emit arch id p=0 n=0
-    while read -r f emit arch; do
-        id=$(printf '%s.%s.%s' "$f" "$emit" "$arch" | tr '/' '_')
+    local id p=0 n=0
+    [ -e "$tmp/$1.ids" ] || : >"$tmp/$1.ids"
+    while read -r id; do
         if [ ! -e "$tmp/res/$id" ]; then
-            echo "FAIL $f --emit=$emit --arch=$arch: no result (the job died)"; fail=$((fail + 1)); n=$((n + 1))
+            echo "FAIL $(grep -h "^$id " "$tmp"/*.list): no result (the job died)"; fail=$((fail + 1)); n=$((n + 1))
         elif grep -q '^ok ' "$tmp/res/$id"; then
             [ -n "${TC_NVRTC_VERBOSE:-}" ] && cat "$tmp/res/$id"
             pass=$((pass + 1)); p=$((p + 1))
         else
             cat "$tmp/res/$id"; fail=$((fail + 1)); n=$((n + 1))
         fi
-    done <"$1"
+    done <"$tmp/$1.ids"
     echo "$2: $p passed, $n failed"
 }
 
-: >"$tmp/list"
-# A CUBIN is NVRTC's PTX then ptxas: a PTX of the same arch beside it would
-# compile everything twice.  So the PTX (its .entry count checked) for sm_90,
-# CUBINs for both.  TC_NVRTC_QUICK=1 (scripts/test.sh's sanitizer build, where
-# tensorc's own code is what is checked, the same code for every arch): the
-# sm_90 CUBIN alone.
-# There, every fourth program and 8 random ones: the sanitizers watch
-# tensorc's NVRTC wrapper and cache, which every program takes the same way
-# (the codegen test runs every program's code generation under them), and
-# NVRTC's allocations through ASan's allocator made this test half of the
-# sanitizer build's time.
-if [ "${TC_NVRTC_QUICK:-0}" = 1 ]; then
+# The sm_80 and sm_90 CUBINs of each program with a kernel no earlier one
+# has (units.py), the biggest units first.  TC_NVRTC_QUICK=1 (the sanitizer
+# build: tensorc's wrapper and cache, which every program and arch takes
+# the same way; the codegen test runs every program's code generation under
+# them, and NVRTC's allocations through ASan's allocator make each compile
+# slow): the sm_90 CUBIN of every twelfth program.
+quick=0
+[ "${TC_NVRTC_QUICK:-0}" = 1 ] && quick=1
+todo=() nsame=0
+if [ $quick = 1 ]; then
     ways="cubin:sm_90"
-    some=()
-    for i in "${!progs[@]}"; do [ $((i % 4)) -eq 0 ] && some+=("${progs[$i]}"); done
-    progs=("${some[@]}")
-    [ "$nrandom" -gt 8 ] && nrandom=8
+    for i in "${!progs[@]}"; do [ $((i % 12)) -eq 0 ] && todo+=("${progs[$i]}"); done
+    [ "$nrandom" -gt 3 ] && nrandom=3
 else
-    ways="ptx:sm_90 cubin:sm_80 cubin:sm_90"
+    ways="cubin:sm_80 cubin:sm_90"
+    python3 "$here/units.py" "$tc" "${progs[@]}" >"$tmp/units"
+    nsame=$(grep -c '^same ' "$tmp/units")
+    [ -n "${TC_NVRTC_VERBOSE:-}" ] &&
+        sed -n 's/^same \([^ ]*\) [0-9]* as \(.*\)/same kernels: \1 (compiled with \2)/p' "$tmp/units"
+    while read -r _ f _ _; do todo+=("$f"); done < <(grep '^keep ' "$tmp/units" | sort -k4,4nr -k2,2)
 fi
-for f in "${progs[@]}"; do
-    for w in $ways; do echo "$f ${w%:*} ${w#*:}" >>"$tmp/list"; done
+for f in "${todo[@]}"; do
+    for w in $ways; do job prog "$f" "${w%:*}" "${w#*:}"; done
 done
-run_all "$tmp/list"
-collect "$tmp/list" "${#progs[@]} programs x ${ways// /, }"
 
 # --- random programs to CUBIN sm_90 -------------------------------------------------------------
 if [ "$nrandom" -gt 0 ]; then
@@ -156,15 +174,7 @@ if [ "$nrandom" -gt 0 ]; then
     elif ! "$py" tests/random/gen.py --seed "$seed" --count "$nrandom" --out "$tmp/random" >"$tmp/gen.err" 2>&1; then
         echo "FAIL random programs: gen.py failed"; sed 's/^/    /' "$tmp/gen.err" | head -10; fail=$((fail + 1))
     else
-        : >"$tmp/rlist"
-        for f in "$tmp"/random/*.tc; do echo "$f cubin sm_90" >>"$tmp/rlist"; done
-        TC_NVRTC_FN=f run_all "$tmp/rlist"
-        collect "$tmp/rlist" "$nrandom random programs (seed $seed) x cubin sm_90"
-        # keep the programs of a failing run to look at
-        if grep -q FAIL "$tmp"/res/*random* 2>/dev/null; then
-            keep=$(mktemp -d /tmp/tc-nvrtc-random.XXXXXX)
-            cp "$tmp"/random/*.tc "$keep"/ && echo "random programs kept in $keep"
-        fi
+        for f in "$tmp"/random/*.tc; do job random "$f" cubin sm_90 f; done
     fi
 fi
 
@@ -175,33 +185,54 @@ fi
 # sm_80 one has neither.  logsumexp_rows and max_sumexp_rows are online
 # pairs (sched_online.c: one pass, no cluster on either arch), and with
 # TENSORC_ROWS_ONLINE=0 (":two") logsumexp_rows has the cluster code again.
-lr=0
-for spec in softmax_rows log_softmax_rows logsumexp_rows:online max_sumexp_rows:online rmsnorm_rows \
-        layernorm_rows logsumexp_rows:two; do
-    fn=${spec%%:*} online=1 cl=1
-    case $spec in *:online) cl=0;; *:two) online=0;; esac
-    for dt in f16 bf16; do
-        for arch in sm_80 sm_90; do
-            o=$tmp/long_rows.$fn.$dt.$arch.$online
-            if ! TENSORC_ROWS_ONLINE=$online "$tc" compile tests/gpu/long_rows.tc --fn $fn --dtype T=$dt --emit=ptx \
-                    --arch=$arch -o "$o.ptx" 2>"$o.err"; then
-                echo "FAIL long_rows.tc $fn T=$dt $arch: NVRTC"; sed 's/^/    /' "$o.err" | head -10
-                fail=$((fail + 1)) lr=$((lr + 1))
-                continue
-            fi
-            n_mapa=$(grep -c 'mapa' "$o.ptx")
-            n_bar=$(grep -c 'barrier.cluster' "$o.ptx")
-            if { [ "$arch" = sm_90 ] && [ $cl = 1 ] && { [ "$n_mapa" -lt 1 ] || [ "$n_bar" -lt 1 ]; }; } ||
-                { { [ "$arch" = sm_80 ] || [ $cl = 0 ]; } && [ $((n_mapa + n_bar)) -ne 0 ]; }; then
-                echo "FAIL long_rows.tc $spec T=$dt $arch: $n_mapa mapa, $n_bar barrier.cluster"
-                fail=$((fail + 1)) lr=$((lr + 1))
-            else
-                pass=$((pass + 1))
-            fi
+# Quick: f16 for sm_90, softmax_rows (a cluster) and logsumexp_rows (a pair).
+lrspecs="softmax_rows log_softmax_rows logsumexp_rows:online max_sumexp_rows:online rmsnorm_rows layernorm_rows
+         logsumexp_rows:two" lrdts="f16 bf16" lrarchs="sm_80 sm_90"
+[ $quick = 1 ] && lrspecs="softmax_rows logsumexp_rows:online" lrdts=f16 lrarchs=sm_90
+for spec in $lrspecs; do
+    fn=${spec%%:*} online=1
+    case $spec in *:two) online=0;; esac
+    for dt in $lrdts; do
+        for arch in $lrarchs; do
+            job "lr" tests/gpu/long_rows.tc ptx "$arch" "$fn" "$dt" "$online"
+            echo "$spec $dt $arch" >>"$tmp/lr.specs"
         done
     done
 done
-echo "long_rows.tc x f16, bf16 x sm_80, sm_90 (cluster code for sm_90 only, none in online pairs): $((28 - lr)) passed, $lr failed"
+
+# every compile above, two at a time: long rows and random programs (a
+# second or two each) first, then the programs from the biggest unit down,
+# so that the last to finish are small
+cat "$tmp/lr.list" "$tmp/random.list" "$tmp/prog.list" 2>/dev/null |
+    xargs -P "$jobs" -L 1 bash "$tmp/one.sh" "$tc" "$tmp"
+collect prog "${#todo[@]} of ${#progs[@]} programs x ${ways// /, } ($nsame: no kernel of their own)"
+if [ -e "$tmp/random.ids" ]; then
+    collect random "$nrandom random programs (seed $seed) x cubin sm_90"
+    # keep the programs of a failing run to look at
+    if grep -q FAIL "$tmp"/res/random.* 2>/dev/null; then
+        kept=$(mktemp -d /tmp/tc-nvrtc-random.XXXXXX)
+        cp "$tmp"/random/*.tc "$kept"/ && echo "random programs kept in $kept"
+    fi
+fi
+# long rows: each PTX compiled (collect), then its cluster code
+collect lr "long_rows.tc x ${lrdts// /, } x ${lrarchs// /, }: NVRTC"
+lr=0 nlr=0
+while read -r id && read -r spec dt arch <&3; do
+    nlr=$((nlr + 1))
+    o=$tmp/img/$id.ptx cl=1
+    case $spec in *:online) cl=0;; esac
+    grep -q '^ok ' "$tmp/res/$id" 2>/dev/null || continue # counted by collect
+    n_mapa=$(grep -c 'mapa' "$o")
+    n_bar=$(grep -c 'barrier.cluster' "$o")
+    if { [ "$arch" = sm_90 ] && [ $cl = 1 ] && { [ "$n_mapa" -lt 1 ] || [ "$n_bar" -lt 1 ]; }; } ||
+        { { [ "$arch" = sm_80 ] || [ $cl = 0 ]; } && [ $((n_mapa + n_bar)) -ne 0 ]; }; then
+        echo "FAIL long_rows.tc $spec T=$dt $arch: $n_mapa mapa, $n_bar barrier.cluster"
+        fail=$((fail + 1)) lr=$((lr + 1))
+    else
+        pass=$((pass + 1))
+    fi
+done <"$tmp/lr.ids" 3<"$tmp/lr.specs"
+echo "long_rows.tc x ${lrdts// /, } x ${lrarchs// /, } (cluster code for sm_90 only, none in online pairs): $((nlr - lr)) passed, $lr failed"
 
 # --- the kernel cache: a miss, then a hit with the same image ------------------------------------
 vdir=$tmp/vcache

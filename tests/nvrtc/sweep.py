@@ -22,7 +22,11 @@ with no spelling below fails the sweep).  For each op and each operand dtype
 Each candidate goes through the checker alone (`tensorc compile --emit=graph`);
 the ones it accepts are written, grouped by strategy, into OUTDIR/*.tc, and
 each group is compiled to CUBIN (sm_90) through NVRTC.  TC_SWEEP_GROUPS
-(a comma-separated list) keeps only those groups.  Prints one line per
+(a comma-separated list) keeps only those groups.  TC_SWEEP_EMIT=cuda
+(scripts/test.sh's sanitizer builds, which check tensorc's own code: the
+code generation of every op, not NVRTC's compile of its text, which the
+Release build runs and which was most of the ASan build's codegen test)
+stops each group at its CUDA source.  Prints one line per
 failure (the program and the NVRTC log), counts per group, and "N passed,
 M failed" last; exit status 1 on a failure.  run.sh calls it; by hand:
   python3 tests/nvrtc/sweep.py build/tensorc /tmp/sweep
@@ -187,21 +191,26 @@ def main():
         print("FAIL ops.def ops with no spelling in sweep.py: %s" % ", ".join(missing))
         failed += 1
     env = dict(os.environ)
+    # TC_SWEEP_EMIT=cuda (the sanitizer builds: tensorc's code generation
+    # is what they check, NVRTC's compile of the same text is the Release
+    # build's): the groups' CUDA source, not through NVRTC
+    emit = os.environ.get("TC_SWEEP_EMIT", "cubin")
+    what = {"cubin": "compile to CUBIN", "cuda": "generate CUDA (not compiled: TC_SWEEP_EMIT=cuda)"}[emit]
 
     def compile_group(item):
         group, texts = item
         path = os.path.join(outdir, group + ".tc")
         with open(path, "w") as f:
             f.write("\n".join(texts) + "\n")
-        p = subprocess.run([tc, "compile", path, "--emit=cubin", "--arch=sm_90", "-o",
-                            os.path.join(outdir, group + ".cubin")], capture_output=True, text=True, env=env)
+        p = subprocess.run([tc, "compile", path, "--emit=" + emit, "--arch=sm_90", "-o",
+                            os.path.join(outdir, group + "." + emit)], capture_output=True, text=True, env=env)
         return group, len(texts), p.returncode, p.stderr
 
     with concurrent.futures.ThreadPoolExecutor(int(os.environ.get("TC_NVRTC_JOBS", "2"))) as ex:
         for group, n, rc, err in ex.map(compile_group, sorted(accepted.items())):
             total = len(cands[group])
             if rc == 0:
-                print("ok   %s: %d functions (of %d candidates) compile to CUBIN" % (group, n, total))
+                print("ok   %s: %d functions (of %d candidates) %s" % (group, n, total, what))
                 passed += 1
             else:
                 print("FAIL %s: %d functions (%s/%s.tc): tensorc exited %d" % (group, n, outdir, group, rc))
