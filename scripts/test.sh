@@ -35,6 +35,9 @@
 # (2026-11-27, session 13, a fresh clone of dced8a1: Release 591, asan 312,
 # ubsan 192, tsan 7, fuzz 80; past the 15 minutes CI should take: the
 # Release build's slowest are nvrtc 152 s and the emulators, 70-111 s each).
+# 2044 s in a fresh clone of 2340b8f (2026-11-27, session 15, with other
+# work on the machine: Release 1013 (nvrtc 398, emu_matmul 231, fakegpu 156),
+# asan 504, tsan 20, fuzz 132): still far past CI's 15 minutes.
 # Exits non-zero if anything fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
