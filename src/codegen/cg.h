@@ -280,6 +280,8 @@ void cg_keep_put(cg *g, const lnode *n, const tc_dim *const *idx, const char *v)
 /* keep.c: which values a persistent row's last reduction pass keeps for
  * its epilogue (g->pr.keep), for a row of vectors of vec */
 void cg_keep_plan(cg *g, int vec);
+/* whether the plan keeps n at key (the index of its vector's first element) */
+bool cg_keep_planned(const cg *g, const lnode *n, const tc_dim *const *key);
 /* A gather's value at idx (a temporary at target t): its index read, checked
  * and clamped, then its source loaded there */
 const char *cg_gather(cg *g, const lnode *n, const tc_dim *const *idx, cg_target t);

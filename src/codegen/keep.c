@@ -190,3 +190,9 @@ void cg_keep_plan(cg *g, int vec)
     g->pr.keep = K.v;
     g->pr.nkeep = K.n;
 }
+
+bool cg_keep_planned(const cg *g, const lnode *n, const tc_dim *const *key)
+{
+    const kset plan = {g->pr.keep, g->pr.nkeep, g->pr.nkeep};
+    return find(&plan, n, key) >= 0;
+}

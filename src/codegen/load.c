@@ -252,19 +252,7 @@ static const char *persistent_load(cg *g, const lnode *n, const tc_dim *const *i
 /* keep.c's plan: n at idx, a value the last reduction pass computes, kept
  * for later passes.  cg_kept: its slot where an earlier pass kept it, else
  * NULL; cg_keep_put: in the pass that computes it (value v), its slot
- * filled, if the plan names it at this element. */
-static bool planned(cg *g, const lnode *n, const tc_dim **key)
-{
-    for (int i = 0; i < g->pr.nkeep; i++) {
-        bool eq = g->pr.keep[i].n == n;
-        for (int k = 0; k < n->rank && eq; k++)
-            eq = g->pr.keep[i].key[k] == key[k];
-        if (eq)
-            return true;
-    }
-    return false;
-}
-
+ * filled, if the plan names it at this element (cg_keep_planned). */
 const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx)
 {
     if (!g->pr.items || g->phase <= g->pr.keep_phase)
@@ -278,7 +266,7 @@ void cg_keep_put(cg *g, const lnode *n, const tc_dim *const *idx, const char *v)
     if (!g->pr.items || g->phase != g->pr.keep_phase)
         return;
     const tc_dim **key = pc_key(g, n, idx);
-    if (!planned(g, n, key))
+    if (!cg_keep_planned(g, n, key))
         return;
     const struct cg_pcache *e = pc_find(g, n, key);
     const char *name = e ? e->name : pc_add(g, n, key, false);

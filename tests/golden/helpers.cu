@@ -465,24 +465,39 @@ __device__ __forceinline__ void tc_cl_wait(unsigned char *cl, unsigned t, unsign
         asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
                      "selp.u32 %0, 1, 0, p;\n\t}" : "=r"(done) : "r"(bar), "r"(ph) : "memory");
 }
+/* One combine's exchange of the block's partial a (and b at 16, when nb is
+ * sizeof(U); 0: a alone), pushed or through the barrier: the slot that
+ * holds rank (threadIdx.x % ncl)'s */
+template <class T, class U>
+__device__ const unsigned char *tc_cl_exchange(unsigned char *cl, unsigned &turn, unsigned ncl, bool push,
+                                               const T &a, const U &b, unsigned nb) {
+    if (push) {
+        const unsigned t = turn & 1u, ph = (turn >> 1) & 1u, off = 16 + (t * 16 + tc_cluster_rank()) * 32;
+        turn++;
+        if (threadIdx.x < ncl) {
+            tc_cl_push(cl, off, t, threadIdx.x, a);
+            if (nb)
+                tc_cl_push(cl, off + 16, t, threadIdx.x, b);
+        }
+        tc_cl_wait(cl, t, ph, ncl * ((unsigned)sizeof(T) + nb));
+        return cl + 16 + (t * 16 + (threadIdx.x & (ncl - 1))) * 32;
+    }
+    unsigned char *own = cl + 16 + 32 * (turn++ & 1u);
+    if (threadIdx.x == 0) {
+        *(T *)own = a;
+        if (nb)
+            *(U *)(own + 16) = b;
+    }
+    tc_cluster_sync();
+    return tc_cluster_map((const unsigned char *)own, threadIdx.x & (ncl - 1));
+}
 #endif
 template <class T, class Op> __device__ T tc_cluster_reduce(T v, Op op, T *sm, unsigned char *cl,
                                                            unsigned &turn, unsigned ncl, bool push) {
     v = tc_block_reduce(v, op, sm);
 #if __CUDA_ARCH__ >= 900
-    if (ncl > 1 && push) {
-        const unsigned t = turn & 1u, ph = (turn >> 1) & 1u, me = tc_cluster_rank();
-        turn++;
-        if (threadIdx.x < ncl)
-            tc_cl_push(cl, 16 + (t * 16 + me) * 32, t, threadIdx.x, v);
-        tc_cl_wait(cl, t, ph, ncl * (unsigned)sizeof(T));
-        v = *(const T *)(cl + 16 + (t * 16 + (threadIdx.x & (ncl - 1))) * 32);
-        for (unsigned o = 1; o < ncl; o <<= 1) v = op(v, tc_shfl(v, (int)o));
-    } else if (ncl > 1) {
-        T *slot = (T *)(cl + 16 + 32 * (turn++ & 1u));
-        if (threadIdx.x == 0) *slot = v;
-        tc_cluster_sync();
-        v = *tc_cluster_map(slot, threadIdx.x & (ncl - 1));
+    if (ncl > 1) {
+        v = *(const T *)tc_cl_exchange(cl, turn, ncl, push, v, v, 0);
         for (unsigned o = 1; o < ncl; o <<= 1) v = op(v, tc_shfl(v, (int)o));
     }
 #endif
@@ -495,22 +510,7 @@ __device__ void tc_cluster_reduce2(T &a, Op op, U &b, Op2 op2, void *sm, unsigne
     tc_block_reduce2(a, op, b, op2, sm);
 #if __CUDA_ARCH__ >= 900
     if (ncl > 1) {
-        const unsigned char *slot;
-        if (push) {
-            const unsigned t = turn & 1u, ph = (turn >> 1) & 1u, me = tc_cluster_rank();
-            turn++;
-            if (threadIdx.x < ncl) {
-                tc_cl_push(cl, 16 + (t * 16 + me) * 32, t, threadIdx.x, a);
-                tc_cl_push(cl, 16 + (t * 16 + me) * 32 + 16, t, threadIdx.x, b);
-            }
-            tc_cl_wait(cl, t, ph, ncl * (unsigned)(sizeof(T) + sizeof(U)));
-            slot = cl + 16 + (t * 16 + (threadIdx.x & (ncl - 1))) * 32;
-        } else {
-            unsigned char *own = cl + 16 + 32 * (turn++ & 1u);
-            if (threadIdx.x == 0) { *(T *)own = a; *(U *)(own + 16) = b; }
-            tc_cluster_sync();
-            slot = tc_cluster_map((const unsigned char *)own, threadIdx.x & (ncl - 1));
-        }
+        const unsigned char *slot = tc_cl_exchange(cl, turn, ncl, push, a, b, (unsigned)sizeof(U));
         a = *(const T *)slot;
         b = *(const U *)(slot + 16);
         for (unsigned o = 1; o < ncl; o <<= 1) {
