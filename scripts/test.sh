@@ -77,11 +77,12 @@ TC_EMU_QUICK=1 TC_FAKEGPU_CACHE=$fakegpu_cache suite build "" -DCMAKE_BUILD_TYPE
 # (tests/nvrtc/run.sh) and 10 random programs on the fake driver (suite.py)
 # LSan skips thread-local storage there: scanning NVRTC's crashed its tracer
 # (tests/lsan.supp says more)
-TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 TC_FAKEGPU_CACHE=$fakegpu_cache \
+TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 TC_GPU_CLASSES=examples,edges,random TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 \
+    TC_FAKEGPU_CACHE=$fakegpu_cache \
     LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu|emu_.*)$" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
     -DTC_WERROR=ON -DTC_SANITIZE=ON
-TC_EMU_QUICK=1 TC_ROWS_QUICK=1 TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 suite build-ubsan \
-    "-E ^(nvrtc|fakegpu|adamw_example|package|emu_online|emu_rowpipe|emu_attnknobs)$" \
+TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 TC_SAME_CUDA_REF=$root/build/tensorc suite build-ubsan \
+    "-E ^(nvrtc|fakegpu|adamw_example|package|scan_emu|rows_emu|emu_(online|rowpipe|attnknobs|fastmath))$" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
 # kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")
