@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# test.sh - build tensorc in several configurations and run the tests:
-#   build/        the release-style build (warnings as errors): every test,
-#                 the emulators of the generated CUDA (tests/emu kernels.sh
-#                 and scans.sh) on their TC_EMU_QUICK=1 subsets (every
-#                 function, dtype class, knob value and shape class, fewer
-#                 of their combinations: the scripts' headers say which);
-#                 plain ctest runs them whole
+# test.sh - build tensorc in several configurations and run the tests (what
+# CI runs); the slowest tests run their quick subsets here, set below,
+# and plain ctest runs them whole:
+#   build/        the release-style build (warnings as errors): every test;
+#                 the emulators of the generated CUDA (tests/emu, tests/cpuemu)
+#                 on their TC_EMU_QUICK=1 subsets (each code path once, at the
+#                 smallest shapes that take it: each script's header says what
+#                 it keeps); nvrtc whole (every distinct kernel to CUBIN for
+#                 sm_80 and sm_90); fakegpu fills TC_FAKEGPU_CACHE
 #   build-asan/   gcc, AddressSanitizer + UBSan (TC_SANITIZE=ON), where leaks,
 #                 overflows and undefined behaviour fail the tests: every test
 #                 (at -O1, as ASan's documentation advises for speed: the
@@ -13,31 +15,49 @@
 #                 but the emulators (scan_emu, rows_emu, emu_*): they check the
 #                 generated code, which the Release build runs (tensorc
 #                 built by the same gcc), and the golden, kernels, codegen
-#                 and grad tests take tensorc's same code paths under ASan
+#                 and grad tests take tensorc's same code paths under ASan.
+#                 The sanitizers check tensorc's own code, the same for every
+#                 arch and every trip through NVRTC, whose allocations through
+#                 ASan's allocator were most of this build's time, so: a
+#                 sample of the NVRTC compiles (TC_NVRTC_QUICK: tests/nvrtc/
+#                 run.sh), the codegen sweep to CUDA, not through NVRTC
+#                 (TC_SWEEP_EMIT=cuda: sweep.py), fakegpu's kernels from the
+#                 Release run's cache (TC_FAKEGPU_CACHE) and 10 random programs
+#                 (TC_PLUMBING_QUICK), its examples, edges and random classes
+#                 (TC_GPU_CLASSES: suite.py), the self-test's rejections on
+#                 each case's last output (TC_SELFTEST_QUICK: bench/selftest.c);
+#                 random-cuda's NVRTC 1 in 8 and random-grad's 30 programs
+#                 (tests/CMakeLists.txt, in every sanitizer build)
 #   build-ubsan/  clang, -fsanitize=undefined,float-cast-overflow (TC_UBSAN=ON;
 #                 gcc's UBSan does not check float -> int conversions): every
 #                 test but the four that mostly wait for NVRTC or rebuild the
-#                 package (nvrtc, fakegpu, adamw_example, package: two thirds
-#                 of the suite's time), which the two builds above run;
-#                 scan_emu and rows_emu on their quick subsets (TC_EMU_QUICK,
-#                 TC_ROWS_QUICK): tensorc built by clang, whose order of
-#                 evaluation differs from gcc's, generating the code; not
-#                 emu_online (84 s; the golden test compares clang's
-#                 cross-entropy kernel, which takes the online pair, with gcc's),
-#                 emu_rowpipe and emu_attnknobs (2-3 minutes each: knob
-#                 settings' bit-identity, which the Release build checks)
+#                 package (nvrtc, fakegpu, adamw_example, package), which the
+#                 two builds above run, and the emulators: instead,
+#                 emu_same_cuda (tests/emu/same_cuda.sh) compares clang-built
+#                 tensorc's generated CUDA, for every program the emulators
+#                 run and under their knobs, with the Release build's byte for
+#                 byte (TC_SAME_CUDA_REF), so that the Release build's
+#                 emulator runs hold for it (clang evaluates operands in
+#                 another order than gcc); the codegen sweep and the
+#                 self-test as in ASan
 #   build-tsan/   clang, ThreadSanitizer (TC_TSAN=ON): unit/test_contexts,
 #                 contexts compiling and running in several threads at once
 #   build-fuzz/   clang, libFuzzer (tests/fuzz): every seed and reproducer of
 #                 tests/fuzz/corpus, then TC_FUZZ_SECONDS (default 60) of
 #                 fuzzing for each harness (the two at once, a core each)
-# Prints each build's wall time and the total: 1182 s on 2 cores
-# (2026-11-27, session 13, a fresh clone of dced8a1: Release 591, asan 312,
-# ubsan 192, tsan 7, fuzz 80; past the 15 minutes CI should take: the
-# Release build's slowest are nvrtc 152 s and the emulators, 70-111 s each).
-# 2044 s in a fresh clone of 2340b8f (2026-11-27, session 15, with other
-# work on the machine: Release 1013 (nvrtc 398, emu_matmul 231, fakegpu 156),
-# asan 504, tsan 20, fuzz 132): still far past CI's 15 minutes.
+# ctest -j2 starts the costliest tests first (their COST: tests/CMakeLists.txt).
+# Prints each build's wall time and the total: 1822 s on 2 cores
+# (2026-11-27, session 15, a fresh clone of ci-trim's UBSan commit, 00b4807
+# before its rebase onto main, the machine otherwise nearly idle: Release
+# 1020, asan 434, ubsan 239, tsan 15, fuzz 114; 2044 s for 2340b8f, the
+# trim's first half, with other work on the machine; session 13: 1182 s for
+# a smaller suite; the last CI run: 3098 s).  Still past the 15 minutes CI
+# should take: the Release build's ctest (978 s) is nvrtc (433 s of wall on
+# both cores: every distinct kernel for two archs, about 500 s of CPU),
+# fakegpu 173, codegen 103 and the emulators (emu_matmul 252,
+# emu_matmul_knobs 139, rows_emu 102, scan_emu 87, emu_attnknobs 85,
+# emu_online 69, cpuemu 51, ...: most of each is g++ building the emulated
+# units, 3-5 s a build).
 # Exits non-zero if anything fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,11 +97,12 @@ TC_EMU_QUICK=1 TC_FAKEGPU_CACHE=$fakegpu_cache suite build "" -DCMAKE_BUILD_TYPE
 # (tests/nvrtc/run.sh) and 10 random programs on the fake driver (suite.py)
 # LSan skips thread-local storage there: scanning NVRTC's crashed its tracer
 # (tests/lsan.supp says more)
-TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 TC_FAKEGPU_CACHE=$fakegpu_cache \
+TC_NVRTC_QUICK=1 TC_PLUMBING_QUICK=1 TC_GPU_CLASSES=examples,edges,random TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 \
+    TC_FAKEGPU_CACHE=$fakegpu_cache \
     LSAN_OPTIONS="use_tls=0:print_suppressions=0:suppressions=$root/tests/lsan.supp" suite build-asan "-E ^(scan_emu|rows_emu|emu_.*)$" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1 -fno-omit-frame-pointer" \
     -DTC_WERROR=ON -DTC_SANITIZE=ON
-TC_EMU_QUICK=1 TC_ROWS_QUICK=1 TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 suite build-ubsan \
-    "-E ^(nvrtc|fakegpu|adamw_example|package|emu_online|emu_rowpipe|emu_attnknobs)$" \
+TC_SWEEP_EMIT=cuda TC_SELFTEST_QUICK=1 TC_SAME_CUDA_REF=$root/build/tensorc suite build-ubsan \
+    "-E ^(nvrtc|fakegpu|adamw_example|package|scan_emu|rows_emu|emu_(online|rowpipe|attnknobs|fastmath))$" \
     -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTC_UBSAN=ON -DTC_WERROR=ON
 # TSan: the one test, and what it loads; ASLR off where setarch can (some
 # kernels' mmap randomisation upsets clang 14's TSan: "unexpected memory mapping")
