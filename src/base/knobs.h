@@ -72,6 +72,8 @@ typedef struct tc_knobs {
     int rows_block;         /* TENSORC_ROWS_BLOCK: 64 to 1024, a power of two: a rows kernel's largest block */
     int cluster_push;       /* TENSORC_CLUSTER_PUSH: 0 (a cluster barrier a combine, as before) or 1 */
     int rows_keep;          /* TENSORC_ROWS_KEEP: 0 (every pass computes its values again, as before) or 1 */
+    int rows_pair;          /* TENSORC_ROWS_PAIR: 0 (two combines, as before), 1 (rows in clusters) or 2
+                             * (every row in registers): max and sum of exp in one combine */
     int rows_pipe;          /* TENSORC_ROWS_PIPE: 0 (as before) or 1: rows a cluster takes in a
                              * persistent grid, the next row's slice prefetched (codegen/rows.c) */
     /* code generation (src/codegen): -1 unset */

@@ -174,17 +174,59 @@ static void result(cg *g, const lnode *r, tc_buf *o, int ind)
 }
 
 /* The online pair's results (sched_online.c): the max is the pair's m, the
- * sum the pair's s, or the two passes' value where m is not finite */
-static void online_result(cg *g, const lnode *r, tc_buf *o, int ind)
+ * sum the pair's s, or the two passes' value where m is not finite; a names
+ * the pair, c the shift the sum subtracts */
+static void pair_result(cg *g, const lnode *M, const lnode *S, const lnode *c, const char *a, tc_buf *o, int ind)
 {
-    const lnode *M = g->k->reds[g->ks->online_max - 1], *c = g->ks->online_shift;
-    const char *a = acc_name(g, r);
-    const char *rm = arena_printf(g->a, "r%d", cg_rno(g, M)), *rs = arena_printf(g->a, "r%d", cg_rno(g, r));
+    const char *rm = arena_printf(g->a, "r%d", cg_rno(g, M)), *rs = arena_printf(g->a, "r%d", cg_rno(g, S));
     const char *shift = c == M ? rm : arena_printf(g->a, "(float)%.17g", c->in[1].src->a.cnst.f);
     buf_printf(o, "%*sconst float %s = %s.m;\n", ind, "", rm, a);
     buf_printf(o, "%*sconst float %s = tc_online_sum(%s, %s, (long long)len);\n", ind, "", rs, a, shift);
     g->acc[M->id] = rm;
-    g->acc[r->id] = rs;
+    g->acc[S->id] = rs;
+}
+
+static void online_result(cg *g, const lnode *r, tc_buf *o, int ind)
+{
+    pair_result(g, g->k->reds[g->ks->online_max - 1], r, g->ks->online_shift, acc_name(g, r), o, ind);
+}
+
+/* TENSORC_ROWS_PAIR (sched_online.c, sched_rpair): after the max's pass
+ * over a thread's registers, no combine: the thread's own max, 0 where it
+ * is not finite (an -inf thread's terms are then 0, and a +inf or NaN one
+ * makes the row's max so, whose sum tc_online_sum replaces), is the shift
+ * the sum's pass subtracts, so that pass's sum is the thread's pair's s */
+void cg_pair_shift(cg *g, tc_buf *o, int ind)
+{
+    const lnode *M = g->k->reds[g->ks->rpair_max - 1];
+    const char *a = acc_name(g, M), *c = arena_printf(g->a, "tcm%d", cg_rno(g, M));
+    buf_printf(o, "%*sconst float %s = fabsf(%s) <= 3.402823466e38f ? %s : 0.0f; /* this thread's max: "
+                  "its sum's shift */\n", ind, "", c, a, a);
+    g->acc[M->id] = c;
+}
+
+/* ... and after the sum's pass: the thread's (max, sum) combined once over
+ * the block (and cluster) by tc_op_online, the row's max and sum named */
+void cg_finish_pair(cg *g, tc_buf *o, int ind, const char *combine)
+{
+    const lnode *M = g->k->reds[g->ks->rpair_max - 1], *S = g->k->reds[g->ks->rpair_sum - 1];
+    const char *a = arena_printf(g->a, "tcp%d", cg_rno(g, S));
+    const char *extra = g->combine_args ? g->combine_args : "", *comma = g->combine_args ? ", " : "";
+    buf_printf(o, "%*stc_ms %s = tc_ms{%s, %s}; /* the thread's max and sum of exp(x - max) */\n", ind, "", a,
+               acc_name(g, M), acc_name(g, S));
+    buf_printf(o, "%*s%s = %s(%s, tc_op_online(), (tc_ms *)tc_smem%s%s);\n", ind, "", a, combine, a, comma, extra);
+    pair_result(g, M, S, g->ks->rpair_shift, a, o, ind);
+    if (!g->pr.nkeep)
+        return;
+    /* the kept exp(x - m) (keep.c) times exp(m - c), c the row's shift: an
+     * -inf thread's 0s stay 0, a row whose max is not finite is NaN (its
+     * sum is) */
+    const lnode *c = g->ks->rpair_shift;
+    const char *rm = g->acc[M->id];
+    const char *rc = c == M ? rm : arena_printf(g->a, "(isinf(%s) ? (float)%.17g : %s)", rm, c->in[1].src->a.cnst.f, rm);
+    g->pr.kscale = arena_printf(g->a, "tcf%d", cg_rno(g, S));
+    buf_printf(o, "%*sconst float %s = expf(%s - %s); /* the kept exps' rescale to the row's max */\n", ind, "",
+               g->pr.kscale, acc_name(g, M), rc);
 }
 
 /* r's combine operator and its result's name: the online pair's own for

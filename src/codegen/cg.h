@@ -216,6 +216,10 @@ typedef struct cg {
          * first element); nkeep 0: none */
         struct cg_keep { const lnode *n; const tc_dim **key; } *keep;
         int nkeep, keep_phase;
+        /* TENSORC_ROWS_PAIR (rows.c's rpair): the pair's exp kept at the
+         * thread's own max, rescaled by kscale (cg_finish_pair) where read */
+        bool rpair;
+        const char *kscale;
     } pr;
     struct cg_foreach {
         int cap;             /* groups the table parameter holds */
@@ -375,6 +379,8 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
                       bool pos_shift);
 void cg_accumulate(cg *g, int phase, cg_block *decl, int ind, const char *pos);
 void cg_finish_pass(cg *g, int phase, tc_buf *o, int ind, const char *combine);
+void cg_pair_shift(cg *g, tc_buf *o, int ind);  /* TENSORC_ROWS_PAIR: after the max's pass */
+void cg_finish_pair(cg *g, tc_buf *o, int ind, const char *combine); /* ... after the sum's */
 
 /* the strategies, one file each */
 void cg_pointwise(cg *g, tc_buf *o);       /* pointwise.c */

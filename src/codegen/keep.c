@@ -187,6 +187,14 @@ void cg_keep_plan(cg *g, int vec)
             freed += regs_x2(L.v[i].n, vec, true);
     if (!saves || cost > freed)
         return;
+    /* the pair in one combine (rows.c's rpair): its sum's pass computes
+     * exp(x - the thread's max), which the epilogue rescales to the row's
+     * (cg_finish_pair, cg_kept); no other value of that pass is the
+     * epilogue's */
+    const lnode *E = ks->rpair_sum ? k->reds[ks->rpair_sum - 1]->in[0].src : NULL;
+    for (int i = 0; g->pr.rpair && i < K.n; i++)
+        if (K.v[i].n != E)
+            return;
     g->pr.keep = K.v;
     g->pr.nkeep = K.n;
 }

@@ -258,7 +258,11 @@ const char *cg_kept(cg *g, const lnode *n, const tc_dim *const *idx)
     if (!g->pr.items || g->phase <= g->pr.keep_phase)
         return NULL;
     const struct cg_pcache *e = pc_find(g, n, pc_key(g, n, idx));
-    return e && e->phase < g->phase ? arena_printf(g->a, "%s[%s]", e->name, pc_slot(g)) : NULL;
+    if (!e || e->phase >= g->phase)
+        return NULL;
+    if (g->pr.kscale) /* TENSORC_ROWS_PAIR: kept at the thread's max, rescaled to the row's */
+        return arena_printf(g->a, "(%s[%s] * %s)", e->name, pc_slot(g), g->pr.kscale);
+    return arena_printf(g->a, "%s[%s]", e->name, pc_slot(g));
 }
 
 void cg_keep_put(cg *g, const lnode *n, const tc_dim *const *idx, const char *v)

@@ -145,6 +145,11 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     g->pr.items = items;
     g->pr.ncache = 0;
     g->pr.nkeep = 0;
+    /* the max and sum of exp pair in one combine (sched_rpair): rows in
+     * registers, shared by a cluster or (TENSORC_ROWS_PAIR=2) any */
+    bool rpair = items && !columns && ks->rpair && (ks->rpair == 2 || sliced);
+    g->pr.rpair = rpair;
+    g->pr.kscale = NULL;
     if (items && !columns) /* values the epilogue takes from the last pass (keep.c) */
         cg_keep_plan(g, vec);
     g->v.row = vec > 1;
@@ -312,7 +317,12 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
             buf_puts(out, buf_str(&p0));
             row = out;
         }
-        if (!last)
+        if (rpair && p == 0)
+            cg_pair_shift(g, row, ind);
+        else if (rpair && p == 1) {
+            cg_finish_pair(g, row, ind, combine);
+            cg_forget(g, T_ROW); /* values of the thread's shift: the epilogue's are the row's */
+        } else if (!last)
             cg_finish_pass(g, p, row, ind, combine);
         if (rstores.n) {
             buf_printf(row, "%*sif (%s == 0%s) {\n", ind, "", tid, columns ? " && active" : "");
@@ -322,6 +332,8 @@ static void passes(cg *g, tc_buf *row, int ind, bool columns, int items, int vec
     }
     g->pr.items = 0;
     g->pr.nkeep = 0;
+    g->pr.rpair = false;
+    g->pr.kscale = NULL;
     g->v.row = false;
     g->combine_args = NULL;
     g->combine2 = NULL;

@@ -170,6 +170,12 @@ typedef struct ksched {
     bool online_vec;        /* the online pair's update takes a thread's whole vector at
                              * once (codegen/accum.c; TENSORC_ONLINE_VEC=0: an element
                              * at a time) */
+    int rpair;              /* SCH_ROWS, the same pair in a kernel that keeps its row in
+                             * registers for a row-sized output (softmax: sched_online.c):
+                             * 1 where a cluster shares the row, 2 in every register
+                             * path, 0 none; rpair_max/_sum/_shift as online_* */
+    int rpair_max, rpair_sum;
+    const lnode *rpair_shift;
     int rblock;             /* SCH_ROWS carrying column partials (fuse.h): rows a block takes
                              * (fuse_col_rows; the grid is a block per rblock rows), else 0 */
     int tile;               /* SCH_POINTWISE: the axis a transposed read is contiguous

@@ -78,14 +78,43 @@ static bool pair(const lfn *l, const fkernel *k, int mx, int s, const lnode **sh
     return true;
 }
 
+/* The pair where the row is kept for a row-sized output (softmax): in the
+ * register paths (rows.c) each thread takes its own max m over its
+ * registers, then s = sum(exp(x - m)) over them (m guarded to 0 where it is
+ * not finite), and the block (and cluster) combine the pairs once, where the
+ * two passes combined the max, then the sum: one exchange a row instead of
+ * two (a cluster's exchange waits for every block of it).  The
+ * sum's pass keeps exp(x - m) (keep.c) and the epilogue multiplies it by
+ * exp(m - max) a thread (codegen/accum.c's cg_finish_pair).
+ * TENSORC_ROWS_PAIR: 0 none (the default), 1 rows shared by a cluster, 2
+ * every register row.  Off: no gain where timed (H100, 2026-11-28, one
+ * call, p0 / p1 / p2 in us: softmax 1024 x 65536 208.4 / 209.1 / 208.9,
+ * 512 x 131072 209.3 / 211.0 / 211.1, 256 x 262144 218.0 / 221.4 / 220.5;
+ * 16384 x 4096 180.6 / 180.6 / 180.8): the grid's other resident clusters
+ * already hide a combine's wait (1024 x 65536 moves 2.58 TB/s there).
+ * Not yet timed on an H200 (77.8 % of its ceiling at 1024 x 65536). */
+static void sched_rpair(const ffn *f, const fkernel *k, ksched *ks, int mx, int s, const lnode *shift)
+{
+    int kn = f->knobs.rows_pair >= 0 ? f->knobs.rows_pair : 0;
+    if (kn == 0 || !ks->items || (kn == 1 && !ks->cluster))
+        return;
+    for (int j = 0; j < k->nreds; j++)
+        if (j != mx && j != s)
+            return; /* the pair alone in its two passes */
+    ks->rpair = kn;
+    ks->rpair_max = mx + 1;
+    ks->rpair_sum = s + 1;
+    ks->rpair_shift = shift;
+}
+
 void sched_online(const ffn *f, const fkernel *k, ksched *ks)
 {
-    if (f->knobs.rows_online == 0 || ks->kind != SCH_ROWS || ks->nphases != 2 || k->ncols ||
-        k->partials || ks->compact)
+    if (ks->kind != SCH_ROWS || ks->nphases != 2 || k->ncols || k->partials || ks->compact)
         return;
+    bool rowsized = false;
     for (int i = 0; i < k->nstores; i++)
         if (fuse_is_element(k, k->stores[i]))
-            return; /* a row-sized output: the row is kept for it (softmax) */
+            rowsized = true; /* a row-sized output: the row is kept for it (softmax) */
     int s = -1;
     for (int j = 0; j < k->nreds; j++)
         if (ks->phase[j] == 1) {
@@ -97,32 +126,46 @@ void sched_online(const ffn *f, const fkernel *k, ksched *ks)
         return;
     for (int j = 0; j < k->nreds; j++) {
         const lnode *shift;
-        if (ks->phase[j] == 0 && pair(f->l, k, j, s, &shift)) {
-            ks->online_max = j + 1;
-            ks->online_sum = s + 1;
-            ks->online_shift = shift;
-            ks->online_vec = f->knobs.online_vec != 0;
-            ks->phase[s] = 0;
-            ks->nphases = 1;
-            /* looped, no cluster: the row is read once at any length, so
-             * blocks are sized for occupancy (512 threads at the 40-register
-             * cap: three a SM) rather than to hold a row (not yet timed;
-             * TENSORC_ONLINE_BLOCK for the A/B) */
-            ks->cluster = 0;
-            ks->block[0] = f->knobs.online_block > 0 ? f->knobs.online_block : ONLINE_BLOCK;
-            ks->why = "reduction over trailing axes: a block per row; the max and the sum of "
-                      "exp(x - max) in one online pass (nothing row-sized is written, so the row "
-                      "need not be kept): loads and blocks sized for occupancy instead of a "
-                      "cluster holding the row";
-            if (!ks->items) /* rows past a cluster's registers looped scalar */
-                ks->items = ks->block_per / ks->vec;
+        if (ks->phase[j] != 0 || !pair(f->l, k, j, s, &shift))
+            continue;
+        if (rowsized) {
+            sched_rpair(f, k, ks, j, s, shift);
             return;
         }
+        if (f->knobs.rows_online == 0)
+            return;
+        ks->online_max = j + 1;
+        ks->online_sum = s + 1;
+        ks->online_shift = shift;
+        ks->online_vec = f->knobs.online_vec != 0;
+        ks->phase[s] = 0;
+        ks->nphases = 1;
+        /* looped, no cluster: the row is read once at any length, so
+         * blocks are sized for occupancy (512 threads at the 40-register
+         * cap: three a SM) rather than to hold a row (not yet timed;
+         * TENSORC_ONLINE_BLOCK for the A/B) */
+        ks->cluster = 0;
+        ks->block[0] = f->knobs.online_block > 0 ? f->knobs.online_block : ONLINE_BLOCK;
+        ks->why = "reduction over trailing axes: a block per row; the max and the sum of "
+                  "exp(x - max) in one online pass (nothing row-sized is written, so the row "
+                  "need not be kept): loads and blocks sized for occupancy instead of a "
+                  "cluster holding the row";
+        if (!ks->items) /* rows past a cluster's registers looped scalar */
+            ks->items = ks->block_per / ks->vec;
+        return;
     }
 }
 
 void sched_print_online(tc_buf *b, const ksched *ks)
 {
+    if (ks->rpair) {
+        const lnode *M = ks->k->reds[ks->rpair_max - 1], *S = ks->k->reds[ks->rpair_sum - 1];
+        buf_printf(b, "    max and sum in one combine: %%%d max and %%%d sum of exp(x - %s) over a thread's "
+                      "registers first (its own max), the pairs combined once %s (the row is read once "
+                      "and kept; the looped path keeps two passes; TENSORC_ROWS_PAIR=0: two combines)\n",
+                   M->id, S->id, ks->rpair_shift == M ? "max" : "where(isinf(max), K, max)",
+                   ks->rpair == 1 ? "where a cluster shares the row" : "in every register path");
+    }
     if (!ks->online_sum)
         return;
     const lnode *M = ks->k->reds[ks->online_max - 1], *S = ks->k->reds[ks->online_sum - 1];

@@ -19,7 +19,8 @@
 # out the 16-block lengths (16,384 threads at once); TC_EMU_ONLY=colpart
 # runs only the column partials' cases (below), =prefetch only their
 # TENSORC_COLPART_PREFETCH and TENSORC_COL_ROWS cases, =wide only
-# TENSORC_ROWS_REGS=32's.
+# TENSORC_ROWS_REGS=32's, =pair only TENSORC_ROWS_PAIR's (=2, and =1 but
+# in the quick run).
 # TC_EMU_QUICK=1 (scripts/test.sh's Release build, CI): 21 of the 29
 # builds: the rows kernels whole; the column partials without their
 # N = 1000 and D = 4096 shapes (TC_ROWS_QUICK's, about 30 s of emulation
@@ -64,6 +65,14 @@ if [ -z "${TC_EMU_ONLY:-}" ]; then
     one rmsnorm rmsnorm.tc rmsnorm_bf16 EMU_RMSNORM $rm
     # the two passes with the cluster (the online pair is emu_online's, online.sh)
     TENSORC_ROWS_ONLINE=0 one cross_entropy cross_entropy.tc cross_entropy_loss EMU_CE $ce
+fi
+# the max and sum of exp in one combine (sched_online.c's sched_rpair; off
+# by default): =2 in every register path, =1 where a cluster shares the row
+# (the quick run leaves it: =2 takes the same code there)
+if [ -z "${TC_EMU_ONLY:-}" ] || [ "${TC_EMU_ONLY:-}" = pair ]; then
+    TENSORC_ROWS_PAIR=2 EMU_DEFS=-DEMU_SPLIT=1 one softmax_pair2 softmax.tc softmax EMU_SOFTMAX $sm
+    [ "$quick" = 1 ] || TENSORC_ROWS_PAIR=1 EMU_DEFS=-DEMU_SPLIT=1 one softmax_pair1 softmax.tc softmax EMU_SOFTMAX $sm
+    [ "${TC_EMU_ONLY:-}" = pair ] && { echo "$pass passed, $fail failed"; [ "$fail" -eq 0 ]; exit; }
 fi
 # softmax f32 as compiled (two variants, the wide one past 16384: sched.h's
 # wide_split) and with TENSORC_ROWS_REGS=16 (one 16-a-thread kernel, its

@@ -19,6 +19,8 @@
 #   3. Batch invariance: a row alone (N=1) and the same row first in a
 #      batch of 1024 (--random fills rows in order, so row 0 is the same
 #      data) give identical bits.
+#      TENSORC_ROWS_REGS=8/16/32 and TENSORC_ROWS_PAIR=1/2 (the max and sum
+#      of exp in one combine) likewise, f32 and bf16.
 #   4. TENSORC_ROWS_PIPE=1 (a persistent grid of clusters, each prefetching
 #      its next row: codegen/rows.c): part 1's checks at 65537, 65544 and
 #      262144 (f32, bf16, f16; five rows: a cluster a row), and in parts 2
@@ -147,6 +149,21 @@ for v in 8 16 32; do
             for n in $lens; do
                 # shellcheck disable=SC2046
                 pj_add "$fn $dt D=$n TENSORC_ROWS_REGS=$v: --check" env TENSORC_ROWS_REGS=$v "$tc" run "$prog" \
+                    --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
+            done
+        done
+    done
+done
+# TENSORC_ROWS_PAIR (sched_online.c, off by default): the max and sum of
+# exp in one combine, 1 in rows a cluster shares, 2 in every register row:
+# every function (those with the pair take it) at every length, f32 and bf16
+for v in 1 2; do
+    for fn in $fns; do
+        for dt in ${TC_LONG_ROWS_DTYPES:-f32 bf16}; do
+            [ "$dt" = f16 ] && continue
+            for n in $lens; do
+                # shellcheck disable=SC2046
+                pj_add "$fn $dt D=$n TENSORC_ROWS_PAIR=$v: --check" env TENSORC_ROWS_PAIR=$v "$tc" run "$prog" \
                     --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
             done
         done
