@@ -39,7 +39,10 @@ Families (issue 11 lists the bugs each one exists to catch):
   arg     argmin/argmax over every axis of ranks 2-4, inputs with many ties,
           keepdim both ways (NumPy's first-index rule)
   mmep    a 2-D matmul with M a constant <= 16 and pointwise neighbours (the
-          generated kernel's fused epilogue in f16/bf16): bias, residual,
+          generated kernel's fused epilogue in f16/bf16; with
+          TC_RANDOM_BIGW=1, 1 in 10 with M symbolic and a weight of 40 MB
+          or just past it, the two sides of the weight rule's launch
+          guard): bias, residual,
           row scale, activations, a gate by another input, a cast; an
           RMSNorm before it (the row-scale rule), a second product of the
           same x gated with it (the pair rule)
@@ -130,6 +133,8 @@ def write_npy(path, shape, dtype, vals):
 # features: unused (helpers never called), helpers (called ones), tvar (the
 # entry's dtype variable), sred (scalar reductions), f64, nonfinite, scan.
 AVOID = set(filter(None, os.environ.get("TC_RANDOM_AVOID", "").split(",")))
+# TC_RANDOM_BIGW=1: mmep programs may take a weight of 40 MB or past it (build_mmep)
+BIGW = os.environ.get("TC_RANDOM_BIGW") == "1"
 
 
 class Val:
@@ -1140,7 +1145,20 @@ class Gen:
         dt = r.choice(["f16", "bf16", "f16", "bf16", "f32"])
         rnd = {"f16": "r16", "bf16": "rbf", "f32": "r32"}[dt]
         nk = r.random() < 0.5
-        params = ["x: %s[%d, K]" % (dt, M), "w: %s[%s]" % (dt, "N, K" if nk else "K, N")]
+        # the weight rule (sched_matmul.c, MM_L2_BYTES): with M symbolic a
+        # weight the launch finds past 40 MB takes cuBLAS, one of exactly 40
+        # MB (16-bit) the generated kernel: both sides of the launch guard.
+        # Only with TC_RANDOM_BIGW=1 (the GPU suite's random class), where
+        # the guard chooses the kernel: on the CPU the interpreter takes 11 s
+        # for one (3 rows), and the programs of the other seeds stay as they
+        # were (no draw without it)
+        mrow = "%d" % M
+        if BIGW and r.random() < 0.1:
+            dims = {"K": 4096, "N": 5120} if r.random() < 0.5 else {"K": 4097, "N": 5121}
+            M = r.choice([1, 3])  # the interpreter's time: 16 rows took 38 s
+            dims["M"] = M
+            mrow = "M"
+        params = ["x: %s[%s, K]" % (dt, mrow), "w: %s[%s]" % (dt, "N, K" if nk else "K, N")]
         wsh = [dims["N"], dims["K"]] if nk else [dims["K"], dims["N"]]
         inputs = [{"name": "x", "shape": [M, dims["K"]], "dtype": dt},
                   {"name": "w", "shape": wsh, "dtype": dt, "scale": 1.0 / max(1, dims["K"]) ** 0.5}]
@@ -1171,8 +1189,8 @@ class Gen:
             ref += ["y3 = %s(np.matmul(%s, %s))" % (rnd, xin, "np.swapaxes(w3, 0, 1)" if nk else "w3"),
                     "yg = %s(%s(silu(y)) * y3)" % (rnd, rnd)]
             v = "yg"
-        extra = {"b": ("[N]", [dims["N"]]), "r": ("[%d, N]" % M, [M, dims["N"]]),
-                 "s": ("[%d, 1]" % M, [M, 1]), "g": ("[%d, N]" % M, [M, dims["N"]])}
+        extra = {"b": ("[N]", [dims["N"]]), "r": ("[%s, N]" % mrow, [M, dims["N"]]),
+                 "s": ("[%s, 1]" % mrow, [M, 1]), "g": ("[%s, N]" % mrow, [M, dims["N"]])}
         used = set()
         for j in range(r.randint(1, 4)):
             op = r.choice(["b", "r", "s", "g", "act", "scalar"])
@@ -1205,9 +1223,9 @@ class Gen:
             lines.append("    c = f32(%s) * 2" % v)
             ref.append("c = r32(%s * 2)" % v)
             v, odt = "c", "f32"
-        outs = [("out", v, odt, "%s[%d, N]" % (odt, M))]
+        outs = [("out", v, odt, "%s[%s, N]" % (odt, mrow))]
         if r.random() < 0.3:
-            outs.append(("r1", "y", dt, "%s[%d, N]" % (dt, M)))
+            outs.append(("r1", "y", dt, "%s[%s, N]" % (dt, mrow)))
         src, outs = self.ret(params, lines, outs)
         return self.simple(src, ref, inputs, outs, dims, lowp=dt != "f32")
 
