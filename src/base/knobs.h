@@ -79,6 +79,7 @@ typedef struct tc_knobs {
     /* code generation (src/codegen): -1 unset */
     int load_ef;            /* TENSORC_LOAD_EF: 0 or 1 (16-byte loads with the evict-first hint) */
     int fast_math;          /* TENSORC_FAST_MATH: 0 (libm's accurate f32 functions) or 1 */
+    int max_nan;            /* TENSORC_MAX_NAN: 0 (reductions' f32 max/min by tc_max's tests) or 1 */
     int scan_unroll;        /* TENSORC_SCAN_UNROLL: 1 to 16, a power of two: a lane walk's steps unrolled */
     int scan_hoist;         /* TENSORC_SCAN_HOIST: 0 or 1: a checkpointed pair's reversed walk's
                              * carry-free work in the replay (scan.c) */

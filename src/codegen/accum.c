@@ -112,9 +112,18 @@ void cg_accumulate_at(cg *g, int phase, cg_block *decl, int ind, const char *pos
             idx = sh;
         }
         const char *v = cg_value(g, r->in[0].src, idx);
-        /* a predicated element (g->eguard): acc = in ? op(acc, v) : acc */
-        const char *guard = g->eguard ? g->eguard : "", *guard_q = g->eguard ? " ? " : "";
-        const char *guard_else = g->eguard ? arena_printf(g->a, " : %s", a) : "";
+        /* a predicated element (g->eguard): acc = in ? op(acc, v) : acc.  A
+         * f32 max or min of a row in registers takes it unpredicated: past
+         * the row's end an item reads the row's first element (rows.c, the
+         * pipe's copies too), which the row's max holds already (ptxas
+         * branched around each pair of FMNMX, three instructions more a
+         * pair; TENSORC_MAX_NAN=0 keeps the guard) */
+        const char *eg = g->eguard;
+        if (eg && g->pr.items && g->f->knobs.max_nan != 0 && r->dtype == TC_F32 && !g->k->partials &&
+            (r->a.red.kind == RK_MAX || r->a.red.kind == RK_MIN))
+            eg = NULL;
+        const char *guard = eg ? eg : "", *guard_q = eg ? " ? " : "";
+        const char *guard_else = eg ? arena_printf(g->a, " : %s", a) : "";
         if (online && g->v.onvec && g->eguard && g->v.n <= CG_ONVEC_MAX) {
             /* a whole vector, all in the row or all past its end (the
              * length is a multiple of it): one update of the pair for the

@@ -60,7 +60,8 @@ static void col_accumulate(cg *g, int items, int vec)
 /* TENSORC_ROWS_PIPE (sched_rows_pipe): the first pass reads the row from
  * this thread's own slots of tc_pipe (16 bytes an item a load: the first
  * pass's vector loads, g->v.pl), filled by cp.async copies of exactly those
- * vectors.  A row's copies are made once the previous row of the cluster
+ * vectors (an item past the row's end: its first vector, as the loads
+ * read it without the pipe).  A row's copies are made once the previous row of the cluster
  * is in registers (pipe_prefetch), so they land while that row reduces and
  * stores; the cluster's first row, or one after a looped row, makes its
  * own first (pipe_enter).  A thread reads only what it copied, after its
@@ -71,13 +72,13 @@ static void pipe_copies(cg *g, cg_w *w, int items, int vec)
     cg_wl(w, "#pragma unroll");
     cg_wopen(w, "for (int j = 0; j < %d; j++) {", items);
     cg_wl(w, "const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * %d;", vec);
-    cg_wopen(w, "if (rj_ < len) {");
-    cg_wl(w, "const idx_t r = rj_;");
+    /* an item past the row's end copies the row's first vector, as the
+     * loads without the pipe read it (accum.c: a max takes it unguarded) */
+    cg_wl(w, "const idx_t r = rj_ < len ? rj_ : 0;");
     cg_decompose(g, w->o, w->ind, "r", g->k->mask);
     for (int q = 0; q < g->v.npl; q++)
         cg_wl(w, "tc_cp_async<%d>(tc_pipe + ((%d + j) * blockDim.x + threadIdx.x) * 16, %s);", g->v.pl[q].bytes,
               q * items, g->v.pl[q].addr);
-    cg_wclose(w, "}");
     cg_wclose(w, "}");
     cg_wl(w, "tc_cp_commit();");
 }

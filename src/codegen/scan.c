@@ -62,8 +62,8 @@ static const char *op_functor(const lnode *n)
     switch (n->op) {
     case OP_cumsum: return "tc_op_sum";
     case OP_cumprod: return "tc_op_prod";
-    case OP_cummax: return "tc_op_max";
-    case OP_cummin: return "tc_op_min";
+    case OP_cummax: return "tc_op_cummax"; /* tc_max: helpers.cuh */
+    case OP_cummin: return "tc_op_cummin";
     default: return "tc_op_logaddexp";
     }
 }

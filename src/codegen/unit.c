@@ -244,6 +244,8 @@ cg_unit *codegen_unit_ex(const sfn *const *fns, int n, bool idx64, int fe_param_
      * on the MUFU"); a unit's functions share one context's knobs */
     if (n > 0 && fns[0]->f->knobs.fast_math == 0)
         buf_puts(&src, "#define TC_FAST_MATH 0 /* TENSORC_FAST_MATH=0 */\n");
+    if (n > 0 && fns[0]->f->knobs.max_nan == 0)
+        buf_puts(&src, "#define TC_MAX_NAN 0 /* TENSORC_MAX_NAN=0: reductions' f32 max and min by tc_max */\n");
     if (n > 0 && fns[0]->f->knobs.load_ef == 1)
         buf_puts(&src, "#define TC_LOAD_EF 1 /* TENSORC_LOAD_EF=1: 16-byte loads evict-first */\n");
     buf_puts(&src, cg_helpers_cuh);

@@ -790,6 +790,12 @@ struct emu_ptx {
             /* d = {a in the upper half, b in the lower} */
             else if (op == "cvt.rn.bf16x2.f32") put(R(0), (unsigned)emu_f2bf(in_f(R(1))) << 16 | emu_f2bf(in_f(R(2))));
             else if (op == "cvt.rn.f16x2.f32") put(R(0), (unsigned)emu_f2h(in_f(R(1))) << 16 | emu_f2h(in_f(R(2))));
+            /* NaN if either is (the canonical one), else the larger / smaller */
+            else if (op == "max.NaN.f32" || op == "min.NaN.f32") {
+                const float a = in_f(R(1)), b = in_f(R(2));
+                const bool mx = op[1] == 'a';
+                putf(R(0), a != a || b != b ? __uint_as_float(0x7fffffffu) : mx ? std::fmax(a, b) : std::fmin(a, b));
+            }
             else if (op == "ex2.approx.ftz.f32") { /* exact here; the MUFU's is within 2 ulp
                                                   * (emu_approx_bias: off by those 2) */
                 float r = exp2f(in_f(R(1)));

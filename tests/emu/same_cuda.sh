@@ -82,7 +82,7 @@ for k in TENSORC_SCAN_CHECKPOINT=5 TENSORC_SCAN_CHECKPOINT=off TENSORC_SCAN_UNRO
     done
 done
 # rows.sh's programs under its settings (the column partials at COL_SPLIT=4, as it runs them)
-for k in TENSORC_ROWS_REGS=8 TENSORC_ROWS_REGS=16 TENSORC_ROWS_REGS=32 TENSORC_ROWS_ONLINE=0 TENSORC_ROWS_PAIR=2; do
+for k in TENSORC_ROWS_REGS=8 TENSORC_ROWS_REGS=16 TENSORC_ROWS_REGS=32 TENSORC_ROWS_ONLINE=0 TENSORC_ROWS_PAIR=2 TENSORC_MAX_NAN=0; do
     for f in bench/cases/softmax.tc bench/cases/rmsnorm.tc bench/cases/cross_entropy.tc; do
         each "$k" -- "$f"
     done

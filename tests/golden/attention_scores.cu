@@ -71,16 +71,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sqrt_div_max_sub_exp_sum_
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3); // attention_scores.tc:9
                 pc0[j * 4 + 0] = v0.v[0];                                   // attention_scores.tc:9
                 const float t3 = (pc0[j * 4 + 0]) * rcp2;                   // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t3) : acc6;                // <prelude>/softmax.tc:13
+                acc6 = tc_op_max()(acc6, t3);                               // <prelude>/softmax.tc:13
                 pc0[j * 4 + 1] = v0.v[1];                                   // attention_scores.tc:9
                 const float t4 = (pc0[j * 4 + 1]) * rcp2;                   // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t4) : acc6;                // <prelude>/softmax.tc:13
+                acc6 = tc_op_max()(acc6, t4);                               // <prelude>/softmax.tc:13
                 pc0[j * 4 + 2] = v0.v[2];                                   // attention_scores.tc:9
                 const float t5 = (pc0[j * 4 + 2]) * rcp2;                   // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t5) : acc6;                // <prelude>/softmax.tc:13
+                acc6 = tc_op_max()(acc6, t5);                               // <prelude>/softmax.tc:13
                 pc0[j * 4 + 3] = v0.v[3];                                   // attention_scores.tc:9
                 const float t6 = (pc0[j * 4 + 3]) * rcp2;                   // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t6) : acc6;                // <prelude>/softmax.tc:13
+                acc6 = tc_op_max()(acc6, t6);                               // <prelude>/softmax.tc:13
             }
             acc6 = tc_block_reduce(acc6, tc_op_max(), (float *)tc_smem);
             const float r6 = acc6;
@@ -241,11 +241,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i3 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i3 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3);
                 }
                 tc_cp_commit();
             }
@@ -261,16 +259,16 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                 const tc_vec<float, 4> v14 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3 */ // attention_scores.tc:9
                 pc0[j * 4 + 0] = v14.v[0];                                  // attention_scores.tc:9
                 const float t15 = (pc0[j * 4 + 0]) * rcp2;                  // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t15) : acc6;               // <prelude>/softmax.tc:13
+                acc6 = tc_op_max()(acc6, t15);                              // <prelude>/softmax.tc:13
                 pc0[j * 4 + 1] = v14.v[1];                                  // attention_scores.tc:9
                 const float t16 = (pc0[j * 4 + 1]) * rcp2;                  // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t16) : acc6;               // <prelude>/softmax.tc:13
+                acc6 = tc_op_max()(acc6, t16);                              // <prelude>/softmax.tc:13
                 pc0[j * 4 + 2] = v14.v[2];                                  // attention_scores.tc:9
                 const float t17 = (pc0[j * 4 + 2]) * rcp2;                  // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t17) : acc6;               // <prelude>/softmax.tc:13
+                acc6 = tc_op_max()(acc6, t17);                              // <prelude>/softmax.tc:13
                 pc0[j * 4 + 3] = v14.v[3];                                  // attention_scores.tc:9
                 const float t18 = (pc0[j * 4 + 3]) * rcp2;                  // attention_scores.tc:9
-                acc6 = tc_in ? tc_op_max()(acc6, t18) : acc6;               // <prelude>/softmax.tc:13
+                acc6 = tc_op_max()(acc6, t18);                              // <prelude>/softmax.tc:13
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -286,11 +284,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sqrt_div_max_s
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i3 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i3 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, buf2 + sz_H*sz_S*sz_L*i0 + sz_S*sz_L*i1 + sz_L*i2 + i3);
                     }
                     tc_cp_commit();
                 }

@@ -334,10 +334,10 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_cast_max_sub_exp_sum_div_
                 const idx_t i1 = r;
                 const tc_vec<unsigned short, 4> v0 = tc_vload<unsigned short, 4>(in_x + sz_C*i0 + i1); // gather.tc:14
                 pc0[j] = v0;                                                // gather.tc:14
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v0.v[0])) : acc3;   // <prelude>/softmax.tc:13
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v0.v[1])) : acc3;   // <prelude>/softmax.tc:13
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v0.v[2])) : acc3;   // <prelude>/softmax.tc:13
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v0.v[3])) : acc3;   // <prelude>/softmax.tc:13
+                acc3 = tc_op_max()(acc3, tc_h2f(v0.v[0]));                  // <prelude>/softmax.tc:13
+                acc3 = tc_op_max()(acc3, tc_h2f(v0.v[1]));                  // <prelude>/softmax.tc:13
+                acc3 = tc_op_max()(acc3, tc_h2f(v0.v[2]));                  // <prelude>/softmax.tc:13
+                acc3 = tc_op_max()(acc3, tc_h2f(v0.v[3]));                  // <prelude>/softmax.tc:13
             }
             acc3 = tc_block_reduce(acc3, tc_op_max(), (float *)tc_smem);
             const float r3 = acc3;
@@ -477,11 +477,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_C*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_C*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -496,10 +494,10 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                 const idx_t i1 = r;
                 const tc_vec<unsigned short, 4> v9 = tc_sget<unsigned short, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_C*i0 + i1 */ // gather.tc:14
                 pc0[j] = v9;                                                // gather.tc:14
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[0])) : acc3;   // <prelude>/softmax.tc:13
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[1])) : acc3;   // <prelude>/softmax.tc:13
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[2])) : acc3;   // <prelude>/softmax.tc:13
-                acc3 = tc_in ? tc_op_max()(acc3, tc_h2f(v9.v[3])) : acc3;   // <prelude>/softmax.tc:13
+                acc3 = tc_op_max()(acc3, tc_h2f(v9.v[0]));                  // <prelude>/softmax.tc:13
+                acc3 = tc_op_max()(acc3, tc_h2f(v9.v[1]));                  // <prelude>/softmax.tc:13
+                acc3 = tc_op_max()(acc3, tc_h2f(v9.v[2]));                  // <prelude>/softmax.tc:13
+                acc3 = tc_op_max()(acc3, tc_h2f(v9.v[3]));                  // <prelude>/softmax.tc:13
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -510,11 +508,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_max_sub_e
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_C*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_C*i0 + i1);
                     }
                     tc_cp_commit();
                 }

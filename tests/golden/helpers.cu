@@ -245,8 +245,39 @@ template <> __device__ __forceinline__ long long tc_lowest<long long>() { return
 template <> __device__ __forceinline__ long long tc_highest<long long>() { return 9223372036854775807LL; }
 struct tc_op_sum { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
 struct tc_op_prod { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a * b; } };
-struct tc_op_max { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_max(a, b); } };
-struct tc_op_min { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_min(a, b); } };
+/* A reduction's f32 max and min (TENSORC_MAX_NAN, unless 0): PTX max.NaN
+ * and min.NaN (sm_80), one instruction where tc_max's NaN tests took four
+ * an element (three FSETP and an FSEL in the long-row softmax's SASS).  A
+ * NaN propagates as with tc_max (as the canonical NaN); which zero a row
+ * of +0 and -0 gives is the hardware's, as it was the tree's order.  Scans
+ * keep tc_max and tc_min (tc_op_cummax: an output an element). */
+#ifndef TC_MAX_NAN
+#define TC_MAX_NAN 1
+#endif
+__device__ __forceinline__ float tc_maxr(float a, float b) {
+#if TC_MAX_NAN && __CUDA_ARCH__ >= 800
+    float r; asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+#else
+    return tc_max(a, b);
+#endif
+}
+__device__ __forceinline__ float tc_minr(float a, float b) {
+#if TC_MAX_NAN && __CUDA_ARCH__ >= 800
+    float r; asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b)); return r;
+#else
+    return tc_min(a, b);
+#endif
+}
+struct tc_op_max {
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_max(a, b); }
+    __device__ __forceinline__ float operator()(float a, float b) const { return tc_maxr(a, b); }
+};
+struct tc_op_min {
+    template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_min(a, b); }
+    __device__ __forceinline__ float operator()(float a, float b) const { return tc_minr(a, b); }
+};
+struct tc_op_cummax { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_max(a, b); } };
+struct tc_op_cummin { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return tc_min(a, b); } };
 /* first index of the extreme; a NaN wins, like torch.argmax */
 struct tc_op_argmax {
     template <class T> __device__ __forceinline__ tc_argv<T> operator()(tc_argv<T> a, tc_argv<T> b) const {

@@ -184,11 +184,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -220,11 +218,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -507,11 +503,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -543,11 +537,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_po
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -1080,22 +1072,22 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sub_exp_div_max_sum_log_6
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // lang_functions.tc:42
                 pc0[j * 4 + 0] = v0.v[0];                                   // lang_functions.tc:42
-                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 0]) : acc9;    // <prelude>/softmax.tc:20
+                acc9 = tc_op_max()(acc9, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 0]) : acc16; // <prelude>/norm.tc:13
                 const float t1 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);       // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t1) : acc29;             // <prelude>/norm.tc:22
                 pc0[j * 4 + 1] = v0.v[1];                                   // lang_functions.tc:42
-                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 1]) : acc9;    // <prelude>/softmax.tc:20
+                acc9 = tc_op_max()(acc9, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 1]) : acc16; // <prelude>/norm.tc:13
                 const float t2 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);       // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t2) : acc29;             // <prelude>/norm.tc:22
                 pc0[j * 4 + 2] = v0.v[2];                                   // lang_functions.tc:42
-                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 2]) : acc9;    // <prelude>/softmax.tc:20
+                acc9 = tc_op_max()(acc9, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 2]) : acc16; // <prelude>/norm.tc:13
                 const float t3 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);       // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t3) : acc29;             // <prelude>/norm.tc:22
                 pc0[j * 4 + 3] = v0.v[3];                                   // lang_functions.tc:42
-                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 3]) : acc9;    // <prelude>/softmax.tc:20
+                acc9 = tc_op_max()(acc9, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 3]) : acc16; // <prelude>/norm.tc:13
                 const float t4 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);       // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t4) : acc29;             // <prelude>/norm.tc:22
@@ -1410,11 +1402,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -1431,22 +1421,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v32 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // lang_functions.tc:42
                 pc0[j * 4 + 0] = v32.v[0];                                  // lang_functions.tc:42
-                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 0]) : acc9;    // <prelude>/softmax.tc:20
+                acc9 = tc_op_max()(acc9, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 0]) : acc16; // <prelude>/norm.tc:13
                 const float t33 = (pc0[j * 4 + 0]) * (pc0[j * 4 + 0]);      // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t33) : acc29;            // <prelude>/norm.tc:22
                 pc0[j * 4 + 1] = v32.v[1];                                  // lang_functions.tc:42
-                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 1]) : acc9;    // <prelude>/softmax.tc:20
+                acc9 = tc_op_max()(acc9, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 1]) : acc16; // <prelude>/norm.tc:13
                 const float t34 = (pc0[j * 4 + 1]) * (pc0[j * 4 + 1]);      // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t34) : acc29;            // <prelude>/norm.tc:22
                 pc0[j * 4 + 2] = v32.v[2];                                  // lang_functions.tc:42
-                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 2]) : acc9;    // <prelude>/softmax.tc:20
+                acc9 = tc_op_max()(acc9, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 2]) : acc16; // <prelude>/norm.tc:13
                 const float t35 = (pc0[j * 4 + 2]) * (pc0[j * 4 + 2]);      // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t35) : acc29;            // <prelude>/norm.tc:22
                 pc0[j * 4 + 3] = v32.v[3];                                  // lang_functions.tc:42
-                acc9 = tc_in ? tc_op_max()(acc9, pc0[j * 4 + 3]) : acc9;    // <prelude>/softmax.tc:20
+                acc9 = tc_op_max()(acc9, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
                 acc16 = tc_in ? tc_op_sum()(acc16, pc0[j * 4 + 3]) : acc16; // <prelude>/norm.tc:13
                 const float t36 = (pc0[j * 4 + 3]) * (pc0[j * 4 + 3]);      // <prelude>/norm.tc:22
                 acc29 = tc_in ? tc_op_sum()(acc29, t36) : acc29;            // <prelude>/norm.tc:22
@@ -1460,11 +1450,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sub_exp_div_ma
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -1814,11 +1802,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -1851,11 +1837,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_mul_sum_d
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }

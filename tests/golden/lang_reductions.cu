@@ -322,13 +322,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_2(
                 const idx_t i2 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_B*sz_C*i0 + sz_C*i1 + i2); // lang_reductions.tc:4
                 pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:4
-                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 0]) : acc5;    // lang_reductions.tc:8
+                acc5 = tc_op_max()(acc5, pc0[j * 4 + 0]);                   // lang_reductions.tc:8
                 pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:4
-                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 1]) : acc5;    // lang_reductions.tc:8
+                acc5 = tc_op_max()(acc5, pc0[j * 4 + 1]);                   // lang_reductions.tc:8
                 pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:4
-                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 2]) : acc5;    // lang_reductions.tc:8
+                acc5 = tc_op_max()(acc5, pc0[j * 4 + 2]);                   // lang_reductions.tc:8
                 pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:4
-                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 3]) : acc5;    // lang_reductions.tc:8
+                acc5 = tc_op_max()(acc5, pc0[j * 4 + 3]);                   // lang_reductions.tc:8
             }
             acc5 = tc_block_reduce(acc5, tc_op_max(), (float *)tc_smem);
             const float r5 = acc5;
@@ -400,11 +400,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i2 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i2 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
                 }
                 tc_cp_commit();
             }
@@ -419,13 +417,13 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                 const idx_t i2 = r;
                 const tc_vec<float, 4> v1 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_B*sz_C*i0 + sz_C*i1 + i2 */ // lang_reductions.tc:4
                 pc0[j * 4 + 0] = v1.v[0];                                   // lang_reductions.tc:4
-                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 0]) : acc5;    // lang_reductions.tc:8
+                acc5 = tc_op_max()(acc5, pc0[j * 4 + 0]);                   // lang_reductions.tc:8
                 pc0[j * 4 + 1] = v1.v[1];                                   // lang_reductions.tc:4
-                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 1]) : acc5;    // lang_reductions.tc:8
+                acc5 = tc_op_max()(acc5, pc0[j * 4 + 1]);                   // lang_reductions.tc:8
                 pc0[j * 4 + 2] = v1.v[2];                                   // lang_reductions.tc:4
-                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 2]) : acc5;    // lang_reductions.tc:8
+                acc5 = tc_op_max()(acc5, pc0[j * 4 + 2]);                   // lang_reductions.tc:8
                 pc0[j * 4 + 3] = v1.v[3];                                   // lang_reductions.tc:4
-                acc5 = tc_in ? tc_op_max()(acc5, pc0[j * 4 + 3]) : acc5;    // lang_reductions.tc:8
+                acc5 = tc_op_max()(acc5, pc0[j * 4 + 3]);                   // lang_reductions.tc:8
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -439,11 +437,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_2_w(
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i2 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i2 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_B*sz_C*i0 + sz_C*i1 + i2);
                     }
                     tc_cp_commit();
                 }
@@ -782,11 +778,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -818,11 +812,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_argmax_5_w(
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -994,19 +986,19 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_sum_div_sub_mul_sqrt_max_
                 pc0[j * 4 + 0] = v0.v[0];                                   // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 0]) : acc9;    // lang_reductions.tc:18
-                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 0]) : acc17; // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, pc0[j * 4 + 0]);                 // lang_reductions.tc:18
                 pc0[j * 4 + 1] = v0.v[1];                                   // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 1]) : acc9;    // lang_reductions.tc:18
-                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 1]) : acc17; // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, pc0[j * 4 + 1]);                 // lang_reductions.tc:18
                 pc0[j * 4 + 2] = v0.v[2];                                   // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 2]) : acc9;    // lang_reductions.tc:18
-                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 2]) : acc17; // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, pc0[j * 4 + 2]);                 // lang_reductions.tc:18
                 pc0[j * 4 + 3] = v0.v[3];                                   // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 3]) : acc9;    // lang_reductions.tc:18
-                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 3]) : acc17; // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, pc0[j * 4 + 3]);                 // lang_reductions.tc:18
             }
             tc_block_reduce2(acc1, tc_op_sum(), acc9, tc_op_sum(), (void *)tc_smem);
             const float r1 = acc1;
@@ -1224,11 +1216,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -1247,19 +1237,19 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 pc0[j * 4 + 0] = v18.v[0];                                  // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 0]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 0]) : acc9;    // lang_reductions.tc:18
-                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 0]) : acc17; // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, pc0[j * 4 + 0]);                 // lang_reductions.tc:18
                 pc0[j * 4 + 1] = v18.v[1];                                  // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 1]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 1]) : acc9;    // lang_reductions.tc:18
-                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 1]) : acc17; // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, pc0[j * 4 + 1]);                 // lang_reductions.tc:18
                 pc0[j * 4 + 2] = v18.v[2];                                  // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 2]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 2]) : acc9;    // lang_reductions.tc:18
-                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 2]) : acc17; // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, pc0[j * 4 + 2]);                 // lang_reductions.tc:18
                 pc0[j * 4 + 3] = v18.v[3];                                  // lang_reductions.tc:16
                 acc1 = tc_in ? tc_op_sum()(acc1, pc0[j * 4 + 3]) : acc1;    // lang_reductions.tc:17
                 acc9 = tc_in ? tc_op_sum()(acc9, pc0[j * 4 + 3]) : acc9;    // lang_reductions.tc:18
-                acc17 = tc_in ? tc_op_max()(acc17, pc0[j * 4 + 3]) : acc17; // lang_reductions.tc:18
+                acc17 = tc_op_max()(acc17, pc0[j * 4 + 3]);                 // lang_reductions.tc:18
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -1270,11 +1260,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -1640,11 +1628,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -1676,11 +1662,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_10_w(
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }

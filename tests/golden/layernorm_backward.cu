@@ -245,11 +245,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -281,11 +279,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -888,11 +884,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -928,11 +922,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -1463,11 +1455,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -1499,11 +1489,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -2070,11 +2058,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -2110,11 +2096,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_mul_sum_div_ad
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }

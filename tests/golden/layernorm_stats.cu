@@ -261,11 +261,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -297,11 +295,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_sum_div_sub_mu
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }

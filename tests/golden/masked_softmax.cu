@@ -66,16 +66,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_where_max_sub_exp_sum_div
                 const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // masked_softmax.tc:6
                 pc1[j * 4 + 0] = v1.v[0];                                   // masked_softmax.tc:6
                 const float t2 = (((v0.v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t2) : acc4;                // <prelude>/softmax.tc:13
+                acc4 = tc_op_max()(acc4, t2);                               // <prelude>/softmax.tc:13
                 pc1[j * 4 + 1] = v1.v[1];                                   // masked_softmax.tc:6
                 const float t3 = (((v0.v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t3) : acc4;                // <prelude>/softmax.tc:13
+                acc4 = tc_op_max()(acc4, t3);                               // <prelude>/softmax.tc:13
                 pc1[j * 4 + 2] = v1.v[2];                                   // masked_softmax.tc:6
                 const float t4 = (((v0.v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t4) : acc4;                // <prelude>/softmax.tc:13
+                acc4 = tc_op_max()(acc4, t4);                               // <prelude>/softmax.tc:13
                 pc1[j * 4 + 3] = v1.v[3];                                   // masked_softmax.tc:6
                 const float t5 = (((v0.v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t5) : acc4;                // <prelude>/softmax.tc:13
+                acc4 = tc_op_max()(acc4, t5);                               // <prelude>/softmax.tc:13
             }
             acc4 = tc_block_reduce(acc4, tc_op_max(), (float *)tc_smem);
             const float r4 = acc4;
@@ -229,11 +229,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<4>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_mask + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<4>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_mask + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -252,16 +250,16 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                 const tc_vec<float, 4> v16 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // masked_softmax.tc:6
                 pc1[j * 4 + 0] = v16.v[0];                                  // masked_softmax.tc:6
                 const float t17 = (((v15.v[0] != 0)) != 0.0f ? (pc1[j * 4 + 0]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t17) : acc4;               // <prelude>/softmax.tc:13
+                acc4 = tc_op_max()(acc4, t17);                              // <prelude>/softmax.tc:13
                 pc1[j * 4 + 1] = v16.v[1];                                  // masked_softmax.tc:6
                 const float t18 = (((v15.v[1] != 0)) != 0.0f ? (pc1[j * 4 + 1]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t18) : acc4;               // <prelude>/softmax.tc:13
+                acc4 = tc_op_max()(acc4, t18);                              // <prelude>/softmax.tc:13
                 pc1[j * 4 + 2] = v16.v[2];                                  // masked_softmax.tc:6
                 const float t19 = (((v15.v[2] != 0)) != 0.0f ? (pc1[j * 4 + 2]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t19) : acc4;               // <prelude>/softmax.tc:13
+                acc4 = tc_op_max()(acc4, t19);                              // <prelude>/softmax.tc:13
                 pc1[j * 4 + 3] = v16.v[3];                                  // masked_softmax.tc:6
                 const float t20 = (((v15.v[3] != 0)) != 0.0f ? (pc1[j * 4 + 3]) : __int_as_float(0xff800000)); // masked_softmax.tc:7
-                acc4 = tc_in ? tc_op_max()(acc4, t20) : acc4;               // <prelude>/softmax.tc:13
+                acc4 = tc_op_max()(acc4, t20);                              // <prelude>/softmax.tc:13
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -272,11 +270,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_where_max_sub_
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<4>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_mask + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<4>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_mask + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }

@@ -245,13 +245,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_log_2(
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:10
                 pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:10
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 0]) : acc1;    // <prelude>/softmax.tc:20
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
                 pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:10
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 1]) : acc1;    // <prelude>/softmax.tc:20
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
                 pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:10
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 2]) : acc1;    // <prelude>/softmax.tc:20
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
                 pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:10
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 3]) : acc1;    // <prelude>/softmax.tc:20
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
@@ -385,11 +385,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -404,13 +402,13 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v8 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // prelude_tour.tc:10
                 pc0[j * 4 + 0] = v8.v[0];                                   // prelude_tour.tc:10
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 0]) : acc1;    // <prelude>/softmax.tc:20
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:20
                 pc0[j * 4 + 1] = v8.v[1];                                   // prelude_tour.tc:10
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 1]) : acc1;    // <prelude>/softmax.tc:20
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:20
                 pc0[j * 4 + 2] = v8.v[2];                                   // prelude_tour.tc:10
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 2]) : acc1;    // <prelude>/softmax.tc:20
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:20
                 pc0[j * 4 + 3] = v8.v[3];                                   // prelude_tour.tc:10
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 3]) : acc1;    // <prelude>/softmax.tc:20
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:20
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -421,11 +419,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -534,16 +530,16 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_neg_max_sub_exp_sum_div_3
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:14
                 pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:14
                 const float t1 = -(pc0[j * 4 + 0]);                         // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t1) : acc2;                // <prelude>/softmax.tc:27
+                acc2 = tc_op_max()(acc2, t1);                               // <prelude>/softmax.tc:27
                 pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:14
                 const float t2 = -(pc0[j * 4 + 1]);                         // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t2) : acc2;                // <prelude>/softmax.tc:27
+                acc2 = tc_op_max()(acc2, t2);                               // <prelude>/softmax.tc:27
                 pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:14
                 const float t3 = -(pc0[j * 4 + 2]);                         // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t3) : acc2;                // <prelude>/softmax.tc:27
+                acc2 = tc_op_max()(acc2, t3);                               // <prelude>/softmax.tc:27
                 pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:14
                 const float t4 = -(pc0[j * 4 + 3]);                         // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t4) : acc2;                // <prelude>/softmax.tc:27
+                acc2 = tc_op_max()(acc2, t4);                               // <prelude>/softmax.tc:27
             }
             acc2 = tc_block_reduce(acc2, tc_op_max(), (float *)tc_smem);
             const float r2 = acc2;
@@ -689,11 +685,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -709,16 +703,16 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                 const tc_vec<float, 4> v12 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // prelude_tour.tc:14
                 pc0[j * 4 + 0] = v12.v[0];                                  // prelude_tour.tc:14
                 const float t13 = -(pc0[j * 4 + 0]);                        // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t13) : acc2;               // <prelude>/softmax.tc:27
+                acc2 = tc_op_max()(acc2, t13);                              // <prelude>/softmax.tc:27
                 pc0[j * 4 + 1] = v12.v[1];                                  // prelude_tour.tc:14
                 const float t14 = -(pc0[j * 4 + 1]);                        // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t14) : acc2;               // <prelude>/softmax.tc:27
+                acc2 = tc_op_max()(acc2, t14);                              // <prelude>/softmax.tc:27
                 pc0[j * 4 + 2] = v12.v[2];                                  // prelude_tour.tc:14
                 const float t15 = -(pc0[j * 4 + 2]);                        // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t15) : acc2;               // <prelude>/softmax.tc:27
+                acc2 = tc_op_max()(acc2, t15);                              // <prelude>/softmax.tc:27
                 pc0[j * 4 + 3] = v12.v[3];                                  // prelude_tour.tc:14
                 const float t16 = -(pc0[j * 4 + 3]);                        // <prelude>/softmax.tc:26
-                acc2 = tc_in ? tc_op_max()(acc2, t16) : acc2;               // <prelude>/softmax.tc:27
+                acc2 = tc_op_max()(acc2, t16);                              // <prelude>/softmax.tc:27
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -729,11 +723,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_neg_max_sub_ex
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -1029,11 +1021,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -1062,11 +1052,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_cast_sum_div_s
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<8>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -2312,22 +2300,22 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_log_1
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_p + sz_D*i0 + i1); // prelude_tour.tc:47
                 pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:47
-                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 0]) : acc8;    // <prelude>/softmax.tc:13
+                acc8 = tc_op_max()(acc8, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:13
                 const tc_vec<float, 4> v1 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
                 pc1[j * 4 + 0] = v1.v[0];                                   // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 0]) : acc13; // <prelude>/loss.tc:49
+                acc13 = tc_op_max()(acc13, pc1[j * 4 + 0]);                 // <prelude>/loss.tc:49
                 pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:47
-                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 1]) : acc8;    // <prelude>/softmax.tc:13
+                acc8 = tc_op_max()(acc8, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:13
                 pc1[j * 4 + 1] = v1.v[1];                                   // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 1]) : acc13; // <prelude>/loss.tc:49
+                acc13 = tc_op_max()(acc13, pc1[j * 4 + 1]);                 // <prelude>/loss.tc:49
                 pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:47
-                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 2]) : acc8;    // <prelude>/softmax.tc:13
+                acc8 = tc_op_max()(acc8, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:13
                 pc1[j * 4 + 2] = v1.v[2];                                   // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 2]) : acc13; // <prelude>/loss.tc:49
+                acc13 = tc_op_max()(acc13, pc1[j * 4 + 2]);                 // <prelude>/loss.tc:49
                 pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:47
-                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 3]) : acc8;    // <prelude>/softmax.tc:13
+                acc8 = tc_op_max()(acc8, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:13
                 pc1[j * 4 + 3] = v1.v[3];                                   // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:49
+                acc13 = tc_op_max()(acc13, pc1[j * 4 + 3]);                 // <prelude>/loss.tc:49
             }
             tc_block_reduce2(acc8, tc_op_max(), acc13, tc_op_max(), (void *)tc_smem);
             const float r8 = acc8;
@@ -2547,11 +2535,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_p + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_p + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -2568,22 +2554,22 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v18 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_p + sz_D*i0 + i1 */ // prelude_tour.tc:47
                 pc0[j * 4 + 0] = v18.v[0];                                  // prelude_tour.tc:47
-                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 0]) : acc8;    // <prelude>/softmax.tc:13
+                acc8 = tc_op_max()(acc8, pc0[j * 4 + 0]);                   // <prelude>/softmax.tc:13
                 const tc_vec<float, 4> v19 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:47
                 pc1[j * 4 + 0] = v19.v[0];                                  // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 0]) : acc13; // <prelude>/loss.tc:49
+                acc13 = tc_op_max()(acc13, pc1[j * 4 + 0]);                 // <prelude>/loss.tc:49
                 pc0[j * 4 + 1] = v18.v[1];                                  // prelude_tour.tc:47
-                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 1]) : acc8;    // <prelude>/softmax.tc:13
+                acc8 = tc_op_max()(acc8, pc0[j * 4 + 1]);                   // <prelude>/softmax.tc:13
                 pc1[j * 4 + 1] = v19.v[1];                                  // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 1]) : acc13; // <prelude>/loss.tc:49
+                acc13 = tc_op_max()(acc13, pc1[j * 4 + 1]);                 // <prelude>/loss.tc:49
                 pc0[j * 4 + 2] = v18.v[2];                                  // prelude_tour.tc:47
-                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 2]) : acc8;    // <prelude>/softmax.tc:13
+                acc8 = tc_op_max()(acc8, pc0[j * 4 + 2]);                   // <prelude>/softmax.tc:13
                 pc1[j * 4 + 2] = v19.v[2];                                  // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 2]) : acc13; // <prelude>/loss.tc:49
+                acc13 = tc_op_max()(acc13, pc1[j * 4 + 2]);                 // <prelude>/loss.tc:49
                 pc0[j * 4 + 3] = v18.v[3];                                  // prelude_tour.tc:47
-                acc8 = tc_in ? tc_op_max()(acc8, pc0[j * 4 + 3]) : acc8;    // <prelude>/softmax.tc:13
+                acc8 = tc_op_max()(acc8, pc0[j * 4 + 3]);                   // <prelude>/softmax.tc:13
                 pc1[j * 4 + 3] = v19.v[3];                                  // prelude_tour.tc:47
-                acc13 = tc_in ? tc_op_max()(acc13, pc1[j * 4 + 3]) : acc13; // <prelude>/loss.tc:49
+                acc13 = tc_op_max()(acc13, pc1[j * 4 + 3]);                 // <prelude>/loss.tc:49
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -2594,11 +2580,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_p + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_p + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
@@ -2832,13 +2816,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_isinf_where_sub_exp_s
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // prelude_tour.tc:52
                 pc0[j * 4 + 0] = v0.v[0];                                   // prelude_tour.tc:52
-                acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 0]) : acc11; // <prelude>/loss.tc:24
+                acc11 = tc_op_max()(acc11, pc0[j * 4 + 0]);                 // <prelude>/loss.tc:24
                 pc0[j * 4 + 1] = v0.v[1];                                   // prelude_tour.tc:52
-                acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 1]) : acc11; // <prelude>/loss.tc:24
+                acc11 = tc_op_max()(acc11, pc0[j * 4 + 1]);                 // <prelude>/loss.tc:24
                 pc0[j * 4 + 2] = v0.v[2];                                   // prelude_tour.tc:52
-                acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 2]) : acc11; // <prelude>/loss.tc:24
+                acc11 = tc_op_max()(acc11, pc0[j * 4 + 2]);                 // <prelude>/loss.tc:24
                 pc0[j * 4 + 3] = v0.v[3];                                   // prelude_tour.tc:52
-                acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 3]) : acc11; // <prelude>/loss.tc:24
+                acc11 = tc_op_max()(acc11, pc0[j * 4 + 3]);                 // <prelude>/loss.tc:24
             }
             acc11 = tc_block_reduce(acc11, tc_op_max(), (float *)tc_smem);
             const float r11 = acc11;
@@ -3046,11 +3030,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -3065,13 +3047,13 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v15 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // prelude_tour.tc:52
                 pc0[j * 4 + 0] = v15.v[0];                                  // prelude_tour.tc:52
-                acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 0]) : acc11; // <prelude>/loss.tc:24
+                acc11 = tc_op_max()(acc11, pc0[j * 4 + 0]);                 // <prelude>/loss.tc:24
                 pc0[j * 4 + 1] = v15.v[1];                                  // prelude_tour.tc:52
-                acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 1]) : acc11; // <prelude>/loss.tc:24
+                acc11 = tc_op_max()(acc11, pc0[j * 4 + 1]);                 // <prelude>/loss.tc:24
                 pc0[j * 4 + 2] = v15.v[2];                                  // prelude_tour.tc:52
-                acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 2]) : acc11; // <prelude>/loss.tc:24
+                acc11 = tc_op_max()(acc11, pc0[j * 4 + 2]);                 // <prelude>/loss.tc:24
                 pc0[j * 4 + 3] = v15.v[3];                                  // prelude_tour.tc:52
-                acc11 = tc_in ? tc_op_max()(acc11, pc0[j * 4 + 3]) : acc11; // <prelude>/loss.tc:24
+                acc11 = tc_op_max()(acc11, pc0[j * 4 + 3]);                 // <prelude>/loss.tc:24
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -3082,11 +3064,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_isinf_wher
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }

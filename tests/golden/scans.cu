@@ -160,8 +160,8 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_cumsum_mul_add_c
                     const float t1 = ((float)0.10000000000000001) * t0;         // scans.tc:10
                     const float t2 = 1.0f + t1;                                 // scans.tc:10
                     c1 = s_ == 0 ? t2 : tc_op_prod()(c1, t2);                   // scans.tc:10
-                    c2 = s_ == 0 ? t0 : tc_op_max()(c2, t0);                    // scans.tc:11
-                    c3 = s_ == 0 ? t0 : tc_op_min()(c3, t0);                    // scans.tc:12
+                    c2 = s_ == 0 ? t0 : tc_op_cummax()(c2, t0);                 // scans.tc:11
+                    c3 = s_ == 0 ? t0 : tc_op_cummin()(c3, t0);                 // scans.tc:12
                     c4 = tc_lse_add(c4, t0);                                    // scans.tc:13
                     out_s[sz_T*i0 + i1] = c0;                                   // scans.tc:9
                     out_p[sz_T*i0 + i1] = c1;                                   // scans.tc:10
@@ -198,13 +198,13 @@ extern "C" __global__ void __launch_bounds__(128) tc_scan_fused_cumsum_mul_add_c
                 if (c_ > 0) v8 = tc_op_prod()(c1, v8);                      // scans.tc:10
                 c1 = c_ == 0 ? tot9 : tc_op_prod()(c1, tot9);               // scans.tc:10
                 float tot11;                                                // scans.tc:11
-                float v10 = tc_block_scan(t3, tc_op_max(), last_, &tot11);  // scans.tc:11
-                if (c_ > 0) v10 = tc_op_max()(c2, v10);                     // scans.tc:11
-                c2 = c_ == 0 ? tot11 : tc_op_max()(c2, tot11);              // scans.tc:11
+                float v10 = tc_block_scan(t3, tc_op_cummax(), last_, &tot11); // scans.tc:11
+                if (c_ > 0) v10 = tc_op_cummax()(c2, v10);                  // scans.tc:11
+                c2 = c_ == 0 ? tot11 : tc_op_cummax()(c2, tot11);           // scans.tc:11
                 float tot13;                                                // scans.tc:12
-                float v12 = tc_block_scan(t3, tc_op_min(), last_, &tot13);  // scans.tc:12
-                if (c_ > 0) v12 = tc_op_min()(c3, v12);                     // scans.tc:12
-                c3 = c_ == 0 ? tot13 : tc_op_min()(c3, tot13);              // scans.tc:12
+                float v12 = tc_block_scan(t3, tc_op_cummin(), last_, &tot13); // scans.tc:12
+                if (c_ > 0) v12 = tc_op_cummin()(c3, v12);                  // scans.tc:12
+                c3 = c_ == 0 ? tot13 : tc_op_cummin()(c3, tot13);           // scans.tc:12
                 float tot15;                                                // scans.tc:13
                 float v14 = tc_block_scan(t3, tc_op_logaddexp(), last_, &tot15); // scans.tc:13
                 if (c_ > 0) v14 = tc_op_logaddexp()(c4, v14);               // scans.tc:13

@@ -60,13 +60,13 @@ extern "C" __global__ void TC_ROWS_BOUNDS tc_red_fused_max_sub_exp_sum_div_0(
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v0 = tc_vload<float, 4>(in_x + sz_D*i0 + i1); // softmax.tc:6
                 pc0[j * 4 + 0] = v0.v[0];                                   // softmax.tc:6
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 0]) : acc1;    // softmax.tc:7
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 0]);                   // softmax.tc:7
                 pc0[j * 4 + 1] = v0.v[1];                                   // softmax.tc:6
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 1]) : acc1;    // softmax.tc:7
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 1]);                   // softmax.tc:7
                 pc0[j * 4 + 2] = v0.v[2];                                   // softmax.tc:6
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 2]) : acc1;    // softmax.tc:7
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 2]);                   // softmax.tc:7
                 pc0[j * 4 + 3] = v0.v[3];                                   // softmax.tc:6
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 3]) : acc1;    // softmax.tc:7
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // softmax.tc:7
             }
             acc1 = tc_block_reduce(acc1, tc_op_max(), (float *)tc_smem);
             const float r1 = acc1;
@@ -202,11 +202,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 #pragma unroll
                 for (int j = 0; j < 8; j++) {
                     const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                    if (rj_ < len) {
-                        const idx_t r = rj_;
-                        const idx_t i1 = r;
-                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                    }
+                    const idx_t r = rj_ < len ? rj_ : 0;
+                    const idx_t i1 = r;
+                    tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                 }
                 tc_cp_commit();
             }
@@ -221,13 +219,13 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                 const idx_t i1 = r;
                 const tc_vec<float, 4> v9 = tc_sget<float, 4>(tc_pipe, (0 + j) * blockDim.x + threadIdx.x); /* in_x + sz_D*i0 + i1 */ // softmax.tc:6
                 pc0[j * 4 + 0] = v9.v[0];                                   // softmax.tc:6
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 0]) : acc1;    // softmax.tc:7
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 0]);                   // softmax.tc:7
                 pc0[j * 4 + 1] = v9.v[1];                                   // softmax.tc:6
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 1]) : acc1;    // softmax.tc:7
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 1]);                   // softmax.tc:7
                 pc0[j * 4 + 2] = v9.v[2];                                   // softmax.tc:6
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 2]) : acc1;    // softmax.tc:7
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 2]);                   // softmax.tc:7
                 pc0[j * 4 + 3] = v9.v[3];                                   // softmax.tc:6
-                acc1 = tc_in ? tc_op_max()(acc1, pc0[j * 4 + 3]) : acc1;    // softmax.tc:7
+                acc1 = tc_op_max()(acc1, pc0[j * 4 + 3]);                   // softmax.tc:7
             }
             { /* the cluster's next row: this thread's slice into its slots while this row reduces */
                 const idx_t tc_nx = rows - row > (idx_t)(gridDim.x / ncl) ? row + gridDim.x / ncl : rows;
@@ -238,11 +236,9 @@ extern "C" __global__ void __launch_bounds__(512, 2) tc_red_fused_max_sub_exp_su
                     #pragma unroll
                     for (int j = 0; j < 8; j++) {
                         const idx_t rj_ = ((j * ncl + crank) * blockDim.x + threadIdx.x) * 4;
-                        if (rj_ < len) {
-                            const idx_t r = rj_;
-                            const idx_t i1 = r;
-                            tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
-                        }
+                        const idx_t r = rj_ < len ? rj_ : 0;
+                        const idx_t i1 = r;
+                        tc_cp_async<16>(tc_pipe + ((0 + j) * blockDim.x + threadIdx.x) * 16, in_x + sz_D*i0 + i1);
                     }
                     tc_cp_commit();
                 }
