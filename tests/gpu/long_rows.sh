@@ -141,29 +141,17 @@ done
 # cluster of 1024-thread blocks, which the compiler's choice no longer takes
 # for f32); 32, twice the row a thread in blocks of at most 512 at every
 # length; 8, 8 f32 a thread (Inductor's 512 x 8 for a 4096 row; 16-bit rows
-# keep their own): every function at every length, f32 and bf16
-for v in 8 16 32; do
+# keep their own).  TENSORC_ROWS_PAIR (sched_online.c, off by default): the
+# max and sum of exp in one combine, 1 in rows a cluster shares, 2 in every
+# register row (the functions with the pair take it).  Each: every function
+# at every length, f32 and bf16
+for k in TENSORC_ROWS_REGS=8 TENSORC_ROWS_REGS=16 TENSORC_ROWS_REGS=32 TENSORC_ROWS_PAIR=1 TENSORC_ROWS_PAIR=2; do
     for fn in $fns; do
         for dt in ${TC_LONG_ROWS_DTYPES:-f32 bf16}; do
             [ "$dt" = f16 ] && continue
             for n in $lens; do
                 # shellcheck disable=SC2046
-                pj_add "$fn $dt D=$n TENSORC_ROWS_REGS=$v: --check" env TENSORC_ROWS_REGS=$v "$tc" run "$prog" \
-                    --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
-            done
-        done
-    done
-done
-# TENSORC_ROWS_PAIR (sched_online.c, off by default): the max and sum of
-# exp in one combine, 1 in rows a cluster shares, 2 in every register row:
-# every function (those with the pair take it) at every length, f32 and bf16
-for v in 1 2; do
-    for fn in $fns; do
-        for dt in ${TC_LONG_ROWS_DTYPES:-f32 bf16}; do
-            [ "$dt" = f16 ] && continue
-            for n in $lens; do
-                # shellcheck disable=SC2046
-                pj_add "$fn $dt D=$n TENSORC_ROWS_PAIR=$v: --check" env TENSORC_ROWS_PAIR=$v "$tc" run "$prog" \
+                pj_add "$fn $dt D=$n $k: --check" env "$k" "$tc" run "$prog" \
                     --fn "$fn" --dtype T=$dt $(inputs $fn $n $dt) --device=cuda --check
             done
         done
